@@ -1,0 +1,228 @@
+"""The ``kit`` command line: thin over the library, tables on stdout, progress on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import KitError
+
+
+def _int_list(text: str) -> tuple:
+    """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8)."""
+    out = []
+    try:
+        for part in text.split(","):
+            if "-" in part.strip()[1:]:
+                lo, hi = part.split("-", 1)
+                lo, hi = int(lo), int(hi)
+                if hi < lo:
+                    raise ValueError
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 0-9 or 1,2,4, not {text!r}") from None
+    return tuple(dict.fromkeys(out))
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return v
+
+
+def _factors(text: str) -> tuple:
+    from .plan import FACTORS
+
+    names = tuple(f.strip() for f in text.split(",") if f.strip())
+    bad = [f for f in names if f not in FACTORS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown factor {', '.join(bad) or text!r}; choose from {', '.join(FACTORS)}")
+    return names
+
+
+def _dataset_args(p, default=None):
+    p.add_argument("--dataset", default=default,
+                   help="dataset name: 'synthetic' (built in) or one stored by `kit data import`")
+    p.add_argument("--n", type=_positive, help="use the first N proteins (synthetic: generate N)")
+
+
+def _print_json(obj) -> None:
+    json.dump(obj, sys.stdout, indent=1, sort_keys=True, default=str)
+    sys.stdout.write("\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .plan import FACTORS
+
+    ap = argparse.ArgumentParser(prog="kit", description="Reproducibility budget for a "
+                                 "protein-sequence pipeline: what to pin first.")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="run the pairs that measure one or more factors",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in FACTORS.items()))
+    p.add_argument("--factor", type=_factors, required=True, help="factor name(s), comma-separated")
+    _dataset_args(p, default="synthetic")
+    p.add_argument("--stack", default="host", help="stack to run in (default: host)")
+    p.add_argument("--threads", type=_int_list, default=(), help="thread counts, e.g. 1,2 (default 1..cores)")
+    p.add_argument("--seeds", type=_int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
+    p.add_argument("--iters", type=_int_list, default=None, help="svd-iters levels (default 5,10,20,50)")
+    p.add_argument("--jobs", type=_positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--json", action="store_true", help="print the budget as JSON")
+
+    p = sub.add_parser("budget", help="the budget table of the stored pairs")
+    _dataset_args(p)
+    p.add_argument("--factor", help="show this factor's pairs one by one")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("runs", help="list stored runs")
+    _dataset_args(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("data", help="datasets: import, info, list")
+    dsub = p.add_subparsers(dest="data_cmd", required=True, metavar="ACTION")
+    q = dsub.add_parser("import", help="import a TSV or FASTA file as a dataset")
+    q.add_argument("file")
+    q.add_argument("--name", required=True)
+    q.add_argument("--no-shuffle", action="store_true",
+                   help="keep the file's order (first 2/3 train) for a file already shuffled")
+    q.add_argument("--filter", action="store_true",
+                   help="drop records with non-standard residues or out-of-bounds lengths")
+    q.add_argument("--split-seed", type=int, default=None, help="seed of the train/test shuffle")
+    q = dsub.add_parser("info", help="what a dataset holds")
+    q.add_argument("name", nargs="?", default="synthetic")
+    q.add_argument("--n", type=_positive)
+    q.add_argument("--json", action="store_true")
+    dsub.add_parser("list", help="stored datasets")
+    return ap
+
+
+def _resolve_dataset(args, store):
+    """The dataset the user named, else the one of the most recent stored run."""
+    from .data import load_dataset
+
+    if args.dataset:
+        return load_dataset(args.dataset, args.n).sha256
+    runs = store.runs()
+    if not runs:
+        raise KitError("the store is empty: run `kit run --factor repeat` first")
+    return runs[-1]["spec"]["dataset"]
+
+
+def _cmd_run(args) -> int:
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    from .budget import budget
+    from .data import load_dataset
+    from .plan import SVD_ITERS, PlanOptions, plan
+    from .runner import run_all
+    from .stacks import get_stack
+    from .store import Store
+    from .tables import budget_text
+
+    err = Console(stderr=True)
+    ds = load_dataset(args.dataset, args.n)
+    if ds.synthetic:
+        err.print(f"[yellow]dataset {ds.name}: the built-in SYNTHETIC set ({ds.n} proteins)[/]")
+    stack = get_stack(args.stack)
+    opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS)
+    pairs = [p for f in args.factor for p in plan(f, stack, ds.sha256, opts)]
+    store = Store()
+    specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
+    todo = sum(not store.has_run(s.run_id) for s in specs)
+    err.print(f"{len(pairs)} pair(s), {len(specs)} run(s): {len(specs) - todo} stored, {todo} to run")
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err,
+                  disable=todo == 0) as bar:
+        task = bar.add_task("runs", total=todo)
+        run_all(specs, ds, store, jobs=args.jobs, on_done=lambda s: bar.advance(task))
+    store.add_pairs(pairs)
+    b = budget(store, ds.sha256)
+    _print_json(b) if args.json else print(budget_text(b))
+    return 0
+
+
+def _cmd_budget(args) -> int:
+    from .budget import budget, pair_details
+    from .store import Store
+    from .tables import budget_text, pairs_text
+
+    store = Store()
+    ds = _resolve_dataset(args, store)
+    if args.factor:
+        rows = pair_details(store, ds, args.factor)
+        if not rows:
+            raise KitError(f"no pairs of factor {args.factor!r} on this dataset")
+        _print_json(rows) if args.json else print(pairs_text(rows))
+        return 0
+    b = budget(store, ds)
+    _print_json(b) if args.json else print(budget_text(b))
+    return 0
+
+
+def _cmd_runs(args) -> int:
+    from .store import Store
+    from .tables import runs_text
+
+    store = Store()
+    ds = _resolve_dataset(args, store) if args.dataset else None
+    runs = store.runs(ds)
+    _print_json(runs) if args.json else print(runs_text(runs) if runs else "no runs stored")
+    return 0
+
+
+def _cmd_data(args) -> int:
+    from .data import load_dataset, stored_datasets
+
+    if args.data_cmd == "import":
+        from .data.dataset import SPLIT_SEED
+        from .data.importer import import_file
+
+        seed = SPLIT_SEED if args.split_seed is None else args.split_seed
+        ds, dropped = import_file(args.file, args.name, shuffle=not args.no_shuffle,
+                                  filter_bad=args.filter, split_seed=seed)
+        s = ds.summary()
+        print(f"imported {s['rows']} proteins as {ds.name!r} ({s['train']} train, {s['test']} test, "
+              f"{s['positives']} positive), {dropped} dropped; sha256 {ds.sha256[:12]}")
+        return 0
+    if args.data_cmd == "list":
+        print("\n".join(["synthetic (built in; generated for any --n)"] + stored_datasets()))
+        return 0
+    s = load_dataset(args.name, args.n).summary()
+    if args.json:
+        _print_json(s)
+    else:
+        from tabulate import tabulate
+
+        print(tabulate([(k, v) for k, v in s.items()], disable_numparse=True))
+    return 0
+
+
+_COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data}
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.cmd](args)
+    except KitError as e:
+        print(f"kit: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kit: interrupted; finished runs are stored, run the same command to resume",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""How far two runs differ: bits per stage, then magnitudes, then test-set predictions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import KitError
+from .store import Store
+from .worker.pipeline import MODELS
+
+VERSION = 1  # bump when a measure changes: cached comparisons are then recomputed
+# display stage -> the stored arrays it consists of
+STAGES = {
+    "kmer": ("kmer.data", "kmer.indices", "kmer.indptr"),
+    "tfidf": ("tfidf.data", "tfidf.indices", "tfidf.indptr"),
+    "svd_rand": ("svd_rand", "svd_rand.sv"),
+    "svd_arpack": ("svd_arpack", "svd_arpack.sv"),
+    "kmeans": ("kmeans",),
+    "kmeans.inertia": ("kmeans.inertia",),
+    "knn": ("knn",),
+    **{m: (m,) for m in MODELS},
+}
+THRESHOLD = 0.5
+
+
+def column_signs(E: np.ndarray) -> np.ndarray:
+    """Sign of each column's largest-magnitude entry: the convention used to align embeddings."""
+    return np.sign(E[np.argmax(np.abs(E), axis=0), np.arange(E.shape[1])])
+
+
+def embedding_diff(Ea: np.ndarray, Eb: np.ndarray) -> dict:
+    Ea, Eb = np.asarray(Ea, np.float64), np.asarray(Eb, np.float64)
+    sa, sb = column_signs(Ea), column_signs(Eb)
+    aligned = Eb * sb * sa
+    return {"rel_fro": float(np.linalg.norm(Ea - aligned) / np.linalg.norm(Ea)),
+            "sign_flips": int(np.sum(sa != sb))}
+
+
+def sv_rel_max(sa: np.ndarray, sb: np.ndarray) -> float:
+    sa, sb = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
+    return float(np.max(np.abs(sa - sb) / np.abs(sa)))
+
+
+def neighbour_jaccard(na: np.ndarray, nb: np.ndarray) -> float:
+    """Mean Jaccard index of each protein's neighbour sets."""
+    inter = (np.sort(na, axis=1)[:, :, None] == np.sort(nb, axis=1)[:, None, :]).sum(axis=(1, 2))
+    k = na.shape[1]
+    return float(np.mean(inter / (2 * k - inter)))
+
+
+def model_diff(pa, pb, y) -> dict:
+    from sklearn.metrics import roc_auc_score
+
+    pa, pb = np.asarray(pa, np.float64), np.asarray(pb, np.float64)
+    ca, cb = pa > THRESHOLD, pb > THRESHOLD
+    acc_a, acc_b = float(np.mean(ca == y)), float(np.mean(cb == y))
+    two_classes = len(np.unique(y)) == 2
+    auc_a = float(roc_auc_score(y, pa)) if two_classes else float("nan")
+    auc_b = float(roc_auc_score(y, pb)) if two_classes else float("nan")
+    return {"flips": int(np.sum(ca != cb)), "max_dp": float(np.max(np.abs(pa - pb))),
+            "acc_a": acc_a, "acc_b": acc_b, "d_acc": acc_b - acc_a,
+            "auc_a": auc_a, "auc_b": auc_b, "d_auc": auc_b - auc_a}
+
+
+def env_diff(ma: dict, mb: dict) -> dict:
+    """Every measured attribute in which two runs' environments differ: {name: [a, b]}."""
+    def flat(m):
+        env = m["env"]
+        out = {k: env.get(k) for k in ("python", "implementation", "machine", "rosetta", "os",
+                                       "cpu", "host")}
+        out.update({f"package:{k}": v for k, v in env.get("packages", {}).items()})
+        for pool in env.get("threadpools") or []:
+            where = f"{pool.get('user_api')}@{pool.get('owner')}"
+            for key in ("internal_api", "version", "architecture", "num_threads", "threading_layer"):
+                out[f"{where}:{key}"] = pool.get(key)
+        out.update({f"env:{k}": v for k, v in env.get("env", {}).items()})
+        return out
+
+    fa, fb = flat(ma), flat(mb)
+    return {k: [fa.get(k), fb.get(k)] for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)}
+
+
+def compare_runs(store: Store, a: str, b: str) -> dict:
+    """Every measure of the paper for one pair of stored runs (cached in the store)."""
+    cached = store.comparison(a, b, VERSION)
+    if cached is not None:
+        return cached
+    ra, rb = store.run(a), store.run(b)
+    if ra["spec"]["dataset"] != rb["spec"]["dataset"]:
+        raise KitError("runs on different datasets cannot be compared stage by stage")
+    identical = {}
+    for stage, arrays in STAGES.items():
+        sa, sb = ra["stages"], rb["stages"]
+        if not all(x in sa and x in sb for x in arrays):
+            continue
+        identical[stage] = all(sa[x]["sha256"] == sb[x]["sha256"] and sa[x]["dtype"] == sb[x]["dtype"]
+                               for x in arrays)
+    get = store.array
+    y = get(a, "y_test")
+    out = {"identical": identical, "n_test": int(len(y))}
+    for svd in ("svd_rand", "svd_arpack"):
+        d = embedding_diff(get(a, svd), get(b, svd))
+        d["sv_rel_max"] = sv_rel_max(get(a, svd + ".sv"), get(b, svd + ".sv"))
+        out[svd] = d
+    from sklearn.metrics import adjusted_rand_score
+
+    out["kmeans_ari"] = float(adjusted_rand_score(get(a, "kmeans"), get(b, "kmeans")))
+    ia, ib = get(a, "kmeans.inertia")[0], get(b, "kmeans.inertia")[0]
+    out["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
+    out["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
+    out["models"] = {m: model_diff(get(a, m), get(b, m), y) for m in MODELS}
+    out["env_diff"] = env_diff(ra["manifest"], rb["manifest"])
+    store.put_comparison(a, b, VERSION, out)
+    return out

@@ -1,0 +1,160 @@
+"""A dataset: sequences, labels and organisms in split order, a fixed train/test cut, a hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import write_bytes
+from ..errors import KitError
+from ..paths import subdir
+
+TEST_FRACTION = 0.333  # the paper's 1,998 test proteins of 6,000
+MIN_LEN, MAX_LEN = 60, 700
+SPLIT_SEED = 20261005
+SYNTHETIC = "synthetic"
+SYNTHETIC_N = 6000
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Records in split order: the first ``n_train`` train, the rest test."""
+
+    name: str
+    source: str
+    ids: tuple
+    seqs: tuple
+    labels: tuple
+    organisms: tuple
+    n_train: int
+    split_seed: int | None  # None: the file's own order was kept (--no-shuffle)
+    meta: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.seqs)
+
+    @property
+    def n_test(self) -> int:
+        return self.n - self.n_train
+
+    @property
+    def sha256(self) -> str:
+        """Identity of what the pipeline sees: records, their order and the cut."""
+        payload = json.dumps([self.ids, self.seqs, self.labels, self.organisms, self.n_train],
+                             separators=(",", ":")).encode()
+        return hashlib.sha256(payload).hexdigest()
+
+    @property
+    def synthetic(self) -> bool:
+        return self.source == SYNTHETIC
+
+    def summary(self) -> dict:
+        lengths = np.fromiter(map(len, self.seqs), dtype=np.int64, count=self.n)
+        labels = np.asarray(self.labels)
+        return {
+            "name": self.name, "source": self.source, "synthetic": self.synthetic,
+            "rows": self.n, "train": self.n_train, "test": self.n_test,
+            "positives": int(labels.sum()), "test_positives": int(labels[self.n_train:].sum()),
+            "label_rate": float(labels.mean()) if self.n else 0.0,
+            "mean_length": float(lengths.mean()) if self.n else 0.0,
+            "organisms": len(set(self.organisms)), "split_seed": self.split_seed,
+            "sha256": self.sha256, **self.meta,
+        }
+
+    def head(self, n: int) -> "Dataset":
+        """The first n records of the split order, re-cut: the paper's 'first 6,000 of a shuffled pool'."""
+        if not 0 < n <= self.n:
+            raise KitError(f"--n {n} is outside 1..{self.n} for dataset {self.name!r}")
+        if n == self.n:
+            return self
+        sl = slice(0, n)
+        return Dataset(f"{self.name}[:{n}]", self.source, self.ids[sl], self.seqs[sl],
+                       self.labels[sl], self.organisms[sl], n_train_for(n), self.split_seed,
+                       dict(self.meta))
+
+
+def n_train_for(n: int) -> int:
+    return n - int(n * TEST_FRACTION)
+
+
+def make_dataset(name, source, ids, seqs, labels, organisms, split_seed=SPLIT_SEED,
+                 shuffle=True, meta=None) -> Dataset:
+    """Shuffle with the split seed (a dataset property, never a training seed) and cut 2:1."""
+    n = len(seqs)
+    if n < 3:
+        raise KitError(f"dataset {name!r} needs at least 3 records, got {n}")
+    order = np.random.default_rng(split_seed).permutation(n) if shuffle else np.arange(n)
+    pick = lambda xs: tuple(xs[i] for i in order)  # noqa: E731
+    return Dataset(name, source, pick(list(ids)), pick(list(seqs)),
+                   pick([int(v) for v in labels]), pick(list(organisms)), n_train_for(n),
+                   split_seed if shuffle else None, dict(meta or {}))
+
+
+def _path(name: str) -> Path:
+    if not name or "/" in name or name.startswith("."):
+        raise KitError(f"invalid dataset name {name!r}")
+    return subdir("datasets") / f"{name}.json"
+
+
+def save_dataset(ds: Dataset) -> Path:
+    doc = {"name": ds.name, "source": ds.source, "split_seed": ds.split_seed,
+           "n_train": ds.n_train, "meta": ds.meta, "sha256": ds.sha256, "ids": ds.ids,
+           "seqs": ds.seqs, "labels": ds.labels, "organisms": ds.organisms}
+    path = _path(ds.name)
+    write_bytes(path, json.dumps(doc, separators=(",", ":")).encode())
+    return path
+
+
+def _read(path: Path) -> Dataset:
+    try:
+        doc = json.loads(path.read_text())
+        ds = Dataset(doc["name"], doc["source"], tuple(doc["ids"]), tuple(doc["seqs"]),
+                     tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"],
+                     doc["split_seed"], doc.get("meta", {}))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise KitError(f"dataset file {path} is unreadable ({e}); delete it and recreate it") from e
+    if ds.sha256 != doc["sha256"]:
+        raise KitError(f"dataset file {path} does not match its recorded sha256; refusing to use it")
+    return ds
+
+
+def load_dataset(name: str = SYNTHETIC, n: int | None = None) -> Dataset:
+    """A stored dataset by name; ``synthetic`` is generated (and cached) for the asked size."""
+    if name == SYNTHETIC:
+        size = SYNTHETIC_N if n is None else n
+        if size < 100:
+            raise KitError("--n must be at least 100 for the synthetic set (64 SVD components)")
+        path = _path(f"{SYNTHETIC}-{size}")
+        if path.exists():
+            return _read(path)
+        from .synthetic import SEED, generate
+
+        ids, seqs, labels, orgs = generate(size)
+        ds = make_dataset(f"{SYNTHETIC}-{size}", SYNTHETIC, ids, seqs, labels, orgs,
+                          meta={"generator_seed": SEED})
+        save_dataset(ds)
+        return ds
+    path = _path(name)
+    if not path.exists():
+        known = ", ".join(stored_datasets()) or "none yet"
+        raise KitError(f"no dataset {name!r} (stored: {known}); use 'synthetic' or 'kit data import'")
+    ds = _read(path)
+    return ds if n is None else ds.head(n)
+
+
+def stored_datasets() -> list:
+    return sorted(p.stem for p in subdir("datasets").glob("*.json"))
+
+
+def dataset_path(ds: Dataset) -> Path:
+    """The file a worker reads; written if this (possibly head-cut) dataset has none yet."""
+    path = subdir("datasets") / "by-hash" / f"{ds.sha256}.json"
+    if not path.exists():
+        doc = {"seqs": ds.seqs, "labels": ds.labels, "n_train": ds.n_train}
+        write_bytes(path, json.dumps(doc, separators=(",", ":")).encode())
+    return path

@@ -1,0 +1,5 @@
+"""The one exception kit raises for problems a user can fix; the CLI prints it on one line."""
+
+
+class KitError(Exception):
+    """A user-facing error: bad input, a missing dataset, an unavailable stack."""

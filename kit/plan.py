@@ -1,0 +1,93 @@
+"""Factors: which pairs of RunSpecs isolate each one thing that can change between two runs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .errors import KitError
+from .spec import RunSpec, seeds
+from .stacks import Stack
+
+SVD_ITERS = (5, 10, 20, 50)
+SVD_ITER_SEEDS = tuple(range(6))
+SEEDS = tuple(range(10))
+# what each single-stack factor changes, shown by `kit run --help` and docs/factors.md
+FACTORS = {
+    "repeat": "the same run twice: the null experiment (every stage should be identical)",
+    "threads": "1 BLAS/OpenMP thread against each other count",
+    "seed": "every named seed at once: the paper's yardstick",
+    "seed:svd": "only the randomized-SVD seed",
+    "seed:kmeans": "only the k-means seed",
+    "seed:models": "only the classifiers' seeds (MLP, boosting, forest)",
+    "precision": "float64 against float32 input, at 1 and the most threads",
+    "svd-iters": "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
+}
+
+
+@dataclass(frozen=True)
+class Pair:
+    factor: str
+    level: str     # a sub-setting with its own budget row (svd-iters: the iteration count)
+    a: RunSpec
+    b: RunSpec
+    label: str
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    threads: tuple = ()          # empty: 1..cores
+    seeds: tuple = ()            # empty: the factor's default
+    svd_iters: tuple = SVD_ITERS
+
+
+def default_threads() -> tuple:
+    return tuple(range(1, (os.cpu_count() or 1) + 1))
+
+
+def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
+    """Seed s0 against each later seed; for seed:X factors only that named seed moves."""
+    s0, rest = seed_values[0], seed_values[1:]
+    which = factor.split(":", 1)[1] if ":" in factor else None
+    names = {"svd": ("svd",), "kmeans": ("kmeans",), "models": ("mlp", "hgb", "rf")}
+
+    def at(s):
+        if which is None:
+            return base.with_(seeds=seeds(s), **spec_changes)
+        return base.with_(seeds=seeds(s0, **{n: s for n in names[which]}), **spec_changes)
+
+    return [Pair(factor, level, at(s0), at(s), f"seed {s0} vs {s}") for s in rest]
+
+
+def plan(factor: str, stack: Stack, dataset_hash: str, opts: PlanOptions = PlanOptions()) -> list:
+    """The pairs that measure ``factor`` in one stack on one dataset."""
+    if factor not in FACTORS:
+        raise KitError(f"unknown factor {factor!r}; choose from {', '.join(FACTORS)}")
+    threads = tuple(opts.threads) or default_threads()
+    base = RunSpec(dataset=dataset_hash, stack=stack.name, stack_id=stack.identity,
+                   threads=threads[0])
+    if factor == "repeat":
+        return [Pair(factor, "", base.with_(threads=t), base.with_(threads=t, replicate=1),
+                     f"{t} thread(s), run twice") for t in threads]
+    if factor == "threads":
+        others = [t for t in threads if t != 1]
+        if not others:
+            raise KitError("the threads factor needs a count other than 1 (--threads 1,2)")
+        return [Pair(factor, "", base.with_(threads=1), base.with_(threads=t), f"1 vs {t} threads")
+                for t in others]
+    if factor == "precision":
+        return [Pair(factor, "", base.with_(threads=t), base.with_(threads=t, dtype="float32"),
+                     f"float64 vs float32, {t} thread(s)") for t in sorted({1, max(threads)})]
+    if factor == "svd-iters":
+        vals = tuple(opts.seeds) or SVD_ITER_SEEDS
+        _need_two(vals)
+        return [p for it in opts.svd_iters
+                for p in _seed_pairs(factor, base, vals, level=str(it), svd_iters=it)]
+    vals = tuple(opts.seeds) or SEEDS
+    _need_two(vals)
+    return _seed_pairs(factor, base, vals)
+
+
+def _need_two(vals):
+    if len(vals) < 2:
+        raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")

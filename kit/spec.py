@@ -1,0 +1,64 @@
+"""RunSpec: everything that defines one pipeline run; its canonical JSON hash is the run's id."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+
+from .worker.pipeline import SEED_NAMES
+
+DTYPES = ("float64", "float32")
+
+
+def seeds(value: int = 0, **named) -> tuple:
+    """All named seeds set to ``value`` (the paper's single "seed"), then any overrides."""
+    unknown = set(named) - set(SEED_NAMES)
+    if unknown:
+        raise ValueError(f"unknown seed name(s): {', '.join(sorted(unknown))}")
+    return tuple((k, int(named.get(k, value))) for k in SEED_NAMES)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    dataset: str                 # dataset sha256
+    stack: str                   # stack name, e.g. "host"
+    stack_id: str                # what the stack really is: lock hash or measured versions
+    threads: int = 1
+    dtype: str = "float64"
+    svd_iters: int = 5
+    seeds: tuple = field(default_factory=seeds)  # ((name, value), ...) in SEED_NAMES order
+    env: tuple = ()              # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
+    replicate: int = 0           # repeats of an otherwise identical run (the null experiment)
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, not {self.dtype!r}")
+        if self.threads < 1 or self.svd_iters < 1:
+            raise ValueError("threads and svd_iters must be positive")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def run_id(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    @property
+    def seed_dict(self) -> dict:
+        return dict(self.seeds)
+
+    def with_(self, **changes) -> "RunSpec":
+        return replace(self, **changes)
+
+    def worker_json(self) -> str:
+        """The part of the spec the worker acts on (threads and env act through the process)."""
+        return json.dumps({"dtype": self.dtype, "svd_iters": self.svd_iters,
+                           "seeds": self.seed_dict, "threads": self.threads})
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunSpec":
+        d = json.loads(text)
+        d["seeds"] = tuple(tuple(p) for p in d["seeds"])
+        d["env"] = tuple(tuple(p) for p in d["env"])
+        return cls(**d)

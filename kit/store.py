@@ -1,0 +1,157 @@
+"""The run store: a SQLite index over content-addressed .npy arrays under $KIT_HOME."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from .errors import KitError
+from .paths import kit_home
+from .spec import RunSpec
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, spec TEXT NOT NULL, dataset TEXT NOT NULL, stack TEXT NOT NULL,
+    created TEXT NOT NULL, manifest TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stages (
+    run TEXT NOT NULL REFERENCES runs(id), stage TEXT NOT NULL, sha256 TEXT NOT NULL,
+    dtype TEXT NOT NULL, shape TEXT NOT NULL, blob TEXT NOT NULL, PRIMARY KEY (run, stage));
+CREATE TABLE IF NOT EXISTS pairs (
+    factor TEXT NOT NULL, level TEXT NOT NULL, a TEXT NOT NULL REFERENCES runs(id),
+    b TEXT NOT NULL REFERENCES runs(id), label TEXT NOT NULL, PRIMARY KEY (factor, level, a, b));
+CREATE TABLE IF NOT EXISTS comparisons (
+    a TEXT NOT NULL, b TEXT NOT NULL, version INTEGER NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (a, b, version));
+CREATE TABLE IF NOT EXISTS datasets (sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, summary TEXT NOT NULL);
+"""
+
+
+def array_sha256(a: np.ndarray) -> str:
+    """The paper's stage hash: SHA-256 of the C-contiguous bytes (dtype and shape kept beside it)."""
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def _blob_key(sha: str, a: np.ndarray) -> str:
+    # equal bytes with another dtype or shape are another array
+    return hashlib.sha256(f"{sha}:{a.dtype.str}:{a.shape}".encode()).hexdigest()
+
+
+class Store:
+    def __init__(self, root: Path | None = None):
+        self.root = Path(root) if root else kit_home()
+        self.arrays = self.root / "arrays"
+        self.arrays.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.root / "store.sqlite", timeout=60, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(_SCHEMA)
+        self._lock = threading.Lock()  # runs finish on several threads with --jobs
+
+    def close(self):
+        self.db.close()
+
+    @contextmanager
+    def _tx(self):
+        with self._lock, self.db:  # one transaction: all rows or none
+            yield self.db
+
+    # -- runs -------------------------------------------------------------------------------
+    def has_run(self, run_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
+
+    def put_run(self, spec: RunSpec, outdir: Path, manifest: dict) -> str:
+        """Move a worker's arrays into the store, verify their hashes, index them at once."""
+        rows = []
+        for stage, info in manifest["stages"].items():
+            src = Path(outdir) / f"{stage}.npy"
+            a = np.load(src, allow_pickle=False)
+            sha = array_sha256(a)
+            if sha != info["sha256"]:
+                raise KitError(f"stage {stage}: stored bytes do not match the worker's hash")
+            blob = _blob_key(sha, a)
+            dest = self._blob_path(blob)
+            if dest.exists():
+                src.unlink()
+            else:
+                dest.parent.mkdir(exist_ok=True)
+                os.replace(src, dest)  # same file system: atomic
+            rows.append((spec.run_id, stage, sha, a.dtype.str, json.dumps(list(a.shape)), blob))
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        with self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
+                       (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
+                        json.dumps(manifest, sort_keys=True)))
+            db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)", rows)
+        return spec.run_id
+
+    def _blob_path(self, blob: str) -> Path:
+        return self.arrays / blob[:2] / f"{blob}.npy"
+
+    def run(self, run_id: str) -> dict:
+        row = self.db.execute("SELECT id, spec, created, manifest FROM runs WHERE id=?",
+                              (run_id,)).fetchone()
+        if row is None:
+            raise KitError(f"no run {run_id[:12]} in the store")
+        return self._run_dict(row)
+
+    def _run_dict(self, row) -> dict:
+        run_id, spec, created, manifest = row
+        stages = {s: {"sha256": h, "dtype": d, "shape": json.loads(sh)} for s, h, d, sh in
+                  self.db.execute("SELECT stage, sha256, dtype, shape FROM stages WHERE run=? "
+                                  "ORDER BY rowid", (run_id,))}
+        return {"id": run_id, "spec": json.loads(spec), "created": created,
+                "manifest": json.loads(manifest), "stages": stages}
+
+    def runs(self, dataset: str | None = None) -> list:
+        q, args = "SELECT id, spec, created, manifest FROM runs", ()
+        if dataset:
+            q, args = q + " WHERE dataset=?", (dataset,)
+        return [self._run_dict(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
+
+    def array(self, run_id: str, stage: str) -> np.ndarray:
+        row = self.db.execute("SELECT blob FROM stages WHERE run=? AND stage=?",
+                              (run_id, stage)).fetchone()
+        if row is None:
+            raise KitError(f"run {run_id[:12]} has no stage {stage!r}")
+        return np.load(self._blob_path(row[0]), allow_pickle=False)
+
+    # -- pairs and comparisons --------------------------------------------------------------
+    def add_pairs(self, pairs) -> None:
+        with self._tx() as db:
+            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
+                           [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs])
+
+    def pairs(self, dataset: str | None = None) -> list:
+        q = ("SELECT p.factor, p.level, p.a, p.b, p.label FROM pairs p JOIN runs r ON r.id = p.a")
+        args = ()
+        if dataset:
+            q, args = q + " WHERE r.dataset=?", (dataset,)
+        return [dict(zip(("factor", "level", "a", "b", "label"), r))
+                for r in self.db.execute(q + " ORDER BY p.rowid", args)]
+
+    def comparison(self, a: str, b: str, version: int):
+        row = self.db.execute("SELECT result FROM comparisons WHERE a=? AND b=? AND version=?",
+                              (a, b, version)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_comparison(self, a: str, b: str, version: int, result: dict) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)",
+                       (a, b, version, json.dumps(result, sort_keys=True)))
+
+    # -- datasets seen by runs ----------------------------------------------------------------
+    def note_dataset(self, summary: dict) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO datasets VALUES (?,?,?)",
+                       (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True)))
+
+    def datasets(self) -> dict:
+        return {h: json.loads(s) for h, s in self.db.execute("SELECT sha256, summary FROM datasets")}

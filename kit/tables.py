@@ -1,0 +1,101 @@
+"""Plain-text tables of budgets and runs for the terminal (tabulate); no computation here."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from .compare import STAGES
+from .worker.pipeline import MODELS
+
+_SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inertia"}
+
+
+def fmt(x, digits=2):
+    if x is None:
+        return "-"
+    if isinstance(x, int):
+        return str(x)
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-3 or abs(x) >= 1e4:
+        return f"{x:.1e}"
+    return f"{x:.{digits}f}" if abs(x) < 10 else f"{x:.0f}"
+
+
+def _name(row):
+    return row["factor"] + (f"={row['level']}" if row["level"] else "")
+
+
+def _dataset_line(ds: dict) -> str:
+    tag = " [SYNTHETIC]" if ds.get("synthetic") else ""
+    return (f"dataset {ds.get('name', '?')}{tag}: {ds.get('rows', '?')} proteins, "
+            f"{ds.get('test', '?')} test, sha256 {ds.get('sha256', '')[:12]}")
+
+
+def budget_text(b: dict) -> str:
+    rows = b["rows"]
+    out = [_dataset_line(b["dataset"])]
+    if not rows:
+        out.append("no pairs stored for this dataset yet: run `kit run --factor repeat` first")
+        return "\n".join(out)
+    bits = [[_name(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" for s in STAGES]
+            for r in rows]
+    out += ["", "Bits: pairs in which each stage is bitwise identical",
+            tabulate(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in STAGES],
+                     disable_numparse=True)]
+    mags = [[_name(r), fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
+             r["sign_flips_max"], fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])] for r in rows]
+    out += ["", "Magnitudes (largest over the pairs; ARI and Jaccard: lowest)",
+            tabulate(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
+                            "k-means ARI", "kNN Jaccard"], disable_numparse=True)]
+    n_test = b["dataset"].get("test", "?")
+    preds = []
+    for r in rows:
+        line = [_name(r)]
+        for m in MODELS:
+            d = r["models"][m]
+            su = d["flips_median_seed_units"]
+            line.append(f"{fmt(d['flips_median'], 1)}/{d['flips_max']}"
+                        + (f" ({fmt(su)})" if su is not None else ""))
+        line.append(fmt(max(r["models"][m]["max_dp"] for m in MODELS)))
+        preds.append(line)
+    out += ["", f"Predictions: flips of {n_test} test proteins, median/max (median in seed units)",
+            tabulate(preds, ["factor"] + list(MODELS) + ["max |dp|"], disable_numparse=True)]
+    y = b["yardstick"]
+    if y:
+        out += ["", f"1 seed unit = the median over {y['pairs']} seed pairs: embedding difference "
+                f"{fmt(y['emb_rel'])}; flips " + ", ".join(f"{m} {fmt(y['flips'][m], 1)}" for m in MODELS)]
+    if b["note"]:
+        out += ["", "note: " + b["note"]]
+    conf = [(r, r["confounds"]) for r in rows if r["confounds"]]
+    if conf:
+        out += ["", "Confounds: attributes that also differed within a factor's pairs"]
+        for r, c in conf:
+            for k, v in c.items():
+                out.append(f"  {_name(r)}: {k}: {'; '.join(v)}")
+    return "\n".join(out)
+
+
+def runs_text(runs: list) -> str:
+    rows = []
+    for r in runs:
+        s, env = r["spec"], r["manifest"]["env"]
+        seeds = sorted(set(dict(s["seeds"]).values()))
+        rows.append([r["id"][:12], s["stack"], env["python"], env["packages"].get("numpy"),
+                     env["packages"].get("scikit-learn"), s["threads"], s["dtype"], s["svd_iters"],
+                     ",".join(map(str, seeds)) if len(seeds) == 1 else dict(s["seeds"]),
+                     s["replicate"], fmt(r["manifest"]["wall_s"], 1), r["created"]])
+    return tabulate(rows, ["run", "stack", "python", "numpy", "sklearn", "threads", "dtype",
+                           "iters", "seed", "rep", "wall s", "created"], disable_numparse=True)
+
+
+def pairs_text(rows: list) -> str:
+    out = []
+    for p in rows:
+        c = p["comparison"]
+        out.append([p["factor"] + (f"={p['level']}" if p["level"] else ""), p["label"],
+                    sum(c["identical"].values()), len(c["identical"]), fmt(c["svd_rand"]["rel_fro"]),
+                    fmt(c["kmeans_ari"]), fmt(c["knn_jaccard"])]
+                   + [c["models"][m]["flips"] for m in MODELS])
+    return tabulate(out, ["factor", "pair", "identical", "of", "emb diff", "ARI", "Jaccard"]
+                    + [f"flips {m}" for m in MODELS], disable_numparse=True)

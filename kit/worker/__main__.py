@@ -1,0 +1,60 @@
+"""Entry point: ``python -m kit.worker --spec S.json --dataset D.json --out DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+
+def _sha256(a):
+    import numpy as np
+
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m kit.worker")
+    ap.add_argument("--spec", required=True, help="run specification (JSON)")
+    ap.add_argument("--dataset", required=True, help="dataset (JSON: seqs, labels, n_train)")
+    ap.add_argument("--out", required=True, help="empty directory for stage arrays + manifest")
+    args = ap.parse_args(argv)
+
+    import numpy as np
+
+    from .fingerprint import fingerprint
+    from .pipeline import run_pipeline
+
+    with open(args.spec) as f:
+        spec = json.load(f)
+    with open(args.dataset) as f:
+        data = json.load(f)
+    t0 = time.time()
+    arrays, timings = run_pipeline(
+        data["seqs"], data["labels"], data["n_train"], dtype=spec["dtype"],
+        svd_iters=spec["svd_iters"], seeds=spec["seeds"])
+    stages = {}
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        np.save(os.path.join(args.out, name + ".npy"), a, allow_pickle=False)
+        stages[name] = {"sha256": _sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
+    manifest = {
+        "stages": stages,
+        "timings": {k: {"wall_s": w, "cpu_s": c} for k, (w, c) in timings.items()},
+        "wall_s": time.time() - t0,
+        "seeds": spec["seeds"],
+        "env": fingerprint(),
+    }
+    # manifest last: its presence tells the runner that every array before it is complete
+    tmp = os.path.join(args.out, "manifest.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    os.replace(tmp, os.path.join(args.out, "manifest.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

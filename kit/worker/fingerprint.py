@@ -1,0 +1,105 @@
+"""What the worker's interpreter really is: versions, BLAS, CPU, OS and thread settings."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+# Every environment variable that can change how many threads run or which kernels they use.
+ENV_VARS = (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_VERBOSE", "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS", "MKL_THREADING_LAYER", "NPY_DISABLE_CPU_FEATURES",
+    "KMP_DETERMINISTIC_REDUCTION", "PYTHONHASHSEED",
+)
+
+
+def _cpu_model():
+    if sys.platform == "darwin":
+        try:
+            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
+                                  capture_output=True, text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _rosetta():
+    """True when this process is an x86_64 binary translated by Rosetta 2 on Apple silicon."""
+    if sys.platform != "darwin":
+        return False
+    try:
+        out = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"],
+                             capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out == "1"
+
+
+def _version(module):
+    mod = sys.modules.get(module)
+    if mod is None:
+        try:
+            mod = __import__(module)
+        except ImportError:
+            return None
+    return getattr(mod, "__version__", None)
+
+
+def _owner(filepath):
+    """The package a runtime library ships with (numpy.libs -> numpy), or its directory."""
+    parts = os.path.normpath(filepath or "?").split(os.sep)
+    for name in reversed(parts[:-1]):
+        name = name.lstrip(".")
+        if name and name != "libs":
+            return name[:-5] if name.endswith(".libs") else name
+    return "?"
+
+
+def _threadpools():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    keep = ("user_api", "internal_api", "prefix", "version", "num_threads",
+            "threading_layer", "architecture", "filepath")
+    pools = [dict({k: p.get(k) for k in keep}, owner=_owner(p.get("filepath")))
+             for p in threadpool_info()]
+    # load order varies between processes; sort so manifests compare attribute by attribute
+    return sorted(pools, key=lambda p: (str(p["user_api"]), p["owner"], str(p["filepath"])))
+
+
+def fingerprint():
+    import numpy  # noqa: F401  (loads the BLAS so threadpoolctl can see it)
+    import scipy.linalg  # noqa: F401
+    import sklearn  # noqa: F401
+
+    pkgs = {name: _version(mod) for name, mod in (
+        ("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "sklearn"),
+        ("threadpoolctl", "threadpoolctl"))}
+    if "torch" in sys.modules:
+        pkgs["torch"] = _version("torch")
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "machine": platform.machine(),
+        "rosetta": _rosetta(),
+        "os": sys.platform,
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "host": platform.node(),
+        "packages": pkgs,
+        "threadpools": _threadpools(),
+        "env": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
+    }
