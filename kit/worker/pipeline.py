@@ -71,7 +71,7 @@ def kmeans(E, seed):
     return km.labels_, np.array([km.inertia_], dtype=np.float64)
 
 
-def nearest_neighbours(E, k=N_NEIGHBOURS, block_bytes=64 * 2 ** 20):
+def nearest_neighbours(E, k=N_NEIGHBOURS, block_rows=None):
     """The k most cosine-similar other rows of E, ties to the lower index, as a stable argsort.
 
     Equal, bit for bit, to ``argsort(-S, kind='stable')[:, :k]`` of the full similarity matrix
@@ -79,7 +79,8 @@ def nearest_neighbours(E, k=N_NEIGHBOURS, block_bytes=64 * 2 ** 20):
     """
     n = E.shape[0]
     En = E / np.linalg.norm(E, axis=1, keepdims=True)
-    block = max(1, min(n, block_bytes // (8 * max(n, 1))))
+    # about 64 MiB of similarities at a time, whatever n is
+    block = block_rows or max(1, min(n, 2 ** 23 // max(n, 1)))
     out = np.empty((n, min(k, n)), dtype=np.intp)
     for lo in range(0, n, block):
         hi = min(n, lo + block)

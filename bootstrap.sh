@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# One command to a working kit: uv, kit's own environment, the dataset, a first small audit.
+# Safe to re-run: every step skips what is already done, and an interrupted step starts over.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: ./bootstrap.sh [options]
+
+Sets up kit on this machine and runs a first small audit:
+  1. uv (Homebrew on macOS via the Brewfile, pip elsewhere)
+  2. kit's own environment in .venv (uv, binary wheels, bytecode compiled)
+  3. the dataset: the built-in synthetic set (said so when it is used)
+  4. a smoke audit: the null experiment (repeat) and a few seeds, then the budget
+
+Options:
+  --no-audit     set up only; skip the smoke audit
+  --n N          proteins in the smoke audit (default 600)
+  --python PATH  interpreter for kit's environment (default: 3.12 if found, else python3)
+  -h, --help     this text
+Environment: KIT_HOME moves everything kit writes (default: the user data directory).
+EOF
+}
+
+AUDIT=1
+N=600
+PYTHON=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-audit) AUDIT=0 ;;
+    --n) N="${2:?--n needs a number}"; shift ;;
+    --python) PYTHON="${2:?--python needs a path}"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bootstrap: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+cd "$(dirname "$0")"
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { echo "bootstrap: error: $*" >&2; exit 1; }
+trap 'echo "bootstrap: interrupted or failed; re-run ./bootstrap.sh to continue" >&2' ERR INT
+
+# Offline machines cannot download interpreters; fail fast instead of hanging.
+export UV_PYTHON_DOWNLOADS="${UV_PYTHON_DOWNLOADS:-automatic}"
+export UV_COMPILE_BYTECODE=1   # worker start-up dominates small runs without .pyc files
+
+# 1. uv ------------------------------------------------------------------------------------
+if ! command -v uv >/dev/null 2>&1; then
+  if [ "$(uname -s)" = Darwin ] && command -v brew >/dev/null 2>&1; then
+    say "installing uv with Homebrew (Brewfile)"
+    brew bundle --file=Brewfile
+  else
+    say "installing uv with pip"
+    command -v python3 >/dev/null 2>&1 || die "no python3 found; install Python 3.10+ first"
+    python3 -m pip install --quiet --user uv 2>/dev/null || python3 -m pip install --quiet uv \
+      || die "could not install uv with pip"
+    export PATH="$(python3 -m site --user-base)/bin:$PATH"
+  fi
+fi
+command -v uv >/dev/null 2>&1 || die "uv is not on PATH after installing it"
+
+# 2. kit's environment ---------------------------------------------------------------------
+find_python() {
+  # A real interpreter, never a pyenv shim: uv cannot inspect shims of inactive versions.
+  local root
+  if command -v pyenv >/dev/null 2>&1 && root=$(pyenv root 2>/dev/null); then
+    for p in "$root"/versions/3.12*/bin/python3.12; do [ -x "$p" ] && { echo "$p"; return; }; done
+  fi
+  if p=$(uv python find 3.12 2>/dev/null); then echo "$p"; return; fi
+  python3 -c 'import sys; assert sys.version_info >= (3, 10); print(sys.executable)' 2>/dev/null \
+    || uv python find '>=3.10' 2>/dev/null
+}
+if [ ! -x .venv/bin/kit ] || ! .venv/bin/python -c 'import kit.cli' 2>/dev/null; then
+  [ -n "$PYTHON" ] || PYTHON=$(find_python) || true
+  [ -n "$PYTHON" ] || die "no Python >= 3.10 found; install one (e.g. 'uv python install 3.12')"
+  say "creating kit's environment in .venv with $PYTHON"
+  rm -rf .venv   # a half-built environment is rebuilt, never used
+  uv venv --quiet --python "$PYTHON" .venv
+  uv pip install --quiet --python .venv/bin/python -e '.[test]'
+else
+  say "kit's environment in .venv is ready"
+fi
+
+# 3. dataset -------------------------------------------------------------------------------
+say "dataset: using the built-in SYNTHETIC set (the UniProt fetcher is not part of this kit yet)"
+
+# 4. smoke audit ---------------------------------------------------------------------------
+if [ "$AUDIT" = 1 ]; then
+  say "smoke audit: null experiment and 4 seeds on $N synthetic proteins"
+  .venv/bin/kit run --factor repeat --dataset synthetic --n "$N" --threads 1 >/dev/null
+  .venv/bin/kit run --factor seed --dataset synthetic --n "$N" --threads 1 --seeds 0-3 >/dev/null
+  .venv/bin/kit budget --dataset synthetic --n "$N"
+fi
+say "done. Next: .venv/bin/kit run --factor threads   (see README.md)"

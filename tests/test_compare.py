@@ -1,0 +1,68 @@
+"""kit.compare: each measure on inputs whose answer is known."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from kit.compare import (compare_runs, embedding_diff, env_diff, model_diff, neighbour_jaccard,
+                         sv_rel_max)
+from kit.store import Store
+from stored import arrays, env, put, spec
+
+
+def test_sign_flips_are_aligned_away_and_counted():
+    E = np.random.default_rng(0).normal(size=(50, 6))
+    F = E.copy()
+    F[:, [1, 4]] *= -1
+    d = embedding_diff(E, F)
+    assert d == {"rel_fro": 0.0, "sign_flips": 2}
+    G = F.copy()
+    G[0, 0] += 1e-9
+    d = embedding_diff(E, G)
+    assert d["sign_flips"] == 2 and 0 < d["rel_fro"] < 1e-9
+
+
+def test_singular_values():
+    assert sv_rel_max(np.array([2.0, 1.0]), np.array([2.0, 1.1])) == pytest.approx(0.1)
+
+
+def test_neighbour_jaccard():
+    a = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
+    b = np.array([[4, 3, 2, 1], [5, 6, 9, 10]])
+    assert neighbour_jaccard(a, b) == pytest.approx((1 + 2 / 6) / 2)
+
+
+def test_model_diff_counts_flips_and_scores():
+    y = np.array([0, 1, 1, 0, 1, 0])
+    pa = np.array([0.1, 0.9, 0.6, 0.4, 0.7, 0.2])
+    pb = np.array([0.1, 0.9, 0.4, 0.6, 0.7, 0.2])
+    d = model_diff(pa, pb, y)
+    assert d["flips"] == 2 and d["max_dp"] == pytest.approx(0.2)
+    assert d["acc_a"] == 1.0 and d["acc_b"] == pytest.approx(4 / 6)
+    assert d["d_auc"] == pytest.approx(roc_auc_score(y, pb) - roc_auc_score(y, pa))
+
+
+def test_env_diff_names_what_differs():
+    a = env()
+    b = env(python="3.13.0", threadpools=[dict(a["threadpools"][0], architecture="Prescott")])
+    assert env_diff({"env": a}, {"env": b}) == {
+        "python": ["3.12.1", "3.13.0"], "blas@numpy:architecture": ["Haswell", "Prescott"]}
+
+
+def test_compare_runs_on_stored_runs(tmp_path):
+    store = Store(tmp_path / "home")
+    a = arrays(0)
+    b = dict(a)
+    b["svd_rand"] = a["svd_rand"] * np.array([1, -1, 1, 1, 1, 1, 1, -1])
+    b["rf"] = a["rf"].copy()
+    b["rf"][:3] = 1 - a["rf"][:3]
+    ra, rb = put(store, tmp_path, spec(), a), put(store, tmp_path, spec(replicate=1), b)
+    c = compare_runs(store, ra, rb)
+    assert c["identical"]["kmer"] and c["identical"]["knn"] and not c["identical"]["svd_rand"]
+    assert not c["identical"]["rf"] and c["identical"]["hgb"]
+    assert c["svd_rand"] == {"rel_fro": 0.0, "sign_flips": 2, "sv_rel_max": 0.0}
+    assert c["kmeans_ari"] == 1.0 and c["knn_jaccard"] == 1.0
+    expected = int(np.sum((a["rf"][:3] > 0.5) != (b["rf"][:3] > 0.5)))
+    assert c["models"]["rf"]["flips"] == expected and c["models"]["lr"]["flips"] == 0
+    assert c["n_test"] == 20 and c["env_diff"] == {}
+    assert store.comparison(ra, rb, 1) == c  # cached

@@ -1,0 +1,71 @@
+"""kit.data.dataset: split, hash, head, storage and refusal of a tampered file."""
+
+import json
+
+import pytest
+
+from kit.data.dataset import (SPLIT_SEED, load_dataset, make_dataset, n_train_for,
+                              save_dataset, stored_datasets)
+from kit.errors import KitError
+
+
+def records(n):
+    ids = [f"P{i:04d}" for i in range(n)]
+    seqs = ["ACDEFGHIKLMNPQRSTVWY" * 4 for _ in range(n)]
+    return ids, seqs, [i % 2 for i in range(n)], ["org"] * n
+
+
+def test_split_is_the_papers_4002_1998():
+    assert n_train_for(6000) == 4002
+    assert 6000 - n_train_for(6000) == 1998
+
+
+def test_shuffle_is_fixed_by_the_split_seed():
+    a = make_dataset("a", "test", *records(30))
+    b = make_dataset("b", "test", *records(30))
+    c = make_dataset("c", "test", *records(30), split_seed=SPLIT_SEED + 1)
+    assert a.ids == b.ids and a.sha256 == b.sha256
+    assert a.ids != c.ids and a.sha256 != c.sha256
+    assert sorted(a.ids) == records(30)[0]
+    assert (a.n_train, a.n_test) == (21, 9)  # int(30 * 0.333) = 9 test
+
+
+def test_no_shuffle_keeps_file_order():
+    ds = make_dataset("a", "test", *records(30), shuffle=False)
+    assert list(ds.ids) == records(30)[0] and ds.split_seed is None
+
+
+def test_hash_covers_labels_and_cut():
+    ids, seqs, labels, orgs = records(30)
+    a = make_dataset("a", "t", ids, seqs, labels, orgs, shuffle=False)
+    labels[0] ^= 1
+    b = make_dataset("a", "t", ids, seqs, labels, orgs, shuffle=False)
+    assert a.sha256 != b.sha256
+    assert a.head(29).sha256 != a.sha256 and a.head(29).n == 29
+
+
+def test_save_load_round_trip_and_tamper_refused(kit_home):
+    ds = make_dataset("mine", "test", *records(12))
+    path = save_dataset(ds)
+    assert stored_datasets() == ["mine"]
+    assert load_dataset("mine").sha256 == ds.sha256
+    assert load_dataset("mine", 9).n == 9
+    doc = json.loads(path.read_text())
+    doc["labels"][0] ^= 1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(KitError, match="does not match"):
+        load_dataset("mine")
+
+
+def test_unknown_dataset_is_a_clear_error():
+    with pytest.raises(KitError, match="no dataset 'nope'"):
+        load_dataset("nope")
+
+
+def test_synthetic_is_cached_and_labelled(kit_home):
+    ds = load_dataset("synthetic", 200)
+    assert ds.synthetic and ds.summary()["synthetic"] and ds.name == "synthetic-200"
+    assert load_dataset("synthetic", 200).sha256 == ds.sha256
+    assert (kit_home / "datasets" / "synthetic-200.json").exists()
+    with pytest.raises(KitError):
+        load_dataset("synthetic", 50)

@@ -1,0 +1,87 @@
+"""kit.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kit.errors import KitError
+from kit.plan import PlanOptions, plan
+from kit.runner import execute, run_all, worker_env, worker_root
+from kit.stacks import host_stack
+from kit.store import Store
+
+pytestmark = pytest.mark.slow
+
+
+def test_worker_root_holds_only_the_worker():
+    root = worker_root()
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    assert files == ["kit/__init__.py", "kit/worker/__init__.py", "kit/worker/__main__.py",
+                     "kit/worker/fingerprint.py", "kit/worker/pipeline.py"]
+    assert worker_root() == root  # content-addressed, reused
+
+
+def test_worker_source_imports_only_the_numeric_stack():
+    import ast
+
+    allowed = set(sys.stdlib_module_names) | {"numpy", "scipy", "sklearn", "threadpoolctl", "torch"}
+    for f in (worker_root() / "kit" / "worker").glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            assert {n.split(".")[0] for n in names} <= allowed, (f.name, names)
+
+
+def test_worker_process_imports_nothing_of_kits_own_dependencies(tiny, tmp_path):
+    spec = plan("repeat", host_stack(), tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    code = ("import sys, kit.worker.__main__ as w; w.main(sys.argv[1:]); "
+            "import kit; print(kit.__file__); "
+            "print(sorted(m for m in sys.modules if m.startswith('kit.') and not m.startswith('kit.worker')))")
+    (tmp_path / "spec.json").write_text(spec.worker_json())
+    from kit.data.dataset import dataset_path
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run([sys.executable, "-c", code, "--spec", str(tmp_path / "spec.json"),
+                           "--dataset", str(dataset_path(tiny)), "--out", str(out)],
+                          env=worker_env(spec), cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kit_file, loaded = proc.stdout.strip().splitlines()
+    assert kit_file.startswith(str(worker_root())) and loaded == "[]"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["env"]["env"]["OPENBLAS_NUM_THREADS"] == "1"
+    assert manifest["seeds"] == spec.seed_dict
+    assert {"svd_rand", "knn", "rf", "y_test"} <= set(manifest["stages"])
+
+
+def test_execute_stores_once_and_resumes(tiny):
+    store = Store()
+    pairs = plan("repeat", host_stack(), tiny.sha256, PlanOptions(threads=(1,)))
+    specs = [pairs[0].a, pairs[0].b]
+    done = []
+    run_all(specs[:1], tiny, store, on_done=done.append)
+    assert len(done) == 1
+    run_all(specs, tiny, store, on_done=done.append)  # only the missing one runs
+    assert len(done) == 2 and all(store.has_run(s.run_id) for s in specs)
+    assert execute(specs[0], tiny, store) == specs[0].run_id
+
+
+def test_worker_failure_is_one_clear_error(tiny):
+    bad = plan("repeat", host_stack(), tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    bad = bad.with_(env=(("NPY_BAD", "1"),), svd_iters=1)
+    # a stack interpreter that cannot run the worker
+    import kit.runner as runner
+    from kit.stacks import Stack
+    orig = runner.get_stack
+    runner.get_stack = lambda name: Stack("host", "/bin/false", bad.stack_id, {})
+    try:
+        with pytest.raises(KitError, match="worker failed in stack 'host'"):
+            execute(bad, tiny, Store())
+    finally:
+        runner.get_stack = orig
+    assert not Store().has_run(bad.run_id)
