@@ -52,7 +52,7 @@ if ! command -v uv >/dev/null 2>&1; then
     brew bundle --file=Brewfile
   else
     say "installing uv with pip"
-    command -v python3 >/dev/null 2>&1 || die "no python3 found; install Python 3.10+ first"
+    command -v python3 >/dev/null 2>&1 || die "no python3 found; install Python 3.11+ first"
     python3 -m pip install --quiet --user uv 2>/dev/null || python3 -m pip install --quiet uv \
       || die "could not install uv with pip"
     export PATH="$(python3 -m site --user-base)/bin:$PATH"
@@ -68,12 +68,12 @@ find_python() {
     for p in "$root"/versions/3.12*/bin/python3.12; do [ -x "$p" ] && { echo "$p"; return; }; done
   fi
   if p=$(uv python find 3.12 2>/dev/null); then echo "$p"; return; fi
-  python3 -c 'import sys; assert sys.version_info >= (3, 10); print(sys.executable)' 2>/dev/null \
-    || uv python find '>=3.10' 2>/dev/null
+  python3 -c 'import sys; assert sys.version_info >= (3, 11); print(sys.executable)' 2>/dev/null \
+    || uv python find '>=3.11' 2>/dev/null
 }
 if [ ! -x .venv/bin/kit ] || ! .venv/bin/python -c 'import kit.cli' 2>/dev/null; then
   [ -n "$PYTHON" ] || PYTHON=$(find_python) || true
-  [ -n "$PYTHON" ] || die "no Python >= 3.10 found; install one (e.g. 'uv python install 3.12')"
+  [ -n "$PYTHON" ] || die "no Python >= 3.11 found; install one (e.g. 'uv python install 3.12')"
   say "creating kit's environment in .venv with $PYTHON"
   rm -rf .venv   # a half-built environment is rebuilt, never used
   uv venv --quiet --python "$PYTHON" .venv

@@ -15,6 +15,11 @@ YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
 # environment attributes a factor is meant to change; any other difference is a confound
 _EXPLAINED = {
     "threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
+    "sklearn": re.compile(r"^package:scikit-learn$"),
+    "numpy": re.compile(r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
+    "blas": re.compile(r"^package:(numpy|scipy)$|^blas@|^openmp@"),
+    "python": re.compile(r"^python$"),
+    "arch": re.compile(r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$"),
 }
 
 

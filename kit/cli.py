@@ -38,13 +38,13 @@ def _positive(text: str) -> int:
 
 
 def _factors(text: str) -> tuple:
-    from .plan import FACTORS
+    from .plan import ALL_FACTORS
 
     names = tuple(f.strip() for f in text.split(",") if f.strip())
-    bad = [f for f in names if f not in FACTORS]
+    bad = [f for f in names if f not in ALL_FACTORS]
     if bad or not names:
         raise argparse.ArgumentTypeError(
-            f"unknown factor {', '.join(bad) or text!r}; choose from {', '.join(FACTORS)}")
+            f"unknown factor {', '.join(bad) or text!r}; choose from {', '.join(ALL_FACTORS)}")
     return names
 
 
@@ -60,7 +60,7 @@ def _print_json(obj) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .plan import FACTORS
+    from .plan import ALL_FACTORS as FACTORS
 
     ap = argparse.ArgumentParser(prog="kit", description="Reproducibility budget for a "
                                  "protein-sequence pipeline: what to pin first.")
@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                        epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in FACTORS.items()))
     p.add_argument("--factor", type=_factors, required=True, help="factor name(s), comma-separated")
     _dataset_args(p, default="synthetic")
-    p.add_argument("--stack", default="host", help="stack to run in (default: host)")
+    p.add_argument("--stack", default="host",
+                   help="stack for single-stack factors (default: host, kit's own interpreter)")
     p.add_argument("--threads", type=_int_list, default=(), help="thread counts, e.g. 1,2 (default 1..cores)")
     p.add_argument("--seeds", type=_int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
     p.add_argument("--iters", type=_int_list, default=None, help="svd-iters levels (default 5,10,20,50)")
@@ -102,6 +103,18 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--n", type=_positive)
     q.add_argument("--json", action="store_true")
     dsub.add_parser("list", help="stored datasets")
+
+    p = sub.add_parser("stacks", help="pinned environments: list, build, doctor, lock")
+    p.add_argument("--json", action="store_true")
+    ssub = p.add_subparsers(dest="stacks_cmd", metavar="ACTION")
+    q = ssub.add_parser("build", help="build stacks from their lock files (default: all available here)")
+    q.add_argument("names", nargs="*")
+    q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
+    q.add_argument("names", nargs="*")
+    q.add_argument("--json", action="store_true")
+    q = ssub.add_parser("lock", help="regenerate uv.lock files from the stacks' pyproject.toml")
+    q.add_argument("names", nargs="*")
+    q.add_argument("--upgrade", action="store_true", help="allow newer versions where not pinned")
     return ap
 
 
@@ -124,9 +137,9 @@ def _cmd_run(args) -> int:
 
     from .budget import budget
     from .data import load_dataset
-    from .plan import SVD_ITERS, PlanOptions, plan
+    from .plan import SVD_ITERS, PlanOptions, plan, required_stacks
+    from .platforms import detect
     from .runner import run_all
-    from .stacks import get_stack
     from .store import Store
     from .tables import budget_text
 
@@ -134,9 +147,11 @@ def _cmd_run(args) -> int:
     ds = load_dataset(args.dataset, args.n)
     if ds.synthetic:
         err.print(f"[yellow]dataset {ds.name}: the built-in SYNTHETIC set ({ds.n} proteins)[/]")
-    stack = get_stack(args.stack)
+    plat = detect()
+    _build_stacks([s for s in required_stacks(args.factor, plat, args.stack) if s != "host"],
+                  plat, err)
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS)
-    pairs = [p for f in args.factor for p in plan(f, stack, ds.sha256, opts)]
+    pairs = [p for f in args.factor for p in plan(f, ds.sha256, opts, args.stack, plat)]
     store = Store()
     specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
     todo = sum(not store.has_run(s.run_id) for s in specs)
@@ -145,7 +160,13 @@ def _cmd_run(args) -> int:
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err,
                   disable=todo == 0) as bar:
         task = bar.add_task("runs", total=todo)
-        run_all(specs, ds, store, jobs=args.jobs, on_done=lambda s: bar.advance(task))
+
+        def done(spec):
+            bar.advance(task)
+            if not err.is_terminal:  # logs get one line per run instead of a redrawn bar
+                err.print(f"run {int(bar.tasks[0].completed)}/{todo} done: {spec.run_id[:12]}")
+
+        run_all(specs, ds, store, jobs=args.jobs, on_done=done)
     store.add_pairs(pairs)
     b = budget(store, ds.sha256)
     _print_json(b) if args.json else print(budget_text(b))
@@ -208,7 +229,60 @@ def _cmd_data(args) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data}
+def _build_stacks(names, plat, err) -> None:
+    """Build each named stack that is not built yet, one status line per step."""
+    from .build import build
+    from .stacks import definitions
+
+    defs = definitions()
+    unknown = [n for n in names if n not in defs]
+    if unknown:
+        raise KitError(f"unknown stack(s) {', '.join(unknown)}; `kit stacks` lists them")
+    for n in names:
+        with err.status(f"stack {n}") as status:
+            if build(defs[n], plat, log=lambda msg: status.update(msg)):
+                err.print(f"built stack {n}")
+
+
+def _cmd_stacks(args) -> int:
+    from rich.console import Console
+
+    from .platforms import detect
+    from .stacks import definitions, listing
+    from .tables import stacks_text
+
+    plat = detect()
+    err = Console(stderr=True)
+    defs = definitions()
+    names = getattr(args, "names", None) or []
+    bad = [n for n in names if n not in defs]
+    if bad:
+        raise KitError(f"unknown stack(s) {', '.join(bad)}; `kit stacks` lists them")
+    if args.stacks_cmd == "build":
+        avail = [s["name"] for s in listing(plat) if s["status"] != "unavailable"]
+        _build_stacks(names or avail, plat, err)
+        return 0
+    if args.stacks_cmd == "lock":
+        from .build import lock
+
+        for lk in dict.fromkeys(defs[n].lock for n in (names or defs)):
+            with err.status(f"locking {lk}"):
+                lock(next(d for d in defs.values() if d.lock == lk), upgrade=args.upgrade)
+            err.print(f"locked stacks/{lk}/uv.lock")
+        return 0
+    if args.stacks_cmd == "doctor":
+        from .doctor import stack_doctor
+
+        report = stack_doctor(names, plat)
+        _print_json(report) if args.json else print(stacks_text(report, doctor=True))
+        return 0
+    rows = listing(plat)
+    _print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
+    return 0
+
+
+_COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
+             "stacks": _cmd_stacks}
 
 
 def main(argv=None) -> int:

@@ -6,8 +6,9 @@ import os
 from dataclasses import dataclass
 
 from .errors import KitError
+from .platforms import Platform, detect
 from .spec import RunSpec, seeds
-from .stacks import Stack
+from .stacks import Stack, catalogue, get_stack
 
 SVD_ITERS = (5, 10, 20, 50)
 SVD_ITER_SEEDS = tuple(range(6))
@@ -23,6 +24,15 @@ FACTORS = {
     "precision": "float64 against float32 input, at 1 and the most threads",
     "svd-iters": "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
 }
+# factors realised by pairs of stacks (stacks/stacks.toml), same data, seeds and threads
+STACK_FACTORS = {
+    "sklearn": "scikit-learn version at a fixed numpy (1.4.2, 1.5.2, 1.9.1 on numpy 1.26.4)",
+    "numpy": "numpy 1.26.4 against 2.x at a fixed scikit-learn (scipy moves with it)",
+    "blas": "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)",
+    "python": "Python version at fixed libraries (3.12 against 3.14 on macOS, 3.13 on Linux)",
+    "arch": "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU code paths (Linux)",
+}
+ALL_FACTORS = {**FACTORS, **STACK_FACTORS}
 
 
 @dataclass(frozen=True)
@@ -59,10 +69,46 @@ def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
     return [Pair(factor, level, at(s0), at(s), f"seed {s0} vs {s}") for s in rest]
 
 
-def plan(factor: str, stack: Stack, dataset_hash: str, opts: PlanOptions = PlanOptions()) -> list:
-    """The pairs that measure ``factor`` in one stack on one dataset."""
+def stack_pairs(factor: str, plat: Platform) -> list:
+    """[(stack a, env a, stack b, env b, label)] realising a stack factor on this platform.
+
+    Raises KitError with a one-line reason where the factor cannot run here.
+    """
+    cat = catalogue()
+    out = [(a, (), b, (), f"{a} vs {b}")
+           for a, b in cat.get("pairs", {}).get(factor, {}).get(plat.key, [])]
+    if factor == "arch":
+        for cp in cat.get("codepaths", {}).get(plat.key, {}).values():
+            ok = [v for v in cp["values"] if cp.get("needs", {}).get(v) in (None, *plat.cpu_flags)]
+            if len(ok) < 2:
+                continue
+            var, best = cp["variable"], ok[-1]
+            out += [(cp["stack"], ((var, best),), cp["stack"], ((var, v),),
+                     f"{cp['stack']}: {var}={best} vs {v}") for v in ok[:-1]]
+    if not out:
+        raise KitError(f"factor {factor!r} has no stack pairs on {plat.key}")
+    return out
+
+
+def required_stacks(factors, plat: Platform, stack: str = "host") -> list:
+    """The stacks a set of factors runs in, in catalogue order."""
+    names = []
+    for f in factors:
+        if f in STACK_FACTORS:
+            names += [n for a, _, b, _, _ in stack_pairs(f, plat) for n in (a, b)]
+        else:
+            names.append(stack)
+    return list(dict.fromkeys(names))
+
+
+def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = "host",
+         plat: Platform | None = None, get=get_stack) -> list:
+    """The pairs that measure ``factor`` on one dataset (``get`` turns a stack name into a Stack)."""
+    if factor in STACK_FACTORS:
+        return _stack_plan(factor, dataset_hash, opts, plat or detect(), get)
     if factor not in FACTORS:
-        raise KitError(f"unknown factor {factor!r}; choose from {', '.join(FACTORS)}")
+        raise KitError(f"unknown factor {factor!r}; choose from {', '.join(ALL_FACTORS)}")
+    stack = get(stack)
     threads = tuple(opts.threads) or default_threads()
     base = RunSpec(dataset=dataset_hash, stack=stack.name, stack_id=stack.identity,
                    threads=threads[0])
@@ -86,6 +132,19 @@ def plan(factor: str, stack: Stack, dataset_hash: str, opts: PlanOptions = PlanO
     vals = tuple(opts.seeds) or SEEDS
     _need_two(vals)
     return _seed_pairs(factor, base, vals)
+
+
+def _stack_plan(factor, dataset_hash, opts, plat, get) -> list:
+    threads = (tuple(opts.threads) or (1,))[0]
+    seed = (tuple(opts.seeds) or (0,))[0]
+
+    def spec(name, env):
+        st: Stack = get(name)
+        return RunSpec(dataset=dataset_hash, stack=st.name, stack_id=st.identity,
+                       threads=threads, seeds=seeds(seed), env=env)
+
+    return [Pair(factor, "", spec(a, ea), spec(b, eb), label)
+            for a, ea, b, eb, label in stack_pairs(factor, plat)]
 
 
 def _need_two(vals):

@@ -68,7 +68,7 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store) -> str:
         out = tmp / "out"
         out.mkdir()
         proc = subprocess.run(
-            [stack.python, "-m", "kit.worker", "--spec", str(tmp / "spec.json"),
+            [*stack.command, "-m", "kit.worker", "--spec", str(tmp / "spec.json"),
              "--dataset", str(dataset_path(dataset)), "--out", str(out)],
             cwd=tmp, env=worker_env(spec), capture_output=True, text=True)
         manifest_file = out / "manifest.json"

@@ -1,28 +1,160 @@
-"""Stacks: the interpreters a run can use. For now the host, i.e. kit's own interpreter."""
+"""Stacks: the pinned environments a run can use, from stacks/stacks.toml, and the host.
+
+A stack definition names a lock folder, the versions it pins, the BLAS it is expected to link
+per platform, and an architecture. Its status here is built, not built, or unavailable with a
+one-line reason. ``get_stack`` turns a built one into what the runner needs: an argv prefix that
+starts its interpreter and an identity that goes into every RunSpec made in it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import sys
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import metadata
+from pathlib import Path
 
 from .errors import KitError
+from .interpreters import arch_prefix, find_python
+from .paths import subdir
+from .platforms import ROSETTA_HINT, Platform, detect
 
 HOST = "host"
 _HOST_PACKAGES = ("numpy", "scipy", "scikit-learn", "threadpoolctl")
+MARKER = "kit-stack.json"  # written last: a venv without it is half-built and is rebuilt
 
 
 @dataclass(frozen=True)
 class Stack:
+    """A runnable stack: how to start its interpreter and what it is."""
+
     name: str
-    python: str          # interpreter path
+    command: tuple       # argv prefix, e.g. ("/usr/bin/arch", "-x86_64", ".../bin/python")
     identity: str        # hash of what the stack is; part of every RunSpec made in it
     attributes: dict     # python, numpy, scipy, scikit-learn, ... as declared or measured
 
 
+@dataclass(frozen=True)
+class StackDef:
+    """One entry of stacks/stacks.toml."""
+
+    name: str
+    lock: str
+    python: str
+    arch: str | None
+    versions: dict
+    blas: dict = field(default_factory=dict)  # platform key -> expected BLAS
+
+    @property
+    def platforms(self) -> tuple:
+        return tuple(self.blas)
+
+    def lock_dir(self) -> Path:
+        return stacks_dir() / self.lock
+
+    def lock_sha256(self) -> str:
+        path = self.lock_dir() / "uv.lock"
+        if not path.exists():
+            raise KitError(f"stack {self.name}: {path} is missing; run `kit stacks lock {self.lock}`")
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def venv(self) -> Path:
+        return subdir("stacks") / self.name
+
+
+def stacks_dir() -> Path:
+    """The folder with stacks.toml and the lock folders (KIT_STACKS_DIR overrides)."""
+    env = os.environ.get("KIT_STACKS_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "stacks"
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise KitError(f"cannot read the stack catalogue {path}: {e}") from e
+
+
+def catalogue() -> dict:
+    return _load(stacks_dir() / "stacks.toml")
+
+
+def definitions() -> dict:
+    out = {}
+    for name, d in catalogue().get("stack", {}).items():
+        versions = {k: d[k] for k in ("numpy", "scipy", "scikit-learn") if k in d}
+        out[name] = StackDef(name, d["lock"], d["python"], d.get("arch"), versions,
+                             dict(d.get("blas", {})))
+    return out
+
+
+def reference() -> str:
+    return catalogue().get("reference", HOST)
+
+
+# -- status -----------------------------------------------------------------------------------
+def _marker(d: StackDef) -> dict | None:
+    try:
+        m = json.loads((d.venv() / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    try:
+        current = d.lock_sha256()
+    except KitError:
+        return None
+    return m if m.get("lock_sha256") == current else None
+
+
+def unavailable_reason(d: StackDef, plat: Platform, check_python: bool = True) -> str | None:
+    """Why this stack cannot exist here, in one line; None if it can."""
+    if plat.key not in d.platforms:
+        where = " and ".join(d.platforms) or "no platform"
+        return f"exists on {where} only (this is {plat.key})"
+    if d.arch == "x86_64" and plat.apple_silicon and not plat.rosetta:
+        return f"needs Rosetta 2 to run x86_64 Python; install it with: {ROSETTA_HINT}"
+    if check_python and find_python(d.python, d.arch, plat) is None:
+        if plat.downloads:
+            return None  # uv will download it when the stack is built
+        return (f"no Python {d.python} interpreter found (uv-managed, pyenv, PATH) and uv may not "
+                "download one here (UV_PYTHON_DOWNLOADS=never or offline)")
+    return None
+
+
+def status(d: StackDef, plat: Platform) -> tuple:
+    """("built" | "not built" | "unavailable", reason or None)."""
+    reason = unavailable_reason(d, plat, check_python=False)
+    if reason:
+        return "unavailable", reason
+    if _marker(d):
+        return "built", None
+    reason = unavailable_reason(d, plat)
+    return ("unavailable", reason) if reason else ("not built", None)
+
+
+def listing(plat: Platform | None = None) -> list:
+    """Every stack with its attributes and status: what `kit stacks --json` prints."""
+    plat = plat or detect()
+    ref = reference()
+    out = []
+    for d in definitions().values():
+        st, reason = status(d, plat)
+        out.append({"name": d.name, "lock": d.lock, "platforms": list(d.platforms),
+                    "reference": d.name == ref,
+                    "attributes": {"python": d.python, **d.versions,
+                                   "blas": d.blas.get(plat.key) or d.blas,
+                                   "arch": d.arch or "native"},
+                    "status": st, "reason": reason, "venv": str(d.venv())})
+    return out
+
+
+# -- runnable stacks --------------------------------------------------------------------------
 def _installed(name):
     try:
         return metadata.version(name)
@@ -35,10 +167,32 @@ def host_stack() -> Stack:
     attrs = {"python": platform.python_version(), "machine": platform.machine(),
              "os": sys.platform, **{p: _installed(p) for p in _HOST_PACKAGES}}
     ident = hashlib.sha256(json.dumps(attrs, sort_keys=True).encode()).hexdigest()
-    return Stack(HOST, sys.executable, ident, attrs)
+    return Stack(HOST, (sys.executable,), ident, attrs)
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+
+
+def built_stack(d: StackDef, plat: Platform | None = None) -> Stack | None:
+    """The runnable form of a built stack, or None if it is not (completely) built."""
+    m = _marker(d)
+    if m is None:
+        return None
+    plat = plat or detect()
+    ident = hashlib.sha256(json.dumps([m["lock_sha256"], m["python"], m["machine"]]).encode())
+    attrs = {"python": m["python"], "machine": m["machine"], **d.versions}
+    return Stack(d.name, (*arch_prefix(d.arch, plat), str(venv_python(d.venv()))),
+                 ident.hexdigest(), attrs)
 
 
 def get_stack(name: str) -> Stack:
     if name == HOST:
         return host_stack()
-    raise KitError(f"unknown stack {name!r}; only 'host' is available so far")
+    defs = definitions()
+    if name not in defs:
+        raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
+    stack = built_stack(defs[name])
+    if stack is None:
+        raise KitError(f"stack {name!r} is not built: run `kit stacks build {name}`")
+    return stack

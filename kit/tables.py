@@ -99,3 +99,26 @@ def pairs_text(rows: list) -> str:
                    + [c["models"][m]["flips"] for m in MODELS])
     return tabulate(out, ["factor", "pair", "identical", "of", "emb diff", "ARI", "Jaccard"]
                     + [f"flips {m}" for m in MODELS], disable_numparse=True)
+
+
+def stacks_text(rows: list, doctor: bool = False) -> str:
+    if doctor:
+        out = []
+        for r in rows:
+            fp = r.get("measured") or {}
+            blas = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
+                             f"{p.get('architecture') or ''}".rstrip()
+                             for p in fp.get("threadpools") or [] if p.get("user_api") == "blas")
+            pk = fp.get("packages", {})
+            out.append([r["name"], r["status"], fp.get("python", "-"), pk.get("numpy", "-"),
+                        pk.get("scipy", "-"), pk.get("scikit-learn", "-"), blas or "-",
+                        "\n".join(r.get("problems") or []) or "ok"])
+        return tabulate(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
+                              "BLAS (measured)", "problems"], disable_numparse=True)
+    out = [[r["name"] + (" *" if r["reference"] else ""), r["attributes"]["python"],
+            r["attributes"].get("numpy"), r["attributes"].get("scikit-learn"),
+            r["attributes"]["blas"] if isinstance(r["attributes"]["blas"], str) else "-",
+            r["attributes"]["arch"], r["status"] + (f": {r['reason']}" if r["reason"] else "")]
+           for r in rows]
+    return tabulate(out, ["stack (* reference)", "python", "numpy", "sklearn", "BLAS", "arch",
+                          "status"], disable_numparse=True)

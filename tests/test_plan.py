@@ -4,7 +4,6 @@ import pytest
 
 from kit.errors import KitError
 from kit.plan import FACTORS, PlanOptions, plan
-from kit.stacks import host_stack
 
 D = "d" * 64
 
@@ -15,7 +14,7 @@ def diff(p):
 
 
 def pairs(factor, **opts):
-    return plan(factor, host_stack(), D, PlanOptions(**opts))
+    return plan(factor, D, PlanOptions(**opts))
 
 
 def test_repeat_is_the_null_experiment():

@@ -9,7 +9,6 @@ import pytest
 from kit.errors import KitError
 from kit.plan import PlanOptions, plan
 from kit.runner import execute, run_all, worker_env, worker_root
-from kit.stacks import host_stack
 from kit.store import Store
 
 pytestmark = pytest.mark.slow
@@ -39,7 +38,7 @@ def test_worker_source_imports_only_the_numeric_stack():
 
 
 def test_worker_process_imports_nothing_of_kits_own_dependencies(tiny, tmp_path):
-    spec = plan("repeat", host_stack(), tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    spec = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
     code = ("import sys, kit.worker.__main__ as w; w.main(sys.argv[1:]); "
             "import kit; print(kit.__file__); "
             "print(sorted(m for m in sys.modules if m.startswith('kit.') and not m.startswith('kit.worker')))")
@@ -61,7 +60,7 @@ def test_worker_process_imports_nothing_of_kits_own_dependencies(tiny, tmp_path)
 
 def test_execute_stores_once_and_resumes(tiny):
     store = Store()
-    pairs = plan("repeat", host_stack(), tiny.sha256, PlanOptions(threads=(1,)))
+    pairs = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))
     specs = [pairs[0].a, pairs[0].b]
     done = []
     run_all(specs[:1], tiny, store, on_done=done.append)
@@ -72,13 +71,13 @@ def test_execute_stores_once_and_resumes(tiny):
 
 
 def test_worker_failure_is_one_clear_error(tiny):
-    bad = plan("repeat", host_stack(), tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    bad = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
     bad = bad.with_(env=(("NPY_BAD", "1"),), svd_iters=1)
     # a stack interpreter that cannot run the worker
     import kit.runner as runner
     from kit.stacks import Stack
     orig = runner.get_stack
-    runner.get_stack = lambda name: Stack("host", "/bin/false", bad.stack_id, {})
+    runner.get_stack = lambda name: Stack("host", ("/bin/false",), bad.stack_id, {})
     try:
         with pytest.raises(KitError, match="worker failed in stack 'host'"):
             execute(bad, tiny, Store())

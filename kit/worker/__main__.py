@@ -18,14 +18,23 @@ def _sha256(a):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m kit.worker")
-    ap.add_argument("--spec", required=True, help="run specification (JSON)")
-    ap.add_argument("--dataset", required=True, help="dataset (JSON: seqs, labels, n_train)")
-    ap.add_argument("--out", required=True, help="empty directory for stage arrays + manifest")
+    ap.add_argument("--spec", help="run specification (JSON)")
+    ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")
+    ap.add_argument("--out", help="empty directory for stage arrays + manifest")
+    ap.add_argument("--fingerprint", action="store_true",
+                    help="print this interpreter's environment fingerprint (JSON) and exit")
     args = ap.parse_args(argv)
+
+    from .fingerprint import fingerprint
+
+    if args.fingerprint:
+        json.dump(fingerprint(), sys.stdout, sort_keys=True)
+        return 0
+    if not (args.spec and args.dataset and args.out):
+        ap.error("--spec, --dataset and --out are required")
 
     import numpy as np
 
-    from .fingerprint import fingerprint
     from .pipeline import run_pipeline
 
     with open(args.spec) as f:

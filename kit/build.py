@@ -1,0 +1,73 @@
+"""Build stack environments with uv from their lock files, and regenerate the lock files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+from .atomic import write_bytes
+from .errors import KitError
+from .interpreters import arch_prefix, find_python, probe, uv_bin
+from .platforms import Platform, detect
+from .stacks import MARKER, StackDef, built_stack, unavailable_reason, venv_python
+
+
+def _uv(args, cwd=None, env=None, what="uv"):
+    proc = subprocess.run([uv_bin(), *args], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})))
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise KitError(f"{what} failed: {last}")
+    return proc
+
+
+def build(d: StackDef, plat: Platform | None = None, log=lambda msg: None) -> bool:
+    """Create the stack's venv from its lock (binary wheels only, hashes verified by uv).
+
+    Idempotent: a complete build of the current lock is kept (returns False); anything else,
+    including a venv left half-built by an interrupt, is deleted and built again (True).
+    """
+    plat = plat or detect()
+    if built_stack(d, plat) is not None:
+        return False
+    reason = unavailable_reason(d, plat, check_python=False)
+    if reason:
+        raise KitError(f"stack {d.name} cannot be built here: {reason}")
+    python = find_python(d.python, d.arch, plat, install=True)
+    if python is None:
+        raise KitError(f"stack {d.name}: {unavailable_reason(d, plat) or 'no interpreter found'}")
+    lock_sha = d.lock_sha256()
+    venv = d.venv()
+    if venv.exists():
+        log(f"{d.name}: removing an incomplete or outdated environment")
+        shutil.rmtree(venv)
+    log(f"{d.name}: creating the environment with {python}")
+    try:
+        _uv(["venv", "--quiet", "--python", python, str(venv)], what=f"{d.name}: uv venv")
+        log(f"{d.name}: installing {d.lock}/uv.lock")
+        # --frozen: the lock as committed, never re-resolved; --no-build: wheels only
+        _uv(["sync", "--frozen", "--no-build", "--no-install-project", "--compile-bytecode",
+             "--quiet", "--python", str(venv_python(venv))], cwd=d.lock_dir(),
+            env={"UV_PROJECT_ENVIRONMENT": str(venv)}, what=f"{d.name}: uv sync")
+        got = probe(str(venv_python(venv)), arch_prefix(d.arch, plat))
+        if got is None:
+            raise KitError(f"stack {d.name}: the new environment's interpreter does not start")
+        marker = {"lock_sha256": lock_sha, "python": got[0], "machine": got[1],
+                  "interpreter": python, "built": datetime.now(timezone.utc).isoformat()}
+        write_bytes(venv / MARKER, json.dumps(marker, indent=1).encode())
+    except BaseException:
+        shutil.rmtree(venv, ignore_errors=True)  # never leave a venv that looks usable
+        raise
+    return True
+
+
+def lock(d: StackDef, upgrade: bool = False, python: str | None = None) -> None:
+    """Re-resolve the stack's pyproject.toml into uv.lock for every platform it lists."""
+    args = ["lock", "--quiet"] + (["--upgrade"] if upgrade else [])
+    # any interpreter >= 3.9 can lock: the environment markers fix the Python minor version
+    args += ["--python", python or sys.executable]
+    _uv(args, cwd=d.lock_dir(), env={"UV_PYTHON_DOWNLOADS": "never"}, what=f"{d.lock}: uv lock")
