@@ -10,10 +10,15 @@ Usage: ./bootstrap.sh [options]
 Sets up kit on this machine and runs a first small audit:
   1. uv (Homebrew on macOS via the Brewfile, pip elsewhere)
   2. kit's own environment in .venv (uv, binary wheels, bytecode compiled)
-  3. the dataset: the built-in synthetic set (said so when it is used)
-  4. a smoke audit: the null experiment (repeat) and a few seeds, then the budget
+  3. the stacks available on this platform, from the lock files in stacks/
+     (on Apple silicon the x86_64 ones run under Rosetta 2)
+  4. the dataset: the built-in synthetic set (said so when it is used)
+  5. a smoke audit: the null experiment (repeat) and a few seeds, then the budget
 
 Options:
+  --stacks LIST  stacks to build, comma-separated, or 'all' (default) or 'none'
+                 (`.venv/bin/kit stacks` lists them; the MKL stack alone is ~1.7 GB)
+  --no-stacks    the same as --stacks none
   --no-audit     set up only; skip the smoke audit
   --n N          proteins in the smoke audit (default 600)
   --python PATH  interpreter for kit's environment (default: 3.12 if found, else python3)
@@ -24,10 +29,13 @@ EOF
 
 AUDIT=1
 N=600
+STACKS=all
 PYTHON=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-audit) AUDIT=0 ;;
+    --stacks) STACKS="${2:?--stacks needs a list, all or none}"; shift ;;
+    --no-stacks) STACKS=none ;;
     --n) N="${2:?--n needs a number}"; shift ;;
     --python) PYTHON="${2:?--python needs a path}"; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -82,14 +90,33 @@ else
   say "kit's environment in .venv is ready"
 fi
 
-# 3. dataset -------------------------------------------------------------------------------
+# 3. stacks --------------------------------------------------------------------------------
+if [ "$STACKS" != none ]; then
+  if [ "$STACKS" = all ]; then
+    say "building the stacks available on this platform (resumable; skips built ones)"
+    .venv/bin/kit stacks build
+  else
+    say "building stacks: $STACKS"
+    .venv/bin/kit stacks build ${STACKS//,/ }
+  fi
+  .venv/bin/kit stacks
+fi
+
+# 4. dataset -------------------------------------------------------------------------------
 say "dataset: using the built-in SYNTHETIC set (the UniProt fetcher is not part of this kit yet)"
 
-# 4. smoke audit ---------------------------------------------------------------------------
+# 5. smoke audit ---------------------------------------------------------------------------
 if [ "$AUDIT" = 1 ]; then
   say "smoke audit: null experiment and 4 seeds on $N synthetic proteins"
   .venv/bin/kit run --factor repeat --dataset synthetic --n "$N" --threads 1 >/dev/null
   .venv/bin/kit run --factor seed --dataset synthetic --n "$N" --threads 1 --seeds 0-3 >/dev/null
+  if [ "$STACKS" = all ]; then
+    # every cross-stack factor whose stacks could be built here
+    for f in $(.venv/bin/kit stacks factors); do
+      say "smoke audit: factor $f"
+      .venv/bin/kit run --factor "$f" --dataset synthetic --n "$N" --threads 1 >/dev/null
+    done
+  fi
   .venv/bin/kit budget --dataset synthetic --n "$N"
 fi
 say "done. Next: .venv/bin/kit run --factor threads   (see README.md)"

@@ -94,10 +94,14 @@ def budget(store: Store, dataset: str) -> dict:
             "rows": rows, "note": note}
 
 
+_ROW_ORDER = ("repeat", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
+              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed")
+
+
 def _order(key):
     factor, level = key
-    return (factor != "repeat", factor.startswith("seed"), factor,
-            int(level) if level.isdigit() else 0, level)
+    rank = _ROW_ORDER.index(factor) if factor in _ROW_ORDER else len(_ROW_ORDER)
+    return (rank, factor, int(level) if level.isdigit() else 0, level)
 
 
 def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:

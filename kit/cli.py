@@ -111,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("names", nargs="*")
     q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
     q.add_argument("names", nargs="*")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    q = ssub.add_parser("factors", help="the cross-stack factors whose stacks are built here")
+    q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     q = ssub.add_parser("lock", help="regenerate uv.lock files from the stacks' pyproject.toml")
     q.add_argument("names", nargs="*")
     q.add_argument("--upgrade", action="store_true", help="allow newer versions where not pinned")
@@ -269,6 +271,15 @@ def _cmd_stacks(args) -> int:
             with err.status(f"locking {lk}"):
                 lock(next(d for d in defs.values() if d.lock == lk), upgrade=args.upgrade)
             err.print(f"locked stacks/{lk}/uv.lock")
+        return 0
+    if args.stacks_cmd == "factors":
+        from .plan import STACK_FACTORS, availability
+
+        rows = [r for r in availability(plat) if r["factor"] in STACK_FACTORS]
+        if args.json:
+            _print_json(rows)
+        else:
+            print("\n".join(r["factor"] for r in rows if r["available"] and r["built"]))
         return 0
     if args.stacks_cmd == "doctor":
         from .doctor import stack_doctor

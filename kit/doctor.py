@@ -47,7 +47,7 @@ def problems(fp: dict, expected_blas: str | None, cpu_flags=frozenset()) -> list
 def stack_doctor(names, plat: Platform) -> list:
     defs = definitions()
     out = []
-    for name in names or list(defs):
+    for name in names or [n for n, d in defs.items() if plat.key in d.platforms]:
         d = defs[name]
         stack = built_stack(d, plat)
         row = {"name": name, "status": "built" if stack else "not built",

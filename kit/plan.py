@@ -150,3 +150,29 @@ def _stack_plan(factor, dataset_hash, opts, plat, get) -> list:
 def _need_two(vals):
     if len(vals) < 2:
         raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")
+
+
+def availability(plat: Platform | None = None) -> list:
+    """Every factor with whether it can run here, why not, and whether its stacks are built."""
+    from .stacks import definitions, status
+
+    plat = plat or detect()
+    defs = definitions()
+    out = []
+    for f, what in ALL_FACTORS.items():
+        row = {"factor": f, "description": what, "stacks": [], "available": True,
+               "reason": None, "built": True}
+        if f == "threads" and len(default_threads()) < 2:
+            row.update(available=False, reason="this machine has one core")
+        if f in STACK_FACTORS:
+            try:
+                row["stacks"] = required_stacks([f], plat)
+            except KitError as e:
+                row.update(available=False, reason=str(e), built=False)
+            for name in row["stacks"]:
+                st, why = status(defs[name], plat)
+                if st == "unavailable" and row["available"]:
+                    row.update(available=False, reason=f"stack {name}: {why}")
+                row["built"] = row["built"] and st == "built"
+        out.append(row)
+    return out

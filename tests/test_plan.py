@@ -62,3 +62,53 @@ def test_unknown_factor_and_single_seed():
     with pytest.raises(KitError, match="two seeds"):
         pairs("seed", seeds=(3,))
     assert set(FACTORS) >= {"repeat", "threads", "seed", "precision", "svd-iters"}
+
+
+# -- stack factors --------------------------------------------------------------------------
+from kit.platforms import Platform  # noqa: E402
+from kit.plan import required_stacks, stack_pairs  # noqa: E402
+from kit.stacks import Stack  # noqa: E402
+
+LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "avx512f", "sse4_2"}))
+OLD_LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"sse4_2"}))
+MAC = Platform("darwin", "arm64", (14, 5), rosetta=True)
+
+
+def fake_get(name):
+    return Stack(name, ("python",), "id-" + name, {})
+
+
+def test_sklearn_pairs_hold_numpy_fixed():
+    ps = plan("sklearn", D, PlanOptions(), plat=LINUX, get=fake_get)
+    assert [(p.a.stack, p.b.stack) for p in ps] == [
+        ("np1-sk142", "np1-sk152"), ("np1-sk152", "np1-sk191"), ("np1-sk142", "np1-sk191")]
+    assert all(diff(p) == {"stack", "stack_id"} for p in ps)
+
+
+def test_blas_differs_by_platform():
+    assert [(a, b) for a, _, b, _, _ in stack_pairs("blas", LINUX)] == [
+        ("py39-openblas-sk161", "py39-mkl-sk161")]
+    assert [(a, b) for a, _, b, _, _ in stack_pairs("blas", MAC)] == [
+        ("np1-sk152", "np2-sk152"), ("np1-sk191", "np2-sk191")]
+
+
+def test_arch_is_rosetta_on_a_mac_and_code_paths_on_linux():
+    assert [(a, b) for a, _, b, _, _ in stack_pairs("arch", MAC)] == [
+        ("np1-sk191", "np1-sk191-x86"), ("np2-sk161", "np2-sk161-x86")]
+    ps = plan("arch", D, PlanOptions(), plat=LINUX, get=fake_get)
+    openblas = [p for p in ps if p.a.stack == "np2-sk191"]
+    assert [dict(p.b.env)["OPENBLAS_CORETYPE"] for p in openblas] == ["Prescott", "Sandybridge", "Haswell"]
+    assert all(dict(p.a.env)["OPENBLAS_CORETYPE"] == "SkylakeX" and diff(p) == {"env"} for p in openblas)
+    mkl = [p for p in ps if p.a.stack == "py39-mkl-sk161"]
+    assert [dict(p.b.env)["MKL_CBWR"] for p in mkl] == ["COMPATIBLE", "SSE4_2", "AVX2"]
+    # a CPU without AVX: only code paths it can run are planned
+    old = stack_pairs("arch", OLD_LINUX)
+    assert [dict(eb)["MKL_CBWR"] for _, _, _, eb, _ in old] == ["COMPATIBLE"]
+
+
+def test_python_pair_and_required_stacks():
+    assert stack_pairs("python", LINUX)[0][2] == "py313-np2-sk191"
+    assert stack_pairs("python", MAC)[0][2] == "py314-np2-sk191"
+    assert required_stacks(["seed", "python"], LINUX) == ["host", "np2-sk191", "py313-np2-sk191"]
+    with pytest.raises(KitError, match="no stack pairs on linux-arm64"):
+        stack_pairs("blas", Platform("linux", "aarch64"))

@@ -1,0 +1,95 @@
+"""Real stacks built with uv from the committed lock files, and a cross-stack factor end to end.
+
+Builds two small stacks (numpy 1.26.4 with scikit-learn 1.5.2 and 1.9.1, Python 3.12); uv's
+cache makes a second build quick. Skipped only where no Python 3.12 can be found or fetched.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.build import build
+from kit.cli import main
+from kit.platforms import detect
+from kit.stacks import MARKER, built_stack, definitions, status
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+PAIR = ("np1-sk152", "np1-sk191")
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("stacks-home")
+    cat = home / "catalogue"
+    cat.mkdir()
+    for name in PAIR:
+        shutil.copytree(ROOT / "stacks" / name, cat / name)
+    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
+                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
+                      f'blas = {{ linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }}\n\n'
+                      for n in PAIR)
+    pairs = f'[pairs.sklearn]\nlinux-x86_64 = [["{PAIR[0]}", "{PAIR[1]}"]]\nmacos-arm64 = [["{PAIR[0]}", "{PAIR[1]}"]]\n'
+    (cat / "stacks.toml").write_text(f'reference = "{PAIR[1]}"\n\n' + entries + pairs)
+    return home
+
+
+@pytest.fixture(autouse=True)
+def kit_home(module_home, monkeypatch):  # overrides conftest's per-test home: builds are shared
+    monkeypatch.setenv("KIT_HOME", str(module_home / "kit"))
+    monkeypatch.setenv("KIT_STACKS_DIR", str(module_home / "catalogue"))
+    return module_home / "kit"
+
+
+def test_build_two_real_stacks(capsys):
+    plat = detect()
+    defs = definitions()
+    if status(defs[PAIR[0]], plat)[0] == "unavailable":
+        pytest.skip(status(defs[PAIR[0]], plat)[1])
+    assert main(["stacks", "build", *PAIR]) == 0
+    rows = {r["name"]: r for r in _stacks_json(capsys)}
+    assert all(rows[n]["status"] == "built" for n in PAIR)
+    for n in PAIR:
+        marker = json.loads((defs[n].venv() / MARKER).read_text())
+        assert marker["lock_sha256"] == defs[n].lock_sha256() and marker["python"].startswith("3.12")
+
+
+def test_building_again_is_a_no_op_and_a_half_built_venv_is_rebuilt():
+    d = definitions()[PAIR[0]]
+    assert build(d) is False
+    (d.venv() / MARKER).unlink()  # as if interrupted before the end
+    assert built_stack(d) is None and status(d, detect())[0] == "not built"
+    assert build(d) is True and built_stack(d) is not None
+
+
+def test_doctor_measures_what_each_stack_has(capsys):
+    assert main(["stacks", "doctor", "--json", *PAIR]) == 0
+    report = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    for n, sk in zip(PAIR, ("1.5.2", "1.9.1")):
+        pk = report[n]["measured"]["packages"]
+        assert pk["numpy"] == "1.26.4" and pk["scikit-learn"] == sk
+        assert any(p["internal_api"] == "openblas" for p in report[n]["measured"]["threadpools"])
+
+
+def test_sklearn_factor_end_to_end(capsys):
+    assert main(["run", "--factor", "sklearn", "--n", "300", "--json"]) == 0
+    b = json.loads(capsys.readouterr().out)
+    row = {r["factor"]: r for r in b["rows"]}["sklearn"]
+    assert row["pairs"] == 1 and row["labels"] == [f"{PAIR[0]} vs {PAIR[1]}"]
+    assert row["identical"]["kmer"] == 1  # exact integers never move
+    # the planned difference is explained; anything else would be listed as a confound
+    assert "package:scikit-learn" not in row["confounds"]
+    assert all(not k.startswith("package:") for k in row["confounds"])
+    pairs = json.loads(_run(capsys, ["budget", "--factor", "sklearn", "--json"]))
+    assert pairs[0]["comparison"]["env_diff"]["package:scikit-learn"] == ["1.5.2", "1.9.1"]
+
+
+def _run(capsys, argv):
+    assert main(argv) == 0
+    return capsys.readouterr().out
+
+
+def _stacks_json(capsys):
+    return json.loads(_run(capsys, ["stacks", "--json"]))
