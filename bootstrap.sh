@@ -12,13 +12,15 @@ Sets up kit on this machine and runs a first small audit:
   2. kit's own environment in .venv (uv, binary wheels, bytecode compiled)
   3. the stacks available on this platform, from the lock files in stacks/
      (on Apple silicon the x86_64 ones run under Rosetta 2)
-  4. the dataset: the built-in synthetic set (said so when it is used)
+  4. the dataset: the paper's Swiss-Prot subset from UniProt (cached after the first
+     fetch); offline, the built-in synthetic set, saying so
   5. a smoke audit: the null experiment (repeat) and a few seeds, then the budget
 
 Options:
   --stacks LIST  stacks to build, comma-separated, or 'all' (default) or 'none'
                  (`.venv/bin/kit stacks` lists them; the MKL stack alone is ~1.7 GB)
   --no-stacks    the same as --stacks none
+  --no-fetch     do not contact UniProt; use the synthetic set (or a cached fetch)
   --no-audit     set up only; skip the smoke audit
   --n N          proteins in the smoke audit (default 600)
   --python PATH  interpreter for kit's environment (default: 3.12 if found, else python3)
@@ -30,10 +32,12 @@ EOF
 AUDIT=1
 N=600
 STACKS=all
+FETCH=1
 PYTHON=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-audit) AUDIT=0 ;;
+    --no-fetch) FETCH=0 ;;
     --stacks) STACKS="${2:?--stacks needs a list, all or none}"; shift ;;
     --no-stacks) STACKS=none ;;
     --n) N="${2:?--n needs a number}"; shift ;;
@@ -103,20 +107,28 @@ if [ "$STACKS" != none ]; then
 fi
 
 # 4. dataset -------------------------------------------------------------------------------
-say "dataset: using the built-in SYNTHETIC set (the UniProt fetcher is not part of this kit yet)"
+DATASET=synthetic
+if [ "$FETCH" = 1 ] && .venv/bin/kit data fetch; then
+  DATASET=swissprot
+elif .venv/bin/kit data verify swissprot >/dev/null 2>&1; then
+  DATASET=swissprot
+  say "dataset: using the cached Swiss-Prot subset"
+else
+  say "dataset: UniProt not reached; using the built-in SYNTHETIC set instead"
+fi
 
 # 5. smoke audit ---------------------------------------------------------------------------
 if [ "$AUDIT" = 1 ]; then
-  say "smoke audit: null experiment and 4 seeds on $N synthetic proteins"
-  .venv/bin/kit run --factor repeat --dataset synthetic --n "$N" --threads 1 >/dev/null
-  .venv/bin/kit run --factor seed --dataset synthetic --n "$N" --threads 1 --seeds 0-3 >/dev/null
+  say "smoke audit: null experiment and 4 seeds on $N proteins of $DATASET"
+  .venv/bin/kit run --factor repeat --dataset "$DATASET" --n "$N" --threads 1 >/dev/null
+  .venv/bin/kit run --factor seed --dataset "$DATASET" --n "$N" --threads 1 --seeds 0-3 >/dev/null
   if [ "$STACKS" = all ]; then
     # every cross-stack factor whose stacks could be built here
     for f in $(.venv/bin/kit stacks factors); do
       say "smoke audit: factor $f"
-      .venv/bin/kit run --factor "$f" --dataset synthetic --n "$N" --threads 1 >/dev/null
+      .venv/bin/kit run --factor "$f" --dataset "$DATASET" --n "$N" --threads 1 >/dev/null
     done
   fi
-  .venv/bin/kit budget --dataset synthetic --n "$N"
+  .venv/bin/kit budget --dataset "$DATASET" --n "$N"
 fi
 say "done. Next: .venv/bin/kit run --factor threads   (see README.md)"

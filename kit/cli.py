@@ -103,6 +103,15 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--n", type=_positive)
     q.add_argument("--json", action="store_true")
     dsub.add_parser("list", help="stored datasets")
+    q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)")
+    q.add_argument("--base-url", help="UniProt REST base URL (env KIT_UNIPROT_URL; a mirror)")
+    q.add_argument("--refresh", action="store_true", help="fetch again even if cached")
+    q.add_argument("--per-organism", type=_positive, default=1000, help="proteins sampled per organism")
+    q.add_argument("--keep", type=_positive, default=6000, help="proteins kept from the shuffled pool")
+    q.add_argument("--seed", type=int, default=20261005, help="sampling and shuffling seed")
+    q = dsub.add_parser("verify", help="re-hash a dataset (swissprot: its cached pages too)")
+    q.add_argument("name", nargs="?", default="swissprot")
+    q.add_argument("--json", action="store_true")
 
     p = sub.add_parser("stacks", help="pinned environments: list, build, doctor, lock")
     p.add_argument("--json", action="store_true")
@@ -218,6 +227,18 @@ def _cmd_data(args) -> int:
         print(f"imported {s['rows']} proteins as {ds.name!r} ({s['train']} train, {s['test']} test, "
               f"{s['positives']} positive), {dropped} dropped; sha256 {ds.sha256[:12]}")
         return 0
+    if args.data_cmd == "fetch":
+        return _data_fetch(args)
+    if args.data_cmd == "verify":
+        from .data import uniprot
+
+        if args.name == uniprot.NAME:
+            out = uniprot.verify()
+        else:
+            ds = load_dataset(args.name)
+            out = {"dataset": ds.name, "sha256": ds.sha256, "ok": True}
+        _print_json(out) if args.json else print(f"{out['dataset']}: ok, sha256 {out['sha256'][:12]}")
+        return 0
     if args.data_cmd == "list":
         print("\n".join(["synthetic (built in; generated for any --n)"] + stored_datasets()))
         return 0
@@ -289,6 +310,30 @@ def _cmd_stacks(args) -> int:
         return 0
     rows = listing(plat)
     _print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
+    return 0
+
+
+def _data_fetch(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .data import uniprot
+
+    err = Console(stderr=True)
+    proto = uniprot.Protocol(per_organism=args.per_organism, keep=args.keep, seed=args.seed)
+    tasks = {}
+    with Progress(TextColumn("{task.description:>24}"), BarColumn(), MofNCompleteColumn(),
+                  console=err) as bar:
+        def progress(taxid, name, done, total):
+            if taxid not in tasks:
+                tasks[taxid] = bar.add_task(name, total=total)
+            bar.update(tasks[taxid], completed=done, total=total)
+
+        ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress)
+    s = ds.summary()
+    print(f"swissprot: {s['rows']} proteins ({s['train']} train, {s['test']} test), "
+          f"{s['positives']} with a transmembrane segment; UniProt release {s['release']} "
+          f"({s['release_date']}); sha256 {ds.sha256[:12]}")
     return 0
 
 

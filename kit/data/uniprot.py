@@ -1,0 +1,289 @@
+"""The paper's Swiss-Prot subset: fetch from the UniProt REST API, cache, verify, derive.
+
+Fetch: reviewed entries of twelve organisms, length 60-700 filtered by the server, as TSV pages
+of 500 following ``Link: <...>; rel="next"``. Each organism's raw pages are written to a
+temporary folder and renamed into the cache only when complete, with a manifest of their
+sha256. Derive: the protocol in ``Protocol`` turns the cached pages into the ``swissprot``
+dataset. docs/data.md documents both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import write_bytes
+from ..errors import KitError
+from ..paths import subdir
+from ..worker.pipeline import AMINO_ACIDS
+from .dataset import MAX_LEN, MIN_LEN, make_dataset, save_dataset
+
+DEFAULT_URL = "https://rest.uniprot.org"
+NAME = "swissprot"
+ORGANISMS = (  # (taxonomy id, name), in the order the protocol samples them
+    (9606, "human"), (10090, "mouse"), (559292, "budding yeast"), (284812, "fission yeast"),
+    (83333, "E. coli K-12"), (224308, "B. subtilis"), (3702, "Arabidopsis"),
+    (7227, "Drosophila"), (6239, "C. elegans"), (83332, "M. tuberculosis H37Rv"),
+    (44689, "Dictyostelium"), (7955, "zebrafish"),
+)
+FIELDS = "accession,organism_id,sequence,ft_transmem"
+COLUMNS = ("Entry", "Organism (ID)", "Sequence", "Transmembrane")
+PAGE_SIZE = 500
+_STANDARD = frozenset(AMINO_ACIDS)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The paper's sampling protocol; every parameter can be overridden."""
+
+    per_organism: int = 1000
+    keep: int = 6000
+    seed: int = 20261005
+    min_len: int = MIN_LEN
+    max_len: int = MAX_LEN
+
+
+def base_url(url: str | None = None) -> str:
+    return (url or os.environ.get("KIT_UNIPROT_URL") or DEFAULT_URL).rstrip("/")
+
+
+def query(taxid: int, protocol: Protocol = Protocol()) -> str:
+    return (f"reviewed:true AND organism_id:{taxid} AND "
+            f"length:[{protocol.min_len} TO {protocol.max_len}]")
+
+
+def cache_dir() -> Path:
+    return subdir("uniprot")
+
+
+# -- HTTP ---------------------------------------------------------------------------------------
+def session(retries: int = 6, backoff: float = 1.0):
+    """A requests session that retries 429/5xx with backoff and honours Retry-After."""
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    retry = Retry(total=retries, connect=2, read=retries, backoff_factor=backoff,
+                  status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",),
+                  respect_retry_after_header=True, raise_on_status=False)
+    s = requests.Session()
+    s.mount("https://", HTTPAdapter(max_retries=retry))
+    s.mount("http://", HTTPAdapter(max_retries=retry))
+    s.headers.update({"Accept-Encoding": "gzip", "User-Agent": "kit-reproducibility-budget"})
+    s.kit_backoff = backoff  # also paces re-fetches of a page whose body arrived broken
+    return s
+
+
+def _get(sess, url, params=None, attempts=4, timeout=(10, 120)):
+    """One page; a body cut short or undecodable is fetched again, a few times."""
+    import requests
+
+    for attempt in range(attempts):
+        try:
+            r = sess.get(url, params=params, timeout=timeout)
+            body = r.content  # reads (and gunzips) the whole body: truncation raises here
+        except requests.exceptions.ConnectionError as e:
+            # urllib3 has already retried the connection: the server cannot be reached
+            raise KitError(f"cannot reach UniProt at {url.split('/uniprotkb')[0]} (offline?): "
+                           f"{type(e).__name__}") from e
+        except (requests.exceptions.ChunkedEncodingError,
+                requests.exceptions.ContentDecodingError, requests.exceptions.Timeout) as e:
+            err = e
+        else:
+            if r.status_code != 200:
+                raise KitError(f"UniProt answered {r.status_code} for {r.url} after retries")
+            return r, body
+        time.sleep(min(2 ** attempt, 10) * getattr(sess, "kit_backoff", 1.0) / 2)
+    raise KitError(f"UniProt page {url} failed {attempts} times: {type(err).__name__}: {err}")
+
+
+# -- fetch ------------------------------------------------------------------------------------
+def _parse_rows(text: str):
+    """Rows of one TSV page as (accession, organism id, sequence, transmembrane cell) + bad count."""
+    lines = text.split("\n")
+    header = lines[0].rstrip("\r").split("\t") if lines else []
+    if tuple(header) != COLUMNS:
+        raise KitError(f"unexpected UniProt TSV header {header!r}; expected {COLUMNS!r}")
+    rows, bad = [], 0
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        cols = line.rstrip("\r").split("\t")
+        if len(cols) != 4 or not cols[0] or not cols[2]:
+            bad += 1
+            continue
+        rows.append(tuple(cols))
+    return rows, bad
+
+
+def fetch_organism(sess, url: str, taxid: int, dest: Path, protocol: Protocol,
+                   on_page=lambda done, total: None) -> dict:
+    """All pages of one organism into ``dest`` (a fresh folder); returns its manifest."""
+    params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv",
+              "size": PAGE_SIZE}
+    next_url, pages, rows, total, release, urls = f"{url}/uniprotkb/search", [], 0, None, None, []
+    while next_url:
+        r, body = _get(sess, next_url, params if not pages else None)
+        urls.append(r.url)
+        rel = r.headers.get("X-UniProt-Release")
+        if release is None:
+            release = {"release": rel, "date": r.headers.get("X-UniProt-Release-Date")}
+        elif rel != release["release"]:
+            raise KitError(f"UniProt release changed during the fetch ({release['release']} -> "
+                           f"{rel}); run the fetch again")
+        if total is None and r.headers.get("X-Total-Results", "").isdigit():
+            total = int(r.headers["X-Total-Results"])
+        got, bad = _parse_rows(body.decode("utf-8"))
+        rows += len(got) + bad
+        name = f"page-{len(pages) + 1:04d}.tsv"
+        (dest / name).write_bytes(body)
+        pages.append({"file": name, "sha256": hashlib.sha256(body).hexdigest(), "rows": len(got),
+                      "malformed": bad})
+        on_page(rows, total)
+        next_url = r.links.get("next", {}).get("url")
+    if total is not None and rows != total:
+        raise KitError(f"organism {taxid}: received {rows} rows but UniProt announced {total}")
+    return {"taxid": taxid, "total": total, "urls": urls, "pages": pages, **(release or {})}
+
+
+def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Protocol(),
+          on_progress=lambda taxid, name, done, total: None, sess=None) -> dict:
+    """Fetch (or reuse from the cache) every organism's raw pages; returns the raw manifest."""
+    url = base_url(url)
+    raw = cache_dir() / "raw"
+    raw.mkdir(exist_ok=True)
+    sess = sess or session()
+    organisms = {}
+    for taxid, name in ORGANISMS:
+        final = raw / str(taxid)
+        if final.exists() and not refresh:
+            organisms[taxid] = verify_organism(final)  # refuses a tampered cache
+            on_progress(taxid, name, 1, 1)
+            continue
+        tmp = Path(tempfile.mkdtemp(dir=raw, prefix=f".{taxid}-"))
+        try:
+            m = fetch_organism(sess, url, taxid, tmp, protocol,
+                               on_page=lambda d, t, _id=taxid, _n=name: on_progress(_id, _n, d, t))
+            m["accessed"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            m["name"] = name
+            (tmp / "manifest.json").write_text(json.dumps(m, indent=1))
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(tmp, final)  # the organism appears whole, or not at all
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        organisms[taxid] = m
+    releases = {m.get("release") for m in organisms.values()}
+    if len(releases) > 1:
+        raise KitError(f"cached organisms come from different UniProt releases {sorted(map(str, releases))}; "
+                       "run `kit data fetch --refresh`")
+    return {"url": url, "organisms": organisms}
+
+
+def verify_organism(folder: Path) -> dict:
+    try:
+        m = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError) as e:
+        raise KitError(f"UniProt cache {folder} has no readable manifest; "
+                       "run `kit data fetch --refresh`") from e
+    for p in m["pages"]:
+        path = folder / p["file"]
+        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != p["sha256"]:
+            raise KitError(f"UniProt cache page {path} does not match its sha256; refusing it "
+                           "(run `kit data fetch --refresh`)")
+    return m
+
+
+# -- derive -----------------------------------------------------------------------------------
+def label(transmembrane_cell: str) -> int:
+    """1 if UniProt records at least one Transmembrane feature."""
+    return int("TRANSMEM" in transmembrane_cell)
+
+
+def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
+    """Apply the protocol to the cached pages; returns (dataset, derivation manifest)."""
+    raw = cache_dir() / "raw"
+    rng = np.random.default_rng(protocol.seed)
+    pool, counts, raw_hash = [], {}, hashlib.sha256()
+    for taxid, name in ORGANISMS:
+        m = raw_manifest["organisms"][taxid]
+        entries, malformed, nonstandard, length = {}, 0, 0, 0
+        for p in m["pages"]:
+            body = (raw / str(taxid) / p["file"]).read_bytes()
+            raw_hash.update(body)
+            rows, bad = _parse_rows(body.decode("utf-8"))
+            malformed += bad
+            for acc, org, seq, tm in rows:
+                if not set(seq) <= _STANDARD:
+                    nonstandard += 1
+                elif not protocol.min_len <= len(seq) <= protocol.max_len:
+                    length += 1
+                else:
+                    entries[acc] = (seq, label(tm))
+        # the API's order is not a contract: order by accession before sampling
+        accs = sorted(entries)
+        take = np.sort(rng.choice(len(accs), size=min(protocol.per_organism, len(accs)),
+                                  replace=False)) if accs else []
+        chosen = [accs[i] for i in take]
+        pool += [(a, entries[a][0], entries[a][1], name) for a in chosen]
+        counts[name] = {"taxid": taxid, "fetched": m["total"], "usable": len(accs),
+                        "sampled": len(chosen), "positives": sum(entries[a][1] for a in chosen),
+                        "malformed": malformed, "nonstandard": nonstandard,
+                        "out_of_bounds": length}
+    if len(pool) < 3:
+        raise KitError("the UniProt pages hold too few usable proteins to build a dataset")
+    first = next(iter(raw_manifest["organisms"].values()))
+    meta = {"release": first.get("release"), "release_date": first.get("date"),
+            "base_url": raw_manifest["url"],
+            "queries": {name: raw_manifest["organisms"][t]["urls"][0] for t, name in ORGANISMS},
+            "accessed": min(m.get("accessed", "") for m in raw_manifest["organisms"].values()),
+            "raw_sha256": raw_hash.hexdigest(), "protocol": asdict(protocol), "counts": counts}
+    acc, seqs, labels, orgs = zip(*pool)
+    full = make_dataset(NAME, f"uniprot:{meta['release']}", acc, seqs, labels, orgs,
+                        split_seed=protocol.seed, meta=meta)
+    ds = full if full.n <= protocol.keep else replace(full.head(protocol.keep), name=NAME)
+    return ds, meta
+
+
+def fetch_dataset(url=None, refresh=False, protocol: Protocol = Protocol(), on_progress=None):
+    """Fetch (or reuse) the raw pages, derive the dataset, store it; returns the dataset."""
+    raw = fetch(url, refresh, protocol, on_progress or (lambda *a: None))
+    ds, _ = derive(raw, protocol)
+    save_dataset(ds)
+    write_manifest(ds)
+    return ds
+
+
+def verify(protocol: Protocol | None = None) -> dict:
+    """Re-hash the raw pages and re-derive the dataset; raises KitError on any mismatch."""
+    from .dataset import load_dataset
+
+    raw = cache_dir() / "raw"
+    stored = load_dataset(NAME)  # checks the dataset file's own hash
+    proto = protocol or Protocol(**stored.meta.get("protocol", {}))
+    organisms = {t: verify_organism(raw / str(t)) for t, _ in ORGANISMS
+                 if (raw / str(t)).exists()}
+    if len(organisms) != len(ORGANISMS):
+        raise KitError("the UniProt cache is incomplete; run `kit data fetch`")
+    ds, _ = derive({"url": stored.meta.get("base_url"), "organisms": organisms}, proto)
+    if ds.sha256 != stored.sha256:
+        raise KitError("the stored swissprot dataset does not match what its cached pages give; "
+                       "run `kit data fetch --refresh`")
+    return {"dataset": NAME, "sha256": ds.sha256, "raw_sha256": stored.meta.get("raw_sha256"),
+            "pages": sum(len(m["pages"]) for m in organisms.values()), "ok": True}
+
+
+def write_manifest(ds) -> Path:
+    """A human-readable copy of the dataset's provenance beside the cache."""
+    path = cache_dir() / "manifest.json"
+    write_bytes(path, json.dumps({"sha256": ds.sha256, **ds.meta}, indent=1).encode())
+    return path

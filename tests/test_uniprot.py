@@ -1,0 +1,138 @@
+"""kit.data.uniprot against a real local server speaking UniProt's TSV search API."""
+
+import json
+import shutil
+
+import pytest
+
+from kit.cli import main
+from kit.data import load_dataset, uniprot
+from kit.data.uniprot import Protocol, fetch_dataset, label, verify
+from kit.errors import KitError
+from uniprot_server import TM_CELL, FakeUniProt
+
+TAXA = [t for t, _ in uniprot.ORGANISMS]
+
+
+@pytest.fixture
+def server():
+    srv = FakeUniProt(TAXA)
+    yield srv
+    srv.stop()
+
+
+def fast_session():
+    return uniprot.session(retries=4, backoff=0.05)
+
+
+def fetch(url, **kw):
+    raw = uniprot.fetch(url, sess=fast_session(), **kw)
+    ds, _ = uniprot.derive(raw, kw.get("protocol", Protocol()))
+    return ds
+
+
+def test_labels_from_transmembrane_cells():
+    assert label("") == 0
+    assert label(TM_CELL) == 1
+
+
+def test_fetch_survives_429_503_and_a_truncated_body(server):
+    server.faults[(9606, 0)] = ["429"]
+    server.faults[(10090, 1)] = ["503"]
+    server.faults[(7955, 2)] = ["truncate"]
+    ds = fetch_dataset(server.url)
+    s = ds.summary()
+    assert (s["rows"], s["train"], s["test"]) == (6000, 4002, 1998)
+    truth = server.truth()
+    assert all(truth[a] == lab for a, lab in zip(ds.ids, ds.labels))
+    assert s["positives"] == sum(truth[a] for a in ds.ids)
+    assert s["release"] == "2026_03" and s["release_date"] == "05-Oct-2026"
+    assert ds.source == "uniprot:2026_03"
+    c = ds.meta["counts"]["human"]
+    assert (c["fetched"], c["usable"], c["sampled"], c["malformed"], c["nonstandard"]) == (
+        1101, 1099, 1000, 1, 1)
+    assert set(ds.organisms) == {n for _, n in uniprot.ORGANISMS}
+    assert "organism_id%3A9606" in ds.meta["queries"]["human"]
+    # each fault was answered by a retry of the same page; Retry-After: 1 was honoured
+    reqs = [r for r in server.requests if r[:2] == (9606, 0)]
+    assert [r[2] for r in reqs] == ["429", 200] and reqs[1][3] - reqs[0][3] >= 0.9
+    assert [r[2] for r in server.requests if r[:2] == (10090, 1)] == ["503", 200]
+    assert [r[2] for r in server.requests if r[:2] == (7955, 2)] == ["truncate", 200]
+
+
+def test_second_fetch_needs_no_network_and_order_of_pages_does_not_matter(server):
+    first = fetch_dataset(server.url)
+    server.stop()
+    again = fetch_dataset("http://127.0.0.1:9")  # nothing listens there
+    assert again.sha256 == first.sha256 and load_dataset("swissprot").sha256 == first.sha256
+    other = FakeUniProt(TAXA)
+    for t in other.data:
+        other.data[t].reverse()  # same entries, another API order
+    try:
+        assert fetch(other.url, refresh=True).sha256 == first.sha256
+    finally:
+        other.stop()
+
+
+def test_tampered_cache_is_refused(server, capsys):
+    fetch_dataset(server.url)
+    page = uniprot.cache_dir() / "raw" / "9606" / "page-0001.tsv"
+    page.write_bytes(page.read_bytes().replace(b"\t9606\t", b"\t9607\t", 1))
+    with pytest.raises(KitError, match="does not match its sha256"):
+        fetch_dataset(server.url)
+    assert main(["data", "verify"]) == 1
+    assert "does not match" in capsys.readouterr().err
+    fetch_dataset(server.url, refresh=True)
+    assert verify()["ok"]
+
+
+def test_interrupted_fetch_leaves_no_dataset(server):
+    server.faults[(7955, 1)] = ["truncate"] * 4  # every attempt at this page is cut short
+    with pytest.raises(KitError, match="failed 4 times"):
+        fetch(server.url)
+    raw = uniprot.cache_dir() / "raw"
+    assert not (raw / "7955").exists()
+    assert not [p for p in raw.iterdir() if p.name.startswith(".")]  # no temporary folders
+    with pytest.raises(KitError, match="no dataset 'swissprot'"):
+        load_dataset("swissprot")
+    # the next fetch reuses the eleven complete organisms and fetches the missing one
+    n_before = len(server.requests)
+    fetch(server.url)
+    assert {r[0] for r in server.requests[n_before:]} == {7955}
+
+
+def test_release_change_mid_fetch_is_refused(server):
+    server.faults[(9606, 1)] = []
+    orig = server._send
+
+    def send(h, status, data, headers, truncate=False):
+        if headers.get("Link") is None and "X-UniProt-Release" in headers:
+            headers["X-UniProt-Release"] = "2026_04"  # the last page comes from a new release
+        orig(h, status, data, headers, truncate)
+
+    server._send = send
+    with pytest.raises(KitError, match="release changed"):
+        fetch(server.url)
+
+
+def test_protocol_parameters_and_offline_message(server):
+    ds = fetch(server.url, protocol=Protocol(per_organism=50, keep=300))
+    assert ds.n == 300 and ds.n_train == 201
+    assert max(v["sampled"] for v in ds.meta["counts"].values()) == 50
+    with pytest.raises(KitError, match="cannot reach UniProt"):
+        uniprot.fetch("http://127.0.0.1:9", refresh=True, sess=fast_session())
+
+
+def test_cli_fetch_info_verify(server, capsys, monkeypatch):
+    monkeypatch.setenv("KIT_UNIPROT_URL", server.url)
+    assert main(["data", "fetch"]) == 0
+    out = capsys.readouterr().out
+    assert "swissprot: 6000 proteins (4002 train, 1998 test)" in out and "2026_03" in out
+    assert main(["data", "info", "swissprot", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["release"] == "2026_03" and info["rows"] == 6000 and len(info["raw_sha256"]) == 64
+    assert info["synthetic"] is False and info["counts"]["mouse"]["sampled"] == 1000
+    assert main(["data", "verify", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    shutil.rmtree(uniprot.cache_dir() / "raw" / "10090")
+    assert main(["data", "verify"]) == 1

@@ -1,0 +1,120 @@
+"""A real local HTTP server that speaks the UniProt REST search API's TSV format.
+
+Per organism it serves deterministic entries in scrambled order, pages of ``size`` with a
+``Link: <...>; rel="next"`` header, ``X-Total-Results`` and the release headers, gzip when asked,
+the TSV header repeated on every page, one malformed row, one sequence with a non-standard
+residue, empty and multi-feature Transmembrane cells. Faults are scripted per (taxid, page).
+"""
+
+import gzip
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import numpy as np
+
+HEADER = "Entry\tOrganism (ID)\tSequence\tTransmembrane"
+TM_CELL = ('TRANSMEM 52..81; /note="Helical; Name=1"; /evidence="ECO:0000305|PubMed:29872227"; '
+           'TRANSMEM 95..116; /note="Helical; Name=2"; /evidence="ECO:0000305"')
+RELEASE, RELEASE_DATE = "2026_03", "05-Oct-2026"
+
+
+def make_entries(taxid, n, seed=0):
+    rng = np.random.default_rng([taxid, seed])
+    aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    rows = []
+    for i in range(n):
+        acc = f"Q{taxid % 97:02d}{i:05d}"
+        seq = "".join(aa[rng.integers(0, 20, int(rng.integers(60, 701)))])
+        tm = TM_CELL if rng.random() < 0.25 else ""
+        if i == 3:
+            seq = seq[:10] + "X" + seq[11:]  # non-standard residue: dropped by the protocol
+        rows.append(f"{acc}\t{taxid}\t{seq}\t{tm}")
+    rows.insert(5, f"BROKEN{taxid}\t{taxid}")  # a malformed row: two columns
+    order = rng.permutation(len(rows))  # the API's order is not accession order
+    return [rows[i] for i in order]
+
+
+class FakeUniProt:
+    def __init__(self, organisms, per_organism=1100, page_size=500, seed=0):
+        self.data = {t: make_entries(t, per_organism, seed) for t in organisms}
+        self.page_size = page_size
+        self.faults = {}    # (taxid, page) -> list of "429" | "503" | "truncate", used in order
+        self.requests = []  # (taxid, page, status, time)
+        self.release = RELEASE
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server._handle(self)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def truth(self):
+        """accession -> label, from the rows the server holds."""
+        out = {}
+        for rows in self.data.values():
+            for r in rows:
+                c = r.split("\t")
+                if len(c) == 4:
+                    out[c[0]] = int(bool(c[3]))
+        return out
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _handle(self, h):
+        u = urlparse(h.path)
+        q = {k: v[0] for k, v in parse_qs(u.query).items()}
+        query = q.get("query", "")
+        ok = (u.path == "/uniprotkb/search" and q.get("format") == "tsv"
+              and q.get("fields") == "accession,organism_id,sequence,ft_transmem"
+              and "reviewed:true" in query and "length:[60 TO 700]" in query)
+        try:
+            taxid = int(query.split("organism_id:")[1].split()[0])
+        except (IndexError, ValueError):
+            ok = False
+        if not ok or taxid not in self.data:
+            return self._send(h, 400, b"bad request", {})
+        size = min(int(q.get("size", 25)), self.page_size)
+        cursor = int(q.get("cursor", 0))
+        page = cursor // size
+        fault = self.faults.get((taxid, page), [])
+        kind = fault.pop(0) if fault else None
+        self.requests.append((taxid, page, kind or 200, time.monotonic()))
+        if kind == "429":
+            return self._send(h, 429, b"too many requests", {"Retry-After": "1"})
+        if kind == "503":
+            return self._send(h, 503, b"unavailable", {})
+        rows = self.data[taxid]
+        body = "\n".join([HEADER] + rows[cursor:cursor + size]) + "\n"
+        headers = {"X-Total-Results": str(len(rows)), "X-UniProt-Release": self.release,
+                   "X-UniProt-Release-Date": RELEASE_DATE,
+                   "Content-Type": "text/plain; format=tsv"}
+        if cursor + size < len(rows):
+            nxt = dict(q, cursor=str(cursor + size), size=str(size))
+            headers["Link"] = f'<{self.url}/uniprotkb/search?{urlencode(nxt)}>; rel="next"'
+        data = body.encode()
+        if "gzip" in h.headers.get("Accept-Encoding", ""):
+            data = gzip.compress(data)
+            headers["Content-Encoding"] = "gzip"
+        self._send(h, 200, data, headers, truncate=kind == "truncate")
+
+    @staticmethod
+    def _send(h, status, data, headers, truncate=False):
+        h.send_response(status)
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data[: len(data) // 2] if truncate else data)
+        if truncate:
+            h.close_connection = True
