@@ -9,6 +9,7 @@ import numpy as np
 
 from .compare import STAGES, compare_runs
 from .store import Store
+from .verdicts import changed, run_verdicts
 from .worker.pipeline import MODELS
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
@@ -36,15 +37,19 @@ def _ratio(x, unit):
     return None if x is None or not unit else x / unit
 
 
-def _yardstick(comps: list) -> dict | None:
+def _yardstick(comps: list, runs: list, store: Store) -> dict | None:
     if not comps:
         return None
-    return {"pairs": len(comps),
+    scores = [run_verdicts(store, r)["_scores"] for r in runs]
+    return {"pairs": len(comps), "runs": len(runs),
             "emb_rel": _median([c["svd_rand"]["rel_fro"] for c in comps]),
-            "flips": {m: _median([c["models"][m]["flips"] for c in comps]) for m in MODELS}}
+            "flips": {m: _median([c["models"][m]["flips"] for c in comps]) for m in MODELS},
+            "acc_sd": {m: float(np.std([s[m]["acc"] for s in scores], ddof=1)) for m in MODELS},
+            "auc_sd": {m: float(np.std([s[m]["auc"] for s in scores], ddof=1)) for m in MODELS}}
 
 
-def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None) -> dict:
+def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
+         vchanges: list, pair_ids: list) -> dict:
     n = len(comps)
     identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in STAGES}
     emb = max(c["svd_rand"]["rel_fro"] for c in comps)
@@ -65,16 +70,24 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None) 
             conf[k].add(f"{va} -> {vb}")
     return {
         "factor": factor, "level": level, "pairs": n, "labels": labels,
+        "n_test": comps[0]["n_test"],
         "identical": identical,
         "all_identical": sum(all(c["identical"].values()) for c in comps),
         "emb_rel_max": emb,
+        "emb_rel_median": _median([c["svd_rand"]["rel_fro"] for c in comps]),
         "emb_rel_seed_units": _ratio(emb, unit and unit["emb_rel"]),
         "arpack_rel_max": max(c["svd_arpack"]["rel_fro"] for c in comps),
+        "runs": list(dict.fromkeys(r for p in pair_ids for r in p)),
         "sv_rel_max": max(c["svd_rand"]["sv_rel_max"] for c in comps),
         "sign_flips_max": max(c["svd_rand"]["sign_flips"] for c in comps),
         "kmeans_ari_min": min(c["kmeans_ari"] for c in comps),
+        "kmeans_ari_median": _median([c["kmeans_ari"] for c in comps]),
         "knn_jaccard_min": min(c["knn_jaccard"] for c in comps),
+        "knn_jaccard_median": _median([c["knn_jaccard"] for c in comps]),
         "models": models,
+        "verdicts_changed_max": max(len(v) for v in vchanges),
+        "verdict_changes": {k: sum(k in v for v in vchanges)
+                            for k in sorted({k for v in vchanges for k in v})},
         "confounds": {k: sorted(v) for k, v in sorted(conf.items())},
     }
 
@@ -85,8 +98,12 @@ def budget(store: Store, dataset: str) -> dict:
     for p in store.pairs(dataset):
         groups[(p["factor"], p["level"])].append(p)
     comps = {key: [compare_runs(store, p["a"], p["b"]) for p in ps] for key, ps in groups.items()}
-    unit = _yardstick(comps.get(YARDSTICK, []))
-    rows = [_row(f, lvl, comps[(f, lvl)], [p["label"] for p in groups[(f, lvl)]], unit)
+    vchanges = {key: [changed(run_verdicts(store, p["a"]), run_verdicts(store, p["b"])) for p in ps]
+                for key, ps in groups.items()}
+    seed_runs = list(dict.fromkeys(r for p in groups.get(YARDSTICK, []) for r in (p["a"], p["b"])))
+    unit = _yardstick(comps.get(YARDSTICK, []), seed_runs, store)
+    rows = [_row(f, lvl, comps[(f, lvl)], [p["label"] for p in groups[(f, lvl)]], unit,
+                 vchanges[(f, lvl)], [(p["a"], p["b"]) for p in groups[(f, lvl)]])
             for (f, lvl) in sorted(groups, key=_order)]
     note = None if unit else ("no seed runs on this dataset, so no seed units: "
                               "run `kit run --factor seed` with the same dataset")

@@ -84,6 +84,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--factor", help="show this factor's pairs one by one")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
+    _dataset_args(p)
+    p.add_argument("--set", dest="run_set", help="one run set: seeds, stacks or a factor name")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("advise", help="what to pin first, from the measured budget")
+    _dataset_args(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("report", help="write report.md and a self-contained report.html")
+    _dataset_args(p)
+    p.add_argument("--out", required=True, help="folder to write into")
+
     p = sub.add_parser("runs", help="list stored runs")
     _dataset_args(p)
     p.add_argument("--json", action="store_true")
@@ -199,6 +212,42 @@ def _cmd_budget(args) -> int:
         return 0
     b = budget(store, ds)
     _print_json(b) if args.json else print(budget_text(b))
+    return 0
+
+
+def _cmd_verdicts(args) -> int:
+    from .store import Store
+    from .tables import verdicts_text
+    from .verdicts import stability_report
+
+    store = Store()
+    rep = stability_report(store, _resolve_dataset(args, store), args.run_set)
+    _print_json(rep) if args.json else print(verdicts_text(rep) or "no runs in pairs yet")
+    return 0
+
+
+def _cmd_advise(args) -> int:
+    from .advice import advise
+    from .store import Store
+    from .tables import advice_text
+
+    store = Store()
+    a = advise(store, _resolve_dataset(args, store))
+    _print_json(a) if args.json else print(advice_text(a))
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from rich.console import Console
+
+    from .report import write
+    from .store import Store
+
+    store = Store()
+    ds = _resolve_dataset(args, store)
+    with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):
+        out = write(store, ds, args.out)
+    print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
     return 0
 
 
@@ -338,7 +387,8 @@ def _data_fetch(args) -> int:
 
 
 _COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
-             "stacks": _cmd_stacks}
+             "stacks": _cmd_stacks, "verdicts": _cmd_verdicts, "advise": _cmd_advise,
+             "report": _cmd_report}
 
 
 def main(argv=None) -> int:

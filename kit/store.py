@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS pairs (
 CREATE TABLE IF NOT EXISTS comparisons (
     a TEXT NOT NULL, b TEXT NOT NULL, version INTEGER NOT NULL, result TEXT NOT NULL,
     PRIMARY KEY (a, b, version));
+CREATE TABLE IF NOT EXISTS verdicts (
+    run TEXT NOT NULL REFERENCES runs(id), version INTEGER NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (run, version));
 CREATE TABLE IF NOT EXISTS datasets (sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, summary TEXT NOT NULL);
 """
 
@@ -146,6 +149,16 @@ class Store:
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)",
                        (a, b, version, json.dumps(result, sort_keys=True)))
+
+    def verdicts(self, run: str, version: int):
+        row = self.db.execute("SELECT result FROM verdicts WHERE run=? AND version=?",
+                              (run, version)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_verdicts(self, run: str, version: int, result: dict) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)",
+                       (run, version, json.dumps(result, sort_keys=True)))
 
     # -- datasets seen by runs ----------------------------------------------------------------
     def note_dataset(self, summary: dict) -> None:

@@ -58,9 +58,12 @@ def budget_text(b: dict) -> str:
             line.append(f"{fmt(d['flips_median'], 1)}/{d['flips_max']}"
                         + (f" ({fmt(su)})" if su is not None else ""))
         line.append(fmt(max(r["models"][m]["max_dp"] for m in MODELS)))
+        line.append(f"{r['verdicts_changed_max']}/12")
         preds.append(line)
-    out += ["", f"Predictions: flips of {n_test} test proteins, median/max (median in seed units)",
-            tabulate(preds, ["factor"] + list(MODELS) + ["max |dp|"], disable_numparse=True)]
+    out += ["", f"Predictions: flips of {n_test} test proteins, median/max (median in seed units); "
+            "conclusions: most of the 12 verdicts changed in one pair",
+            tabulate(preds, ["factor"] + list(MODELS) + ["max |dp|", "verdicts"],
+                     disable_numparse=True)]
     y = b["yardstick"]
     if y:
         out += ["", f"1 seed unit = the median over {y['pairs']} seed pairs: embedding difference "
@@ -122,3 +125,38 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
            for r in rows]
     return tabulate(out, ["stack (* reference)", "python", "numpy", "sklearn", "BLAS", "arch",
                           "status"], disable_numparse=True)
+
+
+def verdicts_text(report: dict) -> str:
+    out = []
+    for name, rows in report.items():
+        table = []
+        for v in rows:
+            c = v["counts"]
+            diffs = [r["diff"] for r in v["per_run"]]
+            table.append([v["verdict"], v["runs"], c[">"], c["<"], c["="],
+                          "yes" if v["stable"] else "NO",
+                          f"{min(diffs):+.4f} .. {max(diffs):+.4f}",
+                          "".join(r["verdict"] for r in v["per_run"])])
+        out += [f"Run set '{name}': verdicts of the paired bootstrap (95% interval excludes 0?)",
+                tabulate(table, ["verdict (b-a metric)", "runs", "b>a", "b<a", "n.s.", "stable",
+                                 "difference range", "per run"], disable_numparse=True), ""]
+    return "\n".join(out).rstrip()
+
+
+def advice_text(a: dict) -> str:
+    out = [_dataset_line(a["dataset"]), "", "What to pin first (how far each factor travelled):"]
+    out.append(tabulate([[i + 1, r["factor"], r["level"], fmt(r["reach_seed_units"]), r["pairs"],
+                          ", ".join(r["confounds"]) or "-"] for i, r in enumerate(a["ranking"])],
+                        ["#", "factor", "reached", "seed units", "pairs", "confounds"],
+                        disable_numparse=True))
+    out += ["", "Advice (each from the measured numbers):"]
+    out += [f"- {r['text']}" for r in a["recommendations"]]
+    per = [(m, ", ".join(f"{x['factor']} {fmt(x['flips_median'], 1)}" for x in rows))
+           for m, rows in a["per_model"].items() if rows]
+    if per:
+        out += ["", "Per model, factors that flipped predictions (median flips):"]
+        out += [f"  {m}: {txt}" for m, txt in per]
+    if a["not_measured"]:
+        out += ["", "Not measured on this dataset: " + ", ".join(x["factor"] for x in a["not_measured"])]
+    return "\n".join(out)

@@ -1,46 +1,16 @@
 """kit.budget: rows per factor, seed units from the seed pairs, confounds kept."""
 
-import numpy as np
 import pytest
 
 from kit.budget import budget, confounds, pair_details
 from kit.plan import Pair
-from kit.spec import seeds
 from kit.store import Store
-from stored import arrays, env, put, spec
-
-
-def flipped(a, model, k):
-    b = dict(a)
-    b[model] = a[model].copy()
-    b[model][:k] = np.where(a[model][:k] > 0.5, 0.1, 0.9)
-    return b
+from stored import arrays, budget_store, put, spec
 
 
 @pytest.fixture
 def store(tmp_path):
-    st = Store(tmp_path / "home")
-    base = arrays(0)
-    s0 = spec()
-    put(st, tmp_path, s0, base)
-    pairs = []
-    # seed pairs: the hgb flips 4 and 6 -> median 5 = one seed unit; embedding differs
-    for s, k in ((1, 4), (2, 6)):
-        b = flipped(dict(base, svd_rand=arrays(s)["svd_rand"]), "hgb", k)
-        sb = spec(seeds=seeds(s))
-        put(st, tmp_path, sb, b)
-        pairs.append(Pair("seed", "", s0, sb, f"seed 0 vs {s}"))
-    # a threads pair: hgb flips 2, and the BLAS kernel also changed (a confound)
-    st2 = spec(threads=2)
-    e2 = env(env={"OMP_NUM_THREADS": "2"})
-    e2["threadpools"] = [dict(e2["threadpools"][0], num_threads=2, architecture="Prescott")]
-    put(st, tmp_path, st2, flipped(base, "hgb", 2), e2)
-    pairs.append(Pair("threads", "", s0, st2, "1 vs 2 threads"))
-    sr = spec(replicate=1)
-    put(st, tmp_path, sr, base)
-    pairs.append(Pair("repeat", "", s0, sr, "run twice"))
-    st.add_pairs(pairs)
-    return st
+    return budget_store(tmp_path)
 
 
 def test_rows_and_seed_units(store):

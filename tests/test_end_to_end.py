@@ -32,6 +32,13 @@ def home(tmp_path_factory):
     return home
 
 
+@pytest.fixture(scope="module")
+def full_home(home):
+    kit(home, "run", "--factor", "precision,svd-iters", "--n", N, "--threads", "1",
+        "--seeds", "0-2", "--iters", "5,50")
+    return home
+
+
 def rows(home):
     b = json.loads(kit(home, "budget", "--json").stdout)
     return b, {r["factor"]: r for r in b["rows"]}
@@ -58,6 +65,7 @@ def test_seed_changes_embedding_and_predictions(home):
 
 
 def test_runs_json_carries_spec_and_stage_hashes(home):
+    """(before the other factors are added by full_home)"""
     runs = json.loads(kit(home, "runs", "--json").stdout)
     assert len(runs) == 6  # 2 thread counts x 2 repeats + seeds 1 and 2 (seed 0 is shared)
     for run in runs:
@@ -100,3 +108,22 @@ def test_killed_run_resumes_without_half_written_runs(tmp_path):
     out = kit(home, *args)
     assert f"{done} stored, {4 - done} to run" in out.stderr
     assert json.loads(kit(home, "budget", "--json").stdout)["rows"][0]["pairs"] == 3
+
+
+def test_budget_verdicts_advice_and_report(full_home, tmp_path):
+    b, r = rows(full_home)
+    assert set(r) >= {"repeat", "seed", "precision", "svd-iters"}
+    assert r["precision"]["identical"]["tfidf"] == 0 and r["precision"]["identical"]["kmer"] == 1
+    levels = sorted(x["level"] for x in b["rows"] if x["factor"] == "svd-iters")
+    assert levels == ["5", "50"]
+    v = json.loads(kit(full_home, "verdicts", "--set", "seeds", "--json").stdout)["seeds"]
+    assert len(v) == 12 and all(x["runs"] == 3 for x in v)
+    a = json.loads(kit(full_home, "advise", "--json").stdout)
+    kinds = {x["kind"] for x in a["recommendations"]}
+    assert {"null", "factor", "solver"} <= kinds
+    svd = next(x for x in a["recommendations"] if x["basis"].get("factor") == "svd-iters")
+    assert svd["basis"]["levels"] == [5, 50] and all(t > 0 for t in svd["basis"]["svd_seconds"])
+    assert {x["factor"] for x in a["not_measured"]} >= {"blas", "sklearn"}
+    kit(full_home, "report", "--out", str(tmp_path / "rep"))
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "SYNTHETIC" in md and "svd_iterations.png" in md

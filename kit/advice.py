@@ -1,0 +1,188 @@
+"""What to pin first: factors ranked by how far they travel, advice generated from the numbers.
+
+Every sentence is built from a measured figure of the budget (or the runs behind it) and
+carries that figure in its ``basis``; a factor with no stored pairs is listed as not measured.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .budget import budget
+from .plan import ALL_FACTORS
+from .store import Store
+from .verdicts import describe, stability
+from .worker.pipeline import MODELS
+
+LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
+_NOT_RANKED = ("repeat", "svd-iters")  # the null experiment and a remedy, not factors to pin
+_MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",
+                "rf": "random forest"}
+
+
+def level(row: dict) -> str:
+    """How far a factor's difference travelled, at worst over its pairs."""
+    if row["verdicts_changed_max"] > 0:
+        return "conclusions"
+    if any(m["flips_max"] > 0 for m in row["models"].values()):
+        return "predictions"
+    if (row["emb_rel_max"] > 0 or row["arpack_rel_max"] > 0 or row["kmeans_ari_min"] < 1
+            or row["knn_jaccard_min"] < 1 or any(m["max_dp"] > 0 for m in row["models"].values())):
+        return "magnitudes"
+    if row["all_identical"] < row["pairs"]:
+        return "bits"
+    return "nothing"
+
+
+def _reach(row: dict) -> float:
+    """Size within a level: the largest per-model flips in seed units, else raw flips."""
+    su = [m["flips_median_seed_units"] for m in row["models"].values()
+          if m["flips_median_seed_units"] is not None]
+    flips = max(m["flips_max"] for m in row["models"].values())
+    return max(su) if su else flips / 1e3 + row["emb_rel_max"]
+
+
+def _name(row):
+    return row["factor"] + (f"={row['level']}" if row["level"] else "")
+
+
+def _fmt(x):
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.1e}" if abs(x) < 1e-3 else f"{x:.3g}"
+
+
+def advise(store: Store, dataset: str) -> dict:
+    b = budget(store, dataset)
+    rows = {_name(r): r for r in b["rows"]}
+    ranked = sorted((r for r in b["rows"] if r["factor"] not in _NOT_RANKED),
+                    key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
+    ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _reach(r)
+                if any(m["flips_median_seed_units"] is not None for m in r["models"].values())
+                else None, "pairs": r["pairs"], "confounds": sorted(r["confounds"])}
+               for r in ranked]
+    per_model = {m: [{"factor": _name(r), "flips_median": r["models"][m]["flips_median"],
+                      "flips_max": r["models"][m]["flips_max"],
+                      "seed_units": r["models"][m]["flips_median_seed_units"]}
+                     for r in sorted(ranked, key=lambda r: -r["models"][m]["flips_max"])
+                     if r["models"][m]["flips_max"] > 0]
+                 for m in MODELS}
+    recs = []
+    _null(rows, recs)
+    for r in ranked:
+        _factor_advice(r, recs)
+    _solver(store, b, rows, recs)
+    _signs(ranked, recs)
+    _margins(store, rows, recs)
+    measured = {r["factor"] for r in b["rows"]}
+    not_measured = [{"factor": f, "what": d} for f, d in ALL_FACTORS.items() if f not in measured]
+    return {"dataset": b["dataset"], "yardstick": b["yardstick"], "ranking": ranking,
+            "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
+
+
+def _null(rows, recs):
+    r = rows.get("repeat")
+    if r is None:
+        return
+    if r["all_identical"] == r["pairs"]:
+        recs.append({"kind": "null", "text": f"The null experiment held: {r['pairs']} repeated run "
+                     "pair(s) were bitwise identical at every stage, so the differences below are real.",
+                     "basis": {"factor": "repeat", "pairs": r["pairs"], "identical": r["all_identical"]}})
+    else:
+        recs.append({"kind": "null", "text": f"WARNING: the null experiment failed: only "
+                     f"{r['all_identical']} of {r['pairs']} repeated pairs were identical. A generator "
+                     "is loose or the environment is unstable; treat every row as suspect.",
+                     "basis": {"factor": "repeat", "pairs": r["pairs"], "identical": r["all_identical"]}})
+
+
+def _factor_advice(r, recs):
+    lvl, name = level(r), _name(r)
+    what = ALL_FACTORS.get(r["factor"], r["factor"])
+    basis = {"factor": name, "level": lvl, "pairs": r["pairs"]}
+    if lvl == "conclusions":
+        key, k = max(r["verdict_changes"].items(), key=lambda kv: kv[1])
+        basis.update(verdict=key, pairs_changed=k, verdicts_changed_max=r["verdicts_changed_max"])
+        verb = "Name and record" if r["factor"].startswith("seed") else "Pin"
+        text = (f"{verb} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
+                f"verdict in {k} of {r['pairs']} pair(s); up to {r['verdicts_changed_max']} of the "
+                "12 verdicts changed in one pair.")
+    elif lvl == "predictions":
+        moved = [(m, d) for m, d in r["models"].items() if d["flips_max"] > 0]
+        parts = []
+        for m, d in moved:
+            su = d["flips_median_seed_units"]
+            parts.append(f"{_MODEL_NAMES[m]} median {_fmt(d['flips_median'])}, at most "
+                         f"{d['flips_max']} of {r['n_test']}" + (f" ({_fmt(su)} seed units)" if su is not None else ""))
+            basis[m] = {"flips_median": d["flips_median"], "flips_max": d["flips_max"], "seed_units": su}
+        verb = "Name and record" if r["factor"].startswith("seed") else "Pin"
+        text = f"{verb} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
+    elif lvl == "magnitudes":
+        basis.update(emb_rel_max=r["emb_rel_max"], emb_seed_units=r["emb_rel_seed_units"])
+        text = (f"{name} moved the embedding by at most {_fmt(r['emb_rel_max'])}"
+                + (f" ({_fmt(r['emb_rel_seed_units'])} seed units)" if r["emb_rel_seed_units"] is not None else "")
+                + " and changed no prediction: low priority.")
+    elif lvl == "bits":
+        text = f"{name} changed bits only (no measurable magnitude): no need to pin for these models."
+    else:
+        text = f"{name}: every stage bitwise identical in all {r['pairs']} pair(s): no need to pin."
+    recs.append({"kind": "factor", "text": text, "basis": basis})
+
+
+def _svd_seconds(store: Store, runs: list) -> float | None:
+    t = [store.run(r)["manifest"]["timings"].get("svd_rand", {}).get("wall_s") for r in runs]
+    t = [x for x in t if x is not None]
+    return float(np.median(t)) if t else None
+
+
+def _solver(store, b, rows, recs):
+    seed = rows.get("seed")
+    if seed:
+        recs.append({"kind": "solver", "text": (
+            f"A converged solver removes the seed from the embedding: across seeds the ARPACK "
+            f"embedding moved at most {_fmt(seed['arpack_rel_max'])}, the randomized one "
+            f"{_fmt(seed['emb_rel_max'])}."),
+            "basis": {"factor": "seed", "arpack_rel_max": seed["arpack_rel_max"],
+                      "emb_rel_max": seed["emb_rel_max"]}})
+    levels = sorted((int(r["level"]), r) for r in b["rows"] if r["factor"] == "svd-iters")
+    if len(levels) >= 2:
+        (lo, rlo), (hi, rhi) = levels[0], levels[-1]
+        secs = {it: _svd_seconds(store, r["runs"]) for it, r in levels}
+        tlo, thi = secs[lo], secs[hi]
+        cost = thi / tlo if tlo and thi else None
+        fl = {m: (rlo["models"][m]["flips_median"], rhi["models"][m]["flips_median"]) for m in MODELS}
+        recs.append({"kind": "solver", "text": (
+            f"Raising randomized-SVD power iterations from {lo} to {hi} changed the median flips "
+            "across seeds " + ", ".join(f"{_MODEL_NAMES[m]} {_fmt(a)} -> {_fmt(c)}" for m, (a, c) in fl.items())
+            + f"; neighbour agreement (Jaccard, median) {_fmt(rlo['knn_jaccard_median'])} -> "
+            f"{_fmt(rhi['knn_jaccard_median'])}"
+            + (f", at {cost:.1f}x the SVD time ({tlo:.2f} s -> {thi:.2f} s)." if cost else ".")),
+            "basis": {"factor": "svd-iters", "levels": [lo, hi], "flips": fl, "svd_seconds": [tlo, thi],
+                      "svd_seconds_by_level": secs,
+                      "knn_jaccard": [rlo["knn_jaccard_median"], rhi["knn_jaccard_median"]]}})
+
+
+def _signs(ranked, recs):
+    flips = [(r["sign_flips_max"], _name(r)) for r in ranked if r["sign_flips_max"] > 0]
+    if flips:
+        k, name = max(flips)
+        recs.append({"kind": "signs", "text": (
+            f"Publish embeddings with a sign convention: {name} flipped the sign of up to {k} "
+            "of 64 SVD columns (harmless to a classifier, not to a script or plot that reads a component)."),
+            "basis": {"factor": name, "sign_flips_max": k}})
+
+
+def _margins(store, rows, recs):
+    seed = rows.get("seed")
+    if not seed:
+        return
+    for v in stability(store, seed["runs"]):
+        if not v["stable"]:
+            top = max(v["counts"].items(), key=lambda kv: kv[1])
+            sig = v["counts"][">"] + v["counts"]["<"]
+            recs.append({"kind": "verdict", "text": (
+                f"{describe(v['verdict'])}: significant in {sig} of {v['runs']} seeds. Log this "
+                "verdict under a second seed (and library version) before reporting it."),
+                "basis": {"verdict": v["verdict"], "counts": v["counts"], "runs": v["runs"],
+                          "majority": top[0]}})

@@ -1,0 +1,253 @@
+"""The report: budget, verdict stability, advice, environments and plots as Markdown and HTML.
+
+Nothing is computed here that the budget, verdicts and advice modules do not already compute;
+the report lays their results out, and draws three plots with matplotlib.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tabulate import tabulate
+
+from . import __version__
+from .advice import advise
+from .atomic import write_bytes
+from .compare import STAGES
+from .store import Store
+from .tables import fmt
+from .verdicts import stability_report
+from .worker.pipeline import MODELS
+
+_COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52"}
+
+
+def _name(r):
+    return r["factor"] + (f"={r['level']}" if r["level"] else "")
+
+
+# -- plots ------------------------------------------------------------------------------------
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    _figure().close(fig)
+    return buf.getvalue()
+
+
+def plot_flips(b: dict) -> bytes | None:
+    """Median flips per factor and model: in seed units when there are seed runs (log axis)."""
+    rows = [r for r in b["rows"] if r["factor"] != "seed"]
+    if not rows:
+        return None
+    plt = _figure()
+    units = b["yardstick"] is not None
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
+    floor = 1e-3 if units else 0.1
+    h = 0.8 / len(MODELS)
+    for i, m in enumerate(MODELS):
+        vals = [(r["models"][m]["flips_median_seed_units"] if units else r["models"][m]["flips_median"])
+                for r in rows]
+        ys = [j + (i - 1.5) * h for j in range(len(rows))]
+        drawn = [(y, v) for y, v in zip(ys, vals) if v]
+        ax.barh([y for y, _ in drawn] or [ys[0]], [v for _, v in drawn] or [0], height=h,
+                color=_COLOURS[m], label=m, left=floor / 10)
+        for y, v in zip(ys, vals):
+            if not v:  # a zero has no place on a log axis: say it
+                ax.text(floor * 1.1, y, "0" if v == 0 else "n/a", va="center", fontsize=7,
+                        color=_COLOURS[m])
+    ax.set_xscale("log")
+    ax.set_xlim(left=floor)
+    ax.set_yticks(range(len(rows)), [_name(r) for r in rows])
+    ax.invert_yaxis()
+    ax.axvline(1 if units else floor, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("median flips in seed units (1 = what a different seed flips)" if units
+                  else "median flips (no seed runs: raw counts)")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("How far each factor reaches the predictions")
+    return _png(fig)
+
+
+def plot_embedding(b: dict) -> bytes | None:
+    rows = b["rows"]
+    if not rows:
+        return None
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(rows) + 1.4))
+    vals = [r["emb_rel_max"] for r in rows]
+    floor = 1e-17
+    ax.barh(range(len(rows)), [max(v, floor) for v in vals], color="#4c72b0")
+    for j, v in enumerate(vals):
+        if v == 0:
+            ax.text(floor * 2, j, "bitwise identical", va="center", fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlim(floor, 10)
+    ax.set_yticks(range(len(rows)), [_name(r) for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("largest relative embedding difference (randomized SVD, signs aligned)")
+    ax.set_title("How far each factor moves the embedding")
+    return _png(fig)
+
+
+def plot_svd_iters(b: dict, advice: dict) -> bytes | None:
+    rows = sorted((int(r["level"]), r) for r in b["rows"] if r["factor"] == "svd-iters")
+    if len(rows) < 2:
+        return None
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = [x for x, _ in rows]
+    for m in MODELS:
+        ax.plot(xs, [r["models"][m]["flips_median"] for _, r in rows], "o-", color=_COLOURS[m], label=m)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel("randomized-SVD power iterations")
+    ax.set_ylabel("median flips across seeds")
+    secs = next((r["basis"]["svd_seconds_by_level"] for r in advice["recommendations"]
+                 if r["basis"].get("factor") == "svd-iters"), {})
+    if secs and all(secs.get(x) is not None for x in xs):
+        ax2 = ax.twinx()
+        ax2.plot(xs, [secs[x] for x in xs], "s--", color="grey", label="SVD seconds")
+        ax2.set_ylabel("SVD wall time, median (s, grey)")
+    ax.legend(fontsize=8)
+    ax.set_title("The cheapest reduction: power iterations against seed flips")
+    return _png(fig)
+
+
+# -- tables -----------------------------------------------------------------------------------
+def _budget_rows(b):
+    rows = []
+    for r in b["rows"]:
+        rows.append([_name(r), r["pairs"],
+                     f"{sum(r['identical'][s] == r['pairs'] for s in STAGES)}/{len(STAGES)}",
+                     fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), r["sign_flips_max"],
+                     fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
+                    + [f"{fmt(r['models'][m]['flips_median'], 1)}/{r['models'][m]['flips_max']}"
+                       + (f" ({fmt(r['models'][m]['flips_median_seed_units'])})"
+                          if r["models"][m]["flips_median_seed_units"] is not None else "")
+                       for m in MODELS]
+                    + [f"{r['verdicts_changed_max']}/12", "; ".join(r["confounds"]) or "-"])
+    head = (["factor", "pairs", "stages identical in all pairs", "emb diff", "emb (seed u.)",
+             "sign flips", "ARI min", "Jaccard min"] + [f"flips {m}" for m in MODELS]
+            + ["verdicts changed", "confounds"])
+    return rows, head
+
+
+def _verdict_rows(rep):
+    out = []
+    for name, rows in rep.items():
+        for v in rows:
+            c = v["counts"]
+            diffs = [r["diff"] for r in v["per_run"]]
+            out.append([name, v["verdict"], v["runs"], c[">"], c["<"], c["="],
+                        "yes" if v["stable"] else "NO", f"{min(diffs):+.4f} .. {max(diffs):+.4f}"])
+    return out, ["run set", "verdict", "runs", "b>a", "b<a", "n.s.", "stable", "difference range"]
+
+
+def _env_rows(store: Store, dataset: str):
+    seen = {}
+    for r in store.runs(dataset):
+        e = r["manifest"]["env"]
+        blas = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
+                         f"{p.get('architecture') or ''}".strip()
+                         for p in e.get("threadpools") or [] if p.get("user_api") == "blas")
+        key = (r["spec"]["stack"], e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
+               e["os"], e["cpu"], e["packages"].get("numpy"), e["packages"].get("scipy"),
+               e["packages"].get("scikit-learn"), blas, e.get("host"))
+        seen[key] = seen.get(key, 0) + 1
+    return ([list(k) + [n] for k, n in seen.items()],
+            ["stack", "python", "machine", "os", "cpu", "numpy", "scipy", "scikit-learn",
+             "BLAS (measured)", "host", "runs"])
+
+
+# -- documents --------------------------------------------------------------------------------
+def build(store: Store, dataset: str) -> dict:
+    """Everything the report shows, computed once by the library."""
+    a = advise(store, dataset)
+    from .budget import budget
+
+    b = budget(store, dataset)
+    return {"budget": b, "advice": a, "verdicts": stability_report(store, dataset),
+            "environments": _env_rows(store, dataset),
+            "plots": {"flips_seed_units.png": plot_flips(b),
+                      "embedding_difference.png": plot_embedding(b),
+                      "svd_iterations.png": plot_svd_iters(b, a)}}
+
+
+def _sections(r: dict, fmt_table, image, para, heading):
+    b, a = r["budget"], r["advice"]
+    ds = b["dataset"]
+    tag = " — SYNTHETIC DATA" if ds.get("synthetic") else ""
+    rel = f", UniProt release {ds['release']}" if ds.get("release") else ""
+    out = [heading(1, f"Reproducibility budget{tag}"),
+           para(f"Dataset {ds.get('name')} ({ds.get('rows')} proteins, {ds.get('test')} test{rel}; "
+                f"sha256 {ds.get('sha256', '')[:16]}). Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
+                f"by kit {__version__}. Every number below is read from the stored runs.")]
+    out += [heading(2, "What to pin first")]
+    out += [fmt_table([[i + 1, x["factor"], x["level"], fmt(x["reach_seed_units"]), x["pairs"]]
+                       for i, x in enumerate(a["ranking"])],
+                      ["#", "factor", "reached", "seed units", "pairs"])]
+    out += [para("- " + x["text"]) for x in a["recommendations"]]
+    if a["not_measured"]:
+        out.append(para("Not measured: " + ", ".join(x["factor"] for x in a["not_measured"]) + "."))
+    out += [heading(2, "The budget"), fmt_table(*_budget_rows(b))]
+    if b["yardstick"]:
+        y = b["yardstick"]
+        out.append(para(f"One seed unit = the median over {y['pairs']} seed pairs: embedding "
+                        f"difference {fmt(y['emb_rel'])}; flips " +
+                        ", ".join(f"{m} {fmt(y['flips'][m], 1)}" for m in MODELS) +
+                        "; accuracy SD across seed runs " +
+                        ", ".join(f"{m} {y['acc_sd'][m]:.4f}" for m in MODELS) + "."))
+    elif b["note"]:
+        out.append(para(b["note"]))
+    for name, caption in (("flips_seed_units.png", "Flips per factor"),
+                          ("embedding_difference.png", "Embedding difference per factor"),
+                          ("svd_iterations.png", "Power iterations against flips and time")):
+        if r["plots"].get(name):
+            out.append(image(name, caption))
+    out += [heading(2, "Verdict stability"),
+            para("Paired bootstrap (2,000 resamples, rng seed 12345, 95% percentile interval) of "
+                 "each model pair's accuracy and AUC difference in every run."),
+            fmt_table(*_verdict_rows(r["verdicts"]))]
+    out += [heading(2, "Measured environments"), fmt_table(*r["environments"])]
+    return out
+
+
+def write(store: Store, dataset: str, out_dir) -> dict:
+    """Write report.md (with PNG plots beside it) and a self-contained report.html."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    r = build(store, dataset)
+    for name, data in r["plots"].items():
+        if data:
+            write_bytes(out_dir / name, data)
+    md = _sections(r, lambda rows, head: tabulate(rows, head, tablefmt="github", disable_numparse=True),
+                   lambda name, cap: f"![{cap}]({name})", lambda t: t,
+                   lambda level, t: "#" * level + " " + t)
+    write_bytes(out_dir / "report.md", ("\n\n".join(md) + "\n").encode())
+
+    def img(name, cap):
+        data = base64.b64encode(r["plots"][name]).decode()
+        return f'<figure><img alt="{html.escape(cap)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(cap)}</figcaption></figure>'
+
+    body = _sections(r, lambda rows, head: tabulate(rows, head, tablefmt="html", disable_numparse=True),
+                     img, lambda t: f"<p>{html.escape(t)}</p>", lambda level, t: f"<h{level}>{html.escape(t)}</h{level}>")
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>kit reproducibility budget</title>"
+            "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
+            "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid "
+            "#ccc;padding:3px 6px;text-align:left}th{background:#f3f3f3}img{max-width:100%}"
+            "figcaption{font-size:12px;color:#555}</style></head><body>" + "\n".join(body) + "</body></html>")
+    write_bytes(out_dir / "report.html", page.encode())
+    return {"markdown": str(out_dir / "report.md"), "html": str(out_dir / "report.html"),
+            "plots": [str(out_dir / n) for n, d in r["plots"].items() if d]}

@@ -1,0 +1,157 @@
+"""Conclusions per run: a paired bootstrap of every model pair on accuracy and AUC.
+
+Twelve verdicts per run (6 model pairs x 2 metrics): does the 95% percentile interval of the
+difference exclude zero, and which way. The resampled test indices are fixed (2,000 resamples
+from ``default_rng(12345)``), so every run of a dataset is resampled identically.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+
+from .store import Store
+from .worker.pipeline import MODELS
+
+VERSION = 1
+RESAMPLES = 2000
+SEED = 12345
+LEVEL = 0.95
+METRICS = ("acc", "auc")
+# "b - a" for each pair, later model first, as the paper's "boosting minus MLP"
+PAIRS = tuple((b, a) for a, b in combinations(MODELS, 2))
+KEYS = tuple(f"{b}-{a} {m}" for b, a in PAIRS for m in METRICS)
+
+
+@lru_cache(maxsize=8)
+def resample_weights(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """(resamples, n) counts: how often each test protein is drawn in each resample."""
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    rows = np.repeat(np.arange(resamples), n)
+    w = np.bincount(rows * n + idx.ravel(), minlength=resamples * n).reshape(resamples, n)
+    w.setflags(write=False)
+    return w
+
+
+def weighted_auc(scores: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """AUC of ``scores`` under each row of case weights W (ties count one half)."""
+    order = np.argsort(scores, kind="stable")
+    s, yy, Ws = scores[order], y[order].astype(bool), W[:, order].astype(np.float64)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # tie groups of equal scores
+    neg = np.add.reduceat(Ws * ~yy, starts, axis=1)
+    pos = np.add.reduceat(Ws * yy, starts, axis=1)
+    below = np.cumsum(neg, axis=1) - neg  # negative weight strictly below each group
+    num = np.sum(pos * (below + 0.5 * neg), axis=1)
+    den = pos.sum(axis=1) * neg.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den
+
+
+def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
+    """The twelve verdicts for one run's test probabilities."""
+    y = np.asarray(y).astype(np.int64)
+    W = resample_weights(len(y), resamples, seed)
+    ones = np.ones((1, len(y)))
+    stats = {}
+    for m in MODELS:
+        correct = ((np.asarray(probs[m]) > 0.5) == y).astype(np.float64)
+        stats[m] = {"acc": (ones @ correct / len(y))[0], "acc_boot": W @ correct / len(y),
+                    "auc": weighted_auc(np.asarray(probs[m], np.float64), y, ones)[0],
+                    "auc_boot": weighted_auc(np.asarray(probs[m], np.float64), y, W)}
+    out = {}
+    q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
+    for b, a in PAIRS:
+        for metric in METRICS:
+            d = stats[b][metric + "_boot"] - stats[a][metric + "_boot"]
+            lo, hi = np.nanpercentile(d, q)
+            verdict = ">" if lo > 0 else "<" if hi < 0 else "="
+            out[f"{b}-{a} {metric}"] = {"diff": float(stats[b][metric] - stats[a][metric]),
+                                        "lo": float(lo), "hi": float(hi), "verdict": verdict}
+    out["_scores"] = {m: {"acc": float(stats[m]["acc"]), "auc": float(stats[m]["auc"])}
+                      for m in MODELS}
+    return out
+
+
+def run_verdicts(store: Store, run_id: str) -> dict:
+    """The stored verdicts of a run, computed once and kept in the store."""
+    cached = store.verdicts(run_id, VERSION)
+    if cached is not None:
+        return cached
+    probs = {m: store.array(run_id, m) for m in MODELS}
+    v = bootstrap(probs, store.array(run_id, "y_test"))
+    store.put_verdicts(run_id, VERSION, v)
+    return v
+
+
+def changed(va: dict, vb: dict) -> list:
+    """The verdict keys on which two runs disagree."""
+    return [k for k in KEYS if va[k]["verdict"] != vb[k]["verdict"]]
+
+
+def stability(store: Store, run_ids: list, labels: dict | None = None) -> list:
+    """For each of the twelve verdicts: how many runs hold each outcome, and every run's interval."""
+    per_run = {r: run_verdicts(store, r) for r in run_ids}
+    rows = []
+    for k in KEYS:
+        counts = {">": 0, "<": 0, "=": 0}
+        runs = []
+        for r, v in per_run.items():
+            counts[v[k]["verdict"]] += 1
+            runs.append({"run": r, "label": (labels or {}).get(r, r[:12]), **v[k]})
+        rows.append({"verdict": k, "runs": len(run_ids), "counts": counts,
+                     "stable": max(counts.values()) == len(run_ids), "per_run": runs})
+    return rows
+
+
+def describe(key: str) -> str:
+    """'hgb-mlp acc' -> 'hgb minus mlp, accuracy'."""
+    pair, metric = key.split()
+    b, a = pair.split("-")
+    return f"{b} minus {a}, {'accuracy' if metric == 'acc' else 'AUC'}"
+
+
+def run_label(spec: dict) -> str:
+    """A short human name for a run: what distinguishes it."""
+    seeds = sorted(set(dict(spec["seeds"]).values()))
+    seed = str(seeds[0]) if len(seeds) == 1 else ",".join(f"{k}={v}" for k, v in spec["seeds"])
+    parts = [spec["stack"], f"{spec['threads']}t", f"seed {seed}"]
+    if spec["dtype"] != "float64":
+        parts.append(spec["dtype"])
+    if spec["svd_iters"] != 5:
+        parts.append(f"{spec['svd_iters']} iters")
+    parts += [f"{k}={v}" for k, v in spec["env"]]
+    if spec["replicate"]:
+        parts.append(f"repeat {spec['replicate']}")
+    return " ".join(parts)
+
+
+def verdict_sets(store: Store, dataset: str) -> dict:
+    """Named sets of runs whose verdicts are compared: all seeds, all stacks, each factor's runs."""
+    from .plan import STACK_FACTORS
+
+    by_factor = {}
+    for p in store.pairs(dataset):
+        by_factor.setdefault(p["factor"], []).extend((p["a"], p["b"]))
+    sets = {}
+    if "seed" in by_factor:
+        sets["seeds"] = by_factor["seed"]
+    stacks = [r for f in STACK_FACTORS for r in by_factor.get(f, [])]
+    if stacks:
+        sets["stacks"] = stacks
+    sets.update(by_factor)
+    return {k: list(dict.fromkeys(v)) for k, v in sets.items()}
+
+
+def stability_report(store: Store, dataset: str, only: str | None = None) -> dict:
+    """What `kit verdicts` shows: per set, the stability of each of the twelve verdicts."""
+    from .errors import KitError
+
+    sets = verdict_sets(store, dataset)
+    if only:
+        if only not in sets:
+            raise KitError(f"no run set {only!r}; sets here: {', '.join(sets) or 'none'}")
+        sets = {only: sets[only]}
+    labels = {r["id"]: run_label(r["spec"]) for r in store.runs(dataset)}
+    return {name: stability(store, runs, labels) for name, runs in sets.items()}

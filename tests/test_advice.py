@@ -1,0 +1,42 @@
+"""kit.advice: ranking by how far a factor travels; sentences built from measured numbers."""
+
+from kit.advice import LEVELS, advise, level
+from kit.plan import Pair
+from stored import arrays, budget_store, put, spec
+
+
+def test_ranking_and_sentences(tmp_path):
+    st = budget_store(tmp_path)
+    a = advise(st, "d" * 64)
+    names = [r["factor"] for r in a["ranking"]]
+    assert "repeat" not in names and set(names) == {"threads", "seed"}
+    assert all(r["level"] in LEVELS for r in a["ranking"])
+    texts = [r["text"] for r in a["recommendations"]]
+    assert texts[0].startswith("The null experiment held: 1 repeated")
+    threads = next(r for r in a["recommendations"] if r["basis"].get("factor") == "threads")
+    assert "gradient boosting median 2, at most 2 of 20 (0.4 seed units)" in threads["text"]
+    assert threads["basis"]["hgb"]["flips_median"] == 2
+    assert {x["factor"] for x in a["not_measured"]} >= {"precision", "blas", "sklearn", "svd-iters"}
+    assert a["per_model"]["hgb"][0]["factor"] in ("seed", "threads")
+
+
+def test_a_failed_null_experiment_is_a_warning(tmp_path):
+    st = budget_store(tmp_path)
+    other = arrays(0)
+    other["rf"] = other["rf"][::-1].copy()
+    s2 = spec(replicate=2)
+    put(st, tmp_path, s2, other)
+    st.add_pairs([Pair("repeat", "", spec(), s2, "run again")])
+    text = advise(st, "d" * 64)["recommendations"][0]["text"]
+    assert text.startswith("WARNING: the null experiment failed: only 1 of 2")
+
+
+def test_levels():
+    row = {"verdicts_changed_max": 0, "models": {"lr": {"flips_max": 0, "max_dp": 0.0}},
+           "emb_rel_max": 0.0, "arpack_rel_max": 0.0, "kmeans_ari_min": 1.0,
+           "knn_jaccard_min": 1.0, "all_identical": 1, "pairs": 1}
+    assert level(row) == "nothing"
+    assert level(dict(row, all_identical=0)) == "bits"
+    assert level(dict(row, emb_rel_max=1e-13)) == "magnitudes"
+    assert level(dict(row, models={"lr": {"flips_max": 3, "max_dp": 0.6}})) == "predictions"
+    assert level(dict(row, verdicts_changed_max=1)) == "conclusions"

@@ -1,0 +1,61 @@
+"""kit.verdicts: the vectorised paired bootstrap against a plain independent computation."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from kit.verdicts import (KEYS, PAIRS, bootstrap, changed, describe, resample_weights,
+                          run_verdicts, stability, weighted_auc)
+from stored import budget_store
+
+
+def probs_and_labels(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    base = y * 0.35 + rng.random(n) * 0.6
+    return {"lr": np.round(base, 2),                               # ties
+            "mlp": np.clip(base + rng.normal(0, 0.05, n), 0, 1),
+            "hgb": np.clip(y * 0.7 + rng.random(n) * 0.3, 0, 1),     # clearly better
+            "rf": np.round(base, 2)}, y
+
+
+def test_weighted_auc_equals_sklearn_on_explicit_resamples():
+    p, y = probs_and_labels()
+    idx = np.random.default_rng(3).integers(0, len(y), size=(40, len(y)))
+    expected = [roc_auc_score(y[i], p["lr"][i]) for i in idx]
+    assert np.allclose(weighted_auc(p["lr"], y, resample_weights(len(y), 40, 3)), expected,
+                       rtol=0, atol=1e-12)
+
+
+def test_bootstrap_equals_a_plain_loop_over_the_same_indices():
+    p, y = probs_and_labels()
+    v = bootstrap(p, y, resamples=200, seed=12345)
+    idx = np.random.default_rng(12345).integers(0, len(y), size=(200, len(y)))
+    for b, a in PAIRS:
+        acc = [np.mean((p[b][i] > 0.5) == y[i]) - np.mean((p[a][i] > 0.5) == y[i]) for i in idx]
+        auc = [roc_auc_score(y[i], p[b][i]) - roc_auc_score(y[i], p[a][i]) for i in idx]
+        for metric, d in (("acc", acc), ("auc", auc)):
+            lo, hi = np.percentile(d, [2.5, 97.5])
+            got = v[f"{b}-{a} {metric}"]
+            assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(hi, abs=1e-12)
+
+
+def test_verdicts_say_which_way():
+    p, y = probs_and_labels()
+    v = bootstrap(p, y)
+    assert set(KEYS) <= set(v) and len(KEYS) == 12
+    assert v["hgb-lr auc"]["verdict"] == ">" and v["rf-hgb auc"]["verdict"] == "<"
+    assert v["rf-lr acc"] == {"diff": 0.0, "lo": 0.0, "hi": 0.0, "verdict": "="}  # identical models
+    w = dict(v, **{"rf-lr acc": dict(v["rf-lr acc"], verdict=">")})
+    assert changed(v, w) == ["rf-lr acc"]
+    assert describe("hgb-mlp acc") == "hgb minus mlp, accuracy"
+
+
+def test_run_verdicts_are_computed_once_and_stored(tmp_path):
+    st = budget_store(tmp_path)
+    run = st.runs()[0]["id"]
+    assert st.verdicts(run, 1) is None
+    v = run_verdicts(st, run)
+    assert st.verdicts(run, 1) == v
+    rows = stability(st, [r["id"] for r in st.runs()])
+    assert len(rows) == 12 and all(sum(r["counts"].values()) == r["runs"] for r in rows)
