@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .budget import budget
+from .compare import ALL_MODELS
 from .plan import ALL_FACTORS
 from .store import Store
 from .verdicts import describe, stability
@@ -17,17 +18,23 @@ from .worker.pipeline import MODELS
 LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
 _NOT_RANKED = ("repeat", "svd-iters")  # the null experiment and a remedy, not factors to pin
 _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",
-                "rf": "random forest"}
+                "rf": "random forest", "torch_mlp": "PyTorch MLP"}
+
+
+def _z(x):
+    return x or 0
 
 
 def level(row: dict) -> str:
     """How far a factor's difference travelled, at worst over its pairs."""
-    if row["verdicts_changed_max"] > 0:
+    if _z(row["verdicts_changed_max"]) > 0:
         return "conclusions"
     if any(m["flips_max"] > 0 for m in row["models"].values()):
         return "predictions"
-    if (row["emb_rel_max"] > 0 or row["arpack_rel_max"] > 0 or row["kmeans_ari_min"] < 1
-            or row["knn_jaccard_min"] < 1 or any(m["max_dp"] > 0 for m in row["models"].values())):
+    if (_z(row["emb_rel_max"]) > 0 or _z(row["arpack_rel_max"]) > 0
+            or (row["kmeans_ari_min"] is not None and row["kmeans_ari_min"] < 1)
+            or (row["knn_jaccard_min"] is not None and row["knn_jaccard_min"] < 1)
+            or any(m["max_dp"] > 0 for m in row["models"].values())):
         return "magnitudes"
     if row["all_identical"] < row["pairs"]:
         return "bits"
@@ -39,7 +46,7 @@ def _reach(row: dict) -> float:
     su = [m["flips_median_seed_units"] for m in row["models"].values()
           if m["flips_median_seed_units"] is not None]
     flips = max(m["flips_max"] for m in row["models"].values())
-    return max(su) if su else flips / 1e3 + row["emb_rel_max"]
+    return max(su) if su else flips / 1e3 + _z(row["emb_rel_max"])
 
 
 def _name(row):
@@ -66,9 +73,9 @@ def advise(store: Store, dataset: str) -> dict:
     per_model = {m: [{"factor": _name(r), "flips_median": r["models"][m]["flips_median"],
                       "flips_max": r["models"][m]["flips_max"],
                       "seed_units": r["models"][m]["flips_median_seed_units"]}
-                     for r in sorted(ranked, key=lambda r: -r["models"][m]["flips_max"])
-                     if r["models"][m]["flips_max"] > 0]
-                 for m in MODELS}
+                     for r in sorted(ranked, key=lambda r: -r["models"].get(m, {}).get("flips_max", 0))
+                     if r["models"].get(m, {}).get("flips_max", 0) > 0]
+                 for m in ALL_MODELS}
     recs = []
     _null(rows, recs)
     for r in ranked:
@@ -104,7 +111,7 @@ def _factor_advice(r, recs):
     if lvl == "conclusions":
         key, k = max(r["verdict_changes"].items(), key=lambda kv: kv[1])
         basis.update(verdict=key, pairs_changed=k, verdicts_changed_max=r["verdicts_changed_max"])
-        verb = "Name and record" if r["factor"].startswith("seed") else "Pin"
+        verb = "Name and record" if "seed" in r["factor"] else "Pin"
         text = (f"{verb} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
                 f"verdict in {k} of {r['pairs']} pair(s); up to {r['verdicts_changed_max']} of the "
                 "12 verdicts changed in one pair.")
@@ -116,8 +123,13 @@ def _factor_advice(r, recs):
             parts.append(f"{_MODEL_NAMES[m]} median {_fmt(d['flips_median'])}, at most "
                          f"{d['flips_max']} of {r['n_test']}" + (f" ({_fmt(su)} seed units)" if su is not None else ""))
             basis[m] = {"flips_median": d["flips_median"], "flips_max": d["flips_max"], "seed_units": su}
-        verb = "Name and record" if r["factor"].startswith("seed") else "Pin"
+        verb = "Name and record" if "seed" in r["factor"] else "Pin"
         text = f"{verb} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
+    elif lvl == "magnitudes" and r["emb_rel_max"] is None:  # torch rows: probabilities only
+        dp = max(d["max_dp"] for d in r["models"].values())
+        basis.update(max_dp=dp)
+        text = (f"{name} moved predicted probabilities by at most {_fmt(dp)} and flipped no "
+                "prediction: low priority.")
     elif lvl == "magnitudes":
         basis.update(emb_rel_max=r["emb_rel_max"], emb_seed_units=r["emb_rel_seed_units"])
         text = (f"{name} moved the embedding by at most {_fmt(r['emb_rel_max'])}"
@@ -164,7 +176,7 @@ def _solver(store, b, rows, recs):
 
 
 def _signs(ranked, recs):
-    flips = [(r["sign_flips_max"], _name(r)) for r in ranked if r["sign_flips_max"] > 0]
+    flips = [(r["sign_flips_max"], _name(r)) for r in ranked if _z(r["sign_flips_max"]) > 0]
     if flips:
         k, name = max(flips)
         recs.append({"kind": "signs", "text": (

@@ -7,15 +7,18 @@ from collections import defaultdict
 
 import numpy as np
 
-from .compare import STAGES, compare_runs
+from .compare import ALL_MODELS, STAGES, compare_runs
 from .store import Store
 from .verdicts import changed, run_verdicts
-from .worker.pipeline import MODELS
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
+TORCH_YARDSTICK = ("torch-seed", "")  # the same for the torch MLP
 # environment attributes a factor is meant to change; any other difference is a confound
 _EXPLAINED = {
     "threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
+    "torch-threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
+    "torch-deterministic": re.compile(r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
+    "torch-device": re.compile(r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$"),
     "sklearn": re.compile(r"^package:scikit-learn$"),
     "numpy": re.compile(r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
     "blas": re.compile(r"^package:(numpy|scipy)$|^blas@|^openmp@"),
@@ -37,32 +40,49 @@ def _ratio(x, unit):
     return None if x is None or not unit else x / unit
 
 
-def _yardstick(comps: list, runs: list, store: Store) -> dict | None:
+def _models(comps: list) -> list:
+    return [m for m in ALL_MODELS if any(m in c["models"] for c in comps)]
+
+
+def _yardstick(comps: list) -> dict | None:
+    """One seed unit per measure: medians over the seed pairs (torch-seed for the torch MLP)."""
     if not comps:
         return None
-    scores = [run_verdicts(store, r)["_scores"] for r in runs]
-    return {"pairs": len(comps), "runs": len(runs),
-            "emb_rel": _median([c["svd_rand"]["rel_fro"] for c in comps]),
-            "flips": {m: _median([c["models"][m]["flips"] for c in comps]) for m in MODELS},
-            "acc_sd": {m: float(np.std([s[m]["acc"] for s in scores], ddof=1)) for m in MODELS},
-            "auc_sd": {m: float(np.std([s[m]["auc"] for s in scores], ddof=1)) for m in MODELS}}
+    pipe = [c for c in comps if "svd_rand" in c]
+    acc = {}
+    for m in _models(comps):
+        cs = [c["models"][m] for c in comps if m in c["models"]]
+        acc[m] = [cs[0]["acc_a"]] + [c["acc_b"] for c in cs]  # the reference, then each seed
+    return {"pairs": len(pipe), "torch_pairs": len(comps) - len(pipe),
+            "emb_rel": _median([c["svd_rand"]["rel_fro"] for c in pipe]),
+            "flips": {m: _median([c["models"][m]["flips"] for c in comps if m in c["models"]])
+                      for m in _models(comps)},
+            "acc_sd": {m: float(np.std(v, ddof=1)) if len(v) > 1 else None for m, v in acc.items()}}
+
+
+def _agg(comps, fn, get):
+    vals = [get(c) for c in comps if "svd_rand" in c]
+    return fn(vals) if vals else None
 
 
 def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
          vchanges: list, pair_ids: list) -> dict:
     n = len(comps)
-    identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in STAGES}
-    emb = max(c["svd_rand"]["rel_fro"] for c in comps)
+    pipeline = any("svd_rand" in c for c in comps)
+    stages = [s for s in STAGES if any(s in c["identical"] for c in comps)]
+    identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in stages}
+    emb = _agg(comps, max, lambda c: c["svd_rand"]["rel_fro"])
     models = {}
-    for m in MODELS:
+    for m in _models(comps):
         flips = [c["models"][m]["flips"] for c in comps]
         med = _median(flips)
+        per_seed = unit and unit["flips"].get(m)
         models[m] = {
             "flips_median": med, "flips_max": int(max(flips)),
             "max_dp": max(c["models"][m]["max_dp"] for c in comps),
             "max_abs_d_acc": max(abs(c["models"][m]["d_acc"]) for c in comps),
-            "flips_median_seed_units": _ratio(med, unit and unit["flips"][m]),
-            "flips_max_seed_units": _ratio(max(flips), unit and unit["flips"][m]),
+            "flips_median_seed_units": _ratio(med, per_seed),
+            "flips_max_seed_units": _ratio(max(flips), per_seed),
         }
     conf = defaultdict(set)
     for c in comps:
@@ -70,26 +90,34 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
             conf[k].add(f"{va} -> {vb}")
     return {
         "factor": factor, "level": level, "pairs": n, "labels": labels,
-        "n_test": comps[0]["n_test"],
+        "n_test": comps[0]["n_test"], "stages": stages,
         "identical": identical,
         "all_identical": sum(all(c["identical"].values()) for c in comps),
         "emb_rel_max": emb,
-        "emb_rel_median": _median([c["svd_rand"]["rel_fro"] for c in comps]),
+        "emb_rel_median": _agg(comps, _median, lambda c: c["svd_rand"]["rel_fro"]),
         "emb_rel_seed_units": _ratio(emb, unit and unit["emb_rel"]),
-        "arpack_rel_max": max(c["svd_arpack"]["rel_fro"] for c in comps),
+        "arpack_rel_max": _agg(comps, max, lambda c: c["svd_arpack"]["rel_fro"]),
         "runs": list(dict.fromkeys(r for p in pair_ids for r in p)),
-        "sv_rel_max": max(c["svd_rand"]["sv_rel_max"] for c in comps),
-        "sign_flips_max": max(c["svd_rand"]["sign_flips"] for c in comps),
-        "kmeans_ari_min": min(c["kmeans_ari"] for c in comps),
-        "kmeans_ari_median": _median([c["kmeans_ari"] for c in comps]),
-        "knn_jaccard_min": min(c["knn_jaccard"] for c in comps),
-        "knn_jaccard_median": _median([c["knn_jaccard"] for c in comps]),
+        "sv_rel_max": _agg(comps, max, lambda c: c["svd_rand"]["sv_rel_max"]),
+        "sign_flips_max": _agg(comps, max, lambda c: c["svd_rand"]["sign_flips"]),
+        "kmeans_ari_min": _agg(comps, min, lambda c: c["kmeans_ari"]),
+        "kmeans_ari_median": _agg(comps, _median, lambda c: c["kmeans_ari"]),
+        "knn_jaccard_min": _agg(comps, min, lambda c: c["knn_jaccard"]),
+        "knn_jaccard_median": _agg(comps, _median, lambda c: c["knn_jaccard"]),
         "models": models,
-        "verdicts_changed_max": max(len(v) for v in vchanges),
+        # torch runs have no verdicts of the four classifiers: None, not 0
+        "verdicts_changed_max": max(len(v) for v in vchanges) if pipeline else None,
         "verdict_changes": {k: sum(k in v for v in vchanges)
                             for k in sorted({k for v in vchanges for k in v})},
         "confounds": {k: sorted(v) for k, v in sorted(conf.items())},
     }
+
+
+def _verdict_changes(store: Store, a: str, b: str) -> list:
+    """Verdicts that differ between two pipeline runs (torch runs have none)."""
+    if any(store.run(r)["spec"].get("kind", "pipeline") != "pipeline" for r in (a, b)):
+        return []
+    return changed(run_verdicts(store, a), run_verdicts(store, b))
 
 
 def budget(store: Store, dataset: str) -> dict:
@@ -98,10 +126,9 @@ def budget(store: Store, dataset: str) -> dict:
     for p in store.pairs(dataset):
         groups[(p["factor"], p["level"])].append(p)
     comps = {key: [compare_runs(store, p["a"], p["b"]) for p in ps] for key, ps in groups.items()}
-    vchanges = {key: [changed(run_verdicts(store, p["a"]), run_verdicts(store, p["b"])) for p in ps]
+    vchanges = {key: [_verdict_changes(store, p["a"], p["b"]) for p in ps]
                 for key, ps in groups.items()}
-    seed_runs = list(dict.fromkeys(r for p in groups.get(YARDSTICK, []) for r in (p["a"], p["b"])))
-    unit = _yardstick(comps.get(YARDSTICK, []), seed_runs, store)
+    unit = _yardstick(comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, []))
     rows = [_row(f, lvl, comps[(f, lvl)], [p["label"] for p in groups[(f, lvl)]], unit,
                  vchanges[(f, lvl)], [(p["a"], p["b"]) for p in groups[(f, lvl)]])
             for (f, lvl) in sorted(groups, key=_order)]
@@ -112,7 +139,8 @@ def budget(store: Store, dataset: str) -> dict:
 
 
 _ROW_ORDER = ("repeat", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
-              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed")
+              "torch-threads", "torch-deterministic", "torch-device",
+              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed", "torch-seed")
 
 
 def _order(key):

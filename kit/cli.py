@@ -77,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=_int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
     p.add_argument("--iters", type=_int_list, default=None, help="svd-iters levels (default 5,10,20,50)")
     p.add_argument("--jobs", type=_positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--device", choices=("cpu", "mps", "cuda"),
+                   help="torch-device: the accelerator to compare with the CPU")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
 
     p = sub.add_parser("budget", help="the budget table of the stored pairs")
@@ -161,7 +163,8 @@ def _cmd_run(args) -> int:
 
     from .budget import budget
     from .data import load_dataset
-    from .plan import SVD_ITERS, PlanOptions, plan, required_stacks
+    from .plan import (SVD_ITERS, TORCH_FACTORS, PlanOptions, plan, reference_embedding,
+                       required_stacks)
     from .platforms import detect
     from .runner import run_all
     from .store import Store
@@ -172,10 +175,14 @@ def _cmd_run(args) -> int:
     if ds.synthetic:
         err.print(f"[yellow]dataset {ds.name}: the built-in SYNTHETIC set ({ds.n} proteins)[/]")
     plat = detect()
-    _build_stacks([s for s in required_stacks(args.factor, plat, args.stack) if s != "host"],
+    opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
+                       device=args.device)
+    _build_stacks([s for s in required_stacks(args.factor, plat, args.stack, opts) if s != "host"],
                   plat, err)
-    opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS)
     pairs = [p for f in args.factor for p in plan(f, ds.sha256, opts, args.stack, plat)]
+    if any(f in TORCH_FACTORS for f in args.factor):
+        # the torch runs train on this run's embedding: it goes first
+        run_all([reference_embedding(ds.sha256)], ds, Store())
     store = Store()
     specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
     todo = sum(not store.has_run(s.run_id) for s in specs)

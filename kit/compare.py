@@ -8,7 +8,7 @@ from .errors import KitError
 from .store import Store
 from .worker.pipeline import MODELS
 
-VERSION = 1  # bump when a measure changes: cached comparisons are then recomputed
+VERSION = 2  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of
 STAGES = {
     "kmer": ("kmer.data", "kmer.indices", "kmer.indptr"),
@@ -19,7 +19,9 @@ STAGES = {
     "kmeans.inertia": ("kmeans.inertia",),
     "knn": ("knn",),
     **{m: (m,) for m in MODELS},
+    "torch_mlp": ("torch_mlp",),
 }
+ALL_MODELS = MODELS + ("torch_mlp",)  # the torch stage's probabilities are compared the same way
 THRESHOLD = 0.5
 
 
@@ -74,6 +76,9 @@ def env_diff(ma: dict, mb: dict) -> dict:
             for key in ("internal_api", "version", "architecture", "num_threads", "threading_layer"):
                 out[f"{where}:{key}"] = pool.get(key)
         out.update({f"env:{k}": v for k, v in env.get("env", {}).items()})
+        for k, v in (m.get("torch_run") or {}).items():  # what the torch stage really used
+            if k != "first_batch_loss":
+                out[f"torch:{k}"] = v
         return out
 
     fa, fb = flat(ma), flat(mb)
@@ -98,17 +103,19 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
     get = store.array
     y = get(a, "y_test")
     out = {"identical": identical, "n_test": int(len(y))}
-    for svd in ("svd_rand", "svd_arpack"):
-        d = embedding_diff(get(a, svd), get(b, svd))
-        d["sv_rel_max"] = sv_rel_max(get(a, svd + ".sv"), get(b, svd + ".sv"))
-        out[svd] = d
-    from sklearn.metrics import adjusted_rand_score
+    if "svd_rand" in ra["stages"] and "svd_rand" in rb["stages"]:  # pipeline runs
+        for svd in ("svd_rand", "svd_arpack"):
+            d = embedding_diff(get(a, svd), get(b, svd))
+            d["sv_rel_max"] = sv_rel_max(get(a, svd + ".sv"), get(b, svd + ".sv"))
+            out[svd] = d
+        from sklearn.metrics import adjusted_rand_score
 
-    out["kmeans_ari"] = float(adjusted_rand_score(get(a, "kmeans"), get(b, "kmeans")))
-    ia, ib = get(a, "kmeans.inertia")[0], get(b, "kmeans.inertia")[0]
-    out["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
-    out["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
-    out["models"] = {m: model_diff(get(a, m), get(b, m), y) for m in MODELS}
+        out["kmeans_ari"] = float(adjusted_rand_score(get(a, "kmeans"), get(b, "kmeans")))
+        ia, ib = get(a, "kmeans.inertia")[0], get(b, "kmeans.inertia")[0]
+        out["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
+        out["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
+    out["models"] = {m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS
+                     if m in ra["stages"] and m in rb["stages"]}
     out["env_diff"] = env_diff(ra["manifest"], rb["manifest"])
     store.put_comparison(a, b, VERSION, out)
     return out

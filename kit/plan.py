@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from .errors import KitError
 from .platforms import Platform, detect
-from .spec import RunSpec, seeds
-from .stacks import Stack, catalogue, get_stack
+from .spec import RunSpec, seeds, torch_seeds
+from .stacks import HOST, Stack, catalogue, get_stack, torch_stack
 
 SVD_ITERS = (5, 10, 20, 50)
 SVD_ITER_SEEDS = tuple(range(6))
@@ -32,7 +32,14 @@ STACK_FACTORS = {
     "python": "Python version at fixed libraries (3.12 against 3.14 on macOS, 3.13 on Linux)",
     "arch": "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU code paths (Linux)",
 }
-ALL_FACTORS = {**FACTORS, **STACK_FACTORS}
+# the PyTorch MLP on one fixed embedding (the host stack's seed-0 run), in the torch stack
+TORCH_FACTORS = {
+    "torch-seed": "the torch MLP's init and shuffle seeds: seed 0 against 1..9",
+    "torch-threads": "torch threads: 1 against 2, 4, 8 (capped at the cores)",
+    "torch-deterministic": "torch.use_deterministic_algorithms off against on",
+    "torch-device": "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
+}
+ALL_FACTORS = {**FACTORS, **STACK_FACTORS, **TORCH_FACTORS}
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class PlanOptions:
     threads: tuple = ()          # empty: 1..cores
     seeds: tuple = ()            # empty: the factor's default
     svd_iters: tuple = SVD_ITERS
+    device: str | None = None    # torch-device: mps | cuda (default: what this machine has)
 
 
 def default_threads() -> tuple:
@@ -90,22 +98,53 @@ def stack_pairs(factor: str, plat: Platform) -> list:
     return out
 
 
-def required_stacks(factors, plat: Platform, stack: str = "host") -> list:
+def accelerator(plat: Platform, device: str | None) -> str:
+    """The device torch-device compares with the CPU: the one asked for, else this machine's."""
+    if device is None:
+        device = "mps" if plat.apple_silicon else "cuda"
+    if device == "cpu":
+        raise KitError("torch-device compares the CPU with --device mps or --device cuda")
+    reason = plat.device_reason(device)
+    if reason:
+        raise KitError(f"device {device} is not available here: {reason}")
+    return device
+
+
+def _torch_stack_for(factor, plat, opts) -> str:
+    device = accelerator(plat, opts.device) if factor == "torch-device" else "cpu"
+    return torch_stack(plat, device)
+
+
+def required_stacks(factors, plat: Platform, stack: str = "host",
+                    opts: "PlanOptions | None" = None) -> list:
     """The stacks a set of factors runs in, in catalogue order."""
     names = []
     for f in factors:
         if f in STACK_FACTORS:
             names += [n for a, _, b, _, _ in stack_pairs(f, plat) for n in (a, b)]
+        elif f in TORCH_FACTORS:
+            names += [HOST, _torch_stack_for(f, plat, opts or PlanOptions())]
         else:
             names.append(stack)
     return list(dict.fromkeys(names))
 
 
+def reference_embedding(dataset_hash: str, get=get_stack) -> RunSpec:
+    """The pipeline run whose randomized embedding every torch run trains on."""
+    host = get(HOST)
+    return RunSpec(dataset=dataset_hash, stack=host.name, stack_id=host.identity, threads=1)
+
+
 def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = "host",
          plat: Platform | None = None, get=get_stack) -> list:
-    """The pairs that measure ``factor`` on one dataset (``get`` turns a stack name into a Stack)."""
+    """The pairs that measure ``factor`` on one dataset (``get`` turns a stack name into a Stack).
+
+    Torch factors train on ``reference_embedding``'s output, which must be run first.
+    """
     if factor in STACK_FACTORS:
         return _stack_plan(factor, dataset_hash, opts, plat or detect(), get)
+    if factor in TORCH_FACTORS:
+        return _torch_plan(factor, dataset_hash, opts, plat or detect(), get)
     if factor not in FACTORS:
         raise KitError(f"unknown factor {factor!r}; choose from {', '.join(ALL_FACTORS)}")
     stack = get(stack)
@@ -147,12 +186,38 @@ def _stack_plan(factor, dataset_hash, opts, plat, get) -> list:
             for a, ea, b, eb, label in stack_pairs(factor, plat)]
 
 
+def _torch_plan(factor, dataset_hash, opts, plat, get) -> list:
+    st: Stack = get(_torch_stack_for(factor, plat, opts))
+    base = RunSpec(dataset=dataset_hash, stack=st.name, stack_id=st.identity, kind="torch",
+                   input=reference_embedding(dataset_hash, get).run_id, seeds=torch_seeds(0))
+    if factor == "torch-seed":
+        vals = tuple(opts.seeds) or SEEDS
+        _need_two(vals)
+        a = base.with_(seeds=torch_seeds(vals[0]))
+        return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
+                for s in vals[1:]]
+    if factor == "torch-threads":
+        cores = len(default_threads())
+        counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
+        if not counts:
+            raise KitError(f"torch-threads needs a thread count from 2 to the {cores} core(s) here")
+        return [Pair(factor, "", base, base.with_(threads=t), f"torch 1 vs {t} threads")
+                for t in counts]
+    if factor == "torch-deterministic":
+        return [Pair(factor, "", base, base.with_(deterministic=True),
+                     "deterministic algorithms off vs on")]
+    device = accelerator(plat, opts.device)
+    return [Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
+            Pair(factor, "", base.with_(deterministic=True),
+                 base.with_(device=device, deterministic=True), f"cpu vs {device}, deterministic")]
+
+
 def _need_two(vals):
     if len(vals) < 2:
         raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")
 
 
-def availability(plat: Platform | None = None) -> list:
+def availability(plat: Platform | None = None, device: str | None = None) -> list:
     """Every factor with whether it can run here, why not, and whether its stacks are built."""
     from .stacks import definitions, status
 
@@ -164,9 +229,10 @@ def availability(plat: Platform | None = None) -> list:
                "reason": None, "built": True}
         if f == "threads" and len(default_threads()) < 2:
             row.update(available=False, reason="this machine has one core")
-        if f in STACK_FACTORS:
+        if f in STACK_FACTORS or f in TORCH_FACTORS:
             try:
-                row["stacks"] = required_stacks([f], plat)
+                row["stacks"] = [s for s in required_stacks([f], plat, opts=PlanOptions(device=device))
+                                 if s != HOST]
             except KitError as e:
                 row.update(available=False, reason=str(e), built=False)
             for name in row["stacks"]:
@@ -176,3 +242,9 @@ def availability(plat: Platform | None = None) -> list:
                 row["built"] = row["built"] and st == "built"
         out.append(row)
     return out
+
+
+def devices(plat: Platform | None = None) -> dict:
+    """torch devices: None where usable here, else the one-line reason (for the CLI and TUI)."""
+    plat = plat or detect()
+    return {d: plat.device_reason(d) for d in ("cpu", "mps", "cuda")}

@@ -24,6 +24,7 @@ class Platform:
     rosetta: bool = False       # Rosetta 2 can run x86_64 binaries here
     cpu_flags: frozenset = field(default_factory=frozenset)
     downloads: bool = True      # uv may download interpreters
+    cuda_devices: tuple = ()    # NVIDIA GPUs nvidia-smi lists
 
     @property
     def key(self) -> str:
@@ -35,6 +36,18 @@ class Platform:
     @property
     def apple_silicon(self) -> bool:
         return self.key == "macos-arm64"
+
+    def device_reason(self, device: str) -> str | None:
+        """Why a torch device cannot run here, in one line; None if it can."""
+        if device == "mps" and not (self.apple_silicon and self.macos_version >= (12, 3)):
+            return (f"MPS needs Apple silicon and macOS 12.3 or later (this is {self.key}"
+                    + (f", macOS {'.'.join(map(str, self.macos_version))}" if self.macos_version else "")
+                    + ")")
+        if device == "cuda" and not self.cuda_devices:
+            return "no CUDA device visible (nvidia-smi lists no GPU)"
+        if device not in ("cpu", "mps", "cuda"):
+            return f"unknown device {device!r}"
+        return None
 
 
 def _rosetta_available() -> bool:
@@ -80,8 +93,14 @@ def detect() -> Platform:
     downloads = os.environ.get("UV_PYTHON_DOWNLOADS", "automatic") not in ("never", "manual")
     return Platform(system, machine, macos,
                     rosetta=system == "darwin" and machine == "arm64" and _rosetta_available(),
-                    cpu_flags=_cpu_flags(), downloads=downloads)
+                    cpu_flags=_cpu_flags(), downloads=downloads, cuda_devices=_cuda_devices())
 
 
-def has_command(name: str) -> bool:
-    return shutil.which(name) is not None
+def _cuda_devices() -> tuple:
+    if not shutil.which("nvidia-smi"):
+        return ()
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(ln.strip() for ln in out.stdout.splitlines() if ln.startswith("GPU "))

@@ -17,13 +17,14 @@ from tabulate import tabulate
 from . import __version__
 from .advice import advise
 from .atomic import write_bytes
-from .compare import STAGES
+from .compare import ALL_MODELS
 from .store import Store
 from .tables import fmt
 from .verdicts import stability_report
 from .worker.pipeline import MODELS
 
-_COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52"}
+_COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52",
+            "torch_mlp": "#8172b2"}
 
 
 def _name(r):
@@ -56,18 +57,18 @@ def plot_flips(b: dict) -> bytes | None:
     units = b["yardstick"] is not None
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
     floor = 1e-3 if units else 0.1
-    h = 0.8 / len(MODELS)
-    for i, m in enumerate(MODELS):
+    models = [m for m in ALL_MODELS if any(m in r["models"] for r in rows)]
+    h = 0.8 / len(models)
+    for i, m in enumerate(models):
         vals = [(r["models"][m]["flips_median_seed_units"] if units else r["models"][m]["flips_median"])
-                for r in rows]
-        ys = [j + (i - 1.5) * h for j in range(len(rows))]
+                if m in r["models"] else None for r in rows]
+        ys = [j + (i - (len(models) - 1) / 2) * h for j in range(len(rows))]
         drawn = [(y, v) for y, v in zip(ys, vals) if v]
         ax.barh([y for y, _ in drawn] or [ys[0]], [v for _, v in drawn] or [0], height=h,
                 color=_COLOURS[m], label=m, left=floor / 10)
         for y, v in zip(ys, vals):
-            if not v:  # a zero has no place on a log axis: say it
-                ax.text(floor * 1.1, y, "0" if v == 0 else "n/a", va="center", fontsize=7,
-                        color=_COLOURS[m])
+            if v == 0:  # a zero has no place on a log axis: say it
+                ax.text(floor * 1.1, y, "0", va="center", fontsize=7, color=_COLOURS[m])
     ax.set_xscale("log")
     ax.set_xlim(left=floor)
     ax.set_yticks(range(len(rows)), [_name(r) for r in rows])
@@ -81,7 +82,7 @@ def plot_flips(b: dict) -> bytes | None:
 
 
 def plot_embedding(b: dict) -> bytes | None:
-    rows = b["rows"]
+    rows = [r for r in b["rows"] if r["emb_rel_max"] is not None]
     if not rows:
         return None
     plt = _figure()
@@ -127,19 +128,23 @@ def plot_svd_iters(b: dict, advice: dict) -> bytes | None:
 
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
+    models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
     rows = []
     for r in b["rows"]:
+        flips = []
+        for m in models:
+            d = r["models"].get(m)
+            flips.append("-" if d is None else f"{fmt(d['flips_median'], 1)}/{d['flips_max']}"
+                         + (f" ({fmt(d['flips_median_seed_units'])})"
+                            if d["flips_median_seed_units"] is not None else ""))
         rows.append([_name(r), r["pairs"],
-                     f"{sum(r['identical'][s] == r['pairs'] for s in STAGES)}/{len(STAGES)}",
-                     fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), r["sign_flips_max"],
-                     fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
-                    + [f"{fmt(r['models'][m]['flips_median'], 1)}/{r['models'][m]['flips_max']}"
-                       + (f" ({fmt(r['models'][m]['flips_median_seed_units'])})"
-                          if r["models"][m]["flips_median_seed_units"] is not None else "")
-                       for m in MODELS]
-                    + [f"{r['verdicts_changed_max']}/12", "; ".join(r["confounds"]) or "-"])
+                     f"{sum(r['identical'][s] == r['pairs'] for s in r['stages'])}/{len(r['stages'])}",
+                     fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sign_flips_max"]),
+                     fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])] + flips
+                    + ["-" if r["verdicts_changed_max"] is None else f"{r['verdicts_changed_max']}/12",
+                       "; ".join(r["confounds"]) or "-"])
     head = (["factor", "pairs", "stages identical in all pairs", "emb diff", "emb (seed u.)",
-             "sign flips", "ARI min", "Jaccard min"] + [f"flips {m}" for m in MODELS]
+             "sign flips", "ARI min", "Jaccard min"] + [f"flips {m}" for m in models]
             + ["verdicts changed", "confounds"])
     return rows, head
 
@@ -204,11 +209,11 @@ def _sections(r: dict, fmt_table, image, para, heading):
     out += [heading(2, "The budget"), fmt_table(*_budget_rows(b))]
     if b["yardstick"]:
         y = b["yardstick"]
-        out.append(para(f"One seed unit = the median over {y['pairs']} seed pairs: embedding "
+        out.append(para(f"One seed unit = the median over the seed pairs: embedding "
                         f"difference {fmt(y['emb_rel'])}; flips " +
-                        ", ".join(f"{m} {fmt(y['flips'][m], 1)}" for m in MODELS) +
+                        ", ".join(f"{m} {fmt(v, 1)}" for m, v in y["flips"].items()) +
                         "; accuracy SD across seed runs " +
-                        ", ".join(f"{m} {y['acc_sd'][m]:.4f}" for m in MODELS) + "."))
+                        ", ".join(f"{m} {fmt(v, 4)}" for m, v in y["acc_sd"].items()) + "."))
     elif b["note"]:
         out.append(para(b["note"]))
     for name, caption in (("flips_seed_units.png", "Flips per factor"),

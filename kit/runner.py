@@ -11,6 +11,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
+
 from .data.dataset import Dataset, dataset_path
 from .errors import KitError
 from .paths import subdir
@@ -49,6 +51,8 @@ def worker_env(spec: RunSpec) -> dict:
     # threads are fixed at process start, for every BLAS/OpenMP runtime at once
     env.update({v: str(spec.threads) for v in THREAD_VARS})
     env.update(dict(spec.env))
+    if spec.deterministic:
+        env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # deterministic cuBLAS needs it before CUDA starts
     env["PYTHONPATH"] = str(worker_root())
     env["PYTHONNOUSERSITE"] = "1"
     env.pop("PYTHONHOME", None)
@@ -67,9 +71,13 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store) -> str:
         (tmp / "spec.json").write_text(spec.worker_json())
         out = tmp / "out"
         out.mkdir()
+        extra = []
+        if spec.kind == "torch":  # the fixed embedding it trains on, from the store
+            np.save(tmp / "input.npy", store.array(spec.input, "svd_rand"))
+            extra = ["--input", str(tmp / "input.npy")]
         proc = subprocess.run(
             [*stack.command, "-m", "kit.worker", "--spec", str(tmp / "spec.json"),
-             "--dataset", str(dataset_path(dataset)), "--out", str(out)],
+             "--dataset", str(dataset_path(dataset)), "--out", str(out), *extra],
             cwd=tmp, env=worker_env(spec), capture_output=True, text=True)
         manifest_file = out / "manifest.json"
         if proc.returncode != 0 or not manifest_file.exists():

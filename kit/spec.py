@@ -7,8 +7,11 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 
 from .worker.pipeline import SEED_NAMES
+from .worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 
 DTYPES = ("float64", "float32")
+KINDS = ("pipeline", "torch")
+DEVICES = ("cpu", "mps", "cuda")
 
 
 def seeds(value: int = 0, **named) -> tuple:
@@ -17,6 +20,14 @@ def seeds(value: int = 0, **named) -> tuple:
     if unknown:
         raise ValueError(f"unknown seed name(s): {', '.join(sorted(unknown))}")
     return tuple((k, int(named.get(k, value))) for k in SEED_NAMES)
+
+
+def torch_seeds(value: int = 0, **named) -> tuple:
+    """The torch stage's named seeds: initial weights and batch order."""
+    unknown = set(named) - set(TORCH_SEED_NAMES)
+    if unknown:
+        raise ValueError(f"unknown torch seed name(s): {', '.join(sorted(unknown))}")
+    return tuple((k, int(named.get(k, value))) for k in TORCH_SEED_NAMES)
 
 
 @dataclass(frozen=True)
@@ -30,12 +41,20 @@ class RunSpec:
     seeds: tuple = field(default_factory=seeds)  # ((name, value), ...) in SEED_NAMES order
     env: tuple = ()              # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
     replicate: int = 0           # repeats of an otherwise identical run (the null experiment)
+    kind: str = "pipeline"       # "pipeline" (every stage) or "torch" (the PyTorch MLP alone)
+    input: str = ""              # torch: the run whose randomized embedding it trains on
+    device: str = "cpu"          # torch: cpu | mps | cuda
+    deterministic: bool = False  # torch: torch.use_deterministic_algorithms
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, not {self.dtype!r}")
         if self.threads < 1 or self.svd_iters < 1:
             raise ValueError("threads and svd_iters must be positive")
+        if self.kind not in KINDS or self.device not in DEVICES:
+            raise ValueError(f"kind must be one of {KINDS} and device one of {DEVICES}")
+        if self.kind == "torch" and not self.input:
+            raise ValueError("a torch run names the run whose embedding it trains on (input)")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
@@ -53,8 +72,9 @@ class RunSpec:
 
     def worker_json(self) -> str:
         """The part of the spec the worker acts on (threads and env act through the process)."""
-        return json.dumps({"dtype": self.dtype, "svd_iters": self.svd_iters,
-                           "seeds": self.seed_dict, "threads": self.threads})
+        return json.dumps({"kind": self.kind, "dtype": self.dtype, "svd_iters": self.svd_iters,
+                           "seeds": self.seed_dict, "threads": self.threads,
+                           "device": self.device, "deterministic": self.deterministic})
 
     @classmethod
     def from_json(cls, text: str) -> "RunSpec":

@@ -49,6 +49,10 @@ class StackDef:
     arch: str | None
     versions: dict
     blas: dict = field(default_factory=dict)  # platform key -> expected BLAS
+    kind: str = "pipeline"                    # "torch": numpy + torch, for the torch stage
+    devices: tuple = ("cpu",)
+    needs_path: str | None = None             # a local wheel folder the lock points at
+    needs_gpu: bool = False
 
     @property
     def platforms(self) -> tuple:
@@ -89,14 +93,25 @@ def catalogue() -> dict:
 def definitions() -> dict:
     out = {}
     for name, d in catalogue().get("stack", {}).items():
-        versions = {k: d[k] for k in ("numpy", "scipy", "scikit-learn") if k in d}
+        versions = {k: d[k] for k in ("numpy", "scipy", "scikit-learn", "torch") if k in d}
         out[name] = StackDef(name, d["lock"], d["python"], d.get("arch"), versions,
-                             dict(d.get("blas", {})))
+                             dict(d.get("blas", {})), d.get("kind", "pipeline"),
+                             tuple(d.get("devices", ("cpu",))), d.get("needs_path"),
+                             bool(d.get("needs_gpu", False)))
     return out
 
 
 def reference() -> str:
     return catalogue().get("reference", HOST)
+
+
+def torch_stack(plat: Platform, device: str = "cpu") -> str:
+    """The torch stack for this platform (the CUDA one for --device cuda)."""
+    table = catalogue().get("torch", {})
+    name = table.get("cuda") if device == "cuda" else table.get(plat.key)
+    if not name:
+        raise KitError(f"no torch stack for {plat.key}" + (" with CUDA" if device == "cuda" else ""))
+    return name
 
 
 # -- status -----------------------------------------------------------------------------------
@@ -119,6 +134,11 @@ def unavailable_reason(d: StackDef, plat: Platform, check_python: bool = True) -
         return f"exists on {where} only (this is {plat.key})"
     if d.arch == "x86_64" and plat.apple_silicon and not plat.rosetta:
         return f"needs Rosetta 2 to run x86_64 Python; install it with: {ROSETTA_HINT}"
+    if d.needs_gpu and not plat.cuda_devices:
+        return "needs an NVIDIA GPU (nvidia-smi lists none); its CUDA wheels are ~3 GB"
+    if d.needs_path and not Path(d.needs_path).exists():
+        return (f"its lock installs from {d.needs_path}, which this machine lacks; see "
+                f"stacks/{d.lock}/pyproject.toml")
     if check_python and find_python(d.python, d.arch, plat) is None:
         if plat.downloads:
             return None  # uv will download it when the stack is built
@@ -145,7 +165,8 @@ def listing(plat: Platform | None = None) -> list:
     out = []
     for d in definitions().values():
         st, reason = status(d, plat)
-        out.append({"name": d.name, "lock": d.lock, "platforms": list(d.platforms),
+        out.append({"name": d.name, "lock": d.lock, "kind": d.kind, "devices": list(d.devices),
+                    "platforms": list(d.platforms),
                     "reference": d.name == ref,
                     "attributes": {"python": d.python, **d.versions,
                                    "blas": d.blas.get(plat.key) or d.blas,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from .compare import STAGES
-from .worker.pipeline import MODELS
+from .compare import ALL_MODELS, STAGES
 
 _SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inertia"}
 
@@ -38,36 +37,44 @@ def budget_text(b: dict) -> str:
     if not rows:
         out.append("no pairs stored for this dataset yet: run `kit run --factor repeat` first")
         return "\n".join(out)
-    bits = [[_name(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" for s in STAGES]
-            for r in rows]
+    stages = [s for s in STAGES if any(s in r["identical"] for r in rows)]
+    models = [m for m in ALL_MODELS if any(m in r["models"] for r in rows)]
+    bits = [[_name(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" if s in r["identical"]
+                                      else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
-            tabulate(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in STAGES],
+            tabulate(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages],
                      disable_numparse=True)]
     mags = [[_name(r), fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
-             r["sign_flips_max"], fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])] for r in rows]
-    out += ["", "Magnitudes (largest over the pairs; ARI and Jaccard: lowest)",
-            tabulate(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
-                            "k-means ARI", "kNN Jaccard"], disable_numparse=True)]
+             fmt(r["sign_flips_max"]), fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
+            for r in rows if r["emb_rel_max"] is not None]
+    if mags:
+        out += ["", "Magnitudes (largest over the pairs; ARI and Jaccard: lowest)",
+                tabulate(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
+                                "k-means ARI", "kNN Jaccard"], disable_numparse=True)]
     n_test = b["dataset"].get("test", "?")
     preds = []
     for r in rows:
         line = [_name(r)]
-        for m in MODELS:
+        for m in models:
+            if m not in r["models"]:
+                line.append("-")
+                continue
             d = r["models"][m]
             su = d["flips_median_seed_units"]
             line.append(f"{fmt(d['flips_median'], 1)}/{d['flips_max']}"
                         + (f" ({fmt(su)})" if su is not None else ""))
-        line.append(fmt(max(r["models"][m]["max_dp"] for m in MODELS)))
-        line.append(f"{r['verdicts_changed_max']}/12")
+        line.append(fmt(max(d["max_dp"] for d in r["models"].values())))
+        line.append("-" if r["verdicts_changed_max"] is None else f"{r['verdicts_changed_max']}/12")
         preds.append(line)
     out += ["", f"Predictions: flips of {n_test} test proteins, median/max (median in seed units); "
             "conclusions: most of the 12 verdicts changed in one pair",
-            tabulate(preds, ["factor"] + list(MODELS) + ["max |dp|", "verdicts"],
+            tabulate(preds, ["factor"] + models + ["max |dp|", "verdicts"],
                      disable_numparse=True)]
     y = b["yardstick"]
     if y:
-        out += ["", f"1 seed unit = the median over {y['pairs']} seed pairs: embedding difference "
-                f"{fmt(y['emb_rel'])}; flips " + ", ".join(f"{m} {fmt(y['flips'][m], 1)}" for m in MODELS)]
+        out += ["", f"1 seed unit = the median over the seed pairs ({y['pairs']}; torch: "
+                f"{y['torch_pairs']}): embedding difference {fmt(y['emb_rel'])}; flips "
+                + ", ".join(f"{m} {fmt(v, 1)}" for m, v in y["flips"].items())]
     if b["note"]:
         out += ["", "note: " + b["note"]]
     conf = [(r, r["confounds"]) for r in rows if r["confounds"]]
@@ -93,15 +100,18 @@ def runs_text(runs: list) -> str:
 
 
 def pairs_text(rows: list) -> str:
+    models = [m for m in ALL_MODELS if any(m in p["comparison"]["models"] for p in rows)]
     out = []
     for p in rows:
         c = p["comparison"]
+        svd = c.get("svd_rand", {})
         out.append([p["factor"] + (f"={p['level']}" if p["level"] else ""), p["label"],
-                    sum(c["identical"].values()), len(c["identical"]), fmt(c["svd_rand"]["rel_fro"]),
-                    fmt(c["kmeans_ari"]), fmt(c["knn_jaccard"])]
-                   + [c["models"][m]["flips"] for m in MODELS])
+                    sum(c["identical"].values()), len(c["identical"]), fmt(svd.get("rel_fro")),
+                    fmt(c.get("kmeans_ari")), fmt(c.get("knn_jaccard"))]
+                   + [c["models"][m]["flips"] if m in c["models"] else "-" for m in models]
+                   + ["; ".join(p["confounds"]) or "-"])
     return tabulate(out, ["factor", "pair", "identical", "of", "emb diff", "ARI", "Jaccard"]
-                    + [f"flips {m}" for m in MODELS], disable_numparse=True)
+                    + [f"flips {m}" for m in models] + ["confounds"], disable_numparse=True)
 
 
 def stacks_text(rows: list, doctor: bool = False) -> str:
@@ -114,16 +124,19 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
                              for p in fp.get("threadpools") or [] if p.get("user_api") == "blas")
             pk = fp.get("packages", {})
             out.append([r["name"], r["status"], fp.get("python", "-"), pk.get("numpy", "-"),
-                        pk.get("scipy", "-"), pk.get("scikit-learn", "-"), blas or "-",
+                        pk.get("scipy", "-"),
+                        pk.get("scikit-learn") or (f"torch {pk['torch']}" if pk.get("torch") else "-"),
+                        blas or "-",
                         "\n".join(r.get("problems") or []) or "ok"])
         return tabulate(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
                               "BLAS (measured)", "problems"], disable_numparse=True)
     out = [[r["name"] + (" *" if r["reference"] else ""), r["attributes"]["python"],
-            r["attributes"].get("numpy"), r["attributes"].get("scikit-learn"),
+            r["attributes"].get("numpy"),
+            r["attributes"].get("scikit-learn") or f"torch {r['attributes'].get('torch')}",
             r["attributes"]["blas"] if isinstance(r["attributes"]["blas"], str) else "-",
             r["attributes"]["arch"], r["status"] + (f": {r['reason']}" if r["reason"] else "")]
            for r in rows]
-    return tabulate(out, ["stack (* reference)", "python", "numpy", "sklearn", "BLAS", "arch",
+    return tabulate(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
                           "status"], disable_numparse=True)
 
 

@@ -21,6 +21,7 @@ def main(argv=None):
     ap.add_argument("--spec", help="run specification (JSON)")
     ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")
     ap.add_argument("--out", help="empty directory for stage arrays + manifest")
+    ap.add_argument("--input", help="embedding (.npy) for the torch stage")
     ap.add_argument("--fingerprint", action="store_true",
                     help="print this interpreter's environment fingerprint (JSON) and exit")
     args = ap.parse_args(argv)
@@ -28,23 +29,33 @@ def main(argv=None):
     from .fingerprint import fingerprint
 
     if args.fingerprint:
-        json.dump(fingerprint(), sys.stdout, sort_keys=True)
+        json.dump(fingerprint(include_torch=True), sys.stdout, sort_keys=True)
         return 0
     if not (args.spec and args.dataset and args.out):
         ap.error("--spec, --dataset and --out are required")
 
     import numpy as np
 
-    from .pipeline import run_pipeline
-
     with open(args.spec) as f:
         spec = json.load(f)
     with open(args.dataset) as f:
         data = json.load(f)
     t0 = time.time()
-    arrays, timings = run_pipeline(
-        data["seqs"], data["labels"], data["n_train"], dtype=spec["dtype"],
-        svd_iters=spec["svd_iters"], seeds=spec["seeds"])
+    extra = {}
+    if spec.get("kind", "pipeline") == "torch":
+        from .torch_mlp import run_torch
+
+        if not args.input:
+            ap.error("a torch run needs --input EMBEDDING.npy")
+        arrays, timings, extra["torch_run"] = run_torch(
+            np.load(args.input), data["labels"], data["n_train"], spec["seeds"],
+            device=spec["device"], deterministic=spec["deterministic"], threads=spec["threads"])
+    else:
+        from .pipeline import run_pipeline
+
+        arrays, timings = run_pipeline(
+            data["seqs"], data["labels"], data["n_train"], dtype=spec["dtype"],
+            svd_iters=spec["svd_iters"], seeds=spec["seeds"])
     stages = {}
     for name, a in arrays.items():
         a = np.ascontiguousarray(a)
@@ -56,6 +67,7 @@ def main(argv=None):
         "wall_s": time.time() - t0,
         "seeds": spec["seeds"],
         "env": fingerprint(),
+        **extra,
     }
     # manifest last: its presence tells the runner that every array before it is complete
     tmp = os.path.join(args.out, "manifest.json.tmp")

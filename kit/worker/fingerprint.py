@@ -12,7 +12,7 @@ ENV_VARS = (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_VERBOSE", "MKL_CBWR",
     "MKL_ENABLE_INSTRUCTIONS", "MKL_THREADING_LAYER", "NPY_DISABLE_CPU_FEATURES",
-    "KMP_DETERMINISTIC_REDUCTION", "PYTHONHASHSEED",
+    "KMP_DETERMINISTIC_REDUCTION", "PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG",
 )
 
 
@@ -78,17 +78,31 @@ def _threadpools():
     return sorted(pools, key=lambda p: (str(p["user_api"]), p["owner"], str(p["filepath"])))
 
 
-def fingerprint():
+def fingerprint(include_torch=False):
     import numpy  # noqa: F401  (loads the BLAS so threadpoolctl can see it)
-    import scipy.linalg  # noqa: F401
-    import sklearn  # noqa: F401
+
+    for optional in ("scipy.linalg", "sklearn"):  # torch stacks have neither
+        try:
+            __import__(optional)
+        except ImportError:
+            pass
 
     pkgs = {name: _version(mod) for name, mod in (
         ("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "sklearn"),
         ("threadpoolctl", "threadpoolctl"))}
+    torch = None
+    if include_torch and "torch" not in sys.modules:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            pass
     if "torch" in sys.modules:
+        from .torch_mlp import torch_facts
+
         pkgs["torch"] = _version("torch")
+        torch = torch_facts()
     return {
+        "torch": torch,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "executable": sys.executable,
