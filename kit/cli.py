@@ -99,6 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     _dataset_args(p)
     p.add_argument("--out", required=True, help="folder to write into")
 
+    p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
+    p.add_argument("--dataset", default="synthetic")
+    p.add_argument("--n", type=_positive, default=600, help="proteins (default 600 for a first look)")
+    p.add_argument("--threads", type=str, default="", help="prefill the plan's thread counts")
+    p.add_argument("--seeds", type=str, default="", help="prefill the plan's seeds")
+
     p = sub.add_parser("runs", help="list stored runs")
     _dataset_args(p)
     p.add_argument("--json", action="store_true")
@@ -161,32 +167,26 @@ def _cmd_run(args) -> int:
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
+    from . import audit as au
     from .budget import budget
-    from .data import load_dataset
-    from .plan import (SVD_ITERS, TORCH_FACTORS, PlanOptions, plan, reference_embedding,
-                       required_stacks)
-    from .platforms import detect
-    from .runner import run_all
+    from .plan import SVD_ITERS, PlanOptions
     from .store import Store
     from .tables import budget_text
 
     err = Console(stderr=True)
-    ds = load_dataset(args.dataset, args.n)
-    if ds.synthetic:
-        err.print(f"[yellow]dataset {ds.name}: the built-in SYNTHETIC set ({ds.n} proteins)[/]")
-    plat = detect()
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
                        device=args.device)
-    _build_stacks([s for s in required_stacks(args.factor, plat, args.stack, opts) if s != "host"],
-                  plat, err)
-    pairs = [p for f in args.factor for p in plan(f, ds.sha256, opts, args.stack, plat)]
-    if any(f in TORCH_FACTORS for f in args.factor):
-        # the torch runs train on this run's embedding: it goes first
-        run_all([reference_embedding(ds.sha256)], ds, Store())
+    a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
+    if a.dataset.synthetic:
+        err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
+    with err.status("stacks") as status:
+        for name in au.build_stacks(a, log=lambda n, msg: status.update(msg)):
+            err.print(f"built stack {name}")
+    au.plan_runs(a)
     store = Store()
-    specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
-    todo = sum(not store.has_run(s.run_id) for s in specs)
-    err.print(f"{len(pairs)} pair(s), {len(specs)} run(s): {len(specs) - todo} stored, {todo} to run")
+    todo = len(au.todo(a, store))
+    err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): {len(a.specs) - todo} stored, "
+              f"{todo} to run")
     with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err,
                   disable=todo == 0) as bar:
@@ -197,9 +197,8 @@ def _cmd_run(args) -> int:
             if not err.is_terminal:  # logs get one line per run instead of a redrawn bar
                 err.print(f"run {int(bar.tasks[0].completed)}/{todo} done: {spec.run_id[:12]}")
 
-        run_all(specs, ds, store, jobs=args.jobs, on_done=done)
-    store.add_pairs(pairs)
-    b = budget(store, ds.sha256)
+        au.execute(a, store, jobs=args.jobs, on_done=done)
+    b = budget(store, a.dataset.sha256)
     _print_json(b) if args.json else print(budget_text(b))
     return 0
 
@@ -255,6 +254,13 @@ def _cmd_report(args) -> int:
     with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):
         out = write(store, ds, args.out)
     print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
+    return 0
+
+
+def _cmd_tui(args) -> int:
+    from .tui.app import run
+
+    run(args.dataset, args.n, args.threads, args.seeds)
     return 0
 
 
@@ -314,9 +320,6 @@ def _build_stacks(names, plat, err) -> None:
     from .stacks import definitions
 
     defs = definitions()
-    unknown = [n for n in names if n not in defs]
-    if unknown:
-        raise KitError(f"unknown stack(s) {', '.join(unknown)}; `kit stacks` lists them")
     for n in names:
         with err.status(f"stack {n}") as status:
             if build(defs[n], plat, log=lambda msg: status.update(msg)):
@@ -395,7 +398,7 @@ def _data_fetch(args) -> int:
 
 _COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
              "stacks": _cmd_stacks, "verdicts": _cmd_verdicts, "advise": _cmd_advise,
-             "report": _cmd_report}
+             "report": _cmd_report, "tui": _cmd_tui}
 
 
 def main(argv=None) -> int:

@@ -88,24 +88,33 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store) -> str:
         return store.put_run(spec, out, manifest)
 
 
-def run_all(specs, dataset: Dataset, store: Store, jobs: int = 1, on_done=None) -> list:
+def run_all(specs, dataset: Dataset, store: Store, jobs: int = 1, on_done=None,
+            should_stop=None) -> list:
     """Run every spec not yet stored (each once, however many pairs share it); resumable.
 
-    ``on_done(spec)`` is called after each finished run, for progress displays.
+    ``on_done(spec)`` is called after each finished run, for progress displays;
+    ``should_stop()`` is asked before each run starts (a cancel keeps what finished).
     """
     unique = list({s.run_id: s for s in specs}.values())
     todo = [s for s in unique if not store.has_run(s.run_id)]
     store.note_dataset(dataset.summary())
+    stop = should_stop or (lambda: False)
+
+    def one(s):
+        if stop():
+            return None
+        execute(s, dataset, store)
+        return s
+
     if jobs <= 1:
         for s in todo:
-            execute(s, dataset, store)
-            if on_done:
+            if one(s) and on_done:
                 on_done(s)
     else:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(execute, s, dataset, store): s for s in todo}
+            futures = [pool.submit(one, s) for s in todo]
             for fut in as_completed(futures):
-                fut.result()
-                if on_done:
-                    on_done(futures[fut])
-    return [s.run_id for s in unique]
+                s = fut.result()
+                if s and on_done:
+                    on_done(s)
+    return [s.run_id for s in unique if store.has_run(s.run_id)]

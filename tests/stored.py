@@ -55,6 +55,10 @@ def spec(**kw):
     return RunSpec(**base)
 
 
+def _spec_for(dataset):
+    return lambda **kw: spec(**dict({"dataset": dataset}, **kw))
+
+
 def flipped(a, model, k):
     b = dict(a)
     b[model] = a[model].copy()
@@ -62,29 +66,30 @@ def flipped(a, model, k):
     return b
 
 
-def budget_store(tmp_path):
+def budget_store(tmp_path, dataset="d" * 64, home=None):
     """Seed pairs (hgb flips 4 and 6), a threads pair with a kernel confound, a repeat pair."""
     from kit.plan import Pair
     from kit.store import Store
 
-    st = Store(tmp_path / "home")
+    st = Store(home or tmp_path / "home")
     base = arrays(0)
-    s0 = spec()
+    mk = _spec_for(dataset)
+    s0 = mk()
     put(st, tmp_path, s0, base)
     pairs = []
     # seed pairs: the hgb flips 4 and 6 -> median 5 = one seed unit; embedding differs
     for s, k in ((1, 4), (2, 6)):
         b = flipped(dict(base, svd_rand=arrays(s)["svd_rand"]), "hgb", k)
-        sb = spec(seeds=seeds(s))
+        sb = mk(seeds=seeds(s))
         put(st, tmp_path, sb, b)
         pairs.append(Pair("seed", "", s0, sb, f"seed 0 vs {s}"))
     # a threads pair: hgb flips 2, and the BLAS kernel also changed (a confound)
-    st2 = spec(threads=2)
+    st2 = mk(threads=2)
     e2 = env(env={"OMP_NUM_THREADS": "2"})
     e2["threadpools"] = [dict(e2["threadpools"][0], num_threads=2, architecture="Prescott")]
     put(st, tmp_path, st2, flipped(base, "hgb", 2), e2)
     pairs.append(Pair("threads", "", s0, st2, "1 vs 2 threads"))
-    sr = spec(replicate=1)
+    sr = mk(replicate=1)
     put(st, tmp_path, sr, base)
     pairs.append(Pair("repeat", "", s0, sr, "run twice"))
     st.add_pairs(pairs)

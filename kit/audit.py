@@ -1,0 +1,111 @@
+"""An audit: the factors a user chose, planned into runs on one dataset, then run and stored.
+
+The CLI's `kit run` and the TUI's Plan and Run screens both go through ``prepare`` and
+``execute``, so a plan's runs, its estimate and its results are computed in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .build import build
+from .data import Dataset, load_dataset
+from .errors import KitError
+from .plan import TORCH_FACTORS, PlanOptions, plan, reference_embedding, required_stacks
+from .platforms import Platform, detect
+from .runner import run_all
+from .stacks import HOST, definitions
+from .store import Store
+
+
+@dataclass
+class Audit:
+    dataset: Dataset
+    factors: tuple
+    options: PlanOptions
+    stack: str = HOST
+    platform: Platform | None = None
+    stacks: list = field(default_factory=list)   # stacks to build before planning
+    pairs: list = field(default_factory=list)
+    specs: list = field(default_factory=list)    # unique run specs, reference embedding first
+
+    @property
+    def needs_reference(self) -> bool:
+        return any(f in TORCH_FACTORS for f in self.factors)
+
+
+def prepare(factors, dataset: str = "synthetic", n: int | None = None,
+            options: PlanOptions = PlanOptions(), stack: str = HOST,
+            plat: Platform | None = None) -> Audit:
+    """Load the dataset and find the stacks the factors need (nothing runs yet)."""
+    if not factors:
+        raise KitError("choose at least one factor")
+    plat = plat or detect()
+    a = Audit(load_dataset(dataset, n), tuple(factors), options, stack, plat)
+    a.stacks = [s for s in required_stacks(a.factors, plat, stack, options) if s != HOST]
+    return a
+
+
+def build_stacks(audit: Audit, log=lambda name, msg: None) -> list:
+    """Build every stack the audit needs that is not built yet; returns the ones built now."""
+    defs = definitions()
+    built = []
+    for name in audit.stacks:
+        if name not in defs:
+            raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
+        if build(defs[name], audit.platform, log=lambda msg, _n=name: log(_n, msg)):
+            built.append(name)
+    return built
+
+
+def plan_runs(audit: Audit) -> Audit:
+    """Plan the pairs (the stacks must be built: their identities are part of each run)."""
+    audit.pairs = [p for f in audit.factors
+                   for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)]
+    specs = [reference_embedding(audit.dataset.sha256)] if audit.needs_reference else []
+    specs += [s for p in audit.pairs for s in (p.a, p.b)]
+    audit.specs = list({s.run_id: s for s in specs}.values())
+    return audit
+
+
+def todo(audit: Audit, store: Store) -> list:
+    return [s for s in audit.specs if not store.has_run(s.run_id)]
+
+
+def estimate_seconds(audit: Audit, store: Store) -> float | None:
+    """Time for the runs still to do, from the stored runs' wall times (None: no history)."""
+    runs = store.runs()
+    if not runs:
+        return None
+    total = 0.0
+    for s in todo(audit, store):
+        same = [r["manifest"]["wall_s"] for r in runs
+                if r["spec"]["dataset"] == s.dataset and r["spec"].get("kind", "pipeline") == s.kind]
+        if same:
+            total += float(np.median(same))
+            continue
+        # other datasets: scale by size (the pipeline is roughly linear in proteins here)
+        sized = [(r["manifest"]["wall_s"], store.datasets().get(r["spec"]["dataset"], {}).get("rows"))
+                 for r in runs if r["spec"].get("kind", "pipeline") == s.kind]
+        sized = [w * audit.dataset.n / rows for w, rows in sized if rows]
+        if not sized:
+            return None
+        total += float(np.median(sized))
+    return total
+
+
+def execute(audit: Audit, store: Store, jobs: int = 1, on_done=None, should_stop=None) -> list:
+    """Run what is missing (reference embedding first), then record the pairs.
+
+    ``should_stop()`` is asked before each run: a cancelled audit keeps every finished run,
+    and executing it again resumes.
+    """
+    specs = audit.specs
+    if audit.needs_reference:
+        run_all(specs[:1], audit.dataset, store, on_done=on_done, should_stop=should_stop)
+    done = run_all(specs, audit.dataset, store, jobs=jobs, on_done=on_done, should_stop=should_stop)
+    finished = {s.run_id for s in specs if store.has_run(s.run_id)}
+    store.add_pairs([p for p in audit.pairs if p.a.run_id in finished and p.b.run_id in finished])
+    return done

@@ -1,0 +1,133 @@
+"""kit tui: the whole flow with Textual's pilot on a tiny real plan, and a snapshot per screen."""
+
+import pytest
+from textual.widgets import DataTable, Input, Markdown, SelectionList
+
+from kit.data import load_dataset
+from kit.platforms import Platform
+from kit.store import Store
+from kit.tui.app import KitApp
+from stored import budget_store
+
+N = 120
+# fixed platform facts so every screen is the same on any machine of this kind
+LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "sse4_2"}), downloads=True)
+
+
+def app():
+    return KitApp("synthetic", N, platform=LINUX)
+
+
+@pytest.fixture
+def stored_home(kit_home, tmp_path):
+    budget_store(tmp_path, dataset=load_dataset("synthetic", N).sha256, home=kit_home)
+    return kit_home
+
+
+async def set_input(pilot, selector, text):
+    widget = pilot.app.query_one(selector, Input)
+    widget.value = text
+    await pilot.pause()
+
+
+async def wait_for_run(pilot, timeout=600):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@pytest.mark.slow
+async def test_walk_from_plan_to_advice():
+    async with app().run_test(size=(100, 32)) as pilot:
+        await pilot.press("2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        assert set(factors.selected) == {"repeat", "seed"}
+        await set_input(pilot, "#threads", "1")
+        await set_input(pilot, "#seeds", "0-1")
+        pilot.app.query_one("#plan-pane").update_summary()
+        summary = str(pilot.app.query_one("#plan-summary").render())
+        assert "2 pairs, 3 runs" in summary and "0 stored, 3 to run" in summary
+        await pilot.press("ctrl+r")
+        assert pilot.app.query_one("TabbedContent").active == "run"
+        await wait_for_run(pilot)
+        assert "finished: 3 run(s)" in str(pilot.app.query_one("#run-status").render())
+        await pilot.press("4")
+        table = pilot.app.query_one("#budget-table", DataTable)
+        assert table.row_count == 2
+        assert [table.get_row_at(i)[0] for i in range(2)] == ["repeat", "seed"]
+        table.focus()
+        await pilot.press("enter")
+        pairs = pilot.app.query_one("#pairs", DataTable)
+        assert pairs.display and pairs.row_count == 1
+        await pilot.press("5")
+        assert pilot.app.query_one("#verdicts-table", DataTable).row_count == 12
+        await pilot.press("6")
+        md = pilot.app.query_one("#advice-md", Markdown)
+        assert "null experiment held" in md.source
+        # the plan again: everything is stored now
+        await pilot.press("2")
+        pilot.app.query_one("#plan-pane").update_summary()
+        assert "3 stored, 0 to run" in str(pilot.app.query_one("#plan-summary").render())
+
+
+@pytest.mark.slow
+async def test_cancel_keeps_finished_runs_and_resumes():
+    async with app().run_test(size=(100, 32)) as pilot:
+        await pilot.press("2")
+        await set_input(pilot, "#threads", "1")
+        await set_input(pilot, "#seeds", "0-3")
+        pilot.app.query_one("#factors", SelectionList).deselect("repeat")
+        await pilot.press("ctrl+r")
+        store = Store()
+        while not store.runs():  # the first run is done
+            await pilot.pause(0.2)
+        await pilot.click("#cancel")
+        status = pilot.app.query_one("#run-status")
+        for _ in range(600):  # the run in progress finishes, then the worker stops
+            if "cancelled after" in str(status.render()):
+                break
+            await pilot.pause(0.2)
+        done = len(store.runs())
+        assert 1 <= done < 4
+        assert "cancelled after" in str(pilot.app.query_one("#run-status").render())
+        await pilot.press("2")
+        pilot.app.query_one("#plan-pane").update_summary()
+        assert f"{done} stored, {4 - done} to run" in str(pilot.app.query_one("#plan-summary").render())
+
+
+async def test_unavailable_choices_are_disabled_with_reasons():
+    async with app().run_test(size=(100, 32)) as pilot:
+        await pilot.press("2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        device = next(factors.get_option_at_index(i) for i in range(factors.option_count)
+                      if factors.get_option_at_index(i).value == "torch-device")
+        assert device.disabled and "no CUDA device" in str(device.prompt)
+        assert pilot.app.query_one("#dev-mps").disabled and pilot.app.query_one("#dev-cuda").disabled
+        assert not pilot.app.query_one("#dev-cpu").disabled
+
+
+# -- snapshots: one per screen, on a hand-made store (deterministic on every machine) --------
+@pytest.mark.parametrize("keys", [[], ["2"], ["3"], ["4"], ["4", "u", "p"], ["5"], ["6"],
+                                  ["question_mark"], ["d"]],
+                         ids=["setup", "plan", "run", "budget", "budget-units-plot", "verdicts",
+                              "advice", "help", "light"])
+def test_screens(snap_compare, stored_home, keys):
+    assert snap_compare(app(), press=keys, terminal_size=(80, 24))
+
+
+@pytest.mark.slow
+def test_tmux_smoke(tmp_path):
+    """tests/tui_smoke.sh drives `kit tui` in a real terminal (tmux send-keys / capture-pane)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed (.ci/run installs it)")
+    script = Path(__file__).with_name("tui_smoke.sh")
+    kit = str(Path(sys.executable).with_name("kit"))
+    proc = subprocess.run(["bash", str(script), kit], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, KIT_HOME=str(tmp_path / "home")))
+    assert proc.returncode == 0, proc.stderr
+    assert "tui_smoke: ok" in proc.stdout
