@@ -18,6 +18,7 @@ _EXPLAINED = {
     "threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
     "torch-threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
     "torch-deterministic": re.compile(r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
+    "host": re.compile(r"^host$"),  # everything else that differs between machines is shown
     "torch-device": re.compile(r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$"),
     "sklearn": re.compile(r"^package:scikit-learn$"),
     "numpy": re.compile(r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
@@ -138,7 +139,7 @@ def budget(store: Store, dataset: str) -> dict:
             "rows": rows, "note": note}
 
 
-_ROW_ORDER = ("repeat", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
+_ROW_ORDER = ("repeat", "host", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
               "torch-threads", "torch-deterministic", "torch-device",
               "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed", "torch-seed")
 

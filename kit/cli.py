@@ -99,6 +99,24 @@ def _parser() -> argparse.ArgumentParser:
     _dataset_args(p)
     p.add_argument("--out", required=True, help="folder to write into")
 
+    p = sub.add_parser("export", help="write runs into one portable, checksummed bundle")
+    _dataset_args(p)
+    p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
+    p.add_argument("--factor", type=_factors, help="only the runs of these factors' pairs")
+    p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
+
+    p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
+    p.add_argument("file")
+
+    p = sub.add_parser("compare", help="rerun a bundle's runs here and say how far they differ")
+    p.add_argument("file")
+    p.add_argument("--jobs", type=_positive, default=1)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("doctor", help="null experiment, thread control and BLAS, with remedies")
+    p.add_argument("--n", type=_positive, default=200, help="proteins in the null experiment")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
     p.add_argument("--dataset", default="synthetic")
     p.add_argument("--n", type=_positive, default=600, help="proteins (default 600 for a first look)")
@@ -257,6 +275,68 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_export(args) -> int:
+    from rich.console import Console
+
+    from .bundle import export, plan_export
+    from .store import Store
+
+    store = Store()
+    ds = _resolve_dataset(args, store)
+    if args.factor:
+        ids = [r for p in store.pairs(ds) if p["factor"] in args.factor for r in (p["a"], p["b"])]
+    else:
+        ids = [r["id"] for r in store.runs(ds)]
+    ids = list(dict.fromkeys(ids))
+    p = plan_export(store, ids, args.arrays)
+    Console(stderr=True).print(
+        f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
+        + (f", {len(p['blobs'])} arrays ({p['array_bytes'] / 2**20:.1f} MiB before compression)"
+           if args.arrays else ", hashes only (add --arrays for magnitudes)"))
+    out = export(store, ids, args.out, args.arrays)
+    print(f"wrote {out['file']}: {out['runs']} runs, {out['bytes'] / 2**20:.2f} MiB, "
+          f"sha256 {out['sha256']}")
+    return 0
+
+
+def _cmd_import(args) -> int:
+    from .bundle import import_bundle
+    from .store import Store
+
+    out = import_bundle(Store(), args.file)
+    print(f"imported {out['added']} new of {out['runs']} runs ({out['arrays']} arrays) from "
+          f"{out['host']['name']} ({out['created']})")
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    from rich.console import Console
+
+    from .onboarding import compare_bundle
+    from .store import Store
+    from .tables import compare_text
+
+    err = Console(stderr=True)
+    with err.status("comparing") as status:
+        rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
+                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"))
+    _print_json(rep) if args.json else print(compare_text(rep))
+    return 0
+
+
+def _cmd_doctor(args) -> int:
+    from rich.console import Console
+
+    from .doctor import machine_doctor
+    from .platforms import detect
+    from .tables import doctor_text
+
+    with Console(stderr=True).status("null experiment, thread probe, BLAS"):
+        rep = machine_doctor(detect(), args.n)
+    _print_json(rep) if args.json else print(doctor_text(rep))
+    return 0 if rep["ok"] else 1
+
+
 def _cmd_tui(args) -> int:
     from .tui.app import run
 
@@ -398,7 +478,8 @@ def _data_fetch(args) -> int:
 
 _COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
              "stacks": _cmd_stacks, "verdicts": _cmd_verdicts, "advise": _cmd_advise,
-             "report": _cmd_report, "tui": _cmd_tui}
+             "report": _cmd_report, "tui": _cmd_tui, "export": _cmd_export,
+             "import": _cmd_import, "compare": _cmd_compare, "doctor": _cmd_doctor}
 
 
 def main(argv=None) -> int:

@@ -9,16 +9,17 @@ from .atomic import write_bytes
 from .platforms import Platform
 from .runner import worker_env
 from .spec import RunSpec
+from .platforms import Platform  # noqa: F811
 from .stacks import built_stack, definitions
 
 # OpenBLAS kernels that mean "this build did not recognise the CPU" on a modern x86_64
 _GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
 
 
-def fingerprint(command: tuple, threads: int = 1) -> dict:
-    """Run the worker's --fingerprint in an interpreter, with the worker's environment."""
+def fingerprint(command: tuple, threads: int = 1, what: str = "--fingerprint") -> dict:
+    """Run the worker's --fingerprint (or --probe-threads) in an interpreter."""
     spec = RunSpec(dataset="", stack="", stack_id="", threads=threads)
-    proc = subprocess.run([*command, "-m", "kit.worker", "--fingerprint"], env=worker_env(spec),
+    proc = subprocess.run([*command, "-m", "kit.worker", what], env=worker_env(spec),
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -61,3 +62,74 @@ def stack_doctor(names, plat: Platform) -> list:
                 row.update(status="broken", problems=[f"the interpreter does not import: {e}"])
         out.append(row)
     return out
+
+
+def thread_probe(command: tuple, cores: int) -> dict:
+    """CPU/wall of a matrix product at 1 and at all cores: is the thread setting honoured?"""
+    one = fingerprint(command, 1, "--probe-threads")
+    many = fingerprint(command, cores, "--probe-threads")
+    r1, rn = one["cpu_s"] / one["wall_s"], many["cpu_s"] / many["wall_s"]
+    return {"threads": cores, "cpu_per_wall_1": r1, "cpu_per_wall_n": rn,
+            "honoured": cores < 2 or rn > 1.3 * r1}
+
+
+def machine_doctor(plat: Platform, n: int = 200) -> dict:
+    """kit doctor: the null experiment, thread control, and each stack's BLAS, with remedies."""
+    import os
+
+    from . import audit as au
+    from .budget import budget
+    from .plan import PlanOptions
+    from .stacks import host_stack
+    from .store import Store
+
+    store = Store()
+    a = au.prepare(["repeat"], "synthetic", n, PlanOptions(threads=(1,)), plat=plat)
+    au.plan_runs(a)
+    au.execute(a, store)
+    row = next(r for r in budget(store, a.dataset.sha256)["rows"] if r["factor"] == "repeat")
+    null_ok = row["all_identical"] == row["pairs"]
+    problems_out = []
+    if not null_ok:
+        problems_out.append({"problem": "the null experiment failed: two identical runs differ",
+                             "remedy": "a generator is loose or the machine is unstable; check "
+                                       "other jobs' interference and report it with `kit export`"})
+    cores = os.cpu_count() or 1
+    stacks = [{"name": "host", "command": host_stack().command, "expected_blas": None}]
+    for r in stack_doctor([], plat):
+        if r["status"] == "built":
+            d = definitions()[r["name"]]
+            stacks.append({"name": r["name"], "command": built_stack(d, plat).command,
+                           "expected_blas": r["expected_blas"], "doctor": r})
+    out_stacks = []
+    for s in stacks:
+        rep = s.get("doctor") or {"measured": fingerprint(s["command"]), "problems": []}
+        if s["name"] == "host":
+            rep["problems"] = problems(rep["measured"], None, plat.cpu_flags)
+        probe = thread_probe(s["command"], cores)
+        if not probe["honoured"]:
+            rep["problems"].append(
+                f"the thread setting is not honoured: CPU per wall second {probe['cpu_per_wall_n']:.2f} "
+                f"at {cores} threads against {probe['cpu_per_wall_1']:.2f} at 1")
+        for p in rep["problems"]:
+            problems_out.append({"stack": s["name"], "problem": p, "remedy": _remedy(p)})
+        out_stacks.append({"name": s["name"], "threads": probe,
+                           "blas": [p for p in rep["measured"].get("threadpools") or []
+                                    if p.get("user_api") == "blas"]})
+    return {"null_experiment": {"ok": null_ok, "pairs": row["pairs"], "identical": row["all_identical"],
+                                "dataset": a.dataset.name},
+            "stacks": out_stacks, "problems": problems_out, "ok": null_ok}
+
+
+def _remedy(problem: str) -> str:
+    if "generic" in problem:
+        return ("pin a numpy whose OpenBLAS knows this CPU (numpy 2.x), or set OPENBLAS_CORETYPE "
+                "to the right kernel, and record it: kernels change bits")
+    if "not honoured" in problem:
+        return ("the BLAS ignores OMP/OPENBLAS/MKL_NUM_THREADS here (or the matrices are too small "
+                "to split): a threads factor measured here shows nothing; do not read it as stability")
+    if "expected" in problem:
+        return "rebuild the stack (`kit stacks build`) and check its lock file's numpy/scipy wheels"
+    if "threadpoolctl" in problem:
+        return "add threadpoolctl to the stack's lock file"
+    return "see docs/onboarding.md"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .errors import KitError
 from .platforms import Platform, detect
+from .hosts import host_id
 from .spec import RunSpec, seeds, torch_seeds
 from .stacks import HOST, Stack, catalogue, get_stack, torch_stack
 
@@ -132,7 +133,8 @@ def required_stacks(factors, plat: Platform, stack: str = "host",
 def reference_embedding(dataset_hash: str, get=get_stack) -> RunSpec:
     """The pipeline run whose randomized embedding every torch run trains on."""
     host = get(HOST)
-    return RunSpec(dataset=dataset_hash, stack=host.name, stack_id=host.identity, threads=1)
+    return RunSpec(dataset=dataset_hash, stack=host.name, stack_id=host.identity, threads=1,
+                   host=host_id())
 
 
 def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = "host",
@@ -141,6 +143,11 @@ def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stac
 
     Torch factors train on ``reference_embedding``'s output, which must be run first.
     """
+    return [Pair(p.factor, p.level, p.a.with_(host=host_id()), p.b.with_(host=host_id()), p.label)
+            for p in _plan(factor, dataset_hash, opts, stack, plat, get)]
+
+
+def _plan(factor, dataset_hash, opts, stack, plat, get) -> list:
     if factor in STACK_FACTORS:
         return _stack_plan(factor, dataset_hash, opts, plat or detect(), get)
     if factor in TORCH_FACTORS:

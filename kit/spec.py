@@ -45,6 +45,7 @@ class RunSpec:
     input: str = ""              # torch: the run whose randomized embedding it trains on
     device: str = "cpu"          # torch: cpu | mps | cuda
     deterministic: bool = False  # torch: torch.use_deterministic_algorithms
+    host: str = ""               # the machine that ran it (kit.hosts): the same spec elsewhere is another run
 
     def __post_init__(self):
         if self.dtype not in DTYPES:

@@ -80,7 +80,7 @@ class Store:
             if sha != info["sha256"]:
                 raise KitError(f"stage {stage}: stored bytes do not match the worker's hash")
             blob = _blob_key(sha, a)
-            dest = self._blob_path(blob)
+            dest = self.blob_path(blob)
             if dest.exists():
                 src.unlink()
             else:
@@ -95,8 +95,42 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)", rows)
         return spec.run_id
 
-    def _blob_path(self, blob: str) -> Path:
+    def blob_path(self, blob: str) -> Path:
         return self.arrays / blob[:2] / f"{blob}.npy"
+
+    def blobs(self, run_id: str) -> dict:
+        """{stage: blob key} of a run (the arrays may be absent for an imported run)."""
+        return dict(self.db.execute("SELECT stage, blob FROM stages WHERE run=?", (run_id,)))
+
+    def has_arrays(self, run_id: str) -> bool:
+        return all(self.blob_path(b).exists() for b in self.blobs(run_id).values())
+
+    def import_runs(self, runs: list, pairs: list, blobs: dict, datasets: dict) -> None:
+        """Add verified runs (from a bundle) with their arrays, pairs and verdicts, all or nothing."""
+        for blob, data in blobs.items():  # content-addressed: complete files, atomically
+            dest = self.blob_path(blob)
+            if not dest.exists():
+                from .atomic import write_bytes
+
+                write_bytes(dest, data)
+        with self._tx() as db:
+            for r in runs:
+                db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
+                           (r["id"], json.dumps(r["spec"], sort_keys=True, separators=(",", ":")),
+                            r["spec"]["dataset"], r["spec"]["stack"], r["created"],
+                            json.dumps(r["manifest"], sort_keys=True)))
+                db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
+                               [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
+                                 r["blobs"][st]) for st, i in r["stages"].items()])
+                if r.get("verdicts"):
+                    db.execute("INSERT OR IGNORE INTO verdicts VALUES (?,?,?)",
+                               (r["id"], r["verdicts"].get("_version", 1), json.dumps(r["verdicts"])))
+            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
+                           [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
+            for h, summary in datasets.items():
+                if summary:
+                    db.execute("INSERT OR IGNORE INTO datasets VALUES (?,?,?)",
+                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
 
     def run(self, run_id: str) -> dict:
         row = self.db.execute("SELECT id, spec, created, manifest FROM runs WHERE id=?",
@@ -124,7 +158,11 @@ class Store:
                               (run_id, stage)).fetchone()
         if row is None:
             raise KitError(f"run {run_id[:12]} has no stage {stage!r}")
-        return np.load(self._blob_path(row[0]), allow_pickle=False)
+        path = self.blob_path(row[0])
+        if not path.exists():
+            raise KitError(f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
+                           "export it with --arrays to compare magnitudes")
+        return np.load(path, allow_pickle=False)
 
     # -- pairs and comparisons --------------------------------------------------------------
     def add_pairs(self, pairs) -> None:

@@ -173,3 +173,49 @@ def advice_text(a: dict) -> str:
     if a["not_measured"]:
         out += ["", "Not measured on this dataset: " + ", ".join(x["factor"] for x in a["not_measured"])]
     return "\n".join(out)
+
+
+def compare_text(rep: dict) -> str:
+    out = [f"Bundle from {rep['bundle_host']['name']} compared on {rep['this_host']['name']}:",
+           f"  {rep['answer']}", ""]
+    if rep["per_run"]:
+        out.append(tabulate([[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
+                              " ".join(f"{m}:{v}" for m, v in r["flips"].items())]
+                             for r in rep["per_run"]],
+                            ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
+                            disable_numparse=True))
+    for r in rep["rows"]:
+        su = {m: d["flips_max_seed_units"] for m, d in r["models"].items()
+              if d["flips_max_seed_units"] is not None}
+        if su:
+            out.append("  in seed units (largest flips): "
+                       + ", ".join(f"{m} {fmt(v)}" for m, v in su.items()))
+    if rep["environment_differences"]:
+        out += ["", "What differs between the two machines (measured):"]
+        out += [f"  {k}: {'; '.join(v)}" for k, v in rep["environment_differences"].items()]
+    if rep["not_compared"]:
+        out += ["", "Not compared here:"] + [f"  {x['run'][:12]}: {x['reason']}" for x in rep["not_compared"]]
+    return "\n".join(out)
+
+
+def doctor_text(rep: dict) -> str:
+    n = rep["null_experiment"]
+    out = [f"null experiment ({n['dataset']}): {'ok' if n['ok'] else 'FAILED'} - "
+           f"{n['identical']} of {n['pairs']} repeated pairs bitwise identical", ""]
+    rows = []
+    for s in rep["stacks"]:
+        t = s["threads"]
+        blas = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
+                         f"{p.get('architecture') or ''}".strip() for p in s["blas"])
+        rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
+                     "yes" if t["honoured"] else "NO"])
+    out.append(tabulate(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
+                               f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
+                               "threads honoured"], disable_numparse=True))
+    if rep["problems"]:
+        out += ["", "Problems and remedies:"]
+        out += [f"- {p.get('stack', 'machine')}: {p['problem']}\n  remedy: {p['remedy']}"
+                for p in rep["problems"]]
+    else:
+        out += ["", "No problems found."]
+    return "\n".join(out)

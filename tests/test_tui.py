@@ -106,10 +106,10 @@ async def test_unavailable_choices_are_disabled_with_reasons():
 
 
 # -- snapshots: one per screen, on a hand-made store (deterministic on every machine) --------
-@pytest.mark.parametrize("keys", [[], ["2"], ["3"], ["4"], ["4", "u", "p"], ["5"], ["6"],
+@pytest.mark.parametrize("keys", [[], ["2"], ["3"], ["4"], ["4", "u", "p"], ["5"], ["6"], ["7"],
                                   ["question_mark"], ["d"]],
                          ids=["setup", "plan", "run", "budget", "budget-units-plot", "verdicts",
-                              "advice", "help", "light"])
+                              "advice", "compare", "help", "light"])
 def test_screens(snap_compare, stored_home, keys):
     assert snap_compare(app(), press=keys, terminal_size=(80, 24))
 
@@ -131,3 +131,27 @@ def test_tmux_smoke(tmp_path):
                           env=dict(os.environ, KIT_HOME=str(tmp_path / "home")))
     assert proc.returncode == 0, proc.stderr
     assert "tui_smoke: ok" in proc.stdout
+
+
+@pytest.mark.slow
+async def test_compare_tab_answers_like_the_cli(tmp_path, monkeypatch, kit_home):
+    """A bundle made in another KIT_HOME (another host id) compared from the Compare tab."""
+    from kit.cli import main
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
+    assert main(["run", "--factor", "repeat", "--n", str(N), "--threads", "1"]) == 0
+    assert main(["export", "--out", str(tmp_path / "lab.kit"), "--arrays"]) == 0
+    monkeypatch.setenv("KIT_HOME", str(kit_home))
+    async with app().run_test(size=(100, 32)) as pilot:
+        await pilot.press("7")
+        box = pilot.app.query_one("#bundle-path", Input)
+        box.value = str(tmp_path / "lab.kit")
+        box.focus()
+        await pilot.press("enter")
+        answer = pilot.app.query_one("#compare-answer")
+        for _ in range(600):
+            if "reproduced" in str(answer.render()) or "differs" in str(answer.render()):
+                break
+            await pilot.pause(0.2)
+        assert "reproduced: all 2 runs are bitwise identical" in str(answer.render())
+        assert pilot.app.query_one("#compare-table", DataTable).row_count == 2

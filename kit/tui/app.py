@@ -9,9 +9,10 @@ from textual.widgets import Footer, Header, Markdown, TabbedContent, TabPane
 
 from ..errors import KitError
 from ..platforms import Platform, detect
-from .panes import AdvicePane, BudgetPane, PlanPane, RunPane, SetupPane, VerdictsPane
+from .panes import (AdvicePane, BudgetPane, ComparePane, PlanPane, RunPane, SetupPane,
+                    VerdictsPane)
 
-TABS = ("setup", "plan", "run", "budget", "verdicts", "advice")
+TABS = ("setup", "plan", "run", "budget", "verdicts", "advice", "compare")
 
 HELP = """\
 # kit: a reproducibility budget
@@ -27,8 +28,9 @@ Walk the tabs in order:
    Enter shows a factor's pairs and confounds.
 5. **Verdicts**: do the twelve model comparisons hold across seeds and stacks? `s` next run set.
 6. **Advice**: what to pin first, from the numbers; *Export report* writes Markdown + HTML.
+7. **Compare**: a lab's bundle (`kit export`) rerun here: does this machine reproduce it?
 
-Keys: `1`-`6` tabs, `ctrl+r` run, `d` light/dark, `?` this help, `q` quit, `tab` next field.
+Keys: `1`-`7` tabs, `ctrl+r` run, `d` light/dark, `?` this help, `q` quit, `tab` next field.
 The mouse works too.
 """
 
@@ -52,6 +54,7 @@ class KitApp(App):
         Binding("4", "tab('budget')", "Budget", priority=True),
         Binding("5", "tab('verdicts')", "Verdicts", priority=True),
         Binding("6", "tab('advice')", "Advice", priority=True),
+        Binding("7", "tab('compare')", "Compare", show=False, priority=True),
         Binding("ctrl+r", "run_plan", "Run plan", priority=True),
         Binding("r", "run_plan", "Run plan", show=False),
         Binding("u", "toggle_units", "Units", show=False),
@@ -77,7 +80,7 @@ class KitApp(App):
         yield Header()
         with TabbedContent(initial="setup"):
             for tab, pane in zip(TABS, (SetupPane, PlanPane, RunPane, BudgetPane, VerdictsPane,
-                                        AdvicePane)):
+                                        AdvicePane, ComparePane)):
                 with TabPane(f"{TABS.index(tab) + 1} {tab.title()}", id=tab):
                     yield pane(id=f"{tab}-pane")
         yield Footer()

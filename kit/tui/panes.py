@@ -441,3 +441,58 @@ class AdvicePane(Vertical):
             return
         out = write(Store(), ds, self.query_one("#report-dir", Input).value)
         self.app.notify(f"wrote {out['html']}")
+
+
+# -- 7. compare -------------------------------------------------------------------------------
+class ComparePane(Vertical):
+    """A lab's bundle against this machine: the same answer as `kit compare`."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="buttons"):
+            yield Input(placeholder="path to a bundle from `kit export` (e.g. lab.kit)", id="bundle-path")
+            yield Button("Compare", id="compare", variant="primary")
+        yield Static("Rerun a lab's runs here and see whether, and how far, they differ.",
+                     id="compare-answer")
+        yield DataTable(id="compare-table", zebra_stripes=True)
+        yield Log(id="compare-env", highlight=False)
+
+    @on(Button.Pressed, "#compare")
+    @on(Input.Submitted, "#bundle-path")
+    def start(self) -> None:
+        path = self.query_one("#bundle-path", Input).value.strip()
+        if not path:
+            self.app.notify("give the bundle's path first", severity="warning")
+            return
+        self.query_one("#compare-answer", Static).update(f"comparing {path} ...")
+        self._compare(path)
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _compare(self, path: str) -> None:
+        from ..onboarding import compare_bundle
+        from ..store import Store
+
+        call = self.app.call_from_thread
+        try:
+            rep = compare_bundle(Store(), path, plat=self.app.platform,
+                                 log=lambda m: call(self.app.notify, m, timeout=2))
+        except KitError as e:
+            call(self.query_one("#compare-answer", Static).update, f"[red]{e}[/]")
+            return
+        call(self.show, rep)
+
+    def show(self, rep: dict) -> None:
+        self.query_one("#compare-answer", Static).update(
+            f"[b]{rep['bundle_host']['name']} vs {rep['this_host']['name']}:[/] {rep['answer']}")
+        t = self.query_one("#compare-table", DataTable)
+        t.clear(columns=True)
+        t.add_columns("run (theirs vs here)", "identical", "emb diff", "flips")
+        for r in rep["per_run"]:
+            t.add_row(r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
+                      " ".join(f"{m}:{v}" for m, v in r["flips"].items()))
+        log = self.query_one("#compare-env", Log)
+        log.clear()
+        log.write_line("What differs between the two machines (measured):")
+        for k, v in rep["environment_differences"].items():
+            log.write_line(f"  {k}: {'; '.join(v)}")
+        for x in rep["not_compared"]:
+            log.write_line(f"not compared: {x['run'][:12]}: {x['reason']}")

@@ -16,6 +16,18 @@ def _sha256(a):
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
+def _probe(n=1200, repeats=4):
+    """The paper's probe: does the thread setting change how much CPU a matrix product uses?"""
+    import numpy as np
+
+    a = np.random.default_rng(0).random((n, n))
+    a @ a  # warm up: load the BLAS and start its threads
+    w, c = time.perf_counter(), time.process_time()
+    for _ in range(repeats):
+        a @ a
+    return {"wall_s": time.perf_counter() - w, "cpu_s": time.process_time() - c, "n": n}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m kit.worker")
     ap.add_argument("--spec", help="run specification (JSON)")
@@ -24,12 +36,17 @@ def main(argv=None):
     ap.add_argument("--input", help="embedding (.npy) for the torch stage")
     ap.add_argument("--fingerprint", action="store_true",
                     help="print this interpreter's environment fingerprint (JSON) and exit")
+    ap.add_argument("--probe-threads", action="store_true",
+                    help="time a matrix product: wall and CPU seconds (JSON) and exit")
     args = ap.parse_args(argv)
 
     from .fingerprint import fingerprint
 
     if args.fingerprint:
         json.dump(fingerprint(include_torch=True), sys.stdout, sort_keys=True)
+        return 0
+    if args.probe_threads:
+        json.dump(_probe(), sys.stdout)
         return 0
     if not (args.spec and args.dataset and args.out):
         ap.error("--spec, --dataset and --out are required")

@@ -1,0 +1,161 @@
+"""Does this machine reproduce a lab's bundle, and where it does not, does it matter?
+
+``compare_bundle`` imports a bundle, reruns each of its run specs here (same dataset, seeds,
+threads and stack, this machine's build of the stack), pairs every bundle run with its local
+twin as the factor ``host``, and answers in the budget's terms.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .budget import budget, pair_details
+from .bundle import import_bundle, read
+from .data import load_dataset
+from .errors import KitError
+from .hosts import host
+from .plan import Pair
+from .platforms import Platform, detect
+from .runner import run_all
+from .spec import RunSpec
+from .stacks import HOST, definitions, get_stack, status
+
+FACTOR = "host"
+
+
+def find_dataset(summary: dict, sha: str):
+    """The local dataset with this sha256, from the bundle's summary of it; else a clear error."""
+    name = summary.get("name") or ""
+    rows = summary.get("rows")
+    try:
+        if summary.get("source") == "synthetic" and rows:
+            ds = load_dataset("synthetic", rows)
+        else:
+            base = name.split("[:")[0]
+            ds = load_dataset(base)
+            ds = ds.head(rows) if rows and rows != ds.n else ds
+    except KitError as e:
+        raise KitError(f"the bundle's dataset {name or sha[:12]} is not here ({e})") from e
+    if ds.sha256 != sha:
+        theirs, ours = summary.get("release"), ds.meta.get("release")
+        flag = (f"; UniProt release {theirs} in the bundle, {ours} here: a different release"
+                if theirs and theirs != ours else "")
+        raise KitError(f"dataset {name} here (sha256 {ds.sha256[:12]}) is not the bundle's "
+                       f"(sha256 {sha[:12]}){flag}")
+    return ds
+
+
+def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
+    """This machine's twin of a bundle spec, or the reason it cannot run here."""
+    if spec.stack != HOST:
+        d = definitions().get(spec.stack)
+        if d is None:
+            return f"stack {spec.stack} is not in this kit's catalogue"
+        st, why = status(d, plat)
+        if st == "unavailable":
+            return f"stack {spec.stack}: {why}"
+    changes = {"host": host()["id"]}
+    if spec.kind == "torch":
+        if spec.input not in twins or isinstance(twins[spec.input], str):
+            return "its embedding run has no twin here"
+        changes["input"] = twins[spec.input].run_id
+    return spec.with_(**changes)
+
+
+def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_done=None,
+                   log=lambda msg: None) -> dict:
+    """Import, rerun what is missing here, pair, and summarise. Returns the report."""
+    from .build import build
+
+    plat = plat or detect()
+    doc, _ = read(path)
+    if doc["host"]["id"] == host()["id"]:
+        raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
+    imported = import_bundle(store, path)
+    runs = sorted(doc["runs"], key=lambda r: r["spec"].get("kind", "pipeline") == "torch")
+    twins, reasons = {}, {}
+    for r in runs:
+        spec = RunSpec.from_json(json.dumps(r["spec"]))
+        if spec.stack != HOST and spec.stack in definitions():
+            d = definitions()[spec.stack]
+            if status(d, plat)[0] == "not built":
+                log(f"building stack {spec.stack}")
+                build(d, plat)
+        twin = _local_spec(spec, twins, plat)
+        if isinstance(twin, RunSpec):
+            twin = twin.with_(stack_id=get_stack(spec.stack).identity)
+        twins[r["id"]] = twin
+        if isinstance(twin, str):
+            reasons[r["id"]] = twin
+    by_dataset = {}
+    for r in runs:
+        if isinstance(twins[r["id"]], RunSpec):
+            by_dataset.setdefault(r["spec"]["dataset"], []).append(r)
+    pairs = []
+    for sha, rs in by_dataset.items():
+        ds = find_dataset(doc["datasets"].get(sha, {}), sha)
+        specs = [twins[r["id"]] for r in rs]
+        ref = [s for s in specs if s.kind == "pipeline"]  # embeddings before the torch runs
+        run_all(ref, ds, store, jobs=jobs, on_done=on_done)
+        run_all([s for s in specs if s.kind == "torch"], ds, store, jobs=jobs, on_done=on_done)
+        for r in rs:
+            a = RunSpec.from_json(json.dumps(r["spec"]))
+            pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
+                              f"{doc['host']['name']} vs {host()['name']}: {_label(a)}"))
+    store.add_pairs(pairs)
+    return summarise(store, doc, pairs, reasons, imported)
+
+
+def _label(spec: RunSpec) -> str:
+    from .verdicts import run_label
+
+    return run_label(json.loads(spec.to_json()))
+
+
+def summarise(store, doc, pairs, reasons, imported) -> dict:
+    """The one-screen answer: identical, within the budget, or changing conclusions."""
+    per_run, datasets = [], sorted({p.a.dataset for p in pairs})
+    for sha in datasets:
+        ids = {(p.a.run_id, p.b.run_id) for p in pairs if p.a.dataset == sha}
+        for d in pair_details(store, sha, FACTOR):
+            if (d["a"], d["b"]) in ids:
+                per_run.append(d)
+    rows = [r for sha in datasets for r in budget(store, sha)["rows"] if r["factor"] == FACTOR]
+    units = {sha: budget(store, sha)["yardstick"] for sha in datasets}
+    identical = sum(all(d["comparison"]["identical"].values()) for d in per_run)
+    verdicts = sum(r["verdicts_changed_max"] or 0 for r in rows)
+    worst_su = max((m["flips_max_seed_units"] or 0 for r in rows for m in r["models"].values()),
+                   default=0)
+    flips = max((m["flips_max"] for r in rows for m in r["models"].values()), default=0)
+    if not per_run:
+        answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
+    elif identical == len(per_run):
+        answer = (f"reproduced: all {len(per_run)} runs are bitwise identical at every stage "
+                  "on this machine")
+    elif verdicts:
+        answer = (f"NOT reproduced where it matters: {verdicts} model-comparison verdict(s) "
+                  f"changed; {identical} of {len(per_run)} runs identical")
+    elif flips and worst_su >= 1:
+        answer = (f"differs beyond the budget: up to {flips} test predictions flipped "
+                  f"({worst_su:.2f} seed units); no verdict changed")
+    elif flips:
+        answer = (f"differs within the budget: up to {flips} test predictions flipped "
+                  + (f"({worst_su:.2f} seed units) " if worst_su else "")
+                  + f"and no verdict changed; {identical} of {len(per_run)} runs identical")
+    else:
+        answer = (f"differs in bits or magnitudes only: no prediction flipped; {identical} of "
+                  f"{len(per_run)} runs identical")
+    env = {}
+    for d in per_run:
+        for k, (a, b) in d["comparison"]["env_diff"].items():
+            env.setdefault(k, set()).add(f"{a} -> {b}")
+    return {"answer": answer, "bundle_host": doc["host"], "this_host": host(),
+            "imported": imported, "pairs": len(per_run), "identical": identical,
+            "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
+            "rows": rows, "seed_units": units, "environment_differences":
+            {k: sorted(v) for k, v in sorted(env.items())},
+            "per_run": [{"label": d["label"], "identical_stages": sum(d["comparison"]["identical"].values()),
+                         "stages": len(d["comparison"]["identical"]),
+                         "flips": {m: v["flips"] for m, v in d["comparison"]["models"].items()},
+                         "emb_rel": d["comparison"].get("svd_rand", {}).get("rel_fro")}
+                        for d in per_run]}
