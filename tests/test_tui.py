@@ -111,7 +111,11 @@ async def test_unavailable_choices_are_disabled_with_reasons():
                          ids=["setup", "plan", "run", "budget", "budget-units-plot", "verdicts",
                               "advice", "compare", "help", "light"])
 def test_screens(snap_compare, stored_home, keys):
-    assert snap_compare(app(), press=keys, terminal_size=(80, 24))
+    async def settle(pilot):  # a slow first start must not photograph a half-drawn screen
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+
+    assert snap_compare(app(), press=keys, terminal_size=(80, 24), run_before=settle)
 
 
 @pytest.mark.slow
