@@ -16,7 +16,7 @@ from .verdicts import describe, stability
 from .worker.pipeline import MODELS
 
 LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
-_NOT_RANKED = ("repeat", "svd-iters")  # the null experiment and a remedy, not factors to pin
+_NOT_RANKED = ("repeat", "svd-iters", "perturb")  # a null check, a remedy, a probe: not factors
 _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",
                 "rf": "random forest", "torch_mlp": "PyTorch MLP"}
 
@@ -80,6 +80,7 @@ def advise(store: Store, dataset: str) -> dict:
     _null(rows, recs)
     for r in ranked:
         _factor_advice(r, recs)
+    _amplification(b, recs)
     _solver(store, b, rows, recs)
     _signs(ranked, recs)
     _margins(store, rows, recs)
@@ -140,6 +141,20 @@ def _factor_advice(r, recs):
     else:
         text = f"{name}: every stage bitwise identical in all {r['pairs']} pair(s): no need to pin."
     recs.append({"kind": "factor", "text": text, "basis": basis})
+
+
+def _amplification(b, recs):
+    """Where a factor flipped more than its embedding difference explains, say so."""
+    for name, e in (b.get("amplification") or {}).items():
+        odd = {m: d for m, d in e["models"].items() if d["verdict"] == "something else"}
+        if odd:
+            recs.append({"kind": "amplification", "text": (
+                f"{name} flipped more than its embedding difference ({_fmt(e['emb_rel'])}) explains: "
+                + "; ".join(f"{_MODEL_NAMES[m]} {_fmt(d['observed'])} observed against "
+                            f"{_fmt(d['predicted'])} predicted by the perturbation curve" for m, d in odd.items())
+                + ". Something other than the input's magnitude changed (a library's algorithm, "
+                  "say): pin that version."),
+                "basis": {"factor": name, "emb_rel": e["emb_rel"], "models": odd}})
 
 
 def _svd_seconds(store: Store, runs: list) -> float | None:

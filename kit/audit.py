@@ -33,7 +33,8 @@ class Audit:
 
     @property
     def needs_reference(self) -> bool:
-        return any(f in TORCH_FACTORS for f in self.factors)
+        """Torch and perturb runs train on the reference run's embedding: it runs first."""
+        return any(f in TORCH_FACTORS or f == "perturb" for f in self.factors)
 
 
 def prepare(factors, dataset: str = "synthetic", n: int | None = None,

@@ -7,9 +7,10 @@ from collections import defaultdict
 
 import numpy as np
 
+from .amplify import explain
 from .compare import ALL_MODELS, STAGES, compare_runs
 from .store import Store
-from .verdicts import changed, run_verdicts
+from .verdicts import changed, has_verdicts, run_verdicts
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
 TORCH_YARDSTICK = ("torch-seed", "")  # the same for the torch MLP
@@ -62,7 +63,15 @@ def _yardstick(comps: list) -> dict | None:
 
 
 def _agg(comps, fn, get):
-    vals = [get(c) for c in comps if "svd_rand" in c]
+    """fn over the pairs that have the measure (a perturbed run has no k-means, say)."""
+    vals = []
+    for c in comps:
+        try:
+            v = get(c)
+        except (KeyError, TypeError):
+            continue
+        if v is not None:
+            vals.append(v)
     return fn(vals) if vals else None
 
 
@@ -116,7 +125,7 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
 
 def _verdict_changes(store: Store, a: str, b: str) -> list:
     """Verdicts that differ between two pipeline runs (torch runs have none)."""
-    if any(store.run(r)["spec"].get("kind", "pipeline") != "pipeline" for r in (a, b)):
+    if not all(has_verdicts(store.run(r)["spec"]) for r in (a, b)):
         return []
     return changed(run_verdicts(store, a), run_verdicts(store, b))
 
@@ -136,18 +145,23 @@ def budget(store: Store, dataset: str) -> dict:
     note = None if unit else ("no seed runs on this dataset, so no seed units: "
                               "run `kit run --factor seed` with the same dataset")
     return {"dataset": store.datasets().get(dataset, {"sha256": dataset}), "yardstick": unit,
-            "rows": rows, "note": note}
+            "rows": rows, "note": note, "amplification": explain(rows)}
 
 
 _ROW_ORDER = ("repeat", "host", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
               "torch-threads", "torch-deterministic", "torch-device",
-              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed", "torch-seed")
+              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed", "torch-seed",
+              "perturb")
 
 
 def _order(key):
     factor, level = key
     rank = _ROW_ORDER.index(factor) if factor in _ROW_ORDER else len(_ROW_ORDER)
-    return (rank, factor, int(level) if level.isdigit() else 0, level)
+    try:
+        num = float(level)  # svd-iters and perturb levels in numeric order
+    except ValueError:
+        num = float("inf") if level else 0.0
+    return (rank, factor, num, level)
 
 
 def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:

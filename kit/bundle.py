@@ -24,7 +24,7 @@ from . import __version__
 from .errors import KitError
 from .hosts import host
 from .store import Store, array_sha256
-from .verdicts import run_verdicts
+from .verdicts import has_verdicts, run_verdicts
 
 FORMAT = "kit-bundle/1"
 MAX_MEMBER = 2 * 2 ** 30        # an array larger than 2 GiB is not one of ours
@@ -57,7 +57,7 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
     p = plan_export(store, run_ids, arrays)
     datasets = store.datasets()
     for r in p["runs"]:  # verdicts travel with their runs (computed once, here if not yet)
-        r["verdicts"] = run_verdicts(store, r["id"]) if r["spec"].get("kind", "pipeline") == "pipeline" else None
+        r["verdicts"] = run_verdicts(store, r["id"]) if has_verdicts(r["spec"]) else None
         r["blobs"] = store.blobs(r["id"])
     doc = {"format": FORMAT, "kit": __version__, "host": host(),
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -27,6 +27,16 @@ def _int_list(text: str) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
+def _floats(text: str) -> tuple:
+    try:
+        vals = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        vals = ()
+    if not vals or any(v < 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected non-negative numbers like 1e-13,1e-7, not {text!r}")
+    return vals
+
+
 def _positive(text: str) -> int:
     try:
         v = int(text)
@@ -77,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=_int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
     p.add_argument("--iters", type=_int_list, default=None, help="svd-iters levels (default 5,10,20,50)")
     p.add_argument("--jobs", type=_positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--eps", type=_floats, default=(), help="perturb: noise sizes, e.g. 1e-13,1e-7")
     p.add_argument("--device", choices=("cpu", "mps", "cuda"),
                    help="torch-device: the accelerator to compare with the CPU")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
@@ -89,6 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
     _dataset_args(p)
     p.add_argument("--set", dest="run_set", help="one run set: seeds, stacks or a factor name")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("amplify", help="how each model amplifies a small embedding perturbation")
+    _dataset_args(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("advise", help="what to pin first, from the measured budget")
@@ -193,7 +208,7 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
-                       device=args.device)
+                       device=args.device, eps=args.eps)
     a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
     if a.dataset.synthetic:
         err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
@@ -247,6 +262,18 @@ def _cmd_verdicts(args) -> int:
     store = Store()
     rep = stability_report(store, _resolve_dataset(args, store), args.run_set)
     _print_json(rep) if args.json else print(verdicts_text(rep) or "no runs in pairs yet")
+    return 0
+
+
+def _cmd_amplify(args) -> int:
+    from .amplify import report
+    from .budget import budget
+    from .store import Store
+    from .tables import amplify_text
+
+    store = Store()
+    rep = report(budget(store, _resolve_dataset(args, store))["rows"])
+    _print_json(rep) if args.json else print(amplify_text(rep))
     return 0
 
 
@@ -479,7 +506,8 @@ def _data_fetch(args) -> int:
 _COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
              "stacks": _cmd_stacks, "verdicts": _cmd_verdicts, "advise": _cmd_advise,
              "report": _cmd_report, "tui": _cmd_tui, "export": _cmd_export,
-             "import": _cmd_import, "compare": _cmd_compare, "doctor": _cmd_doctor}
+             "import": _cmd_import, "compare": _cmd_compare, "doctor": _cmd_doctor,
+             "amplify": _cmd_amplify}
 
 
 def main(argv=None) -> int:

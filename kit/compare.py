@@ -8,7 +8,7 @@ from .errors import KitError
 from .store import Store
 from .worker.pipeline import MODELS
 
-VERSION = 2  # bump when a measure changes: cached comparisons are then recomputed
+VERSION = 3  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of
 STAGES = {
     "kmer": ("kmer.data", "kmer.indices", "kmer.indptr"),
@@ -94,25 +94,29 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
     if ra["spec"]["dataset"] != rb["spec"]["dataset"]:
         raise KitError("runs on different datasets cannot be compared stage by stage")
     identical = {}
+    sa, sb = ra["stages"], rb["stages"]
     for stage, arrays in STAGES.items():
-        sa, sb = ra["stages"], rb["stages"]
-        if not all(x in sa and x in sb for x in arrays):
+        if arrays[0] not in sa or arrays[0] not in sb:
             continue
+        shared = [x for x in arrays if x in sa and x in sb]  # a perturbed run has no .sv
         identical[stage] = all(sa[x]["sha256"] == sb[x]["sha256"] and sa[x]["dtype"] == sb[x]["dtype"]
-                               for x in arrays)
+                               for x in shared)
     get = store.array
     y = get(a, "y_test")
     out = {"identical": identical, "n_test": int(len(y))}
-    if "svd_rand" in ra["stages"] and "svd_rand" in rb["stages"]:  # pipeline runs
-        for svd in ("svd_rand", "svd_arpack"):
+    both = lambda x: x in ra["stages"] and x in rb["stages"]  # noqa: E731
+    for svd in ("svd_rand", "svd_arpack"):  # a perturbed run has an embedding and no more
+        if both(svd):
             d = embedding_diff(get(a, svd), get(b, svd))
-            d["sv_rel_max"] = sv_rel_max(get(a, svd + ".sv"), get(b, svd + ".sv"))
+            d["sv_rel_max"] = sv_rel_max(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
             out[svd] = d
+    if both("kmeans"):
         from sklearn.metrics import adjusted_rand_score
 
         out["kmeans_ari"] = float(adjusted_rand_score(get(a, "kmeans"), get(b, "kmeans")))
         ia, ib = get(a, "kmeans.inertia")[0], get(b, "kmeans.inertia")[0]
         out["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
+    if both("knn"):
         out["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
     out["models"] = {m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS
                      if m in ra["stages"] and m in rb["stages"]}

@@ -24,6 +24,8 @@ FACTORS = {
     "seed:models": "only the classifiers' seeds (MLP, boosting, forest)",
     "precision": "float64 against float32 input, at 1 and the most threads",
     "svd-iters": "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
+    "perturb": "the classifiers retrained on one embedding plus noise of relative size eps "
+               "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve",
 }
 # factors realised by pairs of stacks (stacks/stacks.toml), same data, seeds and threads
 STACK_FACTORS = {
@@ -58,6 +60,7 @@ class PlanOptions:
     seeds: tuple = ()            # empty: the factor's default
     svd_iters: tuple = SVD_ITERS
     device: str | None = None    # torch-device: mps | cuda (default: what this machine has)
+    eps: tuple = ()              # perturb: noise sizes (default kit.amplify.EPS)
 
 
 def default_threads() -> tuple:
@@ -148,6 +151,8 @@ def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stac
 
 
 def _plan(factor, dataset_hash, opts, stack, plat, get) -> list:
+    if factor == "perturb":
+        return _perturb_plan(dataset_hash, opts, get)
     if factor in STACK_FACTORS:
         return _stack_plan(factor, dataset_hash, opts, plat or detect(), get)
     if factor in TORCH_FACTORS:
@@ -191,6 +196,20 @@ def _stack_plan(factor, dataset_hash, opts, plat, get) -> list:
 
     return [Pair(factor, "", spec(a, ea), spec(b, eb), label)
             for a, ea, b, eb, label in stack_pairs(factor, plat)]
+
+
+def _perturb_plan(dataset_hash, opts, get) -> list:
+    from .amplify import DRAWS, EPS, PRECISION_LEVEL, level_name
+
+    base = reference_embedding(dataset_hash, get)
+    draws = tuple(opts.seeds) or tuple(range(DRAWS))  # --seeds chooses the noise draws here
+    out = []
+    for eps in (tuple(opts.eps) or EPS):
+        for d in draws:
+            b = base.with_(kind="perturb", input=base.run_id, perturb=f"noise:{eps!r}:{d}")
+            out.append(Pair("perturb", level_name(eps), base, b, f"eps {eps:g}, noise draw {d}"))
+    b = base.with_(kind="perturb", input=base.run_id, perturb="float32")
+    return out + [Pair("perturb", PRECISION_LEVEL, base, b, "embedding rounded to float32")]
 
 
 def _torch_plan(factor, dataset_hash, opts, plat, get) -> list:

@@ -126,6 +126,32 @@ def plot_svd_iters(b: dict, advice: dict) -> bytes | None:
     return _png(fig)
 
 
+def plot_amplification(b: dict) -> bytes | None:
+    """Flips against the perturbation's size, one line per model (log eps)."""
+    from .amplify import curves
+
+    cs = curves(b["rows"])
+    if not cs:
+        return None
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for m, c in cs.items():
+        ax.plot([p["eps"] for p in c], [p["flips_median"] for p in c], "o-",
+                color=_COLOURS.get(m, "black"), label=m)
+    ax.set_xscale("log")
+    ax.set_xlabel("relative size of the noise added to the embedding (eps)")
+    ax.set_ylabel("median flips of test predictions")
+    for r in b["rows"]:  # where the environment factors sit on the same axis
+        if r["factor"] in ("threads", "blas", "arch", "python", "numpy", "precision", "host") \
+                and r["emb_rel_max"]:
+            ax.axvline(r["emb_rel_max"], color="grey", lw=0.6, ls=":")
+            ax.text(r["emb_rel_max"], ax.get_ylim()[1] * 0.95, r["factor"], rotation=90,
+                    fontsize=7, va="top", color="grey")
+    ax.legend(fontsize=8)
+    ax.set_title("Amplification: how each model turns input noise into flips")
+    return _png(fig)
+
+
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
     models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
@@ -187,7 +213,8 @@ def build(store: Store, dataset: str) -> dict:
             "environments": _env_rows(store, dataset),
             "plots": {"flips_seed_units.png": plot_flips(b),
                       "embedding_difference.png": plot_embedding(b),
-                      "svd_iterations.png": plot_svd_iters(b, a)}}
+                      "svd_iterations.png": plot_svd_iters(b, a),
+                      "amplification.png": plot_amplification(b)}}
 
 
 def _sections(r: dict, fmt_table, image, para, heading):
@@ -218,7 +245,8 @@ def _sections(r: dict, fmt_table, image, para, heading):
         out.append(para(b["note"]))
     for name, caption in (("flips_seed_units.png", "Flips per factor"),
                           ("embedding_difference.png", "Embedding difference per factor"),
-                          ("svd_iterations.png", "Power iterations against flips and time")):
+                          ("svd_iterations.png", "Power iterations against flips and time"),
+                          ("amplification.png", "Amplification curves per model")):
         if r["plots"].get(name):
             out.append(image(name, caption))
     out += [heading(2, "Verdict stability"),

@@ -72,7 +72,7 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store) -> str:
         out = tmp / "out"
         out.mkdir()
         extra = []
-        if spec.kind == "torch":  # the fixed embedding it trains on, from the store
+        if spec.kind in ("torch", "perturb"):  # the fixed embedding it trains on, from the store
             np.save(tmp / "input.npy", store.array(spec.input, "svd_rand"))
             extra = ["--input", str(tmp / "input.npy")]
         proc = subprocess.run(

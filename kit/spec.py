@@ -10,7 +10,7 @@ from .worker.pipeline import SEED_NAMES
 from .worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 
 DTYPES = ("float64", "float32")
-KINDS = ("pipeline", "torch")
+KINDS = ("pipeline", "torch", "perturb")
 DEVICES = ("cpu", "mps", "cuda")
 
 
@@ -46,6 +46,7 @@ class RunSpec:
     device: str = "cpu"          # torch: cpu | mps | cuda
     deterministic: bool = False  # torch: torch.use_deterministic_algorithms
     host: str = ""               # the machine that ran it (kit.hosts): the same spec elsewhere is another run
+    perturb: str = ""            # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -54,8 +55,10 @@ class RunSpec:
             raise ValueError("threads and svd_iters must be positive")
         if self.kind not in KINDS or self.device not in DEVICES:
             raise ValueError(f"kind must be one of {KINDS} and device one of {DEVICES}")
-        if self.kind == "torch" and not self.input:
-            raise ValueError("a torch run names the run whose embedding it trains on (input)")
+        if self.kind in ("torch", "perturb") and not self.input:
+            raise ValueError(f"a {self.kind} run names the run whose embedding it trains on (input)")
+        if self.kind == "perturb" and not self.perturb:
+            raise ValueError("a perturb run says which perturbation (noise:EPS:DRAW or float32)")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
@@ -75,7 +78,8 @@ class RunSpec:
         """The part of the spec the worker acts on (threads and env act through the process)."""
         return json.dumps({"kind": self.kind, "dtype": self.dtype, "svd_iters": self.svd_iters,
                            "seeds": self.seed_dict, "threads": self.threads,
-                           "device": self.device, "deterministic": self.deterministic})
+                           "device": self.device, "deterministic": self.deterministic,
+                           "perturb": self.perturb})
 
     @classmethod
     def from_json(cls, text: str) -> "RunSpec":

@@ -16,7 +16,7 @@ def fmt(x, digits=2):
         return str(x)
     if x == 0:
         return "0"
-    if abs(x) < 1e-3 or abs(x) >= 1e4:
+    if abs(x) < 1e-2 or abs(x) >= 1e4:
         return f"{x:.1e}"
     return f"{x:.{digits}f}" if abs(x) < 10 else f"{x:.0f}"
 
@@ -77,6 +77,19 @@ def budget_text(b: dict) -> str:
                 + ", ".join(f"{m} {fmt(v, 1)}" for m, v in y["flips"].items())]
     if b["note"]:
         out += ["", "note: " + b["note"]]
+    amp = b.get("amplification") or {}
+    if amp:
+        lines = []
+        for name, e in amp.items():
+            for m, d in e["models"].items():
+                if d["observed"] or d["predicted"]:
+                    lines.append([name, fmt(e["emb_rel"]), m, fmt(d["predicted"], 1),
+                                  fmt(d["observed"], 1), d["verdict"]])
+        if lines:
+            out += ["", "Explained by magnitude? Flips the perturbation curve predicts for each "
+                    "factor's embedding difference, beside those observed (median)",
+                    tabulate(lines, ["factor", "emb diff", "model", "predicted", "observed", "reading"],
+                             disable_numparse=True)]
     conf = [(r, r["confounds"]) for r in rows if r["confounds"]]
     if conf:
         out += ["", "Confounds: attributes that also differed within a factor's pairs"]
@@ -218,4 +231,24 @@ def doctor_text(rep: dict) -> str:
                 for p in rep["problems"]]
     else:
         out += ["", "No problems found."]
+    return "\n".join(out)
+
+
+def amplify_text(rep: dict) -> str:
+    cs = rep["curves"]
+    if not cs:
+        return "no perturbation runs on this dataset: run `kit run --factor perturb`"
+    eps = [p["eps"] for p in next(iter(cs.values()))]
+    rows = [[m] + [f"{fmt(p['flips_median'], 1)}" for p in c] + [fmt(rep["first_flip"][m])]
+            for m, c in cs.items()]
+    out = ["Amplification: median flips after retraining on the embedding + noise of relative size eps",
+           tabulate(rows, ["model"] + [f"{e:.0e}" for e in eps] + ["first flip at"],
+                    disable_numparse=True)]
+    dp = [[m] + [fmt(p["max_dp"]) for p in c] for m, c in cs.items()]
+    out += ["", "Largest |delta p|", tabulate(dp, ["model"] + [f"{e:.0e}" for e in eps],
+                                              disable_numparse=True)]
+    f32 = rep["float32_roundtrip"]
+    if f32:
+        out += ["", f"Embedding rounded to float32 and back (difference {fmt(f32['emb_rel'])}): flips "
+                + ", ".join(f"{m} {fmt(v, 1)}" for m, v in f32["flips"].items())]
     return "\n".join(out)

@@ -74,6 +74,11 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
     return out
 
 
+def has_verdicts(spec: dict) -> bool:
+    """Runs that train the four classifiers (pipeline and perturbed runs; not torch runs)."""
+    return spec.get("kind", "pipeline") != "torch"
+
+
 def run_verdicts(store: Store, run_id: str) -> dict:
     """The stored verdicts of a run, computed once and kept in the store."""
     cached = store.verdicts(run_id, VERSION)

@@ -65,4 +65,4 @@ def test_compare_runs_on_stored_runs(tmp_path):
     expected = int(np.sum((a["rf"][:3] > 0.5) != (b["rf"][:3] > 0.5)))
     assert c["models"]["rf"]["flips"] == expected and c["models"]["lr"]["flips"] == 0
     assert c["n_test"] == 20 and c["env_diff"] == {}
-    assert store.comparison(ra, rb, 2) == c  # cached
+    assert store.comparison(ra, rb, 3) == c  # cached

@@ -24,8 +24,8 @@ Walk the tabs in order:
 2. **Plan**: tick factors (space), set threads, seeds, power iterations and the PyTorch device.
    Greyed factors cannot run here; the line says why. The summary counts runs and estimates time.
 3. **Run**: `r` or `ctrl+r` runs the plan; `Cancel` keeps every finished run; run again to resume.
-4. **Budget**: one row per factor. `u` switches raw flips and seed units, `p` the plot,
-   Enter shows a factor's pairs and confounds.
+4. **Budget**: one row per factor. `u` switches raw flips and seed units, `p` the flips plot,
+   `a` the amplification curves (`perturb` factor), Enter shows a factor's pairs and confounds.
 5. **Verdicts**: do the twelve model comparisons hold across seeds and stacks? `s` next run set.
 6. **Advice**: what to pin first, from the numbers; *Export report* writes Markdown + HTML.
 7. **Compare**: a lab's bundle (`kit export`) rerun here: does this machine reproduce it?
@@ -58,7 +58,8 @@ class KitApp(App):
         Binding("ctrl+r", "run_plan", "Run plan", priority=True),
         Binding("r", "run_plan", "Run plan", show=False),
         Binding("u", "toggle_units", "Units", show=False),
-        Binding("p", "toggle_plot", "Plot", show=False),
+        Binding("p", "toggle_plot('budget-plot')", "Plot", show=False),
+        Binding("a", "toggle_plot('amplify-plot')", "Amplification", show=False),
         Binding("s", "next_set", "Run set", show=False),
         Binding("d", "toggle_dark", "Light/dark"),
         Binding("question_mark", "help", "Help"),
@@ -127,8 +128,8 @@ class KitApp(App):
         self.seed_units = not self.seed_units
         self.query_one("#budget-pane", BudgetPane).show()
 
-    def action_toggle_plot(self) -> None:
-        plot = self.query_one("#budget-plot")
+    def action_toggle_plot(self, plot_id: str) -> None:
+        plot = self.query_one(f"#{plot_id}")
         plot.display = not plot.display
 
     def action_next_set(self) -> None:

@@ -290,10 +290,12 @@ class BudgetPane(Vertical):
         yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="pairs", cursor_type="row")
         yield PlotextPlot(id="budget-plot")
+        yield PlotextPlot(id="amplify-plot")
 
     def on_mount(self) -> None:
         self.query_one("#pairs").display = False
         self.query_one("#budget-plot").display = False
+        self.query_one("#amplify-plot").display = False
 
     def show(self) -> None:
         from ..budget import budget
@@ -306,7 +308,7 @@ class BudgetPane(Vertical):
         units = self.app.seed_units
         d = b["dataset"]
         head = (f"[b]{d.get('name') or self.app.dataset_name}[/]" + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
-                + f"   view: {'seed units' if units else 'raw flips'} (u)   plot (p)   pairs: Enter")
+                + f"   view: {'seed units' if units else 'raw flips'} (u)   plots (p, a)   pairs: Enter")
         if b.get("note"):
             head += f"\n[dim]{b['note']}[/]"
         self.query_one("#budget-head", Static).update(head)
@@ -346,6 +348,20 @@ class BudgetPane(Vertical):
                     orientation="h", width=0.3)
             plt.xlim(0, max([1.0] + vals))  # 1 = what a seed flips: the yardstick stays in view
         plt.title("median flips in seed units (largest model)")
+        plot.refresh()
+        self._amplify(b)
+
+    def _amplify(self, b: dict) -> None:
+        import math
+
+        from ..amplify import curves
+
+        plot = self.query_one("#amplify-plot", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        for m, c in curves(b["rows"]).items():
+            plt.plot([math.log10(p["eps"]) for p in c], [p["flips_median"] for p in c], label=m)
+        plt.title("amplification: median flips against log10(eps)")
         plot.refresh()
 
     @on(DataTable.RowSelected, "#budget-table")

@@ -33,7 +33,7 @@ def main(argv=None):
     ap.add_argument("--spec", help="run specification (JSON)")
     ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")
     ap.add_argument("--out", help="empty directory for stage arrays + manifest")
-    ap.add_argument("--input", help="embedding (.npy) for the torch stage")
+    ap.add_argument("--input", help="embedding (.npy) for the torch stage or a perturbation")
     ap.add_argument("--fingerprint", action="store_true",
                     help="print this interpreter's environment fingerprint (JSON) and exit")
     ap.add_argument("--probe-threads", action="store_true",
@@ -67,6 +67,13 @@ def main(argv=None):
         arrays, timings, extra["torch_run"] = run_torch(
             np.load(args.input), data["labels"], data["n_train"], spec["seeds"],
             device=spec["device"], deterministic=spec["deterministic"], threads=spec["threads"])
+    elif spec.get("kind") == "perturb":
+        from .pipeline import run_perturbed
+
+        if not args.input:
+            ap.error("a perturb run needs --input EMBEDDING.npy")
+        arrays, timings = run_perturbed(np.load(args.input), data["labels"], data["n_train"],
+                                        spec["seeds"], spec["perturb"])
     else:
         from .pipeline import run_pipeline
 

@@ -145,6 +145,12 @@ def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None
     lab, inertia = timed("kmeans", kmeans, E, seeds["kmeans"])
     out.update({"kmeans": lab, "kmeans.inertia": inertia})
     out["knn"] = timed("knn", nearest_neighbours, E)
+    classify(E, y, n_train, seeds, out, timed)
+    return out, timings
+
+
+def classify(E, y, n_train, seeds, out, timed):
+    """Train the four classifiers on E[:n_train]; test probabilities (and labels) into ``out``."""
     tr, te = slice(0, n_train), slice(n_train, None)
     with warnings.catch_warnings():
         # 60 Adam epochs do not converge; that is the paper's setting, not a fault.
@@ -152,4 +158,37 @@ def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None
         for name, model in classifiers(seeds).items():
             out[name] = timed(name, lambda m: m.fit(E[tr], y[tr]).predict_proba(E[te])[:, 1], model)
     out["y_test"] = y[te]
+
+
+def perturb(E, how):
+    """The embedding plus a seeded perturbation: "noise:EPS:DRAW" adds Gaussian noise whose
+    relative Frobenius size is about EPS; "float32" rounds to float32 and back."""
+    E = np.asarray(E)
+    if how == "float32":
+        return E.astype(np.float32).astype(E.dtype)
+    kind, eps, draw = how.split(":")
+    eps = float(eps)
+    if kind != "noise":
+        raise ValueError("unknown perturbation %r" % how)
+    if eps == 0:
+        return E.copy()  # exactly the base embedding: the sweep's own null experiment
+    z = np.random.default_rng(int(draw)).standard_normal(E.shape)
+    rms = np.sqrt(np.mean(np.square(E, dtype=np.float64)))
+    return (E + eps * rms * z).astype(E.dtype)
+
+
+def run_perturbed(E, labels, n_train, seeds, how):
+    """Retrain every classifier, seeds unchanged, on a perturbed copy of a run's embedding."""
+    seeds = dict(seeds)
+    y = np.asarray(labels, dtype=np.int64)
+    out, timings = {}, {}
+
+    def timed(name, fn, *args):
+        w, c = time.perf_counter(), time.process_time()
+        result = fn(*args)
+        timings[name] = (time.perf_counter() - w, time.process_time() - c)
+        return result
+
+    out["svd_rand"] = Ep = timed("perturb", perturb, E, how)
+    classify(Ep, y, n_train, seeds, out, timed)
     return out, timings

@@ -1,0 +1,114 @@
+"""Amplification: how each model class turns a small input perturbation into changed predictions.
+
+The ``perturb`` factor stores, per noise size eps, pairs of (base run, the same classifiers
+retrained on the base embedding plus seeded relative noise of size eps). From those budget rows
+this module draws one transfer curve per model (flips, largest |dp|, verdicts changed against
+eps) and uses it to predict how many flips an environment factor's measured embedding
+difference alone would cause, beside the flips observed.
+"""
+
+from __future__ import annotations
+
+import math
+
+FACTOR = "perturb"
+EPS = (1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-5, 1e-3)
+DRAWS = 3
+PRECISION_LEVEL = "float32"  # round the embedding to float32 and back
+# factors whose difference is in the environment (not a seed, not the sweep itself)
+_NOT_EXPLAINED = ("seed", "seed:svd", "seed:kmeans", "seed:models", "svd-iters", FACTOR,
+                  "torch-seed", "torch-threads", "torch-deterministic", "torch-device")
+
+
+def level_name(eps: float) -> str:
+    return f"{eps:.0e}"
+
+
+def curves(rows: list) -> dict:
+    """{model: [{"eps", "flips_median", "flips_max", "max_dp", "seed_units", "verdicts"}]} by eps."""
+    # eps = 0 is the sweep's null check, not a point on a log axis
+    points = sorted(((float(r["level"]), r) for r in rows if r["factor"] == FACTOR
+                     and r["level"] != PRECISION_LEVEL and float(r["level"]) > 0), key=lambda x: x[0])
+    out = {}
+    for eps, r in points:
+        for m, d in r["models"].items():
+            out.setdefault(m, []).append({
+                "eps": eps, "flips_median": d["flips_median"], "flips_max": d["flips_max"],
+                "max_dp": d["max_dp"], "seed_units": d["flips_median_seed_units"],
+                "verdicts_changed": r["verdicts_changed_max"], "emb_rel": r["emb_rel_max"]})
+    return out
+
+
+def precision_point(rows: list) -> dict | None:
+    """The float32 round-trip's flips per model, for comparison with the precision factor."""
+    r = next((r for r in rows if r["factor"] == FACTOR and r["level"] == PRECISION_LEVEL), None)
+    if r is None:
+        return None
+    return {"emb_rel": r["emb_rel_max"],
+            "flips": {m: d["flips_median"] for m, d in r["models"].items()}}
+
+
+def first_flip(curve: list) -> float | None:
+    """The smallest eps at which the model first flips a prediction (None: never in the sweep)."""
+    return next((p["eps"] for p in curve if p["flips_max"] > 0), None)
+
+
+def predict(curve: list, emb_rel: float | None) -> float | None:
+    """Median flips the curve predicts for an embedding difference of ``emb_rel``.
+
+    Linear in log10(eps) between the sweep's points; 0 below a zero first point; the last
+    point's value beyond the sweep. None without a curve or a magnitude.
+    """
+    if not curve or emb_rel is None:
+        return None
+    if emb_rel <= 0:
+        return 0.0
+    x = math.log10(emb_rel)
+    pts = [(math.log10(p["eps"]), p["flips_median"]) for p in curve]
+    if x <= pts[0][0]:  # below the sweep: what its smallest noise did (usually nothing)
+        return pts[0][1]
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return pts[-1][1]
+
+
+def explain(rows: list) -> dict:
+    """For each environment factor: predicted flips from its embedding difference, vs observed.
+
+    ``verdict`` per model: "magnitude" when observed flips are within the predicted range (or
+    both zero), "something else" when it flipped more than its magnitude explains (a changed
+    algorithm, not noise), "less" when fewer.
+    """
+    cs = curves(rows)
+    if not cs:
+        return {}
+    out = {}
+    for r in rows:
+        if r["factor"] in _NOT_EXPLAINED or r["emb_rel_max"] is None:
+            continue
+        name = r["factor"] + (f"={r['level']}" if r["level"] else "")
+        per = {}
+        for m, d in r["models"].items():
+            pred = predict(cs.get(m, []), r["emb_rel_max"])
+            if pred is None:
+                continue
+            obs = d["flips_median"]
+            if obs == pred or (obs <= 1 and pred <= 1):
+                verdict = "magnitude"
+            elif obs > 2 * pred + 1:
+                verdict = "something else"
+            elif obs < pred / 2 - 1:
+                verdict = "less"
+            else:
+                verdict = "magnitude"
+            per[m] = {"predicted": pred, "observed": obs, "verdict": verdict}
+        out[name] = {"emb_rel": r["emb_rel_max"], "models": per}
+    return out
+
+
+def report(rows: list) -> dict:
+    """What `kit amplify --json` prints: curves, first flips, the float32 point, explanations."""
+    cs = curves(rows)
+    return {"curves": cs, "first_flip": {m: first_flip(c) for m, c in cs.items()},
+            "float32_roundtrip": precision_point(rows), "explained": explain(rows)}
