@@ -122,18 +122,24 @@ def classifiers(seeds):
     }
 
 
-def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None):
-    """Run every stage; return ({stage: ndarray}, {stage: (wall_s, cpu_s)})."""
-    seeds = dict.fromkeys(SEED_NAMES, 0) if seeds is None else dict(seeds)
-    y = np.asarray(labels, dtype=np.int64)
-    out, timings = {}, {}
-
+def _timer(timings):
+    """A wrapper that runs a stage and records its (wall, CPU) seconds under its name."""
     def timed(name, fn, *args):
         w, c = time.perf_counter(), time.process_time()
         result = fn(*args)
         timings[name] = (time.perf_counter() - w, time.process_time() - c)
         return result
 
+    return timed
+
+
+def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None):
+    """Run every stage; return ({stage: ndarray}, {stage: (wall_s, cpu_s)})."""
+    seeds = dict.fromkeys(SEED_NAMES, 0) if seeds is None else dict(seeds)
+    y = np.asarray(labels, dtype=np.int64)
+    out, timings = {}, {}
+
+    timed = _timer(timings)
     C = timed("kmer", kmer_counts, seqs)
     out.update({"kmer.data": C.data, "kmer.indices": C.indices, "kmer.indptr": C.indptr})
     X = timed("tfidf", tfidf, C, np.dtype(dtype))
@@ -183,12 +189,7 @@ def run_perturbed(E, labels, n_train, seeds, how):
     y = np.asarray(labels, dtype=np.int64)
     out, timings = {}, {}
 
-    def timed(name, fn, *args):
-        w, c = time.perf_counter(), time.process_time()
-        result = fn(*args)
-        timings[name] = (time.perf_counter() - w, time.process_time() - c)
-        return result
-
+    timed = _timer(timings)
     out["svd_rand"] = Ep = timed("perturb", perturb, E, how)
     classify(Ep, y, n_train, seeds, out, timed)
     return out, timings
