@@ -83,16 +83,16 @@ find_python() {
   python3 -c 'import sys; assert sys.version_info >= (3, 11); print(sys.executable)' 2>/dev/null \
     || uv python find '>=3.11' 2>/dev/null
 }
-if [ ! -x .venv/bin/kit ] || ! .venv/bin/python -c 'import kit.cli' 2>/dev/null; then
+# kit's own dependencies are pinned too: uv.lock at the top level, installed as locked.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
   [ -n "$PYTHON" ] || PYTHON=$(find_python) || true
   [ -n "$PYTHON" ] || die "no Python >= 3.11 found; install one (e.g. 'uv python install 3.12')"
   say "creating kit's environment in .venv with $PYTHON"
   rm -rf .venv   # a half-built environment is rebuilt, never used
   uv venv --quiet --python "$PYTHON" .venv
-  uv pip install --quiet --python .venv/bin/python -e '.[test]'
-else
-  say "kit's environment in .venv is ready"
 fi
+say "installing kit's locked dependencies into .venv (uv sync --frozen)"
+uv sync --quiet --frozen --extra test --python .venv/bin/python
 
 # 3. stacks --------------------------------------------------------------------------------
 if [ "$STACKS" != none ]; then

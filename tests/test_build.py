@@ -93,3 +93,13 @@ def _run(capsys, argv):
 
 def _stacks_json(capsys):
     return json.loads(_run(capsys, ["stacks", "--json"]))
+
+
+def test_stacks_lock_regenerates_the_same_lock(capsys):
+    """`kit stacks lock` re-resolves a stack's pyproject.toml; pinned versions give the same lock."""
+    d = definitions()[PAIR[0]]
+    before = (d.lock_dir() / "uv.lock").read_text()
+    (d.lock_dir() / "uv.lock").unlink()
+    assert main(["stacks", "lock", PAIR[0]]) == 0
+    after = (d.lock_dir() / "uv.lock").read_text()
+    assert after == before
