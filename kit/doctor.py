@@ -1,4 +1,4 @@
-"""What each built stack really has: import it, read its fingerprint, flag surprises."""
+"""Is this machine sane? The null experiment, thread control, and what each stack really has."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from .atomic import write_bytes
 from .platforms import Platform
 from .runner import worker_env
 from .spec import RunSpec
-from .platforms import Platform  # noqa: F811
 from .stacks import built_stack, definitions
 
 # OpenBLAS kernels that mean "this build did not recognise the CPU" on a modern x86_64
