@@ -61,8 +61,9 @@ def _fmt(x):
     return f"{x:.1e}" if abs(x) < 1e-3 else f"{x:.3g}"
 
 
-def advise(store: Store, dataset: str) -> dict:
-    b = budget(store, dataset)
+def advise(store: Store, dataset: str, b: dict | None = None) -> dict:
+    """``b``: the dataset's budget if the caller already has it (computed once, not twice)."""
+    b = b or budget(store, dataset)
     rows = {_name(r): r for r in b["rows"]}
     ranked = sorted((r for r in b["rows"] if r["factor"] not in _NOT_RANKED),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))

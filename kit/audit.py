@@ -80,6 +80,7 @@ def estimate_seconds(audit: Audit, store: Store) -> float | None:
     runs = store.runs()
     if not runs:
         return None
+    sizes = {h: d.get("rows") for h, d in store.datasets().items()}
     total = 0.0
     for s in todo(audit, store):
         same = [r["manifest"]["wall_s"] for r in runs
@@ -88,7 +89,7 @@ def estimate_seconds(audit: Audit, store: Store) -> float | None:
             total += float(np.median(same))
             continue
         # other datasets: scale by size (the pipeline is roughly linear in proteins here)
-        sized = [(r["manifest"]["wall_s"], store.datasets().get(r["spec"]["dataset"], {}).get("rows"))
+        sized = [(r["manifest"]["wall_s"], sizes.get(r["spec"]["dataset"]))
                  for r in runs if r["spec"].get("kind", "pipeline") == s.kind]
         sized = [w * audit.dataset.n / rows for w, rows in sized if rows]
         if not sized:

@@ -10,21 +10,13 @@ from .errors import KitError
 
 
 def _int_list(text: str) -> tuple:
-    """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8)."""
-    out = []
+    """argparse type for number lists ('0-9', '1,2,4'); the parsing is kit.plan.parse_ints."""
+    from .plan import parse_ints
+
     try:
-        for part in text.split(","):
-            if "-" in part.strip()[1:]:
-                lo, hi = part.split("-", 1)
-                lo, hi = int(lo), int(hi)
-                if hi < lo:
-                    raise ValueError
-                out.extend(range(lo, hi + 1))
-            else:
-                out.append(int(part))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected numbers like 0-9 or 1,2,4, not {text!r}") from None
-    return tuple(dict.fromkeys(out))
+        return parse_ints(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _floats(text: str) -> tuple:

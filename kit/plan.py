@@ -63,6 +63,23 @@ class PlanOptions:
     eps: tuple = ()              # perturb: noise sizes (default kit.amplify.EPS)
 
 
+def parse_ints(text: str) -> tuple:
+    """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8); duplicates dropped."""
+    out = []
+    try:
+        for part in text.split(","):
+            if "-" in part.strip()[1:]:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(int(part))
+    except ValueError:
+        raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {text!r}") from None
+    return tuple(dict.fromkeys(out))
+
+
 def default_threads() -> tuple:
     return tuple(range(1, (os.cpu_count() or 1) + 1))
 

@@ -205,10 +205,10 @@ def _env_rows(store: Store, dataset: str):
 # -- documents --------------------------------------------------------------------------------
 def build(store: Store, dataset: str) -> dict:
     """Everything the report shows, computed once by the library."""
-    a = advise(store, dataset)
     from .budget import budget
 
     b = budget(store, dataset)
+    a = advise(store, dataset, b)
     return {"budget": b, "advice": a, "verdicts": stability_report(store, dataset),
             "environments": _env_rows(store, dataset),
             "plots": {"flips_seed_units.png": plot_flips(b),

@@ -22,10 +22,10 @@ from ..tables import fmt
 
 
 def _cli_ints(text: str) -> tuple:
-    from ..cli import _int_list
+    from ..plan import parse_ints
 
     text = text.strip()
-    return _int_list(text) if text else ()
+    return parse_ints(text) if text else ()
 
 
 # -- 1. setup ---------------------------------------------------------------------------------
