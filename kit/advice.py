@@ -10,7 +10,8 @@ import numpy as np
 
 from .budget import budget
 from .compare import ALL_MODELS
-from .plan import ALL_FACTORS
+from .plan import ALL_FACTORS, availability
+from .platforms import Platform
 from .store import Store
 from .verdicts import describe, stability
 from .worker.pipeline import MODELS
@@ -61,8 +62,9 @@ def _fmt(x):
     return f"{x:.1e}" if abs(x) < 1e-3 else f"{x:.3g}"
 
 
-def advise(store: Store, dataset: str, b: dict | None = None) -> dict:
-    """``b``: the dataset's budget if the caller already has it (computed once, not twice)."""
+def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | None = None) -> dict:
+    """``b``: the dataset's budget if the caller already has it (computed once, not twice);
+    ``plat``: the machine whose reasons explain the factors that cannot be measured on it."""
     b = b or budget(store, dataset)
     rows = {_name(r): r for r in b["rows"]}
     ranked = sorted((r for r in b["rows"] if r["factor"] not in _NOT_RANKED),
@@ -86,9 +88,20 @@ def advise(store: Store, dataset: str, b: dict | None = None) -> dict:
     _signs(ranked, recs)
     _margins(store, rows, recs)
     measured = {r["factor"] for r in b["rows"]}
-    not_measured = [{"factor": f, "what": d} for f, d in ALL_FACTORS.items() if f not in measured]
+    # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
+    why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
+    not_measured = [{"factor": f, "what": d, "cannot_run_here": why.get(f)}
+                    for f, d in ALL_FACTORS.items() if f not in measured]
     return {"dataset": b["dataset"], "yardstick": b["yardstick"], "ranking": ranking,
             "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
+
+
+def not_measured_lines(a: dict) -> list:
+    """The unmeasured factors in words: those that could run here, then each that cannot, why."""
+    can = [x["factor"] for x in a["not_measured"] if not x["cannot_run_here"]]
+    out = ["Not measured on this dataset: " + ", ".join(can)] if can else []
+    return out + [f"Cannot be measured here: {x['factor']}: {x['cannot_run_here']}"
+                  for x in a["not_measured"] if x["cannot_run_here"]]
 
 
 def _null(rows, recs):

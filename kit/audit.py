@@ -16,7 +16,7 @@ from .errors import KitError
 from .plan import TORCH_FACTORS, PlanOptions, plan, reference_embedding, required_stacks
 from .platforms import Platform, detect
 from .runner import run_all
-from .stacks import HOST, definitions
+from .stacks import HOST, definitions, stack_status
 from .store import Store
 
 
@@ -55,7 +55,8 @@ def build_stacks(audit: Audit, log=lambda name, msg: None) -> list:
     built = []
     for name in audit.stacks:
         if name not in defs:
-            raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
+            stack_status(name, audit.platform)  # an external one is never built; unknown raises
+            continue
         if build(defs[name], audit.platform, log=lambda msg, _n=name: log(_n, msg)):
             built.append(name)
     return built

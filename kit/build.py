@@ -13,7 +13,8 @@ from .atomic import write_bytes
 from .errors import KitError
 from .interpreters import arch_prefix, find_python, probe, uv_bin
 from .platforms import Platform, detect
-from .stacks import MARKER, StackDef, built_stack, unavailable_reason, venv_python
+from .stacks import (MARKER, StackDef, built_stack, definitions, stack_status, unavailable_reason,
+                     venv_python)
 
 
 def _uv(args, cwd=None, env=None, what="uv"):
@@ -63,6 +64,15 @@ def build(d: StackDef, plat: Platform | None = None, log=lambda msg: None) -> bo
         shutil.rmtree(venv, ignore_errors=True)  # never leave a venv that looks usable
         raise
     return True
+
+
+def build_named(name: str, plat: Platform | None = None, log=lambda msg: None) -> bool:
+    """build() for a stack named by the user; an external one is refused, never rebuilt."""
+    defs = definitions()
+    if name not in defs:
+        stack_status(name, plat or detect())  # an unknown name raises here
+        raise KitError(f"stack {name} is external: kit runs it as it is and never builds it")
+    return build(defs[name], plat, log)
 
 
 def lock(d: StackDef, upgrade: bool = False, python: str | None = None) -> None:

@@ -82,6 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--eps", type=_floats, default=(), help="perturb: noise sizes, e.g. 1e-13,1e-7")
     p.add_argument("--device", choices=("cpu", "mps", "cuda"),
                    help="torch-device: the accelerator to compare with the CPU")
+    p.add_argument("--torch-stack", metavar="NAME",
+                   help="torch factors: run in this stack (e.g. one added with `kit stacks add`)")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
 
     p = sub.add_parser("budget", help="the budget table of the stored pairs")
@@ -169,6 +171,12 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     q = ssub.add_parser("factors", help="the cross-stack factors whose stacks are built here")
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    q = ssub.add_parser("add", help="register an existing interpreter (a cluster's or GPU "
+                        "image's PyTorch, a conda env) as a stack")
+    q.add_argument("name")
+    q.add_argument("python", help="path of its python executable")
+    q = ssub.add_parser("remove", help="forget an external stack (its interpreter is untouched)")
+    q.add_argument("name")
     q = ssub.add_parser("lock", help="regenerate uv.lock files from the stacks' pyproject.toml")
     q.add_argument("names", nargs="*")
     q.add_argument("--upgrade", action="store_true", help="allow newer versions where not pinned")
@@ -200,7 +208,7 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
-                       device=args.device, eps=args.eps)
+                       device=args.device, eps=args.eps, torch_stack=args.torch_stack)
     a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
     if a.dataset.synthetic:
         err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
@@ -415,19 +423,18 @@ def _cmd_data(args) -> int:
 
 def _build_stacks(names, plat, err) -> None:
     """Build each named stack that is not built yet, one status line per step."""
-    from .build import build
-    from .stacks import definitions
+    from .build import build_named
 
-    defs = definitions()
     for n in names:
         with err.status(f"stack {n}") as status:
-            if build(defs[n], plat, log=lambda msg: status.update(msg)):
+            if build_named(n, plat, log=lambda msg: status.update(msg)):
                 err.print(f"built stack {n}")
 
 
 def _cmd_stacks(args) -> int:
     from rich.console import Console
 
+    from . import external
     from .platforms import detect
     from .stacks import definitions, listing
     from .tables import stacks_text
@@ -435,12 +442,17 @@ def _cmd_stacks(args) -> int:
     plat = detect()
     err = Console(stderr=True)
     defs = definitions()
+    if args.stacks_cmd in ("add", "remove"):
+        return _stacks_external(args, defs, err)
     names = getattr(args, "names", None) or []
-    bad = [n for n in names if n not in defs]
-    if bad:
-        raise KitError(f"unknown stack(s) {', '.join(bad)}; `kit stacks` lists them")
+    ext = external.registry()
+    for n in names:
+        if n in ext and args.stacks_cmd != "doctor":
+            raise KitError(f"stack {n} is external: kit runs it as it is and never builds or locks it")
+        if n not in defs and n not in ext:
+            raise KitError(f"unknown stack {n!r}; `kit stacks` lists them")
     if args.stacks_cmd == "build":
-        avail = [s["name"] for s in listing(plat) if s["status"] != "unavailable"]
+        avail = [s["name"] for s in listing(plat) if s["status"] != "unavailable" and s["name"] in defs]
         _build_stacks(names or avail, plat, err)
         return 0
     if args.stacks_cmd == "lock":
@@ -468,6 +480,28 @@ def _cmd_stacks(args) -> int:
         return 0
     rows = listing(plat)
     _print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
+    return 0
+
+
+def _stacks_external(args, defs, err) -> int:
+    from . import external
+
+    if args.stacks_cmd == "remove":
+        external.remove(args.name)
+        err.print(f"removed external stack {args.name} (its interpreter is untouched)")
+        return 0
+    with err.status(f"probing {args.python}"):
+        e = external.add(args.name, args.python, taken=(*defs, "host"))
+    f = e["facts"]
+    pk = ", ".join(f"{k} {v}" for k, v in f["packages"].items() if k != "torch")
+    torch = f["torch"]
+    print(f"added external stack {args.name}: Python {f['python']} ({f['machine']}), {pk}"
+          + (f", torch {torch['version']} (devices: {', '.join(f['devices'])})" if torch else ""))
+    uses = external.uses(f)
+    if "pipeline" in uses:
+        print(f"  pipeline factors: kit run --factor seed --stack {args.name}")
+    if "torch" in uses:
+        print(f"  torch factors:    kit run --factor torch-seed --torch-stack {args.name}")
     return 0
 
 

@@ -9,7 +9,8 @@ from .atomic import write_bytes
 from .platforms import Platform
 from .runner import worker_env
 from .spec import RunSpec
-from .stacks import built_stack, definitions
+from . import external
+from .stacks import built_stack, definitions, stack_status
 
 # OpenBLAS kernels that mean "this build did not recognise the CPU" on a modern x86_64
 _GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
@@ -45,18 +46,28 @@ def problems(fp: dict, expected_blas: str | None, cpu_flags=frozenset()) -> list
 
 
 def stack_doctor(names, plat: Platform) -> list:
-    defs = definitions()
+    """Import each built stack (the catalogue's for this platform and the external ones)."""
+    defs, ext = definitions(), external.registry()
     out = []
-    for name in names or [n for n, d in defs.items() if plat.key in d.platforms]:
-        d = defs[name]
-        stack = built_stack(d, plat)
-        row = {"name": name, "status": "built" if stack else "not built",
-               "expected_blas": d.blas.get(plat.key)}
-        if stack:
+    for name in names or [n for n, d in defs.items() if plat.key in d.platforms] + list(ext):
+        if name in defs:
+            stack = built_stack(defs[name], plat)
+            command = stack.command if stack else None
+            row = {"name": name, "status": "built" if stack else "not built",
+                   "expected_blas": defs[name].blas.get(plat.key)}
+        else:
+            st, why = stack_status(name, plat)
+            command = (ext[name]["python"],) if st == "built" else None
+            row = {"name": name, "status": st, "expected_blas": None, "external": True,
+                   **({"problems": [why]} if why else {})}
+        if command:
             try:
-                fp = fingerprint(stack.command)
-                row.update(measured=fp, problems=problems(fp, row["expected_blas"], plat.cpu_flags))
-                write_bytes(d.venv() / "kit-doctor.json", json.dumps(fp, indent=1).encode())
+                fp = fingerprint(command)
+                row.update(measured=fp, command=command,
+                           problems=problems(fp, row["expected_blas"], plat.cpu_flags))
+                if name in defs:
+                    write_bytes(defs[name].venv() / "kit-doctor.json",
+                                json.dumps(fp, indent=1).encode())
             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
                 row.update(status="broken", problems=[f"the interpreter does not import: {e}"])
         out.append(row)
@@ -97,8 +108,7 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
     stacks = [{"name": "host", "command": host_stack().command, "expected_blas": None}]
     for r in stack_doctor([], plat):
         if r["status"] == "built":
-            d = definitions()[r["name"]]
-            stacks.append({"name": r["name"], "command": built_stack(d, plat).command,
+            stacks.append({"name": r["name"], "command": r["command"],
                            "expected_blas": r["expected_blas"], "doctor": r})
     out_stacks = []
     for s in stacks:

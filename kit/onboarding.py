@@ -18,7 +18,7 @@ from .plan import Pair
 from .platforms import Platform, detect
 from .runner import run_all
 from .spec import RunSpec
-from .stacks import HOST, definitions, get_stack, status
+from .stacks import HOST, definitions, get_stack, stack_status, status
 
 FACTOR = "host"
 
@@ -48,10 +48,11 @@ def find_dataset(summary: dict, sha: str):
 def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     """This machine's twin of a bundle spec, or the reason it cannot run here."""
     if spec.stack != HOST:
-        d = definitions().get(spec.stack)
-        if d is None:
-            return f"stack {spec.stack} is not in this kit's catalogue"
-        st, why = status(d, plat)
+        try:
+            st, why = stack_status(spec.stack, plat)
+        except KitError:
+            return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
+                    f"(`kit stacks add {spec.stack} PYTHON` names an interpreter for it)")
         if st == "unavailable":
             return f"stack {spec.stack}: {why}"
     changes = {"host": host()["id"]}

@@ -9,7 +9,8 @@ from .errors import KitError
 from .platforms import Platform, detect
 from .hosts import host_id
 from .spec import RunSpec, seeds, torch_seeds
-from .stacks import HOST, Stack, catalogue, get_stack, torch_stack
+from .stacks import (HOST, Stack, catalogue, devices_of, get_stack, stack_status, torch_stack,
+                     uses_of)
 
 SVD_ITERS = (5, 10, 20, 50)
 SVD_ITER_SEEDS = tuple(range(6))
@@ -61,6 +62,7 @@ class PlanOptions:
     svd_iters: tuple = SVD_ITERS
     device: str | None = None    # torch-device: mps | cuda (default: what this machine has)
     eps: tuple = ()              # perturb: noise sizes (default kit.amplify.EPS)
+    torch_stack: str | None = None  # torch factors: this stack, not the catalogue's (e.g. external)
 
 
 def parse_ints(text: str) -> tuple:
@@ -119,21 +121,36 @@ def stack_pairs(factor: str, plat: Platform) -> list:
     return out
 
 
-def accelerator(plat: Platform, device: str | None) -> str:
-    """The device torch-device compares with the CPU: the one asked for, else this machine's."""
+def accelerator(plat: Platform, device: str | None, stack: str | None = None) -> str:
+    """The device torch-device compares with the CPU: the one asked for, else this machine's.
+
+    With a chosen torch ``stack``, its own torch decides (it saw the device when probed);
+    otherwise the platform's facts do, before any torch stack is built.
+    """
     if device is None:
         device = "mps" if plat.apple_silicon else "cuda"
     if device == "cpu":
         raise KitError("torch-device compares the CPU with --device mps or --device cuda")
+    if stack:
+        if device not in devices_of(stack):
+            raise KitError(f"device {device} is not available in stack {stack}: its torch "
+                           f"reports {', '.join(devices_of(stack))} only")
+        return device
     reason = plat.device_reason(device)
     if reason:
         raise KitError(f"device {device} is not available here: {reason}")
     return device
 
 
-def _torch_stack_for(factor, plat, opts) -> str:
-    device = accelerator(plat, opts.device) if factor == "torch-device" else "cpu"
-    return torch_stack(plat, device)
+def _torch_target(factor, plat, opts) -> tuple:
+    """(the torch stack, the device compared with the CPU, or "cpu" for the other factors)."""
+    name = opts.torch_stack
+    if name:
+        stack_status(name, plat)  # an unknown name raises here, with the fix
+    if name and not devices_of(name):
+        raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
+    device = accelerator(plat, opts.device, name) if factor == "torch-device" else "cpu"
+    return (name or torch_stack(plat, device)), device
 
 
 def required_stacks(factors, plat: Platform, stack: str = "host",
@@ -144,8 +161,12 @@ def required_stacks(factors, plat: Platform, stack: str = "host",
         if f in STACK_FACTORS:
             names += [n for a, _, b, _, _ in stack_pairs(f, plat) for n in (a, b)]
         elif f in TORCH_FACTORS:
-            names += [HOST, _torch_stack_for(f, plat, opts or PlanOptions())]
+            names += [HOST, _torch_target(f, plat, opts or PlanOptions())[0]]
         else:
+            if "pipeline" not in uses_of(stack):
+                stack_status(stack, plat)  # an unknown name raises here
+                raise KitError(f"stack {stack} has no scikit-learn: the pipeline factors need "
+                               "a pipeline stack (`kit stacks` lists them)")
             names.append(stack)
     return list(dict.fromkeys(names))
 
@@ -230,7 +251,8 @@ def _perturb_plan(dataset_hash, opts, get) -> list:
 
 
 def _torch_plan(factor, dataset_hash, opts, plat, get) -> list:
-    st: Stack = get(_torch_stack_for(factor, plat, opts))
+    name, device = _torch_target(factor, plat, opts)
+    st: Stack = get(name)
     base = RunSpec(dataset=dataset_hash, stack=st.name, stack_id=st.identity, kind="torch",
                    input=reference_embedding(dataset_hash, get).run_id, seeds=torch_seeds(0))
     if factor == "torch-seed":
@@ -249,7 +271,6 @@ def _torch_plan(factor, dataset_hash, opts, plat, get) -> list:
     if factor == "torch-deterministic":
         return [Pair(factor, "", base, base.with_(deterministic=True),
                      "deterministic algorithms off vs on")]
-    device = accelerator(plat, opts.device)
     return [Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
             Pair(factor, "", base.with_(deterministic=True),
                  base.with_(device=device, deterministic=True), f"cpu vs {device}, deterministic")]
@@ -260,12 +281,10 @@ def _need_two(vals):
         raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")
 
 
-def availability(plat: Platform | None = None, device: str | None = None) -> list:
+def availability(plat: Platform | None = None, device: str | None = None,
+                 torch_stack: str | None = None) -> list:
     """Every factor with whether it can run here, why not, and whether its stacks are built."""
-    from .stacks import definitions, status
-
     plat = plat or detect()
-    defs = definitions()
     out = []
     for f, what in ALL_FACTORS.items():
         row = {"factor": f, "description": what, "stacks": [], "available": True,
@@ -274,12 +293,13 @@ def availability(plat: Platform | None = None, device: str | None = None) -> lis
             row.update(available=False, reason="this machine has one core")
         if f in STACK_FACTORS or f in TORCH_FACTORS:
             try:
-                row["stacks"] = [s for s in required_stacks([f], plat, opts=PlanOptions(device=device))
+                row["stacks"] = [s for s in required_stacks([f], plat, opts=PlanOptions(device=device,
+                                                                         torch_stack=torch_stack))
                                  if s != HOST]
             except KitError as e:
                 row.update(available=False, reason=str(e), built=False)
             for name in row["stacks"]:
-                st, why = status(defs[name], plat)
+                st, why = stack_status(name, plat)
                 if st == "unavailable" and row["available"]:
                     row.update(available=False, reason=f"stack {name}: {why}")
                 row["built"] = row["built"] and st == "built"

@@ -44,7 +44,8 @@ class Platform:
                     + (f", macOS {'.'.join(map(str, self.macos_version))}" if self.macos_version else "")
                     + ")")
         if device == "cuda" and not self.cuda_devices:
-            return "no CUDA device visible (nvidia-smi lists no GPU)"
+            return ("no CUDA device visible (nvidia-smi and /proc/driver/nvidia list none, or "
+                    "CUDA_VISIBLE_DEVICES hides them)")
         if device not in ("cpu", "mps", "cuda"):
             return f"unknown device {device!r}"
         return None
@@ -96,11 +97,36 @@ def detect() -> Platform:
                     cpu_flags=_cpu_flags(), downloads=downloads, cuda_devices=_cuda_devices())
 
 
-def _cuda_devices() -> tuple:
-    if not shutil.which("nvidia-smi"):
+def _cuda_devices(proc: str = "/proc/driver/nvidia/gpus") -> tuple:
+    """The NVIDIA GPUs this process may use: nvidia-smi's list, else the driver's /proc listing
+    (containers often lack nvidia-smi); none when CUDA_VISIBLE_DEVICES hides them all."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
         return ()
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+            found = tuple(ln.strip() for ln in out.stdout.splitlines() if ln.startswith("GPU "))
+            if found:
+                return found
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return _proc_gpus(proc)
+
+
+def _proc_gpus(proc: str) -> tuple:
+    out = []
     try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
+        entries = sorted(os.listdir(proc))
+    except OSError:
         return ()
-    return tuple(ln.strip() for ln in out.stdout.splitlines() if ln.startswith("GPU "))
+    for i, bus in enumerate(entries):
+        model = "NVIDIA GPU"
+        try:
+            with open(os.path.join(proc, bus, "information")) as f:
+                for line in f:
+                    if line.startswith("Model:"):
+                        model = line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        out.append(f"GPU {i}: {model} (PCI {bus}, from the driver's /proc listing)")
+    return tuple(out)

@@ -15,7 +15,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from . import __version__
-from .advice import advise
+from .advice import advise, not_measured_lines
 from .atomic import write_bytes
 from .compare import ALL_MODELS
 from .store import Store
@@ -231,8 +231,7 @@ def _sections(r: dict, fmt_table, image, para, heading):
                        for i, x in enumerate(a["ranking"])],
                       ["#", "factor", "reached", "seed units", "pairs"])]
     out += [para("- " + x["text"]) for x in a["recommendations"]]
-    if a["not_measured"]:
-        out.append(para("Not measured: " + ", ".join(x["factor"] for x in a["not_measured"]) + "."))
+    out += [para(line + ".") for line in not_measured_lines(a)]
     out += [heading(2, "The budget"), fmt_table(*_budget_rows(b))]
     if b["yardstick"]:
         y = b["yardstick"]

@@ -19,6 +19,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+from . import external
 from .errors import KitError
 from .interpreters import arch_prefix, find_python
 from .paths import subdir
@@ -135,7 +136,7 @@ def unavailable_reason(d: StackDef, plat: Platform, check_python: bool = True) -
     if d.arch == "x86_64" and plat.apple_silicon and not plat.rosetta:
         return f"needs Rosetta 2 to run x86_64 Python; install it with: {ROSETTA_HINT}"
     if d.needs_gpu and not plat.cuda_devices:
-        return "needs an NVIDIA GPU (nvidia-smi lists none); its CUDA wheels are ~3 GB"
+        return "needs an NVIDIA GPU (none visible here); its CUDA wheels are ~3 GB"
     if d.needs_path and not Path(d.needs_path).exists():
         return (f"its lock installs from {d.needs_path}, which this machine lacks; see "
                 f"stacks/{d.lock}/pyproject.toml")
@@ -158,6 +159,47 @@ def status(d: StackDef, plat: Platform) -> tuple:
     return ("unavailable", reason) if reason else ("not built", None)
 
 
+def _external_status(entry: dict) -> tuple:
+    if not Path(entry["python"]).exists():
+        return "unavailable", f"{entry['python']} no longer exists"
+    return "built", None
+
+
+def stack_status(name: str, plat: Platform) -> tuple:
+    """status() for any stack name: the host, the catalogue's, or an external one."""
+    if name == HOST:
+        return "built", None
+    defs = definitions()
+    if name in defs:
+        return status(defs[name], plat)
+    ext = external.registry()
+    if name in ext:
+        return _external_status(ext[name])
+    raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
+
+
+def uses_of(name: str) -> list:
+    """What a stack can run: "pipeline", "torch" or both (external ones: as probed when added)."""
+    if name == HOST:
+        return ["pipeline"]
+    defs = definitions()
+    if name in defs:
+        return [defs[name].kind]
+    ext = external.registry()
+    return external.uses(ext[name]["facts"]) if name in ext else []
+
+
+def devices_of(name: str) -> list:
+    """The torch devices a stack's torch can use: declared in the catalogue, probed if external."""
+    defs = definitions()
+    if name in defs:
+        return list(defs[name].devices) if defs[name].kind == "torch" else []
+    if name in external.registry():
+        facts = external.probe(name)
+        return facts["devices"] if facts["torch"] else []
+    return []
+
+
 def listing(plat: Platform | None = None) -> list:
     """Every stack with its attributes and status: what `kit stacks --json` prints."""
     plat = plat or detect()
@@ -172,6 +214,17 @@ def listing(plat: Platform | None = None) -> list:
                                    "blas": d.blas.get(plat.key) or d.blas,
                                    "arch": d.arch or "native"},
                     "status": st, "reason": reason, "venv": str(d.venv())})
+    for name, e in external.registry().items():
+        st, reason = _external_status(e)
+        f = e["facts"]  # as seen when added: listing never starts an interpreter
+        torch = f.get("torch") or {}
+        out.append({"name": name, "lock": None, "kind": "external", "uses": external.uses(f),
+                    "devices": f["devices"] if torch else [], "platforms": [plat.key],
+                    "reference": False,
+                    "attributes": {"python": f["python"], **f["packages"],
+                                   **({"torch": torch["version"]} if torch else {}),
+                                   "blas": ", ".join(f["blas"]) or None, "arch": f["machine"]},
+                    "status": st, "reason": reason, "venv": e["python"]})
     return out
 
 
@@ -207,11 +260,21 @@ def built_stack(d: StackDef, plat: Platform | None = None) -> Stack | None:
                  ident.hexdigest(), attrs)
 
 
+def external_stack(name: str) -> Stack:
+    """A registered interpreter, identified by what it holds now."""
+    facts = external.probe(name)
+    attrs = {"python": facts["python"], "machine": facts["machine"], **facts["packages"],
+             "external": external.registry()[name]["python"]}
+    return Stack(name, (external.registry()[name]["python"],), external.identity(facts), attrs)
+
+
 def get_stack(name: str) -> Stack:
     if name == HOST:
         return host_stack()
     defs = definitions()
     if name not in defs:
+        if name in external.registry():
+            return external_stack(name)
         raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
     stack = built_stack(defs[name])
     if stack is None:

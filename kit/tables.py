@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from .advice import not_measured_lines
 from .compare import ALL_MODELS, STAGES
 
 _SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inertia"}
@@ -127,6 +128,12 @@ def pairs_text(rows: list) -> str:
                     + [f"flips {m}" for m in models] + ["confounds"], disable_numparse=True)
 
 
+def libraries(attrs: dict) -> str:
+    """scikit-learn's version, torch's, or both (an external stack can hold both)."""
+    have = [attrs.get("scikit-learn"), attrs.get("torch") and f"torch {attrs['torch']}"]
+    return " + ".join(x for x in have if x) or "-"
+
+
 def stacks_text(rows: list, doctor: bool = False) -> str:
     if doctor:
         out = []
@@ -144,10 +151,11 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
         return tabulate(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
                               "BLAS (measured)", "problems"], disable_numparse=True)
     out = [[r["name"] + (" *" if r["reference"] else ""), r["attributes"]["python"],
-            r["attributes"].get("numpy"),
-            r["attributes"].get("scikit-learn") or f"torch {r['attributes'].get('torch')}",
+            r["attributes"].get("numpy"), libraries(r["attributes"]),
             r["attributes"]["blas"] if isinstance(r["attributes"]["blas"], str) else "-",
-            r["attributes"]["arch"], r["status"] + (f": {r['reason']}" if r["reason"] else "")]
+            r["attributes"]["arch"],
+            r["status"] + (f": {r['reason']}" if r["reason"] else "")
+            + (f" (external: {r['venv']})" if r["kind"] == "external" else "")]
            for r in rows]
     return tabulate(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
                           "status"], disable_numparse=True)
@@ -184,7 +192,7 @@ def advice_text(a: dict) -> str:
         out += ["", "Per model, factors that flipped predictions (median flips):"]
         out += [f"  {m}: {txt}" for m, txt in per]
     if a["not_measured"]:
-        out += ["", "Not measured on this dataset: " + ", ".join(x["factor"] for x in a["not_measured"])]
+        out += [""] + not_measured_lines(a)
     return "\n".join(out)
 
 

@@ -40,3 +40,21 @@ def test_levels():
     assert level(dict(row, emb_rel_max=1e-13)) == "magnitudes"
     assert level(dict(row, models={"lr": {"flips_max": 3, "max_dp": 0.6}})) == "predictions"
     assert level(dict(row, verdicts_changed_max=1)) == "conclusions"
+
+
+def test_factors_this_machine_cannot_run_say_why(tmp_path):
+    from kit.advice import not_measured_lines
+    from kit.platforms import Platform
+
+    st = budget_store(tmp_path)
+    linux = Platform("linux", "x86_64", downloads=True)
+    a = advise(st, "d" * 64, plat=linux)
+    nm = {x["factor"]: x["cannot_run_here"] for x in a["not_measured"]}
+    assert "no CUDA device visible" in nm["torch-device"]
+    assert nm["precision"] is None and nm["sklearn"] is None  # could run here: just not yet
+    lines = not_measured_lines(a)
+    assert lines[0].startswith("Not measured on this dataset: ") and "precision" in lines[0]
+    assert "torch-device" not in lines[0]
+    assert any(ln.startswith("Cannot be measured here: torch-device: device cuda") for ln in lines)
+    mac = advise(st, "d" * 64, plat=Platform("darwin", "arm64", (14, 5), rosetta=True))
+    assert {x["factor"]: x["cannot_run_here"] for x in mac["not_measured"]}["torch-device"] is None

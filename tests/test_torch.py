@@ -96,3 +96,26 @@ def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
     m = torch_runs[0]["manifest"]
     assert m["env"]["packages"]["torch"].startswith("2.") and m["env"]["torch"]["mkldnn"] in (True, False)
     assert m["torch_run"]["device"] == "cpu" and m["torch_run"]["first_batch_loss"] > 0
+    # the same interpreter registered as an external stack (as a cluster's torch module would be):
+    # its own stack id, the same bits, and its torch decides which devices it offers
+    from kit import external
+
+    python = str(definitions()["torch-linux-cpu"].venv() / "bin" / "python")
+    assert main(["stacks", "add", "site-torch", python]) == 0
+    assert "--torch-stack site-torch" in capsys.readouterr().out
+    assert main(["run", "--factor", "torch-seed", "--seeds", "0-1", "--n", "200",
+                 "--torch-stack", "site-torch"]) == 0
+    capsys.readouterr()
+    assert main(["runs", "--json"]) == 0
+    runs = [r for r in json.loads(capsys.readouterr().out) if r["spec"]["kind"] == "torch"
+            and dict(r["spec"]["seeds"])["init"] == 1 and not r["spec"]["deterministic"]
+            and r["spec"]["threads"] == 1]
+    by_stack = {r["spec"]["stack"]: r for r in runs}
+    assert set(by_stack) == {"torch-linux-cpu", "site-torch"}
+    a, b = by_stack["torch-linux-cpu"], by_stack["site-torch"]
+    assert a["spec"]["stack_id"] != b["spec"]["stack_id"]
+    assert a["manifest"]["stages"]["torch_mlp"]["sha256"] == b["manifest"]["stages"]["torch_mlp"]["sha256"]
+    assert external.registry()["site-torch"]["facts"]["devices"] == ["cpu"]
+    assert main(["run", "--factor", "torch-device", "--device", "cuda", "--n", "200",
+                 "--torch-stack", "site-torch"]) == 1
+    assert "device cuda is not available in stack site-torch" in capsys.readouterr().err

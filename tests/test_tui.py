@@ -105,6 +105,33 @@ async def test_unavailable_choices_are_disabled_with_reasons():
         assert not pilot.app.query_one("#dev-cpu").disabled
 
 
+
+async def test_an_external_torch_stack_is_offered_and_probed_live():
+    """The Plan pane offers torch stacks added with `kit stacks add`; choosing one plans with it,
+    and its torch is probed then: here the interpreter (kit's own) no longer has torch."""
+    import json
+    import sys
+
+    from kit import external
+
+    facts = {"python": "3.12.1", "implementation": "CPython", "machine": "x86_64", "os": "linux",
+             "executable": sys.executable, "packages": {"numpy": "2", "torch": "2"}, "blas": [],
+             "torch": {"version": "2", "cuda": None, "cudnn": None}, "devices": ["cpu"]}
+    external.registry_path().write_text(json.dumps({"lab-torch": {
+        "python": sys.executable, "added": "2026-01-01", "facts": facts}}))
+    async with app().run_test(size=(100, 40)) as pilot:
+        await pilot.press("2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        factors.deselect_all()
+        factors.select("torch-seed")
+        await pilot.pause()
+        assert "lab-torch" in str(pilot.app.query_one("#ts-1").label)
+        pilot.app.query_one("#ts-1").value = True
+        await pilot.pause()
+        summary = str(pilot.app.query_one("#plan-summary").render())
+        assert "stack lab-torch has no torch" in summary
+
+
 # -- snapshots: one per screen, on a hand-made store (deterministic on every machine) --------
 @pytest.mark.parametrize("keys", [[], ["2"], ["3"], ["4"], ["4", "u", "p"], ["5"], ["6"], ["7"],
                                   ["question_mark"], ["d"]],

@@ -18,7 +18,7 @@ from textual_plotext import PlotextPlot
 from .. import audit as au
 from ..compare import ALL_MODELS
 from ..errors import KitError
-from ..tables import fmt
+from ..tables import fmt, libraries
 
 
 def _cli_ints(text: str) -> tuple:
@@ -67,7 +67,7 @@ class SetupPane(Vertical):
         for r in listing(app.platform):
             a = r["attributes"]
             t.add_row(r["name"] + (" *" if r["reference"] else ""), r["status"], a["python"],
-                      a.get("numpy") or "-", a.get("scikit-learn") or f"torch {a.get('torch')}",
+                      a.get("numpy") or "-", libraries(a),
                       r["reason"] or "", key=r["name"])
 
     @on(Button.Pressed, "#fetch")
@@ -108,10 +108,9 @@ class SetupPane(Vertical):
                     load_dataset(self.app.dataset_name, self.app.n)
                 msg = f"{self.app.dataset_name}: verified"
             else:
-                from ..build import build
-                from ..stacks import definitions
+                from ..build import build_named
 
-                built = build(definitions()[stack], self.app.platform,
+                built = build_named(stack, self.app.platform,
                               log=lambda m: self.app.call_from_thread(self.app.notify, m, timeout=2))
                 msg = f"{stack}: {'built' if built else 'already built'}"
             self.app.call_from_thread(self.app.notify, msg)
@@ -128,6 +127,7 @@ class PlanPane(Horizontal):
 
     def compose(self) -> ComposeResult:
         from ..plan import availability, devices
+        from ..stacks import listing
 
         rows = availability(self.app.platform)
         self._about = {r["factor"]: r["description"] if r["available"] else f"cannot run here: {r['reason']}"
@@ -157,6 +157,15 @@ class PlanPane(Horizontal):
                 for d in ("cpu", "mps", "cuda"):
                     yield RadioButton(d.upper() + ("" if devs[d] is None else f" ({devs[d]})"),
                                       value=d == "cpu", disabled=devs[d] is not None, id=f"dev-{d}")
+            # stacks added with `kit stacks add` that hold torch (a cluster's or GPU image's)
+            self._torch_stacks = [r["name"] for r in listing(self.app.platform)
+                                  if r["kind"] == "external" and "torch" in r["uses"]]
+            if self._torch_stacks:
+                yield Label("PyTorch stack")
+                with RadioSet(id="torch-stack"):
+                    yield RadioButton("this platform's, from the catalogue", value=True, id="ts-0")
+                    for i, name in enumerate(self._torch_stacks, 1):
+                        yield RadioButton(f"{name} (external)", id=f"ts-{i}")
             yield Button("Run this plan", id="run-plan", variant="primary")
 
     def on_mount(self) -> None:
@@ -173,6 +182,13 @@ class PlanPane(Horizontal):
         dev = pressed.id.removeprefix("dev-") if pressed else "cpu"
         return None if dev == "cpu" else dev
 
+    def selected_torch_stack(self) -> str | None:
+        if not self._torch_stacks:
+            return None
+        pressed = self.query_one("#torch-stack", RadioSet).pressed_button
+        i = int(pressed.id.removeprefix("ts-")) if pressed else 0
+        return self._torch_stacks[i - 1] if i else None
+
     def audit(self) -> au.Audit:
         from ..plan import SVD_ITERS, PlanOptions
 
@@ -182,7 +198,8 @@ class PlanPane(Horizontal):
             opts = PlanOptions(threads=_cli_ints(self.query_one("#threads", Input).value),
                                seeds=_cli_ints(self.query_one("#seeds", Input).value),
                                svd_iters=_cli_ints(self.query_one("#iters", Input).value) or SVD_ITERS,
-                               device=self.selected_device())
+                               device=self.selected_device(),
+                               torch_stack=self.selected_torch_stack())
             n = int(n_text) if n_text else None
         except Exception as e:  # argparse's messages are the ones a user needs here
             raise KitError(str(e)) from None
@@ -201,7 +218,7 @@ class PlanPane(Horizontal):
         try:
             a = self.audit()
             defs = definitions()
-            missing = [s for s in a.stacks if built_stack(defs[s], a.platform) is None]
+            missing = [s for s in a.stacks if s in defs and built_stack(defs[s], a.platform) is None]
             if missing:
                 out.update(f"[b]{len(a.factors)} factor(s)[/]; stacks built when the plan runs: "
                            + ", ".join(missing))
@@ -429,21 +446,20 @@ class AdvicePane(Vertical):
             yield Button("Export report", id="export")
 
     def show(self) -> None:
-        from ..advice import advise
+        from ..advice import advise, not_measured_lines
         from ..store import Store
 
         ds = self.app.dataset_hash()
         if not ds:
             self.query_one("#advice-md", Markdown).update("No runs yet: run a plan first.")
             return
-        a = advise(Store(), ds)
+        a = advise(Store(), ds, plat=self.app.platform)
         lines = ["## What to pin first", "", "| # | factor | reached | seed units | pairs |",
                  "|---|---|---|---|---|"]
         lines += [f"| {i + 1} | {r['factor']} | {r['level']} | {fmt(r['reach_seed_units'])} | {r['pairs']} |"
                   for i, r in enumerate(a["ranking"])]
         lines += ["", "## Advice", ""] + [f"- {r['text']}" for r in a["recommendations"]]
-        if a["not_measured"]:
-            lines += ["", "**Not measured:** " + ", ".join(x["factor"] for x in a["not_measured"])]
+        lines += [""] + [f"- {line}" for line in not_measured_lines(a)]
         self.query_one("#advice-md", Markdown).update("\n".join(lines))
 
     @on(Button.Pressed, "#export")
