@@ -147,8 +147,8 @@ def _torch_target(factor, plat, opts) -> tuple:
     name = opts.torch_stack
     if name:
         stack_status(name, plat)  # an unknown name raises here, with the fix
-    if name and not devices_of(name):
-        raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
+        if not devices_of(name):
+            raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
     device = accelerator(plat, opts.device, name) if factor == "torch-device" else "cpu"
     return (name or torch_stack(plat, device)), device
 

@@ -57,6 +57,21 @@ def test_compare_thread_count_difference(tmp_path):
     assert rep["answer"].startswith("reproduced: all 2 runs are bitwise identical")
 
 
+def test_compare_runs_made_in_an_external_stack(tmp_path):
+    """A lab's runs in an interpreter it registered: here it needs one under the same name."""
+    lab, mine = tmp_path / "lab", tmp_path / "mine"
+    kit(lab, "stacks", "add", "lab-env", sys.executable)
+    kit(lab, "run", "--factor", "seed", "--n", "150", "--seeds", "0-1", "--threads", "1",
+        "--stack", "lab-env")
+    kit(lab, "export", "--out", str(tmp_path / "lab.kit"))
+    rep = json.loads(kit(mine, "compare", str(tmp_path / "lab.kit"), "--json").stdout)
+    assert rep["pairs"] == 0 and len(rep["not_compared"]) == 2
+    assert all("kit stacks add lab-env PYTHON" in r["reason"] for r in rep["not_compared"])
+    kit(mine, "stacks", "add", "lab-env", sys.executable)
+    rep = json.loads(kit(mine, "compare", str(tmp_path / "lab.kit"), "--json").stdout)
+    assert rep["pairs"] == 2 and rep["identical"] == 2  # the same interpreter: the same bits
+
+
 def test_doctor(tmp_path):
     proc = kit(tmp_path / "h", "doctor", "--json")
     rep = json.loads(proc.stdout)
