@@ -17,7 +17,7 @@ from .verdicts import describe, stability
 from .worker.pipeline import MODELS
 
 LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
-_NOT_RANKED = ("repeat", "svd-iters", "perturb")  # a null check, a remedy, a probe: not factors
+_NOT_RANKED = ("repeat", "svd-iters", "svd-solver", "perturb")  # a null check, remedies, a probe
 _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",
                 "rf": "random forest", "torch_mlp": "PyTorch MLP"}
 
@@ -85,6 +85,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
         _factor_advice(r, recs)
     _amplification(b, recs)
     _solver(store, b, rows, recs)
+    _converged(store, rows, recs)
     _signs(ranked, recs)
     _margins(store, rows, recs)
     measured = {r["factor"] for r in b["rows"]}
@@ -171,8 +172,8 @@ def _amplification(b, recs):
                 "basis": {"factor": name, "emb_rel": e["emb_rel"], "models": odd}})
 
 
-def _svd_seconds(store: Store, runs: list) -> float | None:
-    t = [store.run(r)["manifest"]["timings"].get("svd_rand", {}).get("wall_s") for r in runs]
+def _svd_seconds(store: Store, runs: list, stage: str = "svd_rand") -> float | None:
+    t = [store.run(r)["manifest"]["timings"].get(stage, {}).get("wall_s") for r in runs]
     t = [x for x in t if x is not None]
     return float(np.median(t)) if t else None
 
@@ -202,6 +203,31 @@ def _solver(store, b, rows, recs):
             "basis": {"factor": "svd-iters", "levels": [lo, hi], "flips": fl, "svd_seconds": [tlo, thi],
                       "svd_seconds_by_level": secs,
                       "knn_jaccard": [rlo["knn_jaccard_median"], rhi["knn_jaccard_median"]]}})
+
+
+def _converged(store, rows, recs):
+    """The remedy measured, not assumed: the same seed pairs with the models on ARPACK."""
+    solver = rows.get("svd-solver")
+    ref_name = "svd-iters=5" if "svd-iters=5" in rows else "seed"
+    ref = rows.get(ref_name)
+    if not (solver and ref):
+        return
+    fl = {m: (ref["models"][m]["flips_median"], solver["models"][m]["flips_median"])
+          for m in MODELS if m in ref["models"] and m in solver["models"]}
+    t_rand, t_arp = _svd_seconds(store, ref["runs"]), _svd_seconds(store, solver["runs"], "svd_arpack")
+    recs.append({"kind": "solver", "text": (
+        "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
+        f"instead of the randomized one ({ref_name}), the median flips across seeds went "
+        + ", ".join(f"{_MODEL_NAMES[m]} {_fmt(a)} -> {_fmt(c)}" for m, (a, c) in fl.items())
+        + f"; neighbour agreement (Jaccard, median) {_fmt(ref['knn_jaccard_median'])} -> "
+        f"{_fmt(solver['knn_jaccard_median'])}; k-means agreement (ARI, median) "
+        f"{_fmt(ref['kmeans_ari_median'])} -> {_fmt(solver['kmeans_ari_median'])}"
+        + (f"; ARPACK took {t_arp:.2f} s against {t_rand:.2f} s for the randomized SVD."
+           if t_rand and t_arp else ".")),
+        "basis": {"factor": "svd-solver", "reference": ref_name, "flips": fl,
+                  "svd_seconds": [t_rand, t_arp],
+                  "knn_jaccard": [ref["knn_jaccard_median"], solver["knn_jaccard_median"]],
+                  "kmeans_ari": [ref["kmeans_ari_median"], solver["kmeans_ari_median"]]}})
 
 
 def _signs(ranked, recs):

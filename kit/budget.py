@@ -75,13 +75,18 @@ def _agg(comps, fn, get):
     return fn(vals) if vals else None
 
 
+def _emb(c: dict) -> dict:
+    """The comparison of the embedding the downstream stages used (svd-solver: ARPACK's)."""
+    return c[c.get("embedding", "svd_rand")]
+
+
 def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
          vchanges: list, pair_ids: list) -> dict:
     n = len(comps)
     pipeline = any("svd_rand" in c for c in comps)
     stages = [s for s in STAGES if any(s in c["identical"] for c in comps)]
     identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in stages}
-    emb = _agg(comps, max, lambda c: c["svd_rand"]["rel_fro"])
+    emb = _agg(comps, max, lambda c: _emb(c)["rel_fro"])
     models = {}
     for m in _models(comps):
         flips = [c["models"][m]["flips"] for c in comps]
@@ -104,12 +109,12 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         "identical": identical,
         "all_identical": sum(all(c["identical"].values()) for c in comps),
         "emb_rel_max": emb,
-        "emb_rel_median": _agg(comps, _median, lambda c: c["svd_rand"]["rel_fro"]),
+        "emb_rel_median": _agg(comps, _median, lambda c: _emb(c)["rel_fro"]),
         "emb_rel_seed_units": _ratio(emb, unit and unit["emb_rel"]),
         "arpack_rel_max": _agg(comps, max, lambda c: c["svd_arpack"]["rel_fro"]),
         "runs": list(dict.fromkeys(r for p in pair_ids for r in p)),
-        "sv_rel_max": _agg(comps, max, lambda c: c["svd_rand"]["sv_rel_max"]),
-        "sign_flips_max": _agg(comps, max, lambda c: c["svd_rand"]["sign_flips"]),
+        "sv_rel_max": _agg(comps, max, lambda c: _emb(c)["sv_rel_max"]),
+        "sign_flips_max": _agg(comps, max, lambda c: _emb(c)["sign_flips"]),
         "kmeans_ari_min": _agg(comps, min, lambda c: c["kmeans_ari"]),
         "kmeans_ari_median": _agg(comps, _median, lambda c: c["kmeans_ari"]),
         "knn_jaccard_min": _agg(comps, min, lambda c: c["knn_jaccard"]),
@@ -150,7 +155,8 @@ def budget(store: Store, dataset: str) -> dict:
 
 _ROW_ORDER = ("repeat", "host", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
               "torch-threads", "torch-deterministic", "torch-device",
-              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "seed", "torch-seed",
+              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "svd-solver", "seed",
+              "torch-seed",
               "perturb")
 
 

@@ -103,7 +103,10 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
                                for x in shared)
     get = store.array
     y = get(a, "y_test")
-    out = {"identical": identical, "n_test": int(len(y))}
+    # the embedding k-means, neighbours and the classifiers used: its change is "the embedding's"
+    used = {r["spec"].get("embedding", "randomized") for r in (ra, rb)}
+    out = {"identical": identical, "n_test": int(len(y)),
+           "embedding": "svd_arpack" if used == {"arpack"} else "svd_rand"}
     both = lambda x: x in ra["stages"] and x in rb["stages"]  # noqa: E731
     for svd in ("svd_rand", "svd_arpack"):  # a perturbed run has an embedding and no more
         if both(svd):

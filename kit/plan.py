@@ -25,6 +25,8 @@ FACTORS = {
     "seed:models": "only the classifiers' seeds (MLP, boosting, forest)",
     "precision": "float64 against float32 input, at 1 and the most threads",
     "svd-iters": "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
+    "svd-solver": "the seed effect when k-means, neighbours and classifiers use the converged "
+                  "ARPACK embedding instead (seeds 0 against 1..5)",
     "perturb": "the classifiers retrained on one embedding plus noise of relative size eps "
                "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve",
 }
@@ -218,6 +220,10 @@ def _plan(factor, dataset_hash, opts, stack, plat, get) -> list:
         _need_two(vals)
         return [p for it in opts.svd_iters
                 for p in _seed_pairs(factor, base, vals, level=str(it), svd_iters=it)]
+    if factor == "svd-solver":
+        vals = tuple(opts.seeds) or SVD_ITER_SEEDS  # the same seeds as svd-iters: comparable rows
+        _need_two(vals)
+        return _seed_pairs(factor, base, vals, embedding="arpack")
     vals = tuple(opts.seeds) or SEEDS
     _need_two(vals)
     return _seed_pairs(factor, base, vals)

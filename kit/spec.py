@@ -12,6 +12,10 @@ from .worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 DTYPES = ("float64", "float32")
 KINDS = ("pipeline", "torch", "perturb")
 DEVICES = ("cpu", "mps", "cuda")
+EMBEDDINGS = ("randomized", "arpack")
+# fields added after runs were first stored: left out of the id at their default, so that every
+# run stored before them keeps its id (and a bundle from an older kit still verifies)
+_LATER_DEFAULTS = {"embedding": "randomized"}
 
 
 def seeds(value: int = 0, **named) -> tuple:
@@ -47,6 +51,7 @@ class RunSpec:
     deterministic: bool = False  # torch: torch.use_deterministic_algorithms
     host: str = ""               # the machine that ran it (kit.hosts): the same spec elsewhere is another run
     perturb: str = ""            # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
+    embedding: str = "randomized"  # the SVD that k-means, neighbours and the classifiers use
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -57,11 +62,17 @@ class RunSpec:
             raise ValueError(f"kind must be one of {KINDS} and device one of {DEVICES}")
         if self.kind in ("torch", "perturb") and not self.input:
             raise ValueError(f"a {self.kind} run names the run whose embedding it trains on (input)")
+        if self.embedding not in EMBEDDINGS:
+            raise ValueError(f"embedding must be one of {EMBEDDINGS}, not {self.embedding!r}")
         if self.kind == "perturb" and not self.perturb:
             raise ValueError("a perturb run says which perturbation (noise:EPS:DRAW or float32)")
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        d = asdict(self)
+        for k, v in _LATER_DEFAULTS.items():
+            if d[k] == v:
+                del d[k]
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     @property
     def run_id(self) -> str:
@@ -79,7 +90,7 @@ class RunSpec:
         return json.dumps({"kind": self.kind, "dtype": self.dtype, "svd_iters": self.svd_iters,
                            "seeds": self.seed_dict, "threads": self.threads,
                            "device": self.device, "deterministic": self.deterministic,
-                           "perturb": self.perturb})
+                           "perturb": self.perturb, "embedding": self.embedding})
 
     @classmethod
     def from_json(cls, text: str) -> "RunSpec":

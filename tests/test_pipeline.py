@@ -68,3 +68,22 @@ def test_blocked_neighbours_equal_the_full_stable_sort(block_rows):
 def test_stable_top_handles_nan_rows():
     key = np.array([[3.0, np.nan, 1.0, 2.0], [np.nan, np.nan, np.nan, 0.0]])
     assert P._stable_top(key, 2).tolist() == np.argsort(key, axis=1, kind="stable")[:, :2].tolist()
+
+
+def test_the_arpack_embedding_feeds_every_later_stage(tiny):
+    """svd-solver's runs: both SVDs as always, then k-means, neighbours, models on ARPACK's."""
+    seqs, s = list(tiny.seqs), dict.fromkeys(P.SEED_NAMES, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rand, _ = P.run_pipeline(seqs, tiny.labels, tiny.n_train, seeds=s)
+        arp, _ = P.run_pipeline(seqs, tiny.labels, tiny.n_train, seeds=s, embedding="arpack")
+        Ea = arp["svd_arpack"]
+        assert digest(Ea) == digest(rand["svd_arpack"]) and digest(arp["svd_rand"]) == digest(rand["svd_rand"])
+        assert digest(arp["knn"]) == digest(P.nearest_neighbours(Ea))
+        assert digest(arp["kmeans"]) == digest(P.kmeans(Ea, 3)[0])
+        y = np.asarray(tiny.labels)
+        lr = P.classifiers(s)["lr"].fit(Ea[:tiny.n_train], y[:tiny.n_train])
+        assert digest(arp["lr"]) == digest(lr.predict_proba(Ea[tiny.n_train:])[:, 1])
+    assert digest(arp["knn"]) != digest(rand["knn"])
+    with pytest.raises(ValueError, match="unknown embedding"):
+        P.run_pipeline(seqs[:70], tiny.labels[:70], 50, embedding="exact")

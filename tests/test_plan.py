@@ -56,6 +56,13 @@ def test_svd_iters_levels():
     assert all(p.a.svd_iters == int(p.level) and diff(p) == {"seeds"} for p in ps)
 
 
+def test_svd_solver_is_the_svd_iters_seed_pairs_on_the_arpack_embedding():
+    ps = pairs("svd-solver")
+    assert [p.b.seed_dict["svd"] for p in ps] == [1, 2, 3, 4, 5]  # svd-iters' seeds
+    assert all(s.embedding == "arpack" and s.svd_iters == 5 for p in ps for s in (p.a, p.b))
+    assert all(diff(p) == {"seeds"} for p in ps)
+
+
 def test_unknown_factor_and_single_seed():
     with pytest.raises(KitError, match="unknown factor"):
         pairs("nope")

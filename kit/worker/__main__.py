@@ -79,7 +79,8 @@ def main(argv=None):
 
         arrays, timings = run_pipeline(
             data["seqs"], data["labels"], data["n_train"], dtype=spec["dtype"],
-            svd_iters=spec["svd_iters"], seeds=spec["seeds"])
+            svd_iters=spec["svd_iters"], seeds=spec["seeds"],
+            embedding=spec.get("embedding", "randomized"))
     stages = {}
     for name, a in arrays.items():
         a = np.ascontiguousarray(a)
