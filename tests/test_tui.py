@@ -120,6 +120,8 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
     external.registry_path().write_text(json.dumps({"lab-torch": {
         "python": sys.executable, "added": "2026-01-01", "facts": facts}}))
     async with app().run_test(size=(100, 40)) as pilot:
+        row = pilot.app.query_one("#stacks", DataTable).get_row("lab-torch")
+        assert row[1] == "built (external)" and row[5] == sys.executable
         await pilot.press("2")
         factors = pilot.app.query_one("#factors", SelectionList)
         factors.deselect_all()

@@ -66,9 +66,11 @@ class SetupPane(Vertical):
         t.clear()
         for r in listing(app.platform):
             a = r["attributes"]
-            t.add_row(r["name"] + (" *" if r["reference"] else ""), r["status"], a["python"],
+            external = r["kind"] == "external"
+            t.add_row(r["name"] + (" *" if r["reference"] else ""),
+                      r["status"] + (" (external)" if external else ""), a["python"],
                       a.get("numpy") or "-", libraries(a),
-                      r["reason"] or "", key=r["name"])
+                      r["reason"] or (r["venv"] if external else ""), key=r["name"])
 
     @on(Button.Pressed, "#fetch")
     def fetch(self) -> None:
