@@ -207,7 +207,8 @@ def listing(plat: Platform | None = None) -> list:
     out = []
     for d in definitions().values():
         st, reason = status(d, plat)
-        out.append({"name": d.name, "lock": d.lock, "kind": d.kind, "devices": list(d.devices),
+        out.append({"name": d.name, "lock": d.lock, "kind": d.kind, "uses": [d.kind],
+                    "devices": devices_of(d.name),
                     "platforms": list(d.platforms),
                     "reference": d.name == ref,
                     "attributes": {"python": d.python, **d.versions,
