@@ -46,7 +46,8 @@ def _fingerprint(python: str) -> dict:
     try:
         return fingerprint((python,))
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-        raise KitError(f"{python} does not run kit's worker (it needs numpy): {e}") from e
+        raise KitError(f"{python} does not run kit's worker (it needs Python 3.9 or later with "
+                       f"numpy): {e}") from e
 
 
 def add(name: str, python: str, taken=()) -> dict:
@@ -55,7 +56,8 @@ def add(name: str, python: str, taken=()) -> dict:
         raise KitError(f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
                        "(at most 64, starting with a letter or digit)")
     if name in taken:
-        raise KitError(f"stack name {name!r} is taken (the host or a stack in kit's catalogue); choose another")
+        raise KitError(f"stack name {name!r} is taken (the host or a stack in kit's catalogue); "
+                       "choose another")
     path = Path(python).expanduser()
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise KitError(f"{python} is not an executable file")
