@@ -215,19 +215,22 @@ def _converged(store, rows, recs):
     fl = {m: (ref["models"][m]["flips_median"], solver["models"][m]["flips_median"])
           for m in MODELS if m in ref["models"] and m in solver["models"]}
     t_rand, t_arp = _svd_seconds(store, ref["runs"]), _svd_seconds(store, solver["runs"], "svd_arpack")
+    stable = [sum(v["stable"] for v in stability(store, r["runs"])) for r in (ref, solver)]
     recs.append({"kind": "solver", "text": (
         "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
         f"instead of the randomized one ({ref_name}), the median flips across seeds went "
         + ", ".join(f"{_MODEL_NAMES[m]} {_fmt(a)} -> {_fmt(c)}" for m, (a, c) in fl.items())
         + f"; neighbour agreement (Jaccard, median) {_fmt(ref['knn_jaccard_median'])} -> "
         f"{_fmt(solver['knn_jaccard_median'])}; k-means agreement (ARI, median) "
-        f"{_fmt(ref['kmeans_ari_median'])} -> {_fmt(solver['kmeans_ari_median'])}"
+        f"{_fmt(ref['kmeans_ari_median'])} -> {_fmt(solver['kmeans_ari_median'])}; verdicts "
+        f"the same in every seed {stable[0]} -> {stable[1]} of 12"
         + (f"; ARPACK took {t_arp:.2f} s against {t_rand:.2f} s for the randomized SVD."
            if t_rand and t_arp else ".")),
         "basis": {"factor": "svd-solver", "reference": ref_name, "flips": fl,
                   "svd_seconds": [t_rand, t_arp],
                   "knn_jaccard": [ref["knn_jaccard_median"], solver["knn_jaccard_median"]],
-                  "kmeans_ari": [ref["kmeans_ari_median"], solver["kmeans_ari_median"]]}})
+                  "kmeans_ari": [ref["kmeans_ari_median"], solver["kmeans_ari_median"]],
+                  "stable_verdicts": stable}})
 
 
 def _signs(ranked, recs):

@@ -131,6 +131,7 @@ def test_budget_verdicts_advice_and_report(full_home, tmp_path):
     assert sol["emb_rel_max"] < 1e-9 < it5["emb_rel_max"] and sol["identical"]["svd_rand"] == 0
     conv = next(x for x in a["recommendations"] if x["basis"].get("factor") == "svd-solver")
     assert conv["basis"]["reference"] == "svd-iters=5" and conv["basis"]["knn_jaccard"][1] == 1.0
+    assert all(0 <= k <= 12 for k in conv["basis"]["stable_verdicts"])
     assert "svd-solver" not in [x["factor"] for x in a["ranking"]]  # a remedy, not a factor
     kit(full_home, "report", "--out", str(tmp_path / "rep"))
     md = (tmp_path / "rep" / "report.md").read_text()
