@@ -443,7 +443,7 @@ def _cmd_stacks(args) -> int:
     err = Console(stderr=True)
     defs = definitions()
     if args.stacks_cmd in ("add", "remove"):
-        return _stacks_external(args, defs, err)
+        return _stacks_external(args, err)
     names = getattr(args, "names", None) or []
     ext = external.registry()
     for n in names:
@@ -483,7 +483,7 @@ def _cmd_stacks(args) -> int:
     return 0
 
 
-def _stacks_external(args, defs, err) -> int:
+def _stacks_external(args, err) -> int:
     from . import external
 
     if args.stacks_cmd == "remove":
@@ -491,7 +491,7 @@ def _stacks_external(args, defs, err) -> int:
         err.print(f"removed external stack {args.name} (its interpreter is untouched)")
         return 0
     with err.status(f"probing {args.python}"):
-        e = external.add(args.name, args.python, taken=(*defs, "host"))
+        e = external.add(args.name, args.python)
     f = e["facts"]
     pk = ", ".join(f"{k} {v}" for k, v in f["packages"].items() if k != "torch")
     torch = f["torch"]

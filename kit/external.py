@@ -50,12 +50,14 @@ def _fingerprint(python: str) -> dict:
                        f"numpy): {e}") from e
 
 
-def add(name: str, python: str, taken=()) -> dict:
+def add(name: str, python: str) -> dict:
     """Probe ``python`` and register it as ``name``; returns the registry entry."""
+    from .stacks import HOST, definitions  # stacks imports this module at load time
+
     if not _NAME.match(name):
         raise KitError(f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
                        "(at most 64, starting with a letter or digit)")
-    if name in taken:
+    if name == HOST or name in definitions():
         raise KitError(f"stack name {name!r} is taken (the host or a stack in kit's catalogue); "
                        "choose another")
     path = Path(python).expanduser()

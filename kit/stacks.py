@@ -264,9 +264,10 @@ def built_stack(d: StackDef, plat: Platform | None = None) -> Stack | None:
 def external_stack(name: str) -> Stack:
     """A registered interpreter, identified by what it holds now."""
     facts = external.probe(name)
+    python = external.registry()[name]["python"]
     attrs = {"python": facts["python"], "machine": facts["machine"], **facts["packages"],
-             "external": external.registry()[name]["python"]}
-    return Stack(name, (external.registry()[name]["python"],), external.identity(facts), attrs)
+             "external": python}
+    return Stack(name, (python,), external.identity(facts), attrs)
 
 
 def get_stack(name: str) -> Stack:

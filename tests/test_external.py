@@ -56,7 +56,7 @@ def test_bad_registrations_are_refused_and_write_nothing(tmp_path, mine):
              ("x", str(bare / "bin" / "python"), "with numpy")]
     for name, python, why in cases:
         with pytest.raises(KitError, match=why):
-            external.add(name, python, taken=("np2-sk191", "host"))
+            external.add(name, python)
     assert external.registry_path().read_bytes() == before
 
 
