@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import factors
 from .budget import budget
+from .numbers import fmt
 from .compare import ALL_MODELS
 from .plan import ALL_FACTORS, availability
 from .platforms import Platform
@@ -17,7 +19,6 @@ from .verdicts import describe, stability
 from .worker.pipeline import MODELS
 
 LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
-_NOT_RANKED = ("repeat", "svd-iters", "svd-solver", "perturb")  # a null check, remedies, a probe
 _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",
                 "rf": "random forest", "torch_mlp": "PyTorch MLP"}
 
@@ -50,16 +51,20 @@ def _reach(row: dict) -> float:
     return max(su) if su else flips / 1e3 + _z(row["emb_rel_max"])
 
 
+def _ranked(name: str) -> bool:
+    """Null checks, remedies and probes are read, not ranked (kit.factors says which)."""
+    f = factors.get(name)
+    return f is None or f.ranked
+
+
+def _verb(name: str) -> str:
+    """A seed is named and recorded; a version or a setting is pinned."""
+    f = factors.get(name)
+    return "Name and record" if f and f.varies == factors.SEED else "Pin"
+
+
 def _name(row):
     return row["factor"] + (f"={row['level']}" if row["level"] else "")
-
-
-def _fmt(x):
-    if x is None:
-        return "-"
-    if x == 0:
-        return "0"
-    return f"{x:.1e}" if abs(x) < 1e-3 else f"{x:.3g}"
 
 
 def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | None = None) -> dict:
@@ -67,7 +72,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     ``plat``: the machine whose reasons explain the factors that cannot be measured on it."""
     b = b or budget(store, dataset)
     rows = {_name(r): r for r in b["rows"]}
-    ranked = sorted((r for r in b["rows"] if r["factor"] not in _NOT_RANKED),
+    ranked = sorted((r for r in b["rows"] if _ranked(r["factor"])),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
     ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _reach(r)
                 if any(m["flips_median_seed_units"] is not None for m in r["models"].values())
@@ -81,6 +86,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
                  for m in ALL_MODELS}
     recs = []
     _null(rows, recs)
+    _one_class(b, recs)
     for r in ranked:
         _factor_advice(r, recs)
     _amplification(b, recs)
@@ -120,15 +126,32 @@ def _null(rows, recs):
                      "basis": {"factor": "repeat", "pairs": r["pairs"], "identical": r["all_identical"]}})
 
 
+def _one_class(b, recs):
+    """A model that predicts one class everywhere flips nothing: say so before any row is read."""
+    runs = {}
+    for r in b["rows"]:
+        for m, d in r["models"].items():
+            if d.get("one_class_runs"):
+                runs.setdefault(m, set()).add(_name(r))
+    for m, rows in runs.items():
+        n = b["dataset"].get("rows")
+        recs.append({"kind": "one-class", "text": (
+            f"WARNING: the {_MODEL_NAMES[m]} predicted a single class for every test protein in "
+            f"some runs of {', '.join(sorted(rows))}: its zero flips are not stability but a model "
+            f"that did not learn{f' on {n} proteins' if n else ''}. Use a larger dataset (--n) "
+            "before reading its rows."),
+            "basis": {"model": m, "factors": sorted(rows), "proteins": n}})
+
+
 def _factor_advice(r, recs):
     lvl, name = level(r), _name(r)
-    what = ALL_FACTORS.get(r["factor"], r["factor"])
+    f = factors.get(r["factor"])
+    what = f.what if f else r["factor"]
     basis = {"factor": name, "level": lvl, "pairs": r["pairs"]}
     if lvl == "conclusions":
         key, k = max(r["verdict_changes"].items(), key=lambda kv: kv[1])
         basis.update(verdict=key, pairs_changed=k, verdicts_changed_max=r["verdicts_changed_max"])
-        verb = "Name and record" if "seed" in r["factor"] else "Pin"
-        text = (f"{verb} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
+        text = (f"{_verb(r['factor'])} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
                 f"verdict in {k} of {r['pairs']} pair(s); up to {r['verdicts_changed_max']} of the "
                 "12 verdicts changed in one pair.")
     elif lvl == "predictions":
@@ -136,20 +159,19 @@ def _factor_advice(r, recs):
         parts = []
         for m, d in moved:
             su = d["flips_median_seed_units"]
-            parts.append(f"{_MODEL_NAMES[m]} median {_fmt(d['flips_median'])}, at most "
-                         f"{d['flips_max']} of {r['n_test']}" + (f" ({_fmt(su)} seed units)" if su is not None else ""))
+            parts.append(f"{_MODEL_NAMES[m]} median {fmt(d['flips_median'])}, at most "
+                         f"{d['flips_max']} of {r['n_test']}" + (f" ({fmt(su)} seed units)" if su is not None else ""))
             basis[m] = {"flips_median": d["flips_median"], "flips_max": d["flips_max"], "seed_units": su}
-        verb = "Name and record" if "seed" in r["factor"] else "Pin"
-        text = f"{verb} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
+        text = f"{_verb(r['factor'])} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
     elif lvl == "magnitudes" and r["emb_rel_max"] is None:  # torch rows: probabilities only
         dp = max(d["max_dp"] for d in r["models"].values())
         basis.update(max_dp=dp)
-        text = (f"{name} moved predicted probabilities by at most {_fmt(dp)} and flipped no "
+        text = (f"{name} moved predicted probabilities by at most {fmt(dp)} and flipped no "
                 "prediction: low priority.")
     elif lvl == "magnitudes":
         basis.update(emb_rel_max=r["emb_rel_max"], emb_seed_units=r["emb_rel_seed_units"])
-        text = (f"{name} moved the embedding by at most {_fmt(r['emb_rel_max'])}"
-                + (f" ({_fmt(r['emb_rel_seed_units'])} seed units)" if r["emb_rel_seed_units"] is not None else "")
+        text = (f"{name} moved the embedding by at most {fmt(r['emb_rel_max'])}"
+                + (f" ({fmt(r['emb_rel_seed_units'])} seed units)" if r["emb_rel_seed_units"] is not None else "")
                 + " and changed no prediction: low priority.")
     elif lvl == "bits":
         text = f"{name} changed bits only (no measurable magnitude): no need to pin for these models."
@@ -164,9 +186,9 @@ def _amplification(b, recs):
         odd = {m: d for m, d in e["models"].items() if d["verdict"] == "something else"}
         if odd:
             recs.append({"kind": "amplification", "text": (
-                f"{name} flipped more than its embedding difference ({_fmt(e['emb_rel'])}) explains: "
-                + "; ".join(f"{_MODEL_NAMES[m]} {_fmt(d['observed'])} observed against "
-                            f"{_fmt(d['predicted'])} predicted by the perturbation curve" for m, d in odd.items())
+                f"{name} flipped more than its embedding difference ({fmt(e['emb_rel'])}) explains: "
+                + "; ".join(f"{_MODEL_NAMES[m]} {fmt(d['observed'])} observed against "
+                            f"{fmt(d['predicted'])} predicted by the perturbation curve" for m, d in odd.items())
                 + ". Something other than the input's magnitude changed (a library's algorithm, "
                   "say): pin that version."),
                 "basis": {"factor": name, "emb_rel": e["emb_rel"], "models": odd}})
@@ -183,8 +205,8 @@ def _solver(store, b, rows, recs):
     if seed:
         recs.append({"kind": "solver", "text": (
             f"A converged solver removes the seed from the embedding: across seeds the ARPACK "
-            f"embedding moved at most {_fmt(seed['arpack_rel_max'])}, the randomized one "
-            f"{_fmt(seed['emb_rel_max'])}."),
+            f"embedding moved at most {fmt(seed['arpack_rel_max'])}, the randomized one "
+            f"{fmt(seed['emb_rel_max'])}."),
             "basis": {"factor": "seed", "arpack_rel_max": seed["arpack_rel_max"],
                       "emb_rel_max": seed["emb_rel_max"]}})
     levels = sorted((int(r["level"]), r) for r in b["rows"] if r["factor"] == "svd-iters")
@@ -196,9 +218,9 @@ def _solver(store, b, rows, recs):
         fl = {m: (rlo["models"][m]["flips_median"], rhi["models"][m]["flips_median"]) for m in MODELS}
         recs.append({"kind": "solver", "text": (
             f"Raising randomized-SVD power iterations from {lo} to {hi} changed the median flips "
-            "across seeds " + ", ".join(f"{_MODEL_NAMES[m]} {_fmt(a)} -> {_fmt(c)}" for m, (a, c) in fl.items())
-            + f"; neighbour agreement (Jaccard, median) {_fmt(rlo['knn_jaccard_median'])} -> "
-            f"{_fmt(rhi['knn_jaccard_median'])}"
+            "across seeds " + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
+            + f"; neighbour agreement (Jaccard, median) {fmt(rlo['knn_jaccard_median'])} -> "
+            f"{fmt(rhi['knn_jaccard_median'])}"
             + (f", at {cost:.1f}x the SVD time ({tlo:.2f} s -> {thi:.2f} s)." if cost else ".")),
             "basis": {"factor": "svd-iters", "levels": [lo, hi], "flips": fl, "svd_seconds": [tlo, thi],
                       "svd_seconds_by_level": secs,
@@ -219,10 +241,10 @@ def _converged(store, rows, recs):
     recs.append({"kind": "solver", "text": (
         "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
         f"instead of the randomized one ({ref_name}), the median flips across seeds went "
-        + ", ".join(f"{_MODEL_NAMES[m]} {_fmt(a)} -> {_fmt(c)}" for m, (a, c) in fl.items())
-        + f"; neighbour agreement (Jaccard, median) {_fmt(ref['knn_jaccard_median'])} -> "
-        f"{_fmt(solver['knn_jaccard_median'])}; k-means agreement (ARI, median) "
-        f"{_fmt(ref['kmeans_ari_median'])} -> {_fmt(solver['kmeans_ari_median'])}; verdicts "
+        + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
+        + f"; neighbour agreement (Jaccard, median) {fmt(ref['knn_jaccard_median'])} -> "
+        f"{fmt(solver['knn_jaccard_median'])}; k-means agreement (ARI, median) "
+        f"{fmt(ref['kmeans_ari_median'])} -> {fmt(solver['kmeans_ari_median'])}; verdicts "
         f"the same in every seed {stable[0]} -> {stable[1]} of 12"
         + (f"; ARPACK took {t_arp:.2f} s against {t_rand:.2f} s for the randomized SVD."
            if t_rand and t_arp else ".")),

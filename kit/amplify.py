@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import math
 
+from . import factors
+
 FACTOR = "perturb"
 EPS = (1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-5, 1e-3)
 DRAWS = 3
 PRECISION_LEVEL = "float32"  # round the embedding to float32 and back
-# factors whose difference is in the environment (not a seed, not the sweep itself)
-_NOT_EXPLAINED = ("seed", "seed:svd", "seed:kmeans", "seed:models", "svd-iters", FACTOR,
-                  "torch-seed", "torch-threads", "torch-deterministic", "torch-device")
-
-
 def level_name(eps: float) -> str:
     return f"{eps:.0e}"
 
@@ -85,7 +82,10 @@ def explain(rows: list) -> dict:
         return {}
     out = {}
     for r in rows:
-        if r["factor"] in _NOT_EXPLAINED or r["emb_rel_max"] is None:
+        f = factors.get(r["factor"])
+        # only a difference in the environment can be "explained by magnitude"; seeds and the
+        # sweep itself change what is computed, not how precisely
+        if not (f and f.environmental) or r["emb_rel_max"] is None:
             continue
         name = r["factor"] + (f"={r['level']}" if r["level"] else "")
         per = {}

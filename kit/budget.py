@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 import numpy as np
 
+from . import factors
 from .amplify import explain
 from .compare import ALL_MODELS, STAGES, compare_runs
 from .store import Store
@@ -14,24 +14,7 @@ from .verdicts import changed, has_verdicts, run_verdicts
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
 TORCH_YARDSTICK = ("torch-seed", "")  # the same for the torch MLP
-# environment attributes a factor is meant to change; any other difference is a confound
-_EXPLAINED = {
-    "threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
-    "torch-threads": re.compile(r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"),
-    "torch-deterministic": re.compile(r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
-    "host": re.compile(r"^host$"),  # everything else that differs between machines is shown
-    "torch-device": re.compile(r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$"),
-    "sklearn": re.compile(r"^package:scikit-learn$"),
-    "numpy": re.compile(r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
-    "blas": re.compile(r"^package:(numpy|scipy)$|^blas@|^openmp@"),
-    "python": re.compile(r"^python$"),
-    "arch": re.compile(r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$"),
-}
-
-
-def confounds(factor: str, env_diff: dict) -> dict:
-    explained = _EXPLAINED.get(factor)
-    return {k: v for k, v in env_diff.items() if not (explained and explained.search(k))}
+confounds = factors.confounds  # re-exported: the budget is where confounds are read
 
 
 def _median(xs):
@@ -59,7 +42,11 @@ def _yardstick(comps: list) -> dict | None:
             "emb_rel": _median([c["svd_rand"]["rel_fro"] for c in pipe]),
             "flips": {m: _median([c["models"][m]["flips"] for c in comps if m in c["models"]])
                       for m in _models(comps)},
-            "acc_sd": {m: float(np.std(v, ddof=1)) if len(v) > 1 else None for m, v in acc.items()}}
+            "acc_sd": {m: float(np.std(v, ddof=1)) if len(v) > 1 else None for m, v in acc.items()},
+            # models that predicted one class in a seed run: their seed unit means nothing
+            "one_class": [m for m in _models(comps) if any(
+                c["models"][m].get("one_class_a") or c["models"][m].get("one_class_b")
+                for c in comps if m in c["models"])]}
 
 
 def _agg(comps, fn, get):
@@ -90,6 +77,9 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
     models = {}
     for m in _models(comps):
         flips = [c["models"][m]["flips"] for c in comps]
+        one_class = {r for c, (a, b) in zip(comps, pair_ids)
+                     for r, flag in ((a, c["models"][m].get("one_class_a")),
+                                     (b, c["models"][m].get("one_class_b"))) if flag}
         med = _median(flips)
         per_seed = unit and unit["flips"].get(m)
         models[m] = {
@@ -98,6 +88,7 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
             "max_abs_d_acc": max(abs(c["models"][m]["d_acc"]) for c in comps),
             "flips_median_seed_units": _ratio(med, per_seed),
             "flips_max_seed_units": _ratio(max(flips), per_seed),
+            "one_class_runs": len(one_class),  # runs in which it predicted a single class
         }
     conf = defaultdict(set)
     for c in comps:
@@ -135,8 +126,11 @@ def _verdict_changes(store: Store, a: str, b: str) -> list:
     return changed(run_verdicts(store, a), run_verdicts(store, b))
 
 
-def budget(store: Store, dataset: str) -> dict:
-    """Budget rows for every factor with stored pairs on one dataset (by sha256)."""
+def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
+    """Budget rows for every factor with stored pairs on one dataset (by sha256).
+
+    ``summary`` describes a dataset the store has not seen yet (no runs on it).
+    """
     groups = defaultdict(list)
     for p in store.pairs(dataset):
         groups[(p["factor"], p["level"])].append(p)
@@ -149,20 +143,14 @@ def budget(store: Store, dataset: str) -> dict:
             for (f, lvl) in sorted(groups, key=_order)]
     note = None if unit else ("no seed runs on this dataset, so no seed units: "
                               "run `kit run --factor seed` with the same dataset")
-    return {"dataset": store.datasets().get(dataset, {"sha256": dataset}), "yardstick": unit,
+    return {"dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
+            "yardstick": unit,
             "rows": rows, "note": note, "amplification": explain(rows)}
-
-
-_ROW_ORDER = ("repeat", "host", "threads", "precision", "arch", "blas", "numpy", "python", "sklearn",
-              "torch-threads", "torch-deterministic", "torch-device",
-              "seed:svd", "seed:kmeans", "seed:models", "svd-iters", "svd-solver", "seed",
-              "torch-seed",
-              "perturb")
 
 
 def _order(key):
     factor, level = key
-    rank = _ROW_ORDER.index(factor) if factor in _ROW_ORDER else len(_ROW_ORDER)
+    rank = factors.order(factor)
     try:
         num = float(level)  # svd-iters and perturb levels in numeric order
     except ValueError:

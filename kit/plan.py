@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from . import factors
 from .errors import KitError
 from .platforms import Platform, detect
 from .hosts import host_id
@@ -15,37 +16,11 @@ from .stacks import (HOST, Stack, catalogue, devices_of, get_stack, stack_status
 SVD_ITERS = (5, 10, 20, 50)
 SVD_ITER_SEEDS = tuple(range(6))
 SEEDS = tuple(range(10))
-# what each single-stack factor changes, shown by `kit run --help` and docs/factors.md
-FACTORS = {
-    "repeat": "the same run twice: the null experiment (every stage should be identical)",
-    "threads": "1 BLAS/OpenMP thread against each other count",
-    "seed": "every named seed at once: the paper's yardstick",
-    "seed:svd": "only the randomized-SVD seed",
-    "seed:kmeans": "only the k-means seed",
-    "seed:models": "only the classifiers' seeds (MLP, boosting, forest)",
-    "precision": "float64 against float32 input, at 1 and the most threads",
-    "svd-iters": "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
-    "svd-solver": "the seed effect when k-means, neighbours and classifiers use the converged "
-                  "ARPACK embedding instead (seeds 0 against 1..5)",
-    "perturb": "the classifiers retrained on one embedding plus noise of relative size eps "
-               "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve",
-}
-# factors realised by pairs of stacks (stacks/stacks.toml), same data, seeds and threads
-STACK_FACTORS = {
-    "sklearn": "scikit-learn version at a fixed numpy (1.4.2, 1.5.2, 1.9.1 on numpy 1.26.4)",
-    "numpy": "numpy 1.26.4 against 2.x at a fixed scikit-learn (scipy moves with it)",
-    "blas": "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)",
-    "python": "Python version at fixed libraries (3.12 against 3.14 on macOS, 3.13 on Linux)",
-    "arch": "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU code paths (Linux)",
-}
-# the PyTorch MLP on one fixed embedding (the host stack's seed-0 run), in the torch stack
-TORCH_FACTORS = {
-    "torch-seed": "the torch MLP's init and shuffle seeds: seed 0 against 1..9",
-    "torch-threads": "torch threads: 1 against 2, 4, 8 (capped at the cores)",
-    "torch-deterministic": "torch.use_deterministic_algorithms off against on",
-    "torch-device": "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
-}
-ALL_FACTORS = {**FACTORS, **STACK_FACTORS, **TORCH_FACTORS}
+# views of the factor table (kit.factors), by how each kind is planned
+FACTORS = {n: factors.FACTORS[n].what for n in factors.names(factors.SINGLE, factors.PERTURB)}
+STACK_FACTORS = {n: factors.FACTORS[n].what for n in factors.names(factors.STACKS)}
+TORCH_FACTORS = {n: factors.FACTORS[n].what for n in factors.names(factors.TORCH)}
+ALL_FACTORS = factors.plannable()
 
 
 @dataclass(frozen=True)
@@ -66,9 +41,29 @@ class PlanOptions:
     eps: tuple = ()              # perturb: noise sizes (default kit.amplify.EPS)
     torch_stack: str | None = None  # torch factors: this stack, not the catalogue's (e.g. external)
 
+    def __post_init__(self):
+        # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)
+        cores = os.cpu_count() or 1
+        for t in self.threads:
+            if not 1 <= t <= cores:
+                raise KitError(f"{t} threads: use 1 to {cores} (this machine's cores); more would "
+                               "measure oversubscription, not the thread count")
+        if any(i < 1 for i in self.svd_iters):
+            raise KitError("power iterations must be 1 or more")
+        if any(s < 0 for s in self.seeds):
+            raise KitError("seeds must be 0 or more")
+        if any(not e >= 0 for e in self.eps):
+            raise KitError("noise sizes (eps) must be 0 or more")
 
-def parse_ints(text: str) -> tuple:
-    """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8); duplicates dropped."""
+
+MAX_VALUES = 10_000  # no plan needs more seeds or counts; a typo must not allocate gigabytes
+
+
+def parse_ints(text: str, minimum: int = 0) -> tuple:
+    """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8); duplicates dropped.
+
+    Raises ValueError (a one-line message) below ``minimum`` or beyond MAX_VALUES numbers.
+    """
     out = []
     try:
         for part in text.split(","):
@@ -76,12 +71,33 @@ def parse_ints(text: str) -> tuple:
                 lo, hi = (int(x) for x in part.split("-", 1))
                 if hi < lo:
                     raise ValueError
+                if hi - lo + 1 + len(out) > MAX_VALUES:
+                    raise ValueError(f"{part.strip()} is {hi - lo + 1:,} numbers; at most "
+                                     f"{MAX_VALUES:,} in one list")
                 out.extend(range(lo, hi + 1))
             else:
                 out.append(int(part))
-    except ValueError:
+    except ValueError as e:
+        if str(e).endswith("in one list"):
+            raise
         raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {text!r}") from None
+    low = [v for v in out if v < minimum]
+    if low:
+        raise ValueError(f"{low[0]} is not allowed here: the smallest is {minimum}")
+    if len(out) > MAX_VALUES:
+        raise ValueError(f"{len(out):,} numbers; at most {MAX_VALUES:,} in one list")
     return tuple(dict.fromkeys(out))
+
+
+def parse_threads(text: str) -> tuple:
+    """Thread counts from 1 to this machine's cores (ValueError with the fix otherwise)."""
+    vals = parse_ints(text, minimum=1)
+    cores = os.cpu_count() or 1
+    over = [t for t in vals if t > cores]
+    if over:
+        raise ValueError(f"{over[0]} threads on a machine with {cores} cores would measure "
+                         f"oversubscription, not the thread count; use 1 to {cores}")
+    return vals
 
 
 def default_threads() -> tuple:

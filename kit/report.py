@@ -14,21 +14,19 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from . import __version__
+from . import __version__, factors
 from .advice import advise, not_measured_lines
 from .atomic import write_bytes
 from .compare import ALL_MODELS
 from .store import Store
-from .tables import fmt
+from .numbers import fmt
+from .tables import (VERDICT_HEAD, blas_text, factor_label, flips_cell, one_class_note,
+                     verdict_cells, verdicts_cell)
 from .verdicts import stability_report
 from .worker.pipeline import MODELS
 
 _COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52",
             "torch_mlp": "#8172b2"}
-
-
-def _name(r):
-    return r["factor"] + (f"={r['level']}" if r["level"] else "")
 
 
 # -- plots ------------------------------------------------------------------------------------
@@ -50,7 +48,7 @@ def _png(fig) -> bytes:
 
 def plot_flips(b: dict) -> bytes | None:
     """Median flips per factor and model: in seed units when there are seed runs (log axis)."""
-    rows = [r for r in b["rows"] if r["factor"] != "seed"]
+    rows = [r for r in b["rows"] if not factors.is_yardstick(r["factor"])]  # 1 by definition
     if not rows:
         return None
     plt = _figure()
@@ -71,7 +69,7 @@ def plot_flips(b: dict) -> bytes | None:
                 ax.text(floor * 1.1, y, "0", va="center", fontsize=7, color=_COLOURS[m])
     ax.set_xscale("log")
     ax.set_xlim(left=floor)
-    ax.set_yticks(range(len(rows)), [_name(r) for r in rows])
+    ax.set_yticks(range(len(rows)), [factor_label(r) for r in rows])
     ax.invert_yaxis()
     ax.axvline(1 if units else floor, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("median flips in seed units (1 = what a different seed flips)" if units
@@ -95,7 +93,7 @@ def plot_embedding(b: dict) -> bytes | None:
             ax.text(floor * 2, j, "bitwise identical", va="center", fontsize=7)
     ax.set_xscale("log")
     ax.set_xlim(floor, 10)
-    ax.set_yticks(range(len(rows)), [_name(r) for r in rows])
+    ax.set_yticks(range(len(rows)), [factor_label(r) for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("largest relative embedding difference (randomized SVD, signs aligned)")
     ax.set_title("How far each factor moves the embedding")
@@ -122,12 +120,12 @@ def plot_svd_iters(b: dict, advice: dict) -> bytes | None:
                   if solver else "randomized-SVD power iterations")
     ax.set_ylabel("median flips across seeds")
     secs = next((r["basis"]["svd_seconds_by_level"] for r in advice["recommendations"]
-                 if r["basis"].get("factor") == "svd-iters"), {})
+                 if r["kind"] == "solver" and r["basis"].get("factor") == "svd-iters"), {})
     if secs and all(secs.get(x) is not None for x in xs):
         ax2 = ax.twinx()
         ax2.plot(xs, [secs[x] for x in xs], "s--", color="grey", label="SVD seconds")
         arpack_s = next((r["basis"]["svd_seconds"][1] for r in advice["recommendations"]
-                         if r["basis"].get("factor") == "svd-solver"), None)
+                         if r["kind"] == "solver" and r["basis"].get("factor") == "svd-solver"), None)
         if solver and arpack_s:
             ax2.plot([xs[-1] * 2], [arpack_s], "s", color="grey")
         ax2.set_ylabel("SVD wall time, median (s, grey)")
@@ -152,8 +150,8 @@ def plot_amplification(b: dict) -> bytes | None:
     ax.set_xlabel("relative size of the noise added to the embedding (eps)")
     ax.set_ylabel("median flips of test predictions")
     for r in b["rows"]:  # where the environment factors sit on the same axis
-        if r["factor"] in ("threads", "blas", "arch", "python", "numpy", "precision", "host") \
-                and r["emb_rel_max"]:
+        f = factors.get(r["factor"])
+        if f and f.environmental and r["emb_rel_max"]:
             ax.axvline(r["emb_rel_max"], color="grey", lw=0.6, ls=":")
             ax.text(r["emb_rel_max"], ax.get_ylim()[1] * 0.95, r["factor"], rotation=90,
                     fontsize=7, va="top", color="grey")
@@ -165,20 +163,12 @@ def plot_amplification(b: dict) -> bytes | None:
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
     models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
-    rows = []
-    for r in b["rows"]:
-        flips = []
-        for m in models:
-            d = r["models"].get(m)
-            flips.append("-" if d is None else f"{fmt(d['flips_median'], 1)}/{d['flips_max']}"
-                         + (f" ({fmt(d['flips_median_seed_units'])})"
-                            if d["flips_median_seed_units"] is not None else ""))
-        rows.append([_name(r), r["pairs"],
-                     f"{sum(r['identical'][s] == r['pairs'] for s in r['stages'])}/{len(r['stages'])}",
-                     fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sign_flips_max"]),
-                     fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])] + flips
-                    + ["-" if r["verdicts_changed_max"] is None else f"{r['verdicts_changed_max']}/12",
-                       "; ".join(r["confounds"]) or "-"])
+    rows = [[factor_label(r), r["pairs"],
+             f"{sum(r['identical'][s] == r['pairs'] for s in r['stages'])}/{len(r['stages'])}",
+             fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sign_flips_max"]),
+             fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
+            + [flips_cell(r["models"].get(m)) for m in models]
+            + [verdicts_cell(r), "; ".join(r["confounds"]) or "-"] for r in b["rows"]]
     head = (["factor", "pairs", "stages identical in all pairs", "emb diff", "emb (seed u.)",
              "sign flips", "ARI min", "Jaccard min"] + [f"flips {m}" for m in models]
             + ["verdicts changed", "confounds"])
@@ -186,23 +176,18 @@ def _budget_rows(b):
 
 
 def _verdict_rows(rep):
-    out = []
-    for name, rows in rep.items():
-        for v in rows:
-            c = v["counts"]
-            diffs = [r["diff"] for r in v["per_run"]]
-            out.append([name, v["verdict"], v["runs"], c[">"], c["<"], c["="],
-                        "yes" if v["stable"] else "NO", f"{min(diffs):+.4f} .. {max(diffs):+.4f}"])
-    return out, ["run set", "verdict", "runs", "b>a", "b<a", "n.s.", "stable", "difference range"]
+    """Every set's verdicts, those that changed first: they are what a reader looks for."""
+    rows = [(name, v) for name, vs in rep.items() for v in vs]
+    rows.sort(key=lambda nv: nv[1]["stable"])  # stable sort: set order kept within each half
+    return ([[name] + verdict_cells(v)[:-1] for name, v in rows],
+            ["run set"] + VERDICT_HEAD[:-1])
 
 
 def _env_rows(store: Store, dataset: str):
     seen = {}
     for r in store.runs(dataset):
         e = r["manifest"]["env"]
-        blas = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
-                         f"{p.get('architecture') or ''}".strip()
-                         for p in e.get("threadpools") or [] if p.get("user_api") == "blas")
+        blas = blas_text(e.get("threadpools"))
         key = (r["spec"]["stack"], e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
                e["os"], e["cpu"], e["packages"].get("numpy"), e["packages"].get("scipy"),
                e["packages"].get("scikit-learn"), blas, e.get("host"))
@@ -243,11 +228,13 @@ def _sections(r: dict, fmt_table, image, para, heading):
     out += [para("- " + x["text"]) for x in a["recommendations"]]
     out += [para(line + ".") for line in not_measured_lines(a)]
     out += [heading(2, "The budget"), fmt_table(*_budget_rows(b))]
+    if one_class_note(b["rows"]):
+        out.append(para("Note: " + one_class_note(b["rows"]) + "."))
     if b["yardstick"]:
         y = b["yardstick"]
         out.append(para(f"One seed unit = the median over the seed pairs: embedding "
                         f"difference {fmt(y['emb_rel'])}; flips " +
-                        ", ".join(f"{m} {fmt(v, 1)}" for m, v in y["flips"].items()) +
+                        ", ".join(f"{m} {fmt(v, 4)}" for m, v in y["flips"].items()) +
                         "; accuracy SD across seed runs " +
                         ", ".join(f"{m} {fmt(v, 4)}" for m, v in y["acc_sd"].items()) + "."))
     elif b["note"]:

@@ -88,3 +88,12 @@ def test_perturb_factor_end_to_end(tmp_path):
     amp = json.loads(run("amplify", "--json"))
     assert [p["eps"] for p in amp["curves"]["lr"]] == [1e-13, 1e-3]
     assert "float32" in run("amplify")
+
+
+def test_only_environment_factors_are_explained_by_magnitude():
+    """svd-solver and the seeds change what is computed, not how precisely: never "explained"
+    (and never told to "pin that version"); threads and sklearn are."""
+    rows = ROWS + [row("svd-solver", "", 1e-13, {"rf": 3, "hgb": 0}),
+                   row("seed:models", "", 0.0, {"rf": 3, "hgb": 5}),
+                   row("torch-seed", "", None, {"torch_mlp": 4})]
+    assert set(explain(rows)) == {"threads", "sklearn"}

@@ -8,6 +8,20 @@ from kit.plan import FACTORS, PlanOptions, plan
 D = "d" * 64
 
 
+@pytest.fixture(autouse=True)
+def eight_cores(monkeypatch):
+    """Plans are checked for a machine with 8 cores, whatever this one has."""
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+
+
+def test_thread_counts_above_the_cores_are_refused(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    with pytest.raises(KitError, match="4 threads: use 1 to 2"):
+        PlanOptions(threads=(1, 4))
+    with pytest.raises(KitError, match="power iterations must be 1 or more"):
+        PlanOptions(svd_iters=(0,))
+
+
 def diff(p):
     a, b = p.a.__dict__, p.b.__dict__
     return {k for k in a if a[k] != b[k]}

@@ -1,0 +1,149 @@
+"""The table of factors: everything kit knows about each thing that can change between two runs.
+
+Every consumer (planning, the budget's row order and confounds, amplification, advice, verdict
+sets, plots, the CLI's help) reads this one table, as threadpoolctl derives everything from
+its one registry of controllers. Adding a factor is one entry here plus its planning function.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# what the two runs of a pair differ in, which decides how a factor's rows are read
+NOTHING = "nothing"          # the null experiment: any difference is a defect
+SEED = "seed"                # a random seed: named and recorded, never "pinned" to a version
+ENVIRONMENT = "environment"  # the machine, a library, a setting: what "pin" is about
+NOISE = "noise"              # a deliberate probe (the perturbation sweep)
+
+# how a factor's pairs are planned
+SINGLE = "single"    # pairs of runs in one stack
+STACKS = "stacks"    # pairs of stacks from stacks/stacks.toml
+TORCH = "torch"      # the PyTorch MLP on one fixed embedding
+PERTURB = "perturb"  # the classifiers retrained on a perturbed embedding
+BUNDLE = "bundle"    # made by `kit compare`, never by `kit run`
+
+_THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
+
+
+@dataclass(frozen=True)
+class Factor:
+    name: str
+    what: str                    # one line: what changes between the two runs of a pair
+    planned: str                 # SINGLE | STACKS | TORCH | PERTURB | BUNDLE
+    varies: str                  # NOTHING | SEED | ENVIRONMENT | NOISE
+    explained: str | None = None  # regex of manifest attributes the factor is meant to change
+    ranked: bool = True          # in "what to pin first" (not a null check, remedy or probe)
+    yardstick: bool = False      # its pairs define one seed unit
+
+    @property
+    def plannable(self) -> bool:
+        return self.planned != BUNDLE
+
+    @property
+    def torch(self) -> bool:
+        """Its runs are the PyTorch MLP alone: no embedding, no verdicts of the four models."""
+        return self.planned == TORCH
+
+    @property
+    def has_verdicts(self) -> bool:
+        """Both runs of each pair train the four classifiers, so verdicts can be compared."""
+        return self.planned != TORCH
+
+    @property
+    def needs_reference(self) -> bool:
+        """Its runs train on the reference run's embedding, which must be run first."""
+        return self.planned in (TORCH, PERTURB)
+
+    @property
+    def environmental(self) -> bool:
+        """A difference in the machine or a setting: explained by magnitude, and pinned."""
+        return self.varies == ENVIRONMENT
+
+
+# In the order of the budget's rows: the null check, the environment, the seeds, the probe.
+TABLE = (
+    Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
+           SINGLE, NOTHING, ranked=False),
+    Factor("host", "the same run on two machines (made by `kit compare`)", BUNDLE, ENVIRONMENT,
+           explained=r"^host$"),  # everything else that differs between machines is shown
+    Factor("threads", "1 BLAS/OpenMP thread against each other count", SINGLE, ENVIRONMENT,
+           explained=_THREAD_VARS),
+    Factor("precision", "float64 against float32 input, at 1 and the most threads", SINGLE,
+           ENVIRONMENT),
+    Factor("arch", "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU "
+           "code paths (Linux)", STACKS, ENVIRONMENT,
+           explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$"),
+    Factor("blas", "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)", STACKS,
+           ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@"),
+    Factor("numpy", "numpy 1.26.4 against 2.x at a fixed scikit-learn (scipy moves with it)",
+           STACKS, ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
+    Factor("python", "Python version at fixed libraries (3.12 against 3.14 on macOS, 3.13 on "
+           "Linux)", STACKS, ENVIRONMENT, explained=r"^python$"),
+    Factor("sklearn", "scikit-learn version at a fixed numpy (1.4.2, 1.5.2, 1.9.1 on numpy "
+           "1.26.4)", STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$"),
+    Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
+           ENVIRONMENT, explained=_THREAD_VARS),
+    Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,
+           ENVIRONMENT, explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
+    Factor("torch-device", "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
+           TORCH, ENVIRONMENT,
+           explained=r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$"),
+    Factor("seed:svd", "only the randomized-SVD seed", SINGLE, SEED),
+    Factor("seed:kmeans", "only the k-means seed", SINGLE, SEED),
+    Factor("seed:models", "only the classifiers' seeds (MLP, boosting, forest)", SINGLE, SEED),
+    Factor("svd-iters", "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
+           SINGLE, SEED, ranked=False),
+    Factor("svd-solver", "the seed effect when k-means, neighbours and classifiers use the "
+           "converged ARPACK embedding instead (seeds 0 against 1..5)", SINGLE, SEED,
+           ranked=False),
+    Factor("seed", "every named seed at once: the paper's yardstick", SINGLE, SEED,
+           yardstick=True),
+    Factor("torch-seed", "the torch MLP's init and shuffle seeds: seed 0 against 1..9", TORCH,
+           SEED, yardstick=True),
+    Factor("perturb", "the classifiers retrained on one embedding plus noise of relative size eps "
+           "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve", PERTURB,
+           NOISE, ranked=False),
+)
+FACTORS = {f.name: f for f in TABLE}
+_PATTERNS = {f.name: re.compile(f.explained) for f in TABLE if f.explained}
+
+
+def get(name: str) -> Factor | None:
+    """The factor of a budget row (None for a name kit does not know, e.g. from a newer kit)."""
+    return FACTORS.get(name)
+
+
+def names(*planned: str) -> tuple:
+    """Factor names, in table order, optionally only those planned in one of the given ways."""
+    return tuple(f.name for f in TABLE if not planned or f.planned in planned)
+
+
+def plannable() -> dict:
+    """{name: what it changes} of every factor `kit run --factor` accepts."""
+    return {f.name: f.what for f in TABLE if f.plannable}
+
+
+def order(name: str) -> int:
+    """A factor's place among the budget's rows (unknown names last)."""
+    return names().index(name) if name in FACTORS else len(TABLE)
+
+
+def is_yardstick(name: str) -> bool:
+    """A seed unit by definition (its flips in seed units are 1): left out of "how far" plots."""
+    f = FACTORS.get(name)
+    return bool(f and f.yardstick)
+
+
+def confounds(factor: str, env_diff: dict) -> dict:
+    """The attributes that differed within a pair beyond what its factor is meant to change."""
+    pattern = _PATTERNS.get(factor)
+    return {k: v for k, v in env_diff.items() if not (pattern and pattern.search(k))}
+
+
+def suggest(name: str) -> str | None:
+    """The closest factor name to a misspelt one, for a "did you mean"."""
+    import difflib
+
+    close = difflib.get_close_matches(name, plannable(), n=1, cutoff=0.6)
+    return close[0] if close else None

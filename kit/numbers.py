@@ -1,0 +1,19 @@
+"""One way to write a measured number in a table or a sentence, everywhere kit prints one."""
+
+from __future__ import annotations
+
+
+def fmt(x, digits: int = 3) -> str:
+    """None -> "-"; ints as they are; tiny and huge floats in e-notation; the rest to ``digits``
+    significant digits without trailing zeros (2.0 flips -> "2", 0.404 seed units -> "0.404")."""
+    if x is None:
+        return "-"
+    if isinstance(x, (bool, int)):
+        return str(int(x))
+    if x != x:  # NaN: a measure undefined for these runs (one test class, say)
+        return "n/a"
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-2 or abs(x) >= 1e4:
+        return f"{x:.1e}"
+    return f"{x:.{digits}g}"
