@@ -13,7 +13,8 @@ import numpy as np
 from .build import build
 from .data import Dataset, load_dataset
 from .errors import KitError
-from .plan import TORCH_FACTORS, PlanOptions, plan, reference_embedding, required_stacks
+from . import factors
+from .plan import PlanOptions, plan, reference_embedding, required_stacks
 from .platforms import Platform, detect
 from .runner import run_all
 from .stacks import HOST, definitions, stack_status
@@ -34,7 +35,7 @@ class Audit:
     @property
     def needs_reference(self) -> bool:
         """Torch and perturb runs train on the reference run's embedding: it runs first."""
-        return any(f in TORCH_FACTORS or f == "perturb" for f in self.factors)
+        return any(factors.FACTORS[f].needs_reference for f in self.factors)
 
 
 def prepare(factors, dataset: str = "synthetic", n: int | None = None,

@@ -153,6 +153,18 @@ class Store:
             q, args = q + " WHERE dataset=?", (dataset,)
         return [self._run_dict(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
 
+    def latest_dataset(self) -> str | None:
+        """The dataset of the run stored last here (insertion order, not the run's own date)."""
+        row = self.db.execute("SELECT dataset FROM runs ORDER BY rowid DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def kinds(self, dataset: str | None = None) -> dict:
+        """{run id: kind} without reading manifests (pipeline, torch or perturb)."""
+        q, args = "SELECT id, spec FROM runs", ()
+        if dataset:
+            q, args = q + " WHERE dataset=?", (dataset,)
+        return {i: json.loads(s).get("kind", "pipeline") for i, s in self.db.execute(q, args)}
+
     def array(self, run_id: str, stage: str) -> np.ndarray:
         row = self.db.execute("SELECT blob FROM stages WHERE run=? AND stage=?",
                               (run_id, stage)).fetchone()

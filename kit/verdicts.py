@@ -12,6 +12,7 @@ from itertools import combinations
 
 import numpy as np
 
+from . import factors
 from .store import Store
 from .worker.pipeline import MODELS
 
@@ -95,18 +96,29 @@ def changed(va: dict, vb: dict) -> list:
     return [k for k in KEYS if va[k]["verdict"] != vb[k]["verdict"]]
 
 
-def stability(store: Store, run_ids: list, labels: dict | None = None) -> list:
-    """For each of the twelve verdicts: how many runs hold each outcome, and every run's interval."""
-    per_run = {r: run_verdicts(store, r) for r in run_ids}
+def stability(store: Store, groups: list, labels: dict | None = None) -> list:
+    """For each of the twelve verdicts: does it hold within every group of runs?
+
+    ``groups`` is a list of run-id lists (a plain list of ids is one group). A group holds runs
+    that differ only in what is being varied (a reference run and its partners), so a verdict
+    is stable when every group agrees with itself; pooling runs of different stacks or levels
+    would report differences the factor never made. Counts are over the distinct runs.
+    """
+    if groups and isinstance(groups[0], str):
+        groups = [groups]
+    groups = [list(dict.fromkeys(g)) for g in groups]
+    runs = list(dict.fromkeys(r for g in groups for r in g))
+    per_run = {r: run_verdicts(store, r) for r in runs}
     rows = []
     for k in KEYS:
         counts = {">": 0, "<": 0, "=": 0}
-        runs = []
-        for r, v in per_run.items():
-            counts[v[k]["verdict"]] += 1
-            runs.append({"run": r, "label": (labels or {}).get(r, r[:12]), **v[k]})
-        rows.append({"verdict": k, "runs": len(run_ids), "counts": counts,
-                     "stable": max(counts.values()) == len(run_ids), "per_run": runs})
+        for r in runs:
+            counts[per_run[r][k]["verdict"]] += 1
+        split = sum(len({per_run[r][k]["verdict"] for r in g}) > 1 for g in groups)
+        rows.append({"verdict": k, "runs": len(runs), "groups": len(groups),
+                     "groups_changed": split, "counts": counts, "stable": split == 0,
+                     "per_run": [{"run": r, "label": (labels or {}).get(r, r[:12]),
+                                  **per_run[r][k]} for r in runs]})
     return rows
 
 
@@ -121,7 +133,15 @@ def run_label(spec: dict) -> str:
     """A short human name for a run: what distinguishes it."""
     seeds = sorted(set(dict(spec["seeds"]).values()))
     seed = str(seeds[0]) if len(seeds) == 1 else ",".join(f"{k}={v}" for k, v in spec["seeds"])
+    kind = spec.get("kind", "pipeline")
     parts = [spec["stack"], f"{spec['threads']}t", f"seed {seed}"]
+    if kind == "perturb":
+        parts.append(f"perturbed {spec['perturb']}")
+    elif kind == "torch":
+        parts.insert(0, "torch")
+        parts += [spec.get("device", "cpu")] + (["deterministic"] if spec.get("deterministic") else [])
+    if spec.get("embedding", "randomized") != "randomized":
+        parts.append(f"models on {spec['embedding']}")
     if spec["dtype"] != "float64":
         parts.append(spec["dtype"])
     if spec["svd_iters"] != 5:
@@ -133,20 +153,28 @@ def run_label(spec: dict) -> str:
 
 
 def verdict_sets(store: Store, dataset: str) -> dict:
-    """Named sets of runs whose verdicts are compared: all seeds, all stacks, each factor's runs."""
-    from .plan import STACK_FACTORS
+    """Named sets of run groups whose verdicts are compared: all seeds, all stacks, each factor.
 
-    by_factor = {}
+    A group is one reference run and the runs paired with it (pairs sharing their first run):
+    within a group only the factor changes. Factors whose runs have no verdicts (the torch
+    MLP) have no set.
+    """
+    groups = {}
+    kinds = store.kinds(dataset)
     for p in store.pairs(dataset):
-        by_factor.setdefault(p["factor"], []).extend((p["a"], p["b"]))
+        f = factors.get(p["factor"])
+        # `host` pairs (kit compare) can be torch runs: the runs themselves decide
+        if f is None or not f.has_verdicts or "torch" in (kinds.get(p["a"]), kinds.get(p["b"])):
+            continue
+        groups.setdefault(p["factor"], {}).setdefault(p["a"], [p["a"]]).append(p["b"])
     sets = {}
-    if "seed" in by_factor:
-        sets["seeds"] = by_factor["seed"]
-    stacks = [r for f in STACK_FACTORS for r in by_factor.get(f, [])]
+    if "seed" in groups:
+        sets["seeds"] = list(groups["seed"].values())
+    stacks = [g for name in factors.names(factors.STACKS) for g in groups.get(name, {}).values()]
     if stacks:
         sets["stacks"] = stacks
-    sets.update(by_factor)
-    return {k: list(dict.fromkeys(v)) for k, v in sets.items()}
+    sets.update({name: list(g.values()) for name, g in groups.items()})
+    return sets
 
 
 def stability_report(store: Store, dataset: str, only: str | None = None) -> dict:
@@ -159,4 +187,4 @@ def stability_report(store: Store, dataset: str, only: str | None = None) -> dic
             raise KitError(f"no run set {only!r}; sets here: {', '.join(sets) or 'none'}")
         sets = {only: sets[only]}
     labels = {r["id"]: run_label(r["spec"]) for r in store.runs(dataset)}
-    return {name: stability(store, runs, labels) for name, runs in sets.items()}
+    return {name: stability(store, groups, labels) for name, groups in sets.items()}

@@ -59,3 +59,28 @@ def test_run_verdicts_are_computed_once_and_stored(tmp_path):
     assert st.verdicts(run, 1) == v
     rows = stability(st, [r["id"] for r in st.runs()])
     assert len(rows) == 12 and all(sum(r["counts"].values()) == r["runs"] for r in rows)
+
+
+def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
+    """The Linux `arch` factor pairs code paths within two different stacks. Each pair agrees
+    on every verdict, but the two stacks disagree with each other: pooled, the verdicts looked
+    unstable; per group (a reference run and its partners) they are stable, as the budget says."""
+    from kit.plan import Pair
+    from kit.store import Store
+    from kit.verdicts import stability_report
+    from stored import arrays, put, spec
+
+    st = Store(tmp_path / "h")
+    one, two = arrays(0), arrays(0)
+    two["hgb"] = 1 - two["hgb"]  # the other stack's boosting is much worse: other verdicts
+    specs = {k: spec(stack=s, env=env) for k, s, env in (
+        ("a1", "np2", (("OPENBLAS_CORETYPE", "Haswell"),)), ("a2", "np2", (("OPENBLAS_CORETYPE", "Prescott"),)),
+        ("b1", "mkl", (("MKL_CBWR", "AVX2"),)), ("b2", "mkl", (("MKL_CBWR", "SSE4_2"),)))}
+    for k, s in specs.items():
+        put(st, tmp_path, s, one if k[0] == "a" else two)
+    st.add_pairs([Pair("arch", "", specs["a1"], specs["a2"], "np2"),
+                  Pair("arch", "", specs["b1"], specs["b2"], "mkl")])
+    rows = stability_report(st, "d" * 64, "arch")["arch"]
+    assert all(r["stable"] and r["groups"] == 2 and r["groups_changed"] == 0 for r in rows)
+    # the two stacks do disagree: pooled, these verdicts would have read as unstable
+    assert any(sum(1 for c in r["counts"].values() if c) > 1 for r in rows)
