@@ -22,7 +22,7 @@ Options:
   --no-stacks    the same as --stacks none
   --no-fetch     do not contact UniProt; use the synthetic set (or a cached fetch)
   --no-audit     set up only; skip the smoke audit
-  --n N          proteins in the smoke audit (default 600)
+  --n N          proteins in the smoke audit (default 1000: all four models learn)
   --python PATH  interpreter for kit's environment (default: 3.12 if found, else python3)
   -h, --help     this text
 Environment: KIT_HOME moves everything kit writes (default: the user data directory).
@@ -30,7 +30,7 @@ EOF
 }
 
 AUDIT=1
-N=600
+N=1000   # kit.data.dataset.FIRST_LOOK_N: at 600 the MLP predicts one class
 STACKS=all
 FETCH=1
 PYTHON=""

@@ -8,7 +8,7 @@ from .errors import KitError
 from .store import Store
 from .worker.pipeline import MODELS
 
-VERSION = 3  # bump when a measure changes: cached comparisons are then recomputed
+VERSION = 4  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of
 STAGES = {
     "kmer": ("kmer.data", "kmer.indices", "kmer.indptr"),
@@ -59,7 +59,10 @@ def model_diff(pa, pb, y) -> dict:
     two_classes = len(np.unique(y)) == 2
     auc_a = float(roc_auc_score(y, pa)) if two_classes else float("nan")
     auc_b = float(roc_auc_score(y, pb)) if two_classes else float("nan")
+    # a model that predicts one class for every protein flips nothing, whatever changes: its
+    # zero is not stability, and every table that shows its flips says so
     return {"flips": int(np.sum(ca != cb)), "max_dp": float(np.max(np.abs(pa - pb))),
+            "one_class_a": bool(ca.all() or not ca.any()), "one_class_b": bool(cb.all() or not cb.any()),
             "acc_a": acc_a, "acc_b": acc_b, "d_acc": acc_b - acc_a,
             "auc_a": auc_a, "auc_b": auc_b, "d_auc": auc_b - auc_a}
 

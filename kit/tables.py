@@ -6,46 +6,87 @@ from tabulate import tabulate
 
 from .advice import not_measured_lines
 from .compare import ALL_MODELS, STAGES
+from .numbers import fmt
 
 _SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inertia"}
 
 
-def fmt(x, digits=2):
-    if x is None:
-        return "-"
-    if isinstance(x, int):
-        return str(x)
-    if x == 0:
-        return "0"
-    if abs(x) < 1e-2 or abs(x) >= 1e4:
-        return f"{x:.1e}"
-    return f"{x:.{digits}f}" if abs(x) < 10 else f"{x:.0f}"
-
-
-def _name(row):
+def factor_label(row: dict) -> str:
+    """A budget row's name: the factor, and its level where it has one (svd-iters=50)."""
     return row["factor"] + (f"={row['level']}" if row["level"] else "")
 
 
-def _dataset_line(ds: dict) -> str:
+ONE_CLASS = "1-class"  # marks a model that predicted one class for every protein in some run
+
+
+def flips_cell(d: dict | None, units: bool | None = None) -> str:
+    """A model's flips in a budget row: "median/max (median in seed units)".
+
+    ``units``: None shows both, True the seed units alone, False the raw counts alone.
+    """
+    if d is None:
+        return "-"
+    su = d["flips_median_seed_units"]
+    raw = f"{fmt(d['flips_median'], 4)}/{d['flips_max']}"
+    text = (fmt(su) if units else raw if units is False
+            else raw + (f" ({fmt(su)})" if su is not None else ""))
+    return text + (f" {ONE_CLASS}" if d.get("one_class_runs") else "")
+
+
+def one_class_note(rows: list) -> str | None:
+    """The legend for ONE_CLASS, naming the models it marks (None when nothing is marked)."""
+    models = sorted({m for r in rows for m, d in r["models"].items() if d.get("one_class_runs")})
+    if not models:
+        return None
+    return (f"{ONE_CLASS}: {', '.join(models)} predicted a single class for every test protein in "
+            "some run; its flips say nothing about stability (use a larger --n)")
+
+
+def verdicts_cell(row: dict) -> str:
+    return "-" if row["verdicts_changed_max"] is None else f"{row['verdicts_changed_max']}/12"
+
+
+def blas_text(threadpools) -> str:
+    """The BLAS libraries a fingerprint measured: "owner: api version kernel; ..." """
+    return "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
+                     f"{p.get('architecture') or ''}".strip()
+                     for p in threadpools or [] if p.get("user_api") == "blas")
+
+
+VERDICT_HEAD = ["verdict (b-a metric)", "runs", "b>a", "b<a", "n.s.", "stable", "changed in",
+                "difference range", "per run"]
+
+
+def verdict_cells(v: dict) -> list:
+    """One verdict's stability row, as `kit verdicts`, the report and the TUI show it."""
+    c = v["counts"]
+    diffs = [r["diff"] for r in v["per_run"]]
+    return [v["verdict"], str(v["runs"]), str(c[">"]), str(c["<"]), str(c["="]),
+            "yes" if v["stable"] else "NO", f"{v['groups_changed']}/{v['groups']} groups",
+            f"{min(diffs):+.4f} .. {max(diffs):+.4f}", "".join(r["verdict"] for r in v["per_run"])]
+
+
+def dataset_line(ds: dict, why: str | None = None) -> str:
     tag = " [SYNTHETIC]" if ds.get("synthetic") else ""
     return (f"dataset {ds.get('name', '?')}{tag}: {ds.get('rows', '?')} proteins, "
-            f"{ds.get('test', '?')} test, sha256 {ds.get('sha256', '')[:12]}")
+            f"{ds.get('test', '?')} test, sha256 {ds.get('sha256', '')[:12]}"
+            + (f" ({why})" if why else ""))
 
 
-def budget_text(b: dict) -> str:
+def budget_text(b: dict, why: str | None = None) -> str:
     rows = b["rows"]
-    out = [_dataset_line(b["dataset"])]
+    out = [dataset_line(b["dataset"], why)]
     if not rows:
         out.append("no pairs stored for this dataset yet: run `kit run --factor repeat` first")
         return "\n".join(out)
     stages = [s for s in STAGES if any(s in r["identical"] for r in rows)]
     models = [m for m in ALL_MODELS if any(m in r["models"] for r in rows)]
-    bits = [[_name(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" if s in r["identical"]
+    bits = [[factor_label(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" if s in r["identical"]
                                       else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
             tabulate(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages],
                      disable_numparse=True)]
-    mags = [[_name(r), fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
+    mags = [[factor_label(r), fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
              fmt(r["sign_flips_max"]), fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
             for r in rows if r["emb_rel_max"] is not None]
     if mags:
@@ -53,20 +94,9 @@ def budget_text(b: dict) -> str:
                 tabulate(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
                                 "k-means ARI", "kNN Jaccard"], disable_numparse=True)]
     n_test = b["dataset"].get("test", "?")
-    preds = []
-    for r in rows:
-        line = [_name(r)]
-        for m in models:
-            if m not in r["models"]:
-                line.append("-")
-                continue
-            d = r["models"][m]
-            su = d["flips_median_seed_units"]
-            line.append(f"{fmt(d['flips_median'], 1)}/{d['flips_max']}"
-                        + (f" ({fmt(su)})" if su is not None else ""))
-        line.append(fmt(max(d["max_dp"] for d in r["models"].values())))
-        line.append("-" if r["verdicts_changed_max"] is None else f"{r['verdicts_changed_max']}/12")
-        preds.append(line)
+    preds = [[factor_label(r)] + [flips_cell(r["models"].get(m)) for m in models]
+             + [fmt(max(d["max_dp"] for d in r["models"].values())), verdicts_cell(r)]
+             for r in rows]
     out += ["", f"Predictions: flips of {n_test} test proteins, median/max (median in seed units); "
             "conclusions: most of the 12 verdicts changed in one pair",
             tabulate(preds, ["factor"] + models + ["max |dp|", "verdicts"],
@@ -75,7 +105,9 @@ def budget_text(b: dict) -> str:
     if y:
         out += ["", f"1 seed unit = the median over the seed pairs ({y['pairs']}; torch: "
                 f"{y['torch_pairs']}): embedding difference {fmt(y['emb_rel'])}; flips "
-                + ", ".join(f"{m} {fmt(v, 1)}" for m, v in y["flips"].items())]
+                + ", ".join(f"{m} {fmt(v, 4)}" for m, v in y["flips"].items())]
+    if one_class_note(rows):
+        out += ["", "note: " + one_class_note(rows)]
     if b["note"]:
         out += ["", "note: " + b["note"]]
     amp = b.get("amplification") or {}
@@ -84,8 +116,8 @@ def budget_text(b: dict) -> str:
         for name, e in amp.items():
             for m, d in e["models"].items():
                 if d["observed"] or d["predicted"]:
-                    lines.append([name, fmt(e["emb_rel"]), m, fmt(d["predicted"], 1),
-                                  fmt(d["observed"], 1), d["verdict"]])
+                    lines.append([name, fmt(e["emb_rel"]), m, fmt(d["predicted"]),
+                                  fmt(d["observed"], 4), d["verdict"]])
         if lines:
             out += ["", "Explained by magnitude? Flips the perturbation curve predicts for each "
                     "factor's embedding difference, beside those observed (median)",
@@ -96,7 +128,7 @@ def budget_text(b: dict) -> str:
         out += ["", "Confounds: attributes that also differed within a factor's pairs"]
         for r, c in conf:
             for k, v in c.items():
-                out.append(f"  {_name(r)}: {k}: {'; '.join(v)}")
+                out.append(f"  {factor_label(r)}: {k}: {'; '.join(v)}")
     return "\n".join(out)
 
 
@@ -108,7 +140,7 @@ def runs_text(runs: list) -> str:
         rows.append([r["id"][:12], s["stack"], env["python"], env["packages"].get("numpy"),
                      env["packages"].get("scikit-learn"), s["threads"], s["dtype"], s["svd_iters"],
                      ",".join(map(str, seeds)) if len(seeds) == 1 else dict(s["seeds"]),
-                     s["replicate"], fmt(r["manifest"]["wall_s"], 1), r["created"]])
+                     s["replicate"], fmt(r["manifest"]["wall_s"]), r["created"]])
     return tabulate(rows, ["run", "stack", "python", "numpy", "sklearn", "threads", "dtype",
                            "iters", "seed", "rep", "wall s", "created"], disable_numparse=True)
 
@@ -118,8 +150,8 @@ def pairs_text(rows: list) -> str:
     out = []
     for p in rows:
         c = p["comparison"]
-        svd = c.get("svd_rand", {})
-        out.append([p["factor"] + (f"={p['level']}" if p["level"] else ""), p["label"],
+        svd = c.get(c.get("embedding", "svd_rand"), {})  # the embedding the models used
+        out.append([factor_label(p), p["label"],
                     sum(c["identical"].values()), len(c["identical"]), fmt(svd.get("rel_fro")),
                     fmt(c.get("kmeans_ari")), fmt(c.get("knn_jaccard"))]
                    + [c["models"][m]["flips"] if m in c["models"] else "-" for m in models]
@@ -139,14 +171,11 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
         out = []
         for r in rows:
             fp = r.get("measured") or {}
-            blas = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
-                             f"{p.get('architecture') or ''}".rstrip()
-                             for p in fp.get("threadpools") or [] if p.get("user_api") == "blas")
             pk = fp.get("packages", {})
             out.append([r["name"], r["status"], fp.get("python", "-"), pk.get("numpy", "-"),
                         pk.get("scipy", "-"),
                         pk.get("scikit-learn") or (f"torch {pk['torch']}" if pk.get("torch") else "-"),
-                        blas or "-",
+                        blas_text(fp.get("threadpools")) or "-",
                         "\n".join(r.get("problems") or []) or "ok"])
         return tabulate(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
                               "BLAS (measured)", "problems"], disable_numparse=True)
@@ -164,29 +193,21 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
 def verdicts_text(report: dict) -> str:
     out = []
     for name, rows in report.items():
-        table = []
-        for v in rows:
-            c = v["counts"]
-            diffs = [r["diff"] for r in v["per_run"]]
-            table.append([v["verdict"], v["runs"], c[">"], c["<"], c["="],
-                          "yes" if v["stable"] else "NO",
-                          f"{min(diffs):+.4f} .. {max(diffs):+.4f}",
-                          "".join(r["verdict"] for r in v["per_run"])])
-        out += [f"Run set '{name}': verdicts of the paired bootstrap (95% interval excludes 0?)",
-                tabulate(table, ["verdict (b-a metric)", "runs", "b>a", "b<a", "n.s.", "stable",
-                                 "difference range", "per run"], disable_numparse=True), ""]
+        out += [f"Run set '{name}': verdicts of the paired bootstrap (95% interval excludes 0?); "
+                "a group is a reference run and the runs that differ from it only in the set's factor",
+                tabulate([verdict_cells(v) for v in rows], VERDICT_HEAD, disable_numparse=True), ""]
     return "\n".join(out).rstrip()
 
 
-def advice_text(a: dict) -> str:
-    out = [_dataset_line(a["dataset"]), "", "What to pin first (how far each factor travelled):"]
+def advice_text(a: dict, why: str | None = None) -> str:
+    out = [dataset_line(a["dataset"], why), "", "What to pin first (how far each factor travelled):"]
     out.append(tabulate([[i + 1, r["factor"], r["level"], fmt(r["reach_seed_units"]), r["pairs"],
                           ", ".join(r["confounds"]) or "-"] for i, r in enumerate(a["ranking"])],
                         ["#", "factor", "reached", "seed units", "pairs", "confounds"],
                         disable_numparse=True))
     out += ["", "Advice (each from the measured numbers):"]
     out += [f"- {r['text']}" for r in a["recommendations"]]
-    per = [(m, ", ".join(f"{x['factor']} {fmt(x['flips_median'], 1)}" for x in rows))
+    per = [(m, ", ".join(f"{x['factor']} {fmt(x['flips_median'], 4)}" for x in rows))
            for m, rows in a["per_model"].items() if rows]
     if per:
         out += ["", "Per model, factors that flipped predictions (median flips):"]
@@ -226,13 +247,17 @@ def doctor_text(rep: dict) -> str:
     rows = []
     for s in rep["stacks"]:
         t = s["threads"]
-        blas = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
-                         f"{p.get('architecture') or ''}".strip() for p in s["blas"])
+        blas = blas_text(s["blas"])
         rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
-                     "yes" if t["honoured"] else "NO"])
+                     {True: "yes", False: "NO", None: "busy: not measured"}[t["honoured"]]])
     out.append(tabulate(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
                                f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
                                "threads honoured"], disable_numparse=True))
+    if rep.get("busy"):
+        b = rep["busy"]
+        out += ["", f"The machine was busy (other work kept {b['busy_cores']:.1f} of {b['cores']} "
+                "cores busy), so thread control could not be judged for "
+                f"{', '.join(b['stacks'])}; run `kit doctor` again when it is idle."]
     if rep["problems"]:
         out += ["", "Problems and remedies:"]
         out += [f"- {p.get('stack', 'machine')}: {p['problem']}\n  remedy: {p['remedy']}"
@@ -247,7 +272,7 @@ def amplify_text(rep: dict) -> str:
     if not cs:
         return "no perturbation runs on this dataset: run `kit run --factor perturb`"
     eps = [p["eps"] for p in next(iter(cs.values()))]
-    rows = [[m] + [f"{fmt(p['flips_median'], 1)}" for p in c] + [fmt(rep["first_flip"][m])]
+    rows = [[m] + [f"{fmt(p['flips_median'], 4)}" for p in c] + [fmt(rep["first_flip"][m])]
             for m, c in cs.items()]
     out = ["Amplification: median flips after retraining on the embedding + noise of relative size eps",
            tabulate(rows, ["model"] + [f"{e:.0e}" for e in eps] + ["first flip at"],
@@ -258,5 +283,5 @@ def amplify_text(rep: dict) -> str:
     f32 = rep["float32_roundtrip"]
     if f32:
         out += ["", f"Embedding rounded to float32 and back (difference {fmt(f32['emb_rel'])}): flips "
-                + ", ".join(f"{m} {fmt(v, 1)}" for m, v in f32["flips"].items())]
+                + ", ".join(f"{m} {fmt(v, 4)}" for m, v in f32["flips"].items())]
     return "\n".join(out)

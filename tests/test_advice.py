@@ -58,3 +58,33 @@ def test_factors_this_machine_cannot_run_say_why(tmp_path):
     assert any(ln.startswith("Cannot be measured here: torch-device: device cuda") for ln in lines)
     mac = advise(st, "d" * 64, plat=Platform("darwin", "arm64", (14, 5), rosetta=True))
     assert {x["factor"]: x["cannot_run_here"] for x in mac["not_measured"]}["torch-device"] is None
+
+
+def test_a_one_class_model_is_a_warning_first(tmp_path):
+    import numpy as np
+
+    from kit.spec import seeds
+
+    st = budget_store(tmp_path)
+    dead = arrays(0)
+    dead["mlp"] = np.zeros_like(dead["mlp"])
+    s = spec(seeds=seeds(7))
+    put(st, tmp_path, s, dead)
+    st.add_pairs([Pair("seed", "", spec(), s, "seed 0 vs 7")])
+    recs = advise(st, "d" * 64)["recommendations"]
+    warn = next(r for r in recs if r["kind"] == "one-class")
+    assert warn["text"].startswith("WARNING: the MLP predicted a single class") and warn["basis"]["model"] == "mlp"
+
+
+def test_seed_like_factors_are_named_not_pinned(tmp_path):
+    """svd-solver varies seeds: its advice never says "pin"."""
+    from kit.spec import seeds
+
+    st = budget_store(tmp_path)
+    a0, a1 = spec(embedding="arpack"), spec(embedding="arpack", seeds=seeds(1))
+    put(st, tmp_path, a0, arrays(0))
+    put(st, tmp_path, a1, arrays(3))
+    st.add_pairs([Pair("svd-solver", "", a0, a1, "seed 0 vs 1")])
+    a = advise(st, "d" * 64)
+    assert "svd-solver" not in [r["factor"] for r in a["ranking"]]
+    assert not any("svd-solver" in r["text"] and "Pin " in r["text"] for r in a["recommendations"])

@@ -1,10 +1,12 @@
 """kit.budget: rows per factor, seed units from the seed pairs, confounds kept."""
 
+import numpy as np
 import pytest
 
 from kit.budget import budget, confounds, pair_details
 from kit.plan import Pair
 from kit.store import Store
+from kit.spec import seeds
 from stored import arrays, budget_store, put, spec
 
 
@@ -48,3 +50,24 @@ def test_pair_details(store):
     rows = pair_details(store, "d" * 64, "threads")
     assert len(rows) == 1 and rows[0]["comparison"]["models"]["hgb"]["flips"] == 2
     assert "blas@numpy:architecture" in rows[0]["confounds"]
+
+
+def test_a_model_that_predicts_one_class_is_flagged(tmp_path):
+    """At 600 built-in proteins the MLP predicted the negative class everywhere: 0/0 flips that
+    looked perfectly stable. Every row and the yardstick now say which runs did so."""
+    from kit.tables import budget_text, flips_cell
+
+    st = Store(tmp_path / "h")
+    base = arrays(0)
+    base["mlp"] = np.full_like(base["mlp"], 0.2)  # below 0.5 for every protein
+    other = dict(base, svd_rand=arrays(1)["svd_rand"])
+    put(st, tmp_path, spec(), base)
+    put(st, tmp_path, spec(seeds=seeds(1)), other)
+    st.add_pairs([Pair("seed", "", spec(), spec(seeds=seeds(1)), "seed 0 vs 1")])
+    b = budget(st, "d" * 64)
+    mlp = b["rows"][0]["models"]["mlp"]
+    assert mlp["flips_max"] == 0 and mlp["one_class_runs"] == 2
+    assert b["rows"][0]["models"]["lr"]["one_class_runs"] == 0
+    assert b["yardstick"]["one_class"] == ["mlp"]
+    assert flips_cell(mlp).endswith("1-class")
+    assert "mlp predicted a single class for every test protein" in budget_text(b)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from kit.compare import (compare_runs, embedding_diff, env_diff, model_diff, neighbour_jaccard,
+from kit.compare import (VERSION, compare_runs, embedding_diff, env_diff, model_diff, neighbour_jaccard,
                          sv_rel_max)
 from kit.store import Store
 from stored import arrays, env, put, spec
@@ -65,4 +65,4 @@ def test_compare_runs_on_stored_runs(tmp_path):
     expected = int(np.sum((a["rf"][:3] > 0.5) != (b["rf"][:3] > 0.5)))
     assert c["models"]["rf"]["flips"] == expected and c["models"]["lr"]["flips"] == 0
     assert c["n_test"] == 20 and c["env_diff"] == {}
-    assert store.comparison(ra, rb, 3) == c  # cached
+    assert store.comparison(ra, rb, VERSION) == c  # cached
