@@ -15,6 +15,7 @@ import os
 import re
 import tarfile
 import tempfile
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -100,6 +101,15 @@ def _add(tar, name, data):
 def read(path) -> tuple:
     """Open and verify a bundle; returns (bundle document, {blob: bytes}). Touches nothing."""
     path = Path(path)
+    if not path.is_file():
+        raise KitError(f"no bundle at {path}" if not path.exists() else f"{path} is not a file")
+    try:
+        return _read(path)
+    except (EOFError, zlib.error, tarfile.TarError) as e:
+        raise KitError(f"{path} is damaged or cut short ({e}); copy the bundle again") from e
+
+
+def _read(path: Path) -> tuple:
     try:
         tar = tarfile.open(path, "r:gz")
     except (OSError, tarfile.TarError) as e:

@@ -9,14 +9,36 @@ import sys
 from .errors import KitError
 
 
+def _argtype(parse):
+    """An argparse type from one of kit.plan's parsers (their ValueError is a usage error)."""
+    def convert(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = parse.__name__
+    return convert
+
+
 def _int_list(text: str) -> tuple:
-    """argparse type for number lists ('0-9', '1,2,4'); the parsing is kit.plan.parse_ints."""
     from .plan import parse_ints
 
-    try:
-        return parse_ints(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    return _argtype(parse_ints)(text)
+
+
+def _counts(text: str) -> tuple:
+    """Positive counts (power iterations)."""
+    from .plan import parse_ints
+
+    return _argtype(lambda t: parse_ints(t, minimum=1))(text)
+
+
+def _threads(text: str) -> tuple:
+    """Thread counts from 1 to this machine's cores: more would measure oversubscription."""
+    from .plan import parse_threads
+
+    return _argtype(parse_threads)(text)
 
 
 def _floats(text: str) -> tuple:
@@ -40,13 +62,16 @@ def _positive(text: str) -> int:
 
 
 def _factors(text: str) -> tuple:
-    from .plan import ALL_FACTORS
+    from . import factors
 
     names = tuple(f.strip() for f in text.split(",") if f.strip())
-    bad = [f for f in names if f not in ALL_FACTORS]
+    bad = [f for f in names if f not in factors.plannable()]
     if bad or not names:
+        hint = factors.suggest(bad[0]) if bad else None
         raise argparse.ArgumentTypeError(
-            f"unknown factor {', '.join(bad) or text!r}; choose from {', '.join(ALL_FACTORS)}")
+            f"unknown factor {', '.join(bad) or text!r}"
+            + (f" (did you mean {hint}?)" if hint else "")
+            + f"; choose from {', '.join(factors.plannable())}")
     return names
 
 
@@ -61,12 +86,20 @@ def _print_json(obj) -> None:
     sys.stdout.write("\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-    from .plan import ALL_FACTORS as FACTORS
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error that names where the fix is documented."""
 
-    ap = argparse.ArgumentParser(prog="kit", description="Reproducibility budget for a "
-                                 "protein-sequence pipeline: what to pin first.")
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .factors import plannable
+
+    FACTORS = plannable()
+    ap = _Parser(prog="kit", description="Reproducibility budget for a "
+                 "protein-sequence pipeline: what to pin first.")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("run", help="run the pairs that measure one or more factors",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -75,9 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     _dataset_args(p, default="synthetic")
     p.add_argument("--stack", default="host",
                    help="stack for single-stack factors (default: host, kit's own interpreter)")
-    p.add_argument("--threads", type=_int_list, default=(), help="thread counts, e.g. 1,2 (default 1..cores)")
+    p.add_argument("--threads", type=_threads, default=(), help="thread counts, e.g. 1,2 (default 1..cores)")
     p.add_argument("--seeds", type=_int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
-    p.add_argument("--iters", type=_int_list, default=None, help="svd-iters levels (default 5,10,20,50)")
+    p.add_argument("--iters", type=_counts, default=None, help="svd-iters levels (default 5,10,20,50)")
     p.add_argument("--jobs", type=_positive, default=1, help="runs at once (default 1)")
     p.add_argument("--eps", type=_floats, default=(), help="perturb: noise sizes, e.g. 1e-13,1e-7")
     p.add_argument("--device", choices=("cpu", "mps", "cuda"),
@@ -128,29 +161,42 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
     p.add_argument("--dataset", default="synthetic")
-    p.add_argument("--n", type=_positive, default=600, help="proteins (default 600 for a first look)")
-    p.add_argument("--threads", type=str, default="", help="prefill the plan's thread counts")
-    p.add_argument("--seeds", type=str, default="", help="prefill the plan's seeds")
+    from .data.dataset import FIRST_LOOK_N
+
+    p.add_argument("--n", type=_positive, default=FIRST_LOOK_N,
+                   help=f"proteins (default {FIRST_LOOK_N}: the smallest size at which all four "
+                        "models learn on the built-in set)")
+    p.add_argument("--threads", type=_threads, default=(), help="prefill the plan's thread counts")
+    p.add_argument("--seeds", type=_int_list, default=(), help="prefill the plan's seeds")
 
     p = sub.add_parser("runs", help="list stored runs")
     _dataset_args(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("data", help="datasets: import, info, list")
-    dsub = p.add_subparsers(dest="data_cmd", required=True, metavar="ACTION")
-    q = dsub.add_parser("import", help="import a TSV or FASTA file as a dataset")
+    dsub = p.add_subparsers(dest="data_cmd", required=True, metavar="ACTION", parser_class=_Parser)
+    from .data.importer import FORMATS
+
+    q = dsub.add_parser("import", help="import a TSV or FASTA file as a dataset",
+                        description="Import your own proteins as a dataset (nothing is written "
+                        "unless every row is accepted).\n\n" + FORMATS,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     q.add_argument("file")
-    q.add_argument("--name", required=True)
+    q.add_argument("--name", required=True, help="the dataset's name (--dataset NAME later)")
+    q.add_argument("--replace", action="store_true",
+                   help="overwrite an imported dataset of the same name")
     q.add_argument("--no-shuffle", action="store_true",
                    help="keep the file's order (first 2/3 train) for a file already shuffled")
     q.add_argument("--filter", action="store_true",
-                   help="drop records with non-standard residues or out-of-bounds lengths")
+                   help="drop (and count) rows that cannot be imported: non-standard residues, "
+                        "lengths outside 60-700, unreadable labels or columns")
     q.add_argument("--split-seed", type=int, default=None, help="seed of the train/test shuffle")
     q = dsub.add_parser("info", help="what a dataset holds")
     q.add_argument("name", nargs="?", default="synthetic")
     q.add_argument("--n", type=_positive)
     q.add_argument("--json", action="store_true")
-    dsub.add_parser("list", help="stored datasets")
+    q = dsub.add_parser("list", help="stored datasets")
+    q.add_argument("--json", action="store_true")
     q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)")
     q.add_argument("--base-url", help="UniProt REST base URL (env KIT_UNIPROT_URL; a mirror)")
     q.add_argument("--refresh", action="store_true", help="fetch again even if cached")
@@ -163,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stacks", help="pinned environments: list, build, doctor, lock")
     p.add_argument("--json", action="store_true")
-    ssub = p.add_subparsers(dest="stacks_cmd", metavar="ACTION")
+    ssub = p.add_subparsers(dest="stacks_cmd", metavar="ACTION", parser_class=_Parser)
     q = ssub.add_parser("build", help="build stacks from their lock files (default: all available here)")
     q.add_argument("names", nargs="*")
     q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
@@ -183,16 +229,16 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _resolve_dataset(args, store):
-    """The dataset the user named, else the one of the most recent stored run."""
-    from .data import load_dataset
+def _select(args, store):
+    """The dataset a read command shows, and why; said on stderr beside JSON output."""
+    from .selection import select_dataset
 
-    if args.dataset:
-        return load_dataset(args.dataset, args.n).sha256
-    runs = store.runs()
-    if not runs:
-        raise KitError("the store is empty: run `kit run --factor repeat` first")
-    return runs[-1]["spec"]["dataset"]
+    sel = select_dataset(store, args.dataset, args.n)
+    if getattr(args, "json", False):
+        from .tables import dataset_line
+
+        print(dataset_line(sel.summary, sel.why), file=sys.stderr)
+    return sel
 
 
 def _cmd_run(args) -> int:
@@ -241,16 +287,20 @@ def _cmd_budget(args) -> int:
     from .store import Store
     from .tables import budget_text, pairs_text
 
+    from .tables import dataset_line
+
     store = Store()
-    ds = _resolve_dataset(args, store)
+    sel = _select(args, store)
     if args.factor:
-        rows = pair_details(store, ds, args.factor)
+        rows = pair_details(store, sel.sha256, args.factor)
         if not rows:
-            raise KitError(f"no pairs of factor {args.factor!r} on this dataset")
-        _print_json(rows) if args.json else print(pairs_text(rows))
+            raise KitError(f"no pairs of factor {args.factor!r} on dataset "
+                           f"{sel.summary.get('name', sel.sha256[:12])}")
+        _print_json(rows) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                                  + pairs_text(rows))
         return 0
-    b = budget(store, ds)
-    _print_json(b) if args.json else print(budget_text(b))
+    b = budget(store, sel.sha256, sel.summary)
+    _print_json(b) if args.json else print(budget_text(b, sel.why))
     return 0
 
 
@@ -259,9 +309,13 @@ def _cmd_verdicts(args) -> int:
     from .tables import verdicts_text
     from .verdicts import stability_report
 
+    from .tables import dataset_line
+
     store = Store()
-    rep = stability_report(store, _resolve_dataset(args, store), args.run_set)
-    _print_json(rep) if args.json else print(verdicts_text(rep) or "no runs in pairs yet")
+    sel = _select(args, store)
+    rep = stability_report(store, sel.sha256, args.run_set)
+    _print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                             + (verdicts_text(rep) or "no pairs with verdicts yet"))
     return 0
 
 
@@ -271,20 +325,26 @@ def _cmd_amplify(args) -> int:
     from .store import Store
     from .tables import amplify_text
 
+    from .tables import dataset_line
+
     store = Store()
-    rep = report(budget(store, _resolve_dataset(args, store))["rows"])
-    _print_json(rep) if args.json else print(amplify_text(rep))
+    sel = _select(args, store)
+    rep = report(budget(store, sel.sha256)["rows"])
+    _print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                             + amplify_text(rep))
     return 0
 
 
 def _cmd_advise(args) -> int:
     from .advice import advise
+    from .budget import budget
     from .store import Store
     from .tables import advice_text
 
     store = Store()
-    a = advise(store, _resolve_dataset(args, store))
-    _print_json(a) if args.json else print(advice_text(a))
+    sel = _select(args, store)
+    a = advise(store, sel.sha256, budget(store, sel.sha256, sel.summary))
+    _print_json(a) if args.json else print(advice_text(a, sel.why))
     return 0
 
 
@@ -294,10 +354,13 @@ def _cmd_report(args) -> int:
     from .report import write
     from .store import Store
 
+    from .tables import dataset_line
+
     store = Store()
-    ds = _resolve_dataset(args, store)
+    sel = _select(args, store)
     with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):
-        out = write(store, ds, args.out)
+        out = write(store, sel.sha256, args.out)
+    print(dataset_line(sel.summary, sel.why))
     print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
     return 0
 
@@ -308,8 +371,12 @@ def _cmd_export(args) -> int:
     from .bundle import export, plan_export
     from .store import Store
 
+    from .tables import dataset_line
+
     store = Store()
-    ds = _resolve_dataset(args, store)
+    sel = _select(args, store)
+    ds = sel.sha256
+    Console(stderr=True).print(dataset_line(sel.summary, sel.why))
     if args.factor:
         ids = [r for p in store.pairs(ds) if p["factor"] in args.factor for r in (p["a"], p["b"])]
     else:
@@ -367,8 +434,8 @@ def _cmd_doctor(args) -> int:
 def _cmd_tui(args) -> int:
     from .tui.app import run
 
-    run(args.dataset, args.n, args.threads, args.seeds)
-    return 0
+    return run(args.dataset, args.n, ",".join(map(str, args.threads)),
+               ",".join(map(str, args.seeds)))
 
 
 def _cmd_runs(args) -> int:
@@ -376,7 +443,7 @@ def _cmd_runs(args) -> int:
     from .tables import runs_text
 
     store = Store()
-    ds = _resolve_dataset(args, store) if args.dataset else None
+    ds = _select(args, store).sha256 if (args.dataset or args.n) else None
     runs = store.runs(ds)
     _print_json(runs) if args.json else print(runs_text(runs) if runs else "no runs stored")
     return 0
@@ -391,10 +458,12 @@ def _cmd_data(args) -> int:
 
         seed = SPLIT_SEED if args.split_seed is None else args.split_seed
         ds, dropped = import_file(args.file, args.name, shuffle=not args.no_shuffle,
-                                  filter_bad=args.filter, split_seed=seed)
+                                  filter_bad=args.filter, split_seed=seed, replace=args.replace)
         s = ds.summary()
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(dropped.items()))
         print(f"imported {s['rows']} proteins as {ds.name!r} ({s['train']} train, {s['test']} test, "
-              f"{s['positives']} positive), {dropped} dropped; sha256 {ds.sha256[:12]}")
+              f"{s['positives']} positive), {sum(dropped.values())} dropped"
+              + (f" ({why})" if why else "") + f"; sha256 {ds.sha256[:12]}")
         return 0
     if args.data_cmd == "fetch":
         return _data_fetch(args)
@@ -409,7 +478,11 @@ def _cmd_data(args) -> int:
         _print_json(out) if args.json else print(f"{out['dataset']}: ok, sha256 {out['sha256'][:12]}")
         return 0
     if args.data_cmd == "list":
-        print("\n".join(["synthetic (built in; generated for any --n)"] + stored_datasets()))
+        names = stored_datasets()
+        if args.json:
+            _print_json({"builtin": ["synthetic"], "stored": names})
+        else:
+            print("\n".join(["synthetic (built in; generated for any --n)"] + names))
         return 0
     s = load_dataset(args.name, args.n).summary()
     if args.json:
@@ -547,6 +620,38 @@ def main(argv=None) -> int:
         print("kit: interrupted; finished runs are stored, run the same command to resume",
               file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`kit runs | head`): end quietly, as `ls | head` does
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as e:  # a bug: one line for the user, the traceback in a file
+        print(f"kit: internal error: {type(e).__name__}: {e} (a bug in kit; the traceback is in "
+              f"{_log_traceback(e)})", file=sys.stderr)
+        return 1
+
+
+def _log_traceback(error: BaseException) -> str:
+    """Write the traceback where a bug report can find it; returns the file's path."""
+    import tempfile
+    import traceback
+    from datetime import datetime
+    from pathlib import Path
+
+    from .paths import kit_home
+
+    text = "".join(traceback.format_exception(error))
+    name = f"kit-error-{datetime.now():%Y%m%d-%H%M%S}.log"
+    for folder in (lambda: kit_home() / "logs", tempfile.gettempdir):
+        try:
+            path = Path(folder()) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return str(path)
+        except Exception:  # noqa: BLE001 - KIT_HOME may be the problem: try the next folder
+            continue
+    return "nowhere (no writable folder)"
 
 
 if __name__ == "__main__":

@@ -67,11 +67,17 @@ def flipped(a, model, k):
 
 
 def budget_store(tmp_path, dataset="d" * 64, home=None):
-    """Seed pairs (hgb flips 4 and 6), a threads pair with a kernel confound, a repeat pair."""
+    """Seed pairs (hgb flips 4 and 6), a threads pair with a kernel confound, a repeat pair.
+
+    ``dataset``: a hash, or a Dataset whose summary the store then knows (as after a real run).
+    """
     from kit.plan import Pair
     from kit.store import Store
 
     st = Store(home or tmp_path / "home")
+    if not isinstance(dataset, str):
+        st.note_dataset(dataset.summary())
+        dataset = dataset.sha256
     base = arrays(0)
     mk = _spec_for(dataset)
     s0 = mk()

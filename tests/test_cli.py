@@ -1,24 +1,46 @@
-"""kit.cli: usage errors exit 2, user errors exit 1 with one line, JSON on stdout."""
+"""kit.cli: every bad input gets one line and the right exit status, never a traceback.
+
+Usage errors exit 2 with one line that names where the fix is; other errors exit 1 with one
+line; a closed pipe ends a command quietly; a bug prints one line and keeps the traceback in a
+file. The table below holds every bad input found by trying the kit as a newcomer would.
+"""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from kit.cli import _int_list, main
+from stored import budget_store
+
+KIT = str(Path(sys.executable).with_name("kit"))
+CORES = os.cpu_count() or 1
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "--factor", "nope"],
-    ["run", "--factor", "seed", "--threads", "a"],
-    ["run", "--factor", "seed", "--n", "0"],
-    ["run"],
-    ["frobnicate"],
-])
-def test_usage_errors_exit_2(argv, capsys):
+@pytest.mark.parametrize("argv, says", [
+    (["run", "--factor", "nope"], "unknown factor 'nope'"),
+    (["run", "--factor", "thread"], "did you mean threads?"),
+    (["run", "--factor", "seed", "--threads", "a"], "expected numbers like 0-9"),
+    (["run", "--factor", "threads", "--threads", "0"], "0 is not allowed here"),
+    (["run", "--factor", "threads", "--threads", str(CORES + 62)], "would measure oversubscription"),
+    (["run", "--factor", "svd-iters", "--iters", "0"], "0 is not allowed here"),
+    (["run", "--factor", "seed", "--seeds", "0-99999999"], "at most 10,000 in one list"),
+    (["run", "--factor", "seed", "--n", "0"], "expected a positive integer"),
+    (["run", "--factor", "seed", "--eps", "x"], "expected non-negative numbers"),
+    (["tui", "--threads", "0"], "0 is not allowed here"),
+    (["run"], "the following arguments are required: --factor"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["data", "import", "x.tsv"], "the following arguments are required: --name"),
+], ids=lambda x: x if isinstance(x, str) else " ".join(x))
+def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2
-    assert "usage:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "--help" in err
 
 
 def test_int_lists():
@@ -34,12 +56,85 @@ def test_empty_store_is_a_one_line_error(capsys):
     assert main(["runs"]) == 0 and "no runs stored" in capsys.readouterr().out
 
 
-def test_unknown_dataset_exits_1(capsys):
-    assert main(["run", "--factor", "seed", "--dataset", "missing"]) == 1
-    assert "no dataset 'missing'" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, says", [
+    (["run", "--factor", "seed", "--dataset", "missing"], "no dataset 'missing'"),
+    (["compare", "/nonexistent/lab.kit"], "no bundle at /nonexistent/lab.kit"),
+    (["import", "/nonexistent/lab.kit"], "no bundle at /nonexistent/lab.kit"),
+    (["data", "import", "/nonexistent.tsv", "--name", "x"], "cannot read /nonexistent.tsv"),
+    (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
+    (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
+    (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
+])
+def test_errors_exit_1_with_one_line(argv, says, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and err.startswith("kit: error:")
+
+
+def test_a_truncated_bundle_is_one_line(tmp_path, kit_home, capsys):
+    budget_store(tmp_path, home=kit_home)
+    assert main(["export", "--out", str(tmp_path / "lab.kit"), "--arrays"]) == 0
+    data = (tmp_path / "lab.kit").read_bytes()
+    cut = tmp_path / "t.kit"
+    cut.write_bytes(data[:len(data) // 2])  # `head -c` of a bundle: the gzip stream ends early
+    capsys.readouterr()
+    assert main(["compare", str(cut)]) == 1
+    err = capsys.readouterr().err
+    assert "is damaged or cut short" in err and err.count("\n") == 1
 
 
 def test_data_info_json(capsys):
     assert main(["data", "info", "synthetic", "--n", "120", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["rows"] == 120 and info["synthetic"] is True and len(info["sha256"]) == 64
+
+
+def test_data_list_takes_json(capsys):
+    assert main(["data", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["builtin"] == ["synthetic"]
+
+
+@pytest.mark.parametrize("args", [["budget"], ["runs"], ["budget", "--json"], ["runs", "--json"],
+                                  ["verdicts"], ["advise"]])
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
+    budget_store(tmp_path, home=kit_home)
+    proc = subprocess.Popen([KIT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, KIT_HOME=str(kit_home)))
+    proc.stdout.close()  # `| head -0`: the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Error" not in err and "Traceback" not in err and proc.returncode in (0, 141)
+    assert err == "" or err.startswith("dataset ")  # JSON output names its dataset on stderr
+
+
+def test_a_bug_prints_one_line_and_keeps_the_traceback(monkeypatch, capsys, kit_home):
+    import kit.tables
+
+    def broken(*a, **k):
+        raise RuntimeError("something kit did not expect")
+
+    monkeypatch.setattr(kit.tables, "runs_text", broken)
+    budget_store(kit_home.parent, home=kit_home)
+    assert main(["runs"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: RuntimeError: something kit did not expect" in err
+    log = Path(err.split("the traceback is in ")[1].rstrip(")\n"))
+    assert "Traceback" in log.read_text() and "broken" in log.read_text()
+
+
+def test_read_commands_say_which_dataset_and_why(tmp_path, kit_home, capsys):
+    """The dataset shown by default is the most recent run's, and every output says so."""
+    from kit.data import load_dataset
+
+    budget_store(tmp_path, dataset=load_dataset("synthetic", 120), home=kit_home)
+    for cmd in (["budget"], ["verdicts"], ["advise"], ["amplify"]):
+        assert main(cmd) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith("dataset synthetic-120 [SYNTHETIC]") and "most recent run's" in first
+    assert main(["budget", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["dataset"]["rows"] == 120 and "most recent run's" in out.err
+    # --n without --dataset is honoured: the most recent run's dataset at that size
+    assert main(["budget", "--n", "150"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("dataset synthetic-150") and "at --n 150" in first
