@@ -1,19 +1,31 @@
-"""kit.data.importer and `kit data import`: TSV and FASTA, rejection, filtering, order."""
+"""kit.data.importer and `kit data import`: every row imported or rejected, never skipped.
+
+Files are written in the formats biologists have: a plain TSV, a UniProt TSV export (the
+columns the website and REST API give), UniProt FASTA, and kit's own FASTA with label=.
+"""
+
+import os
 
 import pytest
 
 from kit.cli import main
 from kit.data import load_dataset, stored_datasets
-from kit.data.importer import import_file, read_records
+from kit.data.importer import MIN_RECORDS, import_file, read_records
 from kit.errors import KitError
 
 SEQ = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ"  # 66 aa
+N = MIN_RECORDS + 20
+TM = 'TRANSMEM 52..81; /note="Helical; Name=1"; /evidence="ECO:0000305|PubMed:29872227"'
 
 
-def write(tmp_path, name, text):
+def write(tmp_path, name, text, encoding="utf-8"):
     p = tmp_path / name
-    p.write_text(text)
+    p.write_text(text, encoding=encoding)
     return p
+
+
+def rows(n=N, start=0):
+    return "".join(f"P{i}\t{SEQ}\t{i % 2}\n" for i in range(start, start + n))
 
 
 def test_tsv_with_header_and_organism(tmp_path):
@@ -23,42 +35,135 @@ def test_tsv_with_header_and_organism(tmp_path):
     assert len(recs) == 9 and recs[1] == ("P1", SEQ, 1, "human")
 
 
+def test_a_uniprot_tsv_export_is_read_by_its_column_names(tmp_path):
+    """Entry, Organism, Sequence, Transmembrane as UniProt writes them, with an extra column."""
+    lines = ["Entry\tEntry Name\tOrganism\tSequence\tTransmembrane"]
+    lines += [f"Q{i:05d}\tX{i}_HUMAN\tHomo sapiens (Human)\t{SEQ}\t{TM if i % 3 == 0 else ''}"
+              for i in range(N)]
+    p = write(tmp_path, "uniprot.tsv", "\n".join(lines) + "\n")
+    ds, dropped = import_file(p, "uni")
+    assert dropped == {} and ds.n == N
+    labels = dict(zip(ds.ids, ds.labels))
+    assert labels["Q00000"] == 1 and labels["Q00001"] == 0  # as `kit data fetch` derives it
+    assert set(ds.organisms) == {"Homo sapiens (Human)"}
+
+
+def test_uniprot_fasta_headers_give_accession_and_organism(tmp_path):
+    body = "".join(f">sp|P{i:05d}|NAME{i}_YEAST Some protein OS=Saccharomyces cerevisiae (strain "
+                   f"ATCC 204508) OX=559292 GN=ABC{i} PE=1 SV=2 label={i % 2}\n{SEQ[:40]}\n{SEQ[40:]}\n"
+                   for i in range(N))
+    recs = read_records(write(tmp_path, "u.fasta", body))
+    assert recs[1] == ("P00001", SEQ, 1, "Saccharomyces cerevisiae (strain ATCC 204508)")
+
+
 def test_fasta_labels_in_header(tmp_path):
     p = write(tmp_path, "a.fasta", f">P1 label=1 organism=yeast\n{SEQ[:30]}\n{SEQ[30:]}\n"
               f">P2 label=false\n{SEQ}\n")
     assert read_records(p) == [("P1", SEQ, 1, "yeast"), ("P2", SEQ, 0, "")]
 
 
-def test_fasta_without_label_is_refused(tmp_path):
-    p = write(tmp_path, "a.fasta", f">P1\n{SEQ}\n")
-    with pytest.raises(KitError, match="no label"):
+@pytest.mark.parametrize("text, why", [
+    (f">P1\n{SEQ}\n", "no label=0|1"),
+    (f">P1 label=1 label=0\n{SEQ}\n", "repeats label="),
+    (f"P1\t{SEQ}\t2\n" + rows(), "label '2' is not 0/1"),            # was silently a "header"
+    (f"P1\t{SEQ}\tTM\nP2\t{SEQ}\tnone\n" + rows(start=3), "nor is it a header"),
+    (rows(5) + f" \t{SEQ}\t1\n", "empty accession"),
+    (rows(5) + f"P9\t{SEQ}\n", "expected 3 or 4 tab-separated columns"),
+    ("id\tsequence\n" + rows(), r"no label \(or Transmembrane\) column"),
+], ids=["fasta-no-label", "fasta-two-labels", "label-2-first", "bad-labels-first",
+        "empty-accession", "short-row", "header-without-label"])
+def test_every_row_is_imported_or_refused_never_skipped(tmp_path, text, why):
+    p = write(tmp_path, "a.fasta" if text.startswith(">") else "a.tsv", text)
+    with pytest.raises(KitError, match=why):
+        import_file(p, "mine")
+    assert stored_datasets() == []
+
+
+def test_filter_drops_and_counts_every_row_it_does_not_import(tmp_path):
+    p = write(tmp_path, "a.tsv", f"P1\t{SEQ}\tTM\nPX\t{SEQ}X\t1\nPS\t{SEQ[:20]}\t0\n" + rows(start=3))
+    ds, dropped = import_file(p, "mine", filter_bad=True)
+    assert dropped == {"unreadable rows": 1, "non-standard residues": 1, "lengths outside 60-700": 1}
+    assert ds.n == N and not {"P1", "PX", "PS"} & set(ds.ids)
+    assert ds.meta["dropped"] == 3
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_accession(tmp_path):
+    p = write(tmp_path, "bom.tsv", "accession\tsequence\tlabel\n" + rows(), encoding="utf-8-sig")
+    assert read_records(p)[0][0] == "P0"
+
+
+def test_nothing_parses_says_what_was_expected_and_what_the_first_line_held(tmp_path):
+    p = write(tmp_path, "a.tsv", "# only a comment\n\n")
+    with pytest.raises(KitError, match="no records found; expected a header naming accession"):
         read_records(p)
 
 
+@pytest.mark.parametrize("text, why", [
+    (rows(20), f"20 usable records; the pipeline needs at least {MIN_RECORDS}"),
+    ("".join(f"P{i}\t{SEQ}\t0\n" for i in range(N)), "holds only label 0"),
+])
+def test_files_the_pipeline_cannot_run_on_are_refused_at_import(tmp_path, text, why):
+    with pytest.raises(KitError, match=why):
+        import_file(write(tmp_path, "a.tsv", text), "mine")
+    assert stored_datasets() == []
+
+
 def test_bad_records_are_named_and_nothing_is_stored(tmp_path):
-    rows = [f"P{i}\t{SEQ}\t0\n" for i in range(6)] + [f"BAD1\t{SEQ}X\t1\n", f"SHORT\t{SEQ[:20]}\t1\n"]
-    p = write(tmp_path, "a.tsv", "".join(rows))
+    p = write(tmp_path, "a.tsv", rows() + f"BAD1\t{SEQ}X\t1\nSHORT\t{SEQ[:20]}\t1\n")
     with pytest.raises(KitError, match=r"2 record\(s\) rejected: BAD1: non-standard residue\(s\) X; SHORT: length 20"):
         import_file(p, "mine")
     assert stored_datasets() == []
     ds, dropped = import_file(p, "mine", filter_bad=True)
-    assert dropped == 2 and ds.n == 6 and "BAD1" not in ds.ids
+    assert sum(dropped.values()) == 2 and ds.n == N and "BAD1" not in ds.ids
 
 
 def test_no_shuffle_keeps_order(tmp_path):
-    p = write(tmp_path, "a.tsv", "".join(f"P{i}\t{SEQ}\t{i % 2}\n" for i in range(9)))
+    p = write(tmp_path, "a.tsv", rows())
     ds, _ = import_file(p, "kept", shuffle=False)
-    assert list(ds.ids) == [f"P{i}" for i in range(9)] and ds.n_train == 7  # int(9 * 0.333) = 2 test
+    assert list(ds.ids) == [f"P{i}" for i in range(N)] and ds.n_train == N - int(N * 0.333)
     assert load_dataset("kept").sha256 == ds.sha256
 
 
+def test_reimport_refuses_other_content_without_replace(tmp_path):
+    a, b = write(tmp_path, "a.tsv", rows()), write(tmp_path, "b.tsv", rows(start=1000))
+    first, _ = import_file(a, "mine")
+    assert import_file(a, "mine")[0].sha256 == first.sha256  # the same file again: idempotent
+    with pytest.raises(KitError, match="already exists .* pass --replace"):
+        import_file(b, "mine")
+    assert load_dataset("mine").sha256 == first.sha256
+    assert import_file(b, "mine", replace=True)[0].sha256 == load_dataset("mine").sha256 != first.sha256
+
+
+@pytest.mark.parametrize("name", ["synthetic", "synthetic-600", "swissprot", "x" * 300, ".hidden",
+                                  "a/b"])
+def test_reserved_and_bad_names(tmp_path, name):
+    with pytest.raises(KitError, match="reserved|dataset name"):
+        import_file(write(tmp_path, "a.tsv", rows()), name)
+
+
+def test_devices_pipes_and_folders_are_refused_without_reading(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would block forever
+    for path in ("/dev/zero", fifo, tmp_path):
+        with pytest.raises(KitError, match="not a regular file"):
+            read_records(path)
+
+
 def test_cli_import_and_errors(tmp_path, capsys):
-    p = write(tmp_path, "a.tsv", "".join(f"P{i}\t{SEQ}\t{i % 2}\n" for i in range(9)))
+    p = write(tmp_path, "a.tsv", rows())
     assert main(["data", "import", str(p), "--name", "mine"]) == 0
-    assert "imported 9 proteins as 'mine'" in capsys.readouterr().out
-    dup = write(tmp_path, "d.tsv", f"P1\t{SEQ}\t1\nP1\t{SEQ}\t0\nP2\t{SEQ}\t0\n")
+    assert f"imported {N} proteins as 'mine'" in capsys.readouterr().out
+    dup = write(tmp_path, "d.tsv", rows() + f"P1\t{SEQ}\t0\n")
     assert main(["data", "import", str(dup), "--name", "dup"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "appears more than once" in err
+    assert err.count("\n") == 1 and "appears more than once (first on line 2)" in err
     assert main(["data", "import", str(tmp_path / "missing.tsv"), "--name", "x"]) == 1
+    assert "cannot read" in capsys.readouterr().err
     assert main(["data", "import", str(p), "--name", "synthetic"]) == 1
+
+
+def test_import_help_shows_the_formats(capsys):
+    with pytest.raises(SystemExit):
+        main(["data", "import", "--help"])
+    out = capsys.readouterr().out
+    assert "Transmembrane" in out and "label=1" in out and "--replace" in out

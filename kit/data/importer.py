@@ -1,91 +1,246 @@
-"""Read a user's own proteins from TSV or FASTA, check them, and store them as a dataset.
+"""Read a user's own proteins from TSV or FASTA, check every row, and store them as a dataset.
 
-TSV: columns ``accession, sequence, label[, organism]``, tab-separated, an optional header line.
-FASTA: ``>ACCESSION label=1 [organism=NAME]``; the sequence on the following lines.
-Labels are 0/1 (or true/false, yes/no).
+TSV with a header: columns found by name (case ignored), any order, other columns ignored:
+``accession`` or ``Entry``; ``sequence`` or ``Sequence``; ``label``, or a UniProt
+``Transmembrane`` column (label 1 when it holds a TRANSMEM feature, as `kit data fetch` derives
+it); optionally ``organism``/``Organism``/``Organism (ID)``. That is a UniProt export as it is.
+TSV without a header: ``accession, sequence, label[, organism]``.
+FASTA: ``>ACCESSION label=1 [organism=NAME]``, or a UniProt header
+``>sp|P12345|NAME_HUMAN ... OS=Homo sapiens ... label=1``; the sequence on the following lines.
+Labels are 0/1 (or true/false, yes/no). Only the first non-comment line may be a header: every
+other row is imported or rejected (with ``--filter``: dropped and counted), never skipped.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import stat
+from collections import Counter
 from pathlib import Path
 
 from ..errors import KitError
 from ..worker.pipeline import AMINO_ACIDS
-from .dataset import MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, make_dataset, save_dataset
+from .dataset import (MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, check_name, find_stored,
+                      make_dataset, save_dataset)
 
+FORMATS = __doc__.split("\n\n", 1)[1]  # `kit data import --help` shows the formats above
+MAX_BYTES = 512 * 2 ** 20   # a few times Swiss-Prot's reviewed FASTA; more is not a protein file
+MIN_RECORDS = 100           # 64 SVD components, 30 clusters, 10 neighbours and a test set
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "yes": 1, "no": 0}
 _STANDARD = frozenset(AMINO_ACIDS)
+# header names, lower-cased, of each field
+_COLUMNS = {"accession": ("accession", "entry", "id"), "sequence": ("sequence",),
+            "label": ("label",), "transmembrane": ("transmembrane",),
+            "organism": ("organism", "organism (id)")}
+_UNIPROT = re.compile(r"^(?:sp|tr)\|([^|]+)\|\S*")
 
 
-def _label(text, where):
+class _Reject(Exception):
+    """One row that cannot be imported: its line and the reason."""
+
+    def __init__(self, no, why):
+        super().__init__(why)
+        self.no, self.why = no, why
+
+
+def _label(text):
     try:
         return _LABELS[text.strip().lower()]
     except KeyError:
-        raise KitError(f"{where}: label {text!r} is not 0/1 (or true/false, yes/no)") from None
+        raise ValueError(f"label {text!r} is not 0/1 (or true/false, yes/no)") from None
 
 
-def _read_tsv(lines, path):
-    records = []
+def _transmembrane(cell):
+    from .uniprot import label
+
+    return label(cell)
+
+
+def _header(cols):
+    """{field: column index} when ``cols`` names columns, else None (a headerless file)."""
+    lower = [c.strip().lower() for c in cols]
+    found = {f: next((i for i, c in enumerate(lower) if c in names), None)
+             for f, names in _COLUMNS.items()}
+    found = {f: i for f, i in found.items() if i is not None}
+    return found or None
+
+
+def _read_tsv(lines, path, rows, rejects):
+    cols_of = None  # the header's columns, when the first line is a header
+    first = True
     for no, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):
             continue
         cols = line.rstrip("\n\r").split("\t")
+        if first:
+            first = False
+            cols_of = _header(cols)
+            if cols_of is not None:
+                missing = [f for f in ("accession", "sequence") if f not in cols_of]
+                if "label" not in cols_of and "transmembrane" not in cols_of:
+                    missing.append("label (or Transmembrane)")
+                if missing:
+                    raise KitError(f"{path}:{no}: the header names no {', no '.join(missing)} "
+                                   f"column; it held {_shown(cols)}. Expected columns: accession "
+                                   "(or Entry), sequence, label (or Transmembrane)[, organism]")
+                continue
+        try:
+            rows.append(_tsv_row(cols, cols_of, no))
+        except _Reject as r:
+            if cols_of is None and not rows and not rejects:
+                # the first line: neither a header nor a record, so say both ways to read it
+                r.why += (f"; nor is it a header (it held {_shown(cols)}): a header names "
+                          "accession (or Entry), sequence, label (or Transmembrane)")
+            rejects.append(r)
+
+
+def _shown(cols):
+    text = "\t".join(cols)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _tsv_row(cols, cols_of, no):
+    if cols_of is None:
         if len(cols) not in (3, 4):
-            raise KitError(f"{path}:{no}: expected 3 or 4 tab-separated columns "
-                           f"(accession, sequence, label[, organism]), got {len(cols)}")
-        if not records and cols[2].strip().lower() not in _LABELS:
-            continue  # a header line
-        org = cols[3].strip() if len(cols) == 4 else ""
-        records.append((cols[0].strip(), cols[1].strip().upper(), _label(cols[2], f"{path}:{no}"), org))
-    return records
+            raise _Reject(no, f"expected 3 or 4 tab-separated columns (accession, sequence, "
+                              f"label[, organism]), got {len(cols)}")
+        acc, seq, lab = cols[0], cols[1], cols[2]
+        org = cols[3] if len(cols) == 4 else ""
+        try:
+            return _record(acc, seq, _label(lab), org, no)
+        except ValueError as e:
+            raise _Reject(no, str(e)) from None
+    width = max(cols_of.values()) + 1
+    if len(cols) < width:
+        raise _Reject(no, f"expected at least {width} tab-separated columns as the header "
+                          f"names, got {len(cols)}")
+    get = lambda f: cols[cols_of[f]] if f in cols_of else ""  # noqa: E731
+    try:
+        lab = _label(get("label")) if "label" in cols_of else _transmembrane(get("transmembrane"))
+    except ValueError as e:
+        raise _Reject(no, str(e)) from None
+    return _record(get("accession"), get("sequence"), lab, get("organism"), no)
 
 
-def _read_fasta(lines, path):
-    records, head, seq = [], None, []
+def _record(acc, seq, label, organism, no):
+    acc = acc.strip()
+    if not acc:
+        raise _Reject(no, "empty accession")
+    return (acc, seq.strip().upper(), label, organism.strip(), no)
+
+
+def _read_fasta(lines, path, rows, rejects):
+    head, seq = None, []
 
     def close():
-        if head is not None:
-            acc, fields, no = head
+        if head is None:
+            return
+        acc, fields, org, no, problem = head
+        try:
+            if problem:
+                raise _Reject(no, problem)
             if "label" not in fields:
-                raise KitError(f"{path}:{no}: FASTA header for {acc!r} has no label=0|1")
-            records.append((acc, "".join(seq).upper(), _label(fields["label"], f"{path}:{no}"),
-                            fields.get("organism", "")))
+                raise _Reject(no, f"FASTA header for {acc!r} has no label=0|1 (add ' label=1' "
+                                  "or ' label=0' to each header)")
+            try:
+                lab = _label(fields["label"])
+            except ValueError as e:
+                raise _Reject(no, str(e)) from None
+            rows.append(_record(acc, "".join(seq), lab, fields.get("organism", org), no))
+        except _Reject as r:
+            rejects.append(r)
 
     for no, line in enumerate(lines, 1):
         line = line.strip()
         if line.startswith(">"):
             close()
-            words = line[1:].split()
-            if not words:
-                raise KitError(f"{path}:{no}: FASTA header without an accession")
-            fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
-            head, seq = (words[0], fields, no), []
+            head, seq = _fasta_header(line[1:], no), []
         elif line:
             if head is None:
                 raise KitError(f"{path}:{no}: sequence before the first '>' header")
             seq.append(line)
     close()
-    return records
 
 
-def read_records(path):
-    """[(accession, sequence, label, organism)] from a TSV or FASTA file."""
-    path = Path(path)
+def _fasta_header(text, no):
+    """(accession, key=value fields, UniProt organism, line, problem) of one FASTA header."""
+    words = text.split()
+    if not words:
+        return ("", {}, "", no, "FASTA header without an accession")
+    m = _UNIPROT.match(words[0])
+    acc = m.group(1) if m else words[0]  # >sp|P12345|NAME_HUMAN -> P12345
+    os_ = re.search(r"\bOS=(.+?)(?=\s+\w+=|$)", text)  # UniProt: OS=Homo sapiens OX=9606 ...
+    organism = os_.group(1).strip() if os_ else ""
+    fields, problem = {}, None
+    for w in words[1:]:
+        k, eq, v = w.partition("=")
+        if not eq or k in ("OS", "OX", "GN", "PE", "SV"):
+            continue
+        if k in fields:
+            problem = f"FASTA header for {acc!r} repeats {k}="
+        fields[k] = v
+    return (acc, fields, organism, no, problem)
+
+
+def _open_text(path: Path) -> str:
+    """The file's text: a regular file, within MAX_BYTES, UTF-8 (a byte-order mark is dropped)."""
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise KitError(f"cannot read {path}: {e}") from e
-    lines = text.splitlines()
-    first = next((ln for ln in lines if ln.strip()), "")
-    records = (_read_fasta if first.startswith(">") else _read_tsv)(lines, path)
-    if not records:
-        raise KitError(f"{path}: no records found")
-    seen = set()
-    for acc, *_ in records:
+        st = os.stat(path)
+    except OSError as e:
+        raise KitError(f"cannot read {path}: {e.strerror or e}") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise KitError(f"{path} is not a regular file (a device, a pipe or a folder); "
+                       "save the proteins to a file first")
+    if st.st_size > MAX_BYTES:
+        raise KitError(f"{path} is {st.st_size / 2**20:.0f} MiB; at most "
+                       f"{MAX_BYTES / 2**20:.0f} MiB of proteins are imported")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise KitError(f"cannot read {path}: {e.strerror or e}") from e
+    if len(data) > MAX_BYTES:  # it grew while we looked
+        raise KitError(f"{path} is larger than {MAX_BYTES / 2**20:.0f} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise KitError(f"{path} is not UTF-8 text (byte {e.start}): is it a compressed or "
+                       "binary file?") from e
+
+
+def read_records(path, keep_rejects: bool = False):
+    """[(accession, sequence, label, organism)] from a TSV or FASTA file.
+
+    Every row is a record or a rejection; with ``keep_rejects`` returns (records, rejects)
+    instead of refusing the file on the first rejected row.
+    """
+    path = Path(path)
+    lines = _open_text(path).splitlines()
+    first = next((ln for ln in lines if ln.strip() and not ln.startswith("#")), "")
+    rows, rejects = [], []
+    (_read_fasta if first.startswith(">") else _read_tsv)(lines, path, rows, rejects)
+    if rejects and (not keep_rejects or not rows):
+        _refuse(path, rejects)
+    if not rows:
+        raise KitError(f"{path}: no records found; expected a header naming accession (or Entry), "
+                       "sequence, label (or Transmembrane), or rows of accession<TAB>sequence<TAB>"
+                       f"label, or FASTA with label= in each header (the first line held "
+                       f"{_shown([first])})")
+    seen = {}
+    for acc, *_, no in rows:
         if acc in seen:
-            raise KitError(f"{path}: accession {acc!r} appears more than once")
-        seen.add(acc)
-    return records
+            raise KitError(f"{path}:{no}: accession {acc!r} appears more than once "
+                           f"(first on line {seen[acc]})")
+        seen[acc] = no
+    records = [r[:4] for r in rows]
+    return (records, rejects) if keep_rejects else records
+
+
+def _refuse(path, rejects):
+    r = rejects[0]
+    more = f" (and {len(rejects) - 1} more rows)" if len(rejects) > 1 else ""
+    raise KitError(f"{path}:{r.no}: {r.why}{more}; pass --filter to drop such rows")
 
 
 def _problems(records, min_len, max_len):
@@ -99,12 +254,27 @@ def _problems(records, min_len, max_len):
     return bad
 
 
+def _check_classes(ds: Dataset, path):
+    if ds.n < MIN_RECORDS:
+        raise KitError(f"{path}: {ds.n} usable records; the pipeline needs at least {MIN_RECORDS} "
+                       "(64 SVD components, 30 clusters, a test set)")
+    for part, labels in (("training", ds.labels[:ds.n_train]), ("test", ds.labels[ds.n_train:])):
+        if len(set(labels)) < 2:
+            raise KitError(f"{path}: the {part} part holds only label {labels[0]}; the "
+                           "classifiers and AUC need both classes in each part")
+
+
 def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEED,
-                min_len=MIN_LEN, max_len=MAX_LEN):
-    """Check, split and store a user's file; returns (dataset, number of records dropped)."""
-    if name == "synthetic" or name.startswith("synthetic-"):
-        raise KitError("the name 'synthetic' is reserved for the built-in set")
-    records = read_records(path)
+                min_len=MIN_LEN, max_len=MAX_LEN, replace=False):
+    """Check, split and store a user's file; returns (dataset, {reason: rows dropped}).
+
+    Nothing is written unless the whole file is accepted (or, with ``filter_bad``, every row
+    that is not imported is counted in the returned reasons).
+    """
+    check_name(name)
+    records, rejects = read_records(path, keep_rejects=True)
+    if rejects and not filter_bad:
+        _refuse(path, rejects)
     bad = _problems(records, min_len, max_len)
     if bad and not filter_bad:
         shown = "; ".join(f"{a}: {why}" for a, why in bad[:5])
@@ -112,9 +282,25 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
         raise KitError(f"{len(bad)} record(s) rejected: {shown}{more}; pass --filter to drop them")
     drop = {a for a, _ in bad}
     keep = [r for r in records if r[0] not in drop]
-    acc, seqs, labels, orgs = (list(c) for c in zip(*keep)) if keep else ([], [], [], [])
+    dropped = Counter("non-standard residues" if why.startswith("non-standard")
+                      else f"lengths outside {min_len}-{max_len}" for _, why in bad)
+    dropped.update("unreadable rows" for _ in rejects)
+    if not keep:
+        raise KitError(f"{path}: every record was dropped ({_dropped_text(dropped)})")
+    acc, seqs, labels, orgs = (list(c) for c in zip(*keep))
     ds: Dataset = make_dataset(name, f"import:{Path(path).name}", acc, seqs, labels, orgs,
                                split_seed=split_seed, shuffle=shuffle,
-                               meta={"dropped": len(drop), "file": str(Path(path).resolve())})
+                               meta={"dropped": sum(dropped.values()), "dropped_by": dict(dropped),
+                                     "file": str(Path(path).resolve())})
+    _check_classes(ds, path)
+    old = find_stored(name)
+    if old is not None and old != ds.sha256 and not replace:
+        raise KitError(f"a dataset named {name!r} already exists (sha256 {old[:12]}) with other "
+                       "content; choose another --name, or pass --replace to overwrite it (runs "
+                       "made on it stay in the store under its hash)")
     save_dataset(ds)
-    return ds, len(drop)
+    return ds, dict(dropped)
+
+
+def _dropped_text(dropped: dict) -> str:
+    return ", ".join(f"{n} {why}" for why, n in sorted(dropped.items())) or "none"
