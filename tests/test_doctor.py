@@ -17,3 +17,27 @@ def test_wrong_blas_and_generic_kernel_are_flagged():
     generic = problems(fp(arch="Prescott", version="0.3.23.dev"), "OpenBLAS", frozenset({"avx2"}))
     assert len(generic) == 1 and "generic 'Prescott' kernel" in generic[0]
     assert problems({"threadpools": None}, None)[0].startswith("threadpoolctl is not installed")
+
+
+def test_a_busy_machine_is_not_blamed_on_the_stack():
+    """Every core kept busy by other processes: the n-thread probe cannot show n threads. The
+    doctor measures the load and calls the result inconclusive instead of "not honoured"."""
+    import os
+    import subprocess
+    import sys
+
+    from kit.doctor import busy_cores, thread_probe
+    from kit.stacks import host_stack
+
+    cores = os.cpu_count() or 1
+    if cores < 2:
+        return
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        assert busy_cores(0.5) >= cores - 0.5
+        probe = thread_probe(host_stack().command, cores, attempts=1)
+    finally:
+        for h in hogs:
+            h.kill()
+    assert probe["honoured"] in (True, None)  # never False while the machine was busy
+    assert probe["busy_cores"] >= 0.5
