@@ -31,3 +31,19 @@ def one_thread_env():
     for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
         env[v] = "1"
     return env
+
+
+@pytest.fixture(scope="session")
+def every_kind(tmp_path_factory):
+    """A real store holding every kind of run and factor this platform can run (every_kind.py)."""
+    from every_kind import build
+
+    return build(tmp_path_factory.mktemp("every-kind"))
+
+
+@pytest.fixture
+def on_every_kind(every_kind, monkeypatch):
+    """Point kit at the every-kind store (and its small stack catalogue) for one test."""
+    monkeypatch.setenv("KIT_HOME", str(every_kind["home"]))
+    monkeypatch.setenv("KIT_STACKS_DIR", str(every_kind["catalogue"]))
+    return every_kind

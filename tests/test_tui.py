@@ -188,3 +188,78 @@ async def test_compare_tab_answers_like_the_cli(tmp_path, monkeypatch, kit_home)
             await pilot.pause(0.2)
         assert "reproduced: all 2 runs are bitwise identical" in str(answer.render())
         assert pilot.app.query_one("#compare-table", DataTable).row_count == 2
+
+
+@pytest.mark.slow
+async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_path):
+    """Each tab and each of its keys on the store holding every kind of run, by keys only."""
+    from kit.data.dataset import load_dataset  # noqa: F401  (the store's dataset is synthetic-120)
+
+    async with KitApp("synthetic", 120, platform=LINUX).run_test(size=(120, 40)) as pilot:
+        for tab in "1234567":
+            await pilot.press(tab)
+            await pilot.pause()
+        await pilot.press("4")
+        table = pilot.app.query_one("#budget-table", DataTable)
+        names = [table.get_row_at(i)[0] for i in range(table.row_count)]
+        assert {"seed", "perturb=1e-03", "svd-solver", "host"} <= set(names)
+        assert ("torch-seed" in names) == on_every_kind["torch"]
+        for key in ("u", "p", "a", "u", "p", "a"):
+            await pilot.press(key)
+            await pilot.pause()
+        for i in range(table.row_count):  # every row's pairs
+            table.focus()
+            table.move_cursor(row=i)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert pilot.app.query_one("#pairs", DataTable).row_count >= 1
+        await pilot.press("5")
+        head = pilot.app.query_one("#verdicts-head")
+        seen = set()
+        for _ in range(30):  # around every set at least once
+            await pilot.press("s")
+            await pilot.pause()
+            seen.add(pilot.app.verdict_set)
+        assert "seeds" in seen and not any(s.startswith("torch") for s in seen)
+        assert "run set" in str(head.render())
+        await pilot.press("6")
+        await pilot.pause()
+        assert "What to pin first" in pilot.app.query_one("#advice-md", Markdown).source
+        await pilot.press("question_mark", "escape", "d", "d")
+        await pilot.pause()
+        await pilot.press("7")
+        box = pilot.app.query_one("#bundle-path", Input)
+        box.value = str(on_every_kind["bundle"])
+        box.focus()
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "reproduced" in str(pilot.app.query_one("#compare-answer").render())
+
+
+async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
+    """Typing 0 (or 99) threads ended the app with a traceback and exit status 0."""
+    async with app().run_test(size=(100, 32)) as pilot:
+        await pilot.press("2")
+        for text, says in (("0", "0 is not allowed here"), ("99", "would measure oversubscription")):
+            await set_input(pilot, "#threads", text)
+            pilot.app.query_one("#plan-pane").update_summary()
+            assert says in str(pilot.app.query_one("#plan-summary").render())
+        await pilot.press("ctrl+r")  # running it says so too, and the app goes on
+        await pilot.pause()
+        assert pilot.app.is_running and pilot.app.return_code in (None, 0)
+
+
+async def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, monkeypatch):
+    import kit.tui.panes as panes
+
+    def broken(self):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(panes.AdvicePane, "show", broken)
+    tui = app()
+    with pytest.raises(RuntimeError):  # the pilot re-raises what ended the app
+        async with tui.run_test(size=(100, 32)) as pilot:
+            await pilot.press("6")
+            await pilot.pause()
+    assert tui.return_code == 1

@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Markdown, TabbedContent, TabPane
 
+from ..data.dataset import FIRST_LOOK_N
 from ..errors import KitError
 from ..platforms import Platform, detect
 from .panes import (AdvicePane, BudgetPane, ComparePane, PlanPane, RunPane, SetupPane,
@@ -66,7 +67,7 @@ class KitApp(App):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, dataset: str = "synthetic", n: int | None = 600,
+    def __init__(self, dataset: str = "synthetic", n: int | None = FIRST_LOOK_N,
                  platform: Platform | None = None, threads: str = "", seeds: str = ""):
         super().__init__()
         self.dataset_name = dataset
@@ -149,6 +150,25 @@ class KitApp(App):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def _handle_exception(self, error: Exception) -> None:
+        """A KitError is the user's to fix: shown, and the app goes on. Anything else is a bug:
+        the app ends with one line naming the file that holds the traceback, and exits 1."""
+        if isinstance(error, KitError):
+            self.notify(str(error), severity="error", timeout=10)
+            return
+        from ..cli import _log_traceback
 
-def run(dataset: str = "synthetic", n: int | None = 600, threads: str = "", seeds: str = "") -> None:
-    KitApp(dataset, n, threads=threads, seeds=seeds).run()
+        self._return_code = 1
+        if self._exception is None:  # as Textual does: the test pilot re-raises it
+            self._exception = error
+            self._exception_event.set()
+        self.panic(f"kit tui: internal error: {type(error).__name__}: {error} (a bug in kit; the "
+                   f"traceback is in {_log_traceback(error)})")
+
+
+def run(dataset: str = "synthetic", n: int | None = FIRST_LOOK_N, threads: str = "",
+        seeds: str = "") -> int:
+    """Run the app; its exit status (non-zero when it ended on an error)."""
+    app = KitApp(dataset, n, threads=threads, seeds=seeds)
+    app.run()
+    return app.return_code or 0

@@ -16,16 +16,18 @@ from textual.worker import get_current_worker
 from textual_plotext import PlotextPlot
 
 from .. import audit as au
+from .. import factors
 from ..compare import ALL_MODELS
 from ..errors import KitError
 from ..tables import fmt, libraries
 
 
-def _cli_ints(text: str) -> tuple:
+def _numbers(text: str, parse=None) -> tuple:
+    """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
     from ..plan import parse_ints
 
     text = text.strip()
-    return parse_ints(text) if text else ()
+    return (parse or parse_ints)(text) if text else ()
 
 
 # -- 1. setup ---------------------------------------------------------------------------------
@@ -192,19 +194,22 @@ class PlanPane(Horizontal):
         return self._torch_stacks[i - 1] if i else None
 
     def audit(self) -> au.Audit:
-        from ..plan import SVD_ITERS, PlanOptions
+        from ..plan import SVD_ITERS, PlanOptions, parse_ints, parse_threads
 
         factors = self.query_one("#factors", SelectionList).selected
         n_text = self.query_one("#n", Input).value.strip()
+        if n_text and not (n_text.isdigit() and int(n_text) > 0):
+            raise KitError(f"proteins: expected a positive whole number, not {n_text!r}")
+        n = int(n_text) if n_text else None
         try:
-            opts = PlanOptions(threads=_cli_ints(self.query_one("#threads", Input).value),
-                               seeds=_cli_ints(self.query_one("#seeds", Input).value),
-                               svd_iters=_cli_ints(self.query_one("#iters", Input).value) or SVD_ITERS,
-                               device=self.selected_device(),
-                               torch_stack=self.selected_torch_stack())
-            n = int(n_text) if n_text else None
-        except Exception as e:  # argparse's messages are the ones a user needs here
+            threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
+            seeds = _numbers(self.query_one("#seeds", Input).value)
+            iters = _numbers(self.query_one("#iters", Input).value,
+                             lambda t: parse_ints(t, minimum=1))
+        except ValueError as e:  # the CLI's messages are the ones a user needs here
             raise KitError(str(e)) from None
+        opts = PlanOptions(threads=threads, seeds=seeds, svd_iters=iters or SVD_ITERS,
+                           device=self.selected_device(), torch_stack=self.selected_torch_stack())
         self.app.dataset_name = self.query_one("#dataset", Input).value.strip() or "synthetic"
         self.app.n = n
         return au.prepare(factors, self.app.dataset_name, n, opts, plat=self.app.platform)
@@ -344,7 +349,7 @@ class BudgetPane(Vertical):
                 elif units:
                     cells.append(fmt(x["flips_median_seed_units"]))
                 else:
-                    cells.append(f"{fmt(x['flips_median'], 1)}/{x['flips_max']}")
+                    cells.append(f"{fmt(x['flips_median'], 4)}/{x['flips_max']}")
             emb = r["emb_rel_seed_units"] if units else r["emb_rel_max"]
             name = r["factor"] + (f"={r['level']}" if r["level"] else "")
             t.add_row(name, str(r["pairs"]), f"{r['all_identical']}/{r['pairs']}", fmt(emb), *cells,
@@ -356,7 +361,7 @@ class BudgetPane(Vertical):
         plot = self.query_one("#budget-plot", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
-        rows = [r for r in b["rows"] if r["factor"] not in ("seed", "torch-seed")]  # 1 by definition
+        rows = [r for r in b["rows"] if not factors.is_yardstick(r["factor"])]
         vals = []
         for r in rows:
             su = [x["flips_median_seed_units"] for x in r["models"].values()

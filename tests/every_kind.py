@@ -1,0 +1,102 @@
+"""One small real store holding every kind of run and factor this platform can run.
+
+Every reader (budget, verdicts, advise, report, amplify, runs, export, compare, doctor) and
+every TUI tab is tested on it (tests/test_readers.py, tests/test_tui.py). A new kind of run
+or factor joins ``build`` below, and then every reader is tested on it too.
+
+What it holds, at 120 synthetic proteins: the null experiment; seeds and each named seed;
+threads (where there are two cores); precision; svd-iters and svd-solver; perturb; the
+cross-stack factors `sklearn` and `arch` (two real uv-built stacks of a small catalogue);
+the torch factors (the real CPU torch stack, where its wheel folder exists); and a bundle
+made in another KIT_HOME (another host), compared here with `kit compare`: `host` pairs of
+imported runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+N = "120"
+PIPELINE_STACKS = ("np1-sk152", "np1-sk191")
+
+
+def catalogue(folder: Path) -> Path:
+    """A stacks folder with two small pipeline stacks, an arch code path and the torch stacks."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PIPELINE_STACKS + ("torch-linux-cpu",):
+        shutil.copytree(ROOT / "stacks" / name, folder / name, dirs_exist_ok=True)
+    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
+                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
+                      f'blas = {{ linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }}\n\n'
+                      for n in PIPELINE_STACKS)
+    a, b = PIPELINE_STACKS
+    text = (f'reference = "{b}"\n\n{entries}'
+            f'[pairs.sklearn]\nlinux-x86_64 = [["{a}", "{b}"]]\nmacos-arm64 = [["{a}", "{b}"]]\n\n'
+            f'[pairs.arch]\nmacos-arm64 = []\n\n'
+            f'[codepaths.linux-x86_64.openblas]\nstack = "{b}"\nvariable = "OPENBLAS_CORETYPE"\n'
+            'values = ["Prescott", "Sandybridge", "Haswell"]\n'
+            'needs = { Sandybridge = "avx", Haswell = "avx2" }\n\n'
+            '[stack.torch-linux-cpu]\nkind = "torch"\nlock = "torch-linux-cpu"\npython = "3.11"\n'
+            'numpy = "2.3.5"\ntorch = "2.13.0+cpu"\ndevices = ["cpu"]\nneeds_path = "/opt/wheels"\n'
+            'blas = { linux-x86_64 = "OpenBLAS" }\n\n'
+            '[torch]\nlinux-x86_64 = "torch-linux-cpu"\n')
+    (folder / "stacks.toml").write_text(text)
+    return folder
+
+
+def _kit(*argv):
+    code = main(list(argv))
+    assert code == 0, f"kit {' '.join(argv)} exited {code}"
+
+
+def build(root: Path) -> dict:
+    """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds."""
+    from kit.platforms import detect
+    from kit.stacks import definitions, status
+
+    home, lab = root / "home", root / "lab"
+    held = {"home": home, "factors": [], "torch": False, "stacks": False, "threads": False}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_STACKS_DIR", str(catalogue(root / "catalogue")))
+        mp.setenv("KIT_HOME", str(home))
+        common = ("--n", N, "--jobs", "2")
+        _kit("run", "--factor", "repeat,seed,seed:svd,seed:kmeans,seed:models,precision",
+             "--threads", "1", "--seeds", "0-2", *common)
+        held["factors"] += ["repeat", "seed", "seed:svd", "seed:kmeans", "seed:models", "precision"]
+        if (os.cpu_count() or 1) >= 2:
+            _kit("run", "--factor", "threads", "--threads", "1,2", *common)
+            held["factors"].append("threads")
+            held["threads"] = True
+        _kit("run", "--factor", "svd-iters,svd-solver", "--threads", "1", "--seeds", "0-1",
+             "--iters", "5,20", *common)
+        _kit("run", "--factor", "perturb", "--eps", "0,1e-9,1e-3", "--seeds", "0", *common)
+        held["factors"] += ["svd-iters", "svd-solver", "perturb"]
+        plat = detect()
+        if status(definitions()[PIPELINE_STACKS[0]], plat)[0] != "unavailable":
+            _kit("run", "--factor", "sklearn,arch", "--threads", "1", *common)
+            held["factors"] += ["sklearn", "arch"]
+            held["stacks"] = True
+        if status(definitions()["torch-linux-cpu"], plat)[0] != "unavailable":
+            _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", *common)
+            held["factors"] += ["torch-seed", "torch-deterministic"]
+            if held["threads"]:
+                _kit("run", "--factor", "torch-threads", *common)
+                held["factors"].append("torch-threads")
+            held["torch"] = True
+        # another machine's runs (another KIT_HOME is another host id), compared here
+        mp.setenv("KIT_HOME", str(lab))
+        _kit("run", "--factor", "seed", "--threads", "1", "--seeds", "0-1", *common)
+        _kit("export", "--out", str(root / "lab.kit"), "--arrays")
+        mp.setenv("KIT_HOME", str(home))
+        _kit("compare", str(root / "lab.kit"))
+        held["factors"].append("host")
+    held["catalogue"] = root / "catalogue"
+    held["bundle"] = root / "lab.kit"
+    return held

@@ -1,0 +1,100 @@
+"""Every read command on a store that holds every kind of run: no exception, the right rows.
+
+The store (tests/every_kind.py) holds pipeline, torch and perturbed runs, svd-iters and
+svd-solver, every named seed, cross-stack factors and imported runs from another host.
+"""
+
+import json
+
+import pytest
+
+from kit.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def run_json(capsys, *argv):
+    assert main(list(argv)) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def run_text(capsys, *argv):
+    assert main(list(argv)) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def test_the_store_holds_every_kind(on_every_kind, capsys):
+    runs = run_json(capsys, "runs", "--json")
+    kinds = {r["spec"]["kind"] for r in runs}
+    assert {"pipeline", "perturb"} <= kinds
+    assert ("torch" in kinds) == on_every_kind["torch"]
+    assert {r["spec"].get("embedding", "randomized") for r in runs} == {"randomized", "arpack"}
+    assert len({r["spec"]["host"] for r in runs}) == 2  # this machine's and the lab's
+
+
+def test_budget_has_a_row_for_every_factor(on_every_kind, capsys):
+    b = run_json(capsys, "budget", "--json")
+    assert {r["factor"] for r in b["rows"]} == set(on_every_kind["factors"])
+    assert run_text(capsys, "budget").startswith("dataset synthetic-120")
+    for f in on_every_kind["factors"]:
+        assert main(["budget", "--factor", f]) == 0
+    capsys.readouterr()
+
+
+def test_verdicts_read_only_runs_that_have_verdicts(on_every_kind, capsys):
+    rep = run_json(capsys, "verdicts", "--json")
+    assert not any(name.startswith("torch") for name in rep)  # the torch MLP has no verdicts
+    assert {"seeds", "perturb", "svd-solver", "host"} <= set(rep)
+    assert all(len(rows) == 12 for rows in rep.values())
+    run_text(capsys, "verdicts")
+    for name in rep:
+        run_text(capsys, "verdicts", "--set", name)
+
+
+def test_advise_amplify_and_report(on_every_kind, capsys, tmp_path):
+    a = run_json(capsys, "advise", "--json")
+    ranked = [r["factor"] for r in a["ranking"]]
+    assert "svd-solver" not in ranked and "perturb" not in [r.split("=")[0] for r in ranked]
+    assert not any("svd-solver" in r["text"] and "pin that version" in r["text"]
+                   for r in a["recommendations"])
+    run_text(capsys, "advise")
+    amp = run_json(capsys, "amplify", "--json")
+    assert set(amp["explained"]) <= {"threads", "precision", "sklearn", "arch", "host"}
+    run_text(capsys, "amplify")
+    out = run_text(capsys, "report", "--out", str(tmp_path / "rep"))
+    assert "wrote" in out
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "svd-solver" in html and "perturb" in html
+
+
+def test_export_and_import_round_trip(on_every_kind, capsys, tmp_path, monkeypatch):
+    out = run_text(capsys, "export", "--out", str(tmp_path / "all.kit"), "--arrays")
+    assert "wrote" in out
+    run_text(capsys, "export", "--out", str(tmp_path / "hashes.kit"))
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "elsewhere"))
+    assert "imported" in run_text(capsys, "import", str(tmp_path / "all.kit"))
+    b = run_json(capsys, "budget", "--json")
+    assert {r["factor"] for r in b["rows"]} == set(on_every_kind["factors"])
+
+
+def test_doctor_leaves_the_users_store_and_default_dataset_alone(on_every_kind, capsys):
+    before = run_json(capsys, "runs", "--json")
+    shown = run_text(capsys, "budget").splitlines()[0]
+    code = main(["doctor", "--n", "100"])
+    capsys.readouterr()
+    assert code in (0, 1)  # 1 only if the null experiment failed; never a traceback
+    assert run_json(capsys, "runs", "--json") == before
+    assert run_text(capsys, "budget").splitlines()[0] == shown
+
+
+
+def test_the_platform_kinds_are_all_there(on_every_kind):
+    """Where a stack can exist here, its factors are in the store: nothing is silently left out."""
+    from kit.platforms import detect
+    from kit.stacks import definitions, status
+
+    plat = detect()
+    if status(definitions()["np1-sk191"], plat)[0] != "unavailable":
+        assert {"sklearn", "arch"} <= set(on_every_kind["factors"])
+    if status(definitions()["torch-linux-cpu"], plat)[0] != "unavailable":
+        assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
