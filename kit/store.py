@@ -1,8 +1,12 @@
-"""The run store: a SQLite index over content-addressed .npy arrays under $KIT_HOME."""
+"""The run store: a SQLite index over content-addressed .npy arrays under $KIT_HOME.
+
+Only ``kit run`` (and the bundle importer) write runs, each in one transaction after every
+array has been verified; every array read for a number is verified again (kit.blobs). A claim
+per run id keeps concurrent plans from running the same spec twice.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -13,9 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from . import processes
+from .blobs import SCHEMA, Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
 from .errors import KitError
 from .paths import kit_home
 from .spec import RunSpec
+
+__all__ = ["Store", "array_sha256", "DamagedArray"]
+_CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -34,29 +43,31 @@ CREATE TABLE IF NOT EXISTS verdicts (
     run TEXT NOT NULL REFERENCES runs(id), version INTEGER NOT NULL, result TEXT NOT NULL,
     PRIMARY KEY (run, version));
 CREATE TABLE IF NOT EXISTS datasets (sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, summary TEXT NOT NULL);
-"""
-
-
-def array_sha256(a: np.ndarray) -> str:
-    """The paper's stage hash: SHA-256 of the C-contiguous bytes (dtype and shape kept beside it)."""
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
-
-
-def _blob_key(sha: str, a: np.ndarray) -> str:
-    # equal bytes with another dtype or shape are another array
-    return hashlib.sha256(f"{sha}:{a.dtype.str}:{a.shape}".encode()).hexdigest()
+CREATE TABLE IF NOT EXISTS claims (
+    run TEXT PRIMARY KEY, node TEXT NOT NULL, pid INTEGER NOT NULL, started TEXT NOT NULL);
+""" + SCHEMA
 
 
 class Store:
     def __init__(self, root: Path | None = None):
         self.root = Path(root) if root else kit_home()
-        self.arrays = self.root / "arrays"
-        self.arrays.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.root / "store.sqlite", timeout=60, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(_SCHEMA)
+        path = self.root / "store.sqlite"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
+        try:
+            self.db = sqlite3.connect(path, timeout=60, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as e:
+            raise KitError(f"the store index {path} cannot be opened ({e}); if it is damaged, move "
+                           "it aside and run again (runs are then made anew), or restore a "
+                           "backup") from None
         self._lock = threading.Lock()  # runs finish on several threads with --jobs
+        self.blobs_dir = Blobs(self.root / "arrays", self.db, self._tx)
+        self.arrays = self.blobs_dir.root
 
     def close(self):
         self.db.close()
@@ -75,18 +86,14 @@ class Store:
         rows = []
         for stage, info in manifest["stages"].items():
             src = Path(outdir) / f"{stage}.npy"
-            a = np.load(src, allow_pickle=False)
-            sha = array_sha256(a)
-            if sha != info["sha256"]:
-                raise KitError(f"stage {stage}: stored bytes do not match the worker's hash")
-            blob = _blob_key(sha, a)
-            dest = self.blob_path(blob)
-            if dest.exists():
-                src.unlink()
-            else:
-                dest.parent.mkdir(exist_ok=True)
-                os.replace(src, dest)  # same file system: atomic
-            rows.append((spec.run_id, stage, sha, a.dtype.str, json.dumps(list(a.shape)), blob))
+            a = load_npy(src)
+            why = check_array(a, info["sha256"], info["dtype"], info["shape"])
+            if why:
+                raise KitError(f"stage {stage}: the worker's array does not match its manifest ({why})")
+            blob = blob_key(info["sha256"], a.dtype.str, a.shape)
+            self.blobs_dir.put_file(src, blob, info["sha256"], a.dtype.str, a.shape)
+            rows.append((spec.run_id, stage, info["sha256"], a.dtype.str, json.dumps(list(a.shape)),
+                         blob))
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._tx() as db:
             db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
@@ -96,7 +103,7 @@ class Store:
         return spec.run_id
 
     def blob_path(self, blob: str) -> Path:
-        return self.arrays / blob[:2] / f"{blob}.npy"
+        return self.blobs_dir.path(blob)
 
     def blobs(self, run_id: str) -> dict:
         """{stage: blob key} of a run (the arrays may be absent for an imported run)."""
@@ -107,12 +114,11 @@ class Store:
 
     def import_runs(self, runs: list, pairs: list, blobs: dict, datasets: dict) -> None:
         """Add verified runs (from a bundle) with their arrays, pairs and verdicts, all or nothing."""
+        recorded = {r["blobs"][st]: i for r in runs for st, i in r["stages"].items()
+                     if r["blobs"].get(st) in blobs}
         for blob, data in blobs.items():  # content-addressed: complete files, atomically
-            dest = self.blob_path(blob)
-            if not dest.exists():
-                from .atomic import write_bytes
-
-                write_bytes(dest, data)
+            i = recorded[blob]
+            self.blobs_dir.put_bytes(data, blob, i["sha256"], i["dtype"], i["shape"])
         with self._tx() as db:
             for r in runs:
                 db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
@@ -166,15 +172,49 @@ class Store:
         return {i: json.loads(s).get("kind", "pipeline") for i, s in self.db.execute(q, args)}
 
     def array(self, run_id: str, stage: str) -> np.ndarray:
-        row = self.db.execute("SELECT blob FROM stages WHERE run=? AND stage=?",
+        """A run's stage array, verified against its recorded hash, dtype and shape."""
+        row = self.db.execute("SELECT blob, sha256, dtype, shape FROM stages WHERE run=? AND stage=?",
                               (run_id, stage)).fetchone()
         if row is None:
             raise KitError(f"run {run_id[:12]} has no stage {stage!r}")
-        path = self.blob_path(row[0])
-        if not path.exists():
+        blob, sha, dtype, shape = row
+        if not self.blobs_dir.exists(blob):
+            if self._made_here(run_id):
+                raise DamagedArray(f"the array of run {run_id[:12]} stage {stage} is missing from "
+                                   f"{self.arrays}; `kit store check --repair` drops the run and "
+                                   "the next `kit run` makes it again")
             raise KitError(f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
                            "export it with --arrays to compare magnitudes")
-        return np.load(path, allow_pickle=False)
+        return self.blobs_dir.load(blob, sha, dtype, json.loads(shape),
+                                   f"run {run_id[:12]} stage {stage}")
+
+    def _made_here(self, run_id: str) -> bool:
+        from .hosts import host_id
+
+        row = self.db.execute("SELECT spec FROM runs WHERE id=?", (run_id,)).fetchone()
+        return row is not None and json.loads(row[0]).get("host") == host_id()
+
+    # -- claims: one process runs a spec at a time ---------------------------------------------
+    def claim(self, run_id: str) -> bool:
+        """Take the right to run ``run_id``: True unless a live process holds it."""
+        import platform
+
+        node, pid = platform.node(), os.getpid()
+        now = datetime.now(timezone.utc)
+        with self._tx() as db:
+            row = db.execute("SELECT node, pid, started FROM claims WHERE run=?", (run_id,)).fetchone()
+            if row is not None and (row[0], row[1]) != (node, pid):
+                age = (now - datetime.fromisoformat(row[2])).total_seconds()
+                alive = processes.alive(row[1]) if row[0] == node else age < _CLAIM_STALE_S
+                if alive:
+                    return False
+            db.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?)",
+                       (run_id, node, pid, now.isoformat()))
+        return True
+
+    def release(self, run_id: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM claims WHERE run=? AND pid=?", (run_id, os.getpid()))
 
     # -- pairs and comparisons --------------------------------------------------------------
     def add_pairs(self, pairs) -> None:
@@ -218,3 +258,4 @@ class Store:
 
     def datasets(self) -> dict:
         return {h: json.loads(s) for h, s in self.db.execute("SELECT sha256, summary FROM datasets")}
+

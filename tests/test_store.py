@@ -1,4 +1,8 @@
-"""kit.store: content-addressed arrays, one transaction per run, refusal of bad bytes."""
+"""kit.store: content-addressed arrays, one transaction per run, refusal of bad bytes.
+
+Every array read for a number is verified (hash, dtype, shape), an existing copy is verified
+before a fresh one is discarded, and a claim per run id serialises overlapping plans.
+"""
 
 import numpy as np
 import pytest
@@ -46,7 +50,7 @@ def test_corrupt_output_is_refused_and_nothing_indexed(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     np.save(out / "knn.npy", np.arange(4))
-    manifest = {"stages": {"knn": {"sha256": "0" * 64}}, "env": {}}
+    manifest = {"stages": {"knn": {"sha256": "0" * 64, "dtype": "<i8", "shape": [4]}}, "env": {}}
     with pytest.raises(KitError, match="do not match"):
         store.put_run(s, out, manifest)
     assert not store.has_run(s.run_id) and store.runs() == []
@@ -55,3 +59,131 @@ def test_corrupt_output_is_refused_and_nothing_indexed(tmp_path):
 def test_store_survives_reopen(tmp_path):
     put(Store(tmp_path / "home"), tmp_path, spec(), arrays())
     assert Store(tmp_path / "home").has_run(spec().run_id)
+
+
+def _blob_file(store, run_id, stage):
+    return store.blob_path(store.blobs(run_id)[stage])
+
+
+def test_a_flipped_byte_is_never_read_as_a_number(tmp_path):
+    from kit.store import DamagedArray
+
+    store = Store(tmp_path / "home")
+    s = spec()
+    put(store, tmp_path, s, arrays())
+    assert store.array(s.run_id, "lr") is not None  # verified once, remembered
+    f = _blob_file(store, s.run_id, "lr")
+    data = bytearray(f.read_bytes())
+    data[-3] ^= 0x01  # one probability's last byte
+    f.write_bytes(bytes(data))
+    with pytest.raises(DamagedArray, match="lr is damaged .*sha256.*kit store check --repair"):
+        store.array(s.run_id, "lr")
+
+
+def test_a_rewritten_dtype_in_the_header_is_caught(tmp_path):
+    from kit.store import DamagedArray
+
+    store = Store(tmp_path / "home")
+    s = spec()
+    put(store, tmp_path, s, arrays())
+    f = _blob_file(store, s.run_id, "lr")
+    f.write_bytes(f.read_bytes().replace(b"'<f8'", b"'<i8'", 1))  # same size, same bytes after
+    with pytest.raises(DamagedArray, match="dtype <i8, recorded <f8"):
+        store.array(s.run_id, "lr")
+
+
+def test_verification_is_remembered_until_the_file_changes(tmp_path, monkeypatch):
+    import kit.blobs
+
+    store = Store(tmp_path / "home")
+    s = spec()
+    put(store, tmp_path, s, arrays())
+    calls = []
+    real = kit.blobs.array_sha256
+    monkeypatch.setattr(kit.blobs, "array_sha256", lambda a: calls.append(1) or real(a))
+    store.array(s.run_id, "rf")
+    store.array(s.run_id, "rf")
+    assert calls == []  # verified when stored; not hashed again while the file is unchanged
+    f = _blob_file(store, s.run_id, "rf")
+    f.write_bytes(f.read_bytes())  # the same bytes, but the file was written: check again
+    store.array(s.run_id, "rf")
+    assert calls == [1]
+
+
+def test_a_damaged_copy_is_replaced_by_a_fresh_one_not_kept(tmp_path):
+    """A damaged blob (or one a bundle planted) must not absorb the next run's correct bytes."""
+    store = Store(tmp_path / "home")
+    a = arrays()
+    put(store, tmp_path, spec(), a)
+    f = _blob_file(store, spec().run_id, "rf")
+    f.write_bytes(f.read_bytes()[:-8] + b"\x00" * 8)
+    put(store, tmp_path, spec(replicate=1), a)  # the same arrays again, from a new run
+    assert np.array_equal(store.array(spec(replicate=1).run_id, "rf"), a["rf"])
+    assert np.array_equal(store.array(spec().run_id, "rf"), a["rf"])  # one blob, repaired
+
+
+def test_a_missing_array_of_a_local_run_is_not_called_an_import(tmp_path):
+    from kit.hosts import host_id
+    from kit.store import DamagedArray
+
+    store = Store(tmp_path / "home")
+    s = spec(host=host_id())
+    put(store, tmp_path, s, arrays())
+    _blob_file(store, s.run_id, "knn").unlink()
+    with pytest.raises(DamagedArray, match="missing"):
+        store.array(s.run_id, "knn")
+
+
+def test_a_corrupt_index_is_one_clear_error(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "store.sqlite").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(KitError, match="store index .* cannot be opened"):
+        Store(home)
+
+
+def test_one_claim_per_run_id(tmp_path):
+    """Another live process holds the claim: no; a dead one's claim is taken over."""
+    import subprocess
+    import sys
+
+    store = Store(tmp_path / "home")
+    assert store.claim("r1") and store.claim("r1")  # ours, again
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with store._tx() as db:
+            db.execute("UPDATE claims SET pid=? WHERE run='r1'", (other.pid,))
+        assert not store.claim("r1")
+    finally:
+        other.kill()
+        other.wait()
+    assert store.claim("r1")  # its holder died: taken over
+    store.release("r1")
+    assert store.db.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+
+
+def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, capsys):
+    import json
+
+    from kit.budget import budget
+    from kit.cli import main
+    from stored import budget_store
+
+    st = budget_store(tmp_path, home=kit_home)
+    seed1 = next(r["id"] for r in st.runs() if dict(r["spec"]["seeds"])["svd"] == 1)
+    f = _blob_file(st, seed1, "svd_rand")
+    f.write_bytes(f.read_bytes()[:-8] + b"\x01" * 8)
+    (kit_home / "arrays" / "ff").mkdir(exist_ok=True)
+    (kit_home / "arrays" / "ff" / ("ff" * 32 + ".npy")).write_bytes(b"planted")  # an orphan
+    with pytest.raises(KitError, match="damaged"):
+        budget(st, "d" * 64)  # never a silently wrong number
+    assert main(["store", "check", "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert len(rep["damaged"]) == 1 and rep["damaged"][0]["runs"] == [seed1]
+    assert rep["orphans"] == 1 and rep["factors_to_rerun"] == ["seed"]
+    assert main(["store", "check", "--repair"]) == 0
+    assert "run these factors again: seed" in capsys.readouterr().out
+    assert not st.has_run(seed1) and len(st.pairs("d" * 64)) == 3
+    assert main(["store", "check"]) == 0
+    assert "every array and dataset file is what its runs recorded" in capsys.readouterr().out
+    assert budget(st, "d" * 64)["yardstick"]["pairs"] == 1  # the one intact seed pair

@@ -1,0 +1,145 @@
+"""Content-addressed stage arrays: every file is verified (hash, dtype, shape) before it is trusted.
+
+A file's verification is remembered under its identity (device, inode, size, modification and
+change times): an edit changes the change time, which no user tool can set back, so a
+remembered file is the bytes that were hashed, and a changed one is hashed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .errors import KitError
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL);"
+
+
+class DamagedArray(KitError):
+    """A stored array no longer holds what its run recorded."""
+
+
+def array_sha256(a: np.ndarray) -> str:
+    """The paper's stage hash: SHA-256 of the C-contiguous bytes (dtype and shape kept beside it)."""
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def blob_key(sha: str, dtype: str, shape) -> str:
+    """Equal bytes with another dtype or shape are another array."""
+    return hashlib.sha256(f"{sha}:{dtype}:{tuple(shape)}".encode()).hexdigest()
+
+
+def _ident(path: Path) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def check_array(a: np.ndarray, sha: str, dtype: str, shape) -> str | None:
+    """Why ``a`` is not the recorded array, or None when it is."""
+    if a.dtype.str != dtype:
+        return f"dtype {a.dtype.str}, recorded {dtype}"
+    if list(a.shape) != list(shape):
+        return f"shape {list(a.shape)}, recorded {list(shape)}"
+    if array_sha256(a) != sha:
+        return "bytes do not match the recorded sha256"
+    return None
+
+
+def load_npy(data_or_path) -> np.ndarray:
+    """np.load without pickles; a file that is not a readable .npy is a DamagedArray."""
+    try:
+        src = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else data_or_path
+        return np.load(src, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise DamagedArray(f"not a readable .npy array ({e})") from None
+
+
+class Blobs:
+    """The arrays folder of a store; ``db`` and ``tx`` are the store's index and transaction."""
+
+    def __init__(self, root: Path, db, tx):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.db, self._tx = db, tx
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.npy"
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).exists()
+
+    def _remembered(self, key: str, ident: str) -> bool:
+        row = self.db.execute("SELECT ident FROM verified WHERE blob=?", (key,)).fetchone()
+        return row is not None and row[0] == ident
+
+    def _remember(self, key: str, path: Path) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO verified VALUES (?,?)", (key, _ident(path)))
+
+    def problem(self, key: str, sha: str, dtype: str, shape, force: bool = False) -> str | None:
+        """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
+        and that is the caller's to judge). ``force`` hashes it even if remembered."""
+        path = self.path(key)
+        ident = _ident(path)
+        if ident is None:
+            return None
+        if not force and self._remembered(key, ident):
+            return None
+        try:
+            why = check_array(load_npy(path), sha, dtype, shape)
+        except DamagedArray as e:
+            why = str(e)
+        if why is None:
+            self._remember(key, path)
+        return why
+
+    def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray:
+        """The verified array; DamagedArray (naming ``what`` and the repair) if it is not."""
+        path = self.path(key)
+        ident = _ident(path)
+        a = load_npy(path) if ident else None
+        if a is not None and not self._remembered(key, ident):
+            why = check_array(a, sha, dtype, shape)
+            if why:
+                raise DamagedArray(f"the stored array of {what} is damaged ({why}); "
+                                   "`kit store check --repair` drops it and what was computed "
+                                   "from it, and the next `kit run` makes it again")
+            self._remember(key, path)
+        return a
+
+    def put_file(self, src: Path, key: str, sha: str, dtype: str, shape) -> None:
+        """Move a verified file in; an existing copy is kept only if it verifies itself."""
+        dest = self.path(key)
+        if dest.exists() and self.problem(key, sha, dtype, shape) is None:
+            Path(src).unlink()
+            return
+        dest.parent.mkdir(exist_ok=True)
+        os.replace(src, dest)  # same file system: atomic; replaces a damaged copy
+        self._remember(key, dest)
+
+    def put_bytes(self, data: bytes, key: str, sha: str, dtype: str, shape) -> None:
+        """Write verified bytes (a bundle's); an existing copy is kept only if it verifies."""
+        from .atomic import write_bytes
+
+        dest = self.path(key)
+        if dest.exists() and self.problem(key, sha, dtype, shape) is None:
+            return
+        write_bytes(dest, data)
+        self._remember(key, dest)
+
+    def files(self) -> dict:
+        """{key: path} of every array file present."""
+        return {p.stem: p for p in self.root.glob("??/*.npy")}
+
+    def forget(self, key: str) -> None:
+        self.path(key).unlink(missing_ok=True)
+        with self._tx() as db:
+            db.execute("DELETE FROM verified WHERE blob=?", (key,))
+
