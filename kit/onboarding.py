@@ -65,14 +65,17 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
 
 def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_done=None,
                    log=lambda msg: None) -> dict:
-    """Import, rerun what is missing here, pair, and summarise. Returns the report."""
+    """Verify, plan the reruns, import, rerun what is missing here, pair, and summarise.
+
+    Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
+    before anything is written: a failed compare leaves the store as it was.
+    """
     from .build import build
 
     plat = plat or detect()
-    doc, _ = read(path)
+    doc, blobs = read(path)
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
-    imported = import_bundle(store, path)
     runs = sorted(doc["runs"], key=lambda r: r["spec"].get("kind", "pipeline") == "torch")
     twins, reasons = {}, {}
     for r in runs:
@@ -92,9 +95,11 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(r["spec"]["dataset"], []).append(r)
+    datasets = {sha: find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
+    imported = import_bundle(store, path, doc, blobs)
     pairs = []
     for sha, rs in by_dataset.items():
-        ds = find_dataset(doc["datasets"].get(sha, {}), sha)
+        ds = datasets[sha]
         specs = [twins[r["id"]] for r in rs]
         ref = [s for s in specs if s.kind == "pipeline"]  # embeddings before the torch runs
         run_all(ref, ds, store, jobs=jobs, on_done=on_done)

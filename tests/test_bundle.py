@@ -1,8 +1,16 @@
-"""kit.bundle: export/import round trip; malformed bundles refused with the store untouched."""
+"""kit.bundle: export/import round trip; malformed or forged bundles refused, store untouched.
 
+Forged bundles are made with consistent checksums (the manifest rewritten too), so what refuses
+them is the check of the runs themselves: referenced arrays only, their recorded dtype, shape
+and hash, sizes bounded by what the runs account for, no runs claiming to be this machine's.
+"""
+
+import hashlib
 import io
 import json
 import tarfile
+
+import numpy as np
 
 import pytest
 
@@ -62,8 +70,9 @@ def rewrite(src, dst, change):
     (lambda ms: ms + [("../escape.txt", b"hi")], "refusing member '../escape.txt'"),
     (lambda ms: ms + [("/etc/passwd", b"hi")], "refusing member '/etc/passwd'"),
     (lambda ms: ms + [("notes.txt", b"hi")], "refusing member 'notes.txt'"),
-    (lambda ms: [(n, d) for n, d in ms if n != "MANIFEST.json"], "MANIFEST.json or bundle.json missing"),
-])
+    (lambda ms: [(n, d) for n, d in ms if n != "MANIFEST.json"], "expected MANIFEST.json"),
+    (lambda ms: [(n, d) for n, d in ms if not n.startswith("arrays/")][:2], "cut short"),
+], ids=["checksum", "traversal", "absolute", "stray", "no-manifest", "arrays-missing"])
 def test_malformed_bundles_are_refused_and_the_store_untouched(bundle, tmp_path, change, error):
     _, _, out = bundle
     bad = tmp_path / "bad.kit"
@@ -95,16 +104,130 @@ def test_a_tampered_spec_or_array_is_refused(bundle, tmp_path):
         read(bad)
 
 
-def test_oversized_member_and_not_a_bundle(bundle, tmp_path, monkeypatch):
-    import kit.bundle as b
-    _, _, out = bundle
-    monkeypatch.setattr(b, "MAX_MEMBER", 100)
-    with pytest.raises(KitError, match="too large"):
-        read(out["file"])
+def test_not_a_bundle(tmp_path):
     junk = tmp_path / "junk.kit"
     junk.write_bytes(b"not a tar at all")
     with pytest.raises(KitError, match="not a kit bundle"):
         read(junk)
+
+
+def forged(src, dst, change_members):
+    """Rewrite a bundle with ``change_members(dict)`` and a manifest that matches the result."""
+    def change(ms):
+        ms = change_members(dict(ms))
+        body = {n: d for n, d in ms.items() if n != "MANIFEST.json"}
+        man = {n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in body.items()}
+        return [("MANIFEST.json", json.dumps(man).encode()), ("bundle.json", body.pop("bundle.json")),
+                *body.items()]
+
+    rewrite(src, dst, change)
+    return dst
+
+
+def _npy(a):
+    buf = io.BytesIO()
+    np.save(buf, a)
+    return buf.getvalue()
+
+
+def test_bytes_planted_at_a_key_no_run_refers_to_are_refused(bundle, tmp_path):
+    """Blob keys are the same on every machine: a bundle could plant bytes for a later run."""
+    _, _, out = bundle
+    key = "ab" * 32
+    bad = forged(out["file"], tmp_path / "plant.kit",
+                 lambda ms: {**ms, f"arrays/{key}.npy": _npy(np.zeros(3))})
+    with pytest.raises(KitError, match="is not an array of its runs"):
+        read(bad)
+
+
+def test_an_array_whose_dtype_disagrees_with_its_run_is_refused(bundle, tmp_path):
+    _, _, out = bundle
+    doc = json.loads(dict((n, d) for n, d in _members(out["file"]))["bundle.json"])
+    run = doc["runs"][0]
+    member = f"arrays/{run['blobs']['lr']}.npy"
+
+    def retype(ms):
+        a = np.load(io.BytesIO(ms[member]))
+        return {**ms, member: _npy(a.view(np.int64))}  # the same bytes, another dtype
+
+    with pytest.raises(KitError, match="not the array its run recorded .*dtype <i8, recorded <f8"):
+        read(forged(out["file"], tmp_path / "retype.kit", retype))
+    cut = forged(out["file"], tmp_path / "cut.kit", lambda ms: {**ms, member: ms[member][:40]})
+    with pytest.raises(KitError, match="not the array its run recorded .*not a readable .npy"):
+        read(cut)
+
+
+def test_runs_claiming_this_machine_are_refused(bundle, tmp_path, monkeypatch):
+    """Rewritten to carry this KIT_HOME's host id, a lab's runs looked like this machine's own
+    ("4 stored, 0 to run"). Spec ids are recomputed so only the claim gives them away."""
+    from kit.hosts import host_id
+    from kit.spec import RunSpec
+
+    _, _, out = bundle
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    here = host_id()
+
+    def claim(ms):
+        doc = json.loads(ms["bundle.json"])
+        ids = {}
+        for r in doc["runs"]:
+            r["spec"]["host"] = here
+            new = RunSpec.from_json(json.dumps(r["spec"])).run_id
+            ids[r["id"]], r["id"] = new, new
+        for p in doc["pairs"]:
+            p["a"], p["b"] = ids[p["a"]], ids[p["b"]]
+        return {**ms, "bundle.json": json.dumps(doc).encode()}
+
+    bad = forged(out["file"], tmp_path / "claim.kit", claim)
+    dst = Store(tmp_path / "here")
+    with pytest.raises(KitError, match="claims to have been made on this machine"):
+        import_bundle(dst, bad)
+    assert dst.runs() == []
+
+
+@pytest.mark.parametrize("change", [
+    lambda doc: doc.pop("runs"),
+    lambda doc: doc["runs"][0]["stages"]["lr"].update(shape="x"),
+    lambda doc: doc.update(host=None),
+    lambda doc: doc["pairs"].append({"factor": 1}),
+], ids=["no-runs", "bad-shape", "no-host", "bad-pair"])
+def test_a_malformed_bundle_json_is_one_line(bundle, tmp_path, change):
+    _, _, out = bundle
+
+    def edit(ms):
+        doc = json.loads(ms["bundle.json"])
+        change(doc)
+        return {**ms, "bundle.json": json.dumps(doc).encode()}
+
+    with pytest.raises(KitError, match="bundle.json is malformed"):
+        read(forged(out["file"], tmp_path / "m.kit", edit))
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_read(bundle, tmp_path):
+    """An array member 300 MB of zeros (300 KB compressed) where its run accounts for 160 bytes:
+    refused from the tar header, in a process whose memory stays small."""
+    import subprocess
+    import sys
+
+    _, _, out = bundle
+    doc = json.loads(dict(_members(out["file"]))["bundle.json"])
+    member = f"arrays/{doc['runs'][0]['blobs']['lr']}.npy"
+    bomb = tmp_path / "bomb.kit"
+    forged(out["file"], bomb, lambda ms: {**ms, member: bytes(300 * 2 ** 20)})
+    assert bomb.stat().st_size < 2 * 2 ** 20
+    code = ("import resource, sys; from kit.bundle import read; from kit.errors import KitError\n"
+            "try:\n    read(sys.argv[1])\nexcept KitError as e:\n    print(e)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    proc = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True,
+                          timeout=120)
+    msg, rss_kib = proc.stdout.strip().splitlines()
+    assert "at most" in msg and "fit what its run recorded" in msg
+    assert int(rss_kib) < 400 * 1024  # never near the 300 MB the member claims
+
+
+def _members(path):
+    with tarfile.open(path, "r:gz") as t:
+        return [(m.name, t.extractfile(m).read()) for m in t.getmembers()]
 
 
 def test_cli_export_import(tmp_path, capsys, monkeypatch):
@@ -116,3 +239,14 @@ def test_cli_export_import(tmp_path, capsys, monkeypatch):
     assert main(["import", str(tmp_path / "x.kit")]) == 0
     assert "imported 5 new of 5 runs" in capsys.readouterr().out
     assert main(["import", str(tmp_path / "nope.kit")]) == 1
+    assert "no bundle at" in capsys.readouterr().err
+
+
+def test_export_refuses_to_ship_a_damaged_array(tmp_path):
+    st = budget_store(tmp_path, home=tmp_path / "a")
+    run = st.runs()[0]["id"]
+    f = st.blob_path(st.blobs(run)["lr"])
+    f.write_bytes(f.read_bytes()[:-1] + b"\x07")
+    with pytest.raises(KitError, match="is damaged"):
+        export(st, [run], tmp_path / "x.kit", arrays=True)
+    assert not (tmp_path / "x.kit").exists()

@@ -80,3 +80,21 @@ def test_doctor(tmp_path):
     assert host["name"] == "host" and host["threads"]["cpu_per_wall_1"] > 0
     assert any(p["internal_api"] for p in host["blas"])
     assert "null experiment" in kit(tmp_path / "h", "doctor").stdout
+
+
+def test_a_failed_compare_leaves_the_store_as_it_was(tmp_path, monkeypatch):
+    """The bundle's dataset is not here: refused before anything is imported."""
+    from kit.bundle import export
+    from kit.errors import KitError
+    from kit.onboarding import compare_bundle
+    from kit.store import Store
+    from stored import budget_store
+
+    lab = budget_store(tmp_path, home=tmp_path / "lab")
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
+    out = export(lab, [r["id"] for r in lab.runs()], tmp_path / "lab.kit", arrays=True)
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    here = Store(tmp_path / "here")
+    with pytest.raises(KitError, match="is not here"):
+        compare_bundle(here, out["file"])
+    assert here.runs() == [] and here.pairs() == []
