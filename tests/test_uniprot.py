@@ -7,6 +7,7 @@ import pytest
 
 from kit.cli import main
 from kit.data import load_dataset, uniprot
+from kit.data.http import Limits
 from kit.data.uniprot import Protocol, fetch_dataset, label, verify
 from kit.errors import KitError
 from uniprot_server import TM_CELL, FakeUniProt
@@ -21,12 +22,12 @@ def server():
     srv.stop()
 
 
-def fast_session():
-    return uniprot.session(retries=4, backoff=0.05)
+FAST = Limits(backoff_s=0.05, read_s=5, page_s=20, deadline_s=300)
 
 
 def fetch(url, **kw):
-    raw = uniprot.fetch(url, sess=fast_session(), **kw)
+    kw.setdefault("limits", FAST)
+    raw = uniprot.fetch(url, **kw)
     ds, _ = uniprot.derive(raw, kw.get("protocol", Protocol()))
     return ds
 
@@ -120,7 +121,7 @@ def test_protocol_parameters_and_offline_message(server):
     assert ds.n == 300 and ds.n_train == 201
     assert max(v["sampled"] for v in ds.meta["counts"].values()) == 50
     with pytest.raises(KitError, match="cannot reach UniProt"):
-        uniprot.fetch("http://127.0.0.1:9", refresh=True, sess=fast_session())
+        uniprot.fetch("http://127.0.0.1:9", refresh=True, limits=FAST)
 
 
 def test_cli_fetch_info_verify(server, capsys, monkeypatch):
@@ -136,3 +137,46 @@ def test_cli_fetch_info_verify(server, capsys, monkeypatch):
     assert json.loads(capsys.readouterr().out)["ok"] is True
     shutil.rmtree(uniprot.cache_dir() / "raw" / "10090")
     assert main(["data", "verify"]) == 1
+
+
+
+# -- every wait and every read is bounded, and the message names the bound ---------------------
+@pytest.mark.parametrize("fault, limits, says", [
+    ("wait-forever", FAST, "asks to wait 100000 s .* kit waits at most 120 s"),
+    ("drip", Limits(backoff_s=0.05, page_s=1, attempts=2), "took more than 1 s to arrive"),
+    ("silent", Limits(backoff_s=0.05, read_s=1, attempts=2), "no answer within 1 s"),
+    ("html", Limits(backoff_s=0.05, attempts=2), "not a UniProt TSV page .*text/html"),
+    ("drip", Limits(backoff_s=0.05, deadline_s=2), "passed its deadline of 2 s"),
+], ids=["retry-after", "drip", "silent", "html", "deadline"])
+def test_a_faulty_server_ends_the_fetch_with_the_bound_named(server, fault, limits, says):
+    import time
+
+    server.faults[(9606, 0)] = [fault] * 4
+    start = time.monotonic()
+    with pytest.raises(KitError, match=says):
+        fetch(server.url, limits=limits)
+    assert time.monotonic() - start < 20  # never hours, never 905 s
+    raw = uniprot.cache_dir() / "raw"
+    assert not [p for p in raw.iterdir() if p.name.startswith(".")]
+
+
+def test_a_page_cut_inside_its_last_row_is_fetched_again(server):
+    """Accepted before: one protein missing, another dataset hash, exit 0."""
+    server.faults[(9606, 1)] = ["cut-row"]
+    first = fetch(server.url)
+    assert [r[2] for r in server.requests if r[:2] == (9606, 1)] == ["cut-row", 200]
+    assert first.summary()["counts"]["human"]["fetched"] == 1101
+
+
+def test_a_huge_page_is_refused(server):
+    with pytest.raises(KitError, match="larger than 0 MiB"):
+        fetch(server.url, limits=Limits(page_bytes=1000))
+
+
+def test_a_killed_fetch_leaves_no_temporary_folder_behind(server):
+    """A folder of a fetch whose process is gone is swept by the next fetch."""
+    raw = uniprot.cache_dir() / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    (raw / ".9606-999999999-abc").mkdir()  # a pid that cannot exist
+    fetch(server.url, protocol=Protocol(per_organism=10, keep=100))
+    assert not [p for p in raw.iterdir() if p.name.startswith(".")]

@@ -40,7 +40,10 @@ class FakeUniProt:
     def __init__(self, organisms, per_organism=1100, page_size=500, seed=0):
         self.data = {t: make_entries(t, per_organism, seed) for t in organisms}
         self.page_size = page_size
-        self.faults = {}    # (taxid, page) -> list of "429" | "503" | "truncate", used in order
+        # (taxid, page) -> faults used in order: "429" | "503" | "truncate" | "wait-forever"
+        # (Retry-After: 100000) | "drip" (a byte at a time) | "silent" (never answers) | "html"
+        # (a proxy's error page) | "cut-row" (no Content-Length, cut inside the last row)
+        self.faults = {}
         self.requests = []  # (taxid, page, status, time)
         self.release = RELEASE
         server = self
@@ -94,6 +97,14 @@ class FakeUniProt:
             return self._send(h, 429, b"too many requests", {"Retry-After": "1"})
         if kind == "503":
             return self._send(h, 503, b"unavailable", {})
+        if kind == "wait-forever":
+            return self._send(h, 429, b"slow down", {"Retry-After": "100000"})
+        if kind == "silent":
+            time.sleep(30)
+            return
+        if kind == "html":
+            return self._send(h, 200, b"<html><body>Service unavailable</body></html>",
+                              {"Content-Type": "text/html"})
         rows = self.data[taxid]
         body = "\n".join([HEADER] + rows[cursor:cursor + size]) + "\n"
         headers = {"X-Total-Results": str(len(rows)), "X-UniProt-Release": self.release,
@@ -103,6 +114,29 @@ class FakeUniProt:
             nxt = dict(q, cursor=str(cursor + size), size=str(size))
             headers["Link"] = f'<{self.url}/uniprotkb/search?{urlencode(nxt)}>; rel="next"'
         data = body.encode()
+        if kind == "cut-row":  # the connection closes inside the last row; no length to check
+            h.send_response(200)
+            for k, v in headers.items():
+                h.send_header(k, v)
+            h.send_header("Connection", "close")
+            h.end_headers()
+            h.wfile.write(data[:-20])
+            h.close_connection = True
+            return
+        if kind == "drip":
+            h.send_response(200)
+            for k, v in headers.items():
+                h.send_header(k, v)
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            try:
+                for i in range(len(data)):
+                    h.wfile.write(data[i:i + 1])
+                    h.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass
+            return
         if "gzip" in h.headers.get("Accept-Encoding", ""):
             data = gzip.compress(data)
             headers["Content-Encoding"] = "gzip"

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +25,7 @@ from ..errors import KitError
 from ..paths import subdir
 from ..worker.pipeline import AMINO_ACIDS
 from .dataset import MAX_LEN, MIN_LEN, make_dataset, save_dataset
+from .http import Fetcher, Limits
 
 DEFAULT_URL = "https://rest.uniprot.org"
 NAME = "swissprot"
@@ -66,44 +66,15 @@ def cache_dir() -> Path:
 
 
 # -- HTTP ---------------------------------------------------------------------------------------
-def session(retries: int = 6, backoff: float = 1.0):
-    """A requests session that retries 429/5xx with backoff and honours Retry-After."""
-    import requests
-    from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
-
-    retry = Retry(total=retries, connect=2, read=retries, backoff_factor=backoff,
-                  status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",),
-                  respect_retry_after_header=True, raise_on_status=False)
-    s = requests.Session()
-    s.mount("https://", HTTPAdapter(max_retries=retry))
-    s.mount("http://", HTTPAdapter(max_retries=retry))
-    s.headers.update({"Accept-Encoding": "gzip", "User-Agent": "kit-reproducibility-budget"})
-    s.kit_backoff = backoff  # also paces re-fetches of a page whose body arrived broken
-    return s
-
-
-def _get(sess, url, params=None, attempts=4, timeout=(10, 120)):
-    """One page; a body cut short or undecodable is fetched again, a few times."""
-    import requests
-
-    for attempt in range(attempts):
-        try:
-            r = sess.get(url, params=params, timeout=timeout)
-            body = r.content  # reads (and gunzips) the whole body: truncation raises here
-        except requests.exceptions.ConnectionError as e:
-            # urllib3 has already retried the connection: the server cannot be reached
-            raise KitError(f"cannot reach UniProt at {url.split('/uniprotkb')[0]} (offline?): "
-                           f"{type(e).__name__}") from e
-        except (requests.exceptions.ChunkedEncodingError,
-                requests.exceptions.ContentDecodingError, requests.exceptions.Timeout) as e:
-            err = e
-        else:
-            if r.status_code != 200:
-                raise KitError(f"UniProt answered {r.status_code} for {r.url} after retries")
-            return r, body
-        time.sleep(min(2 ** attempt, 10) * getattr(sess, "kit_backoff", 1.0) / 2)
-    raise KitError(f"UniProt page {url} failed {attempts} times: {type(err).__name__}: {err}")
+def _page_problem(r, body: bytes) -> str | None:
+    """Why a complete-looking answer is not a page of the search (retried, then reported)."""
+    ctype = r.headers.get("Content-Type", "")
+    if "html" in ctype or not r.headers.get("X-UniProt-Release"):
+        return (f"the answer is not a UniProt TSV page (Content-Type {ctype or 'none'}, no "
+                "release header): a proxy or maintenance page?")
+    if body and not body.endswith(b"\n"):
+        return "the page was cut short inside its last row"
+    return None
 
 
 # -- fetch ------------------------------------------------------------------------------------
@@ -125,14 +96,14 @@ def _parse_rows(text: str):
     return rows, bad
 
 
-def fetch_organism(sess, url: str, taxid: int, dest: Path, protocol: Protocol,
+def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol,
                    on_page=lambda done, total: None) -> dict:
     """All pages of one organism into ``dest`` (a fresh folder); returns its manifest."""
     params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv",
               "size": PAGE_SIZE}
     next_url, pages, rows, total, release, urls = f"{url}/uniprotkb/search", [], 0, None, None, []
     while next_url:
-        r, body = _get(sess, next_url, params if not pages else None)
+        r, body = fetcher.get(next_url, params if not pages else None, check=_page_problem)
         urls.append(r.url)
         rel = r.headers.get("X-UniProt-Release")
         if release is None:
@@ -156,12 +127,13 @@ def fetch_organism(sess, url: str, taxid: int, dest: Path, protocol: Protocol,
 
 
 def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Protocol(),
-          on_progress=lambda taxid, name, done, total: None, sess=None) -> dict:
+          on_progress=lambda taxid, name, done, total: None, limits: Limits | None = None) -> dict:
     """Fetch (or reuse from the cache) every organism's raw pages; returns the raw manifest."""
     url = base_url(url)
     raw = cache_dir() / "raw"
     raw.mkdir(exist_ok=True)
-    sess = sess or session()
+    sweep(raw)
+    fetcher = Fetcher(limits or Limits.from_env(), what="UniProt")
     organisms = {}
     for taxid, name in ORGANISMS:
         final = raw / str(taxid)
@@ -169,9 +141,9 @@ def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Pr
             organisms[taxid] = verify_organism(final)  # refuses a tampered cache
             on_progress(taxid, name, 1, 1)
             continue
-        tmp = Path(tempfile.mkdtemp(dir=raw, prefix=f".{taxid}-"))
+        tmp = Path(tempfile.mkdtemp(dir=raw, prefix=f".{taxid}-{os.getpid()}-"))
         try:
-            m = fetch_organism(sess, url, taxid, tmp, protocol,
+            m = fetch_organism(fetcher, url, taxid, tmp, protocol,
                                on_page=lambda d, t, _id=taxid, _n=name: on_progress(_id, _n, d, t))
             m["accessed"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
             m["name"] = name
@@ -187,6 +159,16 @@ def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Pr
         raise KitError(f"cached organisms come from different UniProt releases {sorted(map(str, releases))}; "
                        "run `kit data fetch --refresh`")
     return {"url": url, "organisms": organisms}
+
+
+def sweep(raw: Path) -> None:
+    """Remove the temporary folders of fetches whose process is gone (a kill -9 mid-fetch)."""
+    from ..processes import alive
+
+    for d in raw.glob(".*-*-*"):
+        pid = d.name.split("-")[1]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def verify_organism(folder: Path) -> dict:
@@ -254,9 +236,10 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
     return ds, meta
 
 
-def fetch_dataset(url=None, refresh=False, protocol: Protocol = Protocol(), on_progress=None):
+def fetch_dataset(url=None, refresh=False, protocol: Protocol = Protocol(), on_progress=None,
+                  limits: Limits | None = None):
     """Fetch (or reuse) the raw pages, derive the dataset, store it; returns the dataset."""
-    raw = fetch(url, refresh, protocol, on_progress or (lambda *a: None))
+    raw = fetch(url, refresh, protocol, on_progress or (lambda *a: None), limits)
     ds, _ = derive(raw, protocol)
     save_dataset(ds)
     write_manifest(ds)

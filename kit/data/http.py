@@ -1,0 +1,170 @@
+"""Fetch pages from a web API with every wait and every read bounded, and say which bound was hit.
+
+A fetch has a total deadline; each page has its own time and size limits (a server dripping one
+byte every few seconds, or sending gigabytes, is given up on); a ``Retry-After`` longer than a
+cap is refused rather than obeyed for hours; a body cut short (a Content-Length not met, a gzip
+stream without its end, a last line without its newline) is fetched again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from dataclasses import dataclass, replace
+
+from ..errors import KitError
+
+RETRY_STATUS = (429, 500, 502, 503, 504)
+
+
+@dataclass(frozen=True)
+class Limits:
+    deadline_s: float = 1800.0        # the whole fetch (KIT_FETCH_DEADLINE)
+    page_s: float = 300.0             # one page, however slowly it arrives
+    retry_after_max_s: float = 120.0  # a longer Retry-After ends the fetch (KIT_FETCH_RETRY_AFTER_MAX)
+    page_bytes: int = 64 * 2 ** 20    # one page, decoded (500 proteins are ~0.3 MB)
+    connect_s: float = 10.0
+    read_s: float = 30.0              # silence longer than this is a failed attempt
+    attempts: int = 4
+    backoff_s: float = 1.0
+
+    @classmethod
+    def from_env(cls, **over) -> "Limits":
+        env = {"deadline_s": "KIT_FETCH_DEADLINE", "retry_after_max_s": "KIT_FETCH_RETRY_AFTER_MAX"}
+        values = {}
+        for field, var in env.items():
+            if os.environ.get(var):
+                try:
+                    values[field] = float(os.environ[var])
+                except ValueError:
+                    raise KitError(f"{var} must be a number of seconds, not "
+                                   f"{os.environ[var]!r}") from None
+        values.update({k: v for k, v in over.items() if v is not None})
+        return replace(cls(), **values)
+
+
+class Fetcher:
+    """GET pages under one deadline; ``what`` names the server in messages ("UniProt")."""
+
+    def __init__(self, limits: Limits = Limits(), session=None, what: str = "the server"):
+        import requests
+        from requests.adapters import HTTPAdapter
+        from urllib3.util.retry import Retry
+
+        self.limits, self.what = limits, what
+        self.deadline = time.monotonic() + limits.deadline_s
+        if session is None:
+            # connection errors only: statuses and broken bodies are retried here, with bounds
+            session = requests.Session()
+            adapter = HTTPAdapter(max_retries=Retry(total=None, connect=2, read=False, status=0,
+                                                    other=0, backoff_factor=0.5))
+            session.mount("https://", adapter)
+            session.mount("http://", adapter)
+        session.headers.update({"Accept-Encoding": "gzip",
+                                "User-Agent": "kit-reproducibility-budget"})
+        self.session = session
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise KitError(f"the fetch from {self.what} passed its deadline of "
+                           f"{self.limits.deadline_s:.0f} s (--deadline or KIT_FETCH_DEADLINE "
+                           "allows more); what is complete is kept for the next attempt")
+        return left
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, min(seconds, self._left())))
+
+    def get(self, url: str, params=None, check=None):
+        """(response, decoded body) of one page. ``check(response, body)`` may return why a
+        complete-looking page is not what was asked for (an HTML error page, say): retried."""
+        import requests
+
+        lim, why = self.limits, "no attempt"
+        for attempt in range(lim.attempts):
+            left = self._left()
+            try:
+                r = self.session.get(url, params=params, stream=True,
+                                     timeout=(lim.connect_s, min(lim.read_s, left)))
+            except requests.exceptions.ReadTimeout:  # connected, then silence
+                why = f"no answer within {lim.read_s:.0f} s"
+                self._sleep(lim.backoff_s * 2 ** attempt)
+                continue
+            except requests.exceptions.ConnectionError as e:  # includes ConnectTimeout
+                raise KitError(f"cannot reach {self.what} at {_origin(url)} (offline?): "
+                               f"{type(e).__name__}") from e
+            with r:
+                if r.status_code in RETRY_STATUS:
+                    wait = _retry_after(r) or lim.backoff_s * 2 ** attempt
+                    if wait > lim.retry_after_max_s:
+                        raise KitError(f"{self.what} asks to wait {wait:.0f} s before trying again "
+                                       f"(HTTP {r.status_code}); kit waits at most "
+                                       f"{lim.retry_after_max_s:.0f} s (--max-retry-after or "
+                                       "KIT_FETCH_RETRY_AFTER_MAX): try later")
+                    why = f"HTTP {r.status_code}"
+                    self._sleep(wait)
+                    continue
+                if r.status_code != 200:
+                    raise KitError(f"{self.what} answered HTTP {r.status_code} for {r.url}")
+                body, why = self._body(r)
+                if body is not None and check:
+                    why = check(r, body)
+                if why is None:
+                    return r, body
+            self._sleep(lim.backoff_s * 2 ** attempt / 2)
+        raise KitError(f"{self.what} page {url} failed {lim.attempts} times: {why}")
+
+    def _body(self, r) -> tuple:
+        """(decoded bytes, None), or (None, why the body is incomplete)."""
+        lim = self.limits
+        start, raw = time.monotonic(), bytearray()
+        gz = "gzip" in r.headers.get("Content-Encoding", "")
+        dec = zlib.decompressobj(31) if gz else None
+        out = bytearray()
+        try:
+            while True:
+                chunk = r.raw.read1(65536, decode_content=False)
+                if not chunk:
+                    break
+                raw += chunk
+                out += dec.decompress(chunk, lim.page_bytes + 1 - len(out)) if gz else chunk
+                if len(out) > lim.page_bytes:
+                    raise KitError(f"a page from {self.what} is larger than "
+                                   f"{lim.page_bytes / 2**20:.0f} MiB; refusing it")
+                if time.monotonic() - start > lim.page_s:
+                    return None, f"the page took more than {lim.page_s:.0f} s to arrive"
+                self._left()
+        except (OSError, ValueError, zlib.error) as e:
+            return None, f"the body broke off ({type(e).__name__})"
+        except Exception as e:  # noqa: BLE001 - urllib3's protocol errors: a broken body
+            if isinstance(e, KitError):
+                raise
+            return None, f"the body broke off ({type(e).__name__})"
+        length = r.headers.get("Content-Length")
+        if length and length.isdigit() and int(length) != len(raw):
+            return None, f"the body was cut short ({len(raw)} of {length} bytes)"
+        if gz and not dec.eof:
+            return None, "the gzip stream was cut short"
+        return bytes(out), None
+
+
+def _retry_after(r) -> float | None:
+    value = r.headers.get("Retry-After", "").strip()
+    if value.isdigit():
+        return float(value)
+    if value:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _origin(url: str) -> str:
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    return f"{u.scheme}://{u.netloc}"
