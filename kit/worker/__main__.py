@@ -28,7 +28,42 @@ def _probe(n=1200, repeats=4):
     return {"wall_s": time.perf_counter() - w, "cpu_s": time.process_time() - c, "n": n}
 
 
+def _die_with_parent():
+    """Exit as soon as the kit process that started us is gone (a kill -9 leaves no orphan).
+
+    Linux: the kernel sends SIGKILL (PR_SET_PDEATHSIG); everywhere: a thread polls the parent.
+    """
+    import threading
+
+    parent = int(os.environ.get("KIT_PARENT_PID") or 0)
+    if not parent:
+        return
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+    def orphaned():
+        return os.getppid() != parent
+
+    if orphaned():  # the parent died before we could ask to die with it
+        os._exit(1)
+
+    def watch():
+        while True:
+            time.sleep(0.5)
+            if orphaned():
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(argv=None):
+    _die_with_parent()
     ap = argparse.ArgumentParser(prog="python -m kit.worker")
     ap.add_argument("--spec", help="run specification (JSON)")
     ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")

@@ -1,0 +1,98 @@
+"""Real `kit run` processes killed, terminated and run side by side: no orphan, no half-run,
+no spec run twice. Worker processes are found by their temporary folder in their arguments
+(``tmp/run-<kit pid>-<run id>-...``)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+KIT = str(Path(sys.executable).with_name("kit"))
+PLAN = ["run", "--factor", "seed", "--n", "200", "--threads", "1", "--seeds", "0-3"]
+
+
+def workers():
+    """{worker pid: (kit pid, run id prefix)} of every kit worker running now."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            args = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"kit.worker" in args:
+            spec = next((a.decode() for a in args if a.endswith(b"spec.json")), "")
+            name = Path(spec).parent.name.split("-")  # run-<pid>-<runid>-xxxx
+            if len(name) >= 3:
+                out[int(d.name)] = (int(name[1]), name[2])
+    return out
+
+
+def start(home):
+    return subprocess.Popen([KIT, *PLAN], env=dict(os.environ, KIT_HOME=str(home)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_worker(kit_pid, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        mine = [w for w, (k, _) in workers().items() if k == kit_pid]
+        if mine:
+            return mine
+        time.sleep(0.05)
+    raise AssertionError("no worker started")
+
+
+def gone(pids, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not any(Path(f"/proc/{p}").exists() for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+def test_kill_9_of_kit_takes_its_worker_along_and_the_next_run_sweeps_and_resumes(tmp_path):
+    home = tmp_path / "h"
+    kit = start(home)
+    worker = wait_for_worker(kit.pid)
+    os.kill(kit.pid, signal.SIGKILL)  # kit only, not its process group
+    kit.wait()
+    assert gone(worker), "the worker outlived kit"
+    assert list((home / "tmp").iterdir())  # its folder is left behind by the kill ...
+    again = subprocess.run([KIT, *PLAN], env=dict(os.environ, KIT_HOME=str(home)),
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0
+    assert list((home / "tmp").iterdir()) == []  # ... and swept by the next run
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+def test_sigterm_ends_kit_with_143_a_message_and_no_worker(tmp_path):
+    kit = start(tmp_path / "h")
+    worker = wait_for_worker(kit.pid)
+    kit.send_signal(signal.SIGTERM)
+    err = kit.stderr.read()
+    assert kit.wait(timeout=60) == 143
+    assert "kit: terminated; finished runs are stored" in err and "Traceback" not in err
+    assert gone(worker)
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
+def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path):
+    """Three `kit run`s of one plan at once: each of the 4 runs is made by exactly one of them."""
+    home = tmp_path / "h"
+    kits = [start(home) for _ in range(3)]
+    seen = {}
+    while any(k.poll() is None for k in kits):
+        for kit_pid, run in workers().values():
+            seen.setdefault(run, set()).add(kit_pid)
+        time.sleep(0.02)
+    assert all(k.returncode == 0 for k in kits), [k.stderr.read() for k in kits]
+    assert len(seen) == 4 and all(len(pids) == 1 for pids in seen.values()), seen
