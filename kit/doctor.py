@@ -10,7 +10,7 @@ from .platforms import Platform
 from .runner import worker_env
 from .spec import RunSpec
 from . import external
-from .stacks import built_stack, definitions, stack_status
+from .stacks import built_stack, definitions, stack_status, status
 
 # OpenBLAS kernels that mean "this build did not recognise the CPU" on a modern x86_64
 _GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
@@ -53,8 +53,9 @@ def stack_doctor(names, plat: Platform) -> list:
         if name in defs:
             stack = built_stack(defs[name], plat)
             command = stack.command if stack else None
-            row = {"name": name, "status": "built" if stack else "not built",
-                   "expected_blas": defs[name].blas.get(plat.key)}
+            st, why = status(defs[name], plat)
+            row = {"name": name, "status": st, "expected_blas": defs[name].blas.get(plat.key),
+                   **({"problems": [why]} if st == "broken" else {})}
         else:
             st, why = stack_status(name, plat)
             command = (ext[name]["python"],) if st == "built" else None
@@ -169,10 +170,25 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
         out_stacks.append({"name": s["name"], "threads": probe,
                            "blas": [p for p in rep["measured"].get("threadpools") or []
                                     if p.get("user_api") == "blas"]})
+    from .repair import check_store
+
+    user_store = Store()
+    try:
+        stored = check_store(user_store, full=False)  # arrays verified since their last change are trusted
+    finally:
+        user_store.close()
+    if not stored["ok"]:
+        problems_out.append({"problem": f"the store holds damaged or missing data "
+                             f"({len(stored['damaged'])} damaged, {len(stored['missing'])} missing "
+                             f"arrays, {len(stored['datasets'])} dataset files, {stored['orphans']} "
+                             "orphan files)",
+                             "remedy": "`kit store check --repair` drops them; the next `kit run` "
+                                       "makes the runs again"})
     busy = [s["name"] for s in out_stacks if s["threads"]["honoured"] is None]
     return {"null_experiment": {"ok": null_ok, "pairs": row["pairs"], "identical": row["all_identical"],
                                 "dataset": a.dataset.name},
-            "stacks": out_stacks, "problems": problems_out, "ok": null_ok,
+            "stacks": out_stacks, "problems": problems_out, "store": stored,
+            "ok": null_ok and stored["ok"],
             "busy": ({"stacks": busy, "busy_cores": max(s["threads"]["busy_cores"] for s in out_stacks),
                       "cores": cores} if busy else None)}
 

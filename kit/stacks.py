@@ -8,6 +8,7 @@ starts its interpreter and an identity that goes into every RunSpec made in it.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -128,6 +129,66 @@ def _marker(d: StackDef) -> dict | None:
     return m if m.get("lock_sha256") == current else None
 
 
+def damage(venv: Path) -> str | None:
+    """What is missing or changed in a built environment, in one line (None: it is whole).
+
+    Every installed file is listed with its size in its package's RECORD; checking that each
+    is present at that size finds a deleted library (numpy's .so, say) without importing it.
+    """
+    python = venv_python(venv)
+    if not python.exists():  # resolves the symlink: the interpreter the venv was built on
+        return f"its interpreter {python} (or the Python it links to) is gone"
+    sites = list(venv.glob("lib/python*/site-packages")) or list(venv.glob("Lib/site-packages"))
+    if not sites:
+        return "it has no site-packages folder"
+    return _record_damage(str(sites[0]), _mtime(venv / MARKER))
+
+
+def recheck() -> None:
+    """Forget this process's integrity checks (a long-lived process: the TUI's Setup refresh)."""
+    _record_damage.cache_clear()
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+@lru_cache(maxsize=64)
+def _record_damage(site: str, _marker_mtime: int) -> str | None:
+    bad, checked = [], 0
+    stat = os.stat
+    for record in glob.glob(os.path.join(glob.escape(site), "*.dist-info", "RECORD")):
+        try:
+            with open(record, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return f"{Path(record).parent.name}/RECORD is unreadable"
+        for line in lines:
+            # path,sha256=...,size ; a path with a comma is quoted (csv) and skipped here
+            path, _, size = line.rpartition(",")
+            if not size.isdigit() or path.startswith('"'):
+                continue
+            path = path.rpartition(",")[0]
+            # metadata and bytecode are rewritten by installers (uv compiles .pyc; Intel's wheels
+            # record other METADATA sizes than they ship): the code and libraries are what count
+            if ".dist-info/" in path or path.endswith(".pyc"):
+                continue
+            checked += 1
+            try:
+                if stat(site + os.sep + path).st_size != int(size):
+                    bad.append(f"{path} (changed)")
+            except OSError:
+                bad.append(f"{path} (missing)")
+    if not checked:
+        return "no installed package is recorded in it"
+    if bad:
+        return f"{len(bad)} installed file(s) missing or changed, e.g. {bad[0]}"
+    return None
+
+
 def unavailable_reason(d: StackDef, plat: Platform, check_python: bool = True) -> str | None:
     """Why this stack cannot exist here, in one line; None if it can."""
     if plat.key not in d.platforms:
@@ -149,11 +210,14 @@ def unavailable_reason(d: StackDef, plat: Platform, check_python: bool = True) -
 
 
 def status(d: StackDef, plat: Platform) -> tuple:
-    """("built" | "not built" | "unavailable", reason or None)."""
+    """("built" | "broken" | "not built" | "unavailable", reason or None)."""
     reason = unavailable_reason(d, plat, check_python=False)
     if reason:
         return "unavailable", reason
     if _marker(d):
+        broken = damage(d.venv())
+        if broken:
+            return "broken", f"{broken}; `kit stacks build {d.name}` repairs it"
         return "built", None
     reason = unavailable_reason(d, plat)
     return ("unavailable", reason) if reason else ("not built", None)
@@ -252,7 +316,7 @@ def venv_python(venv: Path) -> Path:
 def built_stack(d: StackDef, plat: Platform | None = None) -> Stack | None:
     """The runnable form of a built stack, or None if it is not (completely) built."""
     m = _marker(d)
-    if m is None:
+    if m is None or damage(d.venv()):
         return None
     plat = plat or detect()
     ident = hashlib.sha256(json.dumps([m["lock_sha256"], m["python"], m["machine"]]).encode())
@@ -280,5 +344,9 @@ def get_stack(name: str) -> Stack:
         raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
     stack = built_stack(defs[name])
     if stack is None:
+        broken = _marker(defs[name]) and damage(defs[name].venv())
+        if broken:
+            raise KitError(f"stack {name!r} is damaged ({broken}): `kit stacks build {name}` "
+                           "repairs it")
         raise KitError(f"stack {name!r} is not built: run `kit stacks build {name}`")
     return stack

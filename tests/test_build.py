@@ -103,3 +103,31 @@ def test_stacks_lock_regenerates_the_same_lock(capsys):
     assert main(["stacks", "lock", PAIR[0]]) == 0
     after = (d.lock_dir() / "uv.lock").read_text()
     assert after == before
+
+
+def test_a_damaged_stack_is_named_refused_and_repaired(capsys):
+    """numpy's compiled core deleted: the stack said "built", the doctor found nothing, and runs
+    failed with numpy's last line. Now it is "broken" everywhere, with the fix, and rebuilt."""
+    d = definitions()[PAIR[0]]
+    core = next(d.venv().glob("lib/python*/site-packages/numpy/core/_multiarray_umath*.so"))
+    core.unlink()
+    from kit.stacks import recheck
+
+    recheck()  # as a new `kit` process would: this one checked the stack when it was whole
+    rows = {r["name"]: r for r in _stacks_json(capsys)}
+    assert rows[PAIR[0]]["status"] == "broken" and "_multiarray_umath" in rows[PAIR[0]]["reason"]
+    assert main(["stacks", "doctor", "--json", PAIR[0]]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["status"] == "broken"
+    from kit.errors import KitError
+    from kit.stacks import get_stack
+
+    with pytest.raises(KitError, match=f"stack '{PAIR[0]}' is damaged .*kit stacks build {PAIR[0]}"):
+        get_stack(PAIR[0])
+    assert main(["stacks", "build", PAIR[0]]) == 0
+    capsys.readouterr()
+    assert {r["name"]: r for r in _stacks_json(capsys)}[PAIR[0]]["status"] == "built"
+    # damaged again: `kit run` rebuilds the stacks its plan needs before it runs anything
+    next(d.venv().glob("lib/python*/site-packages/numpy/core/_multiarray_umath*.so")).unlink()
+    recheck()
+    assert main(["run", "--factor", "sklearn", "--n", "300", "--yes"]) == 0
+    assert f"built stack {PAIR[0]}" in capsys.readouterr().err

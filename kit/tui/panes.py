@@ -51,8 +51,9 @@ class SetupPane(Vertical):
 
     def refresh_all(self) -> None:
         from ..data import load_dataset
-        from ..stacks import listing
+        from ..stacks import listing, recheck
 
+        recheck()  # a stack may have been damaged (or repaired) since the app started
         app = self.app
         try:
             s = load_dataset(app.dataset_name, app.n).summary()
