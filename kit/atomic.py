@@ -24,8 +24,14 @@ def atomic_path(dest):
 
 
 def write_bytes(dest, data: bytes) -> None:
-    with atomic_path(dest) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+    """Write ``data`` to ``dest`` whole or not at all; a full disk is a one-line KitError."""
+    try:
+        with atomic_path(dest) as tmp:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+    except OSError as e:
+        from .errors import KitError
+
+        raise KitError(f"cannot write {dest}: {e.strerror or e}; nothing was changed") from None

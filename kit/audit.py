@@ -21,6 +21,9 @@ from .stacks import HOST, definitions, stack_status
 from .store import Store
 
 
+ASK_ABOVE = 200  # runs; a larger plan is confirmed first (`--yes` for scripts)
+
+
 @dataclass
 class Audit:
     dataset: Dataset

@@ -117,6 +117,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="torch-device: the accelerator to compare with the CPU")
     p.add_argument("--torch-stack", metavar="NAME",
                    help="torch factors: run in this stack (e.g. one added with `kit stacks add`)")
+    p.add_argument("--yes", action="store_true",
+                   help="do not ask before a large plan or before building stacks (for scripts)")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
 
     p = sub.add_parser("budget", help="the budget table of the stored pairs")
@@ -158,6 +160,14 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="null experiment, thread control and BLAS, with remedies")
     p.add_argument("--n", type=_positive, default=200, help="proteins in the null experiment")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("store", help="verify the stored arrays and datasets; repair damage")
+    ssub2 = p.add_subparsers(dest="store_cmd", required=True, metavar="ACTION", parser_class=_Parser)
+    q = ssub2.add_parser("check", help="hash every stored array and dataset file again")
+    q.add_argument("--repair", action="store_true",
+                   help="drop damaged arrays and the runs that used them (the next `kit run` "
+                        "makes them again), and orphan files")
+    q.add_argument("--json", action="store_true")
 
     p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
     p.add_argument("--dataset", default="synthetic")
@@ -203,6 +213,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--per-organism", type=_positive, default=1000, help="proteins sampled per organism")
     q.add_argument("--keep", type=_positive, default=6000, help="proteins kept from the shuffled pool")
     q.add_argument("--seed", type=int, default=20261005, help="sampling and shuffling seed")
+    q.add_argument("--deadline", type=_positive, metavar="SECONDS",
+                   help="give up after this long in all (default 1800; env KIT_FETCH_DEADLINE)")
+    q.add_argument("--max-retry-after", type=_positive, metavar="SECONDS",
+                   help="wait at most this long when UniProt asks to (default 120; env "
+                        "KIT_FETCH_RETRY_AFTER_MAX)")
     q = dsub.add_parser("verify", help="re-hash a dataset (swissprot: its cached pages too)")
     q.add_argument("name", nargs="?", default="swissprot")
     q.add_argument("--json", action="store_true")
@@ -266,6 +281,12 @@ def _cmd_run(args) -> int:
     todo = len(au.todo(a, store))
     err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): {len(a.specs) - todo} stored, "
               f"{todo} to run")
+    if todo > au.ASK_ABOVE and not args.yes:
+        est = au.estimate_seconds(a, store)
+        _confirm(err, f"{todo} runs to do" + (f" (about {est / 3600:.1f} h from past timings)"
+                                               if est else "") + ".",
+                 f"A plan of more than {au.ASK_ABOVE} runs needs --yes when there is no terminal "
+                 "to ask.")
     with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err,
                   disable=todo == 0) as bar:
@@ -280,6 +301,15 @@ def _cmd_run(args) -> int:
     b = budget(store, a.dataset.sha256)
     _print_json(b) if args.json else print(budget_text(b))
     return 0
+
+
+def _confirm(err, what: str, refusal: str) -> None:
+    """Ask on a terminal; without one, refuse (the message says how to go ahead)."""
+    if not sys.stdin.isatty():
+        raise KitError(f"{what} {refusal}")
+    answer = err.input(f"{what} Go ahead? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise KitError("not started; nothing was run")
 
 
 def _cmd_budget(args) -> int:
@@ -470,11 +500,14 @@ def _cmd_data(args) -> int:
     if args.data_cmd == "verify":
         from .data import uniprot
 
+        from .data.dataset import verify_worker_files
+
         if args.name == uniprot.NAME:
             out = uniprot.verify()
         else:
             ds = load_dataset(args.name)
             out = {"dataset": ds.name, "sha256": ds.sha256, "ok": True}
+        out["worker_files"] = verify_worker_files()  # what runs really read, by dataset hash
         _print_json(out) if args.json else print(f"{out['dataset']}: ok, sha256 {out['sha256'][:12]}")
         return 0
     if args.data_cmd == "list":
@@ -594,7 +627,10 @@ def _data_fetch(args) -> int:
                 tasks[taxid] = bar.add_task(name, total=total)
             bar.update(tasks[taxid], completed=done, total=total)
 
-        ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress)
+        from .data.http import Limits
+
+        limits = Limits.from_env(deadline_s=args.deadline, retry_after_max_s=args.max_retry_after)
+        ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress, limits)
     s = ds.summary()
     print(f"swissprot: {s['rows']} proteins ({s['train']} train, {s['test']} test), "
           f"{s['positives']} with a transmembrane segment; UniProt release {s['release']} "
@@ -602,15 +638,39 @@ def _data_fetch(args) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
+def _cmd_store(args) -> int:
+    from rich.console import Console
+
+    from .repair import check_store
+    from .store import Store
+    from .tables import store_check_text
+
+    with Console(stderr=True).status("hashing every stored array and dataset file"):
+        rep = check_store(Store(), repair=args.repair)
+    _print_json(rep) if args.json else print(store_check_text(rep))
+    return 0 if rep["ok"] or rep["repaired"] else 1
+
+
+_COMMANDS = {"store": _cmd_store, "run": _cmd_run, "budget": _cmd_budget, "runs": _cmd_runs, "data": _cmd_data,
              "stacks": _cmd_stacks, "verdicts": _cmd_verdicts, "advise": _cmd_advise,
              "report": _cmd_report, "tui": _cmd_tui, "export": _cmd_export,
              "import": _cmd_import, "compare": _cmd_compare, "doctor": _cmd_doctor,
              "amplify": _cmd_amplify}
 
 
+class _Terminated(Exception):
+    """SIGTERM: end as an interrupt does (workers killed, finished runs kept), and say so."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None) -> int:
+    import signal
+
     args = _parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _COMMANDS[args.cmd](args)
     except KitError as e:
@@ -620,6 +680,10 @@ def main(argv=None) -> int:
         print("kit: interrupted; finished runs are stored, run the same command to resume",
               file=sys.stderr)
         return 130
+    except _Terminated:
+        print("kit: terminated; finished runs are stored, run the same command to resume",
+              file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # the reader went away (`kit runs | head`): end quietly, as `ls | head` does
         import os
@@ -630,6 +694,8 @@ def main(argv=None) -> int:
         print(f"kit: internal error: {type(e).__name__}: {e} (a bug in kit; the traceback is in "
               f"{_log_traceback(e)})", file=sys.stderr)
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _log_traceback(error: BaseException) -> str:

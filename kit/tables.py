@@ -285,3 +285,24 @@ def amplify_text(rep: dict) -> str:
         out += ["", f"Embedding rounded to float32 and back (difference {fmt(f32['emb_rel'])}): flips "
                 + ", ".join(f"{m} {fmt(v, 4)}" for m, v in f32["flips"].items())]
     return "\n".join(out)
+
+
+def store_check_text(rep: dict) -> str:
+    out = [f"{rep['arrays']} arrays recorded, {rep['files']} files checked"]
+    if rep["ok"]:
+        return out[0] + ": every array and dataset file is what its runs recorded."
+    for d in rep["damaged"]:
+        out.append(f"damaged array {d['blob'][:12]} ({d['why']}), used by {len(d['runs'])} run(s)")
+    for m in rep["missing"]:
+        out.append(f"missing array {m['blob'][:12]} of {len(m['runs'])} run(s) made here")
+    if rep["orphans"]:
+        out.append(f"{rep['orphans']} array file(s) that no run refers to")
+    for name, why in rep["datasets"].items():
+        out.append(f"dataset file {name[:12]}: {why}")
+    if rep["repaired"]:
+        out.append(f"repaired: dropped {len(rep['runs_affected'])} run(s) and the damaged files"
+                   + (f"; run these factors again: {', '.join(rep['factors_to_rerun'])}"
+                      if rep["factors_to_rerun"] else ""))
+    else:
+        out.append("`kit store check --repair` drops them; the next `kit run` makes them again")
+    return "\n".join(out)

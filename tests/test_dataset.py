@@ -69,3 +69,42 @@ def test_synthetic_is_cached_and_labelled(kit_home):
     assert (kit_home / "datasets" / "synthetic-200.json").exists()
     with pytest.raises(KitError):
         load_dataset("synthetic", 50)
+
+
+def test_the_file_a_worker_reads_is_verified_before_each_plan(tmp_path, capsys):
+    """Editing labels in datasets/by-hash/<sha>.json changed every later run's results under
+    the original hash, and `kit data verify` said ok."""
+    import json
+
+    from kit.cli import main
+    from kit.data.dataset import dataset_path, verify_worker_file
+
+    ds = load_dataset("synthetic", 120)
+    path = dataset_path(ds)
+    good = path.read_bytes()
+    doc = json.loads(good)
+    doc["labels"][0] = 1 - doc["labels"][0]
+    path.write_text(json.dumps(doc, separators=(",", ":")))
+    assert verify_worker_file(path) == "its records do not hash to its name"
+    assert main(["data", "verify", "synthetic"]) == 1
+    assert "damaged" in capsys.readouterr().err
+    assert dataset_path(ds).read_bytes() == good  # the next plan rewrites it from the dataset
+    assert verify_worker_file(path) is None
+
+
+def test_a_full_disk_leaves_no_half_written_dataset(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from kit.data.dataset import save_dataset, stored_datasets
+
+    ds = load_dataset("synthetic", 120)
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(KitError, match="No space left on device; nothing was changed"):
+        save_dataset(ds.__class__(**{**ds.__dict__, "name": "mine"}))
+    assert "mine" not in stored_datasets()
+    assert not list((tmp_path / "kit-home" / "datasets").glob(".*tmp"))

@@ -22,6 +22,7 @@ SYNTHETIC_N = 6000
 # a first look (the TUI, bootstrap's smoke audit): the smallest size at which all four models
 # learn on the built-in set in every seed (at 600 the MLP predicts one class for every protein)
 FIRST_LOOK_N = 1000
+MAX_SYNTHETIC_N = 200_000  # 20 s to generate; beyond it a typo (--n 10^9) would generate for hours
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,9 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None) -> Dataset:
         size = SYNTHETIC_N if n is None else n
         if size < 100:
             raise KitError("--n must be at least 100 for the synthetic set (64 SVD components)")
+        if size > MAX_SYNTHETIC_N:
+            raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,} "
+                           "proteins")
         path = _path(f"{SYNTHETIC}-{size}")
         if path.exists():
             return _read(path)
@@ -181,10 +185,66 @@ def stored_datasets() -> list:
     return sorted(p.stem for p in subdir("datasets").glob("*.json"))
 
 
+def _worker_doc(ds: Dataset) -> bytes:
+    """What a worker reads: the records in split order and the cut, with the dataset's hash
+    (ids and organisms too, so that the file can be re-hashed on its own)."""
+    return json.dumps({"sha256": ds.sha256, "ids": ds.ids, "seqs": ds.seqs, "labels": ds.labels,
+                       "organisms": ds.organisms, "n_train": ds.n_train},
+                      separators=(",", ":")).encode()
+
+
+_checked: dict = {}  # path -> the file identity verified in this process
+
+
 def dataset_path(ds: Dataset) -> Path:
-    """The file a worker reads; written if this (possibly head-cut) dataset has none yet."""
+    """The file a worker reads, verified to hold exactly ``ds`` (rewritten if it does not).
+
+    An edited file would change every later run's results under the original hash, so its
+    bytes are compared with the dataset's before each plan, and once per change of the file.
+    """
     path = subdir("datasets") / "by-hash" / f"{ds.sha256}.json"
-    if not path.exists():
-        doc = {"seqs": ds.seqs, "labels": ds.labels, "n_train": ds.n_train}
-        write_bytes(path, json.dumps(doc, separators=(",", ":")).encode())
+    ident = _file_ident(path)
+    if ident is not None and _checked.get(path) == ident:
+        return path
+    want = _worker_doc(ds)
+    try:
+        same = path.read_bytes() == want
+    except OSError:
+        same = False
+    if not same:
+        write_bytes(path, want)
+    _checked[path] = _file_ident(path)
     return path
+
+
+def _file_ident(path: Path):
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def verify_worker_file(path: Path) -> str | None:
+    """Why a worker's dataset file does not hold the dataset its name says (None: it does)."""
+    try:
+        doc = json.loads(path.read_text())
+        ds = Dataset("check", "check", tuple(doc["ids"]), tuple(doc["seqs"]), tuple(doc["labels"]),
+                     tuple(doc["organisms"]), doc["n_train"], None)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"unreadable ({type(e).__name__})"
+    if ds.sha256 != path.stem or doc.get("sha256") != path.stem:
+        return "its records do not hash to its name"
+    return None
+
+
+def verify_worker_files() -> int:
+    """Re-hash every dataset file workers read; KitError naming the damaged ones. Returns how
+    many were checked."""
+    files = sorted((subdir("datasets") / "by-hash").glob("*.json"))
+    bad = [f"{p.stem[:12]} ({why})" for p in files if (why := verify_worker_file(p))]
+    if bad:
+        raise KitError(f"dataset file(s) that runs read are damaged: {', '.join(bad)}; "
+                       "`kit store check --repair` removes them (they are written again from the "
+                       "dataset before the next run)")
+    return len(files)
