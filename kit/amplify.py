@@ -45,9 +45,11 @@ def precision_point(rows: list) -> dict | None:
             "flips": {m: d["flips_median"] for m, d in r["models"].items()}}
 
 
-def first_flip(curve: list) -> float | None:
-    """The smallest eps at which the model first flips a prediction (None: never in the sweep)."""
-    return next((p["eps"] for p in curve if p["flips_max"] > 0), None)
+def first_flip(curve: list, any_draw: bool = False) -> float | None:
+    """The smallest eps whose median flips are above zero, as the curve's table shows them
+    (``any_draw``: at which at least one noise draw flipped a prediction). None: never."""
+    key = "flips_max" if any_draw else "flips_median"
+    return next((p["eps"] for p in curve if p[key] > 0), None)
 
 
 def predict(curve: list, emb_rel: float | None) -> float | None:
@@ -111,4 +113,5 @@ def report(rows: list) -> dict:
     """What `kit amplify --json` prints: curves, first flips, the float32 point, explanations."""
     cs = curves(rows)
     return {"curves": cs, "first_flip": {m: first_flip(c) for m, c in cs.items()},
+            "first_flip_any": {m: first_flip(c, any_draw=True) for m, c in cs.items()},
             "float32_roundtrip": precision_point(rows), "explained": explain(rows)}

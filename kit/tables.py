@@ -1,14 +1,17 @@
-"""Plain-text tables of budgets and runs for the terminal (tabulate); no computation here."""
+"""Plain-text tables of budgets and runs for the terminal (tabulate); no computation here.
+
+Every table and paragraph fits the terminal's width (kit.fit): cells wrap, wide tables split.
+"""
 
 from __future__ import annotations
 
-from tabulate import tabulate
+from .fit import para, table
 
 from .advice import not_measured_lines
 from .compare import ALL_MODELS, STAGES
 from .numbers import fmt
 
-_SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inertia"}
+_SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
 
 
 def factor_label(row: dict) -> str:
@@ -68,9 +71,9 @@ def verdict_cells(v: dict) -> list:
 
 def dataset_line(ds: dict, why: str | None = None) -> str:
     tag = " [SYNTHETIC]" if ds.get("synthetic") else ""
-    return (f"dataset {ds.get('name', '?')}{tag}: {ds.get('rows', '?')} proteins, "
-            f"{ds.get('test', '?')} test, sha256 {ds.get('sha256', '')[:12]}"
-            + (f" ({why})" if why else ""))
+    return para(f"dataset {ds.get('name', '?')}{tag}: {ds.get('rows', '?')} proteins, "
+                f"{ds.get('test', '?')} test, sha256 {ds.get('sha256', '')[:12]}"
+                + (f" ({why})" if why else ""), "  ", "")
 
 
 def budget_text(b: dict, why: str | None = None) -> str:
@@ -84,32 +87,29 @@ def budget_text(b: dict, why: str | None = None) -> str:
     bits = [[factor_label(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" if s in r["identical"]
                                       else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
-            tabulate(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages],
-                     disable_numparse=True)]
+            table(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages], key=2)]
     mags = [[factor_label(r), fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
              fmt(r["sign_flips_max"]), fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
             for r in rows if r["emb_rel_max"] is not None]
     if mags:
         out += ["", "Magnitudes (largest over the pairs; ARI and Jaccard: lowest)",
-                tabulate(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
-                                "k-means ARI", "kNN Jaccard"], disable_numparse=True)]
+                table(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
+                             "k-means ARI", "kNN Jaccard"])]
     n_test = b["dataset"].get("test", "?")
     preds = [[factor_label(r)] + [flips_cell(r["models"].get(m)) for m in models]
              + [fmt(max(d["max_dp"] for d in r["models"].values())), verdicts_cell(r)]
              for r in rows]
-    out += ["", f"Predictions: flips of {n_test} test proteins, median/max (median in seed units); "
-            "conclusions: most of the 12 verdicts changed in one pair",
-            tabulate(preds, ["factor"] + models + ["max |dp|", "verdicts"],
-                     disable_numparse=True)]
+    out += ["", para(f"Predictions: flips of {n_test} test proteins, median/max (median in seed "
+                     "units); conclusions: most of the 12 verdicts changed in one pair"),
+            table(preds, ["factor"] + models + ["max |dp|", "verdicts"])]
     y = b["yardstick"]
     if y:
-        out += ["", f"1 seed unit = the median over the seed pairs ({y['pairs']}; torch: "
-                f"{y['torch_pairs']}): embedding difference {fmt(y['emb_rel'])}; flips "
-                + ", ".join(f"{m} {fmt(v, 4)}" for m, v in y["flips"].items())]
-    if one_class_note(rows):
-        out += ["", "note: " + one_class_note(rows)]
-    if b["note"]:
-        out += ["", "note: " + b["note"]]
+        out += ["", para(f"1 seed unit = the median over the seed pairs ({y['pairs']}; torch: "
+                         f"{y['torch_pairs']}): embedding difference {fmt(y['emb_rel'])}; flips "
+                         + ", ".join(f"{m} {fmt(v, 4)}" for m, v in y["flips"].items()))]
+    for note in (one_class_note(rows), b["note"]):
+        if note:
+            out += ["", para(note, "  ", "note: ")]
     amp = b.get("amplification") or {}
     if amp:
         lines = []
@@ -119,30 +119,27 @@ def budget_text(b: dict, why: str | None = None) -> str:
                     lines.append([name, fmt(e["emb_rel"]), m, fmt(d["predicted"]),
                                   fmt(d["observed"], 4), d["verdict"]])
         if lines:
-            out += ["", "Explained by magnitude? Flips the perturbation curve predicts for each "
-                    "factor's embedding difference, beside those observed (median)",
-                    tabulate(lines, ["factor", "emb diff", "model", "predicted", "observed", "reading"],
-                             disable_numparse=True)]
+            out += ["", para("Explained by magnitude? Flips the perturbation curve predicts for "
+                             "each factor's embedding difference, beside those observed (median)"),
+                    table(lines, ["factor", "emb diff", "model", "predicted", "observed", "reading"])]
     conf = [(r, r["confounds"]) for r in rows if r["confounds"]]
     if conf:
         out += ["", "Confounds: attributes that also differed within a factor's pairs"]
         for r, c in conf:
             for k, v in c.items():
-                out.append(f"  {factor_label(r)}: {k}: {'; '.join(v)}")
+                out.append(para(f"{factor_label(r)}: {k}: {'; '.join(v)}", "      ", "  "))
     return "\n".join(out)
 
 
-def runs_text(runs: list) -> str:
-    rows = []
-    for r in runs:
-        s, env = r["spec"], r["manifest"]["env"]
-        seeds = sorted(set(dict(s["seeds"]).values()))
-        rows.append([r["id"][:12], s["stack"], env["python"], env["packages"].get("numpy"),
-                     env["packages"].get("scikit-learn"), s["threads"], s["dtype"], s["svd_iters"],
-                     ",".join(map(str, seeds)) if len(seeds) == 1 else dict(s["seeds"]),
-                     s["replicate"], fmt(r["manifest"]["wall_s"]), r["created"]])
-    return tabulate(rows, ["run", "stack", "python", "numpy", "sklearn", "threads", "dtype",
-                           "iters", "seed", "rep", "wall s", "created"], disable_numparse=True)
+def runs_text(runs: list, datasets: dict | None = None) -> str:
+    """One row per run: its dataset, kind, stack and the setting that distinguishes it."""
+    from .verdicts import run_label
+
+    names = {h: d.get("name", h[:12]) for h, d in (datasets or {}).items()}
+    rows = [[r["id"][:12], names.get(r["spec"]["dataset"], r["spec"]["dataset"][:12]),
+             r["spec"]["stack"], run_label(r["spec"], stack=False), fmt(r["manifest"]["wall_s"])]
+            for r in runs]
+    return table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"], wrap=(3,))
 
 
 def pairs_text(rows: list) -> str:
@@ -156,8 +153,9 @@ def pairs_text(rows: list) -> str:
                     fmt(c.get("kmeans_ari")), fmt(c.get("knn_jaccard"))]
                    + [c["models"][m]["flips"] if m in c["models"] else "-" for m in models]
                    + ["; ".join(p["confounds"]) or "-"])
-    return tabulate(out, ["factor", "pair", "identical", "of", "emb diff", "ARI", "Jaccard"]
-                    + [f"flips {m}" for m in models] + ["confounds"], disable_numparse=True)
+    head = (["factor", "pair", "identical", "of", "emb diff", "ARI", "Jaccard"]
+            + [f"flips {m}" for m in models] + ["confounds"])
+    return table(out, head, wrap=(1, len(head) - 1))
 
 
 def libraries(attrs: dict) -> str:
@@ -177,8 +175,8 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
                         pk.get("scikit-learn") or (f"torch {pk['torch']}" if pk.get("torch") else "-"),
                         blas_text(fp.get("threadpools")) or "-",
                         "\n".join(r.get("problems") or []) or "ok"])
-        return tabulate(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
-                              "BLAS (measured)", "problems"], disable_numparse=True)
+        return table(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
+                           "BLAS (measured)", "problems"], wrap=(6, 7))
     out = [[r["name"] + (" *" if r["reference"] else ""), r["attributes"]["python"],
             r["attributes"].get("numpy"), libraries(r["attributes"]),
             r["attributes"]["blas"] if isinstance(r["attributes"]["blas"], str) else "-",
@@ -186,46 +184,46 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
             r["status"] + (f": {r['reason']}" if r["reason"] else "")
             + (f" (external: {r['venv']})" if r["kind"] == "external" else "")]
            for r in rows]
-    return tabulate(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
-                          "status"], disable_numparse=True)
+    return table(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
+                       "status"], wrap=(2, 3, 6))
 
 
 def verdicts_text(report: dict) -> str:
     out = []
     for name, rows in report.items():
-        out += [f"Run set '{name}': verdicts of the paired bootstrap (95% interval excludes 0?); "
-                "a group is a reference run and the runs that differ from it only in the set's factor",
-                tabulate([verdict_cells(v) for v in rows], VERDICT_HEAD, disable_numparse=True), ""]
+        out += [para(f"Run set '{name}': verdicts of the paired bootstrap (95% interval excludes "
+                     "0?); a group is a reference run and the runs that differ from it only in "
+                     "the set's factor"),
+                table([verdict_cells(v) for v in rows], VERDICT_HEAD, wrap=(8,)), ""]
     return "\n".join(out).rstrip()
 
 
 def advice_text(a: dict, why: str | None = None) -> str:
     out = [dataset_line(a["dataset"], why), "", "What to pin first (how far each factor travelled):"]
-    out.append(tabulate([[i + 1, r["factor"], r["level"], fmt(r["reach_seed_units"]), r["pairs"],
-                          ", ".join(r["confounds"]) or "-"] for i, r in enumerate(a["ranking"])],
-                        ["#", "factor", "reached", "seed units", "pairs", "confounds"],
-                        disable_numparse=True))
+    out.append(table([[i + 1, r["factor"], r["level"], fmt(r["reach_seed_units"]), r["pairs"],
+                       ", ".join(r["confounds"]) or "-"] for i, r in enumerate(a["ranking"])],
+                     ["#", "factor", "reached", "seed units", "pairs", "confounds"], wrap=(5,)))
     out += ["", "Advice (each from the measured numbers):"]
-    out += [f"- {r['text']}" for r in a["recommendations"]]
+    out += [para(r["text"], "  ", "- ") for r in a["recommendations"]]
     per = [(m, ", ".join(f"{x['factor']} {fmt(x['flips_median'], 4)}" for x in rows))
            for m, rows in a["per_model"].items() if rows]
     if per:
         out += ["", "Per model, factors that flipped predictions (median flips):"]
-        out += [f"  {m}: {txt}" for m, txt in per]
+        out += [para(f"{m}: {txt}", "      ", "  ") for m, txt in per]
     if a["not_measured"]:
-        out += [""] + not_measured_lines(a)
+        out += [""] + [para(line, "  ") for line in not_measured_lines(a)]
     return "\n".join(out)
 
 
 def compare_text(rep: dict) -> str:
     out = [f"Bundle from {rep['bundle_host']['name']} compared on {rep['this_host']['name']}:",
-           f"  {rep['answer']}", ""]
+           para(rep["answer"], "  "), ""]
     if rep["per_run"]:
-        out.append(tabulate([[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
-                              " ".join(f"{m}:{v}" for m, v in r["flips"].items())]
-                             for r in rep["per_run"]],
-                            ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
-                            disable_numparse=True))
+        out.append(table([[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
+                           " ".join(f"{m}:{v}" for m, v in r["flips"].items())]
+                          for r in rep["per_run"]],
+                         ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
+                         wrap=(0, 3)))
     for r in rep["rows"]:
         su = {m: d["flips_max_seed_units"] for m, d in r["models"].items()
               if d["flips_max_seed_units"] is not None}
@@ -234,9 +232,11 @@ def compare_text(rep: dict) -> str:
                        + ", ".join(f"{m} {fmt(v)}" for m, v in su.items()))
     if rep["environment_differences"]:
         out += ["", "What differs between the two machines (measured):"]
-        out += [f"  {k}: {'; '.join(v)}" for k, v in rep["environment_differences"].items()]
+        out += [para(f"{k}: {'; '.join(v)}", "      ", "  ")
+                for k, v in rep["environment_differences"].items()]
     if rep["not_compared"]:
-        out += ["", "Not compared here:"] + [f"  {x['run'][:12]}: {x['reason']}" for x in rep["not_compared"]]
+        out += ["", "Not compared here:"] + [para(f"{x['run'][:12]}: {x['reason']}", "      ", "  ")
+                                             for x in rep["not_compared"]]
     return "\n".join(out)
 
 
@@ -250,18 +250,18 @@ def doctor_text(rep: dict) -> str:
         blas = blas_text(s["blas"])
         rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
                      {True: "yes", False: "NO", None: "busy: not measured"}[t["honoured"]]])
-    out.append(tabulate(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
-                               f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
-                               "threads honoured"], disable_numparse=True))
+    out.append(table(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
+                            f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
+                            "threads honoured"], wrap=(1,)))
     if rep.get("busy"):
         b = rep["busy"]
-        out += ["", f"The machine was busy (other work kept {b['busy_cores']:.1f} of {b['cores']} "
-                "cores busy), so thread control could not be judged for "
-                f"{', '.join(b['stacks'])}; run `kit doctor` again when it is idle."]
+        out += ["", para(f"The machine was busy (other work kept {b['busy_cores']:.1f} of "
+                         f"{b['cores']} cores busy), so thread control could not be judged for "
+                         f"{', '.join(b['stacks'])}; run `kit doctor` again when it is idle.")]
     if rep["problems"]:
         out += ["", "Problems and remedies:"]
-        out += [f"- {p.get('stack', 'machine')}: {p['problem']}\n  remedy: {p['remedy']}"
-                for p in rep["problems"]]
+        out += [para(f"{p.get('stack', 'machine')}: {p['problem']}", "  ", "- ") + "\n"
+                + para(f"remedy: {p['remedy']}", "    ", "  ") for p in rep["problems"]]
     else:
         out += ["", "No problems found."]
     return "\n".join(out)
@@ -272,18 +272,18 @@ def amplify_text(rep: dict) -> str:
     if not cs:
         return "no perturbation runs on this dataset: run `kit run --factor perturb`"
     eps = [p["eps"] for p in next(iter(cs.values()))]
-    rows = [[m] + [f"{fmt(p['flips_median'], 4)}" for p in c] + [fmt(rep["first_flip"][m])]
-            for m, c in cs.items()]
-    out = ["Amplification: median flips after retraining on the embedding + noise of relative size eps",
-           tabulate(rows, ["model"] + [f"{e:.0e}" for e in eps] + ["first flip at"],
-                    disable_numparse=True)]
+    rows = [[m] + [f"{fmt(p['flips_median'], 4)}" for p in c]
+            + [fmt(rep["first_flip"][m]), fmt(rep["first_flip_any"][m])] for m, c in cs.items()]
+    out = [para("Amplification: median flips after retraining on the embedding + noise of "
+                "relative size eps. First flip: the smallest eps whose median flips are above 0; "
+                "in any draw: the smallest eps at which at least one draw flipped a prediction"),
+           table(rows, ["model"] + [f"{e:.0e}" for e in eps] + ["first flip", "in any draw"])]
     dp = [[m] + [fmt(p["max_dp"]) for p in c] for m, c in cs.items()]
-    out += ["", "Largest |delta p|", tabulate(dp, ["model"] + [f"{e:.0e}" for e in eps],
-                                              disable_numparse=True)]
+    out += ["", "Largest |delta p|", table(dp, ["model"] + [f"{e:.0e}" for e in eps])]
     f32 = rep["float32_roundtrip"]
     if f32:
-        out += ["", f"Embedding rounded to float32 and back (difference {fmt(f32['emb_rel'])}): flips "
-                + ", ".join(f"{m} {fmt(v, 4)}" for m, v in f32["flips"].items())]
+        out += ["", para(f"Embedding rounded to float32 and back (difference {fmt(f32['emb_rel'])}): "
+                         "flips " + ", ".join(f"{m} {fmt(v, 4)}" for m, v in f32["flips"].items()))]
     return "\n".join(out)
 
 

@@ -129,16 +129,17 @@ def describe(key: str) -> str:
     return f"{b} minus {a}, {'accuracy' if metric == 'acc' else 'AUC'}"
 
 
-def run_label(spec: dict) -> str:
-    """A short human name for a run: what distinguishes it."""
+def run_label(spec: dict, stack: bool = True) -> str:
+    """A short human name for a run: what distinguishes it (its stack too, unless ``stack``
+    is False because it is shown beside)."""
     seeds = sorted(set(dict(spec["seeds"]).values()))
     seed = str(seeds[0]) if len(seeds) == 1 else ",".join(f"{k}={v}" for k, v in spec["seeds"])
     kind = spec.get("kind", "pipeline")
-    parts = [spec["stack"], f"{spec['threads']}t", f"seed {seed}"]
+    parts = ([spec["stack"]] if stack else []) + [f"{spec['threads']}t", f"seed {seed}"]
     if kind == "perturb":
         parts.append(f"perturbed {spec['perturb']}")
     elif kind == "torch":
-        parts.insert(0, "torch")
+        parts.insert(0, "torch MLP:")
         parts += [spec.get("device", "cpu")] + (["deterministic"] if spec.get("deterministic") else [])
     if spec.get("embedding", "randomized") != "randomized":
         parts.append(f"models on {spec['embedding']}")

@@ -97,3 +97,12 @@ def test_only_environment_factors_are_explained_by_magnitude():
                    row("seed:models", "", 0.0, {"rf": 3, "hgb": 5}),
                    row("torch-seed", "", None, {"torch_mlp": 4})]
     assert set(explain(rows)) == {"threads", "sklearn"}
+
+
+def test_first_flip_is_defined_on_the_median_and_separately_on_any_draw():
+    """rf flipped in one of three draws at 1e-3 while its median stayed 0: `kit amplify` said
+    "first flip at 1e-3" beside a median of 0. Both are now named, each by its definition."""
+    rows = [row("perturb", "1e-09", 1e-9, {"rf": 0}), row("perturb", "1e-03", 1e-3, {"rf": 0})]
+    rows[1]["models"]["rf"]["flips_max"] = 1
+    rep = report(rows)
+    assert rep["first_flip"]["rf"] is None and rep["first_flip_any"]["rf"] == 1e-3

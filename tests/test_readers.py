@@ -98,3 +98,15 @@ def test_the_platform_kinds_are_all_there(on_every_kind):
         assert {"sklearn", "arch"} <= set(on_every_kind["factors"])
     if status(definitions()["torch-linux-cpu"], plat)[0] != "unavailable":
         assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
+
+
+@pytest.mark.parametrize("argv", [["budget"], ["verdicts"], ["advise"], ["amplify"], ["runs"],
+                                  ["stacks"], ["budget", "--factor", "seed"], ["data", "list"]],
+                         ids=lambda a: " ".join(a))
+def test_every_table_fits_80_columns(on_every_kind, capsys, monkeypatch, argv):
+    """At 80 columns the budget was 106-131 characters wide, `kit stacks` 160, `kit runs` 144
+    and advice lines up to 463: rows wrapped into each other."""
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run_text(capsys, *argv)
+    wide = [ln for ln in out.splitlines() if len(ln) > 80]
+    assert not wide, wide[:3]

@@ -1,0 +1,81 @@
+"""Tables and paragraphs that fit the terminal: long cells wrapped, wide tables split by columns.
+
+The width is ``COLUMNS`` when set, else the terminal's; output to a file or a pipe without
+``COLUMNS`` is not wrapped (a script reads whole lines).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+
+from tabulate import tabulate
+
+MIN_WRAP = 12  # a wrapped column narrower than this reads worse than a split table
+
+
+def width() -> int | None:
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 20:
+        return int(cols)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def _widest(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _col_widths(rows, headers) -> list:
+    return [max([len(str(h)) + 2] + [max((len(x) for x in str(r[i]).splitlines()), default=0)
+                                     for r in rows]) for i, h in enumerate(headers)]
+
+
+def _render(rows, headers, cols, limits) -> str:
+    return tabulate([[r[i] for i in cols] for r in rows], [headers[i] for i in cols],
+                    disable_numparse=True,
+                    maxcolwidths=[limits[i] for i in cols] if any(limits) else None)
+
+
+def table(rows: list, headers: list, wrap: tuple = (), key: int = 1) -> str:
+    """A tabulate table within the width: first the ``wrap`` columns (indices) are wrapped,
+    then, if still too wide, the columns are split into several tables, each repeating the
+    first ``key`` columns."""
+    rows = [[("-" if c is None else str(c)) for c in r] for r in rows]
+    everything = list(range(len(headers)))
+    limits = [None] * len(headers)
+    text = _render(rows, headers, everything, limits)
+    w = width()
+    if w is None or _widest(text) <= w or not headers:
+        return text
+    if wrap:
+        widths = _col_widths(rows, headers)
+        fixed = sum(x + 2 for i, x in enumerate(widths) if i not in wrap)
+        room = (w - fixed) // len(wrap) - 2
+        if room >= MIN_WRAP:
+            limits = [room if i in wrap else None for i in everything]
+            text = _render(rows, headers, everything, limits)
+            if _widest(text) <= w:
+                return text
+        else:
+            limits = [MIN_WRAP if i in wrap else None for i in everything]
+    groups, current = [], list(range(key))
+    for i in range(key, len(headers)):
+        if current[key:] and _widest(_render(rows, headers, current + [i], limits)) > w:
+            groups.append(current)
+            current = list(range(key))
+        current.append(i)
+    groups.append(current)
+    return "\n\n".join(_render(rows, headers, g, limits) for g in groups)
+
+
+def para(text: str, indent: str = "", first: str | None = None) -> str:
+    """A paragraph wrapped to the width (as it is when there is none)."""
+    w = width()
+    if w is None:
+        return (first if first is not None else indent) + text
+    return textwrap.fill(text, w, initial_indent=first if first is not None else indent,
+                         subsequent_indent=indent, break_on_hyphens=False, break_long_words=True)
