@@ -17,7 +17,7 @@ from . import factors
 from .plan import PlanOptions, plan, reference_embedding, required_stacks
 from .platforms import Platform, detect
 from .runner import run_all
-from .stacks import HOST, definitions, stack_status
+from .stacks import HOST, built_stack, definitions, stack_status
 from .store import Store
 
 
@@ -53,7 +53,17 @@ def prepare(factors, dataset: str = "synthetic", n: int | None = None,
     return a
 
 
-def build_stacks(audit: Audit, log=lambda name, msg: None) -> list:
+def stacks_to_build(audit: Audit) -> list:
+    """[(name, download bytes or None)] of the stacks the audit needs that are not built here."""
+    from .build import download_bytes
+
+    defs = definitions()
+    return [(n, download_bytes(defs[n], audit.platform)) for n in audit.stacks
+            if n in defs and built_stack(defs[n], audit.platform) is None]
+
+
+def build_stacks(audit: Audit, log=lambda name, msg: None,
+                 on_built=lambda name, built: None) -> list:
     """Build every stack the audit needs that is not built yet; returns the ones built now."""
     defs = definitions()
     built = []
@@ -61,7 +71,9 @@ def build_stacks(audit: Audit, log=lambda name, msg: None) -> list:
         if name not in defs:
             stack_status(name, audit.platform)  # an external one is never built; unknown raises
             continue
-        if build(defs[name], audit.platform, log=lambda msg, _n=name: log(_n, msg)):
+        made = build(defs[name], audit.platform, log=lambda msg, _n=name: log(_n, msg))
+        on_built(name, made)
+        if made:
             built.append(name)
     return built
 

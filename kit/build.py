@@ -75,6 +75,50 @@ def build_named(name: str, plat: Platform | None = None, log=lambda msg: None) -
     return build(defs[name], plat, log)
 
 
+def download_bytes(d: StackDef, plat: Platform) -> int | None:
+    """The wheels a build of ``d`` downloads here, summed from its uv.lock (None: unknown).
+
+    uv.lock lists every platform's wheels with their sizes; the ones for this platform and the
+    stack's Python are counted (the largest where several fit). A local wheel (no size) adds 0.
+    """
+    import tomllib
+
+    try:
+        doc = tomllib.loads((d.lock_dir() / "uv.lock").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    minor = d.python.replace(".", "")
+    arch = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("macosx", "arm64"),
+            "macos-x86_64": ("macosx", "x86_64")}.get(plat.key)
+    if arch is None:
+        return None
+    if d.arch == "x86_64":
+        arch = (arch[0], "x86_64")
+    total = 0
+    for pkg in doc.get("package", []):
+        sizes = [w.get("size", 0) for w in pkg.get("wheels", [])
+                 if _fits(w.get("url") or w.get("path") or "", minor, arch)]
+        total += max(sizes, default=0)
+    return total
+
+
+def _fits(url: str, minor: str, arch: tuple) -> bool:
+    """Does a wheel's file name fit CPython ``minor`` ("312") on (system, machine)?"""
+    name = url.rsplit("/", 1)[-1]
+    if not name.endswith(".whl"):
+        return False
+    try:
+        py, abi, plats = name[:-4].split("-")[-3:]
+    except ValueError:
+        return False
+    py_ok = any(t in (f"cp{minor}", "py3", "py2.py3") or (abi == "abi3" and t.startswith("cp3")
+                                                           and int(t[3:]) <= int(minor[1:]))
+                for t in py.split("."))
+    system, machine = arch
+    plat_ok = plats == "any" or (system in plats and (machine in plats or "universal2" in plats))
+    return py_ok and plat_ok
+
+
 def lock(d: StackDef, upgrade: bool = False, python: str | None = None) -> None:
     """Re-resolve the stack's pyproject.toml into uv.lock for every platform it lists."""
     args = ["lock", "--quiet"] + (["--upgrade"] if upgrade else [])

@@ -150,12 +150,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
 
     p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
-    p.add_argument("file")
+    p.add_argument("file", help="a bundle written by `kit export`")
 
-    p = sub.add_parser("compare", help="rerun a bundle's runs here and say how far they differ")
-    p.add_argument("file")
-    p.add_argument("--jobs", type=_positive, default=1)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("compare", help="rerun a bundle's runs here and say how far they differ",
+                       description="Import a lab's bundle (`kit export`), rerun each of its runs on "
+                       "this machine (same dataset, seeds, threads and stack), pair each with its "
+                       "twin as the factor `host`, and answer: reproduced, bits only, within the "
+                       "budget, beyond it, or a changed conclusion.")
+    p.add_argument("file", help="the bundle (e.g. lab.kit)")
+    p.add_argument("--jobs", type=_positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
     p = sub.add_parser("doctor", help="null experiment, thread control and BLAS, with remedies")
     p.add_argument("--n", type=_positive, default=200, help="proteins in the null experiment")
@@ -181,6 +185,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("runs", help="list stored runs")
     _dataset_args(p)
+    p.add_argument("--kind", choices=("pipeline", "torch", "perturb"), help="only runs of this kind")
+    p.add_argument("--stack", help="only runs in this stack")
+    p.add_argument("--factor", type=_factors, help="only runs in pairs of these factors")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("data", help="datasets: import, info, list")
@@ -273,9 +280,7 @@ def _cmd_run(args) -> int:
     a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
     if a.dataset.synthetic:
         err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
-    with err.status("stacks") as status:
-        for name in au.build_stacks(a, log=lambda n, msg: status.update(msg)):
-            err.print(f"built stack {name}")
+    _build_for(a, err, args.yes)
     au.plan_runs(a)
     store = Store()
     todo = len(au.todo(a, store))
@@ -303,11 +308,45 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _build_for(a, err, yes: bool) -> None:
+    """Say which stacks the plan needs built and how big they are, ask on a terminal, then build
+    each with its own progress line (a script without a terminal proceeds, as it always has)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from . import audit as au
+
+    todo = au.stacks_to_build(a)
+    if not todo:
+        return
+    total = sum(b or 0 for _, b in todo)
+    err.print("The plan needs stacks that are not built yet: " + ", ".join(
+        f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in todo)
+        + f"; about {total / 2**20:,.0f} MB to download (more once unpacked, shared through uv's "
+          "cache).")
+    if sys.stdin.isatty() and not yes:
+        _confirm(err, "Build them now?", "")
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=err, transient=False) as bar:
+        tasks = {n: bar.add_task(f"{n}: waiting", total=1) for n, _ in todo}
+
+        def log(name, msg):
+            if name in tasks:
+                bar.update(tasks[name], description=msg)
+
+        def done(name, built):
+            if name in tasks:
+                bar.update(tasks[name], completed=1,
+                           description=f"built stack {name}" if built else f"{name}: already built")
+
+        au.build_stacks(a, log=log, on_built=done)
+
+
 def _confirm(err, what: str, refusal: str) -> None:
     """Ask on a terminal; without one, refuse (the message says how to go ahead)."""
     if not sys.stdin.isatty():
         raise KitError(f"{what} {refusal}")
-    answer = err.input(f"{what} Go ahead? [y/N] ").strip().lower()
+    answer = err.input(f"{what} [y/N] " if what.endswith("?") else f"{what} Go ahead? [y/N] ")
+    answer = answer.strip().lower()
     if answer not in ("y", "yes"):
         raise KitError("not started; nothing was run")
 
@@ -475,7 +514,18 @@ def _cmd_runs(args) -> int:
     store = Store()
     ds = _select(args, store).sha256 if (args.dataset or args.n) else None
     runs = store.runs(ds)
-    _print_json(runs) if args.json else print(runs_text(runs) if runs else "no runs stored")
+    if args.kind:
+        runs = [r for r in runs if r["spec"].get("kind", "pipeline") == args.kind]
+    if args.stack:
+        runs = [r for r in runs if r["spec"]["stack"] == args.stack]
+    if args.factor:
+        ids = {x for p in store.pairs(ds) if p["factor"] in args.factor for x in (p["a"], p["b"])}
+        runs = [r for r in runs if r["id"] in ids]
+    if args.json:
+        _print_json(runs)
+    else:
+        print(runs_text(runs, store.datasets()) if runs else "no runs stored"
+              + (" that match" if args.kind or args.stack or args.factor else ""))
     return 0
 
 
