@@ -15,6 +15,7 @@ Sets up kit on this machine and runs a first small audit:
   4. the dataset: the paper's Swiss-Prot subset from UniProt (cached after the first
      fetch); offline, the built-in synthetic set, saying so
   5. a smoke audit: the null experiment (repeat) and a few seeds, then the budget
+  6. `kit` on your PATH: a link in ~/.local/bin (XDG_BIN_HOME), as uv and pipx do
 
 Options:
   --stacks LIST  stacks to build, comma-separated, or 'all' (default) or 'none'
@@ -24,6 +25,8 @@ Options:
   --no-audit     set up only; skip the smoke audit
   --n N          proteins in the smoke audit (default 1000: all four models learn)
   --python PATH  interpreter for kit's environment (default: 3.12 if found, else python3)
+  --no-link      do not link `kit` into ~/.local/bin (.venv/bin/kit always works)
+  --only-link    only (re)make that link
   -h, --help     this text
 Environment: KIT_HOME moves everything kit writes (default: the user data directory).
 EOF
@@ -34,6 +37,8 @@ N=1000   # kit.data.dataset.FIRST_LOOK_N: at 600 the MLP predicts one class
 STACKS=all
 FETCH=1
 PYTHON=""
+LINK=1
+ONLY_LINK=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-audit) AUDIT=0 ;;
@@ -42,6 +47,8 @@ while [ $# -gt 0 ]; do
     --no-stacks) STACKS=none ;;
     --n) N="${2:?--n needs a number}"; shift ;;
     --python) PYTHON="${2:?--python needs a path}"; shift ;;
+    --no-link) LINK=0 ;;
+    --only-link) ONLY_LINK=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bootstrap: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -52,6 +59,30 @@ cd "$(dirname "$0")"
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
 trap 'echo "bootstrap: interrupted or failed; re-run ./bootstrap.sh to continue" >&2' ERR INT
+
+# `kit` as a command: a link in the user's bin folder to this checkout's .venv/bin/kit
+KIT_CMD=.venv/bin/kit
+link_kit() {
+  local bin="${XDG_BIN_HOME:-$HOME/.local/bin}" target="$PWD/.venv/bin/kit"
+  mkdir -p "$bin"
+  if [ -e "$bin/kit" ] && [ ! -L "$bin/kit" ]; then
+    echo "bootstrap: $bin/kit exists and is not a link made by kit; left as it is (use .venv/bin/kit)" >&2
+    return 0
+  fi
+  ln -sfn "$target" "$bin/kit"
+  say "linked $bin/kit -> $target"
+  case ":$PATH:" in
+    *":$bin:"*) KIT_CMD=kit ;;
+    *) echo "bootstrap: $bin is not on your PATH; add it (e.g. in ~/.bashrc or ~/.zshrc):"
+       echo "    export PATH=\"$bin:\$PATH\""
+       echo "  until then, type .venv/bin/kit (or $bin/kit)" ;;
+  esac
+}
+if [ "$ONLY_LINK" = 1 ]; then
+  [ -x .venv/bin/kit ] || die "no .venv/bin/kit yet: run ./bootstrap.sh first"
+  link_kit
+  exit 0
+fi
 
 # Offline machines cannot download interpreters; fail fast instead of hanging.
 export UV_PYTHON_DOWNLOADS="${UV_PYTHON_DOWNLOADS:-automatic}"
@@ -131,4 +162,5 @@ if [ "$AUDIT" = 1 ]; then
   fi
   .venv/bin/kit budget --dataset "$DATASET" --n "$N"
 fi
-say "done. Next: .venv/bin/kit run --factor threads   (see README.md)"
+[ "$LINK" = 1 ] && link_kit
+say "done. Next: $KIT_CMD tui   or   $KIT_CMD run --factor threads   (see README.md)"
