@@ -47,34 +47,47 @@ def _png(fig) -> bytes:
 
 
 def plot_flips(b: dict) -> bytes | None:
-    """Median flips per factor and model: in seed units when there are seed runs (log axis)."""
+    """Median flips per factor and model: in seed units when there are seed runs (log axis).
+
+    Zeros have no place on a log axis: they are written as "0" at the axis' left end, and when
+    nothing flipped at all the plot says so on a plain axis instead of a broken log one.
+    """
     rows = [r for r in b["rows"] if not factors.is_yardstick(r["factor"])]  # 1 by definition
     if not rows:
         return None
     plt = _figure()
     units = b["yardstick"] is not None
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
-    floor = 1e-3 if units else 0.1
     models = [m for m in ALL_MODELS if any(m in r["models"] for r in rows)]
+    value = (lambda d: d["flips_median_seed_units"]) if units else (lambda d: d["flips_median"])
+    vals = {m: [value(r["models"][m]) if m in r["models"] else None for r in rows] for m in models}
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
+    positive = [v for vs in vals.values() for v in vs if v]
+    floor = min(positive + [1.0]) / 3 if positive else 1.0
     h = 0.8 / len(models)
     for i, m in enumerate(models):
-        vals = [(r["models"][m]["flips_median_seed_units"] if units else r["models"][m]["flips_median"])
-                if m in r["models"] else None for r in rows]
         ys = [j + (i - (len(models) - 1) / 2) * h for j in range(len(rows))]
-        drawn = [(y, v) for y, v in zip(ys, vals) if v]
-        ax.barh([y for y, _ in drawn] or [ys[0]], [v for _, v in drawn] or [0], height=h,
-                color=_COLOURS[m], label=m, left=floor / 10)
-        for y, v in zip(ys, vals):
-            if v == 0:  # a zero has no place on a log axis: say it
-                ax.text(floor * 1.1, y, "0", va="center", fontsize=7, color=_COLOURS[m])
-    ax.set_xscale("log")
-    ax.set_xlim(left=floor)
+        drawn = [(y, v) for y, v in zip(ys, vals[m]) if v]
+        if drawn:
+            ax.barh([y for y, _ in drawn], [v - floor / 10 for _, v in drawn], height=h,
+                    color=_COLOURS[m], label=m, left=floor / 10)
+        else:
+            ax.barh([], [], color=_COLOURS[m], label=m)
+        for y, v in zip(ys, vals[m]):
+            if v == 0:
+                ax.text(floor * 1.05, y, "0", va="center", fontsize=7, color=_COLOURS[m])
+    if positive:
+        ax.set_xscale("log")
+        ax.set_xlim(floor, max(positive + [1.0]) * 2)
+        if units:
+            ax.axvline(1, color="grey", lw=0.8, ls="--")
+    else:
+        ax.set_xlim(0, 1)
+        ax.text(0.5, -0.6, "no factor flipped a prediction", ha="center", fontsize=9)
     ax.set_yticks(range(len(rows)), [factor_label(r) for r in rows])
     ax.invert_yaxis()
-    ax.axvline(1 if units else floor, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("median flips in seed units (1 = what a different seed flips)" if units
-                  else "median flips (no seed runs: raw counts)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlabel("median flips in seed units (1 = what a different seed flips; 0 written as 0)"
+                  if units else "median flips (no seed runs: raw counts)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("How far each factor reaches the predictions")
     return _png(fig)
 
@@ -100,25 +113,39 @@ def plot_embedding(b: dict) -> bytes | None:
     return _png(fig)
 
 
-def plot_svd_iters(b: dict, advice: dict) -> bytes | None:
+def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> bytes | None:
+    """Flips across seeds at each number of power iterations: every pair's flips as a point
+    (a few seeds are a few points, not a trend), the median as the line, n under each level;
+    the models on ARPACK's embedding at the right; SVD seconds on the second axis."""
     rows = sorted((int(r["level"]), r) for r in b["rows"] if r["factor"] == "svd-iters")
     if len(rows) < 2:
         return None
     plt = _figure()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4.4))
     xs = [x for x, _ in rows]
-    for m in MODELS:
-        ax.plot(xs, [r["models"][m]["flips_median"] for _, r in rows], "o-", color=_COLOURS[m], label=m)
     solver = next((r for r in b["rows"] if r["factor"] == "svd-solver"), None)
-    if solver:  # the converged end of the scale, measured: one marker per model at the right
-        for m in MODELS:
-            ax.plot([xs[-1] * 2], [solver["models"][m]["flips_median"]], "D", color=_COLOURS[m])
-        xs_ticks = xs + [xs[-1] * 2]
+    arpack_x = xs[-1] * 2
+    pair_flips = pair_flips or {}
+    for k, m in enumerate(MODELS):
+        shift = 2 ** ((k - 1.5) * 0.06)  # side by side, on the log axis
+        ax.plot([x * shift for x in xs], [r["models"][m]["flips_median"] for _, r in rows], "-",
+                color=_COLOURS[m], label=f"{m} (median)")
+        for level, comps in pair_flips.items():
+            x = arpack_x if level == "svd-solver" else int(level)
+            pts = [c["models"][m]["flips"] for c in comps if m in c["models"]]
+            ax.plot([x * shift] * len(pts), pts, "o", color=_COLOURS[m], alpha=0.55, ms=4)
+        if solver:
+            ax.plot([arpack_x * shift], [solver["models"][m]["flips_median"]], "D", color=_COLOURS[m])
+    ticks = xs + ([arpack_x] if solver else [])
+    n = {str(x): r["pairs"] for x, r in rows}
+    if solver:
+        n["svd-solver"] = solver["pairs"]
     ax.set_xscale("log", base=2)
-    ax.set_xticks(xs_ticks if solver else xs, [str(x) for x in xs] + (["ARPACK"] if solver else []))
-    ax.set_xlabel("randomized-SVD power iterations (diamonds: the models on ARPACK's embedding)"
-                  if solver else "randomized-SVD power iterations")
-    ax.set_ylabel("median flips across seeds")
+    ax.set_xticks(ticks, [f"{x}\nn={n[str(x)]}" for x in xs]
+                  + ([f"ARPACK\nn={n['svd-solver']}"] if solver else []))
+    ax.set_xlabel("randomized-SVD power iterations (points: each seed pair; line: median"
+                  + ("; diamonds: the models on ARPACK's embedding)" if solver else ")"))
+    ax.set_ylabel("flips across seeds")
     secs = next((r["basis"]["svd_seconds_by_level"] for r in advice["recommendations"]
                  if r["kind"] == "solver" and r["basis"].get("factor") == "svd-iters"), {})
     if secs and all(secs.get(x) is not None for x in xs):
@@ -127,9 +154,9 @@ def plot_svd_iters(b: dict, advice: dict) -> bytes | None:
         arpack_s = next((r["basis"]["svd_seconds"][1] for r in advice["recommendations"]
                          if r["kind"] == "solver" and r["basis"].get("factor") == "svd-solver"), None)
         if solver and arpack_s:
-            ax2.plot([xs[-1] * 2], [arpack_s], "s", color="grey")
+            ax2.plot([arpack_x], [arpack_s], "s", color="grey")
         ax2.set_ylabel("SVD wall time, median (s, grey)")
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1), fontsize=8, frameon=False)
     ax.set_title("The cheapest reduction: power iterations against seed flips")
     return _png(fig)
 
@@ -155,7 +182,7 @@ def plot_amplification(b: dict) -> bytes | None:
             ax.axvline(r["emb_rel_max"], color="grey", lw=0.6, ls=":")
             ax.text(r["emb_rel_max"], ax.get_ylim()[1] * 0.95, r["factor"], rotation=90,
                     fontsize=7, va="top", color="grey")
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("Amplification: how each model turns input noise into flips")
     return _png(fig)
 
@@ -202,17 +229,23 @@ def build(store: Store, dataset: str) -> dict:
     """Everything the report shows, computed once by the library."""
     from .budget import budget
 
+    from .budget import pair_details
+
     b = budget(store, dataset)
     a = advise(store, dataset, b)
+    per_level = {}
+    for f in ("svd-iters", "svd-solver"):
+        for p in pair_details(store, dataset, f):
+            per_level.setdefault(p["level"] or f, []).append(p["comparison"])
     return {"budget": b, "advice": a, "verdicts": stability_report(store, dataset),
             "environments": _env_rows(store, dataset),
             "plots": {"flips_seed_units.png": plot_flips(b),
                       "embedding_difference.png": plot_embedding(b),
-                      "svd_iterations.png": plot_svd_iters(b, a),
+                      "svd_iterations.png": plot_svd_iters(b, a, per_level),
                       "amplification.png": plot_amplification(b)}}
 
 
-def _sections(r: dict, fmt_table, image, para, heading):
+def _sections(r: dict, fmt_table, image, para, heading, items):
     b, a = r["budget"], r["advice"]
     ds = b["dataset"]
     tag = " — SYNTHETIC DATA" if ds.get("synthetic") else ""
@@ -225,8 +258,8 @@ def _sections(r: dict, fmt_table, image, para, heading):
     out += [fmt_table([[i + 1, x["factor"], x["level"], fmt(x["reach_seed_units"]), x["pairs"]]
                        for i, x in enumerate(a["ranking"])],
                       ["#", "factor", "reached", "seed units", "pairs"])]
-    out += [para("- " + x["text"]) for x in a["recommendations"]]
-    out += [para(line + ".") for line in not_measured_lines(a)]
+    out.append(items([x["text"] for x in a["recommendations"]]))
+    out.append(items([line + "." for line in not_measured_lines(a)]))
     out += [heading(2, "The budget"), fmt_table(*_budget_rows(b))]
     if one_class_note(b["rows"]):
         out.append(para("Note: " + one_class_note(b["rows"]) + "."))
@@ -263,7 +296,8 @@ def write(store: Store, dataset: str, out_dir) -> dict:
             write_bytes(out_dir / name, data)
     md = _sections(r, lambda rows, head: tabulate(rows, head, tablefmt="github", disable_numparse=True),
                    lambda name, cap: f"![{cap}]({name})", lambda t: t,
-                   lambda level, t: "#" * level + " " + t)
+                   lambda level, t: "#" * level + " " + t,
+                   lambda xs: "\n".join(f"- {x}" for x in xs))
     write_bytes(out_dir / "report.md", ("\n\n".join(md) + "\n").encode())
 
     def img(name, cap):
@@ -271,7 +305,10 @@ def write(store: Store, dataset: str, out_dir) -> dict:
         return f'<figure><img alt="{html.escape(cap)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(cap)}</figcaption></figure>'
 
     body = _sections(r, lambda rows, head: tabulate(rows, head, tablefmt="html", disable_numparse=True),
-                     img, lambda t: f"<p>{html.escape(t)}</p>", lambda level, t: f"<h{level}>{html.escape(t)}</h{level}>")
+                     img, lambda t: f"<p>{html.escape(t)}</p>",
+                     lambda level, t: f"<h{level}>{html.escape(t)}</h{level}>",
+                     lambda xs: "<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in xs) + "</ul>"
+                     if xs else "")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>kit reproducibility budget</title>"
             "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
             "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid "

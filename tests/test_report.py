@@ -35,3 +35,73 @@ def test_cli_verdicts_advise_report(tmp_path, capsys, monkeypatch):
     assert main(["advise"]) == 0 and "What to pin first" in capsys.readouterr().out
     assert main(["report", "--out", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "report.html").exists()
+
+
+def _capture_figures(monkeypatch):
+    """Keep each figure the report draws (its axes are checked, not its pixels)."""
+    import kit.report as report
+
+    figs = []
+    real = report._png
+
+    def keep(fig):
+        figs.append(fig)
+        return real(fig)
+
+    monkeypatch.setattr(report, "_png", keep)
+    return figs
+
+
+def test_a_budget_without_flips_draws_no_broken_log_axis(tmp_path, monkeypatch):
+    """Every flip 0: the log axis ran from 1e-3 to 1.25e-3 with clipped labels."""
+    from kit.plan import Pair
+    from kit.report import plot_flips
+    from kit.budget import budget
+    from kit.store import Store
+    from stored import arrays, put, spec
+
+    st = Store(tmp_path / "h")
+    put(st, tmp_path, spec(), arrays(0))
+    put(st, tmp_path, spec(replicate=1), arrays(0))
+    st.add_pairs([Pair("repeat", "", spec(), spec(replicate=1), "twice")])
+    figs = _capture_figures(monkeypatch)
+    assert plot_flips(budget(st, "d" * 64)).startswith(b"\x89PNG")
+    ax = figs[0].axes[0]
+    assert ax.get_xscale() == "linear" and "no factor flipped" in " ".join(t.get_text() for t in ax.texts)
+    assert ax.get_legend().get_bbox_to_anchor() is not None  # outside the bars
+
+
+def test_advice_is_a_list_and_changed_verdicts_lead(tmp_path):
+    st = budget_store(tmp_path)
+    write(st, "d" * 64, tmp_path / "rep")
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "<ul><li>The null experiment held" in page and "<p>- " not in page
+    md = (tmp_path / "rep" / "report.md").read_text()
+    rows = [ln for ln in md.splitlines() if " groups " in ln]
+    stable = [ln.split("|")[7].strip() for ln in rows]
+    assert stable == sorted(stable, key=lambda x: x != "NO")  # NO (changed) first
+
+
+def test_the_power_iteration_plot_shows_each_pair_and_n(tmp_path, monkeypatch):
+    from kit.plan import Pair
+    from kit.report import build
+    from kit.spec import seeds
+    from stored import arrays, put, spec
+
+    st = budget_store(tmp_path)
+    pairs = []
+    for it in (10, 50):
+        a = spec(svd_iters=it)
+        put(st, tmp_path, a, arrays(0))
+        for s in (1, 2, 3):
+            b = spec(svd_iters=it, seeds=seeds(s))
+            put(st, tmp_path, b, arrays(s))
+            pairs.append(Pair("svd-iters", str(it), a, b, f"seed 0 vs {s}"))
+    st.add_pairs(pairs)
+    figs = _capture_figures(monkeypatch)
+    assert build(st, "d" * 64)["plots"]["svd_iterations.png"]
+    fig = next(f for f in figs if "power iterations" in f.axes[0].get_title())
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["10\nn=3", "50\nn=3"]
+    points = [ln for ln in fig.axes[0].lines if ln.get_marker() == "o"]
+    assert sum(len(ln.get_xdata()) for ln in points) == 2 * 3 * 4  # each pair, each model
