@@ -100,3 +100,33 @@ def budget_store(tmp_path, dataset="d" * 64, home=None):
     pairs.append(Pair("repeat", "", s0, sr, "run twice"))
     st.add_pairs(pairs)
     return st
+
+
+def every_kind_store(tmp_path, dataset="d" * 64, home=None):
+    """budget_store plus a perturbed pair (rf flips 1 at eps 1e-3) and torch seed and
+    deterministic pairs (the torch MLP flips 3 across seeds, none when only determinism
+    changes): every kind of run, hand-made, the same on every machine (for snapshots)."""
+    from kit.plan import Pair
+    from kit.spec import torch_seeds
+
+    st = budget_store(tmp_path, dataset, home)
+    sha = dataset if isinstance(dataset, str) else dataset.sha256
+    mk = _spec_for(sha)
+    s0 = mk()
+    base = arrays(0)
+    pb = mk(kind="perturb", input=s0.run_id, perturb="noise:0.001:0")
+    pert = flipped({k: base[k] for k in ("svd_rand", "lr", "mlp", "hgb", "rf", "y_test")}, "rf", 1)
+    put(st, tmp_path, pb, pert)
+    y = base["y_test"]
+    t0 = mk(stack="torch-linux-cpu", kind="torch", input=s0.run_id, seeds=torch_seeds(0))
+    probs = np.clip(y * 0.6 + np.random.default_rng(5).random(len(y)) * 0.35, 0, 1)
+    torch_arrays = {"torch_mlp": probs, "y_test": y}
+    put(st, tmp_path, t0, torch_arrays)
+    t1 = t0.with_(seeds=torch_seeds(1))
+    put(st, tmp_path, t1, flipped(torch_arrays, "torch_mlp", 3))
+    td = t0.with_(deterministic=True)
+    put(st, tmp_path, td, torch_arrays)
+    st.add_pairs([Pair("perturb", "1e-03", s0, pb, "eps 0.001, noise draw 0"),
+                  Pair("torch-seed", "", t0, t1, "torch seed 0 vs 1"),
+                  Pair("torch-deterministic", "", t0, td, "deterministic algorithms off vs on")])
+    return st

@@ -7,27 +7,21 @@ from kit.data import load_dataset
 from kit.platforms import Platform
 from kit.store import Store
 from kit.tui.app import KitApp
-from stored import budget_store
+from stored import every_kind_store
 
 N = 120
 # fixed platform facts so every screen is the same on any machine of this kind
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "sse4_2"}), downloads=True)
 
 
-def app():
-    return KitApp("synthetic", N, platform=LINUX)
+def app(**prefill):
+    return KitApp("synthetic", N, platform=LINUX, **prefill)
 
 
 @pytest.fixture
 def stored_home(kit_home, tmp_path):
-    budget_store(tmp_path, dataset=load_dataset("synthetic", N).sha256, home=kit_home)
+    every_kind_store(tmp_path, dataset=load_dataset("synthetic", N), home=kit_home)
     return kit_home
-
-
-async def set_input(pilot, selector, text):
-    widget = pilot.app.query_one(selector, Input)
-    widget.value = text
-    await pilot.pause()
 
 
 async def wait_for_run(pilot, timeout=600):
@@ -35,75 +29,155 @@ async def wait_for_run(pilot, timeout=600):
     await pilot.pause()
 
 
+def text(widget) -> str:
+    return str(widget.render())
+
+
+# -- the whole flow, by keys only ------------------------------------------------------------
 @pytest.mark.slow
-async def test_walk_from_plan_to_advice():
-    async with app().run_test(size=(100, 32)) as pilot:
+async def test_walk_from_plan_to_advice_by_keys():
+    async with app(threads="1", seeds="0-1").run_test(size=(80, 24)) as pilot:
         await pilot.press("2")
         factors = pilot.app.query_one("#factors", SelectionList)
-        assert set(factors.selected) == {"repeat", "seed"}
-        await set_input(pilot, "#threads", "1")
-        await set_input(pilot, "#seeds", "0-1")
-        pilot.app.query_one("#plan-pane").update_summary()
-        summary = str(pilot.app.query_one("#plan-summary").render())
+        assert set(factors.selected) == {"repeat", "seed"} and pilot.app.focused is factors
+        summary = text(pilot.app.query_one("#plan-summary"))
         assert "2 pairs, 3 runs" in summary and "0 stored, 3 to run" in summary
-        await pilot.press("ctrl+r")
+        await pilot.press("r")
         assert pilot.app.query_one("TabbedContent").active == "run"
         await wait_for_run(pilot)
-        assert "finished: 3 run(s)" in str(pilot.app.query_one("#run-status").render())
+        assert "finished: 3 run(s)" in text(pilot.app.query_one("#run-status"))
         await pilot.press("4")
         table = pilot.app.query_one("#budget-table", DataTable)
-        assert table.row_count == 2
-        assert [table.get_row_at(i)[0] for i in range(2)] == ["repeat", "seed"]
-        table.focus()
-        await pilot.press("enter")
+        assert pilot.app.focused is table  # Down and Enter work at once
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["repeat", "seed"]
+        await pilot.press("down", "enter")
         pairs = pilot.app.query_one("#pairs", DataTable)
-        assert pairs.display and pairs.row_count == 1
+        assert pairs.display and pairs.row_count == 1 and "seed 0 vs 1" in pairs.get_row_at(0)[0]
         await pilot.press("5")
         assert pilot.app.query_one("#verdicts-table", DataTable).row_count == 12
         await pilot.press("6")
-        md = pilot.app.query_one("#advice-md", Markdown)
-        assert "null experiment held" in md.source
-        # the plan again: everything is stored now
-        await pilot.press("2")
-        pilot.app.query_one("#plan-pane").update_summary()
-        assert "3 stored, 0 to run" in str(pilot.app.query_one("#plan-summary").render())
+        assert "null experiment held" in pilot.app.query_one("#advice-md", Markdown).source
+        await pilot.press("2")  # everything is stored now
+        assert "3 stored, 0 to run" in text(pilot.app.query_one("#plan-summary"))
 
 
 @pytest.mark.slow
-async def test_cancel_keeps_finished_runs_and_resumes():
-    async with app().run_test(size=(100, 32)) as pilot:
-        await pilot.press("2")
-        await set_input(pilot, "#threads", "1")
-        await set_input(pilot, "#seeds", "0-3")
-        pilot.app.query_one("#factors", SelectionList).deselect("repeat")
-        await pilot.press("ctrl+r")
+async def test_cancel_keeps_finished_runs_and_resumes_by_keys():
+    async with app(threads="1", seeds="0-3").run_test(size=(80, 24)) as pilot:
+        await pilot.press("2", "space")  # the cursor is on `repeat`: untick it
+        assert pilot.app.query_one("#factors", SelectionList).selected == ["seed"]
+        await pilot.press("r")
         store = Store()
         while not store.runs():  # the first run is done
             await pilot.pause(0.2)
-        await pilot.click("#cancel")
+        await pilot.press("c")
         status = pilot.app.query_one("#run-status")
         for _ in range(600):  # the run in progress finishes, then the worker stops
-            if "cancelled after" in str(status.render()):
+            if "cancelled after" in text(status):
                 break
             await pilot.pause(0.2)
         done = len(store.runs())
-        assert 1 <= done < 4
-        assert "cancelled after" in str(pilot.app.query_one("#run-status").render())
+        assert 1 <= done < 4 and "cancelled after" in text(status)
         await pilot.press("2")
-        pilot.app.query_one("#plan-pane").update_summary()
-        assert f"{done} stored, {4 - done} to run" in str(pilot.app.query_one("#plan-summary").render())
+        assert f"{done} stored, {4 - done} to run" in text(pilot.app.query_one("#plan-summary"))
+
+
+@pytest.mark.slow
+async def test_q_during_a_run_asks_first():
+    from kit.tui.dialogs import ConfirmScreen
+
+    async with app(threads="1", seeds="0-3").run_test(size=(80, 24)) as pilot:
+        await pilot.press("2", "r")
+        await pilot.pause(0.2)
+        assert pilot.app.pane("run").running
+        await pilot.press("q")
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("n")  # no: the app goes on, the plan still runs
+        assert pilot.app.is_running and not isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("c")
+        await wait_for_run(pilot)
+        await pilot.press("q")  # nothing runs now: quits at once
+        await pilot.pause()
+        assert not pilot.app.is_running
+
+
+# -- the keyboard at 80x24 -------------------------------------------------------------------
+async def test_digits_are_typed_into_fields_and_escape_leaves_them(stored_home):
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2", "tab", "tab", "tab")  # factors -> dataset -> proteins -> threads
+        threads = pilot.app.query_one("#threads", Input)
+        assert pilot.app.focused is threads
+        await pilot.press("1", "2", "4")
+        assert threads.value == "124" and pilot.app.query_one("TabbedContent").active == "plan"
+        assert "124 threads" in text(pilot.app.query_one("#plan-summary"))  # shown, not a crash
+        await pilot.press("escape")
+        assert pilot.app.focused is pilot.app.query_one("#factors")
+        await pilot.press("4")
+        assert pilot.app.query_one("TabbedContent").active == "budget"
+
+
+async def test_each_tab_opens_with_its_main_widget_focused(stored_home):
+    main = {"1": "stacks", "2": "factors", "3": "run-log", "4": "budget-table",
+            "5": "verdicts-table", "6": "advice-scroll", "7": "bundle-path"}
+    async with app().run_test(size=(80, 24)) as pilot:
+        for key, widget in main.items():
+            await pilot.press("escape", key)
+            assert pilot.app.focused.id == widget, key
+
+
+async def test_the_plan_fits_80x24_and_help_scrolls(stored_home):
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        screen = pilot.app.screen.region
+        for widget in ("#iters", "#dev-cpu", "#run-plan", "#plan-summary"):
+            assert screen.contains_region(pilot.app.query_one(widget).region), widget
+        await pilot.press("question_mark")
+        help_ = pilot.app.screen.query_one("#help")
+        assert help_.max_scroll_y > 0  # more than fits at 80x24 ...
+        await pilot.press("pagedown")
+        assert help_.scroll_y > 0  # ... and the keyboard scrolls it
+        await pilot.press("escape")
+        assert pilot.app.query_one("TabbedContent").active == "plan"
+
+
+async def test_the_budget_bars_sit_beside_their_own_factor(stored_home):
+    """At 120x40 the plotext bars were drawn against other rows' names (torch-deterministic
+    showed 2.0 seed units with 0 flips). Each bar is now on its factor's line, with its value."""
+    async with app().run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()  # the tab opens, then its table takes the keys
+        await pilot.press("p")
+        lines = {ln.split()[0]: ln for ln in text(pilot.app.query_one("#budget-bars")).splitlines()
+                 if ln.strip() and not ln.startswith("median")}
+        assert lines["torch-deterministic"].rstrip().endswith(" 0") and "█" not in lines["torch-deterministic"]
+        assert lines["threads"].rstrip().endswith(" 0.4") and "█" in lines["threads"]
+        assert "seed" not in lines and "torch-seed" not in lines  # 1 by definition
+        await pilot.press("p")  # back to the table
+        assert pilot.app.query_one("#budget-table").display
+
+
+async def test_returning_to_the_budget_keeps_its_columns(stored_home):
+    async with app().run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        table = pilot.app.query_one("#budget-table", DataTable)
+        first = [c.get_render_width(table) for c in table.columns.values()]
+        await pilot.press("5", "1", "4")
+        assert [c.get_render_width(table) for c in table.columns.values()] == first
 
 
 async def test_unavailable_choices_are_disabled_with_reasons():
     async with app().run_test(size=(100, 32)) as pilot:
         await pilot.press("2")
         factors = pilot.app.query_one("#factors", SelectionList)
-        device = next(factors.get_option_at_index(i) for i in range(factors.option_count)
-                      if factors.get_option_at_index(i).value == "torch-device")
-        assert device.disabled and "no CUDA device" in str(device.prompt)
+        values = [factors.get_option_at_index(i).value for i in range(factors.option_count)]
+        device = factors.get_option_at_index(values.index("torch-device"))
+        assert "not here" in str(device.prompt)
+        await pilot.press(*["down"] * values.index("torch-device"))  # reached by keys ...
+        assert "no CUDA device" in text(pilot.app.query_one("#factor-help"))  # ... and says why
+        await pilot.press("space")  # it cannot be ticked
+        assert "torch-device" not in factors.selected
         assert pilot.app.query_one("#dev-mps").disabled and pilot.app.query_one("#dev-cuda").disabled
         assert not pilot.app.query_one("#dev-cpu").disabled
-
 
 
 async def test_an_external_torch_stack_is_offered_and_probed_live():
@@ -121,7 +195,7 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
         "python": sys.executable, "added": "2026-01-01", "facts": facts}}))
     async with app().run_test(size=(100, 40)) as pilot:
         row = pilot.app.query_one("#stacks", DataTable).get_row("lab-torch")
-        assert row[1] == "built (external)" and row[5] == sys.executable
+        assert row[1] == "built (external)"
         await pilot.press("2")
         factors = pilot.app.query_one("#factors", SelectionList)
         factors.deselect_all()
@@ -130,21 +204,25 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
         assert "lab-torch" in str(pilot.app.query_one("#ts-1").label)
         pilot.app.query_one("#ts-1").value = True
         await pilot.pause()
-        summary = str(pilot.app.query_one("#plan-summary").render())
-        assert "stack lab-torch has no torch" in summary
+        assert "stack lab-torch has no torch" in text(pilot.app.query_one("#plan-summary"))
 
 
-# -- snapshots: one per screen, on a hand-made store (deterministic on every machine) --------
-@pytest.mark.parametrize("keys", [[], ["2"], ["3"], ["4"], ["4", "u", "p"], ["5"], ["6"], ["7"],
-                                  ["question_mark"], ["d"]],
-                         ids=["setup", "plan", "run", "budget", "budget-units-plot", "verdicts",
-                              "advice", "compare", "help", "light"])
-def test_screens(snap_compare, stored_home, keys):
+# -- snapshots: every tab at 80x24 and 120x40, by keys only, on a hand-made store -------------
+SCREENS = {"setup": [], "plan": ["2"], "run": ["3"], "budget": ["4"], "budget-pairs": ["4", "enter"],
+           "budget-units-bars": ["4", "u", "p"], "budget-curves": ["4", "a"],
+           "verdicts": ["5"], "verdicts-next": ["5", "s"], "advice": ["6"], "compare": ["7"],
+           "help": ["question_mark"], "help-scrolled": ["question_mark", "pagedown"],
+           "light": ["d"]}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize("keys", SCREENS.values(), ids=SCREENS.keys())
+def test_screens(snap_compare, stored_home, keys, size):
     async def settle(pilot):  # a slow first start must not photograph a half-drawn screen
         await pilot.app.workers.wait_for_complete()
         await pilot.pause(0.3)
 
-    assert snap_compare(app(), press=keys, terminal_size=(80, 24), run_before=settle)
+    assert snap_compare(app(), press=keys, terminal_size=size, run_before=settle)
 
 
 @pytest.mark.slow
@@ -204,7 +282,7 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
         names = [table.get_row_at(i)[0] for i in range(table.row_count)]
         assert {"seed", "perturb=1e-03", "svd-solver", "host"} <= set(names)
         assert ("torch-seed" in names) == on_every_kind["torch"]
-        for key in ("u", "p", "a", "u", "p", "a"):
+        for key in ("u", "p", "a", "u", "p", "a", "a"):
             await pilot.press(key)
             await pilot.pause()
         for i in range(table.row_count):  # every row's pairs
@@ -219,7 +297,7 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
         for _ in range(30):  # around every set at least once
             await pilot.press("s")
             await pilot.pause()
-            seen.add(pilot.app.verdict_set)
+            seen.add(pilot.app.pane("verdicts").current)
         assert "seeds" in seen and not any(s.startswith("torch") for s in seen)
         assert "run set" in str(head.render())
         await pilot.press("6")
@@ -240,23 +318,23 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
 async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
     """Typing 0 (or 99) threads ended the app with a traceback and exit status 0."""
     async with app().run_test(size=(100, 32)) as pilot:
-        await pilot.press("2")
-        for text, says in (("0", "0 is not allowed here"), ("99", "would measure oversubscription")):
-            await set_input(pilot, "#threads", text)
-            pilot.app.query_one("#plan-pane").update_summary()
-            assert says in str(pilot.app.query_one("#plan-summary").render())
+        await pilot.press("2", "tab", "tab", "tab")  # the threads field
+        for typed, says in (("0", "0 is not allowed here"), ("99", "would measure oversubscription")):
+            pilot.app.query_one("#threads", Input).value = ""
+            await pilot.press(*typed)
+            assert says in text(pilot.app.query_one("#plan-summary"))
         await pilot.press("ctrl+r")  # running it says so too, and the app goes on
         await pilot.pause()
         assert pilot.app.is_running and pilot.app.return_code in (None, 0)
 
 
 async def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, monkeypatch):
-    import kit.tui.panes as panes
+    import kit.tui.advice as advice
 
     def broken(self):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(panes.AdvicePane, "show", broken)
+    monkeypatch.setattr(advice.AdvicePane, "show", broken)
     tui = app()
     with pytest.raises(RuntimeError):  # the pilot re-raises what ended the app
         async with tui.run_test(size=(100, 32)) as pilot:

@@ -25,7 +25,7 @@ expect "Dataset synthetic-120" 30
 expect "SYNTHETIC"
 key() { tmux send-keys -t "$S" "$@"; sleep 0.5; }
 key 2
-expect "dataset (synthetic"
+expect "iterations"
 expect "3 runs"     # the plan summary: repeat and seed 0-1 at one thread
 key C-r
 expect "finished: 3 run(s)" 240

@@ -1,0 +1,135 @@
+"""4. Budget: one row per factor (raw or in seed units), a factor's pairs, bars and curves."""
+
+from __future__ import annotations
+
+import math
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+from textual_plotext import PlotextPlot
+
+from .. import factors
+from ..compare import ALL_MODELS
+from ..numbers import fmt
+from ..tables import factor_label, flips_cell, one_class_note, verdicts_cell
+from .bars import Bars
+from .pane import Pane
+
+
+def flips_bars(b: dict) -> tuple:
+    """[(factor, largest median flips in seed units)] for the bars (the yardsticks are 1 by
+    definition and left out), and whether the values are seed units or raw counts."""
+    rows = [r for r in b["rows"] if not factors.is_yardstick(r["factor"])]
+    units = b["yardstick"] is not None
+    out = []
+    for r in rows:
+        vals = [m["flips_median_seed_units"] if units else m["flips_median"]
+                for m in r["models"].values()]
+        vals = [v for v in vals if v is not None]
+        out.append((factor_label(r), max(vals) if vals else None))
+    return out, units
+
+
+class BudgetPane(Pane):
+    """The budget table (raw or seed units), a factor's pairs, and flips per factor."""
+
+    MAIN = "#budget-table"
+    BINDINGS = [Binding("u", "units", "Units"), Binding("p", "view('bars-scroll')", "Bars"),
+                Binding("a", "view('amplify-plot')", "Curves")]
+    seed_units = False
+    _VIEWS = ("budget-table", "bars-scroll", "amplify-plot")  # one at a time fills the pane
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="budget-head")
+        yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="bars-scroll", can_focus=True):
+            yield Bars(id="budget-bars")
+        yield PlotextPlot(id="amplify-plot")
+        yield DataTable(id="pairs", cursor_type="row")
+
+    def on_mount(self) -> None:
+        for w in ("#pairs", "#bars-scroll", "#amplify-plot"):
+            self.query_one(w).display = False
+
+    def action_units(self) -> None:
+        self.seed_units = not self.seed_units
+        self.show()
+
+    def action_view(self, view: str) -> None:
+        """Show ``view`` instead of the table (the same key again: back to the table)."""
+        current = next(v for v in self._VIEWS if self.query_one(f"#{v}").display)
+        target = "budget-table" if view == current else view
+        for v in self._VIEWS:
+            self.query_one(f"#{v}").display = v == target
+        self.query_one("#pairs").display = False
+        # focused once shown: the keys (arrows to scroll, p/a/u) keep reaching this pane
+        self.call_after_refresh(self.query_one(f"#{target}").focus)
+
+    def show(self) -> None:
+        from ..budget import budget
+
+        app = self.app
+        ds = app.dataset_hash()
+        b = budget(app.store, ds) if ds else {"rows": [], "dataset": {}, "yardstick": None,
+                                              "note": "no dataset yet"}
+        d, units = b["dataset"], self.seed_units
+        head = (f"[b]{d.get('name') or app.dataset_name}[/]"
+                + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
+                + f"   flips {'in seed units' if units else 'median/max'} (u)   bars (p)   "
+                  "curves (a)   pairs: enter")
+        for note in (one_class_note(b["rows"]), b.get("note")):
+            if note:
+                head += f"\n[dim]{note}[/]"
+        self.query_one("#budget-head", Static).update(head)
+        t = self.query_one("#budget-table", DataTable)
+        row = t.cursor_row
+        t.clear(columns=True)
+        models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
+        t.add_columns("factor", "pairs", "identical", "emb diff", *models, "verdicts")
+        for r in b["rows"]:
+            emb = r["emb_rel_seed_units"] if units else r["emb_rel_max"]
+            t.add_row(factor_label(r), str(r["pairs"]), f"{r['all_identical']}/{r['pairs']}",
+                      fmt(emb), *[flips_cell(r["models"].get(m), units=units) for m in models],
+                      verdicts_cell(r), key=factor_label(r))
+        if b["rows"]:
+            t.move_cursor(row=min(row, len(b["rows"]) - 1))
+        vals, raw_units = flips_bars(b)
+        self.query_one("#budget-bars", Bars).plot(
+            vals, unit=1.0 if raw_units else None,
+            title=("median flips in seed units, the largest model (│ = 1 seed unit)" if raw_units
+                   else "median flips, the largest model (no seed runs: raw counts)"))
+        self._amplify(b)
+
+    def _amplify(self, b: dict) -> None:
+        from ..amplify import curves
+
+        plot = self.query_one("#amplify-plot", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        for m, c in curves(b["rows"]).items():
+            plt.plot([math.log10(p["eps"]) for p in c], [p["flips_median"] for p in c], label=m)
+        plt.title("amplification: median flips against log10(eps)")
+        plot.refresh()
+
+    @on(DataTable.RowSelected, "#budget-table")
+    def drill(self, event: DataTable.RowSelected) -> None:
+        from ..budget import pair_details
+
+        name = event.row_key.value
+        factor, _, level = name.partition("=")
+        rows = [p for p in pair_details(self.app.store, self.app.dataset_hash(), factor)
+                if p["level"] == level]
+        t = self.query_one("#pairs", DataTable)
+        t.clear(columns=True)
+        t.add_columns("pair", "identical", "emb diff", "flips", "confounds")
+        for p in rows:
+            c = p["comparison"]
+            emb = c.get(c.get("embedding", "svd_rand"), {}).get("rel_fro")
+            t.add_row(p["label"], f"{sum(c['identical'].values())}/{len(c['identical'])}",
+                      fmt(emb), " ".join(f"{m}:{v['flips']}" for m, v in c["models"].items()),
+                      "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in p["confounds"].items()) or "-")
+        t.display = True
+        t.focus()

@@ -1,0 +1,76 @@
+"""7. Compare: a lab's bundle rerun here, with the same answer as `kit compare`."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, DataTable, Input, Log, Static
+
+from ..errors import KitError
+from ..numbers import fmt
+from .pane import Pane
+
+
+class ComparePane(Pane):
+    MAIN = "#bundle-path"
+
+    class Answered(Message):
+        def __init__(self, report: dict | None, error: str | None = None):
+            super().__init__()
+            self.report, self.error = report, error
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="buttons"):
+            yield Input(placeholder="path to a bundle from `kit export` (e.g. lab.kit)", id="bundle-path")
+            yield Button("Compare", id="compare", variant="primary")
+        yield Static("Rerun a lab's runs here and see whether, and how far, they differ. Type the "
+                     "bundle's path and press enter.", id="compare-answer")
+        yield DataTable(id="compare-table", zebra_stripes=True)
+        yield Log(id="compare-env", highlight=False)
+
+    @on(Button.Pressed, "#compare")
+    @on(Input.Submitted, "#bundle-path")
+    def start(self) -> None:
+        path = self.query_one("#bundle-path", Input).value.strip()
+        if not path:
+            self.app.notify("give the bundle's path first", severity="warning")
+            return
+        self.query_one("#compare-answer", Static).update(f"comparing {path} ...")
+        self._compare(path)
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _compare(self, path: str) -> None:
+        from ..onboarding import compare_bundle
+
+        app = self.app
+        try:
+            rep = compare_bundle(app.store, path, plat=app.platform,
+                                 log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
+        except KitError as e:
+            self.post_message(self.Answered(None, str(e)))
+            return
+        self.post_message(self.Answered(rep))
+
+    def on_compare_pane_answered(self, m: Answered) -> None:
+        answer = self.query_one("#compare-answer", Static)
+        if m.error:
+            answer.update(f"[red]{m.error}[/]")
+            return
+        rep = m.report
+        answer.update(f"[b]{rep['bundle_host']['name']} vs {rep['this_host']['name']}:[/] {rep['answer']}")
+        t = self.query_one("#compare-table", DataTable)
+        t.clear(columns=True)
+        t.add_columns("run (theirs vs here)", "identical", "emb diff", "flips")
+        for r in rep["per_run"]:
+            t.add_row(r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
+                      " ".join(f"{m}:{v}" for m, v in r["flips"].items()))
+        log = self.query_one("#compare-env", Log)
+        log.clear()
+        log.write_line("What differs between the two machines (measured):")
+        for k, v in rep["environment_differences"].items():
+            log.write_line(f"  {k}: {'; '.join(v)}")
+        for x in rep["not_compared"]:
+            log.write_line(f"not compared: {x['run'][:12]}: {x['reason']}")
+        t.focus()

@@ -1,0 +1,181 @@
+"""2. Plan: the factors and their settings; how many runs, which stacks, how long."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import (Button, Input, Label, RadioButton, RadioSet, SelectionList, Static)
+from textual.widgets.selection_list import Selection
+
+from .. import audit as au
+from ..errors import KitError
+from .pane import Pane
+
+
+def _numbers(text: str, parse=None) -> tuple:
+    """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
+    from ..plan import parse_ints
+
+    text = text.strip()
+    return (parse or parse_ints)(text) if text else ()
+
+
+def _field(label: str, value: str, id: str, placeholder: str = ""):
+    with Horizontal(classes="field"):
+        yield Label(label)
+        yield Input(value, placeholder=placeholder, id=id)
+
+
+class PlanPane(Pane):
+    """Choose factors and settings; see how many runs the plan needs and how long."""
+
+    MAIN = "#factors"
+
+    def compose(self) -> ComposeResult:
+        from ..plan import availability, devices
+        from ..stacks import listing
+
+        app = self.app
+        rows = availability(app.platform)
+        self._about = {r["factor"]: r["description"] if r["available"]
+                       else f"cannot run here: {r['reason']}" for r in rows}
+        # unavailable factors stay in the list (a keyboard user reaches them and reads why under
+        # it) but cannot be ticked
+        self._unavailable = {r["factor"] for r in rows if not r["available"]}
+        with Horizontal():
+            with Vertical(id="factor-column"):
+                yield SelectionList[str](
+                    *[Selection(r["factor"] if r["available"]
+                                else f"[dim]{r['factor']} (not here)[/]",
+                                r["factor"], r["factor"] in ("repeat", "seed")) for r in rows],
+                    id="factors")
+                yield Static(id="factor-help")
+            with VerticalScroll(id="settings", can_focus=False):  # its fields take focus
+                yield from _field("dataset", app.dataset_name, "dataset", "synthetic")
+                yield from _field("proteins", str(app.n or ""), "n", "all")
+                yield from _field("threads", app.initial["threads"], "threads", "1..cores")
+                yield from _field("seeds", app.initial["seeds"], "seeds", "factor default")
+                yield from _field("iterations", "5,10,20,50", "iters")
+                yield Label("PyTorch device", classes="heading")
+                devs = devices(app.platform)
+                with RadioSet(id="device"):
+                    for d in ("cpu", "mps", "cuda"):
+                        yield RadioButton(d.upper() + ("" if devs[d] is None else " (not here)"),
+                                          value=d == "cpu", disabled=devs[d] is not None,
+                                          id=f"dev-{d}")
+                # stacks added with `kit stacks add` that hold torch (a cluster's or GPU image's)
+                self._torch_stacks = [r["name"] for r in listing(app.platform)
+                                      if r["kind"] == "external" and "torch" in r["uses"]]
+                if self._torch_stacks:
+                    yield Label("PyTorch stack", classes="heading")
+                    with RadioSet(id="torch-stack"):
+                        yield RadioButton("the catalogue's", value=True, id="ts-0")
+                        for i, name in enumerate(self._torch_stacks, 1):
+                            yield RadioButton(f"{name} (external)", id=f"ts-{i}")
+                yield Button("Run this plan (r)", id="run-plan", variant="primary")
+        yield Static(id="plan-summary")
+
+    def on_mount(self) -> None:
+        self.update_summary()
+
+    def show(self) -> None:
+        self.update_summary()
+
+    def focus_main(self) -> None:
+        factors = self.query_one("#factors", SelectionList)
+        factors.focus()
+        if factors.highlighted is None:  # space toggles the highlighted factor: start at the top
+            factors.highlighted = 0
+
+    @on(SelectionList.SelectionHighlighted)
+    def describe(self, event: SelectionList.SelectionHighlighted) -> None:
+        factor = event.selection.value
+        self.query_one("#factor-help", Static).update(f"[b]{factor}[/]: {self._about[factor]}")
+
+    def selected_device(self) -> str | None:
+        pressed = self.query_one("#device", RadioSet).pressed_button
+        dev = pressed.id.removeprefix("dev-") if pressed else "cpu"
+        return None if dev == "cpu" else dev
+
+    def selected_torch_stack(self) -> str | None:
+        if not self._torch_stacks:
+            return None
+        pressed = self.query_one("#torch-stack", RadioSet).pressed_button
+        i = int(pressed.id.removeprefix("ts-")) if pressed else 0
+        return self._torch_stacks[i - 1] if i else None
+
+    def audit(self) -> au.Audit:
+        """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
+        from ..plan import SVD_ITERS, PlanOptions, parse_ints, parse_threads
+
+        factors = self.query_one("#factors", SelectionList).selected
+        n_text = self.query_one("#n", Input).value.strip()
+        if n_text and not (n_text.isdigit() and int(n_text) > 0):
+            raise KitError(f"proteins: expected a positive whole number, not {n_text!r}")
+        n = int(n_text) if n_text else None
+        try:
+            threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
+            seeds = _numbers(self.query_one("#seeds", Input).value)
+            iters = _numbers(self.query_one("#iters", Input).value,
+                             lambda t: parse_ints(t, minimum=1))
+        except ValueError as e:  # the CLI's messages are the ones a user needs here
+            raise KitError(str(e)) from None
+        opts = PlanOptions(threads=threads, seeds=seeds, svd_iters=iters or SVD_ITERS,
+                           device=self.selected_device(), torch_stack=self.selected_torch_stack())
+        self.app.dataset_name = self.query_one("#dataset", Input).value.strip() or "synthetic"
+        self.app.n = n
+        return au.prepare(factors, self.app.dataset_name, n, opts, plat=self.app.platform)
+
+    @on(SelectionList.SelectedChanged)
+    def _refuse_unavailable(self) -> None:
+        factors = self.query_one("#factors", SelectionList)
+        for f in set(factors.selected) & self._unavailable:
+            factors.deselect(f)
+            self.app.notify(f"{f}: {self._about[f]}", severity="warning", timeout=6)
+
+    @on(SelectionList.SelectedChanged)
+    @on(Input.Changed)
+    @on(RadioSet.Changed)
+    def update_summary(self) -> None:
+        out = self.query_one("#plan-summary", Static)
+        try:
+            out.update(self._summary(self.audit()))
+        except KitError as e:
+            out.update(f"[red]{e}[/]")
+
+    def _summary(self, a: au.Audit) -> str:
+        build = au.stacks_to_build(a)
+        if build:
+            mb = sum(b or 0 for _, b in build) / 2 ** 20
+            return (f"[b]{len(a.factors)} factor(s)[/]; running builds "
+                    + ", ".join(n for n, _ in build) + f" first (about {mb:,.0f} MB to download)")
+        au.plan_runs(a)
+        todo = au.todo(a, self.app.store)
+        est = au.estimate_seconds(a, self.app.store)
+        return (f"[b]{len(a.pairs)} pairs, {len(a.specs)} runs[/]: {len(a.specs) - len(todo)} "
+                f"stored, {len(todo)} to run"
+                + (f", about {est / 60:.1f} min from past timings" if est is not None else
+                   ", no past timings for an estimate"))
+
+    @on(Button.Pressed, "#run-plan")
+    def run_plan(self) -> None:
+        from .dialogs import ConfirmScreen
+
+        try:
+            a = self.audit()
+        except KitError as e:
+            self.app.notify(str(e), severity="error", timeout=8)
+            return
+        if not au.stacks_to_build(a):
+            au.plan_runs(a)
+            todo = len(au.todo(a, self.app.store))
+            if todo > au.ASK_ABOVE:
+                self.app.push_screen(ConfirmScreen(f"{todo} runs to do. Start them?"),
+                                     lambda yes: self._start(a) if yes else None)
+                return
+        self._start(a)
+
+    def _start(self, a: au.Audit) -> None:
+        self.app.action_tab("run")
+        self.app.pane("run").start(a)

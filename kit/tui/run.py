@@ -1,0 +1,96 @@
+"""3. Run: the plan in a worker thread, with progress, a live log and cancel-and-resume."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, Log, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from .. import audit as au
+from ..errors import KitError
+from .pane import Pane
+
+
+class RunPane(Pane):
+    """Runs the plan: overall progress, the current run, a live log; `c` cancels."""
+
+    MAIN = "#run-log"
+    BINDINGS = [Binding("c", "cancel", "Cancel run")]
+
+    class Progress(Message):
+        """From the worker: a line for the log, and how far the plan is (None: not known)."""
+
+        def __init__(self, line: str, status: str | None = None, done: int | None = None,
+                     total: int | None = None):
+            super().__init__()
+            self.line, self.status, self.done, self.total = line, status, done, total
+
+    def compose(self) -> ComposeResult:
+        yield Static("Nothing running. Choose a plan (2) and press r.", id="run-status")
+        with Horizontal(classes="buttons"):
+            yield ProgressBar(total=1, id="run-progress", show_eta=True)
+            yield Button("Cancel (c)", id="cancel", variant="error")
+        yield Log(id="run-log", highlight=False)
+
+    @property
+    def running(self) -> bool:
+        return any(w.group == "run" and w.is_running for w in self.app.workers)
+
+    def start(self, audit: au.Audit) -> None:
+        if self.running:
+            self.app.notify("a plan is already running; cancel it first (c)", severity="warning")
+            return
+        self.query_one("#run-log", Log).clear()
+        self._run(audit)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        if self.running:
+            self.app.workers.cancel_group(self, "run")
+            self.query_one("#run-log", Log).write_line("cancel: stopping after the current run")
+
+    def on_run_pane_progress(self, m: Progress) -> None:
+        if m.line:
+            self.query_one("#run-log", Log).write_line(m.line)
+        if m.status is not None:
+            self.query_one("#run-status", Static).update(m.status)
+        bar = self.query_one("#run-progress", ProgressBar)
+        if m.total is not None:
+            bar.update(total=max(m.total, 1), progress=m.done or 0)
+        elif m.done is not None:
+            bar.update(progress=m.done)
+
+    @work(thread=True, exclusive=True, group="run")
+    def _run(self, a: au.Audit) -> None:
+        worker = get_current_worker()
+        say = lambda line="", **kw: self.post_message(self.Progress(line, **kw))  # noqa: E731
+        try:
+            say(status=f"building stacks for {', '.join(a.factors)}")
+            au.build_stacks(a, log=lambda n, m: say(f"[{n}] {m}"))
+            au.plan_runs(a)
+            store = self.app.store
+            todo = au.todo(a, store)
+            say(f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
+                f"{len(todo)} to run", status=f"running {a.dataset.name}: 0 of {len(todo)} done",
+                done=0, total=len(todo))
+            done = []
+
+            def on_done(spec):
+                done.append(spec)
+                say(f"run {len(done)}/{len(todo)} done: {spec.stack} {spec.kind} "
+                    f"threads={spec.threads} {spec.run_id[:12]}",
+                    status=f"running {a.dataset.name}: {len(done)} of {len(todo)} done",
+                    done=len(done))
+
+            au.execute(a, store, on_done=on_done, should_stop=lambda: worker.is_cancelled)
+            if worker.is_cancelled:
+                say(status=f"cancelled after {len(done)} run(s); they are stored, run again to resume")
+            else:
+                say(status=f"finished: {len(done)} run(s). The budget (4) is ready.")
+                self.app.call_from_thread(self.app.notify, "plan finished: see the budget (4)")
+        except KitError as e:
+            say(f"error: {e}", status=f"[red]{e}[/]")

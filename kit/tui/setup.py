@@ -1,0 +1,141 @@
+"""1. Setup: the dataset (fetch, verify) and the stacks (status, build)."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, DataTable, ProgressBar, Static
+
+from ..errors import KitError
+from ..tables import libraries
+from .pane import Pane
+
+
+class SetupPane(Pane):
+    """The dataset and the stacks: what is here, fetch, verify, build."""
+
+    MAIN = "#stacks"
+    BINDINGS = [Binding("f", "job('fetch')", "Fetch"), Binding("v", "job('verify')", "Verify"),
+                Binding("b", "build", "Build stack")]
+
+    class JobDone(Message):
+        """A setup job ended: what to tell the user (error: in red)."""
+
+        def __init__(self, text: str, error: bool = False):
+            super().__init__()
+            self.text, self.error = text, error
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="dataset-info")
+        with Horizontal(classes="buttons"):
+            yield Button("Fetch Swiss-Prot (f)", id="fetch")
+            yield Button("Verify (v)", id="verify")
+            yield Button("Build stack (b)", id="build")
+        yield ProgressBar(id="setup-progress", show_eta=False)
+        yield DataTable(id="stacks", cursor_type="row", zebra_stripes=True)
+        yield Static(id="stack-help")
+
+    def on_mount(self) -> None:
+        t = self.query_one("#stacks", DataTable)
+        t.add_columns("stack", "status", "python", "numpy", "sklearn/torch")
+        self.query_one("#setup-progress").display = False
+        self.show()
+
+    def show(self) -> None:
+        from ..data import load_dataset
+        from ..stacks import listing, recheck
+
+        app = self.app
+        recheck()  # a stack may have been damaged (or repaired) since the app started
+        try:
+            s = load_dataset(app.dataset_name, app.n).summary()
+            tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
+            rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
+                   else s["source"])
+            text = (f"[b]Dataset[/] {s['name']}{tag}  ({rel})\n"
+                    f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
+                    f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
+        except KitError as e:
+            text = f"[b]Dataset[/] {app.dataset_name}: [red]{e}[/]"
+        self.query_one("#dataset-info", Static).update(text)
+        t = self.query_one("#stacks", DataTable)
+        row = t.cursor_row
+        t.clear()
+        self._about = {}
+        for r in listing(app.platform):
+            a = r["attributes"]
+            external = r["kind"] == "external"
+            t.add_row(r["name"] + (" *" if r["reference"] else ""),
+                      r["status"] + (" (external)" if external else ""), a["python"],
+                      a.get("numpy") or "-", libraries(a), key=r["name"])
+            self._about[r["name"]] = (f"{r['status']}: {r['reason']}" if r["reason"] else
+                                      f"external: {r['venv']}" if external else r["status"])
+        if t.row_count:
+            t.move_cursor(row=min(row, t.row_count - 1))
+
+    @on(DataTable.RowHighlighted, "#stacks")
+    def describe(self, event: DataTable.RowHighlighted) -> None:
+        # the reason a stack cannot exist here is long: it is spelled out under the table
+        name = event.row_key.value
+        self.query_one("#stack-help", Static).update(f"[b]{name}[/]: {self._about.get(name, '')}"
+                                                     "   (* the reference stack)")
+
+    @on(Button.Pressed, "#fetch")
+    def _fetch(self) -> None:
+        self.action_job("fetch")
+
+    @on(Button.Pressed, "#verify")
+    def _verify(self) -> None:
+        self.action_job("verify")
+
+    @on(Button.Pressed, "#build")
+    def action_build(self) -> None:
+        t = self.query_one("#stacks", DataTable)
+        if t.row_count:
+            self.action_job("build", t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+
+    def action_job(self, what: str, stack: str | None = None) -> None:
+        bar = self.query_one("#setup-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None)
+        self._job(what, stack)
+
+    @work(thread=True, exclusive=True, group="setup")
+    def _job(self, what: str, stack: str | None = None) -> None:
+        app = self.app
+        try:
+            if what == "fetch":
+                from ..data import uniprot
+
+                def progress(taxid, name, done, total):
+                    app.call_from_thread(app.notify, f"{name}: {done}/{total}", timeout=1)
+
+                ds = uniprot.fetch_dataset(on_progress=progress)
+                app.dataset_name = "swissprot"
+                msg = f"fetched {ds.n} proteins, release {ds.meta.get('release')}"
+            elif what == "verify":
+                from ..data import load_dataset, uniprot
+
+                if app.dataset_name == uniprot.NAME:
+                    uniprot.verify()
+                else:
+                    load_dataset(app.dataset_name, app.n)
+                msg = f"{app.dataset_name}: verified"
+            else:
+                from ..build import build_named
+
+                built = build_named(stack, app.platform,
+                                    log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
+                msg = f"{stack}: {'built' if built else 'already built'}"
+            self.post_message(self.JobDone(msg))
+        except KitError as e:
+            self.post_message(self.JobDone(str(e), error=True))
+
+    def on_setup_pane_job_done(self, message: JobDone) -> None:
+        self.query_one("#setup-progress").display = False
+        self.app.notify(message.text, severity="error" if message.error else "information",
+                        timeout=8 if message.error else 4)
+        self.show()
