@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .errors import KitError
+from .core.errors import KitError
 
 
 def _argtype(parse):
@@ -22,21 +22,21 @@ def _argtype(parse):
 
 
 def _int_list(text: str) -> tuple:
-    from .plan import parse_ints
+    from .runs.plan import parse_ints
 
     return _argtype(parse_ints)(text)
 
 
 def _counts(text: str) -> tuple:
     """Positive counts (power iterations)."""
-    from .plan import parse_ints
+    from .runs.plan import parse_ints
 
     return _argtype(lambda t: parse_ints(t, minimum=1))(text)
 
 
 def _threads(text: str) -> tuple:
     """Thread counts from 1 to this machine's cores: more would measure oversubscription."""
-    from .plan import parse_threads
+    from .runs.plan import parse_threads
 
     return _argtype(parse_threads)(text)
 
@@ -62,7 +62,7 @@ def _positive(text: str) -> int:
 
 
 def _factors(text: str) -> tuple:
-    from . import factors
+    from .core import factors
 
     names = tuple(f.strip() for f in text.split(",") if f.strip())
     bad = [f for f in names if f not in factors.plannable()]
@@ -94,7 +94,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .factors import plannable
+    from .core.factors import plannable
 
     FACTORS = plannable()
     ap = _Parser(prog="kit", description="Reproducibility budget for a "
@@ -253,11 +253,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _select(args, store):
     """The dataset a read command shows, and why; said on stderr beside JSON output."""
-    from .selection import select_dataset
+    from .app.selection import select_dataset
 
     sel = select_dataset(store, args.dataset, args.n)
     if getattr(args, "json", False):
-        from .tables import dataset_line
+        from .views.tables import dataset_line
 
         print(dataset_line(sel.summary, sel.why), file=sys.stderr)
     return sel
@@ -268,11 +268,11 @@ def _cmd_run(args) -> int:
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
-    from . import audit as au
-    from .budget import budget
-    from .plan import SVD_ITERS, PlanOptions
-    from .store import Store
-    from .tables import budget_text
+    from .app import audit as au
+    from .analysis.budget import budget
+    from .runs.plan import SVD_ITERS, PlanOptions
+    from .runs.store import Store
+    from .views.tables import budget_text
 
     err = Console(stderr=True)
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
@@ -313,7 +313,7 @@ def _build_for(a, err, yes: bool) -> None:
     each with its own progress line (a script without a terminal proceeds, as it always has)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from . import audit as au
+    from .app import audit as au
 
     todo = au.stacks_to_build(a)
     if not todo:
@@ -352,11 +352,11 @@ def _confirm(err, what: str, refusal: str) -> None:
 
 
 def _cmd_budget(args) -> int:
-    from .budget import budget, pair_details
-    from .store import Store
-    from .tables import budget_text, pairs_text
+    from .analysis.budget import budget, pair_details
+    from .runs.store import Store
+    from .views.tables import budget_text, pairs_text
 
-    from .tables import dataset_line
+    from .views.tables import dataset_line
 
     store = Store()
     sel = _select(args, store)
@@ -374,11 +374,11 @@ def _cmd_budget(args) -> int:
 
 
 def _cmd_verdicts(args) -> int:
-    from .store import Store
-    from .tables import verdicts_text
-    from .verdicts import stability_report
+    from .runs.store import Store
+    from .views.tables import verdicts_text
+    from .analysis.verdicts import stability_report
 
-    from .tables import dataset_line
+    from .views.tables import dataset_line
 
     store = Store()
     sel = _select(args, store)
@@ -389,12 +389,12 @@ def _cmd_verdicts(args) -> int:
 
 
 def _cmd_amplify(args) -> int:
-    from .amplify import report
-    from .budget import budget
-    from .store import Store
-    from .tables import amplify_text
+    from .analysis.amplify import report
+    from .analysis.budget import budget
+    from .runs.store import Store
+    from .views.tables import amplify_text
 
-    from .tables import dataset_line
+    from .views.tables import dataset_line
 
     store = Store()
     sel = _select(args, store)
@@ -405,10 +405,10 @@ def _cmd_amplify(args) -> int:
 
 
 def _cmd_advise(args) -> int:
-    from .advice import advise
-    from .budget import budget
-    from .store import Store
-    from .tables import advice_text
+    from .analysis.advice import advise
+    from .analysis.budget import budget
+    from .runs.store import Store
+    from .views.tables import advice_text
 
     store = Store()
     sel = _select(args, store)
@@ -420,10 +420,10 @@ def _cmd_advise(args) -> int:
 def _cmd_report(args) -> int:
     from rich.console import Console
 
-    from .report import write
-    from .store import Store
+    from .views.report import write
+    from .runs.store import Store
 
-    from .tables import dataset_line
+    from .views.tables import dataset_line
 
     store = Store()
     sel = _select(args, store)
@@ -437,10 +437,10 @@ def _cmd_report(args) -> int:
 def _cmd_export(args) -> int:
     from rich.console import Console
 
-    from .bundle import export, plan_export
-    from .store import Store
+    from .app.bundle import export, plan_export
+    from .runs.store import Store
 
-    from .tables import dataset_line
+    from .views.tables import dataset_line
 
     store = Store()
     sel = _select(args, store)
@@ -463,8 +463,8 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_import(args) -> int:
-    from .bundle import import_bundle
-    from .store import Store
+    from .app.bundle import import_bundle
+    from .runs.store import Store
 
     out = import_bundle(Store(), args.file)
     print(f"imported {out['added']} new of {out['runs']} runs ({out['arrays']} arrays) from "
@@ -475,9 +475,9 @@ def _cmd_import(args) -> int:
 def _cmd_compare(args) -> int:
     from rich.console import Console
 
-    from .onboarding import compare_bundle
-    from .store import Store
-    from .tables import compare_text
+    from .app.reproduce import compare_bundle
+    from .runs.store import Store
+    from .views.tables import compare_text
 
     err = Console(stderr=True)
     with err.status("comparing") as status:
@@ -490,9 +490,9 @@ def _cmd_compare(args) -> int:
 def _cmd_doctor(args) -> int:
     from rich.console import Console
 
-    from .doctor import machine_doctor
-    from .platforms import detect
-    from .tables import doctor_text
+    from .app.doctor import machine_doctor
+    from .envs.platforms import detect
+    from .views.tables import doctor_text
 
     with Console(stderr=True).status("null experiment, thread probe, BLAS"):
         rep = machine_doctor(detect(), args.n)
@@ -508,8 +508,8 @@ def _cmd_tui(args) -> int:
 
 
 def _cmd_runs(args) -> int:
-    from .store import Store
-    from .tables import runs_text
+    from .runs.store import Store
+    from .views.tables import runs_text
 
     store = Store()
     ds = _select(args, store).sha256 if (args.dataset or args.n) else None
@@ -579,7 +579,7 @@ def _cmd_data(args) -> int:
 
 def _build_stacks(names, plat, err) -> None:
     """Build each named stack that is not built yet, one status line per step."""
-    from .build import build_named
+    from .envs.build import build_named
 
     for n in names:
         with err.status(f"stack {n}") as status:
@@ -590,10 +590,10 @@ def _build_stacks(names, plat, err) -> None:
 def _cmd_stacks(args) -> int:
     from rich.console import Console
 
-    from . import external
-    from .platforms import detect
-    from .stacks import definitions, listing
-    from .tables import stacks_text
+    from .envs import external
+    from .envs.platforms import detect
+    from .envs.stacks import definitions, listing
+    from .views.tables import stacks_text
 
     plat = detect()
     err = Console(stderr=True)
@@ -612,7 +612,7 @@ def _cmd_stacks(args) -> int:
         _build_stacks(names or avail, plat, err)
         return 0
     if args.stacks_cmd == "lock":
-        from .build import lock
+        from .envs.build import lock
 
         for lk in dict.fromkeys(defs[n].lock for n in (names or defs)):
             with err.status(f"locking {lk}"):
@@ -620,7 +620,7 @@ def _cmd_stacks(args) -> int:
             err.print(f"locked stacks/{lk}/uv.lock")
         return 0
     if args.stacks_cmd == "factors":
-        from .plan import STACK_FACTORS, availability
+        from .runs.plan import STACK_FACTORS, availability
 
         rows = [r for r in availability(plat) if r["factor"] in STACK_FACTORS]
         if args.json:
@@ -629,7 +629,7 @@ def _cmd_stacks(args) -> int:
             print("\n".join(r["factor"] for r in rows if r["available"] and r["built"]))
         return 0
     if args.stacks_cmd == "doctor":
-        from .doctor import stack_doctor
+        from .app.doctor import stack_doctor
 
         report = stack_doctor(names, plat)
         _print_json(report) if args.json else print(stacks_text(report, doctor=True))
@@ -640,7 +640,7 @@ def _cmd_stacks(args) -> int:
 
 
 def _stacks_external(args, err) -> int:
-    from . import external
+    from .envs import external
 
     if args.stacks_cmd == "remove":
         external.remove(args.name)
@@ -691,9 +691,9 @@ def _data_fetch(args) -> int:
 def _cmd_store(args) -> int:
     from rich.console import Console
 
-    from .repair import check_store
-    from .store import Store
-    from .tables import store_check_text
+    from .runs.repair import check_store
+    from .runs.store import Store
+    from .views.tables import store_check_text
 
     with Console(stderr=True).status("hashing every stored array and dataset file"):
         rep = check_store(Store(), repair=args.repair)
@@ -755,7 +755,7 @@ def _log_traceback(error: BaseException) -> str:
     from datetime import datetime
     from pathlib import Path
 
-    from .paths import kit_home
+    from .core.paths import kit_home
 
     text = "".join(traceback.format_exception(error))
     name = f"kit-error-{datetime.now():%Y%m%d-%H%M%S}.log"

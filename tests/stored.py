@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 
-from kit.spec import RunSpec, seeds
-from kit.store import array_sha256
+from kit.core.spec import RunSpec, seeds
+from kit.runs.store import array_sha256
 
 
 def env(**over):
@@ -71,8 +71,8 @@ def budget_store(tmp_path, dataset="d" * 64, home=None):
 
     ``dataset``: a hash, or a Dataset whose summary the store then knows (as after a real run).
     """
-    from kit.plan import Pair
-    from kit.store import Store
+    from kit.runs.plan import Pair
+    from kit.runs.store import Store
 
     st = Store(home or tmp_path / "home")
     if not isinstance(dataset, str):
@@ -106,8 +106,8 @@ def every_kind_store(tmp_path, dataset="d" * 64, home=None):
     """budget_store plus a perturbed pair (rf flips 1 at eps 1e-3) and torch seed and
     deterministic pairs (the torch MLP flips 3 across seeds, none when only determinism
     changes): every kind of run, hand-made, the same on every machine (for snapshots)."""
-    from kit.plan import Pair
-    from kit.spec import torch_seeds
+    from kit.runs.plan import Pair
+    from kit.core.spec import torch_seeds
 
     st = budget_store(tmp_path, dataset, home)
     sha = dataset if isinstance(dataset, str) else dataset.sha256

@@ -1,7 +1,7 @@
 """kit.advice: ranking by how far a factor travels; sentences built from measured numbers."""
 
-from kit.advice import LEVELS, advise, level
-from kit.plan import Pair
+from kit.analysis.advice import LEVELS, advise, level
+from kit.runs.plan import Pair
 from stored import arrays, budget_store, put, spec
 
 
@@ -43,8 +43,8 @@ def test_levels():
 
 
 def test_factors_this_machine_cannot_run_say_why(tmp_path):
-    from kit.advice import not_measured_lines
-    from kit.platforms import Platform
+    from kit.analysis.advice import not_measured_lines
+    from kit.envs.platforms import Platform
 
     st = budget_store(tmp_path)
     linux = Platform("linux", "x86_64", downloads=True)
@@ -63,7 +63,7 @@ def test_factors_this_machine_cannot_run_say_why(tmp_path):
 def test_a_one_class_model_is_a_warning_first(tmp_path):
     import numpy as np
 
-    from kit.spec import seeds
+    from kit.core.spec import seeds
 
     st = budget_store(tmp_path)
     dead = arrays(0)
@@ -78,7 +78,7 @@ def test_a_one_class_model_is_a_warning_first(tmp_path):
 
 def test_seed_like_factors_are_named_not_pinned(tmp_path):
     """svd-solver varies seeds: its advice never says "pin"."""
-    from kit.spec import seeds
+    from kit.core.spec import seeds
 
     st = budget_store(tmp_path)
     a0, a1 = spec(embedding="arpack"), spec(embedding="arpack", seeds=seeds(1))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.amplify import curves, explain, first_flip, predict, report
+from kit.analysis.amplify import curves, explain, first_flip, predict, report
 from kit.worker.pipeline import perturb
 
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from kit.budget import budget, confounds, pair_details
-from kit.plan import Pair
-from kit.store import Store
-from kit.spec import seeds
+from kit.analysis.budget import budget, confounds, pair_details
+from kit.runs.plan import Pair
+from kit.runs.store import Store
+from kit.core.spec import seeds
 from stored import arrays, budget_store, put, spec
 
 
@@ -55,7 +55,7 @@ def test_pair_details(store):
 def test_a_model_that_predicts_one_class_is_flagged(tmp_path):
     """At 600 built-in proteins the MLP predicted the negative class everywhere: 0/0 flips that
     looked perfectly stable. Every row and the yardstick now say which runs did so."""
-    from kit.tables import budget_text, flips_cell
+    from kit.views.tables import budget_text, flips_cell
 
     st = Store(tmp_path / "h")
     base = arrays(0)

@@ -14,10 +14,10 @@ import numpy as np
 
 import pytest
 
-from kit.bundle import export, import_bundle, read
+from kit.app.bundle import export, import_bundle, read
 from kit.cli import main
-from kit.errors import KitError
-from kit.store import Store
+from kit.core.errors import KitError
+from kit.runs.store import Store
 from stored import budget_store
 
 
@@ -160,8 +160,8 @@ def test_an_array_whose_dtype_disagrees_with_its_run_is_refused(bundle, tmp_path
 def test_runs_claiming_this_machine_are_refused(bundle, tmp_path, monkeypatch):
     """Rewritten to carry this KIT_HOME's host id, a lab's runs looked like this machine's own
     ("4 stored, 0 to run"). Spec ids are recomputed so only the claim gives them away."""
-    from kit.hosts import host_id
-    from kit.spec import RunSpec
+    from kit.core.hosts import host_id
+    from kit.core.spec import RunSpec
 
     _, _, out = bundle
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
@@ -215,7 +215,7 @@ def test_a_gzip_bomb_is_refused_before_it_is_read(bundle, tmp_path):
     bomb = tmp_path / "bomb.kit"
     forged(out["file"], bomb, lambda ms: {**ms, member: bytes(300 * 2 ** 20)})
     assert bomb.stat().st_size < 2 * 2 ** 20
-    code = ("import resource, sys; from kit.bundle import read; from kit.errors import KitError\n"
+    code = ("import resource, sys; from kit.app.bundle import read; from kit.core.errors import KitError\n"
             "try:\n    read(sys.argv[1])\nexcept KitError as e:\n    print(e)\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     proc = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True,

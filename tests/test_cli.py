@@ -112,12 +112,12 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
 
 
 def test_a_bug_prints_one_line_and_keeps_the_traceback(monkeypatch, capsys, kit_home):
-    import kit.tables
+    import kit.views.tables as tables
 
     def broken(*a, **k):
         raise RuntimeError("something kit did not expect")
 
-    monkeypatch.setattr(kit.tables, "runs_text", broken)
+    monkeypatch.setattr(tables, "runs_text", broken)
     budget_store(kit_home.parent, home=kit_home)
     assert main(["runs"]) == 1
     err = capsys.readouterr().err

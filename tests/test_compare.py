@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from kit.compare import (VERSION, compare_runs, embedding_diff, env_diff, model_diff, neighbour_jaccard,
+from kit.analysis.compare import (VERSION, compare_runs, embedding_diff, env_diff, model_diff, neighbour_jaccard,
                          sv_rel_max)
-from kit.store import Store
+from kit.runs.store import Store
 from stored import arrays, env, put, spec
 
 

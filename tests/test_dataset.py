@@ -6,7 +6,7 @@ import pytest
 
 from kit.data.dataset import (SPLIT_SEED, load_dataset, make_dataset, n_train_for,
                               save_dataset, stored_datasets)
-from kit.errors import KitError
+from kit.core.errors import KitError
 
 
 def records(n):

@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
-from kit import external
+from kit.envs import external
 from kit.cli import main
-from kit.errors import KitError
-from kit.plan import PlanOptions, plan, required_stacks
-from kit.platforms import detect
-from kit.stacks import devices_of, get_stack, host_stack, listing, stack_status, uses_of
+from kit.core.errors import KitError
+from kit.runs.plan import PlanOptions, plan, required_stacks
+from kit.envs.platforms import detect
+from kit.envs.stacks import devices_of, get_stack, host_stack, listing, stack_status, uses_of
 
 D = "d" * 64
 

@@ -11,7 +11,7 @@ import pytest
 from kit.cli import main
 from kit.data import load_dataset, stored_datasets
 from kit.data.importer import MIN_RECORDS, import_file, read_records
-from kit.errors import KitError
+from kit.core.errors import KitError
 
 SEQ = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ"  # 66 aa
 N = MIN_RECORDS + 20

@@ -84,10 +84,10 @@ def test_doctor(tmp_path):
 
 def test_a_failed_compare_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     """The bundle's dataset is not here: refused before anything is imported."""
-    from kit.bundle import export
-    from kit.errors import KitError
-    from kit.onboarding import compare_bundle
-    from kit.store import Store
+    from kit.app.bundle import export
+    from kit.core.errors import KitError
+    from kit.app.reproduce import compare_bundle
+    from kit.runs.store import Store
     from stored import budget_store
 
     lab = budget_store(tmp_path, home=tmp_path / "lab")

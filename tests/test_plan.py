@@ -2,8 +2,8 @@
 
 import pytest
 
-from kit.errors import KitError
-from kit.plan import FACTORS, PlanOptions, plan
+from kit.core.errors import KitError
+from kit.runs.plan import FACTORS, PlanOptions, plan
 
 D = "d" * 64
 
@@ -86,9 +86,9 @@ def test_unknown_factor_and_single_seed():
 
 
 # -- stack factors --------------------------------------------------------------------------
-from kit.platforms import Platform  # noqa: E402
-from kit.plan import required_stacks, stack_pairs  # noqa: E402
-from kit.stacks import Stack  # noqa: E402
+from kit.envs.platforms import Platform  # noqa: E402
+from kit.runs.plan import required_stacks, stack_pairs  # noqa: E402
+from kit.envs.stacks import Stack  # noqa: E402
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "avx512f", "sse4_2"}))
 OLD_LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"sse4_2"}))

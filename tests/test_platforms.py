@@ -1,6 +1,6 @@
 """kit.platforms: platform keys from injected facts, and detection on this machine."""
 
-from kit.platforms import Platform, detect
+from kit.envs.platforms import Platform, detect
 
 
 def test_keys():
@@ -20,7 +20,7 @@ def test_detect_this_machine():
 
 def test_cuda_devices_from_the_drivers_proc_listing(tmp_path, monkeypatch):
     """Containers often lack nvidia-smi: the driver's /proc listing still shows the GPUs."""
-    from kit.platforms import _cuda_devices
+    from kit.envs.platforms import _cuda_devices
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on PATH
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)

@@ -93,6 +93,6 @@ def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path):
     while any(k.poll() is None for k in kits):
         for kit_pid, run in workers().values():
             seen.setdefault(run, set()).add(kit_pid)
-        time.sleep(0.02)
+        time.sleep(0.005)
     assert all(k.returncode == 0 for k in kits), [k.stderr.read() for k in kits]
     assert len(seen) == 4 and all(len(pids) == 1 for pids in seen.values()), seen

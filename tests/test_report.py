@@ -3,7 +3,7 @@
 import json
 
 from kit.cli import main
-from kit.report import write
+from kit.views.report import write
 from stored import budget_store
 
 
@@ -39,7 +39,7 @@ def test_cli_verdicts_advise_report(tmp_path, capsys, monkeypatch):
 
 def _capture_figures(monkeypatch):
     """Keep each figure the report draws (its axes are checked, not its pixels)."""
-    import kit.report as report
+    import kit.views.report as report
 
     figs = []
     real = report._png
@@ -54,10 +54,10 @@ def _capture_figures(monkeypatch):
 
 def test_a_budget_without_flips_draws_no_broken_log_axis(tmp_path, monkeypatch):
     """Every flip 0: the log axis ran from 1e-3 to 1.25e-3 with clipped labels."""
-    from kit.plan import Pair
-    from kit.report import plot_flips
-    from kit.budget import budget
-    from kit.store import Store
+    from kit.runs.plan import Pair
+    from kit.views.report import plot_flips
+    from kit.analysis.budget import budget
+    from kit.runs.store import Store
     from stored import arrays, put, spec
 
     st = Store(tmp_path / "h")
@@ -83,9 +83,9 @@ def test_advice_is_a_list_and_changed_verdicts_lead(tmp_path):
 
 
 def test_the_power_iteration_plot_shows_each_pair_and_n(tmp_path, monkeypatch):
-    from kit.plan import Pair
-    from kit.report import build
-    from kit.spec import seeds
+    from kit.runs.plan import Pair
+    from kit.views.report import build
+    from kit.core.spec import seeds
     from stored import arrays, put, spec
 
     st = budget_store(tmp_path)

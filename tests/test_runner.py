@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from kit.errors import KitError
-from kit.plan import PlanOptions, plan
-from kit.runner import execute, run_all, worker_env, worker_root
-from kit.store import Store
+from kit.core.errors import KitError
+from kit.runs.plan import PlanOptions, plan
+from kit.runs.runner import execute, run_all, worker_env, worker_root
+from kit.runs.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -75,8 +75,8 @@ def test_worker_failure_is_one_clear_error(tiny):
     bad = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
     bad = bad.with_(env=(("NPY_BAD", "1"),), svd_iters=1)
     # a stack interpreter that cannot run the worker
-    import kit.runner as runner
-    from kit.stacks import Stack
+    import kit.runs.runner as runner
+    from kit.envs.stacks import Stack
     orig = runner.get_stack
     runner.get_stack = lambda name: Stack("host", ("/bin/false",), bad.stack_id, {})
     try:

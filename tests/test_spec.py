@@ -2,7 +2,7 @@
 
 import pytest
 
-from kit.spec import RunSpec, seeds
+from kit.core.spec import RunSpec, seeds
 
 
 def base():

@@ -7,8 +7,8 @@ before a fresh one is discarded, and a claim per run id serialises overlapping p
 import numpy as np
 import pytest
 
-from kit.errors import KitError
-from kit.store import Store
+from kit.core.errors import KitError
+from kit.runs.store import Store
 from stored import arrays, put, spec
 
 
@@ -66,7 +66,7 @@ def _blob_file(store, run_id, stage):
 
 
 def test_a_flipped_byte_is_never_read_as_a_number(tmp_path):
-    from kit.store import DamagedArray
+    from kit.runs.store import DamagedArray
 
     store = Store(tmp_path / "home")
     s = spec()
@@ -81,7 +81,7 @@ def test_a_flipped_byte_is_never_read_as_a_number(tmp_path):
 
 
 def test_a_rewritten_dtype_in_the_header_is_caught(tmp_path):
-    from kit.store import DamagedArray
+    from kit.runs.store import DamagedArray
 
     store = Store(tmp_path / "home")
     s = spec()
@@ -93,14 +93,14 @@ def test_a_rewritten_dtype_in_the_header_is_caught(tmp_path):
 
 
 def test_verification_is_remembered_until_the_file_changes(tmp_path, monkeypatch):
-    import kit.blobs
+    import kit.runs.blobs as blobs
 
     store = Store(tmp_path / "home")
     s = spec()
     put(store, tmp_path, s, arrays())
     calls = []
-    real = kit.blobs.array_sha256
-    monkeypatch.setattr(kit.blobs, "array_sha256", lambda a: calls.append(1) or real(a))
+    real = blobs.array_sha256
+    monkeypatch.setattr(blobs, "array_sha256", lambda a: calls.append(1) or real(a))
     store.array(s.run_id, "rf")
     store.array(s.run_id, "rf")
     assert calls == []  # verified when stored; not hashed again while the file is unchanged
@@ -123,8 +123,8 @@ def test_a_damaged_copy_is_replaced_by_a_fresh_one_not_kept(tmp_path):
 
 
 def test_a_missing_array_of_a_local_run_is_not_called_an_import(tmp_path):
-    from kit.hosts import host_id
-    from kit.store import DamagedArray
+    from kit.core.hosts import host_id
+    from kit.runs.store import DamagedArray
 
     store = Store(tmp_path / "home")
     s = spec(host=host_id())
@@ -165,7 +165,7 @@ def test_one_claim_per_run_id(tmp_path):
 def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, capsys):
     import json
 
-    from kit.budget import budget
+    from kit.analysis.budget import budget
     from kit.cli import main
     from stored import budget_store
 

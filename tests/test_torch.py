@@ -10,10 +10,10 @@ import json
 import pytest
 
 from kit.cli import main
-from kit.errors import KitError
-from kit.plan import PlanOptions, availability, devices, plan, required_stacks
-from kit.platforms import Platform, detect
-from kit.stacks import Stack, definitions, status
+from kit.core.errors import KitError
+from kit.runs.plan import PlanOptions, availability, devices, plan, required_stacks
+from kit.envs.platforms import Platform, detect
+from kit.envs.stacks import Stack, definitions, status
 
 D = "d" * 64
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True)
@@ -98,7 +98,7 @@ def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
     assert m["torch_run"]["device"] == "cpu" and m["torch_run"]["first_batch_loss"] > 0
     # the same interpreter registered as an external stack (as a cluster's torch module would be):
     # its own stack id, the same bits, and its torch decides which devices it offers
-    from kit import external
+    from kit.envs import external
 
     python = str(definitions()["torch-linux-cpu"].venv() / "bin" / "python")
     assert main(["stacks", "add", "site-torch", python]) == 0

@@ -4,8 +4,8 @@ import pytest
 from textual.widgets import DataTable, Input, Markdown, SelectionList
 
 from kit.data import load_dataset
-from kit.platforms import Platform
-from kit.store import Store
+from kit.envs.platforms import Platform
+from kit.runs.store import Store
 from kit.tui.app import KitApp
 from stored import every_kind_store
 
@@ -186,7 +186,7 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
     import json
     import sys
 
-    from kit import external
+    from kit.envs import external
 
     facts = {"python": "3.12.1", "implementation": "CPython", "machine": "x86_64", "os": "linux",
              "executable": sys.executable, "packages": {"numpy": "2", "torch": "2"}, "blas": [],

@@ -9,7 +9,7 @@ from kit.cli import main
 from kit.data import load_dataset, uniprot
 from kit.data.http import Limits
 from kit.data.uniprot import Protocol, fetch_dataset, label, verify
-from kit.errors import KitError
+from kit.core.errors import KitError
 from uniprot_server import TM_CELL, FakeUniProt
 
 TAXA = [t for t, _ in uniprot.ORGANISMS]

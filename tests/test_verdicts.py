@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from kit.verdicts import (KEYS, PAIRS, bootstrap, changed, describe, resample_weights,
+from kit.analysis.verdicts import (KEYS, PAIRS, bootstrap, changed, describe, resample_weights,
                           run_verdicts, stability, weighted_auc)
 from stored import budget_store
 
@@ -65,9 +65,9 @@ def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
     """The Linux `arch` factor pairs code paths within two different stacks. Each pair agrees
     on every verdict, but the two stacks disagree with each other: pooled, the verdicts looked
     unstable; per group (a reference run and its partners) they are stable, as the budget says."""
-    from kit.plan import Pair
-    from kit.store import Store
-    from kit.verdicts import stability_report
+    from kit.runs.plan import Pair
+    from kit.runs.store import Store
+    from kit.analysis.verdicts import stability_report
     from stored import arrays, put, spec
 
     st = Store(tmp_path / "h")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import write_bytes
-from ..errors import KitError
-from ..paths import subdir
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
+from ..core.paths import subdir
 
 TEST_FRACTION = 0.333  # the paper's 1,998 test proteins of 6,000
 MIN_LEN, MAX_LEN = 60, 700

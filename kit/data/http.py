@@ -13,7 +13,7 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 
-from ..errors import KitError
+from ..core.errors import KitError
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
 

@@ -19,7 +19,7 @@ import stat
 from collections import Counter
 from pathlib import Path
 
-from ..errors import KitError
+from ..core.errors import KitError
 from ..worker.pipeline import AMINO_ACIDS
 from .dataset import (MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, check_name, find_stored,
                       make_dataset, save_dataset)

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import write_bytes
-from ..errors import KitError
-from ..paths import subdir
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
+from ..core.paths import subdir
 from ..worker.pipeline import AMINO_ACIDS
 from .dataset import MAX_LEN, MIN_LEN, make_dataset, save_dataset
 from .http import Fetcher, Limits
@@ -163,7 +163,7 @@ def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Pr
 
 def sweep(raw: Path) -> None:
     """Remove the temporary folders of fetches whose process is gone (a kill -9 mid-fetch)."""
-    from ..processes import alive
+    from ..core.processes import alive
 
     for d in raw.glob(".*-*-*"):
         pid = d.name.split("-")[1]

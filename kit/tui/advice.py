@@ -8,13 +8,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Markdown
 
-from ..numbers import fmt
+from ..core.numbers import fmt
 from .pane import Pane
 
 
 def advice_markdown(a: dict) -> str:
     """The advice as Markdown: the ranking as a table, each sentence a list item."""
-    from ..advice import not_measured_lines
+    from ..analysis.advice import not_measured_lines
 
     lines = ["## What to pin first", "", "| # | factor | reached | seed units | pairs |",
              "|---|---|---|---|---|"]
@@ -38,7 +38,7 @@ class AdvicePane(Pane):
             yield Button("Export report (e)", id="export")
 
     def show(self) -> None:
-        from ..advice import advise
+        from ..analysis.advice import advise
 
         ds = self.app.dataset_hash()
         md = self.query_one("#advice-md", Markdown)
@@ -49,7 +49,7 @@ class AdvicePane(Pane):
 
     @on(Button.Pressed, "#export")
     def action_export(self) -> None:
-        from ..report import write
+        from ..views.report import write
 
         ds = self.app.dataset_hash()
         if not ds:

@@ -7,8 +7,8 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
 from ..data.dataset import FIRST_LOOK_N
-from ..errors import KitError
-from ..platforms import Platform, detect
+from ..core.errors import KitError
+from ..envs.platforms import Platform, detect
 from .advice import AdvicePane
 from .budget import BudgetPane
 from .compare import ComparePane
@@ -52,7 +52,7 @@ class KitApp(App):
     def store(self):
         """One store for the app's lifetime (its index is safe to read from worker threads)."""
         if self._store is None:
-            from ..store import Store
+            from ..runs.store import Store
 
             self._store = Store()
         return self._store

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ..numbers import fmt
+from ..core.numbers import fmt
 
 
 def bars(rows: list, width: int, unit: float | None = None, title: str = "") -> Text:

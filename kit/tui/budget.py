@@ -11,10 +11,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
-from .. import factors
-from ..compare import ALL_MODELS
-from ..numbers import fmt
-from ..tables import factor_label, flips_cell, one_class_note, verdicts_cell
+from ..core import factors
+from ..analysis.compare import ALL_MODELS
+from ..core.numbers import fmt
+from ..views.tables import factor_label, flips_cell, one_class_note, verdicts_cell
 from .bars import Bars
 from .pane import Pane
 
@@ -69,7 +69,7 @@ class BudgetPane(Pane):
         self.call_after_refresh(self.query_one(f"#{target}").focus)
 
     def show(self) -> None:
-        from ..budget import budget
+        from ..analysis.budget import budget
 
         app = self.app
         ds = app.dataset_hash()
@@ -104,7 +104,7 @@ class BudgetPane(Pane):
         self._amplify(b)
 
     def _amplify(self, b: dict) -> None:
-        from ..amplify import curves
+        from ..analysis.amplify import curves
 
         plot = self.query_one("#amplify-plot", PlotextPlot)
         plt = plot.plt
@@ -116,7 +116,7 @@ class BudgetPane(Pane):
 
     @on(DataTable.RowSelected, "#budget-table")
     def drill(self, event: DataTable.RowSelected) -> None:
-        from ..budget import pair_details
+        from ..analysis.budget import pair_details
 
         name = event.row_key.value
         factor, _, level = name.partition("=")

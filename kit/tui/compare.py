@@ -8,8 +8,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Log, Static
 
-from ..errors import KitError
-from ..numbers import fmt
+from ..core.errors import KitError
+from ..core.numbers import fmt
 from .pane import Pane
 
 
@@ -42,7 +42,7 @@ class ComparePane(Pane):
 
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self, path: str) -> None:
-        from ..onboarding import compare_bundle
+        from ..app.reproduce import compare_bundle
 
         app = self.app
         try:

@@ -8,14 +8,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import (Button, Input, Label, RadioButton, RadioSet, SelectionList, Static)
 from textual.widgets.selection_list import Selection
 
-from .. import audit as au
-from ..errors import KitError
+from ..app import audit as au
+from ..core.errors import KitError
 from .pane import Pane
 
 
 def _numbers(text: str, parse=None) -> tuple:
     """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
-    from ..plan import parse_ints
+    from ..runs.plan import parse_ints
 
     text = text.strip()
     return (parse or parse_ints)(text) if text else ()
@@ -33,8 +33,8 @@ class PlanPane(Pane):
     MAIN = "#factors"
 
     def compose(self) -> ComposeResult:
-        from ..plan import availability, devices
-        from ..stacks import listing
+        from ..runs.plan import availability, devices
+        from ..envs.stacks import listing
 
         app = self.app
         rows = availability(app.platform)
@@ -107,7 +107,7 @@ class PlanPane(Pane):
 
     def audit(self) -> au.Audit:
         """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
-        from ..plan import SVD_ITERS, PlanOptions, parse_ints, parse_threads
+        from ..runs.plan import SVD_ITERS, PlanOptions, parse_ints, parse_threads
 
         factors = self.query_one("#factors", SelectionList).selected
         n_text = self.query_one("#n", Input).value.strip()

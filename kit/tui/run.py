@@ -10,8 +10,8 @@ from textual.message import Message
 from textual.widgets import Button, Log, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from .. import audit as au
-from ..errors import KitError
+from ..app import audit as au
+from ..core.errors import KitError
 from .pane import Pane
 
 

@@ -9,8 +9,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, DataTable, ProgressBar, Static
 
-from ..errors import KitError
-from ..tables import libraries
+from ..core.errors import KitError
+from ..views.tables import libraries
 from .pane import Pane
 
 
@@ -46,7 +46,7 @@ class SetupPane(Pane):
 
     def show(self) -> None:
         from ..data import load_dataset
-        from ..stacks import listing, recheck
+        from ..envs.stacks import listing, recheck
 
         app = self.app
         recheck()  # a stack may have been damaged (or repaired) since the app started
@@ -125,7 +125,7 @@ class SetupPane(Pane):
                     load_dataset(app.dataset_name, app.n)
                 msg = f"{app.dataset_name}: verified"
             else:
-                from ..build import build_named
+                from ..envs.build import build_named
 
                 built = build_named(stack, app.platform,
                                     log=lambda m: app.call_from_thread(app.notify, m, timeout=2))

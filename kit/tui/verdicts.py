@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from ..tables import VERDICT_HEAD, verdict_cells
+from ..views.tables import VERDICT_HEAD, verdict_cells
 from .pane import Pane
 
 
@@ -21,13 +21,13 @@ class VerdictsPane(Pane):
         yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell")
 
     def _report(self) -> dict:
-        from ..verdicts import stability_report
+        from ..analysis.verdicts import stability_report
 
         ds = self.app.dataset_hash()
         return stability_report(self.app.store, ds) if ds else {}
 
     def action_next_set(self) -> None:
-        from ..verdicts import verdict_sets
+        from ..analysis.verdicts import verdict_sets
 
         ds = self.app.dataset_hash()
         names = list(verdict_sets(self.app.store, ds)) if ds else []

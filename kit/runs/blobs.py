@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import KitError
+from ..core.errors import KitError
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL);"
 
@@ -126,7 +126,7 @@ class Blobs:
 
     def put_bytes(self, data: bytes, key: str, sha: str, dtype: str, shape) -> None:
         """Write verified bytes (a bundle's); an existing copy is kept only if it verifies."""
-        from .atomic import write_bytes
+        from ..core.atomic import write_bytes
 
         dest = self.path(key)
         if dest.exists() and self.problem(key, sha, dtype, shape) is None:

@@ -21,9 +21,9 @@ from importlib import metadata
 from pathlib import Path
 
 from . import external
-from .errors import KitError
+from ..core.errors import KitError
 from .interpreters import arch_prefix, find_python
-from .paths import subdir
+from ..core.paths import subdir
 from .platforms import ROSETTA_HINT, Platform, detect
 
 HOST = "host"
@@ -76,7 +76,7 @@ class StackDef:
 def stacks_dir() -> Path:
     """The folder with stacks.toml and the lock folders (KIT_STACKS_DIR overrides)."""
     env = os.environ.get("KIT_STACKS_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "stacks"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "stacks"
 
 
 @lru_cache(maxsize=4)

@@ -6,8 +6,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 
-from .worker.pipeline import SEED_NAMES
-from .worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
+from ..worker.pipeline import SEED_NAMES
+from ..worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 
 DTYPES = ("float64", "float32")
 KINDS = ("pipeline", "torch", "perturb")

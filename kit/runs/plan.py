@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import factors
-from .errors import KitError
-from .platforms import Platform, detect
-from .hosts import host_id
-from .spec import RunSpec, seeds, torch_seeds
-from .stacks import (HOST, Stack, catalogue, devices_of, get_stack, stack_status, torch_stack,
+from ..core import factors
+from ..core.errors import KitError
+from ..envs.platforms import Platform, detect
+from ..core.hosts import host_id
+from ..core.spec import RunSpec, seeds, torch_seeds
+from ..envs.stacks import (HOST, Stack, catalogue, devices_of, get_stack, stack_status, torch_stack,
                      uses_of)
 
 SVD_ITERS = (5, 10, 20, 50)
@@ -259,7 +259,7 @@ def _stack_plan(factor, dataset_hash, opts, plat, get) -> list:
 
 
 def _perturb_plan(dataset_hash, opts, get) -> list:
-    from .amplify import DRAWS, EPS, PRECISION_LEVEL, level_name
+    from ..analysis.amplify import DRAWS, EPS, PRECISION_LEVEL, level_name
 
     base = reference_embedding(dataset_hash, get)
     draws = tuple(opts.seeds) or tuple(range(DRAWS))  # --seeds chooses the noise draws here

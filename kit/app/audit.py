@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .build import build
-from .data import Dataset, load_dataset
-from .errors import KitError
-from . import factors
-from .plan import PlanOptions, plan, reference_embedding, required_stacks
-from .platforms import Platform, detect
-from .runner import run_all
-from .stacks import HOST, built_stack, definitions, stack_status
-from .store import Store
+from ..envs.build import build
+from ..data import Dataset, load_dataset
+from ..core.errors import KitError
+from ..core import factors
+from ..runs.plan import PlanOptions, plan, reference_embedding, required_stacks
+from ..envs.platforms import Platform, detect
+from ..runs.runner import run_all
+from ..envs.stacks import HOST, built_stack, definitions, stack_status
+from ..runs.store import Store
 
 
 ASK_ABOVE = 200  # runs; a larger plan is confirmed first (`--yes` for scripts)
@@ -55,7 +55,7 @@ def prepare(factors, dataset: str = "synthetic", n: int | None = None,
 
 def stacks_to_build(audit: Audit) -> list:
     """[(name, download bytes or None)] of the stacks the audit needs that are not built here."""
-    from .build import download_bytes
+    from ..envs.build import download_bytes
 
     defs = definitions()
     return [(n, download_bytes(defs[n], audit.platform)) for n in audit.stacks

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import KitError
-from .store import Store
-from .worker.pipeline import MODELS
+from ..core.errors import KitError
+from ..runs.store import Store
+from ..worker.pipeline import MODELS
 
 VERSION = 4  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 
-from .atomic import write_bytes
-from .platforms import Platform
-from .runner import worker_env
-from .spec import RunSpec
-from . import external
-from .stacks import built_stack, definitions, stack_status, status
+from ..core.atomic import write_bytes
+from ..envs.platforms import Platform
+from ..runs.runner import worker_env
+from ..core.spec import RunSpec
+from ..envs import external
+from ..envs.stacks import built_stack, definitions, stack_status, status
 
 # OpenBLAS kernels that mean "this build did not recognise the CPU" on a modern x86_64
 _GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
@@ -129,11 +129,11 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
     import os
 
     from . import audit as au
-    from .budget import budget
-    from .paths import subdir
-    from .plan import PlanOptions
-    from .stacks import host_stack
-    from .store import Store
+    from ..analysis.budget import budget
+    from ..core.paths import subdir
+    from ..runs.plan import PlanOptions
+    from ..envs.stacks import host_stack
+    from ..runs.store import Store
 
     store = Store(subdir("doctor"))
     try:
@@ -170,7 +170,7 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
         out_stacks.append({"name": s["name"], "threads": probe,
                            "blas": [p for p in rep["measured"].get("threadpools") or []
                                     if p.get("user_api") == "blas"]})
-    from .repair import check_store
+    from ..runs.repair import check_store
 
     user_store = Store()
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from . import factors
+from ..core import factors
 
 FACTOR = "perturb"
 EPS = (1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-5, 1e-3)

@@ -6,10 +6,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import factors
+from ..core import factors
 from .amplify import explain
 from .compare import ALL_MODELS, STAGES, compare_runs
-from .store import Store
+from ..runs.store import Store
 from .verdicts import changed, has_verdicts, run_verdicts
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"

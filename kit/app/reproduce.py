@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 
-from .budget import budget, pair_details
+from ..analysis.budget import budget, pair_details
 from .bundle import import_bundle, read
-from .data import load_dataset
-from .errors import KitError
-from .hosts import host
-from .plan import Pair
-from .platforms import Platform, detect
-from .runner import run_all
-from .spec import RunSpec
-from .stacks import HOST, definitions, get_stack, stack_status, status
+from ..data import load_dataset
+from ..core.errors import KitError
+from ..core.hosts import host
+from ..runs.plan import Pair
+from ..envs.platforms import Platform, detect
+from ..runs.runner import run_all
+from ..core.spec import RunSpec
+from ..envs.stacks import HOST, definitions, get_stack, stack_status, status
 
 FACTOR = "host"
 
@@ -70,7 +70,7 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
     before anything is written: a failed compare leaves the store as it was.
     """
-    from .build import build
+    from ..envs.build import build
 
     plat = plat or detect()
     doc, blobs = read(path)
@@ -113,7 +113,7 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
 
 
 def _label(spec: RunSpec) -> str:
-    from .verdicts import run_label
+    from ..analysis.verdicts import run_label
 
     return run_label(json.loads(spec.to_json()))
 

@@ -12,9 +12,9 @@ from itertools import combinations
 
 import numpy as np
 
-from . import factors
-from .store import Store
-from .worker.pipeline import MODELS
+from ..core import factors
+from ..runs.store import Store
+from ..worker.pipeline import MODELS
 
 VERSION = 1
 RESAMPLES = 2000
@@ -180,7 +180,7 @@ def verdict_sets(store: Store, dataset: str) -> dict:
 
 def stability_report(store: Store, dataset: str, only: str | None = None) -> dict:
     """What `kit verdicts` shows: per set, the stability of each of the twelve verdicts."""
-    from .errors import KitError
+    from ..core.errors import KitError
 
     sets = verdict_sets(store, dataset)
     if only:

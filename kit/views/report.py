@@ -14,16 +14,17 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from . import __version__, factors
-from .advice import advise, not_measured_lines
-from .atomic import write_bytes
-from .compare import ALL_MODELS
-from .store import Store
-from .numbers import fmt
+from .. import __version__
+from ..core import factors
+from ..analysis.advice import advise, not_measured_lines
+from ..core.atomic import write_bytes
+from ..analysis.compare import ALL_MODELS
+from ..runs.store import Store
+from ..core.numbers import fmt
 from .tables import (VERDICT_HEAD, blas_text, factor_label, flips_cell, one_class_note,
                      verdict_cells, verdicts_cell)
-from .verdicts import stability_report
-from .worker.pipeline import MODELS
+from ..analysis.verdicts import stability_report
+from ..worker.pipeline import MODELS
 
 _COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52",
             "torch_mlp": "#8172b2"}
@@ -163,7 +164,7 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
 
 def plot_amplification(b: dict) -> bytes | None:
     """Flips against the perturbation's size, one line per model (log eps)."""
-    from .amplify import curves
+    from ..analysis.amplify import curves
 
     cs = curves(b["rows"])
     if not cs:
@@ -227,9 +228,9 @@ def _env_rows(store: Store, dataset: str):
 # -- documents --------------------------------------------------------------------------------
 def build(store: Store, dataset: str) -> dict:
     """Everything the report shows, computed once by the library."""
-    from .budget import budget
+    from ..analysis.budget import budget
 
-    from .budget import pair_details
+    from ..analysis.budget import pair_details
 
     b = budget(store, dataset)
     a = advise(store, dataset, b)

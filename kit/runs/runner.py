@@ -20,16 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .data.dataset import Dataset, dataset_path
-from .errors import KitError
-from .paths import subdir
-from .spec import RunSpec
-from .stacks import get_stack
+from ..data.dataset import Dataset, dataset_path
+from ..core.errors import KitError
+from ..core.paths import subdir
+from ..core.spec import RunSpec
+from ..envs.stacks import get_stack
 from .store import Store
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
-_WORKER_SRC = Path(__file__).parent / "worker"
+_WORKER_SRC = Path(__file__).resolve().parents[1] / "worker"
 
 
 def worker_root() -> Path:
@@ -101,7 +101,7 @@ def _worker(argv, cwd, env) -> subprocess.CompletedProcess:
 
 def sweep_tmp() -> int:
     """Remove temporary folders left by processes that no longer run (a kill -9); returns how many."""
-    from .processes import alive
+    from ..core.processes import alive
 
     removed = 0
     for root in (subdir("tmp"), subdir("worker")):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
-from .data.dataset import verify_worker_file
-from .hosts import host_id
-from .paths import subdir
+from ..data.dataset import verify_worker_file
+from ..core.hosts import host_id
+from ..core.paths import subdir
 from .store import Store
 
 

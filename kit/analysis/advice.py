@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import factors
+from ..core import factors
 from .budget import budget
-from .numbers import fmt
+from ..core.numbers import fmt
 from .compare import ALL_MODELS
-from .plan import ALL_FACTORS, availability
-from .platforms import Platform
-from .store import Store
+from ..runs.plan import ALL_FACTORS, availability
+from ..envs.platforms import Platform
+from ..runs.store import Store
 from .verdicts import describe, stability
-from .worker.pipeline import MODELS
+from ..worker.pipeline import MODELS
 
 LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
 _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-from .atomic import write_bytes
-from .errors import KitError
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
 from .interpreters import arch_prefix, find_python, probe, uv_bin
 from .platforms import Platform, detect
 from .stacks import (MARKER, StackDef, built_stack, definitions, stack_status, unavailable_reason,

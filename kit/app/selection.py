@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .data import load_dataset
-from .data.dataset import SYNTHETIC
-from .errors import KitError
-from .store import Store
+from ..data import load_dataset
+from ..data.dataset import SYNTHETIC
+from ..core.errors import KitError
+from ..runs.store import Store
 
 
 @dataclass(frozen=True)

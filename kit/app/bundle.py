@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from .atomic import atomic_path
-from .blobs import DamagedArray, check_array, load_npy
-from .errors import KitError
-from .hosts import host
-from .store import Store
-from .verdicts import has_verdicts, run_verdicts
+from .. import __version__
+from ..core.atomic import atomic_path
+from ..runs.blobs import DamagedArray, check_array, load_npy
+from ..core.errors import KitError
+from ..core.hosts import host
+from ..runs.store import Store
+from ..analysis.verdicts import has_verdicts, run_verdicts
 
 FORMAT = "kit-bundle/1"
 MAX_DOC = 256 * 2 ** 20      # MANIFEST.json and bundle.json: far more than any real store
@@ -226,7 +226,7 @@ def _document(body: bytes, path) -> dict:
 
 def _expected_arrays(doc, path) -> dict:
     """{member name: (sha256, dtype, shape, largest size)} of every array the runs refer to."""
-    from .blobs import blob_key
+    from ..runs.blobs import blob_key
 
     out = {}
     for r in doc["runs"]:
@@ -246,7 +246,7 @@ def _expected_arrays(doc, path) -> dict:
 
 
 def _check_runs(doc, path):
-    from .spec import RunSpec
+    from ..core.spec import RunSpec
 
     for r in doc["runs"]:
         try:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import processes
+from ..core import processes
 from .blobs import SCHEMA, Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
-from .errors import KitError
-from .paths import kit_home
-from .spec import RunSpec
+from ..core.errors import KitError
+from ..core.paths import kit_home
+from ..core.spec import RunSpec
 
 __all__ = ["Store", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
@@ -189,27 +189,39 @@ class Store:
                                    f"run {run_id[:12]} stage {stage}")
 
     def _made_here(self, run_id: str) -> bool:
-        from .hosts import host_id
+        from ..core.hosts import host_id
 
         row = self.db.execute("SELECT spec FROM runs WHERE id=?", (run_id,)).fetchone()
         return row is not None and json.loads(row[0]).get("host") == host_id()
 
     # -- claims: one process runs a spec at a time ---------------------------------------------
     def claim(self, run_id: str) -> bool:
-        """Take the right to run ``run_id``: True unless a live process holds it."""
+        """Take the right to run ``run_id``: True unless a live process holds it.
+
+        BEGIN IMMEDIATE takes the database's write lock before the claim is read, so two
+        processes cannot both read "no claim" and both take it.
+        """
         import platform
 
         node, pid = platform.node(), os.getpid()
         now = datetime.now(timezone.utc)
-        with self._tx() as db:
-            row = db.execute("SELECT node, pid, started FROM claims WHERE run=?", (run_id,)).fetchone()
-            if row is not None and (row[0], row[1]) != (node, pid):
-                age = (now - datetime.fromisoformat(row[2])).total_seconds()
-                alive = processes.alive(row[1]) if row[0] == node else age < _CLAIM_STALE_S
-                if alive:
-                    return False
-            db.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?)",
-                       (run_id, node, pid, now.isoformat()))
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.db.execute("SELECT node, pid, started FROM claims WHERE run=?",
+                                      (run_id,)).fetchone()
+                if row is not None and (row[0], row[1]) != (node, pid):
+                    age = (now - datetime.fromisoformat(row[2])).total_seconds()
+                    alive = processes.alive(row[1]) if row[0] == node else age < _CLAIM_STALE_S
+                    if alive:
+                        self.db.rollback()
+                        return False
+                self.db.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?)",
+                                (run_id, node, pid, now.isoformat()))
+                self.db.commit()
+            except BaseException:
+                self.db.rollback()
+                raise
         return True
 
     def release(self, run_id: str) -> None:

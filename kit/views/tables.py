@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from .fit import para, table
 
-from .advice import not_measured_lines
-from .compare import ALL_MODELS, STAGES
-from .numbers import fmt
+from ..analysis.advice import not_measured_lines
+from ..analysis.compare import ALL_MODELS, STAGES
+from ..core.numbers import fmt
 
 _SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
 
@@ -133,7 +133,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
 
 def runs_text(runs: list, datasets: dict | None = None) -> str:
     """One row per run: its dataset, kind, stack and the setting that distinguishes it."""
-    from .verdicts import run_label
+    from ..analysis.verdicts import run_label
 
     names = {h: d.get("name", h[:12]) for h, d in (datasets or {}).items()}
     rows = [[r["id"][:12], names.get(r["spec"]["dataset"], r["spec"]["dataset"][:12]),

@@ -24,7 +24,7 @@ def uv_bin() -> str:
     except (ImportError, FileNotFoundError):
         found = shutil.which("uv")
         if not found:
-            from .errors import KitError
+            from ..core.errors import KitError
 
             raise KitError("uv is not installed: run ./bootstrap.sh (or pip install uv)") from None
         return found

@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from .atomic import write_bytes
-from .errors import KitError
-from .paths import subdir
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
+from ..core.paths import subdir
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MIN_PYTHON = (3, 9)  # the worker's oldest syntax
@@ -41,7 +41,7 @@ def registry() -> dict:
 
 
 def _fingerprint(python: str) -> dict:
-    from .doctor import fingerprint  # doctor -> runner -> stacks, which imports this lazily
+    from ..app.doctor import fingerprint  # doctor -> runner -> stacks, which imports this lazily
 
     try:
         return fingerprint((python,))

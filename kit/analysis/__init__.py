@@ -1,0 +1,1 @@
+"""Reading runs: comparisons, verdicts, the budget, amplification and advice."""

@@ -1,0 +1,1 @@
+"""Environments: platforms, interpreters, the stack catalogue, stacks of three kinds, builds."""

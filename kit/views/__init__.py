@@ -1,0 +1,1 @@
+"""Output: text tables that fit the terminal, the report, shared formatting."""
