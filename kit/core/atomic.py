@@ -35,3 +35,30 @@ def write_bytes(dest, data: bytes) -> None:
         from .errors import KitError
 
         raise KitError(f"cannot write {dest}: {e.strerror or e}; nothing was changed") from None
+
+
+def create_once(dest, data: bytes) -> bytes:
+    """Write ``data`` to ``dest`` unless it exists; return what ``dest`` holds afterwards.
+
+    Several processes may race to create the same file (three `kit run`s on a fresh KIT_HOME);
+    a hard link of a whole temporary file either succeeds or finds the winner's file, so every
+    racer ends up with the same content and none sees a partial one."""
+    dest = Path(dest)
+    try:
+        return dest.read_bytes()
+    except FileNotFoundError:
+        pass
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, dest)
+        except FileExistsError:
+            pass
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return dest.read_bytes()
