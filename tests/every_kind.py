@@ -59,7 +59,8 @@ def _kit(*argv):
 def build(root: Path) -> dict:
     """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds."""
     from kit.envs.platforms import detect
-    from kit.envs.stacks import definitions, status
+    from kit.envs.catalogue import definitions
+    from kit.envs.stacks import status
 
     home, lab = root / "home", root / "lab"
     held = {"home": home, "factors": [], "torch": False, "stacks": False, "threads": False}

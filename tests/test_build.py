@@ -13,7 +13,8 @@ import pytest
 from kit.envs.build import build
 from kit.cli import main
 from kit.envs.platforms import detect
-from kit.envs.stacks import MARKER, built_stack, definitions, status
+from kit.envs.catalogue import MARKER, definitions
+from kit.envs.stacks import built_stack, status
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,7 +112,7 @@ def test_a_damaged_stack_is_named_refused_and_repaired(capsys):
     d = definitions()[PAIR[0]]
     core = next(d.venv().glob("lib/python*/site-packages/numpy/core/_multiarray_umath*.so"))
     core.unlink()
-    from kit.envs.stacks import recheck
+    from kit.envs.integrity import recheck
 
     recheck()  # as a new `kit` process would: this one checked the stack when it was whole
     rows = {r["name"]: r for r in _stacks_json(capsys)}
@@ -119,7 +120,7 @@ def test_a_damaged_stack_is_named_refused_and_repaired(capsys):
     assert main(["stacks", "doctor", "--json", PAIR[0]]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "broken"
     from kit.core.errors import KitError
-    from kit.envs.stacks import get_stack
+    from kit.envs.kinds import get_stack
 
     with pytest.raises(KitError, match=f"stack '{PAIR[0]}' is damaged .*kit stacks build {PAIR[0]}"):
         get_stack(PAIR[0])

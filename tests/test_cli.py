@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kit.cli import _int_list, main
+from kit.cli import main
+from kit.cli.common import int_list as _int_list
 from stored import budget_store
 
 KIT = str(Path(sys.executable).with_name("kit"))

@@ -1,6 +1,6 @@
 """kit.doctor: surprises in a measured fingerprint become one-line problems."""
 
-from kit.app.doctor import problems
+from kit.envs.probe import problems
 
 
 def fp(api="openblas", arch="Haswell", version="0.3.34"):
@@ -26,7 +26,7 @@ def test_a_busy_machine_is_not_blamed_on_the_stack():
     import subprocess
     import sys
 
-    from kit.app.doctor import busy_cores, thread_probe
+    from kit.envs.probe import busy_cores, thread_probe
     from kit.envs.stacks import host_stack
 
     cores = os.cpu_count() or 1

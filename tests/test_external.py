@@ -13,9 +13,11 @@ import pytest
 from kit.envs import external
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.runs.plan import PlanOptions, plan, required_stacks
+from kit.runs.options import PlanOptions
+from kit.runs.plan import plan, required_stacks
 from kit.envs.platforms import detect
-from kit.envs.stacks import devices_of, get_stack, host_stack, listing, stack_status, uses_of
+from kit.envs.kinds import devices_of, get_stack, listing, stack_status, uses_of
+from kit.envs.stacks import host_stack
 
 D = "d" * 64
 

@@ -3,7 +3,9 @@
 import pytest
 
 from kit.core.errors import KitError
-from kit.runs.plan import FACTORS, PlanOptions, plan
+from kit.core import factors
+from kit.runs.plan import plan
+from kit.runs.options import PlanOptions
 
 D = "d" * 64
 
@@ -82,12 +84,13 @@ def test_unknown_factor_and_single_seed():
         pairs("nope")
     with pytest.raises(KitError, match="two seeds"):
         pairs("seed", seeds=(3,))
-    assert set(FACTORS) >= {"repeat", "threads", "seed", "precision", "svd-iters"}
+    assert set(factors.names(factors.SINGLE, factors.PERTURB)) >= {"repeat", "threads", "seed", "precision", "svd-iters"}
 
 
 # -- stack factors --------------------------------------------------------------------------
 from kit.envs.platforms import Platform  # noqa: E402
-from kit.runs.plan import required_stacks, stack_pairs  # noqa: E402
+from kit.runs.plan import required_stacks
+from kit.runs.across import stack_pairs  # noqa: E402
 from kit.envs.stacks import Stack  # noqa: E402
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "avx512f", "sse4_2"}))

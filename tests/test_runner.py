@@ -7,8 +7,10 @@ import sys
 import pytest
 
 from kit.core.errors import KitError
-from kit.runs.plan import PlanOptions, plan
-from kit.runs.runner import execute, run_all, worker_env, worker_root
+from kit.runs.options import PlanOptions
+from kit.runs.plan import plan
+from kit.runs.runner import execute, run_all
+from kit.envs.launch import worker_env, worker_root
 from kit.runs.store import Store
 
 pytestmark = pytest.mark.slow

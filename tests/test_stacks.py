@@ -10,7 +10,9 @@ from kit.cli import main
 from kit.core.errors import KitError
 from kit.envs.interpreters import _pyenv_candidates, find_python
 from kit.envs.platforms import ROSETTA_HINT, Platform
-from kit.envs.stacks import definitions, get_stack, listing, reference, status, unavailable_reason
+from kit.envs.catalogue import definitions, reference
+from kit.envs.kinds import get_stack, listing
+from kit.envs.stacks import status, unavailable_reason
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=False)
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True, downloads=True)

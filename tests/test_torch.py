@@ -11,9 +11,12 @@ import pytest
 
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.runs.plan import PlanOptions, availability, devices, plan, required_stacks
+from kit.runs.options import PlanOptions
+from kit.runs.availability import availability, devices
+from kit.runs.plan import plan, required_stacks
 from kit.envs.platforms import Platform, detect
-from kit.envs.stacks import Stack, definitions, status
+from kit.envs.stacks import Stack, status
+from kit.envs.catalogue import definitions
 
 D = "d" * 64
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True)

@@ -328,16 +328,26 @@ async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
         assert pilot.app.is_running and pilot.app.return_code in (None, 0)
 
 
-async def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, monkeypatch):
-    import kit.tui.advice as advice
+def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path):
+    """A real `kit tui` process (headless) whose Advice tab has a bug: it ends with exit status
+    1 and one line naming the log file; the traceback is in that file, not on the screen."""
+    import os
+    import subprocess
+    import sys
 
-    def broken(self):
-        raise RuntimeError("a bug")
-
-    monkeypatch.setattr(advice.AdvicePane, "show", broken)
-    tui = app()
-    with pytest.raises(RuntimeError):  # the pilot re-raises what ended the app
-        async with tui.run_test(size=(100, 32)) as pilot:
-            await pilot.press("6")
-            await pilot.pause()
-    assert tui.return_code == 1
+    script = tmp_path / "buggy.py"
+    script.write_text(
+        "import sys\n"
+        "from kit.tui import advice, app\n"
+        "def broken(self):\n    raise RuntimeError('a bug')\n"
+        "advice.AdvicePane.show = broken\n"
+        "class Buggy(app.KitApp):\n"
+        "    def on_mount(self):\n        self.set_timer(0.5, lambda: self.action_tab('advice'))\n"
+        "sys.exit(app.run_app(Buggy('synthetic', 120), headless=True))\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, KIT_HOME=str(tmp_path / "home")))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "kit tui: internal error: RuntimeError: a bug" in out and "Traceback" not in out
+    log = out.split("the traceback is in ")[1].split(")")[0]
+    assert "Traceback" in open(log).read()

@@ -12,7 +12,7 @@ from ..core import factors
 from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
-from ..runs.plan import ALL_FACTORS, availability
+from ..runs.availability import availability
 from ..envs.platforms import Platform
 from ..runs.store import Store
 from .verdicts import describe, stability
@@ -98,7 +98,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
     not_measured = [{"factor": f, "what": d, "cannot_run_here": why.get(f)}
-                    for f, d in ALL_FACTORS.items() if f not in measured]
+                    for f, d in factors.plannable().items() if f not in measured]
     return {"dataset": b["dataset"], "yardstick": b["yardstick"], "ranking": ranking,
             "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
 

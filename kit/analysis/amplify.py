@@ -12,13 +12,9 @@ from __future__ import annotations
 import math
 
 from ..core import factors
+from ..runs.options import PRECISION_LEVEL
 
 FACTOR = "perturb"
-EPS = (1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-5, 1e-3)
-DRAWS = 3
-PRECISION_LEVEL = "float32"  # round the embedding to float32 and back
-def level_name(eps: float) -> str:
-    return f"{eps:.0e}"
 
 
 def curves(rows: list) -> dict:

@@ -10,14 +10,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..envs.build import build
-from ..data import Dataset, load_dataset
-from ..core.errors import KitError
 from ..core import factors
-from ..runs.plan import PlanOptions, plan, reference_embedding, required_stacks
+from ..core.errors import KitError
+from ..data import Dataset, load_dataset
+from ..envs.build import download_bytes
+from ..envs.catalogue import HOST
+from ..envs.kinds import choose
 from ..envs.platforms import Platform, detect
+from ..runs.options import PlanOptions
+from ..runs.plan import plan, reference_embedding, required_stacks
 from ..runs.runner import run_all
-from ..envs.stacks import HOST, built_stack, definitions, stack_status
 from ..runs.store import Store
 
 
@@ -55,23 +57,28 @@ def prepare(factors, dataset: str = "synthetic", n: int | None = None,
 
 def stacks_to_build(audit: Audit) -> list:
     """[(name, download bytes or None)] of the stacks the audit needs that are not built here."""
-    from ..envs.build import download_bytes
-
-    defs = definitions()
-    return [(n, download_bytes(defs[n], audit.platform)) for n in audit.stacks
-            if n in defs and built_stack(defs[n], audit.platform) is None]
+    out = []
+    for name in audit.stacks:
+        kind = choose(name)
+        if kind.buildable and kind.status(audit.platform)[0] in ("not built", "broken"):
+            out.append((name, download_bytes(kind.d, audit.platform)))
+    return out
 
 
 def build_stacks(audit: Audit, log=lambda name, msg: None,
                  on_built=lambda name, built: None) -> list:
-    """Build every stack the audit needs that is not built yet; returns the ones built now."""
-    defs = definitions()
+    """Build every stack the audit needs that is not built yet; returns the ones built now.
+
+    The host and external stacks are used as they are (an unavailable one says why here)."""
     built = []
     for name in audit.stacks:
-        if name not in defs:
-            stack_status(name, audit.platform)  # an external one is never built; unknown raises
+        kind = choose(name)
+        if not kind.buildable:
+            st, why = kind.status(audit.platform)
+            if st != "built":
+                raise KitError(f"stack {name}: {why}")
             continue
-        made = build(defs[name], audit.platform, log=lambda msg, _n=name: log(_n, msg))
+        made = kind.build(audit.platform, log=lambda msg, _n=name: log(_n, msg))
         on_built(name, made)
         if made:
             built.append(name)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from ..core.version import __version__
 from ..core.atomic import atomic_path
 from ..runs.blobs import DamagedArray, check_array, load_npy
 from ..core.errors import KitError

@@ -10,15 +10,15 @@ from __future__ import annotations
 import json
 
 from ..analysis.budget import budget, pair_details
-from .bundle import import_bundle, read
-from ..data import load_dataset
 from ..core.errors import KitError
 from ..core.hosts import host
-from ..runs.plan import Pair
-from ..envs.platforms import Platform, detect
-from ..runs.runner import run_all
 from ..core.spec import RunSpec
-from ..envs.stacks import HOST, definitions, get_stack, stack_status, status
+from ..data import load_dataset
+from ..envs.kinds import choose, get_stack
+from ..envs.platforms import Platform, detect
+from ..runs.options import Pair
+from ..runs.runner import run_all
+from .bundle import import_bundle, read
 
 FACTOR = "host"
 
@@ -45,16 +45,23 @@ def find_dataset(summary: dict, sha: str):
     return ds
 
 
+def _kind(name: str):
+    """The stack of that name here, or None (the bundle's stack is not known here)."""
+    try:
+        return choose(name)
+    except KitError:
+        return None
+
+
 def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     """This machine's twin of a bundle spec, or the reason it cannot run here."""
-    if spec.stack != HOST:
-        try:
-            st, why = stack_status(spec.stack, plat)
-        except KitError:
-            return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
-                    f"(`kit stacks add {spec.stack} PYTHON` names an interpreter for it)")
-        if st == "unavailable":
-            return f"stack {spec.stack}: {why}"
+    kind = _kind(spec.stack)
+    if kind is None:
+        return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
+                f"(`kit stacks add {spec.stack} PYTHON` names an interpreter for it)")
+    st, why = kind.status(plat)
+    if st == "unavailable":
+        return f"stack {spec.stack}: {why}"
     changes = {"host": host()["id"]}
     if spec.kind == "torch":
         if spec.input not in twins or isinstance(twins[spec.input], str):
@@ -70,8 +77,6 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
     before anything is written: a failed compare leaves the store as it was.
     """
-    from ..envs.build import build
-
     plat = plat or detect()
     doc, blobs = read(path)
     if doc["host"]["id"] == host()["id"]:
@@ -80,11 +85,10 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     twins, reasons = {}, {}
     for r in runs:
         spec = RunSpec.from_json(json.dumps(r["spec"]))
-        if spec.stack != HOST and spec.stack in definitions():
-            d = definitions()[spec.stack]
-            if status(d, plat)[0] == "not built":
-                log(f"building stack {spec.stack}")
-                build(d, plat)
+        kind = _kind(spec.stack)
+        if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
+            log(f"building stack {spec.stack}")
+            kind.build(plat)
         twin = _local_spec(spec, twins, plat)
         if isinstance(twin, RunSpec):
             twin = twin.with_(stack_id=get_stack(spec.stack).identity)

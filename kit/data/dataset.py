@@ -141,7 +141,20 @@ def save_dataset(ds: Dataset) -> Path:
     return path
 
 
+_read_cache: dict = {}  # path -> (file identity, Dataset): a file is parsed and hashed once
+
+
 def _read(path: Path) -> Dataset:
+    ident = _file_ident(path)
+    hit = _read_cache.get(path)
+    if hit and ident is not None and hit[0] == ident:
+        return hit[1]
+    ds = _read_file(path)
+    _read_cache[path] = (ident, ds)
+    return ds
+
+
+def _read_file(path: Path) -> Dataset:
     try:
         doc = json.loads(path.read_text())
         ds = Dataset(doc["name"], doc["source"], tuple(doc["ids"]), tuple(doc["seqs"]),

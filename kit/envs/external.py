@@ -20,6 +20,8 @@ from pathlib import Path
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from .catalogue import HOST, definitions
+from .launch import fingerprint
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MIN_PYTHON = (3, 9)  # the worker's oldest syntax
@@ -41,8 +43,6 @@ def registry() -> dict:
 
 
 def _fingerprint(python: str) -> dict:
-    from ..app.doctor import fingerprint  # doctor -> runner -> stacks, which imports this lazily
-
     try:
         return fingerprint((python,))
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
@@ -52,8 +52,6 @@ def _fingerprint(python: str) -> dict:
 
 def add(name: str, python: str) -> dict:
     """Probe ``python`` and register it as ``name``; returns the registry entry."""
-    from .stacks import HOST, definitions  # stacks imports this module at load time
-
     if not _NAME.match(name):
         raise KitError(f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
                        "(at most 64, starting with a letter or digit)")

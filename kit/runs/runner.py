@@ -7,7 +7,6 @@ per run id in the store keeps two overlapping plans from running the same spec t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -24,48 +23,9 @@ from ..data.dataset import Dataset, dataset_path
 from ..core.errors import KitError
 from ..core.paths import subdir
 from ..core.spec import RunSpec
-from ..envs.stacks import get_stack
+from ..envs.kinds import get_stack
+from ..envs.launch import worker_env
 from .store import Store
-
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS")
-_WORKER_SRC = Path(__file__).resolve().parents[1] / "worker"
-
-
-def worker_root() -> Path:
-    """A directory holding only ``kit/worker``: the PYTHONPATH of every worker process.
-
-    Foreign interpreters then see no other kit module and none of kit's dependencies.
-    """
-    files = sorted(_WORKER_SRC.glob("*.py"))
-    digest = hashlib.sha256(b"".join(f.name.encode() + f.read_bytes() for f in files)).hexdigest()
-    root = subdir("worker") / digest[:16]
-    if not root.exists():
-        tmp = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".tmp-{os.getpid()}-"))
-        (tmp / "kit" / "worker").mkdir(parents=True)
-        (tmp / "kit" / "__init__.py").write_text('"""Worker-only copy of kit."""\n')
-        for f in files:
-            shutil.copy2(f, tmp / "kit" / "worker" / f.name)
-        try:
-            os.replace(tmp, root)
-        except OSError:  # another process won the race with identical content
-            shutil.rmtree(tmp, ignore_errors=True)
-    return root
-
-
-def worker_env(spec: RunSpec) -> dict:
-    env = dict(os.environ)
-    # threads are fixed at process start, for every BLAS/OpenMP runtime at once
-    env.update({v: str(spec.threads) for v in THREAD_VARS})
-    env.update(dict(spec.env))
-    if spec.deterministic:
-        env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # deterministic cuBLAS needs it before CUDA starts
-    env["PYTHONPATH"] = str(worker_root())
-    env["PYTHONNOUSERSITE"] = "1"
-    env["KIT_PARENT_PID"] = str(os.getpid())  # the worker exits when this process is gone
-    env.pop("PYTHONHOME", None)
-    return env
-
 
 _live: set = set()          # worker processes running now (killed if kit is interrupted)
 _live_lock = threading.Lock()

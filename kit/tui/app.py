@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
 from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
+from ..core.logs import log_traceback
 from ..envs.platforms import Platform, detect
 from .advice import AdvicePane
 from .budget import BudgetPane
@@ -26,7 +29,7 @@ TABS = tuple(PANES)
 class KitApp(App):
     """kit's terminal interface; ``platform`` may be injected (tests)."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "kit: reproducibility budget"
     BINDINGS = [
         *[Binding(str(i), f"tab('{t}')", t.title(), priority=True, show=i <= 6)
@@ -66,10 +69,11 @@ class KitApp(App):
         yield Footer()
 
     def dataset_hash(self) -> str | None:
-        from ..data import load_dataset
+        """The dataset the panes show: the Plan's, resolved as every read command resolves it."""
+        from ..app.selection import select_dataset
 
         try:
-            return load_dataset(self.dataset_name, self.n).sha256
+            return select_dataset(self.store, self.dataset_name, self.n).sha256
         except KitError:
             return None
 
@@ -127,23 +131,32 @@ class KitApp(App):
 
     def _handle_exception(self, error: Exception) -> None:
         """A KitError is the user's to fix: shown, and the app goes on. Anything else is a bug:
-        the app ends with one line naming the file that holds the traceback, and exits 1."""
+        the app ends as Textual ends it (exit status 1), with one line naming the file that
+        holds the traceback instead of the traceback itself."""
         if isinstance(error, KitError):
             self.notify(str(error), severity="error", timeout=10)
             return
-        from ..cli import _log_traceback
+        self._bug = (f"kit tui: internal error: {type(error).__name__}: {error} (a bug in kit; the "
+                     f"traceback is in {log_traceback(error)})")
+        super()._handle_exception(error)
 
-        self._return_code = 1
-        if self._exception is None:  # as Textual does: the test pilot re-raises it
-            self._exception = error
-            self._exception_event.set()
-        self.panic(f"kit tui: internal error: {type(error).__name__}: {error} (a bug in kit; the "
-                   f"traceback is in {_log_traceback(error)})")
+    def _fatal_error(self) -> None:
+        # no traceback on the screen: run_app prints the one line once the terminal is back
+        self.bell()
+        self._close_messages_no_wait()
+
+
+def run_app(app: KitApp, headless: bool = False) -> int:
+    """Run an app; its exit status, with the one line about a bug (if any) on stderr."""
+    import sys
+
+    app.run(headless=headless)
+    if getattr(app, "_bug", None):
+        print(app._bug, file=sys.stderr)
+    return app.return_code or 0
 
 
 def run(dataset: str = "synthetic", n: int | None = FIRST_LOOK_N, threads: str = "",
         seeds: str = "") -> int:
     """Run the app; its exit status (non-zero when it ended on an error)."""
-    app = KitApp(dataset, n, threads=threads, seeds=seeds)
-    app.run()
-    return app.return_code or 0
+    return run_app(KitApp(dataset, n, threads=threads, seeds=seeds))

@@ -15,7 +15,7 @@ from .pane import Pane
 
 def _numbers(text: str, parse=None) -> tuple:
     """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
-    from ..runs.plan import parse_ints
+    from ..runs.options import parse_ints
 
     text = text.strip()
     return (parse or parse_ints)(text) if text else ()
@@ -33,8 +33,8 @@ class PlanPane(Pane):
     MAIN = "#factors"
 
     def compose(self) -> ComposeResult:
-        from ..runs.plan import availability, devices
-        from ..envs.stacks import listing
+        from ..runs.availability import availability, devices
+        from ..envs.kinds import listing
 
         app = self.app
         rows = availability(app.platform)
@@ -107,7 +107,7 @@ class PlanPane(Pane):
 
     def audit(self) -> au.Audit:
         """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
-        from ..runs.plan import SVD_ITERS, PlanOptions, parse_ints, parse_threads
+        from ..runs.options import SVD_ITERS, PlanOptions, parse_ints, parse_threads
 
         factors = self.query_one("#factors", SelectionList).selected
         n_text = self.query_one("#n", Input).value.strip()

@@ -46,7 +46,8 @@ class SetupPane(Pane):
 
     def show(self) -> None:
         from ..data import load_dataset
-        from ..envs.stacks import listing, recheck
+        from ..envs.kinds import listing
+        from ..envs.integrity import recheck
 
         app = self.app
         recheck()  # a stack may have been damaged (or repaired) since the app started
@@ -125,7 +126,7 @@ class SetupPane(Pane):
                     load_dataset(app.dataset_name, app.n)
                 msg = f"{app.dataset_name}: verified"
             else:
-                from ..envs.build import build_named
+                from ..envs.kinds import build_named
 
                 built = build_named(stack, app.platform,
                                     log=lambda m: app.call_from_thread(app.notify, m, timeout=2))

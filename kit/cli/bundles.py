@@ -1,0 +1,82 @@
+"""Bundles between machines: `kit export`, `kit import` and `kit compare`."""
+
+from __future__ import annotations
+
+
+from .common import (dataset_args, factors, positive, print_json, select)
+
+
+def add(sub) -> None:
+    p = sub.add_parser("export", help="write runs into one portable, checksummed bundle")
+    dataset_args(p)
+    p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
+    p.add_argument("--factor", type=factors, help="only the runs of these factors' pairs")
+    p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
+    p.add_argument("file", help="a bundle written by `kit export`")
+    p.set_defaults(func=_cmd_import)
+
+    p = sub.add_parser("compare", help="rerun a bundle's runs here and say how far they differ",
+                       description="Import a lab's bundle (`kit export`), rerun each of its runs on "
+                       "this machine (same dataset, seeds, threads and stack), pair each with its "
+                       "twin as the factor `host`, and answer: reproduced, bits only, within the "
+                       "budget, beyond it, or a changed conclusion.")
+    p.add_argument("file", help="the bundle (e.g. lab.kit)")
+    p.add_argument("--jobs", type=positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=_cmd_compare)
+
+
+def _cmd_export(args) -> int:
+    from rich.console import Console
+
+    from ..app.bundle import export, plan_export
+    from ..runs.store import Store
+
+    from ..views.tables import dataset_line
+
+    store = Store()
+    sel = select(args, store)
+    ds = sel.sha256
+    Console(stderr=True).print(dataset_line(sel.summary, sel.why))
+    if args.factor:
+        ids = [r for p in store.pairs(ds) if p["factor"] in args.factor for r in (p["a"], p["b"])]
+    else:
+        ids = [r["id"] for r in store.runs(ds)]
+    ids = list(dict.fromkeys(ids))
+    p = plan_export(store, ids, args.arrays)
+    Console(stderr=True).print(
+        f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
+        + (f", {len(p['blobs'])} arrays ({p['array_bytes'] / 2**20:.1f} MiB before compression)"
+           if args.arrays else ", hashes only (add --arrays for magnitudes)"))
+    out = export(store, ids, args.out, args.arrays)
+    print(f"wrote {out['file']}: {out['runs']} runs, {out['bytes'] / 2**20:.2f} MiB, "
+          f"sha256 {out['sha256']}")
+    return 0
+
+
+def _cmd_import(args) -> int:
+    from ..app.bundle import import_bundle
+    from ..runs.store import Store
+
+    out = import_bundle(Store(), args.file)
+    print(f"imported {out['added']} new of {out['runs']} runs ({out['arrays']} arrays) from "
+          f"{out['host']['name']} ({out['created']})")
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    from rich.console import Console
+
+    from ..app.reproduce import compare_bundle
+    from ..runs.store import Store
+    from ..views.tables import compare_text
+
+    err = Console(stderr=True)
+    with err.status("comparing") as status:
+        rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
+                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"))
+    print_json(rep) if args.json else print(compare_text(rep))
+    return 0

@@ -1,0 +1,116 @@
+"""What every command shares: argument types, a one-line usage error, JSON, the dataset a read
+command shows, and the question asked before a large job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..core.errors import KitError
+
+
+def argtype(parse):
+    """An argparse type from one of kit.plan's parsers (their ValueError is a usage error)."""
+    def convert(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = parse.__name__
+    return convert
+
+
+def int_list(text: str) -> tuple:
+    from ..runs.options import parse_ints
+
+    return argtype(parse_ints)(text)
+
+
+def counts(text: str) -> tuple:
+    """Positive counts (power iterations)."""
+    from ..runs.options import parse_ints
+
+    return argtype(lambda t: parse_ints(t, minimum=1))(text)
+
+
+def threads(text: str) -> tuple:
+    """Thread counts from 1 to this machine's cores: more would measure oversubscription."""
+    from ..runs.options import parse_threads
+
+    return argtype(parse_threads)(text)
+
+
+def floats(text: str) -> tuple:
+    try:
+        vals = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        vals = ()
+    if not vals or any(v < 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected non-negative numbers like 1e-13,1e-7, not {text!r}")
+    return vals
+
+
+def positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return v
+
+
+def factors(text: str) -> tuple:
+    from ..core import factors
+
+    names = tuple(f.strip() for f in text.split(",") if f.strip())
+    bad = [f for f in names if f not in factors.plannable()]
+    if bad or not names:
+        hint = factors.suggest(bad[0]) if bad else None
+        raise argparse.ArgumentTypeError(
+            f"unknown factor {', '.join(bad) or text!r}"
+            + (f" (did you mean {hint}?)" if hint else "")
+            + f"; choose from {', '.join(factors.plannable())}")
+    return names
+
+
+def dataset_args(p, default=None):
+    p.add_argument("--dataset", default=default,
+                   help="dataset name: 'synthetic' (built in) or one stored by `kit data import`")
+    p.add_argument("--n", type=positive, help="use the first N proteins (synthetic: generate N)")
+
+
+def print_json(obj) -> None:
+    json.dump(obj, sys.stdout, indent=1, sort_keys=True, default=str)
+    sys.stdout.write("\n")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error that names where the fix is documented."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def select(args, store):
+    """The dataset a read command shows, and why; said on stderr beside JSON output."""
+    from ..app.selection import select_dataset
+
+    sel = select_dataset(store, args.dataset, args.n)
+    if getattr(args, "json", False):
+        from ..views.tables import dataset_line
+
+        print(dataset_line(sel.summary, sel.why), file=sys.stderr)
+    return sel
+
+
+def confirm(err, what: str, refusal: str) -> None:
+    """Ask on a terminal; without one, refuse (the message says how to go ahead)."""
+    if not sys.stdin.isatty():
+        raise KitError(f"{what} {refusal}")
+    answer = err.input(f"{what} [y/N] " if what.endswith("?") else f"{what} Go ahead? [y/N] ")
+    answer = answer.strip().lower()
+    if answer not in ("y", "yes"):
+        raise KitError("not started; nothing was run")

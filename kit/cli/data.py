@@ -1,0 +1,124 @@
+"""`kit data`: import your own proteins, fetch the Swiss-Prot subset, list, inspect, verify."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import (Parser, positive, print_json)
+
+
+def add(sub) -> None:
+    p = sub.add_parser("data", help="datasets: import, info, list")
+    dsub = p.add_subparsers(dest="data_cmd", required=True, metavar="ACTION", parser_class=Parser)
+    from ..data.importer import FORMATS
+
+    q = dsub.add_parser("import", help="import a TSV or FASTA file as a dataset",
+                        description="Import your own proteins as a dataset (nothing is written "
+                        "unless every row is accepted).\n\n" + FORMATS,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("file")
+    q.add_argument("--name", required=True, help="the dataset's name (--dataset NAME later)")
+    q.add_argument("--replace", action="store_true",
+                   help="overwrite an imported dataset of the same name")
+    q.add_argument("--no-shuffle", action="store_true",
+                   help="keep the file's order (first 2/3 train) for a file already shuffled")
+    q.add_argument("--filter", action="store_true",
+                   help="drop (and count) rows that cannot be imported: non-standard residues, "
+                        "lengths outside 60-700, unreadable labels or columns")
+    q.add_argument("--split-seed", type=int, default=None, help="seed of the train/test shuffle")
+    q = dsub.add_parser("info", help="what a dataset holds")
+    q.add_argument("name", nargs="?", default="synthetic")
+    q.add_argument("--n", type=positive)
+    q.add_argument("--json", action="store_true")
+    q = dsub.add_parser("list", help="stored datasets")
+    q.add_argument("--json", action="store_true")
+    q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)")
+    q.add_argument("--base-url", help="UniProt REST base URL (env KIT_UNIPROT_URL; a mirror)")
+    q.add_argument("--refresh", action="store_true", help="fetch again even if cached")
+    q.add_argument("--per-organism", type=positive, default=1000, help="proteins sampled per organism")
+    q.add_argument("--keep", type=positive, default=6000, help="proteins kept from the shuffled pool")
+    q.add_argument("--seed", type=int, default=20261005, help="sampling and shuffling seed")
+    q.add_argument("--deadline", type=positive, metavar="SECONDS",
+                   help="give up after this long in all (default 1800; env KIT_FETCH_DEADLINE)")
+    q.add_argument("--max-retry-after", type=positive, metavar="SECONDS",
+                   help="wait at most this long when UniProt asks to (default 120; env "
+                        "KIT_FETCH_RETRY_AFTER_MAX)")
+    q = dsub.add_parser("verify", help="re-hash a dataset (swissprot: its cached pages too)")
+    q.add_argument("name", nargs="?", default="swissprot")
+    q.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_data)
+
+
+def _cmd_data(args) -> int:
+    from ..data import load_dataset, stored_datasets
+
+    if args.data_cmd == "import":
+        from ..data.dataset import SPLIT_SEED
+        from ..data.importer import import_file
+
+        seed = SPLIT_SEED if args.split_seed is None else args.split_seed
+        ds, dropped = import_file(args.file, args.name, shuffle=not args.no_shuffle,
+                                  filter_bad=args.filter, split_seed=seed, replace=args.replace)
+        s = ds.summary()
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(dropped.items()))
+        print(f"imported {s['rows']} proteins as {ds.name!r} ({s['train']} train, {s['test']} test, "
+              f"{s['positives']} positive), {sum(dropped.values())} dropped"
+              + (f" ({why})" if why else "") + f"; sha256 {ds.sha256[:12]}")
+        return 0
+    if args.data_cmd == "fetch":
+        return _data_fetch(args)
+    if args.data_cmd == "verify":
+        from ..data import uniprot
+
+        from ..data.dataset import verify_worker_files
+
+        if args.name == uniprot.NAME:
+            out = uniprot.verify()
+        else:
+            ds = load_dataset(args.name)
+            out = {"dataset": ds.name, "sha256": ds.sha256, "ok": True}
+        out["worker_files"] = verify_worker_files()  # what runs really read, by dataset hash
+        print_json(out) if args.json else print(f"{out['dataset']}: ok, sha256 {out['sha256'][:12]}")
+        return 0
+    if args.data_cmd == "list":
+        names = stored_datasets()
+        if args.json:
+            print_json({"builtin": ["synthetic"], "stored": names})
+        else:
+            print("\n".join(["synthetic (built in; generated for any --n)"] + names))
+        return 0
+    s = load_dataset(args.name, args.n).summary()
+    if args.json:
+        print_json(s)
+    else:
+        from tabulate import tabulate
+
+        print(tabulate([(k, v) for k, v in s.items()], disable_numparse=True))
+    return 0
+
+
+def _data_fetch(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from ..data import uniprot
+
+    err = Console(stderr=True)
+    proto = uniprot.Protocol(per_organism=args.per_organism, keep=args.keep, seed=args.seed)
+    tasks = {}
+    with Progress(TextColumn("{task.description:>24}"), BarColumn(), MofNCompleteColumn(),
+                  console=err) as bar:
+        def progress(taxid, name, done, total):
+            if taxid not in tasks:
+                tasks[taxid] = bar.add_task(name, total=total)
+            bar.update(tasks[taxid], completed=done, total=total)
+
+        from ..data.http import Limits
+
+        limits = Limits.from_env(deadline_s=args.deadline, retry_after_max_s=args.max_retry_after)
+        ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress, limits)
+    s = ds.summary()
+    print(f"swissprot: {s['rows']} proteins ({s['train']} train, {s['test']} test), "
+          f"{s['positives']} with a transmembrane segment; UniProt release {s['release']} "
+          f"({s['release_date']}); sha256 {ds.sha256[:12]}")
+    return 0

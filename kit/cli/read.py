@@ -1,0 +1,149 @@
+"""The read commands: budget, verdicts, amplify, advise, report and runs of one dataset."""
+
+from __future__ import annotations
+
+
+from ..core.errors import KitError
+from .common import (dataset_args, factors, print_json, select)
+
+
+def add(sub) -> None:
+    p = sub.add_parser("budget", help="the budget table of the stored pairs")
+    dataset_args(p)
+    p.add_argument("--factor", help="show this factor's pairs one by one")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_budget)
+
+    p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
+    dataset_args(p)
+    p.add_argument("--set", dest="run_set", help="one run set: seeds, stacks or a factor name")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_verdicts)
+
+    p = sub.add_parser("amplify", help="how each model amplifies a small embedding perturbation")
+    dataset_args(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_amplify)
+
+    p = sub.add_parser("advise", help="what to pin first, from the measured budget")
+    dataset_args(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_advise)
+
+    p = sub.add_parser("report", help="write report.md and a self-contained report.html")
+    dataset_args(p)
+    p.add_argument("--out", required=True, help="folder to write into")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("runs", help="list stored runs")
+    dataset_args(p)
+    p.add_argument("--kind", choices=("pipeline", "torch", "perturb"), help="only runs of this kind")
+    p.add_argument("--stack", help="only runs in this stack")
+    p.add_argument("--factor", type=factors, help="only runs in pairs of these factors")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_runs)
+
+
+def _cmd_budget(args) -> int:
+    from ..analysis.budget import budget, pair_details
+    from ..runs.store import Store
+    from ..views.tables import budget_text, pairs_text
+
+    from ..views.tables import dataset_line
+
+    store = Store()
+    sel = select(args, store)
+    if args.factor:
+        rows = pair_details(store, sel.sha256, args.factor)
+        if not rows:
+            raise KitError(f"no pairs of factor {args.factor!r} on dataset "
+                           f"{sel.summary.get('name', sel.sha256[:12])}")
+        print_json(rows) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                                  + pairs_text(rows))
+        return 0
+    b = budget(store, sel.sha256, sel.summary)
+    print_json(b) if args.json else print(budget_text(b, sel.why))
+    return 0
+
+
+def _cmd_verdicts(args) -> int:
+    from ..runs.store import Store
+    from ..views.tables import verdicts_text
+    from ..analysis.verdicts import stability_report
+
+    from ..views.tables import dataset_line
+
+    store = Store()
+    sel = select(args, store)
+    rep = stability_report(store, sel.sha256, args.run_set)
+    print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                             + (verdicts_text(rep) or "no pairs with verdicts yet"))
+    return 0
+
+
+def _cmd_amplify(args) -> int:
+    from ..analysis.amplify import report
+    from ..analysis.budget import budget
+    from ..runs.store import Store
+    from ..views.tables import amplify_text
+
+    from ..views.tables import dataset_line
+
+    store = Store()
+    sel = select(args, store)
+    rep = report(budget(store, sel.sha256)["rows"])
+    print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                             + amplify_text(rep))
+    return 0
+
+
+def _cmd_advise(args) -> int:
+    from ..analysis.advice import advise
+    from ..analysis.budget import budget
+    from ..runs.store import Store
+    from ..views.tables import advice_text
+
+    store = Store()
+    sel = select(args, store)
+    a = advise(store, sel.sha256, budget(store, sel.sha256, sel.summary))
+    print_json(a) if args.json else print(advice_text(a, sel.why))
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from rich.console import Console
+
+    from ..views.report import write
+    from ..runs.store import Store
+
+    from ..views.tables import dataset_line
+
+    store = Store()
+    sel = select(args, store)
+    with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):
+        out = write(store, sel.sha256, args.out)
+    print(dataset_line(sel.summary, sel.why))
+    print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
+    return 0
+
+
+def _cmd_runs(args) -> int:
+    from ..runs.store import Store
+    from ..views.tables import runs_text
+
+    store = Store()
+    ds = select(args, store).sha256 if (args.dataset or args.n) else None
+    runs = store.runs(ds)
+    if args.kind:
+        runs = [r for r in runs if r["spec"].get("kind", "pipeline") == args.kind]
+    if args.stack:
+        runs = [r for r in runs if r["spec"]["stack"] == args.stack]
+    if args.factor:
+        ids = {x for p in store.pairs(ds) if p["factor"] in args.factor for x in (p["a"], p["b"])}
+        runs = [r for r in runs if r["id"] in ids]
+    if args.json:
+        print_json(runs)
+    else:
+        print(runs_text(runs, store.datasets()) if runs else "no runs stored"
+              + (" that match" if args.kind or args.stack or args.factor else ""))
+    return 0

@@ -1,0 +1,115 @@
+"""`kit stacks`: list, build, check, lock, and add or remove interpreters of your own."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import (Parser, print_json)
+
+
+def add(sub) -> None:
+    p = sub.add_parser("stacks", help="pinned environments: list, build, doctor, lock")
+    p.add_argument("--json", action="store_true")
+    ssub = p.add_subparsers(dest="stacks_cmd", metavar="ACTION", parser_class=Parser)
+    q = ssub.add_parser("build", help="build stacks from their lock files (default: all available here)")
+    q.add_argument("names", nargs="*")
+    q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
+    q.add_argument("names", nargs="*")
+    q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    q = ssub.add_parser("factors", help="the cross-stack factors whose stacks are built here")
+    q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    q = ssub.add_parser("add", help="register an existing interpreter (a cluster's or GPU "
+                        "image's PyTorch, a conda env) as a stack")
+    q.add_argument("name")
+    q.add_argument("python", help="path of its python executable")
+    q = ssub.add_parser("remove", help="forget an external stack (its interpreter is untouched)")
+    q.add_argument("name")
+    q = ssub.add_parser("lock", help="regenerate uv.lock files from the stacks' pyproject.toml")
+    q.add_argument("names", nargs="*")
+    q.add_argument("--upgrade", action="store_true", help="allow newer versions where not pinned")
+    p.set_defaults(func=_cmd_stacks)
+
+
+def _cmd_stacks(args) -> int:
+    from rich.console import Console
+
+    from ..envs.catalogue import definitions
+    from ..envs.kinds import choose, listing
+    from ..envs.platforms import detect
+    from ..views.tables import stacks_text
+
+    plat = detect()
+    err = Console(stderr=True)
+    if args.stacks_cmd in ("add", "remove"):
+        return _stacks_external(args, err)
+    names = getattr(args, "names", None) or []
+    kinds = {n: choose(n) for n in names}  # an unknown name is refused here, with the fix
+    if args.stacks_cmd in ("build", "lock"):
+        for n, kind in kinds.items():
+            if not kind.buildable:
+                kind.build(plat)  # says why it is never built (an external one)
+    if args.stacks_cmd == "build":
+        avail = [s["name"] for s in listing(plat)
+                 if s["status"] != "unavailable" and choose(s["name"]).buildable]
+        _build_stacks(names or avail, plat, err)
+        return 0
+    if args.stacks_cmd == "lock":
+        from ..envs.build import lock
+
+        defs = definitions()
+        for lk in dict.fromkeys(defs[n].lock for n in (names or defs)):
+            with err.status(f"locking {lk}"):
+                lock(next(d for d in defs.values() if d.lock == lk), upgrade=args.upgrade)
+            err.print(f"locked stacks/{lk}/uv.lock")
+        return 0
+    if args.stacks_cmd == "factors":
+        from ..core import factors
+        from ..runs.availability import availability
+
+        rows = [r for r in availability(plat) if r["factor"] in factors.names(factors.STACKS)]
+        if args.json:
+            print_json(rows)
+        else:
+            print("\n".join(r["factor"] for r in rows if r["available"] and r["built"]))
+        return 0
+    if args.stacks_cmd == "doctor":
+        from ..envs.probe import stack_doctor
+
+        report = stack_doctor(names, plat)
+        print_json(report) if args.json else print(stacks_text(report, doctor=True))
+        return 0
+    rows = listing(plat)
+    print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
+    return 0
+
+
+def _build_stacks(names, plat, err) -> None:
+    """Build each named stack that is not built yet, one status line per step."""
+    from ..envs.kinds import build_named
+
+    for n in names:
+        with err.status(f"stack {n}") as status:
+            if build_named(n, plat, log=lambda msg: status.update(msg)):
+                err.print(f"built stack {n}")
+
+
+def _stacks_external(args, err) -> int:
+    from ..envs import external
+
+    if args.stacks_cmd == "remove":
+        external.remove(args.name)
+        err.print(f"removed external stack {args.name} (its interpreter is untouched)")
+        return 0
+    with err.status(f"probing {args.python}"):
+        e = external.add(args.name, args.python)
+    f = e["facts"]
+    pk = ", ".join(f"{k} {v}" for k, v in f["packages"].items() if k != "torch")
+    torch = f["torch"]
+    print(f"added external stack {args.name}: Python {f['python']} ({f['machine']}), {pk}"
+          + (f", torch {torch['version']} (devices: {', '.join(f['devices'])})" if torch else ""))
+    uses = external.uses(f)
+    if "pipeline" in uses:
+        print(f"  pipeline factors: kit run --factor seed --stack {args.name}")
+    if "torch" in uses:
+        print(f"  torch factors:    kit run --factor torch-seed --torch-stack {args.name}")
+    return 0

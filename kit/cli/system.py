@@ -1,0 +1,67 @@
+"""The machine and the store: `kit doctor`, `kit store check`, and `kit tui`."""
+
+from __future__ import annotations
+
+
+from .common import (Parser, int_list,
+                     positive, print_json, threads)
+
+
+def add(sub) -> None:
+    p = sub.add_parser("doctor", help="null experiment, thread control and BLAS, with remedies")
+    p.add_argument("--n", type=positive, default=200, help="proteins in the null experiment")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_doctor)
+
+    p = sub.add_parser("store", help="verify the stored arrays and datasets; repair damage")
+    ssub2 = p.add_subparsers(dest="store_cmd", required=True, metavar="ACTION", parser_class=Parser)
+    q = ssub2.add_parser("check", help="hash every stored array and dataset file again")
+    q.add_argument("--repair", action="store_true",
+                   help="drop damaged arrays and the runs that used them (the next `kit run` "
+                        "makes them again), and orphan files")
+    q.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_store)
+
+    p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
+    p.add_argument("--dataset", default="synthetic")
+    from ..data.dataset import FIRST_LOOK_N
+
+    p.add_argument("--n", type=positive, default=FIRST_LOOK_N,
+                   help=f"proteins (default {FIRST_LOOK_N}: the smallest size at which all four "
+                        "models learn on the built-in set)")
+    p.add_argument("--threads", type=threads, default=(), help="prefill the plan's thread counts")
+    p.add_argument("--seeds", type=int_list, default=(), help="prefill the plan's seeds")
+    p.set_defaults(func=_cmd_tui)
+
+
+def _cmd_doctor(args) -> int:
+    from rich.console import Console
+
+    from ..app.doctor import machine_doctor
+    from ..envs.platforms import detect
+    from ..views.tables import doctor_text
+
+    with Console(stderr=True).status("null experiment, thread probe, BLAS"):
+        rep = machine_doctor(detect(), args.n)
+    print_json(rep) if args.json else print(doctor_text(rep))
+    return 0 if rep["ok"] else 1
+
+
+def _cmd_store(args) -> int:
+    from rich.console import Console
+
+    from ..runs.repair import check_store
+    from ..runs.store import Store
+    from ..views.tables import store_check_text
+
+    with Console(stderr=True).status("hashing every stored array and dataset file"):
+        rep = check_store(Store(), repair=args.repair)
+    print_json(rep) if args.json else print(store_check_text(rep))
+    return 0 if rep["ok"] or rep["repaired"] else 1
+
+
+def _cmd_tui(args) -> int:
+    from ..tui.app import run
+
+    return run(args.dataset, args.n, ",".join(map(str, args.threads)),
+               ",".join(map(str, args.seeds)))

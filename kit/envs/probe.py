@@ -1,0 +1,108 @@
+"""What each stack really is and does: its fingerprint's surprises, its thread control.
+
+`kit stacks doctor` and `kit doctor` ask these questions; nothing here plans or stores runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+from ..core.atomic import write_bytes
+from .kinds import CatalogueStack, choose, names
+from .launch import fingerprint
+from .platforms import Platform
+
+# OpenBLAS kernels that mean "this build did not recognise the CPU" on a modern x86_64
+_GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
+
+
+def problems(fp: dict, expected_blas: str | None, cpu_flags=frozenset()) -> list:
+    """One line per surprise in a fingerprint, each with what to do about it."""
+    out = []
+    pools = [p for p in fp.get("threadpools") or [] if p.get("user_api") == "blas"]
+    if fp.get("threadpools") is None:
+        out.append("threadpoolctl is not installed: BLAS and thread counts cannot be measured")
+    apis = {str(p.get("internal_api")).lower() for p in pools}
+    if expected_blas and pools and expected_blas.lower() not in apis:
+        out.append(f"expected {expected_blas} but threadpoolctl sees {', '.join(sorted(apis))}")
+    for p in pools:
+        kernel = str(p.get("architecture") or "").lower()
+        if p.get("internal_api") == "openblas" and kernel in _GENERIC_KERNELS and "avx2" in cpu_flags:
+            out.append(f"{p.get('owner')}'s OpenBLAS {p.get('version')} runs the generic "
+                       f"'{p.get('architecture')}' kernel on an AVX2 CPU (it does not recognise "
+                       "this CPU): slower, and its bits differ from a newer OpenBLAS")
+    return out
+
+
+def stack_doctor(names_: list, plat: Platform) -> list:
+    """Import each stack (the catalogue's for this platform and the external ones) and record
+    what it really has: versions, BLAS, problems."""
+    out = []
+    for name in names_ or [n for n in names() if _here(n, plat)]:
+        kind = choose(name)
+        st, why = kind.status(plat)
+        row = {"name": name, "status": st, "expected_blas": kind.expected_blas(plat),
+               **({"external": True} if kind.kind == "external" else {}),
+               **({"problems": [why]} if st in ("broken", "unavailable") and why else {})}
+        if st == "built":
+            try:
+                command = kind.runnable().command
+                fp = fingerprint(command)
+                row.update(measured=fp, command=command,
+                           problems=problems(fp, row["expected_blas"], plat.cpu_flags))
+                if isinstance(kind, CatalogueStack):
+                    write_bytes(kind.d.venv() / "kit-doctor.json", json.dumps(fp, indent=1).encode())
+            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+                row.update(status="broken", problems=[f"the interpreter does not import: {e}"])
+        out.append(row)
+    return out
+
+
+def _here(name: str, plat: Platform) -> bool:
+    kind = choose(name)
+    return not isinstance(kind, CatalogueStack) or plat.key in kind.d.platforms
+
+
+def busy_cores(seconds: float = 0.5) -> float:
+    """How many cores other work keeps busy right now (Linux: /proc/stat; elsewhere: load)."""
+    def sample():
+        with open("/proc/stat") as f:
+            vals = [int(x) for x in f.readline().split()[1:]]
+        return sum(vals), vals[3] + (vals[4] if len(vals) > 4 else 0)  # total, idle + iowait
+
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    total = max(t1 - t0, 1)
+    return (os.cpu_count() or 1) * (1 - (i1 - i0) / total)
+
+
+def thread_probe(command: tuple, cores: int, attempts: int = 3) -> dict:
+    """CPU/wall of a matrix product at 1 and at all cores: is the thread setting honoured?
+
+    A busy machine cannot show n threads using n cores, so a failed probe is repeated and, if
+    other work kept the cores busy meanwhile, reported as inconclusive rather than blamed on
+    the stack (``honoured`` is then None).
+    """
+    out = {}
+    for attempt in range(attempts):
+        busy = busy_cores()
+        one = fingerprint(command, 1, "--probe-threads")
+        many = fingerprint(command, cores, "--probe-threads")
+        r1, rn = one["cpu_s"] / one["wall_s"], many["cpu_s"] / many["wall_s"]
+        honoured = cores < 2 or rn > 1.3 * r1
+        out = {"threads": cores, "cpu_per_wall_1": r1, "cpu_per_wall_n": rn, "honoured": honoured,
+               "busy_cores": round(busy, 2), "attempts": attempt + 1}
+        if honoured:
+            return out
+    # the other work measured before the last attempt: at least half a core left too little
+    # room for n threads to show
+    if out["busy_cores"] >= 0.5:
+        out["honoured"] = None
+    return out

@@ -1,0 +1,111 @@
+"""Pairs across environments: stacks from the catalogue, and the PyTorch MLP's stacks and
+devices. Each function plans one kind of factor of the table (kit.core.factors)."""
+
+from __future__ import annotations
+
+from ..core.errors import KitError
+from ..core.spec import RunSpec, seeds, torch_seeds
+from ..envs.catalogue import catalogue, torch_stack
+from ..envs.kinds import devices_of, stack_status
+from ..envs.platforms import Platform
+from .options import SEEDS, Pair, default_threads
+
+
+def stack_pairs(factor: str, plat: Platform) -> list:
+    """[(stack a, env a, stack b, env b, label)] realising a stack factor on this platform.
+
+    Raises KitError with a one-line reason where the factor cannot run here.
+    """
+    cat = catalogue()
+    out = [(a, (), b, (), f"{a} vs {b}")
+           for a, b in cat.get("pairs", {}).get(factor, {}).get(plat.key, [])]
+    if factor == "arch":
+        for cp in cat.get("codepaths", {}).get(plat.key, {}).values():
+            ok = [v for v in cp["values"] if cp.get("needs", {}).get(v) in (None, *plat.cpu_flags)]
+            if len(ok) < 2:
+                continue
+            var, best = cp["variable"], ok[-1]
+            out += [(cp["stack"], ((var, best),), cp["stack"], ((var, v),),
+                     f"{cp['stack']}: {var}={best} vs {v}") for v in ok[:-1]]
+    if not out:
+        raise KitError(f"factor {factor!r} has no stack pairs on {plat.key}")
+    return out
+
+
+def accelerator(plat: Platform, device: str | None, stack: str | None = None) -> str:
+    """The device torch-device compares with the CPU: the one asked for, else this machine's.
+
+    With a chosen torch ``stack``, its own torch decides (it saw the device when probed);
+    otherwise the platform's facts do, before any torch stack is built.
+    """
+    if device is None:
+        device = "mps" if plat.apple_silicon else "cuda"
+    if device == "cpu":
+        raise KitError("torch-device compares the CPU with --device mps or --device cuda")
+    if stack:
+        if device not in devices_of(stack):
+            raise KitError(f"device {device} is not available in stack {stack}: its torch "
+                           f"reports {', '.join(devices_of(stack))} only")
+        return device
+    reason = plat.device_reason(device)
+    if reason:
+        raise KitError(f"device {device} is not available here: {reason}")
+    return device
+
+
+def torch_target(factor, plat, opts) -> tuple:
+    """(the torch stack, the device compared with the CPU, or "cpu" for the other factors)."""
+    name = opts.torch_stack
+    if name:
+        stack_status(name, plat)  # an unknown name raises here, with the fix
+        if not devices_of(name):
+            raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
+    device = accelerator(plat, opts.device, name) if factor == "torch-device" else "cpu"
+    return (name or torch_stack(plat, device)), device
+
+
+def stack_plan(ctx) -> list:
+    """The pairs of a stack factor: the catalogue's stack pairs, same data, seed and threads."""
+    threads = (tuple(ctx.opts.threads) or (1,))[0]
+    seed = (tuple(ctx.opts.seeds) or (0,))[0]
+
+    def spec(name, env):
+        st = ctx.get(name)
+        return RunSpec(dataset=ctx.dataset, stack=st.name, stack_id=st.identity,
+                       threads=threads, seeds=seeds(seed), env=env)
+
+    return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
+            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat)]
+
+
+def torch_plan(ctx) -> list:
+    """The pairs of a torch factor, on the reference run's embedding (``ctx.reference``)."""
+    factor, opts = ctx.factor, ctx.opts
+    name, device = torch_target(factor, ctx.plat, opts)
+    st = ctx.get(name)
+    base = RunSpec(dataset=ctx.dataset, stack=st.name, stack_id=st.identity, kind="torch",
+                   input=ctx.reference().run_id, seeds=torch_seeds(0))
+    if factor == "torch-seed":
+        vals = tuple(opts.seeds) or SEEDS
+        need_two(vals)
+        a = base.with_(seeds=torch_seeds(vals[0]))
+        return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
+                for s in vals[1:]]
+    if factor == "torch-threads":
+        cores = len(default_threads())
+        counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
+        if not counts:
+            raise KitError(f"torch-threads needs a thread count from 2 to the {cores} core(s) here")
+        return [Pair(factor, "", base, base.with_(threads=t), f"torch 1 vs {t} threads")
+                for t in counts]
+    if factor == "torch-deterministic":
+        return [Pair(factor, "", base, base.with_(deterministic=True),
+                     "deterministic algorithms off vs on")]
+    return [Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
+            Pair(factor, "", base.with_(deterministic=True),
+                 base.with_(device=device, deterministic=True), f"cpu vs {device}, deterministic")]
+
+
+def need_two(vals):
+    if len(vals) < 2:
+        raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")

@@ -1,0 +1,42 @@
+"""Which factors and torch devices can run here, why not, and whether their stacks are built."""
+
+from __future__ import annotations
+
+from ..core import factors
+from ..core.errors import KitError
+from ..envs.catalogue import HOST
+from ..envs.kinds import stack_status
+from ..envs.platforms import Platform, detect
+from .options import PlanOptions, default_threads
+from .plan import required_stacks
+
+
+def availability(plat: Platform | None = None, device: str | None = None,
+                 torch_stack: str | None = None) -> list:
+    """Every factor with whether it can run here, why not, and whether its stacks are built."""
+    plat = plat or detect()
+    out = []
+    for f, what in factors.plannable().items():
+        row = {"factor": f, "description": what, "stacks": [], "available": True,
+               "reason": None, "built": True}
+        if f == "threads" and len(default_threads()) < 2:
+            row.update(available=False, reason="this machine has one core")
+        if factors.FACTORS[f].planned in (factors.STACKS, factors.TORCH):
+            try:
+                opts = PlanOptions(device=device, torch_stack=torch_stack)
+                row["stacks"] = [s for s in required_stacks([f], plat, opts=opts) if s != HOST]
+            except KitError as e:
+                row.update(available=False, reason=str(e), built=False)
+            for name in row["stacks"]:
+                st, why = stack_status(name, plat)
+                if st == "unavailable" and row["available"]:
+                    row.update(available=False, reason=f"stack {name}: {why}")
+                row["built"] = row["built"] and st == "built"
+        out.append(row)
+    return out
+
+
+def devices(plat: Platform | None = None) -> dict:
+    """torch devices: None where usable here, else the one-line reason (for the CLI and TUI)."""
+    plat = plat or detect()
+    return {d: plat.device_reason(d) for d in ("cpu", "mps", "cuda")}

@@ -1,0 +1,103 @@
+"""What a plan is made of: a pair of run specs, the options a user sets, and their parsing."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..core.errors import KitError
+from ..core.spec import RunSpec
+
+SVD_ITERS = (5, 10, 20, 50)
+SVD_ITER_SEEDS = tuple(range(6))
+SEEDS = tuple(range(10))
+# the perturbation sweep: noise sizes, draws per size, and the float32 round trip's level
+EPS = (1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-5, 1e-3)
+DRAWS = 3
+PRECISION_LEVEL = "float32"
+
+
+def level_name(eps: float) -> str:
+    """The budget row level of a noise size: 1e-13 -> "1e-13"."""
+    return f"{eps:.0e}"
+
+
+@dataclass(frozen=True)
+class Pair:
+    factor: str
+    level: str     # a sub-setting with its own budget row (svd-iters: the iteration count)
+    a: RunSpec
+    b: RunSpec
+    label: str
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    threads: tuple = ()          # empty: 1..cores
+    seeds: tuple = ()            # empty: the factor's default
+    svd_iters: tuple = SVD_ITERS
+    device: str | None = None    # torch-device: mps | cuda (default: what this machine has)
+    eps: tuple = ()              # perturb: noise sizes (default EPS)
+    torch_stack: str | None = None  # torch factors: this stack, not the catalogue's (e.g. external)
+
+    def __post_init__(self):
+        # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)
+        cores = os.cpu_count() or 1
+        for t in self.threads:
+            if not 1 <= t <= cores:
+                raise KitError(f"{t} threads: use 1 to {cores} (this machine's cores); more would "
+                               "measure oversubscription, not the thread count")
+        if any(i < 1 for i in self.svd_iters):
+            raise KitError("power iterations must be 1 or more")
+        if any(s < 0 for s in self.seeds):
+            raise KitError("seeds must be 0 or more")
+        if any(not e >= 0 for e in self.eps):
+            raise KitError("noise sizes (eps) must be 0 or more")
+
+
+MAX_VALUES = 10_000  # no plan needs more seeds or counts; a typo must not allocate gigabytes
+
+
+def parse_ints(text: str, minimum: int = 0) -> tuple:
+    """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8); duplicates dropped.
+
+    Raises ValueError (a one-line message) below ``minimum`` or beyond MAX_VALUES numbers.
+    """
+    out = []
+    try:
+        for part in text.split(","):
+            if "-" in part.strip()[1:]:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                if hi - lo + 1 + len(out) > MAX_VALUES:
+                    raise ValueError(f"{part.strip()} is {hi - lo + 1:,} numbers; at most "
+                                     f"{MAX_VALUES:,} in one list")
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(int(part))
+    except ValueError as e:
+        if str(e).endswith("in one list"):
+            raise
+        raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {text!r}") from None
+    low = [v for v in out if v < minimum]
+    if low:
+        raise ValueError(f"{low[0]} is not allowed here: the smallest is {minimum}")
+    if len(out) > MAX_VALUES:
+        raise ValueError(f"{len(out):,} numbers; at most {MAX_VALUES:,} in one list")
+    return tuple(dict.fromkeys(out))
+
+
+def parse_threads(text: str) -> tuple:
+    """Thread counts from 1 to this machine's cores (ValueError with the fix otherwise)."""
+    vals = parse_ints(text, minimum=1)
+    cores = os.cpu_count() or 1
+    over = [t for t in vals if t > cores]
+    if over:
+        raise ValueError(f"{over[0]} threads on a machine with {cores} cores would measure "
+                         f"oversubscription, not the thread count; use 1 to {cores}")
+    return vals
+
+
+def default_threads() -> tuple:
+    return tuple(range(1, (os.cpu_count() or 1) + 1))
