@@ -34,6 +34,7 @@ CORES = os.cpu_count() or 1
     (["tui", "--threads", "0"], "0 is not allowed here"),
     (["run"], "the following arguments are required: --factor"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["run", "--factor", "host", "--hosts", "a"], "name at least two"),
     (["data", "import", "x.tsv"], "the following arguments are required: --name"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
@@ -65,6 +66,10 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
     (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
     (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
+    (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names machines of a cluster"),
+    (["run", "--factor", "host", "--n", "120"], "name two node classes"),
+    (["run", "--factor", "seed", "--cluster", "k8s"], "unknown cluster 'k8s'"),
+    (["cluster", "check", "--cluster", "local:0"], "at least one worker"),
     (["run", "--factor", "seed", "--n", "1000000000"], "generated up to 200,000"),
     (["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-300"],
      "needs --yes when there is no terminal"),

@@ -136,3 +136,21 @@ def test_python_pair_and_required_stacks():
     assert required_stacks(["seed", "python"], LINUX) == ["host", "np2-sk191", "py313-np2-sk191"]
     with pytest.raises(KitError, match="no stack pairs on linux-arm64"):
         stack_pairs("blas", Platform("linux", "aarch64"))
+
+
+def test_host_pairs_one_spec_on_two_named_machines_and_other_plans_go_where_told():
+    pairs = plan("host", "d" * 64, PlanOptions(hosts=("a", "b", "c")))
+    assert [(p.a.host, p.b.host) for p in pairs] == [("a", "b"), ("a", "c")]
+    assert all(p.a.with_(host="") == p.b.with_(host="") for p in pairs)  # nothing else differs
+    with pytest.raises(KitError, match="--hosts A,B"):
+        plan("host", "d" * 64, PlanOptions())
+    on = plan("seed", "d" * 64, PlanOptions(seeds=(0, 1), host="node-x"))
+    assert {p.a.host for p in on} | {p.b.host for p in on} == {"node-x"}
+
+
+def test_the_local_executor_refuses_a_run_planned_for_another_machine():
+    from kit.runs.runner import LocalExecutor
+
+    spec = plan("host", "d" * 64, PlanOptions(hosts=("a", "b")))[0].a
+    with pytest.raises(KitError, match="planned for 'a', not this machine"):
+        LocalExecutor().check(spec)

@@ -1,8 +1,10 @@
 """kit.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,4 +88,5 @@ def test_worker_failure_is_one_clear_error(tiny):
             execute(bad, tiny, Store())
     finally:
         runner.get_stack = orig
+    assert [p.name for p in (Path(os.environ["KIT_HOME"]) / "tmp").iterdir()] == []
     assert not Store().has_run(bad.run_id)

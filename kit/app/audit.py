@@ -89,7 +89,8 @@ def plan_runs(audit: Audit) -> Audit:
     """Plan the pairs (the stacks must be built: their identities are part of each run)."""
     audit.pairs = [p for f in audit.factors
                    for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)]
-    specs = [reference_embedding(audit.dataset.sha256)] if audit.needs_reference else []
+    specs = ([reference_embedding(audit.dataset.sha256, where=audit.options.host)]
+             if audit.needs_reference else [])
     specs += [s for p in audit.pairs for s in (p.a, p.b)]
     audit.specs = list({s.run_id: s for s in specs}.values())
     return audit
@@ -122,7 +123,8 @@ def estimate_seconds(audit: Audit, store: Store) -> float | None:
     return total
 
 
-def execute(audit: Audit, store: Store, jobs: int = 1, on_done=None, should_stop=None) -> list:
+def execute(audit: Audit, store: Store, jobs: int = 1, on_done=None, should_stop=None,
+            executor=None) -> list:
     """Run what is missing (reference embedding first), then record the pairs.
 
     ``should_stop()`` is asked before each run: a cancelled audit keeps every finished run,
@@ -130,8 +132,10 @@ def execute(audit: Audit, store: Store, jobs: int = 1, on_done=None, should_stop
     """
     specs = audit.specs
     if audit.needs_reference:
-        run_all(specs[:1], audit.dataset, store, on_done=on_done, should_stop=should_stop)
-    done = run_all(specs, audit.dataset, store, jobs=jobs, on_done=on_done, should_stop=should_stop)
+        run_all(specs[:1], audit.dataset, store, on_done=on_done, should_stop=should_stop,
+                executor=executor)
+    done = run_all(specs, audit.dataset, store, jobs=jobs, on_done=on_done, should_stop=should_stop,
+                   executor=executor)
     finished = {s.run_id for s in specs if store.has_run(s.run_id)}
     store.add_pairs([p for p in audit.pairs if p.a.run_id in finished and p.b.run_id in finished])
     return done

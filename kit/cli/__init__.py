@@ -1,6 +1,6 @@
 """The ``kit`` command line: thin over the library, tables on stdout, progress on stderr.
 
-One module per command group (run, read, bundles, data, stacks, system) over shared argument
+One module per command group (run, read, bundles, data, stacks, cluster, system) over shared argument
 helpers (common); ``main`` is the one place errors become one line and an exit status.
 """
 
@@ -10,10 +10,10 @@ import sys
 
 from ..core.errors import KitError
 from ..core.logs import log_traceback
-from . import bundles, data, read, run, stacks, system
+from . import bundles, cluster, data, read, run, stacks, system
 from .common import Parser
 
-GROUPS = (run, read, bundles, data, stacks, system)
+GROUPS = (run, read, bundles, data, stacks, cluster, system)
 
 
 def parser() -> Parser:

@@ -42,6 +42,14 @@ def threads(text: str) -> tuple:
     return argtype(parse_threads)(text)
 
 
+def names_list(text: str) -> tuple:
+    """Comma-separated names (--hosts), at least two, none repeated."""
+    vals = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+    if len(vals) < 2:
+        raise argparse.ArgumentTypeError(f"name at least two, comma-separated, not {text!r}")
+    return vals
+
+
 def floats(text: str) -> tuple:
     try:
         vals = tuple(float(x) for x in text.split(",") if x.strip())

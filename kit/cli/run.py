@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..core.factors import plannable
-from .common import (confirm, counts, dataset_args, factors, floats, int_list,
+from .common import (confirm, counts, dataset_args, factors, floats, int_list, names_list,
                      positive, print_json, threads)
 
 
@@ -22,6 +22,11 @@ def add(sub) -> None:
     p.add_argument("--seeds", type=int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
     p.add_argument("--iters", type=counts, default=None, help="svd-iters levels (default 5,10,20,50)")
     p.add_argument("--jobs", type=positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--cluster", metavar="WHICH",
+                   help="run on a Dask cluster: local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, "
+                        "htcondor or ssh (settings: `kit cluster show`; docs/cluster.md)")
+    p.add_argument("--hosts", type=names_list, default=(), metavar="A,B",
+                   help="the host factor: node classes, hosts or workers of the cluster to compare")
     p.add_argument("--eps", type=floats, default=(), help="perturb: noise sizes, e.g. 1e-13,1e-7")
     p.add_argument("--device", choices=("cpu", "mps", "cuda"),
                    help="torch-device: the accelerator to compare with the CPU")
@@ -34,19 +39,48 @@ def add(sub) -> None:
 
 
 def _cmd_run(args) -> int:
+    from dataclasses import replace
+
     from rich.console import Console
+
+    from ..core.errors import KitError
+    from ..runs.options import SVD_ITERS, PlanOptions
+
+    err = Console(stderr=True)
+    if args.hosts and not args.cluster:
+        raise KitError("--hosts names machines of a cluster: add --cluster (docs/cluster.md)")
+    opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
+                       device=args.device, eps=args.eps, torch_stack=args.torch_stack)
+    with _executor(args, err) as ex:
+        if ex is not None:
+            opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts))
+            classes = ex.classes()
+            err.print(f"kit: runs go to node class {opts.host} of {args.cluster}"
+                      + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
+                         "compares classes)" if len(classes) > 1 and not args.hosts else ""))
+        return _run(args, opts, ex, err)
+
+
+def _executor(args, err):
+    """The cluster executor when --cluster is given (closed when the command ends), else None."""
+    from contextlib import nullcontext
+
+    if not args.cluster:
+        return nullcontext()
+    from ..runs.cluster import DaskExecutor
+
+    return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
+
+
+def _run(args, opts, executor, err) -> int:
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
     from ..app import audit as au
     from ..analysis.budget import budget
-    from ..runs.options import SVD_ITERS, PlanOptions
     from ..runs.store import Store
     from ..views.tables import budget_text
 
-    err = Console(stderr=True)
-    opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
-                       device=args.device, eps=args.eps, torch_stack=args.torch_stack)
     a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
     if a.dataset.synthetic:
         err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
@@ -72,7 +106,7 @@ def _cmd_run(args) -> int:
             if not err.is_terminal:  # logs get one line per run instead of a redrawn bar
                 err.print(f"run {int(bar.tasks[0].completed)}/{todo} done: {spec.run_id[:12]}")
 
-        au.execute(a, store, jobs=args.jobs, on_done=done)
+        au.execute(a, store, jobs=args.jobs, on_done=done, executor=executor)
     b = budget(store, a.dataset.sha256)
     print_json(b) if args.json else print(budget_text(b))
     return 0

@@ -21,6 +21,7 @@ SINGLE = "single"    # pairs of runs in one stack
 STACKS = "stacks"    # pairs of stacks from stacks/stacks.toml
 TORCH = "torch"      # the PyTorch MLP on one fixed embedding
 PERTURB = "perturb"  # the classifiers retrained on a perturbed embedding
+HOSTS = "hosts"      # one spec on named machines of a cluster (--hosts), or by `kit compare`
 BUNDLE = "bundle"    # made by `kit compare`, never by `kit run`
 
 _THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
@@ -30,7 +31,7 @@ _THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
 class Factor:
     name: str
     what: str                    # one line: what changes between the two runs of a pair
-    planned: str                 # SINGLE | STACKS | TORCH | PERTURB | BUNDLE
+    planned: str                 # SINGLE | STACKS | TORCH | PERTURB | HOSTS | BUNDLE
     varies: str                  # NOTHING | SEED | ENVIRONMENT | NOISE
     explained: str | None = None  # regex of manifest attributes the factor is meant to change
     ranked: bool = True          # in "what to pin first" (not a null check, remedy or probe)
@@ -65,7 +66,8 @@ class Factor:
 TABLE = (
     Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
            SINGLE, NOTHING, ranked=False),
-    Factor("host", "the same run on two machines (made by `kit compare`)", BUNDLE, ENVIRONMENT,
+    Factor("host", "the same run on two machines: cluster node types or workers (--cluster, "
+           "--hosts A,B), or bundles from two machines (`kit compare`)", HOSTS, ENVIRONMENT,
            explained=r"^host$"),  # everything else that differs between machines is shown
     Factor("threads", "1 BLAS/OpenMP thread against each other count", SINGLE, ENVIRONMENT,
            explained=_THREAD_VARS),

@@ -11,10 +11,12 @@ from datetime import datetime, timezone
 
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
+from ..core.locks import file_lock
 from .interpreters import arch_prefix, find_python, probe, uv_bin
 from .platforms import Platform, detect
-from .stacks import (MARKER, StackDef, built_stack, definitions, stack_status, unavailable_reason,
-                     venv_python)
+from .catalogue import MARKER, StackDef
+from .integrity import venv_python
+from .stacks import built_stack, unavailable_reason
 
 
 def _uv(args, cwd=None, env=None, what="uv"):
@@ -34,6 +36,13 @@ def build(d: StackDef, plat: Platform | None = None, log=lambda msg: None) -> bo
     """
     plat = plat or detect()
     if built_stack(d, plat) is not None:
+        return False
+    with file_lock(d.venv().with_name(f".{d.venv().name}.lock")):
+        return _build(d, plat, log)
+
+
+def _build(d: StackDef, plat: Platform, log) -> bool:
+    if built_stack(d, plat) is not None:  # built by whoever held the lock before us
         return False
     reason = unavailable_reason(d, plat, check_python=False)
     if reason:
@@ -64,15 +73,6 @@ def build(d: StackDef, plat: Platform | None = None, log=lambda msg: None) -> bo
         shutil.rmtree(venv, ignore_errors=True)  # never leave a venv that looks usable
         raise
     return True
-
-
-def build_named(name: str, plat: Platform | None = None, log=lambda msg: None) -> bool:
-    """build() for a stack named by the user; an external one is refused, never rebuilt."""
-    defs = definitions()
-    if name not in defs:
-        stack_status(name, plat or detect())  # an unknown name raises here
-        raise KitError(f"stack {name} is external: kit runs it as it is and never builds it")
-    return build(defs[name], plat, log)
 
 
 def download_bytes(d: StackDef, plat: Platform) -> int | None:

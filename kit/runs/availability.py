@@ -21,6 +21,9 @@ def availability(plat: Platform | None = None, device: str | None = None,
                "reason": None, "built": True}
         if f == "threads" and len(default_threads()) < 2:
             row.update(available=False, reason="this machine has one core")
+        if factors.FACTORS[f].planned == factors.HOSTS:
+            row.update(available=False, reason="needs a cluster of two node types: kit run "
+                       "--factor host --cluster ... --hosts A,B (docs/cluster.md)")
         if factors.FACTORS[f].planned in (factors.STACKS, factors.TORCH):
             try:
                 opts = PlanOptions(device=device, torch_stack=torch_stack)

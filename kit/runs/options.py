@@ -39,6 +39,8 @@ class PlanOptions:
     device: str | None = None    # torch-device: mps | cuda (default: what this machine has)
     eps: tuple = ()              # perturb: noise sizes (default EPS)
     torch_stack: str | None = None  # torch factors: this stack, not the catalogue's (e.g. external)
+    host: str = ""               # where runs are made: "" = this machine; a cluster's node class
+    hosts: tuple = ()            # the host factor: two or more node classes, hosts or workers
 
     def __post_init__(self):
         # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)

@@ -99,6 +99,17 @@ def _seeds(ctx):
     return _seed_pairs(ctx.factor, ctx.base(), vals)
 
 
+def _hosts(ctx):
+    hosts = tuple(ctx.opts.hosts)
+    if len(hosts) < 2:
+        raise KitError("the host factor runs one spec on two machines: name two node classes, "
+                       "hosts or workers of a cluster with --hosts A,B (and --cluster; see "
+                       "docs/cluster.md), or compare two machines' bundles with `kit compare`")
+    base = ctx.base().with_(threads=1)
+    return [Pair(ctx.factor, "", base.with_(host=hosts[0]), base.with_(host=h),
+                 f"{hosts[0]} vs {h}") for h in hosts[1:]]
+
+
 def _perturb(ctx):
     base = ctx.reference()
     draws = tuple(ctx.opts.seeds) or tuple(range(DRAWS))  # --seeds chooses the noise draws here
@@ -114,7 +125,7 @@ def _perturb(ctx):
 # by factor name, then by how a factor is planned (kit.core.factors)
 PLANNERS = {"repeat": _repeat, "threads": _threads, "precision": _precision,
             "svd-iters": _svd_iters, "svd-solver": _svd_solver, "seed": _seeds,
-            "seed:svd": _seeds, "seed:kmeans": _seeds, "seed:models": _seeds,
+            "seed:svd": _seeds, "seed:kmeans": _seeds, "seed:models": _seeds, "host": _hosts,
             factors.STACKS: stack_plan, factors.TORCH: torch_plan, factors.PERTURB: _perturb}
 
 
@@ -145,11 +156,12 @@ def required_stacks(names, plat: Platform, stack: str = HOST,
     return list(dict.fromkeys(out))
 
 
-def reference_embedding(dataset_hash: str, get=get_stack) -> RunSpec:
-    """The pipeline run whose randomized embedding every torch and perturbed run trains on."""
+def reference_embedding(dataset_hash: str, get=get_stack, where: str = "") -> RunSpec:
+    """The pipeline run whose randomized embedding every torch and perturbed run trains on
+    (made where the plan's runs are made: ``where`` is a cluster's node class, "" = here)."""
     host = get(HOST)
     return RunSpec(dataset=dataset_hash, stack=host.name, stack_id=host.identity, threads=1,
-                   host=host_id())
+                   host=where or host_id())
 
 
 def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = HOST,
@@ -160,5 +172,6 @@ def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stac
     """
     fn = planner(factor)
     ctx = Context(factor, dataset_hash, opts, stack, plat or detect(), get)
-    return [Pair(p.factor, p.level, p.a.with_(host=host_id()), p.b.with_(host=host_id()), p.label)
-            for p in fn(ctx)]
+    where = opts.host or host_id()  # a planner that names hosts (the host factor) keeps them
+    return [Pair(p.factor, p.level, p.a.with_(host=p.a.host or where),
+                 p.b.with_(host=p.b.host or where), p.label) for p in fn(ctx)]

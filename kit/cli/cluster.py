@@ -1,0 +1,49 @@
+"""`kit cluster show|init|check`: the cluster settings, and every worker's node and stacks."""
+
+from __future__ import annotations
+
+from .common import print_json
+
+
+def add(sub) -> None:
+    p = sub.add_parser("cluster", help="Dask cluster settings, and a check of every worker")
+    cs = p.add_subparsers(dest="cluster_cmd", required=True, metavar="ACTION")
+    cs.add_parser("show", help="the settings kit run --cluster uses").set_defaults(func=_show)
+    cs.add_parser("init", help="write a commented settings file to edit").set_defaults(func=_init)
+    c = cs.add_parser("check", help="start or join a cluster and describe every worker")
+    c.add_argument("--cluster", default="local", metavar="WHICH",
+                   help="local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, htcondor or ssh")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=_check)
+
+
+def _show(args) -> int:
+    from ..runs.clusters import settings, settings_path
+    from ..views.cluster import settings_text
+
+    print(settings_text(str(settings_path()), settings_path().exists(), settings()))
+    return 0
+
+
+def _init(args) -> int:
+    from ..runs.clusters import init_settings, settings_path
+
+    existed = settings_path().exists()
+    path = init_settings()
+    print(f"{path} exists; left as it is" if existed else f"wrote {path}; edit it, then "
+          "`kit cluster show`")
+    return 0
+
+
+def _check(args) -> int:
+    import sys
+
+    from ..envs.catalogue import HOST
+    from ..envs.kinds import names
+    from ..runs.cluster import DaskExecutor, check_rows
+    from ..views.cluster import check_text
+
+    with DaskExecutor(args.cluster, log=lambda m: print(f"kit: {m}", file=sys.stderr)) as ex:
+        rows = check_rows(ex, [HOST, *names()])
+    print_json(rows) if args.json else print(check_text(rows, args.cluster))
+    return 0

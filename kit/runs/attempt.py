@@ -1,0 +1,94 @@
+"""One attempt at one run: the worker process in the stack's interpreter, in a folder of its own.
+
+Every executor makes runs this way: the local one in kit's own process tree, the cluster one
+inside a Dask worker on a node. Workers die with the process that started them (the worker
+watches KIT_PARENT_PID; kit kills the workers it started when it is interrupted or terminated).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from pathlib import Path
+
+from ..core.errors import KitError
+from ..core.spec import RunSpec
+from ..envs.launch import worker_env
+from ..envs.stacks import Stack
+
+_live: set = set()          # worker processes running now (killed if kit is interrupted)
+_live_lock = threading.Lock()
+TAIL = 20                   # lines of a failed worker's stderr kept for the message
+
+
+class WorkerFailed(KitError):
+    """A worker process that did not finish its run; ``tail`` holds the end of its stderr."""
+
+    def __init__(self, message: str, tail: str = ""):
+        super().__init__(message)
+        self.tail = tail
+
+
+def terminate_workers() -> None:
+    """Kill every worker this process started that is still running."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
+def _worker(argv, cwd, env) -> subprocess.CompletedProcess:
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    with _live_lock:
+        _live.add(proc)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
+            input_npy: bytes | None = None) -> dict:
+    """Run ``spec`` in ``stack`` inside the empty ``folder``; its arrays land in ``folder/out``.
+
+    Returns the worker's manifest; raises WorkerFailed with a one-line reason otherwise."""
+    folder = Path(folder)
+    (folder / "spec.json").write_text(spec.worker_json())
+    out = folder / "out"
+    out.mkdir()
+    extra = []
+    if spec.kind in ("torch", "perturb"):  # the fixed embedding it trains on
+        if input_npy is None:
+            raise KitError(f"a {spec.kind} run needs the embedding of run {spec.input[:12]}")
+        (folder / "input.npy").write_bytes(input_npy)
+        extra = ["--input", str(folder / "input.npy")]
+    proc = _worker([*stack.command, "-m", "kit.worker", "--spec", str(folder / "spec.json"),
+                    "--dataset", str(dataset_file), "--out", str(out), *extra],
+                   cwd=folder, env=worker_env(spec))
+    manifest_file = out / "manifest.json"
+    if proc.returncode != 0 or not manifest_file.exists():
+        raise WorkerFailed(_failure(spec, proc), "\n".join(proc.stderr.splitlines()[-TAIL:]))
+    return json.loads(manifest_file.read_text())
+
+
+def _failure(spec: RunSpec, proc) -> str:
+    """One line: what failed where, and the fix when the stack itself is broken."""
+    lines = proc.stderr.strip().splitlines() or ["no output"]
+    last = lines[-1]
+    if proc.returncode < 0:
+        return f"worker in stack {spec.stack!r} was killed by signal {-proc.returncode}"
+    if any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError", "cannot open shared")):
+        return (f"stack {spec.stack!r} cannot import its libraries ({last}); "
+                f"`kit stacks build {spec.stack}` repairs a damaged stack")
+    return f"worker failed in stack {spec.stack!r} (exit {proc.returncode}): {last}"

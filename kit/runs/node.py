@@ -1,0 +1,141 @@
+"""What runs on a cluster node, inside a Dask worker: its facts, and one run made there.
+
+The driver (`kit run`) is the only writer of the store: a node makes the run in a folder of its
+own and hands back the manifest and the arrays' bytes, which the driver verifies and stores.
+Nothing here raises for an ordinary failure: the answer says what failed on which node, so the
+driver can report it, while a node that dies mid-run is Dask's to retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+from ..core.errors import KitError
+from ..core.spec import RunSpec
+from ..data.dataset import Dataset, dataset_path, verify_worker_file
+from ..envs.kinds import choose
+from ..envs.platforms import detect
+from .attempt import WorkerFailed, attempt
+
+CLASS_VAR = "KIT_NODE_CLASS"   # a lab's name for a node type, set in the worker's environment
+
+
+def cpu_model() -> str:
+    from ..worker.fingerprint import _cpu_model
+
+    return _cpu_model() or platform.processor() or "unknown"
+
+
+def node_class(cpu: str | None = None) -> str:
+    """The node type a run is made on: KIT_NODE_CLASS, else named by the hardware itself.
+
+    Nodes of one type make the same run (one run id, any of them may make it); nodes of
+    different types make different runs, which the `host` factor pairs."""
+    named = os.environ.get(CLASS_VAR, "").strip()
+    if named:
+        return named
+    what = f"{platform.system()}|{platform.machine()}|{cpu or cpu_model()}"
+    return "node-" + hashlib.sha256(what.encode()).hexdigest()[:8]
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def facts() -> dict:
+    """This node as the driver sees it in `kit cluster check` and in each run's manifest."""
+    cpu = cpu_model()
+    return {"host": socket.gethostname(), "class": node_class(cpu), "cpu": cpu,
+            "machine": platform.machine(), "system": platform.system(), "cores": cores(),
+            "kit_home": os.environ.get("KIT_HOME", "")}
+
+
+def stacks(names: list) -> dict:
+    """{stack: (identity or None, why not)} of the named stacks as this node has them."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = (choose(name).runnable().identity, "")
+        except KitError as e:
+            out[name] = (None, str(e))
+    return out
+
+
+def _stack(spec: RunSpec, where: str):
+    """The run's stack on this node: built from its lock file if missing (under a lock, so two
+    workers sharing a KIT_HOME build it once), refused if it is not what the plan measured."""
+    kind = choose(spec.stack)
+    try:
+        stack = kind.runnable()
+    except KitError:
+        if not kind.buildable:
+            raise
+        kind.build(detect())
+        stack = kind.runnable()
+    if stack.identity != spec.stack_id:
+        raise KitError(f"node {where}: stack {spec.stack!r} here is {stack.identity[:12]}, the "
+                       f"plan measured {spec.stack_id[:12]}; rebuild it on that node with `kit stacks "
+                       f"build {spec.stack}` (or plan again from a driver with the same stack)")
+    return stack
+
+
+_PREFIX = "kit-run-"
+_swept: list = []
+
+
+def _sweep() -> None:
+    """Remove this node's run folders left by Dask workers that were killed (once per worker)."""
+    if _swept:
+        return
+    from ..core.processes import alive
+
+    _swept.append(True)
+    for d in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
+        pid = d.name[len(_PREFIX):].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _undo_nanny_environment() -> None:
+    """Drop what Dask's nanny set for its own worker process before starting it (a 64 KiB
+    MALLOC_TRIM_THRESHOLD_, one BLAS thread), so a run's process starts with the environment it
+    would have outside Dask (bench/cluster.py measured runs ~20% slower with them kept)."""
+    import dask
+
+    for key in dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}):
+        os.environ.pop(key, None)
+
+
+def make_run(spec_json: str, dataset: Dataset, input_npy: bytes | None) -> dict:
+    """A Dask task: make one run on this node; {"manifest", "arrays", "node"} or {"error", ...}."""
+    _sweep()
+    _undo_nanny_environment()
+    me = facts()
+    where = me["host"]
+    try:
+        spec = RunSpec.from_json(spec_json)
+        stack = _stack(spec, where)
+        path = dataset_path(dataset)  # travels by content: written here once, verified each time
+        why = verify_worker_file(path)
+        if why:
+            raise KitError(f"node {where}: the dataset arrived damaged ({why})")
+        # node-local temporary space: a shared KIT_HOME/tmp would be swept by other nodes
+        with tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+            manifest = attempt(spec, stack, path, Path(tmp), input_npy)
+            arrays = {f.name: f.read_bytes() for f in (Path(tmp) / "out").iterdir()
+                      if f.suffix == ".npy"}
+        manifest["node"] = me
+        return {"manifest": manifest, "arrays": arrays, "node": me}
+    except WorkerFailed as e:
+        return {"error": str(e), "tail": e.tail, "node": me}
+    except KitError as e:
+        return {"error": str(e), "tail": "", "node": me}

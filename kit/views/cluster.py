@@ -1,0 +1,29 @@
+"""The cluster in words: its settings (`kit cluster show`) and one row per worker (`check`)."""
+
+from __future__ import annotations
+
+from .fit import table
+from .tables import blas_text
+
+
+def settings_text(path: str, exists: bool, conf: dict) -> str:
+    head = (f"settings: {path}" if exists else
+            f"settings: {path} does not exist; these are the defaults (`kit cluster init` writes "
+            "the file to edit)")
+    rows = [[kind, key, repr(value)] for kind, values in conf.items() for key, value in values.items()]
+    return head + "\n" + table(rows, ["section", "setting", "value"], wrap=(2,))
+
+
+def check_text(rows: list, target: str) -> str:
+    out = []
+    for r in rows:
+        pools = r["threadpools"]
+        blas = pools if isinstance(pools, str) else (blas_text(pools) or "none found")
+        stacks = ", ".join(f"{n} {s}" for n, s in r["stacks"].items()) or "-"
+        out.append([r["worker"], r["host"], r["class"], r["cores"], r["cpu"], blas, stacks])
+    classes = sorted({r["class"] for r in rows})
+    tail = (f"{len(rows)} worker(s) of {target} in {len(classes)} node class(es): "
+            + ", ".join(classes) + ". Runs go to the largest class; --factor host --hosts "
+            "A,B compares two.")
+    return table(out, ["worker", "host", "node class", "cores", "CPU", "BLAS (kit's Python)",
+                       "stacks (against this machine's)"], wrap=(4, 5, 6)) + "\n" + tail

@@ -1,0 +1,171 @@
+"""The cluster executor on real Dask clusters on this machine (loopback only), and real Slurm.
+
+The same plan through a LocalCluster gives the local executor's stage hashes; a Dask worker
+killed mid-run is retried and the store stays intact; two node classes make a host pair;
+`kit run --cluster slurm` goes through dask-jobqueue to a Slurm started by the test.
+"""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import slurm  # noqa: E402
+
+pytestmark = pytest.mark.slow
+KIT = str(Path(sys.executable).with_name("kit"))
+
+
+def kit(home, *args, timeout=600, env=None):
+    return subprocess.run([KIT, *args], env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def stage_hashes(home) -> dict:
+    """{spec without its host: {stage: sha256}} of every stored run."""
+    db = sqlite3.connect(home / "store.sqlite")
+    out = {}
+    for run, spec in db.execute("SELECT id, spec FROM runs"):
+        d = json.loads(spec)
+        d.pop("host")
+        out[json.dumps(d, sort_keys=True)] = dict(
+            db.execute("SELECT stage, sha256 FROM stages WHERE run=?", (run,)).fetchall())
+    return out
+
+
+def manifests(home) -> list:
+    db = sqlite3.connect(home / "store.sqlite")
+    return [(json.loads(s), json.loads(m)) for s, m in db.execute("SELECT spec, manifest FROM runs")]
+
+
+SEED = ["run", "--factor", "seed", "--seeds", "0,1", "--threads", "1", "--n", "200"]
+THREADS = ["run", "--factor", "threads", "--threads", "1,2", "--n", "200"]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the threads factor needs two cores")
+def test_a_local_cluster_gives_the_local_executors_stage_hashes(tmp_path):
+    here, there = tmp_path / "here", tmp_path / "there"
+    for args in (SEED, THREADS):
+        assert kit(here, *args).returncode == 0
+    got = kit(there, *SEED, "--cluster", "local:2")
+    assert got.returncode == 0, got.stderr
+    assert "runs go to node class node-" in got.stderr
+    # one worker holding both cores: two workers of one core each could not run 2 threads
+    got = kit(there, *THREADS, "--cluster", "local:1")
+    assert got.returncode == 0, got.stderr
+    a, b = stage_hashes(here), stage_hashes(there)
+    assert len(a) == 3 and a == b
+    assert all(m["node"]["class"] == s["host"] for s, m in manifests(there))
+
+
+def _dask_worker_of_a_run():
+    """The pid of a Dask worker running a kit worker now (from the run folder's name)."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            args = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"kit.worker" in args:
+            spec = next((a.decode() for a in args if a.endswith(b"spec.json")), "")
+            name = Path(spec).parent.name
+            if name.startswith("kit-run-"):
+                return int(name.split("-")[2])
+    return None
+
+
+def test_a_dask_worker_killed_mid_run_is_retried_and_the_store_stays_whole(tmp_path):
+    home = tmp_path / "h"
+    proc = subprocess.Popen([KIT, "run", "--factor", "seed", "--seeds", "0-3", "--threads", "1",
+                             "--n", "600", "--cluster", "local:2"],
+                            env=dict(os.environ, KIT_HOME=str(home)), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    killed = None
+    deadline = time.time() + 300
+    while killed is None and proc.poll() is None and time.time() < deadline:
+        killed = _dask_worker_of_a_run()
+        time.sleep(0.01)
+    assert killed, "no run was seen in a Dask worker"
+    os.kill(killed, signal.SIGKILL)
+    err = proc.communicate(timeout=600)[1]
+    assert proc.returncode == 0, err
+    assert len(manifests(home)) == 4
+    check = kit(home, "store", "check")
+    assert check.returncode == 0 and "Traceback" not in check.stderr, check.stdout + check.stderr
+    assert not list(Path("/tmp").glob(f"kit-run-{killed}-*"))  # its folder was swept
+
+
+@pytest.fixture
+def two_classes():
+    """A scheduler and two workers whose nodes are named as two classes, a and b."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    workers = {c: {"cls": Nanny, "options": {"env": {"KIT_NODE_CLASS": c}, "nthreads": 1,
+                                              "resources": {"cores": 1}, "host": "127.0.0.1"}}
+               for c in ("a", "b")}
+    cluster = SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
+        "host": "127.0.0.1", "dashboard_address": None}}, silence_logs=50)
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+def test_two_node_classes_make_a_host_pair(tmp_path, two_classes):
+    home = tmp_path / "h"
+    check = kit(home, "cluster", "check", "--cluster", two_classes, "--json")
+    assert check.returncode == 0, check.stderr
+    assert sorted(r["class"] for r in json.loads(check.stdout)) == ["a", "b"]
+    got = kit(home, "run", "--factor", "host", "--hosts", "a,b", "--n", "200",
+              "--cluster", two_classes, "--json")
+    assert got.returncode == 0, got.stderr
+    rows = [r for r in json.loads(got.stdout)["rows"] if r["factor"] == "host"]
+    assert rows and rows[0]["pairs"] == 1
+    assert sorted((s["host"], m["node"]["class"]) for s, m in manifests(home)) == [("a", "a"),
+                                                                                  ("b", "b")]
+    wrong = kit(home, "run", "--factor", "host", "--hosts", "a,zz", "--n", "200",
+                "--cluster", two_classes)
+    assert wrong.returncode == 1 and "--hosts zz: no worker" in wrong.stderr
+
+
+def test_workers_that_do_not_declare_their_cores_are_refused_with_the_fix(tmp_path):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        got = kit(tmp_path, "cluster", "check", "--cluster", cluster.scheduler_address)
+    assert got.returncode == 1
+    assert "declares no 'cores' resource" in got.stderr and "--resources cores=N" in got.stderr
+    assert "Traceback" not in got.stderr
+
+
+@pytest.fixture
+def slurm_env(tmp_path):
+    why = slurm.unavailable()
+    if why:
+        pytest.skip(f"no Slurm here: {why}")
+    state = tmp_path / "slurm"
+    env = slurm.start(state)
+    yield {"SLURM_CONF": env["SLURM_CONF"]}
+    slurm.stop(state)
+
+
+def test_kit_run_on_slurm_through_dask_jobqueue(tmp_path, slurm_env):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text('[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\n'
+                                       'walltime = "00:20:00"\njobs = 1\ninterface = "lo"\n'
+                                       'wait_s = 180\n')
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
+    assert got.returncode == 0, got.stderr
+    assert "1 slurm job(s) through dask-jobqueue" in got.stderr
+    assert len(manifests(home)) == 2
+    queue = subprocess.run(["squeue", "-h"], env=dict(os.environ, **slurm_env),
+                           capture_output=True, text=True)
+    assert queue.stdout.strip() == ""  # kit's jobs end with kit
