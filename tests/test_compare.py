@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from kit.analysis.compare import (VERSION, compare_runs, embedding_diff, env_diff, model_diff, neighbour_jaccard,
-                         sv_rel_max)
+from kit.analysis.compare import (VERSION, compare_runs, embedding_diff, env_diff, model_diff,
+                                  neighbour_jaccard, sv_rel)
 from kit.runs.store import Store
 from stored import arrays, env, put, spec
 
@@ -15,15 +15,18 @@ def test_sign_flips_are_aligned_away_and_counted():
     F = E.copy()
     F[:, [1, 4]] *= -1
     d = embedding_diff(E, F)
-    assert d == {"rel_fro": 0.0, "sign_flips": 2}
+    assert d == {"rel_fro": 0.0, "sign_flips": 2, "components": [0.0] * 6}
     G = F.copy()
     G[0, 0] += 1e-9
     d = embedding_diff(E, G)
     assert d["sign_flips"] == 2 and 0 < d["rel_fro"] < 1e-9
+    # only the first component moved, by 1e-9 over its own norm
+    assert d["components"][0] == pytest.approx(1e-9 / np.linalg.norm(E[:, 0]))
+    assert d["components"][1:] == [0.0] * 5
 
 
 def test_singular_values():
-    assert sv_rel_max(np.array([2.0, 1.0]), np.array([2.0, 1.1])) == pytest.approx(0.1)
+    assert sv_rel(np.array([2.0, 1.0]), np.array([2.0, 1.1])) == pytest.approx([0.0, 0.1])
 
 
 def test_neighbour_jaccard():
@@ -60,7 +63,11 @@ def test_compare_runs_on_stored_runs(tmp_path):
     c = compare_runs(store, ra, rb)
     assert c["identical"]["kmer"] and c["identical"]["knn"] and not c["identical"]["svd_rand"]
     assert not c["identical"]["rf"] and c["identical"]["hgb"]
-    assert c["svd_rand"] == {"rel_fro": 0.0, "sign_flips": 2, "sv_rel_max": 0.0}
+    assert c["svd_rand"] == {"rel_fro": 0.0, "sign_flips": 2, "sv_rel_max": 0.0,
+                             "components": [0.0] * 8, "values": [0.0] * 8}
+    # identical numbers keep every bit; after sign alignment the embedding is identical too
+    assert c["digits"]["svd_rand"]["bits"] == 52 and c["digits"]["hgb"]["bits_min"] == 52
+    assert c["digits"]["rf"]["bits_min"] < 52
     assert c["kmeans_ari"] == 1.0 and c["knn_jaccard"] == 1.0
     expected = int(np.sum((a["rf"][:3] > 0.5) != (b["rf"][:3] > 0.5)))
     assert c["models"]["rf"]["flips"] == expected and c["models"]["lr"]["flips"] == 0

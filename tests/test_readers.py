@@ -65,6 +65,22 @@ def test_advise_amplify_and_report(on_every_kind, capsys, tmp_path):
     assert "wrote" in out
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "svd-solver" in html and "perturb" in html
+    # the new figures are drawn from this store and embedded in the page
+    for name, caption in (("svd_components.png", "Each SVD component and singular value"),
+                          ("significant_digits.png", "Significant digits per stage")):
+        assert (tmp_path / "rep" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert caption in html
+    assert "emb digits" in html
+
+
+def test_budget_for_one_factor_shows_digits_beside_the_difference(on_every_kind, capsys):
+    out = run_text(capsys, "budget", "--factor", "precision")
+    assert "digits" in out and "Significant digits on which the two runs agree" in out
+    rows = run_json(capsys, "budget", "--factor", "precision", "--json")
+    d = rows[0]["comparison"]["digits"]["tfidf"]
+    assert 6.5 <= d["digits"] <= 8.0  # float64 against float32 input: ~7 digits
+    comps = rows[0]["comparison"]["svd_rand"]["components"]
+    assert len(comps) == len(rows[0]["comparison"]["svd_rand"]["values"]) and len(comps) > 1
 
 
 def test_export_and_import_round_trip(on_every_kind, capsys, tmp_path, monkeypatch):
@@ -111,3 +127,22 @@ def test_every_table_fits_80_columns(on_every_kind, capsys, monkeypatch, argv):
     out = run_text(capsys, *argv)
     wide = [ln for ln in out.splitlines() if len(ln) > 80]
     assert not wide, wide[:3]
+
+
+def test_torch_rows_say_what_mps_cannot_promise_on_a_mac(on_every_kind):
+    from dataclasses import replace
+
+    from kit.analysis.advice import MPS_NOTE, advise
+    from kit.envs.platforms import detect
+    from kit.runs.store import Store
+
+    if not on_every_kind["torch"]:
+        pytest.skip("no torch stack on this platform")
+    store = Store()
+    ds = next(d for d, _ in store.datasets().items() if any(
+        p["factor"] == "torch-deterministic" for p in store.pairs(d)))
+    here = advise(store, ds)
+    mac = advise(store, ds, plat=replace(detect(), system="darwin", machine="arm64",
+                                         macos_version=(14, 5)))
+    assert MPS_NOTE in [r["text"] for r in mac["recommendations"]]
+    assert (MPS_NOTE in [r["text"] for r in here["recommendations"]]) == (detect().system == "darwin")

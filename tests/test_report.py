@@ -15,7 +15,8 @@ def test_report_files(tmp_path):
     assert "## What to pin first" in md and "## The budget" in md and "## Verdict stability" in md
     assert "![Flips per factor](flips_seed_units.png)" in md
     assert "## Measured environments" in md and "test cpu" in md
-    assert page.count("data:image/png;base64,") == len(out["plots"]) == 2
+    # flips, embedding difference, SVD components, significant digits
+    assert page.count("data:image/png;base64,") == len(out["plots"]) == 4
     assert "src=\"http" not in page and "<link" not in page  # self-contained
     for p in out["plots"]:
         assert open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

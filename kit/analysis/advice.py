@@ -13,7 +13,7 @@ from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
 from ..runs.availability import availability
-from ..envs.platforms import Platform
+from ..envs.platforms import Platform, detect
 from ..runs.store import Store
 from .verdicts import describe, stability
 from ..worker.pipeline import MODELS
@@ -94,6 +94,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     _converged(store, rows, recs)
     _signs(ranked, recs)
     _margins(store, rows, recs)
+    _mps(store, rows, recs, plat)
     measured = {r["factor"] for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
@@ -109,6 +110,25 @@ def not_measured_lines(a: dict) -> list:
     out = ["Not measured on this dataset: " + ", ".join(can)] if can else []
     return out + [f"Cannot be measured here: {x['factor']}: {x['cannot_run_here']}"
                   for x in a["not_measured"] if x["cannot_run_here"]]
+
+
+MPS_NOTE = ("PyTorch documents the MPS backend as non-deterministic even with "
+            "torch.use_deterministic_algorithms(True): not every MPS operation has a deterministic "
+            "implementation. On a Mac, read the torch-deterministic row as 'deterministic algorithms "
+            "on the CPU' and expect the torch-device row to differ from run to run; for bitwise "
+            "repeatable torch results, pin the device to the CPU.")
+
+
+def _mps(store, rows, recs, plat):
+    """On macOS, or wherever MPS runs are stored, the torch rows say what MPS cannot promise."""
+    torch_rows = [rows[k] for k in ("torch-device", "torch-deterministic") if k in rows]
+    if not torch_rows:
+        return
+    on_mac = (plat or detect()).system == "darwin"
+    used = any(store.run(r)["spec"].get("device") == "mps" for row in torch_rows for r in row["runs"])
+    if on_mac or used:
+        recs.append({"kind": "mps", "text": MPS_NOTE,
+                     "basis": {"factors": [r["factor"] for r in torch_rows], "mps_runs": used}})
 
 
 def _null(rows, recs):

@@ -67,6 +67,24 @@ def _emb(c: dict) -> dict:
     return c[c.get("embedding", "svd_rand")]
 
 
+def _digits(comps: list) -> dict:
+    """{stage: the fewest significant digits any pair kept there (each pair: its median)}."""
+    out = {}
+    for c in comps:
+        for stage, d in (c.get("digits") or {}).items():
+            out[stage] = min(out.get(stage, d["digits"]), d["digits"])
+    return out
+
+
+def _per_component(comps: list, key: str) -> list | None:
+    """The median over the pairs of each SVD component's (or singular value's) difference."""
+    lists = [_emb(c).get(key) for c in comps if c.get(c.get("embedding", "svd_rand"))]
+    lists = [x for x in lists if x]
+    if not lists or len({len(x) for x in lists}) != 1:
+        return None
+    return [float(v) for v in np.median(np.array(lists), axis=0)]
+
+
 def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
          vchanges: list, pair_ids: list) -> dict:
     n = len(comps)
@@ -74,6 +92,7 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
     stages = [s for s in STAGES if any(s in c["identical"] for c in comps)]
     identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in stages}
     emb = _agg(comps, max, lambda c: _emb(c)["rel_fro"])
+    digits = _digits(comps)
     models = {}
     for m in _models(comps):
         flips = [c["models"][m]["flips"] for c in comps]
@@ -105,6 +124,10 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         "arpack_rel_max": _agg(comps, max, lambda c: c["svd_arpack"]["rel_fro"]),
         "runs": list(dict.fromkeys(r for p in pair_ids for r in p)),
         "sv_rel_max": _agg(comps, max, lambda c: _emb(c)["sv_rel_max"]),
+        "digits_min": digits,
+        "emb_digits_min": digits.get(comps[0].get("embedding", "svd_rand")),
+        "components_median": _per_component(comps, "components"),
+        "values_median": _per_component(comps, "values"),
         "sign_flips_max": _agg(comps, max, lambda c: _emb(c)["sign_flips"]),
         "kmeans_ari_min": _agg(comps, min, lambda c: c["kmeans_ari"]),
         "kmeans_ari_median": _agg(comps, _median, lambda c: c["kmeans_ari"]),

@@ -7,8 +7,9 @@ import numpy as np
 from ..core.errors import KitError
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
+from .digits import agreement
 
-VERSION = 4  # bump when a measure changes: cached comparisons are then recomputed
+VERSION = 5  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of
 STAGES = {
     "kmer": ("kmer.data", "kmer.indices", "kmer.indptr"),
@@ -30,17 +31,33 @@ def column_signs(E: np.ndarray) -> np.ndarray:
     return np.sign(E[np.argmax(np.abs(E), axis=0), np.arange(E.shape[1])])
 
 
+def aligned(Ea: np.ndarray, Eb: np.ndarray) -> np.ndarray:
+    """``Eb`` with each column's sign turned to match ``Ea``'s (an SVD's sign is arbitrary)."""
+    return Eb * column_signs(Eb) * column_signs(Ea)
+
+
 def embedding_diff(Ea: np.ndarray, Eb: np.ndarray) -> dict:
-    Ea, Eb = np.asarray(Ea, np.float64), np.asarray(Eb, np.float64)
-    sa, sb = column_signs(Ea), column_signs(Eb)
-    aligned = Eb * sb * sa
-    return {"rel_fro": float(np.linalg.norm(Ea - aligned) / np.linalg.norm(Ea)),
-            "sign_flips": int(np.sum(sa != sb))}
+    """The whole embedding's relative difference after sign alignment, the sign flips, and the
+    relative difference of each component (column) on its own."""
+    A, B = np.asarray(Ea, np.float64), np.asarray(Eb, np.float64)
+    Bs = aligned(A, B)
+    norms = np.linalg.norm(A, axis=0)
+    per = np.linalg.norm(A - Bs, axis=0) / np.where(norms == 0, 1, norms)
+    return {"rel_fro": float(np.linalg.norm(A - Bs) / np.linalg.norm(A)),
+            "sign_flips": int(np.sum(column_signs(A) != column_signs(B))),
+            "components": [float(x) for x in per]}
 
 
-def sv_rel_max(sa: np.ndarray, sb: np.ndarray) -> float:
+def sv_rel(sa: np.ndarray, sb: np.ndarray) -> list:
+    """The relative difference of each singular value."""
     sa, sb = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
-    return float(np.max(np.abs(sa - sb) / np.abs(sa)))
+    return [float(x) for x in np.abs(sa - sb) / np.where(sa == 0, 1, np.abs(sa))]
+
+
+def identical_structure(sa: dict, sb: dict) -> bool:
+    """Two sparse TF-IDF matrices hold their numbers in the same places (so data compare 1:1)."""
+    return all(x in sa and x in sb and sa[x]["sha256"] == sb[x]["sha256"]
+               for x in ("tfidf.indices", "tfidf.indptr"))
 
 
 def neighbour_jaccard(na: np.ndarray, nb: np.ndarray) -> float:
@@ -111,11 +128,20 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
     out = {"identical": identical, "n_test": int(len(y)),
            "embedding": "svd_arpack" if used == {"arpack"} else "svd_rand"}
     both = lambda x: x in ra["stages"] and x in rb["stages"]  # noqa: E731
+    digits = {}
     for svd in ("svd_rand", "svd_arpack"):  # a perturbed run has an embedding and no more
         if both(svd):
-            d = embedding_diff(get(a, svd), get(b, svd))
-            d["sv_rel_max"] = sv_rel_max(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
+            Ea, Eb = get(a, svd), get(b, svd)
+            d = embedding_diff(Ea, Eb)
+            d["values"] = sv_rel(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
+            d["sv_rel_max"] = max(d["values"]) if d["values"] else None
             out[svd] = d
+            digits[svd] = agreement(Ea, aligned(Ea, Eb))
+    for stage in ("tfidf", "kmeans.inertia", *ALL_MODELS):
+        first = STAGES[stage][0]
+        if both(first) and (stage != "tfidf" or identical_structure(sa, sb)):
+            digits[stage] = agreement(get(a, first), get(b, first))
+    out["digits"] = {k: v for k, v in digits.items() if v is not None}
     if both("kmeans"):
         from sklearn.metrics import adjusted_rand_score
 

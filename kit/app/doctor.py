@@ -56,7 +56,8 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
             problems_out.append({"stack": s["name"], "problem": p, "remedy": _remedy(p)})
         out_stacks.append({"name": s["name"], "threads": probe,
                            "blas": [p for p in rep["measured"].get("threadpools") or []
-                                    if p.get("user_api") == "blas"]})
+                                    if p.get("user_api") == "blas"],
+                           "blas_build": rep["measured"].get("blas_build")})
     user_store = Store()
     try:
         stored = check_store(user_store, full=False)  # arrays verified since their last change are trusted

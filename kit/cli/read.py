@@ -47,7 +47,8 @@ def add(sub) -> None:
 def _cmd_budget(args) -> int:
     from ..analysis.budget import budget, pair_details
     from ..runs.store import Store
-    from ..views.tables import budget_text, pairs_text
+    from ..views.pairs import pairs_text
+    from ..views.tables import budget_text
 
     from ..views.tables import dataset_line
 

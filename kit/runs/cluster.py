@@ -172,7 +172,7 @@ def check_rows(executor: DaskExecutor, stack_names: list) -> list:
                       "missing" if has.get(n, (None,))[0] is None else "differs")
                   for n, ident in mine.items()}
         rows.append({"worker": f["name"], "address": a, "host": f["host"], "class": f["class"],
-                     "cores": f["slots"], "cpu": f["cpu"], "threadpools": pools.get(a, "no answer"),
+                     "cores": f["slots"], "cpu": f["cpu"], "blas": pools.get(a, "no answer"),
                      "stacks": states})
     return rows
 
@@ -184,6 +184,7 @@ def _threadpools():
     from ..envs.stacks import host_stack
 
     try:
-        return fingerprint(host_stack().command).get("threadpools") or []
+        fp = fingerprint(host_stack().command)
+        return {"threadpools": fp.get("threadpools"), "blas_build": fp.get("blas_build")}
     except Exception as e:  # a node that cannot start the worker says so in its row
         return f"cannot start the worker: {e}"

@@ -14,6 +14,7 @@ from textual_plotext import PlotextPlot
 from ..core import factors
 from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
+from ..views.pairs import pair_cells
 from ..views.tables import factor_label, flips_cell, one_class_note, verdicts_cell
 from .bars import Bars
 from .pane import Pane
@@ -124,12 +125,10 @@ class BudgetPane(Pane):
                 if p["level"] == level]
         t = self.query_one("#pairs", DataTable)
         t.clear(columns=True)
-        t.add_columns("pair", "identical", "emb diff", "flips", "confounds")
+        head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
+        t.add_columns(*head)
         for p in rows:
-            c = p["comparison"]
-            emb = c.get(c.get("embedding", "svd_rand"), {}).get("rel_fro")
-            t.add_row(p["label"], f"{sum(c['identical'].values())}/{len(c['identical'])}",
-                      fmt(emb), " ".join(f"{m}:{v['flips']}" for m, v in c["models"].items()),
-                      "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in p["confounds"].items()) or "-")
+            cells = pair_cells(p)
+            t.add_row(*(cells[h] for h in head))
         t.display = True
         t.focus()

@@ -17,8 +17,9 @@ def settings_text(path: str, exists: bool, conf: dict) -> str:
 def check_text(rows: list, target: str) -> str:
     out = []
     for r in rows:
-        pools = r["threadpools"]
-        blas = pools if isinstance(pools, str) else (blas_text(pools) or "none found")
+        pools = r["blas"]
+        blas = pools if isinstance(pools, str) else blas_text(pools["threadpools"],
+                                                              pools["blas_build"])
         stacks = ", ".join(f"{n} {s}" for n, s in r["stacks"].items()) or "-"
         out.append([r["worker"], r["host"], r["class"], r["cores"], r["cpu"], blas, stacks])
     classes = sorted({r["class"] for r in rows})

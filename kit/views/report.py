@@ -21,7 +21,8 @@ from ..core.numbers import fmt
 from ..core.version import __version__
 from ..runs.store import Store
 from .plots import plot_amplification, plot_embedding, plot_flips, plot_svd_iters
-from .tables import (VERDICT_HEAD, blas_text, factor_label, flips_cell, one_class_note,
+from .svdplots import plot_components, plot_digits
+from .tables import (VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell, one_class_note,
                      verdict_cells, verdicts_cell)
 
 # -- tables -----------------------------------------------------------------------------------
@@ -29,11 +30,13 @@ def _budget_rows(b):
     models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
     rows = [[factor_label(r), r["pairs"],
              f"{sum(r['identical'][s] == r['pairs'] for s in r['stages'])}/{len(r['stages'])}",
-             fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sign_flips_max"]),
+             fmt(r["emb_rel_max"]), digits_cell(r.get("emb_digits_min")),
+             fmt(r["emb_rel_seed_units"]), fmt(r["sign_flips_max"]),
              fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
             + [flips_cell(r["models"].get(m)) for m in models]
             + [verdicts_cell(r), "; ".join(r["confounds"]) or "-"] for r in b["rows"]]
-    head = (["factor", "pairs", "stages identical in all pairs", "emb diff", "emb (seed u.)",
+    head = (["factor", "pairs", "stages identical in all pairs", "emb diff", "emb digits",
+             "emb (seed u.)",
              "sign flips", "ARI min", "Jaccard min"] + [f"flips {m}" for m in models]
             + ["verdicts changed", "confounds"])
     return rows, head
@@ -51,7 +54,7 @@ def _env_rows(store: Store, dataset: str):
     seen = {}
     for r in store.runs(dataset):
         e = r["manifest"]["env"]
-        blas = blas_text(e.get("threadpools"))
+        blas = blas_text(e.get("threadpools"), e.get("blas_build"))
         key = (r["spec"]["stack"], e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
                e["os"], e["cpu"], e["packages"].get("numpy"), e["packages"].get("scipy"),
                e["packages"].get("scikit-learn"), blas, e.get("host"))
@@ -78,6 +81,8 @@ def build(store: Store, dataset: str) -> dict:
             "environments": _env_rows(store, dataset),
             "plots": {"flips_seed_units.png": plot_flips(b),
                       "embedding_difference.png": plot_embedding(b),
+                      "svd_components.png": plot_components(b),
+                      "significant_digits.png": plot_digits(b),
                       "svd_iterations.png": plot_svd_iters(b, a, per_level),
                       "amplification.png": plot_amplification(b)}}
 
@@ -111,6 +116,8 @@ def _sections(r: dict, fmt_table, image, para, heading, items):
         out.append(para(b["note"]))
     for name, caption in (("flips_seed_units.png", "Flips per factor"),
                           ("embedding_difference.png", "Embedding difference per factor"),
+                          ("svd_components.png", "Each SVD component and singular value"),
+                          ("significant_digits.png", "Significant digits per stage"),
                           ("svd_iterations.png", "Power iterations against flips and time"),
                           ("amplification.png", "Amplification curves per model")):
         if r["plots"].get(name):

@@ -45,15 +45,29 @@ def one_class_note(rows: list) -> str | None:
             "some run; its flips say nothing about stability (use a larger --n)")
 
 
+def digits_cell(digits: float | None) -> str:
+    """Significant decimal digits, one decimal ("-": nothing to compare)."""
+    return "-" if digits is None else f"{digits:.1f}"
+
+
 def verdicts_cell(row: dict) -> str:
     return "-" if row["verdicts_changed_max"] is None else f"{row['verdicts_changed_max']}/12"
 
 
-def blas_text(threadpools) -> str:
-    """The BLAS libraries a fingerprint measured: "owner: api version kernel; ..." """
-    return "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
+def blas_text(threadpools, build: dict | None = None) -> str:
+    """The BLAS libraries a fingerprint measured: "owner: api version kernel; ...", else what
+    numpy's build information names (threadpoolctl cannot see Apple's Accelerate), else why not."""
+    seen = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
                      f"{p.get('architecture') or ''}".strip()
                      for p in threadpools or [] if p.get("user_api") == "blas")
+    if seen:
+        return seen
+    if build and build.get("name"):
+        return (f"{build['name']} {build.get('version') or ''}".strip()
+                + " (numpy's build info; threadpoolctl sees no BLAS)")
+    if threadpools is None:
+        return "not measured (no threadpoolctl in this stack)"
+    return "none found by threadpoolctl or numpy's build info"
 
 
 VERDICT_HEAD = ["verdict (b-a metric)", "runs", "b>a", "b<a", "n.s.", "stable", "changed in",
@@ -88,13 +102,14 @@ def budget_text(b: dict, why: str | None = None) -> str:
                                       else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
             table(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages], key=2)]
-    mags = [[factor_label(r), fmt(r["emb_rel_max"]), fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
+    mags = [[factor_label(r), fmt(r["emb_rel_max"]), digits_cell(r.get("emb_digits_min")),
+             fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
              fmt(r["sign_flips_max"]), fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
             for r in rows if r["emb_rel_max"] is not None]
     if mags:
-        out += ["", "Magnitudes (largest over the pairs; ARI and Jaccard: lowest)",
-                table(mags, ["factor", "emb diff", "emb (seed u.)", "sv diff", "sign flips",
-                             "k-means ARI", "kNN Jaccard"])]
+        out += ["", "Magnitudes (largest over the pairs; digits, ARI and Jaccard: lowest)",
+                table(mags, ["factor", "emb diff", "digits", "emb (seed u.)", "sv diff",
+                             "sign flips", "k-means ARI", "kNN Jaccard"])]
     n_test = b["dataset"].get("test", "?")
     preds = [[factor_label(r)] + [flips_cell(r["models"].get(m)) for m in models]
              + [fmt(max(d["max_dp"] for d in r["models"].values())), verdicts_cell(r)]
@@ -142,22 +157,6 @@ def runs_text(runs: list, datasets: dict | None = None) -> str:
     return table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"], wrap=(3,))
 
 
-def pairs_text(rows: list) -> str:
-    models = [m for m in ALL_MODELS if any(m in p["comparison"]["models"] for p in rows)]
-    out = []
-    for p in rows:
-        c = p["comparison"]
-        svd = c.get(c.get("embedding", "svd_rand"), {})  # the embedding the models used
-        out.append([factor_label(p), p["label"],
-                    sum(c["identical"].values()), len(c["identical"]), fmt(svd.get("rel_fro")),
-                    fmt(c.get("kmeans_ari")), fmt(c.get("knn_jaccard"))]
-                   + [c["models"][m]["flips"] if m in c["models"] else "-" for m in models]
-                   + ["; ".join(p["confounds"]) or "-"])
-    head = (["factor", "pair", "identical", "of", "emb diff", "ARI", "Jaccard"]
-            + [f"flips {m}" for m in models] + ["confounds"])
-    return table(out, head, wrap=(1, len(head) - 1))
-
-
 def libraries(attrs: dict) -> str:
     """scikit-learn's version, torch's, or both (an external stack can hold both)."""
     have = [attrs.get("scikit-learn"), attrs.get("torch") and f"torch {attrs['torch']}"]
@@ -173,7 +172,7 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
             out.append([r["name"], r["status"], fp.get("python", "-"), pk.get("numpy", "-"),
                         pk.get("scipy", "-"),
                         pk.get("scikit-learn") or (f"torch {pk['torch']}" if pk.get("torch") else "-"),
-                        blas_text(fp.get("threadpools")) or "-",
+                        blas_text(fp.get("threadpools"), fp.get("blas_build")),
                         "\n".join(r.get("problems") or []) or "ok"])
         return table(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
                            "BLAS (measured)", "problems"], wrap=(6, 7))
@@ -247,7 +246,7 @@ def doctor_text(rep: dict) -> str:
     rows = []
     for s in rep["stacks"]:
         t = s["threads"]
-        blas = blas_text(s["blas"])
+        blas = blas_text(s["blas"], s.get("blas_build"))
         rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
                      {True: "yes", False: "NO", None: "busy: not measured"}[t["honoured"]]])
     out.append(table(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",

@@ -78,6 +78,27 @@ def _threadpools():
     return sorted(pools, key=lambda p: (str(p["user_api"]), p["owner"], str(p["filepath"])))
 
 
+def _blas_build():
+    """The BLAS numpy was built against, from numpy's own build information: it names the BLAS
+    where threadpoolctl cannot see one (Apple's Accelerate is no library threadpoolctl knows)."""
+    import numpy
+
+    try:  # numpy >= 1.25
+        blas = numpy.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+        if blas.get("name"):
+            return {"name": blas.get("name"), "version": blas.get("version"),
+                    "source": "numpy.show_config"}
+    except (TypeError, AttributeError, ValueError):  # older numpy: no mode="dicts"
+        cfg = getattr(numpy, "__config__", None)
+        for key in ("blas_ilp64_opt_info", "blas_opt_info", "openblas_info", "blas_mkl_info",
+                    "accelerate_info"):
+            info = getattr(cfg, key, None)
+            if info:
+                libs = info.get("libraries") or [key.replace("_info", "")]
+                return {"name": ",".join(libs), "version": None, "source": "numpy.__config__"}
+    return None
+
+
 def fingerprint(include_torch=False):
     import numpy  # noqa: F401  (loads the BLAS so threadpoolctl can see it)
 
@@ -115,5 +136,6 @@ def fingerprint(include_torch=False):
         "host": platform.node(),
         "packages": pkgs,
         "threadpools": _threadpools(),
+        "blas_build": _blas_build(),
         "env": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
     }

@@ -1,0 +1,49 @@
+"""Significant digits: on how many leading digits (and bits) two runs' numbers agree.
+
+The definitions are those of the numerical-reproducibility literature as the `significantdigits`
+package implements them (Sohier et al. 2021, "general" method, relative error, run a as the
+reference): element i keeps
+
+    bits_i = max{k in [0, m] : |b_i / a_i - 1| <= 2**-k}
+
+where m is the mantissa width of the wider dtype (52 for float64, 23 for float32), and
+digits = bits x log10(2). Bitwise identical numbers keep all m bits. A stage is summarised by
+the median over its elements (what most numbers keep) and the minimum (the worst one).
+tests/test_digits.py checks every element against the package itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LOG10_2 = float(np.log10(2.0))
+
+
+def element_bits(a, b) -> np.ndarray:
+    """Bits on which each element of ``b`` agrees with the reference ``a`` (same shapes)."""
+    a, b = np.asarray(a), np.asarray(b)
+    m = int(np.finfo(np.result_type(a.dtype, b.dtype, np.float32)).nmant)
+    a64, b64 = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(b64 / a64 - 1.0)
+        bits = np.floor(-np.log2(z))
+    bits = np.clip(np.nan_to_num(bits, nan=0.0, posinf=m, neginf=0.0), 0, m)
+    # a zero reference: equal numbers keep everything, anything else keeps nothing
+    zero = a64 == 0
+    bits[zero] = np.where(b64[zero] == 0, m, 0)
+    bits[np.isnan(a64) | np.isnan(b64)] = 0
+    return bits
+
+
+def agreement(a, b) -> dict | None:
+    """{"digits", "bits", "digits_min", "bits_min", "max_bits"} of one stage (None: nothing to
+    compare, or shapes that differ)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.size == 0 or not (np.issubdtype(a.dtype, np.floating)
+                                                 and np.issubdtype(b.dtype, np.floating)):
+        return None
+    bits = element_bits(a, b)
+    m = int(np.finfo(np.result_type(a.dtype, b.dtype, np.float32)).nmant)
+    med, low = float(np.median(bits)), float(bits.min())
+    return {"bits": med, "digits": med * LOG10_2, "bits_min": low, "digits_min": low * LOG10_2,
+            "max_bits": m}

@@ -1,0 +1,38 @@
+"""One pair in cells, shared by `kit budget --factor`, the report and the TUI's pair view."""
+
+from __future__ import annotations
+
+from ..analysis.compare import ALL_MODELS
+from ..core.numbers import fmt
+from .fit import table
+from .tables import _SHORT, digits_cell, factor_label
+
+
+def pair_cells(p: dict) -> dict:
+    """The cells of one pair, shared by `kit budget --factor`, the report and the TUI."""
+    c = p["comparison"]
+    used = c.get("embedding", "svd_rand")  # the embedding the models used
+    return {"pair": p["label"], "identical": f"{sum(c['identical'].values())}/{len(c['identical'])}",
+            "emb diff": fmt(c.get(used, {}).get("rel_fro")),
+            "digits": digits_cell((c.get("digits") or {}).get(used, {}).get("digits")),
+            "ARI": fmt(c.get("kmeans_ari")), "Jaccard": fmt(c.get("knn_jaccard")),
+            "flips": " ".join(f"{m}:{v['flips']}" for m, v in c["models"].items()),
+            "confounds": "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in p["confounds"].items()) or "-"}
+
+
+DIGIT_STAGES = ("svd_rand", "svd_arpack", "tfidf", "kmeans.inertia", *ALL_MODELS)
+
+
+def pairs_text(rows: list) -> str:
+    cells = [pair_cells(p) for p in rows]
+    head = ["pair", "identical", "emb diff", "digits", "ARI", "Jaccard", "flips", "confounds"]
+    out = [table([[factor_label(p)] + [c[h] for h in head] for p, c in zip(rows, cells)],
+                 ["factor"] + head, wrap=(1, 7, 8))]
+    stages = [s for s in DIGIT_STAGES if any(s in (p["comparison"].get("digits") or {}) for p in rows)]
+    if stages:
+        digits = [[p["label"]] + [digits_cell(((p["comparison"].get("digits") or {}).get(s) or {})
+                                              .get("digits")) for s in stages] for p in rows]
+        out += ["", "Significant digits on which the two runs agree, per stage (the median over "
+                "each stage's numbers; float64 keeps 15.7, float32 6.9)",
+                table(digits, ["pair"] + [_SHORT.get(s, s) for s in stages], wrap=(0,))]
+    return "\n".join(out)

@@ -1,0 +1,58 @@
+"""Significant digits: the field's definitions, checked against the significantdigits package,
+and on real runs whose answer is known (repeat: all, threads: ~13, float32: ~7)."""
+
+import numpy as np
+import pytest
+
+from kit.analysis.digits import agreement, element_bits
+
+
+@pytest.mark.parametrize("case", ["noise", "float32", "same", "offset", "signs"])
+def test_every_element_agrees_with_the_significantdigits_package(case):
+    sd = pytest.importorskip("significantdigits")
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=2000)
+    b = {"noise": a * (1 + rng.normal(size=a.size) * 1e-11),
+         "float32": a.astype(np.float32).astype(np.float64), "same": a.copy(), "offset": a + 1e-3,
+         "signs": -a}[case]
+    ref = sd.significant_digits(b[None, :], reference=a, method="general", error="relative",
+                                basis=2, axis=0)
+    assert np.array_equal(np.asarray(ref, float), element_bits(a, b))
+
+
+def test_bitwise_identical_keeps_every_bit_of_its_dtype_and_zeros_are_handled():
+    a = np.array([0.0, 1.0, 2.0, 0.0])
+    assert agreement(a, a)["bits"] == 52 and agreement(a, a)["digits"] == pytest.approx(15.65, 0.01)
+    f = a.astype(np.float32)
+    assert agreement(f, f)["bits"] == 23
+    b = np.array([0.0, 1.0, 2.0, 1e-300])  # a zero reference against anything else keeps nothing
+    assert agreement(a, b)["bits_min"] == 0 and agreement(a, b)["bits"] == 52
+    assert agreement(a, a[:2]) is None and agreement(np.arange(3), np.arange(3)) is None
+
+
+def test_rounding_to_float32_keeps_about_seven_digits():
+    a = np.random.default_rng(0).normal(size=10_000)
+    d = agreement(a, a.astype(np.float32))
+    assert 6.9 <= d["digits"] <= 8.0 and d["max_bits"] == 52
+
+
+@pytest.mark.slow
+def test_known_pairs_on_real_runs(on_every_kind):
+    from kit.analysis.budget import pair_details
+    from kit.runs.store import Store
+
+    store = Store()
+    pairs = [p for d in store.datasets() for p in pair_details(store, d)]
+
+    def digits(factor, stage, level=None):
+        return [p["comparison"]["digits"][stage]["digits"] for p in pairs
+                if p["factor"] == factor and (level is None or p["level"] == level)]
+
+    assert digits("repeat", "svd_rand") and all(d == pytest.approx(15.65, 0.01)
+                                                for d in digits("repeat", "svd_rand"))
+    # float32 input: the TF-IDF values are float64's rounded to float32
+    assert all(6.5 <= d <= 8.0 for d in digits("precision", "tfidf"))
+    # the embedding rounded to float32 (perturb's float32 level): the same rounding, ~7 digits
+    assert all(6.5 <= d <= 8.0 for d in digits("perturb", "svd_rand", "float32"))
+    if on_every_kind["threads"]:  # a threads pair: identical, or ~13 digits (BLAS reductions)
+        assert all(11.0 <= d <= 15.7 for d in digits("threads", "svd_rand"))
