@@ -6,7 +6,8 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parents[1] / "kit"
 # lowest first; a package may import its own modules and any package listed before it
-ORDER = ("worker", "core", "data", "envs", "runs", "analysis", "app", "views", "tui", "cli")
+ORDER = ("worker", "core", "data", "envs", "runs", "analysis", "app", "views", "notebook", "tui",
+         "cli")
 TOP = set()  # the TUI is below the CLI: `kit tui` starts it, and it never imports the CLI
 
 

@@ -29,7 +29,10 @@ def test_the_store_holds_every_kind(on_every_kind, capsys):
     assert {"pipeline", "perturb"} <= kinds
     assert ("torch" in kinds) == on_every_kind["torch"]
     assert {r["spec"].get("embedding", "randomized") for r in runs} == {"randomized", "arpack"}
-    assert len({r["spec"]["host"] for r in runs}) == 2  # this machine's and the lab's
+    # this machine's, the lab's, and the two cluster workers named as machines by the host factor
+    assert {r["spec"]["host"] for r in runs} >= {"0", "1"}
+    assert len({r["spec"]["host"] for r in runs}) == 4
+    assert all(r["manifest"]["node"]["host"] for r in runs if r["spec"]["host"] in ("0", "1"))
 
 
 def test_budget_has_a_row_for_every_factor(on_every_kind, capsys):

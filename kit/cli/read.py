@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 from ..core.errors import KitError
 from .common import (dataset_args, factors, print_json, select)
@@ -11,7 +13,10 @@ def add(sub) -> None:
     p = sub.add_parser("budget", help="the budget table of the stored pairs")
     dataset_args(p)
     p.add_argument("--factor", help="show this factor's pairs one by one")
-    p.add_argument("--json", action="store_true")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--csv", action="store_true",
+                     help="one row per factor (or per pair with --factor), for a spreadsheet")
     p.set_defaults(func=_cmd_budget)
 
     p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
@@ -59,10 +64,21 @@ def _cmd_budget(args) -> int:
         if not rows:
             raise KitError(f"no pairs of factor {args.factor!r} on dataset "
                            f"{sel.summary.get('name', sel.sha256[:12])}")
-        print_json(rows) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
-                                                  + pairs_text(rows))
+        if args.csv:
+            from ..views.frames import csv_text, pairs_frame
+
+            sys.stdout.write(csv_text(pairs_frame(rows)))
+        else:
+            print_json(rows) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                                      + pairs_text(rows))
         return 0
     b = budget(store, sel.sha256, sel.summary)
+    if args.csv:
+        from ..views.frames import budget_frame, csv_text
+
+        print(dataset_line(sel.summary, sel.why), file=sys.stderr)  # the file holds rows only
+        sys.stdout.write(csv_text(budget_frame(b)))
+        return 0
     print_json(b) if args.json else print(budget_text(b, sel.why))
     return 0
 

@@ -131,7 +131,8 @@ class LocalKind(ClusterKind):
 
         with dask.config.set(QUIET):  # the worker processes inherit the settings
             cluster = LocalCluster(n_workers=self.expected, threads_per_worker=each,
-                                   processes=True, host="127.0.0.1", dashboard_address=None,
+                                   processes=True, host="127.0.0.1",
+                                   dashboard_address="127.0.0.1:0",  # no fixed port to clash on
                                    memory_limit=0, resources={RESOURCE: each}, silence_logs=50)
         return cluster, cluster.scheduler_address
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
-from .fit import table
+from .fit import para, table
 from .tables import _SHORT, digits_cell, factor_label
 
 
@@ -32,7 +32,7 @@ def pairs_text(rows: list) -> str:
     if stages:
         digits = [[p["label"]] + [digits_cell(((p["comparison"].get("digits") or {}).get(s) or {})
                                               .get("digits")) for s in stages] for p in rows]
-        out += ["", "Significant digits on which the two runs agree, per stage (the median over "
-                "each stage's numbers; float64 keeps 15.7, float32 6.9)",
+        out += ["", para("Significant digits on which the two runs agree, per stage (the median "
+                         "over each stage's numbers; float64 keeps 15.7, float32 6.9)"),
                 table(digits, ["pair"] + [_SHORT.get(s, s) for s in stages], wrap=(0,))]
     return "\n".join(out)

@@ -1,0 +1,98 @@
+"""kit in a notebook: ``kit.open()`` and pandas DataFrames of runs, pairs, budget, verdicts,
+stages and advice, computed by the same library functions as the CLI's ``--json``.
+
+    import kit
+    k = kit.open()                 # $KIT_HOME, or kit.open("/path/to/home")
+    k.budget()                     # one row per factor
+    k.pairs("threads")             # one row per pair, every measure of its comparison
+"""
+
+from __future__ import annotations
+
+import os
+
+from .core.errors import KitError
+
+
+class Kit:
+    """One KIT_HOME's store, read as DataFrames. ``dataset``: a stored dataset's name or sha256
+    prefix; by default the most recent run's, as the CLI chooses."""
+
+    def __init__(self, home=None):
+        from .runs.store import Store
+
+        if home is not None:  # as if KIT_HOME had been set before Python started
+            os.environ["KIT_HOME"] = str(home)
+        self.store = Store()
+
+    def __repr__(self):
+        names = [d.get("name", h[:12]) for h, d in self.store.datasets().items()]
+        return f"<kit store {self.store.root}: {len(self.store.runs())} runs; datasets {names}>"
+
+    def _dataset(self, dataset: str | None) -> str:
+        known = self.store.datasets()
+        if dataset is None:
+            latest = self.store.latest_dataset()
+            if latest is None:
+                raise KitError("the store is empty: run `kit run --factor repeat` first")
+            return latest
+        hits = [h for h, d in known.items() if d.get("name") == dataset or h.startswith(dataset)]
+        if len(hits) != 1:
+            names = ", ".join(d.get("name", h[:12]) for h, d in known.items()) or "none"
+            raise KitError(f"{'no' if not hits else 'more than one'} stored dataset {dataset!r} "
+                           f"(stored: {names})")
+        return hits[0]
+
+    def datasets(self):
+        from .views.frames import _frame
+
+        return _frame(list(self.store.datasets().values()), "sha256")
+
+    def runs(self, dataset: str | None = None):
+        from .views.frames import runs_frame
+
+        return runs_frame(self.store.runs(self._dataset(dataset) if dataset else None))
+
+    def pairs(self, factor: str | None = None, dataset: str | None = None):
+        from .analysis.budget import pair_details
+        from .views.frames import pairs_frame
+
+        return pairs_frame(pair_details(self.store, self._dataset(dataset), factor))
+
+    def budget(self, dataset: str | None = None):
+        from .analysis.budget import budget
+        from .views.frames import budget_frame
+
+        sha = self._dataset(dataset)
+        return budget_frame(budget(self.store, sha, self.store.datasets().get(sha)))
+
+    def verdicts(self, dataset: str | None = None):
+        from .analysis.verdicts import stability_report
+        from .views.frames import verdicts_frame
+
+        return verdicts_frame(stability_report(self.store, self._dataset(dataset)))
+
+    def advice(self, dataset: str | None = None):
+        from .analysis.advice import advise
+        from .analysis.budget import budget
+        from .views.frames import advice_frame
+
+        sha = self._dataset(dataset)
+        return advice_frame(advise(self.store, sha, budget(self.store, sha,
+                                                           self.store.datasets().get(sha))))
+
+    def stages(self, run: str):
+        from .views.frames import stages_frame
+
+        hits = [r for r in self.store.runs() if r["id"].startswith(run)]
+        if len(hits) != 1:
+            raise KitError(f"{'no' if not hits else 'more than one'} run {run!r} stored")
+        return stages_frame(hits[0])
+
+    def array(self, run: str, stage: str):
+        """A stored array (verified on read), e.g. ``k.array(run, "svd_rand")``."""
+        return self.store.array(run, stage)
+
+
+def open(home=None) -> Kit:  # noqa: A001  (kit.open, as the issue and the docs name it)
+    return Kit(home)

@@ -1,0 +1,69 @@
+"""kit.open(): DataFrames with the same numbers as the CLI's --json, and `kit budget --csv`."""
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+import kit
+from kit.cli import main
+from kit.views.frames import budget_frame, pairs_frame, runs_frame, verdicts_frame
+from stored import budget_store
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    budget_store(tmp_path)
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def cli_json(capsys, *argv):
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def same(a, b):
+    """Equal numbers and labels; the JSON's keys are sorted, so column order may differ."""
+    pd.testing.assert_frame_equal(a.sort_index(), b.sort_index(), check_like=True)
+
+
+def test_every_frame_holds_the_numbers_of_the_matching_json(home, capsys):
+    k = kit.open(home)
+    same(k.budget(), budget_frame(cli_json(capsys, "budget", "--json")))
+    same(k.runs(), runs_frame(cli_json(capsys, "runs", "--json")))
+    same(k.verdicts(), verdicts_frame(cli_json(capsys, "verdicts", "--json")))
+    same(k.pairs("seed"), pairs_frame(cli_json(capsys, "budget", "--factor", "seed", "--json")))
+    ranking = cli_json(capsys, "advise", "--json")["ranking"]
+    adv = k.advice()
+    assert list(adv["factor"]) == [r["factor"] for r in ranking] and adv.attrs["recommendations"]
+
+
+def test_one_row_per_thing_and_real_numbers(home):
+    k = kit.open()
+    b = k.budget()
+    assert set(b.index) >= {"seed", "threads", "repeat"} and b.index.is_unique
+    assert b.loc["repeat", "emb_rel_max"] == 0 and b.loc["seed", "emb_rel_max"] > 0
+    runs = k.runs()
+    assert runs.index.is_unique and len(runs) == len({r for p in k.store.pairs() for r in
+                                                      (p["a"], p["b"])})
+    st = k.stages(runs.index[0][:10])
+    assert {"svd_rand", "lr", "knn"} <= set(st.index) and st.loc["svd_rand", "dtype"] == "<f8"
+    with pytest.raises(kit.notebook.KitError, match="no run 'zzz'"):
+        k.stages("zzz")
+    with pytest.raises(kit.notebook.KitError, match="no stored dataset 'nope'"):
+        k.budget("nope")
+
+
+def test_budget_csv_is_the_frame_for_a_spreadsheet(home, capsys):
+    assert main(["budget", "--csv"]) == 0
+    out = capsys.readouterr()
+    got = pd.read_csv(io.StringIO(out.out), index_col="row")
+    want = kit.open().budget()
+    assert list(got.index) == list(want.index)
+    pd.testing.assert_series_equal(got["emb_rel_max"], want["emb_rel_max"], check_names=False)
+    assert "dataset " in out.err and "dataset " not in out.out  # the file holds rows only
+    assert main(["budget", "--csv", "--factor", "seed"]) == 0
+    pairs = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col="pair")
+    assert len(pairs) == len(kit.open().pairs("seed"))
