@@ -87,3 +87,15 @@ def test_the_arpack_embedding_feeds_every_later_stage(tiny):
     assert digest(arp["knn"]) != digest(rand["knn"])
     with pytest.raises(ValueError, match="unknown embedding"):
         P.run_pipeline(seqs[:70], tiny.labels[:70], 50, embedding="exact")
+
+
+@pytest.mark.parametrize("n, k, levels", [(37, 10, 3), (100, 10, 1000), (11, 10, 2), (250, 7, 5)])
+def test_threshold_selection_equals_the_full_stable_sort_with_ties(n, k, levels):
+    """Few distinct values (many ties at the threshold), n not a multiple of k, all-equal rows."""
+    rng = np.random.default_rng(n)
+    S = rng.integers(0, levels, size=(40, n)).astype(np.float64) / levels
+    S[0] = 0.5          # every element tied
+    S[1, ::3] = -0.0    # signed zeros tie with zeros
+    S[2, 5] = np.nan    # NaN rows take the full sort
+    want = np.argsort(-S, axis=1, kind="stable")[:, :k]
+    assert np.array_equal(P._top_desc(S, k), want)

@@ -86,26 +86,40 @@ def nearest_neighbours(E, k=N_NEIGHBOURS, block_rows=None):
         hi = min(n, lo + block)
         S = En[lo:hi] @ En.T
         S[np.arange(hi - lo), np.arange(lo, hi)] = -2
-        out[lo:hi] = _stable_top(-S, out.shape[1])
+        out[lo:hi] = _top_desc(S, out.shape[1])
     return out
 
 
 def _stable_top(key, k):
     """First k columns of a stable ascending argsort of each row of ``key``, without sorting it all."""
-    if k >= key.shape[1]:
-        return np.argsort(key, axis=1, kind="stable")[:, :k]
-    kth = np.partition(key, k - 1, axis=1)[:, k - 1:k]
-    rows, cols = np.nonzero(key <= kth)  # candidates: everything tied with or below the k-th
-    counts = np.bincount(rows, minlength=key.shape[0])
-    out = np.empty((key.shape[0], k), dtype=np.intp)
-    short = counts < k  # only possible with NaN rows; fall back to the full sort there
+    return _top_desc(-key, k)
+
+
+def _top_desc(S, k):
+    """First k columns of a stable argsort of ``-S`` (largest first, ties to the lower index).
+
+    A cheap threshold first: the row is cut into at least k column chunks, and the k-th largest
+    chunk maximum is at most the row's k-th largest value (those maxima are k different
+    elements), so every element of the answer, and every tie with it, is at or above it. Only
+    those candidates (typically a few times k) are then ordered exactly and stably.
+    """
+    nrows, n = S.shape
+    if k >= n:
+        return np.argsort(-S, axis=1, kind="stable")[:, :k]
+    starts = np.arange(0, n, max(1, n // k))
+    chunk_max = np.maximum.reduceat(S, starts, axis=1)
+    t = -np.partition(-chunk_max, k - 1, axis=1)[:, k - 1:k]
+    rows, cols = np.nonzero(S >= t)  # NaN never passes: such rows fall back below
+    counts = np.bincount(rows, minlength=nrows)
+    out = np.empty((nrows, k), dtype=np.intp)
+    short = counts < k  # only possible with NaN in the row; the full sort decides there
     if short.any():
-        out[short] = np.argsort(key[short], axis=1, kind="stable")[:, :k]
-    # lexsort is stable: by row, then key, then original (ascending column) order
-    order = np.lexsort((key[rows, cols], rows))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        out[short] = np.argsort(-S[short], axis=1, kind="stable")[:, :k]
+    # lexsort is stable: by row, then value (largest first), then original column order
+    order = np.lexsort((-S[rows, cols], rows))
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
     ok = np.flatnonzero(~short)
-    out[ok] = cols[order][starts[ok, None] + np.arange(k)]
+    out[ok] = cols[order][first[ok, None] + np.arange(k)]
     return out
 
 
