@@ -61,6 +61,9 @@ def test_worker_process_imports_nothing_of_kits_own_dependencies(tiny, tmp_path)
     assert manifest["env"]["env"]["OPENBLAS_NUM_THREADS"] == "1"
     assert manifest["seeds"] == spec.seed_dict
     assert {"svd_rand", "knn", "rf", "y_test"} <= set(manifest["stages"])
+    # importing the libraries is timed on its own, not inside the first stage that needs them
+    assert {"import", "kmer", "tfidf", "rf"} <= set(manifest["timings"])
+    assert "import" not in manifest["stages"]
 
 
 def test_execute_stores_once_and_resumes(tiny):
