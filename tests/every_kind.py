@@ -68,9 +68,10 @@ def build(root: Path) -> dict:
         mp.setenv("KIT_STACKS_DIR", str(catalogue(root / "catalogue")))
         mp.setenv("KIT_HOME", str(home))
         common = ("--n", N, "--jobs", "2")
-        _kit("run", "--factor", "repeat,seed,seed:svd,seed:kmeans,seed:models,precision",
+        _kit("run", "--factor", "repeat,process,seed,seed:svd,seed:kmeans,seed:models,precision",
              "--threads", "1", "--seeds", "0-2", *common)
-        held["factors"] += ["repeat", "seed", "seed:svd", "seed:kmeans", "seed:models", "precision"]
+        held["factors"] += ["repeat", "process", "seed", "seed:svd", "seed:kmeans", "seed:models",
+                            "precision"]
         if (os.cpu_count() or 1) >= 2:
             _kit("run", "--factor", "threads", "--threads", "1,2", *common)
             held["factors"].append("threads")

@@ -1,6 +1,6 @@
 """Real `kit run` processes killed, terminated and run side by side: no orphan, no half-run,
-no spec run twice. Worker processes are found by their temporary folder in their arguments
-(``tmp/run-<kit pid>-<run id>-...``)."""
+no spec run twice. A fresh worker process is found by its temporary folder in its arguments
+(``tmp/run-<kit pid>-<run id>-...``), a warm one (``--serve``) by the kit pid it watches."""
 
 import os
 import signal
@@ -26,7 +26,14 @@ def workers():
             args = (d / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"kit.worker" in args:
+        if b"kit.worker" in args and b"--serve" in args:  # a warm worker: which kit it serves
+            try:
+                env = dict(v.split(b"=", 1) for v in (d / "environ").read_bytes().split(b"\0")
+                           if b"=" in v)
+                out[int(d.name)] = (int(env[b"KIT_PARENT_PID"]), None)
+            except (OSError, KeyError, ValueError):
+                pass
+        elif b"kit.worker" in args:
             spec = next((a.decode() for a in args if a.endswith(b"spec.json")), "")
             name = Path(spec).parent.name.split("-")  # run-<pid>-<runid>-xxxx
             if len(name) >= 3:
@@ -34,8 +41,8 @@ def workers():
     return out
 
 
-def start(home):
-    return subprocess.Popen([KIT, *PLAN], env=dict(os.environ, KIT_HOME=str(home)),
+def start(home, *extra):
+    return subprocess.Popen([KIT, *PLAN, *extra], env=dict(os.environ, KIT_HOME=str(home)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -88,7 +95,7 @@ def test_sigterm_ends_kit_with_143_a_message_and_no_worker(tmp_path):
 def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path):
     """Three `kit run`s of one plan at once: each of the 4 runs is made by exactly one of them."""
     home = tmp_path / "h"
-    kits = [start(home) for _ in range(3)]
+    kits = [start(home, "--fresh") for _ in range(3)]  # a process per run: its id in its args
     mine = {k.pid for k in kits}  # other kits on this machine (another test run) are not counted
     seen = {}
     while any(k.poll() is None for k in kits):

@@ -14,6 +14,7 @@ from kit.runs.plan import plan
 from kit.runs.runner import execute, run_all
 from kit.envs.launch import worker_env, worker_root
 from kit.runs.store import Store
+from kit.core.spec import seeds
 
 pytestmark = pytest.mark.slow
 
@@ -93,3 +94,32 @@ def test_worker_failure_is_one_clear_error(tiny):
         runner.get_stack = orig
     assert [p.name for p in (Path(os.environ["KIT_HOME"]) / "tmp").iterdir()] == []
     assert not Store().has_run(bad.run_id)
+
+
+def test_a_warm_worker_makes_the_fresh_processes_run_bit_for_bit(tiny):
+    """The process factor: nothing of one run leaks into the next in a warm worker."""
+    from kit.analysis.compare import compare_runs
+
+    store = Store()
+    pair = plan("process", tiny.sha256, PlanOptions(threads=(1,)))[0]
+    run_all([pair.a, pair.b], tiny, store)
+    c = compare_runs(store, pair.a.run_id, pair.b.run_id)
+    assert all(c["identical"].values()) and len(c["identical"]) >= 10
+    fresh, warm = store.run(pair.a.run_id)["manifest"], store.run(pair.b.run_id)["manifest"]
+    assert fresh["runs_before"] == 0 and warm["runs_before"] >= 1  # it followed another run
+    assert warm["timings"]["import"]["wall_s"] == 0  # imported by the run before it
+
+
+def test_plain_runs_share_warm_workers_and_fresh_ones_do_not(tiny):
+    specs = [s.with_(seeds=seeds(v)) for v in range(3)
+             for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]
+    store = Store()
+    run_all(specs, tiny, store, jobs=1)
+    assert sorted(store.run(s.run_id)["manifest"]["runs_before"] for s in specs) == [0, 1, 2]
+    from kit.runs.runner import LocalExecutor
+
+    others = [s.with_(replicate=5) for s in specs]
+    ex = LocalExecutor(fresh=True)
+    run_all(others, tiny, store, jobs=1, executor=ex)
+    ex.close()
+    assert [store.run(s.run_id)["manifest"]["runs_before"] for s in others] == [0, 0, 0]

@@ -132,6 +132,13 @@ def _mps(store, rows, recs, plat):
 
 
 def _null(rows, recs):
+    p = rows.get("process")
+    if p is not None and p["all_identical"] != p["pairs"]:
+        recs.append({"kind": "null", "text": f"WARNING: a run made in a warm worker differed from "
+                     f"the same run in a fresh process ({p['pairs'] - p['all_identical']} of "
+                     f"{p['pairs']} pairs): something of one run leaked into the next. Run with "
+                     "`kit run --fresh` and report it.",
+                     "basis": {"factor": "process", "pairs": p["pairs"], "identical": p["all_identical"]}})
     r = rows.get("repeat")
     if r is None:
         return

@@ -123,7 +123,7 @@ def estimate_seconds(audit: Audit, store: Store) -> float | None:
     return total
 
 
-def execute(audit: Audit, store: Store, jobs: int = 1, on_done=None, should_stop=None,
+def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=None,
             executor=None) -> list:
     """Run what is missing (reference embedding first), then record the pairs.
 

@@ -42,6 +42,16 @@ def threads(text: str) -> tuple:
     return argtype(parse_threads)(text)
 
 
+def jobs_arg(text: str):
+    """--jobs: "auto" or a positive number."""
+    if text == "auto":
+        return text
+    try:
+        return positive(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or auto, not {text!r}") from None
+
+
 def names_list(text: str) -> tuple:
     """Comma-separated names (--hosts), at least two, none repeated."""
     vals = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from ..core.factors import plannable
-from .common import (confirm, counts, dataset_args, factors, floats, int_list, names_list,
-                     positive, print_json, threads)
+from .common import (confirm, counts, dataset_args, factors, floats, int_list, jobs_arg,
+                     names_list, print_json, threads)
 
 
 def add(sub) -> None:
@@ -21,7 +21,11 @@ def add(sub) -> None:
     p.add_argument("--threads", type=threads, default=(), help="thread counts, e.g. 1,2 (default 1..cores)")
     p.add_argument("--seeds", type=int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
     p.add_argument("--iters", type=counts, default=None, help="svd-iters levels (default 5,10,20,50)")
-    p.add_argument("--jobs", type=positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--jobs", type=jobs_arg, default="auto",
+                   help="runs at once: a number, or auto (default: as many as the cores hold at "
+                        "each run's threads; threads x runs never exceed the cores)")
+    p.add_argument("--fresh", action="store_true",
+                   help="a fresh worker process per run (default: warm workers that import once)")
     p.add_argument("--cluster", metavar="WHICH",
                    help="run on a Dask cluster: local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, "
                         "htcondor or ssh (settings: `kit cluster show`; docs/cluster.md)")
@@ -52,7 +56,7 @@ def _cmd_run(args) -> int:
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
                        device=args.device, eps=args.eps, torch_stack=args.torch_stack)
     with _executor(args, err) as ex:
-        if ex is not None:
+        if ex is not None and ex.name == "dask":
             opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts))
             classes = ex.classes()
             err.print(f"kit: runs go to node class {opts.host} of {args.cluster}"
@@ -66,10 +70,27 @@ def _executor(args, err):
     from contextlib import nullcontext
 
     if not args.cluster:
+        if args.fresh:
+            from ..runs.runner import LocalExecutor
+
+            return _closing(LocalExecutor(fresh=True))
         return nullcontext()
     from ..runs.cluster import DaskExecutor
 
     return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
+
+
+def _closing(executor):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def held():
+        try:
+            yield executor
+        finally:
+            executor.close()
+
+    return held()
 
 
 def _run(args, opts, executor, err) -> int:
@@ -78,6 +99,7 @@ def _run(args, opts, executor, err) -> int:
 
     from ..app import audit as au
     from ..analysis.budget import budget
+    from ..runs.schedule import note
     from ..runs.store import Store
     from ..views.tables import budget_text
 
@@ -90,6 +112,10 @@ def _run(args, opts, executor, err) -> int:
     todo = len(au.todo(a, store))
     err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): {len(a.specs) - todo} stored, "
               f"{todo} to run")
+    shared = None if executor is not None and executor.name == "dask" else note(au.todo(a, store),
+                                                                                 args.jobs)
+    if shared:
+        err.print(f"kit: {shared}")
     if todo > au.ASK_ABOVE and not args.yes:
         est = au.estimate_seconds(a, store)
         confirm(err, f"{todo} runs to do" + (f" (about {est / 3600:.1f} h from past timings)"

@@ -66,6 +66,9 @@ class Factor:
 TABLE = (
     Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
            SINGLE, NOTHING, ranked=False),
+    Factor("process", "the same run in a fresh worker process against a warm one that made "
+           "another run first (kit's warm workers must change nothing)", SINGLE, NOTHING,
+           ranked=False),
     Factor("host", "the same run on two machines: cluster node types or workers (--cluster, "
            "--hosts A,B), or bundles from two machines (`kit compare`)", HOSTS, ENVIRONMENT,
            explained=r"^host$"),  # everything else that differs between machines is shown

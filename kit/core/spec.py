@@ -15,7 +15,8 @@ DEVICES = ("cpu", "mps", "cuda")
 EMBEDDINGS = ("randomized", "arpack")
 # fields added after runs were first stored: left out of the id at their default, so that every
 # run stored before them keeps its id (and a bundle from an older kit still verifies)
-_LATER_DEFAULTS = {"embedding": "randomized"}
+_LATER_DEFAULTS = {"embedding": "randomized", "process": ""}
+PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
 
 
 def seeds(value: int = 0, **named) -> tuple:
@@ -52,6 +53,7 @@ class RunSpec:
     host: str = ""               # the machine that ran it (kit.hosts): the same spec elsewhere is another run
     perturb: str = ""            # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
     embedding: str = "randomized"  # the SVD that k-means, neighbours and the classifiers use
+    process: str = ""            # the process factor: a fresh worker process, or a warm one
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -64,6 +66,8 @@ class RunSpec:
             raise ValueError(f"a {self.kind} run names the run whose embedding it trains on (input)")
         if self.embedding not in EMBEDDINGS:
             raise ValueError(f"embedding must be one of {EMBEDDINGS}, not {self.embedding!r}")
+        if self.process not in PROCESSES:
+            raise ValueError(f"process must be one of {PROCESSES}, not {self.process!r}")
         if self.kind == "perturb" and not self.perturb:
             raise ValueError("a perturb run says which perturbation (noise:EPS:DRAW or float32)")
 

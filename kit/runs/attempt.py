@@ -59,10 +59,12 @@ def _worker(argv, cwd, env) -> subprocess.CompletedProcess:
 
 
 def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
-            input_npy: bytes | None = None) -> dict:
+            input_npy: bytes | None = None, warm=None) -> dict:
     """Run ``spec`` in ``stack`` inside the empty ``folder``; its arrays land in ``folder/out``.
 
-    Returns the worker's manifest; raises WorkerFailed with a one-line reason otherwise."""
+    ``warm``: a kit.runs.warm.WarmPool to make it in a warm worker (a fresh process when None,
+    or when the spec asks for one). Returns the worker's manifest; raises WorkerFailed with a
+    one-line reason otherwise."""
     folder = Path(folder)
     (folder / "spec.json").write_text(spec.worker_json())
     out = folder / "out"
@@ -73,12 +75,17 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
             raise KitError(f"a {spec.kind} run needs the embedding of run {spec.input[:12]}")
         (folder / "input.npy").write_bytes(input_npy)
         extra = ["--input", str(folder / "input.npy")]
-    proc = _worker([*stack.command, "-m", "kit.worker", "--spec", str(folder / "spec.json"),
-                    "--dataset", str(dataset_file), "--out", str(out), *extra],
-                   cwd=folder, env=worker_env(spec))
     manifest_file = out / "manifest.json"
-    if proc.returncode != 0 or not manifest_file.exists():
-        raise WorkerFailed(_failure(spec, proc), "\n".join(proc.stderr.splitlines()[-TAIL:]))
+    if warm is not None and spec.process != "fresh":
+        warm.run(spec, stack, dataset_file, folder, folder / "input.npy" if extra else None)
+    else:
+        proc = _worker([*stack.command, "-m", "kit.worker", "--spec", str(folder / "spec.json"),
+                        "--dataset", str(dataset_file), "--out", str(out), *extra],
+                       cwd=folder, env=worker_env(spec))
+        if proc.returncode != 0 or not manifest_file.exists():
+            raise WorkerFailed(_failure(spec, proc), "\n".join(proc.stderr.splitlines()[-TAIL:]))
+    if not manifest_file.exists():
+        raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
     return json.loads(manifest_file.read_text())
 
 

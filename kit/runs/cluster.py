@@ -94,6 +94,9 @@ class DaskExecutor(Executor):
         return max(1, sum(f["slots"] for f in self.workers.values()) // threads)
 
     def check(self, spec: RunSpec):
+        if spec.process == "warm":
+            raise KitError("the process factor compares kit's warm workers with fresh ones on "
+                           "this machine: run it without --cluster")
         where = self.matching(spec.host)
         if not where:
             raise KitError(f"run {spec.run_id[:12]} was planned for {spec.host!r}, which is not a "

@@ -66,6 +66,12 @@ def _repeat(ctx):
                  f"{t} thread(s), run twice") for t in ctx.threads()]
 
 
+def _process(ctx):
+    base = ctx.base()
+    return [Pair(ctx.factor, "", base.with_(process="fresh"), base.with_(process="warm"),
+                 f"fresh vs warm process, {base.threads} thread(s)")]
+
+
 def _threads(ctx):
     base, others = ctx.base(), [t for t in ctx.threads() if t != 1]
     if not others:
@@ -123,7 +129,7 @@ def _perturb(ctx):
 
 
 # by factor name, then by how a factor is planned (kit.core.factors)
-PLANNERS = {"repeat": _repeat, "threads": _threads, "precision": _precision,
+PLANNERS = {"repeat": _repeat, "process": _process, "threads": _threads, "precision": _precision,
             "svd-iters": _svd_iters, "svd-solver": _svd_solver, "seed": _seeds,
             "seed:svd": _seeds, "seed:kmeans": _seeds, "seed:models": _seeds, "host": _hosts,
             factors.STACKS: stack_plan, factors.TORCH: torch_plan, factors.PERTURB: _perturb}

@@ -27,7 +27,9 @@ from ..core.spec import RunSpec
 from ..data.dataset import Dataset, dataset_path
 from ..envs.kinds import get_stack
 from .attempt import attempt, terminate_workers
+from .schedule import AUTO, CoreBudget, at_once, longest_first
 from .store import Store
+from .warm import WarmPool
 
 
 class Executor:
@@ -50,9 +52,22 @@ class Executor:
 
 
 class LocalExecutor(Executor):
-    """A worker subprocess of kit per run, in the run's stack on this machine (the default)."""
+    """A worker subprocess of kit per run, in the run's stack on this machine (the default).
+    Runs share the cores: one of t threads starts only when t cores are free."""
 
     name = "local"
+
+    def __init__(self, fresh: bool = False):
+        self.cores = CoreBudget()
+        # warm workers unless asked for a fresh process per run (--fresh)
+        self.warm = None if fresh else WarmPool()
+
+    def close(self):
+        if self.warm is not None:
+            self.warm.close()
+
+    def slots(self, specs, jobs):
+        return at_once(specs, jobs)
 
     def check(self, spec):
         if spec.host != host_id():
@@ -64,9 +79,9 @@ class LocalExecutor(Executor):
     def run(self, spec, dataset, input_npy, out):
         stack = get_stack(spec.stack)
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
-        with tempfile.TemporaryDirectory(dir=subdir("tmp"),
-                                         prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
-            manifest = attempt(spec, stack, dataset_path(dataset), Path(tmp), input_npy)
+        with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
+                dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+            manifest = attempt(spec, stack, dataset_path(dataset), Path(tmp), input_npy, self.warm)
             for f in (Path(tmp) / "out").iterdir():
                 shutil.move(str(f), out / f.name)
         return manifest
@@ -124,16 +139,18 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
         store.release(spec.run_id)
 
 
-def run_all(specs, dataset: Dataset, store: Store, jobs: int = 1, on_done=None,
+def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
             should_stop=None, executor: Executor | None = None) -> list:
-    """Run every spec not yet stored (each once, however many pairs share it); resumable.
+    """Run every spec not yet stored (each once, however many pairs share it), the longest
+    first; resumable. ``jobs``: runs at once, or "auto" (as many as the cores hold).
 
     ``on_done(spec)`` is called after each finished run, for progress displays;
     ``should_stop()`` is asked before each run starts (a cancel keeps what finished).
     """
+    own = executor is None  # an executor made here is closed here (its warm workers end)
     executor = executor or LocalExecutor()
     unique = list({s.run_id: s for s in specs}.values())
-    todo = [s for s in unique if not store.has_run(s.run_id)]
+    todo = longest_first([s for s in unique if not store.has_run(s.run_id)], store.runs())
     store.note_dataset(dataset.summary())
     halted = []  # set when the plan is interrupted: queued runs must not start
     stop = lambda: bool(halted) or bool(should_stop and should_stop())  # noqa: E731
@@ -164,4 +181,6 @@ def run_all(specs, dataset: Dataset, store: Store, jobs: int = 1, on_done=None,
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if own:
+            executor.close()
     return [s.run_id for s in unique if store.has_run(s.run_id)]

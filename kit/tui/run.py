@@ -86,7 +86,8 @@ class RunPane(Pane):
                     status=f"running {a.dataset.name}: {len(done)} of {len(todo)} done",
                     done=len(done))
 
-            au.execute(a, store, on_done=on_done, should_stop=lambda: worker.is_cancelled)
+            # one run at a time: the store is shared with the screens that read it meanwhile
+            au.execute(a, store, jobs=1, on_done=on_done, should_stop=lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 say(status=f"cancelled after {len(done)} run(s); they are stored, run again to resume")
             else:

@@ -242,7 +242,12 @@ def compare_text(rep: dict) -> str:
 def doctor_text(rep: dict) -> str:
     n = rep["null_experiment"]
     out = [f"null experiment ({n['dataset']}): {'ok' if n['ok'] else 'FAILED'} - "
-           f"{n['identical']} of {n['pairs']} repeated pairs bitwise identical", ""]
+           f"{n['identical']} of {n['pairs']} repeated pairs bitwise identical"]
+    w = rep.get("warm_workers")
+    if w:
+        out.append(f"warm workers: {'ok' if w['ok'] else 'FAILED'} - {w['identical']} of "
+                   f"{w['pairs']} fresh/warm pairs bitwise identical")
+    out.append("")
     rows = []
     for s in rep["stacks"]:
         t = s["threads"]

@@ -1,0 +1,156 @@
+"""The paper's Linux design on this machine, and kit's cost per run against the appendix code.
+
+    .venv/bin/python bench/matrix.py [--n 6000] [--rounds 3] [--sizes 600,6000,20000,60000]
+                                     [--skip matrix,versus,sweep] [--out DIR]
+
+1. matrix: the single-stack factors of the paper's Linux design (repeat, threads 1..cores,
+   precision, seeds 0-9) at N proteins, `kit run --jobs auto` into a fresh KIT_HOME. Wall time
+   against the ideal: the runs' summed CPU seconds (import and stages) divided by the cores.
+2. versus: `kit run --factor seed --seeds 0,1 --threads 1 --jobs 1` against the paper's
+   appendix code (tests/paper_reference.py) run for seeds 0 and 1 in one process with one BLAS
+   thread, alternating which goes first, ROUNDS times: wall, CPU and peak memory (the largest
+   resident set of the process tree), medians and their ratios.
+3. sweep: one run per size: time per stage and peak memory, with a plot (sweep.png).
+
+Not a test: the numbers depend on the machine; the ratios are what to compare.
+"""
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KIT = str(Path(sys.executable).with_name("kit"))
+ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+_APPENDIX = """
+import sys, warnings
+sys.path.insert(0, sys.argv[2])
+from paper_reference import reference_run
+from kit.data.dataset import load_dataset
+ds = load_dataset("synthetic", int(sys.argv[1]))
+warnings.simplefilter("ignore")
+for seed in (0, 1):
+    reference_run(list(ds.seqs), ds.labels, ds.n_train, seed=seed)
+"""
+
+
+def measured(argv, env) -> dict:
+    """Wall, CPU (the whole process tree) and peak resident memory of one command."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        raise SystemExit(f"{argv[:3]} failed: {proc.stderr.read().decode()[-500:]}")
+    # wait4 reports the process and every descendant it waited for; maxrss: the largest of them
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024}
+
+
+def runs_of(home: Path) -> list:
+    db = sqlite3.connect(home / "store.sqlite")
+    return [(json.loads(s), json.loads(m)) for s, m in db.execute("SELECT spec, manifest FROM runs")]
+
+
+def matrix(n: int, tmp: Path) -> None:
+    home = tmp / "matrix"
+    cores = os.cpu_count() or 1
+    argv = [KIT, "run", "--factor", "repeat,threads,precision,seed", "--seeds", "0-9",
+            "--threads", f"1-{cores}", "--n", str(n), "--yes"]
+    got = measured(argv, dict(os.environ, KIT_HOME=str(home)))
+    runs = runs_of(home)
+    cpu = sum(t["cpu_s"] for _, m in runs for t in m["timings"].values())
+    ideal = cpu / cores
+    print(f"\n1. the paper's Linux design (single-stack factors) at {n} proteins: {len(runs)} runs "
+          f"on {cores} cores")
+    print(f"   wall {got['wall']:.1f} s; ideal (summed run CPU {cpu:.1f} s / {cores} cores) "
+          f"{ideal:.1f} s; wall / ideal = {got['wall'] / ideal:.2f} (target <= 1.10)")
+
+
+def versus(n: int, rounds: int, tmp: Path) -> None:
+    sides = {"kit": [], "appendix": []}
+    for r in range(rounds):
+        order = ("kit", "appendix") if r % 2 == 0 else ("appendix", "kit")
+        for side in order:
+            if side == "kit":
+                home = tmp / f"versus-{r}"
+                argv = [KIT, "run", "--factor", "seed", "--seeds", "0,1", "--threads", "1",
+                        "--jobs", "1", "--n", str(n)]
+                sides[side].append(measured(argv, dict(os.environ, KIT_HOME=str(home),
+                                                       **ONE_THREAD)))
+            else:
+                argv = [sys.executable, "-c", _APPENDIX, str(n), str(ROOT / "tests")]
+                sides[side].append(measured(argv, dict(os.environ, KIT_HOME=str(tmp / "appx"),
+                                                       **ONE_THREAD)))
+    print(f"\n2. two runs (seeds 0 and 1) at {n} proteins, 1 thread, medians of {rounds} "
+          "alternating rounds")
+    print(f"   {'':14}{'kit':>10}{'appendix':>11}{'ratio':>8}")
+    for key, unit in (("wall", "s"), ("cpu", "s"), ("rss_mib", "MiB")):
+        k = statistics.median(x[key] for x in sides["kit"])
+        a = statistics.median(x[key] for x in sides["appendix"])
+        print(f"   {key:14}{k:8.1f} {unit:3}{a:8.1f} {unit:3}{k / a:6.2f}")
+    print("   targets: wall <= 0.70x, peak memory <= 0.40x")
+
+
+def sweep(sizes: list, tmp: Path, out: Path) -> None:
+    rows = []
+    for n in sizes:
+        home = tmp / f"sweep-{n}"
+        argv = [KIT, "run", "--factor", "seed", "--seeds", "0,1", "--threads", "1", "--jobs", "1",
+                "--n", str(n), "--yes"]
+        got = measured(argv, dict(os.environ, KIT_HOME=str(home)))
+        spec, m = sorted(runs_of(home), key=lambda sm: sm[0]["seeds"])[0]
+        rows.append({"n": n, "rss_mib": got["rss_mib"], "wall": m["wall_s"],
+                     **{k: v["cpu_s"] for k, v in m["timings"].items()}})
+    stages = [k for k in rows[0] if k not in ("n", "rss_mib", "wall")]
+    print("\n3. one run per size (CPU seconds per stage; peak memory of the plan's process tree)")
+    print("   " + f"{'n':>7}" + "".join(f"{s:>11}" for s in stages) + f"{'peak MiB':>10}")
+    for r in rows:
+        print("   " + f"{r['n']:>7}" + "".join(f"{r.get(s, 0):>11.2f}" for s in stages)
+              + f"{r['rss_mib']:>10.0f}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    ns = [r["n"] for r in rows]
+    for s in stages:
+        a.plot(ns, [max(r.get(s, 0), 1e-3) for r in rows], marker="o", label=s)
+    a.set(xscale="log", yscale="log", xlabel="proteins", ylabel="CPU seconds",
+          title="Time per stage, one run")
+    a.legend(fontsize=7, ncol=2)
+    b.plot(ns, [r["rss_mib"] for r in rows], marker="o")
+    b.set(xscale="log", xlabel="proteins", ylabel="MiB", title="Peak memory (process tree)")
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / "sweep.png", dpi=100, bbox_inches="tight")
+    print(f"   plot: {out / 'sweep.png'}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=6000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sizes", default="600,6000,20000,60000")
+    ap.add_argument("--skip", default="", help="comma-separated: matrix, versus, sweep")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out"))
+    a = ap.parse_args()
+    skip = set(a.skip.split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        if "matrix" not in skip:
+            matrix(a.n, tmp)
+        if "versus" not in skip:
+            versus(a.n, a.rounds, tmp)
+        if "sweep" not in skip:
+            sweep([int(x) for x in a.sizes.split(",")], tmp, Path(a.out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""How local runs share this machine: as many at once as the cores allow given each run's
+threads (``threads x runs <= cores``), and the longest first so that the last to finish is short.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from statistics import median
+
+AUTO = "auto"
+_KIND_WEIGHT = {"pipeline": 3, "perturb": 2, "torch": 1}  # without history: a pipeline is longest
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def at_once(specs, jobs) -> int:
+    """Runs at a time: ``jobs`` as asked, or for "auto" as many as the cores hold at the
+    smallest thread count of the plan (the core budget keeps larger runs within the cores)."""
+    if jobs != AUTO:
+        return max(1, int(jobs))
+    fewest = min((s.threads for s in specs), default=1)
+    return max(1, cores() // max(1, fewest))
+
+
+def note(specs, jobs) -> str | None:
+    """What the user should know about how the plan shares the cores (None: nothing special)."""
+    specs = list(specs)
+    if len(specs) < 2:
+        return None
+    n, c = at_once(specs, jobs), cores()
+    alone = sum(s.threads >= c for s in specs)
+    parts = [f"up to {min(n, len(specs))} run(s) at once on {c} core(s) "
+             "(threads x runs never exceed the cores)"]
+    if alone:
+        parts.append(f"{alone} run(s) use every core and run alone")
+    return "; ".join(parts)
+
+
+def _key(spec) -> tuple:
+    return (spec.kind, spec.dataset, spec.stack, spec.threads, spec.svd_iters, spec.embedding)
+
+
+def longest_first(specs, history: list) -> list:
+    """``specs`` ordered by expected wall time, longest first: the median of past runs of the
+    same kind, dataset, stack, threads and SVD settings, else by kind and iterations."""
+    past: dict = {}
+    for r in history:
+        s = r["spec"]
+        key = (s.get("kind", "pipeline"), s["dataset"], s["stack"], s["threads"],
+               s.get("svd_iters", 5), s.get("embedding", "randomized"))
+        past.setdefault(key, []).append(r["manifest"].get("wall_s", 0.0))
+
+    def expected(s):
+        seen = past.get(_key(s))
+        return (1, median(seen)) if seen else (0, _KIND_WEIGHT.get(s.kind, 0) * 100 + s.svd_iters)
+
+    # measured runs and unmeasured ones are ranked apart: seconds and weights do not compare
+    known = sorted((s for s in specs if past.get(_key(s))), key=lambda s: -expected(s)[1])
+    unknown = sorted((s for s in specs if not past.get(_key(s))), key=lambda s: -expected(s)[1])
+    return unknown + known  # the unmeasured first: they may be the longest
+
+
+class CoreBudget:
+    """A counting semaphore of cores: a run of t threads holds t of them while it runs."""
+
+    def __init__(self, total: int | None = None):
+        self.total = total or cores()
+        self.free = self.total
+        self._cond = threading.Condition()
+
+    @contextmanager
+    def hold(self, threads: int):
+        need = min(max(1, threads), self.total)  # a run wider than the machine runs alone
+        with self._cond:
+            self._cond.wait_for(lambda: self.free >= need)
+            self.free -= need
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.free += need
+                self._cond.notify_all()
