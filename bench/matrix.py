@@ -114,23 +114,31 @@ def sweep(sizes: list, tmp: Path, out: Path) -> None:
     for r in rows:
         print("   " + f"{r['n']:>7}" + "".join(f"{r.get(s, 0):>11.2f}" for s in stages)
               + f"{r['rss_mib']:>10.0f}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").write_text(json.dumps(rows, indent=1))
+    plot_sweep(rows, out / "sweep.png")
+    print(f"   plot: {out / 'sweep.png'} (numbers: sweep.json)")
+
+
+def plot_sweep(rows: list, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    stages = [k for k in rows[0] if k not in ("n", "rss_mib", "wall")]
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     ns = [r["n"] for r in rows]
-    for s in stages:
-        a.plot(ns, [max(r.get(s, 0), 1e-3) for r in rows], marker="o", label=s)
+    colours = plt.cm.tab20.colors
+    for i, s in enumerate(stages):
+        a.plot(ns, [max(r.get(s, 0), 1e-3) for r in rows], marker="o", label=s,
+               color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20])
     a.set(xscale="log", yscale="log", xlabel="proteins", ylabel="CPU seconds",
           title="Time per stage, one run")
     a.legend(fontsize=7, ncol=2)
     b.plot(ns, [r["rss_mib"] for r in rows], marker="o")
     b.set(xscale="log", xlabel="proteins", ylabel="MiB", title="Peak memory (process tree)")
-    out.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out / "sweep.png", dpi=100, bbox_inches="tight")
-    print(f"   plot: {out / 'sweep.png'}")
+    fig.savefig(path, dpi=100, bbox_inches="tight")
 
 
 def main():

@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import slurm  # noqa: E402
+from procs import kit_workers, run_folder  # noqa: E402
 
 pytestmark = pytest.mark.slow
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -67,18 +68,10 @@ def test_a_local_cluster_gives_the_local_executors_stage_hashes(tmp_path):
 
 def _dask_worker_of_a_run():
     """The pid of a Dask worker running a kit worker now (from the run folder's name)."""
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            args = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"kit.worker" in args:
-            spec = next((a.decode() for a in args if a.endswith(b"spec.json")), "")
-            name = Path(spec).parent.name
-            if name.startswith("kit-run-"):
-                return int(name.split("-")[2])
+    for _, args in kit_workers():
+        name = run_folder(args)
+        if name.startswith("kit-run-"):
+            return int(name.split("-")[2])
     return None
 
 

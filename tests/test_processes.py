@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from procs import kit_workers, run_folder
+
 pytestmark = pytest.mark.slow
 KIT = str(Path(sys.executable).with_name("kit"))
 PLAN = ["run", "--factor", "seed", "--n", "200", "--threads", "1", "--seeds", "0-3"]
@@ -19,25 +21,18 @@ PLAN = ["run", "--factor", "seed", "--n", "200", "--threads", "1", "--seeds", "0
 def workers():
     """{worker pid: (kit pid, run id prefix)} of every kit worker running now."""
     out = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            args = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"kit.worker" in args and b"--serve" in args:  # a warm worker: which kit it serves
+    for pid, args in kit_workers():
+        if b"--serve" in args:  # a warm worker: which kit it serves, from its environment
             try:
-                env = dict(v.split(b"=", 1) for v in (d / "environ").read_bytes().split(b"\0")
-                           if b"=" in v)
-                out[int(d.name)] = (int(env[b"KIT_PARENT_PID"]), None)
+                env = dict(v.split(b"=", 1) for v in Path(f"/proc/{pid}/environ").read_bytes()
+                           .split(b"\0") if b"=" in v)
+                out[pid] = (int(env[b"KIT_PARENT_PID"]), None)
             except (OSError, KeyError, ValueError):
                 pass
-        elif b"kit.worker" in args:
-            spec = next((a.decode() for a in args if a.endswith(b"spec.json")), "")
-            name = Path(spec).parent.name.split("-")  # run-<pid>-<runid>-xxxx
-            if len(name) >= 3:
-                out[int(d.name)] = (int(name[1]), name[2])
+            continue
+        name = run_folder(args).split("-")  # run-<pid>-<runid>-xxxx
+        if len(name) >= 3:
+            out[pid] = (int(name[1]), name[2])
     return out
 
 
