@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .fit import table
+from .fit import para, table
 from .tables import blas_text
 
 
@@ -11,7 +11,7 @@ def settings_text(path: str, exists: bool, conf: dict) -> str:
             f"settings: {path} does not exist; these are the defaults (`kit cluster init` writes "
             "the file to edit)")
     rows = [[kind, key, repr(value)] for kind, values in conf.items() for key, value in values.items()]
-    return head + "\n" + table(rows, ["section", "setting", "value"], wrap=(2,))
+    return para(head) + "\n" + table(rows, ["section", "setting", "value"], wrap=(2,))
 
 
 def check_text(rows: list, target: str) -> str:
@@ -27,4 +27,4 @@ def check_text(rows: list, target: str) -> str:
             + ", ".join(classes) + ". Runs go to the largest class; --factor host --hosts "
             "A,B compares two.")
     return table(out, ["worker", "host", "node class", "cores", "CPU", "BLAS (kit's Python)",
-                       "stacks (against this machine's)"], wrap=(4, 5, 6)) + "\n" + tail
+                       "stacks (against this machine's)"], wrap=(4, 5, 6)) + "\n" + para(tail)

@@ -294,7 +294,7 @@ def amplify_text(rep: dict) -> str:
 def store_check_text(rep: dict) -> str:
     out = [f"{rep['arrays']} arrays recorded, {rep['files']} files checked"]
     if rep["ok"]:
-        return out[0] + ": every array and dataset file is what its runs recorded."
+        return para(out[0] + ": every array and dataset file is what its runs recorded.")
     for d in rep["damaged"]:
         out.append(f"damaged array {d['blob'][:12]} ({d['why']}), used by {len(d['runs'])} run(s)")
     for m in rep["missing"]:
