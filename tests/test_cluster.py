@@ -162,3 +162,4 @@ def test_kit_run_on_slurm_through_dask_jobqueue(tmp_path, slurm_env):
     queue = subprocess.run(["squeue", "-h"], env=dict(os.environ, **slurm_env),
                            capture_output=True, text=True)
     assert queue.stdout.strip() == ""  # kit's jobs end with kit
+    assert list((home / "logs" / "slurm").glob("*.out"))  # the job's output beside kit's logs

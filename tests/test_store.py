@@ -187,3 +187,31 @@ def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, 
     assert main(["store", "check"]) == 0
     assert "every array and dataset file is what its runs recorded" in capsys.readouterr().out
     assert budget(st, "d" * 64)["yardstick"]["pairs"] == 1  # the one intact seed pair
+
+
+def test_one_store_used_by_many_threads_at_once(tmp_path):
+    """--jobs runs finish on several threads while others read: every statement is serialised
+    (a shared sqlite3 connection otherwise fails with 'bad parameter or other API misuse')."""
+    import threading
+
+    store = Store(tmp_path / "h")
+    errors = []
+
+    def work(i):
+        try:
+            for j in range(200):
+                run = f"{i:02d}{j:04d}".ljust(64, "0")
+                assert store.claim(run)
+                store.has_run(run)
+                store.runs()
+                store.datasets()
+                store.release(run)
+        except Exception as e:  # collected: an assertion in a thread would be lost
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

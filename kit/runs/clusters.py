@@ -171,6 +171,8 @@ class JobQueueKind(ClusterKind):
                   job_script_prologue=[f"export KIT_HOME={home}", *quiet_env()],
                   worker_extra_args=["--resources", f"{RESOURCE}={int(c['cores'])}"],
                   scheduler_options={"interface": c["interface"]} if c["interface"] else {},
+                  # the jobs' own output (slurm-N.out, ...) beside kit's logs, not in the cwd
+                  log_directory=str(kit_home() / "logs" / self.system),
                   **c["extra"])
         for key in ("queue", "account"):
             if c[key]:
