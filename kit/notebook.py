@@ -44,9 +44,9 @@ class Kit:
         return hits[0]
 
     def datasets(self):
-        from .views.frames import _frame
+        from .views.frames import records_frame
 
-        return _frame(list(self.store.datasets().values()), "sha256")
+        return records_frame(list(self.store.datasets().values()), "sha256")
 
     def runs(self, dataset: str | None = None):
         from .views.frames import runs_frame

@@ -71,26 +71,15 @@ def _executor(args, err):
 
     if not args.cluster:
         if args.fresh:
+            from contextlib import closing
+
             from ..runs.runner import LocalExecutor
 
-            return _closing(LocalExecutor(fresh=True))
+            return closing(LocalExecutor(fresh=True))
         return nullcontext()
     from ..runs.cluster import DaskExecutor
 
     return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
-
-
-def _closing(executor):
-    from contextlib import contextmanager
-
-    @contextmanager
-    def held():
-        try:
-            yield executor
-        finally:
-            executor.close()
-
-    return held()
 
 
 def _run(args, opts, executor, err) -> int:

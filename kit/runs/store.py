@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import processes
+from .serial import Serial
 from .blobs import SCHEMA, Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
 from ..core.errors import KitError
 from ..core.paths import kit_home
@@ -48,64 +48,6 @@ CREATE TABLE IF NOT EXISTS claims (
 """ + SCHEMA
 
 
-class _Rows(list):
-    """A query's rows, fetched whole while the connection was held."""
-
-    def fetchone(self):
-        return self[0] if self else None
-
-    def fetchall(self):
-        return list(self)
-
-
-class _Serial:
-    """The store's one SQLite connection, used by one thread at a time.
-
-    Runs finish on several threads (--jobs) while others read; a sqlite3 connection shared
-    without a lock fails ("bad parameter or other API misuse"). Every statement runs under one
-    re-entrant lock and hands back its rows already fetched; ``with db:`` is a transaction that
-    holds the lock until it commits or rolls back."""
-
-    def __init__(self, conn):
-        self.conn = conn
-        self.lock = threading.RLock()
-
-    def execute(self, sql, args=()):
-        with self.lock:
-            return _Rows(self.conn.execute(sql, args).fetchall())
-
-    def executemany(self, sql, rows):
-        with self.lock:
-            self.conn.executemany(sql, rows)
-
-    def executescript(self, script):
-        with self.lock:
-            self.conn.executescript(script)
-
-    def commit(self):
-        with self.lock:
-            self.conn.commit()
-
-    def rollback(self):
-        with self.lock:
-            self.conn.rollback()
-
-    def close(self):
-        with self.lock:
-            self.conn.close()
-
-    def __enter__(self):
-        self.lock.acquire()
-        self.conn.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            return self.conn.__exit__(*exc)
-        finally:
-            self.lock.release()
-
-
 class Store:
     def __init__(self, root: Path | None = None):
         self.root = Path(root) if root else kit_home()
@@ -115,7 +57,7 @@ class Store:
         except OSError as e:
             raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
         try:
-            self.db = _Serial(sqlite3.connect(path, timeout=60, check_same_thread=False))
+            self.db = Serial(sqlite3.connect(path, timeout=60, check_same_thread=False))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)

@@ -7,7 +7,8 @@ notebook, a spreadsheet (`kit budget --csv`) and the CLI read the same numbers.
 from __future__ import annotations
 
 
-def _frame(records: list, index: str | None = None):
+def records_frame(records: list, index: str | None = None):
+    """Records (dicts, nested ones flattened with '.') as a frame, indexed by ``index``."""
     import pandas as pd
 
     df = pd.json_normalize(records, sep=".") if records else pd.DataFrame()
@@ -19,29 +20,29 @@ def _frame(records: list, index: str | None = None):
 def budget_frame(b: dict):
     """One row per budget row (a factor, or a factor's level: `seed`, `svd-iters=20`)."""
     rows = [{"row": r["factor"] + (f"={r['level']}" if r["level"] else ""), **r} for r in b["rows"]]
-    return _frame(rows, "row")
+    return records_frame(rows, "row")
 
 
 def pairs_frame(details: list):
     """One row per pair: its factor, label, runs and every measure of its comparison."""
-    return _frame([{"pair": f"{p['a'][:12]}-{p['b'][:12]}", **p} for p in details], "pair")
+    return records_frame([{"pair": f"{p['a'][:12]}-{p['b'][:12]}", **p} for p in details], "pair")
 
 
 def runs_frame(runs: list):
     """One row per run: its spec, wall time and environment."""
-    return _frame([{k: v for k, v in r.items() if k != "stages"} for r in runs], "id")
+    return records_frame([{k: v for k, v in r.items() if k != "stages"} for r in runs], "id")
 
 
 def verdicts_frame(report: dict):
     """One row per verdict of each run set (`kit verdicts --json`, flattened)."""
-    df = _frame([{"set": name, **v} for name, vs in report.items() for v in vs])
+    df = records_frame([{"set": name, **v} for name, vs in report.items() for v in vs])
     return df.set_index(["set", "verdict"]) if len(df) else df
 
 
 def advice_frame(a: dict):
     """One row per ranked factor ("what to pin first"); the recommendations ride along in
     ``attrs`` (they are sentences, not rows of numbers)."""
-    df = _frame([{"rank": i + 1, **x} for i, x in enumerate(a["ranking"])], "rank")
+    df = records_frame([{"rank": i + 1, **x} for i, x in enumerate(a["ranking"])], "rank")
     df.attrs["recommendations"] = [x["text"] for x in a["recommendations"]]
     df.attrs["not_measured"] = a["not_measured"]
     return df
@@ -53,7 +54,7 @@ def stages_frame(run: dict):
     rows = [{"array": name, **info, **{f"stage_{k}": v for k, v in
                                         timings.get(name.split(".")[0], {}).items()}}
             for name, info in run["manifest"]["stages"].items()]
-    return _frame(rows, "array")
+    return records_frame(rows, "array")
 
 
 def csv_text(df) -> str:
