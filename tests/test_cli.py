@@ -158,3 +158,18 @@ def test_an_unusable_kit_home_is_one_line(tmp_path, monkeypatch, capsys):
         assert main(["runs"]) == 1
         err = capsys.readouterr().err
         assert err.startswith(f"kit: error: KIT_HOME {home} cannot be used") and err.count("\n") == 1
+
+
+def test_the_tui_opens_on_the_most_recent_runs_dataset(tmp_path, monkeypatch):
+    """`kit run --n 300` then `kit tui`: the Budget tab shows those runs, as `kit budget` does."""
+    from kit.app.selection import opening_dataset
+    from kit.data.dataset import load_dataset
+    from kit.runs.store import Store
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path))
+    store = Store()
+    assert opening_dataset(store, 1000) == ("synthetic", 1000)  # nothing stored yet
+    store.note_dataset(load_dataset("synthetic", 300).summary())
+    store.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?)",
+                     ("r" * 64, "{}", load_dataset("synthetic", 300).sha256, "host", "now", "{}"))
+    assert opening_dataset(store, 1000) == ("synthetic", 300)

@@ -45,3 +45,14 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
     ds = load_dataset(base, n)
     return Selection(ds.sha256, store.datasets().get(ds.sha256) or ds.summary(),
                      f"the most recent run's dataset, {base}, at --n {n}")
+
+
+def opening_dataset(store: Store, default_n: int) -> tuple:
+    """(name, n) the TUI opens on: the most recent run's dataset, as the read commands show
+    by default; on an empty store the built-in set at ``default_n``."""
+    latest = store.latest_dataset()
+    summary = store.datasets().get(latest, {}) if latest else {}
+    base = _base_name(summary) if summary else ""
+    if base and summary.get("rows"):
+        return base, int(summary["rows"])
+    return SYNTHETIC, default_n

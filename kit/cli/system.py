@@ -23,12 +23,13 @@ def add(sub) -> None:
     p.set_defaults(func=_cmd_store)
 
     p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
-    p.add_argument("--dataset", default="synthetic")
     from ..data.dataset import FIRST_LOOK_N
 
-    p.add_argument("--n", type=positive, default=FIRST_LOOK_N,
-                   help=f"proteins (default {FIRST_LOOK_N}: the smallest size at which all four "
-                        "models learn on the built-in set)")
+    p.add_argument("--dataset", help="default: the most recent run's dataset, else synthetic")
+    p.add_argument("--n", type=positive,
+                   help=f"proteins (default: the most recent run's dataset's size, else "
+                        f"{FIRST_LOOK_N}, the smallest at which all four models learn on the "
+                        "built-in set)")
     p.add_argument("--threads", type=threads, default=(), help="prefill the plan's thread counts")
     p.add_argument("--seeds", type=int_list, default=(), help="prefill the plan's seeds")
     p.set_defaults(func=_cmd_tui)
@@ -61,7 +62,20 @@ def _cmd_store(args) -> int:
 
 
 def _cmd_tui(args) -> int:
+    from ..app.selection import opening_dataset
+    from ..data.dataset import FIRST_LOOK_N, SYNTHETIC
+    from ..runs.store import Store
     from ..tui.app import run
 
-    return run(args.dataset, args.n, ",".join(map(str, args.threads)),
-               ",".join(map(str, args.seeds)))
+    dataset, n = args.dataset, args.n
+    if dataset is None and n is None:  # open where the user's last runs are, as `kit budget` does
+        store = Store()
+        try:
+            dataset, n = opening_dataset(store, FIRST_LOOK_N)
+        finally:
+            store.close()
+    elif dataset is None:
+        dataset = SYNTHETIC
+    if dataset == SYNTHETIC and n is None:
+        n = FIRST_LOOK_N
+    return run(dataset, n, ",".join(map(str, args.threads)), ",".join(map(str, args.seeds)))
