@@ -27,7 +27,7 @@ class DaskExecutor(Executor):
         self.target = target
         self.cluster = self.client = None
         self._data: dict = {}
-        log(f"starting {self.kind.describe()}")
+        log(f"{self.kind.verb} {self.kind.describe()}")
         logging.getLogger("distributed").setLevel(logging.ERROR)  # kit speaks for its runs
         try:
             self._connect()
@@ -43,7 +43,7 @@ class DaskExecutor(Executor):
             self.client = Client(address, timeout="30s")
         except (OSError, TimeoutError) as e:
             raise KitError(f"cannot reach {self.kind.describe()}: {e}") from None
-        wait = float(self.kind.conf.get("wait_s", 60)) if isinstance(self.kind.conf, dict) else 60
+        wait = float(self.kind.conf.get("wait_s", 60))
         try:
             self.client.wait_for_workers(self.kind.expected, timeout=wait)
         except TimeoutError:

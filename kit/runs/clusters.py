@@ -105,6 +105,7 @@ class ClusterKind:
     """How to reach one kind of cluster: ``start()`` -> (cluster or None, scheduler address)."""
 
     expected = 1  # workers to wait for
+    verb = "starting"  # what kit does to reach it, as said to the user
 
     def __init__(self, conf: dict):
         self.conf = conf
@@ -141,6 +142,8 @@ class LocalKind(ClusterKind):
 
 
 class AddressKind(ClusterKind):
+    verb = "joining"
+
     def __init__(self, conf, address: str):
         super().__init__(conf)
         self.address = address
