@@ -1,4 +1,4 @@
-"""Is a process still running? (Stale claims and temporary folders belong to dead ones.)"""
+"""Processes on this machine: is one still running, and how many cores may they use."""
 
 from __future__ import annotations
 
@@ -14,3 +14,11 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity; all of them where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1

@@ -11,11 +11,11 @@ threads, so Dask never puts more threads on a node than it has cores.
 
 from __future__ import annotations
 
-import os
 import sys
 import tomllib
 
 from ..core.errors import KitError
+from ..core.processes import cores
 from ..core.paths import kit_home
 
 JOBQUEUE = ("slurm", "pbs", "sge", "lsf", "htcondor")
@@ -127,7 +127,7 @@ class LocalKind(ClusterKind):
     def start(self):
         from distributed import LocalCluster
 
-        each = max(1, (os.cpu_count() or 1) // self.expected)
+        each = max(1, cores() // self.expected)
         import dask
 
         with dask.config.set(QUIET):  # the worker processes inherit the settings

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..core.errors import KitError
+from ..core.processes import cores
 from ..core.spec import RunSpec
 from ..data.dataset import Dataset, dataset_path, verify_worker_file
 from ..envs.kinds import choose
@@ -42,13 +43,6 @@ def node_class(cpu: str | None = None) -> str:
         return named
     what = f"{platform.system()}|{platform.machine()}|{cpu or cpu_model()}"
     return "node-" + hashlib.sha256(what.encode()).hexdigest()[:8]
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
 
 
 def facts() -> dict:

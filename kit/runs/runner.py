@@ -150,7 +150,8 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     own = executor is None  # an executor made here is closed here (its warm workers end)
     executor = executor or LocalExecutor()
     unique = list({s.run_id: s for s in specs}.values())
-    todo = longest_first([s for s in unique if not store.has_run(s.run_id)], store.runs())
+    todo = longest_first([s for s in unique if not store.has_run(s.run_id)],
+                         store.runs(dataset.sha256))
     store.note_dataset(dataset.summary())
     halted = []  # set when the plan is interrupted: queued runs must not start
     stop = lambda: bool(halted) or bool(should_stop and should_stop())  # noqa: E731

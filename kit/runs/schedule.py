@@ -4,20 +4,14 @@ threads (``threads x runs <= cores``), and the longest first so that the last to
 
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
 from statistics import median
 
+from ..core.processes import cores
+
 AUTO = "auto"
 _KIND_WEIGHT = {"pipeline": 3, "perturb": 2, "torch": 1}  # without history: a pipeline is longest
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
 
 
 def at_once(specs, jobs) -> int:
