@@ -23,6 +23,9 @@ STAGES = {
     "torch_mlp": ("torch_mlp",),
 }
 ALL_MODELS = MODELS + ("torch_mlp",)  # the torch stage's probabilities are compared the same way
+# the stages whose numbers are floating point: significant digits are measured on these, in
+# pipeline order (the embeddings after sign alignment)
+DIGIT_STAGES = ("tfidf", "svd_rand", "svd_arpack", "kmeans.inertia", *ALL_MODELS)
 THRESHOLD = 0.5
 
 
@@ -137,7 +140,9 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
             d["sv_rel_max"] = max(d["values"]) if d["values"] else None
             out[svd] = d
             digits[svd] = agreement(Ea, aligned(Ea, Eb))
-    for stage in ("tfidf", "kmeans.inertia", *ALL_MODELS):
+    for stage in DIGIT_STAGES:
+        if stage in digits:  # the embeddings, done above
+            continue
         first = STAGES[stage][0]
         if both(first) and (stage != "tfidf" or identical_structure(sa, sb)):
             digits[stage] = agreement(get(a, first), get(b, first))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..analysis.compare import ALL_MODELS
+from ..analysis.compare import DIGIT_STAGES
 from ..core.numbers import fmt
 from .fit import para, table
 from .tables import _SHORT, digits_cell, factor_label
@@ -18,9 +18,6 @@ def pair_cells(p: dict) -> dict:
             "ARI": fmt(c.get("kmeans_ari")), "Jaccard": fmt(c.get("knn_jaccard")),
             "flips": " ".join(f"{m}:{v['flips']}" for m, v in c["models"].items()),
             "confounds": "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in p["confounds"].items()) or "-"}
-
-
-DIGIT_STAGES = ("svd_rand", "svd_arpack", "tfidf", "kmeans.inertia", *ALL_MODELS)
 
 
 def pairs_text(rows: list) -> str:

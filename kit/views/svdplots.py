@@ -3,6 +3,7 @@ against its index (do only the trailing components move?), and significant digit
 
 from __future__ import annotations
 
+from ..analysis.compare import DIGIT_STAGES
 from ..core import factors
 from .plots import _figure, _png
 from .tables import _SHORT, factor_label
@@ -45,15 +46,12 @@ def plot_components(b: dict) -> bytes | None:
     return _png(fig)
 
 
-_STAGES = ("tfidf", "svd_rand", "svd_arpack", "kmeans.inertia", "lr", "mlp", "hgb", "rf")
-
-
 def plot_digits(b: dict) -> bytes | None:
     """The fewest significant digits any pair of each factor kept, stage by stage."""
     rows = _rows(b, "digits_min")
     if not rows:
         return None
-    stages = [s for s in _STAGES if any(s in r["digits_min"] for r in rows)]
+    stages = [s for s in DIGIT_STAGES if any(s in r["digits_min"] for r in rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.8))
     grid = [[r["digits_min"].get(s, float("nan")) for s in stages] for r in rows]
