@@ -8,6 +8,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .neighbours import TILE
+from .neighbours import nearest_neighbours as _neighbours
+
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 K = 3
 N_COMPONENTS = 64
@@ -26,28 +29,39 @@ for _i, _c in enumerate(AMINO_ACIDS):
 def kmer_counts(seqs, k=K):
     """Sparse (n, 20**k) float64 matrix of exact k-mer counts, built as the paper builds it.
 
-    The codes are computed for all sequences at once, but the matrix is assembled through the
-    same COO->CSR path as the paper's per-row loop, so dtype, index order and bits match.
+    The codes are computed for all sequences at once, and the matrix is assembled directly in
+    the form the paper's per-row loop gives through COO->CSR: rows in order, columns sorted
+    within a row, float64 counts; dtype, index order and bits match.
     """
-    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    n = len(seqs)
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=n)
     if np.any(lengths < k):
         raise ValueError("every sequence needs at least %d residues" % k)
     x = _LUT[np.frombuffer("".join(seqs).encode("ascii"), dtype=np.uint8)]
     if np.any(x < 0):
         raise ValueError("sequences may hold only the 20 standard amino acids")
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    n_codes = lengths - k + 1
-    # position of every k-mer start in the concatenated string, and the row it belongs to
-    rows = np.repeat(np.arange(len(seqs), dtype=np.int64), n_codes)
-    pos = np.arange(int(n_codes.sum()), dtype=np.int64) - np.repeat(
-        np.cumsum(n_codes) - n_codes, n_codes) + np.repeat(starts, n_codes)
-    code = np.zeros(len(pos), dtype=np.int64)
+    # the k-mer starting at every position of the concatenation, then without the k-1 last
+    # positions of each sequence (those k-mers would span two sequences)
+    m = len(x) - k + 1
+    code = np.zeros(m, dtype=np.int64)
     for j in range(k):
-        code = code * 20 + x[pos + j]
-    keys, counts = np.unique(rows * (20 ** k) + code, return_counts=True)
-    return sp.csr_matrix(
-        (counts.astype(np.float64), (keys // (20 ** k), keys % (20 ** k))),
-        shape=(len(seqs), 20 ** k))
+        code = code * 20 + x[j:j + m]
+    keep = np.ones(len(x), dtype=bool)
+    ends = np.cumsum(lengths)
+    for j in range(1, k):
+        keep[ends - j] = False
+    code = code[keep[:m]]
+    width = 20 ** k
+    # one sortable key per k-mer: row, then code; 32 bits sort about twice as fast as 64
+    key_type = np.int32 if n * width < 2 ** 31 else np.int64
+    key = (np.repeat(np.arange(n, dtype=key_type), lengths - k + 1) * key_type(width)
+           + code.astype(key_type))
+    key.sort(kind="stable")
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    counts = np.diff(np.append(first, len(key))).astype(np.float64)
+    uniq = key[first]
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(uniq // width, minlength=n))))
+    return sp.csr_matrix((counts, uniq % width, indptr), shape=(n, width))
 
 
 def tfidf(counts, dtype):
@@ -71,56 +85,9 @@ def kmeans(E, seed):
     return km.labels_, np.array([km.inertia_], dtype=np.float64)
 
 
-def nearest_neighbours(E, k=N_NEIGHBOURS, block_rows=None):
-    """The k most cosine-similar other rows of E, ties to the lower index, as a stable argsort.
-
-    Equal, bit for bit, to ``argsort(-S, kind='stable')[:, :k]`` of the full similarity matrix
-    with its diagonal set to -2, but the n x n matrix is never built: rows go in blocks.
-    """
-    n = E.shape[0]
-    En = E / np.linalg.norm(E, axis=1, keepdims=True)
-    # about 64 MiB of similarities at a time, whatever n is
-    block = block_rows or max(1, min(n, 2 ** 23 // max(n, 1)))
-    out = np.empty((n, min(k, n)), dtype=np.intp)
-    for lo in range(0, n, block):
-        hi = min(n, lo + block)
-        S = En[lo:hi] @ En.T
-        S[np.arange(hi - lo), np.arange(lo, hi)] = -2
-        out[lo:hi] = _top_desc(S, out.shape[1])
-    return out
-
-
-def _stable_top(key, k):
-    """First k columns of a stable ascending argsort of each row of ``key``, without sorting it all."""
-    return _top_desc(-key, k)
-
-
-def _top_desc(S, k):
-    """First k columns of a stable argsort of ``-S`` (largest first, ties to the lower index).
-
-    A cheap threshold first: the row is cut into at least k column chunks, and the k-th largest
-    chunk maximum is at most the row's k-th largest value (those maxima are k different
-    elements), so every element of the answer, and every tie with it, is at or above it. Only
-    those candidates (typically a few times k) are then ordered exactly and stably.
-    """
-    nrows, n = S.shape
-    if k >= n:
-        return np.argsort(-S, axis=1, kind="stable")[:, :k]
-    starts = np.arange(0, n, max(1, n // k))
-    chunk_max = np.maximum.reduceat(S, starts, axis=1)
-    t = -np.partition(-chunk_max, k - 1, axis=1)[:, k - 1:k]
-    rows, cols = np.nonzero(S >= t)  # NaN never passes: such rows fall back below
-    counts = np.bincount(rows, minlength=nrows)
-    out = np.empty((nrows, k), dtype=np.intp)
-    short = counts < k  # only possible with NaN in the row; the full sort decides there
-    if short.any():
-        out[short] = np.argsort(-S[short], axis=1, kind="stable")[:, :k]
-    # lexsort is stable: by row, then value (largest first), then original column order
-    order = np.lexsort((-S[rows, cols], rows))
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    ok = np.flatnonzero(~short)
-    out[ok] = cols[order][first[ok, None] + np.arange(k)]
-    return out
+def nearest_neighbours(E, k=N_NEIGHBOURS, tile=TILE):
+    """The k most cosine-similar other rows of E, ties to the lower index (kit.worker.neighbours)."""
+    return _neighbours(E, k, tile)
 
 
 def classifiers(seeds):
