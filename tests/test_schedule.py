@@ -1,4 +1,4 @@
-"""kit.runs.schedule: runs share the cores (threads x runs <= cores), the longest first."""
+"""kit.runs.schedule: runs share the cores (threads x runs <= cores), the largest first."""
 
 import threading
 import time
@@ -48,16 +48,28 @@ def test_the_core_budget_never_holds_more_threads_than_cores():
     assert peak[0] <= 4 and busy[0] == 0 and budget.free == 4
 
 
-def test_longest_first_from_past_runs_else_by_kind():
-    long_, short = spec(1, seeds=(("svd", 1),)), spec(2)
-    history = [{"spec": {"kind": "pipeline", "dataset": "d" * 64, "stack": "host", "threads": 1},
-                "manifest": {"wall_s": 9.0}},
-               {"spec": {"kind": "pipeline", "dataset": "d" * 64, "stack": "host", "threads": 2},
-                "manifest": {"wall_s": 5.0}}]
-    assert schedule.longest_first([short, long_], history) == [long_, short]
+def test_largest_first_from_past_runs_else_by_kind():
+    """Core-seconds: threads x the median wall time of past runs like it."""
+    one, two = spec(1, seeds=(("svd", 1),)), spec(2)
+
+    def history(one_s, two_s):
+        return [{"spec": {"kind": "pipeline", "dataset": "d" * 64, "stack": "host", "threads": t},
+                 "manifest": {"wall_s": w}} for t, w in ((1, one_s), (2, two_s))]
+
+    assert schedule.largest_first([one, two], history(9.0, 5.0)) == [two, one]  # 9 < 2 x 5
+    assert schedule.largest_first([two, one], history(12.0, 5.0)) == [one, two]  # 12 > 2 x 5
     torch, pipe = spec(kind="torch"), spec(svd_iters=50)
     # nothing measured: the pipeline before the torch MLP, more power iterations first
-    assert schedule.longest_first([torch, spec(), pipe], []) == [pipe, spec(), torch]
+    assert schedule.largest_first([torch, spec(), pipe], []) == [pipe, spec(), torch]
+
+
+def test_the_papers_matrix_starts_its_widest_runs_first():
+    """Two-thread runs among one-thread ones (threads, precision, seeds): all wide ones first, so
+    none waits for two free cores while a narrow one keeps a core busy and the other idle."""
+    plan = [spec(1), spec(1, seeds=(("svd", 1),)), spec(2), spec(1, dtype="float32"),
+            spec(2, dtype="float32"), spec(1, seeds=(("svd", 2),))]
+    order = schedule.largest_first(plan, [])
+    assert [s.threads for s in order] == [2, 2, 1, 1, 1, 1]
 
 
 @pytest.mark.parametrize("text, ok", [("auto", "auto"), ("3", 3)])

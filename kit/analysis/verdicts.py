@@ -36,31 +36,50 @@ def resample_weights(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np
     return w
 
 
+@lru_cache(maxsize=8)
+def _by_case(n: int, resamples: int, seed: int) -> np.ndarray:
+    """resample_weights as (n, resamples) float64: a case's counts contiguous, for gathering."""
+    w = np.ascontiguousarray(resample_weights(n, resamples, seed).T, dtype=np.float64)
+    w.setflags(write=False)
+    return w
+
+
 def weighted_auc(scores: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
     """AUC of ``scores`` under each row of case weights W (ties count one half)."""
+    return _auc(scores, y, np.ascontiguousarray(np.asarray(W, dtype=np.float64).T))
+
+
+def _auc(scores, y, Wc):
+    """weighted_auc with the weights case-major: Wc is (cases, resamples).
+
+    Each positive counts the negative weight strictly below its score plus half of that tied
+    with it: half the sum of the cumulative negative weight before its tie group and through
+    it. With whole-number weights every sum is exact, so the order of summation cannot change
+    a bit of the result."""
     order = np.argsort(scores, kind="stable")
-    s, yy, Ws = scores[order], y[order].astype(bool), W[:, order].astype(np.float64)
-    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # tie groups of equal scores
-    neg = np.add.reduceat(Ws * ~yy, starts, axis=1)
-    pos = np.add.reduceat(Ws * yy, starts, axis=1)
-    below = np.cumsum(neg, axis=1) - neg  # negative weight strictly below each group
-    num = np.sum(pos * (below + 0.5 * neg), axis=1)
-    den = pos.sum(axis=1) * neg.sum(axis=1)
+    s, pos = scores[order], np.asarray(y)[order].astype(bool)
+    group = np.cumsum(np.r_[True, s[1:] != s[:-1]])  # tie group of each case, in score order
+    cum = np.zeros((int((~pos).sum()) + 1, Wc.shape[1]))
+    np.cumsum(Wc[order[~pos]], axis=0, out=cum[1:])
+    below = np.searchsorted(group[~pos], group[pos], side="left")
+    through = np.searchsorted(group[~pos], group[pos], side="right")
+    pos_w = Wc[order[pos]]
+    twice = np.einsum("ij,ij->j", cum[below] + cum[through], pos_w)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den
+        return twice / 2 / (pos_w.sum(axis=0) * cum[-1])
 
 
 def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
     """The twelve verdicts for one run's test probabilities."""
     y = np.asarray(y).astype(np.int64)
-    W = resample_weights(len(y), resamples, seed)
-    ones = np.ones((1, len(y)))
+    Wc = _by_case(len(y), resamples, seed)
+    ones = np.ones((len(y), 1))
     stats = {}
     for m in MODELS:
-        correct = ((np.asarray(probs[m]) > 0.5) == y).astype(np.float64)
-        stats[m] = {"acc": (ones @ correct / len(y))[0], "acc_boot": W @ correct / len(y),
-                    "auc": weighted_auc(np.asarray(probs[m], np.float64), y, ones)[0],
-                    "auc_boot": weighted_auc(np.asarray(probs[m], np.float64), y, W)}
+        p = np.asarray(probs[m], np.float64)
+        correct = ((p > 0.5) == y).astype(np.float64)
+        stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / len(y),
+                    "auc": _auc(p, y, ones)[0], "auc_boot": _auc(p, y, Wc)}
     out = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
     for b, a in PAIRS:

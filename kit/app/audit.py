@@ -21,6 +21,7 @@ from ..runs.options import PlanOptions
 from ..runs.plan import plan, reference_embedding, required_stacks
 from ..runs.runner import run_all
 from ..runs.store import Store
+from .ahead import Ahead
 
 
 ASK_ABOVE = 200  # runs; a larger plan is confirmed first (`--yes` for scripts)
@@ -127,15 +128,32 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
             executor=None) -> list:
     """Run what is missing (reference embedding first), then record the pairs.
 
+    While runs run, each finished one's verdicts and each pair whose runs are both stored are
+    computed in the background (kit.app.ahead), so the budget afterwards mostly reads.
     ``should_stop()`` is asked before each run: a cancelled audit keeps every finished run,
     and executing it again resumes.
     """
     specs = audit.specs
-    if audit.needs_reference:
-        run_all(specs[:1], audit.dataset, store, on_done=on_done, should_stop=should_stop,
-                executor=executor)
-    done = run_all(specs, audit.dataset, store, jobs=jobs, on_done=on_done, should_stop=should_stop,
-                   executor=executor)
-    finished = {s.run_id for s in specs if store.has_run(s.run_id)}
-    store.add_pairs([p for p in audit.pairs if p.a.run_id in finished and p.b.run_id in finished])
-    return done
+    ahead = Ahead(store, audit.pairs)
+    for s in specs:  # runs stored before: their pairs are compared while the others run
+        if store.has_run(s.run_id):
+            ahead.stored(s.run_id)
+
+    def done(spec):
+        ahead.stored(spec.run_id)
+        if on_done:
+            on_done(spec)
+
+    try:
+        if audit.needs_reference:
+            run_all(specs[:1], audit.dataset, store, on_done=done, should_stop=should_stop,
+                    executor=executor)
+        finished = run_all(specs, audit.dataset, store, jobs=jobs, on_done=done,
+                           should_stop=should_stop, executor=executor)
+    except BaseException:
+        ahead.close(wait=False)
+        raise
+    ahead.close()
+    stored = {s.run_id for s in specs if store.has_run(s.run_id)}
+    store.add_pairs([p for p in audit.pairs if p.a.run_id in stored and p.b.run_id in stored])
+    return finished

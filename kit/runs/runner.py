@@ -27,7 +27,7 @@ from ..core.spec import RunSpec
 from ..data.dataset import Dataset, dataset_path
 from ..envs.kinds import get_stack
 from .attempt import attempt, terminate_workers
-from .schedule import AUTO, CoreBudget, at_once, longest_first
+from .schedule import AUTO, CoreBudget, at_once, largest_first
 from .store import Store
 from .warm import WarmPool
 
@@ -141,8 +141,9 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
 
 def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
             should_stop=None, executor: Executor | None = None) -> list:
-    """Run every spec not yet stored (each once, however many pairs share it), the longest
-    first; resumable. ``jobs``: runs at once, or "auto" (as many as the cores hold).
+    """Run every spec not yet stored (each once, however many pairs share it), the largest
+    (threads x expected time) first; resumable. ``jobs``: runs at once, or "auto" (as many as
+    the cores hold).
 
     ``on_done(spec)`` is called after each finished run, for progress displays;
     ``should_stop()`` is asked before each run starts (a cancel keeps what finished).
@@ -150,7 +151,7 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     own = executor is None  # an executor made here is closed here (its warm workers end)
     executor = executor or LocalExecutor()
     unique = list({s.run_id: s for s in specs}.values())
-    todo = longest_first([s for s in unique if not store.has_run(s.run_id)],
+    todo = largest_first([s for s in unique if not store.has_run(s.run_id)],
                          store.runs(dataset.sha256))
     store.note_dataset(dataset.summary())
     halted = []  # set when the plan is interrupted: queued runs must not start

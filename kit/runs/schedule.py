@@ -1,5 +1,5 @@
 """How local runs share this machine: as many at once as the cores allow given each run's
-threads (``threads x runs <= cores``), and the longest first so that the last to finish is short.
+threads (``threads x runs <= cores``), the largest first so that the last to finish are short.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from statistics import median
 from ..core.processes import cores
 
 AUTO = "auto"
-_KIND_WEIGHT = {"pipeline": 3, "perturb": 2, "torch": 1}  # without history: a pipeline is longest
+_KIND_WEIGHT = {"pipeline": 3, "perturb": 2, "torch": 1}  # no history: a pipeline is longest
 
 
 def at_once(specs, jobs) -> int:
@@ -41,9 +41,14 @@ def _key(spec) -> tuple:
     return (spec.kind, spec.dataset, spec.stack, spec.threads, spec.svd_iters, spec.embedding)
 
 
-def longest_first(specs, history: list) -> list:
-    """``specs`` ordered by expected wall time, longest first: the median of past runs of the
-    same kind, dataset, stack, threads and SVD settings, else by kind and iterations."""
+def largest_first(specs, history: list) -> list:
+    """``specs`` ordered by the core-seconds they are expected to hold, largest first: threads
+    times the median wall time of past runs of the same kind, dataset, stack, threads and SVD
+    settings, else times a weight by kind and iterations.
+
+    The widest runs thus start first and the one-core runs fill the cores at the end: a wide
+    run queued behind narrow ones would keep cores idle while it waits for enough of them, and
+    the last runs to finish are the short, narrow ones."""
     past: dict = {}
     for r in history:
         s = r["spec"]
@@ -51,14 +56,14 @@ def longest_first(specs, history: list) -> list:
                s.get("svd_iters", 5), s.get("embedding", "randomized"))
         past.setdefault(key, []).append(r["manifest"].get("wall_s", 0.0))
 
-    def expected(s):
+    def size(s):
         seen = past.get(_key(s))
-        return (1, median(seen)) if seen else (0, _KIND_WEIGHT.get(s.kind, 0) * 100 + s.svd_iters)
+        return s.threads * (median(seen) if seen else _KIND_WEIGHT.get(s.kind, 0) * 100 + s.svd_iters)
 
     # measured runs and unmeasured ones are ranked apart: seconds and weights do not compare
-    known = sorted((s for s in specs if past.get(_key(s))), key=lambda s: -expected(s)[1])
-    unknown = sorted((s for s in specs if not past.get(_key(s))), key=lambda s: -expected(s)[1])
-    return unknown + known  # the unmeasured first: they may be the longest
+    known = sorted((s for s in specs if past.get(_key(s))), key=lambda s: -size(s))
+    unknown = sorted((s for s in specs if not past.get(_key(s))), key=lambda s: -size(s))
+    return unknown + known  # the unmeasured first: they may be the largest
 
 
 class CoreBudget:

@@ -1,0 +1,55 @@
+"""Analysis ahead of the budget: each run's verdicts and each pair's comparison, made in the
+background as soon as their runs are stored, while the plan's later runs still run."""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from ..analysis.compare import compare_runs
+from ..analysis.verdicts import has_verdicts, run_verdicts
+from ..runs.store import Store
+
+
+class Ahead:
+    """One background thread: ``stored(run_id)`` hands it a run that is now in the store.
+
+    Everything it makes is cached in the store, exactly as the budget would make it; the budget
+    then reads it. A failure here is left for the budget, which makes the same call again and
+    reports it, so nothing is lost or said twice.
+    """
+
+    def __init__(self, store: Store, pairs: list):
+        self._store = store
+        self._pairs = [(p.a.run_id, p.b.run_id) for p in pairs]
+        self._queue: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._work, name="kit-ahead", daemon=True)
+        self._thread.start()
+
+    def stored(self, run_id: str) -> None:
+        self._queue.put(run_id)
+
+    def close(self, wait: bool = True) -> None:
+        """No more runs; ``wait`` for what is queued (an interrupted plan does not wait)."""
+        self._queue.put(None)
+        if wait:
+            self._thread.join()
+
+    def _work(self) -> None:
+        try:  # the driver's one import of scikit-learn's metrics, while the first runs run
+            import sklearn.metrics  # noqa: F401
+        except ImportError:
+            pass
+        while (run_id := self._queue.get()) is not None:
+            try:
+                self._analyse(run_id)
+            except Exception:  # noqa: BLE001 - the budget repeats the call and reports it
+                pass
+
+    def _analyse(self, run_id: str) -> None:
+        store = self._store
+        if has_verdicts(store.run(run_id)["spec"]):
+            run_verdicts(store, run_id)
+        for a, b in self._pairs:
+            if run_id in (a, b) and store.has_run(a) and store.has_run(b):
+                compare_runs(store, a, b)
