@@ -123,6 +123,9 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         "timings": {k: {"wall_s": w, "cpu_s": c}
                     for k, (w, c) in {"import": imported, **timings}.items()},
         "wall_s": time.time() - t0,
+        # when the run's work began and ended here: a plan's timeline, and kit's cost between runs
+        "started": t0,
+        "finished": time.time(),
         "seeds": spec["seeds"],
         "runs_before": len(_IMPORTED) - 1,  # in this process: 0 for a fresh one
         "env": fingerprint(),
