@@ -19,8 +19,9 @@ class Ahead:
     reports it, so nothing is lost or said twice.
     """
 
-    def __init__(self, store: Store, pairs: list):
+    def __init__(self, store: Store, pairs: list, runs_to_come: bool = True):
         self._store = store
+        self._import = runs_to_come  # only then is there time to hide the import in
         self._pairs = [(p.a.run_id, p.b.run_id) for p in pairs]
         self._queue: queue.Queue = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="kit-ahead", daemon=True)
@@ -37,7 +38,8 @@ class Ahead:
 
     def _work(self) -> None:
         try:  # the driver's one import of scikit-learn's metrics, while the first runs run
-            import sklearn.metrics  # noqa: F401
+            if self._import:
+                import sklearn.metrics  # noqa: F401
         except ImportError:
             pass
         while (run_id := self._queue.get()) is not None:

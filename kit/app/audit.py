@@ -134,7 +134,7 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
     and executing it again resumes.
     """
     specs = audit.specs
-    ahead = Ahead(store, audit.pairs)
+    ahead = Ahead(store, audit.pairs, runs_to_come=bool(todo(audit, store)))
     for s in specs:  # runs stored before: their pairs are compared while the others run
         if store.has_run(s.run_id):
             ahead.stored(s.run_id)
