@@ -75,3 +75,16 @@ def test_threshold_selection_equals_the_full_stable_sort_with_ties(n, k, levels)
     assert np.array_equal(_top_desc(S, k), want)
     key = np.array([[3.0, np.nan, 1.0, 2.0], [np.nan, np.nan, np.nan, 0.0]])
     assert _top_desc(-key, 2).tolist() == np.argsort(key, axis=1, kind="stable")[:, :2].tolist()
+
+
+def test_tiles_give_the_same_neighbours_on_one_and_two_blas_threads():
+    """The threads factor's runs: the tiles' products on 1 and 2 BLAS threads agree."""
+    from threadpoolctl import threadpool_limits
+
+    E = np.random.default_rng(5).normal(size=(2100, 64))
+    E[300:305] = E[9]
+    with threadpool_limits(1, user_api="blas"):
+        one = nearest_neighbours(E, 10)
+    with threadpool_limits(2, user_api="blas"):
+        two = nearest_neighbours(E, 10)
+    assert np.array_equal(one, two) and np.array_equal(one, full_sort_neighbours(E))
