@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-TILE = 1024      # rows and columns of one similarity tile: 8 MiB, small enough to stay in cache
-_GROUP = 128     # a row's similarities are screened in this many groups (and a tail)
+TILE = 1024      # least rows (and columns) of a tile: blocks are 1-2x this, 8-32 MiB of similarities
+_GROUP = 128     # a tile's row is screened in this many strided groups (and a tail)
 
 
 def nearest_neighbours(E, k, tile=TILE):
