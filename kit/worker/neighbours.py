@@ -73,9 +73,9 @@ class _Top:
         # one pass for the largest of each group of a row's (a column's) elements: most groups
         # of most tiles hold nothing at or above their row's bound; only the others are read
         R, C = S.shape
-        r, c = _runs(S, self.bound[r0:r0 + R], axis=1)
+        r, c = _at_or_above(S, self.bound[r0:r0 + R], axis=1)
         self._merge(r + r0, c + c0, S[r, c])
-        r, c = _runs(S, self.bound[c0:c0 + C], axis=0)
+        r, c = _at_or_above(S, self.bound[c0:c0 + C], axis=0)
         self._merge(c + c0, r + r0, S[r, c])
 
     def _merge(self, rows, cols, vals):
@@ -91,16 +91,17 @@ class _Top:
         order = np.lexsort((cols, -vals, rows))
         rows, cols, vals = rows[order], cols[order], vals[order]
         first = np.searchsorted(rows, R)
-        rank = np.arange(len(rows)) - np.repeat(first, np.diff(np.append(first, len(rows))))
+        sizes = np.diff(np.append(first, len(rows)))
+        rank = np.arange(len(rows)) - np.repeat(first, sizes)
         keep = rank < k
         self.idx[rows[keep], rank[keep]] = cols[keep]
         self.val[rows[keep], rank[keep]] = vals[keep]
-        self.count[R] = np.minimum(np.diff(np.append(first, len(rows))), k)
+        self.count[R] = np.minimum(sizes, k)
         full = R[self.count[R] == k]
-        self.bound[full] = np.maximum(self.bound[full], self.val[full, k - 1])
+        self.bound[full] = self.val[full, k - 1]  # a k-th best only ever rises
 
 
-def _runs(S, bound, axis):
+def _at_or_above(S, bound, axis):
     """Row and column indices of the elements of S at or above ``bound`` (one bound per row of
     S for axis=1, per column for axis=0), reading only the groups whose largest reaches it.
 
