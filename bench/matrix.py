@@ -95,14 +95,13 @@ def matrix(n: int, tmp: Path) -> None:
     held = sum(s["threads"] * (m["wall_s"] + m["timings"]["import"]["wall_s"]) for s, m in runs)
     first = min(m["started"] - m["timings"]["import"]["wall_s"] for _, m in runs)
     last = max(m["finished"] for _, m in runs)
-    wide = sum(s["threads"] >= cores for s, _ in runs)
+    wide_runs = [(s, m) for s, m in runs if s["threads"] >= cores]
     print(f"\n1. the paper's Linux design (single-stack factors) at {n} proteins: {len(runs)} runs "
-          f"on {cores} cores ({wide} of them on every core)")
+          f"on {cores} cores ({len(wide_runs)} of them on every core)")
     print(f"   wall {got['wall']:.1f} s; ideal (summed run CPU {cpu:.1f} s / {cores} cores) "
           f"{ideal:.1f} s; wall / ideal = {got['wall'] / ideal:.2f} (target <= 1.10)")
     print(f"   the cores the runs hold (threads x wall, summed: {held:.1f} s) / {cores} cores = "
           f"{held / cores:.1f} s; wall / that = {got['wall'] / (held / cores):.2f}")
-    wide_runs = [(s, m) for s, m in runs if s["threads"] >= cores]
     if wide_runs:
         w = sum(m["wall_s"] + m["timings"]["import"]["wall_s"] for _, m in wide_runs)
         c = sum(t["cpu_s"] for _, m in wide_runs for t in m["timings"].values())
