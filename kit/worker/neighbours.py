@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+N_NEIGHBOURS = 10  # the paper's k
 TILE = 1024      # least rows (and columns) of a tile: blocks are 1-2x this, 8-32 MiB of similarities
 _GROUP = 128     # a tile's row is screened in this many strided groups (and a tail)
 
 
-def nearest_neighbours(E, k, tile=TILE):
+def nearest_neighbours(E, k=N_NEIGHBOURS, tile=TILE):
     """The k most cosine-similar other rows of E, ties to the lower index, as a stable argsort.
 
     Equal, bit for bit, to ``argsort(-S, kind='stable')[:, :k]`` of the paper's full similarity

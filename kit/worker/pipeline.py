@@ -8,15 +8,13 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .neighbours import TILE
-from .neighbours import nearest_neighbours as _neighbours
+from .neighbours import N_NEIGHBOURS, nearest_neighbours  # noqa: F401 - part of the pipeline's API
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 K = 3
 N_COMPONENTS = 64
 N_CLUSTERS = 30
 N_INIT = 10
-N_NEIGHBOURS = 10
 MODELS = ("lr", "mlp", "hgb", "rf")
 # The seeds a run names separately (random-seeds lesson): one per random draw that matters.
 SEED_NAMES = ("svd", "kmeans", "mlp", "hgb", "rf")
@@ -83,11 +81,6 @@ def kmeans(E, seed):
 
     km = KMeans(N_CLUSTERS, n_init=N_INIT, random_state=seed).fit(E)
     return km.labels_, np.array([km.inertia_], dtype=np.float64)
-
-
-def nearest_neighbours(E, k=N_NEIGHBOURS, tile=TILE):
-    """The k most cosine-similar other rows of E, ties to the lower index (kit.worker.neighbours)."""
-    return _neighbours(E, k, tile)
 
 
 def classifiers(seeds):
