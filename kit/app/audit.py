@@ -134,10 +134,10 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
     and executing it again resumes.
     """
     specs = audit.specs
-    ahead = Ahead(store, audit.pairs, runs_to_come=bool(todo(audit, store)))
-    for s in specs:  # runs stored before: their pairs are compared while the others run
-        if store.has_run(s.run_id):
-            ahead.stored(s.run_id)
+    before = [s.run_id for s in specs if store.has_run(s.run_id)]
+    ahead = Ahead(store, audit.pairs, runs_to_come=len(before) < len(specs))
+    for run_id in before:  # runs stored before: their pairs are compared while the others run
+        ahead.stored(run_id)
 
     def done(spec):
         ahead.stored(spec.run_id)
