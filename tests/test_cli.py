@@ -117,6 +117,28 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
     assert err == "" or err.startswith("dataset ")  # JSON output names its dataset on stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["budget", "--csv"], ["runs"]])
+def test_a_full_disk_under_the_output_is_one_line(tmp_path, kit_home, args):
+    budget_store(tmp_path, home=kit_home)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([KIT, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, KIT_HOME=str(kit_home)), timeout=120)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert last.startswith("kit: error: No space left on device") and "internal" not in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["report", "--out"], ["export", "--out"]])
+def test_an_output_that_cannot_be_made_is_one_line(tmp_path, kit_home, capsys, args):
+    budget_store(tmp_path, home=kit_home)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert main([*args, str(blocker / "inside" / "out.tar")]) == 1
+    err = capsys.readouterr().err
+    assert "kit: error: cannot make the folder" in err and "internal" not in err
+
+
 def test_a_bug_prints_one_line_and_keeps_the_traceback(monkeypatch, capsys, kit_home):
     import kit.views.tables as tables
 

@@ -6,6 +6,7 @@ helpers (common); ``main`` is the one place errors become one line and an exit s
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from ..core.errors import KitError
@@ -39,7 +40,9 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a failed write of the output is handled here, not at exit
+        return code
     except KitError as e:
         print(f"kit: error: {e}", file=sys.stderr)
         return 1
@@ -53,13 +56,30 @@ def main(argv=None) -> int:
         return 143
     except BrokenPipeError:
         # the reader went away (`kit runs | head`): end quietly, as `ls | head` does
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return 141
-    except Exception as e:  # a bug: one line for the user, the traceback in a file
-        print(f"kit: internal error: {type(e).__name__}: {e} (a bug in kit; the traceback is in "
-              f"{log_traceback(e)})", file=sys.stderr)
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _bug(e)
+        # the disk (or the output's) is full: the machine's state, not a bug
+        _quiet_stdout()
+        print(f"kit: error: {e.strerror} ({e.filename or 'the output'}); free some space and run "
+              "the same command again (finished runs are stored)", file=sys.stderr)
         return 1
+    except Exception as e:  # a bug: one line for the user, the traceback in a file
+        return _bug(e)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _bug(e: Exception) -> int:
+    print(f"kit: internal error: {type(e).__name__}: {e} (a bug in kit; the traceback is in "
+          f"{log_traceback(e)})", file=sys.stderr)
+    return 1
+
+
+def _quiet_stdout() -> None:
+    """Send what is left of the output nowhere, so that exiting does not fail to write it again."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

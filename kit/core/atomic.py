@@ -8,12 +8,29 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def make_dir(path) -> Path:
+    """``path`` as a folder that exists (made if need be); one can't be made is a KitError."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from .errors import KitError
+
+        raise KitError(f"cannot make the folder {path}: {e.strerror or e}") from None
+    return path
+
+
 @contextmanager
 def atomic_path(dest):
     """Yield a temporary path beside ``dest``; rename it onto ``dest`` only if the block succeeds."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".tmp")
+    make_dir(dest.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".tmp")
+    except OSError as e:
+        from .errors import KitError
+
+        raise KitError(f"cannot write into {dest.parent}: {e.strerror or e}") from None
     os.close(fd)
     try:
         yield Path(tmp)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import base64
 import html
 from datetime import datetime, timezone
-from pathlib import Path
 
 from tabulate import tabulate
 
 from ..analysis.advice import advise, not_measured_lines
 from ..analysis.compare import ALL_MODELS
 from ..analysis.verdicts import stability_report
-from ..core.atomic import write_bytes
+from ..core.atomic import make_dir, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
 from ..runs.store import Store
@@ -132,8 +131,7 @@ def _sections(r: dict, fmt_table, image, para, heading, items):
 
 def write(store: Store, dataset: str, out_dir) -> dict:
     """Write report.md (with PNG plots beside it) and a self-contained report.html."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = make_dir(out_dir)
     r = build(store, dataset)
     for name, data in r["plots"].items():
         if data:
