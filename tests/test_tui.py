@@ -220,6 +220,10 @@ SCREENS = {"setup": [], "plan": ["2"], "run": ["3"], "budget": ["4"], "budget-pa
 def test_screens(snap_compare, stored_home, keys, size):
     async def settle(pilot):  # a slow first start must not photograph a half-drawn screen
         await pilot.app.workers.wait_for_complete()
+        # A focused Input's cursor blinks every 0.5 s, so a slow machine would photograph it
+        # hidden; without the blink it shows steadily once focused.
+        for field in pilot.app.query(Input):
+            field.cursor_blink = False
         await pilot.pause(0.3)
 
     assert snap_compare(app(), press=keys, terminal_size=size, run_before=settle)
