@@ -70,3 +70,25 @@ def test_the_arpack_embedding_feeds_every_later_stage(tiny):
     assert digest(arp["knn"]) != digest(rand["knn"])
     with pytest.raises(ValueError, match="unknown embedding"):
         P.run_pipeline(seqs[:70], tiny.labels[:70], 50, embedding="exact")
+
+
+def test_the_forest_trained_on_every_held_core_is_the_papers_forest():
+    """A run of t threads trains the forest's trees on t threads (n_jobs=t) and predicts on one:
+    the probabilities are those of the paper's n_jobs=None forest, bit for bit, ties included."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(5)
+    E = rng.standard_normal((900, 12))
+    E[50:60] = E[0]  # duplicated rows: ties inside the trees
+    y = (E[:, 0] + 0.7 * rng.standard_normal(900) > 0).astype(np.int64)
+    seeds = dict.fromkeys(P.SEED_NAMES, 11)
+    paper = RandomForestClassifier(n_estimators=200, random_state=11).fit(E[:700], y[:700])
+    want = digest(paper.predict_proba(E[700:])[:, 1])
+    for jobs in (1, 2, 3):
+        assert P.classifiers(seeds, jobs)["rf"].n_jobs == jobs
+        out, timings = {}, {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            P.classify(E, y, 700, seeds, out, P._timer(timings), jobs)
+        assert digest(out["rf"]) == want, jobs
+        assert set(timings) == {"lr", "mlp", "hgb", "rf"}

@@ -105,14 +105,14 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         if not input_path:
             raise _Usage("a perturb run needs --input EMBEDDING.npy")
         arrays, timings = run_perturbed(np.load(input_path), data["labels"], data["n_train"],
-                                        spec["seeds"], spec["perturb"])
+                                        spec["seeds"], spec["perturb"], jobs=spec["threads"])
     else:
         from .pipeline import run_pipeline
 
         arrays, timings = run_pipeline(
             data["seqs"], data["labels"], data["n_train"], dtype=spec["dtype"],
             svd_iters=spec["svd_iters"], seeds=spec["seeds"],
-            embedding=spec.get("embedding", "randomized"))
+            embedding=spec.get("embedding", "randomized"), jobs=spec["threads"])
     stages = {}
     for name, a in arrays.items():
         a = np.ascontiguousarray(a)
