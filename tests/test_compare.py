@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import adjusted_rand_score, roc_auc_score
 
-from kit.analysis.compare import (VERSION, compare_runs, embedding_diff, env_diff, model_diff,
-                                  neighbour_jaccard, sv_rel)
+from kit.analysis.compare import (VERSION, adjusted_rand, compare_runs, embedding_diff, env_diff,
+                                  model_diff, neighbour_jaccard, sv_rel)
 from kit.runs.store import Store
 from stored import arrays, env, put, spec
 
@@ -43,6 +43,23 @@ def test_model_diff_counts_flips_and_scores():
     assert d["flips"] == 2 and d["max_dp"] == pytest.approx(0.2)
     assert d["acc_a"] == 1.0 and d["acc_b"] == pytest.approx(4 / 6)
     assert d["d_auc"] == pytest.approx(roc_auc_score(y, pb) - roc_auc_score(y, pa))
+    one = model_diff(pa, pb, np.ones(6, int))  # one class in the test set: no AUC, said as NaN
+    assert np.isnan(one["auc_a"]) and np.isnan(one["d_auc"]) and one["acc_a"] == 0.5
+
+
+@pytest.mark.parametrize("case", ["random", "relabelled", "one-cluster", "singletons", "empty",
+                                  "discordant", "negative-labels"])
+def test_adjusted_rand_is_scikit_learns_to_the_bit(case):
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 10, 500)
+    b = {"random": rng.integers(0, 10, 500), "relabelled": (a * 7 + 3) % 10,
+         "one-cluster": np.zeros(500, int), "singletons": np.arange(500),
+         "empty": np.array([], int), "discordant": np.tile([0, 1], 250),
+         "negative-labels": np.where(rng.random(500) < 0.9, a, -a - 1)}[case]
+    if case in ("empty", "discordant"):
+        a = {"empty": np.array([], int), "discordant": np.repeat([0, 1], 250)}[case]
+    assert adjusted_rand(a, b) == adjusted_rand_score(a, b)
+    assert adjusted_rand(b, a) == adjusted_rand_score(b, a)
 
 
 def test_env_diff_names_what_differs():

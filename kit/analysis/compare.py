@@ -7,9 +7,10 @@ import numpy as np
 from ..core.errors import KitError
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
+from .auc import auc
 from .digits import agreement
 
-VERSION = 5  # bump when a measure changes: cached comparisons are then recomputed
+VERSION = 6  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of
 STAGES = {
     "kmer": ("kmer.data", "kmer.indices", "kmer.indptr"),
@@ -70,15 +71,28 @@ def neighbour_jaccard(na: np.ndarray, nb: np.ndarray) -> float:
     return float(np.mean(inter / (2 * k - inter)))
 
 
-def model_diff(pa, pb, y) -> dict:
-    from sklearn.metrics import roc_auc_score
+def adjusted_rand(la, lb) -> float:
+    """The adjusted Rand index of two labelings (Hubert and Arabie 1985), from the pair
+    confusion counts in whole numbers, as scikit-learn's adjusted_rand_score computes it."""
+    _, ia = np.unique(la, return_inverse=True)
+    _, ib = np.unique(lb, return_inverse=True)
+    ia, ib = ia.ravel().astype(np.int64), ib.ravel().astype(np.int64)
+    n = len(ia)
+    cells = np.bincount(ia * (int(ib.max(initial=0)) + 1) + ib)
+    same_both = int(np.sum(cells * cells))  # ordered pairs (self-pairs included) together in both
+    same_a, same_b = int(np.sum(np.bincount(ia) ** 2)), int(np.sum(np.bincount(ib) ** 2))
+    tp, fp, fn = same_both - n, same_b - same_both, same_a - same_both
+    tn = n * n - fp - fn - same_both
+    if fn == 0 and fp == 0:  # full agreement, or nothing to compare
+        return 1.0
+    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
+
+def model_diff(pa, pb, y) -> dict:
     pa, pb = np.asarray(pa, np.float64), np.asarray(pb, np.float64)
     ca, cb = pa > THRESHOLD, pb > THRESHOLD
     acc_a, acc_b = float(np.mean(ca == y)), float(np.mean(cb == y))
-    two_classes = len(np.unique(y)) == 2
-    auc_a = float(roc_auc_score(y, pa)) if two_classes else float("nan")
-    auc_b = float(roc_auc_score(y, pb)) if two_classes else float("nan")
+    auc_a, auc_b = auc(pa, y), auc(pb, y)  # NaN when the test set holds one class
     # a model that predicts one class for every protein flips nothing, whatever changes: its
     # zero is not stability, and every table that shows its flips says so
     return {"flips": int(np.sum(ca != cb)), "max_dp": float(np.max(np.abs(pa - pb))),
@@ -148,9 +162,7 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
             digits[stage] = agreement(get(a, first), get(b, first))
     out["digits"] = {k: v for k, v in digits.items() if v is not None}
     if both("kmeans"):
-        from sklearn.metrics import adjusted_rand_score
-
-        out["kmeans_ari"] = float(adjusted_rand_score(get(a, "kmeans"), get(b, "kmeans")))
+        out["kmeans_ari"] = adjusted_rand(get(a, "kmeans"), get(b, "kmeans"))
         ia, ib = get(a, "kmeans.inertia")[0], get(b, "kmeans.inertia")[0]
         out["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
     if both("knn"):

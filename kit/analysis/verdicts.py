@@ -15,6 +15,7 @@ import numpy as np
 from ..core import factors
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
+from .auc import case_major_auc
 
 VERSION = 1
 RESAMPLES = 2000
@@ -44,31 +45,6 @@ def _by_case(n: int, resamples: int, seed: int) -> np.ndarray:
     return w
 
 
-def weighted_auc(scores: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """AUC of ``scores`` under each row of case weights W (ties count one half)."""
-    return _auc(scores, y, np.ascontiguousarray(np.asarray(W, dtype=np.float64).T))
-
-
-def _auc(scores, y, Wc):
-    """weighted_auc with the weights case-major: Wc is (cases, resamples).
-
-    Each positive counts the negative weight strictly below its score plus half of that tied
-    with it: half the sum of the cumulative negative weight before its tie group and through
-    it. With whole-number weights every sum is exact, so the order of summation cannot change
-    a bit of the result."""
-    order = np.argsort(scores, kind="stable")
-    s, pos = scores[order], np.asarray(y)[order].astype(bool)
-    group = np.cumsum(np.r_[True, s[1:] != s[:-1]])  # tie group of each case, in score order
-    cum = np.zeros((int((~pos).sum()) + 1, Wc.shape[1]))
-    np.cumsum(Wc[order[~pos]], axis=0, out=cum[1:])
-    below = np.searchsorted(group[~pos], group[pos], side="left")
-    through = np.searchsorted(group[~pos], group[pos], side="right")
-    pos_w = Wc[order[pos]]
-    twice = np.einsum("ij,ij->j", cum[below] + cum[through], pos_w)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return twice / 2 / (pos_w.sum(axis=0) * cum[-1])
-
-
 def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
     """The twelve verdicts for one run's test probabilities."""
     y = np.asarray(y).astype(np.int64)
@@ -79,7 +55,7 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
         p = np.asarray(probs[m], np.float64)
         correct = ((p > 0.5) == y).astype(np.float64)
         stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / len(y),
-                    "auc": _auc(p, y, ones)[0], "auc_boot": _auc(p, y, Wc)}
+                    "auc": case_major_auc(p, y, ones)[0], "auc_boot": case_major_auc(p, y, Wc)}
     out = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
     for b, a in PAIRS:

@@ -135,7 +135,7 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
     """
     specs = audit.specs
     before = [s.run_id for s in specs if store.has_run(s.run_id)]
-    ahead = Ahead(store, audit.pairs, runs_to_come=len(before) < len(specs))
+    ahead = Ahead(store, audit.pairs)
     for run_id in before:  # runs stored before: their pairs are compared while the others run
         ahead.stored(run_id)
 
