@@ -48,3 +48,21 @@ def test_a_failure_in_the_background_loses_nothing(tmp_path):
     ahead.close()
     p = a.pairs[0]
     assert store.comparison(p.a.run_id, p.b.run_id, compare.VERSION) is not None
+
+
+def test_the_analysis_takes_one_blas_thread_while_runs_hold_the_cores(tmp_path, monkeypatch):
+    """Its BLAS calls run on one thread (no idle BLAS threads spin-waiting beside the runs);
+    the process's own limits are back afterwards."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    before = blas_threads()
+    seen = []
+    monkeypatch.setattr(Ahead, "_analyse", lambda self, run_id: seen.append(blas_threads()))
+    ahead = Ahead(Store(tmp_path / "store"), [])
+    ahead.stored("some-run")
+    ahead.close()
+    assert seen and all(n == 1 for n in seen[0].values()) and seen[0]
+    assert blas_threads() == before
