@@ -124,3 +124,30 @@ def test_plain_runs_share_warm_workers_and_fresh_ones_do_not(tiny):
     run_all(others, tiny, store, jobs=1, executor=ex)
     ex.close()
     assert [store.run(s.run_id)["manifest"]["runs_before"] for s in others] == [0, 0, 0]
+
+
+def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
+    """Storing (verifying, moving, indexing: here made slow, as on a slow disk) overlaps the
+    next run, yet no more runs than ``jobs`` ever run at once and every run is stored."""
+    import time
+
+    specs = [s.with_(seeds=seeds(v)) for v in range(3)
+             for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]
+    stored_at = {}
+    put = Store.put_run
+
+    def slow_put(self, spec, outdir, manifest):
+        time.sleep(1.0)
+        got = put(self, spec, outdir, manifest)
+        stored_at[spec.run_id] = time.time()
+        return got
+
+    monkeypatch.setattr(Store, "put_run", slow_put)
+    store = Store()
+    run_all(specs, tiny, store, jobs=1)
+    made = sorted(((store.run(s.run_id)["manifest"], s.run_id) for s in specs),
+                  key=lambda m: m[0]["started"])
+    assert len(made) == 3 and len(stored_at) == 3
+    for (before, run), (after, _) in zip(made, made[1:]):
+        assert after["started"] >= before["finished"]  # one at a time (jobs=1) ...
+        assert after["started"] < stored_at[run]  # ... and storing overlapped the next run

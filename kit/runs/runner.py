@@ -14,8 +14,10 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -121,8 +123,12 @@ def _input(spec: RunSpec, store: Store) -> bytes | None:
 
 
 def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: False,
-            executor: Executor | None = None) -> str:
-    """Make one run where ``executor`` says (here by default) and store it; returns its id."""
+            executor: Executor | None = None, gate=None) -> str:
+    """Make one run where ``executor`` says (here by default) and store it; returns its id.
+
+    ``gate`` (a semaphore) is held while the run runs, not while it is stored: a plan's next run
+    starts as soon as this one's worker is done.
+    """
     if store.has_run(spec.run_id):
         return spec.run_id
     executor = executor or LocalExecutor()
@@ -132,7 +138,10 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
     try:
         with tempfile.TemporaryDirectory(dir=subdir("tmp"),
                                          prefix=f"got-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
-            manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp))
+            with gate or nullcontext():
+                if should_stop():  # stopped while it waited for its turn
+                    return spec.run_id
+                manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp))
             manifest["spec"] = json.loads(spec.to_json())
             return store.put_run(spec, Path(tmp), manifest)  # verifies every array's sha256
     finally:
@@ -158,14 +167,17 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     stop = lambda: bool(halted) or bool(should_stop and should_stop())  # noqa: E731
     sweep_tmp()
 
+    slots = min(executor.slots(todo, jobs), len(todo)) if todo else 1
+    gate = threading.BoundedSemaphore(slots)
+
     def one(s):
         if stop():
             return None
-        execute(s, dataset, store, stop, executor)
+        execute(s, dataset, store, stop, executor, gate)
         return s
 
-    slots = min(executor.slots(todo, jobs), len(todo)) if todo else 1
-    pool = ThreadPoolExecutor(max_workers=slots) if slots > 1 else None
+    # one thread more than runs at once: while one stores its run, another's run starts
+    pool = ThreadPoolExecutor(max_workers=slots + 1) if len(todo) > 1 else None
     try:
         if pool is None:
             for s in todo:
