@@ -98,3 +98,16 @@ def test_no_module_is_a_whole_floor():
     long = [f"{p.relative_to(KIT.parent)}: {n}" for p in KIT.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 320]
     assert not long, long
+
+
+def test_only_the_worker_imports_scikit_learn():
+    """kit's own process never pays scikit-learn's import (1.5 CPU s beside the runs): it is
+    the worker's library; kit's analysis computes its AUC and ARI itself."""
+    for name, path in modules().items():
+        if name == "kit.worker" or name.startswith("kit.worker."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            assert not any(n == "sklearn" or n.startswith("sklearn.") for n in names), name
