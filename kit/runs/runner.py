@@ -174,7 +174,7 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
         if stop():
             return None
         execute(s, dataset, store, stop, executor, gate)
-        return s
+        return s if store.has_run(s.run_id) else None  # a stopped plan's unmade run is not done
 
     # one thread more than runs at once: while one stores its run, another's run starts
     pool = ThreadPoolExecutor(max_workers=slots + 1) if len(todo) > 1 else None
