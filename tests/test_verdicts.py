@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from kit.analysis.auc import auc, weighted_auc
+from kit.analysis.auc import auc, case_major_auc
 from kit.analysis.verdicts import (KEYS, PAIRS, bootstrap, changed, describe, resample_weights,
                                    run_verdicts, stability)
 from stored import budget_store
@@ -24,8 +24,8 @@ def test_weighted_auc_equals_sklearn_on_explicit_resamples():
     p, y = probs_and_labels()
     idx = np.random.default_rng(3).integers(0, len(y), size=(40, len(y)))
     expected = [roc_auc_score(y[i], p["lr"][i]) for i in idx]
-    assert np.allclose(weighted_auc(p["lr"], y, resample_weights(len(y), 40, 3)), expected,
-                       rtol=0, atol=1e-12)
+    Wc = np.ascontiguousarray(resample_weights(len(y), 40, 3).T, dtype=np.float64)
+    assert np.allclose(case_major_auc(p["lr"], y, Wc), expected, rtol=0, atol=1e-12)
     for m in ("lr", "mlp"):  # unweighted, ties (lr) and none (mlp)
         assert auc(p[m], y) == pytest.approx(roc_auc_score(y, p[m]), rel=0, abs=1e-15)
     assert np.isnan(auc(p["lr"], np.zeros(len(y), int)))  # one class: no AUC

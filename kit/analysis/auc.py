@@ -17,15 +17,9 @@ def auc(scores, y) -> float:
     return float(case_major_auc(scores, y, np.ones((len(scores), 1)))[0])
 
 
-def weighted_auc(scores, y, W) -> np.ndarray:
-    """The AUC under each row of case weights W (resamples, cases)."""
-    return case_major_auc(np.asarray(scores, np.float64), y,
-                          np.ascontiguousarray(np.asarray(W, dtype=np.float64).T))
-
-
 def case_major_auc(scores, y, Wc) -> np.ndarray:
-    """weighted_auc with the weights case-major, Wc (cases, resamples): a case's weights are
-    contiguous, so gathering them in score order is cheap (the bootstrap keeps Wc this way)."""
+    """The AUC under each column of case weights Wc (cases, resamples): case-major, so that a
+    case's weights are contiguous and gathering them in score order is cheap."""
     order = np.argsort(scores, kind="stable")
     s, pos = scores[order], np.asarray(y)[order].astype(bool)
     group = np.cumsum(np.r_[True, s[1:] != s[:-1]])  # tie group of each case, in score order
