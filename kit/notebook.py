@@ -51,7 +51,7 @@ class Kit:
     def runs(self, dataset: str | None = None):
         from .views.frames import runs_frame
 
-        return runs_frame(self.store.runs(self._dataset(dataset) if dataset else None))
+        return runs_frame([r.to_json() for r in self.store.runs(self._dataset(dataset) if dataset else None)])
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
         from .analysis.budget import pair_details
@@ -84,7 +84,7 @@ class Kit:
     def stages(self, run: str):
         from .views.frames import stages_frame
 
-        hits = [r for r in self.store.runs() if r["id"].startswith(run)]
+        hits = [r for r in self.store.runs() if r.id.startswith(run)]
         if len(hits) != 1:
             raise KitError(f"{'no' if not hits else 'more than one'} run {run!r} stored")
         return stages_frame(hits[0])

@@ -24,7 +24,7 @@ from stored import budget_store
 @pytest.fixture
 def bundle(tmp_path):
     st = budget_store(tmp_path, home=tmp_path / "a")
-    ids = [r["id"] for r in st.runs()]
+    ids = [r.id for r in st.runs()]
     out = export(st, ids, tmp_path / "lab.kit", arrays=True)
     return st, ids, out
 
@@ -38,7 +38,7 @@ def test_round_trip_is_complete_and_idempotent(bundle, tmp_path):
     assert import_bundle(dst, out["file"])["added"] == 0  # idempotent
     for r in ids:
         a, b = src.run(r), dst.run(r)
-        assert a["spec"] == b["spec"] and a["stages"] == b["stages"]
+        assert a.spec == b.spec and a.stages == b.stages
         assert (dst.array(r, "svd_rand") == src.array(r, "svd_rand")).all()
         assert dst.verdicts(r, 1) == src.verdicts(r, 1)
     assert len(dst.pairs()) == 4
@@ -46,11 +46,11 @@ def test_round_trip_is_complete_and_idempotent(bundle, tmp_path):
 
 def test_hash_only_bundle_keeps_hashes_and_says_arrays_are_missing(tmp_path):
     st = budget_store(tmp_path, home=tmp_path / "a")
-    out = export(st, [r["id"] for r in st.runs()], tmp_path / "h.kit", arrays=False)
+    out = export(st, [r.id for r in st.runs()], tmp_path / "h.kit", arrays=False)
     dst = Store(tmp_path / "b")
     import_bundle(dst, out["file"])
-    run = st.runs()[0]["id"]
-    assert dst.run(run)["stages"]["knn"]["sha256"] == st.run(run)["stages"]["knn"]["sha256"]
+    run = st.runs()[0].id
+    assert dst.run(run).stages["knn"].sha256 == st.run(run).stages["knn"].sha256
     with pytest.raises(KitError, match="imported without its arrays"):
         dst.array(run, "knn")
 
@@ -244,8 +244,8 @@ def test_cli_export_import(tmp_path, capsys, monkeypatch):
 
 def test_export_refuses_to_ship_a_damaged_array(tmp_path):
     st = budget_store(tmp_path, home=tmp_path / "a")
-    run = st.runs()[0]["id"]
-    f = st.blob_path(st.blobs(run)["lr"])
+    run = st.runs()[0].id
+    f = st.blob_path(st.stage_blobs(run)["lr"])
     f.write_bytes(f.read_bytes()[:-1] + b"\x07")
     with pytest.raises(KitError, match="is damaged"):
         export(st, [run], tmp_path / "x.kit", arrays=True)

@@ -92,7 +92,7 @@ def test_a_failed_compare_leaves_the_store_as_it_was(tmp_path, monkeypatch):
 
     lab = budget_store(tmp_path, home=tmp_path / "lab")
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
-    out = export(lab, [r["id"] for r in lab.runs()], tmp_path / "lab.kit", arrays=True)
+    out = export(lab, [r.id for r in lab.runs()], tmp_path / "lab.kit", arrays=True)
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
     here = Store(tmp_path / "here")
     with pytest.raises(KitError, match="is not here"):

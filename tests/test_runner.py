@@ -106,7 +106,7 @@ def test_a_warm_worker_makes_the_fresh_processes_run_bit_for_bit(tiny):
     run_all([pair.a, pair.b], tiny, store)
     c = compare_runs(store, pair.a.run_id, pair.b.run_id)
     assert all(c["identical"].values()) and len(c["identical"]) >= 10
-    fresh, warm = store.run(pair.a.run_id)["manifest"], store.run(pair.b.run_id)["manifest"]
+    fresh, warm = store.run(pair.a.run_id).manifest, store.run(pair.b.run_id).manifest
     assert fresh["runs_before"] == 0 and warm["runs_before"] >= 1  # it followed another run
     assert warm["timings"]["import"]["wall_s"] == 0  # imported by the run before it
 
@@ -116,14 +116,14 @@ def test_plain_runs_share_warm_workers_and_fresh_ones_do_not(tiny):
              for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]
     store = Store()
     run_all(specs, tiny, store, jobs=1)
-    assert sorted(store.run(s.run_id)["manifest"]["runs_before"] for s in specs) == [0, 1, 2]
+    assert sorted(store.run(s.run_id).manifest["runs_before"] for s in specs) == [0, 1, 2]
     from kit.runs.runner import LocalExecutor
 
     others = [s.with_(replicate=5) for s in specs]
     ex = LocalExecutor(fresh=True)
     run_all(others, tiny, store, jobs=1, executor=ex)
     ex.close()
-    assert [store.run(s.run_id)["manifest"]["runs_before"] for s in others] == [0, 0, 0]
+    assert [store.run(s.run_id).manifest["runs_before"] for s in others] == [0, 0, 0]
 
 
 def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
@@ -145,7 +145,7 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
     monkeypatch.setattr(Store, "put_run", slow_put)
     store = Store()
     run_all(specs, tiny, store, jobs=1)
-    made = sorted(((store.run(s.run_id)["manifest"], s.run_id) for s in specs),
+    made = sorted(((store.run(s.run_id).manifest, s.run_id) for s in specs),
                   key=lambda m: m[0]["started"])
     assert len(made) == 3 and len(stored_at) == 3
     for (before, run), (after, _) in zip(made, made[1:]):

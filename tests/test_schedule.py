@@ -7,6 +7,7 @@ import pytest
 
 from kit.core.spec import RunSpec
 from kit.runs import schedule
+from kit.runs.records import StoredRun
 
 
 def spec(threads=1, kind="pipeline", svd_iters=5, **kw):
@@ -53,8 +54,8 @@ def test_largest_first_from_past_runs_else_by_kind():
     one, two = spec(1, seeds=(("svd", 1),)), spec(2)
 
     def history(one_s, two_s):
-        return [{"spec": {"kind": "pipeline", "dataset": "d" * 64, "stack": "host", "threads": t},
-                 "manifest": {"wall_s": w}} for t, w in ((1, one_s), (2, two_s))]
+        return [StoredRun(spec(t).run_id, spec(t), "", {"wall_s": w}, {})
+                for t, w in ((1, one_s), (2, two_s))]
 
     assert schedule.largest_first([one, two], history(9.0, 5.0)) == [two, one]  # 9 < 2 x 5
     assert schedule.largest_first([two, one], history(12.0, 5.0)) == [one, two]  # 12 > 2 x 5

@@ -4,6 +4,8 @@ Every array read for a number is verified (hash, dtype, shape), an existing copy
 before a fresh one is discarded, and a claim per run id serialises overlapping plans.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -19,9 +21,10 @@ def test_put_and_read_back(tmp_path):
     put(store, tmp_path, s, a)
     assert store.has_run(s.run_id)
     run = store.run(s.run_id)
-    assert run["spec"]["threads"] == 1 and run["stages"]["svd_rand"]["shape"] == [60, 8]
+    assert run.spec == s and run.stages["svd_rand"].shape == (60, 8)
+    assert run.to_json()["spec"] == json.loads(s.to_json())  # the JSON edge: as stored
     assert np.array_equal(store.array(s.run_id, "knn"), a["knn"])
-    assert [r["id"] for r in store.runs("d" * 64)] == [s.run_id]
+    assert [r.id for r in store.runs("d" * 64)] == [s.run_id]
     assert store.runs("e" * 64) == []
 
 
@@ -62,7 +65,7 @@ def test_store_survives_reopen(tmp_path):
 
 
 def _blob_file(store, run_id, stage):
-    return store.blob_path(store.blobs(run_id)[stage])
+    return store.blob_path(store.stage_blobs(run_id)[stage])
 
 
 def test_a_flipped_byte_is_never_read_as_a_number(tmp_path):
@@ -170,7 +173,7 @@ def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, 
     from stored import budget_store
 
     st = budget_store(tmp_path, home=kit_home)
-    seed1 = next(r["id"] for r in st.runs() if dict(r["spec"]["seeds"])["svd"] == 1)
+    seed1 = next(r.id for r in st.runs() if r.spec.seed_dict["svd"] == 1)
     f = _blob_file(st, seed1, "svd_rand")
     f.write_bytes(f.read_bytes()[:-8] + b"\x01" * 8)
     (kit_home / "arrays" / "ff").mkdir(exist_ok=True)

@@ -57,11 +57,11 @@ def test_verdicts_say_which_way():
 
 def test_run_verdicts_are_computed_once_and_stored(tmp_path):
     st = budget_store(tmp_path)
-    run = st.runs()[0]["id"]
+    run = st.runs()[0].id
     assert st.verdicts(run, 1) is None
     v = run_verdicts(st, run)
     assert st.verdicts(run, 1) == v
-    rows = stability(st, [r["id"] for r in st.runs()])
+    rows = stability(st, [r.id for r in st.runs()])
     assert len(rows) == 12 and all(sum(r["counts"].values()) == r["runs"] for r in rows)
 
 

@@ -125,7 +125,7 @@ def _mps(store, rows, recs, plat):
     if not torch_rows:
         return
     on_mac = (plat or detect()).system == "darwin"
-    used = any(store.run(r)["spec"].get("device") == "mps" for row in torch_rows for r in row["runs"])
+    used = any(store.run(r).spec.device == "mps" for row in torch_rows for r in row["runs"])
     if on_mac or used:
         recs.append({"kind": "mps", "text": MPS_NOTE,
                      "basis": {"factors": [r["factor"] for r in torch_rows], "mps_runs": used}})
@@ -222,7 +222,7 @@ def _amplification(b, recs):
 
 
 def _svd_seconds(store: Store, runs: list, stage: str = "svd_rand") -> float | None:
-    t = [store.run(r)["manifest"]["timings"].get(stage, {}).get("wall_s") for r in runs]
+    t = [store.run(r).manifest["timings"].get(stage, {}).get("wall_s") for r in runs]
     t = [x for x in t if x is not None]
     return float(np.median(t)) if t else None
 

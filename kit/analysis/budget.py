@@ -144,7 +144,7 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
 
 def _verdict_changes(store: Store, a: str, b: str) -> list:
     """Verdicts that differ between two pipeline runs (torch runs have none)."""
-    if not all(has_verdicts(store.run(r)["spec"]) for r in (a, b)):
+    if not all(has_verdicts(store.run(r).spec) for r in (a, b)):
         return []
     return changed(run_verdicts(store, a), run_verdicts(store, b))
 

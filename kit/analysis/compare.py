@@ -60,7 +60,7 @@ def sv_rel(sa: np.ndarray, sb: np.ndarray) -> list:
 
 def identical_structure(sa: dict, sb: dict) -> bool:
     """Two sparse TF-IDF matrices hold their numbers in the same places (so data compare 1:1)."""
-    return all(x in sa and x in sb and sa[x]["sha256"] == sb[x]["sha256"]
+    return all(x in sa and x in sb and sa[x].sha256 == sb[x].sha256
                for x in ("tfidf.indices", "tfidf.indptr"))
 
 
@@ -128,23 +128,23 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
     if cached is not None:
         return cached
     ra, rb = store.run(a), store.run(b)
-    if ra["spec"]["dataset"] != rb["spec"]["dataset"]:
+    if ra.spec.dataset != rb.spec.dataset:
         raise KitError("runs on different datasets cannot be compared stage by stage")
     identical = {}
-    sa, sb = ra["stages"], rb["stages"]
+    sa, sb = ra.stages, rb.stages
     for stage, arrays in STAGES.items():
         if arrays[0] not in sa or arrays[0] not in sb:
             continue
         shared = [x for x in arrays if x in sa and x in sb]  # a perturbed run has no .sv
-        identical[stage] = all(sa[x]["sha256"] == sb[x]["sha256"] and sa[x]["dtype"] == sb[x]["dtype"]
+        identical[stage] = all(sa[x].sha256 == sb[x].sha256 and sa[x].dtype == sb[x].dtype
                                for x in shared)
     get = store.array
     y = get(a, "y_test")
     # the embedding k-means, neighbours and the classifiers used: its change is "the embedding's"
-    used = {r["spec"].get("embedding", "randomized") for r in (ra, rb)}
+    used = {r.spec.embedding for r in (ra, rb)}
     out = {"identical": identical, "n_test": int(len(y)),
            "embedding": "svd_arpack" if used == {"arpack"} else "svd_rand"}
-    both = lambda x: x in ra["stages"] and x in rb["stages"]  # noqa: E731
+    both = lambda x: x in sa and x in sb  # noqa: E731
     digits = {}
     for svd in ("svd_rand", "svd_arpack"):  # a perturbed run has an embedding and no more
         if both(svd):
@@ -168,7 +168,7 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
     if both("knn"):
         out["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
     out["models"] = {m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS
-                     if m in ra["stages"] and m in rb["stages"]}
-    out["env_diff"] = env_diff(ra["manifest"], rb["manifest"])
-    store.put_comparison(a, b, VERSION, out)
+                     if both(m)}
+    out["env_diff"] = env_diff(ra.manifest, rb.manifest)
+    store.cache_comparison(a, b, VERSION, out)
     return out

@@ -13,6 +13,7 @@ from itertools import combinations
 import numpy as np
 
 from ..core import factors
+from ..core.spec import RunSpec
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .auc import case_major_auc
@@ -70,9 +71,9 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
     return out
 
 
-def has_verdicts(spec: dict) -> bool:
+def has_verdicts(spec: RunSpec) -> bool:
     """Runs that train the four classifiers (pipeline and perturbed runs; not torch runs)."""
-    return spec.get("kind", "pipeline") != "torch"
+    return spec.kind != "torch"
 
 
 def run_verdicts(store: Store, run_id: str) -> dict:
@@ -82,7 +83,7 @@ def run_verdicts(store: Store, run_id: str) -> dict:
         return cached
     probs = {m: store.array(run_id, m) for m in MODELS}
     v = bootstrap(probs, store.array(run_id, "y_test"))
-    store.put_verdicts(run_id, VERSION, v)
+    store.cache_verdicts(run_id, VERSION, v)
     return v
 
 
@@ -124,27 +125,26 @@ def describe(key: str) -> str:
     return f"{b} minus {a}, {'accuracy' if metric == 'acc' else 'AUC'}"
 
 
-def run_label(spec: dict, stack: bool = True) -> str:
+def run_label(spec: RunSpec, stack: bool = True) -> str:
     """A short human name for a run: what distinguishes it (its stack too, unless ``stack``
     is False because it is shown beside)."""
-    seeds = sorted(set(dict(spec["seeds"]).values()))
-    seed = str(seeds[0]) if len(seeds) == 1 else ",".join(f"{k}={v}" for k, v in spec["seeds"])
-    kind = spec.get("kind", "pipeline")
-    parts = ([spec["stack"]] if stack else []) + [f"{spec['threads']}t", f"seed {seed}"]
-    if kind == "perturb":
-        parts.append(f"perturbed {spec['perturb']}")
-    elif kind == "torch":
+    seeds = sorted(set(spec.seed_dict.values()))
+    seed = str(seeds[0]) if len(seeds) == 1 else ",".join(f"{k}={v}" for k, v in spec.seeds)
+    parts = ([spec.stack] if stack else []) + [f"{spec.threads}t", f"seed {seed}"]
+    if spec.kind == "perturb":
+        parts.append(f"perturbed {spec.perturb}")
+    elif spec.kind == "torch":
         parts.insert(0, "torch MLP:")
-        parts += [spec.get("device", "cpu")] + (["deterministic"] if spec.get("deterministic") else [])
-    if spec.get("embedding", "randomized") != "randomized":
-        parts.append(f"models on {spec['embedding']}")
-    if spec["dtype"] != "float64":
-        parts.append(spec["dtype"])
-    if spec["svd_iters"] != 5:
-        parts.append(f"{spec['svd_iters']} iters")
-    parts += [f"{k}={v}" for k, v in spec["env"]]
-    if spec["replicate"]:
-        parts.append(f"repeat {spec['replicate']}")
+        parts += [spec.device] + (["deterministic"] if spec.deterministic else [])
+    if spec.embedding != "randomized":
+        parts.append(f"models on {spec.embedding}")
+    if spec.dtype != "float64":
+        parts.append(spec.dtype)
+    if spec.svd_iters != 5:
+        parts.append(f"{spec.svd_iters} iters")
+    parts += [f"{k}={v}" for k, v in spec.env]
+    if spec.replicate:
+        parts.append(f"repeat {spec.replicate}")
     return " ".join(parts)
 
 
@@ -182,5 +182,5 @@ def stability_report(store: Store, dataset: str, only: str | None = None) -> dic
         if only not in sets:
             raise KitError(f"no run set {only!r}; sets here: {', '.join(sets) or 'none'}")
         sets = {only: sets[only]}
-    labels = {r["id"]: run_label(r["spec"]) for r in store.runs(dataset)}
+    labels = {i: run_label(s) for i, s in store.specs(dataset).items()}
     return {name: stability(store, groups, labels) for name, groups in sets.items()}

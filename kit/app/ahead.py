@@ -50,7 +50,7 @@ class Ahead:
 
     def _analyse(self, run_id: str) -> None:
         store = self._store
-        if has_verdicts(store.run(run_id)["spec"]):
+        if has_verdicts(store.run(run_id).spec):
             run_verdicts(store, run_id)
         for a, b in self._pairs:
             if run_id in (a, b) and store.has_run(a) and store.has_run(b):

@@ -109,14 +109,12 @@ def estimate_seconds(audit: Audit, store: Store) -> float | None:
     sizes = {h: d.get("rows") for h, d in store.datasets().items()}
     total = 0.0
     for s in todo(audit, store):
-        same = [r["manifest"]["wall_s"] for r in runs
-                if r["spec"]["dataset"] == s.dataset and r["spec"].get("kind", "pipeline") == s.kind]
+        same = [r.manifest["wall_s"] for r in runs if r.spec.dataset == s.dataset and r.spec.kind == s.kind]
         if same:
             total += float(np.median(same))
             continue
         # other datasets: scale by size (the pipeline is roughly linear in proteins here)
-        sized = [(r["manifest"]["wall_s"], sizes.get(r["spec"]["dataset"]))
-                 for r in runs if r["spec"].get("kind", "pipeline") == s.kind]
+        sized = [(r.manifest["wall_s"], sizes.get(r.spec.dataset)) for r in runs if r.spec.kind == s.kind]
         sized = [w * audit.dataset.n / rows for w, rows in sized if rows]
         if not sized:
             return None

@@ -28,6 +28,7 @@ from ..core.atomic import atomic_path
 from ..runs.blobs import DamagedArray, check_array, load_npy
 from ..core.errors import KitError
 from ..core.hosts import host
+from ..core.spec import RunSpec
 from ..runs.store import Store
 from ..analysis.verdicts import has_verdicts, run_verdicts
 
@@ -50,8 +51,8 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
     blobs = {}
     if arrays:
         for r in runs:
-            for stage, blob in store.blobs(r["id"]).items():
-                blobs[blob] = (r["id"], stage)
+            for stage, blob in store.stage_blobs(r.id).items():
+                blobs[blob] = (r.id, stage)
     size = sum(store.blob_path(b).stat().st_size for b in blobs if store.blob_path(b).exists())
     return {"runs": runs, "pairs": pairs, "blobs": blobs, "array_bytes": size}
 
@@ -65,14 +66,13 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
         raise KitError("nothing to export: no runs selected")
     p = plan_export(store, run_ids, arrays)
     datasets = store.datasets()
-    for r in p["runs"]:  # verdicts travel with their runs (computed once, here if not yet)
-        r["verdicts"] = run_verdicts(store, r["id"]) if has_verdicts(r["spec"]) else None
-        r["blobs"] = store.blobs(r["id"])
+    runs = [{**r.to_json(),  # verdicts travel with their runs (computed once, here if not yet)
+             "verdicts": run_verdicts(store, r.id) if has_verdicts(r.spec) else None,
+             "blobs": store.stage_blobs(r.id)} for r in p["runs"]]
     doc = {"format": FORMAT, "kit": __version__, "host": host(),
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "arrays": arrays, "runs": p["runs"], "pairs": p["pairs"],
-           "datasets": {r["spec"]["dataset"]: datasets.get(r["spec"]["dataset"], {})
-                        for r in p["runs"]}}
+           "arrays": arrays, "runs": runs, "pairs": p["pairs"],
+           "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]}}
     body = json.dumps(doc, sort_keys=True).encode()
     members = {"bundle.json": body}
     for blob, (run, stage) in p["blobs"].items():
@@ -246,8 +246,6 @@ def _expected_arrays(doc, path) -> dict:
 
 
 def _check_runs(doc, path):
-    from ..core.spec import RunSpec
-
     for r in doc["runs"]:
         try:
             spec = RunSpec.from_json(json.dumps(r["spec"]))
@@ -266,9 +264,9 @@ def import_bundle(store: Store, path, doc=None, blobs=None) -> dict:
     if doc is None:
         doc, blobs = read(path)
     here = host()["id"]
-    before = {r["id"] for r in store.runs()}
+    before = set(store.specs())
     for r in doc["runs"]:
-        if r["spec"].get("host") == here and r["id"] not in before:
+        if RunSpec.from_dict(r["spec"]).host == here and r["id"] not in before:
             raise KitError(f"{path}: run {r['id'][:12]} claims to have been made on this machine "
                            "(this KIT_HOME's host id) but is not here; refusing the bundle")
     store.import_runs(doc["runs"], doc["pairs"], blobs, doc["datasets"])

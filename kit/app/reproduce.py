@@ -7,9 +7,8 @@ twin as the factor ``host``, and answers in the budget's terms.
 
 from __future__ import annotations
 
-import json
-
 from ..analysis.budget import budget, pair_details
+from ..analysis.verdicts import run_label
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
@@ -81,10 +80,11 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     doc, blobs = read(path)
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
-    runs = sorted(doc["runs"], key=lambda r: r["spec"].get("kind", "pipeline") == "torch")
+    specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
+    runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind == "torch")
     twins, reasons = {}, {}
     for r in runs:
-        spec = RunSpec.from_json(json.dumps(r["spec"]))
+        spec = specs[r["id"]]
         kind = _kind(spec.stack)
         if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
             log(f"building stack {spec.stack}")
@@ -98,7 +98,7 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     by_dataset = {}
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
-            by_dataset.setdefault(r["spec"]["dataset"], []).append(r)
+            by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
     datasets = {sha: find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
     imported = import_bundle(store, path, doc, blobs)
     pairs = []
@@ -109,17 +109,11 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
         run_all(ref, ds, store, jobs=jobs, on_done=on_done)
         run_all([s for s in specs if s.kind == "torch"], ds, store, jobs=jobs, on_done=on_done)
         for r in rs:
-            a = RunSpec.from_json(json.dumps(r["spec"]))
+            a = specs[r["id"]]
             pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
-                              f"{doc['host']['name']} vs {host()['name']}: {_label(a)}"))
+                              f"{doc['host']['name']} vs {host()['name']}: {run_label(a)}"))
     store.add_pairs(pairs)
     return summarise(store, doc, pairs, reasons, imported)
-
-
-def _label(spec: RunSpec) -> str:
-    from ..analysis.verdicts import run_label
-
-    return run_label(json.loads(spec.to_json()))
 
 
 def summarise(store, doc, pairs, reasons, imported) -> dict:

@@ -44,7 +44,7 @@ def _cmd_export(args) -> int:
     if args.factor:
         ids = [r for p in store.pairs(ds) if p["factor"] in args.factor for r in (p["a"], p["b"])]
     else:
-        ids = [r["id"] for r in store.runs(ds)]
+        ids = [r.id for r in store.runs(ds)]
     ids = list(dict.fromkeys(ids))
     p = plan_export(store, ids, args.arrays)
     Console(stderr=True).print(

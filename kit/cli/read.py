@@ -152,14 +152,14 @@ def _cmd_runs(args) -> int:
     ds = select(args, store).sha256 if (args.dataset or args.n) else None
     runs = store.runs(ds)
     if args.kind:
-        runs = [r for r in runs if r["spec"].get("kind", "pipeline") == args.kind]
+        runs = [r for r in runs if r.spec.kind == args.kind]
     if args.stack:
-        runs = [r for r in runs if r["spec"]["stack"] == args.stack]
+        runs = [r for r in runs if r.spec.stack == args.stack]
     if args.factor:
         ids = {x for p in store.pairs(ds) if p["factor"] in args.factor for x in (p["a"], p["b"])}
-        runs = [r for r in runs if r["id"] in ids]
+        runs = [r for r in runs if r.id in ids]
     if args.json:
-        print_json(runs)
+        print_json([r.to_json() for r in runs])
     else:
         print(runs_text(runs, store.datasets()) if runs else "no runs stored"
               + (" that match" if args.kind or args.stack or args.factor else ""))

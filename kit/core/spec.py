@@ -98,7 +98,10 @@ class RunSpec:
 
     @classmethod
     def from_json(cls, text: str) -> "RunSpec":
-        d = json.loads(text)
-        d["seeds"] = tuple(tuple(p) for p in d["seeds"])
-        d["env"] = tuple(tuple(p) for p in d["env"])
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunSpec":
+        """A spec from its JSON form; a field an older kit did not write takes its default."""
+        d = dict(d, seeds=tuple(tuple(p) for p in d["seeds"]), env=tuple(tuple(p) for p in d["env"]))
         return cls(**d)

@@ -16,9 +16,6 @@ import numpy as np
 
 from ..core.errors import KitError
 
-SCHEMA = "CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL);"
-
-
 class DamagedArray(KitError):
     """A stored array no longer holds what its run recorded."""
 
@@ -62,12 +59,13 @@ def load_npy(data_or_path) -> np.ndarray:
 
 
 class Blobs:
-    """The arrays folder of a store; ``db`` and ``tx`` are the store's index and transaction."""
+    """The arrays folder of a store; ``index`` (the store) remembers which files were verified
+    (``verified_ident``, ``note_verified``, ``forget_verified``)."""
 
-    def __init__(self, root: Path, db, tx):
+    def __init__(self, root: Path, index):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.db, self._tx = db, tx
+        self.index = index
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npy"
@@ -76,12 +74,10 @@ class Blobs:
         return self.path(key).exists()
 
     def _remembered(self, key: str, ident: str) -> bool:
-        row = self.db.execute("SELECT ident FROM verified WHERE blob=?", (key,)).fetchone()
-        return row is not None and row[0] == ident
+        return self.index.verified_ident(key) == ident
 
     def _remember(self, key: str, path: Path) -> None:
-        with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO verified VALUES (?,?)", (key, _ident(path)))
+        self.index.note_verified(key, _ident(path))
 
     def problem(self, key: str, sha: str, dtype: str, shape, force: bool = False) -> str | None:
         """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
@@ -140,6 +136,5 @@ class Blobs:
 
     def forget(self, key: str) -> None:
         self.path(key).unlink(missing_ok=True)
-        with self._tx() as db:
-            db.execute("DELETE FROM verified WHERE blob=?", (key,))
+        self.index.forget_verified(key)
 

@@ -8,8 +8,6 @@ damaged or missing array: the next `kit run` of the same factors makes them agai
 
 from __future__ import annotations
 
-import json
-
 from ..data.dataset import verify_worker_file
 from ..core.hosts import host_id
 from ..core.paths import subdir
@@ -23,35 +21,28 @@ def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
     trusted (kit.blobs remembers each verified file's identity; an edit changes it).
     """
     here = host_id()
-    recorded, users, local = {}, {}, set()
-    for run, stage, sha, dtype, shape, blob, spec in store.db.execute(
-            "SELECT s.run, s.stage, s.sha256, s.dtype, s.shape, s.blob, r.spec "
-            "FROM stages s JOIN runs r ON r.id = s.run"):
-        recorded[blob] = (sha, dtype, json.loads(shape))
+    local = {i for i, s in store.specs().items() if s.host == here}
+    recorded, users = {}, {}
+    for run, _, blob, st in store.stage_records():
+        recorded[blob] = (st.sha256, st.dtype, list(st.shape))
         users.setdefault(blob, set()).add(run)
-        if json.loads(spec).get("host") == here:
-            local.add(run)
     damaged, missing = {}, {}
     for blob, (sha, dtype, shape) in recorded.items():
-        if not store.blobs_dir.exists(blob):
+        if not store.blobs.exists(blob):
             made_here = sorted(users[blob] & local)
             if made_here:  # an imported run may travel without arrays; a local one may not
                 missing[blob] = made_here
             continue
-        why = store.blobs_dir.problem(blob, sha, dtype, shape, force=full)
+        why = store.blobs.problem(blob, sha, dtype, shape, force=full)
         if why:
             damaged[blob] = why
-    orphans = [k for k in store.blobs_dir.files() if k not in recorded]
+    orphans = [k for k in store.blobs.files() if k not in recorded]
     bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
                     if (why := verify_worker_file(p))}
     drop = {r for b in list(damaged) + list(missing) for r in users[b]}
     # torch and perturbed runs trained on a dropped run's embedding go with it
-    drop |= {i for i, s in store.db.execute("SELECT id, spec FROM runs")
-             if json.loads(s).get("input") in drop}
-    drop = sorted(drop)
-    factors = sorted({f for (f,) in store.db.execute(
-        f"SELECT DISTINCT factor FROM pairs WHERE a IN ({_marks(drop)}) OR b IN ({_marks(drop)})",
-        drop + drop)}) if drop else []
+    drop = sorted(drop | store.runs_trained_on(drop))
+    factors = store.pair_factors(drop) if drop else []
     report = {"arrays": len(recorded), "files": len(recorded) - len(missing) + len(orphans),
               "damaged": [{"blob": b, "why": w, "runs": sorted(users[b])} for b, w in damaged.items()],
               "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
@@ -59,29 +50,12 @@ def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
               "factors_to_rerun": factors, "repaired": False}
     report["ok"] = not (damaged or missing or orphans or bad_datasets)
     if repair and not report["ok"]:
-        _drop_runs(store, drop)
+        store.drop_runs(drop)
         # damaged files, and every file no remaining run refers to (the dropped runs' others)
-        still = {b for (b,) in store.db.execute("SELECT DISTINCT blob FROM stages")}
-        for b in set(damaged) | (set(store.blobs_dir.files()) - still):
-            store.blobs_dir.forget(b)
+        still = {blob for _, _, blob, _ in store.stage_records()}
+        for b in set(damaged) | (set(store.blobs.files()) - still):
+            store.blobs.forget(b)
         for name in bad_datasets:  # made again from the named dataset before the next run
             (subdir("datasets") / "by-hash" / name).unlink(missing_ok=True)
         report["repaired"] = True
     return report
-
-
-def _marks(ids) -> str:
-    return ",".join("?" * len(ids))
-
-
-def _drop_runs(store: Store, runs: list) -> None:
-    """Remove runs and everything computed from them, in one transaction."""
-    if not runs:
-        return
-    q = _marks(runs)
-    with store._tx() as db:
-        db.execute(f"DELETE FROM pairs WHERE a IN ({q}) OR b IN ({q})", runs + runs)
-        db.execute(f"DELETE FROM comparisons WHERE a IN ({q}) OR b IN ({q})", runs + runs)
-        db.execute(f"DELETE FROM verdicts WHERE run IN ({q})", runs)
-        db.execute(f"DELETE FROM stages WHERE run IN ({q})", runs)
-        db.execute(f"DELETE FROM runs WHERE id IN ({q})", runs)

@@ -51,10 +51,7 @@ def largest_first(specs, history: list) -> list:
     the last runs to finish are the short, narrow ones."""
     past: dict = {}
     for r in history:
-        s = r["spec"]
-        key = (s.get("kind", "pipeline"), s["dataset"], s["stack"], s["threads"],
-               s.get("svd_iters", 5), s.get("embedding", "randomized"))
-        past.setdefault(key, []).append(r["manifest"].get("wall_s", 0.0))
+        past.setdefault(_key(r.spec), []).append(r.manifest.get("wall_s", 0.0))
 
     def size(s):
         seen = past.get(_key(s))

@@ -1,8 +1,12 @@
 """The run store: a SQLite index over content-addressed .npy arrays under $KIT_HOME.
 
-Only ``kit run`` (and the bundle importer) write runs, each in one transaction after every
-array has been verified; every array read for a number is verified again (kit.blobs). A claim
-per run id keeps concurrent plans from running the same spec twice.
+All SQL on the index is here; readers get records (kit.runs.records). Runs are written by the
+runner (``put_run``, claims, ``note_dataset``) and the bundle importer (``import_runs``), pairs
+by an audit (``add_pairs``), and runs dropped by ``kit store check --repair`` (``drop_runs``),
+each in one transaction after every array has been verified. Analysis writes only its two
+caches, ``cache_comparison`` and ``cache_verdicts`` (recomputed when their version changes).
+Every array read for a number is verified again (kit.runs.blobs, which remembers verified
+files here). A claim per run id keeps concurrent plans from running the same spec twice.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import numpy as np
 
 from ..core import processes
 from .serial import Serial
-from .blobs import SCHEMA, Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
+from .blobs import Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
+from .records import Stage, StoredRun
 from ..core.errors import KitError
 from ..core.paths import kit_home
 from ..core.spec import RunSpec
 
-__all__ = ["Store", "array_sha256", "DamagedArray"]
+__all__ = ["Store", "StoredRun", "Stage", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
 
 _SCHEMA = """
@@ -45,7 +50,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
 CREATE TABLE IF NOT EXISTS datasets (sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, summary TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS claims (
     run TEXT PRIMARY KEY, node TEXT NOT NULL, pid INTEGER NOT NULL, started TEXT NOT NULL);
-""" + SCHEMA
+CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL);
+"""
 
 
 class Store:
@@ -66,8 +72,8 @@ class Store:
                            "it aside and run again (runs are then made anew), or restore a "
                            "backup") from None
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
-        self.blobs_dir = Blobs(self.root / "arrays", self.db, self._tx)
-        self.arrays = self.blobs_dir.root
+        self.blobs = Blobs(self.root / "arrays", self)
+        self.arrays_dir = self.blobs.root
 
     def close(self):
         self.db.close()
@@ -91,7 +97,7 @@ class Store:
             if why:
                 raise KitError(f"stage {stage}: the worker's array does not match its manifest ({why})")
             blob = blob_key(info["sha256"], a.dtype.str, a.shape)
-            self.blobs_dir.put_file(src, blob, info["sha256"], a.dtype.str, a.shape)
+            self.blobs.put_file(src, blob, info["sha256"], a.dtype.str, a.shape)
             rows.append((spec.run_id, stage, info["sha256"], a.dtype.str, json.dumps(list(a.shape)),
                          blob))
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -103,14 +109,14 @@ class Store:
         return spec.run_id
 
     def blob_path(self, blob: str) -> Path:
-        return self.blobs_dir.path(blob)
+        return self.blobs.path(blob)
 
-    def blobs(self, run_id: str) -> dict:
+    def stage_blobs(self, run_id: str) -> dict:
         """{stage: blob key} of a run (the arrays may be absent for an imported run)."""
         return dict(self.db.execute("SELECT stage, blob FROM stages WHERE run=?", (run_id,)))
 
     def has_arrays(self, run_id: str) -> bool:
-        return all(self.blob_path(b).exists() for b in self.blobs(run_id).values())
+        return all(self.blob_path(b).exists() for b in self.stage_blobs(run_id).values())
 
     def import_runs(self, runs: list, pairs: list, blobs: dict, datasets: dict) -> None:
         """Add verified runs (from a bundle) with their arrays, pairs and verdicts, all or nothing."""
@@ -118,7 +124,7 @@ class Store:
                      if r["blobs"].get(st) in blobs}
         for blob, data in blobs.items():  # content-addressed: complete files, atomically
             i = recorded[blob]
-            self.blobs_dir.put_bytes(data, blob, i["sha256"], i["dtype"], i["shape"])
+            self.blobs.put_bytes(data, blob, i["sha256"], i["dtype"], i["shape"])
         with self._tx() as db:
             for r in runs:
                 db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
@@ -138,38 +144,58 @@ class Store:
                     db.execute("INSERT OR IGNORE INTO datasets VALUES (?,?,?)",
                                (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
 
-    def run(self, run_id: str) -> dict:
+    def run(self, run_id: str) -> StoredRun:
         row = self.db.execute("SELECT id, spec, created, manifest FROM runs WHERE id=?",
                               (run_id,)).fetchone()
         if row is None:
             raise KitError(f"no run {run_id[:12]} in the store")
-        return self._run_dict(row)
+        return self._record(row)
 
-    def _run_dict(self, row) -> dict:
-        run_id, spec, created, manifest = row
-        stages = {s: {"sha256": h, "dtype": d, "shape": json.loads(sh)} for s, h, d, sh in
-                  self.db.execute("SELECT stage, sha256, dtype, shape FROM stages WHERE run=? "
-                                  "ORDER BY rowid", (run_id,))}
-        return {"id": run_id, "spec": json.loads(spec), "created": created,
-                "manifest": json.loads(manifest), "stages": stages}
+    def _record(self, row) -> StoredRun:
+        return StoredRun.from_row(*row, self.db.execute(
+            "SELECT stage, sha256, dtype, shape FROM stages WHERE run=? ORDER BY rowid", (row[0],)))
 
-    def runs(self, dataset: str | None = None) -> list:
+    def runs(self, dataset: str | None = None) -> list[StoredRun]:
         q, args = "SELECT id, spec, created, manifest FROM runs", ()
         if dataset:
             q, args = q + " WHERE dataset=?", (dataset,)
-        return [self._run_dict(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
+        return [self._record(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
 
     def latest_dataset(self) -> str | None:
         """The dataset of the run stored last here (insertion order, not the run's own date)."""
         row = self.db.execute("SELECT dataset FROM runs ORDER BY rowid DESC LIMIT 1").fetchone()
         return row[0] if row else None
 
-    def kinds(self, dataset: str | None = None) -> dict:
-        """{run id: kind} without reading manifests (pipeline, torch or perturb)."""
+    def specs(self, dataset: str | None = None) -> dict[str, RunSpec]:
+        """{run id: spec} without reading manifests or stages."""
         q, args = "SELECT id, spec FROM runs", ()
         if dataset:
             q, args = q + " WHERE dataset=?", (dataset,)
-        return {i: json.loads(s).get("kind", "pipeline") for i, s in self.db.execute(q, args)}
+        return {i: RunSpec.from_json(s) for i, s in self.db.execute(q, args)}
+
+    def kinds(self, dataset: str | None = None) -> dict:
+        """{run id: kind} (pipeline, torch or perturb)."""
+        return {i: s.kind for i, s in self.specs(dataset).items()}
+
+    def runs_trained_on(self, run_ids) -> set:
+        """The torch and perturbed runs whose input embedding is one of ``run_ids``."""
+        ids = set(run_ids)
+        return {i for i, s in self.specs().items() if s.input in ids}
+
+    def stage_records(self) -> list:
+        """(run id, stage, blob key, Stage) of every stored stage array."""
+        return [(r, st, blob, Stage(h, d, tuple(json.loads(sh)))) for r, st, h, d, sh, blob in
+                self.db.execute("SELECT run, stage, sha256, dtype, shape, blob FROM stages").fetchall()]
+
+    def drop_runs(self, run_ids) -> None:
+        """Remove runs and everything computed from them (pairs, comparisons, verdicts), at once."""
+        runs = list(run_ids)
+        q = ",".join("?" * len(runs))
+        with self._tx() as db:  # what was computed from the runs, then the runs
+            for table, cols in (("pairs", "ab"), ("comparisons", "ab"), ("verdicts", ("run",)),
+                                ("stages", ("run",)), ("runs", ("id",))):
+                db.execute(f"DELETE FROM {table} WHERE " + " OR ".join(f"{c} IN ({q})" for c in cols),
+                           runs * len(cols))
 
     def array(self, run_id: str, stage: str) -> np.ndarray:
         """A run's stage array, verified against its recorded hash, dtype and shape."""
@@ -178,21 +204,21 @@ class Store:
         if row is None:
             raise KitError(f"run {run_id[:12]} has no stage {stage!r}")
         blob, sha, dtype, shape = row
-        if not self.blobs_dir.exists(blob):
+        if not self.blobs.exists(blob):
             if self._made_here(run_id):
                 raise DamagedArray(f"the array of run {run_id[:12]} stage {stage} is missing from "
-                                   f"{self.arrays}; `kit store check --repair` drops the run and "
+                                   f"{self.arrays_dir}; `kit store check --repair` drops the run and "
                                    "the next `kit run` makes it again")
             raise KitError(f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
                            "export it with --arrays to compare magnitudes")
-        return self.blobs_dir.load(blob, sha, dtype, json.loads(shape),
+        return self.blobs.load(blob, sha, dtype, json.loads(shape),
                                    f"run {run_id[:12]} stage {stage}")
 
     def _made_here(self, run_id: str) -> bool:
         from ..core.hosts import host_id
 
         row = self.db.execute("SELECT spec FROM runs WHERE id=?", (run_id,)).fetchone()
-        return row is not None and json.loads(row[0]).get("host") == host_id()
+        return row is not None and RunSpec.from_json(row[0]).host == host_id()
 
     # -- claims: one process runs a spec at a time ---------------------------------------------
     def claim(self, run_id: str) -> bool:
@@ -234,6 +260,13 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
                            [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs])
 
+    def pair_factors(self, run_ids) -> list:
+        """The factors of the pairs in which any of ``run_ids`` takes part, sorted."""
+        runs = list(run_ids)
+        q = ",".join("?" * len(runs))
+        return sorted({f for (f,) in self.db.execute(
+            f"SELECT DISTINCT factor FROM pairs WHERE a IN ({q}) OR b IN ({q})", runs + runs)})
+
     def pairs(self, dataset: str | None = None) -> list:
         q = ("SELECT p.factor, p.level, p.a, p.b, p.label FROM pairs p JOIN runs r ON r.id = p.a")
         args = ()
@@ -247,7 +280,7 @@ class Store:
                               (a, b, version)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put_comparison(self, a: str, b: str, version: int, result: dict) -> None:
+    def cache_comparison(self, a: str, b: str, version: int, result: dict) -> None:
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)",
                        (a, b, version, json.dumps(result, sort_keys=True)))
@@ -257,7 +290,7 @@ class Store:
                               (run, version)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put_verdicts(self, run: str, version: int, result: dict) -> None:
+    def cache_verdicts(self, run: str, version: int, result: dict) -> None:
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)",
                        (run, version, json.dumps(result, sort_keys=True)))
@@ -270,4 +303,17 @@ class Store:
 
     def datasets(self) -> dict:
         return {h: json.loads(s) for h, s in self.db.execute("SELECT sha256, summary FROM datasets")}
+
+    # -- which array files were verified (kit.runs.blobs): a file's identity when it was -----
+    def verified_ident(self, blob: str) -> str | None:
+        row = self.db.execute("SELECT ident FROM verified WHERE blob=?", (blob,)).fetchone()
+        return None if row is None else row[0]
+
+    def note_verified(self, blob: str, ident: str | None) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO verified VALUES (?,?)", (blob, ident))
+
+    def forget_verified(self, blob: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM verified WHERE blob=?", (blob,))
 

@@ -29,7 +29,8 @@ def pairs_frame(details: list):
 
 
 def runs_frame(runs: list):
-    """One row per run: its spec, wall time and environment."""
+    """One row per run (in its JSON form, as `kit runs --json` writes it): its spec, wall time
+    and environment."""
     return records_frame([{k: v for k, v in r.items() if k != "stages"} for r in runs], "id")
 
 
@@ -48,12 +49,12 @@ def advice_frame(a: dict):
     return df
 
 
-def stages_frame(run: dict):
-    """One row per stored array of a run: hash, dtype, shape, and its stage's time."""
-    timings = run["manifest"].get("timings", {})
+def stages_frame(run):
+    """One row per stored array of a run (a StoredRun): hash, dtype, shape, and its stage's time."""
+    timings = run.manifest.get("timings", {})
     rows = [{"array": name, **info, **{f"stage_{k}": v for k, v in
                                         timings.get(name.split(".")[0], {}).items()}}
-            for name, info in run["manifest"]["stages"].items()]
+            for name, info in run.manifest["stages"].items()]
     return records_frame(rows, "array")
 
 

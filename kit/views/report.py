@@ -52,9 +52,9 @@ def _verdict_rows(rep):
 def _env_rows(store: Store, dataset: str):
     seen = {}
     for r in store.runs(dataset):
-        e = r["manifest"]["env"]
+        e = r.manifest["env"]
         blas = blas_text(e.get("threadpools"), e.get("blas_build"))
-        key = (r["spec"]["stack"], e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
+        key = (r.spec.stack, e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
                e["os"], e["cpu"], e["packages"].get("numpy"), e["packages"].get("scipy"),
                e["packages"].get("scikit-learn"), blas, e.get("host"))
         seen[key] = seen.get(key, 0) + 1

@@ -151,8 +151,8 @@ def runs_text(runs: list, datasets: dict | None = None) -> str:
     from ..analysis.verdicts import run_label
 
     names = {h: d.get("name", h[:12]) for h, d in (datasets or {}).items()}
-    rows = [[r["id"][:12], names.get(r["spec"]["dataset"], r["spec"]["dataset"][:12]),
-             r["spec"]["stack"], run_label(r["spec"], stack=False), fmt(r["manifest"]["wall_s"])]
+    rows = [[r.id[:12], names.get(r.spec.dataset, r.spec.dataset[:12]),
+             r.spec.stack, run_label(r.spec, stack=False), fmt(r.manifest["wall_s"])]
             for r in runs]
     return table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"], wrap=(3,))
 
