@@ -49,9 +49,10 @@ class Kit:
         return records_frame(list(self.store.datasets().values()), "sha256")
 
     def runs(self, dataset: str | None = None):
+        from .runs.records import as_json
         from .views.frames import runs_frame
 
-        return runs_frame([r.to_json() for r in self.store.runs(self._dataset(dataset) if dataset else None)])
+        return runs_frame(as_json(self.store.runs(self._dataset(dataset) if dataset else None)))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
         from .analysis.budget import pair_details
@@ -61,10 +62,11 @@ class Kit:
 
     def budget(self, dataset: str | None = None):
         from .analysis.budget import budget
+        from .runs.records import as_json
         from .views.frames import budget_frame
 
         sha = self._dataset(dataset)
-        return budget_frame(budget(self.store, sha, self.store.datasets().get(sha)))
+        return budget_frame(as_json(budget(self.store, sha, self.store.datasets().get(sha))))
 
     def verdicts(self, dataset: str | None = None):
         from .analysis.verdicts import stability_report

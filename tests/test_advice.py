@@ -1,6 +1,9 @@
 """kit.advice: ranking by how far a factor travels; sentences built from measured numbers."""
 
+from dataclasses import replace
+
 from kit.analysis.advice import LEVELS, advise, level
+from kit.analysis.records import BudgetRow, ModelBudget
 from kit.runs.options import Pair
 from stored import arrays, budget_store, put, spec
 
@@ -32,14 +35,14 @@ def test_a_failed_null_experiment_is_a_warning(tmp_path):
 
 
 def test_levels():
-    row = {"verdicts_changed_max": 0, "models": {"lr": {"flips_max": 0, "max_dp": 0.0}},
-           "emb_rel_max": 0.0, "arpack_rel_max": 0.0, "kmeans_ari_min": 1.0,
-           "knn_jaccard_min": 1.0, "all_identical": 1, "pairs": 1}
+    row = BudgetRow("x", verdicts_changed_max=0, models={"lr": ModelBudget(flips_max=0, max_dp=0.0)},
+                    emb_rel_max=0.0, arpack_rel_max=0.0, kmeans_ari_min=1.0,
+                    knn_jaccard_min=1.0, all_identical=1, pairs=1)
     assert level(row) == "nothing"
-    assert level(dict(row, all_identical=0)) == "bits"
-    assert level(dict(row, emb_rel_max=1e-13)) == "magnitudes"
-    assert level(dict(row, models={"lr": {"flips_max": 3, "max_dp": 0.6}})) == "predictions"
-    assert level(dict(row, verdicts_changed_max=1)) == "conclusions"
+    assert level(replace(row, all_identical=0)) == "bits"
+    assert level(replace(row, emb_rel_max=1e-13)) == "magnitudes"
+    assert level(replace(row, models={"lr": ModelBudget(flips_max=3, max_dp=0.6)})) == "predictions"
+    assert level(replace(row, verdicts_changed_max=1)) == "conclusions"
 
 
 def test_factors_this_machine_cannot_run_say_why(tmp_path):

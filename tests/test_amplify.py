@@ -9,14 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kit.analysis.records import BudgetRow, ModelBudget
 from kit.analysis.amplify import curves, explain, first_flip, predict, report
 from kit.worker.pipeline import perturb
 
 
-def row(factor, level, emb, flips, dp=0.1, verdicts=0):
-    return {"factor": factor, "level": level, "emb_rel_max": emb, "verdicts_changed_max": verdicts,
-            "models": {m: {"flips_median": f, "flips_max": f, "max_dp": dp,
-                           "flips_median_seed_units": None} for m, f in flips.items()}}
+def row(factor, level, emb, flips, dp=0.1, verdicts=0, flips_max=None):
+    return BudgetRow(factor, level, emb_rel_max=emb, verdicts_changed_max=verdicts,
+                     models={m: ModelBudget(flips_median=f, flips_max=(flips_max or {}).get(m, f),
+                                            max_dp=dp) for m, f in flips.items()})
 
 
 ROWS = [row("perturb", "1e-13", 1e-13, {"rf": 0, "hgb": 0}),
@@ -102,7 +103,7 @@ def test_only_environment_factors_are_explained_by_magnitude():
 def test_first_flip_is_defined_on_the_median_and_separately_on_any_draw():
     """rf flipped in one of three draws at 1e-3 while its median stayed 0: `kit amplify` said
     "first flip at 1e-3" beside a median of 0. Both are now named, each by its definition."""
-    rows = [row("perturb", "1e-09", 1e-9, {"rf": 0}), row("perturb", "1e-03", 1e-3, {"rf": 0})]
-    rows[1]["models"]["rf"]["flips_max"] = 1
+    rows = [row("perturb", "1e-09", 1e-9, {"rf": 0}),
+            row("perturb", "1e-03", 1e-3, {"rf": 0}, flips_max={"rf": 1})]
     rep = report(rows)
     assert rep["first_flip"]["rf"] is None and rep["first_flip_any"]["rf"] == 1e-3

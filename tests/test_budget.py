@@ -17,22 +17,22 @@ def store(tmp_path):
 
 def test_rows_and_seed_units(store):
     b = budget(store, "d" * 64)
-    rows = {r["factor"]: r for r in b["rows"]}
-    assert [r["factor"] for r in b["rows"]] == ["repeat", "threads", "seed"]
+    rows = {r.factor: r for r in b["rows"]}
+    assert [r.factor for r in b["rows"]] == ["repeat", "threads", "seed"]
     assert b["yardstick"]["flips"]["hgb"] == 5.0 and b["yardstick"]["pairs"] == 2
-    assert rows["repeat"]["all_identical"] == 1 and rows["repeat"]["emb_rel_max"] == 0
-    hgb = rows["threads"]["models"]["hgb"]
-    assert hgb["flips_median"] == 2 and hgb["flips_median_seed_units"] == pytest.approx(0.4)
-    assert rows["threads"]["models"]["lr"]["flips_median_seed_units"] is None  # 0 seed flips
-    assert rows["seed"]["models"]["hgb"]["flips_max"] == 6
-    assert rows["seed"]["emb_rel_seed_units"] > 1  # largest over the median
+    assert rows["repeat"].all_identical == 1 and rows["repeat"].emb_rel_max == 0
+    hgb = rows["threads"].models["hgb"]
+    assert hgb.flips_median == 2 and hgb.flips_median_seed_units == pytest.approx(0.4)
+    assert rows["threads"].models["lr"].flips_median_seed_units is None  # 0 seed flips
+    assert rows["seed"].models["hgb"].flips_max == 6
+    assert rows["seed"].emb_rel_seed_units > 1  # largest over the median
     assert b["note"] is None
 
 
 def test_thread_settings_are_explained_but_a_kernel_change_is_a_confound(store):
-    rows = {r["factor"]: r for r in budget(store, "d" * 64)["rows"]}
-    assert rows["threads"]["confounds"] == {"blas@numpy:architecture": ["Haswell -> Prescott"]}
-    assert rows["repeat"]["confounds"] == {}
+    rows = {r.factor: r for r in budget(store, "d" * 64)["rows"]}
+    assert rows["threads"].confounds == {"blas@numpy:architecture": ["Haswell -> Prescott"]}
+    assert rows["repeat"].confounds == {}
     assert confounds("repeat", {"env:OMP_NUM_THREADS": ["1", "2"]})  # not explained for repeat
 
 
@@ -43,7 +43,7 @@ def test_without_seed_pairs_the_budget_says_so(tmp_path):
     st.add_pairs([Pair("repeat", "", spec(), spec(replicate=1), "x")])
     b = budget(st, "d" * 64)
     assert b["yardstick"] is None and "kit run --factor seed" in b["note"]
-    assert b["rows"][0]["models"]["rf"]["flips_median_seed_units"] is None
+    assert b["rows"][0].models["rf"].flips_median_seed_units is None
 
 
 def test_pair_details(store):
@@ -65,9 +65,9 @@ def test_a_model_that_predicts_one_class_is_flagged(tmp_path):
     put(st, tmp_path, spec(seeds=seeds(1)), other)
     st.add_pairs([Pair("seed", "", spec(), spec(seeds=seeds(1)), "seed 0 vs 1")])
     b = budget(st, "d" * 64)
-    mlp = b["rows"][0]["models"]["mlp"]
-    assert mlp["flips_max"] == 0 and mlp["one_class_runs"] == 2
-    assert b["rows"][0]["models"]["lr"]["one_class_runs"] == 0
+    mlp = b["rows"][0].models["mlp"]
+    assert mlp.flips_max == 0 and mlp.one_class_runs == 2
+    assert b["rows"][0].models["lr"].one_class_runs == 0
     assert b["yardstick"]["one_class"] == ["mlp"]
     assert flips_cell(mlp).endswith("1-class")
     assert "mlp predicted a single class for every test protein" in budget_text(b)

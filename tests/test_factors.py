@@ -33,6 +33,7 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
     from kit.analysis.advice import advise
     from kit.analysis.amplify import explain
     from kit.analysis.budget import budget
+    from kit.analysis.records import BudgetRow, ModelBudget
     from kit.analysis.verdicts import verdict_sets
     from kit.cli.common import factors as factor_arg
     from kit.envs.stacks import Stack
@@ -55,14 +56,12 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
     put(st, tmp_path, s1, flipped(arrays(0), "hgb", 6))
     st.add_pairs([Pair("eps-env", "", a, b, "off vs on"), Pair("seed", "", a, s1, "seed 0 vs 1")])
     bud = budget(st, "d" * 64)
-    assert [r["factor"] for r in bud["rows"]] == ["eps-env", "seed"]  # ordered by the table
+    assert [r.factor for r in bud["rows"]] == ["eps-env", "seed"]  # ordered by the table
     row = bud["rows"][0]
-    assert row["confounds"] == {}  # what it is meant to change is explained by its regex
-    assert "eps-env" in explain(bud["rows"] + [{"factor": "perturb", "level": "1e-13",
-                                               "emb_rel_max": 1e-13, "verdicts_changed_max": 0,
-                                               "models": {"hgb": {"flips_median": 0, "flips_max": 0,
-                                                                  "max_dp": 0,
-                                                                  "flips_median_seed_units": None}}}])
+    assert row.confounds == {}  # what it is meant to change is explained by its regex
+    assert "eps-env" in explain(bud["rows"] + [BudgetRow(
+        "perturb", "1e-13", emb_rel_max=1e-13, verdicts_changed_max=0,
+        models={"hgb": ModelBudget(flips_median=0, flips_max=0, max_dp=0)})])
     a_ = advise(st, "d" * 64, bud)
     assert [r["factor"] for r in a_["ranking"]][0] in ("eps-env", "seed")
     text = next(r["text"] for r in a_["recommendations"] if r["basis"].get("factor") == "eps-env")

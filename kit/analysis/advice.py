@@ -12,6 +12,7 @@ from ..core import factors
 from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
+from .records import BudgetRow
 from ..runs.availability import availability
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
@@ -27,28 +28,28 @@ def _z(x):
     return x or 0
 
 
-def level(row: dict) -> str:
+def level(row: BudgetRow) -> str:
     """How far a factor's difference travelled, at worst over its pairs."""
-    if _z(row["verdicts_changed_max"]) > 0:
+    if _z(row.verdicts_changed_max) > 0:
         return "conclusions"
-    if any(m["flips_max"] > 0 for m in row["models"].values()):
+    if any(m.flips_max > 0 for m in row.models.values()):
         return "predictions"
-    if (_z(row["emb_rel_max"]) > 0 or _z(row["arpack_rel_max"]) > 0
-            or (row["kmeans_ari_min"] is not None and row["kmeans_ari_min"] < 1)
-            or (row["knn_jaccard_min"] is not None and row["knn_jaccard_min"] < 1)
-            or any(m["max_dp"] > 0 for m in row["models"].values())):
+    if (_z(row.emb_rel_max) > 0 or _z(row.arpack_rel_max) > 0
+            or (row.kmeans_ari_min is not None and row.kmeans_ari_min < 1)
+            or (row.knn_jaccard_min is not None and row.knn_jaccard_min < 1)
+            or any(m.max_dp > 0 for m in row.models.values())):
         return "magnitudes"
-    if row["all_identical"] < row["pairs"]:
+    if row.all_identical < row.pairs:
         return "bits"
     return "nothing"
 
 
-def _reach(row: dict) -> float:
+def _reach(row: BudgetRow) -> float:
     """Size within a level: the largest per-model flips in seed units, else raw flips."""
-    su = [m["flips_median_seed_units"] for m in row["models"].values()
-          if m["flips_median_seed_units"] is not None]
-    flips = max(m["flips_max"] for m in row["models"].values())
-    return max(su) if su else flips / 1e3 + _z(row["emb_rel_max"])
+    su = [m.flips_median_seed_units for m in row.models.values()
+          if m.flips_median_seed_units is not None]
+    flips = max(m.flips_max for m in row.models.values())
+    return max(su) if su else flips / 1e3 + _z(row.emb_rel_max)
 
 
 def _ranked(name: str) -> bool:
@@ -63,8 +64,13 @@ def _verb(name: str) -> str:
     return "Name and record" if f and f.varies == factors.SEED else "Pin"
 
 
+def _flips_max(row, model: str) -> int:
+    """Most flips of ``model`` in a row's pairs (0: it was not in them)."""
+    return row.models[model].flips_max if model in row.models else 0
+
+
 def _name(row):
-    return row["factor"] + (f"={row['level']}" if row["level"] else "")
+    return row.factor + (f"={row.level}" if row.level else "")
 
 
 def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | None = None) -> dict:
@@ -72,17 +78,16 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     ``plat``: the machine whose reasons explain the factors that cannot be measured on it."""
     b = b or budget(store, dataset)
     rows = {_name(r): r for r in b["rows"]}
-    ranked = sorted((r for r in b["rows"] if _ranked(r["factor"])),
+    ranked = sorted((r for r in b["rows"] if _ranked(r.factor)),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
     ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _reach(r)
-                if any(m["flips_median_seed_units"] is not None for m in r["models"].values())
-                else None, "pairs": r["pairs"], "confounds": sorted(r["confounds"])}
+                if any(m.flips_median_seed_units is not None for m in r.models.values())
+                else None, "pairs": r.pairs, "confounds": sorted(r.confounds)}
                for r in ranked]
-    per_model = {m: [{"factor": _name(r), "flips_median": r["models"][m]["flips_median"],
-                      "flips_max": r["models"][m]["flips_max"],
-                      "seed_units": r["models"][m]["flips_median_seed_units"]}
-                     for r in sorted(ranked, key=lambda r: -r["models"].get(m, {}).get("flips_max", 0))
-                     if r["models"].get(m, {}).get("flips_max", 0) > 0]
+    per_model = {m: [{"factor": _name(r), "flips_median": r.models[m].flips_median,
+                      "flips_max": r.models[m].flips_max,
+                      "seed_units": r.models[m].flips_median_seed_units}
+                     for r in sorted(ranked, key=lambda r: -_flips_max(r, m)) if _flips_max(r, m) > 0]
                  for m in ALL_MODELS}
     recs = []
     _null(rows, recs)
@@ -95,7 +100,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     _signs(ranked, recs)
     _margins(store, rows, recs)
     _mps(store, rows, recs, plat)
-    measured = {r["factor"] for r in b["rows"]}
+    measured = {r.factor for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
     not_measured = [{"factor": f, "what": d, "cannot_run_here": why.get(f)}
@@ -125,40 +130,40 @@ def _mps(store, rows, recs, plat):
     if not torch_rows:
         return
     on_mac = (plat or detect()).system == "darwin"
-    used = any(store.run(r).spec.device == "mps" for row in torch_rows for r in row["runs"])
+    used = any(store.run(r).spec.device == "mps" for row in torch_rows for r in row.runs)
     if on_mac or used:
         recs.append({"kind": "mps", "text": MPS_NOTE,
-                     "basis": {"factors": [r["factor"] for r in torch_rows], "mps_runs": used}})
+                     "basis": {"factors": [r.factor for r in torch_rows], "mps_runs": used}})
 
 
 def _null(rows, recs):
     p = rows.get("process")
-    if p is not None and p["all_identical"] != p["pairs"]:
+    if p is not None and p.all_identical != p.pairs:
         recs.append({"kind": "null", "text": f"WARNING: a run made in a warm worker differed from "
-                     f"the same run in a fresh process ({p['pairs'] - p['all_identical']} of "
-                     f"{p['pairs']} pairs): something of one run leaked into the next. Run with "
+                     f"the same run in a fresh process ({p.pairs - p.all_identical} of "
+                     f"{p.pairs} pairs): something of one run leaked into the next. Run with "
                      "`kit run --fresh` and report it.",
-                     "basis": {"factor": "process", "pairs": p["pairs"], "identical": p["all_identical"]}})
+                     "basis": {"factor": "process", "pairs": p.pairs, "identical": p.all_identical}})
     r = rows.get("repeat")
     if r is None:
         return
-    if r["all_identical"] == r["pairs"]:
-        recs.append({"kind": "null", "text": f"The null experiment held: {r['pairs']} repeated run "
+    if r.all_identical == r.pairs:
+        recs.append({"kind": "null", "text": f"The null experiment held: {r.pairs} repeated run "
                      "pair(s) were bitwise identical at every stage, so the differences below are real.",
-                     "basis": {"factor": "repeat", "pairs": r["pairs"], "identical": r["all_identical"]}})
+                     "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical}})
     else:
         recs.append({"kind": "null", "text": f"WARNING: the null experiment failed: only "
-                     f"{r['all_identical']} of {r['pairs']} repeated pairs were identical. A generator "
+                     f"{r.all_identical} of {r.pairs} repeated pairs were identical. A generator "
                      "is loose or the environment is unstable; treat every row as suspect.",
-                     "basis": {"factor": "repeat", "pairs": r["pairs"], "identical": r["all_identical"]}})
+                     "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical}})
 
 
 def _one_class(b, recs):
     """A model that predicts one class everywhere flips nothing: say so before any row is read."""
     runs = {}
     for r in b["rows"]:
-        for m, d in r["models"].items():
-            if d.get("one_class_runs"):
+        for m, d in r.models.items():
+            if d.one_class_runs:
                 runs.setdefault(m, set()).add(_name(r))
     for m, rows in runs.items():
         n = b["dataset"].get("rows")
@@ -172,38 +177,38 @@ def _one_class(b, recs):
 
 def _factor_advice(r, recs):
     lvl, name = level(r), _name(r)
-    f = factors.get(r["factor"])
-    what = f.what if f else r["factor"]
-    basis = {"factor": name, "level": lvl, "pairs": r["pairs"]}
+    f = factors.get(r.factor)
+    what = f.what if f else r.factor
+    basis = {"factor": name, "level": lvl, "pairs": r.pairs}
     if lvl == "conclusions":
-        key, k = max(r["verdict_changes"].items(), key=lambda kv: kv[1])
-        basis.update(verdict=key, pairs_changed=k, verdicts_changed_max=r["verdicts_changed_max"])
-        text = (f"{_verb(r['factor'])} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
-                f"verdict in {k} of {r['pairs']} pair(s); up to {r['verdicts_changed_max']} of the "
+        key, k = max(r.verdict_changes.items(), key=lambda kv: kv[1])
+        basis.update(verdict=key, pairs_changed=k, verdicts_changed_max=r.verdicts_changed_max)
+        text = (f"{_verb(r.factor)} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
+                f"verdict in {k} of {r.pairs} pair(s); up to {r.verdicts_changed_max} of the "
                 "12 verdicts changed in one pair.")
     elif lvl == "predictions":
-        moved = [(m, d) for m, d in r["models"].items() if d["flips_max"] > 0]
+        moved = [(m, d) for m, d in r.models.items() if d.flips_max > 0]
         parts = []
         for m, d in moved:
-            su = d["flips_median_seed_units"]
-            parts.append(f"{_MODEL_NAMES[m]} median {fmt(d['flips_median'])}, at most "
-                         f"{d['flips_max']} of {r['n_test']}" + (f" ({fmt(su)} seed units)" if su is not None else ""))
-            basis[m] = {"flips_median": d["flips_median"], "flips_max": d["flips_max"], "seed_units": su}
-        text = f"{_verb(r['factor'])} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
-    elif lvl == "magnitudes" and r["emb_rel_max"] is None:  # torch rows: probabilities only
-        dp = max(d["max_dp"] for d in r["models"].values())
+            su = d.flips_median_seed_units
+            parts.append(f"{_MODEL_NAMES[m]} median {fmt(d.flips_median)}, at most "
+                         f"{d.flips_max} of {r.n_test}" + (f" ({fmt(su)} seed units)" if su is not None else ""))
+            basis[m] = {"flips_median": d.flips_median, "flips_max": d.flips_max, "seed_units": su}
+        text = f"{_verb(r.factor)} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
+    elif lvl == "magnitudes" and r.emb_rel_max is None:  # torch rows: probabilities only
+        dp = max(d.max_dp for d in r.models.values())
         basis.update(max_dp=dp)
         text = (f"{name} moved predicted probabilities by at most {fmt(dp)} and flipped no "
                 "prediction: low priority.")
     elif lvl == "magnitudes":
-        basis.update(emb_rel_max=r["emb_rel_max"], emb_seed_units=r["emb_rel_seed_units"])
-        text = (f"{name} moved the embedding by at most {fmt(r['emb_rel_max'])}"
-                + (f" ({fmt(r['emb_rel_seed_units'])} seed units)" if r["emb_rel_seed_units"] is not None else "")
+        basis.update(emb_rel_max=r.emb_rel_max, emb_seed_units=r.emb_rel_seed_units)
+        text = (f"{name} moved the embedding by at most {fmt(r.emb_rel_max)}"
+                + (f" ({fmt(r.emb_rel_seed_units)} seed units)" if r.emb_rel_seed_units is not None else "")
                 + " and changed no prediction: low priority.")
     elif lvl == "bits":
         text = f"{name} changed bits only (no measurable magnitude): no need to pin for these models."
     else:
-        text = f"{name}: every stage bitwise identical in all {r['pairs']} pair(s): no need to pin."
+        text = f"{name}: every stage bitwise identical in all {r.pairs} pair(s): no need to pin."
     recs.append({"kind": "factor", "text": text, "basis": basis})
 
 
@@ -232,26 +237,26 @@ def _solver(store, b, rows, recs):
     if seed:
         recs.append({"kind": "solver", "text": (
             f"A converged solver removes the seed from the embedding: across seeds the ARPACK "
-            f"embedding moved at most {fmt(seed['arpack_rel_max'])}, the randomized one "
-            f"{fmt(seed['emb_rel_max'])}."),
-            "basis": {"factor": "seed", "arpack_rel_max": seed["arpack_rel_max"],
-                      "emb_rel_max": seed["emb_rel_max"]}})
-    levels = sorted((int(r["level"]), r) for r in b["rows"] if r["factor"] == "svd-iters")
+            f"embedding moved at most {fmt(seed.arpack_rel_max)}, the randomized one "
+            f"{fmt(seed.emb_rel_max)}."),
+            "basis": {"factor": "seed", "arpack_rel_max": seed.arpack_rel_max,
+                      "emb_rel_max": seed.emb_rel_max}})
+    levels = sorted((int(r.level), r) for r in b["rows"] if r.factor == "svd-iters")
     if len(levels) >= 2:
         (lo, rlo), (hi, rhi) = levels[0], levels[-1]
-        secs = {it: _svd_seconds(store, r["runs"]) for it, r in levels}
+        secs = {it: _svd_seconds(store, r.runs) for it, r in levels}
         tlo, thi = secs[lo], secs[hi]
         cost = thi / tlo if tlo and thi else None
-        fl = {m: (rlo["models"][m]["flips_median"], rhi["models"][m]["flips_median"]) for m in MODELS}
+        fl = {m: (rlo.models[m].flips_median, rhi.models[m].flips_median) for m in MODELS}
         recs.append({"kind": "solver", "text": (
             f"Raising randomized-SVD power iterations from {lo} to {hi} changed the median flips "
             "across seeds " + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
-            + f"; neighbour agreement (Jaccard, median) {fmt(rlo['knn_jaccard_median'])} -> "
-            f"{fmt(rhi['knn_jaccard_median'])}"
+            + f"; neighbour agreement (Jaccard, median) {fmt(rlo.knn_jaccard_median)} -> "
+            f"{fmt(rhi.knn_jaccard_median)}"
             + (f", at {cost:.1f}x the SVD time ({tlo:.2f} s -> {thi:.2f} s)." if cost else ".")),
             "basis": {"factor": "svd-iters", "levels": [lo, hi], "flips": fl, "svd_seconds": [tlo, thi],
                       "svd_seconds_by_level": secs,
-                      "knn_jaccard": [rlo["knn_jaccard_median"], rhi["knn_jaccard_median"]]}})
+                      "knn_jaccard": [rlo.knn_jaccard_median, rhi.knn_jaccard_median]}})
 
 
 def _converged(store, rows, recs):
@@ -261,29 +266,29 @@ def _converged(store, rows, recs):
     ref = rows.get(ref_name)
     if not (solver and ref):
         return
-    fl = {m: (ref["models"][m]["flips_median"], solver["models"][m]["flips_median"])
-          for m in MODELS if m in ref["models"] and m in solver["models"]}
-    t_rand, t_arp = _svd_seconds(store, ref["runs"]), _svd_seconds(store, solver["runs"], "svd_arpack")
-    stable = [sum(v["stable"] for v in stability(store, r["runs"])) for r in (ref, solver)]
+    fl = {m: (ref.models[m].flips_median, solver.models[m].flips_median)
+          for m in MODELS if m in ref.models and m in solver.models}
+    t_rand, t_arp = _svd_seconds(store, ref.runs), _svd_seconds(store, solver.runs, "svd_arpack")
+    stable = [sum(v["stable"] for v in stability(store, r.runs)) for r in (ref, solver)]
     recs.append({"kind": "solver", "text": (
         "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
         f"instead of the randomized one ({ref_name}), the median flips across seeds went "
         + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
-        + f"; neighbour agreement (Jaccard, median) {fmt(ref['knn_jaccard_median'])} -> "
-        f"{fmt(solver['knn_jaccard_median'])}; k-means agreement (ARI, median) "
-        f"{fmt(ref['kmeans_ari_median'])} -> {fmt(solver['kmeans_ari_median'])}; verdicts "
+        + f"; neighbour agreement (Jaccard, median) {fmt(ref.knn_jaccard_median)} -> "
+        f"{fmt(solver.knn_jaccard_median)}; k-means agreement (ARI, median) "
+        f"{fmt(ref.kmeans_ari_median)} -> {fmt(solver.kmeans_ari_median)}; verdicts "
         f"the same in every seed {stable[0]} -> {stable[1]} of 12"
         + (f"; ARPACK took {t_arp:.2f} s against {t_rand:.2f} s for the randomized SVD."
            if t_rand and t_arp else ".")),
         "basis": {"factor": "svd-solver", "reference": ref_name, "flips": fl,
                   "svd_seconds": [t_rand, t_arp],
-                  "knn_jaccard": [ref["knn_jaccard_median"], solver["knn_jaccard_median"]],
-                  "kmeans_ari": [ref["kmeans_ari_median"], solver["kmeans_ari_median"]],
+                  "knn_jaccard": [ref.knn_jaccard_median, solver.knn_jaccard_median],
+                  "kmeans_ari": [ref.kmeans_ari_median, solver.kmeans_ari_median],
                   "stable_verdicts": stable}})
 
 
 def _signs(ranked, recs):
-    flips = [(r["sign_flips_max"], _name(r)) for r in ranked if _z(r["sign_flips_max"]) > 0]
+    flips = [(r.sign_flips_max, _name(r)) for r in ranked if _z(r.sign_flips_max) > 0]
     if flips:
         k, name = max(flips)
         recs.append({"kind": "signs", "text": (
@@ -296,7 +301,7 @@ def _margins(store, rows, recs):
     seed = rows.get("seed")
     if not seed:
         return
-    for v in stability(store, seed["runs"]):
+    for v in stability(store, seed.runs):
         if not v["stable"]:
             top = max(v["counts"].items(), key=lambda kv: kv[1])
             sig = v["counts"][">"] + v["counts"]["<"]

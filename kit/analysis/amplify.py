@@ -20,25 +20,25 @@ FACTOR = "perturb"
 def curves(rows: list) -> dict:
     """{model: [{"eps", "flips_median", "flips_max", "max_dp", "seed_units", "verdicts"}]} by eps."""
     # eps = 0 is the sweep's null check, not a point on a log axis
-    points = sorted(((float(r["level"]), r) for r in rows if r["factor"] == FACTOR
-                     and r["level"] != PRECISION_LEVEL and float(r["level"]) > 0), key=lambda x: x[0])
+    points = sorted(((float(r.level), r) for r in rows if r.factor == FACTOR
+                     and r.level != PRECISION_LEVEL and float(r.level) > 0), key=lambda x: x[0])
     out = {}
     for eps, r in points:
-        for m, d in r["models"].items():
+        for m, d in r.models.items():
             out.setdefault(m, []).append({
-                "eps": eps, "flips_median": d["flips_median"], "flips_max": d["flips_max"],
-                "max_dp": d["max_dp"], "seed_units": d["flips_median_seed_units"],
-                "verdicts_changed": r["verdicts_changed_max"], "emb_rel": r["emb_rel_max"]})
+                "eps": eps, "flips_median": d.flips_median, "flips_max": d.flips_max,
+                "max_dp": d.max_dp, "seed_units": d.flips_median_seed_units,
+                "verdicts_changed": r.verdicts_changed_max, "emb_rel": r.emb_rel_max})
     return out
 
 
 def precision_point(rows: list) -> dict | None:
     """The float32 round-trip's flips per model, for comparison with the precision factor."""
-    r = next((r for r in rows if r["factor"] == FACTOR and r["level"] == PRECISION_LEVEL), None)
+    r = next((r for r in rows if r.factor == FACTOR and r.level == PRECISION_LEVEL), None)
     if r is None:
         return None
-    return {"emb_rel": r["emb_rel_max"],
-            "flips": {m: d["flips_median"] for m, d in r["models"].items()}}
+    return {"emb_rel": r.emb_rel_max,
+            "flips": {m: d.flips_median for m, d in r.models.items()}}
 
 
 def first_flip(curve: list, any_draw: bool = False) -> float | None:
@@ -80,18 +80,18 @@ def explain(rows: list) -> dict:
         return {}
     out = {}
     for r in rows:
-        f = factors.get(r["factor"])
+        f = factors.get(r.factor)
         # only a difference in the environment can be "explained by magnitude"; seeds and the
         # sweep itself change what is computed, not how precisely
-        if not (f and f.environmental) or r["emb_rel_max"] is None:
+        if not (f and f.environmental) or r.emb_rel_max is None:
             continue
-        name = r["factor"] + (f"={r['level']}" if r["level"] else "")
+        name = r.factor + (f"={r.level}" if r.level else "")
         per = {}
-        for m, d in r["models"].items():
-            pred = predict(cs.get(m, []), r["emb_rel_max"])
+        for m, d in r.models.items():
+            pred = predict(cs.get(m, []), r.emb_rel_max)
             if pred is None:
                 continue
-            obs = d["flips_median"]
+            obs = d.flips_median
             if obs == pred or (obs <= 1 and pred <= 1):
                 verdict = "magnitude"
             elif obs > 2 * pred + 1:
@@ -101,7 +101,7 @@ def explain(rows: list) -> dict:
             else:
                 verdict = "magnitude"
             per[m] = {"predicted": pred, "observed": obs, "verdict": verdict}
-        out[name] = {"emb_rel": r["emb_rel_max"], "models": per}
+        out[name] = {"emb_rel": r.emb_rel_max, "models": per}
     return out
 
 

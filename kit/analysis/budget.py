@@ -9,6 +9,7 @@ import numpy as np
 from ..core import factors
 from .amplify import explain
 from .compare import ALL_MODELS, STAGES, compare_runs
+from .records import BudgetRow, ModelBudget
 from ..runs.store import Store
 from .verdicts import changed, has_verdicts, run_verdicts
 
@@ -101,45 +102,43 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
                                      (b, c["models"][m].get("one_class_b"))) if flag}
         med = _median(flips)
         per_seed = unit and unit["flips"].get(m)
-        models[m] = {
-            "flips_median": med, "flips_max": int(max(flips)),
-            "max_dp": max(c["models"][m]["max_dp"] for c in comps),
-            "max_abs_d_acc": max(abs(c["models"][m]["d_acc"]) for c in comps),
-            "flips_median_seed_units": _ratio(med, per_seed),
-            "flips_max_seed_units": _ratio(max(flips), per_seed),
-            "one_class_runs": len(one_class),  # runs in which it predicted a single class
-        }
+        models[m] = ModelBudget(
+            flips_median=med, flips_max=int(max(flips)),
+            max_dp=max(c["models"][m]["max_dp"] for c in comps),
+            max_abs_d_acc=max(abs(c["models"][m]["d_acc"]) for c in comps),
+            flips_median_seed_units=_ratio(med, per_seed),
+            flips_max_seed_units=_ratio(max(flips), per_seed),
+            one_class_runs=len(one_class))
     conf = defaultdict(set)
     for c in comps:
         for k, (va, vb) in confounds(factor, c["env_diff"]).items():
             conf[k].add(f"{va} -> {vb}")
-    return {
-        "factor": factor, "level": level, "pairs": n, "labels": labels,
-        "n_test": comps[0]["n_test"], "stages": stages,
-        "identical": identical,
-        "all_identical": sum(all(c["identical"].values()) for c in comps),
-        "emb_rel_max": emb,
-        "emb_rel_median": _agg(comps, _median, lambda c: _emb(c)["rel_fro"]),
-        "emb_rel_seed_units": _ratio(emb, unit and unit["emb_rel"]),
-        "arpack_rel_max": _agg(comps, max, lambda c: c["svd_arpack"]["rel_fro"]),
-        "runs": list(dict.fromkeys(r for p in pair_ids for r in p)),
-        "sv_rel_max": _agg(comps, max, lambda c: _emb(c)["sv_rel_max"]),
-        "digits_min": digits,
-        "emb_digits_min": digits.get(comps[0].get("embedding", "svd_rand")),
-        "components_median": _per_component(comps, "components"),
-        "values_median": _per_component(comps, "values"),
-        "sign_flips_max": _agg(comps, max, lambda c: _emb(c)["sign_flips"]),
-        "kmeans_ari_min": _agg(comps, min, lambda c: c["kmeans_ari"]),
-        "kmeans_ari_median": _agg(comps, _median, lambda c: c["kmeans_ari"]),
-        "knn_jaccard_min": _agg(comps, min, lambda c: c["knn_jaccard"]),
-        "knn_jaccard_median": _agg(comps, _median, lambda c: c["knn_jaccard"]),
-        "models": models,
+    return BudgetRow(
+        factor=factor, level=level, pairs=n, labels=labels,
+        n_test=comps[0]["n_test"], stages=stages,
+        identical=identical,
+        all_identical=sum(all(c["identical"].values()) for c in comps),
+        emb_rel_max=emb,
+        emb_rel_median=_agg(comps, _median, lambda c: _emb(c)["rel_fro"]),
+        emb_rel_seed_units=_ratio(emb, unit and unit["emb_rel"]),
+        arpack_rel_max=_agg(comps, max, lambda c: c["svd_arpack"]["rel_fro"]),
+        runs=list(dict.fromkeys(r for p in pair_ids for r in p)),
+        sv_rel_max=_agg(comps, max, lambda c: _emb(c)["sv_rel_max"]),
+        digits_min=digits,
+        emb_digits_min=digits.get(comps[0].get("embedding", "svd_rand")),
+        components_median=_per_component(comps, "components"),
+        values_median=_per_component(comps, "values"),
+        sign_flips_max=_agg(comps, max, lambda c: _emb(c)["sign_flips"]),
+        kmeans_ari_min=_agg(comps, min, lambda c: c["kmeans_ari"]),
+        kmeans_ari_median=_agg(comps, _median, lambda c: c["kmeans_ari"]),
+        knn_jaccard_min=_agg(comps, min, lambda c: c["knn_jaccard"]),
+        knn_jaccard_median=_agg(comps, _median, lambda c: c["knn_jaccard"]),
+        models=models,
         # torch runs have no verdicts of the four classifiers: None, not 0
-        "verdicts_changed_max": max(len(v) for v in vchanges) if pipeline else None,
-        "verdict_changes": {k: sum(k in v for v in vchanges)
-                            for k in sorted({k for v in vchanges for k in v})},
-        "confounds": {k: sorted(v) for k, v in sorted(conf.items())},
-    }
+        verdicts_changed_max=max(len(v) for v in vchanges) if pipeline else None,
+        verdict_changes={k: sum(k in v for v in vchanges)
+                         for k in sorted({k for v in vchanges for k in v})},
+        confounds={k: sorted(v) for k, v in sorted(conf.items())})
 
 
 def _verdict_changes(store: Store, a: str, b: str) -> list:

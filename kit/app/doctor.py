@@ -28,13 +28,13 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
         a = au.prepare(["repeat", "process"], "synthetic", n, PlanOptions(threads=(1,)), plat=plat)
         au.plan_runs(a)
         au.execute(a, store, jobs=1)
-        rows = {r["factor"]: r for r in budget(store, a.dataset.sha256)["rows"]}
+        rows = {r.factor: r for r in budget(store, a.dataset.sha256)["rows"]}
         row, warm = rows["repeat"], rows["process"]
     finally:
         store.close()
-    null_ok = row["all_identical"] == row["pairs"]
+    null_ok = row.all_identical == row.pairs
     problems_out = []
-    if warm["all_identical"] != warm["pairs"]:
+    if warm.all_identical != warm.pairs:
         problems_out.append({"problem": "a run made in a warm worker differs from the same run in "
                                         "a fresh process",
                              "remedy": "run with `kit run --fresh` until it is fixed, and report "
@@ -78,12 +78,12 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
                              "remedy": "`kit store check --repair` drops them; the next `kit run` "
                                        "makes the runs again"})
     busy = [s["name"] for s in out_stacks if s["threads"]["honoured"] is None]
-    return {"warm_workers": {"pairs": warm["pairs"], "identical": warm["all_identical"],
-                             "ok": warm["all_identical"] == warm["pairs"]},
-            "null_experiment": {"ok": null_ok, "pairs": row["pairs"], "identical": row["all_identical"],
+    return {"warm_workers": {"pairs": warm.pairs, "identical": warm.all_identical,
+                             "ok": warm.all_identical == warm.pairs},
+            "null_experiment": {"ok": null_ok, "pairs": row.pairs, "identical": row.all_identical,
                                 "dataset": a.dataset.name},
             "stacks": out_stacks, "problems": problems_out, "store": stored,
-            "ok": null_ok and warm["all_identical"] == warm["pairs"] and stored["ok"],
+            "ok": null_ok and warm.all_identical == warm.pairs and stored["ok"],
             "busy": ({"stacks": busy, "busy_cores": max(s["threads"]["busy_cores"] for s in out_stacks),
                       "cores": cores} if busy else None)}
 

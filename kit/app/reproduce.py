@@ -124,13 +124,13 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
         for d in pair_details(store, sha, FACTOR):
             if (d["a"], d["b"]) in ids:
                 per_run.append(d)
-    rows = [r for sha in datasets for r in budget(store, sha)["rows"] if r["factor"] == FACTOR]
+    rows = [r for sha in datasets for r in budget(store, sha)["rows"] if r.factor == FACTOR]
     units = {sha: budget(store, sha)["yardstick"] for sha in datasets}
     identical = sum(all(d["comparison"]["identical"].values()) for d in per_run)
-    verdicts = sum(r["verdicts_changed_max"] or 0 for r in rows)
-    worst_su = max((m["flips_max_seed_units"] or 0 for r in rows for m in r["models"].values()),
+    verdicts = sum(r.verdicts_changed_max or 0 for r in rows)
+    worst_su = max((m.flips_max_seed_units or 0 for r in rows for m in r.models.values()),
                    default=0)
-    flips = max((m["flips_max"] for r in rows for m in r["models"].values()), default=0)
+    flips = max((m.flips_max for r in rows for m in r.models.values()), default=0)
     if not per_run:
         answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
     elif identical == len(per_run):

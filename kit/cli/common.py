@@ -101,7 +101,9 @@ def dataset_args(p, default=None):
 
 
 def print_json(obj) -> None:
-    json.dump(obj, sys.stdout, indent=1, sort_keys=True, default=str)
+    from ..runs.records import as_json
+
+    json.dump(as_json(obj), sys.stdout, indent=1, sort_keys=True, default=str)
     sys.stdout.write("\n")
 
 

@@ -74,10 +74,11 @@ def _cmd_budget(args) -> int:
         return 0
     b = budget(store, sel.sha256, sel.summary)
     if args.csv:
+        from ..runs.records import as_json
         from ..views.frames import budget_frame, csv_text
 
         print(dataset_line(sel.summary, sel.why), file=sys.stderr)  # the file holds rows only
-        sys.stdout.write(csv_text(budget_frame(b)))
+        sys.stdout.write(csv_text(budget_frame(as_json(b))))
         return 0
     print_json(b) if args.json else print(budget_text(b, sel.why))
     return 0
@@ -159,7 +160,7 @@ def _cmd_runs(args) -> int:
         ids = {x for p in store.pairs(ds) if p["factor"] in args.factor for x in (p["a"], p["b"])}
         runs = [r for r in runs if r.id in ids]
     if args.json:
-        print_json([r.to_json() for r in runs])
+        print_json(runs)
     else:
         print(runs_text(runs, store.datasets()) if runs else "no runs stored"
               + (" that match" if args.kind or args.stack or args.factor else ""))

@@ -1,4 +1,4 @@
-"""What the store hands out: typed records of stored runs (dicts only at the JSON edge)."""
+"""Typed records of stored runs, and `as_json`: any records as dicts at the JSON edge."""
 
 from __future__ import annotations
 
@@ -41,3 +41,15 @@ class StoredRun:
     def to_json(self) -> dict:
         return {"id": self.id, "spec": json.loads(self.spec_json), "created": self.created,
                 "manifest": self.manifest, "stages": {s: i.to_json() for s, i in self.stages.items()}}
+
+
+def as_json(obj):
+    """``obj`` with every record in it (anything with ``to_json``) in its JSON form, walking
+    dicts and lists: what `--json` writes and what the notebook's frames are built from."""
+    if hasattr(obj, "to_json"):
+        return obj.to_json()
+    if isinstance(obj, dict):
+        return {k: as_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [as_json(v) for v in obj]
+    return obj

@@ -23,12 +23,12 @@ from .pane import Pane
 def flips_bars(b: dict) -> tuple:
     """[(factor, largest median flips in seed units)] for the bars (the yardsticks are 1 by
     definition and left out), and whether the values are seed units or raw counts."""
-    rows = [r for r in b["rows"] if not factors.is_yardstick(r["factor"])]
+    rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor)]
     units = b["yardstick"] is not None
     out = []
     for r in rows:
-        vals = [m["flips_median_seed_units"] if units else m["flips_median"]
-                for m in r["models"].values()]
+        vals = [m.flips_median_seed_units if units else m.flips_median
+                for m in r.models.values()]
         vals = [v for v in vals if v is not None]
         out.append((factor_label(r), max(vals) if vals else None))
     return out, units
@@ -88,12 +88,12 @@ class BudgetPane(Pane):
         t = self.query_one("#budget-table", DataTable)
         row = t.cursor_row
         t.clear(columns=True)
-        models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
+        models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
         t.add_columns("factor", "pairs", "identical", "emb diff", *models, "verdicts")
         for r in b["rows"]:
-            emb = r["emb_rel_seed_units"] if units else r["emb_rel_max"]
-            t.add_row(factor_label(r), str(r["pairs"]), f"{r['all_identical']}/{r['pairs']}",
-                      fmt(emb), *[flips_cell(r["models"].get(m), units=units) for m in models],
+            emb = r.emb_rel_seed_units if units else r.emb_rel_max
+            t.add_row(factor_label(r), str(r.pairs), f"{r.all_identical}/{r.pairs}",
+                      fmt(emb), *[flips_cell(r.models.get(m), units=units) for m in models],
                       verdicts_cell(r), key=factor_label(r))
         if b["rows"]:
             t.move_cursor(row=min(row, len(b["rows"]) - 1))

@@ -18,7 +18,8 @@ def records_frame(records: list, index: str | None = None):
 
 
 def budget_frame(b: dict):
-    """One row per budget row (a factor, or a factor's level: `seed`, `svd-iters=20`)."""
+    """One row per budget row (a factor, or a factor's level: `seed`, `svd-iters=20`), from
+    the budget in its JSON form (as `kit budget --json` writes it)."""
     rows = [{"row": r["factor"] + (f"={r['level']}" if r["level"] else ""), **r} for r in b["rows"]]
     return records_frame(rows, "row")
 

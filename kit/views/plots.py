@@ -37,14 +37,14 @@ def plot_flips(b: dict) -> bytes | None:
     Zeros have no place on a log axis: they are written as "0" at the axis' left end, and when
     nothing flipped at all the plot says so on a plain axis instead of a broken log one.
     """
-    rows = [r for r in b["rows"] if not factors.is_yardstick(r["factor"])]  # 1 by definition
+    rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor)]  # 1 by definition
     if not rows:
         return None
     plt = _figure()
     units = b["yardstick"] is not None
-    models = [m for m in ALL_MODELS if any(m in r["models"] for r in rows)]
-    value = (lambda d: d["flips_median_seed_units"]) if units else (lambda d: d["flips_median"])
-    vals = {m: [value(r["models"][m]) if m in r["models"] else None for r in rows] for m in models}
+    models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
+    value = (lambda d: d.flips_median_seed_units) if units else (lambda d: d.flips_median)
+    vals = {m: [value(r.models[m]) if m in r.models else None for r in rows] for m in models}
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
     positive = [v for vs in vals.values() for v in vs if v]
     floor = min(positive + [1.0]) / 3 if positive else 1.0
@@ -78,12 +78,12 @@ def plot_flips(b: dict) -> bytes | None:
 
 
 def plot_embedding(b: dict) -> bytes | None:
-    rows = [r for r in b["rows"] if r["emb_rel_max"] is not None]
+    rows = [r for r in b["rows"] if r.emb_rel_max is not None]
     if not rows:
         return None
     plt = _figure()
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(rows) + 1.4))
-    vals = [r["emb_rel_max"] for r in rows]
+    vals = [r.emb_rel_max for r in rows]
     floor = 1e-17
     ax.barh(range(len(rows)), [max(v, floor) for v in vals], color="#4c72b0")
     for j, v in enumerate(vals):
@@ -102,29 +102,29 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
     """Flips across seeds at each number of power iterations: every pair's flips as a point
     (a few seeds are a few points, not a trend), the median as the line, n under each level;
     the models on ARPACK's embedding at the right; SVD seconds on the second axis."""
-    rows = sorted((int(r["level"]), r) for r in b["rows"] if r["factor"] == "svd-iters")
+    rows = sorted((int(r.level), r) for r in b["rows"] if r.factor == "svd-iters")
     if len(rows) < 2:
         return None
     plt = _figure()
     fig, ax = plt.subplots(figsize=(8, 4.4))
     xs = [x for x, _ in rows]
-    solver = next((r for r in b["rows"] if r["factor"] == "svd-solver"), None)
+    solver = next((r for r in b["rows"] if r.factor == "svd-solver"), None)
     arpack_x = xs[-1] * 2
     pair_flips = pair_flips or {}
     for k, m in enumerate(MODELS):
         shift = 2 ** ((k - 1.5) * 0.06)  # side by side, on the log axis
-        ax.plot([x * shift for x in xs], [r["models"][m]["flips_median"] for _, r in rows], "-",
+        ax.plot([x * shift for x in xs], [r.models[m].flips_median for _, r in rows], "-",
                 color=_COLOURS[m], label=f"{m} (median)")
         for level, comps in pair_flips.items():
             x = arpack_x if level == "svd-solver" else int(level)
             pts = [c["models"][m]["flips"] for c in comps if m in c["models"]]
             ax.plot([x * shift] * len(pts), pts, "o", color=_COLOURS[m], alpha=0.55, ms=4)
         if solver:
-            ax.plot([arpack_x * shift], [solver["models"][m]["flips_median"]], "D", color=_COLOURS[m])
+            ax.plot([arpack_x * shift], [solver.models[m].flips_median], "D", color=_COLOURS[m])
     ticks = xs + ([arpack_x] if solver else [])
-    n = {str(x): r["pairs"] for x, r in rows}
+    n = {str(x): r.pairs for x, r in rows}
     if solver:
-        n["svd-solver"] = solver["pairs"]
+        n["svd-solver"] = solver.pairs
     ax.set_xscale("log", base=2)
     ax.set_xticks(ticks, [f"{x}\nn={n[str(x)]}" for x in xs]
                   + ([f"ARPACK\nn={n['svd-solver']}"] if solver else []))
@@ -162,10 +162,10 @@ def plot_amplification(b: dict) -> bytes | None:
     ax.set_xlabel("relative size of the noise added to the embedding (eps)")
     ax.set_ylabel("median flips of test predictions")
     for r in b["rows"]:  # where the environment factors sit on the same axis
-        f = factors.get(r["factor"])
-        if f and f.environmental and r["emb_rel_max"]:
-            ax.axvline(r["emb_rel_max"], color="grey", lw=0.6, ls=":")
-            ax.text(r["emb_rel_max"], ax.get_ylim()[1] * 0.95, r["factor"], rotation=90,
+        f = factors.get(r.factor)
+        if f and f.environmental and r.emb_rel_max:
+            ax.axvline(r.emb_rel_max, color="grey", lw=0.6, ls=":")
+            ax.text(r.emb_rel_max, ax.get_ylim()[1] * 0.95, r.factor, rotation=90,
                     fontsize=7, va="top", color="grey")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("Amplification: how each model turns input noise into flips")

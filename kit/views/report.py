@@ -26,14 +26,14 @@ from .tables import (VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_c
 
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
-    models = [m for m in ALL_MODELS if any(m in r["models"] for r in b["rows"])]
-    rows = [[factor_label(r), r["pairs"],
-             f"{sum(r['identical'][s] == r['pairs'] for s in r['stages'])}/{len(r['stages'])}",
-             fmt(r["emb_rel_max"]), digits_cell(r.get("emb_digits_min")),
-             fmt(r["emb_rel_seed_units"]), fmt(r["sign_flips_max"]),
-             fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
-            + [flips_cell(r["models"].get(m)) for m in models]
-            + [verdicts_cell(r), "; ".join(r["confounds"]) or "-"] for r in b["rows"]]
+    models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
+    rows = [[factor_label(r), r.pairs,
+             f"{sum(r.identical[s] == r.pairs for s in r.stages)}/{len(r.stages)}",
+             fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
+             fmt(r.emb_rel_seed_units), fmt(r.sign_flips_max),
+             fmt(r.kmeans_ari_min), fmt(r.knn_jaccard_min)]
+            + [flips_cell(r.models.get(m)) for m in models]
+            + [verdicts_cell(r), "; ".join(r.confounds) or "-"] for r in b["rows"]]
     head = (["factor", "pairs", "stages identical in all pairs", "emb diff", "emb digits",
              "emb (seed u.)",
              "sign flips", "ARI min", "Jaccard min"] + [f"flips {m}" for m in models]

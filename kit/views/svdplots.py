@@ -14,8 +14,8 @@ _FLOOR = 1e-17  # where "bitwise identical" is drawn on a log axis
 def _rows(b: dict, key: str) -> list:
     """Rows worth a line: one per factor (svd-iters levels and the perturbation sweep are
     curves of their own elsewhere), with something to draw."""
-    return [r for r in b["rows"] if r.get(key) and r["factor"] not in ("perturb", "svd-iters")
-            and (factors.get(r["factor"]) is None or not factors.get(r["factor"]).torch)]
+    return [r for r in b["rows"] if getattr(r, key) and r.factor not in ("perturb", "svd-iters")
+            and (factors.get(r.factor) is None or not factors.get(r.factor).torch)]
 
 
 def plot_components(b: dict) -> bytes | None:
@@ -28,7 +28,7 @@ def plot_components(b: dict) -> bytes | None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
     for r in rows:
         for ax, key in ((left, "components_median"), (right, "values_median")):
-            vals = r.get(key)
+            vals = getattr(r, key)
             if not vals:
                 continue
             same = not any(vals)
@@ -51,10 +51,10 @@ def plot_digits(b: dict) -> bytes | None:
     rows = _rows(b, "digits_min")
     if not rows:
         return None
-    stages = [s for s in DIGIT_STAGES if any(s in r["digits_min"] for r in rows)]
+    stages = [s for s in DIGIT_STAGES if any(s in r.digits_min for r in rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.8))
-    grid = [[r["digits_min"].get(s, float("nan")) for s in stages] for r in rows]
+    grid = [[r.digits_min.get(s, float("nan")) for s in stages] for r in rows]
     im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=15.7, aspect="auto")
     for i, vals in enumerate(grid):
         for j, v in enumerate(vals):

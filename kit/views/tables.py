@@ -14,31 +14,31 @@ from ..core.numbers import fmt
 _SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
 
 
-def factor_label(row: dict) -> str:
+def factor_label(row) -> str:
     """A budget row's name: the factor, and its level where it has one (svd-iters=50)."""
-    return row["factor"] + (f"={row['level']}" if row["level"] else "")
+    return row.factor + (f"={row.level}" if row.level else "")
 
 
 ONE_CLASS = "1-class"  # marks a model that predicted one class for every protein in some run
 
 
-def flips_cell(d: dict | None, units: bool | None = None) -> str:
+def flips_cell(d, units: bool | None = None) -> str:
     """A model's flips in a budget row: "median/max (median in seed units)".
 
     ``units``: None shows both, True the seed units alone, False the raw counts alone.
     """
     if d is None:
         return "-"
-    su = d["flips_median_seed_units"]
-    raw = f"{fmt(d['flips_median'], 4)}/{d['flips_max']}"
+    su = d.flips_median_seed_units
+    raw = f"{fmt(d.flips_median, 4)}/{d.flips_max}"
     text = (fmt(su) if units else raw if units is False
             else raw + (f" ({fmt(su)})" if su is not None else ""))
-    return text + (f" {ONE_CLASS}" if d.get("one_class_runs") else "")
+    return text + (f" {ONE_CLASS}" if d.one_class_runs else "")
 
 
 def one_class_note(rows: list) -> str | None:
     """The legend for ONE_CLASS, naming the models it marks (None when nothing is marked)."""
-    models = sorted({m for r in rows for m, d in r["models"].items() if d.get("one_class_runs")})
+    models = sorted({m for r in rows for m, d in r.models.items() if d.one_class_runs})
     if not models:
         return None
     return (f"{ONE_CLASS}: {', '.join(models)} predicted a single class for every test protein in "
@@ -50,8 +50,8 @@ def digits_cell(digits: float | None) -> str:
     return "-" if digits is None else f"{digits:.1f}"
 
 
-def verdicts_cell(row: dict) -> str:
-    return "-" if row["verdicts_changed_max"] is None else f"{row['verdicts_changed_max']}/12"
+def verdicts_cell(row) -> str:
+    return "-" if row.verdicts_changed_max is None else f"{row.verdicts_changed_max}/12"
 
 
 def blas_text(threadpools, build: dict | None = None) -> str:
@@ -96,23 +96,23 @@ def budget_text(b: dict, why: str | None = None) -> str:
     if not rows:
         out.append("no pairs stored for this dataset yet: run `kit run --factor repeat` first")
         return "\n".join(out)
-    stages = [s for s in STAGES if any(s in r["identical"] for r in rows)]
-    models = [m for m in ALL_MODELS if any(m in r["models"] for r in rows)]
-    bits = [[factor_label(r), r["pairs"]] + [f"{r['identical'][s]}/{r['pairs']}" if s in r["identical"]
+    stages = [s for s in STAGES if any(s in r.identical for r in rows)]
+    models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
+    bits = [[factor_label(r), r.pairs] + [f"{r.identical[s]}/{r.pairs}" if s in r.identical
                                       else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
             table(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages], key=2)]
-    mags = [[factor_label(r), fmt(r["emb_rel_max"]), digits_cell(r.get("emb_digits_min")),
-             fmt(r["emb_rel_seed_units"]), fmt(r["sv_rel_max"]),
-             fmt(r["sign_flips_max"]), fmt(r["kmeans_ari_min"]), fmt(r["knn_jaccard_min"])]
-            for r in rows if r["emb_rel_max"] is not None]
+    mags = [[factor_label(r), fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
+             fmt(r.emb_rel_seed_units), fmt(r.sv_rel_max),
+             fmt(r.sign_flips_max), fmt(r.kmeans_ari_min), fmt(r.knn_jaccard_min)]
+            for r in rows if r.emb_rel_max is not None]
     if mags:
         out += ["", "Magnitudes (largest over the pairs; digits, ARI and Jaccard: lowest)",
                 table(mags, ["factor", "emb diff", "digits", "emb (seed u.)", "sv diff",
                              "sign flips", "k-means ARI", "kNN Jaccard"])]
     n_test = b["dataset"].get("test", "?")
-    preds = [[factor_label(r)] + [flips_cell(r["models"].get(m)) for m in models]
-             + [fmt(max(d["max_dp"] for d in r["models"].values())), verdicts_cell(r)]
+    preds = [[factor_label(r)] + [flips_cell(r.models.get(m)) for m in models]
+             + [fmt(max(d.max_dp for d in r.models.values())), verdicts_cell(r)]
              for r in rows]
     out += ["", para(f"Predictions: flips of {n_test} test proteins, median/max (median in seed "
                      "units); conclusions: most of the 12 verdicts changed in one pair"),
@@ -137,7 +137,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
             out += ["", para("Explained by magnitude? Flips the perturbation curve predicts for "
                              "each factor's embedding difference, beside those observed (median)"),
                     table(lines, ["factor", "emb diff", "model", "predicted", "observed", "reading"])]
-    conf = [(r, r["confounds"]) for r in rows if r["confounds"]]
+    conf = [(r, r.confounds) for r in rows if r.confounds]
     if conf:
         out += ["", "Confounds: attributes that also differed within a factor's pairs"]
         for r, c in conf:
@@ -224,8 +224,8 @@ def compare_text(rep: dict) -> str:
                          ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
                          wrap=(0, 3)))
     for r in rep["rows"]:
-        su = {m: d["flips_max_seed_units"] for m, d in r["models"].items()
-              if d["flips_max_seed_units"] is not None}
+        su = {m: d.flips_max_seed_units for m, d in r.models.items()
+              if d.flips_max_seed_units is not None}
         if su:
             out.append("  in seed units (largest flips): "
                        + ", ".join(f"{m} {fmt(v)}" for m, v in su.items()))
