@@ -30,7 +30,7 @@ def flips_bars(b: dict) -> tuple:
         vals = [m.flips_median_seed_units if units else m.flips_median
                 for m in r.models.values()]
         vals = [v for v in vals if v is not None]
-        out.append((factor_label(r), max(vals) if vals else None))
+        out.append((factor_label(r.factor, r.level), max(vals) if vals else None))
     return out, units
 
 
@@ -92,9 +92,9 @@ class BudgetPane(Pane):
         t.add_columns("factor", "pairs", "identical", "emb diff", *models, "verdicts")
         for r in b["rows"]:
             emb = r.emb_rel_seed_units if units else r.emb_rel_max
-            t.add_row(factor_label(r), str(r.pairs), f"{r.all_identical}/{r.pairs}",
+            t.add_row(factor_label(r.factor, r.level), str(r.pairs), f"{r.all_identical}/{r.pairs}",
                       fmt(emb), *[flips_cell(r.models.get(m), units=units) for m in models],
-                      verdicts_cell(r), key=factor_label(r))
+                      verdicts_cell(r), key=factor_label(r.factor, r.level))
         if b["rows"]:
             t.move_cursor(row=min(row, len(b["rows"]) - 1))
         vals, raw_units = flips_bars(b)

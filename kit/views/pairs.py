@@ -23,8 +23,8 @@ def pair_cells(p: dict) -> dict:
 def pairs_text(rows: list) -> str:
     cells = [pair_cells(p) for p in rows]
     head = ["pair", "identical", "emb diff", "digits", "ARI", "Jaccard", "flips", "confounds"]
-    out = [table([[factor_label(p)] + [c[h] for h in head] for p, c in zip(rows, cells)],
-                 ["factor"] + head, wrap=(1, 7, 8))]
+    out = [table([[factor_label(p["factor"], p["level"])] + [c[h] for h in head]
+                  for p, c in zip(rows, cells)], ["factor"] + head, wrap=(1, 7, 8))]
     stages = [s for s in DIGIT_STAGES if any(s in (p["comparison"].get("digits") or {}) for p in rows)]
     if stages:
         digits = [[p["label"]] + [digits_cell(((p["comparison"].get("digits") or {}).get(s) or {})

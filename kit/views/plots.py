@@ -68,7 +68,7 @@ def plot_flips(b: dict) -> bytes | None:
     else:
         ax.set_xlim(0, 1)
         ax.text(0.5, -0.6, "no factor flipped a prediction", ha="center", fontsize=9)
-    ax.set_yticks(range(len(rows)), [factor_label(r) for r in rows])
+    ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level) for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("median flips in seed units (1 = what a different seed flips; 0 written as 0)"
                   if units else "median flips (no seed runs: raw counts)")
@@ -91,7 +91,7 @@ def plot_embedding(b: dict) -> bytes | None:
             ax.text(floor * 2, j, "bitwise identical", va="center", fontsize=7)
     ax.set_xscale("log")
     ax.set_xlim(floor, 10)
-    ax.set_yticks(range(len(rows)), [factor_label(r) for r in rows])
+    ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level) for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("largest relative embedding difference (randomized SVD, signs aligned)")
     ax.set_title("How far each factor moves the embedding")

@@ -27,7 +27,7 @@ from .tables import (VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_c
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
     models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
-    rows = [[factor_label(r), r.pairs,
+    rows = [[factor_label(r.factor, r.level), r.pairs,
              f"{sum(r.identical[s] == r.pairs for s in r.stages)}/{len(r.stages)}",
              fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
              fmt(r.emb_rel_seed_units), fmt(r.sign_flips_max),

@@ -34,7 +34,7 @@ def plot_components(b: dict) -> bytes | None:
             same = not any(vals)
             ax.plot(range(1, len(vals) + 1), [max(v, _FLOOR) for v in vals], marker=".",
                     markersize=3, linewidth=1,
-                    label=factor_label(r) + (" (identical)" if same else ""))
+                    label=factor_label(r.factor, r.level) + (" (identical)" if same else ""))
     for ax, what in ((left, "component (column of U·S), signs aligned"), (right, "singular value")):
         ax.set_yscale("log")
         ax.set_ylim(_FLOOR / 2, 10)
@@ -62,7 +62,7 @@ def plot_digits(b: dict) -> bytes | None:
                 ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7,
                         color="white" if v < 8 else "black")
     ax.set_xticks(range(len(stages)), [_SHORT.get(s, s) for s in stages])
-    ax.set_yticks(range(len(rows)), [factor_label(r) for r in rows])
+    ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level) for r in rows])
     fig.colorbar(im, ax=ax, label="significant decimal digits (float64: 15.7)")
     ax.set_title("Significant digits kept per stage (lowest over each factor's pairs)")
     return _png(fig)

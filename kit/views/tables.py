@@ -14,9 +14,9 @@ from ..core.numbers import fmt
 _SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
 
 
-def factor_label(row) -> str:
-    """A budget row's name: the factor, and its level where it has one (svd-iters=50)."""
-    return row.factor + (f"={row.level}" if row.level else "")
+def factor_label(factor: str, level: str) -> str:
+    """A budget row's or a pair's name: the factor, and its level where it has one (svd-iters=50)."""
+    return factor + (f"={level}" if level else "")
 
 
 ONE_CLASS = "1-class"  # marks a model that predicted one class for every protein in some run
@@ -98,11 +98,11 @@ def budget_text(b: dict, why: str | None = None) -> str:
         return "\n".join(out)
     stages = [s for s in STAGES if any(s in r.identical for r in rows)]
     models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
-    bits = [[factor_label(r), r.pairs] + [f"{r.identical[s]}/{r.pairs}" if s in r.identical
+    bits = [[factor_label(r.factor, r.level), r.pairs] + [f"{r.identical[s]}/{r.pairs}" if s in r.identical
                                       else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
             table(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages], key=2)]
-    mags = [[factor_label(r), fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
+    mags = [[factor_label(r.factor, r.level), fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
              fmt(r.emb_rel_seed_units), fmt(r.sv_rel_max),
              fmt(r.sign_flips_max), fmt(r.kmeans_ari_min), fmt(r.knn_jaccard_min)]
             for r in rows if r.emb_rel_max is not None]
@@ -111,7 +111,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
                 table(mags, ["factor", "emb diff", "digits", "emb (seed u.)", "sv diff",
                              "sign flips", "k-means ARI", "kNN Jaccard"])]
     n_test = b["dataset"].get("test", "?")
-    preds = [[factor_label(r)] + [flips_cell(r.models.get(m)) for m in models]
+    preds = [[factor_label(r.factor, r.level)] + [flips_cell(r.models.get(m)) for m in models]
              + [fmt(max(d.max_dp for d in r.models.values())), verdicts_cell(r)]
              for r in rows]
     out += ["", para(f"Predictions: flips of {n_test} test proteins, median/max (median in seed "
@@ -142,7 +142,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
         out += ["", "Confounds: attributes that also differed within a factor's pairs"]
         for r, c in conf:
             for k, v in c.items():
-                out.append(para(f"{factor_label(r)}: {k}: {'; '.join(v)}", "      ", "  "))
+                out.append(para(f"{factor_label(r.factor, r.level)}: {k}: {'; '.join(v)}", "      ", "  "))
     return "\n".join(out)
 
 
