@@ -51,21 +51,21 @@ def _yardstick(comps: list) -> dict | None:
 
 
 def _agg(comps, fn, get):
-    """fn over the pairs that have the measure (a perturbed run has no k-means, say)."""
-    vals = []
-    for c in comps:
-        try:
-            v = get(c)
-        except (KeyError, TypeError):
-            continue
-        if v is not None:
-            vals.append(v)
+    """fn over the pairs that have the measure: ``get`` gives None for a pair without it (a
+    perturbed run has no k-means, a torch run no embedding); a key it misspells is an error."""
+    vals = [v for v in map(get, comps) if v is not None]
     return fn(vals) if vals else None
 
 
-def _emb(c: dict) -> dict:
-    """The comparison of the embedding the downstream stages used (svd-solver: ARPACK's)."""
-    return c[c.get("embedding", "svd_rand")]
+def _emb(c: dict) -> dict | None:
+    """The comparison of the embedding the downstream stages used (svd-solver: ARPACK's), or
+    None for a pair without one (torch runs)."""
+    return c.get(c.get("embedding", "svd_rand"))
+
+
+def _of(measures: dict | None, key: str):
+    """``measures[key]``, or None when the pair has no such measures at all."""
+    return None if measures is None else measures[key]
 
 
 def _digits(comps: list) -> dict:
@@ -79,7 +79,7 @@ def _digits(comps: list) -> dict:
 
 def _per_component(comps: list, key: str) -> list | None:
     """The median over the pairs of each SVD component's (or singular value's) difference."""
-    lists = [_emb(c).get(key) for c in comps if c.get(c.get("embedding", "svd_rand"))]
+    lists = [_emb(c)[key] for c in comps if _emb(c)]
     lists = [x for x in lists if x]
     if not lists or len({len(x) for x in lists}) != 1:
         return None
@@ -92,7 +92,7 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
     pipeline = any("svd_rand" in c for c in comps)
     stages = [s for s in STAGES if any(s in c["identical"] for c in comps)]
     identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in stages}
-    emb = _agg(comps, max, lambda c: _emb(c)["rel_fro"])
+    emb = _agg(comps, max, lambda c: _of(_emb(c), "rel_fro"))
     digits = _digits(comps)
     models = {}
     for m in _models(comps):
@@ -119,20 +119,20 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         identical=identical,
         all_identical=sum(all(c["identical"].values()) for c in comps),
         emb_rel_max=emb,
-        emb_rel_median=_agg(comps, _median, lambda c: _emb(c)["rel_fro"]),
+        emb_rel_median=_agg(comps, _median, lambda c: _of(_emb(c), "rel_fro")),
         emb_rel_seed_units=_ratio(emb, unit and unit["emb_rel"]),
-        arpack_rel_max=_agg(comps, max, lambda c: c["svd_arpack"]["rel_fro"]),
+        arpack_rel_max=_agg(comps, max, lambda c: _of(c.get("svd_arpack"), "rel_fro")),
         runs=list(dict.fromkeys(r for p in pair_ids for r in p)),
-        sv_rel_max=_agg(comps, max, lambda c: _emb(c)["sv_rel_max"]),
+        sv_rel_max=_agg(comps, max, lambda c: _of(_emb(c), "sv_rel_max")),
         digits_min=digits,
         emb_digits_min=digits.get(comps[0].get("embedding", "svd_rand")),
         components_median=_per_component(comps, "components"),
         values_median=_per_component(comps, "values"),
-        sign_flips_max=_agg(comps, max, lambda c: _emb(c)["sign_flips"]),
-        kmeans_ari_min=_agg(comps, min, lambda c: c["kmeans_ari"]),
-        kmeans_ari_median=_agg(comps, _median, lambda c: c["kmeans_ari"]),
-        knn_jaccard_min=_agg(comps, min, lambda c: c["knn_jaccard"]),
-        knn_jaccard_median=_agg(comps, _median, lambda c: c["knn_jaccard"]),
+        sign_flips_max=_agg(comps, max, lambda c: _of(_emb(c), "sign_flips")),
+        kmeans_ari_min=_agg(comps, min, lambda c: c.get("kmeans_ari")),
+        kmeans_ari_median=_agg(comps, _median, lambda c: c.get("kmeans_ari")),
+        knn_jaccard_min=_agg(comps, min, lambda c: c.get("knn_jaccard")),
+        knn_jaccard_median=_agg(comps, _median, lambda c: c.get("knn_jaccard")),
         models=models,
         # torch runs have no verdicts of the four classifiers: None, not 0
         verdicts_changed_max=max(len(v) for v in vchanges) if pipeline else None,
