@@ -56,9 +56,10 @@ class Kit:
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
         from .analysis.budget import pair_details
+        from .runs.records import as_json
         from .views.frames import pairs_frame
 
-        return pairs_frame(pair_details(self.store, self._dataset(dataset), factor))
+        return pairs_frame(as_json(pair_details(self.store, self._dataset(dataset), factor)))
 
     def budget(self, dataset: str | None = None):
         from .analysis.budget import budget

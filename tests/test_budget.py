@@ -48,7 +48,7 @@ def test_without_seed_pairs_the_budget_says_so(tmp_path):
 
 def test_pair_details(store):
     rows = pair_details(store, "d" * 64, "threads")
-    assert len(rows) == 1 and rows[0]["comparison"]["models"]["hgb"]["flips"] == 2
+    assert len(rows) == 1 and rows[0]["comparison"].models["hgb"].flips == 2
     assert "blas@numpy:architecture" in rows[0]["confounds"]
 
 

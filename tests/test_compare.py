@@ -6,6 +6,7 @@ from sklearn.metrics import adjusted_rand_score, roc_auc_score
 
 from kit.analysis.compare import (VERSION, adjusted_rand, compare_runs, embedding_diff, env_diff,
                                   model_diff, neighbour_jaccard, sv_rel)
+from kit.analysis.records import EmbeddingDiff
 from kit.runs.store import Store
 from stored import arrays, env, put, spec
 
@@ -40,11 +41,11 @@ def test_model_diff_counts_flips_and_scores():
     pa = np.array([0.1, 0.9, 0.6, 0.4, 0.7, 0.2])
     pb = np.array([0.1, 0.9, 0.4, 0.6, 0.7, 0.2])
     d = model_diff(pa, pb, y)
-    assert d["flips"] == 2 and d["max_dp"] == pytest.approx(0.2)
-    assert d["acc_a"] == 1.0 and d["acc_b"] == pytest.approx(4 / 6)
-    assert d["d_auc"] == pytest.approx(roc_auc_score(y, pb) - roc_auc_score(y, pa))
+    assert d.flips == 2 and d.max_dp == pytest.approx(0.2)
+    assert d.acc_a == 1.0 and d.acc_b == pytest.approx(4 / 6)
+    assert d.d_auc == pytest.approx(roc_auc_score(y, pb) - roc_auc_score(y, pa))
     one = model_diff(pa, pb, np.ones(6, int))  # one class in the test set: no AUC, said as NaN
-    assert np.isnan(one["auc_a"]) and np.isnan(one["d_auc"]) and one["acc_a"] == 0.5
+    assert np.isnan(one.auc_a) and np.isnan(one.d_auc) and one.acc_a == 0.5
 
 
 @pytest.mark.parametrize("case", ["random", "relabelled", "one-cluster", "singletons", "empty",
@@ -78,15 +79,16 @@ def test_compare_runs_on_stored_runs(tmp_path):
     b["rf"][:3] = 1 - a["rf"][:3]
     ra, rb = put(store, tmp_path, spec(), a), put(store, tmp_path, spec(replicate=1), b)
     c = compare_runs(store, ra, rb)
-    assert c["identical"]["kmer"] and c["identical"]["knn"] and not c["identical"]["svd_rand"]
-    assert not c["identical"]["rf"] and c["identical"]["hgb"]
-    assert c["svd_rand"] == {"rel_fro": 0.0, "sign_flips": 2, "sv_rel_max": 0.0,
-                             "components": [0.0] * 8, "values": [0.0] * 8}
+    assert c.identical["kmer"] and c.identical["knn"] and not c.identical["svd_rand"]
+    assert not c.identical["rf"] and c.identical["hgb"]
+    assert c.svd_rand == EmbeddingDiff(rel_fro=0.0, sign_flips=2, sv_rel_max=0.0,
+                                       components=[0.0] * 8, values=[0.0] * 8)
     # identical numbers keep every bit; after sign alignment the embedding is identical too
-    assert c["digits"]["svd_rand"]["bits"] == 52 and c["digits"]["hgb"]["bits_min"] == 52
-    assert c["digits"]["rf"]["bits_min"] < 52
-    assert c["kmeans_ari"] == 1.0 and c["knn_jaccard"] == 1.0
+    assert c.digits["svd_rand"]["bits"] == 52 and c.digits["hgb"]["bits_min"] == 52
+    assert c.digits["rf"]["bits_min"] < 52
+    assert c.kmeans_ari == 1.0 and c.knn_jaccard == 1.0
     expected = int(np.sum((a["rf"][:3] > 0.5) != (b["rf"][:3] > 0.5)))
-    assert c["models"]["rf"]["flips"] == expected and c["models"]["lr"]["flips"] == 0
-    assert c["n_test"] == 20 and c["env_diff"] == {}
-    assert store.comparison(ra, rb, VERSION) == c  # cached
+    assert c.models["rf"].flips == expected and c.models["lr"].flips == 0
+    assert c.n_test == 20 and c.env_diff == {}
+    assert store.comparison(ra, rb, VERSION) == c.to_json()  # cached
+    assert compare_runs(store, ra, rb) == c  # read back from the cache

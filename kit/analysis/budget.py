@@ -9,7 +9,7 @@ import numpy as np
 from ..core import factors
 from .amplify import explain
 from .compare import ALL_MODELS, STAGES, compare_runs
-from .records import BudgetRow, ModelBudget
+from .records import BudgetRow, EmbeddingDiff, ModelBudget
 from ..runs.store import Store
 from .verdicts import changed, has_verdicts, run_verdicts
 
@@ -27,59 +27,54 @@ def _ratio(x, unit):
 
 
 def _models(comps: list) -> list:
-    return [m for m in ALL_MODELS if any(m in c["models"] for c in comps)]
+    return [m for m in ALL_MODELS if any(m in c.models for c in comps)]
 
 
 def _yardstick(comps: list) -> dict | None:
     """One seed unit per measure: medians over the seed pairs (torch-seed for the torch MLP)."""
     if not comps:
         return None
-    pipe = [c for c in comps if "svd_rand" in c]
+    pipe = [c for c in comps if c.svd_rand is not None]
     acc = {}
     for m in _models(comps):
-        cs = [c["models"][m] for c in comps if m in c["models"]]
-        acc[m] = [cs[0]["acc_a"]] + [c["acc_b"] for c in cs]  # the reference, then each seed
+        cs = [c.models[m] for c in comps if m in c.models]
+        acc[m] = [cs[0].acc_a] + [c.acc_b for c in cs]  # the reference, then each seed
     return {"pairs": len(pipe), "torch_pairs": len(comps) - len(pipe),
-            "emb_rel": _median([c["svd_rand"]["rel_fro"] for c in pipe]),
-            "flips": {m: _median([c["models"][m]["flips"] for c in comps if m in c["models"]])
+            "emb_rel": _median([c.svd_rand.rel_fro for c in pipe]),
+            "flips": {m: _median([c.models[m].flips for c in comps if m in c.models])
                       for m in _models(comps)},
             "acc_sd": {m: float(np.std(v, ddof=1)) if len(v) > 1 else None for m, v in acc.items()},
             # models that predicted one class in a seed run: their seed unit means nothing
             "one_class": [m for m in _models(comps) if any(
-                c["models"][m].get("one_class_a") or c["models"][m].get("one_class_b")
-                for c in comps if m in c["models"])]}
+                c.models[m].one_class_a or c.models[m].one_class_b
+                for c in comps if m in c.models)]}
 
 
 def _agg(comps, fn, get):
     """fn over the pairs that have the measure: ``get`` gives None for a pair without it (a
-    perturbed run has no k-means, a torch run no embedding); a key it misspells is an error."""
+    perturbed run has no k-means, a torch run no embedding); a misspelt one fails at once."""
     vals = [v for v in map(get, comps) if v is not None]
     return fn(vals) if vals else None
 
 
-def _emb(c: dict) -> dict | None:
-    """The comparison of the embedding the downstream stages used (svd-solver: ARPACK's), or
-    None for a pair without one (torch runs)."""
-    return c.get(c.get("embedding", "svd_rand"))
-
-
-def _of(measures: dict | None, key: str):
-    """``measures[key]``, or None when the pair has no such measures at all."""
-    return None if measures is None else measures[key]
+def _of(emb: EmbeddingDiff | None, measure: str):
+    """A measure of an embedding's comparison (a misspelt one is an AttributeError), or None
+    for a pair without that embedding (torch runs have none, perturbed ones no ARPACK)."""
+    return None if emb is None else getattr(emb, measure)
 
 
 def _digits(comps: list) -> dict:
     """{stage: the fewest significant digits any pair kept there (each pair: its median)}."""
     out = {}
     for c in comps:
-        for stage, d in (c.get("digits") or {}).items():
+        for stage, d in c.digits.items():
             out[stage] = min(out.get(stage, d["digits"]), d["digits"])
     return out
 
 
-def _per_component(comps: list, key: str) -> list | None:
+def _per_component(comps: list, measure: str) -> list | None:
     """The median over the pairs of each SVD component's (or singular value's) difference."""
-    lists = [_emb(c)[key] for c in comps if _emb(c)]
+    lists = [getattr(c.used, measure) for c in comps if c.used]
     lists = [x for x in lists if x]
     if not lists or len({len(x) for x in lists}) != 1:
         return None
@@ -89,50 +84,50 @@ def _per_component(comps: list, key: str) -> list | None:
 def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
          vchanges: list, pair_ids: list) -> dict:
     n = len(comps)
-    pipeline = any("svd_rand" in c for c in comps)
-    stages = [s for s in STAGES if any(s in c["identical"] for c in comps)]
-    identical = {s: sum(bool(c["identical"].get(s)) for c in comps) for s in stages}
-    emb = _agg(comps, max, lambda c: _of(_emb(c), "rel_fro"))
+    pipeline = any(c.svd_rand is not None for c in comps)
+    stages = [s for s in STAGES if any(s in c.identical for c in comps)]
+    identical = {s: sum(bool(c.identical.get(s)) for c in comps) for s in stages}
+    emb = _agg(comps, max, lambda c: _of(c.used, "rel_fro"))
     digits = _digits(comps)
     models = {}
     for m in _models(comps):
-        flips = [c["models"][m]["flips"] for c in comps]
+        flips = [c.models[m].flips for c in comps]
         one_class = {r for c, (a, b) in zip(comps, pair_ids)
-                     for r, flag in ((a, c["models"][m].get("one_class_a")),
-                                     (b, c["models"][m].get("one_class_b"))) if flag}
+                     for r, flag in ((a, c.models[m].one_class_a),
+                                     (b, c.models[m].one_class_b)) if flag}
         med = _median(flips)
         per_seed = unit and unit["flips"].get(m)
         models[m] = ModelBudget(
             flips_median=med, flips_max=int(max(flips)),
-            max_dp=max(c["models"][m]["max_dp"] for c in comps),
-            max_abs_d_acc=max(abs(c["models"][m]["d_acc"]) for c in comps),
+            max_dp=max(c.models[m].max_dp for c in comps),
+            max_abs_d_acc=max(abs(c.models[m].d_acc) for c in comps),
             flips_median_seed_units=_ratio(med, per_seed),
             flips_max_seed_units=_ratio(max(flips), per_seed),
             one_class_runs=len(one_class))
     conf = defaultdict(set)
     for c in comps:
-        for k, (va, vb) in confounds(factor, c["env_diff"]).items():
+        for k, (va, vb) in confounds(factor, c.env_diff).items():
             conf[k].add(f"{va} -> {vb}")
     return BudgetRow(
         factor=factor, level=level, pairs=n, labels=labels,
-        n_test=comps[0]["n_test"], stages=stages,
+        n_test=comps[0].n_test, stages=stages,
         identical=identical,
-        all_identical=sum(all(c["identical"].values()) for c in comps),
+        all_identical=sum(all(c.identical.values()) for c in comps),
         emb_rel_max=emb,
-        emb_rel_median=_agg(comps, _median, lambda c: _of(_emb(c), "rel_fro")),
+        emb_rel_median=_agg(comps, _median, lambda c: _of(c.used, "rel_fro")),
         emb_rel_seed_units=_ratio(emb, unit and unit["emb_rel"]),
-        arpack_rel_max=_agg(comps, max, lambda c: _of(c.get("svd_arpack"), "rel_fro")),
+        arpack_rel_max=_agg(comps, max, lambda c: _of(c.svd_arpack, "rel_fro")),
         runs=list(dict.fromkeys(r for p in pair_ids for r in p)),
-        sv_rel_max=_agg(comps, max, lambda c: _of(_emb(c), "sv_rel_max")),
+        sv_rel_max=_agg(comps, max, lambda c: _of(c.used, "sv_rel_max")),
         digits_min=digits,
-        emb_digits_min=digits.get(comps[0].get("embedding", "svd_rand")),
+        emb_digits_min=digits.get(comps[0].embedding),
         components_median=_per_component(comps, "components"),
         values_median=_per_component(comps, "values"),
-        sign_flips_max=_agg(comps, max, lambda c: _of(_emb(c), "sign_flips")),
-        kmeans_ari_min=_agg(comps, min, lambda c: c.get("kmeans_ari")),
-        kmeans_ari_median=_agg(comps, _median, lambda c: c.get("kmeans_ari")),
-        knn_jaccard_min=_agg(comps, min, lambda c: c.get("knn_jaccard")),
-        knn_jaccard_median=_agg(comps, _median, lambda c: c.get("knn_jaccard")),
+        sign_flips_max=_agg(comps, max, lambda c: _of(c.used, "sign_flips")),
+        kmeans_ari_min=_agg(comps, min, lambda c: c.kmeans_ari),
+        kmeans_ari_median=_agg(comps, _median, lambda c: c.kmeans_ari),
+        knn_jaccard_min=_agg(comps, min, lambda c: c.knn_jaccard),
+        knn_jaccard_median=_agg(comps, _median, lambda c: c.knn_jaccard),
         models=models,
         # torch runs have no verdicts of the four classifiers: None, not 0
         verdicts_changed_max=max(len(v) for v in vchanges) if pipeline else None,
@@ -187,5 +182,5 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
         if factor and p["factor"] != factor:
             continue
         c = compare_runs(store, p["a"], p["b"])
-        out.append({**p, "comparison": c, "confounds": confounds(p["factor"], c["env_diff"])})
+        out.append({**p, "comparison": c, "confounds": confounds(p["factor"], c.env_diff)})
     return out

@@ -9,6 +9,7 @@ from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .auc import auc
 from .digits import agreement
+from .records import Comparison, EmbeddingDiff, ModelDiff
 
 VERSION = 6  # bump when a measure changes: cached comparisons are then recomputed
 # display stage -> the stored arrays it consists of
@@ -88,17 +89,17 @@ def adjusted_rand(la, lb) -> float:
     return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
 
-def model_diff(pa, pb, y) -> dict:
+def model_diff(pa, pb, y) -> ModelDiff:
     pa, pb = np.asarray(pa, np.float64), np.asarray(pb, np.float64)
     ca, cb = pa > THRESHOLD, pb > THRESHOLD
     acc_a, acc_b = float(np.mean(ca == y)), float(np.mean(cb == y))
     auc_a, auc_b = auc(pa, y), auc(pb, y)  # NaN when the test set holds one class
     # a model that predicts one class for every protein flips nothing, whatever changes: its
     # zero is not stability, and every table that shows its flips says so
-    return {"flips": int(np.sum(ca != cb)), "max_dp": float(np.max(np.abs(pa - pb))),
-            "one_class_a": bool(ca.all() or not ca.any()), "one_class_b": bool(cb.all() or not cb.any()),
-            "acc_a": acc_a, "acc_b": acc_b, "d_acc": acc_b - acc_a,
-            "auc_a": auc_a, "auc_b": auc_b, "d_auc": auc_b - auc_a}
+    return ModelDiff(flips=int(np.sum(ca != cb)), max_dp=float(np.max(np.abs(pa - pb))),
+                     one_class_a=bool(ca.all() or not ca.any()), one_class_b=bool(cb.all() or not cb.any()),
+                     acc_a=acc_a, acc_b=acc_b, d_acc=acc_b - acc_a,
+                     auc_a=auc_a, auc_b=auc_b, d_auc=auc_b - auc_a)
 
 
 def env_diff(ma: dict, mb: dict) -> dict:
@@ -122,11 +123,11 @@ def env_diff(ma: dict, mb: dict) -> dict:
     return {k: [fa.get(k), fb.get(k)] for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)}
 
 
-def compare_runs(store: Store, a: str, b: str) -> dict:
+def compare_runs(store: Store, a: str, b: str) -> Comparison:
     """Every measure of the paper for one pair of stored runs (cached in the store)."""
     cached = store.comparison(a, b, VERSION)
     if cached is not None:
-        return cached
+        return Comparison.from_cache(cached)
     ra, rb = store.run(a), store.run(b)
     if ra.spec.dataset != rb.spec.dataset:
         raise KitError("runs on different datasets cannot be compared stage by stage")
@@ -142,17 +143,15 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
     y = get(a, "y_test")
     # the embedding k-means, neighbours and the classifiers used: its change is "the embedding's"
     used = {r.spec.embedding for r in (ra, rb)}
-    out = {"identical": identical, "n_test": int(len(y)),
-           "embedding": "svd_arpack" if used == {"arpack"} else "svd_rand"}
+    measured = {}  # what the two runs' kind may lack: an embedding, k-means, neighbours
     both = lambda x: x in sa and x in sb  # noqa: E731
     digits = {}
     for svd in ("svd_rand", "svd_arpack"):  # a perturbed run has an embedding and no more
         if both(svd):
             Ea, Eb = get(a, svd), get(b, svd)
-            d = embedding_diff(Ea, Eb)
-            d["values"] = sv_rel(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
-            d["sv_rel_max"] = max(d["values"]) if d["values"] else None
-            out[svd] = d
+            values = sv_rel(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
+            measured[svd] = EmbeddingDiff(**embedding_diff(Ea, Eb), values=values,
+                                     sv_rel_max=max(values) if values else None)
             digits[svd] = agreement(Ea, aligned(Ea, Eb))
     for stage in DIGIT_STAGES:
         if stage in digits:  # the embeddings, done above
@@ -160,15 +159,16 @@ def compare_runs(store: Store, a: str, b: str) -> dict:
         first = STAGES[stage][0]
         if both(first) and (stage != "tfidf" or identical_structure(sa, sb)):
             digits[stage] = agreement(get(a, first), get(b, first))
-    out["digits"] = {k: v for k, v in digits.items() if v is not None}
     if both("kmeans"):
-        out["kmeans_ari"] = adjusted_rand(get(a, "kmeans"), get(b, "kmeans"))
+        measured["kmeans_ari"] = adjusted_rand(get(a, "kmeans"), get(b, "kmeans"))
         ia, ib = get(a, "kmeans.inertia")[0], get(b, "kmeans.inertia")[0]
-        out["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
+        measured["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
     if both("knn"):
-        out["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
-    out["models"] = {m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS
-                     if both(m)}
-    out["env_diff"] = env_diff(ra.manifest, rb.manifest)
-    store.cache_comparison(a, b, VERSION, out)
-    return out
+        measured["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
+    c = Comparison(identical=identical, n_test=int(len(y)),
+                   embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
+                   digits={k: v for k, v in digits.items() if v is not None},
+                   models={m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS if both(m)},
+                   env_diff=env_diff(ra.manifest, rb.manifest), **measured)
+    store.cache_comparison(a, b, VERSION, c.to_json())
+    return c

@@ -1,8 +1,86 @@
-"""What analysis hands out: typed budget rows (dicts only at the JSON edge, ``to_json()``)."""
+"""What analysis hands out: comparisons and budget rows as records (dicts only at the JSON
+edge, ``to_json()``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+
+
+def _keys(d: dict, sort: bool) -> dict:
+    return dict(sorted(d.items())) if sort else d
+
+
+@dataclass(frozen=True)
+class EmbeddingDiff:
+    """Two runs' embeddings (one SVD) after sign alignment."""
+    rel_fro: float            # the whole embedding's relative difference
+    sign_flips: int
+    components: list          # each column's relative difference
+    values: list | None       # each singular value's (None: a perturbed run has none)
+    sv_rel_max: float | None
+
+    def to_json(self, sort: bool = False) -> dict:
+        return _keys(asdict(self), sort)
+
+
+@dataclass(frozen=True)
+class ModelDiff:
+    """One model's test-set predictions in two runs."""
+    flips: int
+    max_dp: float
+    one_class_a: bool         # it predicted one class for every protein in run a
+    one_class_b: bool
+    acc_a: float
+    acc_b: float
+    d_acc: float
+    auc_a: float              # NaN when the test set holds one class
+    auc_b: float
+    d_auc: float
+
+    def to_json(self, sort: bool = False) -> dict:
+        return _keys(asdict(self), sort)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How far two runs differ; a measure their kind of run lacks is None (a torch run has no
+    embedding, a perturbed one no ARPACK embedding, k-means or neighbours)."""
+    identical: dict           # {display stage: bitwise identical}
+    n_test: int
+    embedding: str            # the SVD the models used: "svd_rand" or "svd_arpack"
+    svd_rand: EmbeddingDiff | None = None
+    svd_arpack: EmbeddingDiff | None = None
+    digits: dict = field(default_factory=dict)  # {stage: significant digits kept (kit.analysis.digits)}
+    kmeans_ari: float | None = None
+    kmeans_inertia_rel: float | None = None
+    knn_jaccard: float | None = None
+    models: dict = field(default_factory=dict)  # {model: ModelDiff}
+    env_diff: dict = field(default_factory=dict)  # {attribute: [a, b]}
+    # read back from the store's cache, whose JSON has sorted keys: the JSON edge writes it
+    # back so, and a fresh one in the order it was measured, as before there were records
+    cached: bool = field(default=False, compare=False, repr=False)
+
+    @property
+    def used(self) -> EmbeddingDiff | None:
+        """The comparison of the embedding the models used (None for torch runs)."""
+        return self.svd_arpack if self.embedding == "svd_arpack" else self.svd_rand
+
+    @classmethod
+    def from_cache(cls, d: dict) -> "Comparison":
+        emb = {k: EmbeddingDiff(**d[k]) for k in ("svd_rand", "svd_arpack") if k in d}
+        return cls(**{**d, **emb, "models": {m: ModelDiff(**v) for m, v in d["models"].items()}},
+                   cached=True)
+
+    def to_json(self) -> dict:
+        """The measures a pair lacks left out, keys in the order described at ``cached``."""
+        out, sort = {}, self.cached
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "cached" or (v is None and f.default is None):
+                continue
+            out[f.name] = ({m: x.to_json(sort) for m, x in v.items()} if f.name == "models"
+                           else v.to_json(sort) if isinstance(v, EmbeddingDiff) else v)
+        return _keys(out, sort)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ twin as the factor ``host``, and answers in the budget's terms.
 from __future__ import annotations
 
 from ..analysis.budget import budget, pair_details
+from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.errors import KitError
 from ..core.hosts import host
@@ -126,7 +127,7 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
                 per_run.append(d)
     rows = [r for sha in datasets for r in budget(store, sha)["rows"] if r.factor == FACTOR]
     units = {sha: budget(store, sha)["yardstick"] for sha in datasets}
-    identical = sum(all(d["comparison"]["identical"].values()) for d in per_run)
+    identical = sum(all(d["comparison"].identical.values()) for d in per_run)
     verdicts = sum(r.verdicts_changed_max or 0 for r in rows)
     worst_su = max((m.flips_max_seed_units or 0 for r in rows for m in r.models.values()),
                    default=0)
@@ -151,15 +152,18 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
                   f"{len(per_run)} runs identical")
     env = {}
     for d in per_run:
-        for k, (a, b) in d["comparison"]["env_diff"].items():
+        for k, (a, b) in d["comparison"].env_diff.items():
             env.setdefault(k, set()).add(f"{a} -> {b}")
     return {"answer": answer, "bundle_host": doc["host"], "this_host": host(),
             "imported": imported, "pairs": len(per_run), "identical": identical,
             "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
             "rows": rows, "seed_units": units, "environment_differences":
             {k: sorted(v) for k, v in sorted(env.items())},
-            "per_run": [{"label": d["label"], "identical_stages": sum(d["comparison"]["identical"].values()),
-                         "stages": len(d["comparison"]["identical"]),
-                         "flips": {m: v["flips"] for m, v in d["comparison"]["models"].items()},
-                         "emb_rel": d["comparison"].get("svd_rand", {}).get("rel_fro")}
-                        for d in per_run]}
+            "per_run": [_per_run(d["label"], d["comparison"]) for d in per_run]}
+
+
+def _per_run(label: str, c: Comparison) -> dict:
+    """One bundle run against its twin here, in the summary's terms."""
+    return {"label": label, "identical_stages": sum(c.identical.values()), "stages": len(c.identical),
+            "flips": {m: v.flips for m, v in c.models.items()},
+            "emb_rel": c.svd_rand.rel_fro if c.svd_rand else None}

@@ -65,9 +65,10 @@ def _cmd_budget(args) -> int:
             raise KitError(f"no pairs of factor {args.factor!r} on dataset "
                            f"{sel.summary.get('name', sel.sha256[:12])}")
         if args.csv:
+            from ..runs.records import as_json
             from ..views.frames import csv_text, pairs_frame
 
-            sys.stdout.write(csv_text(pairs_frame(rows)))
+            sys.stdout.write(csv_text(pairs_frame(as_json(rows))))
         else:
             print_json(rows) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
                                                       + pairs_text(rows))

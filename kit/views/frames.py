@@ -25,7 +25,8 @@ def budget_frame(b: dict):
 
 
 def pairs_frame(details: list):
-    """One row per pair: its factor, label, runs and every measure of its comparison."""
+    """One row per pair: its factor, label, runs and every measure of its comparison (the
+    pairs in their JSON form, as `kit budget --factor F --json` writes them)."""
     return records_frame([{"pair": f"{p['a'][:12]}-{p['b'][:12]}", **p} for p in details], "pair")
 
 

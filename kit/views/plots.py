@@ -117,7 +117,7 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
                 color=_COLOURS[m], label=f"{m} (median)")
         for level, comps in pair_flips.items():
             x = arpack_x if level == "svd-solver" else int(level)
-            pts = [c["models"][m]["flips"] for c in comps if m in c["models"]]
+            pts = [c.models[m].flips for c in comps if m in c.models]
             ax.plot([x * shift] * len(pts), pts, "o", color=_COLOURS[m], alpha=0.55, ms=4)
         if solver:
             ax.plot([arpack_x * shift], [solver.models[m].flips_median], "D", color=_COLOURS[m])
