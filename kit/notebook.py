@@ -71,9 +71,10 @@ class Kit:
 
     def verdicts(self, dataset: str | None = None):
         from .analysis.verdicts import stability_report
+        from .runs.records import as_json
         from .views.frames import verdicts_frame
 
-        return verdicts_frame(stability_report(self.store, self._dataset(dataset)))
+        return verdicts_frame(as_json(stability_report(self.store, self._dataset(dataset))))
 
     def advice(self, dataset: str | None = None):
         from .analysis.advice import advise

@@ -62,7 +62,7 @@ def test_run_verdicts_are_computed_once_and_stored(tmp_path):
     v = run_verdicts(st, run)
     assert st.verdicts(run, 1) == v
     rows = stability(st, [r.id for r in st.runs()])
-    assert len(rows) == 12 and all(sum(r["counts"].values()) == r["runs"] for r in rows)
+    assert len(rows) == 12 and all(sum(r.counts.values()) == r.runs for r in rows)
 
 
 def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
@@ -85,6 +85,6 @@ def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
     st.add_pairs([Pair("arch", "", specs["a1"], specs["a2"], "np2"),
                   Pair("arch", "", specs["b1"], specs["b2"], "mkl")])
     rows = stability_report(st, "d" * 64, "arch")["arch"]
-    assert all(r["stable"] and r["groups"] == 2 and r["groups_changed"] == 0 for r in rows)
+    assert all(r.stable and r.groups == 2 and r.groups_changed == 0 for r in rows)
     # the two stacks do disagree: pooled, these verdicts would have read as unstable
-    assert any(sum(1 for c in r["counts"].values() if c) > 1 for r in rows)
+    assert any(sum(1 for c in r.counts.values() if c) > 1 for r in rows)

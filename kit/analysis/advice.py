@@ -269,7 +269,7 @@ def _converged(store, rows, recs):
     fl = {m: (ref.models[m].flips_median, solver.models[m].flips_median)
           for m in MODELS if m in ref.models and m in solver.models}
     t_rand, t_arp = _svd_seconds(store, ref.runs), _svd_seconds(store, solver.runs, "svd_arpack")
-    stable = [sum(v["stable"] for v in stability(store, r.runs)) for r in (ref, solver)]
+    stable = [sum(v.stable for v in stability(store, r.runs)) for r in (ref, solver)]
     recs.append({"kind": "solver", "text": (
         "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
         f"instead of the randomized one ({ref_name}), the median flips across seeds went "
@@ -302,11 +302,11 @@ def _margins(store, rows, recs):
     if not seed:
         return
     for v in stability(store, seed.runs):
-        if not v["stable"]:
-            top = max(v["counts"].items(), key=lambda kv: kv[1])
-            sig = v["counts"][">"] + v["counts"]["<"]
+        if not v.stable:
+            top = max(v.counts.items(), key=lambda kv: kv[1])
+            sig = v.counts[">"] + v.counts["<"]
             recs.append({"kind": "verdict", "text": (
-                f"{describe(v['verdict'])}: significant in {sig} of {v['runs']} seeds. Log this "
+                f"{describe(v.verdict)}: significant in {sig} of {v.runs} seeds. Log this "
                 "verdict under a second seed (and library version) before reporting it."),
-                "basis": {"verdict": v["verdict"], "counts": v["counts"], "runs": v["runs"],
+                "basis": {"verdict": v.verdict, "counts": v.counts, "runs": v.runs,
                           "majority": top[0]}})

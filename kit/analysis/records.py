@@ -1,5 +1,5 @@
-"""What analysis hands out: comparisons and budget rows as records (dicts only at the JSON
-edge, ``to_json()``)."""
+"""What analysis hands out: comparisons, budget rows and verdicts as records (dicts only at
+the JSON edge, ``to_json()``)."""
 
 from __future__ import annotations
 
@@ -126,6 +126,36 @@ class BudgetRow:
     verdicts_changed_max: int | None = None
     verdict_changes: dict = field(default_factory=dict)
     confounds: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """One run's verdict in a stability row: the difference of the two models, its 95%
+    interval, and which way it points (">", "<" or "=")."""
+    run: str
+    label: str
+    diff: float
+    lo: float
+    hi: float
+    verdict: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One of the twelve verdicts over a set of run groups: does it hold within every group?"""
+    verdict: str              # its key, e.g. "hgb-mlp acc"
+    runs: int                 # distinct runs
+    groups: int
+    groups_changed: int       # groups whose runs disagree on it
+    counts: dict              # {">": runs, "<": runs, "=": runs}
+    stable: bool
+    per_run: list             # [RunVerdict]
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -17,6 +17,7 @@ from ..core.spec import RunSpec
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .auc import case_major_auc
+from .records import RunVerdict, Verdict
 
 VERSION = 1
 RESAMPLES = 2000
@@ -92,7 +93,7 @@ def changed(va: dict, vb: dict) -> list:
     return [k for k in KEYS if va[k]["verdict"] != vb[k]["verdict"]]
 
 
-def stability(store: Store, groups: list, labels: dict | None = None) -> list:
+def stability(store: Store, groups: list, labels: dict | None = None) -> list[Verdict]:
     """For each of the twelve verdicts: does it hold within every group of runs?
 
     ``groups`` is a list of run-id lists (a plain list of ids is one group). A group holds runs
@@ -111,10 +112,10 @@ def stability(store: Store, groups: list, labels: dict | None = None) -> list:
         for r in runs:
             counts[per_run[r][k]["verdict"]] += 1
         split = sum(len({per_run[r][k]["verdict"] for r in g}) > 1 for g in groups)
-        rows.append({"verdict": k, "runs": len(runs), "groups": len(groups),
-                     "groups_changed": split, "counts": counts, "stable": split == 0,
-                     "per_run": [{"run": r, "label": (labels or {}).get(r, r[:12]),
-                                  **per_run[r][k]} for r in runs]})
+        rows.append(Verdict(verdict=k, runs=len(runs), groups=len(groups), groups_changed=split,
+                            counts=counts, stable=split == 0,
+                            per_run=[RunVerdict(run=r, label=(labels or {}).get(r, r[:12]),
+                                                **per_run[r][k]) for r in runs]))
     return rows
 
 

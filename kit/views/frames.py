@@ -37,7 +37,7 @@ def runs_frame(runs: list):
 
 
 def verdicts_frame(report: dict):
-    """One row per verdict of each run set (`kit verdicts --json`, flattened)."""
+    """One row per verdict of each run set, from `kit verdicts --json` (flattened)."""
     df = records_frame([{"set": name, **v} for name, vs in report.items() for v in vs])
     return df.set_index(["set", "verdict"]) if len(df) else df
 

@@ -44,7 +44,7 @@ def _budget_rows(b):
 def _verdict_rows(rep):
     """Every set's verdicts, those that changed first: they are what a reader looks for."""
     rows = [(name, v) for name, vs in rep.items() for v in vs]
-    rows.sort(key=lambda nv: nv[1]["stable"])  # stable sort: set order kept within each half
+    rows.sort(key=lambda nv: nv[1].stable)  # stable sort: set order kept within each half
     return ([[name] + verdict_cells(v)[:-1] for name, v in rows],
             ["run set"] + VERDICT_HEAD[:-1])
 

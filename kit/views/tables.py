@@ -74,13 +74,13 @@ VERDICT_HEAD = ["verdict (b-a metric)", "runs", "b>a", "b<a", "n.s.", "stable", 
                 "difference range", "per run"]
 
 
-def verdict_cells(v: dict) -> list:
+def verdict_cells(v) -> list:
     """One verdict's stability row, as `kit verdicts`, the report and the TUI show it."""
-    c = v["counts"]
-    diffs = [r["diff"] for r in v["per_run"]]
-    return [v["verdict"], str(v["runs"]), str(c[">"]), str(c["<"]), str(c["="]),
-            "yes" if v["stable"] else "NO", f"{v['groups_changed']}/{v['groups']} groups",
-            f"{min(diffs):+.4f} .. {max(diffs):+.4f}", "".join(r["verdict"] for r in v["per_run"])]
+    c = v.counts
+    diffs = [r.diff for r in v.per_run]
+    return [v.verdict, str(v.runs), str(c[">"]), str(c["<"]), str(c["="]),
+            "yes" if v.stable else "NO", f"{v.groups_changed}/{v.groups} groups",
+            f"{min(diffs):+.4f} .. {max(diffs):+.4f}", "".join(r.verdict for r in v.per_run)]
 
 
 def dataset_line(ds: dict, why: str | None = None) -> str:
