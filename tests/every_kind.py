@@ -14,6 +14,7 @@ imported runs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -51,6 +52,14 @@ def catalogue(folder: Path) -> Path:
     return folder
 
 
+def _fixed_host(home: Path, name: str) -> None:
+    """A host id fixed in advance, so run ids (and every output naming them) are the same in
+    every build of this store (tests/test_outputs.py compares them with saved copies)."""
+    home.mkdir(parents=True, exist_ok=True)
+    ident = {"home": "e0e0e0e0e0e0e0e0", "lab": "1ab01ab01ab01ab0"}[name]
+    (home / "host.json").write_text(json.dumps({"id": ident, "name": f"every-kind-{name}"}))
+
+
 def _kit(*argv):
     code = main(list(argv))
     assert code == 0, f"kit {' '.join(argv)} exited {code}"
@@ -64,6 +73,8 @@ def build(root: Path) -> dict:
 
     home, lab = root / "home", root / "lab"
     held = {"home": home, "factors": [], "torch": False, "stacks": False, "threads": False}
+    _fixed_host(home, "home")
+    _fixed_host(lab, "lab")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_STACKS_DIR", str(catalogue(root / "catalogue")))
         mp.setenv("KIT_HOME", str(home))

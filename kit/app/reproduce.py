@@ -112,6 +112,8 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
             a = RunSpec.from_json(json.dumps(r["spec"]))
             pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
                               f"{doc['host']['name']} vs {host()['name']}: {_label(a)}"))
+    # in the order of their labels, not of the bundle (runs made in one second are listed by id)
+    pairs.sort(key=lambda p: (p.label, p.a.run_id))
     store.add_pairs(pairs)
     return summarise(store, doc, pairs, reasons, imported)
 
