@@ -53,7 +53,7 @@ def _reach(row: dict) -> float:
 
 
 def _ranked(name: str) -> bool:
-    """Null checks, remedies and probes are read, not ranked (kit.factors says which)."""
+    """Null checks, remedies and probes are read, not ranked (kit.core.factors says which)."""
     f = factors.get(name)
     return f is None or f.ranked
 
