@@ -1,4 +1,4 @@
-"""kit.advice: ranking by how far a factor travels; sentences built from measured numbers."""
+"""kit.analysis.advice: ranking by how far a factor travels; sentences built from measured numbers."""
 
 from kit.analysis.advice import LEVELS, advise, level
 from kit.runs.options import Pair

@@ -1,4 +1,4 @@
-"""kit.doctor: surprises in a measured fingerprint become one-line problems."""
+"""kit.app.doctor: surprises in a measured fingerprint become one-line problems."""
 
 from kit.envs.probe import problems
 

@@ -1,4 +1,4 @@
-"""kit.external: interpreters a user brings, registered by name and probed on every use.
+"""kit.envs.external: interpreters a user brings, registered by name and probed on every use.
 
 The interpreters are real: kit's own (numpy, scipy, scikit-learn: a pipeline stack) and a bare
 venv made here (no numpy: refused). The torch case is in test_torch.py, which builds a torch stack.

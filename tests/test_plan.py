@@ -1,4 +1,4 @@
-"""kit.plan: each factor's pairs differ in exactly the thing the factor names."""
+"""kit.runs.plan: each factor's pairs differ in exactly the thing the factor names."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""kit.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
+"""kit.runs.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
 
 import json
 import os

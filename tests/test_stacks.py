@@ -1,4 +1,4 @@
-"""kit.stacks: the catalogue, and each stack's status from injected platform facts."""
+"""kit.envs.stacks: the catalogue, and each stack's status from injected platform facts."""
 
 import json
 import sys

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..core.factors import plannable
+from ..envs.descriptions import descriptions
 from .common import (confirm, counts, dataset_args, factors, floats, int_list, jobs_arg,
                      names_list, print_json, threads)
 
@@ -13,7 +13,7 @@ from .common import (confirm, counts, dataset_args, factors, floats, int_list, j
 def add(sub) -> None:
     p = sub.add_parser("run", help="run the pairs that measure one or more factors",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in plannable().items()))
+                       epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()))
     p.add_argument("--factor", type=factors, required=True, help="factor name(s), comma-separated")
     dataset_args(p, default="synthetic")
     p.add_argument("--stack", default="host",

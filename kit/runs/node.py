@@ -28,9 +28,9 @@ CLASS_VAR = "KIT_NODE_CLASS"   # a lab's name for a node type, set in the worker
 
 
 def cpu_model() -> str:
-    from ..worker.fingerprint import _cpu_model
+    from ..worker import fingerprint
 
-    return _cpu_model() or platform.processor() or "unknown"
+    return fingerprint.cpu_model() or platform.processor() or "unknown"
 
 
 def node_class(cpu: str | None = None) -> str:

@@ -1,7 +1,7 @@
 """The run store: a SQLite index over content-addressed .npy arrays under $KIT_HOME.
 
 Only ``kit run`` (and the bundle importer) write runs, each in one transaction after every
-array has been verified; every array read for a number is verified again (kit.blobs). A claim
+array has been verified; every array read for a number is verified again (kit.runs.blobs). A claim
 per run id keeps concurrent plans from running the same spec twice.
 """
 
