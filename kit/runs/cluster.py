@@ -15,7 +15,7 @@ from pathlib import Path
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from . import node
-from .clusters import RESOURCE, ClusterKind, choose
+from .clusters import RESOURCE, ClusterKind, cluster_kind
 from .runner import Executor
 
 
@@ -23,7 +23,7 @@ class DaskExecutor(Executor):
     name = "dask"
 
     def __init__(self, target: str, log=lambda msg: None):
-        self.kind: ClusterKind = choose(target)
+        self.kind: ClusterKind = cluster_kind(target)
         self.target = target
         self.cluster = self.client = None
         self._data: dict = {}
