@@ -68,8 +68,7 @@ def _kit(*argv):
 def build(root: Path) -> dict:
     """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds."""
     from kit.envs.platforms import detect
-    from kit.envs.catalogue import definitions
-    from kit.envs.stacks import status
+    from kit.envs.kinds import stack_kind
 
     home, lab = root / "home", root / "lab"
     held = {"home": home, "factors": [], "torch": False, "stacks": False, "threads": False}
@@ -96,11 +95,11 @@ def build(root: Path) -> dict:
         _kit("run", "--factor", "host", "--hosts", "0,1", "--cluster", "local:2", *common)
         held["factors"].append("host")
         plat = detect()
-        if status(definitions()[PIPELINE_STACKS[0]], plat)[0] != "unavailable":
+        if stack_kind(PIPELINE_STACKS[0]).status(plat)[0] != "unavailable":
             _kit("run", "--factor", "sklearn,arch", "--threads", "1", *common)
             held["factors"] += ["sklearn", "arch"]
             held["stacks"] = True
-        if status(definitions()["torch-linux-cpu"], plat)[0] != "unavailable":
+        if stack_kind("torch-linux-cpu").status(plat)[0] != "unavailable":
             _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", *common)
             held["factors"] += ["torch-seed", "torch-deterministic"]
             if held["threads"]:

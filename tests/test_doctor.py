@@ -27,7 +27,8 @@ def test_a_busy_machine_is_not_blamed_on_the_stack():
     import sys
 
     from kit.envs.probe import busy_cores, thread_probe
-    from kit.envs.stacks import host_stack
+    from kit.envs.catalogue import HOST
+    from kit.envs.kinds import stack_kind
 
     cores = os.cpu_count() or 1
     if cores < 2:
@@ -35,7 +36,7 @@ def test_a_busy_machine_is_not_blamed_on_the_stack():
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
     try:
         assert busy_cores(0.5) >= cores - 0.5
-        probe = thread_probe(host_stack().command, cores, attempts=1)
+        probe = thread_probe(stack_kind(HOST).runnable().command, cores, attempts=1)
     finally:
         for h in hogs:
             h.kill()

@@ -84,15 +84,15 @@ def test_worker_failure_is_one_clear_error(tiny):
     bad = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
     bad = bad.with_(env=(("NPY_BAD", "1"),), svd_iters=1)
     # a stack interpreter that cannot run the worker
-    import kit.runs.runner as runner
+    from kit.envs.kinds.host import HostStack
     from kit.envs.stacks import Stack
-    orig = runner.get_stack
-    runner.get_stack = lambda name: Stack("host", ("/bin/false",), bad.stack_id, {})
+    orig = HostStack.runnable
+    HostStack.runnable = lambda self: Stack("host", ("/bin/false",), bad.stack_id, {})
     try:
         with pytest.raises(KitError, match="worker failed in stack 'host'"):
             execute(bad, tiny, Store())
     finally:
-        runner.get_stack = orig
+        HostStack.runnable = orig
     assert [p.name for p in (Path(os.environ["KIT_HOME"]) / "tmp").iterdir()] == []
     assert not Store().has_run(bad.run_id)
 

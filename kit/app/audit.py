@@ -13,9 +13,8 @@ import numpy as np
 from ..core import factors
 from ..core.errors import KitError
 from ..data import Dataset, load_dataset
-from ..envs.build import download_bytes
 from ..envs.catalogue import HOST
-from ..envs.kinds import choose
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.options import PlanOptions
 from ..runs.plan import plan, reference_embedding, required_stacks
@@ -60,9 +59,9 @@ def stacks_to_build(audit: Audit) -> list:
     """[(name, download bytes or None)] of the stacks the audit needs that are not built here."""
     out = []
     for name in audit.stacks:
-        kind = choose(name)
+        kind = stack_kind(name)
         if kind.buildable and kind.status(audit.platform)[0] in ("not built", "broken"):
-            out.append((name, download_bytes(kind.d, audit.platform)))
+            out.append((name, kind.download_bytes(audit.platform)))
     return out
 
 
@@ -73,7 +72,7 @@ def build_stacks(audit: Audit, log=lambda name, msg: None,
     The host and external stacks are used as they are (an unavailable one says why here)."""
     built = []
     for name in audit.stacks:
-        kind = choose(name)
+        kind = stack_kind(name)
         if not kind.buildable:
             st, why = kind.status(audit.platform)
             if st != "built":

@@ -7,9 +7,10 @@ import os
 
 from ..analysis.budget import budget
 from ..core.paths import subdir
+from ..envs.catalogue import HOST
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
 from ..envs.probe import fingerprint, problems, stack_doctor, thread_probe
-from ..envs.stacks import host_stack
 from ..runs.options import PlanOptions
 from ..runs.repair import check_store
 from ..runs.store import Store
@@ -44,7 +45,7 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
                              "remedy": "a generator is loose or the machine is unstable; check "
                                        "other jobs' interference and report it with `kit export`"})
     cores = os.cpu_count() or 1
-    stacks = [{"name": "host", "command": host_stack().command, "expected_blas": None}]
+    stacks = [{"name": "host", "command": stack_kind(HOST).runnable().command, "expected_blas": None}]
     for r in stack_doctor([], plat):
         if r["status"] == "built":
             stacks.append({"name": r["name"], "command": r["command"],

@@ -11,7 +11,8 @@ import subprocess
 import time
 
 from ..core.atomic import write_bytes
-from .kinds import CatalogueStack, choose, names
+from .kinds import names, stack_kind
+from .kinds.catalogue import CatalogueStack
 from .launch import fingerprint
 from .platforms import Platform
 
@@ -42,7 +43,7 @@ def stack_doctor(names_: list, plat: Platform) -> list:
     what it really has: versions, BLAS, problems."""
     out = []
     for name in names_ or [n for n in names() if _here(n, plat)]:
-        kind = choose(name)
+        kind = stack_kind(name)
         st, why = kind.status(plat)
         row = {"name": name, "status": st, "expected_blas": kind.expected_blas(plat),
                **({"external": True} if kind.kind == "external" else {}),
@@ -62,7 +63,7 @@ def stack_doctor(names_: list, plat: Platform) -> list:
 
 
 def _here(name: str, plat: Platform) -> bool:
-    kind = choose(name)
+    kind = stack_kind(name)
     return not isinstance(kind, CatalogueStack) or plat.key in kind.d.platforms
 
 

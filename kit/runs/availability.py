@@ -6,7 +6,7 @@ from ..core import factors
 from ..core.errors import KitError
 from ..envs.catalogue import HOST
 from ..envs.descriptions import descriptions
-from ..envs.kinds import stack_status
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from .options import PlanOptions, default_threads
 from .plan import required_stacks
@@ -32,7 +32,7 @@ def availability(plat: Platform | None = None, device: str | None = None,
             except KitError as e:
                 row.update(available=False, reason=str(e), built=False)
             for name in row["stacks"]:
-                st, why = stack_status(name, plat)
+                st, why = stack_kind(name).status(plat)
                 if st == "unavailable" and row["available"]:
                     row.update(available=False, reason=f"stack {name}: {why}")
                 row["built"] = row["built"] and st == "built"

@@ -14,7 +14,7 @@ from ..core.errors import KitError
 from ..core.hosts import host_id
 from ..core.spec import RunSpec, seeds
 from ..envs.catalogue import HOST
-from ..envs.kinds import get_stack, stack_status, uses_of
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from .across import need_two, stack_pairs, stack_plan, torch_plan, torch_target
 from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
@@ -161,15 +161,15 @@ def required_stacks(names, plat: Platform, stack: str = HOST,
         elif planned == factors.TORCH:
             out += [HOST, torch_target(name, plat, opts or PlanOptions())[0]]
         else:
-            if "pipeline" not in uses_of(stack):
-                stack_status(stack, plat)  # an unknown name raises here
+            if "pipeline" not in stack_kind(stack).uses():  # an unknown name raises here
                 raise KitError(f"stack {stack} has no scikit-learn: the pipeline factors need "
                                "a pipeline stack (`kit stacks` lists them)")
             out.append(stack)
     return list(dict.fromkeys(out))
 
 
-def reference_embedding(dataset_hash: str, get=get_stack, where: str = "") -> RunSpec:
+def reference_embedding(dataset_hash: str, get=lambda name: stack_kind(name).runnable(),
+                        where: str = "") -> RunSpec:
     """The pipeline run whose randomized embedding every torch and perturbed run trains on
     (made where the plan's runs are made: ``where`` is a cluster's node class, "" = here)."""
     host = get(HOST)
@@ -178,7 +178,7 @@ def reference_embedding(dataset_hash: str, get=get_stack, where: str = "") -> Ru
 
 
 def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = HOST,
-         plat: Platform | None = None, get=get_stack) -> list:
+         plat: Platform | None = None, get=lambda name: stack_kind(name).runnable()) -> list:
     """The pairs that measure ``factor`` on one dataset (``get`` turns a stack name into a Stack).
 
     Torch and perturbed runs train on ``reference_embedding``'s output, which must run first.

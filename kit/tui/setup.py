@@ -126,10 +126,10 @@ class SetupPane(Pane):
                     load_dataset(app.dataset_name, app.n)
                 msg = f"{app.dataset_name}: verified"
             else:
-                from ..envs.kinds import build_named
+                from ..envs.kinds import stack_kind
 
-                built = build_named(stack, app.platform,
-                                    log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
+                built = stack_kind(stack).build(
+                    app.platform, log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
                 msg = f"{stack}: {'built' if built else 'already built'}"
             self.post_message(self.JobDone(msg))
         except KitError as e:
