@@ -11,7 +11,7 @@ class _Versions(dict):
     """A template's fields, read from ``pairs.<factor>`` of stacks/stacks.toml: ``{PACKAGE}``
     (python, numpy, scipy, scikit-learn) over both stacks of every pair, ``{a PACKAGE}`` or
     ``{b PACKAGE}`` over the first or second, ``... on PLATFORM`` over one platform's pairs;
-    distinct versions in catalogue order, "?" where the catalogue names none."""
+    distinct versions in catalogue order, "n/a" where the catalogue pairs no such stacks."""
 
     def __init__(self, name: str):
         super().__init__()
@@ -31,7 +31,7 @@ class _Versions(dict):
                     v = d and (d.python if package == "python" else d.versions.get(package))
                     if v and side in ("", "ab"[i]) and v not in seen:
                         seen.append(v)
-        return ", ".join(seen) or "?"
+        return ", ".join(seen) or "n/a"
 
 
 def description(factor: factors.Factor) -> str:
