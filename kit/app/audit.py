@@ -203,8 +203,8 @@ class Progress:
 
 def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Progress = Progress(),
               jobs="auto", should_stop=None, executor=None) -> list | None:
-    """Build the stacks the audit needs, plan its runs, run what is missing; the runs made
-    (None: ``confirm(Ask)`` said no, and nothing ran).
+    """Build the stacks the audit needs, plan its runs, run what is missing; the ids of its
+    runs now stored (None: ``confirm(Ask)`` said no, and nothing ran).
 
     ``confirm`` is asked before building stacks that are not built yet and before running more
     than ASK_ABOVE runs; it may also raise to refuse. ``should_stop`` is as for ``execute``."""

@@ -115,7 +115,7 @@ class SetupPane(Pane):
                     app.call_from_thread(app.notify, f"{name}: {done}/{total}", timeout=1)
 
                 ds = uniprot.fetch_dataset(on_progress=progress)
-                app.dataset_name = "swissprot"
+                app.call_from_thread(app.show_dataset, uniprot.NAME, app.n)  # before JobDone
                 msg = f"fetched {ds.n} proteins, release {ds.meta.get('release')}"
             elif what == "verify":
                 from ..data import load_dataset, uniprot
