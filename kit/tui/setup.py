@@ -115,7 +115,8 @@ class SetupPane(Pane):
                     app.call_from_thread(app.notify, f"{name}: {done}/{total}", timeout=1)
 
                 ds = uniprot.fetch_dataset(on_progress=progress)
-                app.dataset_name = "swissprot"
+                # on the app's thread, and before JobDone redraws this tab with it
+                app.call_from_thread(app.show_dataset, uniprot.NAME, app.n)
                 msg = f"fetched {ds.n} proteins, release {ds.meta.get('release')}"
             elif what == "verify":
                 from ..data import load_dataset, uniprot
