@@ -61,10 +61,10 @@ def test_torch_factor_plans():
 
 
 def test_torch_threads_are_capped_at_the_cores():
-    import os
-    cores = os.cpu_count()
+    from kit.core.processes import cores
+
     ps = plan("torch-threads", D, PlanOptions(), plat=LINUX, get=fake_get)
-    assert [p.b.threads for p in ps] == [t for t in (2, 4, 8) if t <= cores]
+    assert [p.b.threads for p in ps] == [t for t in (2, 4, 8) if t <= cores()]
 
 
 def test_unavailable_torch_devices_and_stacks_say_why():

@@ -28,7 +28,8 @@ from ..core.paths import subdir
 from ..core.spec import RunSpec
 from ..data.dataset import Dataset, dataset_path
 from ..envs.kinds import stack_kind
-from .attempt import attempt, terminate_workers
+from ..envs.launch import terminate_workers
+from .attempt import attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
 from .store import Store
 from .warm import WarmPool
