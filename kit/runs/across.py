@@ -8,7 +8,7 @@ from ..core.spec import RunSpec, seeds, torch_seeds
 from ..envs.catalogue import catalogue, torch_stack
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
-from .options import SEEDS, Pair, default_threads
+from .options import SEEDS, Pair, default_threads, need_two_seeds
 
 
 def stack_pairs(factor: str, plat: Platform) -> list:
@@ -87,7 +87,7 @@ def torch_plan(ctx) -> list:
                    input=ctx.reference().run_id, seeds=torch_seeds(0))
     if factor == "torch-seed":
         vals = tuple(opts.seeds) or SEEDS
-        need_two(vals)
+        need_two_seeds(vals)
         a = base.with_(seeds=torch_seeds(vals[0]))
         return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
                 for s in vals[1:]]
@@ -104,8 +104,3 @@ def torch_plan(ctx) -> list:
     return [Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
             Pair(factor, "", base.with_(deterministic=True),
                  base.with_(device=device, deterministic=True), f"cpu vs {device}, deterministic")]
-
-
-def need_two(vals):
-    if len(vals) < 2:
-        raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")

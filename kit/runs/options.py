@@ -123,3 +123,9 @@ def parse_threads(text: str) -> tuple:
 
 def default_threads() -> tuple:
     return tuple(range(1, processes.cores() + 1))
+
+
+def need_two_seeds(vals) -> None:
+    """A seed factor compares the first seed with each later one: it needs two."""
+    if len(vals) < 2:
+        raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")

@@ -16,9 +16,9 @@ from ..core.spec import RunSpec, seeds
 from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
-from .across import need_two, stack_pairs, stack_plan, torch_plan, torch_target
+from .across import stack_pairs, stack_plan, torch_plan, torch_target
 from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
-                      default_threads, level_name)
+                      default_threads, level_name, need_two_seeds)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def _precision(ctx):
 @_plans("svd-iters")
 def _svd_iters(ctx):
     vals = tuple(ctx.opts.seeds) or SVD_ITER_SEEDS
-    need_two(vals)
+    need_two_seeds(vals)
     return [p for it in ctx.opts.svd_iters
             for p in _seed_pairs(ctx.factor, ctx.base(), vals, level=str(it), svd_iters=it)]
 
@@ -110,14 +110,14 @@ def _svd_iters(ctx):
 @_plans("svd-solver")
 def _svd_solver(ctx):
     vals = tuple(ctx.opts.seeds) or SVD_ITER_SEEDS  # the same seeds as svd-iters: comparable rows
-    need_two(vals)
+    need_two_seeds(vals)
     return _seed_pairs(ctx.factor, ctx.base(), vals, embedding="arpack")
 
 
 @_plans("seed", "seed:svd", "seed:kmeans", "seed:models")
 def _seeds(ctx):
     vals = tuple(ctx.opts.seeds) or SEEDS
-    need_two(vals)
+    need_two_seeds(vals)
     return _seed_pairs(ctx.factor, ctx.base(), vals)
 
 
