@@ -14,6 +14,7 @@ imported runs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -51,6 +52,14 @@ def catalogue(folder: Path) -> Path:
     return folder
 
 
+def _fixed_host(home: Path, name: str) -> None:
+    """A host id fixed in advance, so run ids (and every output naming them) are the same in
+    every build of this store (tests/test_outputs.py compares them with saved copies)."""
+    home.mkdir(parents=True, exist_ok=True)
+    ident = {"home": "e0e0e0e0e0e0e0e0", "lab": "1ab01ab01ab01ab0"}[name]
+    (home / "host.json").write_text(json.dumps({"id": ident, "name": f"every-kind-{name}"}))
+
+
 def _kit(*argv):
     code = main(list(argv))
     assert code == 0, f"kit {' '.join(argv)} exited {code}"
@@ -59,11 +68,12 @@ def _kit(*argv):
 def build(root: Path) -> dict:
     """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds."""
     from kit.envs.platforms import detect
-    from kit.envs.catalogue import definitions
-    from kit.envs.stacks import status
+    from kit.envs.kinds import stack_kind
 
     home, lab = root / "home", root / "lab"
     held = {"home": home, "factors": [], "torch": False, "stacks": False, "threads": False}
+    _fixed_host(home, "home")
+    _fixed_host(lab, "lab")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_STACKS_DIR", str(catalogue(root / "catalogue")))
         mp.setenv("KIT_HOME", str(home))
@@ -85,11 +95,11 @@ def build(root: Path) -> dict:
         _kit("run", "--factor", "host", "--hosts", "0,1", "--cluster", "local:2", *common)
         held["factors"].append("host")
         plat = detect()
-        if status(definitions()[PIPELINE_STACKS[0]], plat)[0] != "unavailable":
+        if stack_kind(PIPELINE_STACKS[0]).status(plat)[0] != "unavailable":
             _kit("run", "--factor", "sklearn,arch", "--threads", "1", *common)
             held["factors"] += ["sklearn", "arch"]
             held["stacks"] = True
-        if status(definitions()["torch-linux-cpu"], plat)[0] != "unavailable":
+        if stack_kind("torch-linux-cpu").status(plat)[0] != "unavailable":
             _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", *common)
             held["factors"] += ["torch-seed", "torch-deterministic"]
             if held["threads"]:

@@ -1,4 +1,4 @@
-"""kit.advice: ranking by how far a factor travels; sentences built from measured numbers."""
+"""kit.analysis.advice: ranking by how far a factor travels; sentences built from measured numbers."""
 
 from dataclasses import replace
 

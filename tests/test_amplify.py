@@ -1,4 +1,4 @@
-"""kit.amplify and the perturb factor: transfer curves, predictions, and perturbed runs."""
+"""kit.analysis.amplify and the perturb factor: transfer curves, predictions, and perturbed runs."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""kit.budget: rows per factor, seed units from the seed pairs, confounds kept."""
+"""kit.analysis.budget: rows per factor, seed units from the seed pairs, confounds kept."""
 
 import numpy as np
 import pytest

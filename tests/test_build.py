@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kit.envs.build import build
 from kit.cli import main
 from kit.envs.platforms import detect
 from kit.envs.catalogue import MARKER, definitions
-from kit.envs.stacks import built_stack, status
+from kit.envs.kinds import stack_kind
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,8 +46,9 @@ def kit_home(module_home, monkeypatch):  # overrides conftest's per-test home: b
 def test_build_two_real_stacks(capsys):
     plat = detect()
     defs = definitions()
-    if status(defs[PAIR[0]], plat)[0] == "unavailable":
-        pytest.skip(status(defs[PAIR[0]], plat)[1])
+    st, why = stack_kind(PAIR[0]).status(plat)
+    if st == "unavailable":
+        pytest.skip(why)
     assert main(["stacks", "build", *PAIR]) == 0
     rows = {r["name"]: r for r in _stacks_json(capsys)}
     assert all(rows[n]["status"] == "built" for n in PAIR)
@@ -58,11 +58,11 @@ def test_build_two_real_stacks(capsys):
 
 
 def test_building_again_is_a_no_op_and_a_half_built_venv_is_rebuilt():
-    d = definitions()[PAIR[0]]
-    assert build(d) is False
-    (d.venv() / MARKER).unlink()  # as if interrupted before the end
-    assert built_stack(d) is None and status(d, detect())[0] == "not built"
-    assert build(d) is True and built_stack(d) is not None
+    kind = stack_kind(PAIR[0])
+    assert kind.build(detect()) is False
+    (kind.d.venv() / MARKER).unlink()  # as if interrupted before the end
+    assert kind.built() is None and kind.status(detect())[0] == "not built"
+    assert kind.build(detect()) is True and kind.built() is not None
 
 
 def test_doctor_measures_what_each_stack_has(capsys):
@@ -120,10 +120,9 @@ def test_a_damaged_stack_is_named_refused_and_repaired(capsys):
     assert main(["stacks", "doctor", "--json", PAIR[0]]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "broken"
     from kit.core.errors import KitError
-    from kit.envs.kinds import get_stack
 
     with pytest.raises(KitError, match=f"stack '{PAIR[0]}' is damaged .*kit stacks build {PAIR[0]}"):
-        get_stack(PAIR[0])
+        stack_kind(PAIR[0]).runnable()
     assert main(["stacks", "build", PAIR[0]]) == 0
     capsys.readouterr()
     assert {r["name"]: r for r in _stacks_json(capsys)}[PAIR[0]]["status"] == "built"

@@ -1,4 +1,4 @@
-"""kit.bundle: export/import round trip; malformed or forged bundles refused, store untouched.
+"""kit.app.bundle: export/import round trip; malformed or forged bundles refused, store untouched.
 
 Forged bundles are made with consistent checksums (the manifest rewritten too), so what refuses
 them is the check of the runs themselves: referenced arrays only, their recorded dtype, shape

@@ -7,14 +7,14 @@ from kit.runs import clusters
 
 
 def test_each_name_chooses_its_kind_and_anything_else_is_one_line():
-    assert clusters.choose("local:3").expected == 3
-    assert clusters.choose("local").expected == 2  # the settings' default
-    assert clusters.choose("tcp://head:8786").address == "tcp://head:8786"
-    assert clusters.choose("slurm").system == "slurm"
+    assert clusters.cluster_kind("local:3").expected == 3
+    assert clusters.cluster_kind("local").expected == 2  # the settings' default
+    assert clusters.cluster_kind("tcp://head:8786").address == "tcp://head:8786"
+    assert clusters.cluster_kind("slurm").system == "slurm"
     for bad, says in (("local:x", "number of workers"), ("local:0", "at least one"),
                       ("kubernetes", "unknown cluster"), ("ssh", "needs hosts")):
         with pytest.raises(KitError, match=says):
-            clusters.choose(bad)
+            clusters.cluster_kind(bad)
 
 
 def test_settings_merge_the_file_over_defaults_and_refuse_typos(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""kit.compare: each measure on inputs whose answer is known."""
+"""kit.analysis.compare: each measure on inputs whose answer is known."""
 
 import numpy as np
 import pytest

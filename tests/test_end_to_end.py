@@ -86,23 +86,38 @@ def test_a_finished_run_is_never_run_again(home):
     assert "3 stored, 0 to run" in proc.stderr
 
 
-def test_killed_run_resumes_without_half_written_runs(tmp_path):
+def test_killed_run_resumes_without_half_written_runs(tmp_path, monkeypatch):
+    """Killed (worker and all) while one run is stored and the others are mid-run: the first
+    worker makes its run, every later one holds still until the kill (a sitecustomize beside
+    the worker code, on every worker's PYTHONPATH), so the kill always lands mid-run."""
+    from kit.envs.launch import worker_root
+
     home = tmp_path / "h"
-    args = ["run", "--factor", "seed", "--n", N, "--threads", "1", "--seeds", "0-3"]
+    monkeypatch.setenv("KIT_HOME", str(home))
+    hold = worker_root() / "sitecustomize.py"
+    hold.write_text(
+        "import os, signal, sys\n"
+        "if '--spec' in sys.argv:\n"
+        "    try:\n"
+        f"        os.close(os.open({str(tmp_path / 'first')!r}, os.O_CREAT | os.O_EXCL))\n"
+        "    except FileExistsError:\n"
+        "        signal.pause()\n")
+    args = ["run", "--factor", "seed", "--n", N, "--threads", "1", "--seeds", "0-3", "--fresh"]
     proc = subprocess.Popen(KIT + args, env=dict(os.environ, KIT_HOME=str(home)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     db = home / "store.sqlite"
     deadline = time.time() + 300
-    while time.time() < deadline:
+    while time.time() < deadline:  # until the first run is indexed
         if db.exists() and sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]:
             break
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)  # worker and all, mid-run
     proc.wait()
+    hold.unlink()  # the next run's workers run
     con = sqlite3.connect(db)
     done = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-    assert 1 <= done < 4
+    assert done == 1  # the first worker's run; the others were held mid-run
     # every indexed run is complete: all its stages, each array file present
     assert con.execute("SELECT count(DISTINCT run) FROM stages").fetchone()[0] == done
     out = kit(home, *args)

@@ -1,4 +1,4 @@
-"""kit.external: interpreters a user brings, registered by name and probed on every use.
+"""kit.envs.external: interpreters a user brings, registered by name and probed on every use.
 
 The interpreters are real: kit's own (numpy, scipy, scikit-learn: a pipeline stack) and a bare
 venv made here (no numpy: refused). The torch case is in test_torch.py, which builds a torch stack.
@@ -16,8 +16,8 @@ from kit.core.errors import KitError
 from kit.runs.options import PlanOptions
 from kit.runs.plan import plan, required_stacks
 from kit.envs.platforms import detect
-from kit.envs.kinds import devices_of, get_stack, listing, stack_status, uses_of
-from kit.envs.stacks import host_stack
+from kit.envs.catalogue import HOST
+from kit.envs.kinds import listing, stack_kind
 
 D = "d" * 64
 
@@ -33,18 +33,21 @@ def test_add_probes_and_registers_a_pipeline_interpreter(mine):
     e = external.registry()[mine]
     assert e["python"] == sys.executable and e["facts"]["torch"] is None
     assert e["facts"]["packages"]["scikit-learn"] and e["facts"]["devices"] == ["cpu"]
-    assert uses_of(mine) == ["pipeline"] and devices_of(mine) == []
-    assert stack_status(mine, detect()) == ("built", None)
+    kind = stack_kind(mine)
+    assert kind.kind == "external" and kind.uses() == ["pipeline"] and kind.devices() == []
+    assert kind.status(detect()) == ("built", None)
     row = next(r for r in listing() if r["name"] == mine)
     assert row["kind"] == "external" and row["uses"] == ["pipeline"] and row["status"] == "built"
 
 
 def test_identity_is_what_the_interpreter_holds(mine):
-    st = get_stack(mine)
+    st = stack_kind(mine).runnable()
     assert st.command == (sys.executable,) and st.identity == external.identity(external.probe(mine))
-    assert st.identity != host_stack().identity  # same interpreter, but a different kind of stack
+    host = stack_kind(HOST).runnable()
+    assert st.identity != host.identity  # same interpreter, but a different kind of stack
     external._probe_python.cache_clear()
-    assert get_stack(mine).identity == st.identity  # probed again: nothing changed, same identity
+    again = stack_kind(mine).runnable()
+    assert again.identity == st.identity  # probed again: nothing changed, same identity
     p = plan("seed", D, PlanOptions(seeds=(0, 1), threads=(1,)), stack=mine, plat=detect())
     assert {s.stack_id for pr in p for s in (pr.a, pr.b)} == {st.identity}
 
@@ -73,10 +76,10 @@ def test_remove_and_a_vanished_interpreter(tmp_path, mine, capsys):
     py.chmod(0o755)
     external.add("gone", str(py))
     py.unlink()
-    st, why = stack_status("gone", detect())
+    st, why = stack_kind("gone").status(detect())
     assert st == "unavailable" and "no longer exists" in why
     with pytest.raises(KitError, match="no longer exists"):
-        get_stack("gone")
+        stack_kind("gone").runnable()
 
 
 def test_a_corrupt_registry_is_a_clear_error():

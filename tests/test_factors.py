@@ -1,32 +1,27 @@
-"""kit.core.factors: the one table every consumer reads. A factor added there (with its
+"""kit.core.factors: the one registry every consumer reads. A factor registered there (with its
 planner) is planned, accepted by the CLI, offered by the TUI, ordered in the budget, explained by
 magnitude, ranked and worded by the advice, and given a verdict set, with no other change."""
-
-import re
 
 import pytest
 
 from kit.core import factors
+from kit.core.errors import KitError
 
 
 @pytest.fixture
-def new_factor(monkeypatch):
-    """A new environment factor, "eps-env", planned as precision is: one table entry and a planner."""
+def new_factor():
+    """A new environment factor, "eps-env", planned as precision is: one ``register``."""
     from kit.runs import plan
 
     f = factors.Factor("eps-env", "a made-up environment setting", factors.SINGLE,
                        factors.ENVIRONMENT, explained=r"^env:EPS_ENV$")
-    table = factors.TABLE[:3] + (f,) + factors.TABLE[3:]  # after threads
-    monkeypatch.setattr(factors, "TABLE", table)
-    monkeypatch.setattr(factors, "FACTORS", {x.name: x for x in table})
-    monkeypatch.setattr(factors, "_PATTERNS", {**factors._PATTERNS, "eps-env": re.compile(f.explained)})
 
     def planner(ctx):
         base = ctx.base()
         return [plan.Pair(ctx.factor, "", base, base.with_(env=(("EPS_ENV", "1"),)), "off vs on")]
 
-    monkeypatch.setitem(plan.PLANNERS, "eps-env", planner)
-    return f
+    with factors.registered(f, planner, after="threads"):
+        yield f
 
 
 def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
@@ -70,11 +65,43 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
 
 
 def test_the_table_is_complete_and_consistent():
-    from kit.runs.plan import PLANNERS, planner
+    import kit.runs.plan  # noqa: F401  (registers the built-in factors' planners)
 
-    for f in factors.TABLE:
+    for f in factors.table():
         if f.plannable:
-            assert planner(f.name) in PLANNERS.values()
+            assert callable(factors.planner(f.name))
         assert (f.planned == factors.TORCH) == (not f.has_verdicts)
-    assert [f.name for f in factors.TABLE if f.yardstick] == ["seed", "torch-seed"]
+    assert [f.name for f in factors.table() if f.yardstick] == ["seed", "torch-seed"]
     assert factors.suggest("thread") == "threads" and factors.suggest("zzz") is None
+
+
+def test_one_registration_and_its_undoing():
+    f = factors.Factor("eps-env", "a made-up setting", factors.SINGLE, factors.ENVIRONMENT)
+    with pytest.raises(ValueError, match="needs a planner"):
+        factors.register(f)
+    with pytest.raises(ValueError, match="already registered"):
+        factors.register(factors.Factor("repeat", "another", factors.SINGLE, factors.NOTHING), print)
+    before = factors.names()
+    with factors.registered(f, print, after="threads"):
+        assert factors.names()[4] == "eps-env" and factors.order("eps-env") == 4
+        assert factors.planner("eps-env") is print and "eps-env" in factors.plannable()
+    assert factors.names() == before and factors.get("eps-env") is None
+    with pytest.raises(KitError, match="unknown factor 'eps-env'"):
+        factors.planner("eps-env")
+
+
+def test_descriptions_take_their_versions_from_the_catalogue(tmp_path, monkeypatch):
+    from kit.envs.descriptions import description, descriptions
+
+    assert descriptions()["sklearn"] == ("scikit-learn version at a fixed numpy (1.4.2, 1.5.2, 1.9.1 "
+                                      "on numpy 1.26.4)")
+    assert descriptions()["python"] == ("Python version at fixed libraries (3.12 against 3.14 on "
+                                     "macOS, 3.13 on Linux)")
+    assert descriptions()["numpy"].startswith("numpy 1.26.4 against 2.x")
+    stack = 'python = "3.12"\nnumpy = "1.26.4"\nscikit-learn = "{}"\n'
+    (tmp_path / "stacks.toml").write_text(
+        '[stack.a]\nlock = "a"\n' + stack.format("1.0.0") + '[stack.b]\nlock = "b"\n'
+        + stack.format("2.0.0") + '[pairs.sklearn]\nlinux-x86_64 = [["a", "b"]]\n')
+    monkeypatch.setenv("KIT_STACKS_DIR", str(tmp_path))
+    assert description(factors.get("sklearn")).endswith("(1.0.0, 2.0.0 on numpy 1.26.4)")
+    assert "numpy n/a against 2.x" in description(factors.get("numpy"))  # no numpy pairs here

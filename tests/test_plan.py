@@ -1,4 +1,6 @@
-"""kit.plan: each factor's pairs differ in exactly the thing the factor names."""
+"""kit.runs.plan: each factor's pairs differ in exactly the thing the factor names."""
+
+import re
 
 import pytest
 
@@ -13,13 +15,22 @@ D = "d" * 64
 @pytest.fixture(autouse=True)
 def eight_cores(monkeypatch):
     """Plans are checked for a machine with 8 cores, whatever this one has."""
-    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setattr("kit.core.processes.cores", lambda: 8)
 
 
 def test_thread_counts_above_the_cores_are_refused(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    with pytest.raises(KitError, match="4 threads: use 1 to 2"):
+    """One check and one message, the CLI's, whether the counts were parsed or given."""
+    from kit.runs.options import parse_threads
+
+    monkeypatch.setattr("kit.core.processes.cores", lambda: 2)
+    says = ("4 threads on a machine with 2 cores would measure oversubscription, not the thread "
+            "count; use 1 to 2")
+    with pytest.raises(KitError, match=f"^{re.escape(says)}$"):
         PlanOptions(threads=(1, 4))
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
+        parse_threads("1,4")
+    with pytest.raises(KitError, match="^0 is not allowed here: the smallest is 1$"):
+        PlanOptions(threads=(0,))
     with pytest.raises(KitError, match="power iterations must be 1 or more"):
         PlanOptions(svd_iters=(0,))
 

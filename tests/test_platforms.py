@@ -1,4 +1,4 @@
-"""kit.platforms: platform keys from injected facts, and detection on this machine."""
+"""kit.envs.platforms: platform keys from injected facts, and detection on this machine."""
 
 from kit.envs.platforms import Platform, detect
 

@@ -87,16 +87,29 @@ def test_sigterm_ends_kit_with_143_a_message_and_no_worker(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
-def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path):
-    """Three `kit run`s of one plan at once: each of the 4 runs is made by exactly one of them."""
-    home = tmp_path / "h"
-    kits = [start(home, "--fresh") for _ in range(3)]  # a process per run: its id in its args
-    mine = {k.pid for k in kits}  # other kits on this machine (another test run) are not counted
-    seen = {}
-    while any(k.poll() is None for k in kits):
-        for kit_pid, run in workers().values():
-            if kit_pid in mine:
-                seen.setdefault(run, set()).add(kit_pid)
-        time.sleep(0.005)
+def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path, monkeypatch):
+    """Three `kit run`s of one plan at once: each of the 4 runs is made by exactly one of them.
+
+    Every worker of this KIT_HOME starts by noting which kit started it for which run (a
+    sitecustomize beside the worker code on its PYTHONPATH), so no run goes unseen."""
+    from kit.envs.launch import worker_root
+
+    home, made = tmp_path / "h", tmp_path / "made"
+    monkeypatch.setenv("KIT_HOME", str(home))
+    (worker_root() / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "if '--spec' in sys.argv:\n"
+        "    spec = sys.argv[sys.argv.index('--spec') + 1]\n"
+        f"    with open({str(made)!r}, 'a') as f:\n"
+        "        f.write(os.environ['KIT_PARENT_PID'] + ' ' + os.path.basename(os.path.dirname(spec)) + '\\n')\n")
+    kits = [start(home, "--fresh") for _ in range(3)]  # a worker process per run
+    for k in kits:
+        k.wait(timeout=600)
     assert all(k.returncode == 0 for k in kits), [k.stderr.read() for k in kits]
+    seen = {}
+    for line in made.read_text().splitlines():
+        kit_pid, folder = line.split()
+        assert folder.startswith(f"run-{kit_pid}-")  # the kit that started it made it
+        seen.setdefault(folder.split("-")[2], []).append(int(kit_pid))
     assert len(seen) == 4 and all(len(pids) == 1 for pids in seen.values()), seen
+    assert set().union(*seen.values()) <= {k.pid for k in kits}

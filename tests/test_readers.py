@@ -110,13 +110,12 @@ def test_doctor_leaves_the_users_store_and_default_dataset_alone(on_every_kind, 
 def test_the_platform_kinds_are_all_there(on_every_kind):
     """Where a stack can exist here, its factors are in the store: nothing is silently left out."""
     from kit.envs.platforms import detect
-    from kit.envs.catalogue import definitions
-    from kit.envs.stacks import status
+    from kit.envs.kinds import stack_kind
 
     plat = detect()
-    if status(definitions()["np1-sk191"], plat)[0] != "unavailable":
+    if stack_kind("np1-sk191").status(plat)[0] != "unavailable":
         assert {"sklearn", "arch"} <= set(on_every_kind["factors"])
-    if status(definitions()["torch-linux-cpu"], plat)[0] != "unavailable":
+    if stack_kind("torch-linux-cpu").status(plat)[0] != "unavailable":
         assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
 
 

@@ -1,4 +1,4 @@
-"""kit.report and the verdicts/advise/report commands on a real store."""
+"""kit.views.report and the verdicts/advise/report commands on a real store."""
 
 import json
 
@@ -43,13 +43,13 @@ def _capture_figures(monkeypatch):
     import kit.views.plots as report
 
     figs = []
-    real = report._png
+    real = report.png
 
     def keep(fig):
         figs.append(fig)
         return real(fig)
 
-    monkeypatch.setattr(report, "_png", keep)
+    monkeypatch.setattr(report, "png", keep)
     return figs
 
 

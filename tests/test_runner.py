@@ -1,4 +1,4 @@
-"""kit.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
+"""kit.runs.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
 
 import json
 import os
@@ -84,15 +84,15 @@ def test_worker_failure_is_one_clear_error(tiny):
     bad = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
     bad = bad.with_(env=(("NPY_BAD", "1"),), svd_iters=1)
     # a stack interpreter that cannot run the worker
-    import kit.runs.runner as runner
+    from kit.envs.kinds.host import HostStack
     from kit.envs.stacks import Stack
-    orig = runner.get_stack
-    runner.get_stack = lambda name: Stack("host", ("/bin/false",), bad.stack_id, {})
+    orig = HostStack.runnable
+    HostStack.runnable = lambda self: Stack("host", ("/bin/false",), bad.stack_id, {})
     try:
         with pytest.raises(KitError, match="worker failed in stack 'host'"):
             execute(bad, tiny, Store())
     finally:
-        runner.get_stack = orig
+        HostStack.runnable = orig
     assert [p.name for p in (Path(os.environ["KIT_HOME"]) / "tmp").iterdir()] == []
     assert not Store().has_run(bad.run_id)
 
@@ -127,27 +127,41 @@ def test_plain_runs_share_warm_workers_and_fresh_ones_do_not(tiny):
 
 
 def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
-    """Storing (verifying, moving, indexing: here made slow, as on a slow disk) overlaps the
-    next run, yet no more runs than ``jobs`` ever run at once and every run is stored."""
-    import time
+    """Storing (verifying, moving, indexing) overlaps the next run: each run's storing waits
+    here until the run after it has started, which it never would if storing held the plan up.
+    Yet no more runs than ``jobs`` ever run at once, and every run is stored."""
+    import threading
+
+    from kit.runs.runner import LocalExecutor
 
     specs = [s.with_(seeds=seeds(v)) for v in range(3)
              for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]
-    stored_at = {}
+    started, overlapped, changed = [], {}, threading.Condition()
+
+    class Watched(LocalExecutor):
+        def run(self, spec, *args):
+            with changed:
+                started.append(spec.run_id)
+                changed.notify_all()
+            return super().run(spec, *args)
+
     put = Store.put_run
 
-    def slow_put(self, spec, outdir, manifest):
-        time.sleep(1.0)
-        got = put(self, spec, outdir, manifest)
-        stored_at[spec.run_id] = time.time()
-        return got
+    def put_once_the_next_run_started(self, spec, outdir, manifest):
+        with changed:  # the last run to start has no next one
+            overlapped[spec.run_id] = changed.wait_for(
+                lambda: started.index(spec.run_id) + 1 < len(started) or len(started) == len(specs),
+                timeout=300)
+        return put(self, spec, outdir, manifest)
 
-    monkeypatch.setattr(Store, "put_run", slow_put)
-    store = Store()
-    run_all(specs, tiny, store, jobs=1)
-    made = sorted(((store.run(s.run_id).manifest, s.run_id) for s in specs),
-                  key=lambda m: m[0]["started"])
-    assert len(made) == 3 and len(stored_at) == 3
-    for (before, run), (after, _) in zip(made, made[1:]):
-        assert after["started"] >= before["finished"]  # one at a time (jobs=1) ...
-        assert after["started"] < stored_at[run]  # ... and storing overlapped the next run
+    monkeypatch.setattr(Store, "put_run", put_once_the_next_run_started)
+    store, ex = Store(), Watched()
+    try:
+        run_all(specs, tiny, store, jobs=1, executor=ex)
+    finally:
+        ex.close()
+    made = sorted((store.run(s.run_id).manifest for s in specs), key=lambda m: m["started"])
+    assert len(made) == 3 and sorted(started) == sorted(overlapped) == sorted(s.run_id for s in specs)
+    assert all(overlapped.values()), overlapped  # storing overlapped the next run ...
+    for before, after in zip(made, made[1:]):
+        assert after["started"] >= before["finished"]  # ... yet one ran at a time (jobs=1)

@@ -1,7 +1,6 @@
 """kit.runs.schedule: runs share the cores (threads x runs <= cores), the largest first."""
 
 import threading
-import time
 
 import pytest
 
@@ -28,25 +27,46 @@ def test_auto_fills_the_cores_at_the_smallest_thread_count(monkeypatch):
     assert schedule.note([spec(1)], "auto") is None
 
 
-def test_the_core_budget_never_holds_more_threads_than_cores():
-    budget = schedule.CoreBudget(4)
-    busy, peak, lock = [0], [0], threading.Lock()
+def test_the_core_budget_never_holds_more_threads_than_cores(monkeypatch):
+    """Runs that fit share the cores at once (1 + 1 + 2 of 4 meet at a barrier inside the
+    budget); one more is seen waiting on the budget until they end; a run wider than the
+    machine holds all of it."""
+    waiting = threading.Event()
 
-    def run(threads):
+    class Seen(threading.Condition):
+        def wait(self, timeout=None):
+            waiting.set()  # a hold found too few cores free
+            return super().wait(timeout)
+
+    with monkeypatch.context() as m:
+        m.setattr(threading, "Condition", Seen)
+        budget = schedule.CoreBudget(4)
+    met, release, entered = threading.Barrier(4, timeout=60), threading.Event(), threading.Event()
+
+    def fits(threads):
         with budget.hold(threads):
-            with lock:
-                busy[0] += min(threads, 4)
-                peak[0] = max(peak[0], busy[0])
-            time.sleep(0.02)
-            with lock:
-                busy[0] -= min(threads, 4)
+            met.wait()
+            release.wait(60)
 
-    workers = [threading.Thread(target=run, args=(t,)) for t in (1, 2, 3, 1, 4, 2, 8, 1, 1, 3)]
-    for w in workers:
+    def one_more():
+        with budget.hold(1):
+            entered.set()
+
+    held = [threading.Thread(target=fits, args=(t,)) for t in (1, 1, 2)]
+    for w in held:
         w.start()
-    for w in workers:
-        w.join()
-    assert peak[0] <= 4 and busy[0] == 0 and budget.free == 4
+    met.wait()  # all three hold their cores now
+    assert budget.free == 0 and not waiting.is_set()
+    extra = threading.Thread(target=one_more)
+    extra.start()
+    assert waiting.wait(60) and not entered.is_set()  # it waits for a core ...
+    release.set()
+    for w in [*held, extra]:
+        w.join(60)
+    assert entered.is_set() and budget.free == 4  # ... and runs once one is free
+    with budget.hold(8):  # wider than the machine: it runs alone
+        assert budget.free == 0
+    assert budget.free == 4
 
 
 def test_largest_first_from_past_runs_else_by_kind():

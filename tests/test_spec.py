@@ -1,4 +1,4 @@
-"""kit.spec: the run id is a stable hash of every field that defines a run."""
+"""kit.core.spec: the run id is a stable hash of every field that defines a run."""
 
 import pytest
 

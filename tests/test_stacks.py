@@ -1,4 +1,4 @@
-"""kit.stacks: the catalogue, and each stack's status from injected platform facts."""
+"""kit.envs.stacks: the catalogue, and each stack's status from injected platform facts."""
 
 import json
 import sys
@@ -11,8 +11,7 @@ from kit.core.errors import KitError
 from kit.envs.interpreters import _pyenv_candidates, find_python
 from kit.envs.platforms import ROSETTA_HINT, Platform
 from kit.envs.catalogue import definitions, reference
-from kit.envs.kinds import get_stack, listing
-from kit.envs.stacks import status, unavailable_reason
+from kit.envs.kinds import listing, stack_kind
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=False)
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True, downloads=True)
@@ -42,20 +41,19 @@ def test_every_lock_covers_its_platforms():
 
 
 def test_status_on_macos_with_and_without_rosetta():
-    x86 = definitions()["np1-sk191-x86"]
-    assert unavailable_reason(x86, MAC, check_python=False) is None
-    why = unavailable_reason(x86, MAC_NO_ROSETTA, check_python=False)
+    x86 = stack_kind("np1-sk191-x86")
+    assert x86.unavailable_reason(MAC, check_python=False) is None
+    why = x86.unavailable_reason(MAC_NO_ROSETTA, check_python=False)
     assert "Rosetta 2" in why and ROSETTA_HINT in why
-    assert status(x86, MAC_NO_ROSETTA)[0] == "unavailable"
+    assert x86.status(MAC_NO_ROSETTA)[0] == "unavailable"
     # with downloads allowed, uv fetches a missing interpreter when building
-    assert status(definitions()["py314-np2-sk191"], MAC) == ("not built", None)
+    assert stack_kind("py314-np2-sk191").status(MAC) == ("not built", None)
 
 
 def test_status_on_linux():
-    defs = definitions()
-    st, why = status(defs["np2-sk161-x86"], LINUX)
+    st, why = stack_kind("np2-sk161-x86").status(LINUX)
     assert st == "unavailable" and "macos-arm64 only" in why
-    assert status(defs["py39-mkl-sk161"], MAC)[1].startswith("exists on linux-x86_64 only")
+    assert stack_kind("py39-mkl-sk161").status(MAC)[1].startswith("exists on linux-x86_64 only")
 
 
 def test_missing_interpreter_is_a_reason(tmp_path, monkeypatch):
@@ -65,12 +63,12 @@ def test_missing_interpreter_is_a_reason(tmp_path, monkeypatch):
     (cat / "stacks.toml").write_text(
         '[stack.future]\nlock = "future"\npython = "3.99"\nblas = { linux-x86_64 = "OpenBLAS" }\n')
     monkeypatch.setenv("KIT_STACKS_DIR", str(cat))
-    st, why = status(definitions()["future"], LINUX)
+    st, why = stack_kind("future").status(LINUX)
     assert st == "unavailable" and "no Python 3.99 interpreter found" in why
     with pytest.raises(KitError, match="not built"):
-        get_stack("future")
+        stack_kind("future").runnable()
     with pytest.raises(KitError, match="unknown stack"):
-        get_stack("nope")
+        stack_kind("nope")
 
 
 def test_pyenv_versions_are_found_but_shims_are_not(tmp_path, monkeypatch):

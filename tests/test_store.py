@@ -1,4 +1,4 @@
-"""kit.store: content-addressed arrays, one transaction per run, refusal of bad bytes.
+"""kit.runs.store (and blobs): content-addressed arrays, one transaction per run, bad bytes refused.
 
 Every array read for a number is verified (hash, dtype, shape), an existing copy is verified
 before a fresh one is discarded, and a claim per run id serialises overlapping plans.

@@ -15,7 +15,8 @@ from kit.runs.options import PlanOptions
 from kit.runs.availability import availability, devices
 from kit.runs.plan import plan, required_stacks
 from kit.envs.platforms import Platform, detect
-from kit.envs.stacks import Stack, status
+from kit.envs.kinds import stack_kind
+from kit.envs.stacks import Stack
 from kit.envs.catalogue import definitions
 
 D = "d" * 64
@@ -60,25 +61,24 @@ def test_torch_factor_plans():
 
 
 def test_torch_threads_are_capped_at_the_cores():
-    import os
-    cores = os.cpu_count()
+    from kit.core.processes import cores
+
     ps = plan("torch-threads", D, PlanOptions(), plat=LINUX, get=fake_get)
-    assert [p.b.threads for p in ps] == [t for t in (2, 4, 8) if t <= cores]
+    assert [p.b.threads for p in ps] == [t for t in (2, 4, 8) if t <= cores()]
 
 
 def test_unavailable_torch_devices_and_stacks_say_why():
     rows = {r["factor"]: r for r in availability(LINUX)}
     assert not rows["torch-device"]["available"]
     assert "no CUDA device" in rows["torch-device"]["reason"]
-    st, why = status(definitions()["torch-linux-cuda"], LINUX)
+    st, why = stack_kind("torch-linux-cuda").status(LINUX)
     assert st == "unavailable" and "needs an NVIDIA GPU" in why
-    assert status(definitions()["torch-macos"], LINUX)[0] == "unavailable"
+    assert stack_kind("torch-macos").status(LINUX)[0] == "unavailable"
 
 
 @pytest.mark.slow
 def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
-    cpu = definitions()["torch-linux-cpu"]
-    st, why = status(cpu, detect())
+    st, why = stack_kind("torch-linux-cpu").status(detect())
     if st == "unavailable":
         pytest.skip(f"torch-linux-cpu: {why}")
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))

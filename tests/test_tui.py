@@ -15,7 +15,7 @@ LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "sse4_2"
 
 
 def app(**prefill):
-    return KitApp("synthetic", N, platform=LINUX, **prefill)
+    return KitApp("synthetic", N, platform=LINUX, store=Store(), **prefill)
 
 
 @pytest.fixture
@@ -277,7 +277,7 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
     """Each tab and each of its keys on the store holding every kind of run, by keys only."""
     from kit.data.dataset import load_dataset  # noqa: F401  (the store's dataset is synthetic-120)
 
-    async with KitApp("synthetic", 120, platform=LINUX).run_test(size=(120, 40)) as pilot:
+    async with KitApp("synthetic", 120, platform=LINUX, store=Store()).run_test(size=(120, 40)) as pilot:
         for tab in "1234567":
             await pilot.press(tab)
             await pilot.pause()
@@ -342,12 +342,13 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path):
     script = tmp_path / "buggy.py"
     script.write_text(
         "import sys\n"
+        "from kit.runs.store import Store\n"
         "from kit.tui import advice, app\n"
         "def broken(self):\n    raise RuntimeError('a bug')\n"
         "advice.AdvicePane.show = broken\n"
         "class Buggy(app.KitApp):\n"
         "    def on_mount(self):\n        self.set_timer(0.5, lambda: self.action_tab('advice'))\n"
-        "sys.exit(app.run_app(Buggy('synthetic', 120), headless=True))\n")
+        "sys.exit(app.run_app(Buggy('synthetic', 120, store=Store()), headless=True))\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, KIT_HOME=str(tmp_path / "home")))
     out = proc.stdout + proc.stderr

@@ -1,4 +1,4 @@
-"""kit.verdicts: the vectorised paired bootstrap against a plain independent computation."""
+"""kit.analysis.verdicts: the vectorised paired bootstrap against a plain independent computation."""
 
 import numpy as np
 import pytest

@@ -14,6 +14,7 @@ from ..core.numbers import fmt
 from .compare import ALL_MODELS
 from .records import BudgetRow
 from ..runs.availability import availability
+from ..envs.descriptions import description, descriptions
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
 from .verdicts import describe, stability
@@ -53,7 +54,7 @@ def _reach(row: BudgetRow) -> float:
 
 
 def _ranked(name: str) -> bool:
-    """Null checks, remedies and probes are read, not ranked (kit.factors says which)."""
+    """Null checks, remedies and probes are read, not ranked (kit.core.factors says which)."""
     f = factors.get(name)
     return f is None or f.ranked
 
@@ -104,7 +105,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
     not_measured = [{"factor": f, "what": d, "cannot_run_here": why.get(f)}
-                    for f, d in factors.plannable().items() if f not in measured]
+                    for f, d in descriptions().items() if f not in measured]
     return {"dataset": b["dataset"], "yardstick": b["yardstick"], "ranking": ranking,
             "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
 
@@ -178,7 +179,7 @@ def _one_class(b, recs):
 def _factor_advice(r, recs):
     lvl, name = level(r), _name(r)
     f = factors.get(r.factor)
-    what = f.what if f else r.factor
+    what = description(f) if f else r.factor
     basis = {"factor": name, "level": lvl, "pairs": r.pairs}
     if lvl == "conclusions":
         key, k = max(r.verdict_changes.items(), key=lambda kv: kv[1])

@@ -1,11 +1,14 @@
 """An audit: the factors a user chose, planned into runs on one dataset, then run and stored.
 
-The CLI's `kit run` and the TUI's Plan and Run screens both go through ``prepare`` and
-``execute``, so a plan's runs, its estimate and its results are computed in one place.
+The CLI's `kit run` and the TUI's Run tab both go through ``prepare`` and ``run_audit``, which
+orders the steps (build the stacks, plan, run) and asks before building stacks and before more
+than ASK_ABOVE runs; they only render its questions and its progress. The TUI's Plan tab
+computes its summary with the same ``stacks_to_build``, ``plan_runs`` and ``estimate_seconds``.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,9 +16,8 @@ import numpy as np
 from ..core import factors
 from ..core.errors import KitError
 from ..data import Dataset, load_dataset
-from ..envs.build import download_bytes
 from ..envs.catalogue import HOST
-from ..envs.kinds import choose
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.options import PlanOptions
 from ..runs.plan import plan, reference_embedding, required_stacks
@@ -60,9 +62,9 @@ def stacks_to_build(audit: Audit) -> list:
     """[(name, download bytes or None)] of the stacks the audit needs that are not built here."""
     out = []
     for name in audit.stacks:
-        kind = choose(name)
+        kind = stack_kind(name)
         if kind.buildable and kind.status(audit.platform)[0] in ("not built", "broken"):
-            out.append((name, download_bytes(kind.d, audit.platform)))
+            out.append((name, kind.download_bytes(audit.platform)))
     return out
 
 
@@ -73,7 +75,7 @@ def build_stacks(audit: Audit, log=lambda name, msg: None,
     The host and external stacks are used as they are (an unavailable one says why here)."""
     built = []
     for name in audit.stacks:
-        kind = choose(name)
+        kind = stack_kind(name)
         if not kind.buildable:
             st, why = kind.status(audit.platform)
             if st != "built":
@@ -155,3 +157,65 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
     stored = {s.run_id for s in specs if store.has_run(s.run_id)}
     store.add_pairs([p for p in audit.pairs if p.a.run_id in stored and p.b.run_id in stored])
     return finished
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What an audit asks before it goes on: to build ``stacks`` [(name, download bytes or
+    None)] first, or to do ``runs`` runs (more than ASK_ABOVE)."""
+    audit: Audit
+    store: Store
+    stacks: list = field(default_factory=list)
+    runs: int = 0
+
+    def estimate(self) -> float | None:
+        """How long the runs take from past timings (read only when a renderer shows it)."""
+        return estimate_seconds(self.audit, self.store)
+
+
+class Progress:
+    """What an audit reports as it goes; a renderer overrides what it shows (here: nothing)."""
+
+    def building(self, stacks: list):
+        """Around building the stacks: ``stacks`` [(name, download bytes or None)] are the ones
+        not built yet (maybe none)."""
+        return nullcontext()
+
+    def log(self, stack: str, line: str) -> None:
+        """A line from building ``stack``."""
+
+    def built(self, stack: str, made: bool) -> None:
+        """``stack`` is ready (``made``: built just now)."""
+
+    def planned(self, audit: Audit, todo: list) -> None:
+        """The runs are planned; ``todo`` are the ones not stored yet."""
+
+    def running(self, todo: list):
+        """Around running the ``todo`` runs."""
+        return nullcontext()
+
+    def done(self, spec) -> None:
+        """A run is stored."""
+
+
+def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Progress = Progress(),
+              jobs="auto", should_stop=None, executor=None) -> list | None:
+    """Build the stacks the audit needs, plan its runs, run what is missing; the ids of its
+    runs now stored (None: ``confirm(Ask)`` said no, and nothing ran).
+
+    ``confirm`` is asked before building stacks that are not built yet and before running more
+    than ASK_ABOVE runs; it may also raise to refuse. ``should_stop`` is as for ``execute``."""
+    missing = stacks_to_build(audit)
+    if missing and not confirm(Ask(audit, store, stacks=missing)):
+        return None
+    with progress.building(missing):
+        if missing:  # else the planner checks the stacks as it reads them, with the fix
+            build_stacks(audit, log=progress.log, on_built=progress.built)
+    plan_runs(audit)
+    left = todo(audit, store)
+    progress.planned(audit, left)
+    if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left))):
+        return None
+    with progress.running(left):
+        return execute(audit, store, jobs=jobs, on_done=progress.done, should_stop=should_stop,
+                       executor=executor)

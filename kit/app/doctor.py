@@ -3,17 +3,28 @@ and the store's integrity, with a remedy for each problem."""
 
 from __future__ import annotations
 
-import os
-
 from ..analysis.budget import budget
+from ..core import processes
 from ..core.paths import subdir
+from ..envs.catalogue import HOST
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
-from ..envs.probe import fingerprint, problems, stack_doctor, thread_probe
-from ..envs.stacks import host_stack
+from ..envs.probe import Problem, fingerprint, problems, stack_doctor, thread_probe
 from ..runs.options import PlanOptions
 from ..runs.repair import check_store
 from ..runs.store import Store
 from . import audit as au
+
+_REMEDY = {  # what to do about each kind of Problem, by its code
+    "generic-kernel": "pin a numpy whose OpenBLAS knows this CPU (numpy 2.x), or set "
+                      "OPENBLAS_CORETYPE to the right kernel, and record it: kernels change bits",
+    "threads-ignored": "the BLAS ignores OMP/OPENBLAS/MKL_NUM_THREADS here (or the matrices are "
+                       "too small to split): a threads factor measured here shows nothing; do not "
+                       "read it as stability",
+    "blas-mismatch": "rebuild the stack (`kit stacks build`) and check its lock file's "
+                     "numpy/scipy wheels",
+    "no-threadpoolctl": "add threadpoolctl to the stack's lock file",
+}
 
 
 def machine_doctor(plat: Platform, n: int = 200) -> dict:
@@ -43,28 +54,28 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
         problems_out.append({"problem": "the null experiment failed: two identical runs differ",
                              "remedy": "a generator is loose or the machine is unstable; check "
                                        "other jobs' interference and report it with `kit export`"})
-    cores = os.cpu_count() or 1
-    stacks = [{"name": "host", "command": host_stack().command, "expected_blas": None}]
+    cores = processes.cores()
+    stacks = [{"name": "host", "command": stack_kind(HOST).runnable().command, "expected_blas": None}]
     for r in stack_doctor([], plat):
         if r["status"] == "built":
             stacks.append({"name": r["name"], "command": r["command"],
-                           "expected_blas": r["expected_blas"], "doctor": r})
+                           "expected_blas": r["expected_blas"], "measured": r["measured"]})
     out_stacks = []
     for s in stacks:
-        rep = s.get("doctor") or {"measured": fingerprint(s["command"]), "problems": []}
-        if s["name"] == "host":
-            rep["problems"] = problems(rep["measured"], None, plat.cpu_flags)
+        measured = s["measured"] if "measured" in s else fingerprint(s["command"])
+        found = problems(measured, s["expected_blas"], plat.cpu_flags)
         probe = thread_probe(s["command"], cores)
         if probe["honoured"] is False:
-            rep["problems"].append(
+            found.append(Problem(
+                "threads-ignored",
                 f"the thread setting is not honoured: CPU per wall second {probe['cpu_per_wall_n']:.2f} "
-                f"at {cores} threads against {probe['cpu_per_wall_1']:.2f} at 1")
-        for p in rep["problems"]:
-            problems_out.append({"stack": s["name"], "problem": p, "remedy": _remedy(p)})
+                f"at {cores} threads against {probe['cpu_per_wall_1']:.2f} at 1"))
+        for p in found:
+            problems_out.append({"stack": s["name"], "problem": p.message, "remedy": _REMEDY[p.code]})
         out_stacks.append({"name": s["name"], "threads": probe,
-                           "blas": [p for p in rep["measured"].get("threadpools") or []
+                           "blas": [p for p in measured.get("threadpools") or []
                                     if p.get("user_api") == "blas"],
-                           "blas_build": rep["measured"].get("blas_build")})
+                           "blas_build": measured.get("blas_build")})
     user_store = Store()
     try:
         stored = check_store(user_store, full=False)  # arrays verified since their last change are trusted
@@ -86,17 +97,3 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
             "ok": null_ok and warm.all_identical == warm.pairs and stored["ok"],
             "busy": ({"stacks": busy, "busy_cores": max(s["threads"]["busy_cores"] for s in out_stacks),
                       "cores": cores} if busy else None)}
-
-
-def _remedy(problem: str) -> str:
-    if "generic" in problem:
-        return ("pin a numpy whose OpenBLAS knows this CPU (numpy 2.x), or set OPENBLAS_CORETYPE "
-                "to the right kernel, and record it: kernels change bits")
-    if "not honoured" in problem:
-        return ("the BLAS ignores OMP/OPENBLAS/MKL_NUM_THREADS here (or the matrices are too small "
-                "to split): a threads factor measured here shows nothing; do not read it as stability")
-    if "expected" in problem:
-        return "rebuild the stack (`kit stacks build`) and check its lock file's numpy/scipy wheels"
-    if "threadpoolctl" in problem:
-        return "add threadpoolctl to the stack's lock file"
-    return "see docs/onboarding.md"

@@ -14,7 +14,7 @@ from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset
-from ..envs.kinds import choose, get_stack
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.options import Pair
 from ..runs.runner import run_all
@@ -48,7 +48,7 @@ def find_dataset(summary: dict, sha: str):
 def _kind(name: str):
     """The stack of that name here, or None (the bundle's stack is not known here)."""
     try:
-        return choose(name)
+        return stack_kind(name)
     except KitError:
         return None
 
@@ -92,7 +92,7 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
             kind.build(plat)
         twin = _local_spec(spec, twins, plat)
         if isinstance(twin, RunSpec):
-            twin = twin.with_(stack_id=get_stack(spec.stack).identity)
+            twin = twin.with_(stack_id=stack_kind(spec.stack).runnable().identity)
         twins[r["id"]] = twin
         if isinstance(twin, str):
             reasons[r["id"]] = twin
@@ -113,6 +113,8 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
             a = specs[r["id"]]
             pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
                               f"{doc['host']['name']} vs {host()['name']}: {run_label(a)}"))
+    # in the order of their labels, not of the bundle (runs made in one second are listed by id)
+    pairs.sort(key=lambda p: (p.label, p.a.run_id))
     store.add_pairs(pairs)
     return summarise(store, doc, pairs, reasons, imported)
 

@@ -11,7 +11,7 @@ from ..core.errors import KitError
 
 
 def argtype(parse):
-    """An argparse type from one of kit.plan's parsers (their ValueError is a usage error)."""
+    """An argparse type from a parser of kit.runs.options (their ValueError is a usage error)."""
     def convert(text):
         try:
             return parse(text)

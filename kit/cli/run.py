@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import contextmanager
 
-from ..core.factors import plannable
+from ..envs.descriptions import descriptions
 from .common import (confirm, counts, dataset_args, factors, floats, int_list, jobs_arg,
                      names_list, print_json, threads)
 
@@ -13,7 +14,7 @@ from .common import (confirm, counts, dataset_args, factors, floats, int_list, j
 def add(sub) -> None:
     p = sub.add_parser("run", help="run the pairs that measure one or more factors",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in plannable().items()))
+                       epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()))
     p.add_argument("--factor", type=factors, required=True, help="factor name(s), comma-separated")
     dataset_args(p, default="synthetic")
     p.add_argument("--stack", default="host",
@@ -83,78 +84,97 @@ def _executor(args, err):
 
 
 def _run(args, opts, executor, err) -> int:
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
-
     from ..app import audit as au
     from ..analysis.budget import budget
-    from ..runs.schedule import note
     from ..runs.store import Store
     from ..views.tables import budget_text
 
     a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
     if a.dataset.synthetic:
         err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
-    _build_for(a, err, args.yes)
-    au.plan_runs(a)
     store = Store()
-    todo = len(au.todo(a, store))
-    err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): {len(a.specs) - todo} stored, "
-              f"{todo} to run")
-    shared = None if executor is not None and executor.name == "dask" else note(au.todo(a, store),
-                                                                                 args.jobs)
-    if shared:
-        err.print(f"kit: {shared}")
-    if todo > au.ASK_ABOVE and not args.yes:
-        est = au.estimate_seconds(a, store)
-        confirm(err, f"{todo} runs to do" + (f" (about {est / 3600:.1f} h from past timings)"
-                                               if est else "") + ".",
-                 f"A plan of more than {au.ASK_ABOVE} runs needs --yes when there is no terminal "
-                 "to ask.")
-    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err,
-                  disable=todo == 0) as bar:
-        task = bar.add_task("runs", total=todo)
-
-        def done(spec):
-            bar.advance(task)
-            if not err.is_terminal:  # logs get one line per run instead of a redrawn bar
-                err.print(f"run {int(bar.tasks[0].completed)}/{todo} done: {spec.run_id[:12]}")
-
-        au.execute(a, store, jobs=args.jobs, on_done=done, executor=executor)
+    au.run_audit(a, store, confirm=lambda ask: _confirm(ask, err, args.yes),
+                 progress=_Bars(err, args.jobs, executor), jobs=args.jobs, executor=executor)
     b = budget(store, a.dataset.sha256)
     print_json(b) if args.json else print(budget_text(b))
     return 0
 
 
-def _build_for(a, err, yes: bool) -> None:
-    """Say which stacks the plan needs built and how big they are, ask on a terminal, then build
-    each with its own progress line (a script without a terminal proceeds, as it always has)."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+def _confirm(ask, err, yes: bool) -> bool:
+    """Stacks to build: say which and how big, and ask on a terminal (a script without one
+    proceeds, as it always has). A plan above ASK_ABOVE runs: ask, or refuse without a terminal
+    unless --yes. A no raises: nothing runs."""
+    from ..app.audit import ASK_ABOVE
 
-    from ..app import audit as au
+    if ask.stacks:
+        total = sum(b or 0 for _, b in ask.stacks)
+        err.print("The plan needs stacks that are not built yet: " + ", ".join(
+            f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in ask.stacks)
+            + f"; about {total / 2**20:,.0f} MB to download (more once unpacked, shared through "
+              "uv's cache).")
+        if sys.stdin.isatty() and not yes:
+            confirm(err, "Build them now?", "")
+    elif not yes:
+        est = ask.estimate()
+        confirm(err, f"{ask.runs} runs to do" + (f" (about {est / 3600:.1f} h from past timings)"
+                                                 if est else "") + ".",
+                f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal "
+                "to ask.")
+    return True
 
-    todo = au.stacks_to_build(a)
-    if not todo:
-        return
-    total = sum(b or 0 for _, b in todo)
-    err.print("The plan needs stacks that are not built yet: " + ", ".join(
-        f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in todo)
-        + f"; about {total / 2**20:,.0f} MB to download (more once unpacked, shared through uv's "
-          "cache).")
-    if sys.stdin.isatty() and not yes:
-        confirm(err, "Build them now?", "")
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=err, transient=False) as bar:
-        tasks = {n: bar.add_task(f"{n}: waiting", total=1) for n, _ in todo}
 
-        def log(name, msg):
-            if name in tasks:
-                bar.update(tasks[name], description=msg)
+class _Bars:
+    """An audit's progress (kit.app.audit.Progress) on stderr: a line per stack built, the plan,
+    then a bar of runs (logs get one line per run instead of a redrawn bar)."""
 
-        def done(name, built):
-            if name in tasks:
-                bar.update(tasks[name], completed=1,
-                           description=f"built stack {name}" if built else f"{name}: already built")
+    def __init__(self, err, jobs, executor):
+        self.err, self.jobs, self.executor = err, jobs, executor
+        self.tasks, self.bar = {}, None
 
-        au.build_stacks(a, log=log, on_built=done)
+    @contextmanager
+    def building(self, stacks):
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        if not stacks:
+            yield
+            return
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=self.err, transient=False) as self.bar:
+            self.tasks = {n: self.bar.add_task(f"{n}: waiting", total=1) for n, _ in stacks}
+            yield
+
+    def log(self, name, msg):
+        if name in self.tasks:
+            self.bar.update(self.tasks[name], description=msg)
+
+    def built(self, name, made):
+        if name in self.tasks:
+            self.bar.update(self.tasks[name], completed=1,
+                            description=f"built stack {name}" if made else f"{name}: already built")
+
+    def planned(self, a, todo):
+        from ..runs.schedule import note
+
+        self.err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): "
+                       f"{len(a.specs) - len(todo)} stored, {len(todo)} to run")
+        dask = self.executor is not None and self.executor.name == "dask"
+        shared = None if dask else note(todo, self.jobs)
+        if shared:
+            self.err.print(f"kit: {shared}")
+
+    @contextmanager
+    def running(self, todo):
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=self.err,
+                      disable=not todo) as self.bar:
+            self.task, self.total = self.bar.add_task("runs", total=len(todo)), len(todo)
+            yield
+
+    def done(self, spec):
+        self.bar.advance(self.task)
+        if not self.err.is_terminal:  # logs get one line per run instead of a redrawn bar
+            self.err.print(f"run {int(self.bar.tasks[0].completed)}/{self.total} done: "
+                           f"{spec.run_id[:12]}")

@@ -34,7 +34,7 @@ def _cmd_stacks(args) -> int:
     from rich.console import Console
 
     from ..envs.catalogue import definitions
-    from ..envs.kinds import choose, listing
+    from ..envs.kinds import listing, stack_kind
     from ..envs.platforms import detect
     from ..views.tables import stacks_text
 
@@ -43,23 +43,22 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd in ("add", "remove"):
         return _stacks_external(args, err)
     names = getattr(args, "names", None) or []
-    kinds = {n: choose(n) for n in names}  # an unknown name is refused here, with the fix
+    kinds = {n: stack_kind(n) for n in names}  # an unknown name is refused here, with the fix
     if args.stacks_cmd in ("build", "lock"):
         for n, kind in kinds.items():
             if not kind.buildable:
                 kind.build(plat)  # says why it is never built (an external one)
     if args.stacks_cmd == "build":
         avail = [s["name"] for s in listing(plat)
-                 if s["status"] != "unavailable" and choose(s["name"]).buildable]
+                 if s["status"] != "unavailable" and stack_kind(s["name"]).buildable]
         _build_stacks(names or avail, plat, err)
         return 0
     if args.stacks_cmd == "lock":
-        from ..envs.build import lock
-
         defs = definitions()
         for lk in dict.fromkeys(defs[n].lock for n in (names or defs)):
+            first = next(n for n, d in defs.items() if d.lock == lk)  # stacks may share a lock
             with err.status(f"locking {lk}"):
-                lock(next(d for d in defs.values() if d.lock == lk), upgrade=args.upgrade)
+                stack_kind(first).lock(upgrade=args.upgrade)
             err.print(f"locked stacks/{lk}/uv.lock")
         return 0
     if args.stacks_cmd == "factors":
@@ -85,11 +84,11 @@ def _cmd_stacks(args) -> int:
 
 def _build_stacks(names, plat, err) -> None:
     """Build each named stack that is not built yet, one status line per step."""
-    from ..envs.kinds import build_named
+    from ..envs.kinds import stack_kind
 
     for n in names:
         with err.status(f"stack {n}") as status:
-            if build_named(n, plat, log=lambda msg: status.update(msg)):
+            if stack_kind(n).build(plat, log=lambda msg: status.update(msg)):
                 err.print(f"built stack {n}")
 
 

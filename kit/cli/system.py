@@ -62,20 +62,20 @@ def _cmd_store(args) -> int:
 
 
 def _cmd_tui(args) -> int:
+    from contextlib import closing
+
     from ..app.selection import opening_dataset
     from ..data.dataset import FIRST_LOOK_N, SYNTHETIC
     from ..runs.store import Store
-    from ..tui.app import run
+    from ..tui.app import KitApp, run_app
 
-    dataset, n = args.dataset, args.n
-    if dataset is None and n is None:  # open where the user's last runs are, as `kit budget` does
-        store = Store()
-        try:
+    with closing(Store()) as store:  # the app's for its lifetime: it never opens one itself
+        dataset, n = args.dataset, args.n
+        if dataset is None and n is None:  # open where the user's last runs are, as `kit budget` does
             dataset, n = opening_dataset(store, FIRST_LOOK_N)
-        finally:
-            store.close()
-    elif dataset is None:
-        dataset = SYNTHETIC
-    if dataset == SYNTHETIC and n is None:
-        n = FIRST_LOOK_N
-    return run(dataset, n, ",".join(map(str, args.threads)), ",".join(map(str, args.seeds)))
+        elif dataset is None:
+            dataset = SYNTHETIC
+        if dataset == SYNTHETIC and n is None:
+            n = FIRST_LOOK_N
+        return run_app(KitApp(dataset, n, threads=",".join(map(str, args.threads)),
+                              seeds=",".join(map(str, args.seeds)), store=store))

@@ -1,14 +1,20 @@
 """The table of factors: everything kit knows about each thing that can change between two runs.
 
 Every consumer (planning, the budget's row order and confounds, amplification, advice, verdict
-sets, plots, the CLI's help) reads this one table, as threadpoolctl derives everything from
-its one registry of controllers. Adding a factor is one entry here plus its planning function.
+sets, plots, the CLI's help) reads this one registry, as threadpoolctl derives everything from
+its one registry of controllers: ``register(factor, planner)`` enters a factor and the function
+that plans its pairs at once. The built-in factors are listed here; kit.runs.plan registers
+their planners when it is imported (a planner lives above this floor).
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
+
+from .errors import KitError
 
 # what the two runs of a pair differ in, which decides how a factor's rows are read
 NOTHING = "nothing"          # the null experiment: any difference is a defect
@@ -30,7 +36,7 @@ _THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
 @dataclass(frozen=True)
 class Factor:
     name: str
-    what: str                    # one line: what changes between the two runs of a pair
+    what: str                    # one line: what changes (versions as kit.envs.descriptions fills)
     planned: str                 # SINGLE | STACKS | TORCH | PERTURB | HOSTS | BUNDLE
     varies: str                  # NOTHING | SEED | ENVIRONMENT | NOISE
     explained: str | None = None  # regex of manifest attributes the factor is meant to change
@@ -39,6 +45,7 @@ class Factor:
 
     @property
     def plannable(self) -> bool:
+        """`kit run --factor` plans it: it has a planner (checked by ``register``)."""
         return self.planned != BUNDLE
 
     @property
@@ -63,7 +70,7 @@ class Factor:
 
 
 # In the order of the budget's rows: the null check, the environment, the seeds, the probe.
-TABLE = (
+_BUILT_IN = (
     Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
            SINGLE, NOTHING, ranked=False),
     Factor("process", "the same run in a fresh worker process against a warm one that made "
@@ -81,12 +88,13 @@ TABLE = (
            explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$"),
     Factor("blas", "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)", STACKS,
            ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@"),
-    Factor("numpy", "numpy 1.26.4 against 2.x at a fixed scikit-learn (scipy moves with it)",
+    Factor("numpy", "numpy {a numpy} against 2.x at a fixed scikit-learn (scipy moves with it)",
            STACKS, ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
-    Factor("python", "Python version at fixed libraries (3.12 against 3.14 on macOS, 3.13 on "
-           "Linux)", STACKS, ENVIRONMENT, explained=r"^python$"),
-    Factor("sklearn", "scikit-learn version at a fixed numpy (1.4.2, 1.5.2, 1.9.1 on numpy "
-           "1.26.4)", STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$"),
+    Factor("python", "Python version at fixed libraries ({a python} against {b python on "
+           "macos-arm64} on macOS, {b python on linux-x86_64} on Linux)", STACKS, ENVIRONMENT,
+           explained=r"^python$"),
+    Factor("sklearn", "scikit-learn version at a fixed numpy ({scikit-learn} on numpy {numpy})",
+           STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$"),
     Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
            ENVIRONMENT, explained=_THREAD_VARS),
     Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,
@@ -110,33 +118,92 @@ TABLE = (
            "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve", PERTURB,
            NOISE, ranked=False),
 )
-FACTORS = {f.name: f for f in TABLE}
-_PATTERNS = {f.name: re.compile(f.explained) for f in TABLE if f.explained}
+_FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
+_PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
+_PLANNERS: dict = {}  # name -> planner(Context) -> [Pair], opaque here (kit.runs.plan's)
+FACTORS = MappingProxyType(_FACTORS)  # a read-only view: ``register`` is the one way in
+
+
+def register(factor: Factor, planner=None, after: str | None = None) -> None:
+    """Enter ``factor`` (after the factor named ``after``, else last) with its planner.
+
+    A factor already in the table with this same record takes the planner: that is how
+    kit.runs.plan gives the built-in factors theirs. Plannable factors need a planner, others
+    (made by `kit compare`) must not have one.
+    """
+    if factor.plannable != (planner is not None):
+        raise ValueError(f"factor {factor.name!r} is planned {factor.planned!r}: "
+                         + ("it needs a planner" if factor.plannable else "it takes no planner"))
+    known = _FACTORS.get(factor.name)
+    if known is not None and known != factor:
+        raise ValueError(f"another factor is already registered as {factor.name!r}")
+    if known is None:
+        items = list(_FACTORS.items())
+        at = [n for n, _ in items].index(after) + 1 if after else len(items)
+        items.insert(at, (factor.name, factor))
+        _FACTORS.clear()
+        _FACTORS.update(items)
+        if factor.explained:
+            _PATTERNS[factor.name] = re.compile(factor.explained)
+    if planner is not None:
+        _PLANNERS[factor.name] = planner
+
+
+def unregister(name: str) -> None:
+    """Remove a factor and its planner (as a test undoes its ``register``)."""
+    _FACTORS.pop(name, None)
+    _PATTERNS.pop(name, None)
+    _PLANNERS.pop(name, None)
+
+
+@contextmanager
+def registered(factor: Factor, planner=None, after: str | None = None):
+    """``register`` a new factor for the length of a ``with`` block."""
+    if factor.name in _FACTORS:
+        raise ValueError(f"factor {factor.name!r} is already registered")
+    register(factor, planner, after)
+    try:
+        yield factor
+    finally:
+        unregister(factor.name)
+
+
+def planner(name: str):
+    """The function that plans a factor's pairs (registered by kit.runs.plan on import)."""
+    fn = _PLANNERS.get(name)
+    if fn is None:
+        raise KitError(f"unknown factor {name!r}; choose from {', '.join(plannable())}")
+    return fn
+
+
+def table() -> tuple:
+    """Every factor, in the order of the budget's rows."""
+    return tuple(_FACTORS.values())
 
 
 def get(name: str) -> Factor | None:
     """The factor of a budget row (None for a name kit does not know, e.g. from a newer kit)."""
-    return FACTORS.get(name)
+    return _FACTORS.get(name)
 
 
 def names(*planned: str) -> tuple:
     """Factor names, in table order, optionally only those planned in one of the given ways."""
-    return tuple(f.name for f in TABLE if not planned or f.planned in planned)
+    return tuple(f.name for f in table() if not planned or f.planned in planned)
 
 
 def plannable() -> dict:
     """{name: what it changes} of every factor `kit run --factor` accepts."""
-    return {f.name: f.what for f in TABLE if f.plannable}
+    return {f.name: f.what for f in table() if f.plannable}
 
 
 def order(name: str) -> int:
     """A factor's place among the budget's rows (unknown names last)."""
-    return names().index(name) if name in FACTORS else len(TABLE)
+    return names().index(name) if name in _FACTORS else len(_FACTORS)
 
 
 def is_yardstick(name: str) -> bool:
     """A seed unit by definition (its flips in seed units are 1): left out of "how far" plots."""
-    f = FACTORS.get(name)
+    f = _FACTORS.get(name)
     return bool(f and f.yardstick)
 
 

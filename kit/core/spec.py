@@ -50,7 +50,7 @@ class RunSpec:
     input: str = ""              # torch: the run whose randomized embedding it trains on
     device: str = "cpu"          # torch: cpu | mps | cuda
     deterministic: bool = False  # torch: torch.use_deterministic_algorithms
-    host: str = ""               # the machine that ran it (kit.hosts): the same spec elsewhere is another run
+    host: str = ""               # the machine that ran it (kit.core.hosts): the same spec elsewhere is another run
     perturb: str = ""            # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
     embedding: str = "randomized"  # the SVD that k-means, neighbours and the classifiers use
     process: str = ""            # the process factor: a fresh worker process, or a warm one

@@ -1,7 +1,11 @@
-"""How a worker process starts: its folder of worker code, its environment, and a fingerprint.
+"""Worker processes: how one starts (its folder of worker code, its environment, its command
+line), which of them run now, and how they end; and a fingerprint taken by one.
 
 The worker runs inside foreign interpreters (Python 3.9-3.14, old numpy): it is started with
 only ``kit/worker`` on its PYTHONPATH and the thread variables fixed, and nothing else of kit.
+Every worker kit starts is started and ended here, so ``terminate_workers`` reaches them all.
+A worker stays in kit's process group (a Ctrl-C, or a kill of the group, reaches it as well)
+and watches KIT_PARENT_PID, so it also dies with a kit that was killed alone.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from ..core.paths import subdir
@@ -20,6 +25,8 @@ from ..core.spec import RunSpec
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
 _WORKER_SRC = Path(__file__).resolve().parents[1] / "worker"
+_live: set = set()          # worker processes running now (killed if kit is interrupted)
+_live_lock = threading.Lock()
 
 
 def worker_root() -> Path:
@@ -57,11 +64,58 @@ def worker_env(spec: RunSpec) -> dict:
     return env
 
 
+def start(command: tuple, args: list, spec: RunSpec, cwd=None, **pipes) -> subprocess.Popen:
+    """Start ``python -m kit.worker ARGS`` in the interpreter ``command``, its environment that
+    of ``spec``; it is tracked (``terminate_workers`` kills it) until ``stop``."""
+    proc = subprocess.Popen([*command, "-m", "kit.worker", *args], cwd=cwd, env=worker_env(spec),
+                            text=True, **pipes)
+    with _live_lock:
+        _live.add(proc)
+    return proc
+
+
+def stop(proc: subprocess.Popen, grace: float = 0) -> None:
+    """End a worker that ``start`` started and stop tracking it: its stdin, if it has one, is
+    closed (a serving worker's end of requests); it has ``grace`` seconds to exit, then is killed."""
+    try:
+        if proc.stdin:
+            proc.stdin.close()
+        proc.wait(timeout=grace)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+
+
+def run(command: tuple, args: list, spec: RunSpec, cwd=None,
+        timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Run a worker to its end, its output captured; killed if waiting fails (a timeout, an
+    interrupt, an error), so none outlives the wait."""
+    proc = start(command, args, spec, cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        stop(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def terminate_workers() -> None:
+    """Kill every worker this process started that is still running."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
 def fingerprint(command: tuple, threads: int = 1, what: str = "--fingerprint") -> dict:
     """Run the worker's --fingerprint (or --probe-threads) in an interpreter."""
     spec = RunSpec(dataset="", stack="", stack_id="", threads=threads)
-    proc = subprocess.run([*command, "-m", "kit.worker", what], env=worker_env(spec),
-                          capture_output=True, text=True, timeout=300)
+    proc = run(command, [what], spec, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(last)

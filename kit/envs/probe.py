@@ -9,9 +9,12 @@ import json
 import os
 import subprocess
 import time
+from typing import NamedTuple
 
+from ..core import processes
 from ..core.atomic import write_bytes
-from .kinds import CatalogueStack, choose, names
+from .kinds import names, stack_kind
+from .kinds.catalogue import CatalogueStack
 from .launch import fingerprint
 from .platforms import Platform
 
@@ -19,21 +22,31 @@ from .platforms import Platform
 _GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
 
 
+class Problem(NamedTuple):
+    """A surprise: ``code`` says which (what kit acts on), ``message`` says it (what is shown)."""
+    code: str     # no-threadpoolctl | blas-mismatch | generic-kernel | threads-ignored
+    message: str
+
+
 def problems(fp: dict, expected_blas: str | None, cpu_flags=frozenset()) -> list:
-    """One line per surprise in a fingerprint, each with what to do about it."""
+    """A Problem per surprise in a fingerprint."""
     out = []
     pools = [p for p in fp.get("threadpools") or [] if p.get("user_api") == "blas"]
     if fp.get("threadpools") is None:
-        out.append("threadpoolctl is not installed: BLAS and thread counts cannot be measured")
+        out.append(Problem("no-threadpoolctl", "threadpoolctl is not installed: BLAS and thread "
+                                               "counts cannot be measured"))
     apis = {str(p.get("internal_api")).lower() for p in pools}
     if expected_blas and pools and expected_blas.lower() not in apis:
-        out.append(f"expected {expected_blas} but threadpoolctl sees {', '.join(sorted(apis))}")
+        out.append(Problem("blas-mismatch", f"expected {expected_blas} but threadpoolctl sees "
+                                            f"{', '.join(sorted(apis))}"))
     for p in pools:
         kernel = str(p.get("architecture") or "").lower()
         if p.get("internal_api") == "openblas" and kernel in _GENERIC_KERNELS and "avx2" in cpu_flags:
-            out.append(f"{p.get('owner')}'s OpenBLAS {p.get('version')} runs the generic "
-                       f"'{p.get('architecture')}' kernel on an AVX2 CPU (it does not recognise "
-                       "this CPU): slower, and its bits differ from a newer OpenBLAS")
+            out.append(Problem("generic-kernel",
+                               f"{p.get('owner')}'s OpenBLAS {p.get('version')} runs the generic "
+                               f"'{p.get('architecture')}' kernel on an AVX2 CPU (it does not "
+                               "recognise this CPU): slower, and its bits differ from a newer "
+                               "OpenBLAS"))
     return out
 
 
@@ -42,7 +55,7 @@ def stack_doctor(names_: list, plat: Platform) -> list:
     what it really has: versions, BLAS, problems."""
     out = []
     for name in names_ or [n for n in names() if _here(n, plat)]:
-        kind = choose(name)
+        kind = stack_kind(name)
         st, why = kind.status(plat)
         row = {"name": name, "status": st, "expected_blas": kind.expected_blas(plat),
                **({"external": True} if kind.kind == "external" else {}),
@@ -51,8 +64,8 @@ def stack_doctor(names_: list, plat: Platform) -> list:
             try:
                 command = kind.runnable().command
                 fp = fingerprint(command)
-                row.update(measured=fp, command=command,
-                           problems=problems(fp, row["expected_blas"], plat.cpu_flags))
+                found = problems(fp, row["expected_blas"], plat.cpu_flags)
+                row.update(measured=fp, command=command, problems=[p.message for p in found])
                 if isinstance(kind, CatalogueStack):
                     write_bytes(kind.d.venv() / "kit-doctor.json", json.dumps(fp, indent=1).encode())
             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
@@ -62,7 +75,7 @@ def stack_doctor(names_: list, plat: Platform) -> list:
 
 
 def _here(name: str, plat: Platform) -> bool:
-    kind = choose(name)
+    kind = stack_kind(name)
     return not isinstance(kind, CatalogueStack) or plat.key in kind.d.platforms
 
 
@@ -80,7 +93,7 @@ def busy_cores(seconds: float = 0.5) -> float:
     except (OSError, ValueError, IndexError):
         return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     total = max(t1 - t0, 1)
-    return (os.cpu_count() or 1) * (1 - (i1 - i0) / total)
+    return processes.cores() * (1 - (i1 - i0) / total)
 
 
 def thread_probe(command: tuple, cores: int, attempts: int = 3) -> dict:

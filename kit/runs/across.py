@@ -6,9 +6,9 @@ from __future__ import annotations
 from ..core.errors import KitError
 from ..core.spec import RunSpec, seeds, torch_seeds
 from ..envs.catalogue import catalogue, torch_stack
-from ..envs.kinds import devices_of, stack_status
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
-from .options import SEEDS, Pair, default_threads
+from .options import SEEDS, Pair, default_threads, need_two_seeds
 
 
 def stack_pairs(factor: str, plat: Platform) -> list:
@@ -43,9 +43,10 @@ def accelerator(plat: Platform, device: str | None, stack: str | None = None) ->
     if device == "cpu":
         raise KitError("torch-device compares the CPU with --device mps or --device cuda")
     if stack:
-        if device not in devices_of(stack):
+        has = stack_kind(stack).devices()
+        if device not in has:
             raise KitError(f"device {device} is not available in stack {stack}: its torch "
-                           f"reports {', '.join(devices_of(stack))} only")
+                           f"reports {', '.join(has)} only")
         return device
     reason = plat.device_reason(device)
     if reason:
@@ -57,8 +58,7 @@ def torch_target(factor, plat, opts) -> tuple:
     """(the torch stack, the device compared with the CPU, or "cpu" for the other factors)."""
     name = opts.torch_stack
     if name:
-        stack_status(name, plat)  # an unknown name raises here, with the fix
-        if not devices_of(name):
+        if not stack_kind(name).devices():  # an unknown name raises here, with the fix
             raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
     device = accelerator(plat, opts.device, name) if factor == "torch-device" else "cpu"
     return (name or torch_stack(plat, device)), device
@@ -87,7 +87,7 @@ def torch_plan(ctx) -> list:
                    input=ctx.reference().run_id, seeds=torch_seeds(0))
     if factor == "torch-seed":
         vals = tuple(opts.seeds) or SEEDS
-        need_two(vals)
+        need_two_seeds(vals)
         a = base.with_(seeds=torch_seeds(vals[0]))
         return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
                 for s in vals[1:]]
@@ -104,8 +104,3 @@ def torch_plan(ctx) -> list:
     return [Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
             Pair(factor, "", base.with_(deterministic=True),
                  base.with_(device=device, deterministic=True), f"cpu vs {device}, deterministic")]
-
-
-def need_two(vals):
-    if len(vals) < 2:
-        raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")

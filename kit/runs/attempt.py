@@ -1,24 +1,22 @@
 """One attempt at one run: the worker process in the stack's interpreter, in a folder of its own.
 
 Every executor makes runs this way: the local one in kit's own process tree, the cluster one
-inside a Dask worker on a node. Workers die with the process that started them (the worker
-watches KIT_PARENT_PID; kit kills the workers it started when it is interrupted or terminated).
+inside a Dask worker on a node. kit.envs.launch starts, tracks and ends the worker processes
+(they die with the process that started them); here is what a run asks of one, and how its
+failure is said.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from pathlib import Path
 
 from ..core.errors import KitError
 from ..core.spec import RunSpec
-from ..envs.launch import worker_env
+from ..envs import launch
 from ..envs.stacks import Stack
 
-_live: set = set()          # worker processes running now (killed if kit is interrupted)
-_live_lock = threading.Lock()
 TAIL = 20                   # lines of a failed worker's stderr kept for the message
 
 
@@ -30,32 +28,10 @@ class WorkerFailed(KitError):
         self.tail = tail
 
 
-def terminate_workers() -> None:
-    """Kill every worker this process started that is still running."""
-    with _live_lock:
-        procs = list(_live)
-    for proc in procs:
-        try:
-            proc.kill()
-        except OSError:
-            pass
-
-
-def _worker(argv, cwd, env) -> subprocess.CompletedProcess:
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    with _live_lock:
-        _live.add(proc)
-    try:
-        out, err = proc.communicate()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        with _live_lock:
-            _live.discard(proc)
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+def failed(spec: RunSpec, proc: subprocess.CompletedProcess) -> WorkerFailed:
+    """The error of a worker process that ended without making its run: one line, and the end
+    of its stderr."""
+    return WorkerFailed(_failure(spec, proc), "\n".join(proc.stderr.splitlines()[-TAIL:]))
 
 
 def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
@@ -79,11 +55,11 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     if warm is not None and spec.process != "fresh":
         warm.run(spec, stack, dataset_file, folder, folder / "input.npy" if extra else None)
     else:
-        proc = _worker([*stack.command, "-m", "kit.worker", "--spec", str(folder / "spec.json"),
-                        "--dataset", str(dataset_file), "--out", str(out), *extra],
-                       cwd=folder, env=worker_env(spec))
+        proc = launch.run(stack.command, ["--spec", str(folder / "spec.json"), "--dataset",
+                                          str(dataset_file), "--out", str(out), *extra],
+                          spec, cwd=folder)
         if proc.returncode != 0 or not manifest_file.exists():
-            raise WorkerFailed(_failure(spec, proc), "\n".join(proc.stderr.splitlines()[-TAIL:]))
+            raise failed(spec, proc)
     if not manifest_file.exists():
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
     return json.loads(manifest_file.read_text())

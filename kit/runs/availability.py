@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..core import factors
 from ..core.errors import KitError
 from ..envs.catalogue import HOST
-from ..envs.kinds import stack_status
+from ..envs.descriptions import descriptions
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from .options import PlanOptions, default_threads
 from .plan import required_stacks
@@ -16,7 +17,7 @@ def availability(plat: Platform | None = None, device: str | None = None,
     """Every factor with whether it can run here, why not, and whether its stacks are built."""
     plat = plat or detect()
     out = []
-    for f, what in factors.plannable().items():
+    for f, what in descriptions().items():
         row = {"factor": f, "description": what, "stacks": [], "available": True,
                "reason": None, "built": True}
         if f == "threads" and len(default_threads()) < 2:
@@ -31,7 +32,7 @@ def availability(plat: Platform | None = None, device: str | None = None,
             except KitError as e:
                 row.update(available=False, reason=str(e), built=False)
             for name in row["stacks"]:
-                st, why = stack_status(name, plat)
+                st, why = stack_kind(name).status(plat)
                 if st == "unavailable" and row["available"]:
                     row.update(available=False, reason=f"stack {name}: {why}")
                 row["built"] = row["built"] and st == "built"

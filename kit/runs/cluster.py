@@ -15,7 +15,7 @@ from pathlib import Path
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from . import node
-from .clusters import RESOURCE, ClusterKind, choose
+from .clusters import RESOURCE, ClusterKind, cluster_kind
 from .runner import Executor
 
 
@@ -23,7 +23,7 @@ class DaskExecutor(Executor):
     name = "dask"
 
     def __init__(self, target: str, log=lambda msg: None):
-        self.kind: ClusterKind = choose(target)
+        self.kind: ClusterKind = cluster_kind(target)
         self.target = target
         self.cluster = self.client = None
         self._data: dict = {}
@@ -158,12 +158,12 @@ class DaskExecutor(Executor):
 def check_rows(executor: DaskExecutor, stack_names: list) -> list:
     """One row per worker for `kit cluster check`: its node and whether its stacks are the
     driver's (same identity: the same lock, or the same measured versions)."""
-    from ..envs.kinds import choose as choose_stack
+    from ..envs.kinds import stack_kind
 
     mine = {}
     for name in stack_names:
         try:
-            mine[name] = choose_stack(name).runnable().identity
+            mine[name] = stack_kind(name).runnable().identity
         except KitError:
             pass
     theirs = executor.client.run(node.stacks, list(mine))
@@ -183,11 +183,12 @@ def check_rows(executor: DaskExecutor, stack_names: list) -> list:
 def _threadpools():
     """The BLAS/OpenMP pools of kit's own interpreter on this node (its worker's fingerprint),
     or why they could not be read."""
+    from ..envs.catalogue import HOST
+    from ..envs.kinds import stack_kind
     from ..envs.launch import fingerprint
-    from ..envs.stacks import host_stack
 
     try:
-        fp = fingerprint(host_stack().command)
+        fp = fingerprint(stack_kind(HOST).runnable().command)
         return {"threadpools": fp.get("threadpools"), "blas_build": fp.get("blas_build")}
     except Exception as e:  # a node that cannot start the worker says so in its row
         return f"cannot start the worker: {e}"

@@ -210,7 +210,7 @@ class SSHKind(ClusterKind):
         return f"the lab machines {', '.join(self.conf['hosts'])} over SSH"
 
 
-def choose(target: str) -> ClusterKind:
+def cluster_kind(target: str) -> ClusterKind:
     """The kind of cluster ``--cluster`` names (a one-line error for anything else)."""
     conf = settings()
     name, _, arg = target.partition(":")

@@ -20,7 +20,7 @@ from ..core.errors import KitError
 from ..core.processes import cores
 from ..core.spec import RunSpec
 from ..data.dataset import Dataset, dataset_path, verify_worker_file
-from ..envs.kinds import choose
+from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
 from .attempt import WorkerFailed, attempt
 
@@ -28,9 +28,9 @@ CLASS_VAR = "KIT_NODE_CLASS"   # a lab's name for a node type, set in the worker
 
 
 def cpu_model() -> str:
-    from ..worker.fingerprint import _cpu_model
+    from ..worker import fingerprint
 
-    return _cpu_model() or platform.processor() or "unknown"
+    return fingerprint.cpu_model() or platform.processor() or "unknown"
 
 
 def node_class(cpu: str | None = None) -> str:
@@ -58,7 +58,7 @@ def stacks(names: list) -> dict:
     out = {}
     for name in names:
         try:
-            out[name] = (choose(name).runnable().identity, "")
+            out[name] = (stack_kind(name).runnable().identity, "")
         except KitError as e:
             out[name] = (None, str(e))
     return out
@@ -67,7 +67,7 @@ def stacks(names: list) -> dict:
 def _stack(spec: RunSpec, where: str):
     """The run's stack on this node: built from its lock file if missing (under a lock, so two
     workers sharing a KIT_HOME build it once), refused if it is not what the plan measured."""
-    kind = choose(spec.stack)
+    kind = stack_kind(spec.stack)
     try:
         stack = kind.runnable()
     except KitError:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from ..core import processes
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 
@@ -44,17 +44,28 @@ class PlanOptions:
 
     def __post_init__(self):
         # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)
-        cores = os.cpu_count() or 1
-        for t in self.threads:
-            if not 1 <= t <= cores:
-                raise KitError(f"{t} threads: use 1 to {cores} (this machine's cores); more would "
-                               "measure oversubscription, not the thread count")
+        wrong = _threads_problem(self.threads)
+        if wrong:
+            raise KitError(wrong)
         if any(i < 1 for i in self.svd_iters):
             raise KitError("power iterations must be 1 or more")
         if any(s < 0 for s in self.seeds):
             raise KitError("seeds must be 0 or more")
         if any(not e >= 0 for e in self.eps):
             raise KitError("noise sizes (eps) must be 0 or more")
+
+
+def _threads_problem(threads) -> str | None:
+    """What is wrong with the first wrong thread count on this machine, or None. The CLI's
+    message for it, whoever asks: more threads than cores would measure oversubscription."""
+    cores = processes.cores()
+    for t in threads:
+        if t < 1:
+            return _too_small(t, 1)
+        if t > cores:
+            return (f"{t} threads on a machine with {cores} cores would measure "
+                    f"oversubscription, not the thread count; use 1 to {cores}")
+    return None
 
 
 MAX_VALUES = 10_000  # no plan needs more seeds or counts; a typo must not allocate gigabytes
@@ -66,40 +77,55 @@ def parse_ints(text: str, minimum: int = 0) -> tuple:
     Raises ValueError (a one-line message) below ``minimum`` or beyond MAX_VALUES numbers.
     """
     out = []
-    try:
-        for part in text.split(","):
-            if "-" in part.strip()[1:]:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                if hi < lo:
-                    raise ValueError
-                if hi - lo + 1 + len(out) > MAX_VALUES:
-                    raise ValueError(f"{part.strip()} is {hi - lo + 1:,} numbers; at most "
-                                     f"{MAX_VALUES:,} in one list")
-                out.extend(range(lo, hi + 1))
-            else:
-                out.append(int(part))
-    except ValueError as e:
-        if str(e).endswith("in one list"):
-            raise
-        raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {text!r}") from None
+    for part in text.split(","):
+        span = _span(part, text)
+        if len(span) == 2:
+            lo, hi = span
+            if hi - lo + 1 + len(out) > MAX_VALUES:
+                raise ValueError(f"{part.strip()} is {hi - lo + 1:,} numbers; at most "
+                                 f"{MAX_VALUES:,} in one list")
+            out.extend(range(lo, hi + 1))
+        else:
+            out.extend(span)
     low = [v for v in out if v < minimum]
     if low:
-        raise ValueError(f"{low[0]} is not allowed here: the smallest is {minimum}")
+        raise ValueError(_too_small(low[0], minimum))
     if len(out) > MAX_VALUES:
         raise ValueError(f"{len(out):,} numbers; at most {MAX_VALUES:,} in one list")
     return tuple(dict.fromkeys(out))
 
 
+def _too_small(value: int, minimum: int) -> str:
+    return f"{value} is not allowed here: the smallest is {minimum}"
+
+
+def _span(part: str, text: str) -> tuple:
+    """One comma-separated part of ``text``: (first, last) of a range, (n,) of a number."""
+    try:
+        if "-" not in part.strip()[1:]:  # a leading minus is a sign
+            return (int(part),)
+        lo, hi = (int(x) for x in part.split("-", 1))
+        if hi >= lo:
+            return lo, hi
+    except ValueError:
+        pass
+    raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {text!r}")
+
+
 def parse_threads(text: str) -> tuple:
     """Thread counts from 1 to this machine's cores (ValueError with the fix otherwise)."""
     vals = parse_ints(text, minimum=1)
-    cores = os.cpu_count() or 1
-    over = [t for t in vals if t > cores]
-    if over:
-        raise ValueError(f"{over[0]} threads on a machine with {cores} cores would measure "
-                         f"oversubscription, not the thread count; use 1 to {cores}")
+    wrong = _threads_problem(vals)
+    if wrong:
+        raise ValueError(wrong)
     return vals
 
 
 def default_threads() -> tuple:
-    return tuple(range(1, (os.cpu_count() or 1) + 1))
+    return tuple(range(1, processes.cores() + 1))
+
+
+def need_two_seeds(vals) -> None:
+    """A seed factor compares the first seed with each later one: it needs two."""
+    if len(vals) < 2:
+        raise KitError("a seed factor needs at least two seeds (e.g. --seeds 0-9)")

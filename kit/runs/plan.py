@@ -1,8 +1,8 @@
 """Plans: the pairs of run specs that isolate each factor, one planning function per factor.
 
-The table of factors (kit.core.factors) says what each factor is; ``PLANNERS`` says how its
-pairs are made: a function per single-stack factor, one per kind for stacks, torch and the
-perturbation sweep. Adding a factor is an entry in the table and its planner here.
+The table of factors (kit.core.factors) says what each factor is; each planner here is
+registered with it (``factors.register``): a function per single-stack factor, one per way of
+planning for stacks, torch and the perturbation sweep. Adding a factor is one ``register``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from ..core.errors import KitError
 from ..core.hosts import host_id
 from ..core.spec import RunSpec, seeds
 from ..envs.catalogue import HOST
-from ..envs.kinds import get_stack, stack_status, uses_of
+from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
-from .across import need_two, stack_pairs, stack_plan, torch_plan, torch_target
+from .across import stack_pairs, stack_plan, torch_plan, torch_target
 from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
-                      default_threads, level_name)
+                      default_threads, level_name, need_two_seeds)
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,15 @@ class Context:
         return reference_embedding(self.dataset, self.get)
 
 
+def _plans(*names):
+    """Register the decorated planner as the planner of the built-in factors ``names``."""
+    def bind(fn):
+        for name in names:
+            factors.register(factors.get(name), fn)
+        return fn
+    return bind
+
+
 def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
     """Seed s0 against each later seed; for seed:X factors only that named seed moves."""
     s0, rest = seed_values[0], seed_values[1:]
@@ -60,18 +69,21 @@ def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
     return [Pair(factor, level, at(s0), at(s), f"seed {s0} vs {s}") for s in rest]
 
 
+@_plans("repeat")
 def _repeat(ctx):
     base = ctx.base()
     return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, replicate=1),
                  f"{t} thread(s), run twice") for t in ctx.threads()]
 
 
+@_plans("process")
 def _process(ctx):
     base = ctx.base()
     return [Pair(ctx.factor, "", base.with_(process="fresh"), base.with_(process="warm"),
                  f"fresh vs warm process, {base.threads} thread(s)")]
 
 
+@_plans("threads")
 def _threads(ctx):
     base, others = ctx.base(), [t for t in ctx.threads() if t != 1]
     if not others:
@@ -80,31 +92,36 @@ def _threads(ctx):
             for t in others]
 
 
+@_plans("precision")
 def _precision(ctx):
     base = ctx.base()
     return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, dtype="float32"),
                  f"float64 vs float32, {t} thread(s)") for t in sorted({1, max(ctx.threads())})]
 
 
+@_plans("svd-iters")
 def _svd_iters(ctx):
     vals = tuple(ctx.opts.seeds) or SVD_ITER_SEEDS
-    need_two(vals)
+    need_two_seeds(vals)
     return [p for it in ctx.opts.svd_iters
             for p in _seed_pairs(ctx.factor, ctx.base(), vals, level=str(it), svd_iters=it)]
 
 
+@_plans("svd-solver")
 def _svd_solver(ctx):
     vals = tuple(ctx.opts.seeds) or SVD_ITER_SEEDS  # the same seeds as svd-iters: comparable rows
-    need_two(vals)
+    need_two_seeds(vals)
     return _seed_pairs(ctx.factor, ctx.base(), vals, embedding="arpack")
 
 
+@_plans("seed", "seed:svd", "seed:kmeans", "seed:models")
 def _seeds(ctx):
     vals = tuple(ctx.opts.seeds) or SEEDS
-    need_two(vals)
+    need_two_seeds(vals)
     return _seed_pairs(ctx.factor, ctx.base(), vals)
 
 
+@_plans(*factors.names(factors.HOSTS))
 def _hosts(ctx):
     hosts = tuple(ctx.opts.hosts)
     if len(hosts) < 2:
@@ -116,6 +133,7 @@ def _hosts(ctx):
                  f"{hosts[0]} vs {h}") for h in hosts[1:]]
 
 
+@_plans(*factors.names(factors.PERTURB))
 def _perturb(ctx):
     base = ctx.reference()
     draws = tuple(ctx.opts.seeds) or tuple(range(DRAWS))  # --seeds chooses the noise draws here
@@ -128,19 +146,8 @@ def _perturb(ctx):
     return out + [Pair(ctx.factor, PRECISION_LEVEL, base, b, "embedding rounded to float32")]
 
 
-# by factor name, then by how a factor is planned (kit.core.factors)
-PLANNERS = {"repeat": _repeat, "process": _process, "threads": _threads, "precision": _precision,
-            "svd-iters": _svd_iters, "svd-solver": _svd_solver, "seed": _seeds,
-            "seed:svd": _seeds, "seed:kmeans": _seeds, "seed:models": _seeds, "host": _hosts,
-            factors.STACKS: stack_plan, factors.TORCH: torch_plan, factors.PERTURB: _perturb}
-
-
-def planner(factor: str):
-    f = factors.get(factor)
-    fn = f and f.plannable and (PLANNERS.get(factor) or PLANNERS.get(f.planned))
-    if not fn:
-        raise KitError(f"unknown factor {factor!r}; choose from {', '.join(factors.plannable())}")
-    return fn
+_plans(*factors.names(factors.STACKS))(stack_plan)  # one planner per way of planning
+_plans(*factors.names(factors.TORCH))(torch_plan)
 
 
 def required_stacks(names, plat: Platform, stack: str = HOST,
@@ -154,15 +161,15 @@ def required_stacks(names, plat: Platform, stack: str = HOST,
         elif planned == factors.TORCH:
             out += [HOST, torch_target(name, plat, opts or PlanOptions())[0]]
         else:
-            if "pipeline" not in uses_of(stack):
-                stack_status(stack, plat)  # an unknown name raises here
+            if "pipeline" not in stack_kind(stack).uses():  # an unknown name raises here
                 raise KitError(f"stack {stack} has no scikit-learn: the pipeline factors need "
                                "a pipeline stack (`kit stacks` lists them)")
             out.append(stack)
     return list(dict.fromkeys(out))
 
 
-def reference_embedding(dataset_hash: str, get=get_stack, where: str = "") -> RunSpec:
+def reference_embedding(dataset_hash: str, get=lambda name: stack_kind(name).runnable(),
+                        where: str = "") -> RunSpec:
     """The pipeline run whose randomized embedding every torch and perturbed run trains on
     (made where the plan's runs are made: ``where`` is a cluster's node class, "" = here)."""
     host = get(HOST)
@@ -171,12 +178,12 @@ def reference_embedding(dataset_hash: str, get=get_stack, where: str = "") -> Ru
 
 
 def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = HOST,
-         plat: Platform | None = None, get=get_stack) -> list:
+         plat: Platform | None = None, get=lambda name: stack_kind(name).runnable()) -> list:
     """The pairs that measure ``factor`` on one dataset (``get`` turns a stack name into a Stack).
 
     Torch and perturbed runs train on ``reference_embedding``'s output, which must run first.
     """
-    fn = planner(factor)
+    fn = factors.planner(factor)
     ctx = Context(factor, dataset_hash, opts, stack, plat or detect(), get)
     where = opts.host or host_id()  # a planner that names hosts (the host factor) keeps them
     return [Pair(p.factor, p.level, p.a.with_(host=p.a.host or where),

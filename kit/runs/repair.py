@@ -18,7 +18,7 @@ def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
     """What is damaged in ``store`` (and, with ``repair``, what was dropped because of it).
 
     ``full`` hashes every array again; otherwise arrays verified since their last change are
-    trusted (kit.blobs remembers each verified file's identity; an edit changes it).
+    trusted (kit.runs.blobs remembers each verified file's identity; an edit changes it).
     """
     here = host_id()
     local = {i for i, s in store.specs().items() if s.host == here}

@@ -27,8 +27,9 @@ from ..core.hosts import host_id
 from ..core.paths import subdir
 from ..core.spec import RunSpec
 from ..data.dataset import Dataset, dataset_path
-from ..envs.kinds import get_stack
-from .attempt import attempt, terminate_workers
+from ..envs.kinds import stack_kind
+from ..envs.launch import terminate_workers
+from .attempt import attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
 from .store import Store
 from .warm import WarmPool
@@ -75,11 +76,11 @@ class LocalExecutor(Executor):
         if spec.host != host_id():
             raise KitError(f"run {spec.run_id[:12]} is planned for {spec.host!r}, not this machine: "
                            "run it with --cluster (docs/cluster.md)")
-        if get_stack(spec.stack).identity != spec.stack_id:
+        if stack_kind(spec.stack).runnable().identity != spec.stack_id:
             raise KitError(f"stack {spec.stack!r} changed since this run was planned; plan again")
 
     def run(self, spec, dataset, input_npy, out):
-        stack = get_stack(spec.stack)
+        stack = stack_kind(spec.stack).runnable()
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
         with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
                 dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..core.paths import subdir
 from ..core.spec import RunSpec, seeds
-from ..envs.launch import worker_env
+from ..envs import launch
 from ..envs.stacks import Stack
-from .attempt import TAIL, WorkerFailed, _failure, _live, _live_lock
+from .attempt import TAIL, WorkerFailed, failed
 
 PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows
 
@@ -28,11 +28,8 @@ class _Warm:
 
     def __init__(self, stack: Stack, spec: RunSpec):
         self.err = tempfile.TemporaryFile(mode="w+")  # read only on a failure: never blocks
-        self.proc = subprocess.Popen([*stack.command, "-m", "kit.worker", "--serve"],
-                                     cwd=subdir("tmp"), env=worker_env(spec), text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err)
-        with _live_lock:
-            _live.add(self.proc)
+        self.proc = launch.start(stack.command, ["--serve"], spec, subdir("tmp"),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err)
         self.runs = 0
 
     def ask(self, spec: RunSpec, request: dict) -> None:
@@ -44,7 +41,7 @@ class _Warm:
             line = ""
         if not line:  # the process is gone: said as a fresh process's failure would be
             gone = subprocess.CompletedProcess([], self.proc.wait(), "", self._tail())
-            raise WorkerFailed(_failure(spec, gone), gone.stderr)
+            raise failed(spec, gone)
         self.runs += 1
         answer = json.loads(line)
         if not answer["ok"]:
@@ -56,14 +53,7 @@ class _Warm:
         return "\n".join(self.err.read().splitlines()[-TAIL:])
 
     def close(self) -> None:
-        try:
-            self.proc.stdin.close()  # end of requests: the worker exits
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-        with _live_lock:
-            _live.discard(self.proc)
+        launch.stop(self.proc, grace=10)  # end of requests: the worker exits, or is killed
         self.err.close()
 
 

@@ -12,6 +12,7 @@ from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
 from ..core.logs import log_traceback
 from ..envs.platforms import Platform, detect
+from ..runs.store import Store
 from .advice import AdvicePane
 from .budget import BudgetPane
 from .compare import ComparePane
@@ -27,7 +28,8 @@ TABS = tuple(PANES)
 
 
 class KitApp(App):
-    """kit's terminal interface; ``platform`` may be injected (tests)."""
+    """kit's terminal interface over one ``store`` (injected: `kit tui` opens it, tests their
+    own); ``platform`` may be injected too (tests)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "kit: reproducibility budget"
@@ -43,22 +45,14 @@ class KitApp(App):
     ]
 
     def __init__(self, dataset: str = "synthetic", n: int | None = FIRST_LOOK_N,
-                 platform: Platform | None = None, threads: str = "", seeds: str = ""):
+                 platform: Platform | None = None, threads: str = "", seeds: str = "", *,
+                 store: Store):
         super().__init__()
+        self.store = store  # its index is safe to read from worker threads
         self.dataset_name = dataset
         self.n = n
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
         self.platform = platform or detect()
-        self._store = None
-
-    @property
-    def store(self):
-        """One store for the app's lifetime (its index is safe to read from worker threads)."""
-        if self._store is None:
-            from ..runs.store import Store
-
-            self._store = Store()
-        return self._store
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -76,6 +70,18 @@ class KitApp(App):
             return select_dataset(self.store, self.dataset_name, self.n).sha256
         except KitError:
             return None
+
+    def show_dataset(self, name: str, n: int | None) -> None:
+        """The dataset every tab shows from now on (on the app's thread: a worker calls it with
+        ``call_from_thread``)."""
+        self.dataset_name, self.n = name, n
+
+    def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
+        # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it
+        self.show_dataset(m.dataset, m.n)
+        if m.audit is not None:
+            self.action_tab("run")
+            self.pane("run").start(m.audit)
 
     def pane(self, tab: str):
         return self.query_one(f"#{tab}-pane")
@@ -155,8 +161,3 @@ def run_app(app: KitApp, headless: bool = False) -> int:
         print(app._bug, file=sys.stderr)
     return app.return_code or 0
 
-
-def run(dataset: str = "synthetic", n: int | None = FIRST_LOOK_N, threads: str = "",
-        seeds: str = "") -> int:
-    """Run the app; its exit status (non-zero when it ended on an error)."""
-    return run_app(KitApp(dataset, n, threads=threads, seeds=seeds))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import (Button, Input, Label, RadioButton, RadioSet, SelectionList, Static)
 from textual.widgets.selection_list import Selection
 
@@ -31,6 +32,14 @@ class PlanPane(Pane):
     """Choose factors and settings; see how many runs the plan needs and how long."""
 
     MAIN = "#factors"
+
+    class PlanChosen(Message):
+        """To the app: the dataset the fields name (every tab shows it) and, when ``r`` was
+        pressed, the plan to run (else None)."""
+
+        def __init__(self, dataset: str, n: int | None, audit: au.Audit | None = None):
+            super().__init__()
+            self.dataset, self.n, self.audit = dataset, n, audit
 
     def compose(self) -> ComposeResult:
         from ..runs.availability import availability, devices
@@ -105,15 +114,20 @@ class PlanPane(Pane):
         i = int(pressed.id.removeprefix("ts-")) if pressed else 0
         return self._torch_stacks[i - 1] if i else None
 
+    def _dataset(self) -> tuple:
+        """(dataset, proteins) as the fields name them (None: all the proteins)."""
+        n_text = self.query_one("#n", Input).value.strip()
+        if n_text and not (n_text.isdigit() and int(n_text) > 0):
+            raise KitError(f"proteins: expected a positive whole number, not {n_text!r}")
+        return (self.query_one("#dataset", Input).value.strip() or "synthetic",
+                int(n_text) if n_text else None)
+
     def audit(self) -> au.Audit:
         """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
         from ..runs.options import SVD_ITERS, PlanOptions, parse_ints, parse_threads
 
         factors = self.query_one("#factors", SelectionList).selected
-        n_text = self.query_one("#n", Input).value.strip()
-        if n_text and not (n_text.isdigit() and int(n_text) > 0):
-            raise KitError(f"proteins: expected a positive whole number, not {n_text!r}")
-        n = int(n_text) if n_text else None
+        dataset, n = self._dataset()
         try:
             threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
             seeds = _numbers(self.query_one("#seeds", Input).value)
@@ -123,9 +137,9 @@ class PlanPane(Pane):
             raise KitError(str(e)) from None
         opts = PlanOptions(threads=threads, seeds=seeds, svd_iters=iters or SVD_ITERS,
                            device=self.selected_device(), torch_stack=self.selected_torch_stack())
-        self.app.dataset_name = self.query_one("#dataset", Input).value.strip() or "synthetic"
-        self.app.n = n
-        return au.prepare(factors, self.app.dataset_name, n, opts, plat=self.app.platform)
+        if (dataset, n) != (self.app.dataset_name, self.app.n):
+            self.app.post_message(self.PlanChosen(dataset, n))
+        return au.prepare(factors, dataset, n, opts, plat=self.app.platform)
 
     @on(SelectionList.SelectedChanged)
     def _refuse_unavailable(self) -> None:
@@ -160,22 +174,9 @@ class PlanPane(Pane):
 
     @on(Button.Pressed, "#run-plan")
     def run_plan(self) -> None:
-        from .dialogs import ConfirmScreen
-
         try:
             a = self.audit()
         except KitError as e:
             self.app.notify(str(e), severity="error", timeout=8)
             return
-        if not au.stacks_to_build(a):
-            au.plan_runs(a)
-            todo = len(au.todo(a, self.app.store))
-            if todo > au.ASK_ABOVE:
-                self.app.push_screen(ConfirmScreen(f"{todo} runs to do. Start them?"),
-                                     lambda yes: self._start(a) if yes else None)
-                return
-        self._start(a)
-
-    def _start(self, a: au.Audit) -> None:
-        self.app.action_tab("run")
-        self.app.pane("run").start(a)
+        self.app.post_message(self.PlanChosen(*self._dataset(), a))

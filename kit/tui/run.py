@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from queue import Empty, Queue
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -67,31 +69,69 @@ class RunPane(Pane):
     @work(thread=True, exclusive=True, group="run")
     def _run(self, a: au.Audit) -> None:
         worker = get_current_worker()
-        say = lambda line="", **kw: self.post_message(self.Progress(line, **kw))  # noqa: E731
+        out = _Messages(self, a)
         try:
-            say(status=f"building stacks for {', '.join(a.factors)}")
-            au.build_stacks(a, log=lambda n, m: say(f"[{n}] {m}"))
-            au.plan_runs(a)
-            store = self.app.store
-            todo = au.todo(a, store)
-            say(f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
-                f"{len(todo)} to run", status=f"running {a.dataset.name}: 0 of {len(todo)} done",
-                done=0, total=len(todo))
-            done = []
-
-            def on_done(spec):
-                done.append(spec)
-                say(f"run {len(done)}/{len(todo)} done: {spec.stack} {spec.kind} "
-                    f"threads={spec.threads} {spec.run_id[:12]}",
-                    status=f"running {a.dataset.name}: {len(done)} of {len(todo)} done",
-                    done=len(done))
-
             # one run at a time: the store is shared with the screens that read it meanwhile
-            au.execute(a, store, jobs=1, on_done=on_done, should_stop=lambda: worker.is_cancelled)
+            made = au.run_audit(a, self.app.store, confirm=lambda ask: self._confirm(ask, worker),
+                                progress=out, jobs=1, should_stop=lambda: worker.is_cancelled)
             if worker.is_cancelled:
-                say(status=f"cancelled after {len(done)} run(s); they are stored, run again to resume")
+                out.say(status=f"cancelled after {out.made} run(s); they are stored, run again "
+                         "to resume")
+            elif made is None:
+                out.say(status="not started; nothing was run")
             else:
-                say(status=f"finished: {len(done)} run(s). The budget (4) is ready.")
+                out.say(status=f"finished: {out.made} run(s). The budget (4) is ready.")
                 self.app.call_from_thread(self.app.notify, "plan finished: see the budget (4)")
         except KitError as e:
-            say(f"error: {e}", status=f"[red]{e}[/]")
+            out.say(f"error: {e}", status=f"[red]{e}[/]")
+
+    def _confirm(self, ask: au.Ask, worker) -> bool:
+        """Stacks to build: yes (the Plan's summary named them, and r was pressed). A large plan:
+        asked on the screen while the worker waits (cancelled: no)."""
+        from .dialogs import ConfirmScreen
+
+        if ask.stacks:
+            return True
+        answers = Queue()
+        self.app.call_from_thread(self.app.push_screen,
+                                  ConfirmScreen(f"{ask.runs} runs to do. Start them?"), answers.put)
+        while not worker.is_cancelled:
+            try:
+                return answers.get(timeout=0.2)
+            except Empty:
+                pass
+        return False
+
+
+class _Messages(au.Progress):
+    """An audit's progress (from the worker thread) as Progress messages to the Run pane."""
+
+    def __init__(self, pane: RunPane, audit: au.Audit):
+        self.pane, self.audit, self.total, self.made = pane, audit, 0, 0
+
+    def say(self, line: str = "", **kw) -> None:
+        self.pane.post_message(RunPane.Progress(line, **kw))
+
+    def building(self, stacks):
+        self.say(status=f"building stacks for {', '.join(self.audit.factors)}")
+        return super().building(stacks)
+
+    def log(self, stack, line):
+        self.say(f"[{stack}] {line}")
+
+    def planned(self, a, todo):
+        self.say(f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
+                 f"{len(todo)} to run")
+
+    def running(self, todo):
+        self.total = len(todo)
+        self.say(status=f"running {self.audit.dataset.name}: 0 of {self.total} done", done=0,
+                 total=self.total)
+        return super().running(todo)
+
+    def done(self, spec):
+        self.made += 1
+        self.say(f"run {self.made}/{self.total} done: {spec.stack} {spec.kind} "
+                 f"threads={spec.threads} {spec.run_id[:12]}",
+                 status=f"running {self.audit.dataset.name}: {self.made} of {self.total} done",
+                 done=self.made)

@@ -115,7 +115,8 @@ class SetupPane(Pane):
                     app.call_from_thread(app.notify, f"{name}: {done}/{total}", timeout=1)
 
                 ds = uniprot.fetch_dataset(on_progress=progress)
-                app.dataset_name = "swissprot"
+                # on the app's thread, and before JobDone redraws this tab with it
+                app.call_from_thread(app.show_dataset, uniprot.NAME, app.n)
                 msg = f"fetched {ds.n} proteins, release {ds.meta.get('release')}"
             elif what == "verify":
                 from ..data import load_dataset, uniprot
@@ -126,10 +127,10 @@ class SetupPane(Pane):
                     load_dataset(app.dataset_name, app.n)
                 msg = f"{app.dataset_name}: verified"
             else:
-                from ..envs.kinds import build_named
+                from ..envs.kinds import stack_kind
 
-                built = build_named(stack, app.platform,
-                                    log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
+                built = stack_kind(stack).build(
+                    app.platform, log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
                 msg = f"{stack}: {'built' if built else 'already built'}"
             self.post_message(self.JobDone(msg))
         except KitError as e:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..analysis.compare import DIGIT_STAGES
 from ..core.numbers import fmt
 from .fit import para, table
-from .tables import _SHORT, digits_cell, factor_label
+from .tables import SHORT_STAGES, digits_cell, factor_label
 
 
 def pair_cells(p: dict) -> dict:
@@ -30,5 +30,5 @@ def pairs_text(rows: list) -> str:
                                   for s in stages] for p in rows]
         out += ["", para("Significant digits on which the two runs agree, per stage (the median "
                          "over each stage's numbers; float64 keeps 15.7, float32 6.9)"),
-                table(digits, ["pair"] + [_SHORT.get(s, s) for s in stages], wrap=(0,))]
+                table(digits, ["pair"] + [SHORT_STAGES.get(s, s) for s in stages], wrap=(0,))]
     return "\n".join(out)

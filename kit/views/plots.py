@@ -15,7 +15,8 @@ _COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52"
 
 
 # -- plots ------------------------------------------------------------------------------------
-def _figure():
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (imported on first use: kit starts faster)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,10 +25,11 @@ def _figure():
     return plt
 
 
-def _png(fig) -> bytes:
+def png(fig) -> bytes:
+    """A figure as PNG bytes, closed afterwards (for plots.py and svdplots.py alike)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    _figure().close(fig)
+    pyplot().close(fig)
     return buf.getvalue()
 
 
@@ -40,7 +42,7 @@ def plot_flips(b: dict) -> bytes | None:
     rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor)]  # 1 by definition
     if not rows:
         return None
-    plt = _figure()
+    plt = pyplot()
     units = b["yardstick"] is not None
     models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
     value = (lambda d: d.flips_median_seed_units) if units else (lambda d: d.flips_median)
@@ -74,14 +76,14 @@ def plot_flips(b: dict) -> bytes | None:
                   if units else "median flips (no seed runs: raw counts)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("How far each factor reaches the predictions")
-    return _png(fig)
+    return png(fig)
 
 
 def plot_embedding(b: dict) -> bytes | None:
     rows = [r for r in b["rows"] if r.emb_rel_max is not None]
     if not rows:
         return None
-    plt = _figure()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(rows) + 1.4))
     vals = [r.emb_rel_max for r in rows]
     floor = 1e-17
@@ -95,7 +97,7 @@ def plot_embedding(b: dict) -> bytes | None:
     ax.invert_yaxis()
     ax.set_xlabel("largest relative embedding difference (randomized SVD, signs aligned)")
     ax.set_title("How far each factor moves the embedding")
-    return _png(fig)
+    return png(fig)
 
 
 def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> bytes | None:
@@ -105,7 +107,7 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
     rows = sorted((int(r.level), r) for r in b["rows"] if r.factor == "svd-iters")
     if len(rows) < 2:
         return None
-    plt = _figure()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.4))
     xs = [x for x, _ in rows]
     solver = next((r for r in b["rows"] if r.factor == "svd-solver"), None)
@@ -143,7 +145,7 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
         ax2.set_ylabel("SVD wall time, median (s, grey)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1), fontsize=8, frameon=False)
     ax.set_title("The cheapest reduction: power iterations against seed flips")
-    return _png(fig)
+    return png(fig)
 
 
 def plot_amplification(b: dict) -> bytes | None:
@@ -153,7 +155,7 @@ def plot_amplification(b: dict) -> bytes | None:
     cs = curves(b["rows"])
     if not cs:
         return None
-    plt = _figure()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for m, c in cs.items():
         ax.plot([p["eps"] for p in c], [p["flips_median"] for p in c], "o-",
@@ -169,4 +171,4 @@ def plot_amplification(b: dict) -> bytes | None:
                     fontsize=7, va="top", color="grey")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("Amplification: how each model turns input noise into flips")
-    return _png(fig)
+    return png(fig)

@@ -1,7 +1,7 @@
 """The report: budget, verdict stability, advice, environments and plots as Markdown and HTML.
 
-Nothing is computed here that the budget, verdicts and advice modules do not already compute;
-the report lays their results out, and draws three plots with matplotlib.
+Nothing is computed here: kit.app.findings reads the budget, advice and verdicts once; the
+report lays them out and draws six plots with matplotlib.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 
 from tabulate import tabulate
 
-from ..analysis.advice import advise, not_measured_lines
+from ..analysis.advice import not_measured_lines
 from ..analysis.compare import ALL_MODELS
-from ..analysis.verdicts import stability_report
+from ..app.findings import findings
 from ..core.atomic import make_dir, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
@@ -49,12 +49,12 @@ def _verdict_rows(rep):
             ["run set"] + VERDICT_HEAD[:-1])
 
 
-def _env_rows(store: Store, dataset: str):
+def _env_rows(runs: list):
+    """One row per distinct measured environment, with how many runs it made."""
     seen = {}
-    for r in store.runs(dataset):
-        e = r.manifest["env"]
+    for stack, e in runs:
         blas = blas_text(e.get("threadpools"), e.get("blas_build"))
-        key = (r.spec.stack, e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
+        key = (stack, e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
                e["os"], e["cpu"], e["packages"].get("numpy"), e["packages"].get("scipy"),
                e["packages"].get("scikit-learn"), blas, e.get("host"))
         seen[key] = seen.get(key, 0) + 1
@@ -65,19 +65,11 @@ def _env_rows(store: Store, dataset: str):
 
 # -- documents --------------------------------------------------------------------------------
 def build(store: Store, dataset: str) -> dict:
-    """Everything the report shows, computed once by the library."""
-    from ..analysis.budget import budget
-
-    from ..analysis.budget import pair_details
-
-    b = budget(store, dataset)
-    a = advise(store, dataset, b)
-    per_level = {}
-    for f in ("svd-iters", "svd-solver"):
-        for p in pair_details(store, dataset, f):
-            per_level.setdefault(p["level"] or f, []).append(p["comparison"])
-    return {"budget": b, "advice": a, "verdicts": stability_report(store, dataset),
-            "environments": _env_rows(store, dataset),
+    """Everything the report shows (kit.app.findings), its environments' rows and its plots."""
+    found = findings(store, dataset)
+    b, a, per_level = found["budget"], found["advice"], found["per_level"]
+    return {"budget": b, "advice": a, "verdicts": found["verdicts"],
+            "environments": _env_rows(found["runs"]),
             "plots": {"flips_seed_units.png": plot_flips(b),
                       "embedding_difference.png": plot_embedding(b),
                       "svd_components.png": plot_components(b),

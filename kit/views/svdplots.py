@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..analysis.compare import DIGIT_STAGES
 from ..core import factors
-from .plots import _figure, _png
-from .tables import _SHORT, factor_label
+from .plots import png, pyplot
+from .tables import SHORT_STAGES, factor_label
 
 _FLOOR = 1e-17  # where "bitwise identical" is drawn on a log axis
 
@@ -24,7 +24,7 @@ def plot_components(b: dict) -> bytes | None:
     rows = _rows(b, "components_median")
     if not rows:
         return None
-    plt = _figure()
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
     for r in rows:
         for ax, key in ((left, "components_median"), (right, "values_median")):
@@ -43,7 +43,7 @@ def plot_components(b: dict) -> bytes | None:
     left.set_title("Which SVD components move (median over pairs)")
     right.set_title("Singular values")
     right.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def plot_digits(b: dict) -> bytes | None:
@@ -52,7 +52,7 @@ def plot_digits(b: dict) -> bytes | None:
     if not rows:
         return None
     stages = [s for s in DIGIT_STAGES if any(s in r.digits_min for r in rows)]
-    plt = _figure()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.8))
     grid = [[r.digits_min.get(s, float("nan")) for s in stages] for r in rows]
     im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=15.7, aspect="auto")
@@ -61,8 +61,8 @@ def plot_digits(b: dict) -> bytes | None:
             if v == v:  # not NaN
                 ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7,
                         color="white" if v < 8 else "black")
-    ax.set_xticks(range(len(stages)), [_SHORT.get(s, s) for s in stages])
+    ax.set_xticks(range(len(stages)), [SHORT_STAGES.get(s, s) for s in stages])
     ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level) for r in rows])
     fig.colorbar(im, ax=ax, label="significant decimal digits (float64: 15.7)")
     ax.set_title("Significant digits kept per stage (lowest over each factor's pairs)")
-    return _png(fig)
+    return png(fig)

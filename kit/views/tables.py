@@ -1,6 +1,6 @@
 """Plain-text tables of budgets and runs for the terminal (tabulate); no computation here.
 
-Every table and paragraph fits the terminal's width (kit.fit): cells wrap, wide tables split.
+Every table and paragraph fits the terminal's width (kit.views.fit): cells wrap, wide tables split.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from ..analysis.advice import not_measured_lines
 from ..analysis.compare import ALL_MODELS, STAGES
 from ..core.numbers import fmt
 
-_SHORT = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
+# stage names short enough for a column header (tables, pairs and the digits plot)
+SHORT_STAGES = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
 
 
 def factor_label(factor: str, level: str) -> str:
@@ -101,7 +102,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
     bits = [[factor_label(r.factor, r.level), r.pairs] + [f"{r.identical[s]}/{r.pairs}" if s in r.identical
                                       else "-" for s in stages] for r in rows]
     out += ["", "Bits: pairs in which each stage is bitwise identical",
-            table(bits, ["factor", "pairs"] + [_SHORT.get(s, s) for s in stages], key=2)]
+            table(bits, ["factor", "pairs"] + [SHORT_STAGES.get(s, s) for s in stages], key=2)]
     mags = [[factor_label(r.factor, r.level), fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
              fmt(r.emb_rel_seed_units), fmt(r.sv_rel_max),
              fmt(r.sign_flips_max), fmt(r.kmeans_ari_min), fmt(r.knn_jaccard_min)]

@@ -16,7 +16,8 @@ ENV_VARS = (
 )
 
 
-def _cpu_model():
+def cpu_model():
+    """The CPU's model name as the OS reports it (shared with kit.runs.node)."""
     if sys.platform == "darwin":
         try:
             return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
@@ -131,7 +132,7 @@ def fingerprint(include_torch=False):
         "rosetta": _rosetta(),
         "os": sys.platform,
         "platform": platform.platform(),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "host": platform.node(),
         "packages": pkgs,

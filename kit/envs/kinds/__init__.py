@@ -1,0 +1,43 @@
+"""The kinds of stack, one module each (as asv's environment plugins), and ``stack_kind``.
+
+``stack_kind(name)`` picks the kind once (as pooch's ``choose_downloader`` picks a downloader):
+``host`` (kit's own interpreter), ``catalogue`` (stacks/stacks.toml, built with uv) or
+``external`` (an interpreter a user registered). Every caller then asks the object the same
+questions (kit.envs.kinds.base): its status here, what it can run, which torch devices it has,
+its runnable form, its row in `kit stacks`, and whether and how it is built.
+"""
+
+from __future__ import annotations
+
+from ...core.errors import KitError
+from ..catalogue import HOST, definitions
+from ..external import registry
+from ..platforms import Platform, detect
+from .base import StackKind
+from .catalogue import CatalogueStack
+from .external import ExternalStack
+from .host import HostStack
+
+
+def stack_kind(name: str) -> StackKind:
+    """The kind of the stack called ``name``; a KitError naming the fix when there is none."""
+    if name == HOST:
+        return HostStack(name)
+    defs = definitions()
+    if name in defs:
+        return CatalogueStack(defs[name])
+    ext = registry()
+    if name in ext:
+        return ExternalStack(name, ext[name])
+    raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
+
+
+def names() -> list:
+    """Every listed stack: the catalogue's, then the external ones."""
+    return list(definitions()) + list(registry())
+
+
+def listing(plat: Platform | None = None) -> list:
+    """Every stack with its attributes and status: what `kit stacks --json` prints."""
+    plat = plat or detect()
+    return [stack_kind(n).row(plat) for n in names()]

@@ -1,0 +1,43 @@
+"""The interface every kind of stack answers: status, uses, devices, runnable form, row, build."""
+
+from __future__ import annotations
+
+from ..platforms import Platform
+from ..stacks import Stack
+
+
+class StackKind:
+    """What every kind of stack answers (one subclass per kind, one module each)."""
+
+    kind = ""
+    buildable = False
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def status(self, plat: Platform) -> tuple:
+        """("built" | "broken" | "not built" | "unavailable", reason or None)."""
+        raise NotImplementedError
+
+    def uses(self) -> list:
+        """What it can run: "pipeline", "torch" or both."""
+        raise NotImplementedError
+
+    def devices(self) -> list:
+        """The torch devices its torch can use (none without torch)."""
+        return []
+
+    def runnable(self) -> Stack:
+        """The interpreter and identity runs use; a KitError saying why not."""
+        raise NotImplementedError
+
+    def row(self, plat: Platform) -> dict | None:
+        """Its row in `kit stacks` (None: not listed)."""
+        return None
+
+    def build(self, plat: Platform | None, log=lambda msg: None) -> bool:
+        """Build it from its lock file (True) or find it built (False)."""
+        return False
+
+    def expected_blas(self, plat: Platform) -> str | None:
+        return None

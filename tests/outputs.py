@@ -1,0 +1,138 @@
+"""What every reading command prints on a store, as {name: text}: the outputs a refactor keeps.
+
+``dump()`` runs each reader (text, --json, --csv, one budget per factor, each verdict set,
+the report's markdown) against the current KIT_HOME and returns what it printed.
+``dump(stable=True)`` also masks what differs between two builds of the same store (wall and
+CPU times, dates, the order of runs stored in the same second): tests/test_outputs.py compares
+that with the copy saved under tests/__snapshots__/outputs/. ``python tests/outputs.py FOLDER
+[--raw]`` writes a dump into FOLDER, to compare two trees on one store byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from kit.cli import main
+
+COLUMNS = "100"  # one fixed width, so the tables wrap the same wherever the test runs
+
+
+def _call(*argv) -> tuple:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+# what two builds of one store measure differently: times, when they were taken, and how many
+# runs a warm worker had made before (which worker takes which run is the scheduler's choice)
+_TIME_KEYS = {"created", "started", "finished", "wall_s", "cpu_s", "svd_seconds", "runs_before",
+              "svd_seconds_by_level"}
+_TIME_TEXT = ((re.compile(r"[\d.]+x the SVD time \([\d.]+ s -> [\d.]+ s\)"),
+               "<x> the SVD time (<s> -> <s>)"),
+              (re.compile(r"took [\d.]+ s against [\d.]+ s"), "took <s> against <s>"),
+              (re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC"), "Generated <date> UTC"))
+
+
+def _masked(value):
+    if isinstance(value, dict):
+        return {k: "<t>" if k in _TIME_KEYS else _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_masked(v) for v in value]
+        if items and all(isinstance(v, dict) and "id" in v for v in items):
+            items.sort(key=lambda v: v["id"])  # runs stored in one second: any order
+        return items
+    if isinstance(value, str):
+        for pattern, mask in _TIME_TEXT:
+            value = pattern.sub(mask, value)
+    return value
+
+
+def _sorted_rows(text: str, after: str, column_masked: bool) -> str:
+    """The rows of the table whose header follows ``after``, sorted (and last column masked)."""
+    lines = text.split("\n")
+    try:
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(after)) + 2
+    except StopIteration:
+        return text
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    body = [re.sub(r"\S+\s*$", "<s>", ln) if column_masked else ln for ln in lines[start:end]]
+    return "\n".join(lines[:start] + sorted(body) + lines[end:])
+
+
+def _stable(name: str, out: str) -> str:
+    if name.endswith("--json"):
+        return json.dumps(_masked(json.loads(out)), indent=1) + "\n"
+    if name.startswith("runs"):
+        return _sorted_rows(out, "run ", column_masked=True)
+    if name == "report.md":
+        out = _sorted_rows(out, "| stack ", column_masked=False)
+    return _masked(out)
+
+
+def _run(*argv, stable=False) -> str:
+    code, out, err = _call(*argv)
+    if stable:
+        out = _stable(" ".join(argv), out)
+    return f"$ kit {' '.join(argv)}\n[exit {code}]\n{out}--- stderr\n{err}"
+
+
+def _factors() -> list:
+    return [r["factor"] for r in json.loads(_call("budget", "--json")[1])["rows"]]
+
+
+def _sets() -> list:
+    return sorted(json.loads(_call("verdicts", "--json")[1]))
+
+
+def dump(stable: bool = False) -> dict:
+    """{name: output} of every reading command on the store KIT_HOME names."""
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = COLUMNS
+    try:
+        out = {}
+        for argv in (("runs",), ("runs", "--json"), ("budget",), ("budget", "--json"),
+                     ("budget", "--csv"), ("verdicts",), ("verdicts", "--json"), ("amplify",),
+                     ("amplify", "--json"), ("advise",), ("advise", "--json"), ("stacks",),
+                     ("data", "list")):
+            out[" ".join(argv)] = _run(*argv, stable=stable)
+        for f in _factors():
+            out[f"budget --factor {f}"] = _run("budget", "--factor", f, stable=stable)
+            out[f"budget --factor {f} --json"] = _run("budget", "--factor", f, "--json",
+                                                      stable=stable)
+            out[f"runs --factor {f}"] = _run("runs", "--factor", f, stable=stable)
+        for s in _sets():
+            out[f"verdicts --set {s}"] = _run("verdicts", "--set", s, stable=stable)
+        with tempfile.TemporaryDirectory() as tmp:
+            _run("report", "--out", tmp)
+            md = (Path(tmp) / "report.md").read_text()
+            out["report.md"] = _stable("report.md", md) if stable else md
+            out["report figures"] = "\n".join(sorted(p.name for p in Path(tmp).iterdir()))
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    home = os.environ.get("KIT_HOME", "")
+    return {k: re.sub(re.escape(home), "<KIT_HOME>", v) if home else v for k, v in out.items()}
+
+
+def file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".txt"
+
+
+def write(folder: Path, outputs: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in outputs.items():
+        (folder / file_name(name)).write_text(text)
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1]), dump(stable="--raw" not in sys.argv[2:]))
