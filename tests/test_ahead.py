@@ -26,7 +26,7 @@ def test_a_plan_leaves_its_comparisons_and_verdicts_made(tmp_path):
     store.db.execute("DELETE FROM comparisons")
     store.db.execute("DELETE FROM verdicts")
     for ab, c in made.items():
-        assert json.dumps(compare.compare_runs(store, *ab), sort_keys=True) == \
+        assert json.dumps(compare.compare_runs(store, *ab).to_json(), sort_keys=True) == \
             json.dumps(c, sort_keys=True)
     assert budget(store, a.dataset.sha256)["rows"] == rows
     store.close()
