@@ -45,7 +45,7 @@ def test_known_pairs_on_real_runs(on_every_kind):
     pairs = [p for d in store.datasets() for p in pair_details(store, d)]
 
     def digits(factor, stage, level=None):
-        return [p["comparison"]["digits"][stage]["digits"] for p in pairs
+        return [p["comparison"].digits[stage]["digits"] for p in pairs
                 if p["factor"] == factor and (level is None or p["level"] == level)]
 
     assert digits("repeat", "svd_rand") and all(d == pytest.approx(15.65, 0.01)
