@@ -105,7 +105,7 @@ def test_a_warm_worker_makes_the_fresh_processes_run_bit_for_bit(tiny):
     pair = plan("process", tiny.sha256, PlanOptions(threads=(1,)))[0]
     run_all([pair.a, pair.b], tiny, store)
     c = compare_runs(store, pair.a.run_id, pair.b.run_id)
-    assert all(c["identical"].values()) and len(c["identical"]) >= 10
+    assert all(c.identical.values()) and len(c.identical) >= 10
     fresh, warm = store.run(pair.a.run_id).manifest, store.run(pair.b.run_id).manifest
     assert fresh["runs_before"] == 0 and warm["runs_before"] >= 1  # it followed another run
     assert warm["timings"]["import"]["wall_s"] == 0  # imported by the run before it
