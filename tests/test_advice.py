@@ -1,7 +1,7 @@
 """kit.analysis.advice: ranking by how far a factor travels; sentences built from measured numbers."""
 
 from kit.analysis.advice import LEVELS, advise, level
-from kit.runs.options import Pair
+from kit.runs.planning.options import Pair
 from stored import arrays, budget_store, put, spec
 
 

@@ -12,7 +12,7 @@ from ..core import factors
 from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
-from ..runs.availability import availability
+from ..runs.planning.availability import availability
 from ..envs.descriptions import description, descriptions
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
