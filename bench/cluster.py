@@ -24,14 +24,14 @@ _SIDE = """
 import json, sys, time
 t0 = time.perf_counter()
 from kit.app import audit as au
-from kit.runs.options import PlanOptions
+from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 n, runs, side = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 ex, opts = None, PlanOptions(threads=(1,), seeds=tuple(range(runs)))
 t = time.perf_counter()
 if side == "dask":
     from dataclasses import replace
-    from kit.runs.cluster import DaskExecutor
+    from kit.runs.executing.dask_executor import DaskExecutor
     ex = DaskExecutor("local:2")
     opts = replace(opts, host=ex.default_host())
 start = time.perf_counter() - t

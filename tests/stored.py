@@ -71,7 +71,7 @@ def budget_store(tmp_path, dataset="d" * 64, home=None):
 
     ``dataset``: a hash, or a Dataset whose summary the store then knows (as after a real run).
     """
-    from kit.runs.options import Pair
+    from kit.runs.planning.options import Pair
     from kit.runs.store import Store
 
     st = Store(home or tmp_path / "home")
@@ -106,7 +106,7 @@ def every_kind_store(tmp_path, dataset="d" * 64, home=None):
     """budget_store plus a perturbed pair (rf flips 1 at eps 1e-3) and torch seed and
     deterministic pairs (the torch MLP flips 3 across seeds, none when only determinism
     changes): every kind of run, hand-made, the same on every machine (for snapshots)."""
-    from kit.runs.options import Pair
+    from kit.runs.planning.options import Pair
     from kit.core.spec import torch_seeds
 
     st = budget_store(tmp_path, dataset, home)

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from kit.analysis.advice import LEVELS, advise, level
 from kit.analysis.records import BudgetRow, ModelBudget
-from kit.runs.options import Pair
+from kit.runs.planning.options import Pair
 from stored import arrays, budget_store, put, spec
 
 

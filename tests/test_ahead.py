@@ -6,7 +6,7 @@ from kit.analysis import compare, verdicts
 from kit.analysis.budget import budget
 from kit.app import audit as au
 from kit.app.ahead import Ahead
-from kit.runs.options import PlanOptions
+from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 
 

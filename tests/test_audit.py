@@ -3,7 +3,7 @@
 import pytest
 
 from kit.app import audit as au
-from kit.runs.options import PlanOptions
+from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 
 

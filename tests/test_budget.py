@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kit.analysis.budget import budget, confounds, pair_details
-from kit.runs.options import Pair
+from kit.runs.planning.options import Pair
 from kit.runs.store import Store
 from kit.core.spec import seeds
 from stored import arrays, budget_store, put, spec

@@ -13,8 +13,8 @@ import pytest
 from kit.envs import external
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.runs.options import PlanOptions
-from kit.runs.plan import plan, required_stacks
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan, required_stacks
 from kit.envs.platforms import detect
 from kit.envs.catalogue import HOST
 from kit.envs.kinds import listing, stack_kind

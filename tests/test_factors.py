@@ -11,7 +11,7 @@ from kit.core.errors import KitError
 @pytest.fixture
 def new_factor():
     """A new environment factor, "eps-env", planned as precision is: one ``register``."""
-    from kit.runs import plan
+    from kit.runs.planning import plan
 
     f = factors.Factor("eps-env", "a made-up environment setting", factors.SINGLE,
                        factors.ENVIRONMENT, explained=r"^env:EPS_ENV$")
@@ -32,8 +32,8 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
     from kit.analysis.verdicts import verdict_sets
     from kit.cli.common import factors as factor_arg
     from kit.envs.stacks import Stack
-    from kit.runs.availability import availability
-    from kit.runs.plan import Pair, plan
+    from kit.runs.planning.availability import availability
+    from kit.runs.planning.plan import Pair, plan
     from kit.core.spec import seeds
     from kit.runs.store import Store
     from stored import arrays, env, flipped, put, spec
@@ -65,7 +65,7 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
 
 
 def test_the_table_is_complete_and_consistent():
-    import kit.runs.plan  # noqa: F401  (registers the built-in factors' planners)
+    import kit.runs.planning.plan  # noqa: F401  (registers the built-in factors' planners)
 
     for f in factors.table():
         if f.plannable:

@@ -1,4 +1,4 @@
-"""kit.runs.plan: each factor's pairs differ in exactly the thing the factor names."""
+"""kit.runs.planning.plan: each factor's pairs differ in exactly the thing the factor names."""
 
 import re
 
@@ -6,8 +6,8 @@ import pytest
 
 from kit.core.errors import KitError
 from kit.core import factors
-from kit.runs.plan import plan
-from kit.runs.options import PlanOptions
+from kit.runs.planning.plan import plan
+from kit.runs.planning.options import PlanOptions
 
 D = "d" * 64
 
@@ -20,7 +20,7 @@ def eight_cores(monkeypatch):
 
 def test_thread_counts_above_the_cores_are_refused(monkeypatch):
     """One check and one message, the CLI's, whether the counts were parsed or given."""
-    from kit.runs.options import parse_threads
+    from kit.runs.planning.options import parse_threads
 
     monkeypatch.setattr("kit.core.processes.cores", lambda: 2)
     says = ("4 threads on a machine with 2 cores would measure oversubscription, not the thread "
@@ -100,8 +100,8 @@ def test_unknown_factor_and_single_seed():
 
 # -- stack factors --------------------------------------------------------------------------
 from kit.envs.platforms import Platform  # noqa: E402
-from kit.runs.plan import required_stacks
-from kit.runs.across import stack_pairs  # noqa: E402
+from kit.runs.planning.plan import required_stacks
+from kit.runs.planning.stack_pairs import stack_pairs  # noqa: E402
 from kit.envs.stacks import Stack  # noqa: E402
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "avx512f", "sse4_2"}))
@@ -160,7 +160,7 @@ def test_host_pairs_one_spec_on_two_named_machines_and_other_plans_go_where_told
 
 
 def test_the_local_executor_refuses_a_run_planned_for_another_machine():
-    from kit.runs.runner import LocalExecutor
+    from kit.runs.executing.runner import LocalExecutor
 
     spec = plan("host", "d" * 64, PlanOptions(hosts=("a", "b")))[0].a
     with pytest.raises(KitError, match="planned for 'a', not this machine"):

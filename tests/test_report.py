@@ -55,7 +55,7 @@ def _capture_figures(monkeypatch):
 
 def test_a_budget_without_flips_draws_no_broken_log_axis(tmp_path, monkeypatch):
     """Every flip 0: the log axis ran from 1e-3 to 1.25e-3 with clipped labels."""
-    from kit.runs.options import Pair
+    from kit.runs.planning.options import Pair
     from kit.views.plots import plot_flips
     from kit.analysis.budget import budget
     from kit.runs.store import Store
@@ -84,7 +84,7 @@ def test_advice_is_a_list_and_changed_verdicts_lead(tmp_path):
 
 
 def test_the_power_iteration_plot_shows_each_pair_and_n(tmp_path, monkeypatch):
-    from kit.runs.options import Pair
+    from kit.runs.planning.options import Pair
     from kit.views.report import build
     from kit.core.spec import seeds
     from stored import arrays, put, spec

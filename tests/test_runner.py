@@ -1,4 +1,4 @@
-"""kit.runs.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
+"""kit.runs.executing.runner: the worker runs isolated from kit's dependencies; runs are stored once."""
 
 import json
 import os
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import KitError
-from kit.runs.options import PlanOptions
-from kit.runs.plan import plan
-from kit.runs.runner import execute, run_all
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan
+from kit.runs.executing.runner import execute, run_all
 from kit.envs.launch import worker_env, worker_root
 from kit.runs.store import Store
 from kit.core.spec import seeds
@@ -117,7 +117,7 @@ def test_plain_runs_share_warm_workers_and_fresh_ones_do_not(tiny):
     store = Store()
     run_all(specs, tiny, store, jobs=1)
     assert sorted(store.run(s.run_id).manifest["runs_before"] for s in specs) == [0, 1, 2]
-    from kit.runs.runner import LocalExecutor
+    from kit.runs.executing.runner import LocalExecutor
 
     others = [s.with_(replicate=5) for s in specs]
     ex = LocalExecutor(fresh=True)
@@ -132,7 +132,7 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
     Yet no more runs than ``jobs`` ever run at once, and every run is stored."""
     import threading
 
-    from kit.runs.runner import LocalExecutor
+    from kit.runs.executing.runner import LocalExecutor
 
     specs = [s.with_(seeds=seeds(v)) for v in range(3)
              for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]

@@ -1,11 +1,11 @@
-"""kit.runs.schedule: runs share the cores (threads x runs <= cores), the largest first."""
+"""kit.runs.executing.schedule: runs share the cores (threads x runs <= cores), the largest first."""
 
 import threading
 
 import pytest
 
 from kit.core.spec import RunSpec
-from kit.runs import schedule
+from kit.runs.executing import schedule
 from kit.runs.records import StoredRun
 
 

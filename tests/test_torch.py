@@ -11,9 +11,9 @@ import pytest
 
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.runs.options import PlanOptions
-from kit.runs.availability import availability, devices
-from kit.runs.plan import plan, required_stacks
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.availability import availability, devices
+from kit.runs.planning.plan import plan, required_stacks
 from kit.envs.platforms import Platform, detect
 from kit.envs.kinds import stack_kind
 from kit.envs.stacks import Stack

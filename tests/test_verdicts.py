@@ -69,7 +69,7 @@ def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
     """The Linux `arch` factor pairs code paths within two different stacks. Each pair agrees
     on every verdict, but the two stacks disagree with each other: pooled, the verdicts looked
     unstable; per group (a reference run and its partners) they are stable, as the budget says."""
-    from kit.runs.options import Pair
+    from kit.runs.planning.options import Pair
     from kit.runs.store import Store
     from kit.analysis.verdicts import stability_report
     from stored import arrays, put, spec

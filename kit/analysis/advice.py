@@ -13,7 +13,7 @@ from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
 from .records import BudgetRow
-from ..runs.availability import availability
+from ..runs.planning.availability import availability
 from ..envs.descriptions import description, descriptions
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..core import factors
-from ..runs.options import PRECISION_LEVEL
+from ..runs.planning.options import PRECISION_LEVEL
 
 FACTOR = "perturb"
 

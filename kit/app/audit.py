@@ -19,9 +19,9 @@ from ..data import Dataset, load_dataset
 from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
-from ..runs.options import PlanOptions
-from ..runs.plan import plan, reference_embedding, required_stacks
-from ..runs.runner import run_all
+from ..runs.planning.options import PlanOptions
+from ..runs.planning.plan import plan, reference_embedding, required_stacks
+from ..runs.executing.runner import run_all
 from ..runs.store import Store
 from .ahead import Ahead
 

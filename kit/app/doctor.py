@@ -10,7 +10,7 @@ from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
 from ..envs.probe import Problem, fingerprint, problems, stack_doctor, thread_probe
-from ..runs.options import PlanOptions
+from ..runs.planning.options import PlanOptions
 from ..runs.repair import check_store
 from ..runs.store import Store
 from . import audit as au

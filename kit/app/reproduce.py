@@ -16,8 +16,8 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
-from ..runs.options import Pair
-from ..runs.runner import run_all
+from ..runs.planning.options import Pair
+from ..runs.executing.runner import run_all
 from .bundle import import_bundle, read
 
 FACTOR = "host"

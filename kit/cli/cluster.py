@@ -18,7 +18,7 @@ def add(sub) -> None:
 
 
 def _show(args) -> int:
-    from ..runs.clusters import settings, settings_path
+    from ..runs.executing.cluster_kinds import settings, settings_path
     from ..views.cluster import settings_text
 
     print(settings_text(str(settings_path()), settings_path().exists(), settings()))
@@ -26,7 +26,7 @@ def _show(args) -> int:
 
 
 def _init(args) -> int:
-    from ..runs.clusters import init_settings, settings_path
+    from ..runs.executing.cluster_kinds import init_settings, settings_path
 
     existed = settings_path().exists()
     path = init_settings()
@@ -40,7 +40,7 @@ def _check(args) -> int:
 
     from ..envs.catalogue import HOST
     from ..envs.kinds import names
-    from ..runs.cluster import DaskExecutor, check_rows
+    from ..runs.executing.dask_executor import DaskExecutor, check_rows
     from ..views.cluster import check_text
 
     with DaskExecutor(args.cluster, log=lambda m: print(f"kit: {m}", file=sys.stderr)) as ex:

@@ -11,7 +11,7 @@ from ..core.errors import KitError
 
 
 def argtype(parse):
-    """An argparse type from a parser of kit.runs.options (their ValueError is a usage error)."""
+    """An argparse type from a parser of kit.runs.planning.options (their ValueError is a usage error)."""
     def convert(text):
         try:
             return parse(text)
@@ -23,21 +23,21 @@ def argtype(parse):
 
 
 def int_list(text: str) -> tuple:
-    from ..runs.options import parse_ints
+    from ..runs.planning.options import parse_ints
 
     return argtype(parse_ints)(text)
 
 
 def counts(text: str) -> tuple:
     """Positive counts (power iterations)."""
-    from ..runs.options import parse_ints
+    from ..runs.planning.options import parse_ints
 
     return argtype(lambda t: parse_ints(t, minimum=1))(text)
 
 
 def threads(text: str) -> tuple:
     """Thread counts from 1 to this machine's cores: more would measure oversubscription."""
-    from ..runs.options import parse_threads
+    from ..runs.planning.options import parse_threads
 
     return argtype(parse_threads)(text)
 

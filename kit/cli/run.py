@@ -49,7 +49,7 @@ def _cmd_run(args) -> int:
     from rich.console import Console
 
     from ..core.errors import KitError
-    from ..runs.options import SVD_ITERS, PlanOptions
+    from ..runs.planning.options import SVD_ITERS, PlanOptions
 
     err = Console(stderr=True)
     if args.hosts and not args.cluster:
@@ -74,11 +74,11 @@ def _executor(args, err):
         if args.fresh:
             from contextlib import closing
 
-            from ..runs.runner import LocalExecutor
+            from ..runs.executing.runner import LocalExecutor
 
             return closing(LocalExecutor(fresh=True))
         return nullcontext()
-    from ..runs.cluster import DaskExecutor
+    from ..runs.executing.dask_executor import DaskExecutor
 
     return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
 
@@ -153,7 +153,7 @@ class _Bars:
                             description=f"built stack {name}" if made else f"{name}: already built")
 
     def planned(self, a, todo):
-        from ..runs.schedule import note
+        from ..runs.executing.schedule import note
 
         self.err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): "
                        f"{len(a.specs) - len(todo)} stored, {len(todo)} to run")

@@ -63,7 +63,7 @@ def _cmd_stacks(args) -> int:
         return 0
     if args.stacks_cmd == "factors":
         from ..core import factors
-        from ..runs.availability import availability
+        from ..runs.planning.availability import availability
 
         rows = [r for r in availability(plat) if r["factor"] in factors.names(factors.STACKS)]
         if args.json:

@@ -3,7 +3,7 @@
 Every consumer (planning, the budget's row order and confounds, amplification, advice, verdict
 sets, plots, the CLI's help) reads this one registry, as threadpoolctl derives everything from
 its one registry of controllers: ``register(factor, planner)`` enters a factor and the function
-that plans its pairs at once. The built-in factors are listed here; kit.runs.plan registers
+that plans its pairs at once. The built-in factors are listed here; kit.runs.planning.plan registers
 their planners when it is imported (a planner lives above this floor).
 """
 
@@ -120,7 +120,7 @@ _BUILT_IN = (
 )
 _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
-_PLANNERS: dict = {}  # name -> planner(Context) -> [Pair], opaque here (kit.runs.plan's)
+_PLANNERS: dict = {}  # name -> planner(Context) -> [Pair], opaque here (kit.runs.planning.plan's)
 FACTORS = MappingProxyType(_FACTORS)  # a read-only view: ``register`` is the one way in
 
 
@@ -128,7 +128,7 @@ def register(factor: Factor, planner=None, after: str | None = None) -> None:
     """Enter ``factor`` (after the factor named ``after``, else last) with its planner.
 
     A factor already in the table with this same record takes the planner: that is how
-    kit.runs.plan gives the built-in factors theirs. Plannable factors need a planner, others
+    kit.runs.planning.plan gives the built-in factors theirs. Plannable factors need a planner, others
     (made by `kit compare`) must not have one.
     """
     if factor.plannable != (planner is not None):
@@ -169,7 +169,7 @@ def registered(factor: Factor, planner=None, after: str | None = None):
 
 
 def planner(name: str):
-    """The function that plans a factor's pairs (registered by kit.runs.plan on import)."""
+    """The function that plans a factor's pairs (registered by kit.runs.planning.plan on import)."""
     fn = _PLANNERS.get(name)
     if fn is None:
         raise KitError(f"unknown factor {name!r}; choose from {', '.join(plannable())}")

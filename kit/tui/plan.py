@@ -16,7 +16,7 @@ from .pane import Pane
 
 def _numbers(text: str, parse=None) -> tuple:
     """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
-    from ..runs.options import parse_ints
+    from ..runs.planning.options import parse_ints
 
     text = text.strip()
     return (parse or parse_ints)(text) if text else ()
@@ -42,7 +42,7 @@ class PlanPane(Pane):
             self.dataset, self.n, self.audit = dataset, n, audit
 
     def compose(self) -> ComposeResult:
-        from ..runs.availability import availability, devices
+        from ..runs.planning.availability import availability, devices
         from ..envs.kinds import listing
 
         app = self.app
@@ -124,7 +124,7 @@ class PlanPane(Pane):
 
     def audit(self) -> au.Audit:
         """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
-        from ..runs.options import SVD_ITERS, PlanOptions, parse_ints, parse_threads
+        from ..runs.planning.options import SVD_ITERS, PlanOptions, parse_ints, parse_threads
 
         factors = self.query_one("#factors", SelectionList).selected
         dataset, n = self._dataset()

@@ -17,7 +17,7 @@ ENV_VARS = (
 
 
 def cpu_model():
-    """The CPU's model name as the OS reports it (shared with kit.runs.node)."""
+    """The CPU's model name as the OS reports it (shared with kit.runs.executing.on_node)."""
     if sys.platform == "darwin":
         try:
             return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],

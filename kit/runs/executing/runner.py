@@ -1,7 +1,7 @@
 """Execute RunSpecs through an executor, each once, results into the store; resumable.
 
 The executor says where a run happens (``LocalExecutor``: a worker subprocess here; the
-cluster executor in kit.runs.cluster: a Dask task on a node); the runner is the same for both
+cluster executor in kit.runs.executing.dask_executor: a Dask task on a node); the runner is the same for both
 and is the only writer of the store. Temporary folders of dead processes are swept at the start
 of a plan, and a claim per run id in the store keeps two overlapping plans from running the
 same spec twice.
@@ -22,16 +22,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import KitError
-from ..core.hosts import host_id
-from ..core.paths import subdir
-from ..core.spec import RunSpec
-from ..data.dataset import Dataset, dataset_path
-from ..envs.kinds import stack_kind
-from ..envs.launch import terminate_workers
+from ...core.errors import KitError
+from ...core.hosts import host_id
+from ...core.paths import subdir
+from ...core.spec import RunSpec
+from ...data.dataset import Dataset, dataset_path
+from ...envs.kinds import stack_kind
+from ...envs.launch import terminate_workers
 from .attempt import attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
-from .store import Store
+from ..store import Store
 from .warm import WarmPool
 
 
@@ -92,7 +92,7 @@ class LocalExecutor(Executor):
 
 def sweep_tmp() -> int:
     """Remove temporary folders left by processes that no longer run (a kill -9); returns how many."""
-    from ..core.processes import alive
+    from ...core.processes import alive
 
     removed = 0
     for root in (subdir("tmp"), subdir("worker")):

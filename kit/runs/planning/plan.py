@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import factors
-from ..core.errors import KitError
-from ..core.hosts import host_id
-from ..core.spec import RunSpec, seeds
-from ..envs.catalogue import HOST
-from ..envs.kinds import stack_kind
-from ..envs.platforms import Platform, detect
-from .across import stack_pairs, stack_plan, torch_plan, torch_target
+from ...core import factors
+from ...core.errors import KitError
+from ...core.hosts import host_id
+from ...core.spec import RunSpec, seeds
+from ...envs.catalogue import HOST
+from ...envs.kinds import stack_kind
+from ...envs.platforms import Platform, detect
+from .stack_pairs import stack_pairs, stack_plan, torch_plan, torch_target
 from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
                       default_threads, level_name, need_two_seeds)
 

@@ -1,6 +1,6 @@
 """The cluster executor: each run a Dask task on a node, stored by the driver alone.
 
-A task runs kit.runs.node.make_run in a Dask worker, which starts the stack's worker process on
+A task runs kit.runs.executing.on_node.make_run in a Dask worker, which starts the stack's worker process on
 that node and hands back the manifest and the arrays' bytes; the runner verifies every array's
 sha256 before storing it, as it does for a local run. A worker that dies mid-run is Dask's to
 retry (its allowed failures); a run that still fails is reported with its node and stderr.
@@ -12,10 +12,10 @@ import logging
 from concurrent.futures import CancelledError
 from pathlib import Path
 
-from ..core.errors import KitError
-from ..core.spec import RunSpec
-from . import node
-from .clusters import RESOURCE, ClusterKind, cluster_kind
+from ...core.errors import KitError
+from ...core.spec import RunSpec
+from . import on_node as node
+from .cluster_kinds import RESOURCE, ClusterKind, cluster_kind
 from .runner import Executor
 
 
@@ -158,7 +158,7 @@ class DaskExecutor(Executor):
 def check_rows(executor: DaskExecutor, stack_names: list) -> list:
     """One row per worker for `kit cluster check`: its node and whether its stacks are the
     driver's (same identity: the same lock, or the same measured versions)."""
-    from ..envs.kinds import stack_kind
+    from ...envs.kinds import stack_kind
 
     mine = {}
     for name in stack_names:
@@ -183,9 +183,9 @@ def check_rows(executor: DaskExecutor, stack_names: list) -> list:
 def _threadpools():
     """The BLAS/OpenMP pools of kit's own interpreter on this node (its worker's fingerprint),
     or why they could not be read."""
-    from ..envs.catalogue import HOST
-    from ..envs.kinds import stack_kind
-    from ..envs.launch import fingerprint
+    from ...envs.catalogue import HOST
+    from ...envs.kinds import stack_kind
+    from ...envs.launch import fingerprint
 
     try:
         fp = fingerprint(stack_kind(HOST).runnable().command)

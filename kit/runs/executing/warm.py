@@ -14,10 +14,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..core.paths import subdir
-from ..core.spec import RunSpec, seeds
-from ..envs import launch
-from ..envs.stacks import Stack
+from ...core.paths import subdir
+from ...core.spec import RunSpec, seeds
+from ...envs import launch
+from ...envs.stacks import Stack
 from .attempt import TAIL, WorkerFailed, failed
 
 PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows

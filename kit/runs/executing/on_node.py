@@ -16,19 +16,19 @@ import socket
 import tempfile
 from pathlib import Path
 
-from ..core.errors import KitError
-from ..core.processes import cores
-from ..core.spec import RunSpec
-from ..data.dataset import Dataset, dataset_path, verify_worker_file
-from ..envs.kinds import stack_kind
-from ..envs.platforms import detect
+from ...core.errors import KitError
+from ...core.processes import cores
+from ...core.spec import RunSpec
+from ...data.dataset import Dataset, dataset_path, verify_worker_file
+from ...envs.kinds import stack_kind
+from ...envs.platforms import detect
 from .attempt import WorkerFailed, attempt
 
 CLASS_VAR = "KIT_NODE_CLASS"   # a lab's name for a node type, set in the worker's environment
 
 
 def cpu_model() -> str:
-    from ..worker import fingerprint
+    from ...worker import fingerprint
 
     return fingerprint.cpu_model() or platform.processor() or "unknown"
 
@@ -90,7 +90,7 @@ def _sweep() -> None:
     """Remove this node's run folders left by Dask workers that were killed (once per worker)."""
     if _swept:
         return
-    from ..core.processes import alive
+    from ...core.processes import alive
 
     _swept.append(True)
     for d in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):

@@ -8,7 +8,7 @@ import threading
 from contextlib import contextmanager
 from statistics import median
 
-from ..core.processes import cores
+from ...core.processes import cores
 
 AUTO = "auto"
 _KIND_WEIGHT = {"pipeline": 3, "perturb": 2, "torch": 1}  # no history: a pipeline is longest

@@ -12,10 +12,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from ..core.errors import KitError
-from ..core.spec import RunSpec
-from ..envs import launch
-from ..envs.stacks import Stack
+from ...core.errors import KitError
+from ...core.spec import RunSpec
+from ...envs import launch
+from ...envs.stacks import Stack
 
 TAIL = 20                   # lines of a failed worker's stderr kept for the message
 
@@ -38,7 +38,7 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
             input_npy: bytes | None = None, warm=None) -> dict:
     """Run ``spec`` in ``stack`` inside the empty ``folder``; its arrays land in ``folder/out``.
 
-    ``warm``: a kit.runs.warm.WarmPool to make it in a warm worker (a fresh process when None,
+    ``warm``: a kit.runs.executing.warm.WarmPool to make it in a warm worker (a fresh process when None,
     or when the spec asks for one). Returns the worker's manifest; raises WorkerFailed with a
     one-line reason otherwise."""
     folder = Path(folder)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import processes
-from ..core.errors import KitError
-from ..core.spec import RunSpec
+from ...core import processes
+from ...core.errors import KitError
+from ...core.spec import RunSpec
 
 SVD_ITERS = (5, 10, 20, 50)
 SVD_ITER_SEEDS = tuple(range(6))

@@ -3,11 +3,11 @@ devices. Each function plans one kind of factor of the table (kit.core.factors).
 
 from __future__ import annotations
 
-from ..core.errors import KitError
-from ..core.spec import RunSpec, seeds, torch_seeds
-from ..envs.catalogue import catalogue, torch_stack
-from ..envs.kinds import stack_kind
-from ..envs.platforms import Platform
+from ...core.errors import KitError
+from ...core.spec import RunSpec, seeds, torch_seeds
+from ...envs.catalogue import catalogue, torch_stack
+from ...envs.kinds import stack_kind
+from ...envs.platforms import Platform
 from .options import SEEDS, Pair, default_threads, need_two_seeds
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..core import factors
-from ..core.errors import KitError
-from ..envs.catalogue import HOST
-from ..envs.descriptions import descriptions
-from ..envs.kinds import stack_kind
-from ..envs.platforms import Platform, detect
+from ...core import factors
+from ...core.errors import KitError
+from ...envs.catalogue import HOST
+from ...envs.descriptions import descriptions
+from ...envs.kinds import stack_kind
+from ...envs.platforms import Platform, detect
 from .options import PlanOptions, default_threads
 from .plan import required_stacks
 

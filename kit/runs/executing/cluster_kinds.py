@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 import tomllib
 
-from ..core.errors import KitError
-from ..core.processes import cores
-from ..core.paths import kit_home
+from ...core.errors import KitError
+from ...core.processes import cores
+from ...core.paths import kit_home
 
 JOBQUEUE = ("slurm", "pbs", "sge", "lsf", "htcondor")
 RESOURCE = "cores"
@@ -95,7 +95,7 @@ def settings() -> dict:
 
 def init_settings() -> str:
     """Write the commented template unless a settings file exists; returns its path."""
-    from ..core.atomic import create_once
+    from ...core.atomic import create_once
 
     create_once(settings_path(), TEMPLATE.encode())
     return str(settings_path())
