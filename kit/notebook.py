@@ -49,21 +49,21 @@ class Kit:
         return records_frame(list(self.store.datasets().values()), "sha256")
 
     def runs(self, dataset: str | None = None):
-        from .runs.records import as_json
+        from .runs.store.records import as_json
         from .views.frames import runs_frame
 
         return runs_frame(as_json(self.store.runs(self._dataset(dataset) if dataset else None)))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
         from .analysis.budget import pair_details
-        from .runs.records import as_json
+        from .runs.store.records import as_json
         from .views.frames import pairs_frame
 
         return pairs_frame(as_json(pair_details(self.store, self._dataset(dataset), factor)))
 
     def budget(self, dataset: str | None = None):
         from .analysis.budget import budget
-        from .runs.records import as_json
+        from .runs.store.records import as_json
         from .views.frames import budget_frame
 
         sha = self._dataset(dataset)
@@ -71,7 +71,7 @@ class Kit:
 
     def verdicts(self, dataset: str | None = None):
         from .analysis.verdicts import stability_report
-        from .runs.records import as_json
+        from .runs.store.records import as_json
         from .views.frames import verdicts_frame
 
         return verdicts_frame(as_json(stability_report(self.store, self._dataset(dataset))))

@@ -6,7 +6,7 @@ import pytest
 
 from kit.core.spec import RunSpec
 from kit.runs.executing import schedule
-from kit.runs.records import StoredRun
+from kit.runs.store.records import StoredRun
 
 
 def spec(threads=1, kind="pipeline", svd_iters=5, **kw):

@@ -96,7 +96,7 @@ def test_a_rewritten_dtype_in_the_header_is_caught(tmp_path):
 
 
 def test_verification_is_remembered_until_the_file_changes(tmp_path, monkeypatch):
-    import kit.runs.blobs as blobs
+    import kit.runs.store.blobs as blobs
 
     store = Store(tmp_path / "home")
     s = spec()

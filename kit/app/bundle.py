@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.version import __version__
 from ..core.atomic import atomic_path
-from ..runs.blobs import DamagedArray, check_array, load_npy
+from ..runs.store.blobs import DamagedArray, check_array, load_npy
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
@@ -226,7 +226,7 @@ def _document(body: bytes, path) -> dict:
 
 def _expected_arrays(doc, path) -> dict:
     """{member name: (sha256, dtype, shape, largest size)} of every array the runs refer to."""
-    from ..runs.blobs import blob_key
+    from ..runs.store.blobs import blob_key
 
     out = {}
     for r in doc["runs"]:

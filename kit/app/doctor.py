@@ -11,7 +11,7 @@ from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
 from ..envs.probe import Problem, fingerprint, problems, stack_doctor, thread_probe
 from ..runs.planning.options import PlanOptions
-from ..runs.repair import check_store
+from ..runs.store.check import check_store
 from ..runs.store import Store
 from . import audit as au
 

@@ -101,7 +101,7 @@ def dataset_args(p, default=None):
 
 
 def print_json(obj) -> None:
-    from ..runs.records import as_json
+    from ..runs.store.records import as_json
 
     json.dump(as_json(obj), sys.stdout, indent=1, sort_keys=True, default=str)
     sys.stdout.write("\n")

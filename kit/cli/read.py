@@ -65,7 +65,7 @@ def _cmd_budget(args) -> int:
             raise KitError(f"no pairs of factor {args.factor!r} on dataset "
                            f"{sel.summary.get('name', sel.sha256[:12])}")
         if args.csv:
-            from ..runs.records import as_json
+            from ..runs.store.records import as_json
             from ..views.frames import csv_text, pairs_frame
 
             sys.stdout.write(csv_text(pairs_frame(as_json(rows))))
@@ -75,7 +75,7 @@ def _cmd_budget(args) -> int:
         return 0
     b = budget(store, sel.sha256, sel.summary)
     if args.csv:
-        from ..runs.records import as_json
+        from ..runs.store.records import as_json
         from ..views.frames import budget_frame, csv_text
 
         print(dataset_line(sel.summary, sel.why), file=sys.stderr)  # the file holds rows only

@@ -51,7 +51,7 @@ def _cmd_doctor(args) -> int:
 def _cmd_store(args) -> int:
     from rich.console import Console
 
-    from ..runs.repair import check_store
+    from ..runs.store.check import check_store
     from ..runs.store import Store
     from ..views.tables import store_check_text
 

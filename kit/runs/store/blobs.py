@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import KitError
+from ...core.errors import KitError
 
 class DamagedArray(KitError):
     """A stored array no longer holds what its run recorded."""
@@ -122,7 +122,7 @@ class Blobs:
 
     def put_bytes(self, data: bytes, key: str, sha: str, dtype: str, shape) -> None:
         """Write verified bytes (a bundle's); an existing copy is kept only if it verifies."""
-        from ..core.atomic import write_bytes
+        from ...core.atomic import write_bytes
 
         dest = self.path(key)
         if dest.exists() and self.problem(key, sha, dtype, shape) is None:

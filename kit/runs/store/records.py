@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..core.spec import RunSpec
+from ...core.spec import RunSpec
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """The run store: a SQLite index over content-addressed .npy arrays under $KIT_HOME.
 
-All SQL on the index is here; readers get records (kit.runs.records). Runs are written by the
-runner (``put_run``, claims, ``note_dataset``) and the bundle importer (``import_runs``), pairs
+All SQL on the index is here; readers get records (kit.runs.store.records). Runs are written
+by the runner (``put_run``, claims, ``note_dataset``) and the bundle importer (``import_runs``), pairs
 by an audit (``add_pairs``), and runs dropped by ``kit store check --repair`` (``drop_runs``),
 each in one transaction after every array has been verified. Analysis writes only its two
 caches, ``cache_comparison`` and ``cache_verdicts`` (recomputed when their version changes).
-Every array read for a number is verified again (kit.runs.blobs, which remembers verified
+Every array read for a number is verified again (kit.runs.store.blobs, which remembers verified
 files here). A claim per run id keeps concurrent plans from running the same spec twice.
 """
 
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import processes
-from .serial import Serial
+from ...core import processes
+from .locked import LockedConnection
 from .blobs import Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
 from .records import Stage, StoredRun
-from ..core.errors import KitError
-from ..core.paths import kit_home
-from ..core.spec import RunSpec
+from ...core.errors import KitError
+from ...core.paths import kit_home
+from ...core.spec import RunSpec
 
 __all__ = ["Store", "StoredRun", "Stage", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
@@ -63,7 +63,7 @@ class Store:
         except OSError as e:
             raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
         try:
-            self.db = Serial(sqlite3.connect(path, timeout=60, check_same_thread=False))
+            self.db = LockedConnection(sqlite3.connect(path, timeout=60, check_same_thread=False))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
@@ -215,7 +215,7 @@ class Store:
                                    f"run {run_id[:12]} stage {stage}")
 
     def _made_here(self, run_id: str) -> bool:
-        from ..core.hosts import host_id
+        from ...core.hosts import host_id
 
         row = self.db.execute("SELECT spec FROM runs WHERE id=?", (run_id,)).fetchone()
         return row is not None and RunSpec.from_json(row[0]).host == host_id()
@@ -304,7 +304,7 @@ class Store:
     def datasets(self) -> dict:
         return {h: json.loads(s) for h, s in self.db.execute("SELECT sha256, summary FROM datasets")}
 
-    # -- which array files were verified (kit.runs.blobs): a file's identity when it was -----
+    # -- which array files were verified (kit.runs.store.blobs): a file's identity when it was -----
     def verified_ident(self, blob: str) -> str | None:
         row = self.db.execute("SELECT ident FROM verified WHERE blob=?", (blob,)).fetchone()
         return None if row is None else row[0]

@@ -8,17 +8,17 @@ damaged or missing array: the next `kit run` of the same factors makes them agai
 
 from __future__ import annotations
 
-from ..data.dataset import verify_worker_file
-from ..core.hosts import host_id
-from ..core.paths import subdir
-from .store import Store
+from ...data.dataset import verify_worker_file
+from ...core.hosts import host_id
+from ...core.paths import subdir
+from .index import Store
 
 
 def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
     """What is damaged in ``store`` (and, with ``repair``, what was dropped because of it).
 
     ``full`` hashes every array again; otherwise arrays verified since their last change are
-    trusted (kit.runs.blobs remembers each verified file's identity; an edit changes it).
+    trusted (kit.runs.store.blobs remembers each verified file's identity; an edit changes it).
     """
     here = host_id()
     local = {i for i, s in store.specs().items() if s.host == here}

@@ -15,7 +15,7 @@ class _Rows(list):
         return list(self)
 
 
-class Serial:
+class LockedConnection:
     """The store's one SQLite connection, used by one thread at a time.
 
     Runs finish on several threads (--jobs) while others read; a sqlite3 connection shared

@@ -1,0 +1,9 @@
+"""The store of runs: the SQLite index (``index``), content-addressed arrays (``blobs``), the
+one locked connection (``locked``), the records it hands out (``records``), and its check and
+repair (``check``)."""
+
+from .blobs import DamagedArray, array_sha256
+from .index import Store
+from .records import Stage, StoredRun
+
+__all__ = ["Store", "StoredRun", "Stage", "DamagedArray", "array_sha256"]
