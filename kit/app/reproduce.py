@@ -105,10 +105,10 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     pairs = []
     for sha, rs in by_dataset.items():
         ds = datasets[sha]
-        specs = [twins[r["id"]] for r in rs]
-        ref = [s for s in specs if s.kind == "pipeline"]  # embeddings before the torch runs
+        local = [twins[r["id"]] for r in rs]
+        ref = [s for s in local if s.kind == "pipeline"]  # embeddings before the torch runs
         run_all(ref, ds, store, jobs=jobs, on_done=on_done)
-        run_all([s for s in specs if s.kind == "torch"], ds, store, jobs=jobs, on_done=on_done)
+        run_all([s for s in local if s.kind == "torch"], ds, store, jobs=jobs, on_done=on_done)
         for r in rs:
             a = specs[r["id"]]
             pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
