@@ -163,3 +163,16 @@ def test_kit_run_on_slurm_through_dask_jobqueue(tmp_path, slurm_env):
                            capture_output=True, text=True)
     assert queue.stdout.strip() == ""  # kit's jobs end with kit
     assert list((home / "logs" / "slurm").glob("*.out"))  # the job's output beside kit's logs
+
+
+def test_a_local_cluster_gives_kit_its_environment_back(monkeypatch):
+    """distributed's nannies run in kit's process and set PYTHONHASHSEED there before starting
+    each worker: later local runs of the same process recorded it and differed from earlier ones
+    (a `host` confound that came and went with the order of the commands)."""
+    from kit.runs.executing.dask_executor import DaskExecutor
+
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    before = dict(os.environ)
+    with DaskExecutor("local:1"):
+        pass
+    assert dict(os.environ) == before

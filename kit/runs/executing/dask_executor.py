@@ -9,6 +9,7 @@ retry (its allowed failures); a run that still fails is reported with its node a
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import CancelledError
 from pathlib import Path
 
@@ -27,6 +28,10 @@ class DaskExecutor(Executor):
         self.target = target
         self.cluster = self.client = None
         self._data: dict = {}
+        # a local cluster's nannies run in this process and set PYTHONHASHSEED in its
+        # environment before each worker starts (distributed.nanny): kit's later local runs
+        # would inherit it and differ from the earlier ones; given back on close
+        self._environ = dict(os.environ)
         log(f"{self.kind.verb} {self.kind.describe()}")
         logging.getLogger("distributed").setLevel(logging.ERROR)  # kit speaks for its runs
         try:
@@ -147,6 +152,8 @@ class DaskExecutor(Executor):
                 except Exception:  # closing a half-started cluster must not hide the real error
                     pass
         self.client = self.cluster = None
+        os.environ.clear()
+        os.environ.update(self._environ)
 
     def __enter__(self):
         return self
