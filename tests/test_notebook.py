@@ -47,7 +47,7 @@ def test_one_row_per_thing_and_real_numbers(home):
     assert b.loc["repeat", "emb_rel_max"] == 0 and b.loc["seed", "emb_rel_max"] > 0
     runs = k.runs()
     assert runs.index.is_unique and len(runs) == len({r for p in k.store.pairs() for r in
-                                                      (p["a"], p["b"])})
+                                                      (p.a, p.b)})
     st = k.stages(runs.index[0][:10])
     assert {"svd_rand", "lr", "knn"} <= set(st.index) and st.loc["svd_rand", "dtype"] == "<f8"
     with pytest.raises(kit.notebook.KitError, match="no run 'zzz'"):

@@ -142,7 +142,7 @@ def test_torch_rows_say_what_mps_cannot_promise_on_a_mac(on_every_kind):
         pytest.skip("no torch stack on this platform")
     store = Store()
     ds = next(d for d, _ in store.datasets().items() if any(
-        p["factor"] == "torch-deterministic" for p in store.pairs(d)))
+        p.factor == "torch-deterministic" for p in store.pairs(d)))
     here = advise(store, ds)
     mac = advise(store, ds, plat=replace(detect(), system="darwin", machine="arm64",
                                          macos_version=(14, 5)))

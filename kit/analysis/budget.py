@@ -150,13 +150,13 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
     """
     groups = defaultdict(list)
     for p in store.pairs(dataset):
-        groups[(p["factor"], p["level"])].append(p)
-    comps = {key: [compare_runs(store, p["a"], p["b"]) for p in ps] for key, ps in groups.items()}
-    vchanges = {key: [_verdict_changes(store, p["a"], p["b"]) for p in ps]
+        groups[(p.factor, p.level)].append(p)
+    comps = {key: [compare_runs(store, p.a, p.b) for p in ps] for key, ps in groups.items()}
+    vchanges = {key: [_verdict_changes(store, p.a, p.b) for p in ps]
                 for key, ps in groups.items()}
     unit = _yardstick(comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, []))
-    rows = [_row(f, lvl, comps[(f, lvl)], [p["label"] for p in groups[(f, lvl)]], unit,
-                 vchanges[(f, lvl)], [(p["a"], p["b"]) for p in groups[(f, lvl)]])
+    rows = [_row(f, lvl, comps[(f, lvl)], [p.label for p in groups[(f, lvl)]], unit,
+                 vchanges[(f, lvl)], [(p.a, p.b) for p in groups[(f, lvl)]])
             for (f, lvl) in sorted(groups, key=_order)]
     note = None if unit else ("no seed runs on this dataset, so no seed units: "
                               "run `kit run --factor seed` with the same dataset")
@@ -179,8 +179,8 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
     """Every stored pair (optionally of one factor) with its comparison and confounds."""
     out = []
     for p in store.pairs(dataset):
-        if factor and p["factor"] != factor:
+        if factor and p.factor != factor:
             continue
-        c = compare_runs(store, p["a"], p["b"])
-        out.append({**p, "comparison": c, "confounds": confounds(p["factor"], c.env_diff)})
+        c = compare_runs(store, p.a, p.b)
+        out.append({**p.to_json(), "comparison": c, "confounds": confounds(p.factor, c.env_diff)})
     return out

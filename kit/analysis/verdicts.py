@@ -159,11 +159,11 @@ def verdict_sets(store: Store, dataset: str) -> dict:
     groups = {}
     kinds = store.kinds(dataset)
     for p in store.pairs(dataset):
-        f = factors.get(p["factor"])
+        f = factors.get(p.factor)
         # `host` pairs (kit compare) can be torch runs: the runs themselves decide
-        if f is None or not f.has_verdicts or "torch" in (kinds.get(p["a"]), kinds.get(p["b"])):
+        if f is None or not f.has_verdicts or "torch" in (kinds.get(p.a), kinds.get(p.b)):
             continue
-        groups.setdefault(p["factor"], {}).setdefault(p["a"], [p["a"]]).append(p["b"])
+        groups.setdefault(p.factor, {}).setdefault(p.a, [p.a]).append(p.b)
     sets = {}
     if "seed" in groups:
         sets["seeds"] = list(groups["seed"].values())

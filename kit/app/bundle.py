@@ -47,7 +47,7 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
     """What an export would write: runs, pairs among them, and the array bytes if asked."""
     runs = [store.run(r) for r in run_ids]
     ids = set(run_ids)
-    pairs = [p for p in store.pairs() if p["a"] in ids and p["b"] in ids]
+    pairs = [p.to_json() for p in store.pairs() if p.a in ids and p.b in ids]
     blobs = {}
     if arrays:
         for r in runs:

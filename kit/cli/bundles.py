@@ -42,7 +42,7 @@ def _cmd_export(args) -> int:
     ds = sel.sha256
     Console(stderr=True).print(dataset_line(sel.summary, sel.why))
     if args.factor:
-        ids = [r for p in store.pairs(ds) if p["factor"] in args.factor for r in (p["a"], p["b"])]
+        ids = [r for p in store.pairs(ds) if p.factor in args.factor for r in (p.a, p.b)]
     else:
         ids = [r.id for r in store.runs(ds)]
     ids = list(dict.fromkeys(ids))

@@ -158,7 +158,7 @@ def _cmd_runs(args) -> int:
     if args.stack:
         runs = [r for r in runs if r.spec.stack == args.stack]
     if args.factor:
-        ids = {x for p in store.pairs(ds) if p["factor"] in args.factor for x in (p["a"], p["b"])}
+        ids = {x for p in store.pairs(ds) if p.factor in args.factor for x in (p.a, p.b)}
         runs = [r for r in runs if r.id in ids]
     if args.json:
         print_json(runs)

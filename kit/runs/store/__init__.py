@@ -4,6 +4,6 @@ repair (``check``)."""
 
 from .blobs import DamagedArray, array_sha256
 from .index import Store
-from .records import Stage, StoredRun
+from .records import Stage, StoredPair, StoredRun
 
-__all__ = ["Store", "StoredRun", "Stage", "DamagedArray", "array_sha256"]
+__all__ = ["Store", "StoredRun", "StoredPair", "Stage", "DamagedArray", "array_sha256"]

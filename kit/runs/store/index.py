@@ -23,7 +23,7 @@ import numpy as np
 from ...core import processes
 from .locked import LockedConnection
 from .blobs import Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
-from .records import Stage, StoredRun
+from .records import Stage, StoredPair, StoredRun
 from ...core.errors import KitError
 from ...core.paths import kit_home
 from ...core.spec import RunSpec
@@ -272,8 +272,7 @@ class Store:
         args = ()
         if dataset:
             q, args = q + " WHERE r.dataset=?", (dataset,)
-        return [dict(zip(("factor", "level", "a", "b", "label"), r))
-                for r in self.db.execute(q + " ORDER BY p.rowid", args)]
+        return [StoredPair(*r) for r in self.db.execute(q + " ORDER BY p.rowid", args)]
 
     def comparison(self, a: str, b: str, version: int):
         row = self.db.execute("SELECT result FROM comparisons WHERE a=? AND b=? AND version=?",

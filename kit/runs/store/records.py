@@ -43,6 +43,20 @@ class StoredRun:
                 "manifest": self.manifest, "stages": {s: i.to_json() for s, i in self.stages.items()}}
 
 
+@dataclass(frozen=True)
+class StoredPair:
+    """Two stored runs planned to differ in ``factor`` (at ``level``), as an audit labelled them."""
+    factor: str
+    level: str
+    a: str
+    b: str
+    label: str
+
+    def to_json(self) -> dict:
+        return {"factor": self.factor, "level": self.level, "a": self.a, "b": self.b,
+                "label": self.label}
+
+
 def as_json(obj):
     """``obj`` with every record in it (anything with ``to_json``) in its JSON form, walking
     dicts and lists: what `--json` writes and what the notebook's frames are built from."""
