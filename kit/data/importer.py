@@ -14,22 +14,20 @@ other row is imported or rejected (with ``--filter``: dropped and counted), neve
 from __future__ import annotations
 
 import re
-from array import array
 from collections import Counter
 from itertools import chain
 from pathlib import Path
 
 from ..core.errors import KitError
-from ..worker.pipeline import AMINO_ACIDS
 from .dataset import (MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, check_name, find_stored,
                       make_dataset, save_dataset)
 from .lines import MAX_BYTES, numbered_lines  # noqa: F401 - MAX_BYTES: the default limit
+from .sink import Sink
 from .uniprot import label as _transmembrane  # as `kit data fetch` derives it
 
 FORMATS = __doc__.split("\n\n", 1)[1]  # `kit data import --help` shows the formats above
 MIN_RECORDS = 100           # 64 SVD components, 30 clusters, 10 neighbours and a test set
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "yes": 1, "no": 0}
-_STANDARD = frozenset(AMINO_ACIDS)
 # header names, lower-cased, of each field
 _COLUMNS = {"accession": ("accession", "entry", "id"), "sequence": ("sequence",),
             "label": ("label",), "transmembrane": ("transmembrane",),
@@ -181,55 +179,6 @@ def _fasta_header(text, no):
     return (acc, fields, organism, no, problem)
 
 
-class _Sink:
-    """Rows as they are read: the kept records in columns (no object per row beyond its
-    strings), rejected and dropped rows only counted, with the first few kept for the message."""
-
-    def __init__(self, path, check=True, min_len=MIN_LEN, max_len=MAX_LEN):
-        self.path, self.check, self.min_len, self.max_len = path, check, min_len, max_len
-        self.ids, self.seqs, self.orgs, self.labels, self.lines = [], [], [], bytearray(), array("q")
-        self.seen, self._orgs = set(), {}
-        self.parsed, self.rejects, self.first_reject = 0, 0, None
-        self.dropped, self.shown = Counter(), []  # {reason: rows}, the first five (acc, why, line)
-
-    def reject(self, r: _Reject) -> None:
-        self.rejects += 1
-        self.first_reject = self.first_reject or r
-
-    def add(self, row, length=None) -> None:
-        acc, seq, label, org, no = row
-        self.parsed += 1
-        if self.check:
-            odd = sorted(set(seq) - _STANDARD)
-            length = len(seq) if length is None else length
-            if odd or not self.min_len <= length <= self.max_len:
-                if odd:
-                    self.dropped["non-standard residues"] += 1
-                    why = f"non-standard residue(s) {''.join(odd)[:20]}"
-                else:
-                    self.dropped[f"lengths outside {self.min_len}-{self.max_len}"] += 1
-                    why = f"length {length} outside {self.min_len}-{self.max_len}"
-                if len(self.shown) < 5:
-                    self.shown.append((acc, why, no))
-                return
-        if acc in self.seen:
-            first = self.lines[self.ids.index(acc)]
-            raise KitError(f"{self.path}:{no}: accession {acc!r} appears more than once "
-                           f"(first on line {first})")
-        self.seen.add(acc)
-        self.ids.append(acc)
-        self.seqs.append(seq)
-        self.labels.append(label)
-        self.orgs.append(self._orgs.setdefault(org, org))  # one string per organism
-        self.lines.append(no)
-
-    def refuse_rejects(self):
-        r, more = self.first_reject, self.rejects - 1
-        raise KitError(f"{self.path}:{r.no}: {r.why}"
-                       + (f" (and {more} more rows)" if more else "")
-                       + "; pass --filter to drop such rows")
-
-
 def _read(path, sink) -> None:
     """Stream ``path`` into ``sink``: TSV or FASTA, told by its first line that is no comment."""
     lines = numbered_lines(path)
@@ -255,7 +204,7 @@ def read_records(path, keep_rejects: bool = False):
     Every row is a record or a rejection; with ``keep_rejects`` returns (records, how many rows
     were rejected) instead of refusing the file on the first rejected row.
     """
-    sink = _Sink(Path(path), check=False)
+    sink = Sink(Path(path), check=False, keep_going=keep_rejects)
     _read(Path(path), sink)
     if sink.rejects and not keep_rejects:
         sink.refuse_rejects()
@@ -283,7 +232,7 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
     """
     check_name(name)
     path = Path(path)
-    sink = _Sink(path, True, min_len, max_len)
+    sink = Sink(path, True, min_len, max_len, keep_going=filter_bad)
     _read(path, sink)
     if sink.rejects and not filter_bad:
         sink.refuse_rejects()
