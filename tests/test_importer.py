@@ -110,7 +110,7 @@ def test_files_the_pipeline_cannot_run_on_are_refused_at_import(tmp_path, text, 
 
 def test_bad_records_are_named_and_nothing_is_stored(tmp_path):
     p = write(tmp_path, "a.tsv", rows() + f"BAD1\t{SEQ}X\t1\nSHORT\t{SEQ[:20]}\t1\n")
-    with pytest.raises(KitError, match=r"2 record\(s\) rejected: BAD1: non-standard residue\(s\) X; SHORT: length 20"):
+    with pytest.raises(KitError, match=r"a.tsv: 2 record\(s\) rejected: BAD1: non-standard residue\(s\) X \(line 121\); SHORT: length 20 outside 60-700 \(line 122\); fix those lines"):
         import_file(p, "mine")
     assert stored_datasets() == []
     ds, dropped = import_file(p, "mine", filter_bad=True)
@@ -167,3 +167,89 @@ def test_import_help_shows_the_formats(capsys):
         main(["data", "import", "--help"])
     out = capsys.readouterr().out
     assert "Transmembrane" in out and "label=1" in out and "--replace" in out
+
+
+# -- the file is read as a stream: bounded, and a bad byte is one line naming its line ----------
+def _fixtures():
+    """Files as biologists have them; their datasets' sha256 were measured before the importer
+    streamed (whole-file read), and must not change."""
+    uni = ["Entry\tEntry Name\tOrganism\tSequence\tTransmembrane"]
+    uni += [f"Q{i:05d}\tX{i}_HUMAN\tHomo sapiens (Human)\t{SEQ[i % 7:]}{SEQ[:i % 5]}\t"
+            f"{TM if i % 3 == 0 else ''}" for i in range(120)]
+    fasta = "".join(f">sp|P{i:05d}|N{i}_YEAST Some protein OS=Saccharomyces cerevisiae OX=559292 "
+                    f"GN=A{i} PE=1 SV=2 label={i % 2}\n{SEQ[:40]}\n{SEQ[40:]}{'W' * (i % 9)}\n\n"
+                    for i in range(120))
+    crlf = "\ufeff# a comment\r\n\r\naccession\tsequence\tlabel\torganism\r\n" + "".join(
+        f"P{i}\t{SEQ.lower() if i % 4 == 0 else SEQ}{'A' * (i % 11)}\t{('yes', 'no')[i % 2]}\t"
+        "mouse\r\n" for i in range(120))
+    return {"uniprot.tsv": "\n".join(uni) + "\n", "uniprot.fasta": fasta, "crlf.tsv": crlf}
+
+
+@pytest.mark.parametrize("name, shuffle, sha", [
+    ("uniprot.tsv", True, "50654fb03983f1a71d9e0cf98103366e534c9563c2e181860079e1b0f3843068"),
+    ("uniprot.tsv", False, "8f2a1409208b021f3b4a9ef45014f9e7b27f7654eb0c4c5b22c1b9f7b2557597"),
+    ("uniprot.fasta", True, "68850431873971d78435ce5345dfee5b8bf07f089ac2f47c97b1ad291b0c72fe"),
+    ("uniprot.fasta", False, "7212b8e23b3e6b1c5dbe350ebb693496703c741098d6f6f5f83c82b0dbe03516"),
+    ("crlf.tsv", True, "2b7995fbec719701103b40cf105762aa37035f80a93d258560d935bb0973db23"),
+    ("crlf.tsv", False, "273a5b7240a8cf9b8aa84ede55287508e91b06045744d192f72e6e8fee5d2b58"),
+])
+def test_streaming_gives_the_same_dataset_byte_for_byte(tmp_path, name, shuffle, sha):
+    p = tmp_path / name
+    p.write_bytes(_fixtures()[name].encode())
+    ds, dropped = import_file(p, "fixture", shuffle=shuffle)
+    assert (ds.sha256, ds.n, dropped) == (sha, 120, {})
+    assert load_dataset("fixture").sha256 == sha  # the stored file re-hashes to the same
+
+
+def test_the_size_limit_is_named_and_can_be_raised(tmp_path, capsys, monkeypatch):
+    p = write(tmp_path, "big.tsv", rows() * 200)  # about 2.1 MiB, duplicates past the limit
+    monkeypatch.setenv("KIT_IMPORT_MAX_MIB", "1")
+    assert main(["data", "import", str(p), "--name", "big"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "at most 1 MiB of proteins are imported (set " \
+        "KIT_IMPORT_MAX_MIB to raise the limit)" in err
+    monkeypatch.setenv("KIT_IMPORT_MAX_MIB", "3")
+    with pytest.raises(KitError, match="appears more than once"):  # read, past the old limit
+        import_file(p, "big")
+    monkeypatch.setenv("KIT_IMPORT_MAX_MIB", "lots")
+    with pytest.raises(KitError, match="KIT_IMPORT_MAX_MIB must be a size in MiB"):
+        import_file(p, "big")
+    assert stored_datasets() == []
+
+
+def test_a_non_utf8_byte_after_many_blank_lines_names_its_line(tmp_path, capsys):
+    p = tmp_path / "latin1.tsv"
+    p.write_bytes(b"\n" * 3_000_000 + rows(5).encode() + f"P9\t{SEQ}\t1\tS\xe3o Paulo\n".encode("latin-1"))
+    assert main(["data", "import", str(p), "--name", "x"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert f"{p}:3000006: byte 0xe3 (column {len(SEQ) + 8}) is not UTF-8 text; save the file " \
+        "as UTF-8" in err
+
+
+def test_an_emoji_in_a_sequence_names_the_file_and_line(tmp_path):
+    p = write(tmp_path, "e.tsv", rows() + f"P999\t{SEQ[:30]}\U0001F600{SEQ[31:]}\t1\n")
+    with pytest.raises(KitError, match=f"e.tsv: 1 record\\(s\\) rejected: P999: non-standard "
+                                       f"residue\\(s\\) \U0001F600 \\(line {N + 1}\\); fix those"):
+        import_file(p, "mine")
+
+
+def test_only_newlines_or_one_endless_line_is_refused_with_one_line(tmp_path, capsys):
+    blank = tmp_path / "blank.tsv"
+    blank.write_bytes(b"\n" * (64 * 2 ** 20))
+    assert main(["data", "import", str(blank), "--name", "x"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"{blank}: no records found" in err
+    endless = tmp_path / "endless.tsv"
+    endless.write_bytes(b"P1\t" + b"A" * (5 * 2 ** 20) + b"\t1\n")
+    assert main(["data", "import", str(endless), "--name", "x"]) == 1
+    assert f"{endless}:1: a line longer than 4 MiB is not a protein row" in capsys.readouterr().err
+
+
+def test_a_long_fasta_record_is_dropped_with_its_true_length(tmp_path):
+    long = f">PL label=1\n" + (SEQ + "\n") * 200  # 13,200 residues over 200 lines
+    p = write(tmp_path, "l.fasta", "".join(f">P{i} label={i % 2}\n{SEQ}\n" for i in range(N)) + long)
+    with pytest.raises(KitError, match=r"PL: length 13200 outside 60-700 \(line 241\)"):
+        import_file(p, "mine")
+    ds, dropped = import_file(p, "mine", filter_bad=True)
+    assert dropped == {"lengths outside 60-700": 1} and ds.n == N

@@ -180,3 +180,54 @@ def test_a_killed_fetch_leaves_no_temporary_folder_behind(server):
     (raw / ".9606-999999999-abc").mkdir()  # a pid that cannot exist
     fetch(server.url, protocol=Protocol(per_organism=10, keep=100))
     assert not [p for p in raw.iterdir() if p.name.startswith(".")]
+
+
+# -- a fetch ends by itself, and never ends short with exit 0 ----------------------------------
+def test_a_server_dripping_a_byte_every_few_seconds_ends_within_the_page_deadline(server):
+    """Before, each wait lasted until the next byte (or 30 s of silence): 5 s per byte, and the
+    page deadline was only looked at between bytes, so the fetch ran for 10+ minutes."""
+    import time
+
+    server.drip_every = 5.0
+    server.faults[(9606, 0)] = ["drip"] * 2
+    limits = Limits(backoff_s=0.05, page_s=1, attempts=2)
+    start = time.monotonic()
+    with pytest.raises(KitError, match=r"failed 2 times: the page took more than 1 s to arrive "
+                                       r"\(the page deadline: --page-deadline"):
+        fetch(server.url, limits=limits)
+    assert time.monotonic() - start < 2 * 1 + 1.5  # page deadline x attempts, and no more
+    assert [r[2] for r in server.requests if r[:2] == (9606, 0)] == ["drip", "drip"]
+
+
+def test_a_short_fetch_without_x_total_results_is_refused_not_stored(server, capsys, monkeypatch):
+    """Before: exit 0 with 600 human proteins instead of 1101, and no warning."""
+    server.omit_total = True
+    server.short[9606] = 600
+    monkeypatch.setenv("KIT_UNIPROT_URL", server.url)
+    assert main(["data", "fetch"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "organism 9606: UniProt's page 1 has no X-Total-Results" in err
+    assert not (uniprot.cache_dir() / "raw" / "9606").exists()
+    with pytest.raises(KitError, match="no dataset 'swissprot'"):
+        load_dataset("swissprot")
+
+
+def test_a_redirect_loop_is_one_line(server, capsys, monkeypatch):
+    """Before: requests' TooManyRedirects ended the command in `internal error`."""
+    monkeypatch.setenv("KIT_UNIPROT_URL", server.url + "/loop")
+    assert main(["data", "fetch"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err
+    assert "UniProt redirects in a loop from " in err and "--base-url or KIT_UNIPROT_URL" in err
+
+
+def test_a_page_naming_itself_as_the_next_page_is_one_line(server):
+    """Before: the same page was fetched again and again until the deadline."""
+    import time
+
+    server.faults[(9606, 1)] = ["self-link"] * 100
+    start = time.monotonic()
+    with pytest.raises(KitError, match=r"organism 9606: page 2 from UniProt names itself .* as "
+                                       "the next page"):
+        fetch(server.url, limits=Limits(backoff_s=0.05, deadline_s=10))
+    assert time.monotonic() - start < 5

@@ -42,8 +42,12 @@ class FakeUniProt:
         self.page_size = page_size
         # (taxid, page) -> faults used in order: "429" | "503" | "truncate" | "wait-forever"
         # (Retry-After: 100000) | "drip" (a byte at a time) | "silent" (never answers) | "html"
-        # (a proxy's error page) | "cut-row" (no Content-Length, cut inside the last row)
+        # (a proxy's error page) | "cut-row" (no Content-Length, cut inside the last row) |
+        # "self-link" (the page's next link is its own URL)
         self.faults = {}
+        self.drip_every = 0.2       # seconds between the bytes of a "drip"
+        self.omit_total = False     # send no X-Total-Results header
+        self.short = {}             # taxid -> rows served before the paging ends early
         self.requests = []  # (taxid, page, status, time)
         self.release = RELEASE
         server = self
@@ -76,6 +80,8 @@ class FakeUniProt:
 
     def _handle(self, h):
         u = urlparse(h.path)
+        if u.path.startswith("/loop"):  # a misconfigured mirror: redirects to itself forever
+            return self._send(h, 302, b"", {"Location": f"{self.url}{h.path}"})
         q = {k: v[0] for k, v in parse_qs(u.query).items()}
         query = q.get("query", "")
         ok = (u.path == "/uniprotkb/search" and q.get("format") == "tsv"
@@ -106,13 +112,18 @@ class FakeUniProt:
             return self._send(h, 200, b"<html><body>Service unavailable</body></html>",
                               {"Content-Type": "text/html"})
         rows = self.data[taxid]
-        body = "\n".join([HEADER] + rows[cursor:cursor + size]) + "\n"
+        served = rows[:self.short.get(taxid, len(rows))]
+        body = "\n".join([HEADER] + served[cursor:cursor + size]) + "\n"
         headers = {"X-Total-Results": str(len(rows)), "X-UniProt-Release": self.release,
                    "X-UniProt-Release-Date": RELEASE_DATE,
                    "Content-Type": "text/plain; format=tsv"}
-        if cursor + size < len(rows):
+        if self.omit_total:
+            del headers["X-Total-Results"]
+        if cursor + size < len(served):
             nxt = dict(q, cursor=str(cursor + size), size=str(size))
             headers["Link"] = f'<{self.url}/uniprotkb/search?{urlencode(nxt)}>; rel="next"'
+        if kind == "self-link":
+            headers["Link"] = f'<{self.url}{h.path}>; rel="next"'
         data = body.encode()
         if kind == "cut-row":  # the connection closes inside the last row; no length to check
             h.send_response(200)
@@ -133,7 +144,7 @@ class FakeUniProt:
                 for i in range(len(data)):
                     h.wfile.write(data[i:i + 1])
                     h.wfile.flush()
-                    time.sleep(0.2)
+                    time.sleep(self.drip_every)
             except OSError:
                 pass
             return

@@ -32,7 +32,14 @@ def add(sub) -> None:
     q.add_argument("--json", action="store_true")
     q = dsub.add_parser("list", help="stored datasets")
     q.add_argument("--json", action="store_true")
-    q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)")
+    q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)",
+                        description="Fetch the paper's Swiss-Prot subset from UniProt (cached). "
+                        "A fetch that would be short is an error (exit 1, nothing cached for that "
+                        "organism), never a smaller dataset: every page must carry "
+                        "X-Total-Results and the rows must add up to it. A page not complete "
+                        "within the page deadline is fetched again (4 attempts), then the fetch "
+                        "fails; redirect loops and pages linking to themselves end it with one "
+                        "line. docs/data.md.")
     q.add_argument("--base-url", help="UniProt REST base URL (env KIT_UNIPROT_URL; a mirror)")
     q.add_argument("--refresh", action="store_true", help="fetch again even if cached")
     q.add_argument("--per-organism", type=positive, default=1000, help="proteins sampled per organism")
@@ -40,6 +47,9 @@ def add(sub) -> None:
     q.add_argument("--seed", type=int, default=20261005, help="sampling and shuffling seed")
     q.add_argument("--deadline", type=positive, metavar="SECONDS",
                    help="give up after this long in all (default 1800; env KIT_FETCH_DEADLINE)")
+    q.add_argument("--page-deadline", type=positive, metavar="SECONDS",
+                   help="give up on one attempt at a page after this long, however slowly it "
+                        "arrives (default 120; env KIT_FETCH_PAGE_DEADLINE)")
     q.add_argument("--max-retry-after", type=positive, metavar="SECONDS",
                    help="wait at most this long when UniProt asks to (default 120; env "
                         "KIT_FETCH_RETRY_AFTER_MAX)")
@@ -115,7 +125,8 @@ def _data_fetch(args) -> int:
 
         from ..data.http import Limits
 
-        limits = Limits.from_env(deadline_s=args.deadline, retry_after_max_s=args.max_retry_after)
+        limits = Limits.from_env(deadline_s=args.deadline, retry_after_max_s=args.max_retry_after,
+                                 page_s=args.page_deadline)
         ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress, limits)
     s = ds.summary()
     print(f"swissprot: {s['rows']} proteins ({s['train']} train, {s['test']} test), "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..core.atomic import write_bytes
+from ..core.atomic import atomic_path, write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
 
@@ -50,9 +51,10 @@ class Dataset:
     @property
     def sha256(self) -> str:
         """Identity of what the pipeline sees: records, their order and the cut."""
-        payload = json.dumps([self.ids, self.seqs, self.labels, self.organisms, self.n_train],
-                             separators=(",", ":")).encode()
-        return hashlib.sha256(payload).hexdigest()
+        h = hashlib.sha256()
+        for part in _json_list([self.ids, self.seqs, self.labels, self.organisms, self.n_train]):
+            h.update(part.encode())
+        return h.hexdigest()
 
     @property
     def synthetic(self) -> bool:
@@ -132,12 +134,41 @@ def find_stored(name: str) -> str | None:
         return "unreadable"
 
 
+def _json(v, step: int = 65536):
+    """``json.dumps(v, separators=(",", ":"))`` in pieces, the same text: a column of a large
+    dataset is encoded ``step`` items at a time, never as one copy of the whole."""
+    if not isinstance(v, (list, tuple)) or not v:
+        yield json.dumps(v, separators=(",", ":"))
+        return
+    for i in range(0, len(v), step):
+        yield ("," if i else "[") + json.dumps(v[i:i + step], separators=(",", ":"))[1:-1]
+    yield "]"
+
+
+def _json_list(values):
+    yield "["
+    for n, v in enumerate(values):
+        yield from ([","] if n else [])
+        yield from _json(v)
+    yield "]"
+
+
 def save_dataset(ds: Dataset) -> Path:
     doc = {"name": ds.name, "source": ds.source, "split_seed": ds.split_seed,
            "n_train": ds.n_train, "meta": ds.meta, "sha256": ds.sha256, "ids": ds.ids,
            "seqs": ds.seqs, "labels": ds.labels, "organisms": ds.organisms}
     path = _path(ds.name)
-    write_bytes(path, json.dumps(doc, separators=(",", ":")).encode())
+    try:  # the same bytes as json.dumps(doc, separators=(",", ":")), written in pieces
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            for n, (key, value) in enumerate(doc.items()):
+                f.write((("," if n else "{") + json.dumps(key) + ":").encode())
+                for part in _json(value):
+                    f.write(part.encode())
+            f.write(b"}")
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        raise KitError(f"cannot write {path}: {e.strerror or e}; nothing was changed") from None
     return path
 
 

@@ -1,9 +1,10 @@
 """Fetch pages from a web API with every wait and every read bounded, and say which bound was hit.
 
-A fetch has a total deadline; each page has its own time and size limits (a server dripping one
-byte every few seconds, or sending gigabytes, is given up on); a ``Retry-After`` longer than a
-cap is refused rather than obeyed for hours; a body cut short (a Content-Length not met, a gzip
-stream without its end, a last line without its newline) is fetched again.
+A fetch has a total deadline; each page has its own deadline (counted from the request, enforced
+on every socket read, so a server dripping one byte every few seconds is given up on when the
+page's time is spent, not at its next byte) and size limit; a ``Retry-After`` longer than a cap is
+refused rather than obeyed for hours; a body cut short (a Content-Length not met, a gzip stream
+without its end, a last line without its newline) is fetched again; a redirect loop is one line.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ RETRY_STATUS = (429, 500, 502, 503, 504)
 @dataclass(frozen=True)
 class Limits:
     deadline_s: float = 1800.0        # the whole fetch (KIT_FETCH_DEADLINE)
-    page_s: float = 300.0             # one page, however slowly it arrives
+    page_s: float = 120.0             # one page, from request to last byte (KIT_FETCH_PAGE_DEADLINE)
     retry_after_max_s: float = 120.0  # a longer Retry-After ends the fetch (KIT_FETCH_RETRY_AFTER_MAX)
     page_bytes: int = 64 * 2 ** 20    # one page, decoded (500 proteins are ~0.3 MB)
     connect_s: float = 10.0
@@ -31,15 +32,18 @@ class Limits:
 
     @classmethod
     def from_env(cls, **over) -> "Limits":
-        env = {"deadline_s": "KIT_FETCH_DEADLINE", "retry_after_max_s": "KIT_FETCH_RETRY_AFTER_MAX"}
+        env = {"deadline_s": "KIT_FETCH_DEADLINE", "retry_after_max_s": "KIT_FETCH_RETRY_AFTER_MAX",
+               "page_s": "KIT_FETCH_PAGE_DEADLINE"}
         values = {}
         for field, var in env.items():
             if os.environ.get(var):
                 try:
                     values[field] = float(os.environ[var])
                 except ValueError:
-                    raise KitError(f"{var} must be a number of seconds, not "
-                                   f"{os.environ[var]!r}") from None
+                    values[field] = -1.0
+                if not 0 < values[field] < 1e7:
+                    raise KitError(f"{var} must be a positive number of seconds, not "
+                                   f"{os.environ[var]!r}")
         values.update({k: v for k, v in over.items() if v is not None})
         return replace(cls(), **values)
 
@@ -84,16 +88,25 @@ class Fetcher:
         lim, why = self.limits, "no attempt"
         for attempt in range(lim.attempts):
             left = self._left()
+            page_end = time.monotonic() + lim.page_s  # this attempt at the page, headers included
             try:
                 r = self.session.get(url, params=params, stream=True,
-                                     timeout=(lim.connect_s, min(lim.read_s, left)))
+                                     timeout=(lim.connect_s, min(lim.read_s, lim.page_s, left)))
             except requests.exceptions.ReadTimeout:  # connected, then silence
-                why = f"no answer within {lim.read_s:.0f} s"
+                why = f"no answer within {min(lim.read_s, lim.page_s):.0f} s"
                 self._sleep(lim.backoff_s * 2 ** attempt)
                 continue
+            except requests.exceptions.TooManyRedirects as e:
+                raise KitError(f"{self.what} redirects in a loop from {url} (more than "
+                               f"{self.session.max_redirects} redirects); check the base URL "
+                               "(--base-url or KIT_UNIPROT_URL)") from e
             except requests.exceptions.ConnectionError as e:  # includes ConnectTimeout
                 raise KitError(f"cannot reach {self.what} at {_origin(url)} (offline?): "
                                f"{type(e).__name__}") from e
+            except requests.exceptions.RequestException as e:  # a malformed URL or answer
+                raise KitError(f"cannot fetch {url} from {self.what}: {type(e).__name__}: "
+                               f"{str(e)[:160]}; check the base URL (--base-url or "
+                               "KIT_UNIPROT_URL)") from e
             with r:
                 if r.status_code in RETRY_STATUS:
                     wait = _retry_after(r) or lim.backoff_s * 2 ** attempt
@@ -107,7 +120,7 @@ class Fetcher:
                     continue
                 if r.status_code != 200:
                     raise KitError(f"{self.what} answered HTTP {r.status_code} for {r.url}")
-                body, why = self._body(r)
+                body, why = self._body(r, page_end)
                 if body is not None and check:
                     why = check(r, body)
                 if why is None:
@@ -115,15 +128,23 @@ class Fetcher:
             self._sleep(lim.backoff_s * 2 ** attempt / 2)
         raise KitError(f"{self.what} page {url} failed {lim.attempts} times: {why}")
 
-    def _body(self, r) -> tuple:
-        """(decoded bytes, None), or (None, why the body is incomplete)."""
+    def _body(self, r, page_end: float) -> tuple:
+        """(decoded bytes, None), or (None, why the body is incomplete or late)."""
         lim = self.limits
-        start, raw = time.monotonic(), bytearray()
+        late = f"the page took more than {lim.page_s:.0f} s to arrive (the page deadline: " \
+               "--page-deadline or KIT_FETCH_PAGE_DEADLINE)"
+        raw = bytearray()
         gz = "gzip" in r.headers.get("Content-Encoding", "")
         dec = zlib.decompressobj(31) if gz else None
         out = bytearray()
         try:
             while True:
+                # every wait for bytes ends at the page's deadline (or the fetch's), whichever
+                # comes first: a drip of one byte every few seconds cannot stretch it
+                wait = min(page_end - time.monotonic(), self._left())
+                if wait <= 0:
+                    return None, late
+                _read_timeout(r, min(lim.read_s, wait))
                 chunk = r.raw.read1(65536, decode_content=False)
                 if not chunk:
                     break
@@ -132,21 +153,33 @@ class Fetcher:
                 if len(out) > lim.page_bytes:
                     raise KitError(f"a page from {self.what} is larger than "
                                    f"{lim.page_bytes / 2**20:.0f} MiB; refusing it")
-                if time.monotonic() - start > lim.page_s:
-                    return None, f"the page took more than {lim.page_s:.0f} s to arrive"
-                self._left()
         except (OSError, ValueError, zlib.error) as e:
-            return None, f"the body broke off ({type(e).__name__})"
+            return None, self._broken(e, page_end, late)
         except Exception as e:  # noqa: BLE001 - urllib3's protocol errors: a broken body
             if isinstance(e, KitError):
                 raise
-            return None, f"the body broke off ({type(e).__name__})"
+            return None, self._broken(e, page_end, late)
         length = r.headers.get("Content-Length")
         if length and length.isdigit() and int(length) != len(raw):
             return None, f"the body was cut short ({len(raw)} of {length} bytes)"
         if gz and not dec.eof:
             return None, "the gzip stream was cut short"
         return bytes(out), None
+
+
+    def _broken(self, e: Exception, page_end: float, late: str) -> str:
+        """Why a read failed: the fetch's deadline (raised), the page's, or a broken body."""
+        self._left()
+        if time.monotonic() >= page_end - 0.05:
+            return late
+        return f"the body broke off ({type(e).__name__})"
+
+
+def _read_timeout(r, seconds: float) -> None:
+    """Bound the next socket read of ``r`` (urllib3 sets a timeout once, per connection)."""
+    sock = getattr(getattr(r.raw, "connection", None), "sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 0.01))
 
 
 def _retry_after(r) -> float | None:

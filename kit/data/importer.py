@@ -13,22 +13,21 @@ other row is imported or rejected (with ``--filter``: dropped and counted), neve
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections import Counter
+from itertools import chain
 from pathlib import Path
 
 from ..core.errors import KitError
-from ..worker.pipeline import AMINO_ACIDS
 from .dataset import (MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, check_name, find_stored,
                       make_dataset, save_dataset)
+from .lines import MAX_BYTES, numbered_lines  # noqa: F401 - MAX_BYTES: the default limit
+from .sink import Sink
+from .uniprot import label as _transmembrane  # as `kit data fetch` derives it
 
 FORMATS = __doc__.split("\n\n", 1)[1]  # `kit data import --help` shows the formats above
-MAX_BYTES = 512 * 2 ** 20   # a few times Swiss-Prot's reviewed FASTA; more is not a protein file
 MIN_RECORDS = 100           # 64 SVD components, 30 clusters, 10 neighbours and a test set
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "yes": 1, "no": 0}
-_STANDARD = frozenset(AMINO_ACIDS)
 # header names, lower-cased, of each field
 _COLUMNS = {"accession": ("accession", "entry", "id"), "sequence": ("sequence",),
             "label": ("label",), "transmembrane": ("transmembrane",),
@@ -51,12 +50,6 @@ def _label(text):
         raise ValueError(f"label {text!r} is not 0/1 (or true/false, yes/no)") from None
 
 
-def _transmembrane(cell):
-    from .uniprot import label
-
-    return label(cell)
-
-
 def _header(cols):
     """{field: column index} when ``cols`` names columns, else None (a headerless file)."""
     lower = [c.strip().lower() for c in cols]
@@ -66,10 +59,10 @@ def _header(cols):
     return found or None
 
 
-def _read_tsv(lines, path, rows, rejects):
+def _read_tsv(lines, path, sink):
     cols_of = None  # the header's columns, when the first line is a header
     first = True
-    for no, line in enumerate(lines, 1):
+    for no, line in lines:
         if not line.strip() or line.startswith("#"):
             continue
         cols = line.rstrip("\n\r").split("\t")
@@ -86,13 +79,13 @@ def _read_tsv(lines, path, rows, rejects):
                                    "(or Entry), sequence, label (or Transmembrane)[, organism]")
                 continue
         try:
-            rows.append(_tsv_row(cols, cols_of, no))
+            sink.add(_tsv_row(cols, cols_of, no))
         except _Reject as r:
-            if cols_of is None and not rows and not rejects:
+            if cols_of is None and not sink.parsed and not sink.rejects:
                 # the first line: neither a header nor a record, so say both ways to read it
                 r.why += (f"; nor is it a header (it held {_shown(cols)}): a header names "
                           "accession (or Entry), sequence, label (or Transmembrane)")
-            rejects.append(r)
+            sink.reject(r)
 
 
 def _shown(cols):
@@ -130,8 +123,9 @@ def _record(acc, seq, label, organism, no):
     return (acc, seq.strip().upper(), label, organism.strip(), no)
 
 
-def _read_fasta(lines, path, rows, rejects):
-    head, seq = None, []
+def _read_fasta(lines, path, sink):
+    head, seq, length = None, [], 0
+    cap = sink.max_len + 1 if sink.check else None  # a longer sequence is dropped: not kept whole
 
     def close():
         if head is None:
@@ -147,19 +141,21 @@ def _read_fasta(lines, path, rows, rejects):
                 lab = _label(fields["label"])
             except ValueError as e:
                 raise _Reject(no, str(e)) from None
-            rows.append(_record(acc, "".join(seq), lab, fields.get("organism", org), no))
+            sink.add(_record(acc, "".join(seq), lab, fields.get("organism", org), no), length)
         except _Reject as r:
-            rejects.append(r)
+            sink.reject(r)
 
-    for no, line in enumerate(lines, 1):
+    for no, line in lines:
         line = line.strip()
         if line.startswith(">"):
             close()
-            head, seq = _fasta_header(line[1:], no), []
+            head, seq, length = _fasta_header(line[1:], no), [], 0
         elif line:
             if head is None:
                 raise KitError(f"{path}:{no}: sequence before the first '>' header")
-            seq.append(line)
+            if cap is None or length <= cap:
+                seq.append(line)
+            length += len(line)
     close()
 
 
@@ -183,75 +179,37 @@ def _fasta_header(text, no):
     return (acc, fields, organism, no, problem)
 
 
-def _open_text(path: Path) -> str:
-    """The file's text: a regular file, within MAX_BYTES, UTF-8 (a byte-order mark is dropped)."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise KitError(f"cannot read {path}: {e.strerror or e}") from e
-    if not stat.S_ISREG(st.st_mode):
-        raise KitError(f"{path} is not a regular file (a device, a pipe or a folder); "
-                       "save the proteins to a file first")
-    if st.st_size > MAX_BYTES:
-        raise KitError(f"{path} is {st.st_size / 2**20:.0f} MiB; at most "
-                       f"{MAX_BYTES / 2**20:.0f} MiB of proteins are imported")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise KitError(f"cannot read {path}: {e.strerror or e}") from e
-    if len(data) > MAX_BYTES:  # it grew while we looked
-        raise KitError(f"{path} is larger than {MAX_BYTES / 2**20:.0f} MiB")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise KitError(f"{path} is not UTF-8 text (byte {e.start}): is it a compressed or "
-                       "binary file?") from e
-
-
-def read_records(path, keep_rejects: bool = False):
-    """[(accession, sequence, label, organism)] from a TSV or FASTA file.
-
-    Every row is a record or a rejection; with ``keep_rejects`` returns (records, rejects)
-    instead of refusing the file on the first rejected row.
-    """
-    path = Path(path)
-    lines = _open_text(path).splitlines()
-    first = next((ln for ln in lines if ln.strip() and not ln.startswith("#")), "")
-    rows, rejects = [], []
-    (_read_fasta if first.startswith(">") else _read_tsv)(lines, path, rows, rejects)
-    if rejects and (not keep_rejects or not rows):
-        _refuse(path, rejects)
-    if not rows:
+def _read(path, sink) -> None:
+    """Stream ``path`` into ``sink``: TSV or FASTA, told by its first line that is no comment."""
+    lines = numbered_lines(path)
+    peeked = []
+    for no, line in lines:
+        peeked.append((no, line))
+        if not line.startswith("#"):
+            break
+    first = peeked[-1][1] if peeked and not peeked[-1][1].startswith("#") else ""
+    (_read_fasta if first.startswith(">") else _read_tsv)(chain(peeked, lines), path, sink)
+    if sink.rejects and not sink.parsed:
+        sink.refuse_rejects()
+    if not sink.parsed:
         raise KitError(f"{path}: no records found; expected a header naming accession (or Entry), "
                        "sequence, label (or Transmembrane), or rows of accession<TAB>sequence<TAB>"
                        f"label, or FASTA with label= in each header (the first line held "
                        f"{_shown([first])})")
-    seen = {}
-    for acc, *_, no in rows:
-        if acc in seen:
-            raise KitError(f"{path}:{no}: accession {acc!r} appears more than once "
-                           f"(first on line {seen[acc]})")
-        seen[acc] = no
-    records = [r[:4] for r in rows]
-    return (records, rejects) if keep_rejects else records
 
 
-def _refuse(path, rejects):
-    r = rejects[0]
-    more = f" (and {len(rejects) - 1} more rows)" if len(rejects) > 1 else ""
-    raise KitError(f"{path}:{r.no}: {r.why}{more}; pass --filter to drop such rows")
+def read_records(path, keep_rejects: bool = False):
+    """[(accession, sequence, label, organism)] from a TSV or FASTA file, residues unchecked.
 
-
-def _problems(records, min_len, max_len):
-    bad = []
-    for acc, seq, _, _ in records:
-        odd = sorted(set(seq) - _STANDARD)
-        if odd:
-            bad.append((acc, f"non-standard residue(s) {''.join(odd)}"))
-        elif not min_len <= len(seq) <= max_len:
-            bad.append((acc, f"length {len(seq)} outside {min_len}-{max_len}"))
-    return bad
+    Every row is a record or a rejection; with ``keep_rejects`` returns (records, how many rows
+    were rejected) instead of refusing the file on the first rejected row.
+    """
+    sink = Sink(Path(path), check=False, keep_going=keep_rejects)
+    _read(Path(path), sink)
+    if sink.rejects and not keep_rejects:
+        sink.refuse_rejects()
+    records = list(zip(sink.ids, sink.seqs, sink.labels, sink.orgs))
+    return (records, sink.rejects) if keep_rejects else records
 
 
 def _check_classes(ds: Dataset, path):
@@ -268,30 +226,34 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
                 min_len=MIN_LEN, max_len=MAX_LEN, replace=False):
     """Check, split and store a user's file; returns (dataset, {reason: rows dropped}).
 
-    Nothing is written unless the whole file is accepted (or, with ``filter_bad``, every row
-    that is not imported is counted in the returned reasons).
+    The file is read as a stream: only the records kept are held. Nothing is written unless
+    the whole file is accepted (or, with ``filter_bad``, every row that is not imported is
+    counted in the returned reasons).
     """
     check_name(name)
-    records, rejects = read_records(path, keep_rejects=True)
-    if rejects and not filter_bad:
-        _refuse(path, rejects)
-    bad = _problems(records, min_len, max_len)
+    path = Path(path)
+    sink = Sink(path, True, min_len, max_len, keep_going=filter_bad)
+    _read(path, sink)
+    if sink.rejects and not filter_bad:
+        sink.refuse_rejects()
+    bad = sum(sink.dropped.values())
     if bad and not filter_bad:
-        shown = "; ".join(f"{a}: {why}" for a, why in bad[:5])
-        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
-        raise KitError(f"{len(bad)} record(s) rejected: {shown}{more}; pass --filter to drop them")
-    drop = {a for a, _ in bad}
-    keep = [r for r in records if r[0] not in drop]
-    dropped = Counter("non-standard residues" if why.startswith("non-standard")
-                      else f"lengths outside {min_len}-{max_len}" for _, why in bad)
-    dropped.update("unreadable rows" for _ in rejects)
-    if not keep:
+        shown = "; ".join(f"{a}: {why} (line {no})" for a, why, no in sink.shown)
+        more = f" (and {bad - 5} more)" if bad > 5 else ""
+        raise KitError(f"{path}: {bad} record(s) rejected: {shown}{more}; fix those lines or "
+                       "pass --filter to drop them")
+    dropped = Counter(sink.dropped)
+    if sink.rejects:
+        dropped["unreadable rows"] = sink.rejects
+    if not sink.ids:
         raise KitError(f"{path}: every record was dropped ({_dropped_text(dropped)})")
-    acc, seqs, labels, orgs = (list(c) for c in zip(*keep))
-    ds: Dataset = make_dataset(name, f"import:{Path(path).name}", acc, seqs, labels, orgs,
+    columns = sink.ids, sink.seqs, sink.labels, sink.orgs
+    del sink  # the dataset holds the same strings; the columns and the accession set go
+    ds: Dataset = make_dataset(name, f"import:{path.name}", *columns,
                                split_seed=split_seed, shuffle=shuffle,
                                meta={"dropped": sum(dropped.values()), "dropped_by": dict(dropped),
-                                     "file": str(Path(path).resolve())})
+                                     "file": str(path.resolve())})
+    del columns
     _check_classes(ds, path)
     old = find_stored(name)
     if old is not None and old != ds.sha256 and not replace:

@@ -98,32 +98,63 @@ def _parse_rows(text: str):
 
 def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol,
                    on_page=lambda done, total: None) -> dict:
-    """All pages of one organism into ``dest`` (a fresh folder); returns its manifest."""
+    """All pages of one organism into ``dest`` (a fresh folder); returns its manifest.
+
+    The rows must add up to the ``X-Total-Results`` the server announced, and every page must
+    carry it: without it a page that ends the paging early cannot be told from the last one,
+    so a fetch that would be short is an error, never a smaller dataset with exit 0."""
     params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv",
               "size": PAGE_SIZE}
     next_url, pages, rows, total, release, urls = f"{url}/uniprotkb/search", [], 0, None, None, []
+    seen = set()
     while next_url:
         r, body = fetcher.get(next_url, params if not pages else None, check=_page_problem)
         urls.append(r.url)
+        seen.update((next_url, r.url))
         rel = r.headers.get("X-UniProt-Release")
         if release is None:
             release = {"release": rel, "date": r.headers.get("X-UniProt-Release-Date")}
         elif rel != release["release"]:
             raise KitError(f"UniProt release changed during the fetch ({release['release']} -> "
                            f"{rel}); run the fetch again")
-        if total is None and r.headers.get("X-Total-Results", "").isdigit():
-            total = int(r.headers["X-Total-Results"])
+        total = _total(r, taxid, len(pages) + 1, total)
         got, bad = _parse_rows(body.decode("utf-8"))
         rows += len(got) + bad
+        if rows > total:
+            raise KitError(f"organism {taxid}: UniProt announced {total} rows but its pages hold "
+                           f"more ({rows} by page {len(pages) + 1}); run the fetch again")
         name = f"page-{len(pages) + 1:04d}.tsv"
         (dest / name).write_bytes(body)
         pages.append({"file": name, "sha256": hashlib.sha256(body).hexdigest(), "rows": len(got),
                       "malformed": bad})
         on_page(rows, total)
         next_url = r.links.get("next", {}).get("url")
-    if total is not None and rows != total:
-        raise KitError(f"organism {taxid}: received {rows} rows but UniProt announced {total}")
+        if next_url in seen:
+            raise KitError(f"organism {taxid}: page {len(pages)} from UniProt names itself (or an "
+                           f"earlier page) as the next page ({next_url}); the server's paging "
+                           "is broken: try again later or another --base-url")
+        if next_url and not got and not bad:
+            raise KitError(f"organism {taxid}: page {len(pages)} from UniProt holds no rows but "
+                           "links to a next page; the server's paging is broken")
+    if rows != total:
+        raise KitError(f"organism {taxid}: received {rows} rows but UniProt announced {total} "
+                       f"(the last page, {len(pages)}, held {pages[-1]['rows']} and named no "
+                       "next page); the fetch is short: run it again")
     return {"taxid": taxid, "total": total, "urls": urls, "pages": pages, **(release or {})}
+
+
+def _total(r, taxid: int, page: int, before: int | None) -> int:
+    """The row count the server announces; the same on every page."""
+    value = r.headers.get("X-Total-Results", "").strip()
+    if not value.isdigit():
+        raise KitError(f"organism {taxid}: UniProt's page {page} has no X-Total-Results header "
+                       f"(got {value[:20]!r}), so a short answer cannot be told from a complete "
+                       "one; kit refuses it. Use a server that sends it (rest.uniprot.org does; "
+                       "check --base-url or KIT_UNIPROT_URL)")
+    if before is not None and int(value) != before:
+        raise KitError(f"organism {taxid}: UniProt's X-Total-Results changed from {before} to "
+                       f"{value} at page {page}; run the fetch again")
+    return int(value)
 
 
 def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Protocol(),
