@@ -18,31 +18,31 @@ from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
-from .bundle import import_bundle, read
+from .bundle import import_bundle, local_dataset, opened
 
 FACTOR = "host"
 
 
 def find_dataset(summary: dict, sha: str):
-    """The local dataset with this sha256, from the bundle's summary of it; else a clear error."""
-    name = summary.get("name") or ""
-    rows = summary.get("rows")
+    """The local dataset with this sha256, found by the bundle's hint; else a clear error."""
+    ds = local_dataset(summary, sha)
+    if ds is not None:
+        return ds
+    summary = summary if isinstance(summary, dict) else {}
+    name, rows = str(summary.get("name") or ""), summary.get("rows")
     try:
         if summary.get("source") == "synthetic" and rows:
-            ds = load_dataset("synthetic", rows)
+            base = load_dataset("synthetic", rows)
         else:
-            base = name.split("[:")[0]
-            ds = load_dataset(base)
-            ds = ds.head(rows) if rows and rows != ds.n else ds
+            base = load_dataset(name.split("[:")[0])
+            base = base.head(rows) if type(rows) is int and rows != base.n else base
     except KitError as e:
         raise KitError(f"the bundle's dataset {name or sha[:12]} is not here ({e})") from e
-    if ds.sha256 != sha:
-        theirs, ours = summary.get("release"), ds.meta.get("release")
-        flag = (f"; UniProt release {theirs} in the bundle, {ours} here: a different release"
-                if theirs and theirs != ours else "")
-        raise KitError(f"dataset {name} here (sha256 {ds.sha256[:12]}) is not the bundle's "
-                       f"(sha256 {sha[:12]}){flag}")
-    return ds
+    theirs, ours = summary.get("release"), base.meta.get("release")
+    flag = (f"; UniProt release {theirs} in the bundle, {ours} here: a different release"
+            if theirs and theirs != ours else "")
+    raise KitError(f"dataset {name} here (sha256 {base.sha256[:12]}) is not the bundle's "
+                   f"(sha256 {sha[:12]}){flag}")
 
 
 def _kind(name: str):
@@ -78,7 +78,12 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     before anything is written: a failed compare leaves the store as it was.
     """
     plat = plat or detect()
-    doc, blobs = read(path)
+    with opened(path, store.root) as found:
+        return _compare(store, path, found, plat, jobs, on_done, log)
+
+
+def _compare(store, path, found, plat, jobs, on_done, log) -> dict:
+    doc = found[0]
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
@@ -101,7 +106,7 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
     datasets = {sha: find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
-    imported = import_bundle(store, path, doc, blobs)
+    imported = import_bundle(store, path, found)
     pairs = []
     for sha, rs in by_dataset.items():
         ds = datasets[sha]

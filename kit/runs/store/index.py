@@ -4,7 +4,8 @@ All SQL on the index is here; readers get records (kit.runs.store.records). Runs
 by the runner (``put_run``, claims, ``note_dataset``) and the bundle importer (``import_runs``), pairs
 by an audit (``add_pairs``), and runs dropped by ``kit store check --repair`` (``drop_runs``),
 each in one transaction after every array has been verified. Analysis writes only its two
-caches, ``cache_comparison`` and ``cache_verdicts`` (recomputed when their version changes).
+caches, ``cache_comparison`` and ``cache_verdicts`` (kit.runs.store.caches: recomputed when their
+digest of the runs and version does not match).
 Every array read for a number is verified again (kit.runs.store.blobs, which remembers verified
 files here). A claim per run id keeps concurrent plans from running the same spec twice.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import processes
+from .caches import Caches
 from .locked import LockedConnection
 from .blobs import Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
 from .records import Stage, StoredPair, StoredRun
@@ -54,7 +56,7 @@ CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL)
 """
 
 
-class Store:
+class Store(Caches):
     def __init__(self, root: Path | None = None):
         self.root = Path(root) if root else kit_home()
         path = self.root / "store.sqlite"
@@ -118,13 +120,18 @@ class Store:
     def has_arrays(self, run_id: str) -> bool:
         return all(self.blob_path(b).exists() for b in self.stage_blobs(run_id).values())
 
-    def import_runs(self, runs: list, pairs: list, blobs: dict, datasets: dict) -> None:
-        """Add verified runs (from a bundle) with their arrays, pairs and verdicts, all or nothing."""
+    def import_runs(self, runs: list, pairs: list, files: dict, datasets: dict) -> None:
+        """Add verified runs (from a bundle) with their arrays and pairs, all or nothing.
+
+        ``files`` are {blob: verified .npy file} moved in; ``datasets`` are {sha256: summary}
+        that the importer found here (replacing) or marked unverified (kept only if none is
+        known). Nothing a bundle derives (verdicts, comparisons) is stored: it is recomputed.
+        """
         recorded = {r["blobs"][st]: i for r in runs for st, i in r["stages"].items()
-                     if r["blobs"].get(st) in blobs}
-        for blob, data in blobs.items():  # content-addressed: complete files, atomically
+                    if r["blobs"].get(st) in files}
+        for blob, src in files.items():  # content-addressed: complete files, atomically
             i = recorded[blob]
-            self.blobs.put_bytes(data, blob, i["sha256"], i["dtype"], i["shape"])
+            self.blobs.put_file(src, blob, i["sha256"], i["dtype"], i["shape"])
         with self._tx() as db:
             for r in runs:
                 db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
@@ -134,15 +141,12 @@ class Store:
                 db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
                                [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
                                  r["blobs"][st]) for st, i in r["stages"].items()])
-                if r.get("verdicts"):
-                    db.execute("INSERT OR IGNORE INTO verdicts VALUES (?,?,?)",
-                               (r["id"], r["verdicts"].get("_version", 1), json.dumps(r["verdicts"])))
             db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
                            [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
             for h, summary in datasets.items():
-                if summary:
-                    db.execute("INSERT OR IGNORE INTO datasets VALUES (?,?,?)",
-                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
+                verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
+                db.execute(f"{verb} INTO datasets VALUES (?,?,?)",
+                           (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
 
     def run(self, run_id: str) -> StoredRun:
         row = self.db.execute("SELECT id, spec, created, manifest FROM runs WHERE id=?",
@@ -273,26 +277,6 @@ class Store:
         if dataset:
             q, args = q + " WHERE r.dataset=?", (dataset,)
         return [StoredPair(*r) for r in self.db.execute(q + " ORDER BY p.rowid", args)]
-
-    def comparison(self, a: str, b: str, version: int):
-        row = self.db.execute("SELECT result FROM comparisons WHERE a=? AND b=? AND version=?",
-                              (a, b, version)).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    def cache_comparison(self, a: str, b: str, version: int, result: dict) -> None:
-        with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)",
-                       (a, b, version, json.dumps(result, sort_keys=True)))
-
-    def verdicts(self, run: str, version: int):
-        row = self.db.execute("SELECT result FROM verdicts WHERE run=? AND version=?",
-                              (run, version)).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    def cache_verdicts(self, run: str, version: int, result: dict) -> None:
-        with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)",
-                       (run, version, json.dumps(result, sort_keys=True)))
 
     # -- datasets seen by runs ----------------------------------------------------------------
     def note_dataset(self, summary: dict) -> None:

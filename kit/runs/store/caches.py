@@ -1,0 +1,77 @@
+"""The store's two caches (comparisons, verdicts), each row sealed by a digest of what it came from.
+
+A cached row holds ``{"digest": D, "result": R}`` where D is the sha256 of the measure's name and
+version, the runs' recorded stages (hash, dtype, shape) and manifests, and R itself. A row whose
+digest does not match (computed from other runs' numbers, edited by hand, written before digests
+existed, or imported from elsewhere) is treated as absent: the caller recomputes it from the
+arrays and writes it again. The digest does not make a row secret; it makes a stale or edited
+row noticed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+
+
+class Caches:
+    """Mixed into the Store: needs ``self.db`` (the locked connection) and ``self._tx``."""
+
+    def _basis(self, run: str) -> str:
+        """What a run's numbers are computed from: its stages' records and its manifest."""
+        h = hashlib.sha256(run.encode())
+        for row in self.db.execute("SELECT stage, sha256, dtype, shape FROM stages WHERE run=? "
+                                   "ORDER BY stage", (run,)):
+            h.update(_canonical(list(row)))
+        row = self.db.execute("SELECT manifest FROM runs WHERE id=?", (run,)).fetchone()
+        h.update(b"manifest:" + (row[0].encode() if row else b"none"))
+        return h.hexdigest()
+
+    def _digest(self, kind: str, version: int, runs: tuple, result) -> str:
+        h = hashlib.sha256(f"{kind}:{version}".encode())
+        for r in runs:
+            h.update(self._basis(r).encode())
+        h.update(_canonical(result))
+        return h.hexdigest()
+
+    def _sealed(self, kind: str, version: int, runs: tuple, text: str | None):
+        """The cached result if its digest holds, else None (recompute it)."""
+        if text is None:
+            return None
+        try:
+            row = json.loads(text)
+            result, digest = row["result"], row["digest"]
+        except (ValueError, TypeError, KeyError):
+            return None
+        return result if digest == self._digest(kind, version, runs, result) else None
+
+    def _seal(self, kind: str, version: int, runs: tuple, result: dict) -> str:
+        result = json.loads(_canonical(result))  # what a reader will see, digested as read back
+        return json.dumps({"digest": self._digest(kind, version, runs, result), "result": result},
+                          sort_keys=True)
+
+    # -- comparisons: one per ordered pair of runs and measure version --------------------------
+    def comparison(self, a: str, b: str, version: int):
+        row = self.db.execute("SELECT result FROM comparisons WHERE a=? AND b=? AND version=?",
+                              (a, b, version)).fetchone()
+        return self._sealed("comparison", version, (a, b), row and row[0])
+
+    def cache_comparison(self, a: str, b: str, version: int, result: dict) -> None:
+        sealed = self._seal("comparison", version, (a, b), result)
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)", (a, b, version, sealed))
+
+    # -- verdicts: one per run and bootstrap version ---------------------------------------------
+    def verdicts(self, run: str, version: int):
+        row = self.db.execute("SELECT result FROM verdicts WHERE run=? AND version=?",
+                              (run, version)).fetchone()
+        return self._sealed("verdicts", version, (run,), row and row[0])
+
+    def cache_verdicts(self, run: str, version: int, result: dict) -> None:
+        sealed = self._seal("verdicts", version, (run,), result)
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)", (run, version, sealed))
