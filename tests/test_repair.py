@@ -213,6 +213,10 @@ def test_a_full_disk_is_free_space_in_every_command(real_store, small_disk):
         line = _one_line(kit(home, *args))
         assert f"free space on {small_disk}" in line, (args, line)
         assert "aside" not in line and "remove" not in line, line
+    with open(small_disk / "runs.txt", "w") as out:  # the output's disk: named too
+        r = subprocess.run([sys.executable, "-m", "kit", "runs"], env=kit_env(home), text=True,
+                           stdout=out, stderr=subprocess.PIPE, timeout=600)
+    assert f"free space on {small_disk}" in _one_line(r)
     (small_disk / "filler").unlink()
     assert stored(home) == before  # nothing was lost
     assert kit(home, "store", "check").returncode == 0
