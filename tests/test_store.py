@@ -141,7 +141,7 @@ def test_a_corrupt_index_is_one_clear_error(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "store.sqlite").write_bytes(b"this is not a database" * 100)
-    with pytest.raises(KitError, match="store index .* cannot be opened"):
+    with pytest.raises(KitError, match="store index .* is damaged .*move it aside"):
         Store(home)
 
 
@@ -165,8 +165,21 @@ def test_one_claim_per_run_id(tmp_path):
     assert store.db.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
 
 
+def _plant(home, key: str, age_s: float):
+    """An array file no run refers to, written ``age_s`` ago."""
+    import os
+    import time
+
+    f = home / "arrays" / key[:2] / f"{key}.npy"
+    f.parent.mkdir(exist_ok=True)
+    f.write_bytes(b"planted")
+    os.utime(f, (time.time() - age_s,) * 2)
+    return f
+
+
 def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, capsys):
     import json
+    import time
 
     from kit.analysis.budget import budget
     from kit.cli import main
@@ -176,17 +189,24 @@ def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, 
     seed1 = next(r.id for r in st.runs() if r.spec.seed_dict["svd"] == 1)
     f = _blob_file(st, seed1, "svd_rand")
     f.write_bytes(f.read_bytes()[:-8] + b"\x01" * 8)
-    (kit_home / "arrays" / "ff").mkdir(exist_ok=True)
-    (kit_home / "arrays" / "ff" / ("ff" * 32 + ".npy")).write_bytes(b"planted")  # an orphan
+    with st._tx() as db:  # the index is three hours old
+        db.execute("UPDATE meta SET value=? WHERE key='born'", (str(time.time() - 3 * 3600),))
+    orphan = _plant(kit_home, "ff" * 32, 2 * 3600)  # born under this index, no run uses it
+    older = _plant(kit_home, "ee" * 32, 4 * 3600)  # older than the index: maybe another's
+    recent = _plant(kit_home, "dd" * 32, 0)  # an import may be about to index it
     with pytest.raises(KitError, match="damaged"):
         budget(st, "d" * 64)  # never a silently wrong number
     assert main(["store", "check", "--json"]) == 1
     rep = json.loads(capsys.readouterr().out)
     assert len(rep["damaged"]) == 1 and rep["damaged"][0]["runs"] == [seed1]
-    assert rep["orphans"] == 1 and rep["factors_to_rerun"] == ["seed"]
+    assert rep["orphans"] == 1 and rep["unindexed"] == 1 and rep["recent"] == 1
+    assert rep["factors_to_rerun"] == ["seed"]
+    assert rep["files"] == rep["arrays"] + 3  # counted on disk
     assert main(["store", "check", "--repair"]) == 0
     assert "run these factors again: seed" in capsys.readouterr().out
     assert not st.has_run(seed1) and len(st.pairs("d" * 64)) == 3
+    assert not orphan.exists() and recent.exists() and not older.exists()
+    assert (kit_home / "unindexed" / "ee" / older.name).read_bytes() == b"planted"  # kept
     assert main(["store", "check"]) == 0
     assert "every array and dataset file is what its runs recorded" in capsys.readouterr().out
     assert budget(st, "d" * 64)["yardstick"]["pairs"] == 1  # the one intact seed pair

@@ -85,9 +85,10 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
         problems_out.append({"problem": f"the store holds damaged or missing data "
                              f"({len(stored['damaged'])} damaged, {len(stored['missing'])} missing "
                              f"arrays, {len(stored['datasets'])} dataset files, {stored['orphans']} "
-                             "orphan files)",
-                             "remedy": "`kit store check --repair` drops them; the next `kit run` "
-                                       "makes the runs again"})
+                             f"orphan files, {stored['unindexed']} files older than the index)",
+                             "remedy": "`kit store check --repair` drops the damaged runs (the next "
+                                       "`kit run` makes them again) and sets files older than the "
+                                       "index aside in unindexed/, never deleting them"})
     busy = [s["name"] for s in out_stacks if s["threads"]["honoured"] is None]
     return {"warm_workers": {"pairs": warm.pairs, "identical": warm.all_identical,
                              "ok": warm.all_identical == warm.pairs},

@@ -61,10 +61,15 @@ def main(argv=None) -> int:
     except OSError as e:
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             return _bug(e)
-        # the disk (or the output's) is full: the machine's state, not a bug
+        # the disk (or the output's) is full: the machine's state, not a bug; name where to
+        # free space, and never advise moving kit's files (that loses runs, not bytes)
+        from ..core.atomic import mount_of
+
+        where = e.filename or _output_path()
         _quiet_stdout()
-        print(f"kit: error: {e.strerror} ({e.filename or 'the output'}); free some space and run "
-              "the same command again (finished runs are stored)", file=sys.stderr)
+        print(f"kit: error: {e.strerror} ({where or 'the output'}); free space on "
+              f"{mount_of(where) if where else 'the disk of the output'} and run the same "
+              "command again (finished runs are stored)", file=sys.stderr)
         return 1
     except Exception as e:  # a bug: one line for the user, the traceback in a file
         return _bug(e)
@@ -76,6 +81,17 @@ def _bug(e: Exception) -> int:
     print(f"kit: internal error: {type(e).__name__}: {e} (a bug in kit; the traceback is in "
           f"{log_traceback(e)})", file=sys.stderr)
     return 1
+
+
+def _output_path() -> str | None:
+    """The file standard output goes to, where the system says (Linux), else None."""
+    import os
+
+    try:
+        path = os.readlink("/proc/self/fd/1")
+    except OSError:
+        return None
+    return path if path.startswith("/") else None
 
 
 def _quiet_stdout() -> None:

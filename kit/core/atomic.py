@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from contextlib import contextmanager
@@ -30,7 +31,8 @@ def atomic_path(dest):
     except OSError as e:
         from .errors import KitError
 
-        raise KitError(f"cannot write into {dest.parent}: {e.strerror or e}") from None
+        raise KitError(no_space(dest.parent) if e.errno in FULL else
+                       f"cannot write into {dest.parent}: {e.strerror or e}") from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -38,6 +40,27 @@ def atomic_path(dest):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
+
+
+def mount_of(path) -> Path:
+    """The mount point of the file system holding ``path`` (or the nearest folder above it that
+    exists): what a user frees space on."""
+    p = Path(os.path.abspath(path))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    while not os.path.ismount(p) and p != p.parent:
+        p = p.parent
+    return p
+
+
+def no_space(path) -> str:
+    """The one line for a full disk: free space where ``path`` lives. Never advice to move or
+    remove kit's own files: a full disk loses nothing, and the same command resumes."""
+    return (f"cannot write {path}: No space left on device; nothing was changed: free space on "
+            f"{mount_of(path)} and run the same command again")
 
 
 def write_bytes(dest, data: bytes) -> None:
@@ -51,7 +74,8 @@ def write_bytes(dest, data: bytes) -> None:
     except OSError as e:
         from .errors import KitError
 
-        raise KitError(f"cannot write {dest}: {e.strerror or e}; nothing was changed") from None
+        raise KitError(no_space(dest) if e.errno in FULL else
+                       f"cannot write {dest}: {e.strerror or e}; nothing was changed") from None
 
 
 def create_once(dest, data: bytes) -> bytes:

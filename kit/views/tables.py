@@ -302,6 +302,9 @@ def store_check_text(rep: dict) -> str:
         out.append(f"missing array {m['blob'][:12]} of {len(m['runs'])} run(s) made here")
     if rep["orphans"]:
         out.append(f"{rep['orphans']} array file(s) that no run refers to")
+    if rep.get("unindexed"):
+        out.append(f"{rep['unindexed']} array file(s) older than the index that no run refers to: "
+                   f"repair moves them to {rep['unindexed_dir']} (kept, never deleted)")
     for name, why in rep["datasets"].items():
         out.append(f"dataset file {name[:12]}: {why}")
     if rep["repaired"]:

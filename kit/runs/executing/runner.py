@@ -144,7 +144,8 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
                     return spec.run_id
                 manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp))
             manifest["spec"] = json.loads(spec.to_json())
-            return store.put_run(spec, Path(tmp), manifest)  # verifies every array's sha256
+            # verifies every array's sha256, and returns only once the run is indexed whole
+            return store.put_run(spec, Path(tmp), manifest)
     finally:
         store.release(spec.run_id)
 
@@ -198,4 +199,11 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
             pool.shutdown(wait=True, cancel_futures=True)
         if own:
             executor.close()
+    if not stop():  # a plan that lost a run never ends as if it were whole
+        lost = [s.run_id[:12] for s in todo
+                if not (store.has_run(s.run_id) and store.has_arrays(s.run_id))]
+        if lost:
+            raise KitError(f"{len(lost)} run(s) of this plan are not in the store although they "
+                           f"were made ({', '.join(lost[:5])}): something removed them meanwhile; "
+                           "run the same command again to make them")
     return [s.run_id for s in unique if store.has_run(s.run_id)]

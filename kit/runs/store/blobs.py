@@ -49,11 +49,37 @@ def check_array(a: np.ndarray, sha: str, dtype: str, shape) -> str | None:
     return None
 
 
-def load_npy(data_or_path) -> np.ndarray:
-    """np.load without pickles; a file that is not a readable .npy is a DamagedArray."""
+def _header(f) -> tuple:
+    """(dtype, shape, data bytes) a .npy header declares; DamagedArray for any header that does not
+    parse (numpy's parser raises TokenError, SyntaxError, ValueError ... on a changed byte)."""
+    fmt = np.lib.format
     try:
-        src = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else data_or_path
-        return np.load(src, allow_pickle=False)
+        version = fmt.read_magic(f)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"unknown .npy version {version}")
+        shape, _, dtype = read(f)
+        n = int(np.prod(shape, dtype=object))
+    except Exception as e:  # noqa: BLE001 -- whatever the damage, it is one kind of error
+        raise DamagedArray(f"not a readable .npy array: its header is damaged ({type(e).__name__})") from None
+    return dtype, shape, n * dtype.itemsize
+
+
+def load_npy(data_or_path) -> np.ndarray:
+    """np.load without pickles; a file that is not a readable .npy is a DamagedArray. The
+    header is checked against the file's size before a byte of data is read, so a damaged
+    header never allocates what it claims."""
+    try:
+        with (io.BytesIO(data_or_path) if isinstance(data_or_path, bytes)
+              else open(data_or_path, "rb")) as f:
+            _, _, nbytes = _header(f)
+            start = f.tell()
+            end = f.seek(0, io.SEEK_END)
+            if end - start != nbytes:
+                raise DamagedArray(f"not a readable .npy array: its header declares {nbytes} "
+                                   f"bytes of data, the file holds {end - start}")
+            f.seek(0)
+            return np.load(f, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
         raise DamagedArray(f"not a readable .npy array ({e})") from None
 
@@ -97,17 +123,21 @@ class Blobs:
         return why
 
     def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray:
-        """The verified array; DamagedArray (naming ``what`` and the repair) if it is not."""
+        """The verified array; DamagedArray (naming ``what``, the file and the repair) if not."""
         path = self.path(key)
         ident = _ident(path)
-        a = load_npy(path) if ident else None
-        if a is not None and not self._remembered(key, ident):
-            why = check_array(a, sha, dtype, shape)
-            if why:
-                raise DamagedArray(f"the stored array of {what} is damaged ({why}); "
-                                   "`kit store check --repair` drops it and what was computed "
-                                   "from it, and the next `kit run` makes it again")
-            self._remember(key, path)
+        if ident is None:
+            return None
+        try:
+            a = load_npy(path)
+            why = None if self._remembered(key, ident) else check_array(a, sha, dtype, shape)
+        except DamagedArray as e:
+            why = str(e)
+        if why:
+            raise DamagedArray(f"the stored array of {what} is damaged ({why}; {path}); "
+                               "`kit store check --repair` drops it and what was computed "
+                               "from it, and the next `kit run` makes it again")
+        self._remember(key, path)
         return a
 
     def put_file(self, src: Path, key: str, sha: str, dtype: str, shape) -> None:
@@ -136,5 +166,15 @@ class Blobs:
 
     def forget(self, key: str) -> None:
         self.path(key).unlink(missing_ok=True)
+        self.index.forget_verified(key)
+
+    def set_aside(self, key: str, folder: Path) -> None:
+        """Move the file of ``key`` into ``folder`` (same layout), kept rather than deleted."""
+        dest = Path(folder) / key[:2] / f"{key}.npy"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(self.path(key), dest)
+        except FileNotFoundError:
+            pass
         self.index.forget_verified(key)
 

@@ -1,17 +1,61 @@
 """`kit store check`: verify everything a store holds; with repair, drop what is damaged.
 
 Every array is hashed again against what its runs recorded, every dataset file a worker reads
-is re-hashed, and array files no run refers to are found. Repair deletes damaged and orphan
-files and drops the runs (with their pairs, comparisons and verdicts) that depended on a
-damaged or missing array: the next `kit run` of the same factors makes them again.
+is re-hashed, and the array files on disk are counted and matched with the index. Repair
+deletes damaged files and drops the runs (with their pairs, comparisons and verdicts) that
+depended on a damaged or missing array: the next `kit run` of the same factors makes them again.
+
+Repair never races a run: what no run refers to is decided, and deleted, under the store's
+arrays lock taken exclusive, which every writer holds shared from moving a run's arrays in
+until the run is indexed (kit.runs.store.locked.ArraysLock). An array file no run refers to is
+deleted only if this index has seen it be born and it is older than ``GRACE_S`` (a writer that
+holds no lock, such as a bundle import, indexes it within that time); one older than the index
+is moved to ``unindexed/``, never deleted: an index moved aside or restored may refer to it.
 """
 
 from __future__ import annotations
 
+import os
+import time
+
 from ...data.dataset import verify_worker_file
 from ...core.hosts import host_id
 from ...core.paths import subdir
+from . import meta
 from .index import Store
+
+GRACE_S = 3600  # an unreferenced array file younger than this may be an import's, not indexed yet
+
+
+def _recorded(store: Store):
+    """{blob: (sha, dtype, shape)}, {blob: runs using it}, and the runs made on this machine
+    (under this host id, or the one the index recorded: a remade host.json changes nothing)."""
+    here = {host_id(), meta.host(store.db)}
+    local = {i for i, s in store.specs().items() if s.host in here}
+    recorded, users = {}, {}
+    for run, _, blob, st in store.stage_records():
+        recorded[blob] = (st.sha256, st.dtype, list(st.shape))
+        users.setdefault(blob, set()).add(run)
+    return recorded, users, local
+
+
+def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
+    """Files no run refers to, as (orphans to delete, older than the index, too recent)."""
+    born, now = meta.born(store.db), time.time()
+    orphans, unindexed, recent = [], [], []
+    for key, path in paths.items():
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        # when its bytes were written: an importer writes them just before it indexes them
+        if st.st_mtime > now - GRACE_S:
+            recent.append(key)
+        elif st.st_mtime < born:  # its bytes predate this index: another index's, maybe
+            unindexed.append(key)
+        else:
+            orphans.append(key)
+    return orphans, unindexed, recent
 
 
 def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
@@ -20,42 +64,53 @@ def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
     ``full`` hashes every array again; otherwise arrays verified since their last change are
     trusted (kit.runs.store.blobs remembers each verified file's identity; an edit changes it).
     """
-    here = host_id()
-    local = {i for i, s in store.specs().items() if s.host == here}
-    recorded, users = {}, {}
-    for run, _, blob, st in store.stage_records():
-        recorded[blob] = (st.sha256, st.dtype, list(st.shape))
-        users.setdefault(blob, set()).add(run)
-    damaged, missing = {}, {}
-    for blob, (sha, dtype, shape) in recorded.items():
-        if not store.blobs.exists(blob):
-            made_here = sorted(users[blob] & local)
-            if made_here:  # an imported run may travel without arrays; a local one may not
-                missing[blob] = made_here
-            continue
-        why = store.blobs.problem(blob, sha, dtype, shape, force=full)
-        if why:
-            damaged[blob] = why
-    orphans = [k for k in store.blobs.files() if k not in recorded]
-    bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
-                    if (why := verify_worker_file(p))}
-    drop = {r for b in list(damaged) + list(missing) for r in users[b]}
-    # torch and perturbed runs trained on a dropped run's embedding go with it
-    drop = sorted(drop | store.runs_trained_on(drop))
-    factors = store.pair_factors(drop) if drop else []
-    report = {"arrays": len(recorded), "files": len(recorded) - len(missing) + len(orphans),
-              "damaged": [{"blob": b, "why": w, "runs": sorted(users[b])} for b, w in damaged.items()],
-              "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
-              "orphans": len(orphans), "datasets": bad_datasets, "runs_affected": drop,
-              "factors_to_rerun": factors, "repaired": False}
-    report["ok"] = not (damaged or missing or orphans or bad_datasets)
-    if repair and not report["ok"]:
-        store.drop_runs(drop)
-        # damaged files, and every file no remaining run refers to (the dropped runs' others)
-        still = {blob for _, _, blob, _ in store.stage_records()}
-        for b in set(damaged) | (set(store.blobs.files()) - still):
-            store.blobs.forget(b)
-        for name in bad_datasets:  # made again from the named dataset before the next run
-            (subdir("datasets") / "by-hash" / name).unlink(missing_ok=True)
-        report["repaired"] = True
+    recorded, _, _ = _recorded(store)
+    # hashing takes long: done without the lock, while runs go on being stored
+    suspect = {b for b, (sha, dtype, shape) in recorded.items()
+               if store.blobs.exists(b) and store.blobs.problem(b, sha, dtype, shape, force=full)}
+    with store.arrays_lock.maintaining():  # no writer is between moving arrays in and indexing
+        recorded, users, local = _recorded(store)
+        files = store.blobs.files()
+        damaged = {}
+        for b in suspect & set(recorded):  # a fresh copy may have replaced it meanwhile
+            if store.blobs.exists(b) and (why := store.blobs.problem(b, *recorded[b], force=True)):
+                damaged[b] = why
+        missing = {}
+        for blob in recorded:
+            if blob not in files:
+                made_here = sorted(users[blob] & local)
+                if made_here:  # an imported run may travel without arrays; a local one may not
+                    missing[blob] = made_here
+        orphans, unindexed, recent = _unreferenced(
+            store, {k: p for k, p in files.items() if k not in recorded})
+        bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
+                        if (why := verify_worker_file(p))}
+        drop = {r for b in list(damaged) + list(missing) for r in users[b]}
+        # torch and perturbed runs trained on a dropped run's embedding go with it
+        drop = sorted(drop | store.runs_trained_on(drop))
+        factors = store.pair_factors(drop) if drop else []
+        report = {"arrays": len(recorded), "files": len(files),
+                  "damaged": [{"blob": b, "why": w, "runs": sorted(users[b])}
+                              for b, w in damaged.items()],
+                  "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
+                  "orphans": len(orphans), "unindexed": len(unindexed), "recent": len(recent),
+                  "unindexed_dir": str(store.root / "unindexed"), "datasets": bad_datasets,
+                  "runs_affected": drop, "factors_to_rerun": factors, "repaired": False}
+        report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets)
+        if repair and not report["ok"]:
+            _repair(store, drop, recorded, damaged, orphans, unindexed)
+            for name in bad_datasets:  # made again from the named dataset before the next run
+                (subdir("datasets") / "by-hash" / name).unlink(missing_ok=True)
+            report["repaired"] = True
     return report
+
+
+def _repair(store: Store, drop, recorded, damaged, orphans, unindexed) -> None:
+    """Drop the runs, delete the damaged files, the orphans and the dropped runs' files no
+    remaining run refers to; move the files older than the index aside. Under the lock."""
+    store.drop_runs(drop)
+    still = {blob for _, _, blob, _ in store.stage_records()}
+    for b in set(damaged) | set(orphans) | (set(recorded) - still):
+        store.blobs.forget(b)
+    for b in unindexed:
+        store.blobs.set_aside(b, store.root / "unindexed")

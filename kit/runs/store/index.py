@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from ...core import processes
+from . import meta
 from .caches import Caches
-from .locked import LockedConnection
-from .blobs import Blobs, DamagedArray, array_sha256, blob_key, check_array, load_npy
+from .locked import ArraysLock, LockedConnection
+from .blobs import Blobs, DamagedArray, array_sha256
 from .records import Stage, StoredPair, StoredRun
 from ...core.errors import KitError
 from ...core.paths import kit_home
@@ -65,17 +66,22 @@ class Store(Caches):
         except OSError as e:
             raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
         try:
-            self.db = LockedConnection(sqlite3.connect(path, timeout=60, check_same_thread=False))
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as e:
-            raise KitError(f"the store index {path} cannot be opened ({e}); if it is damaged, move "
-                           "it aside and run again (runs are then made anew), or restore a "
-                           "backup") from None
+            conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise KitError(f"the store index {path} cannot be opened ({e})") from None
+        self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(_SCHEMA + meta.SCHEMA)
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
+        self.arrays_lock = ArraysLock(self.root / "store.lock")
         self.blobs = Blobs(self.root / "arrays", self)
         self.arrays_dir = self.blobs.root
+        meta.remember(self)
+
+    def moving_in(self):
+        """Held from moving arrays in until their runs are indexed (locked.ArraysLock)."""
+        return self.arrays_lock.writing()
 
     def close(self):
         self.db.close()
@@ -90,25 +96,10 @@ class Store(Caches):
         return self.db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
 
     def put_run(self, spec: RunSpec, outdir: Path, manifest: dict) -> str:
-        """Move a worker's arrays into the store, verify their hashes, index them at once."""
-        rows = []
-        for stage, info in manifest["stages"].items():
-            src = Path(outdir) / f"{stage}.npy"
-            a = load_npy(src)
-            why = check_array(a, info["sha256"], info["dtype"], info["shape"])
-            if why:
-                raise KitError(f"stage {stage}: the worker's array does not match its manifest ({why})")
-            blob = blob_key(info["sha256"], a.dtype.str, a.shape)
-            self.blobs.put_file(src, blob, info["sha256"], a.dtype.str, a.shape)
-            rows.append((spec.run_id, stage, info["sha256"], a.dtype.str, json.dumps(list(a.shape)),
-                         blob))
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        with self._tx() as db:
-            db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
-                       (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
-                        json.dumps(manifest, sort_keys=True)))
-            db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)", rows)
-        return spec.run_id
+        """Move a worker's arrays in, verified, and index them at once (kit.runs.store.moving)."""
+        from .moving import put_run
+
+        return put_run(self, spec, outdir, manifest)
 
     def blob_path(self, blob: str) -> Path:
         return self.blobs.path(blob)
@@ -129,24 +120,25 @@ class Store(Caches):
         """
         recorded = {r["blobs"][st]: i for r in runs for st, i in r["stages"].items()
                     if r["blobs"].get(st) in files}
-        for blob, src in files.items():  # content-addressed: complete files, atomically
-            i = recorded[blob]
-            self.blobs.put_file(src, blob, i["sha256"], i["dtype"], i["shape"])
-        with self._tx() as db:
-            for r in runs:
-                db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
-                           (r["id"], json.dumps(r["spec"], sort_keys=True, separators=(",", ":")),
-                            r["spec"]["dataset"], r["spec"]["stack"], r["created"],
-                            json.dumps(r["manifest"], sort_keys=True)))
-                db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
-                               [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
-                                 r["blobs"][st]) for st, i in r["stages"].items()])
-            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
-                           [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
-            for h, summary in datasets.items():
-                verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
-                db.execute(f"{verb} INTO datasets VALUES (?,?,?)",
-                           (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
+        with self.moving_in():  # a repair beside it waits: nothing it moves in is orphaned
+            for blob, src in files.items():  # content-addressed: complete files, atomically
+                i = recorded[blob]
+                self.blobs.put_file(src, blob, i["sha256"], i["dtype"], i["shape"])
+            with self._tx() as db:
+                for r in runs:
+                    db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
+                               (r["id"], json.dumps(r["spec"], sort_keys=True, separators=(",", ":")),
+                                r["spec"]["dataset"], r["spec"]["stack"], r["created"],
+                                json.dumps(r["manifest"], sort_keys=True)))
+                    db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
+                                   [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
+                                     r["blobs"][st]) for st, i in r["stages"].items()])
+                db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
+                               [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
+                for h, summary in datasets.items():
+                    verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
+                    db.execute(f"{verb} INTO datasets VALUES (?,?,?)",
+                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
 
     def run(self, run_id: str) -> StoredRun:
         row = self.db.execute("SELECT id, spec, created, manifest FROM runs WHERE id=?",

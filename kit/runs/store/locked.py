@@ -1,8 +1,50 @@
-"""The store's one SQLite connection, used by one thread at a time."""
+"""The store's one SQLite connection (used by one thread at a time), and the arrays lock that
+keeps `kit store check --repair` from deleting what a writer is moving in."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import sqlite3
 import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from ...core.atomic import no_space
+from ...core.errors import KitError
+
+
+class StoreIndexError(KitError):
+    """The store index cannot be read or written: damaged, or its disk is full."""
+
+
+def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
+    """The one-line error for what SQLite says about the index at ``path`` (None: not the
+    file's state, e.g. a busy database or a bug, left to the caller)."""
+    msg = str(e)
+    # SQLITE_FULL, or an I/O error that a full disk explains (a WAL that cannot grow): never
+    # advice to move the index aside, which would lose nothing but cost every run
+    if "disk is full" in msg or getattr(e, "sqlite_errorcode", None) == 13 or _full(path):
+        return StoreIndexError(no_space(path))
+    if "database is locked" in msg:
+        return StoreIndexError(f"the store index {path} stayed locked by another kit for over a "
+                               "minute; run the same command again when it is done")
+    if isinstance(e, sqlite3.OperationalError) and "disk I/O error" not in msg:
+        return None
+    # kit cannot rebuild it: the runs' specs and manifests live only in the index
+    return StoreIndexError(
+        f"the store index {path} is damaged ({msg}); kit cannot rebuild it from the arrays "
+        f"(runs' specs and manifests live only in the index): move it aside (mv {path} "
+        f"{path}.damaged) and run again: runs are made anew, arrays on disk are kept and reused")
+
+
+def _full(path: Path) -> bool:
+    """The disk holding ``path`` has (next to) no space left."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 1 << 20
 
 
 class _Rows(list):
@@ -21,30 +63,42 @@ class LockedConnection:
     Runs finish on several threads (--jobs) while others read; a sqlite3 connection shared
     without a lock fails ("bad parameter or other API misuse"). Every statement runs under one
     re-entrant lock and hands back its rows already fetched; ``with db:`` is a transaction that
-    holds the lock until it commits or rolls back."""
+    holds the lock until it commits or rolls back. A damaged index or a full disk is one
+    KitError naming the file (``index_problem``), wherever in a command it is found."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, path: Path):
         self.conn = conn
+        self.path = Path(path)
         self.lock = threading.RLock()
 
+    @contextmanager
+    def _said(self):
+        try:
+            yield
+        except sqlite3.Error as e:
+            err = index_problem(self.path, e)
+            if err is None:
+                raise
+            raise err from None
+
     def execute(self, sql, args=()):
-        with self.lock:
+        with self.lock, self._said():
             return _Rows(self.conn.execute(sql, args).fetchall())
 
     def executemany(self, sql, rows):
-        with self.lock:
+        with self.lock, self._said():
             self.conn.executemany(sql, rows)
 
     def executescript(self, script):
-        with self.lock:
+        with self.lock, self._said():
             self.conn.executescript(script)
 
     def commit(self):
-        with self.lock:
+        with self.lock, self._said():
             self.conn.commit()
 
     def rollback(self):
-        with self.lock:
+        with self.lock, self._said():
             self.conn.rollback()
 
     def close(self):
@@ -58,6 +112,43 @@ class LockedConnection:
 
     def __exit__(self, *exc):
         try:
-            return self.conn.__exit__(*exc)
+            with self._said():
+                return self.conn.__exit__(*exc)
         finally:
             self.lock.release()
+
+
+class ArraysLock:
+    """An flock on ``store.lock`` beside the index: shared by every writer from the moment it
+    moves a run's arrays in until the run is indexed, exclusive for a repair while it decides
+    what no run refers to and deletes it.
+
+    Why flock: writers must not wait for each other (a plan stores runs on several threads, and
+    several plans share a store), and the one maintainer must wait for all of them; a shared and
+    an exclusive flock say exactly that, across processes and threads alike (each holder opens
+    the file itself). The kernel drops a lock when its process dies, so a kill -9 mid-store
+    never leaves the store locked. SQLite's own lock is one writer at a time and ends with each
+    transaction, so it cannot span the move and the index."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    @contextmanager
+    def _held(self, how):
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise KitError(f"cannot open the store's lock file {self.path}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, how)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def writing(self):
+        """Held (shared) while arrays are moved in and indexed."""
+        return self._held(fcntl.LOCK_SH)
+
+    def maintaining(self):
+        """Held (exclusive) while a repair finds and deletes files no run refers to."""
+        return self._held(fcntl.LOCK_EX)

@@ -1,0 +1,31 @@
+"""The index's record of itself: when it was made, and the host id its runs are made under."""
+
+from __future__ import annotations
+
+import time
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+
+
+def remember(store) -> None:
+    """Record, once, when the index was made and this machine's host id.
+
+    Array files older than the index may be another index's: repair never deletes them
+    (kit.runs.store.check). A removed host.json is made again with the recorded id
+    (kit.core.hosts), so that this machine's runs never look imported."""
+    from ...core.hosts import host_id
+
+    known = dict(store.db.execute("SELECT key, value FROM meta"))
+    if "born" not in known or "host" not in known:  # a new index (or one older kits made)
+        with store._tx() as db:  # the first opener's values stay
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('born', ?)", (str(time.time()),))
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('host', ?)", (host_id(),))
+
+
+def born(db) -> float:
+    """When the index was made, in seconds since the epoch."""
+    return float(db.execute("SELECT value FROM meta WHERE key='born'").fetchone()[0])
+
+
+def host(db) -> str:
+    return db.execute("SELECT value FROM meta WHERE key='host'").fetchone()[0]
