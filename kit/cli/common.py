@@ -109,6 +109,11 @@ class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error that names where the fix is documented."""
 
     def error(self, message):
+        # argparse quotes what was typed: a newline or a control character in it stays on one
+        # line, escaped, and a huge argument is cut
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+        if len(message) > 500:
+            message = message[:500] + "..."
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 

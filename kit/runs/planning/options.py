@@ -131,7 +131,7 @@ BOUNDS = {
     "--max-retry-after": Bound("seconds", 1, 3_600, why="seconds, an hour"),
 }
 # thread counts are held to the cores by _threads_problem, which says why in its own words
-_THREAD_COUNTS = Bound("thread counts", 1, 2 ** 63, BOUNDS["--threads"].most)
+_THREAD_COUNTS = Bound("thread counts", 1, float("inf"), BOUNDS["--threads"].most)
 RAW_VALUES = 10_000  # numbers typed in one list, repeats included: no list needs more
 
 
