@@ -281,3 +281,23 @@ def test_random_arguments_are_one_line_and_never_a_traceback(tmp_path, capsys):
         if code:
             assert out.err.count("\n") == 1 and out.err.startswith("kit"), (argv, out.err)
     assert codes.get(2, 0) > 300 and codes.get(1, 0) > 60, codes  # it reached past the parser too
+
+
+async def test_the_plan_tab_holds_its_fields_to_the_same_bounds():
+    """The TUI's Plan tab parses its fields with the CLI's parsers: the same bound, in the app."""
+    from textual.widgets import Input
+
+    from kit.envs.platforms import Platform
+    from kit.runs.store import Store
+    from kit.tui.app import KitApp
+
+    linux = Platform("linux", "x86_64", cpu_flags=frozenset({"avx2"}), downloads=True)
+    async with KitApp("synthetic", 120, platform=linux, store=Store()).run_test() as pilot:
+        await pilot.press("2")
+        for field, typed, says in (("#iters", "1000000000", "the largest is 1,000"),
+                                   ("#seeds", "0-5000", "at most 1,000 in one list"),
+                                   ("#n", HUGE, "proteins: a 31-digit number is not allowed")):
+            pilot.app.query_one(field, Input).value = typed
+            await pilot.pause()
+            assert says in str(pilot.app.query_one("#plan-summary").render())
+            pilot.app.query_one(field, Input).value = ""
