@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .common import (dataset_args, factors, positive, print_json, select)
+from .common import (bounded, dataset_args, factors, print_json, select)
 
 
 def add(sub) -> None:
@@ -24,7 +24,7 @@ def add(sub) -> None:
                        "twin as the factor `host`, and answer: reproduced, bits only, within the "
                        "budget, beyond it, or a changed conclusion.")
     p.add_argument("file", help="the bundle (e.g. lab.kit)")
-    p.add_argument("--jobs", type=positive, default=1, help="runs at once (default 1)")
+    p.add_argument("--jobs", type=bounded("--jobs"), default=1, help="runs at once (default 1)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=_cmd_compare)
 

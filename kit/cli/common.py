@@ -23,16 +23,17 @@ def argtype(parse):
 
 
 def int_list(text: str) -> tuple:
-    from ..runs.planning.options import parse_ints
+    """Seeds: '0-9', '1,2,4' (kit.runs.planning.options.BOUNDS['--seeds'])."""
+    from ..runs.planning.options import parse_seeds
 
-    return argtype(parse_ints)(text)
+    return argtype(parse_seeds)(text)
 
 
 def counts(text: str) -> tuple:
-    """Positive counts (power iterations)."""
-    from ..runs.planning.options import parse_ints
+    """Power iteration counts (svd-iters levels)."""
+    from ..runs.planning.options import parse_iters
 
-    return argtype(lambda t: parse_ints(t, minimum=1))(text)
+    return argtype(parse_iters)(text)
 
 
 def threads(text: str) -> tuple:
@@ -43,13 +44,10 @@ def threads(text: str) -> tuple:
 
 
 def jobs_arg(text: str):
-    """--jobs: "auto" or a positive number."""
-    if text == "auto":
-        return text
-    try:
-        return positive(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or auto, not {text!r}") from None
+    """--jobs: "auto" or a number of runs at once (at most 4 per core)."""
+    from ..runs.planning.options import parse_jobs
+
+    return argtype(parse_jobs)(text)
 
 
 def names_list(text: str) -> tuple:
@@ -61,23 +59,23 @@ def names_list(text: str) -> tuple:
 
 
 def floats(text: str) -> tuple:
-    try:
-        vals = tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        vals = ()
-    if not vals or any(v < 0 for v in vals):
-        raise argparse.ArgumentTypeError(f"expected non-negative numbers like 1e-13,1e-7, not {text!r}")
-    return vals
+    """Noise sizes (--eps): finite, 0 to 1."""
+    from ..runs.planning.options import parse_eps
+
+    return argtype(parse_eps)(text)
 
 
-def positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return v
+def bounded(option: str):
+    """The argparse type of one whole-number ``option`` within its bound (options.BOUNDS)."""
+    from ..runs.planning.options import BOUNDS, parse_int
+
+    assert option in BOUNDS, option  # every numeric option has its row in the one table
+    convert = argtype(lambda text: parse_int(text, option))
+    convert.__name__ = option.lstrip("-")
+    return convert
+
+
+positive = bounded("--n")  # a number of proteins
 
 
 def factors(text: str) -> tuple:
@@ -111,6 +109,11 @@ class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error that names where the fix is documented."""
 
     def error(self, message):
+        # argparse quotes what was typed: a newline or a control character in it stays on one
+        # line, escaped, and a huge argument is cut
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+        if len(message) > 500:
+            message = message[:500] + "..."
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 

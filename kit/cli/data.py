@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (Parser, positive, print_json)
+from .common import (Parser, bounded, positive, print_json)
 
 
 def add(sub) -> None:
@@ -25,7 +25,8 @@ def add(sub) -> None:
     q.add_argument("--filter", action="store_true",
                    help="drop (and count) rows that cannot be imported: non-standard residues, "
                         "lengths outside 60-700, unreadable labels or columns")
-    q.add_argument("--split-seed", type=int, default=None, help="seed of the train/test shuffle")
+    q.add_argument("--split-seed", type=bounded("--split-seed"), default=None,
+                   help="seed of the train/test shuffle")
     q = dsub.add_parser("info", help="what a dataset holds")
     q.add_argument("name", nargs="?", default="synthetic")
     q.add_argument("--n", type=positive)
@@ -42,15 +43,18 @@ def add(sub) -> None:
                         "line. docs/data.md.")
     q.add_argument("--base-url", help="UniProt REST base URL (env KIT_UNIPROT_URL; a mirror)")
     q.add_argument("--refresh", action="store_true", help="fetch again even if cached")
-    q.add_argument("--per-organism", type=positive, default=1000, help="proteins sampled per organism")
-    q.add_argument("--keep", type=positive, default=6000, help="proteins kept from the shuffled pool")
-    q.add_argument("--seed", type=int, default=20261005, help="sampling and shuffling seed")
-    q.add_argument("--deadline", type=positive, metavar="SECONDS",
+    q.add_argument("--per-organism", type=bounded("--per-organism"), default=1000,
+                   help="proteins sampled per organism")
+    q.add_argument("--keep", type=bounded("--keep"), default=6000,
+                   help="proteins kept from the shuffled pool")
+    q.add_argument("--seed", type=bounded("--seed"), default=20261005,
+                   help="sampling and shuffling seed")
+    q.add_argument("--deadline", type=bounded("--deadline"), metavar="SECONDS",
                    help="give up after this long in all (default 1800; env KIT_FETCH_DEADLINE)")
-    q.add_argument("--page-deadline", type=positive, metavar="SECONDS",
+    q.add_argument("--page-deadline", type=bounded("--page-deadline"), metavar="SECONDS",
                    help="give up on one attempt at a page after this long, however slowly it "
                         "arrives (default 120; env KIT_FETCH_PAGE_DEADLINE)")
-    q.add_argument("--max-retry-after", type=positive, metavar="SECONDS",
+    q.add_argument("--max-retry-after", type=bounded("--max-retry-after"), metavar="SECONDS",
                    help="wait at most this long when UniProt asks to (default 120; env "
                         "KIT_FETCH_RETRY_AFTER_MAX)")
     q = dsub.add_parser("verify", help="re-hash a dataset (swissprot: its cached pages too)")

@@ -16,10 +16,10 @@ from .pane import Pane
 
 def _numbers(text: str, parse=None) -> tuple:
     """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
-    from ..runs.planning.options import parse_ints
+    from ..runs.planning.options import parse_seeds
 
     text = text.strip()
-    return (parse or parse_ints)(text) if text else ()
+    return (parse or parse_seeds)(text) if text else ()
 
 
 def _field(label: str, value: str, id: str, placeholder: str = ""):
@@ -116,23 +116,25 @@ class PlanPane(Pane):
 
     def _dataset(self) -> tuple:
         """(dataset, proteins) as the fields name them (None: all the proteins)."""
+        from ..runs.planning.options import parse_int
+
         n_text = self.query_one("#n", Input).value.strip()
-        if n_text and not (n_text.isdigit() and int(n_text) > 0):
-            raise KitError(f"proteins: expected a positive whole number, not {n_text!r}")
-        return (self.query_one("#dataset", Input).value.strip() or "synthetic",
-                int(n_text) if n_text else None)
+        try:  # the CLI's --n, bound included
+            n = parse_int(n_text, "--n") if n_text else None
+        except ValueError as e:
+            raise KitError(f"proteins: {e}") from None
+        return self.query_one("#dataset", Input).value.strip() or "synthetic", n
 
     def audit(self) -> au.Audit:
         """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
-        from ..runs.planning.options import SVD_ITERS, PlanOptions, parse_ints, parse_threads
+        from ..runs.planning.options import SVD_ITERS, PlanOptions, parse_iters, parse_threads
 
         factors = self.query_one("#factors", SelectionList).selected
         dataset, n = self._dataset()
         try:
             threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
             seeds = _numbers(self.query_one("#seeds", Input).value)
-            iters = _numbers(self.query_one("#iters", Input).value,
-                             lambda t: parse_ints(t, minimum=1))
+            iters = _numbers(self.query_one("#iters", Input).value, parse_iters)
         except ValueError as e:  # the CLI's messages are the ones a user needs here
             raise KitError(str(e)) from None
         opts = PlanOptions(threads=threads, seeds=seeds, svd_iters=iters or SVD_ITERS,

@@ -11,12 +11,15 @@ threads, so Dask never puts more threads on a node than it has cores.
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 
+from ...core import processes
 from ...core.errors import KitError
 from ...core.processes import cores
 from ...core.paths import kit_home
+from ..planning.options import Bound
 
 JOBQUEUE = ("slurm", "pbs", "sge", "lsf", "htcondor")
 RESOURCE = "cores"
@@ -38,6 +41,18 @@ DEFAULTS = {
                  "extra": {}},
     "ssh": {"hosts": [], "cores": 2, "python": "", "kit_home": "", "wait_s": 120},
 }
+# the bounds of cluster.toml's numbers (and of local:N): a typo must not start 10**6 jobs
+SETTING_BOUNDS = {
+    "workers": Bound("worker processes", 1, lambda: processes.cores() * 4,
+                     why="worker processes: 4 per core of this machine"),
+    "cores": Bound("cores", 1, 1_024, why="cores per node; the largest nodes have a few hundred"),
+    "jobs": Bound("jobs", 1, 1_000, why="jobs (nodes) at once; a plan is a few hundred runs"),
+    "wait_s": Bound("seconds", 1, 86_400, why="seconds, a day: a queue may hold jobs for hours"),
+}
+MEMORY_TOP = 64 * 2 ** 40  # 64 TiB per job: more than any node holds
+MAX_HOSTS = 1_000
+_SIZE = re.compile(r"(\d+(?:\.\d+)?) *([kmgtp]i?)?b?", re.IGNORECASE)
+_WALLTIME = re.compile(r"(\d+-)?\d+(:\d+){0,2}")  # minutes, HH:MM:SS, D-HH:MM ... (Slurm, PBS)
 TEMPLATE = """\
 # kit's cluster settings: `kit cluster show` reads this file, `kit run --cluster NAME` uses it.
 [local]             # --cluster local or local:N: worker processes on this machine
@@ -85,12 +100,58 @@ def settings() -> dict:
         if unknown:
             raise KitError(f"{path}: [{kind}] has no setting {sorted(unknown)[0]!r}; it knows "
                            + ", ".join(defaults))
+        for key, value in given.items():
+            wrong = _setting_problem(key, value, defaults[key])
+            if wrong:
+                raise KitError(f"{path}: [{kind}] {key} = {_shown(value)}: {wrong}")
         out[kind] = {**defaults, **given}
     unknown = set(doc) - set(DEFAULTS)
     if unknown:
         raise KitError(f"{path}: no section [{sorted(unknown)[0]}]; sections are "
                        + ", ".join(DEFAULTS))
     return out
+
+
+def _setting_problem(key: str, value, default) -> str | None:
+    """What is wrong with one value of cluster.toml (its type, then its bound), or None."""
+    if key in SETTING_BOUNDS:
+        b = SETTING_BOUNDS[key]
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if not (whole or key == "wait_s" and isinstance(value, float)):
+            return f"expected a whole number from 1 to {b.top:,} ({b.why})"
+        return b.limit_problem(value)
+    if key == "memory":
+        m = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+        size = float(m[1]) * _unit(m[2]) if m else 0
+        if isinstance(value, int) and not isinstance(value, bool):  # bytes, as Dask takes them
+            size = value
+        if not 2 ** 20 <= size <= MEMORY_TOP:
+            return "expected a memory size per job like \"4GB\", from 1 MiB to 64 TiB"
+        return None
+    if key == "walltime":
+        if not (isinstance(value, str) and _WALLTIME.fullmatch(value.strip())):
+            return "expected a time limit like \"01:00:00\" (HH:MM:SS) or \"1-00:00:00\""
+        return None
+    if key == "hosts":
+        if not (isinstance(value, list) and len(value) <= MAX_HOSTS
+                and all(isinstance(h, str) and 0 < len(h.strip()) <= 255 for h in value)):
+            return f"expected a list of at most {MAX_HOSTS:,} host names, like [\"node1\", \"node2\"]"
+        return None
+    if not isinstance(value, type(default)):
+        return f"expected {'a table' if isinstance(default, dict) else 'a string'}"
+    return None
+
+
+def _unit(prefix: str | None) -> int:
+    if not prefix:
+        return 1
+    power = "kmgtp".index(prefix[0].lower()) + 1
+    return (1024 if prefix.lower().endswith("i") else 1000) ** power
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def init_settings() -> str:
@@ -123,6 +184,9 @@ class LocalKind(ClusterKind):
         self.expected = int(conf["workers"]) if workers is None else workers
         if self.expected < 1:
             raise KitError("local:N needs at least one worker")
+        wrong = SETTING_BOUNDS["workers"].limit_problem(self.expected)
+        if wrong:
+            raise KitError(f"--cluster local:{self.expected}: {wrong}")
 
     def start(self):
         from distributed import LocalCluster
@@ -218,7 +282,7 @@ def cluster_kind(target: str) -> ClusterKind:
         try:
             return LocalKind(conf["local"], int(arg) if arg else None)
         except ValueError:
-            raise KitError(f"--cluster local:N takes a number of workers, not {arg!r}") from None
+            raise KitError(f"--cluster local:N takes a number of workers, not {_shown(arg)}") from None
     if name in ("tcp", "tls") and arg.startswith("//"):
         return AddressKind(conf, target)
     if name in JOBQUEUE and not arg:

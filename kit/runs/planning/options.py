@@ -53,6 +53,104 @@ class PlanOptions:
             raise KitError("seeds must be 0 or more")
         if any(not e >= 0 for e in self.eps):
             raise KitError("noise sizes (eps) must be 0 or more")
+        for option, values in (("--iters", self.svd_iters), ("--seeds", self.seeds),
+                               ("--eps", self.eps)):
+            wrong = BOUNDS[option].problem(values)
+            if wrong:
+                raise KitError(f"{option}: {wrong}")
+
+
+# -- bounds: what each option may be, and why (docs/reliability.md, "Bounds", shows this table) --
+
+@dataclass(frozen=True)
+class Bound:
+    """The values one option takes: ``lo`` to ``hi``, at most ``most`` of them in one list.
+    ``hi`` may be a function of this machine (its cores); ``why`` is said past the bound."""
+
+    what: str
+    lo: float
+    hi: object
+    most: int = 1
+    why: str = ""
+
+    @property
+    def top(self):
+        return self.hi() if callable(self.hi) else self.hi
+
+    def value_problem(self, v) -> str | None:
+        """What is wrong with one value (not finite, below lo, above hi), or None."""
+        wrong = self.limit_problem(v)
+        return f"{_num(v)} is not allowed here: {wrong}" if wrong else None
+
+    def limit_problem(self, v) -> str | None:
+        """The limit one value passes, in words ("the largest is 1,000 (why)"), or None."""
+        if v != v or v in (float("inf"), float("-inf")):
+            return f"{self.what} are finite numbers from {_num(self.lo)} to {_num(self.top)}"
+        if v < self.lo:
+            return f"the smallest is {_num(self.lo)}"
+        if v > self.top:
+            return f"the largest is {_num(self.top)} ({self.why})"
+        return None
+
+    def problem(self, values) -> str | None:
+        """What is wrong with a list of values (too many, or one of them), or None."""
+        if len(values) > self.most:
+            return f"{len(values):,} {self.what}; at most {self.most:,} in one list"
+        return next(filter(None, map(self.value_problem, values)), None)
+
+
+SEED_TOP = 2 ** 32 - 1  # numpy's RandomState (scikit-learn's random_state) takes seeds below 2**32
+MAX_PROTEINS = 10_000_000  # 512 MiB, the importer's limit, holds under 9 M proteins of 60 residues
+
+
+def _jobs_top() -> int:
+    return processes.cores() * 4
+
+
+BOUNDS = {
+    "--seeds": Bound("seeds", 0, SEED_TOP, most=1_000,
+                     why="numpy and scikit-learn take seeds below 2**32"),
+    "--iters": Bound("power iterations", 1, 1_000, most=100,
+                     why="power iterations: the paper uses 5 to 50; scikit-learn's default is 4 "
+                         "or 7"),
+    "--eps": Bound("noise sizes", 0, 1, most=100,
+                   why="a noise size is relative to the embedding: 1 is noise as large as the "
+                       "signal"),
+    "--threads": Bound("thread counts", 1, lambda: processes.cores(), most=1_024,
+                       why="this machine's cores: more would measure oversubscription"),
+    "--n": Bound("proteins", 1, MAX_PROTEINS,
+                 why="proteins; and never more than the dataset holds"),
+    "--jobs": Bound("runs at once", 1, _jobs_top, why="runs at once: 4 per core of this machine"),
+    "--split-seed": Bound("seeds", 0, SEED_TOP, why="numpy takes seeds below 2**32 everywhere"),
+    "--seed": Bound("seeds", 0, SEED_TOP, why="numpy takes seeds below 2**32 everywhere"),
+    "--per-organism": Bound("proteins", 1, 100_000,
+                            why="proteins per organism: human, the largest reviewed proteome, "
+                                "has about 20,000"),
+    "--keep": Bound("proteins", 1, MAX_PROTEINS, why="proteins; the paper keeps 6,000"),
+    "--deadline": Bound("seconds", 1, 86_400, why="seconds, a day; the fetch takes minutes"),
+    "--page-deadline": Bound("seconds", 1, 3_600, why="seconds, an hour for one page"),
+    "--max-retry-after": Bound("seconds", 1, 3_600, why="seconds, an hour"),
+}
+# thread counts are held to the cores by _threads_problem, which says why in its own words
+_THREAD_COUNTS = Bound("thread counts", 1, float("inf"), BOUNDS["--threads"].most)
+RAW_VALUES = 10_000  # numbers typed in one list, repeats included: no list needs more
+
+
+def _num(v) -> str:
+    """1000000 -> "1,000,000"; 1.0 -> "1"; 1e-13 -> "1e-13"; 10**30 -> "a 31-digit number"."""
+    if isinstance(v, float):
+        return f"{int(v):,}" if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
+    digits = len(str(abs(v)))
+    return f"{v:,}" if digits <= 15 else f"a {digits}-digit number"
+
+
+def _too_small(value, minimum) -> str:
+    return f"{_num(value)} is not allowed here: the smallest is {_num(minimum)}"  # Bound's words
+
+
+def _shown(text: str) -> str:
+    """``text`` as an error quotes it: repr (one line, whatever it holds), cut at 40 characters."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
 def _threads_problem(threads) -> str | None:
@@ -68,35 +166,30 @@ def _threads_problem(threads) -> str | None:
     return None
 
 
-MAX_VALUES = 10_000  # no plan needs more seeds or counts; a typo must not allocate gigabytes
-
-
-def parse_ints(text: str, minimum: int = 0) -> tuple:
+def parse_ints(text: str, bound: Bound = BOUNDS["--seeds"]) -> tuple:
     """'0-9' -> 0..9; '1,2,4' -> (1, 2, 4); '1-3,8' -> (1, 2, 3, 8); duplicates dropped.
 
-    Raises ValueError (a one-line message) below ``minimum`` or beyond MAX_VALUES numbers.
+    Raises ValueError (a one-line message naming the bound) for a value outside ``bound`` or
+    more than its ``most`` numbers; a range is checked at its ends, never expanded first.
     """
-    out = []
+    out: dict = {}
+    typed = 0
     for part in text.split(","):
         span = _span(part, text)
-        if len(span) == 2:
-            lo, hi = span
-            if hi - lo + 1 + len(out) > MAX_VALUES:
-                raise ValueError(f"{part.strip()} is {hi - lo + 1:,} numbers; at most "
-                                 f"{MAX_VALUES:,} in one list")
-            out.extend(range(lo, hi + 1))
-        else:
-            out.extend(span)
-    low = [v for v in out if v < minimum]
-    if low:
-        raise ValueError(_too_small(low[0], minimum))
-    if len(out) > MAX_VALUES:
-        raise ValueError(f"{len(out):,} numbers; at most {MAX_VALUES:,} in one list")
-    return tuple(dict.fromkeys(out))
-
-
-def _too_small(value: int, minimum: int) -> str:
-    return f"{value} is not allowed here: the smallest is {minimum}"
+        wrong = next(filter(None, map(bound.value_problem, span)), None)
+        if wrong:
+            raise ValueError(wrong)
+        count = span[-1] - span[0] + 1
+        if count > bound.most:
+            raise ValueError(f"{part.strip()} is {count:,} {bound.what}; at most "
+                             f"{bound.most:,} in one list")
+        typed += count
+        if typed > RAW_VALUES:  # repeats included: a list of a million 1s is a typo too
+            raise ValueError(f"more than {RAW_VALUES:,} numbers in one list")
+        out.update(dict.fromkeys(range(span[0], span[-1] + 1)))
+        if len(out) > bound.most:
+            raise ValueError(f"{len(out):,} {bound.what}; at most {bound.most:,} in one list")
+    return tuple(out)
 
 
 def _span(part: str, text: str) -> tuple:
@@ -107,18 +200,70 @@ def _span(part: str, text: str) -> tuple:
         lo, hi = (int(x) for x in part.split("-", 1))
         if hi >= lo:
             return lo, hi
-    except ValueError:
+    except ValueError:  # also a number of more than 4,300 digits
         pass
-    raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {text!r}")
+    raise ValueError(f"expected numbers like 0-9 or 1,2,4, not {_shown(text)}")
+
+
+def parse_seeds(text: str) -> tuple:
+    return parse_ints(text, BOUNDS["--seeds"])
+
+
+def parse_iters(text: str) -> tuple:
+    """Power iteration counts (svd-iters levels)."""
+    return parse_ints(text, BOUNDS["--iters"])
 
 
 def parse_threads(text: str) -> tuple:
     """Thread counts from 1 to this machine's cores (ValueError with the fix otherwise)."""
-    vals = parse_ints(text, minimum=1)
+    vals = parse_ints(text, _THREAD_COUNTS)
     wrong = _threads_problem(vals)
     if wrong:
         raise ValueError(wrong)
     return vals
+
+
+def parse_eps(text: str) -> tuple:
+    """Noise sizes: '1e-13,1e-7' -> (1e-13, 1e-07); finite, 0 to 1."""
+    bound = BOUNDS["--eps"]
+    try:
+        vals = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        vals = ()
+    if not vals or any(v < 0 for v in vals):
+        raise ValueError(f"expected non-negative numbers like 1e-13,1e-7, not {_shown(text)}")
+    wrong = bound.problem(vals)
+    if wrong:
+        raise ValueError(wrong)
+    return vals
+
+
+def parse_int(text: str, option: str) -> int:
+    """One whole number for ``option``, within its bound (ValueError naming it otherwise)."""
+    bound = BOUNDS[option]
+    try:
+        v = int(text)
+    except ValueError:
+        v = None
+    if v is None or v < bound.lo:
+        kind = "a positive integer" if bound.lo == 1 else "a non-negative integer"
+        raise ValueError(f"expected {kind}, not {_shown(text)}")
+    wrong = bound.value_problem(v)
+    if wrong:
+        raise ValueError(wrong)
+    return v
+
+
+def parse_jobs(text: str):
+    """--jobs: "auto" or a number of runs at once, within its bound."""
+    if text == "auto":
+        return text
+    try:
+        return parse_int(text, "--jobs")
+    except ValueError as e:
+        if str(e).startswith("expected"):
+            raise ValueError(f"expected a positive integer or auto, not {_shown(text)}") from None
+        raise
 
 
 def default_threads() -> tuple:
