@@ -22,9 +22,9 @@ from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
 
 FACTOR = "host"
-BLIND_NOTE = ("the bundle holds stage digests, not arrays: runs are compared by their bits per "
-              "stage only; magnitudes, flips and verdicts need the arrays (`kit export --arrays` "
-              "on the other machine)")
+BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
+              "per stage; where bits differ, magnitudes, flips and verdicts need the arrays "
+              "(`kit export --arrays` on the other machine)")
 
 
 def find_dataset(summary: dict, sha: str):
@@ -173,7 +173,7 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     for d in per_run:
         for k, (a, b) in d["comparison"].env_diff.items():
             env.setdefault(k, set()).add(f"{a} -> {b}")
-    extra = {"digests_only": BLIND_NOTE} if blind else {}
+    extra = {"digests_only": BLIND_NOTE} if blind or doc.get("arrays") is False else {}
     return {"answer": answer, **extra, "bundle_host": doc["host"], "this_host": host(),
             "imported": imported, "pairs": len(per_run), "identical": identical,
             "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
