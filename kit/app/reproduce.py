@@ -149,6 +149,9 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     elif identical == len(per_run):
         answer = (f"reproduced: all {len(per_run)} runs are bitwise identical at every stage "
                   "on this machine")
+    elif verdicts:
+        answer = (f"NOT reproduced where it matters: {verdicts} model-comparison verdict(s) "
+                  f"changed; {identical} of {len(per_run)} runs identical")
     elif any(not all(d["comparison"].identical.values()) for d in blind):
         # bits differ where only digests are known: how far, and whether it matters, is unknown
         first = sorted({first_difference(d["comparison"]) for d in blind} - {None},
@@ -156,9 +159,6 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
         answer = (f"differs in bits: {len(per_run) - identical} of {len(per_run)} runs differ "
                   f"(first at stage {', '.join(first)}); how far, and whether any prediction or "
                   "verdict changed, is unknown without the arrays")
-    elif verdicts:
-        answer = (f"NOT reproduced where it matters: {verdicts} model-comparison verdict(s) "
-                  f"changed; {identical} of {len(per_run)} runs identical")
     elif flips and worst_su >= 1:
         answer = (f"differs beyond the budget: up to {flips} test predictions flipped "
                   f"({worst_su:.2f} seed units); no verdict changed")
