@@ -49,7 +49,7 @@ def _reach(row: BudgetRow) -> float:
     """Size within a level: the largest per-model flips in seed units, else raw flips."""
     su = [m.flips_median_seed_units for m in row.models.values()
           if m.flips_median_seed_units is not None]
-    flips = max(m.flips_max for m in row.models.values())
+    flips = max((m.flips_max for m in row.models.values()), default=0)  # none: digests only
     return max(su) if su else flips / 1e3 + _z(row.emb_rel_max)
 
 
@@ -206,6 +206,9 @@ def _factor_advice(r, recs):
         text = (f"{name} moved the embedding by at most {fmt(r.emb_rel_max)}"
                 + (f" ({fmt(r.emb_rel_seed_units)} seed units)" if r.emb_rel_seed_units is not None else "")
                 + " and changed no prediction: low priority.")
+    elif lvl == "bits" and not r.models:  # its pairs are known by their stage digests alone
+        text = (f"{name} changed bits; how far is not known here: its runs were imported without "
+                "their arrays (`kit export --arrays` on the other machine measures it).")
     elif lvl == "bits":
         text = f"{name} changed bits only (no measurable magnitude): no need to pin for these models."
     else:
@@ -235,7 +238,7 @@ def _svd_seconds(store: Store, runs: list, stage: str = "svd_rand") -> float | N
 
 def _solver(store, b, rows, recs):
     seed = rows.get("seed")
-    if seed:
+    if seed and seed.emb_rel_max is not None:  # None: its runs' arrays are not here
         recs.append({"kind": "solver", "text": (
             f"A converged solver removes the seed from the embedding: across seeds the ARPACK "
             f"embedding moved at most {fmt(seed.arpack_rel_max)}, the randomized one "

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core import factors
 from .amplify import explain
-from .compare import ALL_MODELS, STAGES, compare_runs
+from .compare import ALL_MODELS, STAGES, compare_runs, has_arrays
 from .records import BudgetRow, EmbeddingDiff, ModelBudget
 from ..runs.store import Store
 from .verdicts import changed, has_verdicts, run_verdicts
@@ -31,7 +31,9 @@ def _models(comps: list) -> list:
 
 
 def _yardstick(comps: list) -> dict | None:
-    """One seed unit per measure: medians over the seed pairs (torch-seed for the torch MLP)."""
+    """One seed unit per measure: medians over the seed pairs (torch-seed for the torch MLP);
+    pairs known by their digests alone (a hash-only bundle's) measure nothing."""
+    comps = [c for c in comps if not c.digests_only]
     if not comps:
         return None
     pipe = [c for c in comps if c.svd_rand is not None]
@@ -91,19 +93,23 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
     digits = _digits(comps)
     models = {}
     for m in _models(comps):
-        flips = [c.models[m].flips for c in comps]
-        one_class = {r for c, (a, b) in zip(comps, pair_ids)
+        # the pairs that measured it (a pair known by its digests alone measured no model)
+        have = [(c, ids) for c, ids in zip(comps, pair_ids) if m in c.models]
+        flips = [c.models[m].flips for c, _ in have]
+        one_class = {r for c, (a, b) in have
                      for r, flag in ((a, c.models[m].one_class_a),
                                      (b, c.models[m].one_class_b)) if flag}
         med = _median(flips)
         per_seed = unit and unit["flips"].get(m)
         models[m] = ModelBudget(
             flips_median=med, flips_max=int(max(flips)),
-            max_dp=max(c.models[m].max_dp for c in comps),
-            max_abs_d_acc=max(abs(c.models[m].d_acc) for c in comps),
+            max_dp=max(c.models[m].max_dp for c, _ in have),
+            max_abs_d_acc=max(abs(c.models[m].d_acc) for c, _ in have),
             flips_median_seed_units=_ratio(med, per_seed),
             flips_max_seed_units=_ratio(max(flips), per_seed),
             one_class_runs=len(one_class))
+    # verdicts are recomputed from the arrays: a pair without them has none to count
+    vchanges = [v for c, v in zip(comps, vchanges) if not c.digests_only]
     conf = defaultdict(set)
     for c in comps:
         for k, (va, vb) in confounds(factor, c.env_diff).items():
@@ -130,15 +136,16 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         knn_jaccard_median=_agg(comps, _median, lambda c: c.knn_jaccard),
         models=models,
         # torch runs have no verdicts of the four classifiers: None, not 0
-        verdicts_changed_max=max(len(v) for v in vchanges) if pipeline else None,
+        verdicts_changed_max=max(len(v) for v in vchanges) if pipeline and vchanges else None,
         verdict_changes={k: sum(k in v for v in vchanges)
                          for k in sorted({k for v in vchanges for k in v})},
         confounds={k: sorted(v) for k, v in sorted(conf.items())})
 
 
 def _verdict_changes(store: Store, a: str, b: str) -> list:
-    """Verdicts that differ between two pipeline runs (torch runs have none)."""
-    if not all(has_verdicts(store.run(r).spec) for r in (a, b)):
+    """Verdicts that differ between two pipeline runs (torch runs have none, and runs whose
+    arrays are not here none that can be recomputed)."""
+    if not all(has_verdicts(store.run(r).spec) and has_arrays(store, r) for r in (a, b)):
         return []
     return changed(run_verdicts(store, a), run_verdicts(store, b))
 
@@ -158,8 +165,12 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
     rows = [_row(f, lvl, comps[(f, lvl)], [p.label for p in groups[(f, lvl)]], unit,
                  vchanges[(f, lvl)], [(p.a, p.b) for p in groups[(f, lvl)]])
             for (f, lvl) in sorted(groups, key=_order)]
-    note = None if unit else ("no seed runs on this dataset, so no seed units: "
-                              "run `kit run --factor seed` with the same dataset")
+    seeds = comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, [])
+    note = (None if unit else
+            "the seed pairs' runs were imported without their arrays, so no seed units: "
+            "export them with `kit export --arrays`" if seeds else
+            "no seed runs on this dataset, so no seed units: "
+            "run `kit run --factor seed` with the same dataset")
     return {"dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
             "yardstick": unit,
             "rows": rows, "note": note, "amplification": explain(rows)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import KitError
+from ..core.hosts import host_id
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .auc import auc
@@ -123,8 +124,24 @@ def env_diff(ma: dict, mb: dict) -> dict:
     return {k: [fa.get(k), fb.get(k)] for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)}
 
 
+def has_arrays(store: Store, run_id: str) -> bool:
+    """Whether a run's arrays are here: a run imported from a hash-only bundle has only its
+    stage digests. A run made here always has them (a missing one is damage, which reading it
+    reports with its remedy, never a quiet comparison by digests)."""
+    return store.run(run_id).spec.host == host_id() or store.has_arrays(run_id)
+
+
+def first_difference(c: Comparison) -> str | None:
+    """The first stage, in pipeline order, at which two runs' bits differ (None: none does)."""
+    return next((s for s, same in c.identical.items() if not same), None)
+
+
 def compare_runs(store: Store, a: str, b: str) -> Comparison:
-    """Every measure of the paper for one pair of stored runs (cached in the store)."""
+    """Every measure of the paper for one pair of stored runs (cached in the store).
+
+    When either run's arrays are not here (a hash-only bundle), the pair is compared by its
+    recorded stage digests alone: bits per stage, no magnitudes or predictions (and nothing
+    cached, so a later import with the arrays measures them)."""
     cached = store.comparison(a, b, VERSION)
     if cached is not None:
         return Comparison.from_cache(cached)
@@ -139,10 +156,15 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
         shared = [x for x in arrays if x in sa and x in sb]  # a perturbed run has no .sv
         identical[stage] = all(sa[x].sha256 == sb[x].sha256 and sa[x].dtype == sb[x].dtype
                                for x in shared)
+    used = {r.spec.embedding for r in (ra, rb)}
+    if not (has_arrays(store, a) and has_arrays(store, b)):
+        y = sa.get("y_test") or sb.get("y_test")
+        return Comparison(identical=identical, n_test=int(y.shape[0]) if y and y.shape else 0,
+                          embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
+                          env_diff=env_diff(ra.manifest, rb.manifest), digests_only=True)
     get = store.array
     y = get(a, "y_test")
     # the embedding k-means, neighbours and the classifiers used: its change is "the embedding's"
-    used = {r.spec.embedding for r in (ra, rb)}
     measured = {}  # what the two runs' kind may lack: an embedding, k-means, neighbours
     both = lambda x: x in sa and x in sb  # noqa: E731
     digits = {}

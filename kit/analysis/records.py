@@ -56,6 +56,9 @@ class Comparison:
     knn_jaccard: float | None = None
     models: dict = field(default_factory=dict)  # {model: ModelDiff}
     env_diff: dict = field(default_factory=dict)  # {attribute: [a, b]}
+    # True: a run's arrays are not here (a hash-only bundle), so only ``identical`` (from the
+    # recorded stage digests), ``n_test`` and ``env_diff`` are known; None (left out) otherwise
+    digests_only: bool | None = None
     # read back from the store's cache, whose JSON has sorted keys: the JSON edge writes it
     # back so, and a fresh one in the order it was measured, as before there were records
     cached: bool = field(default=False, compare=False, repr=False)

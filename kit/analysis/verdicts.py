@@ -17,6 +17,7 @@ from ..core.spec import RunSpec
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .auc import case_major_auc
+from .compare import has_arrays
 from .records import RunVerdict, Verdict
 
 VERSION = 1
@@ -88,6 +89,12 @@ def run_verdicts(store: Store, run_id: str) -> dict:
     return v
 
 
+def without_arrays(store: Store, run_ids) -> list:
+    """The runs among ``run_ids`` whose arrays are not here, so whose verdicts cannot be
+    recomputed (runs imported from a bundle exported without --arrays)."""
+    return [r for r in dict.fromkeys(run_ids) if not has_arrays(store, r)]
+
+
 def changed(va: dict, vb: dict) -> list:
     """The verdict keys on which two runs disagree."""
     return [k for k in KEYS if va[k]["verdict"] != vb[k]["verdict"]]
@@ -100,10 +107,17 @@ def stability(store: Store, groups: list, labels: dict | None = None) -> list[Ve
     that differ only in what is being varied (a reference run and its partners), so a verdict
     is stable when every group agrees with itself; pooling runs of different stacks or levels
     would report differences the factor never made. Counts are over the distinct runs.
+    Runs whose arrays are not here (a hash-only bundle's) are left out: their verdicts cannot
+    be recomputed, and none is ever taken on trust (``without_arrays`` names them).
     """
     if groups and isinstance(groups[0], str):
         groups = [groups]
     groups = [list(dict.fromkeys(g)) for g in groups]
+    missing = set(without_arrays(store, [r for g in groups for r in g]))
+    if missing:
+        groups = [g for g in ([r for r in g if r not in missing] for g in groups) if g]
+    if not groups:
+        return []
     runs = list(dict.fromkeys(r for g in groups for r in g))
     per_run = {r: run_verdicts(store, r) for r in runs}
     rows = []
@@ -184,4 +198,17 @@ def stability_report(store: Store, dataset: str, only: str | None = None) -> dic
             raise KitError(f"no run set {only!r}; sets here: {', '.join(sets) or 'none'}")
         sets = {only: sets[only]}
     labels = {i: run_label(s) for i, s in store.specs(dataset).items()}
-    return {name: stability(store, groups, labels) for name, groups in sets.items()}
+    out = {name: stability(store, groups, labels) for name, groups in sets.items()}
+    return {name: rows for name, rows in out.items() if rows}
+
+
+def arrays_note(store: Store, dataset: str) -> str | None:
+    """One line naming the runs `kit verdicts` leaves out for want of their arrays, or None."""
+    runs = [r for groups in verdict_sets(store, dataset).values() for g in groups for r in g]
+    missing = without_arrays(store, runs)
+    if not missing:
+        return None
+    return (f"{len(missing)} run(s) left out ({', '.join(r[:12] for r in missing[:3])}"
+            + (", ..." if len(missing) > 3 else "") + "): imported without their arrays, so "
+            "their verdicts cannot be recomputed here; `kit export --arrays` on the other "
+            "machine, then `kit import`, brings them")

@@ -51,11 +51,14 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
     runs = [store.run(r) for r in run_ids]
     ids = set(run_ids)
     pairs = [p.to_json() for p in store.pairs() if p.a in ids and p.b in ids]
-    blobs = {}
+    blobs, here = {}, host()["id"]
     if arrays:
         for r in runs:
             for stage, blob in store.stage_blobs(r.id).items():
-                blobs[blob] = (r.id, stage)
+                # a run imported without its arrays ships its digests alone (it has no more);
+                # a missing array of a run made here is damage, refused when it is read
+                if r.spec.host == here or store.blob_path(blob).exists():
+                    blobs[blob] = (r.id, stage)
     size = sum(store.blob_path(b).stat().st_size for b in blobs if store.blob_path(b).exists())
     return {"runs": runs, "pairs": pairs, "blobs": blobs, "array_bytes": size}
 

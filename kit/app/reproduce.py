@@ -8,6 +8,7 @@ twin as the factor ``host``, and answers in the budget's terms.
 from __future__ import annotations
 
 from ..analysis.budget import budget, pair_details
+from ..analysis.compare import STAGES, first_difference
 from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.errors import KitError
@@ -21,6 +22,9 @@ from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
 
 FACTOR = "host"
+BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
+              "per stage; where bits differ, magnitudes, flips and verdicts need the arrays "
+              "(`kit export --arrays` on the other machine)")
 
 
 def find_dataset(summary: dict, sha: str):
@@ -139,6 +143,7 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     worst_su = max((m.flips_max_seed_units or 0 for r in rows for m in r.models.values()),
                    default=0)
     flips = max((m.flips_max for r in rows for m in r.models.values()), default=0)
+    blind = [d for d in per_run if d["comparison"].digests_only]  # a hash-only bundle's runs
     if not per_run:
         answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
     elif identical == len(per_run):
@@ -147,6 +152,13 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     elif verdicts:
         answer = (f"NOT reproduced where it matters: {verdicts} model-comparison verdict(s) "
                   f"changed; {identical} of {len(per_run)} runs identical")
+    elif any(not all(d["comparison"].identical.values()) for d in blind):
+        # bits differ where only digests are known: how far, and whether it matters, is unknown
+        first = sorted({first_difference(d["comparison"]) for d in blind} - {None},
+                       key=list(STAGES).index)
+        answer = (f"differs in bits: {len(per_run) - identical} of {len(per_run)} runs differ "
+                  f"(first at stage {', '.join(first)}); how far, and whether any prediction or "
+                  "verdict changed, is unknown without the arrays")
     elif flips and worst_su >= 1:
         answer = (f"differs beyond the budget: up to {flips} test predictions flipped "
                   f"({worst_su:.2f} seed units); no verdict changed")
@@ -161,7 +173,8 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     for d in per_run:
         for k, (a, b) in d["comparison"].env_diff.items():
             env.setdefault(k, set()).add(f"{a} -> {b}")
-    return {"answer": answer, "bundle_host": doc["host"], "this_host": host(),
+    extra = {"digests_only": BLIND_NOTE} if blind or doc.get("arrays") is False else {}
+    return {"answer": answer, **extra, "bundle_host": doc["host"], "this_host": host(),
             "imported": imported, "pairs": len(per_run), "identical": identical,
             "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
             "rows": rows, "seed_units": units, "environment_differences":
@@ -170,7 +183,12 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
 
 
 def _per_run(label: str, c: Comparison) -> dict:
-    """One bundle run against its twin here, in the summary's terms."""
-    return {"label": label, "identical_stages": sum(c.identical.values()), "stages": len(c.identical),
-            "flips": {m: v.flips for m, v in c.models.items()},
-            "emb_rel": c.svd_rand.rel_fro if c.svd_rand else None}
+    """One bundle run against its twin here, in the summary's terms (a run known by its stage
+    digests alone also says which stages differ, and the first)."""
+    out = {"label": label, "identical_stages": sum(c.identical.values()), "stages": len(c.identical),
+           "flips": {m: v.flips for m, v in c.models.items()},
+           "emb_rel": c.svd_rand.rel_fro if c.svd_rand else None}
+    if c.digests_only:
+        out.update(digests_only=True, first_difference=first_difference(c),
+                   differing=[s for s, same in c.identical.items() if not same])
+    return out

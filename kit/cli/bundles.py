@@ -57,6 +57,18 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _unverified_note(imported: dict, bundle) -> None:
+    """Say once, on stderr, which of a bundle's datasets are not on this machine."""
+    shas = imported.get("unverified") or []
+    if shas:
+        import sys
+
+        print(f"note: the bundle's dataset{'s' if len(shas) > 1 else ''} "
+              f"{', '.join(h[:12] for h in shas)} {'are' if len(shas) > 1 else 'is'} not on this "
+              "machine, so its summary is unverified: import or fetch it here (`kit data import` "
+              f"/ `kit data fetch`), then `kit import {bundle}` again verifies it", file=sys.stderr)
+
+
 def _cmd_import(args) -> int:
     from ..app.bundle import import_bundle
     from ..runs.store import Store
@@ -64,6 +76,7 @@ def _cmd_import(args) -> int:
     out = import_bundle(Store(), args.file)
     print(f"imported {out['added']} new of {out['runs']} runs ({out['arrays']} arrays) from "
           f"{out['host']['name']} ({out['created']})")
+    _unverified_note(out, args.file)
     return 0
 
 
@@ -79,4 +92,5 @@ def _cmd_compare(args) -> int:
         rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
                              on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"))
     print_json(rep) if args.json else print(compare_text(rep))
+    _unverified_note(rep["imported"], args.file)
     return 0

@@ -88,13 +88,16 @@ def _cmd_budget(args) -> int:
 def _cmd_verdicts(args) -> int:
     from ..runs.store import Store
     from ..views.tables import verdicts_text
-    from ..analysis.verdicts import stability_report
+    from ..analysis.verdicts import arrays_note, stability_report
 
     from ..views.tables import dataset_line
 
     store = Store()
     sel = select(args, store)
     rep = stability_report(store, sel.sha256, args.run_set)
+    note = arrays_note(store, sel.sha256)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
                                              + (verdicts_text(rep) or "no pairs with verdicts yet"))
     return 0

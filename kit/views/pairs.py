@@ -15,7 +15,7 @@ def pair_cells(p: dict) -> dict:
             "emb diff": fmt(c.used.rel_fro if c.used else None),  # the embedding the models used
             "digits": digits_cell(c.digits.get(c.embedding, {}).get("digits")),
             "ARI": fmt(c.kmeans_ari), "Jaccard": fmt(c.knn_jaccard),
-            "flips": " ".join(f"{m}:{v.flips}" for m, v in c.models.items()),
+            "flips": " ".join(f"{m}:{v.flips}" for m, v in c.models.items()) or "-",
             "confounds": "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in p["confounds"].items()) or "-"}
 
 

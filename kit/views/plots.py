@@ -39,7 +39,8 @@ def plot_flips(b: dict) -> bytes | None:
     Zeros have no place on a log axis: they are written as "0" at the axis' left end, and when
     nothing flipped at all the plot says so on a plain axis instead of a broken log one.
     """
-    rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor)]  # 1 by definition
+    # the yardstick is 1 by definition; a row of hash-only runs measured no model
+    rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor) and r.models]
     if not rows:
         return None
     plt = pyplot()

@@ -113,7 +113,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
                              "sign flips", "k-means ARI", "kNN Jaccard"])]
     n_test = b["dataset"].get("test", "?")
     preds = [[factor_label(r.factor, r.level)] + [flips_cell(r.models.get(m)) for m in models]
-             + [fmt(max(d.max_dp for d in r.models.values())), verdicts_cell(r)]
+             + [fmt(max((d.max_dp for d in r.models.values()), default=None)), verdicts_cell(r)]
              for r in rows]
     out += ["", para(f"Predictions: flips of {n_test} test proteins, median/max (median in seed "
                      "units); conclusions: most of the 12 verdicts changed in one pair"),
@@ -218,12 +218,18 @@ def advice_text(a: dict, why: str | None = None) -> str:
 def compare_text(rep: dict) -> str:
     out = [f"Bundle from {rep['bundle_host']['name']} compared on {rep['this_host']['name']}:",
            para(rep["answer"], "  "), ""]
+    if rep.get("digests_only"):  # a hash-only bundle: bits from the digests, nothing more
+        out += [para(rep["digests_only"], "  ", "note: "), ""]
     if rep["per_run"]:
-        out.append(table([[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
-                           " ".join(f"{m}:{v}" for m, v in r["flips"].items())]
+        first = any("first_difference" in r for r in rep["per_run"])
+        out.append(table([[r["label"], f"{r['identical_stages']}/{r['stages']}"]
+                          + ([r.get("first_difference") or "-"] if first else [])
+                          + [fmt(r["emb_rel"]),
+                             " ".join(f"{m}:{v}" for m, v in r["flips"].items()) or "-"]
                           for r in rep["per_run"]],
-                         ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
-                         wrap=(0, 3)))
+                         ["run (theirs vs here)", "stages identical"]
+                         + (["first differing stage"] if first else []) + ["emb diff", "flips"],
+                         wrap=(0, 4 if first else 3)))
     for r in rep["rows"]:
         su = {m: d.flips_max_seed_units for m, d in r.models.items()
               if d.flips_max_seed_units is not None}
