@@ -20,7 +20,7 @@ from .dataset import MAX_LEN, MIN_LEN
 
 _STANDARD = frozenset(AMINO_ACIDS)
 _TEXT = ("ids", "seqs", "orgs")  # spilled as UTF-8 lines: no kept string holds \n or \r
-_BATCH = 2 ** 20                 # characters buffered before a write
+_BATCH = 2 ** 18                 # characters buffered before a write
 
 
 class Sink:
