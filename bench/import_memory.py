@@ -2,13 +2,14 @@
 
 The inputs of issue 24, generated in a temporary folder: only newlines; ASCII rows with one emoji
 in a sequence near the end; a valid TSV (accession, sequence of 60-700 standard residues, label,
-organism). Each `kit data import` runs in its own process under a fresh KIT_HOME; its peak RSS
+organism); the worst case for Python's per-string cost, a valid TSV of tiny rows (60-62
+residues). Each `kit data import` runs in its own process under a fresh KIT_HOME; its peak RSS
 (ru_maxrss of that child) is reported against the bound 2 x (bytes of the dataset file it stored,
 0 when it refused the file) + 300 MB, and against a bare `python -m kit --help` measured in the
 same run. Target: every ratio to the bound <= 1.
 
     .venv/bin/python bench/import_memory.py            # 100 MiB each, about a minute
-    .venv/bin/python bench/import_memory.py --full     # 500 MiB / 500 MiB / 342 MB, as in issue 24
+    .venv/bin/python bench/import_memory.py --full     # 500 MiB / 500 MiB / 342 MB / 500 MiB
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ AA = "ACDEFGHIKLMNPQRSTVWY"
 ORGS = ("human", "mouse", "yeast", "E. coli", "fly", "worm")
 
 
-def _rows(size: int, emoji_at: float | None = None):
+def _rows(size: int, emoji_at: float | None = None, lengths=(60, 700)):
     """Valid TSV rows summing to about ``size`` bytes; one emoji in a sequence if asked."""
     rng = random.Random(20261005)
     out, n, i = [b"accession\tsequence\tlabel\torganism\n"], 0, 0
     pool = "".join(rng.choice(AA) for _ in range(1 << 16))
     while n < size:
-        k = rng.randint(60, 700)
+        k = rng.randint(*lengths)
         at = rng.randrange(len(pool) - k)
         seq = pool[at:at + k]
         if emoji_at is not None and n >= size * emoji_at:
@@ -57,7 +58,8 @@ def make_input(folder: Path, key: str, size: int) -> Path:
                 f.write(b"\n" * min(size, 16 * MIB))
                 size -= min(size, 16 * MIB)
         else:
-            for block in _rows(size, 0.9 if key == "emoji" else None):
+            lengths = (60, 62) if key == "tiny" else (60, 700)
+            for block in _rows(size, 0.9 if key == "emoji" else None, lengths):
                 f.write(block)
     return path
 
@@ -81,14 +83,15 @@ def peak(cmd: list, env: dict) -> tuple:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mib", type=float, default=100, help="size of each input in MiB")
-    ap.add_argument("--full", action="store_true", help="issue 24's sizes: 500/500 MiB, 342 MB")
-    ap.add_argument("--only", choices=("newlines", "emoji", "valid"), action="append",
+    ap.add_argument("--full", action="store_true", help="issue 24's sizes: 500/500 MiB, 342 MB; tiny 500 MiB")
+    ap.add_argument("--only", choices=("newlines", "emoji", "valid", "tiny"), action="append",
                     help="measure only these inputs (repeatable)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     size = int(args.mib * MIB)
-    sizes = ({"newlines": 500 * MIB, "emoji": 500 * MIB, "valid": 342 * 10 ** 6} if args.full
-             else {"newlines": size, "emoji": size, "valid": size})
+    sizes = ({"newlines": 500 * MIB, "emoji": 500 * MIB, "valid": 342 * 10 ** 6,
+              "tiny": 500 * MIB} if args.full
+             else {"newlines": size, "emoji": size, "valid": size, "tiny": size})
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PYTHONPATH=str(ROOT), KIT_IMPORT_MAX_MIB="2048")

@@ -93,13 +93,18 @@ def make_dataset(name, source, ids, seqs, labels, organisms, split_seed=SPLIT_SE
                  shuffle=True, meta=None) -> Dataset:
     """Shuffle with the split seed (a dataset property, never a training seed) and cut 2:1."""
     n = len(seqs)
-    if n < 3:
-        raise KitError(f"dataset {name!r} needs at least 3 records, got {n}")
-    order = np.random.default_rng(split_seed).permutation(n) if shuffle else np.arange(n)
+    order = split_order(name, n, split_seed, shuffle)
     pick = lambda xs: tuple(xs[i] for i in order)  # noqa: E731
     return Dataset(name, source, pick(list(ids)), pick(list(seqs)),
                    pick([int(v) for v in labels]), pick(list(organisms)), n_train_for(n),
                    split_seed if shuffle else None, dict(meta or {}))
+
+
+def split_order(name, n: int, split_seed=SPLIT_SEED, shuffle=True):
+    """The file positions of a dataset's records in split order (the split seed's permutation)."""
+    if n < 3:
+        raise KitError(f"dataset {name!r} needs at least 3 records, got {n}")
+    return np.random.default_rng(split_seed).permutation(n) if shuffle else np.arange(n)
 
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

@@ -19,8 +19,9 @@ from itertools import chain
 from pathlib import Path
 
 from ..core.errors import KitError
+from ..core.paths import subdir
 from .dataset import (MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, check_name, find_stored,
-                      make_dataset, save_dataset)
+                      n_train_for, save_dataset, split_order)
 from .lines import MAX_BYTES, numbered_lines  # noqa: F401 - MAX_BYTES: the default limit
 from .sink import Sink
 from .uniprot import label as _transmembrane  # as `kit data fetch` derives it
@@ -204,11 +205,11 @@ def read_records(path, keep_rejects: bool = False):
     Every row is a record or a rejection; with ``keep_rejects`` returns (records, how many rows
     were rejected) instead of refusing the file on the first rejected row.
     """
-    sink = Sink(Path(path), check=False, keep_going=keep_rejects)
-    _read(Path(path), sink)
-    if sink.rejects and not keep_rejects:
-        sink.refuse_rejects()
-    records = list(zip(sink.ids, sink.seqs, sink.labels, sink.orgs))
+    with Sink(Path(path), check=False, keep_going=keep_rejects) as sink:
+        _read(Path(path), sink)
+        if sink.rejects and not keep_rejects:
+            sink.refuse_rejects()
+        records = list(zip(*sink.columns()))
     return (records, sink.rejects) if keep_rejects else records
 
 
@@ -226,33 +227,37 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
                 min_len=MIN_LEN, max_len=MAX_LEN, replace=False):
     """Check, split and store a user's file; returns (dataset, {reason: rows dropped}).
 
-    The file is read as a stream: only the records kept are held. Nothing is written unless
-    the whole file is accepted (or, with ``filter_bad``, every row that is not imported is
-    counted in the returned reasons).
+    The file is read as a stream, the records kept spilled to a temporary file beside the
+    datasets (gone on every exit): nothing is held until the whole file is accepted. Nothing is
+    written unless it is (or, with ``filter_bad``, every row that is not imported is counted in
+    the returned reasons).
     """
     check_name(name)
     path = Path(path)
-    sink = Sink(path, True, min_len, max_len, keep_going=filter_bad)
-    _read(path, sink)
-    if sink.rejects and not filter_bad:
-        sink.refuse_rejects()
-    bad = sum(sink.dropped.values())
-    if bad and not filter_bad:
-        shown = "; ".join(f"{a}: {why} (line {no})" for a, why, no in sink.shown)
-        more = f" (and {bad - 5} more)" if bad > 5 else ""
-        raise KitError(f"{path}: {bad} record(s) rejected: {shown}{more}; fix those lines or "
-                       "pass --filter to drop them")
-    dropped = Counter(sink.dropped)
-    if sink.rejects:
-        dropped["unreadable rows"] = sink.rejects
-    if not sink.ids:
-        raise KitError(f"{path}: every record was dropped ({_dropped_text(dropped)})")
-    columns = sink.ids, sink.seqs, sink.labels, sink.orgs
-    del sink  # the dataset holds the same strings; the columns and the accession set go
-    ds: Dataset = make_dataset(name, f"import:{path.name}", *columns,
-                               split_seed=split_seed, shuffle=shuffle,
-                               meta={"dropped": sum(dropped.values()), "dropped_by": dict(dropped),
-                                     "file": str(path.resolve())})
+    with Sink(path, True, min_len, max_len, keep_going=filter_bad,
+              spill_dir=subdir("datasets")) as sink:
+        _read(path, sink)
+        if sink.rejects and not filter_bad:
+            sink.refuse_rejects()
+        bad = sum(sink.dropped.values())
+        if bad and not filter_bad:
+            shown = "; ".join(f"{a}: {why} (line {no})" for a, why, no in sink.shown)
+            more = f" (and {bad - 5} more)" if bad > 5 else ""
+            raise KitError(f"{path}: {bad} record(s) rejected: {shown}{more}; fix those lines or "
+                           "pass --filter to drop them")
+        dropped = Counter(sink.dropped)
+        if sink.rejects:
+            dropped["unreadable rows"] = sink.rejects
+        if not sink.kept:
+            raise KitError(f"{path}: every record was dropped ({_dropped_text(dropped)})")
+        n = sink.kept
+        order = split_order(name, n, split_seed, shuffle)
+        columns = sink.columns(order)  # read back straight into split order, one at a time
+    del order
+    ds = Dataset(name, f"import:{path.name}", *columns, n_train_for(n),
+                 split_seed if shuffle else None,
+                 {"dropped": sum(dropped.values()), "dropped_by": dict(dropped),
+                  "file": str(path.resolve())})
     del columns
     _check_classes(ds, path)
     old = find_stored(name)
