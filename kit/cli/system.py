@@ -40,7 +40,7 @@ def _cmd_doctor(args) -> int:
 
     from ..app.doctor import machine_doctor
     from ..envs.platforms import detect
-    from ..views.tables import doctor_text
+    from ..views.health import doctor_text
 
     with Console(stderr=True).status("null experiment, thread probe, BLAS"):
         rep = machine_doctor(detect(), args.n)
@@ -53,7 +53,7 @@ def _cmd_store(args) -> int:
 
     from ..runs.store.check import check_store
     from ..runs.store import Store
-    from ..views.tables import store_check_text
+    from ..views.health import store_check_text
 
     with Console(stderr=True).status("hashing every stored array and dataset file"):
         rep = check_store(Store(), repair=args.repair)

@@ -1,0 +1,62 @@
+"""What `kit doctor` and `kit store check` print: the health of the stacks and of the store."""
+
+from __future__ import annotations
+
+from .fit import para, table
+from .tables import blas_text
+
+
+def doctor_text(rep: dict) -> str:
+    n = rep["null_experiment"]
+    out = [f"null experiment ({n['dataset']}): {'ok' if n['ok'] else 'FAILED'} - "
+           f"{n['identical']} of {n['pairs']} repeated pairs bitwise identical"]
+    w = rep.get("warm_workers")
+    if w:
+        out.append(f"warm workers: {'ok' if w['ok'] else 'FAILED'} - {w['identical']} of "
+                   f"{w['pairs']} fresh/warm pairs bitwise identical")
+    out.append("")
+    rows = []
+    for s in rep["stacks"]:
+        t = s["threads"]
+        blas = blas_text(s["blas"], s.get("blas_build"))
+        rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
+                     {True: "yes", False: "NO", None: "busy: not measured"}[t["honoured"]]])
+    out.append(table(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
+                            f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
+                            "threads honoured"], wrap=(1,)))
+    if rep.get("busy"):
+        b = rep["busy"]
+        out += ["", para(f"The machine was busy (other work kept {b['busy_cores']:.1f} of "
+                         f"{b['cores']} cores busy), so thread control could not be judged for "
+                         f"{', '.join(b['stacks'])}; run `kit doctor` again when it is idle.")]
+    if rep["problems"]:
+        out += ["", "Problems and remedies:"]
+        out += [para(f"{p.get('stack', 'machine')}: {p['problem']}", "  ", "- ") + "\n"
+                + para(f"remedy: {p['remedy']}", "    ", "  ") for p in rep["problems"]]
+    else:
+        out += ["", "No problems found."]
+    return "\n".join(out)
+
+
+def store_check_text(rep: dict) -> str:
+    out = [f"{rep['arrays']} arrays recorded, {rep['files']} files checked"]
+    if rep["ok"]:
+        return para(out[0] + ": every array and dataset file is what its runs recorded.")
+    for d in rep["damaged"]:
+        out.append(f"damaged array {d['blob'][:12]} ({d['why']}), used by {len(d['runs'])} run(s)")
+    for m in rep["missing"]:
+        out.append(f"missing array {m['blob'][:12]} of {len(m['runs'])} run(s) made here")
+    if rep["orphans"]:
+        out.append(f"{rep['orphans']} array file(s) that no run refers to")
+    if rep.get("unindexed"):
+        out.append(f"{rep['unindexed']} array file(s) older than the index that no run refers to: "
+                   f"repair moves them to {rep['unindexed_dir']} (kept, never deleted)")
+    for name, why in rep["datasets"].items():
+        out.append(f"dataset file {name[:12]}: {why}")
+    if rep["repaired"]:
+        out.append(f"repaired: dropped {len(rep['runs_affected'])} run(s) and the damaged files"
+                   + (f"; run these factors again: {', '.join(rep['factors_to_rerun'])}"
+                      if rep["factors_to_rerun"] else ""))
+    else:
+        out.append("`kit store check --repair` drops them; the next `kit run` makes them again")
+    return "\n".join(out)
