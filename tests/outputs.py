@@ -120,8 +120,13 @@ def dump(stable: bool = False) -> dict:
             os.environ.pop("COLUMNS", None)
         else:
             os.environ["COLUMNS"] = old
-    home = os.environ.get("KIT_HOME", "")
-    return {k: re.sub(re.escape(home), "<KIT_HOME>", v) if home else v for k, v in out.items()}
+    # the folders of this process: its store, its interpreter's environment, the checkout
+    places = [(os.environ.get("KIT_HOME", ""), "<KIT_HOME>"), (sys.prefix, "<PREFIX>"),
+              (str(Path(__file__).resolve().parents[1]), "<CHECKOUT>")]
+    for path, mask in places:
+        if path:
+            out = {k: v.replace(path, mask) for k, v in out.items()}
+    return out
 
 
 def file_name(name: str) -> str:
