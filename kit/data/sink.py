@@ -111,7 +111,7 @@ class Sink:
         f, n, i, tail = self._files[key], self.kept, 0, b""
         f.seek(0)
         if key != "orgs":
-            return Strings.from_lines(f.read(), order)
+            return Strings.from_file(f, order)
         out = np.empty(n, dtype=object)
         names = {}
         while True:

@@ -31,20 +31,40 @@ class Strings:
         lengths.extend(map(len, batch))
         self._set(b"".join(parts), np.fromiter(lengths, dtype=np.int64, count=len(lengths)))
 
-    def _set(self, buf: bytes, lengths) -> None:
+    def _set(self, buf, lengths) -> None:
         off = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=off[1:])
         self._buf, self._off, self._hash = buf, off, None
 
     @classmethod
-    def from_lines(cls, data: bytes, order=None) -> "Strings":
-        """The rows of ``data`` (each ended by b"\\n", UTF-8), in ``order`` (all, in file order,
-        when None); the rows are copied ``_CHUNK`` at a time, never as one str each at once."""
-        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-        starts = np.empty_like(ends)
-        starts[:1] = 0
-        starts[1:] = ends[:-1] + 1
-        return _gather(data, starts, ends, order)
+    def from_file(cls, f, order=None, window: int = 2 ** 25) -> "Strings":
+        """The rows of the open binary file ``f`` (each ended by b"\\n", UTF-8), in ``order`` (file
+        order when None): read ``window`` bytes at a time and each row copied into its place in
+        one buffer, so that the peak is that buffer and a window, never the file twice."""
+        f.seek(0)
+        ends, at = [], 0
+        while block := f.read(window):
+            ends.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10) + at)
+            at += len(block)
+        ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
+        order = np.arange(len(ends)) if order is None else np.asarray(order, dtype=np.int64)
+        lengths = ends - starts
+        out = cls.__new__(cls)
+        out._set(bytearray(int(lengths.sum())), lengths[order])
+        place = np.empty(len(ends), dtype=np.int64)  # where each file row goes in the buffer
+        place[order] = out._off[:-1]
+        buf, lo = out._buf, 0
+        while lo < len(ends):  # rows [lo, hi): whole rows within one window of the file
+            hi = max(lo + 1, int(np.searchsorted(ends, starts[lo] + window, side="right")))
+            base = int(starts[lo])
+            f.seek(base)
+            data = f.read(int(ends[hi - 1]) - base)
+            for a, b, p in zip((starts[lo:hi] - base).tolist(), (ends[lo:hi] - base).tolist(),
+                               place[lo:hi].tolist()):
+                buf[p:p + b - a] = data[a:b]
+            lo = hi
+        return out
 
     def take(self, order) -> "Strings":
         """The rows in ``order`` (an array of row positions)."""
@@ -101,10 +121,15 @@ class Strings:
 
 def _gather(data: bytes, starts, ends, order=None) -> Strings:
     """Strings of ``data[starts[i]:ends[i]]`` for i in ``order`` (every row when None), copied
-    ``_CHUNK`` rows at a time, never as one bytes object a row all at once."""
+    ``_CHUNK`` rows at a time into one buffer (a bytearray: it is never handed out)."""
     order = np.arange(len(ends)) if order is None else np.asarray(order, dtype=np.int64)
-    parts = [b"".join([data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist())])
-             for o in (order[i:i + _CHUNK] for i in range(0, len(order), _CHUNK))]
+    lengths = (ends - starts)[order]
+    buf, at = bytearray(int(lengths.sum())), 0  # filled in place: never the chunks and a join
+    for i in range(0, len(order), _CHUNK):
+        o = order[i:i + _CHUNK]
+        part = b"".join([data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist())])
+        buf[at:at + len(part)] = part
+        at += len(part)
     out = Strings.__new__(Strings)
-    out._set(b"".join(parts), (ends - starts)[order])
+    out._set(buf, lengths)
     return out
