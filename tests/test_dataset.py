@@ -108,3 +108,31 @@ def test_a_full_disk_leaves_no_half_written_dataset(tmp_path, monkeypatch):
         save_dataset(ds.__class__(**{**ds.__dict__, "name": "mine"}))
     assert "mine" not in stored_datasets()
     assert not list((tmp_path / "kit-home" / "datasets").glob(".*tmp"))
+
+
+def test_ids_and_seqs_are_compact_and_hash_and_serialise_as_tuples(tmp_path):
+    """Accessions and sequences are one buffer each (a tuple of str costs ~57 bytes a row more,
+    issue 24's tiny-row import); they compare, hash, slice and serialise as the tuples did."""
+    import hashlib
+
+    from kit.data.dataset import _json_list, _worker_doc
+    from kit.data.strings import Strings
+
+    ids, seqs, labels, orgs = records(30)
+    ids[3], seqs[4] = "P\u00e9\U0001f600", ""  # not only ASCII, and an empty row
+    ds = make_dataset("a", "t", ids, seqs, labels, orgs, shuffle=False)
+    assert isinstance(ds.ids, Strings) and isinstance(ds.seqs, Strings)
+    assert ds.ids == tuple(ids) and list(ds.seqs) == seqs and ds.seqs[4] == "" == ds.seqs[-26]
+    assert ds.ids[2:5] == ids[2:5] and isinstance(ds.ids[2:5], Strings) and ds.ids[5:2] == ()
+    assert hash(ds.ids) == hash(tuple(ids)) and ids[3] in ds.ids and "X" not in ds.ids
+    tuples = [tuple(ids), tuple(seqs), tuple(labels), tuple(orgs), ds.n_train]
+    want = json.dumps(tuples, separators=(",", ":"))
+    assert "".join(_json_list([ds.ids, ds.seqs, ds.labels, ds.organisms, ds.n_train])) == want
+    assert ds.sha256 == hashlib.sha256(want.encode()).hexdigest()
+    doc = json.loads(_worker_doc(ds))
+    assert _worker_doc(ds) == json.dumps(doc, separators=(",", ":")).encode()
+    path = save_dataset(ds)
+    assert path.read_bytes() == json.dumps(json.loads(path.read_text()),
+                                           separators=(",", ":")).encode()
+    again = load_dataset("a")
+    assert isinstance(again.seqs, Strings) and again == ds and again.head(10).ids == ids[:10]

@@ -14,6 +14,7 @@ import numpy as np
 from ..core.atomic import atomic_path, write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from .strings import Strings
 
 TEST_FRACTION = 0.333  # the paper's 1,998 test proteins of 6,000
 MIN_LEN, MAX_LEN = 60, 700
@@ -32,8 +33,8 @@ class Dataset:
 
     name: str
     source: str
-    ids: tuple
-    seqs: tuple
+    ids: Strings  # str rows, compact: equal to a tuple of the same strings
+    seqs: Strings
     labels: tuple
     organisms: tuple
     n_train: int
@@ -95,7 +96,8 @@ def make_dataset(name, source, ids, seqs, labels, organisms, split_seed=SPLIT_SE
     n = len(seqs)
     order = split_order(name, n, split_seed, shuffle)
     pick = lambda xs: tuple(xs[i] for i in order)  # noqa: E731
-    return Dataset(name, source, pick(list(ids)), pick(list(seqs)),
+    ids, seqs = list(ids), list(seqs)
+    return Dataset(name, source, Strings(ids[i] for i in order), Strings(seqs[i] for i in order),
                    pick([int(v) for v in labels]), pick(list(organisms)), n_train_for(n),
                    split_seed if shuffle else None, dict(meta or {}))
 
@@ -142,11 +144,11 @@ def find_stored(name: str) -> str | None:
 def _json(v, step: int = 65536):
     """``json.dumps(v, separators=(",", ":"))`` in pieces, the same text: a column of a large
     dataset is encoded ``step`` items at a time, never as one copy of the whole."""
-    if not isinstance(v, (list, tuple)) or not v:
-        yield json.dumps(v, separators=(",", ":"))
+    if not isinstance(v, (list, tuple, Strings)) or not len(v):
+        yield json.dumps(list(v) if isinstance(v, Strings) else v, separators=(",", ":"))
         return
     for i in range(0, len(v), step):
-        yield ("," if i else "[") + json.dumps(v[i:i + step], separators=(",", ":"))[1:-1]
+        yield ("," if i else "[") + json.dumps(list(v[i:i + step]), separators=(",", ":"))[1:-1]
     yield "]"
 
 
@@ -158,18 +160,23 @@ def _json_list(values):
     yield "]"
 
 
+def _json_doc(doc: dict):
+    """``json.dumps(doc, separators=(",", ":"))`` in pieces, the same text."""
+    for n, (key, value) in enumerate(doc.items()):
+        yield ("," if n else "{") + json.dumps(key) + ":"
+        yield from _json(value)
+    yield "}"
+
+
 def save_dataset(ds: Dataset) -> Path:
     doc = {"name": ds.name, "source": ds.source, "split_seed": ds.split_seed,
            "n_train": ds.n_train, "meta": ds.meta, "sha256": ds.sha256, "ids": ds.ids,
            "seqs": ds.seqs, "labels": ds.labels, "organisms": ds.organisms}
     path = _path(ds.name)
-    try:  # the same bytes as json.dumps(doc, separators=(",", ":")), written in pieces
+    try:
         with atomic_path(path) as tmp, open(tmp, "wb") as f:
-            for n, (key, value) in enumerate(doc.items()):
-                f.write((("," if n else "{") + json.dumps(key) + ":").encode())
-                for part in _json(value):
-                    f.write(part.encode())
-            f.write(b"}")
+            for part in _json_doc(doc):
+                f.write(part.encode())
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
@@ -193,7 +200,7 @@ def _read(path: Path) -> Dataset:
 def _read_file(path: Path) -> Dataset:
     try:
         doc = json.loads(path.read_text())
-        ds = Dataset(doc["name"], doc["source"], tuple(doc["ids"]), tuple(doc["seqs"]),
+        ds = Dataset(doc["name"], doc["source"], Strings(doc["ids"]), Strings(doc["seqs"]),
                      tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"],
                      doc["split_seed"], doc.get("meta", {}))
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -237,9 +244,9 @@ def stored_datasets() -> list:
 def _worker_doc(ds: Dataset) -> bytes:
     """What a worker reads: the records in split order and the cut, with the dataset's hash
     (ids and organisms too, so that the file can be re-hashed on its own)."""
-    return json.dumps({"sha256": ds.sha256, "ids": ds.ids, "seqs": ds.seqs, "labels": ds.labels,
-                       "organisms": ds.organisms, "n_train": ds.n_train},
-                      separators=(",", ":")).encode()
+    return "".join(_json_doc({"sha256": ds.sha256, "ids": ds.ids, "seqs": ds.seqs,
+                              "labels": ds.labels, "organisms": ds.organisms,
+                              "n_train": ds.n_train})).encode()
 
 
 _checked: dict = {}  # path -> the file identity verified in this process
@@ -278,8 +285,8 @@ def verify_worker_file(path: Path) -> str | None:
     """Why a worker's dataset file does not hold the dataset its name says (None: it does)."""
     try:
         doc = json.loads(path.read_text())
-        ds = Dataset("check", "check", tuple(doc["ids"]), tuple(doc["seqs"]), tuple(doc["labels"]),
-                     tuple(doc["organisms"]), doc["n_train"], None)
+        ds = Dataset("check", "check", Strings(doc["ids"]), Strings(doc["seqs"]),
+                     tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"], None)
     except (OSError, ValueError, KeyError, TypeError) as e:
         return f"unreadable ({type(e).__name__})"
     if ds.sha256 != path.stem or doc.get("sha256") != path.stem:

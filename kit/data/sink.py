@@ -17,6 +17,7 @@ import numpy as np
 from ..core.errors import KitError
 from ..worker.pipeline import AMINO_ACIDS
 from .dataset import MAX_LEN, MIN_LEN
+from .strings import Strings
 
 _STANDARD = frozenset(AMINO_ACIDS)
 _TEXT = ("ids", "seqs", "orgs")  # spilled as UTF-8 lines: no kept string holds \n or \r
@@ -105,38 +106,36 @@ class Sink:
         self._batch, self._chars, self._lines = ([], [], []), 0, array("q")
 
     def _column(self, key, order=None):
-        """A spilled text column as a tuple, in ``order`` (the file's order when None)."""
+        """A spilled text column in ``order`` (the file's order when None): accessions and
+        sequences as Strings (one buffer), organisms as a tuple of one str per organism."""
         f, n, i, tail = self._files[key], self.kept, 0, b""
         f.seek(0)
+        if key != "orgs":
+            return Strings.from_file(f, order)
         out = np.empty(n, dtype=object)
-        names = {} if key == "orgs" else None  # one string per organism
+        names = {}
         while True:
             block = f.read(2 ** 20)
             data = tail + block
             cut = data.rfind(b"\n") + 1
-            texts = data[:cut].decode().split("\n")[:-1]
+            texts = [names.setdefault(t, t) for t in data[:cut].decode().split("\n")[:-1]]
             tail = data[cut:]
-            if names is not None:
-                texts = [names.setdefault(t, t) for t in texts]
             out[i:i + len(texts)] = texts
             i += len(texts)
             if not block:
                 break
-        if order is None:
-            return out
-        out = out[order]
-        return tuple(out)
+        return tuple(out if order is None else out[order])
 
     def columns(self, order=None):
-        """(ids, seqs, labels, organisms) of the kept records, each a tuple in ``order`` (the
-        file's order when None); a KitError naming both lines when an accession repeats."""
+        """(ids, seqs, labels, organisms) of the kept records in ``order`` (the file's order
+        when None); a KitError naming both lines when an accession repeats."""
         self._flush()
         if not self.kept:
-            return (), (), (), ()
+            return Strings(), Strings(), (), ()
         order = np.arange(self.kept) if order is None else order
         ids = self._column("ids")
         self._refuse_repeats(ids)
-        ids = tuple(ids[order])
+        ids = ids.take(order)
         seqs = self._column("seqs", order)
         labels = tuple(np.frombuffer(self.labels, dtype=np.uint8)[order].tolist())
         return ids, seqs, labels, self._column("orgs", order)
