@@ -4,7 +4,7 @@
 the report's markdown) against the current KIT_HOME and returns what it printed.
 ``dump(stable=True)`` also masks what differs between two builds of the same store (wall and
 CPU times, dates, the order of runs stored in the same second): tests/test_outputs.py compares
-that with the copy saved under tests/__snapshots__/outputs/. ``python tests/outputs.py FOLDER
+that with the copy saved under tests/saved_outputs/. ``python tests/outputs.py FOLDER
 [--raw]`` writes a dump into FOLDER, to compare two trees on one store byte for byte.
 """
 

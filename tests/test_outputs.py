@@ -1,6 +1,6 @@
 """Every reader prints what it printed when the saved copy was made: a refactor changes no output.
 
-The copy under tests/__snapshots__/outputs/ holds every reading command's output on the
+The copy under tests/saved_outputs/ holds every reading command's output on the
 every-kind store (tests/outputs.py), with times masked. A change that is meant to alter an
 output saves the copy anew (``KIT_UPDATE_OUTPUTS=1``) and the diff shows what it altered.
 """
@@ -16,7 +16,7 @@ import pytest
 from outputs import dump, file_name, write
 
 pytestmark = pytest.mark.slow
-SAVED = Path(__file__).parent / "__snapshots__" / "outputs"
+SAVED = Path(__file__).parent / "saved_outputs"
 MACHINE = "MACHINE.json"  # what the outputs depend on beyond kit: the CPU, cores, stacks held
 
 
