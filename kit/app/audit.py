@@ -21,7 +21,7 @@ from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import PlanOptions
 from ..runs.planning.plan import plan, reference_embedding, required_stacks
-from ..runs.executing.runner import run_all
+from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store
 from .ahead import Ahead
 
@@ -39,6 +39,7 @@ class Audit:
     stacks: list = field(default_factory=list)   # stacks to build before planning
     pairs: list = field(default_factory=list)
     specs: list = field(default_factory=list)    # unique run specs, reference embedding first
+    skipped: list = field(default_factory=list)  # [(pair, why)]: pairs the executor cannot make
 
     @property
     def needs_reference(self) -> bool:
@@ -88,10 +89,20 @@ def build_stacks(audit: Audit, log=lambda name, msg: None,
     return built
 
 
-def plan_runs(audit: Audit) -> Audit:
-    """Plan the pairs (the stacks must be built: their identities are part of each run)."""
-    audit.pairs = [p for f in audit.factors
-                   for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)]
+def plan_runs(audit: Audit, unfit=lambda spec: None) -> Audit:
+    """Plan the pairs (the stacks must be built: their identities are part of each run).
+
+    ``unfit(spec)`` says why the executor has nowhere to make a run (a cluster whose workers
+    offer fewer cores than its threads): such pairs are skipped, with why, not run."""
+    pairs = [p for f in audit.factors
+             for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)]
+    audit.pairs, audit.skipped = [], []
+    for p in pairs:
+        why = unfit(p.a) or unfit(p.b)
+        if why:
+            audit.skipped.append((p, why))
+        else:
+            audit.pairs.append(p)
     specs = ([reference_embedding(audit.dataset.sha256, where=audit.options.host)]
              if audit.needs_reference else [])
     specs += [s for p in audit.pairs for s in (p.a, p.b)]
@@ -150,13 +161,21 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
                     executor=executor)
         finished = run_all(specs, audit.dataset, store, jobs=jobs, on_done=done,
                            should_stop=should_stop, executor=executor)
+    except PlanIncomplete:  # the runs that were made are paired as in a whole plan
+        ahead.close()
+        _add_pairs(audit, store)
+        raise
     except BaseException:
         ahead.close(wait=False)
         raise
     ahead.close()
-    stored = {s.run_id for s in specs if store.has_run(s.run_id)}
-    store.add_pairs([p for p in audit.pairs if p.a.run_id in stored and p.b.run_id in stored])
+    _add_pairs(audit, store)
     return finished
+
+
+def _add_pairs(audit: Audit, store: Store) -> None:
+    stored = {s.run_id for s in audit.specs if store.has_run(s.run_id)}
+    store.add_pairs([p for p in audit.pairs if p.a.run_id in stored and p.b.run_id in stored])
 
 
 @dataclass(frozen=True)
@@ -211,7 +230,7 @@ def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Pr
     with progress.building(missing):
         if missing:  # else the planner checks the stacks as it reads them, with the fix
             build_stacks(audit, log=progress.log, on_built=progress.built)
-    plan_runs(audit)
+    plan_runs(audit, executor.unfit if executor is not None else lambda spec: None)
     left = todo(audit, store)
     progress.planned(audit, left)
     if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left))):

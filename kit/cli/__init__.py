@@ -30,30 +30,48 @@ class _Terminated(Exception):
     """SIGTERM: end as an interrupt does (workers killed, finished runs kept), and say so."""
 
 
-def _on_sigterm(signum, frame):
-    raise _Terminated()
+_signalled: list = []  # the signals received during this command, first first
+
+
+def _on_signal(signum, frame):
+    import signal
+
+    _signalled.append(signum)
+    raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
+
+
+def _ended_by_signal(signum: int) -> int:
+    """An interrupted command's message and exit status (130 for SIGINT, 143 for SIGTERM)."""
+    import signal
+
+    what = "interrupted" if signum == signal.SIGINT else "terminated"
+    print(f"kit: {what}; finished runs are stored, run the same command to resume",
+          file=sys.stderr)
+    return 128 + signum
 
 
 def main(argv=None) -> int:
     import signal
 
     args = parser().parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    # kit's own handlers for both: whatever a library does with the exception on its way up
+    # (dask-jobqueue even sets SIGINT to sys.exit() when imported), a command that received
+    # one ends with 130 or 143, never as if it had finished
+    _signalled.clear()
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         code = args.func(args)
         sys.stdout.flush()  # a failed write of the output is handled here, not at exit
-        return code
+        return _ended_by_signal(_signalled[0]) if _signalled else code
     except KitError as e:
+        if _signalled:  # the error an interrupt caused (a cluster closed under a run)
+            return _ended_by_signal(_signalled[0])
         print(f"kit: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("kit: interrupted; finished runs are stored, run the same command to resume",
-              file=sys.stderr)
-        return 130
+        return _ended_by_signal(signal.SIGINT)
     except _Terminated:
-        print("kit: terminated; finished runs are stored, run the same command to resume",
-              file=sys.stderr)
-        return 143
+        return _ended_by_signal(signal.SIGTERM)
     except BrokenPipeError:
         # the reader went away (`kit runs | head`): end quietly, as `ls | head` does
         _quiet_stdout()
@@ -74,7 +92,8 @@ def main(argv=None) -> int:
     except Exception as e:  # a bug: one line for the user, the traceback in a file
         return _bug(e)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _bug(e: Exception) -> int:

@@ -43,6 +43,13 @@ def threads(text: str) -> tuple:
     return argtype(parse_threads)(text)
 
 
+def thread_counts(text: str) -> tuple:
+    """Thread counts of 1 or more: `kit run` holds them to the cores of where runs go."""
+    from ..runs.planning.options import parse_thread_counts
+
+    return argtype(parse_thread_counts)(text)
+
+
 def jobs_arg(text: str):
     """--jobs: "auto" or a number of runs at once (at most 4 per core)."""
     from ..runs.planning.options import parse_jobs

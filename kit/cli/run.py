@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
 from .common import (confirm, counts, dataset_args, factors, floats, int_list, jobs_arg,
-                     names_list, print_json, threads)
+                     names_list, print_json, thread_counts)
 
 
 def add(sub) -> None:
@@ -19,7 +19,9 @@ def add(sub) -> None:
     dataset_args(p, default="synthetic")
     p.add_argument("--stack", default="host",
                    help="stack for single-stack factors (default: host, kit's own interpreter)")
-    p.add_argument("--threads", type=threads, default=(), help="thread counts, e.g. 1,2 (default 1..cores)")
+    p.add_argument("--threads", type=thread_counts, default=(),
+                   help="thread counts, e.g. 1,2 (default 1..cores; on a cluster 1..the smallest "
+                        "worker's cores)")
     p.add_argument("--seeds", type=int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
     p.add_argument("--iters", type=counts, default=None, help="svd-iters levels (default 5,10,20,50)")
     p.add_argument("--jobs", type=jobs_arg, default="auto",
@@ -40,7 +42,7 @@ def add(sub) -> None:
     p.add_argument("--yes", action="store_true",
                    help="do not ask before a large plan or before building stacks (for scripts)")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
-    p.set_defaults(func=_cmd_run)
+    p.set_defaults(func=_cmd_run, parser=p)
 
 
 def _cmd_run(args) -> int:
@@ -49,21 +51,32 @@ def _cmd_run(args) -> int:
     from rich.console import Console
 
     from ..core.errors import KitError
-    from ..runs.planning.options import SVD_ITERS, PlanOptions
+    from ..core.processes import cores
+    from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
 
     err = Console(stderr=True)
     if args.hosts and not args.cluster:
-        raise KitError("--hosts names machines of a cluster: add --cluster (docs/cluster.md)")
+        raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
+    # here, thread counts are held to this machine's cores; a cluster's are its workers'
+    wrong = None if args.cluster else threads_problem(args.threads, cores())
+    if wrong:
+        args.parser.error(f"argument --threads: {wrong}")
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
                        device=args.device, eps=args.eps, torch_stack=args.torch_stack)
     with _executor(args, err) as ex:
         if ex is not None and ex.name == "dask":
-            opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts))
+            opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),
+                           cores=ex.fewest_cores())
             classes = ex.classes()
             err.print(f"kit: runs go to node class {opts.host} of {args.cluster}"
                       + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
                          "compares classes)" if len(classes) > 1 and not args.hosts else ""))
-        return _run(args, opts, ex, err)
+        try:
+            return _run(args, opts, ex, err)
+        finally:
+            said = ex.retried_text() if ex is not None and ex.name == "dask" else None
+            if said:
+                err.print(f"kit: {said}")
 
 
 def _executor(args, err):
@@ -86,6 +99,7 @@ def _executor(args, err):
 def _run(args, opts, executor, err) -> int:
     from ..app import audit as au
     from ..analysis.budget import budget
+    from ..runs.executing.runner import PlanIncomplete
     from ..runs.store import Store
     from ..views.tables import budget_text
 
@@ -93,10 +107,16 @@ def _run(args, opts, executor, err) -> int:
     if a.dataset.synthetic:
         err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
     store = Store()
-    au.run_audit(a, store, confirm=lambda ask: _confirm(ask, err, args.yes),
-                 progress=_Bars(err, args.jobs, executor), jobs=args.jobs, executor=executor)
+    incomplete = None
+    try:
+        au.run_audit(a, store, confirm=lambda ask: _confirm(ask, err, args.yes),
+                     progress=_Bars(err, args.jobs, executor), jobs=args.jobs, executor=executor)
+    except PlanIncomplete as e:  # the budget of what was made, then the error and exit 1
+        incomplete = e
     b = budget(store, a.dataset.sha256)
     print_json(b) if args.json else print(budget_text(b))
+    if incomplete:
+        raise incomplete
     return 0
 
 
@@ -157,6 +177,12 @@ class _Bars:
 
         self.err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): "
                        f"{len(a.specs) - len(todo)} stored, {len(todo)} to run")
+        whys: dict = {}
+        for pair, why in a.skipped:
+            whys.setdefault(why, []).append(pair)
+        for why, pairs in whys.items():
+            self.err.print(f"kit: skipped {len(pairs)} pair(s) ({pairs[0].label}"
+                           + (", ..." if len(pairs) > 1 else "") + f"): {why}")
         dask = self.executor is not None and self.executor.name == "dask"
         shared = None if dask else note(todo, self.jobs)
         if shared:

@@ -281,6 +281,23 @@ def _file_ident(path: Path):
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def stored_worker_file(sha256: str) -> Path | None:
+    """The file a worker reads for dataset ``sha256`` when this machine holds it intact
+    (verified once per change of the file), else None: a cluster node asks for the dataset
+    only the first time."""
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        return None
+    path = subdir("datasets") / "by-hash" / f"{sha256}.json"
+    ident = _file_ident(path)
+    if ident is None:
+        return None
+    if _checked.get(path) != ident:
+        if verify_worker_file(path):
+            return None
+        _checked[path] = ident
+    return path
+
+
 def verify_worker_file(path: Path) -> str | None:
     """Why a worker's dataset file does not hold the dataset its name says (None: it does)."""
     try:

@@ -23,6 +23,7 @@ from ..planning.options import Bound
 
 JOBQUEUE = ("slurm", "pbs", "sge", "lsf", "htcondor")
 RESOURCE = "cores"
+PRELOAD = "kit.runs.executing.node_classes"  # declares a worker's node class (a Dask preload)
 # A kit task waits on a subprocess: Dask's sampling profiler and frequent monitors would only
 # take CPU from the runs beside them.
 QUIET = {"distributed.worker.profile.enabled": False,
@@ -174,6 +175,14 @@ class ClusterKind:
     def start(self):
         raise NotImplementedError
 
+    def replace_lost(self, cluster) -> None:
+        """Start again the workers a cluster kit started has lost (a cancelled job, a nanny
+        that gave up): the same number again, so SpecCluster starts anew each one whose
+        worker left (after distributed.deploy.lost-worker-timeout) and keeps the others.
+        A scheduler someone else runs sees to its own workers."""
+        if cluster is not None and hasattr(cluster, "worker_spec"):
+            cluster.scale(len(cluster.worker_spec))
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -236,7 +245,8 @@ class JobQueueKind(ClusterKind):
         kw = dict(cores=int(c["cores"]), processes=1, memory=c["memory"], walltime=c["walltime"],
                   python=c["python"] or sys.executable,
                   job_script_prologue=[f"export KIT_HOME={home}", *quiet_env()],
-                  worker_extra_args=["--resources", f"{RESOURCE}={int(c['cores'])}"],
+                  worker_extra_args=["--resources", f"{RESOURCE}={int(c['cores'])}",
+                                     "--preload", PRELOAD],
                   scheduler_options={"interface": c["interface"]} if c["interface"] else {},
                   # the jobs' own output (slurm-N.out, ...) beside kit's logs, not in the cwd
                   log_directory=str(kit_home() / "logs" / self.system),
@@ -267,7 +277,7 @@ class SSHKind(ClusterKind):
         env = {"KIT_HOME": c["kit_home"]} if c["kit_home"] else {}
         cluster = SSHCluster([c["hosts"][0], *c["hosts"]], remote_python=c["python"] or None,
                              worker_options={"nthreads": cores, "resources": {RESOURCE: cores},
-                                             "env": env})
+                                             "env": env, "preload": [PRELOAD]})
         return cluster, cluster.scheduler_address
 
     def describe(self):

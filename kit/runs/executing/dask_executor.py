@@ -1,23 +1,37 @@
 """The cluster executor: each run a Dask task on a node, stored by the driver alone.
 
-A task runs kit.runs.executing.on_node.make_run in a Dask worker, which starts the stack's worker process on
-that node and hands back the manifest and the arrays' bytes; the runner verifies every array's
-sha256 before storing it, as it does for a local run. A worker that dies mid-run is Dask's to
-retry (its allowed failures); a run that still fails is reported with its node and stderr.
+A task runs kit.runs.executing.on_node.make_run in a Dask worker, which makes the run in a
+(warm) worker process on that node and hands back the manifest and the arrays' bytes; the
+runner verifies every array's sha256 before storing it, as it does for a local run. Runs go to
+a node class by a worker resource (kit.runs.executing.node_classes), never by address. A run
+whose worker or job dies is submitted again (TRIES in all, each retry said and counted); one
+that fails on every try is reported and the plan goes on. Every wait has a bound.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
+import time
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from . import on_node as node
-from .cluster_kinds import RESOURCE, ClusterKind, cluster_kind
-from .runner import Executor
+from .cluster_kinds import PRELOAD, QUIET, RESOURCE, ClusterKind, cluster_kind
+from .node_classes import ClassTable, class_resource
+from .runner import Executor, RunFailed
+
+TRIES = 3            # submissions of one run before it counts as failed
+POLL_S = 0.5         # how often a waiting run looks at the cluster (and at a stop)
+RUN_S = 6 * 3600     # the longest one run's task may take: a stuck node must not hang a plan
+# a worker lost mid-run fails its task at once (Dask would quietly resubmit it up to 3 times):
+# kit resubmits it itself, so that every retry is counted and said
+ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.preload": [PRELOAD]}
 
 
 class DaskExecutor(Executor):
@@ -25,9 +39,13 @@ class DaskExecutor(Executor):
 
     def __init__(self, target: str, log=lambda msg: None):
         self.kind: ClusterKind = cluster_kind(target)
-        self.target = target
+        self.target, self.log = target, log
         self.cluster = self.client = None
-        self._data: dict = {}
+        self.retried: list = []       # (run id, why) of every resubmission
+        self._seen = (0.0, {})        # (when, {address: resources}) of the last look
+        self._kept = 0.0              # when lost jobs were last replaced
+        self._lock = threading.Lock()
+        self.wait_s = float(self.kind.conf.get("wait_s", 60))
         # a local cluster's nannies run in this process and set PYTHONHASHSEED in its
         # environment before each worker starts (distributed.nanny): kit's later local runs
         # would inherit it and differ from the earlier ones; given back on close
@@ -41,114 +59,186 @@ class DaskExecutor(Executor):
             raise
 
     def _connect(self):
+        import dask
         from distributed import Client
 
         try:
-            self.cluster, address = self.kind.start()
+            # an in-process scheduler reads the settings; dask-jobqueue's import sets SIGINT
+            # to sys.exit(), which would end an interrupted plan with exit 0
+            with dask.config.set({**QUIET, **ROUTING}), _keeping_signal_handlers():
+                self.cluster, address = self.kind.start()
             self.client = Client(address, timeout="30s")
         except (OSError, TimeoutError) as e:
             raise KitError(f"cannot reach {self.kind.describe()}: {e}") from None
-        wait = float(self.kind.conf.get("wait_s", 60))
-        try:
-            self.client.wait_for_workers(self.kind.expected, timeout=wait)
+        try:  # the plan starts with the first worker and takes the others as they come
+            self.client.wait_for_workers(1, timeout=self.wait_s)
         except TimeoutError:
-            raise KitError(f"{self.kind.describe()}: no worker joined within {wait:.0f} s (is the "
-                           "queue full, or the workers' python unable to import kit?)") from None
+            raise KitError(f"{self.kind.describe()}: no worker joined within {self.wait_s:.0f} s "
+                           "(is the queue full, or the workers' python unable to import kit?)") from None
         self.refresh()
 
     def refresh(self) -> None:
         """Ask every worker what node it is on and how many cores it offers runs."""
         info = self.client.scheduler_info(n_workers=-1)["workers"]
-        bare = [a for a, w in info.items() if RESOURCE not in (w.get("resources") or {})]
-        if bare:
-            raise KitError(f"worker {bare[0]} declares no {RESOURCE!r} resource, so kit cannot keep "
-                           f"its runs within its cores; start workers with `dask worker "
-                           f"--resources {RESOURCE}=N` (N: the node's cores)")
+        for a, w in info.items():
+            have = w.get("resources") or {}
+            if RESOURCE not in have:
+                raise KitError(f"worker {a} declares no {RESOURCE!r} resource, so kit cannot keep "
+                               f"its runs within its cores; start workers with `dask worker "
+                               f"--resources {RESOURCE}=N --preload {PRELOAD}` (N: the node's cores)")
+            if not any(r.startswith(class_resource("")) for r in have):
+                raise KitError(f"worker {a} declares no node class, so kit cannot route runs to "
+                               f"it; start workers with `dask worker --resources {RESOURCE}=N "
+                               f"--preload {PRELOAD}`")
         facts = self.client.run(node.facts)
         self.workers = {a: {**facts[a], "name": str(w.get("name", a)),
-                            "slots": int(w["resources"][RESOURCE])} for a, w in info.items()}
+                            "slots": int(w["resources"][RESOURCE])}
+                        for a, w in info.items() if a in facts}
+        self.table = ClassTable(self.workers, self.target)
 
     # -- where runs go ------------------------------------------------------------------------
     def classes(self) -> dict:
-        """{node class: [worker addresses]}, the largest class first."""
-        out: dict = {}
-        for a, f in self.workers.items():
-            out.setdefault(f["class"], []).append(a)
-        return dict(sorted(out.items(), key=lambda kv: -sum(self.workers[a]["slots"] for a in kv[1])))
+        return self.table.classes()
 
     def default_host(self) -> str:
-        """The node class a plan's runs go to when no --hosts are named: the largest."""
-        return next(iter(self.classes()))
+        return self.table.default()
 
-    def matching(self, label: str) -> list:
-        """Workers a run labelled ``label`` may go to: that class, host name or worker name."""
-        return [a for a, f in self.workers.items() if label in (f["class"], f["host"], f["name"])]
+    def fewest_cores(self) -> int:
+        return self.table.fewest_cores()
 
     def resolve(self, names) -> tuple:
-        """Check every name given to --hosts against the cluster's workers."""
-        for n in names:
-            if not self.matching(n):
-                known = sorted({v for f in self.workers.values()
-                                for v in (f["class"], f["host"], f["name"])})
-                raise KitError(f"--hosts {n}: no worker of {self.target} is that node class, "
-                               f"host or name; it has {', '.join(known)}")
-        return tuple(names)
+        return self.table.resolve(names)
+
+    def unfit(self, spec: RunSpec) -> str | None:
+        return self.table.unfit(spec)
 
     def slots(self, specs, jobs):
+        # Dask places the runs by resources as workers come; kit keeps enough submitted to fill
+        # every worker the cluster may have (a thread waits on each), not one per run
         threads = min((s.threads for s in specs), default=1)
-        return max(1, sum(f["slots"] for f in self.workers.values()) // threads)
+        cores = max(sum(f["slots"] for f in self.workers.values()),
+                    self.kind.expected * max(f["slots"] for f in self.workers.values()))
+        return max(1, min(512, cores // threads))
 
     def check(self, spec: RunSpec):
-        if spec.process == "warm":
-            raise KitError("the process factor compares kit's warm workers with fresh ones on "
-                           "this machine: run it without --cluster")
-        where = self.matching(spec.host)
-        if not where:
-            raise KitError(f"run {spec.run_id[:12]} was planned for {spec.host!r}, which is not a "
-                           f"node class, host or worker of {self.target}; plan again on this "
-                           "cluster")
-        if spec.threads > max(self.workers[a]["slots"] for a in where):
-            raise KitError(f"{spec.threads} threads: no worker of {spec.host} offers that many "
-                           f"cores ({RESOURCE} resource); lower --threads")
+        wrong = self.table.unfit(spec)
+        if wrong:
+            raise KitError(f"run {spec.run_id[:12]}: {wrong}; plan again on this cluster")
 
     # -- one run ------------------------------------------------------------------------------
-    def _dataset(self, dataset):
-        if dataset.sha256 not in self._data:  # sent once to every worker, by content
-            self._data[dataset.sha256] = self.client.scatter(dataset, broadcast=True, hash=False)
-        return self._data[dataset.sha256]
-
-    def run(self, spec, dataset, input_npy, out: Path):
+    def run(self, spec, dataset, input_npy, out: Path, stop=lambda: False):
         from distributed import KilledWorker
 
-        where = self.matching(spec.host)
-        fut = self.client.submit(node.make_run, spec.to_json(), self._dataset(dataset), input_npy,
-                                 resources={RESOURCE: spec.threads}, pure=False,
-                                 workers=None if len(where) == len(self.workers) else where,
-                                 allow_other_workers=False)
-        try:
-            got = fut.result()
-        except KilledWorker as e:
-            raise KitError(f"run {spec.run_id[:12]}: its Dask worker died on every try ({e}); "
-                           "nothing of it was stored") from None
-        except (OSError, CancelledError, TimeoutError) as e:
-            raise KitError(f"lost {self.kind.describe()} ({type(e).__name__}: {e}); finished runs "
-                           "are stored, run the same command to resume") from None
-        finally:
-            fut.release()
-        if "error" in got:
-            tail = "\n".join(f"    {line}" for line in got["tail"].splitlines()[-5:])
-            raise KitError(f"run {spec.run_id[:12]} failed on node {got['node']['host']} "
-                           f"({got['node']['class']}): {got['error']}"
-                           + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
-        for name, data in got["arrays"].items():
-            (out / Path(name).name).write_bytes(data)
-        return got["manifest"]
+        n, send = 1, None  # the dataset goes with a run only to a node that has not got it
+        while True:
+            fut = self.client.submit(node.make_run, spec.to_json(), send, input_npy, pure=False,
+                                     resources={RESOURCE: spec.threads,
+                                                class_resource(spec.host): spec.threads})
+            try:
+                got = self._outcome(fut, spec, stop)
+            except (KilledWorker, CancelledError) as e:
+                if self.client.status != "running":
+                    raise self._lost(e) from None
+                why = ("its worker was lost" if isinstance(e, KilledWorker)
+                       else f"its task was cancelled ({e})")
+                self.retried.append((spec.run_id, why))
+                if n == TRIES:
+                    raise RunFailed(f"run {spec.run_id[:12]}: {why} on each of {TRIES} tries; "
+                                    "nothing of it was stored") from None
+                n += 1
+                self.log(f"run {spec.run_id[:12]}: {why}; submitting it again (try {n} of "
+                         f"{TRIES})")
+                continue
+            except KitError:
+                raise
+            except (OSError, TimeoutError) as e:
+                raise self._lost(e) from None
+            except Exception as e:  # the task itself raised: said as a failed run, not a bug
+                raise RunFailed(f"run {spec.run_id[:12]}: its task raised {type(e).__name__}: "
+                                f"{e}") from None
+            finally:
+                fut.release()
+            if got is None:  # stopped while it ran: nothing to store
+                return None
+            if "missing" in got:
+                send = dataset
+                continue
+            if "error" in got:
+                tail = "\n".join(f"    {line}" for line in got["tail"].splitlines()[-5:])
+                raise RunFailed(f"run {spec.run_id[:12]} failed on node {got['node']['host']} "
+                                f"({got['node']['class']}): {got['error']}"
+                                + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
+            for name, data in got["arrays"].items():
+                (out / Path(name).name).write_bytes(data)
+            return got["manifest"]
+
+    def _outcome(self, fut, spec: RunSpec, stop):
+        """The task's answer, or None when the plan stops; a bounded wait: RunFailed when no
+        worker could take the run for wait_s, or it ran longer than RUN_S."""
+        began = time.monotonic()
+        homeless = None  # since when no worker of its class has had the cores it needs
+        while not fut.done():
+            if stop():
+                fut.cancel()
+                return None
+            now = time.monotonic()
+            self._replace_lost(now)
+            if self._room(spec):
+                homeless = None
+            else:
+                homeless = homeless or now
+                if now - homeless > self.wait_s:
+                    raise RunFailed(f"run {spec.run_id[:12]}: no worker of node class {spec.host} "
+                                    f"offering {spec.threads} core(s) for {self.wait_s:.0f} s")
+            if now - began > RUN_S:
+                raise RunFailed(f"run {spec.run_id[:12]}: its task ran longer than "
+                                f"{RUN_S / 3600:.0f} h on {self.kind.describe()}")
+            time.sleep(POLL_S)
+        return fut.result()
+
+    def _room(self, spec: RunSpec) -> bool:
+        """Whether a worker now offers the run's class and cores (looked at every 2 s at most,
+        however many runs wait)."""
+        with self._lock:
+            when, seen = self._seen
+            if time.monotonic() - when > 2:
+                if self.client.status != "running":
+                    raise self._lost(OSError("the client is closed"))
+                seen = {a: w.get("resources") or {} for a, w in
+                        self.client.scheduler_info(n_workers=-1)["workers"].items()}
+                self._seen = (time.monotonic(), seen)
+        need = class_resource(spec.host)
+        return any(r.get(need, 0) >= spec.threads and r.get(RESOURCE, 0) >= spec.threads
+                   for r in seen.values())
+
+    def _replace_lost(self, now: float) -> None:
+        """Ask the cluster to start again the jobs it lost (every 5 s at most)."""
+        with self._lock:
+            if now - self._kept < 5:
+                return
+            self._kept = now
+        self.kind.replace_lost(self.cluster)
+
+    def _lost(self, e) -> KitError:
+        return KitError(f"lost {self.kind.describe()} ({type(e).__name__}: {e}); finished runs "
+                        "are stored, run the same command to resume")
+
+    def retried_text(self) -> str | None:
+        """What was retried and why, in one line (None: nothing was)."""
+        if not self.retried:
+            return None
+        whys: dict = {}
+        for _, why in self.retried:
+            whys[why] = whys.get(why, 0) + 1
+        runs = len({r for r, _ in self.retried})
+        return (f"{runs} run(s) were submitted again ({len(self.retried)} retries): "
+                + "; ".join(f"{why} ({n}x)" for why, n in whys.items()))
 
     def close(self):
         for thing in (self.client, self.cluster):
             if thing is not None:
                 try:
-                    thing.close()
+                    thing.close(timeout=20)  # bounded: a closing cluster never hangs kit
                 except Exception:  # closing a half-started cluster must not hide the real error
                     pass
         self.client = self.cluster = None
@@ -160,6 +250,18 @@ class DaskExecutor(Executor):
 
     def __exit__(self, *exc):
         self.close()
+
+
+@contextmanager
+def _keeping_signal_handlers():
+    """The SIGINT/SIGTERM handlers as they were before, whatever the block installed."""
+    main = threading.current_thread() is threading.main_thread()
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def check_rows(executor: DaskExecutor, stack_names: list) -> list:
@@ -174,7 +276,7 @@ def check_rows(executor: DaskExecutor, stack_names: list) -> list:
         except KitError:
             pass
     theirs = executor.client.run(node.stacks, list(mine))
-    pools = executor.client.run(_threadpools)
+    pools = executor.client.run(node.threadpools)
     rows = []
     for a, f in executor.workers.items():
         has = theirs.get(a, {})
@@ -185,17 +287,3 @@ def check_rows(executor: DaskExecutor, stack_names: list) -> list:
                      "cores": f["slots"], "cpu": f["cpu"], "blas": pools.get(a, "no answer"),
                      "stacks": states})
     return rows
-
-
-def _threadpools():
-    """The BLAS/OpenMP pools of kit's own interpreter on this node (its worker's fingerprint),
-    or why they could not be read."""
-    from ...envs.catalogue import HOST
-    from ...envs.kinds import stack_kind
-    from ...envs.launch import fingerprint
-
-    try:
-        fp = fingerprint(stack_kind(HOST).runnable().command)
-        return {"threadpools": fp.get("threadpools"), "blas_build": fp.get("blas_build")}
-    except Exception as e:  # a node that cannot start the worker says so in its row
-        return f"cannot start the worker: {e}"

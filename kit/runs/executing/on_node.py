@@ -19,10 +19,11 @@ from pathlib import Path
 from ...core.errors import KitError
 from ...core.processes import cores
 from ...core.spec import RunSpec
-from ...data.dataset import Dataset, dataset_path, verify_worker_file
+from ...data.dataset import Dataset, dataset_path, stored_worker_file, verify_worker_file
 from ...envs.kinds import stack_kind
 from ...envs.platforms import detect
 from .attempt import WorkerFailed, attempt
+from .warm import WarmPool
 
 CLASS_VAR = "KIT_NODE_CLASS"   # a lab's name for a node type, set in the worker's environment
 
@@ -84,6 +85,10 @@ def _stack(spec: RunSpec, where: str):
 
 _PREFIX = "kit-run-"
 _swept: list = []
+# this Dask worker's warm workers, as on the local path: a process per (stack, threads, env)
+# that makes run after run; they die with the Dask worker (they watch its pid). Dask's task
+# threads live as long as the worker, so no warm process loses the thread that started it.
+_warm = WarmPool()
 
 
 def _sweep() -> None:
@@ -109,8 +114,9 @@ def _undo_nanny_environment() -> None:
         os.environ.pop(key, None)
 
 
-def make_run(spec_json: str, dataset: Dataset, input_npy: bytes | None) -> dict:
-    """A Dask task: make one run on this node; {"manifest", "arrays", "node"} or {"error", ...}."""
+def make_run(spec_json: str, dataset: Dataset | None, input_npy: bytes | None) -> dict:
+    """A Dask task: make one run on this node; {"manifest", "arrays", "node"}, {"error", ...},
+    or {"missing": "dataset"} when sent without the dataset and this node has not got it."""
     _sweep()
     _undo_nanny_environment()
     me = facts()
@@ -118,13 +124,18 @@ def make_run(spec_json: str, dataset: Dataset, input_npy: bytes | None) -> dict:
     try:
         spec = RunSpec.from_json(spec_json)
         stack = _stack(spec, where)
-        path = dataset_path(dataset)  # travels by content: written here once, verified each time
-        why = verify_worker_file(path)
-        if why:
-            raise KitError(f"node {where}: the dataset arrived damaged ({why})")
+        if dataset is None:  # the dataset travels once per node, by content
+            path = stored_worker_file(spec.dataset)
+            if path is None:
+                return {"missing": "dataset", "node": me}
+        else:
+            path = dataset_path(dataset)
+            why = verify_worker_file(path)
+            if why:
+                raise KitError(f"node {where}: the dataset arrived damaged ({why})")
         # node-local temporary space: a shared KIT_HOME/tmp would be swept by other nodes
         with tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-{spec.run_id[:12]}-") as tmp:
-            manifest = attempt(spec, stack, path, Path(tmp), input_npy)
+            manifest = attempt(spec, stack, path, Path(tmp), input_npy, _warm)
             arrays = {f.name: f.read_bytes() for f in (Path(tmp) / "out").iterdir()
                       if f.suffix == ".npy"}
         manifest["node"] = me
@@ -133,3 +144,18 @@ def make_run(spec_json: str, dataset: Dataset, input_npy: bytes | None) -> dict:
         return {"error": str(e), "tail": e.tail, "node": me}
     except KitError as e:
         return {"error": str(e), "tail": "", "node": me}
+    except OSError as e:  # the node's disk or temporary space: its failure, said as one
+        return {"error": f"node {where}: {e}", "tail": "", "node": me}
+
+
+def threadpools():
+    """The BLAS/OpenMP pools of kit's own interpreter on this node (its worker's fingerprint),
+    or why they could not be read."""
+    from ...envs.catalogue import HOST
+    from ...envs.launch import fingerprint
+
+    try:
+        fp = fingerprint(stack_kind(HOST).runnable().command)
+        return {"threadpools": fp.get("threadpools"), "blas_build": fp.get("blas_build")}
+    except Exception as e:  # a node that cannot start the worker says so in its row
+        return f"cannot start the worker: {e}"

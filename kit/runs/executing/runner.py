@@ -35,19 +35,40 @@ from ..store import Store
 from .warm import WarmPool
 
 
+class RunFailed(KitError):
+    """One run an executor could not make although it tried: the plan goes on without it."""
+
+
+class PlanIncomplete(KitError):
+    """A plan that ended with some of its runs failed (the others are stored)."""
+
+    def __init__(self, failed: list):
+        self.failed = failed  # [(spec, why)]
+        whys = "; ".join(why for _, why in failed[:3]) + ("; ..." if len(failed) > 3 else "")
+        super().__init__(f"{len(failed)} run(s) of this plan failed ({whys}); the others are "
+                         "stored: run the same command to try the failed ones again")
+
+
 class Executor:
     """Where runs happen. ``run`` fills ``out`` (an empty folder here) with one run's arrays
-    and returns its manifest; ``slots`` says how many runs may go at once."""
+    and returns its manifest (None: ``stop()`` said stop first, nothing to store); ``slots``
+    says how many runs may go at once. An executor raises RunFailed for a run it gave up on
+    (the plan goes on), any other error ends the plan."""
 
     name = ""
 
     def slots(self, specs, jobs: int) -> int:
         return jobs
 
+    def unfit(self, spec: RunSpec) -> str | None:
+        """Why this executor has nowhere to make ``spec`` (a plan skips it), or None."""
+        return None
+
     def check(self, spec: RunSpec) -> None:
         """Refuse, before claiming, a run this executor cannot make as planned."""
 
-    def run(self, spec: RunSpec, dataset: Dataset, input_npy: bytes | None, out: Path) -> dict:
+    def run(self, spec: RunSpec, dataset: Dataset, input_npy: bytes | None, out: Path,
+            stop=lambda: False) -> dict | None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -79,7 +100,7 @@ class LocalExecutor(Executor):
         if stack_kind(spec.stack).runnable().identity != spec.stack_id:
             raise KitError(f"stack {spec.stack!r} changed since this run was planned; plan again")
 
-    def run(self, spec, dataset, input_npy, out):
+    def run(self, spec, dataset, input_npy, out, stop=lambda: False):
         stack = stack_kind(spec.stack).runnable()
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
         with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
@@ -142,7 +163,9 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
             with gate or nullcontext():
                 if should_stop():  # stopped while it waited for its turn
                     return spec.run_id
-                manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp))
+                manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp), should_stop)
+            if manifest is None:
+                return spec.run_id
             manifest["spec"] = json.loads(spec.to_json())
             # verifies every array's sha256, and returns only once the run is indexed whole
             return store.put_run(spec, Path(tmp), manifest)
@@ -157,7 +180,8 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     the cores hold).
 
     ``on_done(spec)`` is called after each finished run, for progress displays;
-    ``should_stop()`` is asked before each run starts (a cancel keeps what finished).
+    ``should_stop()`` is asked before each run starts (a cancel keeps what finished). Runs the
+    executor gave up on (RunFailed) do not stop the others: PlanIncomplete names them at the end.
     """
     own = executor is None  # an executor made here is closed here (its warm workers end)
     executor = executor or LocalExecutor()
@@ -172,10 +196,16 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     slots = min(executor.slots(todo, jobs), len(todo)) if todo else 1
     gate = threading.BoundedSemaphore(slots)
 
+    failed = []
+
     def one(s):
         if stop():
             return None
-        execute(s, dataset, store, stop, executor, gate)
+        try:
+            execute(s, dataset, store, stop, executor, gate)
+        except RunFailed as e:
+            failed.append((s, str(e)))
+            return None
         return s if store.has_run(s.run_id) else None  # a stopped plan's unmade run is not done
 
     # one thread more than runs at once: while one stores its run, another's run starts
@@ -199,6 +229,8 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
             pool.shutdown(wait=True, cancel_futures=True)
         if own:
             executor.close()
+    if failed:
+        raise PlanIncomplete(failed)
     if not stop():  # a plan that lost a run never ends as if it were whole
         lost = [s.run_id[:12] for s in todo
                 if not (store.has_run(s.run_id) and store.has_arrays(s.run_id))]

@@ -40,11 +40,15 @@ class PlanOptions:
     eps: tuple = ()              # perturb: noise sizes (default EPS)
     torch_stack: str | None = None  # torch factors: this stack, not the catalogue's (e.g. external)
     host: str = ""               # where runs are made: "" = this machine; a cluster's node class
-    hosts: tuple = ()            # the host factor: two or more node classes, hosts or workers
+    hosts: tuple = ()            # the host factor: two or more node classes
+    # 0: runs on this machine (thread counts above its cores refused); N: on a cluster whose
+    # smallest worker offers N cores (default counts 1..N; a larger count is planned, and its
+    # runs skipped with why where no worker offers that many)
+    cores: int = 0
 
     def __post_init__(self):
         # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)
-        wrong = _threads_problem(self.threads)
+        wrong = threads_problem(self.threads, None if self.cores else processes.cores())
         if wrong:
             raise KitError(wrong)
         if any(i < 1 for i in self.svd_iters):
@@ -131,7 +135,7 @@ BOUNDS = {
     "--page-deadline": Bound("seconds", 1, 3_600, why="seconds, an hour for one page"),
     "--max-retry-after": Bound("seconds", 1, 3_600, why="seconds, an hour"),
 }
-# thread counts are held to the cores by _threads_problem, which says why in its own words
+# thread counts are held to the cores by threads_problem, which says why in its own words
 _THREAD_COUNTS = Bound("thread counts", 1, float("inf"), BOUNDS["--threads"].most)
 RAW_VALUES = 10_000  # numbers typed in one list, repeats included: no list needs more
 
@@ -153,14 +157,14 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
-def _threads_problem(threads) -> str | None:
-    """What is wrong with the first wrong thread count on this machine, or None. The CLI's
-    message for it, whoever asks: more threads than cores would measure oversubscription."""
-    cores = processes.cores()
+def threads_problem(threads, cores: int | None) -> str | None:
+    """What is wrong with the first wrong thread count on a machine of ``cores`` (None: a
+    cluster's, where any count is planned), or None. The CLI's message for it, whoever asks:
+    more threads than cores would measure oversubscription."""
     for t in threads:
         if t < 1:
             return _too_small(t, 1)
-        if t > cores:
+        if cores is not None and t > cores:
             return (f"{t} threads on a machine with {cores} cores would measure "
                     f"oversubscription, not the thread count; use 1 to {cores}")
     return None
@@ -214,10 +218,15 @@ def parse_iters(text: str) -> tuple:
     return parse_ints(text, BOUNDS["--iters"])
 
 
+def parse_thread_counts(text: str) -> tuple:
+    """Thread counts of 1 or more, on whatever machine they run (a cluster's node)."""
+    return parse_ints(text, _THREAD_COUNTS)
+
+
 def parse_threads(text: str) -> tuple:
     """Thread counts from 1 to this machine's cores (ValueError with the fix otherwise)."""
-    vals = parse_ints(text, _THREAD_COUNTS)
-    wrong = _threads_problem(vals)
+    vals = parse_thread_counts(text)
+    wrong = threads_problem(vals, processes.cores())
     if wrong:
         raise ValueError(wrong)
     return vals
@@ -266,8 +275,9 @@ def parse_jobs(text: str):
         raise
 
 
-def default_threads() -> tuple:
-    return tuple(range(1, processes.cores() + 1))
+def default_threads(cores: int = 0) -> tuple:
+    """1..cores (0: this machine's cores)."""
+    return tuple(range(1, (cores or processes.cores()) + 1))
 
 
 def need_two_seeds(vals) -> None:

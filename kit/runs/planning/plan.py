@@ -40,7 +40,7 @@ class Context:
                        threads=self.threads()[0])
 
     def threads(self) -> tuple:
-        return tuple(self.opts.threads) or default_threads()
+        return tuple(self.opts.threads) or default_threads(self.opts.cores)
 
     def reference(self) -> RunSpec:
         return reference_embedding(self.dataset, self.get)
@@ -86,6 +86,8 @@ def _process(ctx):
 @_plans("threads")
 def _threads(ctx):
     base, others = ctx.base(), [t for t in ctx.threads() if t != 1]
+    if not others and ctx.opts.cores and not ctx.opts.threads:
+        others = [2]  # a cluster of one-core workers: planned, then skipped with why
     if not others:
         raise KitError("the threads factor needs a count other than 1 (--threads 1,2)")
     return [Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t), f"1 vs {t} threads")

@@ -92,7 +92,7 @@ def torch_plan(ctx) -> list:
         return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
                 for s in vals[1:]]
     if factor == "torch-threads":
-        cores = len(default_threads())
+        cores = len(default_threads(opts.cores))
         counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
         if not counts:
             raise KitError(f"torch-threads needs a thread count from 2 to the {cores} core(s) here")

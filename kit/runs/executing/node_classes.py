@@ -1,0 +1,86 @@
+"""Node classes on a Dask cluster: a worker resource per class, which runs ask for.
+
+A run planned for node class C asks for ``cores`` and for the resource ``kit-class-C``; every
+worker kit starts declares the resource of its own class (as many as its cores) before it
+registers, through this module as a Dask preload. Routing thus never names a worker's address:
+a worker a nanny restarts at a new address, or a job that replaces a cancelled one, declares
+its class again and picks up the class's runs.
+"""
+
+from __future__ import annotations
+
+from ...core.errors import KitError
+from ...core.spec import RunSpec
+from .cluster_kinds import PRELOAD, RESOURCE
+
+# PRELOAD names this module: `dask worker --preload kit.runs.executing.node_classes`
+PREFIX = "kit-class-"
+
+
+def class_resource(name: str) -> str:
+    """The Dask resource that marks a worker of node class ``name``."""
+    return PREFIX + name
+
+
+def dask_setup(worker) -> None:
+    """Dask's preload hook: declare this worker's node class before it registers, so the
+    scheduler places the class's waiting runs on it the moment it joins."""
+    from .on_node import node_class
+
+    cores = worker.state.total_resources.get(RESOURCE, 0)
+    if cores:  # a worker without cores takes no run at all (the executor refuses it)
+        name = class_resource(node_class())
+        worker.state.total_resources[name] = cores
+        worker.state.available_resources[name] = cores
+
+
+class ClassTable:
+    """The workers of a cluster by node class, as they are at one moment (``workers``:
+    {address: facts with "class", "host", "name", "slots"})."""
+
+    def __init__(self, workers: dict, target: str):
+        self.workers, self.target = workers, target
+
+    def classes(self) -> dict:
+        """{node class: [worker addresses]}, the largest class (by cores) first."""
+        out: dict = {}
+        for a, f in self.workers.items():
+            out.setdefault(f["class"], []).append(a)
+        return dict(sorted(out.items(), key=lambda kv: -sum(self.workers[a]["slots"] for a in kv[1])))
+
+    def default(self) -> str:
+        """The node class a plan's runs go to when no --hosts are named: the largest."""
+        return next(iter(self.classes()))
+
+    def fewest_cores(self) -> int:
+        """The smallest worker's cores: a plan's default thread counts fit every worker."""
+        return min(f["slots"] for f in self.workers.values())
+
+    def resolve(self, names) -> tuple:
+        """--hosts names node classes; a host or worker name is refused with its class."""
+        classes = self.classes()
+        for n in names:
+            if n in classes:
+                continue
+            of = sorted({f["class"] for f in self.workers.values() if n in (f["host"], f["name"])})
+            if len(of) == 1:
+                raise KitError(f"--hosts {n}: that is a host or worker of node class {of[0]}; "
+                               f"--hosts takes node classes ({', '.join(classes)})")
+            if of:
+                raise KitError(f"--hosts {n}: that host spans the node classes {', '.join(of)}; "
+                               "name the classes instead")
+            raise KitError(f"--hosts {n}: no worker of {self.target} is of that node class; "
+                           f"its classes are {', '.join(classes)}")
+        return tuple(names)
+
+    def unfit(self, spec: RunSpec) -> str | None:
+        """Why no worker can take ``spec`` (not its class; fewer cores than its threads)."""
+        where = self.classes().get(spec.host)
+        if where is None:
+            return (f"planned for node class {spec.host!r}, which {self.target} does not have "
+                    f"({', '.join(self.classes())})")
+        most = max(self.workers[a]["slots"] for a in where)
+        if spec.threads > most:
+            return (f"{spec.threads} threads: no worker of node class {spec.host} offers that many "
+                    f"cores (at most {most})")
+        return None
