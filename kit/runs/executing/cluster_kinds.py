@@ -117,7 +117,14 @@ class JobQueueKind(ClusterKind):
                                                                       "options": options}
             self._submit(cluster)
         except BaseException:
-            cluster.close()
+            from distributed.core import Status
+
+            # a job whose submit failed is one: SpecCluster's close asserts every job it made
+            # has started, closed or failed
+            for job in cluster.workers.values():
+                if getattr(job, "job_id", None) is None:
+                    job.status = Status.failed
+            cluster.close()  # cancels the jobs that were submitted
             raise
         return cluster, cluster.scheduler_address
 
