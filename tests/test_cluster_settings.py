@@ -21,7 +21,7 @@ def toml(tmp_path, monkeypatch):
 def test_named_settings_follow_kits_own_lines_in_the_script(toml, tmp_path):
     conf = toml('[jobqueue]\nprologue = ["module load python/3.12"]\nconstraint = "skylake"\n'
                 'directives = ["--exclusive"]\nworker_args = ["--lifetime", "55m"]\n'
-                'log_directory = "/scratch/logs"\n'
+                f'log_directory = "{tmp_path / "joblogs"}"\n'
                 'extra = { job_script_prologue = ["ulimit -n 4096"], job_cpu = 3, '
                 'worker_extra_args = ["--no-dashboard"] }\n')
     script = cluster_kinds.JobQueueKind(conf, "slurm").job_scripts()[""]
@@ -32,7 +32,7 @@ def test_named_settings_follow_kits_own_lines_in_the_script(toml, tmp_path):
     assert script.count("module load python/3.12") == 1
     assert "#SBATCH --constraint=skylake" in lines and "#SBATCH --exclusive" in lines
     assert "#SBATCH --cpus-per-task=3" in lines  # extra's job_cpu reached dask-jobqueue
-    assert "#SBATCH -o /scratch/logs/" in script
+    assert f"#SBATCH -o {tmp_path / 'joblogs'}/" in script
     assert lines[-1].endswith("--resources cores=2 --lifetime 55m --no-dashboard")
     assert "KIT_NODE_CLASS" not in script  # one template: the node names its own class
 

@@ -103,7 +103,11 @@ class JobQueueKind(ClusterKind):
         cluster_logs_to_file()
         classes = list(self.templates)
         base = job_kwargs(self.conf, self.system, classes[0])
-        cluster = cls(**base, **cluster_kwargs(self.conf, self.system))
+        try:
+            cluster = cls(**base, **cluster_kwargs(self.conf, self.system))
+        except (TypeError, ValueError) as e:  # a value dask-jobqueue cannot use (HTCondor's disk)
+            raise KitError(f"[jobqueue]: dask-jobqueue refused the {self.system} cluster: "
+                           f"{str(e).splitlines()[0]}") from None
         try:
             spec = cluster.new_spec  # what JobQueueCluster adds to every job (config_name, ...)
             added = {k: v for k, v in spec["options"].items() if k not in base}

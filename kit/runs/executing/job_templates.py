@@ -162,7 +162,8 @@ def worker_name(node_class: str, i: int) -> str:
 
 def job_scripts(conf: dict, system: str) -> dict:
     """{node class or "": the exact script its jobs are submitted with}, built without a
-    scheduler (as dask-jobqueue's own ``job_script()`` does, with a placeholder address)."""
+    scheduler (as dask-jobqueue's own ``job_script()`` does, with a placeholder address).
+    Nothing is submitted; dask-jobqueue's Job does create the log directory it names."""
     job_cls = cluster_class(system).job_cls
     out = {}
     for node_class in templates(conf):
