@@ -76,6 +76,7 @@ class AddressKind(ClusterKind):
         self.address = address
 
     def start(self):
+        cluster_logs_to_file()  # the Client's own messages (a lost connection, ...) as well
         return None, self.address
 
     def describe(self):
