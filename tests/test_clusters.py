@@ -3,7 +3,7 @@
 import pytest
 
 from kit.core.errors import KitError
-from kit.runs.executing import cluster_kinds
+from kit.runs.executing import cluster_kinds, cluster_settings
 
 
 def test_each_name_chooses_its_kind_and_anything_else_is_one_line():
@@ -21,7 +21,7 @@ def test_settings_merge_the_file_over_defaults_and_refuse_typos(tmp_path, monkey
     monkeypatch.setenv("KIT_HOME", str(tmp_path))
     assert cluster_kinds.settings()["jobqueue"]["cores"] == 2
     assert cluster_kinds.init_settings() == str(tmp_path / "cluster.toml")
-    assert cluster_kinds.settings() == {k: dict(v) for k, v in cluster_kinds.DEFAULTS.items()}  # template
+    assert cluster_kinds.settings() == {k: dict(v) for k, v in cluster_settings.DEFAULTS.items()}  # template
     (tmp_path / "cluster.toml").write_text('[jobqueue]\ncores = 8\nqueue = "gpu"\n')
     s = cluster_kinds.settings()
     assert s["jobqueue"]["cores"] == 8 and s["jobqueue"]["walltime"] == "01:00:00"

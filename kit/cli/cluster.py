@@ -8,7 +8,12 @@ from .common import print_json
 def add(sub) -> None:
     p = sub.add_parser("cluster", help="Dask cluster settings, and a check of every worker")
     cs = p.add_subparsers(dest="cluster_cmd", required=True, metavar="ACTION")
-    cs.add_parser("show", help="the settings kit run --cluster uses").set_defaults(func=_show)
+    s = cs.add_parser("show", help="the settings kit run --cluster uses")
+    s.add_argument("--job-script", action="store_true",
+                   help="print the exact job script of each node class instead (nothing submitted)")
+    s.add_argument("--cluster", default="slurm", metavar="SYSTEM",
+                   help="with --job-script: slurm (default), pbs, sge, lsf or htcondor")
+    s.set_defaults(func=_show)
     cs.add_parser("init", help="write a commented settings file to edit").set_defaults(func=_init)
     c = cs.add_parser("check", help="start or join a cluster and describe every worker")
     c.add_argument("--cluster", default="local", metavar="WHICH",
@@ -18,15 +23,24 @@ def add(sub) -> None:
 
 
 def _show(args) -> int:
-    from ..runs.executing.cluster_kinds import settings, settings_path
-    from ..views.cluster import settings_text
+    from ..core.errors import KitError
+    from ..runs.executing.cluster_kinds import JobQueueKind, cluster_kind
+    from ..runs.executing.cluster_settings import settings, settings_path
+    from ..views.cluster import job_scripts_text, settings_text
 
-    print(settings_text(str(settings_path()), settings_path().exists(), settings()))
+    if not args.job_script:
+        print(settings_text(str(settings_path()), settings_path().exists(), settings()))
+        return 0
+    kind = cluster_kind(args.cluster)
+    if not isinstance(kind, JobQueueKind):
+        raise KitError(f"--job-script shows a batch job; --cluster {args.cluster} starts none "
+                       "(use slurm, pbs, sge, lsf or htcondor)")
+    print(job_scripts_text(kind.system, kind.job_scripts()))
     return 0
 
 
 def _init(args) -> int:
-    from ..runs.executing.cluster_kinds import init_settings, settings_path
+    from ..runs.executing.cluster_settings import init_settings, settings_path
 
     existed = settings_path().exists()
     path = init_settings()

@@ -10,8 +10,24 @@ def settings_text(path: str, exists: bool, conf: dict) -> str:
     head = (f"settings: {path}" if exists else
             f"settings: {path} does not exist; these are the defaults (`kit cluster init` writes "
             "the file to edit)")
-    rows = [[kind, key, repr(value)] for kind, values in conf.items() for key, value in values.items()]
+    rows = []
+    for kind, values in conf.items():
+        plain = {k: v for k, v in values.items() if not (isinstance(v, dict) and k != "extra"
+                                                          and k != "env")}
+        rows += [[kind, key, repr(value)] for key, value in plain.items()]
+        for name, table_ in values.items():  # [jobqueue.CLASS]: one node class's job template
+            if name not in plain:
+                rows += [[f"{kind}.{name}", key, repr(value)] for key, value in table_.items()]
     return para(head) + "\n" + table(rows, ["section", "setting", "value"], wrap=(2,))
+
+
+def job_scripts_text(system: str, scripts: dict) -> str:
+    """Each node class's job script under a header line (nothing was submitted)."""
+    out = []
+    for node_class, script in scripts.items():
+        what = f"node class {node_class}" if node_class else "every job (no node classes)"
+        out.append(f"# --- {system} job script of {what} ---\n{script.rstrip()}\n")
+    return "\n".join(out).rstrip()
 
 
 def check_text(rows: list, target: str) -> str:

@@ -22,7 +22,8 @@ from pathlib import Path
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from . import on_node as node
-from .cluster_kinds import PRELOAD, QUIET, RESOURCE, ClusterKind, cluster_kind
+from .cluster_kinds import ClusterKind, cluster_kind
+from .job_templates import PRELOAD, QUIET, RESOURCE
 from .node_classes import ClassTable, class_resource
 from .runner import Executor, RunFailed
 
@@ -51,7 +52,7 @@ class DaskExecutor(Executor):
         # would inherit it and differ from the earlier ones; given back on close
         self._environ = dict(os.environ)
         log(f"{self.kind.verb} {self.kind.describe()}")
-        logging.getLogger("distributed").setLevel(logging.ERROR)  # kit speaks for its runs
+        logging.getLogger("distributed").setLevel(logging.WARNING)  # to cluster.log; kit speaks for its runs
         try:
             self._connect()
         except BaseException:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...core.errors import KitError
 from ...core.spec import RunSpec
-from .cluster_kinds import PRELOAD, RESOURCE
+from .job_templates import PRELOAD, RESOURCE
 
 # PRELOAD names this module: `dask worker --preload kit.runs.executing.node_classes`
 PREFIX = "kit-class-"
