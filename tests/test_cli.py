@@ -66,7 +66,7 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
     (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
     (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
-    (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names machines of a cluster"),
+    (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
     (["run", "--factor", "host", "--n", "120"], "name two node classes"),
     (["run", "--factor", "seed", "--cluster", "k8s"], "unknown cluster 'k8s'"),
     (["cluster", "check", "--cluster", "local:0"], "at least one worker"),

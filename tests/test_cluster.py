@@ -153,6 +153,108 @@ def test_two_node_classes_make_a_host_pair(tmp_path, two_classes):
     wrong = kit(home, "run", "--factor", "host", "--hosts", "a,zz", "--n", "200",
                 "--cluster", two_classes)
     assert wrong.returncode == 1 and "--hosts zz: no worker" in wrong.stderr
+    import socket
+
+    spans = kit(home, "run", "--factor", "host", "--hosts", f"a,{socket.gethostname()}",
+                "--n", "200", "--cluster", two_classes)  # a host name, of workers of a and b
+    assert spans.returncode == 1 and "spans the node classes a, b" in spans.stderr, spans.stderr
+
+
+def _started(home, *args, env=None) -> subprocess.Popen:
+    """`kit ARGS` in a session of its own, as a terminal runs it (a Ctrl-C reaches its group)."""
+    return subprocess.Popen([KIT, *args], env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _wait_for_runs(home, n: int, proc, deadline=300) -> None:
+    end = time.time() + deadline
+    while time.time() < end and proc.poll() is None:
+        try:
+            if len(manifests(home)) >= n:
+                return
+        except sqlite3.Error:  # the store is being made
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{n} run(s) were not stored in time: {proc.poll()} "
+                         f"{proc.stderr.read() if proc.poll() is not None else ''}")
+
+
+def test_a_restarted_worker_at_a_new_address_takes_its_classs_runs(tmp_path, two_classes):
+    """Runs go to a class by a resource: the class-a worker killed mid-plan comes back at a new
+    address (its nanny), declares class a again and makes the rest of a's runs; nothing hangs."""
+    from distributed import Client
+
+    home = tmp_path / "h"
+    proc = _started(home, "run", "--factor", "host", "--hosts", "a,b", "--seeds", "0", "--n",
+                    "400", "--cluster", two_classes)
+    with Client(two_classes) as client:
+        a = next(addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()
+                 if "kit-class-a" in w["resources"])
+        while not client.processing().get(a) and proc.poll() is None:
+            time.sleep(0.02)
+        os.kill(client.run(os.getpid, workers=[a])[a], signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+        after = [addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()
+                 if "kit-class-a" in w["resources"]]
+    assert proc.returncode == 0, err
+    assert after and a not in after  # a new address for class a
+    # a scheduler someone else runs has Dask's own allowed-failures: it resubmitted quietly
+    assert sorted(m["node"]["class"] for _, m in manifests(home)) == ["a", "b"]
+
+
+def test_a_run_that_fails_on_every_node_is_reported_and_the_plan_goes_on(tmp_path):
+    """Class b's node cannot write the dataset (its KIT_HOME is a file): b's run fails, a's is
+    stored and paired with nothing; the budget is printed, then the failure, exit 1."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    bad = tmp_path / "not-a-folder"
+    bad.write_text("")
+    workers = {c: {"cls": Nanny, "options": {"env": {"KIT_NODE_CLASS": c, **home}, "nthreads": 1,
+                                              "resources": {"cores": 1}, "host": "127.0.0.1",
+                                              "preload": ["kit.runs.executing.node_classes"]}}
+               for c, home in (("a", {}), ("b", {"KIT_HOME": str(bad)}))}
+    with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
+            "host": "127.0.0.1", "dashboard_address": None}}, silence_logs=50) as cluster:
+        got = kit(tmp_path / "h", "run", "--factor", "host", "--hosts", "a,b", "--n", "200",
+                  "--cluster", cluster.scheduler_address)
+    assert got.returncode == 1
+    assert "1 run(s) of this plan failed" in got.stderr and "(b)" in got.stderr, got.stderr
+    assert "no pairs stored" in got.stdout  # the budget of what was made: a pair needs both
+    assert [m["node"]["class"] for _, m in manifests(tmp_path / "h")] == ["a"]
+    assert "Traceback" not in got.stderr
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
+def test_thread_counts_fit_the_workers_and_a_larger_one_is_skipped_with_why(tmp_path):
+    """local:2 on two cores: one-core workers. The threads factor's 2-thread run has no worker:
+    skipped with a note, while the seed pairs run (it used to end the plan with 0 runs)."""
+    got = kit(tmp_path, "run", "--factor", "seed,threads", "--seeds", "0,1", "--n", "200",
+              "--cluster", "local:2")
+    assert got.returncode == 0, got.stderr
+    assert "skipped 1 pair(s) (1 vs 2 threads): 2 threads: no worker of node class" in got.stderr
+    assert "offers that many cores (at most 1)" in " ".join(got.stderr.split())
+    assert len(manifests(tmp_path)) == 2 and all(s["threads"] == 1 for s, _ in manifests(tmp_path))
+
+
+@pytest.mark.parametrize("sig, code, says", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated")])
+def test_an_interrupted_cluster_plan_ends_with_its_signals_status_and_leaves_nothing(tmp_path, sig,
+                                                                                   code, says):
+    proc = _started(tmp_path, "run", "--factor", "seed", "--seeds", "0-5", "--threads", "1",
+                    "--n", "400", "--cluster", "local:2")
+    _wait_for_runs(tmp_path, 1, proc)
+    t = time.time()
+    # a terminal's Ctrl-C reaches the whole group; `timeout`'s SIGTERM only kit itself
+    os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert f"kit: {says}; finished runs are stored" in err and "Traceback" not in err
+    assert time.time() - t < 30
+    time.sleep(2)
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "processes of the plan outlived it"
+    assert 1 <= len(manifests(tmp_path)) < 6
 
 
 def test_workers_that_do_not_declare_their_cores_are_refused_with_the_fix(tmp_path):

@@ -33,7 +33,8 @@ def test_named_settings_follow_kits_own_lines_in_the_script(toml, tmp_path):
     assert "#SBATCH --constraint=skylake" in lines and "#SBATCH --exclusive" in lines
     assert "#SBATCH --cpus-per-task=3" in lines  # extra's job_cpu reached dask-jobqueue
     assert f"#SBATCH -o {tmp_path / 'joblogs'}/" in script
-    assert lines[-1].endswith("--resources cores=2 --lifetime 55m --no-dashboard")
+    assert lines[-1].endswith("--resources cores=2 --preload kit.runs.executing.node_classes "
+                              "--lifetime 55m --no-dashboard")
     assert "KIT_NODE_CLASS" not in script  # one template: the node names its own class
 
 
@@ -49,7 +50,8 @@ def test_each_node_class_gets_its_own_template_and_exports_its_name(toml):
     assert "#SBATCH --constraint=skylake" in sky and "#SBATCH -p main" in sky
     assert "#SBATCH -p amd" in amd and not any("constraint" in ln for ln in amd)
     assert "echo common" in sky and "module load aocc" in amd and "echo common" not in amd
-    assert sky[-1].endswith("--resources cores=4") and "--name skylake-0" in sky[-1]
+    assert sky[-1].endswith("--resources cores=4 --preload kit.runs.executing.node_classes")
+    assert "--name skylake-0" in sky[-1]
     kit_show(conf)  # the view shows every class table
     assert "3 slurm job(s) (2 skylake, 1 epyc)" in kind.describe()
 

@@ -282,19 +282,13 @@ def _file_ident(path: Path):
 
 
 def stored_worker_file(sha256: str) -> Path | None:
-    """The file a worker reads for dataset ``sha256`` when this machine holds it intact
-    (verified once per change of the file), else None: a cluster node asks for the dataset
-    only the first time."""
-    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
-        return None
+    """The file a worker reads for dataset ``sha256`` if this machine holds it intact (verified
+    once per change of the file), else None: a cluster node is sent a dataset only once."""
     path = subdir("datasets") / "by-hash" / f"{sha256}.json"
-    ident = _file_ident(path)
-    if ident is None:
+    ident = _file_ident(path) if re.fullmatch(r"[0-9a-f]{64}", sha256) else None
+    if ident is None or _checked.get(path) != ident and verify_worker_file(path):
         return None
-    if _checked.get(path) != ident:
-        if verify_worker_file(path):
-            return None
-        _checked[path] = ident
+    _checked[path] = ident
     return path
 
 

@@ -17,6 +17,7 @@ from ...core.processes import cores
 from .cluster_settings import SETTING_BOUNDS, init_settings, settings, settings_path, shown
 from .job_templates import PRELOAD, QUIET, RESOURCE, SYSTEMS, cluster_class, cluster_kwargs
 from .job_templates import job_kwargs
+from .node_classes import LOCAL_VAR
 from .job_templates import job_scripts, templates, worker_name
 
 JOBQUEUE = tuple(SYSTEMS)
@@ -72,7 +73,7 @@ class LocalKind(ClusterKind):
                                    dashboard_address="127.0.0.1:0",  # no fixed port to clash on
                                    memory_limit=0, resources={RESOURCE: each}, silence_logs=50,
                                    # in each worker's spec: a replaced worker declares it too
-                                   preload=[PRELOAD])
+                                   preload=[PRELOAD], env={LOCAL_VAR: "1"})
         return cluster, cluster.scheduler_address
 
     def describe(self):

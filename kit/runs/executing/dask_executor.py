@@ -140,6 +140,8 @@ class DaskExecutor(Executor):
             except (KilledWorker, CancelledError) as e:
                 if self.client.status != "running":
                     raise self._lost(e) from None
+                if stop():  # the plan is ending (a Ctrl-C reaches a local cluster's workers too)
+                    return None
                 why = ("its worker was lost" if isinstance(e, KilledWorker)
                        else f"its task was cancelled ({e})")
                 self.retried.append((spec.run_id, why))

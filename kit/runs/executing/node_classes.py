@@ -22,16 +22,33 @@ def class_resource(name: str) -> str:
     return PREFIX + name
 
 
+LOCAL_VAR = "KIT_LOCAL_WORKER"  # set for the workers of a local cluster (kit's own children)
+
+
 def dask_setup(worker) -> None:
     """Dask's preload hook: declare this worker's node class before it registers, so the
     scheduler places the class's waiting runs on it the moment it joins."""
+    import os
+    import signal
+
     from .on_node import node_class
+
+    if os.environ.get(LOCAL_VAR) and _main_thread():
+        # a local cluster's workers share kit's terminal: a Ctrl-C is kit's to handle (it closes
+        # them within seconds), not theirs to answer with a traceback each on kit's stderr
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     cores = worker.state.total_resources.get(RESOURCE, 0)
     if cores:  # a worker without cores takes no run at all (the executor refuses it)
         name = class_resource(node_class())
         worker.state.total_resources[name] = cores
         worker.state.available_resources[name] = cores
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 class ClassTable:
