@@ -306,3 +306,61 @@ def test_a_local_cluster_gives_kit_its_environment_back(monkeypatch):
     with DaskExecutor("local:1"):
         pass
     assert dict(os.environ) == before
+
+
+SLURM = '[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\nwalltime = "00:20:00"\n' \
+        'jobs = 1\ninterface = "lo"\nwait_s = 180\n'
+
+
+def _squeue(env) -> list:
+    got = subprocess.run(["squeue", "-h", "-o", "%i"], env=dict(os.environ, **env),
+                         capture_output=True, text=True)
+    return got.stdout.split()
+
+
+def test_a_cancelled_slurm_job_is_replaced_and_the_plan_completes(tmp_path, slurm_env):
+    """scancel of the only job mid-plan: its run is lost, kit submits a job again (SpecCluster,
+    once the worker is gone) and the run again; the plan completes, every run stored."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    proc = _started(home, "run", "--factor", "seed", "--seeds", "0-3", "--threads", "1",
+                    "--n", "400", "--cluster", "slurm", env=slurm_env)
+    _wait_for_runs(home, 1, proc, deadline=240)
+    first = _squeue(slurm_env)
+    assert len(first) == 1
+    subprocess.run(["scancel", first[0]], env=dict(os.environ, **slurm_env), check=True)
+    out, err = proc.communicate(timeout=400)
+    assert proc.returncode == 0, err
+    assert len(manifests(home)) == 4
+    assert "Traceback" not in err
+    assert _squeue(slurm_env) == []  # the replacement ended with kit
+
+
+def test_ctrl_c_on_a_slurm_plan_exits_130_and_cancels_its_jobs(tmp_path, slurm_env):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    proc = _started(home, "run", "--factor", "seed", "--seeds", "0-5", "--threads", "1",
+                    "--n", "400", "--cluster", "slurm", env=slurm_env)
+    _wait_for_runs(home, 1, proc, deadline=240)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err  # dask-jobqueue's import had set SIGINT to sys.exit()
+    assert "kit: interrupted; finished runs are stored" in err and "Traceback" not in err
+    end = time.time() + 20
+    while _squeue(slurm_env) and time.time() < end:
+        time.sleep(0.5)
+    assert _squeue(slurm_env) == []
+
+
+def test_a_plan_starts_with_the_first_job_and_does_not_wait_for_the_rest(tmp_path, slurm_env):
+    """jobs = 2 of 2 cores on a 2-CPU node: one job runs, one waits in the queue; the plan runs
+    on the first (it used to wait for both, then give up with 0 runs)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM.replace("cores = 1", f"cores = {os.cpu_count()}")
+                                       .replace("jobs = 1", "jobs = 2").replace("180", "60"))
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
+    assert got.returncode == 0, got.stderr
+    assert len(manifests(home)) == 2 and _squeue(slurm_env) == []

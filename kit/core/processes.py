@@ -1,8 +1,12 @@
-"""Processes on this machine: is one still running, and how many cores may they use."""
+"""Processes on this machine: is one still running, how many cores may they use, and which
+signal handlers this one keeps."""
 
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from contextlib import contextmanager
 
 
 def alive(pid: int) -> bool:
@@ -22,3 +26,16 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS
         return os.cpu_count() or 1
+
+
+@contextmanager
+def keeping_signal_handlers():
+    """The SIGINT and SIGTERM handlers as they were before the block, whatever it installed
+    (a library's import may take them over). Only the main thread may set them."""
+    main = threading.current_thread() is threading.main_thread()
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import threading
 import time
 from concurrent.futures import CancelledError
-from contextlib import contextmanager
 from pathlib import Path
 
 from ...core.errors import KitError
@@ -64,9 +62,7 @@ class DaskExecutor(Executor):
         from distributed import Client
 
         try:
-            # an in-process scheduler reads the settings; dask-jobqueue's import sets SIGINT
-            # to sys.exit(), which would end an interrupted plan with exit 0
-            with dask.config.set({**QUIET, **ROUTING}), _keeping_signal_handlers():
+            with dask.config.set({**QUIET, **ROUTING}):  # an in-process scheduler reads them
                 self.cluster, address = self.kind.start()
             self.client = Client(address, timeout="30s")
         except (OSError, TimeoutError) as e:
@@ -253,18 +249,6 @@ class DaskExecutor(Executor):
 
     def __exit__(self, *exc):
         self.close()
-
-
-@contextmanager
-def _keeping_signal_handlers():
-    """The SIGINT/SIGTERM handlers as they were before, whatever the block installed."""
-    main = threading.current_thread() is threading.main_thread()
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
-    try:
-        yield
-    finally:
-        for s, handler in before.items():
-            signal.signal(s, handler)
 
 
 def check_rows(executor: DaskExecutor, stack_names: list) -> list:

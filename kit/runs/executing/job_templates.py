@@ -51,7 +51,10 @@ def quiet_env() -> list:
 
 
 def cluster_class(system: str):
-    import dask_jobqueue
+    from ...core.processes import keeping_signal_handlers
+
+    with keeping_signal_handlers():  # its runner module sets SIGINT to sys.exit() on import:
+        import dask_jobqueue          # an interrupted plan would end with exit 0
 
     return getattr(dask_jobqueue, SYSTEMS[system])
 
