@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py
+sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py, slurm.py
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +14,20 @@ def kit_home(tmp_path, monkeypatch):
     home = tmp_path / "kit-home"
     monkeypatch.setenv("KIT_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def slurm_env(tmp_path):
+    """A real single-node Slurm for one test (tests/slurm.py); the environment that reaches it."""
+    import slurm
+
+    why = slurm.unavailable()
+    if why:
+        pytest.skip(f"no Slurm here: {why}")
+    state = tmp_path / "slurm"
+    env = slurm.start(state)
+    yield {"SLURM_CONF": env["SLURM_CONF"]}
+    slurm.stop(state)
 
 
 @pytest.fixture(scope="session")

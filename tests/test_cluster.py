@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import slurm  # noqa: E402
 
 pytestmark = pytest.mark.slow
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -268,17 +266,6 @@ def test_workers_that_do_not_declare_their_cores_are_refused_with_the_fix(tmp_pa
     assert "Traceback" not in got.stderr
 
 
-@pytest.fixture
-def slurm_env(tmp_path):
-    why = slurm.unavailable()
-    if why:
-        pytest.skip(f"no Slurm here: {why}")
-    state = tmp_path / "slurm"
-    env = slurm.start(state)
-    yield {"SLURM_CONF": env["SLURM_CONF"]}
-    slurm.stop(state)
-
-
 def test_kit_run_on_slurm_through_dask_jobqueue(tmp_path, slurm_env):
     home = tmp_path / "h"
     home.mkdir()
@@ -318,15 +305,21 @@ def _squeue(env) -> list:
     return got.stdout.split()
 
 
+def _slurm_plan_under_way(home, seeds: str, env) -> subprocess.Popen:
+    """A seed plan on one Slurm job of one core, once its first run is stored."""
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    proc = _started(home, "run", "--factor", "seed", "--seeds", seeds, "--threads", "1",
+                    "--n", "400", "--cluster", "slurm", env=env)
+    _wait_for_runs(home, 1, proc, deadline=240)
+    return proc
+
+
 def test_a_cancelled_slurm_job_is_replaced_and_the_plan_completes(tmp_path, slurm_env):
     """scancel of the only job mid-plan: its run is lost, kit submits a job again (SpecCluster,
     once the worker is gone) and the run again; the plan completes, every run stored."""
     home = tmp_path / "h"
-    home.mkdir()
-    (home / "cluster.toml").write_text(SLURM)
-    proc = _started(home, "run", "--factor", "seed", "--seeds", "0-3", "--threads", "1",
-                    "--n", "400", "--cluster", "slurm", env=slurm_env)
-    _wait_for_runs(home, 1, proc, deadline=240)
+    proc = _slurm_plan_under_way(home, "0-3", slurm_env)
     first = _squeue(slurm_env)
     assert len(first) == 1
     subprocess.run(["scancel", first[0]], env=dict(os.environ, **slurm_env), check=True)
@@ -339,11 +332,7 @@ def test_a_cancelled_slurm_job_is_replaced_and_the_plan_completes(tmp_path, slur
 
 def test_ctrl_c_on_a_slurm_plan_exits_130_and_cancels_its_jobs(tmp_path, slurm_env):
     home = tmp_path / "h"
-    home.mkdir()
-    (home / "cluster.toml").write_text(SLURM)
-    proc = _started(home, "run", "--factor", "seed", "--seeds", "0-5", "--threads", "1",
-                    "--n", "400", "--cluster", "slurm", env=slurm_env)
-    _wait_for_runs(home, 1, proc, deadline=240)
+    proc = _slurm_plan_under_way(home, "0-5", slurm_env)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err  # dask-jobqueue's import had set SIGINT to sys.exit()

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import slurm  # noqa: E402
 
 KIT = str(Path(sys.executable).with_name("kit"))
 BASE = ('[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\nwalltime = "00:20:00"\n'
@@ -30,17 +28,6 @@ def kit(home, *args, timeout=600, env=None):
 def manifests(home) -> list:
     db = sqlite3.connect(home / "store.sqlite")
     return [(json.loads(s), json.loads(m)) for s, m in db.execute("SELECT spec, manifest FROM runs")]
-
-
-@pytest.fixture
-def slurm_env(tmp_path):
-    why = slurm.unavailable()
-    if why:
-        pytest.skip(f"no Slurm here: {why}")
-    state = tmp_path / "slurm"
-    env = slurm.start(state)
-    yield {"SLURM_CONF": env["SLURM_CONF"]}
-    slurm.stop(state)
 
 
 def _squeue_empty(env) -> bool:
