@@ -63,6 +63,20 @@ def test_a_local_cluster_gives_the_local_executors_stage_hashes(tmp_path):
     assert all(m["node"]["class"] == s["host"] for s, m in manifests(there))
 
 
+def test_runs_on_a_cluster_are_made_in_warm_workers_and_the_process_factor_passes(tmp_path):
+    """Each Dask worker keeps a warm worker process per (stack, threads, env), as the local path
+    does: a later run is made in a process that made runs before; the `process` pair (fresh vs
+    warm) is bitwise identical on the cluster too."""
+    got = kit(tmp_path, "run", "--factor", "process,repeat", "--threads", "1", "--n", "200",
+              "--cluster", "local:1", "--json")
+    assert got.returncode == 0, got.stderr
+    made = {(s.get("process", ""), m["runs_before"]) for s, m in manifests(tmp_path)}
+    assert ("fresh", 0) in made and any(p == "warm" and n >= 1 for p, n in made)
+    assert max(n for _, n in made) >= 1  # not a fresh process per run
+    row = next(r for r in json.loads(got.stdout)["rows"] if r["factor"] == "process")
+    assert row["pairs"] == 1 and row["all_identical"] == 1, row
+
+
 def _kill_a_busy_worker(client, deadline=120) -> int | None:
     """kill -9 the Dask worker process running a kit run now; its pid (None: none was seen)."""
     end = time.time() + deadline
