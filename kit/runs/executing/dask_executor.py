@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from concurrent.futures import CancelledError
@@ -159,17 +160,10 @@ class DaskExecutor(Executor):
                 fut.release()
             if got is None:  # stopped while it ran: nothing to store
                 return None
-            if "missing" in got:
+            if isinstance(got, dict) and got.get("missing") == "dataset" and send is None:
                 send = dataset
                 continue
-            if "error" in got:
-                tail = "\n".join(f"    {line}" for line in got["tail"].splitlines()[-5:])
-                raise RunFailed(f"run {spec.run_id[:12]} failed on node {got['node']['host']} "
-                                f"({got['node']['class']}): {got['error']}"
-                                + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
-            for name, data in got["arrays"].items():
-                (out / Path(name).name).write_bytes(data)
-            return got["manifest"]
+            return _unpacked(got, spec, out)
 
     def _outcome(self, fut, spec: RunSpec, stop):
         """The task's answer, or None when the plan stops; a bounded wait: RunFailed when no
@@ -249,6 +243,32 @@ class DaskExecutor(Executor):
 
     def __exit__(self, *exc):
         self.close()
+
+
+_ARRAY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}\.npy")
+
+
+def _unpacked(got, spec: RunSpec, out: Path) -> dict:
+    """A node's answer: its arrays written into ``out`` and its manifest (verified against them
+    by the store), or RunFailed saying what the node said, or that the answer is not a run's:
+    a cluster worker is not trusted to send what make_run sends."""
+    where = got.get("node") if isinstance(got, dict) else None
+    node_name = (f"node {where.get('host')} ({where.get('class')})" if isinstance(where, dict)
+                 else "its node")
+    if isinstance(got, dict) and isinstance(got.get("error"), str):
+        tail = "\n".join(f"    {line}" for line in str(got.get("tail", "")).splitlines()[-5:])
+        raise RunFailed(f"run {spec.run_id[:12]} failed on {node_name}: {got['error']}"
+                        + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
+    arrays = got.get("arrays") if isinstance(got, dict) else None
+    if not (isinstance(arrays, dict) and isinstance(got.get("manifest"), dict)
+            and all(isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
+                    for k, v in arrays.items())):
+        raise RunFailed(f"run {spec.run_id[:12]}: {node_name} answered with something that is "
+                        "not a run (no manifest, or arrays that are not .npy files); nothing "
+                        "of it was stored")
+    for name, data in arrays.items():
+        (out / name).write_bytes(data)
+    return got["manifest"]
 
 
 def check_rows(executor: DaskExecutor, stack_names: list) -> list:

@@ -1,0 +1,43 @@
+"""kit.runs.executing.dask_executor: what a node answers is checked before anything is stored."""
+
+import numpy as np
+import pytest
+
+from kit.core.spec import RunSpec
+from kit.runs.executing.dask_executor import _unpacked
+from kit.runs.executing.runner import RunFailed
+
+SPEC = RunSpec(dataset="d" * 64, stack="host", stack_id="s", host="a")
+NODE = {"host": "ws1", "class": "a"}
+
+
+def test_a_nodes_failure_is_a_failed_run_naming_the_node_and_its_stderr(tmp_path):
+    with pytest.raises(RunFailed, match=r"failed on node ws1 \(a\): boom") as e:
+        _unpacked({"error": "boom", "tail": "line 1\nline 2", "node": NODE}, SPEC, tmp_path)
+    assert "line 2" in str(e.value)
+
+
+@pytest.mark.parametrize("answer", [
+    None, "a string", {"node": NODE}, {"manifest": {}, "arrays": [], "node": NODE},
+    {"manifest": {}, "arrays": {"../escape.npy": b"x"}, "node": NODE},
+    {"manifest": {}, "arrays": {".hidden.npy": b"x"}},
+    {"manifest": {}, "arrays": {"manifest.json": b"x"}},
+    {"manifest": {}, "arrays": {"kmer.npy": "not bytes"}},
+    {"manifest": "no", "arrays": {}},
+])
+def test_an_answer_that_is_not_a_run_is_refused_and_writes_nothing(tmp_path, answer):
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(RunFailed, match="not a run"):
+        _unpacked(answer, SPEC, out)
+    assert not list(out.iterdir()) and not (tmp_path / "escape.npy").exists()
+
+
+def test_a_runs_arrays_land_in_the_folder_and_its_manifest_is_handed_on(tmp_path):
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.arange(3))
+    got = _unpacked({"manifest": {"stages": {}}, "arrays": {"kmer.npy": buf.getvalue()},
+                     "node": NODE}, SPEC, tmp_path)
+    assert got == {"stages": {}} and np.load(tmp_path / "kmer.npy").tolist() == [0, 1, 2]
