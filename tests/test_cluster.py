@@ -121,7 +121,10 @@ def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_
             assert all(store.has_run(s.run_id) for s in a.specs), f"try {i + 1}"
         killed = [pid for pid in killed if pid]
         assert len(killed) >= tries // 2  # most kills hit a run (one may end just before)
-        assert 1 <= len(ex.retried) <= len(killed) and "worker was lost" in ex.retried_text()
+        # every kill cost a try of the run it hit (a task placed on a dying worker may cost one more)
+        assert len(ex.retried) >= len(killed) // 2
+        assert {why for _, why in ex.retried} == {"its worker was lost"}
+        assert "run(s) were submitted again" in ex.retried_text()
     # the killed workers' run folders were swept by the workers that replaced them
     assert not [d for pid in killed for d in Path("/tmp").glob(f"kit-run-{pid}-*")]
     check = subprocess.run([KIT, "store", "check"], capture_output=True, text=True)
