@@ -112,7 +112,8 @@ walls = sorted(r.manifest["wall_s"] for r in done)
 stored = [sum(store.blob_path(b).stat().st_size for b in store.stage_blobs(r.id).values()) for r in done]
 first = done[0].id if done else None
 stage_bytes = {st: store.blob_path(b).stat().st_size for st, b in store.stage_blobs(first).items()}
-print(json.dumps({"stage_bytes": stage_bytes, "start": start, "runs": work, "stop": stop, "stages": stages, "n_runs": len(done),
+blob_total = sum(p.stat().st_size for p in store.blobs.files().values())
+print(json.dumps({"stage_bytes": stage_bytes, "blob_total": blob_total, "start": start, "runs": work, "stop": stop, "stages": stages, "n_runs": len(done),
                   "run_wall": walls[len(walls) // 2], "total": time.perf_counter() - t0,
                   "cpu": p1 - p0, "ru_self": s1 - s0, "parts": cpu, "threads": loops,
                   "kids": k1 - k0, "kid_names": kid_names, "idle": idle / IDLE if IDLE else 0.0, "ru_children": ru(resource.RUSAGE_CHILDREN) - c0,
@@ -169,6 +170,8 @@ def figures(d: dict) -> dict:
          "idle": d["idle"],
          "back": statistics.mean(d["back"]), "stored": statistics.mean(d["stored"]),
          "dataset": d["dataset"], "rss0": d["rss0"], "rss1": d["rss1"], "maxrss": d["maxrss"]}
+    # content-addressed: a stage equal in every run (the k-mers of a seed plan) is stored once
+    f["new"] = (d["blob_total"] - d["stored"][0]) / max(1, k - 1)
     f["other"] = f["cpu"] - f["store"] - f["executor"] - f["ahead"] - f["loop"]
     f["cap"] = (1 - f["idle"]) / (f["cpu"] - pace)  # runs/s one core stores beside the loop's pace
     half = len(d["rss"]) // 2  # the RSS after each stored run: its slope over the plan's 2nd half
@@ -211,12 +214,15 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
         "psutil: the Dask workers + the runs they waited for")
     row("bytes back per run", [mb(f["back"]) for f in figs], "the arrays' .npy + the manifest")
     row("  stored per run", [mb(f["stored"]) for f in figs], "sum of its blob files in the store")
+    row("  of it new to the store", [mb(f["new"]) for f in figs],
+        "(all blob files - the 1st run's) / (runs - 1)")
     row("dataset, sent once", [mb(f["dataset"]) for f in figs], "pickled (scatter, broadcast)")
     row("driver RSS before the plan", [mb(f["rss0"]) for f in figs], "cluster up, dataset loaded")
     row("  after the plan / peak", [f"{f['rss1'] / 1e6:,.0f} / {f['maxrss'] / 1e6:,.0f} MB"
                                     for f in figs], "VmRSS / ru_maxrss")
-    row("  growth per run, 2nd half", [f"{f['grow'] / 1e6:+.2f} MB" for f in figs],
-        "RSS after each put_run: slope")
+    row("  growth per run, 2nd half", [f"{f['grow'] / 1e6:+.2f} MB" + ("?" if f["runs"] < 8 else "")
+                                       for f in figs], "RSS after each put_run: slope (?: < 8 runs, "
+        "may hold the first runs' rise)")
     for n, s in zip(sizes, sides):
         big = sorted(s["stage_bytes"].items(), key=lambda kv: -kv[1])[:3]
         print(f"{n:,} proteins: largest stages " + ", ".join(f"{st} {b / 1e6:.1f} MB" for st, b in big)
@@ -252,7 +258,10 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
         "rate / runs/s one core stores")
     row("bytes through the driver", [f"{(P * f['back'] + f['dataset']) / 1e9:,.0f} GB" for f in figs],
         f"{P:,} x bytes back + dataset")
-    row("store on disk", [f"{P * f['stored'] / 1e9:,.0f} GB" for f in figs], f"{P:,} x stored")
+    row("  if only what the store lacks came", [f"{P * f['new'] / 1e9:,.0f} GB" for f in figs],
+        f"{P:,} x new to the store per run")
+    row("store on disk", [f"{(f['stored'] + (P - 1) * f['new']) / 1e9:,.0f} GB" for f in figs],
+        f"1st run + {P - 1:,} x new per run")
     row("network in at that rate", [f"{r * f['back'] / 1e9:,.2f} GB/s" for r, f in zip(rate, figs)],
         "rate x bytes back")
     for link, bw in LINKS.items():
