@@ -7,7 +7,7 @@ own cost per run, extrapolated to a large plan.
 Comparison: each round runs the same plan (`--factor seed`, RUNS distinct runs, 1 thread each,
 two at a time) into a fresh KIT_HOME per side, alternating which side goes first: the local
 executor (`--jobs 2`: a subprocess per run) and the Dask executor on `local:2` (a task per run:
-the dataset sent once, each run's arrays sent back and verified by the driver). The cluster's
+the dataset sent once per node, each run's arrays sent back and verified by the driver). The cluster's
 start and stop are timed apart from the runs, so the report gives the per-run overhead (target:
 at most 5% of a run's wall time), the fixed cost of a cluster, and the end-to-end ratio. Checks
 that both sides stored bitwise identical stages.
@@ -216,7 +216,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
     row("  stored per run", [mb(f["stored"]) for f in figs], "sum of its blob files in the store")
     row("  of it new to the store", [mb(f["new"]) for f in figs],
         "(all blob files - the 1st run's) / (runs - 1)")
-    row("dataset, sent once", [mb(f["dataset"]) for f in figs], "pickled (scatter, broadcast)")
+    row("dataset, sent once", [mb(f["dataset"]) for f in figs], "pickled, once per node (its first run)")
     row("driver RSS before the plan", [mb(f["rss0"]) for f in figs], "cluster up, dataset loaded")
     row("  after the plan / peak", [f"{f['rss1'] / 1e6:,.0f} / {f['maxrss'] / 1e6:,.0f} MB"
                                     for f in figs], "VmRSS / ru_maxrss")
@@ -243,7 +243,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
     rate = [N * C / f["run_wall"] for f in figs]
     row("runs/s the nodes finish", [f"{r:,.0f}" for r in rate], f"{N} x {C} / the run's wall")
     row("  at this slot time instead", [f"{N * C / f['slot_s']:,.0f}" for f in figs],
-        f"{N} x {C} / slot time (a fresh process per run)")
+        f"{N} x {C} / slot time (Dask and the driver between runs)")
     row("plan at that rate", [f"{P / r:,.0f} s" for r in rate], f"{P:,} / rate")
     row("driver CPU in all, per-run part", [f"{P * (f['cpu'] - f['pace']) / 60:,.0f} min"
                                             for f in figs], f"{P:,} x (CPU - pace) per run")

@@ -170,7 +170,11 @@ class DaskExecutor(Executor):
         worker could take the run for wait_s, or it ran longer than RUN_S."""
         began = time.monotonic()
         homeless = None  # since when no worker of its class has had the cores it needs
-        while not fut.done():
+        while True:
+            try:  # returns the moment the task ends, however long the poll
+                return fut.result(timeout=POLL_S)
+            except TimeoutError:
+                pass
             if stop():
                 fut.cancel()
                 return None
@@ -186,8 +190,6 @@ class DaskExecutor(Executor):
             if now - began > RUN_S:
                 raise RunFailed(f"run {spec.run_id[:12]}: its task ran longer than "
                                 f"{RUN_S / 3600:.0f} h on {self.kind.describe()}")
-            time.sleep(POLL_S)
-        return fut.result()
 
     def _room(self, spec: RunSpec) -> bool:
         """Whether a worker now offers the run's class and cores (looked at every 2 s at most,
