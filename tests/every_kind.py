@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,21 @@ def _fixed_host(home: Path, name: str) -> None:
     (home / "host.json").write_text(json.dumps({"id": ident, "name": f"every-kind-{name}"}))
 
 
+@contextmanager
+def two_node_classes(names, env=None):
+    """A Dask scheduler and one one-core worker per node class in ``names`` (its KIT_NODE_CLASS,
+    as a lab sets it; ``env``: {class: more of its environment}), on loopback; its address."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    workers = {c: {"cls": Nanny, "options": {
+        "env": {"KIT_NODE_CLASS": c, **(env or {}).get(c, {})}, "nthreads": 1,
+        "resources": {"cores": 1}, "host": "127.0.0.1",
+        "preload": ["kit.runs.executing.node_classes"]}} for c in names}
+    with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
+            "host": "127.0.0.1", "dashboard_address": None}}, silence_logs=50) as cluster:
+        yield cluster.scheduler_address
+
+
 def _kit(*argv):
     code = main(list(argv))
     assert code == 0, f"kit {' '.join(argv)} exited {code}"
@@ -92,9 +108,10 @@ def build(root: Path) -> dict:
              "--iters", "5,20", *common)
         _kit("run", "--factor", "perturb", "--eps", "0,1e-9,1e-3", "--seeds", "0", *common)
         held["factors"] += ["svd-iters", "svd-solver", "perturb"]
-        # runs made on a Dask cluster (two workers named as two machines): a host pair whose
-        # manifests carry the node they ran on
-        _kit("run", "--factor", "host", "--hosts", "0,1", "--cluster", "local:2", *common)
+        # runs made on a Dask cluster of two node classes, 0 and 1 (two workers of this machine
+        # named as two node types): a host pair whose manifests carry the node they ran on
+        with two_node_classes(("0", "1")) as address:
+            _kit("run", "--factor", "host", "--hosts", "0,1", "--cluster", address, *common)
         held["factors"].append("host")
         plat = detect()
         if stack_kind(PIPELINE_STACKS[0]).status(plat)[0] != "unavailable":

@@ -89,9 +89,10 @@ def test_class_tables_are_checked_like_the_section(toml):
     conf = toml('[jobqueue.sky]\nconstraint = "x"\n')
     with pytest.raises(KitError, match=r"\[jobqueue.sky\] constraint is a Slurm setting"):
         cluster_kinds.JobQueueKind(conf, "pbs")
-    conf = toml('[jobqueue]\nworker_args = ["--resources", "gpu=1"]\n')
-    with pytest.raises(KitError, match="--resources is kit's"):
-        cluster_kinds.JobQueueKind(conf, "slurm")
+    for given in ('worker_args = ["--resources", "gpu=1"]',
+                  'extra = { worker_extra_args = ["--resources=gpu=1"] }'):  # either way in
+        with pytest.raises(KitError, match="--resources is kit's"):
+            cluster_kinds.JobQueueKind(toml(f"[jobqueue]\n{given}\n"), "slurm")
 
 
 def test_scheduler_options_merge_with_the_interface(toml):

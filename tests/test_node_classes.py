@@ -60,3 +60,14 @@ def test_the_preload_declares_the_workers_class_as_many_as_its_cores(monkeypatch
     bare = Worker(0)  # no cores: it takes no run, so it declares no class either
     dask_setup(bare)
     assert bare.state.total_resources == {}
+
+
+def test_classes_a_cluster_starts_count_before_their_workers_join():
+    """[jobqueue.CLASS] templates: a class whose job is still queued can be named, and which
+    class is the default does not hang on which job ran first."""
+    one = {"tcp://1": {"host": "n1", "name": "small-0", "class": "small", "slots": 2}}
+    t = ClassTable(one, "slurm", planned={"small": (1, 2), "big": (2, 16)})
+    assert t.resolve(["small", "big"]) == ("small", "big") and t.default() == "big"
+    assert t.fewest_cores() == 2 and t.classes()["big"] == []
+    spec = RunSpec(dataset="d" * 64, stack="host", stack_id="s", host="big", threads=16)
+    assert t.unfit(spec) is None and "at most 16" in t.unfit(spec.with_(threads=32))

@@ -58,7 +58,11 @@ def main(argv=None) -> int:
     # (dask-jobqueue even sets SIGINT to sys.exit() when imported), a command that received
     # one ends with 130 or 143, never as if it had finished
     _signalled.clear()
-    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # a signal the shell told kit to ignore (nohup, a background job) stays ignored
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, _on_signal)
     try:
         code = args.func(args)
         sys.stdout.flush()  # a failed write of the output is handled here, not at exit
@@ -73,10 +77,14 @@ def main(argv=None) -> int:
     except _Terminated:
         return _ended_by_signal(signal.SIGTERM)
     except BrokenPipeError:
+        if _signalled:
+            return _ended_by_signal(_signalled[0])
         # the reader went away (`kit runs | head`): end quietly, as `ls | head` does
         _quiet_stdout()
         return 141
     except OSError as e:
+        if _signalled:  # a connection a signal closed under a run (a cluster's)
+            return _ended_by_signal(_signalled[0])
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             return _bug(e)
         # the disk (or the output's) is full: the machine's state, not a bug; name where to
@@ -90,6 +98,8 @@ def main(argv=None) -> int:
               "command again (finished runs are stored)", file=sys.stderr)
         return 1
     except Exception as e:  # a bug: one line for the user, the traceback in a file
+        if _signalled:
+            return _ended_by_signal(_signalled[0])
         return _bug(e)
     finally:
         for s, handler in previous.items():

@@ -54,7 +54,8 @@ def _check(args) -> int:
 
     from ..envs.catalogue import HOST
     from ..envs.kinds import names
-    from ..runs.executing.dask_executor import DaskExecutor, check_rows
+    from ..runs.executing.answers import check_rows
+    from ..runs.executing.dask_executor import DaskExecutor
     from ..views.cluster import check_text
 
     with DaskExecutor(args.cluster, log=lambda m: print(f"kit: {m}", file=sys.stderr)) as ex:

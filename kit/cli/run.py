@@ -61,8 +61,10 @@ def _cmd_run(args) -> int:
     wrong = None if args.cluster else threads_problem(args.threads, cores())
     if wrong:
         args.parser.error(f"argument --threads: {wrong}")
+    # checked before a cluster starts; on one, the cores are its workers' (1: until they say)
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
-                       device=args.device, eps=args.eps, torch_stack=args.torch_stack)
+                       device=args.device, eps=args.eps, torch_stack=args.torch_stack,
+                       cores=1 if args.cluster else 0)
     with _executor(args, err) as ex:
         if ex is not None and ex.name == "dask":
             opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),

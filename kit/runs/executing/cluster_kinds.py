@@ -37,6 +37,11 @@ class ClusterKind:
     def start(self):
         raise NotImplementedError
 
+    def planned(self) -> dict:
+        """{node class: (workers, cores each)} this kind starts, known before any worker joins
+        (named job templates); {}: the classes are the workers' own, seen once they join."""
+        return {}
+
     def replace_lost(self, cluster) -> None:
         """Start again the workers a cluster kit started has lost (a cancelled job, a nanny
         SpecCluster closed): the same number again, so SpecCluster starts anew each one whose
@@ -106,6 +111,10 @@ class JobQueueKind(ClusterKind):
         self.expected = sum(self.templates.values())
         for node_class in self.templates:  # a wrong setting is one line now, not after a job
             job_kwargs(conf, system, node_class)
+
+    def planned(self) -> dict:
+        return {c: (jobs, int(job_kwargs(self.conf, self.system, c)["cores"]))
+                for c, jobs in self.templates.items() if c}
 
     def job_scripts(self) -> dict:
         """{node class or "": the exact job script}, nothing started or submitted."""
@@ -205,10 +214,15 @@ class SSHKind(ClusterKind):
         try:
             cluster = SSHCluster([c["hosts"][0], *c["hosts"]], remote_python=c["python"] or None,
                                  scheduler_options={"port": int(c["port"]), **net},
+                                 # a host that does not answer is an error within wait_s
+                                 connect_options={"connect_timeout": float(c["wait_s"])},
                                  worker_options={"nthreads": cores, "resources": {RESOURCE: cores},
                                                  "env": env, "preload": [PRELOAD], **net})
         except (OSError, RuntimeError, asyncssh.Error) as e:  # unreachable, refused, no key
             raise KitError(f"cannot start Dask over SSH on {c['hosts'][0]}: {e}") from None
+        except Exception as e:  # SSHCluster's own "Worker failed to start": the reason is logged
+            raise KitError(f"cannot start Dask over SSH on {', '.join(c['hosts'])}: {e} (the "
+                           f"remote side's messages are in {cluster_logs_to_file()})") from None
         return cluster, cluster.scheduler_address
 
     def describe(self):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 from concurrent.futures import CancelledError
@@ -20,7 +19,9 @@ from pathlib import Path
 
 from ...core.errors import KitError
 from ...core.spec import RunSpec
+from ...core.waits import bounded
 from . import on_node as node
+from .answers import unpacked
 from .cluster_kinds import ClusterKind, cluster_kind
 from .job_templates import PRELOAD, QUIET, RESOURCE
 from .node_classes import ClassTable, class_resource
@@ -36,6 +37,7 @@ ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.prel
 
 class DaskExecutor(Executor):
     name = "dask"
+    remote = True  # what comes back is checked as from a machine kit does not control
 
     def __init__(self, target: str, log=lambda msg: None):
         self.kind: ClusterKind = cluster_kind(target)
@@ -44,6 +46,7 @@ class DaskExecutor(Executor):
         self.retried: list = []       # (run id, why) of every resubmission
         self._seen = (0.0, {})        # (when, {address: resources}) of the last look
         self._kept = 0.0              # when lost jobs were last replaced
+        self._looking = False         # a thread is asking the scheduler for its workers
         self._lock = threading.Lock()
         self.wait_s = float(self.kind.conf.get("wait_s", 60))
         # a local cluster's nannies run in this process and set PYTHONHASHSEED in its
@@ -77,7 +80,7 @@ class DaskExecutor(Executor):
 
     def refresh(self) -> None:
         """Ask every worker what node it is on and how many cores it offers runs."""
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        info = self._workers_info(self.wait_s)
         for a, w in info.items():
             have = w.get("resources") or {}
             if RESOURCE not in have:
@@ -88,11 +91,12 @@ class DaskExecutor(Executor):
                 raise KitError(f"worker {a} declares no node class, so kit cannot route runs to "
                                f"it; start workers with `dask worker --resources {RESOURCE}=N "
                                f"--preload {PRELOAD}`")
-        facts = self.client.run(node.facts)
+        facts = bounded(lambda: self.client.run(node.facts), self.wait_s,
+                        f"the workers of {self.target}")
         self.workers = {a: {**facts[a], "name": str(w.get("name", a)),
                             "slots": int(w["resources"][RESOURCE])}
                         for a, w in info.items() if a in facts}
-        self.table = ClassTable(self.workers, self.target)
+        self.table = ClassTable(self.workers, self.target, self.kind.planned())
 
     # -- where runs go ------------------------------------------------------------------------
     def classes(self) -> dict:
@@ -141,10 +145,10 @@ class DaskExecutor(Executor):
                     return None
                 why = ("its worker was lost" if isinstance(e, KilledWorker)
                        else f"its task was cancelled ({e})")
-                self.retried.append((spec.run_id, why))
                 if n == TRIES:
                     raise RunFailed(f"run {spec.run_id[:12]}: {why} on each of {TRIES} tries; "
                                     "nothing of it was stored") from None
+                self.retried.append((spec.run_id, why))
                 n += 1
                 self.log(f"run {spec.run_id[:12]}: {why}; submitting it again (try {n} of "
                          f"{TRIES})")
@@ -163,7 +167,7 @@ class DaskExecutor(Executor):
             if isinstance(got, dict) and got.get("missing") == "dataset" and send is None:
                 send = dataset
                 continue
-            return _unpacked(got, spec, out)
+            return unpacked(got, spec, out)
 
     def _outcome(self, fut, spec: RunSpec, stop):
         """The task's answer, or None when the plan stops; a bounded wait: RunFailed when no
@@ -176,7 +180,10 @@ class DaskExecutor(Executor):
             except TimeoutError:
                 pass
             if stop():
-                fut.cancel()
+                try:
+                    bounded(fut.cancel, 10, "the scheduler")
+                except KitError:  # the plan ends anyway; closing the cluster ends the task
+                    pass
                 return None
             now = time.monotonic()
             self._replace_lost(now)
@@ -192,19 +199,30 @@ class DaskExecutor(Executor):
                                 f"{RUN_S / 3600:.0f} h on {self.kind.describe()}")
 
     def _room(self, spec: RunSpec) -> bool:
-        """Whether a worker now offers the run's class and cores (looked at every 2 s at most,
-        however many runs wait)."""
+        """Whether a worker now offers the run's class and cores (one thread looks, every 2 s
+        at most, however many runs wait; the others read its last look)."""
         with self._lock:
             when, seen = self._seen
-            if time.monotonic() - when > 2:
+            look = time.monotonic() - when > 2 and not self._looking
+            self._looking = self._looking or look
+        if look:
+            try:
                 if self.client.status != "running":
                     raise self._lost(OSError("the client is closed"))
-                seen = {a: w.get("resources") or {} for a, w in
-                        self.client.scheduler_info(n_workers=-1)["workers"].items()}
+                seen = {a: w.get("resources") or {} for a, w in self._workers_info(30).items()}
                 self._seen = (time.monotonic(), seen)
+            finally:
+                self._looking = False
         need = class_resource(spec.host)
         return any(r.get(need, 0) >= spec.threads and r.get(RESOURCE, 0) >= spec.threads
                    for r in seen.values())
+
+    def _workers_info(self, seconds: float) -> dict:
+        try:
+            return bounded(lambda: self.client.scheduler_info(n_workers=-1)["workers"], seconds,
+                           "the scheduler")
+        except KitError as e:
+            raise self._lost(e) from None
 
     def _replace_lost(self, now: float) -> None:
         """Ask the cluster to start again the jobs it lost (every 5 s at most)."""
@@ -245,54 +263,3 @@ class DaskExecutor(Executor):
 
     def __exit__(self, *exc):
         self.close()
-
-
-_ARRAY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}\.npy")
-
-
-def _unpacked(got, spec: RunSpec, out: Path) -> dict:
-    """A node's answer: its arrays written into ``out`` and its manifest (verified against them
-    by the store), or RunFailed saying what the node said, or that the answer is not a run's:
-    a cluster worker is not trusted to send what make_run sends."""
-    where = got.get("node") if isinstance(got, dict) else None
-    node_name = (f"node {where.get('host')} ({where.get('class')})" if isinstance(where, dict)
-                 else "its node")
-    if isinstance(got, dict) and isinstance(got.get("error"), str):
-        tail = "\n".join(f"    {line}" for line in str(got.get("tail", "")).splitlines()[-5:])
-        raise RunFailed(f"run {spec.run_id[:12]} failed on {node_name}: {got['error']}"
-                        + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
-    arrays = got.get("arrays") if isinstance(got, dict) else None
-    if not (isinstance(arrays, dict) and isinstance(got.get("manifest"), dict)
-            and all(isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
-                    for k, v in arrays.items())):
-        raise RunFailed(f"run {spec.run_id[:12]}: {node_name} answered with something that is "
-                        "not a run (no manifest, or arrays that are not .npy files); nothing "
-                        "of it was stored")
-    for name, data in arrays.items():
-        (out / name).write_bytes(data)
-    return got["manifest"]
-
-
-def check_rows(executor: DaskExecutor, stack_names: list) -> list:
-    """One row per worker for `kit cluster check`: its node and whether its stacks are the
-    driver's (same identity: the same lock, or the same measured versions)."""
-    from ...envs.kinds import stack_kind
-
-    mine = {}
-    for name in stack_names:
-        try:
-            mine[name] = stack_kind(name).runnable().identity
-        except KitError:
-            pass
-    theirs = executor.client.run(node.stacks, list(mine))
-    pools = executor.client.run(node.threadpools)
-    rows = []
-    for a, f in executor.workers.items():
-        has = theirs.get(a, {})
-        states = {n: ("ok" if has.get(n, (None,))[0] == ident else
-                      "missing" if has.get(n, (None,))[0] is None else "differs")
-                  for n, ident in mine.items()}
-        rows.append({"worker": f["name"], "address": a, "host": f["host"], "class": f["class"],
-                     "cores": f["slots"], "cpu": f["cpu"], "blas": pools.get(a, "no answer"),
-                     "stacks": states})
-    return rows

@@ -93,9 +93,6 @@ def job_kwargs(conf: dict, system: str, node_class: str = "") -> dict:
     """The keywords of one job of ``node_class`` ("" = no class): kit's, then the user's."""
     c = _class_conf(conf, node_class)
     where = f"[jobqueue.{node_class}]" if node_class else "[jobqueue]"
-    if any(a.split("=")[0] == "--resources" for a in c["worker_args"]):
-        raise KitError(f"{where} worker_args: --resources is kit's (it declares the {RESOURCE} "
-                       "each worker offers runs); leave it out")
     directives = list(c["directives"])
     if c["constraint"]:
         if system != "slurm":
@@ -135,6 +132,10 @@ def job_kwargs(conf: dict, system: str, node_class: str = "") -> dict:
                 raise KitError(f"[jobqueue] extra {key}: expected a list of strings")
         else:
             kw[key] = value
+    # from worker_args or from extra: a worker's resources are kit's (its cores, its class)
+    if any(str(a).split("=")[0] == "--resources" for a in kw["worker_extra_args"][2:]):
+        raise KitError(f"{where} worker_args: --resources is kit's (it declares the {RESOURCE} "
+                       "each worker offers runs); leave it out")
     return kw
 
 

@@ -31,13 +31,14 @@ def dask_setup(worker) -> None:
     import os
     import signal
 
-    from .on_node import node_class
+    from .on_node import node_class, sweep
 
     if os.environ.get(LOCAL_VAR) and _main_thread():
         # a local cluster's workers share kit's terminal: a Ctrl-C is kit's to handle (it closes
         # them within seconds), not theirs to answer with a traceback each on kit's stderr
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
+    sweep()  # a killed worker's folders go with its replacement's start, not its first run
     cores = worker.state.total_resources.get(RESOURCE, 0)
     if cores:  # a worker without cores takes no run at all (the executor refuses it)
         name = class_resource(node_class())
@@ -53,17 +54,27 @@ def _main_thread() -> bool:
 
 class ClassTable:
     """The workers of a cluster by node class, as they are at one moment (``workers``:
-    {address: facts with "class", "host", "name", "slots"})."""
+    {address: facts with "class", "host", "name", "slots"}), and the classes the cluster starts
+    whose workers may not have joined yet (``planned``: {class: (workers, cores each)})."""
 
-    def __init__(self, workers: dict, target: str):
-        self.workers, self.target = workers, target
+    def __init__(self, workers: dict, target: str, planned: dict | None = None):
+        self.workers, self.target, self.planned = workers, target, dict(planned or {})
+
+    def _cores(self) -> dict:
+        """{node class: [cores of each worker, joined or planned]}"""
+        out: dict = {c: [k] * n for c, (n, k) in self.planned.items()}
+        for f in self.workers.values():
+            out.setdefault(f["class"], [])
+            if f["class"] not in self.planned:
+                out[f["class"]].append(f["slots"])
+        return out
 
     def classes(self) -> dict:
-        """{node class: [worker addresses]}, the largest class (by cores) first."""
-        out: dict = {}
-        for a, f in self.workers.items():
-            out.setdefault(f["class"], []).append(a)
-        return dict(sorted(out.items(), key=lambda kv: -sum(self.workers[a]["slots"] for a in kv[1])))
+        """{node class: [worker addresses]}, the largest class (by cores) first (a planned
+        class ranks by the workers it starts: the choice does not hang on which job ran first)."""
+        cores = self._cores()
+        out = {c: [a for a, f in self.workers.items() if f["class"] == c] for c in cores}
+        return dict(sorted(out.items(), key=lambda kv: -sum(cores[kv[0]])))
 
     def default(self) -> str:
         """The node class a plan's runs go to when no --hosts are named: the largest."""
@@ -71,7 +82,7 @@ class ClassTable:
 
     def fewest_cores(self) -> int:
         """The smallest worker's cores: a plan's default thread counts fit every worker."""
-        return min(f["slots"] for f in self.workers.values())
+        return min(k for ks in self._cores().values() for k in ks)
 
     def resolve(self, names) -> tuple:
         """--hosts names node classes; a host or worker name is refused with its class."""
@@ -92,11 +103,11 @@ class ClassTable:
 
     def unfit(self, spec: RunSpec) -> str | None:
         """Why no worker can take ``spec`` (not its class; fewer cores than its threads)."""
-        where = self.classes().get(spec.host)
-        if where is None:
+        cores = self._cores().get(spec.host)
+        if cores is None:
             return (f"planned for node class {spec.host!r}, which {self.target} does not have "
                     f"({', '.join(self.classes())})")
-        most = max(self.workers[a]["slots"] for a in where)
+        most = max(cores)
         if spec.threads > most:
             return (f"{spec.threads} threads: no worker of node class {spec.host} offers that many "
                     f"cores (at most {most})")

@@ -91,8 +91,9 @@ _swept: list = []
 _warm = WarmPool()
 
 
-def _sweep() -> None:
-    """Remove this node's run folders left by Dask workers that were killed (once per worker)."""
+def sweep() -> None:
+    """Remove this node's run folders left by Dask workers that were killed (once per worker:
+    as it starts, through the preload, else before its first run)."""
     if _swept:
         return
     from ...core.processes import alive
@@ -117,7 +118,7 @@ def _undo_nanny_environment() -> None:
 def make_run(spec_json: str, dataset: Dataset | None, input_npy: bytes | None) -> dict:
     """A Dask task: make one run on this node; {"manifest", "arrays", "node"}, {"error", ...},
     or {"missing": "dataset"} when sent without the dataset and this node has not got it."""
-    _sweep()
+    sweep()
     _undo_nanny_environment()
     me = facts()
     where = me["host"]

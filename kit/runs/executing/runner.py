@@ -56,6 +56,8 @@ class Executor:
     (the plan goes on), any other error ends the plan."""
 
     name = ""
+    remote = False  # True: its runs are made elsewhere; a run that fails the store's checks
+    #                 fails alone (RunFailed), as a node's fault, and the plan goes on
 
     def slots(self, specs, jobs: int) -> int:
         return jobs
@@ -168,7 +170,12 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
                 return spec.run_id
             manifest["spec"] = json.loads(spec.to_json())
             # verifies every array's sha256, and returns only once the run is indexed whole
-            return store.put_run(spec, Path(tmp), manifest)
+            try:
+                return store.put_run(spec, Path(tmp), manifest)
+            except KitError as e:
+                if executor.remote:
+                    raise RunFailed(f"run {spec.run_id[:12]}: {e}") from None
+                raise
     finally:
         store.release(spec.run_id)
 

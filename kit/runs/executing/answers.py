@@ -1,0 +1,78 @@
+"""What cluster workers answer kit, checked before anything of it is used: a run's arrays and
+manifest (a worker is a machine kit does not control), and each worker's node and stacks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ...core.errors import KitError
+from ...core.spec import RunSpec
+from ...core.waits import bounded
+from . import on_node as node
+from .runner import RunFailed
+
+_ARRAY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}\.npy")
+
+
+def unpacked(got, spec: RunSpec, out: Path) -> dict:
+    """A node's answer: its arrays written into ``out`` and its manifest (verified against them
+    by the store), or RunFailed saying what the node said, or that the answer is not a run's:
+    a cluster worker is not trusted to send what make_run sends."""
+    where = got.get("node") if isinstance(got, dict) else None
+    node_name = (f"node {where.get('host')} ({where.get('class')})" if isinstance(where, dict)
+                 else "its node")
+    if isinstance(got, dict) and isinstance(got.get("error"), str):
+        tail = "\n".join(f"    {line}" for line in str(got.get("tail", "")).splitlines()[-5:])
+        raise RunFailed(f"run {spec.run_id[:12]} failed on {node_name}: {got['error']}"
+                        + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
+    arrays = got.get("arrays") if isinstance(got, dict) else None
+    manifest = got.get("manifest") if isinstance(got, dict) else None
+    stages = manifest.get("stages") if isinstance(manifest, dict) else None
+    if not (isinstance(arrays, dict) and isinstance(stages, dict) and stages
+            and all(isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
+                    for k, v in arrays.items())
+            and set(arrays) == {f"{st}.npy" for st in stages}
+            and all(_stage_entry(info) for info in stages.values())):
+        raise RunFailed(f"run {spec.run_id[:12]}: {node_name} answered with something that is "
+                        "not a run (no stages, arrays that are not the manifest's .npy files, "
+                        "or stage entries without sha256, dtype and shape); nothing of it was "
+                        "stored")
+    for name, data in arrays.items():
+        (out / name).write_bytes(data)
+    return manifest
+
+
+def _stage_entry(info) -> bool:
+    return (isinstance(info, dict) and isinstance(info.get("sha256"), str)
+            and re.fullmatch(r"[0-9a-f]{64}", info["sha256"]) is not None
+            and isinstance(info.get("dtype"), str) and isinstance(info.get("shape"), list)
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                    for n in info["shape"]))
+
+
+def check_rows(executor, stack_names: list) -> list:
+    """One row per worker for `kit cluster check`: its node and whether its stacks are the
+    driver's (same identity: the same lock, or the same measured versions)."""
+    from ...envs.kinds import stack_kind
+
+    mine = {}
+    for name in stack_names:
+        try:
+            mine[name] = stack_kind(name).runnable().identity
+        except KitError:
+            pass
+    ask = lambda fn, *a: bounded(lambda: executor.client.run(fn, *a), 600,  # noqa: E731
+                                 f"the workers of {executor.target}")
+    theirs = ask(node.stacks, list(mine))
+    pools = ask(node.threadpools)
+    rows = []
+    for a, f in executor.workers.items():
+        has = theirs.get(a, {})
+        states = {n: ("ok" if has.get(n, (None,))[0] == ident else
+                      "missing" if has.get(n, (None,))[0] is None else "differs")
+                  for n, ident in mine.items()}
+        rows.append({"worker": f["name"], "address": a, "host": f["host"], "class": f["class"],
+                     "cores": f["slots"], "cpu": f["cpu"], "blas": pools.get(a, "no answer"),
+                     "stacks": states})
+    return rows
