@@ -71,9 +71,14 @@ def two_node_classes(names, env=None):
         "env": {"KIT_NODE_CLASS": c, **(env or {}).get(c, {})}, "nthreads": 1,
         "resources": {"cores": 1}, "host": "127.0.0.1",
         "preload": ["kit.runs.executing.node_classes"]}} for c in names}
-    with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
-            "host": "127.0.0.1", "dashboard_address": None}}, silence_logs=50) as cluster:
-        yield cluster.scheduler_address
+    environ = dict(os.environ)  # the nannies set PYTHONHASHSEED here, as DaskExecutor knows
+    try:
+        with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
+                "host": "127.0.0.1", "dashboard_address": None}}, silence_logs=50) as cluster:
+            yield cluster.scheduler_address
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
 
 
 def _kit(*argv):
