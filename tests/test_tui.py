@@ -125,6 +125,59 @@ async def test_each_tab_opens_with_its_main_widget_focused(stored_home):
             assert pilot.app.focused.id == widget, key
 
 
+async def test_escape_leaves_the_compare_path_field_and_the_next_keys_are_commands(stored_home):
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("7", "a", "b")
+        assert pilot.app.query_one("#bundle-path", Input).value == "ab"
+        await pilot.press("escape")
+        assert pilot.app.focused.id == "compare"
+        await pilot.press("4")
+        assert pilot.app.query_one("TabbedContent").active == "budget"
+        assert pilot.app.query_one("#bundle-path", Input).value == "ab"
+
+
+async def test_the_footer_shows_every_key_it_has_within_80_columns(stored_home):
+    from textual.widgets._footer import FooterKey
+
+    async with app().run_test(size=(80, 24)) as pilot:
+        for tab in "1234567":
+            await pilot.press("escape", tab, "escape")  # out of a text field: q and ? are keys
+            await pilot.pause()
+            keys = list(pilot.app.query(FooterKey))
+            assert {k.key for k in keys} >= {"question_mark", "q"}, tab
+            assert all(k.region.right <= 80 for k in keys), (tab, [(k.key, k.region) for k in keys])
+
+
+async def test_budget_keys_keep_working_after_the_curves_and_an_empty_view_says_why(stored_home):
+    async with app().run_test(size=(80, 24)) as pilot:
+        shown = lambda: [v for v in ("budget-table", "bars-scroll", "amplify-plot")  # noqa: E731
+                         if pilot.app.query_one(f"#{v}").display]
+        await pilot.press("4", "a")
+        assert shown() == ["amplify-plot"] and pilot.app.focused.id == "amplify-plot"
+        await pilot.press("a")
+        assert shown() == ["budget-table"]
+        await pilot.press("a", "p")
+        assert shown() == ["bars-scroll"]
+        units = pilot.app.query_one("#budget-pane").seed_units
+        await pilot.press("u")
+        assert pilot.app.query_one("#budget-pane").seed_units is not units
+
+
+async def test_e_writes_the_report_where_its_field_says_and_names_the_full_path(stored_home,
+                                                                              tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("6")
+        field = pilot.app.query_one("#report-dir", Input)
+        assert field.value == str(tmp_path / "kit-report")  # a full path, seen before it writes
+        await pilot.press("e")
+        await pilot.pause()
+        said = [n.message for n in pilot.app._notifications]
+        assert f"wrote {tmp_path / 'kit-report' / 'report.html'}" in said, said
+        assert (tmp_path / "kit-report" / "report.html").exists()
+
+
 async def test_the_plan_fits_80x24_and_help_scrolls(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
         await pilot.press("2")

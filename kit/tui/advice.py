@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -33,8 +35,9 @@ class AdvicePane(Pane):
         with VerticalScroll(id="advice-scroll"):
             yield Markdown(id="advice-md")
         with Horizontal(classes="buttons"):
-            yield Input("kit-report", placeholder="folder for report.md and report.html",
-                        id="report-dir")
+            # a full path: where `e` writes is seen before it writes
+            yield Input(str(Path.cwd() / "kit-report"),
+                        placeholder="folder for report.md and report.html", id="report-dir")
             yield Button("Export report (e)", id="export")
 
     def show(self) -> None:
@@ -55,5 +58,6 @@ class AdvicePane(Pane):
         if not ds:
             self.app.notify("nothing to report yet", severity="warning")
             return
-        out = write(self.app.store, ds, self.query_one("#report-dir", Input).value)
-        self.app.notify(f"wrote {out['html']}")
+        folder = Path(self.query_one("#report-dir", Input).value.strip() or "kit-report")
+        out = write(self.app.store, ds, str(folder.expanduser().resolve()))
+        self.app.notify(f"wrote {Path(out['html']).resolve()}")

@@ -34,7 +34,9 @@ class KitApp(App):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "kit: reproducibility budget"
     BINDINGS = [
-        *[Binding(str(i), f"tab('{t}')", t.title(), priority=True, show=i <= 6)
+        # the tabs' own titles carry their digits ("4 Budget"): the footer keeps its 80
+        # columns for the keys nothing else shows
+        *[Binding(str(i), f"tab('{t}')", t.title(), priority=True, show=False)
           for i, t in enumerate(TABS, 1)],
         Binding("ctrl+r", "run_plan", "Run plan", priority=True),
         Binding("r", "run_plan", "Run plan", show=False),
@@ -116,7 +118,7 @@ class KitApp(App):
 
     def action_leave_field(self) -> None:
         if isinstance(self.focused, Input):
-            self.pane(self.query_one(TabbedContent).active).focus_main()
+            self.pane(self.query_one(TabbedContent).active).leave_field()
 
     def action_run_plan(self) -> None:
         self.pane("plan").run_plan()

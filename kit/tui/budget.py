@@ -54,6 +54,9 @@ class BudgetPane(Pane):
     def on_mount(self) -> None:
         for w in ("#pairs", "#bars-scroll", "#amplify-plot"):
             self.query_one(w).display = False
+        # focusable, so that once shown it holds the focus and u, p, a keep reaching this pane
+        # (a hidden table cannot: the keys went nowhere until a digit)
+        self.query_one("#amplify-plot").can_focus = True
 
     def action_units(self) -> None:
         self.seed_units = not self.seed_units
@@ -110,9 +113,11 @@ class BudgetPane(Pane):
         plot = self.query_one("#amplify-plot", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
-        for m, c in curves(b["rows"]).items():
+        drawn = curves(b["rows"])
+        for m, c in drawn.items():
             plt.plot([math.log10(p["eps"]) for p in c], [p["flips_median"] for p in c], label=m)
-        plt.title("amplification: median flips against log10(eps)")
+        plt.title("amplification: median flips against log10(eps)" if drawn else
+                  "no perturb runs yet: `kit run --factor perturb` measures these curves (a: back)")
         plot.refresh()
 
     @on(DataTable.RowSelected, "#budget-table")

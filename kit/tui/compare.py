@@ -15,6 +15,7 @@ from .pane import Pane
 
 class ComparePane(Pane):
     MAIN = "#bundle-path"
+    LEAVE = "#compare"  # Escape leaves the path field for the button
 
     class Answered(Message):
         def __init__(self, report: dict | None, error: str | None = None):

@@ -6,7 +6,8 @@ from textual.containers import Vertical
 
 
 class Pane(Vertical):
-    MAIN = None  # the selector of the widget focused when the tab opens
+    MAIN = None   # the selector of the widget focused when the tab opens
+    LEAVE = None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
 
     def show(self) -> None:
         """(Re)read what the pane shows; called each time its tab opens."""
@@ -14,3 +15,8 @@ class Pane(Vertical):
     def focus_main(self) -> None:
         if self.MAIN:
             self.query_one(self.MAIN).focus()
+
+    def leave_field(self) -> None:
+        """Escape from a text field: focus a widget that is not one, so that the next keys are
+        commands again (a tab whose main widget is the field leaves it for LEAVE)."""
+        self.query_one(self.LEAVE or self.MAIN).focus()
