@@ -178,6 +178,39 @@ async def test_e_writes_the_report_where_its_field_says_and_names_the_full_path(
         assert (tmp_path / "kit-report" / "report.html").exists()
 
 
+async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_colour(stored_home):
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        bar = pilot.app.query_one("#run-progress")
+        assert bar.content_region.height >= 1 and bar.content_region.width >= 20
+        await pilot.press("2")
+        await pilot.pause()
+        factors = pilot.app.query_one("#factors", SelectionList)
+        off = factors.get_component_rich_style("selection-list--button")
+        on = factors.get_component_rich_style("selection-list--button-selected")
+        assert off.color == off.bgcolor  # an empty box
+        assert on.color != on.bgcolor and on.bold  # a bold mark
+
+
+async def test_the_setup_line_calls_only_the_reference_stack_the_reference(stored_home):
+    from kit.envs.catalogue import reference as reference_stack
+
+    async with app().run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        table = pilot.app.query_one("#stacks", DataTable)
+        said = {}
+        for row in range(table.row_count):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            name = table.coordinate_to_cell_key((row, 0)).row_key.value
+            said[name] = text(pilot.app.query_one("#stack-help"))
+        ref = reference_stack()
+        assert "* the reference stack" in said[ref] and "marks" not in said[ref]
+        others = [t for n, t in said.items() if n != ref]
+        assert others and all(f"marks the reference stack, {ref}" in t for t in others)
+
+
 async def test_the_plan_fits_80x24_and_help_scrolls(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
         await pilot.press("2")

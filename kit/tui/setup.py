@@ -65,8 +65,10 @@ class SetupPane(Pane):
         t = self.query_one("#stacks", DataTable)
         row = t.cursor_row
         t.clear()
-        self._about = {}
+        self._about, self._reference = {}, None
         for r in listing(app.platform):
+            if r["reference"]:
+                self._reference = r["name"]
             a = r["attributes"]
             external = r["kind"] == "external"
             t.add_row(r["name"] + (" *" if r["reference"] else ""),
@@ -81,8 +83,12 @@ class SetupPane(Pane):
     def describe(self, event: DataTable.RowHighlighted) -> None:
         # the reason a stack cannot exist here is long: it is spelled out under the table
         name = event.row_key.value
+        # said of the highlighted stack only when it is the reference: the line under the table
+        # otherwise read as if every stack were starred
+        which = ("   [b]* the reference stack[/]" if name == self._reference else
+                 f"   (* marks the reference stack, {self._reference})" if self._reference else "")
         self.query_one("#stack-help", Static).update(f"[b]{name}[/]: {self._about.get(name, '')}"
-                                                     "   (* the reference stack)")
+                                                     + which)
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:
