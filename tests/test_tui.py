@@ -211,6 +211,21 @@ async def test_the_setup_line_calls_only_the_reference_stack_the_reference(store
         assert others and all(f"marks the reference stack, {ref}" in t for t in others)
 
 
+async def test_every_factors_description_is_shown_whole_at_80x24(stored_home):
+    from rich.text import Text
+
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        for i in range(factors.option_count):
+            factors.highlighted = i
+            await pilot.pause()
+            help_ = pilot.app.query_one("#factor-help")
+            box = help_.content_region
+            lines = Text(text(help_)).wrap(pilot.app.console, box.width)
+            assert len(lines) <= box.height, (i, text(help_), box)
+
+
 async def test_the_plan_fits_80x24_and_help_scrolls(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
         await pilot.press("2")
