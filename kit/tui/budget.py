@@ -92,7 +92,8 @@ class BudgetPane(Pane):
         row = t.cursor_row
         t.clear(columns=True)
         models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
-        t.add_columns("factor", "pairs", "identical", "emb diff", *models, "verdicts")
+        # "identical" counts pairs here (every stage bitwise equal); the pairs view counts stages
+        t.add_columns("factor", "pairs", "pairs identical", "emb diff", *models, "verdicts")
         for r in b["rows"]:
             emb = r.emb_rel_seed_units if units else r.emb_rel_max
             t.add_row(factor_label(r.factor, r.level), str(r.pairs), f"{r.all_identical}/{r.pairs}",
@@ -131,7 +132,7 @@ class BudgetPane(Pane):
         t = self.query_one("#pairs", DataTable)
         t.clear(columns=True)
         head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
-        t.add_columns(*head)
+        t.add_columns(*("stages identical" if h == "identical" else h for h in head))
         for p in rows:
             cells = pair_cells(p)
             t.add_row(*(cells[h] for h in head))

@@ -63,7 +63,7 @@ class ComparePane(Pane):
         answer.update(f"[b]{rep['bundle_host']['name']} vs {rep['this_host']['name']}:[/] {rep['answer']}")
         t = self.query_one("#compare-table", DataTable)
         t.clear(columns=True)
-        t.add_columns("run (theirs vs here)", "identical", "emb diff", "flips")
+        t.add_columns("run (theirs vs here)", "stages identical", "emb diff", "flips")
         for r in rep["per_run"]:
             t.add_row(r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
                       " ".join(f"{m}:{v}" for m, v in r["flips"].items()))
