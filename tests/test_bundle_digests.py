@@ -145,3 +145,27 @@ def test_import_says_once_that_the_bundles_dataset_is_not_here(lab, tmp_path, mo
     # once the dataset is here (the original hint finds it), nothing is said
     _, err = answers(capsys, "import", str(path))
     assert "not on this machine" not in err
+
+
+def test_compare_names_the_stacks_it_must_build_and_asks_first(tmp_path, monkeypatch, capsys):
+    """A lab's run in a stack this machine has not built: kit compare names it and its size and
+    asks; without a terminal it refuses unless --yes (it used to build ~3 GB without a word),
+    and nothing is written."""
+    from kit.data import load_dataset
+    from kit.runs.store import Store
+    from stored import arrays, put, spec
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
+    ds = load_dataset("synthetic", 120)
+    lab = Store()
+    lab.note_dataset(ds.summary())
+    put(lab, tmp_path, spec(dataset=ds.sha256, stack="np1-sk152"), arrays(0))
+    assert main(["export", "--out", str(tmp_path / "lab.kit")]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    assert main(["compare", str(tmp_path / "lab.kit")]) == 1
+    err = capsys.readouterr().err
+    assert "needs stacks that are not built yet: np1-sk152 (~" in err and " MB)" in err, err
+    assert "add --yes to build them" in err and "Traceback" not in err
+    assert Store().runs() == []  # nothing imported, nothing built
+    assert not (tmp_path / "here" / "stacks" / "np1-sk152").exists()

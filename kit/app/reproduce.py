@@ -75,23 +75,38 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
 
 
 def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_done=None,
-                   log=lambda msg: None) -> dict:
+                   log=lambda msg: None, confirm=lambda stacks: True) -> dict:
     """Verify, plan the reruns, import, rerun what is missing here, pair, and summarise.
 
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
-    before anything is written: a failed compare leaves the store as it was.
+    before anything is written: a failed compare leaves the store as it was. ``confirm(stacks)``
+    ([(name, download bytes or None)] not built here) is asked before any is built, as `kit run`
+    asks; it may raise, or return False, to refuse (nothing is built or written then).
     """
     plat = plat or detect()
     with opened(path, store.root) as found:
-        return _compare(store, path, found, plat, jobs, on_done, log)
+        return _compare(store, path, found, plat, jobs, on_done, log, confirm)
 
 
-def _compare(store, path, found, plat, jobs, on_done, log) -> dict:
+def _to_build(specs, plat) -> list:
+    """[(name, download bytes or None)] of the stacks the reruns need that are not built here."""
+    out = {}
+    for spec in specs:
+        kind = _kind(spec.stack)
+        if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
+            out.setdefault(spec.stack, kind.download_bytes(plat))
+    return list(out.items())
+
+
+def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     doc = found[0]
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind == "torch")
+    needed = _to_build(specs.values(), plat)
+    if needed and not confirm(needed):
+        raise KitError("not compared: the stacks it needs were not built; nothing was written")
     twins, reasons = {}, {}
     for r in runs:
         spec = specs[r["id"]]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-
-from .common import (bounded, dataset_args, factors, print_json, select)
+from .common import bounded, confirm, dataset_args, factors, print_json, say_stacks, select
 
 
 def add(sub) -> None:
@@ -26,6 +25,8 @@ def add(sub) -> None:
     p.add_argument("file", help="the bundle (e.g. lab.kit)")
     p.add_argument("--jobs", type=bounded("--jobs"), default=1, help="runs at once (default 1)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--yes", action="store_true",
+                   help="build the stacks the reruns need without asking (for scripts)")
     p.set_defaults(func=_cmd_compare)
 
 
@@ -88,9 +89,20 @@ def _cmd_compare(args) -> int:
     from ..views.tables import compare_text
 
     err = Console(stderr=True)
+
+    def ask(stacks) -> bool:
+        """As `kit run` asks; without a terminal, only with --yes (gigabytes, not seconds)."""
+        say_stacks(err, f"Comparing {args.file}", stacks)
+        if not args.yes:
+            status.stop()
+            confirm(err, "Build them now?", "Without a terminal, add --yes to build them (or "
+                    "build them first: kit stacks build NAME).")
+            status.start()
+        return True
+
     with err.status("comparing") as status:
         rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
-                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"))
+                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask)
     print_json(rep) if args.json else print(compare_text(rep))
     _unverified_note(rep["imported"], args.file)
     return 0

@@ -136,6 +136,15 @@ def select(args, store):
     return sel
 
 
+def say_stacks(err, who: str, stacks: list) -> None:
+    """Which stacks ``who`` needs built, and about how much they download."""
+    total = sum(b or 0 for _, b in stacks)
+    err.print(f"{who} needs stacks that are not built yet: " + ", ".join(
+        f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
+        + f"; about {total / 2**20:,.0f} MB to download (more once unpacked, shared through "
+          "uv's cache).")
+
+
 def confirm(err, what: str, refusal: str) -> None:
     """Ask on a terminal; without one, refuse (the message says how to go ahead)."""
     if not sys.stdin.isatty():

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
 from .common import (confirm, counts, dataset_args, factors, floats, int_list, jobs_arg,
-                     names_list, print_json, thread_counts)
+                     names_list, print_json, say_stacks, thread_counts)
 
 
 def add(sub) -> None:
@@ -129,11 +129,7 @@ def _confirm(ask, err, yes: bool) -> bool:
     from ..app.audit import ASK_ABOVE
 
     if ask.stacks:
-        total = sum(b or 0 for _, b in ask.stacks)
-        err.print("The plan needs stacks that are not built yet: " + ", ".join(
-            f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in ask.stacks)
-            + f"; about {total / 2**20:,.0f} MB to download (more once unpacked, shared through "
-              "uv's cache).")
+        say_stacks(err, "The plan", ask.stacks)
         if sys.stdin.isatty() and not yes:
             confirm(err, "Build them now?", "")
     elif not yes:

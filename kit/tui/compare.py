@@ -46,8 +46,14 @@ class ComparePane(Pane):
         from ..app.reproduce import compare_bundle
 
         app = self.app
+
+        def refuse(stacks):  # gigabytes are not built behind a keypress: Setup builds them
+            raise KitError("this bundle's runs need stacks that are not built here: "
+                           + ", ".join(f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
+                           + "; build them on the Setup tab (1, then b) and compare again")
+
         try:
-            rep = compare_bundle(app.store, path, plat=app.platform,
+            rep = compare_bundle(app.store, path, plat=app.platform, confirm=refuse,
                                  log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
         except KitError as e:
             self.post_message(self.Answered(None, str(e)))
