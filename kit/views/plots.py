@@ -161,7 +161,7 @@ _MARKS = ("#7f7f7f", "#8c564b", "#bcbd22", "#17becf", "#e377c2", "#000000")
 
 
 def _environment_groups(rows: list) -> list:
-    """[(emb_rel_max, [factor, ...])]: environment factors whose embedding differences lie
+    """[(emb_rel_max, [factor, ...], [their emb_rel_max, ...])]: environment factors whose embedding differences lie
     within a factor of 1.5 of each other share one line (their labels would overprint)."""
     pts = sorted((r.emb_rel_max, r.factor) for r in rows
                  if (f := factors.get(r.factor)) and f.environmental and r.emb_rel_max)
@@ -169,8 +169,9 @@ def _environment_groups(rows: list) -> list:
     for x, name in pts:
         if groups and x <= groups[-1][0] * 1.5:
             groups[-1][1].append(name)
+            groups[-1][2].append(x)
         else:
-            groups.append((x, [name]))
+            groups.append((x, [name], [x]))
     return groups
 
 
@@ -184,19 +185,20 @@ def plot_amplification(b: dict) -> bytes | None:
     if not cs:
         return None
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
     for m, c in cs.items():
         ax.plot([p["eps"] for p in c], [p["flips_median"] for p in c], "o-",
                 color=_COLOURS.get(m, "black"), label=m)
     ax.set_xscale("log")
     ax.set_xlabel("relative size of the noise added to the embedding (eps)")
     ax.set_ylabel("median flips of test predictions")
-    for k, (x, names) in enumerate(_environment_groups(b["rows"])):
+    for k, (x, names, xs) in enumerate(_environment_groups(b["rows"])):
+        moved = f"{xs[0]:.2g}" + (f" to {xs[-1]:.2g}" if f"{xs[-1]:.2g}" != f"{xs[0]:.2g}" else "")
         ax.axvline(x, color=_MARKS[k % len(_MARKS)], lw=1, ls=("--", ":", "-.")[k % 3],
-                   label=f"{', '.join(names)}: embedding moved {x:.2g}")
+                   label=f"{', '.join(names)}: embedding moved {moved}")
     if not any(p["flips_median"] for c in cs.values() for p in c):
         ax.text(0.5, 0.8, "no eps flipped a prediction: every point is at 0", ha="center",
                 va="center", fontsize=9, transform=ax.transAxes)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    ax.set_title("Amplification: how each model turns input noise into flips")
+    ax.set_title("Amplification: how each model turns input noise into flips", loc="left")
     return png(fig)
