@@ -33,49 +33,56 @@ def png(fig) -> bytes:
     return buf.getvalue()
 
 
-def plot_flips(b: dict) -> bytes | None:
-    """Median flips per factor and model: in seed units when there are seed runs (log axis).
+def _value_text(v) -> str:
+    return "n/a" if v is None else "0" if v == 0 else f"{v:.2g}"
 
-    Zeros have no place on a log axis: they are written as "0" at the axis' left end, and when
-    nothing flipped at all the plot says so on a plain axis instead of a broken log one.
+
+def plot_flips(b: dict) -> bytes | None:
+    """Median flips per factor and model, in seed units when there are seed runs, as bars on a
+    linear axis from zero (lengths compare), each bar's value written at its end.
+
+    The seed row is drawn too: it is the reference (1 seed unit for every model whose seed
+    flips are not 0; "n/a" where they are, as no unit exists then). A model a row did not
+    measure gets no bar and no label. When nothing flipped at all the plot says so.
     """
-    # the yardstick is 1 by definition; a row of hash-only runs measured no model
-    rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor) and r.models]
-    if not rows:
+    from matplotlib.patches import Patch
+
+    rows = [r for r in b["rows"] if r.models]  # a row of hash-only runs measured no model
+    if not [r for r in rows if not factors.is_yardstick(r.factor)]:
         return None
     plt = pyplot()
     units = b["yardstick"] is not None
     models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
     value = (lambda d: d.flips_median_seed_units) if units else (lambda d: d.flips_median)
-    vals = {m: [value(r.models[m]) if m in r.models else None for r in rows] for m in models}
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
-    positive = [v for vs in vals.values() for v in vs if v]
-    floor = min(positive + [1.0]) / 3 if positive else 1.0
+    # room for every model's bar and its label in each row (labels must not stack)
+    fig, ax = plt.subplots(figsize=(9, len(rows) * (0.17 * len(models) + 0.25) + 1.4),
+                           layout="constrained")
     h = 0.8 / len(models)
-    for i, m in enumerate(models):
-        ys = [j + (i - (len(models) - 1) / 2) * h for j in range(len(rows))]
-        drawn = [(y, v) for y, v in zip(ys, vals[m]) if v]
-        if drawn:
-            ax.barh([y for y, _ in drawn], [v - floor / 10 for _, v in drawn], height=h,
-                    color=_COLOURS[m], label=m, left=floor / 10)
-        else:
-            ax.barh([], [], color=_COLOURS[m], label=m)
-        for y, v in zip(ys, vals[m]):
-            if v == 0:
-                ax.text(floor * 1.05, y, "0", va="center", fontsize=7, color=_COLOURS[m])
-    if positive:
-        ax.set_xscale("log")
-        ax.set_xlim(floor, max(positive + [1.0]) * 2)
-        if units:
-            ax.axvline(1, color="grey", lw=0.8, ls="--")
-    else:
-        ax.set_xlim(0, 1)
-        ax.text(0.5, -0.6, "no factor flipped a prediction", ha="center", fontsize=9)
-    ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level) for r in rows])
-    ax.invert_yaxis()
-    ax.set_xlabel("median flips in seed units (1 = what a different seed flips; 0 written as 0)"
-                  if units else "median flips (no seed runs: raw counts)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    positive = []
+    for j, r in enumerate(rows):
+        here = [m for m in models if m in r.models]  # centred on the row's label
+        for i, m in enumerate(here):
+            v = value(r.models[m])
+            y = j + (i - (len(here) - 1) / 2) * h
+            if v:
+                positive.append(v)
+                ax.barh(y, v, height=h * 0.9, color=_COLOURS[m])
+            ax.annotate(_value_text(v), (v or 0, y), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=_COLOURS[m])
+    ax.set_xlim(0, max(positive) * 1.2 if positive else 1)
+    if units and positive:
+        ax.axvline(1, color="grey", lw=0.8, ls="--")
+    if not positive:
+        ax.text(0.5, 0.5, "no factor flipped a prediction", ha="center", va="center",
+                fontsize=9, transform=ax.transAxes)
+    ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level)
+                                     + (" = 1 unit" if units and factors.is_yardstick(r.factor)
+                                        else "") for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top
+    ax.set_xlabel("median flips in seed units (1 = what a different seed flips; n/a: the "
+                  "seed flipped none)" if units else "median flips (no seed runs: raw counts)")
+    ax.legend(handles=[Patch(color=_COLOURS[m], label=m) for m in models], loc="upper left",
+              bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("How far each factor reaches the predictions")
     return png(fig)
 
@@ -149,27 +156,49 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
     return png(fig)
 
 
+# environment factors' lines on the amplification plot: apart from the models' colours
+_MARKS = ("#7f7f7f", "#8c564b", "#bcbd22", "#17becf", "#e377c2", "#000000")
+
+
+def _environment_groups(rows: list) -> list:
+    """[(emb_rel_max, [factor, ...], [their emb_rel_max, ...])]: environment factors whose embedding differences lie
+    within a factor of 1.5 of each other share one line (their labels would overprint)."""
+    pts = sorted((r.emb_rel_max, r.factor) for r in rows
+                 if (f := factors.get(r.factor)) and f.environmental and r.emb_rel_max)
+    groups = []
+    for x, name in pts:
+        if groups and x <= groups[-1][0] * 1.5:
+            groups[-1][1].append(name)
+            groups[-1][2].append(x)
+        else:
+            groups.append((x, [name], [x]))
+    return groups
+
+
 def plot_amplification(b: dict) -> bytes | None:
-    """Flips against the perturbation's size, one line per model (log eps)."""
+    """Flips against the perturbation's size, one line per model (log eps); where the
+    environment factors' embedding differences sit on the same axis, in the legend (inline
+    labels at one eps print over each other)."""
     from ..analysis.amplify import curves
 
     cs = curves(b["rows"])
     if not cs:
         return None
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
     for m, c in cs.items():
         ax.plot([p["eps"] for p in c], [p["flips_median"] for p in c], "o-",
                 color=_COLOURS.get(m, "black"), label=m)
     ax.set_xscale("log")
     ax.set_xlabel("relative size of the noise added to the embedding (eps)")
     ax.set_ylabel("median flips of test predictions")
-    for r in b["rows"]:  # where the environment factors sit on the same axis
-        f = factors.get(r.factor)
-        if f and f.environmental and r.emb_rel_max:
-            ax.axvline(r.emb_rel_max, color="grey", lw=0.6, ls=":")
-            ax.text(r.emb_rel_max, ax.get_ylim()[1] * 0.95, r.factor, rotation=90,
-                    fontsize=7, va="top", color="grey")
+    for k, (x, names, xs) in enumerate(_environment_groups(b["rows"])):
+        moved = f"{xs[0]:.2g}" + (f" to {xs[-1]:.2g}" if f"{xs[-1]:.2g}" != f"{xs[0]:.2g}" else "")
+        ax.axvline(x, color=_MARKS[k % len(_MARKS)], lw=1, ls=("--", ":", "-.")[k % 3],
+                   label=f"{', '.join(names)}: embedding moved {moved}")
+    if not any(p["flips_median"] for c in cs.values() for p in c):
+        ax.text(0.5, 0.8, "no eps flipped a prediction: every point is at 0", ha="center",
+                va="center", fontsize=9, transform=ax.transAxes)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    ax.set_title("Amplification: how each model turns input noise into flips")
+    ax.set_title("Amplification: how each model turns input noise into flips", loc="left")
     return png(fig)

@@ -1,0 +1,156 @@
+"""The report's plots, checked on matplotlib's own objects before they become PNG bytes: no two
+labels overprint, every text inside the figure, bars compared on a linear axis from zero, every
+series in the legend, no two series in one colour. Data: small real stores (tests/stored.py)."""
+
+import numpy as np
+import pytest
+
+from kit.analysis.budget import budget
+from kit.runs.planning.options import Pair
+from stored import arrays, every_kind_store, put, spec
+
+
+def _figures(monkeypatch):
+    """Each figure a plot hands to png(), kept for its objects to be checked."""
+    import kit.views.plots as plots
+
+    figs, real = [], plots.png
+    monkeypatch.setattr(plots, "png", lambda fig: figs.append(fig) or real(fig))
+    import kit.views.svdplots as svdplots
+
+    monkeypatch.setattr(svdplots, "png", plots.png)
+    return figs
+
+
+def _renderer(fig):
+    """The figure drawn on an Agg canvas (pyplot's close leaves it a bare one), laid out as
+    it is saved."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    return fig.canvas.get_renderer()
+
+
+def _texts(fig):
+    r = _renderer(fig)
+    from matplotlib.text import Text
+
+    ticks, shown = set(), set()
+    for ax in fig.axes:  # a tick outside the view keeps its label but does not draw it
+        for axis in (ax.xaxis, ax.yaxis):
+            scale = axis.get_transform().transform  # compared where they are drawn (log)
+            lo, hi = sorted(scale(np.array(axis.get_view_interval(), float)))
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                labels = {id(tick.label1), id(tick.label2)}
+                ticks |= labels
+                at = scale(np.array([tick.get_loc()], float))[0]
+                if lo - 1e-9 * (hi - lo) <= at <= hi + 1e-9 * (hi - lo):
+                    shown |= labels
+    return [(t, t.get_window_extent(r)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and t.figure is not None
+            and (id(t) not in ticks or id(t) in shown)]
+
+
+def _readable(fig):
+    """Every text inside the figure and no two overlapping."""
+    texts = _texts(fig)
+    box = fig.bbox
+    for t, e in texts:
+        assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 \
+            and e.y1 <= box.y1 + 1, f"{t.get_text()!r} runs off the figure"
+    for i, (a, ea) in enumerate(texts):
+        for b, eb in texts[i + 1:]:
+            assert not ea.overlaps(eb), f"{a.get_text()!r} overprints {b.get_text()!r}"
+
+
+def _nearly(st, tmp_path, factor, stack, rel):
+    """A pair of `factor` whose embedding differs from the reference by about `rel`."""
+    base = arrays(0)
+    moved = dict(base, svd_rand=base["svd_rand"] * (1 + rel))
+    b = spec(stack=stack, stack_id=stack[0] * 64)
+    put(st, tmp_path, b, moved)
+    return Pair(factor, "", spec(), b, f"{factor} a vs b")
+
+
+@pytest.fixture
+def store(tmp_path):
+    """The hand-made every-kind store plus two environment factors that move the embedding
+    by the same 1e-13 (their labels used to print on top of each other)."""
+    st = every_kind_store(tmp_path)
+    st.add_pairs([_nearly(st, tmp_path, "blas", "blas-stack", 1e-13),
+                  _nearly(st, tmp_path, "sklearn", "sklearn-stack", 1.2e-13)])
+    return st
+
+
+def test_flips_are_bars_from_zero_each_model_its_colour_with_the_seed_row(store, monkeypatch):
+    from kit.views.plots import plot_flips
+
+    figs = _figures(monkeypatch)
+    assert plot_flips(budget(store, "d" * 64)).startswith(b"\x89PNG")
+    fig = figs[0]
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert "seed = 1 unit" in rows and "threads" in rows
+    colours = {}
+    for bar in ax.patches:
+        colours.setdefault(tuple(bar.get_facecolor()), set()).add(bar.get_x())
+        assert bar.get_x() == 0  # every bar starts at zero
+    legend = {t.get_text(): tuple(h.get_facecolor()) for t, h in
+              zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+    assert set(legend) == {"lr", "mlp", "hgb", "rf", "torch_mlp"}
+    assert len(set(legend.values())) == len(legend)  # lr and torch_mlp were one blue
+    assert set(colours) <= set(legend.values())  # every bar's colour is in the legend
+    inside = ax.get_window_extent(_renderer(fig))
+    for t, e in _texts(fig):
+        if t in ax.texts:  # the "0", "n/a" and value labels stay in the frame
+            assert inside.x0 <= e.x0 and e.x1 <= inside.x1 and inside.y0 <= e.y0 <= inside.y1
+    _readable(fig)
+
+
+def test_components_say_identical_only_of_zero_and_show_every_line(store, monkeypatch):
+    from kit.views.svdplots import plot_components
+
+    figs = _figures(monkeypatch)
+    assert plot_components(budget(store, "d" * 64))
+    fig = figs[0]
+    main, strip = fig.axes[0], fig.axes[1]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not any("identical" in s for s in labels)  # 1e-13 is not identical
+    assert labels[0] == "repeat" and labels[1] == "threads (coincides with repeat)"
+    blas = next(k for k, s in enumerate(labels) if s.startswith("blas"))
+    assert np.nanmax(main.lines[blas].get_ydata()) < 1e-11  # drawn on the log axis
+    assert len(strip.lines[blas].get_xdata()) == 0  # nothing of it in the "0" strip
+    assert len(strip.lines[0].get_xdata()) == 8  # repeat: every component exactly 0
+    ys = {strip.lines[k].get_ydata()[0] for k in range(2)}
+    assert len(ys) == 2  # repeat and threads in the strip do not sit on each other
+    styles = [(ln.get_color(), ln.get_marker()) for ln in main.lines]
+    assert len(set(styles)) == len(styles) == len(labels)
+    assert [t.get_text() for t in strip.get_yticklabels()] == ["0: identical"]
+    _readable(fig)
+
+
+def test_an_all_identical_panel_says_so(tmp_path, monkeypatch):
+    from kit.views.svdplots import plot_components
+    from stored import budget_store
+
+    figs = _figures(monkeypatch)
+    assert plot_components(budget(budget_store(tmp_path), "d" * 64))
+    right = figs[0].axes[2]  # the singular values: the same in every run of this store
+    assert "bitwise identical" in " ".join(t.get_text() for t in right.texts)
+    _readable(figs[0])
+
+
+def test_amplification_labels_do_not_overprint(store, monkeypatch):
+    from kit.views.plots import plot_amplification
+
+    figs = _figures(monkeypatch)
+    assert plot_amplification(budget(store, "d" * 64))
+    ax = figs[0].axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:4] == ["lr", "mlp", "hgb", "rf"]
+    assert "blas, sklearn: embedding moved 1e-13 to 1.2e-13" in labels, labels
+    series = [ln for ln in ax.lines]
+    assert len(series) == len(labels)  # every line in the legend
+    assert len({ln.get_color() for ln in series}) == len(series)
+    _readable(figs[0])
