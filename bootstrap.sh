@@ -2,6 +2,7 @@
 # One command to a working kit: uv, kit's own environment, the dataset, a first small audit.
 # Safe to re-run: every step skips what is already done, and an interrupted step starts over.
 set -euo pipefail
+USER_PATH="$PATH"   # the user's own PATH: bootstrap extends its copy when it installs uv
 
 usage() {
   cat <<'EOF'
@@ -60,10 +61,30 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
 trap 'echo "bootstrap: interrupted or failed; re-run ./bootstrap.sh to continue" >&2' ERR INT
 
-# `kit` as a command: a link in the user's bin folder to this checkout's .venv/bin/kit
+# `kit` as a command: a link in the user's bin folder to this checkout's .venv/bin/kit.
+# Whether that folder is on PATH is judged by the PATH the user's shell has (saved above, before
+# bootstrap adds uv's folder to its own) and by the one a new login shell would have.
 KIT_CMD=.venv/bin/kit
+on_path() { case ":$2:" in *":$1:"*) return 0 ;; *) return 1 ;; esac; }
+login_path() {
+  # A new login shell's PATH, if it can be asked cheaply (bounded; nothing is read from stdin).
+  local sh="${SHELL:-}"
+  [ -n "$sh" ] && [ -x "$sh" ] && command -v timeout >/dev/null 2>&1 || return 1
+  HOME="$HOME" timeout 5 "$sh" -lc 'printenv PATH' </dev/null 2>/dev/null | tail -n 1
+}
+path_line() {
+  # The line that puts $1 on the PATH of the user's shell, and where it goes.
+  local dir="$1" shown="$1"
+  case "$dir" in "$HOME"/*) shown="\$HOME/${dir#"$HOME"/}" ;; esac
+  case "$(basename "${SHELL:-sh}")" in
+    fish) echo "    fish_add_path $shown" ;;
+    zsh)  echo "    echo 'export PATH=\"$shown:\$PATH\"' >> ~/.zshrc" ;;
+    bash) echo "    echo 'export PATH=\"$shown:\$PATH\"' >> ~/.bashrc" ;;
+    *)    echo "    echo 'export PATH=\"$shown:\$PATH\"' >> ~/.profile" ;;
+  esac
+}
 link_kit() {
-  local bin="${XDG_BIN_HOME:-$HOME/.local/bin}" target="$PWD/.venv/bin/kit"
+  local bin="${XDG_BIN_HOME:-$HOME/.local/bin}" target="$PWD/.venv/bin/kit" login=""
   mkdir -p "$bin"
   if [ -e "$bin/kit" ] && [ ! -L "$bin/kit" ]; then
     echo "bootstrap: $bin/kit exists and is not a link made by kit; left as it is (use .venv/bin/kit)" >&2
@@ -71,16 +92,28 @@ link_kit() {
   fi
   ln -sfn "$target" "$bin/kit"
   say "linked $bin/kit -> $target"
-  case ":$PATH:" in
-    *":$bin:"*) KIT_CMD=kit ;;
-    *) echo "bootstrap: $bin is not on your PATH; add it (e.g. in ~/.bashrc or ~/.zshrc):"
-       echo "    export PATH=\"$bin:\$PATH\""
-       echo "  until then, type .venv/bin/kit (or $bin/kit)" ;;
-  esac
+  login=$(login_path) || login=""
+  if on_path "$bin" "$USER_PATH"; then
+    KIT_CMD=kit
+    if [ -n "$login" ] && ! on_path "$bin" "$login"; then
+      echo "bootstrap: $bin is on this shell's PATH but not on a new login shell's; to keep it, run:"
+      path_line "$bin"
+    fi
+  elif [ -n "$login" ] && on_path "$bin" "$login"; then
+    KIT_CMD="$bin/kit"
+    echo "bootstrap: $bin is on a new shell's PATH, not on this one's: open a new terminal;"
+    echo "  until then, type $bin/kit"
+  else
+    KIT_CMD="$bin/kit"
+    echo "bootstrap: $bin is not on your PATH, so \`kit\` is not found yet; to add it, run:"
+    path_line "$bin"
+    echo "  then open a new terminal; until then, type $bin/kit"
+  fi
 }
 if [ "$ONLY_LINK" = 1 ]; then
   [ -x .venv/bin/kit ] || die "no .venv/bin/kit yet: run ./bootstrap.sh first"
   link_kit
+  say "Next: $KIT_CMD tui   or   $KIT_CMD run --factor threads   (see README.md)"
   exit 0
 fi
 
@@ -138,14 +171,20 @@ if [ "$STACKS" != none ]; then
 fi
 
 # 4. dataset -------------------------------------------------------------------------------
+# Offline is expected: `--offline-ok` says so as information (exit 3); any other failure of the
+# fetch (a short or changed answer) was printed as the error it is, and falls back the same way.
 DATASET=synthetic
-if [ "$FETCH" = 1 ] && .venv/bin/kit data fetch; then
+FETCHED=3   # not asked: as if offline
+if [ "$FETCH" = 1 ]; then FETCHED=0; .venv/bin/kit data fetch --offline-ok || FETCHED=$?; fi
+if [ "$FETCHED" = 0 ]; then
   DATASET=swissprot
 elif .venv/bin/kit data verify swissprot >/dev/null 2>&1; then
   DATASET=swissprot
   say "dataset: using the cached Swiss-Prot subset"
-else
+elif [ "$FETCHED" = 3 ]; then
   say "dataset: UniProt not reached; using the built-in SYNTHETIC set instead"
+else
+  say "dataset: the fetch failed (above); using the built-in SYNTHETIC set instead"
 fi
 
 # 5. smoke audit ---------------------------------------------------------------------------

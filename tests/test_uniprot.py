@@ -231,3 +231,13 @@ def test_a_page_naming_itself_as_the_next_page_is_one_line(server):
                                        "the next page"):
         fetch(server.url, limits=Limits(backoff_s=0.05, deadline_s=10))
     assert time.monotonic() - start < 5
+
+
+def test_offline_is_information_for_a_caller_with_a_fallback(capsys):
+    """bootstrap falls back to the synthetic set offline: that is expected, not `kit: error:`."""
+    nobody = "http://127.0.0.1:9"  # nothing listens there
+    assert main(["data", "fetch", "--base-url", nobody, "--offline-ok"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot reach UniProt" in err and "error" not in err and "nothing fetched" in err
+    assert main(["data", "fetch", "--base-url", nobody]) == 1
+    assert "kit: error: cannot reach UniProt" in capsys.readouterr().err

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..core import factors
 from ..core.errors import KitError
-from ..data import Dataset, load_dataset
+from ..data import Dataset, load_dataset, save_dataset
+from ..data.dataset import find_stored
 from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
@@ -54,7 +55,8 @@ def prepare(factors, dataset: str = "synthetic", n: int | None = None,
     if not factors:
         raise KitError("choose at least one factor")
     plat = plat or detect()
-    a = Audit(load_dataset(dataset, n), tuple(factors), options, stack, plat)
+    # a generated set is stored once a run uses it: a plan that fails first leaves nothing behind
+    a = Audit(load_dataset(dataset, n, save=False), tuple(factors), options, stack, plat)
     a.stacks = [s for s in required_stacks(a.factors, plat, stack, options) if s != HOST]
     return a
 
@@ -145,6 +147,8 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=N
     and executing it again resumes.
     """
     specs = audit.specs
+    if specs and audit.dataset.synthetic and find_stored(audit.dataset.name) is None:
+        save_dataset(audit.dataset)  # the dataset runs are made on is one `--dataset` finds again
     before = [s.run_id for s in specs if store.has_run(s.run_id)]
     ahead = Ahead(store, audit.pairs)
     for run_id in before:  # runs stored before: their pairs are compared while the others run

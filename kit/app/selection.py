@@ -27,7 +27,7 @@ def _base_name(summary: dict) -> str:
 def select_dataset(store: Store, name: str | None = None, n: int | None = None) -> Selection:
     """The dataset ``name`` (at ``n`` proteins), else the most recent run's (at ``n`` if given)."""
     if name:
-        ds = load_dataset(name, n)
+        ds = load_dataset(name, n, generate=False)
         summary = store.datasets().get(ds.sha256) or ds.summary()
         return Selection(ds.sha256, summary, "as asked")
     latest = store.latest_dataset()
@@ -42,7 +42,7 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
     base = _base_name(summary)
     if not base:
         raise KitError("--n needs --dataset here: the most recent run's dataset has no name")
-    ds = load_dataset(base, n)
+    ds = load_dataset(base, n, generate=False)
     return Selection(ds.sha256, store.datasets().get(ds.sha256) or ds.summary(),
                      f"the most recent run's dataset, {base}, at --n {n}")
 

@@ -101,7 +101,8 @@ def factors(text: str) -> tuple:
 
 def dataset_args(p, default=None):
     p.add_argument("--dataset", default=default,
-                   help="dataset name: 'synthetic' (built in) or one stored by `kit data import`")
+                   help="dataset name: 'synthetic' (built in) or one stored by `kit data import` "
+                        "(default: the one your most recent runs used)")
     p.add_argument("--n", type=positive, help="use the first N proteins (synthetic: generate N)")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .common import (Parser, bounded, positive, print_json)
 
@@ -43,6 +44,9 @@ def add(sub) -> None:
                         "line. docs/data.md.")
     q.add_argument("--base-url", help="UniProt REST base URL (env KIT_UNIPROT_URL; a mirror)")
     q.add_argument("--refresh", action="store_true", help="fetch again even if cached")
+    q.add_argument("--offline-ok", action="store_true",
+                   help="when UniProt cannot be reached at all, say so as information and exit "
+                        "3 (what bootstrap.sh does before it falls back to the synthetic set)")
     q.add_argument("--per-organism", type=bounded("--per-organism"), default=1000,
                    help="proteins sampled per organism")
     q.add_argument("--keep", type=bounded("--keep"), default=6000,
@@ -111,10 +115,14 @@ def _cmd_data(args) -> int:
     return 0
 
 
+OFFLINE = 3  # `kit data fetch --offline-ok` found UniProt unreachable
+
+
 def _data_fetch(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from ..core.errors import Unreachable
     from ..data import uniprot
 
     err = Console(stderr=True)
@@ -131,7 +139,14 @@ def _data_fetch(args) -> int:
 
         limits = Limits.from_env(deadline_s=args.deadline, retry_after_max_s=args.max_retry_after,
                                  page_s=args.page_deadline)
-        ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress, limits)
+        try:
+            ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress, limits)
+        except Unreachable as e:
+            if not args.offline_ok:
+                raise
+            bar.stop()
+            print(f"kit: {e}; nothing fetched", file=sys.stderr)
+            return OFFLINE
     s = ds.summary()
     print(f"swissprot: {s['rows']} proteins ({s['train']} train, {s['test']} test), "
           f"{s['positives']} with a transmembrane segment; UniProt release {s['release']} "

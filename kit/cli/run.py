@@ -16,7 +16,7 @@ def add(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()))
     p.add_argument("--factor", type=factors, required=True, help="factor name(s), comma-separated")
-    dataset_args(p, default="synthetic")
+    dataset_args(p)
     p.add_argument("--stack", default="host",
                    help="stack for single-stack factors (default: host, kit's own interpreter)")
     p.add_argument("--threads", type=thread_counts, default=(),
@@ -105,10 +105,14 @@ def _run(args, opts, executor, err) -> int:
     from ..runs.store import Store
     from ..views.tables import budget_text
 
-    a = au.prepare(args.factor, args.dataset, args.n, opts, args.stack)
-    if a.dataset.synthetic:
-        err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} proteins)[/]")
     store = Store()
+    name, n, why = _working_dataset(args, store)
+    a = au.prepare(args.factor, name, n, opts, args.stack)
+    if a.dataset.synthetic:
+        err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} "
+                  f"proteins){why}[/]", soft_wrap=True)
+    elif why:
+        err.print(f"dataset {a.dataset.name} ({a.dataset.n} proteins){why}", soft_wrap=True)
     incomplete = None
     try:
         au.run_audit(a, store, confirm=lambda ask: _confirm(ask, err, args.yes),
@@ -120,6 +124,20 @@ def _run(args, opts, executor, err) -> int:
     if incomplete:
         raise incomplete
     return 0
+
+
+def _working_dataset(args, store) -> tuple:
+    """(name, n, why): the dataset asked for, else the one the user's most recent runs used (as
+    the read commands and the TUI open on), so that `kit budget` after `kit run` shows its runs."""
+    from ..app.selection import opening_dataset
+    from ..data.dataset import SYNTHETIC, SYNTHETIC_N
+
+    if args.dataset is not None:
+        return args.dataset, args.n, ""
+    name, n = opening_dataset(store, SYNTHETIC_N)
+    if store.latest_dataset() is None:
+        return SYNTHETIC, args.n, ""
+    return name, args.n or n, ", as your most recent runs; --dataset NAME [--n N] chooses"
 
 
 def _confirm(ask, err, yes: bool) -> bool:

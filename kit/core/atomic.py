@@ -5,8 +5,39 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
+
+_UMASK: list[int] = []
+_UMASK_LOCK = threading.Lock()
+
+
+def umask() -> int:
+    """The process's umask, read once. Linux shows it in /proc without changing it; elsewhere it
+    is set and put back under a lock, the only way POSIX offers to read it."""
+    with _UMASK_LOCK:
+        if not _UMASK:
+            _UMASK.append(_read_umask())
+        return _UMASK[0]
+
+
+def _read_umask() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o077)
+    os.umask(old)
+    return old
+
+
+def _as_the_user_would(path) -> None:
+    """mkstemp makes files 0600; a report, bundle or dataset is the user's file like any other,
+    so it gets the mode `open` would give it: 0666 less the umask."""
+    os.chmod(path, 0o666 & ~umask())
 
 
 def make_dir(path) -> Path:
@@ -36,6 +67,7 @@ def atomic_path(dest):
     os.close(fd)
     try:
         yield Path(tmp)
+        _as_the_user_would(tmp)
         os.replace(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -96,6 +128,7 @@ def create_once(dest, data: bytes) -> bytes:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        _as_the_user_would(tmp)
         try:
             os.link(tmp, dest)
         except FileExistsError:

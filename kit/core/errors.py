@@ -3,3 +3,8 @@
 
 class KitError(Exception):
     """A user-facing error: bad input, a missing dataset, an unavailable stack."""
+
+
+class Unreachable(KitError):
+    """A server that could not be reached at all (offline, or nothing listens there): for a
+    caller with a fallback, information rather than a failure."""

@@ -132,11 +132,10 @@ def _path(name: str) -> Path:
 
 def find_stored(name: str) -> str | None:
     """The sha256 a stored dataset file records (None when there is none by that name)."""
-    path = _path(name)
-    if not path.exists():
-        return None
     try:
-        return json.loads(path.read_text())["sha256"]
+        return json.loads(_path(name).read_text())["sha256"]
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError, KeyError, TypeError):
         return "unreadable"
 
@@ -210,8 +209,10 @@ def _read_file(path: Path) -> Dataset:
     return ds
 
 
-def load_dataset(name: str = SYNTHETIC, n: int | None = None) -> Dataset:
-    """A stored dataset by name; ``synthetic`` is generated (and cached) for the asked size."""
+def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = True,
+                 save: bool = True) -> Dataset:
+    """A stored dataset by name; ``synthetic`` at the asked size is made if ``generate``, kept if ``save``."""
+    known = lambda: ", ".join(stored_datasets()) or "none yet"  # noqa: E731
     if name == SYNTHETIC:
         size = SYNTHETIC_N if n is None else n
         if size < 100:
@@ -222,17 +223,19 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None) -> Dataset:
         path = _path(f"{SYNTHETIC}-{size}")
         if path.exists():
             return _read(path)
-        from .synthetic import SEED, generate
+        if not generate:
+            raise KitError(f"no dataset synthetic at --n {size} (stored: {known()}); `kit run` makes it")
+        from .synthetic import SEED, generate as _generate
 
-        ids, seqs, labels, orgs = generate(size)
+        ids, seqs, labels, orgs = _generate(size)
         ds = make_dataset(f"{SYNTHETIC}-{size}", SYNTHETIC, ids, seqs, labels, orgs,
                           meta={"generator_seed": SEED})
-        save_dataset(ds)
+        if save:
+            save_dataset(ds)
         return ds
     path = _path(name)
     if not path.exists():
-        known = ", ".join(stored_datasets()) or "none yet"
-        raise KitError(f"no dataset {name!r} (stored: {known}); use 'synthetic' or 'kit data import'")
+        raise KitError(f"no dataset {name!r} (stored: {known()}); use 'synthetic' or 'kit data import'")
     ds = _read(path)
     return ds if n is None else ds.head(n)
 

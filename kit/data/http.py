@@ -14,7 +14,7 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 
-from ..core.errors import KitError
+from ..core.errors import KitError, Unreachable
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
 
@@ -101,7 +101,7 @@ class Fetcher:
                                f"{self.session.max_redirects} redirects); check the base URL "
                                "(--base-url or KIT_UNIPROT_URL)") from e
             except requests.exceptions.ConnectionError as e:  # includes ConnectTimeout
-                raise KitError(f"cannot reach {self.what} at {_origin(url)} (offline?): "
+                raise Unreachable(f"cannot reach {self.what} at {_origin(url)} (offline?): "
                                f"{type(e).__name__}") from e
             except requests.exceptions.RequestException as e:  # a malformed URL or answer
                 raise KitError(f"cannot fetch {url} from {self.what}: {type(e).__name__}: "
