@@ -153,4 +153,10 @@ def test_amplification_labels_do_not_overprint(store, monkeypatch):
     series = [ln for ln in ax.lines]
     assert len(series) == len(labels)  # every line in the legend
     assert len({ln.get_color() for ln in series}) == len(series)
+    # models at the same point stay visible: each later one smaller, drawn on top
+    models = series[:4]
+    assert [ln.get_markersize() for ln in models] == sorted(
+        (ln.get_markersize() for ln in models), reverse=True)
+    assert len({ln.get_markersize() for ln in models}) == 4
+    assert [ln.get_zorder() for ln in models] == sorted(ln.get_zorder() for ln in models)
     _readable(figs[0])

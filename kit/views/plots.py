@@ -186,9 +186,12 @@ def plot_amplification(b: dict) -> bytes | None:
         return None
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
-    for m, c in cs.items():
+    # models that flip the same at an eps draw on the same point: each a smaller marker than
+    # the one before, on top, so every model stays visible as a ring inside the others
+    for k, (m, c) in enumerate(cs.items()):
         ax.plot([p["eps"] for p in c], [p["flips_median"] for p in c], "o-",
-                color=_COLOURS.get(m, "black"), label=m)
+                color=_COLOURS.get(m, "black"), label=m, markersize=11 - 2 * min(k, 4),
+                zorder=2 + k)
     ax.set_xscale("log")
     ax.set_xlabel("relative size of the noise added to the embedding (eps)")
     ax.set_ylabel("median flips of test predictions")
