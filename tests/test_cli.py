@@ -166,10 +166,14 @@ def test_read_commands_say_which_dataset_and_why(tmp_path, kit_home, capsys):
     assert main(["budget", "--json"]) == 0
     out = capsys.readouterr()
     assert json.loads(out.out)["dataset"]["rows"] == 120 and "most recent run's" in out.err
-    # --n without --dataset is honoured: the most recent run's dataset at that size
-    assert main(["budget", "--n", "150"]) == 0
-    first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("dataset synthetic-150") and "at --n 150" in first
+    # --n without --dataset means the most recent run's dataset at that size; a reading command
+    # never makes one: a size never run is said, with the ones stored
+    assert main(["budget", "--n", "150"]) == 1
+    err = capsys.readouterr().err
+    assert "no dataset synthetic at --n 150 (stored: synthetic-120)" in err
+    from kit.data.dataset import stored_datasets
+
+    assert not [d for d in stored_datasets() if d.endswith("-150")]
 
 
 def test_an_unusable_kit_home_is_one_line(tmp_path, monkeypatch, capsys):
