@@ -16,7 +16,9 @@ def add(sub) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
     out.add_argument("--csv", action="store_true",
-                     help="one row per factor (or per pair with --factor), for a spreadsheet")
+                     help="one row per factor (or per pair with --factor), for a spreadsheet; "
+                     "one value a cell: a list (64 components) is one column per value, "
+                     "NAME_0..NAME_63")
     p.set_defaults(func=_cmd_budget)
 
     p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
