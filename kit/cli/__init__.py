@@ -89,6 +89,11 @@ def main(argv=None) -> int:
     except OSError as e:
         if _signalled:  # a connection a signal closed under a run (a cluster's)
             return _ended_by_signal(_signalled[0])
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and e.filename:
+            # a folder this user cannot write (a read-only KIT_HOME): the machine's state
+            print(f"kit: error: {e.strerror}: {e.filename} (this user cannot write there; "
+                  "set KIT_HOME to a folder you can write)", file=sys.stderr)
+            return 1
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             return _bug(e)
         # the disk (or the output's) is full: the machine's state, not a bug; name where to
