@@ -136,7 +136,30 @@ def test_an_output_that_cannot_be_made_is_one_line(tmp_path, kit_home, capsys, a
     blocker.write_text("not a folder")
     assert main([*args, str(blocker / "inside" / "out.tar")]) == 1
     err = capsys.readouterr().err
-    assert "kit: error: cannot make the folder" in err and "internal" not in err
+    # a report makes its folder; a bundle goes only into a folder that exists
+    said = "cannot make the folder" if args[0] == "report" else "does not exist"
+    assert "kit: error: " in err and said in err and "internal" not in err
+
+
+def test_export_into_a_folder_that_does_not_exist_makes_nothing(tmp_path, kit_home, capsys):
+    budget_store(tmp_path, home=kit_home)
+    out = tmp_path / "no" / "such" / "x.kit"
+    assert main(["export", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"kit: error: cannot write {out}: the folder {out.parent} does not exist "
+                   "(make it first, or name a file in a folder that exists)")
+    assert not (tmp_path / "no").exists()
+
+
+def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):
+    budget_store(tmp_path, home=kit_home)
+    assert main(["budget", "--factor", "sed"]) == 1
+    assert capsys.readouterr().err.strip() == "kit: error: unknown factor 'sed': did you mean seed or seed:svd?"
+    assert main(["budget", "--factor", "bogus"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kit: error: unknown factor 'bogus': choose from repeat, ") and "no pairs" not in err
+    assert main(["budget", "--factor", "svd-iters"]) == 1  # a factor, none of its pairs stored
+    assert "no pairs of factor 'svd-iters'" in capsys.readouterr().err
 
 
 def test_a_bug_prints_one_line_and_keeps_the_traceback(monkeypatch, capsys, kit_home):

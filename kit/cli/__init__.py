@@ -12,7 +12,7 @@ import sys
 from ..core.errors import KitError
 from ..core.logs import log_traceback
 from . import bundles, cluster, data, read, run, stacks, system
-from .common import Parser
+from .common import Parser, add_wide
 
 GROUPS = (run, read, bundles, data, stacks, cluster, system)
 
@@ -23,6 +23,7 @@ def parser() -> Parser:
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=Parser)
     for group in GROUPS:
         group.add(sub)
+    add_wide(ap)
     return ap
 
 
@@ -53,7 +54,10 @@ def _ended_by_signal(signum: int) -> int:
 def main(argv=None) -> int:
     import signal
 
+    from ..views.fit import unwrapped
+
     args = parser().parse_args(argv)
+    unwrapped(getattr(args, "wide", False))
     # kit's own handlers for both: whatever a library does with the exception on its way up
     # (dask-jobqueue even sets SIGINT to sys.exit() when imported), a command that received
     # one ends with 130 or 143, never as if it had finished
@@ -85,6 +89,11 @@ def main(argv=None) -> int:
     except OSError as e:
         if _signalled:  # a connection a signal closed under a run (a cluster's)
             return _ended_by_signal(_signalled[0])
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and e.filename:
+            # a folder this user cannot write (a read-only KIT_HOME): the machine's state
+            print(f"kit: error: {e.strerror}: {e.filename} (this user cannot write there; "
+                  "set KIT_HOME to a folder you can write)", file=sys.stderr)
+            return 1
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             return _bug(e)
         # the disk (or the output's) is full: the machine's state, not a bug; name where to

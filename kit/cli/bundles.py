@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..core.errors import KitError
 from .common import bounded, confirm, dataset_args, factors, print_json, say_stacks, select
 
 
@@ -38,6 +41,12 @@ def _cmd_export(args) -> int:
 
     from ..views.tables import dataset_line
 
+    # a bundle goes into a folder that exists: a typo in its path must not make a tree of folders
+    folder = Path(args.out).expanduser().parent
+    if not folder.is_dir():
+        raise KitError(f"cannot write {args.out}: the folder {folder} "
+                       + ("is not a folder" if folder.exists() else "does not exist")
+                       + " (make it first, or name a file in a folder that exists)")
     store = Store()
     sel = select(args, store)
     ds = sel.sha256

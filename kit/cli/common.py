@@ -113,8 +113,60 @@ def print_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+def help_width() -> int:
+    """--help's width: COLUMNS or the terminal's, at most 100 (long lines read badly); 80 piped."""
+    import os
+    import shutil
+
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 20:
+        return min(int(cols), 100)
+    return min(shutil.get_terminal_size().columns, 100) if sys.stdout.isatty() else 80
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs keep their line breaks, and a long line wraps under its text
+    (a table of names wraps under the description column)."""
+
+    def __init__(self, prog, **kw):
+        kw.setdefault("width", help_width() - 2)  # argparse's own margin
+        super().__init__(prog, **kw)
+
+    def _fill_text(self, text, width, indent):
+        import re
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            lead = re.match(r"\s+\S+\s{2,}|\s*", line).group(0)  # "  name   " of a name table
+            out.append(textwrap.fill(line, width, initial_indent=indent,
+                                     subsequent_indent=indent + " " * len(lead),
+                                     break_on_hyphens=False) if line.strip() else "")
+        return "\n".join(out)
+
+
+def add_wide(parser: argparse.ArgumentParser) -> None:
+    """``--wide`` on every command that prints tables (those with ``--json``): whole lines."""
+    actions = parser._actions
+    if any("--json" in a.option_strings for a in actions):
+        parser.add_argument("--wide", action="store_true", default=argparse.SUPPRESS,
+                            help="print tables and paragraphs unwrapped, at any width (default: "
+                            "fit COLUMNS, the terminal, or 80 columns when piped)")
+    for a in actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for child in dict.fromkeys(a.choices.values()):
+                add_wide(child)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-line usage error that names where the fix is documented."""
+    """argparse with a one-line usage error that names where the fix is documented, and help
+    that fits (help_width)."""
+
+    def __init__(self, *args, **kw):
+        if kw.get("formatter_class") in (None, argparse.HelpFormatter,
+                                         argparse.RawDescriptionHelpFormatter):
+            kw["formatter_class"] = _Help
+        super().__init__(*args, **kw)
 
     def error(self, message):
         # argparse quotes what was typed: a newline or a control character in it stays on one

@@ -16,7 +16,9 @@ def add(sub) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
     out.add_argument("--csv", action="store_true",
-                     help="one row per factor (or per pair with --factor), for a spreadsheet")
+                     help="one row per factor (or per pair with --factor), for a spreadsheet; "
+                     "one value a cell: a list (64 components) is one column per value, "
+                     "NAME_0..NAME_63")
     p.set_defaults(func=_cmd_budget)
 
     p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
@@ -60,6 +62,7 @@ def _cmd_budget(args) -> int:
     store = Store()
     sel = select(args, store)
     if args.factor:
+        _known_factor(args.factor, {p.factor for p in store.pairs()})
         rows = pair_details(store, sel.sha256, args.factor)
         if not rows:
             raise KitError(f"no pairs of factor {args.factor!r} on dataset "
@@ -83,6 +86,21 @@ def _cmd_budget(args) -> int:
         return 0
     print_json(b) if args.json else print(budget_text(b, sel.why))
     return 0
+
+
+def _known_factor(name: str, stored: set) -> None:
+    """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
+    with the closest names, not "no pairs"."""
+    import difflib
+
+    from ..core import factors
+
+    known = set(factors.names()) | stored
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.5)
+    raise KitError(f"unknown factor {name!r}: " + (f"did you mean {' or '.join(close)}?" if close
+                                                   else "choose from " + ", ".join(factors.names())))
 
 
 def _cmd_verdicts(args) -> int:

@@ -9,7 +9,7 @@ import uuid
 
 from .atomic import create_once
 from .errors import KitError
-from .paths import kit_home
+from .paths import kit_home, writable
 
 
 def host() -> dict:
@@ -18,6 +18,14 @@ def host() -> dict:
     A removed host.json is made again with the id the store index beside it recorded
     (kit.runs.store.index keeps it): a new id would make every run of this machine look
     imported, and every plan run again."""
+    home = kit_home(writing=False)
+    path = home / "host.json"
+    if not writable(home):  # a reader of a store it cannot write (another user's): no file made
+        try:
+            return json.loads(path.read_bytes())
+        except (ValueError, OSError):  # absent or the owner's alone: the index's record
+            return {"id": _recorded_id(home / "store.sqlite") or "unknown",
+                    "name": platform.node() or "unknown"}
     path = kit_home() / "host.json"
     if not path.exists():
         mine = {"id": _recorded_id(path.parent / "store.sqlite") or uuid.uuid4().hex[:16],

@@ -1,7 +1,7 @@
 """Tables and paragraphs that fit the terminal: long cells wrapped, wide tables split by columns.
 
-The width is ``COLUMNS`` when set, else the terminal's; output to a file or a pipe without
-``COLUMNS`` is not wrapped (a script reads whole lines).
+The width is ``COLUMNS`` when set, else the terminal's, else 80 (output to a file or a pipe, as
+rich does); ``unwrapped()`` (the commands' ``--wide``) prints whole lines for a script.
 """
 
 from __future__ import annotations
@@ -14,15 +14,26 @@ import textwrap
 from tabulate import tabulate
 
 MIN_WRAP = 12  # a wrapped column narrower than this reads worse than a split table
+PIPED = 80  # the width without a terminal or COLUMNS, as rich and argparse assume
+
+_state = {"wide": False}
+
+
+def unwrapped(on: bool = True) -> None:
+    """Print tables and paragraphs whole, at any width (``--wide``), or fit them again."""
+    _state["wide"] = on
 
 
 def width() -> int | None:
+    """The width to fit, or None under ``unwrapped()``."""
+    if _state["wide"]:
+        return None
     cols = os.environ.get("COLUMNS", "")
     if cols.isdigit() and int(cols) > 20:
         return int(cols)
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
-    return None
+    return PIPED
 
 
 def _widest(text: str) -> int:

@@ -61,7 +61,19 @@ def stages_frame(run):
 
 
 def csv_text(df) -> str:
-    """A frame for a spreadsheet: list cells joined with ';' (a cell holds one value)."""
-    flat = df.apply(lambda col: col.map(lambda v: ";".join(map(str, v))
-                                        if isinstance(v, (list, tuple)) else v))
-    return flat.to_csv()
+    """A frame for a spreadsheet, one value a cell: a column of lists (the 64 components'
+    medians) becomes one column per position, ``name_0`` .. ``name_63`` (empty past a shorter
+    list)."""
+    import pandas as pd
+
+    parts = []
+    for name in df.columns:
+        col = df[name]
+        if not any(isinstance(v, (list, tuple)) for v in col):
+            parts.append(col.to_frame())
+            continue
+        lists = [list(v) if isinstance(v, (list, tuple)) else [] for v in col]
+        width = max(len(v) for v in lists)
+        parts.append(pd.DataFrame([v + [None] * (width - len(v)) for v in lists], index=df.index,
+                                  columns=[f"{name}_{i}" for i in range(width)]))
+    return (pd.concat(parts, axis=1) if parts else df).to_csv()

@@ -19,7 +19,8 @@ def _canonical(obj) -> bytes:
 
 
 class Caches:
-    """Mixed into the Store: needs ``self.db`` (the locked connection) and ``self._tx``."""
+    """Mixed into the Store: needs ``self.db`` (the locked connection), ``self._tx`` and
+    ``self.read_only`` (nothing is cached in a store this user cannot write)."""
 
     def _basis(self, run: str) -> str:
         """What a run's numbers are computed from: its stages' records and its manifest."""
@@ -61,6 +62,8 @@ class Caches:
         return self._sealed("comparison", version, (a, b), row and row[0])
 
     def cache_comparison(self, a: str, b: str, version: int, result: dict) -> None:
+        if self.read_only:  # computed again next time: reading needs no write
+            return
         sealed = self._seal("comparison", version, (a, b), result)
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)", (a, b, version, sealed))
@@ -72,6 +75,8 @@ class Caches:
         return self._sealed("verdicts", version, (run,), row and row[0])
 
     def cache_verdicts(self, run: str, version: int, result: dict) -> None:
+        if self.read_only:
+            return
         sealed = self._seal("verdicts", version, (run,), result)
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)", (run, version, sealed))

@@ -24,11 +24,11 @@ import numpy as np
 from ...core import processes
 from . import meta
 from .caches import Caches
-from .locked import ArraysLock, LockedConnection
+from .locked import ArraysLock, LockedConnection, read_only_index
 from .blobs import Blobs, DamagedArray, array_sha256
 from .records import Stage, StoredPair, StoredRun
 from ...core.errors import KitError
-from ...core.paths import kit_home
+from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
 
 __all__ = ["Store", "StoredRun", "Stage", "array_sha256", "DamagedArray"]
@@ -59,25 +59,34 @@ CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL)
 
 class Store(Caches):
     def __init__(self, root: Path | None = None):
-        self.root = Path(root) if root else kit_home()
+        self.root = Path(root) if root else kit_home(writing=False)
         path = self.root / "store.sqlite"
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
-        try:
-            conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        except sqlite3.Error as e:
-            raise KitError(f"the store index {path} cannot be opened ({e})") from None
+        # a store this user cannot write (another user's, a shared read-only copy) is read:
+        # every number is computed, nothing cached, and a command that writes says why not
+        self.read_only = self.root.is_dir() and not writable(self.root)
+        if self.read_only:
+            conn = read_only_index(path)
+        else:
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
+            try:
+                conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
+            except sqlite3.Error as e:
+                raise KitError(f"the store index {path} cannot be opened ({e})") from None
         self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
-        self.db.execute("PRAGMA journal_mode=WAL")
+        if not self.read_only:
+            self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(_SCHEMA + meta.SCHEMA)
+        if not self.read_only:
+            self.db.executescript(_SCHEMA + meta.SCHEMA)
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
         self.arrays_lock = ArraysLock(self.root / "store.lock")
         self.blobs = Blobs(self.root / "arrays", self)
         self.arrays_dir = self.blobs.root
-        meta.remember(self)
+        if not self.read_only:
+            meta.remember(self)
 
     def moving_in(self):
         """Held from moving arrays in until their runs are indexed (locked.ArraysLock)."""
@@ -88,6 +97,10 @@ class Store(Caches):
 
     @contextmanager
     def _tx(self):
+        if self.read_only:  # reached only by a command that stores something
+            raise KitError(f"the store {self.root} is not writable by this user: reading "
+                           "commands (kit runs, budget, verdicts, ...) work, this one writes; set "
+                           "KIT_HOME to a folder you can write")
         with self._lock, self.db:  # one transaction: all rows or none
             yield self.db
 
@@ -285,10 +298,14 @@ class Store(Caches):
         return None if row is None else row[0]
 
     def note_verified(self, blob: str, ident: str | None) -> None:
+        if self.read_only:  # verified again next time: reading needs no write
+            return
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO verified VALUES (?,?)", (blob, ident))
 
     def forget_verified(self, blob: str) -> None:
+        if self.read_only:
+            return
         with self._tx() as db:
             db.execute("DELETE FROM verified WHERE blob=?", (blob,))
 

@@ -38,6 +38,27 @@ def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
         f"{path}.damaged) and run again: runs are made anew, arrays on disk are kept and reused")
 
 
+def read_only_index(path: Path):
+    """The index opened for reading only, in a folder this user cannot write.
+
+    SQLite's mode=ro still needs the WAL's -shm file, which it cannot make there once the last
+    writer has closed; the index is then opened immutable (read as it is on disk, which is all a
+    reader that cannot write may expect)."""
+    if not path.exists():
+        raise KitError("the store is empty: run `kit run --factor repeat` first (in a KIT_HOME "
+                       f"you can write; {path.parent} is not writable by this user)")
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=60,
+                               check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as e:
+            conn.close()
+            why = e
+    raise KitError(f"the store index {path} cannot be read ({why})")
+
+
 def _full(path: Path) -> bool:
     """The disk holding ``path`` has (next to) no space left."""
     try:
