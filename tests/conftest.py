@@ -13,6 +13,9 @@ sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py, slurm.py
 def kit_home(tmp_path, monkeypatch):
     home = tmp_path / "kit-home"
     monkeypatch.setenv("KIT_HOME", str(home))
+    # piped output fits COLUMNS (80 without it): tests that read a phrase from an output read
+    # whole lines; the tests of widths set or drop COLUMNS themselves (test_piped, test_readers)
+    monkeypatch.setenv("COLUMNS", "1000")
     return home
 
 

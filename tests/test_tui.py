@@ -318,7 +318,8 @@ SCREENS = {"setup": [], "plan": ["2"], "run": ["3"], "budget": ["4"], "budget-pa
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("keys", SCREENS.values(), ids=SCREENS.keys())
-def test_screens(snap_compare, stored_home, keys, size):
+def test_screens(snap_compare, stored_home, keys, size, monkeypatch):
+    monkeypatch.chdir("/tmp")  # the Advice tab shows where `e` writes: the same on every machine
     async def settle(pilot):  # a slow first start must not photograph a half-drawn screen
         await pilot.app.workers.wait_for_complete()
         # A focused Input's cursor blinks every 0.5 s, so a slow machine would photograph it
@@ -344,7 +345,8 @@ def test_tmux_smoke(tmp_path):
     script = Path(__file__).with_name("tui_smoke.sh")
     kit = str(Path(sys.executable).with_name("kit"))
     proc = subprocess.run(["bash", str(script), kit], capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, KIT_HOME=str(tmp_path / "home")))
+                          env={**{k: v for k, v in os.environ.items() if k != "COLUMNS"},
+                               "KIT_HOME": str(tmp_path / "home")})  # tmux's own width
     assert proc.returncode == 0, proc.stderr
     assert "tui_smoke: ok" in proc.stdout
 
@@ -451,7 +453,8 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path):
         "    def on_mount(self):\n        self.set_timer(0.5, lambda: self.action_tab('advice'))\n"
         "sys.exit(app.run_app(Buggy('synthetic', 120, store=Store()), headless=True))\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, KIT_HOME=str(tmp_path / "home")))
+                          env={**{k: v for k, v in os.environ.items() if k != "COLUMNS"},
+                               "KIT_HOME": str(tmp_path / "home")})  # tmux's own width
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "kit tui: internal error: RuntimeError: a bug" in out and "Traceback" not in out
