@@ -169,3 +169,18 @@ def test_compare_names_the_stacks_it_must_build_and_asks_first(tmp_path, monkeyp
     assert "add --yes to build them" in err and "Traceback" not in err
     assert Store().runs() == []  # nothing imported, nothing built
     assert not (tmp_path / "here" / "stacks" / "np1-sk152").exists()
+
+
+def test_compare_lists_the_models_in_one_order(lab, tmp_path, monkeypatch, capsys):
+    """The per-run flips and the seed-unit line name the models in kit's order, the budget's."""
+    from kit.analysis.compare import ALL_MODELS
+
+    path, _ = lab
+    capsys.readouterr()
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    text = answers(capsys, "compare", str(path))[0]
+    cells = [ln.split()[-4:] for ln in text.splitlines() if ln.rstrip().endswith("rf:0")]
+    assert cells and all([c.split(":")[0] for c in cell] == list(ALL_MODELS[:4]) for cell in cells)
+    seed_units = next(ln for ln in text.splitlines() if "in seed units" in ln)
+    named = [w.strip(",") for w in seed_units.split(":", 1)[1].split()[::2]]
+    assert named == [m for m in ALL_MODELS if m in named]

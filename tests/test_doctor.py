@@ -47,3 +47,32 @@ def test_a_busy_machine_is_not_blamed_on_the_stack():
             h.kill()
     assert probe["honoured"] in (True, None)  # never False while the machine was busy
     assert probe["busy_cores"] >= 0.5
+
+
+def test_threads_are_honoured_only_when_n_threads_show_most_of_n_cores():
+    """0.38 CPU per wall second at 2 threads against 0.12 at 1 was called "yes": a one-thread
+    product that keeps no core busy says nothing, and n threads must show at least half of the
+    ideal n-fold use."""
+    from kit.envs.probe import judge
+
+    assert judge(0.12, 0.38, 2, busy=0.0)[0] is None
+    assert "kept no core busy" in judge(0.12, 0.38, 2, busy=0.0)[1]
+    assert judge(0.98, 1.9, 2, busy=0.0) == (True, None)
+    assert judge(0.98, 1.2, 2, busy=0.0) == (False, None)   # 1.22x of the 2x ideal
+    assert judge(0.98, 1.2, 2, busy=1.5)[0] is None         # busy: not the stack's fault
+    assert judge(0.98, 2.5, 4, busy=0.0) == (True, None)    # >= 1 + 0.5 x 3 = 2.5x
+    assert judge(0.3, 0.3, 1, busy=0.0) == (True, None)     # one core: nothing to judge
+
+
+def test_what_was_not_judged_is_said_and_not_called_fine():
+    from kit.views.health import doctor_text
+
+    probe = {"threads": 2, "cpu_per_wall_1": 0.12, "cpu_per_wall_n": 0.38, "honoured": None,
+             "not_judged": "CPU/wall at 1 thread only 0.12: the probe kept no core busy"}
+    rep = {"null_experiment": {"dataset": "d", "ok": True, "identical": 1, "pairs": 1},
+           "stacks": [{"name": "host", "threads": probe, "blas": [], "blas_build": None}],
+           "problems": []}
+    text = " ".join(doctor_text(rep).split())
+    assert "not judged" in text and "Thread control was not judged for host" in text
+    assert "kept no core busy" in text
+    assert text.endswith("No problems found in what was judged.")

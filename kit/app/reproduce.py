@@ -8,7 +8,7 @@ twin as the factor ``host``, and answers in the budget's terms.
 from __future__ import annotations
 
 from ..analysis.budget import budget, pair_details
-from ..analysis.compare import STAGES, first_difference
+from ..analysis.compare import ALL_MODELS, STAGES, first_difference
 from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.errors import KitError
@@ -201,7 +201,8 @@ def _per_run(label: str, c: Comparison) -> dict:
     """One bundle run against its twin here, in the summary's terms (a run known by its stage
     digests alone also says which stages differ, and the first)."""
     out = {"label": label, "identical_stages": sum(c.identical.values()), "stages": len(c.identical),
-           "flips": {m: v.flips for m, v in c.models.items()},
+           # in kit's model order, as the budget's rows list them (not the comparison's)
+           "flips": {m: c.models[m].flips for m in ALL_MODELS if m in c.models},
            "emb_rel": c.svd_rand.rel_fro if c.svd_rand else None}
     if c.digests_only:
         out.update(digests_only=True, first_difference=first_difference(c),

@@ -109,13 +109,24 @@ def thread_probe(command: tuple, cores: int, attempts: int = 3) -> dict:
         one = fingerprint(command, 1, "--probe-threads")
         many = fingerprint(command, cores, "--probe-threads")
         r1, rn = one["cpu_s"] / one["wall_s"], many["cpu_s"] / many["wall_s"]
-        honoured = cores < 2 or rn > 1.3 * r1
+        honoured, why = judge(r1, rn, cores, busy)
         out = {"threads": cores, "cpu_per_wall_1": r1, "cpu_per_wall_n": rn, "honoured": honoured,
-               "busy_cores": round(busy, 2), "attempts": attempt + 1}
+               "not_judged": why, "busy_cores": round(busy, 2), "attempts": attempt + 1}
         if honoured:
             return out
-    # the other work measured before the last attempt: at least half a core left too little
-    # room for n threads to show
-    if out["busy_cores"] >= 0.5:
-        out["honoured"] = None
     return out
+
+
+def judge(r1: float, rn: float, cores: int, busy: float) -> tuple:
+    """(honoured: True, False or None, why not judged) from CPU per wall second at 1 and at
+    ``cores`` threads. Honoured: n threads show at least half the ideal n-fold CPU of one
+    (0.38 against 0.12 is not "yes": one thread that keeps no core busy says nothing)."""
+    if cores < 2:
+        return True, None
+    if r1 < 0.5:  # the one-thread product did not keep one core busy: too short, or starved
+        return None, f"CPU/wall at 1 thread only {r1:.2f}: the probe kept no core busy"
+    if rn >= r1 * (1 + 0.5 * (cores - 1)):
+        return True, None
+    if busy >= 0.5:  # other work left too little room for n threads to show
+        return None, f"busy: other work kept {busy:.1f} cores busy"
+    return False, None

@@ -20,21 +20,21 @@ def doctor_text(rep: dict) -> str:
         t = s["threads"]
         blas = blas_text(s["blas"], s.get("blas_build"))
         rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
-                     {True: "yes", False: "NO", None: "busy: not measured"}[t["honoured"]]])
+                     {True: "yes", False: "NO", None: "not judged"}[t["honoured"]]])
     out.append(table(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
                             f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
                             "threads honoured"], wrap=(1,)))
-    if rep.get("busy"):
-        b = rep["busy"]
-        out += ["", para(f"The machine was busy (other work kept {b['busy_cores']:.1f} of "
-                         f"{b['cores']} cores busy), so thread control could not be judged for "
-                         f"{', '.join(b['stacks'])}; run `kit doctor` again when it is idle.")]
+    unjudged = [s for s in rep["stacks"] if s["threads"]["honoured"] is None]
+    if unjudged:
+        why = "; ".join(sorted({s["threads"].get("not_judged") or "busy" for s in unjudged}))
+        out += ["", para(f"Thread control was not judged for {', '.join(s['name'] for s in unjudged)} "
+                         f"({why}); run `kit doctor` again when the machine is idle.")]
     if rep["problems"]:
         out += ["", "Problems and remedies:"]
         out += [para(f"{p.get('stack', 'machine')}: {p['problem']}", "  ", "- ") + "\n"
                 + para(f"remedy: {p['remedy']}", "    ", "  ") for p in rep["problems"]]
-    else:
-        out += ["", "No problems found."]
+    else:  # what was not judged is not called fine
+        out += ["", "No problems found" + (" in what was judged." if unjudged else ".")]
     return "\n".join(out)
 
 
