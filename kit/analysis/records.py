@@ -162,3 +162,81 @@ class Verdict:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class ClusterVerdict:
+    """One run's verdict under the protein bootstrap and under the cluster bootstrap."""
+    verdict: str              # its key, e.g. "hgb-mlp acc"
+    diff: float               # the two models' difference on the whole test set (both share it)
+    protein_lo: float
+    protein_hi: float
+    protein_verdict: str      # ">", "<" or "="
+    cluster_lo: float
+    cluster_hi: float
+    cluster_verdict: str
+    width_ratio: float | None  # cluster width / protein width; None: the protein interval is a point
+    changed: bool             # the verdict differs under clusters
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ModelLeakage:
+    """One model in one run: accuracy and AUC on the test proteins whose cluster holds a train
+    protein against those whose cluster does not. None where a side cannot say: no protein on
+    it (accuracy, AUC) or one class only (AUC)."""
+    n_with: int
+    n_without: int
+    acc_with: float | None
+    acc_without: float | None
+    auc_with: float | None
+    auc_without: float | None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HomologyModel:
+    """One model over a dataset's runs: medians of its leakage split, with [min, max] ranges
+    (None where no run could measure it)."""
+    acc_with_homolog: float | None
+    acc_without_homolog: float | None
+    auc_with_homolog: float | None
+    auc_without_homolog: float | None
+    acc_with_homolog_range: list | None
+    acc_without_homolog_range: list | None
+    auc_with_homolog_range: list | None
+    auc_without_homolog_range: list | None
+
+
+@dataclass(frozen=True)
+class HomologyVerdict:
+    """One of the twelve verdicts over a dataset's runs, under proteins and under clusters."""
+    verdict: str
+    width_ratio: float | None      # median over the runs that have one
+    width_ratio_range: list | None
+    changed: int                   # runs whose verdict differs under clusters
+    runs: int
+    diff: float                    # median
+    protein: dict                  # {"lo", "hi"}: medians
+    cluster: dict
+
+
+@dataclass(frozen=True)
+class HomologySummary:
+    """What `kit homology` shows for a dataset's runs with verdicts: leakage and both bootstraps."""
+    dataset: str
+    runs: int
+    n_with_homolog: int            # test proteins whose cluster holds a train protein
+    n_without_homolog: int
+    models: dict                   # {model: HomologyModel}
+    verdicts: list                 # [HomologyVerdict], in kit's order of the twelve
+    too_narrow: float | None       # median width ratio over every verdict and run
+    rest_on_homologs: int          # verdicts that change under clusters in some run
+    left_out: list = field(default_factory=list)  # run ids, with why (kit.analysis.homology)
+
+    def to_json(self) -> dict:
+        return asdict(self)

@@ -48,16 +48,24 @@ def _by_case(n: int, resamples: int, seed: int) -> np.ndarray:
     return w
 
 
-def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
-    """The twelve verdicts for one run's test probabilities."""
+def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED,
+              weights: np.ndarray | None = None) -> dict:
+    """The twelve verdicts for one run's test probabilities.
+
+    ``weights``: (n, resamples) case-major counts to resample with instead of the proteins'
+    (the cluster bootstrap's, kit.analysis.cluster_bootstrap); both models of a pair are scored
+    under the same columns, so the bootstrap stays paired. A resample's accuracy is over the
+    proteins it drew, which the proteins' own weights always number n.
+    """
     y = np.asarray(y).astype(np.int64)
-    Wc = _by_case(len(y), resamples, seed)
+    Wc = _by_case(len(y), resamples, seed) if weights is None else weights
+    drawn = len(y) if weights is None else Wc.sum(axis=0)  # exact: whole-number counts
     ones = np.ones((len(y), 1))
     stats = {}
     for m in MODELS:
         p = np.asarray(probs[m], np.float64)
         correct = ((p > 0.5) == y).astype(np.float64)
-        stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / len(y),
+        stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / drawn,
                     "auc": case_major_auc(p, y, ones)[0], "auc_boot": case_major_auc(p, y, Wc)}
     out = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]

@@ -32,14 +32,14 @@ class Caches:
         h.update(b"manifest:" + (row[0].encode() if row else b"none"))
         return h.hexdigest()
 
-    def _digest(self, kind: str, version: int, runs: tuple, result) -> str:
+    def _digest(self, kind: str, version, runs: tuple, result) -> str:
         h = hashlib.sha256(f"{kind}:{version}".encode())
         for r in runs:
             h.update(self._basis(r).encode())
         h.update(_canonical(result))
         return h.hexdigest()
 
-    def _sealed(self, kind: str, version: int, runs: tuple, text: str | None):
+    def _sealed(self, kind: str, version, runs: tuple, text: str | None):
         """The cached result if its digest holds, else None (recompute it)."""
         if text is None:
             return None
@@ -50,7 +50,7 @@ class Caches:
             return None
         return result if digest == self._digest(kind, version, runs, result) else None
 
-    def _seal(self, kind: str, version: int, runs: tuple, result: dict) -> str:
+    def _seal(self, kind: str, version, runs: tuple, result: dict) -> str:
         result = json.loads(_canonical(result))  # what a reader will see, digested as read back
         return json.dumps({"digest": self._digest(kind, version, runs, result), "result": result},
                           sort_keys=True)
@@ -68,15 +68,25 @@ class Caches:
         with self._tx() as db:
             db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)", (a, b, version, sealed))
 
-    # -- verdicts: one per run and bootstrap version ---------------------------------------------
-    def verdicts(self, run: str, version: int):
-        row = self.db.execute("SELECT result FROM verdicts WHERE run=? AND version=?",
-                              (run, version)).fetchone()
-        return self._sealed("verdicts", version, (run,), row and row[0])
+    # -- verdicts: one per run and bootstrap version (and clustering, for the cluster bootstrap) --
+    # A cluster bootstrap's row is keyed by the version and the clustering's digest folded into
+    # one text key, "VERSION:cluster:DIGEST" (SQLite keeps text in the INTEGER column as text):
+    # the protein bootstrap's rows, keyed by the bare version, are untouched by it.
+    @staticmethod
+    def _verdicts_key(version: int, clustering: str | None):
+        return version if clustering is None else f"{version}:cluster:{clustering}"
 
-    def cache_verdicts(self, run: str, version: int, result: dict) -> None:
+    def verdicts(self, run: str, version: int, clustering: str | None = None):
+        key = self._verdicts_key(version, clustering)
+        row = self.db.execute("SELECT result FROM verdicts WHERE run=? AND version=?",
+                              (run, key)).fetchone()
+        return self._sealed("verdicts", key, (run,), row and row[0])
+
+    def cache_verdicts(self, run: str, version: int, result: dict,
+                       clustering: str | None = None) -> None:
         if self.read_only:
             return
-        sealed = self._seal("verdicts", version, (run,), result)
+        key = self._verdicts_key(version, clustering)
+        sealed = self._seal("verdicts", key, (run,), result)
         with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)", (run, version, sealed))
+            db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)", (run, key, sealed))
