@@ -1,0 +1,95 @@
+"""kit.analysis.leakage and kit.analysis.homology: the leakage split by hand, and the summary
+over a real store's runs."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kit.analysis.cluster_bootstrap import run_cluster_verdicts
+from kit.analysis.homology import homology_summary
+from kit.analysis.leakage import leakage, run_leakage
+from kit.analysis.verdicts import KEYS
+from kit.core.errors import KitError
+from stored import arrays, put, spec
+from test_cluster_bootstrap import noisy_store
+
+Y = np.array([1, 0, 1, 0, 1, 1, 0, 0])
+SIDE = np.array([True] * 4 + [False] * 4)
+LR = np.array([0.9, 0.1, 0.8, 0.2, 0.4, 0.6, 0.7, 0.3])
+PROBS = {"lr": LR, "mlp": np.full(8, 0.5), "hgb": LR, "rf": 1 - LR}
+
+
+def test_the_split_is_hand_computed_accuracy_and_auc():
+    got = leakage(PROBS, Y, SIDE)
+    lr = got["lr"]
+    assert (lr.n_with, lr.n_without) == (4, 4)
+    # with a homolog: 0.9 0.1 0.8 0.2 against 1 0 1 0, all right, every positive above
+    assert lr.acc_with == 1.0 and lr.auc_with == 1.0
+    # without: predictions 0 1 1 0 against 1 1 0 0 (two right); positives 0.4 and 0.6 each
+    # beat only the negative 0.3 of the two (0.7, 0.3): 2 of 4 pairs
+    assert lr.acc_without == 0.5 and lr.auc_without == 0.5
+    # 0.5 is not above 0.5: mlp calls every protein negative; all tied, AUC one half
+    assert got["mlp"].acc_with == 0.5 and got["mlp"].auc_without == 0.5
+    assert got["rf"].acc_with == 0.0 and got["rf"].auc_with == 0.0
+    assert got["rf"].acc_without == 0.5 and got["rf"].auc_without == 0.5
+
+
+def test_a_side_that_cannot_say_says_none():
+    one_class = leakage(PROBS, Y, Y == 1)["lr"]  # the homolog side holds only positives
+    assert one_class.auc_with is None and one_class.auc_without is None
+    # positives 0.9 0.8 0.4 0.6 (one wrong), negatives 0.1 0.2 0.7 0.3 (one wrong)
+    assert one_class.acc_with == 0.75 and one_class.acc_without == 0.75
+    empty = leakage(PROBS, Y, np.zeros(8, bool))["lr"]
+    assert empty.n_with == 0 and empty.acc_with is None and empty.auc_with is None
+    assert empty.acc_without == 0.75
+    with pytest.raises(KitError, match="one bool per test protein"):
+        leakage(PROBS, Y, SIDE[:7])
+    with pytest.raises(KitError, match="one bool per test protein"):
+        leakage(PROBS, Y, SIDE.astype(int))
+
+
+def test_the_summary_is_medians_over_the_datasets_runs_with_verdicts(tmp_path):
+    from kit.core.spec import torch_seeds
+
+    st = noisy_store(tmp_path, runs=3)
+    first = st.runs()[0].id
+    ds = st.runs()[0].spec.dataset
+    # a torch run has no verdicts; a run on 30 test proteins is another split: both left out
+    t = spec(stack="torch-linux-cpu", kind="torch", input=first, seeds=torch_seeds(0))
+    put(st, tmp_path, t, {"torch_mlp": np.full(20, 0.3), "y_test": np.zeros(20, np.int64)})
+    other = put(st, tmp_path, spec(threads=2), arrays(9, n_test=30))
+    clusters = np.repeat(np.arange(10), 2)
+    side = np.arange(20) % 3 == 0
+    s = homology_summary(st, ds, clusters, side)
+    runs = [r.id for r in st.runs(ds) if r.spec.kind == "pipeline" and r.id != other]
+    assert s.runs == 3 and len(runs) == 3
+    assert s.left_out == [f"{other[:12]}: 30 test proteins, the clustering 20"]
+    assert (s.n_with_homolog, s.n_without_homolog) == (7, 13)
+    leak = [run_leakage(st, r, side)["hgb"] for r in runs]
+    hgb = s.models["hgb"]
+    assert hgb.acc_with_homolog == np.median([x.acc_with for x in leak])
+    assert hgb.acc_without_homolog_range == [min(x.acc_without for x in leak),
+                                             max(x.acc_without for x in leak)]
+    per_run = [run_cluster_verdicts(st, r, clusters) for r in runs]
+    assert [v.verdict for v in s.verdicts] == list(KEYS)
+    for i, v in enumerate(s.verdicts):
+        rows = [p[i] for p in per_run]
+        assert v.runs == 3 and v.changed == sum(r.changed for r in rows)
+        ratios = [r.width_ratio for r in rows if r.width_ratio is not None]
+        assert v.width_ratio == (np.median(ratios) if ratios else None)
+        assert v.cluster["lo"] == np.median([r.cluster_lo for r in rows])
+    assert s.rest_on_homologs == sum(v.changed > 0 for v in s.verdicts)
+    all_ratios = [r.width_ratio for p in per_run for r in p if r.width_ratio is not None]
+    assert s.too_narrow == np.median(all_ratios)
+    out = json.loads(json.dumps(s.to_json()))  # the JSON edge: plain, with the issue's names
+    assert {"acc_with_homolog", "acc_without_homolog"} <= set(out["models"]["lr"])
+    assert {"verdict", "width_ratio", "changed"} <= set(out["verdicts"][0])
+    assert out["runs"] == 3 and out["dataset"] == ds
+
+
+def test_a_dataset_without_runs_summarises_to_nothing(tmp_path):
+    st = noisy_store(tmp_path, runs=1)
+    s = homology_summary(st, "e" * 64, np.arange(20), np.zeros(20, bool))
+    assert s.runs == 0 and s.too_narrow is None and s.rest_on_homologs == 0
+    assert all(v.width_ratio is None and v.runs == 0 for v in s.verdicts)
