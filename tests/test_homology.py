@@ -161,9 +161,12 @@ def test_no_mmseqs_is_one_line_and_writes_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("arg", [["--identity", "0"], ["--coverage", "1.5"], ["--identity", "nan"]])
-def test_bad_parameters_are_one_line(arg):
+def test_bad_parameters_are_one_usage_line(arg):
     out = kit("data", "homology", "synthetic", *arg)
-    assert out.returncode == 1 and out.stderr.count("\n") == 1 and arg[0] in out.stderr
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "at most 1" in out.stderr
+    with pytest.raises(KitError, match="at most 1"):  # the API checks them too
+        stored_clustering(planted()[0], float(arg[1]) if arg[0] == "--identity" else 0.3,
+                          float(arg[1]) if arg[0] == "--coverage" else 0.8)
 
 
 def test_a_reader_creates_no_dataset(tmp_path):

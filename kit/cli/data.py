@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (Parser, bounded, positive, print_json)
+from .common import Parser, bounded, fraction, positive, print_json
 
 
 def add(sub) -> None:
@@ -93,9 +93,9 @@ def add(sub) -> None:
 
 
 def _homology_args(q) -> None:
-    q.add_argument("--identity", type=float, default=0.3,
+    q.add_argument("--identity", type=fraction, default=0.3,
                    help="minimum sequence identity, a fraction (default 0.3)")
-    q.add_argument("--coverage", type=float, default=0.8,
+    q.add_argument("--coverage", type=fraction, default=0.8,
                    help="minimum coverage of both sequences, a fraction (default 0.8)")
 
 
