@@ -35,7 +35,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=6000)
     ap.add_argument("--rounds", type=int, default=1)
-    n, rounds = ap.parse_args().n, ap.parse_args().rounds
+    args = ap.parse_args()
+    n, rounds = args.n, args.rounds
     from kit.data.dataset import make_dataset
     from kit.data.homology import clustering, labels_from_rows
     from kit.data.mmseqs import mmseqs_path

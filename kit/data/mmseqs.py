@@ -59,7 +59,7 @@ def tool_name(binary: Path) -> str:
     commit (or version) the binary itself prints."""
     if binary in _tools:
         return _tools[binary]
-    out = _run([str(binary), "version"], Path.cwd()).strip().split()
+    out = _run([str(binary), "version"], binary.parent).strip().split()
     version = out[0] if out else "unknown"
     pinned = binary.parent.parent / "mmseqs_version.py"
     m = re.search(r'MMSEQS_VERSION\s*=\s*"([^"]+)"', pinned.read_text()) if pinned.is_file() else None
