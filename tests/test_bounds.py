@@ -157,7 +157,7 @@ def test_no_option_takes_an_unbounded_number():
     of kit's parsers, and every whole-number one has its row in BOUNDS."""
     from kit.cli import common
 
-    lists = {"int_list", "counts", "threads", "thread_counts", "floats", "jobs_arg"}  # kit.cli.common's
+    lists = {"int_list", "counts", "threads", "thread_counts", "floats", "fraction", "jobs_arg"}  # kit.cli.common's
     names = {"factors", "names_list"}  # not numbers
     seen = set()
     for path, a in _actions(parser()):

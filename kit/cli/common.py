@@ -72,6 +72,18 @@ def floats(text: str) -> tuple:
     return argtype(parse_eps)(text)
 
 
+def fraction(text: str) -> float:
+    """--identity, --coverage: a fraction above 0 and at most 1 (NaN and inf are neither)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"give a fraction above 0 and at most 1 (0.3 = 30%), "
+                                         f"not {text!r}")
+    return v
+
+
 def bounded(option: str):
     """The argparse type of one whole-number ``option`` within its bound (options.BOUNDS)."""
     from ..runs.planning.options import BOUNDS, parse_int

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (Parser, bounded, positive, print_json)
+from .common import Parser, bounded, fraction, positive, print_json
 
 
 def add(sub) -> None:
@@ -61,14 +61,51 @@ def add(sub) -> None:
     q.add_argument("--max-retry-after", type=bounded("--max-retry-after"), metavar="SECONDS",
                    help="wait at most this long when UniProt asks to (default 120; env "
                         "KIT_FETCH_RETRY_AFTER_MAX)")
+    q = dsub.add_parser("homology", help="homology clusters of a dataset (MMseqs2)",
+                        description="Cluster a dataset's proteins with MMseqs2 easy-cluster "
+                        "(--min-seq-id IDENTITY -c COVERAGE --cov-mode 0, one thread), store the "
+                        "clustering beside the dataset (by its hash and the parameters) and "
+                        "report clusters and the test proteins whose cluster holds a train "
+                        "protein. docs/data.md, Homology.")
+    q.add_argument("name", nargs="?", default="synthetic")
+    q.add_argument("--n", type=positive)
+    _homology_args(q)
+    q.add_argument("--pairs", action="store_true",
+                   help="also GraphPart's stricter rule: test proteins with any train protein "
+                        "above IDENTITY over COVERAGE (mmseqs easy-search; not stored)")
+    q.add_argument("--json", action="store_true")
+    q = dsub.add_parser("split", help="a new dataset split so train and test share no cluster",
+                        description="Write a new dataset of NAME's proteins whose train and test "
+                        "share no homology cluster: whole clusters, in the split seed's order, "
+                        "each put on the side that brings test nearer 1/3 of the proteins.")
+    q.add_argument("name")
+    q.add_argument("--homology", action="store_true", required=True,
+                   help="split by homology clusters (the only kind of split so far)")
+    _homology_args(q)
+    q.add_argument("--name", dest="new", required=True, help="the new dataset's name")
+    q.add_argument("--split-seed", type=bounded("--split-seed"), default=None,
+                   help="seed of the clusters' order and of each side's shuffle")
+    q.add_argument("--n", type=positive)
     q = dsub.add_parser("verify", help="re-hash a dataset (swissprot: its cached pages too)")
     q.add_argument("name", nargs="?", default="swissprot")
     q.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_data)
 
 
+def _homology_args(q) -> None:
+    q.add_argument("--identity", type=fraction, default=0.3,
+                   help="minimum sequence identity, a fraction (default 0.3)")
+    q.add_argument("--coverage", type=fraction, default=0.8,
+                   help="minimum coverage of both sequences, a fraction (default 0.8)")
+
+
 def _cmd_data(args) -> int:
     from ..data import load_dataset, stored_datasets
+
+    if args.data_cmd in ("homology", "split"):
+        from .data_homology import run
+
+        return run(args)
 
     if args.data_cmd == "import":
         from ..data.dataset import SPLIT_SEED

