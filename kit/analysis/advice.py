@@ -12,6 +12,7 @@ from ..core import factors
 from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
+from .homology import recommendations as homology_recommendations
 from .records import BudgetRow
 from ..runs.planning.availability import availability
 from ..envs.descriptions import description, descriptions
@@ -101,6 +102,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     _signs(ranked, recs)
     _margins(store, rows, recs)
     _mps(store, rows, recs, plat)
+    recs += homology_recommendations(b.get("homology"))
     measured = {r.factor for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}

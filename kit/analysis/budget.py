@@ -171,9 +171,17 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
             "export them with `kit export --arrays`" if seeds else
             "no seed runs on this dataset, so no seed units: "
             "run `kit run --factor seed` with the same dataset")
-    return {"dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
-            "yardstick": unit,
-            "rows": rows, "note": note, "amplification": explain(rows)}
+    out = {"dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
+           "yardstick": unit,
+           "rows": rows, "note": note, "amplification": explain(rows)}
+    # a stored homology clustering adds the cluster bootstrap and leakage; without one the
+    # budget is exactly what it was (no key)
+    from .homology import for_dataset
+
+    h = for_dataset(store, dataset)
+    if h is not None:
+        out["homology"] = h
+    return out
 
 
 def _order(key):

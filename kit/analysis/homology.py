@@ -62,8 +62,8 @@ def _verdict(key: str, rows: list) -> HomologyVerdict:
                  "hi": _median([r.cluster_hi for r in rows])})
 
 
-def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_homolog
-                     ) -> HomologySummary:
+def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_homolog,
+                     clustering: dict | None = None) -> HomologySummary:
     """Over ``dataset``'s (its sha256) pipeline and perturbed runs: each model's accuracy and AUC
     with and without a train homolog, and each verdict's two intervals, medians over the runs.
 
@@ -83,4 +83,55 @@ def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_
         verdicts=[_verdict(k, by_key[k]) for k in KEYS],
         too_narrow=_median([v.width_ratio for rows in per_run for v in rows]),
         rest_on_homologs=sum(any(v.changed for v in by_key[k]) for k in KEYS),
-        left_out=left)
+        left_out=left, clustering=dict(clustering or {}))
+
+
+def for_dataset(store: Store, dataset: str, identity: float | None = None,
+                coverage: float | None = None) -> HomologySummary | None:
+    """The homology summary of ``dataset`` (its sha256) on its stored clustering: the one at
+    ``identity``/``coverage`` if given, else the usual parameters', else the first stored;
+    None when none is stored (readers never run MMseqs2: `kit data homology` does)."""
+    from ..data.homology import stored_clusterings
+
+    found = [c for c in stored_clusterings(dataset)
+             if identity is None or c.identity == identity
+             if coverage is None or c.coverage == coverage]
+    if not found:
+        return None
+    c = found[0]
+    return homology_summary(store, dataset, c.test_clusters, c.test_with_train_homolog,
+                            c.summary())
+
+
+def recommendations(h: HomologySummary | None) -> list:
+    """What advice says of homology: how much too narrow the protein bootstrap is here, how
+    many verdicts rest on homologs, and how far accuracy leans on test proteins with a train
+    homolog (the leakage a homology-disjoint split removes)."""
+    if h is None or not h.runs:
+        return []
+    c = h.clustering
+    at = f"MMseqs2 clusters at {c.get('identity', 0):.0%} identity, {c.get('coverage', 0):.0%} coverage"
+    narrow = (f"the protein bootstrap on these proteins is {h.too_narrow:.2f}x too narrow "
+              "(median cluster/protein interval width)" if h.too_narrow is not None
+              else "the interval widths could not be compared")
+    gaps = {m: x.acc_with_homolog - x.acc_without_homolog for m, x in h.models.items()
+            if x.acc_with_homolog is not None and x.acc_without_homolog is not None}
+    lean = ""
+    if gaps:
+        m = max(gaps, key=lambda k: abs(gaps[k]))
+        x = h.models[m]
+        lean = (f"; {m} scores {x.acc_with_homolog:.3f} on test proteins with a train homolog "
+                f"and {x.acc_without_homolog:.3f} on those without")
+    share = c.get("test_with_train_homolog")
+    text = (f"Homology ({at}; {share:.0%} of test proteins have a train homolog): " if share is not
+            None else f"Homology ({at}): ") + narrow + (
+        f"; {h.rest_on_homologs} of the 12 verdicts rest on homologs (they change under the "
+        f"cluster bootstrap in some of {h.runs} runs)" if h.rest_on_homologs else
+        f"; no verdict changes under the cluster bootstrap in {h.runs} runs") + lean + (
+        ". Report cluster-bootstrap intervals, and see how the accuracies move on a "
+        "homology-disjoint split (kit data split NAME --homology --name NEW)."
+        if h.rest_on_homologs or lean else ".")
+    return [{"kind": "homology", "text": text,
+             "basis": {"too_narrow": h.too_narrow, "rest_on_homologs": h.rest_on_homologs,
+                       "runs": h.runs, "acc_gap": gaps, **{k: c.get(k) for k in (
+                           "identity", "coverage", "test_with_train_homolog")}}}]

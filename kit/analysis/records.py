@@ -237,6 +237,7 @@ class HomologySummary:
     too_narrow: float | None       # median width ratio over every verdict and run
     rest_on_homologs: int          # verdicts that change under clusters in some run
     left_out: list = field(default_factory=list)  # run ids, with why (kit.analysis.homology)
+    clustering: dict = field(default_factory=dict)  # kit.data.homology.Clustering.summary()
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -24,6 +24,15 @@ def _base_name(summary: dict) -> str:
     return str(summary.get("name", "")).split("[:")[0]
 
 
+def load_name(summary: dict) -> str:
+    """How a user names a stored run's dataset on the command line: 'synthetic --n 600',
+    'mine', 'mine --n 500' (a head of it)."""
+    base = _base_name(summary) or "NAME"
+    name = str(summary.get("name", ""))
+    cut = base == SYNTHETIC or "[:" in name
+    return base + (f" --n {summary['rows']}" if cut and summary.get("rows") else "")
+
+
 def select_dataset(store: Store, name: str | None = None, n: int | None = None) -> Selection:
     """The dataset ``name`` (at ``n`` proteins), else the most recent run's (at ``n`` if given)."""
     if name:

@@ -6,7 +6,7 @@ import sys
 
 
 from ..core.errors import KitError
-from .common import (dataset_args, factors, print_json, select)
+from .common import (dataset_args, factors, fraction, print_json, select)
 
 
 def add(sub) -> None:
@@ -41,6 +41,15 @@ def add(sub) -> None:
     dataset_args(p)
     p.add_argument("--out", required=True, help="folder to write into")
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("homology", help="verdicts under a cluster bootstrap, and accuracy with "
+                       "and without a train homolog (after `kit data homology`)")
+    dataset_args(p)
+    p.add_argument("--identity", type=fraction, help="the clustering at this identity (default: "
+                   "the stored one, 0.3 first)")
+    p.add_argument("--coverage", type=fraction, help="... and this coverage (default 0.8 first)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_homology)
 
     p = sub.add_parser("runs", help="list stored runs")
     dataset_args(p)
@@ -164,6 +173,27 @@ def _cmd_report(args) -> int:
         out = write(store, sel.sha256, args.out)
     print(dataset_line(sel.summary, sel.why))
     print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
+    return 0
+
+
+def _cmd_homology(args) -> int:
+    from ..analysis.homology import for_dataset
+    from ..app.selection import load_name
+    from ..runs.store import Store
+    from ..views.homology import homology_text
+    from ..views.tables import dataset_line
+
+    store = Store()
+    sel = select(args, store)
+    h = for_dataset(store, sel.sha256, args.identity, args.coverage)
+    if h is None:
+        at = "".join(f" --{k} {v:g}" for k, v in (("identity", args.identity),
+                                                   ("coverage", args.coverage)) if v is not None)
+        raise KitError(f"no homology clustering of this dataset{' at' + at if at else ''} yet: "
+                       f"`kit data homology {load_name(sel.summary)}{at}` computes it (MMseqs2, "
+                       "about 20 s per 6,000 proteins)")
+    print_json(h) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
+                                           + homology_text(h))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -112,11 +113,10 @@ def _first_appearance(labels) -> bool:
     return True
 
 
-def stored_clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Clustering | None:
-    """The stored clustering of ``ds`` at these parameters, verified; None when there is none.
-    Never computes (readers use it). A file that fails its checks is a KitError."""
-    identity, coverage = check_parameters(identity, coverage)
-    path = _path(ds.sha256, identity, coverage)
+def _read(path: Path, sha256: str, n: int | None = None, n_train: int | None = None,
+          params: tuple | None = None) -> Clustering | None:
+    """The clustering stored at ``path`` for dataset ``sha256``, verified (its digest, format,
+    dataset, numbering; ``n``, ``n_train`` and ``params`` when known); None when there is none."""
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
@@ -127,15 +127,36 @@ def stored_clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Clus
         c = Clustering(doc["dataset"], float(doc["identity"]), float(doc["coverage"]),
                        tuple(int(v) for v in doc["labels"]), int(doc["n_train"]), str(doc["tool"]))
         whole = (doc["digest"] == _digest(doc) and doc["format"] == FORMAT
-                 and c.dataset == ds.sha256 and len(c.labels) == ds.n and c.n_train == ds.n_train
-                 and (c.identity, c.coverage) == (identity, coverage)
+                 and c.dataset == sha256 and path.name == _path(sha256, c.identity, c.coverage).name
+                 and len(c.labels) == (len(c.labels) if n is None else n)
+                 and 0 < c.n_train < len(c.labels) and c.n_train == (n_train or c.n_train)
+                 and (c.identity, c.coverage) == (params or (c.identity, c.coverage))
                  and _first_appearance(c.labels) and min(c.labels, default=0) >= 0)
     except (KeyError, TypeError, ValueError, AttributeError):
         whole = False
     if not whole:
         raise KitError(f"homology clustering {path} does not match its digest or dataset "
-                       f"{ds.name!r}; refusing it (delete it and run `kit data homology` again)")
+                       f"{sha256[:12]}; refusing it (delete it and run `kit data homology` again)")
     return c
+
+
+def stored_clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Clustering | None:
+    """The stored clustering of ``ds`` at these parameters, verified; None when there is none.
+    Never computes (readers use it). A file that fails its checks is a KitError."""
+    identity, coverage = check_parameters(identity, coverage)
+    return _read(_path(ds.sha256, identity, coverage), ds.sha256, ds.n, ds.n_train,
+                 (identity, coverage))
+
+
+def stored_clusterings(sha256: str) -> list[Clustering]:
+    """Every stored clustering of the dataset ``sha256`` (verified), the usual parameters
+    (IDENTITY, COVERAGE) first, then by identity and coverage: what the readers show."""
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256 or ""):
+        return []
+    found = [c for p in sorted((subdir("datasets") / "homology").glob(f"{sha256}-id*-c*.json"))
+             if (c := _read(p, sha256)) is not None]
+    return sorted(found, key=lambda c: ((c.identity, c.coverage) != (IDENTITY, COVERAGE),
+                                        c.identity, c.coverage))
 
 
 def clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE, progress=None) -> Clustering:

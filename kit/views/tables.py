@@ -138,6 +138,10 @@ def budget_text(b: dict, why: str | None = None) -> str:
             out += ["", para("Explained by magnitude? Flips the perturbation curve predicts for "
                              "each factor's embedding difference, beside those observed (median)"),
                     table(lines, ["factor", "emb diff", "model", "predicted", "observed", "reading"])]
+    if b.get("homology") is not None:
+        from .homology import summary_line
+
+        out += ["", para(summary_line(b["homology"]))]
     conf = [(r, r.confounds) for r in rows if r.confounds]
     if conf:
         out += ["", "Confounds: attributes that also differed within a factor's pairs"]

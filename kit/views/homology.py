@@ -1,0 +1,79 @@
+"""Homology in text: the clustering, each model's leakage split and the verdicts under clusters."""
+
+from __future__ import annotations
+
+from ..analysis.compare import ALL_MODELS
+from ..core.numbers import fmt
+from .fit import para, table
+
+LEAK_HEAD = ["model", "acc with homolog", "acc without", "AUC with", "AUC without"]
+VERDICT_HEAD = ["verdict (b-a metric)", "runs", "protein 95% interval", "cluster 95% interval",
+                "width ratio", "changed in"]
+
+
+def clustering_line(c: dict) -> str:
+    """'MMseqs2 18-8cc5c at 30% identity, 80% coverage: 812 clusters (largest 17, 603
+    singletons); 61% of test proteins (245) have a train homolog'."""
+    return (f"{c.get('tool', 'MMseqs2')} at {c['identity']:.0%} identity, {c['coverage']:.0%} "
+            f"coverage: {c['clusters']:,} clusters (largest {c['largest']:,}, {c['singletons']:,} "
+            f"singletons); {c['test_with_train_homolog']:.0%} of test proteins "
+            f"({c['test_with_train_homolog_count']:,}) have a train homolog")
+
+
+def _interval(d: dict) -> str:
+    return "-" if d.get("lo") is None else f"{d['lo']:+.4f} .. {d['hi']:+.4f}"
+
+
+def _range(r) -> str:
+    return "" if not r or r[0] == r[1] else f" ({fmt(r[0])}-{fmt(r[1])})"
+
+
+def leak_cells(name: str, m) -> list:
+    """One model's leakage row: medians over the runs, with their range where runs differ."""
+    return [name] + [fmt(getattr(m, k)) + _range(getattr(m, k + "_range")) for k in (
+        "acc_with_homolog", "acc_without_homolog", "auc_with_homolog", "auc_without_homolog")]
+
+
+def verdict_cells(v) -> list:
+    """One verdict under both bootstraps: median intervals, width ratio, runs it changed in."""
+    return [v.verdict, str(v.runs), _interval(v.protein), _interval(v.cluster),
+            fmt(v.width_ratio) + _range(v.width_ratio_range), f"{v.changed}/{v.runs} runs"]
+
+
+def summary_line(h) -> str:
+    """The one sentence the budget and the TUI put under their tables."""
+    narrow = (f"the protein bootstrap is {h.too_narrow:.2f}x too narrow" if h.too_narrow
+              is not None else "interval widths not comparable")
+    return (f"Homology ({clustering_line(h.clustering)}): {narrow} (median cluster/protein "
+            f"interval width over {h.runs} runs); {h.rest_on_homologs} of 12 verdicts rest on "
+            "homologs (change under the cluster bootstrap in some run). `kit homology` shows each.")
+
+
+def homology_text(h) -> str:
+    """What `kit homology` prints below its dataset line."""
+    out = [para(clustering_line(h.clustering))]
+    if not h.runs:
+        out.append(para("no runs with verdicts on this dataset yet: `kit run --factor seed` makes "
+                        "some" + (f" ({len(h.left_out)} left out: " + "; ".join(h.left_out[:3]) + ")"
+                                  if h.left_out else "")))
+        return "\n".join(out)
+    out += ["", para(f"Leakage: accuracy and AUC on the {h.n_with_homolog:,} test proteins with a "
+                     f"train homolog and the {h.n_without_homolog:,} without (median over "
+                     f"{h.runs} runs, range in brackets)"),
+            table([leak_cells(m, h.models[m]) for m in ALL_MODELS if m in h.models], LEAK_HEAD)]
+    out += ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
+                     "models on the same draws, 2,000 resamples, 95%): median intervals; width "
+                     "ratio = cluster width / protein width"),
+            table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD)]
+    out += ["", para(_closing(h))]
+    if h.left_out:
+        out += ["", para(f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
+                         + ("; ..." if len(h.left_out) > 3 else ""), "  ", "note: ")]
+    return "\n".join(out)
+
+
+def _closing(h) -> str:
+    narrow = (f"The protein bootstrap on these proteins is {h.too_narrow:.2f}x too narrow"
+              if h.too_narrow is not None else "The interval widths could not be compared")
+    return (f"{narrow}; {h.rest_on_homologs} of the 12 verdicts rest on homologs (their "
+            "conclusion changes under the cluster bootstrap in at least one run).")
