@@ -5,6 +5,7 @@ stages and advice, computed by the same library functions as the CLI's ``--json`
     k = kit.open()                 # $KIT_HOME, or kit.open("/path/to/home")
     k.budget()                     # one row per factor
     k.pairs("threads")             # one row per pair, every measure of its comparison
+    k.homology()                   # the verdicts under a cluster bootstrap (kit data homology)
 """
 
 from __future__ import annotations
@@ -84,6 +85,33 @@ class Kit:
         sha = self._dataset(dataset)
         return advice_frame(advise(self.store, sha, budget(self.store, sha,
                                                            self.store.datasets().get(sha))))
+
+    def homology(self, dataset: str | None = None, identity: float | None = None,
+                 coverage: float | None = None):
+        """The twelve verdicts under the protein and the cluster bootstrap (one row each), on
+        the dataset's stored clustering (`kit data homology` makes it); None without one.
+        ``.attrs`` holds the clustering, the leakage split per model and the summary figures."""
+        import pandas as pd
+
+        from .analysis.homology import for_dataset
+
+        h = for_dataset(self.store, self._dataset(dataset), identity, coverage)
+        if h is None:
+            return None
+        j = h.to_json()
+        frame = pd.json_normalize(j["verdicts"]).set_index("verdict")
+        frame.attrs.update({k: j[k] for k in ("clustering", "models", "too_narrow",
+                                              "rest_on_homologs", "runs", "left_out")})
+        return frame
+
+    def leakage(self, dataset: str | None = None):
+        """Per model: accuracy and AUC on test proteins with and without a train homolog."""
+        import pandas as pd
+
+        from .analysis.homology import for_dataset
+
+        h = for_dataset(self.store, self._dataset(dataset))
+        return None if h is None else pd.DataFrame(h.to_json()["models"]).T
 
     def stages(self, run: str):
         from .views.frames import stages_frame

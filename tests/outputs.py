@@ -101,7 +101,7 @@ def dump(stable: bool = False) -> dict:
         for argv in (("runs",), ("runs", "--json"), ("budget",), ("budget", "--json"),
                      ("budget", "--csv"), ("verdicts",), ("verdicts", "--json"), ("amplify",),
                      ("amplify", "--json"), ("advise",), ("advise", "--json"), ("stacks",),
-                     ("data", "list")):
+                     ("data", "list"), ("homology",), ("homology", "--json")):
             out[" ".join(argv)] = _run(*argv, stable=stable)
         for f in _factors():
             out[f"budget --factor {f}"] = _run("budget", "--factor", f, stable=stable)

@@ -222,3 +222,19 @@ def test_the_tui_opens_on_the_most_recent_runs_dataset(tmp_path, monkeypatch):
     store.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?)",
                      ("r" * 64, "{}", load_dataset("synthetic", 300).sha256, "host", "now", "{}"))
     assert opening_dataset(store, 1000) == ("synthetic", 300)
+
+
+def test_homology_without_a_clustering_says_how_to_make_one(tmp_path, kit_home, capsys):
+    """A reader never runs MMseqs2: without a stored clustering `kit homology` names the
+    command that makes one, for the very dataset it shows, and exits 1."""
+    from kit.data import load_dataset
+
+    budget_store(tmp_path, dataset=load_dataset("synthetic", 150, save=False), home=kit_home)
+    assert main(["homology"]) == 1
+    err = capsys.readouterr().err
+    assert "no homology clustering of this dataset yet: `kit data homology synthetic --n 150`" in err
+    assert err.count("\n") == 1
+    assert main(["homology", "--identity", "0.5"]) == 1
+    assert "at --identity 0.5 yet" in capsys.readouterr().err
+    assert main(["budget", "--json"]) == 0
+    assert "homology" not in json.loads(capsys.readouterr().out)  # nothing changes without one

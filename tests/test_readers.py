@@ -119,8 +119,35 @@ def test_the_platform_kinds_are_all_there(on_every_kind):
         assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
 
 
+def test_every_reader_shows_homology_on_a_clustered_dataset(on_every_kind, capsys, tmp_path):
+    """The dataset's MMseqs2 clustering reaches every reader: `kit homology`, the budget, the
+    advice, the report (a section and a plot) and the notebook, with the same numbers."""
+    import kit
+
+    assert on_every_kind["homology"]
+    h = run_json(capsys, "homology", "--json")
+    assert h["runs"] > 0 and len(h["verdicts"]) == 12 and set(h["models"]) == {"lr", "mlp", "hgb", "rf"}
+    assert 0 <= h["clustering"]["test_with_train_homolog"] <= 1
+    assert all(v["runs"] == h["runs"] for v in h["verdicts"])
+    b = run_json(capsys, "budget", "--json")
+    assert b["homology"]["too_narrow"] == h["too_narrow"]
+    assert "Homology (MMseqs2" in run_text(capsys, "budget")
+    a = run_json(capsys, "advise", "--json")
+    rec = [r for r in a["recommendations"] if r["kind"] == "homology"]
+    assert len(rec) == 1 and rec[0]["basis"]["rest_on_homologs"] == h["rest_on_homologs"]
+    run_text(capsys, "report", "--out", str(tmp_path / "rep"))
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "Under homology" in html and "Verdict intervals and accuracy under homology" in html
+    assert (tmp_path / "rep" / "homology.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    frame = kit.open().homology()
+    assert len(frame) == 12 and frame.attrs["too_narrow"] == h["too_narrow"]
+    ratios = [None if x != x else x for x in frame["width_ratio"]]  # NaN: no ratio
+    assert ratios == [v["width_ratio"] for v in h["verdicts"]]
+
+
 @pytest.mark.parametrize("argv", [["budget"], ["verdicts"], ["advise"], ["amplify"], ["runs"],
-                                  ["stacks"], ["budget", "--factor", "seed"], ["data", "list"]],
+                                  ["stacks"], ["budget", "--factor", "seed"], ["data", "list"],
+                                  ["homology"]],
                          ids=lambda a: " ".join(a))
 def test_every_table_fits_80_columns(on_every_kind, capsys, monkeypatch, argv):
     """At 80 columns the budget was 106-131 characters wide, `kit stacks` 160, `kit runs` 144

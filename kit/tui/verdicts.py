@@ -12,8 +12,10 @@ from .pane import Pane
 
 class VerdictsPane(Pane):
     MAIN = "#verdicts-table"
-    BINDINGS = [Binding("s", "next_set", "Next run set")]
+    BINDINGS = [Binding("s", "next_set", "Next run set"),
+                Binding("h", "homology", "Homology")]
     current: str | None = None
+    homology = False  # the verdicts under the cluster bootstrap instead of a run set's
 
     def compose(self) -> ComposeResult:
         yield Static(id="verdicts-head")
@@ -26,6 +28,27 @@ class VerdictsPane(Pane):
         ds = self.app.dataset_hash()
         return stability_report(self.app.store, ds) if ds else {}
 
+    def action_homology(self) -> None:
+        self.homology = not self.homology
+        self.show()
+
+    def _show_homology(self, head, t) -> None:
+        from ..analysis.homology import for_dataset
+        from ..views.homology import VERDICT_HEAD as HEAD, summary_line, verdict_cells as cells
+
+        ds = self.app.dataset_hash()
+        h = for_dataset(self.app.store, ds) if ds else None
+        t.clear(columns=True)
+        if h is None or not h.runs:
+            head.update("no homology clustering of this dataset's runs yet: `kit data homology "
+                        "NAME` clusters its proteins (MMseqs2); h: back to the run sets")
+            return
+        head.update(summary_line(h).replace("`kit homology` shows each.", "h: back to the run "
+                                            "sets"))
+        t.add_columns(*HEAD)
+        for v in h.verdicts:
+            t.add_row(*cells(v))
+
     def action_next_set(self) -> None:
         from ..analysis.verdicts import verdict_sets
 
@@ -37,16 +60,19 @@ class VerdictsPane(Pane):
             self.show()
 
     def show(self) -> None:
+        head = self.query_one("#verdicts-head", Static)
+        if self.homology:
+            self._show_homology(head, self.query_one("#verdicts-table", DataTable))
+            return
         rep = self._report()
         names = list(rep)
-        head = self.query_one("#verdicts-head", Static)
         if not names:
             head.update("no pairs with verdicts yet: run a plan first (2, then r)")
             return
         self.current = self.current if self.current in names else names[0]
         i = names.index(self.current) + 1
-        head.update(f"run set [b]{self.current}[/] ({i} of {len(names)}; s: next)   paired "
-                    "bootstrap, 2,000 resamples, 95% interval; a group: one reference run and "
+        head.update(f"run set [b]{self.current}[/] ({i} of {len(names)}; s: next; h: homology)   "
+                    "paired bootstrap, 2,000 resamples, 95% interval; a group: one reference run and "
                     "the runs that differ from it only in the set's factor")
         t = self.query_one("#verdicts-table", DataTable)
         t.clear(columns=True)

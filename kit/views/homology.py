@@ -65,14 +65,14 @@ def homology_text(h) -> str:
                      "models on the same draws, 2,000 resamples, 95%): median intervals; width "
                      "ratio = cluster width / protein width"),
             table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD)]
-    out += ["", para(_closing(h))]
+    out += ["", para(closing(h))]
     if h.left_out:
         out += ["", para(f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
                          + ("; ..." if len(h.left_out) > 3 else ""), "  ", "note: ")]
     return "\n".join(out)
 
 
-def _closing(h) -> str:
+def closing(h) -> str:
     narrow = (f"The protein bootstrap on these proteins is {h.too_narrow:.2f}x too narrow"
               if h.too_narrow is not None else "The interval widths could not be compared")
     return (f"{narrow}; {h.rest_on_homologs} of the 12 verdicts rest on homologs (their "

@@ -19,6 +19,9 @@ from ..core.atomic import make_dir, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
 from ..runs.store import Store
+from .homology import LEAK_HEAD, VERDICT_HEAD as HOMOLOGY_HEAD, clustering_line, closing, leak_cells
+from .homology import verdict_cells as homology_cells
+from .homologyplots import plot_homology
 from .plots import plot_amplification, plot_embedding, plot_flips, plot_svd_iters
 from .svdplots import plot_components, plot_digits
 from .tables import (VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell, one_class_note,
@@ -75,7 +78,8 @@ def build(store: Store, dataset: str) -> dict:
                       "svd_components.png": plot_components(b),
                       "significant_digits.png": plot_digits(b),
                       "svd_iterations.png": plot_svd_iters(b, a, per_level),
-                      "amplification.png": plot_amplification(b)}}
+                      "amplification.png": plot_amplification(b),
+                      "homology.png": plot_homology(b.get("homology"))}}
 
 
 def _sections(r: dict, fmt_table, image, para, heading, items):
@@ -117,6 +121,18 @@ def _sections(r: dict, fmt_table, image, para, heading, items):
             para("Paired bootstrap (2,000 resamples, rng seed 12345, 95% percentile interval) of "
                  "each model pair's accuracy and AUC difference in every run."),
             fmt_table(*_verdict_rows(r["verdicts"]))]
+    h = b.get("homology")
+    if h is not None and h.runs:
+        out += [heading(2, "Under homology"),
+                para(clustering_line(h.clustering) + ". The cluster bootstrap resamples test "
+                     "clusters whole (both models on the same draws, 2,000 resamples, 95%); "
+                     "medians over the runs, ranges in brackets."),
+                fmt_table([leak_cells(m, h.models[m]) for m in ALL_MODELS if m in h.models],
+                          LEAK_HEAD),
+                fmt_table([homology_cells(v) for v in h.verdicts], HOMOLOGY_HEAD),
+                para(closing(h))]
+        if r["plots"].get("homology.png"):
+            out.append(image("homology.png", "Verdict intervals and accuracy under homology"))
     out += [heading(2, "Measured environments"), fmt_table(*r["environments"])]
     return out
 
