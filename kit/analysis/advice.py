@@ -13,6 +13,7 @@ from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
 from .records import BudgetRow
+from .splits import advice as splits_advice
 from ..runs.planning.availability import availability
 from ..envs.descriptions import description, descriptions
 from ..envs.platforms import Platform, detect
@@ -101,6 +102,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     _signs(ranked, recs)
     _margins(store, rows, recs)
     _mps(store, rows, recs, plat)
+    recs += splits_advice(b["rows"])  # "changes what is measured": never a thing to pin
     measured = {r.factor for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
