@@ -73,7 +73,7 @@ def splits_lines(rows: list) -> list:
                   fmt(d["seed_acc_sd"])] for m, d in s["models"].items()]
         held = "-" if s["verdicts_held"] is None else f"{s['verdicts_held']} of {s['verdicts']}"
         out += ["", para(f"{factor_label(r.factor, r.level)} changes what is measured: its runs "
-                         f"are tested on {DIFFERENT_TEST}, so none is compared with another. "
+                         f"predict {DIFFERENT_TEST}, so none is compared with another. "
                          f"Accuracy across {s['runs']} splits beside {s['seed_runs']} training "
                          f"seeds; verdicts held on every split: {held}"),
                 table(cells, ["model", "split range", "split sd", "seed range", "seed sd"])]
