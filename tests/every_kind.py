@@ -5,6 +5,7 @@ every TUI tab is tested on it (tests/test_readers.py, tests/test_tui.py). A new 
 or factor joins ``build`` below, and then every reader is tested on it too.
 
 What it holds, at 120 synthetic proteins: the null experiment; seeds and each named seed;
+the split seed (seed:split);
 threads (where there are two cores); precision; svd-iters and svd-solver; perturb; the
 cross-stack factors `sklearn` and `arch` (two real uv-built stacks of a small catalogue);
 the torch factors (the real CPU torch stack, where its wheel folder exists); and a bundle
@@ -109,6 +110,9 @@ def build(root: Path) -> dict:
             _kit("run", "--factor", "threads", "--threads", "1,2", *common)
             held["factors"].append("threads")
             held["threads"] = True
+        # the split seed: the same proteins re-split, training seeds fixed (changes what is measured)
+        _kit("run", "--factor", "seed:split", "--threads", "1", "--seeds", "0-2", *common)
+        held["factors"].append("seed:split")
         _kit("run", "--factor", "svd-iters,svd-solver", "--threads", "1", "--seeds", "0-1",
              "--iters", "5,20", *common)
         _kit("run", "--factor", "perturb", "--eps", "0,1e-9,1e-3", "--seeds", "0", *common)

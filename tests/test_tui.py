@@ -407,6 +407,14 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
             seen.add(pilot.app.pane("verdicts").current)
         assert "seeds" in seen and not any(s.startswith("torch") for s in seen)
         assert "run set" in str(head.render())
+        await pilot.press("h")  # the verdicts under the cluster bootstrap (the set is clustered)
+        await pilot.pause()
+        assert "too narrow" in str(head.render())
+        rows = pilot.app.query_one("#verdicts-table", DataTable)
+        assert rows.row_count == 12 and "width ratio" in [str(c.label) for c in rows.columns.values()]
+        await pilot.press("h")
+        await pilot.pause()
+        assert "run set" in str(head.render())
         await pilot.press("6")
         await pilot.pause()
         assert "What to pin first" in pilot.app.query_one("#advice-md", Markdown).source

@@ -14,6 +14,7 @@ from ..core.numbers import fmt
 from .compare import ALL_MODELS
 from .homology import recommendations as homology_recommendations
 from .records import BudgetRow
+from .splits import advice as splits_advice
 from ..runs.planning.availability import availability
 from ..envs.descriptions import description, descriptions
 from ..envs.platforms import Platform, detect
@@ -102,7 +103,8 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     _signs(ranked, recs)
     _margins(store, rows, recs)
     _mps(store, rows, recs, plat)
-    recs += homology_recommendations(b.get("homology"))
+    # "changes what is measured" (never a thing to pin), then what homology does to verdicts
+    recs += splits_advice(b["rows"]) + homology_recommendations(b.get("homology"))
     measured = {r.factor for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}

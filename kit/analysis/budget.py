@@ -9,6 +9,7 @@ import numpy as np
 from ..core import factors
 from .amplify import explain
 from .compare import ALL_MODELS, STAGES, compare_runs, has_arrays
+from . import splits
 from .records import BudgetRow, EmbeddingDiff, ModelBudget
 from ..runs.store import Store
 from .verdicts import changed, has_verdicts, run_verdicts
@@ -159,10 +160,14 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
     for p in store.pairs(dataset):
         groups[(p.factor, p.level)].append(p)
     comps = {key: [compare_runs(store, p.a, p.b) for p in ps] for key, ps in groups.items()}
-    vchanges = {key: [_verdict_changes(store, p.a, p.b) for p in ps]
-                for key, ps in groups.items()}
+    # a factor that changes what is measured compares no verdicts pair by pair (kit.analysis.splits)
+    vchanges = {key: [] if factors.measures(key[0]) else
+                [_verdict_changes(store, p.a, p.b) for p in ps] for key, ps in groups.items()}
     unit = _yardstick(comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, []))
-    rows = [_row(f, lvl, comps[(f, lvl)], [p.label for p in groups[(f, lvl)]], unit,
+    seed_runs = list(dict.fromkeys(r for p in groups.get(YARDSTICK, []) for r in (p.a, p.b)))
+    rows = [splits.row(store, f, lvl, groups[(f, lvl)], comps[(f, lvl)][0].n_test, seed_runs)
+            if factors.measures(f) else
+            _row(f, lvl, comps[(f, lvl)], [p.label for p in groups[(f, lvl)]], unit,
                  vchanges[(f, lvl)], [(p.a, p.b) for p in groups[(f, lvl)]])
             for (f, lvl) in sorted(groups, key=_order)]
     seeds = comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, [])

@@ -150,6 +150,13 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
         raise KitError("runs on different datasets cannot be compared stage by stage")
     identical = {}
     sa, sb = ra.stages, rb.stages
+    if ra.spec.split != rb.spec.split:
+        # different test proteins (seed:split): no stage, probability or flip corresponds, so
+        # none is compared; kit.analysis.splits reads such runs one by one instead
+        y = sa.get("y_test") or sb.get("y_test")
+        return Comparison(identical={}, n_test=int(y.shape[0]) if y and y.shape else 0,
+                          embedding="svd_arpack" if ra.spec.embedding == "arpack" else "svd_rand",
+                          env_diff=env_diff(ra.manifest, rb.manifest), different_test=True)
     for stage, arrays in STAGES.items():
         if arrays[0] not in sa or arrays[0] not in sb:
             continue

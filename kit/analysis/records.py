@@ -59,6 +59,9 @@ class Comparison:
     # True: a run's arrays are not here (a hash-only bundle), so only ``identical`` (from the
     # recorded stage digests), ``n_test`` and ``env_diff`` are known; None (left out) otherwise
     digests_only: bool | None = None
+    # True: the two runs were tested on different proteins (another split seed), so nothing of
+    # them is compared (``identical`` and ``models`` are empty); None (left out) otherwise
+    different_test: bool | None = None
     # read back from the store's cache, whose JSON has sorted keys: the JSON edge writes it
     # back so, and a fresh one in the order it was measured, as before there were records
     cached: bool = field(default=False, compare=False, repr=False)
@@ -129,9 +132,15 @@ class BudgetRow:
     verdicts_changed_max: int | None = None
     verdict_changes: dict = field(default_factory=dict)
     confounds: dict = field(default_factory=dict)
+    # a factor that changes what is measured (seed:split): its runs' accuracy spread and verdict
+    # stability (kit.analysis.splits); None, and left out of the JSON, for every other row
+    splits: dict | None = None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["splits"] is None:
+            del d["splits"]
+        return d
 
 
 @dataclass(frozen=True)

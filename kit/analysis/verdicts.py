@@ -159,6 +159,8 @@ def run_label(spec: RunSpec, stack: bool = True) -> str:
     elif spec.kind == "torch":
         parts.insert(0, "torch MLP:")
         parts += [spec.device] + (["deterministic"] if spec.deterministic else [])
+    if spec.split >= 0:
+        parts.append(f"split {spec.split}")
     if spec.embedding != "randomized":
         parts.append(f"models on {spec.embedding}")
     if spec.dtype != "float64":

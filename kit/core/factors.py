@@ -42,6 +42,10 @@ class Factor:
     explained: str | None = None  # regex of manifest attributes the factor is meant to change
     ranked: bool = True          # in "what to pin first" (not a null check, remedy or probe)
     yardstick: bool = False      # its pairs define one seed unit
+    # it changes what is measured: the two runs of a pair are tested on different proteins, so
+    # bits, flips and stage identity between them mean nothing; its row reads the spread of
+    # accuracy and the stability of verdicts across its runs instead (kit.analysis.splits)
+    measures: bool = False
 
     @property
     def plannable(self) -> bool:
@@ -112,6 +116,9 @@ _BUILT_IN = (
            ranked=False),
     Factor("seed", "every named seed at once: the paper's yardstick", SINGLE, SEED,
            yardstick=True),
+    Factor("seed:split", "only the split seed: the same proteins re-split into train and test "
+           "(split seed 0 against 1..9, training seeds fixed): changes what is measured",
+           SINGLE, SEED, ranked=False, measures=True),
     Factor("torch-seed", "the torch MLP's init and shuffle seeds: seed 0 against 1..9", TORCH,
            SEED, yardstick=True),
     Factor("perturb", "the classifiers retrained on one embedding plus noise of relative size eps "
@@ -205,6 +212,12 @@ def is_yardstick(name: str) -> bool:
     """A seed unit by definition (its flips in seed units are 1): left out of "how far" plots."""
     f = _FACTORS.get(name)
     return bool(f and f.yardstick)
+
+
+def measures(name: str) -> bool:
+    """Its pairs are tested on different proteins (kit.analysis.splits reads its rows)."""
+    f = _FACTORS.get(name)
+    return bool(f and f.measures)
 
 
 def confounds(factor: str, env_diff: dict) -> dict:

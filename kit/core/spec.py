@@ -15,7 +15,7 @@ DEVICES = ("cpu", "mps", "cuda")
 EMBEDDINGS = ("randomized", "arpack")
 # fields added after runs were first stored: left out of the id at their default, so that every
 # run stored before them keeps its id (and a bundle from an older kit still verifies)
-_LATER_DEFAULTS = {"embedding": "randomized", "process": ""}
+_LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1}
 PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
 
 
@@ -54,6 +54,10 @@ class RunSpec:
     perturb: str = ""            # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
     embedding: str = "randomized"  # the SVD that k-means, neighbours and the classifiers use
     process: str = ""            # the process factor: a fresh worker process, or a warm one
+    # the split seed (seed:split): -1 keeps the dataset's own cut; s >= 0 re-splits the same
+    # records: a permutation of them, in the dataset's stored order, from
+    # numpy.random.default_rng(s), then the dataset's cut (n_train train, the rest test)
+    split: int = -1
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -68,6 +72,11 @@ class RunSpec:
             raise ValueError(f"embedding must be one of {EMBEDDINGS}, not {self.embedding!r}")
         if self.process not in PROCESSES:
             raise ValueError(f"process must be one of {PROCESSES}, not {self.process!r}")
+        if not isinstance(self.split, int) or isinstance(self.split, bool) or self.split < -1:
+            raise ValueError(f"split must be -1 (the dataset's own cut) or a seed >= 0, not {self.split!r}")
+        if self.split >= 0 and self.kind != "pipeline":
+            raise ValueError("a split seed re-splits a pipeline run; a torch or perturbed run "
+                             "trains on its input's split")
         if self.kind == "perturb" and not self.perturb:
             raise ValueError("a perturb run says which perturbation (noise:EPS:DRAW or float32)")
 
@@ -94,7 +103,8 @@ class RunSpec:
         return json.dumps({"kind": self.kind, "dtype": self.dtype, "svd_iters": self.svd_iters,
                            "seeds": self.seed_dict, "threads": self.threads,
                            "device": self.device, "deterministic": self.deterministic,
-                           "perturb": self.perturb, "embedding": self.embedding})
+                           "perturb": self.perturb, "embedding": self.embedding,
+                           **({"split": self.split} if self.split >= 0 else {})})
 
     @classmethod
     def from_json(cls, text: str) -> "RunSpec":

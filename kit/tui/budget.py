@@ -15,7 +15,7 @@ from ..core import factors
 from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
 from ..views.pairs import pair_cells
-from ..views.tables import factor_label, flips_cell, one_class_note, verdicts_cell
+from ..views.tables import factor_label, flips_cell, identical_cell, one_class_note, verdicts_cell
 from .bars import Bars
 from .pane import Pane
 
@@ -96,7 +96,7 @@ class BudgetPane(Pane):
         t.add_columns("factor", "pairs", "pairs identical", "emb diff", *models, "verdicts")
         for r in b["rows"]:
             emb = r.emb_rel_seed_units if units else r.emb_rel_max
-            t.add_row(factor_label(r.factor, r.level), str(r.pairs), f"{r.all_identical}/{r.pairs}",
+            t.add_row(factor_label(r.factor, r.level), str(r.pairs), identical_cell(r),
                       fmt(emb), *[flips_cell(r.models.get(m), units=units) for m in models],
                       verdicts_cell(r), key=factor_label(r.factor, r.level))
         if b["rows"]:

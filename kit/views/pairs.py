@@ -5,12 +5,15 @@ from __future__ import annotations
 from ..analysis.compare import DIGIT_STAGES
 from ..core.numbers import fmt
 from .fit import para, table
-from .tables import SHORT_STAGES, digits_cell, factor_label
+from .tables import DIFFERENT_TEST, SHORT_STAGES, digits_cell, factor_label
 
 
 def pair_cells(p: dict) -> dict:
     """The cells of one pair, shared by `kit budget --factor`, the report and the TUI."""
     c = p["comparison"]
+    if c.different_test:  # seed:split: the two runs predicted different proteins
+        return {"pair": p["label"], "identical": DIFFERENT_TEST, "emb diff": "-", "digits": "-",
+                "ARI": "-", "Jaccard": "-", "flips": "-", "confounds": "-"}
     return {"pair": p["label"], "identical": f"{sum(c.identical.values())}/{len(c.identical)}",
             "emb diff": fmt(c.used.rel_fro if c.used else None),  # the embedding the models used
             "digits": digits_cell(c.digits.get(c.embedding, {}).get("digits")),

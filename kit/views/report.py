@@ -24,13 +24,14 @@ from .homology import verdict_cells as homology_cells
 from .homologyplots import plot_homology
 from .plots import plot_amplification, plot_embedding, plot_flips, plot_svd_iters
 from .svdplots import plot_components, plot_digits
-from .tables import (VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell, one_class_note,
+from .tables import (DIFFERENT_TEST, VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell, one_class_note,
                      verdict_cells, verdicts_cell)
 
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
     models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
     rows = [[factor_label(r.factor, r.level), r.pairs,
+             DIFFERENT_TEST if r.splits is not None else
              f"{sum(r.identical[s] == r.pairs for s in r.stages)}/{len(r.stages)}",
              fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
              fmt(r.emb_rel_seed_units), fmt(r.sign_flips_max),

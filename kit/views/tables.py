@@ -55,6 +55,31 @@ def verdicts_cell(row) -> str:
     return "-" if row.verdicts_changed_max is None else f"{row.verdicts_changed_max}/12"
 
 
+DIFFERENT_TEST = "different test proteins"  # a pair of seed:split: nothing of it corresponds
+
+
+def identical_cell(row) -> str:
+    """Pairs identical at every stage, or why a row's pairs are not compared at all."""
+    return DIFFERENT_TEST if row.splits is not None else f"{row.all_identical}/{row.pairs}"
+
+
+def splits_lines(rows: list) -> list:
+    """The rows of factors that change what is measured: accuracy spread across their runs
+    beside the training seeds', and the verdicts that held on every split."""
+    out = []
+    for r in (r for r in rows if r.splits is not None):
+        s = r.splits
+        cells = [[m, fmt(d["acc_spread"]), fmt(d["acc_sd"]), fmt(d["seed_acc_spread"]),
+                  fmt(d["seed_acc_sd"])] for m, d in s["models"].items()]
+        held = "-" if s["verdicts_held"] is None else f"{s['verdicts_held']} of {s['verdicts']}"
+        out += ["", para(f"{factor_label(r.factor, r.level)} changes what is measured: its runs "
+                         f"predict {DIFFERENT_TEST}, so none is compared with another. "
+                         f"Accuracy across {s['runs']} splits beside {s['seed_runs']} training "
+                         f"seeds; verdicts held on every split: {held}"),
+                table(cells, ["model", "split range", "split sd", "seed range", "seed sd"])]
+    return out
+
+
 def blas_text(threadpools, build: dict | None = None) -> str:
     """The BLAS libraries a fingerprint measured: "owner: api version kernel; ...", else what
     numpy's build information names (threadpoolctl cannot see Apple's Accelerate), else why not."""
@@ -97,6 +122,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
     if not rows:
         out.append("no pairs stored for this dataset yet: run `kit run --factor repeat` first")
         return "\n".join(out)
+    measured, rows = splits_lines(rows), [r for r in rows if r.splits is None]
     stages = [s for s in STAGES if any(s in r.identical for r in rows)]
     models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
     bits = [[factor_label(r.factor, r.level), r.pairs] + [f"{r.identical[s]}/{r.pairs}" if s in r.identical
@@ -117,7 +143,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
              for r in rows]
     out += ["", para(f"Predictions: flips of {n_test} test proteins, median/max (median in seed "
                      "units); conclusions: most of the 12 verdicts changed in one pair"),
-            table(preds, ["factor"] + models + ["max |dp|", "verdicts"])]
+            table(preds, ["factor"] + models + ["max |dp|", "verdicts"])] + measured
     y = b["yardstick"]
     if y:
         out += ["", para(f"1 seed unit = the median over the seed pairs ({y['pairs']}; torch: "

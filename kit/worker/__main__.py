@@ -107,12 +107,19 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         arrays, timings = run_perturbed(np.load(input_path), data["labels"], data["n_train"],
                                         spec["seeds"], spec["perturb"], jobs=spec["threads"])
     else:
-        from .pipeline import run_pipeline
+        from .pipeline import resplit, run_pipeline
 
+        seqs, labels, split = data["seqs"], data["labels"], spec.get("split", -1)
+        if split >= 0:  # the split seed: the same records, another train/test assignment
+            seqs, labels, order = resplit(seqs, labels, split)
         arrays, timings = run_pipeline(
-            data["seqs"], data["labels"], data["n_train"], dtype=spec["dtype"],
+            seqs, labels, data["n_train"], dtype=spec["dtype"],
             svd_iters=spec["svd_iters"], seeds=spec["seeds"],
             embedding=spec.get("embedding", "randomized"), jobs=spec["threads"])
+        if split >= 0:
+            # which proteins were tested, as positions in the dataset's stored order
+            arrays["split.test"] = order[data["n_train"]:].astype(np.int64)
+            extra["seeds"] = dict(spec["seeds"], split=split)  # a named seed of the run
     stages = {}
     for name, a in arrays.items():
         a = np.ascontiguousarray(a)
@@ -126,7 +133,7 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         # when the run's work began and ended here: a plan's timeline, and kit's cost between runs
         "started": t0,
         "finished": time.time(),
-        "seeds": spec["seeds"],
+        "seeds": extra.pop("seeds", spec["seeds"]),
         "runs_before": len(_IMPORTED) - 1,  # in this process: 0 for a fresh one
         "env": fingerprint(),
         **extra,

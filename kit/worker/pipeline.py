@@ -174,6 +174,15 @@ def _fit_predict(model, X, y, X_test):
     return model.predict_proba(X_test)[:, 1]
 
 
+def resplit(seqs, labels, split_seed):
+    """The same records re-split (the seed:split factor): a permutation of them, in the
+    dataset's stored order, from ``default_rng(split_seed)``; the caller keeps the dataset's
+    cut, so train is the first n_train of the permuted records and test the rest. Returns the
+    permuted sequences and labels and the permutation (positions in the stored order)."""
+    order = np.random.default_rng(int(split_seed)).permutation(len(seqs))
+    return [seqs[i] for i in order], [labels[i] for i in order], order
+
+
 def perturb(E, how):
     """The embedding plus a seeded perturbation: "noise:EPS:DRAW" adds Gaussian noise whose
     relative Frobenius size is about EPS; "float32" rounds to float32 and back."""

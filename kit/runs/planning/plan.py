@@ -123,6 +123,17 @@ def _seeds(ctx):
     return _seed_pairs(ctx.factor, ctx.base(), vals)
 
 
+@_plans("seed:split")
+def _split(ctx):
+    """Split seed s0 against each later one; the training seeds stay at the base run's (0),
+    so only which proteins are trained and tested on moves."""
+    vals = tuple(ctx.opts.seeds) or SEEDS
+    need_two_seeds(vals)
+    base = ctx.base()
+    return [Pair(ctx.factor, "", base.with_(split=vals[0]), base.with_(split=s),
+                 f"split {vals[0]} vs {s}") for s in vals[1:]]
+
+
 @_plans(*factors.names(factors.HOSTS))
 def _hosts(ctx):
     hosts = tuple(ctx.opts.hosts)
