@@ -93,3 +93,14 @@ def test_a_dataset_without_runs_summarises_to_nothing(tmp_path):
     s = homology_summary(st, "e" * 64, np.arange(20), np.zeros(20, bool))
     assert s.runs == 0 and s.too_narrow is None and s.rest_on_homologs == 0
     assert all(v.width_ratio is None and v.runs == 0 for v in s.verdicts)
+
+
+def test_a_resplit_run_reads_its_own_test_clusters():
+    """A seed:split run's test proteins are another set: its clusters and train homologs come
+    from the whole clustering at its own test positions, not from the dataset's cut."""
+    from kit.analysis.homology import _resplit
+
+    labels = np.array([0, 0, 1, 2, 2, 3])
+    clusters, homolog = _resplit(labels, np.array([1, 3, 5]))
+    assert clusters.tolist() == [0, 2, 3]
+    assert homolog.tolist() == [True, True, False]  # train holds 0, 1, 2 (positions 0, 2, 4)

@@ -62,8 +62,17 @@ def _verdict(key: str, rows: list) -> HomologyVerdict:
                  "hi": _median([r.cluster_hi for r in rows])})
 
 
+def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple:
+    """A re-split run's (seed:split) own test clusters and train-homolog mask, from the
+    clustering's labels in the dataset's stored order and the run's test positions in it."""
+    train = np.ones(len(labels), bool)
+    train[test] = False
+    clusters = labels[test]
+    return clusters, np.isin(clusters, labels[train])
+
+
 def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_homolog,
-                     clustering: dict | None = None) -> HomologySummary:
+                     clustering: dict | None = None, labels=None) -> HomologySummary:
     """Over ``dataset``'s (its sha256) pipeline and perturbed runs: each model's accuracy and AUC
     with and without a train homolog, and each verdict's two intervals, medians over the runs.
 
@@ -72,8 +81,19 @@ def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_
     """
     with_homolog = np.asarray(test_with_train_homolog, bool)
     runs, left = _runs(store, dataset, len(np.asarray(test_clusters)))
-    leak = [run_leakage(store, r, with_homolog) for r in runs]
-    per_run = [run_cluster_verdicts(store, r, test_clusters) for r in runs]
+    # a re-split run (seed:split) has test proteins of its own: its clusters and homologs are
+    # read at its own test positions (``labels``: every protein's cluster, stored order)
+    specs = store.specs(dataset)
+    own = {r: (test_clusters, with_homolog) for r in runs}
+    for r in runs:
+        if specs[r].split >= 0:
+            if labels is None:
+                left.append(f"{r[:12]}: a re-split (seed:split) needs the whole clustering")
+                continue
+            own[r] = _resplit(np.asarray(labels, np.int64), store.array(r, "split.test"))
+    runs = [r for r in runs if specs[r].split < 0 or labels is not None]
+    leak = [run_leakage(store, r, own[r][1]) for r in runs]
+    per_run = [run_cluster_verdicts(store, r, own[r][0]) for r in runs]
     by_key = {k: [rows[i] for rows in per_run] for i, k in enumerate(KEYS)}
     name = store.datasets().get(dataset, {}).get("name", dataset)
     return HomologySummary(
@@ -100,7 +120,7 @@ def for_dataset(store: Store, dataset: str, identity: float | None = None,
         return None
     c = found[0]
     return homology_summary(store, dataset, c.test_clusters, c.test_with_train_homolog,
-                            c.summary())
+                            c.summary(), c.labels)
 
 
 def recommendations(h: HomologySummary | None) -> list:
