@@ -104,3 +104,11 @@ def test_a_resplit_run_reads_its_own_test_clusters():
     clusters, homolog = _resplit(labels, np.array([1, 3, 5]))
     assert clusters.tolist() == [0, 2, 3]
     assert homolog.tolist() == [True, True, False]  # train holds 0, 1, 2 (positions 0, 2, 4)
+
+
+@pytest.mark.parametrize("test", [[1, 1, 5], [1, 3, 6], [-1, 3, 5], [[1, 3, 5]], [0.5, 1, 2], []])
+def test_resplit_positions_that_are_not_a_test_set_are_refused(test):
+    """Positions come from a stored (maybe imported) array: never trusted to index."""
+    from kit.analysis.homology import _resplit
+
+    assert _resplit(np.array([0, 0, 1, 2, 2, 3]), np.array(test)) is None

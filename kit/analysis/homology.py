@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import KitError
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .cluster_bootstrap import run_cluster_verdicts
@@ -62,9 +63,15 @@ def _verdict(key: str, rows: list) -> HomologyVerdict:
                  "hi": _median([r.cluster_hi for r in rows])})
 
 
-def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple:
+def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
     """A re-split run's (seed:split) own test clusters and train-homolog mask, from the
-    clustering's labels in the dataset's stored order and the run's test positions in it."""
+    clustering's labels in the dataset's stored order and the run's test positions in it;
+    None when the positions are not distinct proteins of this dataset (an imported run's
+    array is never trusted to index)."""
+    test = np.asarray(test)
+    if (test.ndim != 1 or test.dtype.kind not in "iu" or not len(test)
+            or test.min() < 0 or test.max() >= len(labels) or len(np.unique(test)) != len(test)):
+        return None
     train = np.ones(len(labels), bool)
     train[test] = False
     clusters = labels[test]
@@ -90,8 +97,15 @@ def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_
             if labels is None:
                 left.append(f"{r[:12]}: a re-split (seed:split) needs the whole clustering")
                 continue
-            own[r] = _resplit(np.asarray(labels, np.int64), store.array(r, "split.test"))
-    runs = [r for r in runs if specs[r].split < 0 or labels is not None]
+            try:
+                test = store.array(r, "split.test")
+            except KitError:  # a run that says it was re-split but holds no positions
+                test = np.zeros((0, 0))
+            own[r] = _resplit(np.asarray(labels, np.int64), test)
+            if own[r] is None or len(own[r][0]) != len(with_homolog):
+                left.append(f"{r[:12]}: its re-split's test positions are not this dataset's")
+                own[r] = None
+    runs = [r for r in runs if own.get(r) is not None and (specs[r].split < 0 or labels is not None)]
     leak = [run_leakage(store, r, own[r][1]) for r in runs]
     per_run = [run_cluster_verdicts(store, r, own[r][0]) for r in runs]
     by_key = {k: [rows[i] for rows in per_run] for i, k in enumerate(KEYS)}
