@@ -190,13 +190,13 @@ fi
 # 5. smoke audit ---------------------------------------------------------------------------
 if [ "$AUDIT" = 1 ]; then
   say "smoke audit: null experiment and 4 seeds on $N proteins of $DATASET"
-  .venv/bin/kit run --factor repeat --dataset "$DATASET" --n "$N" --threads 1 >/dev/null
-  .venv/bin/kit run --factor seed --dataset "$DATASET" --n "$N" --threads 1 --seeds 0-3 >/dev/null
+  .venv/bin/kit run --factor repeat --dataset "$DATASET" --n "$N" --threads 1 --yes >/dev/null
+  .venv/bin/kit run --factor seed --dataset "$DATASET" --n "$N" --threads 1 --seeds 0-3 --yes >/dev/null
   if [ "$STACKS" = all ]; then
     # every cross-stack factor whose stacks could be built here
     for f in $(.venv/bin/kit stacks factors); do
       say "smoke audit: factor $f"
-      .venv/bin/kit run --factor "$f" --dataset "$DATASET" --n "$N" --threads 1 >/dev/null
+      .venv/bin/kit run --factor "$f" --dataset "$DATASET" --n "$N" --threads 1 --yes >/dev/null
     done
   fi
   .venv/bin/kit budget --dataset "$DATASET" --n "$N"

@@ -124,14 +124,15 @@ def build(root: Path) -> dict:
         held["factors"].append("host")
         plat = detect()
         if stack_kind(PIPELINE_STACKS[0]).status(plat)[0] != "unavailable":
-            _kit("run", "--factor", "sklearn,arch", "--threads", "1", *common)
+            _kit("run", "--factor", "sklearn,arch", "--threads", "1", "--yes", *common)
             held["factors"] += ["sklearn", "arch"]
             held["stacks"] = True
         if stack_kind("torch-linux-cpu").status(plat)[0] != "unavailable":
-            _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", *common)
+            _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", "--yes",
+                 *common)
             held["factors"] += ["torch-seed", "torch-deterministic"]
             if held["threads"]:
-                _kit("run", "--factor", "torch-threads", *common)
+                _kit("run", "--factor", "torch-threads", "--yes", *common)
                 held["factors"].append("torch-threads")
             held["torch"] = True
         # another machine's runs (another KIT_HOME is another host id), compared here

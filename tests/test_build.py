@@ -75,7 +75,7 @@ def test_doctor_measures_what_each_stack_has(capsys):
 
 
 def test_sklearn_factor_end_to_end(capsys):
-    assert main(["run", "--factor", "sklearn", "--n", "300", "--json"]) == 0
+    assert main(["run", "--factor", "sklearn", "--n", "300", "--json", "--yes"]) == 0
     b = json.loads(capsys.readouterr().out)
     row = {r["factor"]: r for r in b["rows"]}["sklearn"]
     assert row["pairs"] == 1 and row["labels"] == [f"{PAIR[0]} vs {PAIR[1]}"]

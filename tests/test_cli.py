@@ -238,3 +238,28 @@ def test_homology_without_a_clustering_says_how_to_make_one(tmp_path, kit_home, 
     assert "at --identity 0.5 yet" in capsys.readouterr().err
     assert main(["budget", "--json"]) == 0
     assert "homology" not in json.loads(capsys.readouterr().out)  # nothing changes without one
+
+
+@pytest.mark.parametrize("args", [["data", "info", "synthetic", "--n", "130"],
+                                  ["data", "verify", "synthetic"]])
+def test_data_reading_commands_store_no_dataset(kit_home, capsys, args):
+    """`kit data info synthetic --n N` generated and stored synthetic-N: a reading command
+    shows the built-in set (made in memory) and leaves the datasets folder as it was."""
+    from kit.data.dataset import stored_datasets
+
+    before = stored_datasets()
+    assert main(args) == 0
+    assert stored_datasets() == before
+
+
+def test_run_without_a_terminal_builds_no_stack_unasked(kit_home, capsys):
+    """`kit run --factor sklearn` in a script built ~1 GB of stacks without a word; like `kit
+    compare` it names them and their size, and without a terminal refuses unless --yes."""
+    assert main(["run", "--factor", "sklearn", "--n", "120"]) == 1
+    err = capsys.readouterr().err
+    assert "needs stacks that are not built yet: " in err and "np1-sk152 (~" in err, err
+    assert "without a terminal to ask: add --yes" in err and "Traceback" not in err
+    assert not (kit_home / "stacks").exists() or not any((kit_home / "stacks").iterdir())
+    from kit.data.dataset import stored_datasets
+
+    assert stored_datasets() == []  # a plan refused stores no dataset either

@@ -83,7 +83,7 @@ def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
         pytest.skip(f"torch-linux-cpu: {why}")
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))
     argv = ["run", "--factor", "torch-seed,torch-deterministic,torch-threads", "--n", "200",
-            "--seeds", "0-2", "--json"]
+            "--seeds", "0-2", "--json", "--yes"]
     assert main(argv) == 0
     rows = {r["factor"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     seed, det = rows["torch-seed"], rows["torch-deterministic"]

@@ -130,7 +130,7 @@ def _cmd_data(args) -> int:
         if args.name == uniprot.NAME:
             out = uniprot.verify()
         else:
-            ds = load_dataset(args.name)
+            ds = load_dataset(args.name, save=False)  # a check stores nothing
             out = {"dataset": ds.name, "sha256": ds.sha256, "ok": True}
         out["worker_files"] = verify_worker_files()  # what runs really read, by dataset hash
         print_json(out) if args.json else print(f"{out['dataset']}: ok, sha256 {out['sha256'][:12]}")
@@ -142,7 +142,8 @@ def _cmd_data(args) -> int:
         else:
             print("\n".join(["synthetic (built in; generated for any --n)"] + names))
         return 0
-    s = load_dataset(args.name, args.n).summary()
+    # a reading command stores nothing: the built-in set not yet made is generated in memory
+    s = load_dataset(args.name, args.n, save=False).summary()
     if args.json:
         print_json(s)
     else:

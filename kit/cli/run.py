@@ -141,15 +141,17 @@ def _working_dataset(args, store) -> tuple:
 
 
 def _confirm(ask, err, yes: bool) -> bool:
-    """Stacks to build: say which and how big, and ask on a terminal (a script without one
-    proceeds, as it always has). A plan above ASK_ABOVE runs: ask, or refuse without a terminal
-    unless --yes. A no raises: nothing runs."""
+    """Stacks to build: say which and how big, and ask on a terminal; without one, refuse
+    unless --yes (gigabytes are not downloaded on a script's behalf unasked, as `kit compare`
+    does). A plan above ASK_ABOVE runs: ask, or refuse without a terminal unless --yes. A no
+    raises: nothing runs."""
     from ..app.audit import ASK_ABOVE
 
     if ask.stacks:
         say_stacks(err, "The plan", ask.stacks)
-        if sys.stdin.isatty() and not yes:
-            confirm(err, "Build them now?", "")
+        if not yes:
+            confirm(err, "Build them now?", "Not without a terminal to ask: add --yes to build "
+                    "them (or build them first: kit stacks build NAME ...).")
     elif not yes:
         est = ask.estimate()
         confirm(err, f"{ask.runs} runs to do" + (f" (about {est / 3600:.1f} h from past timings)"

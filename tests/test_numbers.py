@@ -1,0 +1,11 @@
+"""kit.core.numbers: one notation for a measured number, wherever kit prints one."""
+
+from kit.core.numbers import fmt
+
+
+def test_one_notation_from_1e_3_up_and_e_notation_below_and_above():
+    assert fmt(4.2e-3) == "0.0042" and fmt(0.01026, 4) == "0.01026"  # the report's two, alike
+    assert fmt(8.6e-3) == "0.0086" and fmt(1e-3) == "0.001" and fmt(3.6e-4) == "3.6e-04"
+    assert fmt(5.3e-05) == "5.3e-05" and fmt(2.25e-13) == "2.3e-13" and fmt(12345.0) == "1.2e+04"
+    assert fmt(0.404) == "0.404" and fmt(2.0) == "2" and fmt(0) == "0" and fmt(None) == "-"
+    assert fmt(float("nan")) == "n/a" and fmt(3) == "3"
