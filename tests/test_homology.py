@@ -233,3 +233,46 @@ def test_the_split_by_the_cli_leaves_no_homolog(in_world):
     assert after["clusters"] == 40 and after["name"] == "famh"
     again = kit("data", "split", "fam", "--homology", "--name", "famh")
     assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_readers_refuse_a_stored_clustering_of_another_size(world, tmp_path):
+    """A forger who re-digests a file one protein longer (and cut one later) shifted every
+    cluster one position for `kit homology`, the budget and the TUI: the readers' lookup checks
+    the size and cut the store knows, as `kit data homology` does."""
+    from kit.data.homology import _digest, stored_clusterings
+
+    ds = world["ds"]
+    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-*.json"))
+    doc = json.loads(src.read_text())
+    dest = tmp_path / "kit-home" / "datasets" / "homology" / src.name
+    dest.parent.mkdir(parents=True)
+    dest.write_text(src.read_text())
+    assert [c.labels for c in stored_clusterings(ds.sha256, ds.n, ds.n_train)] == [tuple(doc["labels"])]
+    doc["labels"].append(max(doc["labels"]) + 1)
+    doc["n_train"] += 1
+    doc["digest"] = _digest(doc)
+    dest.write_text(json.dumps(doc))
+    with pytest.raises(KitError, match="refusing it"):
+        stored_clusterings(ds.sha256, ds.n, ds.n_train)
+
+
+@pytest.mark.parametrize("text, why", [("query\ttarget\n", "not two protein indices"),
+                                       ("3\t99999\n", "unknown protein"),
+                                       ("1\t2\t3\n", "not two protein indices"),
+                                       ("-1\t0\n", "unknown protein")])
+def test_the_hit_table_is_read_strictly(text, why):
+    from kit.data.mmseqs import _hits
+
+    assert _hits("0\t1\n4\t0\n\n", 5, 2) == {0, 4}
+    with pytest.raises(KitError, match=why):
+        _hits(text, 5, 2)
+
+
+def test_a_disjoint_split_has_no_first_n():
+    """Train comes first in a homology-disjoint split: its first n proteins re-cut 2:1 would put
+    homologs on both sides again (the reviewer's 0 of 99 leaked became 40 of 49)."""
+    ds, fam, c = _planted_clustering()
+    new = homology_split(ds, c, "famh", split_seed=3).dataset
+    assert new.head(new.n) is new
+    with pytest.raises(KitError, match="is a homology-disjoint split: its first 50 proteins"):
+        new.head(50)

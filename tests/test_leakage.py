@@ -61,7 +61,7 @@ def test_the_summary_is_medians_over_the_datasets_runs_with_verdicts(tmp_path):
     other = put(st, tmp_path, spec(threads=2), arrays(9, n_test=30))
     clusters = np.repeat(np.arange(10), 2)
     side = np.arange(20) % 3 == 0
-    s = homology_summary(st, ds, clusters, side)
+    s = homology_summary(st, ds, clusters, side, min_clusters=10)
     runs = [r.id for r in st.runs(ds) if r.spec.kind == "pipeline" and r.id != other]
     assert s.runs == 3 and len(runs) == 3
     assert s.left_out == [f"{other[:12]}: 30 test proteins, the clustering 20"]
@@ -79,7 +79,10 @@ def test_the_summary_is_medians_over_the_datasets_runs_with_verdicts(tmp_path):
         ratios = [r.width_ratio for r in rows if r.width_ratio is not None]
         assert v.width_ratio == (np.median(ratios) if ratios else None)
         assert v.cluster["lo"] == np.median([r.cluster_lo for r in rows])
-    assert s.rest_on_homologs == sum(v.changed > 0 for v in s.verdicts)
+    assert s.rest_on_homologs == sum(v.lost > 0 for v in s.verdicts)
+    for v in s.verdicts:  # lost: significant under proteins, not under clusters
+        rows = [p[KEYS.index(v.verdict)] for p in per_run]
+        assert v.lost == sum(r.protein_verdict != "=" and r.cluster_verdict == "=" for r in rows)
     all_ratios = [r.width_ratio for p in per_run for r in p if r.width_ratio is not None]
     assert s.too_narrow == np.median(all_ratios)
     out = json.loads(json.dumps(s.to_json()))  # the JSON edge: plain, with the issue's names
@@ -112,3 +115,44 @@ def test_resplit_positions_that_are_not_a_test_set_are_refused(test):
     from kit.analysis.homology import _resplit
 
     assert _resplit(np.array([0, 0, 1, 2, 2, 3]), np.array(test)) is None
+
+
+def test_a_run_with_too_few_test_clusters_is_left_out(tmp_path):
+    """One or two test clusters: each resample weighs nearly every protein alike, so the
+    'cluster' interval shrinks to the point estimate and turns "=" into significant. Such a
+    run is left out, saying why, rather than reported as resting on homologs."""
+    st = noisy_store(tmp_path, runs=1)
+    ds = st.runs()[0].spec.dataset
+    s = homology_summary(st, ds, np.zeros(20, np.int64), np.ones(20, bool))
+    assert s.runs == 0 and s.rest_on_homologs == 0 and s.too_narrow is None
+    assert s.left_out == [f"{st.runs()[0].id[:12]}: 1 test clusters, fewer than 20: a cluster "
+                          "bootstrap needs more"]
+
+
+def test_a_resplit_run_whose_positions_its_seed_did_not_make_is_left_out(tmp_path):
+    """A bundle's seed:split run with forged test positions (distinct and in range, so they
+    would index): the positions are recomputed from its split seed and must match."""
+    from kit.analysis.homology import _own_split
+
+    st = noisy_store(tmp_path, runs=0)
+    n, n_train = 60, 40
+    want = np.random.default_rng(2).permutation(n)[n_train:]
+    good = put(st, tmp_path, spec(split=2), dict(arrays(0), **{"split.test": want}))
+    bad = put(st, tmp_path, spec(split=2, threads=2),
+              dict(arrays(1), **{"split.test": np.arange(40, 60)}))
+    labels = np.arange(n) // 2
+    got = _own_split(st, good, st.specs()[good], labels, n_train)
+    assert got[0].tolist() == labels[want].tolist()
+    assert _own_split(st, bad, st.specs()[bad], labels, n_train) is None
+
+
+def test_a_run_without_test_labels_is_left_out_not_a_crash(tmp_path):
+    """A bundle's pipeline run without y_test passed the bundle checks; `kit homology` then
+    ended in KeyError: such a run is named and left out."""
+    st = noisy_store(tmp_path, runs=1)
+    ds = st.runs()[0].spec.dataset
+    a = arrays(5)
+    del a["y_test"]
+    lone = put(st, tmp_path, spec(threads=3), a)
+    s = homology_summary(st, ds, np.arange(20), np.zeros(20, bool))
+    assert f"{lone[:12]}: it holds no test labels (y_test)" in s.left_out and s.runs == 1

@@ -12,7 +12,7 @@ from ..core import factors
 from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
-from .homology import recommendations as homology_recommendations
+from .homology_words import recommendations as homology_recommendations
 from .records import BudgetRow
 from .splits import advice as splits_advice
 from ..runs.planning.availability import availability

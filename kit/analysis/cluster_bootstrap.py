@@ -94,7 +94,8 @@ def compare(protein: dict, cluster: dict) -> list[ClusterVerdict]:
                            cluster_lo=cluster[k]["lo"], cluster_hi=cluster[k]["hi"],
                            cluster_verdict=cluster[k]["verdict"],
                            width_ratio=_width_ratio(protein[k], cluster[k]),
-                           changed=protein[k]["verdict"] != cluster[k]["verdict"])
+                           changed=protein[k]["verdict"] != cluster[k]["verdict"],
+                           lost=protein[k]["verdict"] != "=" and cluster[k]["verdict"] == "=")
             for k in KEYS]
 
 

@@ -24,6 +24,9 @@ def _range(xs: list) -> list | None:
     return [float(min(xs)), float(max(xs))] if xs else None
 
 
+MIN_CLUSTERS = 20  # fewer test clusters than this and a cluster bootstrap measures nothing
+
+
 def _runs(store: Store, dataset: str, n_test: int) -> tuple[list, list]:
     """(the runs measured, [run id and why left out]): runs with verdicts whose arrays are here
     and whose test set is the clustering's."""
@@ -31,14 +34,33 @@ def _runs(store: Store, dataset: str, n_test: int) -> tuple[list, list]:
     for r in store.runs(dataset):
         if not has_verdicts(r.spec):
             continue
+        y = r.stages.get("y_test")
         if not has_arrays(store, r.id):
             left.append(f"{r.id[:12]}: imported without its arrays")
-        elif r.stages["y_test"].shape[0] != n_test:
-            left.append(f"{r.id[:12]}: {r.stages['y_test'].shape[0]} test proteins, "
-                        f"the clustering {n_test}")
+        elif y is None or len(y.shape) != 1:
+            left.append(f"{r.id[:12]}: it holds no test labels (y_test)")
+        elif y.shape[0] != n_test:
+            left.append(f"{r.id[:12]}: {y.shape[0]} test proteins, the clustering {n_test}")
         else:
             runs.append(r.id)
     return runs, left
+
+
+def _own_split(store: Store, run: str, spec, labels, n_train) -> tuple | None:
+    """A re-split run's (seed:split) test clusters and train-homolog mask, or None when its
+    stored test positions are not the ones its split seed makes (an imported array is never
+    trusted: the permutation is recomputed here, as the worker made it)."""
+    if labels is None or n_train is None:
+        return None
+    labels = np.asarray(labels, np.int64)
+    want = np.random.default_rng(spec.split).permutation(len(labels))[n_train:]
+    try:
+        test = store.array(run, "split.test")
+    except KitError:  # a run that says it was re-split but holds no positions
+        return None
+    if test.shape != want.shape or not np.array_equal(test, want):
+        return None
+    return _resplit(labels, test)
 
 
 def _model(per_run: list) -> HomologyModel:
@@ -55,7 +77,7 @@ def _verdict(key: str, rows: list) -> HomologyVerdict:
     ratios = [r.width_ratio for r in rows]
     return HomologyVerdict(
         verdict=key, width_ratio=_median(ratios), width_ratio_range=_range(ratios),
-        changed=sum(r.changed for r in rows), runs=len(rows),
+        changed=sum(r.changed for r in rows), lost=sum(r.lost for r in rows), runs=len(rows),
         diff=_median([r.diff for r in rows]),
         protein={"lo": _median([r.protein_lo for r in rows]),
                  "hi": _median([r.protein_hi for r in rows])},
@@ -79,44 +101,51 @@ def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
 
 
 def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_homolog,
-                     clustering: dict | None = None, labels=None) -> HomologySummary:
+                     clustering: dict | None = None, labels=None, n_train: int | None = None,
+                     min_clusters: int = MIN_CLUSTERS) -> HomologySummary:
     """Over ``dataset``'s (its sha256) pipeline and perturbed runs: each model's accuracy and AUC
     with and without a train homolog, and each verdict's two intervals, medians over the runs.
 
     ``test_clusters`` (a cluster per test protein) and ``test_with_train_homolog`` (a bool per
-    test protein) are in the runs' y_test order, as the dataset's clustering gives them.
+    test protein) are in the runs' y_test order, as the dataset's clustering gives them;
+    ``labels`` (every protein's cluster, stored order) and ``n_train`` let a re-split run
+    (seed:split) be read at its own test proteins. A run with fewer than MIN_CLUSTERS test
+    clusters (``min_clusters``) is left out: resampling a handful of clusters narrows
+    intervals instead of widening them.
     """
     with_homolog = np.asarray(test_with_train_homolog, bool)
     runs, left = _runs(store, dataset, len(np.asarray(test_clusters)))
-    # a re-split run (seed:split) has test proteins of its own: its clusters and homologs are
-    # read at its own test positions (``labels``: every protein's cluster, stored order)
     specs = store.specs(dataset)
-    own = {r: (test_clusters, with_homolog) for r in runs}
+    own = {}
     for r in runs:
-        if specs[r].split >= 0:
-            if labels is None:
-                left.append(f"{r[:12]}: a re-split (seed:split) needs the whole clustering")
-                continue
-            try:
-                test = store.array(r, "split.test")
-            except KitError:  # a run that says it was re-split but holds no positions
-                test = np.zeros((0, 0))
-            own[r] = _resplit(np.asarray(labels, np.int64), test)
-            if own[r] is None or len(own[r][0]) != len(with_homolog):
-                left.append(f"{r[:12]}: its re-split's test positions are not this dataset's")
-                own[r] = None
-    runs = [r for r in runs if own.get(r) is not None and (specs[r].split < 0 or labels is not None)]
+        own[r] = ((test_clusters, with_homolog) if specs[r].split < 0
+                  else _own_split(store, r, specs[r], labels, n_train))
+        if own[r] is None:
+            left.append(f"{r[:12]}: its re-split's test positions are not the ones its split "
+                        "seed makes" if labels is not None else
+                        f"{r[:12]}: a re-split (seed:split) needs the whole clustering")
+        elif len(np.unique(own[r][0])) < min_clusters:
+            left.append(f"{r[:12]}: {len(np.unique(own[r][0]))} test clusters, fewer than "
+                        f"{min_clusters}: a cluster bootstrap needs more")
+            own[r] = None
+    runs = [r for r in runs if own[r] is not None]
     leak = [run_leakage(store, r, own[r][1]) for r in runs]
     per_run = [run_cluster_verdicts(store, r, own[r][0]) for r in runs]
     by_key = {k: [rows[i] for rows in per_run] for i, k in enumerate(KEYS)}
     name = store.datasets().get(dataset, {}).get("name", dataset)
+    n_with = [int(own[r][1].sum()) for r in runs]
+    n_without = [int((~own[r][1]).sum()) for r in runs]
     return HomologySummary(
-        dataset=name, runs=len(runs), n_with_homolog=int(with_homolog.sum()),
-        n_without_homolog=int((~with_homolog).sum()),
+        dataset=name, runs=len(runs),
+        n_with_homolog=int(np.median(n_with)) if runs else int(with_homolog.sum()),
+        n_without_homolog=int(np.median(n_without)) if runs else int((~with_homolog).sum()),
+        n_with_homolog_range=_range(n_with), n_without_homolog_range=_range(n_without),
         models={m: _model([x[m] for x in leak]) for m in MODELS},
         verdicts=[_verdict(k, by_key[k]) for k in KEYS],
         too_narrow=_median([v.width_ratio for rows in per_run for v in rows]),
-        rest_on_homologs=sum(any(v.changed for v in by_key[k]) for k in KEYS),
+        rest_on_homologs=sum(any(v.lost for v in by_key[k]) for k in KEYS),
+        significant_only_under_clusters=sum(any(v.changed and not v.lost for v in by_key[k])
+                                            for k in KEYS),
         left_out=left, clustering=dict(clustering or {}))
 
 
@@ -127,45 +156,14 @@ def for_dataset(store: Store, dataset: str, identity: float | None = None,
     None when none is stored (readers never run MMseqs2: `kit data homology` does)."""
     from ..data.homology import stored_clusterings
 
-    found = [c for c in stored_clusterings(dataset)
+    ds = store.datasets().get(dataset) or {}
+    if not (isinstance(ds.get("rows"), int) and isinstance(ds.get("train"), int)):
+        return None  # a dataset the store has no summary of: no runs of it to read either
+    found = [c for c in stored_clusterings(dataset, ds["rows"], ds["train"])
              if identity is None or c.identity == identity
              if coverage is None or c.coverage == coverage]
     if not found:
         return None
     c = found[0]
     return homology_summary(store, dataset, c.test_clusters, c.test_with_train_homolog,
-                            c.summary(), c.labels)
-
-
-def recommendations(h: HomologySummary | None) -> list:
-    """What advice says of homology: how much too narrow the protein bootstrap is here, how
-    many verdicts rest on homologs, and how far accuracy leans on test proteins with a train
-    homolog (the leakage a homology-disjoint split removes)."""
-    if h is None or not h.runs:
-        return []
-    c = h.clustering
-    at = f"MMseqs2 clusters at {c.get('identity', 0):.0%} identity, {c.get('coverage', 0):.0%} coverage"
-    narrow = (f"the protein bootstrap on these proteins is {h.too_narrow:.2f}x too narrow "
-              "(median cluster/protein interval width)" if h.too_narrow is not None
-              else "the interval widths could not be compared")
-    gaps = {m: x.acc_with_homolog - x.acc_without_homolog for m, x in h.models.items()
-            if x.acc_with_homolog is not None and x.acc_without_homolog is not None}
-    lean = ""
-    if gaps:
-        m = max(gaps, key=lambda k: abs(gaps[k]))
-        x = h.models[m]
-        lean = (f"; {m} scores {x.acc_with_homolog:.3f} on test proteins with a train homolog "
-                f"and {x.acc_without_homolog:.3f} on those without")
-    share = c.get("test_with_train_homolog")
-    text = (f"Homology ({at}; {share:.0%} of test proteins have a train homolog): " if share is not
-            None else f"Homology ({at}): ") + narrow + (
-        f"; {h.rest_on_homologs} of the 12 verdicts rest on homologs (they change under the "
-        f"cluster bootstrap in some of {h.runs} runs)" if h.rest_on_homologs else
-        f"; no verdict changes under the cluster bootstrap in {h.runs} runs") + lean + (
-        ". Report cluster-bootstrap intervals, and see how the accuracies move on a "
-        "homology-disjoint split (kit data split NAME --homology --name NEW)."
-        if h.rest_on_homologs or lean else ".")
-    return [{"kind": "homology", "text": text,
-             "basis": {"too_narrow": h.too_narrow, "rest_on_homologs": h.rest_on_homologs,
-                       "runs": h.runs, "acc_gap": gaps, **{k: c.get(k) for k in (
-                           "identity", "coverage", "test_with_train_homolog")}}}]
+                            c.summary(), c.labels, c.n_train)

@@ -186,6 +186,7 @@ class ClusterVerdict:
     cluster_verdict: str
     width_ratio: float | None  # cluster width / protein width; None: the protein interval is a point
     changed: bool             # the verdict differs under clusters
+    lost: bool = False        # ... and what was significant (">" or "<") is not under clusters
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -228,6 +229,7 @@ class HomologyVerdict:
     width_ratio: float | None      # median over the runs that have one
     width_ratio_range: list | None
     changed: int                   # runs whose verdict differs under clusters
+    lost: int                      # ... runs where a significant verdict is not under clusters
     runs: int
     diff: float                    # median
     protein: dict                  # {"lo", "hi"}: medians
@@ -244,7 +246,10 @@ class HomologySummary:
     models: dict                   # {model: HomologyModel}
     verdicts: list                 # [HomologyVerdict], in kit's order of the twelve
     too_narrow: float | None       # median width ratio over every verdict and run
-    rest_on_homologs: int          # verdicts that change under clusters in some run
+    rest_on_homologs: int          # significant verdicts that are not under clusters in some run
+    significant_only_under_clusters: int = 0  # "=" that turns significant (read with care)
+    n_with_homolog_range: list | None = None  # over the runs (re-splits differ)
+    n_without_homolog_range: list | None = None
     left_out: list = field(default_factory=list)  # run ids, with why (kit.analysis.homology)
     clustering: dict = field(default_factory=dict)  # kit.data.homology.Clustering.summary()
 

@@ -80,6 +80,10 @@ class Dataset:
             raise KitError(f"--n {n} is outside 1..{self.n} for dataset {self.name!r}")
         if n == self.n:
             return self
+        if self.meta.get("split") == "homology":  # its first n: train alone, re-cut 2:1
+            raise KitError(f"dataset {self.name!r} is a homology-disjoint split: its first {n} "
+                           "proteins would not be; use it whole, or split a --n subset of its "
+                           f"source (kit data split {self.meta.get('source_name')} --n {n} ...)")
         sl = slice(0, n)
         return Dataset(f"{self.name}[:{n}]", self.source, self.ids[sl], self.seqs[sl],
                        self.labels[sl], self.organisms[sl], n_train_for(n), self.split_seed,
@@ -93,12 +97,10 @@ def n_train_for(n: int) -> int:
 def make_dataset(name, source, ids, seqs, labels, organisms, split_seed=SPLIT_SEED,
                  shuffle=True, meta=None) -> Dataset:
     """Shuffle with the split seed (a dataset property, never a training seed) and cut 2:1."""
-    n = len(seqs)
-    order = split_order(name, n, split_seed, shuffle)
+    order = split_order(name, len(seqs), split_seed, shuffle)
     pick = lambda xs: tuple(xs[i] for i in order)  # noqa: E731
-    ids, seqs = list(ids), list(seqs)
-    return Dataset(name, source, Strings(ids[i] for i in order), Strings(seqs[i] for i in order),
-                   pick([int(v) for v in labels]), pick(list(organisms)), n_train_for(n),
+    return Dataset(name, source, Strings(pick(list(ids))), Strings(pick(list(seqs))),
+                   pick([int(v) for v in labels]), pick(list(organisms)), n_train_for(len(seqs)),
                    split_seed if shuffle else None, dict(meta or {}))
 
 
@@ -218,8 +220,7 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         if size < 100:
             raise KitError("--n must be at least 100 for the synthetic set (64 SVD components)")
         if size > MAX_SYNTHETIC_N:
-            raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,} "
-                           "proteins")
+            raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,}")
         path = _path(f"{SYNTHETIC}-{size}")
         if path.exists():
             return _read(path)
@@ -314,7 +315,6 @@ def verify_worker_files() -> int:
     files = sorted((subdir("datasets") / "by-hash").glob("*.json"))
     bad = [f"{p.stem[:12]} ({why})" for p in files if (why := verify_worker_file(p))]
     if bad:
-        raise KitError(f"dataset file(s) that runs read are damaged: {', '.join(bad)}; "
-                       "`kit store check --repair` removes them (they are written again from the "
-                       "dataset before the next run)")
+        raise KitError(f"dataset file(s) that runs read are damaged: {', '.join(bad)}; `kit store "
+                       "check --repair` removes them (rewritten from the dataset before a run)")
     return len(files)

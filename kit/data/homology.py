@@ -148,13 +148,14 @@ def stored_clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Clus
                  (identity, coverage))
 
 
-def stored_clusterings(sha256: str) -> list[Clustering]:
-    """Every stored clustering of the dataset ``sha256`` (verified), the usual parameters
-    (IDENTITY, COVERAGE) first, then by identity and coverage: what the readers show."""
+def stored_clusterings(sha256: str, n: int, n_train: int) -> list[Clustering]:
+    """Every stored clustering of the dataset ``sha256`` of ``n`` proteins cut at ``n_train``
+    (verified: a file of another size or cut is refused), the usual parameters (IDENTITY,
+    COVERAGE) first, then by identity and coverage: what the readers show."""
     if not re.fullmatch(r"[0-9a-f]{64}", sha256 or ""):
         return []
     found = [c for p in sorted((subdir("datasets") / "homology").glob(f"{sha256}-id*-c*.json"))
-             if (c := _read(p, sha256)) is not None]
+             if (c := _read(p, sha256, n, n_train)) is not None]
     return sorted(found, key=lambda c: ((c.identity, c.coverage) != (IDENTITY, COVERAGE),
                                         c.identity, c.coverage))
 

@@ -127,5 +127,27 @@ def easy_search(query, target, identity: float, coverage: float) -> set:
         _fasta(d / "t.fa", target, range(len(target)))
         _run([str(binary), "easy-search", "q.fa", "t.fa", "hits.m8", "tmp",
               *_common(identity, coverage), "--format-output", "query,target"], d)
-        text = (d / "hits.m8").read_text()
-    return {int(line.split("\t")[0]) for line in text.splitlines() if line}
+        try:
+            text = (d / "hits.m8").read_text()
+        except OSError as e:
+            raise KitError(f"mmseqs easy-search wrote no hit table ({e.strerror or e})") from None
+    return _hits(text, len(query), len(target))
+
+
+def _hits(text: str, n_query: int, n_target: int) -> set:
+    """The query indices of a (query, target) hit table, read strictly: two protein indices
+    a row, within the two sets, or a KitError (a tool's output is never trusted)."""
+    out = set()
+    for line in text.splitlines():
+        if not line:
+            continue
+        row = line.split("\t")
+        try:
+            q, t = (int(x) for x in row)
+        except ValueError:
+            raise KitError(f"mmseqs hit table: a row that is not two protein indices {line[:60]!r}"
+                           ) from None
+        if not (0 <= q < n_query and 0 <= t < n_target):
+            raise KitError(f"mmseqs hit table: unknown protein in {line[:60]!r}")
+        out.add(q)
+    return out

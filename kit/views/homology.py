@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..analysis.compare import ALL_MODELS
+from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
 from .fit import para, table
 
 LEAK_HEAD = ["model", "acc with homolog", "acc without", "AUC with", "AUC without"]
 VERDICT_HEAD = ["verdict (b-a metric)", "runs", "protein 95% interval", "cluster 95% interval",
-                "width ratio", "changed in"]
+                "width ratio", "changed in", "lost in"]
 
 
 def clustering_line(c: dict) -> str:
@@ -37,16 +38,14 @@ def leak_cells(name: str, m) -> list:
 def verdict_cells(v) -> list:
     """One verdict under both bootstraps: median intervals, width ratio, runs it changed in."""
     return [v.verdict, str(v.runs), _interval(v.protein), _interval(v.cluster),
-            fmt(v.width_ratio) + _range(v.width_ratio_range), f"{v.changed}/{v.runs} runs"]
+            fmt(v.width_ratio) + _range(v.width_ratio_range), f"{v.changed}/{v.runs} runs",
+            f"{v.lost}/{v.runs} runs"]
 
 
 def summary_line(h) -> str:
     """The one sentence the budget and the TUI put under their tables."""
-    narrow = (f"the protein bootstrap is {h.too_narrow:.2f}x too narrow" if h.too_narrow
-              is not None else "interval widths not comparable")
-    return (f"Homology ({clustering_line(h.clustering)}): {narrow} (median cluster/protein "
-            f"interval width over {h.runs} runs); {h.rest_on_homologs} of 12 verdicts rest on "
-            "homologs (change under the cluster bootstrap in some run). `kit homology` shows each.")
+    return (f"Homology ({clustering_line(h.clustering)}): {narrow(h)}; {resting(h)}. "
+            "`kit homology` shows each.")
 
 
 def homology_text(h) -> str:
@@ -57,9 +56,8 @@ def homology_text(h) -> str:
                         "some" + (f" ({len(h.left_out)} left out: " + "; ".join(h.left_out[:3]) + ")"
                                   if h.left_out else "")))
         return "\n".join(out)
-    out += ["", para(f"Leakage: accuracy and AUC on the {h.n_with_homolog:,} test proteins with a "
-                     f"train homolog and the {h.n_without_homolog:,} without (median over "
-                     f"{h.runs} runs, range in brackets)"),
+    out += ["", para(f"Leakage: accuracy and AUC on the {counts(h)} (median over {h.runs} "
+                     "runs, range in brackets)"),
             table([leak_cells(m, h.models[m]) for m in ALL_MODELS if m in h.models], LEAK_HEAD)]
     out += ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
                      "models on the same draws, 2,000 resamples, 95%): median intervals; width "
@@ -73,7 +71,5 @@ def homology_text(h) -> str:
 
 
 def closing(h) -> str:
-    narrow = (f"The protein bootstrap on these proteins is {h.too_narrow:.2f}x too narrow"
-              if h.too_narrow is not None else "The interval widths could not be compared")
-    return (f"{narrow}; {h.rest_on_homologs} of the 12 verdicts rest on homologs (their "
-            "conclusion changes under the cluster bootstrap in at least one run).")
+    text = f"{narrow(h)}; {resting(h)}."
+    return text[0].upper() + text[1:]

@@ -20,7 +20,7 @@ def _legend(ax, entries) -> None:
 
 def _intervals(ax, h) -> None:
     """Per verdict: the protein and the cluster bootstrap's median 95% intervals, one above the
-    other, the difference as a dot, zero as a line; a verdict that changed under clusters in
+    other, the difference as a dot, zero as a line; a verdict significant under proteins but not under clusters in
     some run is named in red."""
     rows = [v for v in h.verdicts if v.protein.get("lo") is not None]
     for j, v in enumerate(rows):
@@ -28,14 +28,15 @@ def _intervals(ax, h) -> None:
             ax.plot([d["lo"], d["hi"]], [j + off] * 2, color=colour, lw=3, solid_capstyle="butt")
         ax.plot([v.diff], [j], "o", color="black", ms=3, zorder=3)
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_yticks(range(len(rows)), [v.verdict + (" *" if v.changed else "") for v in rows],
+    ax.set_yticks(range(len(rows)), [v.verdict + (" *" if v.lost else "") for v in rows],
                   fontsize=8)
     for label, v in zip(ax.get_yticklabels(), rows):
-        if v.changed:
+        if v.lost:
             label.set_color(_CLUSTER)
     ax.invert_yaxis()
     ax.set_xlabel("difference b - a (median 95% interval over runs)", fontsize=8)
-    ax.set_title("Verdicts: protein vs cluster bootstrap\n(* changes under clusters in some run)",
+    ax.set_title("Verdicts: protein vs cluster bootstrap\n(* significant, but not under clusters, "
+                 "in some run)",
                  fontsize=9)
     _legend(ax, ((_PROTEIN, "proteins resampled"), (_CLUSTER, "clusters resampled")))
     ax.tick_params(axis="x", labelsize=7)
@@ -64,7 +65,7 @@ def _leakage(ax, h) -> None:
     ax.set_ylim(0, 1.0)
     ax.set_ylabel("test accuracy (median over runs)", fontsize=8)
     ax.set_title(f"Leakage: {h.n_with_homolog:,} test proteins with a train homolog,\n"
-                 f"{h.n_without_homolog:,} without", fontsize=9)
+                 f"{h.n_without_homolog:,} without (medians over the runs)", fontsize=9)
     _legend(ax, ((_WITH, "with a train homolog"), (_WITHOUT, "without")))
     ax.tick_params(axis="y", labelsize=7)
 
