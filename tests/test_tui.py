@@ -409,7 +409,7 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
         assert "run set" in str(head.render())
         await pilot.press("h")  # the verdicts under the cluster bootstrap (the set is clustered)
         await pilot.pause()
-        assert "too narrow" in str(head.render())
+        assert "Homology (MMseqs2" in str(head.render()) and "h: back" in str(head.render())
         rows = pilot.app.query_one("#verdicts-table", DataTable)
         assert rows.row_count == 12 and "width ratio" in [str(c.label) for c in rows.columns.values()]
         await pilot.press("h")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .records import HomologySummary
 
+MIN_SIDE = 20  # test proteins on each side before advice compares their accuracies
+
 
 def narrow(h: HomologySummary) -> str:
     """How the protein bootstrap's intervals compare with the cluster bootstrap's here."""
@@ -30,11 +32,13 @@ def resting(h: HomologySummary) -> str:
 
 
 def counts(h: HomologySummary) -> str:
-    """'245 test proteins with a train homolog and 155 without' (medians over the runs)."""
-    r = h.n_with_homolog_range
-    spread = f" ({r[0]:,}-{r[1]:,} over the runs)" if r and r[0] != r[1] else ""
-    return (f"{h.n_with_homolog:,} test proteins with a train homolog and "
-            f"{h.n_without_homolog:,} without{spread}")
+    """'245 test proteins with a train homolog and 155 without' (medians over the runs, with
+    their ranges where the runs' test sets differ: re-splits)."""
+    def spread(r) -> str:
+        return f" ({int(r[0]):,}-{int(r[1]):,} over the runs)" if r and r[0] != r[1] else ""
+
+    return (f"{h.n_with_homolog:,} test proteins with a train homolog{spread(h.n_with_homolog_range)}"
+            f" and {h.n_without_homolog:,} without{spread(h.n_without_homolog_range)}")
 
 
 def recommendations(h: HomologySummary | None) -> list:
@@ -49,7 +53,11 @@ def recommendations(h: HomologySummary | None) -> list:
     gaps = {m: x.acc_with_homolog - x.acc_without_homolog for m, x in h.models.items()
             if x.acc_with_homolog is not None and x.acc_without_homolog is not None}
     lean = ""
-    if gaps:
+    small = min(h.n_with_homolog, h.n_without_homolog)
+    if gaps and small < MIN_SIDE:  # an accuracy on a handful of proteins says nothing
+        lean = (f"; too few test proteins on one side ({small:,}) to compare accuracy with and "
+                "without a train homolog")
+    elif gaps:
         m = max(gaps, key=lambda k: abs(gaps[k]))
         x = h.models[m]
         lean = (f"; {m} scores {x.acc_with_homolog:.3f} on the {h.n_with_homolog:,} with a "

@@ -56,8 +56,8 @@ def homology_text(h) -> str:
                         "some" + (f" ({len(h.left_out)} left out: " + "; ".join(h.left_out[:3]) + ")"
                                   if h.left_out else "")))
         return "\n".join(out)
-    out += ["", para(f"Leakage: accuracy and AUC on the {counts(h)} (median over {h.runs} "
-                     "runs, range in brackets)"),
+    out += ["", para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
+                     f"AUC on the {counts(h)}"),
             table([leak_cells(m, h.models[m]) for m in ALL_MODELS if m in h.models], LEAK_HEAD)]
     out += ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
                      "models on the same draws, 2,000 resamples, 95%): median intervals; width "
