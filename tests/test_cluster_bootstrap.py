@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
 
 from kit.analysis.cluster_bootstrap import (cluster_bootstrap, cluster_weights, compare, digest,
                                             ranks, run_cluster_bootstrap, run_cluster_verdicts)
-from kit.analysis.verdicts import KEYS, PAIRS, SEED, bootstrap, run_verdicts
+from kit.analysis.verdicts import KEYS, SEED, bootstrap, run_verdicts
 from kit.core.errors import KitError
 from stored import arrays, put, spec
-from test_verdicts import probs_and_labels
+from test_verdicts import assert_intervals_of_loop, probs_and_labels
 
 def noisy_store(tmp_path, runs=1):
     """A real store holding ``runs`` pipeline runs of 20 test proteins on which the models err."""
@@ -62,14 +61,7 @@ def test_both_models_are_scored_on_the_same_resampled_clusters():
     v = cluster_bootstrap(p, y, labels, resamples=200, seed=SEED)
     draws = np.random.default_rng(SEED).integers(0, k, size=(200, k))
     members = [np.flatnonzero(r == c) for c in range(k)]
-    idx = [np.concatenate([members[c] for c in row]) for row in draws]
-    for b, a in PAIRS:
-        acc = [np.mean((p[b][i] > 0.5) == y[i]) - np.mean((p[a][i] > 0.5) == y[i]) for i in idx]
-        auc = [roc_auc_score(y[i], p[b][i]) - roc_auc_score(y[i], p[a][i]) for i in idx]
-        for metric, d in (("acc", acc), ("auc", auc)):
-            lo, hi = np.percentile(d, [2.5, 97.5])
-            got = v[f"{b}-{a} {metric}"]
-            assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(hi, abs=1e-12)
+    assert_intervals_of_loop(v, p, y, [np.concatenate([members[c] for c in row]) for row in draws])
 
 
 def test_singleton_clusters_reproduce_the_protein_bootstrap_bit_for_bit():

@@ -34,7 +34,11 @@ def test_weighted_auc_equals_sklearn_on_explicit_resamples():
 def test_bootstrap_equals_a_plain_loop_over_the_same_indices():
     p, y = probs_and_labels()
     v = bootstrap(p, y, resamples=200, seed=12345)
-    idx = np.random.default_rng(12345).integers(0, len(y), size=(200, len(y)))
+    assert_intervals_of_loop(v, p, y, np.random.default_rng(12345).integers(0, len(y), size=(200, len(y))))
+
+
+def assert_intervals_of_loop(v, p, y, idx):
+    """Every verdict's interval equals a plain loop's over the resamples ``idx`` (index lists)."""
     for b, a in PAIRS:
         acc = [np.mean((p[b][i] > 0.5) == y[i]) - np.mean((p[a][i] > 0.5) == y[i]) for i in idx]
         auc = [roc_auc_score(y[i], p[b][i]) - roc_auc_score(y[i], p[a][i]) for i in idx]
