@@ -17,6 +17,7 @@ from ..core.numbers import fmt
 from ..views.pairs import pair_cells
 from ..views.tables import factor_label, flips_cell, one_class_note, verdicts_cell
 from .bars import Bars
+from .grid import fill
 from .pane import Pane
 
 
@@ -90,15 +91,17 @@ class BudgetPane(Pane):
         self.query_one("#budget-head", Static).update(head)
         t = self.query_one("#budget-table", DataTable)
         row = t.cursor_row
-        t.clear(columns=True)
         models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
-        # "identical" counts pairs here (every stage bitwise equal); the pairs view counts stages
-        t.add_columns("factor", "pairs", "pairs identical", "emb diff", *models, "verdicts")
+        cells = []
         for r in b["rows"]:
             emb = r.emb_rel_seed_units if units else r.emb_rel_max
-            t.add_row(factor_label(r.factor, r.level), str(r.pairs), f"{r.all_identical}/{r.pairs}",
-                      fmt(emb), *[flips_cell(r.models.get(m), units=units) for m in models],
-                      verdicts_cell(r), key=factor_label(r.factor, r.level))
+            cells.append([factor_label(r.factor, r.level), str(r.pairs),
+                          f"{r.all_identical}/{r.pairs}", fmt(emb),
+                          *[flips_cell(r.models.get(m), units=units) for m in models],
+                          verdicts_cell(r)])
+        # "identical" counts pairs here (every stage bitwise equal); the pairs view counts stages
+        fill(t, ["factor", "pairs", "pairs identical", "emb diff", *models, "verdicts"], cells,
+             keys=[c[0] for c in cells])
         if b["rows"]:
             t.move_cursor(row=min(row, len(b["rows"]) - 1))
         vals, raw_units = flips_bars(b)
@@ -130,11 +133,8 @@ class BudgetPane(Pane):
         rows = [p for p in pair_details(self.app.store, self.app.dataset_hash(), factor)
                 if p["level"] == level]
         t = self.query_one("#pairs", DataTable)
-        t.clear(columns=True)
         head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
-        t.add_columns(*("stages identical" if h == "identical" else h for h in head))
-        for p in rows:
-            cells = pair_cells(p)
-            t.add_row(*(cells[h] for h in head))
+        fill(t, [("stages identical" if h == "identical" else h) for h in head],
+             [[pair_cells(p)[h] for h in head] for p in rows])
         t.display = True
         t.focus()

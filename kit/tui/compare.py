@@ -10,6 +10,7 @@ from textual.widgets import Button, DataTable, Input, Log, Static
 
 from ..core.errors import KitError
 from ..core.numbers import fmt
+from .grid import fill
 from .pane import Pane
 
 
@@ -68,11 +69,9 @@ class ComparePane(Pane):
         rep = m.report
         answer.update(f"[b]{rep['bundle_host']['name']} vs {rep['this_host']['name']}:[/] {rep['answer']}")
         t = self.query_one("#compare-table", DataTable)
-        t.clear(columns=True)
-        t.add_columns("run (theirs vs here)", "stages identical", "emb diff", "flips")
-        for r in rep["per_run"]:
-            t.add_row(r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
-                      " ".join(f"{m}:{v}" for m, v in r["flips"].items()))
+        fill(t, ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
+             [[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
+               " ".join(f"{m}:{v}" for m, v in r["flips"].items())] for r in rep["per_run"]])
         log = self.query_one("#compare-env", Log)
         log.clear()
         log.write_line("What differs between the two machines (measured):")
