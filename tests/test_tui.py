@@ -33,6 +33,11 @@ def text(widget) -> str:
     return str(widget.render())
 
 
+def screen_text(pilot) -> str:
+    """The screen as characters, as `tmux capture-pane` shows it (no colours)."""
+    return "\n".join(s.text for s in pilot.app.screen._compositor.render_strips())
+
+
 # -- the whole flow, by keys only ------------------------------------------------------------
 @pytest.mark.slow
 async def test_walk_from_plan_to_advice_by_keys():
@@ -161,6 +166,20 @@ async def test_budget_keys_keep_working_after_the_curves_and_an_empty_view_says_
         units = pilot.app.query_one("#budget-pane").seed_units
         await pilot.press("u")
         assert pilot.app.query_one("#budget-pane").seed_units is not units
+
+
+async def test_the_curves_view_without_perturb_runs_says_why_at_80x24(kit_home, tmp_path):
+    from stored import budget_store
+
+    budget_store(tmp_path, load_dataset("synthetic", N), kit_home)  # no perturb runs
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        shown = " ".join(screen_text(pilot).split())
+        assert "no perturbation runs yet: `kit run --factor perturb` or the plan tab" in shown
+        assert pilot.app.focused.id == "amplify-plot"  # a, p, u still reach the pane
+        await pilot.press("a")
+        assert pilot.app.query_one("#budget-table").display
 
 
 async def test_e_writes_the_report_where_its_field_says_and_names_the_full_path(stored_home,

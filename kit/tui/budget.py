@@ -7,7 +7,7 @@ import math
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
@@ -49,7 +49,11 @@ class BudgetPane(Pane):
         yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="bars-scroll", can_focus=True):
             yield Bars(id="budget-bars")
-        yield PlotextPlot(id="amplify-plot")
+        # the curves view: the plot, or (no perturb runs) why there is none; plotext drops a
+        # title wider than its box, which left an empty box at 80x24
+        with Vertical(id="amplify-plot"):
+            yield Static(id="amplify-none")
+            yield PlotextPlot(id="amplify-curves")
         yield DataTable(id="pairs", cursor_type="row")
 
     def on_mount(self) -> None:
@@ -114,14 +118,18 @@ class BudgetPane(Pane):
     def _amplify(self, b: dict) -> None:
         from ..analysis.amplify import curves
 
-        plot = self.query_one("#amplify-plot", PlotextPlot)
+        plot = self.query_one("#amplify-curves", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
         drawn = curves(b["rows"])
         for m, c in drawn.items():
             plt.plot([math.log10(p["eps"]) for p in c], [p["flips_median"] for p in c], label=m)
-        plt.title("amplification: median flips against log10(eps)" if drawn else
-                  "no perturb runs yet: `kit run --factor perturb` measures these curves (a: back)")
+        plt.title("amplification: median flips against log10(eps)")
+        plot.display = bool(drawn)
+        none = self.query_one("#amplify-none", Static)
+        none.display = not drawn
+        none.update("no perturbation runs yet: `kit run --factor perturb` or the plan tab (2, tick "
+                    "perturb, r) measures these curves.\n\na: back to the table")
         plot.refresh()
 
     @on(DataTable.RowSelected, "#budget-table")
