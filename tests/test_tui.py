@@ -212,6 +212,24 @@ async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_
         assert on.color != on.bgcolor and on.bold  # a bold mark
 
 
+async def test_ticked_and_unticked_factors_differ_as_characters(stored_home):
+    """tmux capture-pane showed `▐X▌` for every factor: ticked or not told by colour only."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+
+        def box(factor):
+            line = next(ln for ln in screen_text(pilot).splitlines() if f" {factor} " in ln + " ")
+            return line[line.index("▐"):line.index("▐") + 3]
+
+        assert box("repeat") == "▐X▌" and box("threads") == "▐ ▌"  # ticked by default, or not
+        factors = pilot.app.query_one("#factors", SelectionList)
+        factors.highlighted = [s.value for s in factors._options].index("threads")
+        await pilot.press("space")
+        await pilot.pause()
+        assert "threads" in factors.selected and box("threads") == "▐X▌"
+
+
 async def test_the_setup_line_calls_only_the_reference_stack_the_reference(stored_home):
     from kit.envs.catalogue import reference as reference_stack
 
