@@ -230,6 +230,24 @@ async def test_ticked_and_unticked_factors_differ_as_characters(stored_home):
         assert "threads" in factors.selected and box("threads") == "▐X▌"
 
 
+async def test_the_highlighted_factor_stays_in_sight_when_its_description_grows(stored_home):
+    """At 80x24 a 5-line description shrinks the list, and the highlighted factor (perturb) was
+    scrolled off it while its description showed."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        values = [s.value for s in factors._options]
+        for key in ("down", "up"):  # to the last factor, then back to the first
+            for _ in values:
+                await pilot.press(key)
+                await pilot.pause()
+                box = factors.content_region
+                shown = [ln[box.x:box.right]
+                         for ln in screen_text(pilot).splitlines()[box.y:box.bottom]]
+                name = values[factors.highlighted]
+                assert any(f" {name}" in ln for ln in shown), (name, shown)
+
+
 async def test_the_setup_line_calls_only_the_reference_stack_the_reference(stored_home):
     from kit.envs.catalogue import reference as reference_stack
 

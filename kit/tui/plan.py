@@ -123,6 +123,9 @@ class PlanPane(Pane):
     def describe(self, event: SelectionList.SelectionHighlighted) -> None:
         factor = event.selection.value
         self.query_one("#factor-help", Static).update(f"[b]{factor}[/]: {self._about[factor]}")
+        # a longer description shrinks the list beside it: once that is laid out, bring the
+        # highlighted factor back into view (perturb's 5 lines hid it at 80x24)
+        self.call_after_refresh(self.query_one("#factors", SelectionList).scroll_to_highlight)
 
     def selected_device(self) -> str | None:
         pressed = self.query_one("#device", RadioSet).pressed_button
