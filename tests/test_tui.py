@@ -141,6 +141,25 @@ async def test_escape_leaves_the_compare_path_field_and_the_next_keys_are_comman
         assert pilot.app.query_one("#bundle-path", Input).value == "ab"
 
 
+async def test_the_compare_tab_keeps_its_path_and_digits_still_switch_tabs(stored_home):
+    """Back on tab 7 the typed path was gone and the field held the focus, so the next digit
+    was typed into it instead of switching tabs."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        field = pilot.app.query_one("#bundle-path", Input)
+        await pilot.press("7")
+        assert pilot.app.focused is field  # empty: the field first, to type the path
+        await pilot.press(*"lab.kit", "escape", "4", "7")
+        await pilot.pause()
+        assert field.value == "lab.kit"
+        assert pilot.app.focused.id == "compare"  # a path is there: the button, not the field
+        await pilot.press("5")
+        assert pilot.app.query_one("TabbedContent").active == "verdicts"
+        assert field.value == "lab.kit"
+        await pilot.press("7")
+        await pilot.pause()
+        assert field.value == "lab.kit" and pilot.app.focused.id == "compare"
+
+
 async def test_the_footer_shows_every_key_it_has_within_80_columns(stored_home):
     from textual.widgets._footer import FooterKey
 

@@ -32,6 +32,12 @@ class ComparePane(Pane):
         yield DataTable(id="compare-table", zebra_stripes=True)
         yield Log(id="compare-env", highlight=False)
 
+    def focus_main(self) -> None:
+        # the field only while it is empty: with a path typed, the button holds the focus, so
+        # a digit switches tabs (in the field it would be typed) and enter compares
+        field = self.query_one("#bundle-path", Input)
+        (self.query_one("#compare") if field.value.strip() else field).focus()
+
     @on(Button.Pressed, "#compare")
     @on(Input.Submitted, "#bundle-path")
     def start(self) -> None:
