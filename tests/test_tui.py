@@ -201,19 +201,34 @@ async def test_the_curves_view_without_perturb_runs_says_why_at_80x24(kit_home, 
         assert pilot.app.query_one("#budget-table").display
 
 
-async def test_e_writes_the_report_where_its_field_says_and_names_the_full_path(stored_home,
+async def test_e_writes_the_report_in_kits_own_folder_and_names_its_whole_path(stored_home,
                                                                               tmp_path,
                                                                               monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    """`e` wrote kit-report/ into the current folder (a clone) and its toast split the path
+    mid-word (`repor` / `t.html`)."""
+    cwd = tmp_path / "clone"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    folder = stored_home / "reports" / "synthetic-120"
     async with app().run_test(size=(80, 24)) as pilot:
         await pilot.press("6")
         field = pilot.app.query_one("#report-dir", Input)
-        assert field.value == str(tmp_path / "kit-report")  # a full path, seen before it writes
+        assert field.value == str(folder)  # a full path, seen before it writes
         await pilot.press("e")
         await pilot.pause()
-        said = [n.message for n in pilot.app._notifications]
-        assert f"wrote {tmp_path / 'kit-report' / 'report.html'}" in said, said
-        assert (tmp_path / "kit-report" / "report.html").exists()
+        assert (folder / "report.html").exists() and list(cwd.iterdir()) == []
+        said = text(pilot.app.query_one("#report-said"))
+        path = str(folder / "report.html")
+        assert said.replace("\n", "").endswith(path), said
+        lines = said.splitlines()[1:]
+        assert all(ln.endswith("/") for ln in lines[:-1]) and max(map(len, lines)) <= 78, lines
+        # the field is still the user's to change: the next report goes where it says
+        field.value = str(tmp_path / "elsewhere")
+        await pilot.press("4", "6")  # a tab switch keeps what was typed
+        assert field.value == str(tmp_path / "elsewhere")
+        await pilot.click("#export")
+        await pilot.pause()
+        assert (tmp_path / "elsewhere" / "report.html").exists()
 
 
 async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_colour(stored_home):
@@ -435,10 +450,13 @@ SCREENS = {"setup": [], "plan": ["2"], "run": ["3"], "budget": ["4"], "budget-pa
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("keys", SCREENS.values(), ids=SCREENS.keys())
-def test_screens(snap_compare, stored_home, keys, size, monkeypatch):
-    monkeypatch.chdir("/tmp")  # the Advice tab shows where `e` writes: the same on every machine
+def test_screens(snap_compare, stored_home, keys, size):
     async def settle(pilot):  # a slow first start must not photograph a half-drawn screen
         await pilot.app.workers.wait_for_complete()
+        # the Advice tab shows where `e` writes, under this test's own KIT_HOME: shown as one
+        # name, so the screen is the same on every machine
+        for field in pilot.app.query("#report-dir"):
+            field.value = field.value.replace(str(stored_home), "/kit-home")
         # A focused Input's cursor blinks every 0.5 s, so a slow machine would photograph it
         # hidden; without the blink it shows steadily once focused.
         for field in pilot.app.query(Input):
