@@ -33,6 +33,11 @@ def text(widget) -> str:
     return str(widget.render())
 
 
+def screen_text(pilot) -> str:
+    """The screen as characters, as `tmux capture-pane` shows it (no colours)."""
+    return "\n".join(s.text for s in pilot.app.screen._compositor.render_strips())
+
+
 # -- the whole flow, by keys only ------------------------------------------------------------
 @pytest.mark.slow
 async def test_walk_from_plan_to_advice_by_keys():
@@ -136,6 +141,25 @@ async def test_escape_leaves_the_compare_path_field_and_the_next_keys_are_comman
         assert pilot.app.query_one("#bundle-path", Input).value == "ab"
 
 
+async def test_the_compare_tab_keeps_its_path_and_digits_still_switch_tabs(stored_home):
+    """Back on tab 7 the typed path was gone and the field held the focus, so the next digit
+    was typed into it instead of switching tabs."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        field = pilot.app.query_one("#bundle-path", Input)
+        await pilot.press("7")
+        assert pilot.app.focused is field  # empty: the field first, to type the path
+        await pilot.press(*"lab.kit", "escape", "4", "7")
+        await pilot.pause()
+        assert field.value == "lab.kit"
+        assert pilot.app.focused.id == "compare"  # a path is there: the button, not the field
+        await pilot.press("5")
+        assert pilot.app.query_one("TabbedContent").active == "verdicts"
+        assert field.value == "lab.kit"
+        await pilot.press("7")
+        await pilot.pause()
+        assert field.value == "lab.kit" and pilot.app.focused.id == "compare"
+
+
 async def test_the_footer_shows_every_key_it_has_within_80_columns(stored_home):
     from textual.widgets._footer import FooterKey
 
@@ -163,19 +187,48 @@ async def test_budget_keys_keep_working_after_the_curves_and_an_empty_view_says_
         assert pilot.app.query_one("#budget-pane").seed_units is not units
 
 
-async def test_e_writes_the_report_where_its_field_says_and_names_the_full_path(stored_home,
+async def test_the_curves_view_without_perturb_runs_says_why_at_80x24(kit_home, tmp_path):
+    from stored import budget_store
+
+    budget_store(tmp_path, load_dataset("synthetic", N), kit_home)  # no perturb runs
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        shown = " ".join(screen_text(pilot).split())
+        assert "no perturbation runs yet: `kit run --factor perturb` or the plan tab" in shown
+        assert pilot.app.focused.id == "amplify-plot"  # a, p, u still reach the pane
+        await pilot.press("a")
+        assert pilot.app.query_one("#budget-table").display
+
+
+async def test_e_writes_the_report_in_kits_own_folder_and_names_its_whole_path(stored_home,
                                                                               tmp_path,
                                                                               monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    """`e` wrote kit-report/ into the current folder (a clone) and its toast split the path
+    mid-word (`repor` / `t.html`)."""
+    cwd = tmp_path / "clone"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    folder = stored_home / "reports" / "synthetic-120"
     async with app().run_test(size=(80, 24)) as pilot:
         await pilot.press("6")
         field = pilot.app.query_one("#report-dir", Input)
-        assert field.value == str(tmp_path / "kit-report")  # a full path, seen before it writes
+        assert field.value == str(folder)  # a full path, seen before it writes
         await pilot.press("e")
         await pilot.pause()
-        said = [n.message for n in pilot.app._notifications]
-        assert f"wrote {tmp_path / 'kit-report' / 'report.html'}" in said, said
-        assert (tmp_path / "kit-report" / "report.html").exists()
+        assert (folder / "report.html").exists() and list(cwd.iterdir()) == []
+        said = text(pilot.app.query_one("#report-said"))
+        path = str(folder / "report.html")
+        assert said.replace("\n", "").endswith(path), said
+        lines = said.splitlines()[1:]
+        assert all(ln.endswith("/") for ln in lines[:-1]) and max(map(len, lines)) <= 78, lines
+        # the field is still the user's to change: the next report goes where it says
+        field.value = str(tmp_path / "elsewhere")
+        await pilot.press("4", "6")  # a tab switch keeps what was typed
+        assert field.value == str(tmp_path / "elsewhere")
+        await pilot.click("#export")
+        await pilot.pause()
+        assert (tmp_path / "elsewhere" / "report.html").exists()
 
 
 async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_colour(stored_home):
@@ -191,6 +244,42 @@ async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_
         on = factors.get_component_rich_style("selection-list--button-selected")
         assert off.color == off.bgcolor  # an empty box
         assert on.color != on.bgcolor and on.bold  # a bold mark
+
+
+async def test_ticked_and_unticked_factors_differ_as_characters(stored_home):
+    """tmux capture-pane showed `▐X▌` for every factor: ticked or not told by colour only."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+
+        def box(factor):
+            line = next(ln for ln in screen_text(pilot).splitlines() if f" {factor} " in ln + " ")
+            return line[line.index("▐"):line.index("▐") + 3]
+
+        assert box("repeat") == "▐X▌" and box("threads") == "▐ ▌"  # ticked by default, or not
+        factors = pilot.app.query_one("#factors", SelectionList)
+        factors.highlighted = [s.value for s in factors._options].index("threads")
+        await pilot.press("space")
+        await pilot.pause()
+        assert "threads" in factors.selected and box("threads") == "▐X▌"
+
+
+async def test_the_highlighted_factor_stays_in_sight_when_its_description_grows(stored_home):
+    """At 80x24 a 5-line description shrinks the list, and the highlighted factor (perturb) was
+    scrolled off it while its description showed."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        values = [s.value for s in factors._options]
+        for key in ("down", "up"):  # to the last factor, then back to the first
+            for _ in values:
+                await pilot.press(key)
+                await pilot.pause()
+                box = factors.content_region
+                shown = [ln[box.x:box.right]
+                         for ln in screen_text(pilot).splitlines()[box.y:box.bottom]]
+                name = values[factors.highlighted]
+                assert any(f" {name}" in ln for ln in shown), (name, shown)
 
 
 async def test_the_setup_line_calls_only_the_reference_stack_the_reference(stored_home):
@@ -266,6 +355,49 @@ async def test_returning_to_the_budget_keeps_its_columns(stored_home):
         assert [c.get_render_width(table) for c in table.columns.values()] == first
 
 
+def cut_cells(table) -> list:
+    """(column, width, longest cell) for every column of a DataTable narrower than its longest
+    cell, and every row whose first cell is not drawn whole on its rendered line."""
+    from rich.text import Text
+
+    def width(cell):
+        return (Text.from_markup(cell) if isinstance(cell, str) else Text(str(cell))).cell_len
+
+    cut = []
+    for i, col in enumerate(table.ordered_columns):
+        longest = max([col.label.cell_len] + [width(table.get_cell_at((r, i)))
+                                              for r in range(table.row_count)])
+        if col.get_render_width(table) - 2 * table.cell_padding < longest:
+            cut.append((str(col.label), col.get_render_width(table), longest))
+    for r in range(min(table.row_count, table.size.height - 1)):
+        first = str(table.get_cell_at((r, 0)))
+        if first not in table.render_line(r + 1).text:  # line 0: the header
+            cut.append((r, table.render_line(r + 1).text))
+    return cut
+
+
+async def test_budget_cells_are_never_cut_after_another_tab_nor_before_they_are_measured(
+        stored_home):
+    """After 6 then 4 at 80x24 a real terminal showed `thread`, `0.4` for 0.438: the tab was
+    painted before the table measured its new rows (Textual does that when idle, and keeps
+    what it drew). Cells are now measured as they are added."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "6", "4")
+        await pilot.pause()
+        table = pilot.app.query_one("#budget-table", DataTable)
+        assert table.row_count and cut_cells(table) == []
+        for _ in range(2):  # raw flips, then seed units
+            await pilot.press("u")
+            pilot.app.pane("budget").show()  # filled again and drawn at once, before any idle
+            assert cut_cells(table) == []
+        await pilot.press("enter")  # a factor's pairs: the same for its table
+        await pilot.pause()
+        assert cut_cells(pilot.app.query_one("#pairs", DataTable)) == []
+        await pilot.press("5", "s")  # the verdicts are filled the same way
+        await pilot.pause()
+        assert cut_cells(pilot.app.query_one("#verdicts-table", DataTable)) == []
+
+
 async def test_unavailable_choices_are_disabled_with_reasons():
     async with app().run_test(size=(100, 32)) as pilot:
         await pilot.press("2")
@@ -318,10 +450,13 @@ SCREENS = {"setup": [], "plan": ["2"], "run": ["3"], "budget": ["4"], "budget-pa
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("keys", SCREENS.values(), ids=SCREENS.keys())
-def test_screens(snap_compare, stored_home, keys, size, monkeypatch):
-    monkeypatch.chdir("/tmp")  # the Advice tab shows where `e` writes: the same on every machine
+def test_screens(snap_compare, stored_home, keys, size):
     async def settle(pilot):  # a slow first start must not photograph a half-drawn screen
         await pilot.app.workers.wait_for_complete()
+        # the Advice tab shows where `e` writes, under this test's own KIT_HOME: shown as one
+        # name, so the screen is the same on every machine
+        for field in pilot.app.query("#report-dir"):
+            field.value = field.value.replace(str(stored_home), "/kit-home")
         # A focused Input's cursor blinks every 0.5 s, so a slow machine would photograph it
         # hidden; without the blink it shows steadily once focused.
         for field in pilot.app.query(Input):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Input, Markdown
+from textual.widgets import Button, Input, Markdown, Static
 
 from ..core.numbers import fmt
 from .pane import Pane
@@ -27,23 +29,52 @@ def advice_markdown(a: dict) -> str:
     return "\n".join(lines)
 
 
+def break_at_slashes(path: str, width: int) -> str:
+    """``path`` on lines of at most ``width`` characters, broken after a `/` (a name longer
+    than a line is cut where it must): a wrapped path is never split mid-name."""
+    lines, line = [], ""
+    for part in path.replace("/", "/\0").split("\0"):
+        while len(part) > width:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(part[:width])
+            part = part[width:]
+        if len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "\n".join(lines + [line])
+
+
 class AdvicePane(Pane):
     MAIN = "#advice-scroll"
     BINDINGS = [Binding("e", "export", "Export report")]
+    _default_dir = ""  # the folder the field was last given by kit (not typed by the user)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="advice-scroll"):
             yield Markdown(id="advice-md")
         with Horizontal(classes="buttons"):
             # a full path: where `e` writes is seen before it writes
-            yield Input(str(Path.cwd() / "kit-report"),
-                        placeholder="folder for report.md and report.html", id="report-dir")
+            yield Input(placeholder="folder for report.md and report.html", id="report-dir")
             yield Button("Export report (e)", id="export")
+        yield Static(id="report-said")
+
+    def _default_folder(self, ds: str | None) -> str:
+        """kit's own folder for this dataset's report, never the current folder (a clone)."""
+        from ..core.paths import kit_home
+
+        name = (self.app.store.datasets().get(ds) or {}).get("name") if ds else None
+        return str(kit_home(writing=False) / "reports" / (name or self.app.dataset_name))
 
     def show(self) -> None:
         from ..analysis.advice import advise
 
         ds = self.app.dataset_hash()
+        field = self.query_one("#report-dir", Input)
+        if field.value in ("", self._default_dir):  # what the user typed there stays
+            self._default_dir = field.value = self._default_folder(ds)
         md = self.query_one("#advice-md", Markdown)
         if not ds:
             md.update("No runs yet: run a plan first (2, then r).")
@@ -58,6 +89,16 @@ class AdvicePane(Pane):
         if not ds:
             self.app.notify("nothing to report yet", severity="warning")
             return
-        folder = Path(self.query_one("#report-dir", Input).value.strip() or "kit-report")
-        out = write(self.app.store, ds, str(folder.expanduser().resolve()))
-        self.app.notify(f"wrote {Path(out['html']).resolve()}")
+        folder = self.query_one("#report-dir", Input).value.strip() or self._default_folder(ds)
+        if Path(folder) == Path(self._default_folder(ds)):
+            from ..core.paths import subdir
+
+            subdir("reports")  # kit's own folder: made here, whatever a writer asks of its parent
+        out = write(self.app.store, ds, str(Path(folder).expanduser().resolve()))
+        said = self.query_one("#report-said", Static)
+        # the whole path on lines of its own, broken only after a `/` (a toast split it
+        # mid-word: `repor` / `t.html`)
+        said.update(Text("wrote the report (report.html, report.md) to\n")
+                    + Text(break_at_slashes(str(Path(out["html"]).resolve()),
+                                            said.content_region.width or 76), style="bold"))
+        self.app.notify("report written: its path is under the Export button", timeout=4)

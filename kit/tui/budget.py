@@ -7,7 +7,7 @@ import math
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
@@ -17,6 +17,7 @@ from ..core.numbers import fmt
 from ..views.pairs import pair_cells
 from ..views.tables import factor_label, flips_cell, identical_cell, one_class_note, verdicts_cell
 from .bars import Bars
+from .grid import fill
 from .pane import Pane
 
 
@@ -48,7 +49,11 @@ class BudgetPane(Pane):
         yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="bars-scroll", can_focus=True):
             yield Bars(id="budget-bars")
-        yield PlotextPlot(id="amplify-plot")
+        # the curves view: the plot, or (no perturb runs) why there is none; plotext drops a
+        # title wider than its box, which left an empty box at 80x24
+        with Vertical(id="amplify-plot"):
+            yield Static(id="amplify-none")
+            yield PlotextPlot(id="amplify-curves")
         yield DataTable(id="pairs", cursor_type="row")
 
     def on_mount(self) -> None:
@@ -90,15 +95,17 @@ class BudgetPane(Pane):
         self.query_one("#budget-head", Static).update(head)
         t = self.query_one("#budget-table", DataTable)
         row = t.cursor_row
-        t.clear(columns=True)
         models = [m for m in ALL_MODELS if any(m in r.models for r in b["rows"])]
-        # "identical" counts pairs here (every stage bitwise equal); the pairs view counts stages
-        t.add_columns("factor", "pairs", "pairs identical", "emb diff", *models, "verdicts")
+        cells = []
         for r in b["rows"]:
             emb = r.emb_rel_seed_units if units else r.emb_rel_max
-            t.add_row(factor_label(r.factor, r.level), str(r.pairs), identical_cell(r),
-                      fmt(emb), *[flips_cell(r.models.get(m), units=units) for m in models],
-                      verdicts_cell(r), key=factor_label(r.factor, r.level))
+            cells.append([factor_label(r.factor, r.level), str(r.pairs),
+                          identical_cell(r), fmt(emb),
+                          *[flips_cell(r.models.get(m), units=units) for m in models],
+                          verdicts_cell(r)])
+        # "identical" counts pairs here (every stage bitwise equal); the pairs view counts stages
+        fill(t, ["factor", "pairs", "pairs identical", "emb diff", *models, "verdicts"], cells,
+             keys=[c[0] for c in cells])
         if b["rows"]:
             t.move_cursor(row=min(row, len(b["rows"]) - 1))
         vals, raw_units = flips_bars(b)
@@ -111,14 +118,18 @@ class BudgetPane(Pane):
     def _amplify(self, b: dict) -> None:
         from ..analysis.amplify import curves
 
-        plot = self.query_one("#amplify-plot", PlotextPlot)
+        plot = self.query_one("#amplify-curves", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
         drawn = curves(b["rows"])
         for m, c in drawn.items():
             plt.plot([math.log10(p["eps"]) for p in c], [p["flips_median"] for p in c], label=m)
-        plt.title("amplification: median flips against log10(eps)" if drawn else
-                  "no perturb runs yet: `kit run --factor perturb` measures these curves (a: back)")
+        plt.title("amplification: median flips against log10(eps)")
+        plot.display = bool(drawn)
+        none = self.query_one("#amplify-none", Static)
+        none.display = not drawn
+        none.update("no perturbation runs yet: `kit run --factor perturb` or the plan tab (2, tick "
+                    "perturb, r) measures these curves.\n\na: back to the table")
         plot.refresh()
 
     @on(DataTable.RowSelected, "#budget-table")
@@ -130,11 +141,8 @@ class BudgetPane(Pane):
         rows = [p for p in pair_details(self.app.store, self.app.dataset_hash(), factor)
                 if p["level"] == level]
         t = self.query_one("#pairs", DataTable)
-        t.clear(columns=True)
         head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
-        t.add_columns(*("stages identical" if h == "identical" else h for h in head))
-        for p in rows:
-            cells = pair_cells(p)
-            t.add_row(*(cells[h] for h in head))
+        fill(t, [("stages identical" if h == "identical" else h) for h in head],
+             [[pair_cells(p)[h] for h in head] for p in rows])
         t.display = True
         t.focus()

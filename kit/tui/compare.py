@@ -10,6 +10,7 @@ from textual.widgets import Button, DataTable, Input, Log, Static
 
 from ..core.errors import KitError
 from ..core.numbers import fmt
+from .grid import fill
 from .pane import Pane
 
 
@@ -30,6 +31,12 @@ class ComparePane(Pane):
                      "bundle's path and press enter.", id="compare-answer")
         yield DataTable(id="compare-table", zebra_stripes=True)
         yield Log(id="compare-env", highlight=False)
+
+    def focus_main(self) -> None:
+        # the field only while it is empty: with a path typed, the button holds the focus, so
+        # a digit switches tabs (in the field it would be typed) and enter compares
+        field = self.query_one("#bundle-path", Input)
+        (self.query_one("#compare") if field.value.strip() else field).focus()
 
     @on(Button.Pressed, "#compare")
     @on(Input.Submitted, "#bundle-path")
@@ -68,11 +75,9 @@ class ComparePane(Pane):
         rep = m.report
         answer.update(f"[b]{rep['bundle_host']['name']} vs {rep['this_host']['name']}:[/] {rep['answer']}")
         t = self.query_one("#compare-table", DataTable)
-        t.clear(columns=True)
-        t.add_columns("run (theirs vs here)", "stages identical", "emb diff", "flips")
-        for r in rep["per_run"]:
-            t.add_row(r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
-                      " ".join(f"{m}:{v}" for m, v in r["flips"].items()))
+        fill(t, ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
+             [[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
+               " ".join(f"{m}:{v}" for m, v in r["flips"].items())] for r in rep["per_run"]])
         log = self.query_one("#compare-env", Log)
         log.clear()
         log.write_line("What differs between the two machines (measured):")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import (Button, Input, Label, RadioButton, RadioSet, SelectionList, Static)
+from textual.strip import Strip
+from textual.widgets._toggle_button import ToggleButton  # its glyphs; not in textual.widgets
+from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
 from ..app import audit as au
@@ -26,6 +30,24 @@ def _field(label: str, value: str, id: str, placeholder: str = ""):
     with Horizontal(classes="field"):
         yield Label(label)
         yield Input(value, placeholder=placeholder, id=id)
+
+
+class Ticks(SelectionList):
+    """A SelectionList whose unticked boxes are empty (`▐ ▌`, ticked `▐X▌`): Textual draws an X
+    in both and tells them apart by colour only, which a monochrome or copied screen loses."""
+
+    def render_line(self, y: int) -> Strip:
+        line = super().render_line(y)
+        try:  # one line per factor: the list's own render_line counts the same way
+            selection = self.get_option_at_index(self.scroll_offset.y + y)
+        except OptionDoesNotExist:
+            return line
+        segments = list(line)
+        if (selection.value not in self.selected and len(segments) > 1
+                and segments[1].text == ToggleButton.BUTTON_INNER):
+            segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
+            return Strip(segments, line.cell_length)
+        return line
 
 
 class PlanPane(Pane):
@@ -54,7 +76,7 @@ class PlanPane(Pane):
         self._unavailable = {r["factor"] for r in rows if not r["available"]}
         with Horizontal():
             with Vertical(id="factor-column"):
-                yield SelectionList[str](
+                yield Ticks(
                     *[Selection(r["factor"] if r["available"]
                                 else f"[dim]{r['factor']} (not here)[/]",
                                 r["factor"], r["factor"] in ("repeat", "seed")) for r in rows],
@@ -101,6 +123,9 @@ class PlanPane(Pane):
     def describe(self, event: SelectionList.SelectionHighlighted) -> None:
         factor = event.selection.value
         self.query_one("#factor-help", Static).update(f"[b]{factor}[/]: {self._about[factor]}")
+        # a longer description shrinks the list beside it: once that is laid out, bring the
+        # highlighted factor back into view (perturb's 5 lines hid it at 80x24)
+        self.call_after_refresh(self.query_one("#factors", SelectionList).scroll_to_highlight)
 
     def selected_device(self) -> str | None:
         pressed = self.query_one("#device", RadioSet).pressed_button

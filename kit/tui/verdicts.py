@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from ..views.tables import VERDICT_HEAD, verdict_cells
+from .grid import fill
 from .pane import Pane
 
 
@@ -45,9 +46,7 @@ class VerdictsPane(Pane):
             return
         head.update(summary_line(h).replace("`kit homology` shows each.", "h: back to the run "
                                             "sets"))
-        t.add_columns(*HEAD)
-        for v in h.verdicts:
-            t.add_row(*cells(v))
+        fill(t, list(HEAD), [cells(v) for v in h.verdicts])
 
     def action_next_set(self) -> None:
         from ..analysis.verdicts import verdict_sets
@@ -75,7 +74,4 @@ class VerdictsPane(Pane):
                     "paired bootstrap, 2,000 resamples, 95% interval; a group: one reference run and "
                     "the runs that differ from it only in the set's factor")
         t = self.query_one("#verdicts-table", DataTable)
-        t.clear(columns=True)
-        t.add_columns(*VERDICT_HEAD)
-        for v in rep[self.current]:
-            t.add_row(*verdict_cells(v))
+        fill(t, list(VERDICT_HEAD), [list(verdict_cells(v)) for v in rep[self.current]])
