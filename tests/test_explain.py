@@ -1,0 +1,98 @@
+"""kit explain: cross-fed runs reproduce their source bit for bit; origin per stage, planted."""
+
+import pytest
+
+from kit.analysis.explain import explain_factor, feed_spec, feeds_needed, origins
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan
+from kit.runs.store import Store
+from kit.worker.pipeline import fed_stages
+
+
+def _stored(tiny, factor, **opts):
+    """A factor's first pair, run and stored (with its pair) on the tiny set."""
+    store = Store()
+    pair = plan(factor, tiny.sha256, PlanOptions(threads=(1,), **opts))[0]
+    run_all([pair.a, pair.b], tiny, store)
+    store.add_pairs([pair])
+    return store, pair
+
+
+def test_a_cross_fed_run_fed_its_own_inputs_reproduces_the_run_bit_for_bit(tiny, tmp_path,
+                                                                                 monkeypatch):
+    store = Store()
+    base = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    fed = [feed_spec(base, base, g) for g in ("tfidf", "svd", "models")]
+    run_all([base], tiny, store)
+    run_all(fed, tiny, store)
+    whole = store.run(base.run_id).stages
+    for f in fed:
+        stages = store.run(f.run_id).stages
+        assert set(stages) == set(fed_stages(f.feed))  # exactly the stages it reruns
+        assert {n: s.sha256 for n, s in stages.items()} == {n: whole[n].sha256 for n in stages}
+    # stored like any run: the same spec again runs nothing
+    assert run_all(fed, tiny, store, on_done=pytest.fail) == [f.run_id for f in fed]
+    _travels_in_bundles(store, [base.run_id] + [f.run_id for f in fed], tmp_path, monkeypatch)
+
+
+def _travels_in_bundles(store, ids, tmp_path, monkeypatch):
+    """Exported and imported like any run; a feed run whose stages are not its feed's is refused."""
+    import copy
+    import json
+
+    from kit.app.bundle import export, import_bundle, read
+    from kit.app.bundle_checks import check_document
+    from kit.core.errors import KitError
+
+    export(store, ids, tmp_path / "fed.kit", arrays=True)
+    doc = read(tmp_path / "fed.kit")
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "elsewhere"))  # another machine
+    other = Store()
+    assert import_bundle(other, tmp_path / "fed.kit")["added"] == len(ids)
+    assert {s.kind for s in other.specs().values()} == {"pipeline", "feed"}
+    fed = next(r for r in doc["runs"] if r["spec"].get("feed") == "svd")
+    for forge in ("tfidf.data", None):  # a stage it does not write; one it writes, gone
+        bad = copy.deepcopy(doc)
+        r = next(x for x in bad["runs"] if x["id"] == fed["id"])
+        if forge:
+            r["stages"][forge] = r["stages"]["svd_rand"]
+            r["blobs"][forge] = r["blobs"]["svd_rand"]
+        else:
+            del r["stages"]["knn"], r["blobs"]["knn"]
+        r["manifest"]["stages"] = r["stages"]
+        with pytest.raises(KitError, match="fed from svd on, but its stages"):
+            check_document(json.loads(json.dumps(bad)), "fed.kit")
+
+
+def test_precision_originates_at_tfidf_and_every_later_stage_inherits(tiny):
+    """float32 is a cast inside the TF-IDF stage: fed a's float64 TF-IDF, b's SVD and models
+    give a's bits (planted inherited), while b's TF-IDF on a's counts still differs."""
+    store, pair = _stored(tiny, "precision")
+    stored = store.pairs()
+    need = feeds_needed(store, stored)
+    assert sorted(s.feed for s in need) == ["models", "svd", "tfidf"]
+    run_all(need, tiny, store)
+    o = origins(store, pair.a.run_id, pair.b.run_id)
+    assert o["kmer"] == "identical" and o["tfidf"] == "originates"
+    assert o["svd_rand"] == o["svd_arpack"] == "inherited"
+    # whatever differs later differs only because the embedding did (a model may even agree)
+    assert {o[s] for s in o if s not in ("kmer", "tfidf")} <= {"inherited", "identical"}
+    e = explain_factor(store, tiny.sha256, "precision")["pairs"][0]
+    assert e.first_origin == "tfidf" and e.stages["lr"].flips is not None
+
+
+def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny):
+    """Another seed draws another SVD, k-means and seeded models (planted originating); the
+    neighbours and the logistic regression draw nothing: fed a's embedding, they are a's."""
+    store, pair = _stored(tiny, "seed", seeds=(0, 1))
+    need = feeds_needed(store, store.pairs())
+    assert sorted(s.feed for s in need) == ["models", "svd"]  # counts and TF-IDF agree
+    run_all(need, tiny, store)
+    o = origins(store, pair.a.run_id, pair.b.run_id)
+    assert o["tfidf"] == "identical" and o["svd_rand"] == "originates"
+    assert o["knn"] == o["lr"] == "inherited"
+    assert o["kmeans"] == o["rf"] == "originates"
+    e = explain_factor(store, tiny.sha256, "seed")["pairs"][0]
+    assert e.first_origin == "svd_rand"
+    assert e.curve.startswith("not an environment factor")  # seeds are not noise of a size
