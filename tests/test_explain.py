@@ -1,8 +1,14 @@
 """kit explain: cross-fed runs reproduce their source bit for bit; origin per stage, planted."""
 
+import json
+
 import pytest
 
-from kit.analysis.explain import explain_factor, feed_spec, feeds_needed, origins
+from kit.cli import main
+from kit.data.dataset import save_dataset
+from kit.analysis.explain import NO_CURVE, explain_factor, feed_spec, feeds_needed, origins
+from kit.views.explain import pair_text
+from test_amplify import row
 from kit.runs.executing.runner import run_all
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
@@ -79,16 +85,40 @@ def test_precision_originates_at_tfidf_and_every_later_stage_inherits(tiny):
     # whatever differs later differs only because the embedding did (a model may even agree)
     assert {o[s] for s in o if s not in ("kmer", "tfidf")} <= {"inherited", "identical"}
     e = explain_factor(store, tiny.sha256, "precision")["pairs"][0]
-    assert e.first_origin == "tfidf" and e.stages["lr"].flips is not None
+    assert e.first_origin == "tfidf" and e.curve == NO_CURVE
+    assert e.stages["lr"].flips is not None and e.stages["lr"].predicted_flips is None
+    # read on a perturbation curve: quiet noise, then noise that flips 40 logistic regressions
+    for flips, words in ((0, "about what noise gives"), (40, "less than noise of this size")):
+        curve = [row("perturb", f"{eps:.0e}", eps, {"lr": flips}) for eps in (1e-9, 1e-1)]
+        e = explain_factor(store, tiny.sha256, "precision", curve)["pairs"][0]
+        lr = e.stages["lr"]
+        assert e.curve is None and lr.predicted_flips == flips and lr.flips == 0
+        assert lr.reading.startswith(words)
+        assert words in pair_text(e) and e.stages["knn"].predicted_flips is None
 
 
-def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny):
+def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsys):
     """Another seed draws another SVD, k-means and seeded models (planted originating); the
     neighbours and the logistic regression draw nothing: fed a's embedding, they are a's."""
     store, pair = _stored(tiny, "seed", seeds=(0, 1))
     need = feeds_needed(store, store.pairs())
     assert sorted(s.feed for s in need) == ["models", "svd"]  # counts and TF-IDF agree
-    run_all(need, tiny, store)
+    save_dataset(tiny)  # `kit explain` reruns stages: it needs the proteins, not only the runs
+    assert main(["explain", "seed", "--json"]) == 0  # makes the cross-fed runs, then explains
+    got = json.loads(capsys.readouterr().out)
+    assert all(store.has_run(s.run_id) for s in need)
+    assert got["factor"] == "seed" and [p["b"] for p in got["pairs"]] == [pair.b.run_id]
+    st = got["pairs"][0]["stages"]
+    assert st["lr"]["origin"] == "inherited" and st["lr"]["changes_at"] == []
+    assert got["pairs"][0]["releases"] == [] and st["svd_rand"]["flips"] is None
+    assert main(["explain", "seed"]) == 0  # stored: nothing runs again
+    text = capsys.readouterr()
+    assert "starts at the randomized SVD" in text.out and "cross-fed run(s)" not in text.err
+    for args, words in ((["explain", "nosuch"], "unknown factor 'nosuch'"),
+                        (["explain", "threads"], "no pairs of factor 'threads'")):
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
     o = origins(store, pair.a.run_id, pair.b.run_id)
     assert o["tfidf"] == "identical" and o["svd_rand"] == "originates"
     assert o["knn"] == o["lr"] == "inherited"
