@@ -126,3 +126,17 @@ def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsy
     e = explain_factor(store, tiny.sha256, "seed")["pairs"][0]
     assert e.first_origin == "svd_rand"
     assert e.curve.startswith("not an environment factor")  # seeds are not noise of a size
+
+
+def test_the_release_scans_seam_reruns_the_stages_in_each_stack_on_a_s_arrays():
+    from collections import namedtuple
+
+    from kit.analysis.explain import rerun_in_stacks
+    from kit.core.spec import RunSpec
+
+    a = RunSpec(dataset="d" * 64, stack="np1-sk152", stack_id="s" * 64, dtype="float32")
+    Probe = namedtuple("Probe", "name identity")
+    got = rerun_in_stacks(a, [Probe("sk160", "1" * 64), Probe("sk170", "2" * 64)], ("models",))
+    assert [(s.stack, s.stack_id, s.kind, s.feed, s.input, s.dtype) for s in got] == [
+        ("sk160", "1" * 64, "feed", "models", a.run_id, "float32"),
+        ("sk170", "2" * 64, "feed", "models", a.run_id, "float32")]
