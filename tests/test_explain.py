@@ -25,6 +25,7 @@ def _stored(tiny, factor, **opts):
     return store, pair
 
 
+@pytest.mark.slow
 def test_a_cross_fed_run_fed_its_own_inputs_reproduces_the_run_bit_for_bit(tiny, tmp_path,
                                                                                  monkeypatch):
     store = Store()
@@ -71,6 +72,7 @@ def _travels_in_bundles(store, ids, tmp_path, monkeypatch):
             check_document(json.loads(json.dumps(bad)), "fed.kit")
 
 
+@pytest.mark.slow
 def test_precision_originates_at_tfidf_and_every_later_stage_inherits(tiny):
     """float32 is a cast inside the TF-IDF stage: fed a's float64 TF-IDF, b's SVD and models
     give a's bits (planted inherited), while b's TF-IDF on a's counts still differs."""
@@ -97,6 +99,7 @@ def test_precision_originates_at_tfidf_and_every_later_stage_inherits(tiny):
         assert words in pair_text(e) and e.stages["knn"].predicted_flips is None
 
 
+@pytest.mark.slow
 def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsys):
     """Another seed draws another SVD, k-means and seeded models (planted originating); the
     neighbours and the logistic regression draw nothing: fed a's embedding, they are a's."""
