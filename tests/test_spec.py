@@ -42,3 +42,28 @@ def test_fields_added_later_keep_the_ids_of_runs_stored_before_them():
     assert RunSpec.from_json(old).run_id == base().run_id
     with pytest.raises(ValueError, match="embedding must be one of"):
         base().with_(embedding="exact")
+
+
+def test_the_feed_field_keeps_every_existing_run_id():
+    """Ids computed by kit before `feed` existed (pipeline, perturb, torch, every later field)."""
+    b = base()
+    assert [s.run_id for s in (
+        b, b.with_(kind="perturb", input="a" * 64, perturb="noise:1e-07:0"),
+        b.with_(kind="torch", input="a" * 64, device="cuda"),
+        b.with_(embedding="arpack", process="fresh", threads=2, dtype="float32", seeds=seeds(3)))] \
+        == ["f297b89734d77376d264740ad6597542851b8302bdd1f091e5e2581404caabc0",
+            "0c8d5dad24415f62ccb4bd38b9c9ade0538afa54febb0f6e02c89582a7ec42b0",
+            "b4aa1ace108fa73ba9892d05aeef5f84017586968e9f09f5c215225141338254",
+            "b272b2f37123b2db0462bbd6bb88e0422d05f1c1d76d3cdf2561c11a0295d892"]
+    assert "feed" not in b.to_json()
+
+
+def test_a_feed_run_names_its_input_and_first_stage():
+    fed = base().with_(kind="feed", input="a" * 64, feed="svd")
+    assert RunSpec.from_json(fed.to_json()) == fed and '"feed":"svd"' in fed.to_json()
+    assert len({fed.with_(feed=f).run_id for f in ("tfidf", "svd", "models")}) == 3
+    for bad in ({"feed": "kmer"}, {"feed": ""}, {"input": ""}):
+        with pytest.raises(ValueError):
+            fed.with_(**bad)
+    with pytest.raises(ValueError, match="a feed run, and only one"):
+        base().with_(feed="svd")

@@ -68,12 +68,23 @@ def predict(curve: list, emb_rel: float | None) -> float | None:
     return pts[-1][1]
 
 
+def reading(observed: float, predicted: float) -> str:
+    """"magnitude" when ``observed`` flips are within what noise of the same size gives
+    (``predicted``, or both at most one), "something else" when far more (a changed algorithm,
+    not noise), "less" when far fewer."""
+    if observed == predicted or (observed <= 1 and predicted <= 1):
+        return "magnitude"
+    if observed > 2 * predicted + 1:
+        return "something else"
+    if observed < predicted / 2 - 1:
+        return "less"
+    return "magnitude"
+
+
 def explain(rows: list) -> dict:
     """For each environment factor: predicted flips from its embedding difference, vs observed.
 
-    ``verdict`` per model: "magnitude" when observed flips are within the predicted range (or
-    both zero), "something else" when it flipped more than its magnitude explains (a changed
-    algorithm, not noise), "less" when fewer.
+    ``verdict`` per model: ``reading`` of its observed flips beside the predicted ones.
     """
     cs = curves(rows)
     if not cs:
@@ -92,15 +103,7 @@ def explain(rows: list) -> dict:
             if pred is None:
                 continue
             obs = d.flips_median
-            if obs == pred or (obs <= 1 and pred <= 1):
-                verdict = "magnitude"
-            elif obs > 2 * pred + 1:
-                verdict = "something else"
-            elif obs < pred / 2 - 1:
-                verdict = "less"
-            else:
-                verdict = "magnitude"
-            per[m] = {"predicted": pred, "observed": obs, "verdict": verdict}
+            per[m] = {"predicted": pred, "observed": obs, "verdict": reading(obs, pred)}
         out[name] = {"emb_rel": r.emb_rel_max, "models": per}
     return out
 

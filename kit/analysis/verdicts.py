@@ -156,6 +156,8 @@ def run_label(spec: RunSpec, stack: bool = True) -> str:
     parts = ([spec.stack] if stack else []) + [f"{spec.threads}t", f"seed {seed}"]
     if spec.kind == "perturb":
         parts.append(f"perturbed {spec.perturb}")
+    elif spec.kind == "feed":
+        parts.append(f"{spec.feed} on fed from {spec.input[:12]}")
     elif spec.kind == "torch":
         parts.insert(0, "torch MLP:")
         parts += [spec.device] + (["deterministic"] if spec.deterministic else [])

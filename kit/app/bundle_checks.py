@@ -18,7 +18,7 @@ import numpy as np
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..runs.store.blobs import blob_key
-from ..worker.pipeline import MODELS
+from ..worker.pipeline import MODELS, fed_stages
 
 FORMAT = "kit-bundle/1"
 NPY_HEADER = 4096            # a .npy header is at most this long
@@ -134,6 +134,9 @@ def _check_run(r: dict, path) -> None:
         raise KitError(f"{name} has a malformed spec ({e})") from e
     if spec.run_id != r["id"]:
         raise KitError(f"{name}'s id does not match its spec")
+    if spec.kind == "feed" and set(r["stages"]) != set(fed_stages(spec.feed)):
+        raise KitError(f"{name} is a run fed from {spec.feed} on, but its stages are not the ones "
+                       f"such a run writes ({', '.join(fed_stages(spec.feed))})")
     why = _manifest_problem(r["manifest"], r["stages"])
     if why:
         raise KitError(f"{name}: its manifest {why}; the bundle was not written by `kit export`")

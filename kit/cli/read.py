@@ -53,7 +53,8 @@ def add(sub) -> None:
 
     p = sub.add_parser("runs", help="list stored runs")
     dataset_args(p)
-    p.add_argument("--kind", choices=("pipeline", "torch", "perturb"), help="only runs of this kind")
+    p.add_argument("--kind", choices=("pipeline", "torch", "perturb", "feed"),
+                   help="only runs of this kind (feed: the cross-fed runs of `kit explain`)")
     p.add_argument("--stack", help="only runs in this stack")
     p.add_argument("--factor", type=factors, help="only runs in pairs of these factors")
     p.add_argument("--json", action="store_true")

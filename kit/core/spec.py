@@ -6,16 +6,16 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 
-from ..worker.pipeline import SEED_NAMES
+from ..worker.pipeline import FEEDS, SEED_NAMES
 from ..worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 
 DTYPES = ("float64", "float32")
-KINDS = ("pipeline", "torch", "perturb")
+KINDS = ("pipeline", "torch", "perturb", "feed")
 DEVICES = ("cpu", "mps", "cuda")
 EMBEDDINGS = ("randomized", "arpack")
 # fields added after runs were first stored: left out of the id at their default, so that every
 # run stored before them keeps its id (and a bundle from an older kit still verifies)
-_LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1}
+_LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1, "feed": ""}
 PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
 
 
@@ -46,8 +46,8 @@ class RunSpec:
     seeds: tuple = field(default_factory=seeds)  # ((name, value), ...) in SEED_NAMES order
     env: tuple = ()              # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
     replicate: int = 0           # repeats of an otherwise identical run (the null experiment)
-    kind: str = "pipeline"       # "pipeline" (every stage) or "torch" (the PyTorch MLP alone)
-    input: str = ""              # torch: the run whose randomized embedding it trains on
+    kind: str = "pipeline"       # "pipeline" (every stage), "torch" (the PyTorch MLP alone), ...
+    input: str = ""              # torch, perturb, feed: the run whose stored arrays it starts from
     device: str = "cpu"          # torch: cpu | mps | cuda
     deterministic: bool = False  # torch: torch.use_deterministic_algorithms
     host: str = ""               # the machine that ran it (kit.core.hosts): the same spec elsewhere is another run
@@ -58,6 +58,7 @@ class RunSpec:
     # records: a permutation of them, in the dataset's stored order, from
     # numpy.random.default_rng(s), then the dataset's cut (n_train train, the rest test)
     split: int = -1
+    feed: str = ""               # feed: the first stage rerun, on input's stored arrays (FEEDS)
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -66,7 +67,7 @@ class RunSpec:
             raise ValueError("threads and svd_iters must be positive")
         if self.kind not in KINDS or self.device not in DEVICES:
             raise ValueError(f"kind must be one of {KINDS} and device one of {DEVICES}")
-        if self.kind in ("torch", "perturb") and not self.input:
+        if self.kind in ("torch", "perturb", "feed") and not self.input:
             raise ValueError(f"a {self.kind} run names the run whose embedding it trains on (input)")
         if self.embedding not in EMBEDDINGS:
             raise ValueError(f"embedding must be one of {EMBEDDINGS}, not {self.embedding!r}")
@@ -79,6 +80,9 @@ class RunSpec:
                              "trains on its input's split")
         if self.kind == "perturb" and not self.perturb:
             raise ValueError("a perturb run says which perturbation (noise:EPS:DRAW or float32)")
+        if (self.kind == "feed") != bool(self.feed) or (self.feed and self.feed not in FEEDS):
+            raise ValueError(f"a feed run, and only one, names its first stage rerun, one of "
+                             f"{tuple(FEEDS)} (not {self.feed!r})")
 
     def to_json(self) -> str:
         d = asdict(self)
@@ -104,6 +108,7 @@ class RunSpec:
                            "seeds": self.seed_dict, "threads": self.threads,
                            "device": self.device, "deterministic": self.deterministic,
                            "perturb": self.perturb, "embedding": self.embedding,
+                           "feed": self.feed,
                            **({"split": self.split} if self.split >= 0 else {})})
 
     @classmethod

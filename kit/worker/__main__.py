@@ -106,6 +106,17 @@ def run_one(spec_path, dataset_path, out, input_path=None):
             raise _Usage("a perturb run needs --input EMBEDDING.npy")
         arrays, timings = run_perturbed(np.load(input_path), data["labels"], data["n_train"],
                                         spec["seeds"], spec["perturb"], jobs=spec["threads"])
+    elif spec.get("kind") == "feed":
+        from .pipeline import FEEDS, run_fed
+
+        if not input_path:
+            raise _Usage("a feed run needs --input ARRAYS.npz")
+        with np.load(input_path, allow_pickle=False) as got:
+            inputs = {k: got[k] for k in FEEDS[spec["feed"]]}
+        arrays, timings = run_fed(
+            inputs, data["labels"], data["n_train"], spec["feed"], dtype=spec["dtype"],
+            svd_iters=spec["svd_iters"], seeds=spec["seeds"],
+            embedding=spec.get("embedding", "randomized"), jobs=spec["threads"])
     else:
         from .pipeline import resplit, run_pipeline
 
@@ -175,7 +186,8 @@ def main(argv=None):
     ap.add_argument("--spec", help="run specification (JSON)")
     ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")
     ap.add_argument("--out", help="empty directory for stage arrays + manifest")
-    ap.add_argument("--input", help="embedding (.npy) for the torch stage or a perturbation")
+    ap.add_argument("--input", help="embedding (.npy) for the torch stage or a perturbation; "
+                    "a feed run's input arrays (.npz)")
     ap.add_argument("--fingerprint", action="store_true",
                     help="print this interpreter's environment fingerprint (JSON) and exit")
     ap.add_argument("--serve", action="store_true",

@@ -142,10 +142,65 @@ def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None
     if embedding not in ("randomized", "arpack"):
         raise ValueError("unknown embedding %r" % embedding)
     D = Ea if embedding == "arpack" else E
+    _models(D, y, n_train, seeds, out, timed, jobs)
+    return out, timings
+
+
+def _models(D, y, n_train, seeds, out, timed, jobs):
+    """k-means, the neighbours and the four classifiers, all on the embedding ``D``."""
     lab, inertia = timed("kmeans", kmeans, D, seeds["kmeans"])
     out.update({"kmeans": lab, "kmeans.inertia": inertia})
     out["knn"] = timed("knn", nearest_neighbours, D)
     classify(D, y, n_train, seeds, out, timed, jobs)
+
+
+# A cross-fed ("feed") run reruns the stages from one on, its first stage's inputs taken from
+# another run's stored arrays: {first stage rerun: the stored arrays it starts from}
+# ("models" starts from the embedding the spec's models use: svd_rand or svd_arpack).
+FEEDS = {"tfidf": ("kmer.data", "kmer.indices", "kmer.indptr"),
+         "svd": ("tfidf.data", "tfidf.indices", "tfidf.indptr"),
+         "models": ("embedding",)}
+# every stored array of a pipeline run, in pipeline order
+STAGE_ARRAYS = ("kmer.data", "kmer.indices", "kmer.indptr", "tfidf.data", "tfidf.indices",
+                "tfidf.indptr", "svd_rand", "svd_rand.sv", "svd_arpack", "svd_arpack.sv",
+                "kmeans", "kmeans.inertia", "knn", *MODELS, "y_test")
+_FIRST_WRITTEN = {"tfidf": "tfidf.data", "svd": "svd_rand", "models": "kmeans"}
+
+
+def fed_stages(feed):
+    """The arrays a feed run from ``feed`` on writes: every stage from there to the end."""
+    return STAGE_ARRAYS[STAGE_ARRAYS.index(_FIRST_WRITTEN[feed]):]
+
+
+def run_fed(inputs, labels, n_train, feed, dtype="float64", svd_iters=5, seeds=None,
+            embedding="randomized", jobs=1):
+    """Run the stages from ``feed`` on, exactly as run_pipeline runs them, on ``inputs``
+    ({stored array name: ndarray}, FEEDS[feed]) instead of the arrays the earlier stages would
+    make; returns ({stage: ndarray}, {stage: (wall_s, cpu_s)}). Fed a run's own arrays, it
+    reproduces that run's later stages bit for bit."""
+    if feed not in FEEDS:
+        raise ValueError("unknown feed %r" % feed)
+    seeds = dict.fromkeys(SEED_NAMES, 0) if seeds is None else dict(seeds)
+    y = np.asarray(labels, dtype=np.int64)
+    n = len(y)
+    out, timings = {}, {}
+    timed = _timer(timings)
+    if feed == "models":
+        _models(inputs["embedding"], y, n_train, seeds, out, timed, jobs)
+        return out, timings
+    if feed == "tfidf":
+        C = sp.csr_matrix((inputs["kmer.data"], inputs["kmer.indices"], inputs["kmer.indptr"]),
+                          shape=(n, 20 ** K))
+        X = timed("tfidf", tfidf, C, np.dtype(dtype))
+        out.update({"tfidf.data": X.data, "tfidf.indices": X.indices, "tfidf.indptr": X.indptr})
+    else:
+        X = sp.csr_matrix((inputs["tfidf.data"], inputs["tfidf.indices"], inputs["tfidf.indptr"]),
+                          shape=(n, 20 ** K))
+    E, sv = timed("svd_rand", truncated_svd, X, "randomized", seeds["svd"], svd_iters)
+    out.update({"svd_rand": E, "svd_rand.sv": sv})
+    Ea, sva = timed("svd_arpack", truncated_svd, X, "arpack", seeds["svd"])
+    out.update({"svd_arpack": Ea, "svd_arpack.sv": sva})
+    _models(Ea if embedding == "arpack" else E, y, n_train, seeds, out, timed, jobs)
     return out, timings
 
 

@@ -46,9 +46,9 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     out = folder / "out"
     out.mkdir()
     extra = []
-    if spec.kind in ("torch", "perturb"):  # the fixed embedding it trains on
+    if spec.kind in ("torch", "perturb", "feed"):  # the fixed arrays it starts from
         if input_npy is None:
-            raise KitError(f"a {spec.kind} run needs the embedding of run {spec.input[:12]}")
+            raise KitError(f"a {spec.kind} run needs the stored arrays of run {spec.input[:12]}")
         (folder / "input.npy").write_bytes(input_npy)
         extra = ["--input", str(folder / "input.npy")]
     manifest_file = out / "manifest.json"

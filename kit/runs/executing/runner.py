@@ -29,6 +29,7 @@ from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path
 from ...envs.kinds import stack_kind
 from ...envs.launch import terminate_workers
+from ...worker.pipeline import FEEDS
 from .attempt import attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
 from ..store import Store
@@ -138,10 +139,16 @@ def _wait_for_claim(store: Store, run_id: str, should_stop) -> bool:
 
 
 def _input(spec: RunSpec, store: Store) -> bytes | None:
-    """The stored embedding a torch or perturb run trains on, as .npy bytes."""
+    """The stored embedding a torch or perturb run trains on, as .npy bytes; the stored arrays
+    a feed run starts from, as .npz bytes (one member per array, no pickles)."""
+    buf = io.BytesIO()
+    if spec.kind == "feed":
+        used = "svd_arpack" if spec.embedding == "arpack" else "svd_rand"
+        np.savez(buf, **{name: store.array(spec.input, used if name == "embedding" else name)
+                         for name in FEEDS[spec.feed]})
+        return buf.getvalue()
     if spec.kind not in ("torch", "perturb"):
         return None
-    buf = io.BytesIO()
     np.save(buf, store.array(spec.input, "svd_rand"))
     return buf.getvalue()
 

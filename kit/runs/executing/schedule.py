@@ -11,7 +11,7 @@ from statistics import median
 from ...core.processes import cores
 
 AUTO = "auto"
-_KIND_WEIGHT = {"pipeline": 3, "perturb": 2, "torch": 1}  # no history: a pipeline is longest
+_KIND_WEIGHT = {"pipeline": 3, "feed": 2, "perturb": 2, "torch": 1}  # no history: a pipeline is longest
 
 
 def at_once(specs, jobs) -> int:

@@ -183,11 +183,11 @@ class Store(Caches):
         return {i: RunSpec.from_json(s) for i, s in self.db.execute(q, args)}
 
     def kinds(self, dataset: str | None = None) -> dict:
-        """{run id: kind} (pipeline, torch or perturb)."""
+        """{run id: kind} (pipeline, torch, perturb or feed)."""
         return {i: s.kind for i, s in self.specs(dataset).items()}
 
     def runs_trained_on(self, run_ids) -> set:
-        """The torch and perturbed runs whose input embedding is one of ``run_ids``."""
+        """The torch, perturbed and cross-fed runs whose input is one of ``run_ids``."""
         ids = set(run_ids)
         return {i for i, s in self.specs().items() if s.input in ids}
 

@@ -1,0 +1,167 @@
+"""Explain: where each stage's difference in a pair starts, found by cross-feeding stored runs.
+
+A stage of pair (a, b) that differs is ``inherited`` when b's stack and settings, fed a's
+upstream arrays (a feed run), give a's output bit for bit: it differs only because its inputs
+did; otherwise it ``originates``. The cross-fed runs are ordinary runs (kind "feed"), planned
+here and made by the runner; everything below reads them from the store, like a budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core import factors
+from ..core.hosts import host_id
+from ..core.spec import RunSpec
+from ..runs.store import Store
+from ..worker.pipeline import MODELS
+from . import amplify
+from .compare import STAGES, compare_runs, has_arrays
+
+# display stages, in pipeline order, and the feed run that reruns each on a's inputs
+# (one feed per group: the stages of a group all start from the same stored arrays)
+ORDER = ("kmer", "tfidf", "svd_rand", "svd_arpack", "kmeans", "knn", *MODELS)
+GROUP = {"tfidf": "tfidf", "svd_rand": "svd", "svd_arpack": "svd", "kmeans": "models",
+         "knn": "models", **{m: "models" for m in MODELS}}
+READINGS = {"magnitude": "about what noise gives",
+            "something else": "more than noise of this size would give",
+            "less": "less than noise of this size would give"}
+NO_CURVE = "no curve: run kit run --factor perturb"
+
+
+@dataclass(frozen=True)
+class StageOrigin:
+    """One stage of one pair: where its difference comes from, and its flips beside noise's."""
+    origin: str                      # identical | inherited | originates | not measured
+    changes_at: tuple = ()           # releases at which it changes (the release scan; none yet)
+    flips: int | None = None         # a model's observed flips between a and b
+    predicted_flips: float | None = None  # what noise of the embedding change's size gives
+    reading: str | None = None       # READINGS' words for flips beside predicted_flips
+
+    def to_json(self) -> dict:
+        return {"origin": self.origin, "changes_at": list(self.changes_at), "flips": self.flips,
+                "predicted_flips": self.predicted_flips, "reading": self.reading}
+
+
+@dataclass(frozen=True)
+class PairExplanation:
+    a: str
+    b: str
+    label: str
+    level: str
+    stages: dict = field(default_factory=dict)  # {display stage: StageOrigin}
+    first_origin: str | None = None  # the first stage, in pipeline order, that originates
+    emb_rel: float | None = None     # the relative change of the embedding the models used
+    curve: str | None = None         # why no noise reading (NO_CURVE, not an environment factor)
+    releases: tuple = ()             # the releases scanned between a and b (none yet)
+
+    def to_json(self) -> dict:
+        return {"a": self.a, "b": self.b, "label": self.label, "level": self.level,
+                "releases": list(self.releases), "first_origin": self.first_origin,
+                "emb_rel": self.emb_rel, "curve": self.curve,
+                "stages": {s: o.to_json() for s, o in self.stages.items()}}
+
+
+def feed_spec(a: RunSpec, b: RunSpec, group: str) -> RunSpec:
+    """b's stages from ``group`` on, in b's stack and settings, on a's stored arrays."""
+    return b.with_(kind="feed", input=a.run_id, feed=group)
+
+
+def rerun_in_stacks(a: RunSpec, stacks: list, groups: tuple) -> list:
+    """Feed runs of ``groups`` in each stack (objects with ``name`` and ``identity``: a release
+    scan's probe stacks), all on a's upstream arrays, so each stage's change is its own."""
+    return [feed_spec(a, a.with_(stack=st.name, stack_id=st.identity), g)
+            for st in stacks for g in groups]
+
+
+def unexplainable(store: Store, a: str, b: str) -> str | None:
+    """Why a stored pair cannot be cross-fed here (None: it can)."""
+    ra, rb = store.run(a), store.run(b)
+    if ra.spec.kind != "pipeline" or rb.spec.kind != "pipeline":
+        return f"its runs are {ra.spec.kind} and {rb.spec.kind} runs; only whole pipeline runs " \
+               "are cross-fed"
+    if rb.spec.host != host_id():
+        return "its b run was made on another machine: cross-feeding reruns b's stack here"
+    if not has_arrays(store, a):
+        return "a's arrays are not here (a bundle exported without --arrays)"
+    return None
+
+
+def _differing(store: Store, a: str, b: str) -> list:
+    c = compare_runs(store, a, b)
+    return [s for s in ORDER if s in c.identical and not c.identical[s]]
+
+
+def feeds_needed(store: Store, pairs: list) -> list:
+    """The feed specs that explain ``pairs`` (StoredPair): one per differing stage group."""
+    out = []
+    for p in pairs:
+        if unexplainable(store, p.a, p.b):
+            continue
+        a, b = store.run(p.a).spec, store.run(p.b).spec
+        groups = dict.fromkeys(GROUP[s] for s in _differing(store, p.a, p.b) if s in GROUP)
+        out += [feed_spec(a, b, g) for g in groups]
+    return list({s.run_id: s for s in out}.values())
+
+
+def _same(store: Store, x: str, y: str, stage: str) -> bool:
+    sx, sy = store.run(x).stages, store.run(y).stages
+    return all(n in sx and n in sy and sx[n].sha256 == sy[n].sha256 and sx[n].dtype == sy[n].dtype
+               for n in STAGES[stage])
+
+
+def origins(store: Store, a: str, b: str) -> dict:
+    """{display stage: identical | inherited | originates | not measured} of a stored pair."""
+    ra, rb = store.run(a), store.run(b)
+    c = compare_runs(store, a, b)
+    out = {}
+    for s in ORDER:
+        if s not in c.identical:
+            continue
+        if c.identical[s]:
+            out[s] = "identical"
+        elif s not in GROUP:  # the k-mer counts start from the sequences alone
+            out[s] = "originates"
+        else:
+            fed = feed_spec(ra.spec, rb.spec, GROUP[s]).run_id
+            out[s] = ("not measured" if not store.has_run(fed)
+                      else "inherited" if _same(store, fed, a, s) else "originates")
+    return out
+
+
+def explain_pair(store: Store, pair, curves: dict | None) -> PairExplanation:
+    """One stored pair: each stage's origin, and (an environment factor, with a perturbation
+    curve) each model's observed flips beside what noise of the embedding change gives."""
+    c = compare_runs(store, pair.a, pair.b)
+    used = c.used
+    emb_rel = used.rel_fro if used is not None else None
+    f = factors.get(pair.factor)
+    curve = None
+    if not (f and f.environmental):
+        curve = "not an environment factor: noise of its size does not describe it"
+    elif not curves:
+        curve = NO_CURVE
+    stages = {}
+    for s, origin in origins(store, pair.a, pair.b).items():
+        d = c.models.get(s)
+        pred = amplify.predict(curves.get(s, []), emb_rel) if curve is None and d else None
+        stages[s] = StageOrigin(origin, flips=d.flips if d else None, predicted_flips=pred,
+                                reading=READINGS[amplify.reading(d.flips, pred)]
+                                if pred is not None else None)
+    first = next((s for s, o in stages.items() if o.origin == "originates"), None)
+    return PairExplanation(pair.a, pair.b, pair.label, pair.level, stages, first, emb_rel, curve)
+
+
+def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = None) -> dict:
+    """{"factor", "pairs": [PairExplanation], "skipped": [(label, why)]} of a factor's stored
+    pairs on ``dataset``; ``rows`` are the budget's rows (their perturbation curves)."""
+    curves = amplify.curves(rows or [])
+    pairs = [p for p in store.pairs(dataset) if p.factor == factor]
+    out, skipped = [], []
+    for p in pairs:
+        why = unexplainable(store, p.a, p.b)
+        if why:
+            skipped.append((p.label, why))
+        else:
+            out.append(explain_pair(store, p, curves))
+    return {"factor": factor, "pairs": out, "skipped": skipped}

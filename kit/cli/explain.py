@@ -1,0 +1,52 @@
+"""`kit explain FACTOR`: where each of a factor's differences starts, stage by stage."""
+
+from __future__ import annotations
+
+from .common import confirm, dataset_args, print_json, say_stacks, select
+
+
+def add(sub) -> None:
+    p = sub.add_parser("explain", help="where each difference of a factor starts: which stage "
+                       "originates it, which only inherit it, and whether it acts like noise")
+    p.add_argument("factor", help="a factor whose pairs are stored (kit run --factor FACTOR)")
+    dataset_args(p)
+    p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_explain)
+
+
+def _cmd_explain(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from ..app.explain import explanation, plan_explain, run_explain
+    from ..runs.store import Store
+    from ..views.explain import explain_text
+
+    err = Console(stderr=True)
+    store = Store()
+    sel = select(args, store)
+    plan = plan_explain(store, args.factor, sel)
+
+    def ask(stacks):
+        say_stacks(err, "Cross-feeding", stacks)
+        if not args.yes:
+            confirm(err, "Build them now?", "Not without a terminal to ask: add --yes to build "
+                    "them (or build them first: kit stacks build NAME ...).")
+        return True
+
+    if plan.feeds:
+        err.print(f"{len(plan.feeds)} cross-fed run(s) to make ({plan.stored} stored)")
+    with Progress(TextColumn("[bold]cross-fed runs"), BarColumn(), MofNCompleteColumn(),
+                  console=err, disable=not plan.feeds) as bar:
+        task = bar.add_task("runs", total=len(plan.feeds))
+        left = run_explain(plan, store, confirm=ask, log=err.print,
+                           on_done=lambda spec: bar.advance(task))
+    result = explanation(store, args.factor, sel)
+    if args.json:
+        print_json({"factor": result["factor"], "pairs": [e.to_json() for e in result["pairs"]],
+                    "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],
+                    "not_run": left})
+    else:
+        print(explain_text(result, left))
+    return 0

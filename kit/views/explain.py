@@ -1,0 +1,64 @@
+"""`kit explain`'s text: one short paragraph per pair, in words a biologist can read."""
+
+from __future__ import annotations
+
+from ..core.numbers import fmt
+from .fit import para
+
+_NAMES = {"kmer": "the 3-mer counts", "tfidf": "TF-IDF", "svd_rand": "the randomized SVD",
+          "svd_arpack": "the ARPACK SVD", "kmeans": "k-means", "knn": "the neighbours",
+          "lr": "logistic regression", "mlp": "the MLP", "hgb": "boosting", "rf": "the forest"}
+RELEASES = ("Releases in between are not scanned yet (the release scan is to come): "
+            "`releases` and `changes_at` are empty.")
+
+
+def _names(stages) -> str:
+    names = [_NAMES.get(s, s) for s in stages]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def pair_text(e) -> str:
+    """One pair's paragraph: where its difference starts, what inherits it, and its flips beside
+    those noise of the embedding change's size gives."""
+    by = {}
+    for s, o in e.stages.items():
+        by.setdefault(o.origin, []).append(s)
+    head = f"{e.label} (run {e.a[:12]} -> {e.b[:12]}): "
+    if set(by) <= {"identical"}:
+        return head + "identical at every stage; nothing to explain."
+    parts = []
+    if e.first_origin:
+        parts.append(f"the difference starts at {_NAMES.get(e.first_origin, e.first_origin)}, "
+                     "which still differs on identical inputs")
+    also = [s for s in by.get("originates", []) if s != e.first_origin]
+    if also:
+        parts.append(f"{_names(also)} also change{'s' if len(also) == 1 else ''} on their own")
+    if by.get("inherited"):
+        parts.append(f"{_names(by['inherited'])} differ{'s' if len(by['inherited']) == 1 else ''}"
+                     " only because their inputs did")
+    if by.get("not measured"):
+        parts.append(f"{_names(by['not measured'])}: not measured (their cross-fed run is missing)")
+    if by.get("identical"):
+        parts.append(f"{_names(by['identical'])} agree{'s' if len(by['identical']) == 1 else ''}")
+    text = head + "; ".join(parts) + "."
+    models = [(s, o) for s, o in e.stages.items() if o.flips is not None]
+    if e.emb_rel is not None and models:
+        if e.curve:
+            text += f" The embedding moved by {fmt(e.emb_rel)} ({e.curve})."
+        else:
+            text += f" The embedding moved by {fmt(e.emb_rel)}; " + "; ".join(
+                f"{_NAMES[s]} {o.flips} flip{'s' if o.flips != 1 else ''} "
+                f"(noise of that size: {fmt(o.predicted_flips)}, {o.reading})" for s, o in models
+                if o.predicted_flips is not None) + "."
+    return text
+
+
+def explain_text(result: dict, skipped_runs: list = ()) -> str:
+    out = [f"Explaining {result['factor']}: where each difference starts (cross-fed runs)", ""]
+    out += [para(pair_text(e)) + "\n" for e in result["pairs"]]
+    for label, why in result["skipped"]:
+        out.append(para(f"{label}: not explained: {why}."))
+    for why in skipped_runs:
+        out.append(para(f"not run: {why}"))
+    out.append(para(RELEASES))
+    return "\n".join(out)
