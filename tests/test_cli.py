@@ -45,6 +45,13 @@ def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     assert says in err and err.count("\n") == 1 and "--help" in err
 
 
+def test_version_prints_one_line_and_exits_0():
+    from kit.core.version import __version__
+
+    r = subprocess.run([KIT, "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == f"kit {__version__}\n" and not r.stderr
+
+
 def test_int_lists():
     assert _int_list("0-3") == (0, 1, 2, 3)
     assert _int_list("1,2,4") == (1, 2, 4)
