@@ -52,6 +52,17 @@ def test_version_prints_one_line_and_exits_0():
     assert r.returncode == 0 and r.stdout == f"kit {__version__}\n" and not r.stderr
 
 
+def test_store_help_names_the_action_there_is(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.split()[:1] == ["store"])
+    assert "check" in line and "verify" not in line, line
+    for action in ("check", "verify"):  # what the help says, and what it once said
+        r = subprocess.run([KIT, "store", action], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, KIT_HOME=str(tmp_path)))
+        assert r.returncode == 0 and "invalid choice" not in r.stderr, r.stderr
+
+
 def test_int_lists():
     assert _int_list("0-3") == (0, 1, 2, 3)
     assert _int_list("1,2,4") == (1, 2, 4)
