@@ -169,6 +169,25 @@ def test_export_into_a_folder_that_does_not_exist_makes_nothing(tmp_path, kit_ho
     assert not (tmp_path / "no").exists()
 
 
+def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, kit_home, capsys):
+    budget_store(tmp_path, home=kit_home)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert main(["export", "--out", str(folder)]) == 1  # a folder where a bundle file goes
+    err = capsys.readouterr().err
+    assert err == (f"kit: error: cannot write {folder}: {folder} is a folder: give a file name, "
+                   f"e.g. {folder / 'lab.kit'}\n") and not any(folder.iterdir())
+    a_file = tmp_path / "report.txt"
+    a_file.write_text("mine")
+    assert main(["report", "--out", str(a_file)]) == 1  # a file where the report's folder goes
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "it is a file: give a folder" in err
+    assert a_file.read_text() == "mine"
+    assert main(["data", "import", str(folder), "--name", "x"]) == 1  # a folder as the proteins
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a regular file" in err and "internal" not in err
+
+
 def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):
     budget_store(tmp_path, home=kit_home)
     assert main(["budget", "--factor", "sed"]) == 1
