@@ -15,6 +15,7 @@ import pytest
 
 from kit.cli import main
 from kit.cli.common import int_list as _int_list
+from kit.core.numbers import fmt
 from stored import budget_store
 
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -115,6 +116,14 @@ def test_data_info_json(capsys):
     assert main(["data", "info", "synthetic", "--n", "120", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["rows"] == 120 and info["synthetic"] is True and len(info["sha256"]) == 64
+
+
+def test_data_info_text_rounds_floats_as_kit_does_and_json_keeps_them(capsys):
+    assert main(["data", "info", "synthetic", "--n", "120", "--json"]) == 0
+    rate = json.loads(capsys.readouterr().out)["label_rate"]
+    assert main(["data", "info", "synthetic", "--n", "120"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("label_rate"))
+    assert line.split() == ["label_rate", fmt(rate)] and len(fmt(rate)) <= 6, line
 
 
 def test_data_list_takes_json(capsys):
