@@ -45,12 +45,22 @@ def level(row: BudgetRow) -> str:
     return "nothing"
 
 
-def _reach(row: BudgetRow) -> float:
-    """Size within a level: the largest per-model flips in seed units, else raw flips."""
+def _seed_units(row: BudgetRow) -> float | None:
+    """How far a row travelled in seed units, in the measure its level names: the largest
+    per-model flips, or for a row that moved only magnitudes the embedding's difference (the
+    number its sentence gives: threads at "0" beside "2.5e-13 seed units" was two measures)."""
+    if level(row) == "magnitudes" and row.emb_rel_seed_units is not None:
+        return row.emb_rel_seed_units
     su = [m.flips_median_seed_units for m in row.models.values()
           if m.flips_median_seed_units is not None]
+    return max(su) if su else None
+
+
+def _reach(row: BudgetRow) -> float:
+    """Size within a level: its seed units (_seed_units), else raw flips."""
+    su = _seed_units(row)
     flips = max((m.flips_max for m in row.models.values()), default=0)  # none: digests only
-    return max(su) if su else flips / 1e3 + _z(row.emb_rel_max)
+    return su if su is not None else flips / 1e3 + _z(row.emb_rel_max)
 
 
 def _ranked(name: str) -> bool:
@@ -81,9 +91,8 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     rows = {_name(r): r for r in b["rows"]}
     ranked = sorted((r for r in b["rows"] if _ranked(r.factor)),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
-    ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _reach(r)
-                if any(m.flips_median_seed_units is not None for m in r.models.values())
-                else None, "pairs": r.pairs, "confounds": sorted(r.confounds)}
+    ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _seed_units(r),
+                "pairs": r.pairs, "confounds": sorted(r.confounds)}
                for r in ranked]
     per_model = {m: [{"factor": _name(r), "flips_median": r.models[m].flips_median,
                       "flips_max": r.models[m].flips_max,
