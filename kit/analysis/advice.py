@@ -25,7 +25,7 @@ _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boos
                 "rf": "random forest", "torch_mlp": "PyTorch MLP"}
 
 
-def _z(x):
+def _z(x):  # a measure not taken (None) counts as 0 in a ranking
     return x or 0
 
 
@@ -46,21 +46,17 @@ def level(row: BudgetRow) -> str:
 
 
 def _seed_units(row: BudgetRow) -> float | None:
-    """How far a row travelled in seed units, in the measure its level names: the largest
-    per-model flips, or for a row that moved only magnitudes the embedding's difference (the
-    number its sentence gives: threads at "0" beside "2.5e-13 seed units" was two measures)."""
+    """How far a row travelled in seed units: the largest per-model flips, or for a row that
+    moved only magnitudes the embedding's difference, the number its sentence gives."""
     if level(row) == "magnitudes" and row.emb_rel_seed_units is not None:
         return row.emb_rel_seed_units
-    su = [m.flips_median_seed_units for m in row.models.values()
-          if m.flips_median_seed_units is not None]
+    su = [m.flips_median_seed_units for m in row.models.values() if m.flips_median_seed_units is not None]
     return max(su) if su else None
 
 
-def _reach(row: BudgetRow) -> float:
-    """Size within a level: its seed units (_seed_units), else raw flips."""
-    su = _seed_units(row)
+def _reach(row: BudgetRow) -> float:  # size within a level: seed units, else raw flips
     flips = max((m.flips_max for m in row.models.values()), default=0)  # none: digests only
-    return su if su is not None else flips / 1e3 + _z(row.emb_rel_max)
+    return _seed_units(row) if _seed_units(row) is not None else flips / 1e3 + _z(row.emb_rel_max)
 
 
 def _ranked(name: str) -> bool:
@@ -92,8 +88,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     ranked = sorted((r for r in b["rows"] if _ranked(r.factor)),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
     ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _seed_units(r),
-                "pairs": r.pairs, "confounds": sorted(r.confounds)}
-               for r in ranked]
+                "pairs": r.pairs, "confounds": sorted(r.confounds)} for r in ranked]
     per_model = {m: [{"factor": _name(r), "flips_median": r.models[m].flips_median,
                       "flips_max": r.models[m].flips_max,
                       "seed_units": r.models[m].flips_median_seed_units}
