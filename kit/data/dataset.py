@@ -77,7 +77,7 @@ class Dataset:
     def head(self, n: int) -> "Dataset":
         """The first n records of the split order, re-cut: the paper's 'first 6,000 of a shuffled pool'."""
         if not 0 < n <= self.n:
-            raise KitError(f"--n {n} is outside 1..{self.n} for dataset {self.name!r}")
+            raise KitError(f"--n {n:,}: dataset {self.name!r} holds {self.n:,} proteins, so --n is at most {self.n:,} (an imported dataset's bound is its size)")  # noqa: E501
         if n == self.n:
             return self
         sl = slice(0, n)
@@ -219,7 +219,7 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
             raise KitError("--n must be at least 100 for the synthetic set (64 SVD components)")
         if size > MAX_SYNTHETIC_N:
             raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,} "
-                           "proteins")
+                           "proteins (an imported dataset: up to its size)")
         path = _path(f"{SYNTHETIC}-{size}")
         if path.exists():
             return _read(path)
