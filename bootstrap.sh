@@ -76,11 +76,16 @@ path_line() {
   # The line that puts $1 on the PATH of the user's shell, and where it goes.
   local dir="$1" shown="$1"
   case "$dir" in "$HOME"/*) shown="\$HOME/${dir#"$HOME"/}" ;; esac
+  local line="echo 'export PATH=\"$shown:\$PATH\"' >>" f
   case "$(basename "${SHELL:-sh}")" in
     fish) echo "    fish_add_path $shown" ;;
-    zsh)  echo "    echo 'export PATH=\"$shown:\$PATH\"' >> ~/.zshrc" ;;
-    bash) echo "    echo 'export PATH=\"$shown:\$PATH\"' >> ~/.bashrc" ;;
-    *)    echo "    echo 'export PATH=\"$shown:\$PATH\"' >> ~/.profile" ;;
+    zsh)  echo "    $line ~/.zprofile"; echo "    $line ~/.zshrc" ;;
+    bash)
+      # a login shell (a new terminal on macOS, ssh, `bash -l`) reads the first of these that
+      # exists, not ~/.bashrc; ~/.bashrc is for the other interactive shells
+      for f in .bash_profile .bash_login .profile; do [ -e "$HOME/$f" ] && break; done
+      echo "    $line ~/$f"; echo "    $line ~/.bashrc" ;;
+    *)    echo "    $line ~/.profile" ;;
   esac
 }
 link_kit() {

@@ -91,3 +91,23 @@ def test_seed_like_factors_are_named_not_pinned(tmp_path):
     a = advise(st, "d" * 64)
     assert "svd-solver" not in [r["factor"] for r in a["ranking"]]
     assert not any("svd-solver" in r["text"] and "Pin " in r["text"] for r in a["recommendations"])
+
+
+def test_the_ranking_gives_a_magnitude_row_the_seed_units_its_sentence_gives(tmp_path):
+    """threads at "0" seed units in the ranking beside "2.5e-13 seed units" in its sentence."""
+    from kit.analysis.budget import budget
+    from kit.core.numbers import fmt
+
+    st = budget_store(tmp_path)
+    b = budget(st, "d" * 64)
+    quiet = {m: replace(d, flips_max=0, flips_median=0, flips_median_seed_units=0.0, max_dp=1e-9)
+             for m, d in b["rows"][0].models.items()}
+    moved = BudgetRow("threads", verdicts_changed_max=0, models=quiet, emb_rel_max=1.3e-13,
+                      emb_rel_seed_units=1.4e-13, arpack_rel_max=0.0, kmeans_ari_min=1.0,
+                      knn_jaccard_min=1.0, all_identical=0, pairs=1)
+    b = dict(b, rows=[r for r in b["rows"] if r.factor != "threads"] + [moved])
+    a = advise(st, "d" * 64, b)
+    row = next(r for r in a["ranking"] if r["factor"] == "threads")
+    text = next(r["text"] for r in a["recommendations"] if r["text"].startswith("threads"))
+    assert row["level"] == "magnitudes" and row["reach_seed_units"] == 1.4e-13
+    assert f"({fmt(row['reach_seed_units'])} seed units)" in text, text

@@ -4,6 +4,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -20,11 +22,44 @@ def test_kit_is_linked_into_the_users_bin_with_a_path_hint(tmp_path):
     assert kit.is_symlink() and kit.resolve() == (ROOT / ".venv" / "bin" / "kit").resolve()
     assert "is not on your PATH" in proc.stdout
     assert """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.bashrc""" in proc.stdout
+    assert """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.profile""" in proc.stdout
     assert f"type {kit}" in proc.stdout
     again = link(tmp_path, path=f"{tmp_path / '.local' / 'bin'}:/usr/bin:/bin")
     assert again.returncode == 0 and "not on your PATH" not in again.stdout
     out = subprocess.run([str(kit), "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "usage: kit" in out.stdout
+
+
+def _follow(home, stdout):
+    """Run the printed lines verbatim, as the user pastes them, in the user's home."""
+    lines = [x.strip() for x in stdout.splitlines() if x.startswith("    echo ")]
+    assert lines, stdout
+    for line in lines:
+        subprocess.run(["bash", "-c", line], env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                       check=True, timeout=30)
+
+
+def _found(home, flags):
+    return subprocess.run(["env", "-i", f"HOME={home}", "PATH=/usr/bin:/bin", "bash", flags,
+                           "command -v kit"], capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("existing", [None, ".bash_profile", ".bash_login", ".profile"])
+def test_following_the_bash_lines_finds_kit_in_a_login_and_an_interactive_shell(tmp_path,
+                                                                                 existing):
+    """A login shell reads ~/.bash_profile, else ~/.bash_login, else ~/.profile, never ~/.bashrc
+    (the line once went only there: on an empty home `bash -l` did not find kit)."""
+    if existing:
+        (tmp_path / existing).write_text("# the user's own\n")
+    proc = link(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _follow(tmp_path, proc.stdout)
+    kit = str(tmp_path / ".local" / "bin" / "kit")
+    assert _found(tmp_path, "-lc").stdout.strip() == kit  # a new terminal on macOS, ssh
+    assert _found(tmp_path, "-ic").stdout.strip() == kit  # another terminal's bash
+    if existing:
+        assert (tmp_path / existing).read_text().startswith("# the user's own\n")
 
 
 def test_someone_elses_kit_is_left_alone(tmp_path):
@@ -41,6 +76,7 @@ def test_the_path_hint_is_the_users_shells_line(tmp_path):
     """zsh and fish get their own line; a shell that cannot be asked falls back to the PATH."""
     zsh = link(tmp_path, shell="/nonexistent/zsh")
     assert """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.zshrc""" in zsh.stdout
+    assert """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.zprofile""" in zsh.stdout
     fish = link(tmp_path, shell="/nonexistent/fish")
     assert "    fish_add_path $HOME/.local/bin\n" in fish.stdout and "export" not in fish.stdout
 

@@ -61,7 +61,11 @@ ROWS = [
     (run("--factor", "perturb", "--eps", ""), 2, "expected non-negative numbers"),
     # --n: proteins, 1 to 10,000,000 (then the dataset's own size)
     (run("--factor", "seed", "--n", "10000000"), 1, "the synthetic set is generated up to 200,000"),
-    (run("--factor", "seed", "--n", "10000001"), 2, "the largest is 10,000,000 (proteins"),
+    (run("--factor", "seed", "--n", "10000001"), 2, "the largest is 10,000,000 (proteins: the "
+     "synthetic set is generated up to 200,000, an imported dataset up to its size)"),
+    (run("--factor", "seed", "--n", "99999999"), 2, "the synthetic set is generated up to 200,000"),
+    (run("--factor", "seed", "--n", "5000000"), 1, "the synthetic set is generated up to 200,000 "
+     "proteins (an imported dataset: up to its size)"),
     (run("--factor", "seed", "--n", HUGE), 2, "a 31-digit number is not allowed here"),
     (run("--factor", "seed", "--n", "0"), 2, "expected a positive integer, not '0'"),
     (run("--factor", "seed", "--n", "-3"), 2, "expected a positive integer"),
@@ -139,6 +143,18 @@ def test_each_option_at_its_bound_and_past_it(argv, code, says, capsys):
 def test_what_a_bound_holds_is_taken(argv, dest, value):
     """Commands that would start a fetch, the null experiment or the app: parsed only."""
     assert getattr(parser().parse_args(argv), dest) == value
+
+
+def test_an_imported_datasets_bound_is_its_size(capsys):
+    from kit.data.dataset import make_dataset, save_dataset
+
+    save_dataset(make_dataset("mine", "test", [f"P{i}" for i in range(150)],
+                              ["ACDEFGHIKLMNPQRSTVWY" * 4] * 150, [i % 2 for i in range(150)],
+                              ["org"] * 150))
+    assert main(["data", "info", "mine", "--n", "151"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("kit: error: --n 151: dataset 'mine' holds 150 proteins, so --n is at most 150 "
+                   "(an imported dataset's bound is its size)\n")
 
 
 def _actions(p, path=()):

@@ -15,6 +15,7 @@ import pytest
 
 from kit.cli import main
 from kit.cli.common import int_list as _int_list
+from kit.core.numbers import fmt
 from stored import budget_store
 
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -43,6 +44,24 @@ def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "--help" in err
+
+
+def test_version_prints_one_line_and_exits_0():
+    from kit.core.version import __version__
+
+    r = subprocess.run([KIT, "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == f"kit {__version__}\n" and not r.stderr
+
+
+def test_store_help_names_the_action_there_is(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.split()[:1] == ["store"])
+    assert "check" in line and "verify" not in line, line
+    for action in ("check", "verify"):  # what the help says, and what it once said
+        r = subprocess.run([KIT, "store", action], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, KIT_HOME=str(tmp_path)))
+        assert r.returncode == 0 and "invalid choice" not in r.stderr, r.stderr
 
 
 def test_int_lists():
@@ -99,6 +118,14 @@ def test_data_info_json(capsys):
     assert info["rows"] == 120 and info["synthetic"] is True and len(info["sha256"]) == 64
 
 
+def test_data_info_text_rounds_floats_as_kit_does_and_json_keeps_them(capsys):
+    assert main(["data", "info", "synthetic", "--n", "120", "--json"]) == 0
+    rate = json.loads(capsys.readouterr().out)["label_rate"]
+    assert main(["data", "info", "synthetic", "--n", "120"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("label_rate"))
+    assert line.split() == ["label_rate", fmt(rate)] and len(fmt(rate)) <= 6, line
+
+
 def test_data_list_takes_json(capsys):
     assert main(["data", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["builtin"] == ["synthetic"]
@@ -149,6 +176,25 @@ def test_export_into_a_folder_that_does_not_exist_makes_nothing(tmp_path, kit_ho
     assert err == (f"kit: error: cannot write {out}: the folder {out.parent} does not exist "
                    "(make it first, or name a file in a folder that exists)")
     assert not (tmp_path / "no").exists()
+
+
+def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, kit_home, capsys):
+    budget_store(tmp_path, home=kit_home)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert main(["export", "--out", str(folder)]) == 1  # a folder where a bundle file goes
+    err = capsys.readouterr().err
+    assert err == (f"kit: error: cannot write {folder}: {folder} is a folder: give a file name, "
+                   f"e.g. {folder / 'lab.kit'}\n") and not any(folder.iterdir())
+    a_file = tmp_path / "report.txt"
+    a_file.write_text("mine")
+    assert main(["report", "--out", str(a_file)]) == 1  # a file where the report's folder goes
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "it is a file: give a folder" in err
+    assert a_file.read_text() == "mine"
+    assert main(["data", "import", str(folder), "--name", "x"]) == 1  # a folder as the proteins
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a regular file" in err and "internal" not in err
 
 
 def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):

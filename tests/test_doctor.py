@@ -76,3 +76,15 @@ def test_what_was_not_judged_is_said_and_not_called_fine():
     assert "not judged" in text and "Thread control was not judged for host" in text
     assert "kept no core busy" in text
     assert text.endswith("No problems found in what was judged.")
+
+
+def test_the_doctor_stores_no_dataset_of_the_users(kit_home):
+    """Its null experiment's synthetic set was kept in the user's datasets folder, and then
+    appeared in every "stored:" list."""
+    from kit.app.doctor import machine_doctor
+    from kit.data.dataset import stored_datasets
+    from kit.envs.platforms import detect
+
+    before = stored_datasets()
+    rep = machine_doctor(detect(), 100)
+    assert rep["null_experiment"]["pairs"] >= 1 and stored_datasets() == before == []

@@ -274,5 +274,5 @@ def test_a_disjoint_split_has_no_first_n():
     ds, fam, c = _planted_clustering()
     new = homology_split(ds, c, "famh", split_seed=3).dataset
     assert new.head(new.n) is new
-    with pytest.raises(KitError, match="is a homology-disjoint split: its first 50 proteins"):
+    with pytest.raises(KitError, match="is a homology-disjoint split, its first 50 not"):
         new.head(50)

@@ -9,3 +9,12 @@ def test_one_notation_from_1e_3_up_and_e_notation_below_and_above():
     assert fmt(5.3e-05) == "5.3e-05" and fmt(2.25e-13) == "2.3e-13" and fmt(12345.0) == "1.2e+04"
     assert fmt(0.404) == "0.404" and fmt(2.0) == "2" and fmt(0) == "0" and fmt(None) == "-"
     assert fmt(float("nan")) == "n/a" and fmt(3) == "3"
+
+
+
+def test_the_line_is_drawn_on_the_number_as_printed():
+    # just under 1e-3 rounds to 0.001: it reads as 0.001 does, not 1.0e-03 over 0.001
+    assert fmt(0.001) == "0.001" and fmt(0.00099996) == "0.001" and fmt(9.96e-4) == "0.001"
+    assert fmt(-9.96e-4) == "-0.001" and fmt(9.4e-4) == "9.4e-04"
+    # just under 1e4 that rounds to 1e4 is e-notation; the rest below 1e4 is plain
+    assert fmt(9999.7) == "1.0e+04" and fmt(1234.0) == "1230" and fmt(9994.0) == "9990"

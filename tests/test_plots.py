@@ -160,3 +160,31 @@ def test_amplification_labels_do_not_overprint(store, monkeypatch):
     assert len({ln.get_markersize() for ln in models}) == 4
     assert [ln.get_zorder() for ln in models] == sorted(ln.get_zorder() for ln in models)
     _readable(figs[0])
+
+
+def test_the_embedding_difference_is_dots_on_its_log_axis_not_bars(store, monkeypatch):
+    """A bar on a log axis has no zero: 6.5e-16 drew a third as long as 1.2e-13."""
+    from matplotlib.patches import Rectangle
+
+    from kit.core.numbers import fmt
+    from kit.views.plots import plot_embedding
+    from kit.views.tables import factor_label
+
+    figs = _figures(monkeypatch)
+    b = budget(store, "d" * 64)
+    assert plot_embedding(b).startswith(b"\x89PNG")
+    ax = figs[0].axes[0]
+    assert ax.get_xscale() == "log"
+    assert not [p for p in ax.patches if isinstance(p, Rectangle)]  # no barh on the log axis
+    rows = [r for r in b["rows"] if r.emb_rel_max is not None]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [factor_label(r.factor, r.level)
+                                                             for r in rows]  # every factor
+    dots = {(float(x), float(y)) for line in ax.get_lines() for x, y in line.get_xydata()}
+    said = {t.get_text() for t in ax.texts}
+    for j, r in enumerate(rows):
+        if r.emb_rel_max > 0:  # a dot at its value, and the value beside it
+            assert (r.emb_rel_max, j) in dots and fmt(r.emb_rel_max) in said
+        else:
+            assert "bitwise identical" in said and not any(y == j for _, y in dots)
+    assert {"1.0e-13", "1.2e-13"} <= said
+    _readable(figs[0])

@@ -37,3 +37,16 @@ def test_a_run_that_fails_before_running_stores_no_dataset(capsys):
         assert main(["run", "--factor", "torch-device", "--device", device, "--n", "170"]) == 1
         assert f"device {device} is not available here" in capsys.readouterr().err
     assert not subdir("datasets").exists() or _stored() == []
+
+
+def test_kit_runs_dataset_line_fits_80_columns(capsys, monkeypatch):
+    """It was one line of 124 columns piped: fitted as the read commands' dataset line is."""
+    assert main(["run", "--factor", "repeat", "--n", "150", "--threads", "1"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["run", "--factor", "repeat", "--threads", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "synthetic-150" in err and "as your most recent runs" in " ".join(err.split())
+    lines = err.splitlines()
+    first = lines[:next(i for i, x in enumerate(lines) if "chooses" in x) + 1]
+    assert len(first) >= 2 and all(len(x) <= 80 for x in first), first

@@ -27,7 +27,7 @@ _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boos
                 "rf": "random forest", "torch_mlp": "PyTorch MLP"}
 
 
-def _z(x):
+def _z(x):  # a measure not taken (None) counts as 0 in a ranking
     return x or 0
 
 
@@ -47,12 +47,18 @@ def level(row: BudgetRow) -> str:
     return "nothing"
 
 
-def _reach(row: BudgetRow) -> float:
-    """Size within a level: the largest per-model flips in seed units, else raw flips."""
-    su = [m.flips_median_seed_units for m in row.models.values()
-          if m.flips_median_seed_units is not None]
+def _seed_units(row: BudgetRow) -> float | None:
+    """How far a row travelled in seed units: the largest per-model flips, or for a row that
+    moved only magnitudes the embedding's difference, the number its sentence gives."""
+    if level(row) == "magnitudes" and row.emb_rel_seed_units is not None:
+        return row.emb_rel_seed_units
+    su = [m.flips_median_seed_units for m in row.models.values() if m.flips_median_seed_units is not None]
+    return max(su) if su else None
+
+
+def _reach(row: BudgetRow) -> float:  # size within a level: seed units, else raw flips
     flips = max((m.flips_max for m in row.models.values()), default=0)  # none: digests only
-    return max(su) if su else flips / 1e3 + _z(row.emb_rel_max)
+    return _seed_units(row) if _seed_units(row) is not None else flips / 1e3 + _z(row.emb_rel_max)
 
 
 def _ranked(name: str) -> bool:
@@ -83,10 +89,8 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     rows = {_name(r): r for r in b["rows"]}
     ranked = sorted((r for r in b["rows"] if _ranked(r.factor)),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
-    ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _reach(r)
-                if any(m.flips_median_seed_units is not None for m in r.models.values())
-                else None, "pairs": r.pairs, "confounds": sorted(r.confounds)}
-               for r in ranked]
+    ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _seed_units(r),
+                "pairs": r.pairs, "confounds": sorted(r.confounds)} for r in ranked]
     per_model = {m: [{"factor": _name(r), "flips_median": r.models[m].flips_median,
                       "flips_max": r.models[m].flips_max,
                       "seed_units": r.models[m].flips_median_seed_units}

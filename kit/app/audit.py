@@ -138,16 +138,18 @@ def estimate_seconds(audit: Audit, store: Store) -> float | None:
 
 
 def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=None,
-            executor=None) -> list:
+            executor=None, keep_dataset: bool = True) -> list:
     """Run what is missing (reference embedding first), then record the pairs.
 
     While runs run, each finished one's verdicts and each pair whose runs are both stored are
     computed in the background (kit.app.ahead), so the budget afterwards mostly reads.
     ``should_stop()`` is asked before each run: a cancelled audit keeps every finished run,
-    and executing it again resumes.
+    and executing it again resumes. ``keep_dataset=False``: a generated set is not stored (the
+    doctor's scratch runs; a user's `--dataset` list stays theirs).
     """
     specs = audit.specs
-    if specs and audit.dataset.synthetic and find_stored(audit.dataset.name) is None:
+    if (keep_dataset and specs and audit.dataset.synthetic
+            and find_stored(audit.dataset.name) is None):
         save_dataset(audit.dataset)  # the dataset runs are made on is one `--dataset` finds again
     before = [s.run_id for s in specs if store.has_run(s.run_id)]
     ahead = Ahead(store, audit.pairs)

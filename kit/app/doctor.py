@@ -30,15 +30,15 @@ _REMEDY = {  # what to do about each kind of Problem, by its code
 def machine_doctor(plat: Platform, n: int = 200) -> dict:
     """kit doctor: the null experiment, thread control, and each stack's BLAS, with remedies.
 
-    Its runs go to a store of their own (``$KIT_HOME/doctor``), so the user's store and the
-    dataset that read commands show by default are never changed by it.
+    Its runs go to a store of their own (``$KIT_HOME/doctor``) and its dataset is not stored,
+    so the user's store, their datasets and the one read commands show are never changed by it.
     """
     store = Store(subdir("doctor"))
     try:
         # the null experiment, and the same run in a fresh and a warm worker process
         a = au.prepare(["repeat", "process"], "synthetic", n, PlanOptions(threads=(1,)), plat=plat)
         au.plan_runs(a)
-        au.execute(a, store, jobs=1)
+        au.execute(a, store, jobs=1, keep_dataset=False)  # its dataset is scratch, as its store
         rows = {r.factor: r for r in budget(store, a.dataset.sha256)["rows"]}
         row, warm = rows["repeat"], rows["process"]
     finally:

@@ -11,6 +11,7 @@ import sys
 
 from ..core.errors import KitError
 from ..core.logs import log_traceback
+from ..core.version import __version__
 from . import bundles, cluster, data, explain, read, run, stacks, system
 from .common import Parser, add_wide
 
@@ -20,6 +21,7 @@ GROUPS = (run, read, explain, bundles, data, stacks, cluster, system)
 def parser() -> Parser:
     ap = Parser(prog="kit", description="Reproducibility budget for a protein-sequence pipeline: "
                 "what to pin first.")
+    ap.add_argument("--version", action="version", version=f"kit {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=Parser)
     for group in GROUPS:
         group.add(sub)

@@ -42,7 +42,11 @@ def _cmd_export(args) -> int:
     from ..views.tables import dataset_line
 
     # a bundle goes into a folder that exists: a typo in its path must not make a tree of folders
-    folder = Path(args.out).expanduser().parent
+    out_path = Path(args.out).expanduser()
+    if out_path.is_dir():  # a folder named as the bundle: say so before any work, write nothing
+        raise KitError(f"cannot write {args.out}: {args.out} is a folder: give a file name, e.g. "
+                       f"{out_path / 'lab.kit'}")
+    folder = out_path.parent
     if not folder.is_dir():
         raise KitError(f"cannot write {args.out}: the folder {folder} "
                        + ("is not a folder" if folder.exists() else "does not exist")

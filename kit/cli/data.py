@@ -149,7 +149,11 @@ def _cmd_data(args) -> int:
     else:
         from tabulate import tabulate
 
-        print(tabulate([(k, v) for k, v in s.items()], disable_numparse=True))
+        from ..core.numbers import fmt
+
+        # a rate reads as kit's other numbers (0.267); --json keeps every digit
+        print(tabulate([(k, fmt(v) if isinstance(v, float) else v) for k, v in s.items()],
+                       disable_numparse=True))
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 
 from ..core.errors import KitError
@@ -168,6 +169,10 @@ def _cmd_report(args) -> int:
 
     from ..views.tables import dataset_line
 
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():  # --out names a folder; a file there is not one
+        raise KitError(f"cannot write the report into {args.out}: it is a file: give a folder, "
+                       f"e.g. {out.parent / 'kit-report'}")
     store = Store()
     sel = select(args, store)
     with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):

@@ -108,11 +108,18 @@ def _run(args, opts, executor, err) -> int:
     store = Store()
     name, n, why = _working_dataset(args, store)
     a = au.prepare(args.factor, name, n, opts, args.stack)
+    from rich.markup import escape
+
+    from ..views.fit import para
+
+    # fitted to the width as the read commands' dataset line is (it was 124 columns piped)
     if a.dataset.synthetic:
-        err.print(f"[yellow]dataset {a.dataset.name}: the built-in SYNTHETIC set ({a.dataset.n} "
-                  f"proteins){why}[/]", soft_wrap=True)
+        err.print("[yellow]" + escape(para(f"dataset {a.dataset.name}: the built-in SYNTHETIC "
+                                           f"set ({a.dataset.n} proteins){why}", "  ", "")) + "[/]",
+                  soft_wrap=True)
     elif why:
-        err.print(f"dataset {a.dataset.name} ({a.dataset.n} proteins){why}", soft_wrap=True)
+        err.print(escape(para(f"dataset {a.dataset.name} ({a.dataset.n} proteins){why}", "  ", "")),
+                  soft_wrap=True)
     incomplete = None
     try:
         au.run_audit(a, store, confirm=lambda ask: _confirm(ask, err, args.yes),

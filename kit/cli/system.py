@@ -13,9 +13,11 @@ def add(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_doctor)
 
-    p = sub.add_parser("store", help="verify the stored arrays and datasets; repair damage")
+    p = sub.add_parser("store", help="check the stored arrays and datasets (kit store check); repair damage")
     ssub2 = p.add_subparsers(dest="store_cmd", required=True, metavar="ACTION", parser_class=Parser)
-    q = ssub2.add_parser("check", help="hash every stored array and dataset file again")
+    # "verify" is what the help said once, and what `kit data verify` calls it: both work
+    q = ssub2.add_parser("check", aliases=["verify"],
+                         help="hash every stored array and dataset file again")
     q.add_argument("--repair", action="store_true",
                    help="drop damaged arrays and the runs that used them (the next `kit run` "
                         "makes them again), and orphan files")

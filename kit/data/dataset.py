@@ -77,13 +77,12 @@ class Dataset:
     def head(self, n: int) -> "Dataset":
         """The first n records of the split order, re-cut: the paper's 'first 6,000 of a shuffled pool'."""
         if not 0 < n <= self.n:
-            raise KitError(f"--n {n} is outside 1..{self.n} for dataset {self.name!r}")
+            raise KitError(f"--n {n:,}: dataset {self.name!r} holds {self.n:,} proteins, so --n is at most {self.n:,} (an imported dataset's bound is its size)")  # noqa: E501
         if n == self.n:
             return self
         if self.meta.get("split") == "homology":  # its first n: train alone, re-cut 2:1
-            raise KitError(f"dataset {self.name!r} is a homology-disjoint split: its first {n} "
-                           "proteins would not be; use it whole, or split a --n subset of its "
-                           f"source (kit data split {self.meta.get('source_name')} --n {n} ...)")
+            raise KitError(f"dataset {self.name!r} is a homology-disjoint split, its first {n} not: use "
+                           f"it whole, or kit data split {self.meta.get('source_name')} --n {n} ...")
         sl = slice(0, n)
         return Dataset(f"{self.name}[:{n}]", self.source, self.ids[sl], self.seqs[sl],
                        self.labels[sl], self.organisms[sl], n_train_for(n), self.split_seed,
@@ -220,7 +219,8 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         if size < 100:
             raise KitError("--n must be at least 100 for the synthetic set (64 SVD components)")
         if size > MAX_SYNTHETIC_N:
-            raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,}")
+            raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,} "
+                           "proteins (an imported dataset: up to its size)")
         path = _path(f"{SYNTHETIC}-{size}")
         if path.exists():
             return _read(path)

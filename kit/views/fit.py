@@ -7,6 +7,7 @@ rich does); ``unwrapped()`` (the commands' ``--wide``) prints whole lines for a 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -14,6 +15,7 @@ import textwrap
 from tabulate import tabulate
 
 MIN_WRAP = 12  # a wrapped column narrower than this reads worse than a split table
+SHORT = 3  # a word this short (a count, a seed) is not left alone at the start of a line
 PIPED = 80  # the width without a terminal or COLUMNS, as rich and argparse assume
 
 _state = {"wide": False}
@@ -45,10 +47,56 @@ def _col_widths(rows, headers) -> list:
                                      for r in rows]) for i, h in enumerate(headers)]
 
 
+# a piece of a line that may end one: a run ending in a break character, or a plain word
+_PIECES = re.compile(r"\s+|[^\s\-/_,]*[\-/_,]+|[^\s\-/_,]+")
+
+
+def _wrap_line(line: str, w: int) -> list:
+    """``line`` in lines of at most ``w``, broken at spaces, '-', '/', '_' and ',' first; a
+    word is cut only where one piece is longer than the column (tabulate's wrap cut
+    "mkl 2024.2.2-Product" into "4.2.2-Produc" / "t"), and a short value keeps its word."""
+    lines, cur = [], ""
+    for piece in _PIECES.findall(line):
+        if piece.isspace():
+            if cur and len(cur) < w:
+                cur += " "
+            elif cur:
+                lines.append(cur)
+                cur = ""
+            continue
+        if len(cur) + len(piece) <= w:
+            cur += piece
+            continue
+        head, _, last = cur.rstrip().rpartition(" ")
+        if len(piece) <= SHORT and head.strip() and len(last) + 1 + len(piece) <= w:
+            # a short value goes with its word: "repeat 1", never "repeat" / "1"
+            lines.append(head.rstrip())
+            cur = last + " " + piece
+            continue
+        if cur.strip():
+            lines.append(cur.rstrip())
+        while len(piece) > w:
+            lines.append(piece[:w])
+            piece = piece[w:]
+        cur = piece
+    if cur.strip() or not lines:
+        lines.append(cur.rstrip())
+    return lines
+
+
+def wrap_cell(text: str, w: int) -> str:
+    """A cell's text wrapped to ``w`` columns (its own line breaks kept)."""
+    return "\n".join(x for line in (text.splitlines() or [""]) for x in _wrap_line(line, w))
+
+
 def _render(rows, headers, cols, limits) -> str:
-    return tabulate([[r[i] for i in cols] for r in rows], [headers[i] for i in cols],
-                    disable_numparse=True,
-                    maxcolwidths=[limits[i] for i in cols] if any(limits) else None)
+    # the cells are wrapped here, not by tabulate's maxcolwidths (which cuts words mid-word)
+    # and so is a wrapped column's header (tabulate pads a header by 2): a header wider than
+    # its column split the table ("wall s" alone below kit runs)
+    return tabulate([[wrap_cell(r[i], limits[i]) if limits[i] else r[i] for i in cols]
+                     for r in rows],
+                    [wrap_cell(str(headers[i]), max(limits[i] - 2, 1)) if limits[i] else headers[i]
+                     for i in cols], disable_numparse=True)
 
 
 def table(rows: list, headers: list, wrap: tuple = (), key: int = 1) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ...core import processes
 from ...core.errors import KitError
 from ...core.spec import RunSpec
+from ...data.dataset import MAX_SYNTHETIC_N
 
 SVD_ITERS = (5, 10, 20, 50)
 SVD_ITER_SEEDS = tuple(range(6))
@@ -122,8 +123,10 @@ BOUNDS = {
                        "signal"),
     "--threads": Bound("thread counts", 1, lambda: processes.cores(), most=1_024,
                        why="this machine's cores: more would measure oversubscription"),
+    # each bound said once, the same in every message (kit.data.dataset says the other two)
     "--n": Bound("proteins", 1, MAX_PROTEINS,
-                 why="proteins; and never more than the dataset holds"),
+                 why=f"proteins: the synthetic set is generated up to {MAX_SYNTHETIC_N:,}, an "
+                     "imported dataset up to its size"),
     "--jobs": Bound("runs at once", 1, _jobs_top, why="runs at once: 4 per core of this machine"),
     "--split-seed": Bound("seeds", 0, SEED_TOP, why="numpy takes seeds below 2**32 everywhere"),
     "--seed": Bound("seeds", 0, SEED_TOP, why="numpy takes seeds below 2**32 everywhere"),

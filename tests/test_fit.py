@@ -1,0 +1,39 @@
+"""kit.views.fit: tables fit the width, and a wrapped cell breaks between words, not inside one."""
+
+import pytest
+
+from kit.views.fit import table, wrap_cell
+
+
+@pytest.mark.parametrize("text, w, lines", [
+    ("lib: mkl 2024.2.2-Product", 12, ["lib: mkl", "2024.2.2-", "Product"]),
+    ("linux-x86_64", 9, ["linux-", "x86_64"]),
+    ("a/long/path/to/python", 12, ["a/long/path/", "to/python"]),
+    ("one, two, three", 9, ["one, two,", "three"]),
+    ("abcdefghijklmnopq", 6, ["abcdef", "ghijkl", "mnopq"]),  # one token wider: cut, as it must
+    ("short", 12, ["short"]),
+    ("1t seed 0 repeat 1", 17, ["1t seed 0", "repeat 1"]),  # kit runs at 80 columns
+    ("seed 0", 4, ["seed", "0"]),  # a word and its value wider than the column: split
+])
+def test_a_cell_breaks_at_spaces_and_separators_first(text, w, lines):
+    assert wrap_cell(text, w).splitlines() == lines
+
+
+def test_a_wrapped_table_column_keeps_words_whole(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "24")  # room for 13 columns in the wrapped one
+    text = table([["blas", "lib: mkl 2024.2.2-Product, on linux-x86_64"]], ["check", "found"],
+                 wrap=(1,))
+    assert max(len(x) for x in text.splitlines()) <= 24
+    cells = [line[9:].strip() for line in text.splitlines()[2:]]
+    # tabulate's own wrap gave "lib: mkl 2024" / ".2.2-Product,"
+    assert cells == ["lib: mkl", "2024.2.2-", "Product, on", "linux-x86_64"], cells
+
+
+def test_kit_runs_at_80_columns_keeps_repeat_1_together(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # kit runs' columns, with its longest stack name
+    rows = [["45a4872c6d25", "synthetic-1000", "py39-openblas-sk161", "1t seed 0 repeat 1", "0.52"],
+            ["0a5d351b9e01", "synthetic-1000", "host", "1t seed svd=1,kmeans=0,mlp=0", "0.61"]]
+    text = table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"], wrap=(3,))
+    assert max(len(x) for x in text.splitlines()) <= 80
+    assert "repeat 1" in text and not any(x.split()[-1:] == ["repeat"] for x in text.splitlines())
+    assert "\n\n" not in text  # one table: the long header wraps rather than splitting it
