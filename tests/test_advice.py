@@ -46,7 +46,7 @@ def test_levels():
 
 
 def test_factors_this_machine_cannot_run_say_why(tmp_path):
-    from kit.analysis.advice import not_measured_lines
+    from kit.views.tables import not_measured_lines
     from kit.envs.platforms import Platform
 
     st = budget_store(tmp_path)

@@ -118,14 +118,6 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
             "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
 
 
-def not_measured_lines(a: dict) -> list:
-    """The unmeasured factors in words: those that could run here, then each that cannot, why."""
-    can = [x["factor"] for x in a["not_measured"] if not x["cannot_run_here"]]
-    out = ["Not measured on this dataset: " + ", ".join(can)] if can else []
-    return out + [f"Cannot be measured here: {x['factor']}: {x['cannot_run_here']}"
-                  for x in a["not_measured"] if x["cannot_run_here"]]
-
-
 MPS_NOTE = ("PyTorch documents the MPS backend as non-deterministic even with "
             "torch.use_deterministic_algorithms(True): not every MPS operation has a deterministic "
             "implementation. On a Mac, read the torch-deterministic row as 'deterministic algorithms "

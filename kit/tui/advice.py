@@ -18,7 +18,7 @@ from .pane import Pane
 
 def advice_markdown(a: dict) -> str:
     """The advice as Markdown: the ranking as a table, each sentence a list item."""
-    from ..analysis.advice import not_measured_lines
+    from ..views.tables import not_measured_lines
 
     lines = ["## What to pin first", "", "| # | factor | reached | seed units | pairs |",
              "|---|---|---|---|---|"]

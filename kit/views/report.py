@@ -12,7 +12,6 @@ from datetime import datetime, timezone
 
 from tabulate import tabulate
 
-from ..analysis.advice import not_measured_lines
 from ..analysis.compare import ALL_MODELS
 from ..app.findings import findings
 from ..core.atomic import make_dir, write_bytes
@@ -24,7 +23,8 @@ from .homology import verdict_cells as homology_cells
 from .homologyplots import plot_homology
 from .plots import plot_amplification, plot_embedding, plot_flips, plot_svd_iters
 from .svdplots import plot_components, plot_digits
-from .tables import (DIFFERENT_TEST, VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell, one_class_note,
+from .tables import (DIFFERENT_TEST, VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell,
+                     not_measured_lines, one_class_note,
                      verdict_cells, verdicts_cell)
 
 # -- tables -----------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from .fit import para, table
 
-from ..analysis.advice import not_measured_lines
 from ..analysis.compare import ALL_MODELS, STAGES
 from ..core.numbers import fmt
 
@@ -226,6 +225,14 @@ def verdicts_text(report: dict) -> str:
                      "the set's factor"),
                 table([verdict_cells(v) for v in rows], VERDICT_HEAD, wrap=(8,)), ""]
     return "\n".join(out).rstrip()
+
+
+def not_measured_lines(a: dict) -> list:
+    """The unmeasured factors in words: those that could run here, then each that cannot, why."""
+    can = [x["factor"] for x in a["not_measured"] if not x["cannot_run_here"]]
+    out = ["Not measured on this dataset: " + ", ".join(can)] if can else []
+    return out + [f"Cannot be measured here: {x['factor']}: {x['cannot_run_here']}"
+                  for x in a["not_measured"] if x["cannot_run_here"]]
 
 
 def advice_text(a: dict, why: str | None = None) -> str:
