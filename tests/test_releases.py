@@ -1,0 +1,151 @@
+"""The release scan: probe stacks built for real with uv under KIT_HOME, and changes_at read
+from the feed runs made in them (scikit-learn 1.5.2 and 1.6.0 at numpy 1.26.4, Python 3.12)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.analysis.compare import STAGES
+from kit.analysis.explain import PairExplanation, StageOrigin, feed_spec
+from kit.analysis.releases import Release, apply_scan, changes
+from kit.app.releases import Scan, run_scans, scan_runs, to_build
+from kit.core.errors import KitError
+from kit.envs.catalogue import definitions
+from kit.envs.kinds import stack_kind
+from kit.envs.platforms import detect
+from kit.envs.probes import prepare, pyproject
+from kit.envs.releases import between
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan
+from kit.runs.store import Store
+from kit.runs.store.records import StoredPair
+from kit.views.explain import release_text
+from kit.worker.pipeline import fed_stages
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = "np1-sk152"
+MODELS = ("kmeans", "knn", "lr", "mlp", "hgb", "rf")
+
+
+def test_releases_between_two_versions_include_both_ends_in_the_scans_order():
+    listed = ["1.4.2", "1.5.2", "1.6.0", "1.6.1", "1.10.0", "1.9.1"]
+    assert between("scikit-learn", "1.5.2", "1.9.1", listed) == ["1.5.2", "1.6.0", "1.6.1", "1.9.1"]
+    assert between("scikit-learn", "1.9.1", "1.6.0", listed) == ["1.9.1", "1.6.1", "1.6.0"]
+    with pytest.raises(KitError, match="only final releases"):
+        between("scikit-learn", "1.5.2", "1.6.0rc1", listed)
+
+
+def test_a_probe_s_pyproject_changes_one_pin_and_keeps_this_platform_only():
+    plat = detect()
+    text = pyproject(definitions()[BASE], "scikit-learn", "1.6.0", plat)
+    assert '"scikit-learn==1.6.0"' in text and '"numpy==1.26.4"' in text
+    assert "1.5.2\"" not in text
+    markers = [ln for ln in text.splitlines() if ln.strip().startswith('"sys_platform')]
+    assert len(markers) == 2  # environments and required-environments, this platform's only
+    with pytest.raises(KitError, match="does not pin torch"):
+        pyproject(definitions()[BASE], "torch", "2.0.0", plat)
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("probes-home")
+    cat = home / "catalogue"
+    cat.mkdir()
+    shutil.copytree(ROOT / "stacks" / BASE, cat / BASE)
+    (cat / "stacks.toml").write_text(
+        f'reference = "{BASE}"\n\n[stack.{BASE}]\nlock = "{BASE}"\npython = "3.12"\n'
+        'numpy = "1.26.4"\nscipy = "1.13.1"\nscikit-learn = "1.5.2"\n'
+        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+    return home
+
+
+@pytest.fixture
+def probe_home(module_home, monkeypatch):  # builds are shared by the module's slow tests
+    monkeypatch.setenv("KIT_HOME", str(module_home / "kit"))
+    monkeypatch.setenv("KIT_STACKS_DIR", str(module_home / "catalogue"))
+    return module_home / "kit"
+
+
+def _scan(tiny, versions):
+    plat = detect()
+    kind = stack_kind(BASE)
+    if kind.status(plat)[0] == "unavailable":
+        pytest.skip(kind.status(plat)[1])
+    kind.build(plat)
+    store = Store()
+    a = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    a = a.with_(stack=BASE, stack_id=kind.runnable().identity)
+    run_all([a], tiny, store)
+    rel = []
+    for v in versions:
+        name, why = prepare(definitions()[BASE], "scikit-learn", v, plat)
+        rel.append(Release(v, name, None, why))
+    scan = Scan(StoredPair("sklearn", "", a.run_id, a.run_id, "a vs a"), "scikit-learn", rel,
+                ("models",))
+    return store, a, scan
+
+
+@pytest.mark.slow
+def test_a_two_release_scan_builds_real_probes_and_reads_every_change(tiny, probe_home):
+    store, a, scan = _scan(tiny, ["1.5.2", "1.5.99", "1.6.0"])
+    assert run_scans([scan], store, lambda: tiny) == []
+    r152, r1599, r160 = scan.releases
+    assert r152.built and r160.built
+    assert not r1599.built and "1.5.99" in r1599.why  # named with uv's reason; the scan went on
+    # cached under KIT_HOME, never in the repository's stacks/
+    for r in (r152, r160):
+        assert (probe_home / "probes" / r.stack / "uv.lock").exists()
+        assert not (ROOT / "stacks" / r.stack).exists()
+    runs = {r.version: store.run(feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id),
+                                           "models").run_id) for r in (r152, r160)}
+    assert runs["1.6.0"].manifest["env"]["packages"]["scikit-learn"] == "1.6.0"  # measured
+    assert set(runs["1.6.0"].stages) == set(fed_stages("models"))
+    whole = store.run(a.run_id).stages  # the probe of a's own release reproduces a
+    assert all(runs["1.5.2"].stages[n].sha256 == whole[n].sha256 for n in runs["1.5.2"].stages)
+    for stage in MODELS:
+        names = STAGES[stage]
+        moved = any(runs["1.5.2"].stages[n].sha256 != runs["1.6.0"].stages[n].sha256
+                    for n in names)
+        assert changes(store, a, scan.releases, stage) == ((["1.6.0"] if moved else []), {})
+    e = PairExplanation(a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1)
+                                                           for s in MODELS})
+    e = apply_scan(e, store, a, "scikit-learn", scan.releases)
+    assert [r["status"] for r in e.releases] == ["built", "could not build", "built"]
+    text = release_text(e)
+    assert text.startswith("scikit-learn 1.5.2 -> 1.6.0 (2 of 3 releases scanned)")
+    assert "1.5.99 (could not build: " in text
+    if any(o.changes_at for o in e.stages.values()):
+        assert "https://scikit-learn.org/stable/whats_new/v1.6.html" in text
+    json.dumps([r for r in e.releases])
+
+
+@pytest.mark.slow
+def test_a_second_scan_reuses_the_probes_and_runs_nothing(tiny, probe_home):
+    store, a, scan = _scan(tiny, ["1.5.2", "1.6.0"])
+    run_scans([scan], store, lambda: tiny)  # built and run here when this test runs alone
+    store, a, scan = _scan(tiny, ["1.5.2", "1.6.0"])  # as a second `kit explain` would
+    assert to_build([scan]) == [] and scan_runs([scan], store) == 0
+    assert run_scans([scan], store, lambda: pytest.fail("no run to make")) == []
+    assert all(r.built for r in scan.releases)
+
+
+@pytest.mark.slow
+def test_every_transition_is_listed_and_a_change_that_goes_is_named_back(tiny, probe_home):
+    """A planted change that comes and goes: kit's own interpreter (numpy 2.x, another
+    scikit-learn) scanned as a release between two scans of the same 1.5.2 probe."""
+    store, a, scan = _scan(tiny, ["1.5.2"])
+    p152 = scan.releases[0]
+    scan.releases = [p152, Release("host", "host"), Release("1.5.2 again", p152.stack)]
+    assert run_scans([scan], store, lambda: tiny) == []
+    out = {r.version: store.run(feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id),
+                                          "models").run_id).stages for r in scan.releases}
+    moved = []
+    for stage in MODELS:
+        differs = any(out["host"][n].sha256 != out["1.5.2"][n].sha256 for n in STAGES[stage])
+        want = (["host", "1.5.2 again"], {"1.5.2 again": "1.5.2"}) if differs else ([], {})
+        assert changes(store, a, scan.releases, stage) == want
+        moved += [stage] if differs else []
+    assert moved  # planted: numpy 2.x and another scikit-learn move some model
