@@ -149,3 +149,36 @@ def test_every_transition_is_listed_and_a_change_that_goes_is_named_back(tiny, p
         assert changes(store, a, scan.releases, stage) == want
         moved += [stage] if differs else []
     assert moved  # planted: numpy 2.x and another scikit-learn move some model
+
+
+@pytest.mark.slow
+def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_home, tmp_path,
+                                                                 monkeypatch, capsys):
+    """A seed pair in the 1.5.2 stack, scanned with --library: refused without a terminal
+    until --yes, then every release's status and each originating stage's changes_at."""
+    from kit.cli import main
+    from kit.data.dataset import save_dataset
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))  # no probe built yet
+    monkeypatch.setenv("KIT_STACKS_DIR", str(module_home / "catalogue"))
+    stack_kind(BASE).build(detect())
+    store = Store()
+    pair = plan("seed:models", tiny.sha256, PlanOptions(threads=(1,), seeds=(0, 1)), stack=BASE)[0]
+    run_all([pair.a, pair.b], tiny, store)
+    store.add_pairs([pair])
+    save_dataset(tiny)
+    argv = ["explain", "seed:models", "--library", "scikit-learn", "1.5.2", "1.6.0"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "The release scan (2 probe stacks) needs stacks" in err and "add --yes" in err
+    assert main(argv + ["--yes", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert [(r["version"], r["status"]) for r in got["releases"]] == [
+        ("1.5.2", "built"), ("1.6.0", "built")]
+    for s, o in got["stages"].items():
+        assert o["changes_at"] in ([], ["1.6.0"]) and (o["origin"] == "originates" or
+                                                       o["changes_at"] == [])
+    assert main(argv) == 0  # stored and built: nothing asked, nothing run
+    out = capsys.readouterr()
+    assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.out
+    assert "0 probe stack(s) to build" in out.err and "0 run(s) to make" in out.err

@@ -63,18 +63,20 @@ def release_text(e) -> str:
     if not rows:
         return ""
     head = f"{e.library} {rows[0]['version']} -> {rows[-1]['version']}"
-    parts = []
+    parts, still = [], []
     for s, o in e.stages.items():
-        if o.origin != "originates" or s not in _NAMES or s == "kmer":
+        if o.origin != "originates" or s == "kmer":  # the counts are not rerun by a scan
             continue
         if not o.changes_at:
-            parts.append(f"{_NAMES[s]} does not change between releases{_flips(o)}")
+            still.append(s)
             continue
         steps = [f"back at {v} (to its {o.back_to[v]} output)" if v in o.back_to else f"at {v}"
                  for v in o.changes_at]
-        parts.append(f"{_NAMES[s]} changes {' and '.join(steps)}{_flips(o)}")
-    text = f"{head} ({len(built)} of {len(rows)} releases scanned): " + (
-        "; ".join(parts) if parts else "nothing originates") + "."
+        parts.append(f"{_NAMES.get(s, s)} changes {' and '.join(steps)}{_flips(o)}")
+    if still:
+        parts.append(f"{_names(still)} {'does' if len(still) == 1 else 'do'} not change at any "
+                     "of these releases" + ("" if parts else " (the difference is not a release's)"))
+    text = f"{head} ({len(built)} of {len(rows)} releases scanned): " + "; ".join(parts) + "."
     bad = [r for r in rows if r["status"] != "built"]
     if bad:
         text += " Not scanned: " + "; ".join(f"{r['version']} ({r['status']}: {r['why']})"
