@@ -182,3 +182,22 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     out = capsys.readouterr()
     assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.out
     assert "0 probe stack(s) to build" in out.err and "0 run(s) to make" in out.err
+
+
+@pytest.mark.slow
+def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, probe_home):
+    """The factor's own library, between the versions a's and b's runs measured (b: kit's own
+    interpreter, another scikit-learn): every release is locked, none built before asking."""
+    from kit.analysis.explain import feeds_needed
+    from kit.app.releases import plan_scans
+
+    store, a, _ = _scan(tiny, [])
+    b = a.with_(stack="host", stack_id=stack_kind("host").runnable().identity)
+    run_all([b], tiny, store)
+    pair = StoredPair("sklearn", "", a.run_id, b.run_id, "1.5.2 vs host")
+    run_all(feeds_needed(store, [pair]), tiny, store)
+    scans, notes = plan_scans(store, "sklearn", [pair])
+    hi = store.run(b.run_id).manifest["env"]["packages"]["scikit-learn"]
+    assert notes == [] and scans[0].package == "scikit-learn" and scans[0].groups
+    assert [r.version for r in scans[0].releases] == between("scikit-learn", "1.5.2", hi)
+    assert all(r.stack or r.why for r in scans[0].releases)
