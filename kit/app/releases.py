@@ -93,7 +93,7 @@ def to_build(scans: list) -> list:
 
 
 def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda stacks: True,
-              log=lambda m: None, on_done=None) -> list:
+              log=lambda m: None, on_done=None, jobs="auto") -> list:
     """Build the probe stacks (if ``confirm`` says yes), then the feed runs of every built
     release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
     one line for each run that could not be made. ``dataset()`` gives the working dataset
@@ -122,7 +122,7 @@ def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda st
     if not todo:
         return []
     try:
-        run_all(todo, dataset(), store, on_done=on_done)
+        run_all(todo, dataset(), store, jobs=jobs, on_done=on_done)
     except PlanIncomplete as e:
         return [str(e)]
     return []
