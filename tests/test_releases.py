@@ -168,6 +168,9 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     store.add_pairs([pair])
     save_dataset(tiny)
     argv = ["explain", "seed:models", "--library", "scikit-learn", "1.5.2", "1.6.0"]
+    assert main(argv[:-1] + ["latest"]) == 1
+    err = capsys.readouterr().err
+    assert "give final releases" in err and len(err.strip().splitlines()) == 1
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "The release scan (2 probe stacks) needs stacks" in err and "add --yes" in err

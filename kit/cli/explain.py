@@ -24,10 +24,15 @@ def _cmd_explain(args) -> int:
 
     from ..app.explain import explanation, plan_explain, run_explain, working_dataset
     from ..app.releases import explained, plan_scans, run_scans, scan_runs, to_build, unscanned
+    from ..core.errors import KitError
+    from ..envs.releases import is_final
     from ..runs.store import Store
     from ..views.explain import explain_text
 
     err = Console(stderr=True)
+    for v in (args.library or [])[1:]:
+        if not is_final(v):
+            raise KitError(f"--library {args.library[0]} {v}: give final releases (like 1.6.0)")
     store = Store()
     sel = select(args, store)
     plan = plan_explain(store, args.factor, sel)
