@@ -33,13 +33,15 @@ NO_CURVE = "no curve: run kit run --factor perturb"
 class StageOrigin:
     """One stage of one pair: where its difference comes from, and its flips beside noise's."""
     origin: str                      # identical | inherited | originates | not measured
-    changes_at: tuple = ()           # releases at which it changes (the release scan; none yet)
+    changes_at: tuple = ()           # releases at which it changes (kit.analysis.releases)
+    back_to: dict = field(default_factory=dict)  # {release: earlier release whose output it gives}
     flips: int | None = None         # a model's observed flips between a and b
     predicted_flips: float | None = None  # what noise of the embedding change's size gives
     reading: str | None = None       # READINGS' words for flips beside predicted_flips
 
     def to_json(self) -> dict:
-        return {"origin": self.origin, "changes_at": list(self.changes_at), "flips": self.flips,
+        return {"origin": self.origin, "changes_at": list(self.changes_at),
+                "back_to": dict(self.back_to), "flips": self.flips,
                 "predicted_flips": self.predicted_flips, "reading": self.reading}
 
 
@@ -53,11 +55,14 @@ class PairExplanation:
     first_origin: str | None = None  # the first stage, in pipeline order, that originates
     emb_rel: float | None = None     # the relative change of the embedding the models used
     curve: str | None = None         # why no noise reading (NO_CURVE, not an environment factor)
-    releases: tuple = ()             # the releases scanned between a and b (none yet)
+    releases: tuple = ()             # the releases scanned between a and b, with their status
+    library: str | None = None       # the package whose releases were scanned
+    notes: tuple = ()                # [{"version", "url"}]: release notes where something changes
 
     def to_json(self) -> dict:
         return {"a": self.a, "b": self.b, "label": self.label, "level": self.level,
-                "releases": list(self.releases), "first_origin": self.first_origin,
+                "library": self.library, "releases": list(self.releases),
+                "notes": list(self.notes), "first_origin": self.first_origin,
                 "emb_rel": self.emb_rel, "curve": self.curve,
                 "stages": {s: o.to_json() for s, o in self.stages.items()}}
 

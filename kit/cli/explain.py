@@ -10,6 +10,9 @@ def add(sub) -> None:
                        "originates it, which only inherit it, and whether it acts like noise")
     p.add_argument("factor", help="a factor whose pairs are stored (kit run --factor FACTOR)")
     dataset_args(p)
+    p.add_argument("--library", nargs=3, metavar=("NAME", "A", "B"),
+                   help="scan NAME's releases from A to B (default: sklearn and numpy scan "
+                   "their own library between the pair's versions)")
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_explain)
@@ -19,17 +22,23 @@ def _cmd_explain(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..app.explain import explanation, plan_explain, run_explain
+    from ..app.explain import explanation, plan_explain, run_explain, working_dataset
+    from ..app.releases import explained, plan_scans, run_scans, scan_runs, to_build, unscanned
+    from ..core.errors import KitError
+    from ..envs.releases import is_final
     from ..runs.store import Store
     from ..views.explain import explain_text
 
     err = Console(stderr=True)
+    for v in (args.library or [])[1:]:
+        if not is_final(v):
+            raise KitError(f"--library {args.library[0]} {v}: give final releases (like 1.6.0)")
     store = Store()
     sel = select(args, store)
     plan = plan_explain(store, args.factor, sel)
 
-    def ask(stacks):
-        say_stacks(err, "Cross-feeding", stacks)
+    def ask(stacks, who="Cross-feeding"):
+        say_stacks(err, who, stacks)
         if not args.yes:
             confirm(err, "Build them now?", "Not without a terminal to ask: add --yes to build "
                     "them (or build them first: kit stacks build NAME ...).")
@@ -42,10 +51,25 @@ def _cmd_explain(args) -> int:
         task = bar.add_task("runs", total=len(plan.feeds))
         left = run_explain(plan, store, confirm=ask, log=err.print,
                            on_done=lambda spec: bar.advance(task))
-    result = explanation(store, args.factor, sel)
+    pairs = [p for p in store.pairs(sel.sha256) if p.factor == args.factor]
+    library = tuple(args.library) if args.library else None
+    scans, notes = plan_scans(store, args.factor, pairs, library)
+    runs = scan_runs(scans, store)
+    if scans:
+        err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
+                  f"{len(to_build(scans))} probe stack(s) to build, {runs} run(s) to make")
+    with Progress(TextColumn("[bold]release scan"), BarColumn(), MofNCompleteColumn(),
+                  console=err, disable=not runs) as bar:
+        task = bar.add_task("runs", total=runs)
+        left += run_scans(scans, store, lambda: working_dataset(sel),
+                          confirm=lambda st: ask(st, f"The release scan ({len(st)} probe stacks)"),
+                          log=err.print, on_done=lambda spec: bar.advance(task))
+    result = explained(explanation(store, args.factor, sel), scans, store)
+    result["unscanned"] = [w for w in [unscanned(args.factor, library), *notes] if w]
     if args.json:
         print_json({"factor": result["factor"], "pairs": [e.to_json() for e in result["pairs"]],
                     "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],
+                    "unscanned": result["unscanned"],
                     "not_run": left})
     else:
         print(explain_text(result, left))

@@ -8,8 +8,6 @@ from .fit import para
 _NAMES = {"kmer": "the 3-mer counts", "tfidf": "TF-IDF", "svd_rand": "the randomized SVD",
           "svd_arpack": "the ARPACK SVD", "kmeans": "k-means", "knn": "the neighbours",
           "lr": "logistic regression", "mlp": "the MLP", "hgb": "boosting", "rf": "the forest"}
-RELEASES = ("Releases in between are not scanned yet (the release scan is to come): "
-            "`releases` and `changes_at` are empty.")
 
 
 def _names(stages) -> str:
@@ -50,15 +48,51 @@ def pair_text(e) -> str:
                 f"{_NAMES[s]} {o.flips} flip{'s' if o.flips != 1 else ''} "
                 f"(noise of that size: {fmt(o.predicted_flips)}, {o.reading})" for s, o in models
                 if o.predicted_flips is not None) + "."
+    return text + (" " + release_text(e) if e.library else "")
+
+
+def _flips(o) -> str:
+    return f" ({o.flips} flip{'s' if o.flips != 1 else ''})" if o.flips else ""
+
+
+def release_text(e) -> str:
+    """The release scan's sentence: at which releases each originating stage changes (and
+    changes back), what could not be built, and the release notes to read."""
+    rows = list(e.releases)
+    built = [r for r in rows if r["status"] == "built"]
+    if not rows:
+        return ""
+    head = f"{e.library} {rows[0]['version']} -> {rows[-1]['version']}"
+    parts, still = [], []
+    for s, o in e.stages.items():
+        if o.origin != "originates" or s == "kmer":  # the counts are not rerun by a scan
+            continue
+        if not o.changes_at:
+            still.append(s)
+            continue
+        steps = [f"back at {v} (to its {o.back_to[v]} output)" if v in o.back_to else f"at {v}"
+                 for v in o.changes_at]
+        parts.append(f"{_NAMES.get(s, s)} changes {' and '.join(steps)}{_flips(o)}")
+    if still:
+        parts.append(f"{_names(still)} {'does' if len(still) == 1 else 'do'} not change at any "
+                     "of these releases" + ("" if parts else " (the difference is not a release's)"))
+    text = f"{head} ({len(built)} of {len(rows)} releases scanned): " + "; ".join(parts) + "."
+    bad = [r for r in rows if r["status"] != "built"]
+    if bad:
+        text += " Not scanned: " + "; ".join(f"{r['version']} ({r['status']}: {r['why']})"
+                                             for r in bad) + "."
+    if e.notes:
+        text += " Release notes to read: " + ", ".join(n["url"] for n in e.notes) + "."
     return text
 
 
 def explain_text(result: dict, skipped_runs: list = ()) -> str:
     out = [f"Explaining {result['factor']}: where each difference starts (cross-fed runs)", ""]
     out += [para(pair_text(e)) + "\n" for e in result["pairs"]]
+    for why in result.get("unscanned", ()):
+        out.append(para(f"releases in between: {why}."))
     for label, why in result["skipped"]:
         out.append(para(f"{label}: not explained: {why}."))
     for why in skipped_runs:
         out.append(para(f"not run: {why}"))
-    out.append(para(RELEASES))
     return "\n".join(out)

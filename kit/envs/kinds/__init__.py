@@ -2,7 +2,8 @@
 
 ``stack_kind(name)`` picks the kind once (as pooch's ``choose_downloader`` picks a downloader):
 ``host`` (kit's own interpreter), ``catalogue`` (stacks/stacks.toml, built with uv) or
-``external`` (an interpreter a user registered). Every caller then asks the object the same
+``external`` (an interpreter a user registered); a release scan's probe stack is a catalogue
+stack whose lock lives under KIT_HOME (kit.envs.probes). Every caller then asks the object the same
 questions (kit.envs.kinds.base): its status here, what it can run, which torch devices it has,
 its runnable form, its row in `kit stacks`, and whether and how it is built.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from ...core.errors import KitError
 from ..catalogue import HOST, definitions
 from ..external import registry
+from ..probes import definition as probe_definition
 from ..platforms import Platform, detect
 from .base import StackKind
 from .catalogue import CatalogueStack
@@ -29,6 +31,9 @@ def stack_kind(name: str) -> StackKind:
     ext = registry()
     if name in ext:
         return ExternalStack(name, ext[name])
+    probe = probe_definition(name)  # a release scan's probe stack, under KIT_HOME (kit.envs.probes)
+    if probe is not None:
+        return CatalogueStack(probe)
     raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
 
 

@@ -1,0 +1,123 @@
+"""The release scan's reading: the releases at which each originating stage's output changes.
+
+Every release between a pair's two versions of a library is a probe stack (kit.envs.probes); in
+each, the originating stages' groups are rerun on a's stored arrays (feed runs, planned by
+``scan_specs``), so a stage's change is its own. Its ``changes_at`` lists every release whose
+output differs bitwise from the previous built release's; ``back_to`` names a release whose
+output is one an earlier release already gave (a change that came and went). Read from the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..core.spec import RunSpec
+from ..runs.store import Store
+from .compare import STAGES
+from .explain import GROUP, PairExplanation, feed_spec, rerun_in_stacks
+
+_NOTES = {
+    "scikit-learn": lambda v: f"https://scikit-learn.org/stable/whats_new/v{_minor(v)}.html",
+    "numpy": lambda v: f"https://numpy.org/doc/stable/release/{v}-notes.html",
+    "scipy": lambda v: f"https://docs.scipy.org/doc/scipy/release/{v}-notes.html",
+    "python": lambda v: f"https://docs.python.org/3/whatsnew/{_minor(v)}.html",
+}
+
+
+def _minor(v: str) -> str:
+    return ".".join(v.split(".")[:2])
+
+
+def notes_url(package: str, version: str) -> str:
+    """The release notes to read for ``package`` at ``version`` (never fetched)."""
+    known = _NOTES.get(package.lower())
+    return known(version) if known else f"https://pypi.org/project/{package}/{version}/"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release of a scan: its probe stack, or why it could not be built."""
+    version: str
+    stack: str | None = None
+    stack_id: str | None = None
+    why: str | None = None
+
+    @property
+    def built(self) -> bool:
+        return self.stack_id is not None
+
+
+def scan_groups(origins: dict) -> tuple:
+    """The feed groups a scan reruns: those of the stages that originate (not the 3-mer counts,
+    which start from the sequences alone)."""
+    return tuple(dict.fromkeys(GROUP[s] for s, o in origins.items()
+                               if o == "originates" and s in GROUP))
+
+
+def scan_specs(a: RunSpec, releases: list, groups: tuple) -> list:
+    """The feed runs of ``groups`` in every built release, all on a's arrays."""
+    return rerun_in_stacks(a, [_Stack(r.stack, r.stack_id) for r in releases if r.built], groups)
+
+
+@dataclass(frozen=True)
+class _Stack:
+    name: str
+    identity: str
+
+
+def _output(store: Store, a: RunSpec, r: Release, stage: str):
+    run_id = feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id), GROUP[stage]).run_id
+    if not store.has_run(run_id):
+        return None
+    st = store.run(run_id).stages
+    return tuple((st[n].sha256, st[n].dtype) if n in st else None for n in STAGES[stage])
+
+
+def changes(store: Store, a: RunSpec, releases: list, stage: str) -> tuple:
+    """(changes_at, back_to) of one stage over the scanned releases, in scan order: the releases
+    whose output differs from the previous measured one's, and {release: the earlier release
+    whose output it gives again}."""
+    at, back, seen, prev = [], {}, {}, None
+    for r in releases:
+        out = _output(store, a, r, stage) if r.built else None
+        if out is None:
+            continue
+        if prev is not None and out != prev:
+            at.append(r.version)
+            if out in seen:
+                back[r.version] = seen[out]
+        seen.setdefault(out, r.version)
+        prev = out
+    return at, back
+
+
+def release_rows(store: Store, a: RunSpec, package: str, releases: list, groups: tuple) -> list:
+    """Each release's status: built (its feed runs stored), not run, or could not build: why."""
+    rows = []
+    for r in releases:
+        if not r.built:
+            status, why = "could not build", r.why
+        else:
+            ran = all(store.has_run(s.run_id) for s in scan_specs(a, [r], groups))
+            status, why = ("built", None) if ran else ("not run", r.why or "its runs are missing")
+        rows.append({"package": package, "version": r.version, "stack": r.stack,
+                     "status": status, "why": why})
+    return rows
+
+
+def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
+               releases: list) -> PairExplanation:
+    """``e`` with its releases, each originating stage's changes_at and back_to, and the
+    release notes of every release at which something changes."""
+    groups = scan_groups({s: o.origin for s, o in e.stages.items()})
+    stages, moved = {}, []
+    for s, o in e.stages.items():
+        if o.origin == "originates" and s in GROUP:
+            at, back = changes(store, a, releases, s)
+            o = replace(o, changes_at=tuple(at), back_to=back)
+            moved += at
+        stages[s] = o
+    notes = tuple({"version": v, "url": notes_url(package, v)}
+                  for v in sorted(set(moved), key=[r.version for r in releases].index))
+    return replace(e, stages=stages, library=package, notes=notes,
+                   releases=tuple(release_rows(store, a, package, releases, groups)))

@@ -1,0 +1,156 @@
+"""`kit explain`'s release scan: list the releases between a pair's versions, lock and build
+their probe stacks (asked first, as `kit run` asks), and make the feed runs in each of them.
+
+The feed runs are ordinary stored runs (kit.analysis.releases reads them); probe stacks are
+cached under KIT_HOME, so a second scan builds and runs nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..analysis.explain import origins, unexplainable
+from ..analysis.releases import Release, apply_scan, scan_groups, scan_specs
+from ..core.errors import KitError
+from ..envs.catalogue import definitions
+from ..envs.kinds import stack_kind
+from ..envs.platforms import detect
+from ..envs.probes import prepare
+from ..envs.releases import between
+from ..runs.executing.runner import PlanIncomplete, run_all
+from ..runs.store import Store
+
+# the package a version factor's pairs differ in (python: interpreters, not index packages)
+LIBRARY = {"sklearn": "scikit-learn", "numpy": "numpy"}
+
+
+@dataclass
+class Scan:
+    """One pair's release scan: its releases (locked, or why not) and the groups it reruns."""
+    pair: object                 # StoredPair
+    package: str
+    releases: list = field(default_factory=list)   # [Release]; stack_id set once built
+    groups: tuple = ()
+
+
+def unscanned(factor: str, library: tuple | None) -> str | None:
+    """Why a version factor gets no release scan (None: it gets one, or is no version factor)."""
+    if factor == "python" and not library:
+        return ("Python releases are interpreters, not packages of the index: they are not "
+                "scanned (a library's are, with --library NAME A B)")
+    return None
+
+
+def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = None) -> tuple:
+    """([Scan], [why a pair is not scanned]) for the pairs whose stages originate a difference;
+    every release is locked here (uv resolves it: cheap, nothing is installed)."""
+    scans, notes, plat = [], [], detect()
+    package = library[0] if library else LIBRARY.get(factor)
+    if package is None:
+        return [], []
+    for p in pairs:
+        if unexplainable(store, p.a, p.b):
+            continue
+        groups = scan_groups(origins(store, p.a, p.b))
+        if not groups:
+            continue
+        a = store.run(p.a)
+        base = definitions().get(a.spec.stack)
+        if base is None:
+            notes.append(f"{p.label}: a's stack {a.spec.stack} is not in the catalogue: no "
+                         "pyproject to change, no release scan")
+            continue
+        try:
+            lo, hi = library[1:] if library else (
+                a.manifest["env"]["packages"].get(package),
+                store.run(p.b).manifest["env"]["packages"].get(package))
+            if not (lo and hi):
+                raise KitError(f"its runs do not both hold {package}")
+            releases = [Release(v, *_locked(prepare(base, package, v, plat)))
+                        for v in between(package, lo, hi)]
+        except KitError as e:
+            notes.append(f"{p.label}: no release scan: {e}")
+            continue
+        scans.append(Scan(p, package, releases, groups))
+    return scans, notes
+
+
+def _locked(got: tuple) -> tuple:
+    name, why = got
+    return name, None, why
+
+
+def to_build(scans: list) -> list:
+    """[(probe stack, download bytes)] that are locked but not built yet."""
+    plat, out = detect(), {}
+    for s in scans:
+        for r in s.releases:
+            if r.stack and r.stack not in out:
+                kind = stack_kind(r.stack)
+                if kind.status(plat)[0] != "built":
+                    out[r.stack] = kind.download_bytes(plat)
+    return list(out.items())
+
+
+def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda stacks: True,
+              log=lambda m: None, on_done=None, jobs="auto") -> list:
+    """Build the probe stacks (if ``confirm`` says yes), then the feed runs of every built
+    release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
+    one line for each run that could not be made. ``dataset()`` gives the working dataset
+    (asked only when a run is to be made)."""
+    plat, pending = detect(), to_build(scans)
+    if pending and not confirm(pending):
+        raise KitError("not started; nothing was run")
+    failed = {}
+    for name, _ in pending:
+        try:
+            stack_kind(name).build(plat, log=lambda m, _n=name: log(f"{_n}: {m}"))
+        except KitError as e:
+            failed[name] = str(e).split(": ", 1)[-1]
+    specs = []
+    for s in scans:
+        out = []
+        for r in s.releases:
+            if r.stack and r.stack not in failed:
+                r = Release(r.version, r.stack, stack_kind(r.stack).runnable().identity)
+            elif r.stack:
+                r = Release(r.version, why=failed[r.stack])
+            out.append(r)
+        s.releases = out
+        specs += scan_specs(store.run(s.pair.a).spec, out, s.groups)
+    todo = [x for x in specs if not store.has_run(x.run_id)]
+    if not todo:
+        return []
+    try:
+        run_all(todo, dataset(), store, jobs=jobs, on_done=on_done)
+    except PlanIncomplete as e:
+        return [str(e)]
+    return []
+
+
+def explained(result: dict, scans: list, store: Store) -> dict:
+    """``result`` (kit.analysis.explain.explain_factor) with each scanned pair's releases."""
+    by = {(s.pair.a, s.pair.b): s for s in scans}
+    pairs = []
+    for e in result["pairs"]:
+        s = by.get((e.a, e.b))
+        pairs.append(apply_scan(e, store, store.run(e.a).spec, s.package, s.releases) if s else e)
+    return {**result, "pairs": pairs}
+
+
+
+def scan_runs(scans: list, store: Store) -> int:
+    """How many feed runs the scans still need (a release not built yet counts its groups)."""
+    plat, n = detect(), 0
+    for s in scans:
+        a = store.run(s.pair.a).spec
+        for r in s.releases:
+            if not r.stack:
+                continue
+            kind = stack_kind(r.stack)
+            if kind.status(plat)[0] != "built":
+                n += len(s.groups)
+                continue
+            built = Release(r.version, r.stack, kind.runnable().identity)
+            n += sum(not store.has_run(x.run_id) for x in scan_specs(a, [built], s.groups))
+    return n

@@ -1,0 +1,130 @@
+"""Probe stacks: a catalogue stack with one package's pin changed, resolved by uv under KIT_HOME.
+
+``$KIT_HOME/probes/NAME/`` holds its pyproject.toml (the base stack's, one pin changed, this
+platform's environment only: a probe is made here, for here), the uv.lock uv resolved from the
+package index, probe.json (what it is) and venv/. Nothing is written into the repository's
+stacks/. A locked probe is a stack like a catalogue one (kit.envs.kinds finds it by name and
+builds it with uv, binary wheels only); a release uv cannot resolve is named with uv's last line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
+from ..core.locks import file_lock
+from ..core.paths import subdir
+from .catalogue import StackDef
+from .interpreters import uv_bin
+from .platforms import Platform
+
+PREFIX = "probe-"
+META = "probe.json"
+# a platform's uv environment marker: the only environment a probe's lock resolves for
+_ENV = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("darwin", "arm64"),
+        "macos-x86_64": ("darwin", "x86_64")}
+
+
+@dataclass(frozen=True)
+class ProbeDef(StackDef):
+    """A stack definition whose lock folder and venv live under $KIT_HOME/probes/NAME."""
+
+    folder: str = ""
+    base: str = ""
+    package: str = ""
+    version: str = ""
+
+    def lock_dir(self) -> Path:
+        return Path(self.folder)
+
+    def venv(self) -> Path:
+        return Path(self.folder) / "venv"
+
+
+def probe_name(base: str, package: str, version: str) -> str:
+    return f"{PREFIX}{base}-{package.lower()}-{version}"
+
+
+def _folder(name: str) -> Path:
+    return subdir("probes") / name
+
+
+def definition(name: str) -> ProbeDef | None:
+    """The locked probe called ``name`` (None: there is none)."""
+    if not name.startswith(PREFIX):
+        return None
+    path = _folder(name) / META
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not (path.parent / "uv.lock").exists():
+        return None
+    d = meta["def"]
+    return ProbeDef(**{**d, "devices": tuple(d["devices"])})
+
+
+def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str:
+    """The base stack's pyproject.toml with ``package`` pinned to ``version``, for this platform."""
+    text = (base.lock_dir() / "pyproject.toml").read_text()
+    pin = re.compile(r'"(%s)\s*==\s*[^"]*"' % re.escape(package), re.I)
+    if len(pin.findall(text)) != 1:
+        raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has no "
+                       f'"{package}==..." line): it cannot be scanned')
+    text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
+    system, machine = _ENV.get(plat.key, ("", ""))
+    here = (f"sys_platform == '{system}'", f"platform_machine == '{machine}'")
+    lines = [ln for ln in text.splitlines(keepends=True)
+             if not ln.lstrip().startswith('"sys_platform') or all(h in ln for h in here)]
+    if not any(ln.lstrip().startswith('"sys_platform') for ln in lines):
+        raise KitError(f"stack {base.name} has no environment for {plat.key}: no probe of it "
+                       "can be made here")
+    return "".join(lines)
+
+
+def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple:
+    """(probe name, None) once ``base`` with ``package==version`` is locked here, or (None, why)
+    when uv cannot resolve it (no such release, no wheel for this Python, a conflict).
+
+    A lock made before from the same pyproject is kept: relocking could change it, and with it
+    the probe's identity and every run made in it. A failed lock is tried again next time.
+    """
+    name = probe_name(base.name, package, version)
+    text = pyproject(base, package, version, plat)
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    folder = _folder(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with file_lock(folder / ".lock"):
+        try:
+            meta = json.loads((folder / META).read_text())
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("pyproject_sha256") == sha and (folder / "uv.lock").exists():
+            return name, None
+        (folder / META).unlink(missing_ok=True)
+        (folder / "uv.lock").unlink(missing_ok=True)
+        write_bytes(folder / "pyproject.toml", text.encode())
+        proc = subprocess.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
+                              cwd=folder, capture_output=True, text=True,
+                              env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
+        if proc.returncode != 0 or not (folder / "uv.lock").exists():
+            lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+            last = (lines or ["uv lock gave no reason"])[-1]
+            return None, re.sub(r"^(╰─▶|cause:|caused by:|error:)\s*", "", last, flags=re.I)
+        versions = dict(base.versions)
+        if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
+            versions[package.lower()] = version
+        d = ProbeDef(name, name, base.python, base.arch, versions,
+                     {plat.key: base.blas.get(plat.key)}, base.kind, tuple(base.devices),
+                     base.needs_path, base.needs_gpu, str(folder), base.name, package, version)
+        write_bytes(folder / META, json.dumps({"pyproject_sha256": sha, "def": asdict(d)},
+                                              indent=1).encode())
+    return name, None

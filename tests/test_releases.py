@@ -1,0 +1,206 @@
+"""The release scan: probe stacks built for real with uv under KIT_HOME, and changes_at read
+from the feed runs made in them (scikit-learn 1.5.2 and 1.6.0 at numpy 1.26.4, Python 3.12)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.analysis.compare import STAGES
+from kit.analysis.explain import PairExplanation, StageOrigin, feed_spec
+from kit.analysis.releases import Release, apply_scan, changes
+from kit.app.releases import Scan, run_scans, scan_runs, to_build
+from kit.core.errors import KitError
+from kit.envs.catalogue import definitions
+from kit.envs.kinds import stack_kind
+from kit.envs.platforms import detect
+from kit.envs.probes import prepare, pyproject
+from kit.envs.releases import between
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan
+from kit.runs.store import Store
+from kit.runs.store.records import StoredPair
+from kit.views.explain import release_text
+from kit.worker.pipeline import fed_stages
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = "np1-sk152"
+MODELS = ("kmeans", "knn", "lr", "mlp", "hgb", "rf")
+
+
+def test_releases_between_two_versions_include_both_ends_in_the_scans_order():
+    listed = ["1.4.2", "1.5.2", "1.6.0", "1.6.1", "1.10.0", "1.9.1"]
+    assert between("scikit-learn", "1.5.2", "1.9.1", listed) == ["1.5.2", "1.6.0", "1.6.1", "1.9.1"]
+    assert between("scikit-learn", "1.9.1", "1.6.0", listed) == ["1.9.1", "1.6.1", "1.6.0"]
+    with pytest.raises(KitError, match="only final releases"):
+        between("scikit-learn", "1.5.2", "1.6.0rc1", listed)
+
+
+def test_a_probe_s_pyproject_changes_one_pin_and_keeps_this_platform_only():
+    plat = detect()
+    text = pyproject(definitions()[BASE], "scikit-learn", "1.6.0", plat)
+    assert '"scikit-learn==1.6.0"' in text and '"numpy==1.26.4"' in text
+    assert "1.5.2\"" not in text
+    markers = [ln for ln in text.splitlines() if ln.strip().startswith('"sys_platform')]
+    assert len(markers) == 2  # environments and required-environments, this platform's only
+    with pytest.raises(KitError, match="does not pin torch"):
+        pyproject(definitions()[BASE], "torch", "2.0.0", plat)
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("probes-home")
+    cat = home / "catalogue"
+    cat.mkdir()
+    shutil.copytree(ROOT / "stacks" / BASE, cat / BASE)
+    (cat / "stacks.toml").write_text(
+        f'reference = "{BASE}"\n\n[stack.{BASE}]\nlock = "{BASE}"\npython = "3.12"\n'
+        'numpy = "1.26.4"\nscipy = "1.13.1"\nscikit-learn = "1.5.2"\n'
+        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+    return home
+
+
+@pytest.fixture
+def probe_home(module_home, monkeypatch):  # builds are shared by the module's slow tests
+    monkeypatch.setenv("KIT_HOME", str(module_home / "kit"))
+    monkeypatch.setenv("KIT_STACKS_DIR", str(module_home / "catalogue"))
+    return module_home / "kit"
+
+
+def _scan(tiny, versions):
+    plat = detect()
+    kind = stack_kind(BASE)
+    if kind.status(plat)[0] == "unavailable":
+        pytest.skip(kind.status(plat)[1])
+    kind.build(plat)
+    store = Store()
+    a = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
+    a = a.with_(stack=BASE, stack_id=kind.runnable().identity)
+    run_all([a], tiny, store)
+    rel = []
+    for v in versions:
+        name, why = prepare(definitions()[BASE], "scikit-learn", v, plat)
+        rel.append(Release(v, name, None, why))
+    scan = Scan(StoredPair("sklearn", "", a.run_id, a.run_id, "a vs a"), "scikit-learn", rel,
+                ("models",))
+    return store, a, scan
+
+
+@pytest.mark.slow
+def test_a_two_release_scan_builds_real_probes_and_reads_every_change(tiny, probe_home):
+    store, a, scan = _scan(tiny, ["1.5.2", "1.5.99", "1.6.0"])
+    assert run_scans([scan], store, lambda: tiny) == []
+    r152, r1599, r160 = scan.releases
+    assert r152.built and r160.built
+    assert not r1599.built and "1.5.99" in r1599.why  # named with uv's reason; the scan went on
+    # cached under KIT_HOME, never in the repository's stacks/
+    for r in (r152, r160):
+        assert (probe_home / "probes" / r.stack / "uv.lock").exists()
+        assert not (ROOT / "stacks" / r.stack).exists()
+    runs = {r.version: store.run(feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id),
+                                           "models").run_id) for r in (r152, r160)}
+    assert runs["1.6.0"].manifest["env"]["packages"]["scikit-learn"] == "1.6.0"  # measured
+    assert set(runs["1.6.0"].stages) == set(fed_stages("models"))
+    whole = store.run(a.run_id).stages  # the probe of a's own release reproduces a
+    assert all(runs["1.5.2"].stages[n].sha256 == whole[n].sha256 for n in runs["1.5.2"].stages)
+    for stage in MODELS:
+        names = STAGES[stage]
+        moved = any(runs["1.5.2"].stages[n].sha256 != runs["1.6.0"].stages[n].sha256
+                    for n in names)
+        assert changes(store, a, scan.releases, stage) == ((["1.6.0"] if moved else []), {})
+    e = PairExplanation(a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1)
+                                                           for s in MODELS})
+    e = apply_scan(e, store, a, "scikit-learn", scan.releases)
+    assert [r["status"] for r in e.releases] == ["built", "could not build", "built"]
+    text = release_text(e)
+    assert text.startswith("scikit-learn 1.5.2 -> 1.6.0 (2 of 3 releases scanned)")
+    assert "1.5.99 (could not build: " in text
+    if any(o.changes_at for o in e.stages.values()):
+        assert "https://scikit-learn.org/stable/whats_new/v1.6.html" in text
+    json.dumps([r for r in e.releases])
+
+
+@pytest.mark.slow
+def test_a_second_scan_reuses_the_probes_and_runs_nothing(tiny, probe_home):
+    store, a, scan = _scan(tiny, ["1.5.2", "1.6.0"])
+    run_scans([scan], store, lambda: tiny)  # built and run here when this test runs alone
+    store, a, scan = _scan(tiny, ["1.5.2", "1.6.0"])  # as a second `kit explain` would
+    assert to_build([scan]) == [] and scan_runs([scan], store) == 0
+    assert run_scans([scan], store, lambda: pytest.fail("no run to make")) == []
+    assert all(r.built for r in scan.releases)
+
+
+@pytest.mark.slow
+def test_every_transition_is_listed_and_a_change_that_goes_is_named_back(tiny, probe_home):
+    """A planted change that comes and goes: kit's own interpreter (numpy 2.x, another
+    scikit-learn) scanned as a release between two scans of the same 1.5.2 probe."""
+    store, a, scan = _scan(tiny, ["1.5.2"])
+    p152 = scan.releases[0]
+    scan.releases = [p152, Release("host", "host"), Release("1.5.2 again", p152.stack)]
+    assert run_scans([scan], store, lambda: tiny) == []
+    out = {r.version: store.run(feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id),
+                                          "models").run_id).stages for r in scan.releases}
+    moved = []
+    for stage in MODELS:
+        differs = any(out["host"][n].sha256 != out["1.5.2"][n].sha256 for n in STAGES[stage])
+        want = (["host", "1.5.2 again"], {"1.5.2 again": "1.5.2"}) if differs else ([], {})
+        assert changes(store, a, scan.releases, stage) == want
+        moved += [stage] if differs else []
+    assert moved  # planted: numpy 2.x and another scikit-learn move some model
+
+
+@pytest.mark.slow
+def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_home, tmp_path,
+                                                                 monkeypatch, capsys):
+    """A seed pair in the 1.5.2 stack, scanned with --library: refused without a terminal
+    until --yes, then every release's status and each originating stage's changes_at."""
+    from kit.cli import main
+    from kit.data.dataset import save_dataset
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))  # no probe built yet
+    monkeypatch.setenv("KIT_STACKS_DIR", str(module_home / "catalogue"))
+    stack_kind(BASE).build(detect())
+    store = Store()
+    pair = plan("seed:models", tiny.sha256, PlanOptions(threads=(1,), seeds=(0, 1)), stack=BASE)[0]
+    run_all([pair.a, pair.b], tiny, store)
+    store.add_pairs([pair])
+    save_dataset(tiny)
+    argv = ["explain", "seed:models", "--library", "scikit-learn", "1.5.2", "1.6.0"]
+    assert main(argv[:-1] + ["latest"]) == 1
+    err = capsys.readouterr().err
+    assert "give final releases" in err and len(err.strip().splitlines()) == 1
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "The release scan (2 probe stacks) needs stacks" in err and "add --yes" in err
+    assert main(argv + ["--yes", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert [(r["version"], r["status"]) for r in got["releases"]] == [
+        ("1.5.2", "built"), ("1.6.0", "built")]
+    for s, o in got["stages"].items():
+        assert o["changes_at"] in ([], ["1.6.0"]) and (o["origin"] == "originates" or
+                                                       o["changes_at"] == [])
+    assert main(argv) == 0  # stored and built: nothing asked, nothing run
+    out = capsys.readouterr()
+    assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.out
+    assert "0 probe stack(s) to build" in out.err and "0 run(s) to make" in out.err
+
+
+@pytest.mark.slow
+def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, probe_home):
+    """The factor's own library, between the versions a's and b's runs measured (b: kit's own
+    interpreter, another scikit-learn): every release is locked, none built before asking."""
+    from kit.analysis.explain import feeds_needed
+    from kit.app.releases import plan_scans
+
+    store, a, _ = _scan(tiny, [])
+    b = a.with_(stack="host", stack_id=stack_kind("host").runnable().identity)
+    run_all([b], tiny, store)
+    pair = StoredPair("sklearn", "", a.run_id, b.run_id, "1.5.2 vs host")
+    run_all(feeds_needed(store, [pair]), tiny, store)
+    scans, notes = plan_scans(store, "sklearn", [pair])
+    hi = store.run(b.run_id).manifest["env"]["packages"]["scikit-learn"]
+    assert notes == [] and scans[0].package == "scikit-learn" and scans[0].groups
+    assert [r.version for r in scans[0].releases] == between("scikit-learn", "1.5.2", hi)
+    assert all(r.stack or r.why for r in scans[0].releases)
