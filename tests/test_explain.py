@@ -143,3 +143,16 @@ def test_the_release_scans_seam_reruns_the_stages_in_each_stack_on_a_s_arrays():
     assert [(s.stack, s.stack_id, s.kind, s.feed, s.input, s.dtype) for s in got] == [
         ("sk160", "1" * 64, "feed", "models", a.run_id, "float32"),
         ("sk170", "2" * 64, "feed", "models", a.run_id, "float32")]
+
+
+def test_a_seed_split_pair_is_not_cross_fed(tmp_path):
+    """Two splits predict different test proteins: nothing of one is an input of the other."""
+    from kit.analysis.explain import unexplainable
+    from kit.core.hosts import host_id
+    from kit.runs.store import Store
+    from stored import arrays, put, spec
+
+    st = Store(tmp_path / "home")
+    a = put(st, tmp_path, spec(split=0, host=host_id()), arrays(0))
+    b = put(st, tmp_path, spec(split=1, host=host_id()), arrays(1))
+    assert "different test proteins" in unexplainable(st, a, b)

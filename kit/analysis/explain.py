@@ -85,6 +85,8 @@ def unexplainable(store: Store, a: str, b: str) -> str | None:
     if ra.spec.kind != "pipeline" or rb.spec.kind != "pipeline":
         return f"its runs are {ra.spec.kind} and {rb.spec.kind} runs; only whole pipeline runs " \
                "are cross-fed"
+    if ra.spec.split != rb.spec.split:  # seed:split: what is measured changed, not how
+        return "its runs predict different test proteins (another split): no stage is compared"
     if rb.spec.host != host_id():
         return "its b run was made on another machine: cross-feeding reruns b's stack here"
     if not has_arrays(store, a):

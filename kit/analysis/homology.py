@@ -32,7 +32,7 @@ def _runs(store: Store, dataset: str, n_test: int) -> tuple[list, list]:
     and whose test set is the clustering's."""
     runs, left = [], []
     for r in store.runs(dataset):
-        if not has_verdicts(r.spec):
+        if not has_verdicts(r.spec) or r.spec.kind == "feed":  # explain's cross-fed runs
             continue
         y = r.stages.get("y_test")
         if not has_arrays(store, r.id):
