@@ -206,8 +206,11 @@ def test_the_split_shares_no_cluster_and_comes_near_2_to_1():
     assert new.split_seed == 3
     assert new.meta == {"split": "homology", "source_dataset": ds.sha256, "source_name": "fam",
                         "identity": 0.3, "coverage": 0.8, "clustering_tool": "planted"}
+    y = np.asarray(new.labels)
     assert s.line() == (f"train {new.n_train:,} / test {new.n_test:,} proteins "
-                        f"(target 2:1 = {ds.n_train:,}/{ds.n_test:,})")
+                        f"(target 2:1 = {ds.n_train:,}/{ds.n_test:,}); test positives "
+                        f"{int(y[new.n_train:].sum())} (target {y.sum() * ds.n_test / ds.n:.0f} "
+                        f"of {int(y.sum())})")
     again = homology_split(ds, c, "famh", split_seed=3).dataset
     other = homology_split(ds, c, "famh", split_seed=4).dataset
     assert again.sha256 == new.sha256 and other.sha256 != new.sha256
@@ -276,3 +279,21 @@ def test_a_disjoint_split_has_no_first_n():
     assert new.head(new.n) is new
     with pytest.raises(KitError, match="is a homology-disjoint split, its first 50 not"):
         new.head(50)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_split_keeps_the_positives_near_their_share(seed):
+    """Homologs share labels: whole clusters placed by size alone gave the test side 9 to 24
+    positives where 16 are its share (here the first 10 families are the positives), and on
+    the synthetic set 13 of 199 test proteins where 64 were due. Both shares are aimed at."""
+    from dataclasses import replace
+
+    from kit.data.homology_split import assign
+
+    ds, fam, c = _planted_clustering()
+    y = np.array([1 if f < 10 else 0 for f in fam])
+    ds = replace(ds, labels=tuple(int(v) for v in y))
+    c = replace(c, dataset=ds.sha256)
+    test = assign(c, seed, ds.labels)[np.asarray(c.labels)]
+    assert abs(int(test.sum()) - ds.n_test) <= 1
+    assert abs(int(y[test].sum()) - y.sum() * ds.n_test / ds.n) <= 1.5

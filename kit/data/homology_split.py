@@ -22,22 +22,41 @@ class Split:
 
     def line(self) -> str:
         d = self.dataset
+        y = np.asarray(d.labels)
+        share = y.sum() * self.target_test / max(d.n, 1)
         return (f"train {d.n_train:,} / test {d.n_test:,} proteins (target 2:1 = "
-                f"{self.target_train:,}/{self.target_test:,})")
+                f"{self.target_train:,}/{self.target_test:,}); test positives "
+                f"{int(y[d.n_train:].sum()):,} (target {share:,.0f} of {int(y.sum()):,})")
 
 
-def assign(c: Clustering, split_seed: int) -> np.ndarray:
+def assign(c: Clustering, split_seed: int, y=None) -> np.ndarray:
     """Per cluster: True for test. Clusters in the split seed's order, each put on the side
-    that brings the test side nearer its 2:1 share."""
+    that brings the test side nearer its 2:1 share of proteins and, given the labels ``y``, of
+    positives too: homologs share labels, so whole clusters by size alone can leave the test
+    side with a fraction of the positives (27% overall, 6.5% in test on the synthetic set)."""
     labels = np.asarray(c.labels, dtype=np.int64)
     sizes = np.bincount(labels)
     target = len(labels) - n_train_for(len(labels))
+    pos = (np.bincount(labels, weights=np.asarray(y, dtype=np.float64), minlength=sizes.size)
+           if y is not None else np.zeros(sizes.size))
+    target_pos = pos.sum() * target / len(labels)
+
+    def cost(n, p):  # relative misses of both targets, squared; the 2:1 of proteins first
+        return 4 * ((n - target) / target) ** 2 + (((p - target_pos) / target_pos) ** 2
+                                                   if target_pos else 0.0)
+
     test = np.zeros(sizes.size, dtype=bool)
-    held = 0
-    for k in np.random.default_rng(split_seed).permutation(sizes.size):
-        if abs(held + sizes[k] - target) < abs(held - target):
-            test[k] = True
-            held += sizes[k]
+    held = held_pos = 0.0
+    order = np.random.default_rng(split_seed).permutation(sizes.size)
+    for _ in range(20):  # a first pass in the seed's order, then moves that still help
+        moved = False
+        for k in order:
+            sign = -1 if test[k] else 1
+            n, p = held + sign * sizes[k], held_pos + sign * pos[k]
+            if cost(n, p) < cost(held, held_pos) - 1e-12:
+                test[k], held, held_pos, moved = not test[k], n, p, True
+        if not moved:
+            break
     return test
 
 
@@ -59,7 +78,7 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
     sizes = np.bincount(labels)
     n = ds.n
     target_test = n - n_train_for(n)
-    test_side = assign(c, split_seed)
+    test_side = assign(c, split_seed, ds.labels)
     on_test = test_side[labels]
     n_test = int(on_test.sum())
     # a side less than half its share is no 2:1 split: one cluster holds too much of the set
