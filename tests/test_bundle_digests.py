@@ -184,3 +184,27 @@ def test_compare_lists_the_models_in_one_order(lab, tmp_path, monkeypatch, capsy
     seed_units = next(ln for ln in text.splitlines() if "in seed units" in ln)
     named = [w.strip(",") for w in seed_units.split(":", 1)[1].split()[::2]]
     assert named == [m for m in ALL_MODELS if m in named]
+
+
+def test_a_bundle_with_perturbed_and_cross_fed_runs_compares(tmp_path, monkeypatch, capsys):
+    """kit compare paired every bundle run with a twin, but reran only pipeline and torch runs:
+    a perturbed or a cross-fed run's pair named an unstored run and the store said it was
+    damaged (FOREIGN KEY). A perturbed run now reruns on its input's twin; a cross-fed run of
+    kit explain is left out, saying why."""
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
+    common = ["--n", "120", "--threads", "1", "--yes"]
+    assert main(["run", "--factor", "perturb", "--eps", "0,1e-3", "--seeds", "0", *common]) == 0
+    assert main(["run", "--factor", "precision", *common]) == 0
+    assert main(["explain", "precision", "--yes", "--n", "120"]) == 0
+    assert main(["export", "--out", str(tmp_path / "lab.kit"), "--arrays"]) == 0
+    capsys.readouterr()
+    from kit.runs.store import Store
+
+    lab = len([r for r in Store().runs() if r.spec.kind == "perturb"])
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    out, err = answers(capsys, "compare", str(tmp_path / "lab.kit"), "--json", "--yes")
+    rep = json.loads(out)
+    feeds = [x for x in rep["not_compared"] if "cross-fed run of kit explain" in x["reason"]]
+    assert feeds and "damaged" not in err
+    perturbed = [r for r in Store().runs() if r.spec.kind == "perturb"]
+    assert lab and len(perturbed) == 2 * lab  # the lab's and their twins, rerun here

@@ -66,8 +66,10 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     st, why = kind.status(plat)
     if st == "unavailable":
         return f"stack {spec.stack}: {why}"
+    if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
+        return "a cross-fed run of kit explain: `kit explain` makes its own here"
     changes = {"host": host()["id"]}
-    if spec.kind == "torch":
+    if spec.kind in ("torch", "perturb"):
         if spec.input not in twins or isinstance(twins[spec.input], str):
             return "its embedding run has no twin here"
         changes["input"] = twins[spec.input].run_id
@@ -103,7 +105,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
-    runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind == "torch")
+    # the runs whose embedding others train on first, so that those find their twin input
+    runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
     needed = _to_build(specs.values(), plat)
     if needed and not confirm(needed):
         raise KitError("not compared: the stacks it needs were not built; nothing was written")
@@ -132,7 +135,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
         local = [twins[r["id"]] for r in rs]
         ref = [s for s in local if s.kind == "pipeline"]  # embeddings before the torch runs
         run_all(ref, ds, store, jobs=jobs, on_done=on_done)
-        run_all([s for s in local if s.kind == "torch"], ds, store, jobs=jobs, on_done=on_done)
+        run_all([s for s in local if s.kind in ("torch", "perturb")], ds, store, jobs=jobs,
+                on_done=on_done)
         for r in rs:
             a = specs[r["id"]]
             pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
