@@ -156,3 +156,18 @@ def test_a_seed_split_pair_is_not_cross_fed(tmp_path):
     a = put(st, tmp_path, spec(split=0, host=host_id()), arrays(0))
     b = put(st, tmp_path, spec(split=1, host=host_id()), arrays(1))
     assert "different test proteins" in unexplainable(st, a, b)
+    twin = put(st, tmp_path, spec(split=0, host=host_id(), threads=2), arrays(2))
+    assert "re-split" in unexplainable(st, a, twin)  # a host pair of a re-split run
+
+
+def test_a_release_scan_runs_here_whoever_made_a():
+    """An imported a lent its machine's host id to the scan's feed runs."""
+    from types import SimpleNamespace
+
+    from kit.analysis.explain import rerun_in_stacks
+    from kit.core.hosts import host_id
+    from stored import spec
+
+    a = spec(host="elsewhere")
+    runs = rerun_in_stacks(a, [SimpleNamespace(name="probe-x", identity="p" * 64)], ("models",))
+    assert [r.host for r in runs] == [host_id()] and runs[0].input == a.run_id

@@ -75,7 +75,9 @@ def feed_spec(a: RunSpec, b: RunSpec, group: str) -> RunSpec:
 def rerun_in_stacks(a: RunSpec, stacks: list, groups: tuple) -> list:
     """Feed runs of ``groups`` in each stack (objects with ``name`` and ``identity``: a release
     scan's probe stacks), all on a's upstream arrays, so each stage's change is its own."""
-    return [feed_spec(a, a.with_(stack=st.name, stack_id=st.identity), g)
+    # run here: this machine's host id, never a's (an imported a would lend the other
+    # machine's id, and a forged bundle could then pre-seed the scan's runs)
+    return [feed_spec(a, a.with_(stack=st.name, stack_id=st.identity, host=host_id()), g)
             for st in stacks for g in groups]
 
 
@@ -87,6 +89,8 @@ def unexplainable(store: Store, a: str, b: str) -> str | None:
                "are cross-fed"
     if ra.spec.split != rb.spec.split:  # seed:split: what is measured changed, not how
         return "its runs predict different test proteins (another split): no stage is compared"
+    if ra.spec.split >= 0:  # a feed run keeps the dataset's cut: it cannot re-split
+        return "its runs are a re-split (seed:split): cross-fed runs keep the dataset's own cut"
     if rb.spec.host != host_id():
         return "its b run was made on another machine: cross-feeding reruns b's stack here"
     if not has_arrays(store, a):
