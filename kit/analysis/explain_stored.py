@@ -36,16 +36,18 @@ def _feeds(store: Store) -> dict:
 
 
 def _own(store: Store, pair, fed: dict) -> bool:
-    """Whether any cross-fed run of this pair (or a probe run on its a's arrays) is stored."""
+    """Whether any cross-fed run of this pair is stored (a scan needs them: it reruns the
+    stages they found originating)."""
     a, b = store.run(pair.a).spec, store.run(pair.b).spec
     ids = {feed_spec(a, b, g).run_id for g in FEEDS}
-    return any(s.run_id in ids or s.stack.startswith(f"{PREFIX}{a.stack}-")
-               for s in fed.get(pair.a, ()))
+    return any(s.run_id in ids for s in fed.get(pair.a, ()))
 
 
 def _scan(store: Store, pair, fed: dict) -> tuple:
     """(package, [Release]) of the stored probe runs on a's arrays, in scan order (a's version
-    of the package towards b's); (None, []) when fewer than two releases are stored."""
+    of the package towards b's), for a package the pair's two runs measured at different
+    versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
+    (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
     a, prefix = ra.spec, f"{PREFIX}{ra.spec.stack}-"
     found = {}
@@ -54,11 +56,11 @@ def _scan(store: Store, pair, fed: dict) -> tuple:
         if (s.stack.startswith(prefix) and package and is_final(version)
                 and s == feed_spec(a, a.with_(stack=s.stack, stack_id=s.stack_id), s.feed)):
             found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
+    pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
+    found = {p: v for p, v in found.items() if pa.get(p) != pb.get(p)}
     if not found:
         return None, []
-    pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
-    # the package whose version the pair changes, else the one scanned furthest (--library)
-    package = max(found, key=lambda p: (pa.get(p) != pb.get(p), len(found[p])))
+    package = max(found, key=lambda p: len(found[p]))
     lo, hi = pa.get(package, ""), pb.get(package, "")
     down = is_final(lo) and is_final(hi) and key(lo) > key(hi)
     releases = sorted(found[package].values(), key=lambda r: key(r.version), reverse=down)
@@ -73,16 +75,18 @@ def _missing_runs(store: Store, pair, e) -> int:
 
 
 def stored_explanation(store: Store, dataset: str, factor: str, rows: list | None = None,
-                       fed: dict | None = None) -> dict:
+                       fed: dict | None = None, level: str | None = None) -> dict:
     """{"factor", "pairs": [PairExplanation], "missing": [(label, why)], "skipped": [(label,
     why)], "runs": cross-fed runs still to make, "stored": whether any is stored} of a
     factor's pairs on ``dataset``, from the stored runs alone; ``rows``: the budget's rows
-    (their perturbation curves)."""
+    (their perturbation curves); ``level``: that level's pairs only (a budget row's)."""
     fed = _feeds(store) if fed is None else fed
     curves = amplify.curves(rows or [])
     out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0,
            "stored": False}
-    for p in (p for p in store.pairs(dataset) if p.factor == factor):
+    for p in store.pairs(dataset):
+        if p.factor != factor or level not in (None, p.level):
+            continue
         why = unexplainable(store, p.a, p.b)
         if why and any(w in why for w in _NEVER):
             out["skipped"].append((p.label, why))
