@@ -119,3 +119,39 @@ def test_a_real_precision_pair_explained_reads_in_the_report_and_advice(tiny, tm
     write(store, tiny.sha256, tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "### precision" in md and "the difference starts at TF-IDF" in md
+
+
+async def test_the_budget_tabs_x_explains_the_highlighted_row_from_the_store(kit_home, tmp_path):
+    """x on a row: the stored paragraphs, or what `kit explain` would run; nothing runs."""
+    from textual.widgets import DataTable
+
+    from kit.data import load_dataset
+    from kit.envs.platforms import Platform
+    from kit.runs.store import Store
+    from kit.tui.app import KitApp
+
+    ds = load_dataset("synthetic", 120)
+    st = _sklearn_store(tmp_path, ds, kit_home)
+    s0, far = spec(dataset=ds.sha256), spec(dataset=ds.sha256, dtype="float32", host=host_id())
+    put(st, tmp_path, far, arrays(7))  # another embedding and models: two groups to cross-feed
+    st.add_pairs([Pair("precision", "", s0, far, "float64 vs float32")])
+    before = len(st.specs())
+    linux = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
+    async with KitApp("synthetic", 120, platform=linux, store=Store()).run_test(
+            size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        keys = [k.value for k in pilot.app.query_one("#budget-table", DataTable).rows]
+        said = lambda: " ".join(str(pilot.app.query_one("#explain-text").render()).split())  # noqa: E731
+        for row, words in (("sklearn", "scikit-learn 1.5.2 -> 1.7.0 (3 of 3 releases scanned)"),
+                           ("sklearn", "1.5.2 vs 1.6.1: not explained yet: `kit explain "
+                                       "sklearn` computes it (1 cross-fed run)"),
+                           ("precision", "not explained yet: `kit explain precision` (it runs "
+                                         "2 cross-fed runs)")):
+            await pilot.press(*["down"] * keys.index(row), "x")
+            await pilot.pause()
+            assert pilot.app.query_one("#explain-scroll").display
+            assert words in said(), said()
+            await pilot.press("x", *["up"] * keys.index(row))  # x again: back to the table
+            assert pilot.app.query_one("#budget-table").display
+    assert len(Store().specs()) == before  # read, never run
