@@ -12,6 +12,7 @@ from ..core import factors
 from .budget import budget
 from ..core.numbers import fmt
 from .compare import ALL_MODELS
+from .explain_advice import recommendations as explain_recommendations
 from .homology_words import recommendations as homology_recommendations
 from .records import BudgetRow
 from .splits import advice as splits_advice
@@ -109,6 +110,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     _mps(store, rows, recs, plat)
     # "changes what is measured" (never a thing to pin), then what homology does to verdicts
     recs += splits_advice(b["rows"]) + homology_recommendations(b.get("homology"))
+    recs += explain_recommendations(store, dataset, b)  # once `kit explain` stored runs
     measured = {r.factor for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}

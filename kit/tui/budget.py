@@ -40,9 +40,11 @@ class BudgetPane(Pane):
 
     MAIN = "#budget-table"
     BINDINGS = [Binding("u", "units", "Units"), Binding("p", "view('bars-scroll')", "Bars"),
-                Binding("a", "view('amplify-plot')", "Curves")]
+                Binding("a", "view('amplify-plot')", "Curves"), Binding("x", "explain", "Why")]
     seed_units = False
-    _VIEWS = ("budget-table", "bars-scroll", "amplify-plot")  # one at a time fills the pane
+    _rows: list = []
+    # one at a time fills the pane
+    _VIEWS = ("budget-table", "bars-scroll", "amplify-plot", "explain-scroll")
 
     def compose(self) -> ComposeResult:
         yield Static(id="budget-head")
@@ -54,10 +56,12 @@ class BudgetPane(Pane):
         with Vertical(id="amplify-plot"):
             yield Static(id="amplify-none")
             yield PlotextPlot(id="amplify-curves")
+        with VerticalScroll(id="explain-scroll", can_focus=True):
+            yield Static(id="explain-text")
         yield DataTable(id="pairs", cursor_type="row")
 
     def on_mount(self) -> None:
-        for w in ("#pairs", "#bars-scroll", "#amplify-plot"):
+        for w in ("#pairs", "#bars-scroll", "#amplify-plot", "#explain-scroll"):
             self.query_one(w).display = False
         # focusable, so that once shown it holds the focus and u, p, a keep reaching this pane
         # (a hidden table cannot: the keys went nowhere until a digit)
@@ -77,6 +81,36 @@ class BudgetPane(Pane):
         # focused once shown: the keys (arrows to scroll, p/a/u) keep reaching this pane
         self.call_after_refresh(self.query_one(f"#{target}").focus)
 
+    def action_explain(self) -> None:
+        """The highlighted row's explanation from the stored cross-fed runs (x again: back to
+        the table); nothing is run from here: a row not explained yet says what would run."""
+        if self.query_one("#explain-scroll").display:
+            return self.action_view("explain-scroll")
+        t = self.query_one("#budget-table", DataTable)
+        if not t.row_count:
+            return None
+        self.query_one("#explain-text", Static).update(self._explained(
+            t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value))
+        return self.action_view("explain-scroll")
+
+    def _explained(self, name: str) -> str:
+        from rich.markup import escape
+
+        from ..analysis.explain_stored import stored_explanation
+        from ..views.explain import stored_lines
+
+        app, (factor, _, level) = self.app, name.partition("=")
+        ds, rows = app.dataset_hash(), self._rows
+        x = stored_explanation(app.store, ds, factor, rows, level=level)
+        if not x["pairs"] and x["runs"]:  # nothing of it stored: what `kit explain` would run
+            n = stored_explanation(app.store, ds, factor, rows)["runs"]  # every level's
+            lines = [f"not explained yet: `kit explain {factor}` (it runs {n} cross-fed "
+                     f"run{'s' if n != 1 else ''})"]
+        else:
+            lines = stored_lines(x) or [f"{name}: no pair to explain"]
+        return (f"[b]Where {escape(name)}'s differences start[/] (stored cross-fed runs; "
+                "x: back)\n\n" + "\n\n".join(escape(ln) for ln in lines))
+
     def show(self) -> None:
         from ..analysis.budget import budget
 
@@ -85,6 +119,7 @@ class BudgetPane(Pane):
         b = budget(app.store, ds) if ds else {"rows": [], "dataset": {}, "yardstick": None,
                                               "note": "no dataset yet"}
         d, units = b["dataset"], self.seed_units
+        self._rows = b["rows"]  # x reads the perturbation curves from them
         head = (f"[b]{d.get('name') or app.dataset_name}[/]"
                 + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
                 + f"   flips {'in seed units' if units else 'median/max'} (u)   bars (p)   "

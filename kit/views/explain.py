@@ -96,3 +96,11 @@ def explain_text(result: dict, skipped_runs: list = ()) -> str:
     for why in skipped_runs:
         out.append(para(f"not run: {why}"))
     return "\n".join(out)
+
+
+def stored_lines(x: dict) -> list:
+    """A factor's stored explanation (kit.analysis.explain_stored) as paragraphs: each
+    explained pair's, then each pair not explained yet (or never cross-fed) with why."""
+    return ([pair_text(e) for e in x["pairs"]]
+            + [f"{label}: {why}." for label, why in x["missing"]]
+            + [f"{label}: not explained: {why}." for label, why in x["skipped"]])

@@ -18,6 +18,7 @@ from ..core.atomic import make_dir, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
 from ..runs.store import Store
+from .explain import stored_lines
 from .homology import LEAK_HEAD, VERDICT_HEAD as HOMOLOGY_HEAD, clustering_line, closing, leak_cells
 from .homology import verdict_cells as homology_cells
 from .homologyplots import plot_homology
@@ -73,6 +74,7 @@ def build(store: Store, dataset: str) -> dict:
     found = findings(store, dataset)
     b, a, per_level = found["budget"], found["advice"], found["per_level"]
     return {"budget": b, "advice": a, "verdicts": found["verdicts"],
+            "explained": found["explained"],
             "environments": _env_rows(found["runs"]),
             "plots": {"flips_seed_units.png": plot_flips(b),
                       "embedding_difference.png": plot_embedding(b),
@@ -118,6 +120,13 @@ def _sections(r: dict, fmt_table, image, para, heading, items):
                           ("amplification.png", "Amplification curves per model")):
         if r["plots"].get(name):
             out.append(image(name, caption))
+    if r["explained"]:  # only once `kit explain` stored some cross-fed runs
+        out += [heading(2, "Where the differences start"),
+                para("Each stage that differs either originates the difference (it still "
+                     "differs when b's stack is fed a's inputs: a cross-fed run) or only "
+                     "inherits it; read from the cross-fed runs `kit explain` stored.")]
+        for x in r["explained"]:
+            out += [heading(3, x["factor"])] + [para(t) for t in stored_lines(x)]
     out += [heading(2, "Verdict stability"),
             para("Paired bootstrap (2,000 resamples, rng seed 12345, 95% percentile interval) of "
                  "each model pair's accuracy and AUC difference in every run."),

@@ -1,0 +1,120 @@
+"""The explanations the store already holds: `kit explain`'s feed and probe runs, read back.
+
+Readers (the report, advice, the TUI's budget tab) run nothing and build no probe: a pair
+reads as `kit explain` prints it when the cross-fed runs it needs are stored, and says "not
+explained yet" when they are not. A release scan is read from the probe stacks' feed runs on
+a's arrays that are stored (the releases that were built and run), in scan order.
+"""
+
+from __future__ import annotations
+
+from ..core.spec import FEEDS
+from ..envs.probes import PREFIX
+from ..envs.releases import is_final, key
+from ..runs.store import Store
+from . import amplify
+from .explain import GROUP, explain_pair, feed_spec, unexplainable
+from .releases import Release, apply_scan, scan_groups
+
+# a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
+_NEVER = ("only whole pipeline runs", "another split")
+
+
+def not_yet(factor: str, runs: int) -> str:
+    """What a pair (or a row) without its cross-fed runs says, with what computing it costs."""
+    return (f"not explained yet: `kit explain {factor}` computes it "
+            f"({runs} cross-fed run{'s' if runs != 1 else ''})")
+
+
+def _feeds(store: Store) -> dict:
+    """{input run: [feed spec]} of every stored cross-fed run."""
+    out = {}
+    for s in store.specs().values():
+        if s.kind == "feed":
+            out.setdefault(s.input, []).append(s)
+    return out
+
+
+def _own(store: Store, pair, fed: dict) -> bool:
+    """Whether any cross-fed run of this pair is stored (a scan needs them: it reruns the
+    stages they found originating)."""
+    a, b = store.run(pair.a).spec, store.run(pair.b).spec
+    ids = {feed_spec(a, b, g).run_id for g in FEEDS}
+    return any(s.run_id in ids for s in fed.get(pair.a, ()))
+
+
+def _scan(store: Store, pair, fed: dict) -> tuple:
+    """(package, [Release]) of the stored probe runs on a's arrays, in scan order (a's version
+    of the package towards b's), for a package the pair's two runs measured at different
+    versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
+    (None, []) when fewer than two releases are stored."""
+    ra, rb = store.run(pair.a), store.run(pair.b)
+    a, prefix = ra.spec, f"{PREFIX}{ra.spec.stack}-"
+    found = {}
+    for s in fed.get(pair.a, ()):
+        package, _, version = s.stack[len(prefix):].rpartition("-")
+        if (s.stack.startswith(prefix) and package and is_final(version)
+                and s == feed_spec(a, a.with_(stack=s.stack, stack_id=s.stack_id), s.feed)):
+            found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
+    pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
+    found = {p: v for p, v in found.items() if pa.get(p) != pb.get(p)}
+    if not found:
+        return None, []
+    package = max(found, key=lambda p: len(found[p]))
+    lo, hi = pa.get(package, ""), pb.get(package, "")
+    down = is_final(lo) and is_final(hi) and key(lo) > key(hi)
+    releases = sorted(found[package].values(), key=lambda r: key(r.version), reverse=down)
+    return (package, releases) if len(releases) > 1 else (None, [])
+
+
+def _missing_runs(store: Store, pair, e) -> int:
+    """The cross-fed runs this pair still needs (one per group of its unmeasured stages)."""
+    a, b = store.run(pair.a).spec, store.run(pair.b).spec
+    groups = {GROUP[s] for s, o in e.stages.items() if o.origin == "not measured"}
+    return sum(not store.has_run(feed_spec(a, b, g).run_id) for g in groups)
+
+
+def stored_explanation(store: Store, dataset: str, factor: str, rows: list | None = None,
+                       fed: dict | None = None, level: str | None = None) -> dict:
+    """{"factor", "pairs": [PairExplanation], "missing": [(label, why)], "skipped": [(label,
+    why)], "runs": cross-fed runs still to make, "stored": whether any is stored} of a
+    factor's pairs on ``dataset``, from the stored runs alone; ``rows``: the budget's rows
+    (their perturbation curves); ``level``: that level's pairs only (a budget row's)."""
+    fed = _feeds(store) if fed is None else fed
+    curves = amplify.curves(rows or [])
+    out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0,
+           "stored": False}
+    for p in store.pairs(dataset):
+        if p.factor != factor or level not in (None, p.level):
+            continue
+        why = unexplainable(store, p.a, p.b)
+        if why and any(w in why for w in _NEVER):
+            out["skipped"].append((p.label, why))
+            continue
+        out["stored"] = out["stored"] or _own(store, p, fed)
+        e = explain_pair(store, p, curves)
+        if scan_groups({s: o.origin for s, o in e.stages.items()}):
+            package, releases = _scan(store, p, fed)
+            if package:
+                e = apply_scan(e, store, store.run(p.a).spec, package, releases)
+        n = _missing_runs(store, p, e)
+        if n and not why:
+            out["missing"].append((p.label, not_yet(factor, n)))
+            out["runs"] += n
+        elif any(o.origin == "not measured" for o in e.stages.values()):
+            out["missing"].append((p.label, f"not explained: {why}"))
+        else:
+            out["pairs"].append(e)
+    return out
+
+
+def stored_explanations(store: Store, dataset: str, rows: list | None = None) -> list:
+    """stored_explanation of every factor on ``dataset`` with a stored cross-fed run, in the
+    order its pairs were stored ([] when there is none: nothing reads differently)."""
+    fed = _feeds(store)
+    if not fed:
+        return []
+    pairs = store.pairs(dataset)
+    # a cheap look first (spec hashes): only a factor with stored cross-fed runs is read
+    touched = dict.fromkeys(p.factor for p in pairs if p.a in fed and _own(store, p, fed))
+    return [stored_explanation(store, dataset, f, rows, fed) for f in touched]
