@@ -37,7 +37,7 @@ def _sklearn_store(tmp_path, dataset="d" * 64, home=None):
     put(st, tmp_path, fed, {n: new[n] for n in fed_stages("models")}, pk("1.9.1"))
     forest = flipped(base, "rf", 1)
     for v, out in (("1.5.2", base), ("1.6.0", forest), ("1.7.0", boost)):
-        probe = a.with_(stack=PROBE.format(v), stack_id=v.replace(".", "") * 16)
+        probe = a.with_(stack=PROBE.format(v), stack_id=v.replace(".", "") * 16, host=host_id())
         put(st, tmp_path, feed_spec(a, probe, "models"),
             {n: out[n] for n in fed_stages("models")}, pk(v))
     c = a.with_(stack="np1-sk161", stack_id="c" * 64, host=host_id())
@@ -155,3 +155,24 @@ async def test_the_budget_tabs_x_explains_the_highlighted_row_from_the_store(kit
             await pilot.press("x", *["up"] * keys.index(row))  # x again: back to the table
             assert pilot.app.query_one("#budget-table").display
     assert len(Store().specs()) == before  # read, never run
+
+
+def test_the_release_sentence_claims_only_what_was_built():
+    """1.6.0 not built: a change seen at 1.7.0 came 'between 1.5.2 and 1.7.0'; with one end not
+    built, a stage that did not change is not called 'not a release's'."""
+    from types import SimpleNamespace as NS
+
+    from kit.views.explain import release_text
+
+    rows = [{"version": v, "status": s, "why": "no wheel"} for v, s in
+            (("1.5.2", "built"), ("1.6.0", "could not build"), ("1.7.0", "built"))]
+    moved = NS(origin="originates", changes_at=("1.7.0",), back_to={}, flips=3)
+    still = NS(origin="originates", changes_at=(), back_to={}, flips=0)
+    e = NS(library="scikit-learn", releases=rows, notes=(), stages={"hgb": moved, "rf": still})
+    text = release_text(e)
+    assert "boosting changes between 1.5.2 and 1.7.0 (3 flips)" in text
+    e = NS(library="scikit-learn", releases=rows[:2], notes=(), stages={"rf": still})
+    assert "not a release's" not in release_text(e)
+    rows[1]["status"] = "built"
+    e = NS(library="scikit-learn", releases=rows, notes=(), stages={"rf": still})
+    assert "(the difference is not a release's)" in release_text(e)

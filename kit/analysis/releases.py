@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..core.spec import RunSpec
 from ..runs.store import Store
 from .compare import STAGES
-from .explain import GROUP, PairExplanation, feed_spec, rerun_in_stacks
+from .explain import GROUP, PairExplanation, rerun_in_stacks
 
 _NOTES = {
     "scikit-learn": lambda v: f"https://scikit-learn.org/stable/whats_new/v{_minor(v)}.html",
@@ -66,7 +66,7 @@ class _Stack:
 
 
 def _output(store: Store, a: RunSpec, r: Release, stage: str):
-    run_id = feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id), GROUP[stage]).run_id
+    run_id = scan_specs(a, [r], (GROUP[stage],))[0].run_id  # the very run the scan made
     if not store.has_run(run_id):
         return None
     st = store.run(run_id).stages

@@ -55,11 +55,21 @@ def _flips(o) -> str:
     return f" ({o.flips} flip{'s' if o.flips != 1 else ''})" if o.flips else ""
 
 
+def _step(v: str, o, versions: list, built: list) -> str:
+    """'at 1.7.0', or 'between 1.5.2 and 1.7.0' when the releases in between were not built
+    (the change may come at any of them), 'back at ...' when an earlier output returns."""
+    before = built[built.index(v) - 1] if v in built and built.index(v) else None
+    gap = before is not None and versions.index(v) - versions.index(before) > 1
+    where = f"between {before} and {v}" if gap else f"at {v}"
+    return f"back {where} (to its {o.back_to[v]} output)" if v in o.back_to else where
+
+
 def release_text(e) -> str:
     """The release scan's sentence: at which releases each originating stage changes (and
     changes back), what could not be built, and the release notes to read."""
     rows = list(e.releases)
-    built = [r for r in rows if r["status"] == "built"]
+    built = [r["version"] for r in rows if r["status"] == "built"]
+    versions = [r["version"] for r in rows]
     if not rows:
         return ""
     head = f"{e.library} {rows[0]['version']} -> {rows[-1]['version']}"
@@ -70,12 +80,14 @@ def release_text(e) -> str:
         if not o.changes_at:
             still.append(s)
             continue
-        steps = [f"back at {v} (to its {o.back_to[v]} output)" if v in o.back_to else f"at {v}"
-                 for v in o.changes_at]
+        steps = [_step(v, o, versions, built) for v in o.changes_at]
         parts.append(f"{_NAMES.get(s, s)} changes {' and '.join(steps)}{_flips(o)}")
+    # "not a release's" needs both ends measured: one built release can show no change at all
+    ends = len(built) >= 2 and rows[0]["status"] == rows[-1]["status"] == "built"
     if still:
         parts.append(f"{_names(still)} {'does' if len(still) == 1 else 'do'} not change at any "
-                     "of these releases" + ("" if parts else " (the difference is not a release's)"))
+                     "of the releases built" + ("" if parts or not ends else
+                                                " (the difference is not a release's)"))
     text = f"{head} ({len(built)} of {len(rows)} releases scanned): " + "; ".join(parts) + "."
     bad = [r for r in rows if r["status"] != "built"]
     if bad:
