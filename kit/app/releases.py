@@ -16,7 +16,7 @@ from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
 from ..envs.probes import prepare
-from ..envs.releases import between
+from ..envs.releases import between, check_name
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store
 
@@ -48,6 +48,7 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
     package = library[0] if library else LIBRARY.get(factor)
     if package is None:
         return [], []
+    check_name(package)  # a bad --library NAME is refused once, not once per pair
     for p in pairs:
         if unexplainable(store, p.a, p.b):
             continue

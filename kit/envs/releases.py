@@ -13,7 +13,9 @@ import re
 from ..core.errors import KitError
 
 PYPI = "https://pypi.org/simple"
-_FINAL = re.compile(r"^\d+(\.\d+)*$")  # final releases only: no rc, dev, post or local versions
+_FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
+# a project name as PEP 508 allows it (packaging's rule): what may go into the index's URL
+_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.I | re.A)  # re.A: not ſ or K
 
 
 def index_url() -> str:
@@ -29,14 +31,27 @@ def key(version: str) -> tuple:
 
 
 def is_final(version: str) -> bool:
-    return bool(_FINAL.match(version))
+    return bool(_FINAL.fullmatch(version))  # fullmatch: "1.6.0\n" is not a release
+
+
+def check_name(package: str) -> str:
+    """``package``, once it is a project name PEP 508 allows; else one line refusing it."""
+    if not _NAME.fullmatch(package):
+        raise KitError(f"{package!r} is not a package name (letters, digits, '.', '_' and '-', "
+                       "starting and ending with a letter or digit: PEP 508)")
+    return package
+
+
+def normalized(package: str) -> str:
+    """The name as the index's URLs spell it (PEP 503): scikit_learn -> scikit-learn."""
+    return re.sub(r"[-_.]+", "-", check_name(package)).lower()
 
 
 def versions(package: str) -> list:
     """Every final release of ``package`` on the index, oldest first (yanked ones left out)."""
     import requests
 
-    url = f"{index_url()}/{package.lower()}/"
+    url = f"{index_url()}/{normalized(package)}/"
     try:
         r = requests.get(url, timeout=30,
                          headers={"Accept": "application/vnd.pypi.simple.v1+json"})
@@ -67,6 +82,7 @@ def _yanked(files: list) -> set:
 def between(package: str, a: str, b: str, listed: list | None = None) -> list:
     """The releases from ``a`` to ``b``, both included, ordered from a towards b (a may be the
     newer one); a and b themselves are kept even when the index does not list them."""
+    check_name(package)
     for v in (a, b):
         if not is_final(v):
             raise KitError(f"{package} {v}: only final releases (like 1.6.0) can be scanned")

@@ -1,0 +1,97 @@
+"""The release scan's fast parts, with no probe built: names and versions refused in one line."""
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from kit.core.errors import KitError, Unreachable
+from kit.data.http import Limits
+from kit.envs.releases import between, check_name, is_final, versions
+
+FAST = Limits(backoff_s=0.05, read_s=1, page_s=2, deadline_s=10, attempts=2)
+JSON = "application/vnd.pypi.simple.v1+json"
+
+
+class Index:
+    """A package index on 127.0.0.1: path -> (status, content type, body); "silent" never
+    answers. Records the Accept header of every request."""
+
+    def __init__(self):
+        self.pages, self.accept = {}, []
+        index = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                index.accept.append(self.headers.get("Accept"))
+                got = index.pages.get(self.path, (404, "text/plain", b"not found"))
+                if got == "silent":
+                    time.sleep(5)
+                    return
+                status, ctype, body = got
+                body = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/simple"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def serve(self, package, body, status=200, ctype=JSON):
+        self.pages[f"/simple/{package}/"] = (status, ctype, body)
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def index(monkeypatch):
+    server = Index()
+    monkeypatch.setenv("UV_DEFAULT_INDEX", server.url)
+    yield server
+    server.stop()
+
+
+def _files(*names, yanked=()):
+    return [{"filename": n, "url": n, "hashes": {}, "yanked": n in yanked} for n in names]
+
+
+# -- names and versions -----------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["scikit-learn", "scikit_learn", "numpy", "A", "zope.interface"])
+def test_a_pep_508_name_is_accepted(name):
+    assert check_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["../etc", "a/b", "-numpy", "numpy-", "", "num py", "a\n",
+                                  "numpy?x=1", "é", "\u017f", "1.\u0666"])
+def test_a_name_pep_508_does_not_allow_is_refused_in_one_line(name):
+    with pytest.raises(KitError, match="is not a package name") as e:
+        check_name(name)
+    assert "\n" not in str(e.value).replace(repr(name), "")
+    with pytest.raises(KitError, match="is not a package name"):
+        between(name, "1.5.2", "1.6.0", [])
+
+
+def test_only_a_whole_final_release_is_final():
+    assert is_final("1.6.0") and is_final("2")
+    for v in ("1.6.0\n", "1.6.0rc1", "v1.6", "1.6.0 ", "1..6", "", "1.\u0666"):
+        assert not is_final(v), v
+
+
+def test_kit_explain_refuses_a_bad_library_name_before_anything_runs(capsys):
+    from kit.cli import main
+
+    assert main(["explain", "sklearn", "--library", "../x", "1.5.2", "1.6.0"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "is not a package name" in err and len(err.splitlines()) == 1
