@@ -1,4 +1,5 @@
-"""The release scan's fast parts, with no probe built: names and versions refused in one line."""
+"""The release scan's fast parts, with no probe built: a real local HTTP server as the package
+index (UV_DEFAULT_INDEX), names and versions refused in one line, and probe folders on disk."""
 
 import json
 import socket
@@ -95,3 +96,66 @@ def test_kit_explain_refuses_a_bad_library_name_before_anything_runs(capsys):
     assert main(["explain", "sklearn", "--library", "../x", "1.5.2", "1.6.0"]) == 1
     err = capsys.readouterr().err.strip()
     assert "is not a package name" in err and len(err.splitlines()) == 1
+
+
+# -- the index's answer -----------------------------------------------------------------------
+def test_versions_are_read_from_the_index_s_json_oldest_first_without_yanked_ones(index):
+    index.serve("scikit-learn", {
+        "meta": {"api-version": "1.1"}, "name": "scikit-learn",
+        "versions": ["1.10.0", "1.5.2", "1.6.0rc1", "1.6.0", "1.6.1", "0.24"],
+        "files": _files("scikit_learn-1.6.1-cp312-cp312-manylinux.whl",
+                        "scikit_learn-1.6.1.tar.gz", "scikit-learn-0.24.tar.gz",
+                        yanked=("scikit_learn-1.6.1-cp312-cp312-manylinux.whl",
+                                "scikit_learn-1.6.1.tar.gz", "scikit-learn-0.24.tar.gz"))})
+    assert versions("scikit_learn", FAST) == ["1.5.2", "1.6.0", "1.10.0"]
+    assert index.accept[-1] == JSON
+
+
+def test_an_index_of_pep_691_v1_0_lists_versions_by_its_file_names(index):
+    index.serve("numpy", {"meta": {"api-version": "1.0"}, "name": "numpy",
+                          "files": _files("numpy-1.26.4.tar.gz", "numpy-2.0.0-cp312-none.whl",
+                                          "numpy-2.1.0rc1.tar.gz")})
+    assert versions("numpy", FAST) == ["1.26.4", "2.0.0"]
+
+
+@pytest.mark.parametrize("body, what", [
+    ([1, 2], "a JSON list, not an object"),
+    ({"versions": [1.6], "files": []}, '"versions" is not a list of strings'),
+    ({"versions": "1.6.0", "files": []}, '"versions" is not a list of strings'),
+    ({"versions": ["1.6.0"], "files": ["x"]}, '"files" is not a list of objects'),
+    ({"versions": ["1.6.0"], "files": {"x": 1}}, '"files" is not a list of objects'),
+    ({"versions": ["1.6.0"], "files": [{"filename": 3}]}, '"files" is not a list of objects'),
+    (b"\xff\xfe not json", "not JSON"),
+])
+def test_a_malformed_index_answer_is_one_line(index, body, what):
+    index.serve("scikit-learn", body)
+    with pytest.raises(KitError) as e:
+        versions("scikit-learn", FAST)
+    msg = str(e.value)
+    assert msg.startswith("the package index did not answer as PEP 691 describes")
+    assert what in msg and "\n" not in msg
+
+
+def test_an_html_answer_a_404_and_a_silent_index_are_one_line_each(index):
+    index.serve("scikit-learn", b"<html><body>simple</body></html>", ctype="text/html")
+    with pytest.raises(KitError, match="did not answer as PEP 691 describes .*text/html"):
+        versions("scikit-learn", FAST)
+    with pytest.raises(KitError, match="cannot list nosuch's releases: .*HTTP 404"):
+        versions("nosuch", FAST)
+    index.pages["/simple/numpy/"] = "silent"
+    t0 = time.monotonic()
+    with pytest.raises(KitError, match="cannot list numpy's releases: .*no answer within 1 s"):
+        versions("numpy", FAST)
+    assert time.monotonic() - t0 < 8  # bounded: two attempts of one second, and the backoff
+
+
+def test_an_unreachable_index_says_so(monkeypatch):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("UV_DEFAULT_INDEX", f"http://127.0.0.1:{port}/simple")
+    with pytest.raises(Unreachable, match="cannot list numpy's releases: cannot reach"):
+        versions("numpy", FAST)
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "ftp://example.org/simple")
+    with pytest.raises(KitError, match="is not an http.s. URL"):
+        versions("numpy", FAST)

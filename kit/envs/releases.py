@@ -47,35 +47,77 @@ def normalized(package: str) -> str:
     return re.sub(r"[-_.]+", "-", check_name(package)).lower()
 
 
-def versions(package: str) -> list:
-    """Every final release of ``package`` on the index, oldest first (yanked ones left out)."""
-    import requests
+def versions(package: str, limits=None) -> list:
+    """Every final release of ``package`` on the index, oldest first (yanked ones left out).
 
-    url = f"{index_url()}/{normalized(package)}/"
+    The answer is read as untrusted: anything PEP 691 does not describe is one line, and the
+    fetch is bounded (kit.data.http: a deadline per page and for the whole, retried statuses);
+    an index that cannot be reached at all raises kit.core.errors.Unreachable.
+    """
+    from ..data.http import Fetcher, Limits
+
+    base = index_url()
+    if not re.match(r"^https?://[^/]", base):
+        raise KitError(f"the package index {base!r} (UV_DEFAULT_INDEX or UV_INDEX_URL) is not "
+                       "an http(s) URL: kit lists releases over HTTP only")
+    url = f"{base}/{normalized(package)}/"
+    # the fetch's deadlines as KIT_FETCH_DEADLINE and KIT_FETCH_PAGE_DEADLINE set them; fewer,
+    # shorter waits on silence than a UniProt download's: a listing is one small page
+    fetcher = Fetcher(limits or Limits.from_env(read_s=20.0, attempts=3),
+                      what="the package index")
+    fetcher.session.headers["Accept"] = _JSON
     try:
-        r = requests.get(url, timeout=30,
-                         headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    except requests.RequestException as e:
-        raise KitError(f"cannot list {package}'s releases from {url}: {type(e).__name__}") from e
-    if r.status_code == 404:
-        raise KitError(f"{package} is not on the package index {index_url()}")
-    if r.status_code != 200:
-        raise KitError(f"cannot list {package}'s releases from {url}: HTTP {r.status_code}")
+        r, body = fetcher.get(url)
+    except KitError as e:  # one line already (a 404 included: no such project there)
+        raise type(e)(f"cannot list {package}'s releases: {e}") from None
+    return _read(body, url, r.headers.get("Content-Type", "?").split(";")[0])
+
+
+_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def _read(body: bytes, url: str, ctype: str) -> list:
+    """The final, unyanked versions of a simple JSON API document (PEP 691, PEP 700)."""
+    import json
+
+    def bad(what: str) -> KitError:
+        return KitError(f"the package index did not answer as PEP 691 describes ({url}, "
+                        f"{ctype}): {what}")
+
     try:
-        doc = r.json()
-    except ValueError:
-        raise KitError(f"{url} did not answer the simple JSON API (PEP 691)") from None
-    yanked = _yanked(doc.get("files", []))
-    return sorted((v for v in doc.get("versions", []) if is_final(v) and v not in yanked), key=key)
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise bad("not JSON") from None
+    if not isinstance(doc, dict):
+        raise bad(f"a JSON {type(doc).__name__}, not an object")
+    files = doc.get("files", [])
+    if not (isinstance(files, list) and all(isinstance(f, dict) and isinstance(
+            f.get("filename"), str) for f in files)):
+        raise bad('"files" is not a list of objects with a "filename"')
+    listed = doc.get("versions")
+    if listed is None:  # PEP 691 v1.0 has no "versions" (PEP 700 added it): the file names do
+        listed = [v for v in (_version(f["filename"]) for f in files) if v]
+    if not (isinstance(listed, list) and all(isinstance(v, str) for v in listed)):
+        raise bad('"versions" is not a list of strings')
+    yanked = _yanked(files)
+    return sorted({v for v in listed if is_final(v) and v not in yanked}, key=key)
+
+
+def _version(filename: str) -> str | None:
+    """The version a wheel's or sdist's file name carries (name-VERSION-... or name-VERSION.tar.gz;
+    the name may hold '-' in old sdists: the shortest name that leaves a version is taken)."""
+    m = re.match(r"^.+?-(\d+(?:\.\d+)*)(?:-|\.tar\.|\.zip$|\.whl$)", filename)
+    return m.group(1) if m else None
 
 
 def _yanked(files: list) -> set:
-    """Versions whose every file is yanked (the file names carry the version)."""
+    """Versions whose every file is yanked (PEP 691: true, or a reason string)."""
     seen: dict = {}
     for f in files:
-        m = re.match(r"^[^-]+-(\d+(?:\.\d+)*)[-.]", f.get("filename", ""))
-        if m:
-            seen.setdefault(m.group(1), []).append(bool(f.get("yanked")))
+        v = _version(f["filename"])
+        if v:
+            y = f.get("yanked")
+            seen.setdefault(v, []).append(y is True or (isinstance(y, str) and y != ""))
     return {v for v, ys in seen.items() if all(ys)}
 
 
