@@ -9,9 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from kit.analysis.releases import Release, notes_url, oldest_first, transitions
 from kit.core.errors import KitError, Unreachable
 from kit.data.http import Limits
-from kit.envs.releases import between, check_name, is_final, versions
+from kit.envs.releases import between, check_name, is_final, key, versions
 
 FAST = Limits(backoff_s=0.05, read_s=1, page_s=2, deadline_s=10, attempts=2)
 JSON = "application/vnd.pypi.simple.v1+json"
@@ -159,3 +160,39 @@ def test_an_unreachable_index_says_so(monkeypatch):
     monkeypatch.setenv("UV_DEFAULT_INDEX", "ftp://example.org/simple")
     with pytest.raises(KitError, match="is not an http.s. URL"):
         versions("numpy", FAST)
+
+
+# -- where a change is named --------------------------------------------------------------------
+LISTED = ["1.5.2", "1.6.0", "1.6.1", "1.7.0", "1.7.1", "1.8.0", "1.9.0"]
+
+
+def _outputs(versions_, at):
+    """Constructed stage hashes: one output before ``at`` and another from it on."""
+    return [(v, ("sha-new", "float64") if key(v) >= key(at) else ("sha-old", "float64"))
+            for v in versions_]
+
+
+@pytest.mark.parametrize("a, b", [("1.5.2", "1.8.0"), ("1.8.0", "1.5.2")])
+def test_a_change_is_named_at_the_release_that_brought_it_whichever_end_is_a(a, b):
+    """`kit explain sklearn --library scikit-learn 1.8.0 1.5.2`: a change that came in 1.7.0 is
+    at 1.7.0 (a descending scan named it at 1.6.1, with the v1.6 notes)."""
+    scan = between("scikit-learn", a, b, LISTED)
+    assert scan == ["1.5.2", "1.6.0", "1.6.1", "1.7.0", "1.7.1", "1.8.0"]
+    assert transitions(_outputs(scan, "1.7.0")) == (["1.7.0"], {})
+    # a release list in the old, descending order is read oldest first all the same
+    down = [Release(v, f"probe-x-{v}", f"id-{v}") for v in reversed(scan)]
+    assert [r.version for r in oldest_first(down)] == scan
+    assert transitions(_outputs([r.version for r in oldest_first(down)], "1.7.0"))[0] == ["1.7.0"]
+    assert notes_url("scikit-learn", "1.7.0").endswith("/v1.7.html")
+
+
+def test_a_change_that_comes_and_goes_and_an_unmeasured_release_are_read_right():
+    old, new = ("sha-old", "float64"), ("sha-new", "float64")
+    got = transitions([("1.5.2", old), ("1.6.0", new), ("1.6.1", None), ("1.7.0", new),
+                       ("1.8.0", old), ("1.9.0", None)])
+    assert got == (["1.6.0", "1.8.0"], {"1.8.0": "1.5.2"})
+    # a change across a release that was not measured is named at the next measured one
+    assert transitions([("1.5.2", old), ("1.6.0", None), ("1.6.1", new)]) == (["1.6.1"], {})
+    # labels that are no versions (a planted release) keep the order they were given in
+    planted = [Release("1.5.2"), Release("host"), Release("1.5.2 again")]
+    assert [r.version for r in oldest_first(planted)] == ["1.5.2", "host", "1.5.2 again"]

@@ -122,8 +122,9 @@ def _yanked(files: list) -> set:
 
 
 def between(package: str, a: str, b: str, listed: list | None = None) -> list:
-    """The releases from ``a`` to ``b``, both included, ordered from a towards b (a may be the
-    newer one); a and b themselves are kept even when the index does not list them."""
+    """The releases from ``a`` to ``b``, both included, oldest first whichever of a and b is the
+    newer (a scan reads each change at the newer release of its transition); a and b
+    themselves are kept even when the index does not list them."""
     check_name(package)
     for v in (a, b):
         if not is_final(v):
@@ -131,5 +132,4 @@ def between(package: str, a: str, b: str, listed: list | None = None) -> list:
     lo, hi = sorted((a, b), key=key)
     got = {key(v): v for v in (listed if listed is not None else versions(package))
            if key(lo) < key(v) < key(hi)}
-    out = [lo, *(got[k] for k in sorted(got)), hi] if key(lo) != key(hi) else [lo]
-    return out if key(a) <= key(b) else out[::-1]
+    return [lo, *(got[k] for k in sorted(got)), hi] if key(lo) != key(hi) else [lo]
