@@ -47,14 +47,16 @@ class Index:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/simple"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
 
     def serve(self, package, body, status=200, ctype=JSON):
         self.pages[f"/simple/{package}/"] = (status, ctype, body)
 
     def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.httpd = None
 
 
 @pytest.fixture
@@ -196,3 +198,31 @@ def test_a_change_that_comes_and_goes_and_an_unmeasured_release_are_read_right()
     # labels that are no versions (a planted release) keep the order they were given in
     planted = [Release("1.5.2"), Release("host"), Release("1.5.2 again")]
     assert [r.version for r in oldest_first(planted)] == ["1.5.2", "host", "1.5.2 again"]
+
+
+# -- offline ------------------------------------------------------------------------------------
+def test_the_release_list_is_kept_and_used_when_the_index_is_unreachable(index, kit_home,
+                                                                           monkeypatch):
+    from kit.envs.releases import release_list
+
+    index.serve("scikit-learn", {"versions": ["1.5.2", "1.6.0"], "files": []})
+    assert release_list("scikit_learn", FAST) == (["1.5.2", "1.6.0"], None)
+    kept = kit_home / "probes" / "index" / "scikit-learn.json"
+    assert json.loads(kept.read_text())["versions"] == ["1.5.2", "1.6.0"]
+    assert [p.name for p in kept.parent.iterdir()] == ["scikit-learn.json"]  # written atomically
+    index.serve("scikit-learn", {"versions": ["1.5.2", "1.6.0", "1.6.1"], "files": []})
+    assert release_list("scikit-learn", FAST)[0] == ["1.5.2", "1.6.0", "1.6.1"]  # kept anew
+    index.stop()  # offline: the same index, nothing listening
+    got, note = release_list("scikit-learn", FAST)
+    day = json.loads(kept.read_text())["listed"][:10]
+    assert got == ["1.5.2", "1.6.0", "1.6.1"]
+    assert note == f"the package index is not reachable; using the release list of {day}"
+    with pytest.raises(Unreachable):  # nothing kept for this package
+        release_list("numpy", FAST)
+    monkeypatch.setenv("UV_DEFAULT_INDEX", index.url + "/other")  # another index: not its list
+    with pytest.raises(Unreachable):
+        release_list("scikit-learn", FAST)
+    kept.write_text('{"index": 1}')  # damaged: as if nothing were kept
+    monkeypatch.setenv("UV_DEFAULT_INDEX", index.url)
+    with pytest.raises(Unreachable, match="cannot list scikit-learn's releases: cannot reach"):
+        release_list("scikit-learn", FAST)

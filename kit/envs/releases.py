@@ -7,10 +7,13 @@ stacks then resolve from, so a listed release is one uv can look for.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
-from ..core.errors import KitError
+from ..core.atomic import write_bytes
+from ..core.errors import KitError, Unreachable
+from ..core.paths import subdir
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -76,10 +79,44 @@ def versions(package: str, limits=None) -> list:
 _JSON = "application/vnd.pypi.simple.v1+json"
 
 
+def release_list(package: str, limits=None) -> tuple:
+    """(every final release of ``package``, None), listed by the index and kept under
+    KIT_HOME/probes/index/; when the index cannot be reached, (the list kept when it last
+    answered, the line that says so): a scan whose probes are all locked needs no network."""
+    path = subdir("probes") / "index" / f"{normalized(package)}.json"
+    try:
+        listed = versions(package, limits)
+    except Unreachable:
+        kept = _kept(path)
+        if kept is None:
+            raise
+        return kept["versions"], ("the package index is not reachable; using the release list "
+                                  f"of {kept['listed'][:10]}")
+    from datetime import datetime, timezone
+
+    doc = {"index": index_url(), "package": package, "versions": listed,
+           "listed": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    try:
+        write_bytes(path, json.dumps(doc, indent=1).encode())
+    except KitError:  # a read-only KIT_HOME or a full disk: the list is good, only not kept
+        pass
+    return listed, None
+
+
+def _kept(path) -> dict | None:
+    """The release list kept at ``path`` for the index in use now (None: none, or damaged)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    ok = (isinstance(doc, dict) and doc.get("index") == index_url()
+          and isinstance(doc.get("listed"), str) and isinstance(doc.get("versions"), list)
+          and all(isinstance(v, str) and is_final(v) for v in doc["versions"]))
+    return doc if ok else None
+
+
 def _read(body: bytes, url: str, ctype: str) -> list:
     """The final, unyanked versions of a simple JSON API document (PEP 691, PEP 700)."""
-    import json
-
     def bad(what: str) -> KitError:
         return KitError(f"the package index did not answer as PEP 691 describes ({url}, "
                         f"{ctype}): {what}")
