@@ -1,10 +1,14 @@
 """The release scan's fast parts, with no probe built: a real local HTTP server as the package
 index (UV_DEFAULT_INDEX), names and versions refused in one line, and probe folders on disk."""
 
+import hashlib
+import io
 import json
+import shutil
 import socket
 import threading
 import time
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -30,6 +34,10 @@ class Index:
             def log_message(self, *args):
                 pass
 
+            def do_HEAD(self):  # uv asks first; a 405 sends it to GET
+                self.send_response(405)
+                self.end_headers()
+
             def do_GET(self):
                 index.accept.append(self.headers.get("Accept"))
                 got = index.pages.get(self.path, (404, "text/plain", b"not found"))
@@ -52,6 +60,17 @@ class Index:
     def serve(self, package, body, status=200, ctype=JSON):
         self.pages[f"/simple/{package}/"] = (status, ctype, body)
 
+    def serve_wheels(self, package, versions_):
+        """Real (empty) wheels of ``package``, listed as PEP 691 lists them: uv can lock them."""
+        files = []
+        for v in versions_:
+            name, body = f"{package}-{v}-py3-none-any.whl", _wheel(package, v)
+            self.pages[f"/files/{name}"] = (200, "application/octet-stream", body)
+            files.append({"filename": name, "url": f"/files/{name}",
+                          "hashes": {"sha256": hashlib.sha256(body).hexdigest()}})
+        self.serve(package, {"meta": {"api-version": "1.1"}, "name": package,
+                             "versions": list(versions_), "files": files})
+
     def stop(self):
         if self.httpd is not None:
             self.httpd.shutdown()
@@ -65,6 +84,17 @@ def index(monkeypatch):
     monkeypatch.setenv("UV_DEFAULT_INDEX", server.url)
     yield server
     server.stop()
+
+
+def _wheel(package, version):
+    buf, info = io.BytesIO(), f"{package}-{version}.dist-info"
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {package}\n"
+                   f"Version: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: kit-test\n"
+                   "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    return buf.getvalue()
 
 
 def _files(*names, yanked=()):
@@ -226,3 +256,99 @@ def test_the_release_list_is_kept_and_used_when_the_index_is_unreachable(index, 
     monkeypatch.setenv("UV_DEFAULT_INDEX", index.url)
     with pytest.raises(Unreachable, match="cannot list scikit-learn's releases: cannot reach"):
         release_list("scikit-learn", FAST)
+
+
+# -- probe stacks on disk -----------------------------------------------------------------------
+_ENVS = ("sys_platform == 'darwin' and platform_machine == 'arm64'",
+         "sys_platform == 'darwin' and platform_machine == 'x86_64'",
+         "sys_platform == 'linux' and platform_machine == 'x86_64'")
+
+
+def _base(catalogue, deps):
+    from kit.envs.catalogue import StackDef
+
+    (catalogue / "base").mkdir(parents=True, exist_ok=True)
+    envs = "".join(f'    "{e}",\n' for e in _ENVS)
+    (catalogue / "base" / "pyproject.toml").write_text(
+        '[project]\nname = "kit-stack-base"\nversion = "0"\nrequires-python = ">=3.9"\n'
+        "dependencies = [" + ", ".join(f'"{d}"' for d in deps) + "]\n\n[tool.uv]\n"
+        f"package = false\nenvironments = [\n{envs}]\n")
+    (catalogue / "stacks.toml").write_text(
+        'reference = "base"\n\n[stack.base]\nlock = "base"\npython = "3.12"\n'
+        'fakepkg = "1.0"\nblas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+    return StackDef("base", "base", "3.12", None, {"fakepkg": "1.0"},
+                    {"linux-x86_64": "OpenBLAS", "macos-arm64": "OpenBLAS"})
+
+
+@pytest.fixture
+def lockable(index, tmp_path, monkeypatch):
+    """A base stack pinning fakepkg, which the local index serves: uv locks it in a moment."""
+    from kit.envs.platforms import detect
+
+    plat = detect()
+    if plat.key not in ("linux-x86_64", "macos-arm64"):
+        pytest.skip(f"the base stack has no environment for {plat.key}")
+    monkeypatch.setenv("KIT_STACKS_DIR", str(tmp_path / "catalogue"))
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    index.serve_wheels("fakepkg", ["1.0", "1.1"])
+    return tmp_path / "catalogue", plat
+
+
+def test_a_probe_is_found_by_its_name_under_today_s_kit_home(lockable, kit_home, tmp_path,
+                                                              monkeypatch):
+    from kit.envs.probes import definition, prepare
+
+    catalogue, plat = lockable
+    name, why = prepare(_base(catalogue, ["fakepkg==1.0"]), "fakepkg", "1.1", plat)
+    assert (name, why) == ("probe-base-fakepkg-1.1", None)
+    meta = (kit_home / "probes" / name / "probe.json").read_text()
+    assert str(kit_home) not in meta  # no absolute folder: the name says where it is
+    moved = tmp_path / "moved-home"
+    shutil.move(kit_home, moved)
+    monkeypatch.setenv("KIT_HOME", str(moved))
+    d = definition(name)
+    assert d.lock_dir() == moved / "probes" / name and d.venv() == moved / "probes" / name / "venv"
+    assert '"fakepkg==1.1"' in (d.lock_dir() / "pyproject.toml").read_text()
+    assert 'version = "1.1"' in (d.lock_dir() / "uv.lock").read_text()
+    path = d.lock_dir() / "probe.json"  # an older probe.json, with its home's absolute folder
+    doc = json.loads(path.read_text())
+    doc["def"]["folder"] = str(kit_home / "probes" / name)
+    path.write_text(json.dumps(doc))
+    assert definition(name).lock_dir() == moved / "probes" / name
+
+
+def test_a_failed_relock_leaves_the_cached_probe_as_it_was(lockable, kit_home):
+    from kit.envs.kinds import stack_kind
+    from kit.envs.probes import definition, prepare
+
+    catalogue, plat = lockable
+    name, _ = prepare(_base(catalogue, ["fakepkg==1.0"]), "fakepkg", "1.1", plat)
+    folder = kit_home / "probes" / name
+    before = {f: (folder / f).read_bytes() for f in ("uv.lock", "pyproject.toml", "probe.json")}
+    # the base stack changes: a new pin uv cannot resolve, so the probe is relocked and fails
+    got, why = prepare(_base(catalogue, ["fakepkg==1.0", "nosuchpkg==1.0"]), "fakepkg", "1.1",
+                       plat)
+    assert got is None and "nosuchpkg" in why
+    assert {f: (folder / f).read_bytes() for f in before} == before
+    assert definition(name) is not None and stack_kind(name).d.lock_dir() == folder
+    assert [p.name for p in (kit_home / "probes").iterdir()
+            if p.name != "index"] == [name]  # no half-made lock folder left beside it
+
+
+def test_a_probe_name_that_is_not_one_folder_and_a_damaged_probe_json(kit_home):
+    from kit.envs.kinds import stack_kind
+    from kit.envs.probes import definition
+
+    for bad in ("probe-a/../b", "probe-../x", "probe-", "probe-a b"):
+        assert definition(bad) is None
+        with pytest.raises(KitError, match="unknown stack"):
+            stack_kind(bad)
+    folder = kit_home / "probes" / "probe-base-fakepkg-1.1"
+    folder.mkdir(parents=True)
+    (folder / "uv.lock").write_text("")
+    for text in ('{"pyproject_sha256": "x"}', '{"def": {"name": "probe-base-fakepkg-1.1"}}',
+                 "{not json"):
+        (folder / "probe.json").write_text(text)
+        with pytest.raises(KitError, match="probe stack probe-base-fakepkg-1.1: .* damaged") as e:
+            definition("probe-base-fakepkg-1.1")
+        assert "\n" not in str(e.value)
