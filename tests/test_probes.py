@@ -352,3 +352,24 @@ def test_a_probe_name_that_is_not_one_folder_and_a_damaged_probe_json(kit_home):
         with pytest.raises(KitError, match="probe stack probe-base-fakepkg-1.1: .* damaged") as e:
             definition("probe-base-fakepkg-1.1")
         assert "\n" not in str(e.value)
+
+
+def test_a_probe_s_name_cannot_be_taken_by_an_external_stack(lockable, kit_home, capsys):
+    import sys
+
+    from kit.cli import main
+    from kit.envs.external import add, registry_path
+    from kit.envs.kinds import stack_kind
+    from kit.envs.probes import prepare
+
+    catalogue, plat = lockable
+    name, _ = prepare(_base(catalogue, ["fakepkg==1.0"]), "fakepkg", "1.1", plat)
+    with pytest.raises(KitError, match="names starting with 'probe-' are kept for the probe"):
+        add("probe-np1-sk152-scikit-learn-1.6.0", sys.executable)
+    assert main(["stacks", "add", "probe-base-fakepkg-1.1", sys.executable]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "are kept for the probe stacks" in err and len(err.splitlines()) == 1
+    # one registered before the prefix was kept: the probe of that name wins all the same
+    registry_path().write_text(json.dumps({name: {"python": sys.executable, "facts": {}}}))
+    assert stack_kind(name).kind == "catalogue"
+    assert stack_kind(name).d.lock_dir() == kit_home / "probes" / name
