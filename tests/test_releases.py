@@ -30,10 +30,11 @@ BASE = "np1-sk152"
 MODELS = ("kmeans", "knn", "lr", "mlp", "hgb", "rf")
 
 
-def test_releases_between_two_versions_include_both_ends_in_the_scans_order():
+def test_releases_between_two_versions_include_both_ends_oldest_first():
     listed = ["1.4.2", "1.5.2", "1.6.0", "1.6.1", "1.10.0", "1.9.1"]
     assert between("scikit-learn", "1.5.2", "1.9.1", listed) == ["1.5.2", "1.6.0", "1.6.1", "1.9.1"]
-    assert between("scikit-learn", "1.9.1", "1.6.0", listed) == ["1.9.1", "1.6.1", "1.6.0"]
+    # oldest first whichever end is a: a change is named at the newer release of its transition
+    assert between("scikit-learn", "1.9.1", "1.6.0", listed) == ["1.6.0", "1.6.1", "1.9.1"]
     with pytest.raises(KitError, match="only final releases"):
         between("scikit-learn", "1.5.2", "1.6.0rc1", listed)
 

@@ -3,8 +3,9 @@
 Every release between a pair's two versions of a library is a probe stack (kit.envs.probes); in
 each, the originating stages' groups are rerun on a's stored arrays (feed runs, planned by
 ``scan_specs``), so a stage's change is its own. Its ``changes_at`` lists every release whose
-output differs bitwise from the previous built release's; ``back_to`` names a release whose
-output is one an earlier release already gave (a change that came and went). Read from the store.
+output differs bitwise from the previous built release's, read oldest first whichever end is a
+(a change is named at the release that brought it); ``back_to`` names a release whose output is
+one an earlier release already gave (a change that came and went). Read from the store.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core.spec import RunSpec
+from ..envs.releases import is_final, key
 from ..runs.store import Store
 from .compare import STAGES
 from .explain import GROUP, PairExplanation, rerun_in_stacks
@@ -74,19 +76,33 @@ def _output(store: Store, a: RunSpec, r: Release, stage: str):
 
 
 def changes(store: Store, a: RunSpec, releases: list, stage: str) -> tuple:
-    """(changes_at, back_to) of one stage over the scanned releases, in scan order: the releases
-    whose output differs from the previous measured one's, and {release: the earlier release
-    whose output it gives again}."""
+    """(changes_at, back_to) of one stage over the scanned releases (kit.analysis.releases's
+    ``transitions``), read oldest release first whatever order ``releases`` comes in."""
+    return transitions([(r.version, _output(store, a, r, stage) if r.built else None)
+                        for r in oldest_first(releases)])
+
+
+def oldest_first(releases: list) -> list:
+    """``releases`` sorted by version, so that a change is named at the newer release of its
+    transition whichever end of the pair is a (labels that are no versions keep their order)."""
+    if all(is_final(r.version) for r in releases):
+        return sorted(releases, key=lambda r: key(r.version))
+    return list(releases)
+
+
+def transitions(outputs: list) -> tuple:
+    """(changes_at, back_to) of [(release, output or None: not measured)] in scan order: the
+    releases whose output differs from the previous measured one's (each change named at the
+    later release of its two), and {release: the earlier release whose output it gives again}."""
     at, back, seen, prev = [], {}, {}, None
-    for r in releases:
-        out = _output(store, a, r, stage) if r.built else None
+    for version, out in outputs:
         if out is None:
             continue
         if prev is not None and out != prev:
-            at.append(r.version)
+            at.append(version)
             if out in seen:
-                back[r.version] = seen[out]
-        seen.setdefault(out, r.version)
+                back[version] = seen[out]
+        seen.setdefault(out, version)
         prev = out
     return at, back
 
@@ -108,7 +124,8 @@ def release_rows(store: Store, a: RunSpec, package: str, releases: list, groups:
 def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
                releases: list) -> PairExplanation:
     """``e`` with its releases, each originating stage's changes_at and back_to, and the
-    release notes of every release at which something changes."""
+    release notes of every release at which something changes, all oldest release first."""
+    releases = oldest_first(releases)
     groups = scan_groups({s: o.origin for s, o in e.stages.items()})
     stages, moved = {}, []
     for s, o in e.stages.items():

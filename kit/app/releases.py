@@ -16,7 +16,7 @@ from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
 from ..envs.probes import prepare
-from ..envs.releases import between
+from ..envs.releases import between, check_name, release_list
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store
 
@@ -44,10 +44,11 @@ def unscanned(factor: str, library: tuple | None) -> str | None:
 def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = None) -> tuple:
     """([Scan], [why a pair is not scanned]) for the pairs whose stages originate a difference;
     every release is locked here (uv resolves it: cheap, nothing is installed)."""
-    scans, notes, plat = [], [], detect()
+    scans, notes, plat, lists = [], [], detect(), {}
     package = library[0] if library else LIBRARY.get(factor)
     if package is None:
         return [], []
+    check_name(package)  # a bad --library NAME is refused once, not once per pair
     for p in pairs:
         if unexplainable(store, p.a, p.b):
             continue
@@ -66,13 +67,28 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
                 store.run(p.b).manifest["env"]["packages"].get(package))
             if not (lo and hi):
                 raise KitError(f"its runs do not both hold {package}")
+            listed = _listed(package, lists, notes)
             releases = [Release(v, *_locked(prepare(base, package, v, plat)))
-                        for v in between(package, lo, hi)]
+                        for v in between(package, lo, hi, listed)]
         except KitError as e:
             notes.append(f"{p.label}: no release scan: {e}")
             continue
         scans.append(Scan(p, package, releases, groups))
     return scans, notes
+
+
+def _listed(package: str, lists: dict, notes: list) -> list:
+    """The index's releases of ``package``, asked once per scan (a failure too); a release list
+    kept from before (the index unreachable) adds its line to ``notes``."""
+    if package not in lists:
+        try:
+            lists[package], note = release_list(package)
+            notes += [note] if note else []
+        except KitError as e:
+            lists[package] = e
+    if isinstance(lists[package], KitError):
+        raise lists[package]
+    return lists[package]
 
 
 def _locked(got: tuple) -> tuple:

@@ -25,11 +25,13 @@ def _cmd_explain(args) -> int:
     from ..app.explain import explanation, plan_explain, run_explain, working_dataset
     from ..app.releases import explained, plan_scans, run_scans, scan_runs, to_build, unscanned
     from ..core.errors import KitError
-    from ..envs.releases import is_final
+    from ..envs.releases import check_name, is_final
     from ..runs.store import Store
     from ..views.explain import explain_text
 
     err = Console(stderr=True)
+    if args.library:  # before the name goes into the index's URL, and before any run
+        check_name(args.library[0])
     for v in (args.library or [])[1:]:
         if not is_final(v):
             raise KitError(f"--library {args.library[0]} {v}: give final releases (like 1.6.0)")

@@ -22,6 +22,7 @@ from ..core.errors import KitError
 from ..core.paths import subdir
 from .catalogue import HOST, definitions
 from .launch import fingerprint
+from .probes import PREFIX as PROBE_PREFIX
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MIN_PYTHON = (3, 9)  # the worker's oldest syntax
@@ -55,6 +56,9 @@ def add(name: str, python: str) -> dict:
     if not _NAME.match(name):
         raise KitError(f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
                        "(at most 64, starting with a letter or digit)")
+    if name.startswith(PROBE_PREFIX):  # a release scan's probe stack is found by such a name
+        raise KitError(f"stack name {name!r}: names starting with {PROBE_PREFIX!r} are kept for "
+                       "the probe stacks of `kit explain`'s release scans; choose another")
     if name == HOST or name in definitions():
         raise KitError(f"stack name {name!r} is taken (the host or a stack in kit's catalogue); "
                        "choose another")

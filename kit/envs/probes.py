@@ -15,7 +15,8 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+import tempfile
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..core.atomic import write_bytes
@@ -28,6 +29,7 @@ from .platforms import Platform
 
 PREFIX = "probe-"
 META = "probe.json"
+_NAME = re.compile(r"probe-[A-Za-z0-9][A-Za-z0-9._-]*", re.A)
 # a platform's uv environment marker: the only environment a probe's lock resolves for
 _ENV = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("darwin", "arm64"),
         "macos-x86_64": ("darwin", "x86_64")}
@@ -35,18 +37,21 @@ _ENV = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("darwin", "arm64"),
 
 @dataclass(frozen=True)
 class ProbeDef(StackDef):
-    """A stack definition whose lock folder and venv live under $KIT_HOME/probes/NAME."""
+    """A stack definition whose lock folder and venv live under $KIT_HOME/probes/NAME: found
+    from the name under today's KIT_HOME, so a home moved elsewhere keeps its probes."""
 
-    folder: str = ""
     base: str = ""
     package: str = ""
     version: str = ""
 
     def lock_dir(self) -> Path:
-        return Path(self.folder)
+        return _folder(self.name)
 
     def venv(self) -> Path:
-        return Path(self.folder) / "venv"
+        return _folder(self.name) / "venv"
+
+
+_FIELDS = {f.name for f in fields(ProbeDef)}
 
 
 def probe_name(base: str, package: str, version: str) -> str:
@@ -58,18 +63,30 @@ def _folder(name: str) -> Path:
 
 
 def definition(name: str) -> ProbeDef | None:
-    """The locked probe called ``name`` (None: there is none)."""
-    if not name.startswith(PREFIX):
+    """The locked probe called ``name`` (None: there is none); a damaged probe.json is one
+    KitError line."""
+    if not _NAME.fullmatch(name):  # no '/', no '..': a name is one folder under probes/
         return None
     path = _folder(name) / META
     try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = path.read_text()
+    except OSError:
         return None
     if not (path.parent / "uv.lock").exists():
         return None
-    d = meta["def"]
-    return ProbeDef(**{**d, "devices": tuple(d["devices"])})
+    try:
+        d = json.loads(text)["def"]
+        # what an older probe.json holds beyond the fields (its absolute "folder") is left out
+        d = {k: v for k, v in d.items() if k in _FIELDS}
+        got = ProbeDef(**{**d, "devices": tuple(d["devices"])})
+    except (ValueError, KeyError, TypeError) as e:
+        raise KitError(f"probe stack {name}: {path} is damaged ({type(e).__name__}: "
+                       f"{str(e)[:80]}); delete {path.parent} and `kit explain` locks it "
+                       "again") from None
+    if got.name != name:
+        raise KitError(f"probe stack {name}: {path} describes {got.name!r}; delete "
+                       f"{path.parent} and `kit explain` locks it again")
+    return got
 
 
 def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str:
@@ -95,7 +112,8 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
     when uv cannot resolve it (no such release, no wheel for this Python, a conflict).
 
     A lock made before from the same pyproject is kept: relocking could change it, and with it
-    the probe's identity and every run made in it. A failed lock is tried again next time.
+    the probe's identity and every run made in it. A failed lock is tried again next time, and
+    leaves the probe locked before (if any) as it was.
     """
     name = probe_name(base.name, package, version)
     text = pyproject(base, package, version, plat)
@@ -109,22 +127,27 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
             meta = {}
         if meta.get("pyproject_sha256") == sha and (folder / "uv.lock").exists():
             return name, None
-        (folder / META).unlink(missing_ok=True)
-        (folder / "uv.lock").unlink(missing_ok=True)
-        write_bytes(folder / "pyproject.toml", text.encode())
-        proc = subprocess.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
-                              cwd=folder, capture_output=True, text=True,
-                              env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
-        if proc.returncode != 0 or not (folder / "uv.lock").exists():
-            lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
-            last = (lines or ["uv lock gave no reason"])[-1]
-            return None, re.sub(r"^(╰─▶|cause:|caused by:|error:)\s*", "", last, flags=re.I)
+        # locked beside the probe, swapped in only once uv succeeds: a failed relock leaves a
+        # cached probe, and every run stored under its name, as they were
+        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{name}.") as tmp:
+            tmp = Path(tmp)
+            (tmp / "pyproject.toml").write_text(text)
+            proc = subprocess.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
+                                  cwd=tmp, capture_output=True, text=True,
+                                  env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
+            if proc.returncode != 0 or not (tmp / "uv.lock").exists():
+                lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+                last = (lines or ["uv lock gave no reason"])[-1]
+                return None, re.sub(r"^(╰─▶|cause:|caused by:|error:)\s*", "", last, flags=re.I)
+            # each file whole (os.replace); probe.json, which makes the lock a probe's, last
+            os.replace(tmp / "uv.lock", folder / "uv.lock")
+            os.replace(tmp / "pyproject.toml", folder / "pyproject.toml")
         versions = dict(base.versions)
         if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
             versions[package.lower()] = version
         d = ProbeDef(name, name, base.python, base.arch, versions,
                      {plat.key: base.blas.get(plat.key)}, base.kind, tuple(base.devices),
-                     base.needs_path, base.needs_gpu, str(folder), base.name, package, version)
+                     base.needs_path, base.needs_gpu, base.name, package, version)
         write_bytes(folder / META, json.dumps({"pyproject_sha256": sha, "def": asdict(d)},
                                               indent=1).encode())
     return name, None

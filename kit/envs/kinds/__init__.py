@@ -28,12 +28,14 @@ def stack_kind(name: str) -> StackKind:
     defs = definitions()
     if name in defs:
         return CatalogueStack(defs[name])
+    # a release scan's probe stack, under KIT_HOME (kit.envs.probes), before an external one:
+    # its prefix is kept for probes, so one added before that rule cannot shadow a probe
+    probe = probe_definition(name)
+    if probe is not None:
+        return CatalogueStack(probe)
     ext = registry()
     if name in ext:
         return ExternalStack(name, ext[name])
-    probe = probe_definition(name)  # a release scan's probe stack, under KIT_HOME (kit.envs.probes)
-    if probe is not None:
-        return CatalogueStack(probe)
     raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
 
 
