@@ -117,6 +117,10 @@ def build(root: Path) -> dict:
              "--iters", "5,20", *common)
         _kit("run", "--factor", "perturb", "--eps", "0,1e-9,1e-3", "--seeds", "0", *common)
         held["factors"] += ["svd-iters", "svd-solver", "perturb"]
+        # kit explain's cross-fed runs (kind feed) of the precision pairs: every reader must
+        # leave them out of what they count, and the report and advice read them back
+        _kit("explain", "precision", "--yes", "--n", N)
+        held["explained"] = ["precision"]
         # runs made on a Dask cluster of two node classes, 0 and 1 (two workers of this machine
         # named as two node types): a host pair whose manifests carry the node they ran on
         with two_node_classes(("0", "1")) as address:

@@ -119,6 +119,23 @@ def test_the_platform_kinds_are_all_there(on_every_kind):
         assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
 
 
+def test_explains_cross_fed_runs_are_read_back_and_counted_nowhere_else(on_every_kind, capsys,
+                                                                        tmp_path):
+    """The store's feed runs (kit explain precision): `kit runs --kind feed` lists them, the
+    report and the advice read their explanation back, and no budget row counts them."""
+    feeds = run_json(capsys, "runs", "--kind", "feed", "--json")
+    assert feeds and all(r["spec"]["kind"] == "feed" for r in feeds)
+    ids = {r["id"] for r in feeds}
+    b = run_json(capsys, "budget", "--json")
+    assert not ids & {x for r in b["rows"] for p in r["runs"] for x in (p if isinstance(p, list)
+                                                                           else [p])}
+    a = run_json(capsys, "advise", "--json")
+    assert any("precision" in r["text"] and "starts at" in r["text"]
+               for r in a["recommendations"] if r["kind"].startswith("explain"))
+    run_text(capsys, "report", "--out", str(tmp_path / "rep"))
+    assert "Where the differences start" in (tmp_path / "rep" / "report.md").read_text()
+
+
 def test_every_reader_shows_homology_on_a_clustered_dataset(on_every_kind, capsys, tmp_path):
     """The dataset's MMseqs2 clustering reaches every reader: `kit homology`, the budget, the
     advice, the report (a section and a plot) and the notebook, with the same numbers."""
