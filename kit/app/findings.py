@@ -22,4 +22,6 @@ def findings(store: Store, dataset: str) -> dict:
     return {"budget": b, "advice": a, "per_level": per_level,
             "verdicts": stability_report(store, dataset),
             "explained": stored_explanations(store, dataset, b["rows"]),
-            "runs": [(r.spec.stack, r.manifest["env"]) for r in store.runs(dataset)]}
+            # every measured environment once (explain's cross-fed runs are none of their own)
+            "runs": [(r.spec.stack, r.manifest["env"]) for r in store.runs(dataset)
+                     if r.spec.kind != "feed"]}
