@@ -1,0 +1,289 @@
+"""A lab's own pipeline file: imported by path, its SEEDS, KINDS and run() checked, its outputs hashed.
+
+The contract (docs/pipelines.md): a plain Python file that imports nothing of kit, with
+``SEEDS`` (the named seeds, a tuple of names), optionally ``KINDS`` ({output: kind}; an output
+not named is an "array"), and ``run(seeds)`` or ``run(seeds, dtype)`` returning
+{output name: numpy array} in stage order. This module runs inside a stack's interpreter, so it
+uses the standard library and numpy alone and stays Python 3.9-compatible.
+
+Every mistake a user makes in the file is a ContractError of one line; an exception raised by
+the pipeline's own code is a PipelineFailed: one line naming its last frame in the file, and the
+full traceback for the run's log. Whether a named seed is *used* is checked two ways: here, a
+seed ``run`` never reads from its ``seeds`` argument is an error (the value reaches no code); and,
+by measurement, a seed that is read but whose variation changes no output is said by the
+comparison of ``seed:NAME`` pairs (it may be legitimately inert: a convex model's init), never
+here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+
+import numpy as np
+
+OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array")
+DTYPES = ("float64", "float32")
+# an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
+_OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+_RESERVED = ("manifest",)
+
+
+class ContractError(Exception):
+    """A pipeline file that does not keep the contract: the message is one line naming the fix."""
+
+
+class PipelineFailed(Exception):
+    """The pipeline's own code raised: ``line`` (one line, its last frame in the file) and
+    ``traceback`` (the full text, for the run's log)."""
+
+    def __init__(self, line: str, text: str):
+        super().__init__(line)
+        self.line = line
+        self.traceback = text
+
+
+class Contract:
+    """A loaded pipeline file: its path, sha256, seed names, kinds and run function."""
+
+    def __init__(self, path, sha256, seeds, kinds, run, takes_dtype):
+        self.path = path
+        self.sha256 = sha256
+        self.seeds = seeds              # tuple of names, in the file's order
+        self.kinds = kinds              # {output: kind} as declared (outputs not named: "array")
+        self.run = run
+        self.takes_dtype = takes_dtype  # run(seeds, dtype): the precision factor applies
+
+    def kind(self, output: str) -> str:
+        return self.kinds.get(output, "array")
+
+
+def file_sha256(path) -> str:
+    """The pipeline's identity: the sha256 of its file's bytes (an edited file is a new pipeline)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def load(path) -> Contract:
+    """Import the pipeline file at ``path`` (under a private module name) and check its contract."""
+    path = os.path.abspath(str(path))
+    name = os.path.basename(path)
+    if not os.path.isfile(path):
+        raise ContractError(f"no pipeline file {path}")
+    if not path.endswith(".py"):
+        raise ContractError(f"{name}: a pipeline is a Python file (.py)")
+    sha = file_sha256(path)
+    spec = importlib.util.spec_from_file_location("kit_user_pipeline_" + sha[:16], path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look their module up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the file itself raised while being imported (a SyntaxError too)
+        del sys.modules[spec.name]
+        raise _failed(e, path, "importing it") from None
+    seeds = _seed_names(name, getattr(module, "SEEDS", None))
+    kinds = _kinds(name, getattr(module, "KINDS", {}))
+    run = getattr(module, "run", None)
+    if run is None:
+        raise ContractError(f"{name}: no run function: define run(seeds) returning "
+                            f"{{output name: numpy array}}")
+    if not callable(run):
+        raise ContractError(f"{name}: run is a {type(run).__name__}, not a function: define "
+                            f"run(seeds) returning {{output name: numpy array}}")
+    return Contract(path, sha, seeds, kinds, run, _takes_dtype(name, run))
+
+
+def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
+    """Call the pipeline with ``seeds`` ({name: int}, every name of SEEDS) and check what it
+    returns: {output name: C-contiguous numpy array}, in the order run returned them."""
+    name = os.path.basename(c.path)
+    if set(seeds) != set(c.seeds):
+        raise ContractError(f"{name}: seeds given ({', '.join(sorted(seeds))}) are not SEEDS "
+                            f"({', '.join(c.seeds)})")
+    if dtype not in DTYPES:
+        raise ContractError(f"dtype must be one of {DTYPES}, not {dtype!r}")
+    if dtype != "float64" and not c.takes_dtype:
+        raise ContractError(f"{name}: run(seeds) takes no dtype: define run(seeds, dtype) "
+                            f"for the precision factor")
+    given = _Seeds((k, int(seeds[k])) for k in c.seeds)
+    try:
+        got = c.run(given, dtype) if c.takes_dtype else c.run(given)
+    except _UnknownSeed as e:
+        raise ContractError(f"{name}: run read seeds[{e.args[0]!r}], which SEEDS does not name "
+                            f"(SEEDS: {', '.join(c.seeds) or 'none'})") from None
+    except Exception as e:
+        raise _failed(e, c.path, "in run") from None
+    unread = [k for k in c.seeds if k not in given.read]
+    if unread:
+        raise ContractError(f"{name}: SEEDS names {', '.join(map(repr, unread))} but run never "
+                            f"reads seeds[{unread[0]!r}]: use it or remove it from SEEDS")
+    return check_outputs(name, got, c.kinds)
+
+
+def check_outputs(name: str, got, kinds: dict) -> dict:
+    """What run returned, checked: {output: array} with plain names, arrays of numbers."""
+    if not isinstance(got, dict):
+        raise ContractError(f"{name}: run returned a {type(got).__name__}, not a dict "
+                            f"{{output name: numpy array}}")
+    if not got:
+        raise ContractError(f"{name}: run returned no outputs")
+    out = {}
+    for key, a in got.items():
+        if not isinstance(key, str) or not _OUTPUT_NAME.match(key) or key in _RESERVED:
+            raise ContractError(f"{name}: output name {key!r} is not a plain name (letters, "
+                                f"digits, _ . -; not 'manifest')")
+        if not isinstance(a, np.ndarray):
+            raise ContractError(f"{name}: output {key!r} is a {type(a).__name__}, not a numpy "
+                                f"array (return np.asarray(...))")
+        if a.dtype.hasobject:
+            raise ContractError(f"{name}: output {key!r} has object dtype: return an array of "
+                                f"numbers (or fixed-width strings), e.g. .astype(float)")
+        _check_kind(name, key, a, kinds.get(key, "array"))
+        out[key] = np.ascontiguousarray(a)
+    missing = [k for k in kinds if k not in out]
+    if missing:
+        raise ContractError(f"{name}: KINDS names {missing[0]!r}, which run did not return "
+                            f"(it returned {', '.join(out)})")
+    return out
+
+
+def stages(arrays: dict) -> dict:
+    """Each output as kit records a stage: sha256 of its C-contiguous bytes, dtype and shape."""
+    out = {}
+    for key, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        out[key] = {"sha256": hashlib.sha256(a.tobytes()).hexdigest(), "dtype": a.dtype.str,
+                    "shape": list(a.shape)}
+    return out
+
+
+class _UnknownSeed(KeyError):
+    pass
+
+
+class _Seeds(dict):
+    """The seeds run receives: a plain dict that remembers which names were read (iterating it
+    counts as reading them all: which one was used then cannot be told)."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.read = set()
+
+    def __getitem__(self, k):
+        if k not in self:
+            raise _UnknownSeed(k)
+        self.read.add(k)
+        return super().__getitem__(k)
+
+    def get(self, k, default=None):
+        if k in self:
+            self.read.add(k)
+        return super().get(k, default)
+
+    def _all(self):
+        self.read.update(dict.keys(self))
+
+    def __iter__(self):
+        self._all()
+        return super().__iter__()
+
+    def keys(self):
+        self._all()
+        return super().keys()
+
+    def values(self):
+        self._all()
+        return super().values()
+
+    def items(self):
+        self._all()
+        return super().items()
+
+    def copy(self):
+        self._all()
+        return dict(dict.items(self))
+
+
+def _seed_names(name, seeds) -> tuple:
+    if seeds is None:
+        raise ContractError(f"{name}: no SEEDS: name the pipeline's seeds, e.g. "
+                            f"SEEDS = (\"split\", \"init\") (or SEEDS = () if it draws none)")
+    if isinstance(seeds, str) or not isinstance(seeds, (tuple, list)):
+        raise ContractError(f"{name}: SEEDS is a {type(seeds).__name__}, not a tuple of names, "
+                            f"e.g. SEEDS = (\"split\", \"init\")")
+    for s in seeds:
+        if not isinstance(s, str) or not s.isidentifier():
+            raise ContractError(f"{name}: seed name {s!r} in SEEDS is not a plain name "
+                                f"(letters, digits, _)")
+    dup = sorted({s for s in seeds if list(seeds).count(s) > 1})
+    if dup:
+        raise ContractError(f"{name}: SEEDS names {dup[0]!r} twice")
+    return tuple(seeds)
+
+
+def _kinds(name, kinds) -> dict:
+    if not isinstance(kinds, dict):
+        raise ContractError(f"{name}: KINDS is a {type(kinds).__name__}, not a dict "
+                            f"{{output: kind}}")
+    for out, kind in kinds.items():
+        if kind not in OUTPUT_KINDS:
+            near = difflib.get_close_matches(str(kind), OUTPUT_KINDS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ContractError(f"{name}: KINDS[{out!r}] is {kind!r}, not a kind{hint}: one of "
+                                f"{', '.join(OUTPUT_KINDS)}")
+    return dict(kinds)
+
+
+def _takes_dtype(name, run) -> bool:
+    try:
+        params = list(inspect.signature(run).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C function: called as run(seeds)
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    keyword = [p for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty]
+    if len(required) > 2 or keyword or not (positional or varargs):
+        raise ContractError(f"{name}: run takes {len(required) + len(keyword)} required "
+                            f"arguments: define run(seeds) or run(seeds, dtype)")
+    return varargs or len(positional) >= 2
+
+
+def _check_kind(name, key, a, kind):
+    """What a kind needs of its array for its comparison to mean anything."""
+    need = {"embedding": (a.ndim == 2 and a.dtype.kind == "f", "a 2-d float array (rows x components)"),
+            "labels": (a.ndim == 1, "a 1-d array of labels"),
+            "truth": (a.ndim == 1, "a 1-d array of labels"),
+            "neighbours": (a.ndim == 2 and a.dtype.kind in "iu", "a 2-d integer array (rows x k)"),
+            "probabilities": (a.ndim in (1, 2) and a.dtype.kind == "f"
+                              and bool(np.all((a >= 0) & (a <= 1))),
+                              "a 1-d or 2-d float array of probabilities in [0, 1]"),
+            }.get(kind)
+    if need and not need[0]:
+        raise ContractError(f"{name}: output {key!r} is a {kind} output but is "
+                            f"{a.ndim}-d {a.dtype}: it must be {need[1]}")
+
+
+def _failed(e: BaseException, path: str, where: str) -> PipelineFailed:
+    """One line for an exception the pipeline raised: its last frame in the pipeline file
+    (the line the user edits; the innermost frame may be a library's), and the full text."""
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if os.path.abspath(f.filename) == path]
+    if isinstance(e, SyntaxError) and e.filename and os.path.abspath(e.filename) == path:
+        at = f"{os.path.basename(path)}:{e.lineno}"
+    elif mine:
+        f = mine[-1]
+        code = f" `{f.line.strip()}`" if f.line else ""
+        at = f"{os.path.basename(path)}:{f.lineno} in {f.name}{code}"
+    else:
+        at = os.path.basename(path)
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
+                          f"({where}, at {at})", text)

@@ -1,0 +1,149 @@
+"""A lab's pipeline file under kit's contract: loaded by path, checked, called, hashed; every
+mistake a user makes is one line, and an exception inside the pipeline names its own line."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kit.worker import contract
+from kit.worker.contract import ContractError, PipelineFailed
+
+LAB = Path(__file__).parent / "pipelines" / "lab.py"
+SEEDS = {"split": 0, "init": 0}
+
+
+def changed(a: dict, b: dict) -> list:
+    sa, sb = contract.stages(a), contract.stages(b)
+    return [k for k in sa if sa[k] != sb[k]]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return contract.load(LAB)
+
+
+@pytest.fixture(scope="module")
+def first(lab):
+    return contract.call(lab, SEEDS)
+
+
+def test_the_example_keeps_the_contract(lab, first):
+    assert lab.seeds == ("split", "init") and lab.takes_dtype
+    assert lab.sha256 == contract.file_sha256(LAB) and len(lab.sha256) == 64
+    assert list(first) == ["emb", "clusters", "y_test", "p_lr", "jitter"]  # run's order
+    assert lab.kind("emb") == "embedding" and lab.kind("jitter") == "array"
+    st = contract.stages(first)
+    assert list(st) == list(first)
+    assert st["emb"]["shape"] == [300, 5] and st["emb"]["dtype"] == "<f8"
+
+
+def test_repeat_differs_in_exactly_the_unseeded_output(lab, first):
+    assert changed(first, contract.call(lab, SEEDS)) == ["jitter"]
+
+
+def test_each_named_seed_changes_what_it_reaches_and_nothing_else(lab, first):
+    # jitter is loose: it differs whatever the seeds, so it says nothing about reach
+    split = set(changed(first, contract.call(lab, dict(SEEDS, split=1)))) - {"jitter"}
+    init = set(changed(first, contract.call(lab, dict(SEEDS, init=1)))) - {"jitter"}
+    assert split == {"y_test", "p_lr"}
+    assert init == {"emb", "clusters", "p_lr"}
+
+
+def test_dtype_reaches_run_when_it_takes_one(lab):
+    assert contract.call(lab, SEEDS, "float32")["emb"].dtype == np.float32
+
+
+def _one_line(tmp_path, source, seeds=None, dtype="float64", exc=ContractError):
+    f = tmp_path / "mine.py"
+    f.write_text(source)
+    with pytest.raises(exc) as e:
+        contract.call(contract.load(f), seeds if seeds is not None else {"a": 1}, dtype)
+    line = str(e.value)
+    assert "\n" not in line and line
+    return e.value
+
+
+GOOD_RUN = "def run(seeds):\n    return {'x': np.arange(3.0) + seeds['a']}\n"
+HEAD = "import numpy as np\nSEEDS = ('a',)\n"
+
+
+@pytest.mark.parametrize("source,words", [
+    ("import numpy as np\n" + GOOD_RUN, "no SEEDS"),
+    ("SEEDS = 'a'\n" + GOOD_RUN, "not a tuple of names"),
+    ("SEEDS = ('a', 'a')\n" + GOOD_RUN, "'a' twice"),
+    ("SEEDS = ('a b',)\n" + GOOD_RUN, "not a plain name"),
+    (HEAD, "no run function"),
+    (HEAD + "run = 3\n", "run is a int, not a function"),
+    (HEAD + "def run(seeds, dtype, extra):\n    pass\n", "run(seeds) or run(seeds, dtype)"),
+    (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean 'embedding'"),
+    (HEAD + "KINDS = {'x': 'colour'}\n" + GOOD_RUN, "not a kind"),
+    (HEAD + "KINDS = {'y': 'array'}\n" + GOOD_RUN, "KINDS names 'y', which run did not return"),
+    (HEAD + "def run(seeds):\n    seeds['a']\n    return [1]\n", "returned a list"),
+    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'x': [1, 2]}\n",
+     "'x' is a list, not a numpy array"),
+    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'x': np.array([None])}\n",
+     "'x' has object dtype"),
+    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'../x': np.zeros(1)}\n",
+     "not a plain name"),
+    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+     "    return {'x': np.array([0.5, 2.0])}\n", "probabilities in [0, 1]"),
+    (HEAD + "SEEDS = ('a', 'b')\n" + GOOD_RUN, "never reads seeds['b']"),
+    (HEAD + "def run(seeds):\n    return {'x': np.zeros(1) + seeds['c']}\n",
+     "read seeds['c'], which SEEDS does not name"),
+])
+def test_every_user_error_is_one_line(tmp_path, source, words):
+    seeds = {"a": 1, "b": 2} if "('a', 'b')" in source else None
+    assert words in str(_one_line(tmp_path, source, seeds))
+
+
+def test_precision_needs_a_dtype_argument(tmp_path):
+    assert "takes no dtype" in str(_one_line(tmp_path, HEAD + GOOD_RUN, dtype="float32"))
+
+
+def test_iterating_the_seeds_counts_as_reading_them(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
+                 "    s = dict(seeds)\n    return {'x': np.array([s['a']])}\n")
+    assert contract.call(contract.load(f), {"a": 1, "b": 2})["x"].tolist() == [1]
+
+
+def test_missing_and_non_python_files(tmp_path):
+    with pytest.raises(ContractError, match="no pipeline file"):
+        contract.load(tmp_path / "nope.py")
+    (tmp_path / "p.txt").write_text("")
+    with pytest.raises(ContractError, match="a Python file"):
+        contract.load(tmp_path / "p.txt")
+
+
+def test_an_exception_inside_the_pipeline_names_its_line_and_keeps_the_traceback(tmp_path):
+    src = (HEAD + "def helper(v):\n    return np.log(v) / undefined_name\n"
+           "def run(seeds):\n    return {'x': helper(np.ones(2) * seeds['a'])}\n")
+    e = _one_line(tmp_path, src, exc=PipelineFailed)
+    assert e.line.startswith("the pipeline raised NameError: name 'undefined_name'")
+    assert "mine.py:4 in helper `return np.log(v) / undefined_name`" in e.line
+    assert "Traceback (most recent call last)" in e.traceback and "in run" in e.traceback
+
+
+def test_an_exception_in_a_library_names_the_pipeline_line_that_called_it(tmp_path):
+    src = HEAD + "def run(seeds):\n    return {'x': np.zeros(2).reshape(seeds['a'] + 4)}\n"
+    e = _one_line(tmp_path, src, exc=PipelineFailed)
+    assert "ValueError" in e.line and "mine.py:4 in run" in e.line
+
+
+def test_an_error_while_importing_the_file_is_a_pipeline_failure(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nSEEDS = ('a',\n")
+    with pytest.raises(PipelineFailed, match=r"SyntaxError.*importing it, at mine.py:2"):
+        contract.load(f)
+    f.write_text("import no_such_module_kit\n")
+    with pytest.raises(PipelineFailed, match=r"ModuleNotFoundError.*mine.py:1 in <module>"):
+        contract.load(f)
+
+
+def test_an_edited_file_is_a_new_pipeline(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text(HEAD + GOOD_RUN)
+    a = contract.load(f).sha256
+    f.write_text(HEAD + GOOD_RUN + "# a comment\n")
+    assert contract.load(f).sha256 != a
