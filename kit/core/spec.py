@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 
 from ..worker.pipeline import FEEDS, SEED_NAMES
@@ -15,7 +16,8 @@ DEVICES = ("cpu", "mps", "cuda")
 EMBEDDINGS = ("randomized", "arpack")
 # fields added after runs were first stored: left out of the id at their default, so that every
 # run stored before them keeps its id (and a bundle from an older kit still verifies)
-_LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1, "feed": ""}
+_LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1, "feed": "",
+                   "pipeline": ""}
 PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
 
 
@@ -35,6 +37,16 @@ def torch_seeds(value: int = 0, **named) -> tuple:
     return tuple((k, int(named.get(k, value))) for k in TORCH_SEED_NAMES)
 
 
+def pipeline_seeds(names, value: int = 0, **named) -> tuple:
+    """A lab pipeline's named seeds (its file's SEEDS, in its order) set to ``value``, then any
+    overrides."""
+    unknown = set(named) - set(names)
+    if unknown:
+        raise ValueError(f"unknown seed name(s): {', '.join(sorted(unknown))} (the pipeline's "
+                         f"SEEDS: {', '.join(names) or 'none'})")
+    return tuple((k, int(named.get(k, value))) for k in names)
+
+
 @dataclass(frozen=True)
 class RunSpec:
     dataset: str                 # dataset sha256
@@ -43,7 +55,7 @@ class RunSpec:
     threads: int = 1
     dtype: str = "float64"
     svd_iters: int = 5
-    seeds: tuple = field(default_factory=seeds)  # ((name, value), ...) in SEED_NAMES order
+    seeds: tuple = field(default_factory=seeds)  # ((name, value), ...): SEED_NAMES, or the file's SEEDS
     env: tuple = ()              # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
     replicate: int = 0           # repeats of an otherwise identical run (the null experiment)
     kind: str = "pipeline"       # "pipeline" (every stage), "torch" (the PyTorch MLP alone), ...
@@ -59,6 +71,10 @@ class RunSpec:
     # numpy.random.default_rng(s), then the dataset's cut (n_train train, the rest test)
     split: int = -1
     feed: str = ""               # feed: the first stage rerun, on input's stored arrays (FEEDS)
+    # a lab's own pipeline (kit.worker.contract), named by the sha256 of its file; "" is kit's
+    # built-in one. Its seeds are the file's SEEDS, and its dataset is the same hash: the file
+    # reads its own data, so its runs group apart from every dataset's (and every other file's)
+    pipeline: str = ""
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -83,6 +99,17 @@ class RunSpec:
         if (self.kind == "feed") != bool(self.feed) or (self.feed and self.feed not in FEEDS):
             raise ValueError(f"a feed run, and only one, names its first stage rerun, one of "
                              f"{tuple(FEEDS)} (not {self.feed!r})")
+
+        if self.pipeline:
+            self._check_pipeline()
+
+    def _check_pipeline(self):
+        if not re.fullmatch(r"[0-9a-f]{64}", self.pipeline) or self.dataset != self.pipeline:
+            raise ValueError("a lab pipeline is named by its file's sha256, which is also its "
+                             "runs' dataset")
+        if self.kind != "pipeline" or self.split >= 0 or self.feed or self.embedding != "randomized":
+            raise ValueError("a lab pipeline's run is a plain pipeline run: its seeds, dtype, "
+                             "threads and stack vary; kit's own stages' options do not apply")
 
     def to_json(self) -> str:
         d = asdict(self)
@@ -109,6 +136,7 @@ class RunSpec:
                            "device": self.device, "deterministic": self.deterministic,
                            "perturb": self.perturb, "embedding": self.embedding,
                            "feed": self.feed,
+                           **({"pipeline": self.pipeline} if self.pipeline else {}),
                            **({"split": self.split} if self.split >= 0 else {})})
 
     @classmethod

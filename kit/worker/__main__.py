@@ -63,7 +63,7 @@ def _die_with_parent():
 
 
 class _Usage(Exception):
-    """A request the worker cannot act on (a missing input)."""
+    """A request the worker cannot act on (a missing input, a lab pipeline's mistake): one line."""
 
 
 _IMPORTED: list = []  # a warm worker imports once: its later runs record an import of 0 s
@@ -71,10 +71,12 @@ _IMPORTED: list = []  # a warm worker imports once: its later runs record an imp
 
 def run_one(spec_path, dataset_path, out, input_path=None):
     """Make one run: every stage's array into ``out``, then its manifest (last, atomically)."""
-    from .fingerprint import fingerprint
-
     with open(spec_path) as f:
         spec = json.load(f)
+    if spec.get("pipeline"):
+        arrays, timings, t0 = _run_lab(spec)
+        # the manifest's keys are sorted: the order run returned its outputs in is kept here
+        return _write(out, arrays, timings, {"seeds": spec["seeds"], "outputs": list(arrays)}, t0)
     # imports first, timed on their own: a stage's time is then its work alone
     w, c = time.perf_counter(), time.process_time()
     import numpy as np
@@ -131,6 +133,43 @@ def run_one(spec_path, dataset_path, out, input_path=None):
             # which proteins were tested, as positions in the dataset's stored order
             arrays["split.test"] = order[data["n_train"]:].astype(np.int64)
             extra["seeds"] = dict(spec["seeds"], split=split)  # a named seed of the run
+    extra.setdefault("seeds", spec["seeds"])
+    _write(out, arrays, {"import": imported, **timings}, extra, t0)
+
+
+def _run_lab(spec):
+    """A lab's own pipeline file (kit.worker.contract): its outputs, in run's order, and times.
+    A user's mistake or the pipeline's own exception is a _Usage of one line; the exception's
+    traceback goes to the run's log, which the line names."""
+    from .contract import ContractError, PipelineFailed, call, load
+
+    t0 = time.time()
+    w, c = time.perf_counter(), time.process_time()
+    try:
+        contract = load(spec["pipeline_file"], spec.get("pipeline_name"))
+        if contract.sha256 != spec["pipeline"]:
+            raise _Usage(f"pipeline file {spec['pipeline_file']} is not pipeline {spec['pipeline'][:12]}")
+        imported = (time.perf_counter() - w, time.process_time() - c)
+        _IMPORTED.append(True)
+        w, c = time.perf_counter(), time.process_time()
+        arrays = call(contract, spec["seeds"], spec["dtype"])
+    except ContractError as e:
+        raise _Usage(str(e)) from None
+    except PipelineFailed as e:
+        log = spec.get("log")
+        if log:
+            os.makedirs(os.path.dirname(log), exist_ok=True)
+            with open(log, "w") as f:
+                f.write(e.traceback)
+        raise _Usage(e.line + (f"; its traceback: {log}" if log else "")) from None
+    return arrays, {"import": imported, "run": (time.perf_counter() - w, time.process_time() - c)}, t0
+
+
+def _write(out, arrays, timings, extra, t0):
+    """Every array into ``out``, then the manifest (last, atomically)."""
+    import numpy as np
+    from .fingerprint import fingerprint
+
     stages = {}
     for name, a in arrays.items():
         a = np.ascontiguousarray(a)
@@ -138,13 +177,12 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         stages[name] = {"sha256": _sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
     manifest = {
         "stages": stages,
-        "timings": {k: {"wall_s": w, "cpu_s": c}
-                    for k, (w, c) in {"import": imported, **timings}.items()},
+        "timings": {k: {"wall_s": w, "cpu_s": c} for k, (w, c) in timings.items()},
         "wall_s": time.time() - t0,
         # when the run's work began and ended here: a plan's timeline, and kit's cost between runs
         "started": t0,
         "finished": time.time(),
-        "seeds": extra.pop("seeds", spec["seeds"]),
+        "seeds": extra.pop("seeds"),
         "runs_before": len(_IMPORTED) - 1,  # in this process: 0 for a fresh one
         "env": fingerprint(),
         **extra,
@@ -172,6 +210,8 @@ def _serve():
         try:
             run_one(req["spec"], req["dataset"], req["out"], req.get("input"))
             answer = {"ok": True}
+        except _Usage as e:  # one line says it all (a lab pipeline's traceback is in its log)
+            answer = {"ok": False, "error": str(e), "tail": []}
         except Exception as e:  # the run failed; the worker lives on for the next one
             tail = traceback.format_exc().strip().splitlines()[-20:]
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}", "tail": tail}
@@ -211,7 +251,8 @@ def main(argv=None):
     try:
         run_one(args.spec, args.dataset, args.out, args.input)
     except _Usage as e:
-        ap.error(str(e))
+        sys.stderr.write(f"{e}\n")
+        return 2
     return 0
 
 

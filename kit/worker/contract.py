@@ -52,8 +52,9 @@ class PipelineFailed(Exception):
 class Contract:
     """A loaded pipeline file: its path, sha256, seed names, kinds and run function."""
 
-    def __init__(self, path, sha256, seeds, kinds, run, takes_dtype):
+    def __init__(self, path, name, sha256, seeds, kinds, run, takes_dtype):
         self.path = path
+        self.name = name                # the file's name as the user knows it, for messages
         self.sha256 = sha256
         self.seeds = seeds              # tuple of names, in the file's order
         self.kinds = kinds              # {output: kind} as declared (outputs not named: "array")
@@ -70,10 +71,11 @@ def file_sha256(path) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def load(path) -> Contract:
-    """Import the pipeline file at ``path`` (under a private module name) and check its contract."""
+def load(path, name=None) -> Contract:
+    """Import the pipeline file at ``path`` (under a private module name) and check its contract;
+    ``name``: the file's name in messages (kit's stored copy is named by its hash)."""
     path = os.path.abspath(str(path))
-    name = os.path.basename(path)
+    name = name or os.path.basename(path)
     if not os.path.isfile(path):
         raise ContractError(f"no pipeline file {path}")
     if not path.endswith(".py"):
@@ -86,9 +88,9 @@ def load(path) -> Contract:
         spec.loader.exec_module(module)
     except Exception as e:  # the file itself raised while being imported (a SyntaxError too)
         del sys.modules[spec.name]
-        raise _failed(e, path, "importing it") from None
-    seeds = _seed_names(name, getattr(module, "SEEDS", None))
-    kinds = _kinds(name, getattr(module, "KINDS", {}))
+        raise _failed(e, path, name, "importing it") from None
+    seeds = check_seeds(name, getattr(module, "SEEDS", None))
+    kinds = check_kinds(name, getattr(module, "KINDS", {}))
     run = getattr(module, "run", None)
     if run is None:
         raise ContractError(f"{name}: no run function: define run(seeds) returning "
@@ -96,13 +98,13 @@ def load(path) -> Contract:
     if not callable(run):
         raise ContractError(f"{name}: run is a {type(run).__name__}, not a function: define "
                             f"run(seeds) returning {{output name: numpy array}}")
-    return Contract(path, sha, seeds, kinds, run, _takes_dtype(name, run))
+    return Contract(path, name, sha, seeds, kinds, run, _takes_dtype(name, run))
 
 
 def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     """Call the pipeline with ``seeds`` ({name: int}, every name of SEEDS) and check what it
     returns: {output name: C-contiguous numpy array}, in the order run returned them."""
-    name = os.path.basename(c.path)
+    name = c.name
     if set(seeds) != set(c.seeds):
         raise ContractError(f"{name}: seeds given ({', '.join(sorted(seeds))}) are not SEEDS "
                             f"({', '.join(c.seeds)})")
@@ -118,7 +120,7 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         raise ContractError(f"{name}: run read seeds[{e.args[0]!r}], which SEEDS does not name "
                             f"(SEEDS: {', '.join(c.seeds) or 'none'})") from None
     except Exception as e:
-        raise _failed(e, c.path, "in run") from None
+        raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
         raise ContractError(f"{name}: SEEDS names {', '.join(map(repr, unread))} but run never "
@@ -210,7 +212,8 @@ class _Seeds(dict):
         return dict(dict.items(self))
 
 
-def _seed_names(name, seeds) -> tuple:
+def check_seeds(name, seeds) -> tuple:
+    """SEEDS as the contract wants it: a tuple (or list) of distinct plain names."""
     if seeds is None:
         raise ContractError(f"{name}: no SEEDS: name the pipeline's seeds, e.g. "
                             f"SEEDS = (\"split\", \"init\") (or SEEDS = () if it draws none)")
@@ -227,7 +230,8 @@ def _seed_names(name, seeds) -> tuple:
     return tuple(seeds)
 
 
-def _kinds(name, kinds) -> dict:
+def check_kinds(name, kinds) -> dict:
+    """KINDS as the contract wants it: {output: one of OUTPUT_KINDS}."""
     if not isinstance(kinds, dict):
         raise ContractError(f"{name}: KINDS is a {type(kinds).__name__}, not a dict "
                             f"{{output: kind}}")
@@ -270,20 +274,20 @@ def _check_kind(name, key, a, kind):
                             f"{a.ndim}-d {a.dtype}: it must be {need[1]}")
 
 
-def _failed(e: BaseException, path: str, where: str) -> PipelineFailed:
+def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFailed:
     """One line for an exception the pipeline raised: its last frame in the pipeline file
     (the line the user edits; the innermost frame may be a library's), and the full text."""
     text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     frames = traceback.extract_tb(e.__traceback__)
     mine = [f for f in frames if os.path.abspath(f.filename) == path]
     if isinstance(e, SyntaxError) and e.filename and os.path.abspath(e.filename) == path:
-        at = f"{os.path.basename(path)}:{e.lineno}"
+        at = f"{name}:{e.lineno}"
     elif mine:
         f = mine[-1]
         code = f" `{f.line.strip()}`" if f.line else ""
-        at = f"{os.path.basename(path)}:{f.lineno} in {f.name}{code}"
+        at = f"{name}:{f.lineno} in {f.name}{code}"
     else:
-        at = os.path.basename(path)
+        at = name
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
     return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
                           f"({where}, at {at})", text)

@@ -13,7 +13,9 @@ import subprocess
 from pathlib import Path
 
 from ...core.errors import KitError
+from ...core.paths import subdir
 from ...core.spec import RunSpec
+from ...data.pipelines import pipeline_file, pipeline_info
 from ...envs import launch
 from ...envs.stacks import Stack
 
@@ -42,7 +44,12 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     or when the spec asks for one). Returns the worker's manifest; raises WorkerFailed with a
     one-line reason otherwise."""
     folder = Path(folder)
-    (folder / "spec.json").write_text(spec.worker_json())
+    request = json.loads(spec.worker_json())
+    if spec.pipeline:  # a lab's file: the stored copy, verified, and where its traceback goes
+        request.update(pipeline_file=str(pipeline_file(spec.pipeline)),
+                       pipeline_name=pipeline_info(spec.pipeline)["name"],
+                       log=str(subdir("logs") / f"pipeline-{spec.run_id[:12]}.log"))
+    (folder / "spec.json").write_text(json.dumps(request))
     out = folder / "out"
     out.mkdir()
     extra = []

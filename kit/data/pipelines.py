@@ -1,0 +1,90 @@
+"""A lab's pipeline file kept by the sha256 of its bytes: the copy every worker imports, verified."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from pathlib import Path
+
+from ..core.atomic import write_bytes
+from ..core.errors import KitError
+from ..core.paths import subdir
+from ..worker.contract import ContractError, check_kinds, check_seeds
+
+_checked: dict = {}  # path -> (size, mtime) last verified: a file is re-hashed once per change
+
+
+def add_pipeline(path) -> dict:
+    """Keep the file at ``path`` under its hash (an edited file is another pipeline) and read
+    what it declares, without importing it here (its imports are its stack's, not kit's):
+    {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS)}. KitError: one line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise KitError(f"cannot read pipeline file {path} ({e.strerror or type(e).__name__})") from None
+    if path.suffix != ".py":
+        raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
+    sha = hashlib.sha256(data).hexdigest()
+    info = dict(declared(path.name, data), sha256=sha, name=path.name)
+    folder = subdir("pipelines") / "by-hash"
+    if not (folder / f"{sha}.py").exists() or verify(sha):
+        write_bytes(folder / f"{sha}.py", data)
+    write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
+    return info
+
+
+def declared(name: str, data: bytes) -> dict:
+    """SEEDS and KINDS as the file assigns them, read as literals: {"seeds", "kinds"}."""
+    try:
+        tree = ast.parse(data, filename=name)
+    except SyntaxError as e:
+        raise KitError(f"{name}:{e.lineno}: the pipeline file does not parse ({e.msg})") from None
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("SEEDS", "KINDS"):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                raise KitError(f"{name}:{node.lineno}: {node.targets[0].id} must be written out "
+                               f"as a literal (kit reads it without running the file)") from None
+    try:
+        return {"seeds": list(check_seeds(name, found.get("SEEDS"))),
+                "kinds": check_kinds(name, found.get("KINDS", {}))}
+    except ContractError as e:
+        raise KitError(str(e)) from None
+
+
+def pipeline_info(sha: str) -> dict:
+    """What add_pipeline recorded of pipeline ``sha``; KitError if this KIT_HOME never saw it."""
+    try:
+        return json.loads((subdir("pipelines") / "by-hash" / f"{sha}.json").read_text())
+    except (OSError, ValueError):
+        raise KitError(f"pipeline {sha[:12]} is not known here: run it with --pipeline FILE.py") from None
+
+
+def pipeline_file(sha: str) -> Path:
+    """The file a worker imports for pipeline ``sha``, verified to hash to its name."""
+    path = subdir("pipelines") / "by-hash" / f"{sha}.py"
+    why = verify(sha)
+    if why:
+        raise KitError(f"pipeline file {sha[:12]} is {why}: run it again with --pipeline FILE.py")
+    return path
+
+
+def verify(sha: str) -> str | None:
+    """Why the stored file of pipeline ``sha`` is not that pipeline (None: it is)."""
+    path = subdir("pipelines") / "by-hash" / f"{sha}.py"
+    try:
+        st = path.stat()
+        ident = (st.st_size, st.st_mtime_ns)
+        if _checked.get(path) == ident:
+            return None
+        if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+            return "damaged (its bytes do not hash to its name)"
+    except OSError:
+        return "missing"
+    _checked[path] = ident
+    return None

@@ -1,0 +1,107 @@
+"""A lab's pipeline file as a RunSpec: named by its hash, kept under it, made by kit's worker in a
+real subprocess (fresh and warm), a failure one line with the traceback in the run's log."""
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.core.errors import KitError
+from kit.core.spec import RunSpec, pipeline_seeds, seeds
+from kit.data.pipelines import add_pipeline, pipeline_file, pipeline_info
+from kit.envs.kinds import stack_kind
+from kit.runs.executing.attempt import WorkerFailed, attempt
+from kit.runs.executing.warm import WarmPool
+
+LAB = Path(__file__).parent / "pipelines" / "lab.py"
+
+
+def lab_spec(info, **seed_values):
+    stack = stack_kind("host").runnable()
+    return RunSpec(dataset=info["sha256"], stack="host", stack_id=stack.identity,
+                   seeds=pipeline_seeds(info["seeds"], 0, **seed_values),
+                   pipeline=info["sha256"]), stack
+
+
+def make(spec, stack, folder, warm=None):
+    folder.mkdir()
+    return attempt(spec, stack, pipeline_file(spec.pipeline), folder, warm=warm)
+
+
+def test_the_pipeline_field_keeps_every_existing_run_id_and_names_the_file():
+    b = RunSpec(dataset="d" * 64, stack="host", stack_id="s" * 64)
+    assert b.run_id == "f297b89734d77376d264740ad6597542851b8302bdd1f091e5e2581404caabc0"
+    assert '"pipeline":' not in b.to_json() and '"pipeline":' not in b.worker_json()
+    sha = "a" * 64
+    a = RunSpec(dataset=sha, stack="host", stack_id="s" * 64, pipeline=sha,
+                seeds=pipeline_seeds(("split", "init"), 1))
+    assert RunSpec.from_json(a.to_json()) == a and a.run_id != b.with_(dataset=sha).run_id
+    assert json.loads(a.worker_json())["pipeline"] == sha
+    assert a.seed_dict == {"split": 1, "init": 1}
+    assert a.with_(pipeline="b" * 64, dataset="b" * 64).run_id != a.run_id  # an edited file
+    with pytest.raises(ValueError, match="unknown seed name"):
+        pipeline_seeds(("split",), 0, init=1)
+    with pytest.raises(ValueError, match="sha256"):
+        a.with_(dataset="d" * 64)
+    with pytest.raises(ValueError, match="plain pipeline run"):
+        a.with_(split=3)
+
+
+def test_the_file_is_kept_by_hash_and_read_without_importing_it(tmp_path):
+    info = add_pipeline(LAB)
+    assert info["sha256"] == hashlib.sha256(LAB.read_bytes()).hexdigest()
+    assert info["seeds"] == ["split", "init"] and info["kinds"]["emb"] == "embedding"
+    assert pipeline_info(info["sha256"])["name"] == "lab.py"
+    assert pipeline_file(info["sha256"]).read_bytes() == LAB.read_bytes()
+    pipeline_file(info["sha256"]).write_bytes(b"SEEDS = ()\n")  # damaged under its name
+    with pytest.raises(KitError, match="damaged"):
+        pipeline_file(info["sha256"])
+    assert add_pipeline(LAB) == info and pipeline_file(info["sha256"])  # rewritten whole
+    f = tmp_path / "mine.py"
+    f.write_text("SEEDS = tuple(['a'])\ndef run(seeds): pass\n")
+    with pytest.raises(KitError, match="mine.py:1: SEEDS must be written out as a literal"):
+        add_pipeline(f)
+    f.write_text("KINDS = {'x': 'lables'}\nSEEDS = ()\n")
+    with pytest.raises(KitError, match="did you mean 'labels'"):
+        add_pipeline(f)
+
+
+def test_the_worker_runs_it_fresh_and_warm_and_repeat_names_the_loose_output(tmp_path):
+    info = add_pipeline(LAB)
+    spec, stack = lab_spec(info)
+    fresh = make(spec, stack, tmp_path / "a")
+    assert fresh["outputs"] == ["emb", "clusters", "y_test", "p_lr", "jitter"]  # run's order
+    assert sorted(fresh["stages"]) == sorted(fresh["outputs"])
+    assert fresh["seeds"] == {"split": 0, "init": 0}
+    assert fresh["stages"]["emb"]["shape"] == [300, 5]
+    assert (tmp_path / "a" / "out" / "emb.npy").exists()
+    pool = WarmPool()
+    try:
+        warm = [make(spec, stack, tmp_path / n, pool) for n in ("b", "c")]
+    finally:
+        pool.close()
+    for m in warm:
+        assert [k for k in fresh["stages"] if m["stages"][k] != fresh["stages"][k]] == ["jitter"]
+    split = make(lab_spec(info, split=1)[0], stack, tmp_path / "d")
+    assert {k for k in fresh["stages"] if split["stages"][k] != fresh["stages"][k]} \
+        == {"y_test", "p_lr", "jitter"}
+
+
+def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+                 "    return {'x': np.zeros(2) / missing[seeds['a']]}\n")
+    spec, stack = lab_spec(add_pipeline(f))
+    with pytest.raises(WorkerFailed) as e:
+        make(spec, stack, tmp_path / "a")
+    line = str(e.value)
+    assert "\n" not in line and "NameError" in line and "mine.py:4 in run" in line
+    log = Path(line.split("its traceback: ")[1])
+    assert "Traceback (most recent call last)" in log.read_text()
+    f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
+                 "    return {'x': np.zeros(2) + seeds['a']}\n")
+    spec, stack = lab_spec(add_pipeline(f))
+    with pytest.raises(WorkerFailed, match=r"never reads seeds\['b'\]"):
+        make(spec, stack, tmp_path / "b")
