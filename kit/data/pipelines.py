@@ -88,3 +88,17 @@ def verify(sha: str) -> str | None:
         return "missing"
     _checked[path] = ident
     return None
+
+
+class LabData:
+    """What the runner keeps of a lab pipeline where it keeps a dataset's summary: the
+    pipeline reads its own data, so its hash and file name are all kit knows of it."""
+
+    def __init__(self, info: dict):
+        self.sha256 = info["sha256"]
+        self.name = info["name"]
+        self.seeds = tuple(info["seeds"])
+
+    def summary(self) -> dict:
+        return {"sha256": self.sha256, "name": f"pipeline {self.name}", "source": "pipeline",
+                "pipeline": self.name, "synthetic": False}

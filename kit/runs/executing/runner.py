@@ -27,6 +27,7 @@ from ...core.hosts import host_id
 from ...core.paths import subdir
 from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path
+from ...data.pipelines import pipeline_file
 from ...envs.kinds import stack_kind
 from ...envs.launch import terminate_workers
 from ...worker.pipeline import FEEDS
@@ -108,7 +109,9 @@ class LocalExecutor(Executor):
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
         with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
                 dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
-            manifest = attempt(spec, stack, dataset_path(dataset), Path(tmp), input_npy, self.warm)
+            # a lab pipeline reads its own data: the worker is given its file instead
+            data = pipeline_file(spec.pipeline) if spec.pipeline else dataset_path(dataset)
+            manifest = attempt(spec, stack, data, Path(tmp), input_npy, self.warm)
             for f in (Path(tmp) / "out").iterdir():
                 shutil.move(str(f), out / f.name)
         return manifest
@@ -190,7 +193,8 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
 def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
             should_stop=None, executor: Executor | None = None) -> list:
     """Run every spec not yet stored (each once, however many pairs share it), the largest
-    (threads x expected time) first; resumable. ``jobs``: runs at once, or "auto" (as many as
+    (threads x expected time) first; resumable. ``dataset``: a Dataset, or the LabData of a lab
+    pipeline (kit.data.pipelines) whose runs these are. ``jobs``: runs at once, or "auto" (as many as
     the cores hold).
 
     ``on_done(spec)`` is called after each finished run, for progress displays;

@@ -1,0 +1,129 @@
+"""A lab pipeline's stored pairs compared output by output, each by its kind; the null
+experiment names the outputs a loose generator reaches, and each named seed what it reaches."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..runs.store import Store
+from .compare import adjusted_rand, embedding_diff, neighbour_jaccard
+from .digits import agreement
+
+THRESHOLD = 0.5  # a probability's prediction, as for kit's own models
+# the lesson on seeds, said when two runs with the same named seeds differ
+LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
+         "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
+         "comparison made while it is loose is a single draw")
+
+
+def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
+    """How far one output differs between two runs, measured as its kind says."""
+    if a.shape != b.shape:
+        return {"shape": [list(a.shape), list(b.shape)]}
+    out = {}
+    floating = a.dtype.kind == "f" and b.dtype.kind == "f"
+    if kind == "labels" or kind == "truth":
+        out["changed"] = int(np.sum(a != b))
+        if kind == "labels":
+            out["ari"] = adjusted_rand(a, b)
+    elif kind == "neighbours":
+        out["jaccard"] = neighbour_jaccard(a, b)
+    elif kind == "probabilities" and floating:
+        out["flips"] = int(np.sum((a > THRESHOLD) != (b > THRESHOLD)))
+        out["max_dp"] = float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
+    elif kind == "embedding" and floating and a.ndim == 2 and a.size:
+        e = embedding_diff(a, b)
+        out.update(rel=e["rel_fro"], sign_flips=e["sign_flips"], components=e["components"])
+    if floating and "rel" not in out:
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        norm = float(np.linalg.norm(a64))
+        out["rel"] = float(np.linalg.norm(a64 - b64) / norm) if norm else float(np.any(a64 != b64))
+    elif not floating and "changed" not in out and "jaccard" not in out:
+        out["changed"] = int(np.sum(a != b))
+    got = agreement(a, b) if floating else None
+    if got:
+        out.update(digits=got["digits"], bits=got["bits"])
+    return out
+
+
+def pairs(store: Store, pipeline: str) -> list:
+    """The stored pairs of pipeline ``pipeline``: (factor, run a, run b), found from the specs
+    themselves. repeat: the same spec but its replicate; seed: every named seed moved from a
+    run whose seeds are all equal; seed:NAME: NAME alone moved from that run."""
+    specs = [s for s in store.specs(pipeline).values() if s.pipeline == pipeline]
+    groups: dict = {}
+    for s in specs:  # runs that differ only in their seeds and replicate
+        groups.setdefault(s.with_(seeds=(), replicate=0).run_id, []).append(s)
+    found = []
+    for group in groups.values():
+        for s in group:
+            if s.replicate > 0:
+                twin = s.with_(replicate=0)
+                if any(t.run_id == twin.run_id for t in group):
+                    found.append(("repeat", twin.run_id, s.run_id))
+        refs = [s for s in group if s.replicate == 0 and len(set(s.seed_dict.values())) <= 1]
+        if not refs:
+            continue
+        ref = min(refs, key=lambda s: min(s.seed_dict.values(), default=0))
+        for s in group:
+            if s.replicate or s.run_id == ref.run_id:
+                continue
+            moved = [k for k in ref.seed_dict if ref.seed_dict[k] != s.seed_dict.get(k)]
+            if len(moved) == 1 and len(ref.seed_dict) > 1:
+                found.append((f"seed:{moved[0]}", ref.run_id, s.run_id))
+            elif moved and len(moved) == len(ref.seed_dict) and len(set(s.seed_dict.values())) == 1:
+                found.append(("seed", ref.run_id, s.run_id))
+    return sorted(found)
+
+
+def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
+    """{output: {"kind", "identical", ...its measures}} in the order run returned them."""
+    ra, rb = store.run(a), store.run(b)
+    order = ra.manifest.get("outputs") or sorted(ra.stages)
+    out = {}
+    for name in order:
+        kind = kinds.get(name, "array")
+        sa, sb = ra.stages[name], rb.stages.get(name)
+        if sb is not None and sa.sha256 == sb.sha256 and sa.dtype == sb.dtype \
+                and tuple(sa.shape) == tuple(sb.shape):
+            out[name] = {"kind": kind, "identical": True}
+            continue
+        if sb is None:
+            out[name] = {"kind": kind, "identical": False, "missing": True}
+            continue
+        out[name] = {"kind": kind, "identical": False,
+                     **output_diff(store.array(a, name), store.array(b, name), kind)}
+    return out
+
+
+def lab_budget(store: Store, info: dict) -> dict:
+    """Per factor of pipeline ``info`` (kit.data.pipelines): its pairs, and per output how many
+    pairs changed it and the largest difference; ``loose``: the outputs a repeat pair changed,
+    with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
+    the seed is read but reaches nothing these outputs show, e.g. a convex model's init)."""
+    kinds = info.get("kinds", {})
+    rows: dict = {}
+    for factor, a, b in pairs(store, info["sha256"]):
+        row = rows.setdefault(factor, {"pairs": 0, "outputs": {}})
+        row["pairs"] += 1
+        for name, d in compare(store, a, b, kinds).items():
+            o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None})
+            if not d["identical"]:
+                o["changed"] += 1
+                o["worst"] = _worse(o["worst"], d)
+    loose = [n for n, o in rows.get("repeat", {}).get("outputs", {}).items() if o["changed"]]
+    inert = [f.split(":", 1)[1] for f, r in rows.items()
+             if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
+    return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
+            "loose_line": (f"{', '.join(loose)} differ between runs with the same named seeds: "
+                           + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
+            "inert": inert}
+
+
+def _worse(a: dict | None, b: dict) -> dict:
+    """The larger of two differences of one output: fewer digits kept, else more changed."""
+    if a is None:
+        return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
+    key = lambda d: (-d.get("digits", 99), d.get("rel", 0), d.get("flips", 0),  # noqa: E731
+                     d.get("changed", 0), -d.get("ari", 1))
+    return a if key(a) >= key(b) else _worse(None, b)

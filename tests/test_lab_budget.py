@@ -1,0 +1,85 @@
+"""A lab pipeline planned, run and stored like any run, then read back: the null experiment names
+exactly the unseeded output, and each named seed changes what it reaches and nothing else."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kit.analysis.lab_budget import LOOSE, lab_budget, output_diff, pairs
+from kit.core.errors import KitError
+from kit.data.pipelines import LabData, add_pipeline
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.options import PlanOptions
+from kit.runs.store import Store
+
+LAB = Path(__file__).parent / "pipelines" / "lab.py"
+
+
+@pytest.fixture
+def stored():
+    info = add_pipeline(LAB)
+    opts = PlanOptions(threads=(1,), seeds=(0, 1))
+    plan = [p for f in ("repeat", "seed", "seed:split", "seed:init")
+            for p in lab_plan(f, info, opts)]
+    store = Store()
+    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), store)
+    return info, store, plan
+
+
+def test_planned_pairs_are_stored_and_found_again_from_the_specs(stored):
+    info, store, plan = stored
+    assert len({s.run_id for p in plan for s in (p.a, p.b)}) == 5  # the base run is shared
+    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plan) == pairs(store, info["sha256"])
+    assert all(r.spec.pipeline == info["sha256"] for r in store.runs(info["sha256"]))
+    assert store.datasets()[info["sha256"]]["name"] == "pipeline lab.py"
+    split = next(p for p in plan if p.factor == "seed:split")
+    assert split.a.seed_dict == {"split": 0, "init": 0} and split.b.seed_dict == {"split": 1, "init": 0}
+
+
+def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
+    info, store, _ = stored
+    b = lab_budget(store, info)
+    assert b["loose"] == ["jitter"]
+    assert b["loose_line"].startswith("jitter differ between runs with the same named seeds: "
+                                      "a generator is not seeded by the named seeds (split, init)")
+    repeat = b["factors"]["repeat"]["outputs"]
+    assert list(repeat) == ["emb", "clusters", "y_test", "p_lr", "jitter"]  # run's order
+    assert 0 < repeat["jitter"]["worst"]["rel"] < 1e-6  # noise of 1e-9: measured, not flagged
+
+
+def test_each_seed_changes_what_it_reaches_and_nothing_else(stored):
+    info, store, _ = stored
+    f = lab_budget(store, info)["factors"]
+
+    def changed(factor):
+        return {n for n, o in f[factor]["outputs"].items() if o["changed"]} - {"jitter"}
+
+    assert changed("seed:split") == {"y_test", "p_lr"}
+    assert changed("seed:init") == {"emb", "clusters", "p_lr"}
+    assert changed("seed") == {"emb", "clusters", "y_test", "p_lr"}
+    assert lab_budget(store, info)["inert"] == []
+    assert "ari" in f["seed:init"]["outputs"]["clusters"]["worst"]
+    assert "flips" in f["seed:split"]["outputs"]["p_lr"]["worst"]
+
+
+def test_plans_refuse_what_the_file_does_not_name():
+    info = add_pipeline(LAB)
+    with pytest.raises(KitError, match="lab.py names no seed 'svd': its SEEDS are split, init"):
+        lab_plan("seed:svd", info, PlanOptions(threads=(1,)))
+    with pytest.raises(KitError, match="not planned for a pipeline file yet"):
+        lab_plan("blas", info, PlanOptions(threads=(1,)))
+
+
+def test_kinds_choose_the_measure():
+    rng = np.random.default_rng(0)
+    e = rng.normal(size=(20, 3))
+    flipped = e * np.array([1, -1, 1])
+    assert output_diff(e, flipped, "embedding")["rel"] == 0  # sign-aligned
+    assert output_diff(e, flipped, "array")["rel"] > 0.5  # an array is not sign-aligned
+    assert output_diff(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0]), "labels")["ari"] == 1.0
+    p = output_diff(np.array([0.4, 0.7]), np.array([0.6, 0.7]), "probabilities")
+    assert p["flips"] == 1 and p["max_dp"] == pytest.approx(0.2)
+    assert output_diff(np.zeros(3), np.zeros(4), "array") == {"shape": [[3], [4]]}
+    assert "{seeds}" in LOOSE
