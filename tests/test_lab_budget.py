@@ -42,7 +42,7 @@ def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
     info, store, _ = stored
     b = lab_budget(store, info)
     assert b["loose"] == ["jitter"]
-    assert b["loose_line"].startswith("jitter differ between runs with the same named seeds: "
+    assert b["loose_line"].startswith("jitter differs between runs with the same named seeds: "
                                       "a generator is not seeded by the named seeds (split, init)")
     repeat = b["factors"]["repeat"]["outputs"]
     assert list(repeat) == ["emb", "clusters", "y_test", "p_lr", "jitter"]  # run's order
@@ -83,3 +83,26 @@ def test_kinds_choose_the_measure():
     assert p["flips"] == 1 and p["max_dp"] == pytest.approx(0.2)
     assert output_diff(np.zeros(3), np.zeros(4), "array") == {"shape": [[3], [4]]}
     assert "{seeds}" in LOOSE
+
+
+def _kit(*args):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
+                          env=env)
+
+
+def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
+    got = _kit("run", "--pipeline", str(LAB), "--factor", "repeat", "--threads", "1")
+    assert got.returncode == 0, got.stderr
+    assert "pipeline lab.py (" in got.stdout and "LOOSE GENERATOR: jitter differs" in got.stdout
+    sha = add_pipeline(LAB)["sha256"]
+    runs = _kit("runs")
+    assert runs.stdout.count(f"pipeline lab.py {sha[:12]}") == 2
+    bad = _kit("run", "--pipeline", str(LAB), "--factor", "seed:svd", "--threads", "1")
+    assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
+    assert "lab.py names no seed 'svd'" in bad.stderr and "Traceback" not in bad.stderr

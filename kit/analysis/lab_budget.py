@@ -115,7 +115,8 @@ def lab_budget(store: Store, info: dict) -> dict:
     inert = [f.split(":", 1)[1] for f, r in rows.items()
              if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
     return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
-            "loose_line": (f"{', '.join(loose)} differ between runs with the same named seeds: "
+            "loose_line": (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between "
+                           f"runs with the same named seeds: "
                            + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
             "inert": inert}
 

@@ -15,7 +15,10 @@ def add(sub) -> None:
     p = sub.add_parser("run", help="run the pairs that measure one or more factors",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()))
-    p.add_argument("--factor", type=factors, required=True, help="factor name(s), comma-separated")
+    p.add_argument("--factor", required=True, help="factor name(s), comma-separated")
+    p.add_argument("--pipeline", metavar="FILE.py",
+                   help="your own pipeline file (SEEDS, KINDS, run(seeds)): --factor repeat, "
+                        "seed or seed:NAME for a name in its SEEDS (docs/pipelines.md)")
     dataset_args(p)
     p.add_argument("--stack", default="host",
                    help="stack for single-stack factors (default: host, kit's own interpreter)")
@@ -55,6 +58,13 @@ def _cmd_run(args) -> int:
     from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
 
     err = Console(stderr=True)
+    if args.pipeline:
+        args.factor = tuple(f.strip() for f in args.factor.split(",") if f.strip())
+    else:
+        try:
+            args.factor = factors(args.factor)
+        except argparse.ArgumentTypeError as e:
+            args.parser.error(f"argument --factor: {e}")
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
@@ -99,6 +109,8 @@ def _executor(args, err):
 
 
 def _run(args, opts, executor, err) -> int:
+    if args.pipeline:
+        return _run_lab(args, opts, executor)
     from ..app import audit as au
     from ..analysis.budget import budget
     from ..runs.executing.runner import PlanIncomplete
@@ -130,6 +142,28 @@ def _run(args, opts, executor, err) -> int:
     print_json(b) if args.json else print(budget_text(b))
     if incomplete:
         raise incomplete
+    return 0
+
+
+def _run_lab(args, opts, executor) -> int:
+    """A lab's pipeline file: its pairs planned, run and stored, then its budget."""
+    from ..analysis.lab_budget import lab_budget
+    from ..core.errors import KitError
+    from ..data.pipelines import LabData, add_pipeline
+    from ..runs.executing.runner import run_all
+    from ..runs.planning.lab import lab_plan
+    from ..runs.store import Store
+    from ..views.lab import lab_budget_text
+
+    if args.stack != "host" or args.cluster:
+        raise KitError("a pipeline file runs in kit's own interpreter (the host stack) for now")
+    info = add_pipeline(args.pipeline)
+    pairs = [p for f in args.factor for p in lab_plan(f, info, opts, args.stack)]
+    store = Store()
+    run_all([s for p in pairs for s in (p.a, p.b)], LabData(info), store, jobs=args.jobs,
+            executor=executor)
+    b = lab_budget(store, info)
+    print_json(b) if args.json else print(lab_budget_text(b))
     return 0
 
 

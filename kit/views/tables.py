@@ -181,8 +181,9 @@ def runs_text(runs: list, datasets: dict | None = None) -> str:
     from ..analysis.verdicts import run_label
 
     names = {h: d.get("name", h[:12]) for h, d in (datasets or {}).items()}
-    rows = [[r.id[:12], names.get(r.spec.dataset, r.spec.dataset[:12]),
-             r.spec.stack, run_label(r.spec, stack=False), fmt(r.manifest["wall_s"])]
+    # a lab pipeline's runs: its file's name and hash (an edited file is another pipeline)
+    rows = [[r.id[:12], names.get(r.spec.dataset, r.spec.dataset[:12])
+             + (f" {r.spec.pipeline[:12]}" if r.spec.pipeline else ""), r.spec.stack, run_label(r.spec, stack=False), fmt(r.manifest["wall_s"])]
             for r in runs]
     return table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"], wrap=(3,))
 

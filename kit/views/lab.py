@@ -1,0 +1,47 @@
+"""A lab pipeline's budget as text: per factor, the outputs its pairs changed and by how much."""
+
+from __future__ import annotations
+
+from ..core.numbers import fmt
+from .fit import para, table
+
+
+def _measure(worst: dict) -> str:
+    """The largest difference of one output, in its kind's own terms."""
+    if "shape" in worst:
+        return f"shape {worst['shape'][0]} vs {worst['shape'][1]}"
+    parts = []
+    if "flips" in worst:
+        parts.append(f"{worst['flips']} flips, max dp {fmt(worst['max_dp'])}")
+    if "ari" in worst:
+        parts.append(f"ARI {fmt(worst['ari'])}")
+    if "jaccard" in worst:
+        parts.append(f"Jaccard {fmt(worst['jaccard'])}")
+    if "changed" in worst:
+        parts.append(f"{worst['changed']} changed")
+    if "rel" in worst:
+        parts.append(f"rel {fmt(worst['rel'])}")
+    if "digits" in worst:
+        parts.append(f"{fmt(worst['digits'])} digits")
+    return ", ".join(parts) or "differs"
+
+
+def lab_budget_text(b: dict) -> str:
+    """kit.analysis.lab_budget's numbers: one row per factor, then the null experiment's line."""
+    head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
+    if not b["factors"]:
+        return f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor repeat)"
+    rows = []
+    for factor, r in b["factors"].items():
+        moved = [f"{n} ({_measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
+        rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
+    out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
+                       wrap=(2,))]
+    if b["loose_line"]:
+        out.append(para("LOOSE GENERATOR: " + b["loose_line"], "", ""))
+    elif "repeat" in b["factors"]:
+        out.append("repeat: every output identical; the named seeds hold every generator measured")
+    for name in b["inert"]:
+        out.append(para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
+                        f"it seeds reaches none of these outputs", "", ""))
+    return "\n".join(out)
