@@ -3,7 +3,6 @@ real subprocess (fresh and warm), a failure one line with the traceback in the r
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
