@@ -176,3 +176,18 @@ def test_the_release_sentence_claims_only_what_was_built():
     rows[1]["status"] = "built"
     e = NS(library="scikit-learn", releases=rows, notes=(), stages={"rf": still})
     assert "(the difference is not a release's)" in release_text(e)
+
+
+def test_one_stage_changes_on_its_own_and_one_verdict_turns():
+    """Grammar that a reader sees: 'the forest also changes on its own', '1 turns'."""
+    from types import SimpleNamespace as NS
+
+    from kit.analysis.homology_words import resting
+    from kit.views.explain import pair_text
+
+    o = lambda origin: NS(origin=origin, flips=None)  # noqa: E731
+    e = NS(label="p", a="a" * 12, b="b" * 12, first_origin="hgb", emb_rel=None, library=None,
+           curve=None, stages={"hgb": o("originates"), "rf": o("originates")})
+    assert "the forest also changes on its own" in pair_text(e)
+    h = NS(rest_on_homologs=0, runs=3, significant_only_under_clusters=1)
+    assert "; 1 turns significant only under clusters" in resting(h)

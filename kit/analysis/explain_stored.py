@@ -8,17 +8,14 @@ a's arrays that are stored (the releases that were built and run), in scan order
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..core.spec import FEEDS
 from ..envs.probes import PREFIX
 from ..envs.releases import is_final, key
 from ..runs.store import Store
 from . import amplify
-from .explain import GROUP, explain_pair, feed_spec, rerun_in_stacks, unexplainable
-from .releases import Release, apply_scan, scan_groups
+from .explain import GROUP, explain_pair, feed_spec, unexplainable
+from .releases import Release, apply_scan, scan_groups, scan_specs
 
-_Stack = namedtuple("_Stack", "name identity")  # what rerun_in_stacks reads of a probe
 
 # a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
 _NEVER = ("only whole pipeline runs", "another split")
@@ -58,7 +55,7 @@ def _scan(store: Store, pair, fed: dict) -> tuple:
     for s in fed.get(pair.a, ()):
         package, _, version = s.stack[len(prefix):].rpartition("-")
         if (s.stack.startswith(prefix) and package and is_final(version)
-                and s == rerun_in_stacks(a, [_Stack(s.stack, s.stack_id)], (s.feed,))[0]):
+                and s == scan_specs(a, [Release(version, s.stack, s.stack_id)], (s.feed,))[0]):
             found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
     pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
     found = {p: v for p, v in found.items() if pa.get(p) != pb.get(p)}

@@ -26,7 +26,8 @@ def resting(h: HomologySummary) -> str:
            if h.rest_on_homologs else
            f"no significant verdict is lost under the cluster bootstrap in {h.runs} runs")
     if h.significant_only_under_clusters:
-        out += (f"; {h.significant_only_under_clusters} turn significant only under clusters "
+        k = h.significant_only_under_clusters
+        out += (f"; {k} turn{'s' if k == 1 else ''} significant only under clusters "
                 "(read those with care)")
     return out
 

@@ -30,7 +30,8 @@ def pair_text(e) -> str:
                      "which still differs on identical inputs")
     also = [s for s in by.get("originates", []) if s != e.first_origin]
     if also:
-        parts.append(f"{_names(also)} also change{'s' if len(also) == 1 else ''} on their own")
+        parts.append(f"{_names(also)} also change{'s' if len(also) == 1 else ''} on "
+                     f"{'its' if len(also) == 1 else 'their'} own")
     if by.get("inherited"):
         parts.append(f"{_names(by['inherited'])} differ{'s' if len(by['inherited']) == 1 else ''}"
                      " only because their inputs did")
