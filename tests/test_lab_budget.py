@@ -68,8 +68,8 @@ def test_plans_refuse_what_the_file_does_not_name():
     info = add_pipeline(LAB)
     with pytest.raises(KitError, match="lab.py names no seed 'svd': its SEEDS are split, init"):
         lab_plan("seed:svd", info, PlanOptions(threads=(1,)))
-    with pytest.raises(KitError, match="not planned for a pipeline file yet"):
-        lab_plan("blas", info, PlanOptions(threads=(1,)))
+    with pytest.raises(KitError, match="a factor of kit's own pipeline, not for a pipeline file"):
+        lab_plan("svd-iters", info, PlanOptions(threads=(1,)))
 
 
 def test_kinds_choose_the_measure():

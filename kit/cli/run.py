@@ -18,7 +18,8 @@ def add(sub) -> None:
     p.add_argument("--factor", required=True, help="factor name(s), comma-separated")
     p.add_argument("--pipeline", metavar="FILE.py",
                    help="your own pipeline file (SEEDS, KINDS, run(seeds)): --factor repeat, "
-                        "seed or seed:NAME for a name in its SEEDS (docs/pipelines.md)")
+                        "process, threads, precision (run(seeds, dtype)), seed, seed:NAME for "
+                        "a name in its SEEDS, or a stack factor (docs/pipelines.md)")
     dataset_args(p)
     p.add_argument("--stack", default="host",
                    help="stack for single-stack factors (default: host, kit's own interpreter)")
@@ -59,6 +60,9 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     if args.pipeline:
+        if args.cluster:  # said before any cluster is reached
+            raise KitError("a pipeline file's runs are made on this machine only for now: run "
+                           "`kit run --pipeline` without --cluster")
         args.factor = tuple(f.strip() for f in args.factor.split(",") if f.strip())
     else:
         try:
@@ -148,15 +152,12 @@ def _run(args, opts, executor, err) -> int:
 def _run_lab(args, opts, executor) -> int:
     """A lab's pipeline file: its pairs planned, run and stored, then its budget."""
     from ..analysis.lab_budget import lab_budget
-    from ..core.errors import KitError
     from ..data.pipelines import LabData, add_pipeline
     from ..runs.executing.runner import run_all
     from ..runs.planning.lab import lab_plan
     from ..runs.store import Store
     from ..views.lab import lab_budget_text
 
-    if args.stack != "host" or args.cluster:
-        raise KitError("a pipeline file runs in kit's own interpreter (the host stack) for now")
     info = add_pipeline(args.pipeline)
     pairs = [p for f in args.factor for p in lab_plan(f, info, opts, args.stack)]
     store = Store()

@@ -18,7 +18,8 @@ _checked: dict = {}  # path -> (size, mtime) last verified: a file is re-hashed 
 def add_pipeline(path) -> dict:
     """Keep the file at ``path`` under its hash (an edited file is another pipeline) and read
     what it declares, without importing it here (its imports are its stack's, not kit's):
-    {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS)}. KitError: one line."""
+    {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS), "dtype" (run takes
+    one: the precision factor applies)}. KitError: one line."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -36,13 +37,18 @@ def add_pipeline(path) -> dict:
 
 
 def declared(name: str, data: bytes) -> dict:
-    """SEEDS and KINDS as the file assigns them, read as literals: {"seeds", "kinds"}."""
+    """SEEDS and KINDS as the file assigns them, read as literals, and whether its ``def run``
+    takes a dtype (a second positional parameter, or *args): {"seeds", "kinds", "dtype"}."""
     try:
         tree = ast.parse(data, filename=name)
     except SyntaxError as e:
         raise KitError(f"{name}:{e.lineno}: the pipeline file does not parse ({e.msg})") from None
     found = {}
+    dtype = False
     for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "run":  # the last def wins, as in Python
+            a = node.args
+            dtype = len(a.posonlyargs) + len(a.args) >= 2 or a.vararg is not None
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("SEEDS", "KINDS"):
             try:
@@ -52,7 +58,7 @@ def declared(name: str, data: bytes) -> dict:
                                f"as a literal (kit reads it without running the file)") from None
     try:
         return {"seeds": list(check_seeds(name, found.get("SEEDS"))),
-                "kinds": check_kinds(name, found.get("KINDS", {}))}
+                "kinds": check_kinds(name, found.get("KINDS", {})), "dtype": dtype}
     except ContractError as e:
         raise KitError(str(e)) from None
 

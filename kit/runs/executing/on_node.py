@@ -124,6 +124,9 @@ def make_run(spec_json: str, dataset: Dataset | None, input_npy: bytes | None) -
     where = me["host"]
     try:
         spec = RunSpec.from_json(spec_json)
+        if spec.pipeline:  # its file is kept in the driver's KIT_HOME, which a node may not share
+            raise KitError(f"node {where}: a pipeline file's runs are made on the driver's "
+                           f"machine only for now: run `kit run --pipeline` without --cluster")
         stack = _stack(spec, where)
         if dataset is None:  # the dataset travels once per node, by content
             path = stored_worker_file(spec.dataset)

@@ -105,7 +105,13 @@ class WarmPool:
         """Another run first (other seeds, thrown away): the warm run follows real work."""
         other = folder / "primer"
         (other / "out").mkdir(parents=True)
-        (other / "spec.json").write_text(spec.with_(seeds=seeds(PRIMER_SEED)).worker_json())
+        if spec.pipeline:  # a lab's file: its own request (the file's path), at its own seeds
+            request = json.loads((folder / "spec.json").read_text())
+            request.update(seeds={k: PRIMER_SEED for k in request["seeds"]},
+                           log=str(other / "pipeline.log"))
+            (other / "spec.json").write_text(json.dumps(request))
+        else:
+            (other / "spec.json").write_text(spec.with_(seeds=seeds(PRIMER_SEED)).worker_json())
         w.ask(spec, {"spec": str(other / "spec.json"), "dataset": str(dataset_file),
                      "out": str(other / "out"), "input": input_file and str(input_file)})
 
