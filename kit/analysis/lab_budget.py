@@ -8,6 +8,7 @@ import numpy as np
 from ..runs.store import Store
 from .compare import adjusted_rand, embedding_diff, neighbour_jaccard
 from .digits import agreement
+from .lab_pairs import pairs
 
 THRESHOLD = 0.5  # a probability's prediction, as for kit's own models
 # the lesson on seeds, said when two runs with the same named seeds differ
@@ -44,36 +45,6 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     if got:
         out.update(digits=got["digits"], bits=got["bits"])
     return out
-
-
-def pairs(store: Store, pipeline: str) -> list:
-    """The stored pairs of pipeline ``pipeline``: (factor, run a, run b), found from the specs
-    themselves. repeat: the same spec but its replicate; seed: every named seed moved from a
-    run whose seeds are all equal; seed:NAME: NAME alone moved from that run."""
-    specs = [s for s in store.specs(pipeline).values() if s.pipeline == pipeline]
-    groups: dict = {}
-    for s in specs:  # runs that differ only in their seeds and replicate
-        groups.setdefault(s.with_(seeds=(), replicate=0).run_id, []).append(s)
-    found = []
-    for group in groups.values():
-        for s in group:
-            if s.replicate > 0:
-                twin = s.with_(replicate=0)
-                if any(t.run_id == twin.run_id for t in group):
-                    found.append(("repeat", twin.run_id, s.run_id))
-        refs = [s for s in group if s.replicate == 0 and len(set(s.seed_dict.values())) <= 1]
-        if not refs:
-            continue
-        ref = min(refs, key=lambda s: min(s.seed_dict.values(), default=0))
-        for s in group:
-            if s.replicate or s.run_id == ref.run_id:
-                continue
-            moved = [k for k in ref.seed_dict if ref.seed_dict[k] != s.seed_dict.get(k)]
-            if len(moved) == 1 and len(ref.seed_dict) > 1:
-                found.append((f"seed:{moved[0]}", ref.run_id, s.run_id))
-            elif moved and len(moved) == len(ref.seed_dict) and len(set(s.seed_dict.values())) == 1:
-                found.append(("seed", ref.run_id, s.run_id))
-    return sorted(found)
 
 
 def compare(store: Store, a: str, b: str, kinds: dict) -> dict:

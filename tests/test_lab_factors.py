@@ -1,0 +1,158 @@
+"""A lab pipeline's factors beyond its seeds, each planned, run in real workers, stored, found
+again from the specs and read in its budget row: process, threads, precision, and a stack pair
+(kit's own interpreter registered as an external stack, paired in a small catalogue)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.analysis.lab_budget import lab_budget
+from kit.analysis.lab_pairs import pairs
+from kit.core.errors import KitError
+from kit.data.pipelines import LabData, add_pipeline
+from kit.envs import external
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan
+from kit.runs.store import Store
+
+LAB = Path(__file__).parent / "pipelines" / "lab.py"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _made(info, plans):
+    store = Store()
+    run_all([s for p in plans for s in (p.a, p.b)], LabData(info), store)
+    return store
+
+
+def _changed(b, factor):
+    return {n for n, o in b["factors"][factor]["outputs"].items() if o["changed"]}
+
+
+def test_whether_run_takes_a_dtype_is_read_from_the_file_and_precision_needs_it(tmp_path):
+    assert add_pipeline(LAB)["dtype"] is True  # run(seeds, dtype="float64")
+    f = tmp_path / "plain.py"
+    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+                 "    return {'x': np.zeros(2) + seeds['a']}\n")
+    info = add_pipeline(f)
+    assert info["dtype"] is False
+    with pytest.raises(KitError) as e:
+        lab_plan("precision", info, PlanOptions(threads=(1,)))
+    assert str(e.value).startswith("precision: plain.py's run takes no dtype: define run(seeds, dtype)")
+    f.write_text("SEEDS = ()\ndef run(*args):\n    pass\n")
+    assert add_pipeline(f)["dtype"] is True
+
+
+def test_kit_only_and_unknown_factors_are_refused_in_one_line():
+    info = add_pipeline(LAB)
+    opts = PlanOptions(threads=(1,))
+    for factor in ("svd-iters", "svd-solver", "perturb", "torch-seed", "feed", "embedding"):
+        with pytest.raises(KitError, match=f"^{factor} is a factor of kit's own pipeline, not "
+                                           "for a pipeline file"):
+            lab_plan(factor, info, opts)
+    with pytest.raises(KitError, match="seed:svd is kit's own pipeline's, not for a pipeline"):
+        lab_plan("seed:svd", info, opts)
+    with pytest.raises(KitError, match="^host: not yet for a pipeline file"):
+        lab_plan("host", info, opts)
+    with pytest.raises(KitError, match="^unknown factor 'bogus' for a pipeline file"):
+        lab_plan("bogus", info, opts)
+
+
+def test_a_stack_factor_says_what_kit_s_own_planner_says_where_its_stacks_are_absent():
+    info = add_pipeline(LAB)
+    for factor in ("blas", "arch", "python"):
+        with pytest.raises(KitError) as own:
+            plan(factor, "d" * 64, PlanOptions(threads=(1,)))
+        with pytest.raises(KitError) as lab:
+            lab_plan(factor, info, PlanOptions(threads=(1,)))
+        assert str(lab.value) == str(own.value) and "\n" not in str(lab.value)
+
+
+def test_process_threads_and_precision_are_planned_run_found_again_and_read():
+    info = add_pipeline(LAB)
+    plans = (lab_plan("threads", info, PlanOptions(threads=(1, 2)))
+             + lab_plan("process", info, PlanOptions(threads=(1,)))
+             + lab_plan("precision", info, PlanOptions(threads=(1,))))
+    store = _made(info, plans)
+    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plans) == pairs(store, info["sha256"])
+    fresh, warm = next((p.a, p.b) for p in plans if p.factor == "process")
+    # the warm run followed another run (the primer, at the file's own seeds) in its process
+    assert store.run(fresh.run_id).manifest["runs_before"] == 0
+    assert store.run(warm.run_id).manifest["runs_before"] >= 1
+    b = lab_budget(store, info)
+    assert {f: r["pairs"] for f, r in b["factors"].items()} == \
+        {"threads": 1, "process": 1, "precision": 1}
+    # a warm worker changes nothing the named seeds hold: only the unseeded output moves
+    assert _changed(b, "process") == {"jitter"}
+    assert "jitter" in _changed(b, "threads")
+    # float32 against float64: every float output the embedding reaches moves
+    assert {"emb", "p_lr", "jitter"} <= _changed(b, "precision")
+    emb = b["factors"]["precision"]["outputs"]["emb"]["worst"]
+    assert 0 < emb["rel"] < 1e-3 and emb["digits"] < 9
+    assert store.run(plans[-1].b.run_id).manifest["stages"]["emb"]["dtype"] == "<f4"
+
+
+@pytest.fixture
+def paired(tmp_path, monkeypatch):
+    """kit's interpreter as the external stack 'mine', and a catalogue pairing host with it for
+    sklearn (a stand-in pair: the same libraries, so only the loose output may differ)."""
+    cat = tmp_path / "catalogue"
+    cat.mkdir()
+    (cat / "stacks.toml").write_text('reference = "host"\n\n[pairs.sklearn]\n'
+                                     'linux-x86_64 = [["host", "mine"]]\n'
+                                     'macos-arm64 = [["host", "mine"]]\n')
+    monkeypatch.setenv("KIT_STACKS_DIR", str(cat))
+    external.add("mine", sys.executable)
+    return "mine"
+
+
+def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired):
+    info = add_pipeline(LAB)
+    plans = lab_plan("sklearn", info, PlanOptions(seeds=(3,)))
+    assert [(p.a.stack, p.b.stack, p.a.threads, p.a.seed_dict) for p in plans] == \
+        [("host", paired, 1, {"split": 3, "init": 3})]
+    store = _made(info, plans)
+    assert pairs(store, info["sha256"]) == [("sklearn", plans[0].a.run_id, plans[0].b.run_id)]
+    b = lab_budget(store, info)
+    assert b["factors"]["sklearn"]["pairs"] == 1 and _changed(b, "sklearn") == {"jitter"}
+    with pytest.raises(KitError, match="factor 'numpy' has no stack pairs on"):
+        lab_plan("numpy", info, PlanOptions())
+
+
+def _kit(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
+                          env=env)
+
+
+def test_kit_run_pipeline_in_another_stack_and_its_one_line_refusals(paired):
+    got = _kit("run", "--pipeline", str(LAB), "--factor", "process", "--threads", "1",
+               "--stack", paired, "--json")
+    assert got.returncode == 0, got.stderr
+    b = json.loads(got.stdout)
+    assert b["factors"]["process"]["pairs"] == 1
+    specs = Store().specs(b["pipeline"]).values()
+    assert {s.stack for s in specs} == {paired}
+    for factor, said in (("feed", "not for a pipeline file"), ("blas", "no stack pairs on"),
+                         ("seed:split,perturb", "perturb is a factor of kit's own pipeline")):
+        bad = _kit("run", "--pipeline", str(LAB), "--factor", factor, "--threads", "1")
+        assert bad.returncode == 1 and said in bad.stderr, bad.stderr
+        assert bad.stderr.strip().count("\n") == 0 and "Traceback" not in bad.stderr
+    bad = _kit("run", "--pipeline", str(LAB), "--factor", "repeat", "--cluster", "tcp://x:1")
+    assert bad.returncode != 0 and "without --cluster" in bad.stderr
+
+
+def test_a_cluster_node_refuses_a_pipeline_run_in_one_line():
+    from kit.runs.executing.on_node import make_run
+
+    info = add_pipeline(LAB)
+    spec = lab_plan("repeat", info, PlanOptions(threads=(1,)))[0].a
+    got = make_run(spec.to_json(), None, None)
+    assert "a pipeline file's runs are made on the driver's machine only" in got["error"]
+    assert "\n" not in got["error"]
