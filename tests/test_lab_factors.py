@@ -156,3 +156,19 @@ def test_a_cluster_node_refuses_a_pipeline_run_in_one_line():
     got = make_run(spec.to_json(), None, None)
     assert "a pipeline file's runs are made on the driver's machine only" in got["error"]
     assert "\n" not in got["error"]
+
+
+def test_the_worker_and_the_contract_compile_under_python_3_9():
+    """The worker runs inside foreign stacks down to Python 3.9: no later syntax in kit/worker
+    (a 3.10+ construct would fail there, not here). Run under 3.9 when one is installed."""
+    from kit.envs.interpreters import find_python
+    from kit.envs.platforms import detect
+
+    python = find_python("3.9", None, detect())
+    if python is None:
+        pytest.skip("no Python 3.9 interpreter here")
+    files = sorted(str(f) for f in (ROOT / "kit" / "worker").glob("*.py"))
+    got = subprocess.run([python, "-c", "import sys\nfor f in sys.argv[1:]:\n"
+                          "    compile(open(f).read(), f, 'exec')\nprint(sys.version_info[:2])",
+                          *files], capture_output=True, text=True)
+    assert got.returncode == 0 and got.stdout.strip() == "(3, 9)", got.stderr
