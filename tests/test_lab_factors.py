@@ -78,8 +78,10 @@ def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     info = add_pipeline(LAB)
     plans = (lab_plan("threads", info, PlanOptions(threads=(1, 2)))
              + lab_plan("process", info, PlanOptions(threads=(1,)))
-             + lab_plan("precision", info, PlanOptions(threads=(1,))))
+             + lab_plan("precision", info, PlanOptions(threads=(1, 2))))
     store = _made(info, plans)
+    # the float32 runs at 1 and 2 threads differ in threads alone, but are precision's runs:
+    # found again, the pairs are exactly the planned ones
     assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plans) == pairs(store, info["sha256"])
     fresh, warm = next((p.a, p.b) for p in plans if p.factor == "process")
     # the warm run followed another run (the primer, at the file's own seeds) in its process
@@ -87,7 +89,7 @@ def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     assert store.run(warm.run_id).manifest["runs_before"] >= 1
     b = lab_budget(store, info)
     assert {f: r["pairs"] for f, r in b["factors"].items()} == \
-        {"threads": 1, "process": 1, "precision": 1}
+        {"threads": 1, "process": 1, "precision": 2}
     # a warm worker changes nothing the named seeds hold: only the unseeded output moves
     assert _changed(b, "process") == {"jitter"}
     assert "jitter" in _changed(b, "threads")

@@ -16,6 +16,9 @@ _ONE_FIELD = (("threads", lambda a, b: a == 1 and b > 1),
               ("precision", lambda a, b: a == "float64" and b == "float32"),
               ("process", lambda a, b: a == "fresh" and b == "warm"))
 _FIELD = {"threads": "threads", "precision": "dtype", "process": "process"}
+# what a factor's runs hold at the plan's base (kit.runs.planning.lab): a float32 run at 1 and
+# 2 threads differs in threads alone too, but it is the precision plan's, not a threads pair
+_BASE = {"dtype": "float64", "process": "", "replicate": 0}
 
 
 def pairs(store: Store, pipeline: str) -> list:
@@ -26,14 +29,19 @@ def pairs(store: Store, pipeline: str) -> list:
     against float32; process: a fresh worker against a warm one; a stack factor (arch, blas,
     numpy, python, sklearn): the catalogue's stack pairs for it on this platform."""
     specs = [s for s in store.specs(pipeline).values() if s.pipeline == pipeline]
-    found = _seeds(specs)
+    found = _seeds(_at_base(specs, "replicate"))
     for factor, test in _ONE_FIELD:
         field = _FIELD[factor]
-        for group in _groups(specs, field).values():
+        for group in _groups(_at_base(specs, field), field).values():
             found += [(factor, a.run_id, b.run_id) for a in group for b in group
                       if test(getattr(a, field), getattr(b, field))]
-    found += _stacks(specs)
+    found += _stacks(_at_base(specs))
     return sorted(set(found))
+
+
+def _at_base(specs, varied: str = "") -> list:
+    """The specs whose fields other than ``varied`` hold the plan's base values (_BASE)."""
+    return [s for s in specs if all(getattr(s, k) == v for k, v in _BASE.items() if k != varied)]
 
 
 def _key(spec, *fields) -> str:
