@@ -108,7 +108,10 @@ def paired(tmp_path, monkeypatch):
     cat.mkdir()
     (cat / "stacks.toml").write_text('reference = "host"\n\n[pairs.sklearn]\n'
                                      'linux-x86_64 = [["host", "mine"]]\n'
-                                     'macos-arm64 = [["host", "mine"]]\n')
+                                     'macos-arm64 = [["host", "mine"]]\n\n'
+                                     '[codepaths.linux-x86_64.openblas]\nstack = "mine"\n'
+                                     'variable = "OPENBLAS_CORETYPE"\n'
+                                     'values = ["Prescott", "Haswell"]\nneeds = { Haswell = "avx2" }\n')
     monkeypatch.setenv("KIT_STACKS_DIR", str(cat))
     external.add("mine", sys.executable)
     return "mine"
@@ -125,6 +128,21 @@ def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired)
     assert b["factors"]["sklearn"]["pairs"] == 1 and _changed(b, "sklearn") == {"jitter"}
     with pytest.raises(KitError, match="factor 'numpy' has no stack pairs on"):
         lab_plan("numpy", info, PlanOptions())
+
+
+def test_arch_s_code_paths_are_one_stack_under_two_settings_found_again(paired):
+    from kit.envs.platforms import detect
+
+    plat = detect()
+    if plat.key != "linux-x86_64" or "avx2" not in plat.cpu_flags:
+        pytest.skip("the catalogue's code path pair is an x86_64 Linux one, needing AVX2")
+    info = add_pipeline(LAB)
+    plans = lab_plan("arch", info, PlanOptions())
+    assert [(p.a.stack, p.a.env, p.b.env) for p in plans] == \
+        [(paired, (("OPENBLAS_CORETYPE", "Haswell"),), (("OPENBLAS_CORETYPE", "Prescott"),))]
+    store = _made(info, plans)
+    assert pairs(store, info["sha256"]) == [("arch", plans[0].a.run_id, plans[0].b.run_id)]
+    assert lab_budget(store, info)["factors"]["arch"]["pairs"] == 1
 
 
 def _kit(*args):
