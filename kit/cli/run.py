@@ -152,7 +152,7 @@ def _run_lab(args, opts, executor) -> int:
     from ..runs.store import Store
     from ..views.lab import lab_budget_text
 
-    if args.cluster:
+    if args.stack != "host" or args.cluster:
         raise KitError("a pipeline file runs in kit's own interpreter (the host stack) for now")
     b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
                 executor=executor)

@@ -13,8 +13,9 @@ def add(sub) -> None:
     p = sub.add_parser("tolerances",
                        help="per output, the rtol/atol the measured environment factors need "
                             "(threads, BLAS, stacks, hosts; never seeds) for your regression tests")
-    p.add_argument("--pipeline", metavar="FILE.py",
-                   help="your own pipeline file (default: kit's own pipeline on a dataset)")
+    p.add_argument("--pipeline", metavar="FILE.py|HASH",
+                   help="your own pipeline: its file, or the hash prefix `kit runs` shows "
+                        "(default: kit's own pipeline on a dataset)")
     dataset_args(p)
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text (a table), json (a list of {output, rtol, atol, factor, level, "
@@ -41,9 +42,9 @@ def _cmd_tolerances(args) -> int:
         raise KitError("--pipeline reads its own data: --dataset and --n are for kit's pipeline")
     store = Store()
     if args.pipeline:
-        from ..data.pipelines import read_pipeline
+        from ..app.selection import select_pipeline
 
-        t = lab_tolerances(store, read_pipeline(args.pipeline))
+        t = lab_tolerances(store, select_pipeline(store, args.pipeline))
     else:
         t = kit_tolerances(store, select(args, store).sha256)
     text = render(t, args.format)

@@ -19,21 +19,6 @@ def add_pipeline(path) -> dict:
     """Keep the file at ``path`` under its hash (an edited file is another pipeline) and read
     what it declares, without importing it here (its imports are its stack's, not kit's):
     {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS)}. KitError: one line."""
-    info, data = _read(path)
-    sha = info["sha256"]
-    folder = subdir("pipelines") / "by-hash"
-    if not (folder / f"{sha}.py").exists() or verify(sha):
-        write_bytes(folder / f"{sha}.py", data)
-    write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
-    return info
-
-
-def read_pipeline(path) -> dict:
-    """What add_pipeline returns, for a reader: the file read and hashed, nothing written."""
-    return _read(path)[0]
-
-
-def _read(path) -> tuple:
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -42,7 +27,12 @@ def _read(path) -> tuple:
     if path.suffix != ".py":
         raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
     sha = hashlib.sha256(data).hexdigest()
-    return dict(declared(path.name, data), sha256=sha, name=path.name), data
+    info = dict(declared(path.name, data), sha256=sha, name=path.name)
+    folder = subdir("pipelines") / "by-hash"
+    if not (folder / f"{sha}.py").exists() or verify(sha):
+        write_bytes(folder / f"{sha}.py", data)
+    write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
+    return info
 
 
 def declared(name: str, data: bytes) -> dict:
