@@ -31,7 +31,7 @@ def _source(t: dict) -> str:
 def _head(t: dict) -> list:
     return [f"kit tolerances for {_source(t)}: from {', '.join(t['factors']) or 'no factor'}; "
             f"rtol/atol = {t['headroom']:g} x the largest |a-b|/|a| and |a-b| measured.",
-            "outputs that reach predictions or conclusions are compared exactly: pin the "
+            "Outputs that reach predictions or conclusions are compared exactly: pin the "
             "environment, don't tolerate"]
 
 
