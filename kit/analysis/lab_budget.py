@@ -9,8 +9,8 @@ from ..runs.store import Store
 from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard
 from .digits import agreement
 
-THRESHOLD = 0.5
-_MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips")  # a probability's prediction, as for kit's own models
+THRESHOLD = 0.5  # a probability's prediction, as for kit's own models
+_MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips")  # each kept at its largest
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
