@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 from ..core.numbers import fmt
 from .fit import para, table
