@@ -67,6 +67,8 @@ def pytest_regressions(t: dict) -> str:
     lines = [f"# {h}" for h in _head(t)]
     lines += ["# use: tolerances = yaml.safe_load(open(THIS_FILE))['tolerances']",
               "#      ndarrays_regression.check(outputs, tolerances=tolerances)",
+              "# an embedding's tolerance is after aligning its column signs to the stored ones "
+              "(as kit compares; the numpy format does it)",
               "tolerances:"]
     for r in t["tolerances"]:
         why = (f"PIN, don't tolerate: {r['factor']} {r['why']}" if r["pin"]
