@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..runs.store import Store
-from .compare import adjusted_rand, embedding_diff, neighbour_jaccard
+from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard
 from .digits import agreement
 from .lab_pairs import pairs
 
 THRESHOLD = 0.5  # a probability's prediction, as for kit's own models
+_MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips")  # each kept at its largest
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
@@ -44,7 +45,19 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     got = agreement(a, b) if floating else None
     if got:
         out.update(digits=got["digits"], bits=got["bits"])
+    if a.dtype.kind in "fiu" and b.dtype.kind in "fiu" and kind != "neighbours" and a.size:
+        out.update(_elementwise(a, aligned(a, b) if kind == "embedding" and floating else b))
     return out
+
+
+def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
+    """The largest |a - b| and the largest |a - b| / |x| over the elements, x each side in turn
+    (either run may be the reference a lab's test stores): what rtol/atol must cover."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    d = np.abs(a - b)
+    rel = [d[x != 0] / np.abs(x[x != 0]) for x in (a, b)]
+    return {"max_abs": float(d.max()), "max_rel": max((float(r.max()) for r in rel if r.size),
+                                                      default=0.0)}
 
 
 def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
@@ -78,10 +91,15 @@ def lab_budget(store: Store, info: dict) -> dict:
         row = rows.setdefault(factor, {"pairs": 0, "outputs": {}})
         row["pairs"] += 1
         for name, d in compare(store, a, b, kinds).items():
-            o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None})
+            o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
+                                                 "most": {}})
             if not d["identical"]:
                 o["changed"] += 1
                 o["worst"] = _worse(o["worst"], d)
+                # each measure's largest over the pairs (the worst pair may not hold them all)
+                for k in _MOST:
+                    if k in d:
+                        o["most"][k] = max(o["most"].get(k, d[k]), d[k])
     loose = [n for n, o in rows.get("repeat", {}).get("outputs", {}).items() if o["changed"]]
     inert = [f.split(":", 1)[1] for f, r in rows.items()
              if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]

@@ -1,7 +1,7 @@
 """The ``kit`` command line: thin over the library, tables on stdout, progress on stderr.
 
-One module per command group (run, read, explain, bundles, data, stacks, cluster, system) over
-shared argument helpers (common); ``main`` is the one place errors become one line and an exit status.
+One module per command group (run, read, explain, bundles, data, stacks, cluster, system,
+tolerances) over shared argument helpers (common); ``main`` is the one place errors become one line and an exit status.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import sys
 from ..core.errors import KitError
 from ..core.logs import log_traceback
 from ..core.version import __version__
-from . import bundles, cluster, data, explain, read, run, stacks, system
+from . import bundles, cluster, data, explain, read, run, stacks, system, tolerances
 from .common import Parser, add_wide
 
-GROUPS = (run, read, explain, bundles, data, stacks, cluster, system)
+GROUPS = (run, read, explain, bundles, data, stacks, cluster, system, tolerances)
 
 
 def parser() -> Parser:

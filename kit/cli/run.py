@@ -151,19 +151,12 @@ def _run(args, opts, executor, err) -> int:
 
 def _run_lab(args, opts, executor) -> int:
     """A lab's pipeline file: its pairs planned, run and stored, then its budget."""
-    from ..analysis.lab_budget import lab_budget
-    from ..data.pipelines import LabData, add_pipeline
-    from ..runs.executing.runner import run_all
-    from ..runs.planning.lab import lab_plan
+    from ..app.lab import run_lab
     from ..runs.store import Store
     from ..views.lab import lab_budget_text
 
-    info = add_pipeline(args.pipeline)
-    pairs = [p for f in args.factor for p in lab_plan(f, info, opts, args.stack)]
-    store = Store()
-    run_all([s for p in pairs for s in (p.a, p.b)], LabData(info), store, jobs=args.jobs,
-            executor=executor)
-    b = lab_budget(store, info)
+    b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
+                executor=executor)
     print_json(b) if args.json else print(lab_budget_text(b))
     return 0
 

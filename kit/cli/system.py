@@ -10,6 +10,9 @@ from .common import (Parser, int_list,
 def add(sub) -> None:
     p = sub.add_parser("doctor", help="null experiment, thread control and BLAS, with remedies")
     p.add_argument("--n", type=positive, default=200, help="proteins in the null experiment")
+    p.add_argument("--pipeline", metavar="FILE.py",
+                   help="your own pipeline file: run its null experiment alone (each thread "
+                        "count twice); exit 1 when a generator is loose (docs/pipelines.md)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_doctor)
 
@@ -40,6 +43,9 @@ def add(sub) -> None:
 def _cmd_doctor(args) -> int:
     from rich.console import Console
 
+    if args.pipeline:
+        return _doctor_pipeline(args)
+
     from ..app.doctor import machine_doctor
     from ..envs.platforms import detect
     from ..views.health import doctor_text
@@ -47,6 +53,25 @@ def _cmd_doctor(args) -> int:
     with Console(stderr=True).status("null experiment, thread probe, BLAS"):
         rep = machine_doctor(detect(), args.n)
     print_json(rep) if args.json else print(doctor_text(rep))
+    return 0 if rep["ok"] else 1
+
+
+def _doctor_pipeline(args) -> int:
+    """The null experiment of a lab's pipeline file alone, in the doctor's own store (the
+    user's store and what the read commands show are never changed by it)."""
+    from contextlib import closing
+
+    from rich.console import Console
+
+    from ..app.lab import lab_doctor
+    from ..core.paths import subdir
+    from ..runs.store import Store
+    from ..views.lab import lab_doctor_text
+
+    with closing(Store(subdir("doctor"))) as store, \
+            Console(stderr=True).status(f"null experiment of {args.pipeline}"):
+        rep = lab_doctor(args.pipeline, store)
+    print_json(rep) if args.json else print(lab_doctor_text(rep))
     return 0 if rep["ok"] else 1
 
 

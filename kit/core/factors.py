@@ -46,6 +46,9 @@ class Factor:
     # bits, flips and stage identity between them mean nothing; its row reads the spread of
     # accuracy and the stability of verdicts across its runs instead (kit.analysis.splits)
     measures: bool = False
+    # a setting the code itself chooses (float32, deterministic algorithms), not something a new
+    # machine or release brings unasked: `kit tolerances` never widens a tolerance for it
+    chosen: bool = False
 
     @property
     def plannable(self) -> bool:
@@ -68,6 +71,12 @@ class Factor:
         return self.planned in (TORCH, PERTURB)
 
     @property
+    def tolerated(self) -> bool:
+        """What a lab's regression tests must tolerate across machines (`kit tolerances`): an
+        environment factor the code does not choose; never a seed, the null experiment or a probe."""
+        return self.varies == ENVIRONMENT and not self.chosen
+
+    @property
     def environmental(self) -> bool:
         """A difference in the machine or a setting: explained by magnitude, and pinned."""
         return self.varies == ENVIRONMENT
@@ -86,7 +95,7 @@ _BUILT_IN = (
     Factor("threads", "1 BLAS/OpenMP thread against each other count", SINGLE, ENVIRONMENT,
            explained=_THREAD_VARS),
     Factor("precision", "float64 against float32 input, at 1 and the most threads", SINGLE,
-           ENVIRONMENT),
+           ENVIRONMENT, chosen=True),
     Factor("arch", "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU "
            "code paths (Linux)", STACKS, ENVIRONMENT,
            explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$"),
@@ -102,7 +111,7 @@ _BUILT_IN = (
     Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
            ENVIRONMENT, explained=_THREAD_VARS),
     Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,
-           ENVIRONMENT, explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
+           ENVIRONMENT, chosen=True, explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
     Factor("torch-device", "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
            TORCH, ENVIRONMENT,
            explained=r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$"),

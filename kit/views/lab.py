@@ -45,3 +45,12 @@ def lab_budget_text(b: dict) -> str:
         out.append(para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
                         f"it seeds reaches none of these outputs", "", ""))
     return "\n".join(out)
+
+
+def lab_doctor_text(rep: dict) -> str:
+    """kit.app.lab.lab_doctor's answer: pass, or the loose generator's line naming its outputs."""
+    head = f"null experiment of {rep['name']} ({rep['pipeline'][:12]}), {rep['pairs']} repeated pair(s)"
+    if rep["ok"]:
+        return (f"{head}: ok - every output ({', '.join(rep['outputs'])}) bitwise identical; "
+                f"the named seeds hold every generator measured")
+    return para(f"{head}: FAILED - LOOSE GENERATOR: {rep['loose_line']}", "", "")

@@ -1,0 +1,176 @@
+"""Tolerances a lab's regression tests can use: per output, the rtol/atol that the measured
+environment factors need, the factor that set it, and the decision level it reaches.
+
+Read from the store only. An environment factor is one kit.core.factors marks ``tolerated``
+(threads, process-free machine and library factors: blas, arch, numpy, sklearn, python, host,
+torch threads and device); seeds, precision, deterministic algorithms, perturbations and the
+null experiment never widen a tolerance. A difference that reaches predictions (a probability
+crossing 0.5, a changed label, neighbour or shape) or conclusions (a verdict) gets no
+tolerance: it is flagged "pin, don't tolerate".
+"""
+
+from __future__ import annotations
+
+from ..core import factors
+from ..runs.store import Store
+from .compare import ALL_MODELS, STAGES, has_arrays
+from .lab_budget import lab_budget, output_diff
+
+HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a sample of them
+LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
+_DISCRETE = ("labels", "truth", "neighbours")  # any change is a changed prediction
+# kit's own pipeline as outputs of kinds (docs/pipelines.md: the built-in case of the contract)
+KIT_KINDS = {"svd_rand": "embedding", "svd_arpack": "embedding", "kmeans": "labels",
+             "knn": "neighbours", "y_test": "truth", **{m: "probabilities" for m in ALL_MODELS}}
+KIT_OUTPUTS = tuple(a for arrays in STAGES.values() for a in arrays) + ("y_test",)
+
+
+def is_environment(name: str) -> bool:
+    """A factor a lab's tests must tolerate: kit.core.factors says so (unknown names: no)."""
+    f = factors.get(name)
+    return bool(f and f.tolerated)
+
+
+def lab_tolerances(store: Store, info: dict) -> dict:
+    """The tolerances of a lab's pipeline file (kit.data.pipelines' ``info``), from its budget."""
+    b = lab_budget(store, info)
+    return tolerances(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
+                      loose=b["loose"])
+
+
+def kit_tolerances(store: Store, dataset: str) -> dict:
+    """The tolerances of kit's own pipeline on one dataset: each stored array an output (its
+    kind from KIT_KINDS), each stored pair of an environment factor compared as a lab's pipeline's
+    outputs are, and a verdict its pairs changed lifting its models' outputs to conclusions."""
+    rows: dict = {}
+    ignored, skipped = set(), 0
+    loose: set = set()
+    for p in store.pairs(dataset):
+        if not is_environment(p.factor):
+            ignored.add(p.factor)
+            if factors.get(p.factor) and factors.get(p.factor).varies == factors.NOTHING:
+                loose |= _differ(store, p.a, p.b)
+        elif not (has_arrays(store, p.a) and has_arrays(store, p.b)):
+            skipped += 1  # digests alone measure no magnitude
+        else:
+            _add_pair(store, p.a, p.b, rows.setdefault(p.factor, {"pairs": 0, "outputs": {}}))
+    name = (store.datasets().get(dataset) or {}).get("name", dataset[:12])
+    out = tolerances(rows, {"dataset": dataset, "name": name},
+                     _conclusions(store, dataset, list(rows)), loose=sorted(loose))
+    out["ignored"] = sorted(ignored)
+    if skipped:
+        out["note"] = (f"{skipped} pair(s) of imported runs without their arrays measured no "
+                       f"magnitude (export them with `kit export --arrays`)")
+    return out
+
+
+def _differ(store: Store, a: str, b: str) -> set:
+    """The outputs whose bits differ between two runs (a null pair: a loose generator's)."""
+    sa, sb = store.run(a).stages, store.run(b).stages
+    return {n for n in KIT_OUTPUTS if n in sa and n in sb and sa[n].sha256 != sb[n].sha256}
+
+
+def _add_pair(store: Store, a: str, b: str, row: dict) -> None:
+    """One pair of kit's runs into ``row`` as kit.analysis.lab_budget counts a lab's outputs."""
+    ra, rb = store.run(a), store.run(b)
+    row["pairs"] += 1
+    for name in KIT_OUTPUTS:
+        sa, sb = ra.stages.get(name), rb.stages.get(name)
+        if sa is None or sb is None:
+            continue
+        kind = KIT_KINDS.get(name, "array")
+        o = row["outputs"].setdefault(name, {"kind": kind, "changed": 0, "most": {}})
+        if sa.sha256 == sb.sha256 and sa.dtype == sb.dtype:
+            continue
+        o["changed"] += 1
+        d = output_diff(store.array(a, name), store.array(b, name), kind)
+        if "shape" in d:
+            o["shape"] = d["shape"]
+        for k in ("max_abs", "max_rel", "flips", "changed", "sign_flips"):
+            if k in d:
+                o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+
+
+def _conclusions(store: Store, dataset: str, measured: list) -> dict:
+    """{factor: models named in a verdict its pairs changed}, from kit's budget."""
+    if not measured:
+        return {}
+    from .budget import budget  # the verdicts are the budget's (and cached with it)
+
+    out: dict = {}
+    for r in budget(store, dataset)["rows"]:
+        if r.factor in measured:
+            for key in r.verdict_changes:
+                out.setdefault(r.factor, set()).update(key.split()[0].split("-"))
+    return out
+
+
+def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=()) -> dict:
+    """Per output over the environment factors of ``rows`` (kit.analysis.lab_budget's
+    ``factors``: {factor: {"pairs", "outputs": {name: {"kind", "changed", "most", ...}}}}):
+    {"output", "kind", "rtol", "atol", "factor", "level", "pin", "max_abs", "max_rel",
+    "pairs", "why"}. ``conclusions``: {factor: outputs a verdict it changed rests on};
+    ``loose``: outputs the null experiment changed, pinned (a tolerance would hide the loose
+    generator, and what it measured is that generator's draw, not the environment's)."""
+    conclusions = conclusions or {}
+    env = [f for f in rows if is_environment(f)]
+    per: dict = {}
+    for f in env:
+        for name, o in rows[f]["outputs"].items():
+            lvl = _level(o, name in conclusions.get(f, ()))
+            per.setdefault(name, []).append((f, rows[f]["pairs"], o, lvl))
+    out = [_one(name, got, name in loose) for name, got in per.items()]
+    return {**head, "headroom": HEADROOM, "factors": env,
+            "ignored": [f for f in rows if f not in env], "tolerances": out,
+            "note": None if env else "no environment factor is stored: measure one first "
+                                     "(kit run --factor threads)"}
+
+
+def _level(o: dict, concluded: bool) -> str:
+    """How far one output's differences under one factor travelled."""
+    most = o.get("most", {})
+    if not o["changed"]:
+        return "nothing"
+    if concluded:
+        return "conclusions"
+    if "shape" in o or ("shape" in (o.get("worst") or {})) or o["kind"] in _DISCRETE \
+            or most.get("flips", 0) > 0:
+        return "predictions"
+    return "magnitudes" if most.get("max_abs", 0) > 0 else "bits"
+
+
+def _one(name: str, got: list, loose: bool = False) -> dict:
+    """One output's tolerance: the largest measured difference of the factor that set it."""
+    kind = got[0][2]["kind"]
+    worst = max(got, key=lambda g: (LEVELS.index(g[3]), g[2].get("most", {}).get("max_abs", 0)))
+    lvl = worst[3]
+    pin = loose or LEVELS.index(lvl) >= LEVELS.index("predictions")
+    max_abs = max(g[2].get("most", {}).get("max_abs", 0.0) for g in got)
+    max_rel = max(g[2].get("most", {}).get("max_rel", 0.0) for g in got)
+    row = {"output": name, "kind": kind, "factor": worst[0], "level": lvl, "pin": pin,
+           "pairs": sum(g[1] for g in got), "max_abs": max_abs, "max_rel": max_rel,
+           "rtol": None if pin else max_rel * HEADROOM, "atol": None if pin else max_abs * HEADROOM}
+    row["why"] = _why(lvl, worst[2], loose)
+    return row
+
+
+def _why(lvl: str, o: dict, loose: bool) -> str:
+    """What the level means for a lab's test, in words; the numbers are the row's."""
+    m = o.get("most", {})
+    if loose:
+        return ("it differs in the null experiment (a loose generator): seed it from a named "
+                "seed (kit doctor --pipeline), then measure again - pin, don't tolerate")
+    if lvl == "nothing":
+        return "identical under every environment factor measured: compare exactly"
+    if lvl == "bits":
+        return "bits differ, no value moved (e.g. -0.0 and 0.0): compare exactly"
+    if lvl == "magnitudes":
+        return "values move, no prediction changes"
+    if lvl == "conclusions":
+        return "a verdict resting on it changed: changes conclusions - pin, don't tolerate"
+    if m.get("flips"):
+        return f"{m['flips']} prediction(s) cross 0.5: changes predictions - pin, don't tolerate"
+    if "shape" in o or "shape" in (o.get("worst") or {}):
+        return "its shape changed: changes predictions - pin, don't tolerate"
+    return (f"{m.get('changed', 'some')} of its discrete values changed: changes predictions - "
+            f"pin, don't tolerate")

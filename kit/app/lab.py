@@ -1,0 +1,33 @@
+"""A lab's pipeline file run end to end: its pairs planned, run, stored, and its budget read."""
+
+from __future__ import annotations
+
+from ..analysis.lab_budget import lab_budget
+from ..data.pipelines import LabData, add_pipeline
+from ..envs.catalogue import HOST
+from ..runs.executing.runner import run_all
+from ..runs.planning.lab import lab_plan
+from ..runs.planning.options import PlanOptions
+from ..runs.store import Store
+
+
+def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
+            jobs="auto", executor=None) -> dict:
+    """`kit run --pipeline` and `kit doctor --pipeline` alike: keep the file at ``path`` by its
+    hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks, and return
+    kit.analysis.lab_budget's numbers for every pair of the file stored there."""
+    info = add_pipeline(path)
+    pairs = [p for f in factor_names for p in lab_plan(f, info, opts, stack)]
+    run_all([s for p in pairs for s in (p.a, p.b)], LabData(info), store, jobs=jobs,
+            executor=executor)
+    return lab_budget(store, info)
+
+
+def lab_doctor(path, store: Store) -> dict:
+    """The null experiment alone: each thread count `kit run` uses, run twice; ``ok`` when every
+    output of every repeat pair is identical, else ``loose`` names the outputs that differ."""
+    b = run_lab(path, ("repeat",), PlanOptions(), store)
+    outputs = b["factors"].get("repeat", {"outputs": {}, "pairs": 0})
+    return {"pipeline": b["pipeline"], "name": b["name"], "pairs": outputs["pairs"],
+            "outputs": list(outputs["outputs"]), "loose": b["loose"],
+            "loose_line": b["loose_line"], "ok": not b["loose"]}

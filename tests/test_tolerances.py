@@ -1,0 +1,151 @@
+"""`kit tolerances`: per output, the rtol/atol the measured environment factors need, measured
+from the stored pairs (never seeds, precision or the null experiment), what reaches
+predictions pinned, and each format usable as it says."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from kit.analysis.compare import aligned
+from kit.analysis.tolerances import HEADROOM, is_environment, kit_tolerances, lab_tolerances, \
+    tolerances
+from kit.cli import main
+from kit.core import factors
+from kit.data.pipelines import LabData, add_pipeline
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.options import PlanOptions
+from kit.runs.store import Store
+from kit.views.tolerances import render, up
+
+LAB = Path(__file__).parent / "pipelines" / "lab.py"
+
+
+def test_the_registry_says_which_factors_are_tolerated():
+    assert [f.name for f in factors.table() if f.tolerated] == [
+        "host", "threads", "arch", "blas", "numpy", "python", "sklearn", "torch-threads",
+        "torch-device"]
+    for name in ("repeat", "process", "precision", "seed", "seed:split", "perturb",
+                 "torch-deterministic", "seed:init", "no-such-factor"):
+        assert not is_environment(name)
+
+
+def _o(kind, pairs_changed=1, **most):
+    return {"kind": kind, "changed": pairs_changed, "most": most}
+
+
+def test_levels_pins_and_the_factor_that_set_each_tolerance():
+    rows = {
+        "threads": {"pairs": 2, "outputs": {
+            "emb": _o("embedding", max_abs=1e-15, max_rel=1e-13),
+            "clusters": _o("labels", 0), "p_lr": _o("probabilities", max_abs=1e-16, max_rel=1e-15),
+            "p_rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0)}},
+        "sklearn": {"pairs": 1, "outputs": {
+            "emb": _o("embedding", max_abs=3e-12, max_rel=2e-14),
+            "clusters": _o("labels", max_abs=2.0, changed=4),
+            "p_lr": _o("probabilities", max_abs=1e-15, max_rel=1e-14),
+            "p_rf": _o("probabilities", max_abs=0.4, max_rel=0.9, flips=3)}},
+        "seed:init": {"pairs": 5, "outputs": {"emb": _o("embedding", max_abs=9.0, max_rel=9.0)}},
+        "precision": {"pairs": 1, "outputs": {"emb": _o("embedding", max_abs=1e-7, max_rel=1e-6)}},
+    }
+    t = tolerances(rows, {"pipeline": "a" * 64, "name": "x.py"}, {"sklearn": {"p_lr"}},
+                   loose=["jitter"])
+    by = {r["output"]: r for r in t["tolerances"]}
+    assert t["factors"] == ["threads", "sklearn"] and t["ignored"] == ["seed:init", "precision"]
+    emb = by["emb"]  # the seed's 9.0 and float32's 1e-7 never widen it
+    assert (emb["factor"], emb["level"], emb["pin"]) == ("sklearn", "magnitudes", False)
+    assert emb["atol"] == 3e-12 * HEADROOM and emb["rtol"] == 1e-13 * HEADROOM
+    assert emb["pairs"] == 3
+    rf = by["p_rf"]
+    assert (rf["factor"], rf["level"], rf["pin"], rf["atol"], rf["rtol"]) == \
+        ("sklearn", "predictions", True, None, None)
+    assert "3 prediction(s) cross 0.5" in rf["why"] and "pin, don't tolerate" in rf["why"]
+    assert by["clusters"]["pin"] and "4 of its discrete values changed" in by["clusters"]["why"]
+    assert by["p_lr"]["level"] == "conclusions" and by["p_lr"]["pin"]
+    loose = tolerances({"threads": {"pairs": 1, "outputs": {"jitter": _o("array", max_abs=1e-9)}}},
+                       {"pipeline": "a" * 64, "name": "x.py"}, loose=["jitter"])
+    assert loose["tolerances"][0]["pin"] and "loose generator" in loose["tolerances"][0]["why"]
+    yml = yaml.safe_load(render(t, "pytest-regressions"))["tolerances"]
+    assert yml["emb"] == {"rtol": float(up(2e-13)), "atol": float(up(6e-12))}
+    assert yml["p_rf"] == {"rtol": 0.0, "atol": 0.0}  # pinned: compared exactly
+    listed = json.loads(render(t, "json"))
+    assert {k for r in listed for k in r} >= {"output", "rtol", "atol", "factor", "level", "pin"}
+    assert "PIN: don't tolerate" in render(t, "text")
+
+
+def test_up_never_rounds_below_the_need():
+    for x in (1.234567e-13, 9.999e-5, 1e-16, 0.005, 7.47e-13):
+        assert float(up(x)) >= x and float(up(x)) <= x * 1.01
+    assert up(0.0) == up(None) == "0.0"
+
+
+@pytest.fixture
+def threads_store():
+    assert main(["run", "--factor", "threads,repeat", "--threads", "1,2", "--n", "150",
+                 "--yes"]) == 0
+    store = Store()
+    return store, store.latest_dataset()
+
+
+def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_store, capsys,
+                                                                    tmp_path):
+    store, ds = threads_store
+    capsys.readouterr()
+    t = kit_tolerances(store, ds)
+    assert t["factors"] == ["threads"] and t["ignored"] == ["repeat"]
+    by = {r["output"]: r for r in t["tolerances"]}
+    (p,) = [p for p in store.pairs(ds) if p.factor == "threads"]
+    a, b = store.array(p.a, "svd_rand"), store.array(p.b, "svd_rand")
+    d = np.abs(a - aligned(a, b))
+    assert by["svd_rand"]["max_abs"] == float(d.max()) > 0  # measured, independently here
+    assert by["svd_rand"]["atol"] == HEADROOM * float(d.max())
+    assert by["kmeans"]["kind"] == "labels" and by["y_test"]["kind"] == "truth"
+    ra, rb = store.run(p.a), store.run(p.b)
+    for name, r in by.items():  # identical bits: compared exactly
+        if ra.stages[name].sha256 == rb.stages[name].sha256:
+            assert (r["level"], r["rtol"], r["atol"]) == ("nothing", 0.0, 0.0)
+    # the numpy snippet passes on the stored pair, whichever run is the reference
+    ns: dict = {}
+    exec(render(t, "numpy"), ns)
+    runs = [{n: store.array(r, n) for n in by} for r in (p.a, p.b)]
+    ns["check"](runs[1], runs[0])
+    ns["check"](runs[0], runs[1])
+    out = tmp_path / "tol.yml"
+    assert main(["tolerances", "--format", "pytest-regressions", "--out", str(out)]) == 0
+    got = yaml.safe_load(out.read_text())["tolerances"]
+    assert got["svd_rand"]["atol"] >= by["svd_rand"]["atol"] and got["knn"] == {"rtol": 0.0,
+                                                                                  "atol": 0.0}
+    assert main(["tolerances", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(t["tolerances"]))
+
+
+def test_a_lab_pipeline_read_from_its_budget_never_from_its_seeds():
+    info = add_pipeline(LAB)
+    plan = [p for f in ("repeat", "seed:init") for p in lab_plan(f, info, PlanOptions(
+        threads=(1, 2), seeds=(0, 1)))]
+    store = Store()
+    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), store)
+    t = lab_tolerances(store, info)
+    assert t["ignored"] == ["repeat", "seed:init"]
+    # threads pairs are among these runs (1 and 2 threads, same seeds); where kit.analysis.
+    # lab_budget finds them, jitter (the loose output) is pinned, never tolerated
+    assert set(t["factors"]) <= {"threads"}
+    for r in t["tolerances"]:
+        assert r["output"] != "jitter" or r["pin"]
+    if not t["factors"]:
+        assert "no environment factor is stored" in t["note"]
+
+
+def test_wrong_arguments_are_one_line(capsys, tmp_path):
+    assert main(["tolerances", "--pipeline", str(tmp_path / "none.py")]) == 1
+    assert capsys.readouterr().err.startswith("kit: error: no pipeline file")
+    assert main(["tolerances", "--pipeline", str(LAB), "--out", str(tmp_path / "no" / "t.yml")]) == 1
+    assert "there is no folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["tolerances", "--format", "yaml"])
+    assert e.value.code == 2 and "invalid choice: 'yaml'" in capsys.readouterr().err
+    assert main(["tolerances", "--pipeline", str(LAB), "--dataset", "synthetic"]) == 1
+    assert "--pipeline reads its own data" in capsys.readouterr().err
