@@ -100,9 +100,12 @@ def lab_budget(store: Store, info: dict) -> dict:
     """Per factor of pipeline ``info`` (kit.data.pipelines): its pairs, and per output how many
     pairs changed it and the largest difference; ``loose``: the outputs a repeat pair changed,
     with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
-    the seed is read but reaches nothing these outputs show, e.g. a convex model's init)."""
+    the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
+    ``shapes``: each output whose shape a factor changed (its first such pair): no kind
+    compares arrays of two shapes, so it is said, never measured."""
     kinds = info.get("kinds", {})
     rows: dict = {}
+    shapes: dict = {}
     for factor, a, b in pairs(store, info["sha256"]):
         row = rows.setdefault(factor, {"pairs": 0, "outputs": {}})
         row["pairs"] += 1
@@ -111,6 +114,10 @@ def lab_budget(store: Store, info: dict) -> dict:
             if not d["identical"]:
                 o["changed"] += 1
                 o["worst"] = _worse(o["worst"], d)
+            if "shape" in d:
+                shapes.setdefault((factor, name), {"factor": factor, "output": name,
+                                                   "kind": d["kind"], "a": a, "b": b,
+                                                   "shapes": d["shape"]})
     loose = [n for n, o in rows.get("repeat", {}).get("outputs", {}).items() if o["changed"]]
     inert = [f.split(":", 1)[1] for f, r in rows.items()
              if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
@@ -118,7 +125,7 @@ def lab_budget(store: Store, info: dict) -> dict:
             "loose_line": (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between "
                            f"runs with the same named seeds: "
                            + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
-            "inert": inert}
+            "inert": inert, "shapes": list(shapes.values())}
 
 
 def _worse(a: dict | None, b: dict) -> dict:

@@ -41,9 +41,13 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
         return Selection(ds.sha256, summary, "as asked")
     latest = store.latest_dataset()
     if latest is None:
+        labs = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
+        if labs:  # a lab pipeline's runs alone: its readers take --pipeline
+            raise KitError(f"no dataset's runs stored, only pipeline files' ("
+                           f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH")
         raise KitError("the store is empty: run `kit run --factor repeat` first")
     summary = store.datasets().get(latest, {"sha256": latest})
-    others = len(store.datasets()) - 1
+    others = sum(d.get("source") != "pipeline" for d in store.datasets().values()) - 1
     more = (f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else "")
     if n is None:
         return Selection(latest, summary, "the most recent run's; --dataset NAME [--n N] chooses"
@@ -65,3 +69,38 @@ def opening_dataset(store: Store, default_n: int) -> tuple:
     if base and summary.get("rows"):
         return base, int(summary["rows"])
     return SYNTHETIC, default_n
+
+
+def select_pipeline(store: Store, text: str) -> dict:
+    """The lab pipeline a read command shows: a file (FILE.py, read without being stored or
+    imported) or the hash prefix `kit runs` shows; its info as kit.data.pipelines records it.
+    KitError, one line: no such file, or no stored pipeline with that prefix (or two)."""
+    import hashlib
+    from pathlib import Path
+
+    from ..data.pipelines import declared, pipeline_info
+
+    path = Path(text).expanduser()
+    if path.is_file():
+        if path.suffix != ".py":
+            raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
+        data = path.read_bytes()
+        return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
+                    name=path.name)
+    stored = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
+    looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
+    if not looks_like_hash:
+        raise KitError(f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
+                       f"shows")
+    hits = [h for h in stored if h.startswith(text.lower())]
+    if len(hits) != 1:
+        known = ", ".join(h[:12] for h in stored) or "none"
+        raise KitError(f"{'no' if not hits else 'more than one'} stored pipeline with hash "
+                       f"prefix {text} (stored: {known}; `kit runs` lists them)")
+    try:
+        return pipeline_info(hits[0])
+    except KitError:  # imported runs of a file this KIT_HOME never saw: what the runs say
+        spec = next(s for s in store.specs().values() if s.pipeline == hits[0])
+        summary = store.datasets().get(hits[0], {})
+        return {"sha256": hits[0], "name": summary.get("pipeline", hits[0][:12]),
+                "seeds": list(spec.seed_dict), "kinds": {}}

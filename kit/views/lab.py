@@ -26,6 +26,15 @@ def _measure(worst: dict) -> str:
     return ", ".join(parts) or "differs"
 
 
+def shape_line(s: dict) -> str:
+    """One line for an output whose shape a factor changed (lab_budget's ``shapes``)."""
+    a, b = s["shapes"]
+    return (f"SHAPE: {s['output']} ({s['kind']}) is {tuple(a)} in one run of {s['factor']} and "
+            f"{tuple(b)} in the other (runs {s['a'][:12]}, {s['b'][:12]}): a {s['kind']} output "
+            f"is compared element by element, so its shape must not depend on {s['factor']}; "
+            f"not measured")
+
+
 def lab_budget_text(b: dict) -> str:
     """kit.analysis.lab_budget's numbers: one row per factor, then the null experiment's line."""
     head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
@@ -37,6 +46,8 @@ def lab_budget_text(b: dict) -> str:
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
     out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]
+    for s in b.get("shapes", []):
+        out.append(para(shape_line(s), "", ""))
     if b["loose_line"]:
         out.append(para("LOOSE GENERATOR: " + b["loose_line"], "", ""))
     elif "repeat" in b["factors"]:
