@@ -171,3 +171,20 @@ def test_the_notebook_reads_a_pipeline_by_file_or_hash():
     assert len(k.runs(pipeline=str(LAB))) == 4  # base, replicate, seeds 1 and 2
     with pytest.raises(KitError, match="no stored pipeline"):
         k.budget(pipeline="fedcba98")
+
+
+def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, monkeypatch):
+    info, _ = stored(TWO, ("repeat", "seed:forest"), seeds=(0, 1))
+    bundle = tmp_path / "lab.kit"
+    code, out, err = kit_cli(capsys, "export", "--pipeline", info["sha256"][:12], "--arrays",
+                             "--out", str(bundle))
+    assert code == 0 and "3 runs" in out, err
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))  # another KIT_HOME: another host
+    code, _, err = kit_cli(capsys, "compare", str(bundle))
+    assert code == 1 and "whose file is not here" in err and err.strip().count("\n") == 0
+    assert not (tmp_path / "other" / "index.sqlite").exists() or not Store().runs()
+    code, out, err = kit_cli(capsys, "compare", str(bundle), "--pipeline", str(TWO), "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["pairs"] == 3 and rep["identical"] == 3 and rep["answer"].startswith("reproduced")
+    assert set(rep["per_run"][0]["outputs"]) == {"y_test", "p_lr", "p_rf"}

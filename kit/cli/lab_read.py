@@ -97,18 +97,34 @@ def report(args) -> int:
     return 0
 
 
+def pipeline_runs(args, store, factors=None) -> list:
+    """The run ids of the pipeline --pipeline names (only those in pairs of ``factors``)."""
+    from ..app.selection import select_pipeline
+
+    if getattr(args, "dataset", None) or getattr(args, "n", None):
+        raise KitError("--pipeline and --dataset/--n choose two different things: give one")
+    sha = select_pipeline(store, args.pipeline)["sha256"]
+    ids = [r.id for r in store.runs(sha) if r.spec.pipeline == sha]
+    if not ids:
+        raise KitError(f"no runs of pipeline {sha[:12]} stored: kit run --pipeline FILE.py first")
+    if factors:
+        from ..analysis.lab_budget import pairs
+
+        keep = {x for f, a, b in pairs(store, sha) if f in factors for x in (a, b)}
+        ids = [i for i in ids if i in keep]
+    return ids
+
+
 def runs(args) -> int:
     from ..views.tables import runs_text
 
     store, info = _selected(args)
     got = [r for r in store.runs(info["sha256"]) if r.spec.pipeline == info["sha256"]]
+    if got and args.factor:
+        keep = set(pipeline_runs(args, store, args.factor))
+        got = [r for r in got if r.id in keep]
     if args.stack:
         got = [r for r in got if r.spec.stack == args.stack]
-    if args.factor:
-        from ..analysis.lab_budget import pairs
-
-        ids = {x for f, a, b in pairs(store, info["sha256"]) if f in args.factor for x in (a, b)}
-        got = [r for r in got if r.id in ids]
     if args.json:
         print_json(got)
     else:

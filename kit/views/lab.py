@@ -6,7 +6,7 @@ from ..core.numbers import fmt
 from .fit import para, table
 
 
-def _measure(worst: dict) -> str:
+def measure(worst: dict) -> str:
     """The largest difference of one output, in its kind's own terms."""
     if "shape" in worst:
         return f"shape {worst['shape'][0]} vs {worst['shape'][1]}"
@@ -42,7 +42,7 @@ def lab_budget_text(b: dict) -> str:
         return f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor repeat)"
     rows = []
     for factor, r in b["factors"].items():
-        moved = [f"{n} ({_measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
+        moved = [f"{n} ({measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
     out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]

@@ -86,3 +86,20 @@ def lab_report_md(b: dict, v: dict, a: dict) -> str:
             + "".join(f"## {t}\n\n```\n{text}\n```\n\n" for t, text in (
                 ("Budget", lab_budget_text(b)), ("Verdicts", lab_verdicts_text(v)),
                 ("What to fix first", lab_advice_text(a)))))
+
+
+def lab_compare_text(rep: dict) -> str:
+    """`kit compare` of a pipeline's bundle: the answer, then per run the outputs that differ."""
+    from .lab import measure
+
+    out = [f"Bundle from {rep['bundle_host']['name']} compared on {rep['this_host']['name']}:",
+           para(rep["answer"], "  "), ""]
+    rows = [[r["label"], "identical" if r["identical"] else "\n".join(
+        f"{n} ({measure(d)})" for n, d in r["outputs"].items() if not d["identical"])]
+        for r in rep["per_run"]]
+    if rows:
+        out.append(table(rows, ["run (theirs vs here)", "outputs that differ"], wrap=(0, 1)))
+    if rep["not_compared"]:
+        out += ["", "Not compared here:"] + [para(f"{x['run'][:12]}: {x['reason']}", "      ", "  ")
+                                             for x in rep["not_compared"]]
+    return "\n".join(out)
