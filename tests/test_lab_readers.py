@@ -188,3 +188,30 @@ def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, m
     rep = json.loads(out)
     assert rep["pairs"] == 3 and rep["identical"] == 3 and rep["answer"].startswith("reproduced")
     assert set(rep["per_run"][0]["outputs"]) == {"y_test", "p_lr", "p_rf"}
+
+
+async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
+    from textual.widgets import Input, Markdown
+
+    from kit.envs.platforms import Platform
+    from kit.tui.app import KitApp
+
+    info, store = stored(LAB, ("repeat",))
+    plat = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
+    app = KitApp("synthetic", 120, platform=plat, store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        field = pilot.app.query_one("#pipeline-file", Input)
+        field.focus()
+        await pilot.press(*"nowhere.py", "enter")
+        assert pilot.app.pipeline is None  # a wrong file: said, and nothing chosen
+        field.value = info["sha256"][:10]
+        await pilot.press("enter")
+        assert pilot.app.pipeline["sha256"] == info["sha256"]
+        await pilot.press("escape", "4")
+        head = str(pilot.app.query_one("#budget-head").render())
+        assert "pipeline lab.py" in head and "LOOSE GENERATOR: jitter" in " ".join(head.split())
+        await pilot.press("5")
+        assert "models p_lr" in str(pilot.app.query_one("#verdicts-head").render())
+        await pilot.press("6")
+        md = pilot.app.query_one("#advice-md", Markdown)
+        assert "seed the loose generator" in md.source
