@@ -3,7 +3,6 @@ report and runs, thin over kit.analysis.lab_budget, lab_verdicts and lab_advice.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..core.errors import KitError
@@ -129,5 +128,5 @@ def runs(args) -> int:
         print_json(got)
     else:
         print(runs_text(got, store.datasets()) if got else
-              f"no runs of pipeline {info['name']} ({info['sha256'][:12]}) stored", file=sys.stdout)
+              f"no runs of pipeline {info['name']} ({info['sha256'][:12]}) stored")
     return 0
