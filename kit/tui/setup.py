@@ -30,8 +30,8 @@ class SetupPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="dataset-info")
-        yield Input(id="pipeline-file", placeholder="or a pipeline file: FILE.py or its hash "
-                    "(enter; the other tabs then read it)")
+        # fits 80 columns: the read tabs show the pipeline once Enter chooses it
+        yield Input(id="pipeline-file", placeholder="or a pipeline: FILE.py or its hash, Enter")
         with Horizontal(classes="buttons"):
             yield Button("Fetch Swiss-Prot (f)", id="fetch")
             yield Button("Verify (v)", id="verify")
