@@ -6,6 +6,7 @@ stages and advice, computed by the same library functions as the CLI's ``--json`
     k.budget()                     # one row per factor
     k.pairs("threads")             # one row per pair, every measure of its comparison
     k.homology()                   # the verdicts under a cluster bootstrap (kit data homology)
+    k.budget(pipeline="lab.py")    # a lab's own pipeline (kit run --pipeline): file or hash prefix
 """
 
 from __future__ import annotations
@@ -44,15 +45,29 @@ class Kit:
                            f"(stored: {names})")
         return hits[0]
 
+    def _lab(self, pipeline: str, dataset: str | None) -> tuple:
+        """(budget, verdicts) of a lab pipeline, as `kit budget --pipeline` reads them."""
+        from .analysis.lab_budget import lab_budget
+        from .analysis.lab_verdicts import lab_verdicts
+        from .app.selection import select_pipeline
+
+        if dataset is not None:
+            raise KitError("pipeline= and dataset= choose two different things: give one")
+        info = select_pipeline(self.store, pipeline)
+        return lab_budget(self.store, info), lab_verdicts(self.store, info)
+
     def datasets(self):
         from .views.frames import records_frame
 
         return records_frame(list(self.store.datasets().values()), "sha256")
 
-    def runs(self, dataset: str | None = None):
+    def runs(self, dataset: str | None = None, pipeline: str | None = None):
         from .runs.store.records import as_json
         from .views.frames import runs_frame
 
+        if pipeline is not None:
+            sha = self._lab(pipeline, dataset)[0]["pipeline"]
+            return runs_frame(as_json([r for r in self.store.runs(sha) if r.spec.pipeline == sha]))
         return runs_frame(as_json(self.store.runs(self._dataset(dataset) if dataset else None)))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
@@ -62,25 +77,59 @@ class Kit:
 
         return pairs_frame(as_json(pair_details(self.store, self._dataset(dataset), factor)))
 
-    def budget(self, dataset: str | None = None):
+    def budget(self, dataset: str | None = None, pipeline: str | None = None):
+        """One row per factor; with ``pipeline`` (a file or hash prefix), one row per factor
+        and output of that pipeline, its largest difference in its kind's measures."""
         from .analysis.budget import budget
         from .runs.store.records import as_json
         from .views.frames import budget_frame
 
+        if pipeline is not None:
+            import pandas as pd
+
+            b = self._lab(pipeline, dataset)[0]
+            rows = [{"factor": f, "output": n, "kind": o["kind"], "pairs": r["pairs"],
+                     "pairs_changed": o["changed"], **(o["worst"] or {})}
+                    for f, r in b["factors"].items() for n, o in r["outputs"].items()]
+            frame = pd.DataFrame(rows, columns=None if rows else ["factor", "output"])
+            frame.attrs.update(loose=b["loose"], loose_line=b["loose_line"], shapes=b["shapes"])
+            return frame.set_index(["factor", "output"])
+
         sha = self._dataset(dataset)
         return budget_frame(as_json(budget(self.store, sha, self.store.datasets().get(sha))))
 
-    def verdicts(self, dataset: str | None = None):
+    def verdicts(self, dataset: str | None = None, pipeline: str | None = None):
+        """The stability of each verdict per run set; with ``pipeline``, one row per factor and
+        verdict of its models (``.attrs``: models, truth, accuracy spread per factor)."""
         from .analysis.verdicts import stability_report
         from .runs.store.records import as_json
         from .views.frames import verdicts_frame
 
+        if pipeline is not None:
+            import pandas as pd
+
+            v = self._lab(pipeline, dataset)[1]
+            rows = [{"factor": f, "verdict": k, "pairs": r["pairs"], "changed": row["changed"],
+                     "stable": row["stable"], **row["counts"]}
+                    for f, r in v["factors"].items() for k, row in r["verdicts"].items()]
+            frame = pd.DataFrame(rows, columns=None if rows else ["factor", "verdict"])
+            frame.attrs.update(models=v["models"], truth=v["truth"], why=v["why"],
+                               spread={f: r["spread"] for f, r in v["factors"].items()})
+            return frame.set_index(["factor", "verdict"])
+
         return verdicts_frame(as_json(stability_report(self.store, self._dataset(dataset))))
 
-    def advice(self, dataset: str | None = None):
+    def advice(self, dataset: str | None = None, pipeline: str | None = None):
         from .analysis.advice import advise
         from .analysis.budget import budget
         from .views.frames import advice_frame
+
+        if pipeline is not None:
+            import pandas as pd
+
+            from .analysis.lab_advice import lab_advise
+
+            return pd.DataFrame(lab_advise(*self._lab(pipeline, dataset))["steps"])
 
         sha = self._dataset(dataset)
         return advice_frame(advise(self.store, sha, budget(self.store, sha,

@@ -8,13 +8,15 @@ What it holds, at 120 synthetic proteins: the null experiment; seeds and each na
 the split seed (seed:split);
 threads (where there are two cores); precision; svd-iters and svd-solver; perturb; the
 cross-stack factors `sklearn` and `arch` (two real uv-built stacks of a small catalogue);
-the torch factors (the real CPU torch stack, where its wheel folder exists); and a bundle
+the torch factors (the real CPU torch stack, where its wheel folder exists); a lab's own
+pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init); and a bundle
 made in another KIT_HOME (another host), compared here with `kit compare`: `host` pairs of
 imported runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -139,6 +141,13 @@ def build(root: Path) -> dict:
                 _kit("run", "--factor", "torch-threads", "--yes", *common)
                 held["factors"].append("torch-threads")
             held["torch"] = True
+        # a lab's own pipeline file (tests/pipelines/lab.py, one deliberately unseeded output):
+        # its null experiment and each named seed; its runs are read with --pipeline and must
+        # never reach kit's own readers of a dataset
+        _kit("run", "--pipeline", str(ROOT / "tests" / "pipelines" / "lab.py"), "--factor",
+             "repeat,seed:split,seed:init", "--threads", "1", "--seeds", "0-1", "--jobs", "2")
+        held["pipeline"] = hashlib.sha256((ROOT / "tests" / "pipelines" / "lab.py")
+                                          .read_bytes()).hexdigest()
         # another machine's runs (another KIT_HOME is another host id), compared here
         mp.setenv("KIT_HOME", str(lab))
         _kit("run", "--factor", "seed", "--threads", "1", "--seeds", "0-1", *common)

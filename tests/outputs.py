@@ -88,6 +88,12 @@ def _factors() -> list:
     return [r["factor"] for r in json.loads(_call("budget", "--json")[1])["rows"]]
 
 
+def _pipelines() -> list:
+    """The lab pipelines whose runs the store holds (kit run --pipeline)."""
+    runs = json.loads(_call("runs", "--json")[1])
+    return sorted({r["spec"]["pipeline"] for r in runs if r["spec"].get("pipeline")})
+
+
 def _sets() -> list:
     return sorted(json.loads(_call("verdicts", "--json")[1]))
 
@@ -110,6 +116,13 @@ def dump(stable: bool = False) -> dict:
             out[f"runs --factor {f}"] = _run("runs", "--factor", f, stable=stable)
         for s in _sets():
             out[f"verdicts --set {s}"] = _run("verdicts", "--set", s, stable=stable)
+        # a lab pipeline's readers (its budget is left out: its unseeded output's difference is
+        # a fresh draw in every build)
+        for sha in _pipelines():
+            for argv in (("verdicts",), ("verdicts", "--json"), ("advise",), ("advise", "--json"),
+                         ("runs",), ("runs", "--json")):
+                out[" ".join((argv[0], "--pipeline") + argv[1:])] = _run(
+                    argv[0], "--pipeline", sha[:12], *argv[1:], stable=stable)
         with tempfile.TemporaryDirectory() as tmp:
             _run("report", "--out", tmp)
             md = (Path(tmp) / "report.md").read_text()

@@ -162,14 +162,62 @@ def test_every_reader_shows_homology_on_a_clustered_dataset(on_every_kind, capsy
     assert ratios == [v["width_ratio"] for v in h["verdicts"]]
 
 
+def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, capsys, tmp_path):
+    """The store's lab pipeline (tests/pipelines/lab.py): each reader with --pipeline, by its
+    file and by its hash prefix; the null experiment names its unseeded output."""
+    import kit
+    from every_kind import ROOT
+
+    sha = on_every_kind["pipeline"]
+    for ref in (str(ROOT / "tests" / "pipelines" / "lab.py"), sha[:12]):
+        b = run_json(capsys, "budget", "--pipeline", ref, "--json")
+        assert set(b["factors"]) == {"repeat", "seed:split", "seed:init"} and b["loose"] == ["jitter"]
+        assert "LOOSE GENERATOR: jitter" in run_text(capsys, "budget", "--pipeline", ref)
+        v = run_json(capsys, "verdicts", "--pipeline", ref, "--json")
+        assert v["models"] == ["p_lr"] and v["factors"]["seed:split"]["spread"]["p_lr"]["runs"] == 2
+        a = run_json(capsys, "advise", "--pipeline", ref, "--json")
+        assert [s["step"] for s in a["steps"]][:1] == ["loose"]
+        runs = run_json(capsys, "runs", "--pipeline", ref, "--json")
+        assert len(runs) == 4 and all(r["spec"]["pipeline"] == sha for r in runs)
+    assert "wrote" in run_text(capsys, "report", "--pipeline", sha[:12], "--out", str(tmp_path / "r"))
+    assert "## What to fix first" in (tmp_path / "r" / "report.md").read_text()
+    assert "4 runs" in run_text(capsys, "export", "--pipeline", sha[:12], "--out",
+                                str(tmp_path / "lab.kit"), "--arrays")
+    assert kit.open().budget(pipeline=sha[:12]).attrs["loose"] == ["jitter"]
+
+
+def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):
+    """Stored after most of kit's runs, the pipeline's runs are not the default dataset and
+    not counted by kit's own budget, verdicts, advice or the runs of a dataset."""
+    sha = on_every_kind["pipeline"]
+    b = run_json(capsys, "budget", "--json")
+    assert b["dataset"].get("sha256") != sha
+    assert {r["factor"] for r in b["rows"]} == set(on_every_kind["factors"])
+    assert not {x for r in b["rows"] for p in r["runs"] for x in (p if isinstance(p, list)
+                                                                 else [p])} & {
+        r["id"] for r in run_json(capsys, "runs", "--pipeline", sha[:12], "--json")}
+    assert sha not in json.dumps(run_json(capsys, "verdicts", "--json"))
+    assert sha not in json.dumps(run_json(capsys, "advise", "--json"))
+    mine = run_json(capsys, "runs", "--dataset", "synthetic", "--n", "120", "--json")
+    assert mine and not any(r["spec"].get("pipeline") for r in mine)
+    every = run_json(capsys, "runs", "--json")
+    assert sum(r["spec"].get("pipeline") == sha for r in every) == 4  # `kit runs` shows both
+
+
 @pytest.mark.parametrize("argv", [["budget"], ["verdicts"], ["advise"], ["amplify"], ["runs"],
                                   ["stacks"], ["budget", "--factor", "seed"], ["data", "list"],
-                                  ["homology"]],
+                                  ["homology"], ["budget", "--pipeline", "lab.py"],
+                                  ["verdicts", "--pipeline", "lab.py"],
+                                  ["advise", "--pipeline", "lab.py"]],
                          ids=lambda a: " ".join(a))
 def test_every_table_fits_80_columns(on_every_kind, capsys, monkeypatch, argv):
     """At 80 columns the budget was 106-131 characters wide, `kit stacks` 160, `kit runs` 144
     and advice lines up to 463: rows wrapped into each other."""
     monkeypatch.setenv("COLUMNS", "80")
+    if "lab.py" in argv:  # the store's lab pipeline, by its file
+        from every_kind import ROOT
+
+        argv = [str(ROOT / "tests" / "pipelines" / a) if a == "lab.py" else a for a in argv]
     out = run_text(capsys, *argv)
     wide = [ln for ln in out.splitlines() if len(ln) > 80]
     assert not wide, wide[:3]

@@ -82,11 +82,15 @@ def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
 
 def lab_budget(store: Store, info: dict) -> dict:
     """Per factor of pipeline ``info`` (kit.data.pipelines): its pairs, and per output how many
-    pairs changed it and the largest difference; ``loose``: the outputs a repeat pair changed,
+    pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair
+    changed,
     with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
-    the seed is read but reaches nothing these outputs show, e.g. a convex model's init)."""
+    the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
+    ``shapes``: each output whose shape a factor changed (its first such pair): no kind
+    compares arrays of two shapes, so it is said, never measured."""
     kinds = info.get("kinds", {})
     rows: dict = {}
+    shapes: dict = {}
     for factor, a, b in pairs(store, info["sha256"]):
         row = rows.setdefault(factor, {"pairs": 0, "outputs": {}})
         row["pairs"] += 1
@@ -100,14 +104,21 @@ def lab_budget(store: Store, info: dict) -> dict:
                 for k in _MOST:
                     if k in d:
                         o["most"][k] = max(o["most"].get(k, d[k]), d[k])
-    loose = [n for n, o in rows.get("repeat", {}).get("outputs", {}).items() if o["changed"]]
+            if "shape" in d:
+                shapes.setdefault((factor, name), {"factor": factor, "output": name,
+                                                   "kind": d["kind"], "a": a, "b": b,
+                                                   "shapes": d["shape"]})
+    # the null experiment: the same spec run twice, or in a fresh and a warm worker (a process
+    # factor's difference is a generator's state carried between runs, not the environment)
+    loose = list(dict.fromkeys(n for f in ("repeat", "process")
+                               for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
     inert = [f.split(":", 1)[1] for f, r in rows.items()
              if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
     return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
             "loose_line": (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between "
                            f"runs with the same named seeds: "
                            + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
-            "inert": inert}
+            "inert": inert, "shapes": list(shapes.values())}
 
 
 def _worse(a: dict | None, b: dict) -> dict:

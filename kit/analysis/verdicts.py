@@ -49,8 +49,11 @@ def _by_case(n: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED,
-              weights: np.ndarray | None = None) -> dict:
+              weights: np.ndarray | None = None, models: tuple = MODELS) -> dict:
     """The twelve verdicts for one run's test probabilities.
+
+    ``models``: the models compared, each pair later one first (a lab pipeline's own
+    probabilities outputs, kit.analysis.lab_verdicts); kit's four by default.
 
     ``weights``: (n, resamples) case-major counts to resample with instead of the proteins'
     (the cluster bootstrap's, kit.analysis.cluster_bootstrap); both models of a pair are scored
@@ -62,14 +65,15 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
     drawn = len(y) if weights is None else Wc.sum(axis=0)  # exact: whole-number counts
     ones = np.ones((len(y), 1))
     stats = {}
-    for m in MODELS:
+    pairs = PAIRS if models == MODELS else tuple((b, a) for a, b in combinations(models, 2))
+    for m in models:
         p = np.asarray(probs[m], np.float64)
         correct = ((p > 0.5) == y).astype(np.float64)
         stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / drawn,
                     "auc": case_major_auc(p, y, ones)[0], "auc_boot": case_major_auc(p, y, Wc)}
     out = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
-    for b, a in PAIRS:
+    for b, a in pairs:
         for metric in METRICS:
             d = stats[b][metric + "_boot"] - stats[a][metric + "_boot"]
             lo, hi = np.nanpercentile(d, q)
@@ -77,7 +81,7 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
             out[f"{b}-{a} {metric}"] = {"diff": float(stats[b][metric] - stats[a][metric]),
                                         "lo": float(lo), "hi": float(hi), "verdict": verdict}
     out["_scores"] = {m: {"acc": float(stats[m]["acc"]), "auc": float(stats[m]["auc"])}
-                      for m in MODELS}
+                      for m in models}
     return out
 
 

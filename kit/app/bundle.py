@@ -34,6 +34,7 @@ from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.dataset import stored_datasets
+from ..data.pipelines import known_summary
 from ..runs.store import Store
 from .bundle_checks import (FORMAT, NPY_HEADER, Expected, check_document, check_manifest,
                             expected_arrays, max_body, max_manifest, parse_json)
@@ -308,7 +309,7 @@ def import_bundle(store: Store, path, found=None) -> dict:
     datasets = {}
     for sha in dict.fromkeys(r["spec"]["dataset"] for r in doc["runs"]):
         ds = local_dataset(doc["datasets"].get(sha), sha)
-        datasets[sha] = ds.summary() if ds else unverified(sha)
+        datasets[sha] = ds.summary() if ds else known_summary(sha) or unverified(sha)
     store.import_runs(doc["runs"], doc["pairs"], files, datasets)
     added = [r["id"] for r in doc["runs"] if r["id"] not in before]
     return {"runs": len(doc["runs"]), "added": len(added), "pairs": len(doc["pairs"]),

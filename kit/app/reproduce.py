@@ -20,6 +20,7 @@ from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
+from .lab_compare import lab_data, lab_summary
 
 FACTOR = "host"
 BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
@@ -127,7 +128,9 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
-    datasets = {sha: find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
+    labs = {s.pipeline for s in specs.values() if s.pipeline}  # a lab's file is its "dataset"
+    datasets = {sha: lab_data(doc, sha) if sha in labs
+                else find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
     imported = import_bundle(store, path, found)
     pairs = []
     for sha, rs in by_dataset.items():
@@ -144,6 +147,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     # in the order of their labels, not of the bundle (runs made in one second are listed by id)
     pairs.sort(key=lambda p: (p.label, p.a.run_id))
     store.add_pairs(pairs)
+    if labs:
+        return lab_summary(store, doc, [p for p in pairs if p.a.pipeline], reasons, imported)
     return summarise(store, doc, pairs, reasons, imported)
 
 

@@ -41,9 +41,13 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
         return Selection(ds.sha256, summary, "as asked")
     latest = store.latest_dataset()
     if latest is None:
+        labs = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
+        if labs:  # a lab pipeline's runs alone: its readers take --pipeline
+            raise KitError(f"no dataset's runs stored, only pipeline files' ("
+                           f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH")
         raise KitError("the store is empty: run `kit run --factor repeat` first")
     summary = store.datasets().get(latest, {"sha256": latest})
-    others = len(store.datasets()) - 1
+    others = sum(d.get("source") != "pipeline" for d in store.datasets().values()) - 1
     more = (f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else "")
     if n is None:
         return Selection(latest, summary, "the most recent run's; --dataset NAME [--n N] chooses"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..core.errors import KitError
 from .common import bounded, confirm, dataset_args, factors, print_json, say_stacks, select
+from .lab_read import pipeline_arg, pipeline_runs
 
 
 def add(sub) -> None:
@@ -14,6 +15,7 @@ def add(sub) -> None:
     p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
     p.add_argument("--factor", type=factors, help="only the runs of these factors' pairs")
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
@@ -30,6 +32,9 @@ def add(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--yes", action="store_true",
                    help="build the stacks the reruns need without asking (for scripts)")
+    p.add_argument("--pipeline", metavar="FILE.py",
+                   help="the lab pipeline file the bundle's runs were made with (kit export "
+                        "--pipeline): rerun here from the same bytes")
     p.set_defaults(func=_cmd_compare)
 
 
@@ -52,13 +57,16 @@ def _cmd_export(args) -> int:
                        + ("is not a folder" if folder.exists() else "does not exist")
                        + " (make it first, or name a file in a folder that exists)")
     store = Store()
-    sel = select(args, store)
-    ds = sel.sha256
-    Console(stderr=True).print(dataset_line(sel.summary, sel.why))
-    if args.factor:
-        ids = [r for p in store.pairs(ds) if p.factor in args.factor for r in (p.a, p.b)]
+    if args.pipeline:  # a lab pipeline's runs; its pairs are found again from their specs
+        ids = pipeline_runs(args, store, args.factor)
     else:
-        ids = [r.id for r in store.runs(ds)]
+        sel = select(args, store)
+        ds = sel.sha256
+        Console(stderr=True).print(dataset_line(sel.summary, sel.why))
+        if args.factor:
+            ids = [r for p in store.pairs(ds) if p.factor in args.factor for r in (p.a, p.b)]
+        else:
+            ids = [r.id for r in store.runs(ds)]
     ids = list(dict.fromkeys(ids))
     p = plan_export(store, ids, args.arrays)
     Console(stderr=True).print(
@@ -102,6 +110,10 @@ def _cmd_compare(args) -> int:
     from ..views.tables import compare_text
 
     err = Console(stderr=True)
+    if args.pipeline:  # kept by its hash: the bundle's runs name the file they were made with
+        from ..data.pipelines import add_pipeline
+
+        add_pipeline(args.pipeline)
 
     def ask(stacks) -> bool:
         """As `kit run` asks; without a terminal, only with --yes (gigabytes, not seconds)."""
@@ -116,6 +128,9 @@ def _cmd_compare(args) -> int:
     with err.status("comparing") as status:
         rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
                              on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask)
-    print_json(rep) if args.json else print(compare_text(rep))
+    from ..views.lab_readers import lab_compare_text
+
+    text = lab_compare_text if rep.get("pipeline") else compare_text  # outputs, not stages
+    print_json(rep) if args.json else print(text(rep))
     _unverified_note(rep["imported"], args.file)
     return 0

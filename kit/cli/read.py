@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.errors import KitError
 from .common import (dataset_args, factors, fraction, print_json, select)
+from .lab_read import pipeline_arg
 
 
 def add(sub) -> None:
@@ -20,12 +21,14 @@ def add(sub) -> None:
                      help="one row per factor (or per pair with --factor), for a spreadsheet; "
                      "one value a cell: a list (64 components) is one column per value, "
                      "NAME_0..NAME_63")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_budget)
 
     p = sub.add_parser("verdicts", help="stability of the twelve model-comparison verdicts")
     dataset_args(p)
     p.add_argument("--set", dest="run_set", help="one run set: seeds, stacks or a factor name")
     p.add_argument("--json", action="store_true")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_verdicts)
 
     p = sub.add_parser("amplify", help="how each model amplifies a small embedding perturbation")
@@ -36,11 +39,13 @@ def add(sub) -> None:
     p = sub.add_parser("advise", help="what to pin first, from the measured budget")
     dataset_args(p)
     p.add_argument("--json", action="store_true")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_advise)
 
     p = sub.add_parser("report", help="write report.md and a self-contained report.html")
     dataset_args(p)
     p.add_argument("--out", required=True, help="folder to write into")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("homology", help="verdicts under a cluster bootstrap, and accuracy with "
@@ -59,10 +64,15 @@ def add(sub) -> None:
     p.add_argument("--stack", help="only runs in this stack")
     p.add_argument("--factor", type=factors, help="only runs in pairs of these factors")
     p.add_argument("--json", action="store_true")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_runs)
 
 
 def _cmd_budget(args) -> int:
+    if args.pipeline:
+        from . import lab_read
+
+        return lab_read.budget(args)
     from ..analysis.budget import budget, pair_details
     from ..runs.store import Store
     from ..views.pairs import pairs_text
@@ -115,6 +125,10 @@ def _known_factor(name: str, stored: set) -> None:
 
 
 def _cmd_verdicts(args) -> int:
+    if args.pipeline:
+        from . import lab_read
+
+        return lab_read.verdicts(args)
     from ..runs.store import Store
     from ..views.tables import verdicts_text
     from ..analysis.verdicts import arrays_note, stability_report
@@ -149,6 +163,10 @@ def _cmd_amplify(args) -> int:
 
 
 def _cmd_advise(args) -> int:
+    if args.pipeline:
+        from . import lab_read
+
+        return lab_read.advise(args)
     from ..analysis.advice import advise
     from ..analysis.budget import budget
     from ..runs.store import Store
@@ -162,6 +180,10 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    if args.pipeline:
+        from . import lab_read
+
+        return lab_read.report(args)
     from rich.console import Console
 
     from ..views.report import write
@@ -204,6 +226,10 @@ def _cmd_homology(args) -> int:
 
 
 def _cmd_runs(args) -> int:
+    if args.pipeline:
+        from . import lab_read
+
+        return lab_read.runs(args)
     from ..runs.store import Store
     from ..views.tables import runs_text
 

@@ -108,3 +108,13 @@ class LabData:
     def summary(self) -> dict:
         return {"sha256": self.sha256, "name": f"pipeline {self.name}", "source": "pipeline",
                 "pipeline": self.name, "synthetic": False}
+
+
+def known_summary(sha: str) -> dict | None:
+    """The store's summary of pipeline ``sha`` when this KIT_HOME has its file, else None (a
+    bundle's runs of a pipeline are then recorded as of a dataset not verified here)."""
+    try:
+        info = pipeline_info(sha)
+    except KitError:
+        return None
+    return LabData(info).summary() if verify(sha) is None else None

@@ -76,6 +76,12 @@ class AdvicePane(Pane):
         if field.value in ("", self._default_dir):  # what the user typed there stays
             self._default_dir = field.value = self._default_folder(ds)
         md = self.query_one("#advice-md", Markdown)
+        from .lab import lab_text
+
+        lab = lab_text(self.app, "advice")
+        if lab is not None:  # a lab pipeline: what to fix first, as `kit advise --pipeline`
+            md.update("```\n" + lab.plain + "\n```")
+            return
         if not ds:
             md.update("No runs yet: run a plan first (2, then r).")
             return

@@ -55,6 +55,7 @@ class KitApp(App):
         self.n = n
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
         self.platform = platform or detect()
+        self.pipeline = None  # a lab pipeline chosen on the Setup tab (kit.app.selection)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -77,6 +78,14 @@ class KitApp(App):
         """The dataset every tab shows from now on (on the app's thread: a worker calls it with
         ``call_from_thread``)."""
         self.dataset_name, self.n = name, n
+
+    def show_pipeline(self, text: str) -> dict | None:
+        """The lab pipeline (a file or hash prefix) the read tabs show from now on; "" for
+        kit's own dataset again. KitError: one line, and the choice stays as it was."""
+        from ..app.selection import select_pipeline
+
+        self.pipeline = select_pipeline(self.store, text) if text else None
+        return self.pipeline
 
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
         # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it

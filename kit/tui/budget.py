@@ -113,8 +113,14 @@ class BudgetPane(Pane):
 
     def show(self) -> None:
         from ..analysis.budget import budget
+        from .lab import lab_text
 
         app = self.app
+        lab = lab_text(app, "budget")
+        if lab is not None:  # a lab pipeline: its own budget, as `kit budget --pipeline`
+            self.query_one("#budget-head", Static).update(lab)
+            self.query_one("#budget-table", DataTable).clear(columns=True)
+            return
         ds = app.dataset_hash()
         b = budget(app.store, ds) if ds else {"rows": [], "dataset": {}, "yardstick": None,
                                               "note": "no dataset yet"}

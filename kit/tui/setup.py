@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Button, DataTable, ProgressBar, Static
+from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
 from ..views.tables import libraries
@@ -30,6 +30,8 @@ class SetupPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="dataset-info")
+        # fits 80 columns: the read tabs show the pipeline once Enter chooses it
+        yield Input(id="pipeline-file", placeholder="or a pipeline: FILE.py or its hash, Enter")
         with Horizontal(classes="buttons"):
             yield Button("Fetch Swiss-Prot (f)", id="fetch")
             yield Button("Verify (v)", id="verify")
@@ -89,6 +91,17 @@ class SetupPane(Pane):
                  f"   (* marks the reference stack, {self._reference})" if self._reference else "")
         self.query_one("#stack-help", Static).update(f"[b]{name}[/]: {self._about.get(name, '')}"
                                                      + which)
+
+    @on(Input.Submitted, "#pipeline-file")
+    def choose_pipeline(self, event: Input.Submitted) -> None:
+        """A lab pipeline every read tab shows from now on (empty: kit's own dataset again)."""
+        try:
+            info = self.app.show_pipeline(event.value.strip())
+        except KitError as e:
+            self.app.notify(str(e), severity="error", timeout=8)
+            return
+        self.app.notify(f"the tabs read pipeline {info['name']} ({info['sha256'][:12]})" if info
+                        else "the tabs read kit's own dataset", timeout=4)
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:

@@ -59,7 +59,14 @@ class VerdictsPane(Pane):
             self.show()
 
     def show(self) -> None:
+        from .lab import lab_text
+
         head = self.query_one("#verdicts-head", Static)
+        lab = lab_text(self.app, "verdicts")
+        if lab is not None:  # a lab pipeline: its models' verdicts, as `kit verdicts --pipeline`
+            head.update(lab)
+            self.query_one("#verdicts-table", DataTable).clear(columns=True)
+            return
         if self.homology:
             self._show_homology(head, self.query_one("#verdicts-table", DataTable))
             return

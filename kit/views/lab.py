@@ -6,7 +6,7 @@ from ..core.numbers import fmt
 from .fit import para, table
 
 
-def _measure(worst: dict) -> str:
+def measure(worst: dict) -> str:
     """The largest difference of one output, in its kind's own terms."""
     if "shape" in worst:
         return f"shape {worst['shape'][0]} vs {worst['shape'][1]}"
@@ -26,6 +26,15 @@ def _measure(worst: dict) -> str:
     return ", ".join(parts) or "differs"
 
 
+def shape_line(s: dict) -> str:
+    """One line for an output whose shape a factor changed (lab_budget's ``shapes``)."""
+    a, b = s["shapes"]
+    return (f"SHAPE: {s['output']} ({s['kind']}) is {tuple(a)} in one run of {s['factor']} and "
+            f"{tuple(b)} in the other (runs {s['a'][:12]}, {s['b'][:12]}): a {s['kind']} output "
+            f"is compared element by element, so its shape must not depend on {s['factor']}; "
+            f"not measured")
+
+
 def lab_budget_text(b: dict) -> str:
     """kit.analysis.lab_budget's numbers: one row per factor, then the null experiment's line."""
     head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
@@ -33,10 +42,12 @@ def lab_budget_text(b: dict) -> str:
         return f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor repeat)"
     rows = []
     for factor, r in b["factors"].items():
-        moved = [f"{n} ({_measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
+        moved = [f"{n} ({measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
     out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]
+    for s in b.get("shapes", []):
+        out.append(para(shape_line(s), "", ""))
     if b["loose_line"]:
         out.append(para("LOOSE GENERATOR: " + b["loose_line"], "", ""))
     elif "repeat" in b["factors"]:

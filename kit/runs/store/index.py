@@ -171,8 +171,10 @@ class Store(Caches):
         return [self._record(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
 
     def latest_dataset(self) -> str | None:
-        """The dataset of the run stored last here (insertion order, not the run's own date)."""
-        row = self.db.execute("SELECT dataset FROM runs ORDER BY rowid DESC LIMIT 1").fetchone()
+        """The dataset of the run stored last here (insertion order, not the run's own date);
+        a lab pipeline's runs are not a dataset's (its readers take --pipeline), so never it."""
+        row = self.db.execute("SELECT dataset FROM runs WHERE spec NOT LIKE '%\"pipeline\":%' "
+                              "ORDER BY rowid DESC LIMIT 1").fetchone()
         return row[0] if row else None
 
     def specs(self, dataset: str | None = None) -> dict[str, RunSpec]:

@@ -1,0 +1,53 @@
+"""`kit compare` of a bundle of a lab pipeline's runs: each rerun here from the same file (by
+its hash) and compared output by output by kind, as lab_budget compares a pair."""
+
+from __future__ import annotations
+
+from ..analysis.lab_budget import compare
+from ..core.errors import KitError
+from ..core.hosts import host
+from ..data.pipelines import LabData, pipeline_info, verify
+
+
+def lab_data(doc: dict, sha: str) -> LabData:
+    """What the runner needs to rerun pipeline ``sha`` here: its file, kept under its hash.
+    KitError, one line, when this KIT_HOME does not have that exact file."""
+    hint = doc.get("datasets", {}).get(sha, {})
+    name = hint.get("pipeline") if isinstance(hint, dict) else None
+    try:
+        info = pipeline_info(sha)
+    except KitError:
+        info = None
+    if info is None or verify(sha) is not None:
+        raise KitError(f"the bundle's runs are of pipeline {name or 'file'} ({sha[:12]}), whose "
+                       f"file is not here: `kit compare BUNDLE --pipeline FILE.py` gives it (the "
+                       f"same bytes: an edited file is another pipeline)")
+    return LabData(info)
+
+
+def lab_summary(store, doc: dict, pairs: list, reasons: dict, imported: dict) -> dict:
+    """The answer for a pipeline's bundle: identical outputs, or which outputs differ and by
+    how much; a probabilities output's flips are changed predictions."""
+    per_run, flips, differ = [], 0, {}
+    for p in pairs:
+        kinds = pipeline_info(p.a.pipeline).get("kinds", {})
+        outs = compare(store, p.a.run_id, p.b.run_id, kinds)
+        moved = {n: d for n, d in outs.items() if not d["identical"]}
+        for n in moved:
+            differ[n] = differ.get(n, 0) + 1
+        flips = max([flips] + [d.get("flips", 0) for d in moved.values()])
+        per_run.append({"label": p.label, "a": p.a.run_id, "b": p.b.run_id, "outputs": outs,
+                        "identical": not moved})
+    same = sum(r["identical"] for r in per_run)
+    if not per_run:
+        answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
+    elif same == len(per_run):
+        answer = f"reproduced: all {len(per_run)} runs are bitwise identical at every output here"
+    else:
+        answer = (f"differs: {', '.join(f'{n} in {k} of {len(per_run)} runs' for n, k in differ.items())}"
+                  + (f"; up to {flips} predictions flipped" if flips else
+                     "; no prediction flipped"))
+    return {"answer": answer, "pipeline": True, "bundle_host": doc["host"], "this_host": host(),
+            "imported": imported, "pairs": len(per_run), "identical": same,
+            "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
+            "per_run": per_run}

@@ -1,0 +1,132 @@
+"""The read commands with --pipeline FILE.py|HASH: a lab pipeline's budget, verdicts, advice,
+report and runs, thin over kit.analysis.lab_budget, lab_verdicts and lab_advice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import KitError
+from .common import print_json
+
+
+def pipeline_arg(p) -> None:
+    p.add_argument("--pipeline", metavar="FILE.py|HASH",
+                   help="a lab's own pipeline (kit run --pipeline): its file, or the hash prefix "
+                        "`kit runs` shows")
+
+
+def _selected(args):
+    from ..app.selection import select_pipeline
+    from ..runs.store import Store
+
+    if getattr(args, "dataset", None) or getattr(args, "n", None):
+        raise KitError("--pipeline and --dataset/--n choose two different things: give one")
+    store = Store()
+    return store, select_pipeline(store, args.pipeline)
+
+
+def _readings(store, info, factor=None):
+    from ..analysis.lab_budget import lab_budget
+    from ..analysis.lab_verdicts import lab_verdicts
+
+    b, v = lab_budget(store, info), lab_verdicts(store, info)
+    if factor:
+        if factor not in b["factors"]:
+            raise KitError(f"no pairs of factor {factor!r} of pipeline {info['name']}; stored: "
+                           f"{', '.join(b['factors']) or 'none'}")
+        b["factors"] = {factor: b["factors"][factor]}
+        v["factors"] = {k: r for k, r in v["factors"].items() if k == factor}
+    return b, v
+
+
+def budget(args) -> int:
+    from ..views.lab import lab_budget_text
+    from ..views.lab_readers import lab_verdicts_text
+
+    store, info = _selected(args)
+    b, v = _readings(store, info, args.factor)
+    if args.json or args.csv:
+        if args.csv:
+            raise KitError("--csv is kit's own budget table; a pipeline's budget: --json")
+        print_json(b)
+        return 0
+    print(lab_budget_text(b))
+    if v["factors"] or v["unfit"]:
+        print("\n" + lab_verdicts_text(v))
+    return 0
+
+
+def verdicts(args) -> int:
+    from ..views.lab_readers import lab_verdicts_text
+
+    store, info = _selected(args)
+    _, v = _readings(store, info, args.run_set)
+    print_json(v) if args.json else print(lab_verdicts_text(v))
+    return 0
+
+
+def advise(args) -> int:
+    from ..analysis.lab_advice import lab_advise
+    from ..views.lab_readers import lab_advice_text
+
+    store, info = _selected(args)
+    a = lab_advise(*_readings(store, info))
+    print_json(a) if args.json else print(lab_advice_text(a))
+    return 0
+
+
+def report(args) -> int:
+    import html
+
+    from ..analysis.lab_advice import lab_advise
+    from ..core.atomic import write_bytes
+    from ..views.lab_readers import lab_report_md
+
+    store, info = _selected(args)
+    b, v = _readings(store, info)
+    md = lab_report_md(b, v, lab_advise(b, v))
+    out = Path(args.out).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes(out / "report.md", md.encode())
+    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {html.escape(info['name'])}"
+            f"</title><pre>{html.escape(md)}</pre>\n")
+    write_bytes(out / "report.html", page.encode())
+    print(f"pipeline {info['name']} ({info['sha256'][:12]})")
+    print(f"wrote {out / 'report.md'} and {out / 'report.html'}")
+    return 0
+
+
+def pipeline_runs(args, store, factors=None) -> list:
+    """The run ids of the pipeline --pipeline names (only those in pairs of ``factors``)."""
+    from ..app.selection import select_pipeline
+
+    if getattr(args, "dataset", None) or getattr(args, "n", None):
+        raise KitError("--pipeline and --dataset/--n choose two different things: give one")
+    sha = select_pipeline(store, args.pipeline)["sha256"]
+    ids = [r.id for r in store.runs(sha) if r.spec.pipeline == sha]
+    if not ids:
+        raise KitError(f"no runs of pipeline {sha[:12]} stored: kit run --pipeline FILE.py first")
+    if factors:
+        from ..analysis.lab_budget import pairs
+
+        keep = {x for f, a, b in pairs(store, sha) if f in factors for x in (a, b)}
+        ids = [i for i in ids if i in keep]
+    return ids
+
+
+def runs(args) -> int:
+    from ..views.tables import runs_text
+
+    store, info = _selected(args)
+    got = [r for r in store.runs(info["sha256"]) if r.spec.pipeline == info["sha256"]]
+    if got and args.factor:
+        keep = set(pipeline_runs(args, store, args.factor))
+        got = [r for r in got if r.id in keep]
+    if args.stack:
+        got = [r for r in got if r.spec.stack == args.stack]
+    if args.json:
+        print_json(got)
+    else:
+        print(runs_text(got, store.datasets()) if got else
+              f"no runs of pipeline {info['name']} ({info['sha256'][:12]}) stored")
+    return 0

@@ -1,0 +1,217 @@
+"""Every read command with --pipeline on real stored runs of lab pipelines: budget, verdicts of
+two models (kit's own bootstrap), one model's accuracy spread, advice (the loose generator
+first), report, runs and the notebook; a changed shape said in one line; a wrong --pipeline one
+line; and a pipeline's runs never read as kit's own."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kit
+from kit.analysis.lab_advice import RULE, lab_advise
+from kit.analysis.lab_budget import lab_budget, pairs
+from kit.analysis.lab_verdicts import lab_verdicts
+from kit.analysis.verdicts import bootstrap
+from kit.cli import main
+from kit.core.errors import KitError
+from kit.data.pipelines import LabData, add_pipeline
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.options import PlanOptions
+from kit.runs.store import Store
+
+HERE = Path(__file__).parent / "pipelines"
+LAB, TWO = HERE / "lab.py", HERE / "two_models.py"
+FACTORS = ("repeat", "seed", "seed:split")
+
+
+def stored(path, factors, seeds=(0, 1, 2)):
+    info = add_pipeline(path)
+    plan = [p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=seeds))]
+    store = Store()
+    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), store)
+    return info, store
+
+
+def kit_cli(capsys, *argv):
+    code = main(list(argv))
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
+    info, store = stored(TWO, FACTORS + ("seed:forest",))
+    v = lab_verdicts(store, info)
+    assert v["models"] == ["p_lr", "p_rf"] and v["truth"] == "y_test" and not v["unfit"]
+    assert set(v["factors"]) == {"repeat", "seed", "seed:split", "seed:forest"}
+    for factor, a, b in pairs(store, info["sha256"]):
+        for run in (a, b):  # the same numbers as kit's own bootstrap on the stored arrays
+            want = bootstrap({m: store.array(run, m) for m in ("p_lr", "p_rf")},
+                             store.array(run, "y_test"), models=("p_lr", "p_rf"))
+            for key in ("p_rf-p_lr acc", "p_rf-p_lr auc"):
+                row = v["factors"][factor]["verdicts"][key]
+                assert row["per_run"][run] == want[key]["verdict"]
+                assert row["diff"][run] == want[key]["diff"]
+    for f in v["factors"].values():
+        for key, row in f["verdicts"].items():
+            assert row["stable"] == (row["changed"] == 0)
+            assert sum(row["counts"].values()) == len(f["runs"])
+    assert all(not r["changed"] for r in v["factors"]["repeat"]["verdicts"].values())
+
+
+def test_one_model_gives_the_spread_of_its_accuracy():
+    info, store = stored(LAB, ("seed",))
+    v = lab_verdicts(store, info)
+    assert v["models"] == ["p_lr"] and not v["factors"]["seed"]["verdicts"]
+    acc = [float(np.mean((store.array(r, "p_lr") > 0.5) == store.array(r, "y_test")))
+           for r in v["factors"]["seed"]["runs"]]
+    s = v["factors"]["seed"]["spread"]["p_lr"]
+    assert s["runs"] == 3 and s["min"] == min(acc) and s["max"] == max(acc)
+    assert s["sd"] == pytest.approx(np.std(acc, ddof=1))
+
+
+def test_advice_names_the_loose_generator_first_then_each_seed_with_the_rule():
+    info, store = stored(LAB, ("repeat", "seed:split", "seed:init"))
+    b = lab_budget(store, info)
+    a = lab_advise(b, lab_verdicts(store, info))
+    assert a["steps"][0]["step"] == "loose" and a["steps"][0]["outputs"] == ["jitter"]
+    seeds = [s for s in a["steps"] if s["step"] == "seed"]
+    assert {s["seed"] for s in seeds} == {"split", "init"}
+    assert all("jitter" not in s["outputs"] and s["rule"] == RULE for s in seeds)
+    assert next(s for s in seeds if s["seed"] == "split")["outputs"] == ["y_test", "p_lr"]
+
+
+def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
+    info, store = stored(TWO, FACTORS)
+    prefix = info["sha256"][:8]
+    for ref in (str(TWO), prefix):
+        code, out, err = kit_cli(capsys, "budget", "--pipeline", ref)
+        assert code == 0, err
+        assert out.startswith(f"pipeline two_models.py ({info['sha256'][:12]})")
+        assert "p_rf-p_lr auc" in out  # the verdicts beside the budget
+        code, out, _ = kit_cli(capsys, "verdicts", "--pipeline", ref, "--json")
+        assert code == 0 and json.loads(out)["models"] == ["p_lr", "p_rf"]
+        code, out, _ = kit_cli(capsys, "advise", "--pipeline", ref)
+        assert code == 0 and "seed split reaches y_test, p_lr, p_rf" in out and RULE in out
+        code, out, _ = kit_cli(capsys, "runs", "--pipeline", ref, "--json")
+        assert code == 0 and len(json.loads(out)) == 6  # base, replicate, 2 seed, 2 seed:split
+    code, out, _ = kit_cli(capsys, "budget", "--pipeline", prefix, "--factor", "seed:split")
+    assert code == 0 and "seed:split" in out and "repeat " not in out
+    code, out, _ = kit_cli(capsys, "report", "--pipeline", prefix, "--out", str(tmp_path / "r"))
+    assert code == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "## Verdicts" in md and "p_rf-p_lr acc" in md and "## What to fix first" in md
+    assert (tmp_path / "r" / "report.html").read_text().startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (("budget", "--pipeline", "nowhere.py"), "no pipeline file nowhere.py"),
+    (("verdicts", "--pipeline", "abcdef12"), "no stored pipeline with hash prefix abcdef12"),
+    (("advise", "--pipeline", "lab"), "no pipeline file lab"),
+    (("budget", "--pipeline", str(LAB), "--dataset", "synthetic"), "choose two different"),
+    (("budget", "--pipeline", str(LAB), "--factor", "seed:svd"), "no pairs of factor 'seed:svd'"),
+])
+def test_a_wrong_pipeline_is_one_line(capsys, argv, says):
+    code, out, err = kit_cli(capsys, *argv)
+    assert code == 1 and says in err and err.strip().count("\n") == 0 and "Traceback" not in err
+
+
+def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(capsys, tmp_path):
+    f = tmp_path / "shapes.py"
+    f.write_text("import numpy as np\nSEEDS = ('a', 'b')\n"
+                 "KINDS = {'t': 'truth', 'p': 'probabilities', 'q': 'probabilities'}\n"
+                 "def run(seeds):\n    n = 4 + seeds['a']\n"
+                 "    return {'t': np.array([0, 1, 0, 1]), 'p': np.full(n, 0.25 + seeds['b'] / 4),"
+                 " 'q': np.full(4, 0.5)}\n")
+    info, store = stored(f, ("seed:a", "seed:b"), seeds=(0, 1))
+    b = lab_budget(store, info)
+    assert [(s["factor"], s["output"], s["shapes"]) for s in b["shapes"]] == \
+        [("seed:a", "p", [[4], [5]])]
+    code, out, err = kit_cli(capsys, "budget", "--pipeline", str(f))
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("SHAPE"))
+    assert "SHAPE: p (probabilities) is (4,) in one run of seed:a and (5,) in the other" in \
+        " ".join(out.split())
+    assert line  # the line is said, and nothing measured of it
+    v = lab_verdicts(store, info)
+    assert len(v["unfit"]) == 1 and "p (probabilities) has shape [5] but t (truth) has shape [4]" \
+        in v["unfit"][0]
+    assert set(v["factors"]) == {"seed:b"}  # the pair with an unfit run is left out
+    code, out, _ = kit_cli(capsys, "advise", "--pipeline", str(f))
+    assert code == 0 and "SHAPE: p (probabilities)" in " ".join(out.split())
+
+
+def test_a_pipelines_runs_never_read_as_kits_own(capsys, tmp_path, kit_home):
+    from stored import budget_store
+
+    budget_store(tmp_path, home=kit_home).close()
+    _, before, _ = kit_cli(capsys, "budget", "--json")
+    info, store = stored(LAB, ("repeat",))  # stored last: still not the default dataset
+    code, after, err = kit_cli(capsys, "budget", "--json")
+    assert code == 0 and json.loads(after) == json.loads(before)
+    assert "pipeline" not in err
+    code, out, _ = kit_cli(capsys, "verdicts", "--json")
+    assert code == 0 and set(json.loads(out)) == {"seeds", "threads", "repeat"}
+    assert all(r.spec.pipeline == "" for r in store.runs("d" * 64))
+    code, out, _ = kit_cli(capsys, "runs", "--json")
+    assert {r["spec"].get("pipeline", "") for r in json.loads(out)} == {"", info["sha256"]}
+
+
+def test_the_notebook_reads_a_pipeline_by_file_or_hash():
+    info, _ = stored(LAB, ("repeat", "seed"))
+    k = kit.open()
+    b = k.budget(pipeline=str(LAB))
+    assert b.loc[("repeat", "jitter"), "pairs_changed"] == 1
+    assert b.loc[("repeat", "emb"), "pairs_changed"] == 0 and b.attrs["loose"] == ["jitter"]
+    v = k.verdicts(pipeline=info["sha256"][:10])
+    assert v.attrs["models"] == ["p_lr"] and v.attrs["spread"]["seed"]["p_lr"]["runs"] == 3
+    assert k.advice(pipeline=str(LAB))["step"].iloc[0] == "loose"
+    assert len(k.runs(pipeline=str(LAB))) == 4  # base, replicate, seeds 1 and 2
+    with pytest.raises(KitError, match="no stored pipeline"):
+        k.budget(pipeline="fedcba98")
+
+
+def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, monkeypatch):
+    info, _ = stored(TWO, ("repeat", "seed:forest"), seeds=(0, 1))
+    bundle = tmp_path / "lab.kit"
+    code, out, err = kit_cli(capsys, "export", "--pipeline", info["sha256"][:12], "--arrays",
+                             "--out", str(bundle))
+    assert code == 0 and "3 runs" in out, err
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))  # another KIT_HOME: another host
+    code, _, err = kit_cli(capsys, "compare", str(bundle))
+    assert code == 1 and "whose file is not here" in err and err.strip().count("\n") == 0
+    assert not (tmp_path / "other" / "index.sqlite").exists() or not Store().runs()
+    code, out, err = kit_cli(capsys, "compare", str(bundle), "--pipeline", str(TWO), "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["pairs"] == 3 and rep["identical"] == 3 and rep["answer"].startswith("reproduced")
+    assert set(rep["per_run"][0]["outputs"]) == {"y_test", "p_lr", "p_rf"}
+
+
+async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
+    from textual.widgets import Input, Markdown
+
+    from kit.envs.platforms import Platform
+    from kit.tui.app import KitApp
+
+    info, store = stored(LAB, ("repeat",))
+    plat = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
+    app = KitApp("synthetic", 120, platform=plat, store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        field = pilot.app.query_one("#pipeline-file", Input)
+        field.focus()
+        await pilot.press(*"nowhere.py", "enter")
+        assert pilot.app.pipeline is None  # a wrong file: said, and nothing chosen
+        field.value = info["sha256"][:10]
+        await pilot.press("enter")
+        assert pilot.app.pipeline["sha256"] == info["sha256"]
+        await pilot.press("escape", "4")
+        head = str(pilot.app.query_one("#budget-head").render())
+        assert "pipeline lab.py" in head and "LOOSE GENERATOR: jitter" in " ".join(head.split())
+        await pilot.press("5")
+        assert "models p_lr" in str(pilot.app.query_one("#verdicts-head").render())
+        await pilot.press("6")
+        md = pilot.app.query_one("#advice-md", Markdown)
+        assert "seed the loose generator" in md.source
