@@ -64,6 +64,13 @@ def test_each_seed_changes_what_it_reaches_and_nothing_else(stored):
     assert "flips" in f["seed:split"]["outputs"]["p_lr"]["worst"]
 
 
+def test_rows_are_in_kits_factor_order_with_each_seed_in_the_files_seeds_order(stored):
+    info, store, _ = stored
+    # planned as seed:split, seed:init, repeat, seed: alphabetical would put repeat first, then
+    # seed, seed:init, seed:split; kit's table puts repeat first and SEEDS orders split, init
+    assert list(lab_budget(store, info)["factors"]) == ["repeat", "seed", "seed:split", "seed:init"]
+
+
 def test_plans_refuse_what_the_file_does_not_name():
     info = add_pipeline(LAB)
     with pytest.raises(KitError, match="lab.py names no seed 'svd': its SEEDS are split, init"):

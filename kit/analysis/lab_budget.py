@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import factors
 from ..runs.store import Store
 from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard
 from .digits import agreement
@@ -110,6 +111,7 @@ def lab_budget(store: Store, info: dict) -> dict:
                                                    "shapes": d["shape"]})
     # the null experiment: the same spec run twice, or in a fresh and a warm worker (a process
     # factor's difference is a generator's state carried between runs, not the environment)
+    rows = {f: rows[f] for f in sorted(rows, key=lambda f: factor_order(f, info["seeds"]))}
     loose = list(dict.fromkeys(n for f in ("repeat", "process")
                                for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
     inert = [f.split(":", 1)[1] for f, r in rows.items()
@@ -119,6 +121,14 @@ def lab_budget(store: Store, info: dict) -> dict:
                            f"runs with the same named seeds: "
                            + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
             "inert": inert, "shapes": list(shapes.values())}
+
+
+def factor_order(name: str, seeds) -> tuple:
+    """Where a pipeline's factor stands among its rows: kit's table order (repeat, process,
+    host, threads, ...), each seed:NAME just after seed in the file's SEEDS order."""
+    if name.startswith("seed:") and name.split(":", 1)[1] in seeds:
+        return factors.order("seed"), 1 + list(seeds).index(name.split(":", 1)[1])
+    return factors.order(name), 0
 
 
 def _worse(a: dict | None, b: dict) -> dict:
