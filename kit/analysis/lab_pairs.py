@@ -27,7 +27,8 @@ def pairs(store: Store, pipeline: str) -> list:
     repeat: the replicate; seed: every named seed moved from a run whose seeds are all equal;
     seed:NAME: NAME alone moved from that run; threads: 1 against more; precision: float64
     against float32; process: a fresh worker against a warm one; a stack factor (arch, blas,
-    numpy, python, sklearn): the catalogue's stack pairs for it on this platform."""
+    numpy, python, sklearn): the catalogue's stack pairs for it on this platform; host: one
+    spec made on two machines."""
     specs = [s for s in store.specs(pipeline).values() if s.pipeline == pipeline]
     found = _seeds(_at_base(specs, "replicate"))
     for factor, test in _ONE_FIELD:
@@ -36,7 +37,21 @@ def pairs(store: Store, pipeline: str) -> list:
             found += [(factor, a.run_id, b.run_id) for a in group for b in group
                       if test(getattr(a, field), getattr(b, field))]
     found += _stacks(_at_base(specs))
+    found += _hosts(specs)
     return sorted(set(found))
+
+
+def _hosts(specs) -> list:
+    """host: one spec made on two machines (a cluster's node classes, or a bundle's run and its
+    rerun here by `kit compare`), each run of the first host id against its twin on each other;
+    the stack's identity is the machine's too (its interpreter, its build), so it may differ.
+    Any spec, not only the plan's base: `kit compare` reruns every run a bundle holds."""
+    found = []
+    for group in _groups(specs, "host", "stack_id").values():
+        first = min(s.host for s in group)
+        found += [("host", a.run_id, b.run_id) for a in group if a.host == first
+                  for b in group if b.host != first]
+    return found
 
 
 def _at_base(specs, varied: str = "") -> list:

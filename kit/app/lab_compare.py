@@ -6,20 +6,46 @@ from __future__ import annotations
 from ..analysis.lab_budget import compare
 from ..core.errors import KitError
 from ..core.hosts import host
-from ..data.pipelines import LabData, pipeline_info, verify
+from ..data.pipelines import LabData, add_pipeline, file_sha256, pipeline_info, verify
+
+
+def keep_files(doc: dict, labs: set, files) -> None:
+    """Check that each of ``files`` (`kit compare --pipeline`) is a file the bundle's runs were
+    made with (``labs``: their pipelines' hashes), then keep each by its hash. KitError, one
+    line, before anything is written, naming the bundle's pipeline(s) when one is not."""
+    if not files:
+        return
+    named = ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in sorted(labs))
+    if not labs:
+        raise KitError("the bundle holds no pipeline file's runs (they are kit's own): compare "
+                       "it without --pipeline")
+    for f in files:
+        sha = file_sha256(f)
+        if sha not in labs:
+            raise KitError(f"{f} differs from the file the bundle's runs were made with: it hashes "
+                           f"to {sha[:12]}, the bundle's "
+                           + (f"pipeline is {named}" if len(labs) == 1 else
+                              f"runs name {len(labs)} pipelines: {named}")
+                           + " (an edited file is another pipeline); nothing was written")
+    for f in files:
+        add_pipeline(f)
+
+
+def _name(doc: dict, sha: str) -> str:
+    hint = doc.get("datasets", {}).get(sha, {})
+    return (hint.get("pipeline") if isinstance(hint, dict) else None) or "file"
 
 
 def lab_data(doc: dict, sha: str) -> LabData:
     """What the runner needs to rerun pipeline ``sha`` here: its file, kept under its hash.
     KitError, one line, when this KIT_HOME does not have that exact file."""
-    hint = doc.get("datasets", {}).get(sha, {})
-    name = hint.get("pipeline") if isinstance(hint, dict) else None
+    name = _name(doc, sha)
     try:
         info = pipeline_info(sha)
     except KitError:
         info = None
     if info is None or verify(sha) is not None:
-        raise KitError(f"the bundle's runs are of pipeline {name or 'file'} ({sha[:12]}), whose "
+        raise KitError(f"the bundle's runs are of pipeline {name} ({sha[:12]}), whose "
                        f"file is not here: `kit compare BUNDLE --pipeline FILE.py` gives it (the "
                        f"same bytes: an edited file is another pipeline)")
     return LabData(info)

@@ -20,7 +20,7 @@ from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
-from .lab_compare import lab_data, lab_summary
+from .lab_compare import keep_files, lab_data, lab_summary
 
 FACTOR = "host"
 BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
@@ -78,17 +78,18 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
 
 
 def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_done=None,
-                   log=lambda msg: None, confirm=lambda stacks: True) -> dict:
+                   log=lambda msg: None, confirm=lambda stacks: True, pipelines=()) -> dict:
     """Verify, plan the reruns, import, rerun what is missing here, pair, and summarise.
 
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
     before anything is written: a failed compare leaves the store as it was. ``confirm(stacks)``
     ([(name, download bytes or None)] not built here) is asked before any is built, as `kit run`
     asks; it may raise, or return False, to refuse (nothing is built or written then).
+    ``pipelines``: the lab pipeline files the bundle's runs were made with, checked by hash.
     """
     plat = plat or detect()
     with opened(path, store.root) as found:
-        return _compare(store, path, found, plat, jobs, on_done, log, confirm)
+        return _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines)
 
 
 def _to_build(specs, plat) -> list:
@@ -101,11 +102,13 @@ def _to_build(specs, plat) -> list:
     return list(out.items())
 
 
-def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
+def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -> dict:
     doc = found[0]
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
+    labs = {s.pipeline for s in specs.values() if s.pipeline}  # a lab's file is its "dataset"
+    keep_files(doc, labs, pipelines)
     # the runs whose embedding others train on first, so that those find their twin input
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
     needed = _to_build(specs.values(), plat)
@@ -128,7 +131,6 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
-    labs = {s.pipeline for s in specs.values() if s.pipeline}  # a lab's file is its "dataset"
     datasets = {sha: lab_data(doc, sha) if sha in labs
                 else find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
     imported = import_bundle(store, path, found)

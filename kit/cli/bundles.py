@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import KitError
-from .common import bounded, confirm, dataset_args, factors, print_json, say_stacks, select
+from .common import (bounded, confirm, dataset_args, factor_list, kit_factors, print_json,
+                     say_stacks, select)
 from .lab_read import pipeline_arg, pipeline_runs
 
 
@@ -13,10 +14,11 @@ def add(sub) -> None:
     p = sub.add_parser("export", help="write runs into one portable, checksummed bundle")
     dataset_args(p)
     p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
-    p.add_argument("--factor", type=factors, help="only the runs of these factors' pairs")
+    p.add_argument("--factor", type=factor_list, help="only the runs of these factors' pairs "
+                   "(with --pipeline: any of its factors, seed:NAME included)")
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
     pipeline_arg(p)
-    p.set_defaults(func=_cmd_export)
+    p.set_defaults(func=_cmd_export, parser=p)
 
     p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
     p.add_argument("file", help="a bundle written by `kit export`")
@@ -32,9 +34,9 @@ def add(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--yes", action="store_true",
                    help="build the stacks the reruns need without asking (for scripts)")
-    p.add_argument("--pipeline", metavar="FILE.py",
+    p.add_argument("--pipeline", metavar="FILE.py", action="append", default=[],
                    help="the lab pipeline file the bundle's runs were made with (kit export "
-                        "--pipeline): rerun here from the same bytes")
+                        "--pipeline): rerun here from the same bytes (once per file)")
     p.set_defaults(func=_cmd_compare)
 
 
@@ -60,6 +62,7 @@ def _cmd_export(args) -> int:
     if args.pipeline:  # a lab pipeline's runs; its pairs are found again from their specs
         ids = pipeline_runs(args, store, args.factor)
     else:
+        args.factor = kit_factors(args)
         sel = select(args, store)
         ds = sel.sha256
         Console(stderr=True).print(dataset_line(sel.summary, sel.why))
@@ -110,11 +113,6 @@ def _cmd_compare(args) -> int:
     from ..views.tables import compare_text
 
     err = Console(stderr=True)
-    if args.pipeline:  # kept by its hash: the bundle's runs name the file they were made with
-        from ..data.pipelines import add_pipeline
-
-        add_pipeline(args.pipeline)
-
     def ask(stacks) -> bool:
         """As `kit run` asks; without a terminal, only with --yes (gigabytes, not seconds)."""
         say_stacks(err, f"Comparing {args.file}", stacks)
@@ -127,7 +125,8 @@ def _cmd_compare(args) -> int:
 
     with err.status("comparing") as status:
         rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
-                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask)
+                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask,
+                             pipelines=args.pipeline)
     from ..views.lab_readers import lab_compare_text
 
     text = lab_compare_text if rep.get("pipeline") else compare_text  # outputs, not stages

@@ -111,6 +111,23 @@ def factors(text: str) -> tuple:
     return names
 
 
+def factor_list(text: str) -> tuple:
+    """--factor of a command that also takes --pipeline: names split here, checked by
+    ``kit_factors`` for kit's own dataset, or against the pipeline's stored pairs (seed:NAME is
+    any name of the file's SEEDS, which kit's own table does not know)."""
+    return tuple(f.strip() for f in text.split(",") if f.strip())
+
+
+def kit_factors(args) -> tuple:
+    """args.factor checked as kit's own factor names (a usage error as --factor's type gives)."""
+    if not args.factor:
+        return args.factor
+    try:
+        return factors(",".join(args.factor))
+    except argparse.ArgumentTypeError as e:
+        args.parser.error(f"argument --factor: {e}")
+
+
 def dataset_args(p, default=None):
     p.add_argument("--dataset", default=default,
                    help="dataset name: 'synthetic' (built in) or one stored by `kit data import` "

@@ -109,7 +109,13 @@ def pipeline_runs(args, store, factors=None) -> list:
     if factors:
         from ..analysis.lab_budget import pairs
 
-        keep = {x for f, a, b in pairs(store, sha) if f in factors for x in (a, b)}
+        found = pairs(store, sha)
+        stored = list(dict.fromkeys(f for f, _, _ in found))
+        absent = [f for f in factors if f not in stored]
+        if absent:
+            raise KitError(f"no pairs of factor {absent[0]!r} of pipeline {sha[:12]} stored; "
+                           f"stored: {', '.join(stored) or 'none'}")
+        keep = {x for f, a, b in found if f in factors for x in (a, b)}
         ids = [i for i in ids if i in keep]
     return ids
 

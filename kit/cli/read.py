@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 from ..core.errors import KitError
-from .common import (dataset_args, factors, fraction, print_json, select)
+from .common import dataset_args, factor_list, fraction, kit_factors, print_json, select
 from .lab_read import pipeline_arg
 
 
@@ -62,10 +62,11 @@ def add(sub) -> None:
     p.add_argument("--kind", choices=("pipeline", "torch", "perturb", "feed"),
                    help="only runs of this kind (feed: the cross-fed runs of `kit explain`)")
     p.add_argument("--stack", help="only runs in this stack")
-    p.add_argument("--factor", type=factors, help="only runs in pairs of these factors")
+    p.add_argument("--factor", type=factor_list, help="only runs in pairs of these factors "
+                   "(with --pipeline: any of its factors, seed:NAME included)")
     p.add_argument("--json", action="store_true")
     pipeline_arg(p)
-    p.set_defaults(func=_cmd_runs)
+    p.set_defaults(func=_cmd_runs, parser=p)
 
 
 def _cmd_budget(args) -> int:
@@ -233,6 +234,7 @@ def _cmd_runs(args) -> int:
     from ..runs.store import Store
     from ..views.tables import runs_text
 
+    args.factor = kit_factors(args)
     store = Store()
     ds = select(args, store).sha256 if (args.dataset or args.n) else None
     runs = store.runs(ds)

@@ -21,12 +21,7 @@ def add_pipeline(path) -> dict:
     {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS), "dtype" (run takes
     one: the precision factor applies)}. KitError: one line."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise KitError(f"cannot read pipeline file {path} ({e.strerror or type(e).__name__})") from None
-    if path.suffix != ".py":
-        raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
+    data = _read(path)
     sha = hashlib.sha256(data).hexdigest()
     info = dict(declared(path.name, data), sha256=sha, name=path.name)
     folder = subdir("pipelines") / "by-hash"
@@ -34,6 +29,21 @@ def add_pipeline(path) -> dict:
         write_bytes(folder / f"{sha}.py", data)
     write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
     return info
+
+
+def file_sha256(path) -> str:
+    """The hash that names the pipeline in file ``path``, nothing written. KitError: one line."""
+    return hashlib.sha256(_read(Path(path))).hexdigest()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise KitError(f"cannot read pipeline file {path} ({e.strerror or type(e).__name__})") from None
+    if path.suffix != ".py":
+        raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
+    return data
 
 
 def declared(name: str, data: bytes) -> dict:

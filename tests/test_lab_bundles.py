@@ -1,0 +1,80 @@
+"""A lab pipeline's runs between two KIT_HOMEs (two host ids): exported by any of its factors
+(seed:NAME included), compared only with the very file they were made with, and their reruns
+here found again as the factor host, which `kit budget --pipeline` then shows."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.app.lab_compare import keep_files
+from kit.cli import main
+from kit.core.errors import KitError
+from kit.data.pipelines import LabData, add_pipeline, file_sha256
+from kit.runs.executing.runner import run_all
+from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.options import PlanOptions
+from kit.runs.store import Store
+
+HERE = Path(__file__).parent / "pipelines"
+LAB, TWO = HERE / "lab.py", HERE / "two_models.py"
+
+
+def kit_cli(capsys, *argv):
+    code = main(list(argv))
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def test_export_by_seed_name_compare_only_with_the_same_file_and_the_host_row(
+        capsys, tmp_path, monkeypatch):
+    info = add_pipeline(TWO)
+    plan = [p for f in ("repeat", "seed:forest")
+            for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=(0, 1)))]
+    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), Store())
+    bundle = tmp_path / "lab.kit"
+    code, out, err = kit_cli(capsys, "export", "--pipeline", str(TWO), "--factor", "seed:forest",
+                             "--arrays", "--out", str(bundle))
+    assert code == 0 and "2 runs" in out, err  # the base run and forest=1, not the replicate
+    code, _, err = kit_cli(capsys, "export", "--pipeline", str(TWO), "--factor", "seed:nope",
+                           "--out", str(tmp_path / "no.kit"))
+    assert code == 1 and "no pairs of factor 'seed:nope'" in err and "seed:forest" in err
+    assert err.strip().count("\n") == 0 and not (tmp_path / "no.kit").exists()
+    with pytest.raises(SystemExit) as usage:  # kit's own dataset: kit's own names, as before
+        main(["export", "--factor", "seed:forest", "--out", str(tmp_path / "kit.kit")])
+    assert usage.value.code == 2 and "unknown factor 'seed:forest'" in capsys.readouterr().err
+
+    other = tmp_path / "other"
+    monkeypatch.setenv("KIT_HOME", str(other))  # another KIT_HOME: another host
+    edited = tmp_path / "two_models.py"
+    edited.write_text(TWO.read_text() + "# edited\n")
+    code, _, err = kit_cli(capsys, "compare", str(bundle), "--pipeline", str(edited))
+    assert code == 1 and err.strip().count("\n") == 0, err
+    assert f"differs from the file the bundle's runs were made with: it hashes to " \
+           f"{file_sha256(edited)[:12]}, the bundle's pipeline is two_models.py " \
+           f"({info['sha256'][:12]})" in err
+    assert not (other / "pipelines").exists() and not Store().runs()  # nothing written
+
+    code, out, err = kit_cli(capsys, "compare", str(bundle), "--pipeline", str(TWO), "--json")
+    assert code == 0, err
+    assert json.loads(out)["pairs"] == 2
+    code, out, err = kit_cli(capsys, "budget", "--pipeline", str(TWO), "--json")
+    assert code == 0, err
+    rows = json.loads(out)["factors"]
+    assert rows["host"]["pairs"] == 2  # each run and its rerun here, found from the specs
+    assert all(o["changed"] == 0 for o in rows["host"]["outputs"].values())  # all seeded
+    assert list(rows) == ["host", "seed:forest"]  # kit's factor order
+    code, out, _ = kit_cli(capsys, "budget", "--pipeline", str(TWO))
+    assert code == 0 and "host" in out
+
+
+def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
+    doc = {"datasets": {"a" * 64: {"pipeline": "lab.py"}, "b" * 64: {"pipeline": "two.py"}}}
+    copy = tmp_path / "mine.py"
+    shutil.copy(LAB, copy)
+    with pytest.raises(KitError, match=r"runs name 2 pipelines: lab.py \(aaaaaaaaaaaa\), "
+                                       r"two.py \(bbbbbbbbbbbb\)"):
+        keep_files(doc, {"a" * 64, "b" * 64}, [copy])
+    with pytest.raises(KitError, match="no pipeline file's runs"):
+        keep_files(doc, set(), [copy])
