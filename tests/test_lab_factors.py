@@ -58,8 +58,11 @@ def test_kit_only_and_unknown_factors_are_refused_in_one_line():
             lab_plan(factor, info, opts)
     with pytest.raises(KitError, match="seed:svd is kit's own pipeline's, not for a pipeline"):
         lab_plan("seed:svd", info, opts)
-    with pytest.raises(KitError, match="^host: not yet for a pipeline file"):
+    with pytest.raises(KitError) as own:
+        plan("host", "d" * 64, opts)
+    with pytest.raises(KitError) as lab:  # host without --hosts: kit's own planner's line
         lab_plan("host", info, opts)
+    assert str(lab.value) == str(own.value)
     with pytest.raises(KitError, match="^unknown factor 'bogus' for a pipeline file"):
         lab_plan("bogus", info, opts)
 
@@ -164,18 +167,9 @@ def test_kit_run_pipeline_in_another_stack_and_its_one_line_refusals(paired):
         bad = _kit("run", "--pipeline", str(LAB), "--factor", factor, "--threads", "1")
         assert bad.returncode == 1 and said in bad.stderr, bad.stderr
         assert bad.stderr.strip().count("\n") == 0 and "Traceback" not in bad.stderr
-    bad = _kit("run", "--pipeline", str(LAB), "--factor", "repeat", "--cluster", "tcp://x:1")
-    assert bad.returncode != 0 and "without --cluster" in bad.stderr
-
-
-def test_a_cluster_node_refuses_a_pipeline_run_in_one_line():
-    from kit.runs.executing.on_node import make_run
-
-    info = add_pipeline(LAB)
-    spec = lab_plan("repeat", info, PlanOptions(threads=(1,)))[0].a
-    got = make_run(spec.to_json(), None, None)
-    assert "a pipeline file's runs are made on the driver's machine only" in got["error"]
-    assert "\n" not in got["error"]
+    bad = _kit("run", "--pipeline", str(LAB), "--factor", "host", "--hosts", "a,b")
+    assert bad.returncode == 1 and "--hosts names node classes of a cluster: add --cluster" \
+        in bad.stderr
 
 
 def test_the_worker_and_the_contract_compile_under_python_3_9():

@@ -19,7 +19,8 @@ def add(sub) -> None:
     p.add_argument("--pipeline", metavar="FILE.py",
                    help="your own pipeline file (SEEDS, KINDS, run(seeds)): --factor repeat, "
                         "process, threads, precision (run(seeds, dtype)), seed, seed:NAME for "
-                        "a name in its SEEDS, or a stack factor (docs/pipelines.md)")
+                        "a name in its SEEDS, a stack factor, or host on a --cluster "
+                        "(docs/pipelines.md)")
     dataset_args(p)
     p.add_argument("--stack", default="host",
                    help="stack for single-stack factors (default: host, kit's own interpreter)")
@@ -60,9 +61,6 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     if args.pipeline:
-        if args.cluster:  # said before any cluster is reached
-            raise KitError("a pipeline file's runs are made on this machine only for now: run "
-                           "`kit run --pipeline` without --cluster")
         args.factor = tuple(f.strip() for f in args.factor.split(",") if f.strip())
     else:
         try:

@@ -90,6 +90,35 @@ def pipeline_file(sha: str) -> Path:
     return path
 
 
+def shipment(sha: str) -> dict:
+    """What a cluster node is sent of pipeline ``sha`` it has not got: the file's name and
+    bytes, read from this KIT_HOME's verified copy (kit.runs.executing.on_node keeps it)."""
+    return {"sha256": sha, "name": pipeline_info(sha)["name"],
+            "data": pipeline_file(sha).read_bytes()}
+
+
+def keep_shipped(sha: str, got) -> None:
+    """Keep a shipment (``shipment``'s dict, as a node received it) of pipeline ``sha`` in this
+    KIT_HOME's by-hash folder, its bytes verified to hash to ``sha`` first: nothing unverified
+    is written, so nothing unverified is imported. KitError: one line."""
+    data = got.get("data") if isinstance(got, dict) else None
+    name = got.get("name") if isinstance(got, dict) else None
+    if not isinstance(data, bytes) or not isinstance(name, str) or not name.endswith(".py") \
+            or "/" in name or hashlib.sha256(data).hexdigest() != sha:
+        raise KitError(f"the pipeline file {sha[:12]} arrived damaged (its bytes do not hash "
+                       f"to the run's pipeline): nothing of it was kept")
+    info = dict(declared(name, data), sha256=sha, name=name)
+    folder = subdir("pipelines") / "by-hash"
+    if verify(sha):  # missing or damaged here: the verified bytes replace it
+        write_bytes(folder / f"{sha}.py", data)
+    write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
+
+
+def present(sha: str) -> bool:
+    """Whether this KIT_HOME holds pipeline ``sha``'s verified file and what it declares."""
+    return verify(sha) is None and (subdir("pipelines") / "by-hash" / f"{sha}.json").is_file()
+
+
 def verify(sha: str) -> str | None:
     """Why the stored file of pipeline ``sha`` is not that pipeline (None: it is)."""
     path = subdir("pipelines") / "by-hash" / f"{sha}.py"

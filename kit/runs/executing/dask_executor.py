@@ -20,6 +20,7 @@ from pathlib import Path
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...core.waits import bounded
+from ...data.pipelines import shipment
 from . import on_node as node
 from .answers import unpacked
 from .cluster_kinds import ClusterKind, cluster_kind
@@ -166,6 +167,10 @@ class DaskExecutor(Executor):
                 return None
             if isinstance(got, dict) and got.get("missing") == "dataset" and send is None:
                 send = dataset
+                continue
+            if isinstance(got, dict) and got.get("missing") == "pipeline" and send is None \
+                    and spec.pipeline:  # the file's bytes, which the node hashes before keeping
+                send = shipment(spec.pipeline)
                 continue
             return unpacked(got, spec, out)
 

@@ -20,6 +20,7 @@ from ...core.errors import KitError
 from ...core.processes import cores
 from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path, stored_worker_file, verify_worker_file
+from ...data.pipelines import keep_shipped, pipeline_file, present
 from ...envs.kinds import stack_kind
 from ...envs.platforms import detect
 from .attempt import WorkerFailed, attempt
@@ -115,20 +116,27 @@ def _undo_nanny_environment() -> None:
         os.environ.pop(key, None)
 
 
-def make_run(spec_json: str, dataset: Dataset | None, input_npy: bytes | None) -> dict:
+def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | None) -> dict:
     """A Dask task: make one run on this node; {"manifest", "arrays", "node"}, {"error", ...},
-    or {"missing": "dataset"} when sent without the dataset and this node has not got it."""
+    or {"missing": "dataset"} ("pipeline") when sent without the dataset (a lab pipeline's
+    file: kit.data.pipelines.shipment) and this node has not got it."""
     sweep()
     _undo_nanny_environment()
     me = facts()
     where = me["host"]
     try:
         spec = RunSpec.from_json(spec_json)
-        if spec.pipeline:  # its file is kept in the driver's KIT_HOME, which a node may not share
-            raise KitError(f"node {where}: a pipeline file's runs are made on the driver's "
-                           f"machine only for now: run `kit run --pipeline` without --cluster")
         stack = _stack(spec, where)
-        if dataset is None:  # the dataset travels once per node, by content
+        if spec.pipeline:  # a lab's file travels once per node too, verified before it is kept
+            if dataset is None and not present(spec.pipeline):
+                return {"missing": "pipeline", "node": me}
+            if dataset is not None:
+                try:
+                    keep_shipped(spec.pipeline, dataset)
+                except KitError as e:
+                    raise KitError(f"node {where}: {e}") from None
+            path = pipeline_file(spec.pipeline)
+        elif dataset is None:  # the dataset travels once per node, by content
             path = stored_worker_file(spec.dataset)
             if path is None:
                 return {"missing": "dataset", "node": me}

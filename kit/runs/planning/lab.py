@@ -11,10 +11,11 @@ from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
 from .options import SEEDS, Pair, PlanOptions, default_threads, need_two_seeds
+from .plan import host_pairs
 from .stack_pairs import stack_pairs
 
 # seed:NAME for each name in the file's SEEDS; the stack factors are kit's own (arch, blas, ...)
-LAB_FACTORS = ("repeat", "process", "threads", "precision", "seed", "seed:NAME",
+LAB_FACTORS = ("repeat", "process", "host", "threads", "precision", "seed", "seed:NAME",
                *factors.names(factors.STACKS))
 
 
@@ -22,7 +23,8 @@ def lab_plan(factor: str, info: dict, opts: PlanOptions = PlanOptions(), stack: 
              get=lambda name: stack_kind(name).runnable(), plat: Platform | None = None) -> list:
     """The pairs that measure ``factor`` for the pipeline ``info`` (kit.data.pipelines), planned
     as kit plans its own pipeline's: ``repeat`` runs each thread count twice; ``process`` a fresh
-    worker against a warm one; ``threads`` 1 against each other count; ``precision`` float64
+    worker against a warm one; ``host`` one spec at 1 thread on each of ``opts.hosts`` (a
+    cluster's node classes) against the first; ``threads`` 1 against each other count; ``precision`` float64
     against float32 at 1 and the most threads; ``seed`` moves every named seed at once from the
     first seed to each later one; ``seed:NAME`` NAME alone; a stack factor runs the catalogue's
     stack pairs for it, at the first seed and thread count (1 by default)."""
@@ -38,6 +40,8 @@ def lab_plan(factor: str, info: dict, opts: PlanOptions = PlanOptions(), stack: 
     if factor == "repeat":
         return [Pair(factor, "", base.with_(threads=t), base.with_(threads=t, replicate=1),
                      f"{t} thread(s), run twice") for t in threads]
+    if factor == "host":  # one spec on two of a cluster's node classes, as kit plans its own
+        return host_pairs(factor, base, opts.hosts)
     if factor == "process":
         return [Pair(factor, "", base.with_(process="fresh"), base.with_(process="warm"),
                      f"fresh vs warm process, {base.threads} thread(s)")]
@@ -72,7 +76,7 @@ def lab_plan(factor: str, info: dict, opts: PlanOptions = PlanOptions(), stack: 
 def _refuse(factor: str, info: dict) -> None:
     """One line for a factor that is not a pipeline file's (kit's own stages' options), or is
     not one at all, or needs what the file lacks (precision: a run that takes a dtype)."""
-    if factor in ("repeat", "process", "threads", "seed") or factor.startswith("seed:"):
+    if factor in ("repeat", "process", "host", "threads", "seed") or factor.startswith("seed:"):
         return  # seed:NAME for a name the file lacks is said by the seed planner
     if factor == "precision":
         if info.get("dtype"):
@@ -83,9 +87,6 @@ def _refuse(factor: str, info: dict) -> None:
     if known is None and factor not in ("feed", "embedding"):  # kit's stages' options, not factors
         raise KitError(f"unknown factor {factor!r} for a pipeline file: one of "
                        f"{', '.join(LAB_FACTORS)}")
-    if known is not None and known.planned == factors.HOSTS:
-        raise KitError(f"{factor}: not yet for a pipeline file: its runs are made on this "
-                       f"machine only (no --cluster)")
     raise KitError(f"{factor} is a factor of kit's own pipeline, not for a pipeline file "
                    f"({info['name']}): one of {', '.join(LAB_FACTORS)}")
 

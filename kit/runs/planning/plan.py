@@ -136,13 +136,19 @@ def _split(ctx):
 
 @_plans(*factors.names(factors.HOSTS))
 def _hosts(ctx):
-    hosts = tuple(ctx.opts.hosts)
+    return host_pairs(ctx.factor, ctx.base(), ctx.opts.hosts)
+
+
+def host_pairs(factor: str, base: RunSpec, hosts) -> list:
+    """The host factor's pairs: ``base`` at 1 thread made on the first of ``hosts`` (a
+    cluster's node classes) against each other (kit's own pipeline's, and a pipeline file's)."""
+    hosts = tuple(hosts)
     if len(hosts) < 2:
         raise KitError("the host factor runs one spec on two machines: name two node classes, "
                        "hosts or workers of a cluster with --hosts A,B (and --cluster; see "
                        "docs/cluster.md), or compare two machines' bundles with `kit compare`")
-    base = ctx.base().with_(threads=1)
-    return [Pair(ctx.factor, "", base.with_(host=hosts[0]), base.with_(host=h),
+    base = base.with_(threads=1)
+    return [Pair(factor, "", base.with_(host=hosts[0]), base.with_(host=h),
                  f"{hosts[0]} vs {h}") for h in hosts[1:]]
 
 
