@@ -78,3 +78,9 @@ def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
         keep_files(doc, {"a" * 64, "b" * 64}, [copy])
     with pytest.raises(KitError, match="no pipeline file's runs"):
         keep_files(doc, set(), [copy])
+    lab = file_sha256(LAB)
+    doc["datasets"][lab] = {"pipeline": "lab.py"}
+    with pytest.raises(KitError, match=rf"runs name 2 pipelines: .*; the file of two.py "
+                                       rf"\(bbbbbbbbbbbb\) is not here: give --pipeline FILE.py once"):
+        keep_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
+    assert not (tmp_path / "kit-home" / "pipelines" / "by-hash" / f"{lab}.py").exists()  # refused first

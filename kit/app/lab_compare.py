@@ -6,17 +6,17 @@ from __future__ import annotations
 from ..analysis.lab_budget import compare
 from ..core.errors import KitError
 from ..core.hosts import host
-from ..data.pipelines import LabData, add_pipeline, file_sha256, pipeline_info, verify
+from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,
+                              verify)
 
 
 def keep_files(doc: dict, labs: set, files) -> None:
     """Check that each of ``files`` (`kit compare --pipeline`) is a file the bundle's runs were
-    made with (``labs``: their pipelines' hashes), then keep each by its hash. KitError, one
-    line, before anything is written, naming the bundle's pipeline(s) when one is not."""
-    if not files:
-        return
+    made with (``labs``: their pipelines' hashes), and that each of several pipelines' files
+    is given or here, then keep each by its hash. KitError, one line, before anything is
+    written, naming the bundle's pipelines."""
     named = ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in sorted(labs))
-    if not labs:
+    if files and not labs:
         raise KitError("the bundle holds no pipeline file's runs (they are kit's own): compare "
                        "it without --pipeline")
     for f in files:
@@ -27,6 +27,12 @@ def keep_files(doc: dict, labs: set, files) -> None:
                            + (f"pipeline is {named}" if len(labs) == 1 else
                               f"runs name {len(labs)} pipelines: {named}")
                            + " (an edited file is another pipeline); nothing was written")
+    given = {file_sha256(f) for f in files}
+    absent = sorted(s for s in labs - given if not present(s))
+    if len(labs) > 1 and absent:  # one pipeline's absence is lab_data's line
+        raise KitError(f"the bundle's runs name {len(labs)} pipelines: {named}; the file of "
+                       + ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in absent)
+                       + " is not here: give --pipeline FILE.py once for each; nothing was written")
     for f in files:
         add_pipeline(f)
 
