@@ -9,7 +9,7 @@ import pytest
 from kit.analysis.lab_budget import LOOSE, lab_budget, output_diff, pairs
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
-from kit.runs.executing.runner import run_all
+from kit.app.lab import run_pairs
 from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
@@ -24,11 +24,11 @@ def stored():
     plan = [p for f in ("repeat", "seed", "seed:split", "seed:init")
             for p in lab_plan(f, info, opts)]
     store = Store()
-    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), store)
+    run_pairs(plan, info, store)
     return info, store, plan
 
 
-def test_planned_pairs_are_stored_and_found_again_from_the_specs(stored):
+def test_planned_pairs_are_stored_and_read_back(stored):
     info, store, plan = stored
     assert len({s.run_id for p in plan for s in (p.a, p.b)}) == 5  # the base run is shared
     assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plan) == pairs(store, info["sha256"])
@@ -113,3 +113,17 @@ def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
     bad = _kit("run", "--pipeline", str(LAB), "--factor", "seed:svd", "--threads", "1")
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
     assert "lab.py names no seed 'svd'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_pairs_are_the_planned_ones_at_any_seeds_never_guessed_from_specs(stored):
+    """seed:split and seed:init planned again at seeds 5 and 6 are two more pairs each, and
+    the all-5 run is not a `seed` pair against the all-0 one (it was never planned as such)."""
+    info, store, plan = stored
+    more = [p for f in ("seed:split", "seed:init")
+            for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=(5, 6)))]
+    run_pairs(more, info, store)
+    rows = lab_budget(store, info)["factors"]
+    assert rows["seed:split"]["pairs"] == rows["seed:init"]["pairs"] == 2
+    assert rows["seed"]["pairs"] == 1 and rows["repeat"]["pairs"] == 1
+    assert set(pairs(store, info["sha256"])) == {(p.factor, p.a.run_id, p.b.run_id)
+                                                 for p in plan + more}

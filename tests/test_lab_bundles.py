@@ -12,7 +12,7 @@ from kit.app.lab_compare import keep_files
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline, file_sha256
-from kit.runs.executing.runner import run_all
+from kit.app.lab import run_pairs
 from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
@@ -32,7 +32,7 @@ def test_export_by_seed_name_compare_only_with_the_same_file_and_the_host_row(
     info = add_pipeline(TWO)
     plan = [p for f in ("repeat", "seed:forest")
             for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=(0, 1)))]
-    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), Store())
+    run_pairs(plan, info, Store())
     bundle = tmp_path / "lab.kit"
     code, out, err = kit_cli(capsys, "export", "--pipeline", str(TWO), "--factor", "seed:forest",
                              "--arrays", "--out", str(bundle))

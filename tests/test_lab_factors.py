@@ -15,7 +15,7 @@ from kit.analysis.lab_pairs import pairs
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
 from kit.envs import external
-from kit.runs.executing.runner import run_all
+from kit.app.lab import run_pairs
 from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _made(info, plans):
     store = Store()
-    run_all([s for p in plans for s in (p.a, p.b)], LabData(info), store)
+    run_pairs(plans, info, store)
     return store
 
 

@@ -17,7 +17,7 @@ from kit.analysis.verdicts import bootstrap
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
-from kit.runs.executing.runner import run_all
+from kit.app.lab import run_pairs
 from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
@@ -31,7 +31,7 @@ def stored(path, factors, seeds=(0, 1, 2)):
     info = add_pipeline(path)
     plan = [p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=seeds))]
     store = Store()
-    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), store)
+    run_pairs(plan, info, store)
     return info, store
 
 

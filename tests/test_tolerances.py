@@ -15,7 +15,7 @@ from kit.analysis.tolerances import HEADROOM, is_environment, kit_tolerances, la
 from kit.cli import main
 from kit.core import factors
 from kit.data.pipelines import LabData, add_pipeline
-from kit.runs.executing.runner import run_all
+from kit.app.lab import run_pairs
 from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
@@ -127,7 +127,7 @@ def test_a_lab_pipeline_read_from_its_budget_never_from_its_seeds():
     plan = [p for f in ("repeat", "seed:init") for p in lab_plan(f, info, PlanOptions(
         threads=(1, 2), seeds=(0, 1)))]
     store = Store()
-    run_all([s for p in plan for s in (p.a, p.b)], LabData(info), store)
+    run_pairs(plan, info, store)
     t = lab_tolerances(store, info)
     assert t["ignored"] == ["repeat", "seed:init"]
     # threads pairs are among these runs (1 and 2 threads, same seeds); where kit.analysis.

@@ -17,10 +17,21 @@ def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HO
     hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks, and return
     kit.analysis.lab_budget's numbers for every pair of the file stored there."""
     info = add_pipeline(path)
-    pairs = [p for f in factor_names for p in lab_plan(f, info, opts, stack)]
-    run_all([s for p in pairs for s in (p.a, p.b)], LabData(info), store, jobs=jobs,
-            executor=executor)
+    run_pairs([p for f in factor_names for p in lab_plan(f, info, opts, stack)], info, store,
+              jobs=jobs, executor=executor)
     return lab_budget(store, info)
+
+
+def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None) -> None:
+    """Make the runs of ``pairs`` that ``store`` lacks and record the pairs whose two runs it
+    holds, as kit's own audit does (also when some runs failed): the readers read the pairs
+    that were planned, never pairs guessed again from the specs."""
+    try:
+        run_all([s for p in pairs for s in (p.a, p.b)], LabData(info), store, jobs=jobs,
+                executor=executor)
+    finally:
+        store.add_pairs([p for p in pairs
+                         if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)])
 
 
 def lab_doctor(path, store: Store) -> dict:
