@@ -59,7 +59,7 @@ def _cmd_export(args) -> int:
                        + ("is not a folder" if folder.exists() else "does not exist")
                        + " (make it first, or name a file in a folder that exists)")
     store = Store()
-    if args.pipeline:  # a lab pipeline's runs; its pairs are found again from their specs
+    if args.pipeline:  # a lab pipeline's runs and their recorded pairs
         ids = pipeline_runs(args, store, args.factor)
     else:
         args.factor = kit_factors(args)
