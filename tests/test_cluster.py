@@ -171,9 +171,12 @@ def test_two_node_classes_make_a_host_pair(tmp_path, two_classes):
 
 def _started(home, *args, env=None) -> subprocess.Popen:
     """`kit ARGS` in a session of its own, as a terminal runs it (a Ctrl-C reaches its group)."""
+    # Ctrl-C as a terminal delivers it: a runner that started this suite in the background
+    # (`cmd &` in a script) left SIGINT ignored, and an ignored signal stays ignored across exec
     return subprocess.Popen([KIT, *args], env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for_runs(home, n: int, proc, deadline=300) -> None:
