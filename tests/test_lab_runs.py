@@ -104,3 +104,30 @@ def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path
     spec, stack = lab_spec(add_pipeline(f))
     with pytest.raises(WorkerFailed, match=r"never reads seeds\['b'\]"):
         make(spec, stack, tmp_path / "b")
+
+
+MODULE_RNG = '''import numpy as np
+SEEDS = ("init",)
+RNG = np.random.default_rng(42)  # drawn at import: seeded, but its state moves run to run
+def run(seeds):
+    x = np.random.default_rng(seeds["init"]).normal(size=20)
+    return {"x": x, "noise": x + RNG.normal(size=20)}
+'''
+
+
+def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
+    from kit.app.lab import run_lab
+    from kit.runs.planning.options import PlanOptions
+    from kit.runs.store import Store
+    from kit.worker import contract
+
+    f = tmp_path / "carried.py"
+    f.write_text(MODULE_RNG)
+    # one process imports the file once, as a notebook does: the second call draws on
+    first, again = (contract.call(contract.load(f), {"init": 0}) for _ in range(2))
+    assert (first["x"] == again["x"]).all() and (first["noise"] != again["noise"]).all()
+    b = run_lab(f, ("repeat", "process"), PlanOptions(threads=(1,)), Store())
+    process = b["factors"]["process"]["outputs"]
+    assert process["noise"]["changed"] == 1 and process["x"]["changed"] == 0
+    assert "noise" in b["loose"] and "x" not in b["loose"]
+    assert b["loose_line"].startswith("noise differs between runs with the same named seeds")

@@ -71,9 +71,16 @@ def file_sha256(path) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+# each file imported once per process, by hash: a warm worker's runs share the module as a
+# notebook's or a service's calls of run do, so a generator kept at module level carries its
+# state from one run to the next and the process factor (fresh vs warm) sees it
+_LOADED: dict = {}
+
+
 def load(path, name=None) -> Contract:
-    """Import the pipeline file at ``path`` (under a private module name) and check its contract;
-    ``name``: the file's name in messages (kit's stored copy is named by its hash)."""
+    """Import the pipeline file at ``path`` (under a private module name, once per process and
+    file hash) and check its contract; ``name``: the file's name in messages (kit's stored copy
+    is named by its hash)."""
     path = os.path.abspath(str(path))
     name = name or os.path.basename(path)
     if not os.path.isfile(path):
@@ -81,6 +88,13 @@ def load(path, name=None) -> Contract:
     if not path.endswith(".py"):
         raise ContractError(f"{name}: a pipeline is a Python file (.py)")
     sha = file_sha256(path)
+    c = _LOADED.get(sha)
+    if c is None:
+        c = _LOADED[sha] = _import(path, name, sha)
+    return Contract(c.path, name, sha, c.seeds, c.kinds, c.run, c.takes_dtype)
+
+
+def _import(path, name, sha) -> Contract:
     spec = importlib.util.spec_from_file_location("kit_user_pipeline_" + sha[:16], path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and pickling look their module up by name
