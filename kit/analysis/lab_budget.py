@@ -63,17 +63,19 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
 def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
     """{output: {"kind", "identical", ...its measures}} in the order run returned them."""
     ra, rb = store.run(a), store.run(b)
-    order = ra.manifest.get("outputs") or sorted(ra.stages)
+    # every output either run returned: a's order, then those only b returned, in b's order
+    order = [n for r in (ra, rb) for n in (r.manifest.get("outputs") or sorted(r.stages))
+             if n in r.stages]
     out = {}
-    for name in order:
+    for name in dict.fromkeys(order):
         kind = kinds.get(name, "array")
-        sa, sb = ra.stages[name], rb.stages.get(name)
-        if sb is not None and sa.sha256 == sb.sha256 and sa.dtype == sb.dtype \
-                and tuple(sa.shape) == tuple(sb.shape):
+        sa, sb = ra.stages.get(name), rb.stages.get(name)
+        if sa is not None and sb is not None and sa.sha256 == sb.sha256 \
+                and sa.dtype == sb.dtype and tuple(sa.shape) == tuple(sb.shape):
             out[name] = {"kind": kind, "identical": True}
             continue
-        if sb is None:
-            out[name] = {"kind": kind, "identical": False, "missing": True}
+        if sa is None or sb is None:  # returned by one run only
+            out[name] = {"kind": kind, "identical": False, "missing": "a" if sa is None else "b"}
             continue
         out[name] = {"kind": kind, "identical": False,
                      **output_diff(store.array(a, name), store.array(b, name), kind)}
