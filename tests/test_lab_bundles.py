@@ -77,3 +77,23 @@ def test_compare_reads_the_outputs_either_run_returned(tmp_path):
     assert list(got) == ["x", "extra"] and got["extra"]["missing"] == "a"
     assert compare(store, p.b.run_id, p.a.run_id, {})["extra"]["missing"] == "b"
     assert not np.isnan(got["x"]["rel"])
+
+
+KIT_NAMES = '''import numpy as np
+SEEDS = ("a",)
+KINDS = {"lr": "probabilities", "y_test": "truth", "knn": "neighbours"}
+def run(seeds):
+    p = np.random.default_rng(seeds["a"]).random(6)
+    return {"lr": np.stack([1 - p, p], axis=1), "y_test": (p > 0.5).astype(np.int64),
+            "knn": np.arange(18, dtype=np.int64).reshape(6, 3)}
+'''
+
+
+def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_path,
+                                                                   monkeypatch):
+    f = tmp_path / "names.py"
+    f.write_text(KIT_NAMES)
+    info, bundle = exported(capsys, tmp_path, f, ("repeat",))
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
+    code, out, err = cli(capsys, "compare", str(bundle), "--pipeline", str(f))
+    assert code == 0 and "reproduced" in out, err

@@ -178,6 +178,10 @@ def _check_shapes(doc, path) -> None:
     runs of one dataset (a forged shape would otherwise fail deep in a comparison)."""
     seen = {}
     for r in doc["runs"]:
+        if r["spec"].get("pipeline"):
+            # a lab's outputs are named by the lab: kit's stage names mean nothing there, and
+            # its readers say a shape that differs between two runs rather than combine them
+            continue
         sh = {st: tuple(i["shape"]) for st, i in r["stages"].items()}
         name = f"{path}: run {r['id'][:12]}"
         tests = [(m, sh[m]) for m in (*MODELS, "torch_mlp", "y_test") if m in sh]
