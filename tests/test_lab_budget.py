@@ -106,3 +106,20 @@ def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
     bad = _kit("run", "--pipeline", str(LAB), "--factor", "seed:svd", "--threads", "1")
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0
     assert "lab.py names no seed 'svd'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_changed_prediction_is_counted_once_per_row_whatever_the_probabilities_shape():
+    p = np.array([0.2, 0.6, 0.7, 0.4, 0.9, 0.1])
+    q = np.array([0.6, 0.6, 0.3, 0.4, 0.9, 0.1])  # rows 0 and 2 cross 0.5
+    two = lambda x: np.stack([1 - x, x], axis=1)  # noqa: E731  predict_proba of two classes
+    assert output_diff(p, q, "probabilities")["flips"] == 2
+    assert output_diff(two(p), two(q), "probabilities")["flips"] == 2  # not 4: one per row
+    # three classes: a crossing of 0.5 that keeps the argmax is no changed prediction
+    a = np.array([[0.55, 0.25, 0.2], [0.2, 0.3, 0.5]])
+    b = np.array([[0.45, 0.35, 0.2], [0.2, 0.5, 0.3]])  # row 0 keeps class 0, row 1 moves
+    assert output_diff(a, b, "probabilities")["flips"] == 1
+    # the verdicts score the same column the flips are counted on
+    from kit.analysis.compare import positive_class, predictions
+
+    assert (positive_class(two(p)) == p).all() and positive_class(a) is None
+    assert (predictions(two(p)) == (p > 0.5)).all() and list(predictions(a)) == [0, 2]

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..runs.store import Store
-from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard
+from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard, predictions
 from .digits import agreement
 from .lab_pairs import pairs
 
-THRESHOLD = 0.5  # a probability's prediction, as for kit's own models
 _MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips")  # each kept at its largest
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
@@ -31,7 +30,8 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     elif kind == "neighbours":
         out["jaccard"] = neighbour_jaccard(a, b)
     elif kind == "probabilities" and floating:
-        out["flips"] = int(np.sum((a > THRESHOLD) != (b > THRESHOLD)))
+        # rows whose predicted class changed (kit's models' threshold; argmax of n x k classes)
+        out["flips"] = int(np.sum(predictions(a) != predictions(b))) if a.size else 0
         out["max_dp"] = float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
     elif kind == "embedding" and floating and a.ndim == 2 and a.size:
         e = embedding_diff(a, b)
