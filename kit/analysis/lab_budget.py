@@ -10,7 +10,8 @@ from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard, 
 from .digits import agreement
 from .lab_pairs import pairs
 
-_MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips")  # each kept at its largest
+# each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
+MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite")
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
@@ -23,6 +24,12 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         return {"shape": [list(a.shape), list(b.shape)]}
     out = {}
     floating = a.dtype.kind == "f" and b.dtype.kind == "f"
+    finite = _finite(a, b) if floating else np.ones(a.shape, bool)
+    moved = int(np.sum(~finite & ~((a == b) | (np.isnan(a) & np.isnan(b))))) if floating else 0
+    if moved:
+        # a NaN or inf on one side only (or two different infs): a changed value that no
+        # magnitude measures; every number below is over the elements finite on both sides
+        out["nonfinite"] = moved
     if kind == "labels" or kind == "truth":
         out["changed"] = int(np.sum(a != b))
         if kind == "labels":
@@ -32,12 +39,13 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     elif kind == "probabilities" and floating:
         # rows whose predicted class changed (kit's models' threshold; argmax of n x k classes)
         out["flips"] = int(np.sum(predictions(a) != predictions(b))) if a.size else 0
-        out["max_dp"] = float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
-    elif kind == "embedding" and floating and a.ndim == 2 and a.size:
+        dp = np.abs(a.astype(np.float64) - b)[finite]
+        out["max_dp"] = float(dp.max()) if dp.size else 0.0
+    elif kind == "embedding" and floating and a.ndim == 2 and a.size and finite.all():
         e = embedding_diff(a, b)
         out.update(rel=e["rel_fro"], sign_flips=e["sign_flips"], components=e["components"])
     if floating and "rel" not in out:
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        a64, b64 = a.astype(np.float64)[finite], b.astype(np.float64)[finite]
         norm = float(np.linalg.norm(a64))
         out["rel"] = float(np.linalg.norm(a64 - b64) / norm) if norm else float(np.any(a64 != b64))
     elif not floating and "changed" not in out and "jaccard" not in out:
@@ -46,8 +54,13 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     if got:
         out.update(digits=got["digits"], bits=got["bits"])
     if a.dtype.kind in "fiu" and b.dtype.kind in "fiu" and kind != "neighbours" and a.size:
-        out.update(_elementwise(a, aligned(a, b) if kind == "embedding" and floating else b))
+        b = aligned(a, b) if kind == "embedding" and floating else b
+        out.update(_elementwise(a[finite], b[finite]))
     return out
+
+
+def _finite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.isfinite(a) & np.isfinite(b)
 
 
 def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
@@ -56,8 +69,8 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
     a, b = a.astype(np.float64), b.astype(np.float64)
     d = np.abs(a - b)
     rel = [d[x != 0] / np.abs(x[x != 0]) for x in (a, b)]
-    return {"max_abs": float(d.max()), "max_rel": max((float(r.max()) for r in rel if r.size),
-                                                      default=0.0)}
+    return {"max_abs": float(d.max()) if d.size else 0.0,
+            "max_rel": max((float(r.max()) for r in rel if r.size), default=0.0)}
 
 
 def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
@@ -94,18 +107,9 @@ def lab_budget(store: Store, info: dict) -> dict:
     rows: dict = {}
     shapes: dict = {}
     for factor, a, b in pairs(store, info["sha256"]):
-        row = rows.setdefault(factor, {"pairs": 0, "outputs": {}})
-        row["pairs"] += 1
-        for name, d in compare(store, a, b, kinds).items():
-            o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
-                                                 "most": {}})
-            if not d["identical"]:
-                o["changed"] += 1
-                o["worst"] = _worse(o["worst"], d)
-                # each measure's largest over the pairs (the worst pair may not hold them all)
-                for k in _MOST:
-                    if k in d:
-                        o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+        diffs = compare(store, a, b, kinds)
+        tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
+        for name, d in diffs.items():
             if "shape" in d:
                 shapes.setdefault((factor, name), {"factor": factor, "output": name,
                                                    "kind": d["kind"], "a": a, "b": b,
@@ -123,10 +127,26 @@ def lab_budget(store: Store, info: dict) -> dict:
             "inert": inert, "shapes": list(shapes.values())}
 
 
+def tally(row: dict, diffs: dict) -> None:
+    """One pair's differences (compare's {output: ...}) into its factor's ``row``: per output
+    how many pairs changed it, its worst difference, and each MOST measure's largest (the worst
+    pair may not hold them all)."""
+    row["pairs"] += 1
+    for name, d in diffs.items():
+        o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
+                                             "most": {}})
+        if not d["identical"]:
+            o["changed"] += 1
+            o["worst"] = _worse(o["worst"], d)
+            for k in MOST:
+                if k in d:
+                    o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+
+
 def _worse(a: dict | None, b: dict) -> dict:
     """The larger of two differences of one output: fewer digits kept, else more changed."""
     if a is None:
         return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
-    key = lambda d: (-d.get("digits", 99), d.get("rel", 0), d.get("flips", 0),  # noqa: E731
-                     d.get("changed", 0), -d.get("ari", 1))
+    key = lambda d: (d.get("nonfinite", 0), -d.get("digits", 99), d.get("rel", 0),  # noqa: E731
+                     d.get("flips", 0), d.get("changed", 0), -d.get("ari", 1))
     return a if key(a) >= key(b) else _worse(None, b)

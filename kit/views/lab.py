@@ -19,6 +19,8 @@ def measure(worst: dict) -> str:
         parts.append(f"Jaccard {fmt(worst['jaccard'])}")
     if "changed" in worst:
         parts.append(f"{worst['changed']} changed")
+    if "nonfinite" in worst:
+        parts.append(f"{worst['nonfinite']} NaN/inf in one run only")
     if "rel" in worst:
         parts.append(f"rel {fmt(worst['rel'])}")
     if "digits" in worst:
