@@ -45,7 +45,10 @@ def test_whether_run_takes_a_dtype_is_read_from_the_file_and_precision_needs_it(
     with pytest.raises(KitError) as e:
         lab_plan("precision", info, PlanOptions(threads=(1,)))
     assert str(e.value).startswith("precision: plain.py's run takes no dtype: define run(seeds, dtype)")
-    f.write_text("SEEDS = ()\ndef run(*args):\n    pass\n")
+    for params in ("*args", "seeds, n_rows=5", "seeds, /, rows=5"):  # not named dtype: the lab's
+        f.write_text(f"SEEDS = ()\ndef run({params}):\n    pass\n")
+        assert add_pipeline(f)["dtype"] is False, params
+    f.write_text("SEEDS = ()\ndef run(seeds, dtype='float64', n_rows=5):\n    pass\n")
     assert add_pipeline(f)["dtype"] is True
 
 

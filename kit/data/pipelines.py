@@ -38,7 +38,7 @@ def add_pipeline(path) -> dict:
 
 def declared(name: str, data: bytes) -> dict:
     """SEEDS and KINDS as the file assigns them, read as literals, and whether its ``def run``
-    takes a dtype (a second positional parameter, or *args): {"seeds", "kinds", "dtype"}."""
+    takes a dtype (a second positional parameter named dtype): {"seeds", "kinds", "dtype"}."""
     try:
         tree = ast.parse(data, filename=name)
     except SyntaxError as e:
@@ -47,8 +47,8 @@ def declared(name: str, data: bytes) -> dict:
     dtype = False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "run":  # the last def wins, as in Python
-            a = node.args
-            dtype = len(a.posonlyargs) + len(a.args) >= 2 or a.vararg is not None
+            params = [*node.args.posonlyargs, *node.args.args]  # the worker checks the rest
+            dtype = len(params) >= 2 and params[1].arg == "dtype"
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("SEEDS", "KINDS"):
             try:

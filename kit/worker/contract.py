@@ -139,7 +139,13 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     if unread:
         raise ContractError(f"{name}: SEEDS names {', '.join(map(repr, unread))} but run never "
                             f"reads seeds[{unread[0]!r}]: use it or remove it from SEEDS")
-    return check_outputs(name, got, c.kinds)
+    out = check_outputs(name, got, c.kinds)
+    floats = [k for k, a in out.items() if a.dtype.kind == "f"]
+    if dtype != "float64" and floats and not any(out[k].dtype == np.dtype(dtype) for k in floats):
+        raise ContractError(f"{name}: run(seeds, dtype={dtype!r}) returned no {dtype} output "
+                            f"({', '.join(f'{k} {out[k].dtype}' for k in floats[:3])}): the "
+                            f"precision factor needs run to compute in dtype")
+    return out
 
 
 def check_outputs(name: str, got, kinds: dict) -> dict:
@@ -267,10 +273,13 @@ def _takes_dtype(name, run) -> bool:
     required = [p for p in positional if p.default is p.empty]
     varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
     keyword = [p for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty]
-    if len(required) > 2 or keyword or not (positional or varargs):
+    # the precision factor's dtype is a second parameter named so: any other (n_rows=5) is
+    # the lab's own, left at its default
+    dtype = len(positional) >= 2 and positional[1].name == "dtype"
+    if len(required) > 1 + dtype or keyword or not (positional or varargs):
         raise ContractError(f"{name}: run takes {len(required) + len(keyword)} required "
                             f"arguments: define run(seeds) or run(seeds, dtype)")
-    return varargs or len(positional) >= 2
+    return dtype
 
 
 def _check_kind(name, key, a, kind):
