@@ -131,3 +131,34 @@ def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
     assert process["noise"]["changed"] == 1 and process["x"]["changed"] == 0
     assert "noise" in b["loose"] and "x" not in b["loose"]
     assert b["loose_line"].startswith("noise differs between runs with the same named seeds")
+
+
+def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path):
+    """Its own ModuleNotFoundError in a fresh worker is its line, with where the file runs
+    from; a sys.exit or argparse at import is caught; a failing warm primer names a log that
+    exists; and the warm worker lives on."""
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nimport helpers_beside_me\nSEEDS = ('a',)\n"
+                 "def run(seeds):\n    return {'x': np.zeros(2) + seeds['a']}\n")
+    spec, stack = lab_spec(add_pipeline(f))
+    with pytest.raises(WorkerFailed) as e:
+        make(spec, stack, tmp_path / "a")
+    line = str(e.value)
+    assert "ModuleNotFoundError" in line and "kit stacks build" not in line, line
+    assert "mine.py:2" in line and "kit's copy kept by its hash" in line and "\n" not in line
+    f.write_text("import argparse\nimport numpy as np\nSEEDS = ('a',)\n"
+                 "ARGS = argparse.ArgumentParser().parse_args()  # a script's habit\n"
+                 "def run(seeds):\n    if seeds['a'] == 7919:\n        raise SystemExit(3)\n"
+                 "    return {'x': np.zeros(2) + seeds['a']}\n")
+    spec, stack = lab_spec(add_pipeline(f))
+    pool = WarmPool()
+    try:
+        with pytest.raises(WorkerFailed) as e:
+            make(spec.with_(process="warm"), stack, tmp_path / "c", pool)
+        line = str(e.value)
+        assert "SystemExit: 3" in line and "primer run, every seed 7919" in line, line
+        assert Path(line.split("its traceback: ")[1].split(" (in the")[0]).exists()
+        got = make(spec, stack, tmp_path / "b", pool)  # the same worker, alive; argv the file's
+        assert got["outputs"] == ["x"] and got["runs_before"] == 1
+    finally:
+        pool.close()

@@ -198,7 +198,8 @@ def _serve():
     """A warm worker: one request per line on stdin (JSON: spec, dataset, out, input), one
     answer per line on stdout; the libraries are imported once, by the first run. Each run is
     made exactly as a fresh process makes it: the process's thread variables, its seeds from the
-    spec, nothing kept between runs (the `process` factor checks this bitwise)."""
+    spec, nothing of kit's kept between runs (the `process` factor checks this bitwise); a lab's
+    file is imported once, as a notebook would, so its module-level state is the lab's own."""
     import traceback
 
     out = sys.stdout
