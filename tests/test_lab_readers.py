@@ -56,6 +56,7 @@ def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
                 assert row["diff"][run] == want[key]["diff"]
     for f in v["factors"].values():
         for key, row in f["verdicts"].items():
+            assert row["models"] == ["p_rf", "p_lr"]  # b-a, named whole (tolerances read them)
             assert row["stable"] == (row["changed"] == 0)
             assert sum(row["counts"].values()) == len(f["runs"])
     assert all(not r["changed"] for r in v["factors"]["repeat"]["verdicts"].values())

@@ -177,3 +177,20 @@ def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
     assert all(r[k] is None or np.isfinite(r[k]) for r in json.loads(render(t, "json"))
                for k in ("rtol", "atol", "max_abs", "max_rel"))
     assert "=nan" not in render(t, "numpy") and " nan " not in render(t, "text")
+
+
+def test_a_lab_verdict_an_environment_factor_changed_lifts_its_models_to_conclusions():
+    from kit.analysis.tolerances import lab_conclusions
+
+    row = lambda changed: {"changed": changed, "models": ["p-rf", "p_lr"]}  # noqa: E731
+    verdicts = {"factors": {"threads": {"verdicts": {"p-rf-p_lr acc": row(1),
+                                                     "p-rf-p_lr auc": row(0)}},
+                            "seed": {"verdicts": {"p-rf-p_lr acc": row(0)}}}}
+    got = lab_conclusions(verdicts)
+    assert got == {"threads": {"p-rf", "p_lr"}, "seed": set()}  # names kept whole
+    rows = {"threads": {"pairs": 1, "outputs": {
+        "p-rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
+        "other": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0)}}}
+    by = {r["output"]: r for r in tolerances(rows, {"name": "x.py"}, got)["tolerances"]}
+    assert (by["p-rf"]["level"], by["p-rf"]["pin"]) == ("conclusions", True)
+    assert (by["other"]["level"], by["other"]["pin"]) == ("magnitudes", False)

@@ -84,7 +84,8 @@ def lab_verdicts(store: Store, info: dict) -> dict:
                 for m, s in v["_scores"].items():
                     f["accuracy"].setdefault(m, []).append(s["acc"])
         for key in (k for k in va if not k.startswith("_")):
-            row = f["verdicts"].setdefault(key, {"per_run": {}, "diff": {}, "changed": 0})
+            row = f["verdicts"].setdefault(key, {"per_run": {}, "diff": {}, "changed": 0,
+                                                 "models": _models_of(key, models)})
             for r, v in ((a, va), (b, vb)):
                 row["per_run"][r], row["diff"][r] = v[key]["verdict"], v[key]["diff"]
             row["changed"] += va[key]["verdict"] != vb[key]["verdict"]
@@ -97,3 +98,8 @@ def lab_verdicts(store: Store, info: dict) -> dict:
             row.update(counts=counts, stable=row["changed"] == 0)
     return out
 
+
+def _models_of(key: str, models: tuple) -> list:
+    """[b, a] of the verdict "b-a metric" (an output's name may hold a "-" itself)."""
+    pair = key.rsplit(" ", 1)[0]
+    return next([b, a] for b in models for a in models if f"{b}-{a}" == pair)

@@ -15,6 +15,7 @@ from ..core import factors
 from ..runs.store import Store
 from .compare import ALL_MODELS, STAGES, has_arrays
 from .lab_budget import lab_budget, output_diff, tally
+from .lab_verdicts import lab_verdicts
 
 HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a sample of them
 LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
@@ -35,7 +36,14 @@ def lab_tolerances(store: Store, info: dict) -> dict:
     """The tolerances of a lab's pipeline file (kit.data.pipelines' ``info``), from its budget."""
     b = lab_budget(store, info)
     return tolerances(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
-                      loose=b["loose"])
+                      lab_conclusions(lab_verdicts(store, info)), loose=b["loose"])
+
+
+def lab_conclusions(verdicts: dict) -> dict:
+    """{factor: the models of every verdict its pairs changed}, from kit.analysis.lab_verdicts
+    (a probabilities output can change a verdict without crossing 0.5)."""
+    return {f: {m for row in r["verdicts"].values() if row["changed"] for m in row["models"]}
+            for f, r in verdicts["factors"].items()}
 
 
 def kit_tolerances(store: Store, dataset: str) -> dict:
