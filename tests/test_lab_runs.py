@@ -162,3 +162,23 @@ def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path)
         assert got["outputs"] == ["x"] and got["runs_before"] == 1
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize("source,words", [
+    (b"KINDS = {['x']: 'labels'}\nSEEDS = ()\n", "odd.py:1: KINDS must be written out as a literal"),
+    (b"SEEDS = ('a',)\x00\n", "odd.py: the pipeline file does not parse (source code string"),
+    (b"SEEDS = (\n", "odd.py:1: the pipeline file does not parse"),
+])
+def test_what_kit_reads_without_running_the_file_is_one_line(tmp_path, source, words):
+    f = tmp_path / "odd.py"
+    f.write_bytes(source)
+    with pytest.raises(KitError) as e:
+        add_pipeline(f)
+    assert str(e.value).startswith(words) and "None" not in str(e.value), str(e.value)
+
+
+def test_an_annotated_seeds_is_read_as_the_worker_reads_it(tmp_path):
+    f = tmp_path / "typed.py"
+    f.write_text("SEEDS: tuple = ('a',)\nKINDS: dict = {'x': 'labels'}\ndef run(seeds):\n    pass\n")
+    info = add_pipeline(f)
+    assert info["seeds"] == ["a"] and info["kinds"] == {"x": "labels"}

@@ -41,21 +41,24 @@ def declared(name: str, data: bytes) -> dict:
     takes a dtype (a second positional parameter named dtype): {"seeds", "kinds", "dtype"}."""
     try:
         tree = ast.parse(data, filename=name)
-    except SyntaxError as e:
-        raise KitError(f"{name}:{e.lineno}: the pipeline file does not parse ({e.msg})") from None
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:  # a NUL byte: no line
+        at = f"{name}:{e.lineno}" if getattr(e, "lineno", None) else name
+        why = getattr(e, "msg", None) or str(e) or type(e).__name__
+        raise KitError(f"{at}: the pipeline file does not parse ({why})") from None
     found = {}
     dtype = False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "run":  # the last def wins, as in Python
             params = [*node.args.posonlyargs, *node.args.args]  # the worker checks the rest
             dtype = len(params) >= 2 and params[1].arg == "dtype"
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("SEEDS", "KINDS"):
+        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
+                  else node.target if isinstance(node, ast.AnnAssign) and node.value else None)
+        if isinstance(target, ast.Name) and target.id in ("SEEDS", "KINDS"):
             try:
-                found[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                raise KitError(f"{name}:{node.lineno}: {node.targets[0].id} must be written out "
-                               f"as a literal (kit reads it without running the file)") from None
+                found[target.id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise KitError(f"{name}:{node.lineno}: {target.id} must be written out as a "
+                               f"literal (kit reads it without running the file)") from None
     try:
         return {"seeds": list(check_seeds(name, found.get("SEEDS"))),
                 "kinds": check_kinds(name, found.get("KINDS", {})), "dtype": dtype}
