@@ -216,3 +216,21 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         await pilot.press("6")
         md = pilot.app.query_one("#advice-md", Markdown)
         assert "seed the loose generator" in md.source
+
+
+def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
+    f = tmp_path / "seeded.py"
+    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+                 "    return {'x': np.zeros(3) + seeds['a']}\n")
+    info, store = stored(f, ("repeat",))
+    k = kit.open()
+    assert info["sha256"][:12] not in repr(k) and "seeded.py" not in repr(k)
+    for read in (k.budget, k.runs):
+        with pytest.raises(KitError, match="no stored dataset"):
+            read(dataset=info["sha256"][:6])
+    with pytest.raises(KitError, match="pipeline= and dataset= choose two different things"):
+        k.runs(dataset="x", pipeline=str(f))
+    for extra in (("--dataset", "swissprot"), ("--n", "50")):
+        code, _, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "repeat", *extra)
+        assert code == 1 and err.strip().count("\n") == 0, err
+        assert "--pipeline and --dataset/--n choose two different things: give one" in err

@@ -104,3 +104,20 @@ def select_pipeline(store: Store, text: str) -> dict:
         summary = store.datasets().get(hits[0], {})
         return {"sha256": hits[0], "name": summary.get("pipeline", hits[0][:12]),
                 "seeds": list(spec.seed_dict), "kinds": {}}
+
+
+def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--dataset/--n")) -> None:
+    """A lab pipeline reads its own data: naming a dataset too is one line (``words``: how the
+    caller spells the two options, the CLI's or the notebook's)."""
+    if pipeline and (dataset or n):
+        raise KitError(f"{words[0]} and {words[1]} choose two different things: give one")
+
+
+def lab_runs(store: Store, sha: str) -> list:
+    """The stored runs of lab pipeline ``sha`` (never a dataset's run that shares the hash)."""
+    return [r for r in store.runs(sha) if r.spec.pipeline == sha]
+
+
+def own_datasets(store: Store) -> dict:
+    """{sha256: summary} of the datasets kit's own pipeline ran on: no lab pipeline's hash."""
+    return {h: d for h, d in store.datasets().items() if d.get("source") != "pipeline"}

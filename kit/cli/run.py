@@ -60,6 +60,10 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     if args.pipeline:
+        from ..app.selection import pipeline_or_dataset
+
+        # the file reads its own data: a dataset named too would be silently ignored
+        pipeline_or_dataset(args.pipeline, args.dataset, args.n)
         if args.cluster:  # said before any cluster is reached
             raise KitError("a pipeline file's runs are made on this machine only for now: run "
                            "`kit run --pipeline` without --cluster")
