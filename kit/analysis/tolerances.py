@@ -74,23 +74,28 @@ def kit_tolerances(store: Store, dataset: str) -> dict:
 
 def _differ(store: Store, a: str, b: str) -> set:
     """The outputs whose bits differ between two runs (a null pair: a loose generator's)."""
-    sa, sb = store.run(a).stages, store.run(b).stages
-    return {n for n in KIT_OUTPUTS if n in sa and n in sb and sa[n].sha256 != sb[n].sha256}
+    return {n for n, d in _diffs(store, a, b, measure=False).items() if not d["identical"]}
 
 
 def _add_pair(store: Store, a: str, b: str, row: dict) -> None:
     """One pair of kit's runs into ``row`` as kit.analysis.lab_budget counts a lab's outputs."""
+    tally(row, _diffs(store, a, b))
+
+
+def _diffs(store: Store, a: str, b: str, measure: bool = True) -> dict:
+    """kit's outputs both runs hold, as lab_budget.compare gives a lab's: {name: {"kind",
+    "identical", ...its measures when ``measure``}}."""
     ra, rb = store.run(a), store.run(b)
-    diffs = {}
+    out = {}
     for name in KIT_OUTPUTS:
         sa, sb = ra.stages.get(name), rb.stages.get(name)
         if sa is None or sb is None:
             continue
         kind = KIT_KINDS.get(name, "array")
         same = sa.sha256 == sb.sha256 and sa.dtype == sb.dtype
-        diffs[name] = {"kind": kind, "identical": same, **({} if same else output_diff(
+        out[name] = {"kind": kind, "identical": same, **({} if same or not measure else output_diff(
             store.array(a, name), store.array(b, name), kind))}
-    tally(row, diffs)
+    return out
 
 
 def _conclusions(store: Store, dataset: str, measured: list) -> dict:

@@ -75,18 +75,13 @@ def select_pipeline(store: Store, text: str) -> dict:
     """The lab pipeline a read command shows: a file (FILE.py, read without being stored or
     imported) or the hash prefix `kit runs` shows; its info as kit.data.pipelines records it.
     KitError, one line: no such file, or no stored pipeline with that prefix (or two)."""
-    import hashlib
     from pathlib import Path
 
-    from ..data.pipelines import declared, pipeline_info
+    from ..data.pipelines import pipeline_info, read_pipeline
 
     path = Path(text).expanduser()
     if path.is_file():
-        if path.suffix != ".py":
-            raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
-        data = path.read_bytes()
-        return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
-                    name=path.name)
+        return read_pipeline(path)[0]
     stored = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
     looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
     if not looks_like_hash:

@@ -20,6 +20,18 @@ def add_pipeline(path) -> dict:
     what it declares, without importing it here (its imports are its stack's, not kit's):
     {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS), "dtype" (run takes
     one: the precision factor applies)}. KitError: one line."""
+    info, data = read_pipeline(path)
+    sha = info["sha256"]
+    folder = subdir("pipelines") / "by-hash"
+    if not (folder / f"{sha}.py").exists() or verify(sha):
+        write_bytes(folder / f"{sha}.py", data)
+    write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
+    return info
+
+
+def read_pipeline(path) -> tuple:
+    """(info as add_pipeline records it, the file's bytes) of the file at ``path``, read and
+    hashed, never imported nor kept. KitError: one line."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -27,13 +39,8 @@ def add_pipeline(path) -> dict:
         raise KitError(f"cannot read pipeline file {path} ({e.strerror or type(e).__name__})") from None
     if path.suffix != ".py":
         raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
-    sha = hashlib.sha256(data).hexdigest()
-    info = dict(declared(path.name, data), sha256=sha, name=path.name)
-    folder = subdir("pipelines") / "by-hash"
-    if not (folder / f"{sha}.py").exists() or verify(sha):
-        write_bytes(folder / f"{sha}.py", data)
-    write_bytes(folder / f"{sha}.json", json.dumps(info, sort_keys=True).encode())
-    return info
+    return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
+                name=path.name), data
 
 
 def declared(name: str, data: bytes) -> dict:
