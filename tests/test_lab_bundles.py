@@ -1,6 +1,7 @@
 """A bundle of a lab pipeline's runs: what its manifests claim is checked against its stages,
 kit's own stage-shape rules stay kit's, and compare reads every output either run returned."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,15 @@ def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_p
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
     code, out, err = cli(capsys, "compare", str(bundle), "--pipeline", str(f))
     assert code == 0 and "reproduced" in out, err
+
+
+def test_compare_says_no_prediction_flipped_only_of_a_pipeline_with_probabilities(
+        capsys, tmp_path, monkeypatch):
+    f = tmp_path / "loose.py"
+    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+                 "    return {'x': np.random.default_rng().normal(size=3) + seeds['a']}\n")
+    info, bundle = exported(capsys, tmp_path, f, ("repeat",))
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
+    code, out, err = cli(capsys, "compare", str(bundle), "--pipeline", str(f), "--json")
+    answer = json.loads(out)["answer"]
+    assert answer.startswith("differs: x in 2 of 2 runs") and "prediction" not in answer, answer

@@ -108,7 +108,7 @@ def adjusted_rand(la, lb) -> float:
 
 def model_diff(pa, pb, y) -> ModelDiff:
     pa, pb = np.asarray(pa, np.float64), np.asarray(pb, np.float64)
-    ca, cb = pa > THRESHOLD, pb > THRESHOLD
+    ca, cb = predictions(pa), predictions(pb)  # as a lab's probabilities outputs are read
     acc_a, acc_b = float(np.mean(ca == y)), float(np.mean(cb == y))
     auc_a, auc_b = auc(pa, y), auc(pb, y)  # NaN when the test set holds one class
     # a model that predicts one class for every protein flips nothing, whatever changes: its
