@@ -142,6 +142,11 @@ def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(caps
     assert set(v["factors"]) == {"seed:b"}  # the pair with an unfit run is left out
     code, out, _ = kit_cli(capsys, "advise", "--pipeline", str(f))
     assert code == 0 and "SHAPE: p (probabilities)" in " ".join(out.split())
+    # kit run says the paragraph, then fails: the shape is the user's mistake to fix
+    code, out, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "seed:a",
+                             "--seeds", "0,1", "--threads", "1")
+    assert code == 1 and "SHAPE: p (probabilities)" in " ".join(out.split())
+    assert "p's shape changes with seed:a" in err and err.strip().count("\n") == 0, err
 
 
 def test_a_pipelines_runs_never_read_as_kits_own(capsys, tmp_path, kit_home):
