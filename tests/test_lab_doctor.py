@@ -54,3 +54,14 @@ def test_each_doctor_runs_the_null_experiment_afresh(capsys, tmp_path, kit_home)
     assert len(counter.read_text()) == 2 * once  # every run made again
     assert not any((kit_home / "tmp").iterdir())  # its store is gone with it
 
+
+def test_a_generator_made_at_import_fails_the_doctor(capsys, tmp_path):
+    from test_lab_runs import MODULE_RNG
+
+    f = tmp_path / "carried.py"
+    f.write_text(MODULE_RNG)
+    assert main(["doctor", "--pipeline", str(f), "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["loose"] == ["noise"] and rep["outputs"] == ["x", "noise"]
+    assert rep["factors"] == ["repeat", "process"]  # the warm worker's carried state, measured
+
