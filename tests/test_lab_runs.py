@@ -131,6 +131,9 @@ def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
     assert process["noise"]["changed"] == 1 and process["x"]["changed"] == 0
     assert "noise" in b["loose"] and "x" not in b["loose"]
     assert b["loose_line"].startswith("noise differs between runs with the same named seeds")
+    if not b["factors"]["repeat"]["outputs"]["noise"]["changed"]:  # two fresh draws agreed
+        assert "noise differs only in a worker that made a run before: state kept at module " \
+               "level" in b["loose_line"]
 
 
 def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path):

@@ -16,6 +16,10 @@ MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite")
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
          "comparison made while it is loose is a single draw")
+# said when only the process factor's warm run differs: the module keeps a generator's state
+CARRIED = ("state kept at module level carries from one run to the next (a generator made at "
+           "import, a cache), as it does in a notebook calling run twice: make it inside run, "
+           "from a named seed")
 
 
 def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
@@ -120,11 +124,18 @@ def lab_budget(store: Store, info: dict) -> dict:
                                for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
     inert = [f.split(":", 1)[1] for f, r in rows.items()
              if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
+    line = ""
+    if loose:
+        line = (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between runs with the "
+                f"same named seeds: " + LOOSE.format(seeds=", ".join(info["seeds"]) or "none"))
+        carried = [n for n, o in rows.get("process", {}).get("outputs", {}).items()
+                   if o["changed"] and not rows.get("repeat", {}).get("outputs", {}).get(
+                       n, {}).get("changed")]
+        if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
+            line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
+                     f"a worker that made a run before: {CARRIED}")
     return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
-            "loose_line": (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between "
-                           f"runs with the same named seeds: "
-                           + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
-            "inert": inert, "shapes": list(shapes.values())}
+            "loose_line": line, "inert": inert, "shapes": list(shapes.values())}
 
 
 def tally(row: dict, diffs: dict) -> None:
