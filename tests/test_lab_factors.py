@@ -20,6 +20,7 @@ from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
 from kit.runs.store import Store
+from kit.views.lab import lab_budget_text
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,6 +102,9 @@ def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     emb = b["factors"]["precision"]["outputs"]["emb"]["worst"]
     assert 0 < emb["rel"] < 1e-3 and emb["digits"] < 9
     assert store.run(plans[-1].b.run_id).manifest["stages"]["emb"]["dtype"] == "<f4"
+    # jitter adds a float64 draw to the float32 embedding: said, as not float32 in those runs
+    assert "jitter" in b["not_in_dtype"] and "emb" not in b["not_in_dtype"]
+    assert "precision: jitter" in " ".join(lab_budget_text(b).split())
 
 
 @pytest.fixture

@@ -106,13 +106,18 @@ def lab_budget(store: Store, info: dict) -> dict:
     with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
     the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
     ``shapes``: each output whose shape a factor changed (its first such pair): no kind
-    compares arrays of two shapes, so it is said, never measured."""
+    compares arrays of two shapes, so it is said, never measured; ``not_in_dtype``: floating
+    outputs a float32 run of precision returned in another precision."""
     kinds = info.get("kinds", {})
     rows: dict = {}
     shapes: dict = {}
+    wide: dict = {}
     for factor, a, b in pairs(store, info["sha256"]):
         diffs = compare(store, a, b, kinds)
         tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
+        if factor == "precision":  # the float32 run's outputs that run left in float64
+            for r in (a, b):
+                wide.update(dict.fromkeys(store.run(r).manifest.get("not_in_dtype") or []))
         for name, d in diffs.items():
             if "shape" in d:
                 shapes.setdefault((factor, name), {"factor": factor, "output": name,
@@ -135,7 +140,8 @@ def lab_budget(store: Store, info: dict) -> dict:
             line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
                      f"a worker that made a run before: {CARRIED}")
     return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
-            "loose_line": line, "inert": inert, "shapes": list(shapes.values())}
+            "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
+            "not_in_dtype": list(wide)}
 
 
 def tally(row: dict, diffs: dict) -> None:

@@ -76,7 +76,11 @@ def run_one(spec_path, dataset_path, out, input_path=None):
     if spec.get("pipeline"):
         arrays, timings, t0 = _run_lab(spec)
         # the manifest's keys are sorted: the order run returned its outputs in is kept here
-        return _write(out, arrays, timings, {"seeds": spec["seeds"], "outputs": list(arrays)}, t0)
+        extra = {"seeds": spec["seeds"], "outputs": list(arrays)}
+        if spec["dtype"] != "float64":  # floating outputs run left in another precision
+            extra["not_in_dtype"] = [k for k, a in arrays.items()
+                                     if a.dtype.kind == "f" and a.dtype.name != spec["dtype"]]
+        return _write(out, arrays, timings, extra, t0)
     # imports first, timed on their own: a stage's time is then its work alone
     w, c = time.perf_counter(), time.process_time()
     import numpy as np
