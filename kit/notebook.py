@@ -28,11 +28,15 @@ class Kit:
         self.store = Store()
 
     def __repr__(self):
-        names = [d.get("name", h[:12]) for h, d in self.store.datasets().items()]
+        from .app.selection import own_datasets
+
+        names = [d.get("name", h[:12]) for h, d in own_datasets(self.store).items()]
         return f"<kit store {self.store.root}: {len(self.store.runs())} runs; datasets {names}>"
 
     def _dataset(self, dataset: str | None) -> str:
-        known = self.store.datasets()
+        from .app.selection import own_datasets
+
+        known = own_datasets(self.store)  # a lab pipeline's hash is chosen by pipeline=, not here
         if dataset is None:
             latest = self.store.latest_dataset()
             if latest is None:
@@ -49,10 +53,9 @@ class Kit:
         """(budget, verdicts) of a lab pipeline, as `kit budget --pipeline` reads them."""
         from .analysis.lab_budget import lab_budget
         from .analysis.lab_verdicts import lab_verdicts
-        from .app.selection import select_pipeline
+        from .app.selection import pipeline_or_dataset, select_pipeline
 
-        if dataset is not None:
-            raise KitError("pipeline= and dataset= choose two different things: give one")
+        pipeline_or_dataset(pipeline, dataset, words=("pipeline=", "dataset="))
         info = select_pipeline(self.store, pipeline)
         return lab_budget(self.store, info), lab_verdicts(self.store, info)
 
@@ -66,8 +69,10 @@ class Kit:
         from .views.frames import runs_frame
 
         if pipeline is not None:
+            from .app.selection import lab_runs
+
             sha = self._lab(pipeline, dataset)[0]["pipeline"]
-            return runs_frame(as_json([r for r in self.store.runs(sha) if r.spec.pipeline == sha]))
+            return runs_frame(as_json(lab_runs(self.store, sha)))
         return runs_frame(as_json(self.store.runs(self._dataset(dataset) if dataset else None)))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):

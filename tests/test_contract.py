@@ -101,6 +101,19 @@ def test_precision_needs_a_dtype_argument(tmp_path):
     assert "takes no dtype" in str(_one_line(tmp_path, HEAD + GOOD_RUN, dtype="float32"))
 
 
+def test_only_a_parameter_named_dtype_receives_the_precision(tmp_path):
+    f = tmp_path / "rows.py"
+    f.write_text(HEAD + "def run(seeds, n_rows=5):\n    return {'x': np.zeros(n_rows) + seeds['a']}\n")
+    c = contract.load(f)
+    assert not c.takes_dtype and contract.call(c, {"a": 1})["x"].shape == (5,)  # not "float64"
+    assert "takes no dtype" in str(_one_line(tmp_path, f.read_text(), dtype="float32"))
+    assert "run(seeds) or run(seeds, dtype)" in str(_one_line(
+        tmp_path, HEAD + "def run(seeds, n_rows):\n    pass\n"))
+    ignored = HEAD + "def run(seeds, dtype):\n    return {'x': np.zeros(2) + seeds['a']}\n"
+    line = str(_one_line(tmp_path, ignored, dtype="float32"))
+    assert "returned no float32 output (x float64)" in line
+
+
 def test_iterating_the_seeds_counts_as_reading_them(tmp_path):
     f = tmp_path / "mine.py"
     f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"

@@ -127,3 +127,20 @@ def test_pairs_are_the_planned_ones_at_any_seeds_never_guessed_from_specs(stored
     assert rows["seed"]["pairs"] == 1 and rows["repeat"]["pairs"] == 1
     assert set(pairs(store, info["sha256"])) == {(p.factor, p.a.run_id, p.b.run_id)
                                                  for p in plan + more}
+
+
+def test_a_changed_prediction_is_counted_once_per_row_whatever_the_probabilities_shape():
+    p = np.array([0.2, 0.6, 0.7, 0.4, 0.9, 0.1])
+    q = np.array([0.6, 0.6, 0.3, 0.4, 0.9, 0.1])  # rows 0 and 2 cross 0.5
+    two = lambda x: np.stack([1 - x, x], axis=1)  # noqa: E731  predict_proba of two classes
+    assert output_diff(p, q, "probabilities")["flips"] == 2
+    assert output_diff(two(p), two(q), "probabilities")["flips"] == 2  # not 4: one per row
+    # three classes: a crossing of 0.5 that keeps the argmax is no changed prediction
+    a = np.array([[0.55, 0.25, 0.2], [0.2, 0.3, 0.5]])
+    b = np.array([[0.45, 0.35, 0.2], [0.2, 0.5, 0.3]])  # row 0 keeps class 0, row 1 moves
+    assert output_diff(a, b, "probabilities")["flips"] == 1
+    # the verdicts score the same column the flips are counted on
+    from kit.analysis.compare import positive_class, predictions
+
+    assert (positive_class(two(p)) == p).all() and positive_class(a) is None
+    assert (predictions(two(p)) == (p > 0.5)).all() and list(predictions(a)) == [0, 2]

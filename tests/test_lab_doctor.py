@@ -23,7 +23,7 @@ def test_a_loose_generator_fails_and_is_named(capsys):
     rep = json.loads(capsys.readouterr().out)
     assert rep["loose"] == ["jitter"] and not rep["ok"] and rep["pairs"] >= 1
     assert rep["outputs"] == ["emb", "clusters", "y_test", "p_lr", "jitter"]
-    assert main(["doctor", "--pipeline", str(LAB)]) == 1  # its stored runs read again
+    assert main(["doctor", "--pipeline", str(LAB)]) == 1  # made again, in a fresh store
     text = " ".join(capsys.readouterr().out.split())
     assert "FAILED - LOOSE GENERATOR: jitter differs between runs with the same named seeds" in text
     assert Store().specs() == {}  # the doctor's runs are in its own store, not the user's
@@ -41,3 +41,27 @@ def test_wrong_arguments_are_one_line(capsys, tmp_path):
     assert main(["doctor", "--pipeline", str(tmp_path / "none.py")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("kit: error: cannot read pipeline file") and err.count("\n") == 1
+
+
+def test_each_doctor_runs_the_null_experiment_afresh(capsys, tmp_path, kit_home):
+    counter = tmp_path / "runs.txt"
+    f = tmp_path / "counted.py"
+    f.write_text(SEEDED.replace("def run(seeds):\n", "def run(seeds):\n"
+                                f"    open({str(counter)!r}, 'a').write('.')\n"))
+    assert main(["doctor", "--pipeline", str(f), "--json"]) == 0
+    once = len(counter.read_text())
+    assert once >= 2 and main(["doctor", "--pipeline", str(f), "--json"]) == 0
+    assert len(counter.read_text()) == 2 * once  # every run made again
+    assert not any((kit_home / "tmp").iterdir())  # its store is gone with it
+
+
+def test_a_generator_made_at_import_fails_the_doctor(capsys, tmp_path):
+    from test_lab_runs import MODULE_RNG
+
+    f = tmp_path / "carried.py"
+    f.write_text(MODULE_RNG)
+    assert main(["doctor", "--pipeline", str(f), "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["loose"] == ["noise"] and rep["outputs"] == ["x", "noise"]
+    assert rep["factors"] == ["repeat", "process"]  # the warm worker's carried state, measured
+

@@ -20,6 +20,7 @@ from kit.runs.planning.lab import lab_plan
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
 from kit.runs.store import Store
+from kit.views.lab import lab_budget_text
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,10 @@ def test_whether_run_takes_a_dtype_is_read_from_the_file_and_precision_needs_it(
     with pytest.raises(KitError) as e:
         lab_plan("precision", info, PlanOptions(threads=(1,)))
     assert str(e.value).startswith("precision: plain.py's run takes no dtype: define run(seeds, dtype)")
-    f.write_text("SEEDS = ()\ndef run(*args):\n    pass\n")
+    for params in ("*args", "seeds, n_rows=5", "seeds, /, rows=5"):  # not named dtype: the lab's
+        f.write_text(f"SEEDS = ()\ndef run({params}):\n    pass\n")
+        assert add_pipeline(f)["dtype"] is False, params
+    f.write_text("SEEDS = ()\ndef run(seeds, dtype='float64', n_rows=5):\n    pass\n")
     assert add_pipeline(f)["dtype"] is True
 
 
@@ -101,6 +105,9 @@ def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     emb = b["factors"]["precision"]["outputs"]["emb"]["worst"]
     assert 0 < emb["rel"] < 1e-3 and emb["digits"] < 9
     assert store.run(plans[-1].b.run_id).manifest["stages"]["emb"]["dtype"] == "<f4"
+    # jitter adds a float64 draw to the float32 embedding: said, as not float32 in those runs
+    assert "jitter" in b["not_in_dtype"] and "emb" not in b["not_in_dtype"]
+    assert "precision: jitter" in " ".join(lab_budget_text(b).split())
 
 
 @pytest.fixture

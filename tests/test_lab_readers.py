@@ -56,6 +56,7 @@ def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
                 assert row["diff"][run] == want[key]["diff"]
     for f in v["factors"].values():
         for key, row in f["verdicts"].items():
+            assert row["models"] == ["p_rf", "p_lr"]  # b-a, named whole (tolerances read them)
             assert row["stable"] == (row["changed"] == 0)
             assert sum(row["counts"].values()) == len(f["runs"])
     assert all(not r["changed"] for r in v["factors"]["repeat"]["verdicts"].values())
@@ -141,6 +142,11 @@ def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(caps
     assert set(v["factors"]) == {"seed:b"}  # the pair with an unfit run is left out
     code, out, _ = kit_cli(capsys, "advise", "--pipeline", str(f))
     assert code == 0 and "SHAPE: p (probabilities)" in " ".join(out.split())
+    # kit run says the paragraph, then fails: the shape is the user's mistake to fix
+    code, out, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "seed:a",
+                             "--seeds", "0,1", "--threads", "1")
+    assert code == 1 and "SHAPE: p (probabilities)" in " ".join(out.split())
+    assert "p's shape changes with seed:a" in err and err.strip().count("\n") == 0, err
 
 
 def test_a_pipelines_runs_never_read_as_kits_own(capsys, tmp_path, kit_home):
@@ -215,3 +221,21 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         await pilot.press("6")
         md = pilot.app.query_one("#advice-md", Markdown)
         assert "seed the loose generator" in md.source
+
+
+def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
+    f = tmp_path / "seeded.py"
+    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+                 "    return {'x': np.zeros(3) + seeds['a']}\n")
+    info, store = stored(f, ("repeat",))
+    k = kit.open()
+    assert info["sha256"][:12] not in repr(k) and "seeded.py" not in repr(k)
+    for read in (k.budget, k.runs):
+        with pytest.raises(KitError, match="no stored dataset"):
+            read(dataset=info["sha256"][:6])
+    with pytest.raises(KitError, match="pipeline= and dataset= choose two different things"):
+        k.runs(dataset="x", pipeline=str(f))
+    for extra in (("--dataset", "swissprot"), ("--n", "50")):
+        code, _, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "repeat", *extra)
+        assert code == 1 and err.strip().count("\n") == 0, err
+        assert "--pipeline and --dataset/--n choose two different things: give one" in err

@@ -104,3 +104,84 @@ def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path
     spec, stack = lab_spec(add_pipeline(f))
     with pytest.raises(WorkerFailed, match=r"never reads seeds\['b'\]"):
         make(spec, stack, tmp_path / "b")
+
+
+MODULE_RNG = '''import numpy as np
+SEEDS = ("init",)
+RNG = np.random.default_rng(42)  # drawn at import: seeded, but its state moves run to run
+def run(seeds):
+    x = np.random.default_rng(seeds["init"]).normal(size=20)
+    return {"x": x, "noise": x + RNG.normal(size=20)}
+'''
+
+
+def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
+    from kit.app.lab import run_lab
+    from kit.runs.planning.options import PlanOptions
+    from kit.runs.store import Store
+    from kit.worker import contract
+
+    f = tmp_path / "carried.py"
+    f.write_text(MODULE_RNG)
+    # one process imports the file once, as a notebook does: the second call draws on
+    first, again = (contract.call(contract.load(f), {"init": 0}) for _ in range(2))
+    assert (first["x"] == again["x"]).all() and (first["noise"] != again["noise"]).all()
+    b = run_lab(f, ("repeat", "process"), PlanOptions(threads=(1,)), Store())
+    process = b["factors"]["process"]["outputs"]
+    assert process["noise"]["changed"] == 1 and process["x"]["changed"] == 0
+    assert "noise" in b["loose"] and "x" not in b["loose"]
+    assert b["loose_line"].startswith("noise differs between runs with the same named seeds")
+    if not b["factors"]["repeat"]["outputs"]["noise"]["changed"]:  # two fresh draws agreed
+        assert "noise differs only in a worker that made a run before: state kept at module " \
+               "level" in b["loose_line"]
+
+
+def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path):
+    """Its own ModuleNotFoundError in a fresh worker is its line, with where the file runs
+    from; a sys.exit or argparse at import is caught; a failing warm primer names a log that
+    exists; and the warm worker lives on."""
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nimport helpers_beside_me\nSEEDS = ('a',)\n"
+                 "def run(seeds):\n    return {'x': np.zeros(2) + seeds['a']}\n")
+    spec, stack = lab_spec(add_pipeline(f))
+    with pytest.raises(WorkerFailed) as e:
+        make(spec, stack, tmp_path / "a")
+    line = str(e.value)
+    assert "ModuleNotFoundError" in line and "kit stacks build" not in line, line
+    assert "mine.py:2" in line and "kit's copy kept by its hash" in line and "\n" not in line
+    f.write_text("import argparse\nimport numpy as np\nSEEDS = ('a',)\n"
+                 "ARGS = argparse.ArgumentParser().parse_args()  # a script's habit\n"
+                 "def run(seeds):\n    if seeds['a'] == 7919:\n        raise SystemExit(3)\n"
+                 "    return {'x': np.zeros(2) + seeds['a']}\n")
+    spec, stack = lab_spec(add_pipeline(f))
+    pool = WarmPool()
+    try:
+        with pytest.raises(WorkerFailed) as e:
+            make(spec.with_(process="warm"), stack, tmp_path / "c", pool)
+        line = str(e.value)
+        assert "SystemExit: 3" in line and "primer run, every seed 7919" in line, line
+        assert Path(line.split("its traceback: ")[1].split(" (in the")[0]).exists()
+        got = make(spec, stack, tmp_path / "b", pool)  # the same worker, alive; argv the file's
+        assert got["outputs"] == ["x"] and got["runs_before"] == 1
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("source,words", [
+    (b"KINDS = {['x']: 'labels'}\nSEEDS = ()\n", "odd.py:1: KINDS must be written out as a literal"),
+    (b"SEEDS = ('a',)\x00\n", "odd.py: the pipeline file does not parse (source code string"),
+    (b"SEEDS = (\n", "odd.py:1: the pipeline file does not parse"),
+])
+def test_what_kit_reads_without_running_the_file_is_one_line(tmp_path, source, words):
+    f = tmp_path / "odd.py"
+    f.write_bytes(source)
+    with pytest.raises(KitError) as e:
+        add_pipeline(f)
+    assert str(e.value).startswith(words) and "None" not in str(e.value), str(e.value)
+
+
+def test_an_annotated_seeds_is_read_as_the_worker_reads_it(tmp_path):
+    f = tmp_path / "typed.py"
+    f.write_text("SEEDS: tuple = ('a',)\nKINDS: dict = {'x': 'labels'}\ndef run(seeds):\n    pass\n")
+    info = add_pipeline(f)
+    assert info["seeds"] == ["a"] and info["kinds"] == {"x": "labels"}

@@ -149,3 +149,48 @@ def test_wrong_arguments_are_one_line(capsys, tmp_path):
     assert e.value.code == 2 and "invalid choice: 'yaml'" in capsys.readouterr().err
     assert main(["tolerances", "--pipeline", str(LAB), "--dataset", "synthetic"]) == 1
     assert "--pipeline reads its own data" in capsys.readouterr().err
+
+
+def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
+    from kit.analysis.lab_budget import output_diff, tally
+
+    x = np.linspace(1.0, 2.0, 8)
+    nan = x.copy()
+    nan[3] = np.nan  # one run's value turned NaN (say, at 2 threads)
+    pairs = {"x": (x, nan, "array"), "mask": (x > 1.5, x > 1.2, "array"),
+             "names": (np.array(["a", "b"]), np.array(["a", "c"]), "array"),
+             "same_nan": (nan, nan.copy() + np.r_[1e-15, np.zeros(7)], "array")}
+    diffs = {k: {"kind": kind, "identical": False, **output_diff(a, b, kind)}
+             for k, (a, b, kind) in pairs.items()}
+    assert diffs["x"]["nonfinite"] == 1 and diffs["x"]["max_abs"] == 0.0
+    assert "nonfinite" not in diffs["same_nan"] and 0 < diffs["same_nan"]["max_abs"] < 1e-14
+    row = {"pairs": 0, "outputs": {}}
+    tally(row, diffs)
+    t = tolerances({"threads": row}, {"pipeline": "a" * 64, "name": "x.py"})
+    by = {r["output"]: r for r in t["tolerances"]}
+    for name in ("x", "mask", "names"):
+        assert (by[name]["level"], by[name]["pin"]) == ("predictions", True), by[name]
+    assert "NaN or inf in one run only" in by["x"]["why"]
+    assert by["same_nan"]["level"] == "magnitudes" and not by["same_nan"]["pin"]
+    yml = yaml.safe_load(render(t, "pytest-regressions"))["tolerances"]
+    assert all(np.isfinite(v) for tol in yml.values() for v in tol.values())
+    assert all(r[k] is None or np.isfinite(r[k]) for r in json.loads(render(t, "json"))
+               for k in ("rtol", "atol", "max_abs", "max_rel"))
+    assert "=nan" not in render(t, "numpy") and " nan " not in render(t, "text")
+
+
+def test_a_lab_verdict_an_environment_factor_changed_lifts_its_models_to_conclusions():
+    from kit.analysis.tolerances import lab_conclusions
+
+    row = lambda changed: {"changed": changed, "models": ["p-rf", "p_lr"]}  # noqa: E731
+    verdicts = {"factors": {"threads": {"verdicts": {"p-rf-p_lr acc": row(1),
+                                                     "p-rf-p_lr auc": row(0)}},
+                            "seed": {"verdicts": {"p-rf-p_lr acc": row(0)}}}}
+    got = lab_conclusions(verdicts)
+    assert got == {"threads": {"p-rf", "p_lr"}, "seed": set()}  # names kept whole
+    rows = {"threads": {"pairs": 1, "outputs": {
+        "p-rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
+        "other": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0)}}}
+    by = {r["output"]: r for r in tolerances(rows, {"name": "x.py"}, got)["tolerances"]}
+    assert (by["p-rf"]["level"], by["p-rf"]["pin"]) == ("conclusions", True)
+    assert (by["other"]["level"], by["other"]["pin"]) == ("magnitudes", False)

@@ -32,6 +32,22 @@ DIGIT_STAGES = ("tfidf", "svd_rand", "svd_arpack", "kmeans.inertia", *ALL_MODELS
 THRESHOLD = 0.5
 
 
+def positive_class(p: np.ndarray) -> np.ndarray | None:
+    """A model's probabilities as one per row of the positive class: a 1-d array as it is, an
+    n x 2 predict_proba its column 1 (n x 1: its column); None for n x k classes (k > 2)."""
+    if p.ndim == 2 and p.shape[1] in (1, 2):
+        return p[:, p.shape[1] - 1]
+    return p if p.ndim == 1 else None
+
+
+def predictions(p: np.ndarray) -> np.ndarray:
+    """The class each row predicts: above THRESHOLD for one positive-class probability per row
+    (1-d, n x 2), else the column of the largest probability (n x k: a crossing of 0.5 there
+    is no change of prediction)."""
+    pos = positive_class(p)
+    return pos > THRESHOLD if pos is not None else np.argmax(p.reshape(len(p), -1), axis=1)
+
+
 def column_signs(E: np.ndarray) -> np.ndarray:
     """Sign of each column's largest-magnitude entry: the convention used to align embeddings."""
     return np.sign(E[np.argmax(np.abs(E), axis=0), np.arange(E.shape[1])])
@@ -92,7 +108,7 @@ def adjusted_rand(la, lb) -> float:
 
 def model_diff(pa, pb, y) -> ModelDiff:
     pa, pb = np.asarray(pa, np.float64), np.asarray(pb, np.float64)
-    ca, cb = pa > THRESHOLD, pb > THRESHOLD
+    ca, cb = predictions(pa), predictions(pb)  # as a lab's probabilities outputs are read
     acc_a, acc_b = float(np.mean(ca == y)), float(np.mean(cb == y))
     auc_a, auc_b = auc(pa, y), auc(pb, y)  # NaN when the test set holds one class
     # a model that predicts one class for every protein flips nothing, whatever changes: its

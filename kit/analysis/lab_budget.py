@@ -7,16 +7,20 @@ import numpy as np
 
 from ..core import factors
 from ..runs.store import Store
-from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard
+from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard, predictions
 from .digits import agreement
 from .lab_pairs import pairs
 
-THRESHOLD = 0.5  # a probability's prediction, as for kit's own models
-_MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips")  # each kept at its largest
+# each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
+MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite")
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
          "comparison made while it is loose is a single draw")
+# said when only the process factor's warm run differs: the module keeps a generator's state
+CARRIED = ("state kept at module level carries from one run to the next (a generator made at "
+           "import, a cache), as it does in a notebook calling run twice: make it inside run, "
+           "from a named seed")
 
 
 def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
@@ -25,6 +29,12 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         return {"shape": [list(a.shape), list(b.shape)]}
     out = {}
     floating = a.dtype.kind == "f" and b.dtype.kind == "f"
+    finite = _finite(a, b) if floating else np.ones(a.shape, bool)
+    moved = int(np.sum(~finite & ~((a == b) | (np.isnan(a) & np.isnan(b))))) if floating else 0
+    if moved:
+        # a NaN or inf on one side only (or two different infs): a changed value that no
+        # magnitude measures; every number below is over the elements finite on both sides
+        out["nonfinite"] = moved
     if kind == "labels" or kind == "truth":
         out["changed"] = int(np.sum(a != b))
         if kind == "labels":
@@ -32,13 +42,15 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     elif kind == "neighbours":
         out["jaccard"] = neighbour_jaccard(a, b)
     elif kind == "probabilities" and floating:
-        out["flips"] = int(np.sum((a > THRESHOLD) != (b > THRESHOLD)))
-        out["max_dp"] = float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
-    elif kind == "embedding" and floating and a.ndim == 2 and a.size:
+        # rows whose predicted class changed (kit's models' threshold; argmax of n x k classes)
+        out["flips"] = int(np.sum(predictions(a) != predictions(b))) if a.size else 0
+        dp = np.abs(a.astype(np.float64) - b)[finite]
+        out["max_dp"] = float(dp.max()) if dp.size else 0.0
+    elif kind == "embedding" and floating and a.ndim == 2 and a.size and finite.all():
         e = embedding_diff(a, b)
         out.update(rel=e["rel_fro"], sign_flips=e["sign_flips"], components=e["components"])
     if floating and "rel" not in out:
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        a64, b64 = a.astype(np.float64)[finite], b.astype(np.float64)[finite]
         norm = float(np.linalg.norm(a64))
         out["rel"] = float(np.linalg.norm(a64 - b64) / norm) if norm else float(np.any(a64 != b64))
     elif not floating and "changed" not in out and "jaccard" not in out:
@@ -47,8 +59,13 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     if got:
         out.update(digits=got["digits"], bits=got["bits"])
     if a.dtype.kind in "fiu" and b.dtype.kind in "fiu" and kind != "neighbours" and a.size:
-        out.update(_elementwise(a, aligned(a, b) if kind == "embedding" and floating else b))
+        b = aligned(a, b) if kind == "embedding" and floating else b
+        out.update(_elementwise(a[finite], b[finite]))
     return out
+
+
+def _finite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.isfinite(a) & np.isfinite(b)
 
 
 def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
@@ -57,24 +74,26 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
     a, b = a.astype(np.float64), b.astype(np.float64)
     d = np.abs(a - b)
     rel = [d[x != 0] / np.abs(x[x != 0]) for x in (a, b)]
-    return {"max_abs": float(d.max()), "max_rel": max((float(r.max()) for r in rel if r.size),
-                                                      default=0.0)}
+    return {"max_abs": float(d.max()) if d.size else 0.0,
+            "max_rel": max((float(r.max()) for r in rel if r.size), default=0.0)}
 
 
 def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
     """{output: {"kind", "identical", ...its measures}} in the order run returned them."""
     ra, rb = store.run(a), store.run(b)
-    order = ra.manifest.get("outputs") or sorted(ra.stages)
+    # every output either run returned: a's order, then those only b returned, in b's order
+    order = [n for r in (ra, rb) for n in (r.manifest.get("outputs") or sorted(r.stages))
+             if n in r.stages]
     out = {}
-    for name in order:
+    for name in dict.fromkeys(order):
         kind = kinds.get(name, "array")
-        sa, sb = ra.stages[name], rb.stages.get(name)
-        if sb is not None and sa.sha256 == sb.sha256 and sa.dtype == sb.dtype \
-                and tuple(sa.shape) == tuple(sb.shape):
+        sa, sb = ra.stages.get(name), rb.stages.get(name)
+        if sa is not None and sb is not None and sa.sha256 == sb.sha256 \
+                and sa.dtype == sb.dtype and tuple(sa.shape) == tuple(sb.shape):
             out[name] = {"kind": kind, "identical": True}
             continue
-        if sb is None:
-            out[name] = {"kind": kind, "identical": False, "missing": True}
+        if sa is None or sb is None:  # returned by one run only
+            out[name] = {"kind": kind, "identical": False, "missing": "a" if sa is None else "b"}
             continue
         out[name] = {"kind": kind, "identical": False,
                      **output_diff(store.array(a, name), store.array(b, name), kind)}
@@ -88,23 +107,19 @@ def lab_budget(store: Store, info: dict) -> dict:
     with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
     the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
     ``shapes``: each output whose shape a factor changed (its first such pair): no kind
-    compares arrays of two shapes, so it is said, never measured."""
+    compares arrays of two shapes, so it is said, never measured; ``not_in_dtype``: floating
+    outputs a float32 run of precision returned in another precision."""
     kinds = info.get("kinds", {})
     rows: dict = {}
     shapes: dict = {}
+    wide: dict = {}
     for factor, a, b in pairs(store, info["sha256"]):
-        row = rows.setdefault(factor, {"pairs": 0, "outputs": {}})
-        row["pairs"] += 1
-        for name, d in compare(store, a, b, kinds).items():
-            o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
-                                                 "most": {}})
-            if not d["identical"]:
-                o["changed"] += 1
-                o["worst"] = _worse(o["worst"], d)
-                # each measure's largest over the pairs (the worst pair may not hold them all)
-                for k in _MOST:
-                    if k in d:
-                        o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+        diffs = compare(store, a, b, kinds)
+        tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
+        if factor == "precision":  # the float32 run's outputs that run left in float64
+            for r in (a, b):
+                wide.update(dict.fromkeys(store.run(r).manifest.get("not_in_dtype") or []))
+        for name, d in diffs.items():
             if "shape" in d:
                 shapes.setdefault((factor, name), {"factor": factor, "output": name,
                                                    "kind": d["kind"], "a": a, "b": b,
@@ -116,11 +131,35 @@ def lab_budget(store: Store, info: dict) -> dict:
                                for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
     inert = [f.split(":", 1)[1] for f, r in rows.items()
              if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
+    line = ""
+    if loose:
+        line = (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between runs with the "
+                f"same named seeds: " + LOOSE.format(seeds=", ".join(info["seeds"]) or "none"))
+        carried = [n for n, o in rows.get("process", {}).get("outputs", {}).items()
+                   if o["changed"] and not rows.get("repeat", {}).get("outputs", {}).get(
+                       n, {}).get("changed")]
+        if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
+            line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
+                     f"a worker that made a run before: {CARRIED}")
     return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
-            "loose_line": (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between "
-                           f"runs with the same named seeds: "
-                           + LOOSE.format(seeds=", ".join(info["seeds"]) or "none")) if loose else "",
-            "inert": inert, "shapes": list(shapes.values())}
+            "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
+            "not_in_dtype": list(wide)}
+
+
+def tally(row: dict, diffs: dict) -> None:
+    """One pair's differences (compare's {output: ...}) into its factor's ``row``: per output
+    how many pairs changed it, its worst difference, and each MOST measure's largest (the worst
+    pair may not hold them all)."""
+    row["pairs"] += 1
+    for name, d in diffs.items():
+        o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
+                                             "most": {}})
+        if not d["identical"]:
+            o["changed"] += 1
+            o["worst"] = _worse(o["worst"], d)
+            for k in MOST:
+                if k in d:
+                    o["most"][k] = max(o["most"].get(k, d[k]), d[k])
 
 
 def factor_order(name: str, seeds) -> tuple:
@@ -135,6 +174,6 @@ def _worse(a: dict | None, b: dict) -> dict:
     """The larger of two differences of one output: fewer digits kept, else more changed."""
     if a is None:
         return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
-    key = lambda d: (-d.get("digits", 99), d.get("rel", 0), d.get("flips", 0),  # noqa: E731
-                     d.get("changed", 0), -d.get("ari", 1))
+    key = lambda d: (d.get("nonfinite", 0), -d.get("digits", 99), d.get("rel", 0),  # noqa: E731
+                     d.get("flips", 0), d.get("changed", 0), -d.get("ari", 1))
     return a if key(a) >= key(b) else _worse(None, b)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runs.store import Store
+from .compare import THRESHOLD, positive_class
 from .lab_budget import pairs
 from .verdicts import bootstrap
 
@@ -29,10 +30,8 @@ def _scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
                      f"0/1 truth (two classes)")
     probs = {}
     for m in models:
-        p = store.array(run, m)
-        if p.ndim == 2 and p.shape[1] == 2:  # predict_proba of two classes: the positive one
-            p = p[:, 1]
-        if p.ndim != 1 or len(p) != len(y):
+        p = positive_class(store.array(run, m))  # predict_proba of two classes: column 1
+        if p is None or len(p) != len(y):
             raise _Unfit(f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
                          f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
                          f"are one per truth row (or n x 2)")
@@ -44,7 +43,7 @@ def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
     probs, y = _scores(store, run, models, truth)
     if len(models) == 1:
         m = models[0]
-        return {"_scores": {m: {"acc": float(np.mean((probs[m] > 0.5) == y))}}}
+        return {"_scores": {m: {"acc": float(np.mean((probs[m] > THRESHOLD) == y))}}}
     return bootstrap(probs, y, models=models)
 
 
@@ -85,7 +84,8 @@ def lab_verdicts(store: Store, info: dict) -> dict:
                 for m, s in v["_scores"].items():
                     f["accuracy"].setdefault(m, []).append(s["acc"])
         for key in (k for k in va if not k.startswith("_")):
-            row = f["verdicts"].setdefault(key, {"per_run": {}, "diff": {}, "changed": 0})
+            row = f["verdicts"].setdefault(key, {"per_run": {}, "diff": {}, "changed": 0,
+                                                 "models": _models_of(key, models)})
             for r, v in ((a, va), (b, vb)):
                 row["per_run"][r], row["diff"][r] = v[key]["verdict"], v[key]["diff"]
             row["changed"] += va[key]["verdict"] != vb[key]["verdict"]
@@ -98,3 +98,8 @@ def lab_verdicts(store: Store, info: dict) -> dict:
             row.update(counts=counts, stable=row["changed"] == 0)
     return out
 
+
+def _models_of(key: str, models: tuple) -> list:
+    """[b, a] of the verdict "b-a metric" (an output's name may hold a "-" itself)."""
+    pair = key.rsplit(" ", 1)[0]
+    return next([b, a] for b in models for a in models if f"{b}-{a}" == pair)

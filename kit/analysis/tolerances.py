@@ -14,7 +14,8 @@ from __future__ import annotations
 from ..core import factors
 from ..runs.store import Store
 from .compare import ALL_MODELS, STAGES, has_arrays
-from .lab_budget import lab_budget, output_diff
+from .lab_budget import lab_budget, output_diff, tally
+from .lab_verdicts import lab_verdicts
 
 HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a sample of them
 LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
@@ -35,7 +36,14 @@ def lab_tolerances(store: Store, info: dict) -> dict:
     """The tolerances of a lab's pipeline file (kit.data.pipelines' ``info``), from its budget."""
     b = lab_budget(store, info)
     return tolerances(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
-                      loose=b["loose"])
+                      lab_conclusions(lab_verdicts(store, info)), loose=b["loose"])
+
+
+def lab_conclusions(verdicts: dict) -> dict:
+    """{factor: the models of every verdict its pairs changed}, from kit.analysis.lab_verdicts
+    (a probabilities output can change a verdict without crossing 0.5)."""
+    return {f: {m for row in r["verdicts"].values() if row["changed"] for m in row["models"]}
+            for f, r in verdicts["factors"].items()}
 
 
 def kit_tolerances(store: Store, dataset: str) -> dict:
@@ -66,29 +74,28 @@ def kit_tolerances(store: Store, dataset: str) -> dict:
 
 def _differ(store: Store, a: str, b: str) -> set:
     """The outputs whose bits differ between two runs (a null pair: a loose generator's)."""
-    sa, sb = store.run(a).stages, store.run(b).stages
-    return {n for n in KIT_OUTPUTS if n in sa and n in sb and sa[n].sha256 != sb[n].sha256}
+    return {n for n, d in _diffs(store, a, b, measure=False).items() if not d["identical"]}
 
 
 def _add_pair(store: Store, a: str, b: str, row: dict) -> None:
     """One pair of kit's runs into ``row`` as kit.analysis.lab_budget counts a lab's outputs."""
+    tally(row, _diffs(store, a, b))
+
+
+def _diffs(store: Store, a: str, b: str, measure: bool = True) -> dict:
+    """kit's outputs both runs hold, as lab_budget.compare gives a lab's: {name: {"kind",
+    "identical", ...its measures when ``measure``}}."""
     ra, rb = store.run(a), store.run(b)
-    row["pairs"] += 1
+    out = {}
     for name in KIT_OUTPUTS:
         sa, sb = ra.stages.get(name), rb.stages.get(name)
         if sa is None or sb is None:
             continue
         kind = KIT_KINDS.get(name, "array")
-        o = row["outputs"].setdefault(name, {"kind": kind, "changed": 0, "most": {}})
-        if sa.sha256 == sb.sha256 and sa.dtype == sb.dtype:
-            continue
-        o["changed"] += 1
-        d = output_diff(store.array(a, name), store.array(b, name), kind)
-        if "shape" in d:
-            o["shape"] = d["shape"]
-        for k in ("max_abs", "max_rel", "flips", "changed", "sign_flips"):
-            if k in d:
-                o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+        same = sa.sha256 == sb.sha256 and sa.dtype == sb.dtype
+        out[name] = {"kind": kind, "identical": same, **({} if same or not measure else output_diff(
+            store.array(a, name), store.array(b, name), kind))}
+    return out
 
 
 def _conclusions(store: Store, dataset: str, measured: list) -> dict:
@@ -133,6 +140,9 @@ def _level(o: dict, concluded: bool) -> str:
         return "nothing"
     if concluded:
         return "conclusions"
+    # a value turned NaN or inf, or values no magnitude measures (booleans, strings) changed
+    if most.get("nonfinite", 0) > 0 or (most.get("changed", 0) > 0 and "max_abs" not in most):
+        return "predictions"
     if "shape" in o or ("shape" in (o.get("worst") or {})) or o["kind"] in _DISCRETE \
             or most.get("flips", 0) > 0:
         return "predictions"
@@ -168,6 +178,9 @@ def _why(lvl: str, o: dict, loose: bool) -> str:
         return "values move, no prediction changes"
     if lvl == "conclusions":
         return "a verdict resting on it changed: changes conclusions - pin, don't tolerate"
+    if m.get("nonfinite"):
+        return (f"{m['nonfinite']} value(s) NaN or inf in one run only: a changed value no "
+                f"tolerance covers - pin, don't tolerate")
     if m.get("flips"):
         return f"{m['flips']} prediction(s) cross 0.5: changes predictions - pin, don't tolerate"
     if "shape" in o or "shape" in (o.get("worst") or {}):

@@ -35,10 +35,13 @@ def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None) -> No
 
 
 def lab_doctor(path, store: Store) -> dict:
-    """The null experiment alone: each thread count `kit run` uses, run twice; ``ok`` when every
-    output of every repeat pair is identical, else ``loose`` names the outputs that differ."""
-    b = run_lab(path, ("repeat",), PlanOptions(), store)
-    outputs = b["factors"].get("repeat", {"outputs": {}, "pairs": 0})
-    return {"pipeline": b["pipeline"], "name": b["name"], "pairs": outputs["pairs"],
-            "outputs": list(outputs["outputs"]), "loose": b["loose"],
-            "loose_line": b["loose_line"], "ok": not b["loose"]}
+    """The null experiment alone: each thread count `kit run` uses, run twice, and a fresh
+    worker against a warm one (state a module keeps between runs: a generator made at import);
+    ``ok`` when every output of every such pair is identical, else ``loose`` names those that
+    differ."""
+    b = run_lab(path, ("repeat", "process"), PlanOptions(), store)
+    rows = [b["factors"].get(f, {"outputs": {}, "pairs": 0}) for f in ("repeat", "process")]
+    return {"pipeline": b["pipeline"], "name": b["name"], "pairs": sum(r["pairs"] for r in rows),
+            "outputs": list(dict.fromkeys(n for r in rows for n in r["outputs"])),
+            "factors": [f for f in ("repeat", "process") if f in b["factors"]],
+            "loose": b["loose"], "loose_line": b["loose_line"], "ok": not b["loose"]}

@@ -60,9 +60,10 @@ def lab_data(doc: dict, sha: str) -> LabData:
 def lab_summary(store, doc: dict, pairs: list, reasons: dict, imported: dict) -> dict:
     """The answer for a pipeline's bundle: identical outputs, or which outputs differ and by
     how much; a probabilities output's flips are changed predictions."""
-    per_run, flips, differ = [], 0, {}
+    per_run, flips, differ, probabilities = [], 0, {}, False
     for p in pairs:
         kinds = pipeline_info(p.a.pipeline).get("kinds", {})
+        probabilities = probabilities or "probabilities" in kinds.values()
         outs = compare(store, p.a.run_id, p.b.run_id, kinds)
         moved = {n: d for n, d in outs.items() if not d["identical"]}
         for n in moved:
@@ -78,7 +79,7 @@ def lab_summary(store, doc: dict, pairs: list, reasons: dict, imported: dict) ->
     else:
         answer = (f"differs: {', '.join(f'{n} in {k} of {len(per_run)} runs' for n, k in differ.items())}"
                   + (f"; up to {flips} predictions flipped" if flips else
-                     "; no prediction flipped"))
+                     "; no prediction flipped" if probabilities else ""))  # only what was measured
     return {"answer": answer, "pipeline": True, "bundle_host": doc["host"], "this_host": host(),
             "imported": imported, "pairs": len(per_run), "identical": same,
             "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],

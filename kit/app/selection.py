@@ -75,18 +75,13 @@ def select_pipeline(store: Store, text: str) -> dict:
     """The lab pipeline a read command shows: a file (FILE.py, read without being stored or
     imported) or the hash prefix `kit runs` shows; its info as kit.data.pipelines records it.
     KitError, one line: no such file, or no stored pipeline with that prefix (or two)."""
-    import hashlib
     from pathlib import Path
 
-    from ..data.pipelines import declared, pipeline_info
+    from ..data.pipelines import pipeline_info, read_pipeline
 
     path = Path(text).expanduser()
     if path.is_file():
-        if path.suffix != ".py":
-            raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
-        data = path.read_bytes()
-        return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
-                    name=path.name)
+        return read_pipeline(path)[0]
     stored = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
     looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
     if not looks_like_hash:
@@ -104,3 +99,20 @@ def select_pipeline(store: Store, text: str) -> dict:
         summary = store.datasets().get(hits[0], {})
         return {"sha256": hits[0], "name": summary.get("pipeline", hits[0][:12]),
                 "seeds": list(spec.seed_dict), "kinds": {}}
+
+
+def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--dataset/--n")) -> None:
+    """A lab pipeline reads its own data: naming a dataset too is one line (``words``: how the
+    caller spells the two options, the CLI's or the notebook's)."""
+    if pipeline and (dataset or n):
+        raise KitError(f"{words[0]} and {words[1]} choose two different things: give one")
+
+
+def lab_runs(store: Store, sha: str) -> list:
+    """The stored runs of lab pipeline ``sha`` (never a dataset's run that shares the hash)."""
+    return [r for r in store.runs(sha) if r.spec.pipeline == sha]
+
+
+def own_datasets(store: Store) -> dict:
+    """{sha256: summary} of the datasets kit's own pipeline ran on: no lab pipeline's hash."""
+    return {h: d for h, d in store.datasets().items() if d.get("source") != "pipeline"}

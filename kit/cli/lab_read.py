@@ -16,11 +16,10 @@ def pipeline_arg(p) -> None:
 
 
 def _selected(args):
-    from ..app.selection import select_pipeline
+    from ..app.selection import pipeline_or_dataset, select_pipeline
     from ..runs.store import Store
 
-    if getattr(args, "dataset", None) or getattr(args, "n", None):
-        raise KitError("--pipeline and --dataset/--n choose two different things: give one")
+    pipeline_or_dataset(args.pipeline, getattr(args, "dataset", None), getattr(args, "n", None))
     store = Store()
     return store, select_pipeline(store, args.pipeline)
 
@@ -98,12 +97,11 @@ def report(args) -> int:
 
 def pipeline_runs(args, store, factors=None) -> list:
     """The run ids of the pipeline --pipeline names (only those in pairs of ``factors``)."""
-    from ..app.selection import select_pipeline
+    from ..app.selection import lab_runs, pipeline_or_dataset, select_pipeline
 
-    if getattr(args, "dataset", None) or getattr(args, "n", None):
-        raise KitError("--pipeline and --dataset/--n choose two different things: give one")
+    pipeline_or_dataset(args.pipeline, getattr(args, "dataset", None), getattr(args, "n", None))
     sha = select_pipeline(store, args.pipeline)["sha256"]
-    ids = [r.id for r in store.runs(sha) if r.spec.pipeline == sha]
+    ids = [r.id for r in lab_runs(store, sha)]
     if not ids:
         raise KitError(f"no runs of pipeline {sha[:12]} stored: kit run --pipeline FILE.py first")
     if factors:
@@ -121,10 +119,11 @@ def pipeline_runs(args, store, factors=None) -> list:
 
 
 def runs(args) -> int:
+    from ..app.selection import lab_runs
     from ..views.tables import runs_text
 
     store, info = _selected(args)
-    got = [r for r in store.runs(info["sha256"]) if r.spec.pipeline == info["sha256"]]
+    got = lab_runs(store, info["sha256"])
     if got and args.factor:
         keep = set(pipeline_runs(args, store, args.factor))
         got = [r for r in got if r.id in keep]

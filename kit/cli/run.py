@@ -61,6 +61,10 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     if args.pipeline:
+        from ..app.selection import pipeline_or_dataset
+
+        # the file reads its own data: a dataset named too would be silently ignored
+        pipeline_or_dataset(args.pipeline, args.dataset, args.n)
         args.factor = tuple(f.strip() for f in args.factor.split(",") if f.strip())
     else:
         try:
@@ -150,12 +154,18 @@ def _run(args, opts, executor, err) -> int:
 def _run_lab(args, opts, executor) -> int:
     """A lab's pipeline file: its pairs planned, run and stored, then its budget."""
     from ..app.lab import run_lab
+    from ..core.errors import KitError
     from ..runs.store import Store
     from ..views.lab import lab_budget_text
 
     b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
                 executor=executor)
     print_json(b) if args.json else print(lab_budget_text(b))
+    if b["shapes"]:  # the user's mistake (docs/pipelines.md, Errors): said above, then exit 1
+        s = b["shapes"][0]
+        raise KitError(f"{s['output']}'s shape changes with {s['factor']} ({len(b['shapes'])} "
+                       f"output(s) in all, said above): make each output's shape independent "
+                       f"of the seeds and settings")
     return 0
 
 

@@ -57,9 +57,14 @@ def _cmd_doctor(args) -> int:
 
 
 def _doctor_pipeline(args) -> int:
-    """The null experiment of a lab's pipeline file alone, in the doctor's own store (the
-    user's store and what the read commands show are never changed by it)."""
+    """The null experiment of a lab's pipeline file alone, in a store of its own made afresh
+    each time (the user's store is never changed by it, and a doctor that read old runs again
+    would tell nothing after the user seeded a generator outside the file)."""
+    import os
+    import shutil
+    import tempfile
     from contextlib import closing
+    from pathlib import Path
 
     from rich.console import Console
 
@@ -68,9 +73,14 @@ def _doctor_pipeline(args) -> int:
     from ..runs.store import Store
     from ..views.lab import lab_doctor_text
 
-    with closing(Store(subdir("doctor"))) as store, \
-            Console(stderr=True).status(f"null experiment of {args.pipeline}"):
-        rep = lab_doctor(args.pipeline, store)
+    # named as the runner's temporary folders are: a kill -9's leftover is swept
+    root = Path(tempfile.mkdtemp(prefix=f"tmp-{os.getpid()}-doctor-", dir=subdir("tmp")))
+    try:
+        with closing(Store(root)) as store, \
+                Console(stderr=True).status(f"null experiment of {args.pipeline}"):
+            rep = lab_doctor(args.pipeline, store)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     print_json(rep) if args.json else print(lab_doctor_text(rep))
     return 0 if rep["ok"] else 1
 

@@ -20,10 +20,8 @@ def add_pipeline(path) -> dict:
     what it declares, without importing it here (its imports are its stack's, not kit's):
     {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS), "dtype" (run takes
     one: the precision factor applies)}. KitError: one line."""
-    path = Path(path)
-    data = _read(path)
-    sha = hashlib.sha256(data).hexdigest()
-    info = dict(declared(path.name, data), sha256=sha, name=path.name)
+    info, data = read_pipeline(path)
+    sha = info["sha256"]
     folder = subdir("pipelines") / "by-hash"
     if not (folder / f"{sha}.py").exists() or verify(sha):
         write_bytes(folder / f"{sha}.py", data)
@@ -33,39 +31,46 @@ def add_pipeline(path) -> dict:
 
 def file_sha256(path) -> str:
     """The hash that names the pipeline in file ``path``, nothing written. KitError: one line."""
-    return hashlib.sha256(_read(Path(path))).hexdigest()
+    return read_pipeline(path)[0]["sha256"]
 
 
-def _read(path: Path) -> bytes:
+def read_pipeline(path) -> tuple:
+    """(info as add_pipeline records it, the file's bytes) of the file at ``path``, read and
+    hashed, never imported nor kept. KitError: one line."""
+    path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise KitError(f"cannot read pipeline file {path} ({e.strerror or type(e).__name__})") from None
     if path.suffix != ".py":
         raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
-    return data
+    return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
+                name=path.name), data
 
 
 def declared(name: str, data: bytes) -> dict:
     """SEEDS and KINDS as the file assigns them, read as literals, and whether its ``def run``
-    takes a dtype (a second positional parameter, or *args): {"seeds", "kinds", "dtype"}."""
+    takes a dtype (a second positional parameter named dtype): {"seeds", "kinds", "dtype"}."""
     try:
         tree = ast.parse(data, filename=name)
-    except SyntaxError as e:
-        raise KitError(f"{name}:{e.lineno}: the pipeline file does not parse ({e.msg})") from None
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:  # a NUL byte: no line
+        at = f"{name}:{e.lineno}" if getattr(e, "lineno", None) else name
+        why = getattr(e, "msg", None) or str(e) or type(e).__name__
+        raise KitError(f"{at}: the pipeline file does not parse ({why})") from None
     found = {}
     dtype = False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "run":  # the last def wins, as in Python
-            a = node.args
-            dtype = len(a.posonlyargs) + len(a.args) >= 2 or a.vararg is not None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("SEEDS", "KINDS"):
+            params = [*node.args.posonlyargs, *node.args.args]  # the worker checks the rest
+            dtype = len(params) >= 2 and params[1].arg == "dtype"
+        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
+                  else node.target if isinstance(node, ast.AnnAssign) and node.value else None)
+        if isinstance(target, ast.Name) and target.id in ("SEEDS", "KINDS"):
             try:
-                found[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                raise KitError(f"{name}:{node.lineno}: {node.targets[0].id} must be written out "
-                               f"as a literal (kit reads it without running the file)") from None
+                found[target.id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise KitError(f"{name}:{node.lineno}: {target.id} must be written out as a "
+                               f"literal (kit reads it without running the file)") from None
     try:
         return {"seeds": list(check_seeds(name, found.get("SEEDS"))),
                 "kinds": check_kinds(name, found.get("KINDS", {})), "dtype": dtype}

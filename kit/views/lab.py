@@ -19,6 +19,8 @@ def measure(worst: dict) -> str:
         parts.append(f"Jaccard {fmt(worst['jaccard'])}")
     if "changed" in worst:
         parts.append(f"{worst['changed']} changed")
+    if "nonfinite" in worst:
+        parts.append(f"{worst['nonfinite']} NaN/inf in one run only")
     if "rel" in worst:
         parts.append(f"rel {fmt(worst['rel'])}")
     if "digits" in worst:
@@ -52,6 +54,11 @@ def lab_budget_text(b: dict) -> str:
         out.append(para("LOOSE GENERATOR: " + b["loose_line"], "", ""))
     elif "repeat" in b["factors"]:
         out.append("repeat: every output identical; the named seeds hold every generator measured")
+    wide = b.get("not_in_dtype") or []
+    if wide:
+        out.append(para(f"precision: {', '.join(wide)} {'is' if len(wide) == 1 else 'are'} not "
+                        f"float32 in the float32 runs (run returns {'it' if len(wide) == 1 else 'them'}"
+                        f" in float64): what precision moves there comes from upstream", "", ""))
     for name in b["inert"]:
         out.append(para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
                         f"it seeds reaches none of these outputs", "", ""))

@@ -76,7 +76,11 @@ def run_one(spec_path, dataset_path, out, input_path=None):
     if spec.get("pipeline"):
         arrays, timings, t0 = _run_lab(spec)
         # the manifest's keys are sorted: the order run returned its outputs in is kept here
-        return _write(out, arrays, timings, {"seeds": spec["seeds"], "outputs": list(arrays)}, t0)
+        extra = {"seeds": spec["seeds"], "outputs": list(arrays)}
+        if spec["dtype"] != "float64":  # floating outputs run left in another precision
+            extra["not_in_dtype"] = [k for k, a in arrays.items()
+                                     if a.dtype.kind == "f" and a.dtype.name != spec["dtype"]]
+        return _write(out, arrays, timings, extra, t0)
     # imports first, timed on their own: a stage's time is then its work alone
     w, c = time.perf_counter(), time.process_time()
     import numpy as np
@@ -198,7 +202,8 @@ def _serve():
     """A warm worker: one request per line on stdin (JSON: spec, dataset, out, input), one
     answer per line on stdout; the libraries are imported once, by the first run. Each run is
     made exactly as a fresh process makes it: the process's thread variables, its seeds from the
-    spec, nothing kept between runs (the `process` factor checks this bitwise)."""
+    spec, nothing of kit's kept between runs (the `process` factor checks this bitwise); a lab's
+    file is imported once, as a notebook would, so its module-level state is the lab's own."""
     import traceback
 
     out = sys.stdout

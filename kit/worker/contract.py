@@ -17,6 +17,7 @@ here.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import importlib.util
@@ -27,6 +28,8 @@ import sys
 import traceback
 
 import numpy as np
+
+from .seeds_arg import Seeds, UnknownSeed
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array")
 DTYPES = ("float64", "float32")
@@ -71,9 +74,16 @@ def file_sha256(path) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+# each file imported once per process, by hash: a warm worker's runs share the module as a
+# notebook's or a service's calls of run do, so a generator kept at module level carries its
+# state from one run to the next and the process factor (fresh vs warm) sees it
+_LOADED: dict = {}
+
+
 def load(path, name=None) -> Contract:
-    """Import the pipeline file at ``path`` (under a private module name) and check its contract;
-    ``name``: the file's name in messages (kit's stored copy is named by its hash)."""
+    """Import the pipeline file at ``path`` (under a private module name, once per process and
+    file hash) and check its contract; ``name``: the file's name in messages (kit's stored copy
+    is named by its hash)."""
     path = os.path.abspath(str(path))
     name = name or os.path.basename(path)
     if not os.path.isfile(path):
@@ -81,12 +91,22 @@ def load(path, name=None) -> Contract:
     if not path.endswith(".py"):
         raise ContractError(f"{name}: a pipeline is a Python file (.py)")
     sha = file_sha256(path)
+    c = _LOADED.get(sha)
+    if c is None:
+        c = _LOADED[sha] = _import(path, name, sha)
+    return Contract(c.path, name, sha, c.seeds, c.kinds, c.run, c.takes_dtype)
+
+
+def _import(path, name, sha) -> Contract:
     spec = importlib.util.spec_from_file_location("kit_user_pipeline_" + sha[:16], path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and pickling look their module up by name
     try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # the file itself raised while being imported (a SyntaxError too)
+        with _as_script(path):
+            spec.loader.exec_module(module)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit too)
         del sys.modules[spec.name]
         raise _failed(e, path, name, "importing it") from None
     seeds = check_seeds(name, getattr(module, "SEEDS", None))
@@ -113,19 +133,28 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     if dtype != "float64" and not c.takes_dtype:
         raise ContractError(f"{name}: run(seeds) takes no dtype: define run(seeds, dtype) "
                             f"for the precision factor")
-    given = _Seeds((k, int(seeds[k])) for k in c.seeds)
+    given = Seeds((k, int(seeds[k])) for k in c.seeds)
     try:
-        got = c.run(given, dtype) if c.takes_dtype else c.run(given)
-    except _UnknownSeed as e:
+        with _as_script(c.path):
+            got = c.run(given, dtype) if c.takes_dtype else c.run(given)
+    except UnknownSeed as e:
         raise ContractError(f"{name}: run read seeds[{e.args[0]!r}], which SEEDS does not name "
                             f"(SEEDS: {', '.join(c.seeds) or 'none'})") from None
-    except Exception as e:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # a sys.exit or argparse's exit ends the run, not the worker
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
         raise ContractError(f"{name}: SEEDS names {', '.join(map(repr, unread))} but run never "
                             f"reads seeds[{unread[0]!r}]: use it or remove it from SEEDS")
-    return check_outputs(name, got, c.kinds)
+    out = check_outputs(name, got, c.kinds)
+    floats = [k for k, a in out.items() if a.dtype.kind == "f"]
+    if dtype != "float64" and floats and not any(out[k].dtype == np.dtype(dtype) for k in floats):
+        raise ContractError(f"{name}: run(seeds, dtype={dtype!r}) returned no {dtype} output "
+                            f"({', '.join(f'{k} {out[k].dtype}' for k in floats[:3])}): the "
+                            f"precision factor needs run to compute in dtype")
+    return out
 
 
 def check_outputs(name: str, got, kinds: dict) -> dict:
@@ -163,53 +192,6 @@ def stages(arrays: dict) -> dict:
         out[key] = {"sha256": hashlib.sha256(a.tobytes()).hexdigest(), "dtype": a.dtype.str,
                     "shape": list(a.shape)}
     return out
-
-
-class _UnknownSeed(KeyError):
-    pass
-
-
-class _Seeds(dict):
-    """The seeds run receives: a plain dict that remembers which names were read (iterating it
-    counts as reading them all: which one was used then cannot be told)."""
-
-    def __init__(self, items):
-        super().__init__(items)
-        self.read = set()
-
-    def __getitem__(self, k):
-        if k not in self:
-            raise _UnknownSeed(k)
-        self.read.add(k)
-        return super().__getitem__(k)
-
-    def get(self, k, default=None):
-        if k in self:
-            self.read.add(k)
-        return super().get(k, default)
-
-    def _all(self):
-        self.read.update(dict.keys(self))
-
-    def __iter__(self):
-        self._all()
-        return super().__iter__()
-
-    def keys(self):
-        self._all()
-        return super().keys()
-
-    def values(self):
-        self._all()
-        return super().values()
-
-    def items(self):
-        self._all()
-        return super().items()
-
-    def copy(self):
-        self._all()
-        return dict(dict.items(self))
 
 
 def check_seeds(name, seeds) -> tuple:
@@ -253,10 +235,13 @@ def _takes_dtype(name, run) -> bool:
     required = [p for p in positional if p.default is p.empty]
     varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
     keyword = [p for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty]
-    if len(required) > 2 or keyword or not (positional or varargs):
+    # the precision factor's dtype is a second parameter named so: any other (n_rows=5) is
+    # the lab's own, left at its default
+    dtype = len(positional) >= 2 and positional[1].name == "dtype"
+    if len(required) > 1 + dtype or keyword or not (positional or varargs):
         raise ContractError(f"{name}: run takes {len(required) + len(keyword)} required "
                             f"arguments: define run(seeds) or run(seeds, dtype)")
-    return varargs or len(positional) >= 2
+    return dtype
 
 
 def _check_kind(name, key, a, kind):
@@ -274,6 +259,17 @@ def _check_kind(name, key, a, kind):
                             f"{a.ndim}-d {a.dtype}: it must be {need[1]}")
 
 
+@contextlib.contextmanager
+def _as_script(path):
+    """sys.argv as when the file is run as a script: a pipeline that parses its arguments
+    (argparse at import) must not read the worker's own --serve or --spec."""
+    saved, sys.argv = sys.argv, [path]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFailed:
     """One line for an exception the pipeline raised: its last frame in the pipeline file
     (the line the user edits; the innermost frame may be a library's), and the full text."""
@@ -289,5 +285,10 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
     else:
         at = name
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    # kit imports its copy kept by hash: a helper module or a data file beside the user's file
+    # is not beside the copy
+    copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
     return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
-                          f"({where}, at {at})", text)
+                          f"({where}, at {at})" + ("; it runs from kit's copy kept by its hash, "
+                                                   "so keep it one self-contained file and read "
+                                                   "data by absolute path" if copy else ""), text)

@@ -78,7 +78,9 @@ def _failure(spec: RunSpec, proc) -> str:
     last = lines[-1]
     if proc.returncode < 0:
         return f"worker in stack {spec.stack!r} was killed by signal {-proc.returncode}"
-    if any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError", "cannot open shared")):
+    # a lab pipeline's own failed import is its line (the worker says it), not the stack's
+    if not spec.pipeline and any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError",
+                                                            "cannot open shared")):
         return (f"stack {spec.stack!r} cannot import its libraries ({last}); "
                 f"`kit stacks build {spec.stack}` repairs a damaged stack")
     return f"worker failed in stack {spec.stack!r} (exit {proc.returncode}): {last}"

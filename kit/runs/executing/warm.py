@@ -107,13 +107,18 @@ class WarmPool:
         (other / "out").mkdir(parents=True)
         if spec.pipeline:  # a lab's file: its own request (the file's path), at its own seeds
             request = json.loads((folder / "spec.json").read_text())
+            # its log beside the run's, in logs/: the run's folder is gone when the line is read
             request.update(seeds={k: PRIMER_SEED for k in request["seeds"]},
-                           log=str(other / "pipeline.log"))
+                           log=str(subdir("logs") / f"pipeline-{spec.run_id[:12]}-primer.log"))
             (other / "spec.json").write_text(json.dumps(request))
         else:
             (other / "spec.json").write_text(spec.with_(seeds=seeds(PRIMER_SEED)).worker_json())
-        w.ask(spec, {"spec": str(other / "spec.json"), "dataset": str(dataset_file),
-                     "out": str(other / "out"), "input": input_file and str(input_file)})
+        try:
+            w.ask(spec, {"spec": str(other / "spec.json"), "dataset": str(dataset_file),
+                         "out": str(other / "out"), "input": input_file and str(input_file)})
+        except WorkerFailed as e:  # said as the primer's: its seeds are not the run's
+            raise WorkerFailed(f"{e} (in the warm worker's primer run, every seed "
+                               f"{PRIMER_SEED})", e.tail) from None
 
     def close(self) -> None:
         with self._lock:
