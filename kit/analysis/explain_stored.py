@@ -13,7 +13,7 @@ from ..envs.probes import PREFIX
 from ..envs.releases import is_final, key
 from ..runs.store import Store
 from . import amplify
-from .explain import GROUP, explain_pair, feed_spec, unexplainable
+from .explain import GROUP, explain_pair, feed_spec, seed_unit, unexplainable
 from .releases import Release, apply_scan, scan_groups, scan_specs
 
 
@@ -82,7 +82,7 @@ def stored_explanation(store: Store, dataset: str, factor: str, rows: list | Non
     factor's pairs on ``dataset``, from the stored runs alone; ``rows``: the budget's rows
     (their perturbation curves); ``level``: that level's pairs only (a budget row's)."""
     fed = _feeds(store) if fed is None else fed
-    curves = amplify.curves(rows or [])
+    curves, unit = amplify.curves(rows or []), seed_unit(rows)
     out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0,
            "stored": False}
     for p in store.pairs(dataset):
@@ -93,7 +93,7 @@ def stored_explanation(store: Store, dataset: str, factor: str, rows: list | Non
             out["skipped"].append((p.label, why))
             continue
         out["stored"] = out["stored"] or _own(store, p, fed)
-        e = explain_pair(store, p, curves)
+        e = explain_pair(store, p, curves, unit)
         if scan_groups({s: o.origin for s, o in e.stages.items()}):
             package, releases = _scan(store, p, fed)
             if package:
@@ -119,3 +119,16 @@ def stored_explanations(store: Store, dataset: str, rows: list | None = None) ->
     # a cheap look first (spec hashes): only a factor with stored cross-fed runs is read
     touched = dict.fromkeys(p.factor for p in pairs if p.a in fed and _own(store, p, fed))
     return [stored_explanation(store, dataset, f, rows, fed) for f in touched]
+
+
+def explain_runs(store: Store, pairs: list) -> list:
+    """The stored runs `kit explain` made for ``pairs``: their cross-fed runs and the probe
+    runs of their release scans (what a bundle of those pairs carries to explain them)."""
+    fed, out = _feeds(store), []
+    for p in pairs:
+        a, b = store.run(p.a).spec, store.run(p.b).spec
+        ids = {feed_spec(a, b, g).run_id for g in FEEDS}
+        out += [s.run_id for s in fed.get(p.a, ()) if s.run_id in ids]
+        _, releases = _scan(store, p, fed)
+        out += [s.run_id for s in scan_specs(a, releases, FEEDS) if store.has_run(s.run_id)]
+    return list(dict.fromkeys(out))
