@@ -24,6 +24,11 @@ from ..runs.store import Store
 LIBRARY = {"sklearn": "scikit-learn", "numpy": "numpy"}
 
 
+class Declined(KitError):
+    """The probe stacks a release scan needs were not to be built (answered no, or no terminal
+    to ask and no --yes): the scan is skipped, the origins already found still stand."""
+
+
 @dataclass
 class Scan:
     """One pair's release scan: its releases (locked, or why not) and the groups it reruns."""
@@ -113,10 +118,11 @@ def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda st
     """Build the probe stacks (if ``confirm`` says yes), then the feed runs of every built
     release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
     one line for each run that could not be made. ``dataset()`` gives the working dataset
-    (asked only when a run is to be made)."""
+    (asked only when a run is to be made). A ``confirm`` that says no raises Declined before
+    anything is built or run: the caller keeps what it computed before the scan."""
     plat, pending = detect(), to_build(scans)
     if pending and not confirm(pending):
-        raise KitError("not started; nothing was run")
+        raise Declined(f"{len(pending)} probe stack(s) not built")
     failed = {}
     for name, _ in pending:
         try:

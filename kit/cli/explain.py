@@ -23,7 +23,8 @@ def _cmd_explain(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..app.explain import explanation, plan_explain, run_explain, working_dataset
-    from ..app.releases import explained, plan_scans, run_scans, scan_runs, to_build, unscanned
+    from ..app.releases import (Declined, explained, plan_scans, run_scans, scan_runs, to_build,
+                                unscanned)
     from ..core.errors import KitError
     from ..envs.releases import check_name, is_final
     from ..runs.store import Store
@@ -60,12 +61,25 @@ def _cmd_explain(args) -> int:
     if scans:
         err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
                   f"{len(to_build(scans))} probe stack(s) to build, {runs} run(s) to make")
+
+    def ask_scan(st) -> bool:
+        """A no (or no terminal) skips the scan alone: the origins found above still print."""
+        try:
+            return ask(st, f"The release scan ({len(st)} probe stacks)")
+        except KitError as e:
+            err.print(str(e))
+            return False
+
     with Progress(TextColumn("[bold]release scan"), BarColumn(), MofNCompleteColumn(),
                   console=err, disable=not runs) as bar:
         task = bar.add_task("runs", total=runs)
-        left += run_scans(scans, store, lambda: working_dataset(sel),
-                          confirm=lambda st: ask(st, f"The release scan ({len(st)} probe stacks)"),
-                          log=err.print, on_done=lambda spec: bar.advance(task))
+        try:
+            left += run_scans(scans, store, lambda: working_dataset(sel), confirm=ask_scan,
+                              log=err.print, on_done=lambda spec: bar.advance(task))
+        except Declined as e:
+            notes.append(f"the release scan was skipped ({e}); `{_again(args)}` builds them "
+                         "and runs it")
+            scans = []
     result = explained(explanation(store, args.factor, sel), scans, store)
     result["unscanned"] = [w for w in [unscanned(args.factor, library), *notes] if w]
     if args.json:
@@ -76,3 +90,14 @@ def _cmd_explain(args) -> int:
     else:
         print(explain_text(result, left))
     return 0
+
+
+def _again(args) -> str:
+    """The command that runs the same explanation with its release scan, without asking."""
+    import shlex
+
+    words = ["kit", "explain", args.factor]
+    words += ["--dataset", args.dataset] if args.dataset else []
+    words += ["--n", str(args.n)] if args.n else []
+    words += ["--library", *args.library] if args.library else []
+    return shlex.join(words + ["--yes"])
