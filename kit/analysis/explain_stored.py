@@ -44,21 +44,26 @@ def _own(store: Store, pair, fed: dict) -> bool:
     return any(s.run_id in ids for s in fed.get(pair.a, ()))
 
 
+def _probed(store: Store, pair, fed: dict) -> dict:
+    """{package: {version: Release}} of every stored probe run a scan made on a's arrays."""
+    a = store.run(pair.a).spec
+    prefix, found = f"{PREFIX}{a.stack}-", {}
+    for s in fed.get(pair.a, ()):
+        package, _, version = s.stack[len(prefix):].rpartition("-")
+        if (s.stack.startswith(prefix) and package and is_final(version)
+                and s == scan_specs(a, [Release(version, s.stack, s.stack_id)], (s.feed,))[0]):
+            found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
+    return found
+
+
 def _scan(store: Store, pair, fed: dict) -> tuple:
     """(package, [Release]) of the stored probe runs on a's arrays, in scan order (a's version
     of the package towards b's), for a package the pair's two runs measured at different
     versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
     (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
-    a, prefix = ra.spec, f"{PREFIX}{ra.spec.stack}-"
-    found = {}
-    for s in fed.get(pair.a, ()):
-        package, _, version = s.stack[len(prefix):].rpartition("-")
-        if (s.stack.startswith(prefix) and package and is_final(version)
-                and s == scan_specs(a, [Release(version, s.stack, s.stack_id)], (s.feed,))[0]):
-            found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
     pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
-    found = {p: v for p, v in found.items() if pa.get(p) != pb.get(p)}
+    found = {p: v for p, v in _probed(store, pair, fed).items() if pa.get(p) != pb.get(p)}
     if not found:
         return None, []
     package = max(found, key=lambda p: len(found[p]))
@@ -129,6 +134,7 @@ def explain_runs(store: Store, pairs: list) -> list:
         a, b = store.run(p.a).spec, store.run(p.b).spec
         ids = {feed_spec(a, b, g).run_id for g in FEEDS}
         out += [s.run_id for s in fed.get(p.a, ()) if s.run_id in ids]
-        _, releases = _scan(store, p, fed)
+        # every scan's, --library ones too (a factor whose pairs share the library's version)
+        releases = [r for v in _probed(store, p, fed).values() for r in v.values()]
         out += [s.run_id for s in scan_specs(a, releases, FEEDS) if store.has_run(s.run_id)]
     return list(dict.fromkeys(out))

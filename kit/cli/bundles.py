@@ -12,7 +12,8 @@ def add(sub) -> None:
     p = sub.add_parser("export", help="write runs into one portable, checksummed bundle")
     dataset_args(p)
     p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
-    p.add_argument("--factor", type=factors, help="only the runs of these factors' pairs")
+    p.add_argument("--factor", type=factors, help="only the runs of these factors' pairs "
+                   "(and the cross-fed and probe runs `kit explain` made for them)")
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
     p.set_defaults(func=_cmd_export)
 
@@ -56,7 +57,12 @@ def _cmd_export(args) -> int:
     ds = sel.sha256
     Console(stderr=True).print(dataset_line(sel.summary, sel.why))
     if args.factor:
-        ids = [r for p in store.pairs(ds) if p.factor in args.factor for r in (p.a, p.b)]
+        from ..analysis.explain_stored import explain_runs
+
+        pairs = [p for p in store.pairs(ds) if p.factor in args.factor]
+        # with what `kit explain` made for them (cross-fed and probe runs): read elsewhere,
+        # the pairs explain as they do here
+        ids = [r for p in pairs for r in (p.a, p.b)] + explain_runs(store, pairs)
     else:
         ids = [r.id for r in store.runs(ds)]
     ids = list(dict.fromkeys(ids))
