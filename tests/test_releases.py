@@ -191,6 +191,75 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     out = capsys.readouterr()
     assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.out
     assert "0 probe stack(s) to build" in out.err and "0 run(s) to make" in out.err
+    _the_scan_travels(tiny, tmp_path, monkeypatch, capsys)
+
+
+def _the_scan_travels(tiny, tmp_path, monkeypatch, capsys):
+    """`kit stacks` lists the probes; `kit export --factor` carries the pairs' cross-fed and
+    probe runs and the probes' locks: another home imports them, verified, lists the probes,
+    reads the probe runs as here, and `kit compare` knows each probe stack (builds none)."""
+    from kit.analysis.explain_stored import stored_explanation
+    from kit.app.bundle import read
+    from kit.cli import main
+
+    assert main(["stacks", "--json"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out) if r.get("probe")]
+    assert sorted((r["probe"]["package"], r["probe"]["version"], r["status"]) for r in rows) == [
+        ("scikit-learn", "1.5.2", "built"), ("scikit-learn", "1.6.0", "built")]
+    assert all(Path(r["probe"]["folder"]).is_dir() and r["probe"]["base"] == BASE for r in rows)
+    assert main(["stacks"]) == 0
+    assert "probe stacks (kit explain's release scans)" in capsys.readouterr().out
+    here = Store()
+    feeds = {s.run_id: s for s in here.specs().values() if s.kind == "feed"}
+    probed = {i for i, s in feeds.items() if s.stack.startswith("probe-")}
+    assert probed and len(feeds) > len(probed)  # cross-fed runs and the scan's probe runs
+    bundle = tmp_path / "scan.kit"
+    assert main(["export", "--factor", "seed:models", "--arrays", "--out", str(bundle)]) == 0
+    capsys.readouterr()
+    doc = read(bundle)
+    assert set(feeds) <= {r["id"] for r in doc["runs"]}
+    assert set(doc["probes"]) == {feeds[i].stack for i in probed}
+    before = stored_explanation(here, tiny.sha256, "seed:models")["pairs"][0]
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "elsewhere"))  # another machine
+    assert main(["import", str(bundle)]) == 0
+    capsys.readouterr()
+    other = Store()
+    assert set(feeds) <= set(other.specs())
+    got = stored_explanation(other, tiny.sha256, "seed:models")["pairs"][0]
+    assert got.stages == before.stages
+    a = here.run(got.a).spec  # the probes' runs read there as here, each release's own
+    rel = [Release(feeds[i].stack.rpartition("-")[2], feeds[i].stack, feeds[i].stack_id)
+           for i in probed]
+    for i in probed:
+        assert other.run(i).stages == here.run(i).stages
+    for stage in MODELS:
+        assert changes(other, a, rel, stage) == changes(here, a, rel, stage)
+    for name in doc["probes"]:  # known there: listed, buildable from the carried lock
+        assert stack_kind(name).status(detect())[0] == "not built"
+        assert (tmp_path / "elsewhere" / "probes" / name / "uv.lock").read_text() == \
+            (tmp_path / "home" / "probes" / name / "uv.lock").read_text()
+    assert main(["stacks"]) == 0 and "probe-np1-sk152-scikit-learn-1.6.0" in capsys.readouterr().out
+    # `kit compare` on a third home knows the probes: their runs are explain's, not unknown
+    from kit.data.dataset import save_dataset
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "third"))
+    save_dataset(tiny)
+    assert main(["compare", str(bundle), "--yes", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    why = {x["run"]: x["reason"] for x in rep["not_compared"]}
+    assert all(why[i].startswith("a cross-fed run of kit explain") for i in probed)
+    assert rep["pairs"] == 2 and not list((tmp_path / "third" / "probes").glob("*/venv"))
+    # a forged probe lock (its pyproject not the one probe.json names) is refused, one line
+    import copy
+
+    from kit.app.bundle_checks import check_document
+    from kit.core.errors import KitError
+
+    bad = copy.deepcopy(doc)
+    name = next(iter(bad["probes"]))
+    bad["probes"][name]["pyproject.toml"] += "\n# changed\n"
+    with pytest.raises(KitError, match="does not hold together"):
+        check_document(json.loads(json.dumps(bad)), "scan.kit")
 
 
 @pytest.mark.slow

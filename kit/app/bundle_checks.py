@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.errors import KitError
 from ..core.spec import RunSpec
+from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.pipeline import MODELS, fed_stages
 
@@ -116,12 +117,18 @@ def check_document(doc, path) -> dict:
                 assert isinstance(r["blobs"][st], str)
         for p in doc["pairs"]:
             assert all(isinstance(p[k], str) for k in ("factor", "level", "a", "b", "label"))
+        assert isinstance(doc.get("probes", {}), dict)  # older bundles carry no probe locks
     except KitError:
         raise
     except (ValueError, KeyError, TypeError, AttributeError, AssertionError):
         raise KitError(f"{path}: bundle.json is malformed") from None
     for r in doc["runs"]:
         _check_run(r, path)
+    for name, files in doc.get("probes", {}).items():
+        try:
+            check_carried(name, files)
+        except KitError as e:
+            raise KitError(f"{path}: {e}") from None
     _check_shapes(doc, path)
     return doc
 

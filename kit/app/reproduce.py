@@ -17,6 +17,7 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
+from ..envs.probes import adopt
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
@@ -94,6 +95,8 @@ def _to_build(specs, plat) -> list:
     """[(name, download bytes or None)] of the stacks the reruns need that are not built here."""
     out = {}
     for spec in specs:
+        if spec.kind == "feed":  # never rerun here (_local_spec): its stack is not needed
+            continue
         kind = _kind(spec.stack)
         if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
             out.setdefault(spec.stack, kind.download_bytes(plat))
@@ -105,6 +108,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
+    for name, files in doc.get("probes", {}).items():  # its probe stacks' locks, known here
+        adopt(name, files)
     # the runs whose embedding others train on first, so that those find their twin input
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
     needed = _to_build(specs.values(), plat)
@@ -114,7 +119,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     for r in runs:
         spec = specs[r["id"]]
         kind = _kind(spec.stack)
-        if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
+        builds = spec.kind != "feed" and kind is not None and kind.buildable
+        if builds and kind.status(plat)[0] in ("not built", "broken"):
             log(f"building stack {spec.stack}")
             kind.build(plat)
         twin = _local_spec(spec, twins, plat)

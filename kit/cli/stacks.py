@@ -77,7 +77,7 @@ def _cmd_stacks(args) -> int:
         report = stack_doctor(names, plat)
         print_json(report) if args.json else print(stacks_text(report, doctor=True))
         return 0
-    rows = listing(plat)
+    rows = listing(plat, probes=True)
     print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
     return 0
 

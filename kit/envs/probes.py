@@ -89,6 +89,14 @@ def definition(name: str) -> ProbeDef | None:
     return got
 
 
+def locked() -> list:
+    """The names of the probe stacks locked under KIT_HOME/probes/, sorted (a damaged one
+    included: listing it says what is wrong)."""
+    root = subdir("probes")
+    return sorted(p.parent.name for p in root.glob(f"{PREFIX}*/{META}")
+                  if _NAME.fullmatch(p.parent.name) and (p.parent / "uv.lock").exists())
+
+
 def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str:
     """The base stack's pyproject.toml with ``package`` pinned to ``version``, for this platform."""
     text = (base.lock_dir() / "pyproject.toml").read_text()
@@ -151,3 +159,52 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
         write_bytes(folder / META, json.dumps({"pyproject_sha256": sha, "def": asdict(d)},
                                               indent=1).encode())
     return name, None
+
+
+CARRIED = ("pyproject.toml", "uv.lock", META)  # what a bundle carries of a probe: its lock
+
+
+def carried(names) -> dict:
+    """{probe name: {file: text}} of the locked probes among ``names`` (stack names), for a
+    bundle: another KIT_HOME then knows each probe's lock and can build it to rerun its runs."""
+    out = {}
+    for n in dict.fromkeys(names):
+        if definition(n) is not None:
+            out[n] = {f: (_folder(n) / f).read_text() for f in CARRIED}
+    return out
+
+
+def check_carried(name, files) -> None:
+    """A bundle's probe (carried's form), or one KitError line when its files do not hold
+    together: checked before anything of the bundle is written."""
+    what = f"the bundle's probe stack {str(name)[:80]!r}"
+    if not (isinstance(name, str) and _NAME.fullmatch(name) and isinstance(files, dict)
+            and set(files) == set(CARRIED) and all(isinstance(v, str) for v in files.values())):
+        raise KitError(f"{what} is malformed (a name like probe-STACK-PACKAGE-VERSION and "
+                       f"exactly {', '.join(CARRIED)} as text)")
+    try:
+        meta = json.loads(files[META])
+        d = {k: v for k, v in meta["def"].items() if k in _FIELDS}
+        got = ProbeDef(**{**d, "devices": tuple(d["devices"])})
+        sha = hashlib.sha256(files["pyproject.toml"].encode()).hexdigest()
+        assert got.name == got.lock == name and meta["pyproject_sha256"] == sha
+    except (ValueError, KeyError, TypeError, AttributeError, AssertionError):
+        raise KitError(f"{what} does not hold together (its probe.json does not describe "
+                       "that name and pyproject.toml)") from None
+
+
+def adopt(name: str, files: dict) -> str | None:
+    """Lock a bundle's probe (checked by check_carried) here as it came (None), unless one of
+    that name is locked here already: kept, since this home's runs were made in it (the line
+    says so when the two locks differ)."""
+    check_carried(name, files)
+    if definition(name) is not None:
+        same = (_folder(name) / "uv.lock").read_text() == files["uv.lock"]
+        return None if same else (f"probe stack {name}: the bundle's lock differs from the one "
+                                  "here; kept this one")
+    folder = _folder(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with file_lock(folder / ".lock"):
+        for f in CARRIED:  # probe.json, which makes the folder a probe's, last
+            write_bytes(folder / f, files[f].encode())
+    return None
