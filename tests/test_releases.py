@@ -279,3 +279,45 @@ def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, p
     assert notes == [] and scans[0].package == "scikit-learn" and scans[0].groups
     assert [r.version for r in scans[0].releases] == between("scikit-learn", "1.5.2", hi)
     assert all(r.stack or r.why for r in scans[0].releases)
+
+
+@pytest.mark.slow
+def test_a_python_scan_builds_each_minor_with_an_interpreter_here_and_names_the_rest(
+        tiny, probe_home):
+    """Python's releases from uv's own table (offline), minors 3.11 to 3.14 at a's pins
+    (numpy 1.26.4): 3.11 and 3.12 built with pyenv's interpreters, 3.13 named with uv's line
+    (numpy 1.26.4 has no cp313 wheel), 3.14 with uv's (no interpreter here); the scan goes on."""
+    from kit.envs.interpreters import find_python
+    from kit.envs.releases import python_releases
+
+    plat = detect()
+    if find_python("3.11", None, plat) is None or find_python("3.14", None, plat) is not None:
+        pytest.skip("this machine's interpreters are not the ones planted (3.11 here, no 3.14)")
+    listed = python_releases()
+    assert {"3.11", "3.12", "3.13", "3.14"} <= set(listed) and all(v.count(".") == 1 for v in listed)
+    store, a, _ = _scan(tiny, [])
+    rel = [Release(v, *(lambda n, w: (n, None, w))(*prepare(definitions()[BASE], "python", v, plat)))
+           for v in between("python", "3.11", "3.14", listed)]
+    assert [r.version for r in rel] == ["3.11", "3.12", "3.13", "3.14"]
+    assert rel[-1].stack is None and rel[-1].why.startswith("No interpreter found for Python 3.14")
+    scan = Scan(StoredPair("python", "", a.run_id, a.run_id, "a vs a"), "python", rel, ("models",))
+    assert run_scans([scan], store, lambda: tiny) == []
+    by = {r.version: r for r in scan.releases}
+    assert by["3.11"].built and by["3.12"].built and by["3.11"].stack.endswith("-python-3.11")
+    assert not by["3.13"].built and "numpy" in by["3.13"].why  # uv sync's line: no cp313 wheel
+    run = {v: store.run(scan_specs_of(a, by[v])) for v in ("3.11", "3.12")}
+    assert run["3.11"].manifest["env"]["python"].startswith("3.11.")
+    whole = store.run(a.run_id).stages  # the probe of a's own Python reproduces a
+    assert all(run["3.12"].stages[n].sha256 == whole[n].sha256 for n in run["3.12"].stages)
+    e = PairExplanation(a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1)
+                                                           for s in MODELS})
+    e = apply_scan(e, store, a, "python", scan.releases)
+    text = release_text(e)
+    assert text.startswith("python 3.11 -> 3.14 (2 of 4 releases scanned)")
+    assert "3.14 (could not build: No interpreter found for Python 3.14" in text
+
+
+def scan_specs_of(a, r):
+    from kit.analysis.releases import scan_specs
+
+    return scan_specs(a, [r], ("models",))[0].run_id

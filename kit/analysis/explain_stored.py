@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..core.spec import FEEDS
 from ..envs.probes import PREFIX
-from ..envs.releases import is_final, key
+from ..envs.releases import is_final, key, minor
 from ..runs.store import Store
 from . import amplify
 from .explain import GROUP, explain_pair, feed_spec, seed_unit, unexplainable
@@ -62,7 +62,9 @@ def _scan(store: Store, pair, fed: dict) -> tuple:
     versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
     (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
-    pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
+    # the interpreter as a package (its minor: what a Python scan names its releases by)
+    pa, pb = ({**r.manifest["env"]["packages"], "python": minor(r.manifest["env"]["python"])}
+              for r in (ra, rb))
     found = {p: v for p, v in _probed(store, pair, fed).items() if pa.get(p) != pb.get(p)}
     if not found:
         return None, []

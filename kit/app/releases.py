@@ -15,13 +15,14 @@ from ..core.errors import KitError
 from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
-from ..envs.probes import prepare
-from ..envs.releases import between, check_name, release_list
+from ..envs.probes import PYTHON, prepare
+from ..envs.releases import between, check_name, minor, python_releases, release_list
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store
 
-# the package a version factor's pairs differ in (python: interpreters, not index packages)
-LIBRARY = {"sklearn": "scikit-learn", "numpy": "numpy"}
+# what a version factor's pairs differ in: a package of the index, or the interpreter (whose
+# releases uv lists, kit.envs.releases.python_releases)
+LIBRARY = {"sklearn": "scikit-learn", "numpy": "numpy", "python": PYTHON}
 
 
 class Declined(KitError):
@@ -38,12 +39,12 @@ class Scan:
     groups: tuple = ()
 
 
-def unscanned(factor: str, library: tuple | None) -> str | None:
-    """Why a version factor gets no release scan (None: it gets one, or is no version factor)."""
-    if factor == "python" and not library:
-        return ("Python releases are interpreters, not packages of the index: they are not "
-                "scanned (a library's are, with --library NAME A B)")
-    return None
+def _held(run, package: str) -> str | None:
+    """The version of ``package`` a stored run measured (Python: its interpreter's minor)."""
+    env = run.manifest["env"]
+    if package == PYTHON:
+        return minor(env["python"]) if env.get("python") else None
+    return env["packages"].get(package)
 
 
 def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = None) -> tuple:
@@ -67,9 +68,10 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
                          "pyproject to change, no release scan")
             continue
         try:
-            lo, hi = library[1:] if library else (
-                a.manifest["env"]["packages"].get(package),
-                store.run(p.b).manifest["env"]["packages"].get(package))
+            lo, hi = library[1:] if library else (_held(a, package),
+                                                  _held(store.run(p.b), package))
+            if package == PYTHON:  # minors are scanned (python_releases says why)
+                lo, hi = minor(lo or ""), minor(hi or "")
             if not (lo and hi):
                 raise KitError(f"its runs do not both hold {package}")
             listed = _listed(package, lists, notes)
@@ -87,7 +89,8 @@ def _listed(package: str, lists: dict, notes: list) -> list:
     kept from before (the index unreachable) adds its line to ``notes``."""
     if package not in lists:
         try:
-            lists[package], note = release_list(package)
+            lists[package], note = ((python_releases(), None) if package == PYTHON
+                                    else release_list(package))
             notes += [note] if note else []
         except KitError as e:
             lists[package] = e

@@ -11,8 +11,8 @@ def add(sub) -> None:
     p.add_argument("factor", help="a factor whose pairs are stored (kit run --factor FACTOR)")
     dataset_args(p)
     p.add_argument("--library", nargs=3, metavar=("NAME", "A", "B"),
-                   help="scan NAME's releases from A to B (default: sklearn and numpy scan "
-                   "their own library between the pair's versions)")
+                   help="scan NAME's releases from A to B (default: sklearn, numpy and python "
+                   "scan their own library, or interpreter, between the pair's versions)")
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_explain)
@@ -23,8 +23,7 @@ def _cmd_explain(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..app.explain import explanation, plan_explain, run_explain, working_dataset
-    from ..app.releases import (Declined, explained, plan_scans, run_scans, scan_runs, to_build,
-                                unscanned)
+    from ..app.releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
     from ..core.errors import KitError
     from ..envs.releases import check_name, is_final
     from ..runs.store import Store
@@ -81,7 +80,7 @@ def _cmd_explain(args) -> int:
                          "and runs it")
             scans = []
     result = explained(explanation(store, args.factor, sel), scans, store)
-    result["unscanned"] = [w for w in [unscanned(args.factor, library), *notes] if w]
+    result["unscanned"] = [w for w in notes if w]
     if args.json:
         print_json({"factor": result["factor"], "pairs": [e.to_json() for e in result["pairs"]],
                     "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],

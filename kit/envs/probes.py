@@ -97,14 +97,46 @@ def locked() -> list:
                   if _NAME.fullmatch(p.parent.name) and (p.parent / "uv.lock").exists())
 
 
+PYTHON = "python"  # a probe of the interpreter: its minor version in the environment markers
+_MARKER = re.compile(r"python_full_version >= '(\d+)\.(\d+)' and python_full_version < "
+                     r"'(\d+)\.(\d+)'", re.A)
+
+
+def _python_pinned(base: StackDef, text: str, version: str) -> str:
+    """The pyproject's environments moved to Python ``version`` (a minor: 3.13)."""
+    if not re.fullmatch(r"3\.\d+", version, re.A):
+        raise KitError(f"Python {version}: a probe names a minor version (like 3.13)")
+    if not _MARKER.search(text):
+        raise KitError(f"stack {base.name} does not fix its Python minor in its environments "
+                       "(python_full_version >= 'X.Y' and < ...): it cannot be scanned")
+    nxt = f"3.{int(version.split('.')[1]) + 1}"
+    return _MARKER.sub(f"python_full_version >= '{version}' and python_full_version < "
+                       f"'{nxt}'", text)
+
+
+def _no_interpreter(version: str) -> str:
+    """uv's own line for a Python it cannot find here (downloads off: it fails at once), asked
+    without pyenv's shims on PATH (uv cannot inspect a shim: its line would be about that)."""
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if not p.rstrip("/").endswith("shims"))
+    proc = subprocess.run([uv_bin(), "python", "find", version], capture_output=True, text=True,
+                          env=dict(os.environ, PATH=path, UV_PYTHON_DOWNLOADS="never"))
+    lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    line = lines[0] if lines else f"no Python {version} interpreter found here"
+    return re.sub(r"^error:\s*", "", line)
+
+
 def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str:
     """The base stack's pyproject.toml with ``package`` pinned to ``version``, for this platform."""
     text = (base.lock_dir() / "pyproject.toml").read_text()
-    pin = re.compile(r'"(%s)\s*==\s*[^"]*"' % re.escape(package), re.I)
-    if len(pin.findall(text)) != 1:
-        raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has no "
-                       f'"{package}==..." line): it cannot be scanned')
-    text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
+    if package == PYTHON:
+        text = _python_pinned(base, text, version)
+    else:
+        pin = re.compile(r'"(%s)\s*==\s*[^"]*"' % re.escape(package), re.I)
+        if len(pin.findall(text)) != 1:
+            raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has "
+                           f'no "{package}==..." line): it cannot be scanned')
+        text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
     system, machine = _ENV.get(plat.key, ("", ""))
     here = (f"sys_platform == '{system}'", f"platform_machine == '{machine}'")
     lines = [ln for ln in text.splitlines(keepends=True)
@@ -125,6 +157,11 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
     """
     name = probe_name(base.name, package, version)
     text = pyproject(base, package, version, plat)
+    if package == PYTHON:  # a probe of an interpreter: it must be had here, never downloaded
+        from .interpreters import find_python
+
+        if find_python(version, base.arch, plat) is None:
+            return None, _no_interpreter(version)
     sha = hashlib.sha256(text.encode()).hexdigest()
     folder = _folder(name)
     folder.mkdir(parents=True, exist_ok=True)
@@ -153,9 +190,9 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
         versions = dict(base.versions)
         if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
             versions[package.lower()] = version
-        d = ProbeDef(name, name, base.python, base.arch, versions,
-                     {plat.key: base.blas.get(plat.key)}, base.kind, tuple(base.devices),
-                     base.needs_path, base.needs_gpu, base.name, package, version)
+        python = version if package == PYTHON else base.python
+        d = ProbeDef(name, name, python, base.arch, versions, {plat.key: base.blas.get(plat.key)},
+                     base.kind, tuple(base.devices), base.needs_path, base.needs_gpu, base.name, package, version)
         write_bytes(folder / META, json.dumps({"pyproject_sha256": sha, "def": asdict(d)},
                                               indent=1).encode())
     return name, None
