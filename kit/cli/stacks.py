@@ -78,7 +78,13 @@ def _cmd_stacks(args) -> int:
         print_json(report) if args.json else print(stacks_text(report, doctor=True))
         return 0
     rows = listing(plat, probes=True)
-    print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
+    if args.json:
+        print_json(rows)
+    else:
+        from ..views.explain import probes_text
+
+        kept = [r for r in rows if not r.get("probe")]  # the catalogue's and external ones
+        print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows))
     return 0
 
 

@@ -206,8 +206,6 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
                         "\n".join(r.get("problems") or []) or "ok"])
         return table(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
                            "BLAS (measured)", "problems"], wrap=(6, 7))
-    probes = [r for r in rows if r.get("probe")]
-    rows = [r for r in rows if not r.get("probe")]
     out = [[r["name"] + (" *" if r["reference"] else ""), r["attributes"]["python"],
             r["attributes"].get("numpy"), libraries(r["attributes"]),
             r["attributes"]["blas"] if isinstance(r["attributes"]["blas"], str) else "-",
@@ -215,15 +213,8 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
             r["status"] + (f": {r['reason']}" if r["reason"] else "")
             + (f" (external: {r['venv']})" if r["kind"] == "external" else "")]
            for r in rows]
-    text = table(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
+    return table(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
                        "status"], wrap=(2, 3, 6))
-    if not probes:
-        return text
-    # kit explain's release scans: locked under KIT_HOME, never in the catalogue
-    return text + "\n\nprobe stacks (kit explain's release scans)\n" + table(
-        [[r["name"], r["probe"]["base"], f"{r['probe']['package']} {r['probe']['version']}",
-          r["status"] + (f": {r['reason']}" if r["reason"] else ""), r["probe"]["folder"]]
-         for r in probes], ["probe", "of stack", "pins", "status", "folder"], wrap=(3, 4))
 
 
 def verdicts_text(report: dict) -> str:
