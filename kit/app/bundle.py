@@ -34,7 +34,7 @@ from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.dataset import stored_datasets
-from ..envs.probes import adopt, carried
+from ..envs.probes import carried
 from ..runs.store import Store
 from .bundle_checks import (FORMAT, NPY_HEADER, Expected, check_document, check_manifest,
                             expected_arrays, max_body, max_manifest, parse_json)
@@ -79,7 +79,7 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
     doc = {"format": FORMAT, "kit": __version__, "host": host(),
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "arrays": arrays, "runs": runs, "pairs": p["pairs"],
-           "probes": carried(r.spec.stack for r in p["runs"]),  # their locks: rerun elsewhere
+           "probes": carried(r.spec.stack for r in p["runs"]),  # what each probe is, no lock
            # hints to find each dataset on the other machine; it is never stored from here
            "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]}}
     body = json.dumps(doc, sort_keys=True).encode()
@@ -311,9 +311,8 @@ def import_bundle(store: Store, path, found=None) -> dict:
     for sha in dict.fromkeys(r["spec"]["dataset"] for r in doc["runs"]):
         ds = local_dataset(doc["datasets"].get(sha), sha)
         datasets[sha] = ds.summary() if ds else unverified(sha)
-    kept = [w for w in (adopt(n, f) for n, f in doc.get("probes", {}).items()) if w]
     store.import_runs(doc["runs"], doc["pairs"], files, datasets)
     added = [r["id"] for r in doc["runs"] if r["id"] not in before]
     return {"runs": len(doc["runs"]), "added": len(added), "pairs": len(doc["pairs"]),
-            "arrays": len(files), "host": doc["host"], "created": doc["created"], "probes": kept,
+            "arrays": len(files), "host": doc["host"], "created": doc["created"],
             "unverified": sorted(h for h, s in datasets.items() if s.get("verified") is False)}

@@ -124,11 +124,14 @@ def check_document(doc, path) -> dict:
         raise KitError(f"{path}: bundle.json is malformed") from None
     for r in doc["runs"]:
         _check_run(r, path)
-    for name, files in doc.get("probes", {}).items():
+    stacks = {r["spec"]["stack"] for r in doc["runs"]}
+    for name, what in doc.get("probes", {}).items():
         try:
-            check_carried(name, files)
+            check_carried(name, what)
         except KitError as e:
             raise KitError(f"{path}: {e}") from None
+        if name not in stacks:  # a bundle says what its runs' probes are, nothing more
+            raise KitError(f"{path}: the bundle's probe stack {name} is no stack of its runs")
     _check_shapes(doc, path)
     return doc
 

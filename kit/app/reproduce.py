@@ -17,7 +17,6 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
-from ..envs.probes import adopt
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
@@ -60,6 +59,8 @@ def _kind(name: str):
 
 def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     """This machine's twin of a bundle spec, or the reason it cannot run here."""
+    if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
+        return "a cross-fed run of kit explain: `kit explain` makes its own here"
     kind = _kind(spec.stack)
     if kind is None:
         return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
@@ -67,8 +68,6 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     st, why = kind.status(plat)
     if st == "unavailable":
         return f"stack {spec.stack}: {why}"
-    if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
-        return "a cross-fed run of kit explain: `kit explain` makes its own here"
     changes = {"host": host()["id"]}
     if spec.kind in ("torch", "perturb"):
         if spec.input not in twins or isinstance(twins[spec.input], str):
@@ -108,8 +107,6 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm) -> dict:
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
-    for name, files in doc.get("probes", {}).items():  # its probe stacks' locks, known here
-        adopt(name, files)
     # the runs whose embedding others train on first, so that those find their twin input
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
     needed = _to_build(specs.values(), plat)
