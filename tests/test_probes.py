@@ -373,3 +373,47 @@ def test_a_probe_s_name_cannot_be_taken_by_an_external_stack(lockable, kit_home,
     registry_path().write_text(json.dumps({name: {"python": sys.executable, "facts": {}}}))
     assert stack_kind(name).kind == "catalogue"
     assert stack_kind(name).d.lock_dir() == kit_home / "probes" / name
+
+
+def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest(
+        lockable, kit_home, capsys):
+    """A probe.json whose label disagrees with its pins, or with fields of the wrong type, is
+    one line naming the fix; `kit stacks` lists it as broken and the other probes as they are."""
+    from kit.cli import main
+    from kit.envs.probes import definition, prepare
+
+    catalogue, plat = lockable
+    base = _base(catalogue, ["fakepkg==1.0"])
+    name, _ = prepare(base, "fakepkg", "1.1", plat)
+    good, _ = prepare(base, "fakepkg", "1.0", plat)
+    folder = kit_home / "probes" / name
+    meta, pyproject = (folder / "probe.json").read_text(), (folder / "pyproject.toml").read_text()
+
+    def damaged(change=None, text=None, pins=None):
+        doc = json.loads(meta)
+        if change:
+            change(doc["def"])
+        (folder / "probe.json").write_text(text if text is not None else json.dumps(doc))
+        (folder / "pyproject.toml").write_text(pins or pyproject)
+        with pytest.raises(KitError, match=f"probe stack {name}: ") as e:
+            definition(name)
+        assert "\n" not in str(e.value)
+        return str(e.value)
+
+    assert "does not pin fakepkg 1.1" in damaged(pins=pyproject.replace("fakepkg==1.1",
+                                                                         "fakepkg==1.0"))
+    assert "describes" in damaged(lambda d: d.update(version="1.0"))
+    assert "says it holds fakepkg 1.0" in damaged(lambda d: d["versions"].update(fakepkg="1.0"))
+    for field, value in (("blas", []), ("versions", []), ("python", 3), ("devices", None)):
+        assert "damaged" in damaged(lambda d: d.update({field: value}))
+    assert "damaged" in damaged(text="[" * 100000)
+    upper = kit_home / "probes" / name.replace("base", "Base")
+    shutil.copytree(kit_home / "probes" / good, upper)
+    assert definition(upper.name) is None  # one lowercase name per probe
+    assert main(["stacks", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out) if r.get("probe")}
+    assert rows[name]["status"] == "broken" and "damaged" in rows[name]["reason"]
+    assert rows[good]["probe"]["version"] == "1.0" and rows[good]["status"] == "not built"
+    assert main(["stacks"]) == 0 and good in capsys.readouterr().out
+    too_long, why = prepare(base, "fakepkg", "1." + "0" * 120, plat)
+    assert too_long is None and "not a probe name" in why

@@ -137,6 +137,7 @@ def probes_text(rows: list) -> str:
         return ""
     root = os.path.dirname(probes[0]["probe"]["folder"])
     return (f"\n\nprobe stacks (kit explain's release scans), each in {root}/NAME\n" + table(
-        [[r["name"], r["probe"]["base"], f"{r['probe']['package']} {r['probe']['version']}",
+        [[r["name"], r["probe"]["base"] or "?",
+          f"{r['probe']['package']} {r['probe']['version']}" if r["probe"]["package"] else "?",
           r["status"] + (f": {r['reason']}" if r["reason"] else "")] for r in probes],
         ["probe", "of stack", "pins", "status"], wrap=(3,)))

@@ -11,6 +11,7 @@ its runnable form, its row in `kit stacks`, and whether and how it is built.
 from __future__ import annotations
 
 from ...core.errors import KitError
+from ...core.paths import subdir
 from ..catalogue import HOST, definitions
 from ..external import registry
 from ..probes import definition as probe_definition
@@ -52,8 +53,14 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
     plat = plat or detect()
     rows = [stack_kind(n).row(plat) for n in names()]
     for n in (locked_probes() if probes else []):
-        d = probe_definition(n)
-        rows.append({**stack_kind(n).row(plat), "probe": {
-            "base": d.base, "package": d.package, "version": d.version,
-            "folder": str(d.lock_dir())}})
+        try:
+            d = probe_definition(n)
+            row = stack_kind(n).row(plat)
+        except KitError as e:  # one damaged probe is listed as such; the others as they are
+            rows.append({"name": n, "status": "broken", "reason": str(e), "probe": {
+                "base": None, "package": None, "version": None,
+                "folder": str(subdir("probes") / n)}})
+            continue
+        rows.append({**row, "probe": {"base": d.base, "package": d.package,
+                                      "version": d.version, "folder": str(d.lock_dir())}})
     return rows
