@@ -9,12 +9,12 @@ a's arrays that are stored (the releases that were built and run), in scan order
 from __future__ import annotations
 
 from ..core.spec import FEEDS
-from ..envs.probes import PREFIX
+from ..envs.probes import PREFIX, PYTHON
 from ..envs.releases import is_final, key, minor
 from ..runs.store import Store
 from . import amplify
 from .explain import GROUP, explain_pair, feed_spec, seed_unit, unexplainable
-from .releases import Release, apply_scan, scan_groups, scan_specs
+from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index
 
 
 # a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
@@ -44,14 +44,26 @@ def _own(store: Store, pair, fed: dict) -> bool:
     return any(s.run_id in ids for s in fed.get(pair.a, ()))
 
 
+def measured(run, package: str) -> str | None:
+    """The version of ``package`` a stored run measured (python: its interpreter's minor, what a
+    Python scan names its releases by); None when its manifest does not say."""
+    env = run.manifest.get("env", {})
+    if package == PYTHON:
+        return minor(env["python"]) if isinstance(env.get("python"), str) else None
+    return env.get("packages", {}).get(package)
+
+
 def _probed(store: Store, pair, fed: dict) -> dict:
-    """{package: {version: Release}} of every stored probe run a scan made on a's arrays."""
+    """{package: {version: Release}} of every stored probe run a scan made on a's arrays (made
+    here or read from a bundle), each run measured at the release its probe's name says."""
     a = store.run(pair.a).spec
     prefix, found = f"{PREFIX}{a.stack}-", {}
     for s in fed.get(pair.a, ()):
         package, _, version = s.stack[len(prefix):].rpartition("-")
-        if (s.stack.startswith(prefix) and package and is_final(version)
-                and s == scan_specs(a, [Release(version, s.stack, s.stack_id)], (s.feed,))[0]):
+        if not (s.stack.startswith(prefix) and package and is_scan_run(a, s)):
+            continue
+        if (is_final(version) or package == PYTHON) and measured(store.run(s.run_id),
+                                                                 package) == version:
             found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
     return found
 
@@ -62,14 +74,12 @@ def _scan(store: Store, pair, fed: dict) -> tuple:
     versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
     (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
-    # the interpreter as a package (its minor: what a Python scan names its releases by)
-    pa, pb = ({**r.manifest["env"]["packages"], "python": minor(r.manifest["env"]["python"])}
-              for r in (ra, rb))
-    found = {p: v for p, v in _probed(store, pair, fed).items() if pa.get(p) != pb.get(p)}
+    found = {p: v for p, v in _probed(store, pair, fed).items()
+             if measured(ra, p) != measured(rb, p)}
     if not found:
         return None, []
     package = max(found, key=lambda p: len(found[p]))
-    lo, hi = pa.get(package, ""), pb.get(package, "")
+    lo, hi = measured(ra, package) or "", measured(rb, package) or ""
     down = is_final(lo) and is_final(hi) and key(lo) > key(hi)
     releases = sorted(found[package].values(), key=lambda r: key(r.version), reverse=down)
     return (package, releases) if len(releases) > 1 else (None, [])
@@ -136,7 +146,10 @@ def explain_runs(store: Store, pairs: list) -> list:
         a, b = store.run(p.a).spec, store.run(p.b).spec
         ids = {feed_spec(a, b, g).run_id for g in FEEDS}
         out += [s.run_id for s in fed.get(p.a, ()) if s.run_id in ids]
-        # every scan's, --library ones too (a factor whose pairs share the library's version)
-        releases = [r for v in _probed(store, p, fed).values() for r in v.values()]
-        out += [s.run_id for s in scan_specs(a, releases, FEEDS) if store.has_run(s.run_id)]
+        # the scan this pair reads, as _scan picks it (a's arrays are shared: a's other
+        # pairs' scans are theirs, exported with their factor)
+        package, releases = _scan(store, p, fed)
+        index = scan_index(store, a) if package else {}
+        out += [index[k] for r in releases for g in FEEDS
+                if (k := (r.stack, r.stack_id, g)) in index]
     return list(dict.fromkeys(out))

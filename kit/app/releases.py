@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.explain import origins, unexplainable
+from ..analysis.explain_stored import measured
 from ..analysis.releases import Release, apply_scan, scan_groups, scan_specs
 from ..core.errors import KitError
 from ..envs.catalogue import definitions
@@ -39,14 +40,6 @@ class Scan:
     groups: tuple = ()
 
 
-def _held(run, package: str) -> str | None:
-    """The version of ``package`` a stored run measured (Python: its interpreter's minor)."""
-    env = run.manifest["env"]
-    if package == PYTHON:
-        return minor(env["python"]) if env.get("python") else None
-    return env["packages"].get(package)
-
-
 def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = None) -> tuple:
     """([Scan], [why a pair is not scanned]) for the pairs whose stages originate a difference;
     every release is locked here (uv resolves it: cheap, nothing is installed)."""
@@ -68,8 +61,8 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
                          "pyproject to change, no release scan")
             continue
         try:
-            lo, hi = library[1:] if library else (_held(a, package),
-                                                  _held(store.run(p.b), package))
+            lo, hi = library[1:] if library else (measured(a, package),
+                                                  measured(store.run(p.b), package))
             if package == PYTHON:  # minors are scanned (python_releases says why)
                 lo, hi = minor(lo or ""), minor(hi or "")
             if not (lo and hi):
