@@ -417,3 +417,26 @@ def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest
     assert main(["stacks"]) == 0 and good in capsys.readouterr().out
     too_long, why = prepare(base, "fakepkg", "1." + "0" * 120, plat)
     assert too_long is None and "not a probe name" in why
+
+
+@pytest.mark.parametrize("script,words", [
+    # an old uv: clap's usage, its last line "For more information, try '--help'."
+    ("echo 'warning: pyenv shim' >&2; echo \"error: unexpected argument '--output-format' "
+     "found\" >&2; echo \"For more information, try '--help'.\" >&2; exit 2",
+     "error: unexpected argument '--output-format' found (kit needs uv >= 0.5.19"),
+    ("echo '[]'", "uv names no CPython release"),
+    ("echo '[{\"version\": \"3.12.1\"}]'; exit 1", "exit status 1, no error line"),
+    (None, "PermissionError"),
+], ids=["old-uv", "no-cpython", "failed", "not-executable"])
+def test_python_releases_says_what_uv_said_in_one_line(tmp_path, monkeypatch, script, words):
+    from kit.envs import interpreters
+    from kit.envs.releases import python_releases
+
+    uv = tmp_path / "uv"
+    uv.write_text(f"#!/bin/sh\n{script}\n" if script else "not a program")
+    if script:
+        uv.chmod(0o755)
+    monkeypatch.setattr(interpreters, "uv_bin", lambda: str(uv))
+    with pytest.raises(KitError, match="cannot list Python releases") as e:
+        python_releases()
+    assert words in str(e.value) and "\n" not in str(e.value)

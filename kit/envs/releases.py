@@ -188,16 +188,28 @@ def python_releases() -> list:
     # downloads allowed for the listing alone (--offline: no network): with
     # UV_PYTHON_DOWNLOADS=never uv lists only the interpreters installed here
     env = {k: v for k, v in os.environ.items() if k != "UV_PYTHON_DOWNLOADS"}
-    proc = subprocess.run([uv_bin(), "python", "list", "--all-versions", "--offline",
-                           "--output-format", "json"], capture_output=True, text=True, env=env)
+    what = "cannot list Python releases: uv python list"
     try:
+        proc = subprocess.run([uv_bin(), "python", "list", "--all-versions", "--offline",
+                               "--output-format", "json"], capture_output=True, text=True,
+                              env=env, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise KitError(f"{what}: {type(e).__name__}: {str(e)[:120]}") from None
+    try:
+        if proc.returncode != 0:
+            raise ValueError
         rows = json.loads(proc.stdout)
         got = {".".join(r["version"].split(".")[:2]) for r in rows
                if r.get("implementation") == "cpython" and r.get("variant") == "default"
                and is_final(r["version"])}
     except (ValueError, TypeError, KeyError, AttributeError):
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise KitError(f"cannot list Python releases: uv python list: {last}") from None
+        # uv's own error line (not a shim's warning, nor clap's "For more information" tail)
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        first = next((ln for ln in lines if ln.startswith("error:")),
+                     f"exit status {proc.returncode}, no error line")
+        raise KitError(f"{what}: {first[:160]} (kit needs uv >= 0.5.19 for its JSON)") from None
+    if not got:
+        raise KitError(f"{what}: uv names no CPython release (kit needs uv >= 0.5.19)")
     return sorted(got, key=key)
 
 
