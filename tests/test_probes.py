@@ -440,3 +440,25 @@ def test_python_releases_says_what_uv_said_in_one_line(tmp_path, monkeypatch, sc
     with pytest.raises(KitError, match="cannot list Python releases") as e:
         python_releases()
     assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_declined_scan_keeps_the_releases_built_before(lockable, kit_home):
+    """No to the builds: nothing is built, and a release whose stack is built already stays
+    built (its stored runs read, as the report reads them); the others say they were declined."""
+    from kit.app.releases import Declined, Scan, run_scans
+    from kit.envs.kinds import stack_kind
+    from kit.envs.probes import prepare
+    from kit.runs.store.records import StoredPair
+
+    catalogue, plat = lockable
+    name, _ = prepare(_base(catalogue, ["fakepkg==1.0"]), "fakepkg", "1.1", plat)
+    asked = []
+    scan = Scan(StoredPair("x", "", "a" * 64, "b" * 64, "a vs b"), "fakepkg",
+                [Release("1.1", name), Release("host", "host")], ("models",))
+    with pytest.raises(Declined, match="1 probe stack"):
+        run_scans([scan], None, confirm=lambda st: asked.append(st) or False)
+    assert [n for n, _ in asked[0]] == [name]
+    probe, host = scan.releases
+    assert not probe.built and probe.why == "not built (declined)"
+    assert host.built and host.stack_id == stack_kind("host").runnable().identity
+    assert not (kit_home / "probes" / name / "venv").exists()

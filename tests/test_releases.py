@@ -172,13 +172,16 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     assert main(argv[:-1] + ["latest"]) == 1
     err = capsys.readouterr().err
     assert "give final releases" in err and len(err.strip().splitlines()) == 1
-    # declined (no terminal, no --yes): the origins still print, the scan is named as skipped
-    assert main(argv) == 0
+    # refused (no terminal, no --yes): the origins still print, the scan is named as skipped
+    # (no line saying nothing was run: the cross-fed runs were), and the exit status says so
+    assert main(argv) == 1
     out = capsys.readouterr()
-    assert "The release scan (2 probe stacks) needs stacks" in out.err and "add --yes" in out.err
+    assert "The release scan (2 probe stacks) needs stacks" in out.err
+    assert "nothing was run" not in out.err
     assert "the difference starts at" in out.out and "releases scanned" not in out.out
-    assert ("the release scan was skipped (2 probe stack(s) not built); `kit explain seed:models "
-            "--library scikit-learn 1.5.2 1.6.0 --yes` builds them") in " ".join(out.out.split())
+    assert ("the release scan was skipped (2 probe stack(s) not built: no terminal to ask); `kit "
+            "explain seed:models --library scikit-learn 1.5.2 1.6.0 --yes` builds them") in " ".join(
+        out.out.split())
     assert not list((tmp_path / "home" / "probes").glob("*/venv"))  # nothing built
     assert main(argv + ["--yes", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["pairs"][0]

@@ -115,9 +115,16 @@ def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda st
     release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
     one line for each run that could not be made. ``dataset()`` gives the working dataset
     (asked only when a run is to be made). A ``confirm`` that says no raises Declined before
-    anything is built or run: the caller keeps what it computed before the scan."""
+    anything is built or run, each scan left with the releases built before (what is stored
+    of them still reads): the caller keeps what it computed before the scan."""
     plat, pending = detect(), to_build(scans)
     if pending and not confirm(pending):
+        # the releases built before still read (their stored runs), as the report reads them
+        for s in scans:
+            s.releases = [Release(r.version, r.stack, stack_kind(r.stack).runnable().identity)
+                          if r.stack and r.stack not in dict(pending)
+                          else Release(r.version, r.stack, None, r.why or "not built (declined)")
+                          for r in s.releases]
         raise Declined(f"{len(pending)} probe stack(s) not built")
     failed = {}
     for name, _ in pending:

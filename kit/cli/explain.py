@@ -19,6 +19,8 @@ def add(sub) -> None:
 
 
 def _cmd_explain(args) -> int:
+    import sys
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -61,13 +63,23 @@ def _cmd_explain(args) -> int:
         err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
                   f"{len(to_build(scans))} probe stack(s) to build, {runs} run(s) to make")
 
+    refused = []  # no terminal to ask (and no --yes): the exit status says so, as kit run's
+
     def ask_scan(st) -> bool:
-        """A no (or no terminal) skips the scan alone: the origins found above still print."""
-        try:
-            return ask(st, f"The release scan ({len(st)} probe stacks)")
-        except KitError as e:
-            err.print(str(e))
+        """A no (or no terminal) skips the scan alone: the origins found above still print,
+        and the note of the skipped scan says how to run it (confirm's line would say that
+        nothing was run, though the cross-fed runs may just have)."""
+        say_stacks(err, f"The release scan ({len(st)} probe stacks)", st)
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():
+            refused.append(True)
             return False
+        try:
+            confirm(err, "Build them now?", "")
+        except KitError:
+            return False
+        return True
 
     with Progress(TextColumn("[bold]release scan"), BarColumn(), MofNCompleteColumn(),
                   console=err, disable=not runs) as bar:
@@ -76,9 +88,10 @@ def _cmd_explain(args) -> int:
             left += run_scans(scans, store, lambda: working_dataset(sel), confirm=ask_scan,
                               log=err.print, on_done=lambda spec: bar.advance(task))
         except Declined as e:
-            notes.append(f"the release scan was skipped ({e}); `{_again(args)}` builds them "
-                         "and runs it")
-            scans = []
+            why = "no terminal to ask" if refused else "declined"
+            notes.append(f"the release scan was skipped ({e}: {why}); `{_again(args)}` builds "
+                         "them and runs it")
+            scans = [s for s in scans if any(r.built for r in s.releases)]
     result = explained(explanation(store, args.factor, sel), scans, store)
     result["unscanned"] = [w for w in notes if w]
     if args.json:
@@ -88,7 +101,7 @@ def _cmd_explain(args) -> int:
                     "not_run": left})
     else:
         print(explain_text(result, left))
-    return 0
+    return 1 if refused else 0
 
 
 def _again(args) -> str:
