@@ -169,6 +169,12 @@ def _manifest_problem(m: dict, stages: dict) -> str | None:
     if not all(isinstance(env.get(k, {}), dict) for k in ("packages", "env")) or not all(
             isinstance(p, dict) for p in env.get("threadpools") or []):
         return "has a malformed environment"
+    # what the report's environment table and a Python scan read of every run
+    if not (isinstance(env.get("python"), str)
+            and re.fullmatch(r"\d+\.\d+(\.\d+)?", env["python"], re.A)):
+        return "has no Python version like 3.12.1 ('env.python')"
+    if not all(isinstance(env.get(k), str) for k in ("machine", "os", "cpu")):
+        return "has no machine, os or cpu ('env')"
     if not isinstance(m.get("wall_s"), (int, float)) or not isinstance(m.get("timings", {}), dict):
         return "has no wall time"
     if not all(isinstance(t, dict) for t in m.get("timings", {}).values()):
