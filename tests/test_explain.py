@@ -142,6 +142,11 @@ def test_flips_are_also_said_in_seed_units_where_a_seed_pair_measured_them():
     rows = [row("seed", "", 0.5, {"hgb": 72.5, "rf": 0}), row("torch-seed", "", None,
                                                             {"hgb": 1, "mlp_torch": 3})]
     assert seed_unit(rows) == {"hgb": 72.5, "rf": 0, "mlp_torch": 3} and seed_unit(None) == {}
+    from dataclasses import replace
+
+    # a model the budget flags (one class in a seed run) has no seed unit: it means nothing
+    rows[0].models["rf"] = replace(rows[0].models["rf"], one_class_runs=1)
+    assert seed_unit(rows) == {"hgb": 72.5, "mlp_torch": 3}
     stages = {"hgb": StageOrigin("originates", changes_at=("1.9.0",), flips=58, seed_units=0.8),
               "rf": StageOrigin("originates", changes_at=("1.6.0",), flips=2)}  # no unit: none
     rel = [{"package": "scikit-learn", "version": v, "stack": v, "status": "built", "why": None}

@@ -16,7 +16,7 @@ from ..core.spec import RunSpec
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from . import amplify
-from .budget import TORCH_YARDSTICK, YARDSTICK
+from .budget import TORCH_YARDSTICK, YARDSTICK, ratio
 from .compare import STAGES, compare_runs, has_arrays
 
 # display stages, in pipeline order, and the feed run that reruns each on a's inputs
@@ -144,17 +144,15 @@ def origins(store: Store, a: str, b: str) -> dict:
 
 def seed_unit(rows: list | None) -> dict:
     """{model: the median flips another seed gives}: the budget's seed unit, read from its seed
-    rows (torch-seed for the torch MLP); {} without seed pairs."""
-    out = {}
+    rows (torch-seed for the torch MLP), without the models the budget flags as predicting one
+    class in a seed run (their unit means nothing); {} without seed pairs."""
+    out, flagged = {}, set()
     for r in rows or []:
         if (r.factor, r.level) in (YARDSTICK, TORCH_YARDSTICK):
             for m, d in r.models.items():
                 out.setdefault(m, d.flips_median)
-    return out
-
-
-def _in_seeds(flips: int | None, unit) -> float | None:
-    return None if flips is None or not unit else flips / unit
+                flagged |= {m} if d.one_class_runs else set()
+    return {m: u for m, u in out.items() if m not in flagged}
 
 
 def explain_pair(store: Store, pair, curves: dict | None,
@@ -179,7 +177,7 @@ def explain_pair(store: Store, pair, curves: dict | None,
         stages[s] = StageOrigin(origin, flips=flips, predicted_flips=pred,
                                 reading=READINGS[amplify.reading(d.flips, pred)]
                                 if pred is not None else None,
-                                seed_units=_in_seeds(flips, (unit or {}).get(s)))
+                                seed_units=ratio(flips, (unit or {}).get(s)))
     first = next((s for s, o in stages.items() if o.origin == "originates"), None)
     return PairExplanation(pair.a, pair.b, pair.label, pair.level, stages, first, emb_rel, curve)
 
