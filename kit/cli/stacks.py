@@ -81,7 +81,7 @@ def _cmd_stacks(args) -> int:
     if args.json:
         print_json(rows)
     else:
-        from ..views.explain import probes_text
+        from ..views.probes import probes_text
 
         kept = [r for r in rows if not r.get("probe")]  # the catalogue's and external ones
         print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows))
