@@ -355,3 +355,17 @@ def test_a_scan_exported_from_one_home_reads_the_same_in_another(tmp_path, monke
     assert there == here and all(at for at, _ in there.values())
     assert [r["status"] for r in release_rows(other, a, "scikit-learn", sk, ("models",))] == [
         "built", "built"]
+
+
+def test_a_probe_of_a_rosetta_stack_is_locked_for_its_interpreter_s_architecture():
+    """np1-sk191-x86 runs an x86_64 interpreter on Apple silicon: its probe keeps the darwin
+    x86_64 environment, not the machine's native arm64 one."""
+    from kit.envs.platforms import Platform
+
+    mac = Platform("darwin", "arm64", (14, 5), rosetta=True)
+    text = pyproject(definitions()["np1-sk191-x86"], "scikit-learn", "1.6.0", mac)
+    markers = [ln for ln in text.splitlines() if ln.strip().startswith('"sys_platform')]
+    assert len(markers) == 2 and all("platform_machine == 'x86_64'" in m and "darwin" in m
+                                     for m in markers)
+    native = pyproject(definitions()["np1-sk191"], "scikit-learn", "1.6.0", mac)
+    assert all("'arm64'" in m for m in native.splitlines() if m.strip().startswith('"sys_p'))

@@ -190,6 +190,8 @@ def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str
                            f'no "{package}==..." line): it cannot be scanned')
         text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
     system, machine = _ENV.get(plat.key, ("", ""))
+    if system and base.arch:  # a Rosetta stack (np1-sk191-x86): its interpreter's wheels
+        machine = base.arch
     here = (f"sys_platform == '{system}'", f"platform_machine == '{machine}'")
     lines = [ln for ln in text.splitlines(keepends=True)
              if not ln.lstrip().startswith('"sys_platform') or all(h in ln for h in here)]
