@@ -252,3 +252,61 @@ def test_export_refuses_to_ship_a_damaged_array(tmp_path):
     with pytest.raises(KitError, match="is damaged"):
         export(st, [run], tmp_path / "x.kit", arrays=True)
     assert not (tmp_path / "x.kit").exists()
+
+
+def _with_doc(out, tmp_path, change):
+    """A copy of the bundle whose bundle.json ``change(doc)`` altered, its checksums rewritten
+    to match (what refuses it is the check of bundle.json itself)."""
+    def forge(ms):
+        ms = dict(ms)
+        doc = json.loads(ms["bundle.json"])
+        change(doc)
+        ms["bundle.json"] = json.dumps(doc).encode()
+        man = json.loads(ms["MANIFEST.json"])
+        man["bundle.json"] = {"sha256": hashlib.sha256(ms["bundle.json"]).hexdigest(),
+                              "size": len(ms["bundle.json"])}
+        ms["MANIFEST.json"] = json.dumps(man).encode()
+        return list(ms.items())
+
+    bad = tmp_path / "forged.kit"
+    rewrite(out["file"], bad, forge)
+    return bad
+
+
+_PROBE = "probe-np1-sk152-scikit-learn-1.6.0"
+_WHAT = {"base": "np1-sk152", "package": "scikit-learn", "version": "1.6.0"}
+_LOCK = ('version = 1\n[[package]]\nname = "scikit-learn"\nversion = "1.6.0"\n'
+         'source = { url = "https://evil.example/sk.whl" }\n')
+_PYPROJECT = '[project]\nname = "x"\ndependencies = ["scikit-learn==1.6.0"]\n'
+_META = json.dumps({"pyproject_sha256": hashlib.sha256(_PYPROJECT.encode()).hexdigest(),
+                    "def": {"name": _PROBE, "lock": _PROBE, "python": "3.12", "arch": None,
+                            "versions": {}, "devices": ["cpu"]}})
+
+
+@pytest.mark.parametrize("probes,error", [
+    # a lock that holds together (probe.json names itself and hashes its pyproject): refused,
+    # since a lock is code to install; a bundle says what a probe is, the reader locks it
+    ({_PROBE: {"pyproject.toml": _PYPROJECT, "uv.lock": _LOCK, "probe.json": _META}},
+     "is malformed"),
+    ({_PROBE: _WHAT}, "is no stack of its runs"),
+    ({_PROBE: {**_WHAT, "version": "1.5.2"}}, "is not the probe of np1-sk152 at scikit-learn 1.5.2"),
+    ({_PROBE.upper(): _WHAT}, "is malformed"),
+    ({"probe-" + "a" * 300: _WHAT}, "is malformed"),
+    ({_PROBE: {**_WHAT, "version": 3}}, "is malformed"),
+], ids=["forged-lock", "no-run-of-it", "mislabelled", "uppercase", "long-name", "not-text"])
+def test_a_bundle_s_probes_are_what_its_runs_ran_in_and_never_a_lock(bundle, tmp_path, kit_home,
+                                                                      probes, error):
+    _, _, out = bundle
+    bad = _with_doc(out, tmp_path, lambda doc: doc.update(probes=probes))
+    dst = Store(tmp_path / "b")
+    with pytest.raises(KitError, match=error) as e:
+        import_bundle(dst, bad)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 300
+    assert dst.runs() == [] and not (kit_home / "probes").exists()  # nothing written
+
+
+def test_a_bundle_without_probes_imports_as_before(bundle, tmp_path, kit_home):
+    _, _, out = bundle
+    old = _with_doc(out, tmp_path, lambda doc: doc.pop("probes", None))
+    assert import_bundle(Store(tmp_path / "b"), old)["added"] == 5
+    assert not (kit_home / "probes").exists()

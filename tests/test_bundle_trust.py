@@ -235,3 +235,18 @@ def test_a_hand_edited_cache_row_is_noticed_and_recomputed(lab):
     assert run_verdicts(fresh, a) == true_v  # and the true numbers computed again
     assert fresh.verdicts(a, VERSION) == true_v  # and sealed anew
     assert compare_runs(fresh, a, b).models["hgb"].flips == true_c.models["hgb"].flips != 99
+
+
+@pytest.mark.parametrize("env,words", [
+    ({"python": 3}, "has no Python version like 3.12.1"),
+    ({"python": "three"}, "has no Python version like 3.12.1"),
+    ({"python": None}, "has no Python version like 3.12.1"),
+    ({"cpu": ["x"]}, "has no machine, os or cpu"),
+], ids=["number", "word", "missing", "cpu"])
+def test_a_run_whose_python_or_machine_is_not_text_is_one_line(lab, tmp_path, capsys, env, words):
+    """Read by the report's environment table and a Python scan (its minor) of every run."""
+    _, path, _ = lab
+    bundle = forge(path, tmp_path / "env.kit",
+                   lambda doc, ms: doc["runs"][1]["manifest"]["env"].update(env))
+    run = json.loads(members(bundle)["bundle.json"])["runs"][1]["id"][:12]
+    refused(capsys, bundle, f"run {run}", words)

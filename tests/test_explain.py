@@ -6,7 +6,8 @@ import pytest
 
 from kit.cli import main
 from kit.data.dataset import save_dataset
-from kit.analysis.explain import NO_CURVE, explain_factor, feed_spec, feeds_needed, origins
+from kit.analysis.explain import (NO_CURVE, PairExplanation, StageOrigin, explain_factor,
+                                  feed_spec, feeds_needed, origins, seed_unit)
 from kit.views.explain import pair_text
 from test_amplify import row
 from kit.runs.executing.runner import run_all
@@ -97,6 +98,12 @@ def test_precision_originates_at_tfidf_and_every_later_stage_inherits(tiny):
         assert e.curve is None and lr.predicted_flips == flips and lr.flips == 0
         assert lr.reading.startswith(words)
         assert words in pair_text(e) and e.stages["knn"].predicted_flips is None
+    # with seed pairs in the budget, every model's flips also in seed units (4 flips a seed)
+    seeds = [row("seed", "", 0.5, {m: 4 for m in ("kmeans", "knn", "lr", "mlp", "hgb", "rf")})]
+    e = explain_factor(store, tiny.sha256, "precision", curve + seeds)["pairs"][0]
+    for s, o in e.stages.items():
+        assert o.seed_units == (None if o.flips is None else o.flips / 4)
+        assert o.to_json()["seed_units"] == o.seed_units
 
 
 @pytest.mark.slow
@@ -129,6 +136,26 @@ def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsy
     e = explain_factor(store, tiny.sha256, "seed")["pairs"][0]
     assert e.first_origin == "svd_rand"
     assert e.curve.startswith("not an environment factor")  # seeds are not noise of a size
+
+
+def test_flips_are_also_said_in_seed_units_where_a_seed_pair_measured_them():
+    rows = [row("seed", "", 0.5, {"hgb": 72.5, "rf": 0}), row("torch-seed", "", None,
+                                                            {"hgb": 1, "mlp_torch": 3})]
+    assert seed_unit(rows) == {"hgb": 72.5, "rf": 0, "mlp_torch": 3} and seed_unit(None) == {}
+    from dataclasses import replace
+
+    # a model the budget flags (one class in a seed run) has no seed unit: it means nothing
+    rows[0].models["rf"] = replace(rows[0].models["rf"], one_class_runs=1)
+    assert seed_unit(rows) == {"hgb": 72.5, "mlp_torch": 3}
+    stages = {"hgb": StageOrigin("originates", changes_at=("1.9.0",), flips=58, seed_units=0.8),
+              "rf": StageOrigin("originates", changes_at=("1.6.0",), flips=2)}  # no unit: none
+    rel = [{"package": "scikit-learn", "version": v, "stack": v, "status": "built", "why": None}
+           for v in ("1.5.2", "1.6.0", "1.9.0")]
+    e = PairExplanation("a" * 64, "b" * 64, "1.5.2 vs 1.9.0", "", stages, "hgb", 0.01,
+                        NO_CURVE, tuple(rel), "scikit-learn")
+    text = " ".join(pair_text(e).split())
+    assert "boosting changes at 1.9.0 (58 flips, 0.8 seed units)" in text
+    assert "the forest changes at 1.6.0 (2 flips)" in text
 
 
 def test_the_release_scans_seam_reruns_the_stages_in_each_stack_on_a_s_arrays():

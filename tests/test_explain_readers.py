@@ -87,7 +87,7 @@ def test_the_report_gets_a_section_with_kit_explains_paragraphs(tmp_path):
     section = md.split("## Where the differences start")[1].split("\n## ")[0]
     assert "### sklearn" in section
     assert "scikit-learn 1.5.2 -> 1.7.0 (3 of 3 releases scanned): boosting changes at 1.7.0" \
-           " (10 flips)" in section
+           " (10 flips, 2 seed units)" in section  # 5 flips a seed: the budget's seed unit
     assert "1.5.2 vs 1.6.1: not explained yet: `kit explain sklearn` computes it" in section
     assert md.index("## Where the differences start") < md.index("## Verdict stability")
     html = (tmp_path / "rep" / "report.html").read_text()
@@ -166,8 +166,8 @@ def test_the_release_sentence_claims_only_what_was_built():
 
     rows = [{"version": v, "status": s, "why": "no wheel"} for v, s in
             (("1.5.2", "built"), ("1.6.0", "could not build"), ("1.7.0", "built"))]
-    moved = NS(origin="originates", changes_at=("1.7.0",), back_to={}, flips=3)
-    still = NS(origin="originates", changes_at=(), back_to={}, flips=0)
+    moved = NS(origin="originates", changes_at=("1.7.0",), back_to={}, flips=3, seed_units=None)
+    still = NS(origin="originates", changes_at=(), back_to={}, flips=0, seed_units=None)
     e = NS(library="scikit-learn", releases=rows, notes=(), stages={"hgb": moved, "rf": still})
     text = release_text(e)
     assert "boosting changes between 1.5.2 and 1.7.0 (3 flips)" in text

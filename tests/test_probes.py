@@ -373,3 +373,92 @@ def test_a_probe_s_name_cannot_be_taken_by_an_external_stack(lockable, kit_home,
     registry_path().write_text(json.dumps({name: {"python": sys.executable, "facts": {}}}))
     assert stack_kind(name).kind == "catalogue"
     assert stack_kind(name).d.lock_dir() == kit_home / "probes" / name
+
+
+def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest(
+        lockable, kit_home, capsys):
+    """A probe.json whose label disagrees with its pins, or with fields of the wrong type, is
+    one line naming the fix; `kit stacks` lists it as broken and the other probes as they are."""
+    from kit.cli import main
+    from kit.envs.probes import definition, prepare
+
+    catalogue, plat = lockable
+    base = _base(catalogue, ["fakepkg==1.0"])
+    name, _ = prepare(base, "fakepkg", "1.1", plat)
+    good, _ = prepare(base, "fakepkg", "1.0", plat)
+    folder = kit_home / "probes" / name
+    meta, pyproject = (folder / "probe.json").read_text(), (folder / "pyproject.toml").read_text()
+
+    def damaged(change=None, text=None, pins=None):
+        doc = json.loads(meta)
+        if change:
+            change(doc["def"])
+        (folder / "probe.json").write_text(text if text is not None else json.dumps(doc))
+        (folder / "pyproject.toml").write_text(pins or pyproject)
+        with pytest.raises(KitError, match=f"probe stack {name}: ") as e:
+            definition(name)
+        assert "\n" not in str(e.value)
+        return str(e.value)
+
+    assert "does not pin fakepkg 1.1" in damaged(pins=pyproject.replace("fakepkg==1.1",
+                                                                         "fakepkg==1.0"))
+    assert "describes" in damaged(lambda d: d.update(version="1.0"))
+    assert "says it holds fakepkg 1.0" in damaged(lambda d: d["versions"].update(fakepkg="1.0"))
+    for field, value in (("blas", []), ("versions", []), ("python", 3), ("devices", None)):
+        assert "damaged" in damaged(lambda d: d.update({field: value}))
+    assert "damaged" in damaged(text="[" * 100000)
+    upper = kit_home / "probes" / name.replace("base", "Base")
+    shutil.copytree(kit_home / "probes" / good, upper)
+    assert definition(upper.name) is None  # one lowercase name per probe
+    assert main(["stacks", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out) if r.get("probe")}
+    assert rows[name]["status"] == "broken" and "damaged" in rows[name]["reason"]
+    assert rows[good]["probe"]["version"] == "1.0" and rows[good]["status"] == "not built"
+    assert main(["stacks"]) == 0 and good in capsys.readouterr().out
+    too_long, why = prepare(base, "fakepkg", "1." + "0" * 120, plat)
+    assert too_long is None and "not a probe name" in why
+
+
+@pytest.mark.parametrize("script,words", [
+    # an old uv: clap's usage, its last line "For more information, try '--help'."
+    ("echo 'warning: pyenv shim' >&2; echo \"error: unexpected argument '--output-format' "
+     "found\" >&2; echo \"For more information, try '--help'.\" >&2; exit 2",
+     "error: unexpected argument '--output-format' found (kit needs uv >= 0.5.19"),
+    ("echo '[]'", "uv names no CPython release"),
+    ("echo '[{\"version\": \"3.12.1\"}]'; exit 1", "exit status 1, no error line"),
+    (None, "PermissionError"),
+], ids=["old-uv", "no-cpython", "failed", "not-executable"])
+def test_python_releases_says_what_uv_said_in_one_line(tmp_path, monkeypatch, script, words):
+    from kit.envs import interpreters
+    from kit.envs.releases import python_releases
+
+    uv = tmp_path / "uv"
+    uv.write_text(f"#!/bin/sh\n{script}\n" if script else "not a program")
+    if script:
+        uv.chmod(0o755)
+    monkeypatch.setattr(interpreters, "uv_bin", lambda: str(uv))
+    with pytest.raises(KitError, match="cannot list Python releases") as e:
+        python_releases()
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_declined_scan_keeps_the_releases_built_before(lockable, kit_home):
+    """No to the builds: nothing is built, and a release whose stack is built already stays
+    built (its stored runs read, as the report reads them); the others say they were declined."""
+    from kit.app.releases import Declined, Scan, run_scans
+    from kit.envs.kinds import stack_kind
+    from kit.envs.probes import prepare
+    from kit.runs.store.records import StoredPair
+
+    catalogue, plat = lockable
+    name, _ = prepare(_base(catalogue, ["fakepkg==1.0"]), "fakepkg", "1.1", plat)
+    asked = []
+    scan = Scan(StoredPair("x", "", "a" * 64, "b" * 64, "a vs b"), "fakepkg",
+                [Release("1.1", name), Release("host", "host")], ("models",))
+    with pytest.raises(Declined, match="1 probe stack"):
+        run_scans([scan], None, confirm=lambda st: asked.append(st) or False)
+    assert [n for n, _ in asked[0]] == [name]
+    probe, host = scan.releases
+    assert not probe.built and probe.why == "not built (declined)"
+    assert host.built and host.stack_id == stack_kind("host").runnable().identity
+    assert not (kit_home / "probes" / name / "venv").exists()

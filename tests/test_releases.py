@@ -172,9 +172,17 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     assert main(argv[:-1] + ["latest"]) == 1
     err = capsys.readouterr().err
     assert "give final releases" in err and len(err.strip().splitlines()) == 1
+    # refused (no terminal, no --yes): the origins still print, the scan is named as skipped
+    # (no line saying nothing was run: the cross-fed runs were), and the exit status says so
     assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert "The release scan (2 probe stacks) needs stacks" in err and "add --yes" in err
+    out = capsys.readouterr()
+    assert "The release scan (2 probe stacks) needs stacks" in out.err
+    assert "nothing was run" not in out.err
+    assert "the difference starts at" in out.out and "releases scanned" not in out.out
+    assert ("the release scan was skipped (2 probe stack(s) not built: no terminal to ask); `kit "
+            "explain seed:models --library scikit-learn 1.5.2 1.6.0 --yes` builds them") in " ".join(
+        out.out.split())
+    assert not list((tmp_path / "home" / "probes").glob("*/venv"))  # nothing built
     assert main(argv + ["--yes", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["pairs"][0]
     assert [(r["version"], r["status"]) for r in got["releases"]] == [
@@ -186,6 +194,51 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     out = capsys.readouterr()
     assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.out
     assert "0 probe stack(s) to build" in out.err and "0 run(s) to make" in out.err
+    _the_scan_travels(tiny, tmp_path, monkeypatch, capsys)
+
+
+def _the_scan_travels(tiny, tmp_path, monkeypatch, capsys):
+    """`kit stacks` lists the probes; `kit export --factor` carries the pairs' cross-fed runs
+    and the scan its readers read (none here: a seed pair's runs hold one scikit-learn, so
+    the stored explanation reads no --library scan, test_a_scan_exported_from_one_home_...
+    has one that is read); another home imports them and explains the pair as here, and `kit
+    compare` names the cross-fed runs as explain's (builds none, locks no probe)."""
+    from kit.analysis.explain_stored import stored_explanation
+    from kit.app.bundle import read
+    from kit.cli import main
+
+    assert main(["stacks", "--json"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out) if r.get("probe")]
+    assert sorted((r["probe"]["package"], r["probe"]["version"], r["status"]) for r in rows) == [
+        ("scikit-learn", "1.5.2", "built"), ("scikit-learn", "1.6.0", "built")]
+    assert all(Path(r["probe"]["folder"]).is_dir() and r["probe"]["base"] == BASE for r in rows)
+    assert main(["stacks"]) == 0
+    assert "probe stacks (kit explain's release scans)" in capsys.readouterr().out
+    here = Store()
+    feeds = {s.run_id: s for s in here.specs().values() if s.kind == "feed"}
+    probed = {i for i, s in feeds.items() if s.stack.startswith("probe-")}
+    assert probed and len(feeds) > len(probed)  # cross-fed runs and the scan's probe runs
+    bundle = tmp_path / "scan.kit"
+    assert main(["export", "--factor", "seed:models", "--arrays", "--out", str(bundle)]) == 0
+    capsys.readouterr()
+    doc = read(bundle)
+    assert set(feeds) - probed <= {r["id"] for r in doc["runs"]}
+    assert not probed & {r["id"] for r in doc["runs"]} and doc["probes"] == {}
+    before = stored_explanation(here, tiny.sha256, "seed:models")["pairs"][0]
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "elsewhere"))  # another machine
+    assert main(["import", str(bundle)]) == 0
+    capsys.readouterr()
+    got = stored_explanation(Store(), tiny.sha256, "seed:models")["pairs"][0]
+    assert got.stages == before.stages
+    from kit.data.dataset import save_dataset
+
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "third"))
+    save_dataset(tiny)
+    assert main(["compare", str(bundle), "--yes", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    why = {x["run"]: x["reason"] for x in rep["not_compared"]}
+    assert all(why[i].startswith("a cross-fed run of kit explain") for i in set(feeds) - probed)
+    assert rep["pairs"] == 2 and not (tmp_path / "third" / "probes").exists()
 
 
 @pytest.mark.slow
@@ -205,3 +258,114 @@ def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, p
     assert notes == [] and scans[0].package == "scikit-learn" and scans[0].groups
     assert [r.version for r in scans[0].releases] == between("scikit-learn", "1.5.2", hi)
     assert all(r.stack or r.why for r in scans[0].releases)
+
+
+@pytest.mark.slow
+def test_a_python_scan_builds_each_minor_with_an_interpreter_here_and_names_the_rest(
+        tiny, probe_home):
+    """Python's releases from uv's own table (offline), minors 3.11 to 3.14 at a's pins
+    (numpy 1.26.4): 3.11 and 3.12 built with pyenv's interpreters, 3.13 named with uv's line
+    (numpy 1.26.4 has no cp313 wheel), 3.14 with uv's (no interpreter here); the scan goes on."""
+    from kit.envs.interpreters import find_python
+    from kit.envs.releases import python_releases
+
+    plat = detect()
+    if find_python("3.11", None, plat) is None or find_python("3.14", None, plat) is not None:
+        pytest.skip("this machine's interpreters are not the ones planted (3.11 here, no 3.14)")
+    listed = python_releases()
+    assert {"3.11", "3.12", "3.13", "3.14"} <= set(listed) and all(v.count(".") == 1 for v in listed)
+    store, a, _ = _scan(tiny, [])
+    rel = [Release(v, *(lambda n, w: (n, None, w))(*prepare(definitions()[BASE], "python", v, plat)))
+           for v in between("python", "3.11", "3.14", listed)]
+    assert [r.version for r in rel] == ["3.11", "3.12", "3.13", "3.14"]
+    assert rel[-1].stack is None and rel[-1].why.startswith("No interpreter found for Python 3.14")
+    scan = Scan(StoredPair("python", "", a.run_id, a.run_id, "a vs a"), "python", rel, ("models",))
+    assert run_scans([scan], store, lambda: tiny) == []
+    by = {r.version: r for r in scan.releases}
+    assert by["3.11"].built and by["3.12"].built and by["3.11"].stack.endswith("-python-3.11")
+    assert not by["3.13"].built and "numpy" in by["3.13"].why  # uv sync's line: no cp313 wheel
+    run = {v: store.run(scan_specs_of(a, by[v])) for v in ("3.11", "3.12")}
+    assert run["3.11"].manifest["env"]["python"].startswith("3.11.")
+    whole = store.run(a.run_id).stages  # the probe of a's own Python reproduces a
+    assert all(run["3.12"].stages[n].sha256 == whole[n].sha256 for n in run["3.12"].stages)
+    e = PairExplanation(a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1)
+                                                           for s in MODELS})
+    e = apply_scan(e, store, a, "python", scan.releases)
+    text = release_text(e)
+    assert text.startswith("python 3.11 -> 3.14 (2 of 4 releases scanned)")
+    assert "3.14 (could not build: No interpreter found for Python 3.14" in text
+
+
+def scan_specs_of(a, r):
+    from kit.analysis.releases import scan_specs
+
+    return scan_specs(a, [r], ("models",))[0].run_id
+
+
+def _planted_scans(tmp_path):
+    """A np1-sk152 run a, b runs at scikit-learn 1.6.0 and at numpy 2.0.0 (two factors' pairs
+    sharing a), and the probe runs both scans made on a's arrays, each measuring its release;
+    one more named for scikit-learn 1.6.1 but measuring 1.5.2 (mislabelled)."""
+    from kit.analysis.releases import scan_specs
+    from kit.core.hosts import host_id
+    from stored import arrays, env, put, spec
+
+    store = Store()
+    pins = {"numpy": "1.26.4", "scipy": "1.13.1", "scikit-learn": "1.5.2"}
+    a = spec(stack=BASE, host=host_id())
+    put(store, tmp_path, a, arrays(0), env(packages=pins))
+    b_sk, b_np = a.with_(stack_id="b" * 64), a.with_(stack_id="c" * 64)
+    put(store, tmp_path, b_sk, arrays(1), env(packages={**pins, "scikit-learn": "1.6.0"}))
+    put(store, tmp_path, b_np, arrays(2), env(packages={**pins, "numpy": "2.0.0"}))
+    probes = {}
+    for seed, (package, version, held) in enumerate([
+            ("scikit-learn", "1.5.2", "1.5.2"), ("scikit-learn", "1.6.0", "1.6.0"),
+            ("scikit-learn", "1.6.1", "1.5.2"), ("numpy", "1.26.4", "1.26.4"),
+            ("numpy", "2.0.0", "2.0.0")]):
+        r = Release(version, f"probe-{BASE}-{package}-{version}", str(seed) * 64)
+        s = scan_specs(a, [r], ("models",))[0]
+        put(store, tmp_path, s, {n: x for n, x in arrays(10 + seed).items()
+                                 if n in fed_stages("models")},
+            env(packages={**pins, package: held}))
+        probes[(package, version)] = (r, s.run_id)
+    pairs = [StoredPair("sklearn", "", a.run_id, b_sk.run_id, "1.5.2 vs 1.6.0"),
+             StoredPair("numpy", "", a.run_id, b_np.run_id, "1.26.4 vs 2.0.0")]
+    return store, a, pairs, probes
+
+
+def test_a_scan_exported_from_one_home_reads_the_same_in_another(tmp_path, monkeypatch):
+    """Probe runs keep the host id of the home that made them: read elsewhere, each release's
+    output is found all the same and a stage changes at the same release (not an empty scan);
+    a factor's bundle carries its own scan's probe runs only, a mislabelled one never."""
+    from kit.analysis.explain_stored import explain_runs
+    from kit.analysis.releases import release_rows
+    from kit.app.bundle import export, import_bundle
+
+    store, a, pairs, probes = _planted_scans(tmp_path)
+    sk = [probes[("scikit-learn", v)][0] for v in ("1.5.2", "1.6.0")]
+    here = {s: changes(store, a, sk, s) for s in ("lr", "hgb", "rf")}
+    assert all(at == ["1.6.0"] for at, _ in here.values())
+    ids = explain_runs(store, pairs[:1])
+    assert sorted(ids) == sorted(probes[("scikit-learn", v)][1] for v in ("1.5.2", "1.6.0"))
+    out = export(store, [a.run_id, pairs[0].b] + ids, tmp_path / "scan.kit", arrays=True)
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "elsewhere"))  # another machine
+    other = Store()
+    import_bundle(other, out["file"])
+    there = {s: changes(other, a, sk, s) for s in here}
+    assert there == here and all(at for at, _ in there.values())
+    assert [r["status"] for r in release_rows(other, a, "scikit-learn", sk, ("models",))] == [
+        "built", "built"]
+
+
+def test_a_probe_of_a_rosetta_stack_is_locked_for_its_interpreter_s_architecture():
+    """np1-sk191-x86 runs an x86_64 interpreter on Apple silicon: its probe keeps the darwin
+    x86_64 environment, not the machine's native arm64 one."""
+    from kit.envs.platforms import Platform
+
+    mac = Platform("darwin", "arm64", (14, 5), rosetta=True)
+    text = pyproject(definitions()["np1-sk191-x86"], "scikit-learn", "1.6.0", mac)
+    markers = [ln for ln in text.splitlines() if ln.strip().startswith('"sys_platform')]
+    assert len(markers) == 2 and all("platform_machine == 'x86_64'" in m and "darwin" in m
+                                     for m in markers)
+    native = pyproject(definitions()["np1-sk191"], "scikit-learn", "1.6.0", mac)
+    assert all("'arm64'" in m for m in native.splitlines() if m.strip().startswith('"sys_p'))

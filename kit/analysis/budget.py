@@ -23,7 +23,8 @@ def _median(xs):
     return float(np.median(xs)) if len(xs) else None
 
 
-def _ratio(x, unit):
+def ratio(x, unit):
+    """``x`` in units of ``unit`` (None without a unit: no seed pair measured it)."""
     return None if x is None or not unit else x / unit
 
 
@@ -106,8 +107,8 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
             flips_median=med, flips_max=int(max(flips)),
             max_dp=max(c.models[m].max_dp for c, _ in have),
             max_abs_d_acc=max(abs(c.models[m].d_acc) for c, _ in have),
-            flips_median_seed_units=_ratio(med, per_seed),
-            flips_max_seed_units=_ratio(max(flips), per_seed),
+            flips_median_seed_units=ratio(med, per_seed),
+            flips_max_seed_units=ratio(max(flips), per_seed),
             one_class_runs=len(one_class))
     # verdicts are recomputed from the arrays: a pair without them has none to count
     vchanges = [v for c, v in zip(comps, vchanges) if not c.digests_only]
@@ -122,7 +123,7 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         all_identical=sum(all(c.identical.values()) for c in comps),
         emb_rel_max=emb,
         emb_rel_median=_agg(comps, _median, lambda c: _of(c.used, "rel_fro")),
-        emb_rel_seed_units=_ratio(emb, unit and unit["emb_rel"]),
+        emb_rel_seed_units=ratio(emb, unit and unit["emb_rel"]),
         arpack_rel_max=_agg(comps, max, lambda c: _of(c.svd_arpack, "rel_fro")),
         runs=list(dict.fromkeys(r for p in pair_ids for r in p)),
         sv_rel_max=_agg(comps, max, lambda c: _of(c.used, "sv_rel_max")),

@@ -16,6 +16,7 @@ from ..core.spec import RunSpec
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from . import amplify
+from .budget import TORCH_YARDSTICK, YARDSTICK, ratio
 from .compare import STAGES, compare_runs, has_arrays
 
 # display stages, in pipeline order, and the feed run that reruns each on a's inputs
@@ -38,10 +39,11 @@ class StageOrigin:
     flips: int | None = None         # a model's observed flips between a and b
     predicted_flips: float | None = None  # what noise of the embedding change's size gives
     reading: str | None = None       # READINGS' words for flips beside predicted_flips
+    seed_units: float | None = None  # flips over the flips another seed gives (the budget's unit)
 
     def to_json(self) -> dict:
         return {"origin": self.origin, "changes_at": list(self.changes_at),
-                "back_to": dict(self.back_to), "flips": self.flips,
+                "back_to": dict(self.back_to), "flips": self.flips, "seed_units": self.seed_units,
                 "predicted_flips": self.predicted_flips, "reading": self.reading}
 
 
@@ -140,9 +142,24 @@ def origins(store: Store, a: str, b: str) -> dict:
     return out
 
 
-def explain_pair(store: Store, pair, curves: dict | None) -> PairExplanation:
-    """One stored pair: each stage's origin, and (an environment factor, with a perturbation
-    curve) each model's observed flips beside what noise of the embedding change gives."""
+def seed_unit(rows: list | None) -> dict:
+    """{model: the median flips another seed gives}: the budget's seed unit, read from its seed
+    rows (torch-seed for the torch MLP), without the models the budget flags as predicting one
+    class in a seed run (their unit means nothing); {} without seed pairs."""
+    out, flagged = {}, set()
+    for r in rows or []:
+        if (r.factor, r.level) in (YARDSTICK, TORCH_YARDSTICK):
+            for m, d in r.models.items():
+                out.setdefault(m, d.flips_median)
+                flagged |= {m} if d.one_class_runs else set()
+    return {m: u for m, u in out.items() if m not in flagged}
+
+
+def explain_pair(store: Store, pair, curves: dict | None,
+                 unit: dict | None = None) -> PairExplanation:
+    """One stored pair: each stage's origin, each model's flips (also in seed units, ``unit``:
+    seed_unit's), and (an environment factor, with a perturbation curve) the flips beside what
+    noise of the embedding change gives."""
     c = compare_runs(store, pair.a, pair.b)
     used = c.used
     emb_rel = used.rel_fro if used is not None else None
@@ -156,9 +173,11 @@ def explain_pair(store: Store, pair, curves: dict | None) -> PairExplanation:
     for s, origin in origins(store, pair.a, pair.b).items():
         d = c.models.get(s)
         pred = amplify.predict(curves.get(s, []), emb_rel) if curve is None and d else None
-        stages[s] = StageOrigin(origin, flips=d.flips if d else None, predicted_flips=pred,
+        flips = d.flips if d else None
+        stages[s] = StageOrigin(origin, flips=flips, predicted_flips=pred,
                                 reading=READINGS[amplify.reading(d.flips, pred)]
-                                if pred is not None else None)
+                                if pred is not None else None,
+                                seed_units=ratio(flips, (unit or {}).get(s)))
     first = next((s for s, o in stages.items() if o.origin == "originates"), None)
     return PairExplanation(pair.a, pair.b, pair.label, pair.level, stages, first, emb_rel, curve)
 
@@ -166,7 +185,7 @@ def explain_pair(store: Store, pair, curves: dict | None) -> PairExplanation:
 def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = None) -> dict:
     """{"factor", "pairs": [PairExplanation], "skipped": [(label, why)]} of a factor's stored
     pairs on ``dataset``; ``rows`` are the budget's rows (their perturbation curves)."""
-    curves = amplify.curves(rows or [])
+    curves, unit = amplify.curves(rows or []), seed_unit(rows)
     pairs = [p for p in store.pairs(dataset) if p.factor == factor]
     out, skipped = [], []
     for p in pairs:
@@ -174,5 +193,5 @@ def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = 
         if why:
             skipped.append((p.label, why))
         else:
-            out.append(explain_pair(store, p, curves))
+            out.append(explain_pair(store, p, curves, unit))
     return {"factor": factor, "pairs": out, "skipped": skipped}

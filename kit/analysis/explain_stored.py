@@ -9,12 +9,12 @@ a's arrays that are stored (the releases that were built and run), in scan order
 from __future__ import annotations
 
 from ..core.spec import FEEDS
-from ..envs.probes import PREFIX
-from ..envs.releases import is_final, key
+from ..envs.probes import PREFIX, PYTHON
+from ..envs.releases import is_final, key, minor
 from ..runs.store import Store
 from . import amplify
-from .explain import GROUP, explain_pair, feed_spec, unexplainable
-from .releases import Release, apply_scan, scan_groups, scan_specs
+from .explain import GROUP, explain_pair, feed_spec, seed_unit, unexplainable
+from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index
 
 
 # a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
@@ -44,25 +44,42 @@ def _own(store: Store, pair, fed: dict) -> bool:
     return any(s.run_id in ids for s in fed.get(pair.a, ()))
 
 
+def measured(run, package: str) -> str | None:
+    """The version of ``package`` a stored run measured (python: its interpreter's minor, what a
+    Python scan names its releases by); None when its manifest does not say."""
+    env = run.manifest.get("env", {})
+    if package == PYTHON:
+        return minor(env["python"]) if isinstance(env.get("python"), str) else None
+    return env.get("packages", {}).get(package)
+
+
+def _probed(store: Store, pair, fed: dict) -> dict:
+    """{package: {version: Release}} of every stored probe run a scan made on a's arrays (made
+    here or read from a bundle), each run measured at the release its probe's name says."""
+    a = store.run(pair.a).spec
+    prefix, found = f"{PREFIX}{a.stack}-", {}
+    for s in fed.get(pair.a, ()):
+        package, _, version = s.stack[len(prefix):].rpartition("-")
+        if not (s.stack.startswith(prefix) and package and is_scan_run(a, s)):
+            continue
+        if (is_final(version) or package == PYTHON) and measured(store.run(s.run_id),
+                                                                 package) == version:
+            found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
+    return found
+
+
 def _scan(store: Store, pair, fed: dict) -> tuple:
     """(package, [Release]) of the stored probe runs on a's arrays, in scan order (a's version
     of the package towards b's), for a package the pair's two runs measured at different
     versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
     (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
-    a, prefix = ra.spec, f"{PREFIX}{ra.spec.stack}-"
-    found = {}
-    for s in fed.get(pair.a, ()):
-        package, _, version = s.stack[len(prefix):].rpartition("-")
-        if (s.stack.startswith(prefix) and package and is_final(version)
-                and s == scan_specs(a, [Release(version, s.stack, s.stack_id)], (s.feed,))[0]):
-            found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
-    pa, pb = (r.manifest["env"]["packages"] for r in (ra, rb))
-    found = {p: v for p, v in found.items() if pa.get(p) != pb.get(p)}
+    found = {p: v for p, v in _probed(store, pair, fed).items()
+             if measured(ra, p) != measured(rb, p)}
     if not found:
         return None, []
     package = max(found, key=lambda p: len(found[p]))
-    lo, hi = pa.get(package, ""), pb.get(package, "")
+    lo, hi = measured(ra, package) or "", measured(rb, package) or ""
     down = is_final(lo) and is_final(hi) and key(lo) > key(hi)
     releases = sorted(found[package].values(), key=lambda r: key(r.version), reverse=down)
     return (package, releases) if len(releases) > 1 else (None, [])
@@ -82,7 +99,7 @@ def stored_explanation(store: Store, dataset: str, factor: str, rows: list | Non
     factor's pairs on ``dataset``, from the stored runs alone; ``rows``: the budget's rows
     (their perturbation curves); ``level``: that level's pairs only (a budget row's)."""
     fed = _feeds(store) if fed is None else fed
-    curves = amplify.curves(rows or [])
+    curves, unit = amplify.curves(rows or []), seed_unit(rows)
     out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0,
            "stored": False}
     for p in store.pairs(dataset):
@@ -93,7 +110,7 @@ def stored_explanation(store: Store, dataset: str, factor: str, rows: list | Non
             out["skipped"].append((p.label, why))
             continue
         out["stored"] = out["stored"] or _own(store, p, fed)
-        e = explain_pair(store, p, curves)
+        e = explain_pair(store, p, curves, unit)
         if scan_groups({s: o.origin for s, o in e.stages.items()}):
             package, releases = _scan(store, p, fed)
             if package:
@@ -119,3 +136,20 @@ def stored_explanations(store: Store, dataset: str, rows: list | None = None) ->
     # a cheap look first (spec hashes): only a factor with stored cross-fed runs is read
     touched = dict.fromkeys(p.factor for p in pairs if p.a in fed and _own(store, p, fed))
     return [stored_explanation(store, dataset, f, rows, fed) for f in touched]
+
+
+def explain_runs(store: Store, pairs: list) -> list:
+    """The stored runs `kit explain` made for ``pairs``: their cross-fed runs and the probe
+    runs of their release scans (what a bundle of those pairs carries to explain them)."""
+    fed, out = _feeds(store), []
+    for p in pairs:
+        a, b = store.run(p.a).spec, store.run(p.b).spec
+        ids = {feed_spec(a, b, g).run_id for g in FEEDS}
+        out += [s.run_id for s in fed.get(p.a, ()) if s.run_id in ids]
+        # the scan this pair reads, as _scan picks it (a's arrays are shared: a's other
+        # pairs' scans are theirs, exported with their factor)
+        package, releases = _scan(store, p, fed)
+        index = scan_index(store, a) if package else {}
+        out += [index[k] for r in releases for g in FEEDS
+                if (k := (r.stack, r.stack_id, g)) in index]
+    return list(dict.fromkeys(out))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..core.hosts import host_id
 from ..core.spec import RunSpec
 from ..envs.releases import is_final, key
 from ..runs.store import Store
@@ -67,18 +68,39 @@ class _Stack:
     identity: str
 
 
-def _output(store: Store, a: RunSpec, r: Release, stage: str):
-    run_id = scan_specs(a, [r], (GROUP[stage],))[0].run_id  # the very run the scan made
-    if not store.has_run(run_id):
+def is_scan_run(a: RunSpec, s: RunSpec) -> bool:
+    """Whether ``s`` is a scan's feed run on a's arrays in its own stack, whoever made it: a
+    run read from a bundle keeps the machine that made it (the own-host rule of scan_specs is
+    for making runs, never for reading them)."""
+    if s.kind != "feed" or s.input != a.run_id or not s.stack or not s.feed:
+        return False
+    return s == scan_specs(a, [Release("", s.stack, s.stack_id)], (s.feed,))[0].with_(host=s.host)
+
+
+def scan_index(store: Store, a: RunSpec) -> dict:
+    """{(stack, stack id, feed group): run id} of the stored scan runs on a's arrays (this
+    machine's own run first when a bundle brought another one's too)."""
+    here, out = host_id(), {}
+    for i, s in store.specs(a.dataset).items():
+        k = (s.stack, s.stack_id, s.feed)
+        if is_scan_run(a, s) and (k not in out or s.host == here):
+            out[k] = i
+    return out
+
+
+def _output(store: Store, index: dict, r: Release, stage: str):
+    run_id = index.get((r.stack, r.stack_id, GROUP[stage]))
+    if run_id is None:
         return None
     st = store.run(run_id).stages
     return tuple((st[n].sha256, st[n].dtype) if n in st else None for n in STAGES[stage])
 
 
-def changes(store: Store, a: RunSpec, releases: list, stage: str) -> tuple:
+def changes(store: Store, a: RunSpec, releases: list, stage: str, index=None) -> tuple:
     """(changes_at, back_to) of one stage over the scanned releases (kit.analysis.releases's
     ``transitions``), read oldest release first whatever order ``releases`` comes in."""
-    return transitions([(r.version, _output(store, a, r, stage) if r.built else None)
+    index = scan_index(store, a) if index is None else index
+    return transitions([(r.version, _output(store, index, r, stage) if r.built else None)
                         for r in oldest_first(releases)])
 
 
@@ -107,14 +129,15 @@ def transitions(outputs: list) -> tuple:
     return at, back
 
 
-def release_rows(store: Store, a: RunSpec, package: str, releases: list, groups: tuple) -> list:
+def release_rows(store: Store, a: RunSpec, package: str, releases: list, groups: tuple,
+                 index=None) -> list:
     """Each release's status: built (its feed runs stored), not run, or could not build: why."""
-    rows = []
+    rows, index = [], scan_index(store, a) if index is None else index
     for r in releases:
         if not r.built:
             status, why = "could not build", r.why
         else:
-            ran = all(store.has_run(s.run_id) for s in scan_specs(a, [r], groups))
+            ran = all((r.stack, r.stack_id, g) in index for g in groups)
             status, why = ("built", None) if ran else ("not run", r.why or "its runs are missing")
         rows.append({"package": package, "version": r.version, "stack": r.stack,
                      "status": status, "why": why})
@@ -127,14 +150,14 @@ def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
     release notes of every release at which something changes, all oldest release first."""
     releases = oldest_first(releases)
     groups = scan_groups({s: o.origin for s, o in e.stages.items()})
-    stages, moved = {}, []
+    stages, moved, index = {}, [], scan_index(store, a)
     for s, o in e.stages.items():
         if o.origin == "originates" and s in GROUP:
-            at, back = changes(store, a, releases, s)
+            at, back = changes(store, a, releases, s, index)
             o = replace(o, changes_at=tuple(at), back_to=back)
             moved += at
         stages[s] = o
     notes = tuple({"version": v, "url": notes_url(package, v)}
                   for v in sorted(set(moved), key=[r.version for r in releases].index))
     return replace(e, stages=stages, library=package, notes=notes,
-                   releases=tuple(release_rows(store, a, package, releases, groups)))
+                   releases=tuple(release_rows(store, a, package, releases, groups, index)))

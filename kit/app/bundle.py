@@ -35,6 +35,7 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.dataset import stored_datasets
 from ..data.pipelines import known_summary
+from ..envs.probes import carried
 from ..runs.store import Store
 from .bundle_checks import (FORMAT, NPY_HEADER, Expected, check_document, check_manifest,
                             expected_arrays, max_body, max_manifest, parse_json)
@@ -79,6 +80,7 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
     doc = {"format": FORMAT, "kit": __version__, "host": host(),
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "arrays": arrays, "runs": runs, "pairs": p["pairs"],
+           "probes": carried(r.spec.stack for r in p["runs"]),  # what each probe is, no lock
            # hints to find each dataset on the other machine; it is never stored from here
            "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]}}
     body = json.dumps(doc, sort_keys=True).encode()

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.errors import KitError
 from ..core.spec import RunSpec
+from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.pipeline import MODELS, fed_stages
 
@@ -116,12 +117,21 @@ def check_document(doc, path) -> dict:
                 assert isinstance(r["blobs"][st], str)
         for p in doc["pairs"]:
             assert all(isinstance(p[k], str) for k in ("factor", "level", "a", "b", "label"))
+        assert isinstance(doc.get("probes", {}), dict)  # older bundles carry no probe locks
     except KitError:
         raise
     except (ValueError, KeyError, TypeError, AttributeError, AssertionError):
         raise KitError(f"{path}: bundle.json is malformed") from None
     for r in doc["runs"]:
         _check_run(r, path)
+    stacks = {r["spec"]["stack"] for r in doc["runs"]}
+    for name, what in doc.get("probes", {}).items():
+        try:
+            check_carried(name, what)
+        except KitError as e:
+            raise KitError(f"{path}: {e}") from None
+        if name not in stacks:  # a bundle says what its runs' probes are, nothing more
+            raise KitError(f"{path}: the bundle's probe stack {name} is no stack of its runs")
     _check_shapes(doc, path)
     return doc
 
@@ -164,6 +174,12 @@ def _manifest_problem(m: dict, stages: dict, lab: bool) -> str | None:
     if not all(isinstance(env.get(k, {}), dict) for k in ("packages", "env")) or not all(
             isinstance(p, dict) for p in env.get("threadpools") or []):
         return "has a malformed environment"
+    # what the report's environment table and a Python scan read of every run
+    if not (isinstance(env.get("python"), str)
+            and re.fullmatch(r"\d+\.\d+(\.\d+)?", env["python"], re.A)):
+        return "has no Python version like 3.12.1 ('env.python')"
+    if not all(isinstance(env.get(k), str) for k in ("machine", "os", "cpu")):
+        return "has no machine, os or cpu ('env')"
     if not isinstance(m.get("wall_s"), (int, float)) or not isinstance(m.get("timings", {}), dict):
         return "has no wall time"
     if not all(isinstance(t, dict) for t in m.get("timings", {}).values()):

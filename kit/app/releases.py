@@ -10,18 +10,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.explain import origins, unexplainable
+from ..analysis.explain_stored import measured
 from ..analysis.releases import Release, apply_scan, scan_groups, scan_specs
 from ..core.errors import KitError
 from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
-from ..envs.probes import prepare
-from ..envs.releases import between, check_name, release_list
+from ..envs.probes import PYTHON, prepare
+from ..envs.releases import between, check_name, minor, python_releases, release_list
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store
 
-# the package a version factor's pairs differ in (python: interpreters, not index packages)
-LIBRARY = {"sklearn": "scikit-learn", "numpy": "numpy"}
+# what a version factor's pairs differ in: a package of the index, or the interpreter (whose
+# releases uv lists, kit.envs.releases.python_releases)
+LIBRARY = {"sklearn": "scikit-learn", "numpy": "numpy", "python": PYTHON}
+
+
+class Declined(KitError):
+    """The probe stacks a release scan needs were not to be built (answered no, or no terminal
+    to ask and no --yes): the scan is skipped, the origins already found still stand."""
 
 
 @dataclass
@@ -31,14 +38,6 @@ class Scan:
     package: str
     releases: list = field(default_factory=list)   # [Release]; stack_id set once built
     groups: tuple = ()
-
-
-def unscanned(factor: str, library: tuple | None) -> str | None:
-    """Why a version factor gets no release scan (None: it gets one, or is no version factor)."""
-    if factor == "python" and not library:
-        return ("Python releases are interpreters, not packages of the index: they are not "
-                "scanned (a library's are, with --library NAME A B)")
-    return None
 
 
 def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = None) -> tuple:
@@ -62,9 +61,10 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
                          "pyproject to change, no release scan")
             continue
         try:
-            lo, hi = library[1:] if library else (
-                a.manifest["env"]["packages"].get(package),
-                store.run(p.b).manifest["env"]["packages"].get(package))
+            lo, hi = library[1:] if library else (measured(a, package),
+                                                  measured(store.run(p.b), package))
+            if package == PYTHON:  # minors are scanned (python_releases says why)
+                lo, hi = minor(lo or ""), minor(hi or "")
             if not (lo and hi):
                 raise KitError(f"its runs do not both hold {package}")
             listed = _listed(package, lists, notes)
@@ -82,7 +82,8 @@ def _listed(package: str, lists: dict, notes: list) -> list:
     kept from before (the index unreachable) adds its line to ``notes``."""
     if package not in lists:
         try:
-            lists[package], note = release_list(package)
+            lists[package], note = ((python_releases(), None) if package == PYTHON
+                                    else release_list(package))
             notes += [note] if note else []
         except KitError as e:
             lists[package] = e
@@ -113,10 +114,18 @@ def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda st
     """Build the probe stacks (if ``confirm`` says yes), then the feed runs of every built
     release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
     one line for each run that could not be made. ``dataset()`` gives the working dataset
-    (asked only when a run is to be made)."""
+    (asked only when a run is to be made). A ``confirm`` that says no raises Declined before
+    anything is built or run, each scan left with the releases built before (what is stored
+    of them still reads): the caller keeps what it computed before the scan."""
     plat, pending = detect(), to_build(scans)
     if pending and not confirm(pending):
-        raise KitError("not started; nothing was run")
+        # the releases built before still read (their stored runs), as the report reads them
+        for s in scans:
+            s.releases = [Release(r.version, r.stack, stack_kind(r.stack).runnable().identity)
+                          if r.stack and r.stack not in dict(pending)
+                          else Release(r.version, r.stack, None, r.why or "not built (declined)")
+                          for r in s.releases]
+        raise Declined(f"{len(pending)} probe stack(s) not built")
     failed = {}
     for name, _ in pending:
         try:

@@ -60,6 +60,8 @@ def _kind(name: str):
 
 def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     """This machine's twin of a bundle spec, or the reason it cannot run here."""
+    if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
+        return "a cross-fed run of kit explain: `kit explain` makes its own here"
     kind = _kind(spec.stack)
     if kind is None:
         return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
@@ -67,8 +69,6 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     st, why = kind.status(plat)
     if st == "unavailable":
         return f"stack {spec.stack}: {why}"
-    if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
-        return "a cross-fed run of kit explain: `kit explain` makes its own here"
     changes = {"host": host()["id"]}
     if spec.kind in ("torch", "perturb"):
         if spec.input not in twins or isinstance(twins[spec.input], str):
@@ -96,6 +96,8 @@ def _to_build(specs, plat) -> list:
     """[(name, download bytes or None)] of the stacks the reruns need that are not built here."""
     out = {}
     for spec in specs:
+        if spec.kind == "feed":  # never rerun here (_local_spec): its stack is not needed
+            continue
         kind = _kind(spec.stack)
         if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
             out.setdefault(spec.stack, kind.download_bytes(plat))
@@ -118,7 +120,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
     for r in runs:
         spec = specs[r["id"]]
         kind = _kind(spec.stack)
-        if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
+        builds = spec.kind != "feed" and kind is not None and kind.buildable
+        if builds and kind.status(plat)[0] in ("not built", "broken"):
             log(f"building stack {spec.stack}")
             kind.build(plat)
         twin = _local_spec(spec, twins, plat)

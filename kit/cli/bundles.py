@@ -15,7 +15,8 @@ def add(sub) -> None:
     dataset_args(p)
     p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
     p.add_argument("--factor", type=factor_list, help="only the runs of these factors' pairs "
-                   "(with --pipeline: any of its factors, seed:NAME included)")
+                   "(and the cross-fed and probe runs `kit explain` made for them; with "
+                   "--pipeline: any of its factors, seed:NAME included)")
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
     pipeline_arg(p)
     p.set_defaults(func=_cmd_export, parser=p)
@@ -67,7 +68,12 @@ def _cmd_export(args) -> int:
         ds = sel.sha256
         Console(stderr=True).print(dataset_line(sel.summary, sel.why))
         if args.factor:
-            ids = [r for p in store.pairs(ds) if p.factor in args.factor for r in (p.a, p.b)]
+            from ..analysis.explain_stored import explain_runs
+
+            pairs = [p for p in store.pairs(ds) if p.factor in args.factor]
+            # with what `kit explain` made for them (cross-fed and probe runs): read elsewhere,
+            # the pairs explain as they do here
+            ids = [r for p in pairs for r in (p.a, p.b)] + explain_runs(store, pairs)
         else:
             ids = [r.id for r in store.runs(ds)]
     ids = list(dict.fromkeys(ids))

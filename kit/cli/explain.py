@@ -11,19 +11,21 @@ def add(sub) -> None:
     p.add_argument("factor", help="a factor whose pairs are stored (kit run --factor FACTOR)")
     dataset_args(p)
     p.add_argument("--library", nargs=3, metavar=("NAME", "A", "B"),
-                   help="scan NAME's releases from A to B (default: sklearn and numpy scan "
-                   "their own library between the pair's versions)")
+                   help="scan NAME's releases from A to B (default: sklearn, numpy and python "
+                   "scan their own library, or interpreter, between the pair's versions)")
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_explain)
 
 
 def _cmd_explain(args) -> int:
+    import sys
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..app.explain import explanation, plan_explain, run_explain, working_dataset
-    from ..app.releases import explained, plan_scans, run_scans, scan_runs, to_build, unscanned
+    from ..app.releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
     from ..core.errors import KitError
     from ..envs.releases import check_name, is_final
     from ..runs.store import Store
@@ -60,14 +62,38 @@ def _cmd_explain(args) -> int:
     if scans:
         err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
                   f"{len(to_build(scans))} probe stack(s) to build, {runs} run(s) to make")
+
+    refused = []  # no terminal to ask (and no --yes): the exit status says so, as kit run's
+
+    def ask_scan(st) -> bool:
+        """A no (or no terminal) skips the scan alone: the origins found above still print,
+        and the note of the skipped scan says how to run it (confirm's line would say that
+        nothing was run, though the cross-fed runs may just have)."""
+        say_stacks(err, f"The release scan ({len(st)} probe stacks)", st)
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():
+            refused.append(True)
+            return False
+        try:
+            confirm(err, "Build them now?", "")
+        except KitError:
+            return False
+        return True
+
     with Progress(TextColumn("[bold]release scan"), BarColumn(), MofNCompleteColumn(),
                   console=err, disable=not runs) as bar:
         task = bar.add_task("runs", total=runs)
-        left += run_scans(scans, store, lambda: working_dataset(sel),
-                          confirm=lambda st: ask(st, f"The release scan ({len(st)} probe stacks)"),
-                          log=err.print, on_done=lambda spec: bar.advance(task))
+        try:
+            left += run_scans(scans, store, lambda: working_dataset(sel), confirm=ask_scan,
+                              log=err.print, on_done=lambda spec: bar.advance(task))
+        except Declined as e:
+            why = "no terminal to ask" if refused else "declined"
+            notes.append(f"the release scan was skipped ({e}: {why}); `{_again(args)}` builds "
+                         "them and runs it")
+            scans = [s for s in scans if any(r.built for r in s.releases)]
     result = explained(explanation(store, args.factor, sel), scans, store)
-    result["unscanned"] = [w for w in [unscanned(args.factor, library), *notes] if w]
+    result["unscanned"] = [w for w in notes if w]
     if args.json:
         print_json({"factor": result["factor"], "pairs": [e.to_json() for e in result["pairs"]],
                     "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],
@@ -75,4 +101,15 @@ def _cmd_explain(args) -> int:
                     "not_run": left})
     else:
         print(explain_text(result, left))
-    return 0
+    return 1 if refused else 0
+
+
+def _again(args) -> str:
+    """The command that runs the same explanation with its release scan, without asking."""
+    import shlex
+
+    words = ["kit", "explain", args.factor]
+    words += ["--dataset", args.dataset] if args.dataset else []
+    words += ["--n", str(args.n)] if args.n else []
+    words += ["--library", *args.library] if args.library else []
+    return shlex.join(words + ["--yes"])

@@ -77,8 +77,14 @@ def _cmd_stacks(args) -> int:
         report = stack_doctor(names, plat)
         print_json(report) if args.json else print(stacks_text(report, doctor=True))
         return 0
-    rows = listing(plat)
-    print_json(rows) if args.json else print(f"platform {plat.key}\n" + stacks_text(rows))
+    rows = listing(plat, probes=True)
+    if args.json:
+        print_json(rows)
+    else:
+        from ..views.probes import probes_text
+
+        kept = [r for r in rows if not r.get("probe")]  # the catalogue's and external ones
+        print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows))
     return 0
 
 

@@ -29,7 +29,8 @@ from .platforms import Platform
 
 PREFIX = "probe-"
 META = "probe.json"
-_NAME = re.compile(r"probe-[A-Za-z0-9][A-Za-z0-9._-]*", re.A)
+_NAME = re.compile(r"probe-[a-z0-9][a-z0-9._-]*", re.A)
+_LONGEST = 100  # a folder name, well under any filesystem's 255 bytes
 # a platform's uv environment marker: the only environment a probe's lock resolves for
 _ENV = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("darwin", "arm64"),
         "macos-x86_64": ("darwin", "x86_64")}
@@ -55,7 +56,7 @@ _FIELDS = {f.name for f in fields(ProbeDef)}
 
 
 def probe_name(base: str, package: str, version: str) -> str:
-    return f"{PREFIX}{base}-{package.lower()}-{version}"
+    return f"{PREFIX}{base}-{package}-{version}".lower()
 
 
 def _folder(name: str) -> Path:
@@ -63,9 +64,9 @@ def _folder(name: str) -> Path:
 
 
 def definition(name: str) -> ProbeDef | None:
-    """The locked probe called ``name`` (None: there is none); a damaged probe.json is one
-    KitError line."""
-    if not _NAME.fullmatch(name):  # no '/', no '..': a name is one folder under probes/
+    """The locked probe called ``name`` (None: there is none); a damaged probe.json, or one
+    whose label disagrees with what its pyproject pins, is one KitError line."""
+    if not is_name(name):  # no '/', no '..': a name is one folder under probes/
         return None
     path = _folder(name) / META
     try:
@@ -75,29 +76,122 @@ def definition(name: str) -> ProbeDef | None:
     if not (path.parent / "uv.lock").exists():
         return None
     try:
-        d = json.loads(text)["def"]
-        # what an older probe.json holds beyond the fields (its absolute "folder") is left out
-        d = {k: v for k, v in d.items() if k in _FIELDS}
-        got = ProbeDef(**{**d, "devices": tuple(d["devices"])})
-    except (ValueError, KeyError, TypeError) as e:
+        got = _probe_def(json.loads(text)["def"])
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         raise KitError(f"probe stack {name}: {path} is damaged ({type(e).__name__}: "
                        f"{str(e)[:80]}); delete {path.parent} and `kit explain` locks it "
                        "again") from None
-    if got.name != name:
-        raise KitError(f"probe stack {name}: {path} describes {got.name!r}; delete "
-                       f"{path.parent} and `kit explain` locks it again")
+    why = _mislabelled(got, name)
+    if why is None:
+        try:
+            why = _unpinned(got, (path.parent / "pyproject.toml").read_text())
+        except OSError:
+            why = "its pyproject.toml cannot be read"
+    if why:
+        raise KitError(f"probe stack {name}: {path} {why}; delete {path.parent} and "
+                       "`kit explain` locks it again")
     return got
+
+
+def is_name(name) -> bool:
+    """Whether ``name`` can be a probe's: one lowercase folder name (a case-insensitive disk
+    would otherwise show one probe under two names), short enough for any filesystem."""
+    return isinstance(name, str) and len(name) <= _LONGEST and bool(_NAME.fullmatch(name))
+
+
+def _probe_def(d: dict) -> ProbeDef:
+    """A ProbeDef from probe.json's "def", every field of the type it must have (ValueError)."""
+    d = {k: v for k, v in d.items() if k in _FIELDS}  # an older one's absolute "folder" left out
+    strings = ("name", "lock", "python", "kind", "base", "package", "version")
+    if not (all(isinstance(d.get(k), str) for k in strings)
+            and all(isinstance(d.get(k), dict) for k in ("versions", "blas"))
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in d["versions"].items())
+            and all(isinstance(k, str) and isinstance(v, (str, type(None)))
+                    for k, v in d["blas"].items())
+            and isinstance(d.get("devices"), list) and all(isinstance(x, str) for x in d["devices"])
+            and isinstance(d.get("arch"), (str, type(None)))
+            and isinstance(d.get("needs_path"), (str, type(None)))
+            and isinstance(d.get("needs_gpu"), bool)):
+        raise ValueError("a field is missing or of the wrong type")
+    return ProbeDef(**{**d, "devices": tuple(d["devices"])})
+
+
+def _mislabelled(d: ProbeDef, name: str) -> str | None:
+    """Why ``d`` is not the probe its name says (None: it is)."""
+    from .catalogue import definitions
+
+    if not (d.name == d.lock == name == probe_name(d.base, d.package, d.version)):
+        return f"describes {d.name!r}, not the probe of {d.base} at {d.package} {d.version}"
+    if d.base not in definitions():
+        return f"changes stack {d.base}, which is not in the catalogue"
+    held = d.python if d.package == PYTHON else d.versions.get(d.package.lower(), d.version)
+    if held != d.version:
+        return f"says it holds {d.package} {held}, not {d.version}"
+    return None
+
+
+def _unpinned(d: ProbeDef, text: str) -> str | None:
+    """Why the probe's pyproject does not pin what it is the probe of (None: it does)."""
+    if d.package == PYTHON:
+        m = _MARKER.search(text)
+        ok = m is not None and f"{m.group(1)}.{m.group(2)}" == d.version
+    else:
+        pins = re.findall(r'"%s\s*==\s*([^"]*)"' % re.escape(d.package), text, re.I)
+        ok = pins == [d.version]
+    return None if ok else f"pyproject.toml does not pin {d.package} {d.version}"
+
+
+def locked() -> list:
+    """The names of the probe stacks locked under KIT_HOME/probes/, sorted (a damaged one
+    included: listing it says what is wrong)."""
+    root = subdir("probes")
+    return sorted(p.parent.name for p in root.glob(f"{PREFIX}*/{META}")
+                  if is_name(p.parent.name) and (p.parent / "uv.lock").exists())
+
+
+PYTHON = "python"  # a probe of the interpreter: its minor version in the environment markers
+_MARKER = re.compile(r"python_full_version >= '(\d+)\.(\d+)' and python_full_version < "
+                     r"'(\d+)\.(\d+)'", re.A)
+
+
+def _python_pinned(base: StackDef, text: str, version: str) -> str:
+    """The pyproject's environments moved to Python ``version`` (a minor: 3.13)."""
+    if not re.fullmatch(r"3\.\d+", version, re.A):
+        raise KitError(f"Python {version}: a probe names a minor version (like 3.13)")
+    if not _MARKER.search(text):
+        raise KitError(f"stack {base.name} does not fix its Python minor in its environments "
+                       "(python_full_version >= 'X.Y' and < ...): it cannot be scanned")
+    nxt = f"3.{int(version.split('.')[1]) + 1}"
+    return _MARKER.sub(f"python_full_version >= '{version}' and python_full_version < "
+                       f"'{nxt}'", text)
+
+
+def _no_interpreter(version: str) -> str:
+    """uv's own line for a Python it cannot find here (downloads off: it fails at once), asked
+    without pyenv's shims on PATH (uv cannot inspect a shim: its line would be about that)."""
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if not p.rstrip("/").endswith("shims"))
+    proc = subprocess.run([uv_bin(), "python", "find", version], capture_output=True, text=True,
+                          env=dict(os.environ, PATH=path, UV_PYTHON_DOWNLOADS="never"))
+    lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    line = lines[0] if lines else f"no Python {version} interpreter found here"
+    return re.sub(r"^error:\s*", "", line)
 
 
 def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str:
     """The base stack's pyproject.toml with ``package`` pinned to ``version``, for this platform."""
     text = (base.lock_dir() / "pyproject.toml").read_text()
-    pin = re.compile(r'"(%s)\s*==\s*[^"]*"' % re.escape(package), re.I)
-    if len(pin.findall(text)) != 1:
-        raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has no "
-                       f'"{package}==..." line): it cannot be scanned')
-    text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
+    if package == PYTHON:
+        text = _python_pinned(base, text, version)
+    else:
+        pin = re.compile(r'"(%s)\s*==\s*[^"]*"' % re.escape(package), re.I)
+        if len(pin.findall(text)) != 1:
+            raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has "
+                           f'no "{package}==..." line): it cannot be scanned')
+        text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
     system, machine = _ENV.get(plat.key, ("", ""))
+    if system and base.arch:  # a Rosetta stack (np1-sk191-x86): its interpreter's wheels
+        machine = base.arch
     here = (f"sys_platform == '{system}'", f"platform_machine == '{machine}'")
     lines = [ln for ln in text.splitlines(keepends=True)
              if not ln.lstrip().startswith('"sys_platform') or all(h in ln for h in here)]
@@ -116,7 +210,14 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
     leaves the probe locked before (if any) as it was.
     """
     name = probe_name(base.name, package, version)
+    if not is_name(name):
+        return None, f"{name[:60]}...: not a probe name (over {_LONGEST} characters, or not one folder)"
     text = pyproject(base, package, version, plat)
+    if package == PYTHON:  # a probe of an interpreter: it must be had here, never downloaded
+        from .interpreters import find_python
+
+        if find_python(version, base.arch, plat) is None:
+            return None, _no_interpreter(version)
     sha = hashlib.sha256(text.encode()).hexdigest()
     folder = _folder(name)
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,9 +246,37 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
         versions = dict(base.versions)
         if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
             versions[package.lower()] = version
-        d = ProbeDef(name, name, base.python, base.arch, versions,
-                     {plat.key: base.blas.get(plat.key)}, base.kind, tuple(base.devices),
-                     base.needs_path, base.needs_gpu, base.name, package, version)
+        python = version if package == PYTHON else base.python
+        d = ProbeDef(name, name, python, base.arch, versions, {plat.key: base.blas.get(plat.key)},
+                     base.kind, tuple(base.devices), base.needs_path, base.needs_gpu, base.name, package, version)
         write_bytes(folder / META, json.dumps({"pyproject_sha256": sha, "def": asdict(d)},
                                               indent=1).encode())
     return name, None
+
+
+CARRIED = ("base", "package", "version")  # what a bundle carries of a probe: what it is
+
+
+def carried(names) -> dict:
+    """{probe name: {"base", "package", "version"}} of the locked probes among ``names`` (stack
+    names), for a bundle: what each probe is, never its lock. A lock is code to install; the
+    home that reads the bundle locks a probe from its own catalogue and index (``prepare``)."""
+    out = {}
+    for n in dict.fromkeys(names):
+        d = definition(n) if is_name(n) else None
+        if d is not None:
+            out[n] = {"base": d.base, "package": d.package, "version": d.version}
+    return out
+
+
+def check_carried(name, what) -> None:
+    """A bundle's probe (carried's form), or one KitError line when it is not the probe its
+    name says: checked before anything of the bundle is written."""
+    label = f"the bundle's probe stack {str(name)[:80]!r}"
+    if not (is_name(name) and isinstance(what, dict) and set(what) == set(CARRIED)
+            and all(isinstance(v, str) for v in what.values())):
+        raise KitError(f"{label} is malformed (a name like probe-STACK-PACKAGE-VERSION and "
+                       f"exactly {', '.join(CARRIED)} as text)")
+    if name != probe_name(what["base"], what["package"], what["version"]):
+        raise KitError(f"{label} is not the probe of {what['base'][:40]} at "
+                       f"{what['package'][:40]} {what['version'][:20]}")

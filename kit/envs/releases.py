@@ -170,3 +170,49 @@ def between(package: str, a: str, b: str, listed: list | None = None) -> list:
     got = {key(v): v for v in (listed if listed is not None else versions(package))
            if key(lo) < key(v) < key(hi)}
     return [lo, *(got[k] for k in sorted(got)), hi] if key(lo) != key(hi) else [lo]
+
+
+def python_releases() -> list:
+    """The CPython minor versions uv knows (its built-in download table and the interpreters
+    it finds), oldest first: read offline, nothing is downloaded.
+
+    Minors, not micro releases: a stack's lock and its wheels are chosen per minor (cp312
+    tags, the environment markers), kit finds an interpreter by its minor, and a micro
+    release is a bug-fix release of the same language; scanning every micro would ask for
+    interpreters no machine keeps (3.12.0 to 3.12.16), to read the same wheels each time.
+    """
+    import subprocess
+
+    from .interpreters import uv_bin
+
+    # downloads allowed for the listing alone (--offline: no network): with
+    # UV_PYTHON_DOWNLOADS=never uv lists only the interpreters installed here
+    env = {k: v for k, v in os.environ.items() if k != "UV_PYTHON_DOWNLOADS"}
+    what = "cannot list Python releases: uv python list"
+    try:
+        proc = subprocess.run([uv_bin(), "python", "list", "--all-versions", "--offline",
+                               "--output-format", "json"], capture_output=True, text=True,
+                              env=env, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise KitError(f"{what}: {type(e).__name__}: {str(e)[:120]}") from None
+    try:
+        if proc.returncode != 0:
+            raise ValueError
+        rows = json.loads(proc.stdout)
+        got = {".".join(r["version"].split(".")[:2]) for r in rows
+               if r.get("implementation") == "cpython" and r.get("variant") == "default"
+               and is_final(r["version"])}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        # uv's own error line (not a shim's warning, nor clap's "For more information" tail)
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        first = next((ln for ln in lines if ln.startswith("error:")),
+                     f"exit status {proc.returncode}, no error line")
+        raise KitError(f"{what}: {first[:160]} (kit needs uv >= 0.5.19 for its JSON)") from None
+    if not got:
+        raise KitError(f"{what}: uv names no CPython release (kit needs uv >= 0.5.19)")
+    return sorted(got, key=key)
+
+
+def minor(version: str) -> str:
+    """3.12.1 -> 3.12: the Python release a scan names (python_releases says why)."""
+    return ".".join(version.split(".")[:2])

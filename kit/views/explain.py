@@ -46,14 +46,19 @@ def pair_text(e) -> str:
             text += f" The embedding moved by {fmt(e.emb_rel)} ({e.curve})."
         else:
             text += f" The embedding moved by {fmt(e.emb_rel)}; " + "; ".join(
-                f"{_NAMES[s]} {o.flips} flip{'s' if o.flips != 1 else ''} "
+                f"{_NAMES[s]} {o.flips} flip{'s' if o.flips != 1 else ''}{_seeds(o)} "
                 f"(noise of that size: {fmt(o.predicted_flips)}, {o.reading})" for s, o in models
                 if o.predicted_flips is not None) + "."
     return text + (" " + release_text(e) if e.library else "")
 
 
+def _seeds(o) -> str:
+    """', 0.8 seed units': the flips over those another seed gives (none without seed pairs)."""
+    return "" if o.seed_units is None else f", {fmt(o.seed_units)} seed units"
+
+
 def _flips(o) -> str:
-    return f" ({o.flips} flip{'s' if o.flips != 1 else ''})" if o.flips else ""
+    return f" ({o.flips} flip{'s' if o.flips != 1 else ''}{_seeds(o)})" if o.flips else ""
 
 
 def _step(v: str, o, versions: list, built: list) -> str:

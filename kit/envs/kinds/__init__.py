@@ -11,9 +11,11 @@ its runnable form, its row in `kit stacks`, and whether and how it is built.
 from __future__ import annotations
 
 from ...core.errors import KitError
+from ...core.paths import subdir
 from ..catalogue import HOST, definitions
 from ..external import registry
 from ..probes import definition as probe_definition
+from ..probes import locked as locked_probes
 from ..platforms import Platform, detect
 from .base import StackKind
 from .catalogue import CatalogueStack
@@ -44,7 +46,21 @@ def names() -> list:
     return list(definitions()) + list(registry())
 
 
-def listing(plat: Platform | None = None) -> list:
-    """Every stack with its attributes and status: what `kit stacks --json` prints."""
+def listing(plat: Platform | None = None, probes: bool = False) -> list:
+    """Every stack with its attributes and status: what `kit stacks --json` prints; with
+    ``probes``, also the release scans' probe stacks under KIT_HOME, each marked "probe" with
+    the stack it changes, the release it pins and its folder."""
     plat = plat or detect()
-    return [stack_kind(n).row(plat) for n in names()]
+    rows = [stack_kind(n).row(plat) for n in names()]
+    for n in (locked_probes() if probes else []):
+        try:
+            d = probe_definition(n)
+            row = stack_kind(n).row(plat)
+        except KitError as e:  # one damaged probe is listed as such; the others as they are
+            rows.append({"name": n, "status": "broken", "reason": str(e), "probe": {
+                "base": None, "package": None, "version": None,
+                "folder": str(subdir("probes") / n)}})
+            continue
+        rows.append({**row, "probe": {"base": d.base, "package": d.package,
+                                      "version": d.version, "folder": str(d.lock_dir())}})
+    return rows
