@@ -146,6 +146,9 @@ def build(root: Path) -> dict:
         # never reach kit's own readers of a dataset
         _kit("run", "--pipeline", str(ROOT / "tests" / "pipelines" / "lab.py"), "--factor",
              "repeat,seed:split,seed:init", "--threads", "1", "--seeds", "0-1", "--jobs", "2")
+        # and an environment factor, which `kit tolerances --pipeline` reads
+        _kit("run", "--pipeline", str(ROOT / "tests" / "pipelines" / "lab.py"), "--factor",
+             "threads", "--threads", "1,2", "--seeds", "0-1", "--jobs", "2")
         held["pipeline"] = hashlib.sha256((ROOT / "tests" / "pipelines" / "lab.py")
                                           .read_bytes()).hexdigest()
         # another machine's runs (another KIT_HOME is another host id), compared here

@@ -171,17 +171,25 @@ def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, cap
     sha = on_every_kind["pipeline"]
     for ref in (str(ROOT / "tests" / "pipelines" / "lab.py"), sha[:12]):
         b = run_json(capsys, "budget", "--pipeline", ref, "--json")
-        assert set(b["factors"]) == {"repeat", "seed:split", "seed:init"} and b["loose"] == ["jitter"]
+        assert set(b["factors"]) == {"repeat", "threads", "seed:split", "seed:init"}
+        assert b["loose"] == ["jitter"]
         assert "LOOSE GENERATOR: jitter" in run_text(capsys, "budget", "--pipeline", ref)
         v = run_json(capsys, "verdicts", "--pipeline", ref, "--json")
         assert v["models"] == ["p_lr"] and v["factors"]["seed:split"]["spread"]["p_lr"]["runs"] == 2
         a = run_json(capsys, "advise", "--pipeline", ref, "--json")
         assert [s["step"] for s in a["steps"]][:1] == ["loose"]
         runs = run_json(capsys, "runs", "--pipeline", ref, "--json")
-        assert len(runs) == 4 and all(r["spec"]["pipeline"] == sha for r in runs)
+        assert len(runs) == 5 and all(r["spec"]["pipeline"] == sha for r in runs)
+        t = run_json(capsys, "tolerances", "--pipeline", ref, "--format", "json")
+        rows = {r["output"]: r for r in (t if isinstance(t, list) else t["rows"])}
+        # the loose output is pinned, never tolerated; every other set by threads, the one
+        # environment factor stored
+        assert set(rows) == {"emb", "clusters", "y_test", "p_lr", "jitter"}
+        assert rows["jitter"]["pin"] and rows["jitter"]["rtol"] is None
+        assert all(r["factor"] in ("threads", None) for r in rows.values())
     assert "wrote" in run_text(capsys, "report", "--pipeline", sha[:12], "--out", str(tmp_path / "r"))
     assert "## What to fix first" in (tmp_path / "r" / "report.md").read_text()
-    assert "4 runs" in run_text(capsys, "export", "--pipeline", sha[:12], "--out",
+    assert "5 runs" in run_text(capsys, "export", "--pipeline", sha[:12], "--out",
                                 str(tmp_path / "lab.kit"), "--arrays")
     assert kit.open().budget(pipeline=sha[:12]).attrs["loose"] == ["jitter"]
 
@@ -201,7 +209,7 @@ def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):
     mine = run_json(capsys, "runs", "--dataset", "synthetic", "--n", "120", "--json")
     assert mine and not any(r["spec"].get("pipeline") for r in mine)
     every = run_json(capsys, "runs", "--json")
-    assert sum(r["spec"].get("pipeline") == sha for r in every) == 4  # `kit runs` shows both
+    assert sum(r["spec"].get("pipeline") == sha for r in every) == 5  # `kit runs` shows both
 
 
 @pytest.mark.parametrize("argv", [["budget"], ["verdicts"], ["advise"], ["amplify"], ["runs"],
