@@ -88,20 +88,8 @@ def test_malformed_bundles_are_refused_and_the_store_untouched(bundle, tmp_path,
 def test_a_tampered_spec_or_array_is_refused(bundle, tmp_path):
     _, _, out = bundle
 
-    def forge(ms):
-        ms = dict(ms)
-        doc = json.loads(ms["bundle.json"])
-        doc["runs"][0]["spec"]["threads"] = 7  # the id no longer matches the spec
-        ms["bundle.json"] = json.dumps(doc).encode()
-        man = json.loads(ms["MANIFEST.json"])
-        import hashlib
-        man["bundle.json"] = {"sha256": hashlib.sha256(ms["bundle.json"]).hexdigest(),
-                              "size": len(ms["bundle.json"])}
-        ms["MANIFEST.json"] = json.dumps(man).encode()
-        return list(ms.items())
-
-    bad = tmp_path / "forged.kit"
-    rewrite(out["file"], bad, forge)
+    # the id no longer matches the spec
+    bad = _with_doc(out, tmp_path, lambda doc: doc["runs"][0]["spec"].update(threads=7))
     with pytest.raises(KitError, match="id does not match its spec"):
         read(bad)
 

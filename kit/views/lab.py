@@ -6,25 +6,21 @@ from ..core.numbers import fmt
 from .fit import para, table
 
 
+# each measure a kind gives, in the order a reader wants them
+_MEASURES = (("flips", lambda w: f"{w['flips']} flips, max dp {fmt(w['max_dp'])}"),
+             ("ari", lambda w: f"ARI {fmt(w['ari'])}"),
+             ("jaccard", lambda w: f"Jaccard {fmt(w['jaccard'])}"),
+             ("changed", lambda w: f"{w['changed']} changed"),
+             ("nonfinite", lambda w: f"{w['nonfinite']} NaN/inf in one run only"),
+             ("rel", lambda w: f"rel {fmt(w['rel'])}"),
+             ("digits", lambda w: f"{fmt(w['digits'])} digits"))
+
+
 def measure(worst: dict) -> str:
     """The largest difference of one output, in its kind's own terms."""
     if "shape" in worst:
         return f"shape {worst['shape'][0]} vs {worst['shape'][1]}"
-    parts = []
-    if "flips" in worst:
-        parts.append(f"{worst['flips']} flips, max dp {fmt(worst['max_dp'])}")
-    if "ari" in worst:
-        parts.append(f"ARI {fmt(worst['ari'])}")
-    if "jaccard" in worst:
-        parts.append(f"Jaccard {fmt(worst['jaccard'])}")
-    if "changed" in worst:
-        parts.append(f"{worst['changed']} changed")
-    if "nonfinite" in worst:
-        parts.append(f"{worst['nonfinite']} NaN/inf in one run only")
-    if "rel" in worst:
-        parts.append(f"rel {fmt(worst['rel'])}")
-    if "digits" in worst:
-        parts.append(f"{fmt(worst['digits'])} digits")
+    parts = [say(worst) for key, say in _MEASURES if key in worst]
     return ", ".join(parts) or "differs"
 
 
