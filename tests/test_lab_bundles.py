@@ -84,3 +84,20 @@ def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
                                        rf"\(bbbbbbbbbbbb\) is not here: give --pipeline FILE.py once"):
         keep_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
     assert not (tmp_path / "kit-home" / "pipelines" / "by-hash" / f"{lab}.py").exists()  # refused first
+
+
+def test_a_hashes_only_bundle_compares_by_bits_and_says_what_it_cannot_measure(
+        capsys, tmp_path, monkeypatch):
+    """Without --arrays the collaborator's runs hold digests only: the loose output's bits
+    differ here, and kit says so (and how to measure it) instead of stopping with an error."""
+    info = add_pipeline(LAB)
+    run_pairs(lab_plan("repeat", info, PlanOptions(threads=(1,))), info, Store())
+    bundle = tmp_path / "lab.kit"
+    assert kit_cli(capsys, "export", "--pipeline", str(LAB), "--out", str(bundle))[0] == 0
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
+    code, out, err = kit_cli(capsys, "compare", str(bundle), "--pipeline", str(LAB))
+    assert code == 0, err
+    assert "jitter" in out and "by how much not measured" in " ".join(out.split())
+    code, out, _ = kit_cli(capsys, "tolerances", "--pipeline", str(LAB), "--format", "json")
+    rows = {r["output"]: r for r in json.loads(out)}
+    assert rows["jitter"]["pin"] and rows["emb"]["level"] == "nothing"

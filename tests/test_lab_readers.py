@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kit
-from kit.analysis.lab_advice import RULE, lab_advise
+from kit.analysis.lab_advice import HOLD, lab_advise
 from kit.analysis.lab_budget import lab_budget, pairs
 from kit.analysis.lab_verdicts import lab_verdicts
 from kit.analysis.verdicts import bootstrap
@@ -80,7 +80,7 @@ def test_advice_names_the_loose_generator_first_then_each_seed_with_the_rule():
     assert a["steps"][0]["step"] == "loose" and a["steps"][0]["outputs"] == ["jitter"]
     seeds = [s for s in a["steps"] if s["step"] == "seed"]
     assert {s["seed"] for s in seeds} == {"split", "init"}
-    assert all("jitter" not in s["outputs"] and s["rule"] == RULE for s in seeds)
+    assert all("jitter" not in s["outputs"] and s["rule"] == HOLD for s in seeds)
     assert next(s for s in seeds if s["seed"] == "split")["outputs"] == ["y_test", "p_lr"]
 
 
@@ -95,7 +95,7 @@ def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
         code, out, _ = kit_cli(capsys, "verdicts", "--pipeline", ref, "--json")
         assert code == 0 and json.loads(out)["models"] == ["p_lr", "p_rf"]
         code, out, _ = kit_cli(capsys, "advise", "--pipeline", ref)
-        assert code == 0 and "seed split reaches y_test, p_lr, p_rf" in out and RULE in out
+        assert code == 0 and "seed split reaches y_test, p_lr, p_rf" in out and HOLD in out
         code, out, _ = kit_cli(capsys, "runs", "--pipeline", ref, "--json")
         assert code == 0 and len(json.loads(out)) == 6  # base, replicate, 2 seed, 2 seed:split
     code, out, _ = kit_cli(capsys, "budget", "--pipeline", prefix, "--factor", "seed:split")
@@ -214,13 +214,25 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         await pilot.press("enter")
         assert pilot.app.pipeline["sha256"] == info["sha256"]
         await pilot.press("escape", "4")
-        head = str(pilot.app.query_one("#budget-head").render())
-        assert "pipeline lab.py" in head and "LOOSE GENERATOR: jitter" in " ".join(head.split())
+        # the pipeline's budget in the scrolling pane: longer than a screen, its last line
+        # (the loose generator's) is reached by scrolling, not cut off in the fixed header
+        assert "your pipeline's budget" in str(pilot.app.query_one("#budget-head").render())
+        assert pilot.app.query_one("#explain-scroll").display
+        body = str(pilot.app.query_one("#explain-text").render())
+        assert "pipeline lab.py" in body and "LOOSE GENERATOR: jitter" in " ".join(body.split())
         await pilot.press("5")
         assert "models p_lr" in str(pilot.app.query_one("#verdicts-head").render())
         await pilot.press("6")
         md = pilot.app.query_one("#advice-md", Markdown)
         assert "seed the loose generator" in md.source
+        # the report exported from here is the pipeline's, in a folder named for it
+        from kit.tui.advice import AdvicePane
+
+        pane = pilot.app.query_one(AdvicePane)
+        folder = pilot.app.query_one("#report-dir", Input).value
+        assert f"pipeline-lab-{info['sha256'][:12]}" in folder
+        pane.action_export()
+        assert "pipeline lab.py" in (Path(folder) / "report.md").read_text()
 
 
 def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):

@@ -6,6 +6,9 @@ from __future__ import annotations
 # the lesson on seeds: its rule, said beside every seed that reaches an output
 RULE = ("name the seeds separately and record each with the run, so a reproduction can vary one "
         "while holding the others")
+# said beside a seed the file already names that reaches outputs: what to do with it now
+HOLD = ("keep it recorded with every run and fixed while comparing anything else; report what "
+        "it reaches across several of its values, not one")
 
 
 def lab_advise(b: dict, v: dict | None = None) -> dict:
@@ -34,7 +37,7 @@ def lab_advise(b: dict, v: dict | None = None) -> dict:
         if reached:
             seeds.append({"step": "seed", "seed": factor.split(":", 1)[1], "factor": factor,
                           "outputs": reached, "pairs": row["pairs"],
-                          "verdicts": changes.get(factor, []), "rule": RULE})
+                          "verdicts": changes.get(factor, []), "rule": HOLD})
     seeds.sort(key=lambda s: (-len(s["verdicts"]), -len(s["outputs"]), s["seed"]))
     steps += seeds
     steps += [{"step": "inert", "seed": name, "outputs": []} for name in b["inert"]]

@@ -7,15 +7,17 @@ import numpy as np
 
 from ..core import factors
 from ..runs.store import Store
-from .compare import adjusted_rand, aligned, embedding_diff, neighbour_jaccard, predictions
+from .compare import (adjusted_rand, aligned, embedding_diff, has_arrays, neighbour_jaccard,
+                      predictions)
 from .digits import agreement
 from .lab_pairs import pairs
 
 # each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
-MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite")
+MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured")
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
-         "unseeded default_rng(), a GPU generator): find it and seed it from a named seed; every "
+         "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
+         "is imported, a GPU generator): find it and seed it from a named seed; every "
          "comparison made while it is loose is a single draw")
 # said when only the process factor's warm run differs: the module keeps a generator's state
 CARRIED = ("state kept at module level carries from one run to the next (a generator made at "
@@ -95,6 +97,10 @@ def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
         if sa is None or sb is None:  # returned by one run only
             out[name] = {"kind": kind, "identical": False, "missing": "a" if sa is None else "b"}
             continue
+        if not (has_arrays(store, a) and has_arrays(store, b)):
+            # a hashes-only bundle's run: its bits differ, by how much is not known here
+            out[name] = {"kind": kind, "identical": False, "unmeasured": True}
+            continue
         out[name] = {"kind": kind, "identical": False,
                      **output_diff(store.array(a, name), store.array(b, name), kind)}
     return out
@@ -103,8 +109,7 @@ def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
 def lab_budget(store: Store, info: dict) -> dict:
     """Per factor of pipeline ``info`` (kit.data.pipelines): its pairs, and per output how many
     pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair
-    changed,
-    with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
+    changed, with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
     the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
     ``shapes``: each output whose shape a factor changed (its first such pair): no kind
     compares arrays of two shapes, so it is said, never measured; ``not_in_dtype``: floating
@@ -174,6 +179,9 @@ def _worse(a: dict | None, b: dict) -> dict:
     """The larger of two differences of one output: fewer digits kept, else more changed."""
     if a is None:
         return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
+    # a labels output's ARI before its count of changed labels: k-means may rename every
+    # cluster and change nothing (ARI 1), or move a few rows between two (a lower ARI)
     key = lambda d: (d.get("nonfinite", 0), -d.get("digits", 99), d.get("rel", 0),  # noqa: E731
-                     d.get("flips", 0), d.get("changed", 0), -d.get("ari", 1))
+                     d.get("flips", 0), -d.get("ari", 1), d.get("changed", 0),
+                     d.get("unmeasured", False))
     return a if key(a) >= key(b) else _worse(None, b)

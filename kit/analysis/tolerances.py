@@ -154,13 +154,20 @@ def _one(name: str, got: list, loose: bool = False) -> dict:
     kind = got[0][2]["kind"]
     worst = max(got, key=lambda g: (LEVELS.index(g[3]), g[2].get("most", {}).get("max_abs", 0)))
     lvl = worst[3]
-    pin = loose or LEVELS.index(lvl) >= LEVELS.index("predictions")
+    # bits that differ by an amount not measured here (runs without their arrays) set no
+    # tolerance: an exact comparison would fail, any other would be a guess
+    unmeasured = any(g[2].get("most", {}).get("unmeasured") for g in got)
+    pin = loose or unmeasured or LEVELS.index(lvl) >= LEVELS.index("predictions")
     max_abs = max(g[2].get("most", {}).get("max_abs", 0.0) for g in got)
     max_rel = max(g[2].get("most", {}).get("max_rel", 0.0) for g in got)
-    row = {"output": name, "kind": kind, "factor": worst[0], "level": lvl, "pin": pin,
+    # an output no factor changed was set by none of them
+    row = {"output": name, "kind": kind, "factor": worst[0] if lvl != "nothing" else None,
+           "level": lvl, "pin": pin,
            "pairs": sum(g[1] for g in got), "max_abs": max_abs, "max_rel": max_rel,
            "rtol": None if pin else max_rel * HEADROOM, "atol": None if pin else max_abs * HEADROOM}
-    row["why"] = _why(lvl, worst[2], loose)
+    row["why"] = ("its bits differ by an amount not measured here (runs without their "
+                  "arrays: export them with --arrays) - pin until measured") \
+        if unmeasured and not loose else _why(lvl, worst[2], loose)
     return row
 
 

@@ -3,8 +3,6 @@ report and runs, thin over kit.analysis.lab_budget, lab_verdicts and lab_advice.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..core.errors import KitError
 from .common import print_json
 
@@ -75,23 +73,12 @@ def advise(args) -> int:
 
 
 def report(args) -> int:
-    import html
-
-    from ..analysis.lab_advice import lab_advise
-    from ..core.atomic import write_bytes
-    from ..views.lab_readers import lab_report_md
+    from ..views.lab_readers import write_lab_report
 
     store, info = _selected(args)
-    b, v = _readings(store, info)
-    md = lab_report_md(b, v, lab_advise(b, v))
-    out = Path(args.out).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
-    write_bytes(out / "report.md", md.encode())
-    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {html.escape(info['name'])}"
-            f"</title><pre>{html.escape(md)}</pre>\n")
-    write_bytes(out / "report.html", page.encode())
+    out = write_lab_report(store, info, args.out)
     print(f"pipeline {info['name']} ({info['sha256'][:12]})")
-    print(f"wrote {out / 'report.md'} and {out / 'report.html'}")
+    print(f"wrote {out['md']} and {out['html']}")
     return 0
 
 

@@ -65,6 +65,10 @@ class AdvicePane(Pane):
         """kit's own folder for this dataset's report, never the current folder (a clone)."""
         from ..core.paths import kit_home
 
+        lab = getattr(self.app, "pipeline", None)
+        if lab is not None:  # a pipeline's report beside its name and hash, never a dataset's
+            return str(kit_home(writing=False) / "reports" /
+                       f"pipeline-{Path(lab['name']).stem}-{lab['sha256'][:12]}")
         name = (self.app.store.datasets().get(ds) or {}).get("name") if ds else None
         return str(kit_home(writing=False) / "reports" / (name or self.app.dataset_name))
 
@@ -91,8 +95,8 @@ class AdvicePane(Pane):
     def action_export(self) -> None:
         from ..views.report import write
 
-        ds = self.app.dataset_hash()
-        if not ds:
+        ds, lab = self.app.dataset_hash(), getattr(self.app, "pipeline", None)
+        if not ds and lab is None:
             self.app.notify("nothing to report yet", severity="warning")
             return
         folder = self.query_one("#report-dir", Input).value.strip() or self._default_folder(ds)
@@ -100,7 +104,13 @@ class AdvicePane(Pane):
             from ..core.paths import subdir
 
             subdir("reports")  # kit's own folder: made here, whatever a writer asks of its parent
-        out = write(self.app.store, ds, str(Path(folder).expanduser().resolve()))
+        where = str(Path(folder).expanduser().resolve())
+        if lab is not None:  # the pipeline chosen on Setup: its report, as `kit report --pipeline`
+            from ..views.lab_readers import write_lab_report
+
+            out = write_lab_report(self.app.store, lab, where)
+        else:
+            out = write(self.app.store, ds, where)
         said = self.query_one("#report-said", Static)
         # the whole path on lines of its own, broken only after a `/` (a toast split it
         # mid-word: `repor` / `t.html`)

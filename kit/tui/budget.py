@@ -117,10 +117,20 @@ class BudgetPane(Pane):
 
         app = self.app
         lab = lab_text(app, "budget")
-        if lab is not None:  # a lab pipeline: its own budget, as `kit budget --pipeline`
-            self.query_one("#budget-head", Static).update(lab)
+        if lab is not None:  # a lab pipeline: its own budget, as `kit budget --pipeline`,
+            # in the scrolling pane (longer than a screen: its loose-generator line comes last)
+            self.query_one("#budget-head", Static).update(
+                "[b]your pipeline's budget[/] (arrows / PgDn scroll)")
             self.query_one("#budget-table", DataTable).clear(columns=True)
+            self.query_one("#explain-text", Static).update(lab)
+            for v in self._VIEWS:
+                self.query_one(f"#{v}").display = v == "explain-scroll"
+            self.call_after_refresh(self.query_one("#explain-scroll").focus)
+            self._lab_shown = True
             return
+        if getattr(self, "_lab_shown", False):  # the pipeline emptied: kit's own table again
+            self._lab_shown = False
+            self.action_view("budget-table")
         ds = app.dataset_hash()
         b = budget(app.store, ds) if ds else {"rows": [], "dataset": {}, "yardstick": None,
                                               "note": "no dataset yet"}

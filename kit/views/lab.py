@@ -13,7 +13,9 @@ _MEASURES = (("flips", lambda w: f"{w['flips']} flips, max dp {fmt(w['max_dp'])}
              ("changed", lambda w: f"{w['changed']} changed"),
              ("nonfinite", lambda w: f"{w['nonfinite']} NaN/inf in one run only"),
              ("rel", lambda w: f"rel {fmt(w['rel'])}"),
-             ("digits", lambda w: f"{fmt(w['digits'])} digits"))
+             ("digits", lambda w: f"{fmt(w['digits'])} digits"),
+             ("unmeasured", lambda w: "bits differ, by how much not measured: hashes only, "
+                                      "export with --arrays"))
 
 
 def measure(worst: dict) -> str:
@@ -65,6 +67,6 @@ def lab_doctor_text(rep: dict) -> str:
     """kit.app.lab.lab_doctor's answer: pass, or the loose generator's line naming its outputs."""
     head = f"null experiment of {rep['name']} ({rep['pipeline'][:12]}), {rep['pairs']} repeated pair(s)"
     if rep["ok"]:
-        return (f"{head}: ok - every output ({', '.join(rep['outputs'])}) bitwise identical; "
-                f"the named seeds hold every generator measured")
+        return para(f"{head}: ok - every output ({', '.join(rep['outputs'])}) bitwise "
+                    f"identical; the named seeds hold every generator measured", "", "")
     return para(f"{head}: FAILED - LOOSE GENERATOR: {rep['loose_line']}", "", "")

@@ -103,3 +103,25 @@ def lab_compare_text(rep: dict) -> str:
         out += ["", "Not compared here:"] + [para(f"{x['run'][:12]}: {x['reason']}", "      ", "  ")
                                              for x in rep["not_compared"]]
     return "\n".join(out)
+
+
+def write_lab_report(store, info: dict, out_dir) -> dict:
+    """report.md and report.html of pipeline ``info`` into ``out_dir`` (made if need be), as
+    `kit report --pipeline` and the TUI's Advice tab write them: {"md", "html"} paths."""
+    import html
+    from pathlib import Path
+
+    from ..analysis.lab_advice import lab_advise
+    from ..analysis.lab_budget import lab_budget
+    from ..analysis.lab_verdicts import lab_verdicts
+    from ..core.atomic import write_bytes
+
+    b, v = lab_budget(store, info), lab_verdicts(store, info)
+    md = lab_report_md(b, v, lab_advise(b, v))
+    out = Path(out_dir).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes(out / "report.md", md.encode())
+    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {html.escape(info['name'])}"
+            f"</title><pre>{html.escape(md)}</pre>\n")
+    write_bytes(out / "report.html", page.encode())
+    return {"md": str(out / "report.md"), "html": str(out / "report.html")}

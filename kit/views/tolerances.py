@@ -43,7 +43,7 @@ def _cell(r: dict) -> str:
 def text(t: dict) -> str:
     if not t["tolerances"]:
         return f"{_source(t)}: no tolerances: {t['note'] or 'no outputs measured'}"
-    rows = [[r["output"], r["kind"], _cell(r), r["factor"], r["level"],
+    rows = [[r["output"], r["kind"], _cell(r), r["factor"] or "-", r["level"],
              f"{fmt(r['max_rel'])} / {fmt(r['max_abs'])}", str(r["pairs"])] for r in t["tolerances"]]
     out = [para(" ".join(_head(t)), "", ""),
            table(rows, ["output", "kind", "rtol / atol", "set by", "reaches",
@@ -71,8 +71,7 @@ def pytest_regressions(t: dict) -> str:
               "(as kit compares; the numpy format does it)",
               "tolerances:"]
     for r in t["tolerances"]:
-        why = (f"PIN, don't tolerate: {r['factor']} {r['why']}" if r["pin"]
-               else f"{r['factor']}: {r['why']}")
+        why = f"{r['factor']}: {r['why']}" if r["factor"] else r["why"]
         lines.append(f"  {json.dumps(r['output'])}: {{rtol: {up(r['rtol'])}, atol: {up(r['atol'])}}}"
                      f"  # {r['level']}: {why}")
     if not t["tolerances"]:
@@ -97,7 +96,8 @@ def numpy(t: dict) -> str:
         a = (f"_aligned(actual[{o}], expected[{o}])" if r["kind"] == "embedding"
              else f"actual[{o}]")
         if r["pin"] or r["level"] in ("nothing", "bits"):
-            lines.append(f"    # {r['output']}: {r['level']} ({r['factor']}): {r['why']}")
+            by = f" ({r['factor']})" if r["factor"] else ""
+            lines.append(f"    # {r['output']}: {r['level']}{by}: {r['why']}")
             lines.append(f"    np.testing.assert_array_equal({a}, expected[{o}])")
         else:
             lines.append(f"    # {r['output']}: {r['factor']}: {r['why']}; largest |a-b| "
