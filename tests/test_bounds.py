@@ -174,7 +174,7 @@ def test_no_option_takes_an_unbounded_number():
     from kit.cli import common
 
     lists = {"int_list", "counts", "threads", "thread_counts", "floats", "fraction", "jobs_arg"}  # kit.cli.common's
-    names = {"factors", "names_list"}  # not numbers
+    names = {"factors", "names_list", "factor_list"}  # not numbers
     seen = set()
     for path, a in _actions(parser()):
         if a.type is None:

@@ -25,7 +25,7 @@ def test_worker_root_holds_only_the_worker():
     assert files == ["kit/__init__.py", "kit/worker/__init__.py", "kit/worker/__main__.py",
                      "kit/worker/contract.py", "kit/worker/fingerprint.py",
                      "kit/worker/neighbours.py",
-                     "kit/worker/pipeline.py",
+                     "kit/worker/pipeline.py", "kit/worker/seeds_arg.py",
                      "kit/worker/torch_mlp.py"]
     assert worker_root() == root  # content-addressed, reused
 

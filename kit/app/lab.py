@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from ..analysis.lab_budget import lab_budget
 from ..data.pipelines import LabData, add_pipeline
 from ..envs.catalogue import HOST
@@ -9,26 +11,33 @@ from ..runs.executing.runner import run_all
 from ..runs.planning.lab import lab_plan
 from ..runs.planning.options import PlanOptions
 from ..runs.store import Store
+from .audit import Progress
 
 
 def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
-            jobs="auto", executor=None) -> dict:
+            jobs="auto", executor=None, progress: Progress = Progress()) -> dict:
     """`kit run --pipeline` and `kit doctor --pipeline` alike: keep the file at ``path`` by its
     hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks, and return
     kit.analysis.lab_budget's numbers for every pair of the file stored there."""
     info = add_pipeline(path)
     run_pairs([p for f in factor_names for p in lab_plan(f, info, opts, stack)], info, store,
-              jobs=jobs, executor=executor)
+              jobs=jobs, executor=executor, progress=progress)
     return lab_budget(store, info)
 
 
-def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None) -> None:
+def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
+              progress: Progress = Progress()) -> None:
     """Make the runs of ``pairs`` that ``store`` lacks and record the pairs whose two runs it
     holds, as kit's own audit does (also when some runs failed): the readers read the pairs
-    that were planned, never pairs guessed again from the specs."""
+    that were planned, never pairs guessed again from the specs. ``progress`` is told as an
+    audit's is: the plan's counts, then each run stored."""
+    specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
+    todo = [s for s in specs if not store.has_run(s.run_id)]
+    progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), todo)
     try:
-        run_all([s for p in pairs for s in (p.a, p.b)], LabData(info), store, jobs=jobs,
-                executor=executor)
+        with progress.running(todo):
+            run_all(specs, LabData(info), store, jobs=jobs, executor=executor,
+                    on_done=progress.done)
     finally:
         store.add_pairs([p for p in pairs
                          if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)])

@@ -158,8 +158,10 @@ def _run_lab(args, opts, executor) -> int:
     from ..runs.store import Store
     from ..views.lab import lab_budget_text
 
+    from rich.console import Console
+
     b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
-                executor=executor)
+                executor=executor, progress=_Bars(Console(stderr=True), args.jobs, executor))
     print_json(b) if args.json else print(lab_budget_text(b))
     if b["shapes"]:  # the user's mistake (docs/pipelines.md, Errors): said above, then exit 1
         s = b["shapes"][0]
