@@ -146,7 +146,10 @@ def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(caps
     code, out, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "seed:a",
                              "--seeds", "0,1", "--threads", "1")
     assert code == 1 and "SHAPE: p (probabilities)" in " ".join(out.split())
-    assert "p's shape changes with seed:a" in err and err.strip().count("\n") == 0, err
+    # after the plan's line (stderr, as kit run's), the error: one line, the last
+    said = err.strip().splitlines()
+    assert "p's shape changes with seed:a" in said[-1] and said[-1].startswith("kit: error"), err
+    assert sum(ln.startswith("kit: error") for ln in said) == 1, err
 
 
 def test_a_pipelines_runs_never_read_as_kits_own(capsys, tmp_path, kit_home):
