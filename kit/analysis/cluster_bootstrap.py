@@ -57,13 +57,15 @@ def cluster_weights(test_clusters, resamples: int = RESAMPLES, seed: int = SEED)
 
 
 def cluster_bootstrap(probs: dict, y, test_clusters, resamples: int = RESAMPLES,
-                      seed: int = SEED) -> dict:
-    """The twelve verdicts under the cluster bootstrap, in ``bootstrap``'s shape."""
+                      seed: int = SEED, models: tuple = MODELS) -> dict:
+    """The verdicts of every pair of ``models`` (kit's four: the twelve) under the cluster
+    bootstrap, in ``bootstrap``'s shape."""
     y = np.asarray(y)
     if len(np.asarray(test_clusters)) != len(y):
         raise KitError(f"the clustering has {len(np.asarray(test_clusters))} test proteins, "
                        f"the run {len(y)}: it belongs to another split of the dataset")
-    return bootstrap(probs, y, resamples, seed, weights=cluster_weights(test_clusters, resamples, seed))
+    return bootstrap(probs, y, resamples, seed, weights=cluster_weights(test_clusters, resamples, seed),
+                     models=models)
 
 
 def run_cluster_bootstrap(store: Store, run_id: str, test_clusters) -> dict:
@@ -86,8 +88,8 @@ def _width_ratio(protein: dict, cluster: dict) -> float | None:
     return None if not width > 0 else (cluster["hi"] - cluster["lo"]) / width
 
 
-def compare(protein: dict, cluster: dict) -> list[ClusterVerdict]:
-    """The twelve verdicts under both bootstraps of one run, side by side."""
+def compare(protein: dict, cluster: dict, keys: tuple = KEYS) -> list[ClusterVerdict]:
+    """The verdicts ``keys`` (kit's twelve) under both bootstraps of one run, side by side."""
     return [ClusterVerdict(verdict=k, diff=protein[k]["diff"],
                            protein_lo=protein[k]["lo"], protein_hi=protein[k]["hi"],
                            protein_verdict=protein[k]["verdict"],
@@ -96,7 +98,7 @@ def compare(protein: dict, cluster: dict) -> list[ClusterVerdict]:
                            width_ratio=_width_ratio(protein[k], cluster[k]),
                            changed=protein[k]["verdict"] != cluster[k]["verdict"],
                            lost=protein[k]["verdict"] != "=" and cluster[k]["verdict"] == "=")
-            for k in KEYS]
+            for k in keys]
 
 
 def run_cluster_verdicts(store: Store, run_id: str, test_clusters) -> list[ClusterVerdict]:

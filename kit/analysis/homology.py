@@ -131,21 +131,33 @@ def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_
     runs = [r for r in runs if own[r] is not None]
     leak = [run_leakage(store, r, own[r][1]) for r in runs]
     per_run = [run_cluster_verdicts(store, r, own[r][0]) for r in runs]
-    by_key = {k: [rows[i] for rows in per_run] for i, k in enumerate(KEYS)}
     name = store.datasets().get(dataset, {}).get("name", dataset)
-    n_with = [int(own[r][1].sum()) for r in runs]
-    n_without = [int((~own[r][1]).sum()) for r in runs]
+    return summarise(name, [own[r][1] for r in runs], leak, per_run, KEYS, MODELS, left,
+                     clustering, with_homolog)
+
+
+def summarise(name: str, masks: list, leak: list, per_run: list, keys: tuple, models: tuple,
+              left: list, clustering: dict | None = None,
+              with_homolog=None) -> HomologySummary:
+    """The medians over the runs measured: ``masks`` (each run's train-homolog mask per test
+    protein), ``leak`` ({model: ModelLeakage} per run; [] with ``models`` () when no run's
+    leakage could be measured), ``per_run`` (each run's [ClusterVerdict] in ``keys`` order);
+    ``with_homolog``: the counts shown when no run is measured."""
+    with_homolog = np.asarray([] if with_homolog is None else with_homolog, bool)
+    by_key = {k: [rows[i] for rows in per_run] for i, k in enumerate(keys)}
+    n_with = [int(m.sum()) for m in masks]
+    n_without = [int((~m).sum()) for m in masks]
     return HomologySummary(
-        dataset=name, runs=len(runs),
-        n_with_homolog=int(np.median(n_with)) if runs else int(with_homolog.sum()),
-        n_without_homolog=int(np.median(n_without)) if runs else int((~with_homolog).sum()),
+        dataset=name, runs=len(per_run),
+        n_with_homolog=int(np.median(n_with)) if masks else int(with_homolog.sum()),
+        n_without_homolog=int(np.median(n_without)) if masks else int((~with_homolog).sum()),
         n_with_homolog_range=_range(n_with), n_without_homolog_range=_range(n_without),
-        models={m: _model([x[m] for x in leak]) for m in MODELS},
-        verdicts=[_verdict(k, by_key[k]) for k in KEYS],
+        models={m: _model([x[m] for x in leak]) for m in models},
+        verdicts=[_verdict(k, by_key[k]) for k in keys],
         too_narrow=_median([v.width_ratio for rows in per_run for v in rows]),
-        rest_on_homologs=sum(any(v.lost for v in by_key[k]) for k in KEYS),
+        rest_on_homologs=sum(any(v.lost for v in by_key[k]) for k in keys),
         significant_only_under_clusters=sum(any(v.changed and not v.lost for v in by_key[k])
-                                            for k in KEYS),
+                                            for k in keys),
         left_out=left, clustering=dict(clustering or {}))
 
 

@@ -21,8 +21,9 @@ def narrow(h: HomologySummary) -> str:
 def resting(h: HomologySummary) -> str:
     """How many conclusions rest on homologs: significant when proteins are resampled, not
     when clusters are; and any that turn significant only under clusters (read with care)."""
-    out = (f"{h.rest_on_homologs} of the 12 verdicts rest on homologs (significant under the "
-           f"protein bootstrap, not under the cluster bootstrap, in some of {h.runs} runs)"
+    out = (f"{h.rest_on_homologs} of the {len(h.verdicts)} verdicts rest on homologs "
+           f"(significant under the protein bootstrap, not under the cluster bootstrap, in some "
+           f"of {h.runs} runs)"
            if h.rest_on_homologs else
            f"no significant verdict is lost under the cluster bootstrap in {h.runs} runs")
     if h.significant_only_under_clusters:

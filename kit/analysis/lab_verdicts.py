@@ -10,7 +10,7 @@ from .compare import THRESHOLD, positive_class
 from .lab_budget import pairs
 from .verdicts import bootstrap
 
-class _Unfit(Exception):
+class Unfit(Exception):
     """A run whose outputs cannot be scored (one line: which output, which shapes)."""
 
 
@@ -21,18 +21,18 @@ def models_and_truth(info: dict) -> tuple:
     return tuple(k for k, v in kinds.items() if v == "probabilities"), (truth[0] if truth else None)
 
 
-def _scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
-    """(probabilities as 1-d arrays of the positive class, truth as 0/1) of one run; _Unfit
+def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
+    """(probabilities as 1-d arrays of the positive class, truth as 0/1) of one run; Unfit
     naming the output when a shape cannot be scored against the truth."""
     y = store.array(run, truth)
     if y.ndim != 1 or not np.isin(np.unique(y), (0, 1)).all():
-        raise _Unfit(f"{truth} (truth) holds {len(np.unique(y))} classes: verdicts score a "
+        raise Unfit(f"{truth} (truth) holds {len(np.unique(y))} classes: verdicts score a "
                      f"0/1 truth (two classes)")
     probs = {}
     for m in models:
         p = positive_class(store.array(run, m))  # predict_proba of two classes: column 1
         if p is None or len(p) != len(y):
-            raise _Unfit(f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
+            raise Unfit(f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
                          f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
                          f"are one per truth row (or n x 2)")
         probs[m] = p
@@ -40,7 +40,7 @@ def _scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
 
 
 def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
-    probs, y = _scores(store, run, models, truth)
+    probs, y = scores(store, run, models, truth)
     if len(models) == 1:
         m = models[0]
         return {"_scores": {m: {"acc": float(np.mean((probs[m] > THRESHOLD) == y))}}}
@@ -66,7 +66,7 @@ def lab_verdicts(store: Store, info: dict) -> dict:
         if run not in per_run:
             try:
                 per_run[run] = _per_run(store, run, models, truth)
-            except _Unfit as e:
+            except Unfit as e:
                 per_run[run] = None
                 out["unfit"].append(f"run {run[:12]}: {e}")
         return per_run[run]

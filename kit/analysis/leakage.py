@@ -19,15 +19,16 @@ def _side(p: np.ndarray, y: np.ndarray) -> tuple:
     return acc, (None if len(np.unique(y)) < 2 else auc(p, y))
 
 
-def leakage(probs: dict, y, with_homolog) -> dict[str, ModelLeakage]:
-    """{model: its accuracy and AUC on each side} for one run's test probabilities."""
+def leakage(probs: dict, y, with_homolog, models: tuple = MODELS) -> dict[str, ModelLeakage]:
+    """{model: its accuracy and AUC on each side} for one run's test probabilities (``models``:
+    kit's four, or a lab pipeline's probabilities outputs)."""
     y = np.asarray(y).astype(np.int64)
     side = np.asarray(with_homolog)
     if side.dtype != bool or side.shape != y.shape:
         raise KitError(f"test_with_train_homolog must be one bool per test protein ({len(y)}); "
                        f"got {side.dtype} of shape {side.shape}")
     out = {}
-    for m in MODELS:
+    for m in models:
         p = np.asarray(probs[m], np.float64)
         (aw, uw), (ao, uo) = _side(p[side], y[side]), _side(p[~side], y[~side])
         out[m] = ModelLeakage(n_with=int(side.sum()), n_without=int((~side).sum()),

@@ -54,11 +54,39 @@ def budget(args) -> int:
 
 
 def verdicts(args) -> int:
+    from ..analysis.lab_homology import protein_outputs
+    from ..views.lab_homology import lab_homology_pointer
     from ..views.lab_readers import lab_verdicts_text
 
     store, info = _selected(args)
     _, v = _readings(store, info, args.run_set)
     print_json(v) if args.json else print(lab_verdicts_text(v))
+    if not args.json and protein_outputs(info)[0] and v["factors"]:
+        print("\n" + lab_homology_pointer(info, args.pipeline))
+    return 0
+
+
+def homology(args) -> int:
+    """`kit homology --pipeline FILE.py [--data NAME]`: its runs' protein ids in a stored
+    clustering, the verdicts under the cluster bootstrap and the leakage split."""
+    from ..analysis.lab_homology import find_clustering, lab_homology, protein_outputs
+    from ..views.lab_homology import lab_homology_text
+
+    if not args.pipeline:
+        raise KitError("--data goes with --pipeline FILE.py (kit's own runs: --dataset NAME)")
+    store, info = _selected(args)
+    if protein_outputs(info)[0] is None:
+        raise KitError(f"pipeline {info['name']} declares no \"proteins\" output: homology maps "
+                       f"each run's test protein ids (KINDS {{\"ids\": \"proteins\"}}, one per "
+                       f"truth row) into a clustering")
+    r = lab_homology(store, info, *find_clustering(store, info, args.data, args.identity,
+                                                   args.coverage))
+    h = r["summary"]
+    if not h.runs:
+        raise KitError(f"no run of pipeline {info['name']} could be read in dataset "
+                       f"{r['dataset']}'s clustering: " + "; ".join(h.left_out[:1])
+                       + (f" (and {len(h.left_out) - 1} more)" if len(h.left_out) > 1 else ""))
+    print_json(r) if args.json else print(lab_homology_text(r))
     return 0
 
 

@@ -55,6 +55,10 @@ def add(sub) -> None:
                    "the stored one, 0.3 first)")
     p.add_argument("--coverage", type=fraction, help="... and this coverage (default 0.8 first)")
     p.add_argument("--json", action="store_true")
+    pipeline_arg(p)
+    p.add_argument("--data", metavar="NAME", help="with --pipeline: the stored dataset whose "
+                   "clustering its protein ids are read in (default: the smallest clustered "
+                   "dataset holding them all)")
     p.set_defaults(func=_cmd_homology)
 
     p = sub.add_parser("runs", help="list stored runs")
@@ -206,6 +210,10 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_homology(args) -> int:
+    if args.pipeline or args.data:
+        from . import lab_read
+
+        return lab_read.homology(args)
     from ..analysis.homology import for_dataset
     from ..app.selection import load_name
     from ..runs.store import Store

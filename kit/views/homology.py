@@ -42,6 +42,12 @@ def verdict_cells(v) -> list:
             f"{v.lost}/{v.runs} runs"]
 
 
+def model_order(h) -> list:
+    """The models of a summary: kit's in its order, then a lab pipeline's in KINDS order."""
+    return ([m for m in ALL_MODELS if m in h.models]
+            + [m for m in h.models if m not in ALL_MODELS])
+
+
 def summary_line(h) -> str:
     """The one sentence the budget and the TUI put under their tables."""
     return (f"Homology ({clustering_line(h.clustering)}): {narrow(h)}; {resting(h)}. "
@@ -56,18 +62,30 @@ def homology_text(h) -> str:
                         "some" + (f" ({len(h.left_out)} left out: " + "; ".join(h.left_out[:3]) + ")"
                                   if h.left_out else "")))
         return "\n".join(out)
-    out += ["", para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
+    return "\n".join(out + leakage_part(h) + verdicts_part(h) + left_part(h))
+
+
+def leakage_part(h) -> list:
+    """The leakage table with its lead-in, as lines (empty lead line first)."""
+    return ["", para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
                      f"AUC on the {counts(h)}"),
-            table([leak_cells(m, h.models[m]) for m in ALL_MODELS if m in h.models], LEAK_HEAD)]
-    out += ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
+            table([leak_cells(m, h.models[m]) for m in model_order(h)], LEAK_HEAD)]
+
+
+def verdicts_part(h) -> list:
+    """The verdicts under both bootstraps and the closing sentence, as lines."""
+    return ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
                      "models on the same draws, 2,000 resamples, 95%): median intervals; width "
                      "ratio = cluster width / protein width"),
-            table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD)]
-    out += ["", para(closing(h))]
-    if h.left_out:
-        out += ["", para(f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
-                         + ("; ..." if len(h.left_out) > 3 else ""), "  ", "note: ")]
-    return "\n".join(out)
+            table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD), "", para(closing(h))]
+
+
+def left_part(h) -> list:
+    """The runs left out, at most three named, as lines (none when none was)."""
+    if not h.left_out:
+        return []
+    return ["", para(f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
+                     + ("; ..." if len(h.left_out) > 3 else ""), "  ", "note: ")]
 
 
 def closing(h) -> str:

@@ -31,7 +31,8 @@ import numpy as np
 
 from .seeds_arg import Seeds, UnknownSeed
 
-OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array")
+OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
+                "proteins", "train proteins")
 DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
 _OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
@@ -181,7 +182,23 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     if missing:
         raise ContractError(f"{name}: KINDS names {missing[0]!r}, which run did not return "
                             f"(it returned {', '.join(out)})")
+    _check_proteins(name, out, kinds)
     return out
+
+
+def _check_proteins(name, out, kinds):
+    """Protein ids (kit homology --pipeline maps them into a clustering): distinct, and the
+    "proteins" output one id per row of the truth output, in its order."""
+    truth = [k for k, v in kinds.items() if v == "truth"]
+    for key in (k for k, v in kinds.items() if v in ("proteins", "train proteins")):
+        ids = out[key]
+        if len(np.unique(ids)) != len(ids):
+            raise ContractError(f"{name}: output {key!r} ({kinds[key]}) holds an id twice: "
+                                f"one protein id (accession) per row")
+        if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
+            raise ContractError(f"{name}: output {key!r} (proteins) holds {len(ids)} ids but "
+                                f"{truth[0]!r} (truth) {len(out[truth[0]])} rows: one protein "
+                                f"id per truth row, in its order")
 
 
 def stages(arrays: dict) -> dict:
@@ -249,6 +266,8 @@ def _check_kind(name, key, a, kind):
     need = {"embedding": (a.ndim == 2 and a.dtype.kind == "f", "a 2-d float array (rows x components)"),
             "labels": (a.ndim == 1, "a 1-d array of labels"),
             "truth": (a.ndim == 1, "a 1-d array of labels"),
+            "proteins": (a.ndim == 1 and a.dtype.kind in "US", "a 1-d string array of ids"),
+            "train proteins": (a.ndim == 1 and a.dtype.kind in "US", "a 1-d string array of ids"),
             "neighbours": (a.ndim == 2 and a.dtype.kind in "iu", "a 2-d integer array (rows x k)"),
             "probabilities": (a.ndim in (1, 2) and a.dtype.kind == "f"
                               and bool(np.all((a >= 0) & (a <= 1))),

@@ -1,0 +1,40 @@
+"""A lab pipeline under homology in text: the clustering its ids were mapped into, each model's
+leakage split and each verdict under both bootstraps (kit.analysis.lab_homology's numbers)."""
+
+from __future__ import annotations
+
+from .fit import para
+from .homology import leakage_part, left_part, verdicts_part
+
+
+def lab_clustering_line(r: dict) -> str:
+    """'dataset fam, the smallest ...: MMseqs2 18-8cc5c at 30% identity, 80% coverage: 40
+    clusters of its 160 proteins (largest 7, 6 singletons); each run's ids (proteins) mapped
+    into it'."""
+    c = r["summary"].clustering
+    return (f"{r['chosen']}: {c.get('tool', 'MMseqs2')} at {c['identity']:.0%} identity, "
+            f"{c['coverage']:.0%} coverage: {c['clusters']:,} clusters of its {c['proteins']:,} "
+            f"proteins (largest {c['largest']:,}, {c['singletons']:,} singletons); each run's "
+            f"protein ids ({r['proteins']}) mapped into it")
+
+
+def lab_homology_text(r: dict) -> str:
+    """What `kit homology --pipeline` prints."""
+    h = r["summary"]
+    out = [f"pipeline {r['name']} ({r['pipeline'][:12]}) under homology", "",
+           para(lab_clustering_line(r))]
+    out += leakage_part(h) if h.models else ["", para(r["leakage"] or "no run's leakage split "
+                                                       "could be measured")]
+    if h.verdicts:
+        out += verdicts_part(h)
+    else:
+        out += ["", para(f"one model ({', '.join(r['models'])}): no pair of models to compare "
+                         f"under clusters")]
+    return "\n".join(out + left_part(h))
+
+
+def lab_homology_pointer(info: dict, given: str) -> str:
+    """The line `kit verdicts --pipeline` ends with when the pipeline declares protein ids."""
+    return para(f"Under homology: `kit homology --pipeline {given}` shows each verdict under a "
+                f"cluster bootstrap of its proteins, and accuracy with and without a train "
+                f"homolog (after `kit data homology` of a dataset holding them)", "", "")
