@@ -141,19 +141,33 @@ class Kit:
                                                            self.store.datasets().get(sha))))
 
     def homology(self, dataset: str | None = None, identity: float | None = None,
-                 coverage: float | None = None):
+                 coverage: float | None = None, pipeline: str | None = None,
+                 data: str | None = None):
         """The twelve verdicts under the protein and the cluster bootstrap (one row each), on
         the dataset's stored clustering (`kit data homology` makes it); None without one.
-        ``.attrs`` holds the clustering, the leakage split per model and the summary figures."""
+        ``.attrs`` holds the clustering, the leakage split per model and the summary figures.
+        With ``pipeline``: its models' verdicts, its runs' protein ids read in ``data``'s
+        clustering (default: as `kit homology --pipeline` chooses; KitError without one)."""
         import pandas as pd
 
-        from .analysis.homology import for_dataset
+        if pipeline is not None:
+            from .analysis.lab_homology import find_clustering, lab_homology
+            from .app.selection import pipeline_or_dataset, select_pipeline
 
-        h = for_dataset(self.store, self._dataset(dataset), identity, coverage)
+            pipeline_or_dataset(pipeline, dataset, words=("pipeline=", "dataset="))
+            info = select_pipeline(self.store, pipeline)
+            r = lab_homology(self.store, info, *find_clustering(self.store, info, data,
+                                                                identity, coverage))
+            h = r["summary"]
+        else:
+            from .analysis.homology import for_dataset
+
+            h = for_dataset(self.store, self._dataset(dataset), identity, coverage)
         if h is None:
             return None
         j = h.to_json()
-        frame = pd.json_normalize(j["verdicts"]).set_index("verdict")
+        frame = (pd.json_normalize(j["verdicts"]) if j["verdicts"]  # one model: no pair
+                 else pd.DataFrame(columns=["verdict"])).set_index("verdict")
         frame.attrs.update({k: j[k] for k in ("clustering", "models", "too_narrow",
                                               "rest_on_homologs", "runs", "left_out")})
         return frame

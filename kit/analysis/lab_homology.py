@@ -105,8 +105,8 @@ def _positions(store: Store, run: str, output: str, index: dict, ds_name: str) -
     at = [index.get(x, -1) for x in ids]
     missing = [x for x, i in zip(ids, at) if i < 0]
     if missing:
-        raise Unfit(f"{len(missing):,} of its {len(ids):,} {output} ids are not in dataset "
-                    f"{ds_name} (first {missing[0]!r})")
+        raise Unfit(f"{len(missing):,} of the {len(ids):,} ids of its {output} are not in "
+                    f"dataset {ds_name} (first {missing[0]!r})")
     return np.asarray(at, np.int64)
 
 
