@@ -232,3 +232,11 @@ def test_bad_protein_outputs_are_contract_errors(change, words):
     with pytest.raises(ContractError, match="^mine.py: output " + words.replace("(", r"\(")
                        .replace(")", r"\)").replace("[", r"\[")):
         check_outputs("mine.py", {**good, **change}, KINDS)
+
+
+def test_the_report_has_an_under_homology_section(home, tmp_path, capsys):
+    code, _, err = cli(capsys, "report", "--pipeline", PROTEINS, "--out", tmp_path / "r")
+    assert code == 0, err
+    md = (tmp_path / "r" / "report.md").read_text()
+    section = md.split("## Under homology", 1)[1]
+    assert "dataset prot" in section and "p_rf-p_lr acc" in section and "Leakage over" in section

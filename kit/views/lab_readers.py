@@ -117,7 +117,7 @@ def write_lab_report(store, info: dict, out_dir) -> dict:
     from ..core.atomic import write_bytes
 
     b, v = lab_budget(store, info), lab_verdicts(store, info)
-    md = lab_report_md(b, v, lab_advise(b, v))
+    md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info)
     out = Path(out_dir).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     write_bytes(out / "report.md", md.encode())
@@ -125,3 +125,21 @@ def write_lab_report(store, info: dict, out_dir) -> dict:
             f"</title><pre>{html.escape(md)}</pre>\n")
     write_bytes(out / "report.html", page.encode())
     return {"md": str(out / "report.md"), "html": str(out / "report.html")}
+
+
+def homology_section(store, info: dict) -> str:
+    """The report's "Under homology" section, as `kit homology --pipeline` prints it: only for
+    a pipeline with protein ids whose runs a stored clustering holds ("" otherwise)."""
+    from ..analysis.lab_homology import find_clustering, lab_homology, protein_outputs
+    from ..core.errors import KitError
+    from .lab_homology import lab_homology_text
+
+    if protein_outputs(info)[0] is None:
+        return ""
+    try:
+        r = lab_homology(store, info, *find_clustering(store, info))
+    except KitError:  # no clustering holds the runs' ids: `kit homology --pipeline` says why
+        return ""
+    if not r["summary"].runs:
+        return ""
+    return f"## Under homology\n\n```\n{lab_homology_text(r)}\n```\n\n"

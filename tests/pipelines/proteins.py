@@ -16,10 +16,10 @@ N_TRAIN = 200
 
 
 def kmers(seq):
-    """3-mer counts per residue: 8,000 columns."""
+    """3-mer counts per 100 residues: 8,000 columns."""
     code = np.array([AMINO[a] for a in seq if a in AMINO])
     x = np.bincount(code[:-2] * 400 + code[1:-1] * 20 + code[2:], minlength=8000)
-    return x / max(len(code), 1)
+    return 100 * x / max(len(code), 1)
 
 
 def run(seeds):
@@ -30,7 +30,7 @@ def run(seeds):
     y = np.array([int(r[2]) for r in rows])
     order = np.random.default_rng(seeds["split"]).permutation(len(rows))
     train, test = order[:N_TRAIN], order[N_TRAIN:]
-    lr = LogisticRegression(C=10, max_iter=2000).fit(X[train], y[train])
+    lr = LogisticRegression(C=10, max_iter=3000).fit(X[train], y[train])
     rf = RandomForestClassifier(100, random_state=seeds["forest"], n_jobs=1).fit(X[train], y[train])
     return {"ids": ids[test], "train_ids": ids[train], "y_test": y[test],
             "p_lr": lr.predict_proba(X[test])[:, 1], "p_rf": rf.predict_proba(X[test])[:, 1]}
