@@ -143,8 +143,16 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
         raise KitError(f"{info['name']} declares no {'truth' if truth is None else 'probabilities'}"
                        f" output: homology reads the verdicts of its probabilities outputs")
     labels, index = np.asarray(c.labels, np.int64), {a: i for i, a in enumerate(ds.ids)}
-    masks, leak, per_run, left, keys = [], [], [], [], ()
-    for run in _runs(store, info["sha256"]):
+    masks, leak, per_run, left, keys, seen = [], [], [], [], (), set()
+    runs = _runs(store, info["sha256"])
+    for run in runs:
+        # a repeat's runs are one measurement: counted once, the medians not weighted by them
+        stages = store.run(run).stages
+        same = tuple(stages[k].sha256 if k in stages else None
+                     for k in (*models, truth, prot, train) if k)
+        if same in seen:
+            continue
+        seen.add(same)
         try:
             probs, y, clusters, mask = _one(store, run, info, ds, labels, index, min_clusters)
         except Unfit as e:
@@ -173,4 +181,4 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
                             f"proteins alone")
     return {"pipeline": info["sha256"], "name": info["name"], "dataset": ds.name,
             "chosen": chosen, "proteins": prot, "train_proteins": train, "models": list(models),
-            "leakage": why, "summary": h}
+            "leakage": why, "runs_stored": len(runs), "summary": h}

@@ -21,8 +21,12 @@ def lab_clustering_line(r: dict) -> str:
 def lab_homology_text(r: dict) -> str:
     """What `kit homology --pipeline` prints."""
     h = r["summary"]
+    n = r["runs_stored"]
     out = [f"pipeline {r['name']} ({r['pipeline'][:12]}) under homology", "",
            para(lab_clustering_line(r))]
+    if n > h.runs + len(h.left_out):  # a repeat's runs: one measurement
+        out.append(para(f"{n} runs stored, {h.runs + len(h.left_out)} distinct: runs identical "
+                        f"in every output read here (a repeat's) are counted once"))
     out += leakage_part(h) if h.models else ["", para(r["leakage"] or "no run's leakage split "
                                                        "could be measured")]
     if h.verdicts:
