@@ -5,6 +5,7 @@ and kit's built-in synthetic proteins imported and clustered for real (MMseqs2),
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -247,3 +248,19 @@ def test_the_report_has_an_under_homology_section(home, tmp_path, capsys):
     md = (tmp_path / "r" / "report.md").read_text()
     section = md.split("## Under homology", 1)[1]
     assert "dataset prot" in section and "p_rf-p_lr acc" in section and "Leakage over" in section
+
+
+def test_an_accession_held_twice_in_two_clusters_is_said_not_guessed(home):
+    store, info = Store(), add_pipeline(PROTEINS)
+    ds = load_dataset("prot")
+    c = stored_clustering(ds)
+    # the first protein's accession given again to a protein of a cluster of its own
+    twice = SimpleNamespace(name="twice", ids=list(ds.ids) + [ds.ids[0]], n=ds.n + 1)
+    labels = c.labels + (max(c.labels) + 1,)
+    h = lab_homology(store, info, twice, Clustering("0" * 64, 0.3, 0.8, labels, ds.n_train,
+                                                    "hand"))["summary"]
+    assert h.runs == 0 and len(h.left_out) == 3
+    assert all(f"more than once, in different clusters (first '{ds.ids[0]}')" in line
+               for line in h.left_out)
+    same = Clustering("0" * 64, 0.3, 0.8, c.labels + (c.labels[0],), ds.n_train, "hand")
+    assert lab_homology(store, info, twice, same)["summary"].runs == 3  # one cluster: no doubt

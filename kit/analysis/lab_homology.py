@@ -103,11 +103,27 @@ def _positions(store: Store, run: str, output: str, index: dict, ds_name: str) -
         raise Unfit(f"it holds no {output!r} output")
     ids = _ids(store.array(run, output))
     at = [index.get(x, -1) for x in ids]
-    missing = [x for x, i in zip(ids, at) if i < 0]
+    missing = [x for x, i in zip(ids, at) if i == -1]
     if missing:
         raise Unfit(f"{len(missing):,} of the {len(ids):,} ids of its {output} are not in "
                     f"dataset {ds_name} (first {missing[0]!r})")
+    twice = [x for x, i in zip(ids, at) if i == -2]
+    if twice:
+        raise Unfit(f"{len(twice):,} ids of its {output} are in dataset {ds_name} more than "
+                    f"once, in different clusters (first {twice[0]!r}): which is meant is "
+                    f"not known")
     return np.asarray(at, np.int64)
+
+
+def _index(ds, labels: np.ndarray) -> dict:
+    """{accession: its position in the dataset}; -2 for one the dataset holds twice in two
+    clusters (an import keeps repeated accessions: its cluster is then not one)."""
+    index: dict = {}
+    for i, a in enumerate(ds.ids):
+        j = index.setdefault(a, i)
+        if j >= 0 and labels[j] != labels[i]:
+            index[a] = -2
+    return index
 
 
 def _one(store, run, info, ds, labels, index, min_clusters) -> tuple:
@@ -142,7 +158,8 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
     if truth is None or not models:
         raise KitError(f"{info['name']} declares no {'truth' if truth is None else 'probabilities'}"
                        f" output: homology reads the verdicts of its probabilities outputs")
-    labels, index = np.asarray(c.labels, np.int64), {a: i for i, a in enumerate(ds.ids)}
+    labels = np.asarray(c.labels, np.int64)
+    index = _index(ds, labels)
     masks, leak, per_run, left, keys, seen = [], [], [], [], (), set()
     runs = _runs(store, info["sha256"])
     for run in runs:

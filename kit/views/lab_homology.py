@@ -39,6 +39,5 @@ def lab_homology_text(r: dict) -> str:
 
 def lab_homology_pointer(info: dict, given: str) -> str:
     """The line `kit verdicts --pipeline` ends with when the pipeline declares protein ids."""
-    return para(f"Under homology: `kit homology --pipeline {given}` shows each verdict under a "
-                f"cluster bootstrap of its proteins, and accuracy with and without a train "
-                f"homolog (after `kit data homology` of a dataset holding them)", "", "")
+    return para(f"Under homology: kit homology --pipeline {given} (cluster-bootstrap verdicts, "
+                f"leakage)", "", "")
