@@ -27,14 +27,14 @@ def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
     y = store.array(run, truth)
     if y.ndim != 1 or not np.isin(np.unique(y), (0, 1)).all():
         raise Unfit(f"{truth} (truth) holds {len(np.unique(y))} classes: verdicts score a "
-                     f"0/1 truth (two classes)")
+                    f"0/1 truth (two classes)")
     probs = {}
     for m in models:
         p = positive_class(store.array(run, m))  # predict_proba of two classes: column 1
         if p is None or len(p) != len(y):
             raise Unfit(f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
-                         f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
-                         f"are one per truth row (or n x 2)")
+                        f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
+                        f"are one per truth row (or n x 2)")
         probs[m] = p
     return probs, y.astype(np.int64)
 

@@ -62,7 +62,7 @@ def verdicts(args) -> int:
     _, v = _readings(store, info, args.run_set)
     print_json(v) if args.json else print(lab_verdicts_text(v))
     if not args.json and protein_outputs(info)[0] and v["factors"]:
-        print("\n" + lab_homology_pointer(info, args.pipeline))
+        print("\n" + lab_homology_pointer(args.pipeline))
     return 0
 
 

@@ -37,7 +37,7 @@ def lab_homology_text(r: dict) -> str:
     return "\n".join(out + left_part(h))
 
 
-def lab_homology_pointer(info: dict, given: str) -> str:
+def lab_homology_pointer(given: str) -> str:
     """The line `kit verdicts --pipeline` ends with when the pipeline declares protein ids."""
     return para(f"Under homology: kit homology --pipeline {given} (cluster-bootstrap verdicts, "
                 f"leakage)", "", "")
