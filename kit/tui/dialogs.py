@@ -29,7 +29,7 @@ Walk the tabs in order (the digit keys switch tabs; inside a text field they are
    next run set.
 6. **Advice**: what to pin first, from the numbers; `e` writes report.md and report.html.
 7. **Compare**: a lab's bundle (`kit export`) rerun here: does this machine reproduce it?
-   Type its path and press `enter`.
+   `p` enters the path field: type its path and press `enter`.
 
 `?` this help (arrows and page keys scroll it; `escape` closes it), `d` light/dark, `q` quit
 (while a plan runs, it asks first). The mouse works too.
