@@ -56,6 +56,7 @@ class KitApp(App):
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
         self.platform = platform or detect()
         self.pipeline = None  # a lab pipeline chosen on the Setup tab (kit.app.selection)
+        self.pipeline_path = None  # its file, when a file (not a hash) was chosen: Run runs it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -89,12 +90,20 @@ class KitApp(App):
         self.dataset_name, self.n = name, n
 
     def show_pipeline(self, text: str) -> dict | None:
-        """The lab pipeline (a file or hash prefix) the read tabs show from now on; "" for
-        kit's own dataset again. KitError: one line, and the choice stays as it was."""
+        """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and
+        run, from now on; "" for kit's own dataset again. KitError: one line, and the choice
+        stays as it was."""
         from ..app.selection import select_pipeline
 
         self.pipeline = select_pipeline(self.store, text) if text else None
+        path = Path(text).expanduser() if text else None
+        self.pipeline_path = path if path is not None and path.is_file() else None
         return self.pipeline
+
+    def ran_pipeline(self, info: dict) -> None:
+        """The pipeline a Run made runs of (its file as kept then: maybe edited since chosen)
+        is the one the tabs show."""
+        self.pipeline = info
 
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
         # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it
