@@ -169,3 +169,23 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
         assert "\n" not in status.strip(), status
         await pilot.press("4")  # still usable: the tabs read
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
+
+
+async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
+    from kit.tui.dialogs import ConfirmScreen
+
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0-250").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        await pilot.press("2")
+        assert "251 pairs, 252 runs" in text(pilot.app.query_one("#plan-summary"))
+        await pilot.press("r")
+        for _ in range(100):
+            if isinstance(pilot.app.screen, ConfirmScreen):
+                break
+            await pilot.pause(0.1)
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()

@@ -84,16 +84,21 @@ class RunPane(Pane):
     @work(thread=True, exclusive=True, group="run")
     def _run_lab(self, c) -> None:
         """A pipeline file's pairs, run as `kit run --pipeline` runs them (kit.app.lab)."""
-        from ..app.lab import lab_pairs, lab_to_run, run_pairs
+        from ..app.lab import lab_pairs, lab_to_run, lab_todo, run_pairs
 
         worker = get_current_worker()
         out = _Messages(self, f"pipeline {c.info['name']}", c.factors)
+        store = self.app.store
         try:
             info = lab_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
-            run_pairs(lab_pairs(info, c.factors, c.options), info, self.app.store, jobs=1,
-                      progress=out, should_stop=lambda: worker.is_cancelled)
-            self.app.call_from_thread(self.app.ran_pipeline, info)
-            _ended(out, worker, True)
+            pairs = lab_pairs(info, c.factors, c.options)
+            left = len(lab_todo(pairs, store)[1])  # a large plan is asked first, as kit's own
+            go = left <= au.ASK_ABOVE or self._confirm(au.Ask(None, store, runs=left), worker)
+            if go:
+                run_pairs(pairs, info, store, jobs=1, progress=out,
+                          should_stop=lambda: worker.is_cancelled)
+                self.app.call_from_thread(self.app.ran_pipeline, info)
+            _ended(out, worker, go)
         except KitError as e:  # the file's contract, an exception in its run: one line
             out.failed(e)
 
