@@ -123,7 +123,7 @@ async def test_digits_are_typed_into_fields_and_escape_leaves_them(stored_home):
 
 async def test_each_tab_opens_with_its_main_widget_focused(stored_home):
     main = {"1": "stacks", "2": "factors", "3": "run-log", "4": "budget-table",
-            "5": "verdicts-table", "6": "advice-scroll", "7": "bundle-path"}
+            "5": "verdicts-table", "6": "advice-scroll", "7": "compare"}
     async with app().run_test(size=(80, 24)) as pilot:
         for key, widget in main.items():
             await pilot.press("escape", key)
@@ -132,7 +132,7 @@ async def test_each_tab_opens_with_its_main_widget_focused(stored_home):
 
 async def test_escape_leaves_the_compare_path_field_and_the_next_keys_are_commands(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("7", "a", "b")
+        await pilot.press("7", "p", "a", "b")
         assert pilot.app.query_one("#bundle-path", Input).value == "ab"
         await pilot.press("escape")
         assert pilot.app.focused.id == "compare"
@@ -146,8 +146,8 @@ async def test_the_compare_tab_keeps_its_path_and_digits_still_switch_tabs(store
     was typed into it instead of switching tabs."""
     async with app().run_test(size=(80, 24)) as pilot:
         field = pilot.app.query_one("#bundle-path", Input)
-        await pilot.press("7")
-        assert pilot.app.focused is field  # empty: the field first, to type the path
+        await pilot.press("7", "p")
+        assert pilot.app.focused is field  # p enters the field, to type the path
         await pilot.press(*"lab.kit", "escape", "4", "7")
         await pilot.pause()
         assert field.value == "lab.kit"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..analysis.lab_budget import lab_budget
-from ..data.pipelines import LabData, add_pipeline
+from ..core.errors import KitError
+from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
+from ..envs.platforms import Platform
 from ..runs.executing.runner import run_all
 from ..runs.planning.lab import lab_plan
 from ..runs.planning.options import PlanOptions
@@ -20,24 +22,78 @@ def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HO
     hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks, and return
     kit.analysis.lab_budget's numbers for every pair of the file stored there."""
     info = add_pipeline(path)
-    run_pairs([p for f in factor_names for p in lab_plan(f, info, opts, stack)], info, store,
-              jobs=jobs, executor=executor, progress=progress)
+    run_pairs(lab_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
+              executor=executor, progress=progress)
     return lab_budget(store, info)
 
 
-def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
-              progress: Progress = Progress()) -> None:
-    """Make the runs of ``pairs`` that ``store`` lacks and record the pairs whose two runs it
-    holds, as kit's own audit does (also when some runs failed): the readers read the pairs
-    that were planned, never pairs guessed again from the specs. ``progress`` is told as an
-    audit's is: the plan's counts, then each run stored."""
+def lab_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST) -> list:
+    """The pairs of ``factor_names`` for pipeline ``info``: what run_lab runs and what the
+    TUI's Plan tab counts. KitError: one line (no factor, or one the file does not take)."""
+    if not factor_names:
+        raise KitError("choose at least one factor")
+    return [p for f in factor_names for p in lab_plan(f, info, opts, stack)]
+
+
+def lab_todo(pairs, store: Store) -> tuple:
+    """(the runs of ``pairs``, each once; those ``store`` lacks)."""
     specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
-    todo = [s for s in specs if not store.has_run(s.run_id)]
+    return specs, [s for s in specs if not store.has_run(s.run_id)]
+
+
+def lab_to_run(info: dict, path=None) -> dict:
+    """The pipeline to run for a choice of ``info``: the file at ``path`` kept by its hash
+    again (an edited file is another pipeline), else the copy this KIT_HOME keeps of
+    ``info``'s hash. KitError, one line, when it keeps none: running needs the file."""
+    if path is not None:
+        return add_pipeline(path)
+    if present(info["sha256"]):
+        return pipeline_info(info["sha256"])
+    raise KitError(f"running pipeline {info['name']} ({info['sha256'][:12]}) needs its file, "
+                   f"which is not on this machine: choose FILE.py on the Setup tab")
+
+
+def lab_factors(info: dict, plat: Platform | None = None) -> list:
+    """The factors pipeline ``info`` takes, as kit's own are listed (kit.runs.planning.
+    availability): [{factor, description, available, reason}], seed:NAME for each of its
+    SEEDS, precision only runnable when its run takes a dtype, the stack factors as here."""
+    from ..core import factors
+    from ..runs.planning.availability import availability
+
+    rows = {r["factor"]: r for r in availability(plat)}
+    seeds = list(info["seeds"])
+    what = {"repeat": "nothing: the same seeds twice, at each thread count (the null experiment)",
+            "process": "nothing: a fresh worker process against a warm one that made a run first",
+            "threads": rows["threads"]["description"],
+            "seed": f"every named seed at once ({', '.join(seeds) or 'none'})",
+            **{f"seed:{n}": f"the seed {n} alone, the others held" for n in seeds},
+            "precision": "float64 against float32 (run takes a dtype)"}
+    out = [{"factor": f, "description": d, "available": True, "reason": None}
+           for f, d in what.items()]
+    for r in out:
+        if r["factor"] == "threads" and not rows["threads"]["available"]:
+            r.update(available=False, reason=rows["threads"]["reason"])
+        if r["factor"] == "seed" and not seeds:
+            r.update(available=False, reason="its SEEDS are (): there is no seed to vary")
+        if r["factor"] == "precision" and not info.get("dtype"):
+            r.update(available=False, reason="its run takes no dtype: define run(seeds, dtype)")
+    stacks = [rows[f] for f in factors.names(factors.STACKS) if f in rows]
+    return out + [{k: r[k] for k in ("factor", "description", "available", "reason")}
+                  for r in [*stacks, rows["host"]]]
+
+
+def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
+              progress: Progress = Progress(), should_stop=None) -> None:
+    """Make the runs of ``pairs`` that ``store`` lacks and record the pairs whose two runs it
+    holds, as kit's own audit does (also when some runs failed or ``should_stop()`` said stop):
+    the readers read the pairs that were planned, never pairs guessed again from the specs.
+    ``progress`` is told as an audit's is: the plan's counts, then each run stored."""
+    specs, todo = lab_todo(pairs, store)
     progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), todo)
     try:
         with progress.running(todo):
             run_all(specs, LabData(info), store, jobs=jobs, executor=executor,
-                    on_done=progress.done)
+                    on_done=progress.done, should_stop=should_stop)
     finally:
         store.add_pairs([p for p in pairs
                          if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)])

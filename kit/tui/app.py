@@ -40,7 +40,7 @@ class KitApp(App):
           for i, t in enumerate(TABS, 1)],
         Binding("ctrl+r", "run_plan", "Run plan", priority=True),
         Binding("r", "run_plan", "Run plan", show=False),
-        Binding("escape", "leave_field", "Leave field", show=False),
+        Binding("escape", "leave_field", "Leave field"),  # in the footer only in a field
         Binding("d", "toggle_dark", "Light/dark", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit_app", "Quit"),
@@ -56,6 +56,7 @@ class KitApp(App):
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
         self.platform = platform or detect()
         self.pipeline = None  # a lab pipeline chosen on the Setup tab (kit.app.selection)
+        self.pipeline_path = None  # its file, when a file (not a hash) was chosen: Run runs it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -64,6 +65,15 @@ class KitApp(App):
                 with TabPane(f"{i} {tab.title()}", id=tab):
                     yield pane(id=f"{tab}-pane")
         yield Footer()
+
+    def on_mount(self) -> None:
+        from textual.widgets._tabbed_content import ContentTabs
+
+        # the digits switch tabs: the tab bar out of the focus chain, so that the first Tab
+        # from a tab's main widget reaches the tab's own first field (Setup's pipeline file),
+        # not the bar above it
+        self.query_one(ContentTabs).can_focus = False
+        self.pane("setup").focus_main()  # else the first focusable widget: the pipeline field
 
     def dataset_hash(self) -> str | None:
         """The dataset the panes show: the Plan's, resolved as every read command resolves it."""
@@ -80,12 +90,20 @@ class KitApp(App):
         self.dataset_name, self.n = name, n
 
     def show_pipeline(self, text: str) -> dict | None:
-        """The lab pipeline (a file or hash prefix) the read tabs show from now on; "" for
-        kit's own dataset again. KitError: one line, and the choice stays as it was."""
+        """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and
+        run, from now on; "" for kit's own dataset again. KitError: one line, and the choice
+        stays as it was."""
         from ..app.selection import select_pipeline
 
         self.pipeline = select_pipeline(self.store, text) if text else None
+        path = Path(text).expanduser() if text else None
+        self.pipeline_path = path if path is not None and path.is_file() else None
         return self.pipeline
+
+    def ran_pipeline(self, info: dict) -> None:
+        """The pipeline a Run made runs of (its file as kept then: maybe edited since chosen)
+        is the one the tabs show."""
+        self.pipeline = info
 
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
         # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it
@@ -100,7 +118,12 @@ class KitApp(App):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         # the digits are priority bindings (they switch tabs from any widget) except where they
         # are typed: a text field. Letters (r, q, d) are plain bindings, which fields take first.
-        if action == "tab" and isinstance(self.focused, Input):
+        # The footer shows only what a key does where the focus is: in a field, q ? d are typed
+        # (hidden there) and escape leaves it (shown only there).
+        in_field = isinstance(self.focused, Input)
+        if action in ("tab", "quit_app", "help", "toggle_dark") and in_field:
+            return False
+        if action == "leave_field" and not in_field:
             return False
         return True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Log, Static
@@ -15,8 +16,9 @@ from .pane import Pane
 
 
 class ComparePane(Pane):
-    MAIN = "#bundle-path"
+    MAIN = "#compare"  # the button: the digits and the footer's keys work when the tab opens
     LEAVE = "#compare"  # Escape leaves the path field for the button
+    BINDINGS = [Binding("p", "path", "Type path")]
 
     class Answered(Message):
         def __init__(self, report: dict | None, error: str | None = None):
@@ -27,23 +29,24 @@ class ComparePane(Pane):
         with Horizontal(classes="buttons"):
             yield Input(placeholder="path to a bundle from `kit export` (e.g. lab.kit)", id="bundle-path")
             yield Button("Compare", id="compare", variant="primary")
-        yield Static("Rerun a lab's runs here and see whether, and how far, they differ. Type the "
-                     "bundle's path and press enter.", id="compare-answer")
+        yield Static("Rerun a lab's runs here and see whether, and how far, they differ. Press p, "
+                     "type the bundle's path and press enter.", id="compare-answer")
         yield DataTable(id="compare-table", zebra_stripes=True)
         yield Log(id="compare-env", highlight=False)
 
-    def focus_main(self) -> None:
-        # the field only while it is empty: with a path typed, the button holds the focus, so
-        # a digit switches tabs (in the field it would be typed) and enter compares
-        field = self.query_one("#bundle-path", Input)
-        (self.query_one("#compare") if field.value.strip() else field).focus()
+    # The tab opens on the Compare button, never in the path field (empty or not): a digit
+    # pressed to go on to another tab was typed into the field, and q and ? with it, whatever
+    # the footer said. `p` (in the footer) or Enter on an empty path enters the field.
+    def action_path(self) -> None:
+        self.query_one("#bundle-path", Input).focus()
 
     @on(Button.Pressed, "#compare")
     @on(Input.Submitted, "#bundle-path")
     def start(self) -> None:
         path = self.query_one("#bundle-path", Input).value.strip()
         if not path:
-            self.app.notify("give the bundle's path first", severity="warning")
+            self.action_path()
+            self.app.notify("type the bundle's path, then enter", severity="warning")
             return
         self.query_one("#compare-answer", Static).update(f"comparing {path} ...")
         self._compare(path)

@@ -15,7 +15,8 @@ Walk the tabs in order (the digit keys switch tabs; inside a text field they are
 `escape` leaves the field):
 
 1. **Setup**: the dataset (synthetic, or the Swiss-Prot subset: `f` fetches it, `v` verifies it)
-   and the stacks (pinned environments; `b` builds the highlighted one).
+   and the stacks (pinned environments; `b` builds the highlighted one). The field (the first
+   `tab`) takes your pipeline file: every tab, Plan and Run too, then works on it.
 2. **Plan**: tick factors with `space`; `tab` moves to the settings (dataset, proteins, threads,
    seeds, power iterations, PyTorch device). Greyed factors cannot run here; the line under the
    list says why. The summary counts runs, says which stacks a run would build and estimates
@@ -29,7 +30,7 @@ Walk the tabs in order (the digit keys switch tabs; inside a text field they are
    next run set.
 6. **Advice**: what to pin first, from the numbers; `e` writes report.md and report.html.
 7. **Compare**: a lab's bundle (`kit export`) rerun here: does this machine reproduce it?
-   Type its path and press `enter`.
+   `p` enters the path field: type its path and press `enter`.
 
 `?` this help (arrows and page keys scroll it; `escape` closes it), `d` light/dark, `q` quit
 (while a plan runs, it asks first). The mouse works too.

@@ -16,6 +16,7 @@ from textual.widgets.selection_list import Selection
 from ..app import audit as au
 from ..core.errors import KitError
 from .pane import Pane
+from .plan_lab import LAB_NOTE, LabChoice, lab_rows, lab_summary
 
 
 def _numbers(text: str, parse=None) -> tuple:
@@ -26,8 +27,8 @@ def _numbers(text: str, parse=None) -> tuple:
     return (parse or parse_seeds)(text) if text else ()
 
 
-def _field(label: str, value: str, id: str, placeholder: str = ""):
-    with Horizontal(classes="field"):
+def _field(label: str, value: str, id: str, placeholder: str = "", classes: str = ""):
+    with Horizontal(classes=f"field {classes}"):
         yield Label(label)
         yield Input(value, placeholder=placeholder, id=id)
 
@@ -68,29 +69,22 @@ class PlanPane(Pane):
         from ..envs.kinds import listing
 
         app = self.app
-        rows = availability(app.platform)
-        self._about = {r["factor"]: r["description"] if r["available"]
-                       else f"cannot run here: {r['reason']}" for r in rows}
-        # unavailable factors stay in the list (a keyboard user reaches them and reads why under
-        # it) but cannot be ticked
-        self._unavailable = {r["factor"] for r in rows if not r["available"]}
+        self._lab = None  # (hash, file) of the pipeline the list shows; None: kit's own
         with Horizontal():
             with Vertical(id="factor-column"):
-                yield Ticks(
-                    *[Selection(r["factor"] if r["available"]
-                                else f"[dim]{r['factor']} (not here)[/]",
-                                r["factor"], r["factor"] in ("repeat", "seed")) for r in rows],
-                    id="factors")
+                yield Ticks(*self._selections(availability(app.platform)), id="factors")
                 yield Static(id="factor-help")
             with VerticalScroll(id="settings", can_focus=False):  # its fields take focus
-                yield from _field("dataset", app.dataset_name, "dataset", "synthetic")
-                yield from _field("proteins", str(app.n or ""), "n", "all")
+                # kit's own pipeline's settings (class kit-only) give way to LAB_NOTE for a file
+                yield from _field("dataset", app.dataset_name, "dataset", "synthetic", "kit-only")
+                yield from _field("proteins", str(app.n or ""), "n", "all", "kit-only")
                 yield from _field("threads", app.initial["threads"], "threads", "1..cores")
                 yield from _field("seeds", app.initial["seeds"], "seeds", "factor default")
-                yield from _field("iterations", "5,10,20,50", "iters")
-                yield Label("PyTorch device", classes="heading")
+                yield from _field("iterations", "5,10,20,50", "iters", classes="kit-only")
+                yield Static(LAB_NOTE, id="lab-note")
+                yield Label("PyTorch device", classes="heading kit-only")
                 devs = devices(app.platform)
-                with RadioSet(id="device"):
+                with RadioSet(id="device", classes="kit-only"):
                     for d in ("cpu", "mps", "cuda"):
                         yield RadioButton(d.upper() + ("" if devs[d] is None else " (not here)"),
                                           value=d == "cpu", disabled=devs[d] is not None,
@@ -99,18 +93,46 @@ class PlanPane(Pane):
                 self._torch_stacks = [r["name"] for r in listing(app.platform)
                                       if r["kind"] == "external" and "torch" in r["uses"]]
                 if self._torch_stacks:
-                    yield Label("PyTorch stack", classes="heading")
-                    with RadioSet(id="torch-stack"):
+                    yield Label("PyTorch stack", classes="heading kit-only")
+                    with RadioSet(id="torch-stack", classes="kit-only"):
                         yield RadioButton("the catalogue's", value=True, id="ts-0")
                         for i, name in enumerate(self._torch_stacks, 1):
                             yield RadioButton(f"{name} (external)", id=f"ts-{i}")
                 yield Button("Run this plan (r)", id="run-plan", variant="primary")
         yield Static(id="plan-summary")
 
+    def _selections(self, rows: list) -> list:
+        self._about = {r["factor"]: r["description"] if r["available"]
+                       else f"cannot run here: {r['reason']}" for r in rows}
+        # unavailable factors stay in the list (a keyboard user reaches them and reads why under
+        # it) but cannot be ticked
+        self._unavailable = {r["factor"] for r in rows if not r["available"]}
+        return [Selection(r["factor"] if r["available"] else f"[dim]{r['factor']} (not here)[/]",
+                          r["factor"], r["factor"] in ("repeat", "seed")) for r in rows]
+
+    def _follow_setup(self) -> None:
+        """The factors of the pipeline the Setup tab chose (its file's, or kit's own again)."""
+        from ..runs.planning.availability import availability
+
+        app = self.app
+        lab = (app.pipeline["sha256"], app.pipeline_path) if app.pipeline else None
+        if lab == self._lab:
+            return
+        self._lab = lab
+        factors = self.query_one("#factors", SelectionList)
+        factors.clear_options()
+        factors.add_options(self._selections(lab_rows(app) if lab else availability(app.platform)))
+        factors.highlighted = 0
+        for w in self.query(".kit-only"):
+            w.display = lab is None
+        self.query_one("#lab-note").display = lab is not None
+
     def on_mount(self) -> None:
-        self.update_summary()
+        self.query_one("#lab-note").display = False
+        self.show()
 
     def show(self) -> None:
+        self._follow_setup()
         self.update_summary()
 
     def focus_main(self) -> None:
@@ -150,11 +172,21 @@ class PlanPane(Pane):
             raise KitError(f"proteins: {e}") from None
         return self.query_one("#dataset", Input).value.strip() or "synthetic", n
 
-    def audit(self) -> au.Audit:
-        """The plan the fields describe (a KitError, shown in the summary, if they are wrong)."""
+    def audit(self) -> au.Audit | LabChoice:
+        """The plan the fields describe (a KitError, shown in the summary, if they are wrong):
+        kit's own, or the Setup tab's pipeline's."""
         from ..runs.planning.options import SVD_ITERS, PlanOptions, parse_iters, parse_threads
 
+        self._follow_setup()
         factors = self.query_one("#factors", SelectionList).selected
+        if self.app.pipeline is not None:
+            try:
+                opts = PlanOptions(threads=_numbers(self.query_one("#threads", Input).value,
+                                                    parse_threads),
+                                   seeds=_numbers(self.query_one("#seeds", Input).value))
+            except ValueError as e:
+                raise KitError(str(e)) from None
+            return LabChoice(self.app.pipeline, self.app.pipeline_path, tuple(factors), opts)
         dataset, n = self._dataset()
         try:
             threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
@@ -179,11 +211,15 @@ class PlanPane(Pane):
     @on(Input.Changed)
     @on(RadioSet.Changed)
     def update_summary(self) -> None:
+        from rich.markup import escape
+
         out = self.query_one("#plan-summary", Static)
         try:
-            out.update(self._summary(self.audit()))
+            plan = self.audit()
+            out.update(lab_summary(self.app, plan) if isinstance(plan, LabChoice)
+                       else self._summary(plan))
         except KitError as e:
-            out.update(f"[red]{e}[/]")
+            out.update(f"[red]{escape(str(e))}[/]")
 
     def _summary(self, a: au.Audit) -> str:
         build = au.stacks_to_build(a)
@@ -206,4 +242,6 @@ class PlanPane(Pane):
         except KitError as e:
             self.app.notify(str(e), severity="error", timeout=8)
             return
-        self.app.post_message(self.PlanChosen(*self._dataset(), a))
+        chosen = ((self.app.dataset_name, self.app.n) if isinstance(a, LabChoice)
+                  else self._dataset())
+        self.app.post_message(self.PlanChosen(*chosen, a))

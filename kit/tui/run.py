@@ -42,12 +42,15 @@ class RunPane(Pane):
     def running(self) -> bool:
         return any(w.group == "run" and w.is_running for w in self.app.workers)
 
-    def start(self, audit: au.Audit) -> None:
+    def start(self, audit) -> None:
+        """Run an Audit of kit's own pipeline, or a LabChoice of a pipeline file's."""
+        from .plan_lab import LabChoice
+
         if self.running:
             self.app.notify("a plan is already running; cancel it first (c)", severity="warning")
             return
         self.query_one("#run-log", Log).clear()
-        self._run(audit)
+        (self._run_lab if isinstance(audit, LabChoice) else self._run)(audit)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -69,21 +72,35 @@ class RunPane(Pane):
     @work(thread=True, exclusive=True, group="run")
     def _run(self, a: au.Audit) -> None:
         worker = get_current_worker()
-        out = _Messages(self, a)
+        out = _Messages(self, a.dataset.name, a.factors)
         try:
             # one run at a time: the store is shared with the screens that read it meanwhile
             made = au.run_audit(a, self.app.store, confirm=lambda ask: self._confirm(ask, worker),
                                 progress=out, jobs=1, should_stop=lambda: worker.is_cancelled)
-            if worker.is_cancelled:
-                out.say(status=f"cancelled after {out.made} run(s); they are stored, run again "
-                         "to resume")
-            elif made is None:
-                out.say(status="not started; nothing was run")
-            else:
-                out.say(status=f"finished: {out.made} run(s). The budget (4) is ready.")
-                self.app.call_from_thread(self.app.notify, "plan finished: see the budget (4)")
+            _ended(out, worker, made is not None)
         except KitError as e:
-            out.say(f"error: {e}", status=f"[red]{e}[/]")
+            out.failed(e)
+
+    @work(thread=True, exclusive=True, group="run")
+    def _run_lab(self, c) -> None:
+        """A pipeline file's pairs, run as `kit run --pipeline` runs them (kit.app.lab)."""
+        from ..app.lab import lab_pairs, lab_to_run, lab_todo, run_pairs
+
+        worker = get_current_worker()
+        out = _Messages(self, f"pipeline {c.info['name']}", c.factors)
+        store = self.app.store
+        try:
+            info = lab_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
+            pairs = lab_pairs(info, c.factors, c.options)
+            left = len(lab_todo(pairs, store)[1])  # a large plan is asked first, as kit's own
+            go = left <= au.ASK_ABOVE or self._confirm(au.Ask(None, store, runs=left), worker)
+            if go:
+                run_pairs(pairs, info, store, jobs=1, progress=out,
+                          should_stop=lambda: worker.is_cancelled)
+                self.app.call_from_thread(self.app.ran_pipeline, info)
+            _ended(out, worker, go)
+        except KitError as e:  # the file's contract, an exception in its run: one line
+            out.failed(e)
 
     def _confirm(self, ask: au.Ask, worker) -> bool:
         """Stacks to build: yes (the Plan's summary named them, and r was pressed). A large plan:
@@ -103,17 +120,33 @@ class RunPane(Pane):
         return False
 
 
-class _Messages(au.Progress):
-    """An audit's progress (from the worker thread) as Progress messages to the Run pane."""
+def _ended(out: _Messages, worker, started: bool) -> None:
+    if worker.is_cancelled:
+        out.say(status=f"cancelled after {out.made} run(s); they are stored, run again to resume")
+    elif not started:
+        out.say(status="not started; nothing was run")
+    else:
+        out.say(status=f"finished: {out.made} run(s). The budget (4) is ready.")
+        out.pane.app.call_from_thread(out.pane.app.notify, "plan finished: see the budget (4)")
 
-    def __init__(self, pane: RunPane, audit: au.Audit):
-        self.pane, self.audit, self.total, self.made = pane, audit, 0, 0
+
+class _Messages(au.Progress):
+    """An audit's progress (from the worker thread) as Progress messages to the Run pane; the
+    same interface, told the same way, for a pipeline file's runs (kit.app.lab.run_pairs)."""
+
+    def __init__(self, pane: RunPane, name: str, factors: tuple):
+        self.pane, self.name, self.factors, self.total, self.made = pane, name, factors, 0, 0
 
     def say(self, line: str = "", **kw) -> None:
         self.pane.post_message(RunPane.Progress(line, **kw))
 
+    def failed(self, e: Exception) -> None:
+        from rich.markup import escape
+
+        self.say(f"error: {e}", status=f"[red]{escape(str(e))}[/]")
+
     def building(self, stacks):
-        self.say(status=f"building stacks for {', '.join(self.audit.factors)}")
+        self.say(status=f"building stacks for {', '.join(self.factors)}")
         return super().building(stacks)
 
     def log(self, stack, line):
@@ -125,7 +158,7 @@ class _Messages(au.Progress):
 
     def running(self, todo):
         self.total = len(todo)
-        self.say(status=f"running {self.audit.dataset.name}: 0 of {self.total} done", done=0,
+        self.say(status=f"running {self.name}: 0 of {self.total} done", done=0,
                  total=self.total)
         return super().running(todo)
 
@@ -133,5 +166,5 @@ class _Messages(au.Progress):
         self.made += 1
         self.say(f"run {self.made}/{self.total} done: {spec.stack} {spec.kind} "
                  f"threads={spec.threads} {spec.run_id[:12]}",
-                 status=f"running {self.audit.dataset.name}: {self.made} of {self.total} done",
+                 status=f"running {self.name}: {self.made} of {self.total} done",
                  done=self.made)

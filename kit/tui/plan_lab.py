@@ -1,0 +1,47 @@
+"""The Plan tab on a lab pipeline chosen on the Setup tab: its factors and the count of its
+pairs, from the functions `kit run --pipeline` plans with (kit.app.lab; nothing computed here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.markup import escape
+
+from ..runs.planning.options import PlanOptions
+
+# the settings of kit's own pipeline a file does not take, said in one line where they were
+LAB_NOTE = ("dataset, proteins, iterations, PyTorch device: kit's own pipeline's, not a "
+            "file's (it reads its own data, on the device its code chooses)")
+
+
+@dataclass(frozen=True)
+class LabChoice:
+    """The plan the Run tab runs for a pipeline: its info as chosen, its file (None: a hash
+    chosen; this KIT_HOME's copy runs, if it has one), the factors and the options."""
+    info: dict
+    path: Path | None
+    factors: tuple
+    options: PlanOptions
+
+
+def lab_rows(app) -> list:
+    """The factor rows of the app's pipeline, as the Plan tab lists kit's own."""
+    from ..app.lab import lab_factors
+
+    return lab_factors(app.pipeline, app.platform)
+
+
+def lab_summary(app, c: LabChoice) -> str:
+    """The plan's counts, as `kit run --pipeline` prints them before it runs; KitError: one
+    line (a factor the file does not take, a stack not built, the file not on this machine)."""
+    from ..app.lab import lab_pairs, lab_to_run, lab_todo
+
+    info = c.info
+    if c.path is None:
+        info = lab_to_run(info)  # only reads when no file is given: raises if it is not here
+    pairs = lab_pairs(info, c.factors, c.options)
+    specs, todo = lab_todo(pairs, app.store)
+    return (f"[b]pipeline {escape(info['name'])}[/] ({info['sha256'][:12]}): "
+            f"[b]{len(pairs)} pairs, {len(specs)} runs[/]: {len(specs) - len(todo)} stored, "
+            f"{len(todo)} to run")

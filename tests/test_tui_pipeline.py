@@ -1,0 +1,191 @@
+"""kit tui on a lab's pipeline file (Plan and Run run it) and the keyboard's focus traps a
+stranger's drive found, by Textual's pilot on a real store, a real worker and real files."""
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, SelectionList
+
+from kit.runs.store import Store
+from kit.tui.app import KitApp
+from test_tui import LINUX, N, text
+
+PIPELINES = Path(__file__).with_name("pipelines")
+TWO = PIPELINES / "two_models.py"
+
+
+def app():
+    return KitApp("synthetic", N, platform=LINUX, store=Store())
+
+
+# -- focus: a key does what the footer says ----------------------------------------------------
+async def test_the_first_tab_on_setup_reaches_the_pipeline_field_then_each_field_in_order():
+    """The first Tab from the stacks went to the tab bar above the fields, not the pipeline's."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        assert pilot.app.focused.id == "stacks"
+        seen = []
+        for _ in range(5):
+            await pilot.press("tab")
+            seen.append(pilot.app.focused.id)
+        assert seen == ["pipeline-file", "fetch", "verify", "build", "stacks"]
+
+
+async def test_digits_on_the_compare_tab_switch_tabs_and_the_footer_is_true_in_a_field():
+    """The Compare tab opened in its empty path field: a digit pressed to go on was typed there
+    (and q and ?, which the footer still showed as Quit and Help)."""
+    from textual.widgets._footer import FooterKey
+
+    async with app().run_test(size=(80, 24)) as pilot:
+        field = pilot.app.query_one("#bundle-path", Input)
+        await pilot.press("7")
+        await pilot.pause()
+        keys = {k.key for k in pilot.app.query(FooterKey)}
+        assert {"p", "q", "question_mark"} <= keys and "escape" not in keys
+        await pilot.press("4")
+        assert pilot.app.query_one("TabbedContent").active == "budget" and field.value == ""
+        await pilot.press("7", "enter")  # Enter on an empty path enters the field
+        assert pilot.app.focused is field
+        await pilot.pause()
+        keys = {k.key for k in pilot.app.query(FooterKey)}
+        assert "escape" in keys and not {"q", "question_mark"} & keys  # typed here, not shown
+        await pilot.press("1", "q")
+        assert field.value == "1q" and pilot.app.is_running
+
+
+# -- a pipeline file planned and run from the Plan and Run tabs -------------------------------
+def factor_values(pilot) -> list:
+    factors = pilot.app.query_one("#factors", SelectionList)
+    return [factors.get_option_at_index(i).value for i in range(factors.option_count)]
+
+
+async def choose(pilot, value: str) -> None:
+    """Type ``value`` into Setup's pipeline field, reached by the first Tab, and press Enter."""
+    await pilot.press("escape", "1")
+    field = pilot.app.query_one("#pipeline-file", Input)
+    await pilot.press("tab")
+    assert pilot.app.focused is field
+    field.value = ""
+    await pilot.press(*value, "enter", "escape")
+
+
+@pytest.mark.slow
+async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys():
+    """Setup chooses tests/pipelines/two_models.py; Plan lists its factors (seed:split and
+    seed:forest) and counts its pairs; Run runs repeat and seed:forest in kit's own interpreter
+    with the progress bar; the store then holds those pipeline runs and pairs, and the Budget
+    shows the pipeline's budget. Emptying the field gives kit's own pipeline back."""
+    from kit.app.selection import lab_runs
+
+    from textual.widgets import ProgressBar
+
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        sha = pilot.app.pipeline["sha256"]
+        await pilot.press("2")
+        values = factor_values(pilot)
+        assert values[:7] == ["repeat", "process", "threads", "seed", "seed:split",
+                              "seed:forest", "precision"] and "host" in values
+        assert "svd-iters" not in values and "seed:svd" not in values
+        assert "precision" in pilot.app.pane("plan")._unavailable  # run takes no dtype
+        assert pilot.app.query_one("#lab-note").display
+        assert not pilot.app.query_one("#device").display  # kit's torch device: not a file's
+        summary = pilot.app.query_one("#plan-summary")
+        assert "pipeline two_models.py" in text(summary) and "2 pairs, 3 runs" in text(summary)
+        await pilot.press("down", "down", "down", "space", "down", "down", "space")  # seed off,
+        factors = pilot.app.query_one("#factors", SelectionList)  # seed:forest on
+        assert factors.selected == ["repeat", "seed:forest"]
+        assert "2 pairs, 3 runs: 0 stored, 3 to run" in text(summary)
+        await pilot.press("r")
+        assert pilot.app.query_one("TabbedContent").active == "run"
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "finished: 3 run(s)" in text(pilot.app.query_one("#run-status"))
+        bar = pilot.app.query_one("#run-progress", ProgressBar)
+        assert (bar.total, bar.progress) == (3, 3)
+        store = Store()
+        runs = lab_runs(store, sha)
+        assert len(runs) == 3 and {r.spec.stack for r in runs} == {"host"}
+        assert sorted(p.factor for p in store.pairs(sha)) == ["repeat", "seed:forest"]
+        await pilot.press("4")
+        await pilot.pause()
+        body = " ".join(str(pilot.app.query_one("#explain-text").render()).split())
+        assert "pipeline two_models.py" in body and "seed:forest" in body
+        await pilot.press("2")
+        assert "3 stored, 0 to run" in text(summary)
+        await choose(pilot, "")  # the field emptied: kit's own pipeline again
+        await pilot.press("2")
+        assert "svd-iters" in factor_values(pilot) and pilot.app.query_one("#device").display
+        assert "pipeline" not in text(summary)
+
+
+async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_path):
+    """Runs of a pipeline imported from elsewhere: the hash chooses them for reading; Plan and
+    Run say in one line that running needs the file."""
+    from kit.app.lab import run_pairs
+    from kit.data.pipelines import add_pipeline
+    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.options import PlanOptions
+    from kit.core.paths import subdir
+
+    info = add_pipeline(TWO)
+    run_pairs(lab_plan("repeat", info, PlanOptions(threads=(1,))), info, Store())
+    for f in (subdir("pipelines") / "by-hash").iterdir():  # as if made on another machine
+        f.unlink()
+    async with app().run_test(size=(80, 24)) as pilot:
+        await choose(pilot, info["sha256"][:12])
+        assert pilot.app.pipeline["sha256"] == info["sha256"]
+        await pilot.press("2")
+        said = text(pilot.app.query_one("#plan-summary"))
+        assert "needs its file" in said and "\n" not in said.strip()
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        status = text(pilot.app.query_one("#run-status"))
+        assert "needs its file" in status and pilot.app.is_running
+
+
+async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
+    """A file that does not parse is refused on Setup; one whose run raises fails its runs
+    on the Run tab: one line each, never a traceback, and the app stays usable."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("SEEDS = (\n")
+    boom = tmp_path / "boom.py"
+    boom.write_text("SEEDS = ('a',)\n\ndef run(seeds):\n    x = seeds['a']\n"
+                    "    raise ValueError('no data here')\n")
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(bad))
+        assert pilot.app.pipeline is None  # said in a notification; nothing chosen
+        notes = [n.message for n in pilot.app._notifications]
+        assert any("does not parse" in m and "\n" not in m for m in notes), notes
+        await choose(pilot, str(boom))
+        assert pilot.app.pipeline["name"] == "boom.py"
+        await pilot.press("2", "r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        status = text(pilot.app.query_one("#run-status"))
+        assert "ValueError: no data here" in status and "Traceback" not in status
+        assert "\n" not in status.strip(), status
+        await pilot.press("4")  # still usable: the tabs read
+        assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
+
+
+async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
+    from kit.tui.dialogs import ConfirmScreen
+
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0-250").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        await pilot.press("2")
+        assert "251 pairs, 252 runs" in text(pilot.app.query_one("#plan-summary"))
+        await pilot.press("r")
+        for _ in range(100):
+            if isinstance(pilot.app.screen, ConfirmScreen):
+                break
+            await pilot.pause(0.1)
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()
