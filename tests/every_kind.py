@@ -9,7 +9,8 @@ the split seed (seed:split);
 threads (where there are two cores); precision; svd-iters and svd-solver; perturb; the
 cross-stack factors `sklearn` and `arch` (two real uv-built stacks of a small catalogue);
 the torch factors (the real CPU torch stack, where its wheel folder exists); a lab's own
-pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init); and a bundle
+pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init) and a protein
+pipeline read under homology (tests/pipelines/proteins.py); and a bundle
 made in another KIT_HOME (another host), compared here with `kit compare`: `host` pairs of
 imported runs.
 """
@@ -89,6 +90,22 @@ def _kit(*argv):
     assert code == 0, f"kit {' '.join(argv)} exited {code}"
 
 
+def _protein_pipeline(root: Path, mp) -> str:
+    """Runs tests/pipelines/proteins.py (repeat, seed:split) on the store's synthetic proteins,
+    written as the TSV it reads; its sha256."""
+    from kit.data.dataset import load_dataset
+
+    ds = load_dataset("synthetic", int(N), generate=False)
+    tsv = root / "proteins.tsv"
+    tsv.write_text("accession\tsequence\tlabel\n" + "".join(
+        f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ds.ids, ds.seqs, ds.labels)))
+    mp.setenv("KIT_TEST_PROTEINS", str(tsv))
+    path = ROOT / "tests" / "pipelines" / "proteins.py"
+    _kit("run", "--pipeline", str(path), "--factor", "repeat,seed:split", "--threads", "1",
+         "--seeds", "0-1", "--jobs", "2")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def build(root: Path) -> dict:
     """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds."""
     from kit.envs.platforms import detect
@@ -161,6 +178,9 @@ def build(root: Path) -> dict:
         # bootstrap and the leakage split beside what it showed before
         _kit("data", "homology", "synthetic", "--n", N)
         held["homology"] = True
+        # a lab's protein pipeline (tests/pipelines/proteins.py) on the store's own proteins:
+        # its protein ids map into the clustering above, so `kit homology --pipeline` reads it
+        held["proteins"] = _protein_pipeline(root, mp)
     held["catalogue"] = root / "catalogue"
     held["bundle"] = root / "lab.kit"
     return held

@@ -129,7 +129,7 @@ def dump(stable: bool = False) -> dict:
         # a fresh draw in every build)
         for sha in _pipelines():
             for argv in (("verdicts",), ("verdicts", "--json"), ("advise",), ("advise", "--json"),
-                         ("runs",), ("runs", "--json")):
+                         ("runs",), ("runs", "--json"), ("homology",), ("homology", "--json")):
                 out[" ".join((argv[0], "--pipeline") + argv[1:])] = _run(
                     argv[0], "--pipeline", sha[:12], *argv[1:], stable=stable)
         with tempfile.TemporaryDirectory() as tmp:

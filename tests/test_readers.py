@@ -194,6 +194,30 @@ def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, cap
     assert kit.open().budget(pipeline=sha[:12]).attrs["loose"] == ["jitter"]
 
 
+def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_path):
+    """The store's protein pipeline (tests/pipelines/proteins.py): its ids map into the store's
+    clustering of its own proteins; homology, verdicts, budget and report read it, and kit's
+    own readers never count it."""
+    sha = on_every_kind["proteins"]
+    r = run_json(capsys, "homology", "--pipeline", sha[:12], "--json")
+    assert r["dataset"] == "synthetic" and r["runs_stored"] == 4
+    h = r["summary"]
+    assert [v["verdict"] for v in h["verdicts"]] == ["p_rf-p_lr acc", "p_rf-p_lr auc"]
+    assert h["runs"] >= 1 and sorted(h["models"]) == ["p_lr", "p_rf"]
+    assert all(v["cluster"]["lo"] is not None for v in h["verdicts"])
+    assert "Under homology: kit homology --pipeline" in run_text(capsys, "verdicts",
+                                                                 "--pipeline", sha[:12])
+    b = run_json(capsys, "budget", "--pipeline", sha[:12], "--json")
+    assert set(b["factors"]) == {"repeat", "seed:split"} and not b["loose"]
+    run_text(capsys, "report", "--pipeline", sha[:12], "--out", str(tmp_path / "r"))
+    assert "Under homology" in (tmp_path / "r" / "report.md").read_text()
+    assert sha not in json.dumps(run_json(capsys, "budget", "--json"))
+    # a pipeline that declares no protein ids says so in one line
+    lab = on_every_kind["pipeline"]
+    assert main(["homology", "--pipeline", lab[:12]]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
 def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):
     """Stored after most of kit's runs, the pipeline's runs are not the default dataset and
     not counted by kit's own budget, verdicts, advice or the runs of a dataset."""
@@ -216,16 +240,17 @@ def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):
                                   ["stacks"], ["budget", "--factor", "seed"], ["data", "list"],
                                   ["homology"], ["budget", "--pipeline", "lab.py"],
                                   ["verdicts", "--pipeline", "lab.py"],
-                                  ["advise", "--pipeline", "lab.py"]],
+                                  ["advise", "--pipeline", "lab.py"],
+                                  ["homology", "--pipeline", "proteins.py"]],
                          ids=lambda a: " ".join(a))
 def test_every_table_fits_80_columns(on_every_kind, capsys, monkeypatch, argv):
     """At 80 columns the budget was 106-131 characters wide, `kit stacks` 160, `kit runs` 144
     and advice lines up to 463: rows wrapped into each other."""
     monkeypatch.setenv("COLUMNS", "80")
-    if "lab.py" in argv:  # the store's lab pipeline, by its file
+    if "--pipeline" in argv:  # the store's lab pipelines, by their files
         from every_kind import ROOT
 
-        argv = [str(ROOT / "tests" / "pipelines" / a) if a == "lab.py" else a for a in argv]
+        argv = [str(ROOT / "tests" / "pipelines" / a) if a.endswith(".py") else a for a in argv]
     out = run_text(capsys, *argv)
     wide = [ln for ln in out.splitlines() if len(ln) > 80]
     assert not wide, wide[:3]
