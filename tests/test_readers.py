@@ -200,7 +200,7 @@ def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_pa
     own readers never count it."""
     sha = on_every_kind["proteins"]
     r = run_json(capsys, "homology", "--pipeline", sha[:12], "--json")
-    assert r["dataset"] == "synthetic" and r["runs_stored"] == 4
+    assert r["dataset"] == "synthetic-120" and r["runs_stored"] == 3
     h = r["summary"]
     assert [v["verdict"] for v in h["verdicts"]] == ["p_rf-p_lr acc", "p_rf-p_lr auc"]
     assert h["runs"] >= 1 and sorted(h["models"]) == ["p_lr", "p_rf"]
