@@ -119,6 +119,8 @@ def runs(args) -> int:
     if args.json:
         print_json(got)
     else:
-        print(runs_text(got, store.datasets()) if got else
-              f"no runs of pipeline {info['name']} ({info['sha256'][:12]}) stored")
+        # one pipeline's runs: named once above, not in a column on every row
+        head = f"pipeline {info['name']} ({info['sha256'][:12]})"
+        print(f"runs of {head}\n" + runs_text(got, dataset=False) if got else
+              f"no runs of {head} stored")
     return 0
