@@ -79,3 +79,54 @@ def test_kit_own_process_runs_are_named_fresh_and_warm_too():
     assert run_label(spec.with_(process="fresh")) == "host 1t seed 0 fresh process"
     assert run_label(spec.with_(process="warm")) == "host 1t seed 0 warm process"
     assert "process" not in run_label(spec)
+
+
+def _stored(path, factors):
+    from kit.app.lab import run_pairs
+    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.options import PlanOptions
+
+    info = add_pipeline(path)
+    run_pairs([p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,),
+                                                                         seeds=(0, 1)))],
+              info, Store())
+    return info
+
+
+def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(tmp_path, capsys):
+    import matplotlib.image
+
+    _stored(TWO, ("repeat", "seed:split"))
+    out = kit_cli(capsys, "report", "--pipeline", TWO, "--out", str(tmp_path))
+    assert "(2 plots)" in out
+    md = (tmp_path / "report.md").read_text()
+    for name in ("travel.png", "verdicts.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", name
+        h, w, _ = matplotlib.image.imread(tmp_path / name).shape  # a whole image, decoded
+        assert h > 200 and w > 400
+        assert f"]({name})" in md  # linked beside the report, as kit's own report links them
+    assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == 2
+
+
+def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
+    from kit.analysis.lab_budget import tally
+    from kit.views.labplots import plot_travel
+    from kit.views.lab_readers import write_lab_report
+
+    info = add_pipeline(TWO)  # kept, never run
+    got = write_lab_report(Store(), info, tmp_path)
+    assert got["plots"] == [] and not list(tmp_path.glob("*.png"))
+    md = (tmp_path / "report.md").read_text()
+    assert "not drawn, no difference was measured" in md and "](travel.png)" not in md
+    # a hashes-only bundle's pair: its bits differ, by how much is not known: no dot, no figure
+    row = {"pairs": 0, "outputs": {}}
+    tally(row, {"p_lr": {"kind": "probabilities", "identical": False, "unmeasured": True},
+                "y_test": {"kind": "truth", "identical": True}})
+    b = {"name": "two_models.py", "factors": {"host": row}}
+    none = {"factors": {}}
+    assert plot_travel(b, none, {}) is None
+    tally(row, {"p_lr": {"kind": "probabilities", "identical": False, "rel": 1e-12, "flips": 0,
+                         "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12},
+                "y_test": {"kind": "truth", "identical": True}})
+    assert plot_travel(b, none, {})[:8] == b"\x89PNG\r\n\x1a\n"  # a measured one is drawn

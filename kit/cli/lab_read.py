@@ -78,7 +78,7 @@ def report(args) -> int:
     store, info = _selected(args)
     out = write_lab_report(store, info, args.out)
     print(f"pipeline {info['name']} ({info['sha256'][:12]})")
-    print(f"wrote {out['md']} and {out['html']}")
+    print(f"wrote {out['md']} and {out['html']} ({len(out['plots'])} plots)")
     return 0
 
 

@@ -64,9 +64,9 @@ def lab_budget_text(b: dict) -> str:
 
 
 def lab_run_text(b: dict, asked, path: str) -> str:
-    """What `kit run --pipeline` prints: the rows of the factors it ran (``asked``), as kit's own
-    `kit run` shows the factor it ran, then one line pointing to the whole table when other
-    factors of the pipeline are stored (the stranger's drive read old rows as this run's)."""
+    """What `kit run --pipeline` prints: the rows of the factors it ran (``asked``), then one
+    line pointing to the whole table when other factors of the pipeline are stored (a
+    stranger's drive read the old rows as this run's)."""
     shown = {**b, "factors": {f: r for f, r in b["factors"].items() if f in asked},
              "inert": [s for s in b["inert"] if f"seed:{s}" in asked],
              "shapes": [s for s in b.get("shapes", []) if s["factor"] in asked],
