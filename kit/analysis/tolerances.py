@@ -124,7 +124,7 @@ def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=()
     per: dict = {}
     for f in env:
         for name, o in rows[f]["outputs"].items():
-            lvl = _level(o, name in conclusions.get(f, ()))
+            lvl = reach(o, name in conclusions.get(f, ()))
             per.setdefault(name, []).append((f, rows[f]["pairs"], o, lvl))
     out = [_one(name, got, name in loose) for name, got in per.items()]
     return {**head, "headroom": HEADROOM, "factors": env,
@@ -133,8 +133,9 @@ def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=()
                                      "(kit run --factor threads)"}
 
 
-def _level(o: dict, concluded: bool) -> str:
-    """How far one output's differences under one factor travelled."""
+def reach(o: dict, concluded: bool) -> str:
+    """How far one output's differences under one factor travelled (one of LEVELS): read by the
+    tolerances and by the pipeline report's plot."""
     most = o.get("most", {})
     if not o["changed"]:
         return "nothing"

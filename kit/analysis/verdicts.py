@@ -176,6 +176,8 @@ def run_label(spec: RunSpec, stack: bool = True) -> str:
     parts += [f"{k}={v}" for k, v in spec.env]
     if spec.replicate:
         parts.append(f"repeat {spec.replicate}")
+    if spec.process:  # the process factor's two runs differ in nothing else
+        parts.append(f"{spec.process} process")
     return " ".join(parts)
 
 

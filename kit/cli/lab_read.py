@@ -106,7 +106,7 @@ def report(args) -> int:
     store, info = _selected(args)
     out = write_lab_report(store, info, args.out)
     print(f"pipeline {info['name']} ({info['sha256'][:12]})")
-    print(f"wrote {out['md']} and {out['html']}")
+    print(f"wrote {out['md']} and {out['html']} ({len(out['plots'])} plots)")
     return 0
 
 
@@ -147,6 +147,8 @@ def runs(args) -> int:
     if args.json:
         print_json(got)
     else:
-        print(runs_text(got, store.datasets()) if got else
-              f"no runs of pipeline {info['name']} ({info['sha256'][:12]}) stored")
+        # one pipeline's runs: named once above, not in a column on every row
+        head = f"pipeline {info['name']} ({info['sha256'][:12]})"
+        print(f"runs of {head}\n" + runs_text(got, dataset=False) if got else
+              f"no runs of {head} stored")
     return 0

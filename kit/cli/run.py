@@ -156,16 +156,18 @@ def _run_lab(args, opts, executor) -> int:
     from ..app.lab import run_lab
     from ..core.errors import KitError
     from ..runs.store import Store
-    from ..views.lab import lab_budget_text
+    from ..views.lab import lab_run_text
 
     from rich.console import Console
 
     b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
                 executor=executor, progress=_Bars(Console(stderr=True), args.jobs, executor))
-    print_json(b) if args.json else print(lab_budget_text(b))
-    if b["shapes"]:  # the user's mistake (docs/pipelines.md, Errors): said above, then exit 1
-        s = b["shapes"][0]
-        raise KitError(f"{s['output']}'s shape changes with {s['factor']} ({len(b['shapes'])} "
+    # the rows of the factors this command ran (the whole table: kit budget --pipeline)
+    print_json(b) if args.json else print(lab_run_text(b, args.factor, args.pipeline))
+    shapes = [s for s in b["shapes"] if s["factor"] in args.factor]
+    if shapes:  # the user's mistake (docs/pipelines.md, Errors): said above, then exit 1
+        s = shapes[0]
+        raise KitError(f"{s['output']}'s shape changes with {s['factor']} ({len(shapes)} "
                        f"output(s) in all, said above): make each output's shape independent "
                        f"of the seeds and settings")
     return 0

@@ -52,33 +52,38 @@ _PIECES = re.compile(r"\s+|[^\s\-/_,]*[\-/_,]+|[^\s\-/_,]+")
 
 
 def _wrap_line(line: str, w: int) -> list:
-    """``line`` in lines of at most ``w``, broken at spaces, '-', '/', '_' and ',' first; a
-    word is cut only where one piece is longer than the column (tabulate's wrap cut
-    "mkl 2024.2.2-Product" into "4.2.2-Produc" / "t"), and a short value keeps its word."""
+    """``line`` in lines of at most ``w``, broken at spaces; a word longer than the column is
+    broken at '-', '/', '_' and ',' first, and cut only where one piece is longer than the column
+    (tabulate's wrap cut "mkl 2024.2.2-Product" into "4.2.2-Produc" / "t"); a word that fits a
+    line is never broken ("pipeline two_" / "models.py" read as two names), and a short value
+    keeps its word."""
     lines, cur = [], ""
-    for piece in _PIECES.findall(line):
-        if piece.isspace():
-            if cur and len(cur) < w:
-                cur += " "
-            elif cur:
-                lines.append(cur)
-                cur = ""
+    for word in line.split():
+        joined = f"{cur} {word}" if cur else word
+        if len(joined) <= w:
+            cur = joined
             continue
-        if len(cur) + len(piece) <= w:
-            cur += piece
-            continue
-        head, _, last = cur.rstrip().rpartition(" ")
-        if len(piece) <= SHORT and head.strip() and len(last) + 1 + len(piece) <= w:
+        head, _, last = cur.rpartition(" ")
+        if len(word) <= SHORT and head.strip() and len(last) + 1 + len(word) <= w:
             # a short value goes with its word: "repeat 1", never "repeat" / "1"
             lines.append(head.rstrip())
-            cur = last + " " + piece
+            cur = last + " " + word
             continue
-        if cur.strip():
-            lines.append(cur.rstrip())
-        while len(piece) > w:
-            lines.append(piece[:w])
-            piece = piece[w:]
-        cur = piece
+        if len(word) <= w:
+            lines.append(cur)
+            cur = word
+            continue
+        cur = cur + " " if cur else ""  # too long for any line: its pieces fill this one on
+        for piece in _PIECES.findall(word):
+            if len(cur) + len(piece) <= w:
+                cur += piece
+                continue
+            if cur.strip():
+                lines.append(cur.rstrip())
+            while len(piece) > w:
+                lines.append(piece[:w])
+                piece = piece[w:]
+            cur = piece
     if cur.strip() or not lines:
         lines.append(cur.rstrip())
     return lines
@@ -99,6 +104,12 @@ def _render(rows, headers, cols, limits) -> str:
                      for i in cols], disable_numparse=True)
 
 
+def _word(header) -> int:
+    """The narrowest wrapped column that keeps each word of ``header`` whole ("distinguis" /
+    "hes it" was kit runs' header at 80 columns): its longest word and tabulate's padding."""
+    return max((len(x) for x in str(header).split()), default=0) + 2
+
+
 def table(rows: list, headers: list, wrap: tuple = (), key: int = 1) -> str:
     """A tabulate table within the width: first the ``wrap`` columns (indices) are wrapped,
     then, if still too wide, the columns are split into several tables, each repeating the
@@ -115,12 +126,12 @@ def table(rows: list, headers: list, wrap: tuple = (), key: int = 1) -> str:
         fixed = sum(x + 2 for i, x in enumerate(widths) if i not in wrap)
         room = (w - fixed) // len(wrap) - 2
         if room >= MIN_WRAP:
-            limits = [room if i in wrap else None for i in everything]
+            limits = [max(room, _word(headers[i])) if i in wrap else None for i in everything]
             text = _render(rows, headers, everything, limits)
             if _widest(text) <= w:
                 return text
         else:
-            limits = [MIN_WRAP if i in wrap else None for i in everything]
+            limits = [max(MIN_WRAP, _word(headers[i])) if i in wrap else None for i in everything]
     groups, current = [], list(range(key))
     for i in range(key, len(headers)):
         if current[key:] and _widest(_render(rows, headers, current + [i], limits)) > w:

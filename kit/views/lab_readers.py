@@ -116,15 +116,22 @@ def write_lab_report(store, info: dict, out_dir) -> dict:
     from ..analysis.lab_verdicts import lab_verdicts
     from ..core.atomic import write_bytes
 
+    from .labplots import figures_html, figures_md, lab_plots
+
     b, v = lab_budget(store, info), lab_verdicts(store, info)
-    md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info)
+    plots = lab_plots(store, info, b, v)
+    md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info) + figures_md(plots)
     out = Path(out_dir).expanduser()
     out.mkdir(parents=True, exist_ok=True)
+    for name, data in plots.items():  # beside the report, as kit's own report writes them
+        if data:
+            write_bytes(out / name, data)
     write_bytes(out / "report.md", md.encode())
     page = (f"<!doctype html><meta charset=utf-8><title>kit report: {html.escape(info['name'])}"
-            f"</title><pre>{html.escape(md)}</pre>\n")
+            f"</title><pre>{html.escape(md)}</pre>\n" + figures_html(plots))
     write_bytes(out / "report.html", page.encode())
-    return {"md": str(out / "report.md"), "html": str(out / "report.html")}
+    return {"md": str(out / "report.md"), "html": str(out / "report.html"),
+            "plots": [str(out / n) for n, d in plots.items() if d]}
 
 
 def homology_section(store, info: dict) -> str:

@@ -176,16 +176,27 @@ def budget_text(b: dict, why: str | None = None) -> str:
     return "\n".join(out)
 
 
-def runs_text(runs: list, datasets: dict | None = None) -> str:
-    """One row per run: its dataset, kind, stack and the setting that distinguishes it."""
+def runs_text(runs: list, datasets: dict | None = None, dataset: bool = True) -> str:
+    """One row per run: its dataset (unless ``dataset`` is False: one pipeline's runs, named
+    above the table), stack and the setting that distinguishes it."""
     from ..analysis.verdicts import run_label
 
     names = {h: d.get("name", h[:12]) for h, d in (datasets or {}).items()}
     # a lab pipeline's runs: its file's name and hash (an edited file is another pipeline)
-    rows = [[r.id[:12], names.get(r.spec.dataset, r.spec.dataset[:12])
-             + (f" {r.spec.pipeline[:12]}" if r.spec.pipeline else ""), r.spec.stack, run_label(r.spec, stack=False), fmt(r.manifest["wall_s"])]
-            for r in runs]
-    return table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"], wrap=(3,))
+    rows = [[r.id[:12]] + ([names.get(r.spec.dataset, r.spec.dataset[:12])
+                            + (f" {r.spec.pipeline[:12]}" if r.spec.pipeline else "")]
+                           if dataset else [])
+            + [r.spec.stack, run_label(r.spec, stack=False) + _before(r),
+               fmt(r.manifest["wall_s"])] for r in runs]
+    # short headers and the long cells wrapped: 80 columns hold a pipeline's runs in one table
+    head = ["run"] + (["dataset"] if dataset else []) + ["stack", "setting", "wall s"]
+    return table(rows, head, wrap=(1, 3) if dataset else (2,))
+
+
+def _before(r) -> str:
+    """A warm run's runs before it in its worker process, as the worker counted them."""
+    n = r.manifest.get("runs_before")
+    return f" (after {n} run{'s' * (n != 1)})" if r.spec.process == "warm" and n is not None else ""
 
 
 def libraries(attrs: dict) -> str:

@@ -1,0 +1,132 @@
+"""What a stranger's drive of `kit run --pipeline` found (issue 29): `kit run` prints the rows of
+the factors it ran (and points to the whole table), `kit runs` fits 80 columns with whole-word
+headers, and a process factor's fresh and warm runs are told apart, as stored."""
+
+import re
+from pathlib import Path
+
+from kit.analysis.verdicts import run_label
+from kit.cli import main
+from kit.core.spec import RunSpec
+from kit.data.pipelines import add_pipeline
+from kit.runs.store import Store
+
+TWO = str(Path(__file__).parent / "pipelines" / "two_models.py")
+
+
+def kit_cli(capsys, *argv):
+    code = main(list(argv))
+    got = capsys.readouterr()
+    assert code == 0, got.err
+    return got.out
+
+
+def _factor_rows(out: str) -> list:
+    """The first cell of each row of the budget's table (below its ---- line, to a blank one)."""
+    lines = out.splitlines()
+    rule = next(i for i, x in enumerate(lines) if x.startswith("----"))
+    rows = lines[rule + 1:] + [""]
+    return [x.split()[0] for x in rows[:rows.index("")] if x[:1].strip() and "  " in x]
+
+
+def test_kit_run_pipeline_prints_the_factors_it_ran_and_points_to_the_whole_table(capsys):
+    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "repeat,seed:split", "--threads", "1",
+            "--seeds", "0,1")
+    out = kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "threads", "--threads", "1,2")
+    assert _factor_rows(out) == ["threads"], out  # not the rows stored by the command before
+    assert "repeat: every output identical" not in out  # a line of a factor not run now
+    assert f"also stored: repeat, seed:split (every factor: kit budget --pipeline {TWO})" in out
+    whole = kit_cli(capsys, "budget", "--pipeline", TWO)
+    assert _factor_rows(whole) == ["repeat", "threads", "seed:split"]
+    again = kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "threads,repeat,seed:split",
+                    "--threads", "1,2", "--seeds", "0,1")
+    assert "also stored" not in again  # every stored factor was asked for
+
+
+def _header_words(out: str) -> list:
+    lines = out.splitlines()
+    rule = next(i for i, x in enumerate(lines) if x.startswith("----"))
+    return " ".join(lines[:rule]).split()
+
+
+def test_kit_runs_fits_80_columns_and_tells_a_fresh_process_from_a_warm_one(capsys, monkeypatch):
+    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "process,seed:split", "--threads", "1",
+            "--seeds", "0,1")
+    monkeypatch.setenv("COLUMNS", "80")
+    every = kit_cli(capsys, "runs")
+    mine = kit_cli(capsys, "runs", "--pipeline", TWO)
+    for out, head in ((every, ["run", "dataset", "stack", "setting", "wall", "s"]),
+                      (mine, ["runs", "of", "pipeline", "two_models.py", "run", "stack",
+                              "setting", "wall", "s"])):
+        assert max(len(x) for x in out.splitlines()) <= 80, out
+        assert "\n\n" not in out  # one table, not split by columns
+        words = _header_words(out)
+        # each header whole: before, "what distinguishes it" broke into "distinguis" / "hes it"
+        assert [w for w in words if not re.fullmatch(r"\(?[0-9a-f]{12}\)?", w)] == head, words
+    store = Store()
+    sha = add_pipeline(TWO)["sha256"]
+    runs = {r.spec.process: r for r in store.runs() if r.spec.pipeline == sha and r.spec.process}
+    assert set(runs) == {"fresh", "warm"}
+    n = runs["warm"].manifest["runs_before"]  # what the worker counted, not what was asked
+    rows = {x.split()[0]: " ".join(x.split()) for x in mine.splitlines() if x[:1].strip()}
+    assert "1t seed 0 fresh process" in rows[runs["fresh"].id[:12]]
+    assert f"1t seed 0 warm process (after {n} run{'s' * (n != 1)})" in rows[runs["warm"].id[:12]]
+    assert n >= 1 and runs["fresh"].manifest["runs_before"] == 0
+
+
+def test_kit_own_process_runs_are_named_fresh_and_warm_too():
+    spec = RunSpec(dataset="d" * 64, stack="host", stack_id="s" * 64)
+    assert run_label(spec.with_(process="fresh")) == "host 1t seed 0 fresh process"
+    assert run_label(spec.with_(process="warm")) == "host 1t seed 0 warm process"
+    assert "process" not in run_label(spec)
+
+
+def _stored(path, factors):
+    from kit.app.lab import run_pairs
+    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.options import PlanOptions
+
+    info = add_pipeline(path)
+    run_pairs([p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,),
+                                                                         seeds=(0, 1)))],
+              info, Store())
+    return info
+
+
+def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(tmp_path, capsys):
+    import matplotlib.image
+
+    _stored(TWO, ("repeat", "seed:split"))
+    out = kit_cli(capsys, "report", "--pipeline", TWO, "--out", str(tmp_path))
+    assert "(2 plots)" in out
+    md = (tmp_path / "report.md").read_text()
+    for name in ("travel.png", "verdicts.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", name
+        h, w, _ = matplotlib.image.imread(tmp_path / name).shape  # a whole image, decoded
+        assert h > 200 and w > 400
+        assert f"]({name})" in md  # linked beside the report, as kit's own report links them
+    assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == 2
+
+
+def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
+    from kit.analysis.lab_budget import tally
+    from kit.views.labplots import plot_travel
+    from kit.views.lab_readers import write_lab_report
+
+    info = add_pipeline(TWO)  # kept, never run
+    got = write_lab_report(Store(), info, tmp_path)
+    assert got["plots"] == [] and not list(tmp_path.glob("*.png"))
+    md = (tmp_path / "report.md").read_text()
+    assert "not drawn, no difference was measured" in md and "](travel.png)" not in md
+    # a hashes-only bundle's pair: its bits differ, by how much is not known: no dot, no figure
+    row = {"pairs": 0, "outputs": {}}
+    tally(row, {"p_lr": {"kind": "probabilities", "identical": False, "unmeasured": True},
+                "y_test": {"kind": "truth", "identical": True}})
+    b = {"name": "two_models.py", "factors": {"host": row}}
+    none = {"factors": {}}
+    assert plot_travel(b, none, {}) is None
+    tally(row, {"p_lr": {"kind": "probabilities", "identical": False, "rel": 1e-12, "flips": 0,
+                         "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12},
+                "y_test": {"kind": "truth", "identical": True}})
+    assert plot_travel(b, none, {})[:8] == b"\x89PNG\r\n\x1a\n"  # a measured one is drawn
