@@ -189,3 +189,44 @@ async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()
+
+
+async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_run_runs_it(
+        tmp_path):
+    """A run ending put its pipeline back over the one Setup chose meanwhile (the tabs read the
+    old one, the next Run ran the new file): now the new choice stays, a line says whose the
+    finished runs are, and the next Run runs what the tabs show."""
+    from kit.app.selection import lab_runs
+
+    gate = tmp_path / "gate"
+    slow, fast = tmp_path / "slow.py", tmp_path / "fast.py"
+    slow.write_text(f"import time\nfrom pathlib import Path\nimport numpy as np\n\n"
+                    f"SEEDS = ('a',)\n\ndef run(seeds):\n    a = seeds['a']\n"
+                    f"    while not Path({str(gate)!r}).exists():\n        time.sleep(0.05)\n"
+                    f"    return {{'x': np.arange(3.0) + a}}\n")
+    fast.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                    "    return {'x': np.zeros(2) + seeds['a']}\n")
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(slow))
+        await pilot.press("2", "r")
+        for _ in range(200):
+            if "running" in text(pilot.app.query_one("#run-status")):
+                break
+            await pilot.pause(0.1)
+        assert pilot.app.pane("run").running, text(pilot.app.query_one("#run-status"))
+        await choose(pilot, str(fast))
+        gate.touch()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "finished" in text(pilot.app.query_one("#run-status"))
+        assert pilot.app.pipeline["name"] == "fast.py"
+        notes = [n.message for n in pilot.app._notifications]
+        assert any("finished runs are of pipeline slow.py" in m for m in notes), notes
+        await pilot.press("2")
+        assert "pipeline fast.py" in text(pilot.app.query_one("#plan-summary"))
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        sha = pilot.app.pipeline["sha256"]
+        assert lab_runs(Store(), sha)  # the file the tabs show was run

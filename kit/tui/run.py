@@ -97,7 +97,7 @@ class RunPane(Pane):
             if go:
                 run_pairs(pairs, info, store, jobs=1, progress=out,
                           should_stop=lambda: worker.is_cancelled)
-                self.app.call_from_thread(self.app.ran_pipeline, info)
+                self.app.call_from_thread(self.app.ran_pipeline, c, info)
             _ended(out, worker, go)
         except KitError as e:  # the file's contract, an exception in its run: one line
             out.failed(e)
