@@ -189,3 +189,92 @@ async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()
+
+
+async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(tmp_path):
+    """The file chosen on Setup, then deleted: Run says in one red line it cannot read it (an
+    OSError on the way is the CLI's one line too), never a traceback, and the app goes on."""
+    gone = tmp_path / "gone.py"
+    gone.write_text(TWO.read_text())
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(gone))
+        assert pilot.app.pipeline["name"] == "gone.py"
+        gone.unlink()
+        await pilot.press("2", "r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        status = text(pilot.app.query_one("#run-status"))
+        assert "gone.py" in status and "Traceback" not in status, status
+        assert "\n" not in status.strip(), status
+        await pilot.press("4")
+        assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
+
+
+async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_run_runs_it(
+        tmp_path):
+    """A run ending put its pipeline back over the one Setup chose meanwhile (the tabs read the
+    old one, the next Run ran the new file): now the new choice stays, a line says whose the
+    finished runs are, and the next Run runs what the tabs show."""
+    from kit.app.selection import lab_runs
+
+    gate = tmp_path / "gate"
+    slow, fast = tmp_path / "slow.py", tmp_path / "fast.py"
+    slow.write_text(f"import time\nfrom pathlib import Path\nimport numpy as np\n\n"
+                    f"SEEDS = ('a',)\n\ndef run(seeds):\n    a = seeds['a']\n"
+                    f"    while not Path({str(gate)!r}).exists():\n        time.sleep(0.05)\n"
+                    f"    return {{'x': np.arange(3.0) + a}}\n")
+    fast.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                    "    return {'x': np.zeros(2) + seeds['a']}\n")
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(slow))
+        await pilot.press("2", "r")
+        for _ in range(200):
+            if "running" in text(pilot.app.query_one("#run-status")):
+                break
+            await pilot.pause(0.1)
+        assert pilot.app.pane("run").running, text(pilot.app.query_one("#run-status"))
+        await choose(pilot, str(fast))
+        gate.touch()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "finished" in text(pilot.app.query_one("#run-status"))
+        assert pilot.app.pipeline["name"] == "fast.py"
+        notes = [n.message for n in pilot.app._notifications]
+        assert any("finished runs are of pipeline slow.py" in m for m in notes), notes
+        await pilot.press("2")
+        assert "pipeline fast.py" in text(pilot.app.query_one("#plan-summary"))
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        sha = pilot.app.pipeline["sha256"]
+        assert lab_runs(Store(), sha)  # the file the tabs show was run
+
+
+async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_cli_says_it(
+        tmp_path):
+    """A store whose index lost its pairs table (an sqlite3 error kit leaves to its caller as a
+    bug) killed the Run tab's worker with a traceback screen: now the CLI's internal-error line,
+    the traceback in a file, and the app goes on."""
+    import sqlite3
+
+    ok = tmp_path / "ok.py"
+    ok.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                  "    return {'x': np.zeros(2) + seeds['a']}\n")
+    store = Store()
+    async with KitApp("synthetic", N, platform=LINUX, store=store, threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(ok))
+        with sqlite3.connect(store.root / "store.sqlite") as db:
+            db.execute("DROP TABLE pairs")
+        await pilot.press("2", "r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        status = text(pilot.app.query_one("#run-status"))
+        assert "internal error: OperationalError" in status and "Traceback" not in status
+        assert "\n" not in status.strip(), status
+        log = status.split("the traceback is in ")[1].rstrip(")")
+        assert "Traceback" in Path(log).read_text()
+        await pilot.press("1")
+        assert pilot.app.query_one("TabbedContent").active == "setup" and pilot.app.is_running

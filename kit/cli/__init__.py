@@ -10,7 +10,7 @@ import errno
 import sys
 
 from ..core.errors import KitError
-from ..core.logs import log_traceback
+from ..core.logs import bug_line
 from ..core.version import __version__
 from . import bundles, cluster, data, explain, read, run, stacks, system, tolerances
 from .common import Parser, add_wide
@@ -118,8 +118,7 @@ def main(argv=None) -> int:
 
 
 def _bug(e: Exception) -> int:
-    print(f"kit: internal error: {type(e).__name__}: {e} (a bug in kit; the traceback is in "
-          f"{log_traceback(e)})", file=sys.stderr)
+    print(f"kit: {bug_line(e)}", file=sys.stderr)
     return 1
 
 

@@ -26,6 +26,13 @@ def log_traceback(error: BaseException) -> str:
     return "nowhere (no writable folder)"
 
 
+
+def bug_line(error: BaseException) -> str:
+    """The one line a user is shown for an error kit did not expect (a bug), its traceback
+    written by log_traceback: the CLI's and the TUI's line alike."""
+    return (f"internal error: {type(error).__name__}: {error} (a bug in kit; the traceback is "
+            f"in {log_traceback(error)})")
+
 # the libraries under a cluster: their messages are the story of a failure, not the user's
 # output (a job submission that fails logs a 37-line tornado traceback on stderr by default)
 CLUSTER_LOGGERS = ("distributed", "dask", "dask_jobqueue", "tornado", "asyncio", "asyncssh",

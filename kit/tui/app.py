@@ -100,10 +100,16 @@ class KitApp(App):
         self.pipeline_path = path if path is not None and path.is_file() else None
         return self.pipeline
 
-    def ran_pipeline(self, info: dict) -> None:
+    def ran_pipeline(self, chosen, info: dict) -> None:
         """The pipeline a Run made runs of (its file as kept then: maybe edited since chosen)
-        is the one the tabs show."""
-        self.pipeline = info
+        is the one the tabs show, if the Setup tab still chooses what the run started with
+        (``chosen``, a LabChoice); another choice made meanwhile stays, and is said to."""
+        now = (self.pipeline["sha256"], self.pipeline_path) if self.pipeline else None
+        if now == (chosen.info["sha256"], chosen.path):
+            self.pipeline = info
+            return
+        self.notify(f"the finished runs are of pipeline {info['name']} ({info['sha256'][:12]}), "
+                    f"not of the one Setup chose since: the tabs show that one", timeout=8)
 
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
         # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it

@@ -14,6 +14,7 @@ from textual.worker import get_current_worker
 
 from ..app import audit as au
 from ..core.errors import KitError
+from ..core.logs import bug_line
 from .pane import Pane
 
 
@@ -97,10 +98,12 @@ class RunPane(Pane):
             if go:
                 run_pairs(pairs, info, store, jobs=1, progress=out,
                           should_stop=lambda: worker.is_cancelled)
-                self.app.call_from_thread(self.app.ran_pipeline, info)
+                self.app.call_from_thread(self.app.ran_pipeline, c, info)
             _ended(out, worker, go)
         except KitError as e:  # the file's contract, an exception in its run: one line
             out.failed(e)
+        except Exception as e:  # noqa: BLE001 - as the CLI's: a bug is one line, its traceback
+            out.failed(bug_line(e))  # in a file, and the app goes on (a damaged store's index)
 
     def _confirm(self, ask: au.Ask, worker) -> bool:
         """Stacks to build: yes (the Plan's summary named them, and r was pressed). A large plan:
@@ -140,7 +143,8 @@ class _Messages(au.Progress):
     def say(self, line: str = "", **kw) -> None:
         self.pane.post_message(RunPane.Progress(line, **kw))
 
-    def failed(self, e: Exception) -> None:
+    def failed(self, e) -> None:
+        """The error ``e`` (a KitError, or a bug's line) in the log and, red, as the status."""
         from rich.markup import escape
 
         self.say(f"error: {e}", status=f"[red]{escape(str(e))}[/]")
