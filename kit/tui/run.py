@@ -81,6 +81,8 @@ class RunPane(Pane):
             _ended(out, worker, made is not None)
         except KitError as e:
             out.failed(e)
+        except Exception as e:  # noqa: BLE001 - as a pipeline's run: one line, the app goes on
+            out.failed(bug_line(e))
 
     @work(thread=True, exclusive=True, group="run")
     def _run_lab(self, c) -> None:
