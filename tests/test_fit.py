@@ -37,3 +37,18 @@ def test_kit_runs_at_80_columns_keeps_repeat_1_together(monkeypatch):
     assert max(len(x) for x in text.splitlines()) <= 80
     assert "repeat 1" in text and not any(x.split()[-1:] == ["repeat"] for x in text.splitlines())
     assert "\n\n" not in text  # one table: the long header wraps rather than splitting it
+
+
+def test_a_wrapped_header_keeps_its_words_and_a_narrow_column_gives_its_room_away(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    rows = [["28abcbe2b64e", "pipeline two_models.py 87877e96fe4c", "host",
+             "1t seed split=1,forest=0", "2.73"]]
+    text = table(rows, ["run", "dataset", "stack", "what distinguishes it", "wall s"],
+                 wrap=(1, 3))
+    assert max(len(x) for x in text.splitlines()) <= 80 and "\n\n" not in text
+    assert "distinguishes" in text  # "distinguis" / "hes it" before
+    assert "pipeline two_" not in text and "two_models.py" in text  # a word that fits: whole
+    assert "1t seed split=1,forest=0" in text  # the room the dataset did not use
+    monkeypatch.setenv("COLUMNS", "21")  # no room at all for a wrapped column: still ends
+    assert table(rows, ["run", "dataset", "stack", "setting", "wall s"], wrap=(1, 3))
+    assert wrap_cell("abc", 0) == "a\nb\nc"

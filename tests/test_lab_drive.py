@@ -70,7 +70,7 @@ def test_kit_runs_fits_80_columns_and_tells_a_fresh_process_from_a_warm_one(caps
     n = runs["warm"].manifest["runs_before"]  # what the worker counted, not what was asked
     rows = {x.split()[0]: " ".join(x.split()) for x in mine.splitlines() if x[:1].strip()}
     assert "1t seed 0 fresh process" in rows[runs["fresh"].id[:12]]
-    assert f"1t seed 0 warm process (after {n} run{'s' * (n != 1)})" in rows[runs["warm"].id[:12]]
+    assert "1t seed 0 warm process (after another run)" in rows[runs["warm"].id[:12]]
     assert n >= 1 and runs["fresh"].manifest["runs_before"] == 0
 
 

@@ -57,7 +57,7 @@ def _wrap_line(line: str, w: int) -> list:
     (tabulate's wrap cut "mkl 2024.2.2-Product" into "4.2.2-Produc" / "t"); a word that fits a
     line is never broken ("pipeline two_" / "models.py" read as two names), and a short value
     keeps its word."""
-    lines, cur = [], ""
+    lines, cur, w = [], "", max(w, 1)  # a column of no width would never end
     for word in line.split():
         joined = f"{cur} {word}" if cur else word
         if len(joined) <= w:
@@ -104,6 +104,39 @@ def _render(rows, headers, cols, limits) -> str:
                      for i in cols], disable_numparse=True)
 
 
+def _shares(widths: list, wrap: tuple, room: int) -> dict:
+    """{column: its width} sharing ``room`` among the ``wrap`` columns: one narrower than an
+    equal share keeps its own width and leaves the rest to the others (an equal split wrapped
+    kit runs' settings at 13 columns beside a 12-column dataset, 12 columns left unused)."""
+    out, left = {}, list(wrap)
+    while left:
+        small = [i for i in left if widths[i] <= room // len(left)]
+        if not small:
+            break
+        for i in small:
+            out[i] = widths[i]
+            room -= widths[i]
+            left.remove(i)
+    return {**out, **{i: room // len(left) for i in left}}
+
+
+def _slack(rows: list, widths: list, room: dict) -> dict:
+    """``room`` with what a wrapped column leaves unused (its words wrapped narrower than its
+    share: "pipeline" / "two_models.py" used 13 of 21) given to those still wrapping, first to
+    those it unwraps whole, the least needy first (a column wrapped at the width it used wraps
+    the same)."""
+    used = {i: max([1] + [len(x) for r in rows for x in wrap_cell(r[i], room[i]).splitlines()])
+            for i in room}
+    spare = sum(room[i] - used[i] for i in room)
+    out = dict(used)
+    for i in sorted((i for i in room if widths[i] > used[i]), key=lambda i: widths[i] - used[i]):
+        if widths[i] - used[i] <= spare:
+            spare -= widths[i] - used[i]
+            out[i] = widths[i]
+    wanting = [i for i in room if widths[i] > out[i]]
+    return {i: out[i] + (spare // len(wanting) if i in wanting else 0) for i in room}
+
+
 def _word(header) -> int:
     """The narrowest wrapped column that keeps each word of ``header`` whole ("distinguis" /
     "hes it" was kit runs' header at 80 columns): its longest word and tabulate's padding."""
@@ -124,9 +157,10 @@ def table(rows: list, headers: list, wrap: tuple = (), key: int = 1) -> str:
     if wrap:
         widths = _col_widths(rows, headers)
         fixed = sum(x + 2 for i, x in enumerate(widths) if i not in wrap)
-        room = (w - fixed) // len(wrap) - 2
-        if room >= MIN_WRAP:
-            limits = [max(room, _word(headers[i])) if i in wrap else None for i in everything]
+        room = _shares(widths, wrap, w - fixed - 2 * len(wrap))
+        if min(room.values()) >= MIN_WRAP:
+            room = _slack(rows, widths, room)
+            limits = [max(room[i], _word(headers[i])) if i in wrap else None for i in everything]
             text = _render(rows, headers, everything, limits)
             if _widest(text) <= w:
                 return text

@@ -194,9 +194,12 @@ def runs_text(runs: list, datasets: dict | None = None, dataset: bool = True) ->
 
 
 def _before(r) -> str:
-    """A warm run's runs before it in its worker process, as the worker counted them."""
+    """Whether a warm run followed another in its worker process, as the worker counted (how
+    many is the scheduler's choice, so not said: it would differ between two builds)."""
     n = r.manifest.get("runs_before")
-    return f" (after {n} run{'s' * (n != 1)})" if r.spec.process == "warm" and n is not None else ""
+    if r.spec.process != "warm" or n is None:
+        return ""
+    return " (after another run)" if n else " (yet its worker's first run)"
 
 
 def libraries(attrs: dict) -> str:
