@@ -77,7 +77,7 @@ def _sorted_rows(text: str, after: str, column_masked: bool) -> str:
 
 
 def _stable(name: str, out: str) -> str:
-    if name.endswith("--json"):
+    if name.endswith("--json") and out.strip():  # a refusal prints its line to stderr
         return json.dumps(_masked(json.loads(out)), indent=1) + "\n"
     if name.startswith("runs"):
         return _sorted_rows(out, "run ", column_masked=True)
@@ -130,7 +130,7 @@ def dump(stable: bool = False) -> dict:
         for sha in _pipelines():
             for argv in (("verdicts",), ("verdicts", "--json"), ("advise",), ("advise", "--json"),
                          ("runs",), ("runs", "--json"), ("homology",), ("homology", "--json")):
-                out[" ".join((argv[0], "--pipeline") + argv[1:])] = _run(
+                out[" ".join((argv[0], "--pipeline", sha[:12]) + argv[1:])] = _run(
                     argv[0], "--pipeline", sha[:12], *argv[1:], stable=stable)
         with tempfile.TemporaryDirectory() as tmp:
             _run("report", "--out", tmp)

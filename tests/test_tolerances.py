@@ -13,6 +13,7 @@ from kit.analysis.compare import aligned
 from kit.analysis.tolerances import HEADROOM, is_environment, kit_tolerances, lab_tolerances, \
     tolerances
 from kit.cli import main
+from kit.views.tolerances import text
 from kit.core import factors
 from kit.data.pipelines import LabData, add_pipeline
 from kit.app.lab import run_pairs
@@ -68,6 +69,11 @@ def test_levels_pins_and_the_factor_that_set_each_tolerance():
     loose = tolerances({"threads": {"pairs": 1, "outputs": {"jitter": _o("array", max_abs=1e-9)}}},
                        {"pipeline": "a" * 64, "name": "x.py"}, loose=["jitter"])
     assert loose["tolerances"][0]["pin"] and "loose generator" in loose["tolerances"][0]["why"]
+    # set by the loose generator, not by the environment factor that met it (a drive read
+    # "set by threads" as "pin the threads")
+    assert loose["tolerances"][0]["factor"] is None and loose["tolerances"][0]["loose"]
+    line = next(ln for ln in text(loose).splitlines() if ln.startswith("jitter"))
+    assert "PIN: seed it first" in line and "loose generator" in line and "threads" not in line
     yml = yaml.safe_load(render(t, "pytest-regressions"))["tolerances"]
     assert yml["emb"] == {"rtol": float(up(2e-13)), "atol": float(up(6e-12))}
     assert yml["p_rf"] == {"rtol": 0.0, "atol": 0.0}  # pinned: compared exactly

@@ -29,9 +29,16 @@ def _runs(store: Store, sha: str) -> list:
     return [r.id for r in store.runs(sha) if r.spec.pipeline == sha]
 
 
-def _ids(a: np.ndarray) -> list:
-    """Protein ids as str: a fixed-width bytes output ('S') is read as UTF-8."""
-    return (np.char.decode(a, "utf-8") if a.dtype.kind == "S" else a).tolist()
+def _ids(store: Store, run: str, output: str) -> list:
+    """A run's protein ids as str (a fixed-width bytes output, 'S', read as UTF-8), or Unfit:
+    an imported or forged run may hold anything under the name (2-d, 0-d, numbers, bad bytes)."""
+    a = store.array(run, output)
+    if a.ndim != 1 or a.dtype.kind not in "US":
+        raise Unfit(f"its {output} is {a.ndim}-d {a.dtype}, not a 1-d string array of ids")
+    try:
+        return (np.char.decode(a, "utf-8", "strict") if a.dtype.kind == "S" else a).tolist()
+    except UnicodeDecodeError:
+        raise Unfit(f"its {output} holds bytes that are not UTF-8") from None
 
 
 def run_ids(store: Store, info: dict) -> set:
@@ -41,7 +48,10 @@ def run_ids(store: Store, info: dict) -> set:
         stages = store.run(r).stages
         for k in (k for k in protein_outputs(info) if k and k in stages):
             if has_arrays(store, r):
-                out.update(_ids(store.array(r, k)))
+                try:
+                    out.update(_ids(store, r, k))
+                except Unfit:  # lab_homology leaves the run out, saying why
+                    pass
     return out
 
 
@@ -101,7 +111,7 @@ def find_clustering(store: Store, info: dict, data: str | None = None,
 def _positions(store: Store, run: str, output: str, index: dict, ds_name: str) -> np.ndarray:
     if output not in store.run(run).stages:
         raise Unfit(f"it holds no {output!r} output")
-    ids = _ids(store.array(run, output))
+    ids = _ids(store, run, output)
     at = [index.get(x, -1) for x in ids]
     missing = [x for x, i in zip(ids, at) if i == -1]
     if missing:
@@ -127,7 +137,8 @@ def _index(ds, labels: np.ndarray) -> dict:
 
 
 def _one(store, run, info, ds, labels, index, min_clusters) -> tuple:
-    """(probabilities, truth, test clusters, train-homolog mask or None) of one run, or Unfit."""
+    """(probabilities, truth, test clusters, train-homolog mask or None, why it is None with
+    train proteins declared) of one run, or Unfit."""
     prot, train = protein_outputs(info)
     if not has_arrays(store, run):
         raise Unfit("imported without its arrays")
@@ -139,9 +150,13 @@ def _one(store, run, info, ds, labels, index, min_clusters) -> tuple:
     k = len(np.unique(clusters))
     if k < min_clusters:
         raise Unfit(f"{k} test clusters, fewer than {min_clusters}: a cluster bootstrap needs more")
-    mask = None if train is None else np.isin(
-        clusters, labels[_positions(store, run, train, index, ds.name)])
-    return probs, y, clusters, mask
+    mask, why = None, ""
+    if train is not None:
+        try:  # train ids the dataset lacks cost the leakage split, not the run's verdicts
+            mask = np.isin(clusters, labels[_positions(store, run, train, index, ds.name)])
+        except Unfit as e:
+            why = str(e)
+    return probs, y, clusters, mask, why
 
 
 def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
@@ -160,7 +175,7 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
                        f" output: homology reads the verdicts of its probabilities outputs")
     labels = np.asarray(c.labels, np.int64)
     index = _index(ds, labels)
-    masks, leak, per_run, left, keys, seen = [], [], [], [], (), set()
+    masks, leak, per_run, left, keys, seen, unsplit = [], [], [], [], (), set(), []
     runs = _runs(store, info["sha256"])
     for run in runs:
         # a repeat's runs are one measurement: counted once, the medians not weighted by them
@@ -169,19 +184,22 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
                      for k in (*models, truth, prot, train) if k)
         if same in seen:
             continue
-        seen.add(same)
         try:
-            probs, y, clusters, mask = _one(store, run, info, ds, labels, index, min_clusters)
+            probs, y, clusters, mask, no_mask = _one(store, run, info, ds, labels, index,
+                                                     min_clusters)
         except Unfit as e:
             left.append(f"{run[:12]}: {e}")
             continue
+        seen.add(same)  # only once read: an unreadable twin must not hide a readable one
         rows = []
         if len(models) > 1:
             protein = bootstrap(probs, y, models=models)
-            keys = tuple(k for k in protein if not k.startswith("_"))
+            keys = tuple(k for k in protein if k != "_scores")  # a model may be named "_lr"
             rows = compare(protein, bootstrap(probs, y, weights=cluster_weights(clusters),
                                               models=models), keys)
         per_run.append(rows)
+        if no_mask:
+            unsplit.append(f"{run[:12]}: {no_mask}")
         if mask is not None:
             masks.append(mask)
             leak.append(leakage(probs, y, mask, models))
@@ -196,6 +214,9 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
                             f"with and without a train homolog is not measured (return the "
                             f"train rows' ids as one); the cluster bootstrap needs the test "
                             f"proteins alone")
+    if train and unsplit and not masks:
+        why = (f"accuracy with and without a train homolog is not measured: no run's "
+               f"{train} could be placed in dataset {ds.name} (run {unsplit[0]})")
     return {"pipeline": info["sha256"], "name": info["name"], "dataset": ds.name,
             "chosen": chosen, "proteins": prot, "train_proteins": train, "models": list(models),
             "leakage": why, "runs_stored": len(runs), "summary": h}

@@ -161,9 +161,11 @@ def _one(name: str, got: list, loose: bool = False) -> dict:
     pin = loose or unmeasured or LEVELS.index(lvl) >= LEVELS.index("predictions")
     max_abs = max(g[2].get("most", {}).get("max_abs", 0.0) for g in got)
     max_rel = max(g[2].get("most", {}).get("max_rel", 0.0) for g in got)
-    # an output no factor changed was set by none of them
-    row = {"output": name, "kind": kind, "factor": worst[0] if lvl != "nothing" else None,
-           "level": lvl, "pin": pin,
+    # an output no factor changed was set by none of them; a loose generator's by none either:
+    # the null experiment changed it, and naming an environment factor would say pin that
+    row = {"output": name, "kind": kind,
+           "factor": worst[0] if lvl != "nothing" and not loose else None,
+           "level": lvl, "pin": pin, "loose": loose,
            "pairs": sum(g[1] for g in got), "max_abs": max_abs, "max_rel": max_rel,
            "rtol": None if pin else max_rel * HEADROOM, "atol": None if pin else max_abs * HEADROOM}
     row["why"] = ("its bits differ by an amount not measured here (runs without their "

@@ -35,6 +35,8 @@ def _head(t: dict) -> list:
 
 
 def _cell(r: dict) -> str:
+    if r.get("loose"):
+        return "PIN: seed it first"
     if r["pin"]:
         return "PIN: don't tolerate"
     return "exact" if r["level"] in ("nothing", "bits") else f"{up(r['rtol'])} / {up(r['atol'])}"
@@ -43,7 +45,8 @@ def _cell(r: dict) -> str:
 def text(t: dict) -> str:
     if not t["tolerances"]:
         return f"{_source(t)}: no tolerances: {t['note'] or 'no outputs measured'}"
-    rows = [[r["output"], r["kind"], _cell(r), r["factor"] or "-", r["level"],
+    rows = [[r["output"], r["kind"], _cell(r),
+             "loose generator" if r.get("loose") else r["factor"] or "-", r["level"],
              f"{fmt(r['max_rel'])} / {fmt(r['max_abs'])}", str(r["pairs"])] for r in t["tolerances"]]
     out = [para(" ".join(_head(t)), "", ""),
            table(rows, ["output", "kind", "rtol / atol", "set by", "reaches",
