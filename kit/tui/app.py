@@ -33,6 +33,10 @@ class KitApp(App):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "kit: reproducibility budget"
+    # the first focus: Setup's stacks table, as Textual's own auto-focus gives it (else the
+    # first focusable widget, the pipeline field, where the digits would be typed); focusing
+    # it by hand in on_mount landed late and brought Setup back over a digit pressed at once
+    AUTO_FOCUS = "#stacks"
     BINDINGS = [
         # the tabs' own titles carry their digits ("4 Budget"): the footer keeps its 80
         # columns for the keys nothing else shows
@@ -73,7 +77,6 @@ class KitApp(App):
         # from a tab's main widget reaches the tab's own first field (Setup's pipeline file),
         # not the bar above it
         self.query_one(ContentTabs).can_focus = False
-        self.pane("setup").focus_main()  # else the first focusable widget: the pipeline field
 
     def dataset_hash(self) -> str | None:
         """The dataset the panes show: the Plan's, resolved as every read command resolves it."""
