@@ -29,15 +29,7 @@ MODELS = ("p_lr", "p_rf")
 KEYS = ["p_rf-p_lr acc", "p_rf-p_lr auc"]
 
 
-def _have_mmseqs() -> bool:
-    from kit.core.errors import KitError
-    from kit.data.mmseqs import mmseqs_path
-
-    try:
-        mmseqs_path()
-    except KitError:
-        return False
-    return True
+from test_homology import _have_mmseqs  # noqa: E402 - one probe of MMseqs2 for both modules
 
 
 def _tsv(path, rows):
