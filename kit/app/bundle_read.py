@@ -1,0 +1,173 @@
+"""Reading a run bundle: a bounded stream, every member checked against its runs, arrays spooled.
+
+Import reads a bundle as a stream and checks everything before it touches the store
+(kit.app.bundle_checks: capped JSON, every run's fields): a member must be an array a run refers
+to, its .npy header must state the dtype and shape its run recorded and its size must be exactly
+that, before its body is inflated; it is then hashed as it is written to a temporary file beside
+the store.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import tarfile
+import tempfile
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import KitError
+from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
+                            expected_arrays, max_body, max_manifest, parse_json)
+
+_CHUNK = 2 ** 20
+
+class _Bounded(io.RawIOBase):
+    """The decompressed stream, refusing to yield more than ``limit`` bytes (a gzip bomb)."""
+
+    def __init__(self, raw, limit: int):
+        self.raw, self.limit, self.read_so_far = raw, limit, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = self.raw.readinto(b)
+        self.read_so_far += n or 0
+        if self.read_so_far > self.limit:
+            raise KitError(f"the bundle expands beyond the {self.limit / 2**20:.0f} MiB its runs "
+                           "account for; refusing it")
+        return n
+
+
+@contextmanager
+def opened(path, spool=None):
+    """Open and verify a bundle; yields (document, {blob: verified .npy file}). The files lie
+    in a temporary folder under ``spool`` (the store's folder: moved in from there) that is
+    removed afterwards; nothing else is touched."""
+    path = Path(path)
+    if not path.exists():
+        raise KitError(f"no bundle at {path}")
+    if not path.is_file():
+        raise KitError(f"{path} is not a file")
+    with tempfile.TemporaryDirectory(dir=spool, prefix=".bundle-") as tmp:
+        try:
+            with gzip.open(path, "rb") as gz:
+                found = _read(path, _Bounded(gz, max_manifest() + max_body() + 2 ** 20), Path(tmp))
+        except (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError) as e:
+            raise KitError(f"{path} is damaged, cut short or not a kit bundle ({e}); copy it "
+                           "again") from e
+        except OSError as e:
+            raise KitError(f"cannot read {path}: {e.strerror or e}") from e
+        yield found
+
+
+def read(path) -> dict:
+    """Verify a bundle as import would (arrays included); returns its document."""
+    with opened(path) as (doc, _files):
+        return doc
+
+
+def _read(path: Path, stream: _Bounded, tmp: Path) -> tuple:
+    with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|") as tar:
+        members = iter(tar)
+        raw = _member(tar, next(members, None), "MANIFEST.json", path, max_manifest())
+        manifest = check_manifest(parse_json(raw, "MANIFEST.json", path), path)
+        body = _member(tar, next(members, None), "bundle.json", path, max_body())
+        _check_sum(manifest, "bundle.json", hashlib.sha256(body).hexdigest(), len(body), path)
+        doc = check_document(parse_json(body, "bundle.json", path), path)
+        del body, raw
+        expected = expected_arrays(doc, path)
+        unknown = set(manifest) - {"bundle.json"} - set(expected)
+        if unknown:
+            raise KitError(f"{path}: member {sorted(unknown)[0]!r} is not an array of its runs; "
+                           "refusing the bundle")
+        # from here on the stream may hold the runs' arrays and nothing more
+        stream.limit = stream.read_so_far + sum(NPY_HEADER + e.nbytes for e in expected.values()) \
+            + 2 ** 20 * (1 + len(expected))
+        files = {}
+        for m in members:
+            name = m.name
+            if name not in expected or name not in manifest or name[7:-4] in files:
+                raise KitError(f"{path}: refusing member {name!r} (not an array of its runs)")
+            files[name[7:-4]] = _spool(tar, m, expected[name], manifest[name], tmp, path)
+    missing = set(manifest) - {"bundle.json"} - {f"arrays/{b}.npy" for b in files}
+    if missing:
+        raise KitError(f"{path}: cut short: {len(missing)} array(s) listed in MANIFEST.json are absent")
+    return doc, files
+
+
+def _member(tar, m, name, path, bound) -> bytes:
+    if m is None:
+        raise KitError(f"{path}: not a kit bundle ({name} missing)")
+    if m.name != name or not m.isfile():
+        raise KitError(f"{path}: refusing member {m.name!r} (expected {name})")
+    if m.size > bound:
+        raise KitError(f"{path}: member {name} is {m.size / 2**20:,.1f} MiB, above the "
+                       f"{bound / 2**20:,.0f} MiB cap (KIT_BUNDLE_MAX_JSON_MIB raises it); "
+                       "refusing the bundle")
+    data = tar.extractfile(m).read()
+    if len(data) != m.size:
+        raise KitError(f"{path}: member {name!r} is cut short")
+    return data
+
+
+def _check_sum(manifest, name, sha, size, path):
+    entry = manifest.get(name)
+    if entry is None or entry["sha256"] != sha or entry["size"] != size:
+        raise KitError(f"{path}: checksum mismatch for {name}; the bundle is damaged")
+
+
+def _npy_header(head: bytes) -> tuple:
+    """(header length, shape, fortran order, dtype string) of a .npy prefix, or ValueError."""
+    fmt = np.lib.format
+    fp = io.BytesIO(head)
+    try:
+        version = fmt.read_magic(fp)
+        reader = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}[version]
+        shape, fortran, dtype = reader(fp, max_header_size=NPY_HEADER)
+    except Exception as e:  # noqa: BLE001 -- numpy's header parser raises many kinds on junk
+        raise ValueError(f"not a readable .npy header ({type(e).__name__})") from None
+    return fp.tell(), tuple(shape), bool(fortran), dtype.str
+
+
+def _spool(tar, m, exp: Expected, entry: dict, tmp: Path, path) -> Path:
+    """Check a member's size and .npy header against its run, then hash it into a file."""
+    where = f"{path}: run {exp.run[:12]} stage {exp.stage} ({m.name})"
+    if not m.isfile() or m.size > NPY_HEADER + exp.nbytes:
+        raise KitError(f"{where}: the member is {m.size:,} bytes; at most "
+                       f"{NPY_HEADER + exp.nbytes:,} fit what its run recorded")
+    src = tar.extractfile(m)
+    head = src.read(min(m.size, NPY_HEADER))
+    try:
+        hlen, shape, fortran, dtype = _npy_header(head)
+    except ValueError as e:
+        raise KitError(f"{where}: is not the array its run recorded ({e})") from None
+    why = (f"dtype {dtype}, recorded {exp.dtype}" if dtype != exp.dtype else
+           f"shape {list(shape)}, recorded {list(exp.shape)}" if shape != exp.shape else
+           "Fortran order, recorded C order" if fortran else None)
+    if why:
+        raise KitError(f"{where}: is not the array its run recorded ({why})")
+    if m.size != hlen + exp.nbytes:
+        raise KitError(f"{where}: the member is {m.size:,} bytes; its header and the run's dtype "
+                       f"and shape make {hlen + exp.nbytes:,}")
+    whole, body = hashlib.sha256(head), hashlib.sha256(head[hlen:])
+    out, size = tmp / f"{m.name[7:]}", len(head)
+    with open(out, "wb") as f:
+        f.write(head)
+        while chunk := src.read(_CHUNK):
+            whole.update(chunk)
+            body.update(chunk)
+            f.write(chunk)
+            size += len(chunk)
+    if size != m.size:
+        raise KitError(f"{where}: the member is cut short")
+    _check_sum({m.name: entry}, m.name, whole.hexdigest(), size, path)
+    if body.hexdigest() != exp.sha256:  # C-order bytes after the header: the stage hash
+        raise KitError(f"{where}: is not the array its run recorded (bytes do not match the "
+                       "recorded sha256)")
+    return out
