@@ -19,7 +19,7 @@ from kit.analysis.verdicts import bootstrap
 from kit.cli import main
 from kit.data.dataset import load_dataset
 from kit.data.homology import Clustering, stored_clustering
-from kit.data.pipelines import add_pipeline
+from kit.data.pipelines import add_pipeline, file_sha256
 from kit.runs.store import Store
 from kit.worker.contract import ContractError, check_outputs
 
@@ -149,6 +149,25 @@ def test_the_budget_compares_protein_ids_as_rows_changed(home):
     assert split["ids"]["changed"] == 2 and split["ids"]["kind"] == "proteins"
     assert 0 < split["ids"]["worst"]["changed"] <= 100
     assert split["train_ids"]["kind"] == "train proteins"
+
+
+def test_the_runs_read_under_homology_on_a_machine_that_imported_them(home, tmp_path,
+                                                                       monkeypatch, capsys):
+    """A collaborator's KIT_HOME with the same clustered datasets but never the file: the
+    bundle carries what the file declares, so the homology view there is the one here."""
+    code, out, err = cli(capsys, "homology", "--pipeline", PROTEINS, "--json")
+    assert code == 0, err
+    here = json.loads(out)
+    bundle = tmp_path / "p.kit"
+    assert cli(capsys, "export", "--pipeline", PROTEINS, "--arrays", "--out", bundle)[0] == 0
+    other = tmp_path / "other"
+    shutil.copytree(home["home"] / "datasets", other / "datasets")
+    monkeypatch.setenv("KIT_HOME", str(other))
+    code, _, err = cli(capsys, "import", bundle)
+    assert code == 0, err
+    code, out, err = cli(capsys, "homology", "--pipeline", file_sha256(PROTEINS)[:12], "--json")
+    assert code == 0, err
+    assert json.loads(out) == here
 
 
 def test_verdicts_point_to_the_homology_view(home, capsys):

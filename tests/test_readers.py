@@ -194,7 +194,7 @@ def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, cap
     assert kit.open().budget(pipeline=sha[:12]).attrs["loose"] == ["jitter"]
 
 
-def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_path):
+def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_path, monkeypatch):
     """The store's protein pipeline (tests/pipelines/proteins.py): its ids map into the store's
     clustering of its own proteins; homology, verdicts, budget and report read it, and kit's
     own readers never count it."""
@@ -216,6 +216,12 @@ def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_pa
     lab = on_every_kind["pipeline"]
     assert main(["homology", "--pipeline", lab[:12]]) == 1
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    # its runs travel, ids and all, with what its file declares: the verdicts read the same there
+    verdicts = run_json(capsys, "verdicts", "--pipeline", sha[:12], "--json")
+    run_text(capsys, "export", "--pipeline", sha[:12], "--arrays", "--out", str(tmp_path / "p.kit"))
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "elsewhere"))
+    assert "imported" in run_text(capsys, "import", str(tmp_path / "p.kit"))
+    assert run_json(capsys, "verdicts", "--pipeline", sha[:12], "--json") == verdicts
 
 
 def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):

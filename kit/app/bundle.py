@@ -2,7 +2,8 @@
 
 A bundle is a gzip-compressed tar with ``MANIFEST.json`` (the sha256 and size of every other
 member), ``bundle.json`` (format, origin host, the datasets' names as hints, runs with their
-specs, manifests and stage hashes, and the pairs among them) and, optionally,
+specs, manifests and stage hashes, the pairs among them, and the files of their lab pipelines,
+kit.app.bundle_pipelines) and, optionally,
 ``arrays/BLOB.npy``, in that order. Import verifies all of it before it touches the store
 (kit.app.bundle_read). Nothing a bundle could derive is taken from it: verdicts and
 comparisons are computed here from the arrays, and a dataset's summary is this machine's own
@@ -31,6 +32,7 @@ from ..data.pipelines import known_summary
 from ..envs.probes import carried
 from ..runs.store import Store
 from .bundle_checks import FORMAT
+from .bundle_pipelines import carried as carried_files, declarations, summary
 from .bundle_read import opened, read
 
 __all__ = ["export", "import_bundle", "local_dataset", "opened", "plan_export", "read",
@@ -56,7 +58,8 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
                 if r.spec.host == here or store.blob_path(blob).exists():
                     blobs[blob] = (r.id, stage)
     size = sum(store.blob_path(b).stat().st_size for b in blobs if store.blob_path(b).exists())
-    return {"runs": runs, "pairs": pairs, "blobs": blobs, "array_bytes": size}
+    return {"runs": runs, "pairs": pairs, "blobs": blobs, "array_bytes": size,
+            "pipelines": _pipelines(runs)}
 
 
 def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
@@ -75,6 +78,8 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "arrays": arrays, "runs": runs, "pairs": p["pairs"],
            "probes": carried(r.spec.stack for r in p["runs"]),  # what each probe is, no lock
+           # what a lab's runs mean (KINDS): its file, which the importer reads, never runs
+           "pipelines": p["pipelines"],
            # hints to find each dataset on the other machine; it is never stored from here
            "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]}}
     body = json.dumps(doc, sort_keys=True).encode()
@@ -93,6 +98,20 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
     return {"file": str(out), "runs": len(p["runs"]), "pairs": len(p["pairs"]),
             "arrays": len(p["blobs"]), "bytes": out.stat().st_size,
             "sha256": _sha(out.read_bytes())}
+
+
+def _pipelines(runs) -> dict:
+    """The files of the runs' lab pipelines; a run of strings (protein ids) whose file is not
+    here is refused now, not by the importer: without the file nothing declares them."""
+    files = carried_files(r.spec.pipeline for r in runs if r.spec.pipeline)
+    for r in runs:
+        ids = [st for st, s in r.stages.items() if np.dtype(s.dtype).kind in "US"]
+        if ids and r.spec.pipeline not in files:
+            raise KitError(f"run {r.id[:12]} holds protein ids ({ids[0]}), and this KIT_HOME "
+                           f"has not got its pipeline file {r.spec.pipeline[:12]} that declares "
+                           "them (its runs came in a bundle): export them from the KIT_HOME "
+                           "that ran them")
+    return files
 
 
 def _add(tar, name, data):
@@ -154,8 +173,11 @@ def import_bundle(store: Store, path, found=None) -> dict:
         if RunSpec.from_dict(r["spec"]).host == here and r["id"] not in before:
             raise KitError(f"{path}: run {r['id'][:12]} claims to have been made on this machine "
                            "(this KIT_HOME's host id) but is not here; refusing the bundle")
-    datasets = {}
+    datasets, labs = {}, declarations(doc, path)
     for sha in dict.fromkeys(r["spec"]["dataset"] for r in doc["runs"]):
+        if sha in labs:  # a lab's: its file here, else what the bundle's file declares
+            datasets[sha] = known_summary(sha) or summary(sha, labs[sha])
+            continue
         ds = local_dataset(doc["datasets"].get(sha), sha)
         datasets[sha] = ds.summary() if ds else known_summary(sha) or unverified(sha)
     store.import_runs(doc["runs"], doc["pairs"], files, datasets)

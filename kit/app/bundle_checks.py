@@ -1,5 +1,8 @@
 """What a bundle may hold: capped JSON, and every run's spec, manifest, dtypes and shapes checked.
 
+Stages are plain numbers, except a lab pipeline's protein ids where the pipeline's file (carried
+or kept here, kit.app.bundle_pipelines) declares them.
+
 The caps a lab can raise (environment variables, in MiB): ``KIT_BUNDLE_MAX_ARRAY_MIB`` (one
 stage array, default 256: over 10x the largest stage a 6,000-protein run writes),
 ``KIT_BUNDLE_MAX_TOTAL_MIB`` (all arrays together, default 16384) and ``KIT_BUNDLE_MAX_JSON_MIB``
@@ -20,6 +23,7 @@ from ..core.spec import RunSpec
 from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.pipeline import MODELS, fed_stages
+from .bundle_pipelines import check_runs, declarations, id_stage
 
 FORMAT = "kit-bundle/1"
 NPY_HEADER = 4096            # a .npy header is at most this long
@@ -124,6 +128,10 @@ def check_document(doc, path) -> dict:
         raise KitError(f"{path}: bundle.json is malformed") from None
     for r in doc["runs"]:
         _check_run(r, path)
+    found = declarations(doc, path)  # the specs checked: each run's pipeline is a hash
+    check_runs(doc, found, path)
+    for r in doc["runs"]:
+        _check_stages(r, found.get(r["spec"].get("pipeline")), path)
     stacks = {r["spec"]["stack"] for r in doc["runs"]}
     for name, what in doc.get("probes", {}).items():
         try:
@@ -150,9 +158,17 @@ def _check_run(r: dict, path) -> None:
     why = _manifest_problem(r["manifest"], r["stages"], bool(spec.pipeline))
     if why:
         raise KitError(f"{name}: its manifest {why}; the bundle was not written by `kit export`")
+
+
+def _check_stages(r: dict, declared: dict | None, path) -> None:
+    """Every stage a plain number type, or (a lab's) the protein ids its pipeline declares."""
+    name = f"{path}: run {r['id'][:12]}"
+    kinds = (declared or {}).get("kinds", {})
     for st, i in r["stages"].items():
         if not _DTYPE.match(i["dtype"]) or np.dtype(i["dtype"]).str != i["dtype"]:
-            raise KitError(f"{name} stage {st}: dtype {i['dtype'][:20]!r} is not a plain number type")
+            why = id_stage(i["dtype"], i["shape"], kinds.get(st), bool(r["spec"].get("pipeline")))
+            if why:
+                raise KitError(f"{name} stage {st}: dtype {i['dtype'][:20]!r} {why}")
         if not _SHA.match(i["sha256"]) or r["blobs"][st] != blob_key(i["sha256"], i["dtype"],
                                                                       i["shape"]):
             raise KitError(f"{name} stage {st}: its array's key does not match its hash, dtype "

@@ -94,11 +94,14 @@ def select_pipeline(store: Store, text: str) -> dict:
                        f"prefix {text} (stored: {known}; `kit runs` lists them)")
     try:
         return pipeline_info(hits[0])
-    except KitError:  # imported runs of a file this KIT_HOME never saw: what the runs say
+    except KitError:  # imported runs of a file this KIT_HOME never saw: what their bundle's
+        # file declared (kit.app.bundle_pipelines.summary), else what the runs say
         spec = next(s for s in store.specs().values() if s.pipeline == hits[0])
         summary = store.datasets().get(hits[0], {})
+        kinds = summary.get("kinds")
         return {"sha256": hits[0], "name": summary.get("pipeline", hits[0][:12]),
-                "seeds": list(spec.seed_dict), "kinds": {}}
+                "seeds": list(spec.seed_dict), "kinds": kinds if isinstance(kinds, dict) else {},
+                "dtype": summary.get("dtype") is True}
 
 
 def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--dataset/--n")) -> None:
