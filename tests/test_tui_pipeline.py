@@ -119,6 +119,36 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         assert "pipeline" not in text(summary)
 
 
+async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_path):
+    """The pipeline's Plan showed no time while kit's own Plan shows one: before any run of the
+    pipeline it says there is no estimate yet, then each run to do costs its stored runs'
+    median wall time."""
+    from kit.app.lab import lab_estimate
+
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                    "    return {'x': np.zeros(2) + seeds['a']}\n")
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(tiny))
+        await pilot.press("2")
+        summary = pilot.app.query_one("#plan-summary")
+        said = " ".join(text(summary).split())
+        assert "3 to run, no estimate yet: no stored run of this pipeline" in said, said
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "finished: 3 run(s)" in text(pilot.app.query_one("#run-status"))
+        await pilot.press("2")
+        pilot.app.query_one("#seeds", Input).value = "0,1,2"
+        await pilot.pause()
+        est = lab_estimate(pilot.app.pipeline, ["the run of seed 2"], Store())
+        assert est["runs"] == 3
+        said = " ".join(text(summary).split())
+        assert (f"1 to run, about {est['seconds'] / 60:.1f} min ({est['median']:.1f} s a run, "
+                f"the median of its 3 stored)") in said, said
+
+
 async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_path):
     """Runs of a pipeline imported from elsewhere: the hash chooses them for reading; Plan and
     Run say in one line that running needs the file."""
