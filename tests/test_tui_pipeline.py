@@ -68,6 +68,16 @@ async def choose(pilot, value: str) -> None:
     await pilot.press(*value, "enter", "escape")
 
 
+async def run_status(pilot) -> str:
+    """Plan, then Run (2, r) to the end: the Run tab's status, which is one line."""
+    await pilot.press("2", "r")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    status = text(pilot.app.query_one("#run-status"))
+    assert "\n" not in status.strip(), status
+    return status
+
+
 @pytest.mark.slow
 async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys():
     """Setup chooses tests/pipelines/two_models.py; Plan lists its factors (seed:split and
@@ -135,10 +145,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
         summary = pilot.app.query_one("#plan-summary")
         said = " ".join(text(summary).split())
         assert "3 to run, no estimate yet: no stored run of this pipeline" in said, said
-        await pilot.press("r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        assert "finished: 3 run(s)" in text(pilot.app.query_one("#run-status"))
+        assert "finished: 3 run(s)" in await run_status(pilot)
         await pilot.press("2")
         pilot.app.query_one("#seeds", Input).value = "0,1,2"
         await pilot.pause()
@@ -191,12 +198,8 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
         assert any("does not parse" in m and "\n" not in m for m in notes), notes
         await choose(pilot, str(boom))
         assert pilot.app.pipeline["name"] == "boom.py"
-        await pilot.press("2", "r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        status = text(pilot.app.query_one("#run-status"))
+        status = await run_status(pilot)
         assert "ValueError: no data here" in status and "Traceback" not in status
-        assert "\n" not in status.strip(), status
         await pilot.press("4")  # still usable: the tabs read
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
@@ -231,12 +234,8 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
         await choose(pilot, str(gone))
         assert pilot.app.pipeline["name"] == "gone.py"
         gone.unlink()
-        await pilot.press("2", "r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        status = text(pilot.app.query_one("#run-status"))
+        status = await run_status(pilot)
         assert "gone.py" in status and "Traceback" not in status, status
-        assert "\n" not in status.strip(), status
         await pilot.press("4")
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
@@ -298,12 +297,8 @@ async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_
         await choose(pilot, str(ok))
         with sqlite3.connect(store.root / "store.sqlite") as db:
             db.execute("DROP TABLE pairs")
-        await pilot.press("2", "r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        status = text(pilot.app.query_one("#run-status"))
+        status = await run_status(pilot)
         assert "internal error: OperationalError" in status and "Traceback" not in status
-        assert "\n" not in status.strip(), status
         log = status.split("the traceback is in ")[1].rstrip(")")
         assert "Traceback" in Path(log).read_text()
         await pilot.press("1")
