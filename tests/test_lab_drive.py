@@ -130,3 +130,32 @@ def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
                          "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12},
                 "y_test": {"kind": "truth", "identical": True}})
     assert plot_travel(b, none, {})[:8] == b"\x89PNG\r\n\x1a\n"  # a measured one is drawn
+
+
+TINY = ("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n")
+
+
+def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
+    """The TUI's pipeline Plan showed no time while kit's own Plan does: the estimate is the
+    median wall time of the pipeline's stored runs for each run to do, None before any (an
+    edited file is another pipeline: the old one's times are not its)."""
+    from statistics import median
+
+    from kit.app.lab import lab_estimate, lab_pairs, lab_todo
+    from kit.app.selection import lab_runs
+    from kit.runs.planning.options import PlanOptions
+
+    tiny, edited = tmp_path / "tiny.py", tmp_path / "edited.py"
+    tiny.write_text(TINY)
+    edited.write_text(TINY + "# edited\n")
+    info = _stored(tiny, ("repeat",))
+    store = Store()
+    walls = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])]
+    assert len(walls) == 2 and all(w > 0 for w in walls)
+    pairs = lab_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=(0, 1, 2)))
+    _, todo = lab_todo(pairs, store)
+    assert len(todo) == 2  # seeds 1 and 2: seed 0 is the repeat's first run
+    assert lab_estimate(info, todo, store) == {"seconds": median(walls) * 2,
+                                               "median": median(walls), "runs": 2}
+    assert lab_estimate(add_pipeline(edited), todo, store) is None

@@ -300,6 +300,22 @@ async def test_the_setup_line_calls_only_the_reference_stack_the_reference(store
         assert others and all(f"marks the reference stack, {ref}" in t for t in others)
 
 
+async def test_the_stacks_table_fits_80_columns_with_every_header_whole():
+    """At 80x24 the last header read "sklearn/tor" and the table scrolled sideways: now its
+    wide cells wrap (at spaces, each word whole), the columns sharing the width by need as
+    kit's CLI tables do."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = pilot.app.query_one("#stacks", DataTable)
+        header = screen_text(pilot).splitlines()[table.region.y]
+        assert header.split() == ["stack", "status", "python", "numpy", "sklearn/torch"], header
+        assert table.max_scroll_x == 0
+        for i, col in enumerate(table.ordered_columns):
+            words = [w for r in range(table.row_count)
+                     for w in str(table.get_cell_at((r, i))).split()]
+            assert max(map(len, words)) <= col.width, (str(col.label), col.width)
+
+
 async def test_every_factors_description_is_shown_whole_at_80x24(stored_home):
     from rich.text import Text
 

@@ -68,6 +68,16 @@ async def choose(pilot, value: str) -> None:
     await pilot.press(*value, "enter", "escape")
 
 
+async def run_status(pilot) -> str:
+    """Plan, then Run (2, r) to the end: the Run tab's status, which is one line."""
+    await pilot.press("2", "r")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    status = text(pilot.app.query_one("#run-status"))
+    assert "\n" not in status.strip(), status
+    return status
+
+
 @pytest.mark.slow
 async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys():
     """Setup chooses tests/pipelines/two_models.py; Plan lists its factors (seed:split and
@@ -119,6 +129,33 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         assert "pipeline" not in text(summary)
 
 
+async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_path):
+    """The pipeline's Plan showed no time while kit's own Plan shows one: before any run of the
+    pipeline it says there is no estimate yet, then each run to do costs its stored runs'
+    median wall time."""
+    from kit.app.lab import lab_estimate
+
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                    "    return {'x': np.zeros(2) + seeds['a']}\n")
+    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
+                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(tiny))
+        await pilot.press("2")
+        summary = pilot.app.query_one("#plan-summary")
+        said = " ".join(text(summary).split())
+        assert "3 to run, no estimate yet: no stored run of this pipeline" in said, said
+        assert "finished: 3 run(s)" in await run_status(pilot)
+        await pilot.press("2")
+        pilot.app.query_one("#seeds", Input).value = "0,1,2"
+        await pilot.pause()
+        est = lab_estimate(pilot.app.pipeline, ["the run of seed 2"], Store())
+        assert est["runs"] == 3
+        said = " ".join(text(summary).split())
+        assert (f"1 to run, about {est['seconds'] / 60:.1f} min ({est['median']:.1f} s a run, "
+                f"the median of its 3 stored)") in said, said
+
+
 async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_path):
     """Runs of a pipeline imported from elsewhere: the hash chooses them for reading; Plan and
     Run say in one line that running needs the file."""
@@ -161,12 +198,8 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
         assert any("does not parse" in m and "\n" not in m for m in notes), notes
         await choose(pilot, str(boom))
         assert pilot.app.pipeline["name"] == "boom.py"
-        await pilot.press("2", "r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        status = text(pilot.app.query_one("#run-status"))
+        status = await run_status(pilot)
         assert "ValueError: no data here" in status and "Traceback" not in status
-        assert "\n" not in status.strip(), status
         await pilot.press("4")  # still usable: the tabs read
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
@@ -201,12 +234,8 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
         await choose(pilot, str(gone))
         assert pilot.app.pipeline["name"] == "gone.py"
         gone.unlink()
-        await pilot.press("2", "r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        status = text(pilot.app.query_one("#run-status"))
+        status = await run_status(pilot)
         assert "gone.py" in status and "Traceback" not in status, status
-        assert "\n" not in status.strip(), status
         await pilot.press("4")
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
@@ -268,12 +297,8 @@ async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_
         await choose(pilot, str(ok))
         with sqlite3.connect(store.root / "store.sqlite") as db:
             db.execute("DROP TABLE pairs")
-        await pilot.press("2", "r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        status = text(pilot.app.query_one("#run-status"))
+        status = await run_status(pilot)
         assert "internal error: OperationalError" in status and "Traceback" not in status
-        assert "\n" not in status.strip(), status
         log = status.split("the traceback is in ")[1].rstrip(")")
         assert "Traceback" in Path(log).read_text()
         await pilot.press("1")

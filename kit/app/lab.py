@@ -41,6 +41,23 @@ def lab_todo(pairs, store: Store) -> tuple:
     return specs, [s for s in specs if not store.has_run(s.run_id)]
 
 
+def lab_estimate(info: dict, todo: list, store: Store) -> dict | None:
+    """How long the runs ``todo`` of pipeline ``info`` take, from the wall times of its runs
+    ``store`` holds: {"seconds": their median x len(todo), "median", "runs": how many were
+    timed}; None when it holds none. Only this pipeline's runs count: kit's own estimate
+    scales other datasets' times by their size, and another file's times say nothing of it."""
+    from statistics import median
+
+    from .selection import lab_runs
+
+    walls = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])
+             if isinstance(r.manifest.get("wall_s"), (int, float))]
+    if not walls:
+        return None
+    each = float(median(walls))
+    return {"seconds": each * len(todo), "median": each, "runs": len(walls)}
+
+
 def lab_to_run(info: dict, path=None) -> dict:
     """The pipeline to run for a choice of ``info``: the file at ``path`` kept by its hash
     again (an edited file is another pipeline), else the copy this KIT_HOME keeps of

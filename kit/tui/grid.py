@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from ..views.fit import share
+
 
 def _width(cell) -> int:
     # measured as DataTable draws it: a str is markup
@@ -13,13 +15,28 @@ def _width(cell) -> int:
     return (Text.from_markup(cell) if isinstance(cell, str) else Text(str(cell))).cell_len
 
 
-def fill(table: DataTable, head: list, rows: list, keys: list | None = None) -> None:
+def fill(table: DataTable, head: list, rows: list, keys: list | None = None,
+         room: int | None = None, wrap: tuple = ()) -> None:
     """Replace ``table``'s columns and rows. Textual measures new rows only when the table is
     next idle, and keeps what it drew before that: a tab painted as it opens (6, then 4) showed
     `thread` and `0.4` for 0.438. A fixed width per column, from every cell, draws them whole
-    the first time."""
+    the first time. Where they need more than ``room`` (the table's width, padding included)
+    the ``wrap`` columns (plain text) share what the others leave by need, as kit's CLI tables
+    do, each header whole and each row as tall as its cells wrap to."""
     table.clear(columns=True)
-    for i, label in enumerate(head):
-        table.add_column(label, width=max([_width(label)] + [_width(r[i]) for r in rows]))
+    widths = [max([_width(label)] + [_width(r[i]) for r in rows]) for i, label in enumerate(head)]
+    pad = 2 * table.cell_padding
+    tall = False
+    if room and wrap and sum(widths) + pad * len(widths) > room:
+        fixed = sum(w + pad for i, w in enumerate(widths) if i not in wrap)
+        shares = share([[str(c) for c in r] for r in rows], widths, wrap,
+                       room - fixed - pad * len(wrap))
+        if shares is not None:  # else too narrow to wrap: the table scrolls sideways
+            widths = [max(shares[i], _width(head[i])) if i in wrap else w
+                      for i, w in enumerate(widths)]
+            tall = True
+    for label, w in zip(head, widths):
+        table.add_column(label, width=w)
     for i, r in enumerate(rows):
-        table.add_row(*r, key=keys[i] if keys else None)
+        # height None: as tall as the cells wrap to (Textual wraps a cell of a taller row)
+        table.add_row(*r, key=keys[i] if keys else None, height=None if tall else 1)

@@ -35,7 +35,7 @@ def lab_rows(app) -> list:
 def lab_summary(app, c: LabChoice) -> str:
     """The plan's counts, as `kit run --pipeline` prints them before it runs; KitError: one
     line (a factor the file does not take, a stack not built, the file not on this machine)."""
-    from ..app.lab import lab_pairs, lab_to_run, lab_todo
+    from ..app.lab import lab_estimate, lab_pairs, lab_to_run, lab_todo
 
     info = c.info
     if c.path is None:
@@ -44,4 +44,13 @@ def lab_summary(app, c: LabChoice) -> str:
     specs, todo = lab_todo(pairs, app.store)
     return (f"[b]pipeline {escape(info['name'])}[/] ({info['sha256'][:12]}): "
             f"[b]{len(pairs)} pairs, {len(specs)} runs[/]: {len(specs) - len(todo)} stored, "
-            f"{len(todo)} to run")
+            f"{len(todo)} to run, " + _estimate_text(lab_estimate(info, todo, app.store)))
+
+
+def _estimate_text(est: dict | None) -> str:
+    """The Plan's time for a pipeline, every number from its stored runs (kit's own Plan says
+    "about N min from past timings")."""
+    if est is None:
+        return "no estimate yet: no stored run of this pipeline"
+    return (f"about {est['seconds'] / 60:.1f} min ({est['median']:.1f} s a run, the median of "
+            f"its {est['runs']} stored)")

@@ -11,7 +11,11 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
 from ..views.tables import libraries
+from .grid import fill
 from .pane import Pane
+
+HEAD = ("stack", "status", "python", "numpy", "sklearn/torch")
+WRAP = (1, 3, 4)  # status, numpy, libraries: a stack's name is not wrapped
 
 
 class SetupPane(Pane):
@@ -41,8 +45,6 @@ class SetupPane(Pane):
         yield Static(id="stack-help")
 
     def on_mount(self) -> None:
-        t = self.query_one("#stacks", DataTable)
-        t.add_columns("stack", "status", "python", "numpy", "sklearn/torch")
         self.query_one("#setup-progress").display = False
         self.show()
 
@@ -64,20 +66,31 @@ class SetupPane(Pane):
         except KitError as e:
             text = f"[b]Dataset[/] {app.dataset_name}: [red]{e}[/]"
         self.query_one("#dataset-info", Static).update(text)
-        t = self.query_one("#stacks", DataTable)
-        row = t.cursor_row
-        t.clear()
-        self._about, self._reference = {}, None
+        self._about, self._reference, self._rows = {}, None, []
         for r in listing(app.platform):
             if r["reference"]:
                 self._reference = r["name"]
             a = r["attributes"]
             external = r["kind"] == "external"
-            t.add_row(r["name"] + (" *" if r["reference"] else ""),
-                      r["status"] + (" (external)" if external else ""), a["python"],
-                      a.get("numpy") or "-", libraries(a), key=r["name"])
+            self._rows.append([r["name"], r["name"] + (" *" if r["reference"] else ""),
+                               r["status"] + (" (external)" if external else ""), a["python"],
+                               a.get("numpy") or "-", libraries(a)])
             self._about[r["name"]] = (f"{r['status']}: {r['reason']}" if r["reason"] else
                                       f"external: {r['venv']}" if external else r["status"])
+        self._lay_out()
+
+    def on_resize(self) -> None:
+        if hasattr(self, "_rows"):  # shown once mounted
+            self._lay_out()
+
+    def _lay_out(self) -> None:
+        """The stacks within the table's width: at 80 columns the last header was cut
+        ("sklearn/tor") and the table scrolled sideways; now wide cells wrap instead."""
+        t = self.query_one("#stacks", DataTable)
+        row = t.cursor_row
+        # the vertical scrollbar's columns are kept free: it shows or not by the rows' heights
+        fill(t, list(HEAD), [r[1:] for r in self._rows], [r[0] for r in self._rows],
+             room=t.size.width - t.styles.scrollbar_size_vertical, wrap=WRAP)
         if t.row_count:
             t.move_cursor(row=min(row, t.row_count - 1))
 

@@ -137,6 +137,18 @@ def _slack(rows: list, widths: list, room: dict) -> dict:
     return {i: out[i] + (spare // len(wanting) if i in wanting else 0) for i in room}
 
 
+def share(rows: list, widths: list, wrap: tuple, room: int) -> dict | None:
+    """{column: its width}: the ``wrap`` columns of ``rows`` (each needing ``widths``) sharing
+    ``room`` by need, as table() shares them (the TUI's tables too); None when a column it
+    narrows would be narrower than MIN_WRAP."""
+    shares = _shares(widths, wrap, room)
+    # a column kept at its own width is not wrapped: only a narrowed one must reach MIN_WRAP
+    # (the TUI's 11-column stack status, kept whole, refused the share at 80 columns)
+    if any(shares[i] < min(widths[i], MIN_WRAP) for i in wrap):
+        return None
+    return _slack(rows, widths, shares)
+
+
 def _word(header) -> int:
     """The narrowest wrapped column that keeps each word of ``header`` whole ("distinguis" /
     "hes it" was kit runs' header at 80 columns): its longest word and tabulate's padding."""
