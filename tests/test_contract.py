@@ -135,6 +135,7 @@ def test_an_exception_inside_the_pipeline_names_its_line_and_keeps_the_traceback
     e = _one_line(tmp_path, src, exc=PipelineFailed)
     assert e.line.startswith("the pipeline raised NameError: name 'undefined_name'")
     assert "mine.py:4 in helper `return np.log(v) / undefined_name`" in e.line
+    assert "(in run, at mine.py:4 in helper" in e.line  # a helper's frame: run still said once
     assert "Traceback (most recent call last)" in e.traceback and "in run" in e.traceback
 
 
@@ -142,6 +143,7 @@ def test_an_exception_in_a_library_names_the_pipeline_line_that_called_it(tmp_pa
     src = HEAD + "def run(seeds):\n    return {'x': np.zeros(2).reshape(seeds['a'] + 4)}\n"
     e = _one_line(tmp_path, src, exc=PipelineFailed)
     assert "ValueError" in e.line and "mine.py:4 in run" in e.line
+    assert e.line.count("in run") == 1  # not "(in run, at mine.py:4 in run ...)"
 
 
 def test_an_error_while_importing_the_file_is_a_pipeline_failure(tmp_path):

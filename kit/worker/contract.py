@@ -301,6 +301,8 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         f = mine[-1]
         code = f" `{f.line.strip()}`" if f.line else ""
         at = f"{name}:{f.lineno} in {f.name}{code}"
+        # the frame that raised is run itself: "(in run, at mine.py:4 in run)" says it twice
+        where = None if where == f"in {f.name}" else where
     else:
         at = name
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
@@ -308,6 +310,6 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
     return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
-                          f"({where}, at {at})" + ("; it runs from kit's copy kept by its hash, "
+                          f"({where + ', ' if where else ''}at {at})" + ("; it runs from kit's copy kept by its hash, "
                                                    "so keep it one self-contained file and read "
                                                    "data by absolute path" if copy else ""), text)
