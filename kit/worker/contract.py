@@ -29,6 +29,7 @@ import traceback
 
 import numpy as np
 
+from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
@@ -182,23 +183,10 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     if missing:
         raise ContractError(f"{name}: KINDS names {missing[0]!r}, which run did not return "
                             f"(it returned {', '.join(out)})")
-    _check_proteins(name, out, kinds)
+    wrong = wrong_ids(out, kinds)
+    if wrong:
+        raise ContractError(f"{name}: {wrong}")
     return out
-
-
-def _check_proteins(name, out, kinds):
-    """Protein ids (kit homology --pipeline maps them into a clustering): distinct, and the
-    "proteins" output one id per row of the truth output, in its order."""
-    truth = [k for k, v in kinds.items() if v == "truth"]
-    for key in (k for k, v in kinds.items() if v in ("proteins", "train proteins")):
-        ids = out[key]
-        if len(np.unique(ids)) != len(ids):
-            raise ContractError(f"{name}: output {key!r} ({kinds[key]}) holds an id twice: "
-                                f"one protein id (accession) per row")
-        if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
-            raise ContractError(f"{name}: output {key!r} (proteins) holds {len(ids)} ids but "
-                                f"{truth[0]!r} (truth) {len(out[truth[0]])} rows: one protein "
-                                f"id per truth row, in its order")
 
 
 def stages(arrays: dict) -> dict:
@@ -240,6 +228,9 @@ def check_kinds(name, kinds) -> dict:
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise ContractError(f"{name}: KINDS[{out!r}] is {kind!r}, not a kind{hint}: one of "
                                 f"{', '.join(OUTPUT_KINDS)}")
+    twice = declared_twice(kinds)
+    if twice:
+        raise ContractError(f"{name}: {twice}")
     return dict(kinds)
 
 
