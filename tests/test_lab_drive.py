@@ -130,3 +130,26 @@ def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
                          "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12},
                 "y_test": {"kind": "truth", "identical": True}})
     assert plot_travel(b, none, {})[:8] == b"\x89PNG\r\n\x1a\n"  # a measured one is drawn
+
+
+def test_kit_run_pipeline_asks_before_a_large_plan_as_kit_s_own_run(capsys, monkeypatch):
+    import io
+
+    import kit.app.lab as lab
+
+    made = []
+    monkeypatch.setattr(lab, "run_all", lambda specs, *a, **k: made.extend(specs))
+    monkeypatch.setattr("sys.stdin", io.StringIO())  # a script's stdin: no terminal to ask
+    big = ("run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1", "--seeds", "0-300")
+    assert main(list(big)) == 1
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
+    assert last == ("kit: error: 301 runs to do. A plan of more than 200 runs needs --yes when "
+                    "there is no terminal to ask."), err
+    assert "Traceback" not in err and not made and not Store().runs()  # nothing ran
+    kit_cli(capsys, *big, "--yes")
+    assert len(made) == 301
+    made.clear()
+    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1",
+            "--seeds", "0-199")  # 200 runs: not asked, as kit's own
+    assert len(made) == 200

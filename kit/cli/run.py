@@ -160,8 +160,11 @@ def _run_lab(args, opts, executor) -> int:
 
     from rich.console import Console
 
+    err = Console(stderr=True)
+    # a large plan is asked first, as kit's own (and the TUI's for a pipeline): a no raises
     b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
-                executor=executor, progress=_Bars(Console(stderr=True), args.jobs, executor))
+                executor=executor, progress=_Bars(err, args.jobs, executor),
+                confirm=lambda ask: _confirm(ask, err, args.yes))
     # the rows of the factors this command ran (the whole table: kit budget --pipeline)
     print_json(b) if args.json else print(lab_run_text(b, args.factor, args.pipeline))
     shapes = [s for s in b["shapes"] if s["factor"] in args.factor]
