@@ -1,6 +1,7 @@
 """What a stranger's drive of `kit run --pipeline` found (issue 29): `kit run` prints the rows of
-the factors it ran (and points to the whole table), `kit runs` fits 80 columns with whole-word
-headers, and a process factor's fresh and warm runs are told apart, as stored."""
+the factors it ran (and points to the whole table), kit's own `kit run` too, `kit runs` fits 80
+columns with whole-word headers, and a process factor's fresh and warm runs are told apart, as
+stored."""
 
 import re
 from pathlib import Path
@@ -153,3 +154,15 @@ def test_kit_run_pipeline_asks_before_a_large_plan_as_kit_s_own_run(capsys, monk
     kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1",
             "--seeds", "0-199")  # 200 runs: not asked, as kit's own
     assert len(made) == 200
+
+
+def test_kit_own_run_prints_the_factors_it_ran_as_the_pipeline_run_does(capsys):
+    small = ("--n", "120", "--threads", "1")
+    kit_cli(capsys, "run", "--factor", "seed", *small, "--seeds", "0-1")
+    out = kit_cli(capsys, "run", "--factor", "repeat", *small)
+    assert _factor_rows(out) == ["repeat"], out  # not the seed row stored before
+    assert "1 seed unit = " in out  # the unit every row is read in stays
+    assert "also stored: seed (every factor: kit budget --n 120)" in out
+    assert _factor_rows(kit_cli(capsys, "budget", "--n", "120")) == ["repeat", "seed"]
+    again = kit_cli(capsys, "run", "--factor", "seed,repeat", *small, "--seeds", "0-1")
+    assert _factor_rows(again) == ["repeat", "seed"] and "also stored" not in again
