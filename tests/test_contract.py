@@ -135,6 +135,7 @@ def test_an_exception_inside_the_pipeline_names_its_line_and_keeps_the_traceback
     e = _one_line(tmp_path, src, exc=PipelineFailed)
     assert e.line.startswith("the pipeline raised NameError: name 'undefined_name'")
     assert "mine.py:4 in helper `return np.log(v) / undefined_name`" in e.line
+    assert "(in run, at mine.py:4 in helper" in e.line  # a helper's frame: run still said once
     assert "Traceback (most recent call last)" in e.traceback and "in run" in e.traceback
 
 
@@ -142,6 +143,7 @@ def test_an_exception_in_a_library_names_the_pipeline_line_that_called_it(tmp_pa
     src = HEAD + "def run(seeds):\n    return {'x': np.zeros(2).reshape(seeds['a'] + 4)}\n"
     e = _one_line(tmp_path, src, exc=PipelineFailed)
     assert "ValueError" in e.line and "mine.py:4 in run" in e.line
+    assert e.line.count("in run") == 1  # not "(in run, at mine.py:4 in run ...)"
 
 
 def test_an_error_while_importing_the_file_is_a_pipeline_failure(tmp_path):
@@ -160,3 +162,43 @@ def test_an_edited_file_is_a_new_pipeline(tmp_path):
     a = contract.load(f).sha256
     f.write_text(HEAD + GOOD_RUN + "# a comment\n")
     assert contract.load(f).sha256 != a
+
+
+PROTEIN_RUN = ("def run(seeds):\n    seeds['a']\n    return {'ids': np.array(['P1', 'P2']), "
+               "'more': np.array(['P3', 'P4']), 'train': np.array([b'T1', b'P2']), "
+               "'y': np.array([0, 1])}\n")
+
+
+@pytest.mark.parametrize("kinds, words", [
+    ({"ids": "proteins", "more": "proteins"},
+     "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding every protein's id"),
+    ({"ids": "train proteins", "more": "train proteins"},
+     "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding every train "
+     "protein's id"),
+])
+def test_one_output_of_each_protein_kind(tmp_path, kinds, words):
+    from kit.core.errors import KitError
+    from kit.data.pipelines import declared
+
+    source = HEAD + f"KINDS = {kinds!r}\n" + PROTEIN_RUN
+    f = tmp_path / "mine.py"
+    f.write_text(source)
+    with pytest.raises(ContractError) as e:  # at import, before run is called
+        contract.load(f)
+    assert str(e.value) == "mine.py: " + words
+    with pytest.raises(KitError, match="^mine.py: KINDS names 2"):  # kit run, before a worker
+        declared("mine.py", source.encode())
+
+
+def test_a_test_protein_that_is_a_train_protein_is_one_line(tmp_path):
+    kinds = {"ids": "proteins", "train": "train proteins", "y": "truth"}
+    e = _one_line(tmp_path, HEAD + f"KINDS = {kinds!r}\n" + PROTEIN_RUN)
+    # b'P2' (bytes) and 'P2' (str) are one protein
+    assert str(e) == ("mine.py: id 'P2' is in both 'ids' (proteins) and 'train' (train "
+                      "proteins): a test protein cannot also be a train protein")
+    ok = {"ids": np.array(["P1"]), "train": np.array(["T1"]), "y": np.array([0])}
+    assert contract.check_outputs("mine.py", ok, kinds)
+    with pytest.raises(ContractError, match=r"'P1' \(and 1 more\) is in both"):
+        contract.check_outputs("mine.py", {**ok, "ids": np.array(["P1", "T1"]),
+                                           "y": np.array([0, 1]), "train": np.array(["T1", "P1"])},
+                               kinds)

@@ -1,6 +1,7 @@
 """What a stranger's drive of `kit run --pipeline` found (issue 29): `kit run` prints the rows of
-the factors it ran (and points to the whole table), `kit runs` fits 80 columns with whole-word
-headers, and a process factor's fresh and warm runs are told apart, as stored."""
+the factors it ran (and points to the whole table), kit's own `kit run` too, `kit runs` fits 80
+columns with whole-word headers, and a process factor's fresh and warm runs are told apart, as
+stored."""
 
 import re
 from pathlib import Path
@@ -159,3 +160,38 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     assert lab_estimate(info, todo, store) == {"seconds": median(walls) * 2,
                                                "median": median(walls), "runs": 2}
     assert lab_estimate(add_pipeline(edited), todo, store) is None
+
+
+def test_kit_run_pipeline_asks_before_a_large_plan_as_kit_s_own_run(capsys, monkeypatch):
+    import io
+
+    import kit.app.lab as lab
+
+    made = []
+    monkeypatch.setattr(lab, "run_all", lambda specs, *a, **k: made.extend(specs))
+    monkeypatch.setattr("sys.stdin", io.StringIO())  # a script's stdin: no terminal to ask
+    big = ("run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1", "--seeds", "0-300")
+    assert main(list(big)) == 1
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
+    assert last == ("kit: error: 301 runs to do. A plan of more than 200 runs needs --yes when "
+                    "there is no terminal to ask."), err
+    assert "Traceback" not in err and not made and not Store().runs()  # nothing ran
+    kit_cli(capsys, *big, "--yes")
+    assert len(made) == 301
+    made.clear()
+    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1",
+            "--seeds", "0-199")  # 200 runs: not asked, as kit's own
+    assert len(made) == 200
+
+
+def test_kit_own_run_prints_the_factors_it_ran_as_the_pipeline_run_does(capsys):
+    small = ("--n", "120", "--threads", "1")
+    kit_cli(capsys, "run", "--factor", "seed", *small, "--seeds", "0-1")
+    out = kit_cli(capsys, "run", "--factor", "repeat", *small)
+    assert _factor_rows(out) == ["repeat"], out  # not the seed row stored before
+    assert "1 seed unit = " in out  # the unit every row is read in stays
+    assert "also stored: seed (every factor: kit budget --n 120)" in out
+    assert _factor_rows(kit_cli(capsys, "budget", "--n", "120")) == ["repeat", "seed"]
+    again = kit_cli(capsys, "run", "--factor", "seed,repeat", *small, "--seeds", "0-1")
+    assert _factor_rows(again) == ["repeat", "seed"] and "also stored" not in again

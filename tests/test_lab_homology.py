@@ -130,6 +130,20 @@ def test_cluster_verdicts_and_leakage_of_the_pipelines_two_models(home, capsys):
     assert "dataset prot" in text and "protein ids (ids) mapped into it" in text
 
 
+def test_each_run_s_ids_are_read_once(home, monkeypatch):
+    from kit.analysis.lab_homology import find_clustering
+
+    store, info = Store(), add_pipeline(PROTEINS)
+    reads, array = [], Store.array
+    monkeypatch.setattr(Store, "array", lambda self, run, stage: (
+        reads.append((run, stage)), array(self, run, stage))[1])
+    h = lab_homology(store, info, *find_clustering(store, info))["summary"]
+    assert h.runs == 3 and not h.left_out
+    ids = [r for r in reads if r[1] in ("ids", "train_ids")]
+    # each verified read hashes the array: choosing the dataset and placing the runs share one
+    assert sorted(ids) == sorted({(r, k) for r in _runs(store, info) for k in ("ids", "train_ids")})
+
+
 def test_a_clustering_of_singletons_is_the_protein_bootstrap_bit_for_bit(home):
     store, info = Store(), add_pipeline(PROTEINS)
     ds = load_dataset("prot")

@@ -97,6 +97,7 @@ def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path
         make(spec, stack, tmp_path / "a")
     line = str(e.value)
     assert "\n" not in line and "NameError" in line and "mine.py:4 in run" in line
+    assert line.count("in run") == 1 and "its traceback: " in line
     log = Path(line.split("its traceback: ")[1])
     assert "Traceback (most recent call last)" in log.read_text()
     f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"

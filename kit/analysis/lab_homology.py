@@ -41,26 +41,31 @@ def _ids(store: Store, run: str, output: str) -> list:
         raise Unfit(f"its {output} holds bytes that are not UTF-8") from None
 
 
-def run_ids(store: Store, info: dict) -> set:
-    """Every protein id (test and train) the pipeline's stored runs with arrays name."""
-    out: set = set()
+def read_ids(store: Store, info: dict) -> dict:
+    """{run: {output: its ids as str, or the Unfit saying why not}} of the pipeline's stored runs
+    with arrays, for each protein output a run holds: read once (each read verifies the array's
+    hash), to choose the dataset and then to place each run in it (lab_homology's ``read``)."""
+    out: dict = {}
     for r in _runs(store, info["sha256"]):
         stages = store.run(r).stages
-        for k in (k for k in protein_outputs(info) if k and k in stages):
-            if has_arrays(store, r):
+        held = [k for k in protein_outputs(info) if k and k in stages]
+        if held and has_arrays(store, r):
+            out[r] = {}
+            for k in held:
                 try:
-                    out.update(_ids(store, r, k))
-                except Unfit:  # lab_homology leaves the run out, saying why
-                    pass
+                    out[r][k] = _ids(store, r, k)
+                except Unfit as e:  # lab_homology leaves the run out, saying why
+                    out[r][k] = e
     return out
 
 
 def find_clustering(store: Store, info: dict, data: str | None = None,
                     identity: float | None = None, coverage: float | None = None) -> tuple:
-    """(dataset, its clustering, one line saying which and why): ``data``'s, else among the
-    stored datasets with a clustering (at ``identity``/``coverage`` if given) that hold every
-    protein id of the pipeline's runs, the smallest (the tightest fit: most likely the lab's
-    own import of these proteins), ties by name. KitError, one line, when there is none."""
+    """(dataset, its clustering, one line saying which and why, the runs' ids as read_ids read
+    them or None): ``data``'s, else among the stored datasets with a clustering (at
+    ``identity``/``coverage`` if given) that hold every protein id of the pipeline's runs, the
+    smallest (the tightest fit: most likely the lab's own import of these proteins), ties by
+    name. KitError, one line, when there is none."""
     from ..data.dataset import load_dataset, stored_datasets
     from ..data.homology import stored_clusterings
 
@@ -81,8 +86,11 @@ def find_clustering(store: Store, info: dict, data: str | None = None,
         if not found:
             raise KitError(f"no homology clustering of dataset {data}{' at' + at if at else ''} "
                            f"yet: `kit data homology {data}{at}` computes it (MMseqs2)")
-        return ds, found[0], f"dataset {ds.name} (--data)"
-    ids, fits, near = run_ids(store, info), [], []
+        return ds, found[0], f"dataset {ds.name} (--data)", None
+    read = read_ids(store, info)
+    ids = {x for got in read.values() for v in got.values() if not isinstance(v, Unfit)
+           for x in v}
+    fits, near = [], []
     for name in stored_datasets():
         try:
             ds = load_dataset(name, generate=False)
@@ -105,13 +113,17 @@ def find_clustering(store: Store, info: dict, data: str | None = None,
     others = sorted(x[2] for x in fits if x[2] != name)
     return ds, c, (f"dataset {name}, the smallest clustered dataset holding every protein id of "
                    f"the runs" + (f" (also: {', '.join(others)}; choose with --data)"
-                                  if others else ""))
+                                  if others else "")), read
 
 
-def _positions(store: Store, run: str, output: str, index: dict, ds_name: str) -> np.ndarray:
+def _positions(store: Store, run: str, output: str, index: dict, ds_name: str,
+               read: dict) -> np.ndarray:
     if output not in store.run(run).stages:
         raise Unfit(f"it holds no {output!r} output")
-    ids = _ids(store, run, output)
+    ids = read.get(run, {}).get(output)
+    ids = _ids(store, run, output) if ids is None else ids
+    if isinstance(ids, Unfit):
+        raise ids
     at = [index.get(x, -1) for x in ids]
     missing = [x for x, i in zip(ids, at) if i == -1]
     if missing:
@@ -136,14 +148,14 @@ def _index(ds, labels: np.ndarray) -> dict:
     return index
 
 
-def _one(store, run, info, ds, labels, index, min_clusters) -> tuple:
+def _one(store, run, info, ds, labels, index, min_clusters, read) -> tuple:
     """(probabilities, truth, test clusters, train-homolog mask or None, why it is None with
     train proteins declared) of one run, or Unfit."""
     prot, train = protein_outputs(info)
     if not has_arrays(store, run):
         raise Unfit("imported without its arrays")
     probs, y = scores(store, run, *models_and_truth(info))
-    test = _positions(store, run, prot, index, ds.name)
+    test = _positions(store, run, prot, index, ds.name, read)
     if len(test) != len(y):
         raise Unfit(f"{prot} holds {len(test):,} ids, the truth {len(y):,} rows")
     clusters = labels[test]
@@ -153,18 +165,19 @@ def _one(store, run, info, ds, labels, index, min_clusters) -> tuple:
     mask, why = None, ""
     if train is not None:
         try:  # train ids the dataset lacks cost the leakage split, not the run's verdicts
-            mask = np.isin(clusters, labels[_positions(store, run, train, index, ds.name)])
+            mask = np.isin(clusters, labels[_positions(store, run, train, index, ds.name, read)])
         except Unfit as e:
             why = str(e)
     return probs, y, clusters, mask, why
 
 
-def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
+def lab_homology(store: Store, info: dict, ds, c, chosen: str = "", read: dict | None = None,
                  min_clusters: int = MIN_CLUSTERS) -> dict:
     """Pipeline ``info``'s runs on dataset ``ds``'s clustering ``c`` (kit.data.homology): each
     run's verdicts of every pair of its probabilities outputs under the protein and the cluster
     bootstrap, and with a "train proteins" output each model's leakage split; medians over the
-    runs in kit's HomologySummary (``summary``); ``leakage``: why it is not measured, or ""."""
+    runs in kit's HomologySummary (``summary``); ``leakage``: why it is not measured, or "".
+    ``read``: the runs' ids as find_clustering read them (None: read here)."""
     prot, train = protein_outputs(info)
     models, truth = models_and_truth(info)
     if prot is None:
@@ -186,7 +199,7 @@ def lab_homology(store: Store, info: dict, ds, c, chosen: str = "",
             continue
         try:
             probs, y, clusters, mask, no_mask = _one(store, run, info, ds, labels, index,
-                                                     min_clusters)
+                                                     min_clusters, read or {})
         except Unfit as e:
             left.append(f"{run[:12]}: {e}")
             continue

@@ -194,8 +194,9 @@ class Ask:
     runs: int = 0
 
     def estimate(self) -> float | None:
-        """How long the runs take from past timings (read only when a renderer shows it)."""
-        return estimate_seconds(self.audit, self.store)
+        """How long the runs take from past timings (read only when a renderer shows it; None
+        for a pipeline file's plan, asked with no audit: kit's timings are not its runs')."""
+        return estimate_seconds(self.audit, self.store) if self.audit is not None else None
 
 
 class Progress:

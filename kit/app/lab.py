@@ -13,17 +13,20 @@ from ..runs.executing.runner import run_all
 from ..runs.planning.lab import lab_plan
 from ..runs.planning.options import PlanOptions
 from ..runs.store import Store
-from .audit import Progress
+from .audit import ASK_ABOVE, Ask, Progress
 
 
 def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
-            jobs="auto", executor=None, progress: Progress = Progress()) -> dict:
+            jobs="auto", executor=None, progress: Progress = Progress(),
+            confirm=lambda ask: True) -> dict | None:
     """`kit run --pipeline` and `kit doctor --pipeline` alike: keep the file at ``path`` by its
     hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks, and return
-    kit.analysis.lab_budget's numbers for every pair of the file stored there."""
+    kit.analysis.lab_budget's numbers for every pair of the file stored there (None:
+    ``confirm``, asked as kit's own audit asks before more than ASK_ABOVE runs, said no)."""
     info = add_pipeline(path)
-    run_pairs(lab_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
-              executor=executor, progress=progress)
+    if not run_pairs(lab_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
+                     executor=executor, progress=progress, confirm=confirm):
+        return None
     return lab_budget(store, info)
 
 
@@ -100,13 +103,16 @@ def lab_factors(info: dict, plat: Platform | None = None) -> list:
 
 
 def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
-              progress: Progress = Progress(), should_stop=None) -> None:
+              progress: Progress = Progress(), should_stop=None, confirm=lambda ask: True) -> bool:
     """Make the runs of ``pairs`` that ``store`` lacks and record the pairs whose two runs it
     holds, as kit's own audit does (also when some runs failed or ``should_stop()`` said stop):
     the readers read the pairs that were planned, never pairs guessed again from the specs.
-    ``progress`` is told as an audit's is: the plan's counts, then each run stored."""
+    ``progress`` is told as an audit's is: the plan's counts, then each run stored. More than
+    ASK_ABOVE runs to do: ``confirm(Ask)`` first, as run_audit asks (False: nothing ran)."""
     specs, todo = lab_todo(pairs, store)
     progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), todo)
+    if len(todo) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(todo))):
+        return False
     try:
         with progress.running(todo):
             run_all(specs, LabData(info), store, jobs=jobs, executor=executor,
@@ -114,6 +120,7 @@ def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
     finally:
         store.add_pairs([p for p in pairs
                          if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)])
+    return True
 
 
 def lab_doctor(path, store: Store) -> dict:

@@ -121,7 +121,7 @@ def _run(args, opts, executor, err) -> int:
     from ..analysis.budget import budget
     from ..runs.executing.runner import PlanIncomplete
     from ..runs.store import Store
-    from ..views.tables import budget_text
+    from ..views.ran import run_text
 
     store = Store()
     name, n, why = _working_dataset(args, store)
@@ -145,7 +145,12 @@ def _run(args, opts, executor, err) -> int:
     except PlanIncomplete as e:  # the budget of what was made, then the error and exit 1
         incomplete = e
     b = budget(store, a.dataset.sha256)
-    print_json(b) if args.json else print(budget_text(b))
+    # the rows of the factors this command ran, as kit run --pipeline prints (the whole
+    # table: kit budget); a factor's pairs are named by the factor that planned them
+    asked = set(args.factor) | {p.factor for p in a.pairs}
+    whole = "kit budget" + (f" --dataset {a.dataset.name}" if args.dataset else "") + (
+        f" --n {args.n}" if args.n else "")
+    print_json(b) if args.json else print(run_text(b, asked, whole))
     if incomplete:
         raise incomplete
     return 0
@@ -156,12 +161,15 @@ def _run_lab(args, opts, executor) -> int:
     from ..app.lab import run_lab
     from ..core.errors import KitError
     from ..runs.store import Store
-    from ..views.lab import lab_run_text
+    from ..views.ran import lab_run_text
 
     from rich.console import Console
 
+    err = Console(stderr=True)
+    # a large plan is asked first, as kit's own (and the TUI's for a pipeline): a no raises
     b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
-                executor=executor, progress=_Bars(Console(stderr=True), args.jobs, executor))
+                executor=executor, progress=_Bars(err, args.jobs, executor),
+                confirm=lambda ask: _confirm(ask, err, args.yes))
     # the rows of the factors this command ran (the whole table: kit budget --pipeline)
     print_json(b) if args.json else print(lab_run_text(b, args.factor, args.pipeline))
     shapes = [s for s in b["shapes"] if s["factor"] in args.factor]

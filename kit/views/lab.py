@@ -63,22 +63,6 @@ def lab_budget_text(b: dict) -> str:
     return "\n".join(out)
 
 
-def lab_run_text(b: dict, asked, path: str) -> str:
-    """What `kit run --pipeline` prints: the rows of the factors it ran (``asked``), then one
-    line pointing to the whole table when other factors of the pipeline are stored (a
-    stranger's drive read the old rows as this run's)."""
-    shown = {**b, "factors": {f: r for f, r in b["factors"].items() if f in asked},
-             "inert": [s for s in b["inert"] if f"seed:{s}" in asked],
-             "shapes": [s for s in b.get("shapes", []) if s["factor"] in asked],
-             "not_in_dtype": b.get("not_in_dtype") if "precision" in asked else []}
-    text = lab_budget_text(shown)
-    others = [f for f in b["factors"] if f not in asked]
-    if others:
-        text += "\n" + para(f"also stored: {', '.join(others)} (every factor: kit budget "
-                             f"--pipeline {path})", "", "")
-    return text
-
-
 def lab_doctor_text(rep: dict) -> str:
     """kit.app.lab.lab_doctor's answer: pass, or the loose generator's line naming its outputs."""
     head = f"null experiment of {rep['name']} ({rep['pipeline'][:12]}), {rep['pairs']} repeated pair(s)"

@@ -29,6 +29,7 @@ import traceback
 
 import numpy as np
 
+from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
@@ -182,23 +183,10 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     if missing:
         raise ContractError(f"{name}: KINDS names {missing[0]!r}, which run did not return "
                             f"(it returned {', '.join(out)})")
-    _check_proteins(name, out, kinds)
+    wrong = wrong_ids(out, kinds)
+    if wrong:
+        raise ContractError(f"{name}: {wrong}")
     return out
-
-
-def _check_proteins(name, out, kinds):
-    """Protein ids (kit homology --pipeline maps them into a clustering): distinct, and the
-    "proteins" output one id per row of the truth output, in its order."""
-    truth = [k for k, v in kinds.items() if v == "truth"]
-    for key in (k for k, v in kinds.items() if v in ("proteins", "train proteins")):
-        ids = out[key]
-        if len(np.unique(ids)) != len(ids):
-            raise ContractError(f"{name}: output {key!r} ({kinds[key]}) holds an id twice: "
-                                f"one protein id (accession) per row")
-        if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
-            raise ContractError(f"{name}: output {key!r} (proteins) holds {len(ids)} ids but "
-                                f"{truth[0]!r} (truth) {len(out[truth[0]])} rows: one protein "
-                                f"id per truth row, in its order")
 
 
 def stages(arrays: dict) -> dict:
@@ -240,6 +228,9 @@ def check_kinds(name, kinds) -> dict:
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise ContractError(f"{name}: KINDS[{out!r}] is {kind!r}, not a kind{hint}: one of "
                                 f"{', '.join(OUTPUT_KINDS)}")
+    twice = declared_twice(kinds)
+    if twice:
+        raise ContractError(f"{name}: {twice}")
     return dict(kinds)
 
 
@@ -301,6 +292,8 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         f = mine[-1]
         code = f" `{f.line.strip()}`" if f.line else ""
         at = f"{name}:{f.lineno} in {f.name}{code}"
+        # the frame that raised is run itself: "(in run, at mine.py:4 in run)" says it twice
+        where = None if where == f"in {f.name}" else where
     else:
         at = name
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
@@ -308,6 +301,6 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
     return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
-                          f"({where}, at {at})" + ("; it runs from kit's copy kept by its hash, "
+                          f"({where + ', ' if where else ''}at {at})" + ("; it runs from kit's copy kept by its hash, "
                                                    "so keep it one self-contained file and read "
                                                    "data by absolute path" if copy else ""), text)

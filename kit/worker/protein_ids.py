@@ -1,0 +1,46 @@
+"""A pipeline's protein id outputs (kit homology --pipeline maps them into a clustering), checked."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_KINDS = ("proteins", "train proteins")
+
+
+def declared_twice(kinds: dict):
+    """What is wrong with KINDS's protein outputs (one of each kind at most), or None."""
+    for kind in _KINDS:
+        # homology --pipeline reads one list of each: with two, which is the test set is a guess
+        named = [out for out, k in kinds.items() if k == kind]
+        if len(named) > 1:
+            return (f"KINDS names {len(named)} {kind} outputs ({', '.join(map(repr, named))}): "
+                    f"declare one, holding every {'train ' if kind != 'proteins' else ''}"
+                    f"protein's id")
+    return None
+
+
+def wrong_ids(out: dict, kinds: dict):
+    """What is wrong with the ids run returned, or None: each output's ids distinct, the
+    "proteins" output one id per row of the truth output, in its order, and no test protein
+    among the train proteins."""
+    truth = [k for k, v in kinds.items() if v == "truth"]
+    for key in (k for k, v in kinds.items() if v in _KINDS):
+        ids = out[key]
+        if len(np.unique(ids)) != len(ids):
+            return f"output {key!r} ({kinds[key]}) holds an id twice: one protein id (accession) per row"
+        if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
+            return (f"output {key!r} (proteins) holds {len(ids)} ids but {truth[0]!r} (truth) "
+                    f"{len(out[truth[0]])} rows: one protein id per truth row, in its order")
+    test = [k for k, v in kinds.items() if v == "proteins"]
+    train = [k for k, v in kinds.items() if v == "train proteins"]
+    both = sorted(set(_text(out[test[0]])) & set(_text(out[train[0]]))) if test and train else []
+    if both:
+        more = f" (and {len(both) - 1} more)" if len(both) > 1 else ""
+        return (f"id {both[0]!r}{more} is in both {test[0]!r} (proteins) and {train[0]!r} "
+                f"(train proteins): a test protein cannot also be a train protein")
+    return None
+
+
+def _text(a) -> list:
+    """Ids as text: a bytes id and the same id as str are one protein."""
+    return [v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v for v in a.tolist()]
