@@ -195,3 +195,20 @@ def test_kit_own_run_prints_the_factors_it_ran_as_the_pipeline_run_does(capsys):
     assert _factor_rows(kit_cli(capsys, "budget", "--n", "120")) == ["repeat", "seed"]
     again = kit_cli(capsys, "run", "--factor", "seed,repeat", *small, "--seeds", "0-1")
     assert _factor_rows(again) == ["repeat", "seed"] and "also stored" not in again
+
+
+def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, capsys,
+                                                                     monkeypatch):
+    import io
+
+    import kit.app.lab as lab
+
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text(TINY)
+    _stored(tiny, ("repeat",))  # two real runs: their wall times are the estimate
+    monkeypatch.setattr(lab, "run_all", lambda *a, **k: None)
+    monkeypatch.setattr("sys.stdin", io.StringIO())
+    assert main(["run", "--pipeline", str(tiny), "--factor", "seed", "--threads", "1",
+                 "--seeds", "0-300"]) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("kit: error: 300 runs to do (about ") and "from past timings" in last

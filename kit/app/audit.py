@@ -192,11 +192,13 @@ class Ask:
     store: Store
     stacks: list = field(default_factory=list)
     runs: int = 0
+    seconds: float | None = None  # a pipeline file's plan: its own runs' (kit.app.lab.lab_estimate)
 
     def estimate(self) -> float | None:
-        """How long the runs take from past timings (read only when a renderer shows it; None
-        for a pipeline file's plan, asked with no audit: kit's timings are not its runs')."""
-        return estimate_seconds(self.audit, self.store) if self.audit is not None else None
+        """How long the runs take from past timings (read only when a renderer shows it); a
+        pipeline file's plan, asked with no audit, brings its own (kit's timings are not its
+        runs'), None before it has any."""
+        return estimate_seconds(self.audit, self.store) if self.audit is not None else self.seconds
 
 
 class Progress:

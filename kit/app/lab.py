@@ -111,7 +111,8 @@ def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
     ASK_ABOVE runs to do: ``confirm(Ask)`` first, as run_audit asks (False: nothing ran)."""
     specs, todo = lab_todo(pairs, store)
     progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), todo)
-    if len(todo) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(todo))):
+    if len(todo) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(todo), seconds=(
+            lab_estimate(info, todo, store) or {}).get("seconds"))):
         return False
     try:
         with progress.running(todo):

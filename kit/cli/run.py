@@ -201,6 +201,7 @@ def _confirm(ask, err, yes: bool) -> bool:
     does). A plan above ASK_ABOVE runs: ask, or refuse without a terminal unless --yes. A no
     raises: nothing runs."""
     from ..app.audit import ASK_ABOVE
+    from ..core.numbers import span
 
     if ask.stacks:
         say_stacks(err, "The plan", ask.stacks)
@@ -209,7 +210,7 @@ def _confirm(ask, err, yes: bool) -> bool:
                     "them (or build them first: kit stacks build NAME ...).")
     elif not yes:
         est = ask.estimate()
-        confirm(err, f"{ask.runs} runs to do" + (f" (about {est / 3600:.1f} h from past timings)"
+        confirm(err, f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings)"
                                                  if est else "") + ".",
                 f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal "
                 "to ask.")

@@ -27,3 +27,12 @@ def fmt(x, digits: int = 3) -> str:
         return f"{x:.1e}"
     # 1234 to 3 digits: "1230", not "1.23e+03" (below 1e4 is the plain side of the line)
     return f"{float(short):.0f}" if "e" in short else short
+
+
+def span(seconds: float) -> str:
+    """A measured duration in the unit a person plans by: "40 s", "12 min", "3.5 h"."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
