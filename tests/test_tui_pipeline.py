@@ -14,8 +14,12 @@ PIPELINES = Path(__file__).with_name("pipelines")
 TWO = PIPELINES / "two_models.py"
 
 
-def app():
-    return KitApp("synthetic", N, platform=LINUX, store=Store())
+def app(store=None, **small):
+    """The app on a real store; ``small`` (threads="1", seeds="0,1") keeps a plan small."""
+    return KitApp("synthetic", N, platform=LINUX, store=Store() if store is None else store, **small)
+
+
+SMALL = {"threads": "1", "seeds": "0,1"}
 
 
 # -- focus: a key does what the footer says ----------------------------------------------------
@@ -88,8 +92,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
 
     from textual.widgets import ProgressBar
 
-    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
-                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+    async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
         sha = pilot.app.pipeline["sha256"]
         await pilot.press("2")
@@ -138,8 +141,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
     tiny = tmp_path / "tiny.py"
     tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
                     "    return {'x': np.zeros(2) + seeds['a']}\n")
-    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
-                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+    async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(tiny))
         await pilot.press("2")
         summary = pilot.app.query_one("#plan-summary")
@@ -190,8 +192,7 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
     boom = tmp_path / "boom.py"
     boom.write_text("SEEDS = ('a',)\n\ndef run(seeds):\n    x = seeds['a']\n"
                     "    raise ValueError('no data here')\n")
-    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
-                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+    async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(bad))
         assert pilot.app.pipeline is None  # said in a notification; nothing chosen
         notes = [n.message for n in pilot.app._notifications]
@@ -207,8 +208,7 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
 async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
     from kit.tui.dialogs import ConfirmScreen
 
-    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
-                      seeds="0-250").run_test(size=(80, 24)) as pilot:
+    async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
         await pilot.press("2")
         assert "251 pairs, 252 runs" in text(pilot.app.query_one("#plan-summary"))
@@ -229,8 +229,7 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
     OSError on the way is the CLI's one line too), never a traceback, and the app goes on."""
     gone = tmp_path / "gone.py"
     gone.write_text(TWO.read_text())
-    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
-                      seeds="0").run_test(size=(80, 24)) as pilot:
+    async with app(threads="1", seeds="0").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(gone))
         assert pilot.app.pipeline["name"] == "gone.py"
         gone.unlink()
@@ -255,8 +254,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
                     f"    return {{'x': np.arange(3.0) + a}}\n")
     fast.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
                     "    return {'x': np.zeros(2) + seeds['a']}\n")
-    async with KitApp("synthetic", N, platform=LINUX, store=Store(), threads="1",
-                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+    async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(slow))
         await pilot.press("2", "r")
         for _ in range(200):
@@ -292,8 +290,7 @@ async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_
     ok.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
                   "    return {'x': np.zeros(2) + seeds['a']}\n")
     store = Store()
-    async with KitApp("synthetic", N, platform=LINUX, store=store, threads="1",
-                      seeds="0,1").run_test(size=(80, 24)) as pilot:
+    async with app(store, **SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(ok))
         with sqlite3.connect(store.root / "store.sqlite") as db:
             db.execute("DROP TABLE pairs")
