@@ -16,7 +16,8 @@ TWO = PIPELINES / "two_models.py"
 
 def app(store=None, **small):
     """The app on a real store; ``small`` (threads="1", seeds="0,1") keeps a plan small."""
-    return KitApp("synthetic", N, platform=LINUX, store=Store() if store is None else store, **small)
+    store = Store() if store is None else store
+    return KitApp("synthetic", N, platform=LINUX, store=store, **small)
 
 
 SMALL = {"threads": "1", "seeds": "0,1"}
