@@ -29,11 +29,10 @@ import traceback
 
 import numpy as np
 
+from .kinds import NEEDS, OUTPUT_KINDS, kind_problem
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 
-OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
-                "proteins", "train proteins")
 DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
 _OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
@@ -254,19 +253,12 @@ def _takes_dtype(name, run) -> bool:
 
 def _check_kind(name, key, a, kind):
     """What a kind needs of its array for its comparison to mean anything."""
-    need = {"embedding": (a.ndim == 2 and a.dtype.kind == "f", "a 2-d float array (rows x components)"),
-            "labels": (a.ndim == 1, "a 1-d array of labels"),
-            "truth": (a.ndim == 1, "a 1-d array of labels"),
-            "proteins": (a.ndim == 1 and a.dtype.kind in "US", "a 1-d string array of ids"),
-            "train proteins": (a.ndim == 1 and a.dtype.kind in "US", "a 1-d string array of ids"),
-            "neighbours": (a.ndim == 2 and a.dtype.kind in "iu", "a 2-d integer array (rows x k)"),
-            "probabilities": (a.ndim in (1, 2) and a.dtype.kind == "f"
-                              and bool(np.all((a >= 0) & (a <= 1))),
-                              "a 1-d or 2-d float array of probabilities in [0, 1]"),
-            }.get(kind)
-    if need and not need[0]:
+    why = kind_problem(kind, a.ndim, a.dtype.kind)
+    if why is None and kind == "probabilities" and not bool(np.all((a >= 0) & (a <= 1))):
+        why = NEEDS[kind][2]
+    if why:
         raise ContractError(f"{name}: output {key!r} is a {kind} output but is "
-                            f"{a.ndim}-d {a.dtype}: it must be {need[1]}")
+                            f"{a.ndim}-d {a.dtype}: it must be {why}")
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_KINDS = ("proteins", "train proteins")
+from .kinds import ID_KINDS as _KINDS
 
 
 def declared_twice(kinds: dict):

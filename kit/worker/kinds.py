@@ -1,0 +1,26 @@
+"""The kinds a pipeline's outputs may be declared as, and what each needs of its array."""
+
+from __future__ import annotations
+
+OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
+                "proteins", "train proteins")
+ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
+MAX_ID_CHARS = 256  # a protein id (an accession, a FASTA name) is far shorter
+NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)
+    "embedding": ((2,), "f", "a 2-d float array (rows x components)"),
+    "labels": ((1,), None, "a 1-d array of labels"),
+    "truth": ((1,), None, "a 1-d array of labels"),
+    "proteins": ((1,), "US", "a 1-d string array of ids"),
+    "train proteins": ((1,), "US", "a 1-d string array of ids"),
+    "neighbours": ((2,), "iu", "a 2-d integer array (rows x k)"),
+    "probabilities": ((1, 2), "f", "a 1-d or 2-d float array of probabilities in [0, 1]"),
+}
+
+
+def kind_problem(kind: str, ndim: int, dtype_kind: str) -> str | None:
+    """What a kind's comparison needs of an array's dimensions and dtype that this one lacks
+    (None: nothing). A bundle's runs are checked with it from their recorded shapes too."""
+    need = NEEDS.get(kind)
+    if need and (ndim not in need[0] or (need[1] and dtype_kind not in need[1])):
+        return need[2]
+    return None
