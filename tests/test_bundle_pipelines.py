@@ -15,6 +15,7 @@ from kit.cli import main
 from kit.data.pipelines import file_sha256
 from kit.data.synthetic import generate
 from kit.runs.store import Store
+from kit.runs.store.blobs import blob_key
 from test_bundle_trust import forge, refused, restage
 
 PROTEINS = Path(__file__).parent / "pipelines" / "proteins.py"
@@ -84,13 +85,21 @@ def test_a_hashes_only_bundle_carries_the_file_too(made, elsewhere, capsys):
     assert code == 0 and SHA[:12] in out, err
 
 
-def test_runs_of_ids_whose_file_is_not_here_are_not_exported_again(made, elsewhere, tmp_path,
-                                                                   capsys):
+def test_runs_whose_file_is_not_here_travel_on_only_with_the_file(made, elsewhere, tmp_path,
+                                                                    monkeypatch, capsys):
+    """Without its file what a pipeline's outputs are would not travel on: export says so
+    before writing; given the very file, it carries it and the next machine reads alike."""
     assert cli(capsys, "import", made["bundle"])[0] == 0
     out = tmp_path / "again.kit"
     code, _, err = cli(capsys, "export", "--pipeline", SHA[:12], "--out", out)
-    assert code == 1 and "export them from the KIT_HOME that ran them" in err, err
+    assert code == 1 and "`kit export --pipeline FILE.py` with that file carries it" in err, err
     assert err.strip().count("\n") == 0 and not out.exists()
+    code, _, err = cli(capsys, "export", "--pipeline", PROTEINS, "--arrays", "--out", out)
+    assert code == 0, err
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "c"))
+    assert cli(capsys, "import", out)[0] == 0
+    code, got, err = cli(capsys, "verdicts", "--pipeline", SHA[:12], "--json")
+    assert code == 0 and json.loads(got) == made["reads"]["verdicts"], err
 
 
 def _stage(stage, change):
@@ -117,12 +126,50 @@ def _source(data: bytes) -> dict:
     return {SHA: {"name": "proteins.py", "source": base64.b64encode(data).decode()}}
 
 
+def _both(doc, ms):
+    """Every run's train proteins its test proteins too: a leakage split read as homologs."""
+    ids = {r["id"]: np.load(io.BytesIO(ms[f"arrays/{r['blobs']['ids']}.npy"])) for r in doc["runs"]}
+    old = {r["blobs"]["train_ids"] for r in doc["runs"]}
+    for r in doc["runs"]:
+        restage(r, ms, "train_ids", ids[r["id"]])
+    for b in old - {r["blobs"]["train_ids"] for r in doc["runs"]}:
+        ms.pop(f"arrays/{b}.npy")
+
+
+def _meta(stage, dtype, shape):
+    """An edit of the recorded dtype and shape alone (a hashes-only bundle has no member)."""
+    def edit(doc, ms):
+        for r in doc["runs"]:
+            info = {**r["stages"][stage], "dtype": dtype, "shape": shape}
+            r["stages"][stage] = r["manifest"]["stages"][stage] = info
+            r["blobs"][stage] = blob_key(info["sha256"], dtype, shape)
+    return edit
+
+
+def _field(change):
+    def edit(doc, ms):
+        change(doc)
+    return edit
+
+
 FORGED = {
     "bytes ids": (_ids(lambda a: a.astype("S")), None),  # ids as bytes are ids: accepted
-    "2-d ids": (_ids(lambda a: a.reshape(1, -1)), "protein ids are 1-d"),
+    # a forger who drops the file: the outputs read as arrays, nothing reads them as ids
+    "no file": (_file(lambda p: {}), None),
+    "2-d ids": (_ids(lambda a: a.reshape(1, -1)), "must be a 1-d string array of ids"),
     "long ids": (_ids(lambda a: a.astype("<U300")), "over 256 characters"),
-    "ids in the truth": (_stage("y_test", lambda a: a.astype(str)), "declares no protein ids there"),
-    "no file": (_file(lambda p: {}), "declares no protein ids there"),
+    "ids of no width": (_meta("ids", "<U0", [10 ** 9]), "nor fixed-width text"),
+    "an id twice": (_ids(lambda a: np.concatenate([a[:1], a[:-1]])), "holds an id twice"),
+    "test ids among the train ids": (_both, "cannot also be a train protein"),
+    "ids not one per truth row": (_ids(lambda a: a[:-1]), "not one per truth row"),
+    "text probabilities": (_stage("p_lr", lambda a: a.astype(str)),
+                           "is declared probabilities by its pipeline's file, which must be"),
+    "a 2-d truth": (_stage("y_test", lambda a: a.reshape(1, -1)), "is declared truth"),
+    "an object dtype": (_meta("ids", "|O", [30]), "nor fixed-width text"),
+    "a wall time of -inf": (_field(lambda d: [r["manifest"].update(wall_s=float("-inf"))
+                                              for r in d["runs"]]), "has no wall time"),
+    "a pair of a run not in it": (_field(lambda d: d["pairs"][0].update(b="f" * 64)),
+                                  "is not of two of the bundle's runs"),
     "another file": (_file(lambda p: _source(PROTEINS.read_bytes() + b"#\n")),
                      "does not hash to its runs' pipeline"),
     "no run's file": (_file(lambda p: {**p, "f" * 64: p[SHA]}), "is no pipeline of its runs"),
@@ -145,8 +192,37 @@ def test_forged_ids_and_files_are_refused_in_one_line(made, elsewhere, tmp_path,
     assert not [f for f in elsewhere.glob("pipelines/**/*") if f.is_file()]
 
 
-def test_an_object_array_of_ids_is_refused(made, elsewhere, tmp_path, capsys):
-    def edit(doc, ms):
-        for r in doc["runs"]:
-            r["stages"]["ids"]["dtype"] = r["manifest"]["stages"]["ids"]["dtype"] = "|O"
-    refused(capsys, forge(made["bundle"], tmp_path / "o.kit", edit), "is not a plain number type")
+def test_a_pipeline_of_text_labels_travels_and_reads_alike(made, tmp_path, monkeypatch,
+                                                           capsys):
+    """Text truth and labels (class names) are what a worker writes for many labs: exported
+    and imported, every reader reads them there as here."""
+    text = tmp_path / "text.py"
+    text.write_text(TEXT)
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "a"))
+    assert cli(capsys, "run", "--pipeline", text, "--factor", "seed", "--threads", "1",
+               "--seeds", "0,1")[0] == 0
+    reads = {w: cli(capsys, w, "--pipeline", text, "--json") for w in ("budget", "verdicts")}
+    assert all(code == 0 for code, _, _ in reads.values()), reads
+    assert cli(capsys, "export", "--pipeline", text, "--arrays", "--out", tmp_path / "t.kit")[0] == 0
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "b"))
+    code, _, err = cli(capsys, "import", tmp_path / "t.kit")
+    assert code == 0, err
+    sha = file_sha256(text)[:12]
+    for what, (_, out, _) in reads.items():
+        code, there, err = cli(capsys, what, "--pipeline", sha, "--json")
+        assert code == 0 and json.loads(there) == json.loads(out), (what, err)
+
+
+TEXT = """import numpy as np
+
+SEEDS = ("a",)
+KINDS = {"y": "truth", "cl": "labels", "p1": "probabilities", "p2": "probabilities"}
+
+
+def run(seeds):
+    rng = np.random.default_rng(seeds["a"])
+    p1, p2 = rng.random(40), rng.random(40)
+    y = np.array(["enzyme", "other"])[np.arange(40) % 2]
+    return {"y": y, "cl": np.array(["c1", "c2"])[(p1 > 0.5).astype(int)], "p1": p1, "p2": p2,
+            "names": np.array([f"row {i}" for i in range(40)])}
+"""

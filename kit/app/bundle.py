@@ -2,10 +2,9 @@
 
 A bundle is a gzip-compressed tar with ``MANIFEST.json`` (the sha256 and size of every other
 member), ``bundle.json`` (format, origin host, the datasets' names as hints, runs with their
-specs, manifests and stage hashes, the pairs among them, and the files of their lab pipelines,
-kit.app.bundle_pipelines) and, optionally,
-``arrays/BLOB.npy``, in that order. Import verifies all of it before it touches the store
-(kit.app.bundle_read). Nothing a bundle could derive is taken from it: verdicts and
+specs, manifests and stage hashes, the pairs among them, and the files of their lab
+pipelines: kit.app.bundle_pipelines) and, optionally, ``arrays/BLOB.npy``, in that order.
+Import verifies all of it before it touches the store (kit.app.bundle_read). Nothing a bundle could derive is taken from it: verdicts and
 comparisons are computed here from the arrays, and a dataset's summary is this machine's own
 (a dataset not found here is stored as unverified). Runs that claim this machine are refused.
 """
@@ -32,7 +31,7 @@ from ..data.pipelines import known_summary
 from ..envs.probes import carried
 from ..runs.store import Store
 from .bundle_checks import FORMAT
-from .bundle_pipelines import carried as carried_files, declarations, summary
+from .bundle_pipelines import carried as carried_files, check_ids, summary
 from .bundle_read import opened, read
 
 __all__ = ["export", "import_bundle", "local_dataset", "opened", "plan_export", "read",
@@ -101,16 +100,16 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
 
 
 def _pipelines(runs) -> dict:
-    """The files of the runs' lab pipelines; a run of strings (protein ids) whose file is not
-    here is refused now, not by the importer: without the file nothing declares them."""
+    """The files of the runs' lab pipelines. A pipeline whose file is not here (its runs came
+    in a bundle) is refused now, not met at the other end: without its file, what its outputs
+    are (KINDS: the truth, probabilities, protein ids) would not travel."""
     files = carried_files(r.spec.pipeline for r in runs if r.spec.pipeline)
-    for r in runs:
-        ids = [st for st, s in r.stages.items() if np.dtype(s.dtype).kind in "US"]
-        if ids and r.spec.pipeline not in files:
-            raise KitError(f"run {r.id[:12]} holds protein ids ({ids[0]}), and this KIT_HOME "
-                           f"has not got its pipeline file {r.spec.pipeline[:12]} that declares "
-                           "them (its runs came in a bundle): export them from the KIT_HOME "
-                           "that ran them")
+    lacking = next((r.spec.pipeline for r in runs if r.spec.pipeline and r.spec.pipeline
+                    not in files), None)
+    if lacking:
+        raise KitError(f"this KIT_HOME has not got the file of pipeline {lacking[:12]} (its runs "
+                       "came in a bundle), and without it what the runs' outputs are would not "
+                       "travel: `kit export --pipeline FILE.py` with that file carries it")
     return files
 
 
@@ -173,7 +172,8 @@ def import_bundle(store: Store, path, found=None) -> dict:
         if RunSpec.from_dict(r["spec"]).host == here and r["id"] not in before:
             raise KitError(f"{path}: run {r['id'][:12]} claims to have been made on this machine "
                            "(this KIT_HOME's host id) but is not here; refusing the bundle")
-    datasets, labs = {}, declarations(doc, path)
+    datasets, labs = {}, doc["_declared"]  # what check_document read of the pipelines' files
+    check_ids(doc, files, labs, path)
     for sha in dict.fromkeys(r["spec"]["dataset"] for r in doc["runs"]):
         if sha in labs:  # a lab's: its file here, else what the bundle's file declares
             datasets[sha] = known_summary(sha) or summary(sha, labs[sha])

@@ -12,6 +12,7 @@ stage array, default 256: over 10x the largest stage a 6,000-protein run writes)
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -23,13 +24,12 @@ from ..core.spec import RunSpec
 from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.pipeline import MODELS, fed_stages
-from .bundle_pipelines import check_runs, declarations, id_stage
+from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch, text_problem
 
 FORMAT = "kit-bundle/1"
 NPY_HEADER = 4096            # a .npy header is at most this long
 MAX_DEPTH = 32               # kit's documents nest about 6 deep
 _DTYPE = re.compile(r"^[<>|][fiub][1248]$")  # plain numbers: no objects, records or sub-arrays
-_SHA = re.compile(r"^[0-9a-f]{64}$")
 _MIB = 2 ** 20
 # stages whose numbers analysis combines element by element: one shape per dataset
 _SAME_SHAPE = (*MODELS, "torch_mlp", "y_test", "svd_rand", "svd_arpack", "svd_rand.sv",
@@ -129,9 +129,11 @@ def check_document(doc, path) -> dict:
     for r in doc["runs"]:
         _check_run(r, path)
     found = declarations(doc, path)  # the specs checked: each run's pipeline is a hash
-    check_runs(doc, found, path)
     for r in doc["runs"]:
         _check_stages(r, found.get(r["spec"].get("pipeline")), path)
+    check_runs(doc, found, path)
+    _check_pairs(doc, path)
+    doc["_declared"] = found  # what import reads of the files, derived here, never the bundle's
     stacks = {r["spec"]["stack"] for r in doc["runs"]}
     for name, what in doc.get("probes", {}).items():
         try:
@@ -160,17 +162,32 @@ def _check_run(r: dict, path) -> None:
         raise KitError(f"{name}: its manifest {why}; the bundle was not written by `kit export`")
 
 
+def _check_pairs(doc, path) -> None:
+    """A pair is of two of the bundle's runs: export writes no other, and the store would take
+    a dangling one for damage of its own."""
+    runs = {r["id"] for r in doc["runs"]}
+    for p in doc["pairs"]:
+        if p["a"] not in runs or p["b"] not in runs:
+            raise KitError(f"{path}: pair {p['label'][:40]!r} is not of two of the bundle's "
+                           "runs; refusing the bundle")
+
+
 def _check_stages(r: dict, declared: dict | None, path) -> None:
-    """Every stage a plain number type, or (a lab's) the protein ids its pipeline declares."""
+    """Every stage a plain number type, or (a lab's) fixed-width text; a lab's each what its
+    declared kind needs."""
     name = f"{path}: run {r['id'][:12]}"
+    lab = bool(r["spec"].get("pipeline"))
     kinds = (declared or {}).get("kinds", {})
     for st, i in r["stages"].items():
+        why = None
         if not _DTYPE.match(i["dtype"]) or np.dtype(i["dtype"]).str != i["dtype"]:
-            why = id_stage(i["dtype"], i["shape"], kinds.get(st), bool(r["spec"].get("pipeline")))
-            if why:
-                raise KitError(f"{name} stage {st}: dtype {i['dtype'][:20]!r} {why}")
-        if not _SHA.match(i["sha256"]) or r["blobs"][st] != blob_key(i["sha256"], i["dtype"],
-                                                                      i["shape"]):
+            why = text_problem(i["dtype"], lab)
+        if why is None and lab:
+            why = kind_mismatch(i["dtype"], i["shape"], kinds.get(st, "array"))
+        if why:
+            raise KitError(f"{name} stage {st}: dtype {i['dtype'][:20]!r} {why}")
+        if not SHA256.match(i["sha256"]) or r["blobs"][st] != blob_key(i["sha256"], i["dtype"],
+                                                                        i["shape"]):
             raise KitError(f"{name} stage {st}: its array's key does not match its hash, dtype "
                            "and shape")
 
@@ -196,7 +213,9 @@ def _manifest_problem(m: dict, stages: dict, lab: bool) -> str | None:
         return "has no Python version like 3.12.1 ('env.python')"
     if not all(isinstance(env.get(k), str) for k in ("machine", "os", "cpu")):
         return "has no machine, os or cpu ('env')"
-    if not isinstance(m.get("wall_s"), (int, float)) or not isinstance(m.get("timings", {}), dict):
+    wall = m.get("wall_s")
+    if type(wall) not in (int, float) or not math.isfinite(wall) or wall < 0 \
+            or not isinstance(m.get("timings", {}), dict):  # estimates are made of it
         return "has no wall time"
     if not all(isinstance(t, dict) for t in m.get("timings", {}).values()):
         return "has malformed timings"

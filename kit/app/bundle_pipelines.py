@@ -21,12 +21,14 @@ import numpy as np
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..data.pipelines import LabData, declared, pipeline_file, pipeline_info, present
+from ..worker.kinds import ID_KINDS, MAX_ID_CHARS, kind_problem
+from ..worker.protein_ids import wrong_ids
 
-ID_KINDS = ("proteins", "train proteins")
-MAX_ID_CHARS = 256          # a protein id (an accession, a FASTA name) is far shorter
 MAX_FILE = 4 * 2 ** 20      # a pipeline file is code: 4 MiB of it is already far more
-_ID_DTYPE = re.compile(r"^(?:[<>]U|\|S)(\d{1,4})$")
-_SHA = re.compile(r"^[0-9a-f]{64}$")
+# fixed-width text of 1 to MAX_ID_CHARS characters (numpy never writes a 0-wide one: a "<U0"
+# of a billion rows holds no bytes, so no size cap would see it)
+_TEXT = re.compile(r"^(?:[<>]U|\|S)([1-9]\d{0,2})$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def carried(shas) -> dict:
@@ -54,13 +56,14 @@ def declarations(doc: dict, path) -> dict:
     for sha in labs - set(out):
         if present(sha):  # this KIT_HOME's own verified copy of the same bytes
             info = pipeline_info(sha)
-            out[sha] = {k: info[k] for k in ("name", "seeds", "kinds", "dtype")}
+            out[sha] = {"name": info.get("name", sha[:12]), "seeds": info.get("seeds", []),
+                        "kinds": info.get("kinds", {}), "dtype": bool(info.get("dtype"))}
     return out
 
 
 def _declared(sha, got, labs, path) -> dict:
     where = f"{path}: the bundle's pipeline file {str(sha)[:12]}"
-    if not (isinstance(sha, str) and _SHA.match(sha)) or sha not in labs:
+    if not (isinstance(sha, str) and SHA256.match(sha)) or sha not in labs:
         raise KitError(f"{where} is no pipeline of its runs; refusing the bundle")
     name = got.get("name") if isinstance(got, dict) else None
     source = got.get("source") if isinstance(got, dict) else None
@@ -99,22 +102,45 @@ def check_runs(doc: dict, found: dict, path) -> None:
         if lacking:
             raise KitError(f"{name} lacks output {lacking[0]!r}, which its pipeline file's "
                            "KINDS names")
+        rows = {v: r["stages"][k]["shape"][:1] for k, v in info["kinds"].items()
+                if v in ("proteins", "truth")}
+        if len(rows) == 2 and rows["proteins"] != rows["truth"]:
+            raise KitError(f"{name}: its protein ids are not one per truth row")
 
 
-def id_stage(dtype: str, shape: list, kind: str | None, lab: bool) -> str | None:
-    """Why a stage that is no plain number type may not be one of strings (None: it may): only
-    a lab pipeline's declared id output (``kind``), 1-d, of ids at most MAX_ID_CHARS long."""
-    m = _ID_DTYPE.match(dtype)
-    if not m or not lab:
-        return "is not a plain number type"
-    if kind not in ID_KINDS:
-        return ("holds strings, but its pipeline's file (carried in the bundle or kept here) "
-                "declares no protein ids there")
-    if len(shape) != 1:
-        return f"holds ids in {len(shape)} dimensions; protein ids are 1-d"
+def text_problem(dtype: str, lab: bool) -> str | None:
+    """Why a stage whose dtype is no plain number type may not be held (None: it may): kit's
+    own runs hold numbers only; a lab's outputs may also be fixed-width text (labels, ids) of
+    1 to MAX_ID_CHARS characters, as its worker wrote them."""
+    m = _TEXT.match(dtype)
+    if not lab or not m:
+        return "is not a plain number type" + ("" if not lab else " nor fixed-width text")
     if int(m.group(1)) > MAX_ID_CHARS or np.dtype(dtype).str != dtype:
-        return f"holds strings over {MAX_ID_CHARS} characters; not protein ids"
+        return f"holds text over {MAX_ID_CHARS} characters a value"
     return None
+
+
+def kind_mismatch(dtype: str, shape: list, kind: str) -> str | None:
+    """Why a lab's stage (a plain number or text type) is not what its ``kind`` needs, as the
+    worker checks it: the readers compare by kind and must not fail on a forged one."""
+    why = kind_problem(kind, len(shape), np.dtype(dtype).kind)
+    return f"is declared {kind} by its pipeline's file, which must be {why}" if why else None
+
+
+def check_ids(doc: dict, files: dict, found: dict, path) -> None:
+    """The protein ids of a bundle's runs as the worker checks them (kit.worker.protein_ids:
+    distinct, one per truth row, no test protein among the train proteins), read from the
+    verified members: a forged leakage split would otherwise read as homologs."""
+    for r in doc["runs"]:
+        kinds = (found.get(r["spec"].get("pipeline")) or {}).get("kinds", {})
+        keys = [k for k, v in kinds.items() if v in ID_KINDS or v == "truth"]
+        if not any(kinds[k] in ID_KINDS for k in keys) or not all(
+                r["blobs"][k] in files for k in keys):
+            continue  # no ids, or a hashes-only bundle: nothing to read or analyse
+        out = {k: np.load(files[r["blobs"][k]], allow_pickle=False) for k in keys}
+        why = wrong_ids(out, {k: kinds[k] for k in keys})
+        if why:
+            raise KitError(f"{path}: run {r['id'][:12]}: {why}; refusing the bundle")
 
 
 def summary(sha: str, info: dict) -> dict:

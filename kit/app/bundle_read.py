@@ -26,6 +26,7 @@ from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest
 
 _CHUNK = 2 ** 20
 
+
 class _Bounded(io.RawIOBase):
     """The decompressed stream, refusing to yield more than ``limit`` bytes (a gzip bomb)."""
 

@@ -62,6 +62,10 @@ def _cmd_export(args) -> int:
     store = Store()
     if args.pipeline:  # a lab pipeline's runs and their recorded pairs
         ids = pipeline_runs(args, store, args.factor)
+        if Path(args.pipeline).expanduser().is_file():  # the file itself: it travels along
+            from ..data.pipelines import add_pipeline
+
+            add_pipeline(Path(args.pipeline).expanduser())  # (the runs' own: they hash to it)
     else:
         args.factor = kit_factors(args)
         sel = select(args, store)
