@@ -202,3 +202,15 @@ def test_a_test_protein_that_is_a_train_protein_is_one_line(tmp_path):
         contract.check_outputs("mine.py", {**ok, "ids": np.array(["P1", "T1"]),
                                            "y": np.array([0, 1]), "train": np.array(["T1", "P1"])},
                                kinds)
+
+
+def test_seeds_and_kinds_are_capped_in_one_line():
+    # a bundle's file may name millions: the check must stay quick and its message short
+    many = tuple(f"s{i}" for i in range(contract.MAX_NAMES + 1))
+    with pytest.raises(ContractError, match="^mine.py: SEEDS names 1001 seeds: at most 1000$"):
+        contract.check_seeds("mine.py", many)
+    with pytest.raises(ContractError, match="^mine.py: KINDS names 1001 outputs: at most 1000$"):
+        contract.check_kinds("mine.py", dict.fromkeys(many, "array"))
+    assert contract.check_seeds("mine.py", many[:-1]) == many[:-1]
+    with pytest.raises(ContractError, match="'s3' twice"):
+        contract.check_seeds("mine.py", many[:5] + ("s3", "s3"))

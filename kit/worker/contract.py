@@ -17,6 +17,7 @@ here.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import difflib
 import hashlib
@@ -37,6 +38,8 @@ DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
 _OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 _RESERVED = ("manifest",)
+# a lab names a handful of seeds and outputs; a bundle's file may name millions
+MAX_NAMES = 1000
 
 
 class ContractError(Exception):
@@ -206,11 +209,13 @@ def check_seeds(name, seeds) -> tuple:
     if isinstance(seeds, str) or not isinstance(seeds, (tuple, list)):
         raise ContractError(f"{name}: SEEDS is a {type(seeds).__name__}, not a tuple of names, "
                             f"e.g. SEEDS = (\"split\", \"init\")")
+    if len(seeds) > MAX_NAMES:
+        raise ContractError(f"{name}: SEEDS names {len(seeds)} seeds: at most {MAX_NAMES}")
     for s in seeds:
         if not isinstance(s, str) or not s.isidentifier():
             raise ContractError(f"{name}: seed name {s!r} in SEEDS is not a plain name "
                                 f"(letters, digits, _)")
-    dup = sorted({s for s in seeds if list(seeds).count(s) > 1})
+    dup = sorted(s for s, n in collections.Counter(seeds).items() if n > 1)
     if dup:
         raise ContractError(f"{name}: SEEDS names {dup[0]!r} twice")
     return tuple(seeds)
@@ -221,6 +226,8 @@ def check_kinds(name, kinds) -> dict:
     if not isinstance(kinds, dict):
         raise ContractError(f"{name}: KINDS is a {type(kinds).__name__}, not a dict "
                             f"{{output: kind}}")
+    if len(kinds) > MAX_NAMES:
+        raise ContractError(f"{name}: KINDS names {len(kinds)} outputs: at most {MAX_NAMES}")
     for out, kind in kinds.items():
         if kind not in OUTPUT_KINDS:
             near = difflib.get_close_matches(str(kind), OUTPUT_KINDS, n=1)
