@@ -214,3 +214,27 @@ def test_seeds_and_kinds_are_capped_in_one_line():
     assert contract.check_seeds("mine.py", many[:-1]) == many[:-1]
     with pytest.raises(ContractError, match="'s3' twice"):
         contract.check_seeds("mine.py", many[:5] + ("s3", "s3"))
+
+
+@pytest.mark.parametrize("check, value", [
+    ("check_seeds", ("a" * 10**6 + " b",)),
+    ("check_seeds", ("x" * 10**6,) * 2),
+    ("check_kinds", {"x" * 10**6: "array", "y": "k" * 10**6}),
+    ("check_kinds", {"x": "k" * 10**6}),
+    ("check_kinds", {"p" * 10**6: "proteins", "q" * 10**6: "proteins"}),
+])
+def test_a_user_name_of_megabytes_is_cut_in_the_message(check, value):
+    with pytest.raises(ContractError) as e:
+        getattr(contract, check)("mine.py", value)
+    assert len(str(e.value)) < 300 and "..." in str(e.value)
+
+
+def test_an_output_or_id_of_megabytes_is_cut_in_the_message():
+    long = "x" * 10**6
+    for got, kinds in [({"x": np.zeros(1)}, {long: "array"}),
+                       ({long: np.zeros(1)}, {}),
+                       ({"i": np.array(["y" * 200]), "t": np.array(["y" * 200])},
+                        {"i": "proteins", "t": "train proteins"})]:
+        with pytest.raises(ContractError) as e:
+            contract.check_outputs("mine.py", got, kinds)
+        assert len(str(e.value)) < 300 and "..." in str(e.value)

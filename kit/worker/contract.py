@@ -30,7 +30,7 @@ import traceback
 
 import numpy as np
 
-from .kinds import NEEDS, OUTPUT_KINDS, kind_problem
+from .kinds import NEEDS, OUTPUT_KINDS, kind_problem, shown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 
@@ -130,8 +130,8 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     returns: {output name: C-contiguous numpy array}, in the order run returned them."""
     name = c.name
     if set(seeds) != set(c.seeds):
-        raise ContractError(f"{name}: seeds given ({', '.join(sorted(seeds))}) are not SEEDS "
-                            f"({', '.join(c.seeds)})")
+        raise ContractError(f"{name}: seeds given ({', '.join(map(shown, sorted(seeds)))}) are "
+                            f"not SEEDS ({', '.join(map(shown, c.seeds))})")
     if dtype not in DTYPES:
         raise ContractError(f"dtype must be one of {DTYPES}, not {dtype!r}")
     if dtype != "float64" and not c.takes_dtype:
@@ -142,16 +142,16 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         with _as_script(c.path):
             got = c.run(given, dtype) if c.takes_dtype else c.run(given)
     except UnknownSeed as e:
-        raise ContractError(f"{name}: run read seeds[{e.args[0]!r}], which SEEDS does not name "
-                            f"(SEEDS: {', '.join(c.seeds) or 'none'})") from None
+        raise ContractError(f"{name}: run read seeds[{shown(e.args[0])}], which SEEDS does not "
+                            f"name (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})") from None
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # a sys.exit or argparse's exit ends the run, not the worker
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
-        raise ContractError(f"{name}: SEEDS names {', '.join(map(repr, unread))} but run never "
-                            f"reads seeds[{unread[0]!r}]: use it or remove it from SEEDS")
+        raise ContractError(f"{name}: SEEDS names {', '.join(map(shown, unread))} but run never "
+                            f"reads seeds[{shown(unread[0])}]: use it or remove it from SEEDS")
     out = check_outputs(name, got, c.kinds)
     floats = [k for k, a in out.items() if a.dtype.kind == "f"]
     if dtype != "float64" and floats and not any(out[k].dtype == np.dtype(dtype) for k in floats):
@@ -171,20 +171,20 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     out = {}
     for key, a in got.items():
         if not isinstance(key, str) or not _OUTPUT_NAME.match(key) or key in _RESERVED:
-            raise ContractError(f"{name}: output name {key!r} is not a plain name (letters, "
-                                f"digits, _ . -; not 'manifest')")
+            raise ContractError(f"{name}: output name {shown(key)} is not a plain name "
+                                f"(letters, digits, _ . -; not 'manifest')")
         if not isinstance(a, np.ndarray):
-            raise ContractError(f"{name}: output {key!r} is a {type(a).__name__}, not a numpy "
-                                f"array (return np.asarray(...))")
+            raise ContractError(f"{name}: output {shown(key)} is a {type(a).__name__}, not a "
+                                f"numpy array (return np.asarray(...))")
         if a.dtype.hasobject:
-            raise ContractError(f"{name}: output {key!r} has object dtype: return an array of "
-                                f"numbers (or fixed-width strings), e.g. .astype(float)")
+            raise ContractError(f"{name}: output {shown(key)} has object dtype: return an array "
+                                f"of numbers (or fixed-width strings), e.g. .astype(float)")
         _check_kind(name, key, a, kinds.get(key, "array"))
         out[key] = np.ascontiguousarray(a)
     missing = [k for k in kinds if k not in out]
     if missing:
-        raise ContractError(f"{name}: KINDS names {missing[0]!r}, which run did not return "
-                            f"(it returned {', '.join(out)})")
+        raise ContractError(f"{name}: KINDS names {shown(missing[0])}, which run did not return "
+                            f"(it returned {', '.join(map(shown, out))})")
     wrong = wrong_ids(out, kinds)
     if wrong:
         raise ContractError(f"{name}: {wrong}")
@@ -213,11 +213,11 @@ def check_seeds(name, seeds) -> tuple:
         raise ContractError(f"{name}: SEEDS names {len(seeds)} seeds: at most {MAX_NAMES}")
     for s in seeds:
         if not isinstance(s, str) or not s.isidentifier():
-            raise ContractError(f"{name}: seed name {s!r} in SEEDS is not a plain name "
+            raise ContractError(f"{name}: seed name {shown(s)} in SEEDS is not a plain name "
                                 f"(letters, digits, _)")
     dup = sorted(s for s, n in collections.Counter(seeds).items() if n > 1)
     if dup:
-        raise ContractError(f"{name}: SEEDS names {dup[0]!r} twice")
+        raise ContractError(f"{name}: SEEDS names {shown(dup[0])} twice")
     return tuple(seeds)
 
 
@@ -230,10 +230,10 @@ def check_kinds(name, kinds) -> dict:
         raise ContractError(f"{name}: KINDS names {len(kinds)} outputs: at most {MAX_NAMES}")
     for out, kind in kinds.items():
         if kind not in OUTPUT_KINDS:
-            near = difflib.get_close_matches(str(kind), OUTPUT_KINDS, n=1)
+            near = difflib.get_close_matches(str(kind)[:40], OUTPUT_KINDS, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise ContractError(f"{name}: KINDS[{out!r}] is {kind!r}, not a kind{hint}: one of "
-                                f"{', '.join(OUTPUT_KINDS)}")
+            raise ContractError(f"{name}: KINDS[{shown(out)}] is {shown(kind)}, not a kind{hint}: "
+                                f"one of {', '.join(OUTPUT_KINDS)}")
     twice = declared_twice(kinds)
     if twice:
         raise ContractError(f"{name}: {twice}")
@@ -264,7 +264,7 @@ def _check_kind(name, key, a, kind):
     if why is None and kind == "probabilities" and not bool(np.all((a >= 0) & (a <= 1))):
         why = NEEDS[kind][2]
     if why:
-        raise ContractError(f"{name}: output {key!r} is a {kind} output but is "
+        raise ContractError(f"{name}: output {shown(key)} is a {kind} output but is "
                             f"{a.ndim}-d {a.dtype}: it must be {why}")
 
 

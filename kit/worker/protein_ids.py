@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kinds import ID_KINDS as _KINDS
+from .kinds import shown
 
 
 def declared_twice(kinds: dict):
@@ -13,7 +14,7 @@ def declared_twice(kinds: dict):
         # homology --pipeline reads one list of each: with two, which is the test set is a guess
         named = [out for out, k in kinds.items() if k == kind]
         if len(named) > 1:
-            return (f"KINDS names {len(named)} {kind} outputs ({', '.join(map(repr, named))}): "
+            return (f"KINDS names {len(named)} {kind} outputs ({', '.join(map(shown, named))}): "
                     f"declare one, holding every {'train ' if kind != 'proteins' else ''}"
                     f"protein's id")
     return None
@@ -27,16 +28,16 @@ def wrong_ids(out: dict, kinds: dict):
     for key in (k for k, v in kinds.items() if v in _KINDS):
         ids = out[key]
         if len(np.unique(ids)) != len(ids):
-            return f"output {key!r} ({kinds[key]}) holds an id twice: one protein id (accession) per row"
+            return f"output {shown(key)} ({kinds[key]}) holds an id twice: one protein id (accession) per row"
         if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
-            return (f"output {key!r} (proteins) holds {len(ids)} ids but {truth[0]!r} (truth) "
+            return (f"output {shown(key)} (proteins) holds {len(ids)} ids but {shown(truth[0])} (truth) "
                     f"{len(out[truth[0]])} rows: one protein id per truth row, in its order")
     test = [k for k, v in kinds.items() if v == "proteins"]
     train = [k for k, v in kinds.items() if v == "train proteins"]
     both = sorted(set(_text(out[test[0]])) & set(_text(out[train[0]]))) if test and train else []
     if both:
         more = f" (and {len(both) - 1} more)" if len(both) > 1 else ""
-        return (f"id {both[0]!r}{more} is in both {test[0]!r} (proteins) and {train[0]!r} "
+        return (f"id {shown(both[0])}{more} is in both {shown(test[0])} (proteins) and {shown(train[0])} "
                 f"(train proteins): a test protein cannot also be a train protein")
     return None
 
