@@ -238,3 +238,23 @@ def test_an_output_or_id_of_megabytes_is_cut_in_the_message():
         with pytest.raises(ContractError) as e:
             contract.check_outputs("mine.py", got, kinds)
         assert len(str(e.value)) < 300 and "..." in str(e.value)
+
+
+def test_the_contract_modules_keep_to_100_columns():
+    from kit.worker import protein_ids
+
+    for m in (contract, protein_ids):
+        path = Path(m.__file__)
+        wide = [i for i, line in enumerate(path.read_text().splitlines(), 1) if len(line) > 100]
+        assert not wide, (path.name, wide)
+
+
+def test_an_import_beside_the_file_says_kit_runs_its_copy(tmp_path):
+    f = tmp_path / "0123abcd.py"  # kit's stored copy is named by its hash
+    f.write_text("import numpy as np\nSEEDS = ('a',)\nopen('data.tsv')\n")
+    with pytest.raises(PipelineFailed) as e:
+        contract.load(f, "mine.py")
+    assert str(e.value) == (
+        "the pipeline raised FileNotFoundError: [Errno 2] No such file or directory: 'data.tsv' "
+        "(importing it, at mine.py:3 in <module> `open('data.tsv')`); it runs from kit's copy "
+        "kept by its hash, so keep it one self-contained file and read data by absolute path")

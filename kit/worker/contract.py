@@ -1,4 +1,4 @@
-"""A lab's own pipeline file: imported by path, its SEEDS, KINDS and run() checked, its outputs hashed.
+"""A lab's own pipeline file: imported by path, its SEEDS, KINDS and run() checked, outputs hashed.
 
 The contract (docs/pipelines.md): a plain Python file that imports nothing of kit, with
 ``SEEDS`` (the named seeds, a tuple of names), optionally ``KINDS`` ({output: kind}; an output
@@ -73,7 +73,7 @@ class Contract:
 
 
 def file_sha256(path) -> str:
-    """The pipeline's identity: the sha256 of its file's bytes (an edited file is a new pipeline)."""
+    """The pipeline's identity: the sha256 of its file's bytes (an edited file: a new pipeline)."""
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
 
@@ -299,7 +299,8 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
-    return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
-                          f"({where + ', ' if where else ''}at {at})" + ("; it runs from kit's copy kept by its hash, "
-                                                   "so keep it one self-contained file and read "
-                                                   "data by absolute path" if copy else ""), text)
+    raised = f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    at_where = f"({where}, at {at})" if where else f"(at {at})"
+    hint = ("; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
+            "read data by absolute path") if copy else ""
+    return PipelineFailed(f"the pipeline raised {raised} {at_where}{hint}", text)

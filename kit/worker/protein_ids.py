@@ -1,4 +1,4 @@
-"""A pipeline's protein id outputs (kit homology --pipeline maps them into a clustering), checked."""
+"""A pipeline's protein id outputs, checked: kit homology --pipeline maps them into a clustering."""
 
 from __future__ import annotations
 
@@ -28,17 +28,20 @@ def wrong_ids(out: dict, kinds: dict):
     for key in (k for k, v in kinds.items() if v in _KINDS):
         ids = out[key]
         if len(np.unique(ids)) != len(ids):
-            return f"output {shown(key)} ({kinds[key]}) holds an id twice: one protein id (accession) per row"
+            return (f"output {shown(key)} ({kinds[key]}) holds an id twice: one protein id "
+                    f"(accession) per row")
         if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
-            return (f"output {shown(key)} (proteins) holds {len(ids)} ids but {shown(truth[0])} (truth) "
-                    f"{len(out[truth[0]])} rows: one protein id per truth row, in its order")
+            return (f"output {shown(key)} (proteins) holds {len(ids)} ids but {shown(truth[0])} "
+                    f"(truth) {len(out[truth[0]])} rows: one protein id per truth row, in its "
+                    f"order")
     test = [k for k, v in kinds.items() if v == "proteins"]
     train = [k for k, v in kinds.items() if v == "train proteins"]
     both = sorted(set(_text(out[test[0]])) & set(_text(out[train[0]]))) if test and train else []
     if both:
         more = f" (and {len(both) - 1} more)" if len(both) > 1 else ""
-        return (f"id {shown(both[0])}{more} is in both {shown(test[0])} (proteins) and {shown(train[0])} "
-                f"(train proteins): a test protein cannot also be a train protein")
+        return (f"id {shown(both[0])}{more} is in both {shown(test[0])} (proteins) and "
+                f"{shown(train[0])} (train proteins): a test protein cannot also be a train "
+                f"protein")
     return None
 
 
