@@ -171,10 +171,11 @@ PROTEIN_RUN = ("def run(seeds):\n    seeds['a']\n    return {'ids': np.array(['P
 
 @pytest.mark.parametrize("kinds, words", [
     ({"ids": "proteins", "more": "proteins"},
-     "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding every protein's id"),
+     "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding the test rows' ids "
+     "(the train rows' are 'train proteins')"),
     ({"ids": "train proteins", "more": "train proteins"},
-     "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding every train "
-     "protein's id"),
+     "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding the train rows' "
+     "ids (the test rows' are 'proteins')"),
 ])
 def test_one_output_of_each_protein_kind(tmp_path, kinds, words):
     from kit.core.errors import KitError
@@ -258,3 +259,16 @@ def test_an_import_beside_the_file_says_kit_runs_its_copy(tmp_path):
         "the pipeline raised FileNotFoundError: [Errno 2] No such file or directory: 'data.tsv' "
         "(importing it, at mine.py:3 in <module> `open('data.tsv')`); it runs from kit's copy "
         "kept by its hash, so keep it one self-contained file and read data by absolute path")
+
+
+def test_an_id_longer_than_a_bundle_carries_is_refused_at_run():
+    from kit.worker.kinds import MAX_ID_CHARS
+
+    kinds = {"ids": "proteins"}
+    ok = {"ids": np.array(["P" * MAX_ID_CHARS, "Q"])}
+    assert contract.check_outputs("mine.py", ok, kinds)
+    for ids in (np.array(["P" * (MAX_ID_CHARS + 1), "Q"]), np.array([b"P" * 300, b"Q"])):
+        with pytest.raises(ContractError) as e:
+            contract.check_outputs("mine.py", {"ids": ids}, kinds)
+        assert str(e.value) == (f"mine.py: output 'ids' (proteins) holds ids of {len(ids[0])} "
+                                f"characters: a protein id (an accession) is at most 256")

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .kinds import ID_KINDS as _KINDS
-from .kinds import shown
+from .kinds import MAX_ID_CHARS, shown
+
+
+# what each id output holds: "proteins" is not every protein, but the test rows' (drive 35 #9)
+_HOLDS = {"proteins": "holding the test rows' ids (the train rows' are 'train proteins')",
+          "train proteins": "holding the train rows' ids (the test rows' are 'proteins')"}
 
 
 def declared_twice(kinds: dict):
@@ -15,18 +20,23 @@ def declared_twice(kinds: dict):
         named = [out for out, k in kinds.items() if k == kind]
         if len(named) > 1:
             return (f"KINDS names {len(named)} {kind} outputs ({', '.join(map(shown, named))}): "
-                    f"declare one, holding every {'train ' if kind != 'proteins' else ''}"
-                    f"protein's id")
+                    f"declare one, {_HOLDS[kind]}")
     return None
 
 
 def wrong_ids(out: dict, kinds: dict):
     """What is wrong with the ids run returned, or None: each output's ids distinct, the
-    "proteins" output one id per row of the truth output, in its order, and no test protein
-    among the train proteins."""
+    "proteins" output one id per row of the truth output, in its order, no id longer than
+    MAX_ID_CHARS (a bundle refuses longer: its runs could not travel), and no test protein among
+    the train proteins."""
     truth = [k for k, v in kinds.items() if v == "truth"]
     for key in (k for k, v in kinds.items() if v in _KINDS):
         ids = out[key]
+        # the dtype's width, as a bundle's import reads it: the longest id, as numpy made it
+        wide = ids.dtype.itemsize // (4 if ids.dtype.kind == "U" else 1)
+        if wide > MAX_ID_CHARS:
+            return (f"output {shown(key)} ({kinds[key]}) holds ids of {wide} characters: a "
+                    f"protein id (an accession) is at most {MAX_ID_CHARS}")
         if len(np.unique(ids)) != len(ids):
             return (f"output {shown(key)} ({kinds[key]}) holds an id twice: one protein id "
                     f"(accession) per row")
