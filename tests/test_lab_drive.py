@@ -212,3 +212,15 @@ def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, c
                  "--seeds", "0-300"]) == 1
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("kit: error: 300 runs to do (about ") and "from past timings" in last
+
+
+def test_a_forged_wall_time_is_not_part_of_the_estimate(monkeypatch):
+    from types import SimpleNamespace
+
+    import kit.app.lab as lab
+
+    walls = [2.0, float("-inf"), float("nan"), float("inf"), -1.0, True, "3", 4.0]
+    monkeypatch.setattr(lab, "lab_runs", lambda store, sha: [
+        SimpleNamespace(manifest={"wall_s": w}) for w in walls])
+    est = lab.lab_estimate({"sha256": "ab" * 32}, ["r1", "r2"], None)
+    assert (est["median"], est["runs"], est["seconds"]) == (3.0, 2, 6.0)

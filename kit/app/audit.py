@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import factors
 from ..core.errors import KitError
+from ..core.numbers import is_duration
 from ..data import Dataset, load_dataset, save_dataset
 from ..data.dataset import find_stored
 from ..envs.catalogue import HOST
@@ -118,7 +119,7 @@ def todo(audit: Audit, store: Store) -> list:
 
 def estimate_seconds(audit: Audit, store: Store) -> float | None:
     """Time for the runs still to do, from the stored runs' wall times (None: no history)."""
-    runs = store.runs()
+    runs = [r for r in store.runs() if is_duration(r.manifest.get("wall_s"))]
     if not runs:
         return None
     sizes = {h: d.get("rows") for h, d in store.datasets().items()}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from statistics import median
 from types import SimpleNamespace
 
 from ..analysis.lab_budget import lab_budget
 from ..core.errors import KitError
+from ..core.numbers import is_duration
 from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
 from ..envs.platforms import Platform
@@ -14,6 +16,7 @@ from ..runs.planning.lab import lab_plan
 from ..runs.planning.options import PlanOptions
 from ..runs.store import Store
 from .audit import ASK_ABOVE, Ask, Progress
+from .selection import lab_runs
 
 
 def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
@@ -49,12 +52,8 @@ def lab_estimate(info: dict, todo: list, store: Store) -> dict | None:
     ``store`` holds: {"seconds": their median x len(todo), "median", "runs": how many were
     timed}; None when it holds none. Only this pipeline's runs count: kit's own estimate
     scales other datasets' times by their size, and another file's times say nothing of it."""
-    from statistics import median
-
-    from .selection import lab_runs
-
-    walls = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])
-             if isinstance(r.manifest.get("wall_s"), (int, float))]
+    walls = [w for w in (r.manifest.get("wall_s") for r in lab_runs(store, info["sha256"]))
+             if is_duration(w)]
     if not walls:
         return None
     each = float(median(walls))
