@@ -210,8 +210,10 @@ def _confirm(ask, err, yes: bool) -> bool:
                     "them (or build them first: kit stacks build NAME ...).")
     elif not yes:
         est = ask.estimate()
-        confirm(err, f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings)"
-                                                 if est else "") + ".",
+        # the estimate counts the runs that go at once, as the plan's "up to N run(s) at once"
+        together = f"{ask.at_once} at once" if ask.at_once > 1 else "one at a time"
+        confirm(err, f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings, "
+                                                 f"{together})" if est else "") + ".",
                 f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal "
                 "to ask.")
     return True
