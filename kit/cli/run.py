@@ -121,7 +121,7 @@ def _run(args, opts, executor, err) -> int:
     from ..analysis.budget import budget
     from ..runs.executing.runner import PlanIncomplete
     from ..runs.store import Store
-    from ..views.ran import run_text
+    from ..views.ran import asked_factors, run_text
 
     store = Store()
     name, n, why = _working_dataset(args, store)
@@ -147,7 +147,7 @@ def _run(args, opts, executor, err) -> int:
     b = budget(store, a.dataset.sha256)
     # the rows of the factors this command ran, as kit run --pipeline prints (the whole
     # table: kit budget); a factor's pairs are named by the factor that planned them
-    asked = set(args.factor) | {p.factor for p in a.pairs}
+    asked = asked_factors(args.factor, a.pairs)
     whole = "kit budget" + (f" --dataset {a.dataset.name}" if args.dataset else "") + (
         f" --n {args.n}" if args.n else "")
     print_json(b) if args.json else print(run_text(b, asked, whole))
