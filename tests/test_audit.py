@@ -110,3 +110,19 @@ async def test_the_cli_and_the_tui_drive_the_same_entry_point(entry, capsys):
         await pilot.pause()
         assert "not started" in str(pilot.app.query_one("#run-status").render())
     assert entry == [(("seed",), "synthetic-120", "auto"), (("repeat", "seed"), "synthetic-120", 1)]
+
+
+def test_kit_s_own_estimate_counts_the_runs_at_once_and_leaves_forged_times_out():
+    from types import SimpleNamespace as NS
+
+    specs = [NS(run_id=i, dataset="d", kind="pipeline") for i in range(8)]
+    walls = [10.0, 10.0, float("-inf"), float("nan")]  # a bundle's forged times say nothing
+    store = NS(runs=lambda: [NS(spec=NS(dataset="d", kind="pipeline"), manifest={"wall_s": w})
+                             for w in walls], datasets=dict, has_run=lambda run_id: False)
+    a = NS(specs=specs, dataset=NS(n=100))
+    assert au.estimate_seconds(a, store) == 80.0
+    assert au.estimate_seconds(a, store, at_once=4) == 20.0
+    assert au.estimate_seconds(a, store, at_once=100) == 10.0  # never below one run
+    assert au.Ask(a, store, runs=8, at_once=4).estimate() == 20.0
+    assert au.at_once_here(specs, 3, None) == 3 and au.at_once_here(specs, 30, None) == 8
+    assert au.at_once_here(specs, 3, NS(name="dask")) == 1

@@ -171,10 +171,11 @@ PROTEIN_RUN = ("def run(seeds):\n    seeds['a']\n    return {'ids': np.array(['P
 
 @pytest.mark.parametrize("kinds, words", [
     ({"ids": "proteins", "more": "proteins"},
-     "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding every protein's id"),
+     "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding the test rows' ids "
+     "(the train rows' are 'train proteins')"),
     ({"ids": "train proteins", "more": "train proteins"},
-     "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding every train "
-     "protein's id"),
+     "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding the train rows' "
+     "ids (the test rows' are 'proteins')"),
 ])
 def test_one_output_of_each_protein_kind(tmp_path, kinds, words):
     from kit.core.errors import KitError
@@ -202,3 +203,72 @@ def test_a_test_protein_that_is_a_train_protein_is_one_line(tmp_path):
         contract.check_outputs("mine.py", {**ok, "ids": np.array(["P1", "T1"]),
                                            "y": np.array([0, 1]), "train": np.array(["T1", "P1"])},
                                kinds)
+
+
+def test_seeds_and_kinds_are_capped_in_one_line():
+    # a bundle's file may name millions: the check must stay quick and its message short
+    many = tuple(f"s{i}" for i in range(contract.MAX_NAMES + 1))
+    with pytest.raises(ContractError, match="^mine.py: SEEDS names 1001 seeds: at most 1000$"):
+        contract.check_seeds("mine.py", many)
+    with pytest.raises(ContractError, match="^mine.py: KINDS names 1001 outputs: at most 1000$"):
+        contract.check_kinds("mine.py", dict.fromkeys(many, "array"))
+    assert contract.check_seeds("mine.py", many[:-1]) == many[:-1]
+    with pytest.raises(ContractError, match="'s3' twice"):
+        contract.check_seeds("mine.py", many[:5] + ("s3", "s3"))
+
+
+@pytest.mark.parametrize("check, value", [
+    ("check_seeds", ("a" * 10**6 + " b",)),
+    ("check_seeds", ("x" * 10**6,) * 2),
+    ("check_kinds", {"x" * 10**6: "array", "y": "k" * 10**6}),
+    ("check_kinds", {"x": "k" * 10**6}),
+    ("check_kinds", {"p" * 10**6: "proteins", "q" * 10**6: "proteins"}),
+])
+def test_a_user_name_of_megabytes_is_cut_in_the_message(check, value):
+    with pytest.raises(ContractError) as e:
+        getattr(contract, check)("mine.py", value)
+    assert len(str(e.value)) < 300 and "..." in str(e.value)
+
+
+def test_an_output_or_id_of_megabytes_is_cut_in_the_message():
+    long = "x" * 10**6
+    for got, kinds in [({"x": np.zeros(1)}, {long: "array"}),
+                       ({long: np.zeros(1)}, {}),
+                       ({"i": np.array(["y" * 200]), "t": np.array(["y" * 200])},
+                        {"i": "proteins", "t": "train proteins"})]:
+        with pytest.raises(ContractError) as e:
+            contract.check_outputs("mine.py", got, kinds)
+        assert len(str(e.value)) < 300 and "..." in str(e.value)
+
+
+def test_the_contract_modules_keep_to_100_columns():
+    from kit.worker import protein_ids
+
+    for m in (contract, protein_ids):
+        path = Path(m.__file__)
+        wide = [i for i, line in enumerate(path.read_text().splitlines(), 1) if len(line) > 100]
+        assert not wide, (path.name, wide)
+
+
+def test_an_import_beside_the_file_says_kit_runs_its_copy(tmp_path):
+    f = tmp_path / "0123abcd.py"  # kit's stored copy is named by its hash
+    f.write_text("import numpy as np\nSEEDS = ('a',)\nopen('data.tsv')\n")
+    with pytest.raises(PipelineFailed) as e:
+        contract.load(f, "mine.py")
+    assert str(e.value) == (
+        "the pipeline raised FileNotFoundError: [Errno 2] No such file or directory: 'data.tsv' "
+        "(importing it, at mine.py:3 in <module> `open('data.tsv')`); it runs from kit's copy "
+        "kept by its hash, so keep it one self-contained file and read data by absolute path")
+
+
+def test_an_id_longer_than_a_bundle_carries_is_refused_at_run():
+    from kit.worker.kinds import MAX_ID_CHARS
+
+    kinds = {"ids": "proteins"}
+    ok = {"ids": np.array(["P" * MAX_ID_CHARS, "Q"])}
+    assert contract.check_outputs("mine.py", ok, kinds)
+    for ids in (np.array(["P" * (MAX_ID_CHARS + 1), "Q"]), np.array([b"P" * 300, b"Q"])):
+        with pytest.raises(ContractError) as e:
+            contract.check_outputs("mine.py", {"ids": ids}, kinds)
+        assert str(e.value) == (f"mine.py: output 'ids' (proteins) holds ids of {len(ids[0])} "
+                                f"characters: a protein id (an accession) is at most 256")

@@ -157,8 +157,12 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     pairs = lab_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=(0, 1, 2)))
     _, todo = lab_todo(pairs, store)
     assert len(todo) == 2  # seeds 1 and 2: seed 0 is the repeat's first run
-    assert lab_estimate(info, todo, store) == {"seconds": median(walls) * 2,
-                                               "median": median(walls), "runs": 2}
+    # a run after another in its worker (as the cores allow, one worker may make both)
+    warm = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])
+            if r.manifest["runs_before"]]
+    used = warm or walls
+    assert lab_estimate(info, todo, store) == {"seconds": median(used) * 2, "median": median(used),
+                                               "runs": len(used), "warm": bool(warm), "at_once": 1}
     assert lab_estimate(add_pipeline(edited), todo, store) is None
 
 
@@ -209,6 +213,42 @@ def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, c
     monkeypatch.setattr(lab, "run_all", lambda *a, **k: None)
     monkeypatch.setattr("sys.stdin", io.StringIO())
     assert main(["run", "--pipeline", str(tiny), "--factor", "seed", "--threads", "1",
-                 "--seeds", "0-300"]) == 1
-    last = capsys.readouterr().err.splitlines()[-1]
+                 "--seeds", "0-300", "--jobs", "2"]) == 1
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
     assert last.startswith("kit: error: 300 runs to do (about ") and "from past timings" in last
+    # the estimate counts the runs that go at once, as the plan's line before it says
+    assert "up to 2 run(s) at once" in err and "from past timings, 2 at once)" in last
+
+
+def test_a_forged_wall_time_is_not_part_of_the_estimate(monkeypatch):
+    from types import SimpleNamespace
+
+    import kit.app.lab as lab
+
+    walls = [2.0, float("-inf"), float("nan"), float("inf"), -1.0, True, "3", 4.0]
+    monkeypatch.setattr(lab, "lab_runs", lambda store, sha: [
+        SimpleNamespace(manifest={"wall_s": w}) for w in walls])
+    est = lab.lab_estimate({"sha256": "ab" * 32}, ["r1", "r2"], None)
+    assert (est["median"], est["runs"], est["seconds"]) == (3.0, 2, 6.0)
+
+
+def test_the_estimate_scales_warm_runs_and_counts_those_at_once(monkeypatch):
+    """Drive 35 #2: 300 runs estimated at 17 min took about 2: the stored runs were each
+    worker's first (the file's import), and runs going two at once were added one after
+    another."""
+    from types import SimpleNamespace
+
+    import kit.app.lab as lab
+
+    def runs(*made):  # (wall_s, runs_before)
+        return lambda store, sha: [SimpleNamespace(manifest={"wall_s": w, "runs_before": n})
+                                   for w, n in made]
+
+    info, todo = {"sha256": "ab" * 32}, ["r"] * 5
+    monkeypatch.setattr(lab, "lab_runs", runs((8.0, 0), (7.0, 0), (1.0, 1), (0.5, 3)))
+    assert lab.lab_estimate(info, todo, None) == {"seconds": 0.75 * 5, "median": 0.75,
+                                                  "runs": 2, "warm": True, "at_once": 1}
+    assert lab.lab_estimate(info, todo, None, at_once=2)["seconds"] == 0.75 * 3  # 2, 2, 1
+    monkeypatch.setattr(lab, "lab_runs", runs((8.0, 0), (6.0, None)))  # no warm run stored
+    assert lab.lab_estimate(info, todo, None, at_once=5)["seconds"] == 7.0

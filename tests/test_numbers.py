@@ -18,3 +18,13 @@ def test_the_line_is_drawn_on_the_number_as_printed():
     assert fmt(-9.96e-4) == "-0.001" and fmt(9.4e-4) == "9.4e-04"
     # just under 1e4 that rounds to 1e4 is e-notation; the rest below 1e4 is plain
     assert fmt(9999.7) == "1.0e+04" and fmt(1234.0) == "1230" and fmt(9994.0) == "9990"
+
+
+def test_a_forged_duration_reads_as_an_unknown_time():
+    from kit.core.numbers import span
+
+    # JSON reads -Infinity and NaN: a bundle's wall_s may be either, and round(-inf) raised
+    for x in (float("-inf"), float("inf"), float("nan"), -3.0, None, True):
+        assert span(x) == "an unknown time"
+    assert (span(0), span(40.4), span(12 * 60), span(3.5 * 3600)) == ("1 s", "40 s", "12 min",
+                                                                         "3.5 h")

@@ -200,3 +200,16 @@ def test_a_lab_verdict_an_environment_factor_changed_lifts_its_models_to_conclus
     by = {r["output"]: r for r in tolerances(rows, {"name": "x.py"}, got)["tolerances"]}
     assert (by["p-rf"]["level"], by["p-rf"]["pin"]) == ("conclusions", True)
     assert (by["other"]["level"], by["other"]["pin"]) == ("magnitudes", False)
+
+
+def test_with_no_environment_factor_it_names_the_pipeline_s_own_command(capsys, monkeypatch):
+    """Drive 35 #6: `kit run --factor threads` measures kit's own pipeline, not the file's."""
+    import kit.analysis.tolerances as tol
+
+    monkeypatch.setattr(tol, "lab_budget", lambda store, info: {
+        "factors": {"repeat": {"pairs": 1, "outputs": {}}}, "pipeline": info["sha256"],
+        "name": info["name"], "loose": []})
+    monkeypatch.setattr(tol, "lab_verdicts", lambda store, info: {"factors": {}})
+    assert main(["tolerances", "--pipeline", str(LAB)]) == 0
+    out = capsys.readouterr().out
+    assert f"measure one first (kit run --pipeline {LAB} --factor threads)" in out

@@ -32,11 +32,14 @@ def is_environment(name: str) -> bool:
     return bool(f and f.tolerated)
 
 
-def lab_tolerances(store: Store, info: dict) -> dict:
-    """The tolerances of a lab's pipeline file (kit.data.pipelines' ``info``), from its budget."""
+def lab_tolerances(store: Store, info: dict, path: str = "FILE.py") -> dict:
+    """The tolerances of a lab's pipeline file (kit.data.pipelines' ``info``), from its budget;
+    ``path``: the file as the user gave it, for the command that measures one (a bare
+    `kit run --factor threads` measures kit's own pipeline, not theirs)."""
     b = lab_budget(store, info)
     return tolerances(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
-                      lab_conclusions(lab_verdicts(store, info)), loose=b["loose"])
+                      lab_conclusions(lab_verdicts(store, info)), loose=b["loose"],
+                      measure=f"kit run --pipeline {path} --factor threads")
 
 
 def lab_conclusions(verdicts: dict) -> dict:
@@ -112,13 +115,15 @@ def _conclusions(store: Store, dataset: str, measured: list) -> dict:
     return out
 
 
-def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=()) -> dict:
+def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
+               measure: str = "kit run --factor threads") -> dict:
     """Per output over the environment factors of ``rows`` (kit.analysis.lab_budget's
     ``factors``: {factor: {"pairs", "outputs": {name: {"kind", "changed", "most", ...}}}}):
     {"output", "kind", "rtol", "atol", "factor", "level", "pin", "max_abs", "max_rel",
     "pairs", "why"}. ``conclusions``: {factor: outputs a verdict it changed rests on};
     ``loose``: outputs the null experiment changed, pinned (a tolerance would hide the loose
-    generator, and what it measured is that generator's draw, not the environment's)."""
+    generator, and what it measured is that generator's draw, not the environment's);
+    ``measure``: the command that stores an environment factor, said when none is."""
     conclusions = conclusions or {}
     env = [f for f in rows if is_environment(f)]
     per: dict = {}
@@ -129,8 +134,8 @@ def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=()
     out = [_one(name, got, name in loose) for name, got in per.items()]
     return {**head, "headroom": HEADROOM, "factors": env,
             "ignored": [f for f in rows if f not in env], "tolerances": out,
-            "note": None if env else "no environment factor is stored: measure one first "
-                                     "(kit run --factor threads)"}
+            "note": None if env else f"no environment factor is stored: measure one first "
+                                     f"({measure})"}
 
 
 def reach(o: dict, concluded: bool) -> str:

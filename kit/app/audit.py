@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import factors
 from ..core.errors import KitError
+from ..core.numbers import is_duration
 from ..data import Dataset, load_dataset, save_dataset
 from ..data.dataset import find_stored
 from ..envs.catalogue import HOST
@@ -23,6 +24,7 @@ from ..envs.platforms import Platform, detect
 from ..runs.planning.options import PlanOptions
 from ..runs.planning.plan import plan, reference_embedding, required_stacks
 from ..runs.executing.runner import PlanIncomplete, run_all
+from ..runs.executing.schedule import together
 from ..runs.store import Store
 from .ahead import Ahead
 
@@ -116,25 +118,34 @@ def todo(audit: Audit, store: Store) -> list:
     return [s for s in audit.specs if not store.has_run(s.run_id)]
 
 
-def estimate_seconds(audit: Audit, store: Store) -> float | None:
-    """Time for the runs still to do, from the stored runs' wall times (None: no history)."""
-    runs = store.runs()
+def estimate_seconds(audit: Audit, store: Store, at_once: int = 1) -> float | None:
+    """Time for the runs still to do, from the stored runs' wall times (None: no history),
+    ``at_once`` of them at a time (at_once_here): their sum over it, never below the longest."""
+    runs = [r for r in store.runs() if is_duration(r.manifest.get("wall_s"))]
     if not runs:
         return None
     sizes = {h: d.get("rows") for h, d in store.datasets().items()}
-    total = 0.0
+    each = []
     for s in todo(audit, store):
         same = [r.manifest["wall_s"] for r in runs if r.spec.dataset == s.dataset and r.spec.kind == s.kind]
         if same:
-            total += float(np.median(same))
+            each.append(float(np.median(same)))
             continue
         # other datasets: scale by size (the pipeline is roughly linear in proteins here)
         sized = [(r.manifest["wall_s"], sizes.get(r.spec.dataset)) for r in runs if r.spec.kind == s.kind]
         sized = [w * audit.dataset.n / rows for w, rows in sized if rows]
         if not sized:
             return None
-        total += float(np.median(sized))
-    return total
+        each.append(float(np.median(sized)))
+    return max(sum(each) / max(1, at_once), max(each)) if each else 0.0
+
+
+def at_once_here(left: list, jobs, executor) -> int:
+    """How many of the runs ``left`` go at a time, as the CLI says it before they run
+    (kit.runs.executing.schedule.together); 1 under dask, whose cluster decides."""
+    if not left or (executor is not None and getattr(executor, "name", "") == "dask"):
+        return 1
+    return together(left, jobs)
 
 
 def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=None,
@@ -193,12 +204,15 @@ class Ask:
     stacks: list = field(default_factory=list)
     runs: int = 0
     seconds: float | None = None  # a pipeline file's plan: its own runs' (kit.app.lab.lab_estimate)
+    at_once: int = 1  # how many of the runs go at a time (at_once_here): the estimate counts it
 
     def estimate(self) -> float | None:
         """How long the runs take from past timings (read only when a renderer shows it); a
         pipeline file's plan, asked with no audit, brings its own (kit's timings are not its
         runs'), None before it has any."""
-        return estimate_seconds(self.audit, self.store) if self.audit is not None else self.seconds
+        if self.audit is None:
+            return self.seconds
+        return estimate_seconds(self.audit, self.store, self.at_once)
 
 
 class Progress:
@@ -242,7 +256,8 @@ def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Pr
     plan_runs(audit, executor.unfit if executor is not None else lambda spec: None)
     left = todo(audit, store)
     progress.planned(audit, left)
-    if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left))):
+    if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left), at_once=(
+            at_once_here(left, jobs, executor)))):
         return None
     with progress.running(left):
         return execute(audit, store, jobs=jobs, on_done=progress.done, should_stop=should_stop,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from statistics import median
 from types import SimpleNamespace
 
 from ..analysis.lab_budget import lab_budget
 from ..core.errors import KitError
+from ..core.numbers import is_duration
 from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
 from ..envs.platforms import Platform
@@ -13,7 +15,8 @@ from ..runs.executing.runner import run_all
 from ..runs.planning.lab import lab_plan
 from ..runs.planning.options import PlanOptions
 from ..runs.store import Store
-from .audit import ASK_ABOVE, Ask, Progress
+from .audit import ASK_ABOVE, Ask, Progress, at_once_here
+from .selection import lab_runs
 
 
 def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
@@ -44,21 +47,24 @@ def lab_todo(pairs, store: Store) -> tuple:
     return specs, [s for s in specs if not store.has_run(s.run_id)]
 
 
-def lab_estimate(info: dict, todo: list, store: Store) -> dict | None:
-    """How long the runs ``todo`` of pipeline ``info`` take, from the wall times of its runs
-    ``store`` holds: {"seconds": their median x len(todo), "median", "runs": how many were
-    timed}; None when it holds none. Only this pipeline's runs count: kit's own estimate
-    scales other datasets' times by their size, and another file's times say nothing of it."""
-    from statistics import median
-
-    from .selection import lab_runs
-
-    walls = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])
-             if isinstance(r.manifest.get("wall_s"), (int, float))]
+def lab_estimate(info: dict, todo: list, store: Store, at_once: int = 1) -> dict | None:
+    """How long the runs ``todo`` of pipeline ``info`` take, ``at_once`` at a time
+    (kit.app.audit.at_once_here), from the wall times of its runs ``store`` holds:
+    {"seconds": their median x the rounds of at_once, "median", "runs": how many it is the
+    median of, "warm": whether those are warm runs alone, "at_once"}; None when it holds none.
+    Only this pipeline's runs count: kit's own estimate scales other datasets' times by their
+    size, and another file's times say nothing of it."""
+    runs = [r for r in lab_runs(store, info["sha256"]) if is_duration(r.manifest.get("wall_s"))]
+    # a worker's first run imports the file and its libraries (4-8 s against 0.8 s after, in
+    # drive 35): a plan's runs mostly go to warm workers, so their times are the ones to scale
+    warm = [r for r in runs if isinstance(r.manifest.get("runs_before"), int)
+            and r.manifest["runs_before"] > 0]
+    walls = [r.manifest["wall_s"] for r in warm or runs]
     if not walls:
         return None
-    each = float(median(walls))
-    return {"seconds": each * len(todo), "median": each, "runs": len(walls)}
+    each, n = float(median(walls)), max(1, at_once)
+    return {"seconds": each * -(-len(todo) // n), "median": each, "runs": len(walls),
+            "warm": bool(warm), "at_once": n}
 
 
 def lab_to_run(info: dict, path=None) -> dict:
@@ -111,8 +117,9 @@ def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
     ASK_ABOVE runs to do: ``confirm(Ask)`` first, as run_audit asks (False: nothing ran)."""
     specs, todo = lab_todo(pairs, store)
     progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), todo)
-    if len(todo) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(todo), seconds=(
-            lab_estimate(info, todo, store) or {}).get("seconds"))):
+    n = at_once_here(todo, jobs, executor)
+    if len(todo) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(todo), at_once=n, seconds=(
+            lab_estimate(info, todo, store, n) or {}).get("seconds"))):
         return False
     try:
         with progress.running(todo):

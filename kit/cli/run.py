@@ -121,7 +121,7 @@ def _run(args, opts, executor, err) -> int:
     from ..analysis.budget import budget
     from ..runs.executing.runner import PlanIncomplete
     from ..runs.store import Store
-    from ..views.ran import run_text
+    from ..views.ran import asked_factors, run_text
 
     store = Store()
     name, n, why = _working_dataset(args, store)
@@ -147,7 +147,7 @@ def _run(args, opts, executor, err) -> int:
     b = budget(store, a.dataset.sha256)
     # the rows of the factors this command ran, as kit run --pipeline prints (the whole
     # table: kit budget); a factor's pairs are named by the factor that planned them
-    asked = set(args.factor) | {p.factor for p in a.pairs}
+    asked = asked_factors(args.factor, a.pairs)
     whole = "kit budget" + (f" --dataset {a.dataset.name}" if args.dataset else "") + (
         f" --n {args.n}" if args.n else "")
     print_json(b) if args.json else print(run_text(b, asked, whole))
@@ -210,8 +210,10 @@ def _confirm(ask, err, yes: bool) -> bool:
                     "them (or build them first: kit stacks build NAME ...).")
     elif not yes:
         est = ask.estimate()
-        confirm(err, f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings)"
-                                                 if est else "") + ".",
+        # the estimate counts the runs that go at once, as the plan's "up to N run(s) at once"
+        together = f"{ask.at_once} at once" if ask.at_once > 1 else "one at a time"
+        confirm(err, f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings, "
+                                                 f"{together})" if est else "") + ".",
                 f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal "
                 "to ask.")
     return True

@@ -44,7 +44,9 @@ def _cmd_tolerances(args) -> int:
     if args.pipeline:
         from ..app.selection import select_pipeline
 
-        t = lab_tolerances(store, select_pipeline(store, args.pipeline))
+        # the file as given, when it is one (a hash prefix chooses stored runs, not a file)
+        path = args.pipeline if Path(args.pipeline).is_file() else "FILE.py"
+        t = lab_tolerances(store, select_pipeline(store, args.pipeline), path)
     else:
         t = kit_tolerances(store, select(args, store).sha256)
     text = render(t, args.format)

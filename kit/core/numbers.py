@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 def fmt(x, digits: int = 3) -> str:
     """None -> "-"; ints as they are; below 1e-3 and from 1e4 in e-notation (5.3e-05); the rest
@@ -30,9 +32,18 @@ def fmt(x, digits: int = 3) -> str:
 
 
 def span(seconds: float) -> str:
-    """A measured duration in the unit a person plans by: "40 s", "12 min", "3.5 h"."""
+    """A measured duration in the unit a person plans by: "40 s", "12 min", "3.5 h"; one that
+    is no duration (NaN, infinite, negative: a forged or broken record) is "an unknown time"."""
+    if not is_duration(seconds):
+        return "an unknown time"
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
     if seconds < 90 * 60:
         return f"{round(seconds / 60)} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def is_duration(x) -> bool:
+    """Whether a recorded time is one: a number, finite, not negative (a bundle's may be forged:
+    JSON reads -Infinity)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0

@@ -13,10 +13,17 @@ def also_stored(others: list, command: str) -> str:
     return para(f"also stored: {', '.join(others)} (every factor: {command})", "", "")
 
 
-def run_text(b: dict, asked, command: str) -> str:
+def asked_factors(given, pairs) -> list:
+    """The factors a `kit run` ran, in the order the user gave them (``given``), then any its
+    ``pairs`` were planned by besides: a set's order changed between processes (string hashing
+    is randomised), and so did the "no pairs of ..." line."""
+    return list(dict.fromkeys([*given, *(p.factor for p in pairs)]))
+
+
+def run_text(b: dict, asked: list, command: str) -> str:
     """kit's own `kit run`: kit.analysis.budget's budget ``b`` with the rows of the factors in
-    ``asked`` alone (the yardstick stays: the seed units are every row's); ``command`` shows
-    the whole table."""
+    ``asked`` (asked_factors, in its order) alone (the yardstick stays: the seed units are
+    every row's); ``command`` shows the whole table."""
     rows = [r for r in b["rows"] if r.factor in asked]
     others = list(dict.fromkeys(r.factor for r in b["rows"] if r.factor not in asked))
     if not others:

@@ -1,4 +1,4 @@
-"""A lab's own pipeline file: imported by path, its SEEDS, KINDS and run() checked, its outputs hashed.
+"""A lab's own pipeline file: imported by path, its SEEDS, KINDS and run() checked, outputs hashed.
 
 The contract (docs/pipelines.md): a plain Python file that imports nothing of kit, with
 ``SEEDS`` (the named seeds, a tuple of names), optionally ``KINDS`` ({output: kind}; an output
@@ -17,6 +17,7 @@ here.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import difflib
 import hashlib
@@ -29,7 +30,7 @@ import traceback
 
 import numpy as np
 
-from .kinds import NEEDS, OUTPUT_KINDS, kind_problem
+from .kinds import NEEDS, OUTPUT_KINDS, kind_problem, shown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 
@@ -37,6 +38,8 @@ DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
 _OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 _RESERVED = ("manifest",)
+# a lab names a handful of seeds and outputs; a bundle's file may name millions
+MAX_NAMES = 1000
 
 
 class ContractError(Exception):
@@ -70,7 +73,7 @@ class Contract:
 
 
 def file_sha256(path) -> str:
-    """The pipeline's identity: the sha256 of its file's bytes (an edited file is a new pipeline)."""
+    """The pipeline's identity: the sha256 of its file's bytes (an edited file: a new pipeline)."""
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
 
@@ -127,8 +130,8 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     returns: {output name: C-contiguous numpy array}, in the order run returned them."""
     name = c.name
     if set(seeds) != set(c.seeds):
-        raise ContractError(f"{name}: seeds given ({', '.join(sorted(seeds))}) are not SEEDS "
-                            f"({', '.join(c.seeds)})")
+        raise ContractError(f"{name}: seeds given ({', '.join(map(shown, sorted(seeds)))}) are "
+                            f"not SEEDS ({', '.join(map(shown, c.seeds))})")
     if dtype not in DTYPES:
         raise ContractError(f"dtype must be one of {DTYPES}, not {dtype!r}")
     if dtype != "float64" and not c.takes_dtype:
@@ -139,16 +142,16 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         with _as_script(c.path):
             got = c.run(given, dtype) if c.takes_dtype else c.run(given)
     except UnknownSeed as e:
-        raise ContractError(f"{name}: run read seeds[{e.args[0]!r}], which SEEDS does not name "
-                            f"(SEEDS: {', '.join(c.seeds) or 'none'})") from None
+        raise ContractError(f"{name}: run read seeds[{shown(e.args[0])}], which SEEDS does not "
+                            f"name (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})") from None
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # a sys.exit or argparse's exit ends the run, not the worker
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
-        raise ContractError(f"{name}: SEEDS names {', '.join(map(repr, unread))} but run never "
-                            f"reads seeds[{unread[0]!r}]: use it or remove it from SEEDS")
+        raise ContractError(f"{name}: SEEDS names {', '.join(map(shown, unread))} but run never "
+                            f"reads seeds[{shown(unread[0])}]: use it or remove it from SEEDS")
     out = check_outputs(name, got, c.kinds)
     floats = [k for k, a in out.items() if a.dtype.kind == "f"]
     if dtype != "float64" and floats and not any(out[k].dtype == np.dtype(dtype) for k in floats):
@@ -168,20 +171,20 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     out = {}
     for key, a in got.items():
         if not isinstance(key, str) or not _OUTPUT_NAME.match(key) or key in _RESERVED:
-            raise ContractError(f"{name}: output name {key!r} is not a plain name (letters, "
-                                f"digits, _ . -; not 'manifest')")
+            raise ContractError(f"{name}: output name {shown(key)} is not a plain name "
+                                f"(letters, digits, _ . -; not 'manifest')")
         if not isinstance(a, np.ndarray):
-            raise ContractError(f"{name}: output {key!r} is a {type(a).__name__}, not a numpy "
-                                f"array (return np.asarray(...))")
+            raise ContractError(f"{name}: output {shown(key)} is a {type(a).__name__}, not a "
+                                f"numpy array (return np.asarray(...))")
         if a.dtype.hasobject:
-            raise ContractError(f"{name}: output {key!r} has object dtype: return an array of "
-                                f"numbers (or fixed-width strings), e.g. .astype(float)")
+            raise ContractError(f"{name}: output {shown(key)} has object dtype: return an array "
+                                f"of numbers (or fixed-width strings), e.g. .astype(float)")
         _check_kind(name, key, a, kinds.get(key, "array"))
         out[key] = np.ascontiguousarray(a)
     missing = [k for k in kinds if k not in out]
     if missing:
-        raise ContractError(f"{name}: KINDS names {missing[0]!r}, which run did not return "
-                            f"(it returned {', '.join(out)})")
+        raise ContractError(f"{name}: KINDS names {shown(missing[0])}, which run did not return "
+                            f"(it returned {', '.join(map(shown, out))})")
     wrong = wrong_ids(out, kinds)
     if wrong:
         raise ContractError(f"{name}: {wrong}")
@@ -206,13 +209,15 @@ def check_seeds(name, seeds) -> tuple:
     if isinstance(seeds, str) or not isinstance(seeds, (tuple, list)):
         raise ContractError(f"{name}: SEEDS is a {type(seeds).__name__}, not a tuple of names, "
                             f"e.g. SEEDS = (\"split\", \"init\")")
+    if len(seeds) > MAX_NAMES:
+        raise ContractError(f"{name}: SEEDS names {len(seeds)} seeds: at most {MAX_NAMES}")
     for s in seeds:
         if not isinstance(s, str) or not s.isidentifier():
-            raise ContractError(f"{name}: seed name {s!r} in SEEDS is not a plain name "
+            raise ContractError(f"{name}: seed name {shown(s)} in SEEDS is not a plain name "
                                 f"(letters, digits, _)")
-    dup = sorted({s for s in seeds if list(seeds).count(s) > 1})
+    dup = sorted(s for s, n in collections.Counter(seeds).items() if n > 1)
     if dup:
-        raise ContractError(f"{name}: SEEDS names {dup[0]!r} twice")
+        raise ContractError(f"{name}: SEEDS names {shown(dup[0])} twice")
     return tuple(seeds)
 
 
@@ -221,12 +226,14 @@ def check_kinds(name, kinds) -> dict:
     if not isinstance(kinds, dict):
         raise ContractError(f"{name}: KINDS is a {type(kinds).__name__}, not a dict "
                             f"{{output: kind}}")
+    if len(kinds) > MAX_NAMES:
+        raise ContractError(f"{name}: KINDS names {len(kinds)} outputs: at most {MAX_NAMES}")
     for out, kind in kinds.items():
         if kind not in OUTPUT_KINDS:
-            near = difflib.get_close_matches(str(kind), OUTPUT_KINDS, n=1)
+            near = difflib.get_close_matches(str(kind)[:40], OUTPUT_KINDS, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise ContractError(f"{name}: KINDS[{out!r}] is {kind!r}, not a kind{hint}: one of "
-                                f"{', '.join(OUTPUT_KINDS)}")
+            raise ContractError(f"{name}: KINDS[{shown(out)}] is {shown(kind)}, not a kind{hint}: "
+                                f"one of {', '.join(OUTPUT_KINDS)}")
     twice = declared_twice(kinds)
     if twice:
         raise ContractError(f"{name}: {twice}")
@@ -257,7 +264,7 @@ def _check_kind(name, key, a, kind):
     if why is None and kind == "probabilities" and not bool(np.all((a >= 0) & (a <= 1))):
         why = NEEDS[kind][2]
     if why:
-        raise ContractError(f"{name}: output {key!r} is a {kind} output but is "
+        raise ContractError(f"{name}: output {shown(key)} is a {kind} output but is "
                             f"{a.ndim}-d {a.dtype}: it must be {why}")
 
 
@@ -292,7 +299,8 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
-    return PipelineFailed(f"the pipeline raised {type(e).__name__}{': ' + msg if msg else ''} "
-                          f"({where + ', ' if where else ''}at {at})" + ("; it runs from kit's copy kept by its hash, "
-                                                   "so keep it one self-contained file and read "
-                                                   "data by absolute path" if copy else ""), text)
+    raised = f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    at_where = f"({where}, at {at})" if where else f"(at {at})"
+    hint = ("; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
+            "read data by absolute path") if copy else ""
+    return PipelineFailed(f"the pipeline raised {raised} {at_where}{hint}", text)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import reprlib
+
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
                 "proteins", "train proteins")
 ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
 MAX_ID_CHARS = 256  # a protein id (an accession, a FASTA name) is far shorter
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 40
 NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)
     "embedding": ((2,), "f", "a 2-d float array (rows x components)"),
     "labels": ((1,), None, "a 1-d array of labels"),
@@ -24,3 +28,9 @@ def kind_problem(kind: str, ndim: int, dtype_kind: str) -> str | None:
     if need and (ndim not in need[0] or (need[1] and dtype_kind not in need[1])):
         return need[2]
     return None
+
+
+def shown(value) -> str:
+    """A user's name (a seed, an output, a kind, an id) as a message quotes it: its repr, cut to
+    40 characters (a bundle's file may name a kind of megabytes; the message stays one line)."""
+    return _SHORT.repr(value)

@@ -1,10 +1,16 @@
-"""A pipeline's protein id outputs (kit homology --pipeline maps them into a clustering), checked."""
+"""A pipeline's protein id outputs, checked: kit homology --pipeline maps them into a clustering."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .kinds import ID_KINDS as _KINDS
+from .kinds import MAX_ID_CHARS, shown
+
+
+# what each id output holds: "proteins" is not every protein, but the test rows' (drive 35 #9)
+_HOLDS = {"proteins": "holding the test rows' ids (the train rows' are 'train proteins')",
+          "train proteins": "holding the train rows' ids (the test rows' are 'proteins')"}
 
 
 def declared_twice(kinds: dict):
@@ -13,31 +19,39 @@ def declared_twice(kinds: dict):
         # homology --pipeline reads one list of each: with two, which is the test set is a guess
         named = [out for out, k in kinds.items() if k == kind]
         if len(named) > 1:
-            return (f"KINDS names {len(named)} {kind} outputs ({', '.join(map(repr, named))}): "
-                    f"declare one, holding every {'train ' if kind != 'proteins' else ''}"
-                    f"protein's id")
+            return (f"KINDS names {len(named)} {kind} outputs ({', '.join(map(shown, named))}): "
+                    f"declare one, {_HOLDS[kind]}")
     return None
 
 
 def wrong_ids(out: dict, kinds: dict):
     """What is wrong with the ids run returned, or None: each output's ids distinct, the
-    "proteins" output one id per row of the truth output, in its order, and no test protein
-    among the train proteins."""
+    "proteins" output one id per row of the truth output, in its order, no id longer than
+    MAX_ID_CHARS (a bundle refuses longer: its runs could not travel), and no test protein among
+    the train proteins."""
     truth = [k for k, v in kinds.items() if v == "truth"]
     for key in (k for k, v in kinds.items() if v in _KINDS):
         ids = out[key]
+        # the dtype's width, as a bundle's import reads it: the longest id, as numpy made it
+        wide = ids.dtype.itemsize // (4 if ids.dtype.kind == "U" else 1)
+        if wide > MAX_ID_CHARS:
+            return (f"output {shown(key)} ({kinds[key]}) holds ids of {wide} characters: a "
+                    f"protein id (an accession) is at most {MAX_ID_CHARS}")
         if len(np.unique(ids)) != len(ids):
-            return f"output {key!r} ({kinds[key]}) holds an id twice: one protein id (accession) per row"
+            return (f"output {shown(key)} ({kinds[key]}) holds an id twice: one protein id "
+                    f"(accession) per row")
         if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
-            return (f"output {key!r} (proteins) holds {len(ids)} ids but {truth[0]!r} (truth) "
-                    f"{len(out[truth[0]])} rows: one protein id per truth row, in its order")
+            return (f"output {shown(key)} (proteins) holds {len(ids)} ids but {shown(truth[0])} "
+                    f"(truth) {len(out[truth[0]])} rows: one protein id per truth row, in its "
+                    f"order")
     test = [k for k, v in kinds.items() if v == "proteins"]
     train = [k for k, v in kinds.items() if v == "train proteins"]
     both = sorted(set(_text(out[test[0]])) & set(_text(out[train[0]]))) if test and train else []
     if both:
         more = f" (and {len(both) - 1} more)" if len(both) > 1 else ""
-        return (f"id {both[0]!r}{more} is in both {test[0]!r} (proteins) and {train[0]!r} "
-                f"(train proteins): a test protein cannot also be a train protein")
+        return (f"id {shown(both[0])}{more} is in both {shown(test[0])} (proteins) and "
+                f"{shown(train[0])} (train proteins): a test protein cannot also be a train "
+                f"protein")
     return None
 
 

@@ -23,14 +23,21 @@ def at_once(specs, jobs) -> int:
     return max(1, cores() // max(1, fewest))
 
 
+def together(specs, jobs) -> int:
+    """How many of ``specs`` run at a time: at_once, and no more than there are (what `note`
+    says, and what a plan's time estimate divides by)."""
+    specs = list(specs)
+    return max(1, min(at_once(specs, jobs), len(specs)))
+
+
 def note(specs, jobs) -> str | None:
     """What the user should know about how the plan shares the cores (None: nothing special)."""
     specs = list(specs)
     if len(specs) < 2:
         return None
-    n, c = at_once(specs, jobs), cores()
+    n, c = together(specs, jobs), cores()
     alone = sum(s.threads >= c for s in specs)
-    parts = [f"up to {min(n, len(specs))} run(s) at once on {c} core(s) "
+    parts = [f"up to {n} run(s) at once on {c} core(s) "
              "(threads x runs never exceed the cores)"]
     if alone:
         parts.append(f"{alone} run(s) use every core and run alone")
