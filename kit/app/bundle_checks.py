@@ -24,6 +24,7 @@ from ..core.spec import RunSpec
 from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.pipeline import MODELS, fed_stages
+from ..worker.kinds import shown
 from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch, text_problem
 
 FORMAT = "kit-bundle/1"
@@ -106,7 +107,7 @@ def check_document(doc, path) -> dict:
     """bundle.json, with every field import and analysis rely on checked (one line otherwise)."""
     try:
         if doc.get("format") != FORMAT:
-            raise KitError(f"{path}: unknown bundle format {doc.get('format')!r}")
+            raise KitError(f"{path}: unknown bundle format {shown(doc.get('format'))}")
         assert isinstance(doc["host"]["id"], str) and isinstance(doc["host"]["name"], str)
         assert isinstance(doc["runs"], list) and isinstance(doc["pairs"], list)
         assert isinstance(doc["datasets"], dict) and isinstance(doc["created"], str)
@@ -185,10 +186,10 @@ def _check_stages(r: dict, declared: dict | None, path) -> None:
         if why is None and lab:
             why = kind_mismatch(i["dtype"], i["shape"], kinds.get(st, "array"))
         if why:
-            raise KitError(f"{name} stage {st}: dtype {i['dtype'][:20]!r} {why}")
+            raise KitError(f"{name} stage {st[:40]}: dtype {i['dtype'][:20]!r} {why}")
         if not SHA256.match(i["sha256"]) or r["blobs"][st] != blob_key(i["sha256"], i["dtype"],
                                                                         i["shape"]):
-            raise KitError(f"{name} stage {st}: its array's key does not match its hash, dtype "
+            raise KitError(f"{name} stage {st[:40]}: its array's key does not match its hash, dtype "
                            "and shape")
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..data.pipelines import LabData, declared, pipeline_file, pipeline_info, present
-from ..worker.kinds import ID_KINDS, MAX_ID_CHARS, kind_problem
+from ..worker.kinds import ID_KINDS, MAX_ID_CHARS, kind_problem, shown
 from ..worker.protein_ids import wrong_ids
 
 MAX_FILE = 4 * 2 ** 20      # a pipeline file is code: 4 MiB of it is already far more
@@ -100,7 +100,7 @@ def check_runs(doc: dict, found: dict, path) -> None:
                            f"({', '.join(info['seeds'])})")
         lacking = [k for k in info["kinds"] if k not in r["stages"]]
         if lacking:
-            raise KitError(f"{name} lacks output {lacking[0]!r}, which its pipeline file's "
+            raise KitError(f"{name} lacks output {shown(lacking[0])}, which its pipeline file's "
                            "KINDS names")
         rows = {v: r["stages"][k]["shape"][:1] for k, v in info["kinds"].items()
                 if v in ("proteins", "truth")}
