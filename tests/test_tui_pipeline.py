@@ -301,3 +301,36 @@ async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_
         assert "Traceback" in Path(log).read_text()
         await pilot.press("1")
         assert pilot.app.query_one("TabbedContent").active == "setup" and pilot.app.is_running
+
+
+# -- a pipeline's name is text, never markup -------------------------------------------------
+async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monkeypatch):
+    """A name can come from a bundle (`[bold]x.py` imports fine): Setup's toast, the Run tab's
+    status and the toast about whose runs finished read it as markup ("x.py" in bold; a
+    `[@click=app.quit]` name would quit on a click)."""
+    from types import SimpleNamespace
+
+    from textual.content import Content
+
+    from kit.tui.run import RunPane
+
+    said = []
+    shown = RunPane.on_run_pane_progress
+    monkeypatch.setattr(RunPane, "on_run_pane_progress",
+                        lambda self, m: (said.append(m.status), shown(self, m))[1])
+    odd = tmp_path / "[bold]x.py"
+    odd.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                   "    return {'x': np.zeros(2) + seeds['a']}\n")
+    async with app(**SMALL).run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(odd))
+        info = pilot.app.pipeline
+        assert info["name"] == "[bold]x.py"
+        notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
+        assert any("tabs read pipeline [bold]x.py (" in m for m in notes), notes
+        assert "finished" in await run_status(pilot)
+        statuses = [Content.from_markup(s).plain for s in said if s]
+        assert "running pipeline [bold]x.py: 0 of 3 done" in statuses, statuses
+        pilot.app.ran_pipeline(SimpleNamespace(info={"sha256": "0" * 64}, path=None), info)
+        await pilot.pause()
+        notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
+        assert any("finished runs are of pipeline [bold]x.py (" in m for m in notes), notes

@@ -90,7 +90,10 @@ class RunPane(Pane):
         from ..app.lab import lab_pairs, lab_to_run, lab_todo, run_pairs
 
         worker = get_current_worker()
-        out = _Messages(self, f"pipeline {c.info['name']}", c.factors)
+        from rich.markup import escape
+
+        # the name goes into the status's markup: a bundle's may read as markup
+        out = _Messages(self, f"pipeline {escape(c.info['name'])}", c.factors)
         store = self.app.store
         try:
             info = lab_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it

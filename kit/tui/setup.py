@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -111,10 +112,11 @@ class SetupPane(Pane):
         try:
             info = self.app.show_pipeline(event.value.strip())
         except KitError as e:
-            self.app.notify(str(e), severity="error", timeout=8)
+            self.app.notify(escape(str(e)), severity="error", timeout=8)
             return
-        self.app.notify(f"the tabs read pipeline {info['name']} ({info['sha256'][:12]})" if info
-                        else "the tabs read kit's own dataset", timeout=4)
+        # a name is text, not markup (a bundle's can be `[bold]x.py`)
+        self.app.notify(f"the tabs read pipeline {escape(info['name'])} ({info['sha256'][:12]})"
+                        if info else "the tabs read kit's own dataset", timeout=4)
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:
