@@ -23,6 +23,7 @@ class SetupPane(Pane):
     """The dataset and the stacks: what is here, fetch, verify, build."""
 
     MAIN = "#stacks"
+    _rows: list = []  # the stacks' rows, by show(): none before it (a resize has none to lay out)
     BINDINGS = [Binding("f", "job('fetch')", "Fetch"), Binding("v", "job('verify')", "Verify"),
                 Binding("b", "build", "Build stack")]
 
@@ -81,7 +82,7 @@ class SetupPane(Pane):
         self._lay_out()
 
     def on_resize(self) -> None:
-        if hasattr(self, "_rows"):  # shown once mounted
+        if self._rows:
             self._lay_out()
 
     def _lay_out(self) -> None:
