@@ -334,3 +334,45 @@ async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monke
         await pilot.pause()
         notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
         assert any("finished runs are of pipeline [bold]x.py (" in m for m in notes), notes
+
+
+# -- the read tabs on a pipeline, at 80x24 -----------------------------------------------------
+def stored_seed_pair():
+    """two_models.py's runs of a seed pair (no repeat: its advice starts with the null
+    experiment, a long paragraph); its info."""
+    from kit.app.lab import run_pairs
+    from kit.data.pipelines import add_pipeline
+    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.options import PlanOptions
+
+    info = add_pipeline(TWO)
+    run_pairs(lab_plan("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
+    return info
+
+
+async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
+    """The Advice tab showed `kit advise --pipeline`'s text, wrapped at the CLI's 80 columns,
+    in a Markdown code block: its padding cut the lines' ends off at the right edge
+    ("comparin", "n"). Now every word of it is on the screen, in its order."""
+    import re
+
+    from kit.analysis.lab_advice import lab_advise
+    from kit.analysis.lab_budget import lab_budget
+    from kit.analysis.lab_verdicts import lab_verdicts
+    from kit.views.fit import unwrapped
+    from kit.views.lab_readers import lab_advice_text
+    from test_tui import screen_text
+
+    info, store = stored_seed_pair(), Store()
+    unwrapped()
+    try:
+        said = lab_advice_text(lab_advise(lab_budget(store, info), lab_verdicts(store, info)))
+    finally:
+        unwrapped(False)
+    assert "null experiment first" in said and "only every seed at once" in said
+    async with app(store).run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        await pilot.press("6")
+        await pilot.pause()
+        shown = screen_text(pilot)
+        assert " ".join(said.split()) in " ".join(re.findall(r"\S+", shown)), shown

@@ -6,12 +6,20 @@ from __future__ import annotations
 from rich.text import Text
 
 
-def lab_text(app, which: str) -> Text | None:
-    """What tab ``which`` (budget, verdicts or advice) shows of the app's pipeline; None when
-    no pipeline is chosen (the tab shows kit's own dataset)."""
+def lab_text(app, which: str, width: int | None = None) -> Text | None:
+    """What tab ``which`` (budget, verdicts or advice) shows of the app's pipeline, its tables
+    and paragraphs fitted to ``width`` (the pane's: the terminal's, or the tests' COLUMNS, is
+    wider); None when no pipeline is chosen (the tab shows kit's own dataset)."""
     info = getattr(app, "pipeline", None)
     if info is None:
         return None
+    from ..views.fit import fitted
+
+    with fitted(width):
+        return _text(app, info, which)
+
+
+def _text(app, info: dict, which: str) -> Text:
     from ..analysis.lab_budget import lab_budget
     from ..analysis.lab_verdicts import lab_verdicts
     from ..views.lab import lab_budget_text

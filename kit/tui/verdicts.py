@@ -62,7 +62,7 @@ class VerdictsPane(Pane):
         from .lab import lab_text
 
         head = self.query_one("#verdicts-head", Static)
-        lab = lab_text(self.app, "verdicts")
+        lab = lab_text(self.app, "verdicts", self.text_width())
         if lab is not None:  # a lab pipeline: its models' verdicts, as `kit verdicts --pipeline`
             head.update(lab)
             self.query_one("#verdicts-table", DataTable).clear(columns=True)
