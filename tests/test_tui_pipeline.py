@@ -8,6 +8,7 @@ from textual.widgets import Input, SelectionList
 
 from kit.runs.store import Store
 from kit.tui.app import KitApp
+from test_homology import needs_mmseqs
 from test_tui import LINUX, N, text
 
 PIPELINES = Path(__file__).with_name("pipelines")
@@ -376,3 +377,79 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
         await pilot.pause()
         shown = screen_text(pilot)
         assert " ".join(said.split()) in " ".join(re.findall(r"\S+", shown)), shown
+
+
+PROTEINS = PIPELINES / "proteins.py"
+
+
+def protein_runs(tmp_path, monkeypatch, n=150, cluster=True):
+    """proteins.py's seed:split runs on ``n`` of kit's synthetic proteins, imported as "prot"
+    and (``cluster``) clustered by MMseqs2, as `kit homology --pipeline` reads them."""
+    from kit.cli import main
+    from kit.data.synthetic import generate
+
+    ids, seqs, labels, _ = generate(n)
+    tsv = tmp_path / "prot.tsv"
+    tsv.write_text("accession\tsequence\tlabel\n"
+                   + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels)))
+    monkeypatch.setenv("KIT_TEST_PROTEINS", str(tsv))
+    argv = [("data", "import", tsv, "--name", "prot")] + [("data", "homology", "prot")] * cluster
+    argv.append(("run", "--pipeline", PROTEINS, "--factor", "seed:split", "--threads", "1",
+                 "--seeds", "0,1"))
+    for a in argv:
+        assert main([str(x) for x in a]) == 0, a
+
+
+def footer_keys(pilot) -> set:
+    from textual.widgets._footer import FooterKey
+
+    return {k.key for k in pilot.app.query(FooterKey)}
+
+
+async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_path,
+                                                                           monkeypatch):
+    """With a pipeline chosen the footer offered `s Next run set` and `h Homology` and both did
+    nothing. Now s is gone (a pipeline has no run sets); h is offered only for a pipeline with
+    protein ids, a line points to it as the CLI's does, and where no clustering holds the runs'
+    ids it says so in one line."""
+    protein_runs(tmp_path, monkeypatch, cluster=False)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        assert {"s", "h"} <= footer_keys(pilot)  # kit's own verdicts: both apply
+        await choose(pilot, str(TWO))
+        await pilot.press("5")
+        await pilot.pause()
+        assert not {"s", "h"} & footer_keys(pilot)
+        await choose(pilot, str(PROTEINS))
+        await pilot.press("5")
+        await pilot.pause()
+        assert "h" in footer_keys(pilot) and "s" not in footer_keys(pilot)
+        head = pilot.app.query_one("#verdicts-lab")
+        assert "Under homology: h" in " ".join(text(head).split())
+        await pilot.press("h")
+        await pilot.pause()
+        said = text(head).strip()
+        assert "\n" not in said and "h: back" in said and "Traceback" not in said, said
+        await pilot.press("h")
+        await pilot.pause()
+        assert "Under homology: h" in " ".join(text(head).split())
+
+
+@needs_mmseqs
+async def test_h_on_verdicts_reads_a_protein_pipeline_under_homology(tmp_path, monkeypatch):
+    """h on the Verdicts tab of a protein pipeline: `kit homology --pipeline`'s reading (the
+    clustering its ids were mapped into, the verdicts under the cluster bootstrap), fitted to
+    the pane; h again: the verdicts."""
+    protein_runs(tmp_path, monkeypatch)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(PROTEINS))
+        await pilot.press("5", "h")
+        await pilot.pause()
+        said = text(pilot.app.query_one("#verdicts-lab"))
+        assert "proteins.py" in said and "under homology" in said, said
+        assert "MMseqs2" in said and "cluster bootstrap" in said and "h: back" in said, said
+        assert max(len(line) for line in said.splitlines()) <= 76, said
+        await pilot.press("h")
+        await pilot.pause()
+        assert "Under homology: h" in " ".join(text(pilot.app.query_one("#verdicts-lab")).split())
