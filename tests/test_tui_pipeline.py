@@ -453,3 +453,19 @@ async def test_h_on_verdicts_reads_a_protein_pipeline_under_homology(tmp_path, m
         await pilot.press("h")
         await pilot.pause()
         assert "Under homology: h" in " ".join(text(pilot.app.query_one("#verdicts-lab")).split())
+
+
+async def test_setup_says_a_chosen_pipeline_reads_its_own_data():
+    """After a pipeline was chosen, Setup still read "Dataset synthetic-120 SYNTHETIC", as if
+    the dataset were what runs (a toast said the choice took): now it names the pipeline and
+    its hash, says it reads its own data, and the dataset line is dimmed with why."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        info = pilot.app.query_one("#dataset-info")
+        assert "SYNTHETIC" in text(info)
+        await choose(pilot, str(TWO))
+        sha = pilot.app.pipeline["sha256"][:12]
+        said = " ".join(text(info).split())
+        assert f"Pipeline two_models.py ({sha})" in said and "it reads its own data" in said, said
+        assert "kit's own pipeline's, not the file's" in said and "SYNTHETIC" not in said, said
+        await choose(pilot, "")
+        assert "SYNTHETIC" in text(info) and "Pipeline" not in text(info)
