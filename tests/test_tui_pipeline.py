@@ -207,23 +207,50 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
 
-async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
+async def asked(pilot) -> str:
+    """Run (r) a large plan: the question the Run tab asks first."""
     from kit.tui.dialogs import ConfirmScreen
 
+    await pilot.press("r")
+    for _ in range(100):
+        if isinstance(pilot.app.screen, ConfirmScreen):
+            break
+        await pilot.pause(0.1)
+    assert isinstance(pilot.app.screen, ConfirmScreen)
+    return pilot.app.screen.question
+
+
+async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
     async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
         await pilot.press("2")
         assert "251 pairs, 252 runs" in text(pilot.app.query_one("#plan-summary"))
-        await pilot.press("r")
-        for _ in range(100):
-            if isinstance(pilot.app.screen, ConfirmScreen):
-                break
-            await pilot.pause(0.1)
-        assert isinstance(pilot.app.screen, ConfirmScreen)
+        assert await asked(pilot) == "252 runs to do. Start them?"  # no stored run to time
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()
+
+
+async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
+    """The CLI's question says how long from the pipeline's own stored runs; the TUI's said only
+    "N runs to do": now it says what `kit run --pipeline` says."""
+    from kit.app.lab import lab_estimate, lab_pairs, lab_todo
+    from kit.core.numbers import span
+    from kit.runs.planning.options import PlanOptions
+
+    info = stored_seed_pair()
+    async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        await pilot.press("2")
+        question = await asked(pilot)
+        await pilot.press("n")
+        await pilot.app.workers.wait_for_complete()
+    pairs = lab_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=tuple(range(251))))
+    todo = lab_todo(pairs, Store())[1]
+    est = lab_estimate(info, todo, Store())
+    assert question == f"{len(todo)} runs to do (about {span(est['seconds'])} from past timings). "\
+        "Start them?", question
 
 
 async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(tmp_path):
