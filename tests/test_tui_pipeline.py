@@ -8,6 +8,7 @@ from textual.widgets import Input, SelectionList
 
 from kit.runs.store import Store
 from kit.tui.app import KitApp
+from test_homology import needs_mmseqs
 from test_tui import LINUX, N, text
 
 PIPELINES = Path(__file__).with_name("pipelines")
@@ -206,23 +207,50 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
 
-async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
+async def asked(pilot) -> str:
+    """Run (r) a large plan: the question the Run tab asks first."""
     from kit.tui.dialogs import ConfirmScreen
 
+    await pilot.press("r")
+    for _ in range(100):
+        if isinstance(pilot.app.screen, ConfirmScreen):
+            break
+        await pilot.pause(0.1)
+    assert isinstance(pilot.app.screen, ConfirmScreen)
+    return pilot.app.screen.question
+
+
+async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
     async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
         await pilot.press("2")
         assert "251 pairs, 252 runs" in text(pilot.app.query_one("#plan-summary"))
-        await pilot.press("r")
-        for _ in range(100):
-            if isinstance(pilot.app.screen, ConfirmScreen):
-                break
-            await pilot.pause(0.1)
-        assert isinstance(pilot.app.screen, ConfirmScreen)
+        assert await asked(pilot) == "252 runs to do. Start them?"  # no stored run to time
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()
+
+
+async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
+    """The CLI's question says how long from the pipeline's own stored runs; the TUI's said only
+    "N runs to do": now it says what `kit run --pipeline` says."""
+    from kit.app.lab import lab_estimate, lab_pairs, lab_todo
+    from kit.core.numbers import span
+    from kit.runs.planning.options import PlanOptions
+
+    info = stored_seed_pair()
+    async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        await pilot.press("2")
+        question = await asked(pilot)
+        await pilot.press("n")
+        await pilot.app.workers.wait_for_complete()
+    pairs = lab_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=tuple(range(251))))
+    todo = lab_todo(pairs, Store())[1]
+    est = lab_estimate(info, todo, Store())
+    assert question == f"{len(todo)} runs to do (about {span(est['seconds'])} from past timings). "\
+        "Start them?", question
 
 
 async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(tmp_path):
@@ -301,3 +329,170 @@ async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_
         assert "Traceback" in Path(log).read_text()
         await pilot.press("1")
         assert pilot.app.query_one("TabbedContent").active == "setup" and pilot.app.is_running
+
+
+# -- a pipeline's name is text, never markup -------------------------------------------------
+async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monkeypatch):
+    """A name can come from a bundle (`[bold]x.py` imports fine): Setup's toast, the Run tab's
+    status and the toast about whose runs finished read it as markup ("x.py" in bold; a
+    `[@click=app.quit]` name would quit on a click)."""
+    from types import SimpleNamespace
+
+    from textual.content import Content
+
+    from kit.tui.run import RunPane
+
+    said = []
+    shown = RunPane.on_run_pane_progress
+    monkeypatch.setattr(RunPane, "on_run_pane_progress",
+                        lambda self, m: (said.append(m.status), shown(self, m))[1])
+    odd = tmp_path / "[bold]x.py"
+    odd.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+                   "    return {'x': np.zeros(2) + seeds['a']}\n")
+    async with app(**SMALL).run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(odd))
+        info = pilot.app.pipeline
+        assert info["name"] == "[bold]x.py"
+        notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
+        assert any("tabs read pipeline [bold]x.py (" in m for m in notes), notes
+        assert "finished" in await run_status(pilot)
+        statuses = [Content.from_markup(s).plain for s in said if s]
+        assert "running pipeline [bold]x.py: 0 of 3 done" in statuses, statuses
+        pilot.app.ran_pipeline(SimpleNamespace(info={"sha256": "0" * 64}, path=None), info)
+        await pilot.pause()
+        notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
+        assert any("finished runs are of pipeline [bold]x.py (" in m for m in notes), notes
+
+
+# -- the read tabs on a pipeline, at 80x24 -----------------------------------------------------
+def stored_seed_pair():
+    """two_models.py's runs of a seed pair (no repeat: its advice starts with the null
+    experiment, a long paragraph); its info."""
+    from kit.app.lab import run_pairs
+    from kit.data.pipelines import add_pipeline
+    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.options import PlanOptions
+
+    info = add_pipeline(TWO)
+    run_pairs(lab_plan("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
+    return info
+
+
+async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
+    """The Advice tab showed `kit advise --pipeline`'s text, wrapped at the CLI's 80 columns,
+    in a Markdown code block: its padding cut the lines' ends off at the right edge
+    ("comparin", "n"). Now every word of it is on the screen, in its order."""
+    import re
+
+    from kit.analysis.lab_advice import lab_advise
+    from kit.analysis.lab_budget import lab_budget
+    from kit.analysis.lab_verdicts import lab_verdicts
+    from kit.views.fit import unwrapped
+    from kit.views.lab_readers import lab_advice_text
+    from test_tui import screen_text
+
+    info, store = stored_seed_pair(), Store()
+    unwrapped()
+    try:
+        said = lab_advice_text(lab_advise(lab_budget(store, info), lab_verdicts(store, info)))
+    finally:
+        unwrapped(False)
+    assert "null experiment first" in said and "only every seed at once" in said
+    async with app(store).run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(TWO))
+        await pilot.press("6")
+        await pilot.pause()
+        shown = screen_text(pilot)
+        assert " ".join(said.split()) in " ".join(re.findall(r"\S+", shown)), shown
+
+
+PROTEINS = PIPELINES / "proteins.py"
+
+
+def protein_runs(tmp_path, monkeypatch, n=150, cluster=True):
+    """proteins.py's seed:split runs on ``n`` of kit's synthetic proteins, imported as "prot"
+    and (``cluster``) clustered by MMseqs2, as `kit homology --pipeline` reads them."""
+    from kit.cli import main
+    from kit.data.synthetic import generate
+
+    ids, seqs, labels, _ = generate(n)
+    tsv = tmp_path / "prot.tsv"
+    tsv.write_text("accession\tsequence\tlabel\n"
+                   + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels)))
+    monkeypatch.setenv("KIT_TEST_PROTEINS", str(tsv))
+    argv = [("data", "import", tsv, "--name", "prot")] + [("data", "homology", "prot")] * cluster
+    argv.append(("run", "--pipeline", PROTEINS, "--factor", "seed:split", "--threads", "1",
+                 "--seeds", "0,1"))
+    for a in argv:
+        assert main([str(x) for x in a]) == 0, a
+
+
+def footer_keys(pilot) -> set:
+    from textual.widgets._footer import FooterKey
+
+    return {k.key for k in pilot.app.query(FooterKey)}
+
+
+async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_path,
+                                                                           monkeypatch):
+    """With a pipeline chosen the footer offered `s Next run set` and `h Homology` and both did
+    nothing. Now s is gone (a pipeline has no run sets); h is offered only for a pipeline with
+    protein ids, a line points to it as the CLI's does, and where no clustering holds the runs'
+    ids it says so in one line."""
+    protein_runs(tmp_path, monkeypatch, cluster=False)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        assert {"s", "h"} <= footer_keys(pilot)  # kit's own verdicts: both apply
+        await choose(pilot, str(TWO))
+        await pilot.press("5")
+        await pilot.pause()
+        assert not {"s", "h"} & footer_keys(pilot)
+        await choose(pilot, str(PROTEINS))
+        await pilot.press("5")
+        await pilot.pause()
+        assert "h" in footer_keys(pilot) and "s" not in footer_keys(pilot)
+        head = pilot.app.query_one("#verdicts-lab")
+        assert "Under homology: h" in " ".join(text(head).split())
+        await pilot.press("h")
+        await pilot.pause()
+        said = text(head).strip()
+        assert "\n" not in said and "h: back" in said and "Traceback" not in said, said
+        await pilot.press("h")
+        await pilot.pause()
+        assert "Under homology: h" in " ".join(text(head).split())
+
+
+@needs_mmseqs
+async def test_h_on_verdicts_reads_a_protein_pipeline_under_homology(tmp_path, monkeypatch):
+    """h on the Verdicts tab of a protein pipeline: `kit homology --pipeline`'s reading (the
+    clustering its ids were mapped into, the verdicts under the cluster bootstrap), fitted to
+    the pane; h again: the verdicts."""
+    protein_runs(tmp_path, monkeypatch)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await choose(pilot, str(PROTEINS))
+        await pilot.press("5", "h")
+        await pilot.pause()
+        said = text(pilot.app.query_one("#verdicts-lab"))
+        assert "proteins.py" in said and "under homology" in said, said
+        assert "MMseqs2" in said and "cluster bootstrap" in said and "h: back" in said, said
+        assert max(len(line) for line in said.splitlines()) <= 76, said
+        await pilot.press("h")
+        await pilot.pause()
+        assert "Under homology: h" in " ".join(text(pilot.app.query_one("#verdicts-lab")).split())
+
+
+async def test_setup_says_a_chosen_pipeline_reads_its_own_data():
+    """After a pipeline was chosen, Setup still read "Dataset synthetic-120 SYNTHETIC", as if
+    the dataset were what runs (a toast said the choice took): now it names the pipeline and
+    its hash, says it reads its own data, and the dataset line is dimmed with why."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        info = pilot.app.query_one("#dataset-info")
+        assert "SYNTHETIC" in text(info)
+        await choose(pilot, str(TWO))
+        sha = pilot.app.pipeline["sha256"][:12]
+        said = " ".join(text(info).split())
+        assert f"Pipeline two_models.py ({sha})" in said and "it reads its own data" in said, said
+        assert "kit's own pipeline's, not the file's" in said and "SYNTHETIC" not in said, said
+        await choose(pilot, "")
+        assert "SYNTHETIC" in text(info) and "Pipeline" not in text(info)

@@ -51,10 +51,16 @@ class AdvicePane(Pane):
     MAIN = "#advice-scroll"
     BINDINGS = [Binding("e", "export", "Export report")]
     _default_dir = ""  # the folder the field was last given by kit (not typed by the user)
+    _lab_shown = False  # a pipeline's advice shown: fitted again to a new width
+
+    def on_resize(self) -> None:
+        if self._lab_shown:
+            self.show()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="advice-scroll"):
             yield Markdown(id="advice-md")
+            yield Static(id="advice-lab")  # a pipeline's advice: kit's text, fitted to the pane
         with Horizontal(classes="buttons"):
             # a full path: where `e` writes is seen before it writes
             yield Input(placeholder="folder for report.md and report.html", id="report-dir")
@@ -82,9 +88,14 @@ class AdvicePane(Pane):
         md = self.query_one("#advice-md", Markdown)
         from .lab import lab_text
 
-        lab = lab_text(self.app, "advice")
-        if lab is not None:  # a lab pipeline: what to fix first, as `kit advise --pipeline`
-            md.update("```\n" + lab.plain + "\n```")
+        lab = lab_text(self.app, "advice", self.text_width())
+        # a lab pipeline: what to fix first, as `kit advise --pipeline`, wrapped to the pane (in
+        # a Markdown code block, wrapped at the terminal's width, its lines' ends were cut off)
+        self._lab_shown = lab is not None
+        md.display = not self._lab_shown
+        self.query_one("#advice-lab", Static).display = self._lab_shown
+        if lab is not None:
+            self.query_one("#advice-lab", Static).update(lab)
             return
         if not ds:
             md.update("No runs yet: run a plan first (2, then r).")

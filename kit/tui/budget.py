@@ -116,7 +116,7 @@ class BudgetPane(Pane):
         from .lab import lab_text
 
         app = self.app
-        lab = lab_text(app, "budget")
+        lab = lab_text(app, "budget", self.text_width())
         if lab is not None:  # a lab pipeline: its own budget, as `kit budget --pipeline`,
             # in the scrolling pane (longer than a screen: its loose-generator line comes last)
             self.query_one("#budget-head", Static).update(

@@ -27,7 +27,7 @@ def fill(table: DataTable, head: list, rows: list, keys: list | None = None,
     widths = [max([_width(label)] + [_width(r[i]) for r in rows]) for i, label in enumerate(head)]
     pad = 2 * table.cell_padding
     tall = False
-    if room and wrap and sum(widths) + pad * len(widths) > room:
+    if room is not None and room > 0 and wrap and sum(widths) + pad * len(widths) > room:
         fixed = sum(w + pad for i, w in enumerate(widths) if i not in wrap)
         shares = share([[str(c) for c in r] for r in rows], widths, wrap,
                        room - fixed - pad * len(wrap))

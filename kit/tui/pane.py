@@ -12,6 +12,11 @@ class Pane(Vertical):
     def show(self) -> None:
         """(Re)read what the pane shows; called each time its tab opens."""
 
+    def text_width(self) -> int:
+        """The columns a text of kit's fits in this pane, a scrollbar's left free (before the
+        pane's first layout: the screen's less the tab's padding)."""
+        return (self.size.width or self.app.size.width - 2) - 2
+
     def focus_main(self) -> None:
         if self.MAIN:
             self.query_one(self.MAIN).focus()

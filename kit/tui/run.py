@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from queue import Empty, Queue
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -87,19 +88,21 @@ class RunPane(Pane):
     @work(thread=True, exclusive=True, group="run")
     def _run_lab(self, c) -> None:
         """A pipeline file's pairs, run as `kit run --pipeline` runs them (kit.app.lab)."""
-        from ..app.lab import lab_pairs, lab_to_run, lab_todo, run_pairs
+        from ..app.lab import lab_pairs, lab_to_run, run_pairs
 
         worker = get_current_worker()
-        out = _Messages(self, f"pipeline {c.info['name']}", c.factors)
+        # the name goes into the status's markup: a bundle's may read as markup
+        out = _Messages(self, f"pipeline {escape(c.info['name'])}", c.factors)
         store = self.app.store
         try:
             info = lab_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
             pairs = lab_pairs(info, c.factors, c.options)
-            left = len(lab_todo(pairs, store)[1])  # a large plan is asked first, as kit's own
-            go = left <= au.ASK_ABOVE or self._confirm(au.Ask(None, store, runs=left), worker)
+            # a large plan is asked first, as `kit run --pipeline` asks it: its Ask carries the
+            # time from the pipeline's own stored runs
+            go = run_pairs(pairs, info, store, jobs=1, progress=out,
+                           should_stop=lambda: worker.is_cancelled,
+                           confirm=lambda ask: self._confirm(ask, worker))
             if go:
-                run_pairs(pairs, info, store, jobs=1, progress=out,
-                          should_stop=lambda: worker.is_cancelled)
                 self.app.call_from_thread(self.app.ran_pipeline, c, info)
             _ended(out, worker, go)
         except KitError as e:  # the file's contract, an exception in its run: one line
@@ -110,13 +113,16 @@ class RunPane(Pane):
     def _confirm(self, ask: au.Ask, worker) -> bool:
         """Stacks to build: yes (the Plan's summary named them, and r was pressed). A large plan:
         asked on the screen while the worker waits (cancelled: no)."""
+        from ..core.numbers import span
         from .dialogs import ConfirmScreen
 
         if ask.stacks:
             return True
+        est = ask.estimate()  # as the CLI asks it (the dialog gave no time)
+        question = (f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings)" if est
+                                                 else "") + ". Start them?")
         answers = Queue()
-        self.app.call_from_thread(self.app.push_screen,
-                                  ConfirmScreen(f"{ask.runs} runs to do. Start them?"), answers.put)
+        self.app.call_from_thread(self.app.push_screen, ConfirmScreen(question), answers.put)
         while not worker.is_cancelled:
             try:
                 return answers.get(timeout=0.2)

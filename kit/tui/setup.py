@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,6 +23,7 @@ class SetupPane(Pane):
     """The dataset and the stacks: what is here, fetch, verify, build."""
 
     MAIN = "#stacks"
+    _rows: list = []  # the stacks' rows, by show(): none before it (a resize has none to lay out)
     BINDINGS = [Binding("f", "job('fetch')", "Fetch"), Binding("v", "job('verify')", "Verify"),
                 Binding("b", "build", "Build stack")]
 
@@ -49,23 +51,12 @@ class SetupPane(Pane):
         self.show()
 
     def show(self) -> None:
-        from ..data import load_dataset
         from ..envs.kinds import listing
         from ..envs.integrity import recheck
 
         app = self.app
         recheck()  # a stack may have been damaged (or repaired) since the app started
-        try:
-            s = load_dataset(app.dataset_name, app.n).summary()
-            tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
-            rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
-                   else s["source"])
-            text = (f"[b]Dataset[/] {s['name']}{tag}  ({rel})\n"
-                    f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
-                    f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
-        except KitError as e:
-            text = f"[b]Dataset[/] {app.dataset_name}: [red]{e}[/]"
-        self.query_one("#dataset-info", Static).update(text)
+        self._show_dataset()
         self._about, self._reference, self._rows = {}, None, []
         for r in listing(app.platform):
             if r["reference"]:
@@ -79,8 +70,33 @@ class SetupPane(Pane):
                                       f"external: {r['venv']}" if external else r["status"])
         self._lay_out()
 
+    def _show_dataset(self) -> None:
+        """What runs on: the dataset of kit's own pipeline or, once one is chosen, the
+        pipeline file, which reads its own data (the dataset line read as if it ran)."""
+        from ..data import load_dataset
+
+        app = self.app
+        info = getattr(app, "pipeline", None)
+        if info is not None:
+            self.query_one("#dataset-info", Static).update(
+                f"[b]Pipeline[/] {escape(info['name'])} ({info['sha256'][:12]}): every tab works "
+                f"on it; it reads its own data\n[dim]Dataset "
+                f"{escape(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
+            return
+        try:
+            s = load_dataset(app.dataset_name, app.n).summary()
+            tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
+            rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
+                   else s["source"])
+            text = (f"[b]Dataset[/] {s['name']}{tag}  ({rel})\n"
+                    f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
+                    f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
+        except KitError as e:
+            text = f"[b]Dataset[/] {app.dataset_name}: [red]{escape(str(e))}[/]"
+        self.query_one("#dataset-info", Static).update(text)
+
     def on_resize(self) -> None:
-        if hasattr(self, "_rows"):  # shown once mounted
+        if self._rows:
             self._lay_out()
 
     def _lay_out(self) -> None:
@@ -111,10 +127,12 @@ class SetupPane(Pane):
         try:
             info = self.app.show_pipeline(event.value.strip())
         except KitError as e:
-            self.app.notify(str(e), severity="error", timeout=8)
+            self.app.notify(escape(str(e)), severity="error", timeout=8)
             return
-        self.app.notify(f"the tabs read pipeline {info['name']} ({info['sha256'][:12]})" if info
-                        else "the tabs read kit's own dataset", timeout=4)
+        self._show_dataset()
+        # a name is text, not markup (a bundle's can be `[bold]x.py`)
+        self.app.notify(f"the tabs read pipeline {escape(info['name'])} ({info['sha256'][:12]})"
+                        if info else "the tabs read kit's own dataset", timeout=4)
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:

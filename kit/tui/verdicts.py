@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from ..views.tables import VERDICT_HEAD, verdict_cells
@@ -22,6 +24,16 @@ class VerdictsPane(Pane):
         yield Static(id="verdicts-head")
         # cells: left and right reach the columns beyond 80 characters
         yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell")
+        # a pipeline's verdicts or homology reading: kit's text, longer than the screen
+        with VerticalScroll(id="verdicts-lab-scroll", can_focus=True):
+            yield Static(id="verdicts-lab")
+
+    def on_mount(self) -> None:
+        self.query_one("#verdicts-lab-scroll").display = False
+
+    def focus_main(self) -> None:
+        scroll = self.query_one("#verdicts-lab-scroll")
+        (scroll if scroll.display else self.query_one(self.MAIN)).focus()
 
     def _report(self) -> dict:
         from ..analysis.verdicts import stability_report
@@ -58,15 +70,43 @@ class VerdictsPane(Pane):
             self.current = names[i % len(names)]
             self.show()
 
-    def show(self) -> None:
-        from .lab import lab_text
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # a pipeline chosen: no run sets to step through, and homology only of protein ids
+        # (the footer offered both, and neither key did anything)
+        from .lab import has_proteins
 
-        head = self.query_one("#verdicts-head", Static)
-        lab = lab_text(self.app, "verdicts")
-        if lab is not None:  # a lab pipeline: its models' verdicts, as `kit verdicts --pipeline`
-            head.update(lab)
-            self.query_one("#verdicts-table", DataTable).clear(columns=True)
+        if getattr(self.app, "pipeline", None) is None:
+            return True
+        return action != "next_set" and (action != "homology" or has_proteins(self.app))
+
+    def _show_lab(self) -> bool:
+        """A lab pipeline's verdicts, as `kit verdicts --pipeline`, or (h) its reading under
+        homology, as `kit homology --pipeline`, in the scrolling view; False when none is
+        chosen (kit's own head and table shown again)."""
+        from ..core.errors import KitError
+        from .lab import has_proteins, lab_homology_text, lab_text
+
+        lab = lab_text(self.app, "verdicts", self.text_width())
+        for w in ("#verdicts-head", "#verdicts-table"):
+            self.query_one(w).display = lab is None
+        scroll = self.query_one("#verdicts-lab-scroll")
+        scroll.display = lab is not None
+        if lab is None:
+            return False
+        if self.homology and has_proteins(self.app):
+            try:
+                lab = lab_homology_text(self.app, self.text_width())
+            except KitError as e:  # one line, as the CLI's
+                lab = Text(f"{e} (h: back to the verdicts)")
+        self.query_one("#verdicts-lab", Static).update(lab)
+        self.call_after_refresh(self.focus_main)
+        return True
+
+    def show(self) -> None:
+        self.refresh_bindings()  # the footer: which keys apply to what is chosen now
+        if self._show_lab():
             return
+        head = self.query_one("#verdicts-head", Static)
         if self.homology:
             self._show_homology(head, self.query_one("#verdicts-table", DataTable))
             return

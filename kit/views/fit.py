@@ -1,7 +1,8 @@
 """Tables and paragraphs that fit the terminal: long cells wrapped, wide tables split by columns.
 
 The width is ``COLUMNS`` when set, else the terminal's, else 80 (output to a file or a pipe, as
-rich does); ``unwrapped()`` (the commands' ``--wide``) prints whole lines for a script.
+rich does); ``unwrapped()`` (the commands' ``--wide``) prints whole lines for a script, and
+``fitted(columns)`` fits a pane's width for a while (the TUI's, whatever the terminal's).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 import shutil
 import sys
 import textwrap
+from contextlib import contextmanager
 
 from tabulate import tabulate
 
@@ -18,7 +20,7 @@ MIN_WRAP = 12  # a wrapped column narrower than this reads worse than a split ta
 SHORT = 3  # a word this short (a count, a seed) is not left alone at the start of a line
 PIPED = 80  # the width without a terminal or COLUMNS, as rich and argparse assume
 
-_state = {"wide": False}
+_state = {"wide": False, "columns": None}
 
 
 def unwrapped(on: bool = True) -> None:
@@ -26,10 +28,24 @@ def unwrapped(on: bool = True) -> None:
     _state["wide"] = on
 
 
+@contextmanager
+def fitted(columns: int | None):
+    """Within it, fit ``columns`` (a TUI pane's width: the terminal's is the whole screen's);
+    None or 0 (a pane not laid out yet): fit as outside it."""
+    before = _state["columns"]
+    _state["columns"] = columns if columns and columns > 0 else before
+    try:
+        yield
+    finally:
+        _state["columns"] = before
+
+
 def width() -> int | None:
     """The width to fit, or None under ``unwrapped()``."""
     if _state["wide"]:
         return None
+    if _state["columns"]:
+        return _state["columns"]
     cols = os.environ.get("COLUMNS", "")
     if cols.isdigit() and int(cols) > 20:
         return int(cols)
