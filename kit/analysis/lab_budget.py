@@ -13,7 +13,10 @@ from .digits import agreement
 from .lab_pairs import pairs
 
 # each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
-MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured")
+MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured",
+        "max_dp", "rel")
+# each kept at its smallest: the measures where less agreement is the larger difference
+LEAST = ("ari", "jaccard", "digits")
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
@@ -153,18 +156,21 @@ def lab_budget(store: Store, info: dict) -> dict:
 
 def tally(row: dict, diffs: dict) -> None:
     """One pair's differences (compare's {output: ...}) into its factor's ``row``: per output
-    how many pairs changed it, its worst difference, and each MOST measure's largest (the worst
-    pair may not hold them all)."""
+    how many pairs changed it, its worst difference, each MOST measure's largest and each LEAST
+    measure's smallest (the worst pair may not hold them all: a row shows these)."""
     row["pairs"] += 1
     for name, d in diffs.items():
         o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
-                                             "most": {}})
+                                             "most": {}, "least": {}})
         if not d["identical"]:
             o["changed"] += 1
             o["worst"] = _worse(o["worst"], d)
             for k in MOST:
                 if k in d:
                     o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+            for k in LEAST:
+                if k in d:
+                    o["least"][k] = min(o["least"].get(k, d[k]), d[k])
 
 
 def factor_order(name: str, seeds) -> tuple:

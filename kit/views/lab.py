@@ -26,6 +26,12 @@ def measure(worst: dict) -> str:
     return ", ".join(parts) or "differs"
 
 
+def largest(o: dict) -> dict:
+    """A budget row's output at each measure's largest difference over the factor's pairs
+    (lab_budget's ``most`` and ``least``): the worst pair alone may hold fewer flips."""
+    return {**o["worst"], **o.get("most", {}), **o.get("least", {})}
+
+
 def shape_line(s: dict) -> str:
     """One line for an output whose shape a factor changed (lab_budget's ``shapes``)."""
     a, b = s["shapes"]
@@ -42,7 +48,7 @@ def lab_budget_text(b: dict) -> str:
         return f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor repeat)"
     rows = []
     for factor, r in b["factors"].items():
-        moved = [f"{n} ({measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
+        moved = [f"{n} ({measure(largest(o))})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
     out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]
