@@ -254,3 +254,20 @@ def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
         code, _, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "repeat", *extra)
         assert code == 1 and err.strip().count("\n") == 0, err
         assert "--pipeline and --dataset/--n choose two different things: give one" in err
+
+
+def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
+    """As kit's own `kit budget --factor F`: one line per pair, its label and each output's
+    headline number, the same numbers --json gives; not the factor's row again."""
+    info, store = stored(TWO, FACTORS)
+    code, out, err = kit_cli(capsys, "budget", "--pipeline", str(TWO), "--factor", "seed")
+    assert code == 0, err
+    code, js, _ = kit_cli(capsys, "budget", "--pipeline", str(TWO), "--factor", "seed", "--json")
+    got = json.loads(js)["pairs"]
+    assert [p["label"] for p in got] == ["seed 0 vs 1", "seed 0 vs 2"]
+    assert "outputs that changed" not in out and "factor seed: 2 pair(s)" in out
+    for p in got:
+        line = next(x for x in out.splitlines() if x.startswith(p["label"])).split()[4:]
+        o = p["outputs"]  # y_test, p_lr, p_rf in run's order
+        assert line == [str(o["y_test"]["changed"]), str(o["p_lr"]["flips"]),
+                        str(o["p_rf"]["flips"])]
