@@ -111,6 +111,7 @@ def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
     (("budget", "--pipeline", "nowhere.py"), "no pipeline file nowhere.py"),
     (("verdicts", "--pipeline", "abcdef12"), "no stored pipeline with hash prefix abcdef12"),
     (("advise", "--pipeline", "lab"), "no pipeline file lab"),
+    (("verdicts", "--pipeline", "686"), "the hash prefix `kit runs` shows (at least 4 characters)"),
     (("budget", "--pipeline", str(LAB), "--dataset", "synthetic"), "choose two different"),
     (("budget", "--pipeline", str(LAB), "--factor", "seed:svd"), "no pairs of factor 'seed:svd'"),
 ])
