@@ -272,3 +272,15 @@ def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
         o = p["outputs"]  # y_test, p_lr, p_rf in run's order
         assert line == [str(o["y_test"]["changed"]), str(o["p_lr"]["flips"]),
                         str(o["p_rf"]["flips"])]
+
+
+def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
+    from kit.views.lab_readers import lab_advice_text
+
+    info, store = stored(TWO, ("repeat", "seed"), seeds=(0, 1))
+    b = lab_budget(store, info)
+    step = lab_advise(b)["steps"][-1]
+    assert step["step"] == "one-at-a-time" and step["seeds"] == ["split", "forest"]
+    text = " ".join(lab_advice_text(lab_advise(b)).split())
+    assert "kit run --pipeline two_models.py --factor seed:split,seed:forest" in text
+    assert "seed:NAME" not in text

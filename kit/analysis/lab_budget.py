@@ -149,7 +149,8 @@ def lab_budget(store: Store, info: dict) -> dict:
         if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
             line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
                      f"a worker that made a run before: {CARRIED}")
-    return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
+    return {"pipeline": info["sha256"], "name": info["name"], "seeds": list(info["seeds"]),
+            "factors": rows, "loose": loose,
             "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
             "not_in_dtype": list(wide)}
 

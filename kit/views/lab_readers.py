@@ -72,8 +72,10 @@ def lab_advice_text(a: dict) -> str:
         elif s["step"] == "inert":
             text = f"seed {s['seed']} reaches no output: what it seeds changes none of them"
         else:
-            text = (f"only every seed at once was varied (seed): run seed:NAME for each named seed "
-                    f"to see which one reaches what; {s['rule']}")
+            named = ",".join(f"seed:{x}" for x in s.get("seeds") or ["NAME"])
+            text = (f"only every seed at once was varied (seed): kit run --pipeline {a['name']} "
+                    f"--factor {named} varies each named seed alone, to see which one reaches "
+                    f"what; {s['rule']}")
         out.append(para(f"{n}. {text}", "   ", ""))
     if n == 0:
         out.append("nothing to fix: no stored pair changed an output")
