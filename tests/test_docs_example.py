@@ -54,7 +54,8 @@ def test_the_protein_walk_through_writes_its_tsv_as_written(tmp_path):
     assert "export KIT_TEST_PROTEINS=$PWD/proteins.tsv" in lines
     assert "cp $KIT_CLONE/tests/pipelines/proteins.py ." in lines
     proc = subprocess.run([sys.executable] + shlex.split(make)[1:], cwd=tmp_path, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                          text=True)
     assert proc.returncode == 0, proc.stderr
     rows = (tmp_path / "proteins.tsv").read_text().splitlines()
     assert rows[0] == "accession\tsequence\tlabel" and len(rows) == 301

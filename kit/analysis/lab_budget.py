@@ -159,7 +159,8 @@ def lab_pair_details(store: Store, info: dict, factor: str) -> list:
     """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
     found = set(pairs(store, info["sha256"]))
     # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
-    return [{"factor": p.factor, "a": p.a, "b": p.b, "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
+    return [{"factor": p.factor, "a": p.a, "b": p.b,
+             "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
              "outputs": compare(store, p.a, p.b, info.get("kinds", {}))}
             for p in store.pairs(info["sha256"]) if p.factor == factor
             and (p.factor, p.a, p.b) in found]
