@@ -284,3 +284,26 @@ def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
     text = " ".join(lab_advice_text(lab_advise(b)).split())
     assert "kit run --pipeline two_models.py --factor seed:split,seed:forest" in text
     assert "seed:NAME" not in text
+
+
+def test_a_difference_that_prints_as_one_value_is_no_range():
+    from kit.views.lab_readers import lab_verdicts_text
+
+    row = {"counts": {">": 2, "<": 0, "=": 0}, "diff": {"a": 0.11700001, "b": 0.11700002},
+           "stable": True, "changed": 0}
+    v = {"name": "x.py", "pipeline": "0" * 64, "why": "", "models": ["p_lr", "p_rf"],
+         "truth": "y", "unfit": [], "factors": {"repeat": {"pairs": 1, "verdicts": {"acc": row}}}}
+    text = lab_verdicts_text(v)
+    assert "0.117" in text and "0.117..0.117" not in text
+
+
+def test_one_verdict_resting_on_homologs_is_singular():
+    from types import SimpleNamespace
+
+    from kit.analysis.homology_words import resting
+
+    h = SimpleNamespace(rest_on_homologs=1, verdicts=[1, 2], runs=4,
+                        significant_only_under_clusters=0)
+    assert resting(h).startswith("1 of the 2 verdicts rests on homologs")
+    assert resting(SimpleNamespace(**{**vars(h), "rest_on_homologs": 2})).startswith(
+        "2 of the 2 verdicts rest on homologs")

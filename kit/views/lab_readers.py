@@ -37,7 +37,7 @@ def lab_verdicts_text(v: dict) -> str:
             c = row["counts"]
             lo, hi = min(row["diff"].values()), max(row["diff"].values())
             rows.append([f, key, f"{c['>']}/{c['<']}/{c['=']}",
-                         fmt(lo) if lo == hi else f"{fmt(lo)}..{fmt(hi)}",
+                         fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}..{fmt(hi)}",
                          "holds" if row["stable"] else f"CHANGES in {row['changed']} of "
                                                         f"{r['pairs']}"])
     out.append(table(rows, ["factor", "b-a metric", "runs >/</=", "difference", "across pairs"],
