@@ -4,6 +4,7 @@ first), report, runs and the notebook; a changed shape said in one line; a wrong
 line; and a pipeline's runs never read as kit's own."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,8 @@ def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, m
     code, out, err = kit_cli(capsys, "export", "--pipeline", info["sha256"][:12], "--arrays",
                              "--out", str(bundle))
     assert code == 0 and "3 runs" in out, err
+    # a small bundle's size in the digits of the "wrote" line, not "0.0 MiB" before "0.01 MiB"
+    assert re.search(r"arrays \(\d+\.\d\d MiB before compression\)", err) and "(0.0 MiB" not in err
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))  # another KIT_HOME: another host
     code, _, err = kit_cli(capsys, "compare", str(bundle))
     assert code == 1 and "whose file is not here" in err and err.strip().count("\n") == 0
