@@ -40,3 +40,25 @@ def test_the_example_runs_under_kit_run_pipeline(tmp_path):
     assert b["factors"]["repeat"]["pairs"] == 1
     init = b["factors"]["seed:init"]["outputs"]
     assert init["emb"]["changed"] == 1 and init["y_test"]["changed"] == 0  # init holds the split
+
+
+def test_the_protein_walk_through_writes_its_tsv_as_written(tmp_path):
+    """docs/pipelines.md's protein commands: its `python -c` writes the 300-protein TSV (a
+    header line, then accession, sequence, label) that tests/pipelines/proteins.py reads from
+    the KIT_TEST_PROTEINS the docs export; nothing else in the docs makes that file."""
+    import shlex
+
+    doc = (ROOT / "docs" / "pipelines.md").read_text()
+    lines = [x[2:] for x in doc.splitlines() if x.startswith("$ ")]
+    make = next(x for x in lines if x.startswith("python -c ") and "proteins.tsv" in x)
+    assert "export KIT_TEST_PROTEINS=$PWD/proteins.tsv" in lines
+    assert "cp $KIT_CLONE/tests/pipelines/proteins.py ." in lines
+    proc = subprocess.run([sys.executable] + shlex.split(make)[1:], cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = (tmp_path / "proteins.tsv").read_text().splitlines()
+    assert rows[0] == "accession\tsequence\tlabel" and len(rows) == 301
+    assert all(len(r.split("\t")) == 3 and r.split("\t")[2] in "01" for r in rows[1:])
+    pipeline = (ROOT / "tests" / "pipelines" / "proteins.py").read_text()
+    assert 'os.environ["KIT_TEST_PROTEINS"]' in pipeline and "[1:]" in pipeline  # the header

@@ -297,3 +297,11 @@ def test_the_split_keeps_the_positives_near_their_share(seed):
     test = assign(c, seed, ds.labels)[np.asarray(c.labels)]
     assert abs(int(test.sum()) - ds.n_test) <= 1
     assert abs(int(y[test].sum()) - y.sum() * ds.n_test / ds.n) <= 1.5
+
+
+def test_data_homology_says_identity_and_coverage_as_kit_homology_does(in_world):
+    """"30% identity, 80% coverage", the words of `kit homology`, not "0.3 identity over 0.8"."""
+    again = kit("data", "homology", "fam")  # the stored clustering, reused: no MMseqs2 run
+    assert again.returncode == 0, again.stderr
+    assert "clusters at 30% identity, 80% coverage (MMseqs2 " in again.stdout
+    assert "at 30% identity, 80% coverage" in in_world["split"]

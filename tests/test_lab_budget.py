@@ -144,3 +144,20 @@ def test_a_changed_prediction_is_counted_once_per_row_whatever_the_probabilities
 
     assert (positive_class(two(p)) == p).all() and positive_class(a) is None
     assert (predictions(two(p)) == (p > 0.5)).all() and list(predictions(a)) == [0, 2]
+
+
+def test_a_rows_numbers_are_each_measures_largest_over_its_pairs():
+    """The worst pair (fewest digits, then largest rel) may not hold the most flips: the row
+    under "largest difference" shows each measure's own largest, as --json's most has it."""
+    from kit.analysis.lab_budget import tally
+    from kit.views.lab import lab_budget_text
+
+    row = {"pairs": 0, "outputs": {}}
+    for flips, dp, rel in ((58, 0.96, 0.9), (62, 1.0, 0.8)):
+        tally(row, {"p": {"kind": "probabilities", "identical": False, "flips": flips,
+                          "max_dp": dp, "rel": rel, "digits": 0.0}})
+    o = row["outputs"]["p"]
+    assert o["worst"]["flips"] == 58 and o["most"]["flips"] == 62
+    text = lab_budget_text({"name": "x.py", "pipeline": "0" * 64, "factors": {"seed": row},
+                            "loose_line": "", "inert": []})
+    assert "p (62 flips, max dp 1, rel 0.9, 0 digits)" in text

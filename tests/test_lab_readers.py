@@ -4,6 +4,7 @@ first), report, runs and the notebook; a changed shape said in one line; a wrong
 line; and a pipeline's runs never read as kit's own."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +112,7 @@ def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
     (("budget", "--pipeline", "nowhere.py"), "no pipeline file nowhere.py"),
     (("verdicts", "--pipeline", "abcdef12"), "no stored pipeline with hash prefix abcdef12"),
     (("advise", "--pipeline", "lab"), "no pipeline file lab"),
+    (("verdicts", "--pipeline", "686"), "the hash prefix `kit runs` shows (at least 4 characters)"),
     (("budget", "--pipeline", str(LAB), "--dataset", "synthetic"), "choose two different"),
     (("budget", "--pipeline", str(LAB), "--factor", "seed:svd"), "no pairs of factor 'seed:svd'"),
 ])
@@ -188,6 +190,8 @@ def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, m
     code, out, err = kit_cli(capsys, "export", "--pipeline", info["sha256"][:12], "--arrays",
                              "--out", str(bundle))
     assert code == 0 and "3 runs" in out, err
+    # a small bundle's size in the digits of the "wrote" line, not "0.0 MiB" before "0.01 MiB"
+    assert re.search(r"arrays \(\d+\.\d\d MiB before compression\)", err) and "(0.0 MiB" not in err
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))  # another KIT_HOME: another host
     code, _, err = kit_cli(capsys, "compare", str(bundle))
     assert code == 1 and "whose file is not here" in err and err.strip().count("\n") == 0
@@ -254,3 +258,55 @@ def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
         code, _, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "repeat", *extra)
         assert code == 1 and err.strip().count("\n") == 0, err
         assert "--pipeline and --dataset/--n choose two different things: give one" in err
+
+
+def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
+    """As kit's own `kit budget --factor F`: one line per pair, its label and each output's
+    headline number, the same numbers --json gives; not the factor's row again."""
+    info, store = stored(TWO, FACTORS)
+    code, out, err = kit_cli(capsys, "budget", "--pipeline", str(TWO), "--factor", "seed")
+    assert code == 0, err
+    code, js, _ = kit_cli(capsys, "budget", "--pipeline", str(TWO), "--factor", "seed", "--json")
+    got = json.loads(js)["pairs"]
+    assert [p["label"] for p in got] == ["seed 0 vs 1", "seed 0 vs 2"]
+    assert "outputs that changed" not in out and "factor seed: 2 pair(s)" in out
+    for p in got:
+        line = next(x for x in out.splitlines() if x.startswith(p["label"])).split()[4:]
+        o = p["outputs"]  # y_test, p_lr, p_rf in run's order
+        assert line == [str(o["y_test"]["changed"]), str(o["p_lr"]["flips"]),
+                        str(o["p_rf"]["flips"])]
+
+
+def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
+    from kit.views.lab_readers import lab_advice_text
+
+    info, store = stored(TWO, ("repeat", "seed"), seeds=(0, 1))
+    b = lab_budget(store, info)
+    step = lab_advise(b)["steps"][-1]
+    assert step["step"] == "one-at-a-time" and step["seeds"] == ["split", "forest"]
+    text = " ".join(lab_advice_text(lab_advise(b)).split())
+    assert "kit run --pipeline two_models.py --factor seed:split,seed:forest" in text
+    assert "seed:NAME" not in text
+
+
+def test_a_difference_that_prints_as_one_value_is_no_range():
+    from kit.views.lab_readers import lab_verdicts_text
+
+    row = {"counts": {">": 2, "<": 0, "=": 0}, "diff": {"a": 0.11700001, "b": 0.11700002},
+           "stable": True, "changed": 0}
+    v = {"name": "x.py", "pipeline": "0" * 64, "why": "", "models": ["p_lr", "p_rf"],
+         "truth": "y", "unfit": [], "factors": {"repeat": {"pairs": 1, "verdicts": {"acc": row}}}}
+    text = lab_verdicts_text(v)
+    assert "0.117" in text and "0.117..0.117" not in text
+
+
+def test_one_verdict_resting_on_homologs_is_singular():
+    from types import SimpleNamespace
+
+    from kit.analysis.homology_words import resting
+
+    h = SimpleNamespace(rest_on_homologs=1, verdicts=[1, 2], runs=4,
+                        significant_only_under_clusters=0)
+    assert resting(h).startswith("1 of the 2 verdicts rests on homologs")
+    assert resting(SimpleNamespace(**{**vars(h), "rest_on_homologs": 2})).startswith(
+        "2 of the 2 verdicts rest on homologs")

@@ -21,7 +21,8 @@ def narrow(h: HomologySummary) -> str:
 def resting(h: HomologySummary) -> str:
     """How many conclusions rest on homologs: significant when proteins are resampled, not
     when clusters are; and any that turn significant only under clusters (read with care)."""
-    out = (f"{h.rest_on_homologs} of the {len(h.verdicts)} verdicts rest on homologs "
+    out = (f"{h.rest_on_homologs} of the {len(h.verdicts)} verdicts "
+           f"rest{'s' if h.rest_on_homologs == 1 else ''} on homologs "
            f"(significant under the protein bootstrap, not under the cluster bootstrap, in some "
            f"of {h.runs} runs)"
            if h.rest_on_homologs else

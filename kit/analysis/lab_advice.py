@@ -43,7 +43,7 @@ def lab_advise(b: dict, v: dict | None = None) -> dict:
     steps += [{"step": "inert", "seed": name, "outputs": []} for name in b["inert"]]
     if "seed" in factors and not any(f.startswith("seed:") for f in factors):
         steps.append({"step": "one-at-a-time", "outputs": [], "rule": RULE,
-                      "verdicts": changes.get("seed", [])})
+                      "verdicts": changes.get("seed", []), "seeds": list(b.get("seeds", []))})
     return {"pipeline": b["pipeline"], "name": b["name"], "steps": steps}
 
 

@@ -13,7 +13,10 @@ from .digits import agreement
 from .lab_pairs import pairs
 
 # each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
-MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured")
+MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured",
+        "max_dp", "rel")
+# each kept at its smallest: the measures where less agreement is the larger difference
+LEAST = ("ari", "jaccard", "digits")
 # the lesson on seeds, said when two runs with the same named seeds differ
 LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
          "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
@@ -146,25 +149,40 @@ def lab_budget(store: Store, info: dict) -> dict:
         if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
             line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
                      f"a worker that made a run before: {CARRIED}")
-    return {"pipeline": info["sha256"], "name": info["name"], "factors": rows, "loose": loose,
+    return {"pipeline": info["sha256"], "name": info["name"], "seeds": list(info["seeds"]),
+            "factors": rows, "loose": loose,
             "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
             "not_in_dtype": list(wide)}
 
 
+def lab_pair_details(store: Store, info: dict, factor: str) -> list:
+    """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
+    found = set(pairs(store, info["sha256"]))
+    # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
+    return [{"factor": p.factor, "a": p.a, "b": p.b,
+             "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
+             "outputs": compare(store, p.a, p.b, info.get("kinds", {}))}
+            for p in store.pairs(info["sha256"]) if p.factor == factor
+            and (p.factor, p.a, p.b) in found]
+
+
 def tally(row: dict, diffs: dict) -> None:
     """One pair's differences (compare's {output: ...}) into its factor's ``row``: per output
-    how many pairs changed it, its worst difference, and each MOST measure's largest (the worst
-    pair may not hold them all)."""
+    how many pairs changed it, its worst difference, each MOST measure's largest and each LEAST
+    measure's smallest (the worst pair may not hold them all: a row shows these)."""
     row["pairs"] += 1
     for name, d in diffs.items():
         o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
-                                             "most": {}})
+                                             "most": {}, "least": {}})
         if not d["identical"]:
             o["changed"] += 1
             o["worst"] = _worse(o["worst"], d)
             for k in MOST:
                 if k in d:
                     o["most"][k] = max(o["most"].get(k, d[k]), d[k])
+            for k in LEAST:
+                if k in d:
+                    o["least"][k] = min(o["least"].get(k, d[k]), d[k])
 
 
 def factor_order(name: str, seeds) -> tuple:

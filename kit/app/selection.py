@@ -86,7 +86,7 @@ def select_pipeline(store: Store, text: str) -> dict:
     looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
     if not looks_like_hash:
         raise KitError(f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
-                       f"shows")
+                       f"shows (at least 4 characters)")
     hits = [h for h in stored if h.startswith(text.lower())]
     if len(hits) != 1:
         known = ", ".join(h[:12] for h in stored) or "none"

@@ -84,7 +84,7 @@ def _cmd_export(args) -> int:
     p = plan_export(store, ids, args.arrays)
     Console(stderr=True).print(
         f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
-        + (f", {len(p['blobs'])} arrays ({p['array_bytes'] / 2**20:.1f} MiB before compression)"
+        + (f", {len(p['blobs'])} arrays ({p['array_bytes'] / 2**20:.2f} MiB before compression)"
            if args.arrays else ", hashes only (add --arrays for magnitudes)"))
     out = export(store, ids, args.out, args.arrays)
     print(f"wrote {out['file']}: {out['runs']} runs, {out['bytes'] / 2**20:.2f} MiB, "

@@ -60,7 +60,7 @@ def _homology(args) -> int:
         return 0
     print(f"{ds.name} (sha256 {ds.sha256[:12]}): {ds.n:,} proteins, {ds.n_train:,} train, "
           f"{ds.n_test:,} test")
-    print(f"clusters at {c.identity:g} identity over {c.coverage:g} coverage ({c.tool}; "
+    print(f"clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage ({c.tool}; "
           + ("reused the stored clustering)" if reused else "computed now and stored)"))
     print(f"  clusters {s['clusters']:,}, largest {s['largest']:,} proteins, "
           f"singletons {s['singletons']:,}")
@@ -86,9 +86,9 @@ def _split(args) -> int:
     new = split.dataset
     print(f"{new.name}: {split.line()}; {split.train_clusters:,} clusters train, {split.test_clusters:,} "
           f"test, none shared (largest cluster {split.largest:,} proteins)")
-    print(f"from {ds.name} (sha256 {ds.sha256[:12]}), clusters at {c.identity:g} identity over "
-          f"{c.coverage:g} coverage ({c.tool}; {'reused' if reused else 'computed'}); split seed "
-          f"{seed}; sha256 {new.sha256[:12]}")
+    print(f"from {ds.name} (sha256 {ds.sha256[:12]}), clusters at {c.identity * 100:g}% identity, "
+          f"{c.coverage * 100:g}% coverage ({c.tool}; {'reused' if reused else 'computed'}); "
+          f"split seed {seed}; sha256 {new.sha256[:12]}")
     print(f"check it: kit data homology {new.name} --identity {c.identity:g} --coverage "
           f"{c.coverage:g} --pairs", file=sys.stderr)
     return 0

@@ -37,17 +37,21 @@ def _readings(store, info, factor=None):
 
 
 def budget(args) -> int:
-    from ..views.lab import lab_budget_text
+    from ..analysis.lab_budget import lab_pair_details
+    from ..views.lab import lab_budget_text, lab_pairs_text
     from ..views.lab_readers import lab_verdicts_text
 
     store, info = _selected(args)
     b, v = _readings(store, info, args.factor)
+    if args.factor:  # the pairs behind the row, as kit's own `kit budget --factor` lists them
+        b["pairs"] = lab_pair_details(store, info, args.factor)
     if args.json or args.csv:
         if args.csv:
             raise KitError("--csv is kit's own budget table; a pipeline's budget: --json")
         print_json(b)
         return 0
-    print(lab_budget_text(b))
+    print(lab_pairs_text(info["name"], info["sha256"], args.factor, b["pairs"]) if args.factor
+          else lab_budget_text(b))
     if v["factors"] or v["unfit"]:
         print("\n" + lab_verdicts_text(v))
     return 0

@@ -26,6 +26,43 @@ def measure(worst: dict) -> str:
     return ", ".join(parts) or "differs"
 
 
+def largest(o: dict) -> dict:
+    """A budget row's output at each measure's largest difference over the factor's pairs
+    (lab_budget's ``most`` and ``least``): the worst pair alone may hold fewer flips."""
+    return {**o["worst"], **o.get("most", {}), **o.get("least", {})}
+
+
+# a pair's one number per output, the first its kind measures: (key, the header's word)
+_HEADLINE = (("flips", "flips"), ("ari", "ARI"), ("jaccard", "Jaccard"), ("changed", "changed"),
+             ("rel", "rel"))
+
+
+def _cell(d: dict | None, key: str | None) -> str:
+    """One output of one pair: its headline measure, "=" when bitwise identical."""
+    if d is None or d["identical"]:
+        return "-" if d is None else "="
+    if "missing" in d:
+        return f"in run {'b' if d['missing'] == 'a' else 'a'} only"
+    if "shape" in d or "unmeasured" in d:
+        return "shape differs" if "shape" in d else "bits differ"
+    if key not in d:
+        return "differs"
+    return str(d[key]) if key in ("flips", "changed") else fmt(d[key])
+
+
+def lab_pairs_text(name: str, sha: str, factor: str, rows: list) -> str:
+    """`kit budget --pipeline FILE --factor F`: the pairs behind F's row, one line each."""
+    outputs = list(dict.fromkeys(n for r in rows for n in r["outputs"]))
+    keys = {n: next((k for k, _ in _HEADLINE if any(k in r["outputs"].get(n, {}) for r in rows)),
+                    None) for n in outputs}
+    # the measure below the output's name: six outputs then fit one line at 80 columns
+    heads = [f"{n}\n{dict(_HEADLINE)[keys[n]]}" if keys[n] else n for n in outputs]
+    cells = [[r["label"]] + [_cell(r["outputs"].get(n), keys[n]) for n in outputs] for r in rows]
+    return "\n".join([f"pipeline {name} ({sha[:12]}), factor {factor}: {len(rows)} pair(s)",
+                      table(cells, ["pair"] + heads),
+                      para("(=: bitwise identical; every measure of each pair: --json)", "", "")])
+
+
 def shape_line(s: dict) -> str:
     """One line for an output whose shape a factor changed (lab_budget's ``shapes``)."""
     a, b = s["shapes"]
@@ -42,7 +79,7 @@ def lab_budget_text(b: dict) -> str:
         return f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor repeat)"
     rows = []
     for factor, r in b["factors"].items():
-        moved = [f"{n} ({measure(o['worst'])})" for n, o in r["outputs"].items() if o["changed"]]
+        moved = [f"{n} ({measure(largest(o))})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
     out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]

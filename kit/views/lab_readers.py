@@ -37,7 +37,7 @@ def lab_verdicts_text(v: dict) -> str:
             c = row["counts"]
             lo, hi = min(row["diff"].values()), max(row["diff"].values())
             rows.append([f, key, f"{c['>']}/{c['<']}/{c['=']}",
-                         fmt(lo) if lo == hi else f"{fmt(lo)}..{fmt(hi)}",
+                         fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}..{fmt(hi)}",
                          "holds" if row["stable"] else f"CHANGES in {row['changed']} of "
                                                         f"{r['pairs']}"])
     out.append(table(rows, ["factor", "b-a metric", "runs >/</=", "difference", "across pairs"],
@@ -72,8 +72,10 @@ def lab_advice_text(a: dict) -> str:
         elif s["step"] == "inert":
             text = f"seed {s['seed']} reaches no output: what it seeds changes none of them"
         else:
-            text = (f"only every seed at once was varied (seed): run seed:NAME for each named seed "
-                    f"to see which one reaches what; {s['rule']}")
+            named = ",".join(f"seed:{x}" for x in s.get("seeds") or ["NAME"])
+            text = (f"only every seed at once was varied (seed): kit run --pipeline {a['name']} "
+                    f"--factor {named} varies each named seed alone, to see which one reaches "
+                    f"what; {s['rule']}")
         out.append(para(f"{n}. {text}", "   ", ""))
     if n == 0:
         out.append("nothing to fix: no stored pair changed an output")
