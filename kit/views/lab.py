@@ -29,7 +29,10 @@ def measure(worst: dict) -> str:
 def largest(o: dict) -> dict:
     """A budget row's output at each measure's largest difference over the factor's pairs
     (lab_budget's ``most`` and ``least``): the worst pair alone may hold fewer flips."""
-    return {**o["worst"], **o.get("most", {}), **o.get("least", {})}
+    out = {**o["worst"], **o.get("most", {}), **o.get("least", {})}
+    if not o["worst"].get("unmeasured"):  # some pair was measured: its sizes are the row's
+        out.pop("unmeasured", None)
+    return out
 
 
 # a pair's one number per output, the first its kind measures: (key, the header's word)

@@ -7,6 +7,7 @@ import math
 
 from ..analysis.tolerances import lab_conclusions, reach
 from ..core.numbers import fmt
+from .lab import largest
 from .plots import png, pyplot
 
 # how far a difference travelled (kit.analysis.tolerances.LEVELS), as the plots colour it
@@ -67,7 +68,9 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     for f, r in b["factors"].items():
         labels.append((f"{f} ({r['pairs']} pair{'s' * (r['pairs'] != 1)})", True))
         for name, o in r["outputs"].items():
-            value, words = _distance(o["kind"], o["worst"], sizes.get(name))
+            # each measure's largest over the pairs, as the table beside it says
+            value, words = _distance(o["kind"], largest(o) if o["worst"] else None,
+                                     sizes.get(name))
             level = reach(o, name in concluded.get(f, ())) if value else None
             if o["changed"] and f in ("repeat", "process"):  # the null experiment: a defect
                 words += " - a loose generator"
