@@ -204,7 +204,7 @@ def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, m
 
 
 async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
-    from textual.widgets import Input, Markdown
+    from textual.widgets import Input
 
     from kit.envs.platforms import Platform
     from kit.tui.app import KitApp
