@@ -19,6 +19,13 @@ EMBEDDINGS = ("randomized", "arpack")
 _LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1, "feed": "",
                    "pipeline": ""}
 PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
+# The only variables a spec's ``env`` may set, each with the form of value kit writes: the CPU
+# code paths of the arch factor (stacks/stacks.toml [codepaths]; tests/test_spec.py checks the
+# catalogue against this). A spec crosses machines in bundles, and the worker's environment is
+# made from it: any other variable (PYTHONWARNINGS, BROWSER, OMP_NUM_THREADS behind threads=1)
+# would run code or change a run behind its spec.
+SPEC_ENV = {"OPENBLAS_CORETYPE": re.compile(r"[A-Za-z][A-Za-z0-9]{0,31}"),
+            "MKL_CBWR": re.compile(r"[A-Z][A-Z0-9_]{0,31}")}
 
 
 def seeds(value: int = 0, **named) -> tuple:
@@ -100,6 +107,16 @@ class RunSpec:
             raise ValueError(f"a feed run, and only one, names its first stage rerun, one of "
                              f"{tuple(FEEDS)} (not {self.feed!r})")
 
+        for pair in self.env:
+            if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+                raise ValueError("env holds (variable, value) pairs of strings")
+            var, value = pair
+            form = SPEC_ENV.get(var)
+            if form is None:
+                raise ValueError(f"env variable {var[:40]!r} is not one kit sets "
+                                 f"({', '.join(SPEC_ENV)})")
+            if not form.fullmatch(value):
+                raise ValueError(f"env {var}={value[:40]!r} is not a value kit writes")
         if self.pipeline:
             self._check_pipeline()
 

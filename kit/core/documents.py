@@ -1,0 +1,196 @@
+"""Strict schemas of a run's documents (its spec, its manifest, its stages, a pair of runs).
+
+Everything that enters kit as JSON — a bundle's runs, the store's rows, a worker's manifest — is
+parsed here into typed records by msgspec in strict mode: unknown fields are refused, every
+string, list and mapping has a bound, and a value of the wrong type is never coerced. What a
+document could derive (a run's id from its spec) is derived by its reader, never taken from it.
+Documents of one edge (a bundle's whole ``bundle.json``) build on these records.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Annotated, Literal, Optional, Union
+
+import msgspec
+from msgspec import Meta, Struct
+
+from .errors import KitError
+from .spec import DEVICES, DTYPES, EMBEDDINGS, KINDS, PROCESSES, RunSpec
+
+__all__ = ["DocumentError", "Manifest", "Pair", "Stage", "control_free", "decode",
+           "decode_manifest", "decode_spec", "spec_from_json"]
+
+# bounds: far above what kit writes (a run has ~30 stages, a manifest ~40 fields), far below
+# what would cost memory to hold
+Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
+Hex64Or0 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?$")]  # a run's hash, or "" for none
+Name = Annotated[str, Meta(min_length=1, max_length=256)]  # a stage, seed, package, stack name
+Text = Annotated[str, Meta(max_length=4096)]               # a path, a platform string, a cpu
+Small = Annotated[int, Meta(ge=-2 ** 62, le=2 ** 62)]
+_MANY = 1024                                                # entries of one mapping or list
+
+
+class DocumentError(KitError):
+    """A document that is not what kit writes: the one line names the first field at fault."""
+
+
+# -- a run's spec ------------------------------------------------------------------------------
+class _Spec(Struct, forbid_unknown_fields=True):
+    """RunSpec's JSON form, as RunSpec.to_json writes it (later fields absent at their default)."""
+    dataset: Hex64
+    stack: Name
+    stack_id: Text
+    # every field RunSpec.to_json always writes is required: a spec without one has another id
+    threads: Annotated[int, Meta(ge=1, le=4096)]
+    dtype: Literal[DTYPES]
+    svd_iters: Annotated[int, Meta(ge=1, le=10_000)]
+    seeds: Annotated[list[tuple[Name, Small]], Meta(max_length=_MANY)]
+    env: Annotated[list[tuple[Name, Text]], Meta(max_length=64)]
+    replicate: Annotated[int, Meta(ge=0, le=2 ** 31)]
+    kind: Literal[KINDS]
+    input: Hex64Or0
+    device: Literal[DEVICES]
+    deterministic: bool
+    host: Annotated[str, Meta(max_length=256)]
+    perturb: Annotated[str, Meta(max_length=256)]
+    # fields added later (spec._LATER_DEFAULTS): absent at their default
+    embedding: Literal[EMBEDDINGS] = "randomized"
+    process: Literal[PROCESSES] = ""
+    split: Annotated[int, Meta(ge=-1, le=2 ** 62)] = -1
+    feed: Annotated[str, Meta(max_length=64)] = ""
+    pipeline: Hex64Or0 = ""
+
+
+def spec_from_json(raw) -> RunSpec:
+    """A RunSpec from its JSON text (str or bytes), strictly; DocumentError otherwise."""
+    doc = decode(raw, _Spec, "spec")
+    return _to_spec(doc)
+
+
+def decode_spec(obj) -> RunSpec:
+    """A RunSpec from its JSON form already parsed (a bundle's run), strictly."""
+    return _to_spec(convert(obj, _Spec, "spec"))
+
+
+def _to_spec(doc: _Spec) -> RunSpec:
+    names = [k for k, _ in doc.seeds] + [k for k, _ in doc.env]
+    bad = next((n for n in names if not control_free(n)), None)
+    if bad is not None:
+        raise DocumentError(f"spec: the name {bad[:40]!r} holds a control character")
+    try:
+        return RunSpec.from_dict(msgspec.to_builtins(doc))
+    except (TypeError, ValueError) as e:
+        raise DocumentError(f"spec: {e}") from None
+
+
+# -- a run's stages and manifest ---------------------------------------------------------------
+class Stage(Struct, forbid_unknown_fields=True):
+    """One stage array as its run records it: the sha256 of its C-order bytes, dtype, shape."""
+    sha256: Hex64
+    dtype: Annotated[str, Meta(min_length=2, max_length=16)]
+    shape: Annotated[list[Annotated[int, Meta(ge=0, le=2 ** 40)]], Meta(max_length=8)]
+
+
+class _Timing(Struct, forbid_unknown_fields=True):
+    wall_s: float
+    cpu_s: float
+
+
+class _Fingerprint(Struct, forbid_unknown_fields=True):
+    """What the worker's fingerprint() records of its interpreter (kit.worker.fingerprint)."""
+    python: Annotated[str, Meta(pattern=r"^\d+\.\d+(\.\d+)?[a-z0-9+]*$", max_length=32)]
+    machine: Annotated[str, Meta(max_length=64)]
+    os: Annotated[str, Meta(max_length=64)]
+    cpu: Text
+    torch: Optional[dict[Name, Union[str, bool, int, float, None]]] = None
+    implementation: Annotated[str, Meta(max_length=64)] = ""
+    executable: Text = ""
+    rosetta: Optional[bool] = None
+    platform: Text = ""
+    cpu_count: Optional[int] = None
+    host: Text = ""
+    packages: Annotated[dict[Name, Optional[Text]], Meta(max_length=_MANY)] = {}
+    threadpools: Optional[Annotated[list[dict[Name, Union[Text, int, None]]],
+                                    Meta(max_length=64)]] = None
+    blas_build: Optional[dict[Name, Optional[Text]]] = None
+    env: Annotated[dict[Name, Text], Meta(max_length=64)] = {}
+
+
+class Manifest(Struct, forbid_unknown_fields=True):
+    """A worker's manifest of one run (kit.worker.__main__._write), plus what the runner and a
+    cluster node add (``spec``, ``node``)."""
+    stages: Annotated[dict[Name, Stage], Meta(max_length=_MANY)]
+    env: _Fingerprint
+    wall_s: Annotated[float, Meta(ge=0)]
+    timings: Annotated[dict[Name, _Timing], Meta(max_length=_MANY)] = {}
+    started: Optional[float] = None
+    finished: Optional[float] = None
+    seeds: Annotated[dict[Name, Small], Meta(max_length=_MANY)] = {}
+    runs_before: Optional[Annotated[int, Meta(ge=0)]] = None
+    outputs: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
+    not_in_dtype: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
+    torch_run: Optional[dict[Name, Union[Text, bool, int, float, None]]] = None
+    spec: Optional[dict] = None    # the runner's copy of the spec: checked against the run's own
+    node: Optional[Annotated[str, Meta(max_length=256)]] = None
+
+
+def decode_manifest(raw) -> dict:
+    """A manifest's JSON text (or its parsed form) checked strictly; returned as the dict
+    readers use (the JSON edge), with every name free of control characters."""
+    doc = decode(raw, Manifest, "manifest") if isinstance(raw, (str, bytes)) else \
+        convert(raw, Manifest, "manifest")
+    names = [*doc.stages, *doc.timings, *doc.seeds, *(doc.outputs or ())]
+    bad = next((n for n in names if not control_free(n)), None)
+    if bad is not None:
+        raise DocumentError(f"manifest: the name {bad[:40]!r} holds a control character")
+    if not all(isinstance(v, float) and v == v and abs(v) != float("inf")
+               for v in (doc.wall_s, *(t.wall_s for t in doc.timings.values()))):
+        raise DocumentError("manifest: a wall time is not a finite number")
+    out = msgspec.to_builtins(doc)
+    # fields absent from the text stay absent: readers tell "not recorded" from "None"
+    given = raw if isinstance(raw, dict) else msgspec.json.decode(raw)
+    return {k: v for k, v in out.items() if k in given}
+
+
+class Pair(Struct, forbid_unknown_fields=True):
+    """Two runs an audit planned to differ in ``factor`` (at ``level``)."""
+    factor: Annotated[str, Meta(min_length=1, max_length=64)]
+    level: Annotated[str, Meta(max_length=256)]
+    a: Hex64
+    b: Hex64
+    label: Annotated[str, Meta(max_length=512)]
+
+
+# -- shared ------------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def control_free(name: str) -> bool:
+    """No control or format character (newlines, escapes, bidi overrides) in a name that may
+    reach generated text: code, YAML, Markdown, HTML or a terminal."""
+    return not _CONTROL.search(name) and not any(
+        unicodedata.category(c) in ("Cc", "Cf") for c in name if ord(c) > 127)
+
+
+def _where(e: msgspec.ValidationError, what: str) -> str:
+    return f"{what}: {str(e)[:200]}"
+
+
+def decode(raw, type_, what: str):
+    """``raw`` JSON (str or bytes) as ``type_``, strictly; DocumentError naming ``what``."""
+    try:
+        return msgspec.json.decode(raw, type=type_, strict=True)
+    except msgspec.ValidationError as e:
+        raise DocumentError(_where(e, what)) from None
+    except msgspec.DecodeError:
+        raise DocumentError(f"{what}: not JSON") from None
+
+
+def convert(obj, type_, what: str):
+    """An already parsed JSON value as ``type_``, strictly; DocumentError naming ``what``."""
+    try:
+        return msgspec.convert(obj, type=type_, strict=True)
+    except msgspec.ValidationError as e:
+        raise DocumentError(_where(e, what)) from None
