@@ -9,6 +9,7 @@ Documents of one edge (a bundle's whole ``bundle.json``) build on these records.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from typing import Annotated, Literal, Optional, Union
@@ -138,20 +139,23 @@ class Manifest(Struct, forbid_unknown_fields=True):
 
 def decode_manifest(raw) -> dict:
     """A manifest's JSON text (or its parsed form) checked strictly; returned as the dict
-    readers use (the JSON edge), with every name free of control characters."""
-    doc = decode(raw, Manifest, "manifest") if isinstance(raw, (str, bytes)) else \
-        convert(raw, Manifest, "manifest")
+    readers use (the JSON edge), exactly as written, with every name free of control
+    characters."""
+    given = raw
+    if isinstance(raw, (str, bytes)):
+        try:
+            given = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            raise DocumentError("manifest: not JSON") from None
+    doc = convert(given, Manifest, "manifest")
     names = [*doc.stages, *doc.timings, *doc.seeds, *(doc.outputs or ())]
     bad = next((n for n in names if not control_free(n)), None)
     if bad is not None:
         raise DocumentError(f"manifest: the name {bad[:40]!r} holds a control character")
-    if not all(isinstance(v, float) and v == v and abs(v) != float("inf")
-               for v in (doc.wall_s, *(t.wall_s for t in doc.timings.values()))):
+    walls = (doc.wall_s, *(t.wall_s for t in doc.timings.values()))
+    if not all(math.isfinite(w) for w in walls):
         raise DocumentError("manifest: a wall time is not a finite number")
-    out = msgspec.to_builtins(doc)
-    # fields absent from the text stay absent: readers tell "not recorded" from "None"
-    given = raw if isinstance(raw, dict) else msgspec.json.decode(raw)
-    return {k: v for k, v in out.items() if k in given}
+    return given
 
 
 class Pair(Struct, forbid_unknown_fields=True):
