@@ -83,8 +83,9 @@ def test_env_holds_only_the_variables_kit_sets():
 
 
 def test_every_code_path_of_the_catalogue_is_an_env_a_spec_may_hold():
-    """SPEC_ENV is the catalogue's [codepaths] written down in core: the two must not drift."""
-    from kit.core.spec import SPEC_ENV
+    """The arch factor's sets_env is the catalogue's [codepaths] written down in the registry:
+    the two must not drift."""
+    from kit.core.factors import spec_env
     from kit.envs.catalogue import catalogue
 
     paths = [cp for plat in catalogue()["codepaths"].values() for cp in plat.values()]
@@ -92,4 +93,4 @@ def test_every_code_path_of_the_catalogue_is_an_env_a_spec_may_hold():
     for cp in paths:
         for value in cp["values"]:
             base().with_(env=((cp["variable"], value),))  # accepted
-    assert {cp["variable"] for cp in paths} == set(SPEC_ENV)
+    assert {cp["variable"] for cp in paths} == set(spec_env())

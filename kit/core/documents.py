@@ -134,7 +134,8 @@ class Manifest(Struct, forbid_unknown_fields=True):
     not_in_dtype: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
     torch_run: Optional[dict[Name, Union[Text, bool, int, float, None]]] = None
     spec: Optional[dict] = None    # the runner's copy of the spec: checked against the run's own
-    node: Optional[Annotated[str, Meta(max_length=256)]] = None
+    # the cluster node that made it (kit.runs.executing.on_node.facts)
+    node: Optional[Annotated[dict[Name, Union[Text, int, None]], Meta(max_length=64)]] = None
 
 
 def decode_manifest(raw) -> dict:
