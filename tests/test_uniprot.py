@@ -265,9 +265,9 @@ def _kept(home):
 ])
 def test_a_wrong_answer_is_refused_in_one_line_and_nothing_is_cached(mode, says, capsys,
                                                                       monkeypatch, kit_home):
-    """Before: `one-accession` gave "swissprot: 12 proteins", `malformed` 1320 and `same-set`
-    6,000 proteins with repeated ids, `few` and `overfull` a dataset unlike the protocol's, all
-    exit 0; `short` and `extra` were refused with exit 1, as any failure is."""
+    """Before: `one-accession` gave "swissprot: 12 proteins", `malformed` 1,332 and `same-set`
+    6,000 proteins of 1,098 distinct ids, `few` 299 human proteins where the protocol samples
+    1,000, `overfull` was accepted, all exit 0; `short` and `extra` exited 1, as any failure."""
     srv = FakeUniProt(TAXA, hostile=mode)
     try:
         before = _kept(kit_home)
