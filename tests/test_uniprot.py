@@ -1,6 +1,7 @@
 """kit.data.uniprot against a real local server speaking UniProt's TSV search API."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -241,3 +242,100 @@ def test_offline_is_information_for_a_caller_with_a_fallback(capsys):
     assert "cannot reach UniProt" in err and "error" not in err and "nothing fetched" in err
     assert main(["data", "fetch", "--base-url", nobody]) == 1
     assert "kit: error: cannot reach UniProt" in capsys.readouterr().err
+
+
+# -- a wrong answer is refused whole: one line, exit 4, nothing cached -------------------------
+def _kept(home):
+    """Every file and folder under KIT_HOME's dataset and UniProt cache folders, as text."""
+    return sorted(str(p.relative_to(home)) for d in ("datasets", "uniprot")
+                  for p in (home / d).rglob("*") if p.is_file() or p.name.startswith("."))
+
+
+@pytest.mark.parametrize("mode, says", [
+    ("one-accession", r"UniProt returned accession Q0300000 twice within organism 9606 "
+                      r"\(both on page 1\)"),
+    ("malformed", r"organism 9606: 45\d of UniProt's first 500 rows are malformed \(at most 1% "
+                  r"of the 1101 announced, 11, are skipped\)"),
+    ("same-set", r"UniProt returned accession Q03\d{5} twice \(organism 9606 and 10090\)"),
+    ("few", r"organism 9606 \(human\): UniProt's answer holds 29\d usable proteins, fewer than "
+            r"the 1000 per organism that were asked \(--per-organism\)"),
+    ("short", r"organism 9606: received 600 rows but UniProt announced 1101"),
+    ("overfull", r"organism 9606: UniProt's page 1 holds 1000 rows, more than the 500 asked"),
+    ("extra", r"organism 9606: UniProt announced 1000 rows but its pages hold more"),
+])
+def test_a_wrong_answer_is_refused_in_one_line_and_nothing_is_cached(mode, says, capsys,
+                                                                      monkeypatch, kit_home):
+    """Before: `one-accession` gave "swissprot: 12 proteins", `malformed` 1,332 and `same-set`
+    6,000 proteins of 1,098 distinct ids, `few` 299 human proteins where the protocol samples
+    1,000, `overfull` was accepted, all exit 0; `short` and `extra` exited 1, as any failure."""
+    srv = FakeUniProt(TAXA, hostile=mode)
+    try:
+        before = _kept(kit_home)
+        monkeypatch.setenv("KIT_UNIPROT_URL", srv.url)
+        code = main(["data", "fetch"])
+        out, err = capsys.readouterr()
+    finally:
+        srv.stop()
+    assert (code, out) == (4, "")
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert lines[0].startswith("kit: error: ") and re.search(says, lines[0]), lines[0]
+    assert lines[0].endswith("refusing the download, nothing cached")
+    assert _kept(kit_home) == before == []
+    with pytest.raises(KitError, match="no dataset 'swissprot'"):
+        load_dataset("swissprot")
+
+
+def test_a_refused_refresh_leaves_the_earlier_cache_and_dataset_as_they_were(server,
+                                                                             kit_home):
+    """Before: each organism fetched again replaced its cached pages as it came, so a refresh
+    refused at the second organism left the first one's new pages under the old dataset."""
+    fetch_dataset(server.url, limits=FAST)
+    files = {p: p.read_bytes() for p in kit_home.rglob("*") if p.is_file()}
+    srv = FakeUniProt(TAXA, hostile="same-set")
+    try:
+        with pytest.raises(KitError, match=r"twice \(organism 9606 and 10090\)"):
+            fetch_dataset(srv.url, refresh=True, limits=FAST)
+    finally:
+        srv.stop()
+    assert {p: p.read_bytes() for p in kit_home.rglob("*") if p.is_file()} == files
+    assert verify()["ok"]
+
+
+def test_malformed_rows_within_the_bound_are_skipped_counted_and_said(server, capsys,
+                                                                      monkeypatch):
+    """Before: the one malformed row of each organism was skipped without a word."""
+    for t in TAXA[:2]:  # 11 of 1101 more in human and mouse: 12, past 1%; 11 is at the bound
+        rows = server.data[t]
+        rows[:10] = [r.split("\t")[0] + "\tbroken" for r in rows[:10]]
+    monkeypatch.setenv("KIT_UNIPROT_URL", server.url)
+    assert main(["data", "fetch", "--per-organism", "50", "--keep", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 32 malformed rows (11 human, 11 mouse, 1 in each of the 10 others" in out
+    counts = load_dataset("swissprot").meta["counts"]
+    assert counts["human"]["malformed"] == 11 and counts["zebrafish"]["malformed"] == 1
+    server.data[9606][10] = "one\tcolumn\ttoo few"
+    assert main(["data", "fetch", "--refresh", "--per-organism", "50", "--keep", "300"]) == 4
+    assert "organism 9606: 12 of UniProt's " in capsys.readouterr().err
+
+
+def test_bootstrap_tells_a_refused_answer_from_an_offline_machine(capsys):
+    """`--offline-ok` (bootstrap's call) turns only an unreachable server into exit 3 ("UniProt
+    not reached"); a wrong answer stays an error, exit 4, and bootstrap says the fetch failed."""
+    srv = FakeUniProt(TAXA, hostile="one-accession")
+    try:
+        assert main(["data", "fetch", "--base-url", srv.url, "--offline-ok"]) == 4
+    finally:
+        srv.stop()
+    err = capsys.readouterr().err
+    assert err.strip().startswith("kit: error: UniProt returned accession Q0300000 twice")
+    assert len(err.strip().splitlines()) == 1 and "nothing fetched" not in err
+
+
+def test_keep_more_than_the_organisms_can_give_is_refused_before_any_request(server, capsys):
+    """Before: `--keep 20000` gave a dataset of 12,000 proteins, exit 0."""
+    assert main(["data", "fetch", "--base-url", server.url, "--keep", "20000"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == ("kit: error: --keep 20000 is more than the 12 organisms x 1000 "
+                           "proteins (--per-organism) can give: at most 12000")
+    assert server.requests == []

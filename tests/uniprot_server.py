@@ -3,7 +3,9 @@
 Per organism it serves deterministic entries in scrambled order, pages of ``size`` with a
 ``Link: <...>; rel="next"`` header, ``X-Total-Results`` and the release headers, gzip when asked,
 the TSV header repeated on every page, one malformed row, one sequence with a non-standard
-residue, empty and multi-feature Transmembrane cells. Faults are scripted per (taxid, page).
+residue, empty and multi-feature Transmembrane cells. Faults are scripted per (taxid, page);
+``hostile`` makes the whole answer wrong in one of the ways ``HOSTILE`` lists (consistent
+headers, complete pages: only the rows themselves, or their count, are wrong).
 """
 
 import gzip
@@ -36,9 +38,37 @@ def make_entries(taxid, n, seed=0):
     return [rows[i] for i in order]
 
 
+HOSTILE = (
+    "one-accession",  # every row of an organism carries the same accession
+    "malformed",      # 90% of the rows have two columns instead of four
+    "same-set",       # every organism's rows carry the first organism's accessions
+    "few",            # human holds 300 entries (announced and served): fewer than asked
+    "short",          # human's paging ends at 600 rows though 1101 are announced
+    "overfull",       # pages of twice the size asked (all rows still add up)
+    "extra",          # human announces 1000 rows and serves 1101
+)
+
+
+def _hostile(data, mode):
+    """The rows a server answering wrongly in ``mode`` holds (``data`` is changed in place)."""
+    first = next(iter(data))
+    for t, rows in data.items():
+        if mode == "one-accession":
+            data[t] = [r.replace(r.split("\t")[0], f"Q{t % 97:02d}00000", 1) for r in rows]
+        elif mode == "malformed":
+            data[t] = [r if i % 10 == 0 else r.split("\t")[0] + f"\t{t}"
+                       for i, r in enumerate(rows)]
+        elif mode == "same-set":
+            data[t] = [r.replace(f"\t{first}\t", f"\t{t}\t", 1) for r in data[first]]
+    if mode == "few" and 9606 in data:
+        data[9606] = data[9606][:300]
+
+
 class FakeUniProt:
-    def __init__(self, organisms, per_organism=1100, page_size=500, seed=0):
+    def __init__(self, organisms, per_organism=1100, page_size=500, seed=0, hostile=None):
+        assert hostile in (None, *HOSTILE), hostile
         self.data = {t: make_entries(t, per_organism, seed) for t in organisms}
+        _hostile(self.data, hostile)
         self.page_size = page_size
         # (taxid, page) -> faults used in order: "429" | "503" | "truncate" | "wait-forever"
         # (Retry-After: 100000) | "drip" (a byte at a time) | "silent" (never answers) | "html"
@@ -48,6 +78,14 @@ class FakeUniProt:
         self.drip_every = 0.2       # seconds between the bytes of a "drip"
         self.omit_total = False     # send no X-Total-Results header
         self.short = {}             # taxid -> rows served before the paging ends early
+        self.announce = {}          # taxid -> the X-Total-Results sent (default: the truth)
+        self.oversize = 1           # pages hold this many times the size asked
+        if hostile == "short":
+            self.short[9606] = 600
+        if hostile == "extra":
+            self.announce[9606] = 1000
+        if hostile == "overfull":
+            self.oversize = 2
         self.requests = []  # (taxid, page, status, time)
         self.release = RELEASE
         server = self
@@ -93,7 +131,7 @@ class FakeUniProt:
             ok = False
         if not ok or taxid not in self.data:
             return self._send(h, 400, b"bad request", {})
-        size = min(int(q.get("size", 25)), self.page_size)
+        size = min(int(q.get("size", 25)), self.page_size) * self.oversize
         cursor = int(q.get("cursor", 0))
         page = cursor // size
         fault = self.faults.get((taxid, page), [])
@@ -114,13 +152,13 @@ class FakeUniProt:
         rows = self.data[taxid]
         served = rows[:self.short.get(taxid, len(rows))]
         body = "\n".join([HEADER] + served[cursor:cursor + size]) + "\n"
-        headers = {"X-Total-Results": str(len(rows)), "X-UniProt-Release": self.release,
+        headers = {"X-Total-Results": str(self.announce.get(taxid, len(rows))), "X-UniProt-Release": self.release,
                    "X-UniProt-Release-Date": RELEASE_DATE,
                    "Content-Type": "text/plain; format=tsv"}
         if self.omit_total:
             del headers["X-Total-Results"]
         if cursor + size < len(served):
-            nxt = dict(q, cursor=str(cursor + size), size=str(size))
+            nxt = dict(q, cursor=str(cursor + size), size=str(size // self.oversize))
             headers["Link"] = f'<{self.url}/uniprotkb/search?{urlencode(nxt)}>; rel="next"'
         if kind == "self-link":
             headers["Link"] = f'<{self.url}{h.path}>; rel="next"'

@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         if _signalled:  # the error an interrupt caused (a cluster closed under a run)
             return _ended_by_signal(_signalled[0])
         print(f"kit: error: {e}", file=sys.stderr)
-        return 1
+        return e.exit_code
     except KeyboardInterrupt:
         return _ended_by_signal(signal.SIGINT)
     except _Terminated:

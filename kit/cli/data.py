@@ -36,9 +36,11 @@ def add(sub) -> None:
     q.add_argument("--json", action="store_true")
     q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)",
                         description="Fetch the paper's Swiss-Prot subset from UniProt (cached). "
-                        "A fetch that would be short is an error (exit 1, nothing cached for that "
-                        "organism), never a smaller dataset: every page must carry "
-                        "X-Total-Results and the rows must add up to it. A page not complete "
+                        "A wrong answer is refused whole (exit 4, nothing cached): an accession "
+                        "twice (in one organism or two), more than 1% of an organism's rows "
+                        "malformed, rows that do not add up to X-Total-Results (which every "
+                        "page must carry, else exit 1), a page larger than asked, or fewer "
+                        "usable proteins than --per-organism; never a smaller dataset. A page not complete "
                         "within the page deadline is fetched again (4 attempts), then the fetch "
                         "fails; redirect loops and pages linking to themselves end it with one "
                         "line. docs/data.md.")
@@ -164,7 +166,7 @@ def _data_fetch(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..core.errors import Unreachable
+    from ..core.errors import KitError, Unreachable
     from ..data import uniprot
 
     err = Console(stderr=True)
@@ -183,14 +185,35 @@ def _data_fetch(args) -> int:
                                  page_s=args.page_deadline)
         try:
             ds = uniprot.fetch_dataset(args.base_url, args.refresh, proto, progress, limits)
-        except Unreachable as e:
-            if not args.offline_ok:
-                raise
+        except KitError as e:
+            bar.live.transient = True  # a failed fetch ends in its one line, not under the bars
+            if not (isinstance(e, Unreachable) and args.offline_ok):
+                raise  # a wrong answer (exit 4) is never "offline" (3), even with --offline-ok
             bar.stop()
             print(f"kit: {e}; nothing fetched", file=sys.stderr)
             return OFFLINE
     s = ds.summary()
     print(f"swissprot: {s['rows']} proteins ({s['train']} train, {s['test']} test), "
           f"{s['positives']} with a transmembrane segment; UniProt release {s['release']} "
-          f"({s['release_date']}); sha256 {ds.sha256[:12]}")
+          f"({s['release_date']}); sha256 {ds.sha256[:12]}{_skipped(s.get('counts', {}))}")
     return 0
+
+
+def _skipped(counts: dict) -> str:
+    """The malformed rows a fetch skipped (within its bound), said: "" when there were none."""
+    from collections import Counter
+
+    from ..data.answer import MALFORMED_SHARE
+
+    bad = {name: c.get("malformed", 0) for name, c in counts.items() if c.get("malformed")}
+    if not bad:
+        return ""
+    common, many = Counter(bad.values()).most_common(1)[0]
+    if many < 3:  # no count worth grouping: each organism's
+        parts = [f"{n} {name}" for name, n in bad.items()]
+    else:
+        others = "others" if many < len(bad) else "organisms"
+        parts = [f"{n} {name}" for name, n in bad.items() if n != common]
+        parts.append(f"{common} in each of the {many} {others}")
+    return (f"; skipped {sum(bad.values())} malformed rows ({', '.join(parts)}; at most "
+            f"{MALFORMED_SHARE:.0%} of an organism's rows are)")

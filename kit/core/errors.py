@@ -4,7 +4,17 @@
 class KitError(Exception):
     """A user-facing error: bad input, a missing dataset, an unavailable stack."""
 
+    exit_code = 1  # the CLI's exit status for it (kit.cli.main); a subclass may say another
+
 
 class Unreachable(KitError):
     """A server that could not be reached at all (offline, or nothing listens there): for a
     caller with a fallback, information rather than a failure."""
+
+
+class WrongAnswer(KitError):
+    """A server that answered, but wrongly (an id twice, rows it cannot have meant, not the
+    count asked for): refused whole, nothing kept. Exit 4, not 3: `kit data fetch --offline-ok`
+    exits 3 for an unreachable server, and a wrong answer must never read as "offline"."""
+
+    exit_code = 4

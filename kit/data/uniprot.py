@@ -2,9 +2,10 @@
 
 Fetch: reviewed entries of twelve organisms, length 60-700 filtered by the server, as TSV pages
 of 500 following ``Link: <...>; rel="next"``. Each organism's raw pages are written to a
-temporary folder and renamed into the cache only when complete, with a manifest of their
-sha256. Derive: the protocol in ``Protocol`` turns the cached pages into the ``swissprot``
-dataset. docs/data.md documents both.
+temporary folder, with a manifest of their sha256; the complete folders are renamed into the
+cache when all twelve are in, and a wrong answer (``answer.Answer``) keeps none of them. Derive:
+the protocol in ``Protocol`` turns the cached pages into the ``swissprot`` dataset (checked
+again). docs/data.md documents both.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, replace
@@ -21,9 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from ..core.atomic import write_bytes
-from ..core.errors import KitError
+from ..core.errors import KitError, WrongAnswer
 from ..core.paths import subdir
 from ..worker.pipeline import AMINO_ACIDS
+from .answer import Answer
 from .dataset import MAX_LEN, MIN_LEN, make_dataset, save_dataset
 from .http import Fetcher, Limits
 
@@ -39,6 +42,9 @@ FIELDS = "accession,organism_id,sequence,ft_transmem"
 COLUMNS = ("Entry", "Organism (ID)", "Sequence", "Transmembrane")
 PAGE_SIZE = 500
 _STANDARD = frozenset(AMINO_ACIDS)
+# a UniProt accession is 6 or 10 letters and digits; any plain token passes (a mirror's own ids),
+# but one with spaces, control characters or markup is a malformed row, never an id
+_ACCESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,16 @@ def cache_dir() -> Path:
     return subdir("uniprot")
 
 
+def usable(seq: str, protocol: Protocol) -> bool:
+    """Does the protocol keep this sequence (standard residues, length within bounds)?"""
+    return set(seq) <= _STANDARD and protocol.min_len <= len(seq) <= protocol.max_len
+
+
+def answer_for(protocol: Protocol) -> Answer:
+    """The checks a fetch (or a derivation) under ``protocol`` must pass."""
+    return Answer(protocol.per_organism, lambda seq: usable(seq, protocol), PAGE_SIZE)
+
+
 # -- HTTP ---------------------------------------------------------------------------------------
 def _page_problem(r, body: bytes) -> str | None:
     """Why a complete-looking answer is not a page of the search (retried, then reported)."""
@@ -89,7 +105,7 @@ def _parse_rows(text: str):
         if not line.strip():
             continue
         cols = line.rstrip("\r").split("\t")
-        if len(cols) != 4 or not cols[0] or not cols[2]:
+        if len(cols) != 4 or not _ACCESSION.fullmatch(cols[0]) or not cols[2]:
             bad += 1
             continue
         rows.append(tuple(cols))
@@ -97,16 +113,19 @@ def _parse_rows(text: str):
 
 
 def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol,
-                   on_page=lambda done, total: None) -> dict:
+                   on_page=lambda done, total: None, answer: Answer | None = None) -> dict:
     """All pages of one organism into ``dest`` (a fresh folder); returns its manifest.
 
     The rows must add up to the ``X-Total-Results`` the server announced, and every page must
     carry it: without it a page that ends the paging early cannot be told from the last one,
-    so a fetch that would be short is an error, never a smaller dataset with exit 0."""
+    so a fetch that would be short is an error, never a smaller dataset with exit 0. Every
+    page goes through ``answer`` (the whole fetch's checks) as it arrives."""
+    answer = answer or answer_for(protocol)
+    name = dict(ORGANISMS).get(taxid, str(taxid))
     params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv",
               "size": PAGE_SIZE}
     next_url, pages, rows, total, release, urls = f"{url}/uniprotkb/search", [], 0, None, None, []
-    seen = set()
+    seen, tally = set(), None
     while next_url:
         r, body = fetcher.get(next_url, params if not pages else None, check=_page_problem)
         urls.append(r.url)
@@ -119,13 +138,12 @@ def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol
                            f"{rel}); run the fetch again")
         total = _total(r, taxid, len(pages) + 1, total)
         got, bad = _parse_rows(body.decode("utf-8"))
+        tally = tally or answer.organism(taxid, name, total)
+        tally.page(got, bad)
         rows += len(got) + bad
-        if rows > total:
-            raise KitError(f"organism {taxid}: UniProt announced {total} rows but its pages hold "
-                           f"more ({rows} by page {len(pages) + 1}); run the fetch again")
-        name = f"page-{len(pages) + 1:04d}.tsv"
-        (dest / name).write_bytes(body)
-        pages.append({"file": name, "sha256": hashlib.sha256(body).hexdigest(), "rows": len(got),
+        file = f"page-{len(pages) + 1:04d}.tsv"
+        (dest / file).write_bytes(body)
+        pages.append({"file": file, "sha256": hashlib.sha256(body).hexdigest(), "rows": len(got),
                       "malformed": bad})
         on_page(rows, total)
         next_url = r.links.get("next", {}).get("url")
@@ -136,10 +154,7 @@ def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol
         if next_url and not got and not bad:
             raise KitError(f"organism {taxid}: page {len(pages)} from UniProt holds no rows but "
                            "links to a next page; the server's paging is broken")
-    if rows != total:
-        raise KitError(f"organism {taxid}: received {rows} rows but UniProt announced {total} "
-                       f"(the last page, {len(pages)}, held {pages[-1]['rows']} and named no "
-                       "next page); the fetch is short: run it again")
+    tally.end(pages[-1]["rows"])
     return {"taxid": taxid, "total": total, "urls": urls, "pages": pages, **(release or {})}
 
 
@@ -159,37 +174,76 @@ def _total(r, taxid: int, page: int, before: int | None) -> int:
 
 def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Protocol(),
           on_progress=lambda taxid, name, done, total: None, limits: Limits | None = None) -> dict:
-    """Fetch (or reuse from the cache) every organism's raw pages; returns the raw manifest."""
+    """Fetch (or reuse from the cache) every organism's raw pages; returns the raw manifest.
+
+    The organisms fetched are cached together at the end. A wrong answer (WrongAnswer: an
+    accession twice, in one organism or two; malformed rows past the bound; not the count
+    announced or asked) caches none of them, so a refused --refresh leaves the earlier cache
+    as it was; any other failure (a timeout, an interrupt) keeps the complete ones for the next
+    attempt. Organisms reused from the cache pass the same checks as those fetched."""
+    _check_request(protocol)
     url = base_url(url)
     raw = cache_dir() / "raw"
     raw.mkdir(exist_ok=True)
     sweep(raw)
     fetcher = Fetcher(limits or Limits.from_env(), what="UniProt")
-    organisms = {}
-    for taxid, name in ORGANISMS:
-        final = raw / str(taxid)
-        if final.exists() and not refresh:
-            organisms[taxid] = verify_organism(final)  # refuses a tampered cache
-            on_progress(taxid, name, 1, 1)
-            continue
-        tmp = Path(tempfile.mkdtemp(dir=raw, prefix=f".{taxid}-{os.getpid()}-"))
-        try:
-            m = fetch_organism(fetcher, url, taxid, tmp, protocol,
+    answer = answer_for(protocol)
+    organisms, made, complete, keep = {}, [], {}, False
+    try:
+        for taxid, name in ORGANISMS:
+            final = raw / str(taxid)
+            if final.exists() and not refresh:
+                organisms[taxid] = verify_organism(final)  # refuses a tampered cache
+                _check_cached(answer, taxid, name, final, organisms[taxid])
+                on_progress(taxid, name, 1, 1)
+                continue
+            tmp = Path(tempfile.mkdtemp(dir=raw, prefix=f".{taxid}-{os.getpid()}-"))
+            made.append(tmp)
+            m = fetch_organism(fetcher, url, taxid, tmp, protocol, answer=answer,
                                on_page=lambda d, t, _id=taxid, _n=name: on_progress(_id, _n, d, t))
             m["accessed"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
             m["name"] = name
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1))
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(tmp, final)  # the organism appears whole, or not at all
-        finally:
+            organisms[taxid], complete[taxid] = m, tmp
+        keep = True
+    except WrongAnswer:
+        raise  # what looked right on its own came from the same wrong server: none of it is kept
+    except BaseException:
+        keep = True  # what is complete is kept for the next attempt
+        raise
+    finally:
+        if keep:
+            for taxid, tmp in complete.items():
+                final = raw / str(taxid)
+                if final.exists():
+                    shutil.rmtree(final)
+                os.replace(tmp, final)  # the organism appears whole, or not at all
+        for tmp in made:
             shutil.rmtree(tmp, ignore_errors=True)
-        organisms[taxid] = m
     releases = {m.get("release") for m in organisms.values()}
     if len(releases) > 1:
         raise KitError(f"cached organisms come from different UniProt releases {sorted(map(str, releases))}; "
                        "run `kit data fetch --refresh`")
     return {"url": url, "organisms": organisms}
+
+
+def _check_request(protocol: Protocol) -> None:
+    """A protocol that cannot give ``keep`` proteins is refused before any request."""
+    most = len(ORGANISMS) * protocol.per_organism
+    if protocol.keep > most:
+        raise KitError(f"--keep {protocol.keep} is more than the {len(ORGANISMS)} organisms x "
+                       f"{protocol.per_organism} proteins (--per-organism) can give: at most "
+                       f"{most}")
+
+
+def _check_cached(answer: Answer, taxid: int, name: str, folder: Path, m: dict) -> None:
+    """A cached organism's pages through ``answer``, as if they had just been fetched."""
+    tally = answer.organism(taxid, name, m["total"])
+    rows = 0
+    for p in m["pages"]:
+        rows, bad = _parse_rows((folder / p["file"]).read_bytes().decode("utf-8"))
+        tally.page(rows, bad)
+    tally.end(len(rows))
 
 
 def sweep(raw: Path) -> None:
@@ -223,17 +277,22 @@ def label(transmembrane_cell: str) -> int:
 
 
 def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
-    """Apply the protocol to the cached pages; returns (dataset, derivation manifest)."""
+    """Apply the protocol to the cached pages; returns (dataset, derivation manifest). The
+    pages pass the fetch's checks again (``answer_for``): a cache is never trusted to hold
+    what a fetch would have refused."""
     raw = cache_dir() / "raw"
     rng = np.random.default_rng(protocol.seed)
     pool, counts, raw_hash = [], {}, hashlib.sha256()
+    answer = answer_for(protocol)
     for taxid, name in ORGANISMS:
         m = raw_manifest["organisms"][taxid]
         entries, malformed, nonstandard, length = {}, 0, 0, 0
+        tally, rows = answer.organism(taxid, name, m["total"]), []
         for p in m["pages"]:
             body = (raw / str(taxid) / p["file"]).read_bytes()
             raw_hash.update(body)
             rows, bad = _parse_rows(body.decode("utf-8"))
+            tally.page(rows, bad)
             malformed += bad
             for acc, org, seq, tm in rows:
                 if not set(seq) <= _STANDARD:
@@ -242,6 +301,7 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
                     length += 1
                 else:
                     entries[acc] = (seq, label(tm))
+        tally.end(len(rows))
         # the API's order is not a contract: order by accession before sampling
         accs = sorted(entries)
         take = np.sort(rng.choice(len(accs), size=min(protocol.per_organism, len(accs)),
