@@ -206,8 +206,9 @@ _NOT_DRAWN = {"travel.png": "no difference was measured (no pairs stored, every 
 def figures_html(plots: dict) -> str:
     """The PNGs inline (report.html stands alone, as kit's own does)."""
     import base64
-    import html
 
-    return "".join(f'<figure><img alt="{html.escape(_CAPTIONS[n])}" src="data:image/png;base64,'
-                   f'{base64.b64encode(d).decode()}"><figcaption>{html.escape(_CAPTIONS[n])}'
+    from .quoting import html
+
+    return "".join(f'<figure><img alt="{html(_CAPTIONS[n])}" src="data:image/png;base64,'
+                   f'{base64.b64encode(d).decode()}"><figcaption>{html(_CAPTIONS[n])}'
                    f"</figcaption></figure>\n" for n, d in plots.items() if d)
