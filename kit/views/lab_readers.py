@@ -113,20 +113,17 @@ def lab_compare_text(rep: dict) -> str:
 def write_lab_report(store, info: dict, out_dir) -> dict:
     """report.md and report.html of pipeline ``info`` into ``out_dir`` (made if need be), as
     `kit report --pipeline` and the TUI's Advice tab write them: {"md", "html"} paths."""
-    from pathlib import Path
-
     from ..analysis.lab_advice import lab_advise
     from ..analysis.lab_budget import lab_budget
     from ..analysis.lab_verdicts import lab_verdicts
-    from ..core.atomic import write_bytes
+    from ..core.atomic import out_folder, write_bytes
 
     from .labplots import figures_html, figures_md, lab_plots
 
     b, v = lab_budget(store, info), lab_verdicts(store, info)
     plots = lab_plots(store, info, b, v)
     md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info) + figures_md(plots)
-    out = Path(out_dir).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_folder(out_dir)
     for name, data in plots.items():  # beside the report, as kit's own report writes them
         if data:
             write_bytes(out / name, data)

@@ -13,7 +13,7 @@ from tabulate import tabulate
 
 from ..analysis.compare import ALL_MODELS
 from ..app.findings import findings
-from ..core.atomic import make_dir, write_bytes
+from ..core.atomic import out_folder, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
 from ..runs.store import Store
@@ -154,7 +154,7 @@ def _quoted(rows: list, quote) -> list:
 
 def write(store: Store, dataset: str, out_dir) -> dict:
     """Write report.md (with PNG plots beside it) and a self-contained report.html."""
-    out_dir = make_dir(out_dir)
+    out_dir = out_folder(out_dir)
     r = build(store, dataset)
     for name, data in r["plots"].items():
         if data:
