@@ -122,3 +122,14 @@ async def test_tui_markup_shows_a_name_as_written(kit_home):
         cell = pilot.app.query_one("#compare-table", DataTable).get_cell_at((0, 0))
         assert Text.from_markup(cell).plain == "[b]run[/] `|`"  # as DataTable draws a str
         assert pilot.app.is_running  # the name's @click was never a click
+
+
+def test_a_pipeline_name_with_dollars_is_drawn_as_written_not_as_a_formula():
+    """matplotlib reads text between two `$` as a formula: one it cannot parse failed the
+    report's whole figure (an internal error) before."""
+    from kit.views.labplots import plot_travel
+
+    moved = {"kind": "array", "changed": True, "worst": {"rel": 0.1},
+             "most": {"max_abs": 0.1, "max_rel": 0.1}}
+    b = {"name": "a$\\frac{$b.py", "factors": {"threads": {"pairs": 1, "outputs": {"x": moved}}}}
+    assert plot_travel(b, {"factors": {}}, {}).startswith(b"\x89PNG")

@@ -1,4 +1,4 @@
-"""A name quoted for the text it goes into: Python, YAML, Markdown, HTML or Rich markup."""
+"""A name quoted for the text it goes into: Python, YAML, Markdown, HTML, Rich markup, a plot."""
 
 from __future__ import annotations
 
@@ -52,6 +52,12 @@ def markdown_block(text: str) -> str:
 def html(name) -> str:
     """``name`` as HTML text or an attribute's value: <, >, &, and both quotes escaped."""
     return _html.escape(str(name), quote=True)
+
+
+def plot(name) -> str:
+    """``name`` as matplotlib text: each ``$`` escaped (two would start mathtext, and a formula
+    it cannot parse fails the whole figure), control characters visible."""
+    return _visible(str(name)).replace("$", r"\$")
 
 
 def markup(name) -> str:
