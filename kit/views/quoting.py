@@ -6,9 +6,10 @@ import html as _html
 import json
 import unicodedata
 
-# Markdown's characters that make code, links, raw HTML, tables or headings of plain text; `_`
-# is left alone (inside a word it emphasises nothing, and x86_64 or svd_rand read as written)
-_MD_SPECIAL = set("\\`*[]<>|#&!~")
+# Markdown's characters that make code, links, images, raw HTML or table cells of plain text;
+# `_` and `#` are left alone (a name is never at a line's start, where `#` makes a heading, and
+# inside a word `_` emphasises nothing: x86_64 and svd_rand read as written)
+_MD_SPECIAL = set("\\`*[]<>|&!~")
 
 
 def _visible(text: str, keep: str = "") -> str:
