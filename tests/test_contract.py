@@ -91,6 +91,14 @@ HEAD = "import numpy as np\nSEEDS = ('a',)\n"
     (HEAD + "SEEDS = ('a', 'b')\n" + GOOD_RUN, "never reads seeds['b']"),
     (HEAD + "def run(seeds):\n    return {'x': np.zeros(1) + seeds['c']}\n",
      "read seeds['c'], which SEEDS does not name"),
+    # a name holding a control character would end a line of a generated file (#37): refused,
+    # quoted; `$` let "x\n" through as a plain output name
+    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'x\\n': np.zeros(1)}\n",
+     "output name 'x\\n' holds the control character '\\n'"),
+    (HEAD + "KINDS = {'x\\x1b[2J': 'array'}\n" + GOOD_RUN,
+     "output name 'x\\x1b[2J' in KINDS holds the control character '\\x1b'"),
+    ("SEEDS = ('a\\u202eb',)\n" + GOOD_RUN,
+     "seed name 'a\\u202eb' in SEEDS holds the control character '\\u202e'"),
 ])
 def test_every_user_error_is_one_line(tmp_path, source, words):
     seeds = {"a": 1, "b": 2} if "('a', 'b')" in source else None

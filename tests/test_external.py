@@ -57,7 +57,8 @@ def test_bad_registrations_are_refused_and_write_nothing(tmp_path, mine):
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     cases = [("host", sys.executable, "is taken"), ("np2-sk191", sys.executable, "is taken"),
-             ("a b", sys.executable, "use letters"), ("x", str(tmp_path / "nope"), "not an executable"),
+             ("a b", sys.executable, "use letters"), ("x\n", sys.executable, "use letters"),
+             ("x", str(tmp_path / "nope"), "not an executable"),
              ("x", str(bare / "bin" / "python"), "with numpy")]
     for name, python, why in cases:
         with pytest.raises(KitError, match=why):

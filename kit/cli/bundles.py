@@ -49,16 +49,11 @@ def _cmd_export(args) -> int:
 
     from ..views.tables import dataset_line
 
-    # a bundle goes into a folder that exists: a typo in its path must not make a tree of folders
-    out_path = Path(args.out).expanduser()
-    if out_path.is_dir():  # a folder named as the bundle: say so before any work, write nothing
-        raise KitError(f"cannot write {args.out}: {args.out} is a folder: give a file name, e.g. "
-                       f"{out_path / 'lab.kit'}")
-    folder = out_path.parent
-    if not folder.is_dir():
-        raise KitError(f"cannot write {args.out}: the folder {folder} "
-                       + ("is not a folder" if folder.exists() else "does not exist")
-                       + " (make it first, or name a file in a folder that exists)")
+    from ..core.atomic import out_file
+
+    # --out's one rule, as every command's (a folder, a link or a device there: one line),
+    # said before any work; missing folders above it are made, as `kit report --out` makes its
+    out_path = out_file(args.out, "lab.kit")
     store = Store()
     if args.pipeline:  # a lab pipeline's runs and their recorded pairs
         ids = pipeline_runs(args, store, args.factor)
@@ -86,7 +81,7 @@ def _cmd_export(args) -> int:
         f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
         + (f", {len(p['blobs'])} arrays ({p['array_bytes'] / 2**20:.2f} MiB before compression)"
            if args.arrays else ", hashes only (add --arrays for magnitudes)"))
-    out = export(store, ids, args.out, args.arrays)
+    out = export(store, ids, out_path, args.arrays)
     print(f"wrote {out['file']}: {out['runs']} runs, {out['bytes'] / 2**20:.2f} MiB, "
           f"sha256 {out['sha256']}")
     return 0

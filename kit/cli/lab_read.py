@@ -107,8 +107,11 @@ def advise(args) -> int:
 def report(args) -> int:
     from ..views.lab_readers import write_lab_report
 
+    from ..core.atomic import out_folder
+
+    folder = out_folder(args.out)  # --out's one rule, as kit's own report's
     store, info = _selected(args)
-    out = write_lab_report(store, info, args.out)
+    out = write_lab_report(store, info, folder)
     print(f"pipeline {info['name']} ({info['sha256'][:12]})")
     print(f"wrote {out['md']} and {out['html']} ({len(out['plots'])} plots)")
     return 0

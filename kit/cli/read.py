@@ -196,14 +196,13 @@ def _cmd_report(args) -> int:
 
     from ..views.tables import dataset_line
 
-    out = Path(args.out).expanduser()
-    if out.exists() and not out.is_dir():  # --out names a folder; a file there is not one
-        raise KitError(f"cannot write the report into {args.out}: it is a file: give a folder, "
-                       f"e.g. {out.parent / 'kit-report'}")
+    from ..core.atomic import out_folder
+
+    folder = out_folder(args.out)  # --out's one rule, said before any work
     store = Store()
     sel = select(args, store)
     with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):
-        out = write(store, sel.sha256, args.out)
+        out = write(store, sel.sha256, folder)
     print(dataset_line(sel.summary, sel.why))
     print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
     return 0

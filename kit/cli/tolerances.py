@@ -29,15 +29,14 @@ def _cmd_tolerances(args) -> int:
     from pathlib import Path
 
     from ..analysis.tolerances import kit_tolerances, lab_tolerances
-    from ..core.atomic import write_bytes
+    from ..core.atomic import out_file, write_bytes
     from ..core.errors import KitError
     from ..runs.store import Store
     from ..views.tolerances import render
     from .common import select
 
-    out = Path(args.out) if args.out else None
-    if out is not None and not out.parent.is_dir():  # said before anything is read
-        raise KitError(f"--out {args.out}: there is no folder {out.parent}")
+    # --out's one rule (kit.core.atomic.out_file), said before anything is read
+    out = out_file(args.out, "tolerances.py") if args.out else None
     if args.pipeline and (args.dataset or args.n):
         raise KitError("--pipeline reads its own data: --dataset and --n are for kit's pipeline")
     store = Store()

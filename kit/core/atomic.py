@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -52,10 +53,85 @@ def make_dir(path) -> Path:
     return path
 
 
+# what a rename would replace rather than write: a link (and not what it points to), a pipe, a
+# socket or a device (as root, `--out /dev/full` replaced the device by a regular file)
+_NOT_WRITTEN = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO (named pipe)",
+                stat.S_IFSOCK: "a socket", stat.S_IFBLK: "a block device",
+                stat.S_IFCHR: "a character device"}
+
+
+def refuse_special(dest) -> None:
+    """KitError, one line, if ``dest`` exists as anything but a regular file or a folder. Read
+    with lstat: a link is never followed (nor replaced), and a FIFO never opened."""
+    try:
+        st = os.lstat(dest)
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (a folder above it may
+        return  # be a file: said by whoever makes the folders)
+    except OSError as e:
+        from .errors import KitError
+
+        raise KitError(f"cannot write {dest}: {e.strerror or e}") from None
+    what = _NOT_WRITTEN.get(stat.S_IFMT(st.st_mode))
+    if what is None:
+        return
+    from .errors import KitError
+
+    if what == "a symbolic link":
+        raise KitError(f"cannot write {dest}: it is a symbolic link, and kit neither follows nor "
+                       f"replaces one: give the path of a regular file or folder (the link's "
+                       f"target, if that is what you meant)")
+    raise KitError(f"cannot write {dest}: it is {what}, not a regular file or folder: kit writes "
+                   f"only those, never onto a device, pipe or socket; give another path")
+
+
+def out_file(path, example: str = "out") -> Path:
+    """The one rule of every ``--out FILE``: ``path`` (~ expanded) may be a regular file (then
+    replaced whole) or nothing yet (its missing folders are made when it is written, by
+    atomic_path); a folder, a link, a FIFO, a socket or a device there, or a file where one of
+    its folders would go, is a KitError of one line, said before any work (nothing made)."""
+    path = Path(path).expanduser()
+    refuse_special(path)
+    if path.is_dir():
+        from .errors import KitError
+
+        raise KitError(f"cannot write {path}: it is a folder: give a file's name, e.g. "
+                       f"{path / example}")
+    _can_make(path.parent)
+    return path
+
+
+def _can_make(folder: Path) -> None:
+    """KitError, as make_dir would say it, if ``folder`` could not be made: the nearest path
+    above it that exists is not a folder."""
+    above = folder
+    while not os.path.lexists(above) and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        from .errors import KitError
+
+        raise KitError(f"cannot make the folder {folder}: {above} is not a folder")
+
+
+def out_folder(path) -> Path:
+    """The one rule of every ``--out FOLDER``: ``path`` (~ expanded) is a folder, made with any
+    missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
+    of one line (each file written into it is held to the same rule by atomic_path)."""
+    path = Path(path).expanduser()
+    refuse_special(path)
+    if path.exists() and not path.is_dir():
+        from .errors import KitError
+
+        raise KitError(f"cannot write into {path}: it is a file: give a folder, e.g. "
+                       f"{path.parent / 'kit-report'}")
+    return make_dir(path)
+
+
 @contextmanager
 def atomic_path(dest):
-    """Yield a temporary path beside ``dest``; rename it onto ``dest`` only if the block succeeds."""
+    """Yield a temporary path beside ``dest``; rename it onto ``dest`` only if the block succeeds.
+    ``dest`` a link, a FIFO, a socket or a device: a KitError, and nothing is replaced."""
     dest = Path(dest)
+    refuse_special(dest)
     make_dir(dest.parent)
     try:
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".tmp")
@@ -68,6 +144,7 @@ def atomic_path(dest):
     try:
         yield Path(tmp)
         _as_the_user_would(tmp)
+        refuse_special(dest)  # again: one may have been put there while the block wrote
         os.replace(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

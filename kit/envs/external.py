@@ -24,7 +24,8 @@ from .catalogue import HOST, definitions
 from .launch import fingerprint
 from .probes import PREFIX as PROBE_PREFIX
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# fullmatch: `$` also matches before a final newline ("x\n" was a plain name, #37)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _MIN_PYTHON = (3, 9)  # the worker's oldest syntax
 
 
@@ -53,7 +54,7 @@ def _fingerprint(python: str) -> dict:
 
 def add(name: str, python: str) -> dict:
     """Probe ``python`` and register it as ``name``; returns the registry entry."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise KitError(f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
                        "(at most 64, starting with a letter or digit)")
     if name.startswith(PROBE_PREFIX):  # a release scan's probe stack is found by such a name

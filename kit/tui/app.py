@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
+from ..views.quoting import markup
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
@@ -113,7 +113,7 @@ class KitApp(App):
             self.pipeline = info
             return
         # a name is text (a bundle's may read as markup: `[@click=app.quit]x.py`)
-        self.notify(f"the finished runs are of pipeline {escape(info['name'])} "
+        self.notify(f"the finished runs are of pipeline {markup(info['name'])} "
                     f"({info['sha256'][:12]}), "
                     f"not of the one Setup chose since: the tabs show that one", timeout=8)
 
@@ -186,7 +186,7 @@ class KitApp(App):
         the app ends as Textual ends it (exit status 1), with one line naming the file that
         holds the traceback instead of the traceback itself."""
         if isinstance(error, KitError):
-            self.notify(escape(str(error)), severity="error", timeout=10)
+            self.notify(markup(error), severity="error", timeout=10)
             return
         self._bug = (f"kit tui: internal error: {type(error).__name__}: {error} (a bug in kit; the "
                      f"traceback is in {log_traceback(error)})")

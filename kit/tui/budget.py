@@ -15,6 +15,7 @@ from ..core import factors
 from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
 from ..views.pairs import pair_cells
+from ..views.quoting import markup
 from ..views.tables import factor_label, flips_cell, identical_cell, one_class_note, verdicts_cell
 from .bars import Bars
 from .grid import fill
@@ -94,8 +95,6 @@ class BudgetPane(Pane):
         return self.action_view("explain-scroll")
 
     def _explained(self, name: str) -> str:
-        from rich.markup import escape
-
         from ..analysis.explain_stored import stored_explanation
         from ..views.explain import stored_lines
 
@@ -108,8 +107,8 @@ class BudgetPane(Pane):
                      f"run{'s' if n != 1 else ''})"]
         else:
             lines = stored_lines(x) or [f"{name}: no pair to explain"]
-        return (f"[b]Where {escape(name)}'s differences start[/] (stored cross-fed runs; "
-                "x: back)\n\n" + "\n\n".join(escape(ln) for ln in lines))
+        return (f"[b]Where {markup(name)}'s differences start[/] (stored cross-fed runs; "
+                "x: back)\n\n" + "\n\n".join(markup(ln) for ln in lines))
 
     def show(self) -> None:
         from ..analysis.budget import budget
@@ -136,13 +135,14 @@ class BudgetPane(Pane):
                                               "note": "no dataset yet"}
         d, units = b["dataset"], self.seed_units
         self._rows = b["rows"]  # x reads the perturbation curves from them
-        head = (f"[b]{d.get('name') or app.dataset_name}[/]"
+        # the dataset's name and the notes are text inside markup (a bundle names a dataset)
+        head = (f"[b]{markup(d.get('name') or app.dataset_name)}[/]"
                 + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
                 + f"   flips {'in seed units' if units else 'median/max'} (u)   bars (p)   "
                   "curves (a)   pairs: enter")
         for note in (one_class_note(b["rows"]), b.get("note")):
             if note:
-                head += f"\n[dim]{note}[/]"
+                head += f"\n[dim]{markup(note)}[/]"
         self.query_one("#budget-head", Static).update(head)
         t = self.query_one("#budget-table", DataTable)
         row = t.cursor_row

@@ -11,6 +11,7 @@ from textual.widgets import Button, DataTable, Input, Log, Static
 
 from ..core.errors import KitError
 from ..core.numbers import fmt
+from ..views.quoting import markup
 from .grid import fill
 from .pane import Pane
 
@@ -48,7 +49,7 @@ class ComparePane(Pane):
             self.action_path()
             self.app.notify("type the bundle's path, then enter", severity="warning")
             return
-        self.query_one("#compare-answer", Static).update(f"comparing {path} ...")
+        self.query_one("#compare-answer", Static).update(f"comparing {markup(path)} ...")
         self._compare(path)
 
     @work(thread=True, exclusive=True, group="compare")
@@ -64,7 +65,8 @@ class ComparePane(Pane):
 
         try:
             rep = compare_bundle(app.store, path, plat=app.platform, confirm=refuse,
-                                 log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
+                                 log=lambda m: app.call_from_thread(app.notify, markup(m),
+                                                                    timeout=2))
         except KitError as e:
             self.post_message(self.Answered(None, str(e)))
             return
@@ -73,10 +75,12 @@ class ComparePane(Pane):
     def on_compare_pane_answered(self, m: Answered) -> None:
         answer = self.query_one("#compare-answer", Static)
         if m.error:
-            answer.update(f"[red]{m.error}[/]")
+            answer.update(f"[red]{markup(m.error)}[/]")
             return
         rep = m.report
-        answer.update(f"[b]{rep['bundle_host']['name']} vs {rep['this_host']['name']}:[/] {rep['answer']}")
+        # the hosts' names (the bundle's is the sender's word) and the answer are text
+        answer.update(f"[b]{markup(rep['bundle_host']['name'])} vs "
+                      f"{markup(rep['this_host']['name'])}:[/] {markup(rep['answer'])}")
         t = self.query_one("#compare-table", DataTable)
         fill(t, ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
              [[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ..views.fit import share
+from ..views.quoting import markup
 
 
 def _width(cell) -> int:
@@ -24,6 +25,9 @@ def fill(table: DataTable, head: list, rows: list, keys: list | None = None,
     the ``wrap`` columns (plain text) share what the others leave by need, as kit's CLI tables
     do, each header whole and each row as tall as its cells wrap to."""
     table.clear(columns=True)
+    # DataTable reads a str cell as markup: a name in one (a bundle's host, a stack's) is
+    # text, never a tag (`[@click=app.quit]`), so each is quoted for it here, once for all
+    rows = [[markup(c) if isinstance(c, str) else c for c in r] for r in rows]
     widths = [max([_width(label)] + [_width(r[i]) for r in rows]) for i, label in enumerate(head)]
     pad = 2 * table.cell_padding
     tall = False

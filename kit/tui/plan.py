@@ -15,6 +15,7 @@ from textual.widgets.selection_list import Selection
 
 from ..app import audit as au
 from ..core.errors import KitError
+from ..views.quoting import markup
 from .pane import Pane
 from .plan_lab import LAB_NOTE, LabChoice, lab_rows, lab_summary
 
@@ -107,7 +108,9 @@ class PlanPane(Pane):
         # unavailable factors stay in the list (a keyboard user reaches them and reads why under
         # it) but cannot be ticked
         self._unavailable = {r["factor"] for r in rows if not r["available"]}
-        return [Selection(r["factor"] if r["available"] else f"[dim]{r['factor']} (not here)[/]",
+        # a factor's name (a pipeline's seed:NAME) is text inside the prompt's markup
+        return [Selection(markup(r["factor"]) if r["available"]
+                          else f"[dim]{markup(r['factor'])} (not here)[/]",
                           r["factor"], r["factor"] in ("repeat", "seed")) for r in rows]
 
     def _follow_setup(self) -> None:
@@ -144,7 +147,8 @@ class PlanPane(Pane):
     @on(SelectionList.SelectionHighlighted)
     def describe(self, event: SelectionList.SelectionHighlighted) -> None:
         factor = event.selection.value
-        self.query_one("#factor-help", Static).update(f"[b]{factor}[/]: {self._about[factor]}")
+        self.query_one("#factor-help", Static).update(
+            f"[b]{markup(factor)}[/]: {markup(self._about[factor])}")
         # a longer description shrinks the list beside it: once that is laid out, bring the
         # highlighted factor back into view (perturb's 5 lines hid it at 80x24)
         self.call_after_refresh(self.query_one("#factors", SelectionList).scroll_to_highlight)
@@ -205,28 +209,26 @@ class PlanPane(Pane):
         factors = self.query_one("#factors", SelectionList)
         for f in set(factors.selected) & self._unavailable:
             factors.deselect(f)
-            self.app.notify(f"{f}: {self._about[f]}", severity="warning", timeout=6)
+            self.app.notify(markup(f"{f}: {self._about[f]}"), severity="warning", timeout=6)
 
     @on(SelectionList.SelectedChanged)
     @on(Input.Changed)
     @on(RadioSet.Changed)
     def update_summary(self) -> None:
-        from rich.markup import escape
-
         out = self.query_one("#plan-summary", Static)
         try:
             plan = self.audit()
             out.update(lab_summary(self.app, plan) if isinstance(plan, LabChoice)
                        else self._summary(plan))
         except KitError as e:
-            out.update(f"[red]{escape(str(e))}[/]")
+            out.update(f"[red]{markup(e)}[/]")
 
     def _summary(self, a: au.Audit) -> str:
         build = au.stacks_to_build(a)
         if build:
             mb = sum(b or 0 for _, b in build) / 2 ** 20
             return (f"[b]{len(a.factors)} factor(s)[/]; running builds "
-                    + ", ".join(n for n, _ in build) + f" first (about {mb:,.0f} MB to download)")
+                    + markup(", ".join(n for n, _ in build)) + f" first (about {mb:,.0f} MB to download)")
         au.plan_runs(a)
         todo = au.todo(a, self.app.store)
         est = au.estimate_seconds(a, self.app.store)
@@ -240,7 +242,7 @@ class PlanPane(Pane):
         try:
             a = self.audit()
         except KitError as e:
-            self.app.notify(str(e), severity="error", timeout=8)
+            self.app.notify(markup(e), severity="error", timeout=8)
             return
         chosen = ((self.app.dataset_name, self.app.n) if isinstance(a, LabChoice)
                   else self._dataset())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.markup import escape
+from ..views.quoting import markup
 
 from ..runs.planning.options import PlanOptions
 
@@ -42,7 +42,7 @@ def lab_summary(app, c: LabChoice) -> str:
         info = lab_to_run(info)  # only reads when no file is given: raises if it is not here
     pairs = lab_pairs(info, c.factors, c.options)
     specs, todo = lab_todo(pairs, app.store)
-    return (f"[b]pipeline {escape(info['name'])}[/] ({info['sha256'][:12]}): "
+    return (f"[b]pipeline {markup(info['name'])}[/] ({info['sha256'][:12]}): "
             f"[b]{len(pairs)} pairs, {len(specs)} runs[/]: {len(specs) - len(todo)} stored, "
             f"{len(todo)} to run, " + _estimate_text(lab_estimate(info, todo, app.store)))
 

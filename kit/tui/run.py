@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from queue import Empty, Queue
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,6 +15,7 @@ from textual.worker import get_current_worker
 from ..app import audit as au
 from ..core.errors import KitError
 from ..core.logs import bug_line
+from ..views.quoting import markup
 from .pane import Pane
 
 
@@ -74,7 +74,7 @@ class RunPane(Pane):
     @work(thread=True, exclusive=True, group="run")
     def _run(self, a: au.Audit) -> None:
         worker = get_current_worker()
-        out = _Messages(self, a.dataset.name, a.factors)
+        out = _Messages(self, markup(a.dataset.name), a.factors)
         try:
             # one run at a time: the store is shared with the screens that read it meanwhile
             made = au.run_audit(a, self.app.store, confirm=lambda ask: self._confirm(ask, worker),
@@ -92,7 +92,7 @@ class RunPane(Pane):
 
         worker = get_current_worker()
         # the name goes into the status's markup: a bundle's may read as markup
-        out = _Messages(self, f"pipeline {escape(c.info['name'])}", c.factors)
+        out = _Messages(self, f"pipeline {markup(c.info['name'])}", c.factors)
         store = self.app.store
         try:
             info = lab_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
@@ -153,12 +153,10 @@ class _Messages(au.Progress):
 
     def failed(self, e) -> None:
         """The error ``e`` (a KitError, or a bug's line) in the log and, red, as the status."""
-        from rich.markup import escape
-
-        self.say(f"error: {e}", status=f"[red]{escape(str(e))}[/]")
+        self.say(f"error: {e}", status=f"[red]{markup(e)}[/]")
 
     def building(self, stacks):
-        self.say(status=f"building stacks for {', '.join(self.factors)}")
+        self.say(status=f"building stacks for {markup(', '.join(self.factors))}")
         return super().building(stacks)
 
     def log(self, stack, line):

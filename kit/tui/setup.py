@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
+from ..views.quoting import markup
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -79,20 +79,20 @@ class SetupPane(Pane):
         info = getattr(app, "pipeline", None)
         if info is not None:
             self.query_one("#dataset-info", Static).update(
-                f"[b]Pipeline[/] {escape(info['name'])} ({info['sha256'][:12]}): every tab works "
+                f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
                 f"on it; it reads its own data\n[dim]Dataset "
-                f"{escape(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
+                f"{markup(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
             return
         try:
             s = load_dataset(app.dataset_name, app.n).summary()
             tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
             rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
                    else s["source"])
-            text = (f"[b]Dataset[/] {s['name']}{tag}  ({rel})\n"
+            text = (f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
                     f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
                     f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
         except KitError as e:
-            text = f"[b]Dataset[/] {app.dataset_name}: [red]{escape(str(e))}[/]"
+            text = f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
         self.query_one("#dataset-info", Static).update(text)
 
     def on_resize(self) -> None:
@@ -117,9 +117,9 @@ class SetupPane(Pane):
         # said of the highlighted stack only when it is the reference: the line under the table
         # otherwise read as if every stack were starred
         which = ("   [b]* the reference stack[/]" if name == self._reference else
-                 f"   (* marks the reference stack, {self._reference})" if self._reference else "")
-        self.query_one("#stack-help", Static).update(f"[b]{name}[/]: {self._about.get(name, '')}"
-                                                     + which)
+                 f"   (* marks the reference stack, {markup(self._reference)})" if self._reference else "")
+        self.query_one("#stack-help", Static).update(
+            f"[b]{markup(name)}[/]: {markup(self._about.get(name, ''))}" + which)
 
     @on(Input.Submitted, "#pipeline-file")
     def choose_pipeline(self, event: Input.Submitted) -> None:
@@ -127,11 +127,11 @@ class SetupPane(Pane):
         try:
             info = self.app.show_pipeline(event.value.strip())
         except KitError as e:
-            self.app.notify(escape(str(e)), severity="error", timeout=8)
+            self.app.notify(markup(e), severity="error", timeout=8)
             return
         self._show_dataset()
         # a name is text, not markup (a bundle's can be `[bold]x.py`)
-        self.app.notify(f"the tabs read pipeline {escape(info['name'])} ({info['sha256'][:12]})"
+        self.app.notify(f"the tabs read pipeline {markup(info['name'])} ({info['sha256'][:12]})"
                         if info else "the tabs read kit's own dataset", timeout=4)
 
     @on(Button.Pressed, "#fetch")
@@ -162,7 +162,7 @@ class SetupPane(Pane):
                 from ..data import uniprot
 
                 def progress(taxid, name, done, total):
-                    app.call_from_thread(app.notify, f"{name}: {done}/{total}", timeout=1)
+                    app.call_from_thread(app.notify, markup(f"{name}: {done}/{total}"), timeout=1)
 
                 ds = uniprot.fetch_dataset(on_progress=progress)
                 # on the app's thread, and before JobDone redraws this tab with it
@@ -180,7 +180,8 @@ class SetupPane(Pane):
                 from ..envs.kinds import stack_kind
 
                 built = stack_kind(stack).build(
-                    app.platform, log=lambda m: app.call_from_thread(app.notify, m, timeout=2))
+                    app.platform, log=lambda m: app.call_from_thread(app.notify, markup(m),
+                                                                     timeout=2))
                 msg = f"{stack}: {'built' if built else 'already built'}"
             self.post_message(self.JobDone(msg))
         except KitError as e:
@@ -188,6 +189,6 @@ class SetupPane(Pane):
 
     def on_setup_pane_job_done(self, message: JobDone) -> None:
         self.query_one("#setup-progress").display = False
-        self.app.notify(message.text, severity="error" if message.error else "information",
+        self.app.notify(markup(message.text), severity="error" if message.error else "information",
                         timeout=8 if message.error else 4)
         self.show()

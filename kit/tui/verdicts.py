@@ -103,6 +103,8 @@ class VerdictsPane(Pane):
         return True
 
     def show(self) -> None:
+        from ..views.quoting import markup
+
         self.refresh_bindings()  # the footer: which keys apply to what is chosen now
         if self._show_lab():
             return
@@ -117,7 +119,7 @@ class VerdictsPane(Pane):
             return
         self.current = self.current if self.current in names else names[0]
         i = names.index(self.current) + 1
-        head.update(f"run set [b]{self.current}[/] ({i} of {len(names)}; s: next; h: homology)   "
+        head.update(f"run set [b]{markup(self.current)}[/] ({i} of {len(names)}; s: next; h: homology)   "
                     "paired bootstrap, 2,000 resamples, 95% interval; a group: one reference run and "
                     "the runs that differ from it only in the set's factor")
         t = self.query_one("#verdicts-table", DataTable)

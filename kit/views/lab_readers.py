@@ -4,6 +4,7 @@ kit.analysis.lab_advice (nothing computed here)."""
 from __future__ import annotations
 
 from ..core.numbers import fmt
+from . import quoting
 from .fit import para, table
 from .lab import lab_budget_text, shape_line
 
@@ -83,9 +84,11 @@ def lab_advice_text(a: dict) -> str:
 
 
 def lab_report_md(b: dict, v: dict, a: dict) -> str:
-    """report.md of a lab pipeline: its budget, verdicts and advice, as the commands print them."""
-    return (f"# kit report: pipeline {b['name']}\n\nsha256 {b['pipeline']}\n\n"
-            + "".join(f"## {t}\n\n```\n{text}\n```\n\n" for t, text in (
+    """report.md of a lab pipeline: its budget, verdicts and advice, as the commands print them
+    (each in a code block no name in it can end; the heading's name quoted for Markdown)."""
+    return (f"# kit report: pipeline {quoting.markdown(b['name'])}\n\nsha256 "
+            f"{quoting.markdown(b['pipeline'])}\n\n"
+            + "".join(f"## {t}\n\n{quoting.markdown_block(text)}\n\n" for t, text in (
                 ("Budget", lab_budget_text(b)), ("Verdicts", lab_verdicts_text(v)),
                 ("What to fix first", lab_advice_text(a)))))
 
@@ -110,27 +113,23 @@ def lab_compare_text(rep: dict) -> str:
 def write_lab_report(store, info: dict, out_dir) -> dict:
     """report.md and report.html of pipeline ``info`` into ``out_dir`` (made if need be), as
     `kit report --pipeline` and the TUI's Advice tab write them: {"md", "html"} paths."""
-    import html
-    from pathlib import Path
-
     from ..analysis.lab_advice import lab_advise
     from ..analysis.lab_budget import lab_budget
     from ..analysis.lab_verdicts import lab_verdicts
-    from ..core.atomic import write_bytes
+    from ..core.atomic import out_folder, write_bytes
 
     from .labplots import figures_html, figures_md, lab_plots
 
     b, v = lab_budget(store, info), lab_verdicts(store, info)
     plots = lab_plots(store, info, b, v)
     md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info) + figures_md(plots)
-    out = Path(out_dir).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_folder(out_dir)
     for name, data in plots.items():  # beside the report, as kit's own report writes them
         if data:
             write_bytes(out / name, data)
     write_bytes(out / "report.md", md.encode())
-    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {html.escape(info['name'])}"
-            f"</title><pre>{html.escape(md)}</pre>\n" + figures_html(plots))
+    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {quoting.html(info['name'])}"
+            f"</title><pre>{quoting.html(md)}</pre>\n" + figures_html(plots))
     write_bytes(out / "report.html", page.encode())
     return {"md": str(out / "report.md"), "html": str(out / "report.html"),
             "plots": [str(out / n) for n, d in plots.items() if d]}
@@ -151,4 +150,4 @@ def homology_section(store, info: dict) -> str:
         return ""
     if not r["summary"].runs:
         return ""
-    return f"## Under homology\n\n```\n{lab_homology_text(r)}\n```\n\n"
+    return f"## Under homology\n\n{quoting.markdown_block(lab_homology_text(r))}\n\n"

@@ -9,6 +9,7 @@ from ..analysis.tolerances import lab_conclusions, reach
 from ..core.numbers import fmt
 from .lab import largest
 from .plots import png, pyplot
+from .quoting import plot as _text
 
 # how far a difference travelled (kit.analysis.tolerances.LEVELS), as the plots colour it
 _LEVELS = {"bits": ("#8c8c8c", "bits: the bytes differ, no value moved"),
@@ -105,7 +106,8 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     ax.set_xlabel("worst difference over the factor's pairs (log): relative difference (floats), "
                   "1 - ARI (labels),\n1 - Jaccard (neighbours), fraction changed (integers)",
                   fontsize=8)
-    ax.set_title(f"How far each factor's differences travel: {b['name']}, per output", fontsize=10)
+    ax.set_title(f"How far each factor's differences travel: {_text(b['name'])}, per output",
+                 fontsize=10)
     return png(fig)
 
 
@@ -149,9 +151,9 @@ def plot_lab_verdicts(v: dict, order=()) -> bytes | None:
     fig, axes = plt.subplots(2 if verdicts else 1, 1, figsize=(9, 0.27 * n + 2.4 * (1 + bool(verdicts))),
                              height_ratios=[len(acc) + 2, len(verdicts) + 2] if verdicts else None,
                              layout="constrained", squeeze=False)
-    _strip(axes[0][0], acc, lambda m: colour[m], f"accuracy against {v['truth']} (each run a "
-           "point)", lambda label, pts: f"{_span([x for x, _ in pts])} ({len(pts)} runs)")
-    axes[0][0].set_title(f"{v['name']}: each model's accuracy in the runs of each factor",
+    _strip(axes[0][0], acc, lambda m: colour[m],
+           f"accuracy against {_text(v['truth'])} (each run a point)", lambda label, pts: f"{_span([x for x, _ in pts])} ({len(pts)} runs)")
+    axes[0][0].set_title(f"{_text(v['name'])}: each model's accuracy in the runs of each factor",
                          fontsize=10)
     if verdicts:
         ax = axes[1][0]
@@ -206,8 +208,9 @@ _NOT_DRAWN = {"travel.png": "no difference was measured (no pairs stored, every 
 def figures_html(plots: dict) -> str:
     """The PNGs inline (report.html stands alone, as kit's own does)."""
     import base64
-    import html
 
-    return "".join(f'<figure><img alt="{html.escape(_CAPTIONS[n])}" src="data:image/png;base64,'
-                   f'{base64.b64encode(d).decode()}"><figcaption>{html.escape(_CAPTIONS[n])}'
+    from .quoting import html
+
+    return "".join(f'<figure><img alt="{html(_CAPTIONS[n])}" src="data:image/png;base64,'
+                   f'{base64.b64encode(d).decode()}"><figcaption>{html(_CAPTIONS[n])}'
                    f"</figcaption></figure>\n" for n, d in plots.items() if d)

@@ -7,17 +7,17 @@ report lays them out and draws six plots with matplotlib.
 from __future__ import annotations
 
 import base64
-import html
 from datetime import datetime, timezone
 
 from tabulate import tabulate
 
 from ..analysis.compare import ALL_MODELS
 from ..app.findings import findings
-from ..core.atomic import make_dir, write_bytes
+from ..core.atomic import out_folder, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
 from ..runs.store import Store
+from . import quoting
 from .explain import stored_lines
 from .homology import LEAK_HEAD, VERDICT_HEAD as HOMOLOGY_HEAD, clustering_line, closing, leak_cells
 from .homology import verdict_cells as homology_cells
@@ -147,27 +147,40 @@ def _sections(r: dict, fmt_table, image, para, heading, items):
     return out
 
 
+def _quoted(rows: list, quote) -> list:
+    """A table's cells, each quoted for the text it goes into (None stays tabulate's blank)."""
+    return [[c if c is None else quote(c) for c in row] for row in rows]
+
+
 def write(store: Store, dataset: str, out_dir) -> dict:
     """Write report.md (with PNG plots beside it) and a self-contained report.html."""
-    out_dir = make_dir(out_dir)
+    out_dir = out_folder(out_dir)
     r = build(store, dataset)
     for name, data in r["plots"].items():
         if data:
             write_bytes(out_dir / name, data)
-    md = _sections(r, lambda rows, head: tabulate(rows, head, tablefmt="github", disable_numparse=True),
-                   lambda name, cap: f"![{cap}]({name})", lambda t: t,
-                   lambda level, t: "#" * level + " " + t,
-                   lambda xs: "\n".join(f"- {x}" for x in xs))
+    # every cell, sentence and heading is text: a name in it (a dataset's, a host's or a cpu's
+    # from a bundle) is quoted for Markdown and for HTML, never written raw
+    md = _sections(r, lambda rows, head: tabulate(_quoted(rows, quoting.markdown),
+                                                  [quoting.markdown(h) for h in head],
+                                                  tablefmt="github", disable_numparse=True),
+                   lambda name, cap: f"![{quoting.markdown(cap)}]({name})", quoting.markdown,
+                   lambda level, t: "#" * level + " " + quoting.markdown(t),
+                   lambda xs: "\n".join(f"- {quoting.markdown(x)}" for x in xs))
     write_bytes(out_dir / "report.md", ("\n\n".join(md) + "\n").encode())
 
     def img(name, cap):
         data = base64.b64encode(r["plots"][name]).decode()
-        return f'<figure><img alt="{html.escape(cap)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(cap)}</figcaption></figure>'
+        return (f'<figure><img alt="{quoting.html(cap)}" src="data:image/png;base64,{data}">'
+                f'<figcaption>{quoting.html(cap)}</figcaption></figure>')
 
-    body = _sections(r, lambda rows, head: tabulate(rows, head, tablefmt="html", disable_numparse=True),
-                     img, lambda t: f"<p>{html.escape(t)}</p>",
-                     lambda level, t: f"<h{level}>{html.escape(t)}</h{level}>",
-                     lambda xs: "<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in xs) + "</ul>"
+    # unsafehtml: tabulate writes the cells as given, each one quoted here as every other text
+    body = _sections(r, lambda rows, head: tabulate(_quoted(rows, quoting.html),
+                                                    [quoting.html(h) for h in head],
+                                                    tablefmt="unsafehtml", disable_numparse=True),
+                     img, lambda t: f"<p>{quoting.html(t)}</p>",
+                     lambda level, t: f"<h{level}>{quoting.html(t)}</h{level}>",
+                     lambda xs: "<ul>" + "".join(f"<li>{quoting.html(x)}</li>" for x in xs) + "</ul>"
                      if xs else "")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>kit reproducibility budget</title>"
             "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"

@@ -30,13 +30,14 @@ import traceback
 
 import numpy as np
 
-from .kinds import NEEDS, OUTPUT_KINDS, kind_problem, shown
+from .kinds import NEEDS, OUTPUT_KINDS, control_in, kind_problem, shown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 
 DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
-_OUTPUT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+# (fullmatch: `$` also matches before a final newline, and "x\n" passed as a plain name)
+_OUTPUT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _RESERVED = ("manifest",)
 # a lab names a handful of seeds and outputs; a bundle's file may name millions
 MAX_NAMES = 1000
@@ -170,7 +171,8 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
         raise ContractError(f"{name}: run returned no outputs")
     out = {}
     for key, a in got.items():
-        if not isinstance(key, str) or not _OUTPUT_NAME.match(key) or key in _RESERVED:
+        _refuse_control(name, "output name", key)
+        if not isinstance(key, str) or not _OUTPUT_NAME.fullmatch(key) or key in _RESERVED:
             raise ContractError(f"{name}: output name {shown(key)} is not a plain name "
                                 f"(letters, digits, _ . -; not 'manifest')")
         if not isinstance(a, np.ndarray):
@@ -212,6 +214,7 @@ def check_seeds(name, seeds) -> tuple:
     if len(seeds) > MAX_NAMES:
         raise ContractError(f"{name}: SEEDS names {len(seeds)} seeds: at most {MAX_NAMES}")
     for s in seeds:
+        _refuse_control(name, "seed name", s, " in SEEDS")
         if not isinstance(s, str) or not s.isidentifier():
             raise ContractError(f"{name}: seed name {shown(s)} in SEEDS is not a plain name "
                                 f"(letters, digits, _)")
@@ -229,6 +232,10 @@ def check_kinds(name, kinds) -> dict:
     if len(kinds) > MAX_NAMES:
         raise ContractError(f"{name}: KINDS names {len(kinds)} outputs: at most {MAX_NAMES}")
     for out, kind in kinds.items():
+        _refuse_control(name, "output name", out, " in KINDS")
+        if not isinstance(out, str):
+            raise ContractError(f"{name}: KINDS names the output {shown(out)}, not a string "
+                                f"(a {type(out).__name__}): an output's name is a string")
         if kind not in OUTPUT_KINDS:
             near = difflib.get_close_matches(str(kind)[:40], OUTPUT_KINDS, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
@@ -238,6 +245,15 @@ def check_kinds(name, kinds) -> dict:
     if twice:
         raise ContractError(f"{name}: {twice}")
     return dict(kinds)
+
+
+def _refuse_control(name, what: str, value, where: str = "") -> None:
+    """A declared name holding a control character, refused naming it (quoted: the message
+    stays one line whatever the name holds)."""
+    c = control_in(value)
+    if c is not None:
+        raise ContractError(f"{name}: {what} {shown(value)}{where} holds the control character "
+                            f"{c!r}: a name is printable text")
 
 
 def _takes_dtype(name, run) -> bool:

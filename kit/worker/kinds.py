@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reprlib
+import unicodedata
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
                 "proteins", "train proteins")
@@ -28,6 +29,16 @@ def kind_problem(kind: str, ndim: int, dtype_kind: str) -> str | None:
     if need and (ndim not in need[0] or (need[1] and dtype_kind not in need[1])):
         return need[2]
     return None
+
+
+def control_in(name) -> str | None:
+    """The first control or format character (Unicode Cc/Cf: a newline, a tab, an escape, a
+    right-to-left override) in a declared name, or None: such a name would end a line of
+    whatever text it reaches (a comment of a generated test file, a YAML key), so it is refused
+    where a pipeline declares it."""
+    if not isinstance(name, str) or name.isprintable():  # C-quick: most names are plain
+        return None
+    return next((c for c in name if unicodedata.category(c) in ("Cc", "Cf")), None)
 
 
 def shown(value) -> str:

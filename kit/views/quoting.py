@@ -1,0 +1,69 @@
+"""A name quoted for the text it goes into: Python, YAML, Markdown, HTML, Rich markup, a plot."""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import unicodedata
+
+# Markdown's characters that make code, links, images, raw HTML or table cells of plain text;
+# `_` and `#` are left alone (a name is never at a line's start, where `#` makes a heading, and
+# inside a word `_` emphasises nothing: x86_64 and svd_rand read as written)
+_MD_SPECIAL = set("\\`*[]<>|&!~")
+
+
+def _visible(text: str, keep: str = "") -> str:
+    """``text`` with each control or format character (Unicode Cc/Cf: a newline, a tab, an
+    escape, a right-to-left override) written as Python escapes it (``\\n``, ``\\x1b``), so
+    that it shows and ends nothing: a line, a comment, a table row."""
+    return "".join(repr(c)[1:-1] if c not in keep and unicodedata.category(c) in ("Cc", "Cf")
+                   else c for c in text)
+
+
+def python(name) -> str:
+    """``name`` as a Python string literal (its repr): code may hold it, a comment never."""
+    return repr(str(name))
+
+
+def yaml(name) -> str:
+    """``name`` as a YAML double-quoted scalar: a JSON string is one, and escapes every control
+    and non-ASCII character, so no newline, colon or dash in it starts a key or an item."""
+    return json.dumps(str(name))
+
+
+def markdown(name) -> str:
+    """``name`` as inline Markdown text (a heading's, a list item's or a table cell's): its
+    special characters backslash-escaped, control characters visible, on one line."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in _visible(str(name)))
+
+
+def markdown_block(text: str) -> str:
+    """``text`` (kit's lines, names in them) as a fenced code block it cannot end: the fence is
+    longer than any run of backticks inside (CommonMark), control characters but the line
+    breaks made visible."""
+    text = _visible(text, keep="\n")
+    run = longest = 0
+    for c in text:
+        run = run + 1 if c == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def html(name) -> str:
+    """``name`` as HTML text or an attribute's value: <, >, &, and both quotes escaped."""
+    return _html.escape(str(name), quote=True)
+
+
+def plot(name) -> str:
+    """``name`` as matplotlib text: each ``$`` escaped (two would start mathtext, and a formula
+    it cannot parse fails the whole figure), control characters visible."""
+    return _visible(str(name)).replace("$", r"\$")
+
+
+def markup(name) -> str:
+    """``name`` inside a Rich/Textual markup string: a ``[`` in it opens no tag (a bundle's
+    `[@click=app.quit]x.py` is shown, not run)."""
+    from rich.markup import escape
+
+    return escape(str(name))

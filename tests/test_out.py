@@ -1,0 +1,110 @@
+"""`--out`, one rule for every command (#37 item 7, #43): a regular file or a folder is written
+(missing folders above it made); a symbolic link, a FIFO or a device there is refused in one
+line and left as it was, never replaced by a regular file nor opened."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from stored import budget_store
+
+# each command that takes --out, and what it writes there: a file, or a folder of files
+COMMANDS = {"tolerances": (["tolerances", "--format", "json", "--out"], "file"),
+            "report": (["report", "--out"], "folder"),
+            "export": (["export", "--out"], "file")}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """One cheap store with runs and pairs (a threads pair among them), shared by the tests."""
+    tmp = tmp_path_factory.mktemp("out-rule")
+    budget_store(tmp, home=tmp / "home")
+    return tmp / "home"
+
+
+def kit(home, *args):
+    """`kit ARGS` in its own process: a FIFO opened by mistake would hang it, and the timeout
+    fails the test instead of the session."""
+    return subprocess.run([sys.executable, "-m", "kit", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, KIT_HOME=str(home)))
+
+
+def refused(proc, path, words):
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "internal" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kit: error: cannot write"), proc.stderr
+    assert str(path) in lines[0] and words in lines[0]
+
+
+@pytest.fixture
+def device(tmp_path):
+    """A character device like /dev/null: made beside the test as root (a kit that replaced it
+    must never replace the machine's own /dev/null), else /dev/null itself (which a non-root
+    kit cannot replace)."""
+    if os.geteuid() != 0:
+        return "/dev/null"
+    path = tmp_path / "null"
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return path
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_symbolic_link_is_refused_and_left_a_link(home, tmp_path, command):
+    target = tmp_path / "target.txt"
+    target.write_text("mine")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    args, _ = COMMANDS[command]
+    refused(kit(home, *args, link), link, "symbolic link")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_fifo_is_refused_never_opened(home, tmp_path, command):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    args, _ = COMMANDS[command]
+    refused(kit(home, *args, fifo), fifo, "FIFO")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_device_is_refused_and_stays_a_device(home, device, command):
+    args, _ = COMMANDS[command]
+    refused(kit(home, *args, device), device, "character device")
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_missing_folders_above_it_are_made_by_every_command(home, tmp_path, command):
+    args, kind = COMMANDS[command]
+    out = tmp_path / "a" / "b" / ("report" if kind == "folder" else "out.file")
+    proc = kit(home, *args, out)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "report.md").is_file() if kind == "folder" else out.is_file()
+
+
+def test_a_link_inside_the_report_folder_is_refused_and_left(home, tmp_path):
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    target = tmp_path / "elsewhere.md"
+    target.write_text("mine")
+    (folder / "report.md").symlink_to(target)
+    refused(kit(home, "report", "--out", folder), folder / "report.md", "symbolic link")
+    assert (folder / "report.md").is_symlink() and target.read_text() == "mine"
+
+
+def test_a_file_where_a_folder_would_go_is_said_before_any_work(home, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    for command in ("tolerances", "export"):
+        proc = kit(home, *COMMANDS[command][0], blocker / "inside" / "out.file")
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+        assert f"cannot make the folder {blocker / 'inside'}: {blocker} is not a folder" \
+            in proc.stderr
+    assert blocker.read_text() == "not a folder"
