@@ -19,8 +19,8 @@ from msgspec import Meta, Struct
 from .errors import KitError
 from .spec import DEVICES, DTYPES, EMBEDDINGS, KINDS, PROCESSES, RunSpec
 
-__all__ = ["DocumentError", "Manifest", "Pair", "Stage", "control_free", "decode",
-           "decode_manifest", "decode_spec", "spec_from_json"]
+__all__ = ["DocumentError", "Manifest", "Pair", "SpecDoc", "Stage", "control_free", "decode",
+           "decode_manifest", "decode_spec", "manifest_names", "run_spec", "spec_from_json"]
 
 # bounds: far above what kit writes (a run has ~30 stages, a manifest ~40 fields), far below
 # what would cost memory to hold
@@ -63,6 +63,9 @@ class _Spec(Struct, forbid_unknown_fields=True):
     pipeline: Hex64Or0 = ""
 
 
+SpecDoc = _Spec  # a bundle's run holds one (kit.app.bundle_schema)
+
+
 def spec_from_json(raw) -> RunSpec:
     """A RunSpec from its JSON text (str or bytes), strictly; DocumentError otherwise."""
     doc = decode(raw, _Spec, "spec")
@@ -72,6 +75,11 @@ def spec_from_json(raw) -> RunSpec:
 def decode_spec(obj) -> RunSpec:
     """A RunSpec from its JSON form already parsed (a bundle's run), strictly."""
     return _to_spec(convert(obj, _Spec, "spec"))
+
+
+def run_spec(doc: _Spec) -> RunSpec:
+    """The RunSpec of a decoded spec, its names and env checked; DocumentError otherwise."""
+    return _to_spec(doc)
 
 
 def _to_spec(doc: _Spec) -> RunSpec:
@@ -104,7 +112,8 @@ class _Fingerprint(Struct, forbid_unknown_fields=True):
     machine: Annotated[str, Meta(max_length=64)]
     os: Annotated[str, Meta(max_length=64)]
     cpu: Text
-    torch: Optional[dict[Name, Union[str, bool, int, float, None]]] = None
+    torch: Optional[Annotated[dict[Name, Union[Text, bool, int, float, None]],
+                              Meta(max_length=64)]] = None
     implementation: Annotated[str, Meta(max_length=64)] = ""
     executable: Text = ""
     rosetta: Optional[bool] = None
@@ -112,17 +121,27 @@ class _Fingerprint(Struct, forbid_unknown_fields=True):
     cpu_count: Optional[int] = None
     host: Text = ""
     packages: Annotated[dict[Name, Optional[Text]], Meta(max_length=_MANY)] = {}
-    threadpools: Optional[Annotated[list[dict[Name, Union[Text, int, None]]],
+    threadpools: Optional[Annotated[list[Annotated[dict[Name, Union[Text, int, None]],
+                                                   Meta(max_length=64)]],
                                     Meta(max_length=64)]] = None
-    blas_build: Optional[dict[Name, Optional[Text]]] = None
+    blas_build: Optional[Annotated[dict[Name, Optional[Text]], Meta(max_length=64)]] = None
     env: Annotated[dict[Name, Text], Meta(max_length=64)] = {}
+
+
+# the runner's copy of a run's spec (checked against the run's own by its reader): JSON values
+# two deep at most (seeds are [name, value] pairs), each bounded, kept as the text has them
+_Scalar = Union[Text, Small, bool, None]
+_SpecCopy = Annotated[dict[Name, Union[Text, Small, bool, None, Annotated[
+    list[Union[Text, Small, Annotated[list[_Scalar], Meta(max_length=8)]]],
+    Meta(max_length=_MANY)]]], Meta(max_length=64)]
 
 
 class Manifest(Struct, forbid_unknown_fields=True):
     """A worker's manifest of one run (kit.worker.__main__._write), plus what the runner and a
     cluster node add (``spec``, ``node``)."""
-    stages: Annotated[dict[Name, Stage], Meta(max_length=_MANY)]
+    # env first: a manifest without it is named by what readers miss most (an emptied one)
     env: _Fingerprint
+    stages: Annotated[dict[Name, Stage], Meta(max_length=_MANY)]
     wall_s: Annotated[float, Meta(ge=0)]
     timings: Annotated[dict[Name, _Timing], Meta(max_length=_MANY)] = {}
     started: Optional[float] = None
@@ -131,8 +150,9 @@ class Manifest(Struct, forbid_unknown_fields=True):
     runs_before: Optional[Annotated[int, Meta(ge=0)]] = None
     outputs: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
     not_in_dtype: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
-    torch_run: Optional[dict[Name, Union[Text, bool, int, float, None]]] = None
-    spec: Optional[dict] = None    # the runner's copy of the spec: checked against the run's own
+    torch_run: Optional[Annotated[dict[Name, Union[Text, bool, int, float, None]],
+                                  Meta(max_length=64)]] = None
+    spec: Optional[_SpecCopy] = None  # the runner's copy of the spec
     node: Optional[Annotated[str, Meta(max_length=256)]] = None
 
 
@@ -141,10 +161,9 @@ def decode_manifest(raw) -> dict:
     readers use (the JSON edge), with every name free of control characters."""
     doc = decode(raw, Manifest, "manifest") if isinstance(raw, (str, bytes)) else \
         convert(raw, Manifest, "manifest")
-    names = [*doc.stages, *doc.timings, *doc.seeds, *(doc.outputs or ())]
-    bad = next((n for n in names if not control_free(n)), None)
-    if bad is not None:
-        raise DocumentError(f"manifest: the name {bad[:40]!r} holds a control character")
+    why = manifest_names(doc)
+    if why:
+        raise DocumentError(f"manifest: {why}")
     if not all(isinstance(v, float) and v == v and abs(v) != float("inf")
                for v in (doc.wall_s, *(t.wall_s for t in doc.timings.values()))):
         raise DocumentError("manifest: a wall time is not a finite number")
@@ -152,6 +171,17 @@ def decode_manifest(raw) -> dict:
     # fields absent from the text stay absent: readers tell "not recorded" from "None"
     given = raw if isinstance(raw, dict) else msgspec.json.decode(raw)
     return {k: v for k, v in out.items() if k in given}
+
+
+def manifest_names(doc: Manifest) -> str | None:
+    """Why a decoded manifest's names may not reach generated text (None: they may): the field
+    and the name of the first with a control character."""
+    for field, names in (("stage", doc.stages), ("timing", doc.timings), ("seed", doc.seeds),
+                         ("output", doc.outputs or ()), ("package", doc.env.packages)):
+        bad = next((n for n in names if not control_free(n)), None)
+        if bad is not None:
+            return f"the {field} name {bad[:40]!r} holds a control character"
+    return None
 
 
 class Pair(Struct, forbid_unknown_fields=True):
