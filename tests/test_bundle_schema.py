@@ -216,14 +216,20 @@ def _paths(node, at=()):
 def mutated(draw, body: bytes):
     doc, deep = json.loads(body), draw(st.integers(min_value=1, max_value=100_000))
     for _ in range(draw(st.integers(1, 3))):
-        spots = list(_paths(doc))
-        at, node = draw(st.sampled_from(spots))
+        # a field name first, then one of its places: each of the ~100 fields of a run is as
+        # likely a target as the whole document (by place, the 20 stages would be most of it)
+        spots = {}
+        for at, node in _paths(doc):
+            spots.setdefault(at[-1] if at and isinstance(at[-1], str) else "[]", []).append(
+                (at, node))
+        at, node = draw(st.sampled_from(spots[draw(st.sampled_from(sorted(spots)))]))
         if not at:
             continue
         parent = doc
         for k in at[:-1]:
             parent = parent[k]
-        op = draw(st.sampled_from(["delete", "replace", "insert", "flip", "huge", "deep"]))
+        op = draw(st.sampled_from(["delete", "replace", "insert", "flip", "huge", "deep",
+                                   "rename"]))
         key = at[-1]
         if op == "delete":
             parent.pop(key) if isinstance(parent, dict) else parent.pop(key)
@@ -236,6 +242,8 @@ def mutated(draw, body: bytes):
                            {"0": node}) if draw(st.booleans()) else str(node)
         elif op == "huge":
             parent[key] = draw(st.sampled_from([10 ** 30, -10 ** 30, 2 ** 63, 1e308, -1]))
+        elif op == "rename" and isinstance(parent, dict):
+            parent[draw(_leaf.filter(lambda v: isinstance(v, str)))] = parent.pop(key)
         elif op == "deep":
             parent[key] = _DEEP
         else:

@@ -26,7 +26,7 @@ from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.pipeline import MODELS, fed_stages
 from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch, text_problem
-from .bundle_schema import FORMAT, Bundle, Run, decode_bundle, decode_members
+from .bundle_schema import FORMAT, Bundle, Run, decode_bundle, decode_members, plain
 
 __all__ = ["FORMAT", "NPY_HEADER", "Expected", "cap", "check_document", "check_manifest",
            "expected_arrays", "max_body", "max_manifest"]
@@ -84,7 +84,7 @@ def check_document(body: bytes, path) -> dict:
         _check_run(r, path)
     # the dict form of the very bytes the schema passed: the store keeps a spec's text as given
     # (its sha256 is the run's id), which re-encoding the records would change
-    doc = msgspec.json.decode(body)
+    doc = plain(body, path)
     found = declarations(doc, path)  # the specs checked: each run's pipeline is a hash
     for r in bundle.runs:
         _check_stages(r, found.get(r.spec.pipeline), path)

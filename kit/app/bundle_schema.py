@@ -141,15 +141,23 @@ def decode_bundle(body: bytes, path) -> Bundle:
     return Bundle(head, runs)
 
 
+def plain(body: bytes, path):
+    """The JSON form of a document the schema passed (the very bytes, as the text has them)."""
+    return _decode(body, object, path, "bundle.json")
+
+
 def _run(raw: Raw, i: int, path) -> Run:
     try:
         return msgspec.json.decode(raw, type=Run, strict=True)
+    except msgspec.DecodeError as e:  # skipped as a whole run, its strings' UTF-8 is met here
+        raise KitError(f"{path}: bundle.json is not JSON (run {i}: {str(e)[:80]}); copy the "
+                       "bundle again") from None
     except msgspec.ValidationError as e:
         where, what = _split(e)
         if where.startswith("manifest"):  # the fields readers use, said as a reader misses them
             try:
                 rid = msgspec.json.decode(raw, type=_RunId).id
-            except msgspec.ValidationError:
+            except (msgspec.ValidationError, msgspec.DecodeError):
                 rid = f"{i} of bundle.json"
             raise KitError(f"{path}: run {rid[:12]}: its manifest {_manifest_says(where[9:], what)}"
                            "; the bundle was not written by `kit export`") from None
@@ -167,9 +175,10 @@ _SAYS = {"env": "has no environment ('env')",
 
 
 def _manifest_says(field: str, what: str) -> str:
-    for key in (field, re.sub(r"\[\d+\]$", "", field)):  # outputs[3]: the outputs
-        if key in _SAYS:
-            return _SAYS[key]
+    if not what.startswith("Object contains"):  # an unknown field is named as such
+        for key in (field, re.sub(r"\[\d+\]$", "", field)):  # outputs[3]: the outputs
+            if key in _SAYS:
+                return _SAYS[key]
     return f"is malformed ({field}): {what}"
 
 
@@ -220,7 +229,9 @@ def _split(e: msgspec.ValidationError) -> tuple:
     missing = re.fullmatch(r"Object missing required field `([^`]*)`", what)
     if missing:
         at = f"{at}.{missing.group(1)}" if at else missing.group(1)
-    return at, what[:160]
+    # msgspec quotes a field name as the text has it: a forged one may hold a newline
+    what = re.sub(r"`([^`]{40})[^`]*`", r"`\1...`", what)
+    return at, "".join(c if c.isprintable() else repr(c)[1:-1] for c in what)[:160]
 
 
 def _shown(value) -> str:
