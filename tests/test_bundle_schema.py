@@ -215,7 +215,7 @@ def _paths(node, at=()):
 @st.composite
 def mutated(draw, body: bytes):
     doc, deep = json.loads(body), draw(st.integers(min_value=1, max_value=100_000))
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(draw(st.integers(1, 8))):
         # a field name first, then one of its places: each of the ~100 fields of a run is as
         # likely a target as the whole document (by place, the 20 stages would be most of it)
         spots = {}

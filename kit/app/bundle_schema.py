@@ -149,20 +149,21 @@ def plain(body: bytes, path):
 def _run(raw: Raw, i: int, path) -> Run:
     try:
         return msgspec.json.decode(raw, type=Run, strict=True)
-    except msgspec.DecodeError as e:  # skipped as a whole run, its strings' UTF-8 is met here
-        raise KitError(f"{path}: bundle.json is not JSON (run {i}: {str(e)[:80]}); copy the "
-                       "bundle again") from None
-    except msgspec.ValidationError as e:
+    except msgspec.ValidationError as e:  # (a DecodeError too: this one first)
         where, what = _split(e)
         if where.startswith("manifest"):  # the fields readers use, said as a reader misses them
             try:
                 rid = msgspec.json.decode(raw, type=_RunId).id
-            except (msgspec.ValidationError, msgspec.DecodeError):
+            except msgspec.DecodeError:
                 rid = f"{i} of bundle.json"
-            raise KitError(f"{path}: run {rid[:12]}: its manifest {_manifest_says(where[9:], what)}"
-                           "; the bundle was not written by `kit export`") from None
+            raise KitError(f"{path}: run {_printable(rid[:12])}: its manifest "
+                           f"{_manifest_says(where[9:], what)}; the bundle was not written by "
+                           "`kit export`") from None
         raise KitError(f"{path}: bundle.json is malformed (runs[{i}]{'.' if where else ''}{where}"
                        f"): {what}") from None
+    except msgspec.DecodeError as e:  # skipped as a whole run, its strings' UTF-8 is met here
+        raise KitError(f"{path}: bundle.json is not JSON (run {i}: {_printable(str(e)[:80])}); "
+                       "copy the bundle again") from None
 
 
 # what a manifest lacks, in the words of the reader that would miss it
@@ -216,7 +217,7 @@ def _decode(raw: bytes, type_, path, member: str):
         raise KitError(f"{path}: {member} is malformed ({where or 'the document'}): {what}; not "
                        "a bundle written by `kit export`") from None
     except (msgspec.DecodeError, RecursionError) as e:
-        raise KitError(f"{path}: {member} is not JSON ({str(e)[:80]}); copy the bundle "
+        raise KitError(f"{path}: {member} is not JSON ({_printable(str(e)[:80])}); copy the bundle "
                        "again") from None
 
 
@@ -231,7 +232,11 @@ def _split(e: msgspec.ValidationError) -> tuple:
         at = f"{at}.{missing.group(1)}" if at else missing.group(1)
     # msgspec quotes a field name as the text has it: a forged one may hold a newline
     what = re.sub(r"`([^`]{40})[^`]*`", r"`\1...`", what)
-    return at, "".join(c if c.isprintable() else repr(c)[1:-1] for c in what)[:160]
+    return _printable(at), _printable(what)[:160]
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _shown(value) -> str:
