@@ -139,9 +139,10 @@ def _short_strings(doc, ms):
 
 def peak(bundle: Path, home: Path) -> tuple:
     """(exit code, stderr, peak RSS in MB) of `python -m kit import BUNDLE` in a fresh process."""
-    code = ("import resource, sys\nfrom kit.cli import main\nrc = main(['import', sys.argv[1]])\n"
-            "sys.stderr.write('\\nPEAK %d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
-            "sys.exit(rc)")
+    # VmHWM: this process's own peak (ru_maxrss after exec may count the forking parent's)
+    code = ("import sys\nfrom kit.cli import main\nrc = main(['import', sys.argv[1]])\n"
+            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+            "sys.stderr.write('\\nPEAK %d' % int(hwm.split()[1]))\nsys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code, str(bundle)], capture_output=True,
                           text=True, timeout=300, cwd=ROOT,
                           env={**os.environ, "KIT_HOME": str(home)})
