@@ -9,6 +9,7 @@ Documents of one edge (a bundle's whole ``bundle.json``) build on these records.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Annotated, Literal, Optional, Union
@@ -197,11 +198,13 @@ class Pair(Struct, forbid_unknown_fields=True):
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+@functools.lru_cache(maxsize=4096)  # the same stage and package names recur in every run
 def control_free(name: str) -> bool:
     """No control or format character (newlines, escapes, bidi overrides) in a name that may
     reach generated text: code, YAML, Markdown, HTML or a terminal."""
-    return not _CONTROL.search(name) and not any(
-        unicodedata.category(c) in ("Cc", "Cf") for c in name if ord(c) > 127)
+    # ASCII names (nearly all) need the regex alone: a bundle of 3,000 runs holds 460,000
+    return not _CONTROL.search(name) and (name.isascii() or not any(
+        unicodedata.category(c) in ("Cc", "Cf") for c in name if ord(c) > 127))
 
 
 def _where(e: msgspec.ValidationError, what: str) -> str:
