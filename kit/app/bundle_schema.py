@@ -100,6 +100,7 @@ class _Format(Struct):
 
 class _RunId(Struct):
     id: _Short = ""
+    manifest: Raw = Raw(b"{}")
 
 
 class Entry(Struct, forbid_unknown_fields=True):
@@ -153,9 +154,12 @@ def _run(raw: Raw, i: int, path) -> Run:
         where, what = _split(e)
         if where.startswith("manifest"):  # the fields readers use, said as a reader misses them
             try:
-                rid = msgspec.json.decode(raw, type=_RunId).id
+                head = msgspec.json.decode(raw, type=_RunId)
+                rid = head.id
+                if "env" not in msgspec.json.decode(head.manifest, type=dict[str, Raw]):
+                    where = "manifest.env"  # an emptied manifest: what readers miss most
             except msgspec.DecodeError:
-                rid = f"{i} of bundle.json"
+                rid = f"#{i}"
             raise KitError(f"{path}: run {_printable(rid[:12])}: its manifest "
                            f"{_manifest_says(where[9:], what)}; the bundle was not written by "
                            "`kit export`") from None

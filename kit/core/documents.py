@@ -140,9 +140,8 @@ _SpecCopy = Annotated[dict[Name, Union[Text, Small, bool, None, Annotated[
 class Manifest(Struct, forbid_unknown_fields=True):
     """A worker's manifest of one run (kit.worker.__main__._write), plus what the runner and a
     cluster node add (``spec``, ``node``)."""
-    # env first: a manifest without it is named by what readers miss most (an emptied one)
-    env: _Fingerprint
     stages: Annotated[dict[Name, Stage], Meta(max_length=_MANY)]
+    env: _Fingerprint
     wall_s: Annotated[float, Meta(ge=0)]
     timings: Annotated[dict[Name, _Timing], Meta(max_length=_MANY)] = {}
     started: Optional[float] = None
