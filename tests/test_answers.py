@@ -49,6 +49,20 @@ def test_a_runs_arrays_land_in_the_folder_and_its_manifest_is_handed_on(tmp_path
     buf = io.BytesIO()
     np.save(buf, np.arange(3))
     entry = {"sha256": "0" * 64, "dtype": "<i8", "shape": [3]}  # the store checks it against the array
-    got = unpacked({"manifest": {"stages": {"kmer": entry}}, "arrays": {"kmer.npy": buf.getvalue()},
+    manifest = {"stages": {"kmer": entry}, "wall_s": 1.0, "node": NODE,
+                "env": {"python": "3.12.1", "machine": "x86_64", "os": "linux", "cpu": "x"}}
+    got = unpacked({"manifest": manifest, "arrays": {"kmer.npy": buf.getvalue()},
                     "node": NODE}, SPEC, tmp_path)
-    assert got == {"stages": {"kmer": entry}} and np.load(tmp_path / "kmer.npy").tolist() == [0, 1, 2]
+    assert got == manifest and np.load(tmp_path / "kmer.npy").tolist() == [0, 1, 2]
+
+
+def test_a_manifest_not_by_the_schema_is_refused_naming_the_field(tmp_path):
+    """A node's manifest is parsed by kit.core.documents: an emptied env, or a field no
+    worker writes, is no run (the readers' KeyError of an emptied manifest)."""
+    entry = {"sha256": "0" * 64, "dtype": "<i8", "shape": [3]}
+    for manifest, says in [({"stages": {"kmer": entry}, "wall_s": 1.0, "env": {}}, "python"),
+                           ({"stages": {"kmer": entry}, "wall_s": 1.0, "planted": 1,
+                             "env": {"python": "3.12.1", "machine": "x", "os": "l", "cpu": "c"}},
+                            "planted")]:
+        with pytest.raises(RunFailed, match=f"not a run.*{says}"):
+            unpacked({"manifest": manifest, "arrays": {"kmer.npy": b"x"}}, SPEC, tmp_path)

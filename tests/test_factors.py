@@ -14,7 +14,8 @@ def new_factor():
     from kit.runs.planning import plan
 
     f = factors.Factor("eps-env", "a made-up environment setting", factors.SINGLE,
-                       factors.ENVIRONMENT, explained=r"^env:EPS_ENV$")
+                       factors.ENVIRONMENT, explained=r"^env:EPS_ENV$",
+                       sets_env=(("EPS_ENV", r"[01]"),))
 
     def planner(ctx):
         base = ctx.base()

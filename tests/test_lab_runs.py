@@ -67,6 +67,30 @@ def test_the_file_is_kept_by_hash_and_read_without_importing_it(tmp_path):
         add_pipeline(f)
 
 
+@pytest.mark.parametrize("edit", [
+    lambda d: {},                                               # emptied
+    lambda d: {**d, "name": "x\nimport os.py"},                 # a name that becomes code
+    lambda d: {**d, "seeds": "split"},                           # not a tuple of names
+    lambda d: {**d, "kinds": {"emb": "planted"}},                # not a kind
+    lambda d: {**d, "sha256": "0" * 64},                         # another pipeline's record
+    lambda d: {**d, "extra": 1},
+])
+def test_a_damaged_or_planted_record_of_a_file_is_one_line(edit):
+    """What add_pipeline records beside the file is read by its schema, never trusted whole:
+    a damaged record was a KeyError in every reader."""
+    from kit.core.paths import subdir
+
+    info = add_pipeline(LAB)
+    record = subdir("pipelines") / "by-hash" / f"{info['sha256']}.json"
+    record.write_text(json.dumps(edit(json.loads(record.read_text()))))
+    with pytest.raises(KitError, match="is damaged; run the file again") as e:
+        pipeline_info(info["sha256"])
+    assert "\n" not in str(e.value)
+    record.write_text("{")
+    with pytest.raises(KitError, match="damaged"):
+        pipeline_info(info["sha256"])
+
+
 def test_the_worker_runs_it_fresh_and_warm_and_repeat_names_the_loose_output(tmp_path):
     info = add_pipeline(LAB)
     spec, stack = lab_spec(info)

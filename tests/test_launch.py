@@ -12,7 +12,7 @@ import threading
 from kit.core.spec import RunSpec
 from kit.envs import launch
 
-SPEC = RunSpec(dataset="", stack="", stack_id="", threads=3, env=(("KIT_TEST_VAR", "x"),))
+SPEC = RunSpec(dataset="", stack="", stack_id="", threads=3, env=(("OPENBLAS_CORETYPE", "Prescott"),))
 
 
 def python(code: str) -> tuple:
@@ -21,11 +21,11 @@ def python(code: str) -> tuple:
 
 def test_run_gives_the_worker_its_argv_and_environment_and_captures_its_end():
     code = ("import os, sys; print(sys.argv[1:], os.environ['OMP_NUM_THREADS'], "
-            "os.environ['KIT_TEST_VAR'], os.environ['KIT_PARENT_PID']); "
+            "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID']); "
             "print('oops', file=sys.stderr); sys.exit(3)")
     proc = launch.run(python(code), ["--spec", "s.json"], SPEC)
     assert proc.args[-4:] == ["-m", "kit.worker", "--spec", "s.json"]
-    assert proc.stdout == f"['-m', 'kit.worker', '--spec', 's.json'] 3 x {os.getpid()}\n"
+    assert proc.stdout == f"['-m', 'kit.worker', '--spec', 's.json'] 3 Prescott {os.getpid()}\n"
     assert (proc.returncode, proc.stderr) == (3, "oops\n")
 
 

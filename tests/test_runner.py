@@ -83,7 +83,7 @@ def test_execute_stores_once_and_resumes(tiny):
 
 def test_worker_failure_is_one_clear_error(tiny):
     bad = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
-    bad = bad.with_(env=(("NPY_BAD", "1"),), svd_iters=1)
+    bad = bad.with_(replicate=7, svd_iters=1)
     # a stack interpreter that cannot run the worker
     from kit.envs.kinds.host import HostStack
     from kit.envs.stacks import Stack

@@ -67,3 +67,30 @@ def test_a_feed_run_names_its_input_and_first_stage():
             fed.with_(**bad)
     with pytest.raises(ValueError, match="a feed run, and only one"):
         base().with_(feed="svd")
+
+
+def test_env_holds_only_the_variables_kit_sets():
+    """A spec's env becomes the worker's environment: a bundle's PYTHONWARNINGS or BROWSER ran
+    a shell command at the worker's start-up, and OMP_NUM_THREADS hid behind threads=1."""
+    for var, value in [("PYTHONWARNINGS", "ignore::antigravity.Foo"),
+                       ("BROWSER", "/bin/sh -c 'touch PWNED'"), ("OMP_NUM_THREADS", "4"),
+                       ("LD_PRELOAD", "/tmp/x.so")]:
+        with pytest.raises(ValueError, match=var):
+            base().with_(env=((var, value),))
+    for value in ["Haswell; rm -rf /", "Has well", "", "x" * 40, "Haswell\n"]:
+        with pytest.raises(ValueError, match="not a value kit writes"):
+            base().with_(env=(("OPENBLAS_CORETYPE", value),))
+
+
+def test_every_code_path_of_the_catalogue_is_an_env_a_spec_may_hold():
+    """The arch factor's sets_env is the catalogue's [codepaths] written down in the registry:
+    the two must not drift."""
+    from kit.core.factors import spec_env
+    from kit.envs.catalogue import catalogue
+
+    paths = [cp for plat in catalogue()["codepaths"].values() for cp in plat.values()]
+    assert paths
+    for cp in paths:
+        for value in cp["values"]:
+            base().with_(env=((cp["variable"], value),))  # accepted
+    assert {cp["variable"] for cp in paths} == set(spec_env())

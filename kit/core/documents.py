@@ -10,6 +10,7 @@ Documents of one edge (a bundle's whole ``bundle.json``) build on these records.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import unicodedata
 from typing import Annotated, Literal, Optional, Union
@@ -153,24 +154,28 @@ class Manifest(Struct, forbid_unknown_fields=True):
     torch_run: Optional[Annotated[dict[Name, Union[Text, bool, int, float, None]],
                                   Meta(max_length=64)]] = None
     spec: Optional[_SpecCopy] = None  # the runner's copy of the spec
-    node: Optional[Annotated[str, Meta(max_length=256)]] = None
+    # the cluster node that made it (kit.runs.executing.on_node.facts)
+    node: Optional[Annotated[dict[Name, Union[Text, int, None]], Meta(max_length=64)]] = None
 
 
 def decode_manifest(raw) -> dict:
     """A manifest's JSON text (or its parsed form) checked strictly; returned as the dict
-    readers use (the JSON edge), with every name free of control characters."""
-    doc = decode(raw, Manifest, "manifest") if isinstance(raw, (str, bytes)) else \
-        convert(raw, Manifest, "manifest")
+    readers use (the JSON edge), exactly as written, with every name free of control
+    characters."""
+    given = raw
+    if isinstance(raw, (str, bytes)):
+        try:
+            given = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            raise DocumentError("manifest: not JSON") from None
+    doc = convert(given, Manifest, "manifest")
     why = manifest_names(doc)
     if why:
         raise DocumentError(f"manifest: {why}")
-    if not all(isinstance(v, float) and v == v and abs(v) != float("inf")
-               for v in (doc.wall_s, *(t.wall_s for t in doc.timings.values()))):
+    walls = (doc.wall_s, *(t.wall_s for t in doc.timings.values()))
+    if not all(math.isfinite(w) for w in walls):
         raise DocumentError("manifest: a wall time is not a finite number")
-    out = msgspec.to_builtins(doc)
-    # fields absent from the text stay absent: readers tell "not recorded" from "None"
-    given = raw if isinstance(raw, dict) else msgspec.json.decode(raw)
-    return {k: v for k, v in out.items() if k in given}
+    return given
 
 
 def manifest_names(doc: Manifest) -> str | None:

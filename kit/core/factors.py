@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -49,6 +50,9 @@ class Factor:
     # a setting the code itself chooses (float32, deterministic algorithms), not something a new
     # machine or release brings unasked: `kit tolerances` never widens a tolerance for it
     chosen: bool = False
+    # the environment variables its pairs set in a spec's ``env``, each with the form of the
+    # values it writes (a regex): the only variables a spec may hold (kit.core.spec)
+    sets_env: tuple = ()
 
     @property
     def plannable(self) -> bool:
@@ -98,7 +102,10 @@ _BUILT_IN = (
            ENVIRONMENT, chosen=True),
     Factor("arch", "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU "
            "code paths (Linux)", STACKS, ENVIRONMENT,
-           explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$"),
+           explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$",
+           # the CPU code paths of stacks/stacks.toml [codepaths] (tests/test_spec.py checks it)
+           sets_env=(("OPENBLAS_CORETYPE", r"[A-Za-z][A-Za-z0-9]{0,31}"),
+                     ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}"))),
     Factor("blas", "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)", STACKS,
            ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@"),
     Factor("numpy", "numpy {a numpy} against 2.x at a fixed scikit-learn (scipy moves with it)",
@@ -138,6 +145,16 @@ _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
 _PLANNERS: dict = {}  # name -> planner(Context) -> [Pair], opaque here (kit.runs.planning.plan's)
 FACTORS = MappingProxyType(_FACTORS)  # a read-only view: ``register`` is the one way in
+
+
+def spec_env() -> dict:
+    """{variable: compiled form of its values} of every variable a factor sets in a spec."""
+    return {var: _env_form(form) for f in _FACTORS.values() for var, form in f.sets_env}
+
+
+@lru_cache(maxsize=None)
+def _env_form(form: str):
+    return re.compile(form)
 
 
 def register(factor: Factor, planner=None, after: str | None = None) -> None:

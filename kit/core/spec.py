@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field, replace
 
+from . import factors
 from ..worker.pipeline import FEEDS, SEED_NAMES
 from ..worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 
@@ -19,15 +20,6 @@ EMBEDDINGS = ("randomized", "arpack")
 _LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1, "feed": "",
                    "pipeline": ""}
 PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
-# The only variables a spec's ``env`` may set, each with the form of value kit writes: the CPU
-# code paths of the arch factor (stacks/stacks.toml [codepaths]; tests/test_spec.py checks the
-# catalogue against this). A spec crosses machines in bundles, and the worker's environment is
-# made from it: any other variable (PYTHONWARNINGS, BROWSER, OMP_NUM_THREADS behind threads=1)
-# would run code or change a run behind its spec.
-SPEC_ENV = {"OPENBLAS_CORETYPE": re.compile(r"[A-Za-z][A-Za-z0-9]{0,31}"),
-            "MKL_CBWR": re.compile(r"[A-Z][A-Z0-9_]{0,31}")}
-
-
 def seeds(value: int = 0, **named) -> tuple:
     """All named seeds set to ``value`` (the paper's single "seed"), then any overrides."""
     unknown = set(named) - set(SEED_NAMES)
@@ -111,10 +103,13 @@ class RunSpec:
             if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
                 raise ValueError("env holds (variable, value) pairs of strings")
             var, value = pair
-            form = SPEC_ENV.get(var)
+            # a spec crosses machines in bundles and the worker's environment is made of it:
+            # a variable no factor sets (PYTHONWARNINGS, BROWSER, OMP_NUM_THREADS behind
+            # threads=1) would run code or change a run behind its spec
+            form = factors.spec_env().get(var)
             if form is None:
                 raise ValueError(f"env variable {var[:40]!r} is not one kit sets "
-                                 f"({', '.join(SPEC_ENV)})")
+                                 f"({', '.join(factors.spec_env())})")
             if not form.fullmatch(value):
                 raise ValueError(f"env {var}={value[:40]!r} is not a value kit writes")
         if self.pipeline:

@@ -6,8 +6,12 @@ import ast
 import hashlib
 import json
 from pathlib import Path
+from typing import Annotated
+
+import msgspec
 
 from ..core.atomic import write_bytes
+from ..core.documents import decode
 from ..core.errors import KitError
 from ..core.paths import subdir
 from ..worker.contract import ContractError, check_kinds, check_seeds
@@ -78,12 +82,33 @@ def declared(name: str, data: bytes) -> dict:
         raise KitError(str(e)) from None
 
 
+class _Info(msgspec.Struct, forbid_unknown_fields=True):
+    """What add_pipeline records of a file (its .json beside it): read by this schema, never
+    trusted as written (a damaged or planted record is one line, not a reader's KeyError)."""
+    sha256: str
+    name: Annotated[str, msgspec.Meta(pattern=r"^[^/\x00-\x1f\x7f]{1,252}\.py$")]
+    seeds: list
+    kinds: dict
+    dtype: bool
+
+
 def pipeline_info(sha: str) -> dict:
-    """What add_pipeline recorded of pipeline ``sha``; KitError if this KIT_HOME never saw it."""
+    """What add_pipeline recorded of pipeline ``sha``; KitError if this KIT_HOME never saw it,
+    or if what it recorded is not what add_pipeline writes for that file."""
+    path = subdir("pipelines") / "by-hash" / f"{sha}.json"
     try:
-        return json.loads((subdir("pipelines") / "by-hash" / f"{sha}.json").read_text())
-    except (OSError, ValueError):
+        raw = path.read_bytes()
+    except OSError:
         raise KitError(f"pipeline {sha[:12]} is not known here: run it with --pipeline FILE.py") from None
+    try:
+        info = decode(raw, _Info, f"pipeline {sha[:12]}'s record")
+        if info.sha256 != sha:
+            raise KitError(f"pipeline {sha[:12]}'s record names pipeline {info.sha256[:12]}")
+        check_seeds(info.name, info.seeds)
+        check_kinds(info.name, info.kinds)
+    except (KitError, ContractError) as e:
+        raise KitError(f"{e}: {path} is damaged; run the file again with --pipeline FILE.py") from None
+    return json.loads(raw)
 
 
 def pipeline_file(sha: str) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...core.documents import DocumentError, decode_manifest
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...core.waits import bounded
@@ -27,28 +28,21 @@ def unpacked(got, spec: RunSpec, out: Path) -> dict:
         raise RunFailed(f"run {spec.run_id[:12]} failed on {node_name}: {got['error']}"
                         + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
     arrays = got.get("arrays") if isinstance(got, dict) else None
-    manifest = got.get("manifest") if isinstance(got, dict) else None
-    stages = manifest.get("stages") if isinstance(manifest, dict) else None
-    if not (isinstance(arrays, dict) and isinstance(stages, dict) and stages
+    try:
+        manifest = decode_manifest(got.get("manifest") if isinstance(got, dict) else None)
+    except DocumentError as e:
+        manifest, why = None, str(e)
+    else:
+        why = "its arrays are not the manifest's .npy files"
+    if not (manifest and manifest["stages"] and isinstance(arrays, dict)
             and all(isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
                     for k, v in arrays.items())
-            and set(arrays) == {f"{st}.npy" for st in stages}
-            and all(_stage_entry(info) for info in stages.values())):
+            and set(arrays) == {f"{st}.npy" for st in manifest["stages"]}):
         raise RunFailed(f"run {spec.run_id[:12]}: {node_name} answered with something that is "
-                        "not a run (no stages, arrays that are not the manifest's .npy files, "
-                        "or stage entries without sha256, dtype and shape); nothing of it was "
-                        "stored")
+                        f"not a run ({why}); nothing of it was stored")
     for name, data in arrays.items():
         (out / name).write_bytes(data)
     return manifest
-
-
-def _stage_entry(info) -> bool:
-    return (isinstance(info, dict) and isinstance(info.get("sha256"), str)
-            and re.fullmatch(r"[0-9a-f]{64}", info["sha256"]) is not None
-            and isinstance(info.get("dtype"), str) and isinstance(info.get("shape"), list)
-            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                    for n in info["shape"]))
 
 
 def check_rows(executor, stack_names: list) -> list:

@@ -12,6 +12,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from ...core.documents import DocumentError, decode_manifest
 from ...core.errors import KitError
 from ...core.paths import subdir
 from ...core.spec import RunSpec
@@ -69,7 +70,17 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
             raise failed(spec, proc)
     if not manifest_file.exists():
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
-    return json.loads(manifest_file.read_text())
+    return read_manifest(spec, manifest_file)
+
+
+def read_manifest(spec: RunSpec, path: Path) -> dict:
+    """The worker's manifest, by its schema: a worker runs a lab's code, so what it wrote is
+    checked as a bundle's would be before anything reads it."""
+    try:
+        return decode_manifest(path.read_bytes())
+    except DocumentError as e:
+        raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote a manifest that is not "
+                           f"one kit's worker writes ({e})") from None
 
 
 def _failure(spec: RunSpec, proc) -> str:

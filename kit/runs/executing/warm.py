@@ -13,7 +13,11 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
+
+from ...core.documents import DocumentError, decode
 from ...core.paths import subdir
 from ...core.spec import RunSpec, seeds
 from ...envs import launch
@@ -43,10 +47,15 @@ class _Warm:
             gone = subprocess.CompletedProcess([], self.proc.wait(), "", self._tail())
             raise failed(spec, gone)
         self.runs += 1
-        answer = json.loads(line)
-        if not answer["ok"]:
-            raise WorkerFailed(f"worker failed in stack {spec.stack!r}: {answer['error']}",
-                               "\n".join(answer.get("tail", [])))
+        try:
+            answer = _answer(spec, line)
+        except WorkerFailed:
+            # what follows on its stdout can no longer be matched to requests: end it
+            launch.stop(self.proc)
+            raise
+        if not answer.ok:
+            raise WorkerFailed(f"worker failed in stack {spec.stack!r}: {answer.error}",
+                               "\n".join(answer.tail))
 
     def _tail(self) -> str:
         self.err.seek(0)
@@ -55,6 +64,22 @@ class _Warm:
     def close(self) -> None:
         launch.stop(self.proc, grace=10)  # end of requests: the worker exits, or is killed
         self.err.close()
+
+
+class _Answer(msgspec.Struct, forbid_unknown_fields=True):
+    """A warm worker's answer to one request (kit.worker.__main__._serve)."""
+    ok: bool
+    error: Annotated[str, msgspec.Meta(max_length=64 * 1024)] = ""
+    tail: Annotated[list[Annotated[str, msgspec.Meta(max_length=4096)]],
+                    msgspec.Meta(max_length=100)] = []
+
+
+def _answer(spec: RunSpec, line: str) -> _Answer:
+    try:
+        return decode(line, _Answer, "answer")
+    except DocumentError:
+        raise WorkerFailed(f"the warm worker in stack {spec.stack!r} answered with a line that "
+                           f"is not an answer: {line[:80]!r}") from None
 
 
 class WarmPool:
