@@ -191,10 +191,14 @@ def _names(head: _Head, runs: list[Run], path) -> None:
     """Refuse the first name with a control character, naming its field and the name."""
     def named():
         yield "host name", [head.host.name, head.host.id]
+        yield "date or kit version", [head.created, head.kit, *(r.created for r in runs)]
         for r in runs:
             yield "stage name", [*r.stages, *r.blobs]
             yield "seed name", [k for k, _ in r.spec.seeds]
-            yield "stack name", [r.spec.stack]
+            yield "spec field", [r.spec.stack, r.spec.stack_id, r.spec.host, r.spec.perturb]
+            env = r.manifest.env  # the report's environment table shows these
+            yield "environment value", [env.machine, env.os, env.cpu,
+                                        *(v for v in env.packages.values() if v is not None)]
             why = manifest_names(r.manifest)
             if why:
                 raise KitError(f"{path}: run {r.id[:12]}: its manifest: {why}; refusing the bundle")
