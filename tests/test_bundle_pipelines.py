@@ -166,8 +166,11 @@ FORGED = {
                            "is declared probabilities by its pipeline's file, which must be"),
     "a 2-d truth": (_stage("y_test", lambda a: a.reshape(1, -1)), "is declared truth"),
     "an object dtype": (_meta("ids", "|O", [30]), "nor fixed-width text"),
+    # -Infinity is no JSON number: the decoder refuses the text before any reader sees it
     "a wall time of -inf": (_field(lambda d: [r["manifest"].update(wall_s=float("-inf"))
-                                              for r in d["runs"]]), "has no wall time"),
+                                              for r in d["runs"]]), "bundle.json is not JSON"),
+    "a negative wall time": (_field(lambda d: [r["manifest"].update(wall_s=-1.0)
+                                               for r in d["runs"]]), "has no wall time"),
     "a pair of a run not in it": (_field(lambda d: d["pairs"][0].update(b="f" * 64)),
                                   "is not of two of the bundle's runs"),
     "another file": (_file(lambda p: _source(PROTEINS.read_bytes() + b"#\n")),

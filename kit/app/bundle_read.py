@@ -1,7 +1,8 @@
 """Reading a run bundle: a bounded stream, every member checked against its runs, arrays spooled.
 
 Import reads a bundle as a stream and checks everything before it touches the store
-(kit.app.bundle_checks: capped JSON, every run's fields): a member must be an array a run refers
+(kit.app.bundle_schema decodes its JSON strictly, bounded, straight from the bytes;
+kit.app.bundle_checks checks the runs against each other): a member must be an array a run refers
 to, its .npy header must state the dtype and shape its run recorded and its size must be exactly
 that, before its body is inflated; it is then hashed as it is written to a temporary file beside
 the store.
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..core.errors import KitError
 from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
-                            expected_arrays, max_body, max_manifest, parse_json)
+                            expected_arrays, max_body, max_manifest)
 
 _CHUNK = 2 ** 20
 
@@ -77,10 +78,10 @@ def _read(path: Path, stream: _Bounded, tmp: Path) -> tuple:
     with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|") as tar:
         members = iter(tar)
         raw = _member(tar, next(members, None), "MANIFEST.json", path, max_manifest())
-        manifest = check_manifest(parse_json(raw, "MANIFEST.json", path), path)
+        manifest = check_manifest(raw, path)
         body = _member(tar, next(members, None), "bundle.json", path, max_body())
         _check_sum(manifest, "bundle.json", hashlib.sha256(body).hexdigest(), len(body), path)
-        doc = check_document(parse_json(body, "bundle.json", path), path)
+        doc = check_document(body, path)
         del body, raw
         expected = expected_arrays(doc, path)
         unknown = set(manifest) - {"bundle.json"} - set(expected)
@@ -119,7 +120,7 @@ def _member(tar, m, name, path, bound) -> bytes:
 
 def _check_sum(manifest, name, sha, size, path):
     entry = manifest.get(name)
-    if entry is None or entry["sha256"] != sha or entry["size"] != size:
+    if entry is None or entry.sha256 != sha or entry.size != size:
         raise KitError(f"{path}: checksum mismatch for {name}; the bundle is damaged")
 
 
@@ -136,7 +137,7 @@ def _npy_header(head: bytes) -> tuple:
     return fp.tell(), tuple(shape), bool(fortran), dtype.str
 
 
-def _spool(tar, m, exp: Expected, entry: dict, tmp: Path, path) -> Path:
+def _spool(tar, m, exp: Expected, entry, tmp: Path, path) -> Path:
     """Check a member's size and .npy header against its run, then hash it into a file."""
     where = f"{path}: run {exp.run[:12]} stage {exp.stage} ({m.name})"
     if not m.isfile() or m.size > NPY_HEADER + exp.nbytes:
