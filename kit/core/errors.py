@@ -8,3 +8,8 @@ class KitError(Exception):
 class Unreachable(KitError):
     """A server that could not be reached at all (offline, or nothing listens there): for a
     caller with a fallback, information rather than a failure."""
+
+
+class Damaged(KitError):
+    """Something the store holds is not what kit wrote there (a run's row, an array, the index,
+    the arrays folder): the one line names it and `kit store check --repair`."""
