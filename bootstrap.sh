@@ -176,17 +176,17 @@ if [ "$STACKS" != none ]; then
 fi
 
 # 4. dataset -------------------------------------------------------------------------------
-# Offline is expected: `--offline-ok` says so as information (exit 3); any other failure of the
+# Offline is expected: `--offline-ok` says so as information (exit 75); any other failure of the
 # fetch (a short or changed answer) was printed as the error it is, and falls back the same way.
 DATASET=synthetic
-FETCHED=3   # not asked: as if offline
+FETCHED=75  # not asked: as if offline
 if [ "$FETCH" = 1 ]; then FETCHED=0; .venv/bin/kit data fetch --offline-ok || FETCHED=$?; fi
 if [ "$FETCHED" = 0 ]; then
   DATASET=swissprot
 elif .venv/bin/kit data verify swissprot >/dev/null 2>&1; then
   DATASET=swissprot
   say "dataset: using the cached Swiss-Prot subset"
-elif [ "$FETCHED" = 3 ]; then
+elif [ "$FETCHED" = 75 ]; then
   say "dataset: UniProt not reached; using the built-in SYNTHETIC set instead"
 else
   say "dataset: the fetch failed (above); using the built-in SYNTHETIC set instead"

@@ -139,6 +139,8 @@ def test_a_zeroed_index_page_is_one_line_that_says_how_to_rebuild(real_store, tm
         r = kit(home, "store", "check")
         if r.returncode == 0:
             continue  # a page no query of the check reads
+        if not r.stderr and "damaged run" in r.stdout:
+            continue  # a page of runs' rows that SQLite reads: the check names those runs
         line = _one_line(r)
         assert "store.sqlite is damaged" in line and "move it aside" in line, line
         assert "cannot rebuild it" in line and "arrays on disk are kept" in line

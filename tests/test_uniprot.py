@@ -237,14 +237,14 @@ def test_a_page_naming_itself_as_the_next_page_is_one_line(server):
 def test_offline_is_information_for_a_caller_with_a_fallback(capsys):
     """bootstrap falls back to the synthetic set offline: that is expected, not `kit: error:`."""
     nobody = "http://127.0.0.1:9"  # nothing listens there
-    assert main(["data", "fetch", "--base-url", nobody, "--offline-ok"]) == 3
+    assert main(["data", "fetch", "--base-url", nobody, "--offline-ok"]) == 75
     err = capsys.readouterr().err
     assert "cannot reach UniProt" in err and "error" not in err and "nothing fetched" in err
     assert main(["data", "fetch", "--base-url", nobody]) == 1
     assert "kit: error: cannot reach UniProt" in capsys.readouterr().err
 
 
-# -- a wrong answer is refused whole: one line, exit 4, nothing cached -------------------------
+# -- a wrong answer is refused whole: one line, exit 3, nothing cached -------------------------
 def _kept(home):
     """Every file and folder under KIT_HOME's dataset and UniProt cache folders, as text."""
     return sorted(str(p.relative_to(home)) for d in ("datasets", "uniprot")
@@ -276,7 +276,7 @@ def test_a_wrong_answer_is_refused_in_one_line_and_nothing_is_cached(mode, says,
         out, err = capsys.readouterr()
     finally:
         srv.stop()
-    assert (code, out) == (4, "")
+    assert (code, out) == (3, "")
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
     assert lines[0].startswith("kit: error: ") and re.search(says, lines[0]), lines[0]
@@ -315,16 +315,16 @@ def test_malformed_rows_within_the_bound_are_skipped_counted_and_said(server, ca
     counts = load_dataset("swissprot").meta["counts"]
     assert counts["human"]["malformed"] == 11 and counts["zebrafish"]["malformed"] == 1
     server.data[9606][10] = "one\tcolumn\ttoo few"
-    assert main(["data", "fetch", "--refresh", "--per-organism", "50", "--keep", "300"]) == 4
+    assert main(["data", "fetch", "--refresh", "--per-organism", "50", "--keep", "300"]) == 3
     assert "organism 9606: 12 of UniProt's " in capsys.readouterr().err
 
 
 def test_bootstrap_tells_a_refused_answer_from_an_offline_machine(capsys):
-    """`--offline-ok` (bootstrap's call) turns only an unreachable server into exit 3 ("UniProt
-    not reached"); a wrong answer stays an error, exit 4, and bootstrap says the fetch failed."""
+    """`--offline-ok` (bootstrap's call) turns only an unreachable server into exit 75 ("UniProt
+    not reached"); a wrong answer stays an error, exit 3, and bootstrap says the fetch failed."""
     srv = FakeUniProt(TAXA, hostile="one-accession")
     try:
-        assert main(["data", "fetch", "--base-url", srv.url, "--offline-ok"]) == 4
+        assert main(["data", "fetch", "--base-url", srv.url, "--offline-ok"]) == 3
     finally:
         srv.stop()
     err = capsys.readouterr().err

@@ -36,7 +36,7 @@ def add(sub) -> None:
     q.add_argument("--json", action="store_true")
     q = dsub.add_parser("fetch", help="fetch the paper's Swiss-Prot subset from UniProt (cached)",
                         description="Fetch the paper's Swiss-Prot subset from UniProt (cached). "
-                        "A wrong answer is refused whole (exit 4, nothing cached): an accession "
+                        "A wrong answer is refused whole (exit 3, nothing cached): an accession "
                         "twice (in one organism or two), more than 1% of an organism's rows "
                         "malformed, rows that do not add up to X-Total-Results (which every "
                         "page must carry, else exit 1), a page larger than asked, or fewer "
@@ -159,7 +159,7 @@ def _cmd_data(args) -> int:
     return 0
 
 
-OFFLINE = 3  # `kit data fetch --offline-ok` found UniProt unreachable
+OFFLINE = 75  # `kit data fetch --offline-ok` found UniProt unreachable (EX_TEMPFAIL)
 
 
 def _data_fetch(args) -> int:
@@ -188,7 +188,7 @@ def _data_fetch(args) -> int:
         except KitError as e:
             bar.live.transient = True  # a failed fetch ends in its one line, not under the bars
             if not (isinstance(e, Unreachable) and args.offline_ok):
-                raise  # a wrong answer (exit 4) is never "offline" (3), even with --offline-ok
+                raise  # a wrong answer (exit 3) is never "offline" (75), even with --offline-ok
             bar.stop()
             print(f"kit: {e}; nothing fetched", file=sys.stderr)
             return OFFLINE

@@ -22,8 +22,9 @@ def add(sub) -> None:
     q = ssub2.add_parser("check", aliases=["verify"],
                          help="hash every stored array and dataset file again")
     q.add_argument("--repair", action="store_true",
-                   help="drop damaged arrays and the runs that used them (the next `kit run` "
-                        "makes them again), and orphan files")
+                   help="drop damaged runs and arrays and the runs that used them, with their "
+                        "pairs and cached results (the next `kit run` makes them again), and "
+                        "orphan files")
     q.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_store)
 
@@ -88,12 +89,13 @@ def _doctor_pipeline(args) -> int:
 def _cmd_store(args) -> int:
     from rich.console import Console
 
-    from ..runs.store.check import check_store
-    from ..runs.store import Store
+    from ..core.paths import kit_home
+    from ..runs.store.check import check_store, opened
     from ..views.health import store_check_text
 
     with Console(stderr=True).status("hashing every stored array and dataset file"):
-        rep = check_store(Store(), repair=args.repair)
+        store, moved = opened(kit_home(writing=False), args.repair)
+        rep = check_store(store, repair=args.repair, set_aside=moved)
     print_json(rep) if args.json else print(store_check_text(rep))
     return 0 if rep["ok"] or rep["repaired"] else 1
 

@@ -14,7 +14,13 @@ class Unreachable(KitError):
 
 class WrongAnswer(KitError):
     """A server that answered, but wrongly (an id twice, rows it cannot have meant, not the
-    count asked for): refused whole, nothing kept. Exit 4, not 3: `kit data fetch --offline-ok`
-    exits 3 for an unreachable server, and a wrong answer must never read as "offline"."""
+    count asked for): refused whole, nothing kept. Exit 3; `kit data fetch --offline-ok` says
+    an unreachable server with 75 (sysexits' EX_TEMPFAIL: try again later), so a wrong answer
+    never reads as "offline"."""
 
-    exit_code = 4
+    exit_code = 3
+
+
+class Damaged(KitError):
+    """Something the store holds is not what kit wrote there (a run's row, an array, the index,
+    the arrays folder): the one line names it and `kit store check --repair`."""

@@ -46,6 +46,16 @@ def store_check_text(rep: dict) -> str:
         out.append(f"damaged array {d['blob'][:12]} ({d['why']}), used by {len(d['runs'])} run(s)")
     for m in rep["missing"]:
         out.append(f"missing array {m['blob'][:12]} of {len(m['runs'])} run(s) made here")
+    for line in rep.get("set_aside", ()):
+        out.append(line)
+    for d in rep.get("damaged_runs", ()):
+        out.append(f"damaged run {d['run']}: {d['why']}")
+    if rep.get("damaged_runs") or rep["damaged"] or rep["missing"]:
+        n = rep.get("dependents", {})
+        out.append(f"what depends on them goes with them: {len(rep['runs_affected'])} run(s) "
+                   f"(with those trained on them), {n.get('pairs', 0)} pair(s), "
+                   f"{n.get('comparisons', 0) + n.get('verdicts', 0)} cached comparison(s) and "
+                   "verdict(s)")
     if rep["orphans"]:
         out.append(f"{rep['orphans']} array file(s) that no run refers to")
     if rep.get("unindexed"):

@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
 
-from ...core.errors import KitError
+from ...core.errors import Damaged
 
-class DamagedArray(KitError):
+
+class DamagedArray(Damaged):
     """A stored array no longer holds what its run recorded."""
 
 
@@ -30,12 +32,41 @@ def blob_key(sha: str, dtype: str, shape) -> str:
     return hashlib.sha256(f"{sha}:{dtype}:{tuple(shape)}".encode()).hexdigest()
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISLNK, "a symbolic link"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(mode: int) -> str | None:
+    """Why a file of ``mode`` is no array (a FIFO would block every reader that opened it), or
+    None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    return f"not a regular file but {kind}: never opened"
+
+
 def _ident(path: Path) -> str | None:
     try:
-        st = os.stat(path)
+        st = os.lstat(path)  # a link is not followed: the store's own files are never links
     except OSError:
         return None
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def _open(path) -> io.BufferedReader:
+    """``path`` opened for reading if it is a regular file, else DamagedArray: lstat decides
+    before it is opened, and the open neither blocks nor follows a link (a FIFO or link swapped
+    in between is refused by fstat)."""
+    try:
+        if (why := not_regular(os.lstat(path).st_mode)):
+            raise DamagedArray(why)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as e:
+        raise DamagedArray(f"not a readable .npy array ({e.strerror or e})") from None
+    if (why := not_regular(os.fstat(fd).st_mode)):
+        os.close(fd)
+        raise DamagedArray(why)
+    return os.fdopen(fd, "rb")
 
 
 def check_array(a: np.ndarray, sha: str, dtype: str, shape) -> str | None:
@@ -71,7 +102,7 @@ def load_npy(data_or_path) -> np.ndarray:
     header never allocates what it claims."""
     try:
         with (io.BytesIO(data_or_path) if isinstance(data_or_path, bytes)
-              else open(data_or_path, "rb")) as f:
+              else _open(data_or_path)) as f:
             _, _, nbytes = _header(f)
             start = f.tell()
             end = f.seek(0, io.SEEK_END)
@@ -165,7 +196,17 @@ class Blobs:
         return {p.stem: p for p in self.root.glob("??/*.npy")}
 
     def forget(self, key: str) -> None:
-        self.path(key).unlink(missing_ok=True)
+        """Delete the file of ``key``; a folder in its place is moved to ``damaged/`` beside the
+        arrays (kept: it may hold anything), a FIFO or link removed (neither holds data here)."""
+        path = self.path(key)
+        try:
+            folder = stat.S_ISDIR(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            folder = False
+        if folder:
+            self.set_aside(key, self.root.parent / "damaged")
+        else:
+            path.unlink(missing_ok=True)
         self.index.forget_verified(key)
 
     def set_aside(self, key: str, folder: Path) -> None:

@@ -1,9 +1,11 @@
 """`kit store check`: verify everything a store holds; with repair, drop what is damaged.
 
 Every array is hashed again against what its runs recorded, every dataset file a worker reads
-is re-hashed, and the array files on disk are counted and matched with the index. Repair
-deletes damaged files and drops the runs (with their pairs, comparisons and verdicts) that
-depended on a damaged or missing array: the next `kit run` of the same factors makes them again.
+is re-hashed, every run's rows are verified (its spec hashes to its id, its manifest parses:
+kit.runs.store.rows), and the array files on disk are counted and matched with the index. Repair
+deletes damaged files and drops the damaged runs and those that depended on a damaged or missing
+array, with their pairs, comparisons, verdicts and the runs trained on them: the next `kit run`
+of the same factors makes them again.
 
 Repair never races a run: what no run refers to is decided, and deleted, under the store's
 arrays lock taken exclusive, which every writer holds shared from moving a run's arrays in
@@ -17,12 +19,15 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from ...data.dataset import verify_worker_file
 from ...core.hosts import host_id
 from ...core.paths import subdir
 from . import meta
+from . import layout
 from .index import Store
+from .rows import shown
 
 GRACE_S = 3600  # an unreferenced array file younger than this may be an import's, not indexed yet
 
@@ -31,12 +36,20 @@ def _recorded(store: Store):
     """{blob: (sha, dtype, shape)}, {blob: runs using it}, and the runs made on this machine
     (under this host id, or the one the index recorded: a remade host.json changes nothing)."""
     here = {host_id(), meta.host(store.db)}
-    local = {i for i, s in store.specs().items() if s.host in here}
+    local = {i for i, s in store.sound_specs().items() if s.host in here}
     recorded, users = {}, {}
     for run, _, blob, st in store.stage_records():
         recorded[blob] = (st.sha256, st.dtype, list(st.shape))
         users.setdefault(blob, set()).add(run)
     return recorded, users, local
+
+
+def opened(root: Path, repair: bool) -> tuple[Store, list]:
+    """The store at ``root`` for checking, and what a repair moved aside so that it opens (an
+    emptied index, a file for arrays/: kit.runs.store.layout); without repair these are the
+    one line the store's opening says."""
+    moved = layout.repair(root) if repair else []
+    return Store(root), moved
 
 
 def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
@@ -58,11 +71,13 @@ def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
     return orphans, unindexed, recent
 
 
-def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
+def check_store(store: Store, repair: bool = False, full: bool = True,
+                set_aside: list = ()) -> dict:
     """What is damaged in ``store`` (and, with ``repair``, what was dropped because of it).
 
     ``full`` hashes every array again; otherwise arrays verified since their last change are
     trusted (kit.runs.store.blobs remembers each verified file's identity; an edit changes it).
+    ``set_aside``: what a repair moved aside before the store could open (``opened``).
     """
     recorded, _, _ = _recorded(store)
     # hashing takes long: done without the lock, while runs go on being stored
@@ -85,18 +100,24 @@ def check_store(store: Store, repair: bool = False, full: bool = True) -> dict:
             store, {k: p for k, p in files.items() if k not in recorded})
         bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
                         if (why := verify_worker_file(p))}
-        drop = {r for b in list(damaged) + list(missing) for r in users[b]}
+        runs = store.damaged_runs()  # a spec that does not hash to its id, a broken manifest
+        drop = {r for b in list(damaged) + list(missing) for r in users[b]} | set(runs)
         # torch and perturbed runs trained on a dropped run's embedding go with it
         drop = sorted(drop | store.runs_trained_on(drop))
         factors = store.pair_factors(drop) if drop else []
+        lost = store.dependents(drop) if drop else {"pairs": 0, "comparisons": 0, "verdicts": 0}
         report = {"arrays": len(recorded), "files": len(files),
                   "damaged": [{"blob": b, "why": w, "runs": sorted(users[b])}
                               for b, w in damaged.items()],
                   "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
+                  "damaged_runs": [{"run": shown(r), "why": w} for r, w in runs.items()],
+                  "dependents": lost, "set_aside": list(set_aside),
                   "orphans": len(orphans), "unindexed": len(unindexed), "recent": len(recent),
                   "unindexed_dir": str(store.root / "unindexed"), "datasets": bad_datasets,
-                  "runs_affected": drop, "factors_to_rerun": factors, "repaired": False}
-        report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets)
+                  "runs_affected": [shown(r, 64) for r in drop], "factors_to_rerun": factors,
+                  "repaired": False}
+        report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets or runs
+                            or set_aside)
         if repair and not report["ok"]:
             _repair(store, drop, recorded, damaged, orphans, unindexed)
             for name in bad_datasets:  # made again from the named dataset before the next run

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import processes
-from . import meta
+from . import layout, meta, rows, schema
 from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index
 from .blobs import Blobs, DamagedArray, array_sha256
@@ -33,34 +33,15 @@ from ...core.spec import RunSpec
 
 __all__ = ["Store", "StoredRun", "Stage", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
+_SEEN_MAX = 20_000  # verified runs remembered by their rows' bytes (a few KB each)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, spec TEXT NOT NULL, dataset TEXT NOT NULL, stack TEXT NOT NULL,
-    created TEXT NOT NULL, manifest TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS stages (
-    run TEXT NOT NULL REFERENCES runs(id), stage TEXT NOT NULL, sha256 TEXT NOT NULL,
-    dtype TEXT NOT NULL, shape TEXT NOT NULL, blob TEXT NOT NULL, PRIMARY KEY (run, stage));
-CREATE TABLE IF NOT EXISTS pairs (
-    factor TEXT NOT NULL, level TEXT NOT NULL, a TEXT NOT NULL REFERENCES runs(id),
-    b TEXT NOT NULL REFERENCES runs(id), label TEXT NOT NULL, PRIMARY KEY (factor, level, a, b));
-CREATE TABLE IF NOT EXISTS comparisons (
-    a TEXT NOT NULL, b TEXT NOT NULL, version INTEGER NOT NULL, result TEXT NOT NULL,
-    PRIMARY KEY (a, b, version));
-CREATE TABLE IF NOT EXISTS verdicts (
-    run TEXT NOT NULL REFERENCES runs(id), version INTEGER NOT NULL, result TEXT NOT NULL,
-    PRIMARY KEY (run, version));
-CREATE TABLE IF NOT EXISTS datasets (sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, summary TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS claims (
-    run TEXT PRIMARY KEY, node TEXT NOT NULL, pid INTEGER NOT NULL, started TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL);
-"""
 
 
 class Store(Caches):
     def __init__(self, root: Path | None = None):
         self.root = Path(root) if root else kit_home(writing=False)
         path = self.root / "store.sqlite"
+        layout.check(self.root)  # an emptied index or a file for arrays/: one line, before SQLite
         # a store this user cannot write (another user's, a shared read-only copy) is read:
         # every number is computed, nothing cached, and a command that writes says why not
         self.read_only = self.root.is_dir() and not writable(self.root)
@@ -76,11 +57,17 @@ class Store(Caches):
             except sqlite3.Error as e:
                 raise KitError(f"the store index {path} cannot be opened ({e})") from None
         self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
+        try:  # before anything is written: an index a newer kit wrote is left as it is
+            schema.refuse_newer(self.db, path)
+        except KitError:
+            self.db.close()
+            raise
         if not self.read_only:
             self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         if not self.read_only:
-            self.db.executescript(_SCHEMA + meta.SCHEMA)
+            schema.migrate(self.db, path)
+        self._seen = {}  # {(run row, *stage rows): StoredRun}: see _verified
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
         self.arrays_lock = ArraysLock(self.root / "store.lock")
         self.blobs = Blobs(self.root / "arrays", self)
@@ -153,50 +140,101 @@ class Store(Caches):
                     db.execute(f"{verb} INTO datasets VALUES (?,?,?)",
                                (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
 
-    def run(self, run_id: str) -> StoredRun:
-        row = self.db.execute("SELECT id, spec, created, manifest FROM runs WHERE id=?",
-                              (run_id,)).fetchone()
-        if row is None:
-            raise KitError(f"no run {run_id[:12]} in the store")
-        return self._record(row)
+    # Every reader's run is verified (kit.runs.store.rows): a damaged one ends the command in
+    # one line naming it and the repair. Leaving it out instead would change what the rest
+    # conclude (a seed pair fewer moves the seed unit) while the output looks whole.
+    _RUN_ROW = "SELECT id, spec, created, manifest, dataset, stack FROM runs"
 
-    def _record(self, row) -> StoredRun:
-        return StoredRun.from_row(*row, self.db.execute(
-            "SELECT stage, sha256, dtype, shape FROM stages WHERE run=? ORDER BY rowid", (row[0],)))
+    def run(self, run_id: str) -> StoredRun:
+        row = self.db.execute(self._RUN_ROW + " WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise KitError(f"no run {rows.shown(run_id)} in the store")
+        return self._verified(row)
+
+    def _verified(self, row) -> StoredRun:
+        """The run of ``row`` and its stage rows, verified; a row read again with the same bytes
+        (a reader takes one run several times) is the run verified from them before."""
+        key = (*row, *self._stage_rows(row[0]))
+        run = self._seen.get(key)
+        if run is None:
+            run = rows.verified(*row, key[len(row):])
+            if len(self._seen) >= _SEEN_MAX:
+                self._seen.clear()
+            self._seen[key] = run
+        return run
+
+    def _stage_rows(self, run_id: str):
+        return self.db.execute("SELECT stage, sha256, dtype, shape, blob FROM stages WHERE run=? "
+                               "ORDER BY rowid", (run_id,))
 
     def runs(self, dataset: str | None = None) -> list[StoredRun]:
-        q, args = "SELECT id, spec, created, manifest FROM runs", ()
+        q, args = self._RUN_ROW, ()
         if dataset:
             q, args = q + " WHERE dataset=?", (dataset,)
-        return [self._record(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
+        return [self._verified(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
+
+    def damaged_runs(self) -> dict:
+        """{run id: why} of every run whose rows are not what kit wrote (`kit store check`)."""
+        out = {}
+        for r in self.db.execute(self._RUN_ROW):
+            _, why = rows.problem(*r, self._stage_rows(r[0]), thorough=True)
+            if why:
+                out[r[0]] = why
+        return out
+
+    def dependents(self, run_ids) -> dict:
+        """How many pairs and cached comparisons and verdicts name any of ``run_ids``."""
+        runs = list(run_ids)
+        q = ",".join("?" * len(runs))
+        count = lambda sql, n: self.db.execute(sql.format(q=q), runs * n).fetchone()[0]  # noqa: E731
+        return {"pairs": count("SELECT count(*) FROM pairs WHERE a IN ({q}) OR b IN ({q})", 2),
+                "comparisons": count("SELECT count(*) FROM comparisons WHERE a IN ({q}) OR b IN ({q})", 2),
+                "verdicts": count("SELECT count(*) FROM verdicts WHERE run IN ({q})", 1)}
 
     def latest_dataset(self) -> str | None:
         """The dataset of the run stored last here (insertion order, not the run's own date);
         a lab pipeline's runs are not a dataset's (its readers take --pipeline), so never it."""
-        row = self.db.execute("SELECT dataset FROM runs WHERE spec NOT LIKE '%\"pipeline\":%' "
-                              "ORDER BY rowid DESC LIMIT 1").fetchone()
-        return row[0] if row else None
+        row = self.db.execute("SELECT id, spec, dataset FROM runs WHERE spec NOT LIKE "
+                              "'%\"pipeline\":%' ORDER BY rowid DESC LIMIT 1").fetchone()
+        return rows.verified_spec(*row[:2]).dataset if row else None
 
     def specs(self, dataset: str | None = None) -> dict[str, RunSpec]:
         """{run id: spec} without reading manifests or stages."""
         q, args = "SELECT id, spec FROM runs", ()
         if dataset:
             q, args = q + " WHERE dataset=?", (dataset,)
-        return {i: RunSpec.from_json(s) for i, s in self.db.execute(q, args)}
+        return {i: rows.verified_spec(i, s) for i, s in self.db.execute(q, args)}
+
+    def sound_specs(self) -> dict[str, RunSpec]:
+        """{run id: spec} of the runs whose spec is sound, damaged ones left out (for the check,
+        which names those itself)."""
+        out = {}
+        for i, s in self.db.execute("SELECT id, spec FROM runs"):
+            spec, why = rows.spec_problem(i, s)
+            if why is None:
+                out[i] = spec
+        return out
 
     def kinds(self, dataset: str | None = None) -> dict:
         """{run id: kind} (pipeline, torch, perturb or feed)."""
         return {i: s.kind for i, s in self.specs(dataset).items()}
 
     def runs_trained_on(self, run_ids) -> set:
-        """The torch, perturbed and cross-fed runs whose input is one of ``run_ids``."""
+        """The torch, perturbed and cross-fed runs whose input is one of ``run_ids`` (damaged
+        runs aside: the check names them itself)."""
         ids = set(run_ids)
-        return {i for i, s in self.specs().items() if s.input in ids}
+        return {i for i, s in self.sound_specs().items() if s.input in ids}
 
     def stage_records(self) -> list:
         """(run id, stage, blob key, Stage) of every stored stage array."""
-        return [(r, st, blob, Stage(h, d, tuple(json.loads(sh)))) for r, st, h, d, sh, blob in
-                self.db.execute("SELECT run, stage, sha256, dtype, shape, blob FROM stages").fetchall()]
+        out = []
+        for r, st, h, d, sh, blob in self.db.execute(
+                "SELECT run, stage, sha256, dtype, shape, blob FROM stages"):
+            try:
+                out.append((r, st, blob, Stage(h, d, tuple(json.loads(sh)))))
+            except (ValueError, TypeError):  # its run is damaged: the check names and drops it
+                continue
+        return out
 
     def drop_runs(self, run_ids) -> None:
         """Remove runs and everything computed from them (pairs, comparisons, verdicts), at once."""
@@ -228,8 +266,8 @@ class Store(Caches):
     def _made_here(self, run_id: str) -> bool:
         from ...core.hosts import host_id
 
-        row = self.db.execute("SELECT spec FROM runs WHERE id=?", (run_id,)).fetchone()
-        return row is not None and RunSpec.from_json(row[0]).host == host_id()
+        row = self.db.execute("SELECT id, spec FROM runs WHERE id=?", (run_id,)).fetchone()
+        return row is not None and rows.verified_spec(*row).host == host_id()
 
     # -- claims: one process runs a spec at a time ---------------------------------------------
     def claim(self, run_id: str) -> bool:

@@ -68,6 +68,10 @@ def _full(path: Path) -> bool:
     return st.f_bavail * st.f_frsize < 1 << 20
 
 
+def _lenient(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
 class _Rows(list):
     """A query's rows, fetched whole while the connection was held."""
 
@@ -104,7 +108,19 @@ class LockedConnection:
 
     def execute(self, sql, args=()):
         with self.lock, self._said():
-            return _Rows(self.conn.execute(sql, args).fetchall())
+            try:
+                return _Rows(self.conn.execute(sql, args).fetchall())
+            except sqlite3.OperationalError as e:
+                if "decode to UTF-8" not in str(e):
+                    raise
+            # a damaged page left a text that is not UTF-8: read again with its bytes kept as
+            # lone surrogates, which the row's reader names as damage (kit.runs.store.rows);
+            # only then, so that every other read keeps SQLite's own fast decoding
+            self.conn.text_factory = _lenient
+            try:
+                return _Rows(self.conn.execute(sql, args).fetchall())
+            finally:
+                self.conn.text_factory = str
 
     def executemany(self, sql, rows):
         with self.lock, self._said():

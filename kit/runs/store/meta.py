@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-SCHEMA = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-
 
 def remember(store) -> None:
     """Record, once, when the index was made and this machine's host id.

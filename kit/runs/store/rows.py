@@ -1,0 +1,110 @@
+"""A run's index row verified as it is read: its spec hashes to its id, its manifest and stages are what kit wrote.
+
+A run's id is the sha256 of its spec, so one changed byte of a stored spec (a seed, a thread
+count) would otherwise relabel the run in every reader; its manifest is parsed by the strict
+schema (kit.core.documents) and its stage rows must be its manifest's stages under their blob
+keys. A row that fails is a damaged run (kit.core.errors.Damaged): readers name it and
+`kit store check --repair`, which drops it with what depended on it (kit.runs.store.check).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+
+from ...core.documents import DocumentError, decode_manifest, spec_from_json
+from ...core.errors import Damaged
+from ...core.spec import RunSpec
+from .blobs import blob_key
+from .records import Stage, StoredRun
+
+REPAIR = "`kit store check --repair` drops it and what depended on it"
+
+
+def shown(run_id: str, n: int = 12) -> str:
+    """A run id as a line may print it: a damaged page may have left bytes that are not text."""
+    return run_id[:n].encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+
+
+def damaged(run_id: str, why: str) -> Damaged:
+    return Damaged(f"run {shown(run_id)} in the store is damaged ({why}); {REPAIR}")
+
+
+_NOT_UTF8 = "its index row is not valid UTF-8: a damaged page"
+
+
+def spec_problem(run_id: str, spec: str, dataset: str | None = None,
+                 stack: str | None = None) -> tuple[RunSpec | None, str | None]:
+    """(the spec, None), or (None, why the row's spec is not its run's).
+
+    The index connection decodes a text that is not UTF-8 with surrogateescape
+    (kit.runs.store.locked): its lone surrogates fail the decoders here (UnicodeError), and an
+    id, dataset or stack holding one is not its spec's."""
+    try:
+        s = spec_from_json(spec)
+        # the text as written hashes to its id (one sha256); a text that does not (written by
+        # another JSON writer, or changed) is judged by the spec it parses to
+        same = hashlib.sha256(spec.encode()).hexdigest() == run_id or s.run_id == run_id
+    except DocumentError as e:
+        return None, f"its {e}"
+    except UnicodeError:
+        return None, _NOT_UTF8
+    if not same:
+        return None, "its spec does not hash to its id: a changed byte would relabel it"
+    if (dataset is not None and s.dataset != dataset) or (stack is not None and s.stack != stack):
+        return None, "its dataset or stack column is not its spec's"
+    return s, None
+
+
+def _stages(manifest: dict, rows, thorough: bool) -> tuple[dict | None, str | None]:
+    """{stage: Stage} of the stage rows, or why they are not the manifest's stages; ``thorough``
+    also derives each blob key (`kit store check`; a reader's array is hashed when it is read)."""
+    recorded = manifest["stages"]
+    out = {}
+    for stage, sha, dtype, shape, blob in rows:
+        try:
+            dims = json.loads(shape)
+        except ValueError:
+            return None, f"the shape of its stage {stage[:40]!r} is not JSON"
+        if recorded.get(stage) != {"sha256": sha, "dtype": dtype, "shape": dims} or (
+                thorough and blob != blob_key(sha, dtype, dims)):
+            return None, f"its stage {stage[:40]!r} is not the one its manifest records"
+        out[stage] = Stage(sha, dtype, tuple(dims))
+    return out, None
+
+
+def problem(run_id, spec, created, manifest, dataset, stack, stage_rows,
+            thorough: bool = False) -> tuple:
+    """(StoredRun, None), or (None, why the run's rows are damaged)."""
+    s, why = spec_problem(run_id, spec, dataset, stack)
+    if why:
+        return None, why
+    try:
+        datetime.fromisoformat(created)
+        m = decode_manifest(manifest)
+    except DocumentError as e:
+        return None, f"its {e}"
+    except UnicodeError:
+        return None, _NOT_UTF8
+    except ValueError:
+        return None, "its date is not a date"
+    stages, why = _stages(m, stage_rows, thorough)
+    if why:
+        return None, why
+    return StoredRun(run_id, s, created, m, stages, spec), None
+
+
+def verified(run_id, spec, created, manifest, dataset, stack, stage_rows) -> StoredRun:
+    """The run of these rows; Damaged (one line naming it and the repair) if they are not its."""
+    run, why = problem(run_id, spec, created, manifest, dataset, stack, stage_rows)
+    if why:
+        raise damaged(run_id, why)
+    return run
+
+
+def verified_spec(run_id: str, spec: str) -> RunSpec:
+    s, why = spec_problem(run_id, spec)
+    if why:
+        raise damaged(run_id, why)
+    return s

@@ -1,0 +1,81 @@
+"""The index's schema version (SQLite ``user_version``) and the migrations that bring an older index up to it.
+
+Version 0 is the index kit wrote before it had a version (up to 59b4f73): its tables, made at
+every open with CREATE IF NOT EXISTS (kits before it made fewer: ``meta``, ``verified``). Each
+migration ``n`` brings version ``n - 1`` to ``n``; all of them run in one transaction with the
+new version, so an index is at one version or the next, never between. A migration only adds
+(tables, columns with defaults, indexes): a reader that cannot write (a read-only store) reads
+an older index as it is. An index of a later version than this kit knows is refused before
+anything is written to it: a newer kit may have changed what its rows mean.
+"""
+
+from __future__ import annotations
+
+from ...core.errors import KitError
+
+_V0 = [
+    """CREATE TABLE IF NOT EXISTS runs (
+        id TEXT PRIMARY KEY, spec TEXT NOT NULL, dataset TEXT NOT NULL, stack TEXT NOT NULL,
+        created TEXT NOT NULL, manifest TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS stages (
+        run TEXT NOT NULL REFERENCES runs(id), stage TEXT NOT NULL, sha256 TEXT NOT NULL,
+        dtype TEXT NOT NULL, shape TEXT NOT NULL, blob TEXT NOT NULL, PRIMARY KEY (run, stage))""",
+    """CREATE TABLE IF NOT EXISTS pairs (
+        factor TEXT NOT NULL, level TEXT NOT NULL, a TEXT NOT NULL REFERENCES runs(id),
+        b TEXT NOT NULL REFERENCES runs(id), label TEXT NOT NULL, PRIMARY KEY (factor, level, a, b))""",
+    """CREATE TABLE IF NOT EXISTS comparisons (
+        a TEXT NOT NULL, b TEXT NOT NULL, version INTEGER NOT NULL, result TEXT NOT NULL,
+        PRIMARY KEY (a, b, version))""",
+    """CREATE TABLE IF NOT EXISTS verdicts (
+        run TEXT NOT NULL REFERENCES runs(id), version INTEGER NOT NULL, result TEXT NOT NULL,
+        PRIMARY KEY (run, version))""",
+    "CREATE TABLE IF NOT EXISTS datasets (sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, summary TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS claims (
+        run TEXT PRIMARY KEY, node TEXT NOT NULL, pid INTEGER NOT NULL, started TEXT NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS verified (blob TEXT PRIMARY KEY, ident TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+]
+
+# MIGRATIONS[n - 1] brings version n - 1 to n. Never edit one that has shipped: add the next.
+MIGRATIONS: list[list[str]] = [
+    # 1: version 0's tables (a new index, or one an older kit left without meta or verified),
+    # and indexes for the lookups every reader and repair makes: a dataset's runs, a run's pairs
+    _V0 + ["CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs(dataset)",
+           "CREATE INDEX IF NOT EXISTS pairs_by_a ON pairs(a)",
+           "CREATE INDEX IF NOT EXISTS pairs_by_b ON pairs(b)"],
+]
+CURRENT = len(MIGRATIONS)
+
+
+def version(db) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def refuse_newer(db, path) -> None:
+    """A one-line KitError for an index a later kit wrote (nothing was written to it)."""
+    v = version(db)
+    if v > CURRENT:
+        raise KitError(f"the store index {path} was written by a newer kit (schema version {v}; "
+                       f"this kit knows up to {CURRENT}): upgrade kit to use this store, or set "
+                       "KIT_HOME to another folder; it was left as it is")
+
+
+def migrate(db, path) -> None:
+    """Bring the index to ``CURRENT`` in one transaction (nothing to do: no transaction).
+
+    BEGIN IMMEDIATE takes the write lock before the version is read again, so two kits opening
+    one old index never both migrate it."""
+    if version(db) == CURRENT:
+        return
+    with db.lock:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            refuse_newer(db, path)  # another, newer kit may have migrated it meanwhile
+            for statements in MIGRATIONS[version(db):]:
+                for sql in statements:
+                    db.execute(sql)
+            db.execute(f"PRAGMA user_version = {CURRENT}")
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
