@@ -93,13 +93,6 @@ def test_the_worker_imports_nothing_else_of_kit():
             assert all(floor(d) == "worker" for d in deps), (m, deps)
 
 
-def test_no_module_is_a_whole_floor():
-    """~300 lines at most: a module holds one concept."""
-    long = [f"{p.relative_to(KIT.parent)}: {n}" for p in KIT.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 320]
-    assert not long, long
-
-
 def test_only_the_worker_imports_scikit_learn():
     """kit's own process never pays scikit-learn's import (1.5 CPU s beside the runs): it is
     the worker's library; kit's analysis computes its AUC and ARI itself."""
