@@ -251,3 +251,47 @@ def test_a_run_whose_python_or_machine_is_not_text_is_one_line(lab, tmp_path, ca
                    lambda doc, ms: doc["runs"][1]["manifest"]["env"].update(env))
     run = json.loads(members(bundle)["bundle.json"])["runs"][1]["id"][:12]
     refused(capsys, bundle, f"run {run}", words)
+
+
+def _relabel(factor, level=""):
+    def edit(doc, ms):
+        p = next(p for p in doc["pairs"] if p["label"] == "seed 0 vs 1")
+        p["factor"], p["level"] = factor, level
+    return edit
+
+
+@pytest.mark.parametrize("factor,words", [
+    ("repeat", ("'seed 0 vs 1' is labelled 'repeat', but its specs show svd-iters or seed",)),
+    ("threads", ("is labelled 'threads', but its specs show svd-iters or seed",)),
+    ("blas", ("is labelled 'blas', but its specs show svd-iters or seed",)),
+    ("seed:svd", ("is labelled 'seed:svd', but its specs show svd-iters or seed",)),
+    ("antigravity", ("is labelled 'antigravity', but its specs show svd-iters or seed",)),
+])
+def test_a_pair_relabelled_as_another_factor_is_refused(lab, tmp_path, capsys, factor, words):
+    """The genuine seed-0-vs-1 pair relabelled: the importer's own advice would read it as a
+    failed null experiment, a thread effect or an unmeasured BLAS. Its factor is recomputed
+    from what its two specs differ in, and the label that disagrees is refused."""
+    _, path, _ = lab
+    refused(capsys, forge(path, tmp_path / "relabelled.kit", _relabel(factor)), *words)
+
+
+def test_a_pair_with_a_forged_level_is_refused(lab, tmp_path, capsys):
+    _, path, _ = lab
+    refused(capsys, forge(path, tmp_path / "level.kit", _relabel("seed", "1e-03")),
+            "labelled level '1e-03' of seed, but its specs make it level ''")
+
+
+def test_a_pair_whose_specs_show_no_factor_is_refused(lab, tmp_path, capsys):
+    """The repeat pair's second run swapped for the threads pair's: replicate and threads both
+    differ, which no planner makes."""
+    _, path, _ = lab
+
+    def edit(doc, ms):
+        runs = {r["id"]: r for r in doc["runs"]}
+        rep = next(p for p in doc["pairs"] if p["factor"] == "repeat")
+        thr = next(p for p in doc["pairs"] if p["factor"] == "threads")
+        rep["a"] = thr["b"]
+        assert runs[rep["a"]]["spec"]["threads"] == 2
+
+    refused(capsys, forge(path, tmp_path / "none.kit", edit),
+            "its specs show no factor this kit knows (they differ in threads, replicate)")

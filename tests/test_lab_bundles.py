@@ -101,3 +101,36 @@ def test_a_hashes_only_bundle_compares_by_bits_and_says_what_it_cannot_measure(
     code, out, _ = kit_cli(capsys, "tolerances", "--pipeline", str(LAB), "--format", "json")
     rows = {r["output"]: r for r in json.loads(out)}
     assert rows["jitter"]["pin"] and rows["emb"]["level"] == "nothing"
+
+
+def test_a_bundle_without_its_file_forged_then_read_with_the_file_is_one_line_each(
+        capsys, tmp_path, monkeypatch):
+    """A lab bundle stripped of its pipeline file skips the kind checks at import; once the
+    file is given, every reader leaves the unfit run out instead of failing inside."""
+    from kit.runs.planning.options import PlanOptions as Opts
+    from test_bundle_trust import forge, restage
+    import numpy as np
+
+    info = add_pipeline(LAB)
+    run_pairs([p for f in ("repeat", "seed")
+               for p in lab_plan(f, info, Opts(threads=(1,), seeds=(0, 1)))], info, Store())
+    bundle = tmp_path / "lab.kit"
+    assert main(["export", "--pipeline", str(LAB), "--arrays", "--out", str(bundle)]) == 0
+
+    def edit(doc, ms):
+        doc["pipelines"] = {}  # the file left behind: its KINDS unknown to the importer
+        for i, r in enumerate(doc["runs"]):
+            restage(r, ms, "emb", np.zeros(300) + i)  # an embedding must be 2-d
+        used = {f"arrays/{b}.npy" for r in doc["runs"] for b in r["blobs"].values()}
+        for n in [n for n in ms if n.startswith("arrays/") and n not in used]:
+            del ms[n]
+
+    forged = forge(bundle, tmp_path / "forged.kit", edit)
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    assert main(["import", str(forged)]) == 0
+    capsys.readouterr()
+    for cmd in ("budget", "verdicts", "advise", "tolerances", "report"):
+        extra = ["--out", str(tmp_path / "report")] if cmd == "report" else []
+        code = main([cmd, "--pipeline", str(LAB), *extra])
+        err = capsys.readouterr().err
+        assert code == 0 and "internal error" not in err and "Traceback" not in err, (cmd, err)

@@ -165,3 +165,67 @@ def test_the_local_executor_refuses_a_run_planned_for_another_machine():
     spec = plan("host", "d" * 64, PlanOptions(hosts=("a", "b")))[0].a
     with pytest.raises(KitError, match="planned for 'a', not this machine"):
         LocalExecutor().check(spec)
+
+
+# -- what each factor's pairs differ in: the registry's rule, which bundles are checked by ----
+from kit.runs.planning.lab import lab_plan  # noqa: E402
+from kit.runs.planning.stack_pairs import listed_pairs  # noqa: E402
+
+LAB_INFO = {"name": "lab.py", "sha256": "e" * 64, "seeds": ("split", "init"), "dtype": True}
+
+
+def _planned(factor, plat):
+    opts = PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b"),
+                       device="cuda" if factor == "torch-device" and plat is LINUX else None)
+    return plan(factor, D, opts, plat=plat, get=fake_get)
+
+
+def _lab_planned(factor, plat):
+    opts = PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b"))
+    return lab_plan(factor, LAB_INFO, opts, get=fake_get, plat=plat)
+
+
+def _every_pair():
+    out = []
+    for plat in (LINUX, MAC):
+        for f in factors.plannable():
+            try:
+                out += _planned(f, plat)
+            except KitError:  # e.g. torch-device without a device here: planned on the other
+                pass
+        lab = [f for f in factors.plannable() if factors.FACTORS[f].planned == factors.STACKS]
+        for f in ("repeat", "process", "host", "threads", "precision", "seed", "seed:split",
+                  "seed:init", *lab):
+            try:
+                out += _lab_planned(f, plat)
+            except KitError:
+                pass
+    return out
+
+
+def test_the_registry_s_rule_accepts_every_pair_each_planner_makes():
+    """kit.core.factors.differs is what a bundle's pair labels are checked by: it must take
+    every pair kit itself plans (for kit's pipeline and a lab's, on Linux and on a Mac), with
+    the level its planner writes, and name no other factor for a pair that only one makes."""
+    every = _every_pair()
+    planned = {p.factor for p in every}
+    assert planned >= set(factors.plannable()) | {"seed:init"}  # every factor was planned
+    for p in every:
+        stacks = listed_pairs(p.factor) if factors.get(p.factor) and \
+            factors.FACTORS[p.factor].planned == factors.STACKS else ()
+        assert factors.differs(p.factor, p.a, p.b, stacks), (p.factor, p.label)
+        assert factors.level(p.factor, p.a, p.b) == p.level, (p.factor, p.label)
+        # nothing is a pair of the null experiment but the null experiment
+        if p.factor != "repeat":
+            assert not factors.differs("repeat", p.a, p.b), (p.factor, p.label)
+
+
+@pytest.mark.parametrize("label,real", [("repeat", "seed"), ("threads", "seed"),
+                                        ("blas", "seed"), ("seed:svd", "seed"),
+                                        ("seed", "seed:svd"), ("torch-seed", "seed"),
+                                        ("svd-solver", "seed"), ("process", "threads"),
+                                        ("precision", "threads"), ("sklearn", "blas")])
+def test_a_pair_is_not_another_factor_s(label, real):
+    p = _planned(real, MAC)[0]
+    stacks = listed_pairs(label) if factors.FACTORS[label].planned == factors.STACKS else ()
+    assert not factors.differs(label, p.a, p.b, stacks)

@@ -121,7 +121,7 @@ def lab_budget(store: Store, info: dict) -> dict:
     rows: dict = {}
     shapes: dict = {}
     wide: dict = {}
-    for factor, a, b in pairs(store, info["sha256"]):
+    for factor, a, b in pairs(store, info["sha256"], info.get("kinds", {})):
         diffs = compare(store, a, b, kinds)
         tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
         if factor == "precision":  # the float32 run's outputs that run left in float64
@@ -157,7 +157,7 @@ def lab_budget(store: Store, info: dict) -> dict:
 
 def lab_pair_details(store: Store, info: dict, factor: str) -> list:
     """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
-    found = set(pairs(store, info["sha256"]))
+    found = set(pairs(store, info["sha256"], info.get("kinds", {})))
     # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
     return [{"factor": p.factor, "a": p.a, "b": p.b,
              "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",

@@ -71,7 +71,7 @@ def lab_verdicts(store: Store, info: dict) -> dict:
                 out["unfit"].append(f"run {run[:12]}: {e}")
         return per_run[run]
 
-    for factor, a, b in pairs(store, info["sha256"]):
+    for factor, a, b in pairs(store, info["sha256"], info.get("kinds", {})):
         va, vb = verdicts_of(a), verdicts_of(b)
         if va is None or vb is None:
             continue

@@ -31,6 +31,7 @@ from ..data.pipelines import known_summary
 from ..envs.probes import carried
 from ..runs.store import Store
 from .bundle_checks import FORMAT
+from .bundle_derived import check_derived
 from .bundle_pipelines import carried as carried_files, check_ids, summary
 from .bundle_read import opened, read
 
@@ -174,6 +175,7 @@ def import_bundle(store: Store, path, found=None) -> dict:
                            "(this KIT_HOME's host id) but is not here; refusing the bundle")
     datasets, labs = {}, doc["_declared"]  # what check_document read of the pipelines' files
     check_ids(doc, files, labs, path)
+    check_derived(doc, path)  # pair labels recomputed from their specs (kit compare's too)
     for sha in dict.fromkeys(r["spec"]["dataset"] for r in doc["runs"]):
         if sha in labs:  # a lab's: its file here, else what the bundle's file declares
             datasets[sha] = known_summary(sha) or summary(sha, labs[sha])

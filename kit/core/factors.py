@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import KitError
@@ -32,6 +32,31 @@ HOSTS = "hosts"      # one spec on named machines of a cluster (--hosts), or by 
 BUNDLE = "bundle"    # made by `kit compare`, never by `kit run`
 
 _THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
+
+ALL = "all"  # Moves.seeds: every named seed of the run moves at once
+
+
+@dataclass(frozen=True)
+class Moves:
+    """What the two specs of a factor's pair differ in, as its planner makes them: a bundle's
+    pair label is recomputed from this (kit.app.bundle_derived), never taken on trust.
+
+    ``fields`` all differ and nothing else may, beyond ``also``; ``seeds`` names the seeds that
+    move (``ALL``: each of the run's, kit's SEED_NAMES or a lab file's SEEDS), every other seed
+    the same; ``kind`` is the runs' kind ("": any, the same in both; perturb: b is a perturbed
+    run of a); ``where`` holds (field, value) both runs have; ``level`` names the spec field its
+    budget level is read from. A stack factor's (a, b) stacks are a pair of the catalogue's."""
+
+    fields: tuple = ()
+    also: tuple = ()
+    seeds: object = ()
+    kind: str = "pipeline"
+    where: tuple = ()
+    level: str = ""
+
+
+_RANDOMIZED = (("embedding", "randomized"),)
+_STACK_FIELDS = ("stack", "stack_id", "env")  # a stack pair's: which two, the catalogue says
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,7 @@ class Factor:
     # the environment variables its pairs set in a spec's ``env``, each with the form of the
     # values it writes (a regex): the only variables a spec may hold (kit.core.spec)
     sets_env: tuple = ()
+    moves: Moves | None = None   # what its pairs' specs differ in (None: this kit cannot say)
 
     @property
     def plannable(self) -> bool:
@@ -89,57 +115,69 @@ class Factor:
 # In the order of the budget's rows: the null check, the environment, the seeds, the probe.
 _BUILT_IN = (
     Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
-           SINGLE, NOTHING, ranked=False),
+           SINGLE, NOTHING, ranked=False, moves=Moves(("replicate",))),
     Factor("process", "the same run in a fresh worker process against a warm one that made "
            "another run first (kit's warm workers must change nothing)", SINGLE, NOTHING,
-           ranked=False),
+           ranked=False, moves=Moves(("process",))),
     Factor("host", "the same run on two machines: cluster node types or workers (--cluster, "
            "--hosts A,B), or bundles from two machines (`kit compare`)", HOSTS, ENVIRONMENT,
-           explained=r"^host$"),  # everything else that differs between machines is shown
+           # kit compare's twin is this machine's build of the stack, on its twin's embedding
+           explained=r"^host$", moves=Moves(("host",), also=("stack_id", "input"), kind="")),  # everything else that differs between machines is shown
     Factor("threads", "1 BLAS/OpenMP thread against each other count", SINGLE, ENVIRONMENT,
-           explained=_THREAD_VARS),
+           explained=_THREAD_VARS, moves=Moves(("threads",))),
     Factor("precision", "float64 against float32 input, at 1 and the most threads", SINGLE,
-           ENVIRONMENT, chosen=True),
+           ENVIRONMENT, chosen=True, moves=Moves(("dtype",))),
     Factor("arch", "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU "
            "code paths (Linux)", STACKS, ENVIRONMENT,
            explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$",
            # the CPU code paths of stacks/stacks.toml [codepaths] (tests/test_spec.py checks it)
            sets_env=(("OPENBLAS_CORETYPE", r"[A-Za-z][A-Za-z0-9]{0,31}"),
-                     ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}"))),
+                     ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}")),
+           moves=Moves(also=_STACK_FIELDS)),
     Factor("blas", "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)", STACKS,
-           ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@"),
+           ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@",
+           moves=Moves(also=_STACK_FIELDS)),
     Factor("numpy", "numpy {a numpy} against 2.x at a fixed scikit-learn (scipy moves with it)",
-           STACKS, ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$"),
+           STACKS, ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$",
+           moves=Moves(also=_STACK_FIELDS)),
     Factor("python", "Python version at fixed libraries ({a python} against {b python on "
            "macos-arm64} on macOS, {b python on linux-x86_64} on Linux)", STACKS, ENVIRONMENT,
-           explained=r"^python$"),
+           explained=r"^python$", moves=Moves(also=_STACK_FIELDS)),
     Factor("sklearn", "scikit-learn version at a fixed numpy ({scikit-learn} on numpy {numpy})",
-           STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$"),
+           STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$",
+           moves=Moves(also=_STACK_FIELDS)),
     Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
-           ENVIRONMENT, explained=_THREAD_VARS),
+           ENVIRONMENT, explained=_THREAD_VARS, moves=Moves(("threads",), kind="torch")),
     Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,
-           ENVIRONMENT, chosen=True, explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$"),
+           ENVIRONMENT, chosen=True, explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$",
+           moves=Moves(("deterministic",), kind="torch")),
     Factor("torch-device", "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
            TORCH, ENVIRONMENT,
-           explained=r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$"),
-    Factor("seed:svd", "only the randomized-SVD seed", SINGLE, SEED),
-    Factor("seed:kmeans", "only the k-means seed", SINGLE, SEED),
-    Factor("seed:models", "only the classifiers' seeds (MLP, boosting, forest)", SINGLE, SEED),
+           explained=r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$",
+           moves=Moves(("device",), kind="torch")),
+    Factor("seed:svd", "only the randomized-SVD seed", SINGLE, SEED,
+           moves=Moves(seeds=("svd",), where=_RANDOMIZED)),
+    Factor("seed:kmeans", "only the k-means seed", SINGLE, SEED,
+           moves=Moves(seeds=("kmeans",), where=_RANDOMIZED)),
+    Factor("seed:models", "only the classifiers' seeds (MLP, boosting, forest)", SINGLE, SEED,
+           moves=Moves(seeds=("mlp", "hgb", "rf"), where=_RANDOMIZED)),
     Factor("svd-iters", "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
-           SINGLE, SEED, ranked=False),
+           SINGLE, SEED, ranked=False,
+           moves=Moves(seeds=ALL, where=_RANDOMIZED, level="svd_iters")),
     Factor("svd-solver", "the seed effect when k-means, neighbours and classifiers use the "
            "converged ARPACK embedding instead (seeds 0 against 1..5)", SINGLE, SEED,
-           ranked=False),
+           ranked=False, moves=Moves(seeds=ALL, where=(("embedding", "arpack"),))),
     Factor("seed", "every named seed at once: the paper's yardstick", SINGLE, SEED,
-           yardstick=True),
+           yardstick=True, moves=Moves(seeds=ALL, where=_RANDOMIZED)),
     Factor("seed:split", "only the split seed: the same proteins re-split into train and test "
            "(split seed 0 against 1..9, training seeds fixed): changes what is measured",
-           SINGLE, SEED, ranked=False, measures=True),
+           SINGLE, SEED, ranked=False, measures=True, moves=Moves(("split",))),
     Factor("torch-seed", "the torch MLP's init and shuffle seeds: seed 0 against 1..9", TORCH,
-           SEED, yardstick=True),
+           SEED, yardstick=True, moves=Moves(seeds=ALL, kind="torch")),
     Factor("perturb", "the classifiers retrained on one embedding plus noise of relative size eps "
            "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve", PERTURB,
-           NOISE, ranked=False),
+           NOISE, ranked=False,
+           moves=Moves(("kind", "input", "perturb"), kind="perturb", level="perturb")),
 )
 _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
@@ -258,3 +296,68 @@ def suggest(name: str) -> str | None:
 
     close = difflib.get_close_matches(name, plannable(), n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+# -- what a pair's two specs show: its factor and level, recomputed (kit.app.bundle_derived) --
+# a RunSpec (kit.core.spec) is read by its dataclass fields: spec imports this registry (its
+# env rule), so this module names the type only in annotations
+def moves(name: str, a: RunSpec) -> Moves | None:
+    """What a pair of factor ``name`` differs in, for runs like ``a``: the table's, except a
+    lab pipeline's seed:NAME, which moves that one of its file's SEEDS (kit.runs.planning.lab)."""
+    if a.pipeline and name.startswith("seed:"):
+        seed = name.split(":", 1)[1]
+        return Moves(seeds=(seed,), where=_RANDOMIZED) if seed in a.seed_dict else None
+    f = _FACTORS.get(name)
+    return f.moves if f else None
+
+
+def differs(name: str, a: RunSpec, b: RunSpec, stacks=()) -> bool:
+    """Whether ``a`` and ``b`` differ as a pair of factor ``name`` does, and in nothing else.
+    ``stacks``: the (stack a, env a, stack b, env b) the catalogue lists for a stack factor."""
+    m = moves(name, a)
+    if m is None:
+        return False
+    da, db = vars(a), vars(b)
+    moved = {f.name for f in fields(a) if da[f.name] != db[f.name]}
+    if m.kind == "perturb":
+        if a.kind != "pipeline" or b.kind != "perturb" or b.input != a.run_id:
+            return False
+    elif a.kind != b.kind or (m.kind and a.kind != m.kind):
+        return False
+    if any(da[k] != v or db[k] != v for k, v in m.where):
+        return False
+    if m.seeds:
+        sa, sb = a.seed_dict, b.seed_dict
+        if [k for k, _ in a.seeds] != [k for k, _ in b.seeds]:
+            return False
+        want = set(sa) if m.seeds == ALL else set(m.seeds)
+        if not want or {k for k in sa if sa[k] != sb[k]} != want:
+            return False
+        moved.discard("seeds")
+    if _FACTORS.get(name) and _FACTORS[name].planned == STACKS:
+        return moved <= set(m.also) and (a.stack, a.env, b.stack, b.env) in set(stacks)
+    return set(m.fields) <= moved <= set(m.fields) | set(m.also) and (bool(moved) or bool(m.seeds))
+
+
+def level(name: str, a: RunSpec, b: RunSpec) -> str:
+    """The budget level a pair of ``name`` between ``a`` and ``b`` has, as its planner writes it:
+    svd-iters' power iterations, perturb's noise size ("1e-13") or "float32"; else ""."""
+    m = moves(name, a)
+    if m is None or not m.level:
+        return ""
+    if m.level == "perturb":
+        return b.perturb if b.perturb == "float32" else noise_level(b.perturb)
+    return str(vars(a)[m.level])
+
+
+def noise_level(perturb: str) -> str:
+    """The level of a perturbed run's "noise:EPS:DRAW": its noise size as the budget names it."""
+    try:
+        return level_name(float(perturb.split(":")[1]))
+    except (IndexError, ValueError):
+        return ""
+
+
+def level_name(eps: float) -> str:
+    """The budget row level of a noise size: 1e-13 -> "1e-13"."""
+    return f"{eps:.0e}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core import processes
+from ...core.factors import level_name  # noqa: F401 -- the planners' name for it
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...data.dataset import MAX_SYNTHETIC_N
@@ -16,11 +17,6 @@ SEEDS = tuple(range(10))
 EPS = (1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-5, 1e-3)
 DRAWS = 3
 PRECISION_LEVEL = "float32"
-
-
-def level_name(eps: float) -> str:
-    """The budget row level of a noise size: 1e-13 -> "1e-13"."""
-    return f"{eps:.0e}"
 
 
 @dataclass(frozen=True)

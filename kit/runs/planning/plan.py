@@ -58,13 +58,12 @@ def _plans(*names):
 def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
     """Seed s0 against each later seed; for seed:X factors only that named seed moves."""
     s0, rest = seed_values[0], seed_values[1:]
-    which = factor.split(":", 1)[1] if ":" in factor else None
-    names = {"svd": ("svd",), "kmeans": ("kmeans",), "models": ("mlp", "hgb", "rf")}
+    moved = factors.get(factor).moves.seeds  # the table says which seeds a factor moves
 
     def at(s):
-        if which is None:
+        if moved == factors.ALL:
             return base.with_(seeds=seeds(s), **spec_changes)
-        return base.with_(seeds=seeds(s0, **{n: s for n in names[which]}), **spec_changes)
+        return base.with_(seeds=seeds(s0, **{n: s for n in moved}), **spec_changes)
 
     return [Pair(factor, level, at(s0), at(s), f"seed {s0} vs {s}") for s in rest]
 

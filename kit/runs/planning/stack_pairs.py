@@ -32,6 +32,22 @@ def stack_pairs(factor: str, plat: Platform) -> list:
     return out
 
 
+def listed_pairs(factor: str) -> set:
+    """Every (stack a, env a, stack b, env b) a pair of a stack factor may be, on any platform
+    of the catalogue: its stack pairs, and for arch each code path a CPU may run against a less
+    capable one (which this CPU supports is the exporting machine's to say)."""
+    cat = catalogue()
+    out = {(a, (), b, ()) for pairs in cat.get("pairs", {}).get(factor, {}).values()
+           for a, b in pairs}
+    if factor == "arch":
+        for paths in cat.get("codepaths", {}).values():
+            for cp in paths.values():
+                vs, var = cp["values"], cp["variable"]
+                out |= {(cp["stack"], ((var, hi),), cp["stack"], ((var, lo),))
+                        for i, hi in enumerate(vs) for lo in vs[:i]}
+    return out
+
+
 def accelerator(plat: Platform, device: str | None, stack: str | None = None) -> str:
     """The device torch-device compares with the CPU: the one asked for, else this machine's.
 
