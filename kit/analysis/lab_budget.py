@@ -10,7 +10,7 @@ from ..runs.store import Store
 from .compare import (adjusted_rand, aligned, embedding_diff, has_arrays, neighbour_jaccard,
                       predictions)
 from .digits import agreement
-from .lab_pairs import pairs
+from .lab_pairs import pairs, unfit
 
 # each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
 MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured",
@@ -152,7 +152,10 @@ def lab_budget(store: Store, info: dict) -> dict:
     return {"pipeline": info["sha256"], "name": info["name"], "seeds": list(info["seeds"]),
             "factors": rows, "loose": loose,
             "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
-            "not_in_dtype": list(wide)}
+            "not_in_dtype": list(wide),
+            # runs whose outputs do not fit the file's KINDS (a bundle's, imported before the
+            # file was known here): left out of every pair, each said in one line
+            "unfit": list(unfit(store, info["sha256"], kinds).values())}
 
 
 def lab_pair_details(store: Store, info: dict, factor: str) -> list:

@@ -20,7 +20,7 @@ def unfit(store: Store, pipeline: str, kinds: dict) -> dict:
         for name, st in store.run(run_id).stages.items():
             why = kind_problem(kinds.get(name, "array"), len(st.shape), np.dtype(st.dtype).kind)
             if why:
-                out[run_id] = (f"run {run_id[:12]} left out: its output {name[:40]} is declared "
+                out[run_id] = (f"run {run_id[:12]}: its output {name[:40]!r} is declared "
                                f"{kinds.get(name, 'array')} by the pipeline's file, which must "
                                f"be {why}")
                 break

@@ -8,6 +8,7 @@ import numpy as np
 from ..runs.store import Store
 from .compare import THRESHOLD, positive_class
 from .lab_budget import pairs
+from .lab_pairs import unfit
 from .verdicts import bootstrap
 
 class Unfit(Exception):
@@ -71,6 +72,7 @@ def lab_verdicts(store: Store, info: dict) -> dict:
                 out["unfit"].append(f"run {run[:12]}: {e}")
         return per_run[run]
 
+    out["unfit"] += unfit(store, info["sha256"], info.get("kinds", {})).values()
     for factor, a, b in pairs(store, info["sha256"], info.get("kinds", {})):
         va, vb = verdicts_of(a), verdicts_of(b)
         if va is None or vb is None:

@@ -78,14 +78,17 @@ def shape_line(s: dict) -> str:
 def lab_budget_text(b: dict) -> str:
     """kit.analysis.lab_budget's numbers: one row per factor, then the null experiment's line."""
     head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
+    unfit = [para(f"UNFIT: {line}; left out", "", "") for line in b.get("unfit", [])]
     if not b["factors"]:
-        return f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor repeat)"
+        return "\n".join([f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor "
+                          f"repeat)", *unfit])
     rows = []
     for factor, r in b["factors"].items():
         moved = [f"{n} ({measure(largest(o))})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
     out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]
+    out += unfit
     for s in b.get("shapes", []):
         out.append(para(shape_line(s), "", ""))
     if b["loose_line"]:
