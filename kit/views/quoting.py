@@ -6,10 +6,11 @@ import html as _html
 import json
 import unicodedata
 
-# Markdown's characters that make code, links, images, raw HTML or table cells of plain text;
-# `_` and `#` are left alone (a name is never at a line's start, where `#` makes a heading, and
-# inside a word `_` emphasises nothing: x86_64 and svd_rand read as written)
-_MD_SPECIAL = set("\\`*[]<>|&!~")
+# Markdown's characters that make links, images, raw HTML, entities or table cells of plain
+# text. Left alone: what only styles text mid-line and that kit's own sentences use (a `code`
+# span, -> arrows, * and ~), `_` (x86_64 and svd_rand read as written) and `#` (a name is never
+# at a line's start, where it makes a heading): kit's own report reads as it always has
+_MD_SPECIAL = set("\\[]|&")
 
 
 def _visible(text: str, keep: str = "") -> str:
@@ -34,7 +35,13 @@ def yaml(name) -> str:
 def markdown(name) -> str:
     """``name`` as inline Markdown text (a heading's, a list item's or a table cell's): its
     special characters backslash-escaped, control characters visible, on one line."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in _visible(str(name)))
+    text = _visible(str(name))
+    # a < that a > follows could open a tag or an autolink: an entity, so that the raw text
+    # holds no tag either (a plain reader of report.md sees no <script>); a lone < (kit's own
+    # "b<a" header) opens nothing and reads as written
+    tags = "<" in text and ">" in text[text.index("<"):]
+    return "".join("&lt;" if c == "<" and tags else "\\" + c if c in _MD_SPECIAL else c
+                   for c in text)
 
 
 def markdown_block(text: str) -> str:
