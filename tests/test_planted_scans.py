@@ -157,3 +157,15 @@ def test_the_bundle_s_own_probes_section_does_not_describe_a_probe(homes, tmp_pa
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no stack of this kit's catalogue" in err, err
     assert len(Store().runs()) == before
+
+
+def test_a_whole_run_in_a_probe_stack_is_refused(homes, tmp_path, monkeypatch, capsys):
+    """A probe stack's runs are a scan's feed runs: a pipeline run under a probe's name is none."""
+    here, lab, a, pair, _ = homes
+    whole = a.with_(stack=f"probe-{BASE}-scikit-learn-1.6.1", host=host_id())
+    put(lab, tmp_path / "lab-out", whole, arrays(3), env(packages={**PINS, "scikit-learn": "1.6.1"}))
+    bundle = _planted(tmp_path, lab, a, [a.run_id, whole.run_id])
+    _go_home(tmp_path, monkeypatch)
+    assert main(["import", bundle]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is a pipeline run; a probe stack's runs are" in err, err

@@ -19,9 +19,11 @@ def check_derived(doc: dict, path) -> None:
     factor decides how the importer's own budget, advice and tolerances read it, so a seed
     pair labelled ``repeat`` would fail this machine's null experiment."""
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # checked by read()
+    catalogue = None
     for r in doc["runs"]:
         if specs[r["id"]].stack.startswith(PREFIX):
-            _check_probe_run(r, specs, path)
+            catalogue = definitions() if catalogue is None else catalogue  # read once
+            _check_probe_run(r, specs, catalogue, path)
     stacks: dict = {}
     for p in doc["pairs"]:
         a, b, factor = specs[p["a"]], specs[p["b"]], p["factor"]
@@ -53,15 +55,16 @@ def _shown(a: RunSpec, b: RunSpec, stacks: dict) -> str:
     return (f"no factor this kit knows (they differ in {', '.join(moved) or 'nothing'})")
 
 
-def _check_probe_run(r: dict, specs: dict, path) -> None:
+def _check_probe_run(r: dict, specs: dict, catalogue: dict, path) -> None:
     """Refuse (one line) a run in a probe stack that is not a release scan's feed run kit could
     have made: a planted one would name the release a stage changes at in the importer's report.
     What the probe is comes from its name and this kit's catalogue, never the bundle's probes."""
-    s, name = specs[r["id"]], f"{path}: run {r['id'][:12]} in probe stack {specs[r['id']].stack[:60]!r}"
+    s = specs[r["id"]]
+    name = f"{path}: run {r['id'][:12]} in probe stack {s.stack[:60]!r}"
     if s.kind != "feed":
         raise KitError(f"{name} is a {s.kind[:20]} run; a probe stack's runs are a release "
                        "scan's feed runs; refusing the bundle")
-    parsed = _described(s.stack)
+    parsed = _described(s.stack, catalogue)
     if parsed is None:
         raise KitError(f"{name}: no stack of this kit's catalogue with one package a scan "
                        "changes makes that probe; refusing the bundle")
@@ -78,12 +81,12 @@ def _check_probe_run(r: dict, specs: dict, path) -> None:
                        f"{base}, the stack it probes; refusing the bundle")
 
 
-def _described(stack: str) -> tuple | None:
+def _described(stack: str, catalogue: dict) -> tuple | None:
     """(base, package, version) of a probe stack's name, read against this kit's own catalogue:
     a base it holds, a package that base pins (or python) at a release; None: no such probe."""
     if not is_name(stack):
         return None
-    for base, d in definitions().items():
+    for base, d in catalogue.items():
         rest = stack.removeprefix(f"{PREFIX}{base}-")
         package, _, version = rest.rpartition("-")
         if rest == stack or not package or stack != probe_name(base, package, version):
