@@ -14,7 +14,7 @@ from ..envs.releases import is_final, key, minor
 from ..runs.store import Store
 from . import amplify
 from .explain import GROUP, explain_pair, feed_spec, seed_unit, unexplainable
-from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index
+from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index, verified_here
 
 
 # a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
@@ -47,10 +47,17 @@ def _own(store: Store, pair, fed: dict) -> bool:
 def measured(run, package: str) -> str | None:
     """The version of ``package`` a stored run measured (python: its interpreter's minor, what a
     Python scan names its releases by); None when its manifest does not say."""
-    env = run.manifest.get("env", {})
+    return measured_in(run.manifest, package)
+
+
+def measured_in(manifest: dict, package: str) -> str | None:
+    """What ``measured`` reads, from a manifest (a bundle's run, before it is stored)."""
+    env = manifest.get("env", {}) if isinstance(manifest, dict) else {}
+    env = env if isinstance(env, dict) else {}
     if package == PYTHON:
         return minor(env["python"]) if isinstance(env.get("python"), str) else None
-    return env.get("packages", {}).get(package)
+    packages = env.get("packages")
+    return packages.get(package) if isinstance(packages, dict) else None
 
 
 def _probed(store: Store, pair, fed: dict) -> dict:
@@ -60,7 +67,8 @@ def _probed(store: Store, pair, fed: dict) -> dict:
     prefix, found = f"{PREFIX}{a.stack}-", {}
     for s in fed.get(pair.a, ()):
         package, _, version = s.stack[len(prefix):].rpartition("-")
-        if not (s.stack.startswith(prefix) and package and is_scan_run(a, s)):
+        if not (s.stack.startswith(prefix) and package and is_scan_run(a, s)
+                and verified_here(store, s)):
             continue
         if (is_final(version) or package == PYTHON) and measured(store.run(s.run_id),
                                                                  package) == version:

@@ -77,13 +77,20 @@ def is_scan_run(a: RunSpec, s: RunSpec) -> bool:
     return s == scan_specs(a, [Release("", s.stack, s.stack_id)], (s.feed,))[0].with_(host=s.host)
 
 
+def verified_here(store: Store, s: RunSpec) -> bool:
+    """Whether a scan run may be read: made here, or its arrays stored here (checked as they
+    came in). A hashes-only run from another machine is a claim nobody checked, and a scan's
+    'changes at' would be whatever its stage hashes say."""
+    return s.host == host_id() or store.has_arrays(s.run_id)
+
+
 def scan_index(store: Store, a: RunSpec) -> dict:
     """{(stack, stack id, feed group): run id} of the stored scan runs on a's arrays (this
     machine's own run first when a bundle brought another one's too)."""
     here, out = host_id(), {}
     for i, s in store.specs(a.dataset).items():
         k = (s.stack, s.stack_id, s.feed)
-        if is_scan_run(a, s) and (k not in out or s.host == here):
+        if is_scan_run(a, s) and verified_here(store, s) and (k not in out or s.host == here):
             out[k] = i
     return out
 

@@ -1,10 +1,16 @@
-"""What a bundle could claim but kit derives itself: each pair's factor and level from its specs."""
+"""What a bundle could claim but kit derives itself: pair labels from specs, probe runs from the catalogue."""
 
 from __future__ import annotations
 
+import re
+
+from ..analysis.explain_stored import measured_in
 from ..core import factors
 from ..core.errors import KitError
 from ..core.spec import RunSpec
+from ..envs.catalogue import definitions
+from ..envs.probes import PREFIX, PYTHON, is_name, probe_name
+from ..envs.releases import is_final
 from ..runs.planning.stack_pairs import listed_pairs
 
 
@@ -13,6 +19,11 @@ def check_derived(doc: dict, path) -> None:
     factor decides how the importer's own budget, advice and tolerances read it, so a seed
     pair labelled ``repeat`` would fail this machine's null experiment."""
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # checked by read()
+    catalogue = None
+    for r in doc["runs"]:
+        if specs[r["id"]].stack.startswith(PREFIX):
+            catalogue = definitions() if catalogue is None else catalogue  # read once
+            _check_probe_run(r, specs, catalogue, path)
     stacks: dict = {}
     for p in doc["pairs"]:
         a, b, factor = specs[p["a"]], specs[p["b"]], p["factor"]
@@ -42,3 +53,59 @@ def _shown(a: RunSpec, b: RunSpec, stacks: dict) -> str:
     da, db = vars(a), vars(b)
     moved = [k for k in da if da[k] != db[k]]
     return (f"no factor this kit knows (they differ in {', '.join(moved) or 'nothing'})")
+
+
+def _check_probe_run(r: dict, specs: dict, catalogue: dict, path) -> None:
+    """Refuse (one line) a run in a probe stack that is not a release scan's feed run kit could
+    have made: a planted one would name the release a stage changes at in the importer's report.
+    What the probe is comes from its name and this kit's catalogue, never the bundle's probes."""
+    s = specs[r["id"]]
+    name = f"{path}: run {r['id'][:12]} in probe stack {s.stack[:60]!r}"
+    if s.kind != "feed":
+        raise KitError(f"{name} is a {s.kind[:20]} run; a probe stack's runs are a release "
+                       "scan's feed runs; refusing the bundle")
+    parsed = _described(s.stack, catalogue)
+    if parsed is None:
+        raise KitError(f"{name}: no stack of this kit's catalogue with one package a scan "
+                       "changes makes that probe; refusing the bundle")
+    base, package, version = parsed
+    held = measured_in(r["manifest"], package)
+    if held != version:
+        raise KitError(f"{name}: its manifest records {package} {str(held)[:20]}, not {version}; "
+                       "refusing the bundle")
+    if s.input not in specs:
+        raise KitError(f"{name}: its input run {s.input[:12]} is not in the bundle (a scan's "
+                       "runs travel with the run they rerun); refusing the bundle")
+    if specs[s.input].stack != base:
+        raise KitError(f"{name}: its input run is of stack {specs[s.input].stack[:40]}, not "
+                       f"{base}, the stack it probes; refusing the bundle")
+
+
+def _described(stack: str, catalogue: dict) -> tuple | None:
+    """(base, package, version) of a probe stack's name, read against this kit's own catalogue:
+    a base it holds, a package that base pins (or python) at a release; None: no such probe."""
+    if not is_name(stack):
+        return None
+    for base, d in catalogue.items():
+        rest = stack.removeprefix(f"{PREFIX}{base}-")
+        package, _, version = rest.rpartition("-")
+        if rest == stack or not package or stack != probe_name(base, package, version):
+            continue
+        if package == PYTHON:
+            ok = bool(re.fullmatch(r"3\.\d+", version, re.A))
+        else:
+            ok = is_final(version) and _pinned(d, package)
+        if ok:
+            return base, package, version
+    return None
+
+
+def _pinned(d, package: str) -> bool:
+    """Whether catalogue stack ``d`` pins ``package`` (what `kit explain --library` can scan)."""
+    if package in d.versions:
+        return True
+    try:
+        text = (d.lock_dir() / "pyproject.toml").read_text()
+    except OSError:
+        return False
+    return bool(re.search(r'"%s\s*==' % re.escape(package), text, re.I))
