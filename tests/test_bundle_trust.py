@@ -295,3 +295,25 @@ def test_a_pair_whose_specs_show_no_factor_is_refused(lab, tmp_path, capsys):
 
     refused(capsys, forge(path, tmp_path / "none.kit", edit),
             "its specs show no factor this kit knows (they differ in threads, replicate)")
+
+
+def test_a_pair_given_twice_either_way_round_is_refused(lab, tmp_path, capsys):
+    """A reviewer's: the threads pair again with a and b swapped was stored as a second pair,
+    so one measurement weighed twice in its row (and a seed pair in the seed unit)."""
+    _, path, _ = lab
+
+    def edit(doc, ms):
+        thr = next(p for p in doc["pairs"] if p["factor"] == "threads")
+        doc["pairs"].append(dict(thr, a=thr["b"], b=thr["a"]))
+
+    refused(capsys, forge(path, tmp_path / "twice.kit", edit), "already pairs")
+
+
+def test_a_dataset_hint_of_no_run_is_refused(lab, tmp_path, capsys):
+    """A reviewer's: 3.6 M short strings in hints of datasets no run names imported at 489 MB."""
+    _, path, _ = lab
+
+    def edit(doc, ms):
+        doc["datasets"]["e" * 64] = {"name": "padding"}
+
+    refused(capsys, forge(path, tmp_path / "hint.kit", edit), "is of no run of it")

@@ -32,6 +32,7 @@ def test_a_spec_round_trips_with_its_id():
     (lambda t: t.replace("OPENBLAS_CORETYPE", "PYTHONWARNINGS"), "PYTHONWARNINGS"),
     (lambda t: t.replace('"svd",0', '"s\\nvd",0'), "control character"),
     (lambda t: t[:-5], "not JSON"),
+    (lambda t: t.replace('"d' + "d" * 63 + '"', '"' + "d" * 64 + '\\n"'), "dataset"),
     (lambda t: "[" * 100_000, "spec"),
 ])
 def test_a_spec_not_as_kit_writes_it_is_one_line(edit, says):
@@ -54,6 +55,15 @@ def test_a_manifest_parses_to_what_readers_read():
     (lambda m: {**m, "stages": {"x\ny": m["stages"]["lr"]}}, "control character"),
     (lambda m: {**m, "env": {**m["env"], "packages": {f"p{i}": "1" for i in range(5000)}}},
      "packages"),
+    # a reviewer's: every string of the environment reaches the budget's confounds and compare
+    (lambda m: {**m, "env": {**m["env"], "host": "box\x1b]0;pwned\x07"}}, "control character"),
+    (lambda m: {**m, "env": {**m["env"], "threadpools": [{"architecture": "Zen\x1b[8m"}]}},
+     "control character"),
+    (lambda m: {**m, "env": {**m["env"], "env": {"OMP_NUM_THREADS": "2\x1b[31m"}}},
+     "control character"),
+    # msgspec searches a pattern: $ let a final newline through into the store's hashes
+    (lambda m: {**m, "stages": {"lr": {**m["stages"]["lr"], "sha256": "a" * 64 + "\n"}}}, "sha256"),
+    (lambda m: {**m, "stages": {"lr": {**m["stages"]["lr"], "dtype": "<f8\n"}}}, "dtype"),
 ])
 def test_a_manifest_not_as_kit_writes_it_is_one_line(edit, says):
     with pytest.raises(DocumentError, match=says):

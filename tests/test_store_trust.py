@@ -272,3 +272,19 @@ def test_a_store_written_by_59b4f73_opens_migrated_and_reads_the_same(tmp_path):
         con.close()
     check = kit(home, "store", "check")
     assert check.returncode == 0 and "every array" in check.stdout, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("summary", [b'{"sha256": "d', b"[]", b'{"name": "swissprot"}',
+                                     b'{"sha256": "DS", "name": "x\\u001b[2J"}'])
+def test_a_damaged_record_of_a_dataset_is_one_line_and_repaired(home, summary):
+    """A reviewer's: a truncated or non-object summary gave an internal error in `kit runs` and
+    `kit budget`, and `store check` called the store clean."""
+    con = sqlite3.connect(home / "store.sqlite")
+    sha = spec().dataset
+    with con:  # the runs' dataset, recorded as a run records it, then damaged
+        con.execute("INSERT OR REPLACE INTO datasets VALUES (?, ?, ?)",
+                    (sha, "tiny", summary.decode().replace("DS", sha)))
+    con.close()
+    for args in (("runs",), ("budget",)):
+        assert "record of dataset" in one_line(kit(home, *args))
+    _repaired(home, "damaged record of dataset")

@@ -139,13 +139,13 @@ def _check_stages(r: Run, declared: dict | None, path) -> None:
     kinds = (declared or {}).get("kinds", {})
     for st, i in r.stages.items():
         why = None
-        if not _DTYPE.match(i.dtype) or np.dtype(i.dtype).str != i.dtype:
+        if not _DTYPE.fullmatch(i.dtype) or np.dtype(i.dtype).str != i.dtype:
             why = text_problem(i.dtype, lab)
         if why is None and lab:
             why = kind_mismatch(i.dtype, i.shape, kinds.get(st, "array"))
         if why:
             raise KitError(f"{name} stage {st[:40]}: dtype {i.dtype[:20]!r} {why}")
-        if not SHA256.match(i.sha256) or r.blobs[st] != blob_key(i.sha256, i.dtype, i.shape):
+        if not SHA256.fullmatch(i.sha256) or r.blobs[st] != blob_key(i.sha256, i.dtype, i.shape):
             raise KitError(f"{name} stage {st[:40]}: its array's key does not match its hash, dtype "
                            "and shape")
 

@@ -24,10 +24,19 @@ def check_derived(doc: dict, path) -> None:
         if specs[r["id"]].stack.startswith(PREFIX):
             catalogue = definitions() if catalogue is None else catalogue  # read once
             _check_probe_run(r, specs, catalogue, path)
+    _hints(doc, specs, path)
     stacks: dict = {}
+    seen = set()
     for p in doc["pairs"]:
         a, b, factor = specs[p["a"]], specs[p["b"]], p["factor"]
         name = f"{path}: pair {p['label'][:40]!r}"
+        # one measurement is one pair: the same two runs again, either way round, would weigh
+        # twice in its row (and in the seed unit)
+        key = (factor, *sorted((p["a"], p["b"])))
+        if key in seen:
+            raise KitError(f"{name} pairs two runs another {factor[:40]} pair of the bundle "
+                           "already pairs; refusing the bundle")
+        seen.add(key)
         if not _differs(factor, a, b, stacks):
             raise KitError(f"{name} is labelled {factor[:40]!r}, but its specs show "
                            f"{_shown(a, b, stacks)}; refusing the bundle")
@@ -35,6 +44,15 @@ def check_derived(doc: dict, path) -> None:
         if p["level"] != want:
             raise KitError(f"{name} is labelled level {p['level'][:20]!r} of {factor}, but its "
                            f"specs make it level {want!r}; refusing the bundle")
+
+
+def _hints(doc: dict, specs: dict, path) -> None:
+    """A dataset hint is of a run's dataset: any other is padding the bundle does not need."""
+    used = {s.dataset for s in specs.values()}
+    extra = next((h for h in doc.get("datasets", {}) if h not in used), None)
+    if extra is not None:
+        raise KitError(f"{path}: the bundle's dataset hint {str(extra)[:12]!r} is of no run of "
+                       "it; refusing the bundle")
 
 
 def _differs(factor: str, a: RunSpec, b: RunSpec, stacks: dict) -> bool:

@@ -63,7 +63,7 @@ def declarations(doc: dict, path) -> dict:
 
 def _declared(sha, got, labs, path) -> dict:
     where = f"{path}: the bundle's pipeline file {str(sha)[:12]}"
-    if not (isinstance(sha, str) and SHA256.match(sha)) or sha not in labs:
+    if not (isinstance(sha, str) and SHA256.fullmatch(sha)) or sha not in labs:
         raise KitError(f"{where} is no pipeline of its runs; refusing the bundle")
     name = got.get("name") if isinstance(got, dict) else None
     source = got.get("source") if isinstance(got, dict) else None

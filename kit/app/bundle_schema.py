@@ -110,7 +110,7 @@ class Entry(Struct, forbid_unknown_fields=True):
 
 
 # the members kit export writes: bundle.json and arrays/BLOB.npy, nothing else
-_Member = Annotated[str, Meta(pattern=r"^(bundle\.json|arrays/[0-9a-f]{64}\.npy)$")]
+_Member = Annotated[str, Meta(pattern=r"^(bundle\.json|arrays/[0-9a-f]{64}\.npy)\Z")]
 _Members = Annotated[dict[_Member, Entry], Meta(max_length=2 ** 20)]
 
 

@@ -26,8 +26,9 @@ __all__ = ["DocumentError", "Manifest", "Pair", "SpecDoc", "Stage", "control_fre
 
 # bounds: far above what kit writes (a run has ~30 stages, a manifest ~40 fields), far below
 # what would cost memory to hold
-Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
-Hex64Or0 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?$")]  # a run's hash, or "" for none
+# patterns end in \Z: msgspec searches a pattern, and $ also matches before a final newline
+Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}\Z")]
+Hex64Or0 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?\Z")]  # a run's hash, or "" for none
 Name = Annotated[str, Meta(min_length=1, max_length=256)]  # a stage, seed, package, stack name
 Text = Annotated[str, Meta(max_length=4096)]               # a path, a platform string, a cpu
 Small = Annotated[int, Meta(ge=-2 ** 62, le=2 ** 62)]
@@ -99,7 +100,7 @@ def _to_spec(doc: _Spec) -> RunSpec:
 class Stage(Struct, forbid_unknown_fields=True):
     """One stage array as its run records it: the sha256 of its C-order bytes, dtype, shape."""
     sha256: Hex64
-    dtype: Annotated[str, Meta(min_length=2, max_length=16)]
+    dtype: Annotated[str, Meta(pattern=r"^[<>|=][A-Za-z][0-9]{0,10}\Z")]  # numpy's dtype.str
     shape: Annotated[list[Annotated[int, Meta(ge=0, le=2 ** 40)]], Meta(max_length=8)]
 
 
@@ -110,7 +111,7 @@ class _Timing(Struct, forbid_unknown_fields=True):
 
 class _Fingerprint(Struct, forbid_unknown_fields=True):
     """What the worker's fingerprint() records of its interpreter (kit.worker.fingerprint)."""
-    python: Annotated[str, Meta(pattern=r"^\d+\.\d+(\.\d+)?[a-z0-9+]*$", max_length=32)]
+    python: Annotated[str, Meta(pattern=r"^\d+\.\d+(\.\d+)?[a-z0-9+]*\Z", max_length=32)]
     machine: Annotated[str, Meta(max_length=64)]
     os: Annotated[str, Meta(max_length=64)]
     cpu: Text
@@ -180,13 +181,31 @@ def decode_manifest(raw) -> dict:
 
 def manifest_names(doc: Manifest) -> str | None:
     """Why a decoded manifest's names may not reach generated text (None: they may): the field
-    and the name of the first with a control character."""
+    and the name of the first with a control character. Every string of the manifest counts:
+    an environment's host, a thread pool's owner or a variable's value reaches the budget's
+    confounds, `kit compare`'s list of what differs and the report, as a stage name does."""
     for field, names in (("stage", doc.stages), ("timing", doc.timings), ("seed", doc.seeds),
                          ("output", doc.outputs or ()), ("package", doc.env.packages)):
         bad = next((n for n in names if not control_free(n)), None)
         if bad is not None:
             return f"the {field} name {bad[:40]!r} holds a control character"
+    bad = next((t for t in _strings(msgspec.to_builtins(doc)) if not control_free(t)), None)
+    if bad is not None:
+        return f"the value {bad[:40]!r} holds a control character"
     return None
+
+
+def _strings(obj):
+    """Every string of a JSON value, keys included."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
 
 
 class Pair(Struct, forbid_unknown_fields=True):

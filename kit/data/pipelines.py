@@ -86,7 +86,7 @@ class _Info(msgspec.Struct, forbid_unknown_fields=True):
     """What add_pipeline records of a file (its .json beside it): read by this schema, never
     trusted as written (a damaged or planted record is one line, not a reader's KeyError)."""
     sha256: str
-    name: Annotated[str, msgspec.Meta(pattern=r"^[^/\x00-\x1f\x7f]{1,252}\.py$")]
+    name: Annotated[str, msgspec.Meta(pattern=r"^[^/\x00-\x1f\x7f]{1,252}\.py\Z")]
     seeds: list
     kinds: dict
     dtype: bool

@@ -50,6 +50,8 @@ def store_check_text(rep: dict) -> str:
         out.append(line)
     for d in rep.get("damaged_runs", ()):
         out.append(f"damaged run {d['run']}: {d['why']}")
+    for d in rep.get("damaged_records", ()):
+        out.append(f"damaged record of dataset {d['dataset']}: {d['why']}")
     if rep.get("damaged_runs") or rep["damaged"] or rep["missing"]:
         n = rep.get("dependents", {})
         out.append(f"what depends on them goes with them: {len(rep['runs_affected'])} run(s) "

@@ -29,7 +29,8 @@ class Caches:
                                    "ORDER BY stage", (run,)):
             h.update(_canonical(list(row)))
         row = self.db.execute("SELECT manifest FROM runs WHERE id=?", (run,)).fetchone()
-        h.update(b"manifest:" + (row[0].encode() if row else b"none"))
+        # a damaged page's text came back with surrogates (locked.py): hashed, never raised on
+        h.update(b"manifest:" + (row[0].encode("utf-8", "surrogateescape") if row else b"none"))
         return h.hexdigest()
 
     def _digest(self, kind: str, version, runs: tuple, result) -> str:

@@ -100,6 +100,7 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
             store, {k: p for k, p in files.items() if k not in recorded})
         bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
                         if (why := verify_worker_file(p))}
+        records = store.damaged_datasets()  # a summary that is not JSON, or not a summary
         runs = store.damaged_runs()  # a spec that does not hash to its id, a broken manifest
         drop = {r for b in list(damaged) + list(missing) for r in users[b]} | set(runs)
         # torch and perturbed runs trained on a dropped run's embedding go with it
@@ -111,15 +112,17 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
                               for b, w in damaged.items()],
                   "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
                   "damaged_runs": [{"run": shown(r), "why": w} for r, w in runs.items()],
+                  "damaged_records": [{"dataset": shown(h), "why": w} for h, w in records.items()],
                   "dependents": lost, "set_aside": list(set_aside),
                   "orphans": len(orphans), "unindexed": len(unindexed), "recent": len(recent),
                   "unindexed_dir": str(store.root / "unindexed"), "datasets": bad_datasets,
                   "runs_affected": [shown(r, 64) for r in drop], "factors_to_rerun": factors,
                   "repaired": False}
         report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets or runs
-                            or set_aside)
+                            or set_aside or records)
         if repair and not report["ok"]:
             _repair(store, drop, recorded, damaged, orphans, unindexed)
+            store.drop_datasets(records)  # a run records its dataset anew when it is next made
             for name in bad_datasets:  # made again from the named dataset before the next run
                 (subdir("datasets") / "by-hash" / name).unlink(missing_ok=True)
             report["repaired"] = True

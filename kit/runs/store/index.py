@@ -27,7 +27,7 @@ from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index
 from .blobs import Blobs, DamagedArray, array_sha256
 from .records import Stage, StoredPair, StoredRun
-from ...core.errors import KitError
+from ...core.errors import Damaged, KitError
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
 
@@ -330,7 +330,24 @@ class Store(Caches):
                        (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True)))
 
     def datasets(self) -> dict:
-        return {h: json.loads(s) for h, s in self.db.execute("SELECT sha256, summary FROM datasets")}
+        """{sha256: summary} of every dataset the runs name; a damaged record is one line."""
+        out = {}
+        for h, s in self.db.execute("SELECT sha256, summary FROM datasets"):
+            summary, why = rows.dataset_summary(h, s)
+            if why:
+                raise Damaged(f"the store's record of dataset {str(h)[:12]} is damaged ({why}); "
+                              "`kit store check --repair` drops it (the next run records it anew)")
+            out[h] = summary
+        return out
+
+    def damaged_datasets(self) -> dict:
+        """{sha256: why} of the dataset records that are not what kit wrote (`kit store check`)."""
+        return {h: why for h, s in self.db.execute("SELECT sha256, summary FROM datasets")
+                if (why := rows.dataset_summary(h, s)[1])}
+
+    def drop_datasets(self, shas) -> None:
+        with self._tx() as db:
+            db.executemany("DELETE FROM datasets WHERE sha256=?", [(h,) for h in shas])
 
     # -- which array files were verified (kit.runs.store.blobs): a file's identity when it was -----
     def verified_ident(self, blob: str) -> str | None:

@@ -13,7 +13,7 @@ import hashlib
 import json
 from datetime import datetime
 
-from ...core.documents import DocumentError, decode_manifest, spec_from_json
+from ...core.documents import DocumentError, control_free, decode_manifest, spec_from_json
 from ...core.errors import Damaged
 from ...core.spec import RunSpec
 from .blobs import blob_key
@@ -108,3 +108,20 @@ def verified_spec(run_id: str, spec: str) -> RunSpec:
     if why:
         raise damaged(run_id, why)
     return s
+
+
+def dataset_summary(sha, text) -> tuple[dict | None, str | None]:
+    """(summary, None) of a datasets row as kit writes it, else (None, why): a JSON object
+    naming its own sha256 and a name, every string free of control characters (the name
+    reaches every table's heading)."""
+    try:
+        summary = json.loads(text)
+    except (TypeError, ValueError):
+        return None, "its summary is not JSON"
+    if not isinstance(summary, dict) or summary.get("sha256") != sha \
+            or not isinstance(summary.get("name"), str):
+        return None, "its summary is not a dataset's (its sha256 and name)"
+    bad = next((v for v in summary.values() if isinstance(v, str) and not control_free(v)), None)
+    if bad is not None:
+        return None, f"its summary holds a control character ({bad[:40]!r})"
+    return summary, None
