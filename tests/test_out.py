@@ -97,6 +97,8 @@ def test_a_link_inside_the_report_folder_is_refused_and_left(home, tmp_path):
     (folder / "report.md").symlink_to(target)
     refused(kit(home, "report", "--out", folder), folder / "report.md", "symbolic link")
     assert (folder / "report.md").is_symlink() and target.read_text() == "mine"
+    # a reviewer's: refused only at report.md, the plots before it were written already
+    assert [p.name for p in folder.iterdir()] == ["report.md"]
 
 
 def test_a_file_where_a_folder_would_go_is_said_before_any_work(home, tmp_path):
@@ -108,3 +110,13 @@ def test_a_file_where_a_folder_would_go_is_said_before_any_work(home, tmp_path):
         assert f"cannot make the folder {blocker / 'inside'}: {blocker} is not a folder" \
             in proc.stderr
     assert blocker.read_text() == "not a folder"
+
+
+def test_a_link_at_the_last_file_of_a_report_refuses_before_the_first_is_written(home, tmp_path):
+    """A reviewer's: the refusal came at the file it met, after the plots and report.md before
+    it were written; every name is checked first now."""
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    (folder / "report.html").symlink_to(tmp_path / "elsewhere.html")
+    refused(kit(home, "report", "--out", folder), folder / "report.html", "symbolic link")
+    assert [p.name for p in folder.iterdir()] == ["report.html"]

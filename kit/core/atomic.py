@@ -112,12 +112,16 @@ def _can_make(folder: Path) -> None:
         raise KitError(f"cannot make the folder {folder}: {above} is not a folder")
 
 
-def out_folder(path) -> Path:
+def out_folder(path, files=()) -> Path:
     """The one rule of every ``--out FOLDER``: ``path`` (~ expanded) is a folder, made with any
     missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
-    of one line (each file written into it is held to the same rule by atomic_path)."""
+    of one line (each file written into it is held to the same rule by atomic_path). ``files``:
+    the names about to be written into it, each checked now, so that a refusal comes before
+    the first of them is written, not halfway through."""
     path = Path(path).expanduser()
     refuse_special(path)
+    for name in files:
+        refuse_special(path / name)
     if path.exists() and not path.is_dir():
         from .errors import KitError
 

@@ -123,7 +123,7 @@ def write_lab_report(store, info: dict, out_dir) -> dict:
     b, v = lab_budget(store, info), lab_verdicts(store, info)
     plots = lab_plots(store, info, b, v)
     md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info) + figures_md(plots)
-    out = out_folder(out_dir)
+    out = out_folder(out_dir, [*plots, "report.md", "report.html"])
     for name, data in plots.items():  # beside the report, as kit's own report writes them
         if data:
             write_bytes(out / name, data)

@@ -156,6 +156,7 @@ def write(store: Store, dataset: str, out_dir) -> dict:
     """Write report.md (with PNG plots beside it) and a self-contained report.html."""
     out_dir = out_folder(out_dir)
     r = build(store, dataset)
+    out_folder(out_dir, [*r["plots"], "report.md", "report.html"])
     for name, data in r["plots"].items():
         if data:
             write_bytes(out_dir / name, data)
