@@ -170,7 +170,7 @@ def decode_manifest(raw) -> dict:
         except msgspec.DecodeError:
             raise DocumentError("manifest: not JSON") from None
     doc = convert(given, Manifest, "manifest")
-    why = manifest_names(doc)
+    why = manifest_names(doc, given)
     if why:
         raise DocumentError(f"manifest: {why}")
     walls = (doc.wall_s, *(t.wall_s for t in doc.timings.values()))
@@ -179,17 +179,20 @@ def decode_manifest(raw) -> dict:
     return given
 
 
-def manifest_names(doc: Manifest) -> str | None:
+def manifest_names(doc: Manifest, tree=None) -> str | None:
     """Why a decoded manifest's names may not reach generated text (None: they may): the field
     and the name of the first with a control character. Every string of the manifest counts:
     an environment's host, a thread pool's owner or a variable's value reaches the budget's
-    confounds, `kit compare`'s list of what differs and the report, as a stage name does."""
+    confounds, `kit compare`'s list of what differs and the report, as a stage name does.
+    ``tree``: the manifest as parsed JSON when the caller has it (walked instead of rebuilding
+    it from ``doc``: the store reads every manifest through here)."""
     for field, names in (("stage", doc.stages), ("timing", doc.timings), ("seed", doc.seeds),
                          ("output", doc.outputs or ()), ("package", doc.env.packages)):
         bad = next((n for n in names if not control_free(n)), None)
         if bad is not None:
             return f"the {field} name {bad[:40]!r} holds a control character"
-    bad = next((t for t in _strings(msgspec.to_builtins(doc)) if not control_free(t)), None)
+    tree = msgspec.to_builtins(doc) if tree is None else tree
+    bad = next((t for t in _strings(tree) if not control_free(t)), None)
     if bad is not None:
         return f"the value {bad[:40]!r} holds a control character"
     return None
