@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..core import factors
 from ..runs.store import Store
+from ..worker.pipeline import KINDS
 from .compare import ALL_MODELS, STAGES, has_arrays
 from .lab_budget import lab_budget, output_diff, tally
 from .lab_verdicts import lab_verdicts
@@ -21,8 +22,7 @@ HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a 
 LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
 _DISCRETE = ("labels", "truth", "neighbours")  # any change is a changed prediction
 # kit's own pipeline as outputs of kinds (docs/pipelines.md: the built-in case of the contract)
-KIT_KINDS = {"svd_rand": "embedding", "svd_arpack": "embedding", "kmeans": "labels",
-             "knn": "neighbours", "y_test": "truth", **{m: "probabilities" for m in ALL_MODELS}}
+KIT_KINDS = KINDS
 KIT_OUTPUTS = tuple(a for arrays in STAGES.values() for a in arrays) + ("y_test",)
 
 

@@ -24,3 +24,22 @@ class WrongAnswer(KitError):
 class Damaged(KitError):
     """Something the store holds is not what kit wrote there (a run's row, an array, the index,
     the arrays folder): the one line names it and `kit store check --repair`."""
+
+
+class NotFound(KitError):
+    """What was asked for is not there: no such dataset, pipeline, factor, pair or run stored
+    (the one line says what makes it). A caller with a fallback catches this, never a message."""
+
+
+class Refused(KitError):
+    """Input kit will not take: a document that breaks its schema, an option that does not fit
+    the subject, a path it must not write through. Nothing was read past it or written."""
+
+
+class Failed(KitError):
+    """Work kit started did not finish: a stack that did not build, a run that failed. ``reason``
+    is the cause alone, without the message's lead-in, for a caller that lists several."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason if reason is not None else message
