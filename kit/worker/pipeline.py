@@ -21,7 +21,8 @@ SEED_NAMES = ("svd", "kmeans", "mlp", "hgb", "rf")
 # Each output's kind, as a lab's pipeline file declares its KINDS (docs/pipelines.md): kit's own
 # pipeline is the built-in case of that contract, and one engine reads both.
 KINDS = {"svd_rand": "embedding", "svd_arpack": "embedding", "kmeans": "labels",
-         "knn": "neighbours", "y_test": "truth", **{m: "probabilities" for m in MODELS + ("torch_mlp",)}}
+         "knn": "neighbours", "y_test": "truth",
+         **{m: "probabilities" for m in MODELS + ("torch_mlp",)}}
 
 _LUT = np.full(256, -1, dtype=np.int64)
 for _i, _c in enumerate(AMINO_ACIDS):
