@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py, slurm.py
+sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py, slurm.py, tiers.py
+
+from tiers import fast_tier_guard, mark_slow_fixtures  # noqa: E402,F401 (a fixture and a hook)
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +66,8 @@ def on_every_kind(every_kind, monkeypatch):
     monkeypatch.setenv("KIT_HOME", str(every_kind["home"]))
     monkeypatch.setenv("KIT_STACKS_DIR", str(every_kind["catalogue"]))
     return every_kind
+
+
+# the two tiers (tests/tiers.py): slow fixtures mark their tests; the fast tier refuses a test
+# that starts a slow process unmarked
+pytest_collection_modifyitems = mark_slow_fixtures

@@ -2,12 +2,15 @@
 
 from dataclasses import replace
 
+import pytest
+
 from kit.analysis.advice import LEVELS, advise, level
 from kit.analysis.records import BudgetRow, ModelBudget
 from kit.runs.planning.options import Pair
 from stored import arrays, budget_store, put, spec
 
 
+@pytest.mark.slow
 def test_ranking_and_sentences(tmp_path):
     st = budget_store(tmp_path)
     a = advise(st, "d" * 64)
@@ -45,6 +48,7 @@ def test_levels():
     assert level(replace(row, verdicts_changed_max=1)) == "conclusions"
 
 
+@pytest.mark.slow
 def test_factors_this_machine_cannot_run_say_why(tmp_path):
     from kit.views.tables import not_measured_lines
     from kit.envs.platforms import Platform

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from kit.analysis import compare, verdicts
 from kit.analysis.budget import budget
 from kit.app import audit as au
@@ -10,6 +12,7 @@ from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 
 
+@pytest.mark.slow
 def test_a_plan_leaves_its_comparisons_and_verdicts_made(tmp_path):
     store = Store(tmp_path / "store")
     a = au.prepare(["seed"], "synthetic", 150, PlanOptions(threads=(1,), seeds=(0, 1, 2)))
@@ -32,6 +35,7 @@ def test_a_plan_leaves_its_comparisons_and_verdicts_made(tmp_path):
     store.close()
 
 
+@pytest.mark.slow
 def test_a_failure_in_the_background_loses_nothing(tmp_path):
     """A run it cannot read (here: an unknown id) is left for the budget to report; the thread
     goes on with the next run."""

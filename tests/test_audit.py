@@ -31,6 +31,7 @@ class Events(au.Progress):
         self.seen.append(("done", spec.run_id))
 
 
+@pytest.mark.slow
 def test_it_runs_what_is_missing_and_reports_each_step_in_order(tmp_path):
     store, events = Store(tmp_path / "store"), Events()
     a = seed_plan(2)

@@ -15,6 +15,7 @@ def link(home, path="/usr/bin:/bin", shell="/bin/bash"):
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_kit_is_linked_into_the_users_bin_with_a_path_hint(tmp_path):
     proc = link(tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -299,6 +299,7 @@ def test_random_arguments_are_one_line_and_never_a_traceback(tmp_path, capsys):
     assert codes.get(2, 0) > 300 and codes.get(1, 0) > 60, codes  # it reached past the parser too
 
 
+@pytest.mark.slow
 async def test_the_plan_tab_holds_its_fields_to_the_same_bounds():
     """The TUI's Plan tab parses its fields with the CLI's parsers: the same bound, in the app."""
     from textual.widgets import Input

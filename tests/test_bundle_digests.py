@@ -61,6 +61,7 @@ def lab(tmp_path, monkeypatch):
     return tmp_path / "lab.kit", doc
 
 
+@pytest.mark.slow
 def test_a_hash_only_bundle_from_this_machines_stack_is_identical_by_its_digests(
         lab, tmp_path, monkeypatch, capsys):
     path, doc = lab
@@ -75,6 +76,7 @@ def test_a_hash_only_bundle_from_this_machines_stack_is_identical_by_its_digests
     assert text.count(NOTE) == 1
 
 
+@pytest.mark.slow
 def test_a_stage_that_differs_is_named_first_and_nothing_is_measured_past_the_digests(
         lab, tmp_path, monkeypatch, capsys):
     path, doc = lab
@@ -132,6 +134,7 @@ def test_a_store_of_runs_without_arrays_answers_every_reader(tmp_path, monkeypat
     every_reader_answers(capsys, tmp_path)
 
 
+@pytest.mark.slow
 def test_import_says_once_that_the_bundles_dataset_is_not_here(lab, tmp_path, monkeypatch,
                                                                capsys):
     path, doc = lab
@@ -171,6 +174,7 @@ def test_compare_names_the_stacks_it_must_build_and_asks_first(tmp_path, monkeyp
     assert not (tmp_path / "here" / "stacks" / "np1-sk152").exists()
 
 
+@pytest.mark.slow
 def test_compare_lists_the_models_in_one_order(lab, tmp_path, monkeypatch, capsys):
     """The per-run flips and the seed-unit line name the models in kit's order, the budget's."""
     from kit.analysis.compare import ALL_MODELS
@@ -186,6 +190,7 @@ def test_compare_lists_the_models_in_one_order(lab, tmp_path, monkeypatch, capsy
     assert named == [m for m in ALL_MODELS if m in named]
 
 
+@pytest.mark.slow
 def test_a_bundle_with_perturbed_and_cross_fed_runs_compares(tmp_path, monkeypatch, capsys):
     """kit compare paired every bundle run with a twin, but reran only pipeline and torch runs:
     a perturbed or a cross-fed run's pair named an unstored run and the store said it was

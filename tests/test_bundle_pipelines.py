@@ -195,6 +195,7 @@ def test_forged_ids_and_files_are_refused_in_one_line(made, elsewhere, tmp_path,
     assert not [f for f in elsewhere.glob("pipelines/**/*") if f.is_file()]
 
 
+@pytest.mark.slow
 def test_a_pipeline_of_text_labels_travels_and_reads_alike(made, tmp_path, monkeypatch,
                                                            capsys):
     """Text truth and labels (class names) are what a worker writes for many labs: exported

@@ -46,6 +46,7 @@ def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     assert says in err and err.count("\n") == 1 and "--help" in err
 
 
+@pytest.mark.slow
 def test_version_prints_one_line_and_exits_0():
     from kit.core.version import __version__
 
@@ -53,6 +54,7 @@ def test_version_prints_one_line_and_exits_0():
     assert r.returncode == 0 and r.stdout == f"kit {__version__}\n" and not r.stderr
 
 
+@pytest.mark.slow
 def test_store_help_names_the_action_there_is(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
@@ -131,6 +133,7 @@ def test_data_list_takes_json(capsys):
     assert json.loads(capsys.readouterr().out)["builtin"] == ["synthetic"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["budget"], ["runs"], ["budget", "--json"], ["runs", "--json"],
                                   ["verdicts"], ["advise"]])
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
@@ -144,6 +147,7 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
     assert err == "" or err.startswith("dataset ")  # JSON output names its dataset on stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["budget", "--csv"], ["runs"]])
 def test_a_full_disk_under_the_output_is_one_line(tmp_path, kit_home, args):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+import pytest
+
 from kit.worker import contract
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +31,7 @@ def test_the_example_keeps_the_contract():
     assert all(np.array_equal(got[k], again[k]) for k in got)  # seeded in process too
 
 
+@pytest.mark.slow
 def test_the_example_runs_under_kit_run_pipeline(tmp_path):
     env = dict(os.environ, KIT_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-m", "kit", "run", "--pipeline", str(EXAMPLE),

@@ -1,5 +1,7 @@
 """kit.app.doctor: surprises in a measured fingerprint become one-line problems."""
 
+import pytest
+
 from kit.envs.probe import problems
 
 
@@ -24,6 +26,7 @@ def test_wrong_blas_and_generic_kernel_are_flagged():
     assert none.message.startswith("threadpoolctl is not installed")
 
 
+@pytest.mark.slow
 def test_a_busy_machine_is_not_blamed_on_the_stack():
     """Every core kept busy by other processes: the n-thread probe cannot show n threads. The
     doctor measures the load and calls the result inconclusive instead of "not honoured"."""
@@ -78,6 +81,7 @@ def test_what_was_not_judged_is_said_and_not_called_fine():
     assert text.endswith("No problems found in what was judged.")
 
 
+@pytest.mark.slow
 def test_the_doctor_stores_no_dataset_of_the_users(kit_home):
     """Its null experiment's synthetic set was kept in the user's datasets folder, and then
     appeared in every "stored:" list."""

@@ -121,6 +121,7 @@ def test_a_real_precision_pair_explained_reads_in_the_report_and_advice(tiny, tm
     assert "### precision" in md and "the difference starts at TF-IDF" in md
 
 
+@pytest.mark.slow
 async def test_the_budget_tabs_x_explains_the_highlighted_row_from_the_store(kit_home, tmp_path):
     """x on a row: the stored paragraphs, or what `kit explain` would run; nothing runs."""
     from textual.widgets import DataTable

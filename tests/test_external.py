@@ -29,6 +29,7 @@ def mine():
     return "mine"
 
 
+@pytest.mark.slow
 def test_add_probes_and_registers_a_pipeline_interpreter(mine):
     e = external.registry()[mine]
     assert e["python"] == sys.executable and e["facts"]["torch"] is None
@@ -40,6 +41,7 @@ def test_add_probes_and_registers_a_pipeline_interpreter(mine):
     assert row["kind"] == "external" and row["uses"] == ["pipeline"] and row["status"] == "built"
 
 
+@pytest.mark.slow
 def test_identity_is_what_the_interpreter_holds(mine):
     st = stack_kind(mine).runnable()
     assert st.command == (sys.executable,) and st.identity == external.identity(external.probe(mine))
@@ -52,6 +54,7 @@ def test_identity_is_what_the_interpreter_holds(mine):
     assert {s.stack_id for pr in p for s in (pr.a, pr.b)} == {st.identity}
 
 
+@pytest.mark.slow
 def test_bad_registrations_are_refused_and_write_nothing(tmp_path, mine):
     before = external.registry_path().read_bytes()
     bare = tmp_path / "bare"
@@ -66,6 +69,7 @@ def test_bad_registrations_are_refused_and_write_nothing(tmp_path, mine):
     assert external.registry_path().read_bytes() == before
 
 
+@pytest.mark.slow
 def test_remove_and_a_vanished_interpreter(tmp_path, mine, capsys):
     external.remove(mine)
     assert mine not in external.registry()
@@ -89,6 +93,7 @@ def test_a_corrupt_registry_is_a_clear_error():
         external.registry()
 
 
+@pytest.mark.slow
 def test_wrong_kind_of_stack_for_a_factor(mine):
     with pytest.raises(KitError, match="stack mine has no torch"):
         required_stacks(["torch-seed"], detect(), opts=PlanOptions(torch_stack=mine))
@@ -99,6 +104,7 @@ def test_wrong_kind_of_stack_for_a_factor(mine):
     assert required_stacks(["seed", "repeat"], detect(), stack=mine) == [mine]
 
 
+@pytest.mark.slow
 def test_cli_add_list_doctor_remove(capsys, tmp_path):
     assert main(["stacks", "add", "mine", sys.executable]) == 0
     out = capsys.readouterr().out

@@ -111,6 +111,7 @@ def test_test_with_train_homolog_is_the_planted_leak(in_world):
     assert in_world["first"]["test_with_train_homolog_count"] == leak.sum() > 0
 
 
+@pytest.mark.slow
 def test_reused_without_running_mmseqs(world, tmp_path, monkeypatch):
     """A second call reads the store: with no binary at all it still answers, file untouched."""
     ds = world["ds"]
@@ -150,6 +151,7 @@ def test_a_forged_stored_file_is_refused(world, tmp_path, forge):
         stored_clustering(ds)
 
 
+@pytest.mark.slow
 def test_no_mmseqs_is_one_line_and_writes_nothing(tmp_path):
     ds, _ = planted()
     save_dataset(ds)
@@ -160,6 +162,7 @@ def test_no_mmseqs_is_one_line_and_writes_nothing(tmp_path):
     assert not list((home / "datasets").glob("homology/*")) and not list(home.glob("cache/**/*.fa"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arg", [["--identity", "0"], ["--coverage", "1.5"], ["--identity", "nan"]])
 def test_bad_parameters_are_one_usage_line(arg):
     out = kit("data", "homology", "synthetic", *arg)
@@ -169,6 +172,7 @@ def test_bad_parameters_are_one_usage_line(arg):
                           float(arg[1]) if arg[0] == "--coverage" else 0.8)
 
 
+@pytest.mark.slow
 def test_a_reader_creates_no_dataset(tmp_path):
     out = kit("data", "homology", "synthetic", "--n", "300")
     assert out.returncode == 1 and "no dataset synthetic" in out.stderr
@@ -228,6 +232,7 @@ def test_the_split_refuses_names_and_an_impossible_cut():
         homology_split(ds, giant, "famh")
 
 
+@pytest.mark.slow
 def test_the_split_by_the_cli_leaves_no_homolog(in_world):
     assert "(target 2:1 = " in in_world["split"]
     after = in_world["after"]
@@ -299,6 +304,7 @@ def test_the_split_keeps_the_positives_near_their_share(seed):
     assert abs(int(y[test].sum()) - y.sum() * ds.n_test / ds.n) <= 1.5
 
 
+@pytest.mark.slow
 def test_data_homology_says_identity_and_coverage_as_kit_homology_does(in_world):
     """"30% identity, 80% coverage", the words of `kit homology`, not "0.3 identity over 0.8"."""
     again = kit("data", "homology", "fam")  # the stored clustering, reused: no MMseqs2 run

@@ -85,6 +85,7 @@ def _no_controller(folder: Path) -> dict:
     return {"SLURM_CONF": str(folder / "slurm.conf")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", [_fake_sbatch, _no_controller])
 def test_a_broken_sbatch_is_one_line_within_seconds(tmp_path, broken):
     home = tmp_path / "h"

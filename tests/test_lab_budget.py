@@ -28,6 +28,7 @@ def stored():
     return info, store, plan
 
 
+@pytest.mark.slow
 def test_planned_pairs_are_stored_and_read_back(stored):
     info, store, plan = stored
     assert len({s.run_id for p in plan for s in (p.a, p.b)}) == 5  # the base run is shared
@@ -38,6 +39,7 @@ def test_planned_pairs_are_stored_and_read_back(stored):
     assert split.a.seed_dict == {"split": 0, "init": 0} and split.b.seed_dict == {"split": 1, "init": 0}
 
 
+@pytest.mark.slow
 def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
     info, store, _ = stored
     b = lab_budget(store, info)
@@ -49,6 +51,7 @@ def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
     assert 0 < repeat["jitter"]["worst"]["rel"] < 1e-6  # noise of 1e-9: measured, not flagged
 
 
+@pytest.mark.slow
 def test_each_seed_changes_what_it_reaches_and_nothing_else(stored):
     info, store, _ = stored
     f = lab_budget(store, info)["factors"]
@@ -64,6 +67,7 @@ def test_each_seed_changes_what_it_reaches_and_nothing_else(stored):
     assert "flips" in f["seed:split"]["outputs"]["p_lr"]["worst"]
 
 
+@pytest.mark.slow
 def test_rows_are_in_kits_factor_order_with_each_seed_in_the_files_seeds_order(stored):
     info, store, _ = stored
     # planned as seed:split, seed:init, repeat, seed: alphabetical would put repeat first, then
@@ -103,6 +107,7 @@ def _kit(*args):
                           env=env)
 
 
+@pytest.mark.slow
 def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
     got = _kit("run", "--pipeline", str(LAB), "--factor", "repeat", "--threads", "1")
     assert got.returncode == 0, got.stderr
@@ -115,6 +120,7 @@ def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
     assert "lab.py names no seed 'svd'" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_pairs_are_the_planned_ones_at_any_seeds_never_guessed_from_specs(stored):
     """seed:split and seed:init planned again at seeds 5 and 6 are two more pairs each, and
     the all-5 run is not a `seed` pair against the all-0 one (it was never planned as such)."""

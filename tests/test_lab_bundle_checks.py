@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+import pytest
+
 from kit.analysis.lab_budget import compare
 from kit.cli import main
 from kit.data.pipelines import LabData, add_pipeline
@@ -41,6 +43,7 @@ def exported(capsys, tmp_path, path, factors):
     return info, bundle
 
 
+@pytest.mark.slow
 def test_a_manifest_that_lists_other_outputs_than_its_stages_is_refused(capsys, tmp_path,
                                                                        monkeypatch):
     info, bundle = exported(capsys, tmp_path, TWO, ("repeat",))
@@ -69,6 +72,7 @@ def run(seeds):
 '''
 
 
+@pytest.mark.slow
 def test_compare_reads_the_outputs_either_run_returned(tmp_path):
     f = tmp_path / "more.py"
     f.write_text(ONE_MORE)
@@ -90,6 +94,7 @@ def run(seeds):
 '''
 
 
+@pytest.mark.slow
 def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_path,
                                                                    monkeypatch):
     f = tmp_path / "names.py"
@@ -100,6 +105,7 @@ def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_p
     assert code == 0 and "reproduced" in out, err
 
 
+@pytest.mark.slow
 def test_compare_says_no_prediction_flipped_only_of_a_pipeline_with_probabilities(
         capsys, tmp_path, monkeypatch):
     f = tmp_path / "loose.py"

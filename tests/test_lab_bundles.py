@@ -27,6 +27,7 @@ def kit_cli(capsys, *argv):
     return code, got.out, got.err
 
 
+@pytest.mark.slow
 def test_export_by_seed_name_compare_only_with_the_same_file_and_the_host_row(
         capsys, tmp_path, monkeypatch):
     info = add_pipeline(TWO)
@@ -86,6 +87,7 @@ def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
     assert not (tmp_path / "kit-home" / "pipelines" / "by-hash" / f"{lab}.py").exists()  # refused first
 
 
+@pytest.mark.slow
 def test_a_hashes_only_bundle_compares_by_bits_and_says_what_it_cannot_measure(
         capsys, tmp_path, monkeypatch):
     """Without --arrays the collaborator's runs hold digests only: the loose output's bits
@@ -103,6 +105,7 @@ def test_a_hashes_only_bundle_compares_by_bits_and_says_what_it_cannot_measure(
     assert rows["jitter"]["pin"] and rows["emb"]["level"] == "nothing"
 
 
+@pytest.mark.slow
 def test_a_bundle_without_its_file_forged_then_read_with_the_file_is_one_line_each(
         capsys, tmp_path, monkeypatch):
     """A lab bundle stripped of its pipeline file skips the kind checks at import; once the

@@ -20,6 +20,7 @@ LAB = Path(__file__).parent / "pipelines" / "lab.py"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_a_node_asks_for_the_file_keeps_it_only_verified_and_makes_the_run(tmp_path, monkeypatch):
     info = add_pipeline(LAB)
     spec = lab_plan("repeat", info, PlanOptions(threads=(1,)))[0].a

@@ -4,6 +4,8 @@ saying whether a generator is loose, and which outputs it reaches."""
 import json
 from pathlib import Path
 
+import pytest
+
 from kit.cli import main
 from kit.runs.store import Store
 
@@ -18,6 +20,7 @@ def run(seeds):
 '''
 
 
+@pytest.mark.slow
 def test_a_loose_generator_fails_and_is_named(capsys):
     assert main(["doctor", "--pipeline", str(LAB), "--json"]) == 1
     rep = json.loads(capsys.readouterr().out)
@@ -29,6 +32,7 @@ def test_a_loose_generator_fails_and_is_named(capsys):
     assert Store().specs() == {}  # the doctor's runs are in its own store, not the user's
 
 
+@pytest.mark.slow
 def test_a_seeded_pipeline_passes(capsys, tmp_path):
     f = tmp_path / "seeded.py"
     f.write_text(SEEDED)
@@ -43,6 +47,7 @@ def test_wrong_arguments_are_one_line(capsys, tmp_path):
     assert err.startswith("kit: error: cannot read pipeline file") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_each_doctor_runs_the_null_experiment_afresh(capsys, tmp_path, kit_home):
     counter = tmp_path / "runs.txt"
     f = tmp_path / "counted.py"
@@ -55,6 +60,7 @@ def test_each_doctor_runs_the_null_experiment_afresh(capsys, tmp_path, kit_home)
     assert not any((kit_home / "tmp").iterdir())  # its store is gone with it
 
 
+@pytest.mark.slow
 def test_a_generator_made_at_import_fails_the_doctor(capsys, tmp_path):
     from test_lab_runs import MODULE_RNG
 

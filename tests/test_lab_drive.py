@@ -6,6 +6,8 @@ stored."""
 import re
 from pathlib import Path
 
+import pytest
+
 from kit.analysis.verdicts import run_label
 from kit.cli import main
 from kit.core.spec import RunSpec
@@ -30,6 +32,7 @@ def _factor_rows(out: str) -> list:
     return [x.split()[0] for x in rows[:rows.index("")] if x[:1].strip() and "  " in x]
 
 
+@pytest.mark.slow
 def test_kit_run_pipeline_prints_the_factors_it_ran_and_points_to_the_whole_table(capsys):
     kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "repeat,seed:split", "--threads", "1",
             "--seeds", "0,1")
@@ -50,6 +53,7 @@ def _header_words(out: str) -> list:
     return " ".join(lines[:rule]).split()
 
 
+@pytest.mark.slow
 def test_kit_runs_fits_80_columns_and_tells_a_fresh_process_from_a_warm_one(capsys, monkeypatch):
     kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "process,seed:split", "--threads", "1",
             "--seeds", "0,1")
@@ -94,6 +98,7 @@ def _stored(path, factors):
     return info
 
 
+@pytest.mark.slow
 def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(tmp_path, capsys):
     import matplotlib.image
 
@@ -137,6 +142,7 @@ TINY = ("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
         "    return {'x': np.zeros(2) + seeds['a']}\n")
 
 
+@pytest.mark.slow
 def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     """The TUI's pipeline Plan showed no time while kit's own Plan does: the estimate is the
     median wall time of the pipeline's stored runs for each run to do, None before any (an
@@ -189,6 +195,7 @@ def test_kit_run_pipeline_asks_before_a_large_plan_as_kit_s_own_run(capsys, monk
     assert len(made) == 200
 
 
+@pytest.mark.slow
 def test_kit_own_run_prints_the_factors_it_ran_as_the_pipeline_run_does(capsys):
     small = ("--n", "120", "--threads", "1")
     kit_cli(capsys, "run", "--factor", "seed", *small, "--seeds", "0-1")
@@ -201,6 +208,7 @@ def test_kit_own_run_prints_the_factors_it_ran_as_the_pipeline_run_does(capsys):
     assert _factor_rows(again) == ["repeat", "seed"] and "also stored" not in again
 
 
+@pytest.mark.slow
 def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, capsys,
                                                                      monkeypatch):
     import io

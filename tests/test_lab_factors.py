@@ -81,6 +81,7 @@ def test_a_stack_factor_says_what_kit_s_own_planner_says_where_its_stacks_are_ab
         assert str(lab.value) == str(own.value) and "\n" not in str(lab.value)
 
 
+@pytest.mark.slow
 def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     info = add_pipeline(LAB)
     plans = (lab_plan("threads", info, PlanOptions(threads=(1, 2)))
@@ -127,6 +128,7 @@ def paired(tmp_path, monkeypatch):
     return "mine"
 
 
+@pytest.mark.slow
 def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired):
     info = add_pipeline(LAB)
     plans = lab_plan("sklearn", info, PlanOptions(seeds=(3,)))
@@ -140,6 +142,7 @@ def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired)
         lab_plan("numpy", info, PlanOptions())
 
 
+@pytest.mark.slow
 def test_arch_s_code_paths_are_one_stack_under_two_settings_found_again(paired):
     from kit.envs.platforms import detect
 
@@ -161,6 +164,7 @@ def _kit(*args):
                           env=env)
 
 
+@pytest.mark.slow
 def test_kit_run_pipeline_in_another_stack_and_its_one_line_refusals(paired):
     got = _kit("run", "--pipeline", str(LAB), "--factor", "process", "--threads", "1",
                "--stack", paired, "--json")

@@ -197,6 +197,7 @@ def test_the_notebook_reads_it_too(home):
     assert set(frame.attrs["models"]) == set(MODELS)
 
 
+@pytest.mark.slow
 def test_without_train_proteins_the_leakage_is_one_line_and_the_bootstrap_stays(
         home, tmp_path, capsys):
     src = PROTEINS.read_text()
@@ -301,6 +302,7 @@ def _variant(tmp_path, name, old, new):
     return f
 
 
+@pytest.mark.slow
 def test_ids_that_are_not_utf8_leave_the_run_out_in_one_line(home, tmp_path, capsys):
     """Fixed-width bytes ids the contract takes but that do not decode: a reader said a
     traceback (UnicodeDecodeError) in kit homology and kit report."""
@@ -315,6 +317,7 @@ def test_ids_that_are_not_utf8_leave_the_run_out_in_one_line(home, tmp_path, cap
     assert "Under homology" not in (tmp_path / "r" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_train_ids_the_dataset_lacks_cost_the_leakage_split_not_the_verdicts(home, tmp_path,
                                                                                capsys):
     f = _variant(tmp_path, "odd_train.py", '"train_ids": ids[train]',

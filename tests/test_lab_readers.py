@@ -42,6 +42,7 @@ def kit_cli(capsys, *argv):
     return code, got.out, got.err
 
 
+@pytest.mark.slow
 def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
     info, store = stored(TWO, FACTORS + ("seed:forest",))
     v = lab_verdicts(store, info)
@@ -63,6 +64,7 @@ def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
     assert all(not r["changed"] for r in v["factors"]["repeat"]["verdicts"].values())
 
 
+@pytest.mark.slow
 def test_one_model_gives_the_spread_of_its_accuracy():
     info, store = stored(LAB, ("seed",))
     v = lab_verdicts(store, info)
@@ -74,6 +76,7 @@ def test_one_model_gives_the_spread_of_its_accuracy():
     assert s["sd"] == pytest.approx(np.std(acc, ddof=1))
 
 
+@pytest.mark.slow
 def test_advice_names_the_loose_generator_first_then_each_seed_with_the_rule():
     info, store = stored(LAB, ("repeat", "seed:split", "seed:init"))
     b = lab_budget(store, info)
@@ -85,6 +88,7 @@ def test_advice_names_the_loose_generator_first_then_each_seed_with_the_rule():
     assert next(s for s in seeds if s["seed"] == "split")["outputs"] == ["y_test", "p_lr"]
 
 
+@pytest.mark.slow
 def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
     info, store = stored(TWO, FACTORS)
     prefix = info["sha256"][:8]
@@ -121,6 +125,7 @@ def test_a_wrong_pipeline_is_one_line(capsys, argv, says):
     assert code == 1 and says in err and err.strip().count("\n") == 0 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(capsys, tmp_path):
     f = tmp_path / "shapes.py"
     f.write_text("import numpy as np\nSEEDS = ('a', 'b')\n"
@@ -154,6 +159,7 @@ def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(caps
     assert sum(ln.startswith("kit: error") for ln in said) == 1, err
 
 
+@pytest.mark.slow
 def test_a_pipelines_runs_never_read_as_kits_own(capsys, tmp_path, kit_home):
     from stored import budget_store
 
@@ -170,6 +176,7 @@ def test_a_pipelines_runs_never_read_as_kits_own(capsys, tmp_path, kit_home):
     assert {r["spec"].get("pipeline", "") for r in json.loads(out)} == {"", info["sha256"]}
 
 
+@pytest.mark.slow
 def test_the_notebook_reads_a_pipeline_by_file_or_hash():
     info, _ = stored(LAB, ("repeat", "seed"))
     k = kit.open()
@@ -184,6 +191,7 @@ def test_the_notebook_reads_a_pipeline_by_file_or_hash():
         k.budget(pipeline="fedcba98")
 
 
+@pytest.mark.slow
 def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, monkeypatch):
     info, _ = stored(TWO, ("repeat", "seed:forest"), seeds=(0, 1))
     bundle = tmp_path / "lab.kit"
@@ -203,6 +211,7 @@ def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, m
     assert set(rep["per_run"][0]["outputs"]) == {"y_test", "p_lr", "p_rf"}
 
 
+@pytest.mark.slow
 async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
     from textual.widgets import Input
 
@@ -242,6 +251,7 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         assert "pipeline lab.py" in (Path(folder) / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
     f = tmp_path / "seeded.py"
     f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
@@ -260,6 +270,7 @@ def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
         assert "--pipeline and --dataset/--n choose two different things: give one" in err
 
 
+@pytest.mark.slow
 def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
     """As kit's own `kit budget --factor F`: one line per pair, its label and each output's
     headline number, the same numbers --json gives; not the factor's row again."""
@@ -277,6 +288,7 @@ def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
                         str(o["p_rf"]["flips"])]
 
 
+@pytest.mark.slow
 def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
     from kit.views.lab_readers import lab_advice_text
 

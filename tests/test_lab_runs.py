@@ -91,6 +91,7 @@ def test_a_damaged_or_planted_record_of_a_file_is_one_line(edit):
         pipeline_info(info["sha256"])
 
 
+@pytest.mark.slow
 def test_the_worker_runs_it_fresh_and_warm_and_repeat_names_the_loose_output(tmp_path):
     info = add_pipeline(LAB)
     spec, stack = lab_spec(info)
@@ -112,6 +113,7 @@ def test_the_worker_runs_it_fresh_and_warm_and_repeat_names_the_loose_output(tmp
         == {"y_test", "p_lr", "jitter"}
 
 
+@pytest.mark.slow
 def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path):
     f = tmp_path / "mine.py"
     f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
@@ -140,6 +142,7 @@ def run(seeds):
 '''
 
 
+@pytest.mark.slow
 def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
     from kit.app.lab import run_lab
     from kit.runs.planning.options import PlanOptions
@@ -161,6 +164,7 @@ def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
                "level" in b["loose_line"]
 
 
+@pytest.mark.slow
 def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path):
     """Its own ModuleNotFoundError in a fresh worker is its line, with where the file runs
     from; a sys.exit or argparse at import is caught; a failing warm primer names a log that

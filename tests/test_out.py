@@ -52,6 +52,7 @@ def device(tmp_path):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_symbolic_link_is_refused_and_left_a_link(home, tmp_path, command):
     target = tmp_path / "target.txt"
@@ -64,6 +65,7 @@ def test_a_symbolic_link_is_refused_and_left_a_link(home, tmp_path, command):
     assert target.read_text() == "mine"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_fifo_is_refused_never_opened(home, tmp_path, command):
     fifo = tmp_path / "pipe"
@@ -73,6 +75,7 @@ def test_a_fifo_is_refused_never_opened(home, tmp_path, command):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_device_is_refused_and_stays_a_device(home, device, command):
     args, _ = COMMANDS[command]
@@ -80,6 +83,7 @@ def test_a_device_is_refused_and_stays_a_device(home, device, command):
     assert stat.S_ISCHR(os.lstat(device).st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_missing_folders_above_it_are_made_by_every_command(home, tmp_path, command):
     args, kind = COMMANDS[command]
@@ -89,6 +93,7 @@ def test_missing_folders_above_it_are_made_by_every_command(home, tmp_path, comm
     assert (out / "report.md").is_file() if kind == "folder" else out.is_file()
 
 
+@pytest.mark.slow
 def test_a_link_inside_the_report_folder_is_refused_and_left(home, tmp_path):
     folder = tmp_path / "rep"
     folder.mkdir()
@@ -101,6 +106,7 @@ def test_a_link_inside_the_report_folder_is_refused_and_left(home, tmp_path):
     assert [p.name for p in folder.iterdir()] == ["report.md"]
 
 
+@pytest.mark.slow
 def test_a_file_where_a_folder_would_go_is_said_before_any_work(home, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -112,6 +118,7 @@ def test_a_file_where_a_folder_would_go_is_said_before_any_work(home, tmp_path):
     assert blocker.read_text() == "not a folder"
 
 
+@pytest.mark.slow
 def test_a_link_at_the_last_file_of_a_report_refuses_before_the_first_is_written(home, tmp_path):
     """A reviewer's: the refusal came at the file it met, after the plots and report.md before
     it were written; every name is checked first now."""

@@ -38,6 +38,7 @@ def store(tmp_path, kit_home):
     return kit_home
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["budget"], ["advise"], ["verdicts"], ["runs"],
                                   ["budget", "--factor", "seed"]], ids=" ".join)
 def test_piped_tables_fit_80_columns_or_COLUMNS_and_wide_unwraps(store, argv):
@@ -49,6 +50,7 @@ def test_piped_tables_fit_80_columns_or_COLUMNS_and_wide_unwraps(store, argv):
     assert widest(whole) > 80 and len(whole.splitlines()) < len(piped.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["run", "--help"], ["budget", "--help"], ["data", "import", "--help"]],
                          ids=" ".join)
 def test_help_fits_80_columns_piped_and_100_at_most(tmp_path, argv):
@@ -56,6 +58,7 @@ def test_help_fits_80_columns_piped_and_100_at_most(tmp_path, argv):
     assert 80 < widest(kit(tmp_path, *argv, columns=200)) <= 100 or argv != ["run", "--help"]
 
 
+@pytest.mark.slow
 def test_budget_csv_holds_one_value_a_cell(store):
     df = pd.read_csv(io.StringIO(kit(store, "budget", "--csv")), index_col="row")
     comps = [c for c in df.columns if c.startswith("components_median_")]

@@ -294,6 +294,7 @@ def lockable(index, tmp_path, monkeypatch):
     return tmp_path / "catalogue", plat
 
 
+@pytest.mark.slow
 def test_a_probe_is_found_by_its_name_under_today_s_kit_home(lockable, kit_home, tmp_path,
                                                               monkeypatch):
     from kit.envs.probes import definition, prepare
@@ -317,6 +318,7 @@ def test_a_probe_is_found_by_its_name_under_today_s_kit_home(lockable, kit_home,
     assert definition(name).lock_dir() == moved / "probes" / name
 
 
+@pytest.mark.slow
 def test_a_failed_relock_leaves_the_cached_probe_as_it_was(lockable, kit_home):
     from kit.envs.kinds import stack_kind
     from kit.envs.probes import definition, prepare
@@ -354,6 +356,7 @@ def test_a_probe_name_that_is_not_one_folder_and_a_damaged_probe_json(kit_home):
         assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_a_probe_s_name_cannot_be_taken_by_an_external_stack(lockable, kit_home, capsys):
     import sys
 
@@ -375,6 +378,7 @@ def test_a_probe_s_name_cannot_be_taken_by_an_external_stack(lockable, kit_home,
     assert stack_kind(name).d.lock_dir() == kit_home / "probes" / name
 
 
+@pytest.mark.slow
 def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest(
         lockable, kit_home, capsys):
     """A probe.json whose label disagrees with its pins, or with fields of the wrong type, is
@@ -419,6 +423,7 @@ def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest
     assert too_long is None and "not a probe name" in why
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script,words", [
     # an old uv: clap's usage, its last line "For more information, try '--help'."
     ("echo 'warning: pyenv shim' >&2; echo \"error: unexpected argument '--output-format' "
@@ -442,6 +447,7 @@ def test_python_releases_says_what_uv_said_in_one_line(tmp_path, monkeypatch, sc
     assert words in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_a_declined_scan_keeps_the_releases_built_before(lockable, kit_home):
     """No to the builds: nothing is built, and a release whose stack is built already stays
     built (its stored runs read, as the report reads them); the others say they were declined."""

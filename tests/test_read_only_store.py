@@ -95,6 +95,7 @@ def test_a_read_only_store_is_read_and_left_as_it_was(read_only, argv):
     assert files(home) == before  # nothing cached, no WAL, no host.json: not one byte written
 
 
+@pytest.mark.slow
 def test_a_command_that_writes_says_why_in_one_line(read_only):
     home, warm = read_only
     code, out = as_reader(home, ["stacks", "build", "np1-sk152"], warm)

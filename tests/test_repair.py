@@ -57,6 +57,7 @@ print(n)
 """
 
 
+@pytest.mark.slow
 def test_a_repair_loop_beside_a_run_loses_nothing(tmp_path):
     """Before the arrays lock, repair took a run's fresh arrays (moved in, not yet indexed) for
     orphans: runs reported done were missing, and the plan still exited 0 (or 1 with a
@@ -104,6 +105,7 @@ def _one_line(r):
     return errors[0]
 
 
+@pytest.mark.slow
 def test_a_damaged_npy_header_is_named_and_repaired(real_store, tmp_path):
     """One changed byte in a stored header: numpy's parser raised TokenError, and every
     command, repair included, ended in an internal error."""
@@ -128,6 +130,7 @@ def _pages(path, size=4096):
     return path.stat().st_size // size
 
 
+@pytest.mark.slow
 def test_a_zeroed_index_page_is_one_line_that_says_how_to_rebuild(real_store, tmp_path):
     """4 KiB of store.sqlite zeroed: `database disk image is malformed` was an internal error."""
     broke = 0
@@ -148,6 +151,7 @@ def test_a_zeroed_index_page_is_one_line_that_says_how_to_rebuild(real_store, tm
     assert broke, "no zeroed page broke the index"
 
 
+@pytest.mark.slow
 def test_host_json_removed_and_an_array_removed_are_both_seen(real_store, tmp_path):
     """The check counted what the index records as files on disk, and a new host id made this
     machine's runs look imported, so a removed array was never called missing."""
@@ -165,6 +169,7 @@ def test_host_json_removed_and_an_array_removed_are_both_seen(real_store, tmp_pa
     assert kit(home, "store", "check").returncode == 0
 
 
+@pytest.mark.slow
 def test_an_empty_index_never_makes_repair_delete_arrays(real_store, tmp_path):
     """The old advice for a damaged index was to move it aside; repair then deleted every array
     (none was in the new, empty index). Files older than the index are set aside, not deleted."""
@@ -203,6 +208,7 @@ def _fill(mnt):
             pass
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_free_space_in_every_command(real_store, small_disk):
     home = _copy(real_store, small_disk / "home")
     before = stored(home)

@@ -116,6 +116,7 @@ def _worker(folder, seqs, labels, n_train, spec=None):
     return {k: v["sha256"] for k, v in stages.items()}
 
 
+@pytest.mark.slow
 def test_the_worker_re_splits_by_the_permutation_and_keeps_the_cut(store, tmp_path):
     ds = _dataset()
     (run,) = _runs(store, 2)
@@ -132,6 +133,7 @@ def test_the_worker_re_splits_by_the_permutation_and_keeps_the_cut(store, tmp_pa
     assert stages.pop("split.test") and stages == plain
 
 
+@pytest.mark.slow
 def test_without_a_split_seed_the_run_is_todays(store, tmp_path):
     ds = _dataset()
     (run,) = _runs(store, -1)

@@ -56,6 +56,7 @@ def test_status_on_linux():
     assert stack_kind("py39-mkl-sk161").status(MAC)[1].startswith("exists on linux-x86_64 only")
 
 
+@pytest.mark.slow
 def test_missing_interpreter_is_a_reason(tmp_path, monkeypatch):
     cat = tmp_path / "stacks"
     (cat / "future").mkdir(parents=True)
@@ -71,6 +72,7 @@ def test_missing_interpreter_is_a_reason(tmp_path, monkeypatch):
         stack_kind("nope")
 
 
+@pytest.mark.slow
 def test_pyenv_versions_are_found_but_shims_are_not(tmp_path, monkeypatch):
     minor = "%d.%d" % sys.version_info[:2]
     for patch in ("1", "10"):
@@ -86,6 +88,7 @@ def test_pyenv_versions_are_found_but_shims_are_not(tmp_path, monkeypatch):
     assert find_python("3.99", None, LINUX) is None
 
 
+@pytest.mark.slow
 def test_stacks_json_lists_macos_stacks_with_reasons(capsys):
     assert main(["stacks", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
@@ -98,6 +101,7 @@ def test_stacks_json_lists_macos_stacks_with_reasons(capsys):
     assert set(r) >= {"name", "platforms", "attributes", "status", "reason"}
 
 
+@pytest.mark.slow
 def test_listing_on_an_injected_mac():
     rows = {r["name"]: r for r in listing(MAC_NO_ROSETTA)}
     assert rows["np2-sk191"]["attributes"]["blas"] == "Accelerate"

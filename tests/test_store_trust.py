@@ -109,6 +109,7 @@ def _repaired(home, named: str):
 
 
 # -- a run's rows ------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("old,new", [(b'"threads":1', b'"threads":3'),
                                      (b'["kmeans",0]', b'["kmeans",7]')])
 def test_one_changed_byte_of_a_spec_is_a_damaged_run_not_another_run(home, old, new):
@@ -139,6 +140,7 @@ def _garbled(text: bytes) -> bytes:
     return text[:i] + b"\xff\xfe" + text[i + 2:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column,damage,why", [
     ("spec", lambda t: t[: len(t) - 7], "spec: not JSON"),
     ("manifest", lambda t: t[: len(t) // 2], "manifest: not JSON"),
@@ -169,6 +171,7 @@ def _blob(home, run=S0, stage="svd_rand") -> Path:
     return home / "arrays" / b[:2] / f"{b}.npy"
 
 
+@pytest.mark.slow
 def test_a_folder_in_place_of_an_array_is_moved_aside_not_a_crash(home):
     """Before: readers said damaged, and the repair crashed (IsADirectoryError from unlink)."""
     f = _blob(home)
@@ -183,6 +186,7 @@ def test_a_folder_in_place_of_an_array_is_moved_aside_not_a_crash(home):
     assert [p.read_text() for p in kept] == ["kept"]  # a folder may hold anything: never deleted
 
 
+@pytest.mark.slow
 def test_a_fifo_in_place_of_an_array_is_never_opened(home):
     """Before: `kit budget` and `kit store check` blocked forever opening it for reading."""
     f = _blob(home)
@@ -194,6 +198,7 @@ def test_a_fifo_in_place_of_an_array_is_never_opened(home):
     assert not os.path.lexists(f)
 
 
+@pytest.mark.slow
 def test_a_file_where_the_arrays_folder_should_be(home):
     """Before: FileExistsError, an internal error in every reader and in the repair."""
     shutil.rmtree(home / "arrays")
@@ -211,6 +216,7 @@ def test_a_file_where_the_arrays_folder_should_be(home):
     assert kit(home, "runs").returncode == 0
 
 
+@pytest.mark.slow
 def test_an_emptied_index_beside_arrays_is_not_a_clean_store(home):
     """Before: SQLite took the empty file for a new index, and `kit store check` said every
     array was what its runs recorded (there were none) while the arrays lay beside it."""
@@ -235,6 +241,7 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_an_index_written_by_a_newer_kit_is_refused_untouched(home):
     con = sqlite3.connect(home / "store.sqlite")
     con.execute("PRAGMA user_version = 99")
@@ -246,6 +253,7 @@ def test_an_index_written_by_a_newer_kit_is_refused_untouched(home):
     assert _sha(home / "store.sqlite") == before
 
 
+@pytest.mark.slow
 def test_a_store_written_by_59b4f73_opens_migrated_and_reads_the_same(tmp_path):
     """The fixture is a store `kit run --factor repeat --n 120` made with the code of 59b4f73,
     and what that code's `kit runs`, `runs --json` and `budget` printed (tests/fixtures/store_v0)."""
@@ -274,6 +282,7 @@ def test_a_store_written_by_59b4f73_opens_migrated_and_reads_the_same(tmp_path):
     assert check.returncode == 0 and "every array" in check.stdout, check.stdout + check.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("summary", [b'{"sha256": "d', b"[]", b'{"name": "swissprot"}',
                                      b'{"sha256": "DS", "name": "x\\u001b[2J"}'])
 def test_a_damaged_record_of_a_dataset_is_one_line_and_repaired(home, summary):

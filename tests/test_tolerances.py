@@ -96,6 +96,7 @@ def threads_store():
     return store, store.latest_dataset()
 
 
+@pytest.mark.slow
 def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_store, capsys,
                                                                     tmp_path):
     store, ds = threads_store
@@ -128,6 +129,7 @@ def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_stor
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(t["tolerances"]))
 
 
+@pytest.mark.slow
 def test_a_lab_pipeline_read_from_its_budget_never_from_its_seeds():
     info = add_pipeline(LAB)
     plan = [p for f in ("repeat", "seed:init") for p in lab_plan(f, info, PlanOptions(

@@ -67,6 +67,7 @@ def test_torch_threads_are_capped_at_the_cores():
     assert [p.b.threads for p in ps] == [t for t in (2, 4, 8) if t <= cores()]
 
 
+@pytest.mark.slow
 def test_unavailable_torch_devices_and_stacks_say_why():
     rows = {r["factor"]: r for r in availability(LINUX)}
     assert not rows["torch-device"]["available"]

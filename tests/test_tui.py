@@ -107,6 +107,7 @@ async def test_q_during_a_run_asks_first():
 
 
 # -- the keyboard at 80x24 -------------------------------------------------------------------
+@pytest.mark.slow
 async def test_digits_are_typed_into_fields_and_escape_leaves_them(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
         await pilot.press("2", "tab", "tab", "tab")  # factors -> dataset -> proteins -> threads
@@ -429,6 +430,7 @@ async def test_unavailable_choices_are_disabled_with_reasons():
         assert not pilot.app.query_one("#dev-cpu").disabled
 
 
+@pytest.mark.slow
 async def test_an_external_torch_stack_is_offered_and_probed_live():
     """The Plan pane offers torch stacks added with `kit stacks add`; choosing one plans with it,
     and its torch is probed then: here the interpreter (kit's own) no longer has torch."""

@@ -134,6 +134,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         assert "pipeline" not in text(summary)
 
 
+@pytest.mark.slow
 async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_path):
     """The pipeline's Plan showed no time while kit's own Plan shows one: before any run of the
     pipeline it says there is no estimate yet, then each run to do costs its stored runs'
@@ -160,6 +161,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
                 f"the median of its 2 stored)") in said, said
 
 
+@pytest.mark.slow
 async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_path):
     """Runs of a pipeline imported from elsewhere: the hash chooses them for reading; Plan and
     Run say in one line that running needs the file."""
@@ -186,6 +188,7 @@ async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_pa
         assert "needs its file" in status and pilot.app.is_running
 
 
+@pytest.mark.slow
 async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
     """A file that does not parse is refused on Setup; one whose run raises fails its runs
     on the Run tab: one line each, never a traceback, and the app stays usable."""
@@ -232,6 +235,7 @@ async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
         assert "not started" in text(pilot.app.query_one("#run-status")) and not Store().runs()
 
 
+@pytest.mark.slow
 async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
     """The CLI's question says how long from the pipeline's own stored runs; the TUI's said only
     "N runs to do": now it says what `kit run --pipeline` says."""
@@ -268,6 +272,7 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
         assert pilot.app.query_one("TabbedContent").active == "budget" and pilot.app.is_running
 
 
+@pytest.mark.slow
 async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_run_runs_it(
         tmp_path):
     """A run ending put its pipeline back over the one Setup chose meanwhile (the tabs read the
@@ -308,6 +313,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         assert lab_runs(Store(), sha)  # the file the tabs show was run
 
 
+@pytest.mark.slow
 async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_cli_says_it(
         tmp_path):
     """A store whose index lost its pairs table (an sqlite3 error kit leaves to its caller as a
@@ -332,6 +338,7 @@ async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_
 
 
 # -- a pipeline's name is text, never markup -------------------------------------------------
+@pytest.mark.slow
 async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monkeypatch):
     """A name can come from a bundle (`[bold]x.py` imports fine): Setup's toast, the Run tab's
     status and the toast about whose runs finished read it as markup ("x.py" in bold; a
@@ -378,6 +385,7 @@ def stored_seed_pair():
     return info
 
 
+@pytest.mark.slow
 async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     """The Advice tab showed `kit advise --pipeline`'s text, wrapped at the CLI's 80 columns,
     in a Markdown code block: its padding cut the lines' ends off at the right edge
@@ -433,6 +441,7 @@ def footer_keys(pilot) -> set:
     return {k.key for k in pilot.app.query(FooterKey)}
 
 
+@pytest.mark.slow
 async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_path,
                                                                            monkeypatch):
     """With a pipeline chosen the footer offered `s Next run set` and `h Homology` and both did
@@ -463,6 +472,7 @@ async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_
         assert "Under homology: h" in " ".join(text(head).split())
 
 
+@pytest.mark.slow
 @needs_mmseqs
 async def test_h_on_verdicts_reads_a_protein_pipeline_under_homology(tmp_path, monkeypatch):
     """h on the Verdicts tab of a protein pipeline: `kit homology --pipeline`'s reading (the

@@ -1,6 +1,8 @@
 """Commands without --dataset/--n use the dataset of the user's most recent runs; reading
 commands and a `kit run` that fails before any run never store a new dataset."""
 
+import pytest
+
 from kit.cli import main
 from kit.core.paths import subdir
 
@@ -9,6 +11,7 @@ def _stored():
     return sorted(p.name for p in subdir("datasets").glob("*.json"))
 
 
+@pytest.mark.slow
 def test_a_reading_command_never_makes_a_dataset(capsys):
     assert main(["run", "--factor", "repeat", "--n", "150", "--threads", "1"]) == 0
     capsys.readouterr()
@@ -39,6 +42,7 @@ def test_a_run_that_fails_before_running_stores_no_dataset(capsys):
     assert not subdir("datasets").exists() or _stored() == []
 
 
+@pytest.mark.slow
 def test_kit_runs_dataset_line_fits_80_columns(capsys, monkeypatch):
     """It was one line of 124 columns piped: fitted as the read commands' dataset line is."""
     assert main(["run", "--factor", "repeat", "--n", "150", "--threads", "1"]) == 0
