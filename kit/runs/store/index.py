@@ -77,17 +77,10 @@ class Store(Caches):
         self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
         try:  # before anything is written: an index a newer kit wrote is left as it is
             schema.refuse_newer(self.db, path)
-        except KitError:
+            self._migrate(path)
+        except BaseException:  # a migration that fails has rolled back: the index is as it was
             self.db.close()
             raise
-        if self.read_only and schema.version(self.db) < schema.CURRENT:
-            old, self.db = self.db, schema.migrated_copy(self.db, path)  # the file is left as it is
-            old.close()
-        if not self.read_only:
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        if not self.read_only:
-            schema.migrate(self.db, path)
         self._seen = {}  # {(run row, *stage rows): StoredRun}: see _verified
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
         self.arrays_lock = ArraysLock(self.root / "store.lock")
@@ -95,6 +88,19 @@ class Store(Caches):
         self.arrays_dir = self.blobs.root
         if not self.read_only:
             meta.remember(self)
+
+    def _migrate(self, path: Path) -> None:
+        """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
+        in memory, its file left as it is (kit.runs.store.schema)."""
+        if self.read_only:
+            if schema.version(self.db) < schema.CURRENT:
+                old, self.db = self.db, schema.migrated_copy(self.db, path)
+                old.close()
+        else:
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        if not self.read_only:
+            schema.migrate(self.db, path)
 
     def moving_in(self):
         """Held from moving arrays in until their runs are indexed (locked.ArraysLock)."""
@@ -226,7 +232,7 @@ class Store(Caches):
                               "ORDER BY rowid DESC LIMIT 1", args).fetchone()
         return rows.verified_spec(*row).dataset if row else None  # a lab's names its file
 
-    def latest_dataset(self) -> str | None:
+    def latest_dataset(self) -> str | None:  # the name its many callers know
         return self.latest(DATASET)
 
     def specs(self, dataset: str | None = None) -> dict[str, RunSpec]:
@@ -382,8 +388,8 @@ class Store(Caches):
 
     def damaged_datasets(self) -> dict:
         """{sha256: why} of the dataset records that are not what kit wrote (`kit store check`)."""
-        return {h: why for h, s, k in self.db.execute("SELECT sha256, summary, subject FROM datasets")
-                if (why := rows.dataset_summary(h, s, k)[1])}
+        records = self.db.execute("SELECT sha256, summary, subject FROM datasets")
+        return {h: why for h, s, k in records if (why := rows.dataset_summary(h, s, k)[1])}
 
     def drop_datasets(self, shas) -> None:
         with self._tx() as db:
