@@ -269,8 +269,8 @@ def test_the_tui_opens_on_the_most_recent_runs_dataset(tmp_path, monkeypatch):
     from kit.core.spec import RunSpec
 
     run = RunSpec(dataset=load_dataset("synthetic", 300).sha256, stack="host", stack_id="s")
-    store.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?)",  # a row whose spec is its id's
-                     (run.run_id, run.to_json(), run.dataset, "host", "now", "{}"))
+    store.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)",  # a row whose spec is its id's
+                     (run.run_id, run.to_json(), run.dataset, "host", "now", "{}", "dataset"))
     assert opening_dataset(store, 1000) == ("synthetic", 300)
 
 

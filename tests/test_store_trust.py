@@ -291,7 +291,7 @@ def test_a_damaged_record_of_a_dataset_is_one_line_and_repaired(home, summary):
     con = sqlite3.connect(home / "store.sqlite")
     sha = spec().dataset
     with con:  # the runs' dataset, recorded as a run records it, then damaged
-        con.execute("INSERT OR REPLACE INTO datasets VALUES (?, ?, ?)",
+        con.execute("INSERT OR REPLACE INTO datasets (sha256, name, summary) VALUES (?, ?, ?)",
                     (sha, "tiny", summary.decode().replace("DS", sha)))
     con.close()
     for args in (("runs",), ("budget",)):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..data import load_dataset
 from ..data.dataset import SYNTHETIC
 from ..core.errors import KitError
+from ..core.subject import DATASET, PIPELINE
 from ..runs.store import Store
 
 
@@ -47,7 +48,7 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
                            f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH")
         raise KitError("the store is empty: run `kit run --factor repeat` first")
     summary = store.datasets().get(latest, {"sha256": latest})
-    others = sum(d.get("source") != "pipeline" for d in store.datasets().values()) - 1
+    others = len(store.subjects(DATASET)) - 1
     more = (f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else "")
     if n is None:
         return Selection(latest, summary, "the most recent run's; --dataset NAME [--n N] chooses"
@@ -113,9 +114,9 @@ def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--datas
 
 def lab_runs(store: Store, sha: str) -> list:
     """The stored runs of lab pipeline ``sha`` (never a dataset's run that shares the hash)."""
-    return [r for r in store.runs(sha) if r.spec.pipeline == sha]
+    return store.runs(sha, subject=PIPELINE)
 
 
 def own_datasets(store: Store) -> dict:
     """{sha256: summary} of the datasets kit's own pipeline ran on: no lab pipeline's hash."""
-    return {h: d for h, d in store.datasets().items() if d.get("source") != "pipeline"}
+    return {d.sha256: d.to_json() for d in store.subjects(DATASET)}

@@ -6,6 +6,8 @@ by an audit (``add_pairs``), and runs dropped by ``kit store check --repair`` (`
 each in one transaction after every array has been verified. Analysis writes only its two
 caches, ``cache_comparison`` and ``cache_verdicts`` (kit.runs.store.caches: recomputed when their
 digest of the runs and version does not match).
+What each run and dataset record is of (kit.core.subject) is their ``subject`` column, written
+with the row and checked against its spec or summary as it is read (kit.runs.store.rows).
 Every array read for a number is verified again (kit.runs.store.blobs, which remembers verified
 files here). A claim per run id keeps concurrent plans from running the same spec twice.
 """
@@ -26,15 +28,31 @@ from . import layout, meta, rows, schema
 from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index
 from .blobs import Blobs, DamagedArray, array_sha256
-from .records import Stage, StoredPair, StoredRun
+from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
+from ...core.subject import DATASET, KINDS_OF
 
-__all__ = ["Store", "StoredRun", "Stage", "array_sha256", "DamagedArray"]
+__all__ = ["Store", "StoredRun", "Stage", "DatasetSummary", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
 _SEEN_MAX = 20_000  # verified runs remembered by their rows' bytes (a few KB each)
 
+
+
+def _where(dataset: str | None, kind: str | None) -> tuple[str, tuple]:
+    """The WHERE clause over runs (or datasets, by ``kind`` alone) and its arguments. A row of
+    NULL subject (one the migration could not verify) is kept in every kind's: its reader then
+    names it damaged, as it did before the column, instead of leaving it out unsaid."""
+    parts, args = [], ()
+    if dataset:
+        parts, args = ["dataset=?"], (dataset,)
+    if kind is not None:
+        if kind not in KINDS_OF:
+            raise ValueError(f"a subject kind is one of {', '.join(KINDS_OF)}, not {kind!r}")
+        parts.append("(subject=? OR subject IS NULL)")
+        args += (kind,)
+    return (" WHERE " + " AND ".join(parts) if parts else ""), args
 
 
 class Store(Caches):
@@ -59,14 +77,10 @@ class Store(Caches):
         self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
         try:  # before anything is written: an index a newer kit wrote is left as it is
             schema.refuse_newer(self.db, path)
-        except KitError:
+            self._migrate(path)
+        except BaseException:  # a migration that fails has rolled back: the index is as it was
             self.db.close()
             raise
-        if not self.read_only:
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        if not self.read_only:
-            schema.migrate(self.db, path)
         self._seen = {}  # {(run row, *stage rows): StoredRun}: see _verified
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
         self.arrays_lock = ArraysLock(self.root / "store.lock")
@@ -74,6 +88,19 @@ class Store(Caches):
         self.arrays_dir = self.blobs.root
         if not self.read_only:
             meta.remember(self)
+
+    def _migrate(self, path: Path) -> None:
+        """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
+        in memory, its file left as it is (kit.runs.store.schema)."""
+        if self.read_only:
+            if schema.version(self.db) < schema.CURRENT:
+                old, self.db = self.db, schema.migrated_copy(self.db, path)
+                old.close()
+        else:
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        if not self.read_only:
+            schema.migrate(self.db, path)
 
     def moving_in(self):
         """Held from moving arrays in until their runs are indexed (locked.ArraysLock)."""
@@ -124,12 +151,15 @@ class Store(Caches):
             for blob, src in files.items():  # content-addressed: complete files, atomically
                 i = recorded[blob]
                 self.blobs.put_file(src, blob, i["sha256"], i["dtype"], i["shape"])
+            texts = {r["id"]: json.dumps(r["spec"], sort_keys=True, separators=(",", ":"))
+                     for r in runs}  # what each is of, from its spec as the importer verified it
+            subjects = {i: rows.run_subject(rows.verified_spec(i, t)) for i, t in texts.items()}
             with self._tx() as db:
                 for r in runs:
-                    db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
-                               (r["id"], json.dumps(r["spec"], sort_keys=True, separators=(",", ":")),
-                                r["spec"]["dataset"], r["spec"]["stack"], r["created"],
-                                json.dumps(r["manifest"], sort_keys=True)))
+                    db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}",
+                               (r["id"], texts[r["id"]], r["spec"]["dataset"], r["spec"]["stack"],
+                                r["created"], json.dumps(r["manifest"], sort_keys=True),
+                                subjects[r["id"]]))
                     db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
                                    [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
                                      r["blobs"][st]) for st, i in r["stages"].items()])
@@ -137,13 +167,14 @@ class Store(Caches):
                                [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
                 for h, summary in datasets.items():
                     verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
-                    db.execute(f"{verb} INTO datasets VALUES (?,?,?)",
-                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True)))
+                    db.execute(f"{verb} {schema.DATASET_ROW}",
+                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True),
+                                rows.dataset_subject(summary)))
 
     # Every reader's run is verified (kit.runs.store.rows): a damaged one ends the command in
     # one line naming it and the repair. Leaving it out instead would change what the rest
     # conclude (a seed pair fewer moves the seed unit) while the output looks whole.
-    _RUN_ROW = "SELECT id, spec, created, manifest, dataset, stack FROM runs"
+    _RUN_ROW = "SELECT id, spec, created, manifest, dataset, stack, subject FROM runs"
 
     def run(self, run_id: str) -> StoredRun:
         row = self.db.execute(self._RUN_ROW + " WHERE id=?", (run_id,)).fetchone()
@@ -167,11 +198,12 @@ class Store(Caches):
         return self.db.execute("SELECT stage, sha256, dtype, shape, blob FROM stages WHERE run=? "
                                "ORDER BY rowid", (run_id,))
 
-    def runs(self, dataset: str | None = None) -> list[StoredRun]:
-        q, args = self._RUN_ROW, ()
-        if dataset:
-            q, args = q + " WHERE dataset=?", (dataset,)
-        return [self._verified(r) for r in self.db.execute(q + " ORDER BY created, id", args)]
+    def runs(self, dataset: str | None = None, subject: str | None = None) -> list[StoredRun]:
+        """The runs (of ``dataset``, a dataset's or pipeline's sha256; of ``subject``, a kind of
+        kit.core.subject), oldest first."""
+        where, args = _where(dataset, subject)
+        return [self._verified(r) for r in self.db.execute(
+            f"{self._RUN_ROW}{where} ORDER BY created, id", args)]
 
     def damaged_runs(self) -> dict:
         """{run id: why} of every run whose rows are not what kit wrote (`kit store check`)."""
@@ -191,26 +223,30 @@ class Store(Caches):
                 "comparisons": count("SELECT count(*) FROM comparisons WHERE a IN ({q}) OR b IN ({q})", 2),
                 "verdicts": count("SELECT count(*) FROM verdicts WHERE run IN ({q})", 1)}
 
-    def latest_dataset(self) -> str | None:
-        """The dataset of the run stored last here (insertion order, not the run's own date);
-        a lab pipeline's runs are not a dataset's (its readers take --pipeline), so never it."""
-        row = self.db.execute("SELECT id, spec, dataset FROM runs WHERE spec NOT LIKE "
-                              "'%\"pipeline\":%' ORDER BY rowid DESC LIMIT 1").fetchone()
-        return rows.verified_spec(*row[:2]).dataset if row else None
+    def latest(self, kind: str = DATASET) -> str | None:
+        """The sha256 of what the run stored last here of subject ``kind`` is of (insertion
+        order, not the run's own date): a dataset's hash, or a lab pipeline's; None if no run
+        is. A run of the other kind stored after it is never it."""
+        where, args = _where(None, kind)
+        row = self.db.execute(f"SELECT id, spec, subject FROM runs{where} "
+                              "ORDER BY rowid DESC LIMIT 1", args).fetchone()
+        return rows.verified_spec(*row).dataset if row else None  # a lab's names its file
+
+    def latest_dataset(self) -> str | None:  # the name its many callers know
+        return self.latest(DATASET)
 
     def specs(self, dataset: str | None = None) -> dict[str, RunSpec]:
         """{run id: spec} without reading manifests or stages."""
-        q, args = "SELECT id, spec FROM runs", ()
-        if dataset:
-            q, args = q + " WHERE dataset=?", (dataset,)
-        return {i: rows.verified_spec(i, s) for i, s in self.db.execute(q, args)}
+        where, args = _where(dataset, None)
+        return {i: rows.verified_spec(i, s, k)
+                for i, s, k in self.db.execute(f"SELECT id, spec, subject FROM runs{where}", args)}
 
     def sound_specs(self) -> dict[str, RunSpec]:
         """{run id: spec} of the runs whose spec is sound, damaged ones left out (for the check,
         which names those itself)."""
         out = {}
-        for i, s in self.db.execute("SELECT id, spec FROM runs"):
-            spec, why = rows.spec_problem(i, s)
+        for i, s, k in self.db.execute("SELECT id, spec, subject FROM runs"):
+            spec, why = rows.spec_problem(i, s, subject=k)
             if why is None:
                 out[i] = spec
         return out
@@ -326,24 +362,34 @@ class Store(Caches):
     # -- datasets seen by runs ----------------------------------------------------------------
     def note_dataset(self, summary: dict) -> None:
         with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO datasets VALUES (?,?,?)",
-                       (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True)))
+            db.execute(f"INSERT OR REPLACE {schema.DATASET_ROW}",
+                       (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True),
+                        rows.dataset_subject(summary)))
 
     def datasets(self) -> dict:
-        """{sha256: summary} of every dataset the runs name; a damaged record is one line."""
-        out = {}
-        for h, s in self.db.execute("SELECT sha256, summary FROM datasets"):
-            summary, why = rows.dataset_summary(h, s)
+        """{sha256: summary} of every dataset (and lab pipeline) the runs name; a damaged record
+        is one line."""
+        return {d.sha256: d.to_json() for d in self.subjects()}
+
+    def subjects(self, kind: str | None = None) -> list[DatasetSummary]:
+        """The store's records of what its runs are of (of subject ``kind`` only, if given), in
+        the order they were first recorded; a damaged record is one line."""
+        out = []
+        where, args = ("", ()) if kind is None else _where(None, kind)
+        for h, s, k in self.db.execute(
+                f"SELECT sha256, summary, subject FROM datasets{where} ORDER BY rowid", args):
+            summary, why = rows.dataset_summary(h, s, k)
             if why:
-                raise Damaged(f"the store's record of dataset {str(h)[:12]} is damaged ({why}); "
-                              "`kit store check --repair` drops it (the next run records it anew)")
-            out[h] = summary
+                raise Damaged(f"the store's record of dataset {rows.shown(str(h))} is damaged "
+                              f"({why}); `kit store check --repair` drops it (the next run "
+                              "records it anew)")
+            out.append(DatasetSummary.from_summary(k, summary))
         return out
 
     def damaged_datasets(self) -> dict:
         """{sha256: why} of the dataset records that are not what kit wrote (`kit store check`)."""
-        return {h: why for h, s in self.db.execute("SELECT sha256, summary FROM datasets")
-                if (why := rows.dataset_summary(h, s)[1])}
+        records = self.db.execute("SELECT sha256, summary, subject FROM datasets")
+        return {h: why for h, s, k in records if (why := rows.dataset_summary(h, s, k)[1])}
 
     def drop_datasets(self, shas) -> None:
         with self._tx() as db:

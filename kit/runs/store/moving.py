@@ -9,6 +9,8 @@ from pathlib import Path
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from .blobs import blob_key, check_array, load_npy
+from . import schema
+from .rows import run_subject
 
 
 def put_run(store, spec: RunSpec, outdir: Path, manifest: dict) -> str:
@@ -33,9 +35,9 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict) -> str:
             store.blobs.put_file(src, blob, sha, dtype, shape)
             rows.append((spec.run_id, stage, sha, dtype, json.dumps(shape), blob))
         with store._tx() as db:
-            db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
+            db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}",
                        (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
-                        json.dumps(manifest, sort_keys=True)))
+                        json.dumps(manifest, sort_keys=True), run_subject(spec)))
             db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)", rows)
         lost = [st for st, b in store.stage_blobs(spec.run_id).items() if not store.blobs.exists(b)]
         if not store.has_run(spec.run_id) or lost:

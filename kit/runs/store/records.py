@@ -1,12 +1,15 @@
-"""Typed records of stored runs, and `as_json`: any records as dicts at the JSON edge."""
+"""Typed records of stored runs and subjects, and `as_json`: any records as dicts at the JSON edge."""
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping
 
 from ...core.spec import RunSpec
+from ...core.subject import KINDS_OF, PIPELINE
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,43 @@ class StoredPair:
     def to_json(self) -> dict:
         return {"factor": self.factor, "level": self.level, "a": self.a, "b": self.b,
                 "label": self.label}
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """The store's record of one subject its runs are of (kit.core.subject): a dataset kit's
+    pipeline read, or a lab's pipeline file. ``rows`` and ``source`` as the summary says (None
+    where it does not: a pipeline reads its own data); ``verified`` False for a bundle's dataset
+    not found on this machine; ``summary`` the whole record, as the JSON edge shows it."""
+    sha256: str
+    kind: str
+    name: str
+    rows: int | None = None
+    source: str | None = None
+    verified: bool = True
+    summary: Mapping = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.kind not in KINDS_OF:
+            raise ValueError(f"a stored subject is a {' or a '.join(KINDS_OF)}, not {self.kind!r}")
+        object.__setattr__(self, "summary", MappingProxyType(copy.deepcopy(dict(self.summary))))
+
+    @classmethod
+    def from_summary(cls, kind: str, summary: Mapping) -> "DatasetSummary":
+        """The record of a datasets row's verified summary (kit.runs.store.rows) and subject."""
+        rows, source = summary.get("rows"), summary.get("source")
+        return cls(summary["sha256"], kind, summary["name"],
+                   rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
+                   source if isinstance(source, str) else None,
+                   summary.get("verified") is not False, summary)
+
+    @property
+    def is_pipeline(self) -> bool:
+        return self.kind == PIPELINE
+
+    def to_json(self) -> dict:
+        """The summary as stored (what ``Store.datasets()`` maps its sha256 to)."""
+        return copy.deepcopy(dict(self.summary))
 
 
 def as_json(obj):

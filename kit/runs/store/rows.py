@@ -3,7 +3,8 @@
 A run's id is the sha256 of its spec, so one changed byte of a stored spec (a seed, a thread
 count) would otherwise relabel the run in every reader; its manifest is parsed by the strict
 schema (kit.core.documents) and its stage rows must be its manifest's stages under their blob
-keys. A row that fails is a damaged run (kit.core.errors.Damaged): readers name it and
+keys; its subject column is what its spec is of (a lab pipeline's run names the pipeline, any
+other is a dataset's: kit.core.subject). A row that fails is a damaged run (kit.core.errors.Damaged): readers name it and
 `kit store check --repair`, which drops it with what depended on it (kit.runs.store.check).
 """
 
@@ -16,6 +17,7 @@ from datetime import datetime
 from ...core.documents import DocumentError, control_free, decode_manifest, spec_from_json
 from ...core.errors import Damaged
 from ...core.spec import RunSpec
+from ...core.subject import DATASET, PIPELINE
 from .blobs import blob_key
 from .records import Stage, StoredRun
 
@@ -32,10 +34,22 @@ def damaged(run_id: str, why: str) -> Damaged:
 
 
 _NOT_UTF8 = "its index row is not valid UTF-8: a damaged page"
+_UNCHECKED = object()  # a subject column not read (NULL is a value: a row the migration left)
 
 
-def spec_problem(run_id: str, spec: str, dataset: str | None = None,
-                 stack: str | None = None) -> tuple[RunSpec | None, str | None]:
+def run_subject(spec: RunSpec) -> str:
+    """What a run is of: the lab pipeline its spec names, else the dataset kit's pipeline read."""
+    return PIPELINE if spec.pipeline else DATASET
+
+
+def dataset_subject(summary: dict) -> str:
+    """What a datasets record is of: a lab pipeline's summary is marked ``"source": "pipeline"``
+    (kit.data.pipelines.LabData); any other is a dataset's (a bundle's unverified one too)."""
+    return PIPELINE if summary.get("source") == PIPELINE else DATASET
+
+
+def spec_problem(run_id: str, spec: str, dataset: str | None = None, stack: str | None = None,
+                 subject=_UNCHECKED) -> tuple[RunSpec | None, str | None]:
     """(the spec, None), or (None, why the row's spec is not its run's).
 
     The index connection decodes a text that is not UTF-8 with surrogateescape
@@ -54,6 +68,8 @@ def spec_problem(run_id: str, spec: str, dataset: str | None = None,
         return None, "its spec does not hash to its id: a changed byte would relabel it"
     if (dataset is not None and s.dataset != dataset) or (stack is not None and s.stack != stack):
         return None, "its dataset or stack column is not its spec's"
+    if subject is not _UNCHECKED and subject != run_subject(s):
+        return None, "its subject column is not its spec's (a dataset's run or a pipeline's)"
     return s, None
 
 
@@ -74,10 +90,10 @@ def _stages(manifest: dict, rows, thorough: bool) -> tuple[dict | None, str | No
     return out, None
 
 
-def problem(run_id, spec, created, manifest, dataset, stack, stage_rows,
+def problem(run_id, spec, created, manifest, dataset, stack, subject, stage_rows,
             thorough: bool = False) -> tuple:
     """(StoredRun, None), or (None, why the run's rows are damaged)."""
-    s, why = spec_problem(run_id, spec, dataset, stack)
+    s, why = spec_problem(run_id, spec, dataset, stack, subject)
     if why:
         return None, why
     try:
@@ -95,25 +111,25 @@ def problem(run_id, spec, created, manifest, dataset, stack, stage_rows,
     return StoredRun(run_id, s, created, m, stages, spec), None
 
 
-def verified(run_id, spec, created, manifest, dataset, stack, stage_rows) -> StoredRun:
+def verified(run_id, spec, created, manifest, dataset, stack, subject, stage_rows) -> StoredRun:
     """The run of these rows; Damaged (one line naming it and the repair) if they are not its."""
-    run, why = problem(run_id, spec, created, manifest, dataset, stack, stage_rows)
+    run, why = problem(run_id, spec, created, manifest, dataset, stack, subject, stage_rows)
     if why:
         raise damaged(run_id, why)
     return run
 
 
-def verified_spec(run_id: str, spec: str) -> RunSpec:
-    s, why = spec_problem(run_id, spec)
+def verified_spec(run_id: str, spec: str, subject=_UNCHECKED) -> RunSpec:
+    s, why = spec_problem(run_id, spec, subject=subject)
     if why:
         raise damaged(run_id, why)
     return s
 
 
-def dataset_summary(sha, text) -> tuple[dict | None, str | None]:
+def dataset_summary(sha, text, subject=_UNCHECKED) -> tuple[dict | None, str | None]:
     """(summary, None) of a datasets row as kit writes it, else (None, why): a JSON object
     naming its own sha256 and a name, every string free of control characters (the name
-    reaches every table's heading)."""
+    reaches every table's heading), its subject column what the summary is of."""
     try:
         summary = json.loads(text)
     except (TypeError, ValueError):
@@ -124,4 +140,6 @@ def dataset_summary(sha, text) -> tuple[dict | None, str | None]:
     bad = next((v for v in summary.values() if isinstance(v, str) and not control_free(v)), None)
     if bad is not None:
         return None, f"its summary holds a control character ({bad[:40]!r})"
+    if subject is not _UNCHECKED and subject != dataset_subject(summary):
+        return None, "its subject column is not its summary's (a dataset's or a pipeline's)"
     return summary, None

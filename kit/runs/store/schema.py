@@ -2,16 +2,22 @@
 
 Version 0 is the index kit wrote before it had a version (up to 59b4f73): its tables, made at
 every open with CREATE IF NOT EXISTS (kits before it made fewer: ``meta``, ``verified``). Each
-migration ``n`` brings version ``n - 1`` to ``n``; all of them run in one transaction with the
-new version, so an index is at one version or the next, never between. A migration only adds
-(tables, columns with defaults, indexes): a reader that cannot write (a read-only store) reads
-an older index as it is. An index of a later version than this kit knows is refused before
-anything is written to it: a newer kit may have changed what its rows mean.
+migration ``n`` is a function that brings version ``n - 1`` to ``n``; all of them run in one
+transaction with the new version, so an index is at one version or the next, never between. A
+migration only adds (tables, columns, indexes) and fills what it adds from rows kit verifies.
+A reader that cannot write (a read-only store) migrates a copy of an older index in memory
+(``migrated_copy``) and leaves the file as it is. An index of a later version than this kit
+knows is refused before anything is written to it: a newer kit may have changed what its rows
+mean.
 """
 
 from __future__ import annotations
 
+import sqlite3
+
 from ...core.errors import KitError
+from . import rows
+from .locked import LockedConnection
 
 _V0 = [
     """CREATE TABLE IF NOT EXISTS runs (
@@ -36,14 +42,47 @@ _V0 = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ]
 
-# MIGRATIONS[n - 1] brings version n - 1 to n. Never edit one that has shipped: add the next.
-MIGRATIONS: list[list[str]] = [
-    # 1: version 0's tables (a new index, or one an older kit left without meta or verified),
-    # and indexes for the lookups every reader and repair makes: a dataset's runs, a run's pairs
-    _V0 + ["CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs(dataset)",
-           "CREATE INDEX IF NOT EXISTS pairs_by_a ON pairs(a)",
-           "CREATE INDEX IF NOT EXISTS pairs_by_b ON pairs(b)"],
-]
+
+def _v1(db) -> None:
+    """Version 0's tables (a new index, or one an older kit left without meta or verified), and
+    indexes for the lookups every reader and repair makes: a dataset's runs, a run's pairs."""
+    for sql in _V0 + ["CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs(dataset)",
+                      "CREATE INDEX IF NOT EXISTS pairs_by_a ON pairs(a)",
+                      "CREATE INDEX IF NOT EXISTS pairs_by_b ON pairs(b)"]:
+        db.execute(sql)
+
+
+_SUBJECT = "subject TEXT CHECK (subject IN ('dataset', 'pipeline'))"
+
+
+def _v2(db) -> None:
+    """What each run and each datasets record is of, as a column (kit.core.subject: a dataset
+    kit's own pipeline read, or a lab's pipeline file), filled from the verified spec (a run of
+    a pipeline names it) or summary (a pipeline's is marked ``"source": "pipeline"``). A row that
+    does not verify keeps NULL: `kit store check` names it damaged, as it did before. Rows are
+    addressed by rowid: a damaged id may not be text SQLite can bind."""
+    db.execute(f"ALTER TABLE runs ADD COLUMN {_SUBJECT}")
+    db.execute(f"ALTER TABLE datasets ADD COLUMN {_SUBJECT}")
+    for rowid, run_id, text in db.execute("SELECT rowid, id, spec FROM runs"):
+        spec, why = rows.spec_problem(run_id, text)
+        if why is None:
+            db.execute("UPDATE runs SET subject=? WHERE rowid=?", (rows.run_subject(spec), rowid))
+    for rowid, sha, text in db.execute("SELECT rowid, sha256, summary FROM datasets"):
+        summary, why = rows.dataset_summary(sha, text)
+        if why is None:
+            db.execute("UPDATE datasets SET subject=? WHERE rowid=?",
+                       (rows.dataset_subject(summary), rowid))
+    db.execute("CREATE INDEX runs_by_subject ON runs(subject)")
+    db.execute("CREATE INDEX datasets_by_subject ON datasets(subject)")
+
+
+# the rows as writers insert them, by column (a later version's columns are not at the end of
+# an older index's table): every writer writes the subject column
+RUN_ROW = "INTO runs (id, spec, dataset, stack, created, manifest, subject) VALUES (?,?,?,?,?,?,?)"
+DATASET_ROW = "INTO datasets (sha256, name, summary, subject) VALUES (?,?,?,?)"
+
+# MIGRATIONS[n - 1] brings version n - 1 to n. Never change one that has shipped: add the next.
+MIGRATIONS = [_v1, _v2]
 CURRENT = len(MIGRATIONS)
 
 
@@ -71,11 +110,25 @@ def migrate(db, path) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
             refuse_newer(db, path)  # another, newer kit may have migrated it meanwhile
-            for statements in MIGRATIONS[version(db):]:
-                for sql in statements:
-                    db.execute(sql)
+            for step in MIGRATIONS[version(db):]:
+                step(db)
             db.execute(f"PRAGMA user_version = {CURRENT}")
             db.commit()
         except BaseException:
             db.rollback()
             raise
+
+
+def migrated_copy(db, path):
+    """``db`` (an index this user cannot write, older than ``CURRENT``) copied into memory and
+    migrated there: its readers read the columns a later version added, the file is untouched."""
+    mem = sqlite3.connect(":memory:", check_same_thread=False)
+    try:
+        with db.lock:
+            db.conn.backup(mem)
+    except sqlite3.Error as e:
+        mem.close()
+        raise KitError(f"the store index {path} cannot be read ({e})") from None
+    copy = LockedConnection(mem, path)
+    migrate(copy, path)
+    return copy
