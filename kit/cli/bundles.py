@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.errors import KitError
 from .common import (bounded, confirm, dataset_args, emit, factor_list, pipeline_arg, say_stacks,
-                     subject)
+                     subject, words)
 
 
 def add(sub) -> None:
@@ -42,7 +42,7 @@ def _cmd_export(args) -> int:
     from rich.console import Console
 
     from ..app.bundle import export, plan_export
-    from ..app.verbs import export_runs
+    from ..app.verbs import export_runs, factor_names
     from ..runs.store import Store
     from ..views.verbs import export_head
 
@@ -51,8 +51,9 @@ def _cmd_export(args) -> int:
     # --out's one rule, as every command's (a folder, a link or a device there: one line),
     # said before any work; missing folders above it are made, as `kit report --out` makes its
     out_path = out_file(args.out, "lab.kit")
+    factors = factor_names(args.factor, **words(args))  # said before anything is read
     store = Store()
-    rec = export_runs(store, subject(args, store), args.factor or ())
+    rec = export_runs(store, subject(args, store), factors)
     said = export_head(rec)
     if said:
         Console(stderr=True).print(said)

@@ -137,11 +137,12 @@ def _cmd_homology(args) -> int:
 
 def _cmd_runs(args) -> int:
     from ..app.selection import scope
-    from ..app.verbs import runs
+    from ..app.verbs import factor_names, runs
     from ..views.verbs import runs_page
     from .common import words
 
+    factors = factor_names(args.factor, **words(args))  # said before anything is read
     store = _store()
-    rec = runs(store, scope(store, **words(args)), args.kind, args.stack, args.factor or ())
+    rec = runs(store, scope(store, **words(args)), args.kind, args.stack, factors)
     emit(runs_page(rec, args.json))
     return 0
