@@ -1,4 +1,5 @@
-"""Which dataset a read command shows, and why: the one named, or the most recent run's."""
+"""What a command is about: a command's words (--dataset/--n, or --pipeline FILE.py|HASH) made
+one Subject (kit.core.subject), the one place they are read."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from dataclasses import dataclass
 
 from ..data import load_dataset
 from ..data.dataset import SYNTHETIC
-from ..core.errors import KitError
-from ..core.subject import DATASET, PIPELINE
+from ..core.errors import KitError, NotFound, Refused
+from ..core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
 from ..runs.store import Store
 
 
@@ -44,9 +45,9 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
     if latest is None:
         labs = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
         if labs:  # a lab pipeline's runs alone: its readers take --pipeline
-            raise KitError(f"no dataset's runs stored, only pipeline files' ("
+            raise NotFound(f"no dataset's runs stored, only pipeline files' ("
                            f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH")
-        raise KitError("the store is empty: run `kit run --factor repeat` first")
+        raise NotFound("the store is empty: run `kit run --factor repeat` first")
     summary = store.datasets().get(latest, {"sha256": latest})
     others = len(store.subjects(DATASET)) - 1
     more = (f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else "")
@@ -55,7 +56,7 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
                          + more)
     base = _base_name(summary)
     if not base:
-        raise KitError("--n needs --dataset here: the most recent run's dataset has no name")
+        raise Refused("--n needs --dataset here: the most recent run's dataset has no name")
     ds = load_dataset(base, n, generate=False)
     return Selection(ds.sha256, store.datasets().get(ds.sha256) or ds.summary(),
                      f"the most recent run's dataset, {base}, at --n {n}")
@@ -86,12 +87,12 @@ def select_pipeline(store: Store, text: str) -> dict:
     stored = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
     looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
     if not looks_like_hash:
-        raise KitError(f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
+        raise NotFound(f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
                        f"shows (at least 4 characters)")
     hits = [h for h in stored if h.startswith(text.lower())]
     if len(hits) != 1:
         known = ", ".join(h[:12] for h in stored) or "none"
-        raise KitError(f"{'no' if not hits else 'more than one'} stored pipeline with hash "
+        raise (Refused if hits else NotFound)(f"{'no' if not hits else 'more than one'} stored pipeline with hash "
                        f"prefix {text} (stored: {known}; `kit runs` lists them)")
     try:
         return pipeline_info(hits[0])
@@ -109,7 +110,7 @@ def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--datas
     """A lab pipeline reads its own data: naming a dataset too is one line (``words``: how the
     caller spells the two options, the CLI's or the notebook's)."""
     if pipeline and (dataset or n):
-        raise KitError(f"{words[0]} and {words[1]} choose two different things: give one")
+        raise Refused(f"{words[0]} and {words[1]} choose two different things: give one")
 
 
 def lab_runs(store: Store, sha: str) -> list:
@@ -120,3 +121,45 @@ def lab_runs(store: Store, sha: str) -> list:
 def own_datasets(store: Store) -> dict:
     """{sha256: summary} of the datasets kit's own pipeline ran on: no lab pipeline's hash."""
     return {d.sha256: d.to_json() for d in store.subjects(DATASET)}
+
+
+def select(store: Store, dataset: str | None = None, n: int | None = None,
+           pipeline: str | None = None, clash: str | None = None,
+           only_with_pipeline: str | None = None) -> Subject:
+    """The Subject a command's words name: ``pipeline`` (a FILE.py, or the hash prefix `kit runs`
+    shows) is a lab's pipeline; else kit's own pipeline on the dataset ``dataset`` at ``n``, or
+    the most recent run's (its ``why`` says which). A pipeline chosen by its file keeps the path
+    in its summary's "file" (what runs it, what tolerances name), and the words as typed in
+    "given". Refused, one line: both kinds named (``clash``: the command's own line for it), or
+    an option ``only_with_pipeline`` (given) without --pipeline; NotFound: nothing such stored."""
+    from pathlib import Path
+
+    if only_with_pipeline and not pipeline:
+        raise Refused(f"{only_with_pipeline} goes with --pipeline FILE.py (kit's own runs: "
+                      f"--dataset NAME)")
+    if pipeline:
+        if clash and (dataset or n):
+            raise Refused(clash)
+        pipeline_or_dataset(pipeline, dataset, n)
+        info = select_pipeline(store, pipeline)
+        path = Path(pipeline).expanduser()
+        extra = {"given": pipeline, **({"file": str(path)} if path.is_file() else {})}
+        return of_pipeline(info, "as asked", {**info, **extra})
+    sel = select_dataset(store, dataset, n)
+    return of_dataset(sel.sha256, sel.summary, sel.why)
+
+
+def scope(store: Store, dataset: str | None = None, n: int | None = None,
+          pipeline: str | None = None) -> Subject | None:
+    """The Subject named, or None when no word names one (`kit runs` lists every run)."""
+    return select(store, dataset, n, pipeline) if (dataset or n or pipeline) else None
+
+
+def as_selection(subject: Subject) -> Selection:
+    """A dataset Subject as the Selection kit's own analysis takes."""
+    return Selection(subject.sha256, dict(subject.summary), subject.why)
+
+
+def pipeline_info_of(subject: Subject) -> dict:
+    """A pipeline Subject as the info dict kit's lab analysis takes (kit.data.pipelines')."""
+    return {k: v for k, v in subject.summary.items() if k not in ("given", "file")}

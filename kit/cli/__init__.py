@@ -74,6 +74,9 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # a failed write of the output is handled here, not at exit
         return _ended_by_signal(_signalled[0]) if _signalled else code
     except KitError as e:
+        option = getattr(e, "option", None)  # kit.app.verbs.BadOption: --factor's value
+        if option and getattr(args, "parser", None) is not None:  # said as a usage error
+            args.parser.error(f"argument {option}: {e}")
         if _signalled:  # the error an interrupt caused (a cluster closed under a run)
             return _ended_by_signal(_signalled[0])
         print(f"kit: error: {e}", file=sys.stderr)

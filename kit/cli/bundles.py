@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..core.errors import KitError
-from .common import (bounded, confirm, dataset_args, factor_list, kit_factors, print_json,
-                     say_stacks, select)
-from .lab_read import pipeline_arg, pipeline_runs
+from .common import (bounded, confirm, dataset_args, emit, factor_list, pipeline_arg, say_stacks,
+                     subject, words)
 
 
 def add(sub) -> None:
@@ -35,7 +32,7 @@ def add(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--yes", action="store_true",
                    help="build the stacks the reruns need without asking (for scripts)")
-    p.add_argument("--pipeline", metavar="FILE.py", action="append", default=[],
+    p.add_argument("--pipeline", metavar="FILE.py", action="append", default=[], dest="files",
                    help="the lab pipeline file the bundle's runs were made with (kit export "
                         "--pipeline): rerun here from the same bytes (once per file)")
     p.set_defaults(func=_cmd_compare)
@@ -45,37 +42,22 @@ def _cmd_export(args) -> int:
     from rich.console import Console
 
     from ..app.bundle import export, plan_export
+    from ..app.verbs import export_runs, factor_names
     from ..runs.store import Store
-
-    from ..views.tables import dataset_line
+    from ..views.verbs import export_head
 
     from ..core.atomic import out_file
 
     # --out's one rule, as every command's (a folder, a link or a device there: one line),
     # said before any work; missing folders above it are made, as `kit report --out` makes its
     out_path = out_file(args.out, "lab.kit")
+    factors = factor_names(args.factor, **words(args))  # said before anything is read
     store = Store()
-    if args.pipeline:  # a lab pipeline's runs and their recorded pairs
-        ids = pipeline_runs(args, store, args.factor)
-        if Path(args.pipeline).expanduser().is_file():  # the file itself: it travels along
-            from ..data.pipelines import add_pipeline
-
-            add_pipeline(Path(args.pipeline).expanduser())  # (the runs' own: they hash to it)
-    else:
-        args.factor = kit_factors(args)
-        sel = select(args, store)
-        ds = sel.sha256
-        Console(stderr=True).print(dataset_line(sel.summary, sel.why))
-        if args.factor:
-            from ..analysis.explain_stored import explain_runs
-
-            pairs = [p for p in store.pairs(ds) if p.factor in args.factor]
-            # with what `kit explain` made for them (cross-fed and probe runs): read elsewhere,
-            # the pairs explain as they do here
-            ids = [r for p in pairs for r in (p.a, p.b)] + explain_runs(store, pairs)
-        else:
-            ids = [r.id for r in store.runs(ds)]
-    ids = list(dict.fromkeys(ids))
+    rec = export_runs(store, subject(args, store), factors)
+    said = export_head(rec)
+    if said:
+        Console(stderr=True).print(said)
+    ids = list(rec.ids)
     p = plan_export(store, ids, args.arrays)
     Console(stderr=True).print(
         f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
@@ -115,7 +97,7 @@ def _cmd_compare(args) -> int:
 
     from ..app.reproduce import compare_bundle
     from ..runs.store import Store
-    from ..views.tables import compare_text
+    from ..views.verbs import compare_page
 
     err = Console(stderr=True)
     def ask(stacks) -> bool:
@@ -131,10 +113,7 @@ def _cmd_compare(args) -> int:
     with err.status("comparing") as status:
         rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
                              on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask,
-                             pipelines=args.pipeline)
-    from ..views.lab_readers import lab_compare_text
-
-    text = lab_compare_text if rep.get("pipeline") else compare_text  # outputs, not stages
-    print_json(rep) if args.json else print(text(rep))
+                             pipelines=args.files)
+    emit(compare_page(rep, args.json))
     _unverified_note(rep["imported"], args.file)
     return 0

@@ -1,5 +1,5 @@
-"""What every command shares: argument types, a one-line usage error, JSON, the dataset a read
-command shows, and the question asked before a large job."""
+"""What every command shares: argument types, a one-line usage error, JSON, the words that name
+a command's subject, a page printed, and the question asked before a large job."""
 
 from __future__ import annotations
 
@@ -112,20 +112,11 @@ def factors(text: str) -> tuple:
 
 
 def factor_list(text: str) -> tuple:
-    """--factor of a command that also takes --pipeline: names split here, checked by
-    ``kit_factors`` for kit's own dataset, or against the pipeline's stored pairs (seed:NAME is
-    any name of the file's SEEDS, which kit's own table does not know)."""
+    """--factor of a command that also takes --pipeline: names split here, checked by the verb
+    (kit.app.verbs): against kit's own factor names for a dataset, or against the pipeline's
+    stored pairs (seed:NAME is any name of the file's SEEDS, which kit's own table does not
+    know)."""
     return tuple(f.strip() for f in text.split(",") if f.strip())
-
-
-def kit_factors(args) -> tuple:
-    """args.factor checked as kit's own factor names (a usage error as --factor's type gives)."""
-    if not args.factor:
-        return args.factor
-    try:
-        return factors(",".join(args.factor))
-    except argparse.ArgumentTypeError as e:
-        args.parser.error(f"argument --factor: {e}")
 
 
 def dataset_args(p, default=None):
@@ -206,16 +197,29 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def select(args, store):
-    """The dataset a read command shows, and why; said on stderr beside JSON output."""
-    from ..app.selection import select_dataset
+def words(args) -> dict:
+    """The words of a command that name what it is about (kit.app.selection.select's)."""
+    return {k: getattr(args, k, None) for k in ("dataset", "n", "pipeline")}
 
-    sel = select_dataset(store, args.dataset, args.n)
-    if getattr(args, "json", False):
-        from ..views.tables import dataset_line
 
-        print(dataset_line(sel.summary, sel.why), file=sys.stderr)
-    return sel
+def subject(args, store, **kw):
+    """The Subject a read command's words name (kit.app.selection.select)."""
+    from ..app.selection import select
+
+    return select(store, **words(args), **kw)
+
+
+def pipeline_arg(p) -> None:
+    p.add_argument("--pipeline", metavar="FILE.py|HASH",
+                   help="a lab's own pipeline (kit run --pipeline): its file, or the hash prefix "
+                        "`kit runs` shows")
+
+
+def emit(page) -> None:
+    """A kit.views.verbs Page: its stderr lines first, then its output as it is."""
+    for line in page.err:
+        print(line, file=sys.stderr)
+    sys.stdout.write(page.out)
 
 
 def say_stacks(err, who: str, stacks: list) -> None:

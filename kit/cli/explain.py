@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .common import confirm, dataset_args, print_json, say_stacks, select
+from contextlib import contextmanager
+
+from .common import confirm, dataset_args, emit, pipeline_arg, say_stacks, subject
 
 
 def add(sub) -> None:
@@ -15,31 +17,51 @@ def add(sub) -> None:
                    "scan their own library, or interpreter, between the pair's versions)")
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_explain)
+
+
+class _Said:
+    """An explanation's progress (kit.app.verbs.ExplainProgress) on stderr: the counts, then a
+    bar of runs for the cross-fed runs and one for the release scan."""
+
+    def __init__(self, err):
+        self.err = err
+
+    def planned(self, plan) -> None:
+        if plan.feeds:
+            self.err.print(f"{len(plan.feeds)} cross-fed run(s) to make ({plan.stored} stored)")
+
+    def scanning(self, scans, builds, runs) -> None:
+        self.err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
+                       f"{builds} probe stack(s) to build, {runs} run(s) to make")
+
+    @contextmanager
+    def running(self, what, total):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(),
+                      console=self.err, disable=not total) as bar:
+            task = bar.add_task("runs", total=total)
+            yield lambda spec: bar.advance(task)
+
+    def log(self, line) -> None:
+        self.err.print(line)
 
 
 def _cmd_explain(args) -> int:
     import sys
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..app.explain import explanation, plan_explain, run_explain, working_dataset
-    from ..app.releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
+    from ..app.verbs import check_library, explain
     from ..core.errors import KitError
-    from ..envs.releases import check_name, is_final
     from ..runs.store import Store
-    from ..views.explain import explain_text
+    from ..views.verbs import explain_page, head
 
     err = Console(stderr=True)
-    if args.library:  # before the name goes into the index's URL, and before any run
-        check_name(args.library[0])
-    for v in (args.library or [])[1:]:
-        if not is_final(v):
-            raise KitError(f"--library {args.library[0]} {v}: give final releases (like 1.6.0)")
+    check_library(args.library)  # before the name goes into the index's URL, and before any run
     store = Store()
-    sel = select(args, store)
-    plan = plan_explain(store, args.factor, sel)
 
     def ask(stacks, who="Cross-feeding"):
         say_stacks(err, who, stacks)
@@ -47,21 +69,6 @@ def _cmd_explain(args) -> int:
             confirm(err, "Build them now?", "Not without a terminal to ask: add --yes to build "
                     "them (or build them first: kit stacks build NAME ...).")
         return True
-
-    if plan.feeds:
-        err.print(f"{len(plan.feeds)} cross-fed run(s) to make ({plan.stored} stored)")
-    with Progress(TextColumn("[bold]cross-fed runs"), BarColumn(), MofNCompleteColumn(),
-                  console=err, disable=not plan.feeds) as bar:
-        task = bar.add_task("runs", total=len(plan.feeds))
-        left = run_explain(plan, store, confirm=ask, log=err.print,
-                           on_done=lambda spec: bar.advance(task))
-    pairs = [p for p in store.pairs(sel.sha256) if p.factor == args.factor]
-    library = tuple(args.library) if args.library else None
-    scans, notes = plan_scans(store, args.factor, pairs, library)
-    runs = scan_runs(scans, store)
-    if scans:
-        err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
-                  f"{len(to_build(scans))} probe stack(s) to build, {runs} run(s) to make")
 
     refused = []  # no terminal to ask (and no --yes): the exit status says so, as kit run's
 
@@ -81,26 +88,15 @@ def _cmd_explain(args) -> int:
             return False
         return True
 
-    with Progress(TextColumn("[bold]release scan"), BarColumn(), MofNCompleteColumn(),
-                  console=err, disable=not runs) as bar:
-        task = bar.add_task("runs", total=runs)
-        try:
-            left += run_scans(scans, store, lambda: working_dataset(sel), confirm=ask_scan,
-                              log=err.print, on_done=lambda spec: bar.advance(task))
-        except Declined as e:
-            why = "no terminal to ask" if refused else "declined"
-            notes.append(f"the release scan was skipped ({e}: {why}); `{_again(args)}` builds "
-                         "them and runs it")
-            scans = [s for s in scans if any(r.built for r in s.releases)]
-    result = explained(explanation(store, args.factor, sel), scans, store)
-    result["unscanned"] = [w for w in notes if w]
-    if args.json:
-        print_json({"factor": result["factor"], "pairs": [e.to_json() for e in result["pairs"]],
-                    "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],
-                    "unscanned": result["unscanned"],
-                    "not_run": left})
-    else:
-        print(explain_text(result, left))
+    s = subject(args, store)
+    if args.json:  # what the answer is of, said first on stderr, as every read command's
+        print(head(s), file=sys.stderr)
+    rec = explain(store, s, args.factor, args.library, ask_build=ask,
+                  ask_scan=ask_scan, progress=_Said(err))
+    why = "no terminal to ask" if refused else "declined"
+    skipped = (f"the release scan was skipped ({rec.declined}: {why}); `{_again(args)}` builds "
+               "them and runs it") if rec.declined else None
+    emit(explain_page(rec, args.json, skipped))
     return 1 if refused else 0
 
 

@@ -1,14 +1,9 @@
-"""The read commands: budget, verdicts, amplify, advise, report and runs of one dataset."""
+"""The read commands: budget, verdicts, amplify, advise, report, homology and runs of one
+subject (a dataset of kit's own pipeline, or a lab's pipeline): words to a verb to a view."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-
-from ..core.errors import KitError
-from .common import dataset_args, factor_list, fraction, kit_factors, print_json, select
-from .lab_read import pipeline_arg
+from .common import dataset_args, emit, factor_list, fraction, pipeline_arg, subject
 
 
 def add(sub) -> None:
@@ -34,6 +29,7 @@ def add(sub) -> None:
     p = sub.add_parser("amplify", help="how each model amplifies a small embedding perturbation")
     dataset_args(p)
     p.add_argument("--json", action="store_true")
+    pipeline_arg(p)
     p.set_defaults(func=_cmd_amplify)
 
     p = sub.add_parser("advise", help="what to pin first, from the measured budget")
@@ -73,188 +69,80 @@ def add(sub) -> None:
     p.set_defaults(func=_cmd_runs, parser=p)
 
 
-def _cmd_budget(args) -> int:
-    if args.pipeline:
-        from . import lab_read
-
-        return lab_read.budget(args)
-    from ..analysis.budget import budget, pair_details
+def _store():
     from ..runs.store import Store
-    from ..views.pairs import pairs_text
-    from ..views.tables import budget_text
 
-    from ..views.tables import dataset_line
+    return Store()
 
-    store = Store()
-    sel = select(args, store)
-    if args.factor:
-        _known_factor(args.factor, {p.factor for p in store.pairs()})
-        rows = pair_details(store, sel.sha256, args.factor)
-        if not rows:
-            raise KitError(f"no pairs of factor {args.factor!r} on dataset "
-                           f"{sel.summary.get('name', sel.sha256[:12])}")
-        if args.csv:
-            from ..runs.store.records import as_json
-            from ..views.frames import csv_text, pairs_frame
 
-            sys.stdout.write(csv_text(pairs_frame(as_json(rows))))
-        else:
-            print_json(rows) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
-                                                      + pairs_text(rows))
-        return 0
-    b = budget(store, sel.sha256, sel.summary)
-    if args.csv:
-        from ..runs.store.records import as_json
-        from ..views.frames import budget_frame, csv_text
+def _cmd_budget(args) -> int:
+    from ..app.verbs import budget
+    from ..views.verbs import budget_page
 
-        print(dataset_line(sel.summary, sel.why), file=sys.stderr)  # the file holds rows only
-        sys.stdout.write(csv_text(budget_frame(as_json(b))))
-        return 0
-    print_json(b) if args.json else print(budget_text(b, sel.why))
+    store = _store()
+    rec = budget(store, subject(args, store), args.factor)
+    emit(budget_page(rec, "json" if args.json else "csv" if args.csv else "text"))
     return 0
 
 
-def _known_factor(name: str, stored: set) -> None:
-    """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
-    with the closest names, not "no pairs"."""
-    import difflib
-
-    from ..core import factors
-
-    known = set(factors.names()) | stored
-    if name in known:
-        return
-    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.5)
-    raise KitError(f"unknown factor {name!r}: " + (f"did you mean {' or '.join(close)}?" if close
-                                                   else "choose from " + ", ".join(factors.names())))
-
-
 def _cmd_verdicts(args) -> int:
-    if args.pipeline:
-        from . import lab_read
+    from ..app.verbs import verdicts
+    from ..views.verbs import verdicts_page
 
-        return lab_read.verdicts(args)
-    from ..runs.store import Store
-    from ..views.tables import verdicts_text
-    from ..analysis.verdicts import arrays_note, stability_report
-
-    from ..views.tables import dataset_line
-
-    store = Store()
-    sel = select(args, store)
-    rep = stability_report(store, sel.sha256, args.run_set)
-    note = arrays_note(store, sel.sha256)
-    if note:
-        print(f"note: {note}", file=sys.stderr)
-    print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
-                                             + (verdicts_text(rep) or "no pairs with verdicts yet"))
+    store = _store()
+    emit(verdicts_page(verdicts(store, subject(args, store), args.run_set), args.json))
     return 0
 
 
 def _cmd_amplify(args) -> int:
-    from ..analysis.amplify import report
-    from ..analysis.budget import budget
-    from ..runs.store import Store
-    from ..views.tables import amplify_text
+    from ..app.verbs import amplify
+    from ..views.verbs import amplify_page
 
-    from ..views.tables import dataset_line
-
-    store = Store()
-    sel = select(args, store)
-    rep = report(budget(store, sel.sha256)["rows"])
-    print_json(rep) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
-                                             + amplify_text(rep))
+    store = _store()
+    emit(amplify_page(amplify(store, subject(args, store)), args.json))
     return 0
 
 
 def _cmd_advise(args) -> int:
-    if args.pipeline:
-        from . import lab_read
+    from ..app.verbs import advise
+    from ..views.verbs import advice_page
 
-        return lab_read.advise(args)
-    from ..analysis.advice import advise
-    from ..analysis.budget import budget
-    from ..runs.store import Store
-    from ..views.tables import advice_text
-
-    store = Store()
-    sel = select(args, store)
-    a = advise(store, sel.sha256, budget(store, sel.sha256, sel.summary))
-    print_json(a) if args.json else print(advice_text(a, sel.why))
+    store = _store()
+    emit(advice_page(advise(store, subject(args, store)), args.json))
     return 0
 
 
 def _cmd_report(args) -> int:
-    if args.pipeline:
-        from . import lab_read
-
-        return lab_read.report(args)
     from rich.console import Console
 
-    from ..views.report import write
-    from ..runs.store import Store
-
-    from ..views.tables import dataset_line
-
     from ..core.atomic import out_folder
+    from ..views.verbs import write_report
 
     folder = out_folder(args.out)  # --out's one rule, said before any work
-    store = Store()
-    sel = select(args, store)
-    with Console(stderr=True).status("writing the report (bootstrap verdicts are computed once)"):
-        out = write(store, sel.sha256, folder)
-    print(dataset_line(sel.summary, sel.why))
-    print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots)")
+    store = _store()
+    err = Console(stderr=True)
+    emit(write_report(store, subject(args, store), folder, busy=err.status))
     return 0
 
 
 def _cmd_homology(args) -> int:
-    if args.pipeline or args.data:
-        from . import lab_read
+    from ..app.verbs import homology
+    from ..views.verbs import homology_page
 
-        return lab_read.homology(args)
-    from ..analysis.homology import for_dataset
-    from ..app.selection import load_name
-    from ..runs.store import Store
-    from ..views.homology import homology_text
-    from ..views.tables import dataset_line
-
-    store = Store()
-    sel = select(args, store)
-    h = for_dataset(store, sel.sha256, args.identity, args.coverage)
-    if h is None:
-        at = "".join(f" --{k} {v:g}" for k, v in (("identity", args.identity),
-                                                   ("coverage", args.coverage)) if v is not None)
-        raise KitError(f"no homology clustering of this dataset{' at' + at if at else ''} yet: "
-                       f"`kit data homology {load_name(sel.summary)}{at}` computes it (MMseqs2, "
-                       "about 20 s per 6,000 proteins)")
-    print_json(h) if args.json else print(dataset_line(sel.summary, sel.why) + "\n\n"
-                                           + homology_text(h))
+    store = _store()
+    s = subject(args, store, only_with_pipeline="--data" if args.data else None)
+    emit(homology_page(homology(store, s, args.identity, args.coverage, args.data), args.json))
     return 0
 
 
 def _cmd_runs(args) -> int:
-    if args.pipeline:
-        from . import lab_read
+    from ..app.selection import scope
+    from ..app.verbs import factor_names, runs
+    from ..views.verbs import runs_page
+    from .common import words
 
-        return lab_read.runs(args)
-    from ..runs.store import Store
-    from ..views.tables import runs_text
-
-    args.factor = kit_factors(args)
-    store = Store()
-    ds = select(args, store).sha256 if (args.dataset or args.n) else None
-    runs = store.runs(ds)
-    if args.kind:
-        runs = [r for r in runs if r.spec.kind == args.kind]
-    if args.stack:
-        runs = [r for r in runs if r.spec.stack == args.stack]
-    if args.factor:
-        ids = {x for p in store.pairs(ds) if p.factor in args.factor for x in (p.a, p.b)}
-        runs = [r for r in runs if r.id in ids]
-    if args.json:
-        print_json(runs)
-    else:
-        print(runs_text(runs, store.datasets()) if runs else "no runs stored"
-              + (" that match" if args.kind or args.stack or args.factor else ""))
+    factors = factor_names(args.factor, **words(args))  # said before anything is read
+    store = _store()
+    rec = runs(store, scope(store, **words(args)), args.kind, args.stack, factors)
+    emit(runs_page(rec, args.json))
     return 0

@@ -7,8 +7,8 @@ import sys
 from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
-from .common import (confirm, counts, dataset_args, factors, floats, int_list, jobs_arg,
-                     names_list, print_json, say_stacks, thread_counts)
+from .common import (confirm, counts, dataset_args, emit, factor_list, floats, int_list,
+                     jobs_arg, names_list, say_stacks, thread_counts, words)
 
 
 def add(sub) -> None:
@@ -55,22 +55,16 @@ def _cmd_run(args) -> int:
 
     from rich.console import Console
 
+    from ..app.verbs import plannable, to_run
     from ..core.errors import KitError
     from ..core.processes import cores
     from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
+    from ..runs.store import Store
 
     err = Console(stderr=True)
-    if args.pipeline:
-        from ..app.selection import pipeline_or_dataset
-
-        # the file reads its own data: a dataset named too would be silently ignored
-        pipeline_or_dataset(args.pipeline, args.dataset, args.n)
-        args.factor = tuple(f.strip() for f in args.factor.split(",") if f.strip())
-    else:
-        try:
-            args.factor = factors(args.factor)
-        except argparse.ArgumentTypeError as e:
-            args.parser.error(f"argument --factor: {e}")
+    store = Store()
+    target = to_run(store, **words(args))
+    args.factor = plannable(target, factor_list(args.factor))  # an unknown one: usage error
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
@@ -90,7 +84,7 @@ def _cmd_run(args) -> int:
                       + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
                          "compares classes)" if len(classes) > 1 and not args.hosts else ""))
         try:
-            return _run(args, opts, ex, err)
+            return _run(args, store, target, opts, ex, err)
         finally:
             said = ex.retried_text() if ex is not None and ex.name == "dask" else None
             if said:
@@ -114,85 +108,26 @@ def _executor(args, err):
     return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
 
 
-def _run(args, opts, executor, err) -> int:
-    if args.pipeline:
-        return _run_lab(args, opts, executor)
-    from ..app import audit as au
-    from ..analysis.budget import budget
-    from ..runs.executing.runner import PlanIncomplete
-    from ..runs.store import Store
-    from ..views.ran import asked_factors, run_text
-
-    store = Store()
-    name, n, why = _working_dataset(args, store)
-    a = au.prepare(args.factor, name, n, opts, args.stack)
+def _run(args, store, target, opts, executor, err) -> int:
     from rich.markup import escape
 
-    from ..views.fit import para
+    from ..app.verbs import run
+    from ..views.verbs import chosen_line, ran_page
 
-    # fitted to the width as the read commands' dataset line is (it was 124 columns piped)
-    if a.dataset.synthetic:
-        err.print("[yellow]" + escape(para(f"dataset {a.dataset.name}: the built-in SYNTHETIC "
-                                           f"set ({a.dataset.n} proteins){why}", "  ", "")) + "[/]",
-                  soft_wrap=True)
-    elif why:
-        err.print(escape(para(f"dataset {a.dataset.name} ({a.dataset.n} proteins){why}", "  ", "")),
-                  soft_wrap=True)
-    incomplete = None
-    try:
-        au.run_audit(a, store, confirm=lambda ask: _confirm(ask, err, args.yes),
-                     progress=_Bars(err, args.jobs, executor), jobs=args.jobs, executor=executor)
-    except PlanIncomplete as e:  # the budget of what was made, then the error and exit 1
-        incomplete = e
-    b = budget(store, a.dataset.sha256)
-    # the rows of the factors this command ran, as kit run --pipeline prints (the whole
-    # table: kit budget); a factor's pairs are named by the factor that planned them
-    asked = asked_factors(args.factor, a.pairs)
-    whole = "kit budget" + (f" --dataset {a.dataset.name}" if args.dataset else "") + (
-        f" --n {args.n}" if args.n else "")
-    print_json(b) if args.json else print(run_text(b, asked, whole))
-    if incomplete:
-        raise incomplete
+    def chosen(subject) -> None:
+        said = chosen_line(subject)
+        if said:
+            style, line = said
+            err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
+
+    # a large plan is asked first, as the TUI's: a no raises, and nothing runs
+    rec = run(store, target, args.factor, opts, stack=args.stack, jobs=args.jobs,
+              executor=executor, progress=_Bars(err, args.jobs, executor),
+              confirm=lambda ask: _confirm(ask, err, args.yes), chosen=chosen)
+    emit(ran_page(rec, args.json, args.dataset, args.n))
+    if rec.failure:  # the budget of what was made is said above; then the error, exit 1
+        raise rec.failure
     return 0
-
-
-def _run_lab(args, opts, executor) -> int:
-    """A lab's pipeline file: its pairs planned, run and stored, then its budget."""
-    from ..app.lab import run_lab
-    from ..core.errors import KitError
-    from ..runs.store import Store
-    from ..views.ran import lab_run_text
-
-    from rich.console import Console
-
-    err = Console(stderr=True)
-    # a large plan is asked first, as kit's own (and the TUI's for a pipeline): a no raises
-    b = run_lab(args.pipeline, args.factor, opts, Store(), args.stack, jobs=args.jobs,
-                executor=executor, progress=_Bars(err, args.jobs, executor),
-                confirm=lambda ask: _confirm(ask, err, args.yes))
-    # the rows of the factors this command ran (the whole table: kit budget --pipeline)
-    print_json(b) if args.json else print(lab_run_text(b, args.factor, args.pipeline))
-    shapes = [s for s in b["shapes"] if s["factor"] in args.factor]
-    if shapes:  # the user's mistake (docs/pipelines.md, Errors): said above, then exit 1
-        s = shapes[0]
-        raise KitError(f"{s['output']}'s shape changes with {s['factor']} ({len(shapes)} "
-                       f"output(s) in all, said above): make each output's shape independent "
-                       f"of the seeds and settings")
-    return 0
-
-
-def _working_dataset(args, store) -> tuple:
-    """(name, n, why): the dataset asked for, else the one the user's most recent runs used (as
-    the read commands and the TUI open on), so that `kit budget` after `kit run` shows its runs."""
-    from ..app.selection import opening_dataset
-    from ..data.dataset import SYNTHETIC, SYNTHETIC_N
-
-    if args.dataset is not None:
-        return args.dataset, args.n, ""
-    name, n = opening_dataset(store, SYNTHETIC_N)
-    if store.latest_dataset() is None:
-        return SYNTHETIC, args.n, ""
-    return name, args.n or n, ", as your most recent runs; --dataset NAME [--n N] chooses"
 
 
 def _confirm(ask, err, yes: bool) -> bool:

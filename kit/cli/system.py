@@ -44,46 +44,13 @@ def add(sub) -> None:
 def _cmd_doctor(args) -> int:
     from rich.console import Console
 
-    if args.pipeline:
-        return _doctor_pipeline(args)
+    from ..app.verbs import doctor
+    from ..views.verbs import doctor_page
+    from .common import emit, words
 
-    from ..app.doctor import machine_doctor
-    from ..envs.platforms import detect
-    from ..views.health import doctor_text
-
-    with Console(stderr=True).status("null experiment, thread probe, BLAS"):
-        rep = machine_doctor(detect(), args.n)
-    print_json(rep) if args.json else print(doctor_text(rep))
-    return 0 if rep["ok"] else 1
-
-
-def _doctor_pipeline(args) -> int:
-    """The null experiment of a lab's pipeline file alone, in a store of its own made afresh
-    each time (the user's store is never changed by it, and a doctor that read old runs again
-    would tell nothing after the user seeded a generator outside the file)."""
-    import os
-    import shutil
-    import tempfile
-    from contextlib import closing
-    from pathlib import Path
-
-    from rich.console import Console
-
-    from ..app.lab import lab_doctor
-    from ..core.paths import subdir
-    from ..runs.store import Store
-    from ..views.lab import lab_doctor_text
-
-    # named as the runner's temporary folders are: a kill -9's leftover is swept
-    root = Path(tempfile.mkdtemp(prefix=f"tmp-{os.getpid()}-doctor-", dir=subdir("tmp")))
-    try:
-        with closing(Store(root)) as store, \
-                Console(stderr=True).status(f"null experiment of {args.pipeline}"):
-            rep = lab_doctor(args.pipeline, store)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    print_json(rep) if args.json else print(lab_doctor_text(rep))
-    return 0 if rep["ok"] else 1
+    rec = doctor(words(args)["pipeline"], args.n, busy=Console(stderr=True).status)
+    emit(doctor_page(rec, args.json))
+    return 0 if rec.ok else 1
 
 
 def _cmd_store(args) -> int:

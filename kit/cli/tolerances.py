@@ -26,33 +26,22 @@ def add(sub) -> None:
 
 
 def _cmd_tolerances(args) -> int:
-    from pathlib import Path
-
-    from ..analysis.tolerances import kit_tolerances, lab_tolerances
+    from ..app.verbs import tolerances
     from ..core.atomic import out_file, write_bytes
-    from ..core.errors import KitError
     from ..runs.store import Store
-    from ..views.tolerances import render
-    from .common import select
+    from ..views.verbs import tolerances_page
+    from .common import subject
 
     # --out's one rule (kit.core.atomic.out_file), said before anything is read
     out = out_file(args.out, "tolerances.py") if args.out else None
-    if args.pipeline and (args.dataset or args.n):
-        raise KitError("--pipeline reads its own data: --dataset and --n are for kit's pipeline")
     store = Store()
-    if args.pipeline:
-        from ..app.selection import select_pipeline
-
-        # the file as given, when it is one (a hash prefix chooses stored runs, not a file)
-        path = args.pipeline if Path(args.pipeline).is_file() else "FILE.py"
-        t = lab_tolerances(store, select_pipeline(store, args.pipeline), path)
-    else:
-        t = kit_tolerances(store, select(args, store).sha256)
-    text = render(t, args.format)
+    rec = tolerances(store, subject(args, store, clash="--pipeline reads its own data: "
+                                    "--dataset and --n are for kit's pipeline"))
+    text = tolerances_page(rec, args.format).out
     if out is None:
         sys.stdout.write(text)
     else:
         write_bytes(out, text.encode())
-        print(f"kit: wrote {args.format} tolerances of {len(t['tolerances'])} output(s) to {out}",
-              file=sys.stderr)
+        print(f"kit: wrote {args.format} tolerances of {len(rec.data['tolerances'])} output(s) "
+              f"to {out}", file=sys.stderr)
     return 0

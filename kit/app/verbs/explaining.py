@@ -1,0 +1,80 @@
+"""`explain`: the cross-fed runs and release scan a factor's pairs need, then where each
+difference starts."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+from ...core.errors import Refused
+from ...core.subject import PIPELINE, Subject
+from ...runs.store import Store
+from ..selection import as_selection
+from .records import Explanation
+
+
+class ExplainProgress:
+    """What `explain` reports as it goes; a front end overrides what it shows (here: nothing)."""
+
+    def planned(self, plan) -> None:
+        """The cross-fed runs are planned (``plan.feeds`` to make, ``plan.stored`` stored)."""
+
+    def scanning(self, scans: list, builds: int, runs: int) -> None:
+        """The release scan is planned: ``builds`` probe stacks to build, ``runs`` runs."""
+
+    def running(self, what: str, total: int):
+        """Around ``total`` runs of ``what`` ("cross-fed runs", "release scan"): a context
+        whose value is called once per run stored."""
+        return nullcontext(lambda spec: None)
+
+    def log(self, line: str) -> None:
+        """A line from building a stack."""
+
+
+def check_library(library) -> None:
+    """--library NAME A B: a name the index takes, final releases (Refused, one line), said
+    before the name goes into the index's URL, and before any run."""
+    from ...envs.releases import check_name, is_final
+
+    if library:
+        check_name(library[0])
+    for v in (library or [])[1:]:
+        if not is_final(v):
+            raise Refused(f"--library {library[0]} {v}: give final releases (like 1.6.0)")
+
+
+def explain(store: Store, subject: Subject, factor: str, library=None,
+            ask_build=lambda stacks: True, ask_scan=lambda stacks: True,
+            progress: ExplainProgress = ExplainProgress()) -> Explanation:
+    """Where each of ``factor``'s differences starts, stage by stage: the cross-fed runs it
+    needs made (``ask_build(stacks)`` first when stacks are to be built; it may raise to
+    refuse), then the release scan of ``library`` (``ask_scan(stacks)``: False skips the scan
+    alone, and the answer says so)."""
+    if subject.kind == PIPELINE:
+        raise Refused(f"explain cross-feeds one run's stage outputs into the other's next stage: "
+                      f"{subject.label()} declares outputs, not stages; where its differences "
+                      f"reach: kit budget --pipeline")
+    from ..explain import explanation, plan_explain, run_explain, working_dataset
+    from ..releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
+
+    check_library(library)
+    sel = as_selection(subject)
+    plan = plan_explain(store, factor, sel)
+    progress.planned(plan)
+    with progress.running("cross-fed runs", len(plan.feeds)) as done:
+        left = run_explain(plan, store, confirm=ask_build, log=progress.log, on_done=done)
+    pairs = [p for p in store.pairs(subject.sha256) if p.factor == factor]
+    scans, notes = plan_scans(store, factor, pairs, tuple(library) if library else None)
+    n = scan_runs(scans, store)
+    if scans:
+        progress.scanning(scans, len(to_build(scans)), n)
+    declined = None
+    with progress.running("release scan", n) as done:
+        try:
+            left += run_scans(scans, store, lambda: working_dataset(sel), confirm=ask_scan,
+                              log=progress.log, on_done=done)
+        except Declined as e:
+            declined = str(e)
+            scans = [s for s in scans if any(r.built for r in s.releases)]
+    result = explained(explanation(store, factor, sel), scans, store)
+    result["unscanned"] = [w for w in notes if w]
+    return Explanation(subject, result, declined, tuple(left))

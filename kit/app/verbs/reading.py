@@ -1,0 +1,225 @@
+"""The reading verbs: budget, verdicts, amplify, advise, homology, runs, tolerances and the
+runs an export carries, each of one Subject."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...core.errors import NotFound, Refused
+from ...core.subject import DATASET, PIPELINE, Subject
+from ...runs.store import Store
+from ..selection import lab_runs
+from .records import Budget, Export, Reading, Runs, Verdicts, info_of as _info
+from .records import kit_factor_names as _kit_factor_names
+
+
+def _known_factor(name: str, stored: set) -> None:
+    """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
+    with the closest names, not "no pairs"."""
+    import difflib
+
+    from ...core import factors
+
+    known = set(factors.names()) | stored
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.5)
+    raise Refused(f"unknown factor {name!r}: " + (f"did you mean {' or '.join(close)}?" if close
+                                                  else "choose from " + ", ".join(factors.names())))
+
+
+def _lab_readings(store: Store, subject: Subject, factor: str | None = None) -> tuple:
+    """(budget, verdicts) of a pipeline, only ``factor``'s when given (NotFound: none stored)."""
+    from ...analysis.lab_budget import lab_budget
+    from ...analysis.lab_verdicts import lab_verdicts
+
+    info = _info(subject)
+    b, v = lab_budget(store, info), lab_verdicts(store, info)
+    if factor:
+        if factor not in b["factors"]:
+            raise NotFound(f"no pairs of factor {factor!r} of pipeline {info['name']}; stored: "
+                           f"{', '.join(b['factors']) or 'none'}")
+        b = {**b, "factors": {factor: b["factors"][factor]}}
+        v = {**v, "factors": {k: r for k, r in v["factors"].items() if k == factor}}
+    return b, v
+
+
+def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
+    """The budget table of the subject's stored pairs; with ``factor``, that factor's pairs."""
+    if subject.kind == PIPELINE:
+        from ...analysis.lab_budget import lab_pair_details
+
+        b, v = _lab_readings(store, subject, factor)
+        if factor:  # the pairs behind the row, as kit's own `kit budget --factor` lists them
+            b["pairs"] = lab_pair_details(store, _info(subject), factor)
+        return Budget(subject, b, factor, v)
+    from ...analysis.budget import budget as kit_budget, pair_details
+
+    if factor:
+        _known_factor(factor, {p.factor for p in store.pairs()})
+        rows = pair_details(store, subject.sha256, factor)
+        if not rows:
+            raise NotFound(f"no pairs of factor {factor!r} on dataset "
+                           f"{subject.summary.get('name', subject.short)}")
+        return Budget(subject, rows, factor)
+    return Budget(subject, kit_budget(store, subject.sha256, dict(subject.summary)))
+
+
+def verdicts(store: Store, subject: Subject, run_set: str | None = None) -> Verdicts:
+    """The stability of the subject's verdicts (``run_set``: one set, or one factor's pairs)."""
+    if subject.kind == PIPELINE:
+        return Verdicts(subject, _lab_readings(store, subject, run_set)[1])
+    from ...analysis.verdicts import arrays_note, stability_report
+
+    rep = stability_report(store, subject.sha256, run_set)
+    return Verdicts(subject, rep, arrays_note(store, subject.sha256))
+
+
+def amplify(store: Store, subject: Subject) -> Reading:
+    """How each model amplifies a small perturbation of the embedding."""
+    if subject.kind == PIPELINE:
+        raise Refused(f"amplify reads perturbation curves (kit run --factor perturb), which "
+                      f"need an embedding stage the models are trained on: {subject.label()} "
+                      f"declares outputs, not stages; its budget: kit budget --pipeline")
+    from ...analysis.amplify import report
+    from ...analysis.budget import budget as kit_budget
+
+    return Reading(subject, report(kit_budget(store, subject.sha256)["rows"]))
+
+
+def advise(store: Store, subject: Subject) -> Reading:
+    """What to pin first, from the measured budget."""
+    if subject.kind == PIPELINE:
+        from ...analysis.lab_advice import lab_advise
+
+        return Reading(subject, lab_advise(*_lab_readings(store, subject)))
+    from ...analysis.advice import advise as kit_advise
+    from ...analysis.budget import budget as kit_budget
+
+    sha = subject.sha256
+    return Reading(subject, kit_advise(store, sha, kit_budget(store, sha, dict(subject.summary))))
+
+
+def homology(store: Store, subject: Subject, identity: float | None = None,
+             coverage: float | None = None, data: str | None = None) -> Reading:
+    """Verdicts under a cluster bootstrap and accuracy with and without a train homolog
+    (``data``: a pipeline's, the stored dataset whose clustering its protein ids are read in)."""
+    if subject.kind == PIPELINE:
+        return Reading(subject, _lab_homology(store, subject, identity, coverage, data))
+    if data:
+        raise Refused("--data goes with --pipeline FILE.py (kit's own runs: --dataset NAME)")
+    from ...analysis.homology import for_dataset
+    from ..selection import load_name
+
+    h = for_dataset(store, subject.sha256, identity, coverage)
+    if h is None:
+        at = "".join(f" --{k} {v:g}" for k, v in (("identity", identity),
+                                                   ("coverage", coverage)) if v is not None)
+        raise NotFound(f"no homology clustering of this dataset{' at' + at if at else ''} yet: "
+                       f"`kit data homology {load_name(dict(subject.summary))}{at}` computes it "
+                       "(MMseqs2, about 20 s per 6,000 proteins)")
+    return Reading(subject, h)
+
+
+def _lab_homology(store, subject, identity, coverage, data) -> dict:
+    from ...analysis.lab_homology import find_clustering, lab_homology, protein_outputs
+
+    info = _info(subject)
+    if protein_outputs(info)[0] is None:
+        raise Refused(f"pipeline {info['name']} declares no \"proteins\" output: homology maps "
+                      f"each run's test protein ids (KINDS {{\"ids\": \"proteins\"}}, one per "
+                      f"truth row) into a clustering")
+    r = lab_homology(store, info, *find_clustering(store, info, data, identity, coverage))
+    h = r["summary"]
+    if not h.runs:
+        raise NotFound(f"no run of pipeline {info['name']} could be read in dataset "
+                       f"{r['dataset']}'s clustering: " + "; ".join(h.left_out[:1])
+                       + (f" (and {len(h.left_out) - 1} more)" if len(h.left_out) > 1 else ""))
+    return r
+
+
+def has_protein_ids(subject: Subject) -> bool:
+    """Whether `kit homology` can read the subject's runs under a clustering of their own."""
+    if subject.kind == DATASET:
+        return True
+    from ...analysis.lab_homology import protein_outputs
+
+    return protein_outputs(_info(subject))[0] is not None
+
+
+def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
+         stack: str | None = None, factors: tuple = ()) -> Runs:
+    """The stored runs of ``subject`` (None: every run), only those of run ``kind``, in
+    ``stack`` or in pairs of ``factors`` when given."""
+    if subject is not None and subject.kind == PIPELINE:
+        got = lab_runs(store, subject.sha256)
+        if got and factors:
+            keep = set(_pipeline_ids(store, subject, factors))
+            got = [r for r in got if r.id in keep]
+        if stack:
+            got = [r for r in got if r.spec.stack == stack]
+        return Runs(subject, tuple(got))
+    factors = _kit_factor_names(factors) if factors else ()
+    ds = subject.sha256 if subject is not None else None
+    got = store.runs(ds)
+    if kind:
+        got = [r for r in got if r.spec.kind == kind]
+    if stack:
+        got = [r for r in got if r.spec.stack == stack]
+    if factors:
+        ids = {x for p in store.pairs(ds) if p.factor in factors for x in (p.a, p.b)}
+        got = [r for r in got if r.id in ids]
+    return Runs(subject, tuple(got), store.datasets(), bool(kind or stack or factors))
+
+
+def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
+    """The run ids of a pipeline (only those in pairs of ``factors``); NotFound: none stored."""
+    sha = subject.sha256
+    ids = [r.id for r in lab_runs(store, sha)]
+    if not ids:
+        raise NotFound(f"no runs of pipeline {sha[:12]} stored: kit run --pipeline FILE.py first")
+    if factors:
+        from ...analysis.lab_budget import pairs
+
+        found = pairs(store, sha)
+        stored = list(dict.fromkeys(f for f, _, _ in found))
+        absent = [f for f in factors if f not in stored]
+        if absent:
+            raise NotFound(f"no pairs of factor {absent[0]!r} of pipeline {sha[:12]} stored; "
+                           f"stored: {', '.join(stored) or 'none'}")
+        keep = {x for f, a, b in found if f in factors for x in (a, b)}
+        ids = [i for i in ids if i in keep]
+    return ids
+
+
+def export_runs(store: Store, subject: Subject, factors: tuple = ()) -> Export:
+    """The runs a bundle of the subject carries: all of them, or those of ``factors``' pairs
+    (kit's own: with the cross-fed and probe runs `kit explain` made for them, so that read
+    elsewhere the pairs explain as they do here). A pipeline's file is kept to travel along."""
+    if subject.kind == PIPELINE:
+        ids = _pipeline_ids(store, subject, factors)
+        if subject.summary.get("file"):  # the file itself (the runs' own: they hash to it)
+            from ...data.pipelines import add_pipeline
+
+            add_pipeline(Path(subject.summary["file"]))
+        return Export(subject, tuple(dict.fromkeys(ids)))
+    factors = _kit_factor_names(factors) if factors else ()
+    if factors:
+        from ...analysis.explain_stored import explain_runs
+
+        pairs = [p for p in store.pairs(subject.sha256) if p.factor in factors]
+        ids = [r for p in pairs for r in (p.a, p.b)] + explain_runs(store, pairs)
+    else:
+        ids = [r.id for r in store.runs(subject.sha256)]
+    return Export(subject, tuple(dict.fromkeys(ids)))
+
+
+def tolerances(store: Store, subject: Subject) -> Reading:
+    """Per output, the rtol/atol the measured environment factors need."""
+    from ...analysis.tolerances import kit_tolerances, lab_tolerances
+
+    if subject.kind == PIPELINE:
+        # the file as given, when it is one (a hash prefix chooses stored runs, not a file)
+        path = subject.summary.get("given") if subject.summary.get("file") else "FILE.py"
+        return Reading(subject, lab_tolerances(store, _info(subject), path))
+    return Reading(subject, kit_tolerances(store, subject.sha256))

@@ -1,0 +1,278 @@
+"""The records of kit.app.verbs as what a command prints: a Page of standard output and the
+lines beside it on standard error (text, JSON or CSV).
+
+Kit's own pipeline and a lab's still have two renderers each (their numbers differ in shape
+until the analysis twins merge); ``_lab`` is the one place here that tells them apart.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..core.subject import PIPELINE, Subject
+from .tables import dataset_line
+
+
+@dataclass(frozen=True)
+class Page:
+    """``out``: exactly what goes to standard output; ``err``: lines for standard error, said
+    first (the dataset a JSON or CSV answer is of, a note)."""
+    out: str = ""
+    err: tuple = ()
+
+
+def json_text(obj) -> str:
+    """--json's text: sorted keys, one space of indent, a newline at the end."""
+    from ..runs.store.records import as_json
+
+    return json.dumps(as_json(obj), indent=1, sort_keys=True, default=str) + "\n"
+
+
+def _lab(subject: Subject | None) -> bool:
+    return subject is not None and subject.kind == PIPELINE
+
+
+def head(subject: Subject) -> str:
+    """The line that names what an answer is of: kit's dataset line, or the pipeline's."""
+    if _lab(subject):
+        return f"pipeline {subject.name} ({subject.short})"
+    return dataset_line(dict(subject.summary), subject.why)
+
+
+def _kit_json(subject, obj) -> Page:
+    """kit's own answer as JSON: the dataset it is of said on stderr beside it."""
+    return Page(json_text(obj), (head(subject),))
+
+
+def lab_budget_frame(b: dict):
+    """One row per factor and output of a pipeline's budget (`kit budget --pipeline --json`'s
+    numbers, flattened: ``worst.flips``, ``most.rel`` ...)."""
+    from .frames import records_frame
+
+    rows = [{"factor": f, "output": name, "pairs": r["pairs"], **o}
+            for f, r in b["factors"].items() for name, o in r["outputs"].items()]
+    df = records_frame(rows)
+    return df.set_index(["factor", "output"]) if len(df) else df
+
+
+def lab_pairs_frame(pairs: list):
+    """One row per pair and output of one factor (`kit budget --pipeline --factor F`)."""
+    from .frames import records_frame
+
+    rows = [{"pair": p["label"], "output": name, "factor": p["factor"], "a": p["a"], "b": p["b"],
+             **d} for p in pairs for name, d in p["outputs"].items()]
+    df = records_frame(rows)
+    return df.set_index(["pair", "output"]) if len(df) else df
+
+
+def budget_page(rec, form: str = "text") -> Page:
+    """`kit budget` in ``form``: text, json or csv (one value a cell)."""
+    from ..runs.store.records import as_json
+    from .frames import budget_frame, csv_text, pairs_frame
+
+    s, b = rec.subject, rec.data
+    if _lab(s):
+        from .lab import lab_budget_text, lab_pairs_text
+        from .lab_readers import lab_verdicts_text
+
+        if form == "json":
+            return Page(json_text(b))
+        if form == "csv":  # the file holds rows only: what they are of, on stderr
+            frame = lab_pairs_frame(b["pairs"]) if rec.factor else lab_budget_frame(as_json(b))
+            return Page(csv_text(frame), (head(s),))
+        text = (lab_pairs_text(s.name, s.sha256, rec.factor, b["pairs"]) if rec.factor
+                else lab_budget_text(b)) + "\n"
+        v = rec.verdicts
+        if v["factors"] or v["unfit"]:
+            text += "\n" + lab_verdicts_text(v) + "\n"
+        return Page(text)
+    if rec.factor:
+        from .pairs import pairs_text
+
+        if form == "csv":
+            return Page(csv_text(pairs_frame(as_json(b))))
+        if form == "json":
+            return _kit_json(s, b)
+        return Page(head(s) + "\n\n" + pairs_text(b) + "\n")
+    from .tables import budget_text
+
+    if form == "csv":
+        return Page(csv_text(budget_frame(as_json(b))), (head(s),))
+    if form == "json":
+        return _kit_json(s, b)
+    return Page(budget_text(b, s.why) + "\n")
+
+
+def verdicts_page(rec, as_json: bool = False) -> Page:
+    if _lab(rec.subject):
+        from ..app.verbs import has_protein_ids
+        from .lab_homology import lab_homology_pointer
+        from .lab_readers import lab_verdicts_text
+
+        v = rec.data
+        if as_json:
+            return Page(json_text(v))
+        text = lab_verdicts_text(v) + "\n"
+        if has_protein_ids(rec.subject) and v["factors"]:
+            text += "\n" + lab_homology_pointer(rec.subject.summary["given"]) + "\n"
+        return Page(text)
+    from .tables import verdicts_text
+
+    note = (f"note: {rec.note}",) if rec.note else ()
+    if as_json:
+        return Page(json_text(rec.data), (head(rec.subject), *note))
+    return Page(head(rec.subject) + "\n\n" + (verdicts_text(rec.data) or
+                                              "no pairs with verdicts yet") + "\n", note)
+
+
+def amplify_page(rec, as_json: bool = False) -> Page:
+    from .tables import amplify_text
+
+    if as_json:
+        return _kit_json(rec.subject, rec.data)
+    return Page(head(rec.subject) + "\n\n" + amplify_text(rec.data) + "\n")
+
+
+def advice_page(rec, as_json: bool = False) -> Page:
+    if _lab(rec.subject):
+        from .lab_readers import lab_advice_text
+
+        return Page(json_text(rec.data) if as_json else lab_advice_text(rec.data) + "\n")
+    from .tables import advice_text
+
+    if as_json:
+        return _kit_json(rec.subject, rec.data)
+    return Page(advice_text(rec.data, rec.subject.why) + "\n")
+
+
+def homology_page(rec, as_json: bool = False) -> Page:
+    if _lab(rec.subject):
+        from .lab_homology import lab_homology_text
+
+        return Page(json_text(rec.data) if as_json else lab_homology_text(rec.data) + "\n")
+    from .homology import homology_text
+
+    if as_json:
+        return _kit_json(rec.subject, rec.data)
+    return Page(head(rec.subject) + "\n\n" + homology_text(rec.data) + "\n")
+
+
+def runs_page(rec, as_json: bool = False) -> Page:
+    from .tables import runs_text
+
+    got = list(rec.runs)
+    if _lab(rec.subject):
+        if as_json:
+            return Page(json_text(got))
+        # one pipeline's runs: named once above, not in a column on every row
+        h = head(rec.subject)
+        return Page((f"runs of {h}\n" + runs_text(got, dataset=False) if got else
+                     f"no runs of {h} stored") + "\n")
+    if as_json:
+        return Page(json_text(got), (head(rec.subject),) if rec.subject is not None else ())
+    return Page((runs_text(got, rec.datasets) if got else "no runs stored"
+                 + (" that match" if rec.filtered else "")) + "\n")
+
+
+def tolerances_page(rec, form: str = "text") -> Page:
+    from .tolerances import render
+
+    return Page(render(rec.data, form))
+
+
+def explain_page(rec, as_json: bool = False, skipped: str | None = None) -> Page:
+    """`kit explain`; ``skipped``: the note that the release scan was skipped and how to run
+    it (the front end's own words), added to the scans not made."""
+    from .explain import explain_text
+
+    result = {**rec.result, "unscanned": [*rec.result["unscanned"], *([skipped] if skipped
+                                                                       else [])]}
+    left = list(rec.not_run)
+    if as_json:
+        return Page(json_text({"factor": result["factor"],
+                               "pairs": [e.to_json() for e in result["pairs"]],
+                               "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],
+                               "unscanned": result["unscanned"], "not_run": left}))
+    return Page(explain_text(result, left) + "\n")
+
+
+def ran_page(rec, as_json: bool = False, dataset: str | None = None,
+             n: int | None = None) -> Page:
+    """What `kit run` prints: the rows of the factors it ran, and the command that shows the
+    whole table (``dataset``/``n``: the words it was given, to say it again)."""
+    if as_json:
+        return Page(json_text(rec.budget))
+    from .ran import lab_run_text, run_text
+
+    if _lab(rec.subject):
+        return Page(lab_run_text(rec.budget, rec.asked, rec.subject.summary["given"]) + "\n")
+    whole = "kit budget" + (f" --dataset {dataset}" if dataset else "") + (
+        f" --n {n}" if n else "")
+    return Page(run_text(rec.budget, list(rec.asked), whole) + "\n")
+
+
+def chosen_line(subject: Subject) -> tuple:
+    """(markup style, line) `kit run` says of the dataset it runs on before it runs, or None
+    when there is nothing to say (a pipeline, or the dataset asked for by name)."""
+    from .fit import para
+
+    s = subject.summary
+    if _lab(subject):
+        return None
+    # fitted to the width as the read commands' dataset line is (it was 124 columns piped)
+    if s.get("synthetic"):
+        return "yellow", para(f"dataset {s['name']}: the built-in SYNTHETIC set ({s['rows']} "
+                              f"proteins){subject.why}", "  ", "")
+    if subject.why:
+        return None, para(f"dataset {s['name']} ({s['rows']} proteins){subject.why}", "  ", "")
+    return None
+
+
+def doctor_page(rec, as_json: bool = False) -> Page:
+    if as_json:
+        return Page(json_text(rec.data))
+    if rec.subject is None:
+        from .health import doctor_text
+
+        return Page(doctor_text(rec.data) + "\n")
+    from .lab import lab_doctor_text
+
+    return Page(lab_doctor_text(rec.data) + "\n")
+
+
+def compare_page(rep: dict, as_json: bool = False) -> Page:
+    """`kit compare`: a pipeline's bundle by its outputs, kit's own by its stages."""
+    from .lab_readers import lab_compare_text
+    from .tables import compare_text
+
+    if as_json:
+        return Page(json_text(rep))
+    return Page((lab_compare_text if rep.get("pipeline") else compare_text)(rep) + "\n")
+
+
+def export_head(rec) -> str | None:
+    """The line `kit export` says on stderr before its plan: the dataset it exports (a
+    pipeline's runs are named by the plan's counts alone, as before)."""
+    return None if _lab(rec.subject) else head(rec.subject)
+
+
+def write_report(store, subject: Subject, folder, busy=None) -> Page:
+    """report.md and report.html of the subject into ``folder`` (``busy(what)``: around the
+    work), and the lines `kit report` prints of them."""
+    from contextlib import nullcontext
+
+    busy = busy or (lambda what: nullcontext())
+    if _lab(subject):
+        from ..app.selection import pipeline_info_of
+        from .lab_readers import write_lab_report
+
+        out = write_lab_report(store, pipeline_info_of(subject), folder)
+        return Page(f"{head(subject)}\nwrote {out['md']} and {out['html']} "
+                    f"({len(out['plots'])} plots)\n")
+    from .report import write
+
+    with busy("writing the report (bootstrap verdicts are computed once)"):
+        out = write(store, subject.sha256, folder)
+    return Page(f"{head(subject)}\nwrote {out['markdown']} and {out['html']} "
+                f"({len(out['plots'])} plots)\n")
