@@ -2,8 +2,9 @@
 already left (issue 38's measure of a path that goes back and forth between layers), counted
 over modules and over floors (kit.cli, kit.app, kit.analysis, kit.runs, ...).
 
-A *stay* is a maximal run of consecutive Python calls (sys.setprofile 'call' events, the main
-thread) in one kit module; a *return* is a stay in a module the walk had already stayed in and
+The walk starts at the command's own function (kit.cli's `_cmd_NAME`, not the parser's making)
+and follows kit's calls at most DEPTH deep below it. A *stay* is a maximal run of consecutive
+Python calls (sys.setprofile 'call' events, the main thread) in one kit module; a *return* is a stay in a module the walk had already stayed in and
 left. Measured on a command that has everything it needs stored (the second of two identical
 runs), so the walk is the command's own path, not the workers'.
 
@@ -26,28 +27,35 @@ _DEFAULT = ["run", "--factor", "repeat", "--dataset", "synthetic", "--n", "120",
             "1", "--yes"]
 
 _TRACE = r'''
-import json, sys, threading
+import json, sys
 DEPTH = int(sys.argv[2])
 sys.argv = ["kit", *json.loads(sys.argv[1])]
 from kit import cli
-stays, seen, last = [], set(), None
-def prof(frame, event, arg):
-    global last
-    if event != "call":
-        return
-    mod = frame.f_globals.get("__name__", "")
-    if not mod.startswith("kit") or mod == last or _depth(frame) > DEPTH:
-        return
-    stays.append(mod)
-    last = mod
+stays, last, root = [], None, None
 def _depth(frame):
-    """How many kit frames deep ``frame`` is below kit.cli.main (main itself: 0)."""
-    n = -1
-    while frame is not None:
+    # how many kit frames deep frame is below the command's function (itself: 0); None outside
+    n = 0
+    while frame is not None and frame is not root:
         if frame.f_globals.get("__name__", "").startswith("kit"):
             n += 1
         frame = frame.f_back
-    return n
+    return n if frame is root else None
+def prof(frame, event, arg):
+    global last, root
+    if event != "call":
+        return
+    mod = frame.f_globals.get("__name__", "")
+    if root is None:  # the walk starts at the command's own function (kit.cli's _cmd_NAME)
+        if not (mod.startswith("kit.cli") and frame.f_code.co_name.startswith("_cmd_")):
+            return
+        root = frame
+    if not mod.startswith("kit") or mod == last:
+        return
+    depth = _depth(frame)
+    if depth is None or depth > DEPTH:
+        return
+    stays.append(mod)
+    last = mod
 code = None
 sys.setprofile(prof)
 try:
@@ -57,7 +65,7 @@ except SystemExit as e:
 finally:
     sys.setprofile(None)
 def walk(rooms):
-    """(stays, returns) of a sequence of rooms, consecutive repeats one stay."""
+    # (stays, returns) of a sequence of rooms, consecutive repeats one stay
     seq = [r for i, r in enumerate(rooms) if i == 0 or r != rooms[i - 1]]
     returns, left = 0, set()
     for i, r in enumerate(seq):
@@ -68,8 +76,9 @@ def walk(rooms):
     return len(seq), returns
 floors = [".".join(m.split(".")[:2]) for m in stays]
 (ms, mr), (fs, fr) = walk(stays), walk(floors)
-print(json.dumps({"exit": code, "stays": ms, "returns": mr, "modules": len(set(stays)),
-                  "floor_stays": fs, "floor_returns": fr}), file=sys.stderr)
+print(json.dumps({"exit": code, "walk": stays, "stays": ms, "returns": mr,
+                  "modules": len(set(stays)), "floor_stays": fs, "floor_returns": fr}),
+      file=sys.stderr)
 '''
 
 
@@ -85,20 +94,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", help="a checkout of another commit: its walk beside this one's")
     ap.add_argument("--depth", type=int, default=3, help="kit calls at most this deep below "
-                    "kit.cli.main (default 3: a command, what it calls, and what that calls; "
+                    "the command's function (default 3: what it calls, what those call, one more; "
                     "the rooms a reader walks through, not every helper)")
+    ap.add_argument("--show", action="store_true", help="print each walk, one stay a line")
     ap.add_argument("args", nargs="*", help="kit's arguments (default: %s)" % " ".join(_DEFAULT))
     a = ap.parse_args()
     args = a.args or _DEFAULT
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     rows = [("this kit", here)] + ([("--tree", os.path.abspath(a.tree))] if a.tree else [])
-    print("kit " + " ".join(args) + f"  (calls at most {a.depth} deep below kit.cli.main)")
+    print("kit " + " ".join(args) + f"  (from the command's function, calls at most {a.depth} deep)")
     for label, tree in rows:
         with tempfile.TemporaryDirectory() as home:
             w = _walk(tree, args, home, a.depth)
         print(f"{label:9} exit {w['exit']}: modules {w['stays']} stays ({w['modules']} modules), "
               f"{w['returns']} returns to one already left; floors (kit.cli, kit.app, ...) "
               f"{w['floor_stays']} stays, {w['floor_returns']} returns")
+        if a.show:
+            print("  " + "\n  ".join(w["walk"]))
 
 
 if __name__ == "__main__":
