@@ -6,7 +6,7 @@ from statistics import median
 from types import SimpleNamespace
 
 from ..analysis.lab_budget import lab_budget
-from ..core.errors import KitError
+from ..core.errors import KitError, Refused
 from ..core.numbers import is_duration
 from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
@@ -35,9 +35,10 @@ def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HO
 
 def lab_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST) -> list:
     """The pairs of ``factor_names`` for pipeline ``info``: what run_lab runs and what the
-    TUI's Plan tab counts. KitError: one line (no factor, or one the file does not take)."""
+    TUI's Plan tab counts. KitError: one line (Refused: no factor, or one the file does not
+    take; NotFound: no such factor)."""
     if not factor_names:
-        raise KitError("choose at least one factor")
+        raise Refused("choose at least one factor")
     return [p for f in factor_names for p in lab_plan(f, info, opts, stack)]
 
 
@@ -81,31 +82,12 @@ def lab_to_run(info: dict, path=None) -> dict:
 
 def lab_factors(info: dict, plat: Platform | None = None) -> list:
     """The factors pipeline ``info`` takes, as kit's own are listed (kit.runs.planning.
-    availability): [{factor, description, available, reason}], seed:NAME for each of its
-    SEEDS, precision only runnable when its run takes a dtype, the stack factors as here."""
-    from ..core import factors
-    from ..runs.planning.availability import availability
+    offers): [{factor, description, available, reason}], seed:NAME for each of its SEEDS,
+    precision only runnable when its run takes a dtype, the stack factors as here."""
+    from ..core.subject import of_pipeline
+    from ..runs.planning.offers import offered
 
-    rows = {r["factor"]: r for r in availability(plat)}
-    seeds = list(info["seeds"])
-    what = {"repeat": "nothing: the same seeds twice, at each thread count (the null experiment)",
-            "process": "nothing: a fresh worker process against a warm one that made a run first",
-            "threads": rows["threads"]["description"],
-            "seed": f"every named seed at once ({', '.join(seeds) or 'none'})",
-            **{f"seed:{n}": f"the seed {n} alone, the others held" for n in seeds},
-            "precision": "float64 against float32 (run takes a dtype)"}
-    out = [{"factor": f, "description": d, "available": True, "reason": None}
-           for f, d in what.items()]
-    for r in out:
-        if r["factor"] == "threads" and not rows["threads"]["available"]:
-            r.update(available=False, reason=rows["threads"]["reason"])
-        if r["factor"] == "seed" and not seeds:
-            r.update(available=False, reason="its SEEDS are (): there is no seed to vary")
-        if r["factor"] == "precision" and not info.get("dtype"):
-            r.update(available=False, reason="its run takes no dtype: define run(seeds, dtype)")
-    stacks = [rows[f] for f in factors.names(factors.STACKS) if f in rows]
-    return out + [{k: r[k] for k in ("factor", "description", "available", "reason")}
-                  for r in [*stacks, rows["host"]]]
+    return [o.to_json() for o in offered(of_pipeline(info), plat)]
 
 
 def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,

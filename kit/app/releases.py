@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..analysis.explain import origins, unexplainable
 from ..analysis.explain_stored import measured
 from ..analysis.releases import Release, apply_scan, scan_groups, scan_specs
-from ..core.errors import KitError
+from ..core.errors import Failed, KitError
 from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
@@ -130,8 +130,10 @@ def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda st
     for name, _ in pending:
         try:
             stack_kind(name).build(plat, log=lambda m, _n=name: log(f"{_n}: {m}"))
-        except KitError as e:
-            failed[name] = str(e).split(": ", 1)[-1]
+        except Failed as e:  # the cause alone: uv's last line, or why it cannot build here
+            failed[name] = e.reason
+        except KitError as e:  # a stack that is not kit's to build, uv not installed
+            failed[name] = str(e)
     specs = []
     for s in scans:
         out = []

@@ -3,8 +3,10 @@
 Every consumer (planning, the budget's row order and confounds, amplification, advice, verdict
 sets, plots, the CLI's help) reads this one registry, as threadpoolctl derives everything from
 its one registry of controllers: ``register(factor, planner)`` enters a factor and the function
-that plans its pairs at once. The built-in factors are listed here; kit.runs.planning.plan registers
-their planners when it is imported (a planner lives above this floor).
+that plans its pairs at once. The built-in factors are listed here, each with the kinds of
+subject it applies to (``uses``: kit's own pipeline on a dataset, a lab's pipeline file), what
+it is there and what it needs of the subject; kit.runs.planning registers a planner per
+(factor, subject kind) when it is imported (a planner lives above this floor).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from types import MappingProxyType
 
-from .errors import KitError
+from .errors import NotFound
 
 # what the two runs of a pair differ in, which decides how a factor's rows are read
 NOTHING = "nothing"          # the null experiment: any difference is a defect
@@ -32,6 +34,19 @@ HOSTS = "hosts"      # one spec on named machines of a cluster (--hosts), or by 
 BUNDLE = "bundle"    # made by `kit compare`, never by `kit run`
 
 _THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
+
+# the kinds of subject (kit.core.subject's DATASET and PIPELINE; that module imports kit's
+# pipeline, numpy with it, which this table, read by the CLI's help, must not)
+DATASET = "dataset"    # kit's own pipeline on a dataset
+PIPELINE = "pipeline"  # a lab's pipeline file
+
+# what a factor needs of its subject to be runnable (kit.runs.planning.offers says why not)
+NEEDS_DTYPE = "dtype"      # a run that takes a dtype (precision)
+NEEDS_SEED = "seed"        # seed:NAME: NAME one of the subject's SEEDS
+NEEDS_SEEDS = "seeds"      # at least one named seed to vary
+NEEDS_THREADS = "threads"  # a thread count other than 1 (a machine of two cores)
+
+SEED_NAME = "seed:NAME"  # a pipeline file's seed factors: seed:NAME for each name of its SEEDS
 
 ALL = "all"  # Moves.seeds: every named seed of the run moves at once
 
@@ -53,6 +68,25 @@ class Moves:
     kind: str = "pipeline"
     where: tuple = ()
     level: str = ""
+
+
+@dataclass(frozen=True)
+class Use:
+    """How a factor applies to one kind of subject: its description there (None: the factor's
+    own ``what``, as kit.envs.descriptions fills it; "{seeds}" and "{seed}" are the subject's
+    seeds and the one seed:NAME names) and what it needs of the subject (NEEDS_*)."""
+
+    description: str | None = None
+    needs: tuple = ()
+
+
+_OWN = ((DATASET, Use()),)  # kit's own pipeline alone: a factor's default
+_THREADED = Use(needs=(NEEDS_THREADS,))
+_NAMED_SEED = Use("the seed {seed} alone, the others held", (NEEDS_SEED,))  # SEED_NAME's
+
+
+def _both(lab: Use = Use()) -> tuple:
+    return ((DATASET, Use()), (PIPELINE, lab))
 
 
 _RANDOMIZED = (("embedding", "randomized"),)
@@ -79,6 +113,11 @@ class Factor:
     # values it writes (a regex): the only variables a spec may hold (kit.core.spec)
     sets_env: tuple = ()
     moves: Moves | None = None   # what its pairs' specs differ in (None: this kit cannot say)
+    uses: tuple = _OWN           # ((subject kind, Use), ...): the subjects it applies to
+
+    def use(self, kind: str) -> Use | None:
+        """How it applies to a subject of ``kind`` (None: it does not)."""
+        return dict(self.uses).get(kind)
 
     @property
     def plannable(self) -> bool:
@@ -115,37 +154,44 @@ class Factor:
 # In the order of the budget's rows: the null check, the environment, the seeds, the probe.
 _BUILT_IN = (
     Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
-           SINGLE, NOTHING, ranked=False, moves=Moves(("replicate",))),
+           SINGLE, NOTHING, ranked=False, moves=Moves(("replicate",)),
+           uses=_both(Use("nothing: the same seeds twice, at each thread count (the null "
+                          "experiment)"))),
     Factor("process", "the same run in a fresh worker process against a warm one that made "
            "another run first (kit's warm workers must change nothing)", SINGLE, NOTHING,
-           ranked=False, moves=Moves(("process",))),
+           ranked=False, moves=Moves(("process",)),
+           uses=_both(Use("nothing: a fresh worker process against a warm one that made a run "
+                          "first"))),
     Factor("host", "the same run on two machines: cluster node types or workers (--cluster, "
            "--hosts A,B), or bundles from two machines (`kit compare`)", HOSTS, ENVIRONMENT,
            # kit compare's twin is this machine's build of the stack, on its twin's embedding
-           explained=r"^host$", moves=Moves(("host",), also=("stack_id", "input"), kind="")),  # everything else that differs between machines is shown
+           explained=r"^host$", moves=Moves(("host",), also=("stack_id", "input"), kind=""),
+           uses=_both()),  # everything else that differs between machines is shown
     Factor("threads", "1 BLAS/OpenMP thread against each other count", SINGLE, ENVIRONMENT,
-           explained=_THREAD_VARS, moves=Moves(("threads",))),
+           explained=_THREAD_VARS, moves=Moves(("threads",)),
+           uses=((DATASET, _THREADED), (PIPELINE, _THREADED))),
     Factor("precision", "float64 against float32 input, at 1 and the most threads", SINGLE,
-           ENVIRONMENT, chosen=True, moves=Moves(("dtype",))),
+           ENVIRONMENT, chosen=True, moves=Moves(("dtype",)),
+           uses=_both(Use("float64 against float32 (run takes a dtype)", (NEEDS_DTYPE,)))),
     Factor("arch", "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU "
            "code paths (Linux)", STACKS, ENVIRONMENT,
            explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$",
            # the CPU code paths of stacks/stacks.toml [codepaths] (tests/test_spec.py checks it)
            sets_env=(("OPENBLAS_CORETYPE", r"[A-Za-z][A-Za-z0-9]{0,31}"),
                      ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}")),
-           moves=Moves(also=_STACK_FIELDS)),
+           moves=Moves(also=_STACK_FIELDS), uses=_both()),
     Factor("blas", "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)", STACKS,
            ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@",
-           moves=Moves(also=_STACK_FIELDS)),
+           moves=Moves(also=_STACK_FIELDS), uses=_both()),
     Factor("numpy", "numpy {a numpy} against 2.x at a fixed scikit-learn (scipy moves with it)",
            STACKS, ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$",
-           moves=Moves(also=_STACK_FIELDS)),
+           moves=Moves(also=_STACK_FIELDS), uses=_both()),
     Factor("python", "Python version at fixed libraries ({a python} against {b python on "
            "macos-arm64} on macOS, {b python on linux-x86_64} on Linux)", STACKS, ENVIRONMENT,
-           explained=r"^python$", moves=Moves(also=_STACK_FIELDS)),
+           explained=r"^python$", moves=Moves(also=_STACK_FIELDS), uses=_both()),
     Factor("sklearn", "scikit-learn version at a fixed numpy ({scikit-learn} on numpy {numpy})",
            STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$",
-           moves=Moves(also=_STACK_FIELDS)),
+           moves=Moves(also=_STACK_FIELDS), uses=_both()),
     Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
            ENVIRONMENT, explained=_THREAD_VARS, moves=Moves(("threads",), kind="torch")),
     Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,
@@ -168,7 +214,8 @@ _BUILT_IN = (
            "converged ARPACK embedding instead (seeds 0 against 1..5)", SINGLE, SEED,
            ranked=False, moves=Moves(seeds=ALL, where=(("embedding", "arpack"),))),
     Factor("seed", "every named seed at once: the paper's yardstick", SINGLE, SEED,
-           yardstick=True, moves=Moves(seeds=ALL, where=_RANDOMIZED)),
+           yardstick=True, moves=Moves(seeds=ALL, where=_RANDOMIZED),
+           uses=_both(Use("every named seed at once ({seeds})", (NEEDS_SEEDS,)))),
     Factor("seed:split", "only the split seed: the same proteins re-split into train and test "
            "(split seed 0 against 1..9, training seeds fixed): changes what is measured",
            SINGLE, SEED, ranked=False, measures=True, moves=Moves(("split",))),
@@ -181,7 +228,7 @@ _BUILT_IN = (
 )
 _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
-_PLANNERS: dict = {}  # name -> planner(Context) -> [Pair], opaque here (kit.runs.planning.plan's)
+_PLANNERS: dict = {}  # (name, subject kind) -> planner -> [Pair], opaque here (kit.runs.planning's)
 FACTORS = MappingProxyType(_FACTORS)  # a read-only view: ``register`` is the one way in
 
 
@@ -195,20 +242,25 @@ def _env_form(form: str):
     return re.compile(form)
 
 
-def register(factor: Factor, planner=None, after: str | None = None) -> None:
-    """Enter ``factor`` (after the factor named ``after``, else last) with its planner.
+def register(factor: Factor, planner=None, after: str | None = None,
+             kind: str = DATASET) -> None:
+    """Enter ``factor`` (after the factor named ``after``, else last) with its planner for
+    subjects of ``kind``.
 
     A factor already in the table with this same record takes the planner: that is how
-    kit.runs.planning.plan gives the built-in factors theirs. Plannable factors need a planner, others
-    (made by `kit compare`) must not have one.
+    kit.runs.planning gives the built-in factors theirs, one per kind of subject the factor
+    applies to. Plannable factors need a planner, others (made by `kit compare`) must not have
+    one.
     """
     if factor.plannable != (planner is not None):
         raise ValueError(f"factor {factor.name!r} is planned {factor.planned!r}: "
                          + ("it needs a planner" if factor.plannable else "it takes no planner"))
+    if planner is not None and factor.use(kind) is None and factor.name != SEED_NAME:
+        raise ValueError(f"factor {factor.name!r} does not apply to a {kind}")
     known = _FACTORS.get(factor.name)
     if known is not None and known != factor:
         raise ValueError(f"another factor is already registered as {factor.name!r}")
-    if known is None:
+    if known is None and factor.name != SEED_NAME:
         items = list(_FACTORS.items())
         at = [n for n, _ in items].index(after) + 1 if after else len(items)
         items.insert(at, (factor.name, factor))
@@ -217,14 +269,15 @@ def register(factor: Factor, planner=None, after: str | None = None) -> None:
         if factor.explained:
             _PATTERNS[factor.name] = re.compile(factor.explained)
     if planner is not None:
-        _PLANNERS[factor.name] = planner
+        _PLANNERS[(factor.name, kind)] = planner
 
 
 def unregister(name: str) -> None:
-    """Remove a factor and its planner (as a test undoes its ``register``)."""
+    """Remove a factor and its planners (as a test undoes its ``register``)."""
     _FACTORS.pop(name, None)
     _PATTERNS.pop(name, None)
-    _PLANNERS.pop(name, None)
+    for key in [k for k in _PLANNERS if k[0] == name]:
+        del _PLANNERS[key]
 
 
 @contextmanager
@@ -239,12 +292,54 @@ def registered(factor: Factor, planner=None, after: str | None = None):
         unregister(factor.name)
 
 
-def planner(name: str):
-    """The function that plans a factor's pairs (registered by kit.runs.planning.plan on import)."""
-    fn = _PLANNERS.get(name)
+def planner(name: str, kind: str = DATASET):
+    """The function that plans a factor's pairs for a subject of ``kind`` (registered by
+    kit.runs.planning on import; a pipeline file's seed:NAME all share SEED_NAME's).
+    NotFound: no factor of that name plans for that kind (kit's own list in the line)."""
+    fn = _PLANNERS.get(_key(name, kind))
     if fn is None:
-        raise KitError(f"unknown factor {name!r}; choose from {', '.join(plannable())}")
+        raise NotFound(f"unknown factor {name!r}; choose from {', '.join(plannable())}")
     return fn
+
+
+def _key(name: str, kind: str) -> tuple:
+    return (SEED_NAME if kind == PIPELINE and name.startswith("seed:") else name, kind)
+
+
+def use(name: str, kind: str, seeds=()) -> Use | None:
+    """How factor ``name`` applies to a subject of ``kind`` declaring ``seeds`` (None: not at
+    all). A pipeline file's seed:NAME applies where NAME is one of its SEEDS (kit's own
+    seed:svd too, then as the file's seed)."""
+    if kind == PIPELINE and name.startswith("seed:"):
+        return _NAMED_SEED if name.split(":", 1)[1] in tuple(seeds) else None
+    f = _FACTORS.get(name)
+    return f.use(kind) if f else None
+
+
+def for_kind(kind: str, seeds=None) -> tuple:
+    """The names of the plannable factors that apply to a subject of ``kind``, in table order;
+    for a pipeline file its own factors first, seed:NAME after seed (each of ``seeds``, or
+    SEED_NAME itself when None), then the stacks it is run across as kit's own pipeline is."""
+    out = []
+    rows = table()
+    if kind == PIPELINE:  # sorted is stable: table order within each part
+        rows = sorted(rows, key=lambda f: f.planned == STACKS)
+    for f in rows:
+        if f.plannable and f.use(kind) is not None:
+            out.append(f.name)
+            if kind == PIPELINE and f.name == "seed":
+                out += [SEED_NAME] if seeds is None else [f"seed:{n}" for n in seeds]
+    return tuple(out)
+
+
+def described(name: str, kind: str, seeds=(), own: str | None = None) -> str:
+    """The one line that says what factor ``name`` changes for a subject of ``kind`` declaring
+    ``seeds`` (``own``: the factor's own line as kit.envs.descriptions fills it)."""
+    u = use(name, kind, seeds)
+    if u is None or u.description is None:
+        return own if own is not None else _FACTORS[name].what
+    return u.description.format(seeds=", ".join(seeds) or "none",
+                                seed=name.split(":", 1)[-1])
 
 
 def table() -> tuple:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...core.atomic import write_bytes
-from ...core.errors import KitError
+from ...core.errors import Failed, KitError
 from ...core.locks import file_lock
 from ..catalogue import MARKER, StackDef, reference
 from ..integrity import damage, venv_python
@@ -26,12 +26,14 @@ from ..stacks import Stack
 from .base import StackKind
 
 
-def _uv(args, cwd=None, env=None, what="uv"):
+def _uv(args, cwd=None, env=None, what="uv", stack=""):
+    """Run uv; Failed (reason: what failed and uv's last line) when it exits non-zero."""
     proc = subprocess.run([uv_bin(), *args], cwd=cwd, capture_output=True, text=True,
                           env=dict(os.environ, **(env or {})))
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise KitError(f"{what} failed: {last}")
+        raise Failed(f"{stack}: {what} failed: {last}" if stack else f"{what} failed: {last}",
+                     reason=f"{what} failed: {last}")
     return proc
 
 
@@ -152,11 +154,11 @@ class CatalogueStack(StackKind):
             return False
         reason = self.unavailable_reason(plat, check_python=False)
         if reason:
-            raise KitError(f"stack {d.name} cannot be built here: {reason}")
+            raise Failed(f"stack {d.name} cannot be built here: {reason}", reason=reason)
         python = find_python(d.python, d.arch, plat, install=True)
         if python is None:
-            raise KitError(f"stack {d.name}: "
-                           f"{self.unavailable_reason(plat) or 'no interpreter found'}")
+            why = self.unavailable_reason(plat) or "no interpreter found"
+            raise Failed(f"stack {d.name}: {why}", reason=why)
         lock_sha = d.lock_sha256()
         venv = d.venv()
         if venv.exists():
@@ -164,15 +166,16 @@ class CatalogueStack(StackKind):
             shutil.rmtree(venv)
         log(f"{d.name}: creating the environment with {python}")
         try:
-            _uv(["venv", "--quiet", "--python", python, str(venv)], what=f"{d.name}: uv venv")
+            _uv(["venv", "--quiet", "--python", python, str(venv)], what="uv venv", stack=d.name)
             log(f"{d.name}: installing {d.lock}/uv.lock")
             # --frozen: the lock as committed, never re-resolved; --no-build: wheels only
             _uv(["sync", "--frozen", "--no-build", "--no-install-project", "--compile-bytecode",
                  "--quiet", "--python", str(venv_python(venv))], cwd=d.lock_dir(),
-                env={"UV_PROJECT_ENVIRONMENT": str(venv)}, what=f"{d.name}: uv sync")
+                env={"UV_PROJECT_ENVIRONMENT": str(venv)}, what="uv sync", stack=d.name)
             got = probe(str(venv_python(venv)), arch_prefix(d.arch, plat))
             if got is None:
-                raise KitError(f"stack {d.name}: the new environment's interpreter does not start")
+                why = "the new environment's interpreter does not start"
+                raise Failed(f"stack {d.name}: {why}", reason=why)
             marker = {"lock_sha256": lock_sha, "python": got[0], "machine": got[1],
                       "interpreter": python, "built": datetime.now(timezone.utc).isoformat()}
             write_bytes(venv / MARKER, json.dumps(marker, indent=1).encode())
