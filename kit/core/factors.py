@@ -226,6 +226,10 @@ _BUILT_IN = (
            NOISE, ranked=False,
            moves=Moves(("kind", "input", "perturb"), kind="perturb", level="perturb")),
 )
+# a pipeline file's seed:NAME, one record for each name of its SEEDS: planned, never a table row
+# (its budget rows are named for the file's seeds, kit.core.factors.moves reads them)
+NAMED_SEED = Factor(SEED_NAME, "one named seed of a pipeline file alone", SINGLE, SEED,
+                    uses=((PIPELINE, _NAMED_SEED),))
 _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
 _PLANNERS: dict = {}  # (name, subject kind) -> planner -> [Pair], opaque here (kit.runs.planning's)
@@ -255,12 +259,12 @@ def register(factor: Factor, planner=None, after: str | None = None,
     if factor.plannable != (planner is not None):
         raise ValueError(f"factor {factor.name!r} is planned {factor.planned!r}: "
                          + ("it needs a planner" if factor.plannable else "it takes no planner"))
-    if planner is not None and factor.use(kind) is None and factor.name != SEED_NAME:
+    if planner is not None and factor.use(kind) is None:
         raise ValueError(f"factor {factor.name!r} does not apply to a {kind}")
     known = _FACTORS.get(factor.name)
     if known is not None and known != factor:
         raise ValueError(f"another factor is already registered as {factor.name!r}")
-    if known is None and factor.name != SEED_NAME:
+    if known is None and factor is not NAMED_SEED:
         items = list(_FACTORS.items())
         at = [n for n, _ in items].index(after) + 1 if after else len(items)
         items.insert(at, (factor.name, factor))

@@ -55,7 +55,7 @@ def _plans(*names):
     """Register the decorated planner as the pipeline-file planner of the factors ``names``."""
     def bind(fn):
         for name in names:
-            f = factors.get(name) or factors.Factor(name, "", factors.SINGLE, factors.SEED)
+            f = factors.NAMED_SEED if name == factors.SEED_NAME else factors.get(name)
             factors.register(f, fn, kind=PIPELINE)
         return fn
     return bind

@@ -42,7 +42,8 @@ def offered(subject: Subject, plat: Platform | None = None, rows: list | None = 
         what = factors.described(name, subject.kind, subject.seeds,
                                  own=row["description"] if row else None)
         available, reason = (row["available"], row["reason"]) if row else (True, None)
-        lacks = [why for need, why in _LACKS.items() if need in use.needs and not _has(subject, need)]
+        lacks = [why for need, why in _LACKS.items()
+                 if need in use.needs and not _has(subject, need)]
         if available and lacks:
             available, reason = False, lacks[0]
         out.append(Offer(name, what, available, reason))
