@@ -9,7 +9,8 @@ the split seed (seed:split);
 threads (where there are two cores); precision; svd-iters and svd-solver; perturb; the
 cross-stack factors `sklearn` and `arch` (two real uv-built stacks of a small catalogue);
 the torch factors (the real CPU torch stack, where its wheel folder exists); a lab's own
-pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init) and a protein
+pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init), one that declares every
+output kind (tests/pipelines/every_output.py), and a protein
 pipeline read under homology (tests/pipelines/proteins.py); and a bundle
 made in another KIT_HOME (another host), compared here with `kit compare`: `host` pairs of
 imported runs.
@@ -158,6 +159,13 @@ def build(root: Path) -> dict:
                 _kit("run", "--factor", "torch-threads", "--yes", *common)
                 held["factors"].append("torch-threads")
             held["torch"] = True
+        # a pipeline declaring every output kind (tests/pipelines/every_output.py), stored
+        # before lab.py's so that every reader compares each kind and lab.py stays the last
+        # pipeline run: its null experiment, both named seeds, and threads for its tolerances
+        every = ROOT / "tests" / "pipelines" / "every_output.py"
+        _kit("run", "--pipeline", str(every), "--factor", "repeat,seed:split,seed:init,threads",
+             "--threads", "1,2", "--seeds", "0-1", "--jobs", "2")
+        held["every_output"] = hashlib.sha256(every.read_bytes()).hexdigest()
         # a lab's own pipeline file (tests/pipelines/lab.py, one deliberately unseeded output):
         # its null experiment and each named seed; its runs are read with --pipeline and must
         # never reach kit's own readers of a dataset

@@ -194,6 +194,50 @@ def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, cap
     assert kit.open().budget(pipeline=sha[:12]).attrs["loose"] == ["jitter"]
 
 
+def test_every_reader_compares_every_output_kind_of_a_pipeline(on_every_kind, capsys, tmp_path):
+    """tests/pipelines/every_output.py declares each kind kit compares (an embedding, labels,
+    neighbours, probabilities, the truth, a plain array, protein ids): each reader with
+    --pipeline reads every declared output by its kind, and the verbs a pipeline cannot take
+    say so in one line."""
+    import csv
+    import io
+    import sys
+
+    from every_kind import ROOT
+    from kit.worker.kinds import OUTPUT_KINDS
+
+    sys.path.insert(0, str(ROOT / "tests" / "pipelines"))
+    import every_output
+
+    assert set(every_output.KINDS.values()) == set(OUTPUT_KINDS)
+    sha = on_every_kind["every_output"][:12]
+    b = run_json(capsys, "budget", "--pipeline", sha, "--json")
+    assert set(b["factors"]) == {"repeat", "threads", "seed:split", "seed:init"}
+    for factor, row in b["factors"].items():
+        assert {n: o["kind"] for n, o in row["outputs"].items()} == every_output.KINDS, factor
+    assert not b["factors"]["repeat"]["outputs"]["emb"]["changed"]
+    # split moves which rows are held out: the truth and the ids; init the embedding onwards
+    split = b["factors"]["seed:split"]["outputs"]
+    assert split["y_test"]["changed"] and split["ids"]["changed"] and not split["emb"]["changed"]
+    assert b["factors"]["seed:init"]["outputs"]["emb"]["changed"]
+    rows = list(csv.DictReader(io.StringIO(run_text(capsys, "budget", "--pipeline", sha, "--csv"))))
+    assert {(r["factor"], r["output"]) for r in rows} == {
+        (f, n) for f in b["factors"] for n in every_output.KINDS}
+    v = run_json(capsys, "verdicts", "--pipeline", sha, "--json")
+    assert v["models"] == ["p_lr", "p_nb"]
+    assert run_json(capsys, "advise", "--pipeline", sha, "--json")["steps"]
+    t = run_json(capsys, "tolerances", "--pipeline", sha, "--format", "json")
+    assert {r["output"] for r in (t if isinstance(t, list) else t["rows"])} == set(every_output.KINDS)
+    assert "wrote" in run_text(capsys, "report", "--pipeline", sha, "--out", str(tmp_path / "r"))
+    runs = run_json(capsys, "runs", "--pipeline", sha, "--json")
+    assert f"{len(runs)} runs" in run_text(capsys, "export", "--pipeline", sha, "--out",
+                                           str(tmp_path / "e.kit"), "--arrays")
+    for verb in (["amplify"], ["explain", "threads"]):
+        assert main([*verb, "--pipeline", sha]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+
+
 def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_path, monkeypatch):
     """The store's protein pipeline (tests/pipelines/proteins.py): its ids map into the store's
     clustering of its own proteins; homology, verdicts, budget and report read it, and kit's
