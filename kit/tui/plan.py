@@ -7,15 +7,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import (Button, Input, Label, RadioButton, RadioSet, SelectionList, Static)
+from textual.widgets import (Button, Checkbox, Input, Label, RadioButton, RadioSet,
+                             SelectionList, Static)
 from textual.strip import Strip
-from textual.widgets._toggle_button import ToggleButton  # its glyphs; not in textual.widgets
 from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
 from ..app import audit as au
 from ..core.errors import KitError
 from ..views.quoting import markup
+from .errors import guarded
 from .pane import Pane
 from .plan_lab import LAB_NOTE, LabChoice, lab_rows, lab_summary
 
@@ -46,7 +47,7 @@ class Ticks(SelectionList):
             return line
         segments = list(line)
         if (selection.value not in self.selected and len(segments) > 1
-                and segments[1].text == ToggleButton.BUTTON_INNER):
+                and segments[1].text == Checkbox.BUTTON_INNER):
             segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
             return Strip(segments, line.cell_length)
         return line
@@ -118,7 +119,8 @@ class PlanPane(Pane):
         from ..runs.planning.availability import availability
 
         app = self.app
-        lab = (app.pipeline["sha256"], app.pipeline_path) if app.pipeline else None
+        info = app.pipeline_info()
+        lab = (info["sha256"], app.pipeline_path) if info else None
         if lab == self._lab:
             return
         self._lab = lab
@@ -183,14 +185,15 @@ class PlanPane(Pane):
 
         self._follow_setup()
         factors = self.query_one("#factors", SelectionList).selected
-        if self.app.pipeline is not None:
+        info = self.app.pipeline_info()
+        if info is not None:
             try:
                 opts = PlanOptions(threads=_numbers(self.query_one("#threads", Input).value,
                                                     parse_threads),
                                    seeds=_numbers(self.query_one("#seeds", Input).value))
             except ValueError as e:
                 raise KitError(str(e)) from None
-            return LabChoice(self.app.pipeline, self.app.pipeline_path, tuple(factors), opts)
+            return LabChoice(info, self.app.pipeline_path, tuple(factors), opts)
         dataset, n = self._dataset()
         try:
             threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
@@ -238,6 +241,7 @@ class PlanPane(Pane):
                    ", no past timings for an estimate"))
 
     @on(Button.Pressed, "#run-plan")
+    @guarded
     def run_plan(self) -> None:
         try:
             a = self.audit()

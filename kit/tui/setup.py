@@ -12,6 +12,7 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
 from ..views.tables import libraries
+from .errors import guarded
 from .grid import fill
 from .pane import Pane
 
@@ -76,7 +77,7 @@ class SetupPane(Pane):
         from ..data import load_dataset
 
         app = self.app
-        info = getattr(app, "pipeline", None)
+        info = app.pipeline_info()  # the choice itself: a dataset is loaded here, not resolved
         if info is not None:
             self.query_one("#dataset-info", Static).update(
                 f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
@@ -122,17 +123,18 @@ class SetupPane(Pane):
             f"[b]{markup(name)}[/]: {markup(self._about.get(name, ''))}" + which)
 
     @on(Input.Submitted, "#pipeline-file")
+    @guarded
     def choose_pipeline(self, event: Input.Submitted) -> None:
         """A lab pipeline every read tab shows from now on (empty: kit's own dataset again)."""
         try:
-            info = self.app.show_pipeline(event.value.strip())
+            chosen = self.app.show_pipeline(event.value.strip())
         except KitError as e:
             self.app.notify(markup(e), severity="error", timeout=8)
             return
         self._show_dataset()
         # a name is text, not markup (a bundle's can be `[bold]x.py`)
-        self.app.notify(f"the tabs read pipeline {markup(info['name'])} ({info['sha256'][:12]})"
-                        if info else "the tabs read kit's own dataset", timeout=4)
+        self.app.notify(f"the tabs read pipeline {markup(chosen.name)} ({chosen.short})"
+                        if chosen else "the tabs read kit's own dataset", timeout=4)
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:
@@ -148,6 +150,7 @@ class SetupPane(Pane):
         if t.row_count:
             self.action_job("build", t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
 
+    @guarded
     def action_job(self, what: str, stack: str | None = None) -> None:
         bar = self.query_one("#setup-progress", ProgressBar)
         bar.display = True
