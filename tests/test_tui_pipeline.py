@@ -9,7 +9,7 @@ from textual.widgets import Input, SelectionList
 from kit.runs.store import Store
 from kit.tui.app import KitApp
 from test_homology import needs_mmseqs
-from test_tui import LINUX, N, text
+from test_tui import LINUX, N, settled, text
 
 PIPELINES = Path(__file__).with_name("pipelines")
 TWO = PIPELINES / "two_models.py"
@@ -122,8 +122,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         runs = lab_runs(store, sha)
         assert len(runs) == 3 and {r.spec.stack for r in runs} == {"host"}
         assert sorted(p.factor for p in store.pairs(sha)) == ["repeat", "seed:forest"]
-        await pilot.press("4")
-        await pilot.pause()
+        await settled(pilot, "4")
         body = " ".join(str(pilot.app.query_one("#explain-text").render()).split())
         assert "pipeline two_models.py" in body and "seed:forest" in body
         await pilot.press("2")
@@ -408,8 +407,7 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     assert "null experiment first" in said and "only every seed at once" in said
     async with app(store).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
-        await pilot.press("6")
-        await pilot.pause()
+        await settled(pilot, "6")
         shown = screen_text(pilot)
         assert " ".join(said.split()) in " ".join(re.findall(r"\S+", shown)), shown
 
@@ -450,25 +448,20 @@ async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_
     ids it says so in one line."""
     protein_runs(tmp_path, monkeypatch, cluster=False)
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("5")
-        await pilot.pause()
+        await settled(pilot, "5")
         assert {"s", "h"} <= footer_keys(pilot)  # kit's own verdicts: both apply
         await choose(pilot, str(TWO))
-        await pilot.press("5")
-        await pilot.pause()
+        await settled(pilot, "5")
         assert not {"s", "h"} & footer_keys(pilot)
         await choose(pilot, str(PROTEINS))
-        await pilot.press("5")
-        await pilot.pause()
+        await settled(pilot, "5")
         assert "h" in footer_keys(pilot) and "s" not in footer_keys(pilot)
         head = pilot.app.query_one("#verdicts-lab")
         assert "Under homology: h" in " ".join(text(head).split())
-        await pilot.press("h")
-        await pilot.pause()
+        await settled(pilot, "h")
         said = text(head).strip()
         assert "\n" not in said and "h: back" in said and "Traceback" not in said, said
-        await pilot.press("h")
-        await pilot.pause()
+        await settled(pilot, "h")
         assert "Under homology: h" in " ".join(text(head).split())
 
 
@@ -481,14 +474,12 @@ async def test_h_on_verdicts_reads_a_protein_pipeline_under_homology(tmp_path, m
     protein_runs(tmp_path, monkeypatch)
     async with app().run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(PROTEINS))
-        await pilot.press("5", "h")
-        await pilot.pause()
+        await settled(pilot, "5", "h")
         said = text(pilot.app.query_one("#verdicts-lab"))
         assert "proteins.py" in said and "under homology" in said, said
         assert "MMseqs2" in said and "cluster bootstrap" in said and "h: back" in said, said
         assert max(len(line) for line in said.splitlines()) <= 76, said
-        await pilot.press("h")
-        await pilot.pause()
+        await settled(pilot, "h")
         assert "Under homology: h" in " ".join(text(pilot.app.query_one("#verdicts-lab")).split())
 
 
