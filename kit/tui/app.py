@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
 from ..core.logs import bug_line, log_traceback
-from ..core.subject import Subject, of_dataset, of_pipeline
+from ..core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
 from .advice import AdvicePane
@@ -108,6 +108,11 @@ class KitApp(App):
         except KitError:
             return None
         return of_dataset(s.sha256, s.summary, s.why)
+
+    def kind(self) -> str:
+        """The kind of what is chosen (a pipeline on Setup, else kit's own on a dataset), known
+        before the subject is resolved: the Plan and Run tabs plan and run by it."""
+        return DATASET if self._pipeline is None else PIPELINE
 
     def pipeline_info(self) -> dict | None:
         """The chosen pipeline's info as kit.app.lab takes it (None: kit's own pipeline)."""

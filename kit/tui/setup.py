@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
+from ..core.subject import DATASET, PIPELINE
 from ..views.tables import libraries
 from .errors import guarded
 from .grid import fill
@@ -74,27 +75,30 @@ class SetupPane(Pane):
     def _show_dataset(self) -> None:
         """What runs on: the dataset of kit's own pipeline or, once one is chosen, the
         pipeline file, which reads its own data (the dataset line read as if it ran)."""
+        self.query_one("#dataset-info", Static).update(self._LINES[self.app.kind()](self))
+
+    def _pipeline_line(self) -> str:
+        app, info = self.app, self.app.pipeline_info()
+        return (f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
+                f"on it; it reads its own data\n[dim]Dataset "
+                f"{markup(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
+
+    def _dataset_line(self) -> str:
         from ..data import load_dataset
 
         app = self.app
-        info = app.pipeline_info()  # the choice itself: a dataset is loaded here, not resolved
-        if info is not None:
-            self.query_one("#dataset-info", Static).update(
-                f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
-                f"on it; it reads its own data\n[dim]Dataset "
-                f"{markup(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
-            return
         try:
             s = load_dataset(app.dataset_name, app.n).summary()
             tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
             rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
                    else s["source"])
-            text = (f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
+            return (f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
                     f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
                     f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
         except KitError as e:
-            text = f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
-        self.query_one("#dataset-info", Static).update(text)
+            return f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
+
+    _LINES = {DATASET: _dataset_line, PIPELINE: _pipeline_line}
 
     def on_resize(self) -> None:
         if self._rows:
