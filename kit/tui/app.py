@@ -120,8 +120,9 @@ class KitApp(App):
 
     def show_dataset(self, name: str, n: int | None) -> None:
         """The dataset every tab shows from now on (on the app's thread: a worker calls it with
-        ``call_from_thread``)."""
+        ``call_from_thread``): resolved again even if named as before (a fetch makes it)."""
         self.dataset_name, self.n = name, n
+        self._subject = (None, None)
 
     def show_pipeline(self, text: str) -> Subject | None:
         """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and

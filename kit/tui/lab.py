@@ -30,9 +30,7 @@ def lab_text(store, subject, which: str, width: int | None = None) -> Text:
 def has_proteins(subject) -> bool:
     """The subject declares protein ids (a pipeline's "proteins" output): its runs can be read
     under homology."""
-    from ..analysis.lab_homology import protein_outputs
-
-    return subject is not None and protein_outputs({"kinds": subject.kinds})[0] is not None
+    return subject is not None and _declares_proteins({"kinds": subject.kinds})
 
 
 def lab_homology_text(store, subject, width: int | None = None) -> Text:
@@ -63,7 +61,7 @@ def _text(store, info: dict, which: str) -> Text:
     elif which == "verdicts":
         v = lab_verdicts(store, info)
         text = lab_verdicts_text(v)
-        if v["factors"] and has_proteins_info(info):  # as `kit verdicts --pipeline` points to it
+        if v["factors"] and _declares_proteins(info):  # as `kit verdicts --pipeline` points to it
             text += ("\nUnder homology: h (cluster-bootstrap verdicts, leakage; as kit homology "
                      "--pipeline)")
     else:
@@ -74,7 +72,7 @@ def _text(store, info: dict, which: str) -> Text:
                        "kit's own dataset)")
 
 
-def has_proteins_info(info: dict) -> bool:
+def _declares_proteins(info: dict) -> bool:
     from ..analysis.lab_homology import protein_outputs
 
     return protein_outputs(info)[0] is not None
