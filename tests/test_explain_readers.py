@@ -141,6 +141,7 @@ async def test_the_budget_tabs_x_explains_the_highlighted_row_from_the_store(kit
     async with KitApp("synthetic", 120, platform=linux, store=Store()).run_test(
             size=(80, 24)) as pilot:
         await pilot.press("4")
+        await pilot.app.workers.wait_for_complete()  # the budget is read in a worker
         await pilot.pause()
         keys = [k.value for k in pilot.app.query_one("#budget-table", DataTable).rows]
         said = lambda: " ".join(str(pilot.app.query_one("#explain-text").render()).split())  # noqa: E731
@@ -150,6 +151,7 @@ async def test_the_budget_tabs_x_explains_the_highlighted_row_from_the_store(kit
                            ("precision", "not explained yet: `kit explain precision` (it runs "
                                          "2 cross-fed runs)")):
             await pilot.press(*["down"] * keys.index(row), "x")
+            await pilot.app.workers.wait_for_complete()  # explained in a worker
             await pilot.pause()
             assert pilot.app.query_one("#explain-scroll").display
             assert words in said(), said()

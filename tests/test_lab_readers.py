@@ -225,11 +225,13 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         field = pilot.app.query_one("#pipeline-file", Input)
         field.focus()
         await pilot.press(*"nowhere.py", "enter")
-        assert pilot.app.pipeline is None  # a wrong file: said, and nothing chosen
+        assert pilot.app.pipeline_info() is None  # a wrong file: said, and nothing chosen
         field.value = info["sha256"][:10]
         await pilot.press("enter")
-        assert pilot.app.pipeline["sha256"] == info["sha256"]
+        assert pilot.app.pipeline_info()["sha256"] == info["sha256"]
         await pilot.press("escape", "4")
+        await pilot.app.workers.wait_for_complete()  # the tabs read in workers
+        await pilot.pause()
         # the pipeline's budget in the scrolling pane: longer than a screen, its last line
         # (the loose generator's) is reached by scrolling, not cut off in the fixed header
         assert "your pipeline's budget" in str(pilot.app.query_one("#budget-head").render())
@@ -237,8 +239,12 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         body = str(pilot.app.query_one("#explain-text").render())
         assert "pipeline lab.py" in body and "LOOSE GENERATOR: jitter" in " ".join(body.split())
         await pilot.press("5")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
         assert "models p_lr" in str(pilot.app.query_one("#verdicts-lab").render())
         await pilot.press("6")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
         said = " ".join(str(pilot.app.query_one("#advice-lab").render()).split())
         assert "seed the loose generator" in said
         # the report exported from here is the pipeline's, in a folder named for it
@@ -248,6 +254,8 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         folder = pilot.app.query_one("#report-dir", Input).value
         assert f"pipeline-lab-{info['sha256'][:12]}" in folder
         pane.action_export()
+        await pilot.app.workers.wait_for_complete()  # written in a worker, under a progress bar
+        await pilot.pause()
         assert "pipeline lab.py" in (Path(folder) / "report.md").read_text()
 
 

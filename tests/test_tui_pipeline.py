@@ -9,7 +9,7 @@ from textual.widgets import Input, SelectionList
 from kit.runs.store import Store
 from kit.tui.app import KitApp
 from test_homology import needs_mmseqs
-from test_tui import LINUX, N, text
+from test_tui import LINUX, N, settled, text
 
 PIPELINES = Path(__file__).with_name("pipelines")
 TWO = PIPELINES / "two_models.py"
@@ -96,7 +96,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
 
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
-        sha = pilot.app.pipeline["sha256"]
+        sha = pilot.app.pipeline_info()["sha256"]
         await pilot.press("2")
         values = factor_values(pilot)
         # the registry's order for a pipeline file (kit.core.factors.for_kind), stacks last
@@ -123,8 +123,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         runs = lab_runs(store, sha)
         assert len(runs) == 3 and {r.spec.stack for r in runs} == {"host"}
         assert sorted(p.factor for p in store.pairs(sha)) == ["repeat", "seed:forest"]
-        await pilot.press("4")
-        await pilot.pause()
+        await settled(pilot, "4")
         body = " ".join(str(pilot.app.query_one("#explain-text").render()).split())
         assert "pipeline two_models.py" in body and "seed:forest" in body
         await pilot.press("2")
@@ -155,7 +154,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
         await pilot.press("2")
         pilot.app.query_one("#seeds", Input).value = "0,1,2"
         await pilot.pause()
-        est = lab_estimate(pilot.app.pipeline, ["the run of seed 2"], Store())
+        est = lab_estimate(pilot.app.pipeline_info(), ["the run of seed 2"], Store())
         assert est["runs"] == 2 and est["warm"]  # the worker's first run imported the file
         said = " ".join(text(summary).split())
         assert (f"1 to run, about {est['seconds'] / 60:.1f} min ({est['median']:.1f} s a run, "
@@ -178,7 +177,7 @@ async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_pa
         f.unlink()
     async with app().run_test(size=(80, 24)) as pilot:
         await choose(pilot, info["sha256"][:12])
-        assert pilot.app.pipeline["sha256"] == info["sha256"]
+        assert pilot.app.pipeline_info()["sha256"] == info["sha256"]
         await pilot.press("2")
         said = text(pilot.app.query_one("#plan-summary"))
         assert "needs its file" in said and "\n" not in said.strip()
@@ -200,11 +199,11 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
                     "    raise ValueError('no data here')\n")
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(bad))
-        assert pilot.app.pipeline is None  # said in a notification; nothing chosen
+        assert pilot.app.pipeline_info() is None  # said in a notification; nothing chosen
         notes = [n.message for n in pilot.app._notifications]
         assert any("does not parse" in m and "\n" not in m for m in notes), notes
         await choose(pilot, str(boom))
-        assert pilot.app.pipeline["name"] == "boom.py"
+        assert pilot.app.pipeline_info()["name"] == "boom.py"
         status = await run_status(pilot)
         assert "ValueError: no data here" in status and "Traceback" not in status
         await pilot.press("4")  # still usable: the tabs read
@@ -265,7 +264,7 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
     gone.write_text(TWO.read_text())
     async with app(threads="1", seeds="0").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(gone))
-        assert pilot.app.pipeline["name"] == "gone.py"
+        assert pilot.app.pipeline_info()["name"] == "gone.py"
         gone.unlink()
         status = await run_status(pilot)
         assert "gone.py" in status and "Traceback" not in status, status
@@ -302,7 +301,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert "finished" in text(pilot.app.query_one("#run-status"))
-        assert pilot.app.pipeline["name"] == "fast.py"
+        assert pilot.app.pipeline_info()["name"] == "fast.py"
         notes = [n.message for n in pilot.app._notifications]
         assert any("finished runs are of pipeline slow.py" in m for m in notes), notes
         await pilot.press("2")
@@ -310,7 +309,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         await pilot.press("r")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        sha = pilot.app.pipeline["sha256"]
+        sha = pilot.app.pipeline_info()["sha256"]
         assert lab_runs(Store(), sha)  # the file the tabs show was run
 
 
@@ -359,7 +358,7 @@ async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monke
                    "    return {'x': np.zeros(2) + seeds['a']}\n")
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(odd))
-        info = pilot.app.pipeline
+        info = pilot.app.pipeline_info()
         assert info["name"] == "[bold]x.py"
         notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
         assert any("tabs read pipeline [bold]x.py (" in m for m in notes), notes
@@ -409,8 +408,7 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     assert "null experiment first" in said and "only every seed at once" in said
     async with app(store).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
-        await pilot.press("6")
-        await pilot.pause()
+        await settled(pilot, "6")
         shown = screen_text(pilot)
         assert " ".join(said.split()) in " ".join(re.findall(r"\S+", shown)), shown
 
@@ -451,25 +449,20 @@ async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_
     ids it says so in one line."""
     protein_runs(tmp_path, monkeypatch, cluster=False)
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("5")
-        await pilot.pause()
+        await settled(pilot, "5")
         assert {"s", "h"} <= footer_keys(pilot)  # kit's own verdicts: both apply
         await choose(pilot, str(TWO))
-        await pilot.press("5")
-        await pilot.pause()
+        await settled(pilot, "5")
         assert not {"s", "h"} & footer_keys(pilot)
         await choose(pilot, str(PROTEINS))
-        await pilot.press("5")
-        await pilot.pause()
+        await settled(pilot, "5")
         assert "h" in footer_keys(pilot) and "s" not in footer_keys(pilot)
         head = pilot.app.query_one("#verdicts-lab")
         assert "Under homology: h" in " ".join(text(head).split())
-        await pilot.press("h")
-        await pilot.pause()
+        await settled(pilot, "h")
         said = text(head).strip()
         assert "\n" not in said and "h: back" in said and "Traceback" not in said, said
-        await pilot.press("h")
-        await pilot.pause()
+        await settled(pilot, "h")
         assert "Under homology: h" in " ".join(text(head).split())
 
 
@@ -482,14 +475,12 @@ async def test_h_on_verdicts_reads_a_protein_pipeline_under_homology(tmp_path, m
     protein_runs(tmp_path, monkeypatch)
     async with app().run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(PROTEINS))
-        await pilot.press("5", "h")
-        await pilot.pause()
+        await settled(pilot, "5", "h")
         said = text(pilot.app.query_one("#verdicts-lab"))
         assert "proteins.py" in said and "under homology" in said, said
         assert "MMseqs2" in said and "cluster bootstrap" in said and "h: back" in said, said
         assert max(len(line) for line in said.splitlines()) <= 76, said
-        await pilot.press("h")
-        await pilot.pause()
+        await settled(pilot, "h")
         assert "Under homology: h" in " ".join(text(pilot.app.query_one("#verdicts-lab")).split())
 
 
@@ -501,7 +492,7 @@ async def test_setup_says_a_chosen_pipeline_reads_its_own_data():
         info = pilot.app.query_one("#dataset-info")
         assert "SYNTHETIC" in text(info)
         await choose(pilot, str(TWO))
-        sha = pilot.app.pipeline["sha256"][:12]
+        sha = pilot.app.pipeline_info()["sha256"][:12]
         said = " ".join(text(info).split())
         assert f"Pipeline two_models.py ({sha})" in said and "it reads its own data" in said, said
         assert "kit's own pipeline's, not the file's" in said and "SYNTHETIC" not in said, said

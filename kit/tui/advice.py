@@ -10,9 +10,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Input, Markdown, Static
+from textual.widgets import Button, Input, Markdown, ProgressBar, Static
 
 from ..core.numbers import fmt
+from ..core.subject import DATASET, PIPELINE
+from .errors import guarded
+from .lab import lab_text
 from .pane import Pane
 
 
@@ -49,6 +52,27 @@ def break_at_slashes(path: str, width: int) -> str:
     return "\n".join(lines + [line])
 
 
+def _report_name(subject) -> str:
+    """The folder under kit's reports/ a subject's report goes to by default."""
+    return _REPORT_NAMES[subject.kind](subject)
+
+
+_REPORT_NAMES = {  # a pipeline's report beside its name and hash, never a dataset's
+    DATASET: lambda sub: sub.name,
+    PIPELINE: lambda sub: f"pipeline-{Path(sub.name).stem}-{sub.short}"}
+
+
+def _write_report(store, subject, where: str) -> dict:
+    """report.md and report.html of ``subject`` into ``where``, as `kit report` writes them."""
+    from ..views.lab_readers import write_lab_report
+    from ..views.report import write
+    from .lab import info_of
+
+    writers = {DATASET: lambda: write(store, subject.sha256, where),
+               PIPELINE: lambda: write_lab_report(store, info_of(subject), where)}
+    return writers[subject.kind]()
+
+
 class AdvicePane(Pane):
     MAIN = "#advice-scroll"
     BINDINGS = [Binding("e", "export", "Export report")]
@@ -67,63 +91,75 @@ class AdvicePane(Pane):
             # a full path: where `e` writes is seen before it writes
             yield Input(placeholder="folder for report.md and report.html", id="report-dir")
             yield Button("Export report (e)", id="export")
+        # while the report is written (its plots take seconds): the tab stays usable
+        yield ProgressBar(id="report-progress", show_eta=False)
         yield Static(id="report-said")
 
-    def _default_folder(self, ds: str | None) -> str:
-        """kit's own folder for this dataset's report, never the current folder (a clone)."""
+    def on_mount(self) -> None:
+        self.query_one("#report-progress").display = False
+
+    def _default_folder(self, subject) -> str:
+        """kit's own folder for this subject's report, never the current folder (a clone)."""
         from ..core.paths import kit_home
 
-        lab = getattr(self.app, "pipeline", None)
-        if lab is not None:  # a pipeline's report beside its name and hash, never a dataset's
-            return str(kit_home(writing=False) / "reports" /
-                       f"pipeline-{Path(lab['name']).stem}-{lab['sha256'][:12]}")
-        name = (self.app.store.datasets().get(ds) or {}).get("name") if ds else None
-        return str(kit_home(writing=False) / "reports" / (name or self.app.dataset_name))
+        name = _report_name(subject) if subject is not None else self.app.dataset_name
+        return str(kit_home(writing=False) / "reports" / name)
 
     def show(self) -> None:
+        width = self.text_width()
+        self.load_subject({
+            None: (lambda _: (None, "No runs yet: run a plan first (2, then r)."), self._draw),
+            DATASET: (self._read_advice, self._draw),
+            PIPELINE: (lambda sub: (sub, lab_text(self.app.store, sub, "advice", width)),
+                       self._draw)})
+
+    def _read_advice(self, subject) -> tuple:
         from ..analysis.advice import advise
 
-        ds = self.app.dataset_hash()
+        return subject, advice_markdown(advise(self.app.store, subject.sha256,
+                                               plat=self.app.platform))
+
+    def _draw(self, read: tuple) -> None:
+        """The advice: Markdown for kit's own, or a pipeline's text (as `kit advise --pipeline`,
+        wrapped to the pane: in a Markdown code block, wrapped at the terminal's width, its
+        lines' ends were cut off)."""
+        subject, advice = read
         field = self.query_one("#report-dir", Input)
         if field.value in ("", self._default_dir):  # what the user typed there stays
-            self._default_dir = field.value = self._default_folder(ds)
-        md = self.query_one("#advice-md", Markdown)
-        from .lab import lab_text
-
-        lab = lab_text(self.app, "advice", self.text_width())
-        # a lab pipeline: what to fix first, as `kit advise --pipeline`, wrapped to the pane (in
-        # a Markdown code block, wrapped at the terminal's width, its lines' ends were cut off)
-        self._lab_shown = lab is not None
-        md.display = not self._lab_shown
-        self.query_one("#advice-lab", Static).display = self._lab_shown
-        if lab is not None:
-            self.query_one("#advice-lab", Static).update(lab)
-            return
-        if not ds:
-            md.update("No runs yet: run a plan first (2, then r).")
-            return
-        md.update(advice_markdown(advise(self.app.store, ds, plat=self.app.platform)))
+            self._default_dir = field.value = self._default_folder(subject)
+        md, lab = self.query_one("#advice-md", Markdown), self.query_one("#advice-lab", Static)
+        self._lab_shown = isinstance(advice, Text)
+        md.display, lab.display = not self._lab_shown, self._lab_shown
+        (lab if self._lab_shown else md).update(advice)
 
     @on(Button.Pressed, "#export")
+    @guarded
     def action_export(self) -> None:
-        from ..views.report import write
-
-        ds, lab = self.app.dataset_hash(), getattr(self.app, "pipeline", None)
-        if not ds and lab is None:
+        subject = self.app.subject()
+        if subject is None:
             self.app.notify("nothing to report yet", severity="warning")
             return
-        folder = self.query_one("#report-dir", Input).value.strip() or self._default_folder(ds)
-        if Path(folder) == Path(self._default_folder(ds)):
+        folder = (self.query_one("#report-dir", Input).value.strip()
+                  or self._default_folder(subject))
+        own = Path(folder) == Path(self._default_folder(subject))
+        where = str(Path(folder).expanduser().resolve())
+        bar = self.query_one("#report-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None)
+        self.load(lambda: self._write(subject, where, own), self._wrote, "report")
+
+    def _write(self, subject, where: str, own: bool) -> dict:
+        if own:
             from ..core.paths import subdir
 
             subdir("reports")  # kit's own folder: made here, whatever a writer asks of its parent
-        where = str(Path(folder).expanduser().resolve())
-        if lab is not None:  # the pipeline chosen on Setup: its report, as `kit report --pipeline`
-            from ..views.lab_readers import write_lab_report
+        return _write_report(self.app.store, subject, where)
 
-            out = write_lab_report(self.app.store, lab, where)
-        else:
-            out = write(self.app.store, ds, where)
+    def settled(self, slot: str) -> None:
+        if slot == "report":  # written, failed or dropped: the bar goes either way
+            self.query_one("#report-progress").display = False
+
+    def _wrote(self, out: dict) -> None:
         said = self.query_one("#report-said", Static)
         # the whole path on lines of its own, broken only after a `/` (a toast split it
         # mid-word: `repor` / `t.html`)

@@ -7,17 +7,19 @@ from pathlib import Path
 from ..views.quoting import markup
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
-from ..core.logs import log_traceback
+from ..core.logs import bug_line, log_traceback
+from ..core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
 from .advice import AdvicePane
 from .budget import BudgetPane
 from .compare import ComparePane
 from .dialogs import ConfirmScreen, HelpScreen
+from .errors import guarded
 from .plan import PlanPane
 from .run import RunPane
 from .setup import SetupPane
@@ -60,8 +62,10 @@ class KitApp(App):
         self.n = n
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
         self.platform = platform or detect()
-        self.pipeline = None  # a lab pipeline chosen on the Setup tab (kit.app.selection)
+        self._pipeline = None  # a lab pipeline's info, chosen on the Setup tab (kit.app.selection)
         self.pipeline_path = None  # its file, when a file (not a hash) was chosen: Run runs it
+        self._subject = (None, None)  # (choice, Subject): resolved once per choice
+        self.bug_line = None  # the one line about a bug, printed by run_app once the screen is gone
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -72,51 +76,80 @@ class KitApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
-        from textual.widgets._tabbed_content import ContentTabs
+        # the digits switch tabs: the tab bar (TabbedContent's Tabs) out of the focus chain, so
+        # that the first Tab from a tab's main widget reaches the tab's own first field
+        # (Setup's pipeline file), not the bar above it
+        self.query_one(Tabs).can_focus = False
 
-        # the digits switch tabs: the tab bar out of the focus chain, so that the first Tab
-        # from a tab's main widget reaches the tab's own first field (Setup's pipeline file),
-        # not the bar above it
-        self.query_one(ContentTabs).can_focus = False
+    def choice(self) -> tuple:
+        """What the tabs are told to show, as chosen (cheap: a pane's load compares it to drop
+        what it read for an earlier choice)."""
+        sha = self._pipeline["sha256"] if self._pipeline else None
+        return self.dataset_name, self.n, sha, self.pipeline_path
 
-    def dataset_hash(self) -> str | None:
-        """The dataset the panes show: the Plan's, resolved as every read command resolves it."""
+    def subject(self) -> Subject | None:
+        """What every tab shows: the pipeline chosen on Setup, else the Plan's dataset resolved as
+        every read command resolves it; None when that dataset cannot be read (the panes say
+        there is nothing yet). Resolved once per choice (safe to call from a worker)."""
+        choice = self.choice()
+        known, subject = self._subject
+        if known != choice:
+            subject = self._resolve()
+            self._subject = (choice, subject)
+        return subject
+
+    def _resolve(self) -> Subject | None:
         from ..app.selection import select_dataset
 
+        if self._pipeline is not None:
+            return of_pipeline(self._pipeline, "chosen on the Setup tab")
         try:
-            return select_dataset(self.store, self.dataset_name, self.n).sha256
+            s = select_dataset(self.store, self.dataset_name, self.n)
         except KitError:
             return None
+        return of_dataset(s.sha256, s.summary, s.why)
+
+    def kind(self) -> str:
+        """The kind of what is chosen (a pipeline on Setup, else kit's own on a dataset), known
+        before the subject is resolved: the Plan and Run tabs plan and run by it."""
+        return DATASET if self._pipeline is None else PIPELINE
+
+    def pipeline_info(self) -> dict | None:
+        """The chosen pipeline's info as kit.app.lab takes it (None: kit's own pipeline)."""
+        return self._pipeline
 
     def show_dataset(self, name: str, n: int | None) -> None:
         """The dataset every tab shows from now on (on the app's thread: a worker calls it with
-        ``call_from_thread``)."""
+        ``call_from_thread``): resolved again even if named as before (a fetch makes it)."""
         self.dataset_name, self.n = name, n
+        self._subject = (None, None)
 
-    def show_pipeline(self, text: str) -> dict | None:
+    def show_pipeline(self, text: str) -> Subject | None:
         """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and
-        run, from now on; "" for kit's own dataset again. KitError: one line, and the choice
-        stays as it was."""
+        run, from now on; "" for kit's own dataset again (None returned). KitError: one line,
+        and the choice stays as it was."""
         from ..app.selection import select_pipeline
 
-        self.pipeline = select_pipeline(self.store, text) if text else None
+        self._pipeline = select_pipeline(self.store, text) if text else None
         path = Path(text).expanduser() if text else None
         self.pipeline_path = path if path is not None and path.is_file() else None
-        return self.pipeline
+        return self.subject() if text else None
 
     def ran_pipeline(self, chosen, info: dict) -> None:
         """The pipeline a Run made runs of (its file as kept then: maybe edited since chosen)
         is the one the tabs show, if the Setup tab still chooses what the run started with
         (``chosen``, a LabChoice); another choice made meanwhile stays, and is said to."""
-        now = (self.pipeline["sha256"], self.pipeline_path) if self.pipeline else None
+        now = (self._pipeline["sha256"], self.pipeline_path) if self._pipeline else None
         if now == (chosen.info["sha256"], chosen.path):
-            self.pipeline = info
+            self._pipeline = info
+            self._subject = (None, None)  # its declaration as kept: read again
             return
         # a name is text (a bundle's may read as markup: `[@click=app.quit]x.py`)
         self.notify(f"the finished runs are of pipeline {markup(info['name'])} "
                     f"({info['sha256'][:12]}), "
                     f"not of the one Setup chose since: the tabs show that one", timeout=8)
 
+    @guarded
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
         # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it
         self.show_dataset(m.dataset, m.n)
@@ -140,6 +173,7 @@ class KitApp(App):
         return True
 
     # -- actions ----------------------------------------------------------------------------
+    @guarded
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         self.pane(tab).focus_main()  # now, so that the next key already reaches the new tab,
@@ -154,6 +188,7 @@ class KitApp(App):
         if focused is None or pane not in focused.ancestors_with_self:
             pane.focus_main()
 
+    @guarded
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         # each tab opens with its main widget focused: Down and Enter work at once
         pane = self.pane(event.pane.id)
@@ -164,6 +199,7 @@ class KitApp(App):
         if isinstance(self.focused, Input):
             self.pane(self.query_one(TabbedContent).active).leave_field()
 
+    @guarded
     def action_run_plan(self) -> None:
         self.pane("plan").run_plan()
 
@@ -173,6 +209,7 @@ class KitApp(App):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    @guarded
     def action_quit_app(self) -> None:
         if self.pane("run").running:
             self.push_screen(ConfirmScreen("A plan is running. Quit now? Finished runs are kept; "
@@ -181,29 +218,35 @@ class KitApp(App):
         else:
             self.exit()
 
-    def _handle_exception(self, error: Exception) -> None:
-        """A KitError is the user's to fix: shown, and the app goes on. Anything else is a bug:
-        the app ends as Textual ends it (exit status 1), with one line naming the file that
-        holds the traceback instead of the traceback itself."""
-        if isinstance(error, KitError):
-            self.notify(markup(error), severity="error", timeout=10)
-            return
-        self._bug = (f"kit tui: internal error: {type(error).__name__}: {error} (a bug in kit; the "
-                     f"traceback is in {log_traceback(error)})")
-        super()._handle_exception(error)
-
-    def _fatal_error(self) -> None:
-        # no traceback on the screen: run_app prints the one line once the terminal is back
+    def bug(self, error: Exception) -> None:
+        """A bug (an exception kit did not expect) in a handler or a worker: its traceback in a
+        log file, and the app ends with exit status 1; run_app prints the one line naming the
+        file once the terminal is back (the first bug's, if more follow)."""
+        if self.bug_line is None:
+            self.bug_line = f"kit tui: {bug_line(error)}"
         self.bell()
-        self._close_messages_no_wait()
+        self.exit(return_code=1)
 
 
 def run_app(app: KitApp, headless: bool = False) -> int:
     """Run an app; its exit status, with the one line about a bug (if any) on stderr."""
+    import io
     import sys
 
+    from rich.console import Console
+
+    # what Textual prints for an exception that reached it (one no handler of kit's caught:
+    # a widget's own) goes to a file, as every bug's traceback does: one line on the screen
+    caught = io.StringIO()
+    app.error_console = Console(file=caught, markup=False, highlight=False, width=100)
     app.run(headless=headless)
-    if getattr(app, "_bug", None):
-        print(app._bug, file=sys.stderr)
+    if app.bug_line is None and caught.getvalue().strip():
+        app.bug_line = (f"kit tui: internal error (a bug in kit; the traceback is in "
+                        f"{log_traceback(_Printed(caught.getvalue()))})")
+    if app.bug_line:
+        print(app.bug_line, file=sys.stderr)
     return app.return_code or 0
 
+
+class _Printed(Exception):
+    """The traceback Textual printed, to log where log_traceback logs every bug's."""

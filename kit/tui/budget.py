@@ -14,12 +14,18 @@ from textual_plotext import PlotextPlot
 from ..core import factors
 from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
+from ..core.subject import DATASET, PIPELINE
 from ..views.pairs import pair_cells
 from ..views.quoting import markup
 from ..views.tables import factor_label, flips_cell, identical_cell, one_class_note, verdicts_cell
 from .bars import Bars
+from .errors import guarded
 from .grid import fill
+from .lab import lab_text
 from .pane import Pane
+
+# no dataset the tabs can read yet: an empty table, and why
+NO_BUDGET = {"rows": [], "dataset": {}, "yardstick": None, "note": "no dataset yet", "curves": {}}
 
 
 def flips_bars(b: dict) -> tuple:
@@ -70,7 +76,7 @@ class BudgetPane(Pane):
 
     def action_units(self) -> None:
         self.seed_units = not self.seed_units
-        self.show()
+        self.redraw()
 
     def action_view(self, view: str) -> None:
         """Show ``view`` instead of the table (the same key again: back to the table)."""
@@ -82,6 +88,7 @@ class BudgetPane(Pane):
         # focused once shown: the keys (arrows to scroll, p/a/u) keep reaching this pane
         self.call_after_refresh(self.query_one(f"#{target}").focus)
 
+    @guarded
     def action_explain(self) -> None:
         """The highlighted row's explanation from the stored cross-fed runs (x again: back to
         the table); nothing is run from here: a row not explained yet says what would run."""
@@ -90,16 +97,21 @@ class BudgetPane(Pane):
         t = self.query_one("#budget-table", DataTable)
         if not t.row_count:
             return None
-        self.query_one("#explain-text", Static).update(self._explained(
-            t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value))
-        return self.action_view("explain-scroll")
+        name = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        return self.load(lambda: self._explained(name, self._rows), self._draw_explained,
+                         "explain")
 
-    def _explained(self, name: str) -> str:
+    def _draw_explained(self, text: str) -> None:
+        self.query_one("#explain-text", Static).update(text)
+        if not self.query_one("#explain-scroll").display:
+            self.action_view("explain-scroll")
+
+    def _explained(self, name: str, rows: list) -> str:
         from ..analysis.explain_stored import stored_explanation
         from ..views.explain import stored_lines
 
         app, (factor, _, level) = self.app, name.partition("=")
-        ds, rows = app.dataset_hash(), self._rows
+        ds = app.subject().sha256
         x = stored_explanation(app.store, ds, factor, rows, level=level)
         if not x["pairs"] and x["runs"]:  # nothing of it stored: what `kit explain` would run
             n = stored_explanation(app.store, ds, factor, rows)["runs"]  # every level's
@@ -111,32 +123,47 @@ class BudgetPane(Pane):
                 "x: back)\n\n" + "\n\n".join(markup(ln) for ln in lines))
 
     def show(self) -> None:
-        from ..analysis.budget import budget
-        from .lab import lab_text
+        width = self.text_width()
+        self.load_subject({None: (lambda _: NO_BUDGET, self._draw_budget),
+                           DATASET: (self._read_budget, self._draw_budget),
+                           PIPELINE: (lambda sub: lab_text(self.app.store, sub, "budget", width),
+                                      self._draw_lab)})
 
-        app = self.app
-        lab = lab_text(app, "budget", self.text_width())
-        if lab is not None:  # a lab pipeline: its own budget, as `kit budget --pipeline`,
-            # in the scrolling pane (longer than a screen: its loose-generator line comes last)
-            self.query_one("#budget-head", Static).update(
-                "[b]your pipeline's budget[/] (arrows / PgDn scroll)")
-            self.query_one("#budget-table", DataTable).clear(columns=True)
-            self.query_one("#explain-text", Static).update(lab)
-            for v in self._VIEWS:
-                self.query_one(f"#{v}").display = v == "explain-scroll"
-            self.call_after_refresh(self.query_one("#explain-scroll").focus)
-            self._lab_shown = True
-            return
+    def _draw_lab(self, text) -> None:
+        """A lab pipeline: its own budget, as `kit budget --pipeline`, in the scrolling pane
+        (longer than a screen: its loose-generator line comes last)."""
+        self.query_one("#budget-head", Static).update(
+            "[b]your pipeline's budget[/] (arrows / PgDn scroll)")
+        self.query_one("#budget-table", DataTable).clear(columns=True)
+        self.query_one("#explain-text", Static).update(text)
+        for v in self._VIEWS:
+            self.query_one(f"#{v}").display = v == "explain-scroll"
+        self.call_after_refresh(self.query_one("#explain-scroll").focus)
+        self._lab_shown = True
+
+    def _read_budget(self, subject) -> dict:
+        from ..analysis.amplify import curves
+        from ..analysis.budget import budget
+
+        b = budget(self.app.store, subject.sha256)
+        return {**b, "curves": curves(b["rows"])}
+
+    def _draw_budget(self, b: dict) -> None:
         if getattr(self, "_lab_shown", False):  # the pipeline emptied: kit's own table again
             self._lab_shown = False
             self.action_view("budget-table")
-        ds = app.dataset_hash()
-        b = budget(app.store, ds) if ds else {"rows": [], "dataset": {}, "yardstick": None,
-                                              "note": "no dataset yet"}
+        self._budget = b
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Kit's own budget as last read, in the units chosen now (u: nothing to read again)."""
+        b = getattr(self, "_budget", None)
+        if b is None or getattr(self, "_lab_shown", False):
+            return
         d, units = b["dataset"], self.seed_units
         self._rows = b["rows"]  # x reads the perturbation curves from them
         # the dataset's name and the notes are text inside markup (a bundle names a dataset)
-        head = (f"[b]{markup(d.get('name') or app.dataset_name)}[/]"
+        head = (f"[b]{markup(d.get('name') or self.app.dataset_name)}[/]"
                 + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
                 + f"   flips {'in seed units' if units else 'median/max'} (u)   bars (p)   "
                   "curves (a)   pairs: enter")
@@ -164,15 +191,12 @@ class BudgetPane(Pane):
             vals, unit=1.0 if raw_units else None,
             title=("median flips in seed units, the largest model (│ = 1 seed unit)" if raw_units
                    else "median flips, the largest model (no seed runs: raw counts)"))
-        self._amplify(b)
+        self._amplify(b.get("curves") or {})
 
-    def _amplify(self, b: dict) -> None:
-        from ..analysis.amplify import curves
-
+    def _amplify(self, drawn: dict) -> None:
         plot = self.query_one("#amplify-curves", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
-        drawn = curves(b["rows"])
         for m, c in drawn.items():
             plt.plot([math.log10(p["eps"]) for p in c], [p["flips_median"] for p in c], label=m)
         plt.title("amplification: median flips against log10(eps)")
@@ -184,13 +208,19 @@ class BudgetPane(Pane):
         plot.refresh()
 
     @on(DataTable.RowSelected, "#budget-table")
+    @guarded
     def drill(self, event: DataTable.RowSelected) -> None:
-        from ..analysis.budget import pair_details
-
         name = event.row_key.value
         factor, _, level = name.partition("=")
-        rows = [p for p in pair_details(self.app.store, self.app.dataset_hash(), factor)
+        self.load(lambda: self._pairs(factor, level), self._draw_pairs, "pairs")
+
+    def _pairs(self, factor: str, level: str) -> list:
+        from ..analysis.budget import pair_details
+
+        return [p for p in pair_details(self.app.store, self.app.subject().sha256, factor)
                 if p["level"] == level]
+
+    def _draw_pairs(self, rows: list) -> None:
         t = self.query_one("#pairs", DataTable)
         head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
         fill(t, [("stages identical" if h == "identical" else h) for h in head],

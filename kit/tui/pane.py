@@ -1,16 +1,86 @@
-"""What every tab's pane does: show its data when opened, and name the widget keys go to."""
+"""What every tab's pane does: show its data when opened (read in a worker, drawn on the app's
+thread), and name the widget keys go to."""
 
 from __future__ import annotations
 
 from textual.containers import Vertical
+from textual.message import Message
+from textual.worker import get_current_worker
+
+from ..core.errors import KitError
+from .errors import guarded, say
+
+
+class _Failed:
+    """What a read raised, carried to the app's thread (a KitError is said there, a bug ends
+    the app there: Textual's widgets are the app thread's alone)."""
+
+    def __init__(self, error: Exception):
+        self.error = error
 
 
 class Pane(Vertical):
     MAIN = None   # the selector of the widget focused when the tab opens
     LEAVE = None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
 
+    class Loaded(Message):
+        """From a pane's reading worker to the pane: what ``read`` returned, for ``draw``."""
+
+        def __init__(self, ticket: int, choice: tuple, draw, result):
+            super().__init__()
+            self.ticket, self.choice, self.draw, self.result = ticket, choice, draw, result
+
     def show(self) -> None:
         """(Re)read what the pane shows; called each time its tab opens."""
+
+    def load(self, read, draw, slot: str = "show") -> None:
+        """``read()`` in a worker thread (the store, the analyses, a report's plots: never on
+        the app's thread, which draws and takes keys), then ``draw(result)`` on the app's
+        thread. One read at a time per pane and ``slot`` (what it fills: the pane, a factor's
+        pairs, ...): a newer load replaces an older one, and a result read for another subject
+        than the tabs show by the time it arrives is dropped."""
+        tickets = self.__dict__.setdefault("_tickets", {})
+        tickets[slot] = ticket = tickets.get(slot, 0) + 1
+        choice = self.app.choice()
+        self.run_worker(lambda: self._read(slot, ticket, choice, read, draw), thread=True,
+                        exclusive=True, group=f"load-{slot}", exit_on_error=False)
+
+    def load_subject(self, readers: dict, slot: str = "show") -> None:
+        """load() by what the tabs show: ``readers`` maps a subject's kind (None: nothing to
+        show yet) to (read(subject), draw(result)), the one place a pane tells them apart."""
+        def read():
+            subject = self.app.subject()
+            reader, drawer = readers[subject.kind if subject is not None else None]
+            return drawer, reader(subject)
+
+        self.load(read, lambda r: r[0](r[1]), slot)
+
+    def _read(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
+        try:
+            result = read()
+        except Exception as e:  # noqa: BLE001 - said or ended on the app's thread
+            result = _Failed(e)
+        if not get_current_worker().is_cancelled:  # a newer load of this pane replaced it
+            self.post_message(self.Loaded((slot, ticket), choice, draw, result))
+
+    @guarded
+    def on_pane_loaded(self, m: Loaded) -> None:
+        m.stop()
+        slot, ticket = m.ticket
+        if ticket != self._tickets.get(slot):
+            return  # an earlier load's, replaced by a newer one
+        self.settled(slot)
+        if m.choice != self.app.choice():
+            return  # read for what the tabs no longer show: the load for what they show draws
+        if isinstance(m.result, _Failed):
+            if isinstance(m.result.error, KitError):
+                return say(self.app, m.result.error)
+            return self.app.bug(m.result.error)
+        m.draw(m.result)
+        return None
+
+    def settled(self, slot: str) -> None:
+        """The latest load of ``slot`` has come back (drawn, failed or dropped)."""
 
     def text_width(self) -> int:
         """The columns a text of kit's fits in this pane, a scrollbar's left free (before the

@@ -7,15 +7,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import (Button, Input, Label, RadioButton, RadioSet, SelectionList, Static)
+from textual.widgets import (Button, Checkbox, Input, Label, RadioButton, RadioSet,
+                             SelectionList, Static)
 from textual.strip import Strip
-from textual.widgets._toggle_button import ToggleButton  # its glyphs; not in textual.widgets
 from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
 from ..app import audit as au
 from ..core.errors import KitError
+from ..core.subject import DATASET, PIPELINE
 from ..views.quoting import markup
+from .errors import guarded
 from .pane import Pane
 from .plan_lab import LAB_NOTE, LabChoice, lab_rows, lab_summary
 
@@ -46,7 +48,7 @@ class Ticks(SelectionList):
             return line
         segments = list(line)
         if (selection.value not in self.selected and len(segments) > 1
-                and segments[1].text == ToggleButton.BUTTON_INNER):
+                and segments[1].text == Checkbox.BUTTON_INNER):
             segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
             return Strip(segments, line.cell_length)
         return line
@@ -70,7 +72,7 @@ class PlanPane(Pane):
         from ..envs.kinds import listing
 
         app = self.app
-        self._lab = None  # (hash, file) of the pipeline the list shows; None: kit's own
+        self._lab = (None, None)  # (hash, file) of the pipeline the list shows; None: kit's own
         with Horizontal():
             with Vertical(id="factor-column"):
                 yield Ticks(*self._selections(availability(app.platform)), id="factors")
@@ -118,17 +120,17 @@ class PlanPane(Pane):
         from ..runs.planning.availability import availability
 
         app = self.app
-        lab = (app.pipeline["sha256"], app.pipeline_path) if app.pipeline else None
-        if lab == self._lab:
+        chosen = app.choice()[2:]  # the pipeline's hash and file (None, None: kit's own)
+        if chosen == self._lab:
             return
-        self._lab = lab
+        self._lab, own = chosen, app.kind() == DATASET
         factors = self.query_one("#factors", SelectionList)
         factors.clear_options()
-        factors.add_options(self._selections(lab_rows(app) if lab else availability(app.platform)))
+        factors.add_options(self._selections(availability(app.platform) if own else lab_rows(app)))
         factors.highlighted = 0
         for w in self.query(".kit-only"):
-            w.display = lab is None
-        self.query_one("#lab-note").display = lab is not None
+            w.display = own
+        self.query_one("#lab-note").display = not own
 
     def on_mount(self) -> None:
         self.query_one("#lab-note").display = False
@@ -178,31 +180,38 @@ class PlanPane(Pane):
 
     def audit(self) -> au.Audit | LabChoice:
         """The plan the fields describe (a KitError, shown in the summary, if they are wrong):
-        kit's own, or the Setup tab's pipeline's."""
-        from ..runs.planning.options import SVD_ITERS, PlanOptions, parse_iters, parse_threads
-
+        kit's own, or the Setup tab's pipeline's, by what the app has chosen."""
         self._follow_setup()
-        factors = self.query_one("#factors", SelectionList).selected
-        if self.app.pipeline is not None:
-            try:
-                opts = PlanOptions(threads=_numbers(self.query_one("#threads", Input).value,
-                                                    parse_threads),
-                                   seeds=_numbers(self.query_one("#seeds", Input).value))
-            except ValueError as e:
-                raise KitError(str(e)) from None
-            return LabChoice(self.app.pipeline, self.app.pipeline_path, tuple(factors), opts)
-        dataset, n = self._dataset()
-        try:
-            threads = _numbers(self.query_one("#threads", Input).value, parse_threads)
-            seeds = _numbers(self.query_one("#seeds", Input).value)
-            iters = _numbers(self.query_one("#iters", Input).value, parse_iters)
-        except ValueError as e:  # the CLI's messages are the ones a user needs here
+        factors = tuple(self.query_one("#factors", SelectionList).selected)
+        return self._KINDS[self.app.kind()][0](self, factors)
+
+    def _options(self, **kit_only):
+        """The fields every pipeline takes, as the CLI parses its flags, and ``kit_only``'s."""
+        from ..runs.planning.options import PlanOptions, parse_threads
+
+        try:  # the CLI's messages are the ones a user needs here
+            return PlanOptions(threads=_numbers(self.query_one("#threads", Input).value,
+                                                parse_threads),
+                               seeds=_numbers(self.query_one("#seeds", Input).value),
+                               **{k: v() for k, v in kit_only.items()})
+        except ValueError as e:
             raise KitError(str(e)) from None
-        opts = PlanOptions(threads=threads, seeds=seeds, svd_iters=iters or SVD_ITERS,
-                           device=self.selected_device(), torch_stack=self.selected_torch_stack())
+
+    def _lab_audit(self, factors: tuple) -> LabChoice:
+        return LabChoice(self.app.pipeline_info(), self.app.pipeline_path, factors,
+                         self._options())
+
+    def _kit_audit(self, factors: tuple) -> au.Audit:
+        from ..runs.planning.options import SVD_ITERS, parse_iters
+
+        dataset, n = self._dataset()
+        opts = self._options(
+            svd_iters=lambda: _numbers(self.query_one("#iters", Input).value,
+                                       parse_iters) or SVD_ITERS,
+            device=self.selected_device, torch_stack=self.selected_torch_stack)
         if (dataset, n) != (self.app.dataset_name, self.app.n):
             self.app.post_message(self.PlanChosen(dataset, n))
-        return au.prepare(factors, dataset, n, opts, plat=self.app.platform)
+        return au.prepare(list(factors), dataset, n, opts, plat=self.app.platform)
 
     @on(SelectionList.SelectedChanged)
     def _refuse_unavailable(self) -> None:
@@ -218,8 +227,7 @@ class PlanPane(Pane):
         out = self.query_one("#plan-summary", Static)
         try:
             plan = self.audit()
-            out.update(lab_summary(self.app, plan) if isinstance(plan, LabChoice)
-                       else self._summary(plan))
+            out.update(self._KINDS[self.app.kind()][1](self, plan))
         except KitError as e:
             out.update(f"[red]{markup(e)}[/]")
 
@@ -238,12 +246,17 @@ class PlanPane(Pane):
                    ", no past timings for an estimate"))
 
     @on(Button.Pressed, "#run-plan")
+    @guarded
     def run_plan(self) -> None:
         try:
             a = self.audit()
         except KitError as e:
             self.app.notify(markup(e), severity="error", timeout=8)
             return
-        chosen = ((self.app.dataset_name, self.app.n) if isinstance(a, LabChoice)
-                  else self._dataset())
-        self.app.post_message(self.PlanChosen(*chosen, a))
+        self.app.post_message(self.PlanChosen(*self._KINDS[self.app.kind()][2](self), a))
+
+    # what a plan is of, by the kind of what is chosen: (the plan, its summary, the dataset the
+    # tabs show once it runs: a pipeline reads its own data, the dataset stays as it was)
+    _KINDS = {DATASET: (_kit_audit, _summary, _dataset),
+              PIPELINE: (_lab_audit, lambda self, c: lab_summary(self.app, c),
+                         lambda self: (self.app.dataset_name, self.app.n))}

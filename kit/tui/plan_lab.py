@@ -29,7 +29,7 @@ def lab_rows(app) -> list:
     """The factor rows of the app's pipeline, as the Plan tab lists kit's own."""
     from ..app.lab import lab_factors
 
-    return lab_factors(app.pipeline, app.platform)
+    return lab_factors(app.pipeline_info(), app.platform)
 
 
 def lab_summary(app, c: LabChoice) -> str:

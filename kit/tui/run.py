@@ -52,7 +52,7 @@ class RunPane(Pane):
             self.app.notify("a plan is already running; cancel it first (c)", severity="warning")
             return
         self.query_one("#run-log", Log).clear()
-        (self._run_lab if isinstance(audit, LabChoice) else self._run)(audit)
+        {au.Audit: self._run, LabChoice: self._run_lab}[type(audit)](audit)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

@@ -11,7 +11,9 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
+from ..core.subject import DATASET, PIPELINE
 from ..views.tables import libraries
+from .errors import guarded
 from .grid import fill
 from .pane import Pane
 
@@ -73,27 +75,30 @@ class SetupPane(Pane):
     def _show_dataset(self) -> None:
         """What runs on: the dataset of kit's own pipeline or, once one is chosen, the
         pipeline file, which reads its own data (the dataset line read as if it ran)."""
+        self.query_one("#dataset-info", Static).update(self._LINES[self.app.kind()](self))
+
+    def _pipeline_line(self) -> str:
+        app, info = self.app, self.app.pipeline_info()
+        return (f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
+                f"on it; it reads its own data\n[dim]Dataset "
+                f"{markup(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
+
+    def _dataset_line(self) -> str:
         from ..data import load_dataset
 
         app = self.app
-        info = getattr(app, "pipeline", None)
-        if info is not None:
-            self.query_one("#dataset-info", Static).update(
-                f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
-                f"on it; it reads its own data\n[dim]Dataset "
-                f"{markup(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
-            return
         try:
             s = load_dataset(app.dataset_name, app.n).summary()
             tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
             rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
                    else s["source"])
-            text = (f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
+            return (f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
                     f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
                     f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
         except KitError as e:
-            text = f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
-        self.query_one("#dataset-info", Static).update(text)
+            return f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
+
+    _LINES = {DATASET: _dataset_line, PIPELINE: _pipeline_line}
 
     def on_resize(self) -> None:
         if self._rows:
@@ -122,17 +127,18 @@ class SetupPane(Pane):
             f"[b]{markup(name)}[/]: {markup(self._about.get(name, ''))}" + which)
 
     @on(Input.Submitted, "#pipeline-file")
+    @guarded
     def choose_pipeline(self, event: Input.Submitted) -> None:
         """A lab pipeline every read tab shows from now on (empty: kit's own dataset again)."""
         try:
-            info = self.app.show_pipeline(event.value.strip())
+            chosen = self.app.show_pipeline(event.value.strip())
         except KitError as e:
             self.app.notify(markup(e), severity="error", timeout=8)
             return
         self._show_dataset()
         # a name is text, not markup (a bundle's can be `[bold]x.py`)
-        self.app.notify(f"the tabs read pipeline {markup(info['name'])} ({info['sha256'][:12]})"
-                        if info else "the tabs read kit's own dataset", timeout=4)
+        self.app.notify(f"the tabs read pipeline {markup(chosen.name)} ({chosen.short})"
+                        if chosen else "the tabs read kit's own dataset", timeout=4)
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:
@@ -148,6 +154,7 @@ class SetupPane(Pane):
         if t.row_count:
             self.action_job("build", t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
 
+    @guarded
     def action_job(self, what: str, stack: str | None = None) -> None:
         bar = self.query_one("#setup-progress", ProgressBar)
         bar.display = True

@@ -8,8 +8,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from ..core.subject import DATASET, PIPELINE
 from ..views.tables import VERDICT_HEAD, verdict_cells
 from .grid import fill
+from .lab import has_proteins, lab_homology_text, lab_text
 from .pane import Pane
 
 
@@ -35,22 +37,67 @@ class VerdictsPane(Pane):
         scroll = self.query_one("#verdicts-lab-scroll")
         (scroll if scroll.display else self.query_one(self.MAIN)).focus()
 
-    def _report(self) -> dict:
-        from ..analysis.verdicts import stability_report
-
-        ds = self.app.dataset_hash()
-        return stability_report(self.app.store, ds) if ds else {}
-
     def action_homology(self) -> None:
         self.homology = not self.homology
         self.show()
 
-    def _show_homology(self, head, t) -> None:
+    def action_next_set(self) -> None:
+        self.show(step=True)
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # what the subject declares: run sets are kit's own pipeline's; homology reads protein
+        # ids (the footer offered both for any pipeline, and neither key did anything)
+        subject = self.app.subject()
+        if subject is None or action not in ("next_set", "homology"):
+            return True
+        return action in self._KEYS[subject.kind](subject)
+
+    _KEYS = {DATASET: lambda _: ("next_set", "homology"),
+             PIPELINE: lambda sub: ("homology",) if has_proteins(sub) else ()}
+
+    def show(self, step: bool = False) -> None:
+        self.refresh_bindings()  # the footer: which keys apply to what is chosen now
+        width, homology = self.text_width(), self.homology
+        self.load_subject({
+            None: (lambda _: None, self._draw_sets),
+            DATASET: ((self._read_homology, self._draw_homology) if homology else
+                      (self._read_sets, lambda rep: self._draw_sets(rep, step))),
+            PIPELINE: (lambda sub: self._read_lab(sub, width, homology), self._draw_lab)})
+
+    def _show_lab(self, on: bool) -> None:
+        """The scrolling view (a pipeline's text) or kit's own head and table."""
+        for w in ("#verdicts-head", "#verdicts-table"):
+            self.query_one(w).display = not on
+        self.query_one("#verdicts-lab-scroll").display = on
+
+    def _read_lab(self, subject, width: int, homology: bool) -> Text:
+        """A lab pipeline's verdicts, as `kit verdicts --pipeline`, or (h) its reading under
+        homology, as `kit homology --pipeline`."""
+        from ..core.errors import KitError
+
+        if homology and has_proteins(subject):
+            try:
+                return lab_homology_text(self.app.store, subject, width)
+            except KitError as e:  # one line, as the CLI's
+                return Text(f"{e} (h: back to the verdicts)")
+        return lab_text(self.app.store, subject, "verdicts", width)
+
+    def _draw_lab(self, text: Text) -> None:
+        self._show_lab(True)
+        self.query_one("#verdicts-lab", Static).update(text)
+        self.call_after_refresh(self.focus_main)
+
+    def _read_homology(self, subject):
         from ..analysis.homology import for_dataset
+
+        return for_dataset(self.app.store, subject.sha256)
+
+    def _draw_homology(self, h) -> None:
         from ..views.homology import VERDICT_HEAD as HEAD, summary_line, verdict_cells as cells
 
-        ds = self.app.dataset_hash()
-        h = for_dataset(self.app.store, ds) if ds else None
+        self._show_lab(False)
+        head, t = self.query_one("#verdicts-head", Static), self.query_one("#verdicts-table",
+                                                                           DataTable)
         t.clear(columns=True)
         if h is None or not h.runs:
             head.update("no homology clustering of this dataset's runs yet: `kit data homology "
@@ -60,63 +107,23 @@ class VerdictsPane(Pane):
                                             "sets"))
         fill(t, list(HEAD), [cells(v) for v in h.verdicts])
 
-    def action_next_set(self) -> None:
-        from ..analysis.verdicts import verdict_sets
+    def _read_sets(self, subject) -> dict:
+        from ..analysis.verdicts import stability_report
 
-        ds = self.app.dataset_hash()
-        names = list(verdict_sets(self.app.store, ds)) if ds else []
-        if names:
-            i = names.index(self.current) + 1 if self.current in names else 0
-            self.current = names[i % len(names)]
-            self.show()
+        return stability_report(self.app.store, subject.sha256)
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        # a pipeline chosen: no run sets to step through, and homology only of protein ids
-        # (the footer offered both, and neither key did anything)
-        from .lab import has_proteins
-
-        if getattr(self.app, "pipeline", None) is None:
-            return True
-        return action != "next_set" and (action != "homology" or has_proteins(self.app))
-
-    def _show_lab(self) -> bool:
-        """A lab pipeline's verdicts, as `kit verdicts --pipeline`, or (h) its reading under
-        homology, as `kit homology --pipeline`, in the scrolling view; False when none is
-        chosen (kit's own head and table shown again)."""
-        from ..core.errors import KitError
-        from .lab import has_proteins, lab_homology_text, lab_text
-
-        lab = lab_text(self.app, "verdicts", self.text_width())
-        for w in ("#verdicts-head", "#verdicts-table"):
-            self.query_one(w).display = lab is None
-        scroll = self.query_one("#verdicts-lab-scroll")
-        scroll.display = lab is not None
-        if lab is None:
-            return False
-        if self.homology and has_proteins(self.app):
-            try:
-                lab = lab_homology_text(self.app, self.text_width())
-            except KitError as e:  # one line, as the CLI's
-                lab = Text(f"{e} (h: back to the verdicts)")
-        self.query_one("#verdicts-lab", Static).update(lab)
-        self.call_after_refresh(self.focus_main)
-        return True
-
-    def show(self) -> None:
+    def _draw_sets(self, rep: dict | None, step: bool = False) -> None:
         from ..views.quoting import markup
 
-        self.refresh_bindings()  # the footer: which keys apply to what is chosen now
-        if self._show_lab():
-            return
+        self._show_lab(False)
         head = self.query_one("#verdicts-head", Static)
-        if self.homology:
-            self._show_homology(head, self.query_one("#verdicts-table", DataTable))
-            return
-        rep = self._report()
-        names = list(rep)
+        names = list(rep or {})
         if not names:
             head.update("no pairs with verdicts yet: run a plan first (2, then r)")
             return
+        if step:  # s: the next run set
+            i = names.index(self.current) + 1 if self.current in names else 0
+            self.current = names[i % len(names)]
         self.current = self.current if self.current in names else names[0]
         i = names.index(self.current) + 1
         head.update(f"run set [b]{markup(self.current)}[/] ({i} of {len(names)}; s: next; h: homology)   "
