@@ -18,7 +18,7 @@ from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
 from .options import SEEDS, Pair, PlanOptions, default_threads, need_two_seeds
-from .plan import host_pairs
+from .plan import host_pairs, precision_pairs, process_pairs, repeat_pairs
 from .stack_pairs import stack_pairs
 
 
@@ -95,23 +95,16 @@ def _refuse(factor: str, info: dict) -> None:
                   f"({info['name']}): one of {choices}")
 
 
-@_plans("repeat")
-def _repeat(ctx):
-    base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, replicate=1),
-                 f"{t} thread(s), run twice") for t in ctx.threads()]
+# the null experiment, a fresh process and precision are planned for a file as for kit's own
+# pipeline: the same planners, each over this kind's context (its base run and thread counts)
+_plans("repeat")(repeat_pairs)
+_plans("process")(process_pairs)
+_plans("precision")(precision_pairs)
 
 
 @_plans("host")
 def _host(ctx):  # one spec on two of a cluster's node classes, as kit plans its own
     return host_pairs(ctx.factor, ctx.base(), ctx.opts.hosts)
-
-
-@_plans("process")
-def _process(ctx):
-    base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(process="fresh"), base.with_(process="warm"),
-                 f"fresh vs warm process, {base.threads} thread(s)")]
 
 
 @_plans("threads")
@@ -121,13 +114,6 @@ def _threads(ctx):
         raise KitError("the threads factor needs a count other than 1 (--threads 1,2)")
     return [Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t),
                  f"1 vs {t} threads") for t in others]
-
-
-@_plans("precision")
-def _precision(ctx):
-    base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, dtype="float32"),
-                 f"float64 vs float32, {t} thread(s)") for t in sorted({1, max(ctx.threads())})]
 
 
 # kit's own named seeds: for a pipeline file they are factors only where its SEEDS names them

@@ -69,14 +69,16 @@ def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
 
 
 @_plans("repeat")
-def _repeat(ctx):
+def repeat_pairs(ctx):
+    """Each thread count run twice (the null experiment): kit's own and a pipeline file's."""
     base = ctx.base()
     return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, replicate=1),
                  f"{t} thread(s), run twice") for t in ctx.threads()]
 
 
 @_plans("process")
-def _process(ctx):
+def process_pairs(ctx):
+    """A fresh worker process against a warm one that made a run first (either kind)."""
     base = ctx.base()
     return [Pair(ctx.factor, "", base.with_(process="fresh"), base.with_(process="warm"),
                  f"fresh vs warm process, {base.threads} thread(s)")]
@@ -94,7 +96,8 @@ def _threads(ctx):
 
 
 @_plans("precision")
-def _precision(ctx):
+def precision_pairs(ctx):
+    """float64 against float32 at 1 and the most threads (either kind)."""
     base = ctx.base()
     return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, dtype="float32"),
                  f"float64 vs float32, {t} thread(s)") for t in sorted({1, max(ctx.threads())})]
