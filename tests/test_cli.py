@@ -199,12 +199,18 @@ def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, ki
 
 
 def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):
+    # the same usage error (exit 2) as `kit run --factor`, on a store that holds every pair
     budget_store(tmp_path, home=kit_home)
-    assert main(["budget", "--factor", "sed"]) == 1
-    assert capsys.readouterr().err.strip() == "kit: error: unknown factor 'sed': did you mean seed or seed:svd?"
-    assert main(["budget", "--factor", "bogus"]) == 1
+    with pytest.raises(SystemExit) as usage:
+        main(["budget", "--factor", "sed"])
     err = capsys.readouterr().err
-    assert err.startswith("kit: error: unknown factor 'bogus': choose from repeat, ") and "no pairs" not in err
+    assert usage.value.code == 2
+    assert err.strip() == ("kit budget: error: argument --factor: unknown factor 'sed': did you mean seed or "
+                           "seed:svd? (see `kit budget --help`)")
+    with pytest.raises(SystemExit) as usage:
+        main(["budget", "--factor", "bogus"])
+    err = capsys.readouterr().err
+    assert usage.value.code == 2 and "unknown factor 'bogus': choose from repeat, " in err and "no pairs" not in err
     assert main(["budget", "--factor", "svd-iters"]) == 1  # a factor, none of its pairs stored
     assert "no pairs of factor 'svd-iters'" in capsys.readouterr().err
 

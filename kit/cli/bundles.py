@@ -16,7 +16,7 @@ def add(sub) -> None:
                    "--pipeline: any of its factors, seed:NAME included)")
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
     pipeline_arg(p)
-    p.set_defaults(func=_cmd_export, parser=p)
+    p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
     p.add_argument("file", help="a bundle written by `kit export`")

@@ -187,6 +187,9 @@ class Parser(argparse.ArgumentParser):
                                          argparse.RawDescriptionHelpFormatter):
             kw["formatter_class"] = _Help
         super().__init__(*args, **kw)
+        # every command knows its own parser, so a verb's BadOption reads as this command's
+        # usage error (kit.cli.main); a subcommand's default wins over its parent's
+        self.set_defaults(parser=self)
 
     def error(self, message):
         # argparse quotes what was typed: a newline or a control character in it stays on one

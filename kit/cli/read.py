@@ -66,7 +66,7 @@ def add(sub) -> None:
                    "(with --pipeline: any of its factors, seed:NAME included)")
     p.add_argument("--json", action="store_true")
     pipeline_arg(p)
-    p.set_defaults(func=_cmd_runs, parser=p)
+    p.set_defaults(func=_cmd_runs)
 
 
 def _store():

@@ -47,7 +47,7 @@ def add(sub) -> None:
     p.add_argument("--yes", action="store_true",
                    help="do not ask before a large plan or before building stacks (for scripts)")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
-    p.set_defaults(func=_cmd_run, parser=p)
+    p.set_defaults(func=_cmd_run)
 
 
 def _cmd_run(args) -> int:

@@ -9,7 +9,7 @@ from ...core.errors import NotFound, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
 from ..selection import lab_runs
-from .records import Budget, Export, Reading, Runs, Verdicts, info_of as _info
+from .records import BadOption, Budget, Export, Reading, Runs, Verdicts, info_of as _info
 from .records import kit_factor_names as _kit_factor_names
 
 
@@ -24,8 +24,9 @@ def _known_factor(name: str, stored: set) -> None:
     if name in known:
         return
     close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.5)
-    raise Refused(f"unknown factor {name!r}: " + (f"did you mean {' or '.join(close)}?" if close
-                                                  else "choose from " + ", ".join(factors.names())))
+    # the same usage error (exit 2) as `kit run --factor`: a mistyped option, not a refused reading
+    raise BadOption("--factor", f"unknown factor {name!r}: " + (
+        f"did you mean {' or '.join(close)}?" if close else "choose from " + ", ".join(factors.names())))
 
 
 def _lab_readings(store: Store, subject: Subject, factor: str | None = None) -> tuple:
