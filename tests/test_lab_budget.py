@@ -6,7 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.analysis.lab_budget import LOOSE, lab_budget, output_diff, pairs
+from kit.analysis.budget import LOOSE, output_budget
+from kit.analysis.by_kind import output_diff, pairs
+from kit.core.subject import of_pipeline
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
 from kit.app.lab import run_pairs
@@ -32,7 +34,7 @@ def stored():
 def test_planned_pairs_are_stored_and_read_back(stored):
     info, store, plan = stored
     assert len({s.run_id for p in plan for s in (p.a, p.b)}) == 5  # the base run is shared
-    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plan) == pairs(store, info["sha256"])
+    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plan) == pairs(store, of_pipeline(info), fit=False)
     assert all(r.spec.pipeline == info["sha256"] for r in store.runs(info["sha256"]))
     assert store.datasets()[info["sha256"]]["name"] == "pipeline lab.py"
     split = next(p for p in plan if p.factor == "seed:split")
@@ -42,7 +44,7 @@ def test_planned_pairs_are_stored_and_read_back(stored):
 @pytest.mark.slow
 def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
     info, store, _ = stored
-    b = lab_budget(store, info)
+    b = output_budget(store, of_pipeline(info))
     assert b["loose"] == ["jitter"]
     assert b["loose_line"].startswith("jitter differs between runs with the same named seeds: "
                                       "a generator is not seeded by the named seeds (split, init)")
@@ -54,7 +56,7 @@ def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
 @pytest.mark.slow
 def test_each_seed_changes_what_it_reaches_and_nothing_else(stored):
     info, store, _ = stored
-    f = lab_budget(store, info)["factors"]
+    f = output_budget(store, of_pipeline(info))["factors"]
 
     def changed(factor):
         return {n for n, o in f[factor]["outputs"].items() if o["changed"]} - {"jitter"}
@@ -62,7 +64,7 @@ def test_each_seed_changes_what_it_reaches_and_nothing_else(stored):
     assert changed("seed:split") == {"y_test", "p_lr"}
     assert changed("seed:init") == {"emb", "clusters", "p_lr"}
     assert changed("seed") == {"emb", "clusters", "y_test", "p_lr"}
-    assert lab_budget(store, info)["inert"] == []
+    assert output_budget(store, of_pipeline(info))["inert"] == []
     assert "ari" in f["seed:init"]["outputs"]["clusters"]["worst"]
     assert "flips" in f["seed:split"]["outputs"]["p_lr"]["worst"]
 
@@ -72,7 +74,7 @@ def test_rows_are_in_kits_factor_order_with_each_seed_in_the_files_seeds_order(s
     info, store, _ = stored
     # planned as seed:split, seed:init, repeat, seed: alphabetical would put repeat first, then
     # seed, seed:init, seed:split; kit's table puts repeat first and SEEDS orders split, init
-    assert list(lab_budget(store, info)["factors"]) == ["repeat", "seed", "seed:split", "seed:init"]
+    assert list(output_budget(store, of_pipeline(info))["factors"]) == ["repeat", "seed", "seed:split", "seed:init"]
 
 
 def test_plans_refuse_what_the_file_does_not_name():
@@ -128,10 +130,10 @@ def test_pairs_are_the_planned_ones_at_any_seeds_never_guessed_from_specs(stored
     more = [p for f in ("seed:split", "seed:init")
             for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=(5, 6)))]
     run_pairs(more, info, store)
-    rows = lab_budget(store, info)["factors"]
+    rows = output_budget(store, of_pipeline(info))["factors"]
     assert rows["seed:split"]["pairs"] == rows["seed:init"]["pairs"] == 2
     assert rows["seed"]["pairs"] == 1 and rows["repeat"]["pairs"] == 1
-    assert set(pairs(store, info["sha256"])) == {(p.factor, p.a.run_id, p.b.run_id)
+    assert set(pairs(store, of_pipeline(info), fit=False)) == {(p.factor, p.a.run_id, p.b.run_id)
                                                  for p in plan + more}
 
 
@@ -155,7 +157,7 @@ def test_a_changed_prediction_is_counted_once_per_row_whatever_the_probabilities
 def test_a_rows_numbers_are_each_measures_largest_over_its_pairs():
     """The worst pair (fewest digits, then largest rel) may not hold the most flips: the row
     under "largest difference" shows each measure's own largest, as --json's most has it."""
-    from kit.analysis.lab_budget import tally
+    from kit.analysis.by_kind import tally
     from kit.views.lab import lab_budget_text
 
     row = {"pairs": 0, "outputs": {}}

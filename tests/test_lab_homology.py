@@ -12,11 +12,12 @@ import pytest
 
 import kit
 from kit.analysis.cluster_bootstrap import cluster_weights
-from kit.analysis.lab_budget import lab_budget
-from kit.analysis.lab_homology import lab_homology
+from kit.analysis.budget import output_budget
+from kit.analysis.homology import output_homology
 from kit.analysis.leakage import leakage
 from kit.analysis.verdicts import bootstrap
 from kit.cli import main
+from kit.core.subject import of_pipeline
 from kit.data.dataset import load_dataset
 from kit.data.homology import Clustering, stored_clustering
 from kit.data.pipelines import add_pipeline, file_sha256
@@ -131,13 +132,13 @@ def test_cluster_verdicts_and_leakage_of_the_pipelines_two_models(home, capsys):
 
 
 def test_each_run_s_ids_are_read_once(home, monkeypatch):
-    from kit.analysis.lab_homology import find_clustering
+    from kit.analysis.homology import find_clustering
 
     store, info = Store(), add_pipeline(PROTEINS)
     reads, array = [], Store.array
     monkeypatch.setattr(Store, "array", lambda self, run, stage: (
         reads.append((run, stage)), array(self, run, stage))[1])
-    h = lab_homology(store, info, *find_clustering(store, info))["summary"]
+    h = output_homology(store, of_pipeline(info), *find_clustering(store, of_pipeline(info)))["summary"]
     assert h.runs == 3 and not h.left_out
     ids = [r for r in reads if r[1] in ("ids", "train_ids")]
     # each verified read hashes the array: choosing the dataset and placing the runs share one
@@ -148,7 +149,7 @@ def test_a_clustering_of_singletons_is_the_protein_bootstrap_bit_for_bit(home):
     store, info = Store(), add_pipeline(PROTEINS)
     ds = load_dataset("prot")
     alone = Clustering(ds.sha256, 1.0, 1.0, tuple(range(ds.n)), ds.n_train, "singletons")
-    h = lab_homology(store, info, ds, alone)["summary"]
+    h = output_homology(store, of_pipeline(info), ds, alone)["summary"]
     assert h.runs == 3 and [v.verdict for v in h.verdicts] == KEYS
     for v in h.verdicts:
         assert v.cluster == v.protein and v.width_ratio_range == [1.0, 1.0]
@@ -157,7 +158,7 @@ def test_a_clustering_of_singletons_is_the_protein_bootstrap_bit_for_bit(home):
 
 
 def test_the_budget_compares_protein_ids_as_rows_changed(home):
-    b = lab_budget(Store(), add_pipeline(PROTEINS))
+    b = output_budget(Store(), of_pipeline(add_pipeline(PROTEINS)))
     assert b["factors"]["repeat"]["outputs"]["ids"]["changed"] == 0
     split = b["factors"]["seed:split"]["outputs"]
     assert split["ids"]["changed"] == 2 and split["ids"]["kind"] == "proteins"
@@ -281,14 +282,14 @@ def test_an_accession_held_twice_in_two_clusters_is_said_not_guessed(home):
     # the first protein's accession given again to a protein of a cluster of its own
     twice = SimpleNamespace(name="twice", ids=list(ds.ids) + [ds.ids[0]], n=ds.n + 1)
     labels = c.labels + (max(c.labels) + 1,)
-    h = lab_homology(store, info, twice, Clustering("0" * 64, 0.3, 0.8, labels, ds.n_train,
+    h = output_homology(store, of_pipeline(info), twice, Clustering("0" * 64, 0.3, 0.8, labels, ds.n_train,
                                                     "hand"))["summary"]
     # a run testing on it is left out; one training on it keeps its verdicts, not its leakage
     assert h.runs >= 1 and h.left_out
     assert all(f"more than once, in different clusters (first '{ds.ids[0]}')" in line
                for line in h.left_out)
     same = Clustering("0" * 64, 0.3, 0.8, c.labels + (c.labels[0],), ds.n_train, "hand")
-    assert lab_homology(store, info, twice, same)["summary"].runs == 3  # one cluster: no doubt
+    assert output_homology(store, of_pipeline(info), twice, same)["summary"].runs == 3  # one cluster: no doubt
 
 
 def _variant(tmp_path, name, old, new):
