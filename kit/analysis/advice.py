@@ -327,6 +327,7 @@ def _margins(store, rows, recs):
 
 # a pipeline's advice: the loose generator, then each named seed by what it reaches
 
+
 def output_advice(b: dict, v: dict | None = None) -> dict:
     """What to fix first in a lab's pipeline: ranked steps from its output_budget ``b`` (and
     output_verdicts ``v``): each {"step", ...}.

@@ -225,6 +225,7 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
 
 # a pipeline's budget: its stored pairs compared output by output, each by its kind (by_kind)
 
+
 def output_budget(store: Store, subject: Subject) -> dict:
     """Per factor of pipeline ``subject``, its pairs compared output by output by kind: how
     many, and per output how many pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair

@@ -17,6 +17,8 @@ MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "un
         "max_dp", "rel")
 # each kept at its smallest: the measures where less agreement is the larger difference
 LEAST = ("ari", "jaccard", "digits")
+
+
 def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     """How far one output differs between two runs, measured as its kind says."""
     if a.shape != b.shape:

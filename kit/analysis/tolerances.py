@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..core import factors
 from ..core.subject import Subject
 from ..runs.store import Store
-from .budget import output_budget
+from .budget import budget, output_budget
 from .by_kind import compare, tally
 from .compare import STAGES, has_arrays
 from .verdicts import output_verdicts
@@ -91,9 +91,7 @@ def _conclusions(store: Store, dataset: str, measured: list) -> dict:
     """{factor: models named in a verdict its pairs changed}, from kit's budget."""
     if not measured:
         return {}
-    from .budget import budget  # the verdicts are the budget's (and cached with it)
-
-    out: dict = {}
+    out: dict = {}  # the verdicts are the budget's (and cached with it)
     for r in budget(store, dataset)["rows"]:
         if r.factor in measured:
             for key in r.verdict_changes:

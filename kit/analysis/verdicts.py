@@ -238,6 +238,7 @@ def arrays_note(store: Store, dataset: str) -> str | None:
 
 # a pipeline's verdicts: its probabilities outputs (as its KINDS declare them) against its truth
 
+
 class Unfit(Exception):
     """A run whose outputs cannot be scored (one line: which output, which shapes)."""
 
