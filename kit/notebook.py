@@ -51,13 +51,19 @@ class Kit:
 
     def _lab(self, pipeline: str, dataset: str | None) -> tuple:
         """(budget, verdicts) of a lab pipeline, as `kit budget --pipeline` reads them."""
-        from .analysis.lab_budget import lab_budget
-        from .analysis.lab_verdicts import lab_verdicts
+        from .analysis.budget import output_budget
+        from .analysis.verdicts import output_verdicts
+
+        subject = self._pipeline(pipeline, dataset)
+        return output_budget(self.store, subject), output_verdicts(self.store, subject)
+
+    def _pipeline(self, pipeline: str, dataset: str | None):
+        """The Subject of a lab pipeline (a file or a stored hash prefix), as the CLI reads it."""
         from .app.selection import pipeline_or_dataset, select_pipeline
+        from .core.subject import of_pipeline
 
         pipeline_or_dataset(pipeline, dataset, words=("pipeline=", "dataset="))
-        info = select_pipeline(self.store, pipeline)
-        return lab_budget(self.store, info), lab_verdicts(self.store, info)
+        return of_pipeline(select_pipeline(self.store, pipeline))
 
     def datasets(self):
         from .views.frames import records_frame
@@ -132,9 +138,9 @@ class Kit:
         if pipeline is not None:
             import pandas as pd
 
-            from .analysis.lab_advice import lab_advise
+            from .analysis.advice import output_advice
 
-            return pd.DataFrame(lab_advise(*self._lab(pipeline, dataset))["steps"])
+            return pd.DataFrame(output_advice(*self._lab(pipeline, dataset))["steps"])
 
         sha = self._dataset(dataset)
         return advice_frame(advise(self.store, sha, budget(self.store, sha,
@@ -151,13 +157,11 @@ class Kit:
         import pandas as pd
 
         if pipeline is not None:
-            from .analysis.lab_homology import find_clustering, lab_homology
-            from .app.selection import pipeline_or_dataset, select_pipeline
+            from .analysis.homology import find_clustering, output_homology
 
-            pipeline_or_dataset(pipeline, dataset, words=("pipeline=", "dataset="))
-            info = select_pipeline(self.store, pipeline)
-            r = lab_homology(self.store, info, *find_clustering(self.store, info, data,
-                                                                identity, coverage))
+            subject = self._pipeline(pipeline, dataset)
+            r = output_homology(self.store, subject, *find_clustering(self.store, subject, data,
+                                                                      identity, coverage))
             h = r["summary"]
         else:
             from .analysis.homology import for_dataset

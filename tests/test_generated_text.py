@@ -12,7 +12,7 @@ import yaml
 from markdown_it import MarkdownIt
 from rich.text import Text
 
-from kit.analysis.tolerances import tolerances
+from kit.analysis.tolerances import from_rows
 from kit.views.tolerances import render
 from stored import arrays, budget_store, env, put, spec
 
@@ -29,8 +29,8 @@ def _tolerances(name: str) -> dict:
     moved = {"kind": "array", "changed": True, "most": {"max_abs": 1e-9, "max_rel": 1e-8}}
     outputs = {n: dict(moved) for n in HOSTILE}
     outputs["a: b\n- c"] = {"kind": "array", "changed": False}
-    return tolerances({"threads": {"pairs": 1, "outputs": outputs}},
-                      {"dataset": "d" * 64, "name": name})
+    return from_rows({"threads": {"pairs": 1, "outputs": outputs}},
+                     {"dataset": "d" * 64, "name": name})
 
 
 def test_the_numpy_file_imports_without_running_a_name_and_keeps_each_as_a_key(tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 
 import pytest
 
-from kit.analysis.lab_budget import compare
+from kit.analysis.by_kind import compare
 from kit.cli import main
 from kit.data.pipelines import LabData, add_pipeline
 from kit.app.lab import run_pairs

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kit.analysis.lab_budget import lab_budget
-from kit.analysis.lab_pairs import pairs
+from kit.analysis.budget import output_budget
+from kit.analysis.by_kind import pairs
+from kit.core.subject import of_pipeline
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
 from kit.envs import external
@@ -90,12 +91,12 @@ def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     store = _made(info, plans)
     # the float32 runs at 1 and 2 threads differ in threads alone, but are precision's runs:
     # found again, the pairs are exactly the planned ones
-    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plans) == pairs(store, info["sha256"])
+    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plans) == pairs(store, of_pipeline(info), fit=False)
     fresh, warm = next((p.a, p.b) for p in plans if p.factor == "process")
     # the warm run followed another run (the primer, at the file's own seeds) in its process
     assert store.run(fresh.run_id).manifest["runs_before"] == 0
     assert store.run(warm.run_id).manifest["runs_before"] >= 1
-    b = lab_budget(store, info)
+    b = output_budget(store, of_pipeline(info))
     assert {f: r["pairs"] for f, r in b["factors"].items()} == \
         {"threads": 1, "process": 1, "precision": 2}
     # a warm worker changes nothing the named seeds hold: only the unseeded output moves
@@ -135,8 +136,8 @@ def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired)
     assert [(p.a.stack, p.b.stack, p.a.threads, p.a.seed_dict) for p in plans] == \
         [("host", paired, 1, {"split": 3, "init": 3})]
     store = _made(info, plans)
-    assert pairs(store, info["sha256"]) == [("sklearn", plans[0].a.run_id, plans[0].b.run_id)]
-    b = lab_budget(store, info)
+    assert pairs(store, of_pipeline(info), fit=False) == [("sklearn", plans[0].a.run_id, plans[0].b.run_id)]
+    b = output_budget(store, of_pipeline(info))
     assert b["factors"]["sklearn"]["pairs"] == 1 and _changed(b, "sklearn") == {"jitter"}
     with pytest.raises(KitError, match="factor 'numpy' has no stack pairs on"):
         lab_plan("numpy", info, PlanOptions())
@@ -154,8 +155,8 @@ def test_arch_s_code_paths_are_one_stack_under_two_settings_found_again(paired):
     assert [(p.a.stack, p.a.env, p.b.env) for p in plans] == \
         [(paired, (("OPENBLAS_CORETYPE", "Haswell"),), (("OPENBLAS_CORETYPE", "Prescott"),))]
     store = _made(info, plans)
-    assert pairs(store, info["sha256"]) == [("arch", plans[0].a.run_id, plans[0].b.run_id)]
-    assert lab_budget(store, info)["factors"]["arch"]["pairs"] == 1
+    assert pairs(store, of_pipeline(info), fit=False) == [("arch", plans[0].a.run_id, plans[0].b.run_id)]
+    assert output_budget(store, of_pipeline(info))["factors"]["arch"]["pairs"] == 1
 
 
 def _kit(*args):

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 import kit
-from kit.analysis.lab_advice import HOLD, lab_advise
-from kit.analysis.lab_budget import lab_budget, pairs
-from kit.analysis.lab_verdicts import lab_verdicts
+from kit.analysis.advice import HOLD, output_advice
+from kit.analysis.budget import output_budget
+from kit.analysis.by_kind import pairs
+from kit.analysis.verdicts import output_verdicts
+from kit.core.subject import of_pipeline
 from kit.analysis.verdicts import bootstrap
 from kit.cli import main
 from kit.core.errors import KitError
@@ -45,10 +47,10 @@ def kit_cli(capsys, *argv):
 @pytest.mark.slow
 def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
     info, store = stored(TWO, FACTORS + ("seed:forest",))
-    v = lab_verdicts(store, info)
+    v = output_verdicts(store, of_pipeline(info))
     assert v["models"] == ["p_lr", "p_rf"] and v["truth"] == "y_test" and not v["unfit"]
     assert set(v["factors"]) == {"repeat", "seed", "seed:split", "seed:forest"}
-    for factor, a, b in pairs(store, info["sha256"]):
+    for factor, a, b in pairs(store, of_pipeline(info), fit=False):
         for run in (a, b):  # the same numbers as kit's own bootstrap on the stored arrays
             want = bootstrap({m: store.array(run, m) for m in ("p_lr", "p_rf")},
                              store.array(run, "y_test"), models=("p_lr", "p_rf"))
@@ -67,7 +69,7 @@ def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
 @pytest.mark.slow
 def test_one_model_gives_the_spread_of_its_accuracy():
     info, store = stored(LAB, ("seed",))
-    v = lab_verdicts(store, info)
+    v = output_verdicts(store, of_pipeline(info))
     assert v["models"] == ["p_lr"] and not v["factors"]["seed"]["verdicts"]
     acc = [float(np.mean((store.array(r, "p_lr") > 0.5) == store.array(r, "y_test")))
            for r in v["factors"]["seed"]["runs"]]
@@ -79,8 +81,8 @@ def test_one_model_gives_the_spread_of_its_accuracy():
 @pytest.mark.slow
 def test_advice_names_the_loose_generator_first_then_each_seed_with_the_rule():
     info, store = stored(LAB, ("repeat", "seed:split", "seed:init"))
-    b = lab_budget(store, info)
-    a = lab_advise(b, lab_verdicts(store, info))
+    b = output_budget(store, of_pipeline(info))
+    a = output_advice(b, output_verdicts(store, of_pipeline(info)))
     assert a["steps"][0]["step"] == "loose" and a["steps"][0]["outputs"] == ["jitter"]
     seeds = [s for s in a["steps"] if s["step"] == "seed"]
     assert {s["seed"] for s in seeds} == {"split", "init"}
@@ -134,7 +136,7 @@ def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(caps
                  "    return {'t': np.array([0, 1, 0, 1]), 'p': np.full(n, 0.25 + seeds['b'] / 4),"
                  " 'q': np.full(4, 0.5)}\n")
     info, store = stored(f, ("seed:a", "seed:b"), seeds=(0, 1))
-    b = lab_budget(store, info)
+    b = output_budget(store, of_pipeline(info))
     assert [(s["factor"], s["output"], s["shapes"]) for s in b["shapes"]] == \
         [("seed:a", "p", [[4], [5]])]
     code, out, err = kit_cli(capsys, "budget", "--pipeline", str(f))
@@ -143,7 +145,7 @@ def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(caps
     assert "SHAPE: p (probabilities) is (4,) in one run of seed:a and (5,) in the other" in \
         " ".join(out.split())
     assert line  # the line is said, and nothing measured of it
-    v = lab_verdicts(store, info)
+    v = output_verdicts(store, of_pipeline(info))
     assert len(v["unfit"]) == 1 and "p (probabilities) has shape [5] but t (truth) has shape [4]" \
         in v["unfit"][0]
     assert set(v["factors"]) == {"seed:b"}  # the pair with an unfit run is left out
@@ -301,10 +303,10 @@ def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
     from kit.views.lab_readers import lab_advice_text
 
     info, store = stored(TWO, ("repeat", "seed"), seeds=(0, 1))
-    b = lab_budget(store, info)
-    step = lab_advise(b)["steps"][-1]
+    b = output_budget(store, of_pipeline(info))
+    step = output_advice(b)["steps"][-1]
     assert step["step"] == "one-at-a-time" and step["seeds"] == ["split", "forest"]
-    text = " ".join(lab_advice_text(lab_advise(b)).split())
+    text = " ".join(lab_advice_text(output_advice(b)).split())
     assert "kit run --pipeline two_models.py --factor seed:split,seed:forest" in text
     assert "seed:NAME" not in text
 

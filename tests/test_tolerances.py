@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from kit.analysis.compare import aligned
-from kit.analysis.tolerances import HEADROOM, is_environment, kit_tolerances, lab_tolerances, \
-    tolerances
+from kit.analysis.tolerances import HEADROOM, from_rows, is_environment, tolerances
 from kit.cli import main
 from kit.views.tolerances import text
 from kit.core import factors
+from kit.core.subject import of_dataset, of_pipeline
 from kit.data.pipelines import LabData, add_pipeline
 from kit.app.lab import run_pairs
 from kit.runs.planning.lab import lab_plan
@@ -52,8 +52,8 @@ def test_levels_pins_and_the_factor_that_set_each_tolerance():
         "seed:init": {"pairs": 5, "outputs": {"emb": _o("embedding", max_abs=9.0, max_rel=9.0)}},
         "precision": {"pairs": 1, "outputs": {"emb": _o("embedding", max_abs=1e-7, max_rel=1e-6)}},
     }
-    t = tolerances(rows, {"pipeline": "a" * 64, "name": "x.py"}, {"sklearn": {"p_lr"}},
-                   loose=["jitter"])
+    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"}, {"sklearn": {"p_lr"}},
+                  loose=["jitter"])
     by = {r["output"]: r for r in t["tolerances"]}
     assert t["factors"] == ["threads", "sklearn"] and t["ignored"] == ["seed:init", "precision"]
     emb = by["emb"]  # the seed's 9.0 and float32's 1e-7 never widen it
@@ -66,8 +66,8 @@ def test_levels_pins_and_the_factor_that_set_each_tolerance():
     assert "3 prediction(s) cross 0.5" in rf["why"] and "pin, don't tolerate" in rf["why"]
     assert by["clusters"]["pin"] and "4 of its discrete values changed" in by["clusters"]["why"]
     assert by["p_lr"]["level"] == "conclusions" and by["p_lr"]["pin"]
-    loose = tolerances({"threads": {"pairs": 1, "outputs": {"jitter": _o("array", max_abs=1e-9)}}},
-                       {"pipeline": "a" * 64, "name": "x.py"}, loose=["jitter"])
+    loose = from_rows({"threads": {"pairs": 1, "outputs": {"jitter": _o("array", max_abs=1e-9)}}},
+                      {"pipeline": "a" * 64, "name": "x.py"}, loose=["jitter"])
     assert loose["tolerances"][0]["pin"] and "loose generator" in loose["tolerances"][0]["why"]
     # set by the loose generator, not by the environment factor that met it (a drive read
     # "set by threads" as "pin the threads")
@@ -101,7 +101,7 @@ def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_stor
                                                                     tmp_path):
     store, ds = threads_store
     capsys.readouterr()
-    t = kit_tolerances(store, ds)
+    t = tolerances(store, of_dataset(ds, store.datasets()[ds]))
     assert t["factors"] == ["threads"] and t["ignored"] == ["repeat"]
     by = {r["output"]: r for r in t["tolerances"]}
     (p,) = [p for p in store.pairs(ds) if p.factor == "threads"]
@@ -136,10 +136,10 @@ def test_a_lab_pipeline_read_from_its_budget_never_from_its_seeds():
         threads=(1, 2), seeds=(0, 1)))]
     store = Store()
     run_pairs(plan, info, store)
-    t = lab_tolerances(store, info)
+    t = tolerances(store, of_pipeline(info))
     assert t["ignored"] == ["repeat", "seed:init"]
     # threads pairs are among these runs (1 and 2 threads, same seeds); where kit.analysis.
-    # lab_budget finds them, jitter (the loose output) is pinned, never tolerated
+    # budget.output_budget finds them, jitter (the loose output) is pinned, never tolerated
     assert set(t["factors"]) <= {"threads"}
     for r in t["tolerances"]:
         assert r["output"] != "jitter" or r["pin"]
@@ -161,7 +161,7 @@ def test_wrong_arguments_are_one_line(capsys, tmp_path):
 
 
 def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
-    from kit.analysis.lab_budget import output_diff, tally
+    from kit.analysis.by_kind import output_diff, tally
 
     x = np.linspace(1.0, 2.0, 8)
     nan = x.copy()
@@ -175,7 +175,7 @@ def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
     assert "nonfinite" not in diffs["same_nan"] and 0 < diffs["same_nan"]["max_abs"] < 1e-14
     row = {"pairs": 0, "outputs": {}}
     tally(row, diffs)
-    t = tolerances({"threads": row}, {"pipeline": "a" * 64, "name": "x.py"})
+    t = from_rows({"threads": row}, {"pipeline": "a" * 64, "name": "x.py"})
     by = {r["output"]: r for r in t["tolerances"]}
     for name in ("x", "mask", "names"):
         assert (by[name]["level"], by[name]["pin"]) == ("predictions", True), by[name]
@@ -189,18 +189,18 @@ def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
 
 
 def test_a_lab_verdict_an_environment_factor_changed_lifts_its_models_to_conclusions():
-    from kit.analysis.tolerances import lab_conclusions
+    from kit.analysis.tolerances import changed_models
 
     row = lambda changed: {"changed": changed, "models": ["p-rf", "p_lr"]}  # noqa: E731
     verdicts = {"factors": {"threads": {"verdicts": {"p-rf-p_lr acc": row(1),
                                                      "p-rf-p_lr auc": row(0)}},
                             "seed": {"verdicts": {"p-rf-p_lr acc": row(0)}}}}
-    got = lab_conclusions(verdicts)
+    got = changed_models(verdicts)
     assert got == {"threads": {"p-rf", "p_lr"}, "seed": set()}  # names kept whole
     rows = {"threads": {"pairs": 1, "outputs": {
         "p-rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
         "other": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0)}}}
-    by = {r["output"]: r for r in tolerances(rows, {"name": "x.py"}, got)["tolerances"]}
+    by = {r["output"]: r for r in from_rows(rows, {"name": "x.py"}, got)["tolerances"]}
     assert (by["p-rf"]["level"], by["p-rf"]["pin"]) == ("conclusions", True)
     assert (by["other"]["level"], by["other"]["pin"]) == ("magnitudes", False)
 
@@ -209,10 +209,10 @@ def test_with_no_environment_factor_it_names_the_pipeline_s_own_command(capsys, 
     """Drive 35 #6: `kit run --factor threads` measures kit's own pipeline, not the file's."""
     import kit.analysis.tolerances as tol
 
-    monkeypatch.setattr(tol, "lab_budget", lambda store, info: {
-        "factors": {"repeat": {"pairs": 1, "outputs": {}}}, "pipeline": info["sha256"],
-        "name": info["name"], "loose": []})
-    monkeypatch.setattr(tol, "lab_verdicts", lambda store, info: {"factors": {}})
+    monkeypatch.setattr(tol, "output_budget", lambda store, subject: {
+        "factors": {"repeat": {"pairs": 1, "outputs": {}}}, "pipeline": subject.sha256,
+        "name": subject.name, "loose": []})
+    monkeypatch.setattr(tol, "output_verdicts", lambda store, subject: {"factors": {}})
     assert main(["tolerances", "--pipeline", str(LAB)]) == 0
     out = capsys.readouterr().out
     assert f"measure one first (kit run --pipeline {LAB} --factor threads)" in out

@@ -392,9 +392,10 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     ("comparin", "n"). Now every word of it is on the screen, in its order."""
     import re
 
-    from kit.analysis.lab_advice import lab_advise
-    from kit.analysis.lab_budget import lab_budget
-    from kit.analysis.lab_verdicts import lab_verdicts
+    from kit.analysis.advice import output_advice
+    from kit.analysis.budget import output_budget
+    from kit.analysis.verdicts import output_verdicts
+    from kit.core.subject import of_pipeline
     from kit.views.fit import unwrapped
     from kit.views.lab_readers import lab_advice_text
     from test_tui import screen_text
@@ -402,7 +403,8 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     info, store = stored_seed_pair(), Store()
     unwrapped()
     try:
-        said = lab_advice_text(lab_advise(lab_budget(store, info), lab_verdicts(store, info)))
+        said = lab_advice_text(output_advice(output_budget(store, of_pipeline(info)),
+                                            output_verdicts(store, of_pipeline(info))))
     finally:
         unwrapped(False)
     assert "null experiment first" in said and "only every seed at once" in said

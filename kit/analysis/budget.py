@@ -7,7 +7,9 @@ from collections import defaultdict
 import numpy as np
 
 from ..core import factors
+from ..core.subject import Subject
 from .amplify import explain
+from .by_kind import compare as compare_outputs, pairs, tally, unfit
 from .compare import ALL_MODELS, STAGES, compare_runs, has_arrays
 from . import splits
 from .records import BudgetRow, EmbeddingDiff, ModelBudget
@@ -16,6 +18,16 @@ from .verdicts import changed, has_verdicts, run_verdicts
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
 TORCH_YARDSTICK = ("torch-seed", "")  # the same for the torch MLP
+# the lesson on seeds, said when two runs with the same named seeds differ
+LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
+         "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
+         "is imported, a GPU generator): find it and seed it from a named seed; every "
+         "comparison made while it is loose is a single draw")
+# said when only the process factor's warm run differs: the module keeps a generator's state
+CARRIED = ("state kept at module level carries from one run to the next (a generator made at "
+           "import, a cache), as it does in a notebook calling run twice: make it inside run, "
+           "from a named seed")
+
 confounds = factors.confounds  # re-exported: the budget is where confounds are read
 
 
@@ -209,3 +221,74 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
         c = compare_runs(store, p.a, p.b)
         out.append({**p.to_json(), "comparison": c, "confounds": confounds(p.factor, c.env_diff)})
     return out
+
+
+# a pipeline's budget: its stored pairs compared output by output, each by its kind (by_kind)
+
+
+def output_budget(store: Store, subject: Subject) -> dict:
+    """Per factor of pipeline ``subject``, its pairs compared output by output by kind: how
+    many, and per output how many pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair
+    changed, with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
+    the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
+    ``shapes``: each output whose shape a factor changed (its first such pair): no kind
+    compares arrays of two shapes, so it is said, never measured; ``not_in_dtype``: floating
+    outputs a float32 run of precision returned in another precision."""
+    kinds = subject.kinds
+    rows: dict = {}
+    shapes: dict = {}
+    wide: dict = {}
+    for factor, a, b in pairs(store, subject):
+        diffs = compare_outputs(store, a, b, kinds)
+        tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
+        if factor == "precision":  # the float32 run's outputs that run left in float64
+            for r in (a, b):
+                wide.update(dict.fromkeys(store.run(r).manifest.get("not_in_dtype") or []))
+        for name, d in diffs.items():
+            if "shape" in d:
+                shapes.setdefault((factor, name), {"factor": factor, "output": name,
+                                                   "kind": d["kind"], "a": a, "b": b,
+                                                   "shapes": d["shape"]})
+    # the null experiment: the same spec run twice, or in a fresh and a warm worker (a process
+    # factor's difference is a generator's state carried between runs, not the environment)
+    rows = {f: rows[f] for f in sorted(rows, key=lambda f: factor_order(f, subject.seeds))}
+    loose = list(dict.fromkeys(n for f in ("repeat", "process")
+                               for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
+    inert = [f.split(":", 1)[1] for f, r in rows.items()
+             if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
+    line = ""
+    if loose:
+        line = (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between runs with the "
+                f"same named seeds: " + LOOSE.format(seeds=", ".join(subject.seeds) or "none"))
+        carried = [n for n, o in rows.get("process", {}).get("outputs", {}).items()
+                   if o["changed"] and not rows.get("repeat", {}).get("outputs", {}).get(
+                       n, {}).get("changed")]
+        if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
+            line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
+                     f"a worker that made a run before: {CARRIED}")
+    return {"pipeline": subject.sha256, "name": subject.name, "seeds": list(subject.seeds),
+            "factors": rows, "loose": loose,
+            "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
+            "not_in_dtype": list(wide),
+            # runs whose outputs do not fit the file's KINDS (a bundle's, imported before the
+            # file was known here): left out of every pair, each said in one line
+            "unfit": list(unfit(store, subject).values())}
+
+
+def output_pair_details(store: Store, subject: Subject, factor: str) -> list:
+    """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
+    found = set(pairs(store, subject))
+    # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
+    return [{"factor": p.factor, "a": p.a, "b": p.b,
+             "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
+             "outputs": compare_outputs(store, p.a, p.b, subject.kinds)}
+            for p in store.pairs(subject.sha256) if p.factor == factor
+            and (p.factor, p.a, p.b) in found]
+
+
+def factor_order(name: str, seeds) -> tuple:
+    """Where a pipeline's factor stands among its rows: kit's table order (repeat, process,
+    host, threads, ...), each seed:NAME just after seed in the file's SEEDS order."""
+    if name.startswith("seed:") and name.split(":", 1)[1] in seeds:
+        return factors.order("seed"), 1 + list(seeds).index(name.split(":", 1)[1])
+    return factors.order(name), 0

@@ -12,17 +12,17 @@ tolerance: it is flagged "pin, don't tolerate".
 from __future__ import annotations
 
 from ..core import factors
+from ..core.subject import Subject
 from ..runs.store import Store
-from ..worker.pipeline import KINDS
-from .compare import ALL_MODELS, STAGES, has_arrays
-from .lab_budget import lab_budget, output_diff, tally
-from .lab_verdicts import lab_verdicts
+from .budget import budget, output_budget
+from .by_kind import compare, tally
+from .compare import STAGES, has_arrays
+from .verdicts import output_verdicts
 
 HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a sample of them
 LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
 _DISCRETE = ("labels", "truth", "neighbours")  # any change is a changed prediction
-# kit's own pipeline as outputs of kinds (docs/pipelines.md: the built-in case of the contract)
-KIT_KINDS = KINDS
+# kit's own pipeline's outputs: each stored array, its kind the one its pipeline declares
 KIT_OUTPUTS = tuple(a for arrays in STAGES.values() for a in arrays) + ("y_test",)
 
 
@@ -32,27 +32,36 @@ def is_environment(name: str) -> bool:
     return bool(f and f.tolerated)
 
 
-def lab_tolerances(store: Store, info: dict, path: str = "FILE.py") -> dict:
-    """The tolerances of a lab's pipeline file (kit.data.pipelines' ``info``), from its budget;
-    ``path``: the file as the user gave it, for the command that measures one (a bare
-    `kit run --factor threads` measures kit's own pipeline, not theirs)."""
-    b = lab_budget(store, info)
-    return tolerances(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
-                      lab_conclusions(lab_verdicts(store, info)), loose=b["loose"],
-                      measure=f"kit run --pipeline {path} --factor threads")
+def tolerances(store: Store, subject: Subject, path: str = "FILE.py") -> dict:
+    """The tolerances of ``subject``: a lab's pipeline file's from its budget, kit's own
+    pipeline's on a dataset from its stored pairs, each output compared by its declared kind
+    alike; ``path``: a pipeline file as the user gave it, for the command that measures one (a
+    bare `kit run --factor threads` measures kit's own pipeline, not theirs)."""
+    if subject.is_pipeline:
+        return _of_pipeline(store, subject, path)
+    return _of_dataset(store, subject)
 
 
-def lab_conclusions(verdicts: dict) -> dict:
-    """{factor: the models of every verdict its pairs changed}, from kit.analysis.lab_verdicts
-    (a probabilities output can change a verdict without crossing 0.5)."""
+def _of_pipeline(store: Store, subject: Subject, path: str) -> dict:
+    b = output_budget(store, subject)
+    return from_rows(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
+                     changed_models(output_verdicts(store, subject)), loose=b["loose"],
+                     measure=f"kit run --pipeline {path} --factor threads")
+
+
+def changed_models(verdicts: dict) -> dict:
+    """{factor: the models of every verdict its pairs changed}, from output_verdicts (a
+    probabilities output can change a verdict without crossing 0.5)."""
     return {f: {m for row in r["verdicts"].values() if row["changed"] for m in row["models"]}
             for f, r in verdicts["factors"].items()}
 
 
-def kit_tolerances(store: Store, dataset: str) -> dict:
-    """The tolerances of kit's own pipeline on one dataset: each stored array an output (its
-    kind from KIT_KINDS), each stored pair of an environment factor compared as a lab's pipeline's
-    outputs are, and a verdict its pairs changed lifting its models' outputs to conclusions."""
+def _of_dataset(store: Store, subject: Subject) -> dict:
+    """kit's own pipeline on one dataset: each stored array an output (its kind the one kit's
+    pipeline declares), each stored pair of an environment factor compared as a lab's
+    pipeline's outputs are, and a verdict its pairs changed lifting its models' outputs to
+    conclusions."""
+    dataset = subject.sha256
     rows: dict = {}
     ignored, skipped = set(), 0
     loose: set = set()
@@ -60,14 +69,17 @@ def kit_tolerances(store: Store, dataset: str) -> dict:
         if not is_environment(p.factor):
             ignored.add(p.factor)
             if factors.get(p.factor) and factors.get(p.factor).varies == factors.NOTHING:
-                loose |= _differ(store, p.a, p.b)
+                # a null pair: the outputs whose bits differ are a loose generator's
+                loose |= {n for n, d in compare(store, p.a, p.b, subject.kinds, KIT_OUTPUTS,
+                                                measure=False).items() if not d["identical"]}
         elif not (has_arrays(store, p.a) and has_arrays(store, p.b)):
             skipped += 1  # digests alone measure no magnitude
         else:
-            _add_pair(store, p.a, p.b, rows.setdefault(p.factor, {"pairs": 0, "outputs": {}}))
+            tally(rows.setdefault(p.factor, {"pairs": 0, "outputs": {}}),
+                  compare(store, p.a, p.b, subject.kinds, KIT_OUTPUTS))
     name = (store.datasets().get(dataset) or {}).get("name", dataset[:12])
-    out = tolerances(rows, {"dataset": dataset, "name": name},
-                     _conclusions(store, dataset, list(rows)), loose=sorted(loose))
+    out = from_rows(rows, {"dataset": dataset, "name": name},
+                    _conclusions(store, dataset, list(rows)), loose=sorted(loose))
     out["ignored"] = sorted(ignored)
     if skipped:
         out["note"] = (f"{skipped} pair(s) of imported runs without their arrays measured no "
@@ -75,39 +87,11 @@ def kit_tolerances(store: Store, dataset: str) -> dict:
     return out
 
 
-def _differ(store: Store, a: str, b: str) -> set:
-    """The outputs whose bits differ between two runs (a null pair: a loose generator's)."""
-    return {n for n, d in _diffs(store, a, b, measure=False).items() if not d["identical"]}
-
-
-def _add_pair(store: Store, a: str, b: str, row: dict) -> None:
-    """One pair of kit's runs into ``row`` as kit.analysis.lab_budget counts a lab's outputs."""
-    tally(row, _diffs(store, a, b))
-
-
-def _diffs(store: Store, a: str, b: str, measure: bool = True) -> dict:
-    """kit's outputs both runs hold, as lab_budget.compare gives a lab's: {name: {"kind",
-    "identical", ...its measures when ``measure``}}."""
-    ra, rb = store.run(a), store.run(b)
-    out = {}
-    for name in KIT_OUTPUTS:
-        sa, sb = ra.stages.get(name), rb.stages.get(name)
-        if sa is None or sb is None:
-            continue
-        kind = KIT_KINDS.get(name, "array")
-        same = sa.sha256 == sb.sha256 and sa.dtype == sb.dtype
-        out[name] = {"kind": kind, "identical": same, **({} if same or not measure else output_diff(
-            store.array(a, name), store.array(b, name), kind))}
-    return out
-
-
 def _conclusions(store: Store, dataset: str, measured: list) -> dict:
     """{factor: models named in a verdict its pairs changed}, from kit's budget."""
     if not measured:
         return {}
-    from .budget import budget  # the verdicts are the budget's (and cached with it)
-
-    out: dict = {}
+    out: dict = {}  # the verdicts are the budget's (and cached with it)
     for r in budget(store, dataset)["rows"]:
         if r.factor in measured:
             for key in r.verdict_changes:
@@ -115,9 +99,9 @@ def _conclusions(store: Store, dataset: str, measured: list) -> dict:
     return out
 
 
-def tolerances(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
-               measure: str = "kit run --factor threads") -> dict:
-    """Per output over the environment factors of ``rows`` (kit.analysis.lab_budget's
+def from_rows(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
+              measure: str = "kit run --factor threads") -> dict:
+    """Per output over the environment factors of ``rows`` (kit.analysis.budget.output_budget's
     ``factors``: {factor: {"pairs", "outputs": {name: {"kind", "changed", "most", ...}}}}):
     {"output", "kind", "rtol", "atol", "factor", "level", "pin", "max_abs", "max_rel",
     "pairs", "why"}. ``conclusions``: {factor: outputs a verdict it changed rests on};

@@ -14,10 +14,12 @@ import numpy as np
 
 from ..core import factors
 from ..core.spec import RunSpec
+from ..core.subject import Subject
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .auc import case_major_auc
-from .compare import has_arrays
+from .by_kind import pairs, unfit
+from .compare import THRESHOLD, has_arrays, positive_class
 from .records import RunVerdict, Verdict
 
 VERSION = 1
@@ -53,7 +55,7 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
     """The twelve verdicts for one run's test probabilities.
 
     ``models``: the models compared, each pair later one first (a lab pipeline's own
-    probabilities outputs, kit.analysis.lab_verdicts); kit's four by default.
+    probabilities outputs, output_verdicts); kit's four by default.
 
     ``weights``: (n, resamples) case-major counts to resample with instead of the proteins'
     (the cluster bootstrap's, kit.analysis.cluster_bootstrap); both models of a pair are scored
@@ -232,3 +234,102 @@ def arrays_note(store: Store, dataset: str) -> str | None:
             + (", ..." if len(missing) > 3 else "") + "): imported without their arrays, so "
             "their verdicts cannot be recomputed here; `kit export --arrays` on the other "
             "machine, then `kit import`, brings them")
+
+
+# a pipeline's verdicts: its probabilities outputs (as its KINDS declare them) against its truth
+
+
+class Unfit(Exception):
+    """A run whose outputs cannot be scored (one line: which output, which shapes)."""
+
+
+def models_and_truth(kinds) -> tuple:
+    """(the ``probabilities`` outputs of ``kinds`` (a subject's declared output kinds), in their
+    order; the ``truth`` output or None)."""
+    truth = [k for k, v in kinds.items() if v == "truth"]
+    return tuple(k for k, v in kinds.items() if v == "probabilities"), (truth[0] if truth else None)
+
+
+def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
+    """(probabilities as 1-d arrays of the positive class, truth as 0/1) of one run; Unfit
+    naming the output when a shape cannot be scored against the truth."""
+    y = store.array(run, truth)
+    if y.ndim != 1 or not np.isin(np.unique(y), (0, 1)).all():
+        raise Unfit(f"{truth} (truth) holds {len(np.unique(y))} classes: verdicts score a "
+                    f"0/1 truth (two classes)")
+    probs = {}
+    for m in models:
+        p = positive_class(store.array(run, m))  # predict_proba of two classes: column 1
+        if p is None or len(p) != len(y):
+            raise Unfit(f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
+                        f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
+                        f"are one per truth row (or n x 2)")
+        probs[m] = p
+    return probs, y.astype(np.int64)
+
+
+def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
+    probs, y = scores(store, run, models, truth)
+    if len(models) == 1:
+        m = models[0]
+        return {"_scores": {m: {"acc": float(np.mean((probs[m] > THRESHOLD) == y))}}}
+    return bootstrap(probs, y, models=models)
+
+
+def output_verdicts(store: Store, subject: Subject) -> dict:
+    """Per factor of pipeline ``subject``: with two or more models, each verdict ("b-a acc|auc":
+    >, < or =) per run and in how many of the factor's pairs it changes; with one model, its
+    accuracy per run and the spread across the factor's runs. ``why``: why there are none;
+    ``unfit``: runs whose outputs cannot be scored, one line each."""
+    models, truth = models_and_truth(subject.kinds)
+    out = {"pipeline": subject.sha256, "name": subject.name, "models": list(models),
+           "truth": truth, "factors": {}, "unfit": [], "why": ""}
+    if truth is None or not models:
+        out["why"] = (f"{subject.name} declares no {'truth' if truth is None else 'probabilities'}"
+                      f" output: verdicts need KINDS with a \"truth\" output and at least one "
+                      f"\"probabilities\" output")
+        return out
+    per_run: dict = {}
+
+    def verdicts_of(run):
+        if run not in per_run:
+            try:
+                per_run[run] = _per_run(store, run, models, truth)
+            except Unfit as e:
+                per_run[run] = None
+                out["unfit"].append(f"run {run[:12]}: {e}")
+        return per_run[run]
+
+    out["unfit"] += unfit(store, subject).values()
+    for factor, a, b in pairs(store, subject):
+        va, vb = verdicts_of(a), verdicts_of(b)
+        if va is None or vb is None:
+            continue
+        f = out["factors"].setdefault(factor, {"pairs": 0, "runs": [], "verdicts": {},
+                                               "accuracy": {}})
+        f["pairs"] += 1
+        for r, v in ((a, va), (b, vb)):
+            if r not in f["runs"]:
+                f["runs"].append(r)
+                for m, s in v["_scores"].items():
+                    f["accuracy"].setdefault(m, []).append(s["acc"])
+        for key in (k for k in va if not k.startswith("_")):
+            row = f["verdicts"].setdefault(key, {"per_run": {}, "diff": {}, "changed": 0,
+                                                 "models": _models_of(key, models)})
+            for r, v in ((a, va), (b, vb)):
+                row["per_run"][r], row["diff"][r] = v[key]["verdict"], v[key]["diff"]
+            row["changed"] += va[key]["verdict"] != vb[key]["verdict"]
+    for f in out["factors"].values():
+        f["spread"] = {m: {"runs": len(acc), "min": min(acc), "max": max(acc),
+                           "sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0}
+                       for m, acc in f["accuracy"].items()}
+        for row in f["verdicts"].values():
+            counts = {v: list(row["per_run"].values()).count(v) for v in (">", "<", "=")}
+            row.update(counts=counts, stable=row["changed"] == 0)
+    return out
+
+
+def _models_of(key: str, models: tuple) -> list:
+    """[b, a] of the verdict "b-a metric" (an output's name may hold a "-" itself)."""
+    pair = key.rsplit(" ", 1)[0]
+    return next([b, a] for b in models for a in models if f"{b}-{a}" == pair)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from statistics import median
 from types import SimpleNamespace
 
-from ..analysis.lab_budget import lab_budget
+from ..analysis.budget import output_budget
 from ..core.errors import KitError, Refused
 from ..core.numbers import is_duration
+from ..core.subject import of_pipeline
 from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
 from ..envs.platforms import Platform
@@ -30,7 +31,7 @@ def run_lab(path, factor_names, opts: PlanOptions, store: Store, stack: str = HO
     if not run_pairs(lab_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
                      executor=executor, progress=progress, confirm=confirm):
         return None
-    return lab_budget(store, info)
+    return output_budget(store, of_pipeline(info))
 
 
 def lab_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST) -> list:

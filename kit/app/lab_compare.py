@@ -3,7 +3,7 @@ its hash) and compared output by output by kind, as lab_budget compares a pair."
 
 from __future__ import annotations
 
-from ..analysis.lab_budget import compare
+from ..analysis.by_kind import compare
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,

@@ -66,10 +66,8 @@ def _write_report(store, subject, where: str) -> dict:
     """report.md and report.html of ``subject`` into ``where``, as `kit report` writes them."""
     from ..views.lab_readers import write_lab_report
     from ..views.report import write
-    from .lab import info_of
-
     writers = {DATASET: lambda: write(store, subject.sha256, where),
-               PIPELINE: lambda: write_lab_report(store, info_of(subject), where)}
+               PIPELINE: lambda: write_lab_report(store, subject, where)}
     return writers[subject.kind]()
 
 

@@ -12,11 +12,6 @@ from rich.text import Text
 _FITTING = threading.Lock()
 
 
-def info_of(subject) -> dict:
-    """The pipeline's info as kit.app.lab and the lab analyses take it."""
-    return dict(subject.summary)
-
-
 def lab_text(store, subject, which: str, width: int | None = None) -> Text:
     """What tab ``which`` (budget, verdicts or advice) shows of a pipeline ``subject``, its
     tables and paragraphs fitted to ``width`` (the pane's: the terminal's, or the tests'
@@ -24,55 +19,55 @@ def lab_text(store, subject, which: str, width: int | None = None) -> Text:
     from ..views.fit import fitted
 
     with _FITTING, fitted(width):
-        return _text(store, info_of(subject), which)
+        return _text(store, subject, which)
 
 
 def has_proteins(subject) -> bool:
     """The subject declares protein ids (a pipeline's "proteins" output): its runs can be read
     under homology."""
-    return subject is not None and _declares_proteins({"kinds": subject.kinds})
+    return subject is not None and _declares_proteins(subject)
 
 
 def lab_homology_text(store, subject, width: int | None = None) -> Text:
     """What `kit homology --pipeline` prints of a pipeline (it declares protein ids);
     KitError, one line, where it would say one (no clustering holds the runs' ids)."""
-    from ..analysis.lab_homology import find_clustering, lab_homology
+    from ..analysis.homology import find_clustering, output_homology
     from ..core.errors import KitError
     from ..views.fit import fitted
     from ..views.lab_homology import lab_homology_text as text
 
-    info = info_of(subject)
-    r = lab_homology(store, info, *find_clustering(store, info))
+    r = output_homology(store, subject, *find_clustering(store, subject))
     if not r["summary"].runs:  # as the CLI says it
-        raise KitError(f"no run of pipeline {info['name']} could be read in dataset "
+        raise KitError(f"no run of pipeline {subject.name} could be read in dataset "
                        f"{r['dataset']}'s clustering: " + "; ".join(r["summary"].left_out[:1]))
     with _FITTING, fitted(width):
         return Text(text(r) + "\n(h: back to the verdicts)")
 
 
-def _text(store, info: dict, which: str) -> Text:
-    from ..analysis.lab_budget import lab_budget
-    from ..analysis.lab_verdicts import lab_verdicts
+def _text(store, subject, which: str) -> Text:
+    from ..analysis.budget import output_budget
+    from ..analysis.verdicts import output_verdicts
     from ..views.lab import lab_budget_text
     from ..views.lab_readers import lab_advice_text, lab_verdicts_text
 
     if which == "budget":
-        text = lab_budget_text(lab_budget(store, info))
+        text = lab_budget_text(output_budget(store, subject))
     elif which == "verdicts":
-        v = lab_verdicts(store, info)
+        v = output_verdicts(store, subject)
         text = lab_verdicts_text(v)
-        if v["factors"] and _declares_proteins(info):  # as `kit verdicts --pipeline` points to it
+        if v["factors"] and _declares_proteins(subject):  # as `kit verdicts --pipeline` points to it
             text += ("\nUnder homology: h (cluster-bootstrap verdicts, leakage; as kit homology "
                      "--pipeline)")
     else:
-        from ..analysis.lab_advice import lab_advise
+        from ..analysis.advice import output_advice
 
-        text = lab_advice_text(lab_advise(lab_budget(store, info), lab_verdicts(store, info)))
+        text = lab_advice_text(output_advice(output_budget(store, subject),
+                                             output_verdicts(store, subject)))
     return Text(text + "\n(a pipeline file chosen on the Setup tab; empty it there for "
                        "kit's own dataset)")
 
 
-def _declares_proteins(info: dict) -> bool:
-    from ..analysis.lab_homology import protein_outputs
+def _declares_proteins(subject) -> bool:
+    from ..analysis.homology import protein_outputs
 
-    return protein_outputs(info)[0] is not None
+    return protein_outputs(subject.kinds)[0] is not None

@@ -28,7 +28,7 @@ def measure(worst: dict) -> str:
 
 def largest(o: dict) -> dict:
     """A budget row's output at each measure's largest difference over the factor's pairs
-    (lab_budget's ``most`` and ``least``): the worst pair alone may hold fewer flips."""
+    (output_budget's ``most`` and ``least``): the worst pair alone may hold fewer flips."""
     out = {**o["worst"], **o.get("most", {}), **o.get("least", {})}
     if not o["worst"].get("unmeasured"):  # some pair was measured: its sizes are the row's
         out.pop("unmeasured", None)
@@ -67,7 +67,7 @@ def lab_pairs_text(name: str, sha: str, factor: str, rows: list) -> str:
 
 
 def shape_line(s: dict) -> str:
-    """One line for an output whose shape a factor changed (lab_budget's ``shapes``)."""
+    """One line for an output whose shape a factor changed (output_budget's ``shapes``)."""
     a, b = s["shapes"]
     return (f"SHAPE: {s['output']} ({s['kind']}) is {tuple(a)} in one run of {s['factor']} and "
             f"{tuple(b)} in the other (runs {s['a'][:12]}, {s['b'][:12]}): a {s['kind']} output "
@@ -76,7 +76,7 @@ def shape_line(s: dict) -> str:
 
 
 def lab_budget_text(b: dict) -> str:
-    """kit.analysis.lab_budget's numbers: one row per factor, then the null experiment's line."""
+    """kit.analysis.budget.output_budget's numbers: one row per factor, then the null experiment's line."""
     head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
     unfit = [para(f"UNFIT: {line}; left out", "", "") for line in b.get("unfit", [])]
     if not b["factors"]:

@@ -1,5 +1,5 @@
 """A lab pipeline under homology in text: the clustering its ids were mapped into, each model's
-leakage split and each verdict under both bootstraps (kit.analysis.lab_homology's numbers)."""
+leakage split and each verdict under both bootstraps (kit.analysis.homology's output_homology)."""
 
 from __future__ import annotations
 

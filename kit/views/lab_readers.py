@@ -1,5 +1,5 @@
-"""A lab pipeline's verdicts, advice and report as text, from kit.analysis.lab_verdicts and
-kit.analysis.lab_advice (nothing computed here)."""
+"""A lab pipeline's verdicts, advice and report as text, from kit.analysis.verdicts'
+output_verdicts and kit.analysis.advice's output_advice (nothing computed here)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def lab_verdicts_text(v: dict) -> str:
 
 
 def lab_advice_text(a: dict) -> str:
-    """The steps of lab_advise, first what to fix first."""
+    """The steps of output_advice, first what to fix first."""
     out = [_head(a) + ": what to fix first"]
     n = 0
     for s in a["steps"]:
@@ -110,42 +110,43 @@ def lab_compare_text(rep: dict) -> str:
     return "\n".join(out)
 
 
-def write_lab_report(store, info: dict, out_dir) -> dict:
-    """report.md and report.html of pipeline ``info`` into ``out_dir`` (made if need be), as
+def write_lab_report(store, subject, out_dir) -> dict:
+    """report.md and report.html of pipeline ``subject`` (a Subject) into ``out_dir`` (made if need be), as
     `kit report --pipeline` and the TUI's Advice tab write them: {"md", "html"} paths."""
-    from ..analysis.lab_advice import lab_advise
-    from ..analysis.lab_budget import lab_budget
-    from ..analysis.lab_verdicts import lab_verdicts
+    from ..analysis.advice import output_advice
+    from ..analysis.budget import output_budget
+    from ..analysis.verdicts import output_verdicts
     from ..core.atomic import out_folder, write_bytes
 
     from .labplots import figures_html, figures_md, lab_plots
 
-    b, v = lab_budget(store, info), lab_verdicts(store, info)
-    plots = lab_plots(store, info, b, v)
-    md = lab_report_md(b, v, lab_advise(b, v)) + homology_section(store, info) + figures_md(plots)
+    b, v = output_budget(store, subject), output_verdicts(store, subject)
+    plots = lab_plots(store, subject, b, v)
+    md = (lab_report_md(b, v, output_advice(b, v)) + homology_section(store, subject)
+          + figures_md(plots))
     out = out_folder(out_dir, [*plots, "report.md", "report.html"])
     for name, data in plots.items():  # beside the report, as kit's own report writes them
         if data:
             write_bytes(out / name, data)
     write_bytes(out / "report.md", md.encode())
-    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {quoting.html(info['name'])}"
+    page = (f"<!doctype html><meta charset=utf-8><title>kit report: {quoting.html(subject.name)}"
             f"</title><pre>{quoting.html(md)}</pre>\n" + figures_html(plots))
     write_bytes(out / "report.html", page.encode())
     return {"md": str(out / "report.md"), "html": str(out / "report.html"),
             "plots": [str(out / n) for n, d in plots.items() if d]}
 
 
-def homology_section(store, info: dict) -> str:
+def homology_section(store, subject) -> str:
     """The report's "Under homology" section, as `kit homology --pipeline` prints it: only for
     a pipeline with protein ids whose runs a stored clustering holds ("" otherwise)."""
-    from ..analysis.lab_homology import find_clustering, lab_homology, protein_outputs
+    from ..analysis.homology import find_clustering, output_homology, protein_outputs
     from ..core.errors import KitError
     from .lab_homology import lab_homology_text
 
-    if protein_outputs(info)[0] is None:
+    if protein_outputs(subject.kinds)[0] is None:
         return ""
     try:
-        r = lab_homology(store, info, *find_clustering(store, info))
+        r = output_homology(store, subject, *find_clustering(store, subject))
     except KitError:  # no clustering holds the runs' ids: `kit homology --pipeline` says why
         return ""
     if not r["summary"].runs:

@@ -1,11 +1,11 @@
 """A lab pipeline's report plots: how far each factor's differences travel per output, and its
-models' accuracy and verdicts per factor. They draw what lab_budget and lab_verdicts measured."""
+models' accuracy and verdicts per factor, as output_budget and output_verdicts measured them."""
 
 from __future__ import annotations
 
 import math
 
-from ..analysis.tolerances import lab_conclusions, reach
+from ..analysis.tolerances import changed_models, reach
 from ..core.numbers import fmt
 from .lab import largest
 from .plots import png, pyplot
@@ -64,7 +64,7 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     how far it travelled (bits, magnitudes, predictions, conclusions), its value written beside
     it; identical outputs and what was not measured are said in words. None when no difference
     was measured (no pairs, every output identical, or hashes only): a figure would show none."""
-    concluded = lab_conclusions(v)
+    concluded = changed_models(v)
     rows, labels = [], []  # rows: (y, value, words, level) of output rows; labels: tick texts
     for f, r in b["factors"].items():
         labels.append((f"{f} ({r['pairs']} pair{'s' * (r['pairs'] != 1)})", True))
@@ -178,11 +178,11 @@ def plot_lab_verdicts(v: dict, order=()) -> bytes | None:
     return png(fig)
 
 
-def lab_plots(store, info: dict, b: dict, v: dict) -> dict:
-    """{file name: PNG bytes or None} of pipeline ``info``'s report, in the order it shows them."""
+def lab_plots(store, subject, b: dict, v: dict) -> dict:
+    """{file name: PNG bytes or None} of pipeline ``subject``'s report, in the order it shows them."""
     from ..app.selection import lab_runs
 
-    return {"travel.png": plot_travel(b, v, _sizes(lab_runs(store, info["sha256"]))),
+    return {"travel.png": plot_travel(b, v, _sizes(lab_runs(store, subject.sha256))),
             "verdicts.png": plot_lab_verdicts(v, list(b["factors"]))}
 
 

@@ -264,10 +264,9 @@ def write_report(store, subject: Subject, folder, busy=None) -> Page:
 
     busy = busy or (lambda what: nullcontext())
     if _lab(subject):
-        from ..app.selection import pipeline_info_of
         from .lab_readers import write_lab_report
 
-        out = write_lab_report(store, pipeline_info_of(subject), folder)
+        out = write_lab_report(store, subject, folder)
         return Page(f"{head(subject)}\nwrote {out['md']} and {out['html']} "
                     f"({len(out['plots'])} plots)\n")
     from .report import write

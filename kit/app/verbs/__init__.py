@@ -1,8 +1,8 @@
 """The verbs every front end calls: a Subject and options in, a frozen record out.
 
 Each verb reads (or runs) what one Subject (kit.core.subject) is of: kit's own pipeline on a
-dataset, or a lab's pipeline file. Inside a verb the two may still go to their own analysis
-(kit.analysis.budget or lab_budget, until the twins merge); above this module nothing asks
+dataset, or a lab's pipeline file. Inside a verb the two may still go to their own reading
+of the one engine (kit.analysis.budget's budget or output_budget); above this module nothing asks
 which kind a subject is. A verb that cannot answer for a kind raises Refused, one line, saying
 what it needs. Progress and questions go through callbacks, as kit.app.audit.run_audit's do.
 """

@@ -9,7 +9,7 @@ from ...core.errors import NotFound, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
 from ..selection import lab_runs
-from .records import BadOption, Budget, Export, Reading, Runs, Verdicts, info_of as _info
+from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
 
 
@@ -31,14 +31,13 @@ def _known_factor(name: str, stored: set) -> None:
 
 def _lab_readings(store: Store, subject: Subject, factor: str | None = None) -> tuple:
     """(budget, verdicts) of a pipeline, only ``factor``'s when given (NotFound: none stored)."""
-    from ...analysis.lab_budget import lab_budget
-    from ...analysis.lab_verdicts import lab_verdicts
+    from ...analysis.budget import output_budget
+    from ...analysis.verdicts import output_verdicts
 
-    info = _info(subject)
-    b, v = lab_budget(store, info), lab_verdicts(store, info)
+    b, v = output_budget(store, subject), output_verdicts(store, subject)
     if factor:
         if factor not in b["factors"]:
-            raise NotFound(f"no pairs of factor {factor!r} of pipeline {info['name']}; stored: "
+            raise NotFound(f"no pairs of factor {factor!r} of pipeline {subject.name}; stored: "
                            f"{', '.join(b['factors']) or 'none'}")
         b = {**b, "factors": {factor: b["factors"][factor]}}
         v = {**v, "factors": {k: r for k, r in v["factors"].items() if k == factor}}
@@ -48,11 +47,11 @@ def _lab_readings(store: Store, subject: Subject, factor: str | None = None) -> 
 def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
     """The budget table of the subject's stored pairs; with ``factor``, that factor's pairs."""
     if subject.kind == PIPELINE:
-        from ...analysis.lab_budget import lab_pair_details
+        from ...analysis.budget import output_pair_details
 
         b, v = _lab_readings(store, subject, factor)
         if factor:  # the pairs behind the row, as kit's own `kit budget --factor` lists them
-            b["pairs"] = lab_pair_details(store, _info(subject), factor)
+            b["pairs"] = output_pair_details(store, subject, factor)
         return Budget(subject, b, factor, v)
     from ...analysis.budget import budget as kit_budget, pair_details
 
@@ -91,9 +90,9 @@ def amplify(store: Store, subject: Subject) -> Reading:
 def advise(store: Store, subject: Subject) -> Reading:
     """What to pin first, from the measured budget."""
     if subject.kind == PIPELINE:
-        from ...analysis.lab_advice import lab_advise
+        from ...analysis.advice import output_advice
 
-        return Reading(subject, lab_advise(*_lab_readings(store, subject)))
+        return Reading(subject, output_advice(*_lab_readings(store, subject)))
     from ...analysis.advice import advise as kit_advise
     from ...analysis.budget import budget as kit_budget
 
@@ -123,17 +122,17 @@ def homology(store: Store, subject: Subject, identity: float | None = None,
 
 
 def _lab_homology(store, subject, identity, coverage, data) -> dict:
-    from ...analysis.lab_homology import find_clustering, lab_homology, protein_outputs
+    from ...analysis.homology import find_clustering, output_homology, protein_outputs
 
-    info = _info(subject)
-    if protein_outputs(info)[0] is None:
-        raise Refused(f"pipeline {info['name']} declares no \"proteins\" output: homology maps "
+    if protein_outputs(subject.kinds)[0] is None:
+        raise Refused(f"pipeline {subject.name} declares no \"proteins\" output: homology maps "
                       f"each run's test protein ids (KINDS {{\"ids\": \"proteins\"}}, one per "
                       f"truth row) into a clustering")
-    r = lab_homology(store, info, *find_clustering(store, info, data, identity, coverage))
+    r = output_homology(store, subject, *find_clustering(store, subject, data, identity,
+                                                          coverage))
     h = r["summary"]
     if not h.runs:
-        raise NotFound(f"no run of pipeline {info['name']} could be read in dataset "
+        raise NotFound(f"no run of pipeline {subject.name} could be read in dataset "
                        f"{r['dataset']}'s clustering: " + "; ".join(h.left_out[:1])
                        + (f" (and {len(h.left_out) - 1} more)" if len(h.left_out) > 1 else ""))
     return r
@@ -143,9 +142,9 @@ def has_protein_ids(subject: Subject) -> bool:
     """Whether `kit homology` can read the subject's runs under a clustering of their own."""
     if subject.kind == DATASET:
         return True
-    from ...analysis.lab_homology import protein_outputs
+    from ...analysis.homology import protein_outputs
 
-    return protein_outputs(_info(subject))[0] is not None
+    return protein_outputs(subject.kinds)[0] is not None
 
 
 def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
@@ -180,9 +179,9 @@ def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
     if not ids:
         raise NotFound(f"no runs of pipeline {sha[:12]} stored: kit run --pipeline FILE.py first")
     if factors:
-        from ...analysis.lab_budget import pairs
+        from ...analysis.by_kind import pairs
 
-        found = pairs(store, sha)
+        found = pairs(store, subject, fit=False)
         stored = list(dict.fromkeys(f for f, _, _ in found))
         absent = [f for f in factors if f not in stored]
         if absent:
@@ -217,10 +216,8 @@ def export_runs(store: Store, subject: Subject, factors: tuple = ()) -> Export:
 
 def tolerances(store: Store, subject: Subject) -> Reading:
     """Per output, the rtol/atol the measured environment factors need."""
-    from ...analysis.tolerances import kit_tolerances, lab_tolerances
+    from ...analysis.tolerances import tolerances as measured
 
-    if subject.kind == PIPELINE:
-        # the file as given, when it is one (a hash prefix chooses stored runs, not a file)
-        path = subject.summary.get("given") if subject.summary.get("file") else "FILE.py"
-        return Reading(subject, lab_tolerances(store, _info(subject), path))
-    return Reading(subject, kit_tolerances(store, subject.sha256))
+    # a pipeline: the file as given, when it is one (a hash prefix chooses stored runs, not a file)
+    path = subject.summary.get("given") if subject.summary.get("file") else "FILE.py"
+    return Reading(subject, measured(store, subject, path))

@@ -93,7 +93,8 @@ def run(store: Store, target: ToRun, factors: tuple, options, *, stack: str = "h
 
 def _run_lab(store, subject, factors, options, stack, jobs, executor, progress, confirm,
              chosen) -> Ran:
-    from ...analysis.lab_budget import lab_budget
+    from ...analysis.budget import output_budget
+    from ...core.subject import of_pipeline
     from ..lab import lab_pairs, lab_to_run, run_pairs
 
     chosen(subject)
@@ -101,7 +102,7 @@ def _run_lab(store, subject, factors, options, stack, jobs, executor, progress, 
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
     run_pairs(lab_pairs(info, factors, options, stack), info, store, jobs=jobs,
               executor=executor, progress=progress, confirm=confirm)
-    b = lab_budget(store, info)
+    b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
     failure = None
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
     if shapes:  # the user's mistake (docs/pipelines.md, Errors): said with the budget, then 1

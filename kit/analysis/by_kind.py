@@ -1,31 +1,22 @@
-"""A lab pipeline's stored pairs compared output by output, each by its kind; the null
-experiment names the outputs a loose generator reaches, and each named seed what it reaches."""
+"""The per-output-kind comparison engine: two runs' outputs compared each as its declared kind
+says (kit's own pipeline declares its kinds as a lab's file does), and a factor's pairs tallied."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core import factors
+from ..core.subject import Subject
 from ..runs.store import Store
+from ..worker.kinds import kind_problem
 from .compare import (adjusted_rand, aligned, embedding_diff, has_arrays, neighbour_jaccard,
                       predictions)
 from .digits import agreement
-from .lab_pairs import pairs, unfit
 
 # each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
 MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured",
         "max_dp", "rel")
 # each kept at its smallest: the measures where less agreement is the larger difference
 LEAST = ("ari", "jaccard", "digits")
-# the lesson on seeds, said when two runs with the same named seeds differ
-LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
-         "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
-         "is imported, a GPU generator): find it and seed it from a named seed; every "
-         "comparison made while it is loose is a single draw")
-# said when only the process factor's warm run differs: the module keeps a generator's state
-CARRIED = ("state kept at module level carries from one run to the next (a generator made at "
-           "import, a cache), as it does in a notebook calling run twice: make it inside run, "
-           "from a named seed")
 
 
 def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
@@ -83,14 +74,21 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
             "max_rel": max((float(r.max()) for r in rel if r.size), default=0.0)}
 
 
-def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
-    """{output: {"kind", "identical", ...its measures}} in the order run returned them."""
+def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = True) -> dict:
+    """{output: {"kind", "identical", ...its measures}}, each output measured as ``kinds`` (the
+    subject's declared kinds) says: every output either run returned, in the order run returned
+    them; ``outputs``: only these, in this order, of those both runs hold (kit's own stored
+    arrays); ``measure``: False, whether each is identical and nothing more (no array read)."""
     ra, rb = store.run(a), store.run(b)
-    # every output either run returned: a's order, then those only b returned, in b's order
-    order = [n for r in (ra, rb) for n in (r.manifest.get("outputs") or sorted(r.stages))
-             if n in r.stages]
+    if outputs is None:
+        # every output either run returned: a's order, then those only b returned, in b's order
+        names = dict.fromkeys(n for r in (ra, rb)
+                              for n in (r.manifest.get("outputs") or sorted(r.stages))
+                              if n in r.stages)
+    else:
+        names = [n for n in outputs if n in ra.stages and n in rb.stages]
     out = {}
-    for name in dict.fromkeys(order):
+    for name in names:
         kind = kinds.get(name, "array")
         sa, sb = ra.stages.get(name), rb.stages.get(name)
         if sa is not None and sb is not None and sa.sha256 == sb.sha256 \
@@ -100,6 +98,9 @@ def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
         if sa is None or sb is None:  # returned by one run only
             out[name] = {"kind": kind, "identical": False, "missing": "a" if sa is None else "b"}
             continue
+        if not measure:
+            out[name] = {"kind": kind, "identical": False}
+            continue
         if not (has_arrays(store, a) and has_arrays(store, b)):
             # a hashes-only bundle's run: its bits differ, by how much is not known here
             out[name] = {"kind": kind, "identical": False, "unmeasured": True}
@@ -107,66 +108,6 @@ def compare(store: Store, a: str, b: str, kinds: dict) -> dict:
         out[name] = {"kind": kind, "identical": False,
                      **output_diff(store.array(a, name), store.array(b, name), kind)}
     return out
-
-
-def lab_budget(store: Store, info: dict) -> dict:
-    """Per factor of pipeline ``info`` (kit.data.pipelines): its pairs, and per output how many
-    pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair
-    changed, with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
-    the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
-    ``shapes``: each output whose shape a factor changed (its first such pair): no kind
-    compares arrays of two shapes, so it is said, never measured; ``not_in_dtype``: floating
-    outputs a float32 run of precision returned in another precision."""
-    kinds = info.get("kinds", {})
-    rows: dict = {}
-    shapes: dict = {}
-    wide: dict = {}
-    for factor, a, b in pairs(store, info["sha256"], info.get("kinds", {})):
-        diffs = compare(store, a, b, kinds)
-        tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
-        if factor == "precision":  # the float32 run's outputs that run left in float64
-            for r in (a, b):
-                wide.update(dict.fromkeys(store.run(r).manifest.get("not_in_dtype") or []))
-        for name, d in diffs.items():
-            if "shape" in d:
-                shapes.setdefault((factor, name), {"factor": factor, "output": name,
-                                                   "kind": d["kind"], "a": a, "b": b,
-                                                   "shapes": d["shape"]})
-    # the null experiment: the same spec run twice, or in a fresh and a warm worker (a process
-    # factor's difference is a generator's state carried between runs, not the environment)
-    rows = {f: rows[f] for f in sorted(rows, key=lambda f: factor_order(f, info["seeds"]))}
-    loose = list(dict.fromkeys(n for f in ("repeat", "process")
-                               for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
-    inert = [f.split(":", 1)[1] for f, r in rows.items()
-             if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
-    line = ""
-    if loose:
-        line = (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between runs with the "
-                f"same named seeds: " + LOOSE.format(seeds=", ".join(info["seeds"]) or "none"))
-        carried = [n for n, o in rows.get("process", {}).get("outputs", {}).items()
-                   if o["changed"] and not rows.get("repeat", {}).get("outputs", {}).get(
-                       n, {}).get("changed")]
-        if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
-            line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
-                     f"a worker that made a run before: {CARRIED}")
-    return {"pipeline": info["sha256"], "name": info["name"], "seeds": list(info["seeds"]),
-            "factors": rows, "loose": loose,
-            "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
-            "not_in_dtype": list(wide),
-            # runs whose outputs do not fit the file's KINDS (a bundle's, imported before the
-            # file was known here): left out of every pair, each said in one line
-            "unfit": list(unfit(store, info["sha256"], kinds).values())}
-
-
-def lab_pair_details(store: Store, info: dict, factor: str) -> list:
-    """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
-    found = set(pairs(store, info["sha256"], info.get("kinds", {})))
-    # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
-    return [{"factor": p.factor, "a": p.a, "b": p.b,
-             "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
-             "outputs": compare(store, p.a, p.b, info.get("kinds", {}))}
-            for p in store.pairs(info["sha256"]) if p.factor == factor
-            and (p.factor, p.a, p.b) in found]
 
 
 def tally(row: dict, diffs: dict) -> None:
@@ -188,14 +129,6 @@ def tally(row: dict, diffs: dict) -> None:
                     o["least"][k] = min(o["least"].get(k, d[k]), d[k])
 
 
-def factor_order(name: str, seeds) -> tuple:
-    """Where a pipeline's factor stands among its rows: kit's table order (repeat, process,
-    host, threads, ...), each seed:NAME just after seed in the file's SEEDS order."""
-    if name.startswith("seed:") and name.split(":", 1)[1] in seeds:
-        return factors.order("seed"), 1 + list(seeds).index(name.split(":", 1)[1])
-    return factors.order(name), 0
-
-
 def _worse(a: dict | None, b: dict) -> dict:
     """The larger of two differences of one output: fewer digits kept, else more changed."""
     if a is None:
@@ -206,3 +139,38 @@ def _worse(a: dict | None, b: dict) -> dict:
                      d.get("flips", 0), -d.get("ari", 1), d.get("changed", 0),
                      d.get("unmeasured", False))
     return a if key(a) >= key(b) else _worse(None, b)
+
+
+def unfit(store: Store, subject: Subject) -> dict:
+    """{run: one line} of the pipeline's runs whose outputs do not fit what its file's KINDS
+    declare: a bundle's runs imported before the file was known here were never checked
+    against it, and a reader comparing them by kind would fail on a forged shape."""
+    out = {}
+    pipeline = subject.sha256
+    for run_id, spec in store.specs(pipeline).items():
+        if spec.pipeline != pipeline:
+            continue
+        for name, st in store.run(run_id).stages.items():
+            why = kind_problem(subject.kind_of(name), len(st.shape), np.dtype(st.dtype).kind)
+            if why:
+                out[run_id] = (f"run {run_id[:12]}: its output {name[:40]!r} is declared "
+                               f"{subject.kind_of(name)} by the pipeline's file, which must "
+                               f"be {why}")
+                break
+    return out
+
+
+def pairs(store: Store, subject: Subject, fit: bool = True) -> list:
+    """The stored pairs of pipeline ``subject``: (factor, run a, run b), sorted. A pair is what
+    was planned (kit.runs.planning.lab, recorded by kit.app.lab.run_pairs) or what `kit compare`
+    paired (a collaborator's run and its rerun here: host), never guessed again from the specs:
+    two runs that happen to differ in one field were not necessarily planned as a pair (a
+    seed:a pair at seeds 5 and 6 is not a `seed` pair against the run at 0). ``fit``: the pairs
+    of runs unfit for the file's KINDS left out."""
+    pipeline = subject.sha256
+    specs = store.specs(pipeline)
+    bad = unfit(store, subject) if fit else {}
+    # both runs this pipeline's (a bundle's pairs table is the collaborator's: checked anyway)
+    return sorted({(p.factor, p.a, p.b) for p in store.pairs(pipeline)
+                   if all(r in specs and specs[r].pipeline == pipeline and r not in bad
+                          for r in (p.a, p.b))})
