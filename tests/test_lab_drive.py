@@ -88,11 +88,11 @@ def test_kit_own_process_runs_are_named_fresh_and_warm_too():
 
 def _stored(path, factors):
     from kit.app.lab import run_pairs
-    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
 
     info = add_pipeline(path)
-    run_pairs([p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,),
+    run_pairs([p for f in factors for p in plan_file(f, info, PlanOptions(threads=(1,),
                                                                          seeds=(0, 1)))],
               info, Store())
     return info

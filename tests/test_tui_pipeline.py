@@ -167,12 +167,12 @@ async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_pa
     Run say in one line that running needs the file."""
     from kit.app.lab import run_pairs
     from kit.data.pipelines import add_pipeline
-    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
     from kit.core.paths import subdir
 
     info = add_pipeline(TWO)
-    run_pairs(lab_plan("repeat", info, PlanOptions(threads=(1,))), info, Store())
+    run_pairs(plan_file("repeat", info, PlanOptions(threads=(1,))), info, Store())
     for f in (subdir("pipelines") / "by-hash").iterdir():  # as if made on another machine
         f.unlink()
     async with app().run_test(size=(80, 24)) as pilot:
@@ -377,11 +377,11 @@ def stored_seed_pair():
     experiment, a long paragraph); its info."""
     from kit.app.lab import run_pairs
     from kit.data.pipelines import add_pipeline
-    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
 
     info = add_pipeline(TWO)
-    run_pairs(lab_plan("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
+    run_pairs(plan_file("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
     return info
 
 

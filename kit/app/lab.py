@@ -12,7 +12,7 @@ from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
 from ..envs.platforms import Platform
 from ..runs.executing.runner import run_all
-from ..runs.planning.lab import lab_plan
+from ..runs.planning.plan import plan_file as lab_plan
 from ..runs.planning.options import PlanOptions
 from ..runs.store import Store
 from .audit import ASK_ABOVE, Ask, Progress, at_once_here
