@@ -10,7 +10,8 @@ import pytest
 
 from kit.analysis.releases import Release
 from kit.app import releases
-from kit.app.lab import lab_factors, lab_pairs
+from kit.app.audit import file_pairs
+from kit.app.verbs.planning import file_factors
 from kit.core import factors
 from kit.core.errors import Failed, KitError, NotFound, Refused
 from kit.core.subject import DATASET, PIPELINE, of_dataset, of_pipeline
@@ -126,7 +127,7 @@ def test_unknown_factors_are_not_found_and_others_refused_in_today_s_lines(fixed
     with pytest.raises(Refused, match="^precision: bare.py's run takes no dtype"):
         plan_file("precision", BARE, opts, get=_get)
     with pytest.raises(Refused, match="^choose at least one factor$"):
-        lab_pairs(INFO, (), opts)
+        file_pairs(INFO, (), opts)
 
 
 def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
@@ -144,7 +145,7 @@ def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
     assert bare["seed"].reason == "its SEEDS are (): there is no seed to vary"
     assert bare["precision"].reason == "its run takes no dtype: define run(seeds, dtype)"
     # the app's edge keeps its list of dicts
-    assert lab_factors(INFO, LINUX) == [o.to_json() for o in offered(of_pipeline(INFO), LINUX)]
+    assert file_factors(INFO, LINUX) == [o.to_json() for o in offered(of_pipeline(INFO), LINUX)]
 
 
 def test_kit_s_own_offers_are_its_availability_rows():

@@ -9,7 +9,7 @@ import pytest
 from kit.analysis.lab_budget import LOOSE, lab_budget, output_diff, pairs
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
-from kit.app.lab import run_pairs
+from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store

@@ -11,7 +11,7 @@ import pytest
 from kit.analysis.lab_budget import compare
 from kit.cli import main
 from kit.data.pipelines import LabData, add_pipeline
-from kit.app.lab import run_pairs
+from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store

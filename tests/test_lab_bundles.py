@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kit.app.lab_compare import keep_files
+from kit.app.reproduce import keep_pipeline_files
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline, file_sha256
-from kit.app.lab import run_pairs
+from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
@@ -76,14 +76,14 @@ def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
     shutil.copy(LAB, copy)
     with pytest.raises(KitError, match=r"runs name 2 pipelines: lab.py \(aaaaaaaaaaaa\), "
                                        r"two.py \(bbbbbbbbbbbb\)"):
-        keep_files(doc, {"a" * 64, "b" * 64}, [copy])
+        keep_pipeline_files(doc, {"a" * 64, "b" * 64}, [copy])
     with pytest.raises(KitError, match="no pipeline file's runs"):
-        keep_files(doc, set(), [copy])
+        keep_pipeline_files(doc, set(), [copy])
     lab = file_sha256(LAB)
     doc["datasets"][lab] = {"pipeline": "lab.py"}
     with pytest.raises(KitError, match=rf"runs name 2 pipelines: .*; the file of two.py "
                                        rf"\(bbbbbbbbbbbb\) is not here: give --pipeline FILE.py once"):
-        keep_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
+        keep_pipeline_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
     assert not (tmp_path / "kit-home" / "pipelines" / "by-hash" / f"{lab}.py").exists()  # refused first
 
 

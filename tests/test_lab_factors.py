@@ -15,7 +15,7 @@ from kit.analysis.lab_pairs import pairs
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
 from kit.envs import external
-from kit.app.lab import run_pairs
+from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan

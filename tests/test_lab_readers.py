@@ -18,7 +18,7 @@ from kit.analysis.verdicts import bootstrap
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
-from kit.app.lab import run_pairs
+from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store

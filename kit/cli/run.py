@@ -55,7 +55,7 @@ def _cmd_run(args) -> int:
 
     from rich.console import Console
 
-    from ..app.verbs import plannable, to_run
+    from ..app.verbs import to_run
     from ..core.errors import KitError
     from ..core.processes import cores
     from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
@@ -63,8 +63,7 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     store = Store()
-    target = to_run(store, **words(args))
-    args.factor = plannable(target, factor_list(args.factor))  # an unknown one: usage error
+    target = to_run(store, factor_list(args.factor), **words(args))  # bad factor: usage error
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
@@ -121,7 +120,7 @@ def _run(args, store, target, opts, executor, err) -> int:
             err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
 
     # a large plan is asked first, as the TUI's: a no raises, and nothing runs
-    rec = run(store, target, args.factor, opts, stack=args.stack, jobs=args.jobs,
+    rec = run(store, target, opts, stack=args.stack, jobs=args.jobs,
               executor=executor, progress=_Bars(err, args.jobs, executor),
               confirm=lambda ask: _confirm(ask, err, args.yes), chosen=chosen)
     emit(ran_page(rec, args.json, args.dataset, args.n))
