@@ -83,7 +83,7 @@ def _cmd_run(args) -> int:
                       + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
                          "compares classes)" if len(classes) > 1 and not args.hosts else ""))
         try:
-            return _run(args, store, target, opts, ex, err)
+            return _run(args, store, target, opts, ex, err, _Bars(err, args.jobs, ex))
         finally:
             said = ex.retried_text() if ex is not None and ex.name == "dask" else None
             if said:
@@ -107,22 +107,19 @@ def _executor(args, err):
     return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
 
 
-def _run(args, store, target, opts, executor, err) -> int:
+def _run(args, store, target, opts, executor, err, bars) -> int:
     from rich.markup import escape
 
     from ..app.verbs import run
     from ..views.verbs import chosen_line, ran_page
 
-    def chosen(subject) -> None:
-        said = chosen_line(subject)
-        if said:
-            style, line = said
-            err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
-
+    said = chosen_line(target.subject)  # what is run, said before anything is planned
+    if said:
+        style, line = said
+        err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
     # a large plan is asked first, as the TUI's: a no raises, and nothing runs
     rec = run(store, target, opts, stack=args.stack, jobs=args.jobs,
-              executor=executor, progress=_Bars(err, args.jobs, executor),
-              confirm=lambda ask: _confirm(ask, err, args.yes), chosen=chosen)
+              executor=executor, progress=bars, confirm=lambda ask: _confirm(ask, err, args.yes))
     emit(ran_page(rec, args.json, args.dataset, args.n))
     if rec.failure:  # the budget of what was made is said above; then the error, exit 1
         raise rec.failure

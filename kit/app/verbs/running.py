@@ -64,25 +64,29 @@ def run(store: Store, target: ToRun, options, *, stack: str = "host", jobs="auto
     """Plan ``target``'s factors (kit.app.verbs.plan, for either kind), run what the store
     lacks and return the budget after. ``chosen(subject)`` is told what is run before anything
     is planned; ``progress`` and ``confirm`` are kit.app.audit.run_audit's."""
-    from ..audit import Progress
-    from .planning import plan
-
     chosen(target.subject)
-    unfit = executor.unfit if executor is not None else lambda spec: None
-    planned = plan(store, target, target.factors, options, stack=stack, unfit=unfit)
-    return _RUNS[target.subject.kind](store, planned, progress or Progress(), jobs, executor,
+    return _RUNS[target.subject.kind](store, target, options, stack, progress, jobs, executor,
                                       confirm)
 
 
-def _run_own(store, planned, progress, jobs, executor, confirm) -> Ran:
+def _planned(store, target, options, stack, executor):
+    """``target``'s plan (kit.app.verbs.plan), skipping what ``executor`` cannot make."""
+    from .planning import plan
+
+    unfit = executor.unfit if executor is not None else lambda spec: None
+    return plan(store, target, target.factors, options, stack=stack, unfit=unfit)
+
+
+def _run_own(store, target, options, stack, progress, jobs, executor, confirm) -> Ran:
     from ...analysis.budget import budget as kit_budget
     from ...runs.executing.runner import PlanIncomplete
-    from ..audit import run_audit
+    from ..audit import Progress, run_audit
 
+    planned = _planned(store, target, options, stack, executor)
     a, failure = planned.work, None
     try:
-        run_audit(a, store, confirm=confirm, progress=progress, jobs=jobs, executor=executor,
-                  planned=not planned.stacks)
+        run_audit(a, store, confirm=confirm, progress=progress or Progress(), jobs=jobs,
+                  executor=executor, planned=not planned.stacks)
     except PlanIncomplete as e:  # the budget of what was made, then the error
         failure = e
     # the factors it ran in the order given, then any its pairs were planned by besides (a
@@ -91,14 +95,15 @@ def _run_own(store, planned, progress, jobs, executor, confirm) -> Ran:
     return Ran(planned.subject, kit_budget(store, a.dataset.sha256), asked, failure)
 
 
-def _run_file(store, planned, progress, jobs, executor, confirm) -> Ran:
+def _run_file(store, target, options, stack, progress, jobs, executor, confirm) -> Ran:
     from ...analysis.lab_budget import lab_budget
-    from ..audit import run_pairs
+    from ..audit import Progress, run_pairs
 
+    planned = _planned(store, target, options, stack, executor)
     info, factors = planned.work, planned.factors
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
-    run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor, progress=progress,
-              confirm=confirm)
+    run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor,
+              progress=progress or Progress(), confirm=confirm)
     b = lab_budget(store, info)
     failure = None
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
