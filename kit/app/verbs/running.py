@@ -1,4 +1,4 @@
-"""`run` and `doctor`: what a command's words ask to run, planned (kit.app.verbs.plan), run and read."""
+"""`run` and `doctor`: what a command's words ask to run, planned (verbs.plan), run and read."""
 
 from __future__ import annotations
 
