@@ -9,12 +9,12 @@ import pytest
 
 from kit.analysis.budget import LOOSE, budget, confounds, output_budget, pair_details
 from kit.analysis.by_kind import output_diff, pairs
-from kit.app.lab import run_pairs
+from kit.app.audit import run_pairs
 from kit.core.errors import KitError
 from kit.core.spec import seeds
 from kit.core.subject import of_pipeline
 from kit.data.pipelines import LabData, add_pipeline
-from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import Pair, PlanOptions
 from kit.runs.store import Store
 from stored import arrays, budget_store, put, spec
@@ -93,7 +93,7 @@ def stored():
     info = add_pipeline(LAB)
     opts = PlanOptions(threads=(1,), seeds=(0, 1))
     plan = [p for f in ("repeat", "seed", "seed:split", "seed:init")
-            for p in lab_plan(f, info, opts)]
+            for p in plan_file(f, info, opts)]
     store = Store()
     run_pairs(plan, info, store)
     return info, store, plan
@@ -149,9 +149,9 @@ def test_rows_are_in_kits_factor_order_with_each_seed_in_the_files_seeds_order(s
 def test_plans_refuse_what_the_file_does_not_name():
     info = add_pipeline(LAB)
     with pytest.raises(KitError, match="lab.py names no seed 'svd': its SEEDS are split, init"):
-        lab_plan("seed:svd", info, PlanOptions(threads=(1,)))
+        plan_file("seed:svd", info, PlanOptions(threads=(1,)))
     with pytest.raises(KitError, match="a factor of kit's own pipeline, not for a pipeline file"):
-        lab_plan("svd-iters", info, PlanOptions(threads=(1,)))
+        plan_file("svd-iters", info, PlanOptions(threads=(1,)))
 
 
 def test_kinds_choose_the_measure():
@@ -197,7 +197,7 @@ def test_pairs_are_the_planned_ones_at_any_seeds_never_guessed_from_specs(stored
     the all-5 run is not a `seed` pair against the all-0 one (it was never planned as such)."""
     info, store, plan = stored
     more = [p for f in ("seed:split", "seed:init")
-            for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=(5, 6)))]
+            for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=(5, 6)))]
     run_pairs(more, info, store)
     rows = output_budget(store, of_pipeline(info))["factors"]
     assert rows["seed:split"]["pairs"] == rows["seed:init"]["pairs"] == 2

@@ -10,16 +10,16 @@ import pytest
 
 from kit.analysis.releases import Release
 from kit.app import releases
-from kit.app.lab import lab_factors, lab_pairs
+from kit.app.audit import file_pairs
+from kit.app.verbs.planning import file_factors
 from kit.core import factors
 from kit.core.errors import Failed, KitError, NotFound, Refused
 from kit.core.subject import DATASET, PIPELINE, of_dataset, of_pipeline
 from kit.envs.platforms import Platform
 from kit.envs.stacks import Stack
-from kit.runs.planning import lab as lab_planning
 from kit.runs.planning import plan as own_planning
 from kit.runs.planning.availability import availability
-from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.offers import Offer, offered
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
@@ -39,7 +39,6 @@ def fixed(monkeypatch):
     """Plans as on an 8-core machine named "here", whatever this one is."""
     monkeypatch.setattr("kit.core.processes.cores", lambda: 8)
     monkeypatch.setattr(own_planning, "host_id", lambda: "here")
-    monkeypatch.setattr(lab_planning, "host_id", lambda: "here")
 
 
 def test_the_subject_kinds_are_the_subject_module_s():
@@ -66,7 +65,7 @@ def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
                                         device="cuda" if plat is LINUX else None)
                     try:
                         ps = (plan(f, "d" * 64, o, plat=plat, get=_get) if who == "own"
-                              else lab_plan(f, INFO, o, get=_get, plat=plat))
+                              else plan_file(f, INFO, o, get=_get, plat=plat))
                         out.append([who, f, plat.key, [repr(p) for p in ps]])
                     except KitError as e:
                         out.append([who, f, plat.key, "error", str(e)])
@@ -75,7 +74,7 @@ def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
 
 
 def test_each_pipeline_factor_has_its_planner_and_the_list_comes_from_the_registry():
-    assert not hasattr(lab_planning, "LAB_FACTORS")
+    assert not hasattr(own_planning, "LAB_FACTORS")
     names = factors.for_kind(PIPELINE)
     assert names == ("repeat", "process", "host", "threads", "precision", "seed",
                      factors.SEED_NAME, *factors.names(factors.STACKS))
@@ -113,22 +112,22 @@ def test_unknown_factors_are_not_found_and_others_refused_in_today_s_lines(fixed
     with pytest.raises(NotFound, match="^unknown factor 'bogus' for a pipeline file: one of "
                                        "repeat, process, host, threads, precision, seed, "
                                        "seed:NAME, arch, blas"):
-        lab_plan("bogus", INFO, opts, get=_get)
+        plan_file("bogus", INFO, opts, get=_get)
     with pytest.raises(NotFound, match="^unknown factor 'bogus'; choose from repeat, "):
         plan("bogus", "d" * 64, opts, get=_get)
     for factor in ("feed", "embedding", "svd-iters", "perturb"):
         with pytest.raises(Refused, match=f"^{factor} is a factor of kit's own pipeline, not "
                                           r"for a pipeline file \(lab.py\): one of repeat, "):
-            lab_plan(factor, INFO, opts, get=_get)
+            plan_file(factor, INFO, opts, get=_get)
     with pytest.raises(Refused, match="^lab.py names no seed 'svd': its SEEDS are split, init "
                                       r"\(seed:NAME for one of them\); seed:svd is kit's own"):
-        lab_plan("seed:svd", INFO, opts, get=_get)
+        plan_file("seed:svd", INFO, opts, get=_get)
     with pytest.raises(Refused, match="^bare.py names no seeds"):
-        lab_plan("seed", BARE, opts, get=_get)
+        plan_file("seed", BARE, opts, get=_get)
     with pytest.raises(Refused, match="^precision: bare.py's run takes no dtype"):
-        lab_plan("precision", BARE, opts, get=_get)
+        plan_file("precision", BARE, opts, get=_get)
     with pytest.raises(Refused, match="^choose at least one factor$"):
-        lab_pairs(INFO, (), opts)
+        file_pairs(INFO, (), opts)
 
 
 def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
@@ -146,7 +145,7 @@ def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
     assert bare["seed"].reason == "its SEEDS are (): there is no seed to vary"
     assert bare["precision"].reason == "its run takes no dtype: define run(seeds, dtype)"
     # the app's edge keeps its list of dicts
-    assert lab_factors(INFO, LINUX) == [o.to_json() for o in offered(of_pipeline(INFO), LINUX)]
+    assert file_factors(INFO, LINUX) == [o.to_json() for o in offered(of_pipeline(INFO), LINUX)]
 
 
 def test_kit_s_own_offers_are_its_availability_rows():

@@ -11,8 +11,8 @@ import pytest
 from kit.analysis.by_kind import compare
 from kit.cli import main
 from kit.data.pipelines import LabData, add_pipeline
-from kit.app.lab import run_pairs
-from kit.runs.planning.lab import lab_plan
+from kit.app.audit import run_pairs
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 from test_bundle_trust import forge
@@ -22,7 +22,7 @@ TWO = Path(__file__).parent / "pipelines" / "two_models.py"
 
 def stored(path, factors, seeds=(0, 1)):
     info = add_pipeline(path)
-    plan = [p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=seeds))]
+    plan = [p for f in factors for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=seeds))]
     store = Store()
     run_pairs(plan, info, store)
     return info, store, plan

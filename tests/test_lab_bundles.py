@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from kit.app.lab_compare import keep_files
+from kit.app.reproduce import keep_pipeline_files
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline, file_sha256
-from kit.app.lab import run_pairs
-from kit.runs.planning.lab import lab_plan
+from kit.app.audit import run_pairs
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 
@@ -32,7 +32,7 @@ def test_export_by_seed_name_compare_only_with_the_same_file_and_the_host_row(
         capsys, tmp_path, monkeypatch):
     info = add_pipeline(TWO)
     plan = [p for f in ("repeat", "seed:forest")
-            for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=(0, 1)))]
+            for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=(0, 1)))]
     run_pairs(plan, info, Store())
     bundle = tmp_path / "lab.kit"
     code, out, err = kit_cli(capsys, "export", "--pipeline", str(TWO), "--factor", "seed:forest",
@@ -76,14 +76,14 @@ def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
     shutil.copy(LAB, copy)
     with pytest.raises(KitError, match=r"runs name 2 pipelines: lab.py \(aaaaaaaaaaaa\), "
                                        r"two.py \(bbbbbbbbbbbb\)"):
-        keep_files(doc, {"a" * 64, "b" * 64}, [copy])
+        keep_pipeline_files(doc, {"a" * 64, "b" * 64}, [copy])
     with pytest.raises(KitError, match="no pipeline file's runs"):
-        keep_files(doc, set(), [copy])
+        keep_pipeline_files(doc, set(), [copy])
     lab = file_sha256(LAB)
     doc["datasets"][lab] = {"pipeline": "lab.py"}
     with pytest.raises(KitError, match=rf"runs name 2 pipelines: .*; the file of two.py "
                                        rf"\(bbbbbbbbbbbb\) is not here: give --pipeline FILE.py once"):
-        keep_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
+        keep_pipeline_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
     assert not (tmp_path / "kit-home" / "pipelines" / "by-hash" / f"{lab}.py").exists()  # refused first
 
 
@@ -93,7 +93,7 @@ def test_a_hashes_only_bundle_compares_by_bits_and_says_what_it_cannot_measure(
     """Without --arrays the collaborator's runs hold digests only: the loose output's bits
     differ here, and kit says so (and how to measure it) instead of stopping with an error."""
     info = add_pipeline(LAB)
-    run_pairs(lab_plan("repeat", info, PlanOptions(threads=(1,))), info, Store())
+    run_pairs(plan_file("repeat", info, PlanOptions(threads=(1,))), info, Store())
     bundle = tmp_path / "lab.kit"
     assert kit_cli(capsys, "export", "--pipeline", str(LAB), "--out", str(bundle))[0] == 0
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
@@ -116,7 +116,7 @@ def test_a_bundle_without_its_file_forged_then_read_with_the_file_is_one_line_ea
 
     info = add_pipeline(LAB)
     run_pairs([p for f in ("repeat", "seed")
-               for p in lab_plan(f, info, Opts(threads=(1,), seeds=(0, 1)))], info, Store())
+               for p in plan_file(f, info, Opts(threads=(1,), seeds=(0, 1)))], info, Store())
     bundle = tmp_path / "lab.kit"
     assert main(["export", "--pipeline", str(LAB), "--arrays", "--out", str(bundle)]) == 0
 

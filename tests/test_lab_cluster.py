@@ -13,7 +13,7 @@ import pytest
 
 from kit.data.pipelines import add_pipeline, shipment
 from kit.runs.executing.on_node import make_run
-from kit.runs.planning.lab import lab_plan
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_a_node_asks_for_the_file_keeps_it_only_verified_and_makes_the_run(tmp_path, monkeypatch):
     info = add_pipeline(LAB)
-    spec = lab_plan("repeat", info, PlanOptions(threads=(1,)))[0].a
+    spec = plan_file("repeat", info, PlanOptions(threads=(1,)))[0].a
     sent = shipment(info["sha256"])
     assert sent["name"] == "lab.py" and sent["data"] == LAB.read_bytes()
     node = tmp_path / "node"

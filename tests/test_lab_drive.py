@@ -87,12 +87,12 @@ def test_kit_own_process_runs_are_named_fresh_and_warm_too():
 
 
 def _stored(path, factors):
-    from kit.app.lab import run_pairs
-    from kit.runs.planning.lab import lab_plan
+    from kit.app.audit import run_pairs
+    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
 
     info = add_pipeline(path)
-    run_pairs([p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,),
+    run_pairs([p for f in factors for p in plan_file(f, info, PlanOptions(threads=(1,),
                                                                          seeds=(0, 1)))],
               info, Store())
     return info
@@ -150,7 +150,7 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     edited file is another pipeline: the old one's times are not its)."""
     from statistics import median
 
-    from kit.app.lab import lab_estimate, lab_pairs, lab_todo
+    from kit.app.audit import file_estimate, file_pairs, runs_of
     from kit.app.selection import lab_runs
     from kit.runs.planning.options import PlanOptions
 
@@ -161,25 +161,25 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     store = Store()
     walls = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])]
     assert len(walls) == 2 and all(w > 0 for w in walls)
-    pairs = lab_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=(0, 1, 2)))
-    _, todo = lab_todo(pairs, store)
+    pairs = file_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=(0, 1, 2)))
+    _, todo = runs_of(pairs, store)
     assert len(todo) == 2  # seeds 1 and 2: seed 0 is the repeat's first run
     # a run after another in its worker (as the cores allow, one worker may make both)
     warm = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])
             if r.manifest["runs_before"]]
     used = warm or walls
-    assert lab_estimate(info, todo, store) == {"seconds": median(used) * 2, "median": median(used),
+    assert file_estimate(info, todo, store) == {"seconds": median(used) * 2, "median": median(used),
                                                "runs": len(used), "warm": bool(warm), "at_once": 1}
-    assert lab_estimate(add_pipeline(edited), todo, store) is None
+    assert file_estimate(add_pipeline(edited), todo, store) is None
 
 
 def test_kit_run_pipeline_asks_before_a_large_plan_as_kit_s_own_run(capsys, monkeypatch):
     import io
 
-    import kit.app.lab as lab
+    import kit.app.audit as audit
 
     made = []
-    monkeypatch.setattr(lab, "run_all", lambda specs, *a, **k: made.extend(specs))
+    monkeypatch.setattr(audit, "run_all", lambda specs, *a, **k: made.extend(specs))
     monkeypatch.setattr("sys.stdin", io.StringIO())  # a script's stdin: no terminal to ask
     big = ("run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1", "--seeds", "0-300")
     assert main(list(big)) == 1
@@ -214,12 +214,12 @@ def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, c
                                                                      monkeypatch):
     import io
 
-    import kit.app.lab as lab
+    import kit.app.audit as audit
 
     tiny = tmp_path / "tiny.py"
     tiny.write_text(TINY)
     _stored(tiny, ("repeat",))  # two real runs: their wall times are the estimate
-    monkeypatch.setattr(lab, "run_all", lambda *a, **k: None)
+    monkeypatch.setattr(audit, "run_all", lambda *a, **k: None)
     monkeypatch.setattr("sys.stdin", io.StringIO())
     assert main(["run", "--pipeline", str(tiny), "--factor", "seed", "--threads", "1",
                  "--seeds", "0-300", "--jobs", "2"]) == 1
@@ -233,12 +233,12 @@ def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, c
 def test_a_forged_wall_time_is_not_part_of_the_estimate(monkeypatch):
     from types import SimpleNamespace
 
-    import kit.app.lab as lab
+    import kit.app.audit as audit
 
     walls = [2.0, float("-inf"), float("nan"), float("inf"), -1.0, True, "3", 4.0]
-    monkeypatch.setattr(lab, "lab_runs", lambda store, sha: [
+    monkeypatch.setattr(audit, "lab_runs", lambda store, sha: [
         SimpleNamespace(manifest={"wall_s": w}) for w in walls])
-    est = lab.lab_estimate({"sha256": "ab" * 32}, ["r1", "r2"], None)
+    est = audit.file_estimate({"sha256": "ab" * 32}, ["r1", "r2"], None)
     assert (est["median"], est["runs"], est["seconds"]) == (3.0, 2, 6.0)
 
 
@@ -248,16 +248,16 @@ def test_the_estimate_scales_warm_runs_and_counts_those_at_once(monkeypatch):
     another."""
     from types import SimpleNamespace
 
-    import kit.app.lab as lab
+    import kit.app.audit as audit
 
     def runs(*made):  # (wall_s, runs_before)
         return lambda store, sha: [SimpleNamespace(manifest={"wall_s": w, "runs_before": n})
                                    for w, n in made]
 
     info, todo = {"sha256": "ab" * 32}, ["r"] * 5
-    monkeypatch.setattr(lab, "lab_runs", runs((8.0, 0), (7.0, 0), (1.0, 1), (0.5, 3)))
-    assert lab.lab_estimate(info, todo, None) == {"seconds": 0.75 * 5, "median": 0.75,
+    monkeypatch.setattr(audit, "lab_runs", runs((8.0, 0), (7.0, 0), (1.0, 1), (0.5, 3)))
+    assert audit.file_estimate(info, todo, None) == {"seconds": 0.75 * 5, "median": 0.75,
                                                   "runs": 2, "warm": True, "at_once": 1}
-    assert lab.lab_estimate(info, todo, None, at_once=2)["seconds"] == 0.75 * 3  # 2, 2, 1
-    monkeypatch.setattr(lab, "lab_runs", runs((8.0, 0), (6.0, None)))  # no warm run stored
-    assert lab.lab_estimate(info, todo, None, at_once=5)["seconds"] == 7.0
+    assert audit.file_estimate(info, todo, None, at_once=2)["seconds"] == 0.75 * 3  # 2, 2, 1
+    monkeypatch.setattr(audit, "lab_runs", runs((8.0, 0), (6.0, None)))  # no warm run stored
+    assert audit.file_estimate(info, todo, None, at_once=5)["seconds"] == 7.0

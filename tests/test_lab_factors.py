@@ -16,8 +16,8 @@ from kit.core.subject import of_pipeline
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
 from kit.envs import external
-from kit.app.lab import run_pairs
-from kit.runs.planning.lab import lab_plan
+from kit.app.audit import run_pairs
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
 from kit.runs.store import Store
@@ -45,7 +45,7 @@ def test_whether_run_takes_a_dtype_is_read_from_the_file_and_precision_needs_it(
     info = add_pipeline(f)
     assert info["dtype"] is False
     with pytest.raises(KitError) as e:
-        lab_plan("precision", info, PlanOptions(threads=(1,)))
+        plan_file("precision", info, PlanOptions(threads=(1,)))
     assert str(e.value).startswith("precision: plain.py's run takes no dtype: define run(seeds, dtype)")
     for params in ("*args", "seeds, n_rows=5", "seeds, /, rows=5"):  # not named dtype: the lab's
         f.write_text(f"SEEDS = ()\ndef run({params}):\n    pass\n")
@@ -60,16 +60,16 @@ def test_kit_only_and_unknown_factors_are_refused_in_one_line():
     for factor in ("svd-iters", "svd-solver", "perturb", "torch-seed", "feed", "embedding"):
         with pytest.raises(KitError, match=f"^{factor} is a factor of kit's own pipeline, not "
                                            "for a pipeline file"):
-            lab_plan(factor, info, opts)
+            plan_file(factor, info, opts)
     with pytest.raises(KitError, match="seed:svd is kit's own pipeline's, not for a pipeline"):
-        lab_plan("seed:svd", info, opts)
+        plan_file("seed:svd", info, opts)
     with pytest.raises(KitError) as own:
         plan("host", "d" * 64, opts)
     with pytest.raises(KitError) as lab:  # host without --hosts: kit's own planner's line
-        lab_plan("host", info, opts)
+        plan_file("host", info, opts)
     assert str(lab.value) == str(own.value)
     with pytest.raises(KitError, match="^unknown factor 'bogus' for a pipeline file"):
-        lab_plan("bogus", info, opts)
+        plan_file("bogus", info, opts)
 
 
 def test_a_stack_factor_says_what_kit_s_own_planner_says_where_its_stacks_are_absent():
@@ -78,16 +78,16 @@ def test_a_stack_factor_says_what_kit_s_own_planner_says_where_its_stacks_are_ab
         with pytest.raises(KitError) as own:
             plan(factor, "d" * 64, PlanOptions(threads=(1,)))
         with pytest.raises(KitError) as lab:
-            lab_plan(factor, info, PlanOptions(threads=(1,)))
+            plan_file(factor, info, PlanOptions(threads=(1,)))
         assert str(lab.value) == str(own.value) and "\n" not in str(lab.value)
 
 
 @pytest.mark.slow
 def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     info = add_pipeline(LAB)
-    plans = (lab_plan("threads", info, PlanOptions(threads=(1, 2)))
-             + lab_plan("process", info, PlanOptions(threads=(1,)))
-             + lab_plan("precision", info, PlanOptions(threads=(1, 2))))
+    plans = (plan_file("threads", info, PlanOptions(threads=(1, 2)))
+             + plan_file("process", info, PlanOptions(threads=(1,)))
+             + plan_file("precision", info, PlanOptions(threads=(1, 2))))
     store = _made(info, plans)
     # the float32 runs at 1 and 2 threads differ in threads alone, but are precision's runs:
     # found again, the pairs are exactly the planned ones
@@ -132,7 +132,7 @@ def paired(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired):
     info = add_pipeline(LAB)
-    plans = lab_plan("sklearn", info, PlanOptions(seeds=(3,)))
+    plans = plan_file("sklearn", info, PlanOptions(seeds=(3,)))
     assert [(p.a.stack, p.b.stack, p.a.threads, p.a.seed_dict) for p in plans] == \
         [("host", paired, 1, {"split": 3, "init": 3})]
     store = _made(info, plans)
@@ -140,7 +140,7 @@ def test_a_stack_pair_is_planned_run_in_both_stacks_found_again_and_read(paired)
     b = output_budget(store, of_pipeline(info))
     assert b["factors"]["sklearn"]["pairs"] == 1 and _changed(b, "sklearn") == {"jitter"}
     with pytest.raises(KitError, match="factor 'numpy' has no stack pairs on"):
-        lab_plan("numpy", info, PlanOptions())
+        plan_file("numpy", info, PlanOptions())
 
 
 @pytest.mark.slow
@@ -151,7 +151,7 @@ def test_arch_s_code_paths_are_one_stack_under_two_settings_found_again(paired):
     if plat.key != "linux-x86_64" or "avx2" not in plat.cpu_flags:
         pytest.skip("the catalogue's code path pair is an x86_64 Linux one, needing AVX2")
     info = add_pipeline(LAB)
-    plans = lab_plan("arch", info, PlanOptions())
+    plans = plan_file("arch", info, PlanOptions())
     assert [(p.a.stack, p.a.env, p.b.env) for p in plans] == \
         [(paired, (("OPENBLAS_CORETYPE", "Haswell"),), (("OPENBLAS_CORETYPE", "Prescott"),))]
     store = _made(info, plans)

@@ -20,8 +20,8 @@ from kit.analysis.verdicts import bootstrap
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data.pipelines import LabData, add_pipeline
-from kit.app.lab import run_pairs
-from kit.runs.planning.lab import lab_plan
+from kit.app.audit import run_pairs
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 
@@ -32,7 +32,7 @@ FACTORS = ("repeat", "seed", "seed:split")
 
 def stored(path, factors, seeds=(0, 1, 2)):
     info = add_pipeline(path)
-    plan = [p for f in factors for p in lab_plan(f, info, PlanOptions(threads=(1,), seeds=seeds))]
+    plan = [p for f in factors for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=seeds))]
     store = Store()
     run_pairs(plan, info, store)
     return info, store

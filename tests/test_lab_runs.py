@@ -144,7 +144,7 @@ def run(seeds):
 
 @pytest.mark.slow
 def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
-    from kit.app.lab import run_lab
+    from kit.app.audit import run_file
     from kit.runs.planning.options import PlanOptions
     from kit.runs.store import Store
     from kit.worker import contract
@@ -154,7 +154,7 @@ def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
     # one process imports the file once, as a notebook does: the second call draws on
     first, again = (contract.call(contract.load(f), {"init": 0}) for _ in range(2))
     assert (first["x"] == again["x"]).all() and (first["noise"] != again["noise"]).all()
-    b = run_lab(f, ("repeat", "process"), PlanOptions(threads=(1,)), Store())
+    b = run_file(f, ("repeat", "process"), PlanOptions(threads=(1,)), Store())
     process = b["factors"]["process"]["outputs"]
     assert process["noise"]["changed"] == 1 and process["x"]["changed"] == 0
     assert "noise" in b["loose"] and "x" not in b["loose"]

@@ -168,7 +168,7 @@ def test_the_local_executor_refuses_a_run_planned_for_another_machine():
 
 
 # -- what each factor's pairs differ in: the registry's rule, which bundles are checked by ----
-from kit.runs.planning.lab import lab_plan  # noqa: E402
+from kit.runs.planning.plan import plan_file  # noqa: E402
 from kit.runs.planning.stack_pairs import listed_pairs  # noqa: E402
 
 LAB_INFO = {"name": "lab.py", "sha256": "e" * 64, "seeds": ("split", "init"), "dtype": True}
@@ -182,7 +182,7 @@ def _planned(factor, plat):
 
 def _lab_planned(factor, plat):
     opts = PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b"))
-    return lab_plan(factor, LAB_INFO, opts, get=fake_get, plat=plat)
+    return plan_file(factor, LAB_INFO, opts, get=fake_get, plat=plat)
 
 
 def _every_pair():

@@ -16,8 +16,8 @@ from kit.views.tolerances import text
 from kit.core import factors
 from kit.core.subject import of_dataset, of_pipeline
 from kit.data.pipelines import LabData, add_pipeline
-from kit.app.lab import run_pairs
-from kit.runs.planning.lab import lab_plan
+from kit.app.audit import run_pairs
+from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.store import Store
 from kit.views.tolerances import render, up
@@ -132,7 +132,7 @@ def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_stor
 @pytest.mark.slow
 def test_a_lab_pipeline_read_from_its_budget_never_from_its_seeds():
     info = add_pipeline(LAB)
-    plan = [p for f in ("repeat", "seed:init") for p in lab_plan(f, info, PlanOptions(
+    plan = [p for f in ("repeat", "seed:init") for p in plan_file(f, info, PlanOptions(
         threads=(1, 2), seeds=(0, 1)))]
     store = Store()
     run_pairs(plan, info, store)

@@ -139,7 +139,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
     """The pipeline's Plan showed no time while kit's own Plan shows one: before any run of the
     pipeline it says there is no estimate yet, then each run to do costs its stored runs'
     median wall time."""
-    from kit.app.lab import lab_estimate
+    from kit.app.audit import file_estimate
 
     tiny = tmp_path / "tiny.py"
     tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
@@ -154,7 +154,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
         await pilot.press("2")
         pilot.app.query_one("#seeds", Input).value = "0,1,2"
         await pilot.pause()
-        est = lab_estimate(pilot.app.pipeline_info(), ["the run of seed 2"], Store())
+        est = file_estimate(pilot.app.pipeline_info(), ["the run of seed 2"], Store())
         assert est["runs"] == 2 and est["warm"]  # the worker's first run imported the file
         said = " ".join(text(summary).split())
         assert (f"1 to run, about {est['seconds'] / 60:.1f} min ({est['median']:.1f} s a run, "
@@ -165,14 +165,14 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
 async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_path):
     """Runs of a pipeline imported from elsewhere: the hash chooses them for reading; Plan and
     Run say in one line that running needs the file."""
-    from kit.app.lab import run_pairs
+    from kit.app.audit import run_pairs
     from kit.data.pipelines import add_pipeline
-    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
     from kit.core.paths import subdir
 
     info = add_pipeline(TWO)
-    run_pairs(lab_plan("repeat", info, PlanOptions(threads=(1,))), info, Store())
+    run_pairs(plan_file("repeat", info, PlanOptions(threads=(1,))), info, Store())
     for f in (subdir("pipelines") / "by-hash").iterdir():  # as if made on another machine
         f.unlink()
     async with app().run_test(size=(80, 24)) as pilot:
@@ -239,7 +239,7 @@ async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
 async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
     """The CLI's question says how long from the pipeline's own stored runs; the TUI's said only
     "N runs to do": now it says what `kit run --pipeline` says."""
-    from kit.app.lab import lab_estimate, lab_pairs, lab_todo
+    from kit.app.audit import file_estimate, file_pairs, runs_of
     from kit.core.numbers import span
     from kit.runs.planning.options import PlanOptions
 
@@ -250,9 +250,9 @@ async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
         question = await asked(pilot)
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
-    pairs = lab_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=tuple(range(251))))
-    todo = lab_todo(pairs, Store())[1]
-    est = lab_estimate(info, todo, Store())
+    pairs = file_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=tuple(range(251))))
+    todo = runs_of(pairs, Store())[1]
+    est = file_estimate(info, todo, Store())
     assert question == f"{len(todo)} runs to do (about {span(est['seconds'])} from past timings). "\
         "Start them?", question
 
@@ -375,13 +375,13 @@ async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monke
 def stored_seed_pair():
     """two_models.py's runs of a seed pair (no repeat: its advice starts with the null
     experiment, a long paragraph); its info."""
-    from kit.app.lab import run_pairs
+    from kit.app.audit import run_pairs
     from kit.data.pipelines import add_pipeline
-    from kit.runs.planning.lab import lab_plan
+    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
 
     info = add_pipeline(TWO)
-    run_pairs(lab_plan("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
+    run_pairs(plan_file("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
     return info
 
 

@@ -57,9 +57,8 @@ def _kit_store(tiny):
     save_dataset(tiny)
     store = Store()
     told = []
-    target = verbs.to_run(store, dataset="tiny")
-    rec = verbs.run(store, target, verbs.plannable(target, ("repeat",)),
-                    PlanOptions(threads=(1,)), chosen=told.append)
+    target = verbs.to_run(store, ("repeat",), dataset="tiny")
+    rec = verbs.run(store, target, PlanOptions(threads=(1,)), chosen=told.append)
     assert rec.failure is None and rec.asked == ("repeat",)
     assert told == [rec.subject] and rec.subject.kind == DATASET
     return store, rec
@@ -67,9 +66,8 @@ def _kit_store(tiny):
 
 def _lab_store(path=LAB, factors=("repeat", "seed")):
     store = Store()
-    target = verbs.to_run(store, pipeline=str(path))
-    rec = verbs.run(store, target, verbs.plannable(target, factors),
-                    PlanOptions(threads=(1,), seeds=(0, 1)))
+    target = verbs.to_run(store, factors, pipeline=str(path))
+    rec = verbs.run(store, target, PlanOptions(threads=(1,), seeds=(0, 1)))
     assert rec.failure is None and rec.subject.kind == PIPELINE
     return store, rec
 

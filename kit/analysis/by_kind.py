@@ -162,7 +162,7 @@ def unfit(store: Store, subject: Subject) -> dict:
 
 def pairs(store: Store, subject: Subject, fit: bool = True) -> list:
     """The stored pairs of pipeline ``subject``: (factor, run a, run b), sorted. A pair is what
-    was planned (kit.runs.planning.lab, recorded by kit.app.lab.run_pairs) or what `kit compare`
+    was planned (kit.runs.planning.plan, recorded by kit.app.audit.run_pairs) or what `kit compare`
     paired (a collaborator's run and its rerun here: host), never guessed again from the specs:
     two runs that happen to differ in one field were not necessarily planned as a pair (a
     seed:a pair at seeds 5 and 6 is not a `seed` pair against the run at 0). ``fit``: the pairs

@@ -1,32 +1,37 @@
-"""An audit: the factors a user chose, planned into runs on one dataset, then run and stored.
+"""An audit: the factors a user chose, planned into runs of one subject, then run and stored.
 
-The CLI's `kit run` and the TUI's Run tab both go through ``prepare`` and ``run_audit``, which
-orders the steps (build the stacks, plan, run) and asks before building stacks and before more
-than ASK_ABOVE runs; they only render its questions and its progress. The TUI's Plan tab
-computes its summary with the same ``stacks_to_build``, ``plan_runs`` and ``estimate_seconds``.
+Kit's own pipeline on a dataset goes through ``prepare`` and ``run_audit``, which orders the
+steps (build the stacks, plan, run) and asks before building stacks and before more than
+ASK_ABOVE runs; a lab's pipeline file through ``file_pairs`` and ``run_pairs``, which ask the
+same question the same way (its file reads its own data and its stacks are the ones named).
+Front ends only render the questions and the progress (kit.app.verbs.run and plan drive both).
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from statistics import median
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..core import factors
-from ..core.errors import KitError
+from ..core.errors import KitError, Refused
 from ..core.numbers import is_duration
 from ..data import Dataset, load_dataset, save_dataset
 from ..data.dataset import find_stored
+from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import PlanOptions
-from ..runs.planning.plan import plan, reference_embedding, required_stacks
+from ..runs.planning.plan import plan, plan_file, reference_embedding, required_stacks
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.executing.schedule import together
 from ..runs.store import Store
 from .ahead import Ahead
+from .selection import lab_runs
 
 
 ASK_ABOVE = 200  # runs; a larger plan is confirmed first (`--yes` for scripts)
@@ -56,9 +61,17 @@ def prepare(factors, dataset: str = "synthetic", n: int | None = None,
     """Load the dataset and find the stacks the factors need (nothing runs yet)."""
     if not factors:
         raise KitError("choose at least one factor")
-    plat = plat or detect()
     # a generated set is stored once a run uses it: a plan that fails first leaves nothing behind
-    a = Audit(load_dataset(dataset, n, save=False), tuple(factors), options, stack, plat)
+    return audit_of(load_dataset(dataset, n, save=False), factors, options, stack, plat)
+
+
+def audit_of(dataset: Dataset, factors, options: PlanOptions = PlanOptions(), stack: str = HOST,
+             plat: Platform | None = None) -> Audit:
+    """The audit of ``factors`` on a loaded ``dataset``, with the stacks they need found."""
+    if not factors:
+        raise KitError("choose at least one factor")
+    plat = plat or detect()
+    a = Audit(dataset, tuple(factors), options, stack, plat)
     a.stacks = [s for s in required_stacks(a.factors, plat, stack, options) if s != HOST]
     return a
 
@@ -203,7 +216,7 @@ class Ask:
     store: Store
     stacks: list = field(default_factory=list)
     runs: int = 0
-    seconds: float | None = None  # a pipeline file's plan: its own runs' (kit.app.lab.lab_estimate)
+    seconds: float | None = None  # a pipeline file's plan: its own runs' (file_estimate)
     at_once: int = 1  # how many of the runs go at a time (at_once_here): the estimate counts it
 
     def estimate(self) -> float | None:
@@ -241,19 +254,22 @@ class Progress:
 
 
 def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Progress = Progress(),
-              jobs="auto", should_stop=None, executor=None) -> list | None:
+              jobs="auto", should_stop=None, executor=None, planned: bool = False) -> list | None:
     """Build the stacks the audit needs, plan its runs, run what is missing; the ids of its
     runs now stored (None: ``confirm(Ask)`` said no, and nothing ran).
 
     ``confirm`` is asked before building stacks that are not built yet and before running more
-    than ASK_ABOVE runs; it may also raise to refuse. ``should_stop`` is as for ``execute``."""
-    missing = stacks_to_build(audit)
+    than ASK_ABOVE runs; it may also raise to refuse. ``should_stop`` is as for ``execute``.
+    ``planned``: its pairs were planned just now with every stack built (kit.app.verbs.plan),
+    for this executor: not planned again."""
+    missing = [] if planned else stacks_to_build(audit)
     if missing and not confirm(Ask(audit, store, stacks=missing)):
         return None
     with progress.building(missing):
         if missing:  # else the planner checks the stacks as it reads them, with the fix
             build_stacks(audit, log=progress.log, on_built=progress.built)
-    plan_runs(audit, executor.unfit if executor is not None else lambda spec: None)
+    if not planned:
+        plan_runs(audit, executor.unfit if executor is not None else lambda spec: None)
     left = todo(audit, store)
     progress.planned(audit, left)
     if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left), at_once=(
@@ -262,3 +278,91 @@ def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Pr
     with progress.running(left):
         return execute(audit, store, jobs=jobs, on_done=progress.done, should_stop=should_stop,
                        executor=executor)
+
+
+def run_file(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
+             jobs="auto", executor=None, progress: Progress = Progress(),
+             confirm=lambda ask: True) -> dict | None:
+    """A pipeline file's audit end to end (`kit doctor --pipeline`'s): keep the file at
+    ``path`` by its hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks,
+    and return kit.analysis.budget.output_budget's numbers for every pair of the file stored there (None:
+    ``confirm``, asked as run_audit asks before more than ASK_ABOVE runs, said no)."""
+    from ..analysis.budget import output_budget
+    from ..core.subject import of_pipeline
+
+    info = add_pipeline(path)
+    if not run_pairs(file_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
+                     executor=executor, progress=progress, confirm=confirm):
+        return None
+    return output_budget(store, of_pipeline(info))
+
+
+def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST) -> list:
+    """The pairs of ``factor_names`` for pipeline file ``info``: what run_pairs runs and what a
+    plan counts. KitError: one line (Refused: no factor, or one the file does not take;
+    NotFound: no such factor)."""
+    if not factor_names:
+        raise Refused("choose at least one factor")
+    return [p for f in factor_names for p in plan_file(f, info, opts, stack)]
+
+
+def runs_of(pairs, store: Store) -> tuple:
+    """(the runs of ``pairs``, each once; those ``store`` lacks)."""
+    specs = list({s.run_id: s for p in pairs for s in (p.a, p.b)}.values())
+    return specs, [s for s in specs if not store.has_run(s.run_id)]
+
+
+def file_estimate(info: dict, todo: list, store: Store, at_once: int = 1) -> dict | None:
+    """How long the runs ``todo`` of pipeline file ``info`` take, ``at_once`` at a time
+    (at_once_here), from the wall times of its runs ``store`` holds: {"seconds": their median x
+    the rounds of at_once, "median", "runs": how many it is the median of, "warm": whether those
+    are warm runs alone, "at_once"}; None when it holds none. Only this file's runs count:
+    kit's own estimate scales other datasets' times by their size, and another file's times
+    say nothing of it."""
+    runs = [r for r in lab_runs(store, info["sha256"]) if is_duration(r.manifest.get("wall_s"))]
+    # a worker's first run imports the file and its libraries (4-8 s against 0.8 s after, in
+    # drive 35): a plan's runs mostly go to warm workers, so their times are the ones to scale
+    warm = [r for r in runs if isinstance(r.manifest.get("runs_before"), int)
+            and r.manifest["runs_before"] > 0]
+    walls = [r.manifest["wall_s"] for r in warm or runs]
+    if not walls:
+        return None
+    each, n = float(median(walls)), max(1, at_once)
+    return {"seconds": each * -(-len(todo) // n), "median": each, "runs": len(walls),
+            "warm": bool(warm), "at_once": n}
+
+
+def file_to_run(info: dict, path=None) -> dict:
+    """The pipeline file to run for a choice of ``info``: the file at ``path`` kept by its
+    hash again (an edited file is another pipeline), else the copy this KIT_HOME keeps of
+    ``info``'s hash. KitError, one line, when it keeps none: running needs the file."""
+    if path is not None:
+        return add_pipeline(path)
+    if present(info["sha256"]):
+        return pipeline_info(info["sha256"])
+    raise KitError(f"running pipeline {info['name']} ({info['sha256'][:12]}) needs its file, "
+                   f"which is not on this machine: choose FILE.py on the Setup tab")
+
+
+def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
+              progress: Progress = Progress(), should_stop=None, confirm=lambda ask: True) -> bool:
+    """Make the runs of a pipeline file's ``pairs`` that ``store`` lacks and record the pairs
+    whose two runs it holds, as ``execute`` does (also when some runs failed or
+    ``should_stop()`` said stop): the readers read the pairs that were planned, never pairs
+    guessed again from the specs. ``progress`` is told as run_audit's is: the plan's counts,
+    then each run stored. More than ASK_ABOVE runs to do: ``confirm(Ask)`` first, as run_audit
+    asks (False: nothing ran)."""
+    specs, left = runs_of(pairs, store)
+    progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), left)
+    n = at_once_here(left, jobs, executor)
+    if len(left) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(left), at_once=n, seconds=(
+            file_estimate(info, left, store, n) or {}).get("seconds"))):
+        return False
+    try:
+        with progress.running(left):
+            run_all(specs, LabData(info), store, jobs=jobs, executor=executor,
+                    on_done=progress.done, should_stop=should_stop)
+    finally:
+        store.add_pairs([p for p in pairs
+                         if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)])
+    return True

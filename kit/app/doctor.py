@@ -1,5 +1,6 @@
 """`kit doctor`: is this machine sane? The null experiment, thread control, each stack's BLAS,
-and the store's integrity, with a remedy for each problem."""
+and the store's integrity, with a remedy for each problem; or a pipeline file's null
+experiment alone (``file_doctor``)."""
 
 from __future__ import annotations
 
@@ -98,3 +99,16 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
             "ok": null_ok and warm.all_identical == warm.pairs and stored["ok"],
             "busy": ({"stacks": busy, "busy_cores": max(s["threads"]["busy_cores"] for s in out_stacks),
                       "cores": cores} if busy else None)}
+
+
+def file_doctor(path, store: Store) -> dict:
+    """A pipeline file's null experiment alone: each thread count `kit run` uses, run twice, and
+    a fresh worker against a warm one (state a module keeps between runs: a generator made at
+    import); ``ok`` when every output of every such pair is identical, else ``loose`` names
+    those that differ."""
+    b = au.run_file(path, ("repeat", "process"), PlanOptions(), store)
+    rows = [b["factors"].get(f, {"outputs": {}, "pairs": 0}) for f in ("repeat", "process")]
+    return {"pipeline": b["pipeline"], "name": b["name"], "pairs": sum(r["pairs"] for r in rows),
+            "outputs": list(dict.fromkeys(n for r in rows for n in r["outputs"])),
+            "factors": [f for f in ("repeat", "process") if f in b["factors"]],
+            "loose": b["loose"], "loose_line": b["loose_line"], "ok": not b["loose"]}

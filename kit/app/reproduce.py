@@ -2,25 +2,29 @@
 
 ``compare_bundle`` imports a bundle, reruns each of its run specs here (same dataset, seeds,
 threads and stack, this machine's build of the stack), pairs every bundle run with its local
-twin as the factor ``host``, and answers in the budget's terms.
+twin as the factor ``host``, and answers in the budget's terms: kit's own runs by stage and
+verdict (``summarise``), a lab pipeline file's output by output by kind (``summarise_outputs``),
+each rerun here from the same file, kept by its hash.
 """
 
 from __future__ import annotations
 
 from ..analysis.budget import budget, pair_details
 from ..analysis.compare import ALL_MODELS, STAGES, first_difference
+from ..analysis.by_kind import compare as compare_outputs
 from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset
+from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,
+                              verify)
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
 from .bundle import import_bundle, local_dataset, opened
-from .lab_compare import keep_files, lab_data, lab_summary
 
 FACTOR = "host"
 BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
@@ -110,7 +114,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
     labs = {s.pipeline for s in specs.values() if s.pipeline}  # a lab's file is its "dataset"
-    keep_files(doc, labs, pipelines)
+    keep_pipeline_files(doc, labs, pipelines)
     # the runs whose embedding others train on first, so that those find their twin input
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
     needed = _to_build(specs.values(), plat)
@@ -134,7 +138,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
-    datasets = {sha: lab_data(doc, sha) if sha in labs
+    datasets = {sha: pipeline_data(doc, sha) if sha in labs
                 else find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
     imported = import_bundle(store, path, found)
     pairs = []
@@ -153,7 +157,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
     pairs.sort(key=lambda p: (p.label, p.a.run_id))
     store.add_pairs(pairs)
     if labs:
-        return lab_summary(store, doc, [p for p in pairs if p.a.pipeline], reasons, imported)
+        return summarise_outputs(store, doc, [p for p in pairs if p.a.pipeline], reasons, imported)
     return summarise(store, doc, pairs, reasons, imported)
 
 
@@ -222,3 +226,79 @@ def _per_run(label: str, c: Comparison) -> dict:
         out.update(digests_only=True, first_difference=first_difference(c),
                    differing=[s for s, same in c.identical.items() if not same])
     return out
+
+def keep_pipeline_files(doc: dict, labs: set, files) -> None:
+    """Check that each of ``files`` (`kit compare --pipeline`) is a file the bundle's runs were
+    made with (``labs``: their pipelines' hashes), and that each of several pipelines' files
+    is given or here, then keep each by its hash. KitError, one line, before anything is
+    written, naming the bundle's pipelines."""
+    named = ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in sorted(labs))
+    if files and not labs:
+        raise KitError("the bundle holds no pipeline file's runs (they are kit's own): compare "
+                       "it without --pipeline")
+    for f in files:
+        sha = file_sha256(f)
+        if sha not in labs:
+            raise KitError(f"{f} differs from the file the bundle's runs were made with: it hashes "
+                           f"to {sha[:12]}, the bundle's "
+                           + (f"pipeline is {named}" if len(labs) == 1 else
+                              f"runs name {len(labs)} pipelines: {named}")
+                           + " (an edited file is another pipeline); nothing was written")
+    given = {file_sha256(f) for f in files}
+    absent = sorted(s for s in labs - given if not present(s))
+    if len(labs) > 1 and absent:  # one pipeline's absence is pipeline_data's line
+        raise KitError(f"the bundle's runs name {len(labs)} pipelines: {named}; the file of "
+                       + ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in absent)
+                       + " is not here: give --pipeline FILE.py once for each; nothing was written")
+    for f in files:
+        add_pipeline(f)
+
+
+def _name(doc: dict, sha: str) -> str:
+    hint = doc.get("datasets", {}).get(sha, {})
+    return (hint.get("pipeline") if isinstance(hint, dict) else None) or "file"
+
+
+def pipeline_data(doc: dict, sha: str) -> LabData:
+    """What the runner needs to rerun pipeline ``sha`` here: its file, kept under its hash.
+    KitError, one line, when this KIT_HOME does not have that exact file."""
+    name = _name(doc, sha)
+    try:
+        info = pipeline_info(sha)
+    except KitError:
+        info = None
+    if info is None or verify(sha) is not None:
+        raise KitError(f"the bundle's runs are of pipeline {name} ({sha[:12]}), whose "
+                       f"file is not here: `kit compare BUNDLE --pipeline FILE.py` gives it (the "
+                       f"same bytes: an edited file is another pipeline)")
+    return LabData(info)
+
+
+def summarise_outputs(store, doc: dict, pairs: list, reasons: dict, imported: dict) -> dict:
+    """The answer for a pipeline file's bundle, each pair compared output by output by kind
+    (as kit.analysis.by_kind compares a pair): identical outputs, or which outputs differ
+    and by how much; a probabilities output's flips are changed predictions."""
+    per_run, flips, differ, probabilities = [], 0, {}, False
+    for p in pairs:
+        kinds = pipeline_info(p.a.pipeline).get("kinds", {})
+        probabilities = probabilities or "probabilities" in kinds.values()
+        outs = compare_outputs(store, p.a.run_id, p.b.run_id, kinds)
+        moved = {n: d for n, d in outs.items() if not d["identical"]}
+        for n in moved:
+            differ[n] = differ.get(n, 0) + 1
+        flips = max([flips] + [d.get("flips", 0) for d in moved.values()])
+        per_run.append({"label": p.label, "a": p.a.run_id, "b": p.b.run_id, "outputs": outs,
+                        "identical": not moved})
+    same = sum(r["identical"] for r in per_run)
+    if not per_run:
+        answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
+    elif same == len(per_run):
+        answer = f"reproduced: all {len(per_run)} runs are bitwise identical at every output here"
+    else:
+        answer = (f"differs: {', '.join(f'{n} in {k} of {len(per_run)} runs' for n, k in differ.items())}"
+                  + (f"; up to {flips} predictions flipped" if flips else
+                     "; no prediction flipped" if probabilities else ""))  # only what was measured
+    return {"answer": answer, "pipeline": True, "bundle_host": doc["host"], "this_host": host(),
+            "imported": imported, "pairs": len(per_run), "identical": same,
+            "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
+            "per_run": per_run}

@@ -95,7 +95,7 @@ def _cmd_import(args) -> int:
 def _cmd_compare(args) -> int:
     from rich.console import Console
 
-    from ..app.reproduce import compare_bundle
+    from ..app.verbs import compare
     from ..runs.store import Store
     from ..views.verbs import compare_page
 
@@ -111,9 +111,8 @@ def _cmd_compare(args) -> int:
         return True
 
     with err.status("comparing") as status:
-        rep = compare_bundle(Store(), args.file, jobs=args.jobs, log=status.update,
-                             on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask,
-                             pipelines=args.files)
-    emit(compare_page(rep, args.json))
-    _unverified_note(rep["imported"], args.file)
+        rec = compare(Store(), args.file, args.files or (), jobs=args.jobs, log=status.update,
+                      on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask)
+    emit(compare_page(rec.data, args.json))
+    _unverified_note(rec.data["imported"], args.file)
     return 0

@@ -55,7 +55,7 @@ def _cmd_run(args) -> int:
 
     from rich.console import Console
 
-    from ..app.verbs import plannable, to_run
+    from ..app.verbs import to_run
     from ..core.errors import KitError
     from ..core.processes import cores
     from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
@@ -63,8 +63,7 @@ def _cmd_run(args) -> int:
 
     err = Console(stderr=True)
     store = Store()
-    target = to_run(store, **words(args))
-    args.factor = plannable(target, factor_list(args.factor))  # an unknown one: usage error
+    target = to_run(store, factor_list(args.factor), **words(args))  # bad factor: usage error
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
@@ -84,7 +83,7 @@ def _cmd_run(args) -> int:
                       + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
                          "compares classes)" if len(classes) > 1 and not args.hosts else ""))
         try:
-            return _run(args, store, target, opts, ex, err)
+            return _run(args, store, target, opts, ex, err, _Bars(err, args.jobs, ex))
         finally:
             said = ex.retried_text() if ex is not None and ex.name == "dask" else None
             if said:
@@ -108,22 +107,19 @@ def _executor(args, err):
     return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
 
 
-def _run(args, store, target, opts, executor, err) -> int:
+def _run(args, store, target, opts, executor, err, bars) -> int:
     from rich.markup import escape
 
     from ..app.verbs import run
     from ..views.verbs import chosen_line, ran_page
 
-    def chosen(subject) -> None:
-        said = chosen_line(subject)
-        if said:
-            style, line = said
-            err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
-
+    said = chosen_line(target.subject)  # what is run, said before anything is planned
+    if said:
+        style, line = said
+        err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
     # a large plan is asked first, as the TUI's: a no raises, and nothing runs
-    rec = run(store, target, args.factor, opts, stack=args.stack, jobs=args.jobs,
-              executor=executor, progress=_Bars(err, args.jobs, executor),
-              confirm=lambda ask: _confirm(ask, err, args.yes), chosen=chosen)
+    rec = run(store, target, opts, stack=args.stack, jobs=args.jobs,
+              executor=executor, progress=bars, confirm=lambda ask: _confirm(ask, err, args.yes))
     emit(ran_page(rec, args.json, args.dataset, args.n))
     if rec.failure:  # the budget of what was made is said above; then the error, exit 1
         raise rec.failure

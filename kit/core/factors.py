@@ -402,7 +402,7 @@ def suggest(name: str) -> str | None:
 # env rule), so this module names the type only in annotations
 def moves(name: str, a: RunSpec) -> Moves | None:
     """What a pair of factor ``name`` differs in, for runs like ``a``: the table's, except a
-    lab pipeline's seed:NAME, which moves that one of its file's SEEDS (kit.runs.planning.lab)."""
+    lab pipeline's seed:NAME, which moves that one of its file's SEEDS (kit.runs.planning.plan)."""
     if a.pipeline and name.startswith("seed:"):
         seed = name.split(":", 1)[1]
         return Moves(seeds=(seed,), where=_RANDOMIZED) if seed in a.seed_dict else None

@@ -115,7 +115,7 @@ class KitApp(App):
         return DATASET if self._pipeline is None else PIPELINE
 
     def pipeline_info(self) -> dict | None:
-        """The chosen pipeline's info as kit.app.lab takes it (None: kit's own pipeline)."""
+        """The chosen pipeline's info as kit.app.audit takes it (None: kit's own pipeline)."""
         return self._pipeline
 
     def show_dataset(self, name: str, n: int | None) -> None:

@@ -1,5 +1,5 @@
 """The Plan tab on a lab pipeline chosen on the Setup tab: its factors and the count of its
-pairs, from the functions `kit run --pipeline` plans with (kit.app.lab; nothing computed here)."""
+pairs, from the functions `kit run --pipeline` plans with (kit.app.audit; nothing computed here)."""
 
 from __future__ import annotations
 
@@ -27,24 +27,24 @@ class LabChoice:
 
 def lab_rows(app) -> list:
     """The factor rows of the app's pipeline, as the Plan tab lists kit's own."""
-    from ..app.lab import lab_factors
+    from ..app.verbs.planning import file_factors
 
-    return lab_factors(app.pipeline_info(), app.platform)
+    return file_factors(app.pipeline_info(), app.platform)
 
 
 def lab_summary(app, c: LabChoice) -> str:
     """The plan's counts, as `kit run --pipeline` prints them before it runs; KitError: one
     line (a factor the file does not take, a stack not built, the file not on this machine)."""
-    from ..app.lab import lab_estimate, lab_pairs, lab_to_run, lab_todo
+    from ..app.audit import file_estimate, file_pairs, file_to_run, runs_of
 
     info = c.info
     if c.path is None:
-        info = lab_to_run(info)  # only reads when no file is given: raises if it is not here
-    pairs = lab_pairs(info, c.factors, c.options)
-    specs, todo = lab_todo(pairs, app.store)
+        info = file_to_run(info)  # only reads when no file is given: raises if it is not here
+    pairs = file_pairs(info, c.factors, c.options)
+    specs, todo = runs_of(pairs, app.store)
     return (f"[b]pipeline {markup(info['name'])}[/] ({info['sha256'][:12]}): "
             f"[b]{len(pairs)} pairs, {len(specs)} runs[/]: {len(specs) - len(todo)} stored, "
-            f"{len(todo)} to run, " + _estimate_text(lab_estimate(info, todo, app.store)))
+            f"{len(todo)} to run, " + _estimate_text(file_estimate(info, todo, app.store)))
 
 
 def _estimate_text(est: dict | None) -> str:

@@ -87,16 +87,16 @@ class RunPane(Pane):
 
     @work(thread=True, exclusive=True, group="run")
     def _run_lab(self, c) -> None:
-        """A pipeline file's pairs, run as `kit run --pipeline` runs them (kit.app.lab)."""
-        from ..app.lab import lab_pairs, lab_to_run, run_pairs
+        """A pipeline file's pairs, run as `kit run --pipeline` runs them (kit.app.audit)."""
+        from ..app.audit import file_pairs, file_to_run, run_pairs
 
         worker = get_current_worker()
         # the name goes into the status's markup: a bundle's may read as markup
         out = _Messages(self, f"pipeline {markup(c.info['name'])}", c.factors)
         store = self.app.store
         try:
-            info = lab_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
-            pairs = lab_pairs(info, c.factors, c.options)
+            info = file_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
+            pairs = file_pairs(info, c.factors, c.options)
             # a large plan is asked first, as `kit run --pipeline` asks it: its Ask carries the
             # time from the pipeline's own stored runs
             go = run_pairs(pairs, info, store, jobs=1, progress=out,
@@ -143,7 +143,7 @@ def _ended(out: _Messages, worker, started: bool) -> None:
 
 class _Messages(au.Progress):
     """An audit's progress (from the worker thread) as Progress messages to the Run pane; the
-    same interface, told the same way, for a pipeline file's runs (kit.app.lab.run_pairs)."""
+    same interface, told the same way, for a pipeline file's runs (kit.app.audit.run_pairs)."""
 
     def __init__(self, pane: RunPane, name: str, factors: tuple):
         self.pane, self.name, self.factors, self.total, self.made = pane, name, factors, 0, 0

@@ -1,21 +1,24 @@
 """The verbs every front end calls: a Subject and options in, a frozen record out.
 
-Each verb reads (or runs) what one Subject (kit.core.subject) is of: kit's own pipeline on a
-dataset, or a lab's pipeline file. Inside a verb the two may still go to their own reading
+Each verb reads, plans (or runs) what one Subject (kit.core.subject) is of: kit's own pipeline
+on a dataset, or a lab's pipeline file. Inside a verb the two may still go to their own reading
 of the one engine (kit.analysis.budget's budget or output_budget); above this module nothing asks
 which kind a subject is. A verb that cannot answer for a kind raises Refused, one line, saying
 what it needs. Progress and questions go through callbacks, as kit.app.audit.run_audit's do.
 """
 
 
+from .comparing import compare
 from .explaining import ExplainProgress, check_library, explain
+from .planning import Plan, plan
 from .reading import (advise, amplify, budget, export_runs, has_protein_ids, homology, runs,
                       tolerances, verdicts)
-from .records import (BadOption, Budget, Doctor, Explanation, Export, Ran, Reading, Runs,
-                      Verdicts, factor_names)
-from .running import ToRun, doctor, plannable, run, to_run
+from .records import (BadOption, Budget, Compared, Doctor, Explanation, Export, Ran, Reading,
+                      Runs, Verdicts, factor_names)
+from .running import ToRun, doctor, run, to_run
 
-__all__ = ["BadOption", "Budget", "Doctor", "ExplainProgress", "Explanation", "Export", "Ran",
-           "Reading", "Runs", "ToRun", "Verdicts", "advise", "amplify", "budget",
-           "check_library", "doctor", "explain", "export_runs", "factor_names", "has_protein_ids", "homology",
-           "plannable", "run", "runs", "to_run", "tolerances", "verdicts"]
+__all__ = ["BadOption", "Budget", "Compared", "Doctor", "ExplainProgress", "Explanation", "Export",
+           "Plan", "Ran", "Reading", "Runs", "ToRun", "Verdicts", "advise", "amplify", "budget",
+           "check_library", "compare", "doctor", "explain", "export_runs", "factor_names",
+           "has_protein_ids", "homology", "plan", "run", "runs", "to_run", "tolerances",
+           "verdicts"]

@@ -84,6 +84,13 @@ class Doctor:
 
 
 @dataclass(frozen=True)
+class Compared:
+    """`kit compare`: a bundle's runs rerun here, and the answer (``data``: its --json object;
+    ``data["imported"]``: what the import added)."""
+    data: dict
+
+
+@dataclass(frozen=True)
 class Export:
     """The runs an export of the subject carries (in order, each once)."""
     subject: Subject

@@ -1,4 +1,4 @@
-"""`run` and `doctor`: what a command's words ask to run, planned, run and read."""
+"""`run` and `doctor`: what a command's words ask to run, planned (verbs.plan), run and read."""
 
 from __future__ import annotations
 
@@ -7,30 +7,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import Refused
-from ...core.subject import Subject
+from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
-from .records import Doctor, Ran, info_of as _info, kit_factor_names as _kit_factor_names
+from .records import Doctor, Ran, kit_factor_names as _kit_factor_names
 
 
 @dataclass(frozen=True)
 class ToRun:
-    """What `run` runs: a pipeline's ``subject``, or kit's own pipeline on the dataset
-    ``dataset`` at ``n`` (loaded once, when the audit is prepared: its Subject comes with the
-    answer), ``why`` that one."""
-    subject: Subject | None = None
-    dataset: str | None = None
-    n: int | None = None
-    why: str = ""
+    """What `run` runs: its ``subject`` (``why`` that one) and the ``factors`` asked of it, and
+    for kit's own pipeline the ``dataset`` loaded once (a pipeline file reads its own data)."""
+    subject: Subject
+    factors: tuple
+    dataset: object = None
 
 
-def to_run(store: Store, dataset: str | None = None, n: int | None = None,
+def to_run(store: Store, factors=(), dataset: str | None = None, n: int | None = None,
            pipeline: str | None = None) -> ToRun:
     """What a command's words ask to run: a pipeline's file (kept by its hash; or the hash
     prefix of one kept here), else the dataset asked for, else the one the user's most recent
-    runs used, so that `kit budget` after `kit run` shows its runs."""
+    runs used, so that `kit budget` after `kit run` shows its runs. ``factors``: kit's own
+    names are checked before a dataset is loaded (BadOption: one it has not); a pipeline's as
+    its pairs are planned (seed:NAME for its own SEEDS)."""
+    from ...core.subject import of_dataset
+    from ...data import load_dataset
     from ...data.dataset import SYNTHETIC, SYNTHETIC_N
     from ..selection import opening_dataset, pipeline_or_dataset, select
 
+    factors = tuple(factors)
     if pipeline:
         # the file reads its own data: a dataset named too would be silently ignored
         pipeline_or_dataset(pipeline, dataset, n)
@@ -42,66 +45,66 @@ def to_run(store: Store, dataset: str | None = None, n: int | None = None,
             path = Path(pipeline).expanduser()
             info = add_pipeline(path)  # an edited file is another pipeline
             return ToRun(of_pipeline(info, "as asked", {**info, "given": pipeline,
-                                                        "file": str(path)}))
-        return ToRun(select(store, pipeline=pipeline))  # run from the copy kept by its hash
-    if dataset is not None:
-        return ToRun(None, dataset, n)
-    name, got_n = opening_dataset(store, SYNTHETIC_N)
-    if store.latest_dataset() is None:
-        return ToRun(None, SYNTHETIC, n)
-    return ToRun(None, name, n or got_n, ", as your most recent runs; --dataset NAME [--n N] "
-                 "chooses")
+                                                        "file": str(path)}), factors)
+        return ToRun(select(store, pipeline=pipeline), factors)  # from the copy kept by its hash
+    factors, why = _kit_factor_names(factors), ""
+    if dataset is None and store.latest_dataset() is None:
+        dataset = SYNTHETIC
+    elif dataset is None:
+        dataset, got_n = opening_dataset(store, SYNTHETIC_N)
+        n, why = n or got_n, ", as your most recent runs; --dataset NAME [--n N] chooses"
+    # a generated set is stored once a run uses it: a plan that fails first leaves nothing behind
+    ds = load_dataset(dataset, n, save=False)
+    return ToRun(of_dataset(ds.sha256, ds.summary(), why), factors, ds)
 
 
-def plannable(target: ToRun, names) -> tuple:
-    """``names`` as the factors ``target`` can plan: kit's own names (BadOption: one it has
-    not), or a pipeline's (checked as its pairs are planned: seed:NAME for its own SEEDS)."""
-    names = tuple(names)
-    return names if target.subject is not None else _kit_factor_names(names)
-
-
-def run(store: Store, target: ToRun, factors: tuple, options, *, stack: str = "host",
-        jobs="auto", executor=None, progress=None, confirm=lambda ask: True,
+def run(store: Store, target: ToRun, options, *, stack: str = "host", jobs="auto",
+        executor=None, progress=None, confirm=lambda ask: True,
         chosen=lambda subject: None) -> Ran:
-    """Plan ``factors``' pairs (plannable's) of ``target`` (kit.app.audit, or the lab's
-    planner), run what the store lacks and return the budget after. ``chosen(subject)`` is told
-    what is run before anything runs; ``progress`` and ``confirm`` are run_audit's."""
-    from ..audit import Progress
+    """Plan ``target``'s factors (kit.app.verbs.plan, for either kind), run what the store
+    lacks and return the budget after. ``chosen(subject)`` is told what is run before anything
+    is planned; ``progress`` and ``confirm`` are kit.app.audit.run_audit's."""
+    chosen(target.subject)
+    return _RUNS[target.subject.kind](store, target, options, stack, progress, jobs, executor,
+                                      confirm)
 
-    progress = progress or Progress()
-    if target.subject is not None:
-        return _run_lab(store, target.subject, factors, options, stack, jobs, executor,
-                        progress, confirm, chosen)
+
+def _planned(store, target, options, stack, executor):
+    """``target``'s plan (kit.app.verbs.plan), skipping what ``executor`` cannot make."""
+    from .planning import plan
+
+    unfit = executor.unfit if executor is not None else lambda spec: None
+    return plan(store, target, target.factors, options, stack=stack, unfit=unfit)
+
+
+def _run_own(store, target, options, stack, progress, jobs, executor, confirm) -> Ran:
     from ...analysis.budget import budget as kit_budget
-    from ...core.subject import of_dataset
     from ...runs.executing.runner import PlanIncomplete
-    from .. import audit as au
+    from ..audit import Progress, run_audit
 
-    a = au.prepare(factors, target.dataset, target.n, options, stack)
-    subject = of_dataset(a.dataset.sha256, a.dataset.summary(), target.why)
-    chosen(subject)
-    failure = None
+    planned = _planned(store, target, options, stack, executor)
+    a, failure = planned.work, None
     try:
-        au.run_audit(a, store, confirm=confirm, progress=progress, jobs=jobs, executor=executor)
+        run_audit(a, store, confirm=confirm, progress=progress or Progress(), jobs=jobs,
+                  executor=executor, planned=not planned.stacks)
     except PlanIncomplete as e:  # the budget of what was made, then the error
         failure = e
     # the factors it ran in the order given, then any its pairs were planned by besides (a
     # set's order changed between processes, and so did the "no pairs of ..." line)
-    asked = tuple(dict.fromkeys([*factors, *(p.factor for p in a.pairs)]))
-    return Ran(subject, kit_budget(store, a.dataset.sha256), asked, failure)
+    asked = tuple(dict.fromkeys([*planned.factors, *(p.factor for p in a.pairs)]))
+    return Ran(planned.subject, kit_budget(store, a.dataset.sha256), asked, failure)
 
 
-def _run_lab(store, subject, factors, options, stack, jobs, executor, progress, confirm,
-             chosen) -> Ran:
+def _run_file(store, target, options, stack, progress, jobs, executor, confirm) -> Ran:
     from ...analysis.budget import output_budget
     from ...core.subject import of_pipeline
-    from ..lab import lab_pairs, lab_to_run, run_pairs
+    from ..audit import Progress, run_pairs
 
-    chosen(subject)
-    info = lab_to_run(_info(subject), subject.summary.get("file"))
+    planned = _planned(store, target, options, stack, executor)
+    info, factors = planned.work, planned.factors
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
-    run_pairs(lab_pairs(info, factors, options, stack), info, store, jobs=jobs,
-              executor=executor, progress=progress, confirm=confirm)
+    run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor,
+              progress=progress or Progress(), confirm=confirm)
     b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
     failure = None
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
@@ -110,7 +113,10 @@ def _run_lab(store, subject, factors, options, stack, jobs, executor, progress, 
         failure = Refused(f"{s['output']}'s shape changes with {s['factor']} ({len(shapes)} "
                           f"output(s) in all, said above): make each output's shape independent "
                           f"of the seeds and settings")
-    return Ran(subject, b, tuple(factors), failure)
+    return Ran(planned.subject, b, tuple(factors), failure)
+
+
+_RUNS = {DATASET: _run_own, PIPELINE: _run_file}  # one way of running per subject kind
 
 
 def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext()) -> Doctor:
@@ -131,13 +137,13 @@ def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext(
 
     from ...core.paths import subdir
     from ...core.subject import of_pipeline
-    from ..lab import lab_doctor
+    from ..doctor import file_doctor
 
     # named as the runner's temporary folders are: a kill -9's leftover is swept
     root = Path(tempfile.mkdtemp(prefix=f"tmp-{os.getpid()}-doctor-", dir=subdir("tmp")))
     try:
         with closing(Store(root)) as store, busy(f"null experiment of {file}"):
-            rep = lab_doctor(file, store)
+            rep = file_doctor(file, store)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return Doctor(of_pipeline({"sha256": rep["pipeline"], "name": rep["name"]}, "as asked"), rep)

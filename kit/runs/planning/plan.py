@@ -1,8 +1,11 @@
-"""Plans: the pairs of run specs that isolate each factor, one planning function per factor.
+"""Plans: the pairs of run specs that isolate each factor, one planner per factor per subject kind.
 
 The table of factors (kit.core.factors) says what each factor is; each planner here is
-registered with it (``factors.register``): a function per single-stack factor, one per way of
-planning for stacks, torch and the perturbation sweep. Adding a factor is one ``register``.
+registered with it (``factors.register``) for the kind of subject it plans: kit's own pipeline
+on a dataset (DATASET: a ``Context``) or a lab's pipeline file (PIPELINE: a ``FileContext``),
+the two side by side under each factor, the same function where both plan alike. A function
+per single-stack factor, one per way of planning for stacks, torch and the perturbation sweep.
+Adding a factor is one ``register``.
 """
 
 from __future__ import annotations
@@ -10,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core import factors
-from ...core.errors import KitError
+from ...core.errors import KitError, NotFound, Refused
+from ...core.factors import DATASET, PIPELINE
 from ...core.hosts import host_id
-from ...core.spec import RunSpec, seeds
+from ...core.spec import RunSpec, pipeline_seeds, seeds
 from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
@@ -46,11 +50,42 @@ class Context:
         return reference_embedding(self.dataset, self.get)
 
 
-def _plans(*names):
-    """Register the decorated planner as the planner of the built-in factors ``names``."""
+@dataclass(frozen=True)
+class FileContext:
+    """What a pipeline file's planner knows: the factor, the file's declaration (kit.data.
+    pipelines' info), the user's options, the stack for single-stack factors, the platform,
+    and how to turn a stack name into a Stack."""
+
+    factor: str
+    info: dict
+    opts: PlanOptions
+    stack: str
+    plat: Platform
+    get: object
+
+    @property
+    def seed_names(self) -> tuple:
+        return tuple(self.info["seeds"])
+
+    def threads(self) -> tuple:
+        return tuple(self.opts.threads) or default_threads(self.opts.cores)
+
+    def base(self) -> RunSpec:
+        """The first run of a single-stack factor: this stack, the first thread count, the
+        first seed for every name."""
+        st = self.get(self.stack)
+        return RunSpec(dataset=self.info["sha256"], stack=st.name, stack_id=st.identity,
+                       threads=self.threads()[0], seeds=pipeline_seeds(self.seed_names, 0),
+                       pipeline=self.info["sha256"], host=self.opts.host or host_id())
+
+
+def _plans(*names, kind: str = DATASET):
+    """Register the decorated planner as the planner of the built-in factors ``names`` for
+    subjects of ``kind`` (a pipeline file's seed:NAME all share SEED_NAME's)."""
     def bind(fn):
         for name in names:
-            factors.register(factors.get(name), fn)
+            f = factors.NAMED_SEED if name == factors.SEED_NAME else factors.get(name)
+            factors.register(f, fn, kind=kind)
         return fn
     return bind
 
@@ -68,6 +103,7 @@ def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
     return [Pair(factor, level, at(s0), at(s), f"seed {s0} vs {s}") for s in rest]
 
 
+@_plans("repeat", kind=PIPELINE)
 @_plans("repeat")
 def repeat_pairs(ctx):
     """Each thread count run twice (the null experiment): kit's own and a pipeline file's."""
@@ -76,6 +112,7 @@ def repeat_pairs(ctx):
                  f"{t} thread(s), run twice") for t in ctx.threads()]
 
 
+@_plans("process", kind=PIPELINE)
 @_plans("process")
 def process_pairs(ctx):
     """A fresh worker process against a warm one that made a run first (either kind)."""
@@ -95,6 +132,16 @@ def _threads(ctx):
             for t in others]
 
 
+@_plans("threads", kind=PIPELINE)
+def _file_threads(ctx):  # a file's plan has no cluster of one-core workers to plan for
+    base, others = ctx.base(), [t for t in ctx.threads() if t != 1]
+    if not others:
+        raise KitError("the threads factor needs a count other than 1 (--threads 1,2)")
+    return [Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t),
+                 f"1 vs {t} threads") for t in others]
+
+
+@_plans("precision", kind=PIPELINE)
 @_plans("precision")
 def precision_pairs(ctx):
     """float64 against float32 at 1 and the most threads (either kind)."""
@@ -125,6 +172,35 @@ def _seeds(ctx):
     return _seed_pairs(ctx.factor, ctx.base(), vals)
 
 
+# kit's own named seeds: for a pipeline file they are factors only where its SEEDS names them
+_KIT_SEEDS = ("seed:svd", "seed:kmeans", "seed:models", "seed:split")
+
+
+@_plans("seed", factors.SEED_NAME, kind=PIPELINE)
+def _file_seeds(ctx):
+    """A file's ``seed`` moves every named seed at once; seed:NAME that one alone (Refused: a
+    name the file's SEEDS lacks, or no seeds at all)."""
+    factor, info, names = ctx.factor, ctx.info, ctx.seed_names
+    which = factor.split(":", 1)[1] if ":" in factor else None
+    if which is not None and which not in names:
+        raise Refused(f"{info['name']} names no seed {which!r}: its SEEDS are "
+                      f"{', '.join(names) or 'none'} (seed:NAME for one of them)"
+                      + (f"; {factor} is kit's own pipeline's, not for a pipeline file"
+                         if factor in _KIT_SEEDS else ""))
+    if not names:
+        raise Refused(f"{info['name']} names no seeds (SEEDS = ()): there is no seed to vary")
+    base = ctx.base()
+    vals = tuple(ctx.opts.seeds) or SEEDS
+    need_two_seeds(vals)
+    s0 = vals[0]
+
+    def at(s):
+        return base.with_(seeds=pipeline_seeds(names, s) if which is None
+                          else pipeline_seeds(names, s0, **{which: s}))
+
+    return [Pair(factor, "", at(s0), at(s), f"seed {s0} vs {s}") for s in vals[1:]]
+
+
 @_plans("seed:split")
 def _split(ctx):
     """Split seed s0 against each later one; the training seeds stay at the base run's (0),
@@ -136,8 +212,9 @@ def _split(ctx):
                  f"split {vals[0]} vs {s}") for s in vals[1:]]
 
 
+@_plans(*factors.names(factors.HOSTS), kind=PIPELINE)
 @_plans(*factors.names(factors.HOSTS))
-def _hosts(ctx):
+def _hosts(ctx):  # one spec on two of a cluster's node classes, for either kind
     return host_pairs(ctx.factor, ctx.base(), ctx.opts.hosts)
 
 
@@ -169,6 +246,26 @@ def _perturb(ctx):
 
 _plans(*factors.names(factors.STACKS))(stack_plan)  # one planner per way of planning
 _plans(*factors.names(factors.TORCH))(torch_plan)
+
+
+@_plans(*factors.names(factors.STACKS), kind=PIPELINE)
+def _file_stacks(ctx):
+    """The catalogue's stack pairs for the factor (the same pairs, and the same one-line
+    reasons, as for kit's own pipeline), each running the file at the first seed and thread
+    count."""
+    info, opts = ctx.info, ctx.opts
+    threads = (tuple(opts.threads) or (1,))[0]
+    seed = (tuple(opts.seeds) or (0,))[0]
+    names = ctx.seed_names
+
+    def spec(name, env):
+        st = ctx.get(name)
+        return RunSpec(dataset=info["sha256"], stack=st.name, stack_id=st.identity,
+                       threads=threads, seeds=pipeline_seeds(names, seed), env=env,
+                       pipeline=info["sha256"], host=opts.host or host_id())
+
+    return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
+            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat)]
 
 
 def required_stacks(names, plat: Platform, stack: str = HOST,
@@ -209,3 +306,37 @@ def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stac
     where = opts.host or host_id()  # a planner that names hosts (the host factor) keeps them
     return [Pair(p.factor, p.level, p.a.with_(host=p.a.host or where),
                  p.b.with_(host=p.b.host or where), p.label) for p in fn(ctx)]
+
+
+def plan_file(factor: str, info: dict, opts: PlanOptions = PlanOptions(), stack: str = HOST,
+              get=lambda name: stack_kind(name).runnable(), plat: Platform | None = None) -> list:
+    """The pairs that measure ``factor`` for the pipeline file ``info`` (kit.data.pipelines),
+    planned as kit plans its own pipeline's: ``repeat`` runs each thread count twice; ``process``
+    a fresh worker against a warm one; ``host`` one spec at 1 thread on each of ``opts.hosts``
+    (a cluster's node classes) against the first; ``threads`` 1 against each other count;
+    ``precision`` float64 against float32 at 1 and the most threads; ``seed`` moves every named
+    seed at once from the first seed to each later one; ``seed:NAME`` NAME alone; a stack factor
+    runs the catalogue's stack pairs for it, at the first seed and thread count (1 by default).
+    NotFound: no such factor; Refused: a factor the file does not take (one line each)."""
+    _refuse_for_file(factor, info)
+    ctx = FileContext(factor, info, opts, stack, plat or detect(), get)
+    return factors.planner(factor, PIPELINE)(ctx)
+
+
+def _refuse_for_file(factor: str, info: dict) -> None:
+    """One line for a factor that is not a pipeline file's (kit's own stages' options), or is
+    not one at all, or needs what the file lacks (precision: a run that takes a dtype)."""
+    choices = ", ".join(factors.for_kind(PIPELINE))
+    if factor.startswith("seed:"):
+        return  # seed:NAME for a name the file lacks is said by the seed planner
+    use = factors.use(factor, PIPELINE, info["seeds"])
+    if use is not None:
+        if factors.NEEDS_DTYPE in use.needs and not info.get("dtype"):
+            raise Refused(f"{factor}: {info['name']}'s run takes no dtype: define run(seeds, "
+                          f"dtype) and cast its input to dtype (\"float64\" or \"float32\")")
+        return
+    # feed and embedding: kit's own stages' options, not factors, but kit's all the same
+    if factors.get(factor) is None and factor not in ("feed", "embedding"):
+        raise NotFound(f"unknown factor {factor!r} for a pipeline file: one of {choices}")
+    raise Refused(f"{factor} is a factor of kit's own pipeline, not for a pipeline file "
+                  f"({info['name']}): one of {choices}")

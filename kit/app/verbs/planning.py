@@ -1,0 +1,80 @@
+"""`plan`: what a subject's factors would run, before anything runs, for either kind of subject."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...core.subject import DATASET, PIPELINE, Subject
+from ...runs.planning.options import PlanOptions
+from ...runs.store import Store
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A subject's plan: ``pairs`` of ``factors``, their runs once each (``specs``) and those
+    the store lacks (``todo``); ``notes`` say what the plan leaves out and why (pairs skipped,
+    stacks to build before the pairs can be planned: ``stacks``, [(name, download bytes or
+    None)]). ``estimate(at_once)``: seconds from past timings (None: none to go by), read only
+    when asked (it reads every stored run)."""
+    subject: Subject
+    factors: tuple
+    pairs: tuple
+    specs: tuple
+    todo: tuple
+    notes: tuple = ()
+    stacks: tuple = ()
+    work: object = field(default=None, compare=False, repr=False)  # what runs it (kit.app.audit)
+    seconds: object = field(default=None, compare=False, repr=False)
+
+    def estimate(self, at_once: int = 1) -> float | None:
+        return self.seconds(at_once) if self.seconds is not None else None
+
+
+def plan(store: Store, subject, factor_names, opts: PlanOptions = PlanOptions(), *,
+         stack: str = "host", unfit=lambda spec: None) -> Plan:
+    """The pairs of ``factor_names`` for ``subject`` (a Subject as kit.app.verbs.to_run finds
+    it: its ``subject`` and what running it reads) planned on ``stack``, and the runs ``store``
+    lacks; ``unfit(spec)`` says why the executor has nowhere to make a run (such pairs are
+    skipped, with why). KitError, one line: a factor the subject does not take."""
+    return _PLANS[subject.subject.kind](store, subject, tuple(factor_names), opts, stack, unfit)
+
+
+def _own(store, target, names, opts, stack, unfit) -> Plan:
+    """kit's own pipeline on a dataset: planned once its stacks are built (their identities are
+    part of each run); before, the plan names the stacks and run_audit plans after building."""
+    from .. import audit as au
+
+    a = au.audit_of(target.dataset, names, opts, stack)
+    missing = au.stacks_to_build(a)
+    if not missing:
+        au.plan_runs(a, unfit)
+    notes = tuple(f"skipped {p.label}: {why}" for p, why in a.skipped)
+    return Plan(target.subject, names, tuple(a.pairs), tuple(a.specs), tuple(au.todo(a, store)),
+                notes, tuple(missing), a, lambda n: au.estimate_seconds(a, store, n))
+
+
+def _file(store, target, names, opts, stack, unfit) -> Plan:
+    """A lab's pipeline file: its file kept by its hash (an edited file is another pipeline),
+    its pairs planned by its kind's planners; its estimate from its own runs alone."""
+    from .. import audit as au
+    from ..selection import pipeline_info_of
+
+    subject = target.subject
+    info = au.file_to_run(pipeline_info_of(subject), subject.summary.get("file"))
+    pairs = au.file_pairs(info, names, opts, stack)
+    specs, left = au.runs_of(pairs, store)
+    return Plan(subject, names, tuple(pairs), tuple(specs), tuple(left), work=info,
+                seconds=lambda n: (au.file_estimate(info, left, store, n) or {}).get("seconds"))
+
+
+_PLANS = {DATASET: _own, PIPELINE: _file}  # one planner per subject kind
+
+
+def file_factors(info: dict, plat=None) -> list:
+    """The factors pipeline file ``info`` takes, as kit's own are listed (kit.runs.planning.
+    offers): [{factor, description, available, reason}], seed:NAME for each of its SEEDS,
+    precision only runnable when its run takes a dtype, the stack factors as here."""
+    from ...core.subject import of_pipeline
+    from ...runs.planning.offers import offered
+
+    return [o.to_json() for o in offered(of_pipeline(info), plat)]
