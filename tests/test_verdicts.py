@@ -92,3 +92,50 @@ def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
     assert all(r.stable and r.groups == 2 and r.groups_changed == 0 for r in rows)
     # the two stacks do disagree: pooled, these verdicts would have read as unstable
     assert any(sum(1 for c in r.counts.values() if c) > 1 for r in rows)
+
+
+def test_k_classes_bootstrap_equals_a_plain_loop_with_sklearns_balanced_accuracy():
+    from sklearn.metrics import balanced_accuracy_score
+
+    from kit.analysis.verdicts import class_bootstrap
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 5, 150)
+    preds = {m: np.where(rng.random(150) < q, y, rng.integers(0, 5, 150))
+             for m, q in (("a", 0.6), ("b", 0.8))}
+    v = class_bootstrap(preds, y, ("a", "b"), resamples=200, seed=12345)
+    assert set(v) == {"b-a acc", "b-a bacc", "_scores"}
+    assert v["_scores"]["b"]["bacc"] == pytest.approx(balanced_accuracy_score(y, preds["b"]), abs=1e-12)
+    idx = np.random.default_rng(12345).integers(0, len(y), size=(200, len(y)))
+    for metric, score in (("acc", lambda t, p: np.mean(t == p)), ("bacc", balanced_accuracy_score)):
+        d = [score(y[i], preds["b"][i]) - score(y[i], preds["a"][i]) for i in idx]
+        lo, hi = np.percentile(d, [2.5, 97.5])
+        got = v[f"b-a {metric}"]
+        assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(hi, abs=1e-12)
+        assert got["verdict"] == ">"  # 0.8 against 0.6 of the rows right: b is better
+
+
+@pytest.mark.slow
+def test_a_ten_class_truth_gets_verdicts_and_a_regression_truth_one_line(kit_home, capsys):
+    from pathlib import Path
+
+    from kit.cli import main
+
+    here = Path(__file__).parent / "pipelines"
+    ten, reg = here / "ten_classes.py", here / "regression.py"
+    assert main(["run", "--pipeline", str(ten), "--factor", "seed:forest", "--seeds", "0,1",
+                 "--threads", "1", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["verdicts", "--pipeline", str(ten)]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    assert "UNFIT" not in out and "no pairs with verdicts yet" not in out
+    assert "p_rf-p_lr acc" in flat and "p_rf-p_lr bacc" in flat and "seed:forest" in flat
+    assert main(["run", "--pipeline", str(reg), "--factor", "seed:noise", "--seeds", "0,1,2",
+                 "--threads", "1", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["verdicts", "--pipeline", str(reg)]) == 0
+    out = capsys.readouterr().out
+    unfit = [line for line in out.splitlines() if line.startswith("UNFIT")]
+    assert len(unfit) == 1, out  # one line for the one cause its three runs share
+    assert "3 runs (" in " ".join(out.split()) and "regression target" in " ".join(out.split())

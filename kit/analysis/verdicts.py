@@ -250,6 +250,9 @@ def models_and_truth(kinds) -> tuple:
     return tuple(k for k, v in kinds.items() if v == "probabilities"), (truth[0] if truth else None)
 
 
+MULTICLASS = ("acc", "bacc")  # k > 2 classes: accuracy and balanced accuracy (mean recall)
+
+
 def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
     """(probabilities as 1-d arrays of the positive class, truth as 0/1) of one run; Unfit
     naming the output when a shape cannot be scored against the truth."""
@@ -268,7 +271,89 @@ def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
     return probs, y.astype(np.int64)
 
 
+def _regression(y: np.ndarray) -> bool:
+    """A float truth that is not whole numbers: a regression target, not class labels."""
+    return y.dtype.kind == "f" and not np.all(np.isfinite(y) & (y == np.round(y)))
+
+
+def class_predictions(store: Store, run: str, models: tuple, truth: str) -> tuple:
+    """({model: the class each row predicts}, truth) of a run whose truth holds k > 2 classes.
+
+    A model's probabilities are n x k, one column per class as scikit-learn's ``classes_``
+    orders them: with whole-number labels 0..k-1, column j is class j (a test set may lack a
+    class the model was trained on, so k may exceed the classes present); otherwise the
+    columns are the truth's sorted classes, which must then be all present."""
+    y = store.array(run, truth)
+    if _regression(y):
+        raise Unfit(f"{truth} (truth) holds non-integer values (a regression target): verdicts "
+                    f"score class labels; declare the predictions an \"array\" output and the "
+                    f"budget compares them")
+    classes = np.unique(y)
+    whole = y.dtype.kind in "iub" or (y.dtype.kind == "f" and classes.min() >= 0)
+    preds = {}
+    for m in models:
+        p = store.array(run, m)
+        if p.ndim != 2 or len(p) != len(y):
+            raise Unfit(f"{m} (probabilities) has shape {list(p.shape)} but {truth} (truth) "
+                        f"holds {len(classes)} classes over {len(y)} rows: a model's "
+                        f"probabilities are n x k, one column per class")
+        if whole and p.shape[1] > classes.max():
+            labels = np.arange(p.shape[1])
+        elif p.shape[1] == len(classes):
+            labels = classes
+        else:
+            raise Unfit(f"{m} (probabilities) has {p.shape[1]} columns but {truth} (truth) "
+                        f"holds {len(classes)} classes: columns are the classes in sorted order")
+        preds[m] = labels[np.argmax(p, axis=1)]
+    return preds, y
+
+
+def class_bootstrap(preds: dict, y: np.ndarray, models: tuple, resamples: int = RESAMPLES,
+                    seed: int = SEED) -> dict:
+    """The verdicts of k > 2 classes, as bootstrap's for two: for every pair of models, the
+    accuracy and the balanced accuracy (the mean of each class's recall, so a rare class
+    counts as much as a common one) under the same paired resamples of the test rows."""
+    Wc = _by_case(len(y), resamples, seed)
+    ones = np.ones((len(y), 1))
+    member = np.stack([y == c for c in np.unique(y)]).astype(np.float64)  # classes x rows
+    sizes, sizes_boot = member @ ones, member @ Wc
+    stats = {}
+    for m in models:
+        correct = (preds[m] == y).astype(np.float64)
+        hit = member * correct
+
+        def balanced(n_hit, n):  # a class no resample drew counts as absent, not as 0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.nanmean(np.where(n > 0, n_hit / n, np.nan), axis=0)
+
+        stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / len(y),
+                    "bacc": balanced(hit @ ones, sizes)[0],
+                    "bacc_boot": balanced(hit @ Wc, sizes_boot)}
+    out = {}
+    q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
+    for a, b in combinations(models, 2):
+        for metric in MULTICLASS:
+            d = stats[b][metric + "_boot"] - stats[a][metric + "_boot"]
+            lo, hi = np.nanpercentile(d, q)
+            out[f"{b}-{a} {metric}"] = {"diff": float(stats[b][metric] - stats[a][metric]),
+                                        "lo": float(lo), "hi": float(hi),
+                                        "verdict": ">" if lo > 0 else "<" if hi < 0 else "="}
+    out["_scores"] = {m: {"acc": float(stats[m]["acc"]), "bacc": float(stats[m]["bacc"])}
+                      for m in models}
+    return out
+
+
+def _two_classes(store: Store, run: str, truth: str) -> bool:
+    y = store.array(run, truth)
+    return y.ndim == 1 and bool(np.isin(np.unique(y), (0, 1)).all())
+
+
 def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
+    if not _two_classes(store, run, truth):
+        preds, y = class_predictions(store, run, models, truth)
+        if len(models) == 1:
+            return {"_scores": {models[0]: {"acc": float(np.mean(preds[models[0]] == y))}}}
+        return class_bootstrap(preds, y, models)
     probs, y = scores(store, run, models, truth)
     if len(models) == 1:
         m = models[0]
@@ -276,11 +361,23 @@ def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
     return bootstrap(probs, y, models=models)
 
 
+def _one_line_per_cause(found: list) -> list:
+    """[(run, cause)] as one line per cause, naming how many runs and the first few, so a
+    cause every run shares (a 10-class truth) is one line, not one per run."""
+    by: dict = {}
+    for run, cause in found:
+        by.setdefault(cause, []).append(run[:12])
+    return [(f"run {runs[0]}: {cause}" if len(runs) == 1 else
+             f"{len(runs)} runs ({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): "
+             f"{cause}") for cause, runs in by.items()]
+
+
 def output_verdicts(store: Store, subject: Subject) -> dict:
-    """Per factor of pipeline ``subject``: with two or more models, each verdict ("b-a acc|auc":
-    >, < or =) per run and in how many of the factor's pairs it changes; with one model, its
-    accuracy per run and the spread across the factor's runs. ``why``: why there are none;
-    ``unfit``: runs whose outputs cannot be scored, one line each."""
+    """Per factor of pipeline ``subject``: with two or more models, each verdict ("b-a acc|auc"
+    for a 0/1 truth, "b-a acc|bacc" for k classes: >, < or =) per run and in how many of the
+    factor's pairs it changes; with one model, its accuracy per run and the spread across the
+    factor's runs. ``why``: why there are none; ``unfit``: runs whose outputs cannot be
+    scored, one line per cause."""
     models, truth = models_and_truth(subject.kinds)
     out = {"pipeline": subject.sha256, "name": subject.name, "models": list(models),
            "truth": truth, "factors": {}, "unfit": [], "why": ""}
@@ -297,9 +394,10 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
                 per_run[run] = _per_run(store, run, models, truth)
             except Unfit as e:
                 per_run[run] = None
-                out["unfit"].append(f"run {run[:12]}: {e}")
+                causes.append((run, str(e)))
         return per_run[run]
 
+    causes: list = []
     out["unfit"] += unfit(store, subject).values()
     for factor, a, b in pairs(store, subject):
         va, vb = verdicts_of(a), verdicts_of(b)
@@ -326,6 +424,7 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
         for row in f["verdicts"].values():
             counts = {v: list(row["per_run"].values()).count(v) for v in (">", "<", "=")}
             row.update(counts=counts, stable=row["changed"] == 0)
+    out["unfit"] += _one_line_per_cause(causes)
     return out
 
 
