@@ -82,6 +82,31 @@ def test_levels_pins_and_the_factor_that_set_each_tolerance():
     assert "PIN: don't tolerate" in render(t, "text")
 
 
+def test_a_tolerance_as_wide_as_the_values_is_a_pin_never_numbers():
+    """The digits example's metrics: [score in 0..1, inertia ~6e3] moved by 3e3 needs an atol
+    that passes any score; centroids moved by 4x their own size need rtol >= 1. Neither is a
+    tolerance a test could fail."""
+    rows = {"sklearn": {"pairs": 1, "outputs": {
+        "scores": _o("array", max_abs=3.2e3, max_rel=0.2),
+        "centroids": _o("array", max_abs=0.5, max_rel=2.0),
+        "emb": _o("embedding", max_abs=1e-12, max_rel=1e-10),
+        "inertia": _o("array", max_abs=1e-9, max_rel=1e-13)}}}
+    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"},
+                  spreads={"scores": 6.35e3, "centroids": 16.0, "emb": 3.0})
+    by = {r["output"]: r for r in t["tolerances"]}
+    for name, words in (("scores", "atol 6.4e+03 is at least half the spread of its values"),
+                        ("centroids", "rtol 4 is at least 1")):
+        r = by[name]
+        assert (r["pin"], r["wide"], r["rtol"], r["atol"]) == (True, True, None, None), r
+        assert words in r["why"] and "pin, don't tolerate" in r["why"]
+    # a value's own change far below its values' range, or a single value (no range): numbers
+    assert by["emb"]["atol"] == 2e-12 and not by["emb"]["pin"]
+    assert by["inertia"]["atol"] == 2e-9 and not by["inertia"]["pin"]
+    shown = text(t)
+    assert shown.count("PIN: too wide to test") == 2 and "2.00e-12" in shown
+    assert "Left out, the lab pins them: blas." in text({**t, "pinned": ["blas"]})
+
+
 def test_up_never_rounds_below_the_need():
     for x in (1.234567e-13, 9.999e-5, 1e-16, 0.005, 7.47e-13):
         assert float(up(x)) >= x and float(up(x)) <= x * 1.01
@@ -127,6 +152,16 @@ def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_stor
                                                                                   "atol": 0.0}
     assert main(["tolerances", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(t["tolerances"]))
+    # the factors a lab will pin are left out, and the written file says so
+    assert main(["tolerances", "--pin", "threads"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no tolerances: no environment factor left to tolerate: the lab pins threads" in out
+    pinned = tolerances(store, of_dataset(ds, store.datasets()[ds]), pin=("threads",))
+    assert pinned["factors"] == [] and pinned["pinned"] == ["threads"]
+    with pytest.raises(SystemExit) as usage:
+        main(["tolerances", "--pin", "thread"])
+    assert usage.value.code == 2 and "argument --pin: unknown factor 'thread': did you mean " \
+        "threads" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -6,22 +6,28 @@ Read from the store only. An environment factor is one kit.core.factors marks ``
 torch threads and device); seeds, precision, deterministic algorithms, perturbations and the
 null experiment never widen a tolerance. A difference that reaches predictions (a probability
 crossing 0.5, a changed label, neighbour or shape) or conclusions (a verdict) gets no
-tolerance: it is flagged "pin, don't tolerate".
+tolerance: it is flagged "pin, don't tolerate"; so does one as wide as the values' own range
+(WIDE), which no regression test could fail. Factors the lab will pin (``pin``) are left out.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..core import factors
 from ..core.subject import Subject
 from ..runs.store import Store
 from .budget import budget, output_budget
-from .by_kind import compare, tally
+from .by_kind import compare, pairs, tally
 from .compare import STAGES, has_arrays
 from .verdicts import output_verdicts
 
 HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a sample of them
 LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
 _DISCRETE = ("labels", "truth", "neighbours")  # any change is a changed prediction
+# a tolerance this wide passes any value the output takes: atol at least half the spread of its
+# values across the measured runs, or rtol at least 1 (a 100% change); said as "pin"
+WIDE = (0.5, 1.0)
 # kit's own pipeline's outputs: each stored array, its kind the one its pipeline declares
 KIT_OUTPUTS = tuple(a for arrays in STAGES.values() for a in arrays) + ("y_test",)
 
@@ -32,21 +38,52 @@ def is_environment(name: str) -> bool:
     return bool(f and f.tolerated)
 
 
-def tolerances(store: Store, subject: Subject, path: str = "FILE.py") -> dict:
+def tolerances(store: Store, subject: Subject, path: str = "FILE.py", pin=()) -> dict:
     """The tolerances of ``subject``: a lab's pipeline file's from its budget, kit's own
     pipeline's on a dataset from its stored pairs, each output compared by its declared kind
     alike; ``path``: a pipeline file as the user gave it, for the command that measures one (a
-    bare `kit run --factor threads` measures kit's own pipeline, not theirs)."""
+    bare `kit run --factor threads` measures kit's own pipeline, not theirs); ``pin``: factor
+    names the lab will pin, left out of every tolerance and named in the result."""
+    pin = tuple(dict.fromkeys(pin))
     if subject.is_pipeline:
-        return _of_pipeline(store, subject, path)
-    return _of_dataset(store, subject)
+        out = _of_pipeline(store, subject, path, pin)
+    else:
+        out = _of_dataset(store, subject, pin)
+    out["pinned"] = list(pin)
+    if pin and not out["factors"]:
+        out["note"] = (f"no environment factor left to tolerate: the lab pins "
+                       f"{', '.join(pin)}, and no other is stored")
+    return out
 
 
-def _of_pipeline(store: Store, subject: Subject, path: str) -> dict:
+def _of_pipeline(store: Store, subject: Subject, path: str, pin: tuple) -> dict:
     b = output_budget(store, subject)
-    return from_rows(b["factors"], {"pipeline": b["pipeline"], "name": b["name"]},
+    rows = {f: r for f, r in b["factors"].items() if f not in pin}
+    runs = {r for f, a, bb in pairs(store, subject) if f in rows and is_environment(f)
+            for r in (a, bb)}
+    return from_rows(rows, {"pipeline": b["pipeline"], "name": b["name"]},
                      changed_models(output_verdicts(store, subject)), loose=b["loose"],
-                     measure=f"kit run --pipeline {path} --factor threads")
+                     measure=f"kit run --pipeline {path} --factor threads",
+                     spreads=_spreads(store, runs))
+
+
+def _spreads(store: Store, runs) -> dict:
+    """{output: the range of values it holds (its largest minus its smallest finite element,
+    the widest of ``runs``)}: what a tolerance is measured against, as a test compares
+    element by element (one as wide as this passes anything). A single value has no range:
+    rtol alone says if its tolerance is too wide."""
+    out: dict = {}
+    for run in sorted(runs):
+        if not has_arrays(store, run):
+            continue
+        for name, st in store.run(run).stages.items():
+            if np.dtype(st.dtype).kind != "f" or int(np.prod(st.shape)) < 2:
+                continue
+            a = store.array(run, name)
+            a = a[np.isfinite(a)]
+            if a.size > 1:
+                out[name] = max(out.get(name, 0.0), float(a.max() - a.min()))
+    return out
 
 
 def changed_models(verdicts: dict) -> dict:
@@ -56,7 +93,7 @@ def changed_models(verdicts: dict) -> dict:
             for f, r in verdicts["factors"].items()}
 
 
-def _of_dataset(store: Store, subject: Subject) -> dict:
+def _of_dataset(store: Store, subject: Subject, pin: tuple = ()) -> dict:
     """kit's own pipeline on one dataset: each stored array an output (its kind the one kit's
     pipeline declares), each stored pair of an environment factor compared as a lab's
     pipeline's outputs are, and a verdict its pairs changed lifting its models' outputs to
@@ -65,7 +102,10 @@ def _of_dataset(store: Store, subject: Subject) -> dict:
     rows: dict = {}
     ignored, skipped = set(), 0
     loose: set = set()
+    runs: set = set()
     for p in store.pairs(dataset):
+        if p.factor in pin:
+            continue
         if not is_environment(p.factor):
             ignored.add(p.factor)
             if factors.get(p.factor) and factors.get(p.factor).varies == factors.NOTHING:
@@ -75,11 +115,13 @@ def _of_dataset(store: Store, subject: Subject) -> dict:
         elif not (has_arrays(store, p.a) and has_arrays(store, p.b)):
             skipped += 1  # digests alone measure no magnitude
         else:
+            runs |= {p.a, p.b}
             tally(rows.setdefault(p.factor, {"pairs": 0, "outputs": {}}),
                   compare(store, p.a, p.b, subject.kinds, KIT_OUTPUTS))
     name = (store.datasets().get(dataset) or {}).get("name", dataset[:12])
     out = from_rows(rows, {"dataset": dataset, "name": name},
-                    _conclusions(store, dataset, list(rows)), loose=sorted(loose))
+                    _conclusions(store, dataset, list(rows)), loose=sorted(loose),
+                    spreads=_spreads(store, runs))
     out["ignored"] = sorted(ignored)
     if skipped:
         out["note"] = (f"{skipped} pair(s) of imported runs without their arrays measured no "
@@ -100,14 +142,16 @@ def _conclusions(store: Store, dataset: str, measured: list) -> dict:
 
 
 def from_rows(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
-              measure: str = "kit run --factor threads") -> dict:
+              measure: str = "kit run --factor threads", spreads: dict | None = None) -> dict:
     """Per output over the environment factors of ``rows`` (kit.analysis.budget.output_budget's
     ``factors``: {factor: {"pairs", "outputs": {name: {"kind", "changed", "most", ...}}}}):
     {"output", "kind", "rtol", "atol", "factor", "level", "pin", "max_abs", "max_rel",
     "pairs", "why"}. ``conclusions``: {factor: outputs a verdict it changed rests on};
     ``loose``: outputs the null experiment changed, pinned (a tolerance would hide the loose
     generator, and what it measured is that generator's draw, not the environment's);
-    ``measure``: the command that stores an environment factor, said when none is."""
+    ``measure``: the command that stores an environment factor, said when none is;
+    ``spreads``: {output: the range of its values}, against which a tolerance too wide to fail
+    is a pin (WIDE)."""
     conclusions = conclusions or {}
     env = [f for f in rows if is_environment(f)]
     per: dict = {}
@@ -115,7 +159,7 @@ def from_rows(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
         for name, o in rows[f]["outputs"].items():
             lvl = reach(o, name in conclusions.get(f, ()))
             per.setdefault(name, []).append((f, rows[f]["pairs"], o, lvl))
-    out = [_one(name, got, name in loose) for name, got in per.items()]
+    out = [_one(name, got, name in loose, (spreads or {}).get(name)) for name, got in per.items()]
     return {**head, "headroom": HEADROOM, "factors": env,
             "ignored": [f for f in rows if f not in env], "tolerances": out,
             "note": None if env else f"no environment factor is stored: measure one first "
@@ -139,7 +183,7 @@ def reach(o: dict, concluded: bool) -> str:
     return "magnitudes" if most.get("max_abs", 0) > 0 else "bits"
 
 
-def _one(name: str, got: list, loose: bool = False) -> dict:
+def _one(name: str, got: list, loose: bool = False, spread: float | None = None) -> dict:
     """One output's tolerance: the largest measured difference of the factor that set it."""
     kind = got[0][2]["kind"]
     worst = max(got, key=lambda g: (LEVELS.index(g[3]), g[2].get("most", {}).get("max_abs", 0)))
@@ -160,6 +204,16 @@ def _one(name: str, got: list, loose: bool = False) -> dict:
     row["why"] = ("its bits differ by an amount not measured here (runs without their "
                   "arrays: export them with --arrays) - pin until measured") \
         if unmeasured and not loose else _why(lvl, worst[2], loose)
+    need_abs, need_rel = max_abs * HEADROOM, max_rel * HEADROOM
+    if not pin and lvl == "magnitudes":
+        wide = (f"rtol {need_rel:.3g} is at least {WIDE[1]:g} (a change as large as the values)"
+                if need_rel >= WIDE[1] else
+                f"atol {need_abs:.3g} is at least half the spread of its values ({spread:.3g})"
+                if spread and need_abs >= WIDE[0] * spread else None)
+        if wide:  # a test with this tolerance passes whatever the output holds: it tests nothing
+            row.update(pin=True, rtol=None, atol=None, wide=True,
+                       why=f"the tolerance it would need is as wide as its values: {wide}; a "
+                           f"test with it passes anything - pin, don't tolerate")
     return row
 
 

@@ -21,6 +21,9 @@ def add(sub) -> None:
                    help="text (a table), json (a list of {output, rtol, atol, factor, level, "
                         "pin}), pytest-regressions (a YAML file of tolerances for "
                         "ndarrays_regression/num_regression), numpy (np.testing asserts)")
+    p.add_argument("--pin", metavar="FACTOR[,FACTOR]", default="",
+                   help="factors your lab will pin (e.g. sklearn,blas): left out of every "
+                        "tolerance, and said so in what is written")
     p.add_argument("--out", metavar="FILE", help="write it to FILE (default: standard output)")
     p.set_defaults(func=_cmd_tolerances)
 
@@ -35,8 +38,9 @@ def _cmd_tolerances(args) -> int:
     # --out's one rule (kit.core.atomic.out_file), said before anything is read
     out = out_file(args.out, "tolerances.py") if args.out else None
     store = Store()
+    pin = [f.strip() for f in args.pin.split(",") if f.strip()]
     rec = tolerances(store, subject(args, store, clash="--pipeline reads its own data: "
-                                    "--dataset and --n are for kit's pipeline"))
+                                    "--dataset and --n are for kit's pipeline"), pin=pin)
     text = tolerances_page(rec, args.format).out
     if out is None:
         sys.stdout.write(text)

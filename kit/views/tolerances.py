@@ -31,8 +31,10 @@ def _source(t: dict) -> str:
 def _measured(t: dict) -> str:
     """How the tolerances were measured, in kit's words alone (no name of the lab's: a comment
     of a generated file holds nothing a file or a bundle named)."""
+    pinned = (f" Left out, the lab pins them: {', '.join(t['pinned'])}." if t.get("pinned")
+              else "")
     return (f"from {', '.join(t['factors']) or 'no factor'}; rtol/atol = {t['headroom']:g} x the "
-            f"largest |a-b|/|a| and |a-b| measured.")
+            f"largest |a-b|/|a| and |a-b| measured.{pinned}")
 
 
 _EXACT = ("Outputs that reach predictions or conclusions are compared exactly: pin the "
@@ -46,6 +48,8 @@ def _head(t: dict) -> list:
 def _cell(r: dict) -> str:
     if r.get("loose"):
         return "PIN: seed it first"
+    if r.get("wide"):
+        return "PIN: too wide to test"
     if r["pin"]:
         return "PIN: don't tolerate"
     return "exact" if r["level"] in ("nothing", "bits") else f"{up(r['rtol'])} / {up(r['atol'])}"

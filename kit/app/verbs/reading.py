@@ -13,7 +13,7 @@ from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
 
 
-def _known_factor(name: str, stored: set) -> None:
+def _known_factor(name: str, stored: set, option: str = "--factor") -> None:
     """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
     with the closest names, not "no pairs"."""
     import difflib
@@ -25,7 +25,7 @@ def _known_factor(name: str, stored: set) -> None:
         return
     close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.5)
     # the same usage error (exit 2) as `kit run --factor`: a mistyped option, not a refused reading
-    raise BadOption("--factor", f"unknown factor {name!r}: " + (
+    raise BadOption(option, f"unknown factor {name!r}: " + (
         f"did you mean {' or '.join(close)}?" if close else "choose from " + ", ".join(factors.names())))
 
 
@@ -214,10 +214,13 @@ def export_runs(store: Store, subject: Subject, factors: tuple = ()) -> Export:
     return Export(subject, tuple(dict.fromkeys(ids)))
 
 
-def tolerances(store: Store, subject: Subject) -> Reading:
-    """Per output, the rtol/atol the measured environment factors need."""
+def tolerances(store: Store, subject: Subject, pin=()) -> Reading:
+    """Per output, the rtol/atol the measured environment factors need; ``pin``: the factors
+    the lab will pin, left out (each a factor's name)."""
     from ...analysis.tolerances import tolerances as measured
 
+    for name in pin:  # kit's own factor names only: they are written into a generated file
+        _known_factor(name, set(), "--pin")
     # a pipeline: the file as given, when it is one (a hash prefix chooses stored runs, not a file)
     path = subject.summary.get("given") if subject.summary.get("file") else "FILE.py"
-    return Reading(subject, measured(store, subject, path))
+    return Reading(subject, measured(store, subject, path, pin))
