@@ -20,6 +20,7 @@ from ..runs.planning.availability import availability
 from ..envs.descriptions import description, descriptions
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
+from .tolerances import changed_models, reach
 from .verdicts import describe, stability
 from ..worker.pipeline import MODELS
 
@@ -336,33 +337,78 @@ def output_advice(b: dict, v: dict | None = None) -> dict:
     seeded every other comparison is a single draw); "null": no repeat pair stored yet;
     "shape": an output whose shape a factor changes; "seed": a named seed and the outputs it
     reaches (those a loose generator also moves left out: the seed's own effect cannot be told
-    from it there), most outputs first, with the verdicts it changes; "inert": a seed that
-    reaches no output; "one-at-a-time": only `seed` (all at once) is stored."""
+    from it there), with the verdicts it changes; "pin": a library, machine or setting factor
+    (sklearn, blas, threads, ...) and the outputs it reaches, each with its worst measure; seeds
+    and pins ranked together by harm as kit's own advice ranks (conclusions, predictions,
+    magnitudes), then by verdicts and outputs reached; "inert": a seed that reaches no output;
+    "one-at-a-time": only `seed` (all at once) is stored."""
     steps = []
-    factors = b["factors"]
+    rows = b["factors"]
     if b["loose"]:
         steps.append({"step": "loose", "outputs": list(b["loose"]), "line": b["loose_line"]})
-    elif "repeat" not in factors:
+    elif "repeat" not in rows:
         steps.append({"step": "null", "outputs": []})
     for s in b.get("shapes", []):
         steps.append({"step": "shape", **s})
     changes = _verdict_changes(v)
-    seeds = []
-    for factor, row in factors.items():
-        if not factor.startswith("seed:"):
+    concluded = changed_models(v) if v else {}
+    ranked = []
+    for factor, row in rows.items():
+        seed = factor.startswith("seed:")
+        if not (seed or _pinned(factor)):
             continue
         reached = [n for n, o in row["outputs"].items() if o["changed"] and n not in b["loose"]]
-        if reached:
-            seeds.append({"step": "seed", "seed": factor.split(":", 1)[1], "factor": factor,
-                          "outputs": reached, "pairs": row["pairs"],
-                          "verdicts": changes.get(factor, []), "rule": HOLD})
-    seeds.sort(key=lambda s: (-len(s["verdicts"]), -len(s["outputs"]), s["seed"]))
-    steps += seeds
+        levels = {n: reach(row["outputs"][n], n in concluded.get(factor, ())) for n in reached}
+        worst = min((LEVELS.index(lv) for lv in levels.values() if lv in LEVELS),
+                    default=LEVELS.index("bits"))
+        if seed and reached:
+            ranked.append({"step": "seed", "seed": factor.split(":", 1)[1], "factor": factor,
+                           "outputs": reached, "pairs": row["pairs"], "level": LEVELS[worst],
+                           "verdicts": changes.get(factor, []), "rule": HOLD})
+        elif not seed and LEVELS[worst] in LEVELS[:3]:  # bits alone: nothing to pin for
+            f = factors.get(factor)
+            ranked.append({"step": "pin", "factor": factor,
+                           "what": description(f) if f else factor, "level": LEVELS[worst],
+                           "outputs": reached, "pairs": row["pairs"],
+                           "verdicts": changes.get(factor, []),
+                           "measures": [_worst_measure(n, row["outputs"][n], levels[n])
+                                        for n in reached]})
+    ranked.sort(key=lambda s: (LEVELS.index(s["level"]), -len(s["verdicts"]),
+                               -len(s["outputs"]), s["factor"]))
+    steps += ranked
     steps += [{"step": "inert", "seed": name, "outputs": []} for name in b["inert"]]
-    if "seed" in factors and not any(f.startswith("seed:") for f in factors):
+    if "seed" in rows and not any(f.startswith("seed:") for f in rows):
         steps.append({"step": "one-at-a-time", "outputs": [], "rule": RULE,
                       "verdicts": changes.get("seed", []), "seeds": list(b.get("seeds", []))})
     return {"pipeline": b["pipeline"], "name": b["name"], "steps": steps}
+
+
+def _pinned(name: str) -> bool:
+    """A factor whose difference a lab removes by pinning (a library, the BLAS, threads, the
+    machine, a setting): ranked, and neither a seed nor the null experiment."""
+    f = factors.get(name)
+    return bool(f and f.ranked and f.varies not in (factors.SEED, factors.NOTHING))
+
+
+# per kind, the one measure that says how far an output moved, and whether larger is worse
+_MEASURES = {"labels": ("ari", False), "neighbours": ("jaccard", False),
+             "probabilities": ("flips", True), "embedding": ("rel", True),
+             "truth": ("changed", True), "proteins": ("changed", True),
+             "train proteins": ("changed", True)}
+
+
+def _worst_measure(name: str, o: dict, lvl: str) -> dict:
+    """{"output", "kind", "level", "measure", "value"}: an output's worst measured difference
+    across a factor's pairs, in its kind's own measure (ARI for labels, flips for
+    probabilities, ...; otherwise the largest relative difference)."""
+    measure, most = _MEASURES.get(o["kind"], ("max_rel", True))
+    if o["kind"] == "probabilities" and not o["most"].get("flips"):
+        measure = "max_dp"  # no prediction changed: how far a probability moved
+    got = (o["most"] if most else o["least"]).get(measure)
+    if got is None:  # a measure this output's values do not take (an integer array)
+        measure, got = next(((k, o["most"][k]) for k in ("max_rel", "changed") if k in o["most"]),
+                            (None, None))
+    return {"output": name, "kind": o["kind"], "level": lvl, "measure": measure, "value": got}
 
 
 def _verdict_changes(v: dict | None) -> dict:
