@@ -39,6 +39,37 @@ def test_releases_between_two_versions_include_both_ends_oldest_first():
         between("scikit-learn", "1.5.2", "1.6.0rc1", listed)
 
 
+def test_a_model_identical_at_both_ends_that_changes_and_changes_back_is_read(tmp_path, kit_home):
+    """The issue's forest: 1.5.2 -> 1.9.1 scanned, its output changing at 1.6.0 and back at
+    1.8.0 (hash for hash), identical between the ends: changes_at ['1.6.0', '1.8.0'], and the
+    sentence names the releases on which a collaborator differs from both ends."""
+    from kit.analysis.releases import scan_specs
+    from stored import arrays, env, put, spec
+
+    pins = {"numpy": "1.26.4", "scipy": "1.13.1"}
+    store, a = Store(), spec(stack="np1-sk152")
+    put(store, tmp_path, a, arrays(0), env(packages={**pins, "scikit-learn": "1.5.2"}))
+    releases = []
+    for i, (version, seed) in enumerate((("1.5.2", 10), ("1.6.0", 11), ("1.7.2", 11),
+                                         ("1.8.0", 10), ("1.9.1", 10))):
+        r = Release(version, f"probe-np1-sk152-scikit-learn-{version}", str(i) * 64)
+        feed = scan_specs(a, [r], ("models",))[0]
+        put(store, tmp_path, feed, {n: x for n, x in arrays(seed).items()
+                                    if n in fed_stages("models")},
+            env(packages={**pins, "scikit-learn": version}))
+        releases.append(r)
+    e = PairExplanation(a.run_id, "b" * 64, "1.5.2 vs 1.9.1", "",
+                        {"rf": StageOrigin("identical"), "lr": StageOrigin("originates", flips=2)})
+    got = apply_scan(e, store, a, "scikit-learn", releases)
+    assert (got.stages["rf"].changes_at, got.stages["rf"].back_to) == (("1.6.0", "1.8.0"),
+                                                                       {"1.8.0": "1.5.2"})
+    assert got.stages["rf"].origin == "identical"  # between the ends it still is
+    said = " ".join(release_text(got).split())
+    assert ("the forest is identical at both ends but changes at 1.6.0 and back at 1.8.0 "
+            "(to its 1.5.2 output): on 1.6.0 to 1.7.2 it differs from both") in said, said
+    assert [n["version"] for n in got.notes] == ["1.6.0", "1.8.0"]
+
+
 def test_a_probe_s_pyproject_changes_one_pin_and_keeps_this_platform_only():
     plat = detect()
     text = pyproject(definitions()[BASE], "scikit-learn", "1.6.0", plat)

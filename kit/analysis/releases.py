@@ -5,7 +5,8 @@ each, the originating stages' groups are rerun on a's stored arrays (feed runs, 
 ``scan_specs``), so a stage's change is its own. Its ``changes_at`` lists every release whose
 output differs bitwise from the previous built release's, read oldest first whichever end is a
 (a change is named at the release that brought it); ``back_to`` names a release whose output is
-one an earlier release already gave (a change that came and went). Read from the store.
+one an earlier release already gave (a change that came and went: a stage identical at both
+ends of the pair is read too, since its group was rerun). Read from the store.
 """
 
 from __future__ import annotations
@@ -159,7 +160,10 @@ def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
     groups = scan_groups({s: o.origin for s, o in e.stages.items()})
     stages, moved, index = {}, [], scan_index(store, a)
     for s, o in e.stages.items():
-        if o.origin == "originates" and s in GROUP:
+        # every stage the scan reran, not only those that differ between the ends: an output
+        # identical at both ends can change at one release and back at a later one, and a
+        # collaborator on a release in between differs from both (what was measured is said)
+        if s in GROUP and GROUP[s] in groups and o.origin in ("originates", "identical"):
             at, back = changes(store, a, releases, s, index)
             o = replace(o, changes_at=tuple(at), back_to=back)
             moved += at

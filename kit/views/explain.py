@@ -70,6 +70,17 @@ def _step(v: str, o, versions: list, built: list) -> str:
     return f"back {where} (to its {o.back_to[v]} output)" if v in o.back_to else where
 
 
+def _came_and_went(s: str, o, versions: list, built: list) -> str:
+    """A stage identical at the pair's two ends that changes in between: each change, and the
+    releases on which a collaborator would differ from both ends."""
+    steps = [_step(v, o, versions, built) for v in o.changes_at]
+    first, back = o.changes_at[0], next((v for v in o.changes_at if v in o.back_to), None)
+    until = built[built.index(back) - 1] if back in built and built.index(back) else None
+    span = (f"{first}" if until in (None, first) else f"{first} to {until}")
+    return (f"{_NAMES.get(s, s)} is identical at both ends but changes {' and '.join(steps)}: "
+            f"on {span} it differs from both")
+
+
 def release_text(e) -> str:
     """The release scan's sentence: at which releases each originating stage changes (and
     changes back), what could not be built, and the release notes to read."""
@@ -81,7 +92,11 @@ def release_text(e) -> str:
     head = f"{e.library} {rows[0]['version']} -> {rows[-1]['version']}"
     parts, still = [], []
     for s, o in e.stages.items():
-        if o.origin != "originates" or s == "kmer":  # the counts are not rerun by a scan
+        if s == "kmer":  # the counts are not rerun by a scan
+            continue
+        if o.origin != "originates":
+            if o.changes_at:  # identical at both ends, not in between
+                parts.append(_came_and_went(s, o, versions, built))
             continue
         if not o.changes_at:
             still.append(s)
