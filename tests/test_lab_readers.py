@@ -227,10 +227,10 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
         field = pilot.app.query_one("#pipeline-file", Input)
         field.focus()
         await pilot.press(*"nowhere.py", "enter")
-        assert pilot.app.pipeline_info() is None  # a wrong file: said, and nothing chosen
+        assert pilot.app.pipeline is None  # a wrong file: said, and nothing chosen
         field.value = info["sha256"][:10]
         await pilot.press("enter")
-        assert pilot.app.pipeline_info()["sha256"] == info["sha256"]
+        assert pilot.app.pipeline.sha256 == info["sha256"]
         await pilot.press("escape", "4")
         await pilot.app.workers.wait_for_complete()  # the tabs read in workers
         await pilot.pause()

@@ -96,7 +96,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
 
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
-        sha = pilot.app.pipeline_info()["sha256"]
+        sha = pilot.app.pipeline.sha256
         await pilot.press("2")
         values = factor_values(pilot)
         # the registry's order for a pipeline file (kit.core.factors.for_kind), stacks last
@@ -137,9 +137,10 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
 @pytest.mark.slow
 async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_path):
     """The pipeline's Plan showed no time while kit's own Plan shows one: before any run of the
-    pipeline it says there is no estimate yet, then each run to do costs its stored runs'
-    median wall time."""
+    pipeline it says there are no past timings, then each run to do costs its stored runs'
+    median wall time (the one Plan line of the plan verb's record, as kit's own says it)."""
     from kit.app.audit import file_estimate
+    from kit.app.selection import pipeline_info_of
 
     tiny = tmp_path / "tiny.py"
     tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
@@ -149,16 +150,15 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
         await pilot.press("2")
         summary = pilot.app.query_one("#plan-summary")
         said = " ".join(text(summary).split())
-        assert "3 to run, no estimate yet: no stored run of this pipeline" in said, said
+        assert "3 to run, no past timings for an estimate" in said, said
         assert "finished: 3 run(s)" in await run_status(pilot)
         await pilot.press("2")
         pilot.app.query_one("#seeds", Input).value = "0,1,2"
         await pilot.pause()
-        est = file_estimate(pilot.app.pipeline_info(), ["the run of seed 2"], Store())
+        est = file_estimate(pipeline_info_of(pilot.app.pipeline), ["the run of seed 2"], Store())
         assert est["runs"] == 2 and est["warm"]  # the worker's first run imported the file
         said = " ".join(text(summary).split())
-        assert (f"1 to run, about {est['seconds'] / 60:.1f} min ({est['median']:.1f} s a run, "
-                f"the median of its 2 stored)") in said, said
+        assert f"1 to run, about {est['seconds'] / 60:.1f} min from past timings" in said, said
 
 
 @pytest.mark.slow
@@ -177,7 +177,7 @@ async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_pa
         f.unlink()
     async with app().run_test(size=(80, 24)) as pilot:
         await choose(pilot, info["sha256"][:12])
-        assert pilot.app.pipeline_info()["sha256"] == info["sha256"]
+        assert pilot.app.pipeline.sha256 == info["sha256"]
         await pilot.press("2")
         said = text(pilot.app.query_one("#plan-summary"))
         assert "needs its file" in said and "\n" not in said.strip()
@@ -199,11 +199,11 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
                     "    raise ValueError('no data here')\n")
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(bad))
-        assert pilot.app.pipeline_info() is None  # said in a notification; nothing chosen
+        assert pilot.app.pipeline is None  # said in a notification; nothing chosen
         notes = [n.message for n in pilot.app._notifications]
         assert any("does not parse" in m and "\n" not in m for m in notes), notes
         await choose(pilot, str(boom))
-        assert pilot.app.pipeline_info()["name"] == "boom.py"
+        assert pilot.app.pipeline.name == "boom.py"
         status = await run_status(pilot)
         assert "ValueError: no data here" in status and "Traceback" not in status
         await pilot.press("4")  # still usable: the tabs read
@@ -264,7 +264,7 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
     gone.write_text(TWO.read_text())
     async with app(threads="1", seeds="0").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(gone))
-        assert pilot.app.pipeline_info()["name"] == "gone.py"
+        assert pilot.app.pipeline.name == "gone.py"
         gone.unlink()
         status = await run_status(pilot)
         assert "gone.py" in status and "Traceback" not in status, status
@@ -301,7 +301,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert "finished" in text(pilot.app.query_one("#run-status"))
-        assert pilot.app.pipeline_info()["name"] == "fast.py"
+        assert pilot.app.pipeline.name == "fast.py"
         notes = [n.message for n in pilot.app._notifications]
         assert any("finished runs are of pipeline slow.py" in m for m in notes), notes
         await pilot.press("2")
@@ -309,7 +309,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         await pilot.press("r")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        sha = pilot.app.pipeline_info()["sha256"]
+        sha = pilot.app.pipeline.sha256
         assert lab_runs(Store(), sha)  # the file the tabs show was run
 
 
@@ -343,8 +343,6 @@ async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monke
     """A name can come from a bundle (`[bold]x.py` imports fine): Setup's toast, the Run tab's
     status and the toast about whose runs finished read it as markup ("x.py" in bold; a
     `[@click=app.quit]` name would quit on a click)."""
-    from types import SimpleNamespace
-
     from textual.content import Content
 
     from kit.tui.run import RunPane
@@ -358,14 +356,14 @@ async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monke
                    "    return {'x': np.zeros(2) + seeds['a']}\n")
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(odd))
-        info = pilot.app.pipeline_info()
-        assert info["name"] == "[bold]x.py"
+        chosen = pilot.app.pipeline
+        assert chosen.name == "[bold]x.py"
         notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
         assert any("tabs read pipeline [bold]x.py (" in m for m in notes), notes
         assert "finished" in await run_status(pilot)
         statuses = [Content.from_markup(s).plain for s in said if s]
-        assert "running pipeline [bold]x.py: 0 of 3 done" in statuses, statuses
-        pilot.app.ran_pipeline(SimpleNamespace(info={"sha256": "0" * 64}, path=None), info)
+        assert f"running pipeline [bold]x.py ({chosen.short}): 0 of 3 done" in statuses, statuses
+        pilot.app.ran(("another choice",), chosen)
         await pilot.pause()
         notes = [Content.from_markup(n.message).plain for n in pilot.app._notifications]
         assert any("finished runs are of pipeline [bold]x.py (" in m for m in notes), notes
@@ -494,7 +492,7 @@ async def test_setup_says_a_chosen_pipeline_reads_its_own_data():
         info = pilot.app.query_one("#dataset-info")
         assert "SYNTHETIC" in text(info)
         await choose(pilot, str(TWO))
-        sha = pilot.app.pipeline_info()["sha256"][:12]
+        sha = pilot.app.pipeline.sha256[:12]
         said = " ".join(text(info).split())
         assert f"Pipeline two_models.py ({sha})" in said and "it reads its own data" in said, said
         assert "kit's own pipeline's, not the file's" in said and "SYNTHETIC" not in said, said

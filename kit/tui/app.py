@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
 from ..core.logs import bug_line, log_traceback
-from ..core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
+from ..core.subject import Subject
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
 from .advice import AdvicePane
@@ -62,8 +62,9 @@ class KitApp(App):
         self.n = n
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
         self.platform = platform or detect()
-        self._pipeline = None  # a lab pipeline's info, chosen on the Setup tab (kit.app.selection)
-        self.pipeline_path = None  # its file, when a file (not a hash) was chosen: Run runs it
+        # the pipeline Setup chose, as kit.app.selection.select makes it from the words typed
+        # (its summary keeps them, "given", and the file, "file"); None: kit's own on the dataset
+        self.pipeline: Subject | None = None
         self._subject = (None, None)  # (choice, Subject): resolved once per choice
         self.bug_line = None  # the one line about a bug, printed by run_app once the screen is gone
 
@@ -84,8 +85,9 @@ class KitApp(App):
     def choice(self) -> tuple:
         """What the tabs are told to show, as chosen (cheap: a pane's load compares it to drop
         what it read for an earlier choice)."""
-        sha = self._pipeline["sha256"] if self._pipeline else None
-        return self.dataset_name, self.n, sha, self.pipeline_path
+        chosen = self.pipeline
+        return (self.dataset_name, self.n, chosen and chosen.sha256,
+                chosen and chosen.summary.get("file"))
 
     def subject(self) -> Subject | None:
         """What every tab shows: the pipeline chosen on Setup, else the Plan's dataset resolved as
@@ -99,24 +101,23 @@ class KitApp(App):
         return subject
 
     def _resolve(self) -> Subject | None:
-        from ..app.selection import select_dataset
+        from ..app.selection import select
 
-        if self._pipeline is not None:
-            return of_pipeline(self._pipeline, "chosen on the Setup tab")
-        try:
-            s = select_dataset(self.store, self.dataset_name, self.n)
+        try:  # the Setup's choice first: a pipeline reads its own data
+            return self.pipeline or select(self.store, self.dataset_name, self.n)
         except KitError:
             return None
-        return of_dataset(s.sha256, s.summary, s.why)
 
-    def kind(self) -> str:
-        """The kind of what is chosen (a pipeline on Setup, else kit's own on a dataset), known
-        before the subject is resolved: the Plan and Run tabs plan and run by it."""
-        return DATASET if self._pipeline is None else PIPELINE
+    def to_run(self, factors=(), dataset: str | None = None, n: int | None = None):
+        """What Plan and Run run, found as `kit run` finds it (kit.app.verbs.to_run): the
+        pipeline Setup chose, from the words typed (a file is kept by its hash as it is now),
+        else kit's own pipeline on ``dataset`` (the Plan's fields). KitError: one line."""
+        from ..app.verbs import to_run
 
-    def pipeline_info(self) -> dict | None:
-        """The chosen pipeline's info as kit.app.audit takes it (None: kit's own pipeline)."""
-        return self._pipeline
+        words = self.pipeline.summary.get("given") if self.pipeline else None
+        # the file reads its own data: the dataset fields are kit's own pipeline's words
+        return to_run(self.store, factors, *((None, None) if words else (dataset, n)),
+                      pipeline=words)
 
     def show_dataset(self, name: str, n: int | None) -> None:
         """The dataset every tab shows from now on (on the app's thread: a worker calls it with
@@ -128,34 +129,31 @@ class KitApp(App):
         """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and
         run, from now on; "" for kit's own dataset again (None returned). KitError: one line,
         and the choice stays as it was."""
-        from ..app.selection import select_pipeline
+        from ..app.selection import select
 
-        self._pipeline = select_pipeline(self.store, text) if text else None
-        path = Path(text).expanduser() if text else None
-        self.pipeline_path = path if path is not None and path.is_file() else None
-        return self.subject() if text else None
+        self.pipeline = select(self.store, pipeline=text) if text else None
+        return self.pipeline
 
-    def ran_pipeline(self, chosen, info: dict) -> None:
-        """The pipeline a Run made runs of (its file as kept then: maybe edited since chosen)
-        is the one the tabs show, if the Setup tab still chooses what the run started with
-        (``chosen``, a LabChoice); another choice made meanwhile stays, and is said to."""
-        now = (self._pipeline["sha256"], self.pipeline_path) if self._pipeline else None
-        if now == (chosen.info["sha256"], chosen.path):
-            self._pipeline = info
-            self._subject = (None, None)  # its declaration as kept: read again
+    def ran(self, started: tuple, subject: Subject) -> None:
+        """A Run that started on choice ``started`` made runs of ``subject`` (a pipeline's file
+        as kept then: maybe edited since chosen): the tabs show it if nothing else was chosen
+        meanwhile; another choice made meanwhile stays, and is said to."""
+        if self.choice() == started:
+            if self.pipeline is not None:  # the file as run is the one the tabs read now
+                self.pipeline = subject
+            self._subject = (None, None)  # its declaration, or a dataset now stored: read again
             return
         # a name is text (a bundle's may read as markup: `[@click=app.quit]x.py`)
-        self.notify(f"the finished runs are of pipeline {markup(info['name'])} "
-                    f"({info['sha256'][:12]}), "
-                    f"not of the one Setup chose since: the tabs show that one", timeout=8)
+        self.notify(f"the finished runs are of {markup(subject.label())}, not of the one Setup "
+                    f"chose since: the tabs show that one", timeout=8)
 
     @guarded
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
         # the Plan's fields chose a dataset, and with ``r`` a plan: the Run tab runs it
         self.show_dataset(m.dataset, m.n)
-        if m.audit is not None:
+        if m.asked is not None:
             self.action_tab("run")
-            self.pane("run").start(m.audit)
+            self.pane("run").start(m.asked)
 
     def pane(self, tab: str):
         return self.query_one(f"#{tab}-pane")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.segment import Segment
 from textual import on
 from textual.app import ComposeResult
@@ -13,13 +15,27 @@ from textual.strip import Strip
 from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
-from ..app import audit as au
 from ..core.errors import KitError
-from ..core.subject import DATASET, PIPELINE
+from ..runs.planning.options import PlanOptions
 from ..views.quoting import markup
 from .errors import guarded
 from .pane import Pane
-from .plan_lab import LAB_NOTE, LabChoice, lab_rows, lab_summary
+
+# the settings of kit's own pipeline a file does not take, said in one line where they were
+LAB_NOTE = ("dataset, proteins, iterations, PyTorch device: kit's own pipeline's, not a "
+            "file's (it reads its own data, on the device its code chooses)")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the Plan's fields ask, in `kit run`'s words: the factors ticked, the options, and
+    the dataset of kit's own pipeline (a pipeline chosen on Setup reads its own data: the
+    app's to_run leaves the dataset out then). The Run tab plans and runs it as `kit run`
+    does (kit.app.verbs.run)."""
+    factors: tuple
+    options: PlanOptions
+    dataset: str
+    n: int | None
 
 
 def _numbers(text: str, parse=None) -> tuple:
@@ -61,18 +77,20 @@ class PlanPane(Pane):
 
     class PlanChosen(Message):
         """To the app: the dataset the fields name (every tab shows it) and, when ``r`` was
-        pressed, the plan to run (else None)."""
+        pressed, what to run (an Asked; else None)."""
 
-        def __init__(self, dataset: str, n: int | None, audit: au.Audit | None = None):
+        def __init__(self, dataset: str, n: int | None, asked: Asked | None = None):
             super().__init__()
-            self.dataset, self.n, self.audit = dataset, n, audit
+            self.dataset, self.n, self.asked = dataset, n, asked
 
     def compose(self) -> ComposeResult:
         from ..runs.planning.availability import availability, devices
         from ..envs.kinds import listing
 
         app = self.app
-        self._lab = (None, None)  # (hash, file) of the pipeline the list shows; None: kit's own
+        # (hash, file) of the pipeline the list shows; (None, None): kit's own, as composed
+        # (the app starts on it, before any subject is read)
+        self._lab = (None, None)
         with Horizontal():
             with Vertical(id="factor-column"):
                 yield Ticks(*self._selections(availability(app.platform)), id="factors")
@@ -116,18 +134,25 @@ class PlanPane(Pane):
                           r["factor"], r["factor"] in ("repeat", "seed")) for r in rows]
 
     def _follow_setup(self) -> None:
-        """The factors of the pipeline the Setup tab chose (its file's, or kit's own again)."""
+        """The factors the subject chosen offers (the Setup tab's pipeline, or kit's own on the
+        dataset), as the registry offers them (kit.runs.planning.offers)."""
         from ..runs.planning.availability import availability
+        from ..runs.planning.offers import offered
 
         app = self.app
         chosen = app.choice()[2:]  # the pipeline's hash and file (None, None: kit's own)
         if chosen == self._lab:
             return
-        self._lab, own = chosen, app.kind() == DATASET
+        self._lab, subject = chosen, app.subject()
+        # no subject readable yet (an empty store): what this machine runs, the registry's
+        # rows for kit's own pipeline, which are its factors with or without a dataset
+        rows = ([o.to_json() for o in offered(subject, app.platform)] if subject is not None
+                else availability(app.platform))
         factors = self.query_one("#factors", SelectionList)
         factors.clear_options()
-        factors.add_options(self._selections(availability(app.platform) if own else lab_rows(app)))
+        factors.add_options(self._selections(rows))
         factors.highlighted = 0
+        own = app.pipeline is None  # a file reads its own data, on the device its code chooses
         for w in self.query(".kit-only"):
             w.display = own
         self.query_one("#lab-note").display = not own
@@ -178,40 +203,32 @@ class PlanPane(Pane):
             raise KitError(f"proteins: {e}") from None
         return self.query_one("#dataset", Input).value.strip() or "synthetic", n
 
-    def audit(self) -> au.Audit | LabChoice:
-        """The plan the fields describe (a KitError, shown in the summary, if they are wrong):
-        kit's own, or the Setup tab's pipeline's, by what the app has chosen."""
+    def asked(self) -> Asked:
+        """What the fields ask (a KitError, shown in the summary, if they are wrong)."""
+        from ..runs.planning.options import SVD_ITERS, parse_iters, parse_threads
+
         self._follow_setup()
         factors = tuple(self.query_one("#factors", SelectionList).selected)
-        return self._KINDS[self.app.kind()][0](self, factors)
-
-    def _options(self, **kit_only):
-        """The fields every pipeline takes, as the CLI parses its flags, and ``kit_only``'s."""
-        from ..runs.planning.options import PlanOptions, parse_threads
-
         try:  # the CLI's messages are the ones a user needs here
-            return PlanOptions(threads=_numbers(self.query_one("#threads", Input).value,
-                                                parse_threads),
-                               seeds=_numbers(self.query_one("#seeds", Input).value),
-                               **{k: v() for k, v in kit_only.items()})
+            opts = PlanOptions(
+                threads=_numbers(self.query_one("#threads", Input).value, parse_threads),
+                seeds=_numbers(self.query_one("#seeds", Input).value),
+                svd_iters=_numbers(self.query_one("#iters", Input).value, parse_iters) or SVD_ITERS,
+                device=self.selected_device(), torch_stack=self.selected_torch_stack())
         except ValueError as e:
             raise KitError(str(e)) from None
+        return Asked(factors, opts, *self._dataset())
 
-    def _lab_audit(self, factors: tuple) -> LabChoice:
-        return LabChoice(self.app.pipeline_info(), self.app.pipeline_path, factors,
-                         self._options())
+    def plan(self):
+        """The plan the fields describe, by the plan verb for whichever subject is chosen
+        (kit.app.verbs.plan, its subject found by to_run as `kit run` finds it)."""
+        from ..app.verbs import plan
 
-    def _kit_audit(self, factors: tuple) -> au.Audit:
-        from ..runs.planning.options import SVD_ITERS, parse_iters
-
-        dataset, n = self._dataset()
-        opts = self._options(
-            svd_iters=lambda: _numbers(self.query_one("#iters", Input).value,
-                                       parse_iters) or SVD_ITERS,
-            device=self.selected_device, torch_stack=self.selected_torch_stack)
-        if (dataset, n) != (self.app.dataset_name, self.app.n):
-            self.app.post_message(self.PlanChosen(dataset, n))
-        return au.prepare(list(factors), dataset, n, opts, plat=self.app.platform)
+        app, asked = self.app, self.asked()
+        if (asked.dataset, asked.n) != (app.dataset_name, app.n):
+            app.post_message(self.PlanChosen(asked.dataset, asked.n))
+        target = app.to_run(asked.factors, asked.dataset, asked.n)
+        return plan(app.store, target, target.factors, asked.options, plat=app.platform)
 
     @on(SelectionList.SelectedChanged)
     def _refuse_unavailable(self) -> None:
@@ -226,37 +243,31 @@ class PlanPane(Pane):
     def update_summary(self) -> None:
         out = self.query_one("#plan-summary", Static)
         try:
-            plan = self.audit()
-            out.update(self._KINDS[self.app.kind()][1](self, plan))
+            out.update(_summary(self.plan()))
         except KitError as e:
             out.update(f"[red]{markup(e)}[/]")
-
-    def _summary(self, a: au.Audit) -> str:
-        build = au.stacks_to_build(a)
-        if build:
-            mb = sum(b or 0 for _, b in build) / 2 ** 20
-            return (f"[b]{len(a.factors)} factor(s)[/]; running builds "
-                    + markup(", ".join(n for n, _ in build)) + f" first (about {mb:,.0f} MB to download)")
-        au.plan_runs(a)
-        todo = au.todo(a, self.app.store)
-        est = au.estimate_seconds(a, self.app.store)
-        return (f"[b]{len(a.pairs)} pairs, {len(a.specs)} runs[/]: {len(a.specs) - len(todo)} "
-                f"stored, {len(todo)} to run"
-                + (f", about {est / 60:.1f} min from past timings" if est is not None else
-                   ", no past timings for an estimate"))
 
     @on(Button.Pressed, "#run-plan")
     @guarded
     def run_plan(self) -> None:
-        try:
-            a = self.audit()
+        try:  # planned again on the Run tab's worker, as `kit run` plans: a file is read there
+            asked = self.asked()
         except KitError as e:
             self.app.notify(markup(e), severity="error", timeout=8)
             return
-        self.app.post_message(self.PlanChosen(*self._KINDS[self.app.kind()][2](self), a))
+        self.app.post_message(self.PlanChosen(asked.dataset, asked.n, asked))
 
-    # what a plan is of, by the kind of what is chosen: (the plan, its summary, the dataset the
-    # tabs show once it runs: a pipeline reads its own data, the dataset stays as it was)
-    _KINDS = {DATASET: (_kit_audit, _summary, _dataset),
-              PIPELINE: (_lab_audit, lambda self, c: lab_summary(self.app, c),
-                         lambda self: (self.app.dataset_name, self.app.n))}
+
+def _summary(p) -> str:
+    """A Plan record (kit.app.verbs.plan) in a line or two: its subject, its pairs and runs,
+    how many are stored, and the time from past timings; or the stacks to build first."""
+    if p.stacks:
+        mb = sum(b or 0 for _, b in p.stacks) / 2 ** 20
+        return (f"[b]{len(p.factors)} factor(s)[/]; running builds "
+                + markup(", ".join(n for n, _ in p.stacks))
+                + f" first (about {mb:,.0f} MB to download)")
+    est = p.estimate()
+    return (f"{markup(p.subject.label())}: [b]{len(p.pairs)} pairs, {len(p.specs)} runs[/]: "
+            f"{len(p.specs) - len(p.todo)} stored, {len(p.todo)} to run"
+            + (f", about {est / 60:.1f} min from past timings" if est is not None else
+               ", no past timings for an estimate"))

@@ -44,15 +44,13 @@ class RunPane(Pane):
     def running(self) -> bool:
         return any(w.group == "run" and w.is_running for w in self.app.workers)
 
-    def start(self, audit) -> None:
-        """Run an Audit of kit's own pipeline, or a LabChoice of a pipeline file's."""
-        from .plan_lab import LabChoice
-
+    def start(self, asked) -> None:
+        """Run what the Plan's fields ask (kit.tui.plan.Asked), for whichever subject is chosen."""
         if self.running:
             self.app.notify("a plan is already running; cancel it first (c)", severity="warning")
             return
         self.query_one("#run-log", Log).clear()
-        {au.Audit: self._run, LabChoice: self._run_lab}[type(audit)](audit)
+        self._run(asked, self.app.choice())
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -72,47 +70,41 @@ class RunPane(Pane):
             bar.update(progress=m.done)
 
     @work(thread=True, exclusive=True, group="run")
-    def _run(self, a: au.Audit) -> None:
+    def _run(self, asked, started: tuple) -> None:
+        """Plan and run as `kit run` does (kit.app.verbs.to_run, then run): the subject found
+        here, on the worker (a pipeline's file is kept by its hash now, kit's own dataset
+        loaded), its pairs planned by the plan verb, the budget read after; never on the
+        app's thread."""
+        from ..app.verbs import run
+
         worker = get_current_worker()
-        out = _Messages(self, markup(a.dataset.name), a.factors)
+        out = _Messages(self, asked.factors)
+        app = self.app
         try:
+            target = app.to_run(asked.factors, asked.dataset, asked.n)
             # one run at a time: the store is shared with the screens that read it meanwhile
-            made = au.run_audit(a, self.app.store, confirm=lambda ask: self._confirm(ask, worker),
-                                progress=out, jobs=1, should_stop=lambda: worker.is_cancelled)
-            _ended(out, worker, made is not None)
-        except KitError as e:
-            out.failed(e)
-        except Exception as e:  # noqa: BLE001 - as a pipeline's run: one line, the app goes on
-            out.failed(bug_line(e))
-
-    @work(thread=True, exclusive=True, group="run")
-    def _run_lab(self, c) -> None:
-        """A pipeline file's pairs, run as `kit run --pipeline` runs them (kit.app.audit)."""
-        from ..app.audit import file_pairs, file_to_run, run_pairs
-
-        worker = get_current_worker()
-        # the name goes into the status's markup: a bundle's may read as markup
-        out = _Messages(self, f"pipeline {markup(c.info['name'])}", c.factors)
-        store = self.app.store
-        try:
-            info = file_to_run(c.info, c.path)  # the file kept by its hash, as kit run keeps it
-            pairs = file_pairs(info, c.factors, c.options)
-            # a large plan is asked first, as `kit run --pipeline` asks it: its Ask carries the
-            # time from the pipeline's own stored runs
-            go = run_pairs(pairs, info, store, jobs=1, progress=out,
-                           should_stop=lambda: worker.is_cancelled,
-                           confirm=lambda ask: self._confirm(ask, worker))
-            if go:
-                self.app.call_from_thread(self.app.ran_pipeline, c, info)
-            _ended(out, worker, go)
+            ran = run(app.store, target, asked.options, jobs=1, progress=out,
+                      confirm=lambda ask: self._confirm(ask, worker), chosen=out.chosen,
+                      should_stop=lambda: worker.is_cancelled, plat=app.platform)
+        except _Declined:
+            _ended(out, worker, False)
+            return
         except KitError as e:  # the file's contract, an exception in its run: one line
             out.failed(e)
+            return
         except Exception as e:  # noqa: BLE001 - as the CLI's: a bug is one line, its traceback
             out.failed(bug_line(e))  # in a file, and the app goes on (a damaged store's index)
+            return
+        app.call_from_thread(app.ran, started, ran.subject)
+        if ran.failure is not None and not worker.is_cancelled:  # runs that failed, a shape
+            out.failed(ran.failure)
+        else:
+            _ended(out, worker, True)
 
     def _confirm(self, ask: au.Ask, worker) -> bool:
         """Stacks to build: yes (the Plan's summary named them, and r was pressed). A large plan:
-        asked on the screen while the worker waits (cancelled: no)."""
+        asked on the screen while the worker waits (no: _Declined, raised, as run_audit lets a
+        confirm refuse, so nothing is read after; cancelled: no)."""
         from ..core.numbers import span
         from .dialogs import ConfirmScreen
 
@@ -125,10 +117,16 @@ class RunPane(Pane):
         self.app.call_from_thread(self.app.push_screen, ConfirmScreen(question), answers.put)
         while not worker.is_cancelled:
             try:
-                return answers.get(timeout=0.2)
+                if answers.get(timeout=0.2):
+                    return True
+                raise _Declined
             except Empty:
                 pass
-        return False
+        raise _Declined
+
+
+class _Declined(Exception):
+    """The user said no to a large plan (or cancelled while asked): nothing ran."""
 
 
 def _ended(out: _Messages, worker, started: bool) -> None:
@@ -142,11 +140,16 @@ def _ended(out: _Messages, worker, started: bool) -> None:
 
 
 class _Messages(au.Progress):
-    """An audit's progress (from the worker thread) as Progress messages to the Run pane; the
-    same interface, told the same way, for a pipeline file's runs (kit.app.audit.run_pairs)."""
+    """A run's progress (from the worker thread) as Progress messages to the Run pane, told the
+    same way for either subject (kit.app.audit.run_audit's and run_pairs' interface)."""
 
-    def __init__(self, pane: RunPane, name: str, factors: tuple):
-        self.pane, self.name, self.factors, self.total, self.made = pane, name, factors, 0, 0
+    def __init__(self, pane: RunPane, factors: tuple):
+        self.pane, self.name, self.factors, self.total, self.made = pane, "", factors, 0, 0
+
+    def chosen(self, subject) -> None:
+        """What runs (kit.app.verbs.run says it before planning): its name goes into the
+        status's markup as text (a bundle's may read as markup)."""
+        self.name = markup(subject.label())
 
     def say(self, line: str = "", **kw) -> None:
         self.pane.post_message(RunPane.Progress(line, **kw))

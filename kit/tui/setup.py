@@ -11,7 +11,6 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
-from ..core.subject import DATASET, PIPELINE
 from ..views.tables import libraries
 from .errors import guarded
 from .grid import fill
@@ -75,13 +74,14 @@ class SetupPane(Pane):
     def _show_dataset(self) -> None:
         """What runs on: the dataset of kit's own pipeline or, once one is chosen, the
         pipeline file, which reads its own data (the dataset line read as if it ran)."""
-        self.query_one("#dataset-info", Static).update(self._LINES[self.app.kind()](self))
+        chosen = self.app.pipeline  # the field's choice, over kit's own dataset
+        self.query_one("#dataset-info", Static).update(
+            self._dataset_line() if chosen is None else self._pipeline_line(chosen))
 
-    def _pipeline_line(self) -> str:
-        app, info = self.app, self.app.pipeline_info()
-        return (f"[b]Pipeline[/] {markup(info['name'])} ({info['sha256'][:12]}): every tab works "
+    def _pipeline_line(self, chosen) -> str:
+        return (f"[b]Pipeline[/] {markup(chosen.name)} ({chosen.short}): every tab works "
                 f"on it; it reads its own data\n[dim]Dataset "
-                f"{markup(app.dataset_name)}: kit's own pipeline's, not the file's[/]")
+                f"{markup(self.app.dataset_name)}: kit's own pipeline's, not the file's[/]")
 
     def _dataset_line(self) -> str:
         from ..data import load_dataset
@@ -97,8 +97,6 @@ class SetupPane(Pane):
                     f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
         except KitError as e:
             return f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
-
-    _LINES = {DATASET: _dataset_line, PIPELINE: _pipeline_line}
 
     def on_resize(self) -> None:
         if self._rows:

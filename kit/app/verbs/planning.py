@@ -31,20 +31,22 @@ class Plan:
 
 
 def plan(store: Store, subject, factor_names, opts: PlanOptions = PlanOptions(), *,
-         stack: str = "host", unfit=lambda spec: None) -> Plan:
+         stack: str = "host", unfit=lambda spec: None, plat=None) -> Plan:
     """The pairs of ``factor_names`` for ``subject`` (a Subject as kit.app.verbs.to_run finds
     it: its ``subject`` and what running it reads) planned on ``stack``, and the runs ``store``
     lacks; ``unfit(spec)`` says why the executor has nowhere to make a run (such pairs are
-    skipped, with why). KitError, one line: a factor the subject does not take."""
-    return _PLANS[subject.subject.kind](store, subject, tuple(factor_names), opts, stack, unfit)
+    skipped, with why); ``plat``: the machine kit's own stacks are found for (None: this one,
+    as detected). KitError, one line: a factor the subject does not take."""
+    return _PLANS[subject.subject.kind](store, subject, tuple(factor_names), opts, stack, unfit,
+                                        plat)
 
 
-def _own(store, target, names, opts, stack, unfit) -> Plan:
+def _own(store, target, names, opts, stack, unfit, plat) -> Plan:
     """kit's own pipeline on a dataset: planned once its stacks are built (their identities are
     part of each run); before, the plan names the stacks and run_audit plans after building."""
     from .. import audit as au
 
-    a = au.audit_of(target.dataset, names, opts, stack)
+    a = au.audit_of(target.dataset, names, opts, stack, plat)
     missing = au.stacks_to_build(a)
     if not missing:
         au.plan_runs(a, unfit)
@@ -53,9 +55,10 @@ def _own(store, target, names, opts, stack, unfit) -> Plan:
                 notes, tuple(missing), a, lambda n: au.estimate_seconds(a, store, n))
 
 
-def _file(store, target, names, opts, stack, unfit) -> Plan:
+def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
     """A lab's pipeline file: its file kept by its hash (an edited file is another pipeline),
-    its pairs planned by its kind's planners; its estimate from its own runs alone."""
+    its pairs planned by its kind's planners on the stacks as named (``plat`` is not read);
+    its estimate from its own runs alone."""
     from .. import audit as au
     from ..selection import pipeline_info_of
 

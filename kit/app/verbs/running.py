@@ -60,33 +60,35 @@ def to_run(store: Store, factors=(), dataset: str | None = None, n: int | None =
 
 def run(store: Store, target: ToRun, options, *, stack: str = "host", jobs="auto",
         executor=None, progress=None, confirm=lambda ask: True,
-        chosen=lambda subject: None) -> Ran:
+        chosen=lambda subject: None, should_stop=None, plat=None) -> Ran:
     """Plan ``target``'s factors (kit.app.verbs.plan, for either kind), run what the store
     lacks and return the budget after. ``chosen(subject)`` is told what is run before anything
-    is planned; ``progress`` and ``confirm`` are kit.app.audit.run_audit's."""
+    is planned; ``progress``, ``confirm`` and ``should_stop`` (asked before each run: the
+    TUI's cancel; the runs made are kept) are kit.app.audit.run_audit's; ``plat`` is plan's."""
     chosen(target.subject)
     return _RUNS[target.subject.kind](store, target, options, stack, progress, jobs, executor,
-                                      confirm)
+                                      confirm, should_stop, plat)
 
 
-def _planned(store, target, options, stack, executor):
+def _planned(store, target, options, stack, executor, plat=None):
     """``target``'s plan (kit.app.verbs.plan), skipping what ``executor`` cannot make."""
     from .planning import plan
 
     unfit = executor.unfit if executor is not None else lambda spec: None
-    return plan(store, target, target.factors, options, stack=stack, unfit=unfit)
+    return plan(store, target, target.factors, options, stack=stack, unfit=unfit, plat=plat)
 
 
-def _run_own(store, target, options, stack, progress, jobs, executor, confirm) -> Ran:
+def _run_own(store, target, options, stack, progress, jobs, executor, confirm,
+             should_stop, plat) -> Ran:
     from ...analysis.budget import budget as kit_budget
     from ...runs.executing.runner import PlanIncomplete
     from ..audit import Progress, run_audit
 
-    planned = _planned(store, target, options, stack, executor)
+    planned = _planned(store, target, options, stack, executor, plat)
     a, failure = planned.work, None
     try:
         run_audit(a, store, confirm=confirm, progress=progress or Progress(), jobs=jobs,
-                  executor=executor, planned=not planned.stacks)
+                  executor=executor, planned=not planned.stacks, should_stop=should_stop)
     except PlanIncomplete as e:  # the budget of what was made, then the error
         failure = e
     # the factors it ran in the order given, then any its pairs were planned by besides (a
@@ -95,16 +97,17 @@ def _run_own(store, target, options, stack, progress, jobs, executor, confirm) -
     return Ran(planned.subject, kit_budget(store, a.dataset.sha256), asked, failure)
 
 
-def _run_file(store, target, options, stack, progress, jobs, executor, confirm) -> Ran:
+def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
+              should_stop, plat) -> Ran:
     from ...analysis.budget import output_budget
     from ...core.subject import of_pipeline
     from ..audit import Progress, run_pairs
 
-    planned = _planned(store, target, options, stack, executor)
+    planned = _planned(store, target, options, stack, executor, plat)
     info, factors = planned.work, planned.factors
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
     run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor,
-              progress=progress or Progress(), confirm=confirm)
+              progress=progress or Progress(), confirm=confirm, should_stop=should_stop)
     b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
     failure = None
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
