@@ -198,3 +198,25 @@ def test_the_worker_and_the_contract_compile_under_python_3_9():
                           "    compile(open(f).read(), f, 'exec')\nprint(sys.version_info[:2])",
                           *files], capture_output=True, text=True)
     assert got.returncode == 0 and got.stdout.strip() == "(3, 9)", got.stderr
+
+
+def test_a_file_s_stack_factor_asks_to_build_its_stacks_as_kit_s_own_does(kit_home, capsys):
+    """A fresh home: the sklearn pair's stacks are not built. The plan names them (no pairs
+    yet: a stack's identity is part of each run), `kit run` asks before building them, and
+    without a terminal or --yes refuses saying so (was: "stack ... is not built")."""
+    from kit.app.verbs import plan as plan_verb, run, to_run
+    from kit.cli import main
+
+    store = Store()
+    target = to_run(store, ("sklearn",), pipeline=str(LAB))
+    p = plan_verb(store, target, target.factors, PlanOptions(threads=(1,)))
+    names = [n for n, _ in p.stacks]
+    assert names and p.pairs == () and all(n.startswith("np") for n in names)
+    asked = []
+    ran = run(store, target, PlanOptions(threads=(1,)),
+              confirm=lambda ask: asked.append(ask) or False)
+    assert [n for n, _ in asked[0].stacks] == names and store.runs() == [] and ran.failure is None
+    capsys.readouterr()
+    assert main(["run", "--pipeline", str(LAB), "--factor", "sklearn"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "add --yes to build them" in err and names[0] in err and "is not built" not in err

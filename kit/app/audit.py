@@ -78,28 +78,39 @@ def audit_of(dataset: Dataset, factors, options: PlanOptions = PlanOptions(), st
 
 def stacks_to_build(audit: Audit) -> list:
     """[(name, download bytes or None)] of the stacks the audit needs that are not built here."""
+    return unbuilt(audit.stacks, audit.platform)
+
+
+def unbuilt(names, plat: Platform) -> list:
+    """[(name, download bytes or None)] of the stacks ``names`` that are not built here: what
+    a plan of either kind of subject asks before building."""
     out = []
-    for name in audit.stacks:
+    for name in names:
         kind = stack_kind(name)
-        if kind.buildable and kind.status(audit.platform)[0] in ("not built", "broken"):
-            out.append((name, kind.download_bytes(audit.platform)))
+        if kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
+            out.append((name, kind.download_bytes(plat)))
     return out
 
 
 def build_stacks(audit: Audit, log=lambda name, msg: None,
                  on_built=lambda name, built: None) -> list:
-    """Build every stack the audit needs that is not built yet; returns the ones built now.
+    """Build every stack the audit needs that is not built yet; returns the ones built now."""
+    return build_named(audit.stacks, audit.platform, log, on_built)
 
-    The host and external stacks are used as they are (an unavailable one says why here)."""
+
+def build_named(names, plat: Platform, log=lambda name, msg: None,
+                on_built=lambda name, built: None) -> list:
+    """Build every stack of ``names`` not built yet; returns the ones built now. The host and
+    external stacks are used as they are (an unavailable one says why here)."""
     built = []
-    for name in audit.stacks:
+    for name in names:
         kind = stack_kind(name)
         if not kind.buildable:
-            st, why = kind.status(audit.platform)
+            st, why = kind.status(plat)
             if st != "built":
                 raise KitError(f"stack {name}: {why}")
             continue
-        made = kind.build(audit.platform, log=lambda msg, _n=name: log(_n, msg))
+        made = kind.build(plat, log=lambda msg, _n=name: log(_n, msg))
         on_built(name, made)
         if made:
             built.append(name)

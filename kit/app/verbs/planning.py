@@ -64,6 +64,9 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
 
     subject = target.subject
     info = au.file_to_run(pipeline_info_of(subject), subject.summary.get("file"))
+    missing = au.unbuilt(file_stacks(names, stack, plat), plat or _detect())
+    if missing:  # a stack's identity is part of each run: planned once they are built
+        return Plan(subject, names, (), (), (), stacks=tuple(missing), work=info)
     pairs = au.file_pairs(info, names, opts, stack)
     specs, left = au.runs_of(pairs, store)
     return Plan(subject, names, tuple(pairs), tuple(specs), tuple(left), work=info,
@@ -71,6 +74,29 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
 
 
 _PLANS = {DATASET: _own, PIPELINE: _file}  # one planner per subject kind
+
+
+def _detect():
+    from ...envs.platforms import detect
+
+    return detect()
+
+
+def file_stacks(names, stack: str, plat=None) -> list:
+    """The stacks a pipeline file's factors ``names`` run in: the stack factors' catalogue
+    pairs (as for kit's own pipeline), and ``stack`` for every other factor."""
+    from ...core import factors
+    from ...envs.catalogue import HOST
+    from ...runs.planning.stack_pairs import stack_pairs
+
+    out = []
+    for name in names:
+        f = factors.get(name)
+        if f is not None and f.planned == factors.STACKS:
+            out += [n for a, _, b, _, _ in stack_pairs(name, plat or _detect()) for n in (a, b)]
+        else:
+            out.append(stack)
+    return [n for n in dict.fromkeys(out) if n != HOST]
 
 
 def file_factors(info: dict, plat=None) -> list:

@@ -101,13 +101,22 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
               should_stop, plat) -> Ran:
     from ...analysis.budget import output_budget
     from ...core.subject import of_pipeline
-    from ..audit import Progress, run_pairs
+    from ..audit import Ask, Progress, build_named, run_pairs
 
+    progress = progress or Progress()
     planned = _planned(store, target, options, stack, executor, plat)
+    if planned.stacks:  # asked and built as kit's own plan's are, then planned
+        missing = list(planned.stacks)
+        if confirm(Ask(None, store, stacks=missing)) is False:
+            return Ran(planned.subject, output_budget(store, planned.subject), planned.factors)
+        with progress.building(missing):
+            build_named([n for n, _ in missing], plat or _platform(), log=progress.log,
+                        on_built=progress.built)
+        planned = _planned(store, target, options, stack, executor, plat)
     info, factors = planned.work, planned.factors
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
     run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor,
-              progress=progress or Progress(), confirm=confirm, should_stop=should_stop)
+              progress=progress, confirm=confirm, should_stop=should_stop)
     b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
     failure = None
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
@@ -120,6 +129,12 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
 
 
 _RUNS = {DATASET: _run_own, PIPELINE: _run_file}  # one way of running per subject kind
+
+
+def _platform():
+    from ...envs.platforms import detect
+
+    return detect()
 
 
 def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext()) -> Doctor:
