@@ -45,16 +45,6 @@ class Pane(Vertical):
         self.run_worker(lambda: self._read(slot, ticket, choice, read, draw), thread=True,
                         exclusive=True, group=f"load-{slot}", exit_on_error=False)
 
-    def load_subject(self, readers: dict, slot: str = "show") -> None:
-        """load() by what the tabs show: ``readers`` maps a subject's kind (None: nothing to
-        show yet) to (read(subject), draw(result)), the one place a pane tells them apart."""
-        def read():
-            subject = self.app.subject()
-            reader, drawer = readers[subject.kind if subject is not None else None]
-            return drawer, reader(subject)
-
-        self.load(read, lambda r: r[0](r[1]), slot)
-
     def _read(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
         try:
             result = read()
