@@ -42,10 +42,10 @@ class Pane(Vertical):
         tickets = self.__dict__.setdefault("_tickets", {})
         tickets[slot] = ticket = tickets.get(slot, 0) + 1
         choice = self.app.choice()
-        self.run_worker(lambda: self._read(slot, ticket, choice, read, draw), thread=True,
+        self.run_worker(lambda: self._in_worker(slot, ticket, choice, read, draw), thread=True,
                         exclusive=True, group=f"load-{slot}", exit_on_error=False)
 
-    def _read(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
+    def _in_worker(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
         try:
             result = read()
         except Exception as e:  # noqa: BLE001 - said or ended on the app's thread
