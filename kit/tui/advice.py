@@ -86,9 +86,9 @@ class AdvicePane(Pane):
 
     def show(self) -> None:
         width = self.text_width()
-        self.load(lambda: self._read(width), self._draw)
+        self.load(lambda: self._read_advice(width), self._draw)
 
-    def _read(self, width: int) -> tuple:
+    def _read_advice(self, width: int) -> tuple:
         """(subject, its advice: kit's text fitted to the pane, or Markdown of its numbers)."""
         from ..app.verbs import advise
         from ..views.verbs import pane_text

@@ -123,9 +123,9 @@ class BudgetPane(Pane):
 
     def show(self) -> None:
         width = self.text_width()
-        self.load(lambda: self._read(width), self._draw)
+        self.load(lambda: self._read_budget(width), self._draw)
 
-    def _read(self, width: int):
+    def _read_budget(self, width: int):
         """The subject's budget: kit's text fitted to the pane (a pipeline's), or its rows with
         the amplification curves for the table, bars and curves."""
         from ..analysis.amplify import curves

@@ -58,9 +58,9 @@ class VerdictsPane(Pane):
     def show(self, step: bool = False) -> None:
         self.refresh_bindings()  # the footer: which keys apply to what is chosen now
         width, homology = self.text_width(), self.homology
-        self.load(lambda: self._read(width, homology), lambda r: self._draw(r, step))
+        self.load(lambda: self._read_verdicts(width, homology), lambda r: self._draw(r, step))
 
-    def _read(self, width: int, homology: bool):
+    def _read_verdicts(self, width: int, homology: bool):
         """The subject's verdicts (``homology``: under homology): kit's text fitted to the pane
         (a pipeline's, as `kit verdicts|homology --pipeline` print it), or kit's own numbers
         ("sets", report) or ("homology", reading or None) for its tables."""
