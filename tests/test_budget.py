@@ -227,7 +227,7 @@ def test_a_rows_numbers_are_each_measures_largest_over_its_pairs():
     """The worst pair (fewest digits, then largest rel) may not hold the most flips: the row
     under "largest difference" shows each measure's own largest, as --json's most has it."""
     from kit.analysis.by_kind import tally
-    from kit.views.lab import lab_budget_text
+    from kit.views.tables import output_budget_text
 
     row = {"pairs": 0, "outputs": {}}
     for flips, dp, rel in ((58, 0.96, 0.9), (62, 1.0, 0.8)):
@@ -235,6 +235,6 @@ def test_a_rows_numbers_are_each_measures_largest_over_its_pairs():
                           "max_dp": dp, "rel": rel, "digits": 0.0}})
     o = row["outputs"]["p"]
     assert o["worst"]["flips"] == 58 and o["most"]["flips"] == 62
-    text = lab_budget_text({"name": "x.py", "pipeline": "0" * 64, "factors": {"seed": row},
+    text = output_budget_text({"name": "x.py", "pipeline": "0" * 64, "factors": {"seed": row},
                             "loose_line": "", "inert": []})
     assert "p (62 flips, max dp 1, rel 0.9, 0 digits)" in text

@@ -9,6 +9,8 @@ from kit.analysis.explain_advice import kept_until
 from kit.analysis.explain_stored import stored_explanation, stored_explanations
 from kit.core.hosts import host_id
 from kit.runs.planning.options import Pair
+from kit.app.verbs import report
+from kit.core.subject import of_dataset
 from kit.views.report import write
 from kit.worker.pipeline import fed_stages
 from stored import arrays, budget_store, env, flipped, put, spec
@@ -51,7 +53,7 @@ def test_a_store_without_cross_fed_runs_reads_as_before(tmp_path):
     st = budget_store(tmp_path)
     assert stored_explanations(st, "d" * 64) == []
     assert not [r for r in advise(st, "d" * 64)["recommendations"] if r["kind"] == "explain"]
-    write(st, "d" * 64, tmp_path / "rep")
+    write(report(st, of_dataset("d" * 64, {})), tmp_path / "rep")
     assert "Where the differences start" not in (tmp_path / "rep" / "report.md").read_text()
     # a factor row with nothing stored says what kit explain would run, and nothing runs
     x = stored_explanation(st, "d" * 64, "seed")
@@ -82,7 +84,7 @@ def test_the_stored_release_scan_is_read_back_and_advice_pins_the_release(tmp_pa
 
 def test_the_report_gets_a_section_with_kit_explains_paragraphs(tmp_path):
     st = _sklearn_store(tmp_path)
-    write(st, "d" * 64, tmp_path / "rep")
+    write(report(st, of_dataset("d" * 64, {})), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     section = md.split("## Where the differences start")[1].split("\n## ")[0]
     assert "### sklearn" in section
@@ -116,7 +118,7 @@ def test_a_real_precision_pair_explained_reads_in_the_report_and_advice(tiny, tm
     assert len(recs) == 1 and recs[0]["text"].startswith(
         "precision: the difference starts at TF-IDF, which differs on identical inputs; ")
     assert recs[0]["text"].endswith("(in 1 of 1 pair(s), cross-fed runs): pin what changes TF-IDF.")
-    write(store, tiny.sha256, tmp_path / "rep")
+    write(report(store, of_dataset(tiny.sha256, {})), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "### precision" in md and "the difference starts at TF-IDF" in md
 

@@ -17,11 +17,13 @@ from pathlib import Path
 from kit.app.bundle import export
 from kit.data.dataset import load_dataset, stored_datasets
 from kit.core.paths import subdir
+from kit.app.verbs import report
+from kit.core.subject import of_dataset
 from kit.views.report import write
 from stored import budget_store
 out = Path({out!r})
 st = budget_store(out, home=out / "home")
-write(st, "d" * 64, out / "rep")
+write(report(st, of_dataset("d" * 64, dict())), out / "rep")
 export(st, [r.id for r in st.runs()], out / "lab.kit", arrays=True)
 load_dataset("synthetic", 120)
 print(subdir("datasets") / "synthetic-120.json")

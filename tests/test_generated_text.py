@@ -67,13 +67,15 @@ def _md(text: str) -> str:
 
 
 def test_kit_s_report_quotes_a_bundle_s_host_and_cpu_for_markdown_and_html(tmp_path):
+    from kit.app.verbs import report
+    from kit.core.subject import of_dataset
     from kit.views.report import write
 
     st = budget_store(tmp_path)
     # an imported run's environment is the sender's word: its cpu and host names
     put(st, tmp_path, spec(replicate=7), arrays(0),
         env(cpu="<script>alert(1)</script>", host="h|x | injected | row |", os="`|`"))
-    write(st, "d" * 64, tmp_path / "rep")
+    write(report(st, of_dataset("d" * 64, {})), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     page = (tmp_path / "rep" / "report.html").read_text()
     shown = _md(md)
@@ -87,11 +89,11 @@ def test_kit_s_report_quotes_a_bundle_s_host_and_cpu_for_markdown_and_html(tmp_p
 
 
 def test_a_lab_report_s_name_ends_no_code_block_and_starts_no_heading():
-    from kit.views.lab_readers import lab_report_md
+    from kit.views.report import outputs_report_md
 
     name = "x```\n# injected\n<script>alert(1)</script>\n```y.py"
     head = {"name": name, "pipeline": "p" * 64}
-    md = lab_report_md(dict(head, factors={}), dict(head, why="no pairs"),
+    md = outputs_report_md(dict(head, factors={}), dict(head, why="no pairs"),
                        dict(head, steps=[]))
     shown = _md(md)
     assert "<script>" not in shown and "injected</h1>" not in shown
@@ -128,7 +130,7 @@ async def test_tui_markup_shows_a_name_as_written(kit_home):
 def test_a_pipeline_name_with_dollars_is_drawn_as_written_not_as_a_formula():
     """matplotlib reads text between two `$` as a formula: one it cannot parse failed the
     report's whole figure (an internal error) before."""
-    from kit.views.labplots import plot_travel
+    from kit.views.plots import plot_travel
 
     moved = {"kind": "array", "changed": True, "worst": {"rel": 0.1},
              "most": {"max_abs": 0.1, "max_rel": 0.1}}

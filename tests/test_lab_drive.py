@@ -118,11 +118,12 @@ def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(
 def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
     from kit.analysis.by_kind import tally
     from kit.core.subject import of_pipeline
-    from kit.views.labplots import plot_travel
-    from kit.views.lab_readers import write_lab_report
+    from kit.app.verbs import report
+    from kit.views.plots import plot_travel
+    from kit.views.report import write
 
     info = add_pipeline(TWO)  # kept, never run
-    got = write_lab_report(Store(), of_pipeline(info), tmp_path)
+    got = write(report(Store(), of_pipeline(info)), tmp_path)
     assert got["plots"] == [] and not list(tmp_path.glob("*.png"))
     md = (tmp_path / "report.md").read_text()
     assert "not drawn, no difference was measured" in md and "](travel.png)" not in md

@@ -21,7 +21,7 @@ from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
 from kit.runs.store import Store
-from kit.views.lab import lab_budget_text
+from kit.views.tables import output_budget_text
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +109,7 @@ def test_process_threads_and_precision_are_planned_run_found_again_and_read():
     assert store.run(plans[-1].b.run_id).manifest["stages"]["emb"]["dtype"] == "<f4"
     # jitter adds a float64 draw to the float32 embedding: said, as not float32 in those runs
     assert "jitter" in b["not_in_dtype"] and "emb" not in b["not_in_dtype"]
-    assert "precision: jitter" in " ".join(lab_budget_text(b).split())
+    assert "precision: jitter" in " ".join(output_budget_text(b).split())
 
 
 @pytest.fixture

@@ -1,15 +1,17 @@
-"""kit.views.report and the verdicts/advise/report commands on a real store."""
+"""kit.views.report (laying out kit.app.verbs' report) and the verdicts/advise/report commands on a real store."""
 
 import json
 
 from kit.cli import main
+from kit.app.verbs import report
+from kit.core.subject import of_dataset
 from kit.views.report import write
 from stored import budget_store
 
 
 def test_report_files(tmp_path):
     st = budget_store(tmp_path)
-    out = write(st, "d" * 64, tmp_path / "rep")
+    out = write(report(st, of_dataset("d" * 64, {})), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "## What to pin first" in md and "## The budget" in md and "## Verdict stability" in md
@@ -76,7 +78,7 @@ def test_a_budget_without_flips_draws_no_broken_log_axis(tmp_path, monkeypatch):
 
 def test_advice_is_a_list_and_changed_verdicts_lead(tmp_path):
     st = budget_store(tmp_path)
-    write(st, "d" * 64, tmp_path / "rep")
+    write(report(st, of_dataset("d" * 64, {})), tmp_path / "rep")
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "<ul><li>The null experiment held" in page and "<p>- " not in page
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -102,7 +104,7 @@ def test_the_power_iteration_plot_shows_each_pair_and_n(tmp_path, monkeypatch):
             pairs.append(Pair("svd-iters", str(it), a, b, f"seed 0 vs {s}"))
     st.add_pairs(pairs)
     figs = _capture_figures(monkeypatch)
-    assert build(st, "d" * 64)["plots"]["svd_iterations.png"]
+    assert build(report(st, of_dataset("d" * 64, {})))["plots"]["svd_iterations.png"]
     fig = next(f for f in figs if "power iterations" in f.axes[0].get_title())
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert labels == ["10\nn=3", "50\nn=3"]

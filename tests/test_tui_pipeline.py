@@ -395,13 +395,13 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     from kit.analysis.verdicts import output_verdicts
     from kit.core.subject import of_pipeline
     from kit.views.fit import unwrapped
-    from kit.views.lab_readers import lab_advice_text
+    from kit.views.tables import output_advice_text
     from test_tui import screen_text
 
     info, store = stored_seed_pair(), Store()
     unwrapped()
     try:
-        said = lab_advice_text(output_advice(output_budget(store, of_pipeline(info)),
+        said = output_advice_text(output_advice(output_budget(store, of_pipeline(info)),
                                             output_verdicts(store, of_pipeline(info))))
     finally:
         unwrapped(False)

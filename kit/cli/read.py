@@ -115,13 +115,15 @@ def _cmd_advise(args) -> int:
 def _cmd_report(args) -> int:
     from rich.console import Console
 
+    from ..app.verbs import report
     from ..core.atomic import out_folder
-    from ..views.verbs import write_report
+    from ..views.report import write
+    from ..views.verbs import report_page
 
     folder = out_folder(args.out)  # --out's one rule, said before any work
     store = _store()
-    err = Console(stderr=True)
-    emit(write_report(store, subject(args, store), folder, busy=err.status))
+    rec = report(store, subject(args, store), busy=Console(stderr=True).status)
+    emit(report_page(rec, write(rec, folder)))
     return 0
 
 

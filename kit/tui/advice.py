@@ -13,9 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Markdown, ProgressBar, Static
 
 from ..core.numbers import fmt
-from ..core.subject import DATASET, PIPELINE
 from .errors import guarded
-from .lab import lab_text
 from .pane import Pane
 
 
@@ -52,33 +50,14 @@ def break_at_slashes(path: str, width: int) -> str:
     return "\n".join(lines + [line])
 
 
-def _report_name(subject) -> str:
-    """The folder under kit's reports/ a subject's report goes to by default."""
-    return _REPORT_NAMES[subject.kind](subject)
-
-
-_REPORT_NAMES = {  # a pipeline's report beside its name and hash, never a dataset's
-    DATASET: lambda sub: sub.name,
-    PIPELINE: lambda sub: f"pipeline-{Path(sub.name).stem}-{sub.short}"}
-
-
-def _write_report(store, subject, where: str) -> dict:
-    """report.md and report.html of ``subject`` into ``where``, as `kit report` writes them."""
-    from ..views.lab_readers import write_lab_report
-    from ..views.report import write
-    writers = {DATASET: lambda: write(store, subject.sha256, where),
-               PIPELINE: lambda: write_lab_report(store, subject, where)}
-    return writers[subject.kind]()
-
-
 class AdvicePane(Pane):
     MAIN = "#advice-scroll"
     BINDINGS = [Binding("e", "export", "Export report")]
     _default_dir = ""  # the folder the field was last given by kit (not typed by the user)
-    _lab_shown = False  # a pipeline's advice shown: fitted again to a new width
+    _text_shown = False  # kit's text shown (a pipeline's advice): fitted again to a new width
 
     def on_resize(self) -> None:
-        if self._lab_shown:
+        if self._text_shown:
             self.show()
 
     def compose(self) -> ComposeResult:
@@ -100,22 +79,26 @@ class AdvicePane(Pane):
         """kit's own folder for this subject's report, never the current folder (a clone)."""
         from ..core.paths import kit_home
 
-        name = _report_name(subject) if subject is not None else self.app.dataset_name
+        from ..views.report import folder_name
+
+        name = folder_name(subject) if subject is not None else self.app.dataset_name
         return str(kit_home(writing=False) / "reports" / name)
 
     def show(self) -> None:
         width = self.text_width()
-        self.load_subject({
-            None: (lambda _: (None, "No runs yet: run a plan first (2, then r)."), self._draw),
-            DATASET: (self._read_advice, self._draw),
-            PIPELINE: (lambda sub: (sub, lab_text(self.app.store, sub, "advice", width)),
-                       self._draw)})
+        self.load(lambda: self._read_advice(width), self._draw)
 
-    def _read_advice(self, subject) -> tuple:
-        from ..analysis.advice import advise
+    def _read_advice(self, width: int) -> tuple:
+        """(subject, its advice: kit's text fitted to the pane, or Markdown of its numbers)."""
+        from ..app.verbs import advise
+        from ..views.verbs import pane_text
 
-        return subject, advice_markdown(advise(self.app.store, subject.sha256,
-                                               plat=self.app.platform))
+        subject = self.app.subject()
+        if subject is None:
+            return None, "No runs yet: run a plan first (2, then r)."
+        rec = advise(self.app.store, subject, plat=self.app.platform)
+        text = pane_text(rec, width=width)
+        return subject, advice_markdown(rec.data) if text is None else Text(text)
 
     def _draw(self, read: tuple) -> None:
         """The advice: Markdown for kit's own, or a pipeline's text (as `kit advise --pipeline`,
@@ -126,9 +109,9 @@ class AdvicePane(Pane):
         if field.value in ("", self._default_dir):  # what the user typed there stays
             self._default_dir = field.value = self._default_folder(subject)
         md, lab = self.query_one("#advice-md", Markdown), self.query_one("#advice-lab", Static)
-        self._lab_shown = isinstance(advice, Text)
-        md.display, lab.display = not self._lab_shown, self._lab_shown
-        (lab if self._lab_shown else md).update(advice)
+        self._text_shown = isinstance(advice, Text)
+        md.display, lab.display = not self._text_shown, self._text_shown
+        (lab if self._text_shown else md).update(advice)
 
     @on(Button.Pressed, "#export")
     @guarded
@@ -151,7 +134,10 @@ class AdvicePane(Pane):
             from ..core.paths import subdir
 
             subdir("reports")  # kit's own folder: made here, whatever a writer asks of its parent
-        return _write_report(self.app.store, subject, where)
+        from ..app.verbs import report
+        from ..views.report import write
+
+        return write(report(self.app.store, subject), where)
 
     def settled(self, slot: str) -> None:
         if slot == "report":  # written, failed or dropped: the bar goes either way

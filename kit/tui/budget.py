@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,14 +15,12 @@ from textual_plotext import PlotextPlot
 from ..core import factors
 from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
-from ..core.subject import DATASET, PIPELINE
 from ..views.pairs import pair_cells
 from ..views.quoting import markup
 from ..views.tables import factor_label, flips_cell, identical_cell, one_class_note, verdicts_cell
 from .bars import Bars
 from .errors import guarded
 from .grid import fill
-from .lab import lab_text
 from .pane import Pane
 
 # no dataset the tabs can read yet: an empty table, and why
@@ -124,13 +123,27 @@ class BudgetPane(Pane):
 
     def show(self) -> None:
         width = self.text_width()
-        self.load_subject({None: (lambda _: NO_BUDGET, self._draw_budget),
-                           DATASET: (self._read_budget, self._draw_budget),
-                           PIPELINE: (lambda sub: lab_text(self.app.store, sub, "budget", width),
-                                      self._draw_lab)})
+        self.load(lambda: self._read_budget(width), self._draw)
 
-    def _draw_lab(self, text) -> None:
-        """A lab pipeline: its own budget, as `kit budget --pipeline`, in the scrolling pane
+    def _read_budget(self, width: int):
+        """The subject's budget: kit's text fitted to the pane (a pipeline's), or its rows with
+        the amplification curves for the table, bars and curves."""
+        from ..analysis.amplify import curves
+        from ..app.verbs import budget
+        from ..views.verbs import pane_text
+
+        subject = self.app.subject()
+        if subject is None:
+            return NO_BUDGET
+        rec = budget(self.app.store, subject)
+        text = pane_text(rec, width=width)
+        return Text(text) if text is not None else {**rec.data, "curves": curves(rec.data["rows"])}
+
+    def _draw(self, read) -> None:
+        (self._draw_text if isinstance(read, Text) else self._draw_budget)(read)
+
+    def _draw_text(self, text: Text) -> None:
+        """A pipeline's budget, as `kit budget --pipeline` prints it, in the scrolling pane
         (longer than a screen: its loose-generator line comes last)."""
         self.query_one("#budget-head", Static).update(
             "[b]your pipeline's budget[/] (arrows / PgDn scroll)")
@@ -139,18 +152,11 @@ class BudgetPane(Pane):
         for v in self._VIEWS:
             self.query_one(f"#{v}").display = v == "explain-scroll"
         self.call_after_refresh(self.query_one("#explain-scroll").focus)
-        self._lab_shown = True
-
-    def _read_budget(self, subject) -> dict:
-        from ..analysis.amplify import curves
-        from ..analysis.budget import budget
-
-        b = budget(self.app.store, subject.sha256)
-        return {**b, "curves": curves(b["rows"])}
+        self._text_shown = True
 
     def _draw_budget(self, b: dict) -> None:
-        if getattr(self, "_lab_shown", False):  # the pipeline emptied: kit's own table again
-            self._lab_shown = False
+        if getattr(self, "_text_shown", False):  # the pipeline emptied: kit's own table again
+            self._text_shown = False
             self.action_view("budget-table")
         self._budget = b
         self.redraw()
@@ -158,7 +164,7 @@ class BudgetPane(Pane):
     def redraw(self) -> None:
         """Kit's own budget as last read, in the units chosen now (u: nothing to read again)."""
         b = getattr(self, "_budget", None)
-        if b is None or getattr(self, "_lab_shown", False):
+        if b is None or getattr(self, "_text_shown", False):
             return
         d, units = b["dataset"], self.seed_units
         self._rows = b["rows"]  # x reads the perturbation curves from them

@@ -42,20 +42,10 @@ class Pane(Vertical):
         tickets = self.__dict__.setdefault("_tickets", {})
         tickets[slot] = ticket = tickets.get(slot, 0) + 1
         choice = self.app.choice()
-        self.run_worker(lambda: self._read(slot, ticket, choice, read, draw), thread=True,
+        self.run_worker(lambda: self._in_worker(slot, ticket, choice, read, draw), thread=True,
                         exclusive=True, group=f"load-{slot}", exit_on_error=False)
 
-    def load_subject(self, readers: dict, slot: str = "show") -> None:
-        """load() by what the tabs show: ``readers`` maps a subject's kind (None: nothing to
-        show yet) to (read(subject), draw(result)), the one place a pane tells them apart."""
-        def read():
-            subject = self.app.subject()
-            reader, drawer = readers[subject.kind if subject is not None else None]
-            return drawer, reader(subject)
-
-        self.load(read, lambda r: r[0](r[1]), slot)
-
-    def _read(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
+    def _in_worker(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
         try:
             result = read()
         except Exception as e:  # noqa: BLE001 - said or ended on the app's thread

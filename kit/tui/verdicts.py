@@ -8,10 +8,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from ..core.subject import DATASET, PIPELINE
 from ..views.tables import VERDICT_HEAD, verdict_cells
 from .grid import fill
-from .lab import has_proteins, lab_homology_text, lab_text
 from .pane import Pane
 
 
@@ -45,24 +43,53 @@ class VerdictsPane(Pane):
         self.show(step=True)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        # what the subject declares: run sets are kit's own pipeline's; homology reads protein
-        # ids (the footer offered both for any pipeline, and neither key did anything)
+        # what the subject offers: run sets are where the pane lays out run sets (kit's own);
+        # homology reads protein ids (the footer offered both for any pipeline, and neither key
+        # did anything)
         subject = self.app.subject()
         if subject is None or action not in ("next_set", "homology"):
             return True
-        return action in self._KEYS[subject.kind](subject)
+        from ..app.verbs import has_protein_ids
 
-    _KEYS = {DATASET: lambda _: ("next_set", "homology"),
-             PIPELINE: lambda sub: ("homology",) if has_proteins(sub) else ()}
+        return has_protein_ids(subject) if action == "homology" else not self._text_shown
+
+    _text_shown = False  # kit's text shown (a pipeline's): no run sets to step through
 
     def show(self, step: bool = False) -> None:
         self.refresh_bindings()  # the footer: which keys apply to what is chosen now
         width, homology = self.text_width(), self.homology
-        self.load_subject({
-            None: (lambda _: None, self._draw_sets),
-            DATASET: ((self._read_homology, self._draw_homology) if homology else
-                      (self._read_sets, lambda rep: self._draw_sets(rep, step))),
-            PIPELINE: (lambda sub: self._read_lab(sub, width, homology), self._draw_lab)})
+        self.load(lambda: self._read_verdicts(width, homology), lambda r: self._draw(r, step))
+
+    def _read_verdicts(self, width: int, homology: bool):
+        """The subject's verdicts (``homology``: under homology): kit's text fitted to the pane
+        (a pipeline's, as `kit verdicts|homology --pipeline` print it), or kit's own numbers
+        ("sets", report) or ("homology", reading or None) for its tables."""
+        from ..app.verbs import has_protein_ids, homology as under_homology, verdicts
+        from ..core.errors import KitError
+        from ..views.verbs import pane_text
+
+        store, subject = self.app.store, self.app.subject()
+        if subject is None:
+            return "sets", None
+        homology = homology and has_protein_ids(subject)
+        try:
+            rec = under_homology(store, subject) if homology else verdicts(store, subject)
+        except KitError as e:
+            if not homology:
+                raise
+            return Text(f"{e} (h: back to the verdicts)")  # one line, as the CLI says it
+        text = pane_text(rec, homology, width)
+        if text is not None:
+            return Text(text)
+        return ("homology", rec.data) if homology else ("sets", rec.data)
+
+    def _draw(self, read, step: bool) -> None:
+        self._text_shown = isinstance(read, Text)
+        self.refresh_bindings()
+        if self._text_shown:
+            return self._draw_lab(read)
+        what, data = read
+        return self._draw_homology(data) if what == "homology" else self._draw_sets(data, step)
 
     def _show_lab(self, on: bool) -> None:
         """The scrolling view (a pipeline's text) or kit's own head and table."""
@@ -70,27 +97,10 @@ class VerdictsPane(Pane):
             self.query_one(w).display = not on
         self.query_one("#verdicts-lab-scroll").display = on
 
-    def _read_lab(self, subject, width: int, homology: bool) -> Text:
-        """A lab pipeline's verdicts, as `kit verdicts --pipeline`, or (h) its reading under
-        homology, as `kit homology --pipeline`."""
-        from ..core.errors import KitError
-
-        if homology and has_proteins(subject):
-            try:
-                return lab_homology_text(self.app.store, subject, width)
-            except KitError as e:  # one line, as the CLI's
-                return Text(f"{e} (h: back to the verdicts)")
-        return lab_text(self.app.store, subject, "verdicts", width)
-
     def _draw_lab(self, text: Text) -> None:
         self._show_lab(True)
         self.query_one("#verdicts-lab", Static).update(text)
         self.call_after_refresh(self.focus_main)
-
-    def _read_homology(self, subject):
-        from ..analysis.homology import for_dataset
-
-        return for_dataset(self.app.store, subject.sha256)
 
     def _draw_homology(self, h) -> None:
         from ..views.homology import VERDICT_HEAD as HEAD, summary_line, verdict_cells as cells
@@ -106,11 +116,6 @@ class VerdictsPane(Pane):
         head.update(summary_line(h).replace("`kit homology` shows each.", "h: back to the run "
                                             "sets"))
         fill(t, list(HEAD), [cells(v) for v in h.verdicts])
-
-    def _read_sets(self, subject) -> dict:
-        from ..analysis.verdicts import stability_report
-
-        return stability_report(self.app.store, subject.sha256)
 
     def _draw_sets(self, rep: dict | None, step: bool = False) -> None:
         from ..views.quoting import markup

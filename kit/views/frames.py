@@ -77,3 +77,20 @@ def csv_text(df) -> str:
         parts.append(pd.DataFrame([v + [None] * (width - len(v)) for v in lists], index=df.index,
                                   columns=[f"{name}_{i}" for i in range(width)]))
     return (pd.concat(parts, axis=1) if parts else df).to_csv()
+
+
+def output_budget_frame(b: dict):
+    """One row per factor and output of a pipeline's budget (`kit budget --pipeline --json`'s
+    numbers, flattened: ``worst.flips``, ``most.rel`` ...)."""
+    rows = [{"factor": f, "output": name, "pairs": r["pairs"], **o}
+            for f, r in b["factors"].items() for name, o in r["outputs"].items()]
+    df = records_frame(rows)
+    return df.set_index(["factor", "output"]) if len(df) else df
+
+
+def output_pairs_frame(pairs: list):
+    """One row per pair and output of one factor (`kit budget --pipeline --factor F`)."""
+    rows = [{"pair": p["label"], "output": name, "factor": p["factor"], "a": p["a"], "b": p["b"],
+             **d} for p in pairs for name, d in p["outputs"].items()]
+    df = records_frame(rows)
+    return df.set_index(["pair", "output"]) if len(df) else df

@@ -72,3 +72,12 @@ def store_check_text(rep: dict) -> str:
     else:
         out.append("`kit store check --repair` drops them; the next `kit run` makes them again")
     return "\n".join(out)
+
+
+def file_doctor_text(rep: dict) -> str:
+    """kit.app.doctor.file_doctor's answer: pass, or the loose generator's line naming its outputs."""
+    head = f"null experiment of {rep['name']} ({rep['pipeline'][:12]}), {rep['pairs']} repeated pair(s)"
+    if rep["ok"]:
+        return para(f"{head}: ok - every output ({', '.join(rep['outputs'])}) bitwise "
+                    f"identical; the named seeds hold every generator measured", "", "")
+    return para(f"{head}: FAILED - LOOSE GENERATOR: {rep['loose_line']}", "", "")

@@ -35,3 +35,34 @@ def pairs_text(rows: list) -> str:
                          "over each stage's numbers; float64 keeps 15.7, float32 6.9)"),
                 table(digits, ["pair"] + [SHORT_STAGES.get(s, s) for s in stages], wrap=(0,))]
     return "\n".join(out)
+
+
+# a pair's one number per output, the first its kind measures: (key, the header's word)
+_HEADLINE = (("flips", "flips"), ("ari", "ARI"), ("jaccard", "Jaccard"), ("changed", "changed"),
+             ("rel", "rel"))
+
+
+def _cell(d: dict | None, key: str | None) -> str:
+    """One output of one pair: its headline measure, "=" when bitwise identical."""
+    if d is None or d["identical"]:
+        return "-" if d is None else "="
+    if "missing" in d:
+        return f"in run {'b' if d['missing'] == 'a' else 'a'} only"
+    if "shape" in d or "unmeasured" in d:
+        return "shape differs" if "shape" in d else "bits differ"
+    if key not in d:
+        return "differs"
+    return str(d[key]) if key in ("flips", "changed") else fmt(d[key])
+
+
+def output_pairs_text(name: str, sha: str, factor: str, rows: list) -> str:
+    """`kit budget --pipeline FILE --factor F`: the pairs behind F's row, one line each."""
+    outputs = list(dict.fromkeys(n for r in rows for n in r["outputs"]))
+    keys = {n: next((k for k, _ in _HEADLINE if any(k in r["outputs"].get(n, {}) for r in rows)),
+                    None) for n in outputs}
+    # the measure below the output's name: six outputs then fit one line at 80 columns
+    heads = [f"{n}\n{dict(_HEADLINE)[keys[n]]}" if keys[n] else n for n in outputs]
+    cells = [[r["label"]] + [_cell(r["outputs"].get(n), keys[n]) for n in outputs] for r in rows]
+    return "\n".join([f"pipeline {name} ({sha[:12]}), factor {factor}: {len(rows)} pair(s)",
+                      table(cells, ["pair"] + heads),
+                      para("(=: bitwise identical; every measure of each pair: --json)", "", "")])

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from .fit import para
-from .lab import lab_budget_text
-from .tables import budget_text, dataset_line
+from .tables import budget_text, dataset_line, output_budget_text
 
 
 def also_stored(others: list, command: str) -> str:
@@ -45,7 +44,7 @@ def lab_run_text(b: dict, asked, path: str) -> str:
              "inert": [s for s in b["inert"] if f"seed:{s}" in asked],
              "shapes": [s for s in b.get("shapes", []) if s["factor"] in asked],
              "not_in_dtype": b.get("not_in_dtype") if "precision" in asked else []}
-    text = lab_budget_text(shown)
+    text = output_budget_text(shown)
     others = [f for f in b["factors"] if f not in asked]
     if others:
         text += "\n" + also_stored(others, f"kit budget --pipeline {path}")

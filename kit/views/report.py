@@ -1,7 +1,8 @@
 """The report: budget, verdict stability, advice, environments and plots as Markdown and HTML.
 
-Nothing is computed here: kit.app.findings reads the budget, advice and verdicts once; the
-report lays them out and draws six plots with matplotlib.
+Nothing is computed here: kit.app.verbs' report reads the numbers once (a Report); this module
+lays them out and draws the plots with matplotlib: kit's own by stage (seven plots), a pipeline
+file's by output (two), each beside the report.md and report.html they are written into.
 """
 
 from __future__ import annotations
@@ -12,21 +13,21 @@ from datetime import datetime, timezone
 from tabulate import tabulate
 
 from ..analysis.compare import ALL_MODELS
-from ..app.findings import findings
 from ..core.atomic import out_folder, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
-from ..runs.store import Store
 from . import quoting
 from .explain import stored_lines
 from .homology import LEAK_HEAD, VERDICT_HEAD as HOMOLOGY_HEAD, clustering_line, closing, leak_cells
+from .homology import output_homology_text
 from .homology import verdict_cells as homology_cells
 from .homologyplots import plot_homology
-from .plots import plot_amplification, plot_embedding, plot_flips, plot_svd_iters
+from .plots import (plot_amplification, plot_embedding, plot_flips, plot_output_verdicts,
+                    plot_svd_iters, plot_travel)
 from .svdplots import plot_components, plot_digits
 from .tables import (DIFFERENT_TEST, VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell,
-                     not_measured_lines, one_class_note,
-                     verdict_cells, verdicts_cell)
+                     not_measured_lines, one_class_note, output_advice_text, output_budget_text,
+                     output_verdicts_text, verdict_cells, verdicts_cell)
 
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
@@ -69,18 +70,17 @@ def _env_rows(runs: list):
 
 
 # -- documents --------------------------------------------------------------------------------
-def build(store: Store, dataset: str) -> dict:
-    """Everything the report shows (kit.app.findings), its environments' rows and its plots."""
-    found = findings(store, dataset)
-    b, a, per_level = found["budget"], found["advice"], found["per_level"]
-    return {"budget": b, "advice": a, "verdicts": found["verdicts"],
-            "explained": found["explained"],
-            "environments": _env_rows(found["runs"]),
+def build(rec) -> dict:
+    """Everything kit's own report shows (a Report of kit's own), its environments' rows and its
+    plots."""
+    b, a = rec.budget, rec.advice
+    return {"budget": b, "advice": a, "verdicts": rec.verdicts, "explained": list(rec.explained),
+            "environments": _env_rows(list(rec.environments)),
             "plots": {"flips_seed_units.png": plot_flips(b),
                       "embedding_difference.png": plot_embedding(b),
                       "svd_components.png": plot_components(b),
                       "significant_digits.png": plot_digits(b),
-                      "svd_iterations.png": plot_svd_iters(b, a, per_level),
+                      "svd_iterations.png": plot_svd_iters(b, a, rec.per_level),
                       "amplification.png": plot_amplification(b),
                       "homology.png": plot_homology(b.get("homology"))}}
 
@@ -152,14 +152,23 @@ def _quoted(rows: list, quote) -> list:
     return [[c if c is None else quote(c) for c in row] for row in rows]
 
 
-def write(store: Store, dataset: str, out_dir) -> dict:
-    """Write report.md (with PNG plots beside it) and a self-contained report.html."""
-    out_dir = out_folder(out_dir)
-    r = build(store, dataset)
-    out_folder(out_dir, [*r["plots"], "report.md", "report.html"])
-    for name, data in r["plots"].items():
+def write(rec, out_dir) -> dict:
+    """report.md (with its PNG plots beside it) and a self-contained report.html of a Report
+    (kit.app.verbs' report) into ``out_dir`` (made if need be): {"markdown", "html", "plots"}."""
+    plots, md, page = (_by_outputs if rec.subject.is_pipeline else _by_stages)(rec)
+    out_dir = out_folder(out_dir, [*plots, "report.md", "report.html"])
+    for name, data in plots.items():  # beside the report
         if data:
             write_bytes(out_dir / name, data)
+    write_bytes(out_dir / "report.md", md.encode())
+    write_bytes(out_dir / "report.html", page.encode())
+    return {"markdown": str(out_dir / "report.md"), "html": str(out_dir / "report.html"),
+            "plots": [str(out_dir / n) for n, d in plots.items() if d]}
+
+
+def _by_stages(rec) -> tuple:
+    """(plots, report.md, report.html) of kit's own pipeline."""
+    r = build(rec)
     # every cell, sentence and heading is text: a name in it (a dataset's, a host's or a cpu's
     # from a bundle) is quoted for Markdown and for HTML, never written raw
     md = _sections(r, lambda rows, head: tabulate(_quoted(rows, quoting.markdown),
@@ -168,7 +177,6 @@ def write(store: Store, dataset: str, out_dir) -> dict:
                    lambda name, cap: f"![{quoting.markdown(cap)}]({name})", quoting.markdown,
                    lambda level, t: "#" * level + " " + quoting.markdown(t),
                    lambda xs: "\n".join(f"- {quoting.markdown(x)}" for x in xs))
-    write_bytes(out_dir / "report.md", ("\n\n".join(md) + "\n").encode())
 
     def img(name, cap):
         data = base64.b64encode(r["plots"][name]).decode()
@@ -188,6 +196,63 @@ def write(store: Store, dataset: str, out_dir) -> dict:
             "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid "
             "#ccc;padding:3px 6px;text-align:left}th{background:#f3f3f3}img{max-width:100%}"
             "figcaption{font-size:12px;color:#555}</style></head><body>" + "\n".join(body) + "</body></html>")
-    write_bytes(out_dir / "report.html", page.encode())
-    return {"markdown": str(out_dir / "report.md"), "html": str(out_dir / "report.html"),
-            "plots": [str(out_dir / n) for n, d in r["plots"].items() if d]}
+    return r["plots"], "\n\n".join(md) + "\n", page
+
+
+# -- a subject's outputs by their kinds (a pipeline file's report) ----------------------------
+def outputs_report_md(b: dict, v: dict, a: dict) -> str:
+    """report.md of a pipeline file: its budget, verdicts and advice, as the commands print
+    them (each in a code block no name in it can end; the heading's name quoted for Markdown)."""
+    return (f"# kit report: pipeline {quoting.markdown(b['name'])}\n\nsha256 "
+            f"{quoting.markdown(b['pipeline'])}\n\n"
+            + "".join(f"## {t}\n\n{quoting.markdown_block(text)}\n\n" for t, text in (
+                ("Budget", output_budget_text(b)), ("Verdicts", output_verdicts_text(v)),
+                ("What to fix first", output_advice_text(a)))))
+
+
+def _by_outputs(rec) -> tuple:
+    """(plots, report.md, report.html) of a pipeline file, as `kit report --pipeline` writes."""
+    b, v = rec.budget, rec.verdicts
+    plots = {"travel.png": plot_travel(b, v, rec.sizes),
+             "verdicts.png": plot_output_verdicts(v, list(b["factors"]))}
+    under = (f"## Under homology\n\n{quoting.markdown_block(output_homology_text(rec.homology))}"
+             f"\n\n" if rec.homology else "")
+    md = outputs_report_md(b, v, rec.advice) + under + figures_md(plots)
+    page = (f"<!doctype html><meta charset=utf-8><title>kit report: "
+            f"{quoting.html(rec.subject.name)}</title><pre>{quoting.html(md)}</pre>\n"
+            + figures_html(plots))
+    return plots, md, page
+
+
+_CAPTIONS = {"travel.png": "How far each factor's differences travel, per output",
+             "verdicts.png": "Accuracy and verdicts per factor"}
+_NOT_DRAWN = {"travel.png": "no difference was measured (no pairs stored, every output "
+                            "identical, or hashes only)",
+              "verdicts.png": "no verdicts (no truth and probabilities outputs, or no pairs)"}
+
+
+def figures_md(plots: dict) -> str:
+    """The report's Figures section: each PNG written beside report.md, linked; a plot not
+    drawn is said with its reason (a blank axis would read as "nothing differs")."""
+    out = ["## Figures\n"]
+    for name, data in plots.items():
+        out.append(f"![{_CAPTIONS[name]}]({name})\n" if data else
+                   f"- {_CAPTIONS[name]}: not drawn, {_NOT_DRAWN[name]}\n")
+    return "\n".join(out) + "\n"
+
+
+def figures_html(plots: dict) -> str:
+    """The PNGs inline (report.html stands alone, as kit's own does)."""
+    return "".join(f'<figure><img alt="{quoting.html(_CAPTIONS[n])}" src="data:image/png;base64,'
+                   f'{base64.b64encode(d).decode()}"><figcaption>{quoting.html(_CAPTIONS[n])}'
+                   f"</figcaption></figure>\n" for n, d in plots.items() if d)
+
+
+def folder_name(subject) -> str:
+    """The folder under kit's reports/ a subject's report goes to by default: a dataset's name,
+    or a pipeline's beside its file's stem and hash (never a dataset's)."""
+    if subject.is_pipeline:
+        from pathlib import Path
+
+        return f"pipeline-{Path(subject.name).stem}-{subject.short}"
+    return subject.name

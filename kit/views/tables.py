@@ -316,3 +316,162 @@ def amplify_text(rep: dict) -> str:
         out += ["", para(f"Embedding rounded to float32 and back (difference {fmt(f32['emb_rel'])}): "
                          "flips " + ", ".join(f"{m} {fmt(v, 4)}" for m, v in f32["flips"].items()))]
     return "\n".join(out)
+
+
+# -- a subject's outputs by their kinds (kit.analysis.by_kind's numbers: a pipeline file's) --
+# each measure a kind gives, in the order a reader wants them
+_MEASURES = (("flips", lambda w: f"{w['flips']} flips, max dp {fmt(w['max_dp'])}"),
+             ("ari", lambda w: f"ARI {fmt(w['ari'])}"),
+             ("jaccard", lambda w: f"Jaccard {fmt(w['jaccard'])}"),
+             ("changed", lambda w: f"{w['changed']} changed"),
+             ("nonfinite", lambda w: f"{w['nonfinite']} NaN/inf in one run only"),
+             ("rel", lambda w: f"rel {fmt(w['rel'])}"),
+             ("digits", lambda w: f"{fmt(w['digits'])} digits"),
+             ("unmeasured", lambda w: "bits differ, by how much not measured: hashes only, "
+                                      "export with --arrays"))
+
+
+def measure(worst: dict) -> str:
+    """The largest difference of one output, in its kind's own terms."""
+    if "shape" in worst:
+        return f"shape {worst['shape'][0]} vs {worst['shape'][1]}"
+    parts = [say(worst) for key, say in _MEASURES if key in worst]
+    return ", ".join(parts) or "differs"
+
+
+def largest(o: dict) -> dict:
+    """A budget row's output at each measure's largest difference over the factor's pairs
+    (output_budget's ``most`` and ``least``): the worst pair alone may hold fewer flips."""
+    out = {**o["worst"], **o.get("most", {}), **o.get("least", {})}
+    if not o["worst"].get("unmeasured"):  # some pair was measured: its sizes are the row's
+        out.pop("unmeasured", None)
+    return out
+
+
+def shape_line(s: dict) -> str:
+    """One line for an output whose shape a factor changed (output_budget's ``shapes``)."""
+    a, b = s["shapes"]
+    return (f"SHAPE: {s['output']} ({s['kind']}) is {tuple(a)} in one run of {s['factor']} and "
+            f"{tuple(b)} in the other (runs {s['a'][:12]}, {s['b'][:12]}): a {s['kind']} output "
+            f"is compared element by element, so its shape must not depend on {s['factor']}; "
+            f"not measured")
+
+
+def output_budget_text(b: dict) -> str:
+    """kit.analysis.budget.output_budget's numbers: one row per factor, then the null experiment's line."""
+    head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
+    unfit = [para(f"UNFIT: {line}; left out", "", "") for line in b.get("unfit", [])]
+    if not b["factors"]:
+        return "\n".join([f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor "
+                          f"repeat)", *unfit])
+    rows = []
+    for factor, r in b["factors"].items():
+        moved = [f"{n} ({measure(largest(o))})" for n, o in r["outputs"].items() if o["changed"]]
+        rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
+    out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
+                       wrap=(2,))]
+    out += unfit
+    for s in b.get("shapes", []):
+        out.append(para(shape_line(s), "", ""))
+    if b["loose_line"]:
+        out.append(para("LOOSE GENERATOR: " + b["loose_line"], "", ""))
+    elif "repeat" in b["factors"]:
+        out.append("repeat: every output identical; the named seeds hold every generator measured")
+    wide = b.get("not_in_dtype") or []
+    if wide:
+        out.append(para(f"precision: {', '.join(wide)} {'is' if len(wide) == 1 else 'are'} not "
+                        f"float32 in the float32 runs (run returns {'it' if len(wide) == 1 else 'them'}"
+                        f" in float64): what precision moves there comes from upstream", "", ""))
+    for name in b["inert"]:
+        out.append(para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
+                        f"it seeds reaches none of these outputs", "", ""))
+    return "\n".join(out)
+
+
+def _head(d: dict) -> str:
+    return f"pipeline {d['name']} ({d['pipeline'][:12]})"
+
+
+def output_verdicts_text(v: dict) -> str:
+    """Per factor: each verdict's counts over the runs and the pairs that changed it; with one
+    model, its accuracy's spread across the runs."""
+    head = _head(v)
+    if v["why"]:
+        return f"{head}: {v['why']}"
+    out = [head + f": models {', '.join(v['models'])}, scored against {v['truth']}"]
+    for line in v["unfit"]:
+        out.append(para(f"UNFIT: {line}; left out", "", ""))
+    if not v["factors"]:
+        out.append(f"no pairs with verdicts yet (kit run --pipeline {v['name']} --factor seed)")
+        return "\n".join(out)
+    if len(v["models"]) == 1:
+        m = v["models"][0]
+        rows = [[f, str(len(r["runs"])), fmt(r["spread"][m]["min"]), fmt(r["spread"][m]["max"]),
+                 fmt(r["spread"][m]["sd"])] for f, r in v["factors"].items()]
+        out.append(f"one model ({m}): no pair to compare; the spread of its accuracy per factor")
+        out.append(table(rows, ["factor", "runs", "min accuracy", "max accuracy", "sd"]))
+        return "\n".join(out)
+    rows = []
+    for f, r in v["factors"].items():
+        for key, row in r["verdicts"].items():
+            c = row["counts"]
+            lo, hi = min(row["diff"].values()), max(row["diff"].values())
+            rows.append([f, key, f"{c['>']}/{c['<']}/{c['=']}",
+                         fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}..{fmt(hi)}",
+                         "holds" if row["stable"] else f"CHANGES in {row['changed']} of "
+                                                        f"{r['pairs']}"])
+    out.append(table(rows, ["factor", "b-a metric", "runs >/</=", "difference", "across pairs"],
+                     wrap=(1,)))
+    moved = sorted({f for f, r in v["factors"].items()
+                    for row in r["verdicts"].values() if not row["stable"]})
+    out.append(para("a conclusion changes with " + ", ".join(moved) + ": it is a draw of that "
+                    "factor, not a property of the models" if moved else
+                    "every verdict holds across every factor's pairs", "", ""))
+    return "\n".join(out)
+
+
+def output_advice_text(a: dict) -> str:
+    """The steps of output_advice, first what to fix first."""
+    out = [_head(a) + ": what to fix first"]
+    n = 0
+    for s in a["steps"]:
+        n += 1
+        if s["step"] == "loose":
+            text = "seed the loose generator: " + s["line"]
+        elif s["step"] == "null":
+            text = (f"run the null experiment first (kit run --pipeline {a['name']} --factor "
+                    f"repeat): until two runs with the same named seeds are identical, no other "
+                    f"difference can be told from a loose generator")
+        elif s["step"] == "shape":
+            text = shape_line(s)
+        elif s["step"] == "seed":
+            text = (f"seed {s['seed']} reaches {', '.join(s['outputs'])} ({s['pairs']} pair(s) of "
+                    f"{s['factor']})"
+                    + (f" and changes the verdict(s) {', '.join(s['verdicts'])}" if s["verdicts"]
+                       else "") + f": {s['rule']}")
+        elif s["step"] == "inert":
+            text = f"seed {s['seed']} reaches no output: what it seeds changes none of them"
+        else:
+            named = ",".join(f"seed:{x}" for x in s.get("seeds") or ["NAME"])
+            text = (f"only every seed at once was varied (seed): kit run --pipeline {a['name']} "
+                    f"--factor {named} varies each named seed alone, to see which one reaches "
+                    f"what; {s['rule']}")
+        out.append(para(f"{n}. {text}", "   ", ""))
+    if n == 0:
+        out.append("nothing to fix: no stored pair changed an output")
+    return "\n".join(out)
+
+
+def output_compare_text(rep: dict) -> str:
+    """`kit compare` of a pipeline's bundle: the answer, then per run the outputs that differ."""
+    out = [f"Bundle from {rep['bundle_host']['name']} compared on {rep['this_host']['name']}:",
+           para(rep["answer"], "  "), ""]
+    rows = [[r["label"], "identical" if r["identical"] else "\n".join(
+        f"{n} ({measure(d)})" for n, d in r["outputs"].items() if not d["identical"])]
+        for r in rep["per_run"]]
+    if rows:
+        out.append(table(rows, ["run (theirs vs here)", "outputs that differ"], wrap=(0, 1)))
+    if rep["not_compared"]:
+        out += ["", "Not compared here:"] + [para(f"{x['run'][:12]}: {x['reason']}", "      ", "  ")
+                                             for x in rep["not_compared"]]
+    return "\n".join(out)

@@ -1,15 +1,18 @@
 """The records of kit.app.verbs as what a command prints: a Page of standard output and the
 lines beside it on standard error (text, JSON or CSV).
 
-Kit's own pipeline and a lab's still have two renderers each (their numbers differ in shape
-until the analysis twins merge); ``_lab`` is the one place here that tells them apart.
+Kit's own pipeline is read by stage and a pipeline file by its outputs' kinds: where a record's
+numbers differ in shape between the two (budget, verdicts, advice, homology), ``_by_outputs`` is
+the one place here that tells them apart; every other record has one renderer.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 
+from ..app.verbs.records import Budget, Verdicts
 from ..core.subject import PIPELINE, Subject
 from .tables import dataset_line
 
@@ -29,13 +32,13 @@ def json_text(obj) -> str:
     return json.dumps(as_json(obj), indent=1, sort_keys=True, default=str) + "\n"
 
 
-def _lab(subject: Subject | None) -> bool:
+def _by_outputs(subject: Subject | None) -> bool:
     return subject is not None and subject.kind == PIPELINE
 
 
 def head(subject: Subject) -> str:
     """The line that names what an answer is of: kit's dataset line, or the pipeline's."""
-    if _lab(subject):
+    if _by_outputs(subject):
         return f"pipeline {subject.name} ({subject.short})"
     return dataset_line(dict(subject.summary), subject.why)
 
@@ -45,47 +48,28 @@ def _kit_json(subject, obj) -> Page:
     return Page(json_text(obj), (head(subject),))
 
 
-def lab_budget_frame(b: dict):
-    """One row per factor and output of a pipeline's budget (`kit budget --pipeline --json`'s
-    numbers, flattened: ``worst.flips``, ``most.rel`` ...)."""
-    from .frames import records_frame
-
-    rows = [{"factor": f, "output": name, "pairs": r["pairs"], **o}
-            for f, r in b["factors"].items() for name, o in r["outputs"].items()]
-    df = records_frame(rows)
-    return df.set_index(["factor", "output"]) if len(df) else df
-
-
-def lab_pairs_frame(pairs: list):
-    """One row per pair and output of one factor (`kit budget --pipeline --factor F`)."""
-    from .frames import records_frame
-
-    rows = [{"pair": p["label"], "output": name, "factor": p["factor"], "a": p["a"], "b": p["b"],
-             **d} for p in pairs for name, d in p["outputs"].items()]
-    df = records_frame(rows)
-    return df.set_index(["pair", "output"]) if len(df) else df
-
-
 def budget_page(rec, form: str = "text") -> Page:
     """`kit budget` in ``form``: text, json or csv (one value a cell)."""
     from ..runs.store.records import as_json
     from .frames import budget_frame, csv_text, pairs_frame
 
     s, b = rec.subject, rec.data
-    if _lab(s):
-        from .lab import lab_budget_text, lab_pairs_text
-        from .lab_readers import lab_verdicts_text
+    if _by_outputs(s):
+        from .frames import output_budget_frame, output_pairs_frame
+        from .pairs import output_pairs_text
+        from .tables import output_budget_text, output_verdicts_text
 
         if form == "json":
             return Page(json_text(b))
         if form == "csv":  # the file holds rows only: what they are of, on stderr
-            frame = lab_pairs_frame(b["pairs"]) if rec.factor else lab_budget_frame(as_json(b))
+            frame = (output_pairs_frame(b["pairs"]) if rec.factor
+                     else output_budget_frame(as_json(b)))
             return Page(csv_text(frame), (head(s),))
-        text = (lab_pairs_text(s.name, s.sha256, rec.factor, b["pairs"]) if rec.factor
-                else lab_budget_text(b)) + "\n"
+        text = (output_pairs_text(s.name, s.sha256, rec.factor, b["pairs"]) if rec.factor
+                else output_budget_text(b)) + "\n"
         v = rec.verdicts
         if v["factors"] or v["unfit"]:
-            text += "\n" + lab_verdicts_text(v) + "\n"
+            text += "\n" + output_verdicts_text(v) + "\n"
         return Page(text)
     if rec.factor:
         from .pairs import pairs_text
@@ -105,17 +89,17 @@ def budget_page(rec, form: str = "text") -> Page:
 
 
 def verdicts_page(rec, as_json: bool = False) -> Page:
-    if _lab(rec.subject):
+    if _by_outputs(rec.subject):
         from ..app.verbs import has_protein_ids
-        from .lab_homology import lab_homology_pointer
-        from .lab_readers import lab_verdicts_text
+        from .homology import homology_pointer
+        from .tables import output_verdicts_text
 
         v = rec.data
         if as_json:
             return Page(json_text(v))
-        text = lab_verdicts_text(v) + "\n"
+        text = output_verdicts_text(v) + "\n"
         if has_protein_ids(rec.subject) and v["factors"]:
-            text += "\n" + lab_homology_pointer(rec.subject.summary["given"]) + "\n"
+            text += "\n" + homology_pointer(rec.subject.summary["given"]) + "\n"
         return Page(text)
     from .tables import verdicts_text
 
@@ -135,10 +119,10 @@ def amplify_page(rec, as_json: bool = False) -> Page:
 
 
 def advice_page(rec, as_json: bool = False) -> Page:
-    if _lab(rec.subject):
-        from .lab_readers import lab_advice_text
+    if _by_outputs(rec.subject):
+        from .tables import output_advice_text
 
-        return Page(json_text(rec.data) if as_json else lab_advice_text(rec.data) + "\n")
+        return Page(json_text(rec.data) if as_json else output_advice_text(rec.data) + "\n")
     from .tables import advice_text
 
     if as_json:
@@ -147,10 +131,10 @@ def advice_page(rec, as_json: bool = False) -> Page:
 
 
 def homology_page(rec, as_json: bool = False) -> Page:
-    if _lab(rec.subject):
-        from .lab_homology import lab_homology_text
+    if _by_outputs(rec.subject):
+        from .homology import output_homology_text
 
-        return Page(json_text(rec.data) if as_json else lab_homology_text(rec.data) + "\n")
+        return Page(json_text(rec.data) if as_json else output_homology_text(rec.data) + "\n")
     from .homology import homology_text
 
     if as_json:
@@ -162,7 +146,7 @@ def runs_page(rec, as_json: bool = False) -> Page:
     from .tables import runs_text
 
     got = list(rec.runs)
-    if _lab(rec.subject):
+    if _by_outputs(rec.subject):
         if as_json:
             return Page(json_text(got))
         # one pipeline's runs: named once above, not in a column on every row
@@ -205,7 +189,7 @@ def ran_page(rec, as_json: bool = False, dataset: str | None = None,
         return Page(json_text(rec.budget))
     from .ran import lab_run_text, run_text
 
-    if _lab(rec.subject):
+    if _by_outputs(rec.subject):
         return Page(lab_run_text(rec.budget, rec.asked, rec.subject.summary["given"]) + "\n")
     whole = "kit budget" + (f" --dataset {dataset}" if dataset else "") + (
         f" --n {n}" if n else "")
@@ -218,7 +202,7 @@ def chosen_line(subject: Subject) -> tuple:
     from .fit import para
 
     s = subject.summary
-    if _lab(subject):
+    if _by_outputs(subject):
         return None
     # fitted to the width as the read commands' dataset line is (it was 124 columns piped)
     if s.get("synthetic"):
@@ -236,42 +220,62 @@ def doctor_page(rec, as_json: bool = False) -> Page:
         from .health import doctor_text
 
         return Page(doctor_text(rec.data) + "\n")
-    from .lab import lab_doctor_text
+    from .health import file_doctor_text
 
-    return Page(lab_doctor_text(rec.data) + "\n")
+    return Page(file_doctor_text(rec.data) + "\n")
 
 
 def compare_page(rep: dict, as_json: bool = False) -> Page:
     """`kit compare`: a pipeline's bundle by its outputs, kit's own by its stages."""
-    from .lab_readers import lab_compare_text
-    from .tables import compare_text
+    from .tables import compare_text, output_compare_text
 
     if as_json:
         return Page(json_text(rep))
-    return Page((lab_compare_text if rep.get("pipeline") else compare_text)(rep) + "\n")
+    return Page((output_compare_text if rep.get("pipeline") else compare_text)(rep) + "\n")
 
 
 def export_head(rec) -> str | None:
     """The line `kit export` says on stderr before its plan: the dataset it exports (a
     pipeline's runs are named by the plan's counts alone, as before)."""
-    return None if _lab(rec.subject) else head(rec.subject)
+    return None if _by_outputs(rec.subject) else head(rec.subject)
 
 
-def write_report(store, subject: Subject, folder, busy=None) -> Page:
-    """report.md and report.html of the subject into ``folder`` (``busy(what)``: around the
-    work), and the lines `kit report` prints of them."""
-    from contextlib import nullcontext
+def report_page(rec, wrote: dict) -> Page:
+    """What `kit report` prints once kit.views.report's write wrote the Report ``rec``."""
+    return Page(f"{head(rec.subject)}\nwrote {wrote['markdown']} and {wrote['html']} "
+                f"({len(wrote['plots'])} plots)\n")
 
-    busy = busy or (lambda what: nullcontext())
-    if _lab(subject):
-        from .lab_readers import write_lab_report
 
-        out = write_lab_report(store, subject, folder)
-        return Page(f"{head(subject)}\nwrote {out['md']} and {out['html']} "
-                    f"({len(out['plots'])} plots)\n")
-    from .report import write
+# the width kit's texts fit is one setting of the process (kit.views.fit): the TUI's workers
+# take turns with it
+_FITTING = threading.Lock()
 
-    with busy("writing the report (bootstrap verdicts are computed once)"):
-        out = write(store, subject.sha256, folder)
-    return Page(f"{head(subject)}\nwrote {out['markdown']} and {out['html']} "
-                f"({len(out['plots'])} plots)\n")
+# the line under a pipeline's text in the TUI's reader panes: where the choice is undone
+_CHOSEN = "\n(a pipeline file chosen on the Setup tab; empty it there for kit's own dataset)"
+
+
+def pane_text(rec, homology: bool = False, width: int | None = None) -> str | None:
+    """What a TUI reader pane shows of a Budget, Verdicts or Reading (advice, ``homology``: a
+    reading under homology) where its numbers are a text's: a pipeline file's, as the commands
+    print them, fitted to ``width``; None where the pane lays them out in its own tables (kit's
+    own: a DataTable, Markdown)."""
+    if not _by_outputs(rec.subject):
+        return None
+    from ..app.verbs import has_protein_ids
+    from .fit import fitted
+    from .homology import output_homology_text
+    from .tables import output_advice_text, output_budget_text, output_verdicts_text
+
+    with _FITTING, fitted(width):
+        if homology:
+            return output_homology_text(rec.data) + "\n(h: back to the verdicts)"
+        if isinstance(rec, Verdicts):
+            text = output_verdicts_text(rec.data)
+            if rec.data["factors"] and has_protein_ids(rec.subject):  # as the CLI points to it
+                text += ("\nUnder homology: h (cluster-bootstrap verdicts, leakage; as kit "
+                         "homology --pipeline)")
+        elif isinstance(rec, Budget):
+            text = output_budget_text(rec.data)
+        else:
+            text = output_advice_text(rec.data)
+    return text + _CHOSEN

@@ -15,10 +15,11 @@ from .reading import (advise, amplify, budget, export_runs, has_protein_ids, hom
                       tolerances, verdicts)
 from .records import (BadOption, Budget, Compared, Doctor, Explanation, Export, Ran, Reading,
                       Runs, Verdicts, factor_names)
+from .reporting import Report, report
 from .running import ToRun, doctor, run, to_run
 
 __all__ = ["BadOption", "Budget", "Compared", "Doctor", "ExplainProgress", "Explanation", "Export",
-           "Plan", "Ran", "Reading", "Runs", "ToRun", "Verdicts", "advise", "amplify", "budget",
-           "check_library", "compare", "doctor", "explain", "export_runs", "factor_names",
-           "has_protein_ids", "homology", "plan", "run", "runs", "to_run", "tolerances",
-           "verdicts"]
+           "Plan", "Ran", "Reading", "Report", "Runs", "ToRun", "Verdicts", "advise", "amplify",
+           "budget", "check_library", "compare", "doctor", "explain", "export_runs",
+           "factor_names", "has_protein_ids", "homology", "plan", "report", "run", "runs",
+           "to_run", "tolerances", "verdicts"]

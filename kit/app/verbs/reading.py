@@ -87,8 +87,9 @@ def amplify(store: Store, subject: Subject) -> Reading:
     return Reading(subject, report(kit_budget(store, subject.sha256)["rows"]))
 
 
-def advise(store: Store, subject: Subject) -> Reading:
-    """What to pin first, from the measured budget."""
+def advise(store: Store, subject: Subject, plat=None) -> Reading:
+    """What to pin first, from the measured budget (``plat``: the machine whose reasons explain
+    the factors kit's own cannot measure on it; None: this one)."""
     if subject.kind == PIPELINE:
         from ...analysis.advice import output_advice
 
@@ -97,7 +98,8 @@ def advise(store: Store, subject: Subject) -> Reading:
     from ...analysis.budget import budget as kit_budget
 
     sha = subject.sha256
-    return Reading(subject, kit_advise(store, sha, kit_budget(store, sha, dict(subject.summary))))
+    return Reading(subject, kit_advise(store, sha, kit_budget(store, sha, dict(subject.summary)),
+                                       plat=plat))
 
 
 def homology(store: Store, subject: Subject, identity: float | None = None,

@@ -300,25 +300,25 @@ def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
 
 @pytest.mark.slow
 def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
-    from kit.views.lab_readers import lab_advice_text
+    from kit.views.tables import output_advice_text
 
     info, store = stored(TWO, ("repeat", "seed"), seeds=(0, 1))
     b = output_budget(store, of_pipeline(info))
     step = output_advice(b)["steps"][-1]
     assert step["step"] == "one-at-a-time" and step["seeds"] == ["split", "forest"]
-    text = " ".join(lab_advice_text(output_advice(b)).split())
+    text = " ".join(output_advice_text(output_advice(b)).split())
     assert "kit run --pipeline two_models.py --factor seed:split,seed:forest" in text
     assert "seed:NAME" not in text
 
 
 def test_a_difference_that_prints_as_one_value_is_no_range():
-    from kit.views.lab_readers import lab_verdicts_text
+    from kit.views.tables import output_verdicts_text
 
     row = {"counts": {">": 2, "<": 0, "=": 0}, "diff": {"a": 0.11700001, "b": 0.11700002},
            "stable": True, "changed": 0}
     v = {"name": "x.py", "pipeline": "0" * 64, "why": "", "models": ["p_lr", "p_rf"],
          "truth": "y", "unfit": [], "factors": {"repeat": {"pairs": 1, "verdicts": {"acc": row}}}}
-    text = lab_verdicts_text(v)
+    text = output_verdicts_text(v)
     assert "0.117" in text and "0.117..0.117" not in text
 
 

@@ -1,0 +1,89 @@
+"""The report verb: what `kit report` shows of a subject, computed once from the store."""
+
+from __future__ import annotations
+
+import math
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+from ...core.subject import PIPELINE, Subject
+from ...runs.store import Store
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the report of ``subject`` shows (kit.views.report lays it out, computing nothing).
+
+    ``budget``, ``verdicts``, ``advice``: as the budget, verdicts and advise verbs read them.
+    Kit's own: ``per_level`` each power-iteration level's (and the converged solver's)
+    comparisons, ``explained`` the explanations `kit explain` stored, ``environments`` every
+    run's (stack, measured environment). A pipeline's: ``homology`` its reading under homology
+    (None: no clustering holds its runs' protein ids), ``sizes`` {output: its elements}."""
+    subject: Subject
+    budget: dict
+    verdicts: dict
+    advice: dict
+    per_level: dict = field(default_factory=dict)
+    explained: tuple = ()
+    environments: tuple = ()
+    homology: dict | None = None
+    sizes: dict = field(default_factory=dict)
+
+
+def report(store: Store, subject: Subject, busy=None) -> Report:
+    """The report's numbers of ``subject`` (``busy(what)``: a context around the work, the
+    bootstrap verdicts taking seconds)."""
+    busy = busy or (lambda what: nullcontext())
+    with busy("writing the report (bootstrap verdicts are computed once)"):
+        return (_of_outputs if subject.kind == PIPELINE else _of_stages)(store, subject)
+
+
+def _of_stages(store: Store, subject: Subject) -> Report:
+    """Kit's own pipeline: its budget by stage, with what only its stages offer."""
+    from ...analysis.advice import advise
+    from ...analysis.budget import budget, pair_details
+    from ...analysis.explain_stored import stored_explanations
+    from ...analysis.verdicts import stability_report
+
+    sha = subject.sha256
+    b = budget(store, sha)
+    per_level: dict = {}
+    for f in ("svd-iters", "svd-solver"):
+        for p in pair_details(store, sha, f):
+            per_level.setdefault(p["level"] or f, []).append(p["comparison"])
+    # every measured environment once (explain's cross-fed runs are none of their own)
+    envs = tuple((r.spec.stack, r.manifest["env"]) for r in store.runs(sha)
+                 if r.spec.kind != "feed")
+    return Report(subject, b, stability_report(store, sha), advise(store, sha, b), per_level,
+                  tuple(stored_explanations(store, sha, b["rows"])), envs)
+
+
+def _of_outputs(store: Store, subject: Subject) -> Report:
+    """A pipeline file: its outputs by their kinds, and under homology where its ids can be."""
+    from ...analysis.advice import output_advice
+    from ...analysis.budget import output_budget
+    from ...analysis.verdicts import output_verdicts
+    from ..selection import lab_runs
+
+    b, v = output_budget(store, subject), output_verdicts(store, subject)
+    sizes: dict = {}
+    for r in lab_runs(store, subject.sha256):
+        for name, s in r.stages.items():
+            sizes.setdefault(name, math.prod(s.shape))
+    return Report(subject, b, v, output_advice(b, v), homology=_homology(store, subject),
+                  sizes=sizes)
+
+
+def _homology(store: Store, subject: Subject) -> dict | None:
+    """`kit homology --pipeline`'s reading, for a pipeline with protein ids whose runs a stored
+    clustering holds (None otherwise: the report leaves the section out)."""
+    from ...analysis.homology import find_clustering, output_homology, protein_outputs
+    from ...core.errors import KitError
+
+    if protein_outputs(subject.kinds)[0] is None:
+        return None
+    try:
+        r = output_homology(store, subject, *find_clustering(store, subject))
+    except KitError:  # no clustering holds the runs' ids: `kit homology --pipeline` says why
+        return None
+    return r if r["summary"].runs else None
