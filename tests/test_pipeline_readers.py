@@ -332,3 +332,31 @@ def test_one_verdict_resting_on_homologs_is_singular():
     assert resting(h).startswith("1 of the 2 verdicts rests on homologs")
     assert resting(SimpleNamespace(**{**vars(h), "rest_on_homologs": 2})).startswith(
         "2 of the 2 verdicts rest on homologs")
+
+
+@pytest.mark.slow
+def test_advice_names_the_setting_that_changed_predictions_beside_the_seeds(capsys, tmp_path):
+    """A file whose labels read the thread count: threads reaches predictions, so advice says
+    to pin it, with the outputs it reached and their worst measure, ranked above a seed that
+    only moves values (the order of harm kit's own advice uses)."""
+    f = tmp_path / "threaded.py"
+    f.write_text("import os\nimport numpy as np\nSEEDS = ('noise',)\n"
+                 "KINDS = {'v': 'array', 'lab': 'labels'}\n"
+                 "def run(seeds):\n    t = int(os.environ['OMP_NUM_THREADS'])\n"
+                 "    rng = np.random.default_rng(seeds['noise'])\n"
+                 "    return {'v': np.array([1.0, 2.0, 3.0]) + rng.normal(0, 1e-9, 3),\n"
+                 "            'lab': np.array([0, 0, 1, 1, t % 2, 1 - t % 2])}\n")
+    info = add_pipeline(f)
+    opts = PlanOptions(threads=(1, 2), seeds=(0, 1))
+    store = Store()
+    run_pairs([p for x in ("repeat", "threads", "seed:noise") for p in plan_file(x, info, opts)],
+              info, store)
+    steps = output_advice(output_budget(store, of_pipeline(info)))["steps"]
+    assert [(s["step"], s.get("factor"), s["level"]) for s in steps] == [
+        ("pin", "threads", "predictions"), ("seed", "seed:noise", "magnitudes")]
+    (m,) = steps[0]["measures"]
+    assert (m["output"], m["measure"]) == ("lab", "ari") and m["value"] < 1
+    code, out, _ = kit_cli(capsys, "advise", "--pipeline", str(f))
+    said = " ".join(out.split())
+    assert code == 0 and "1. pin threads (" in said and "it changes predictions: lab (ARI" in said
+    assert said.index("pin threads") < said.index("seed noise reaches v")

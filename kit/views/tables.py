@@ -430,6 +430,24 @@ def output_verdicts_text(v: dict) -> str:
     return "\n".join(out)
 
 
+_REACHES = {"conclusions": "it changes a conclusion", "predictions": "it changes predictions",
+            "magnitudes": "it moves values and changes no prediction: low priority"}
+_MEASURE_WORDS = {"ari": "ARI {}", "jaccard": "Jaccard {}", "flips": "{} flip(s)",
+                  "max_dp": "|dp| up to {}", "rel": "rel {}", "max_rel": "rel {}",
+                  "changed": "{} changed"}
+
+
+def _pin_step(s: dict) -> str:
+    """A library, machine or setting factor of output_advice: pin it, with what it reached."""
+    moved = ", ".join(f"{m['output']} ({_MEASURE_WORDS[m['measure']].format(fmt(m['value']))})"
+                      if m["measure"] in _MEASURE_WORDS and m["value"] is not None
+                      else m["output"] for m in s["measures"])
+    verdicts = (f"; the verdict(s) {', '.join(s['verdicts'])} change" if s["verdicts"] else "")
+    verb = "pin" if s["level"] != "magnitudes" else "pin, if the values matter,"
+    return (f"{verb} {s['factor']} ({s['what']}): {_REACHES[s['level']]}: {moved} in "
+            f"{s['pairs']} pair(s){verdicts}")
+
+
 def output_advice_text(a: dict) -> str:
     """The steps of output_advice, first what to fix first."""
     out = [_head(a) + ": what to fix first"]
@@ -449,6 +467,8 @@ def output_advice_text(a: dict) -> str:
                     f"{s['factor']})"
                     + (f" and changes the verdict(s) {', '.join(s['verdicts'])}" if s["verdicts"]
                        else "") + f": {s['rule']}")
+        elif s["step"] == "pin":
+            text = _pin_step(s)
         elif s["step"] == "inert":
             text = f"seed {s['seed']} reaches no output: what it seeds changes none of them"
         else:
