@@ -75,10 +75,10 @@ class Kit:
         from .views.frames import runs_frame
 
         if pipeline is not None:
-            from .app.selection import lab_runs
+            from .app.selection import pipeline_runs
 
             sha = self._lab(pipeline, dataset)[0]["pipeline"]
-            return runs_frame(as_json(lab_runs(self.store, sha)))
+            return runs_frame(as_json(pipeline_runs(self.store, sha)))
         return runs_frame(as_json(self.store.runs(self._dataset(dataset) if dataset else None)))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):

@@ -90,7 +90,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
     seed:forest) and counts its pairs; Run runs repeat and seed:forest in kit's own interpreter
     with the progress bar; the store then holds those pipeline runs and pairs, and the Budget
     shows the pipeline's budget. Emptying the field gives kit's own pipeline back."""
-    from kit.app.selection import lab_runs
+    from kit.app.selection import pipeline_runs
 
     from textual.widgets import ProgressBar
 
@@ -120,7 +120,7 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         bar = pilot.app.query_one("#run-progress", ProgressBar)
         assert (bar.total, bar.progress) == (3, 3)
         store = Store()
-        runs = lab_runs(store, sha)
+        runs = pipeline_runs(store, sha)
         assert len(runs) == 3 and {r.spec.stack for r in runs} == {"host"}
         assert sorted(p.factor for p in store.pairs(sha)) == ["repeat", "seed:forest"]
         await settled(pilot, "4")
@@ -278,7 +278,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
     """A run ending put its pipeline back over the one Setup chose meanwhile (the tabs read the
     old one, the next Run ran the new file): now the new choice stays, a line says whose the
     finished runs are, and the next Run runs what the tabs show."""
-    from kit.app.selection import lab_runs
+    from kit.app.selection import pipeline_runs
 
     gate = tmp_path / "gate"
     slow, fast = tmp_path / "slow.py", tmp_path / "fast.py"
@@ -310,7 +310,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         sha = pilot.app.pipeline.sha256
-        assert lab_runs(Store(), sha)  # the file the tabs show was run
+        assert pipeline_runs(Store(), sha)  # the file the tabs show was run
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.executing.schedule import together
 from ..runs.store import Store
 from .ahead import Ahead
-from .selection import lab_runs
+from .selection import pipeline_runs
 
 
 ASK_ABOVE = 200  # runs; a larger plan is confirmed first (`--yes` for scripts)
@@ -330,7 +330,7 @@ def file_estimate(info: dict, todo: list, store: Store, at_once: int = 1) -> dic
     are warm runs alone, "at_once"}; None when it holds none. Only this file's runs count:
     kit's own estimate scales other datasets' times by their size, and another file's times
     say nothing of it."""
-    runs = [r for r in lab_runs(store, info["sha256"]) if is_duration(r.manifest.get("wall_s"))]
+    runs = [r for r in pipeline_runs(store, info["sha256"]) if is_duration(r.manifest.get("wall_s"))]
     # a worker's first run imports the file and its libraries (4-8 s against 0.8 s after, in
     # drive 35): a plan's runs mostly go to warm workers, so their times are the ones to scale
     warm = [r for r in runs if isinstance(r.manifest.get("runs_before"), int)

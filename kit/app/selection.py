@@ -113,7 +113,7 @@ def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--datas
         raise Refused(f"{words[0]} and {words[1]} choose two different things: give one")
 
 
-def lab_runs(store: Store, sha: str) -> list:
+def pipeline_runs(store: Store, sha: str) -> list:
     """The stored runs of lab pipeline ``sha`` (never a dataset's run that shares the hash)."""
     return store.runs(sha, subject=PIPELINE)
 

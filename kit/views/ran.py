@@ -37,7 +37,7 @@ def run_text(b: dict, asked: list, command: str) -> str:
     return text + "\n" + also_stored(others, command)
 
 
-def lab_run_text(b: dict, asked, path: str) -> str:
+def file_run_text(b: dict, asked, path: str) -> str:
     """What `kit run --pipeline` prints: the rows of the factors it ran (``asked``), then one
     line pointing to the whole table when other factors of the pipeline are stored."""
     shown = {**b, "factors": {f: r for f, r in b["factors"].items() if f in asked},

@@ -187,10 +187,10 @@ def ran_page(rec, as_json: bool = False, dataset: str | None = None,
     whole table (``dataset``/``n``: the words it was given, to say it again)."""
     if as_json:
         return Page(json_text(rec.budget))
-    from .ran import lab_run_text, run_text
+    from .ran import file_run_text, run_text
 
     if _by_outputs(rec.subject):
-        return Page(lab_run_text(rec.budget, rec.asked, rec.subject.summary["given"]) + "\n")
+        return Page(file_run_text(rec.budget, rec.asked, rec.subject.summary["given"]) + "\n")
     whole = "kit budget" + (f" --dataset {dataset}" if dataset else "") + (
         f" --n {n}" if n else "")
     return Page(run_text(rec.budget, list(rec.asked), whole) + "\n")

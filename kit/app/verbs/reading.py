@@ -8,7 +8,7 @@ from pathlib import Path
 from ...core.errors import NotFound, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
-from ..selection import lab_runs
+from ..selection import pipeline_runs
 from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
 
@@ -29,7 +29,7 @@ def _known_factor(name: str, stored: set, option: str = "--factor") -> None:
         f"did you mean {' or '.join(close)}?" if close else "choose from " + ", ".join(factors.names())))
 
 
-def _lab_readings(store: Store, subject: Subject, factor: str | None = None) -> tuple:
+def _output_readings(store: Store, subject: Subject, factor: str | None = None) -> tuple:
     """(budget, verdicts) of a pipeline, only ``factor``'s when given (NotFound: none stored)."""
     from ...analysis.budget import output_budget
     from ...analysis.verdicts import output_verdicts
@@ -49,7 +49,7 @@ def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
     if subject.kind == PIPELINE:
         from ...analysis.budget import output_pair_details
 
-        b, v = _lab_readings(store, subject, factor)
+        b, v = _output_readings(store, subject, factor)
         if factor:  # the pairs behind the row, as kit's own `kit budget --factor` lists them
             b["pairs"] = output_pair_details(store, subject, factor)
         return Budget(subject, b, factor, v)
@@ -68,7 +68,7 @@ def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
 def verdicts(store: Store, subject: Subject, run_set: str | None = None) -> Verdicts:
     """The stability of the subject's verdicts (``run_set``: one set, or one factor's pairs)."""
     if subject.kind == PIPELINE:
-        return Verdicts(subject, _lab_readings(store, subject, run_set)[1])
+        return Verdicts(subject, _output_readings(store, subject, run_set)[1])
     from ...analysis.verdicts import arrays_note, stability_report
 
     rep = stability_report(store, subject.sha256, run_set)
@@ -93,7 +93,7 @@ def advise(store: Store, subject: Subject, plat=None) -> Reading:
     if subject.kind == PIPELINE:
         from ...analysis.advice import output_advice
 
-        return Reading(subject, output_advice(*_lab_readings(store, subject)))
+        return Reading(subject, output_advice(*_output_readings(store, subject)))
     from ...analysis.advice import advise as kit_advise
     from ...analysis.budget import budget as kit_budget
 
@@ -107,7 +107,7 @@ def homology(store: Store, subject: Subject, identity: float | None = None,
     """Verdicts under a cluster bootstrap and accuracy with and without a train homolog
     (``data``: a pipeline's, the stored dataset whose clustering its protein ids are read in)."""
     if subject.kind == PIPELINE:
-        return Reading(subject, _lab_homology(store, subject, identity, coverage, data))
+        return Reading(subject, _output_homology(store, subject, identity, coverage, data))
     if data:
         raise Refused("--data goes with --pipeline FILE.py (kit's own runs: --dataset NAME)")
     from ...analysis.homology import for_dataset
@@ -123,7 +123,7 @@ def homology(store: Store, subject: Subject, identity: float | None = None,
     return Reading(subject, h)
 
 
-def _lab_homology(store, subject, identity, coverage, data) -> dict:
+def _output_homology(store, subject, identity, coverage, data) -> dict:
     from ...analysis.homology import find_clustering, output_homology, protein_outputs
 
     if protein_outputs(subject.kinds)[0] is None:
@@ -154,7 +154,7 @@ def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
     """The stored runs of ``subject`` (None: every run), only those of run ``kind``, in
     ``stack`` or in pairs of ``factors`` when given."""
     if subject is not None and subject.kind == PIPELINE:
-        got = lab_runs(store, subject.sha256)
+        got = pipeline_runs(store, subject.sha256)
         if got and factors:
             keep = set(_pipeline_ids(store, subject, factors))
             got = [r for r in got if r.id in keep]
@@ -177,7 +177,7 @@ def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
 def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
     """The run ids of a pipeline (only those in pairs of ``factors``); NotFound: none stored."""
     sha = subject.sha256
-    ids = [r.id for r in lab_runs(store, sha)]
+    ids = [r.id for r in pipeline_runs(store, sha)]
     if not ids:
         raise NotFound(f"no runs of pipeline {sha[:12]} stored: kit run --pipeline FILE.py first")
     if factors:

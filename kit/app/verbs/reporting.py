@@ -63,11 +63,11 @@ def _of_outputs(store: Store, subject: Subject) -> Report:
     from ...analysis.advice import output_advice
     from ...analysis.budget import output_budget
     from ...analysis.verdicts import output_verdicts
-    from ..selection import lab_runs
+    from ..selection import pipeline_runs
 
     b, v = output_budget(store, subject), output_verdicts(store, subject)
     sizes: dict = {}
-    for r in lab_runs(store, subject.sha256):
+    for r in pipeline_runs(store, subject.sha256):
         for name, s in r.stages.items():
             sizes.setdefault(name, math.prod(s.shape))
     return Report(subject, b, v, output_advice(b, v), homology=_homology(store, subject),

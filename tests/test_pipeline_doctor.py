@@ -62,7 +62,7 @@ def test_each_doctor_runs_the_null_experiment_afresh(capsys, tmp_path, kit_home)
 
 @pytest.mark.slow
 def test_a_generator_made_at_import_fails_the_doctor(capsys, tmp_path):
-    from test_lab_runs import MODULE_RNG
+    from test_pipeline_runs import MODULE_RNG
 
     f = tmp_path / "carried.py"
     f.write_text(MODULE_RNG)

@@ -152,7 +152,7 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     from statistics import median
 
     from kit.app.audit import file_estimate, file_pairs, runs_of
-    from kit.app.selection import lab_runs
+    from kit.app.selection import pipeline_runs
     from kit.runs.planning.options import PlanOptions
 
     tiny, edited = tmp_path / "tiny.py", tmp_path / "edited.py"
@@ -160,13 +160,13 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     edited.write_text(TINY + "# edited\n")
     info = _stored(tiny, ("repeat",))
     store = Store()
-    walls = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])]
+    walls = [r.manifest["wall_s"] for r in pipeline_runs(store, info["sha256"])]
     assert len(walls) == 2 and all(w > 0 for w in walls)
     pairs = file_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=(0, 1, 2)))
     _, todo = runs_of(pairs, store)
     assert len(todo) == 2  # seeds 1 and 2: seed 0 is the repeat's first run
     # a run after another in its worker (as the cores allow, one worker may make both)
-    warm = [r.manifest["wall_s"] for r in lab_runs(store, info["sha256"])
+    warm = [r.manifest["wall_s"] for r in pipeline_runs(store, info["sha256"])
             if r.manifest["runs_before"]]
     used = warm or walls
     assert file_estimate(info, todo, store) == {"seconds": median(used) * 2, "median": median(used),
@@ -237,7 +237,7 @@ def test_a_forged_wall_time_is_not_part_of_the_estimate(monkeypatch):
     import kit.app.audit as audit
 
     walls = [2.0, float("-inf"), float("nan"), float("inf"), -1.0, True, "3", 4.0]
-    monkeypatch.setattr(audit, "lab_runs", lambda store, sha: [
+    monkeypatch.setattr(audit, "pipeline_runs", lambda store, sha: [
         SimpleNamespace(manifest={"wall_s": w}) for w in walls])
     est = audit.file_estimate({"sha256": "ab" * 32}, ["r1", "r2"], None)
     assert (est["median"], est["runs"], est["seconds"]) == (3.0, 2, 6.0)
@@ -256,9 +256,9 @@ def test_the_estimate_scales_warm_runs_and_counts_those_at_once(monkeypatch):
                                    for w, n in made]
 
     info, todo = {"sha256": "ab" * 32}, ["r"] * 5
-    monkeypatch.setattr(audit, "lab_runs", runs((8.0, 0), (7.0, 0), (1.0, 1), (0.5, 3)))
+    monkeypatch.setattr(audit, "pipeline_runs", runs((8.0, 0), (7.0, 0), (1.0, 1), (0.5, 3)))
     assert audit.file_estimate(info, todo, None) == {"seconds": 0.75 * 5, "median": 0.75,
                                                   "runs": 2, "warm": True, "at_once": 1}
     assert audit.file_estimate(info, todo, None, at_once=2)["seconds"] == 0.75 * 3  # 2, 2, 1
-    monkeypatch.setattr(audit, "lab_runs", runs((8.0, 0), (6.0, None)))  # no warm run stored
+    monkeypatch.setattr(audit, "pipeline_runs", runs((8.0, 0), (6.0, None)))  # no warm run stored
     assert audit.file_estimate(info, todo, None, at_once=5)["seconds"] == 7.0
