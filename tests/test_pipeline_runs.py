@@ -113,19 +113,25 @@ def test_the_worker_runs_it_fresh_and_warm_and_repeat_names_the_loose_output(tmp
         == {"y_test", "p_lr", "jitter"}
 
 
-@pytest.mark.slow
-def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path):
+def _failure(tmp_path, source: str) -> str:
+    """The one line a fresh worker's run of pipeline ``source`` (as mine.py) fails with."""
     f = tmp_path / "mine.py"
-    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
-                 "    return {'x': np.zeros(2) / missing[seeds['a']]}\n")
+    f.write_text(source)
     spec, stack = lab_spec(add_pipeline(f))
     with pytest.raises(WorkerFailed) as e:
         make(spec, stack, tmp_path / "a")
-    line = str(e.value)
+    return str(e.value)
+
+
+@pytest.mark.slow
+def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path):
+    line = _failure(tmp_path, "import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+                              "    return {'x': np.zeros(2) / missing[seeds['a']]}\n")
     assert "\n" not in line and "NameError" in line and "mine.py:4 in run" in line
     assert line.count("in run") == 1 and "its traceback: " in line
     log = Path(line.split("its traceback: ")[1])
     assert "Traceback (most recent call last)" in log.read_text()
+    f = tmp_path / "mine.py"
     f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
                  "    return {'x': np.zeros(2) + seeds['a']}\n")
     spec, stack = lab_spec(add_pipeline(f))
@@ -170,12 +176,8 @@ def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path)
     from; a sys.exit or argparse at import is caught; a failing warm primer names a log that
     exists; and the warm worker lives on."""
     f = tmp_path / "mine.py"
-    f.write_text("import numpy as np\nimport helpers_beside_me\nSEEDS = ('a',)\n"
-                 "def run(seeds):\n    return {'x': np.zeros(2) + seeds['a']}\n")
-    spec, stack = lab_spec(add_pipeline(f))
-    with pytest.raises(WorkerFailed) as e:
-        make(spec, stack, tmp_path / "a")
-    line = str(e.value)
+    line = _failure(tmp_path, "import numpy as np\nimport helpers_beside_me\nSEEDS = ('a',)\n"
+                              "def run(seeds):\n    return {'x': np.zeros(2) + seeds['a']}\n")
     assert "ModuleNotFoundError" in line and "kit stacks build" not in line, line
     assert "mine.py:2" in line and "kit's copy kept by its hash" in line and "\n" not in line
     f.write_text("import argparse\nimport numpy as np\nSEEDS = ('a',)\n"
