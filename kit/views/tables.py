@@ -399,6 +399,9 @@ def output_verdicts_text(v: dict) -> str:
     if v["why"]:
         return f"{head}: {v['why']}"
     out = [head + f": models {', '.join(v['models'])}, scored against {v['truth']}"]
+    if any(k.endswith(" bacc") for r in v["factors"].values() for k in r["verdicts"]):
+        out[0] = para(out[0] + " (more than two classes: acc is accuracy, bacc balanced "
+                      "accuracy, the mean of each class's recall)", "", "")
     for line in v["unfit"]:
         out.append(para(f"UNFIT: {line}; left out", "", ""))
     if not v["factors"]:
