@@ -238,3 +238,20 @@ def test_a_rows_numbers_are_each_measures_largest_over_its_pairs():
     text = output_budget_text({"name": "x.py", "pipeline": "0" * 64, "factors": {"seed": row},
                             "loose_line": "", "inert": []})
     assert "p (62 flips, max dp 1, rel 0.9, 0 digits)" in text
+
+
+def test_an_embedding_s_digits_are_read_after_its_signs_are_aligned_median_and_worst():
+    """The issue's `reduced`: a sign-flipped column read as lost digits (1.8 median), 6.3 once
+    aligned; and a plain array's digits are its median element's, the worst said beside."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(50, 3))
+    b = a * np.array([1, -1, 1]) + 1e-9 * rng.normal(size=(50, 3))
+    d = output_diff(a, b, "embedding")
+    assert d["sign_flips"] == 1 and d["digits"] > 8 and 5 < d["digits_worst"] < d["digits"]
+    plain = output_diff(a, b, "array")  # an array's signs are its values: nothing aligned
+    assert plain["digits_worst"] < 1 < d["digits_worst"]
+    x = np.array([1.0, 1.0, 1.0, 100.0])
+    got = output_diff(x, x + np.array([0, 0, 0, 50.0]), "array")
+    assert got["digits"] > 15 and got["digits_worst"] < 1  # median kept, worst named
+    from kit.views.tables import measure
+    assert "digits median, " in measure(got) and " worst" in measure(got)

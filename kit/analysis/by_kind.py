@@ -16,7 +16,7 @@ from .digits import agreement
 MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured",
         "max_dp", "rel")
 # each kept at its smallest: the measures where less agreement is the larger difference
-LEAST = ("ari", "jaccard", "digits")
+LEAST = ("ari", "jaccard", "digits", "digits_worst")
 
 
 def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
@@ -51,9 +51,13 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         out["rel"] = float(np.linalg.norm(a64 - b64) / norm) if norm else float(np.any(a64 != b64))
     elif not floating and "changed" not in out and "jaccard" not in out:
         out["changed"] = int(np.sum(a != b))
-    got = agreement(a, b) if floating else None
+    # an embedding's digits after its columns' signs are aligned, as its rel is: a flipped
+    # sign is the SVD's choice, not a lost digit
+    signed = kind == "embedding" and floating and a.ndim == 2 and a.size and finite.all()
+    got = agreement(a, aligned(a, b) if signed else b) if floating else None
     if got:
-        out.update(digits=got["digits"], bits=got["bits"])
+        # digits is the median element's, digits_worst the worst element's: both, named so
+        out.update(digits=got["digits"], bits=got["bits"], digits_worst=got["digits_min"])
     if a.dtype.kind in "fiu" and b.dtype.kind in "fiu" and kind != "neighbours" and a.size:
         b = aligned(a, b) if kind == "embedding" and floating else b
         out.update(_elementwise(a[finite], b[finite]))

@@ -326,7 +326,9 @@ _MEASURES = (("flips", lambda w: f"{w['flips']} flips, max dp {fmt(w['max_dp'])}
              ("changed", lambda w: f"{w['changed']} changed"),
              ("nonfinite", lambda w: f"{w['nonfinite']} NaN/inf in one run only"),
              ("rel", lambda w: f"rel {fmt(w['rel'])}"),
-             ("digits", lambda w: f"{fmt(w['digits'])} digits"),
+             ("digits", lambda w: f"{fmt(w['digits'])} digits"  # runs stored before: no worst
+                                  + (f" median, {fmt(w['digits_worst'])} worst"
+                                     if "digits_worst" in w else "")),
              ("unmeasured", lambda w: "bits differ, by how much not measured: hashes only, "
                                       "export with --arrays"))
 
