@@ -255,3 +255,27 @@ def test_an_embedding_s_digits_are_read_after_its_signs_are_aligned_median_and_w
     assert got["digits"] > 15 and got["digits_worst"] < 1  # median kept, worst named
     from kit.views.tables import measure
     assert "digits median, " in measure(got) and " worst" in measure(got)
+
+
+def test_metrics_classes_and_centroids_are_each_compared_as_their_kind_says():
+    from kit.analysis.tolerances import from_rows
+
+    # metrics: a 5% silhouette move beside a huge inertia is the worst element, not hidden
+    m = output_diff(np.array([6350.0, 0.40]), np.array([6350.5, 0.42]), "metrics")
+    assert m["worst_metric"] == 1 and m["rel"] == pytest.approx(0.05)
+    # classes: numbering matters (labels would call a renaming ARI 1)
+    c = output_diff(np.array([0, 1, 1, 2]), np.array([1, 0, 0, 2]), "classes")
+    assert c["changed"] == 3 and "ari" not in c
+    # centroids: the same clusters in another order are the same clusters
+    a = np.array([[0.0, 0.0], [10.0, 10.0], [5.0, 0.0]])
+    got = output_diff(a, a[[2, 0, 1]] + 1e-12, "centroids")
+    assert got["relabelled"] and got["max_abs"] < 1e-11
+    assert not output_diff(a, a + 1e-12, "centroids")["relabelled"]
+    # a metrics vector's tolerance is rtol per element, atol 0; the kinds reach as they say
+    rows = {"sklearn": {"pairs": 1, "outputs": {
+        "scores": {"kind": "metrics", "changed": 1, "most": {"max_abs": 0.5, "max_rel": 0.05}},
+        "pred": {"kind": "classes", "changed": 1, "most": {"changed": 3}}}}}
+    by = {r["output"]: r for r in from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"},
+                                            spreads={"scores": 6350.0})["tolerances"]}
+    assert (by["scores"]["rtol"], by["scores"]["atol"], by["scores"]["pin"]) == (0.1, 0.0, False)
+    assert by["pred"]["level"] == "predictions" and by["pred"]["pin"]

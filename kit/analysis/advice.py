@@ -394,6 +394,7 @@ def _pinned(name: str) -> bool:
 _MEASURES = {"labels": ("ari", False), "neighbours": ("jaccard", False),
              "probabilities": ("flips", True), "embedding": ("rel", True),
              "truth": ("changed", True), "proteins": ("changed", True),
+             "classes": ("changed", True), "metrics": ("rel", True), "centroids": ("rel", True),
              "train proteins": ("changed", True)}
 
 

@@ -31,7 +31,12 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         # a NaN or inf on one side only (or two different infs): a changed value that no
         # magnitude measures; every number below is over the elements finite on both sides
         out["nonfinite"] = moved
-    if kind == "labels" or kind == "truth":
+    if kind == "centroids" and floating and a.ndim == 2 and finite.all():
+        # k-means numbers its clusters arbitrarily: b's rows matched to a's nearest first
+        order = matched_rows(a, b)
+        out["relabelled"] = bool(np.any(order != np.arange(len(order))))
+        b = b[order]
+    if kind == "labels" or kind == "truth" or kind == "classes":
         out["changed"] = int(np.sum(a != b))
         if kind == "labels":
             out["ari"] = adjusted_rand(a, b)
@@ -45,6 +50,14 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
     elif kind == "embedding" and floating and a.ndim == 2 and a.size and finite.all():
         e = embedding_diff(a, b)
         out.update(rel=e["rel_fro"], sign_flips=e["sign_flips"], components=e["components"])
+    if kind == "metrics" and floating and a.size:
+        # each metric on its own scale: the worst element's relative change, not one norm
+        # over all (inertia beside a silhouette would hide the silhouette's 5%)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.where(a64 != 0, np.abs(a64 - b64) / np.abs(a64), (a64 != b64) * 1.0)
+        per = np.where(finite, per, 0.0)
+        out["rel"], out["worst_metric"] = float(per.max()), int(np.argmax(per))
     if floating and "rel" not in out:
         a64, b64 = a.astype(np.float64)[finite], b.astype(np.float64)[finite]
         norm = float(np.linalg.norm(a64))
@@ -62,6 +75,16 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         b = aligned(a, b) if kind == "embedding" and floating else b
         out.update(_elementwise(a[finite], b[finite]))
     return out
+
+
+def matched_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The order of ``b``'s rows that puts each nearest to its own row of ``a`` (the assignment
+    of least total squared distance: scipy's linear_sum_assignment)."""
+    from scipy.optimize import linear_sum_assignment
+
+    cost = ((a[:, None, :].astype(np.float64) - b[None, :, :]) ** 2).sum(axis=2)
+    rows, cols = linear_sum_assignment(cost)
+    return cols[np.argsort(rows)]
 
 
 def _finite(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from .verdicts import output_verdicts
 
 HEADROOM = 2.0  # twice the largest difference measured: the stored pairs are a sample of them
 LEVELS = ("nothing", "bits", "magnitudes", "predictions", "conclusions")  # low to high
-_DISCRETE = ("labels", "truth", "neighbours")  # any change is a changed prediction
+_DISCRETE = ("labels", "truth", "neighbours", "classes")  # any change is a changed prediction
 # a tolerance this wide passes any value the output takes: atol at least half the spread of its
 # values across the measured runs, or rtol at least 1 (a 100% change); said as "pin"
 WIDE = (0.5, 1.0)
@@ -205,6 +205,12 @@ def _one(name: str, got: list, loose: bool = False, spread: float | None = None)
                   "arrays: export them with --arrays) - pin until measured") \
         if unmeasured and not loose else _why(lvl, worst[2], loose)
     need_abs, need_rel = max_abs * HEADROOM, max_rel * HEADROOM
+    if kind == "metrics":
+        # each metric on its own scale: rtol alone, element by element (an atol wide enough
+        # for inertia would pass any silhouette); a metric at 0 that moves needs rtol >= 1
+        spread = None
+        if not pin:
+            row["atol"] = 0.0
     if not pin and lvl == "magnitudes":
         wide = (f"rtol {need_rel:.3g} is at least {WIDE[1]:g} (a change as large as the values)"
                 if need_rel >= WIDE[1] else

@@ -325,7 +325,10 @@ _MEASURES = (("flips", lambda w: f"{w['flips']} flips, max dp {fmt(w['max_dp'])}
              ("jaccard", lambda w: f"Jaccard {fmt(w['jaccard'])}"),
              ("changed", lambda w: f"{w['changed']} changed"),
              ("nonfinite", lambda w: f"{w['nonfinite']} NaN/inf in one run only"),
-             ("rel", lambda w: f"rel {fmt(w['rel'])}"),
+             ("rel", lambda w: f"rel {fmt(w['rel'])}"
+                               + (f" (metric [{w['worst_metric']}])" if "worst_metric" in w
+                                  else "")),
+             ("relabelled", lambda w: "clusters renumbered" if w["relabelled"] else ""),
              ("digits", lambda w: f"{fmt(w['digits'])} digits"  # runs stored before: no worst
                                   + (f" median, {fmt(w['digits_worst'])} worst"
                                      if "digits_worst" in w else "")),
@@ -338,7 +341,7 @@ def measure(worst: dict) -> str:
     if "shape" in worst:
         return f"shape {worst['shape'][0]} vs {worst['shape'][1]}"
     parts = [say(worst) for key, say in _MEASURES if key in worst]
-    return ", ".join(parts) or "differs"
+    return ", ".join(p for p in parts if p) or "differs"
 
 
 def largest(o: dict) -> dict:

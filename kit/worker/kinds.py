@@ -6,7 +6,7 @@ import reprlib
 import unicodedata
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
-                "proteins", "train proteins")
+                "proteins", "train proteins", "metrics", "classes", "centroids")
 ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
 MAX_ID_CHARS = 256  # a protein id (an accession, a FASTA name) is far shorter
 _SHORT = reprlib.Repr()
@@ -19,6 +19,9 @@ NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)
     "train proteins": ((1,), "US", "a 1-d string array of ids"),
     "neighbours": ((2,), "iu", "a 2-d integer array (rows x k)"),
     "probabilities": ((1, 2), "f", "a 1-d or 2-d float array of probabilities in [0, 1]"),
+    "metrics": ((1,), "f", "a 1-d float array (one value per metric)"),
+    "classes": ((1,), None, "a 1-d array of predicted classes"),
+    "centroids": ((2,), "f", "a 2-d float array (clusters x features)"),
 }
 
 

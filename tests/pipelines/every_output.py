@@ -1,6 +1,7 @@
 """A lab's pipeline that declares every output kind kit compares (kit.worker.kinds.OUTPUT_KINDS):
-an embedding, labels, neighbours, two models' probabilities and the truth, a plain array, and the
-protein ids of the test and train rows; 240 rows of scikit-learn's wine set, two named seeds."""
+an embedding, labels, neighbours, two models' probabilities and the truth, a plain array, a
+metrics vector, predicted classes, k-means centroids, and the protein ids of the test and train
+rows; 240 rows of scikit-learn's wine set, two named seeds."""
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -13,8 +14,9 @@ from sklearn.preprocessing import StandardScaler
 
 SEEDS = ("split", "init")
 KINDS = {"emb": "embedding", "clusters": "labels", "nbrs": "neighbours", "p_lr": "probabilities",
-         "p_nb": "probabilities", "y_test": "truth", "centres": "array", "ids": "proteins",
-         "train_ids": "train proteins"}
+         "p_nb": "probabilities", "y_test": "truth", "centres": "centroids", "ids": "proteins",
+         "train_ids": "train proteins", "spread": "array", "scores": "metrics",
+         "pred": "classes"}
 
 
 def run(seeds, dtype="float64"):
@@ -33,4 +35,6 @@ def run(seeds, dtype="float64"):
     return {"emb": emb, "clusters": km.labels_.astype(np.int64), "nbrs": nbrs.astype(np.int64),
             "p_lr": lr.predict_proba(emb[test])[:, 1], "p_nb": nb.predict_proba(emb[test])[:, 1],
             "y_test": y[test], "centres": km.cluster_centers_, "ids": ids[test],
-            "train_ids": ids[train]}
+            "train_ids": ids[train], "spread": emb.std(axis=0),
+            "scores": np.array([km.inertia_, lr.score(emb[test], y[test])]),
+            "pred": lr.predict(emb[test]).astype(np.int64)}
