@@ -125,11 +125,16 @@ def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsy
     assert main(["explain", "seed"]) == 0  # stored: nothing runs again
     text = capsys.readouterr()
     assert "starts at the randomized SVD" in text.out and "cross-fed run(s)" not in text.err
-    for args, words in ((["explain", "nosuch"], "unknown factor 'nosuch'"),
-                        (["explain", "threads"], "no pairs of factor 'threads'")):
+    for args, words in ((["explain", "threads"], "no pairs of factor 'threads'"),):
         assert main(args) == 1
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1
+    for typo, words in (("nosuch", "unknown factor 'nosuch': choose from repeat"),
+                        ("precison", "unknown factor 'precison': did you mean precision")):
+        with pytest.raises(SystemExit) as usage:  # a mistyped factor: the usage error of budget's
+            main(["explain", typo])
+        err = capsys.readouterr().err
+        assert usage.value.code == 2 and words in err and len(err.strip().splitlines()) == 1
     o = origins(store, pair.a.run_id, pair.b.run_id)
     assert o["tfidf"] == "identical" and o["svd_rand"] == "originates"
     assert o["knn"] == o["lr"] == "inherited"

@@ -57,6 +57,10 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
     from ..releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
 
     check_library(library)
+    from .reading import known_factor
+
+    # a mistyped name is the command line's usage error, with the closest names (as budget's)
+    known_factor(factor, {p.factor for p in store.pairs()}, "FACTOR")
     sel = as_selection(subject)
     plan = plan_explain(store, factor, sel)
     progress.planned(plan)

@@ -13,7 +13,7 @@ from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
 
 
-def _known_factor(name: str, stored: set, option: str = "--factor") -> None:
+def known_factor(name: str, stored: set, option: str = "--factor") -> None:
     """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
     with the closest names, not "no pairs"."""
     import difflib
@@ -56,7 +56,7 @@ def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
     from ...analysis.budget import budget as kit_budget, pair_details
 
     if factor:
-        _known_factor(factor, {p.factor for p in store.pairs()})
+        known_factor(factor, {p.factor for p in store.pairs()})
         rows = pair_details(store, subject.sha256, factor)
         if not rows:
             raise NotFound(f"no pairs of factor {factor!r} on dataset "
@@ -222,7 +222,7 @@ def tolerances(store: Store, subject: Subject, pin=()) -> Reading:
     from ...analysis.tolerances import tolerances as measured
 
     for name in pin:  # kit's own factor names only: they are written into a generated file
-        _known_factor(name, set(), "--pin")
+        known_factor(name, set(), "--pin")
     # a pipeline: the file as given, when it is one (a hash prefix chooses stored runs, not a file)
     path = subject.summary.get("given") if subject.summary.get("file") else "FILE.py"
     return Reading(subject, measured(store, subject, path, pin))
