@@ -273,7 +273,8 @@ def _the_scan_travels(tiny, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, probe_home):
+def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, probe_home,
+                                                                         capsys):
     """The factor's own library, between the versions a's and b's runs measured (b: kit's own
     interpreter, another scikit-learn): every release is locked, none built before asking."""
     from kit.analysis.explain import feeds_needed
@@ -289,6 +290,18 @@ def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, p
     assert notes == [] and scans[0].package == "scikit-learn" and scans[0].groups
     assert [r.version for r in scans[0].releases] == between("scikit-learn", "1.5.2", hi)
     assert all(r.stack or r.why for r in scans[0].releases)
+    # `kit explain sklearn` with no terminal: the explanation is the answer (exit 0); the
+    # pair's own library's scan is optional, skipped with how to run it (an asked --library
+    # scan that is skipped stays exit 1: the test above)
+    from kit.cli import main
+    from kit.data.dataset import save_dataset
+    from kit.runs.planning.options import Pair
+
+    store.add_pairs([Pair("sklearn", "", a, b, pair.label)])
+    save_dataset(tiny)
+    assert main(["explain", "sklearn"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the release scan was skipped" in out and "no terminal to ask" in out
 
 
 @pytest.mark.slow
