@@ -46,6 +46,12 @@ class Subject:
         return self.kind == PIPELINE
 
     @property
+    def reads_own_data(self) -> bool:
+        """A pipeline file loads its own data (kit records only the file): a dataset's words
+        (name, size) and kit's own settings do not reach it."""
+        return self.kind == PIPELINE
+
+    @property
     def short(self) -> str:
         return self.sha256[:12]
 

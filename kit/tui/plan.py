@@ -152,7 +152,8 @@ class PlanPane(Pane):
         factors.clear_options()
         factors.add_options(self._selections(rows))
         factors.highlighted = 0
-        own = app.pipeline is None  # a file reads its own data, on the device its code chooses
+        # a file reads its own data, on the device its code chooses: kit's settings are not its
+        own = subject is None or not subject.reads_own_data
         for w in self.query(".kit-only"):
             w.display = own
         self.query_one("#lab-note").display = not own

@@ -64,7 +64,10 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
 
     subject = target.subject
     info = au.file_to_run(pipeline_info_of(subject), subject.summary.get("file"))
-    missing = au.unbuilt(file_stacks(names, stack, plat), plat or _detect())
+    from ...envs.platforms import detect
+
+    plat = plat or detect()  # the stacks to build are found for this machine, as kit's own
+    missing = au.unbuilt(file_stacks(names, stack, plat), plat)
     if missing:  # a stack's identity is part of each run: planned once they are built
         return Plan(subject, names, (), (), (), stacks=tuple(missing), work=info)
     pairs = au.file_pairs(info, names, opts, stack)
@@ -76,13 +79,7 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
 _PLANS = {DATASET: _own, PIPELINE: _file}  # one planner per subject kind
 
 
-def _detect():
-    from ...envs.platforms import detect
-
-    return detect()
-
-
-def file_stacks(names, stack: str, plat=None) -> list:
+def file_stacks(names, stack: str, plat) -> list:
     """The stacks a pipeline file's factors ``names`` run in: the stack factors' catalogue
     pairs (as for kit's own pipeline), and ``stack`` for every other factor."""
     from ...core import factors
@@ -93,7 +90,7 @@ def file_stacks(names, stack: str, plat=None) -> list:
     for name in names:
         f = factors.get(name)
         if f is not None and f.planned == factors.STACKS:
-            out += [n for a, _, b, _, _ in stack_pairs(name, plat or _detect()) for n in (a, b)]
+            out += [n for a, _, b, _, _ in stack_pairs(name, plat) for n in (a, b)]
         else:
             out.append(stack)
     return [n for n in dict.fromkeys(out) if n != HOST]

@@ -101,6 +101,7 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
               should_stop, plat) -> Ran:
     from ...analysis.budget import output_budget
     from ...core.subject import of_pipeline
+    from ...envs.platforms import detect
     from ..audit import Ask, Progress, build_named, run_pairs
 
     progress = progress or Progress()
@@ -110,7 +111,7 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
         if confirm(Ask(None, store, stacks=missing)) is False:
             return Ran(planned.subject, output_budget(store, planned.subject), planned.factors)
         with progress.building(missing):
-            build_named([n for n, _ in missing], plat or _platform(), log=progress.log,
+            build_named([n for n, _ in missing], plat or detect(), log=progress.log,
                         on_built=progress.built)
         planned = _planned(store, target, options, stack, executor, plat)
     info, factors = planned.work, planned.factors
@@ -130,11 +131,6 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
 
 _RUNS = {DATASET: _run_own, PIPELINE: _run_file}  # one way of running per subject kind
 
-
-def _platform():
-    from ...envs.platforms import detect
-
-    return detect()
 
 
 def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext()) -> Doctor:
