@@ -271,6 +271,9 @@ def test_metrics_classes_and_centroids_are_each_compared_as_their_kind_says():
     got = output_diff(a, a[[2, 0, 1]] + 1e-12, "centroids")
     assert got["relabelled"] and got["max_abs"] < 1e-11
     assert not output_diff(a, a + 1e-12, "centroids")["relabelled"]
+    from kit.analysis.by_kind import MAX_MATCHED
+    big = np.zeros((MAX_MATCHED + 1, 2))  # beyond the bound: by position, never k x k memory
+    assert "relabelled" not in output_diff(big, big + 1.0, "centroids")
     # a metrics vector's tolerance is rtol per element, atol 0; the kinds reach as they say
     rows = {"sklearn": {"pairs": 1, "outputs": {
         "scores": {"kind": "metrics", "changed": 1, "most": {"max_abs": 0.5, "max_rel": 0.05}},

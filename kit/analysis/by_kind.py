@@ -17,6 +17,9 @@ MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "un
         "max_dp", "rel")
 # each kept at its smallest: the measures where less agreement is the larger difference
 LEAST = ("ari", "jaccard", "digits", "digits_worst")
+# the most clusters matched before comparing centroids (the assignment is k x k memory and
+# k^3 time): a bundle's "centroids" of a million rows is compared by position instead
+MAX_MATCHED = 2000
 
 
 def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
@@ -31,7 +34,8 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         # a NaN or inf on one side only (or two different infs): a changed value that no
         # magnitude measures; every number below is over the elements finite on both sides
         out["nonfinite"] = moved
-    if kind == "centroids" and floating and a.ndim == 2 and finite.all():
+    if kind == "centroids" and floating and a.ndim == 2 and finite.all() \
+            and len(a) <= MAX_MATCHED:
         # k-means numbers its clusters arbitrarily: b's rows matched to a's nearest first
         order = matched_rows(a, b)
         out["relabelled"] = bool(np.any(order != np.arange(len(order))))
