@@ -289,7 +289,7 @@ def class_predictions(store: Store, run: str, models: tuple, truth: str) -> tupl
                     f"score class labels; declare the predictions an \"array\" output and the "
                     f"budget compares them")
     classes = np.unique(y)
-    whole = y.dtype.kind in "iub" or (y.dtype.kind == "f" and classes.min() >= 0)
+    whole = y.dtype.kind in "iubf" and classes.min() >= 0  # labels 0..k-1 name their columns
     preds = {}
     for m in models:
         p = store.array(run, m)
