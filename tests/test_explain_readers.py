@@ -183,6 +183,36 @@ def test_the_release_sentence_claims_only_what_was_built():
     assert "(the difference is not a release's)" in release_text(e)
 
 
+def test_a_lab_file_s_outputs_are_named_as_declared_never_as_kit_s_stages():
+    """A file's output named `rf` or `kmer` is its own name (not 'the forest'), a `kmer` output
+    is read by the scan (kit's counts are not rerun; a file is rerun whole), and a pair whose
+    outputs all agree says so without a cross-fed word."""
+    from kit.analysis.explain import PairExplanation, StageOrigin
+    from kit.views.explain import explain_text, pair_text
+
+    rows = [{"version": v, "status": "built", "why": None} for v in ("1.5.2", "1.6.0", "1.7.0")]
+    stages = {"rf": StageOrigin("differs", changes_at=("1.6.0",)),
+              "kmer": StageOrigin("identical", changes_at=("1.6.0", "1.7.0"),
+                                  back_to={"1.7.0": "1.5.2"}),
+              "other": StageOrigin("identical")}
+    e = PairExplanation("a" * 64, "b" * 64, "1.5.2 vs 1.7.0", "", stages, library="scikit-learn",
+                        releases=tuple(rows), outputs=True)
+    text = " ".join(pair_text(e).split())
+    assert "rf differs; kmer and other agree." in text and "the forest" not in text
+    assert "rf changes at 1.6.0" in text
+    assert ("kmer is identical at both ends but changes at 1.6.0 and back at 1.7.0 (to its "
+            "1.5.2 output): on 1.6.0 it differs from both") in text
+    assert "starts at" not in text and "cross-fed" not in text
+    assert e.to_json()["outputs"]["kmer"] == {"origin": "identical",
+                                              "changes_at": ["1.6.0", "1.7.0"],
+                                              "back_to": {"1.7.0": "1.5.2"}}
+    same = PairExplanation("a" * 64, "b" * 64, "seed 0 vs 1", "",
+                           {"x": StageOrigin("identical")}, outputs=True)
+    got = explain_text({"factor": "seed:x", "pairs": [same], "skipped": []})
+    assert "every output is identical; nothing to explain." in got
+    assert "(the releases in between)" in got and "cross-fed" not in got
+
+
 def test_one_stage_changes_on_its_own_and_one_verdict_turns():
     """Grammar that a reader sees: 'the forest also changes on its own', '1 turns'."""
     from types import SimpleNamespace as NS

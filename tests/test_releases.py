@@ -413,3 +413,64 @@ def test_a_probe_of_a_rosetta_stack_is_locked_for_its_interpreter_s_architecture
                                      for m in markers)
     native = pyproject(definitions()["np1-sk191"], "scikit-learn", "1.6.0", mac)
     assert all("'arm64'" in m for m in native.splitlines() if m.strip().startswith('"sys_p'))
+
+
+_VERSIONED = '''"""A lab file one of whose outputs is scikit-learn's minor release: it changes at 1.6.0."""
+import numpy as np
+import sklearn
+
+SEEDS = ("draw",)
+KINDS = {"minor": "array", "steady": "array", "drawn": "array"}
+
+
+def run(seeds):
+    minor = float(sklearn.__version__.split(".")[1])
+    return {"minor": np.array([minor]), "steady": np.arange(4.0),
+            "drawn": np.random.default_rng(seeds["draw"]).normal(size=3)}
+'''
+
+
+@pytest.mark.slow
+def test_kit_explain_scans_a_lab_pipeline_s_releases_and_names_each_output_s_change(
+        probe_home, tmp_path, capsys):
+    """`kit explain FACTOR --pipeline FILE`: the file itself rerun in every release's probe
+    stack, each output's changes read (the minor changes at 1.6.0, steady never), a factor
+    with no library refused in one line; nothing is cross-fed."""
+    from kit.cli import main
+
+    plat = detect()
+    if stack_kind(BASE).status(plat)[0] == "unavailable":
+        pytest.skip(stack_kind(BASE).status(plat)[1])
+    stack_kind(BASE).build(plat)
+    f = tmp_path / "versioned.py"
+    f.write_text(_VERSIONED)
+    assert main(["run", "--pipeline", str(f), "--factor", "seed:draw", "--stack", BASE,
+                 "--seeds", "0,1", "--threads", "1"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as typo:  # a typo: the usage error, with the closest names
+        main(["explain", "seed:drwa", "--pipeline", str(f)])
+    assert typo.value.code == 2 and "did you mean seed:draw" in capsys.readouterr().err
+    assert main(["explain", "seed:draw", "--pipeline", str(f)]) == 1  # no library to scan
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "declares outputs, not stages" in err
+    argv = ["explain", "seed:draw", "--pipeline", str(f), "--library", "scikit-learn", "1.5.2",
+            "1.6.0"]
+    assert main(argv + ["--yes", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert "stages" not in got and [(r["version"], r["status"]) for r in got["releases"]] == [
+        ("1.5.2", "built"), ("1.6.0", "built")]
+    outs = got["outputs"]
+    assert outs["drawn"]["origin"] == "differs" and outs["steady"]["origin"] == "identical"
+    assert outs["minor"]["changes_at"] == ["1.6.0"] and outs["steady"]["changes_at"] == []
+    assert outs["drawn"]["changes_at"] == []  # a seed's draw is no release's
+    assert main(argv) == 0  # stored and built: nothing asked, nothing run
+    out = capsys.readouterr()
+    text = " ".join(out.out.split())
+    assert "0 run(s) to make" in out.err
+    assert "drawn differs; minor and steady agree." in text
+    assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in text
+    # both ends of the seed pair are on 1.5.2: a collaborator on 1.6.0 differs from both
+    assert "minor is identical at both ends but changes at 1.6.0: on 1.6.0 it differs from " \
+           "both" in text
+    assert "drawn does not change at any of the releases built" in text
+    assert "https://scikit-learn.org/stable/whats_new/v1.6.html" in text

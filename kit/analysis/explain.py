@@ -60,8 +60,15 @@ class PairExplanation:
     releases: tuple = ()             # the releases scanned between a and b, with their status
     library: str | None = None       # the package whose releases were scanned
     notes: tuple = ()                # [{"version", "url"}]: release notes where something changes
+    outputs: bool = False            # a lab file's pair: ``stages`` are its declared outputs
 
     def to_json(self) -> dict:
+        if self.outputs:  # no stages, no cross-fed origins, no models' flips: what was measured
+            return {"a": self.a, "b": self.b, "label": self.label, "level": self.level,
+                    "library": self.library, "releases": list(self.releases),
+                    "notes": list(self.notes),
+                    "outputs": {s: {"origin": o.origin, "changes_at": list(o.changes_at),
+                                    "back_to": dict(o.back_to)} for s, o in self.stages.items()}}
         return {"a": self.a, "b": self.b, "label": self.label, "level": self.level,
                 "library": self.library, "releases": list(self.releases),
                 "notes": list(self.notes), "first_origin": self.first_origin,
@@ -195,3 +202,22 @@ def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = 
         else:
             out.append(explain_pair(store, p, curves, unit))
     return {"factor": factor, "pairs": out, "skipped": skipped}
+
+
+def output_origins(store: Store, a: str, b: str) -> dict:
+    """{output: identical | differs} of a stored pair of a lab's pipeline runs: a file declares
+    outputs, not stages, so nothing is cross-fed and a differing output's origin is the release
+    scan's to find (kit.analysis.releases). An output only one run holds differs."""
+    sa, sb = store.run(a).stages, store.run(b).stages
+    return {n: "identical" if n in sa and n in sb and (sa[n].sha256, sa[n].dtype)
+            == (sb[n].sha256, sb[n].dtype) else "differs" for n in dict.fromkeys([*sa, *sb])}
+
+
+def explain_outputs(store: Store, pipeline: str, factor: str) -> dict:
+    """explain_factor's answer for a lab's pipeline ``pipeline`` (its sha256): each of the
+    factor's stored pairs with each output identical or differing, before any release scan."""
+    out = [PairExplanation(p.a, p.b, p.label, p.level,
+                           {n: StageOrigin(o) for n, o in output_origins(store, p.a, p.b).items()},
+                           outputs=True)
+           for p in store.pairs(pipeline) if p.factor == factor]
+    return {"factor": factor, "pairs": out, "skipped": []}

@@ -6,7 +6,9 @@ each, the originating stages' groups are rerun on a's stored arrays (feed runs, 
 output differs bitwise from the previous built release's, read oldest first whichever end is a
 (a change is named at the release that brought it); ``back_to`` names a release whose output is
 one an earlier release already gave (a change that came and went: a stage identical at both
-ends of the pair is read too, since its group was rerun). Read from the store.
+ends of the pair is read too, since its group was rerun). A lab's pipeline file declares
+outputs, not stages: its scan reruns the whole file in each release (one run per release,
+group ``WHOLE``) and reads each output's changes the same way. Read from the store.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class Release:
         return self.stack_id is not None
 
 
+WHOLE = ""  # a lab file's one "group": the whole file rerun, every output read
+
+
 def scan_groups(origins: dict) -> tuple:
     """The feed groups a scan reruns: those of the stages that originate (not the 3-mer counts,
     which start from the sequences alone)."""
@@ -59,7 +64,11 @@ def scan_groups(origins: dict) -> tuple:
 
 
 def scan_specs(a: RunSpec, releases: list, groups: tuple) -> list:
-    """The feed runs of ``groups`` in every built release, all on a's arrays."""
+    """The feed runs of ``groups`` in every built release, all on a's arrays; for a lab's file,
+    the file itself run in every built release, made here (as feed runs are)."""
+    if a.pipeline:
+        return [a.with_(stack=r.stack, stack_id=r.stack_id, host=host_id())
+                for r in releases if r.built] if groups else []
     return rerun_in_stacks(a, [_Stack(r.stack, r.stack_id) for r in releases if r.built], groups)
 
 
@@ -73,6 +82,9 @@ def is_scan_run(a: RunSpec, s: RunSpec) -> bool:
     """Whether ``s`` is a scan's feed run on a's arrays in its own stack, whoever made it: a
     run read from a bundle keeps the machine that made it (the own-host rule of scan_specs is
     for making runs, never for reading them)."""
+    if a.pipeline:  # the same file, seeds and settings, in another stack
+        return (s.stack != a.stack and bool(s.stack_id) and
+                s == a.with_(stack=s.stack, stack_id=s.stack_id, host=s.host))
     if s.kind != "feed" or s.input != a.run_id or not s.stack or not s.feed:
         return False
     return s == scan_specs(a, [Release("", s.stack, s.stack_id)], (s.feed,))[0].with_(host=s.host)
@@ -96,20 +108,22 @@ def scan_index(store: Store, a: RunSpec) -> dict:
     return out
 
 
-def _output(store: Store, index: dict, r: Release, stage: str):
-    run_id = index.get((r.stack, r.stack_id, GROUP[stage]))
+def _output(store: Store, index: dict, r: Release, stage: str, whole: bool = False):
+    """The hashes of ``stage`` (a lab file's output, ``whole``) in release ``r``'s run."""
+    run_id = index.get((r.stack, r.stack_id, WHOLE if whole else GROUP[stage]))
     if run_id is None:
         return None
     st = store.run(run_id).stages
-    return tuple((st[n].sha256, st[n].dtype) if n in st else None for n in STAGES[stage])
+    return tuple((st[n].sha256, st[n].dtype) if n in st else None
+                 for n in ((stage,) if whole else STAGES[stage]))
 
 
 def changes(store: Store, a: RunSpec, releases: list, stage: str, index=None) -> tuple:
     """(changes_at, back_to) of one stage over the scanned releases (kit.analysis.releases's
     ``transitions``), read oldest release first whatever order ``releases`` comes in."""
     index = scan_index(store, a) if index is None else index
-    return transitions([(r.version, _output(store, index, r, stage) if r.built else None)
-                        for r in oldest_first(releases)])
+    return transitions([(r.version, _output(store, index, r, stage, bool(a.pipeline))
+                         if r.built else None) for r in oldest_first(releases)])
 
 
 def oldest_first(releases: list) -> list:
@@ -157,13 +171,14 @@ def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
     """``e`` with its releases, each originating stage's changes_at and back_to, and the
     release notes of every release at which something changes, all oldest release first."""
     releases = oldest_first(releases)
-    groups = scan_groups({s: o.origin for s, o in e.stages.items()})
+    groups = (WHOLE,) if a.pipeline else scan_groups({s: o.origin for s, o in e.stages.items()})
     stages, moved, index = {}, [], scan_index(store, a)
     for s, o in e.stages.items():
         # every stage the scan reran, not only those that differ between the ends: an output
         # identical at both ends can change at one release and back at a later one, and a
         # collaborator on a release in between differs from both (what was measured is said)
-        if s in GROUP and GROUP[s] in groups and o.origin in ("originates", "identical"):
+        rerun = a.pipeline or (s in GROUP and GROUP[s] in groups)
+        if rerun and o.origin in ("originates", "differs", "identical"):
             at, back = changes(store, a, releases, s, index)
             o = replace(o, changes_at=tuple(at), back_to=back)
             moved += at

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..analysis.explain import origins, unexplainable
+from ..analysis.explain import origins, output_origins, unexplainable
 from ..analysis.explain_stored import measured
-from ..analysis.releases import Release, apply_scan, scan_groups, scan_specs
+from ..analysis.releases import WHOLE, Release, apply_scan, scan_groups, scan_specs
 from ..core.errors import Failed, KitError
 from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
@@ -41,17 +41,16 @@ class Scan:
 
 
 def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = None) -> tuple:
-    """([Scan], [why a pair is not scanned]) for the pairs whose stages originate a difference;
-    every release is locked here (uv resolves it: cheap, nothing is installed)."""
+    """([Scan], [why a pair is not scanned]) for the pairs whose stages originate a difference
+    (a lab file's pairs: whose outputs differ; the whole file is rerun in each release); every
+    release is locked here (uv resolves it: cheap, nothing is installed)."""
     scans, notes, plat, lists = [], [], detect(), {}
     package = library[0] if library else LIBRARY.get(factor)
     if package is None:
         return [], []
     check_name(package)  # a bad --library NAME is refused once, not once per pair
     for p in pairs:
-        if unexplainable(store, p.a, p.b):
-            continue
-        groups = scan_groups(origins(store, p.a, p.b))
+        groups = _groups(store, p)
         if not groups:
             continue
         a = store.run(p.a)
@@ -75,6 +74,16 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
             continue
         scans.append(Scan(p, package, releases, groups))
     return scans, notes
+
+
+def _groups(store: Store, p) -> tuple:
+    """What a scan of pair ``p`` reruns in each release: the feed groups of its originating
+    stages, or (a lab file's pair with an output that differs) the whole file; () for none."""
+    if store.run(p.a).spec.pipeline:
+        return (WHOLE,) if "differs" in output_origins(store, p.a, p.b).values() else ()
+    if unexplainable(store, p.a, p.b):
+        return ()
+    return scan_groups(origins(store, p.a, p.b))
 
 
 def _listed(package: str, lists: dict, notes: list) -> list:

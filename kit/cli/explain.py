@@ -110,4 +110,5 @@ def _again(args) -> str:
     words += ["--dataset", args.dataset] if args.dataset else []
     words += ["--n", str(args.n)] if args.n else []
     words += ["--library", *args.library] if args.library else []
+    words += ["--pipeline", args.pipeline] if getattr(args, "pipeline", None) else []
     return shlex.join(words + ["--yes"])

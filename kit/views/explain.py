@@ -10,18 +10,48 @@ _NAMES = {"kmer": "the 3-mer counts", "tfidf": "TF-IDF", "svd_rand": "the random
           "lr": "logistic regression", "mlp": "the MLP", "hgb": "boosting", "rf": "the forest"}
 
 
-def _names(stages) -> str:
-    names = [_NAMES.get(s, s) for s in stages]
+def _names(stages, own: bool = True) -> str:
+    """Stages in words (kit's own), or a lab file's outputs by their names (plain names: the
+    worker's contract refuses any other)."""
+    names = [_NAMES.get(s, s) if own else s for s in stages]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _of_file(e) -> bool:
+    """Whether ``e`` is a lab file's pair (its stages are declared outputs)."""
+    return bool(getattr(e, "outputs", False))
+
+
+def _name(s: str, e) -> str:
+    return _names([s], not _of_file(e))
+
+
+def _outputs_text(e, head: str) -> str:
+    """A lab file's pair: which outputs differ and which agree (nothing is cross-fed: the
+    release scan, when there is one, says where each changes)."""
+    by = {}
+    for s, o in e.stages.items():
+        by.setdefault(o.origin, []).append(s)
+    if not by.get("differs"):
+        text = head + "every output is identical; nothing to explain."
+        return text + (" " + release_text(e) if e.library and e.releases else "")
+    parts = [f"{_names(by['differs'], False)} differ{'s' if len(by['differs']) == 1 else ''}"]
+    if by.get("identical"):
+        parts.append(f"{_names(by['identical'], False)} agree"
+                     f"{'s' if len(by['identical']) == 1 else ''}")
+    return head + "; ".join(parts) + "." + (" " + release_text(e) if e.library else "")
 
 
 def pair_text(e) -> str:
     """One pair's paragraph: where its difference starts, what inherits it, and its flips beside
-    those noise of the embedding change's size gives."""
+    those noise of the embedding change's size gives (a lab file's pair: which outputs differ,
+    and the release at which each changes)."""
+    head = f"{e.label} (run {e.a[:12]} -> {e.b[:12]}): "
+    if _of_file(e):
+        return _outputs_text(e, head)
     by = {}
     for s, o in e.stages.items():
         by.setdefault(o.origin, []).append(s)
-    head = f"{e.label} (run {e.a[:12]} -> {e.b[:12]}): "
     if set(by) <= {"identical"}:
         return head + "identical at every stage; nothing to explain."
     parts = []
@@ -70,14 +100,14 @@ def _step(v: str, o, versions: list, built: list) -> str:
     return f"back {where} (to its {o.back_to[v]} output)" if v in o.back_to else where
 
 
-def _came_and_went(s: str, o, versions: list, built: list) -> str:
+def _came_and_went(s: str, o, versions: list, built: list, e) -> str:
     """A stage identical at the pair's two ends that changes in between: each change, and the
     releases on which a collaborator would differ from both ends."""
     steps = [_step(v, o, versions, built) for v in o.changes_at]
     first, back = o.changes_at[0], next((v for v in o.changes_at if v in o.back_to), None)
     until = built[built.index(back) - 1] if back in built and built.index(back) else None
     span = (f"{first}" if until in (None, first) else f"{first} to {until}")
-    return (f"{_NAMES.get(s, s)} is identical at both ends but changes {' and '.join(steps)}: "
+    return (f"{_name(s, e)} is identical at both ends but changes {' and '.join(steps)}: "
             f"on {span} it differs from both")
 
 
@@ -92,21 +122,21 @@ def release_text(e) -> str:
     head = f"{e.library} {rows[0]['version']} -> {rows[-1]['version']}"
     parts, still = [], []
     for s, o in e.stages.items():
-        if s == "kmer":  # the counts are not rerun by a scan
+        if s == "kmer" and not _of_file(e):  # the counts are not rerun by a scan
             continue
-        if o.origin != "originates":
+        if o.origin not in ("originates", "differs"):
             if o.changes_at:  # identical at both ends, not in between
-                parts.append(_came_and_went(s, o, versions, built))
+                parts.append(_came_and_went(s, o, versions, built, e))
             continue
         if not o.changes_at:
             still.append(s)
             continue
         steps = [_step(v, o, versions, built) for v in o.changes_at]
-        parts.append(f"{_NAMES.get(s, s)} changes {' and '.join(steps)}{_flips(o)}")
+        parts.append(f"{_name(s, e)} changes {' and '.join(steps)}{_flips(o)}")
     # "not a release's" needs both ends measured: one built release can show no change at all
     ends = len(built) >= 2 and rows[0]["status"] == rows[-1]["status"] == "built"
     if still:
-        parts.append(f"{_names(still)} {'does' if len(still) == 1 else 'do'} not change at any "
+        parts.append(f"{_names(still, not _of_file(e))} {'does' if len(still) == 1 else 'do'} not change at any "
                      "of the releases built" + ("" if parts or not ends else
                                                 " (the difference is not a release's)"))
     text = f"{head} ({len(built)} of {len(rows)} releases scanned): " + "; ".join(parts) + "."
@@ -120,7 +150,9 @@ def release_text(e) -> str:
 
 
 def explain_text(result: dict, skipped_runs: list = ()) -> str:
-    out = [f"Explaining {result['factor']}: where each difference starts (cross-fed runs)", ""]
+    how = ("the releases in between" if any(_of_file(e) for e in result["pairs"])
+           else "cross-fed runs")
+    out = [f"Explaining {result['factor']}: where each difference starts ({how})", ""]
     out += [para(pair_text(e)) + "\n" for e in result["pairs"]]
     for why in result.get("unscanned", ()):
         out.append(para(f"releases in between: {why}."))

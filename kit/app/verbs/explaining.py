@@ -49,23 +49,52 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
     needs made (``ask_build(stacks)`` first when stacks are to be built; it may raise to
     refuse), then the release scan of ``library`` (``ask_scan(stacks)``: False skips the scan
     alone, and the answer says so)."""
-    if subject.kind == PIPELINE:
-        raise Refused(f"explain cross-feeds one run's stage outputs into the other's next stage: "
-                      f"{subject.label()} declares outputs, not stages; where its differences "
-                      f"reach: kit budget --pipeline")
     from ..explain import explanation, plan_explain, run_explain, working_dataset
-    from ..releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
+    from ..releases import LIBRARY
 
     check_library(library)
     from .reading import known_factor
 
     # a mistyped name is the command line's usage error, with the closest names (as budget's)
     known_factor(factor, {p.factor for p in store.pairs()}, "FACTOR")
-    sel = as_selection(subject)
-    plan = plan_explain(store, factor, sel)
-    progress.planned(plan)
-    with progress.running("cross-fed runs", len(plan.feeds)) as done:
-        left = run_explain(plan, store, confirm=ask_build, log=progress.log, on_done=done)
+    if subject.kind == PIPELINE:
+        # a file declares outputs, not stages: nothing to cross-feed, and what explains an
+        # output's difference is the release of a library at which it changes
+        if not library and factor not in LIBRARY:
+            raise Refused(f"{subject.label()} declares outputs, not stages: explain scans the "
+                          f"releases between a library's two versions ({', '.join(LIBRARY)}, "
+                          f"or --library NAME A B); where {factor}'s differences reach: "
+                          f"kit budget --pipeline")
+        from ...analysis.explain import explain_outputs
+        from ...data.pipelines import LabData
+        from ..selection import pipeline_info_of
+
+        info = pipeline_info_of(subject)
+        left, found = [], lambda: explain_outputs(store, subject.sha256, factor)
+        data = lambda: LabData(_file_here(info))  # noqa: E731 (asked only when runs are made)
+    else:
+        sel = as_selection(subject)
+        plan = plan_explain(store, factor, sel)
+        progress.planned(plan)
+        with progress.running("cross-fed runs", len(plan.feeds)) as done:
+            left = run_explain(plan, store, confirm=ask_build, log=progress.log, on_done=done)
+        found, data = lambda: explanation(store, factor, sel), lambda: working_dataset(sel)
+    return _scanned(store, subject, factor, library, found, data, left, ask_scan, progress)
+
+
+def _file_here(info: dict) -> dict:
+    """The pipeline's info once its file is kept here (a scan reruns it)."""
+    from ..audit import file_to_run
+
+    return file_to_run(info)
+
+
+def _scanned(store, subject, factor, library, found, data, left, ask_scan,
+             progress) -> Explanation:
+    """The release scan of the factor's pairs, then the explanation ``found()`` gives with each
+    scanned pair's releases (``data()``: what the scan's runs read, asked only to make runs)."""
+    from ..releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
+
     pairs = [p for p in store.pairs(subject.sha256) if p.factor == factor]
     scans, notes = plan_scans(store, factor, pairs, tuple(library) if library else None)
     n = scan_runs(scans, store)
@@ -74,11 +103,11 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
     declined = None
     with progress.running("release scan", n) as done:
         try:
-            left += run_scans(scans, store, lambda: working_dataset(sel), confirm=ask_scan,
-                              log=progress.log, on_done=done)
+            left += run_scans(scans, store, data, confirm=ask_scan, log=progress.log,
+                              on_done=done)
         except Declined as e:
             declined = str(e)
             scans = [s for s in scans if any(r.built for r in s.releases)]
-    result = explained(explanation(store, factor, sel), scans, store)
+    result = explained(found(), scans, store)
     result["unscanned"] = [w for w in notes if w]
     return Explanation(subject, result, declined, tuple(left))
