@@ -251,3 +251,71 @@ def test_with_no_environment_factor_it_names_the_pipeline_s_own_command(capsys, 
     assert main(["tolerances", "--pipeline", str(LAB)]) == 0
     out = capsys.readouterr().out
     assert f"measure one first (kit run --pipeline {LAB} --factor threads)" in out
+
+
+_LAB_TEST = '''
+from pathlib import Path
+
+import numpy as np
+import yaml
+from tolerances import aligned
+
+HERE = Path(__file__).parent
+TOLERANCES = yaml.safe_load(open(HERE / "tolerances.yml"))["tolerances"]
+EXPECTED = HERE / "expected_outputs.npz"
+
+
+def test_pipeline(ndarrays_regression):
+    out = dict(np.load(HERE / "outputs.npz"))  # what the pipeline's run(seeds) returned
+    if ALIGN and EXPECTED.exists():
+        out = aligned(out, dict(np.load(EXPECTED)))
+    ndarrays_regression.check(out, fullpath=EXPECTED, tolerances=TOLERANCES)
+'''
+
+
+@pytest.mark.slow  # starts pytest in a subprocess, as a lab's own test run would
+def test_a_lab_s_pytest_regressions_test_passes_another_sign_and_numbering_with_kit_s_tolerance(
+        tmp_path):
+    """An embedding with one column's sign flipped and centroids renumbered (k-means' and the
+    SVD's arbitrary choices) beside tiny real changes: ndarrays_regression with kit's
+    tolerances fails them as they are, and passes them lined up by the generated aligned()."""
+    import subprocess
+    import sys
+
+    from kit.analysis.by_kind import output_diff
+
+    rng = np.random.default_rng(0)
+    emb, cen = rng.normal(size=(30, 3)), rng.normal(size=(4, 2)) * 5
+    emb2 = emb * np.array([1.0, -1.0, 1.0]) + rng.normal(scale=1e-12, size=emb.shape)
+    cen2 = cen[[2, 0, 3, 1]] + rng.normal(scale=1e-12, size=cen.shape)
+    rows = {"threads": {"pairs": 1, "outputs": {
+        "emb": {"kind": "embedding", "changed": 1, "most": output_diff(emb, emb2, "embedding")},
+        "cen": {"kind": "centroids", "changed": 1, "most": output_diff(cen, cen2, "centroids")}}}}
+    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"})
+    by = {r["output"]: r for r in t["tolerances"]}
+    assert not by["emb"]["pin"] and not by["cen"]["pin"] and by["cen"]["atol"] < 1e-9
+    assert yaml.safe_load(render(t, "pytest-regressions"))["aligned"] == {"emb": "signs",
+                                                                          "cen": "rows"}
+    (tmp_path / "tolerances.yml").write_text(render(t, "pytest-regressions"))
+    (tmp_path / "tolerances.py").write_text(render(t, "numpy"))
+
+    def lab_test(outputs: dict, align: bool) -> subprocess.CompletedProcess:
+        np.savez(tmp_path / "outputs.npz", **outputs)
+        (tmp_path / "test_lab.py").write_text(f"ALIGN = {align}\n" + _LAB_TEST)
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "-p", "no:randomly", "test_lab.py"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+
+    first = lab_test({"emb": emb, "cen": cen}, True)  # records the expected file, fails once
+    assert first.returncode == 1 and "File not found in data directory, created" in first.stdout
+    assert lab_test({"emb": emb2, "cen": cen2}, False).returncode == 1  # as they are: fails
+    got = lab_test({"emb": emb2, "cen": cen2}, True)
+    assert got.returncode == 0, got.stdout[-2000:]
+    # a real change beyond the tolerance still fails once lined up
+    assert lab_test({"emb": emb2 * 1.001, "cen": cen2}, True).returncode == 1
+    # the numpy format's own check() does the same
+    ns: dict = {}
+    exec(render(t, "numpy"), ns)
+    ns["check"]({"emb": emb2, "cen": cen2}, {"emb": emb, "cen": cen})
+    with pytest.raises(AssertionError):
+        ns["check"]({"emb": emb2, "cen": cen2 + 1e-3}, {"emb": emb, "cen": cen})

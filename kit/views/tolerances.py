@@ -77,16 +77,27 @@ def as_json(t: dict) -> str:
     return json.dumps(t["tolerances"], indent=1) + "\n"
 
 
+# how each kind is lined up with the stored output before a test compares it, as kit compares:
+# an embedding's column signs are the SVD's choice, a k-means centroid's row its numbering
+_ALIGN = {"embedding": "signs", "centroids": "rows"}
+
+
+def _align(r: dict):
+    return _ALIGN.get(r["kind"])
+
+
 def pytest_regressions(t: dict) -> str:
     """A YAML file whose ``tolerances`` is what num_regression.check / ndarrays_regression.check
-    take as ``tolerances={output: {"rtol", "atol"}}``; pinned outputs get 0 and 0 (exact).
+    take as ``tolerances={output: {"rtol", "atol"}}``; pinned outputs get 0 and 0 (exact);
+    ``aligned`` names the outputs to line up first (the numpy format's ``aligned`` does it).
     Every name is a quoted scalar (a newline or a colon in one starts no key); the comments
     hold kit's words only."""
     lines = [f"# kit tolerances: {_measured(t)}", f"# {_EXACT}",
              "# use: tolerances = yaml.safe_load(open(THIS_FILE))['tolerances']",
-             "#      ndarrays_regression.check(outputs, tolerances=tolerances)",
-             "# an embedding's tolerance is after aligning its column signs to the stored ones "
-             "(as kit compares; the numpy format does it)",
+             "#      ndarrays_regression.check(aligned(outputs, stored), tolerances=tolerances)",
+             "# the tolerances hold once each output under 'aligned' is lined up with the stored "
+             "one as kit compares (signs: an embedding's column signs; rows: centroids matched "
+             "to the nearest stored rows): `kit tolerances --format numpy` writes aligned()",
              f"source: {quoting.yaml(_source(t))}",
              "tolerances:"]
     for r in t["tolerances"]:
@@ -94,6 +105,9 @@ def pytest_regressions(t: dict) -> str:
                      f"atol: {up(r['atol'])}}}  # {r['level']}")
     if not t["tolerances"]:
         lines[-1] = "tolerances: {}"
+    align = [r for r in t["tolerances"] if _align(r)]
+    lines.append("aligned:" if align else "aligned: {}")
+    lines += [f"  {quoting.yaml(r['output'])}: {_align(r)}" for r in align]
     lines.append("why:" if t["tolerances"] else "why: {}")
     lines += [f"  {quoting.yaml(r['output'])}: {quoting.yaml(_reason(r))}" for r in t["tolerances"]]
     return "\n".join(lines) + "\n"
@@ -108,45 +122,80 @@ def _reason(r: dict) -> str:
             f"relative {fmt(r['max_rel'])}")
 
 
+# the generated module's functions: numpy (and scipy for centroids) only, no kit, so a lab's
+# own test environment runs it
+_FUNCTIONS = '''
+
+def _signs(e):
+    return np.sign(e[np.argmax(np.abs(e), axis=0), np.arange(e.shape[1])])
+
+
+def _rows(a, ref):
+    """a's rows in the order that puts each nearest its own row of ref (least total squared
+    distance), as kit matches k-means centroids, whose numbering is arbitrary."""
+    from scipy.optimize import linear_sum_assignment
+
+    cost = ((ref[:, None, :].astype(np.float64) - a[None, :, :]) ** 2).sum(axis=2)
+    rows, cols = linear_sum_assignment(cost)
+    return a[cols[np.argsort(rows)]]
+
+
+def aligned(actual, expected):
+    """``actual`` ({output: array}) with each output OUTPUTS aligns lined up with ``expected``'s
+    as kit compares them: an embedding's column signs turned to the expected ones, centroids'
+    rows matched to the nearest expected rows. Use it before any comparison of your own too,
+    e.g. ndarrays_regression.check(aligned(outputs, stored), tolerances=...)."""
+    out = dict(actual)
+    for name, c in OUTPUTS.items():
+        a, ref = actual.get(name), expected.get(name)
+        if a is None or ref is None or np.shape(a) != np.shape(ref) or np.ndim(a) != 2:
+            continue
+        if c['aligned'] == 'signs':
+            out[name] = a * _signs(a) * _signs(ref)
+        elif c['aligned'] == 'rows' and len(a) <= 2000 and np.all(np.isfinite(a)) \\
+                and np.all(np.isfinite(ref)):  # kit's bound: the assignment is k x k memory
+            out[name] = _rows(a, ref)
+    return out
+
+
+def check(actual, expected):
+    """actual, expected: {output: array}, as the pipeline's run(seeds) returns them."""
+    actual = aligned(actual, expected)
+    for name, c in OUTPUTS.items():
+        said = f'{name!r}: {c["why"]}'
+        if c['compare'] == 'equal':
+            np.testing.assert_array_equal(actual[name], expected[name], err_msg=said)
+        else:
+            np.testing.assert_allclose(actual[name], expected[name], rtol=c['rtol'],
+                                       atol=c['atol'], err_msg=said)
+'''
+
+
 def numpy(t: dict) -> str:
-    """A Python module: check(actual, expected) of np.testing calls, one per output. Every name
-    is a string literal (its repr) in OUTPUTS, never code nor a comment: a name holding a
-    newline and `import os` is a key, and importing the file runs nothing of it."""
+    """A Python module: check(actual, expected) of np.testing calls, one per output, and
+    aligned(actual, expected), what a test lines up first. Every name is a string literal (its
+    repr) in OUTPUTS, never code nor a comment: a name holding a newline and `import os` is a
+    key, and importing the file runs nothing of it."""
     lines = [quoting.python(" ".join(_head(t))),  # the module's docstring
              "# generated by `kit tolerances --format numpy`: OUTPUTS says how check() compares "
              "each output",
              "import numpy as np", "",
              f"SOURCE = {quoting.python(_source(t))}",
              f"NOTE = {quoting.python(t['note']) if t.get('note') else None}", "",
-             "# output: how it is compared ('equal' or 'allclose'), its rtol and atol, whether "
-             "its column signs are aligned first (an embedding), and why",
+             "# output: how it is compared ('equal' or 'allclose'), its rtol and atol, what is "
+             "lined up first (None; 'signs': an embedding's column signs; 'rows': centroids "
+             "matched to the nearest expected rows), and why",
              "OUTPUTS = {"]
     for r in t["tolerances"]:
         exact = r["pin"] or r["level"] in ("nothing", "bits")
+        how = _align(r)
         lines.append(f"    {quoting.python(r['output'])}: {{"
                      f"'compare': {quoting.python('equal' if exact else 'allclose')}, "
                      f"'rtol': {'0.0' if exact else up(r['rtol'])}, "
                      f"'atol': {'0.0' if exact else up(r['atol'])}, "
-                     f"'aligned': {r['kind'] == 'embedding'}, "
+                     f"'aligned': {quoting.python(how) if how else None}, "
                      f"'why': {quoting.python(_reason(r))}}},")
-    lines += ["}", "", "",
-              "def _aligned(a, ref):",
-              "    \"\"\"An embedding's column signs are arbitrary: ``a``'s turned to ``ref``'s "
-              "(as kit compares).\"\"\"",
-              "    s = lambda e: np.sign(e[np.argmax(np.abs(e), axis=0), np.arange(e.shape[1])])",
-              "    return a * s(a) * s(ref)", "", "",
-              "def check(actual, expected):",
-              "    \"\"\"actual, expected: {output: array}, as the pipeline's run(seeds) returns "
-              "them.\"\"\"",
-              "    for name, c in OUTPUTS.items():",
-              "        a = _aligned(actual[name], expected[name]) if c['aligned'] else actual[name]",
-              "        said = f'{name!r}: {c[\"why\"]}'",
-              "        if c['compare'] == 'equal':",
-              "            np.testing.assert_array_equal(a, expected[name], err_msg=said)",
-              "        else:",
-              "            np.testing.assert_allclose(a, expected[name], rtol=c['rtol'], "
-              "atol=c['atol'], err_msg=said)"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ["}"]) + "\n" + _FUNCTIONS
 
 
 def render(t: dict, form: str) -> str:
