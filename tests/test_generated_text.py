@@ -53,7 +53,7 @@ def test_the_numpy_file_imports_without_running_a_name_and_keeps_each_as_a_key(t
 def test_the_yaml_file_parses_to_the_same_names_and_nothing_else():
     text = render(_tolerances("a: b\n- c"), "pytest-regressions")
     got = yaml.safe_load(text)
-    assert set(got) == {"source", "tolerances", "why"} and "a: b\n- c" in got["source"]
+    assert set(got) == {"source", "tolerances", "aligned", "why"} and "a: b\n- c" in got["source"]
     assert list(got["tolerances"]) == HOSTILE
     assert all(set(v) == {"rtol", "atol"} for v in got["tolerances"].values())
     assert got["tolerances"]["a: b\n- c"] == {"rtol": 0.0, "atol": 0.0}
