@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from .common import confirm, dataset_args, emit, pipeline_arg, say_stacks, subject
+from .common import confirm, dataset_args, emit, pipeline_arg, say_stacks, subject, words
 
 
 def add(sub) -> None:
@@ -106,9 +106,8 @@ def _again(args) -> str:
     """The command that runs the same explanation with its release scan, without asking."""
     import shlex
 
-    words = ["kit", "explain", args.factor]
-    words += ["--dataset", args.dataset] if args.dataset else []
-    words += ["--n", str(args.n)] if args.n else []
-    words += ["--library", *args.library] if args.library else []
-    words += ["--pipeline", args.pipeline] if getattr(args, "pipeline", None) else []
-    return shlex.join(words + ["--yes"])
+    said = ["kit", "explain", args.factor]
+    for name, value in words(args).items():  # the words that named its subject, as given
+        said += [f"--{name}", str(value)] if value else []
+    said += ["--library", *args.library] if args.library else []
+    return shlex.join(said + ["--yes"])
