@@ -67,11 +67,13 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
                           f"kit budget --pipeline")
         from ...analysis.explain import explain_outputs
         from ...data.pipelines import LabData
+        from ..audit import file_to_run
         from ..selection import pipeline_info_of
 
         info = pipeline_info_of(subject)
         left, found = [], lambda: explain_outputs(store, subject.sha256, factor)
-        data = lambda: LabData(_file_here(info))  # noqa: E731 (asked only when runs are made)
+        # the file kept here is asked for only when the scan has runs to make
+        data = lambda: LabData(file_to_run(info))  # noqa: E731
     else:
         sel = as_selection(subject)
         plan = plan_explain(store, factor, sel)
@@ -80,13 +82,6 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
             left = run_explain(plan, store, confirm=ask_build, log=progress.log, on_done=done)
         found, data = lambda: explanation(store, factor, sel), lambda: working_dataset(sel)
     return _scanned(store, subject, factor, library, found, data, left, ask_scan, progress)
-
-
-def _file_here(info: dict) -> dict:
-    """The pipeline's info once its file is kept here (a scan reruns it)."""
-    from ..audit import file_to_run
-
-    return file_to_run(info)
 
 
 def _scanned(store, subject, factor, library, found, data, left, ask_scan,
