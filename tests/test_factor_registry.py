@@ -174,7 +174,7 @@ def test_a_build_failure_s_cause_is_its_reason_not_a_cut_message(monkeypatch):
             raise Failed(f"stack probe-x: could not build: {cause}", reason=cause)
 
     monkeypatch.setattr(releases, "stack_kind", lambda name: Kind())
-    a = SimpleNamespace(run_id="r" * 64)
+    a = SimpleNamespace(run_id="r" * 64, pipeline=None)  # a spec of kit's own pipeline
     store = SimpleNamespace(run=lambda rid: SimpleNamespace(spec=a), has_run=lambda rid: True)
     scan = SimpleNamespace(releases=[Release("9.9", "probe-x")], groups=("models",),
                            pair=SimpleNamespace(a=a.run_id))
