@@ -132,16 +132,19 @@ def test_reused_without_running_mmseqs(world, tmp_path, monkeypatch):
     """A second call reads the store: with no binary at all it still answers, file untouched."""
     ds = world["ds"]
     save_dataset(ds)
-    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-*.json"))
+    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-id*.json"))
     dest = tmp_path / "kit-home" / "datasets" / "homology" / src.name
     dest.parent.mkdir(parents=True)
     dest.write_bytes(src.read_bytes())
+    for hit in (world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-hits-*.json"):
+        (dest.parent / hit.name).write_bytes(hit.read_bytes())  # the leakage search, stored too
     before = dest.stat().st_mtime_ns
     monkeypatch.setenv("KIT_MMSEQS", str(tmp_path / "no-such-mmseqs"))
     assert clustering(ds) == stored_clustering(ds) and clustering(ds).labels
     assert dest.stat().st_mtime_ns == before
     out = kit("data", "homology", "fam", env={"KIT_MMSEQS": str(tmp_path / "no-such-mmseqs")})
     assert out.returncode == 0 and "reused the stored clustering" in out.stdout
+    assert "reused the stored search" in out.stdout
 
 
 @pytest.mark.parametrize("forge", ["label", "short", "dataset"])
@@ -150,7 +153,7 @@ def test_a_forged_stored_file_is_refused(world, tmp_path, forge):
 
     ds = world["ds"]
     save_dataset(ds)
-    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-*.json"))
+    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-id*.json"))
     doc = json.loads(src.read_text())
     if forge == "label":  # edited, digest left as it was
         doc["labels"][-1] = doc["labels"][0] if doc["labels"][-1] else 1
@@ -266,7 +269,7 @@ def test_readers_refuse_a_stored_clustering_of_another_size(world, tmp_path):
     from kit.data.homology import _digest, stored_clusterings
 
     ds = world["ds"]
-    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-*.json"))
+    src = next((world["home"] / "datasets" / "homology").glob(f"{ds.sha256}-id*.json"))
     doc = json.loads(src.read_text())
     dest = tmp_path / "kit-home" / "datasets" / "homology" / src.name
     dest.parent.mkdir(parents=True)

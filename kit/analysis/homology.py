@@ -177,7 +177,20 @@ def for_dataset(store: Store, dataset: str, identity: float | None = None,
         return None
     c = found[0]
     return homology_summary(store, dataset, c.test_clusters, c.test_with_train_homolog,
-                            c.summary(), c.labels, c.n_train)
+                            {**c.summary(), **_search(c, ds["rows"] - ds["train"])}, c.labels,
+                            c.n_train)
+
+
+def _search(c, n_test: int) -> dict:
+    """The leakage search's figures (`kit data homology` stores it), or {} when never run."""
+    from ..data.homology_edges import stored_hits_of
+
+    found = stored_hits_of(c.dataset, c.n_train, n_test, c.identity, c.coverage)
+    if found is None:
+        return {}
+    mask, tool = found
+    return {"test_with_train_hit_count": int(mask.sum()),
+            "test_with_train_hit": float(mask.mean()) if mask.size else 0.0, "search_tool": tool}
 
 
 def _clusterings(sha: str, n: int, n_train: int, identity: float | None,

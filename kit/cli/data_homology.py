@@ -41,54 +41,110 @@ def _pct(count: int, of: int) -> str:
     return f"{count:,} of {of:,} ({100 * count / of:.1f}%)" if of else "0 of 0"
 
 
+def _hits(ds, args):
+    """(mask, tool, reused): the leakage search, stored or run now under a spinner."""
+    from ..data.homology_edges import hits, stored_hits
+
+    found = stored_hits(ds, args.identity, args.coverage)
+    if found is not None:
+        return (*found, True)
+    return _spinning(f"searching {ds.n_test:,} test proteins against {ds.n_train:,} train with "
+                     "MMseqs2 (one thread)", lambda: hits(ds, args.identity, args.coverage))
+
+
 def _homology(args) -> int:
     from ..data import load_dataset
-    from ..data.homology import test_with_train_hit
 
     ds = load_dataset(args.name, args.n, generate=False)  # a reader creates no dataset
+    hit, hit_tool, hit_reused = _hits(ds, args)
     c, reused = _clustering(ds, args)
     s = c.summary()
     out = {"name": ds.name, "proteins": ds.n, "train": ds.n_train, "test": ds.n_test,
-           "reused": reused, **s}
-    if args.pairs:
-        hit = _spinning(f"searching {ds.n_test:,} test proteins against {ds.n_train:,} train",
-                        lambda: test_with_train_hit(ds, args.identity, args.coverage))
-        out["test_with_train_hit"] = int(hit.sum())
-        out["test_with_train_hit_fraction"] = float(hit.mean()) if hit.size else 0.0
+           "reused": reused, **s, "test_with_train_hit": int(hit.sum()),
+           "test_with_train_hit_fraction": float(hit.mean()) if hit.size else 0.0,
+           "search_tool": hit_tool, "search_reused": hit_reused}
+    split = {k: ds.meta[k] for k in ("method", "removed", "edges", "partitions") if k in ds.meta}
+    if split:
+        out["split"] = split
     if args.json:
         print_json(out)
         return 0
     print(f"{ds.name} (sha256 {ds.sha256[:12]}): {ds.n:,} proteins, {ds.n_train:,} train, "
           f"{ds.n_test:,} test")
-    print(f"clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage ({c.tool}; "
+    if split.get("method") == "graphpart":
+        print(f"  a GraphPart split of {ds.meta.get('source_name')}: "
+              f"{split.get('removed', 0):,} proteins removed to keep the sides apart")
+    print(f"  test proteins with a train protein above {c.identity * 100:g}% identity over "
+          f"{c.coverage * 100:g}% coverage: {_pct(out['test_with_train_hit'], ds.n_test)}")
+    print(f"    GraphPart's rule: {hit_tool} easy-search, test against train ("
+          + ("reused)" if hit_reused else "searched now and stored)"))
+    print(f"  clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage ({c.tool}; "
           + ("reused the stored clustering)" if reused else "computed now and stored)"))
-    print(f"  clusters {s['clusters']:,}, largest {s['largest']:,} proteins, "
-          f"singletons {s['singletons']:,}")
-    print(f"  test proteins with a train homolog (same cluster): "
+    print(f"    {s['clusters']:,} clusters, largest {s['largest']:,}, singletons "
+          f"{s['singletons']:,}")
+    print(f"  test proteins sharing a cluster with a train protein: "
           f"{_pct(s['test_with_train_homolog_count'], ds.n_test)}")
-    if args.pairs:
-        print(f"  test proteins with a train protein above {c.identity:g} identity (GraphPart's "
-              f"rule, mmseqs easy-search): {_pct(out['test_with_train_hit'], ds.n_test)}")
     return 0
 
 
 def _split(args) -> int:
     from ..data import load_dataset, save_dataset
     from ..data.dataset import SPLIT_SEED
-    from ..data.homology_split import check_new, homology_split
+    from ..data.homology_split import check_new
 
-    check_new(args.new)  # before minutes of clustering
+    check_new(args.new)  # before minutes of searching
     seed = SPLIT_SEED if args.split_seed is None else args.split_seed
     ds = load_dataset(args.name, args.n)
-    c, reused = _clustering(ds, args)
-    split = homology_split(ds, c, args.new, seed)
+    split, how = (_by_graphpart if args.method == "graphpart" else _by_clusters)(ds, args, seed)
     save_dataset(split.dataset)
     new = split.dataset
-    print(f"{new.name}: {split.line()}; {split.train_clusters:,} clusters train, {split.test_clusters:,} "
-          f"test, none shared (largest cluster {split.largest:,} proteins)")
-    print(f"from {ds.name} (sha256 {ds.sha256[:12]}), clusters at {c.identity * 100:g}% identity, "
-          f"{c.coverage * 100:g}% coverage ({c.tool}; {'reused' if reused else 'computed'}); "
-          f"split seed {seed}; sha256 {new.sha256[:12]}")
-    print(f"check it: kit data homology {new.name} --identity {c.identity:g} --coverage "
-          f"{c.coverage:g} --pairs", file=sys.stderr)
+    out = {"name": new.name, "sha256": new.sha256, "train": new.n_train, "test": new.n_test,
+           "target_train": split.target_train, "target_test": split.target_test,
+           "split_seed": seed, "method": split.method, "removed": list(split.removed),
+           "from": ds.name, "from_sha256": ds.sha256, "identity": args.identity,
+           "coverage": args.coverage, **{k: v for k, v in new.meta.items()
+                                         if k in ("edges", "edge_count", "search_tool",
+                                                  "clustering_tool", "partitions")}}
+    if args.json:
+        print_json(out)
+    else:
+        print(f"{new.name}: {split.line()}")
+        print(f"  {how}")
+        if split.removed:
+            shown = ", ".join(split.removed[:8]) + (", ..." if len(split.removed) > 8 else "")
+            print(f"  removed {len(split.removed):,} of {ds.n:,} proteins, on neither side "
+                  f"(each above {args.identity * 100:g}% identity\n    to proteins on both "
+                  f"sides): {shown}")
+            print("  (all of them: kit data split ... --json, or the dataset's removed_ids)")
+        print(f"  from {ds.name} (sha256 {ds.sha256[:12]}); split seed {seed}; sha256 "
+              f"{new.sha256[:12]}")
+    print(f"check it: kit data homology {new.name} --identity {args.identity:g} --coverage "
+          f"{args.coverage:g}", file=sys.stderr)
     return 0
+
+
+def _by_graphpart(ds, args, seed):
+    from ..data.homology_edges import edges, stored_edges
+    from ..data.homology_split import graphpart_split
+
+    e, reused = stored_edges(ds, args.identity, args.coverage), True
+    if e is None:
+        e, reused = _spinning(f"searching {ds.n:,} proteins against each other with MMseqs2 "
+                              "(one thread)", lambda: edges(ds, args.identity, args.coverage))
+    split = graphpart_split(ds, e, args.new, seed)
+    return split, (f"GraphPart's partitioning of {e.i.size:,} search edges at "
+                   f"{e.identity * 100:g}% identity, {e.coverage * 100:g}% coverage\n    ({e.tool}; "
+                   f"{'reused' if reused else 'searched now and stored'}): {split.moved:,} moved, "
+                   f"{len(split.removed):,} removed in {split.rounds:,} rounds;\n    no search "
+                   "edge joins train and test")
+
+
+def _by_clusters(ds, args, seed):
+    from ..data.homology_split import homology_split
+
+    c, reused = _clustering(ds, args)
+    split = homology_split(ds, c, args.new, seed)
+    return split, (f"{split.train_clusters:,} clusters train, {split.test_clusters:,} test, "
+                   f"none shared (largest {split.largest:,} proteins), at {c.identity * 100:g}% "
+                   f"identity,\n    {c.coverage * 100:g}% coverage ({c.tool}; "
+                   f"{'reused' if reused else 'computed'}); clusters can still leak: check it")

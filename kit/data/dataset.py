@@ -71,7 +71,9 @@ class Dataset:
             "label_rate": float(labels.mean()) if self.n else 0.0,
             "mean_length": float(lengths.mean()) if self.n else 0.0,
             "organisms": len(set(self.organisms)), "split_seed": self.split_seed,
-            "sha256": self.sha256, **self.meta,
+            "sha256": self.sha256,
+            # a split's removed ids stay in its file, not in every summary of it
+            **{k: v for k, v in self.meta.items() if k != "removed_ids"},
         }
 
     def head(self, n: int) -> "Dataset":

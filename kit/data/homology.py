@@ -177,15 +177,3 @@ def clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE, progress=None)
     if progress:
         progress("done")
     return c
-
-
-def test_with_train_hit(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> np.ndarray:
-    """GraphPart's stricter rule, per test protein: is any train protein above ``identity``
-    over ``coverage`` (mmseqs easy-search, test against train)? Not stored: it is asked for."""
-    identity, coverage = check_parameters(identity, coverage)
-    from .mmseqs import easy_search
-
-    hits = easy_search(ds.seqs[ds.n_train:], ds.seqs[:ds.n_train], identity, coverage)
-    out = np.zeros(ds.n_test, dtype=bool)
-    out[sorted(hits)] = True
-    return out

@@ -1,4 +1,6 @@
-"""A homology-disjoint split: whole clusters on one side, about 2:1 by proteins, from a split seed."""
+"""A homology-disjoint split, about 2:1 by proteins, from a split seed: GraphPart's partitions of the
+search edges (no train protein above the threshold to any test protein; the proteins that would
+join the sides removed and named), or whole clusters on one side (``--method clusters``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,13 @@ import numpy as np
 from ..core.errors import KitError
 from .dataset import SPLIT_SEED, Dataset, check_name, find_stored, make_dataset, n_train_for
 from .homology import Clustering
+from .homology_edges import Edges
+from .partition import REMOVED, graphpart
+
+METHODS = ("graphpart", "clusters")
+PARTITIONS, TRAIN_PARTITIONS = 3, 2  # 2:1: two of three GraphPart partitions make the train side
+WHY_REMOVED = ("above the identity threshold to proteins on both sides: kept, it would put a "
+               "homolog of a train protein in test (GraphPart removes it)")
 
 
 @dataclass(frozen=True)
@@ -16,9 +25,13 @@ class Split:
     dataset: Dataset
     target_train: int  # what a 2:1 cut of these proteins would give (kit.data.dataset.n_train_for)
     target_test: int
-    largest: int       # the largest cluster, which bounds how close to 2:1 a split can come
+    largest: int       # the largest cluster (or partition group), which bounds how near 2:1
     train_clusters: int
     test_clusters: int
+    method: str = "clusters"
+    removed: tuple = ()  # the ids GraphPart removed, on neither side
+    rounds: int = 0      # its removal rounds
+    moved: int = 0       # proteins it moved to their neighbours' side
 
     def line(self) -> str:
         d = self.dataset
@@ -68,6 +81,59 @@ def check_new(name: str) -> str:
     return name
 
 
+def _too_far(ds: Dataset, n_test: int, n_train: int, target_test: int, why: str) -> None:
+    """A side less than half its share is no 2:1 split: a KitError naming why."""
+    if n_test < max(1, target_test / 2) or n_train < max(1, (ds.n - target_test) / 2):
+        raise KitError(f"no homology-disjoint split of {ds.name!r} near 2:1 exists: {why} (test "
+                       f"side would be {n_test:,}, target {target_test:,}); try a higher --identity")
+
+
+def _new(ds: Dataset, name: str, train, test, split_seed: int, meta: dict) -> Dataset:
+    """The new dataset: ``train`` then ``test`` (dataset positions), each shuffled by the seed."""
+    rng = np.random.default_rng(split_seed)
+    order = np.concatenate([rng.permutation(np.asarray(train, np.int64)),
+                            rng.permutation(np.asarray(test, np.int64))])
+    pick = lambda xs: [xs[i] for i in order]  # noqa: E731
+    new = make_dataset(name, ds.source, pick(ds.ids), pick(ds.seqs), pick(ds.labels),
+                       pick(ds.organisms), shuffle=False, meta=meta)
+    return replace(new, n_train=len(train), split_seed=split_seed)
+
+
+def graphpart_split(ds: Dataset, e: Edges, name: str, split_seed: int = SPLIT_SEED) -> Split:
+    """A new dataset ``name`` of ``ds``'s proteins partitioned by GraphPart's method on the
+    search edges ``e``: no edge joins train and test; the proteins removed to make it so are
+    on neither side and named in its meta. The split seed orders the proteins GraphPart meets
+    (its linkage and moves follow that order), so another seed gives another valid split."""
+    check_new(name)
+    if e.dataset != ds.sha256:
+        raise KitError(f"the homology edges given are not of dataset {ds.name!r}")
+    n = ds.n
+    target_test = n - n_train_for(n)
+    meet = np.random.default_rng(split_seed).permutation(n)  # position k meets protein meet[k]
+    at = np.empty(n, dtype=np.int64)
+    at[meet] = np.arange(n)
+    from .partition import Graph
+
+    g = Graph.of(n, at[e.i], at[e.j], 1 - e.similarity)
+    p = graphpart(g, [ds.labels[k] for k in meet], PARTITIONS, TRAIN_PARTITIONS,
+                  threshold=1 - e.identity)
+    side = np.empty(n, dtype=np.int64)
+    side[meet] = p.part
+    train, test = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
+    removed = np.flatnonzero(side == REMOVED)
+    _too_far(ds, test.size, train.size, target_test,
+             f"GraphPart removed {removed.size:,} of {n:,} proteins to keep the sides apart")
+    gone = [ds.ids[k] for k in removed]
+    meta = {"split": "homology", "method": "graphpart", "source_dataset": ds.sha256,
+            "source_name": ds.name, "identity": e.identity, "coverage": e.coverage,
+            "search_tool": e.tool, "edges": e.digest, "edge_count": int(e.i.size),
+            "partitions": PARTITIONS, "removed": len(gone), "removed_ids": gone,
+            "removed_why": WHY_REMOVED}
+    new = _new(ds, name, train, test, split_seed, meta)
+    return Split(new, n - target_test, target_test, 0, 0, 0, "graphpart", tuple(gone),
+                 p.rounds, p.moved)
+
+
 def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLIT_SEED) -> Split:
     """A new dataset ``name`` of ``ds``'s proteins whose train and test share no cluster of
     ``c``, records reordered (each side shuffled by the split seed); not yet saved."""
@@ -81,20 +147,11 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
     test_side = assign(c, split_seed, ds.labels)
     on_test = test_side[labels]
     n_test = int(on_test.sum())
-    # a side less than half its share is no 2:1 split: one cluster holds too much of the set
-    if n_test < max(1, target_test / 2) or n - n_test < max(1, (n - target_test) / 2):
-        raise KitError(f"no homology-disjoint split of {ds.name!r} near 2:1 exists: its largest "
-                       f"cluster holds {sizes.max():,} of {n:,} proteins (test side would be "
-                       f"{n_test:,}, target {target_test:,}); try a higher --identity")
-    rng = np.random.default_rng(split_seed)
-    order = np.concatenate([rng.permutation(np.flatnonzero(~on_test)),
-                            rng.permutation(np.flatnonzero(on_test))])
+    _too_far(ds, n_test, n - n_test, target_test,
+             f"its largest cluster holds {sizes.max():,} of {n:,} proteins")
     meta = {"split": "homology", "source_dataset": ds.sha256, "source_name": ds.name,
             "identity": c.identity, "coverage": c.coverage, "clustering_tool": c.tool}
-    pick = lambda xs: [xs[i] for i in order]  # noqa: E731
-    new = make_dataset(name, ds.source, pick(ds.ids), pick(ds.seqs), pick(ds.labels),
-                       pick(ds.organisms), shuffle=False, meta=meta)
-    new = replace(new, n_train=n - n_test, split_seed=split_seed)
+    new = _new(ds, name, np.flatnonzero(~on_test), np.flatnonzero(on_test), split_seed, meta)
     return Split(new, n - target_test, target_test, int(sizes.max()),
                  int((~test_side).sum()), int(test_side.sum()))
 

@@ -11,6 +11,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 from ..core.atomic import make_dir
 from ..core.errors import KitError
 from ..core.paths import subdir
@@ -132,6 +134,45 @@ def easy_search(query, target, identity: float, coverage: float) -> set:
         except OSError as e:
             raise KitError(f"mmseqs easy-search wrote no hit table ({e.strerror or e})") from None
     return _hits(text, len(query), len(target))
+
+
+def search_pairs(seqs, identity: float, coverage: float) -> tuple:
+    """(tool, i, j, identity): every pair of ``seqs`` that ``easy-search`` of the set against
+    itself finds at ``identity`` over ``coverage``, self-hits dropped, read strictly (GraphPart's
+    edges, found by the search that measures leakage)."""
+    binary = mmseqs_path()
+    tool = tool_name(binary)
+    with _workdir() as d:
+        _fasta(d / "all.fa", seqs, range(len(seqs)))
+        _run([str(binary), "easy-search", "all.fa", "all.fa", "hits.m8", "tmp",
+              *_common(identity, coverage), "--format-output", "query,target,fident"], d)
+        try:
+            text = (d / "hits.m8").read_text()
+        except OSError as e:
+            raise KitError(f"mmseqs easy-search wrote no hit table ({e.strerror or e})") from None
+    return (tool, *_pairs(text, len(seqs)))
+
+
+def _pairs(text: str, n: int) -> tuple:
+    """(i, j, identity) arrays of a (query, target, fident) table over proteins 0..n-1, read
+    strictly: a row that is not two protein indices and a fraction is a KitError."""
+    i, j, ident = [], [], []
+    for line in text.splitlines():
+        if not line:
+            continue
+        row = line.split("\t")
+        try:
+            q, t, f = int(row[0]), int(row[1]), float(row[2])
+            if len(row) != 3:
+                raise ValueError
+        except (ValueError, IndexError):
+            raise KitError(f"mmseqs hit table: a row that is not two protein indices and an "
+                           f"identity {line[:60]!r}") from None
+        if not (0 <= q < n and 0 <= t < n) or not 0 <= f <= 1:
+            raise KitError(f"mmseqs hit table: unknown protein or identity in {line[:60]!r}")
+        if q != t:
+            i.append(q), j.append(t), ident.append(f)
+    return (np.asarray(i, np.int64), np.asarray(j, np.int64), np.asarray(ident, np.float64))
 
 
 def _hits(text: str, n_query: int, n_target: int) -> set:
