@@ -38,6 +38,8 @@ def find_dataset(summary: dict, sha: str):
     if ds is not None:
         return ds
     summary = summary if isinstance(summary, dict) else {}
+    if summary.get("method") == "graphpart":  # a homology split: remade from its source here
+        return _remade_split(summary, sha)
     name, rows = str(summary.get("name") or ""), summary.get("rows")
     try:
         if summary.get("source") == "synthetic" and rows:
@@ -52,6 +54,22 @@ def find_dataset(summary: dict, sha: str):
             if theirs and theirs != ours else "")
     raise KitError(f"dataset {name} here (sha256 {base.sha256[:12]}) is not the bundle's "
                    f"(sha256 {sha[:12]}){flag}")
+
+
+def _remade_split(summary: dict, sha: str):
+    """The bundle's GraphPart split, remade here from its source dataset and recorded
+    parameters, saved; or one line on what differs."""
+    from ..data import save_dataset
+    from ..data.homology_split import recompute
+
+    source = local_dataset({"name": summary.get("source_name")}, str(summary.get("source_dataset")))
+    if source is None:
+        raise KitError(f"the bundle's dataset {str(summary.get('name'))[:64]} is a GraphPart split "
+                       f"of {str(summary.get('source_name'))[:64]}, which is not here: import or "
+                       "fetch it, then compare again")
+    ds = recompute(summary, sha, source)
+    save_dataset(ds)
+    return ds
 
 
 def _kind(name: str):

@@ -155,3 +155,42 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
     return Split(new, n - target_test, target_test, int(sizes.max()),
                  int((~test_side).sum()), int(test_side.sum()))
 
+
+
+def _hex(v, what: str) -> str:
+    if not (isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)):
+        raise KitError(f"the bundle's split record: {what} is not a sha256")
+    return v
+
+
+def recompute(record: dict, sha: str, source: Dataset) -> Dataset:
+    """A GraphPart split made again here from its ``record`` (a dataset summary, as a bundle
+    holds it) and its source dataset ``source``: the search edges recomputed and checked
+    against the recorded digest, then the partitioning; a KitError saying what differs when
+    the result cannot be dataset ``sha`` (not saved: the caller does)."""
+    from .homology import check_parameters
+    from .homology_edges import edges
+
+    rec = record if isinstance(record, dict) else {}
+    if rec.get("split") != "homology" or rec.get("method") != "graphpart":
+        raise KitError("the bundle's dataset is not a GraphPart split")
+    want = _hex(rec.get("edges"), "its edges' digest")
+    if _hex(rec.get("source_dataset"), "its source dataset") != source.sha256:
+        raise KitError(f"dataset {source.name!r} here is not the split's source")
+    identity, coverage = check_parameters(rec.get("identity"), rec.get("coverage"))
+    seed = rec.get("split_seed")
+    if type(seed) is not int or not 0 <= seed < 2 ** 63:
+        raise KitError("the bundle's split record: its split seed is not an integer")
+    e, _ = edges(source, identity, coverage)
+    if e.digest != want:
+        count = rec.get("edge_count")
+        theirs = f"{count:,} edges" if type(count) is int else "its edges"
+        raise KitError(f"the split of {source.name!r} cannot be remade here: the search finds "
+                       f"{e.i.size:,} edges with {e.tool} (digest {e.digest[:12]}), the bundle "
+                       f"recorded {theirs} with {str(rec.get('search_tool'))[:40]} (digest "
+                       f"{want[:12]}): homology search differs between the machines")
+    split = graphpart_split(source, e, str(rec.get("name", "")), seed)
+    if split.dataset.sha256 != sha:
+        raise KitError(f"the split of {source.name!r} remade here from the same edges is "
+                       f"{split.dataset.sha256[:12]}, not the bundle's {sha[:12]}")
+    return split.dataset
