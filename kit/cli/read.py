@@ -55,6 +55,9 @@ def add(sub) -> None:
     p.add_argument("--data", metavar="NAME", help="with --pipeline: the stored dataset whose "
                    "clustering its protein ids are read in (default: the smallest clustered "
                    "dataset holding them all)")
+    p.add_argument("--against", metavar="NAME", help="a homology-disjoint split of --dataset "
+                   "(`kit data split`): each model's accuracy and each verdict on both, in seed "
+                   "units (seed runs of both needed)")
     p.set_defaults(func=_cmd_homology)
 
     p = sub.add_parser("runs", help="list stored runs")
@@ -133,6 +136,12 @@ def _cmd_homology(args) -> int:
 
     store = _store()
     s = subject(args, store, only_with_pipeline="--data" if args.data else None)
+    if args.against:
+        from ..app.verbs import across_splits
+        from ..views.verbs import across_page
+
+        emit(across_page(across_splits(store, s, args.against), args.json))
+        return 0
     emit(homology_page(homology(store, s, args.identity, args.coverage, args.data), args.json))
     return 0
 

@@ -134,3 +134,32 @@ def homology_pointer(given: str) -> str:
     """The line `kit verdicts --pipeline` ends with when the pipeline declares protein ids."""
     return para(f"Under homology: kit homology --pipeline {given} (cluster-bootstrap verdicts, "
                 f"leakage)", "", "")
+
+
+ACROSS_HEAD = ["model", "random split", "homology-disjoint", "change (seed units)"]
+
+
+def _cell(value: float, sd, says: str = "") -> str:
+    spread = "" if sd is None else f" ±{fmt(sd)}"
+    return f"{says + ' ' if says else ''}{fmt(value)}{spread}"
+
+
+def across_text(r) -> str:
+    """Accuracy and verdicts on a random split beside a homology-disjoint one (kit homology
+    --against): medians over each split's seed runs, ± their spread, and the change in seed units."""
+    how = {"graphpart": "GraphPart", "clusters": "whole clusters"}.get(r.method, r.method)
+    removed = f", {r.removed:,} proteins removed" if r.removed else ""
+    out = [para(f"{r.a} (random split, {r.a_runs} seed runs) against {r.b} (homology-disjoint by "
+                f"{how}{removed}; {r.b_runs} seed runs). A change beyond ~2 seed units is "
+                "more than a different seed gives: that much of the result rests on homologs "
+                "shared by train and test.")]
+    units = lambda x: "-" if x.seed_units is None else f"{x.seed_units:+.1f}"  # noqa: E731
+    out.append(table([[x.name, _cell(x.a, x.a_sd), _cell(x.b, x.b_sd), units(x)]
+                      for x in r.models], ACROSS_HEAD))
+    rows = [[x.name + (" *" if x.changed else ""), _cell(x.a, x.a_sd, x.a_says),
+             _cell(x.b, x.b_sd, x.b_says), units(x)] for x in r.verdicts]
+    out.append(table(rows, ["verdict (b-a)", *ACROSS_HEAD[1:]], wrap=(1, 2)))
+    changed = [x.name for x in r.verdicts if x.changed]
+    out.append(para(f"{len(changed)} of {len(r.verdicts)} verdicts change their call between the "
+                    "splits (*)" + (": " + ", ".join(changed) if changed else "") + "."))
+    return "\n\n".join(out)

@@ -142,6 +142,14 @@ def homology_page(rec, as_json: bool = False) -> Page:
     return Page(head(rec.subject) + "\n\n" + homology_text(rec.data) + "\n")
 
 
+def across_page(rec, as_json: bool = False) -> Page:
+    from .homology import across_text
+
+    if as_json:
+        return Page(json_text(rec.data.to_json()))
+    return Page(across_text(rec.data) + "\n")
+
+
 def runs_page(rec, as_json: bool = False) -> Page:
     from .tables import runs_text
 

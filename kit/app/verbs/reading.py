@@ -123,6 +123,20 @@ def homology(store: Store, subject: Subject, identity: float | None = None,
     return Reading(subject, h)
 
 
+def across_splits(store: Store, subject: Subject, against: str) -> Reading:
+    """Each model's accuracy and each verdict on ``subject``'s dataset (a random split) beside
+    ``against``, a homology-disjoint split of it, in seed units."""
+    from ...analysis.across_splits import across_splits as across
+    from ...data import load_dataset
+
+    if subject.kind == PIPELINE:
+        raise Refused("--against compares kit's own runs on two datasets: give --dataset NAME "
+                      "--against NAME-disjoint (a pipeline's runs: run it on each)")
+    other = load_dataset(against, generate=False)
+    return Reading(subject, across(store, (subject.sha256, subject.name, dict(subject.summary)),
+                                   (other.sha256, other.name, dict(other.meta))))
+
+
 def _output_homology(store, subject, identity, coverage, data) -> dict:
     from ...analysis.homology import find_clustering, output_homology, protein_outputs
 
