@@ -253,6 +253,9 @@ class Progress:
     def built(self, stack: str, made: bool) -> None:
         """``stack`` is ready (``made``: built just now)."""
 
+    def noted(self, line: str) -> None:
+        """What the plan leaves out, and why, in one line (a stack's pairs skipped)."""
+
     def planned(self, audit: Audit, todo: list) -> None:
         """The runs are planned; ``todo`` are the ones not stored yet."""
 
@@ -308,13 +311,25 @@ def run_file(path, factor_names, opts: PlanOptions, store: Store, stack: str = H
     return output_budget(store, of_pipeline(info))
 
 
-def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST) -> list:
+def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST,
+               stacks: dict | None = None) -> list:
     """The pairs of ``factor_names`` for pipeline file ``info``: what run_pairs runs and what a
-    plan counts. KitError: one line (Refused: no factor, or one the file does not take;
-    NotFound: no such factor)."""
+    plan counts. ``stacks``: {stack: the stack its runs are made in} (a pipeline's derived
+    stacks, kit.envs.derived.for_plan), a stack left out a stack whose pairs are skipped;
+    None: every stack as named. KitError: one line (Refused: no factor, or one the file does
+    not take; NotFound: no such factor)."""
     if not factor_names:
         raise Refused("choose at least one factor")
-    return [p for f in factor_names for p in plan_file(f, info, opts, stack)]
+    if stacks is None:
+        return [p for f in factor_names for p in plan_file(f, info, opts, stack)]
+
+    def get(name):  # None: a stack the pipeline's packages cannot be had for
+        return stack_kind(stacks[name]).runnable() if name in stacks else None
+
+    single = [f for f in factor_names if factors.get(f) is None
+              or factors.get(f).planned != factors.STACKS]
+    return [p for f in factor_names if stack in stacks or f not in single
+            for p in plan_file(f, info, opts, stack, get=get)]
 
 
 def runs_of(pairs, store: Store) -> tuple:
