@@ -178,7 +178,7 @@ def test_a_requires_pipeline_runs_in_the_derived_stacks_of_two_stacks(built_home
     venv_has = {}
     for n in names:
         meta = next((definition(n).venv() / "lib").glob("python3*/site-packages/tabulate-*.dist-info"))
-        venv_has[n] = meta.name.split("-")[1].removesuffix(".dist-info")
+        venv_has[n] = meta.name.removesuffix(".dist-info").split("-")[1]
     for r in runs:  # measured in the worker: the version the derived stack holds
         assert r.manifest["env"]["packages"]["tabulate"] == venv_has[r.spec.stack]
     rc, out, _ = _run(capsys, "stacks", "--json")
@@ -212,8 +212,8 @@ def test_a_bundle_of_derived_stack_runs_is_paired_by_its_base_stacks_elsewhere(
     rc, _, err = _run(capsys, "export", "--pipeline", lab, "--out", str(out))
     assert rc == 0, err
     monkeypatch.setenv("KIT_HOME", str(built_home / "other"))
-    rc, _, err = _run(capsys, "import", str(out))
-    assert rc == 0 and "imported 2 new of 2 runs" in err, err
+    rc, said, err = _run(capsys, "import", str(out))
+    assert rc == 0 and "imported 2 new of 2 runs" in said + err, err
     rc, got, err = _run(capsys, "budget", "--pipeline", lab, "--json")
     assert rc == 0 and json.loads(got)["factors"]["sklearn"]["pairs"] == 1, err
     # the same bundle whose runs claim a derived stack of other packages: refused, one line
