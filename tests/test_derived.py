@@ -6,12 +6,11 @@ both, an impossible requirement, and a bundle of the runs into another home.
 """
 
 import json
-import shutil
 import tarfile
 from dataclasses import asdict
-from pathlib import Path
 
 import pytest
+from catalogues import PAIR, sklearn_pair
 
 from kit.cli import main
 from kit.core.errors import KitError
@@ -21,8 +20,6 @@ from kit.envs.derived import (META, DerivedDef, base_of, definition, derived_nam
                               pyproject)
 from kit.envs.platforms import detect
 
-ROOT = Path(__file__).resolve().parents[1]
-PAIR = ("np1-sk152", "np1-sk191")
 LAB = '''"""A lab pipeline needing a package no stack holds."""
 import numpy as np
 import tabulate
@@ -130,16 +127,7 @@ def test_an_imported_run_in_a_derived_stack_must_be_its_pipeline_s(tmp_path):
 @pytest.fixture(scope="module")
 def module_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("derived-home")
-    cat = home / "catalogue"
-    cat.mkdir()
-    for name in PAIR:
-        shutil.copytree(ROOT / "stacks" / name, cat / name)
-    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
-                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
-                      f'blas = {{ linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }}\n\n'
-                      for n in PAIR)
-    pairs = "".join(f'{p} = [["{PAIR[0]}", "{PAIR[1]}"]]\n' for p in ("linux-x86_64", "macos-arm64"))
-    (cat / "stacks.toml").write_text(f'reference = "{PAIR[1]}"\n\n{entries}[pairs.sklearn]\n{pairs}')
+    sklearn_pair(home)
     (home / "lab.py").write_text(LAB)
     (home / "bad.py").write_text(LAB.replace("tabulate>=0.8", "numpy<1.0"))
     return home

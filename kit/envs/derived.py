@@ -19,7 +19,7 @@ from ..core.paths import subdir
 from ..data.requires import check_requires, digest
 from .catalogue import HOST, StackDef, definitions
 from .platforms import Platform
-from .probes import for_here, lock_into
+from .probes import for_here, lock_into, locked_meta
 
 PREFIX = "req-"
 META = "derived.json"
@@ -57,14 +57,9 @@ def _folder(name: str) -> Path:
 def definition(name: str) -> DerivedDef | None:
     """The locked derived stack called ``name`` (None: there is none); a damaged derived.json,
     or one that is not the stack its name says, is one KitError line."""
-    if base_of(name) is None:  # no '/', no '..': a name is one folder under derived/
-        return None
-    path = _folder(name) / META
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    if not (path.parent / "uv.lock").exists():
+    path = _folder(name) / META if base_of(name) else None  # a name: one folder, no '..'
+    text = locked_meta(path) if path else None
+    if text is None:
         return None
     try:
         d = json.loads(text)["def"]

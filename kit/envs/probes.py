@@ -69,11 +69,8 @@ def definition(name: str) -> ProbeDef | None:
     if not is_name(name):  # no '/', no '..': a name is one folder under probes/
         return None
     path = _folder(name) / META
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    if not (path.parent / "uv.lock").exists():
+    text = locked_meta(path)
+    if text is None:
         return None
     try:
         got = _probe_def(json.loads(text)["def"])
@@ -91,6 +88,16 @@ def definition(name: str) -> ProbeDef | None:
         raise KitError(f"probe stack {name}: {path} {why}; delete {path.parent} and "
                        "`kit explain` locks it again")
     return got
+
+
+def locked_meta(path: Path) -> str | None:
+    """The text of a stack's meta file under KIT_HOME (probe.json, derived.json) when it and
+    the uv.lock beside it are there (None: the stack is not locked here)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    return text if (path.parent / "uv.lock").exists() else None
 
 
 def is_name(name) -> bool:
