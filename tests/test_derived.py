@@ -204,6 +204,15 @@ def test_a_bundle_of_derived_stack_runs_is_paired_by_its_base_stacks_elsewhere(
     assert rc == 0 and "imported 2 new of 2 runs" in said + err, err
     rc, got, err = _run(capsys, "budget", "--pipeline", lab, "--json")
     assert rc == 0 and json.loads(got)["factors"]["sklearn"]["pairs"] == 1, err
+    # rerun elsewhere: the derived stacks locked and built there from the file's REQUIRES
+    monkeypatch.setenv("KIT_HOME", str(built_home / "rerun"))
+    rc, got, err = _run(capsys, "compare", str(out), "--pipeline", lab, "--yes", "--json")
+    assert rc == 0, err
+    from kit.runs.store import Store
+
+    assert sorted({r.spec.stack for r in Store().runs()}) == \
+        sorted(derived_name(n, ["tabulate>=0.8"]) for n in PAIR)
+    assert len(Store().runs()) == 4  # the bundle's 2 and their 2 twins made here
     # the same bundle whose runs claim a derived stack of other packages: refused, one line
     forged = built_home / "forged.kit.tgz"
     _rewrite(out, forged, derived_name(PAIR[0], ["tabulate>=0.8"]),

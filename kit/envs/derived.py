@@ -127,3 +127,14 @@ def for_plan(requires, names, plat: Platform) -> tuple:
         else:
             lost[n] = why
     return got, lost
+
+
+def lock_named(name: str, requires, plat: Platform) -> str | None:
+    """Lock the derived stack ``name`` here from its base and ``requires`` (its pipeline's, as
+    the file declares them: a bundle's runs made in it elsewhere are rerun here): None once
+    locked, else why not, in one line. The name is only ever matched, never used as a path."""
+    base = base_of(name)
+    if base is None or not requires or derived_name(base, requires) != name:
+        return (f"{name[:60]} is not a stack of this kit's catalogue with its pipeline's "
+                "REQUIRES")
+    return prepare(definitions()[base], requires, plat)[1]
