@@ -188,6 +188,13 @@ def test_a_requirement_no_stack_can_have_is_skipped_with_uv_s_reason(built_home,
         assert f"skipped the pairs of stack {n}: bad.py's REQUIRES cannot be had there" in err
     assert "numpy<1.0" in err and "unsatisfiable" in err  # uv's own reason
     assert "2 stack(s) skipped" in err
+    # a single-stack factor in that stack: skipped the same way; an unknown factor still refused
+    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
+                        "seed", "--stack", PAIR[0], "--yes")
+    assert rc == 1 and f"skipped the pairs of stack {PAIR[0]}" in err and "1 stack(s) skipped" in err
+    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
+                        "nosuch", "--stack", PAIR[0], "--yes")
+    assert rc == 1 and "unknown factor 'nosuch'" in err
     assert not list((built_home / "kit" / "derived").glob(f"{derived_name(PAIR[0], ['numpy<1.0'])}/uv.lock"))
 
 

@@ -326,8 +326,10 @@ def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST,
     def get(name):  # None: a stack the pipeline's packages cannot be had for
         return stack_kind(stacks[name]).runnable() if name in stacks else None
 
-    single = [f for f in factor_names if factors.get(f) is None
-              or factors.get(f).planned != factors.STACKS]
+    # the factors run in ``stack`` alone, left out where it is lost (an unknown name is not
+    # one: plan_file refuses it in its own line)
+    single = [f for f in factor_names if f.startswith("seed:") or (
+        factors.get(f) is not None and factors.get(f).planned != factors.STACKS)]
     return [p for f in factor_names if stack in stacks or f not in single
             for p in plan_file(f, info, opts, stack, get=get)]
 
