@@ -98,6 +98,14 @@ def test_requires_on_the_host_or_an_external_stack_is_refused_and_none_changes_n
         for_plan(["tabulate"], ["host"], plat)
 
 
+def test_kit_doctor_of_a_requires_file_is_refused_in_one_line(kit_home, tmp_path, capsys):
+    f = tmp_path / "lab.py"
+    f.write_text(LAB)
+    assert main(["doctor", "--pipeline", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert "lab.py has REQUIRES" in err and "--stack NAME" in err and err.strip().count("\n") == 0
+
+
 def test_an_imported_run_in_a_derived_stack_must_be_its_pipeline_s(tmp_path):
     from kit.app.bundle_derived import _derived_base
 

@@ -305,6 +305,11 @@ def run_file(path, factor_names, opts: PlanOptions, store: Store, stack: str = H
     from ..core.subject import of_pipeline
 
     info = add_pipeline(path)
+    if info["requires"] and stack == HOST:  # its packages are added to catalogue stacks only
+        raise Refused(f"{info['name']} has REQUIRES: kit doctor runs a file in kit's own "
+                      "environment, which kit adds no package to; `kit run --pipeline "
+                      f"{info['name']} --factor repeat,process --stack NAME` runs the same "
+                      "pairs in a stack with them")
     if not run_pairs(file_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
                      executor=executor, progress=progress, confirm=confirm):
         return None
