@@ -5,10 +5,9 @@ cache makes a second build quick. Skipped only where no Python 3.12 can be found
 """
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
+from catalogues import PAIR, sklearn_pair
 
 from kit.cli import main
 from kit.envs.platforms import detect
@@ -16,23 +15,12 @@ from kit.envs.catalogue import MARKER, definitions
 from kit.envs.kinds import stack_kind
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
-PAIR = ("np1-sk152", "np1-sk191")
 
 
 @pytest.fixture(scope="module")
 def module_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("stacks-home")
-    cat = home / "catalogue"
-    cat.mkdir()
-    for name in PAIR:
-        shutil.copytree(ROOT / "stacks" / name, cat / name)
-    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
-                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
-                      f'blas = {{ linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }}\n\n'
-                      for n in PAIR)
-    pairs = f'[pairs.sklearn]\nlinux-x86_64 = [["{PAIR[0]}", "{PAIR[1]}"]]\nmacos-arm64 = [["{PAIR[0]}", "{PAIR[1]}"]]\n'
-    (cat / "stacks.toml").write_text(f'reference = "{PAIR[1]}"\n\n' + entries + pairs)
+    sklearn_pair(home)
     return home
 
 

@@ -253,6 +253,9 @@ class Progress:
     def built(self, stack: str, made: bool) -> None:
         """``stack`` is ready (``made``: built just now)."""
 
+    def noted(self, line: str) -> None:
+        """What the plan leaves out, and why, in one line (a stack's pairs skipped)."""
+
     def planned(self, audit: Audit, todo: list) -> None:
         """The runs are planned; ``todo`` are the ones not stored yet."""
 
@@ -302,19 +305,38 @@ def run_file(path, factor_names, opts: PlanOptions, store: Store, stack: str = H
     from ..core.subject import of_pipeline
 
     info = add_pipeline(path)
+    if info["requires"] and stack == HOST:  # its packages are added to catalogue stacks only
+        raise Refused(f"{info['name']} has REQUIRES: kit doctor runs a file in kit's own "
+                      "environment, which kit adds no package to; `kit run --pipeline "
+                      f"{info['name']} --factor repeat,process --stack NAME` runs the same "
+                      "pairs in a stack with them")
     if not run_pairs(file_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
                      executor=executor, progress=progress, confirm=confirm):
         return None
     return output_budget(store, of_pipeline(info))
 
 
-def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST) -> list:
+def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST,
+               stacks: dict | None = None) -> list:
     """The pairs of ``factor_names`` for pipeline file ``info``: what run_pairs runs and what a
-    plan counts. KitError: one line (Refused: no factor, or one the file does not take;
-    NotFound: no such factor)."""
+    plan counts. ``stacks``: {stack: the stack its runs are made in} (a pipeline's derived
+    stacks, kit.envs.derived.for_plan), a stack left out a stack whose pairs are skipped;
+    None: every stack as named. KitError: one line (Refused: no factor, or one the file does
+    not take; NotFound: no such factor)."""
     if not factor_names:
         raise Refused("choose at least one factor")
-    return [p for f in factor_names for p in plan_file(f, info, opts, stack)]
+    if stacks is None:
+        return [p for f in factor_names for p in plan_file(f, info, opts, stack)]
+
+    def get(name):  # None: a stack the pipeline's packages cannot be had for
+        return stack_kind(stacks[name]).runnable() if name in stacks else None
+
+    # the factors run in ``stack`` alone, left out where it is lost (an unknown name is not
+    # one: plan_file refuses it in its own line)
+    single = [f for f in factor_names if f.startswith("seed:") or (
+        factors.get(f) is not None and factors.get(f).planned != factors.STACKS)]
+    return [p for f in factor_names if stack in stacks or f not in single
+            for p in plan_file(f, info, opts, stack, get=get)]
 
 
 def runs_of(pairs, store: Store) -> tuple:

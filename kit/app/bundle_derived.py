@@ -9,6 +9,8 @@ from ..core import factors
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..envs.catalogue import definitions
+from ..envs.derived import PREFIX as DERIVED
+from ..envs.derived import base_of, derived_name
 from ..envs.probes import PREFIX, PYTHON, is_name, probe_name
 from ..envs.releases import is_final
 from ..runs.planning.stack_pairs import listed_pairs
@@ -25,6 +27,7 @@ def check_derived(doc: dict, path) -> None:
             catalogue = definitions() if catalogue is None else catalogue  # read once
             _check_probe_run(r, specs, catalogue, path)
     _hints(doc, specs, path)
+    specs = _as_bases(doc, specs, path)  # a pipeline's derived stacks paired as their bases
     stacks: dict = {}
     seen = set()
     for p in doc["pairs"]:
@@ -44,6 +47,37 @@ def check_derived(doc: dict, path) -> None:
         if p["level"] != want:
             raise KitError(f"{name} is labelled level {p['level'][:20]!r} of {factor}, but its "
                            f"specs make it level {want!r}; refusing the bundle")
+
+
+def _as_bases(doc: dict, specs: dict, path) -> dict:
+    """``specs`` with each run in a derived stack named by its base stack, once its name is
+    the one this kit gives its base plus its pipeline's REQUIRES (read from the pipeline's
+    file, never from the bundle's word): a stack factor's pairs are then the catalogue's."""
+    labs = doc.get("_declared", {})
+    out = dict(specs)
+    for r in doc["runs"]:
+        s = specs[r["id"]]
+        if s.stack.startswith(DERIVED):
+            out[r["id"]] = s.with_(stack=_derived_base(r["id"], s, labs, path))
+    return out
+
+
+def _derived_base(run_id: str, s: RunSpec, labs: dict, path) -> str:
+    """The catalogue stack the derived stack a run names is of; one KitError line if it is
+    not one this kit would make for that run's pipeline."""
+    name = f"{path}: run {run_id[:12]} in stack {s.stack[:60]!r}"
+    base = base_of(s.stack)
+    if base is None:
+        raise KitError(f"{name}: no stack of this kit's catalogue has a derived stack of that "
+                       "name (req-STACK-DIGEST); refusing the bundle")
+    requires = (labs.get(s.pipeline) or {}).get("requires") if s.pipeline else None
+    if not requires:
+        raise KitError(f"{name}: a derived stack's runs are of a pipeline with REQUIRES whose "
+                       "file the bundle carries; refusing the bundle")
+    if derived_name(base, requires) != s.stack:
+        raise KitError(f"{name} is not {base} with its pipeline's REQUIRES "
+                       f"({', '.join(requires)[:80]}); refusing the bundle")
+    return base
 
 
 def _hints(doc: dict, specs: dict, path) -> None:

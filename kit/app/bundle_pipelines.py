@@ -57,7 +57,8 @@ def declarations(doc: dict, path) -> dict:
         if present(sha):  # this KIT_HOME's own verified copy of the same bytes
             info = pipeline_info(sha)
             out[sha] = {"name": info.get("name", sha[:12]), "seeds": info.get("seeds", []),
-                        "kinds": info.get("kinds", {}), "dtype": bool(info.get("dtype"))}
+                        "kinds": info.get("kinds", {}), "dtype": bool(info.get("dtype")),
+                        "requires": info.get("requires", [])}
     return out
 
 

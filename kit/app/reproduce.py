@@ -80,6 +80,22 @@ def _kind(name: str):
         return None
 
 
+def _derived_here(doc: dict, specs, plat: Platform) -> dict:
+    """{stack: why its runs cannot be rerun here} of the bundle's derived stacks (a catalogue
+    stack plus its pipeline's REQUIRES, read from the pipeline's file), each locked here first
+    (uv's reason when it cannot be); the others are then stacks like any."""
+    from ..envs.derived import PREFIX, definition, lock_named
+
+    lost = {}
+    for s in specs:
+        if s.stack.startswith(PREFIX) and s.stack not in lost and definition(s.stack) is None:
+            requires = doc["_declared"].get(s.pipeline, {}).get("requires", [])
+            why = lock_named(s.stack, requires, plat)
+            if why:
+                lost[s.stack] = f"stack {s.stack[:60]}: {why}"
+    return lost
+
+
 def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
     """This machine's twin of a bundle spec, or the reason it cannot run here."""
     if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
@@ -133,6 +149,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
     specs = {r["id"]: RunSpec.from_dict(r["spec"]) for r in doc["runs"]}  # verified by read()
     labs = {s.pipeline for s in specs.values() if s.pipeline}  # a lab's file is its "dataset"
     keep_pipeline_files(doc, labs, pipelines)
+    lost = _derived_here(doc, specs.values(), plat)  # a lab's REQUIRES added here as there
     # the runs whose embedding others train on first, so that those find their twin input
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
     needed = _to_build(specs.values(), plat)
@@ -146,7 +163,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
         if builds and kind.status(plat)[0] in ("not built", "broken"):
             log(f"building stack {spec.stack}")
             kind.build(plat)
-        twin = _local_spec(spec, twins, plat)
+        twin = lost.get(spec.stack) or _local_spec(spec, twins, plat)
         if isinstance(twin, RunSpec):
             twin = twin.with_(stack_id=stack_kind(spec.stack).runnable().identity)
         twins[r["id"]] = twin

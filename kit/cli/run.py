@@ -179,6 +179,11 @@ class _Bars:
             self.bar.update(self.tasks[name], completed=1,
                             description=f"built stack {name}" if made else f"{name}: already built")
 
+    def noted(self, line):
+        from rich.markup import escape
+
+        self.err.print(f"kit: {escape(line)}", soft_wrap=True)
+
     def planned(self, a, todo):
         from ..runs.executing.schedule import note
 

@@ -81,10 +81,12 @@ def _cmd_stacks(args) -> int:
     if args.json:
         print_json(rows)
     else:
-        from ..views.probes import probes_text
+        from ..views.probes import derived_text, probes_text
 
-        kept = [r for r in rows if not r.get("probe")]  # the catalogue's and external ones
-        print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows))
+        # the catalogue's and external ones; the ones under KIT_HOME in sections of their own
+        kept = [r for r in rows if not (r.get("probe") or r.get("derived"))]
+        print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows)
+              + derived_text(rows))
     return 0
 
 

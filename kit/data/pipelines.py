@@ -15,6 +15,7 @@ from ..core.documents import decode
 from ..core.errors import KitError
 from ..core.paths import subdir
 from ..worker.contract import ContractError, check_kinds, check_seeds
+from .requires import check_requires
 
 _checked: dict = {}  # path -> (size, mtime) last verified: a file is re-hashed once per change
 
@@ -23,7 +24,8 @@ def add_pipeline(path) -> dict:
     """Keep the file at ``path`` under its hash (an edited file is another pipeline) and read
     what it declares, without importing it here (its imports are its stack's, not kit's):
     {"sha256", "name" (its file name), "seeds" (SEEDS), "kinds" (KINDS), "dtype" (run takes
-    one: the precision factor applies)}. KitError: one line."""
+    one: the precision factor applies), "requires" (REQUIRES, kit.data.requires)}. KitError:
+    one line."""
     info, data = read_pipeline(path)
     sha = info["sha256"]
     folder = subdir("pipelines") / "by-hash"
@@ -53,8 +55,9 @@ def read_pipeline(path) -> tuple:
 
 
 def declared(name: str, data: bytes) -> dict:
-    """SEEDS and KINDS as the file assigns them, read as literals, and whether its ``def run``
-    takes a dtype (a second positional parameter named dtype): {"seeds", "kinds", "dtype"}."""
+    """SEEDS, KINDS and REQUIRES as the file assigns them, read as literals, and whether its
+    ``def run`` takes a dtype (a second positional parameter named dtype): {"seeds", "kinds",
+    "dtype", "requires"}."""
     try:
         tree = ast.parse(data, filename=name)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:  # a NUL byte: no line
@@ -69,7 +72,7 @@ def declared(name: str, data: bytes) -> dict:
             dtype = len(params) >= 2 and params[1].arg == "dtype"
         target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
                   else node.target if isinstance(node, ast.AnnAssign) and node.value else None)
-        if isinstance(target, ast.Name) and target.id in ("SEEDS", "KINDS"):
+        if isinstance(target, ast.Name) and target.id in ("SEEDS", "KINDS", "REQUIRES"):
             try:
                 found[target.id] = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -77,7 +80,8 @@ def declared(name: str, data: bytes) -> dict:
                                f"literal (kit reads it without running the file)") from None
     try:
         return {"seeds": list(check_seeds(name, found.get("SEEDS"))),
-                "kinds": check_kinds(name, found.get("KINDS", {})), "dtype": dtype}
+                "kinds": check_kinds(name, found.get("KINDS", {})), "dtype": dtype,
+                "requires": check_requires(name, found.get("REQUIRES"))}
     except ContractError as e:
         raise KitError(str(e)) from None
 
@@ -90,6 +94,7 @@ class _Info(msgspec.Struct, forbid_unknown_fields=True):
     seeds: list
     kinds: dict
     dtype: bool
+    requires: list = []  # recorded before REQUIRES was read: none
 
 
 def pipeline_info(sha: str) -> dict:
@@ -106,9 +111,11 @@ def pipeline_info(sha: str) -> dict:
             raise KitError(f"pipeline {sha[:12]}'s record names pipeline {info.sha256[:12]}")
         check_seeds(info.name, info.seeds)
         check_kinds(info.name, info.kinds)
+        if check_requires(info.name, info.requires) != info.requires:
+            raise KitError(f"{info.name}: its recorded REQUIRES is not as kit writes it")
     except (KitError, ContractError) as e:
         raise KitError(f"{e}: {path} is damaged; run the file again with --pipeline FILE.py") from None
-    return json.loads(raw)
+    return {"requires": [], **json.loads(raw)}
 
 
 def pipeline_file(sha: str) -> Path:

@@ -69,11 +69,8 @@ def definition(name: str) -> ProbeDef | None:
     if not is_name(name):  # no '/', no '..': a name is one folder under probes/
         return None
     path = _folder(name) / META
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    if not (path.parent / "uv.lock").exists():
+    text = locked_meta(path)
+    if text is None:
         return None
     try:
         got = _probe_def(json.loads(text)["def"])
@@ -91,6 +88,16 @@ def definition(name: str) -> ProbeDef | None:
         raise KitError(f"probe stack {name}: {path} {why}; delete {path.parent} and "
                        "`kit explain` locks it again")
     return got
+
+
+def locked_meta(path: Path) -> str | None:
+    """The text of a stack's meta file under KIT_HOME (probe.json, derived.json) when it and
+    the uv.lock beside it are there (None: the stack is not locked here)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    return text if (path.parent / "uv.lock").exists() else None
 
 
 def is_name(name) -> bool:
@@ -189,6 +196,12 @@ def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str
             raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has "
                            f'no "{package}==..." line): it cannot be scanned')
         text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
+    return for_here(base, text, plat, "probe")
+
+
+def for_here(base: StackDef, text: str, plat: Platform, what: str) -> str:
+    """A stack's pyproject ``text`` with this platform's environment alone: a ``what`` (a
+    probe, a derived stack) is locked here, for here."""
     system, machine = _ENV.get(plat.key, ("", ""))
     if system and base.arch:  # a Rosetta stack (np1-sk191-x86): its interpreter's wheels
         machine = base.arch
@@ -196,19 +209,15 @@ def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str
     lines = [ln for ln in text.splitlines(keepends=True)
              if not ln.lstrip().startswith('"sys_platform') or all(h in ln for h in here)]
     if not any(ln.lstrip().startswith('"sys_platform') for ln in lines):
-        raise KitError(f"stack {base.name} has no environment for {plat.key}: no probe of it "
+        raise KitError(f"stack {base.name} has no environment for {plat.key}: no {what} of it "
                        "can be made here")
     return "".join(lines)
 
 
 def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple:
     """(probe name, None) once ``base`` with ``package==version`` is locked here, or (None, why)
-    when uv cannot resolve it (no such release, no wheel for this Python, a conflict).
-
-    A lock made before from the same pyproject is kept: relocking could change it, and with it
-    the probe's identity and every run made in it. A failed lock is tried again next time, and
-    leaves the probe locked before (if any) as it was.
-    """
+    when uv cannot resolve it (no such release, no wheel for this Python, a conflict); a lock
+    made before from the same pyproject is kept (``lock_into``)."""
     name = probe_name(base.name, package, version)
     if not is_name(name):
         return None, f"{name[:60]}...: not a probe name (over {_LONGEST} characters, or not one folder)"
@@ -218,40 +227,60 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
 
         if find_python(version, base.arch, plat) is None:
             return None, _no_interpreter(version)
-    sha = hashlib.sha256(text.encode()).hexdigest()
     folder = _folder(name)
+    versions = dict(base.versions)
+    if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
+        versions[package.lower()] = version
+    python = version if package == PYTHON else base.python
+    d = ProbeDef(name, name, python, base.arch, versions, {plat.key: base.blas.get(plat.key)},
+                 base.kind, tuple(base.devices), base.needs_path, base.needs_gpu, base.name,
+                 package, version)
+    why = lock_into(folder, text, META, asdict(d))
+    if why:
+        return None, why
+    return name, None
+
+
+def lock_into(folder: Path, text: str, meta: str, what: dict) -> str | None:
+    """Lock pyproject ``text`` with uv into ``folder`` (a stack's lock folder under KIT_HOME)
+    and write ``meta`` ({"pyproject_sha256", "def": what}) last; None once locked, else uv's
+    own reason in one line (no such release, no wheel for this Python, a conflict).
+
+    A lock made before from the same pyproject is kept: relocking could change it, and with it
+    the stack's identity and every run made in it. A failed lock is tried again next time, and
+    leaves the stack locked before (if any) as it was."""
+    sha = hashlib.sha256(text.encode()).hexdigest()
     folder.mkdir(parents=True, exist_ok=True)
     with file_lock(folder / ".lock"):
         try:
-            meta = json.loads((folder / META).read_text())
+            kept = json.loads((folder / meta).read_text())
         except (OSError, ValueError):
-            meta = {}
-        if meta.get("pyproject_sha256") == sha and (folder / "uv.lock").exists():
-            return name, None
-        # locked beside the probe, swapped in only once uv succeeds: a failed relock leaves a
-        # cached probe, and every run stored under its name, as they were
-        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{name}.") as tmp:
+            kept = {}
+        if kept.get("pyproject_sha256") == sha and (folder / "uv.lock").exists():
+            return None
+        # locked beside the stack, swapped in only once uv succeeds: a failed relock leaves a
+        # cached stack, and every run stored under its name, as they were
+        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{folder.name}.") as tmp:
             tmp = Path(tmp)
             (tmp / "pyproject.toml").write_text(text)
             proc = subprocess.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
                                   cwd=tmp, capture_output=True, text=True,
                                   env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
             if proc.returncode != 0 or not (tmp / "uv.lock").exists():
-                lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
-                last = (lines or ["uv lock gave no reason"])[-1]
-                return None, re.sub(r"^(╰─▶|cause:|caused by:|error:)\s*", "", last, flags=re.I)
-            # each file whole (os.replace); probe.json, which makes the lock a probe's, last
+                return uv_reason(proc.stderr)
+            # each file whole (os.replace); the meta file, which makes the lock a stack's, last
             os.replace(tmp / "uv.lock", folder / "uv.lock")
             os.replace(tmp / "pyproject.toml", folder / "pyproject.toml")
-        versions = dict(base.versions)
-        if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
-            versions[package.lower()] = version
-        python = version if package == PYTHON else base.python
-        d = ProbeDef(name, name, python, base.arch, versions, {plat.key: base.blas.get(plat.key)},
-                     base.kind, tuple(base.devices), base.needs_path, base.needs_gpu, base.name, package, version)
-        write_bytes(folder / META, json.dumps({"pyproject_sha256": sha, "def": asdict(d)},
+        write_bytes(folder / meta, json.dumps({"pyproject_sha256": sha, "def": what},
                                               indent=1).encode())
-    return name, None
+    return None
+
+
+def uv_reason(stderr: str) -> str:
+    """uv's own reason for a failed lock, in one line: its last line, without the arrow."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    last = (lines or ["uv lock gave no reason"])[-1]
+    return re.sub(r"^(╰─▶|cause:|caused by:|error:)\s*", "", last, flags=re.I)
 
 
 CARRIED = ("base", "package", "version")  # what a bundle carries of a probe: what it is

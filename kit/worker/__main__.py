@@ -77,6 +77,10 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         arrays, timings, t0 = _run_lab(spec)
         # the manifest's keys are sorted: the order run returned its outputs in is kept here
         extra = {"seeds": spec["seeds"], "outputs": list(arrays)}
+        if spec.get("requires"):  # the packages its REQUIRES added: what this stack holds of them
+            from .fingerprint import installed
+
+            extra["packages"] = installed(spec["requires"])
         if spec["dtype"] != "float64":  # floating outputs run left in another precision
             extra["not_in_dtype"] = [k for k, a in arrays.items()
                                      if a.dtype.kind == "f" and a.dtype.name != spec["dtype"]]
@@ -189,8 +193,9 @@ def _write(out, arrays, timings, extra, t0):
         "seeds": extra.pop("seeds"),
         "runs_before": len(_IMPORTED) - 1,  # in this process: 0 for a fresh one
         "env": fingerprint(),
-        **extra,
     }
+    manifest["env"]["packages"].update(extra.pop("packages", {}))
+    manifest.update(extra)
     # manifest last: its presence tells the runner that every array before it is complete
     tmp = os.path.join(out, "manifest.json.tmp")
     with open(tmp, "w") as f:

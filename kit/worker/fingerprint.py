@@ -100,6 +100,20 @@ def _blas_build():
     return None
 
 
+def installed(names):
+    """{name: its installed version, None where it is not} of distribution ``names``, read
+    from their metadata (importlib.metadata: the standard library on Python 3.8 and later)."""
+    from importlib import metadata
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def fingerprint(include_torch=False):
     import numpy  # noqa: F401  (loads the BLAS so threadpoolctl can see it)
 

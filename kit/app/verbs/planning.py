@@ -67,21 +67,31 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
     from ...envs.platforms import detect
 
     plat = plat or detect()  # the stacks to build are found for this machine, as kit's own
-    missing = au.unbuilt(file_stacks(names, stack, plat), plat)
+    stacks, notes = None, ()
+    if info.get("requires"):  # each stack with the file's packages added: locked here first
+        from ...envs.derived import for_plan
+
+        stacks, lost = for_plan(info["requires"], file_stacks(names, stack, plat, host=True),
+                                plat)
+        notes = tuple(f"skipped the pairs of stack {n}: {info['name']}'s REQUIRES cannot be "
+                      f"had there ({why})" for n, why in lost.items())
+    missing = au.unbuilt(list(stacks.values()) if stacks is not None
+                         else file_stacks(names, stack, plat), plat)
     if missing:  # a stack's identity is part of each run: planned once they are built
-        return Plan(subject, names, (), (), (), stacks=tuple(missing), work=info)
-    pairs = au.file_pairs(info, names, opts, stack)
+        return Plan(subject, names, (), (), (), notes, stacks=tuple(missing), work=info)
+    pairs = au.file_pairs(info, names, opts, stack, stacks)
     specs, left = au.runs_of(pairs, store)
-    return Plan(subject, names, tuple(pairs), tuple(specs), tuple(left), work=info,
+    return Plan(subject, names, tuple(pairs), tuple(specs), tuple(left), notes, work=info,
                 seconds=lambda n: (au.file_estimate(info, left, store, n) or {}).get("seconds"))
 
 
 _PLANS = {DATASET: _own, PIPELINE: _file}  # one planner per subject kind
 
 
-def file_stacks(names, stack: str, plat) -> list:
+def file_stacks(names, stack: str, plat, host: bool = False) -> list:
     """The stacks a pipeline file's factors ``names`` run in: the stack factors' catalogue
-    pairs (as for kit's own pipeline), and ``stack`` for every other factor."""
+    pairs (as for kit's own pipeline), and ``stack`` for every other factor; the host (kit's
+    own interpreter, never built) only with ``host``."""
     from ...core import factors
     from ...envs.catalogue import HOST
     from ...runs.planning.stack_pairs import stack_pairs
@@ -93,7 +103,7 @@ def file_stacks(names, stack: str, plat) -> list:
             out += [n for a, _, b, _, _ in stack_pairs(name, plat) for n in (a, b)]
         else:
             out.append(stack)
-    return [n for n in dict.fromkeys(out) if n != HOST]
+    return [n for n in dict.fromkeys(out) if host or n != HOST]
 
 
 def file_factors(info: dict, plat=None) -> list:

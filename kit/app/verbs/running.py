@@ -6,7 +6,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.errors import Refused
+from ...core.errors import Failed, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
 from .records import Doctor, Ran, kit_factor_names as _kit_factor_names
@@ -115,11 +115,16 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
                         on_built=progress.built)
         planned = _planned(store, target, options, stack, executor, plat)
     info, factors = planned.work, planned.factors
+    for line in planned.notes:  # a stack the file's REQUIRES cannot be had for: its pairs
+        progress.noted(line)
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
     run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor,
               progress=progress, confirm=confirm, should_stop=should_stop)
     b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
     failure = None
+    if planned.notes:  # said above, one line each; the rest of the plan ran
+        failure = Failed(f"{len(planned.notes)} stack(s) skipped: {info['name']}'s REQUIRES "
+                         "cannot be had there (uv's reason above)")
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
     if shapes:  # the user's mistake (docs/pipelines.md, Errors): said with the budget, then 1
         s = shapes[0]

@@ -3,7 +3,8 @@
 ``stack_kind(name)`` picks the kind once (as pooch's ``choose_downloader`` picks a downloader):
 ``host`` (kit's own interpreter), ``catalogue`` (stacks/stacks.toml, built with uv) or
 ``external`` (an interpreter a user registered); a release scan's probe stack is a catalogue
-stack whose lock lives under KIT_HOME (kit.envs.probes). Every caller then asks the object the same
+stack whose lock lives under KIT_HOME (kit.envs.probes), and so is a pipeline's derived stack
+(kit.envs.derived: a catalogue stack plus its REQUIRES). Every caller then asks the object the same
 questions (kit.envs.kinds.base): its status here, what it can run, which torch devices it has,
 its runnable form, its row in `kit stacks`, and whether and how it is built.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 from ...core.errors import KitError
 from ...core.paths import subdir
 from ..catalogue import HOST, definitions
+from ..derived import definition as derived_definition
+from ..derived import locked as locked_derived
 from ..external import registry
 from ..probes import definition as probe_definition
 from ..probes import locked as locked_probes
@@ -35,6 +38,9 @@ def stack_kind(name: str) -> StackKind:
     probe = probe_definition(name)
     if probe is not None:
         return CatalogueStack(probe)
+    derived = derived_definition(name)  # its own prefix too (req-): no external one shadows it
+    if derived is not None:
+        return CatalogueStack(derived)
     ext = registry()
     if name in ext:
         return ExternalStack(name, ext[name])
@@ -49,7 +55,8 @@ def names() -> list:
 def listing(plat: Platform | None = None, probes: bool = False) -> list:
     """Every stack with its attributes and status: what `kit stacks --json` prints; with
     ``probes``, also the release scans' probe stacks under KIT_HOME, each marked "probe" with
-    the stack it changes, the release it pins and its folder."""
+    the stack it changes, the release it pins and its folder, and the pipelines' derived
+    stacks, each marked "derived" with its base stack, the packages it adds and its folder."""
     plat = plat or detect()
     rows = [stack_kind(n).row(plat) for n in names()]
     for n in (locked_probes() if probes else []):
@@ -63,4 +70,14 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
             continue
         rows.append({**row, "probe": {"base": d.base, "package": d.package,
                                       "version": d.version, "folder": str(d.lock_dir())}})
+    for n in (locked_derived() if probes else []):
+        try:
+            d = derived_definition(n)
+            row = stack_kind(n).row(plat)
+        except KitError as e:  # as a damaged probe: listed as such
+            rows.append({"name": n, "status": "broken", "reason": str(e), "derived": {
+                "base": None, "requires": [], "folder": str(subdir("derived") / n)}})
+            continue
+        rows.append({**row, "derived": {"base": d.base, "requires": list(d.requires),
+                                        "folder": str(d.lock_dir())}})
     return rows

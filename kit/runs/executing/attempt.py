@@ -17,6 +17,7 @@ from ...core.errors import KitError
 from ...core.paths import subdir
 from ...core.spec import RunSpec
 from ...data.pipelines import pipeline_file, pipeline_info
+from ...data.requires import names
 from ...envs import launch
 from ...envs.stacks import Stack
 
@@ -47,9 +48,10 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     folder = Path(folder)
     request = json.loads(spec.worker_json())
     if spec.pipeline:  # a lab's file: the stored copy, verified, and where its traceback goes
-        request.update(pipeline_file=str(pipeline_file(spec.pipeline)),
-                       pipeline_name=pipeline_info(spec.pipeline)["name"],
-                       log=str(subdir("logs") / f"pipeline-{spec.run_id[:12]}.log"))
+        info = pipeline_info(spec.pipeline)
+        request.update(pipeline_file=str(pipeline_file(spec.pipeline)), pipeline_name=info["name"],
+                       log=str(subdir("logs") / f"pipeline-{spec.run_id[:12]}.log"),
+                       requires=names(info["requires"]))  # their versions go in its manifest
     (folder / "spec.json").write_text(json.dumps(request))
     out = folder / "out"
     out.mkdir()

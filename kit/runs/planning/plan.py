@@ -252,7 +252,8 @@ _plans(*factors.names(factors.TORCH))(torch_plan)
 def _file_stacks(ctx):
     """The catalogue's stack pairs for the factor (the same pairs, and the same one-line
     reasons, as for kit's own pipeline), each running the file at the first seed and thread
-    count."""
+    count; a pair with a stack ``ctx.get`` has none for (None: a pipeline's REQUIRES cannot be
+    had there, said by its planner) is left out."""
     info, opts = ctx.info, ctx.opts
     threads = (tuple(opts.threads) or (1,))[0]
     seed = (tuple(opts.seeds) or (0,))[0]
@@ -265,7 +266,8 @@ def _file_stacks(ctx):
                        pipeline=info["sha256"], host=opts.host or host_id())
 
     return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
-            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat)]
+            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat)
+            if ctx.get(a) is not None and ctx.get(b) is not None]
 
 
 def required_stacks(names, plat: Platform, stack: str = HOST,
