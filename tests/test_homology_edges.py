@@ -174,3 +174,21 @@ def test_kit_compare_remakes_a_bundle_s_split_or_says_what_differs(world, tmp_pa
     remade = find_dataset(summary, split.sha256)
     assert remade.sha256 == split.sha256
     assert load_dataset("chain-graphpart", generate=False).sha256 == split.sha256
+
+
+@pytest.mark.slow
+def test_data_homology_reads_the_runs_dataset_by_default(tmp_path):
+    """README's `kit data homology && kit homology`: with no name, the dataset the most recent
+    runs used (as `kit homology` reads), not a synthetic set nobody stored."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from stored import budget_store
+
+    home = tmp_path / "home"
+    ds = chains(n_chains=3, length=3)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_HOME", str(home))
+        save_dataset(ds)
+        budget_store(tmp_path, ds, home=home)
+    p = kit("data", "homology", "--json", home=home)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["name"] == "chain"

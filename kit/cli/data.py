@@ -70,7 +70,9 @@ def add(sub) -> None:
                         "leakage figure) and cluster its proteins (easy-cluster --min-seq-id "
                         "IDENTITY -c COVERAGE --cov-mode 0, one thread); both stored beside the "
                         "dataset by its hash and the parameters. docs/data.md, Homology.")
-    q.add_argument("name", nargs="?", default="synthetic")
+    q.add_argument("name", nargs="?", default=None,
+                   help="a stored dataset (default: the one your most recent runs used, else "
+                        "synthetic)")
     q.add_argument("--n", type=positive)
     _homology_args(q)
     q.add_argument("--pairs", action="store_true",

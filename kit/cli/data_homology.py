@@ -55,7 +55,14 @@ def _hits(ds, args):
 def _homology(args) -> int:
     from ..data import load_dataset
 
-    ds = load_dataset(args.name, args.n, generate=False)  # a reader creates no dataset
+    name, n = args.name, args.n
+    if name is None:  # the dataset `kit homology` reads by default: the most recent runs'
+        from ..app.selection import opening_dataset
+        from ..data.dataset import SYNTHETIC_N
+        from ..runs.store import Store
+
+        name, n = opening_dataset(Store(), SYNTHETIC_N) if n is None else ("synthetic", n)
+    ds = load_dataset(name, n, generate=False)  # a reader creates no dataset
     hit, hit_tool, hit_reused = _hits(ds, args)
     c, reused = _clustering(ds, args)
     s = c.summary()
