@@ -474,3 +474,33 @@ def test_kit_explain_scans_a_lab_pipeline_s_releases_and_names_each_output_s_cha
            "both" in text
     assert "drawn does not change at any of the releases built" in text
     assert "https://scikit-learn.org/stable/whats_new/v1.6.html" in text
+
+
+@pytest.mark.slow
+def test_a_requires_pipeline_s_release_scan_keeps_its_packages(probe_home, tmp_path, capsys):
+    """A lab file with REQUIRES runs in a derived stack (its base stack plus its packages); the
+    scan's probe stacks are of that derived stack, so each release holds the lab's packages too
+    and the file itself runs there, not a catalogue stack without them."""
+    from kit.cli import main
+    from kit.envs.derived import base_of
+
+    plat = detect()
+    if stack_kind(BASE).status(plat)[0] == "unavailable":
+        pytest.skip(stack_kind(BASE).status(plat)[1])
+    f = tmp_path / "versioned_requires.py"
+    f.write_text(_VERSIONED.replace('SEEDS = ("draw",)', 'SEEDS = ("draw",)\nREQUIRES = '
+                                    '("tabulate>=0.8",)').replace(
+        '"steady": np.arange(4.0),', '"steady": np.arange(4.0) + 0 * len(__import__("tabulate")'
+        '.tabulate([[1]])),'))
+    assert main(["run", "--pipeline", str(f), "--factor", "seed:draw", "--stack", BASE,
+                 "--seeds", "0,1", "--threads", "1", "--yes"]) == 0
+    capsys.readouterr()
+    argv = ["explain", "seed:draw", "--pipeline", str(f), "--library", "scikit-learn", "1.5.2",
+            "1.6.0", "--yes", "--json"]
+    assert main(argv) == 0, capsys.readouterr().err
+    got = json.loads(capsys.readouterr().out)["pairs"][0]
+    stacks = [r["stack"] for r in got["releases"]]
+    assert all(s and "req-" in s and base_of(s.split("probe-", 1)[1].rsplit("-scikit-learn", 1)[0])
+               for s in stacks), stacks
+    assert [r["status"] for r in got["releases"]] == ["built", "built"]
+    assert got["outputs"]["minor"]["changes_at"] == ["1.6.0"]

@@ -13,10 +13,9 @@ from ..analysis.explain import origins, output_origins, unexplainable
 from ..analysis.explain_stored import measured
 from ..analysis.releases import WHOLE, Release, apply_scan, scan_groups, scan_specs
 from ..core.errors import Failed, KitError
-from ..envs.catalogue import definitions
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
-from ..envs.probes import PYTHON, prepare
+from ..envs.probes import PYTHON, prepare, scannable
 from ..envs.releases import between, check_name, minor, python_releases, release_list
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store
@@ -54,10 +53,10 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
         if not groups:
             continue
         a = store.run(p.a)
-        base = definitions().get(a.spec.stack)
+        base = scannable(a.spec.stack)
         if base is None:
-            notes.append(f"{p.label}: a's stack {a.spec.stack} is not in the catalogue: no "
-                         "pyproject to change, no release scan")
+            notes.append(f"{p.label}: a's stack {a.spec.stack} is not in the catalogue nor "
+                         "derived from it here: no pyproject to change, no release scan")
             continue
         try:
             lo, hi = library[1:] if library else (measured(a, package),
