@@ -1,6 +1,7 @@
 """The release scan: probe stacks built for real with uv under KIT_HOME, and changes_at read
 from the feed runs made in them (scikit-learn 1.5.2 and 1.6.0 at numpy 1.26.4, Python 3.12)."""
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -504,3 +505,41 @@ def test_a_requires_pipeline_s_release_scan_keeps_its_packages(probe_home, tmp_p
                for s in stacks), stacks
     assert [r["status"] for r in got["releases"]] == ["built", "built"]
     assert got["outputs"]["minor"]["changes_at"] == ["1.6.0"]
+    # read back with nothing run: by the store's reader and by the TUI's budget tab (x)
+    from kit.analysis.explain_stored import stored_output_explanations
+    from kit.data.pipelines import file_sha256
+
+    sha = file_sha256(f)
+    before = len(Store().specs())
+    [x] = stored_output_explanations(Store(), sha)
+    assert x["factor"] == "seed:draw" and x["pairs"][0].stages["minor"].changes_at == ("1.6.0",)
+    said = asyncio.run(_x_on_the_file(sha))
+    assert "Where your file's outputs change" in said[0]
+    assert "minor is identical at both ends but changes at 1.6.0" in said[0]
+    assert "your pipeline's budget" in said[1] or "pipeline versioned_requires.py" in said[1]
+    assert len(Store().specs()) == before
+
+
+async def _x_on_the_file(sha: str) -> list:
+    """The budget tab of a lab file chosen in Setup: x, then x again; the pane's text each time."""
+    from textual.widgets import Input
+
+    from kit.envs.platforms import Platform
+    from kit.tui.app import KitApp
+
+    plat = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
+    seen = []
+    async with KitApp("synthetic", 120, platform=plat, store=Store()).run_test(
+            size=(100, 30)) as pilot:
+        field = pilot.app.query_one("#pipeline-file", Input)
+        field.focus()
+        field.value = sha[:10]
+        await pilot.press("enter", "escape", "4")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        for _ in range(2):
+            await pilot.press("x")
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            seen.append(" ".join(str(pilot.app.query_one("#explain-text").render()).split()))
+    return seen

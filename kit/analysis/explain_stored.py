@@ -13,7 +13,7 @@ from ..envs.probes import PREFIX, PYTHON
 from ..envs.releases import is_final, key, minor
 from ..runs.store import Store
 from . import amplify
-from .explain import GROUP, explain_pair, feed_spec, seed_unit, unexplainable
+from .explain import GROUP, explain_outputs, explain_pair, feed_spec, seed_unit, unexplainable
 from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index, verified_here
 
 
@@ -76,14 +76,15 @@ def _probed(store: Store, pair, fed: dict) -> dict:
     return found
 
 
-def _scan(store: Store, pair, fed: dict) -> tuple:
+def _scan(store: Store, pair, fed: dict, any_package: bool = False) -> tuple:
     """(package, [Release]) of the stored probe runs on a's arrays, in scan order (a's version
     of the package towards b's), for a package the pair's two runs measured at different
-    versions (a's arrays are shared by its pairs: another factor's pair is not scanned);
+    versions (a's arrays are shared by its pairs: another factor's pair is not scanned; a lab
+    file's scan, ``any_package``, is of the --library it was asked for, whatever the pair);
     (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
     found = {p: v for p, v in _probed(store, pair, fed).items()
-             if measured(ra, p) != measured(rb, p)}
+             if any_package or measured(ra, p) != measured(rb, p)}
     if not found:
         return None, []
     package = max(found, key=lambda p: len(found[p]))
@@ -131,6 +132,30 @@ def stored_explanation(store: Store, dataset: str, factor: str, rows: list | Non
             out["missing"].append((p.label, f"not explained: {why}"))
         else:
             out["pairs"].append(e)
+    return out
+
+
+def stored_output_explanations(store: Store, pipeline: str) -> list:
+    """A lab file's explanations the store holds, one per factor with a stored release scan:
+    explain_outputs with each pair's scan (the whole file rerun in probe stacks, runs stored
+    here or from a bundle with their arrays) applied, read back; nothing is run. [] when no
+    pair of the file was scanned."""
+    specs = store.specs()
+    probes = [s for s in specs.values() if s.pipeline == pipeline and s.stack.startswith(PREFIX)]
+    if not probes:
+        return []
+    out = []
+    for factor in dict.fromkeys(p.factor for p in store.pairs(pipeline)):
+        pairs = {(p.a, p.b): p for p in store.pairs(pipeline) if p.factor == factor}
+        x, scanned = explain_outputs(store, pipeline, factor), False
+        for k, e in enumerate(x["pairs"]):
+            a = specs[e.a]
+            fed = {e.a: [s for s in probes if is_scan_run(a, s)]}
+            package, releases = _scan(store, pairs[(e.a, e.b)], fed, any_package=True)
+            if package:
+                x["pairs"][k], scanned = apply_scan(e, store, a, package, releases), True
+        if scanned:
+            out.append({**x, "missing": [], "runs": 0, "stored": True})
     return out
 
 

@@ -91,6 +91,13 @@ class BudgetPane(Pane):
     def action_explain(self) -> None:
         """The highlighted row's explanation from the stored cross-fed runs (x again: back to
         the table); nothing is run from here: a row not explained yet says what would run."""
+        if getattr(self, "_text_shown", False):  # a lab file's budget text: x swaps it with
+            if getattr(self, "_scan_shown", False):  # its stored release scans, and back
+                self._scan_shown = False
+                self.query_one("#explain-text", Static).update(self._file_budget)
+                return None
+            self._scan_shown = True
+            return self.load(self._file_explained, self._draw_explained, "explain")
         if self.query_one("#explain-scroll").display:
             return self.action_view("explain-scroll")
         t = self.query_one("#budget-table", DataTable)
@@ -121,6 +128,21 @@ class BudgetPane(Pane):
         return (f"[b]Where {markup(name)}'s differences start[/] (stored cross-fed runs; "
                 "x: back)\n\n" + "\n\n".join(markup(ln) for ln in lines))
 
+    def _file_explained(self) -> str:
+        """A lab file's stored release scans (`kit explain FACTOR --pipeline FILE` makes
+        them), each factor's pairs with where each output changes; nothing is run."""
+        from ..analysis.explain_stored import stored_output_explanations
+        from ..views.explain import stored_lines
+
+        found = stored_output_explanations(self.app.store, self.app.subject().sha256)
+        lines = [ln for x in found for ln in [f"{x['factor']}:"] + stored_lines(x)]
+        return ("[b]Where your file's outputs change[/] (stored release scans; x: back)\n\n"
+                + "\n\n".join(markup(ln) for ln in lines) if lines else
+                "[b]No release scan of this file is stored[/] (x: back)\n\n"
+                + markup("`kit explain sklearn --pipeline FILE.py` (or numpy, python, or any "
+                         "factor with --library NAME A B) reruns the file in each release "
+                         "between a pair's two versions and says where each output changes."))
+
     def show(self) -> None:
         width = self.text_width()
         self.load(lambda: self._read_budget(width), self._draw)
@@ -149,6 +171,7 @@ class BudgetPane(Pane):
             "[b]your pipeline's budget[/] (arrows / PgDn scroll)")
         self.query_one("#budget-table", DataTable).clear(columns=True)
         self.query_one("#explain-text", Static).update(text)
+        self._file_budget, self._scan_shown = text, False
         for v in self._VIEWS:
             self.query_one(f"#{v}").display = v == "explain-scroll"
         self.call_after_refresh(self.query_one("#explain-scroll").focus)
