@@ -263,3 +263,32 @@ def _rewrite(src, dst, old: str, new: str) -> None:
             info = tarfile.TarInfo(n)
             info.size = len(members[n])
             tar.addfile(info, io.BytesIO(members[n]))
+
+
+@pytest.mark.slow
+def test_a_node_with_its_own_kit_home_locks_the_derived_stack_from_the_file(
+        built_home, tmp_path, monkeypatch):
+    """A cluster node whose KIT_HOME is its own (node-local disks) has not got the driver's
+    derived stack: it locks it from the REQUIRES of the file it was sent, to the identity the
+    driver's plan measured (on_node checks it next); a file whose REQUIRES are not the stack's
+    is refused in one line."""
+    from kit.data.pipelines import add_pipeline, pipeline_file
+    from kit.envs.derived import prepare
+    from kit.runs.executing.on_node import _derived_here
+
+    plat = detect()
+    name, why = prepare(definitions()[PAIR[0]], ["tabulate>=0.8"], plat)
+    assert why is None
+    driver_lock = (definition(name).lock_dir() / "uv.lock").read_text()
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "node"))
+    info = add_pipeline(built_home / "lab.py")
+    spec = RunSpec(dataset=info["sha256"], stack=name, stack_id="x" * 64,
+                   pipeline=info["sha256"])
+    assert definition(name) is None
+    _derived_here(spec, "node-1", pipeline_file(info["sha256"]))
+    assert (definition(name).lock_dir() / "uv.lock").read_text() == driver_lock
+    other = add_pipeline(built_home / "bad.py")
+    wrong = RunSpec(dataset=other["sha256"], stack=derived_name(PAIR[0], ["pandas"]),
+                    stack_id="x" * 64, pipeline=other["sha256"])
+    with pytest.raises(KitError, match="node node-1: derived stack .* cannot be locked here"):
+        _derived_here(wrong, "node-1", pipeline_file(other["sha256"]))

@@ -66,6 +66,20 @@ def stacks(names: list) -> dict:
     return out
 
 
+def _derived_here(spec: RunSpec, where: str, path) -> None:
+    """A lab file's derived stack (its base stack plus its REQUIRES) locked on a node whose
+    KIT_HOME has not got it (node-local disks): from the file's own REQUIRES, as the driver
+    locked it; the identity check that follows says if the lock came out otherwise."""
+    from ...data.pipelines import read_pipeline
+    from ...envs.derived import base_of, definition, lock_named
+
+    if not (spec.pipeline and base_of(spec.stack)) or definition(spec.stack) is not None:
+        return
+    why = lock_named(spec.stack, read_pipeline(path)[0]["requires"], detect())
+    if why:
+        raise KitError(f"node {where}: derived stack {spec.stack} cannot be locked here: {why}")
+
+
 def _stack(spec: RunSpec, where: str):
     """The run's stack on this node: built from its lock file if missing (under a lock, so two
     workers sharing a KIT_HOME build it once), refused if it is not what the plan measured."""
@@ -126,7 +140,8 @@ def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | 
     where = me["host"]
     try:
         spec = RunSpec.from_json(spec_json)
-        stack = _stack(spec, where)
+        if not spec.pipeline:
+            stack = _stack(spec, where)
         if spec.pipeline:  # a lab's file travels once per node too, verified before it is kept
             if dataset is None and not present(spec.pipeline):
                 return {"missing": "pipeline", "node": me}
@@ -136,6 +151,8 @@ def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | 
                 except KitError as e:
                     raise KitError(f"node {where}: {e}") from None
             path = pipeline_file(spec.pipeline)
+            _derived_here(spec, where, path)  # its REQUIRES read from the file just kept
+            stack = _stack(spec, where)
         elif dataset is None:  # the dataset travels once per node, by content
             path = stored_worker_file(spec.dataset)
             if path is None:
