@@ -203,6 +203,9 @@ def test_a_requirement_no_stack_can_have_is_skipped_with_uv_s_reason(built_home,
     rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
                         "nosuch", "--stack", PAIR[0], "--yes")
     assert rc == 1 and "unknown factor 'nosuch'" in err
+    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
+                        "seed:iint", "--stack", PAIR[0], "--yes")  # misspelt, not skipped
+    assert rc != 0 and "iint" in err and "skipped the pairs" not in err and "Traceback" not in err
     assert not list((built_home / "kit" / "derived").glob(f"{derived_name(PAIR[0], ['numpy<1.0'])}/uv.lock"))
 
 

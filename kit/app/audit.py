@@ -335,6 +335,10 @@ def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST,
     # one: plan_file refuses it in its own line)
     single = [f for f in factor_names if f.startswith("seed:") or (
         factors.get(f) is not None and factors.get(f).planned != factors.STACKS)]
+    for f in single:  # a misspelt seed:NAME is refused, even where its stack is lost
+        if stack not in stacks and f.partition(":")[2] not in (info.get("seeds") or ()) \
+                and f.startswith("seed:"):
+            plan_file(f, info, opts, HOST)
     return [p for f in factor_names if stack in stacks or f not in single
             for p in plan_file(f, info, opts, stack, get=get)]
 
