@@ -295,3 +295,21 @@ def test_a_node_with_its_own_kit_home_locks_the_derived_stack_from_the_file(
                     stack_id="x" * 64, pipeline=other["sha256"])
     with pytest.raises(KitError, match="node node-1: derived stack .* cannot be locked here"):
         _derived_here(wrong, "node-1", pipeline_file(other["sha256"]))
+
+
+@pytest.mark.slow
+async def test_the_tui_run_tab_says_each_skipped_stack_of_a_requires_file(built_home):
+    """The Run tab of a file whose REQUIRES no stack can have: each stack's skip line in the
+    log (uv's reason), and one line as the status; never a traceback."""
+    from test_tui_pipeline import app, choose, run_status
+
+    async with app(threads="1", seeds="0,1").run_test(size=(100, 30)) as pilot:
+        await choose(pilot, str(built_home / "bad.py"))
+        assert pilot.app.pipeline.name == "bad.py"
+        status = await run_status(pilot)
+        log = " ".join(" ".join(str(line) for line in pilot.app.query_one("#run-log").lines).split())
+        assert "Traceback" not in status + log
+        # no --stack: the catalogue's first stack (the host takes no packages), and its skip
+        # line in the log with uv's reason; the status one line
+        assert "skipped: skipped the pairs of stack " in log and "numpy<1.0" in log, log
+        assert "stack(s) skipped" in status

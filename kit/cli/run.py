@@ -23,7 +23,8 @@ def add(sub) -> None:
                         "(docs/pipelines.md)")
     dataset_args(p)
     p.add_argument("--stack", default="host",
-                   help="stack for single-stack factors (default: host, kit's own interpreter)")
+                   help="stack for single-stack factors (default: host, kit's own interpreter; "
+                        "a pipeline with REQUIRES: the catalogue's first stack here)")
     p.add_argument("--threads", type=thread_counts, default=(),
                    help="thread counts, e.g. 1,2 (default 1..cores; on a cluster 1..the smallest "
                         "worker's cores)")

@@ -107,6 +107,20 @@ def prepare(base: StackDef, requires, plat: Platform) -> tuple:
     return (None, why) if why else (name, None)
 
 
+def default_base(plat: Platform) -> str:
+    """The stack a REQUIRES file's single-stack factors run in when none is named: the host
+    cannot take packages, so the catalogue's first stack this platform can have (built ones
+    first), the same on every call."""
+    from .kinds import stack_kind
+
+    can = [n for n in definitions() if stack_kind(n).status(plat)[0] != "unavailable"]
+    built = [n for n in can if stack_kind(n).status(plat)[0] == "built"]
+    if not can:
+        raise KitError("no catalogue stack can be had on this platform: a pipeline's REQUIRES "
+                       "are added to catalogue stacks only (`kit stacks` says why)")
+    return (built or can)[0]
+
+
 def for_plan(requires, names, plat: Platform) -> tuple:
     """({stack: the stack a pipeline with ``requires`` runs in instead}, {stack: why none})
     for the stacks ``names`` a plan uses: each catalogue stack's derived stack, locked now

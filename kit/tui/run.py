@@ -165,6 +165,10 @@ class _Messages(au.Progress):
     def log(self, stack, line):
         self.say(f"[{stack}] {line}")
 
+    def noted(self, line):
+        """A stack the plan leaves out (a lab file's REQUIRES cannot be had there): its line."""
+        self.say(f"skipped: {line}")
+
     def planned(self, a, todo):
         self.say(f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
                  f"{len(todo)} to run")

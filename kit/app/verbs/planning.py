@@ -69,7 +69,11 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
     plat = plat or detect()  # the stacks to build are found for this machine, as kit's own
     stacks, notes = None, ()
     if info.get("requires"):  # each stack with the file's packages added: locked here first
-        from ...envs.derived import for_plan
+        from ...envs.catalogue import HOST
+        from ...envs.derived import default_base, for_plan
+
+        if stack == HOST:  # the default --stack: the host takes no packages, a catalogue one does
+            stack = default_base(plat)
 
         stacks, lost = for_plan(info["requires"], file_stacks(names, stack, plat, host=True),
                                 plat)
