@@ -42,7 +42,7 @@ def _of_home(home) -> list:
     return pids
 
 
-def _none_left(home, timeout=10.0) -> list:
+def _none_left(home, timeout=3.0) -> list:
     end = time.time() + timeout
     while _of_home(home) and time.time() < end:
         time.sleep(0.1)
