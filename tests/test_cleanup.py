@@ -16,6 +16,8 @@ import pytest
 
 from kit.core import children
 from kit.core.spools import OWNER, discard, spool, sweep
+from test_homology import needs_mmseqs
+from test_releases import BASE, one_stack_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,20 +175,13 @@ def test_kill_9_of_import_leaves_a_spool_the_next_import_sweeps(tmp_path):
 
 
 # -- kit data homology --------------------------------------------------------------------------
-def _have_mmseqs() -> bool:
-    from kit.core.errors import KitError
-    from kit.data.mmseqs import mmseqs_path
-
-    try:
-        mmseqs_path()
-    except KitError:
-        return False
-    return True
-
-
-def _big_set(home):
-    """3,000 random proteins of 300 residues: a search long enough to be killed inside."""
+@pytest.fixture
+def big_home(tmp_path):
+    """A KIT_HOME holding 3,000 random proteins of 300 residues, "big": a search long enough
+    to be killed inside."""
     from kit.data.dataset import make_dataset, save_dataset
+
+    home = tmp_path / "h"
 
     rng = np.random.default_rng(1)
     amino = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
@@ -202,6 +197,7 @@ def _big_set(home):
             os.environ.pop("KIT_HOME")
         else:
             os.environ["KIT_HOME"] = old
+    return home
 
 
 def _homology_killed(home, sig):
@@ -218,10 +214,9 @@ def _homology_killed(home, sig):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform")
-def test_kill_9_of_data_homology_ends_mmseqs_and_the_next_run_sweeps_its_folder(tmp_path):
-    home = tmp_path / "h"
-    _big_set(home)
+@needs_mmseqs
+def test_kill_9_of_data_homology_ends_mmseqs_and_the_next_run_sweeps_its_folder(big_home):
+    home = big_home
     code, _, work = _homology_killed(home, signal.SIGKILL)
     assert code == -signal.SIGKILL
     assert _none_left(home) == []  # mmseqs and its workflow's children too
@@ -233,10 +228,9 @@ def test_kill_9_of_data_homology_ends_mmseqs_and_the_next_run_sweeps_its_folder(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform")
-def test_sigterm_of_data_homology_says_nothing_half_made_was_stored_and_leaves_nothing(tmp_path):
-    home = tmp_path / "h"
-    _big_set(home)
+@needs_mmseqs
+def test_sigterm_of_data_homology_says_nothing_half_made_was_stored_and_leaves_nothing(big_home):
+    home = big_home
     code, err, work = _homology_killed(home, signal.SIGTERM)
     assert code == 143
     assert err.strip().splitlines()[-1].startswith("kit: terminated; stopped: nothing of the "
@@ -247,7 +241,6 @@ def test_sigterm_of_data_homology_says_nothing_half_made_was_stored_and_leaves_n
 
 
 # -- a probe stack's build (the release scan's step that runs uv sync) --------------------------
-BASE = "np1-sk152"
 _BUILD = """
 import sys
 from kit.envs.catalogue import definitions
@@ -266,18 +259,10 @@ def test_kill_9_of_a_probe_build_ends_uv_and_the_next_build_rebuilds_cleanly(tmp
     """uv sync killed with kit (kill -9) leaves a half-built venv: the next build removes it,
     however full, and builds it whole (before: uv kept writing, and the next `kit explain`
     ended in an internal error, OSError "Directory not empty")."""
-    import shutil
-
     from kit.envs.kinds import stack_kind
     from kit.envs.platforms import detect
 
-    cat = tmp_path / "catalogue"
-    cat.mkdir()
-    shutil.copytree(ROOT / "stacks" / BASE, cat / BASE)
-    (cat / "stacks.toml").write_text(
-        f'reference = "{BASE}"\n\n[stack.{BASE}]\nlock = "{BASE}"\npython = "3.12"\n'
-        'numpy = "1.26.4"\nscipy = "1.13.1"\nscikit-learn = "1.5.2"\n'
-        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+    cat = one_stack_catalogue(tmp_path / "catalogue")
     home = tmp_path / "h"
     env = _env(home, KIT_STACKS_DIR=str(cat))
     with pytest.MonkeyPatch.context() as mp:
