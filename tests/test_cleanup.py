@@ -291,3 +291,49 @@ def test_kill_9_of_a_probe_build_ends_uv_and_the_next_build_rebuilds_cleanly(tmp
         mp.setenv("KIT_STACKS_DIR", str(cat))
         assert stack_kind(name).status(detect())[0] == "built"
     assert not list((home / "probes").rglob(".trash-*"))
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_release_scan_then_the_same_kit_explain_finishes_clean(tiny, tmp_path):
+    """`kit explain --library` killed while uv sync builds a probe stack: no uv left, and the
+    same command then builds the half-built probe whole and scans (before: an internal error,
+    OSError "Directory not empty")."""
+    from kit.data.dataset import save_dataset
+    from kit.envs.kinds import stack_kind
+    from kit.envs.platforms import detect
+    from kit.runs.executing.runner import run_all
+    from kit.runs.planning.options import PlanOptions
+    from kit.runs.planning.plan import plan
+    from kit.runs.store import Store
+
+    cat = one_stack_catalogue(tmp_path / "catalogue")
+    home = tmp_path / "h"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_HOME", str(home))
+        mp.setenv("KIT_STACKS_DIR", str(cat))
+        kind = stack_kind(BASE)
+        if kind.status(detect())[0] == "unavailable":
+            pytest.skip(kind.status(detect())[1])
+        kind.build(detect())
+        store = Store()
+        pair = plan("seed:models", tiny.sha256, PlanOptions(threads=(1,), seeds=(0, 1)),
+                    stack=BASE)[0]
+        run_all([pair.a, pair.b], tiny, store)
+        store.add_pairs([pair])
+        save_dataset(tiny)
+    argv = [sys.executable, "-m", "kit", "explain", "seed:models", "--library", "scikit-learn",
+            "1.5.2", "1.6.0", "--yes"]
+    env = _env(home, KIT_STACKS_DIR=str(cat))
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    probes = home / "probes"
+    seen = _wait(lambda: _tool_running(home, "sync") and any(probes.glob("probe-*/venv/lib")),
+                 p, 300)
+    assert seen, f"no uv sync was seen: {p.stderr.read() if p.poll() is not None else ''}"
+    p.kill()
+    p.wait()
+    assert _none_left(home) == []
+    out = subprocess.run(argv, env=env, capture_output=True, text=True)
+    _clean(out)
+    assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.stdout
+    assert not list(probes.rglob(".trash-*")) and not list(probes.glob(".probe-*"))
