@@ -82,16 +82,21 @@ def test_a_probe_s_pyproject_changes_one_pin_and_keeps_this_platform_only():
         pyproject(definitions()[BASE], "torch", "2.0.0", plat)
 
 
-@pytest.fixture(scope="module")
-def module_home(tmp_path_factory):
-    home = tmp_path_factory.mktemp("probes-home")
-    cat = home / "catalogue"
+def one_stack_catalogue(cat: Path) -> Path:
+    """A catalogue (KIT_STACKS_DIR) of BASE alone: scikit-learn 1.5.2 at numpy 1.26.4."""
     cat.mkdir()
     shutil.copytree(ROOT / "stacks" / BASE, cat / BASE)
     (cat / "stacks.toml").write_text(
         f'reference = "{BASE}"\n\n[stack.{BASE}]\nlock = "{BASE}"\npython = "3.12"\n'
         'numpy = "1.26.4"\nscipy = "1.13.1"\nscikit-learn = "1.5.2"\n'
         'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+    return cat
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("probes-home")
+    one_stack_catalogue(home / "catalogue")
     return home
 
 

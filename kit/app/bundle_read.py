@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import KitError
+from ..core.spools import spool as spool_dir
 from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
                             expected_arrays, max_body, max_manifest)
 
@@ -56,7 +57,8 @@ def opened(path, spool=None):
         raise KitError(f"no bundle at {path}")
     if not path.is_file():
         raise KitError(f"{path} is not a file")
-    with tempfile.TemporaryDirectory(dir=spool, prefix=".bundle-") as tmp:
+    # locked as this process's while it is used: a killed import's is swept by the next
+    with spool_dir(spool or tempfile.gettempdir(), ".bundle-") as tmp:
         try:
             with gzip.open(path, "rb") as gz:
                 found = _read(path, _Bounded(gz, max_manifest() + max_body() + 2 ** 20), Path(tmp))

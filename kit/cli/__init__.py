@@ -43,13 +43,19 @@ def _on_signal(signum, frame):
     raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
 
 
+RESUMES = "finished runs are stored, run the same command to resume"
+_args: list = []  # the command being run: its words for what an interrupt kept
+
+
 def _ended_by_signal(signum: int) -> int:
-    """An interrupted command's message and exit status (130 for SIGINT, 143 for SIGTERM)."""
+    """An interrupted command's message and exit status (130 for SIGINT, 143 for SIGTERM). What
+    was kept is the command's to say (its parser's ``stopped``): runs for a plan, nothing
+    half-made for a data command."""
     import signal
 
     what = "interrupted" if signum == signal.SIGINT else "terminated"
-    print(f"kit: {what}; finished runs are stored, run the same command to resume",
-          file=sys.stderr)
+    kept = getattr(_args[0], "stopped", RESUMES) if _args else RESUMES
+    print(f"kit: {what}; {kept}", file=sys.stderr)
     return 128 + signum
 
 
@@ -59,6 +65,7 @@ def main(argv=None) -> int:
     from ..views.fit import unwrapped
 
     args = parser().parse_args(argv)
+    _args[:] = [args]
     unwrapped(getattr(args, "wide", False))
     # kit's own handlers for both: whatever a library does with the exception on its way up
     # (dask-jobqueue even sets SIGINT to sys.exit() when imported), a command that received

@@ -20,7 +20,9 @@ def add(sub) -> None:
 
     p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
     p.add_argument("file", help="a bundle written by `kit export`")
-    p.set_defaults(func=_cmd_import)
+    # all or nothing (kit.runs.store.Store.import_runs): an interrupt keeps nothing of the bundle
+    p.set_defaults(func=_cmd_import, stopped="stopped: nothing of the bundle was imported; run "
+                   "the same command to import it")
 
     p = sub.add_parser("compare", help="rerun a bundle's runs here and say how far they differ",
                        description="Import a lab's bundle (`kit export`), rerun each of its runs on "

@@ -78,6 +78,7 @@ def add(sub) -> None:
     q.add_argument("--pairs", action="store_true",
                    help="kept for scripts: the search is always run now (and stored)")
     q.add_argument("--json", action="store_true")
+    q.set_defaults(stopped=STOPPED_HOMOLOGY)
     q = dsub.add_parser("split", help="a new dataset whose train and test hold no homologs",
                         description="Write a new dataset of NAME's proteins, about 2:1, whose test "
                         "proteins have no train protein above IDENTITY over COVERAGE: GraphPart's "
@@ -98,6 +99,7 @@ def add(sub) -> None:
                         "order) and of each side's shuffle")
     q.add_argument("--n", type=positive)
     q.add_argument("--json", action="store_true")
+    q.set_defaults(stopped=STOPPED_SPLIT)
     q = dsub.add_parser("verify", help="re-hash a dataset (swissprot: its cached pages too)")
     q.add_argument("name", nargs="?", default="swissprot")
     q.add_argument("--json", action="store_true")
@@ -169,6 +171,11 @@ def _cmd_data(args) -> int:
     return 0
 
 
+# what an interrupted data command kept, in its line (kit.cli's; a plan keeps its runs)
+STOPPED_HOMOLOGY = ("stopped: nothing of the search or clustering it was making was stored (one "
+                    "it had finished is kept); run the same command to finish")
+STOPPED_SPLIT = ("stopped: no new dataset was written (a search or clustering it had finished "
+                 "is kept); run the same command to finish")
 OFFLINE = 75  # `kit data fetch --offline-ok` found UniProt unreachable (EX_TEMPFAIL)
 
 

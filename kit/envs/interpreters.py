@@ -10,6 +10,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from ..core import children
 from .platforms import Platform
 
 _PROBE = "import json, platform, sys; print(json.dumps([platform.python_version(), platform.machine()]))"
@@ -97,7 +98,11 @@ def find_python(minor: str, arch: str | None, plat: Platform, install: bool = Fa
         if got and got[0].startswith(minor + ".") and _same_machine(got[1], want_machine):
             return python
     if install and plat.downloads:
-        subprocess.run([uv_bin(), "python", "install", request], capture_output=True, timeout=900)
+        # tethered: a download kit no longer waits for ends with it (kit.core.children)
+        try:
+            children.run([uv_bin(), "python", "install", request], text=False, timeout=900)
+        except (OSError, subprocess.SubprocessError):
+            pass  # not installed: found or not below, as before
         find_python.cache_clear()
         return find_python(minor, arch, plat, install=False)
     return None

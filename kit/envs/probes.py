@@ -15,14 +15,15 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from ..core import children
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.locks import file_lock
 from ..core.paths import subdir
+from ..core.spools import spool
 from .catalogue import StackDef
 from .interpreters import uv_bin
 from .platforms import Platform
@@ -274,12 +275,11 @@ def lock_into(folder: Path, text: str, meta: str, what: dict) -> str | None:
             return None
         # locked beside the stack, swapped in only once uv succeeds: a failed relock leaves a
         # cached stack, and every run stored under its name, as they were
-        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{folder.name}.") as tmp:
-            tmp = Path(tmp)
+        # (a folder locked as this process's: a killed lock's is swept by the next)
+        with spool(folder.parent, f".{folder.name}.") as tmp:
             (tmp / "pyproject.toml").write_text(text)
-            proc = subprocess.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
-                                  cwd=tmp, capture_output=True, text=True,
-                                  env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
+            proc = children.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
+                                cwd=tmp, env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
             if proc.returncode != 0 or not (tmp / "uv.lock").exists():
                 return uv_reason(proc.stderr)
             # each file whole (os.replace); the meta file, which makes the lock a stack's, last

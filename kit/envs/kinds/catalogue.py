@@ -9,15 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ...core import children
 from ...core.atomic import write_bytes
 from ...core.errors import Failed, KitError
 from ...core.locks import file_lock
+from ...core.spools import discard, sweep_trash
 from ..catalogue import MARKER, StackDef, reference
 from ..integrity import damage, venv_python
 from ..interpreters import arch_prefix, find_python, probe, uv_bin
@@ -28,8 +28,9 @@ from .base import StackKind
 
 def _uv(args, cwd=None, env=None, what="uv", stack=""):
     """Run uv; Failed (reason: what failed and uv's last line) when it exits non-zero."""
-    proc = subprocess.run([uv_bin(), *args], cwd=cwd, capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})))
+    # tethered: uv (and a build it runs) ends with kit, so a killed build never keeps writing
+    # into the venv the next one removes (kit.core.children)
+    proc = children.run([uv_bin(), *args], cwd=cwd, env=dict(os.environ, **(env or {})))
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise Failed(f"{stack}: {what} failed: {last}" if stack else f"{what} failed: {last}",
@@ -161,9 +162,12 @@ class CatalogueStack(StackKind):
             raise Failed(f"stack {d.name}: {why}", reason=why)
         lock_sha = d.lock_sha256()
         venv = d.venv()
-        if venv.exists():
+        sweep_trash(venv.parent)  # what an earlier removal could not finish
+        if venv.exists() or venv.is_symlink():
+            # half-built (a killed build: no marker, or not the current lock's): renamed aside
+            # and removed, however full it is; never an OSError "Directory not empty"
             log(f"{d.name}: removing an incomplete or outdated environment")
-            shutil.rmtree(venv)
+            discard(venv)
         log(f"{d.name}: creating the environment with {python}")
         try:
             _uv(["venv", "--quiet", "--python", python, str(venv)], what="uv venv", stack=d.name)
@@ -180,7 +184,7 @@ class CatalogueStack(StackKind):
                       "interpreter": python, "built": datetime.now(timezone.utc).isoformat()}
             write_bytes(venv / MARKER, json.dumps(marker, indent=1).encode())
         except BaseException:
-            shutil.rmtree(venv, ignore_errors=True)  # never leave a venv that looks usable
+            discard(venv)  # never leave a venv that looks usable
             raise
         return True
 

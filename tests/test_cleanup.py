@@ -1,0 +1,339 @@
+"""A long command killed (kill -9, SIGTERM) leaves nothing running and nothing the next start
+does not sweep: kit import's spool, kit data homology's mmseqs and its work folder, a probe
+stack's uv sync and its half-built venv (issue 40). The commands are the real ones, in a
+subprocess with a private KIT_HOME, killed while their folder or child tool exists."""
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kit.core import children
+from kit.core.spools import OWNER, discard, spool, sweep
+from test_homology import needs_mmseqs
+from test_releases import BASE, one_stack_catalogue
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(home, **extra):
+    return dict(os.environ, KIT_HOME=str(home), PYTHONPATH=str(ROOT), **extra)
+
+
+def _of_home(home) -> list:
+    """The pids of processes started with this KIT_HOME (kit, its tether, the tool, its
+    children): /proc, each one's environment."""
+    mark = f"KIT_HOME={home}".encode()
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if mark in env and state != "Z":
+            pids.append(int(d.name))
+    return pids
+
+
+def _none_left(home, timeout=3.0) -> list:
+    end = time.time() + timeout
+    while _of_home(home) and time.time() < end:
+        time.sleep(0.1)
+    return _of_home(home)
+
+
+def _tool_running(home, name: str) -> bool:
+    for pid in _of_home(home):
+        try:
+            if name in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _wait(cond, proc, timeout=120.0) -> bool:
+    end = time.time() + timeout
+    while time.time() < end and proc.poll() is None:
+        if cond():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def _clean(out: subprocess.CompletedProcess) -> None:
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr, out.stderr
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(),
+                                reason="reads processes from /proc (Linux)")
+
+
+# -- the pieces ---------------------------------------------------------------------------------
+def test_a_tethered_tool_and_its_children_end_when_kit_is_killed(tmp_path):
+    """sh starting a sleeping child: both end with the process that ran them (kill -9)."""
+    home = tmp_path / "h"
+    code = ("from kit.core import children; "
+            "children.run(['sh', '-c', 'sleep 300 & sleep 300; wait'])")
+    p = subprocess.Popen([sys.executable, "-c", code], env=_env(home))
+    assert _wait(lambda: _tool_running(home, "sleep"), p, 30)
+    p.kill()
+    p.wait()
+    assert _none_left(home) == []
+
+
+def test_a_tethered_tool_keeps_run_s_answers(tmp_path):
+    got = children.run(["sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert (got.returncode, got.stdout, got.stderr) == (3, "out\n", "err\n")
+    with pytest.raises(FileNotFoundError):
+        children.run([str(tmp_path / "no-such-tool")])
+    t = time.time()
+    with pytest.raises(subprocess.TimeoutExpired):
+        children.run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
+    assert time.time() - t < 5
+
+
+def test_a_spool_is_swept_only_once_its_owner_is_gone(tmp_path):
+    """A live owner's folder stays (its lock is held); a dead one's goes; an older kit's
+    unlocked folder without a pid goes once it is old."""
+    code = ("import sys, time; from kit.core.spools import spool\n"
+            "with spool(sys.argv[1], '.x-') as d:\n"
+            "    (d / 'data').write_bytes(b'1' * 1000); print(d, flush=True); time.sleep(300)\n")
+    live = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                            text=True, env=_env(tmp_path / "h"))
+    held = Path(live.stdout.readline().strip())
+    dead = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                            text=True, env=_env(tmp_path / "h"))
+    left = Path(dead.stdout.readline().strip())
+    dead.kill(), dead.wait()
+    old = tmp_path / ".x-oldkit"
+    old.mkdir()
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    young = tmp_path / ".x-young"
+    young.mkdir()
+    try:
+        assert sweep(tmp_path, ".x-") == 2
+        assert held.is_dir() and young.is_dir() and not left.exists() and not old.exists()
+    finally:
+        live.kill(), live.wait()
+    assert sweep(tmp_path, ".x-") == 1 and not held.exists()
+    with spool(tmp_path, ".x-") as d:
+        fd = os.open(d / OWNER, os.O_RDWR)
+        with pytest.raises(BlockingIOError):  # held by its owner, this process
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.close(fd)
+    assert not d.exists() and not list(tmp_path.glob(".trash-*"))
+
+
+def test_discard_removes_a_full_folder_and_leaves_nothing_that_looks_whole(tmp_path):
+    v = tmp_path / "venv"
+    (v / "lib" / "deep").mkdir(parents=True)
+    (v / "lib" / "deep" / "f").write_text("x")
+    discard(v)
+    assert not v.exists() and not list(tmp_path.iterdir())
+    discard(v)  # nothing there: nothing to do
+
+
+# -- kit import ---------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_kill_9_of_import_leaves_a_spool_the_next_import_sweeps(tmp_path):
+    from kit.app.bundle import export
+    from stored import budget_store
+
+    st = budget_store(tmp_path, home=tmp_path / "a")
+    big = tmp_path / "lab.kit"
+    export(st, [r.id for r in st.runs()], big, arrays=True)
+    home = tmp_path / "b"
+    home.mkdir()
+    caught = 0
+    for _ in range(40):  # the spool lives for a fraction of a second: kill where it is seen
+        p = subprocess.Popen([sys.executable, "-m", "kit", "import", str(big)], env=_env(home),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if _wait(lambda: any(n.startswith(".bundle-") for n in os.listdir(home)), p, 60):
+            p.kill()
+            caught += 1
+        p.wait()
+        if caught >= 2:
+            break
+    assert caught >= 2, "the import ended before its spool was seen, every time"
+    assert [n for n in os.listdir(home) if n.startswith(".bundle-")]  # what kill -9 left
+    assert _none_left(home) == []
+    out = subprocess.run([sys.executable, "-m", "kit", "import", str(big)], env=_env(home),
+                         capture_output=True, text=True)
+    _clean(out)
+    assert not [n for n in os.listdir(home) if n.startswith((".bundle-", ".trash-"))]
+
+
+# -- kit data homology --------------------------------------------------------------------------
+@pytest.fixture
+def big_home(tmp_path):
+    """A KIT_HOME holding 3,000 random proteins of 300 residues, "big": a search long enough
+    to be killed inside."""
+    from kit.data.dataset import make_dataset, save_dataset
+
+    home = tmp_path / "h"
+
+    rng = np.random.default_rng(1)
+    amino = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    n = 3000
+    seqs = ["".join(rng.choice(amino, 300)) for _ in range(n)]
+    old = os.environ.get("KIT_HOME")
+    os.environ["KIT_HOME"] = str(home)
+    try:
+        save_dataset(make_dataset("big", "import:big.tsv", [f"P{i:05d}" for i in range(n)], seqs,
+                                  rng.integers(0, 2, n), ["Human"] * n))
+    finally:
+        if old is None:
+            os.environ.pop("KIT_HOME")
+        else:
+            os.environ["KIT_HOME"] = old
+    return home
+
+
+def _homology_killed(home, sig):
+    """`kit data homology big` started and sent ``sig`` once mmseqs runs in its work folder."""
+    work = home / "cache" / "mmseqs"
+    p = subprocess.Popen([sys.executable, "-m", "kit", "data", "homology", "big"], env=_env(home),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = _wait(lambda: work.is_dir() and any(n.startswith("run-") for n in os.listdir(work))
+                 and _tool_running(home, "easy-"), p, 120)
+    assert seen, "mmseqs finished before it was seen"
+    p.send_signal(sig)
+    out, err = p.communicate()
+    return p.returncode, err, work
+
+
+@pytest.mark.slow
+@needs_mmseqs
+def test_kill_9_of_data_homology_ends_mmseqs_and_the_next_run_sweeps_its_folder(big_home):
+    home = big_home
+    code, _, work = _homology_killed(home, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert _none_left(home) == []  # mmseqs and its workflow's children too
+    assert [n for n in os.listdir(work) if n.startswith("run-")]  # left by the kill
+    out = subprocess.run([sys.executable, "-m", "kit", "data", "homology", "big"], env=_env(home),
+                         capture_output=True, text=True)
+    _clean(out)
+    assert not [n for n in os.listdir(work) if n.startswith(("run-", ".trash-"))]
+
+
+@pytest.mark.slow
+@needs_mmseqs
+def test_sigterm_of_data_homology_says_nothing_half_made_was_stored_and_leaves_nothing(big_home):
+    home = big_home
+    code, err, work = _homology_killed(home, signal.SIGTERM)
+    assert code == 143
+    assert err.strip().splitlines()[-1].startswith("kit: terminated; stopped: nothing of the "
+                                                   "search or clustering it was making was stored")
+    assert "finished runs" not in err and "Traceback" not in err
+    assert _none_left(home) == []
+    assert not [n for n in os.listdir(work) if n.startswith("run-")]
+
+
+# -- a probe stack's build (the release scan's step that runs uv sync) --------------------------
+_BUILD = """
+import sys
+from kit.envs.catalogue import definitions
+from kit.envs.kinds import stack_kind
+from kit.envs.platforms import detect
+from kit.envs.probes import prepare
+name, why = prepare(definitions()[sys.argv[1]], "scikit-learn", "1.6.0", detect())
+assert name, why
+print(name, flush=True)
+print("built" if stack_kind(name).build(detect()) else "kept", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_probe_build_ends_uv_and_the_next_build_rebuilds_cleanly(tmp_path):
+    """uv sync killed with kit (kill -9) leaves a half-built venv: the next build removes it,
+    however full, and builds it whole (before: uv kept writing, and the next `kit explain`
+    ended in an internal error, OSError "Directory not empty")."""
+    from kit.envs.kinds import stack_kind
+    from kit.envs.platforms import detect
+
+    cat = one_stack_catalogue(tmp_path / "catalogue")
+    home = tmp_path / "h"
+    env = _env(home, KIT_STACKS_DIR=str(cat))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_HOME", str(home))
+        mp.setenv("KIT_STACKS_DIR", str(cat))
+        if stack_kind(BASE).status(detect())[0] == "unavailable":
+            pytest.skip(stack_kind(BASE).status(detect())[1])
+    p = subprocess.Popen([sys.executable, "-c", _BUILD, BASE], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    name = p.stdout.readline().strip()
+    assert name.startswith("probe-"), p.stderr.read()
+    site = home / "probes" / name / "venv" / "lib"
+    seen = _wait(lambda: _tool_running(home, "sync") and site.is_dir()
+                 and any(site.glob("python*/site-packages/*")), p, 300)
+    assert seen, "uv sync finished before it was seen"
+    p.kill()
+    p.wait()
+    assert _none_left(home) == []  # uv sync with it
+    assert (home / "probes" / name / "venv").is_dir()  # half-built, no marker
+    out = subprocess.run([sys.executable, "-c", _BUILD, BASE], env=env, capture_output=True,
+                         text=True)
+    _clean(out)
+    assert out.stdout.split() == [name, "built"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_HOME", str(home))
+        mp.setenv("KIT_STACKS_DIR", str(cat))
+        assert stack_kind(name).status(detect())[0] == "built"
+    assert not list((home / "probes").rglob(".trash-*"))
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_release_scan_then_the_same_kit_explain_finishes_clean(tiny, tmp_path):
+    """`kit explain --library` killed while uv sync builds a probe stack: no uv left, and the
+    same command then builds the half-built probe whole and scans (before: an internal error,
+    OSError "Directory not empty")."""
+    from kit.data.dataset import save_dataset
+    from kit.envs.kinds import stack_kind
+    from kit.envs.platforms import detect
+    from kit.runs.executing.runner import run_all
+    from kit.runs.planning.options import PlanOptions
+    from kit.runs.planning.plan import plan
+    from kit.runs.store import Store
+
+    cat = one_stack_catalogue(tmp_path / "catalogue")
+    home = tmp_path / "h"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_HOME", str(home))
+        mp.setenv("KIT_STACKS_DIR", str(cat))
+        kind = stack_kind(BASE)
+        if kind.status(detect())[0] == "unavailable":
+            pytest.skip(kind.status(detect())[1])
+        kind.build(detect())
+        store = Store()
+        pair = plan("seed:models", tiny.sha256, PlanOptions(threads=(1,), seeds=(0, 1)),
+                    stack=BASE)[0]
+        run_all([pair.a, pair.b], tiny, store)
+        store.add_pairs([pair])
+        save_dataset(tiny)
+    argv = [sys.executable, "-m", "kit", "explain", "seed:models", "--library", "scikit-learn",
+            "1.5.2", "1.6.0", "--yes"]
+    env = _env(home, KIT_STACKS_DIR=str(cat))
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    probes = home / "probes"
+    seen = _wait(lambda: _tool_running(home, "sync") and any(probes.glob("probe-*/venv/lib")),
+                 p, 300)
+    assert seen, f"no uv sync was seen: {p.stderr.read() if p.poll() is not None else ''}"
+    p.kill()
+    p.wait()
+    assert _none_left(home) == []
+    out = subprocess.run(argv, env=env, capture_output=True, text=True)
+    _clean(out)
+    assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.stdout
+    assert not list(probes.rglob(".trash-*")) and not list(probes.glob(".probe-*"))
