@@ -15,7 +15,8 @@ from ..analysis.releases import WHOLE, Release, apply_scan, scan_groups, scan_sp
 from ..core.errors import Failed, KitError
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
-from ..envs.probes import PYTHON, prepare, scannable
+from ..envs.derived import scannable
+from ..envs.probes import PYTHON, prepare
 from ..envs.releases import between, check_name, minor, python_releases, release_list
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.store import Store

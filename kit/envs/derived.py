@@ -16,14 +16,13 @@ from pathlib import Path
 
 from ..core.errors import KitError
 from ..core.paths import subdir
-from ..data.requires import check_requires, digest
+from ..data.requires import check_requires
 from .catalogue import HOST, StackDef, definitions
+from .derived_names import PREFIX, base_of, derived_name  # noqa: F401 (kit.envs.derived's names)
 from .platforms import Platform
 from .probes import for_here, lock_into, locked_meta
 
-PREFIX = "req-"
 META = "derived.json"
-_NAME = re.compile(r"req-([a-z0-9][a-z0-9._-]{0,80})-([0-9a-f]{10})", re.A)
 
 
 @dataclass(frozen=True)
@@ -38,16 +37,6 @@ class DerivedDef(StackDef):
 
     def venv(self) -> Path:
         return _folder(self.name) / "venv"
-
-
-def derived_name(base: str, requires) -> str:
-    return f"{PREFIX}{base}-{digest(requires)}"
-
-
-def base_of(name) -> str | None:
-    """The catalogue stack a derived stack's name is of (None: not a derived stack's name)."""
-    m = _NAME.fullmatch(name) if isinstance(name, str) else None
-    return m.group(1) if m and m.group(1) in definitions() else None
 
 
 def _folder(name: str) -> Path:
@@ -107,20 +96,6 @@ def prepare(base: StackDef, requires, plat: Platform) -> tuple:
     return (None, why) if why else (name, None)
 
 
-def default_base(plat: Platform) -> str:
-    """The stack a REQUIRES file's single-stack factors run in when none is named: the host
-    cannot take packages, so the catalogue's first stack this platform can have (built ones
-    first), the same on every call."""
-    from .kinds import stack_kind
-
-    can = [n for n in definitions() if stack_kind(n).status(plat)[0] != "unavailable"]
-    built = [n for n in can if stack_kind(n).status(plat)[0] == "built"]
-    if not can:
-        raise KitError("no catalogue stack can be had on this platform: a pipeline's REQUIRES "
-                       "are added to catalogue stacks only (`kit stacks` says why)")
-    return (built or can)[0]
-
-
 def for_plan(requires, names, plat: Platform) -> tuple:
     """({stack: the stack a pipeline with ``requires`` runs in instead}, {stack: why none})
     for the stacks ``names`` a plan uses: each catalogue stack's derived stack, locked now
@@ -152,3 +127,11 @@ def lock_named(name: str, requires, plat: Platform) -> str | None:
         return (f"{name[:60]} is not a stack of this kit's catalogue with its pipeline's "
                 "REQUIRES")
     return prepare(definitions()[base], requires, plat)[1]
+
+
+def scannable(name: str):
+    """The definition of stack ``name`` a probe can change: a catalogue stack's, or a derived
+    stack's here (its probes keep the pipeline's REQUIRES, so a release scan measures the lab's
+    real code); None for any other."""
+    found = definitions().get(name)
+    return found if found is not None else (definition(name) if base_of(name) else None)

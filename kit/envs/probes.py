@@ -130,7 +130,9 @@ def _mislabelled(d: ProbeDef, name: str) -> str | None:
 
     if not (d.name == d.lock == name == probe_name(d.base, d.package, d.version)):
         return f"describes {d.name!r}, not the probe of {d.base} at {d.package} {d.version}"
-    if d.base not in definitions() and scannable(d.base) is None:
+    from .derived_names import base_of
+
+    if d.base not in definitions() and base_of(d.base) is None:
         return f"changes stack {d.base}, which is not in the catalogue nor derived from it here"
     held = d.python if d.package == PYTHON else d.versions.get(d.package.lower(), d.version)
     if held != d.version:
@@ -147,20 +149,6 @@ def _unpinned(d: ProbeDef, text: str) -> str | None:
         pins = re.findall(r'"%s\s*==\s*([^"]*)"' % re.escape(d.package), text, re.I)
         ok = pins == [d.version]
     return None if ok else f"pyproject.toml does not pin {d.package} {d.version}"
-
-
-def scannable(name: str):
-    """The definition of stack ``name`` a probe can change: a catalogue stack's, or a derived
-    stack's here (a catalogue stack plus a pipeline's REQUIRES, kit.envs.derived: its probes
-    keep those packages, so a release scan measures the lab's real code); None for any other."""
-    from .catalogue import definitions
-
-    found = definitions().get(name)
-    if found is None:
-        from .derived import base_of, definition as derived
-
-        found = derived(name) if base_of(name) else None
-    return found
 
 
 def locked() -> list:

@@ -70,10 +70,10 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
     stacks, notes = None, ()
     if info.get("requires"):  # each stack with the file's packages added: locked here first
         from ...envs.catalogue import HOST
-        from ...envs.derived import default_base, for_plan
+        from ...envs.derived import for_plan
 
         if stack == HOST:  # the default --stack: the host takes no packages, a catalogue one does
-            stack = default_base(plat)
+            stack = _requires_base(plat)
 
         stacks, lost = for_plan(info["requires"], file_stacks(names, stack, plat, host=True),
                                 plat)
@@ -87,6 +87,22 @@ def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
     specs, left = au.runs_of(pairs, store)
     return Plan(subject, names, tuple(pairs), tuple(specs), tuple(left), notes, work=info,
                 seconds=lambda n: (au.file_estimate(info, left, store, n) or {}).get("seconds"))
+
+
+def _requires_base(plat) -> str:
+    """The stack a REQUIRES file's single-stack factors run in when none is named: the host
+    cannot take packages, so the catalogue's first stack this platform can have (built ones
+    first), the same on every call."""
+    from ...core.errors import KitError
+    from ...envs.catalogue import definitions
+    from ...envs.kinds import stack_kind
+
+    status = {n: stack_kind(n).status(plat)[0] for n in definitions()}
+    can = [n for n, st in status.items() if st != "unavailable"]
+    if not can:
+        raise KitError("no catalogue stack can be had on this platform: a pipeline's REQUIRES "
+                       "are added to catalogue stacks only (`kit stacks` says why)")
+    return ([n for n in can if status[n] == "built"] or can)[0]
 
 
 _PLANS = {DATASET: _own, PIPELINE: _file}  # one planner per subject kind
