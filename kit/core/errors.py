@@ -43,3 +43,24 @@ class Failed(KitError):
     def __init__(self, message: str, reason: str | None = None):
         super().__init__(message)
         self.reason = reason if reason is not None else message
+
+
+_ESCAPES = None  # compiled on first use: a terminal's escape sequences (CSI, OSC, two-byte)
+LINE_CHARS = 300  # a quoted foreign line's length: a 20 MB "line" is never printed whole
+
+
+def one_line(text, limit: int = LINE_CHARS) -> str:
+    """Foreign text (a pipeline's error, a tool's stderr) as one printable line: terminal
+    escapes and control characters gone, whitespace one space, at most ``limit`` characters
+    (the cut said with an ellipsis). Quoted in every error line that carries such text."""
+    import re
+
+    global _ESCAPES
+    if _ESCAPES is None:
+        _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                              r"|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]")
+    text = _ESCAPES.sub("", str(text))
+    # every other control character (C0, DEL, C1) is a space, then runs of spaces are one
+    text = " ".join("".join(" " if (ord(c) < 32 or 127 <= ord(c) < 160) else c
+                            for c in text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

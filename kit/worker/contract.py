@@ -109,9 +109,8 @@ def _import(path, name, sha) -> Contract:
     try:
         with _as_script(path):
             spec.loader.exec_module(module)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit too)
+    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit,
+        #                         KeyboardInterrupt too: no Ctrl-C of kit reaches a worker)
         del sys.modules[spec.name]
         raise _failed(e, path, name, "importing it") from None
     seeds = check_seeds(name, getattr(module, "SEEDS", None))
@@ -145,9 +144,9 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     except UnknownSeed as e:
         raise ContractError(f"{name}: run read seeds[{shown(e.args[0])}], which SEEDS does not "
                             f"name (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})") from None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # a sys.exit or argparse's exit ends the run, not the worker
+    except BaseException as e:  # a sys.exit, argparse's exit or a KeyboardInterrupt the
+        #                         pipeline raised itself (kit's Ctrl-C never reaches a worker:
+        #                         it runs in a session of its own) ends the run, not the worker
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
@@ -316,6 +315,8 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
     raised = f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    if isinstance(e, KeyboardInterrupt):  # not kit's Ctrl-C: the worker has a session of its own
+        raised += " itself (an interrupt from inside the pipeline, not a Ctrl-C of kit)"
     at_where = f"({where}, at {at})" if where else f"(at {at})"
     hint = ("; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
             "read data by absolute path") if copy else ""
