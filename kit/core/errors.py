@@ -1,4 +1,7 @@
-"""The one exception kit raises for problems a user can fix; the CLI prints it on one line."""
+"""The one exception kit raises for problems a user can fix; the CLI prints it on one line, and
+foreign text it quotes made one line (``one_line``, the worker's own: it says its errors so too)."""
+
+from ..worker.text import LINE_CHARS, one_line  # noqa: F401 (kit's one way to quote foreign text)
 
 
 class KitError(Exception):
@@ -44,23 +47,3 @@ class Failed(KitError):
         super().__init__(message)
         self.reason = reason if reason is not None else message
 
-
-_ESCAPES = None  # compiled on first use: a terminal's escape sequences (CSI, OSC, two-byte)
-LINE_CHARS = 300  # a quoted foreign line's length: a 20 MB "line" is never printed whole
-
-
-def one_line(text, limit: int = LINE_CHARS) -> str:
-    """Foreign text (a pipeline's error, a tool's stderr) as one printable line: terminal
-    escapes and control characters gone, whitespace one space, at most ``limit`` characters
-    (the cut said with an ellipsis). Quoted in every error line that carries such text."""
-    import re
-
-    global _ESCAPES
-    if _ESCAPES is None:
-        _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                              r"|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]")
-    text = _ESCAPES.sub("", str(text))
-    # every other control character (C0, DEL, C1) is a space, then runs of spaces are one
-    text = " ".join("".join(" " if (ord(c) < 32 or 127 <= ord(c) < 160) else c
-                            for c in text).split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

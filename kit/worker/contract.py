@@ -33,6 +33,7 @@ import numpy as np
 from .kinds import NEEDS, OUTPUT_KINDS, control_in, kind_problem, shown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
+from .text import one_line
 
 DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
@@ -310,7 +311,7 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         where = None if where == f"in {f.name}" else where
     else:
         at = name
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    msg = one_line(str(e).strip().splitlines()[0]) if str(e).strip() else ""
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)

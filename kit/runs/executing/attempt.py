@@ -28,6 +28,7 @@ from ...envs.stacks import Stack
 TAIL = 20                      # lines of a failed worker's stderr kept for the message
 MANIFEST_BYTES = 64 * 1024 ** 2  # a manifest past this is not one kit's worker writes
 OUTPUT_BYTES = 16 * 1024 ** 3    # a run's outputs in all (KIT_MAX_OUTPUT_BYTES says another)
+ANSWER_CHARS = 2_000  # a worker's error: its own words around foreign text it cut to LINE_CHARS
 
 
 class WorkerFailed(KitError):
@@ -119,9 +120,9 @@ def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
         raise WorkerFailed(f"the worker in stack {spec.stack!r} answered with {e}") from None
     said = proc.stdout.strip()
     if said:  # its answer: ok, or what it could not do, in one line
-        answer = _answer(spec, said.splitlines()[0])
+        answer = answer_of(spec, said.splitlines()[0])
         if not answer.ok:
-            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error)}",
+            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
                              "\n".join(answer.tail))
             e.printed = proc.stderr
             raise e
@@ -140,7 +141,7 @@ class _Answer(msgspec.Struct, forbid_unknown_fields=True):
                     msgspec.Meta(max_length=100)] = []
 
 
-def _answer(spec: RunSpec, line) -> _Answer:
+def answer_of(spec: RunSpec, line) -> _Answer:
     try:
         return decode(line, _Answer, "answer")
     except DocumentError:

@@ -19,7 +19,7 @@ from ...core.paths import subdir
 from ...core.spec import RunSpec, seeds
 from ...envs import launch
 from ...envs.stacks import Stack
-from .attempt import WorkerFailed, _answer, failed, timed_out
+from .attempt import ANSWER_CHARS, WorkerFailed, answer_of, failed, timed_out
 
 PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows
 
@@ -59,14 +59,14 @@ class _Warm:
         printed = self.worker.tail(settle=True)
         self.runs += 1
         try:
-            answer = _answer(spec, line)
+            answer = answer_of(spec, line)
         except WorkerFailed as e:
             # what follows on its channel can no longer be matched to requests: end it
             self.worker.kill()
             e.printed = printed
             raise
         if not answer.ok:
-            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error)}",
+            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
                              "\n".join(answer.tail))
             e.printed = printed
             raise e
