@@ -178,7 +178,7 @@ class Worker:
         while True:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                raise PastDeadline("past its deadline")
+                raise PastDeadline("did not answer within its deadline")
             if _readable(self._channel, min(left or 1.0, 1.0)):
                 chunk = os.read(self._channel, 65536)
                 if not chunk:
@@ -195,7 +195,7 @@ class Worker:
         try:
             return self.proc.wait(timeout=left)
         except subprocess.TimeoutExpired:
-            raise PastDeadline("past its deadline") from None
+            raise PastDeadline("did not end within its deadline") from None
 
     def tail(self, wait: float = 0, settle: bool = False) -> str:
         """The end of its stderr since the last call (at most TAIL_BYTES)."""
@@ -292,7 +292,10 @@ def terminate_workers() -> None:
 def fingerprint(command: tuple, threads: int = 1, what: str = "--fingerprint") -> dict:
     """Run the worker's --fingerprint (or --probe-threads) in an interpreter."""
     spec = RunSpec(dataset="", stack="", stack_id="", threads=threads)
-    proc = run(command, [what], spec, timeout=300)
+    try:
+        proc = run(command, [what], spec, timeout=300)
+    except (PastDeadline, TooLong) as e:  # said as any other interpreter that does not run it
+        raise RuntimeError(f"its worker {e}") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(one_line(last))
