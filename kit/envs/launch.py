@@ -213,7 +213,8 @@ class Worker:
         end_group(self.proc.pid)
         try:
             self.proc.kill()
-        except OSError:
+            self.proc.wait(timeout=10)  # gone once this returns: never handed out again
+        except (OSError, subprocess.TimeoutExpired):
             pass
 
     def stop(self, grace: float = 0) -> None:
