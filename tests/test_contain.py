@@ -111,9 +111,10 @@ def test_a_forked_child_never_outlives_its_run(fresh, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(kit_home):
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home):
     start = time.monotonic()
-    res = run_file("loops.py", "--timeout", "5")
+    res = run_file("loops.py", "--timeout", "5", *fresh)
     took = time.monotonic() - start
     line = error(res)
     assert "past its 5 s deadline (--timeout)" in line and line.startswith("kit: error: ")
