@@ -5,10 +5,12 @@ reaches CODE as ``sys.argv[1:]``, so each test sees exactly what a worker would 
 """
 
 import os
-import subprocess
 import sys
 import threading
 
+import pytest
+
+from kit.core.processes import group_members
 from kit.core.spec import RunSpec
 from kit.envs import launch
 
@@ -20,13 +22,45 @@ def python(code: str) -> tuple:
 
 
 def test_run_gives_the_worker_its_argv_and_environment_and_captures_its_end():
-    code = ("import os, sys; print(sys.argv[1:], os.environ['OMP_NUM_THREADS'], "
-            "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID']); "
-            "print('oops', file=sys.stderr); sys.exit(3)")
+    """What it says on its channel (KIT_CHANNEL) is its stdout; what it prints is not."""
+    code = ("import os, sys; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w'); "
+            "print(sys.argv[1:], os.environ['OMP_NUM_THREADS'], "
+            "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID'], file=ch); "
+            "print('printed'); print('oops', file=sys.stderr); sys.exit(3)")
     proc = launch.run(python(code), ["--spec", "s.json"], SPEC)
     assert proc.args[-4:] == ["-m", "kit.worker", "--spec", "s.json"]
     assert proc.stdout == f"['-m', 'kit.worker', '--spec', 's.json'] 3 Prescott {os.getpid()}\n"
     assert (proc.returncode, proc.stderr) == (3, "oops\n")
+
+
+def test_a_worker_leads_its_own_group_and_what_it_forked_ends_with_it():
+    code = ("import os, sys, time; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
+            "if os.fork() == 0:\n    time.sleep(300); os._exit(0)\n"
+            "print(os.getpid(), os.getpgid(0), os.getsid(0), file=ch)")
+    proc = launch.run(python(code), [], SPEC)
+    pid, pgid, sid = map(int, proc.stdout.split())
+    assert pid == pgid == sid and pgid != os.getpgid(0)
+    assert group_members(pgid) == []  # the sleeping child was killed with the run
+
+
+def test_a_worker_past_its_deadline_is_ended_with_its_group():
+    code = "import time\nimport os\nos.fork()\ntime.sleep(300)"
+    with pytest.raises(launch.PastDeadline):
+        launch.run(python(code), [], SPEC, timeout=1)
+    assert not [w for w in launch._live]
+
+
+def test_an_answer_past_its_bound_is_refused_as_it_is_read():
+    code = "import os; os.write(int(os.environ['KIT_CHANNEL']), b'x' * (1024 * 1024))"
+    with pytest.raises(launch.TooLong, match="256 KiB"):
+        launch.run(python(code), [], SPEC)
+
+
+def test_a_flood_of_stderr_keeps_its_last_bytes_only():
+    code = ("import os\nfor _ in range(2000): os.write(2, b'y' * 65536)\n"
+            "os.write(2, b'the last line\\n')")
+    proc = launch.run(python(code), [], SPEC)
+    assert len(proc.stderr) <= launch.TAIL_BYTES and proc.stderr.endswith("the last line\n")
 
 
 def test_terminate_workers_kills_a_worker_that_run_waits_for(tmp_path):
@@ -53,12 +87,12 @@ def test_terminate_workers_kills_a_worker_that_run_waits_for(tmp_path):
 
 def test_stop_ends_a_serving_worker_by_closing_its_stdin():
     proc = launch.start(python("import sys; sys.stdin.read(); sys.exit(5)"), ["--serve"], SPEC,
-                        stdin=subprocess.PIPE)
+                        requests=True)
     launch.stop(proc, grace=60)
     assert proc.returncode == 5  # it exited on its own: the end of its requests
 
 
 def test_stop_kills_a_worker_that_does_not_exit_in_its_grace():
-    proc = launch.start(python("import signal; signal.pause()"), [], SPEC, stdin=subprocess.PIPE)
+    proc = launch.start(python("import signal; signal.pause()"), [], SPEC, requests=True)
     launch.stop(proc, grace=0)
     assert proc.returncode == -9  # closing its stdin did not end it: it was killed

@@ -26,7 +26,7 @@ def test_worker_root_holds_only_the_worker():
                      "kit/worker/contract.py", "kit/worker/fingerprint.py",
                      "kit/worker/kinds.py", "kit/worker/neighbours.py", "kit/worker/pipeline.py",
                      "kit/worker/protein_ids.py", "kit/worker/seeds_arg.py",
-                     "kit/worker/torch_mlp.py"]
+                     "kit/worker/text.py", "kit/worker/torch_mlp.py"]
     assert worker_root() == root  # content-addressed, reused
 
 
@@ -58,7 +58,9 @@ def test_worker_process_imports_nothing_of_kits_own_dependencies(tiny, tmp_path)
                            "--dataset", str(dataset_path(tiny)), "--out", str(out)],
                           env=worker_env(spec), cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    kit_file, loaded = proc.stdout.strip().splitlines()
+    # without KIT_CHANNEL (run by hand) the worker answers on its stdout
+    answer, kit_file, loaded = proc.stdout.strip().splitlines()
+    assert json.loads(answer) == {"ok": True}
     assert kit_file.startswith(str(worker_root())) and loaded == "[]"
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["env"]["env"]["OPENBLAS_NUM_THREADS"] == "1"

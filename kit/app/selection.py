@@ -82,10 +82,10 @@ def select_pipeline(store: Store, text: str) -> dict:
     from ..data.pipelines import pipeline_info, read_pipeline
 
     path = Path(text).expanduser()
-    if path.is_file():
+    looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
+    if path.is_file() or (path.exists() and not looks_like_hash):  # a FIFO, a device: refused
         return read_pipeline(path)[0]
     stored = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
-    looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
     if not looks_like_hash:
         raise NotFound(f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
                        f"shows (at least 4 characters)")

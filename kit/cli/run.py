@@ -7,8 +7,8 @@ import sys
 from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
-from .common import (confirm, counts, dataset_args, emit, factor_list, floats, int_list,
-                     jobs_arg, names_list, say_stacks, thread_counts, words)
+from .common import (bounded, confirm, counts, dataset_args, emit, factor_list, floats,
+                     int_list, jobs_arg, names_list, say_stacks, thread_counts, words)
 
 
 def add(sub) -> None:
@@ -33,6 +33,10 @@ def add(sub) -> None:
     p.add_argument("--jobs", type=jobs_arg, default="auto",
                    help="runs at once: a number, or auto (default: as many as the cores hold at "
                         "each run's threads; threads x runs never exceed the cores)")
+    p.add_argument("--timeout", type=bounded("--timeout"), metavar="SECONDS",
+                   help="end a run still going after SECONDS and record it as failed (default: "
+                        "10x the slowest stored run of the subject, at least 600; 7200 before "
+                        "any is stored)")
     p.add_argument("--fresh", action="store_true",
                    help="a fresh worker process per run (default: warm workers that import once)")
     p.add_argument("--cluster", metavar="WHICH",
@@ -65,6 +69,9 @@ def _cmd_run(args) -> int:
     err = Console(stderr=True)
     store = Store()
     target = to_run(store, factor_list(args.factor), **words(args))  # bad factor: usage error
+    if args.timeout and args.cluster:
+        raise KitError("--timeout bounds runs made on this machine; a cluster's jobs have their "
+                       "own walltime (docs/cluster.md)")
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
@@ -84,7 +91,8 @@ def _cmd_run(args) -> int:
                       + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
                          "compares classes)" if len(classes) > 1 and not args.hosts else ""))
         try:
-            return _run(args, store, target, opts, ex, err, _Bars(err, args.jobs, ex))
+            return _run(args, store, target, opts, ex, err,
+                        _Bars(err, args.jobs, ex, store, args.timeout))
         finally:
             said = ex.retried_text() if ex is not None and ex.name == "dask" else None
             if said:
@@ -96,12 +104,12 @@ def _executor(args, err):
     from contextlib import nullcontext
 
     if not args.cluster:
-        if args.fresh:
+        if args.fresh or args.timeout:
             from contextlib import closing
 
             from ..runs.executing.runner import LocalExecutor
 
-            return closing(LocalExecutor(fresh=True))
+            return closing(LocalExecutor(fresh=args.fresh, timeout=args.timeout))
         return nullcontext()
     from ..runs.executing.dask_executor import DaskExecutor
 
@@ -155,8 +163,9 @@ class _Bars:
     """An audit's progress (kit.app.audit.Progress) on stderr: a line per stack built, the plan,
     then a bar of runs (logs get one line per run instead of a redrawn bar)."""
 
-    def __init__(self, err, jobs, executor):
+    def __init__(self, err, jobs, executor, store=None, timeout=None):
         self.err, self.jobs, self.executor = err, jobs, executor
+        self.store, self.timeout = store, timeout
         self.tasks, self.bar = {}, None
 
     @contextmanager
@@ -200,6 +209,12 @@ class _Bars:
         shared = None if dask else note(todo, self.jobs)
         if shared:
             self.err.print(f"kit: {shared}")
+        if todo and not dask and self.store is not None:
+            from ..runs.executing.runner import run_deadline
+
+            seconds, why = run_deadline(self.timeout, self.store.runs(todo[0].dataset))
+            self.err.print(f"kit: a run still going after {seconds:,.0f} s is ended and "
+                           f"recorded as failed ({why})")
 
     @contextmanager
     def running(self, todo):

@@ -1,4 +1,7 @@
-"""The one exception kit raises for problems a user can fix; the CLI prints it on one line."""
+"""The one exception kit raises for problems a user can fix; the CLI prints it on one line, and
+foreign text it quotes made one line (``one_line``, the worker's own: it says its errors so too)."""
+
+from ..worker.text import LINE_CHARS, one_line  # noqa: F401 (kit's one way to quote foreign text)
 
 
 class KitError(Exception):
@@ -43,3 +46,4 @@ class Failed(KitError):
     def __init__(self, message: str, reason: str | None = None):
         super().__init__(message)
         self.reason = reason if reason is not None else message
+

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -12,11 +14,12 @@ import msgspec
 
 from ..core.atomic import write_bytes
 from ..core.documents import decode
-from ..core.errors import KitError
+from ..core.errors import KitError, one_line
 from ..core.paths import subdir
 from ..worker.contract import ContractError, check_kinds, check_seeds
 from .requires import check_requires
 
+MAX_FILE_BYTES = 4 * 1024 ** 2  # a pipeline file is code: its data are read by path
 _checked: dict = {}  # path -> (size, mtime) last verified: a file is re-hashed once per change
 
 
@@ -44,14 +47,41 @@ def read_pipeline(path) -> tuple:
     """(info as add_pipeline records it, the file's bytes) of the file at ``path``, read and
     hashed, never imported nor kept. KitError: one line."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise KitError(f"cannot read pipeline file {path} ({e.strerror or type(e).__name__})") from None
+    data = _read_bounded(path)
     if path.suffix != ".py":
         raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
     return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
                 name=path.name), data
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_FILE_BYTES, its kind and size checked by
+    stat before it is opened (a FIFO would hang the open, /dev/zero never ends) and the read
+    itself bounded (a file that grew meanwhile). KitError: one line."""
+    shown = one_line(path, 200)
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if
+                    stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                    or stat.S_ISBLK(st.st_mode) else "not a regular file")
+            raise KitError(f"pipeline file {shown} is {kind}: a pipeline is a regular .py file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise KitError(f"pipeline file {shown} holds {st.st_size:,} bytes: a pipeline file "
+                           f"is at most {MAX_FILE_BYTES // 1024 ** 2} MiB (read data by path)")
+        # O_NONBLOCK: a FIFO put in its place since the stat opens without waiting for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise KitError(f"pipeline file {shown} is not a regular file: a pipeline is a "
+                               f"regular .py file")
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise KitError(f"cannot read pipeline file {shown} ({e.strerror or type(e).__name__})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise KitError(f"pipeline file {shown} holds more than {MAX_FILE_BYTES // 1024 ** 2} MiB: "
+                       f"a pipeline file is at most that (read data by path)")
+    return data
 
 
 def declared(name: str, data: bytes) -> dict:

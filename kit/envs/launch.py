@@ -4,8 +4,9 @@ line), which of them run now, and how they end; and a fingerprint taken by one.
 The worker runs inside foreign interpreters (Python 3.9-3.14, old numpy): it is started with
 only ``kit/worker`` on its PYTHONPATH and the thread variables fixed, and nothing else of kit.
 Every worker kit starts is started and ended here, so ``terminate_workers`` reaches them all.
-A worker stays in kit's process group (a Ctrl-C, or a kill of the group, reaches it as well)
-and watches KIT_PARENT_PID, so it also dies with a kit that was killed alone.
+Each worker leads a process group of its own, so what a run forks is ended with the run
+(``Worker.end_others``, ``end_group``); it watches KIT_PARENT_PID, so it also dies with a kit
+that was killed. Its answers come on a pipe of their own (KIT_CHANNEL), its stderr's end is kept.
 """
 
 from __future__ import annotations
@@ -13,20 +14,34 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
+from ..core.errors import KitError, one_line
 from ..core.paths import subdir
+from ..core.processes import end_group
 from ..core.spec import RunSpec
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
+ANSWER_BYTES = 256 * 1024   # what a worker may answer to one request (or print as its JSON)
+TAIL_BYTES = 64 * 1024      # the end of a worker's stderr kept: its log, and its error line
 _WORKER_SRC = Path(__file__).resolve().parents[1] / "worker"
-_live: set = set()          # worker processes running now (killed if kit is interrupted)
+_live: set = set()          # workers running now (killed, with their groups, if kit is interrupted)
 _live_lock = threading.Lock()
+
+
+class PastDeadline(KitError):
+    """A worker that did not answer, or end, within its run's deadline: ended, its group too."""
+
+
+class TooLong(KitError):
+    """A worker whose answer passed ANSWER_BYTES: nothing of it was kept past the bound."""
 
 
 def worker_root() -> Path:
@@ -64,59 +79,225 @@ def worker_env(spec: RunSpec) -> dict:
     return env
 
 
-def start(command: tuple, args: list, spec: RunSpec, cwd=None, **pipes) -> subprocess.Popen:
+class _Tail:
+    """The last TAIL_BYTES of a stream, read by a thread as it comes: a worker's gigabytes of
+    stderr never block it nor sit in kit's memory."""
+
+    def __init__(self, stream):
+        self._fd = stream.fileno()
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        while True:
+            try:
+                chunk = stream.read1(TAIL_BYTES) if hasattr(stream, "read1") else stream.read(TAIL_BYTES)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._buf += chunk
+                del self._buf[:-TAIL_BYTES]
+
+    def take(self, wait: float = 0, settle: bool = False) -> str:
+        """What was kept since the last take, as text; ``wait``: seconds to let the writer's
+        last bytes arrive (the stream's end, when the process has exited); ``settle``: first
+        let the reader take what the pipe holds now (a live worker's last lines before it
+        answered), for at most a second."""
+        if wait:
+            self._thread.join(wait)
+        if settle:
+            end = time.monotonic() + 1
+            while self._thread.is_alive() and time.monotonic() < end:
+                try:
+                    if not _readable(self._fd, 0):
+                        break
+                except (OSError, ValueError):
+                    break
+                time.sleep(0.005)
+            time.sleep(0.005)  # the chunk read last is being added to the buffer
+        with self._lock:
+            data, self._buf = bytes(self._buf), bytearray()
+        return data.decode("utf-8", "replace")
+
+
+class Worker:
+    """One worker process in a session and process group of its own (what a run forks is ended
+    with it, and a Ctrl-C meant for kit is kit's to handle): its answers come on a pipe of their
+    own (its fd named in KIT_CHANNEL), never on fd 1, which the worker points at its stderr, so
+    nothing a pipeline or its libraries print can be taken for an answer; the end of its stderr
+    is kept (``tail``). ``requests``: a pipe to its stdin (a serving worker's requests)."""
+
+    def __init__(self, command: tuple, args: list, spec: RunSpec, cwd=None, requests=False):
+        read, write = os.pipe()
+        env = worker_env(spec)
+        env["KIT_CHANNEL"] = str(write)
+        try:
+            self.proc = subprocess.Popen(
+                [*command, "-m", "kit.worker", *args], cwd=cwd, env=env, pass_fds=(write,),
+                stdin=subprocess.PIPE if requests else subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)  # the worker holds the only write end: its exit is the channel's end
+        self.args = self.proc.args
+        self._channel = read
+        self._pending = b""
+        self._err = _Tail(self.proc.stderr)
+        with _live_lock:
+            _live.add(self)
+
+    def send(self, request: dict) -> None:
+        self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, deadline: float | None = None) -> bytes:
+        """The worker's next line on its channel (b"" when it ended without one), read as it
+        comes: PastDeadline once ``deadline`` (time.monotonic) passes, TooLong past ANSWER_BYTES."""
+        while b"\n" not in self._pending:
+            if not self._read(deadline):
+                line, self._pending = self._pending, b""
+                return line
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line + b"\n"
+
+    def everything(self, deadline: float | None = None) -> bytes:
+        """All the worker says on its channel until it ends (PastDeadline, TooLong as answer)."""
+        while self._read(deadline):
+            pass
+        got, self._pending = self._pending, b""
+        return got
+
+    def _read(self, deadline) -> bool:
+        """More of the channel into ``_pending``; False at its end."""
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise PastDeadline("did not answer within its deadline")
+            if _readable(self._channel, min(left or 1.0, 1.0)):
+                chunk = os.read(self._channel, 65536)
+                if not chunk:
+                    return False
+                self._pending += chunk
+                if len(self._pending) > ANSWER_BYTES:
+                    raise TooLong(f"an answer longer than {ANSWER_BYTES // 1024} KiB")
+                return True
+            if self.proc.poll() is not None and not _readable(self._channel, 0):
+                return False  # it ended; a child it forked may still hold the channel open
+
+    def wait(self, deadline: float | None = None) -> int:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return self.proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            raise PastDeadline("did not end within its deadline") from None
+
+    def tail(self, wait: float = 0, settle: bool = False) -> str:
+        """The end of its stderr since the last call (at most TAIL_BYTES)."""
+        return self._err.take(wait, settle)
+
+    def end_others(self) -> None:
+        """Kill what the worker's runs left in its group (forked children), the worker kept."""
+        if self.proc.poll() is None:
+            end_group(self.proc.pid, keep=self.proc.pid)
+        else:
+            end_group(self.proc.pid)
+
+    def kill(self) -> None:
+        """The worker and its whole group, now."""
+        end_group(self.proc.pid)
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=10)  # gone once this returns: never handed out again
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+    def stop(self, grace: float = 0) -> None:
+        """End the worker and stop tracking it: its stdin, if it has one, is closed (a serving
+        worker's end of requests); it has ``grace`` seconds to exit, then is killed; what is
+        left of its group is killed either way."""
+        try:
+            if self.proc.stdin:
+                try:
+                    self.proc.stdin.close()
+                except OSError:  # it is gone: the flush of what was left to write failed
+                    pass
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            end_group(self.proc.pid)
+            try:
+                os.close(self._channel)
+            except OSError:
+                pass
+            with _live_lock:
+                _live.discard(self)
+
+    @property
+    def returncode(self):
+        return self.proc.returncode
+
+
+def _readable(fd: int, seconds: float) -> bool:
+    """Whether ``fd`` has bytes (or its end) within ``seconds``: poll, which takes any fd
+    number (select stops at 1024)."""
+    p = select.poll()
+    p.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(p.poll(int(seconds * 1000)))
+
+
+def start(command: tuple, args: list, spec: RunSpec, cwd=None, requests=False) -> Worker:
     """Start ``python -m kit.worker ARGS`` in the interpreter ``command``, its environment that
     of ``spec``; it is tracked (``terminate_workers`` kills it) until ``stop``."""
-    proc = subprocess.Popen([*command, "-m", "kit.worker", *args], cwd=cwd, env=worker_env(spec),
-                            text=True, **pipes)
-    with _live_lock:
-        _live.add(proc)
-    return proc
+    return Worker(command, args, spec, cwd, requests)
 
 
-def stop(proc: subprocess.Popen, grace: float = 0) -> None:
-    """End a worker that ``start`` started and stop tracking it: its stdin, if it has one, is
-    closed (a serving worker's end of requests); it has ``grace`` seconds to exit, then is killed."""
-    try:
-        if proc.stdin:
-            proc.stdin.close()
-        proc.wait(timeout=grace)
-    except (OSError, subprocess.TimeoutExpired):
-        proc.kill()
-        proc.wait()
-    finally:
-        with _live_lock:
-            _live.discard(proc)
+def stop(worker: Worker, grace: float = 0) -> None:
+    worker.stop(grace)
 
 
 def run(command: tuple, args: list, spec: RunSpec, cwd=None,
         timeout: float | None = None) -> subprocess.CompletedProcess:
-    """Run a worker to its end, its output captured; killed if waiting fails (a timeout, an
-    interrupt, an error), so none outlives the wait."""
-    proc = start(command, args, spec, cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    """Run a worker to its end: its channel's text as stdout, the end of its stderr as stderr.
+    Past ``timeout`` seconds it is ended with its group (PastDeadline); killed if waiting
+    fails (an interrupt, an error), so none outlives the wait, nor anything it forked."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    w = start(command, args, spec, cwd)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        said = w.everything(deadline)
+        code = w.wait(deadline)
+    except BaseException:
+        w.kill()
+        raise
     finally:
-        stop(proc)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        w.stop()
+    return subprocess.CompletedProcess(w.args, code, said.decode("utf-8", "replace"),
+                                       w.tail(wait=5))
 
 
 def terminate_workers() -> None:
-    """Kill every worker this process started that is still running."""
+    """Kill every worker this process started that is still running, and its group."""
     with _live_lock:
-        procs = list(_live)
-    for proc in procs:
-        try:
-            proc.kill()
-        except OSError:
-            pass
+        workers = list(_live)
+    for w in workers:
+        w.kill()
 
 
 def fingerprint(command: tuple, threads: int = 1, what: str = "--fingerprint") -> dict:
     """Run the worker's --fingerprint (or --probe-threads) in an interpreter."""
     spec = RunSpec(dataset="", stack="", stack_id="", threads=threads)
-    proc = run(command, [what], spec, timeout=300)
+    try:
+        proc = run(command, [what], spec, timeout=300)
+    except (PastDeadline, TooLong) as e:  # said as any other interpreter that does not run it
+        raise RuntimeError(f"its worker {e}") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(last)
+        raise RuntimeError(one_line(last))
     return json.loads(proc.stdout)

@@ -62,6 +62,60 @@ def _die_with_parent():
     threading.Thread(target=watch, daemon=True).start()
 
 
+_CHANNEL = None   # where the worker answers kit (KIT_CHANNEL's pipe), never fd 1
+_REQUESTS = None  # where a serving worker reads kit's requests (its stdin as started)
+
+
+def _take_channel():
+    """Answers go on kit's own pipe (the fd in KIT_CHANNEL), requests come on a private copy of
+    stdin; fd 1 then points at stderr and fd 0 at /dev/null, so whatever a pipeline, a tool it
+    starts or a C library prints lands in the run's log, and nothing it reads eats a request.
+    A process the pipeline forks gets /dev/null in their place: it can neither answer nor ask.
+    Without KIT_CHANNEL (the worker run by hand) stdout and stdin are used as they are."""
+    global _CHANNEL, _REQUESTS
+    fd = os.environ.pop("KIT_CHANNEL", None)  # not passed on to what the pipeline starts
+    if fd is None:
+        _CHANNEL, _REQUESTS = sys.stdout.buffer, sys.stdin.buffer
+        return
+    fd = int(fd)
+    requests = os.dup(0)
+    for own in (fd, requests):
+        os.set_inheritable(own, False)  # an exec'd tool never holds them
+    null = os.open(os.devnull, os.O_RDWR)
+    sys.stdout.flush()
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+
+    def blind():  # in a forked child: both ends are /dev/null from now on
+        n = os.open(os.devnull, os.O_RDWR)
+        os.dup2(n, fd)
+        os.dup2(n, requests)
+        os.close(n)
+
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=blind)
+    _CHANNEL = os.fdopen(fd, "wb", buffering=0)
+    _REQUESTS = os.fdopen(requests, "rb")
+
+
+def _say(obj) -> None:
+    """One JSON line on kit's channel."""
+    _CHANNEL.write((json.dumps(obj, sort_keys=True) + "\n").encode())
+    _CHANNEL.flush()
+
+
+def _reap() -> None:
+    """Collect the children a run forked and kit ended: no zombie of the worker is left."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            return
+        if not pid:
+            return
+
+
 class _Usage(Exception):
     """A request the worker cannot act on (a missing input, a lab pipeline's mistake): one line."""
 
@@ -76,7 +130,8 @@ def run_one(spec_path, dataset_path, out, input_path=None):
     if spec.get("pipeline"):
         arrays, timings, t0 = _run_lab(spec)
         # the manifest's keys are sorted: the order run returned its outputs in is kept here
-        extra = {"seeds": spec["seeds"], "outputs": list(arrays)}
+        extra = {"seeds": spec["seeds"], "outputs": list(arrays),
+                 "max_output_bytes": spec.get("max_output_bytes")}
         if spec.get("requires"):  # the packages its REQUIRES added: what this stack holds of them
             from .fingerprint import installed
 
@@ -142,6 +197,7 @@ def run_one(spec_path, dataset_path, out, input_path=None):
             arrays["split.test"] = order[data["n_train"]:].astype(np.int64)
             extra["seeds"] = dict(spec["seeds"], split=split)  # a named seed of the run
     extra.setdefault("seeds", spec["seeds"])
+    extra["max_output_bytes"] = spec.get("max_output_bytes")
     _write(out, arrays, {"import": imported, **timings}, extra, t0)
 
 
@@ -179,6 +235,11 @@ def _write(out, arrays, timings, extra, t0):
     from .fingerprint import fingerprint
 
     stages = {}
+    bound = extra.pop("max_output_bytes", None)
+    total = sum(np.asarray(a).nbytes for a in arrays.values())
+    if bound is not None and total > bound:  # refused before anything is written to disk
+        raise _Usage(f"its outputs hold {total:,} bytes, more than the {bound:,} a run may "
+                     f"return (KIT_MAX_OUTPUT_BYTES)")
     for name, a in arrays.items():
         a = np.ascontiguousarray(a)
         np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
@@ -211,13 +272,15 @@ def _serve():
     file is imported once, as a notebook would, so its module-level state is the lab's own."""
     import traceback
 
-    out = sys.stdout
-    sys.stdout = sys.stderr  # a library's print must not break the answers
-    for line in sys.stdin:
+    home = os.getcwd()
+    for line in _REQUESTS:
         if not line.strip():
             continue
+        _reap()  # what the last run forked, kit has ended since
         req = json.loads(line)
         try:
+            if req.get("cwd"):  # the run's own folder: its relative writes go with it
+                os.chdir(req["cwd"])
             run_one(req["spec"], req["dataset"], req["out"], req.get("input"))
             answer = {"ok": True}
         except _Usage as e:  # one line says it all (a lab pipeline's traceback is in its log)
@@ -225,13 +288,17 @@ def _serve():
         except Exception as e:  # the run failed; the worker lives on for the next one
             tail = traceback.format_exc().strip().splitlines()[-20:]
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}", "tail": tail}
-        out.write(json.dumps(answer) + "\n")
-        out.flush()
+        finally:
+            os.chdir(home)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        _say(answer)
     return 0
 
 
 def main(argv=None):
     _die_with_parent()
+    _take_channel()
     ap = argparse.ArgumentParser(prog="python -m kit.worker")
     ap.add_argument("--spec", help="run specification (JSON)")
     ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")
@@ -249,10 +316,10 @@ def main(argv=None):
     from .fingerprint import fingerprint
 
     if args.fingerprint:
-        json.dump(fingerprint(include_torch=True), sys.stdout, sort_keys=True)
+        _say(fingerprint(include_torch=True))
         return 0
     if args.probe_threads:
-        json.dump(_probe(), sys.stdout)
+        _say(_probe())
         return 0
     if args.serve:
         return _serve()
@@ -262,7 +329,12 @@ def main(argv=None):
         run_one(args.spec, args.dataset, args.out, args.input)
     except _Usage as e:
         sys.stderr.write(f"{e}\n")
+        _say({"ok": False, "error": str(e), "tail": []})
         return 2
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    _say({"ok": True})  # answered, as a warm worker answers: kit tells this from an os._exit
     return 0
 
 

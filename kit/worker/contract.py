@@ -33,6 +33,7 @@ import numpy as np
 from .kinds import NEEDS, OUTPUT_KINDS, control_in, kind_problem, shown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
+from .text import one_line
 
 DTYPES = ("float64", "float32")
 # an output is stored as NAME.npy beside the run's manifest: a plain file name, never hidden
@@ -109,9 +110,8 @@ def _import(path, name, sha) -> Contract:
     try:
         with _as_script(path):
             spec.loader.exec_module(module)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit too)
+    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit,
+        #                         KeyboardInterrupt too: no Ctrl-C of kit reaches a worker)
         del sys.modules[spec.name]
         raise _failed(e, path, name, "importing it") from None
     seeds = check_seeds(name, getattr(module, "SEEDS", None))
@@ -145,9 +145,9 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     except UnknownSeed as e:
         raise ContractError(f"{name}: run read seeds[{shown(e.args[0])}], which SEEDS does not "
                             f"name (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})") from None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # a sys.exit or argparse's exit ends the run, not the worker
+    except BaseException as e:  # a sys.exit, argparse's exit or a KeyboardInterrupt the
+        #                         pipeline raised itself (kit's Ctrl-C never reaches a worker:
+        #                         it runs in a session of its own) ends the run, not the worker
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
@@ -311,11 +311,13 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         where = None if where == f"in {f.name}" else where
     else:
         at = name
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    msg = one_line(str(e).strip().splitlines()[0]) if str(e).strip() else ""
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
     raised = f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    if isinstance(e, KeyboardInterrupt):  # not kit's Ctrl-C: the worker has a session of its own
+        raised += " itself (an interrupt from inside the pipeline, not a Ctrl-C of kit)"
     at_where = f"({where}, at {at})" if where else f"(at {at})"
     hint = ("; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
             "read data by absolute path") if copy else ""

@@ -2,18 +2,23 @@
 
 Every executor makes runs this way: the local one in kit's own process tree, the cluster one
 inside a Dask worker on a node. kit.envs.launch starts, tracks and ends the worker processes
-(they die with the process that started them); here is what a run asks of one, and how its
-failure is said.
+(each in a process group of its own, dying with the process that started them); here is what
+a run asks of one, within which bounds (its deadline, its answer, its manifest, its outputs'
+bytes), and how its failure is said: one line, foreign text made one line (core.errors.one_line).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
+from typing import Annotated
 
-from ...core.documents import DocumentError, decode_manifest
-from ...core.errors import KitError
+import msgspec
+
+from ...core.documents import DocumentError, decode, decode_manifest
+from ...core.errors import KitError, one_line
 from ...core.paths import subdir
 from ...core.spec import RunSpec
 from ...data.pipelines import pipeline_file, pipeline_info
@@ -21,7 +26,10 @@ from ...data.requires import names
 from ...envs import launch
 from ...envs.stacks import Stack
 
-TAIL = 20                   # lines of a failed worker's stderr kept for the message
+TAIL = 20                      # lines of a failed worker's stderr kept for the message
+MANIFEST_BYTES = 64 * 1024 ** 2  # a manifest past this is not one kit's worker writes
+OUTPUT_BYTES = 16 * 1024 ** 3    # a run's outputs in all (KIT_MAX_OUTPUT_BYTES says another)
+ANSWER_CHARS = 2_000  # a worker's error: its own words around foreign text it cut to LINE_CHARS
 
 
 class WorkerFailed(KitError):
@@ -32,68 +40,168 @@ class WorkerFailed(KitError):
         self.tail = tail
 
 
+class RunTimedOut(WorkerFailed):
+    """A run past its deadline (--timeout): ended with everything it started, stored as
+    nothing; the plan goes on without it."""
+
+
+def max_output_bytes() -> int:
+    """What a run's outputs may hold in all, in bytes: KIT_MAX_OUTPUT_BYTES, else 16 GiB."""
+    raw = os.environ.get("KIT_MAX_OUTPUT_BYTES", "").strip()
+    try:
+        return max(0, int(raw)) if raw else OUTPUT_BYTES
+    except ValueError:
+        raise KitError(f"KIT_MAX_OUTPUT_BYTES={one_line(raw, 40)!r} is not a number of "
+                       f"bytes") from None
+
+
 def failed(spec: RunSpec, proc: subprocess.CompletedProcess) -> WorkerFailed:
     """The error of a worker process that ended without making its run: one line, and the end
     of its stderr."""
     return WorkerFailed(_failure(spec, proc), "\n".join(proc.stderr.splitlines()[-TAIL:]))
 
 
+def timed_out(spec: RunSpec, seconds: float) -> RunTimedOut:
+    return RunTimedOut(f"run {spec.run_id[:12]}: past its {seconds:g} s deadline (--timeout)")
+
+
 def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
-            input_npy: bytes | None = None, warm=None) -> dict:
-    """Run ``spec`` in ``stack`` inside the empty ``folder``; its arrays land in ``folder/out``.
+            input_npy: bytes | None = None, warm=None, timeout: float | None = None) -> dict:
+    """Run ``spec`` in ``stack`` inside the empty ``folder``; its arrays land in ``folder/out``,
+    its relative writes in ``folder/work`` (gone with the folder).
 
     ``warm``: a kit.runs.executing.warm.WarmPool to make it in a warm worker (a fresh process when None,
-    or when the spec asks for one). Returns the worker's manifest; raises WorkerFailed with a
-    one-line reason otherwise."""
-    folder = Path(folder)
+    or when the spec asks for one). ``timeout``: seconds it may take (RunTimedOut past them).
+    Returns the worker's manifest; raises WorkerFailed with a one-line reason otherwise."""
+    folder = Path(folder).resolve()
     request = json.loads(spec.worker_json())
+    request["max_output_bytes"] = max_output_bytes()
+    log = None
     if spec.pipeline:  # a lab's file: the stored copy, verified, and where its traceback goes
         info = pipeline_info(spec.pipeline)
-        request.update(pipeline_file=str(pipeline_file(spec.pipeline)), pipeline_name=info["name"],
-                       log=str(subdir("logs") / f"pipeline-{spec.run_id[:12]}.log"),
+        log = subdir("logs").resolve() / f"pipeline-{spec.run_id[:12]}.log"
+        request.update(pipeline_file=str(pipeline_file(spec.pipeline).resolve()),
+                       pipeline_name=info["name"], log=str(log),
                        requires=names(info["requires"]))  # their versions go in its manifest
     (folder / "spec.json").write_text(json.dumps(request))
     out = folder / "out"
     out.mkdir()
+    (folder / "work").mkdir()  # the run's working folder: what it writes there is not kept
     extra = []
     if spec.kind in ("torch", "perturb", "feed"):  # the fixed arrays it starts from
         if input_npy is None:
             raise KitError(f"a {spec.kind} run needs the stored arrays of run {spec.input[:12]}")
         (folder / "input.npy").write_bytes(input_npy)
         extra = ["--input", str(folder / "input.npy")]
+    dataset_file = Path(dataset_file).resolve()
     manifest_file = out / "manifest.json"
-    if warm is not None and spec.process != "fresh":
-        warm.run(spec, stack, dataset_file, folder, folder / "input.npy" if extra else None)
-    else:
-        proc = launch.run(stack.command, ["--spec", str(folder / "spec.json"), "--dataset",
-                                          str(dataset_file), "--out", str(out), *extra],
-                          spec, cwd=folder)
-        if proc.returncode != 0 or not manifest_file.exists():
-            raise failed(spec, proc)
+    try:
+        if warm is not None and spec.process != "fresh":
+            printed = warm.run(spec, stack, dataset_file, folder,
+                               folder / "input.npy" if extra else None, timeout)
+        else:
+            printed = _fresh(spec, stack, dataset_file, folder, extra, timeout)
+    except WorkerFailed as e:
+        _keep_log(log, getattr(e, "printed", ""), failed=True)
+        raise
+    _keep_log(log, printed, failed=False)
     if not manifest_file.exists():
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
+    _bound_outputs(spec, out)
     return read_manifest(spec, manifest_file)
+
+
+def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
+    """The run in a process of its own; returns what it printed (the end of its stderr)."""
+    try:
+        proc = launch.run(stack.command, ["--spec", str(folder / "spec.json"), "--dataset",
+                                          str(dataset_file), "--out", str(folder / "out"),
+                                          *extra], spec, cwd=folder / "work", timeout=timeout)
+    except launch.PastDeadline:
+        raise timed_out(spec, timeout) from None
+    except launch.TooLong as e:
+        raise WorkerFailed(f"the worker in stack {spec.stack!r} answered with {e}") from None
+    said = proc.stdout.strip()
+    if said:  # its answer: ok, or what it could not do, in one line
+        answer = answer_of(spec, said.splitlines()[0])
+        if not answer.ok:
+            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
+                             "\n".join(answer.tail))
+            e.printed = proc.stderr
+            raise e
+    if proc.returncode != 0 or not said:
+        e = failed(spec, proc)
+        e.printed = proc.stderr
+        raise e
+    return proc.stderr
+
+
+class _Answer(msgspec.Struct, forbid_unknown_fields=True):
+    """A worker's answer to one request (kit.worker.__main__._serve, or a fresh worker's one)."""
+    ok: bool
+    error: Annotated[str, msgspec.Meta(max_length=64 * 1024)] = ""
+    tail: Annotated[list[Annotated[str, msgspec.Meta(max_length=4096)]],
+                    msgspec.Meta(max_length=100)] = []
+
+
+def answer_of(spec: RunSpec, line) -> _Answer:
+    try:
+        return decode(line, _Answer, "answer")
+    except DocumentError:
+        raise WorkerFailed(f"the worker in stack {spec.stack!r} answered with a line that "
+                           f"is not an answer: {one_line(line, 80)!r}") from None
+
+
+def _keep_log(log: Path | None, printed: str, failed: bool) -> None:
+    """What a pipeline printed (the end of its stderr, fd 1 included) into its run's log: after
+    the traceback the worker wrote there on a failure, else in place of an older attempt's."""
+    if log is None:
+        return
+    if not printed.strip():  # a run that printed nothing and worked: no older traceback kept
+        if not failed:
+            log.unlink(missing_ok=True)
+        return
+    with open(log, "a" if failed else "w", encoding="utf-8") as f:
+        f.write(f"\n--- what the run printed (the last {launch.TAIL_BYTES // 1024} KiB) ---\n")
+        f.write(printed)
+
+
+def _bound_outputs(spec: RunSpec, out: Path) -> None:
+    """The outputs' bytes on disk, by their sizes, before any is read: within the budget."""
+    bound = max_output_bytes()
+    total = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
+    if total > bound + MANIFEST_BYTES:  # the .npy headers and the manifest beside the bytes
+        raise WorkerFailed(f"run {spec.run_id[:12]}: its outputs hold {total:,} bytes, more than "
+                           f"the {bound:,} a run may return (KIT_MAX_OUTPUT_BYTES)")
 
 
 def read_manifest(spec: RunSpec, path: Path) -> dict:
     """The worker's manifest, by its schema: a worker runs a lab's code, so what it wrote is
-    checked as a bundle's would be before anything reads it."""
+    checked as a bundle's would be before anything reads it (and its size before it is read)."""
     try:
-        return decode_manifest(path.read_bytes())
+        if path.stat().st_size > MANIFEST_BYTES:
+            raise DocumentError(f"it holds more than {MANIFEST_BYTES // 1024 ** 2} MiB")
+        with open(path, "rb") as f:
+            return decode_manifest(f.read(MANIFEST_BYTES + 1))
     except DocumentError as e:
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote a manifest that is not "
-                           f"one kit's worker writes ({e})") from None
+                           f"one kit's worker writes ({one_line(e)})") from None
 
 
 def _failure(spec: RunSpec, proc) -> str:
     """One line: what failed where, and the fix when the stack itself is broken."""
     lines = proc.stderr.strip().splitlines() or ["no output"]
-    last = lines[-1]
+    last = one_line(lines[-1])
     if proc.returncode < 0:
         return f"worker in stack {spec.stack!r} was killed by signal {-proc.returncode}"
+    if spec.pipeline:  # the pipeline's own code ended the process (os._exit, a C exit)
+        if proc.returncode == 0:
+            return (f"run {spec.run_id[:12]}: the pipeline ended the worker (os._exit or exit) "
+                    f"before it answered")
+        return (f"run {spec.run_id[:12]}: the pipeline ended the worker (exit "
+                f"{proc.returncode}) before it answered: {last}")
     # a lab pipeline's own failed import is its line (the worker says it), not the stack's
-    if not spec.pipeline and any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError",
-                                                            "cannot open shared")):
+    if any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError", "cannot open shared")):
         return (f"stack {spec.stack!r} cannot import its libraries ({last}); "
                 f"`kit stacks build {spec.stack}` repairs a damaged stack")
     return f"worker failed in stack {spec.stack!r} (exit {proc.returncode}): {last}"

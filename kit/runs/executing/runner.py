@@ -31,7 +31,7 @@ from ...data.pipelines import pipeline_file
 from ...envs.kinds import stack_kind
 from ...envs.launch import terminate_workers
 from ...worker.pipeline import FEEDS
-from .attempt import attempt
+from .attempt import RunTimedOut, attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
 from ..store import Store
 from .warm import WarmPool
@@ -39,6 +39,25 @@ from .warm import WarmPool
 
 class RunFailed(KitError):
     """One run an executor could not make although it tried: the plan goes on without it."""
+
+
+DEADLINE_FLOOR = 600         # seconds: the least a run is given when past runs say less
+DEADLINE_UNMEASURED = 7_200  # seconds a run is given when the store has none of its subject
+DEADLINE_TIMES = 10          # a run is given ten times the slowest past run of its subject
+
+
+def run_deadline(asked: float | None, history: list) -> tuple:
+    """(seconds each run may take, why): ``asked`` (--timeout), else ten times the slowest
+    past run of the subject in ``history`` (its stored runs), at least DEADLINE_FLOOR, else
+    DEADLINE_UNMEASURED: generous, as a stuck run is the exception and a slow one is not."""
+    if asked:
+        return float(asked), "--timeout"
+    walls = [r.manifest.get("wall_s") or 0.0 for r in history]
+    if walls:
+        return (max(DEADLINE_FLOOR, DEADLINE_TIMES * max(walls)),
+                f"{DEADLINE_TIMES}x its slowest stored run, at least {DEADLINE_FLOOR} s; "
+                f"--timeout SECONDS sets it")
+    return float(DEADLINE_UNMEASURED), "none of its runs is stored yet; --timeout SECONDS sets it"
 
 
 class PlanIncomplete(KitError):
@@ -61,8 +80,13 @@ class Executor:
     remote = False  # True: its runs are made elsewhere; a run that fails the store's checks
     #                 fails alone (RunFailed), as a node's fault, and the plan goes on
 
+    timeout = None  # seconds a run may take as asked (--timeout); None: run_deadline's own
+
     def slots(self, specs, jobs: int) -> int:
         return jobs
+
+    def plan_deadline(self, seconds: float) -> None:
+        """The deadline of each run of the plan about to start (run_deadline's)."""
 
     def unfit(self, spec: RunSpec) -> str | None:
         """Why this executor has nowhere to make ``spec`` (a plan skips it), or None."""
@@ -85,10 +109,15 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, fresh: bool = False):
+    def __init__(self, fresh: bool = False, timeout: float | None = None):
         self.cores = CoreBudget()
         # warm workers unless asked for a fresh process per run (--fresh)
         self.warm = None if fresh else WarmPool()
+        self.timeout = timeout
+        self.deadline = timeout
+
+    def plan_deadline(self, seconds):
+        self.deadline = seconds
 
     def close(self):
         if self.warm is not None:
@@ -111,7 +140,11 @@ class LocalExecutor(Executor):
                 dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
             # a lab pipeline reads its own data: the worker is given its file instead
             data = pipeline_file(spec.pipeline) if spec.pipeline else dataset_path(dataset)
-            manifest = attempt(spec, stack, data, Path(tmp), input_npy, self.warm)
+            try:
+                manifest = attempt(spec, stack, data, Path(tmp), input_npy, self.warm,
+                                   self.deadline)
+            except RunTimedOut as e:  # ended, nothing kept: the plan goes on without it
+                raise RunFailed(str(e)) from None
             for f in (Path(tmp) / "out").iterdir():
                 shutil.move(str(f), out / f.name)
         return manifest
@@ -204,8 +237,9 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     own = executor is None  # an executor made here is closed here (its warm workers end)
     executor = executor or LocalExecutor()
     unique = list({s.run_id: s for s in specs}.values())
-    todo = largest_first([s for s in unique if not store.has_run(s.run_id)],
-                         store.runs(dataset.sha256))
+    history = store.runs(dataset.sha256)
+    todo = largest_first([s for s in unique if not store.has_run(s.run_id)], history)
+    executor.plan_deadline(run_deadline(executor.timeout, history)[0])
     store.note_dataset(dataset.summary())
     halted = []  # set when the plan is interrupted: queued runs must not start
     stop = lambda: bool(halted) or bool(should_stop and should_stop())  # noqa: E731

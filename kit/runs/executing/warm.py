@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tempfile
 import threading
+import time
 from pathlib import Path
-from typing import Annotated
 
-import msgspec
-
-from ...core.documents import DocumentError, decode
+from ...core.errors import one_line
 from ...core.paths import subdir
 from ...core.spec import RunSpec, seeds
 from ...envs import launch
 from ...envs.stacks import Stack
-from .attempt import TAIL, WorkerFailed, failed
+from .attempt import ANSWER_CHARS, WorkerFailed, answer_of, failed, timed_out
 
 PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows
 
@@ -31,55 +28,56 @@ class _Warm:
     """One serving worker process, and how many runs it has made."""
 
     def __init__(self, stack: Stack, spec: RunSpec):
-        self.err = tempfile.TemporaryFile(mode="w+")  # read only on a failure: never blocks
-        self.proc = launch.start(stack.command, ["--serve"], spec, subdir("tmp"),
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err)
+        self.worker = launch.start(stack.command, ["--serve"], spec, subdir("tmp"), requests=True)
+        self.proc = self.worker.proc
         self.runs = 0
 
-    def ask(self, spec: RunSpec, request: dict) -> None:
+    def ask(self, spec: RunSpec, request: dict, timeout: float | None = None) -> str:
+        """Make one run; returns what it printed (the end of the worker's stderr meanwhile).
+        Past ``timeout`` seconds the worker is ended with its group (RunTimedOut)."""
+        self.worker.tail()  # what came before this run is not its own
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
+            self.worker.send(request)
+            line = self.worker.answer(deadline)
         except (BrokenPipeError, OSError):
-            line = ""
+            line = b""
+        except launch.PastDeadline:
+            self.worker.kill()
+            raise self._with_printed(timed_out(spec, timeout))
+        except launch.TooLong as e:
+            self.worker.kill()  # what follows can no longer be matched to requests
+            raise self._with_printed(WorkerFailed(
+                f"the warm worker in stack {spec.stack!r} answered with {e}"))
         if not line:  # the process is gone: said as a fresh process's failure would be
-            gone = subprocess.CompletedProcess([], self.proc.wait(), "", self._tail())
-            raise failed(spec, gone)
+            self.worker.kill()
+            gone = subprocess.CompletedProcess([], self.proc.wait(), "", self.worker.tail(wait=5))
+            e = failed(spec, gone)
+            e.printed = gone.stderr
+            raise e
+        self.worker.end_others()  # what the run forked ends with it
+        printed = self.worker.tail(settle=True)
         self.runs += 1
         try:
-            answer = _answer(spec, line)
-        except WorkerFailed:
-            # what follows on its stdout can no longer be matched to requests: end it
-            launch.stop(self.proc)
+            answer = answer_of(spec, line)
+        except WorkerFailed as e:
+            # what follows on its channel can no longer be matched to requests: end it
+            self.worker.kill()
+            e.printed = printed
             raise
         if not answer.ok:
-            raise WorkerFailed(f"worker failed in stack {spec.stack!r}: {answer.error}",
-                               "\n".join(answer.tail))
+            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
+                             "\n".join(answer.tail))
+            e.printed = printed
+            raise e
+        return printed
 
-    def _tail(self) -> str:
-        self.err.seek(0)
-        return "\n".join(self.err.read().splitlines()[-TAIL:])
+    def _with_printed(self, e: WorkerFailed) -> WorkerFailed:
+        e.printed = self.worker.tail(wait=5)
+        return e
 
     def close(self) -> None:
-        launch.stop(self.proc, grace=10)  # end of requests: the worker exits, or is killed
-        self.err.close()
-
-
-class _Answer(msgspec.Struct, forbid_unknown_fields=True):
-    """A warm worker's answer to one request (kit.worker.__main__._serve)."""
-    ok: bool
-    error: Annotated[str, msgspec.Meta(max_length=64 * 1024)] = ""
-    tail: Annotated[list[Annotated[str, msgspec.Meta(max_length=4096)]],
-                    msgspec.Meta(max_length=100)] = []
-
-
-def _answer(spec: RunSpec, line: str) -> _Answer:
-    try:
-        return decode(line, _Answer, "answer")
-    except DocumentError:
-        raise WorkerFailed(f"the warm worker in stack {spec.stack!r} answered with a line that "
-                           f"is not an answer: {line[:80]!r}") from None
+        launch.stop(self.worker, grace=10)  # end of requests: the worker exits, or is killed
 
 
 class WarmPool:
@@ -109,14 +107,16 @@ class WarmPool:
             self._idle.setdefault(self._key(spec, stack), []).append(w)
 
     def run(self, spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
-            input_file: Path | None) -> None:
-        """Make ``spec`` in a warm worker; its arrays and manifest land in ``folder/out``."""
+            input_file: Path | None, timeout: float | None = None) -> str:
+        """Make ``spec`` in a warm worker; its arrays and manifest land in ``folder/out``, its
+        relative writes in ``folder/work``. Returns what it printed."""
         w = self._take(spec, stack)
         try:
             if spec.process == "warm" and w.runs == 0:
-                self._prime(w, spec, dataset_file, folder, input_file)
-            w.ask(spec, {"spec": str(folder / "spec.json"), "dataset": str(dataset_file),
-                         "out": str(folder / "out"), "input": input_file and str(input_file)})
+                self._prime(w, spec, dataset_file, folder, input_file, timeout)
+            printed = w.ask(spec, {"spec": str(folder / "spec.json"), "dataset": str(dataset_file),
+                                   "out": str(folder / "out"), "cwd": str(folder / "work"),
+                                   "input": input_file and str(input_file)}, timeout)
         except WorkerFailed:
             if w.proc.poll() is not None:  # dead: never handed out again
                 w.close()
@@ -124,12 +124,14 @@ class WarmPool:
             self._give(spec, stack, w)
             raise
         self._give(spec, stack, w)
+        return printed
 
     @staticmethod
-    def _prime(w: _Warm, spec, dataset_file, folder, input_file) -> None:
+    def _prime(w: _Warm, spec, dataset_file, folder, input_file, timeout) -> None:
         """Another run first (other seeds, thrown away): the warm run follows real work."""
         other = folder / "primer"
         (other / "out").mkdir(parents=True)
+        (other / "work").mkdir()
         if spec.pipeline:  # a lab's file: its own request (the file's path), at its own seeds
             request = json.loads((folder / "spec.json").read_text())
             # its log beside the run's, in logs/: the run's folder is gone when the line is read
@@ -140,10 +142,13 @@ class WarmPool:
             (other / "spec.json").write_text(spec.with_(seeds=seeds(PRIMER_SEED)).worker_json())
         try:
             w.ask(spec, {"spec": str(other / "spec.json"), "dataset": str(dataset_file),
-                         "out": str(other / "out"), "input": input_file and str(input_file)})
+                         "out": str(other / "out"), "cwd": str(other / "work"),
+                         "input": input_file and str(input_file)}, timeout)
         except WorkerFailed as e:  # said as the primer's: its seeds are not the run's
-            raise WorkerFailed(f"{e} (in the warm worker's primer run, every seed "
-                               f"{PRIMER_SEED})", e.tail) from None
+            said = type(e)(f"{e} (in the warm worker's primer run, every seed "
+                           f"{PRIMER_SEED})", e.tail)
+            said.printed = getattr(e, "printed", "")
+            raise said from None
 
     def close(self) -> None:
         with self._lock:

@@ -133,6 +133,7 @@ BOUNDS = {
     "--deadline": Bound("seconds", 1, 86_400, why="seconds, a day; the fetch takes minutes"),
     "--page-deadline": Bound("seconds", 1, 3_600, why="seconds, an hour for one page"),
     "--max-retry-after": Bound("seconds", 1, 3_600, why="seconds, an hour"),
+    "--timeout": Bound("seconds", 1, 604_800, why="seconds, a week for one run"),
 }
 # thread counts are held to the cores by threads_problem, which says why in its own words
 _THREAD_COUNTS = Bound("thread counts", 1, float("inf"), BOUNDS["--threads"].most)

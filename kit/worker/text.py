@@ -1,0 +1,20 @@
+"""Foreign text (a pipeline's error, a tool's stderr) as one printable line: kit and the worker
+quote it the same way (kit.core.errors.one_line is this)."""
+
+import re
+
+LINE_CHARS = 300  # a quoted foreign line's length: a 20 MB "line" is never printed whole
+# a terminal's escape sequences: CSI (colours, cursor), OSC (a window title), two-byte ones
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                      r"|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]")
+
+
+def one_line(text, limit: int = LINE_CHARS) -> str:
+    """Foreign text (a pipeline's error, a tool's stderr) as one printable line: terminal
+    escapes and control characters gone, whitespace one space, at most ``limit`` characters
+    (the cut said with an ellipsis). Quoted in every error line that carries such text."""
+    text = _ESCAPES.sub("", str(text))
+    # every other control character (C0, DEL, C1) is a space, then runs of spaces are one
+    text = " ".join("".join(" " if (ord(c) < 32 or 127 <= ord(c) < 160) else c
+                            for c in text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -1,0 +1,214 @@
+"""A lab's pipeline is lab code: it prints, forks, loops, writes where it stands, floods stderr,
+ends its process, interrupts itself. Each misbehaving file of tests/pipelines/ is run by a real
+`kit run` (warm workers, and --fresh where it differs): one line, a non-zero exit where it
+failed, nothing stored wrong, no process of its group left, no folder left."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kit.core.errors import one_line
+from kit.core.processes import group_members
+
+PIPES = Path(__file__).parent / "pipelines"
+KIT = str(Path(sys.executable).with_name("kit"))
+
+
+def kit(*argv, timeout=300, **env):
+    return subprocess.run([KIT, *argv], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def run_file(name, *extra, **env):
+    return kit("run", "--pipeline", str(PIPES / name), "--factor", "repeat", "--jobs", "1",
+               "--yes", *extra, **env)
+
+
+def error(res) -> str:
+    """The one error line of a failed command (kit: error: ...), and no traceback."""
+    assert res.returncode != 0, res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+    said = [ln for ln in res.stderr.splitlines() if ln.startswith("kit: error:")]
+    assert len(said) == 1, res.stderr
+    return said[0]
+
+
+def stored():
+    from kit.runs.store import Store
+
+    return Store().runs()
+
+
+def left_in_tmp(kit_home) -> list:
+    tmp = kit_home / "tmp"
+    return sorted(p.name for p in tmp.iterdir()) if tmp.is_dir() else []
+
+
+# -- one_line: fast --------------------------------------------------------------------------
+
+def test_one_line_strips_escapes_and_controls_and_cuts_with_an_ellipsis():
+    assert one_line("\x1b[31mred\x1b[0m\tand\n\n \x1b]0;title\x07plain\x00\x7f end") == \
+        "red and plain end"
+    long = one_line("x " * 1000)
+    assert len(long) == 300 and long.endswith("…") and "\n" not in long
+    assert one_line("uv sync failed: error: no wheel: none fits") == \
+        "uv sync failed: error: no wheel: none fits"  # cut by length only, never at ": "
+
+
+def test_a_pipeline_path_that_is_not_a_regular_file_is_refused_before_it_is_opened(tmp_path):
+    """/dev/zero would be read until memory ran out, a FIFO's open would wait for a writer."""
+    from kit.core.errors import KitError
+    from kit.data.pipelines import read_pipeline
+
+    fifo = tmp_path / "lab.py"
+    os.mkfifo(fifo)
+    for path, says in (("/dev/zero", "is a device"), (fifo, "is a FIFO"),
+                       (tmp_path, "is a directory")):
+        with pytest.raises(KitError, match=says):
+            read_pipeline(path)
+    big = tmp_path / "big.py"
+    big.write_bytes(b"#" * (4 * 1024 ** 2 + 1))
+    with pytest.raises(KitError, match="at most 4 MiB"):
+        read_pipeline(big)
+
+
+# -- real runs: slow -------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_what_a_pipeline_prints_on_fd_1_goes_to_its_log_not_into_the_answers(fresh, kit_home):
+    res = run_file("prints.py", *fresh)
+    assert res.returncode == 0, res.stderr
+    runs = stored()
+    assert len(runs) == 4 and all(r.spec.pipeline for r in runs)
+    for r in runs:
+        log = (kit_home / "logs" / f"pipeline-{r.id[:12]}.log").read_text()
+        for how in ("print", "echo", "printf", "os.write"):
+            assert f"printed by {how}" in log, (how, log)
+    assert "printed by" not in res.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_forked_child_never_outlives_its_run(fresh, tmp_path):
+    pids = tmp_path / "pids"
+    res = run_file("forks.py", *fresh, KIT_TEST_PIDS=str(pids))
+    assert res.returncode == 0, res.stderr
+    children = [tuple(map(int, ln.split())) for ln in pids.read_text().splitlines()]
+    assert len(children) == 4
+    for pid, pgid in children:
+        # ps by process group, as a user would look: nothing of the run's group runs on
+        ps = subprocess.run(["ps", "-A", "-o", "pid=,pgid=,stat="], capture_output=True,
+                            text=True).stdout.split("\n")
+        alive = [row for row in ps if row.split()[1:2] == [str(pgid)]
+                 and not row.split()[2].startswith("Z")]
+        assert alive == [] and group_members(pgid) == [], (pid, pgid, alive)
+        assert pgid != os.getpgid(0)  # the run's own group, not kit's nor the test's
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home):
+    start = time.monotonic()
+    res = run_file("loops.py", "--timeout", "5", *fresh)
+    took = time.monotonic() - start
+    line = error(res)
+    assert "past its 5 s deadline (--timeout)" in line and line.startswith("kit: error: ")
+    assert "ended and recorded as failed (--timeout)" in res.stderr  # the plan said it first
+    assert stored() == [] and took < 120
+    assert left_in_tmp(kit_home) == []
+
+
+@pytest.mark.slow
+def test_the_deadline_is_said_in_the_plan_from_past_runs(kit_home):
+    res = run_file("prints.py")
+    assert res.returncode == 0 and "after 7,200 s" in res.stderr  # nothing stored before
+    res = run_file("prints.py", "--factor", "seed")  # its runs take seconds: the floor
+    assert res.returncode == 0, res.stderr
+    assert ("a run still going after 600 s is ended and recorded as failed (10x its slowest "
+            "stored run, at least 600 s; --timeout SECONDS sets it)") in res.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_relative_writes_land_in_the_run_s_own_folder_and_go_with_it(fresh, kit_home, tmp_path):
+    where = tmp_path / "cwd"
+    res = subprocess.run([KIT, "run", "--pipeline", str(PIPES / "writes.py"), "--factor",
+                          "repeat", "--jobs", "1", "--yes", *fresh], capture_output=True,
+                         text=True, cwd=tmp_path, env={**os.environ, "KIT_TEST_CWD": str(where)},
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    ran_in = Path(where.read_text())
+    assert ran_in.name == "work" and kit_home / "tmp" in ran_in.parents
+    assert not ran_in.exists() and left_in_tmp(kit_home) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "kit-home"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["run", "doctor", "tolerances", "explain"])
+def test_a_device_a_fifo_or_a_folder_as_the_pipeline_is_one_line(command, tmp_path):
+    """`kit compare B --pipeline` reads its file by the same read_pipeline (after the bundle:
+    the unit test above covers it)."""
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    extra = {"run": ["--factor", "repeat", "--yes"], "doctor": [], "tolerances": [],
+             "explain": ["repeat"]}[command]
+    for path, says in (("/dev/zero", "is a device"), (str(fifo), "is a FIFO"),
+                       (str(tmp_path), "is a directory")):
+        res = kit(command, "--pipeline", path, *extra, timeout=60)
+        assert says in error(res), (command, path, res.stderr)
+    assert stored() == []
+
+
+@pytest.mark.slow
+def test_a_flood_of_stderr_is_kept_as_its_tail_and_never_held_whole(kit_home):
+    # measured from a process of its own: its children are this kit and its worker alone
+    measure = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+               "sys.exit(r.returncode)")
+    res = subprocess.run([sys.executable, "-c", measure, KIT, "run", "--pipeline",
+                          str(PIPES / "floods.py"), "--factor", "repeat", "--yes"],
+                         capture_output=True, text=True, timeout=300)
+    line = error(res)
+    assert "the pipeline raised ValueError: flooded" in line and len(line) < 1000
+    log = next((kit_home / "logs").glob("pipeline-*.log")).read_text()
+    assert "the last line before the failure" in log and len(log) < 200 * 1024
+    # kit and its worker, the largest of them (KiB on Linux): far below the 256 MiB written
+    assert int(res.stdout.split()[-1]) * 1024 < 200 * 1024 ** 2
+    assert stored() == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_pipeline_that_ends_its_worker_says_so(fresh):
+    line = error(run_file("exits.py", *fresh))
+    assert line.endswith("the pipeline ended the worker (os._exit or exit) before it answered")
+    assert stored() == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_keyboard_interrupt_inside_the_pipeline_is_named_as_such(fresh):
+    line = error(run_file("interrupts.py", *fresh))
+    assert "the pipeline raised KeyboardInterrupt itself" in line
+    assert "signal" not in line and "interrupts.py:8" in line
+    assert stored() == []
+
+
+@pytest.mark.slow
+def test_an_error_s_escapes_are_stripped_and_its_length_cut():
+    line = error(run_file("escapes.py"))
+    assert "\x1b" not in line and "\x07" not in line and "\x00" not in line
+    assert "ValueError: red bell long" in line and "…" in line and len(line) < 1000
+    assert "its traceback: " in line  # kit's own words after the cut survive
+
+
+@pytest.mark.slow
+def test_outputs_past_the_budget_are_refused_before_they_are_stored(kit_home):
+    line = error(run_file("large.py", KIT_MAX_OUTPUT_BYTES="1000"))
+    assert "more than the 1,000 a run may return (KIT_MAX_OUTPUT_BYTES)" in line
+    assert stored() == [] and left_in_tmp(kit_home) == []
