@@ -117,16 +117,20 @@ def build_named(names, plat: Platform, log=lambda name, msg: None,
     return built
 
 
-def plan_runs(audit: Audit, unfit=lambda spec: None) -> Audit:
+def plan_runs(audit: Audit, unfit=lambda spec: None, refit=lambda pair: None) -> Audit:
     """Plan the pairs (the stacks must be built: their identities are part of each run).
 
     ``unfit(spec)`` says why the executor has nowhere to make a run (a cluster whose workers
-    offer fewer cores than its threads): such pairs are skipped, with why, not run."""
+    offer fewer cores than its threads): such a pair goes where ``refit(pair)`` moves it (the
+    smallest node class with the cores, both runs together), else it is skipped, with why."""
     pairs = [p for f in audit.factors
              for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)]
     audit.pairs, audit.skipped = [], []
     for p in pairs:
         why = unfit(p.a) or unfit(p.b)
+        moved = refit(p) if why else None
+        if moved is not None and not (unfit(moved.a) or unfit(moved.b)):
+            p, why = moved, None
         if why:
             audit.skipped.append((p, why))
         else:
@@ -283,7 +287,10 @@ def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Pr
         if missing:  # else the planner checks the stacks as it reads them, with the fix
             build_stacks(audit, log=progress.log, on_built=progress.built)
     if not planned:
-        plan_runs(audit, executor.unfit if executor is not None else lambda spec: None)
+        if executor is None:
+            plan_runs(audit)
+        else:
+            plan_runs(audit, executor.unfit, executor.refit)
     left = todo(audit, store)
     progress.planned(audit, left)
     if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left), at_once=(

@@ -31,17 +31,19 @@ class Plan:
 
 
 def plan(store: Store, subject, factor_names, opts: PlanOptions = PlanOptions(), *,
-         stack: str = "host", unfit=lambda spec: None, plat=None) -> Plan:
+         stack: str = "host", unfit=lambda spec: None, refit=lambda pair: None,
+         plat=None) -> Plan:
     """The pairs of ``factor_names`` for ``subject`` (a Subject as kit.app.verbs.to_run finds
     it: its ``subject`` and what running it reads) planned on ``stack``, and the runs ``store``
     lacks; ``unfit(spec)`` says why the executor has nowhere to make a run (such pairs are
-    skipped, with why); ``plat``: the machine kit's own stacks are found for (None: this one,
+    skipped, with why) unless ``refit(pair)`` moves it where it fits (a cluster's node class
+    with the cores); ``plat``: the machine kit's own stacks are found for (None: this one,
     as detected). KitError, one line: a factor the subject does not take."""
-    return _PLANS[subject.subject.kind](store, subject, tuple(factor_names), opts, stack, unfit,
-                                        plat)
+    return _PLANS[subject.subject.kind](store, subject, tuple(factor_names), opts, stack,
+                                        (unfit, refit), plat)
 
 
-def _own(store, target, names, opts, stack, unfit, plat) -> Plan:
+def _own(store, target, names, opts, stack, room, plat) -> Plan:
     """kit's own pipeline on a dataset: planned once its stacks are built (their identities are
     part of each run); before, the plan names the stacks and run_audit plans after building."""
     from .. import audit as au
@@ -49,13 +51,13 @@ def _own(store, target, names, opts, stack, unfit, plat) -> Plan:
     a = au.audit_of(target.dataset, names, opts, stack, plat)
     missing = au.stacks_to_build(a)
     if not missing:
-        au.plan_runs(a, unfit)
+        au.plan_runs(a, *room)  # (unfit, refit): where the executor can make each run
     notes = tuple(f"skipped {p.label}: {why}" for p, why in a.skipped)
     return Plan(target.subject, names, tuple(a.pairs), tuple(a.specs), tuple(au.todo(a, store)),
                 notes, tuple(missing), a, lambda n: au.estimate_seconds(a, store, n))
 
 
-def _file(store, target, names, opts, stack, unfit, plat) -> Plan:
+def _file(store, target, names, opts, stack, room, plat) -> Plan:
     """A lab's pipeline file: its file kept by its hash (an edited file is another pipeline),
     its pairs planned by its kind's planners on the stacks as named (``plat`` is not read);
     its estimate from its own runs alone."""

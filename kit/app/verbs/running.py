@@ -74,8 +74,10 @@ def _planned(store, target, options, stack, executor, plat=None):
     """``target``'s plan (kit.app.verbs.plan), skipping what ``executor`` cannot make."""
     from .planning import plan
 
-    unfit = executor.unfit if executor is not None else lambda spec: None
-    return plan(store, target, target.factors, options, stack=stack, unfit=unfit, plat=plat)
+    if executor is None:
+        return plan(store, target, target.factors, options, stack=stack, plat=plat)
+    return plan(store, target, target.factors, options, stack=stack, unfit=executor.unfit,
+                refit=executor.refit, plat=plat)
 
 
 def _run_own(store, target, options, stack, progress, jobs, executor, confirm,
@@ -91,6 +93,9 @@ def _run_own(store, target, options, stack, progress, jobs, executor, confirm,
                   executor=executor, planned=not planned.stacks, should_stop=should_stop)
     except PlanIncomplete as e:  # the budget of what was made, then the error
         failure = e
+    if failure is None and a.skipped and not a.pairs:  # measured nothing: not a success
+        failure = Failed(f"nothing of the plan could run: all {len(a.skipped)} pair(s) were "
+                         "skipped (why, above)")
     # the factors it ran in the order given, then any its pairs were planned by besides (a
     # set's order changed between processes, and so did the "no pairs of ..." line)
     asked = tuple(dict.fromkeys([*planned.factors, *(p.factor for p in a.pairs)]))

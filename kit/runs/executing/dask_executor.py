@@ -136,6 +136,9 @@ class DaskExecutor(Executor):
     def unfit(self, spec: RunSpec) -> str | None:
         return self.table.unfit(spec)
 
+    def refit(self, pair):
+        return self.table.refit(pair)
+
     def slots(self, specs, jobs):
         # Dask places the runs by resources as workers come; kit keeps enough submitted to fill
         # every worker the cluster may have (a thread waits on each), not one per run

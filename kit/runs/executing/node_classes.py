@@ -80,6 +80,27 @@ class ClassTable:
         """The node class a plan's runs go to when no --hosts are named: the largest."""
         return next(iter(self.classes()))
 
+    def smallest_fitting(self, threads: int) -> str | None:
+        """The node class whose largest worker offers ``threads`` cores with the fewest to
+        spare (a 2-thread run goes to 2-core nodes, not to 32-core ones), the most workers
+        breaking a tie; None when no class offers that many."""
+        cores = self._cores()
+        fit = [(max(ks), -len(ks), c) for c, ks in cores.items() if ks and max(ks) >= threads]
+        return min(fit)[2] if fit else None
+
+    def refit(self, pair):
+        """Both runs of ``pair`` on the smallest node class that offers their cores, when the
+        class they were planned for cannot; None otherwise (a `host` pair, whose classes differ
+        on purpose, stays as it is)."""
+        from dataclasses import replace
+
+        if pair.a.host != pair.b.host:
+            return None
+        to = self.smallest_fitting(max(pair.a.threads, pair.b.threads))
+        if to is None or to == pair.a.host:
+            return None
+        return replace(pair, a=pair.a.with_(host=to), b=pair.b.with_(host=to))
+
     def fewest_cores(self) -> int:
         """The smallest worker's cores: a plan's default thread counts fit every worker."""
         return min(k for ks in self._cores().values() for k in ks)

@@ -92,6 +92,11 @@ class Executor:
         """Why this executor has nowhere to make ``spec`` (a plan skips it), or None."""
         return None
 
+    def refit(self, pair):
+        """``pair`` moved to where this executor can make both its runs (a cluster's node
+        class that offers their cores), or None: nowhere else (a plan skips it)."""
+        return None
+
     def check(self, spec: RunSpec) -> None:
         """Refuse, before claiming, a run this executor cannot make as planned."""
 
