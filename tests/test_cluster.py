@@ -243,7 +243,25 @@ def test_thread_counts_fit_the_workers_and_a_larger_one_is_skipped_with_why(tmp_
     # more threads than the driver's own cores: a cluster's nodes may have more (skipped here)
     wide = kit(tmp_path, "run", "--factor", "threads", "--threads", f"1,{4 * os.cpu_count()}",
                "--n", "200", "--cluster", "local:2")
-    assert wide.returncode == 0 and f"{4 * os.cpu_count()} threads: no worker" in wide.stderr
+    assert f"{4 * os.cpu_count()} threads: no worker" in wide.stderr
+    # every pair of that plan was skipped: it measured nothing, so it is not a success
+    assert wide.returncode == 1 and "nothing of the plan could run" in wide.stderr
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
+def test_torch_and_perturb_factors_run_on_a_cluster_from_a_fresh_store(tmp_path):
+    """Their reference run (the embedding they train on) is planned where their runs go, so
+    a node makes it and they name it: from an empty store, each factor's pairs are made."""
+    for factor in ("perturb", "torch-seed"):  # (torch-threads needs 2-core workers)
+        home = tmp_path / factor
+        got = kit(home, "run", "--factor", factor, "--seeds", "0,1", "--n", "150",
+                  "--cluster", "local:2", "--yes")  # torch's stack built if it is not
+        assert got.returncode == 0, got.stderr
+        assert "skipped" not in got.stderr and "has no stage" not in got.stderr
+        specs = [s for s, _ in manifests(home)]
+        kinds = {s["kind"] for s in specs}
+        assert ("perturb" if factor == "perturb" else "torch") in kinds, kinds
+        assert len({s["host"] for s in specs}) == 1 and specs[0]["host"].startswith("node-")
 
 
 @pytest.mark.parametrize("sig, code, says", [(signal.SIGINT, 130, "interrupted"),

@@ -47,7 +47,10 @@ class Context:
         return tuple(self.opts.threads) or default_threads(self.opts.cores)
 
     def reference(self) -> RunSpec:
-        return reference_embedding(self.dataset, self.get)
+        # made where the plan's runs are (a cluster's node class): the run the audit makes
+        # first, so torch and perturbed runs name it as their input (issue 42: they named the
+        # driver's, which no node makes: "run ... has no stage 'svd_rand'")
+        return reference_embedding(self.dataset, self.get, where=self.opts.host)
 
 
 @dataclass(frozen=True)
