@@ -41,13 +41,14 @@ class AcrossSplits:
         return asdict(self)
 
 
-def _seed_runs(store: Store, sha: str, name: str) -> list:
+def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list:
     groups = verdict_sets(store, sha).get("seeds") or []
     runs = list(dict.fromkeys(r for g in groups for r in g))
     runs = [r for r in runs if r not in set(without_arrays(store, runs))]
     if len(runs) < 2:
         raise KitError(f"{len(runs)} seed run(s) of {name} with their arrays: `kit run --factor "
-                       f"seed --dataset {name}` makes them (a seed's spread is the unit here)")
+                       f"seed --dataset {words or name}` makes them (a seed's spread is the unit "
+                       "here)")
     return runs
 
 
@@ -72,16 +73,17 @@ def _says(calls: list) -> str:
 
 
 def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
-    """``a`` and ``b``: (sha256, name, summary) of the random split and the homology-disjoint
-    split of the same proteins (b's record names a as its source)."""
-    (sa, na, _), (sb, nb, meta) = a, b
+    """``a`` and ``b``: (sha256, name, summary[, how the command line names it]) of the random
+    split and the homology-disjoint split of the same proteins (b's record names a as its
+    source)."""
+    (sa, na, _, *wa), (sb, nb, meta, *wb) = a, b
     if meta.get("split") != "homology":
         raise KitError(f"{nb} is not a homology-disjoint split: make one with `kit data split "
-                       f"{na} --homology --name {na}-disjoint`")
+                       f"{(wa or [na])[0]} --homology --name NEW`")
     if meta.get("source_dataset") != sa:
         raise KitError(f"{nb} is a homology split of {str(meta.get('source_name'))[:64]}, not of "
                        f"{na}: compare a split with its own source")
-    ra, rb = _seed_runs(store, sa, na), _seed_runs(store, sb, nb)
+    ra, rb = _seed_runs(store, sa, na, *wa), _seed_runs(store, sb, nb, *wb)
     va = [run_verdicts(store, r) for r in ra]
     vb = [run_verdicts(store, r) for r in rb]
     models = sorted(set(va[0]["_scores"]) & set(vb[0]["_scores"]))

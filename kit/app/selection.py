@@ -21,7 +21,7 @@ class Selection:
 
 def _base_name(summary: dict) -> str:
     """The name to load a stored run's dataset by again: synthetic-600 -> synthetic, x[:10] -> x."""
-    if summary.get("source") == SYNTHETIC:
+    if summary.get("source") == SYNTHETIC and not summary.get("split"):  # a split: its own name
         return SYNTHETIC
     return str(summary.get("name", "")).split("[:")[0]
 

@@ -132,9 +132,12 @@ def across_splits(store: Store, subject: Subject, against: str) -> Reading:
     if subject.kind == PIPELINE:
         raise Refused("--against compares kit's own runs on two datasets: give --dataset NAME "
                       "--against NAME-disjoint (a pipeline's runs: run it on each)")
+    from ..selection import load_name
+
     other = load_dataset(against, generate=False)
-    return Reading(subject, across(store, (subject.sha256, subject.name, dict(subject.summary)),
-                                   (other.sha256, other.name, dict(other.meta))))
+    mine = (subject.sha256, subject.name, dict(subject.summary), load_name(dict(subject.summary)))
+    return Reading(subject, across(store, mine, (other.sha256, other.name, dict(other.meta),
+                                                 against)))
 
 
 def _output_homology(store, subject, identity, coverage, data) -> dict:
