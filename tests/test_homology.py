@@ -144,7 +144,7 @@ def test_reused_without_running_mmseqs(world, tmp_path, monkeypatch):
     assert dest.stat().st_mtime_ns == before
     out = kit("data", "homology", "fam", env={"KIT_MMSEQS": str(tmp_path / "no-such-mmseqs")})
     assert out.returncode == 0 and "reused the stored clustering" in out.stdout
-    assert "reused the stored search" in out.stdout
+    assert "easy-search, test against train (reused)" in out.stdout
 
 
 @pytest.mark.parametrize("forge", ["label", "short", "dataset"])

@@ -14,19 +14,10 @@ import pytest
 from kit.core.errors import KitError
 from kit.data.dataset import load_dataset, make_dataset, save_dataset
 from kit.data.homology_edges import Edges, edges, edges_digest, hits, stored_edges, stored_hits
+from test_homology import _have_mmseqs
 
 ROOT = Path(__file__).resolve().parents[1]
 AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
-
-
-def _have_mmseqs() -> bool:
-    from kit.data.mmseqs import mmseqs_path
-
-    try:
-        mmseqs_path()
-    except KitError:
-        return False
-    return True
 
 
 pytestmark = pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform")

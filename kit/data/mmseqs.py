@@ -122,19 +122,25 @@ def easy_cluster(seqs, identity: float, coverage: float) -> tuple[str, list]:
     return tool, [tuple(line.split("\t")) for line in text.splitlines() if line]
 
 
+def _search(binary: Path, query, target, identity: float, coverage: float, columns: str) -> str:
+    """The hit table (``columns``) of ``easy-search`` of ``query`` against ``target`` (None:
+    the query set against itself), each named by its indices, at ``identity`` over ``coverage``."""
+    with _workdir() as d:
+        _fasta(d / "q.fa", query, range(len(query)))
+        if target is not None:
+            _fasta(d / "t.fa", target, range(len(target)))
+        _run([str(binary), "easy-search", "q.fa", "q.fa" if target is None else "t.fa",
+              "hits.m8", "tmp", *_common(identity, coverage), "--format-output", columns], d)
+        try:
+            return (d / "hits.m8").read_text()
+        except OSError as e:
+            raise KitError(f"mmseqs easy-search wrote no hit table ({e.strerror or e})") from None
+
+
 def easy_search(query, target, identity: float, coverage: float) -> set:
     """The query indices with at least one target hit at ``identity`` over ``coverage``
     (``easy-search``, query against target: GraphPart's pairwise rule)."""
-    binary = mmseqs_path()
-    with _workdir() as d:
-        _fasta(d / "q.fa", query, range(len(query)))
-        _fasta(d / "t.fa", target, range(len(target)))
-        _run([str(binary), "easy-search", "q.fa", "t.fa", "hits.m8", "tmp",
-              *_common(identity, coverage), "--format-output", "query,target"], d)
-        try:
-            text = (d / "hits.m8").read_text()
-        except OSError as e:
-            raise KitError(f"mmseqs easy-search wrote no hit table ({e.strerror or e})") from None
+    text = _search(mmseqs_path(), query, target, identity, coverage, "query,target")
     return _hits(text, len(query), len(target))
 
 
@@ -143,16 +149,8 @@ def search_pairs(seqs, identity: float, coverage: float) -> tuple:
     itself finds at ``identity`` over ``coverage``, self-hits dropped, read strictly (GraphPart's
     edges, found by the search that measures leakage)."""
     binary = mmseqs_path()
-    tool = tool_name(binary)
-    with _workdir() as d:
-        _fasta(d / "all.fa", seqs, range(len(seqs)))
-        _run([str(binary), "easy-search", "all.fa", "all.fa", "hits.m8", "tmp",
-              *_common(identity, coverage), "--format-output", "query,target,fident"], d)
-        try:
-            text = (d / "hits.m8").read_text()
-        except OSError as e:
-            raise KitError(f"mmseqs easy-search wrote no hit table ({e.strerror or e})") from None
-    return (tool, *_pairs(text, len(seqs)))
+    text = _search(binary, seqs, None, identity, coverage, "query,target,fident")
+    return (tool_name(binary), *_pairs(text, len(seqs)))
 
 
 def _pairs(text: str, n: int) -> tuple:
