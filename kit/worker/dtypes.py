@@ -1,4 +1,4 @@
-"""THE dtypes a stored array may have: what a run returns, the store takes in, export writes, import reads.
+"""THE dtypes a stored array may have: what a run returns, the store takes, export and import carry.
 
 One set for all four, so what a run stores always travels: plain numbers with no padding
 (bool, int8-int64, uint8-uint64, float32, float64) and, for a lab's outputs, fixed-width text
@@ -54,7 +54,8 @@ def output_problem(dtype: np.dtype) -> str | None:
                 f"{MAX_TEXT_CHARS} (ids, labels); return numbers, or shorter text")
     if kind == "f":
         to = "float32" if size < 4 else "float64"
-        return f"{_named(dtype)}: cast it to {to} (np.asarray(x, dtype=np.{to})); kit stores {STORED}"
+        return (f"{_named(dtype)}: cast it to {to} (np.asarray(x, dtype=np.{to})); "
+                f"kit stores {STORED}")
     if kind == "c":
         to = "float32" if size <= 8 else "float64"
         return (f"{dtype.name}: return its real and imaginary parts as two {to} outputs "
