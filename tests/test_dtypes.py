@@ -134,3 +134,22 @@ def test_every_dtype_kit_stores_travels_through_export_and_import(tmp_path, kit_
                       "noise": "<f8"}
     flags = there.array(runs[0].id, "flags")
     assert flags.view(np.uint8).tolist() == [0, 1, 1, 1, 0, 1]  # stored by its values
+
+
+def test_export_refuses_a_stored_run_no_import_would_read(tmp_path, monkeypatch):
+    """A run an older kit stored with a longdouble stage is said at export, not at the other end."""
+    import stored
+    from kit.app.bundle import export
+    from kit.core.errors import KitError
+    from kit.runs.store import Store, moving
+
+    spec = stored.spec()
+    with monkeypatch.context() as m:  # as an older kit took it in
+        m.setattr(moving, "recorded_problem", lambda dtype, text: None)
+        stored.put(Store(), tmp_path, spec, {**stored.arrays(), "y_test": np.arange(20.0)
+                                             .astype(np.longdouble)})
+    out = tmp_path / "old.kit"
+    with pytest.raises(KitError, match=rf"run {spec.run_id[:12]} stage 'y_test': dtype '<f16' is "
+                                       r"not a plain number type .*so no `kit import` would read"):
+        export(Store(), [spec.run_id], out, arrays=True)
+    assert not out.exists()
