@@ -30,6 +30,8 @@ from ..data.dataset import stored_datasets
 from ..data.pipelines import known_summary
 from ..envs.probes import carried
 from ..runs.store import Store
+from ..worker.dtypes import recorded_problem
+from ..worker.kinds import shown
 from .bundle_checks import FORMAT
 from .bundle_derived import check_derived
 from .bundle_pipelines import carried as carried_files, check_ids, summary
@@ -47,6 +49,13 @@ def _sha(data: bytes) -> str:
 def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
     """What an export would write: runs, pairs among them, and the array bytes if asked."""
     runs = [store.run(r) for r in run_ids]
+    for r in runs:  # what import reads: a run an older kit stored and no import takes stays here
+        for stage, st in r.stages.items():
+            why = recorded_problem(st.dtype, text=bool(r.spec.pipeline))
+            if why:
+                raise KitError(f"run {r.id[:12]} stage {shown(stage)}: dtype {st.dtype!r} {why}, "
+                               "so no `kit import` would read it (an older kit stored it): "
+                               "export the runs of other factors (--factor)")
     ids = set(run_ids)
     pairs = [p.to_json() for p in store.pairs() if p.a in ids and p.b in ids]
     blobs, here = {}, host()["id"]

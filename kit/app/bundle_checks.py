@@ -24,15 +24,15 @@ from ..core.documents import DocumentError, run_spec
 from ..core.errors import KitError
 from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
+from ..worker.dtypes import recorded_problem
 from ..worker.pipeline import MODELS, fed_stages
-from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch, text_problem
+from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch
 from .bundle_schema import FORMAT, Bundle, Run, decode_bundle, decode_members, plain
 
 __all__ = ["FORMAT", "NPY_HEADER", "Expected", "cap", "check_document", "check_manifest",
            "expected_arrays", "max_body", "max_manifest"]
 
 NPY_HEADER = 4096            # a .npy header is at most this long
-_DTYPE = re.compile(r"^[<>|][fiub][1248]$")  # plain numbers: no objects, records or sub-arrays
 _MIB = 2 ** 20
 # stages whose numbers analysis combines element by element: one shape per dataset
 _SAME_SHAPE = (*MODELS, "torch_mlp", "y_test", "svd_rand", "svd_arpack", "svd_rand.sv",
@@ -132,15 +132,13 @@ def _check_pairs(bundle: Bundle, path) -> None:
 
 
 def _check_stages(r: Run, declared: dict | None, path) -> None:
-    """Every stage a plain number type, or (a lab's) fixed-width text; a lab's each what its
-    declared kind needs."""
+    """Every stage of a dtype kit stores (plain numbers, or a lab's fixed-width text); a lab's
+    each what its declared kind needs."""
     name = f"{path}: run {r.id[:12]}"
     lab = bool(r.spec.pipeline)
     kinds = (declared or {}).get("kinds", {})
     for st, i in r.stages.items():
-        why = None
-        if not _DTYPE.fullmatch(i.dtype) or np.dtype(i.dtype).str != i.dtype:
-            why = text_problem(i.dtype, lab)
+        why = recorded_problem(i.dtype, text=lab)  # the set kit run stores (kit.worker.dtypes)
         if why is None and lab:
             why = kind_mismatch(i.dtype, i.shape, kinds.get(st, "array"))
         if why:

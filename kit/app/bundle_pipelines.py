@@ -21,13 +21,10 @@ import numpy as np
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..data.pipelines import LabData, declared, pipeline_file, pipeline_info, present
-from ..worker.kinds import ID_KINDS, MAX_ID_CHARS, kind_problem, shown
+from ..worker.kinds import ID_KINDS, kind_problem, shown
 from ..worker.protein_ids import wrong_ids
 
 MAX_FILE = 4 * 2 ** 20      # a pipeline file is code: 4 MiB of it is already far more
-# fixed-width text of 1 to MAX_ID_CHARS characters (numpy never writes a 0-wide one: a "<U0"
-# of a billion rows holds no bytes, so no size cap would see it)
-_TEXT = re.compile(r"^(?:[<>]U|\|S)([1-9]\d{0,2})$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -107,18 +104,6 @@ def check_runs(doc: dict, found: dict, path) -> None:
                 if v in ("proteins", "truth")}
         if len(rows) == 2 and rows["proteins"] != rows["truth"]:
             raise KitError(f"{name}: its protein ids are not one per truth row")
-
-
-def text_problem(dtype: str, lab: bool) -> str | None:
-    """Why a stage whose dtype is no plain number type may not be held (None: it may): kit's
-    own runs hold numbers only; a lab's outputs may also be fixed-width text (labels, ids) of
-    1 to MAX_ID_CHARS characters, as its worker wrote them."""
-    m = _TEXT.match(dtype)
-    if not lab or not m:
-        return "is not a plain number type" + ("" if not lab else " nor fixed-width text")
-    if int(m.group(1)) > MAX_ID_CHARS or np.dtype(dtype).str != dtype:
-        return f"holds text over {MAX_ID_CHARS} characters a value"
-    return None
 
 
 def kind_mismatch(dtype: str, shape: list, kind: str) -> str | None:

@@ -232,6 +232,7 @@ def _run_lab(spec):
 def _write(out, arrays, timings, extra, t0):
     """Every array into ``out``, then the manifest (last, atomically)."""
     import numpy as np
+    from .dtypes import canonical
     from .fingerprint import fingerprint
 
     stages = {}
@@ -241,7 +242,7 @@ def _write(out, arrays, timings, extra, t0):
         raise _Usage(f"its outputs hold {total:,} bytes, more than the {bound:,} a run may "
                      f"return (KIT_MAX_OUTPUT_BYTES)")
     for name, a in arrays.items():
-        a = np.ascontiguousarray(a)
+        a = canonical(a)  # the one stored form: its hash is its values' (kit.worker.dtypes)
         np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
         stages[name] = {"sha256": _sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
     manifest = {

@@ -30,7 +30,8 @@ import traceback
 
 import numpy as np
 
-from .kinds import NEEDS, OUTPUT_KINDS, control_in, kind_problem, shown
+from .dtypes import canonical, output_problem
+from .kinds import ID_KINDS, NEEDS, OUTPUT_KINDS, control_in, kind_problem, shown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 from .text import one_line
@@ -163,7 +164,8 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
 
 
 def check_outputs(name: str, got, kinds: dict) -> dict:
-    """What run returned, checked: {output: array} with plain names, arrays of numbers."""
+    """What run returned, checked: {output: array} with plain names, arrays of numbers (or
+    text) of a dtype kit stores (kit.worker.dtypes), each in its canonical form."""
     if not isinstance(got, dict):
         raise ContractError(f"{name}: run returned a {type(got).__name__}, not a dict "
                             f"{{output name: numpy array}}")
@@ -181,8 +183,12 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
         if a.dtype.hasobject:
             raise ContractError(f"{name}: output {shown(key)} has object dtype: return an array "
                                 f"of numbers (or fixed-width strings), e.g. .astype(float)")
+        why = output_problem(a.dtype)
+        # ids too wide are said by protein_ids, in a protein id's words
+        if why and not (a.dtype.kind in "US" and kinds.get(key) in ID_KINDS):
+            raise ContractError(f"{name}: output {shown(key)} is {why}")
         _check_kind(name, key, a, kinds.get(key, "array"))
-        out[key] = np.ascontiguousarray(a)
+        out[key] = canonical(a)  # stored as its values: the one form, whatever the view
     missing = [k for k in kinds if k not in out]
     if missing:
         raise ContractError(f"{name}: KINDS names {shown(missing[0])}, which run did not return "

@@ -5,10 +5,12 @@ from __future__ import annotations
 import reprlib
 import unicodedata
 
+from .dtypes import MAX_TEXT_CHARS
+
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
                 "proteins", "train proteins", "metrics", "classes", "centroids")
 ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
-MAX_ID_CHARS = 256  # a protein id (an accession, a FASTA name) is far shorter
+MAX_ID_CHARS = MAX_TEXT_CHARS  # a protein id (an accession, a FASTA name): text as kit stores it
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 40
 NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...core.errors import KitError
 from ...core.spec import RunSpec
+from ...worker.dtypes import recorded_problem
 from .blobs import blob_key, check_array, load_npy
 from . import schema
 from .rows import run_subject
@@ -21,6 +22,9 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict) -> str:
     with every array in place: a run reported done is stored."""
     checked = []
     for stage, info in manifest["stages"].items():
+        why = recorded_problem(info["dtype"], text=bool(spec.pipeline))
+        if why:  # what is stored must travel: export and import hold the same set
+            raise KitError(f"stage {stage}: dtype {info['dtype']!r} {why}")
         src = Path(outdir) / f"{stage}.npy"
         a = load_npy(src)
         why = check_array(a, info["sha256"], info["dtype"], info["shape"])
