@@ -30,8 +30,13 @@ def test_a_measured_number_on_another_host_passes_within_tolerance(tmp_path):
     number = re.search(r"\d\.\de-\d\d", line).group()
     other = f"{float(number) * 0.65:.1e}"  # 2.5e-13 -> 1.6e-13: another BLAS kernel's digits
     assert not differences(saved, saved.replace(line, line.replace(number, other, 1)))
-    far = f"{float(number) * 1e4:.1e}"  # four orders of magnitude: not a measurement's noise
+    # precision's 5.3e-05 a hundred times larger: not another kernel's noise
+    line = next(ln for ln in saved.splitlines() if ln.startswith("precision ") and "e-05" in ln)
+    number = re.search(r"\d\.\de-05", line).group()
+    far = f"{float(number) * 100:.1e}"
     assert differences(saved, saved.replace(line, line.replace(number, far, 1)))
+    near = f"{float(number) * 0.83:.1e}"  # 5.9e-05 -> 4.9e-05, as issue 43 saw
+    assert not differences(saved, saved.replace(line, line.replace(number, near, 1)))
     # a flip count, a kernel name and a hash, where the column widths shift with them
     kernels = saved.replace("0/1", "1/1", 1).replace("Haswell", "SkylakeX")
     assert not differences(saved, kernels)
@@ -64,5 +69,6 @@ def test_json_outputs_compare_keys_exactly_and_numbers_by_tolerance(tmp_path):
 
 def test_close_reads_measurements_not_anything():
     assert close(5.9e-05, 4.9e-05) and close(2.5e-13, 1.6e-13) and close(0, 1e-13)
+    assert close(1e-16, 1e-13) and close(2e-7, 8e-9)  # both at the rounding floor
     assert not close(5.9e-05, 5.9e-03) and not close(0, 0.5) and not close(1.0, -1.0)
     assert close(0, 1) and close(2, 1) and not close(0, 9)
