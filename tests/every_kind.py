@@ -78,8 +78,10 @@ def two_node_classes(names, env=None):
         "preload": ["kit.runs.executing.node_classes"]}} for c in names}
     environ = dict(os.environ)  # the nannies set PYTHONHASHSEED here, as DaskExecutor knows
     try:
+        # the scheduler's HTTP server listens even without a dashboard: on a free port, not 8787
         with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
-                "host": "127.0.0.1", "dashboard_address": None}}, silence_logs=50) as cluster:
+                "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"}},
+                silence_logs=50) as cluster:
             yield cluster.scheduler_address
     finally:
         os.environ.clear()

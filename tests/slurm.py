@@ -16,6 +16,8 @@ from pathlib import Path
 CONF = """\
 ClusterName=kittest
 SlurmctldHost={host}
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -58,13 +60,22 @@ def _munge() -> None:
                    capture_output=True)
 
 
+def _free_port() -> int:
+    """A port nothing listens on now: this Slurm's own, so a machine's Slurm (or another test's)
+    on the default 6817/6818 neither blocks it nor shows its jobs in this one's squeue."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def start(tmp: Path) -> dict:
     """Start Slurm with its state under ``tmp``; returns the environment that reaches it."""
     host = socket.gethostname().split(".")[0]
     for d in ("state", "spool"):
         (tmp / d).mkdir(parents=True, exist_ok=True)
     conf = tmp / "slurm.conf"
-    conf.write_text(CONF.format(host=host, tmp=tmp, cpus=os.cpu_count() or 1))
+    conf.write_text(CONF.format(host=host, tmp=tmp, cpus=os.cpu_count() or 1,
+                                ctld_port=_free_port(), d_port=_free_port()))
     env = dict(os.environ, SLURM_CONF=str(conf))
     _munge()
     subprocess.run(["/usr/sbin/slurmctld"], env=env, check=True, capture_output=True)

@@ -287,7 +287,7 @@ def test_an_interrupted_cluster_plan_ends_with_its_signals_status_and_leaves_not
 def test_workers_that_do_not_declare_their_cores_are_refused_with_the_fix(tmp_path):
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None,
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0",
                       host="127.0.0.1") as cluster:
         got = kit(tmp_path, "cluster", "check", "--cluster", cluster.scheduler_address)
     assert got.returncode == 1

@@ -97,8 +97,11 @@ def test_class_tables_are_checked_like_the_section(toml):
 
 def test_scheduler_options_merge_with_the_interface(toml):
     conf = toml('[jobqueue]\ninterface = "lo"\nextra = { scheduler_options = { port = 0 } }\n')
-    assert job_templates.cluster_kwargs(conf, "slurm")["scheduler_options"] == {"interface": "lo",
-                                                                                "port": 0}
+    assert job_templates.cluster_kwargs(conf, "slurm")["scheduler_options"] == {
+        "dashboard_address": ":0", "interface": "lo", "port": 0}  # no fixed 8787 to clash on
+    conf = toml('[jobqueue]\nextra = { scheduler_options = { dashboard_address = ":8790" } }\n')
+    assert job_templates.cluster_kwargs(conf, "slurm")["scheduler_options"] == {
+        "dashboard_address": ":8790"}  # a lab that wants its dashboard names the port
     conf = toml('[jobqueue]\ninterface = "lo"\nextra = { scheduler_options = { interface = "x" } }\n')
     with pytest.raises(KitError, match="use the interface setting"):
         job_templates.cluster_kwargs(conf, "slurm")

@@ -213,7 +213,8 @@ class SSHKind(ClusterKind):
         net = {"interface": c["interface"]} if c["interface"] else {}
         try:
             cluster = SSHCluster([c["hosts"][0], *c["hosts"]], remote_python=c["python"] or None,
-                                 scheduler_options={"port": int(c["port"]), **net},
+                                 scheduler_options={"port": int(c["port"]), **net,
+                                                    "dashboard_address": ":0"},  # no clash
                                  # a host that does not answer is an error within wait_s
                                  connect_options={"connect_timeout": float(c["wait_s"])},
                                  worker_options={"nthreads": cores, "resources": {RESOURCE: cores},

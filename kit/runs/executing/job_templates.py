@@ -149,7 +149,9 @@ def cluster_kwargs(conf: dict, system: str) -> dict:
     if "interface" in theirs and options:
         raise KitError("[jobqueue] extra scheduler_options interface: use the interface setting")
     kw = {k: v for k, v in extra.items() if k in _CLUSTER_ONLY}
-    kw["scheduler_options"] = {**options, **theirs}
+    # the dashboard on a free port unless extra names one: a fixed 8787 clashes with any other
+    # Dask on the machine (kit never shows the dashboard)
+    kw["scheduler_options"] = {"dashboard_address": ":0", **options, **theirs}
     return kw
 
 
