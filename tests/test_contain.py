@@ -13,6 +13,7 @@ import pytest
 
 from kit.core.errors import one_line
 from kit.core.processes import group_members
+from procs import none_left, running, wait_until
 
 PIPES = Path(__file__).parent / "pipelines"
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -108,6 +109,50 @@ def test_a_forked_child_never_outlives_its_run(fresh, tmp_path):
                  and not row.split()[2].startswith("Z")]
         assert alive == [] and group_members(pgid) == [], (pid, pgid, alive)
         assert pgid != os.getpgid(0)  # the run's own group, not kit's nor the test's
+
+
+def started(pids_file) -> list:
+    return [int(p) for ln in pids_file.read_text().splitlines() for p in ln.split()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_nothing_a_run_started_outlives_it_detached_or_daemonised(fresh, tmp_path):
+    """A forked child, a tool started in a session of its own and a daemon that forked twice
+    and called setsid(): none of them is in the run's process group, all end with the run."""
+    pids = tmp_path / "pids"
+    res = run_file("spawns.py", *fresh, KIT_TEST_PIDS=str(pids))
+    assert res.returncode == 0, res.stderr
+    assert len(started(pids)) == 4 * 3
+    assert running(started(pids)) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_kill_9_of_kit_run_leaves_no_process_of_the_run_and_the_next_run_is_clean(
+        fresh, kit_home, tmp_path):
+    """kit killed (kill -9) while a run sleeps with its children (forked, detached,
+    daemonised): no process that kit started is left, by its pid or by the KIT_HOME in its
+    environment; the same command then makes every run and leaves nothing either."""
+    pids = tmp_path / "pids"
+    argv = [KIT, "run", "--pipeline", str(PIPES / "spawns.py"), "--factor", "repeat", "--jobs",
+            "1", "--yes", *fresh]
+    p = subprocess.Popen(argv, env={**os.environ, "KIT_TEST_PIDS": str(pids),
+                                    "KIT_TEST_HANG": "1"},
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"), p, 300)
+        assert len(running(started(pids))) == 3  # the run's children, running with it
+    finally:
+        p.kill()
+        p.wait()
+    assert none_left(kit_home) == []  # the worker, its tether, the children: by KIT_HOME
+    assert running(started(pids)) == []
+    pids.unlink()
+    res = run_file("spawns.py", *fresh, KIT_TEST_PIDS=str(pids))
+    assert res.returncode == 0, res.stderr
+    assert len(stored()) == 4 and running(started(pids)) == []
+    assert none_left(kit_home) == [] and left_in_tmp(kit_home) == []
 
 
 @pytest.mark.slow
