@@ -1,7 +1,9 @@
 """A lab's pipeline is lab code: it prints, forks, loops, writes where it stands, floods stderr,
 ends its process, interrupts itself. Each misbehaving file of tests/pipelines/ is run by a real
 `kit run` (warm workers, and --fresh where it differs): one line, a non-zero exit where it
-failed, nothing stored wrong, no process of its group left, no folder left."""
+failed, nothing stored wrong, no process left (after every command: none started with its
+KIT_HOME, in whatever process group or session; where a run says its children's pids, each by
+pid and process group), no folder left."""
 
 import os
 import subprocess
@@ -20,8 +22,19 @@ KIT = str(Path(sys.executable).with_name("kit"))
 
 
 def kit(*argv, timeout=300, **env):
-    return subprocess.run([KIT, *argv], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **env})
+    """A real kit command, and a check that it left nothing behind (``contained``)."""
+    res = subprocess.run([KIT, *argv], capture_output=True, text=True, timeout=timeout,
+                         env={**os.environ, **env})
+    contained(Path(env.get("KIT_HOME") or os.environ["KIT_HOME"]))
+    return res
+
+
+def contained(home) -> None:
+    """Nothing of a finished command is left: no process started with its KIT_HOME (kit, a
+    tether, a worker, whatever a run started: the mark is in each one's environment, whatever
+    its process group or session) and no folder in its tmp/."""
+    assert none_left(home) == [], f"processes of {home} left running"
+    assert left_in_tmp(home) == []
 
 
 def run_file(name, *extra, **env):
@@ -163,6 +176,8 @@ def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home
     took = time.monotonic() - start
     line = error(res)
     assert "past its 5 s deadline (--timeout)" in line and line.startswith("kit: error: ")
+    assert line.endswith("none of them was stored: run the same command to try the failed "
+                         "ones again")  # every run failed: no "others" were stored
     assert "ended and recorded as failed (--timeout)" in res.stderr  # the plan said it first
     assert stored() == [] and took < 120
     assert left_in_tmp(kit_home) == []
@@ -191,6 +206,7 @@ def test_relative_writes_land_in_the_run_s_own_folder_and_go_with_it(fresh, kit_
     assert ran_in.name == "work" and kit_home / "tmp" in ran_in.parents
     assert not ran_in.exists() and left_in_tmp(kit_home) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "kit-home"]
+    contained(kit_home)
 
 
 @pytest.mark.slow
@@ -225,13 +241,30 @@ def test_a_flood_of_stderr_is_kept_as_its_tail_and_never_held_whole(kit_home):
     # kit and its worker, the largest of them (KiB on Linux): far below the 256 MiB written
     assert int(res.stdout.split()[-1]) * 1024 < 200 * 1024 ** 2
     assert stored() == []
+    contained(kit_home)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 def test_a_pipeline_that_ends_its_worker_says_so(fresh):
     line = error(run_file("exits.py", *fresh))
-    assert line.endswith("the pipeline ended the worker (os._exit or exit) before it answered")
+    assert line.endswith("the pipeline ended the worker (os._exit or exit, status 0) before it "
+                         "answered; it printed nothing")
+    assert stored() == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+@pytest.mark.parametrize("crash, how", [
+    ("exit", "the pipeline ended the worker (exit 3) before it answered"),
+    ("segfault", "the worker was killed by signal 11 (SIGSEGV) while the pipeline ran")])
+def test_a_pipeline_that_crashes_its_worker_says_how_and_its_last_line(crash, how, fresh,
+                                                                       kit_home):
+    line = error(run_file("crashes.py", *fresh, KIT_TEST_CRASH=crash))
+    said, log = line.rsplit("; what it printed: ", 1)
+    assert said.endswith(f"{how}; its last line: the last words before the end"), line
+    assert Path(log).parent == (kit_home / "logs").resolve()
+    assert "loading the model" in Path(log).read_text()
     assert stored() == []
 
 
