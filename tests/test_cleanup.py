@@ -1,7 +1,8 @@
 """A long command killed (kill -9, SIGTERM) leaves nothing running and nothing the next start
 does not sweep: kit import's spool, kit data homology's mmseqs and its work folder, a probe
-stack's uv sync and its half-built venv, an atomic write's temporary file (issue 40). The commands are the real ones, in a
-subprocess with a private KIT_HOME, killed while their folder or child tool exists."""
+stack's uv sync and its half-built venv, an atomic write's temporary file (issue 40). The
+commands are the real ones, in a subprocess with a private KIT_HOME, killed while their folder
+or child tool exists."""
 
 import fcntl
 import os

@@ -40,7 +40,8 @@ def test_run_gives_the_worker_its_argv_and_environment_and_captures_its_end():
 def test_a_worker_runs_in_a_session_of_its_own_and_what_it_forked_ends_with_it():
     """Its tether leads the session and the group; a forked child and a detached one (a session
     of its own) are ended with the run."""
-    code = ("import os, subprocess, sys, time; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
+    code = ("import os, subprocess, sys, time\n"
+            "ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
             "if os.fork() == 0:\n    time.sleep(300); os._exit(0)\n"
             "d = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
             "print(os.getppid(), os.getpgid(0), os.getsid(0), d.pid, file=ch)")

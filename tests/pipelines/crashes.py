@@ -1,7 +1,7 @@
 """A pipeline that prints a line, then ends its process as crashed lab code does, by the way
 KIT_TEST_CRASH names: "exit" (a C library's exit(3)) or "segfault" (a C extension reading
-address 0: SIGSEGV). kit says the run, the exit code or signal, and the line it printed last (its colours
-stripped)."""
+address 0: SIGSEGV). kit says the run, the exit code or signal, and the line it printed last
+(its colours stripped)."""
 
 import ctypes
 import os

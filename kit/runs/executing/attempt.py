@@ -2,9 +2,10 @@
 
 Every executor makes runs this way: the local one in kit's own process tree, the cluster one
 inside a Dask worker on a node. kit.envs.launch starts, tracks and ends the worker processes
-(each in a process group of its own, dying with the process that started them); here is what
-a run asks of one, within which bounds (its deadline, its answer, its manifest, its outputs'
-bytes), and how its failure is said: one line, foreign text made one line (core.errors.one_line).
+(each under a tether that ends all a run started, and dies with the process that started it);
+here is what a run asks of one, within which bounds (its deadline, its answer, its manifest, its
+outputs' bytes), and how its failure is said: one line, foreign text made one line
+(core.errors.one_line).
 """
 
 from __future__ import annotations
