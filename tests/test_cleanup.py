@@ -1,7 +1,8 @@
 """A long command killed (kill -9, SIGTERM) leaves nothing running and nothing the next start
 does not sweep: kit import's spool, kit data homology's mmseqs and its work folder, a probe
-stack's uv sync and its half-built venv (issue 40). The commands are the real ones, in a
-subprocess with a private KIT_HOME, killed while their folder or child tool exists."""
+stack's uv sync and its half-built venv, an atomic write's temporary file (issue 40). The
+commands are the real ones, in a subprocess with a private KIT_HOME, killed while their folder
+or child tool exists."""
 
 import fcntl
 import os
@@ -16,6 +17,7 @@ import pytest
 
 from kit.core import children
 from kit.core.spools import OWNER, discard, spool, sweep
+from procs import none_left as _none_left, tool_running as _tool_running, wait_until as _wait
 from test_homology import needs_mmseqs
 from test_releases import BASE, one_stack_catalogue
 
@@ -24,50 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _env(home, **extra):
     return dict(os.environ, KIT_HOME=str(home), PYTHONPATH=str(ROOT), **extra)
-
-
-def _of_home(home) -> list:
-    """The pids of processes started with this KIT_HOME (kit, its tether, the tool, its
-    children): /proc, each one's environment."""
-    mark = f"KIT_HOME={home}".encode()
-    pids = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            env = (d / "environ").read_bytes().split(b"\0")
-            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if mark in env and state != "Z":
-            pids.append(int(d.name))
-    return pids
-
-
-def _none_left(home, timeout=3.0) -> list:
-    end = time.time() + timeout
-    while _of_home(home) and time.time() < end:
-        time.sleep(0.1)
-    return _of_home(home)
-
-
-def _tool_running(home, name: str) -> bool:
-    for pid in _of_home(home):
-        try:
-            if name in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
-                return True
-        except OSError:
-            pass
-    return False
-
-
-def _wait(cond, proc, timeout=120.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end and proc.poll() is None:
-        if cond():
-            return True
-        time.sleep(0.005)
-    return False
 
 
 def _clean(out: subprocess.CompletedProcess) -> None:
@@ -142,6 +100,90 @@ def test_discard_removes_a_full_folder_and_leaves_nothing_that_looks_whole(tmp_p
     discard(v)
     assert not v.exists() and not list(tmp_path.iterdir())
     discard(v)  # nothing there: nothing to do
+
+
+_WRITER = ("import sys, time; from kit.core.atomic import atomic_path\n"
+           "with atomic_path(sys.argv[1]) as t:\n"
+           "    t.write_bytes(b'1' * 1000); print(t.name, flush=True); time.sleep(300)\n")
+
+
+def test_an_atomic_write_s_temporary_file_is_swept_only_once_its_writer_is_gone(tmp_path,
+                                                                               kit_home):
+    """A live writer's file stays (its lock is held), a killed one's goes; an older kit's
+    (no pid, no lock) goes once an hour old, and only under KIT_HOME; a user's own file, or
+    one that merely looks like an older kit's in a folder of theirs, is never touched."""
+    from kit.core.atomic import atomic_path, sweep_tmp
+
+    ours, theirs = kit_home / "datasets", tmp_path / "mine"
+    for d in (ours, theirs):
+        d.mkdir(parents=True)
+    env = _env(kit_home)
+    live = subprocess.Popen([sys.executable, "-c", _WRITER, str(ours / "a.json")],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    held = ours / live.stdout.readline().strip()
+    dead = subprocess.Popen([sys.executable, "-c", _WRITER, str(ours / "b.json")],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    left = ours / dead.stdout.readline().strip()
+    dead.kill(), dead.wait()
+    hour_ago = time.time() - 7200
+    for d in (ours, theirs):
+        for name in (".c.json.abcd1234.tmp", ".young.json.abcd1234.tmp", ".notes.tmp"):
+            (d / name).write_text("x")
+        os.utime(d / ".c.json.abcd1234.tmp", (hour_ago, hour_ago))
+        os.utime(d / ".notes.tmp", (hour_ago, hour_ago))
+    try:
+        assert held.is_file() and left.is_file() and held.name.startswith(".a.json.kit")
+        assert sweep_tmp(ours) == 2 and sweep_tmp(theirs) == 0
+        assert sorted(p.name for p in ours.iterdir()) == sorted(
+            [held.name, ".young.json.abcd1234.tmp", ".notes.tmp"])
+        assert len(list(theirs.iterdir())) == 3
+    finally:
+        live.kill(), live.wait()
+    assert sweep_tmp(ours) == 1 and not held.exists()
+    with atomic_path(ours / "d.json") as t:  # this process's own write in progress: kept
+        t.write_text("{}")
+        assert sweep_tmp(ours) == 0 and t.exists()
+    assert (ours / "d.json").read_text() == "{}"
+
+
+def test_every_temporary_file_kit_writes_is_one_the_sweep_knows():
+    """Files kit writes whole go through kit.core.atomic (a name and lock the sweep reads); a
+    temporary file made anywhere else would be left by a kill -9 with no one to sweep it
+    (tempfile.TemporaryFile, kit.data.sink's spill, has no name: nothing of it outlives kit)."""
+    makers = ("mkstemp(", "NamedTemporaryFile(")
+    found = [str(f.relative_to(ROOT)) for f in (ROOT / "kit").rglob("*.py")
+             if any(m in f.read_text() for m in makers)]
+    assert found == ["kit/core/atomic.py"]
+
+
+@pytest.mark.slow
+def test_kill_9_of_export_leaves_a_temporary_file_the_next_export_sweeps(tmp_path):
+    """`kit export` killed while it writes its bundle: the file's temporary copy is left
+    beside it (before: for ever); the next export into that folder removes it."""
+    from stored import budget_store
+
+    home = tmp_path / "h"
+    budget_store(tmp_path, home=home)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "kit", "export", "--out", str(out / "lab.kit"), "--arrays"]
+
+    def temporary():
+        return [n for n in os.listdir(out) if n.startswith(".lab.kit.") and n.endswith(".tmp")] \
+            if out.is_dir() else []
+
+    for _ in range(40):  # the file is written in a fraction of a second: kill where it is seen
+        p = subprocess.Popen(argv, env=_env(home), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        caught = _wait(temporary, p, 60)
+        p.kill()
+        p.wait()
+        if caught and temporary():
+            break
+        (out / "lab.kit").unlink(missing_ok=True)
+    assert temporary(), "the export ended before its temporary file was seen, every time"
+    assert not (out / "lab.kit").exists()
+    _clean(subprocess.run(argv, env=_env(home), capture_output=True, text=True))
+    assert sorted(os.listdir(out)) == ["lab.kit"]
 
 
 # -- kit import ---------------------------------------------------------------------------------

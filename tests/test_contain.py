@@ -1,7 +1,9 @@
 """A lab's pipeline is lab code: it prints, forks, loops, writes where it stands, floods stderr,
 ends its process, interrupts itself. Each misbehaving file of tests/pipelines/ is run by a real
 `kit run` (warm workers, and --fresh where it differs): one line, a non-zero exit where it
-failed, nothing stored wrong, no process of its group left, no folder left."""
+failed, nothing stored wrong, no process left (after every command: none started with its
+KIT_HOME, in whatever process group or session; where a run says its children's pids, each by
+pid and process group), no folder left."""
 
 import os
 import subprocess
@@ -13,14 +15,26 @@ import pytest
 
 from kit.core.errors import one_line
 from kit.core.processes import group_members
+from procs import none_left, running, wait_until
 
 PIPES = Path(__file__).parent / "pipelines"
 KIT = str(Path(sys.executable).with_name("kit"))
 
 
 def kit(*argv, timeout=300, **env):
-    return subprocess.run([KIT, *argv], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **env})
+    """A real kit command, and a check that it left nothing behind (``contained``)."""
+    res = subprocess.run([KIT, *argv], capture_output=True, text=True, timeout=timeout,
+                         env={**os.environ, **env})
+    contained(Path(env.get("KIT_HOME") or os.environ["KIT_HOME"]))
+    return res
+
+
+def contained(home) -> None:
+    """Nothing of a finished command is left: no process started with its KIT_HOME (kit, a
+    tether, a worker, whatever a run started: the mark is in each one's environment, whatever
+    its process group or session) and no folder in its tmp/."""
+    assert none_left(home) == [], f"processes of {home} left running"
+    assert left_in_tmp(home) == []
 
 
 def run_file(name, *extra, **env):
@@ -110,6 +124,50 @@ def test_a_forked_child_never_outlives_its_run(fresh, tmp_path):
         assert pgid != os.getpgid(0)  # the run's own group, not kit's nor the test's
 
 
+def started(pids_file) -> list:
+    return [int(p) for ln in pids_file.read_text().splitlines() for p in ln.split()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_nothing_a_run_started_outlives_it_detached_or_daemonised(fresh, tmp_path):
+    """A forked child, a tool started in a session of its own and a daemon that forked twice
+    and called setsid(): none of them is in the run's process group, all end with the run."""
+    pids = tmp_path / "pids"
+    res = run_file("spawns.py", *fresh, KIT_TEST_PIDS=str(pids))
+    assert res.returncode == 0, res.stderr
+    assert len(started(pids)) == 4 * 3
+    assert running(started(pids)) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_kill_9_of_kit_run_leaves_no_process_of_the_run_and_the_next_run_is_clean(
+        fresh, kit_home, tmp_path):
+    """kit killed (kill -9) while a run sleeps with its children (forked, detached,
+    daemonised): no process that kit started is left, by its pid or by the KIT_HOME in its
+    environment; the same command then makes every run and leaves nothing either."""
+    pids = tmp_path / "pids"
+    argv = [KIT, "run", "--pipeline", str(PIPES / "spawns.py"), "--factor", "repeat", "--jobs",
+            "1", "--yes", *fresh]
+    p = subprocess.Popen(argv, env={**os.environ, "KIT_TEST_PIDS": str(pids),
+                                    "KIT_TEST_HANG": "1"},
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"), p, 300)
+        assert len(running(started(pids))) == 3  # the run's children, running with it
+    finally:
+        p.kill()
+        p.wait()
+    assert none_left(kit_home) == []  # the worker, its tether, the children: by KIT_HOME
+    assert running(started(pids)) == []
+    pids.unlink()
+    res = run_file("spawns.py", *fresh, KIT_TEST_PIDS=str(pids))
+    assert res.returncode == 0, res.stderr
+    assert len(stored()) == 4 and running(started(pids)) == []
+    assert none_left(kit_home) == [] and left_in_tmp(kit_home) == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home):
@@ -118,6 +176,8 @@ def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home
     took = time.monotonic() - start
     line = error(res)
     assert "past its 5 s deadline (--timeout)" in line and line.startswith("kit: error: ")
+    assert line.endswith("none of them was stored: run the same command to try the failed "
+                         "ones again")  # every run failed: no "others" were stored
     assert "ended and recorded as failed (--timeout)" in res.stderr  # the plan said it first
     assert stored() == [] and took < 120
     assert left_in_tmp(kit_home) == []
@@ -146,6 +206,7 @@ def test_relative_writes_land_in_the_run_s_own_folder_and_go_with_it(fresh, kit_
     assert ran_in.name == "work" and kit_home / "tmp" in ran_in.parents
     assert not ran_in.exists() and left_in_tmp(kit_home) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "kit-home"]
+    contained(kit_home)
 
 
 @pytest.mark.slow
@@ -180,13 +241,30 @@ def test_a_flood_of_stderr_is_kept_as_its_tail_and_never_held_whole(kit_home):
     # kit and its worker, the largest of them (KiB on Linux): far below the 256 MiB written
     assert int(res.stdout.split()[-1]) * 1024 < 200 * 1024 ** 2
     assert stored() == []
+    contained(kit_home)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 def test_a_pipeline_that_ends_its_worker_says_so(fresh):
     line = error(run_file("exits.py", *fresh))
-    assert line.endswith("the pipeline ended the worker (os._exit or exit) before it answered")
+    assert line.endswith("the pipeline ended the worker (os._exit or exit, status 0) before it "
+                         "answered; it printed nothing")
+    assert stored() == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+@pytest.mark.parametrize("crash, how", [
+    ("exit", "the pipeline ended the worker (exit 3) before it answered"),
+    ("segfault", "the worker was killed by signal 11 (SIGSEGV) while the pipeline ran")])
+def test_a_pipeline_that_crashes_its_worker_says_how_and_its_last_line(crash, how, fresh,
+                                                                       kit_home):
+    line = error(run_file("crashes.py", *fresh, KIT_TEST_CRASH=crash))
+    said, log = line.rsplit("; what it printed: ", 1)
+    assert said.endswith(f"{how}; its last line: the last words before the end"), line
+    assert Path(log).parent == (kit_home / "logs").resolve()
+    assert "loading the model" in Path(log).read_text()
     assert stored() == []
 
 

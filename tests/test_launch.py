@@ -22,25 +22,34 @@ def python(code: str) -> tuple:
 
 
 def test_run_gives_the_worker_its_argv_and_environment_and_captures_its_end():
-    """What it says on its channel (KIT_CHANNEL) is its stdout; what it prints is not."""
+    """What it says on its channel (KIT_CHANNEL) is its stdout; what it prints is not. Its
+    parent, which KIT_PARENT_PID names (it exits once that is gone), is its tether, a child of
+    kit."""
     code = ("import os, sys; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w'); "
             "print(sys.argv[1:], os.environ['OMP_NUM_THREADS'], "
-            "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID'], file=ch); "
-            "print('printed'); print('oops', file=sys.stderr); sys.exit(3)")
+            "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID'], os.getppid(), "
+            "file=ch); print('printed'); print('oops', file=sys.stderr); sys.exit(3)")
     proc = launch.run(python(code), ["--spec", "s.json"], SPEC)
     assert proc.args[-4:] == ["-m", "kit.worker", "--spec", "s.json"]
-    assert proc.stdout == f"['-m', 'kit.worker', '--spec', 's.json'] 3 Prescott {os.getpid()}\n"
+    said = proc.stdout.split()
+    assert " ".join(said[:6]) == "['-m', 'kit.worker', '--spec', 's.json'] 3 Prescott"
+    assert said[6] == said[7] and int(said[6]) != os.getpid()
     assert (proc.returncode, proc.stderr) == (3, "oops\n")
 
 
-def test_a_worker_leads_its_own_group_and_what_it_forked_ends_with_it():
-    code = ("import os, sys, time; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
+def test_a_worker_runs_in_a_session_of_its_own_and_what_it_forked_ends_with_it():
+    """Its tether leads the session and the group; a forked child and a detached one (a session
+    of its own) are ended with the run."""
+    code = ("import os, subprocess, sys, time\n"
+            "ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
             "if os.fork() == 0:\n    time.sleep(300); os._exit(0)\n"
-            "print(os.getpid(), os.getpgid(0), os.getsid(0), file=ch)")
+            "d = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+            "print(os.getppid(), os.getpgid(0), os.getsid(0), d.pid, file=ch)")
     proc = launch.run(python(code), [], SPEC)
-    pid, pgid, sid = map(int, proc.stdout.split())
-    assert pid == pgid == sid and pgid != os.getpgid(0)
+    parent, pgid, sid, detached = map(int, proc.stdout.split())
+    assert parent == pgid == sid and pgid != os.getpgid(0)
     assert group_members(pgid) == []  # the sleeping child was killed with the run
+    assert group_members(detached) == []  # and the detached one, in a group of its own
 
 
 def test_a_worker_past_its_deadline_is_ended_with_its_group():

@@ -91,7 +91,8 @@ def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path, monkeypatch):
     """Three `kit run`s of one plan at once: each of the 4 runs is made by exactly one of them.
 
     Every worker of this KIT_HOME starts by noting which kit started it for which run (a
-    sitecustomize beside the worker code on its PYTHONPATH), so no run goes unseen."""
+    sitecustomize beside the worker code on its PYTHONPATH), so no run goes unseen: the parent
+    of its parent, its tether."""
     from kit.envs.launch import worker_root
 
     home, made = tmp_path / "h", tmp_path / "made"
@@ -100,8 +101,10 @@ def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path, monkeypatch):
         "import os, sys\n"
         "if '--spec' in sys.argv:\n"
         "    spec = sys.argv[sys.argv.index('--spec') + 1]\n"
+        "    tether = open('/proc/%s/stat' % os.environ['KIT_PARENT_PID']).read()\n"
+        "    kit = tether.rsplit(')', 1)[1].split()[1]\n"
         f"    with open({str(made)!r}, 'a') as f:\n"
-        "        f.write(os.environ['KIT_PARENT_PID'] + ' ' + os.path.basename(os.path.dirname(spec)) + '\\n')\n")
+        "        f.write(kit + ' ' + os.path.basename(os.path.dirname(spec)) + '\\n')\n")
     kits = [start(home, "--fresh") for _ in range(3)]  # a worker process per run
     for k in kits:
         k.wait(timeout=600)

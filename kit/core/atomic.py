@@ -1,9 +1,17 @@
-"""Write files so that a reader sees the old content or the whole new one, never a part."""
+"""Write files so that a reader sees the old content or the whole new one, never a part.
+
+Each file is written to a temporary name beside it, ``.NAME.kitPID-XXXXXXXX.tmp``, on which its
+writer holds an ``flock`` until the rename; a writer killed midway (kill -9, a power cut) leaves
+that file behind, and the next write into the same folder removes it once its lock can be taken
+and its writer is gone (``sweep_tmp``: the rule of kit.core.spools), never a live writer's.
+"""
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -130,6 +138,87 @@ def out_folder(path, files=()) -> Path:
     return make_dir(path)
 
 
+# a temporary file's name: its destination's, this kit's pid, mkstemp's random part
+_TMP = re.compile(r"^\..+\.kit(\d{1,9})-[a-z0-9_]+\.tmp$")
+_OLD_TMP = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # an older kit's: no pid, no lock
+_swept: set = set()  # folders this process has swept: once each
+_swept_lock = threading.Lock()
+
+
+def _temporary(dest: Path) -> tuple:
+    """A new temporary file beside ``dest``, locked as this writer's: (fd, path). The fd holds
+    the lock; close it once the file is renamed or removed."""
+    _sweep_once(dest.parent)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.kit{os.getpid()}-",
+                               suffix=".tmp")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:  # a file system without locks: its pid alone keeps it from a sweep
+        pass
+    return fd, tmp
+
+
+def _sweep_once(folder: Path) -> None:
+    key = os.path.abspath(folder)
+    with _swept_lock:
+        if key in _swept:
+            return
+        _swept.add(key)
+    sweep_tmp(folder)
+
+
+def sweep_tmp(folder) -> int:
+    """Remove what atomic writes killed midway left in ``folder``; returns how many. A file
+    ``.NAME.kitPID-*.tmp`` goes once its lock can be taken (its writer held it until the rename:
+    the kernel dropped it when the writer died) and its pid is gone, or it is older than
+    spools.STALE_S (the pid was reused). An older kit's ``.NAME.XXXXXXXX.tmp`` (no pid, no lock)
+    goes once older than STALE_S, and only under KIT_HOME: a user's own folder (a report's, an
+    export's) may hold a file of that shape that is not kit's."""
+    from .spools import STALE_S, age, held
+
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".tmp") and n.startswith(".")]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        path = Path(folder) / name
+        mine = _TMP.match(name)
+        if mine:
+            pid = int(mine.group(1))
+            if pid == os.getpid() or held(path) is not False:
+                continue
+            if _alive(pid) and age(path) <= STALE_S:
+                continue  # between making the file and locking it
+        elif not (_OLD_TMP.match(name) and _under_kit_home(path) and age(path) > STALE_S
+                  and held(path) is False):
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    from .processes import alive
+
+    return alive(pid)
+
+
+def _under_kit_home(path: Path) -> bool:
+    home = os.environ.get("KIT_HOME")
+    if not home:
+        try:
+            from .paths import kit_home
+
+            home = kit_home(writing=False)
+        except Exception:  # no usable KIT_HOME: nothing is known to be kit's
+            return False
+    return Path(os.path.abspath(home)) in Path(os.path.abspath(path)).parents
+
+
 @contextmanager
 def atomic_path(dest):
     """Yield a temporary path beside ``dest``; rename it onto ``dest`` only if the block succeeds.
@@ -138,13 +227,12 @@ def atomic_path(dest):
     refuse_special(dest)
     make_dir(dest.parent)
     try:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".tmp")
+        fd, tmp = _temporary(dest)
     except OSError as e:
         from .errors import KitError
 
         raise KitError(no_space(dest.parent) if e.errno in FULL else
                        f"cannot write into {dest.parent}: {e.strerror or e}") from None
-    os.close(fd)
     try:
         yield Path(tmp)
         _as_the_user_would(tmp)
@@ -153,6 +241,8 @@ def atomic_path(dest):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)  # the lock goes: the file is dest now, or gone
 
 
 FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
@@ -203,9 +293,9 @@ def create_once(dest, data: bytes) -> bytes:
     except FileNotFoundError:
         pass
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".tmp")
+    fd, tmp = _temporary(dest)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, "wb") as f:  # its close drops the lock: the pid still says it is ours
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

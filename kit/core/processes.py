@@ -1,5 +1,5 @@
-"""Processes on this machine: is one still running, how many cores may they use, and which
-signal handlers this one keeps."""
+"""Processes on this machine: is one still running, how many cores may they use, which signal
+handlers this one keeps, and who is in a process group (``kit.core.tether`` ends them)."""
 
 from __future__ import annotations
 
@@ -43,54 +43,7 @@ def keeping_signal_handlers():
 
 def group_members(pgid: int) -> list:
     """The ids of the processes in process group ``pgid`` now (zombies left out: they hold no
-    resources and end when reaped). Linux reads /proc; elsewhere ``ps``."""
-    import subprocess
-    from pathlib import Path
+    resources and end when reaped)."""
+    from .tether import table
 
-    found = []
-    proc = Path("/proc")
-    if (proc / "self" / "stat").exists():
-        for d in proc.iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue
-            # the name in parentheses may hold spaces and ')': the fields follow the last ')'
-            fields = stat[stat.rfind(")") + 2:].split()
-            if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-                found.append(int(d.name))
-        return found
-    out = subprocess.run(["ps", "-A", "-o", "pid=,pgid=,stat="], capture_output=True,
-                         text=True).stdout
-    for row in out.splitlines():
-        parts = row.split()
-        if len(parts) >= 3 and parts[1] == str(pgid) and not parts[2].startswith("Z"):
-            found.append(int(parts[0]))
-    return found
-
-
-def end_group(pgid: int, keep: int | None = None, rounds: int = 20) -> int:
-    """Kill every process of group ``pgid`` but ``keep`` (a warm worker that leads it and makes
-    the next run); a process forked meanwhile is found by the next round. Returns how many."""
-    import time
-
-    killed = 0
-    for _ in range(rounds):
-        if keep is None:
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        left = [p for p in group_members(pgid) if p != keep]
-        if not left:
-            return killed
-        for p in left:
-            try:
-                os.kill(p, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)
-    return killed
+    return [pid for pid, _, group in table() if group == pgid]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import time
 from contextlib import contextmanager
@@ -62,20 +63,34 @@ def _abandoned(d: Path, rest: str) -> bool:
     pid = int(pid) if pid.isdigit() and len(pid) < 10 else None
     if pid == os.getpid():
         return False
-    try:
-        fd = os.open(d / OWNER, os.O_RDWR)
-    except FileNotFoundError:  # no lock (an older kit's, or not locked yet): by pid, else age
-        return not _alive(pid) if pid is not None else _age(d) > STALE_S
-    except OSError:
+    lock = held(d / OWNER)
+    if lock is None:  # no lock (an older kit's, or not locked yet): by pid, else age
+        return not _alive(pid) if pid is not None else age(d) > STALE_S
+    if lock:  # its owner runs
         return False
+    # unlocked: its owner is dead, unless it is between making the folder and locking it
+    return pid is None or not _alive(pid) or age(d) > STALE_S
+
+
+def held(lock: Path):
+    """Whether a live process holds an flock on the file ``lock``: True, False, or None when
+    there is no such file. One that cannot be opened (another user's, not a regular file)
+    counts as held: it is never anyone's to remove."""
     try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return True
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:  # EWOULDBLOCK: its owner runs
-        return False
+        return True
     finally:
         os.close(fd)  # our probe's lock goes with it
-    # unlocked: its owner is dead, unless it is between making the folder and locking it
-    return pid is None or not _alive(pid) or _age(d) > STALE_S
+    return False
 
 
 def _alive(pid: int) -> bool:
@@ -84,7 +99,8 @@ def _alive(pid: int) -> bool:
     return alive(pid)
 
 
-def _age(d: Path) -> float:
+def age(d: Path) -> float:
+    """Seconds since ``d`` was last changed (0 when it is gone)."""
     try:
         return time.time() - d.stat().st_mtime
     except OSError:

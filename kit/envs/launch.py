@@ -4,9 +4,11 @@ line), which of them run now, and how they end; and a fingerprint taken by one.
 The worker runs inside foreign interpreters (Python 3.9-3.14, old numpy): it is started with
 only ``kit/worker`` on its PYTHONPATH and the thread variables fixed, and nothing else of kit.
 Every worker kit starts is started and ended here, so ``terminate_workers`` reaches them all.
-Each worker leads a process group of its own, so what a run forks is ended with the run
-(``Worker.end_others``, ``end_group``); it watches KIT_PARENT_PID, so it also dies with a kit
-that was killed. Its answers come on a pipe of their own (KIT_CHANNEL), its stderr's end is kept.
+Each worker runs under a tether (``kit.core.tether``) that leads a session of its own and ends
+every process below it, what a run forked, detached or daemonised included, when kit dies
+(kill -9 too) and when the worker ends; kit ends the same family after each run
+(``Worker.end_others``) and when it stops a worker. Its answers come on a pipe of their own
+(KIT_CHANNEL), its stderr's end is kept.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from ..core.errors import KitError, one_line
 from ..core.paths import subdir
-from ..core.processes import end_group
+from ..core import tether
 from ..core.spec import RunSpec
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -74,7 +76,8 @@ def worker_env(spec: RunSpec) -> dict:
         env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # deterministic cuBLAS needs it before CUDA starts
     env["PYTHONPATH"] = str(worker_root())
     env["PYTHONNOUSERSITE"] = "1"
-    env["KIT_PARENT_PID"] = str(os.getpid())  # the worker exits when this process is gone
+    # the worker exits when its parent is gone: the tether replaces this with its own pid
+    env["KIT_PARENT_PID"] = str(os.getpid())
     env.pop("PYTHONHOME", None)
     return env
 
@@ -125,32 +128,43 @@ class _Tail:
 
 
 class Worker:
-    """One worker process in a session and process group of its own (what a run forks is ended
-    with it, and a Ctrl-C meant for kit is kit's to handle): its answers come on a pipe of their
-    own (its fd named in KIT_CHANNEL), never on fd 1, which the worker points at its stderr, so
-    nothing a pipeline or its libraries print can be taken for an answer; the end of its stderr
-    is kept (``tail``). ``requests``: a pipe to its stdin (a serving worker's requests)."""
+    """One worker process, under a tether that leads a session of its own (what a run forks is
+    ended with it, and a Ctrl-C meant for kit is kit's to handle): its answers come on a pipe of
+    their own (its fd named in KIT_CHANNEL), never on fd 1, which the worker points at its
+    stderr, so nothing a pipeline or its libraries print can be taken for an answer; the end of
+    its stderr is kept (``tail``). ``requests``: a pipe to its stdin (a serving worker's
+    requests). ``proc`` is the tether's process, which ends with the worker's own status;
+    ``pid`` the worker's."""
 
     def __init__(self, command: tuple, args: list, spec: RunSpec, cwd=None, requests=False):
-        read, write = os.pipe()
         env = worker_env(spec)
+        tether.check_runnable(command[0], cwd, env)
+        read, write = os.pipe()
+        said, pid_w = os.pipe()  # where the tether says the worker's pid
         env["KIT_CHANNEL"] = str(write)
         try:
             self.proc = subprocess.Popen(
-                [*command, "-m", "kit.worker", *args], cwd=cwd, env=env, pass_fds=(write,),
+                tether.argv([*command, "-m", "kit.worker", *args], passed=(write,),
+                            pid_fd=pid_w),
+                cwd=cwd, env=env, pass_fds=(write, pid_w),
                 stdin=subprocess.PIPE if requests else subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         except BaseException:
             os.close(read)
+            os.close(said)
             raise
         finally:
             os.close(write)  # the worker holds the only write end: its exit is the channel's end
-        self.args = self.proc.args
+            os.close(pid_w)
+        self.args = [*command, "-m", "kit.worker", *args]
         self._channel = read
         self._pending = b""
         self._err = _Tail(self.proc.stderr)
         with _live_lock:
             _live.add(self)
+        with os.fdopen(said, "rb") as f:  # empty: the tether could not start it (its stderr)
+            got = f.read()
+        self.pid = int(got) if got.isdigit() else None
 
     def send(self, request: dict) -> None:
         self.proc.stdin.write(json.dumps(request).encode() + b"\n")
@@ -202,41 +216,38 @@ class Worker:
         return self._err.take(wait, settle)
 
     def end_others(self) -> None:
-        """Kill what the worker's runs left in its group (forked children), the worker kept."""
-        if self.proc.poll() is None:
-            end_group(self.proc.pid, keep=self.proc.pid)
-        else:
-            end_group(self.proc.pid)
+        """Kill what the worker's runs left (forked, detached, daemonised), the worker kept."""
+        tether.end(self.proc, keep={self.proc.pid, self.pid} if self.proc.poll() is None else ())
 
-    def kill(self) -> None:
-        """The worker and its whole group, now."""
-        end_group(self.proc.pid)
+    def kill(self, grace: float = 0) -> None:
+        """The worker and its whole family, now; or once ``grace`` seconds have passed, if it
+        does not end on its own first (a worker that closed its channel is ending: its status
+        is its own, not the kill's)."""
         try:
-            self.proc.kill()
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+        tether.end(self.proc)
+        try:
             self.proc.wait(timeout=10)  # gone once this returns: never handed out again
-        except (OSError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             pass
 
     def stop(self, grace: float = 0) -> None:
         """End the worker and stop tracking it: its stdin, if it has one, is closed (a serving
         worker's end of requests); it has ``grace`` seconds to exit, then is killed; what is
-        left of its group is killed either way."""
+        left of its family is killed either way."""
         try:
             if self.proc.stdin:
                 try:
                     self.proc.stdin.close()
                 except OSError:  # it is gone: the flush of what was left to write failed
                     pass
-            self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.kill(grace)
         finally:
-            end_group(self.proc.pid)
-            try:
+            if self._channel is not None:
                 os.close(self._channel)
-            except OSError:
-                pass
+                self._channel = None
             with _live_lock:
                 _live.discard(self)
 

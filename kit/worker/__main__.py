@@ -29,7 +29,8 @@ def _probe(n=1200, repeats=4):
 
 
 def _die_with_parent():
-    """Exit as soon as the kit process that started us is gone (a kill -9 leaves no orphan).
+    """Exit as soon as our parent, KIT_PARENT_PID, is gone (a kill -9 leaves no orphan): kit's
+    tether (kit.core.tether), which ends what a run started when kit dies, or kit itself.
 
     Linux: the kernel sends SIGKILL (PR_SET_PDEATHSIG); everywhere: a thread polls the parent.
     """

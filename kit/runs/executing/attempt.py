@@ -2,15 +2,17 @@
 
 Every executor makes runs this way: the local one in kit's own process tree, the cluster one
 inside a Dask worker on a node. kit.envs.launch starts, tracks and ends the worker processes
-(each in a process group of its own, dying with the process that started them); here is what
-a run asks of one, within which bounds (its deadline, its answer, its manifest, its outputs'
-bytes), and how its failure is said: one line, foreign text made one line (core.errors.one_line).
+(each under a tether that ends all a run started, and dies with the process that started it);
+here is what a run asks of one, within which bounds (its deadline, its answer, its manifest, its
+outputs' bytes), and how its failure is said: one line, foreign text made one line
+(core.errors.one_line).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Annotated
@@ -79,7 +81,7 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     log = None
     if spec.pipeline:  # a lab's file: the stored copy, verified, and where its traceback goes
         info = pipeline_info(spec.pipeline)
-        log = subdir("logs").resolve() / f"pipeline-{spec.run_id[:12]}.log"
+        log = _log_of(spec)
         request.update(pipeline_file=str(pipeline_file(spec.pipeline).resolve()),
                        pipeline_name=info["name"], log=str(log),
                        requires=names(info["requires"]))  # their versions go in its manifest
@@ -188,18 +190,38 @@ def read_manifest(spec: RunSpec, path: Path) -> dict:
                            f"one kit's worker writes ({one_line(e)})") from None
 
 
+def _signal(number: int) -> str:
+    """"signal 11 (SIGSEGV)"; SIGKILL with who sends it unasked: the kernel out of memory."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+    if number == signal.SIGKILL:
+        return f"signal {number} ({name}: out of memory, or another process killed it)"
+    return f"signal {number} ({name})"
+
+
+def _log_of(spec: RunSpec) -> Path:
+    """Where a lab pipeline's run keeps its traceback and what it printed."""
+    return subdir("logs").resolve() / f"pipeline-{spec.run_id[:12]}.log"
+
+
 def _failure(spec: RunSpec, proc) -> str:
     """One line: what failed where, and the fix when the stack itself is broken."""
-    lines = proc.stderr.strip().splitlines() or ["no output"]
-    last = one_line(lines[-1])
+    lines = proc.stderr.strip().splitlines()
+    last = one_line(lines[-1]) if lines else "no output"
+    if spec.pipeline:  # the pipeline's own code ended the process (os._exit, a C exit, a crash)
+        if proc.returncode < 0:
+            how = f"the worker was killed by {_signal(-proc.returncode)} while the pipeline ran"
+        elif proc.returncode == 0:
+            how = "the pipeline ended the worker (os._exit or exit, status 0) before it answered"
+        else:
+            how = f"the pipeline ended the worker (exit {proc.returncode}) before it answered"
+        said = (f"; its last line: {last}; what it printed: {_log_of(spec)}"
+                if lines else "; it printed nothing")
+        return f"run {spec.run_id[:12]}: {how}{said}"
     if proc.returncode < 0:
-        return f"worker in stack {spec.stack!r} was killed by signal {-proc.returncode}"
-    if spec.pipeline:  # the pipeline's own code ended the process (os._exit, a C exit)
-        if proc.returncode == 0:
-            return (f"run {spec.run_id[:12]}: the pipeline ended the worker (os._exit or exit) "
-                    f"before it answered")
-        return (f"run {spec.run_id[:12]}: the pipeline ended the worker (exit "
-                f"{proc.returncode}) before it answered: {last}")
+        return f"worker in stack {spec.stack!r} was killed by {_signal(-proc.returncode)}"
     # a lab pipeline's own failed import is its line (the worker says it), not the stack's
     if any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError", "cannot open shared")):
         return (f"stack {spec.stack!r} cannot import its libraries ({last}); "

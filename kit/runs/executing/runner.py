@@ -63,11 +63,13 @@ def run_deadline(asked: float | None, history: list) -> tuple:
 class PlanIncomplete(KitError):
     """A plan that ended with some of its runs failed (the others are stored)."""
 
-    def __init__(self, failed: list):
+    def __init__(self, failed: list, tried: int | None = None):
         self.failed = failed  # [(spec, why)]
         whys = "; ".join(why for _, why in failed[:3]) + ("; ..." if len(failed) > 3 else "")
-        super().__init__(f"{len(failed)} run(s) of this plan failed ({whys}); the others are "
-                         "stored: run the same command to try the failed ones again")
+        others = ("none of them was stored" if tried == len(failed) else
+                  "the others are stored")  # every run it tried failed: nothing to point at
+        super().__init__(f"{len(failed)} run(s) of this plan failed ({whys}); {others}: run the "
+                         "same command to try the failed ones again")
 
 
 class Executor:
@@ -287,7 +289,7 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
         if own:
             executor.close()
     if failed:
-        raise PlanIncomplete(failed)
+        raise PlanIncomplete(failed, len(todo))
     if not stop():  # a plan that lost a run never ends as if it were whole
         lost = [s.run_id[:12] for s in todo
                 if not (store.has_run(s.run_id) and store.has_arrays(s.run_id))]

@@ -50,7 +50,7 @@ class _Warm:
             raise self._with_printed(WorkerFailed(
                 f"the warm worker in stack {spec.stack!r} answered with {e}"))
         if not line:  # the process is gone: said as a fresh process's failure would be
-            self.worker.kill()
+            self.worker.kill(grace=5)  # its own status, once its tether has ended the rest
             gone = subprocess.CompletedProcess([], self.proc.wait(), "", self.worker.tail(wait=5))
             e = failed(spec, gone)
             e.printed = gone.stderr
