@@ -76,7 +76,7 @@ HEAD = "import numpy as np\nSEEDS = ('a',)\n"
     (HEAD, "no run function"),
     (HEAD + "run = 3\n", "run is a int, not a function"),
     (HEAD + "def run(seeds, dtype, extra):\n    pass\n", "run(seeds) or run(seeds, dtype)"),
-    (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean 'embedding'"),
+    (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean embedding?"),
     (HEAD + "KINDS = {'x': 'colour'}\n" + GOOD_RUN, "not a kind"),
     (HEAD + "KINDS = {'y': 'array'}\n" + GOOD_RUN, "KINDS names 'y', which run did not return"),
     (HEAD + "def run(seeds):\n    seeds['a']\n    return [1]\n", "returned a list"),

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import reprlib
 import unicodedata
 
 from .dtypes import MAX_TEXT_CHARS
+from .names import shown  # noqa: F401 (how a message quotes a user's name)
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
                 "proteins", "train proteins", "metrics", "classes", "centroids")
 ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
 MAX_ID_CHARS = MAX_TEXT_CHARS  # a protein id (an accession, a FASTA name): text as kit stores it
-_SHORT = reprlib.Repr()
-_SHORT.maxstring = _SHORT.maxother = 40
 NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)
     "embedding": ((2,), "f", "a 2-d float array (rows x components)"),
     "labels": ((1,), None, "a 1-d array of labels"),
@@ -45,8 +43,3 @@ def control_in(name) -> str | None:
         return None
     return next((c for c in name if unicodedata.category(c) in ("Cc", "Cf")), None)
 
-
-def shown(value) -> str:
-    """A user's name (a seed, an output, a kind, an id) as a message quotes it: its repr, cut to
-    40 characters (a bundle's file may name a kind of megabytes; the message stays one line)."""
-    return _SHORT.repr(value)
