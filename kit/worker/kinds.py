@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
+import numpy as np
+
 from .dtypes import MAX_TEXT_CHARS
 from .names import shown  # noqa: F401 (how a message quotes a user's name)
 
@@ -32,6 +34,36 @@ def kind_problem(kind: str, ndim: int, dtype_kind: str) -> str | None:
     if need and (ndim not in need[0] or (need[1] and dtype_kind not in need[1])):
         return need[2]
     return None
+
+
+def values_problem(kind: str, a) -> str | None:
+    """What a kind needs of an array's values that this one's lack, naming the values (None:
+    nothing): probabilities lie in [0, 1], and NaN is none."""
+    if kind != "probabilities" or a.size == 0:
+        return None
+    bad = np.isnan(a) | (a < 0) | (a > 1)
+    if not bad.any():
+        return None
+    said = []
+    nans = np.isnan(a)
+    if (a < 0).any():
+        at = int(np.argmin(np.where(nans, np.inf, a)))
+        said.append(f"min {float(a.flat[at]):.6g} at {_place(a, at)}")
+    if (a > 1).any():
+        at = int(np.argmax(np.where(nans, -np.inf, a)))
+        said.append(f"max {float(a.flat[at]):.6g} at {_place(a, at)}")
+    if nans.any():
+        first = _place(a, int(np.argmax(nans)))
+        n = int(nans.sum())
+        said.append(f"NaN at {first}" if n == 1 else f"{n:,} NaN, the first at {first}")
+    return (f"probabilities must lie in [0, 1]: {', '.join(said)} ({int(bad.sum()):,} of its "
+            f"{a.size:,} values; a score or logit needs a sigmoid or softmax first)")
+
+
+def _place(a, flat: int) -> str:
+    """Where a value of ``a`` is, as a user finds it: its row (and column, for a table)."""
+    where = [int(i) for i in (divmod(int(flat), a.shape[1]) if a.ndim == 2 else (flat,))]
+    return f"row {where[0]}" + (f", column {where[1]}" if len(where) == 2 else "")
 
 
 def control_in(name) -> str | None:
