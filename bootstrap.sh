@@ -12,10 +12,12 @@ Sets up kit on this machine and runs a first small audit:
   1. uv (Homebrew on macOS via the Brewfile, pip elsewhere)
   2. kit's own environment in .venv (uv, binary wheels, bytecode compiled)
   3. the stacks available on this platform, from the lock files in stacks/
-     (on Apple silicon the x86_64 ones run under Rosetta 2)
+     (on Apple silicon the x86_64 ones run under Rosetta 2), after an estimate:
+     which, their download size and about how long, at a rate measured here
   4. the dataset: the paper's Swiss-Prot subset from UniProt (cached after the first
      fetch); offline, the built-in synthetic set, saying so
   5. a smoke audit: the null experiment (repeat) and a few seeds, then the budget
+     and a sentence on how to read it
   6. `kit` on your PATH: a link in ~/.local/bin (XDG_BIN_HOME), as uv and pipx do
 
 Options:
@@ -163,16 +165,42 @@ fi
 say "installing kit's locked dependencies into .venv (uv sync --frozen)"
 uv sync --quiet --frozen --extra test --python .venv/bin/python
 
+# before the long steps: what they will build and download, and about how long it takes
+# (their lock files' sizes at a rate measured here); an estimate that cannot be made is said,
+# and never stops the setup
+STACK_LIST=""   # the stacks named with --stacks (none: every one available here)
+[ "$STACKS" = all ] || [ "$STACKS" = none ] || STACK_LIST="${STACKS//,/ }"
+if [ "$STACKS" != none ]; then
+  say "estimate: the stacks to build"
+  # shellcheck disable=SC2086 (a list of names, split on purpose, as `kit stacks build` takes)
+  .venv/bin/kit stacks build --estimate $STACK_LIST \
+    || echo "bootstrap: no estimate of the stacks (above); building them all the same" >&2
+else
+  say "estimate: no stacks to build (--stacks none)"
+fi
+if [ "$AUDIT" = 1 ]; then
+  echo "then the smoke audit: the null experiment and 4 seeds on $N proteins$([ "$STACKS" = all ] \
+    && echo ', and each cross-stack factor whose stacks are built'); a bar shows its runs"
+fi
+
 # 3. stacks --------------------------------------------------------------------------------
+STACKS_FAILED=0
 if [ "$STACKS" != none ]; then
   if [ "$STACKS" = all ]; then
     say "building the stacks available on this platform (resumable; skips built ones)"
-    .venv/bin/kit stacks build
+    # the default: kit works without any of them, so a stack that fails to build (a download
+    # cut off) is said and the setup goes on; stacks named with --stacks are what was asked
+    .venv/bin/kit stacks build || STACKS_FAILED=1
   else
     say "building stacks: $STACKS"
-    .venv/bin/kit stacks build ${STACKS//,/ }
+    # shellcheck disable=SC2086
+    .venv/bin/kit stacks build $STACK_LIST
   fi
   .venv/bin/kit stacks
+  if [ "$STACKS_FAILED" = 1 ]; then
+    echo "bootstrap: not every stack was built (the error above); kit works without them and" \
+         "the smoke audit leaves their factors out; \`.venv/bin/kit stacks build\` tries again" >&2
+  fi
 fi
 
 # 4. dataset -------------------------------------------------------------------------------
@@ -186,6 +214,8 @@ if [ "$FETCHED" = 0 ]; then
 elif .venv/bin/kit data verify swissprot >/dev/null 2>&1; then
   DATASET=swissprot
   say "dataset: using the cached Swiss-Prot subset"
+elif [ "$FETCH" = 0 ]; then
+  say "dataset: not fetched (--no-fetch); using the built-in SYNTHETIC set"
 elif [ "$FETCHED" = 75 ]; then
   say "dataset: UniProt not reached; using the built-in SYNTHETIC set instead"
 else
@@ -205,6 +235,18 @@ if [ "$AUDIT" = 1 ]; then
     done
   fi
   .venv/bin/kit budget --dataset "$DATASET" --n "$N"
+  cat <<'EOF'
+
+How to read it: each row is a factor kit changed with everything else held;
+repeat (the same run twice) should be identical, and the figures in seed units
+("seed u." and the brackets) compare each factor with a new random seed (1 =
+as much), so a factor well below 1 matters less than your seed, and one near 1
+or above is worth pinning (`kit advise` says which first).
+EOF
 fi
 [ "$LINK" = 1 ] && link_kit
-say "done. Next: $KIT_CMD tui   or   $KIT_CMD run --factor threads   (see README.md)"
+if [ "$STACKS_FAILED" = 1 ]; then
+  say "done, without every stack (above). Next: $KIT_CMD tui   or   $KIT_CMD run --factor threads   (see README.md)"
+else
+  say "done. Next: $KIT_CMD tui   or   $KIT_CMD run --factor threads   (see README.md)"
+fi

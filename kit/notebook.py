@@ -44,9 +44,12 @@ class Kit:
             return latest
         hits = [h for h, d in known.items() if d.get("name") == dataset or h.startswith(dataset)]
         if len(hits) != 1:
-            names = ", ".join(d.get("name", h[:12]) for h, d in known.items()) or "none"
-            raise KitError(f"{'no' if not hits else 'more than one'} stored dataset {dataset!r} "
-                           f"(stored: {names})")
+            from .worker.names import unknown
+
+            names = [d.get("name", h[:12]) for h, d in known.items()]
+            raise KitError(unknown(f"{'no' if not hits else 'more than one'} stored dataset",
+                                   dataset, names if not hits else (),
+                                   f" (stored: {', '.join(names) or 'none'})"))
         return hits[0]
 
     def _lab(self, pipeline: str, dataset: str | None) -> tuple:

@@ -1,6 +1,7 @@
 """bootstrap.sh puts `kit` on the user's PATH as uv and pipx do, without touching anything else."""
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -103,3 +104,59 @@ def test_next_uses_a_command_that_works_now(tmp_path):
     text = (ROOT / "bootstrap.sh").read_text()
     assert 'USER_PATH="$PATH"' in text.split("export PATH=")[0]  # saved before uv's folder is added
     assert 'on_path "$bin" "$USER_PATH"' in text and 'Next: $KIT_CMD tui' in text
+
+
+def _setup(home, *flags, catalogue=None):
+    """A whole bootstrap in this checkout (its .venv synced as locked: quick once done), with
+    its own KIT_HOME; nothing fetched, nothing linked."""
+    env = dict(os.environ, KIT_HOME=str(home / "kit"), COLUMNS="1000",
+               PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}")
+    if catalogue:
+        env["KIT_STACKS_DIR"] = str(catalogue)
+    proc = subprocess.run(["bash", str(ROOT / "bootstrap.sh"), "--no-fetch", "--no-link", *flags],
+                          env=env, capture_output=True, text=True, timeout=1200,
+                          stdin=subprocess.DEVNULL)
+    proc.stdout = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout)  # say()'s bold
+    return proc
+
+
+@pytest.mark.slow
+def test_an_estimate_comes_before_the_stacks_and_a_failed_default_build_is_said(tmp_path):
+    """#43: bootstrap said nothing of how long it would take, and with the default (every
+    stack available) one stack that failed to build ended the setup before its dataset and
+    link; stacks are an optional part of a working kit, so it goes on and says so (exit 0)."""
+    import shutil
+
+    cat = tmp_path / "catalogue"
+    shutil.copytree(ROOT / "stacks" / "np1-sk152", cat / "broken")
+    (cat / "broken" / "uv.lock").write_text("version = [not a lock\n")  # uv refuses it at once
+    (cat / "stacks.toml").write_text(
+        'reference = "broken"\n\n[stack.broken]\nlock = "broken"\npython = "3.12"\n'
+        'numpy = "1.26.4"\nscikit-learn = "1.5.2"\n'
+        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+    proc = _setup(tmp_path, "--no-audit", catalogue=cat)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert out.index("==> estimate: the stacks to build") < out.index("1 stack to build: broken") \
+        < out.index("==> building the stacks available on this platform")
+    assert "1 stack to build: broken (size unknown)\ntime not estimated: the size of broken is " \
+           "unknown (no readable uv.lock for this platform)\n" in out
+    assert "bootstrap: not every stack was built (the error above)" in proc.stderr
+    assert "==> done, without every stack (above)." in out and "Traceback" not in proc.stderr
+    # stacks it was asked for by name are what was asked: their failure ends it (exit 1)
+    named = _setup(tmp_path, "--no-audit", "--stacks", "broken", catalogue=cat)
+    assert named.returncode == 1 and "==> done" not in named.stdout
+
+
+@pytest.mark.slow
+def test_the_budget_it_prints_is_followed_by_how_to_read_it(tmp_path):
+    proc = _setup(tmp_path, "--stacks", "none", "--n", "100")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "==> estimate: no stacks to build (--stacks none)\nthen the smoke audit: the null " \
+           "experiment and 4 seeds on 100 proteins; a bar shows its runs\n" in out
+    budget = out.index("1 seed unit = the median over the seed pairs")
+    read = out.index("\nHow to read it: each row is a factor kit changed")
+    done = out.index("==> done.")
+    assert budget < read < done
+    assert all(len(line) <= 80 for line in out[read:done].splitlines())  # one sentence, 80 wide

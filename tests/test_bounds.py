@@ -194,7 +194,8 @@ def test_plan_options_hold_the_same_bounds():
                      (dict(seeds=(0, 2 ** 32)), "--seeds: 4,294,967,296 is not allowed here"),
                      (dict(seeds=tuple(range(1001))), "--seeds: 1,001 seeds; at most 1,000"),
                      (dict(eps=(float("inf"),)), "--eps: inf is not allowed here"),
-                     (dict(eps=(float("nan"),)), "noise sizes (eps) must be 0 or more")):
+                     (dict(eps=(float("nan"),)), "noise sizes (eps) must be 0 or more, not nan"),
+                     (dict(seeds=(3, -1, -2)), "seeds must be 0 or more, not -1 (nor -2)")):
         with pytest.raises(KitError, match=f"^{re.escape(says)}"):
             PlanOptions(**kw)
     PlanOptions(svd_iters=(1000,), seeds=(0, 2 ** 32 - 1), eps=(0.0, 1.0))

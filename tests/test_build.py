@@ -43,6 +43,25 @@ def test_build_two_real_stacks(capsys):
     for n in PAIR:
         marker = json.loads((defs[n].venv() / MARKER).read_text())
         assert marker["lock_sha256"] == defs[n].lock_sha256() and marker["python"].startswith("3.12")
+        # its size and time: the rate the next builds are estimated at (kit.envs.build_time)
+        assert marker["build_s"] > 0 and marker["download_bytes"] == \
+            stack_kind(n).download_bytes(plat) > 0
+    capsys.readouterr()
+    assert main(["stacks", "build", "--estimate", *PAIR]) == 0
+    assert capsys.readouterr().out == "every stack available here is built: nothing to build\n"
+
+
+def test_the_next_builds_are_estimated_at_the_rate_of_those_before():
+    """No network: the rate is the earlier builds' own (download, unpacking and compiling)."""
+    from kit.envs.build_time import estimate, said
+
+    plat = detect()
+    e = estimate([stack_kind(PAIR[0])], plat, measure=None)  # measuring now would fail
+    assert e.how == "the rate of this machine's 2 earlier builds (download, unpacking and " \
+                    "compiling)"
+    records = [stack_kind(n).build_record() for n in PAIR]
+    rate = sum(r["download_bytes"] for r in records) / sum(r["build_s"] for r in records)
+    assert e.rate == pytest.approx(rate) and f"at {rate / 2**20:.1f} MB/s" in said(e)[1]
 
 
 def test_building_again_is_a_no_op_and_a_half_built_venv_is_rebuilt():

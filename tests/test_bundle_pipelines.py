@@ -159,7 +159,7 @@ FORGED = {
     "2-d ids": (_ids(lambda a: a.reshape(1, -1)), "must be a 1-d string array of ids"),
     "long ids": (_ids(lambda a: a.astype("<U300")), "over 256 characters"),
     "ids of no width": (_meta("ids", "<U0", [10 ** 9]), "nor fixed-width text"),
-    "an id twice": (_ids(lambda a: np.concatenate([a[:1], a[:-1]])), "holds an id twice"),
+    "an id twice": (_ids(lambda a: np.concatenate([a[:1], a[:-1]])), "holds the id"),
     "test ids among the train ids": (_both, "cannot also be a train protein"),
     "ids not one per truth row": (_ids(lambda a: a[:-1]), "not one per truth row"),
     "text probabilities": (_stage("p_lr", lambda a: a.astype(str)),

@@ -205,12 +205,12 @@ def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys)
         main(["budget", "--factor", "sed"])
     err = capsys.readouterr().err
     assert usage.value.code == 2
-    assert err.strip() == ("kit budget: error: argument --factor: unknown factor 'sed': did you mean seed or "
-                           "seed:svd? (see `kit budget --help`)")
+    assert err.strip() == ("kit budget: error: argument --factor: unknown factor 'sed': did you mean "
+                           "seed? (see `kit budget --help`)")
     with pytest.raises(SystemExit) as usage:
         main(["budget", "--factor", "bogus"])
     err = capsys.readouterr().err
-    assert usage.value.code == 2 and "unknown factor 'bogus': choose from repeat, " in err and "no pairs" not in err
+    assert usage.value.code == 2 and "unknown factor 'bogus'; choose from repeat, " in err and "no pairs" not in err
     assert main(["budget", "--factor", "svd-iters"]) == 1  # a factor, none of its pairs stored
     assert "no pairs of factor 'svd-iters'" in capsys.readouterr().err
 

@@ -29,7 +29,7 @@ def test_settings_merge_the_file_over_defaults_and_refuse_typos(tmp_path, monkey
     with pytest.raises(KitError, match="no setting 'core'"):
         cluster_kinds.settings()
     (tmp_path / "cluster.toml").write_text('[slurmm]\n')
-    with pytest.raises(KitError, match=r"no section \[slurmm\]"):
+    with pytest.raises(KitError, match=r"no section 'slurmm'; sections are local, "):
         cluster_kinds.settings()
     (tmp_path / "cluster.toml").write_text('[jobqueue\n')
     with pytest.raises(KitError, match="kit cluster init"):

@@ -76,7 +76,7 @@ HEAD = "import numpy as np\nSEEDS = ('a',)\n"
     (HEAD, "no run function"),
     (HEAD + "run = 3\n", "run is a int, not a function"),
     (HEAD + "def run(seeds, dtype, extra):\n    pass\n", "run(seeds) or run(seeds, dtype)"),
-    (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean 'embedding'"),
+    (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean embedding?"),
     (HEAD + "KINDS = {'x': 'colour'}\n" + GOOD_RUN, "not a kind"),
     (HEAD + "KINDS = {'y': 'array'}\n" + GOOD_RUN, "KINDS names 'y', which run did not return"),
     (HEAD + "def run(seeds):\n    seeds['a']\n    return [1]\n", "returned a list"),
@@ -87,7 +87,14 @@ HEAD = "import numpy as np\nSEEDS = ('a',)\n"
     (HEAD + "def run(seeds):\n    seeds['a']\n    return {'../x': np.zeros(1)}\n",
      "not a plain name"),
     (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
-     "    return {'x': np.array([0.5, 2.0])}\n", "probabilities in [0, 1]"),
+     "    return {'x': np.array([0.5, 2.0])}\n",
+     "output 'x' (probabilities): probabilities must lie in [0, 1]: max 2 at row 1 (1 of its 2 "
+     "values; a score or logit needs a sigmoid or softmax first)"),
+    # the values are named, where they are: a table's row and column, NaN too (#43)
+    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+     "    return {'x': np.array([[0.5, 0.5], [-0.25, 1.25], [np.nan, 0.5]])}\n",
+     "must lie in [0, 1]: min -0.25 at row 1, column 0, max 1.25 at row 1, column 1, NaN at "
+     "row 2, column 0 (3 of its 6 values;"),
     (HEAD + "SEEDS = ('a', 'b')\n" + GOOD_RUN, "never reads seeds['b']"),
     (HEAD + "def run(seeds):\n    return {'x': np.zeros(1) + seeds['c']}\n",
      "read seeds['c'], which SEEDS does not name"),

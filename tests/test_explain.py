@@ -129,7 +129,7 @@ def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsy
         assert main(args) == 1
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1
-    for typo, words in (("nosuch", "unknown factor 'nosuch': choose from repeat"),
+    for typo, words in (("nosuch", "unknown factor 'nosuch'; choose from repeat"),
                         ("precison", "unknown factor 'precison': did you mean precision")):
         with pytest.raises(SystemExit) as usage:  # a mistyped factor: the usage error of budget's
             main(["explain", typo])

@@ -31,7 +31,7 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
     from kit.analysis.budget import budget
     from kit.analysis.records import BudgetRow, ModelBudget
     from kit.analysis.verdicts import verdict_sets
-    from kit.cli.common import factors as factor_arg
+    from kit.app.verbs.records import kit_factor_names as factor_arg
     from kit.envs.stacks import Stack
     from kit.runs.planning.availability import availability
     from kit.runs.planning.plan import Pair, plan
@@ -39,7 +39,7 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
     from kit.runs.store import Store
     from stored import arrays, env, flipped, put, spec
 
-    assert factor_arg("eps-env") == ("eps-env",)  # the CLI accepts it
+    assert factor_arg(["eps-env"]) == ("eps-env",)  # the CLI accepts it
     assert "eps-env" in {r["factor"] for r in availability()}  # the TUI's Plan list offers it
     pairs = plan("eps-env", "d" * 64, get=lambda n: Stack(n, ("python",), "id", {}))
     assert [p.b.env for p in pairs] == [(("EPS_ENV", "1"),)]  # its planner makes its pairs
@@ -73,7 +73,8 @@ def test_the_table_is_complete_and_consistent():
             assert callable(factors.planner(f.name))
         assert (f.planned == factors.TORCH) == (not f.has_verdicts)
     assert [f.name for f in factors.table() if f.yardstick] == ["seed", "torch-seed"]
-    assert factors.suggest("thread") == "threads" and factors.suggest("zzz") is None
+    assert factors.unknown_factor("thread").endswith("did you mean threads?")
+    assert factors.unknown_factor("zzz").startswith("unknown factor 'zzz'; choose from repeat,")
 
 
 def test_one_registration_and_its_undoing():

@@ -565,8 +565,10 @@ IDS = np.array(["P1", "P2", "P3"])
                                    "1-d string array of ids"),
     ({"ids": IDS.reshape(3, 1)}, "'ids' is a proteins output but is 2-d"),
     ({"ids": IDS[:2]}, "'ids' (proteins) holds 2 ids but 'y' (truth) 3 rows"),
-    ({"ids": np.array(["P1", "P1", "P3"])}, "'ids' (proteins) holds an id twice"),
-    ({"train_ids": np.array([b"T1", b"T1"])}, "'train_ids' (train proteins) holds an id twice"),
+    ({"ids": np.array(["P1", "P3", "P1"])}, "'ids' (proteins) holds the id 'P1' twice (rows 0 "
+                                            "and 2): one protein id"),
+    ({"train_ids": np.array([b"T1", b"T1"])}, "'train_ids' (train proteins) holds the id 'T1' "
+                                              "twice (rows 0 and 1)"),
     ({"train_ids": np.zeros(2)}, "'train_ids' is a train proteins output but is 1-d float64"),
 ])
 def test_bad_protein_outputs_are_contract_errors(change, words):

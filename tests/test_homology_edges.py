@@ -126,6 +126,12 @@ def test_forged_edges_and_hits_are_refused(world, tmp_path, monkeypatch):
         np.savez(f, **z)
     with pytest.raises(KitError, match="do not match their digest"):
         stored_edges(ds)
+    z["similarity"][0] = 1.5  # outside [0, 1]: the edge and its values named (#43)
+    with open(npz, "wb") as f:
+        np.savez(f, **z)
+    with pytest.raises(KitError, match=rf"outside the dataset \(edge 0: proteins {z['i'][0]} "
+                                       rf"and {z['j'][0]} of {ds.n}, identity 1.5\)"):
+        stored_edges(ds)
     npz.write_bytes(b"PK\x03\x04 not a zip")
     with pytest.raises(KitError, match="unreadable"):
         stored_edges(ds)

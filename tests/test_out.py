@@ -127,3 +127,42 @@ def test_a_link_at_the_last_file_of_a_report_refuses_before_the_first_is_written
     (folder / "report.html").symlink_to(tmp_path / "elsewhere.html")
     refused(kit(home, "report", "--out", folder), folder / "report.html", "symbolic link")
     assert [p.name for p in folder.iterdir()] == ["report.html"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_existing_file_and_folder_each_meet_the_one_rule(home, tmp_path, command):
+    """A FILE command replaces a file whole and refuses a folder; a FOLDER command writes into
+    a folder (what else it holds is left) and refuses a file: each in one line, before any
+    work, leaving what was there."""
+    args, kind = COMMANDS[command]
+    mine = tmp_path / "mine.txt"
+    mine.write_text("mine")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("the user's")
+    if kind == "file":
+        assert kit(home, *args, mine).returncode == 0 and mine.read_bytes() != b"mine"
+        refused(kit(home, *args, folder), folder, "it is a folder: give a file's name, e.g. "
+                f"{folder}/")
+    else:
+        assert kit(home, *args, folder).returncode == 0 and (folder / "report.md").is_file()
+        refused(kit(home, *args, mine), mine, "it is a file: give a folder")
+        assert mine.read_text() == "mine"
+    assert (folder / "notes.txt").read_text() == "the user's"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_folder_s_name_or_an_empty_out_is_refused_by_every_command(home, tmp_path, command):
+    """#43: `tolerances --out new/` wrote a file named new where an existing new/ was refused,
+    and an empty --out (an unset shell variable) printed to the terminal, refused, or wrote a
+    report into the current folder, by command."""
+    args, kind = COMMANDS[command]
+    empty = kit(home, *args, "")
+    assert empty.returncode == 1 and empty.stderr.strip() == \
+        f"kit: error: --out is empty: give a {kind}'s name" and not empty.stdout
+    if kind == "file":
+        proc = kit(home, *args, f"{tmp_path / 'new'}/")
+        refused(proc, f"{tmp_path / 'new'}/", "it is a folder's name (it ends in a slash)")
+        assert not (tmp_path / "new").exists()

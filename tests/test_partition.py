@@ -101,8 +101,11 @@ def test_edges_are_read_once_each_at_their_closest():
 
 
 @pytest.mark.parametrize("i, j, d, why", [
-    ([0], [5], [0.1], "outside 0..3"), ([-1], [2], [0.1], "outside"),
-    ([0], [1], [float("nan")], "finite"), ([0, 1], [1], [0.1], "one length")])
+    # the values are named, and where (#43)
+    ([0, 1], [1, 5], [0.1, 0.2], "edge 1 joins proteins 1 and 5, outside 0..3"),
+    ([-1], [2], [0.1], "edge 0 joins proteins -1 and 2, outside"),
+    ([0, 1], [1, 2], [0.1, float("nan")], "edge 1's distance is nan, not a finite number"),
+    ([0, 1], [1], [0.1], "one length")])
 def test_bad_edges_are_one_line(i, j, d, why):
     with pytest.raises(KitError, match=why):
         Graph.of(4, i, j, d)

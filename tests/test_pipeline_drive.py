@@ -104,7 +104,7 @@ def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(
 
     _stored(TWO, ("repeat", "seed:split"))
     out = kit_cli(capsys, "report", "--pipeline", TWO, "--out", str(tmp_path))
-    assert "(2 plots)" in out
+    assert "(2 of 2 plots)" in out and "not drawn" not in out
     md = (tmp_path / "report.md").read_text()
     for name in ("travel.png", "verdicts.png"):
         data = (tmp_path / name).read_bytes()

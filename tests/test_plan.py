@@ -31,7 +31,7 @@ def test_thread_counts_above_the_cores_are_refused(monkeypatch):
         parse_threads("1,4")
     with pytest.raises(KitError, match="^0 is not allowed here: the smallest is 1$"):
         PlanOptions(threads=(0,))
-    with pytest.raises(KitError, match="power iterations must be 1 or more"):
+    with pytest.raises(KitError, match="power iterations must be 1 or more, not 0$"):
         PlanOptions(svd_iters=(0,))
 
 

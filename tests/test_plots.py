@@ -188,3 +188,35 @@ def test_the_embedding_difference_is_dots_on_its_log_axis_not_bars(store, monkey
             assert "bitwise identical" in said and not any(y == j for _, y in dots)
     assert {"1.0e-13", "1.2e-13"} <= said
     _readable(figs[0])
+
+
+def test_travel_draws_only_the_outputs_that_moved_scaled_at_the_top_too(monkeypatch):
+    """A pipeline's travel.png was a row per output per factor: 12 outputs, 7 factors, 4299 px
+    of mostly "identical", its scale only at the bottom (#43). Now only the outputs that moved
+    are rows, a factor with none is no row, one line counts the identical ones, and the scale
+    is at the top and the bottom."""
+    from kit.analysis.by_kind import tally
+    from kit.views.plots import plot_travel
+
+    figs = _figures(monkeypatch)
+    same = {f"out{k}": {"kind": "array", "identical": True} for k in range(10)}
+    moved = {"kind": "probabilities", "identical": False, "rel": 1e-12, "flips": 0,
+             "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12}
+    factors = {}
+    for f, diffs in (("repeat", same), ("threads", {**same, "p": moved}),
+                     ("shapes", {**same, "q": {"kind": "array", "identical": False,
+                                               "unmeasured": True}, "p": moved})):
+        factors[f] = {"pairs": 0, "outputs": {}}
+        tally(factors[f], diffs)
+    assert plot_travel({"name": "mine.py", "factors": factors}, {"factors": {}}, {})
+    ax = figs[-1].axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "threads (1 pair)", "p (probabilities)", "shapes (1 pair)", "q (array)",
+        "p (probabilities)"]
+    assert ax.get_title() == ("Not drawn, identical in every pair: repeat all 10; threads 10 of "
+                              "11; shapes 10 of 12 outputs.")
+    assert not any(t.get_text() == "identical" for t in ax.texts)
+    ticks = ax.xaxis.get_major_ticks()
+    assert any(t.label2.get_visible() for t in ticks) and any(t.label1.get_visible() for t in ticks)
+    assert "bits differ, by how much not measured (hashes only)" in [t.get_text() for t in ax.texts]
+    _readable(figs[-1])

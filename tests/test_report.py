@@ -40,6 +40,17 @@ def test_cli_verdicts_advise_report(tmp_path, capsys, monkeypatch):
     assert main(["advise"]) == 0 and "What to pin first" in capsys.readouterr().out
     assert main(["report", "--out", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "report.html").exists()
+    # the plots it had nothing to draw for are left out and said, with what would draw them:
+    # the report is what was asked, written (exit 0, #43)
+    out = capsys.readouterr().out
+    assert "(4 of 7 plots)" in out
+    for line in ("not drawn: svd_iterations.png: kit run --factor svd-iters makes its pairs",
+                 "not drawn: amplification.png: kit run --factor perturb makes its pairs",
+                 "not drawn: homology.png: kit data homology NAME clusters the dataset"):
+        assert f"\n  {line}\n" in out, out
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.png")) == [
+        "embedding_difference.png", "flips_seed_units.png", "significant_digits.png",
+        "svd_components.png"]
 
 
 def _capture_figures(monkeypatch):

@@ -24,8 +24,8 @@ def test_worker_root_holds_only_the_worker():
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
     assert files == ["kit/__init__.py", "kit/worker/__init__.py", "kit/worker/__main__.py",
                      "kit/worker/contract.py", "kit/worker/dtypes.py", "kit/worker/fingerprint.py",
-                     "kit/worker/kinds.py", "kit/worker/neighbours.py", "kit/worker/pipeline.py",
-                     "kit/worker/protein_ids.py", "kit/worker/seeds_arg.py",
+                     "kit/worker/kinds.py", "kit/worker/names.py", "kit/worker/neighbours.py",
+                     "kit/worker/pipeline.py", "kit/worker/protein_ids.py", "kit/worker/seeds_arg.py",
                      "kit/worker/text.py", "kit/worker/torch_mlp.py"]
     assert worker_root() == root  # content-addressed, reused
 

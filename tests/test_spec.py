@@ -30,6 +30,13 @@ def test_seeds_helper():
         seeds(0, split=1)
     with pytest.raises(ValueError):
         base().with_(dtype="float16")
+    # what is wrong is named (#43): a forged bundle's spec says which value it holds
+    with pytest.raises(ValueError, match="^threads and svd_iters must be positive, not 0 and 5$"):
+        base().with_(threads=0, svd_iters=5)
+    with pytest.raises(ValueError, match="^kind must be one of .*, not 'torchh'$"):
+        base().with_(kind="torchh")
+    with pytest.raises(ValueError, match="^device must be one of .*, not 'tpu'$"):
+        base().with_(device="tpu")
 
 
 def test_fields_added_later_keep_the_ids_of_runs_stored_before_them():

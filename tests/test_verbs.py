@@ -93,7 +93,9 @@ def test_every_verb_on_kits_own_pipeline(tiny, tmp_path):
         verbs.homology(store, s, data="x")
     r = verbs.runs(store, s)
     assert len(r.runs) == 2 and not r.filtered
-    assert len(verbs.runs(store, None, stack="nowhere").runs) == 0
+    assert len(verbs.runs(store, None, stack="np1-sk152").runs) == 0  # a stack, none of its runs
+    with pytest.raises(verbs.BadOption, match="unknown stack 'nowhere'; `kit stacks` lists them"):
+        verbs.runs(store, None, stack="nowhere")  # no stack at all: said as --factor's
     with pytest.raises(verbs.BadOption, match="unknown factor 'nope'"):
         verbs.runs(store, s, factors=("nope",))
     assert verbs.tolerances(store, s).data["tolerances"] is not None

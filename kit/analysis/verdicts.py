@@ -212,12 +212,14 @@ def verdict_sets(store: Store, dataset: str) -> dict:
 def stability_report(store: Store, dataset: str, only: str | None = None) -> dict:
     """What `kit verdicts` shows: per set, the stability of each of the twelve verdicts."""
     from ..core.errors import KitError
+    from ..worker.names import unknown
 
     sets = verdict_sets(store, dataset)
     if only:
         only = "seeds" if only == "seed" else only  # the factor's name finds its set
         if only not in sets:
-            raise KitError(f"no run set {only!r}; sets here: {', '.join(sets) or 'none'}")
+            raise KitError(unknown("no run set", only, sets,
+                                   f"; sets here: {', '.join(sets) or 'none'}"))
         sets = {only: sets[only]}
     labels = {i: run_label(s) for i, s in store.specs(dataset).items()}
     out = {name: stability(store, groups, labels) for name, groups in sets.items()}

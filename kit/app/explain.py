@@ -33,8 +33,9 @@ class ExplainPlan:
 
 def plan_explain(store: Store, factor: str, sel: Selection) -> ExplainPlan:
     """The feed runs that explain ``factor``'s stored pairs on the selected dataset."""
-    if factors.get(factor) is None and factor not in {p.factor for p in store.pairs()}:
-        raise KitError(f"unknown factor {factor!r}; choose from {', '.join(factors.names())}")
+    stored = {p.factor for p in store.pairs()}
+    if factors.get(factor) is None and factor not in stored:
+        raise KitError(factors.unknown_factor(factor, (*factors.names(), *sorted(stored))))
     pairs = [p for p in store.pairs(sel.sha256) if p.factor == factor]
     if not pairs:
         raise KitError(f"no pairs of factor {factor!r} stored on dataset "

@@ -97,20 +97,6 @@ def bounded(option: str):
 positive = bounded("--n")  # a number of proteins
 
 
-def factors(text: str) -> tuple:
-    from ..core import factors
-
-    names = tuple(f.strip() for f in text.split(",") if f.strip())
-    bad = [f for f in names if f not in factors.plannable()]
-    if bad or not names:
-        hint = factors.suggest(bad[0]) if bad else None
-        raise argparse.ArgumentTypeError(
-            f"unknown factor {', '.join(bad) or text!r}"
-            + (f" (did you mean {hint}?)" if hint else "")
-            + f"; choose from {', '.join(factors.plannable())}")
-    return names
-
-
 def factor_list(text: str) -> tuple:
     """--factor of a command that also takes --pipeline: names split here, checked by the verb
     (kit.app.verbs): against kit's own factor names for a dataset, or against the pipeline's
@@ -190,6 +176,16 @@ class Parser(argparse.ArgumentParser):
         # every command knows its own parser, so a verb's BadOption reads as this command's
         # usage error (kit.cli.main); a subcommand's default wins over its parent's
         self.set_defaults(parser=self)
+
+    def _check_value(self, action, value):
+        # a command, --kind, --format...: the closest choices, as every typed name's
+        # (kit.worker.names); argparse's own line lists them all, and suggests nothing before 3.14
+        if action.choices is not None and value not in action.choices:
+            from ..worker.names import unknown
+
+            listed = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, unknown("invalid choice:", value, action.choices,
+                                                         f" (choose from {listed})"))
 
     def error(self, message):
         # argparse quotes what was typed: a newline or a control character in it stays on one

@@ -13,6 +13,9 @@ def add(sub) -> None:
     ssub = p.add_subparsers(dest="stacks_cmd", metavar="ACTION", parser_class=Parser)
     q = ssub.add_parser("build", help="build stacks from their lock files (default: all available here)")
     q.add_argument("names", nargs="*")
+    q.add_argument("--estimate", action="store_true",
+                   help="build nothing: say which of them are not built yet, their download size "
+                        "and about how long building them takes here (at a measured rate)")
     q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
     q.add_argument("names", nargs="*")
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
@@ -51,6 +54,15 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd == "build":
         avail = [s["name"] for s in listing(plat)
                  if s["status"] != "unavailable" and stack_kind(s["name"]).buildable]
+        if args.estimate:
+            from ..envs.build_time import estimate, said
+
+            todo = [stack_kind(n) for n in names or avail]
+            todo = [k for k in todo if k.buildable and k.built(plat) is None]
+            from ..views.fit import para
+
+            print("\n".join(para(line, "  ", "") for line in said(estimate(todo, plat))))
+            return 0
         _build_stacks(names or avail, plat, err)
         return 0
     if args.stacks_cmd == "lock":

@@ -36,7 +36,7 @@ def _cmd_tolerances(args) -> int:
     from .common import subject
 
     # --out's one rule (kit.core.atomic.out_file), said before anything is read
-    out = out_file(args.out, "tolerances.py") if args.out else None
+    out = out_file(args.out, "tolerances.py") if args.out is not None else None
     store = Store()
     pin = [f.strip() for f in args.pin.split(",") if f.strip()]
     rec = tolerances(store, subject(args, store, clash="--pipeline reads its own data: "

@@ -95,17 +95,33 @@ def refuse_special(dest) -> None:
 def out_file(path, example: str = "out") -> Path:
     """The one rule of every ``--out FILE``: ``path`` (~ expanded) may be a regular file (then
     replaced whole) or nothing yet (its missing folders are made when it is written, by
-    atomic_path); a folder, a link, a FIFO, a socket or a device there, or a file where one of
-    its folders would go, is a KitError of one line, said before any work (nothing made)."""
-    path = Path(path).expanduser()
+    atomic_path); a folder, a link, a FIFO, a socket or a device there, a folder's name (one
+    that ends in a slash, there or not), or a file where one of its folders would go, is a
+    KitError of one line, said before any work (nothing made). An empty ``path`` too."""
+    text = _given(path, "a file's name")
+    path = Path(text).expanduser()
     refuse_special(path)
-    if path.is_dir():
+    # a name that ends in a slash is a folder's, there or not yet: never written as a file
+    folder = "a folder" if path.is_dir() else "a folder's name (it ends in a slash)" \
+        if text.endswith(("/", os.sep)) else None
+    if folder:
         from .errors import KitError
 
-        raise KitError(f"cannot write {path}: it is a folder: give a file's name, e.g. "
-                       f"{path / example}")
+        raise KitError(f"cannot write {path if path.is_dir() else text}: it is {folder}: give a "
+                       f"file's name, e.g. {path / example}")
     _can_make(path.parent)
     return path
+
+
+def _given(path, what: str) -> str:
+    """--out's text; KitError for an empty one (an unset shell variable, `--out "$DIR"`),
+    which would otherwise name the current folder."""
+    text = os.fspath(path)
+    if not text.strip():
+        from .errors import KitError
+
+        raise KitError(f"--out is empty: give {what}")
+    return text
 
 
 def _can_make(folder: Path) -> None:
@@ -125,8 +141,8 @@ def out_folder(path, files=()) -> Path:
     missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
     of one line (each file written into it is held to the same rule by atomic_path). ``files``:
     the names about to be written into it, each checked now, so that a refusal comes before
-    the first of them is written, not halfway through."""
-    path = Path(path).expanduser()
+    the first of them is written, not halfway through. An empty ``path`` is a KitError."""
+    path = Path(_given(path, "a folder's name")).expanduser()
     refuse_special(path)
     for name in files:
         refuse_special(path / name)

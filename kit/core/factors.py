@@ -389,12 +389,12 @@ def confounds(factor: str, env_diff: dict) -> dict:
     return {k: v for k, v in env_diff.items() if not (pattern and pattern.search(k))}
 
 
-def suggest(name: str) -> str | None:
-    """The closest factor name to a misspelt one, for a "did you mean"."""
-    import difflib
+def unknown_factor(name: str, known=None) -> str:
+    """The one line for a name no factor has: the closest of ``known`` (default: every factor
+    `kit run --factor` plans), or all of them listed (kit.worker.names, every typed name's)."""
+    from ..worker.names import unknown
 
-    close = difflib.get_close_matches(name, plannable(), n=1, cutoff=0.6)
-    return close[0] if close else None
+    return unknown("unknown factor", name, plannable() if known is None else known)
 
 
 # -- what a pair's two specs show: its factor and level, recomputed (kit.app.bundle_derived) --

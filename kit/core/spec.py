@@ -79,9 +79,12 @@ class RunSpec:
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, not {self.dtype!r}")
         if self.threads < 1 or self.svd_iters < 1:
-            raise ValueError("threads and svd_iters must be positive")
-        if self.kind not in KINDS or self.device not in DEVICES:
-            raise ValueError(f"kind must be one of {KINDS} and device one of {DEVICES}")
+            raise ValueError(f"threads and svd_iters must be positive, not {self.threads!r} and "
+                             f"{self.svd_iters!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, not {self.device!r}")
         if self.kind in ("torch", "perturb", "feed") and not self.input:
             raise ValueError(f"a {self.kind} run names the run whose embedding it trains on (input)")
         if self.embedding not in EMBEDDINGS:

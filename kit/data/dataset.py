@@ -14,6 +14,7 @@ import numpy as np
 from ..core.atomic import atomic_path, write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from ..worker.names import unknown
 from .strings import Strings
 
 TEST_FRACTION = 0.333  # the paper's 1,998 test proteins of 6,000
@@ -238,7 +239,8 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         return ds
     path = _path(name)
     if not path.exists():
-        raise KitError(f"no dataset {name!r} (stored: {known()}); use 'synthetic' or 'kit data import'")
+        raise KitError(unknown("no dataset", name, [SYNTHETIC, *stored_datasets()],
+                               f" (stored: {known()}); use 'synthetic' or 'kit data import'"))
     ds = _read(path)
     return ds if n is None else ds.head(n)
 

@@ -116,9 +116,12 @@ def _load_edges(path: Path, ds: Dataset, identity: float, coverage: float) -> Ed
           and i.ndim == j.ndim == f.ndim == 1 and i.size == j.size == f.size)
     if not ok:
         raise _refuse(path, f"are not dataset {ds.sha256[:12]}'s at these parameters")
-    if i.size and not (0 <= i.min() and j.max() < ds.n and (i < j).all()
-                       and np.isfinite(f).all() and 0 <= f.min() and f.max() <= 1):
-        raise _refuse(path, "hold a pair or identity outside the dataset")
+    bad = ((i < 0) | (j >= ds.n) | (i >= j) | ~np.isfinite(f) | (f < 0) | (f > 1)) if i.size \
+        else np.zeros(0, bool)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise _refuse(path, f"hold a pair or identity outside the dataset (edge {k}: proteins "
+                            f"{i[k]} and {j[k]} of {ds.n}, identity {f[k]})")
     e = Edges(ds.sha256, identity, coverage, meta["tool"], i, j, f)
     if e.digest != meta.get("digest"):
         raise _refuse(path, "do not match their digest")

@@ -43,9 +43,13 @@ class Graph:
         if not (i.shape == j.shape == d.shape and i.ndim == 1):
             raise KitError("homology edges: i, j and distance must be three arrays of one length")
         if i.size and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n):
-            raise KitError(f"homology edges: a protein index outside 0..{n - 1}")
+            edge = int(np.argmax((i < 0) | (j < 0) | (i >= n) | (j >= n)))
+            raise KitError(f"homology edges: edge {edge} joins proteins {i[edge]} and {j[edge]}, "
+                           f"outside 0..{n - 1}")
         if not np.isfinite(d).all():
-            raise KitError("homology edges: a distance that is not a finite number")
+            edge = int(np.argmax(~np.isfinite(d)))
+            raise KitError(f"homology edges: edge {edge}'s distance is {d[edge]}, not a finite "
+                           "number")
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         keep = lo != hi
         lo, hi, d = lo[keep], hi[keep], d[keep]

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from ..worker.names import unknown
 from .catalogue import HOST, definitions
 from .launch import fingerprint
 from .probes import PREFIX as PROBE_PREFIX
@@ -84,10 +85,15 @@ def add(name: str, python: str) -> dict:
     return entry
 
 
+def _known(reg: dict, name: str) -> None:
+    """KitError, one line with the closest names, if ``name`` is no external stack."""
+    if name not in reg:
+        raise KitError(unknown("no external stack", name, reg, "; `kit stacks` lists them"))
+
+
 def remove(name: str) -> None:
     reg = registry()
-    if name not in reg:
-        raise KitError(f"no external stack {name!r}; `kit stacks` lists them")
+    _known(reg, name)
     del reg[name]
     write_bytes(registry_path(), json.dumps(reg, indent=1, sort_keys=True).encode())
     _probe_python.cache_clear()
@@ -121,8 +127,7 @@ def uses(facts: dict) -> list:
 def probe(name: str) -> dict:
     """The interpreter's facts now: the identity of every run made in it."""
     reg = registry()
-    if name not in reg:
-        raise KitError(f"no external stack {name!r}; `kit stacks` lists them")
+    _known(reg, name)
     python = reg[name]["python"]
     if not Path(python).exists():
         raise KitError(f"external stack {name}: {python} no longer exists "

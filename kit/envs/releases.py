@@ -14,6 +14,7 @@ import re
 from ..core.atomic import write_bytes
 from ..core.errors import KitError, Unreachable
 from ..core.paths import subdir
+from ..worker.names import did_you_mean
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -72,11 +73,21 @@ def versions(package: str, limits=None) -> list:
     try:
         r, body = fetcher.get(url)
     except KitError as e:  # one line already (a 404 included: no such project there)
-        raise type(e)(f"cannot list {package}'s releases: {e}") from None
+        # no such project: a slip of a package the catalogue pins is said as one
+        hint = did_you_mean(package, _pinned()) if "answered HTTP 404" in str(e) else ""
+        raise type(e)(f"cannot list {package}'s releases: {e}"
+                      + (f": {hint}" if hint else "")) from None
     return _read(body, url, r.headers.get("Content-Type", "?").split(";")[0])
 
 
 _JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def _pinned() -> list:
+    """The packages the catalogue's stacks pin: what a --library NAME most likely meant."""
+    from .catalogue import definitions
+
+    return list(dict.fromkeys(p for d in definitions().values() for p in d.versions))
 
 
 def release_list(package: str, limits=None) -> tuple:

@@ -262,28 +262,41 @@ def _distance(kind: str, worst: dict | None, size: int | None) -> tuple:
 
 
 def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
-    """Per factor and output, its worst measured difference as a dot on a log axis, coloured by
-    how far it travelled (bits, magnitudes, predictions, conclusions), its value written beside
-    it; identical outputs and what was not measured are said in words. None when no difference
-    was measured (no pairs, every output identical, or hashes only): a figure would show none."""
+    """Per factor, each output that moved: its worst measured difference as a dot on a log axis
+    (scaled at the top and the bottom), coloured by how far it travelled (bits, magnitudes,
+    predictions, conclusions), its value written beside it; what moved but was not measured
+    (hashes only, a shape) is said in words. The outputs identical in every pair are not rows:
+    one line of text under the title counts them per factor (a factor of 12 outputs drew 12
+    rows of "identical"). None when no difference was measured (no pairs, every output
+    identical, or hashes only): a figure would show none."""
+    import textwrap
+
     concluded = changed_models(v)
     rows, labels = [], []  # rows: (y, value, words, level) of output rows; labels: tick texts
+    still = {}  # factor: (outputs identical in every pair, outputs)
     for f, r in b["factors"].items():
-        labels.append((f"{f} ({r['pairs']} pair{'s' * (r['pairs'] != 1)})", True))
+        moved = []
         for name, o in r["outputs"].items():
+            if not o["worst"]:
+                continue
             # each measure's largest over the pairs, as the table beside it says
-            value, words = _distance(o["kind"], largest(o) if o["worst"] else None,
-                                     sizes.get(name))
+            value, words = _distance(o["kind"], largest(o), sizes.get(name))
             level = reach(o, name in concluded.get(f, ())) if value else None
             if o["changed"] and f in ("repeat", "process"):  # the null experiment: a defect
                 words += " - a loose generator"
+            moved.append((value, words, level, f"{name} ({o['kind']})"))
+        still[f] = (len(r["outputs"]) - len(moved), len(r["outputs"]))
+        if not moved:
+            continue
+        labels.append((f"{f} ({r['pairs']} pair{'s' * (r['pairs'] != 1)})", True))
+        for value, words, level, label in moved:
             rows.append((len(labels), value, words, level))
-            labels.append((f"{name} ({o['kind']})", False))
+            labels.append((label, False))
     drawn = [x[1] for x in rows if x[1]]
     if not drawn:
         return None
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 0.26 * len(labels) + 1.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(9, 0.26 * len(labels) + 2.2), layout="constrained")
     lo = 10.0 ** (math.floor(math.log10(min(drawn))) - 2)
     hi = 10.0 ** (math.ceil(math.log10(max(drawn))) + 2)  # room for the largest value's words
     for y, value, words, level in rows:
@@ -295,6 +308,8 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
             ax.text(lo * 1.5, y, words, va="center", fontsize=7, color="#555555", style="italic")
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
+    # the scale at the top too: a tall figure's first rows are read far from its bottom
+    ax.tick_params(axis="x", top=True, labeltop=True)
     ax.set_ylim(len(labels) - 0.5, -0.5)  # the first factor on top
     ax.set_yticks(range(len(labels)), [t for t, _ in labels], fontsize=8)
     for tick, (_, head) in zip(ax.get_yticklabels(), labels):
@@ -308,9 +323,21 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     ax.set_xlabel("worst difference over the factor's pairs (log): relative difference (floats), "
                   "1 - ARI (labels),\n1 - Jaccard (neighbours), fraction changed (integers)",
                   fontsize=8)
-    ax.set_title(f"How far each factor's differences travel: {_text(b['name'])}, per output",
+    fig.suptitle(f"How far each factor's differences travel: {_text(b['name'])}, per output",
                  fontsize=10)
+    ax.set_title(textwrap.fill(_identical_line(still), 125), fontsize=7, color="#555555",
+                 style="italic")
     return png(fig)
+
+
+def _identical_line(still: dict) -> str:
+    """The one line that stands for the rows not drawn: per factor, how many of its outputs
+    were identical in every pair."""
+    said = [f"{_text(f)} {'all ' if n == of else ''}{n}" + ("" if n == of else f" of {of}")
+            for f, (n, of) in still.items() if n]
+    if not said:
+        return "Every output moved in some pair of each factor."
+    return "Not drawn, identical in every pair: " + "; ".join(said) + " outputs."
 
 
 def _strip(ax, rows: list, colour_of, xlabel: str, words_of) -> None:

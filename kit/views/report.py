@@ -163,7 +163,8 @@ def write(rec, out_dir) -> dict:
     write_bytes(out_dir / "report.md", md.encode())
     write_bytes(out_dir / "report.html", page.encode())
     return {"markdown": str(out_dir / "report.md"), "html": str(out_dir / "report.html"),
-            "plots": [str(out_dir / n) for n, d in plots.items() if d]}
+            "plots": [str(out_dir / n) for n, d in plots.items() if d],
+            "not_drawn": {n: _NOT_DRAWN[n] for n, d in plots.items() if not d}}
 
 
 def _by_stages(rec) -> tuple:
@@ -226,9 +227,17 @@ def _by_outputs(rec) -> tuple:
 
 _CAPTIONS = {"travel.png": "How far each factor's differences travel, per output",
              "verdicts.png": "Accuracy and verdicts per factor"}
+# why a plot is left out (its data is not stored), and what would store it
 _NOT_DRAWN = {"travel.png": "no difference was measured (no pairs stored, every output "
                             "identical, or hashes only)",
-              "verdicts.png": "no verdicts (no truth and probabilities outputs, or no pairs)"}
+              "verdicts.png": "no verdicts (no truth and probabilities outputs, or no pairs)",
+              "flips_seed_units.png": "only seed pairs measured the predictions",
+              "embedding_difference.png": "no embedding arrays stored (hashes only)",
+              "svd_components.png": "no SVD arrays stored (hashes only)",
+              "significant_digits.png": "no stage arrays stored (hashes only)",
+              "svd_iterations.png": "kit run --factor svd-iters makes its pairs",
+              "amplification.png": "kit run --factor perturb makes its pairs",
+              "homology.png": "kit data homology NAME clusters the dataset"}
 
 
 def figures_md(plots: dict) -> str:

@@ -250,8 +250,15 @@ def export_head(rec) -> str | None:
 
 def report_page(rec, wrote: dict) -> Page:
     """What `kit report` prints once kit.views.report's write wrote the Report ``rec``."""
+    from .fit import para
+
+    left = wrote.get("not_drawn") or {}
+    # a plot with nothing stored to draw is left out, said with what would draw it: the
+    # report is written all the same (exit 0)
     return Page(f"{head(rec.subject)}\nwrote {wrote['markdown']} and {wrote['html']} "
-                f"({len(wrote['plots'])} plots)\n")
+                f"({len(wrote['plots'])} of {len(wrote['plots']) + len(left)} plots)\n"
+                + "".join(para(f"not drawn: {n}: {why}", "    ", "  ") + "\n"
+                          for n, why in left.items()))
 
 
 # the width kit's texts fit is one setting of the process (kit.views.fit): the TUI's workers

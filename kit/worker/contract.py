@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import difflib
 import hashlib
 import importlib.util
 import inspect
@@ -31,7 +30,8 @@ import traceback
 import numpy as np
 
 from .dtypes import canonical, output_problem
-from .kinds import ID_KINDS, NEEDS, OUTPUT_KINDS, control_in, kind_problem, shown
+from .kinds import ID_KINDS, OUTPUT_KINDS, control_in, kind_problem, shown, values_problem
+from .names import unknown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
 from .text import one_line
@@ -144,8 +144,9 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         with _as_script(c.path):
             got = c.run(given, dtype) if c.takes_dtype else c.run(given)
     except UnknownSeed as e:
-        raise ContractError(f"{name}: run read seeds[{shown(e.args[0])}], which SEEDS does not "
-                            f"name (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})") from None
+        raise ContractError(unknown(f"{name}: run read seeds[", e.args[0], c.seeds,
+                                    f" (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})",
+                                    "], which SEEDS does not name")) from None
     except BaseException as e:  # a sys.exit, argparse's exit or a KeyboardInterrupt the
         #                         pipeline raised itself (kit's Ctrl-C never reaches a worker:
         #                         it runs in a session of its own) ends the run, not the worker
@@ -191,8 +192,9 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
         out[key] = canonical(a)  # stored as its values: the one form, whatever the view
     missing = [k for k in kinds if k not in out]
     if missing:
-        raise ContractError(f"{name}: KINDS names {shown(missing[0])}, which run did not return "
-                            f"(it returned {', '.join(map(shown, out))})")
+        raise ContractError(unknown(f"{name}: KINDS names", missing[0], out,
+                                    f" (it returned {', '.join(map(shown, out))})",
+                                    ", which run did not return"))
     wrong = wrong_ids(out, kinds)
     if wrong:
         raise ContractError(f"{name}: {wrong}")
@@ -243,10 +245,8 @@ def check_kinds(name, kinds) -> dict:
             raise ContractError(f"{name}: KINDS names the output {shown(out)}, not a string "
                                 f"(a {type(out).__name__}): an output's name is a string")
         if kind not in OUTPUT_KINDS:
-            near = difflib.get_close_matches(str(kind)[:40], OUTPUT_KINDS, n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise ContractError(f"{name}: KINDS[{shown(out)}] is {shown(kind)}, not a kind{hint}: "
-                                f"one of {', '.join(OUTPUT_KINDS)}")
+            raise ContractError(unknown(f"{name}: KINDS[{shown(out)}] is", kind, OUTPUT_KINDS,
+                                        f", not a kind: one of {', '.join(OUTPUT_KINDS)}"))
     twice = declared_twice(kinds)
     if twice:
         raise ContractError(f"{name}: {twice}")
@@ -283,11 +283,12 @@ def _takes_dtype(name, run) -> bool:
 def _check_kind(name, key, a, kind):
     """What a kind needs of its array for its comparison to mean anything."""
     why = kind_problem(kind, a.ndim, a.dtype.kind)
-    if why is None and kind == "probabilities" and not bool(np.all((a >= 0) & (a <= 1))):
-        why = NEEDS[kind][2]
     if why:
         raise ContractError(f"{name}: output {shown(key)} is a {kind} output but is "
                             f"{a.ndim}-d {a.dtype}: it must be {why}")
+    why = values_problem(kind, a)
+    if why:  # its shape and dtype are right: what is wrong is values, and they are named
+        raise ContractError(f"{name}: output {shown(key)} ({kind}): {why}")
 
 
 @contextlib.contextmanager

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import reprlib
 import unicodedata
 
+import numpy as np
+
 from .dtypes import MAX_TEXT_CHARS
+from .names import shown  # noqa: F401 (how a message quotes a user's name)
 
 OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
                 "proteins", "train proteins", "metrics", "classes", "centroids")
 ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
 MAX_ID_CHARS = MAX_TEXT_CHARS  # a protein id (an accession, a FASTA name): text as kit stores it
-_SHORT = reprlib.Repr()
-_SHORT.maxstring = _SHORT.maxother = 40
 NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)
     "embedding": ((2,), "f", "a 2-d float array (rows x components)"),
     "labels": ((1,), None, "a 1-d array of labels"),
@@ -36,6 +36,36 @@ def kind_problem(kind: str, ndim: int, dtype_kind: str) -> str | None:
     return None
 
 
+def values_problem(kind: str, a) -> str | None:
+    """What a kind needs of an array's values that this one's lack, naming the values (None:
+    nothing): probabilities lie in [0, 1], and NaN is none."""
+    if kind != "probabilities" or a.size == 0:
+        return None
+    bad = np.isnan(a) | (a < 0) | (a > 1)
+    if not bad.any():
+        return None
+    said = []
+    nans = np.isnan(a)
+    if (a < 0).any():
+        at = int(np.argmin(np.where(nans, np.inf, a)))
+        said.append(f"min {float(a.flat[at]):.6g} at {_place(a, at)}")
+    if (a > 1).any():
+        at = int(np.argmax(np.where(nans, -np.inf, a)))
+        said.append(f"max {float(a.flat[at]):.6g} at {_place(a, at)}")
+    if nans.any():
+        first = _place(a, int(np.argmax(nans)))
+        n = int(nans.sum())
+        said.append(f"NaN at {first}" if n == 1 else f"{n:,} NaN, the first at {first}")
+    return (f"probabilities must lie in [0, 1]: {', '.join(said)} ({int(bad.sum()):,} of its "
+            f"{a.size:,} values; a score or logit needs a sigmoid or softmax first)")
+
+
+def _place(a, flat: int) -> str:
+    """Where a value of ``a`` is, as a user finds it: its row (and column, for a table)."""
+    where = [int(i) for i in (divmod(int(flat), a.shape[1]) if a.ndim == 2 else (flat,))]
+    return f"row {where[0]}" + (f", column {where[1]}" if len(where) == 2 else "")
+
+
 def control_in(name) -> str | None:
     """The first control or format character (Unicode Cc/Cf: a newline, a tab, an escape, a
     right-to-left override) in a declared name, or None: such a name would end a line of
@@ -45,8 +75,3 @@ def control_in(name) -> str | None:
         return None
     return next((c for c in name if unicodedata.category(c) in ("Cc", "Cf")), None)
 
-
-def shown(value) -> str:
-    """A user's name (a seed, an output, a kind, an id) as a message quotes it: its repr, cut to
-    40 characters (a bundle's file may name a kind of megabytes; the message stays one line)."""
-    return _SHORT.repr(value)

@@ -37,8 +37,9 @@ def wrong_ids(out: dict, kinds: dict):
         if wide > MAX_ID_CHARS:
             return (f"output {shown(key)} ({kinds[key]}) holds ids of {wide} characters: a "
                     f"protein id (an accession) is at most {MAX_ID_CHARS}")
-        if len(np.unique(ids)) != len(ids):
-            return (f"output {shown(key)} ({kinds[key]}) holds an id twice: one protein id "
+        twice = _twice(ids)
+        if twice:
+            return (f"output {shown(key)} ({kinds[key]}) holds {twice}: one protein id "
                     f"(accession) per row")
         if kinds[key] == "proteins" and truth and len(ids) != len(out[truth[0]]):
             return (f"output {shown(key)} (proteins) holds {len(ids)} ids but {shown(truth[0])} "
@@ -52,6 +53,19 @@ def wrong_ids(out: dict, kinds: dict):
         return (f"id {shown(both[0])}{more} is in both {shown(test[0])} (proteins) and "
                 f"{shown(train[0])} (train proteins): a test protein cannot also be a train "
                 f"protein")
+    return None
+
+
+def _twice(ids) -> str | None:
+    """The first id ``ids`` repeats, named with its two rows, and how many repeats more (None:
+    each id is there once)."""
+    seen: dict = {}
+    for row, v in enumerate(_text(ids)):
+        if v in seen:
+            more = len(ids) - len(np.unique(ids)) - 1
+            return (f"the id {shown(v)} twice (rows {seen[v]} and {row})"
+                    + (f" and {more:,} more repeat{'s' if more > 1 else ''}" if more else ""))
+        seen[v] = row
     return None
 
 

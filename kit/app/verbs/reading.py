@@ -8,6 +8,7 @@ from pathlib import Path
 from ...core.errors import NotFound, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
+from ...worker.names import unknown
 from ..selection import pipeline_runs
 from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
@@ -16,17 +17,13 @@ from .records import kit_factor_names as _kit_factor_names
 def known_factor(name: str, stored: set, option: str = "--factor") -> None:
     """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
     with the closest names, not "no pairs"."""
-    import difflib
-
     from ...core import factors
 
-    known = set(factors.names()) | stored
+    known = factors.names() + tuple(sorted(stored - set(factors.names())))
     if name in known:
         return
-    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.5)
     # the same usage error (exit 2) as `kit run --factor`: a mistyped option, not a refused reading
-    raise BadOption(option, f"unknown factor {name!r}: " + (
-        f"did you mean {' or '.join(close)}?" if close else "choose from " + ", ".join(factors.names())))
+    raise BadOption(option, factors.unknown_factor(name, known))
 
 
 def _output_readings(store: Store, subject: Subject, factor: str | None = None) -> tuple:
@@ -37,8 +34,9 @@ def _output_readings(store: Store, subject: Subject, factor: str | None = None) 
     b, v = output_budget(store, subject), output_verdicts(store, subject)
     if factor:
         if factor not in b["factors"]:
-            raise NotFound(f"no pairs of factor {factor!r} of pipeline {subject.name}; stored: "
-                           f"{', '.join(b['factors']) or 'none'}")
+            raise NotFound(unknown("no pairs of factor", factor, b["factors"],
+                                   f"; stored: {', '.join(b['factors']) or 'none'}",
+                                   f" of pipeline {subject.name}"))
         b = {**b, "factors": {factor: b["factors"][factor]}}
         v = {**v, "factors": {k: r for k, r in v["factors"].items() if k == factor}}
     return b, v
@@ -170,6 +168,8 @@ def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
          stack: str | None = None, factors: tuple = ()) -> Runs:
     """The stored runs of ``subject`` (None: every run), only those of run ``kind``, in
     ``stack`` or in pairs of ``factors`` when given."""
+    if stack:
+        _known_stack(store, stack)
     if subject is not None and subject.kind == PIPELINE:
         got = pipeline_runs(store, subject.sha256)
         if got and factors:
@@ -191,6 +191,24 @@ def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
     return Runs(subject, tuple(got), store.datasets(), bool(kind or stack or factors))
 
 
+def _known_stack(store: Store, stack: str) -> None:
+    """BadOption (--stack's usage error, with the closest names) for a name that is no stack:
+    neither one kit knows (`kit stacks`) nor one a stored run was made in (an imported one's).
+    A stack with no runs is a filter that matches none, as a factor's."""
+    from ...core.errors import KitError
+    from ...envs.catalogue import HOST
+    from ...envs.kinds import names, stack_kind
+
+    stored = sorted({r.spec.stack for r in store.runs()})
+    if stack in stored:
+        return
+    try:
+        stack_kind(stack)
+    except KitError:
+        raise BadOption("--stack", unknown("unknown stack", stack, [HOST, *names(), *stored],
+                                           "; `kit stacks` lists them")) from None
+
+
 def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
     """The run ids of a pipeline (only those in pairs of ``factors``); NotFound: none stored."""
     sha = subject.sha256
@@ -204,8 +222,9 @@ def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
         stored = list(dict.fromkeys(f for f, _, _ in found))
         absent = [f for f in factors if f not in stored]
         if absent:
-            raise NotFound(f"no pairs of factor {absent[0]!r} of pipeline {sha[:12]} stored; "
-                           f"stored: {', '.join(stored) or 'none'}")
+            raise NotFound(unknown("no pairs of factor", absent[0], stored,
+                                   f"; stored: {', '.join(stored) or 'none'}",
+                                   f" of pipeline {sha[:12]} stored"))
         keep = {x for f, a, b in found if f in factors for x in (a, b)}
         ids = [i for i in ids if i in keep]
     return ids

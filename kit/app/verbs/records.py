@@ -108,10 +108,7 @@ def kit_factor_names(names) -> tuple:
 
     bad = [f for f in names if f not in factors.plannable()]
     if bad or not names:
-        hint = factors.suggest(bad[0]) if bad else None
-        raise BadOption("--factor", f"unknown factor {', '.join(bad) or ','.join(names)!r}"
-                        + (f" (did you mean {hint}?)" if hint else "")
-                        + f"; choose from {', '.join(factors.plannable())}")
+        raise BadOption("--factor", factors.unknown_factor(bad[0] if bad else ",".join(names)))
     return tuple(names)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ...core.errors import KitError
 from ...core.paths import subdir
+from ...worker.names import unknown
 from ..catalogue import HOST, definitions
 from ..derived import definition as derived_definition
 from ..derived import locked as locked_derived
@@ -44,7 +45,7 @@ def stack_kind(name: str) -> StackKind:
     ext = registry()
     if name in ext:
         return ExternalStack(name, ext[name])
-    raise KitError(f"unknown stack {name!r}; `kit stacks` lists them")
+    raise KitError(unknown("unknown stack", name, [HOST, *names()], "; `kit stacks` lists them"))
 
 
 def names() -> list:

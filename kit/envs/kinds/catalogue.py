@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -169,6 +170,7 @@ class CatalogueStack(StackKind):
             log(f"{d.name}: removing an incomplete or outdated environment")
             discard(venv)
         log(f"{d.name}: creating the environment with {python}")
+        started = time.monotonic()
         try:
             _uv(["venv", "--quiet", "--python", python, str(venv)], what="uv venv", stack=d.name)
             log(f"{d.name}: installing {d.lock}/uv.lock")
@@ -180,8 +182,11 @@ class CatalogueStack(StackKind):
             if got is None:
                 why = "the new environment's interpreter does not start"
                 raise Failed(f"stack {d.name}: {why}", reason=why)
+            # its size and time: the rate an estimate of the next builds reads (build_time)
             marker = {"lock_sha256": lock_sha, "python": got[0], "machine": got[1],
-                      "interpreter": python, "built": datetime.now(timezone.utc).isoformat()}
+                      "interpreter": python, "built": datetime.now(timezone.utc).isoformat(),
+                      "build_s": round(time.monotonic() - started, 3),
+                      "download_bytes": self.download_bytes(plat) or 0}
             write_bytes(venv / MARKER, json.dumps(marker, indent=1).encode())
         except BaseException:
             discard(venv)  # never leave a venv that looks usable
@@ -195,6 +200,12 @@ class CatalogueStack(StackKind):
         the stack's Python are counted (the largest where several fit). A local wheel (no size)
         adds 0.
         """
+        wheels = self.wheels(plat)
+        return None if wheels is None else sum(size for _, size in wheels)
+
+    def wheels(self, plat: Platform) -> list | None:
+        """[(url or path, size)] of the wheel of each package a build here installs, from its
+        uv.lock (the largest where several fit); None: no lock to read, or no such platform."""
         import tomllib
 
         d = self.d
@@ -209,12 +220,20 @@ class CatalogueStack(StackKind):
             return None
         if d.arch == "x86_64":
             arch = (arch[0], "x86_64")
-        total = 0
+        out = []
         for pkg in doc.get("package", []):
-            sizes = [w.get("size", 0) for w in pkg.get("wheels", [])
-                     if _fits(w.get("url") or w.get("path") or "", minor, arch)]
-            total += max(sizes, default=0)
-        return total
+            fit = [(w.get("size", 0), w.get("url") or w.get("path") or "")
+                   for w in pkg.get("wheels", [])
+                   if _fits(w.get("url") or w.get("path") or "", minor, arch)]
+            if fit:
+                size, where = max(fit)
+                out.append((where, size))
+        return out
+
+    def build_record(self) -> dict | None:
+        """What its build recorded (kit.envs.build_time reads its size and seconds): the
+        marker of a whole build, else None."""
+        return self._marker() if self.built() is not None else None
 
     def lock(self, upgrade: bool = False, python: str | None = None) -> None:
         """Re-resolve its pyproject.toml into uv.lock for every platform it lists."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...core.errors import KitError
 from ...core.logs import cluster_logs_to_file
 from ...core.processes import cores
+from ...worker.names import unknown
 from .cluster_settings import SETTING_BOUNDS, init_settings, settings, settings_path, shown
 from .job_templates import PRELOAD, QUIET, RESOURCE, SYSTEMS, cluster_class, cluster_kwargs
 from .job_templates import job_kwargs
@@ -245,5 +246,5 @@ def cluster_kind(target: str) -> ClusterKind:
         return JobQueueKind(conf["jobqueue"], name)
     if name == "ssh" and not arg:
         return SSHKind(conf["ssh"])
-    raise KitError(f"unknown cluster {target!r}: use local[:N], tcp://HOST:PORT, "
-                   + ", ".join(JOBQUEUE) + " or ssh")
+    raise KitError(unknown("unknown cluster", target, ("local", *JOBQUEUE, "ssh"),
+                           ": use local[:N], tcp://HOST:PORT, " + ", ".join(JOBQUEUE) + " or ssh"))

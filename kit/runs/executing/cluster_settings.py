@@ -13,6 +13,7 @@ import tomllib
 from ...core import processes
 from ...core.errors import KitError
 from ...core.paths import kit_home
+from ...worker.names import unknown
 from ..planning.options import Bound
 
 # what each kind reads from cluster.toml, with its default; anything else is a typo
@@ -97,10 +98,10 @@ def settings() -> dict:
         doc = {}
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)")
-    unknown = set(doc) - set(DEFAULTS)
-    if unknown:
-        raise KitError(f"{path}: no section [{sorted(unknown)[0]}]; sections are "
-                       + ", ".join(DEFAULTS))
+    extra = sorted(set(doc) - set(DEFAULTS))
+    if extra:
+        raise KitError(unknown(f"{path}: no section", extra[0], DEFAULTS,
+                               "; sections are " + ", ".join(DEFAULTS)))
     out = {}
     for kind, defaults in DEFAULTS.items():
         given = dict(doc.get(kind, {}))
@@ -122,10 +123,10 @@ def node_classes(conf: dict) -> dict:
 
 
 def _check(path, section: str, given: dict, defaults: dict) -> None:
-    unknown = set(given) - set(defaults)
-    if unknown:
-        raise KitError(f"{path}: [{section}] has no setting {sorted(unknown)[0]!r}; it knows "
-                       + ", ".join(defaults))
+    extra = sorted(set(given) - set(defaults))
+    if extra:
+        raise KitError(unknown(f"{path}: [{section}] has no setting", extra[0], defaults,
+                               "; it knows " + ", ".join(defaults)))
     for key, value in given.items():
         wrong = _setting_problem(key, value, defaults[key])
         if wrong:

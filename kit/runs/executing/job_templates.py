@@ -9,13 +9,13 @@ and a key that a named setting covers (or that the class does not take) is one l
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import shlex
 import sys
 
 from ...core.errors import KitError
 from ...core.paths import kit_home
+from ...worker.names import did_you_mean
 from .cluster_settings import DEFAULTS, node_classes
 
 CLASS_VAR = "KIT_NODE_CLASS"  # what kit.runs.executing.on_node.node_class() reads on the node
@@ -79,9 +79,9 @@ def _extra(conf: dict, system: str) -> dict:
             raise KitError(f"[jobqueue] extra {key}: kit sets it; use "
                            + (use[6:] if use.startswith("none: ") else f"the {use} setting"))
         if key not in known:
-            near = difflib.get_close_matches(key, sorted(known - set(COVERED)), n=1)
+            hint = did_you_mean(key, sorted(known - set(COVERED)))
             raise KitError(f"[jobqueue] extra {key}: dask-jobqueue's {SYSTEMS[system]} takes no "
-                           f"such keyword" + (f"; did you mean {near[0]}?" if near else ""))
+                           f"such keyword" + (f"; {hint}" if hint else ""))
     return extra
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...core.errors import KitError
 from ...core.spec import RunSpec
+from ...worker.names import unknown
 from .job_templates import PRELOAD, RESOURCE
 
 # PRELOAD names this module: `dask worker --preload kit.runs.executing.node_classes`
@@ -118,8 +119,8 @@ class ClassTable:
             if of:
                 raise KitError(f"--hosts {n}: that host spans the node classes {', '.join(of)}; "
                                "name the classes instead")
-            raise KitError(f"--hosts {n}: no worker of {self.target} is of that node class; "
-                           f"its classes are {', '.join(classes)}")
+            raise KitError(unknown("--hosts", n, classes, f"; its classes are {', '.join(classes)}",
+                                   f": no worker of {self.target} is of that node class"))
         return tuple(names)
 
     def unfit(self, spec: RunSpec) -> str | None:

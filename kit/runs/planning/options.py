@@ -48,12 +48,12 @@ class PlanOptions:
         wrong = threads_problem(self.threads, None if self.cores else processes.cores())
         if wrong:
             raise KitError(wrong)
-        if any(i < 1 for i in self.svd_iters):
-            raise KitError("power iterations must be 1 or more")
-        if any(s < 0 for s in self.seeds):
-            raise KitError("seeds must be 0 or more")
-        if any(not e >= 0 for e in self.eps):
-            raise KitError("noise sizes (eps) must be 0 or more")
+        for what, values, least in (("power iterations", self.svd_iters, 1),
+                                    ("seeds", self.seeds, 0), ("noise sizes (eps)", self.eps, 0)):
+            bad = [v for v in values if not v >= least]  # NaN too
+            if bad:
+                raise KitError(f"{what} must be {least} or more, not {bad[0]}"
+                               + (f" (nor {', '.join(map(str, bad[1:3]))})" if bad[1:] else ""))
         for option, values in (("--iters", self.svd_iters), ("--seeds", self.seeds),
                                ("--eps", self.eps)):
             wrong = BOUNDS[option].problem(values)

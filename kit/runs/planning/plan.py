@@ -20,6 +20,7 @@ from ...core.spec import RunSpec, pipeline_seeds, seeds
 from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
+from ...worker.names import did_you_mean, shown, unknown
 from .stack_pairs import stack_pairs, stack_plan, torch_plan, torch_target
 from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
                       default_threads, level_name, need_two_seeds)
@@ -186,10 +187,12 @@ def _file_seeds(ctx):
     factor, info, names = ctx.factor, ctx.info, ctx.seed_names
     which = factor.split(":", 1)[1] if ":" in factor else None
     if which is not None and which not in names:
-        raise Refused(f"{info['name']} names no seed {which!r}: its SEEDS are "
-                      f"{', '.join(names) or 'none'} (seed:NAME for one of them)"
-                      + (f"; {factor} is kit's own pipeline's, not for a pipeline file"
-                         if factor in _KIT_SEEDS else ""))
+        # a slip of the file's own names is said as one; kit's seed:svd is not a slip
+        hint = "" if factor in _KIT_SEEDS else did_you_mean(factor, [f"seed:{n}" for n in names])
+        raise Refused(f"{info['name']} names no seed {shown(which)}: " + (hint or (
+            f"its SEEDS are {', '.join(names) or 'none'} (seed:NAME for one of them)"
+            + (f"; {factor} is kit's own pipeline's, not for a pipeline file"
+               if factor in _KIT_SEEDS else ""))))
     if not names:
         raise Refused(f"{info['name']} names no seeds (SEEDS = ()): there is no seed to vary")
     base = ctx.base()
@@ -342,6 +345,7 @@ def _refuse_for_file(factor: str, info: dict) -> None:
         return
     # feed and embedding: kit's own stages' options, not factors, but kit's all the same
     if factors.get(factor) is None and factor not in ("feed", "embedding"):
-        raise NotFound(f"unknown factor {factor!r} for a pipeline file: one of {choices}")
+        raise NotFound(unknown("unknown factor", factor, factors.for_kind(PIPELINE),
+                               f" for a pipeline file: one of {choices}"))
     raise Refused(f"{factor} is a factor of kit's own pipeline, not for a pipeline file "
                   f"({info['name']}): one of {choices}")
