@@ -24,7 +24,7 @@ from kit.cli import main
 COLUMNS = "100"  # one fixed width, so the tables wrap the same wherever the test runs
 
 
-def _call(*argv) -> tuple:
+def call(*argv) -> tuple:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
@@ -87,24 +87,43 @@ def _stable(name: str, out: str) -> str:
 
 
 def _run(*argv, stable=False) -> str:
-    code, out, err = _call(*argv)
+    code, out, err = call(*argv)
     if stable:
         out = _stable(" ".join(argv), out)
     return f"$ kit {' '.join(argv)}\n[exit {code}]\n{out}--- stderr\n{err}"
 
 
 def _factors() -> list:
-    return [r["factor"] for r in json.loads(_call("budget", "--json")[1])["rows"]]
+    return [r["factor"] for r in json.loads(call("budget", "--json")[1])["rows"]]
 
 
 def _pipelines() -> list:
     """The lab pipelines whose runs the store holds (kit run --pipeline)."""
-    runs = json.loads(_call("runs", "--json")[1])
+    runs = json.loads(call("runs", "--json")[1])
     return sorted({r["spec"]["pipeline"] for r in runs if r["spec"].get("pipeline")})
 
 
 def _sets() -> list:
-    return sorted(json.loads(_call("verdicts", "--json")[1]))
+    return sorted(json.loads(call("verdicts", "--json")[1]))
+
+
+def readers() -> list:
+    """The argv of every reading command on the store KIT_HOME names: text, --json, --csv,
+    one budget per factor, each verdict set, and a lab pipeline's readers (its budget is left
+    out: its unseeded output's difference is a fresh draw in every build)."""
+    out = [("runs",), ("runs", "--json"), ("budget",), ("budget", "--json"),
+           ("budget", "--csv"), ("verdicts",), ("verdicts", "--json"), ("amplify",),
+           ("amplify", "--json"), ("advise",), ("advise", "--json"), ("stacks",),
+           ("data", "list"), ("homology",), ("homology", "--json")]
+    for f in _factors():
+        out += [("budget", "--factor", f), ("budget", "--factor", f, "--json"),
+                ("runs", "--factor", f)]
+    out += [("verdicts", "--set", s) for s in _sets()]
+    for sha in _pipelines():
+        for argv in (("verdicts",), ("verdicts", "--json"), ("advise",), ("advise", "--json"),
+                     ("runs",), ("runs", "--json"), ("homology",), ("homology", "--json")):
+            out.append((argv[0], "--pipeline", sha[:12]) + argv[1:])
+    return out
 
 
 def dump(stable: bool = False) -> dict:
@@ -112,26 +131,7 @@ def dump(stable: bool = False) -> dict:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = COLUMNS
     try:
-        out = {}
-        for argv in (("runs",), ("runs", "--json"), ("budget",), ("budget", "--json"),
-                     ("budget", "--csv"), ("verdicts",), ("verdicts", "--json"), ("amplify",),
-                     ("amplify", "--json"), ("advise",), ("advise", "--json"), ("stacks",),
-                     ("data", "list"), ("homology",), ("homology", "--json")):
-            out[" ".join(argv)] = _run(*argv, stable=stable)
-        for f in _factors():
-            out[f"budget --factor {f}"] = _run("budget", "--factor", f, stable=stable)
-            out[f"budget --factor {f} --json"] = _run("budget", "--factor", f, "--json",
-                                                      stable=stable)
-            out[f"runs --factor {f}"] = _run("runs", "--factor", f, stable=stable)
-        for s in _sets():
-            out[f"verdicts --set {s}"] = _run("verdicts", "--set", s, stable=stable)
-        # a lab pipeline's readers (its budget is left out: its unseeded output's difference is
-        # a fresh draw in every build)
-        for sha in _pipelines():
-            for argv in (("verdicts",), ("verdicts", "--json"), ("advise",), ("advise", "--json"),
-                         ("runs",), ("runs", "--json"), ("homology",), ("homology", "--json")):
-                out[" ".join((argv[0], "--pipeline", sha[:12]) + argv[1:])] = _run(
-                    argv[0], "--pipeline", sha[:12], *argv[1:], stable=stable)
+        out = {" ".join(argv): _run(*argv, stable=stable) for argv in readers()}
         with tempfile.TemporaryDirectory() as tmp:
             _run("report", "--out", tmp)
             md = (Path(tmp) / "report.md").read_text()

@@ -92,3 +92,28 @@ def test_the_doctor_stores_no_dataset_of_the_users(kit_home):
     before = stored_datasets()
     rep = machine_doctor(detect(), 100)
     assert rep["null_experiment"]["pairs"] >= 1 and stored_datasets() == before == []
+
+
+def test_the_doctors_blas_libraries_read_whole_at_80_columns():
+    """Piped, the BLAS column was squeezed to ~12 characters (about 80 lines for 4 stacks);
+    now each stack is one row and each of its libraries one whole line under it."""
+    from kit.views.fit import fitted
+    from kit.views.health import doctor_text
+
+    pools = [{"user_api": "blas", "owner": owner, "internal_api": "openblas", "version": version,
+              "architecture": "SkylakeX"}
+             for owner, version in (("numpy", "0.3.34.237.2"), ("scipy", "0.3.31.dev"))]
+    probe = {"threads": 2, "cpu_per_wall_1": 0.98, "cpu_per_wall_n": 1.9, "honoured": True}
+    names = ("host", "np1-sk152", "py39-openblas-sk161", "torch-linux-cpu")
+    rep = {"null_experiment": {"dataset": "d", "ok": True, "identical": 1, "pairs": 1},
+           "stacks": [{"name": n, "threads": probe, "blas": pools, "blas_build": None}
+                      for n in names], "problems": []}
+    with fitted(80):
+        lines = doctor_text(rep).splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    for n in names:
+        at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == [n])
+        assert lines[at].split()[1:] == ["0.98", "1.90", "yes"]
+        assert lines[at + 1].split() == ["BLAS", "numpy:", "openblas", "0.3.34.237.2", "SkylakeX"]
+        assert lines[at + 2].split() == ["scipy:", "openblas", "0.3.31.dev", "SkylakeX"]
+    assert len(lines) <= 6 + 3 * len(names)

@@ -1,4 +1,5 @@
-"""kit.views.fit: tables fit the width, and a wrapped cell breaks between words, not inside one."""
+"""kit.views.fit: tables fit the width, a wrapped cell breaks between words or at a separator,
+never inside a word, and a piece too wide for any line is shortened with an ellipsis."""
 
 import pytest
 
@@ -10,7 +11,12 @@ from kit.views.fit import table, wrap_cell
     ("linux-x86_64", 9, ["linux-", "x86_64"]),
     ("a/long/path/to/python", 12, ["a/long/path/", "to/python"]),
     ("one, two, three", 9, ["one, two,", "three"]),
-    ("abcdefghijklmnopq", 6, ["abcdef", "ghijkl", "mnopq"]),  # one token wider: cut, as it must
+    ("abcdefghijklmnopq", 6, ["abcde…"]),  # one piece wider: shortened, never cut in two
+    # kit runs piped: "OPENBLAS_" / "CORETYPE=Sandybri" / "dge" before
+    ("1t seed 0 OPENBLAS_CORETYPE=Sandybridge", 18,
+     ["1t seed 0", "OPENBLAS_CORETYPE=", "Sandybridge"]),
+    ("1t seed svd=1,kmeans=0,mlp=0", 16, ["1t seed svd=1,", "kmeans=0,mlp=0"]),  # items whole
+    ("=<==<<>>==<<", 8, ["=<==<<>…"]),  # a verdict per run: marks, no separator in them
     ("short", 12, ["short"]),
     ("1t seed 0 repeat 1", 17, ["1t seed 0", "repeat 1"]),  # kit runs at 80 columns
     ("seed 0", 4, ["seed", "0"]),  # a word and its value wider than the column: split
@@ -20,11 +26,11 @@ def test_a_cell_breaks_at_spaces_and_separators_first(text, w, lines):
 
 
 def test_a_wrapped_table_column_keeps_words_whole(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "24")  # room for 13 columns in the wrapped one
+    monkeypatch.setenv("COLUMNS", "22")  # room for 15 columns in the wrapped one
     text = table([["blas", "lib: mkl 2024.2.2-Product, on linux-x86_64"]], ["check", "found"],
                  wrap=(1,))
-    assert max(len(x) for x in text.splitlines()) <= 24
-    cells = [line[9:].strip() for line in text.splitlines()[2:]]
+    assert max(len(x) for x in text.splitlines()) <= 22
+    cells = [line[7:].strip() for line in text.splitlines()[2:]]
     # tabulate's own wrap gave "lib: mkl 2024" / ".2.2-Product,"
     assert cells == ["lib: mkl", "2024.2.2-", "Product, on", "linux-x86_64"], cells
 
@@ -47,8 +53,8 @@ def test_a_wrapped_header_keeps_its_words_and_a_narrow_column_gives_its_room_awa
                  wrap=(1, 3))
     assert max(len(x) for x in text.splitlines()) <= 80 and "\n\n" not in text
     assert "distinguishes" in text  # "distinguis" / "hes it" before
-    assert "pipeline two_" not in text and "two_models.py" in text  # a word that fits: whole
+    assert "two_models.py" in text and "two_\n" not in text  # a word that fits: whole
     assert "1t seed split=1,forest=0" in text  # the room the dataset did not use
     monkeypatch.setenv("COLUMNS", "21")  # no room at all for a wrapped column: still ends
     assert table(rows, ["run", "dataset", "stack", "setting", "wall s"], wrap=(1, 3))
-    assert wrap_cell("abc", 0) == "a\nb\nc"
+    assert wrap_cell("abc", 0) == "a"

@@ -107,3 +107,26 @@ def test_listing_on_an_injected_mac():
     assert rows["np2-sk191"]["attributes"]["blas"] == "Accelerate"
     assert rows["np1-sk191-x86"]["status"] == "unavailable"
     assert rows["py39-mkl-sk161"]["status"] == "unavailable"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plat", [LINUX, MAC_NO_ROSETTA], ids=["linux", "mac"])
+def test_the_stack_table_reads_at_80_columns(plat):
+    """Bootstrap's `kit stacks`, piped: an unavailable stack took 7 lines (its reason wrapped
+    in a 12-column status). Now one row a stack, its reason whole on the line(s) under it."""
+    from kit.views.fit import fitted
+    from kit.views.tables import stacks_text
+
+    rows = listing(plat)
+    with fitted(80):
+        text = stacks_text(rows)
+    lines = text.splitlines()
+    assert max(len(ln) for ln in lines) <= 80 and "\n\n" not in text  # one table
+    starts = [next(i for i, ln in enumerate(lines) if ln.split()[:1] == [r["name"]])
+              for r in rows]
+    assert starts == sorted(starts)
+    for r, at, end in zip(rows, starts, starts[1:] + [len(lines)]):
+        assert lines[at].split()[-1] == r["status"].split()[-1]
+        under = " ".join(" ".join(lines[at + 1:end]).split())
+        assert end - at <= 3 and (not r["reason"] or " ".join(r["reason"].split()) in under)
+    assert any(r["status"] == "unavailable" for r in rows)

@@ -256,7 +256,8 @@ def test_an_index_written_by_a_newer_kit_is_refused_untouched(home):
 @pytest.mark.slow
 def test_a_store_written_by_59b4f73_opens_migrated_and_reads_the_same(tmp_path):
     """The fixture is a store `kit run --factor repeat --n 120` made with the code of 59b4f73,
-    and what that code's `kit runs`, `runs --json` and `budget` printed (tests/fixtures/store_v0)."""
+    and what that code's `kit runs`, `runs --json` and `budget` printed (tests/fixtures/store_v0;
+    the budget in today's layout, its tokens the same: HOW.md)."""
     from kit.runs.store.schema import CURRENT
 
     home = tmp_path / "home"

@@ -62,7 +62,7 @@ def _ended_by_signal(signum: int) -> int:
 def main(argv=None) -> int:
     import signal
 
-    from ..views.fit import unwrapped
+    from ..views.fit import HINT, para, shortened, unwrapped
 
     args = parser().parse_args(argv)
     _args[:] = [args]
@@ -78,6 +78,8 @@ def main(argv=None) -> int:
             signal.signal(s, _on_signal)
     try:
         code = args.func(args)
+        if shortened():  # said once, under all it printed, whichever tables it shortened
+            print(para(HINT))
         sys.stdout.flush()  # a failed write of the output is handled here, not at exit
         return _ended_by_signal(_signalled[0]) if _signalled else code
     except KitError as e:

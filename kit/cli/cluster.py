@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import print_json
+from .common import print_json, prints_tables
 
 
 def add(sub) -> None:
@@ -13,7 +13,7 @@ def add(sub) -> None:
                    help="print the exact job script of each node class instead (nothing submitted)")
     s.add_argument("--cluster", default="slurm", metavar="SYSTEM",
                    help="with --job-script: slurm (default), pbs, sge, lsf or htcondor")
-    s.set_defaults(func=_show)
+    prints_tables(s).set_defaults(func=_show)
     cs.add_parser("init", help="write a commented settings file to edit").set_defaults(func=_init)
     c = cs.add_parser("check", help="start or join a cluster and describe every worker")
     c.add_argument("--cluster", default="local", metavar="WHICH",

@@ -151,13 +151,22 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         return "\n".join(out)
 
 
+def prints_tables(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Mark a command that prints a table yet has no ``--json`` (add_wide gives it ``--wide``)."""
+    parser.set_defaults(prints_tables=True)
+    return parser
+
+
 def add_wide(parser: argparse.ArgumentParser) -> None:
-    """``--wide`` on every command that prints tables (those with ``--json``): whole lines."""
+    """``--wide`` on every command that prints tables (those with ``--json`` or ``--format``,
+    and those marked by prints_tables): whole lines, no cell shortened."""
     actions = parser._actions
-    if any("--json" in a.option_strings for a in actions):
+    if (any({"--json", "--format"} & set(a.option_strings) for a in actions)
+            or parser.get_default("prints_tables")):
         parser.add_argument("--wide", action="store_true", default=argparse.SUPPRESS,
-                            help="print tables and paragraphs unwrapped, at any width (default: "
-                            "fit COLUMNS, the terminal, or 80 columns when piped)")
+                            help="print tables and paragraphs whole, at any width (default: "
+                            "fit COLUMNS, the terminal, or 80 columns when piped, wrapping "
+                            "cells between words and shortening what still does not fit)")
     for a in actions:
         if isinstance(a, argparse._SubParsersAction):
             for child in dict.fromkeys(a.choices.values()):

@@ -161,13 +161,13 @@ def _cmd_data(args) -> int:
     if args.json:
         print_json(s)
     else:
-        from tabulate import tabulate
-
         from ..core.numbers import fmt
+        from ..views.fit import table
 
-        # a rate reads as kit's other numbers (0.267); --json keeps every digit
-        print(tabulate([(k, fmt(v) if isinstance(v, float) else v) for k, v in s.items()],
-                       disable_numparse=True))
+        # a rate reads as kit's other numbers (0.267); --json keeps every digit; fitted as
+        # every table is (a narrow terminal shortens the sha256, --wide prints it)
+        print(table([(k, fmt(v) if isinstance(v, float) else v) for k, v in s.items()],
+                    ["field", "value"], wrap=(1,)))
     return 0
 
 

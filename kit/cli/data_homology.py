@@ -37,6 +37,15 @@ def _clustering(ds, args):
                      lambda: clustering(ds, args.identity, args.coverage)), False
 
 
+def _say(level: int, text: str) -> None:
+    """One line of the summary at its indent (2 spaces a level), wrapped to the width under
+    itself, deeper than the next level (an 82-character line at 80 columns)."""
+    from ..views.fit import para
+
+    lead = "  " * level
+    print(para(text, lead + "    ", lead))
+
+
 def _pct(count: int, of: int) -> str:
     return f"{count:,} of {of:,} ({100 * count / of:.1f}%)" if of else "0 of 0"
 
@@ -76,21 +85,21 @@ def _homology(args) -> int:
     if args.json:
         print_json(out)
         return 0
-    print(f"{ds.name} (sha256 {ds.sha256[:12]}): {ds.n:,} proteins, {ds.n_train:,} train, "
-          f"{ds.n_test:,} test")
+    _say(0, f"{ds.name} (sha256 {ds.sha256[:12]}): {ds.n:,} proteins, {ds.n_train:,} train, "
+         f"{ds.n_test:,} test")
     if split.get("method") == "graphpart":
-        print(f"  a GraphPart split of {ds.meta.get('source_name')}: "
-              f"{split.get('removed', 0):,} proteins removed to keep the sides apart")
-    print(f"  test proteins with a train protein above {c.identity * 100:g}% identity over "
-          f"{c.coverage * 100:g}% coverage: {_pct(out['test_with_train_hit'], ds.n_test)}")
-    print(f"    GraphPart's rule: {hit_tool} easy-search, test against train ("
-          + ("reused)" if hit_reused else "searched now and stored)"))
-    print(f"  clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage ({c.tool}; "
-          + ("reused the stored clustering)" if reused else "computed now and stored)"))
-    print(f"    {s['clusters']:,} clusters, largest {s['largest']:,}, singletons "
-          f"{s['singletons']:,}")
-    print(f"  test proteins sharing a cluster with a train protein: "
-          f"{_pct(s['test_with_train_homolog_count'], ds.n_test)}")
+        _say(1, f"a GraphPart split of {ds.meta.get('source_name')}: "
+             f"{split.get('removed', 0):,} proteins removed to keep the sides apart")
+    _say(1, f"test proteins with a train protein above {c.identity * 100:g}% identity over "
+         f"{c.coverage * 100:g}% coverage: {_pct(out['test_with_train_hit'], ds.n_test)}")
+    _say(2, f"GraphPart's rule: {hit_tool} easy-search, test against train ("
+         + ("reused)" if hit_reused else "searched now and stored)"))
+    _say(1, f"clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage "
+         f"({c.tool}; " + ("reused the stored clustering)" if reused else "computed now and stored)"))
+    _say(2, f"{s['clusters']:,} clusters, largest {s['largest']:,}, singletons "
+         f"{s['singletons']:,}")
+    _say(1, "test proteins sharing a cluster with a train protein: "
+         f"{_pct(s['test_with_train_homolog_count'], ds.n_test)}")
     return 0
 
 
@@ -115,16 +124,16 @@ def _split(args) -> int:
     if args.json:
         print_json(out)
     else:
-        print(f"{new.name}: {split.line()}")
-        print(f"  {how}")
+        _say(0, f"{new.name}: {split.line()}")
+        _say(1, how)
         if split.removed:
             shown = ", ".join(split.removed[:8]) + (", ..." if len(split.removed) > 8 else "")
-            print(f"  removed {len(split.removed):,} of {ds.n:,} proteins, on neither side "
-                  f"(each above {args.identity * 100:g}% identity\n    to proteins on both "
-                  f"sides): {shown}")
-            print("  (all of them: kit data split ... --json, or the dataset's removed_ids)")
-        print(f"  from {ds.name} (sha256 {ds.sha256[:12]}); split seed {seed}; sha256 "
-              f"{new.sha256[:12]}")
+            _say(1, f"removed {len(split.removed):,} of {ds.n:,} proteins, on neither side "
+                 f"(each above {args.identity * 100:g}% identity to proteins on both sides): "
+                 f"{shown}")
+            _say(1, "(all of them: kit data split ... --json, or the dataset's removed_ids)")
+        _say(1, f"from {ds.name} (sha256 {ds.sha256[:12]}); split seed {seed}; sha256 "
+             f"{new.sha256[:12]}")
     print(f"check it: kit data homology {new.name} --identity {args.identity:g} --coverage "
           f"{args.coverage:g}", file=sys.stderr)
     return 0

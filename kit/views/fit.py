@@ -1,8 +1,15 @@
-"""Tables and paragraphs that fit the terminal: long cells wrapped, wide tables split by columns.
+"""Tables and paragraphs that fit the terminal: cells wrapped between words, wide tables split.
 
 The width is ``COLUMNS`` when set, else the terminal's, else 80 (output to a file or a pipe, as
 rich does); ``unwrapped()`` (the commands' ``--wide``) prints whole lines for a script, and
 ``fitted(columns)`` fits a pane's width for a while (the TUI's, whatever the terminal's).
+
+A table that does not fit is fitted in steps, each only as far as it must go: its headers
+wrap between their words, its ``wrap`` columns share the room left (a cell wraps at spaces, and
+a word longer than its column at a separator: "OPENBLAS_" / "CORETYPE=" / "Sandybridge"), its
+columns split into several tables, and only then is a piece of a word still wider than its
+column shortened with an ellipsis; ``shortened()`` says whether one was (the command then says
+once that ``--wide`` prints it whole, HINT).
 """
 
 from __future__ import annotations
@@ -14,30 +21,48 @@ import sys
 import textwrap
 from contextlib import contextmanager
 
-from tabulate import tabulate
+import tabulate as _tabulate
 
 MIN_WRAP = 12  # a wrapped column narrower than this reads worse than a split table
 SHORT = 3  # a word this short (a count, a seed) is not left alone at the start of a line
 PIPED = 80  # the width without a terminal or COLUMNS, as rich and argparse assume
+GAP = 2  # the spaces between two columns (tabulate's "simple" format)
+NOTE = "  "  # the indent of a row's note, under its row
+HINT = "(cells shortened; --wide for the whole table)"
 
-_state = {"wide": False, "columns": None}
+_state = {"wide": False, "columns": None, "shortened": False}
+
+# where a word may end a line: after a separator that a letter, a digit or an opening
+# bracket follows ("OPENBLAS_" / "CORETYPE=" / "Sandybridge", "2024.2.2-" / "Product"); never
+# inside a run of marks (a verdict's "=<==<" per run) nor inside a number ("0.3.27"). A list's
+# separators first: "svd=1," / "kmeans=0", never "kmeans=" / "0" where the item fits a line.
+_BREAK = re.compile(r"(?<=[,;:=/_\-+|&])(?=[^\W_]|[(\[~.])")
+_LIST = re.compile(r"(?<=[,;])(?=[^\W_]|[(\[~.])")
 
 
 def unwrapped(on: bool = True) -> None:
-    """Print tables and paragraphs whole, at any width (``--wide``), or fit them again."""
+    """Print tables and paragraphs whole, at any width (``--wide``), or fit them again; either
+    way nothing is shortened yet (a command starts here)."""
     _state["wide"] = on
+    _state["shortened"] = False
+
+
+def shortened() -> bool:
+    """Whether a table printed since ``unwrapped()`` had a cell shortened to fit."""
+    return _state["shortened"]
 
 
 @contextmanager
 def fitted(columns: int | None):
     """Within it, fit ``columns`` (a TUI pane's width: the terminal's is the whole screen's);
-    None or 0 (a pane not laid out yet): fit as outside it."""
-    before = _state["columns"]
+    None or 0 (a pane not laid out yet): fit as outside it. What it shortens is the pane's to
+    show, not the command's to say (the TUI has no ``--wide``)."""
+    before, said = _state["columns"], _state["shortened"]
     _state["columns"] = columns if columns and columns > 0 else before
     try:
         yield
     finally:
-        _state["columns"] = before
+        _state["columns"], _state["shortened"] = before, said
 
 
 def width() -> int | None:
@@ -58,30 +83,40 @@ def _widest(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
 
 
-def _col_widths(rows, headers) -> list:
-    return [max([len(str(h)) + 2] + [max((len(x) for x in str(r[i]).splitlines()), default=0)
-                                     for r in rows]) for i, h in enumerate(headers)]
+def _ellipsis() -> str:
+    """"…" where the output can hold it, else "..." (a terminal of another encoding)."""
+    try:
+        "…".encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+        return "…"
+    except (LookupError, UnicodeEncodeError):
+        return "..."
 
 
-# a piece of a line that may end one: a run ending in a break character, or a plain word
-_PIECES = re.compile(r"\s+|[^\s\-/_,]*[\-/_,]+|[^\s\-/_,]+")
+def _pieces(word: str, w: int) -> list:
+    """``word`` in the pieces a line of ``w`` may end between: its list items (_LIST), and an
+    item longer than the line in its pieces (_BREAK)."""
+    return [p for item in _LIST.split(word)
+            for p in (_BREAK.split(item) if len(item) > w else [item])]
 
 
-def _wrap_line(line: str, w: int) -> list:
-    """``line`` in lines of at most ``w``, broken at spaces; a word longer than the column is
-    broken at '-', '/', '_' and ',' first, and cut only where one piece is longer than the column
-    (tabulate's wrap cut "mkl 2024.2.2-Product" into "4.2.2-Produc" / "t"); a word that fits a
-    line is never broken ("pipeline two_" / "models.py" read as two names), and a short value
-    keeps its word."""
-    lines, cur, w = [], "", max(w, 1)  # a column of no width would never end
+def _wrapped_line(line: str, w: int) -> tuple:
+    """(``line`` in lines of at most ``w``, whether a piece was shortened): broken at spaces;
+    a word longer than the column at its separators (_BREAK; tabulate's wrap cut "mkl
+    2024.2.2-Product" into "4.2.2-Produc" / "t", and "CORETYPE=Sandybri" / "dge"); a piece
+    still longer than the column is shortened with an ellipsis, never cut in two. A word that
+    fits a line is never broken ("pipeline two_" / "models.py" read as two names), and a short
+    value keeps its word."""
+    lines, cur, w, short = [], "", max(w, 1), False  # a column of no width would never end
     for word in line.split():
         joined = f"{cur} {word}" if cur else word
         if len(joined) <= w:
             cur = joined
             continue
         head, _, last = cur.rpartition(" ")
-        if len(word) <= SHORT and head.strip() and len(last) + 1 + len(word) <= w:
-            # a short value goes with its word: "repeat 1", never "repeat" / "1"
+        if (len(word) <= SHORT < len(last) and head.strip()
+                and len(last) + 1 + len(word) <= w):
+            # a short value goes with its word: "repeat 1", never "repeat" / "1" (but a
+            # value is not taken from its own word: "seed 1" / "cpu", not "seed" / "1 cpu")
             lines.append(head.rstrip())
             cur = last + " " + word
             continue
@@ -90,37 +125,83 @@ def _wrap_line(line: str, w: int) -> list:
             cur = word
             continue
         cur = cur + " " if cur else ""  # too long for any line: its pieces fill this one on
-        for piece in _PIECES.findall(word):
+        for piece in _pieces(word, w):
             if len(cur) + len(piece) <= w:
                 cur += piece
                 continue
             if cur.strip():
                 lines.append(cur.rstrip())
-            while len(piece) > w:
-                lines.append(piece[:w])
-                piece = piece[w:]
+            if len(piece) > w:
+                mark = _ellipsis()
+                piece, short = piece[:max(w - len(mark), 1)] + mark[:w - 1], True
             cur = piece
     if cur.strip() or not lines:
         lines.append(cur.rstrip())
-    return lines
+    return lines, short
+
+
+def _wrapped(text: str, w: int) -> tuple:
+    """(a cell's text wrapped to ``w`` columns, its own line breaks kept; whether shortened)."""
+    out, short = [], False
+    for line in text.splitlines() or [""]:
+        lines, s = _wrapped_line(line, w)
+        out += lines
+        short = short or s
+    return "\n".join(out), short
 
 
 def wrap_cell(text: str, w: int) -> str:
     """A cell's text wrapped to ``w`` columns (its own line breaks kept)."""
-    return "\n".join(x for line in (text.splitlines() or [""]) for x in _wrap_line(line, w))
+    return _wrapped(text, w)[0]
 
 
-def _render(rows, headers, cols, limits) -> str:
-    # the cells are wrapped here, not by tabulate's maxcolwidths (which cuts words mid-word)
-    # and so is a wrapped column's header (tabulate pads a header by 2): a header wider than
-    # its column split the table ("wall s" alone below kit runs)
-    return tabulate([[wrap_cell(r[i], limits[i]) if limits[i] else r[i] for i in cols]
-                     for r in rows],
-                    [wrap_cell(str(headers[i]), max(limits[i] - 2, 1)) if limits[i] else headers[i]
-                     for i in cols], disable_numparse=True)
+def _lines(text: str) -> list:
+    return text.splitlines() or [""]
 
 
-def _shares(widths: list, wrap: tuple, room: int) -> dict:
+def _need(cells: list) -> int:
+    """The width a column's cells need unwrapped."""
+    return max([0] + [len(x) for c in cells for x in _lines(c)])
+
+
+def _word(text) -> int:
+    """The longest word of ``text``: a wrapped header keeps each whole ("distinguis" / "hes
+    it" was kit runs' header at 80 columns)."""
+    return max((len(x) for x in str(text).split()), default=0)
+
+
+def _render(rows, headers, cols, limits=None):
+    """(the table of columns ``cols``, [the height of each row]); ``limits``: {column: width}
+    of a fitted table, whose cells and headers wrap to them (tabulate's own wrap cuts words
+    mid-word) and whose headers tabulate then pads no further (its 2 columns of padding split
+    kit runs' table at 80 columns)."""
+    cells = []
+    for r in rows:
+        row = []
+        for i in cols:
+            text = r[i]
+            if limits and _need([text]) > limits[i]:
+                text, short = _wrapped(text, limits[i])
+                _state["shortened"] = _state["shortened"] or short
+            row.append(text)
+        cells.append(row)
+    heads = [headers[i] for i in cols]
+    if limits:
+        heads = [_wrapped(str(h), limits[i]) for h, i in zip(heads, cols)]
+        _state["shortened"] = _state["shortened"] or any(s for _, s in heads)
+        heads = [h for h, _ in heads]
+    # tabulate reads its padding from a module global: set for this render and put back (a
+    # table another thread renders meanwhile would only be padded otherwise)
+    padding = _tabulate.MIN_PADDING
+    _tabulate.MIN_PADDING = 0 if limits else padding
+    try:
+        text = _tabulate.tabulate(cells, heads, disable_numparse=True)
+    finally:
+        _tabulate.MIN_PADDING = padding
+    return text, [max(len(_lines(c)) for c in row) if row else 1 for row in cells]
+
+
+def _shares(widths: dict, wrap, room: int) -> dict:
     """{column: its width} sharing ``room`` among the ``wrap`` columns: one narrower than an
     equal share keeps its own width and leaves the rest to the others (an equal split wrapped
     kit runs' settings at 13 columns beside a 12-column dataset, 12 columns left unused)."""
@@ -136,12 +217,14 @@ def _shares(widths: list, wrap: tuple, room: int) -> dict:
     return {**out, **{i: room // len(left) for i in left}}
 
 
-def _slack(rows: list, widths: list, room: dict) -> dict:
+def _slack(rows: list, widths, room: dict, floor: dict | None = None) -> dict:
     """``room`` with what a wrapped column leaves unused (its words wrapped narrower than its
     share: "pipeline" / "two_models.py" used 13 of 21) given to those still wrapping, first to
     those it unwraps whole, the least needy first (a column wrapped at the width it used wraps
-    the same)."""
-    used = {i: max([1] + [len(x) for r in rows for x in wrap_cell(r[i], room[i]).splitlines()])
+    the same); ``floor``: {column: the least it keeps} (its header's longest word: a column of
+    "-" cells shortened its header "confounds" to "co…")."""
+    used = {i: max([1, (floor or {}).get(i, 0)]
+                   + [len(x) for r in rows for x in wrap_cell(r[i], room[i]).splitlines()])
             for i in room}
     spare = sum(room[i] - used[i] for i in room)
     out = dict(used)
@@ -165,49 +248,118 @@ def share(rows: list, widths: list, wrap: tuple, room: int) -> dict | None:
     return _slack(rows, widths, shares)
 
 
-def _word(header) -> int:
-    """The narrowest wrapped column that keeps each word of ``header`` whole ("distinguis" /
-    "hes it" was kit runs' header at 80 columns): its longest word and tabulate's padding."""
-    return max((len(x) for x in str(header).split()), default=0) + 2
+def _fit(rows, headers, cols, wrap, w, least=MIN_WRAP) -> dict | None:
+    """{column: its width} that fits the table of ``cols`` within ``w``: first the headers
+    wrapped between their words, the one that gains most first and each only as far as the
+    table must narrow, then the ``wrap`` columns sharing what the others leave, none narrower
+    than ``least`` (nor than its header's longest word); None when that does not fit."""
+    cells = {i: _need([r[i] for r in rows]) for i in cols}
+    full = {i: max(cells[i], len(str(headers[i]))) for i in cols}
+    need = {i: max(cells[i], _word(headers[i])) for i in cols}
+    room = w - GAP * (len(cols) - 1)
+    over = sum(full.values()) - room
+    if over <= 0:
+        return full
+    if sum(need.values()) <= room:
+        for i in sorted(cols, key=lambda i: need[i] - full[i]):
+            cut = min(full[i] - need[i], over)
+            full[i] -= cut
+            over -= cut
+        return full
+    wrap = [i for i in cols if i in wrap]
+    room -= sum(need[i] for i in cols if i not in wrap)
+    if not wrap or room <= 0:
+        return None
+    shares = _shares(need, wrap, room)
+    if any(shares[i] < min(need[i], max(least, _word(headers[i]))) for i in wrap):
+        return None
+    return {**need, **_slack(rows, need, shares, {i: _word(headers[i]) for i in wrap})}
 
 
-def table(rows: list, headers: list, wrap: tuple = (), key: int = 1) -> str:
-    """A tabulate table within the width: first the ``wrap`` columns (indices) are wrapped,
-    then, if still too wide, the columns are split into several tables, each repeating the
-    first ``key`` columns."""
+def _squeezed(rows, headers, cols, w) -> dict:
+    """{column: its width} for a table of ``cols`` that fits ``w`` only if every column wraps
+    and its longest words are shortened: the last resort, at least one column each."""
+    need = {i: max(_need([r[i] for r in rows]), min(_word(headers[i]), MIN_WRAP)) for i in cols}
+    shares = _shares(need, list(cols), max(w - GAP * (len(cols) - 1), len(cols)))
+    return {i: max(x, 1) for i, x in _slack(rows, need, shares).items()}
+
+
+def _groups(rows, headers, wrap, key, w) -> list:
+    """[(columns, their widths)]: the columns in as few tables as fit ``w``, each repeating the
+    first ``key`` columns and fitted on its own (a column moved to a table of its own had room
+    there, yet kept the width the whole table left it: kit verdicts' per run at 12)."""
+    keys = list(range(min(key, len(headers))))
+    out, current = [], None
+    for i in range(len(keys), len(headers)):
+        if current is not None:
+            limits = _fit(rows, headers, current[0] + [i], wrap, w)
+            if limits is not None:
+                current = (current[0] + [i], limits)
+                continue
+            out.append(current)
+        cols = keys + [i]
+        current = (cols, _fit(rows, headers, cols, wrap, w)
+                   or _fit(rows, headers, cols, tuple(cols), w)
+                   or _squeezed(rows, headers, cols, w))
+    if current is None:  # the key columns alone
+        current = (keys, _fit(rows, headers, keys, wrap, w) or _squeezed(rows, headers, keys, w))
+    return out + [current]
+
+
+def _noted(text: str, heights: list, notes) -> str:
+    """``text`` with each row's note (lines, or None) under the row's last line, indented."""
+    if not notes or not any(notes):
+        return text
+    lines = text.splitlines()
+    # the header ends at its rule of dashes (a wrapped header takes several lines)
+    head = next(i for i, ln in enumerate(lines) if set(ln) <= {"-", " "} and ln.strip()) + 1
+    out, at = lines[:head], head
+    for height, note in zip(heights, notes):
+        out += lines[at:at + height]
+        at += height
+        for line in ([note] if isinstance(note, str) else note or []):
+            out.append(para(line.strip(), NOTE + " " * (len(line) - len(line.lstrip()) + 2),
+                            NOTE + " " * (len(line) - len(line.lstrip()))))
+    return "\n".join(out + lines[at:])
+
+
+def table(rows: list, headers: list, wrap: tuple = (), key: int = 1,
+          notes: list | None = None) -> str:
+    """A tabulate table within the width: if too wide, its headers wrap, then the ``wrap``
+    columns (indices) wrap, then the columns are split into several tables, each repeating
+    the first ``key`` columns, and only then are the words still too wide shortened.
+
+    ``notes``: a row's details on lines of their own under it (a str or a list of lines, or
+    None): what a column would squeeze (the doctor's BLAS libraries, why a stack cannot be
+    built) read in whole lines; they stay with the first table of a split one."""
     rows = [[("-" if c is None else str(c)) for c in r] for r in rows]
     everything = list(range(len(headers)))
-    limits = [None] * len(headers)
-    text = _render(rows, headers, everything, limits)
+    text, heights = _render(rows, headers, everything)
     w = width()
-    if w is None or _widest(text) <= w or not headers:
-        return text
-    if wrap:
-        widths = _col_widths(rows, headers)
-        fixed = sum(x + 2 for i, x in enumerate(widths) if i not in wrap)
-        room = _shares(widths, wrap, w - fixed - 2 * len(wrap))
-        if min(room.values()) >= MIN_WRAP:
-            room = _slack(rows, widths, room)
-            limits = [max(room[i], _word(headers[i])) if i in wrap else None for i in everything]
-            text = _render(rows, headers, everything, limits)
-            if _widest(text) <= w:
-                return text
-        else:
-            limits = [max(MIN_WRAP, _word(headers[i])) if i in wrap else None for i in everything]
-    groups, current = [], list(range(key))
-    for i in range(key, len(headers)):
-        if current[key:] and _widest(_render(rows, headers, current + [i], limits)) > w:
-            groups.append(current)
-            current = list(range(key))
-        current.append(i)
-    groups.append(current)
-    return "\n\n".join(_render(rows, headers, g, limits) for g in groups)
+    if w is None or not headers or _widest(text) <= w:
+        return _noted(text, heights, notes)
+    tables = []
+    for n, (cols, limits) in enumerate(_groups(rows, headers, wrap, key, w)):
+        text, heights = _render(rows, headers, cols, limits)
+        tables.append(_noted(text, heights, notes if n == 0 else None))
+    return "\n\n".join(tables)
 
 
 def para(text: str, indent: str = "", first: str | None = None) -> str:
-    """A paragraph wrapped to the width (as it is when there is none)."""
+    """A paragraph wrapped to the width (as it is when there is none); a word longer than a
+    line is broken at its separators, as a table's cell is, never inside a word."""
     w = width()
+    first = first if first is not None else indent
     if w is None:
-        return (first if first is not None else indent) + text
-    return textwrap.fill(text, w, initial_indent=first if first is not None else indent,
-                         subsequent_indent=indent, break_on_hyphens=False, break_long_words=True)
+        return first + text
+    out = []
+    for line in textwrap.wrap(text, w, initial_indent=first, subsequent_indent=indent,
+                              break_on_hyphens=False, break_long_words=False):
+        if len(line) <= w:
+            out.append(line)
+            continue
+        lead = first if not out else indent
+        body, short = _wrapped_line(line[len(lead):], max(w - max(len(first), len(indent)), 1))
+        _state["shortened"] = _state["shortened"] or short
+        out += [lead + body[0]] + [indent + x for x in body[1:]]
+    return "\n".join(out)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .fit import para, table
-from .tables import blas_text
+from .tables import blas_note
 
 
 def doctor_text(rep: dict) -> str:
@@ -15,15 +15,17 @@ def doctor_text(rep: dict) -> str:
         out.append(f"warm workers: {'ok' if w['ok'] else 'FAILED'} - {w['identical']} of "
                    f"{w['pairs']} fresh/warm pairs bitwise identical")
     out.append("")
-    rows = []
+    rows, notes = [], []
     for s in rep["stacks"]:
         t = s["threads"]
-        blas = blas_text(s["blas"], s.get("blas_build"))
-        rows.append([s["name"], blas or "-", f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
+        rows.append([s["name"], f"{t['cpu_per_wall_1']:.2f}", f"{t['cpu_per_wall_n']:.2f}",
                      {True: "yes", False: "NO", None: "not judged"}[t["honoured"]]])
-    out.append(table(rows, ["stack", "BLAS (library, version, kernel)", "CPU/wall 1 thread",
+        notes.append(blas_note(s["blas"], s.get("blas_build")))
+    # each stack's BLAS libraries on lines of their own under its row: in a column of their
+    # own they were squeezed to ~12 characters at 80 columns (about 80 lines of table)
+    out.append(table(rows, ["stack", "CPU/wall 1 thread",
                             f"CPU/wall {rep['stacks'][0]['threads']['threads']} threads",
-                            "threads honoured"], wrap=(1,)))
+                            "threads honoured"], notes=notes))
     unjudged = [s for s in rep["stacks"] if s["threads"]["honoured"] is None]
     if unjudged:
         why = "; ".join(sorted({s["threads"].get("not_judged") or "busy" for s in unjudged}))

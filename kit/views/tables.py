@@ -79,20 +79,33 @@ def splits_lines(rows: list) -> list:
     return out
 
 
-def blas_text(threadpools, build: dict | None = None) -> str:
-    """The BLAS libraries a fingerprint measured: "owner: api version kernel; ...", else what
-    numpy's build information names (threadpoolctl cannot see Apple's Accelerate), else why not."""
-    seen = "; ".join(f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
-                     f"{p.get('architecture') or ''}".strip()
-                     for p in threadpools or [] if p.get("user_api") == "blas")
+def blas_lines(threadpools, build: dict | None = None) -> list:
+    """The BLAS libraries a fingerprint measured, one a line: "owner: api version kernel",
+    else what numpy's build information names (threadpoolctl cannot see Apple's Accelerate),
+    else why not."""
+    seen = [f"{p.get('owner')}: {p.get('internal_api')} {p.get('version')} "
+            f"{p.get('architecture') or ''}".strip()
+            for p in threadpools or [] if p.get("user_api") == "blas"]
     if seen:
         return seen
     if build and build.get("name"):
-        return (f"{build['name']} {build.get('version') or ''}".strip()
-                + " (numpy's build info; threadpoolctl sees no BLAS)")
+        return [(f"{build['name']} {build.get('version') or ''}".strip()
+                 + " (numpy's build info; threadpoolctl sees no BLAS)")]
     if threadpools is None:
-        return "not measured (no threadpoolctl in this stack)"
-    return "none found by threadpoolctl or numpy's build info"
+        return ["not measured (no threadpoolctl in this stack)"]
+    return ["none found by threadpoolctl or numpy's build info"]
+
+
+def blas_text(threadpools, build: dict | None = None) -> str:
+    """blas_lines in one line: "owner: api version kernel; ..."."""
+    return "; ".join(blas_lines(threadpools, build))
+
+
+def blas_note(threadpools, build: dict | None = None) -> list:
+    """A stack's BLAS libraries as the note under its row (fit.table's ``notes``): one
+    library a line, "BLAS" before the first (a column of them took ~80 lines at 80 columns)."""
+    return [("BLAS  " if i == 0 else "      ") + line
+            for i, line in enumerate(blas_lines(threadpools, build))]
 
 
 VERDICT_HEAD = ["verdict (b-a metric)", "runs", "b>a", "b<a", "n.s.", "stable", "changed in",
@@ -209,27 +222,37 @@ def libraries(attrs: dict) -> str:
 
 
 def stacks_text(rows: list, doctor: bool = False) -> str:
+    """`kit stacks` (``doctor``: `kit stacks doctor`): a row of short columns per stack, what
+    a column would squeeze (why it is unavailable, its BLAS libraries, its problems) on lines
+    of its own under it: an unavailable stack took 7 lines at 80 columns."""
     if doctor:
-        out = []
+        out, notes = [], []
         for r in rows:
             fp = r.get("measured") or {}
             pk = fp.get("packages", {})
+            problems = r.get("problems") or []
             out.append([r["name"], r["status"], fp.get("python", "-"), pk.get("numpy", "-"),
                         pk.get("scipy", "-"),
                         pk.get("scikit-learn") or (f"torch {pk['torch']}" if pk.get("torch") else "-"),
-                        blas_text(fp.get("threadpools"), fp.get("blas_build")),
-                        "\n".join(r.get("problems") or []) or "ok"])
-        return table(out, ["stack", "status", "python", "numpy", "scipy", "sklearn",
-                           "BLAS (measured)", "problems"], wrap=(6, 7))
-    out = [[r["name"] + (" *" if r["reference"] else ""), r["attributes"]["python"],
-            r["attributes"].get("numpy"), libraries(r["attributes"]),
-            r["attributes"]["blas"] if isinstance(r["attributes"]["blas"], str) else "-",
-            r["attributes"]["arch"],
-            r["status"] + (f": {r['reason']}" if r["reason"] else "")
-            + (f" (external: {r['venv']})" if r["kind"] == "external" else "")]
-           for r in rows]
-    return table(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS", "arch",
-                       "status"], wrap=(2, 3, 6))
+                        str(len(problems)) if problems else "none"])
+            notes.append((blas_note(fp.get("threadpools"), fp.get("blas_build")) if fp else [])
+                         + [f"problem: {p}" for x in problems for p in x.splitlines()])
+        return table(out, ["stack", "status", "python", "numpy", "scipy", "sklearn/torch",
+                           "problems"], wrap=(5,), notes=notes)
+    out, notes = [], []
+    for r in rows:
+        a = r["attributes"]
+        # a version's words after the number ("1.21.4 (intel-numpy)") read as a note
+        numpy, _, build = str(a.get("numpy") or "-").partition(" ")
+        out.append([r["name"] + (" *" if r["reference"] else ""), a["python"], numpy,
+                    libraries(a), a["blas"] if isinstance(a["blas"], str) else "-",
+                    r["status"]])
+        notes.append(([f"numpy {a['numpy']}"] if build else [])
+                     + ([f"arch {a['arch']}"] if a.get("arch") not in (None, "native") else [])
+                     + ([r["reason"]] if r["reason"] else [])
+                     + ([f"external: {r['venv']}"] if r["kind"] == "external" else []))
+    return table(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS",
+                       "status"], wrap=(3,), notes=[["; ".join(n)] if n else None for n in notes])
 
 
 def verdicts_text(report: dict) -> str:
@@ -402,15 +425,17 @@ def output_verdicts_text(v: dict) -> str:
     model, its accuracy's spread across the runs."""
     head = _head(v)
     if v["why"]:
-        return f"{head}: {v['why']}"
-    out = [head + f": models {', '.join(v['models'])}, scored against {v['truth']}"]
+        return para(f"{head}: {v['why']}", "", "")
+    first = head + f": models {', '.join(v['models'])}, scored against {v['truth']}"
     if any(k.endswith(" bacc") for r in v["factors"].values() for k in r["verdicts"]):
-        out[0] = para(out[0] + " (more than two classes: acc is accuracy, bacc balanced "
-                      "accuracy, the mean of each class's recall)", "", "")
+        first += (" (more than two classes: acc is accuracy, bacc balanced accuracy, the mean "
+                  "of each class's recall)")
+    out = [para(first, "", "")]  # a pipeline's name and models: 81 columns piped
     for line in v["unfit"]:
         out.append(para(f"UNFIT: {line}; left out", "", ""))
     if not v["factors"]:
-        out.append(f"no pairs with verdicts yet (kit run --pipeline {v['name']} --factor seed)")
+        out.append(para(f"no pairs with verdicts yet (kit run --pipeline {v['name']} --factor "
+                        "seed)", "", ""))
         return "\n".join(out)
     if len(v["models"]) == 1:
         m = v["models"][0]
