@@ -37,23 +37,33 @@ ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.prel
 
 
 def poll(fut, seconds: float) -> tuple:
-    """(True, the task's answer) once it ended, (False, None) while it has not. A failure of
-    the poll itself is not the task's: distributed's ``sync`` raises an UnboundLocalError when
-    the answer lands as the wait times out (a CancelledError passes its ``except Exception``:
-    1 run in ~250 at a 0.5 s poll, 655 of 1,500 at 0.05 s), and a finished run was thrown away
-    as "its task raised". Such a failure reads as not ended yet; the next poll gets the answer.
-    The task's own exception, a lost worker and a cancellation are raised as they are."""
-    try:
-        return True, fut.result(timeout=seconds)
-    except TimeoutError:
-        pass
-    except Exception:
-        if fut.status == "error":  # the task's own: raised as the task raised it
-            raise fut.exception() from None
-        if fut.status == "cancelled":
-            raise
-    if fut.status == "finished":  # ended as the wait ran out: the answer is here, no wait
-        return True, fut.result()
+    """(True, the task's answer) once it ended, (False, None) while it has not, after waiting
+    up to ``seconds``; the task's own exception, a lost worker and a cancellation are raised.
+
+    The wait reads the future's state and never fetches with a timeout: a fetch that timed out
+    (``fut.result(timeout=...)``) cancelled the client's gather midway, which distributed's
+    ``sync`` then raised as an UnboundLocalError (1 run in ~250 at a 0.5 s poll, 655 of 1,500 at
+    0.05 s: finished runs thrown away as "its task raised"), and a gather cancelled before it
+    started stays the one every later gather of the client joins: none got an answer again (a
+    10 ms poll on a busy machine hung so). The answer is fetched once the task has ended."""
+    end = time.monotonic() + seconds
+    while not fut.done():  # a flag the client's loop sets: read here, nothing is sent
+        left = end - time.monotonic()
+        if left <= 0:
+            return False, None
+        time.sleep(min(left, 0.02))
+    if fut.status == "error":  # the task's own (KilledWorker: its worker was lost)
+        raise fut.exception() from None
+    if fut.status == "cancelled":
+        raise CancelledError(fut.key)
+    for n in range(3):  # no timeout: nothing cancels the gather; a fetch that fails (a
+        try:            # connection dropped midway) is tried again, three times at most
+            return True, fut.result()
+        except Exception:
+            if fut.status != "finished":  # lost meanwhile (its worker died): waited on again
+                return False, None
+            if n == 2:  # an answer that cannot be fetched at all (it cannot be unpickled)
+                raise
     return False, None
 
 
@@ -204,7 +214,7 @@ class DaskExecutor(Executor):
         began = time.monotonic()
         homeless = None  # since when no worker of its class has had the cores it needs
         while True:
-            ended, answer = poll(fut, POLL_S)  # returns the moment the task ends
+            ended, answer = poll(fut, POLL_S)  # returns within 20 ms of the task's end
             if ended:
                 return answer
             if stop():
