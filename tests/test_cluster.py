@@ -7,6 +7,7 @@ killed mid-run is retried and the store stays intact; two node classes make a ho
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -382,3 +383,88 @@ def test_a_plan_starts_with_the_first_job_and_does_not_wait_for_the_rest(tmp_pat
     got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
     assert got.returncode == 0, got.stderr
     assert len(manifests(home)) == 2 and _squeue(slurm_env) == []
+
+
+def _scontrol(env, *args) -> None:
+    subprocess.run(["scontrol", *args], env=dict(os.environ, **env), check=True,
+                   capture_output=True)
+
+
+def _until(what, seconds: float):
+    end = time.time() + seconds
+    while time.time() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.5)
+    return None
+
+
+def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tmp_path,
+                                                                                slurm_env):
+    """The partition held down, kit's job waits in the queue; scancel of it while pending: kit
+    says so and submits another job (SpecCluster never would: no worker of it was lost), which
+    starts once the partition is up; the plan completes and its last line names the
+    cancellation (kit used to wait its whole wait_s, then blame the queue or the python)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    _scontrol(slurm_env, "update", "PartitionName=main", "State=DOWN")
+    proc = _started(home, *SEED, "--cluster", "slurm", env=slurm_env)
+    try:
+        first = _until(lambda: _squeue(slurm_env), 120)
+        assert first and len(first) == 1, proc.poll()
+        subprocess.run(["scancel", first[0]], env=dict(os.environ, **slurm_env), check=True)
+        second = _until(lambda: [j for j in _squeue(slurm_env) if j != first[0]], 90)
+        assert second, "no job was submitted in place of the one cancelled while pending"
+        _scontrol(slurm_env, "update", "PartitionName=main", "State=UP")
+        out, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert (f"kit: job {first[0]} was cancelled before it started; submitted job {second[0]} "
+            f"(try 2 of 3)") in err
+    assert err.strip().splitlines()[-1] == (f"kit: 1 job(s) left the queue before their worker "
+                                            f"joined: job {first[0]} was cancelled before it "
+                                            "started")
+    assert len(manifests(home)) == 2 and "Traceback" not in err
+    assert _squeue(slurm_env) == []
+
+
+def test_a_job_that_fails_as_it_starts_is_tried_three_times_then_named(tmp_path, slurm_env):
+    """The workers' python does not exist: each job fails at once. kit submits the job again
+    twice, then ends with the job's own words (its exit code and stderr's last line), long
+    before wait_s (300 s: kit used to wait it out, then guess)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM.replace("wait_s = 180", "wait_s = 300")
+                                       + 'python = "/nonexistent/python"\n')
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env, timeout=240)
+    assert got.returncode == 1, got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert sum("failed before its worker joined (exit code 127)" in ln
+               and "submitted job" in ln for ln in lines) == 2, got.stderr
+    last = lines[-1]
+    assert last.startswith("kit: error: 1 slurm job(s) through dask-jobqueue: no worker joined: "
+                           "job "), last
+    assert "failed before its worker joined (exit code 127)" in last
+    assert "/nonexistent/python: No such file or directory" in last and "3 jobs tried" in last
+    assert "Traceback" not in got.stderr
+    assert _squeue(slurm_env) == []
+
+
+def test_no_worker_within_wait_s_names_the_pending_job_and_why_it_waits(tmp_path, slurm_env):
+    """A job the queue holds (its partition down): after wait_s the line says which job waits
+    and Slurm's reason, not a guess at the queue or the workers' python."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM.replace("wait_s = 180", "wait_s = 15"))
+    _scontrol(slurm_env, "update", "PartitionName=main", "State=DOWN")
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env, timeout=120)
+    assert got.returncode == 1, got.stderr
+    last = got.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"kit: error: 1 slurm job\(s\) through dask-jobqueue: no worker joined "
+                        r"within 15 s \(job \d+ is pending \(PartitionDown\)\)", last), last
+    assert _squeue(slurm_env) == []  # its job cancelled as kit ended
