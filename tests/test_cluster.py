@@ -455,6 +455,38 @@ def test_a_job_that_fails_as_it_starts_is_tried_three_times_then_named(tmp_path,
     assert _squeue(slurm_env) == []
 
 
+def _only_kits_lines(err: str) -> None:
+    """Nothing of Dask's on stderr: no warning, no log line, no port."""
+    for word in ("Warning", "warnings.warn", "distributed", "tornado", "8787", "Traceback"):
+        assert word not in err, err
+
+
+def test_with_port_8787_taken_a_local_cluster_says_nothing_of_dask(tmp_path, port_8787_taken):
+    got = kit(tmp_path, *SEED, "--cluster", "local:2")
+    assert got.returncode == 0, got.stderr
+    _only_kits_lines(got.stderr)
+
+
+def test_with_port_8787_taken_slurm_says_nothing_of_dask_even_for_a_dashboard_asked_there(
+        tmp_path, slurm_env, port_8787_taken):
+    """kit's jobqueue scheduler puts its dashboard on a free port; one a lab asks for on 8787
+    (extra's scheduler_options) finds it taken, and distributed's warning goes to cluster.log
+    (it reached the terminal, as every warning of distributed's did)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
+    assert got.returncode == 0, got.stderr
+    _only_kits_lines(got.stderr)
+    (home / "cluster.toml").write_text(
+        SLURM + 'extra = { scheduler_options = { dashboard_address = ":8787" } }\n')
+    got = kit(home, *SEED[:4], "0,2", *SEED[5:], "--cluster", "slurm", env=slurm_env)
+    assert got.returncode == 0, got.stderr
+    _only_kits_lines(got.stderr)
+    assert "Port 8787 is already in use" in (home / "logs" / "cluster.log").read_text()
+    assert len(manifests(home)) == 3 and _squeue(slurm_env) == []
+
+
 def test_no_worker_within_wait_s_names_the_pending_job_and_why_it_waits(tmp_path, slurm_env):
     """A job the queue holds (its partition down): after wait_s the line says which job waits
     and Slurm's reason, not a guess at the queue or the workers' python."""

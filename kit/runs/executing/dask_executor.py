@@ -88,7 +88,6 @@ class DaskExecutor(Executor):
         # would inherit it and differ from the earlier ones; given back on close
         self._environ = dict(os.environ)
         log(f"{self.kind.verb} {self.kind.describe()}")
-        logging.getLogger("distributed").setLevel(logging.WARNING)  # to cluster.log; kit speaks for its runs
         try:
             self._connect()
         except BaseException:
@@ -99,6 +98,9 @@ class DaskExecutor(Executor):
         import dask
         from distributed import Client
 
+        # after distributed's import, which sets its own (INFO): cluster.log holds warnings and
+        # errors; kit speaks for its runs
+        logging.getLogger("distributed").setLevel(logging.WARNING)
         try:
             with dask.config.set({**QUIET, **ROUTING}):  # an in-process scheduler reads them
                 self.cluster, address = self.kind.start()
