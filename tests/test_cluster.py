@@ -250,19 +250,47 @@ def test_thread_counts_fit_the_workers_and_a_larger_one_is_skipped_with_why(tmp_
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
-def test_torch_and_perturb_factors_run_on_a_cluster_from_a_fresh_store(tmp_path):
-    """Their reference run (the embedding they train on) is planned where their runs go, so
-    a node makes it and they name it: from an empty store, each factor's pairs are made."""
-    for factor in ("perturb", "torch-seed"):  # (torch-threads needs 2-core workers)
-        home = tmp_path / factor
-        got = kit(home, "run", "--factor", factor, "--seeds", "0,1", "--n", "150",
-                  "--cluster", "local:2", "--yes")  # torch's stack built if it is not
+def test_torch_perturb_and_svd_iters_run_on_a_cluster_from_a_fresh_store(tmp_path):
+    """Their reference run (the embedding torch and perturbed runs train on) is planned where
+    their runs go, so a node makes it and they name it: from an empty store, each factor's
+    pairs are made (svd-iters' levels too)."""
+    for factor, kind, more in (("perturb", "perturb", ()), ("torch-seed", "torch", ()),
+                               ("svd-iters", "pipeline", ("--iters", "5,10"))):
+        home = tmp_path / factor  # (torch-threads needs 2-core workers)
+        got = kit(home, "run", "--factor", factor, "--seeds", "0,1", "--n", "150", *more,
+                  "--cluster", "local:2", "--yes", "--json")  # torch's stack built if need be
         assert got.returncode == 0, got.stderr
         assert "skipped" not in got.stderr and "has no stage" not in got.stderr
         specs = [s for s, _ in manifests(home)]
-        kinds = {s["kind"] for s in specs}
-        assert ("perturb" if factor == "perturb" else "torch") in kinds, kinds
+        assert kind in {s["kind"] for s in specs}
         assert len({s["host"] for s in specs}) == 1 and specs[0]["host"].startswith("node-")
+        rows = [r for r in json.loads(got.stdout)["rows"] if r["factor"] == factor]
+        assert rows and all(r["pairs"] >= 1 for r in rows), rows
+    assert sorted(r["level"] for r in rows) == ["10", "5"]  # svd-iters: a row per level
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
+def test_explain_cross_feeds_a_clusters_pairs_on_the_cluster_from_a_fresh_store(tmp_path):
+    """A pair made on local:2's node class is cross-fed there: `kit explain` alone says where
+    and how (it used to say 'another machine'); with --cluster its cross-fed runs are made on
+    the nodes, the pair is explained, and the explanation reads the same without --cluster."""
+    assert kit(tmp_path, *SEED, "--cluster", "local:2").returncode == 0
+    alone = kit(tmp_path, "explain", "seed", "--n", "200")
+    assert alone.returncode == 0, alone.stderr
+    said = " ".join(alone.stdout.split())
+    assert "its b run was made on node class node-" in said and "kit explain --cluster" in said
+    there = kit(tmp_path, "explain", "seed", "--n", "200", "--cluster", "local:2", "--json")
+    assert there.returncode == 0, there.stderr
+    assert "cross-fed run(s) to make" in there.stderr and "local Dask cluster" in there.stderr
+    fed = [(s, m) for s, m in manifests(tmp_path) if s["kind"] == "feed"]
+    assert fed and all(m["node"]["class"] == s["host"] and s["host"].startswith("node-")
+                       for s, m in fed)
+    pair = json.loads(there.stdout)["pairs"][0]
+    assert pair["first_origin"] == "svd_rand", pair  # a seed moves the randomized SVD first
+    assert pair["stages"]["knn"]["origin"] == "inherited"
+    again = kit(tmp_path, "explain", "seed", "--n", "200", "--json")  # read back, no cluster
+    assert again.returncode == 0 and json.loads(again.stdout)["pairs"] == [pair]
+    assert "Dask" not in again.stderr  # nothing left to make: no cluster started
 
 
 @pytest.mark.parametrize("sig, code, says", [(signal.SIGINT, 130, "interrupted"),
