@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from every_kind import two_node_classes
+from slurm import until
 
 pytestmark = pytest.mark.slow
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -418,16 +419,6 @@ def _scontrol(env, *args) -> None:
                    capture_output=True)
 
 
-def _until(what, seconds: float):
-    end = time.time() + seconds
-    while time.time() < end:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.5)
-    return None
-
-
 def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tmp_path,
                                                                                 slurm_env):
     """The partition held down, kit's job waits in the queue; scancel of it while pending: kit
@@ -440,10 +431,10 @@ def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tm
     _scontrol(slurm_env, "update", "PartitionName=main", "State=DOWN")
     proc = _started(home, *SEED, "--cluster", "slurm", env=slurm_env)
     try:
-        first = _until(lambda: _squeue(slurm_env), 120)
+        first = until(lambda: _squeue(slurm_env), 120)
         assert first and len(first) == 1, proc.poll()
         subprocess.run(["scancel", first[0]], env=dict(os.environ, **slurm_env), check=True)
-        second = _until(lambda: [j for j in _squeue(slurm_env) if j != first[0]], 90)
+        second = until(lambda: [j for j in _squeue(slurm_env) if j != first[0]], 90)
         assert second, "no job was submitted in place of the one cancelled while pending"
         _scontrol(slurm_env, "update", "PartitionName=main", "State=UP")
         out, err = proc.communicate(timeout=400)

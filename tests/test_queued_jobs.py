@@ -3,7 +3,8 @@ real Slurm says it (tests/slurm.py), in one line."""
 
 import os
 import subprocess
-import time
+
+from slurm import until
 
 from kit.runs.executing.queued_jobs import JobEnd, said, slurm_jobs
 
@@ -39,16 +40,6 @@ def _sbatch(env, script, tmp_path, *args) -> str:
     return out.stdout.strip().split(";")[0]
 
 
-def _until(what, seconds=60):
-    end = time.time() + seconds
-    while time.time() < end:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.5)
-    raise AssertionError(f"not within {seconds} s")
-
-
 def test_slurm_says_pending_cancelled_and_failed_jobs_apart(tmp_path, slurm_env, monkeypatch):
     monkeypatch.setenv("SLURM_CONF", slurm_env["SLURM_CONF"])  # squeue, sacct, scontrol
     env = dict(os.environ)
@@ -56,12 +47,13 @@ def test_slurm_says_pending_cancelled_and_failed_jobs_apart(tmp_path, slurm_env,
     bad = _sbatch(env, "/nonexistent/python -m distributed.cli.dask_worker", tmp_path)
     gone = _sbatch(env, "sleep 60", tmp_path, "--hold")
     subprocess.run(["scancel", gone], env=env, check=True)
-    _until(lambda: not isinstance(slurm_jobs([bad])[bad], str))  # it ran and failed
+    assert until(lambda: not isinstance(slurm_jobs([bad])[bad], str), 60)  # ran and failed
     states = slurm_jobs([held, bad, gone, "999999"])
     assert states[held].startswith("PENDING")  # still queued: a string, its state and reason
     assert said(gone, states[gone]) == f"job {gone} was cancelled before it started"
     last = (tmp_path / f"{bad}.err").read_text().strip().splitlines()[-1]
     assert "No such file or directory" in last
-    assert said(bad, states[bad]) == f"job {bad} failed before its worker joined (exit code 127): {last}"
+    assert said(bad, states[bad]) == (f"job {bad} failed before its worker joined (exit code "
+                                      f"127): {last}")
     assert said("999999", states["999999"]) == "job 999999 left the queue before its worker joined"
     subprocess.run(["scancel", held], env=env, check=True)
