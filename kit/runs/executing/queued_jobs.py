@@ -151,6 +151,7 @@ class QueuedJobs:
                 self.joined.add(jid)
             if jid not in self.joined:
                 jobs[jid] = (slot, job)
+        self.queued = {}
         if not jobs:
             return []
         states = self.ask(list(jobs))
