@@ -98,9 +98,9 @@ class DaskExecutor(Executor):
         import dask
         from distributed import Client
 
-        # after distributed's import, which sets its own (INFO): cluster.log holds warnings and
-        # errors; kit speaks for its runs
-        logging.getLogger("distributed").setLevel(logging.WARNING)
+        # after distributed's import, which sets its own: cluster.log tells Dask's story (workers
+        # joining and lost, an SSH host's own output) from INFO up; kit speaks for its runs
+        logging.getLogger("distributed").setLevel(logging.INFO)
         try:
             with dask.config.set({**QUIET, **ROUTING}):  # an in-process scheduler reads them
                 self.cluster, address = self.kind.start()
