@@ -35,6 +35,28 @@ def slurm_env(tmp_path):
     slurm.stop(state)
 
 
+@pytest.fixture
+def port_8787_taken():
+    """Port 8787, Dask's dashboard default, held by a listener while the test runs: this
+    test's own when it is free, another program's when it is not (either way a Dask that asks
+    for it is refused); skipped when it can be neither taken nor found taken."""
+    import socket
+
+    held = socket.socket()
+    try:
+        held.bind(("", 8787))
+        held.listen()
+    except OSError:
+        held.close()
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", 8787)) != 0:
+                pytest.skip("port 8787 can be neither taken nor found taken by a listener")
+        yield 8787
+        return
+    with held:
+        yield 8787
+
+
 @pytest.fixture(scope="session")
 def tiny():
     """150 synthetic proteins: enough for 64 SVD components and 30 clusters."""

@@ -96,3 +96,15 @@ def stop(tmp: Path) -> None:
             os.kill(int((tmp / pid_file).read_text()), 15)
         except (OSError, ValueError):
             pass
+
+
+def until(what, seconds: float):
+    """``what()``'s first true answer within ``seconds`` (asked every half second), else None:
+    a queue changes in its own time."""
+    end = time.time() + seconds
+    while time.time() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.5)
+    return None

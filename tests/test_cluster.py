@@ -7,6 +7,7 @@ killed mid-run is retried and the store stays intact; two node classes make a ho
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from every_kind import two_node_classes
+from slurm import until
 
 pytestmark = pytest.mark.slow
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -249,19 +251,47 @@ def test_thread_counts_fit_the_workers_and_a_larger_one_is_skipped_with_why(tmp_
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
-def test_torch_and_perturb_factors_run_on_a_cluster_from_a_fresh_store(tmp_path):
-    """Their reference run (the embedding they train on) is planned where their runs go, so
-    a node makes it and they name it: from an empty store, each factor's pairs are made."""
-    for factor in ("perturb", "torch-seed"):  # (torch-threads needs 2-core workers)
-        home = tmp_path / factor
-        got = kit(home, "run", "--factor", factor, "--seeds", "0,1", "--n", "150",
-                  "--cluster", "local:2", "--yes")  # torch's stack built if it is not
+def test_torch_perturb_and_svd_iters_run_on_a_cluster_from_a_fresh_store(tmp_path):
+    """Their reference run (the embedding torch and perturbed runs train on) is planned where
+    their runs go, so a node makes it and they name it: from an empty store, each factor's
+    pairs are made (svd-iters' levels too)."""
+    for factor, kind, more in (("perturb", "perturb", ()), ("torch-seed", "torch", ()),
+                               ("svd-iters", "pipeline", ("--iters", "5,10"))):
+        home = tmp_path / factor  # (torch-threads needs 2-core workers)
+        got = kit(home, "run", "--factor", factor, "--seeds", "0,1", "--n", "150", *more,
+                  "--cluster", "local:2", "--yes", "--json")  # torch's stack built if need be
         assert got.returncode == 0, got.stderr
         assert "skipped" not in got.stderr and "has no stage" not in got.stderr
         specs = [s for s, _ in manifests(home)]
-        kinds = {s["kind"] for s in specs}
-        assert ("perturb" if factor == "perturb" else "torch") in kinds, kinds
+        assert kind in {s["kind"] for s in specs}
         assert len({s["host"] for s in specs}) == 1 and specs[0]["host"].startswith("node-")
+        rows = [r for r in json.loads(got.stdout)["rows"] if r["factor"] == factor]
+        assert rows and all(r["pairs"] >= 1 for r in rows), rows
+    assert sorted(r["level"] for r in rows) == ["10", "5"]  # svd-iters: a row per level
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
+def test_explain_cross_feeds_a_clusters_pairs_on_the_cluster_from_a_fresh_store(tmp_path):
+    """A pair made on local:2's node class is cross-fed there: `kit explain` alone says where
+    and how (it used to say 'another machine'); with --cluster its cross-fed runs are made on
+    the nodes, the pair is explained, and the explanation reads the same without --cluster."""
+    assert kit(tmp_path, *SEED, "--cluster", "local:2").returncode == 0
+    alone = kit(tmp_path, "explain", "seed", "--n", "200")
+    assert alone.returncode == 0, alone.stderr
+    said = " ".join(alone.stdout.split())
+    assert "its b run was made on node class node-" in said and "kit explain --cluster" in said
+    there = kit(tmp_path, "explain", "seed", "--n", "200", "--cluster", "local:2", "--json")
+    assert there.returncode == 0, there.stderr
+    assert "cross-fed run(s) to make" in there.stderr and "local Dask cluster" in there.stderr
+    fed = [(s, m) for s, m in manifests(tmp_path) if s["kind"] == "feed"]
+    assert fed and all(m["node"]["class"] == s["host"] and s["host"].startswith("node-")
+                       for s, m in fed)
+    pair = json.loads(there.stdout)["pairs"][0]
+    assert pair["first_origin"] == "svd_rand", pair  # a seed moves the randomized SVD first
+    assert pair["stages"]["knn"]["origin"] == "inherited"
+    again = kit(tmp_path, "explain", "seed", "--n", "200", "--json")  # read back, no cluster
+    assert again.returncode == 0 and json.loads(again.stdout)["pairs"] == [pair]
+    assert "Dask" not in again.stderr  # nothing left to make: no cluster started
 
 
 @pytest.mark.parametrize("sig, code, says", [(signal.SIGINT, 130, "interrupted"),
@@ -382,3 +412,110 @@ def test_a_plan_starts_with_the_first_job_and_does_not_wait_for_the_rest(tmp_pat
     got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
     assert got.returncode == 0, got.stderr
     assert len(manifests(home)) == 2 and _squeue(slurm_env) == []
+
+
+def _scontrol(env, *args) -> None:
+    subprocess.run(["scontrol", *args], env=dict(os.environ, **env), check=True,
+                   capture_output=True)
+
+
+def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tmp_path,
+                                                                                slurm_env):
+    """The partition held down, kit's job waits in the queue; scancel of it while pending: kit
+    says so and submits another job (SpecCluster never would: no worker of it was lost), which
+    starts once the partition is up; the plan completes and its last line names the
+    cancellation (kit used to wait its whole wait_s, then blame the queue or the python)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    _scontrol(slurm_env, "update", "PartitionName=main", "State=DOWN")
+    proc = _started(home, *SEED, "--cluster", "slurm", env=slurm_env)
+    try:
+        first = until(lambda: _squeue(slurm_env), 120)
+        assert first and len(first) == 1, proc.poll()
+        subprocess.run(["scancel", first[0]], env=dict(os.environ, **slurm_env), check=True)
+        second = until(lambda: [j for j in _squeue(slurm_env) if j != first[0]], 90)
+        assert second, "no job was submitted in place of the one cancelled while pending"
+        _scontrol(slurm_env, "update", "PartitionName=main", "State=UP")
+        out, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert (f"kit: job {first[0]} was cancelled before it started; submitted job {second[0]} "
+            f"(try 2 of 3)") in err
+    assert err.strip().splitlines()[-1] == (f"kit: 1 job(s) left the queue before their worker "
+                                            f"joined: job {first[0]} was cancelled before it "
+                                            "started")
+    assert len(manifests(home)) == 2 and "Traceback" not in err
+    assert _squeue(slurm_env) == []
+
+
+def test_a_job_that_fails_as_it_starts_is_tried_three_times_then_named(tmp_path, slurm_env):
+    """The workers' python does not exist: each job fails at once. kit submits the job again
+    twice, then ends with the job's own words (its exit code and stderr's last line), long
+    before wait_s (300 s: kit used to wait it out, then guess)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM.replace("wait_s = 180", "wait_s = 300")
+                                       + 'python = "/nonexistent/python"\n')
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env, timeout=240)
+    assert got.returncode == 1, got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert sum("failed before its worker joined (exit code 127)" in ln
+               and "submitted job" in ln for ln in lines) == 2, got.stderr
+    last = lines[-1]
+    assert last.startswith("kit: error: 1 slurm job(s) through dask-jobqueue: no worker joined: "
+                           "job "), last
+    assert "failed before its worker joined (exit code 127)" in last
+    assert "/nonexistent/python: No such file or directory" in last and "3 jobs tried" in last
+    assert "Traceback" not in got.stderr
+    assert _squeue(slurm_env) == []
+
+
+def _only_kits_lines(err: str) -> None:
+    """Nothing of Dask's on stderr: no warning, no log line, no port."""
+    for word in ("Warning", "warnings.warn", "distributed", "tornado", "8787", "Traceback"):
+        assert word not in err, err
+
+
+def test_with_port_8787_taken_a_local_cluster_says_nothing_of_dask(tmp_path, port_8787_taken):
+    got = kit(tmp_path, *SEED, "--cluster", "local:2")
+    assert got.returncode == 0, got.stderr
+    _only_kits_lines(got.stderr)
+
+
+def test_with_port_8787_taken_slurm_says_nothing_of_dask_even_for_a_dashboard_asked_there(
+        tmp_path, slurm_env, port_8787_taken):
+    """kit's jobqueue scheduler puts its dashboard on a free port; one a lab asks for on 8787
+    (extra's scheduler_options) finds it taken, and distributed's warning goes to cluster.log
+    (it reached the terminal, as every warning of distributed's did)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM)
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
+    assert got.returncode == 0, got.stderr
+    _only_kits_lines(got.stderr)
+    (home / "cluster.toml").write_text(
+        SLURM + 'extra = { scheduler_options = { dashboard_address = ":8787" } }\n')
+    got = kit(home, *SEED[:4], "0,2", *SEED[5:], "--cluster", "slurm", env=slurm_env)
+    assert got.returncode == 0, got.stderr
+    _only_kits_lines(got.stderr)
+    assert "Port 8787 is already in use" in (home / "logs" / "cluster.log").read_text()
+    assert len(manifests(home)) == 3 and _squeue(slurm_env) == []
+
+
+def test_no_worker_within_wait_s_names_the_pending_job_and_why_it_waits(tmp_path, slurm_env):
+    """A job the queue holds (its partition down): after wait_s the line says which job waits
+    and Slurm's reason, not a guess at the queue or the workers' python."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "cluster.toml").write_text(SLURM.replace("wait_s = 180", "wait_s = 15"))
+    _scontrol(slurm_env, "update", "PartitionName=main", "State=DOWN")
+    got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env, timeout=120)
+    assert got.returncode == 1, got.stderr
+    last = got.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"kit: error: 1 slurm job\(s\) through dask-jobqueue: no worker joined "
+                        r"within 15 s \(job \d+ is pending \(PartitionDown\)\)", last), last
+    assert _squeue(slurm_env) == []  # its job cancelled as kit ended

@@ -22,7 +22,8 @@ def _boom():
 @pytest.fixture(scope="module")
 def client():
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=4,
-                            dashboard_address=None) as c:
+                            dashboard_address=":0") as c:  # its HTTP server listens even
+        # without a dashboard (on 8787, where another Dask may be)
         yield c
 
 

@@ -130,6 +130,8 @@ def test_every_verb_on_a_lab_pipeline(capsys, tmp_path):
         with pytest.raises(Refused) as e:
             verb()
         assert "\n" not in str(e.value) and "declares outputs, not stages" in str(e.value)
+    with pytest.raises(Refused, match="a pipeline file's pairs have none"):  # no cluster started
+        verbs.explain(store, s, "repeat", cluster="local:2")
     for argv in (("explain", "seed", "--pipeline", s.short), ("amplify", "--pipeline", str(LAB))):
         assert main(list(argv)) == 1
         err = capsys.readouterr().err

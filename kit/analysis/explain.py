@@ -90,8 +90,12 @@ def rerun_in_stacks(a: RunSpec, stacks: list, groups: tuple) -> list:
             for st in stacks for g in groups]
 
 
-def unexplainable(store: Store, a: str, b: str) -> str | None:
-    """Why a stored pair cannot be cross-fed here (None: it can)."""
+def unexplainable(store: Store, a: str, b: str, where: tuple = (),
+                  stored: bool = False) -> str | None:
+    """Why a stored pair cannot be cross-fed (None: it can). Its cross-fed runs are b's, made
+    where b was: ``where`` the hosts they can be made on now (this machine's id, a cluster's
+    node classes; () = here). ``stored``: a pair whose b was made elsewhere reads as
+    explainable when cross-fed runs of it are stored (made there before, or imported)."""
     ra, rb = store.run(a), store.run(b)
     if ra.spec.kind != "pipeline" or rb.spec.kind != "pipeline":
         return f"its runs are {ra.spec.kind} and {rb.spec.kind} runs; only whole pipeline runs " \
@@ -100,7 +104,11 @@ def unexplainable(store: Store, a: str, b: str) -> str | None:
         return "its runs predict different test proteins (another split): no stage is compared"
     if ra.spec.split >= 0:  # a feed run keeps the dataset's cut: it cannot re-split
         return "its runs are a re-split (seed:split): cross-fed runs keep the dataset's own cut"
-    if rb.spec.host != host_id():
+    if rb.spec.host not in (where or (host_id(),)) and not (stored and _fed(store, ra.spec,
+                                                                             rb.spec)):
+        if isinstance(rb.manifest.get("node"), dict):  # made on a cluster's node
+            return (f"its b run was made on node class {rb.spec.host} of a cluster: its "
+                    "cross-fed runs are made there (kit explain --cluster)")
         return "its b run was made on another machine: cross-feeding reruns b's stack here"
     if not has_arrays(store, a):
         return "a's arrays are not here (a bundle exported without --arrays)"
@@ -112,11 +120,17 @@ def _differing(store: Store, a: str, b: str) -> list:
     return [s for s in ORDER if s in c.identical and not c.identical[s]]
 
 
-def feeds_needed(store: Store, pairs: list) -> list:
-    """The feed specs that explain ``pairs`` (StoredPair): one per differing stage group."""
+def _fed(store: Store, a: RunSpec, b: RunSpec) -> bool:
+    """Whether any cross-fed run of the pair (a, b) is stored."""
+    return any(store.has_run(feed_spec(a, b, g).run_id) for g in dict.fromkeys(GROUP.values()))
+
+
+def feeds_needed(store: Store, pairs: list, where: tuple = ()) -> list:
+    """The feed specs that explain ``pairs`` (StoredPair): one per differing stage group, of
+    the pairs whose b run was made ``where`` (unexplainable's)."""
     out = []
     for p in pairs:
-        if unexplainable(store, p.a, p.b):
+        if unexplainable(store, p.a, p.b, where):
             continue
         a, b = store.run(p.a).spec, store.run(p.b).spec
         groups = dict.fromkeys(GROUP[s] for s in _differing(store, p.a, p.b) if s in GROUP)
@@ -196,7 +210,7 @@ def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = 
     pairs = [p for p in store.pairs(dataset) if p.factor == factor]
     out, skipped = [], []
     for p in pairs:
-        why = unexplainable(store, p.a, p.b)
+        why = unexplainable(store, p.a, p.b, stored=True)
         if why:
             skipped.append((p.label, why))
         else:

@@ -13,6 +13,7 @@ from ..analysis.budget import budget
 from ..analysis.explain import explain_factor, feeds_needed
 from ..core import factors
 from ..core.errors import KitError
+from ..core.hosts import host_id
 from ..data import Dataset, load_dataset
 from ..data.dataset import SYNTHETIC
 from ..envs.kinds import stack_kind
@@ -31,8 +32,10 @@ class ExplainPlan:
     stored: int = 0                              # feed runs already stored
 
 
-def plan_explain(store: Store, factor: str, sel: Selection) -> ExplainPlan:
-    """The feed runs that explain ``factor``'s stored pairs on the selected dataset."""
+def plan_explain(store: Store, factor: str, sel: Selection, cluster: bool = False) -> ExplainPlan:
+    """The feed runs that explain ``factor``'s stored pairs on the selected dataset, each made
+    where its b run was: of the pairs made here, and (``cluster``) of those made on a
+    cluster's node class, whose runs a cluster makes."""
     stored = {p.factor for p in store.pairs()}
     if factors.get(factor) is None and factor not in stored:
         raise KitError(factors.unknown_factor(factor, (*factors.names(), *sorted(stored))))
@@ -41,7 +44,8 @@ def plan_explain(store: Store, factor: str, sel: Selection) -> ExplainPlan:
         raise KitError(f"no pairs of factor {factor!r} stored on dataset "
                        f"{sel.summary.get('name', sel.sha256[:12])}: run `kit run --factor "
                        f"{factor}` first")
-    feeds = feeds_needed(store, pairs)
+    where = (host_id(), *(_on_nodes(store, pairs) if cluster else ()))
+    feeds = feeds_needed(store, pairs, where)
     todo = [s for s in feeds if not store.has_run(s.run_id)]
     plat = detect()
     stacks = []
@@ -50,6 +54,12 @@ def plan_explain(store: Store, factor: str, sel: Selection) -> ExplainPlan:
         if kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
             stacks.append((name, kind.download_bytes(plat)))
     return ExplainPlan(factor, sel, todo, stacks, len(feeds) - len(todo))
+
+
+def _on_nodes(store: Store, pairs: list) -> set:
+    """The node classes the pairs' b runs were made on, of those a cluster's node made."""
+    runs = [store.run(p.b) for p in pairs]
+    return {r.spec.host for r in runs if isinstance(r.manifest.get("node"), dict)}
 
 
 def working_dataset(sel: Selection) -> Dataset:
@@ -69,8 +79,9 @@ def working_dataset(sel: Selection) -> Dataset:
 
 def run_explain(p: ExplainPlan, store: Store, confirm=lambda stacks: True, log=lambda m: None,
                 on_done=None, jobs="auto", executor=None) -> list:
-    """Build the stacks (if ``confirm(stacks)`` says yes) and make the feed runs not stored;
-    returns why each run that cannot be made here was left out (one line each)."""
+    """Build the stacks (if ``confirm(stacks)`` says yes) and make the feed runs not stored:
+    those of this machine here, those of a cluster's node classes on ``executor``; returns why
+    each run that cannot be made was left out (one line each)."""
     if not p.feeds:
         return []
     if p.stacks:
@@ -78,7 +89,7 @@ def run_explain(p: ExplainPlan, store: Store, confirm=lambda stacks: True, log=l
             raise KitError("not started; nothing was run")
         for name, _ in p.stacks:
             stack_kind(name).build(detect(), log=lambda msg, _n=name: log(f"{_n}: {msg}"))
-    left, fit = [], []
+    here, left, fit = host_id(), [], []
     for s in p.feeds:
         kind = stack_kind(s.stack)
         st, why = kind.status(detect())
@@ -86,11 +97,15 @@ def run_explain(p: ExplainPlan, store: Store, confirm=lambda stacks: True, log=l
             left.append(f"stack {s.stack}: {why}")
         elif kind.runnable().identity != s.stack_id:
             left.append(f"stack {s.stack} changed since its pair was run: b cannot be rerun as it was")
+        elif s.host != here and executor.unfit(s):  # its class lacks b's cores now
+            left.append(executor.unfit(s))
         else:
             fit.append(s)
-    if fit:
-        run_all(fit, working_dataset(p.selection), store, jobs=jobs, on_done=on_done,
-                executor=executor)
+    for runs, where in (([s for s in fit if s.host == here], None),
+                        ([s for s in fit if s.host != here], executor)):
+        if runs:
+            run_all(runs, working_dataset(p.selection), store, jobs=jobs, on_done=on_done,
+                    executor=where)
     return list(dict.fromkeys(left))
 
 

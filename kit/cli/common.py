@@ -247,3 +247,8 @@ def confirm(err, what: str, refusal: str) -> None:
     answer = answer.strip().lower()
     if answer not in ("y", "yes"):
         raise KitError("not started; nothing was run")
+
+
+CLUSTERS = ("local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, htcondor or ssh (settings: "
+            "`kit cluster show`; docs/cluster.md)")
+

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from .common import confirm, dataset_args, emit, pipeline_arg, say_stacks, subject, words
+from .common import (CLUSTERS, confirm, dataset_args, emit, pipeline_arg, say_stacks,
+                     subject, words)
 
 
 def add(sub) -> None:
@@ -15,6 +16,8 @@ def add(sub) -> None:
     p.add_argument("--library", nargs=3, metavar=("NAME", "A", "B"),
                    help="scan NAME's releases from A to B (default: sklearn, numpy and python "
                    "scan their own library, or interpreter, between the pair's versions)")
+    p.add_argument("--cluster", metavar="WHICH",
+                   help=f"cross-feed the pairs made on a cluster's nodes there: {CLUSTERS}")
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
     pipeline_arg(p)
@@ -92,7 +95,7 @@ def _cmd_explain(args) -> int:
     if args.json:  # what the answer is of, said first on stderr, as every read command's
         print(head(s), file=sys.stderr)
     rec = explain(store, s, args.factor, args.library, ask_build=ask,
-                  ask_scan=ask_scan, progress=_Said(err))
+                  ask_scan=ask_scan, progress=_Said(err), cluster=args.cluster)
     why = "no terminal to ask" if refused else "declined"
     skipped = (f"the release scan was skipped ({rec.declined}: {why}); `{_again(args)}` builds "
                "them and runs it") if rec.declined else None
@@ -110,4 +113,5 @@ def _again(args) -> str:
     for name, value in words(args).items():  # the words that named its subject, as given
         said += [f"--{name}", str(value)] if value else []
     said += ["--library", *args.library] if args.library else []
+    said += ["--cluster", args.cluster] if args.cluster else []
     return shlex.join(said + ["--yes"])

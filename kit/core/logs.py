@@ -3,6 +3,7 @@ user sees one line and a bug report has the whole story."""
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import traceback
 from datetime import datetime
@@ -39,12 +40,19 @@ CLUSTER_LOGGERS = ("distributed", "dask", "dask_jobqueue", "tornado", "asyncio",
                    "bokeh")
 
 
-def cluster_logs_to_file() -> str:
-    """Send Dask's, dask-jobqueue's, tornado's and asyncssh's logging to
-    $KIT_HOME/logs/cluster.log instead of stderr; returns the file's path. Safe to call again
-    (one file handler per logger); kit's own one-line errors stay on stderr."""
-    import logging
+class _ClusterFile(logging.FileHandler):
+    """cluster.log, which keeps its level: a Dask cluster's ``silence_logs`` sets every stream
+    handler of distributed's logger to ERROR (a local cluster's to CRITICAL) while it runs, as
+    meant for a terminal; on this file it had kept nothing but errors."""
 
+    def setLevel(self, level):
+        pass
+
+
+def cluster_logs_to_file() -> str:
+    """Send Dask's, dask-jobqueue's, tornado's and asyncssh's logging, and the warnings their
+    code raises, to $KIT_HOME/logs/cluster.log instead of stderr; returns the file's path. Safe
+    to call again (one file handler per logger); kit's own one-line errors stay on stderr."""
     path = kit_home() / "logs" / "cluster.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     fmt = logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
@@ -59,9 +67,53 @@ def cluster_logs_to_file() -> str:
         for h in list(log.handlers):
             if not (isinstance(h, logging.FileHandler) and h.baseFilename == str(path)):
                 log.removeHandler(h)  # distributed's own stderr handler, or a stale KIT_HOME's
+                if isinstance(h, logging.FileHandler):
+                    h.close()
         if not log.handlers:
-            handler = logging.FileHandler(path, delay=True)
+            handler = _ClusterFile(path, delay=True)
             handler.setFormatter(fmt)
             log.addHandler(handler)
         log.propagate = False  # the root logger (and Python's last resort) writes to stderr
+    _warnings_to_logs()
     return str(path)
+
+
+def _warnings_to_logs() -> None:
+    """Show a warning that these libraries raise (distributed's "Port 8787 is already in use",
+    a version mismatch, ...) in their log, not on stderr; every other warning as before."""
+    import warnings
+
+    if getattr(warnings.showwarning, "_kit_cluster", False):
+        return
+    roots = _library_roots()
+    shown = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        whose = next((name for name, root in roots if str(filename).startswith(root)), None) \
+            or next((n for n in CLUSTER_LOGGERS
+                     if category.__module__.split(".")[0] == n), None)
+        if whose is None or file is not None:  # not theirs, or shown where its caller asked
+            return shown(message, category, filename, lineno, file, line)
+        # a logger of its own: a cluster's silence_logs raises the library's level to ERROR
+        log = logging.getLogger(f"{whose}.warnings")
+        log.setLevel(logging.WARNING)
+        log.warning(warnings.formatwarning(message, category, filename, lineno, line).rstrip())
+
+    showwarning._kit_cluster = True
+    warnings.showwarning = showwarning
+
+
+def _library_roots() -> list:
+    """[(logger name, the folder of its package + os.sep)] of the cluster libraries here."""
+    import os
+    from importlib.util import find_spec
+
+    out = []
+    for name in CLUSTER_LOGGERS:
+        try:
+            spec = find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin:
+            out.append((name, str(Path(spec.origin).parent) + os.sep))
+    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from ...core.errors import Refused
+from ...core.hosts import host_id
 from ...core.subject import PIPELINE, Subject
 from ...runs.store import Store
 from ..selection import as_selection
@@ -44,12 +45,14 @@ def check_library(library) -> None:
 
 def explain(store: Store, subject: Subject, factor: str, library=None,
             ask_build=lambda stacks: True, ask_scan=lambda stacks: True,
-            progress: ExplainProgress = ExplainProgress()) -> Explanation:
+            progress: ExplainProgress = ExplainProgress(), cluster: str | None = None
+            ) -> Explanation:
     """Where each of ``factor``'s differences starts, stage by stage: the cross-fed runs it
     needs made (``ask_build(stacks)`` first when stacks are to be built; it may raise to
-    refuse), then the release scan of ``library`` (``ask_scan(stacks)``: False skips the scan
-    alone, and the answer says so)."""
-    from ..explain import explanation, plan_explain, run_explain, working_dataset
+    refuse; a pair made on a cluster's node class has them made there, on ``cluster``, as
+    `kit run --cluster` names one), then the release scan of ``library`` (``ask_scan(stacks)``:
+    False skips the scan alone, and the answer says so)."""
+    from ..explain import explanation, plan_explain, working_dataset
     from ..releases import LIBRARY
 
     check_library(library)
@@ -57,6 +60,9 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
 
     # a mistyped name is the command line's usage error, with the closest names (as budget's)
     known_factor(factor, {p.factor for p in store.pairs()}, "FACTOR")
+    if subject.kind == PIPELINE and cluster:
+        raise Refused("--cluster makes the cross-fed runs of kit's own pipeline; a pipeline "
+                      "file's pairs have none (its release scan runs here)")
     if subject.kind == PIPELINE:
         # a file declares outputs, not stages: nothing to cross-feed, and what explains an
         # output's difference is the release of a library at which it changes
@@ -76,12 +82,32 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
         data = lambda: LabData(file_to_run(info))  # noqa: E731
     else:
         sel = as_selection(subject)
-        plan = plan_explain(store, factor, sel)
+        plan = plan_explain(store, factor, sel, cluster=bool(cluster))
         progress.planned(plan)
         with progress.running("cross-fed runs", len(plan.feeds)) as done:
-            left = run_explain(plan, store, confirm=ask_build, log=progress.log, on_done=done)
+            left = _cross_fed(plan, store, cluster, ask_build, progress, done)
         found, data = lambda: explanation(store, factor, sel), lambda: working_dataset(sel)
     return _scanned(store, subject, factor, library, found, data, left, ask_scan, progress)
+
+
+def _cross_fed(plan, store, cluster, ask_build, progress, done) -> list:
+    """Make the plan's cross-fed runs: here, and those of pairs made on a cluster's node
+    class on ``cluster``, which starts only when it has runs to make; what it submitted again
+    is said last. Why each run that cannot be made was left out, one line each."""
+    from ..explain import run_explain
+
+    go = dict(confirm=ask_build, log=progress.log, on_done=done)
+    if not cluster or all(s.host == host_id() for s in plan.feeds):
+        return run_explain(plan, store, **go)
+    from ...runs.executing.dask_executor import DaskExecutor
+
+    with DaskExecutor(cluster, log=progress.log) as ex:
+        try:
+            return run_explain(plan, store, executor=ex, **go)
+        finally:
+            said = ex.retried_text()
+            if said:
+                progress.log(said)
 
 
 def _scanned(store, subject, factor, library, found, data, left, ask_scan,

@@ -19,6 +19,7 @@ from .cluster_settings import SETTING_BOUNDS, init_settings, settings, settings_
 from .job_templates import PRELOAD, QUIET, RESOURCE, SYSTEMS, cluster_class, cluster_kwargs
 from .job_templates import job_kwargs
 from .node_classes import LOCAL_VAR
+from .queued_jobs import QueuedJobs
 from .job_templates import job_scripts, templates, worker_name
 
 JOBQUEUE = tuple(SYSTEMS)
@@ -50,6 +51,11 @@ class ClusterKind:
         A scheduler someone else runs sees to its own workers."""
         if cluster is not None and hasattr(cluster, "worker_spec"):
             cluster.scale(len(cluster.worker_spec))
+
+    def queued_jobs(self, tries: int):
+        """The batch jobs to watch until their workers join (QueuedJobs), None: this kind
+        submits none."""
+        return None
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -110,6 +116,7 @@ class JobQueueKind(ClusterKind):
         self.system = system
         self.templates = templates(conf)  # {class or "": jobs}
         self.expected = sum(self.templates.values())
+        self.slots: dict = {}  # {worker spec name: its node class ("": the workers' own)}
         for node_class in self.templates:  # a wrong setting is one line now, not after a job
             job_kwargs(conf, system, node_class)
 
@@ -137,11 +144,14 @@ class JobQueueKind(ClusterKind):
             for node_class, jobs in self.templates.items():
                 for i in range(jobs):
                     if not node_class:  # one template: dask-jobqueue's own names, as scale() gives
-                        cluster.worker_spec.update(cluster.new_worker_spec())
+                        new = cluster.new_worker_spec()
+                        cluster.worker_spec.update(new)
+                        self.slots.update(dict.fromkeys(new, ""))
                         continue
                     options = {**added, **job_kwargs(self.conf, self.system, node_class)}
                     cluster.worker_spec[worker_name(node_class, i)] = {"cls": spec["cls"],
                                                                       "options": options}
+                    self.slots[worker_name(node_class, i)] = node_class
             self._submit(cluster)
         except BaseException:
             from distributed.core import Status
@@ -154,6 +164,38 @@ class JobQueueKind(ClusterKind):
             cluster.close()  # cancels the jobs that were submitted
             raise
         return cluster, cluster.scheduler_address
+
+    def queued_jobs(self, tries: int) -> QueuedJobs:
+        return QueuedJobs(self.system, tries, self.slots)
+
+    def resubmit(self, cluster, slot: str, job) -> str | None:
+        """Submit a job again in the place of ``job``, which left the queue before its worker
+        joined: the new job's id (None: it had been replaced meanwhile, or its worker came)."""
+        from distributed.core import Status
+
+        async def again():
+            if cluster.workers.get(slot) is not job or any(
+                    w.get("name") == slot for w in cluster.scheduler_info["workers"].values()):
+                return None
+            del cluster.workers[slot]  # SpecCluster's own step then submits the slot anew
+            job.status = Status.closed  # it left the queue: nothing to cancel at close
+            try:
+                await cluster._correct_state()
+            except BaseException:
+                new = cluster.workers.get(slot)
+                if new is not None and getattr(new, "job_id", None) is None:
+                    new.status = Status.failed  # as in start(): close asserts a state
+                raise
+            return getattr(cluster.workers.get(slot), "job_id", None)
+
+        wait = float(self.conf["wait_s"])
+        try:
+            return cluster.sync(again, callback_timeout=wait)
+        except RuntimeError as e:  # dask-jobqueue's Job._call: the command's exit and output
+            raise KitError(_submit_failed(cluster.job_cls.submit_command, str(e))) from None
+        except TimeoutError:
+            raise KitError(f"{cluster.job_cls.submit_command} did not answer within "
+                           f"{wait:.0f} s") from None
 
     def _submit(self, cluster) -> None:
         """Submit every job now and wait for the submit commands (not for the jobs to start), so

@@ -26,6 +26,7 @@ from .answers import unpacked
 from .cluster_kinds import ClusterKind, cluster_kind
 from .job_templates import PRELOAD, QUIET, RESOURCE
 from .node_classes import ClassTable, class_resource
+from .queued_jobs import LOOK_S
 from .runner import Executor, RunFailed
 
 TRIES = 3            # submissions of one run before it counts as failed
@@ -37,23 +38,33 @@ ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.prel
 
 
 def poll(fut, seconds: float) -> tuple:
-    """(True, the task's answer) once it ended, (False, None) while it has not. A failure of
-    the poll itself is not the task's: distributed's ``sync`` raises an UnboundLocalError when
-    the answer lands as the wait times out (a CancelledError passes its ``except Exception``:
-    1 run in ~250 at a 0.5 s poll, 655 of 1,500 at 0.05 s), and a finished run was thrown away
-    as "its task raised". Such a failure reads as not ended yet; the next poll gets the answer.
-    The task's own exception, a lost worker and a cancellation are raised as they are."""
-    try:
-        return True, fut.result(timeout=seconds)
-    except TimeoutError:
-        pass
-    except Exception:
-        if fut.status == "error":  # the task's own: raised as the task raised it
-            raise fut.exception() from None
-        if fut.status == "cancelled":
-            raise
-    if fut.status == "finished":  # ended as the wait ran out: the answer is here, no wait
-        return True, fut.result()
+    """(True, the task's answer) once it ended, (False, None) while it has not, after waiting
+    up to ``seconds``; the task's own exception, a lost worker and a cancellation are raised.
+
+    The wait reads the future's state and never fetches with a timeout: a fetch that timed out
+    (``fut.result(timeout=...)``) cancelled the client's gather midway, which distributed's
+    ``sync`` then raised as an UnboundLocalError (1 run in ~250 at a 0.5 s poll, 655 of 1,500 at
+    0.05 s: finished runs thrown away as "its task raised"), and a gather cancelled before it
+    started stays the one every later gather of the client joins: none got an answer again (a
+    10 ms poll on a busy machine hung so). The answer is fetched once the task has ended."""
+    end = time.monotonic() + seconds
+    while not fut.done():  # a flag the client's loop sets: read here, nothing is sent
+        left = end - time.monotonic()
+        if left <= 0:
+            return False, None
+        time.sleep(min(left, 0.02))
+    if fut.status == "error":  # the task's own (KilledWorker: its worker was lost)
+        raise fut.exception() from None
+    if fut.status == "cancelled":
+        raise CancelledError(fut.key)
+    for n in range(3):  # no timeout: nothing cancels the gather; a fetch that fails (a
+        try:            # connection dropped midway) is tried again, three times at most
+            return True, fut.result()
+        except Exception:
+            if fut.status != "finished":  # lost meanwhile (its worker died): waited on again
+                return False, None
+            if n == 2:  # an answer that cannot be fetched at all (it cannot be unpickled)
+                raise
     return False, None
 
 
@@ -69,6 +80,7 @@ class DaskExecutor(Executor):
         self._seen = (0.0, {})        # (when, {address: resources}) of the last look
         self._kept = 0.0              # when lost jobs were last replaced
         self._looking = False         # a thread is asking the scheduler for its workers
+        self.jobs = None              # the batch jobs watched until their workers join
         self._lock = threading.Lock()
         self.wait_s = float(self.kind.conf.get("wait_s", 60))
         # a local cluster's nannies run in this process and set PYTHONHASHSEED in its
@@ -76,7 +88,6 @@ class DaskExecutor(Executor):
         # would inherit it and differ from the earlier ones; given back on close
         self._environ = dict(os.environ)
         log(f"{self.kind.verb} {self.kind.describe()}")
-        logging.getLogger("distributed").setLevel(logging.WARNING)  # to cluster.log; kit speaks for its runs
         try:
             self._connect()
         except BaseException:
@@ -87,18 +98,49 @@ class DaskExecutor(Executor):
         import dask
         from distributed import Client
 
+        # after distributed's import, which sets its own: cluster.log tells Dask's story (workers
+        # joining and lost, an SSH host's own output) from INFO up; kit speaks for its runs
+        logging.getLogger("distributed").setLevel(logging.INFO)
         try:
             with dask.config.set({**QUIET, **ROUTING}):  # an in-process scheduler reads them
                 self.cluster, address = self.kind.start()
             self.client = Client(address, timeout="30s")
         except (OSError, TimeoutError) as e:
             raise KitError(f"cannot reach {self.kind.describe()}: {e}") from None
-        try:  # the plan starts with the first worker and takes the others as they come
-            self.client.wait_for_workers(1, timeout=self.wait_s)
-        except TimeoutError:
-            raise KitError(f"{self.kind.describe()}: no worker joined within {self.wait_s:.0f} s "
-                           "(is the queue full, or the workers' python unable to import kit?)") from None
+        self.jobs = self.kind.queued_jobs(TRIES)
+        self._first_worker()
         self.refresh()
+
+    def _first_worker(self) -> None:
+        """Wait for the first worker (the plan takes the others as they come), watching the
+        jobs meanwhile: one that leaves the queue is submitted again, and when none is left
+        to come the wait ends at once, naming what became of them."""
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                left = max(0.1, min(LOOK_S, deadline - time.monotonic()))
+                self.client.wait_for_workers(1, timeout=left)
+                return
+            except TimeoutError:
+                pass
+            self._watch()
+            gone = self.jobs.hopeless() if self.jobs else None
+            if gone:
+                raise KitError(f"{self.kind.describe()}: no worker joined: {gone}")
+            if time.monotonic() >= deadline:
+                queued = self.jobs.waiting() if self.jobs else ""
+                raise KitError(f"{self.kind.describe()}: no worker joined within "
+                               f"{self.wait_s:.0f} s ("
+                               + (f"{queued})" if queued else "is the queue full, or the "
+                                  "workers' python unable to import kit?)"))
+
+    def _watch(self) -> None:
+        """Look at the jobs whose workers have not joined; say each that left the queue."""
+        if self.jobs is not None and self.cluster is not None:
+            for line in self.jobs.look(self.cluster,
+                                       lambda slot, job: self.kind.resubmit(self.cluster, slot,
+                                                                            job)):
+                self.log(line)
 
     def refresh(self) -> None:
         """Ask every worker what node it is on and how many cores it offers runs."""
@@ -204,7 +246,7 @@ class DaskExecutor(Executor):
         began = time.monotonic()
         homeless = None  # since when no worker of its class has had the cores it needs
         while True:
-            ended, answer = poll(fut, POLL_S)  # returns the moment the task ends
+            ended, answer = poll(fut, POLL_S)  # returns within 20 ms of the task's end
             if ended:
                 return answer
             if stop():
@@ -222,6 +264,10 @@ class DaskExecutor(Executor):
                 if now - homeless > self.wait_s:
                     raise RunFailed(f"run {spec.run_id[:12]}: no worker of node class {spec.host} "
                                     f"offering {spec.threads} core(s) for {self.wait_s:.0f} s")
+                gone = self.jobs.hopeless(spec.host) if self.jobs else None
+                if gone:  # no job of its class is left to bring a worker: no use waiting
+                    raise RunFailed(f"run {spec.run_id[:12]}: no worker of node class "
+                                    f"{spec.host} can join: {gone}")
             if now - began > RUN_S:
                 raise RunFailed(f"run {spec.run_id[:12]}: its task ran longer than "
                                 f"{RUN_S / 3600:.0f} h on {self.kind.describe()}")
@@ -259,21 +305,25 @@ class DaskExecutor(Executor):
                 return
             self._kept = now
         self.kind.replace_lost(self.cluster)
+        self._watch()
 
     def _lost(self, e) -> KitError:
         return KitError(f"lost {self.kind.describe()} ({type(e).__name__}: {e}); finished runs "
                         "are stored, run the same command to resume")
 
     def retried_text(self) -> str | None:
-        """What was retried and why, in one line (None: nothing was)."""
+        """What was retried and why, and the jobs that left the queue before their workers
+        joined, in one line (None: nothing was)."""
+        jobs = self.jobs.text() if self.jobs else None
         if not self.retried:
-            return None
+            return jobs
         whys: dict = {}
         for _, why in self.retried:
             whys[why] = whys.get(why, 0) + 1
         runs = len({r for r, _ in self.retried})
         return (f"{runs} run(s) were submitted again ({len(self.retried)} retries): "
-                + "; ".join(f"{why} ({n}x)" for why, n in whys.items()))
+                + "; ".join(f"{why} ({n}x)" for why, n in whys.items())
+                + (f". {jobs}" if jobs else ""))
 
     def close(self):
         for thing in (self.client, self.cluster):

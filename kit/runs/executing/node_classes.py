@@ -38,6 +38,13 @@ def dask_setup(worker) -> None:
         # a local cluster's workers share kit's terminal: a Ctrl-C is kit's to handle (it closes
         # them within seconds), not theirs to answer with a traceback each on kit's stderr
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.environ.get(LOCAL_VAR):  # and their logging and warnings go to cluster.log, as kit's
+        import logging
+
+        from ...core.logs import cluster_logs_to_file
+
+        cluster_logs_to_file()
+        logging.getLogger("distributed").setLevel(logging.WARNING)
 
     sweep()  # a killed worker's folders go with its replacement's start, not its first run
     cores = worker.state.total_resources.get(RESOURCE, 0)
