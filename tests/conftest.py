@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py, slurm.py, tiers.py
 
-from tiers import fast_tier_guard, mark_slow_fixtures  # noqa: E402,F401 (a fixture and a hook)
+from tiers import add_soak_option, fast_tier_guard, mark_slow_fixtures  # noqa: E402,F401
 
 
 @pytest.fixture(autouse=True)
@@ -93,3 +93,4 @@ def on_every_kind(every_kind, monkeypatch):
 # the two tiers (tests/tiers.py): slow fixtures mark their tests; the fast tier refuses a test
 # that starts a slow process unmarked
 pytest_collection_modifyitems = mark_slow_fixtures
+pytest_addoption = add_soak_option

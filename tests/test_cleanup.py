@@ -255,7 +255,7 @@ def _homology_killed(home, sig):
     return p.returncode, err, work
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 @needs_mmseqs
 def test_kill_9_of_data_homology_ends_mmseqs_and_the_next_run_sweeps_its_folder(big_home):
     home = big_home
@@ -335,7 +335,7 @@ def test_kill_9_of_a_probe_build_ends_uv_and_the_next_build_rebuilds_cleanly(tmp
     assert not list((home / "probes").rglob(".trash-*"))
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 def test_kill_9_of_a_release_scan_then_the_same_kit_explain_finishes_clean(tiny, tmp_path):
     """`kit explain --library` killed while uv sync builds a probe stack: no uv left, and the
     same command then builds the half-built probe whole and scans (before: an internal error,

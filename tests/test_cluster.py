@@ -97,9 +97,10 @@ def _kill_a_busy_worker(client, deadline=120) -> int | None:
     return None
 
 
-def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_whole(monkeypatch):
-    """20 plans, a kill -9 of a busy worker in each: every plan completes (the nanny restarts
-    the worker at a new address; runs go by node class, never by address)."""
+@pytest.mark.parametrize("tries", [3, pytest.param(20, marks=pytest.mark.soak)])
+def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_whole(tries):
+    """TRIES plans (20 in the soak), a kill -9 of a busy worker in each: every plan completes
+    (the nanny restarts the worker at a new address; runs go by node class, never by address)."""
     import threading
 
     from kit.app import audit as au
@@ -107,7 +108,7 @@ def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_
     from kit.runs.planning.options import PlanOptions
     from kit.runs.store import Store
 
-    tries, killed = 20, []
+    killed = []
     store = Store()
     with DaskExecutor("local:2") as ex:
         for i in range(tries):

@@ -39,7 +39,7 @@ _CANNOT_HERE = {
     "kit run --factor seed --cluster slurm": (r"(?i)slurm", "no Slurm is running for the walk"),
 }
 _INTERACTIVE = {"kit tui"}  # driven in tmux where it is installed (tests/tui_smoke.sh does more)
-_NOT_HERE = {".venv/bin/python -m pytest"}  # the walk is part of that command
+_NOT_HERE = {".venv/bin/python -m pytest -n 2"}  # the walk is part of that command
 
 
 def readme_commands(text: str) -> list[str]:
@@ -126,7 +126,7 @@ def test_readme_lists_the_walks_exceptions_verbatim():
         assert cmd in cmds, cmd
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.timeout(3600)
 def test_every_readme_command_works_in_order_after_bootstrap(tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"

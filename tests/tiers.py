@@ -1,4 +1,5 @@
-"""The two test tiers: what makes a test slow, and the guard that keeps the fast tier fast."""
+"""The test tiers: what makes a test slow, the guard that keeps the fast tier fast, and the
+soaks (long kill loops, README's walk) that only `--soak` runs."""
 
 from __future__ import annotations
 
@@ -17,11 +18,34 @@ _SLOW_COMMANDS = ("kit.worker", "kit", "uv", "mmseqs", "tmux", "sshd", "slurmctl
 _SLOW_UV = {"sync", "lock", "venv", "pip", "run", "install", "build", "tool", "export"}
 
 
+# The tests of the every-kind store run on one xdist worker (`--dist loadgroup`), so that its
+# session fixture is built once, not once per worker (minutes each).
+EVERY_KIND_GROUP = "every-kind"
+
+
+def add_soak_option(parser):
+    """``--soak``: run the soaks too (CI does; the README's test command leaves them out)."""
+    parser.addoption("--soak", action="store_true",
+                     help="run the soaks too: tests marked soak (kill loops, README's walk)")
+
+
 def mark_slow_fixtures(config, items):
-    """The collection hook: a test that uses one of SLOW_FIXTURES is marked slow."""
+    """The collection hook: a test that uses one of SLOW_FIXTURES is marked slow (and the
+    every-kind store's tests grouped on one worker); without --soak, the soaks are deselected
+    (a soak is slow too)."""
+    soaks = []
     for item in items:
-        if set(SLOW_FIXTURES) & set(getattr(item, "fixturenames", ())):
+        used = set(getattr(item, "fixturenames", ()))
+        if set(SLOW_FIXTURES) & used:
             item.add_marker(pytest.mark.slow)
+        if used & {"every_kind", "on_every_kind"}:
+            item.add_marker(pytest.mark.xdist_group(EVERY_KIND_GROUP))
+        if item.get_closest_marker("soak"):
+            item.add_marker(pytest.mark.slow)
+            soaks.append(item)
+    if soaks and not config.getoption("--soak", False):
+        config.hook.pytest_deselected(items=soaks)
+        items[:] = [i for i in items if not i.get_closest_marker("soak")]
 
 
 def slow_command(argv) -> str | None:
