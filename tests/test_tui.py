@@ -632,3 +632,28 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, where):
     assert line in out and "Traceback" not in out and out.strip().count("\n") == 0, out
     log = out.split("the traceback is in ")[1].split(")")[0]
     assert "Traceback" in open(log).read() and "RuntimeError" in open(log).read()
+
+
+# -- issue 43: what a newcomer found at 80x24 ----------------------------------------------------
+async def test_scrolling_a_wide_table_right_keeps_each_rows_name_in_sight(stored_home):
+    """At 80x24 the Verdicts table is wider than the screen: moving right to its last column
+    scrolled the verdict names away (and the Budget's factor names the same): the name column
+    stays fixed."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        for tab, table_id, name in (("5", "verdicts-table", "mlp-lr acc"),
+                                    ("4", "budget-table", "repeat")):
+            await settled(pilot, tab)
+            table = pilot.app.query_one(f"#{table_id}", DataTable)
+            assert table.max_scroll_x > 0  # wider than 80 columns: there is somewhere to go
+            table.focus()
+            if table.cursor_type == "cell":
+                await pilot.press(*["right"] * len(table.columns))
+            else:  # a row cursor: the table scrolls itself
+                table.scroll_to(x=table.max_scroll_x, animate=False)
+            await pilot.pause()
+            assert table.scroll_x == table.max_scroll_x > 0, table_id
+            box = table.content_region
+            lines = screen_text(pilot).splitlines()[box.y:box.bottom]
+            assert any(name in ln for ln in lines), (table_id, lines)
+            last = str(table.ordered_columns[-1].label)
+            assert last[:6] in lines[0], (table_id, lines[0])  # and the far end is in sight

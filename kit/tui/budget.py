@@ -54,7 +54,9 @@ class BudgetPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="budget-head")
-        yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True)
+        # wider than 80 columns: the factor's name (the first column) stays as it scrolls
+        yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True,
+                        fixed_columns=1)
         with VerticalScroll(id="bars-scroll", can_focus=True):
             yield Bars(id="budget-bars")
         # the curves view: the plot, or (no perturb runs) why there is none; plotext drops a

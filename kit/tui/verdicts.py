@@ -22,8 +22,10 @@ class VerdictsPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="verdicts-head")
-        # cells: left and right reach the columns beyond 80 characters
-        yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell")
+        # cells: left and right reach the columns beyond 80 characters, the verdict's name
+        # (the first column) fixed beside them: scrolled away, a row's numbers had no name
+        yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell",
+                        fixed_columns=1)
         # a pipeline's verdicts or homology reading: kit's text, longer than the screen
         with VerticalScroll(id="verdicts-lab-scroll", can_focus=True):
             yield Static(id="verdicts-lab")
