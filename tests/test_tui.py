@@ -657,3 +657,61 @@ async def test_scrolling_a_wide_table_right_keeps_each_rows_name_in_sight(stored
             assert any(name in ln for ln in lines), (table_id, lines)
             last = str(table.ordered_columns[-1].label)
             assert last[:6] in lines[0], (table_id, lines[0])  # and the far end is in sight
+
+
+def joined(pilot) -> str:
+    """The screen's lines stripped and joined: a path broken after its `/`s reads whole."""
+    return "".join(ln.strip() for ln in screen_text(pilot).splitlines())
+
+
+async def test_the_advice_tab_shows_the_whole_report_folder_at_80x24(stored_home, tmp_path,
+                                                                     monkeypatch):
+    """The field cut a long folder ("…/reports/pipeline-kme"): the whole folder `e` writes to is
+    under it, a typed relative one as it resolves."""
+    monkeypatch.chdir(tmp_path)
+    folder = str(stored_home / "reports" / "synthetic-120")
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "6")
+        field = pilot.app.query_one("#report-dir", Input)
+        assert field.value == folder and len(folder) > field.content_region.width
+        assert folder in joined(pilot)
+        field.value = "lab-reports"
+        await pilot.pause()
+        assert str(tmp_path / "lab-reports") in joined(pilot)
+
+
+async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usable(
+        stored_home, monkeypatch):
+    """`e` ran ~20 s with nothing moving: now a bar and the part begun (the budget, the
+    verdicts, each plot, the files), from the worker, the app taking keys meanwhile; then the
+    folder it wrote to."""
+    from textual.widgets import ProgressBar
+
+    from kit.tui.advice import AdvicePane
+
+    shown = []  # what the step line and the bar say after each step the worker tells
+    told = AdvicePane.on_advice_pane_step
+
+    def keep(pane, m):
+        told(pane, m)
+        shown.append((text(pane.query_one("#report-step")),
+                      pane.query_one("#report-bar", ProgressBar).progress))
+
+    monkeypatch.setattr(AdvicePane, "on_advice_pane_step", keep)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "6")
+        await pilot.press("e")
+        progress = pilot.app.query_one("#report-progress")
+        assert progress.display
+        await pilot.press("4")  # keys still work while it writes
+        assert pilot.app.query_one("TabbedContent").active == "budget"
+        await pilot.press("6")
+        await settled(pilot)
+        bar = pilot.app.query_one("#report-bar", ProgressBar)
+        assert not progress.display and bar.progress == bar.total == len(shown) == 14, shown
+        assert [p for _, p in shown] == list(range(1, 15))
+        assert [s.split()[0] for s, _ in shown] == [f"{i}/14" for i in range(1, 15)]
+        assert shown[0][0] == "1/14 the budget" and "the plot" in shown[7][0]
+        said = text(pilot.app.query_one("#report-said"))
+        assert said.startswith("wrote the report") and said.replace("\n", "").endswith(
+            str(stored_home / "reports" / "synthetic-120" / "report.html"))
