@@ -25,19 +25,33 @@ def stored_home(kit_home, tmp_path):
 
 
 async def wait_for_run(pilot, timeout=600):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await idle(pilot)
+
+
+async def idle(pilot):
+    """Until no worker runs and what they read is drawn (a draw may start the next read: the
+    Plan's list, then its summary). A read replaced by a newer one is cancelled: not waited."""
+    from textual.worker import WorkerCancelled
+
+    while True:
+        await pilot.pause()
+        running = [w for w in pilot.app.workers if w.is_running and not w.is_cancelled]
+        if not running:
+            return
+        for w in running:
+            try:
+                await w.wait()
+            except WorkerCancelled:
+                pass
 
 
 async def settled(pilot, *keys):
     """Press ``keys``, each once what the last one read (in a pane's worker) is drawn."""
     for key in keys:
         await pilot.press(key)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
     if not keys:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
 
 
 def text(widget) -> str:
@@ -53,11 +67,11 @@ def screen_text(pilot) -> str:
 @pytest.mark.slow
 async def test_walk_from_plan_to_advice_by_keys():
     async with app(threads="1", seeds="0-1").run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         assert set(factors.selected) == {"repeat", "seed"} and pilot.app.focused is factors
         summary = text(pilot.app.query_one("#plan-summary"))
-        assert "2 pairs, 3 runs" in summary and "0 stored, 3 to run" in summary
+        assert "2 pairs (repeat 1, seed 1), 3 runs: 0 stored, 3 to run" in summary
         await pilot.press("r")
         assert pilot.app.query_one("TabbedContent").active == "run"
         await wait_for_run(pilot)
@@ -73,14 +87,15 @@ async def test_walk_from_plan_to_advice_by_keys():
         assert pilot.app.query_one("#verdicts-table", DataTable).row_count == 12
         await settled(pilot, "6")
         assert "null experiment held" in pilot.app.query_one("#advice-md", Markdown).source
-        await pilot.press("2")  # everything is stored now
+        await settled(pilot, "2")  # everything is stored now
         assert "3 stored, 0 to run" in text(pilot.app.query_one("#plan-summary"))
 
 
 @pytest.mark.slow
 async def test_cancel_keeps_finished_runs_and_resumes_by_keys():
     async with app(threads="1", seeds="0-3").run_test(size=(80, 24)) as pilot:
-        await pilot.press("2", "space")  # the cursor is on `repeat`: untick it
+        await settled(pilot, "2")
+        await pilot.press("space")  # the cursor is on `repeat`: untick it
         assert pilot.app.query_one("#factors", SelectionList).selected == ["seed"]
         await pilot.press("r")
         store = Store()
@@ -94,7 +109,7 @@ async def test_cancel_keeps_finished_runs_and_resumes_by_keys():
             await pilot.pause(0.2)
         done = len(store.runs())
         assert 1 <= done < 4 and "cancelled after" in text(status)
-        await pilot.press("2")
+        await settled(pilot, "2")
         assert f"{done} stored, {4 - done} to run" in text(pilot.app.query_one("#plan-summary"))
 
 
@@ -103,7 +118,8 @@ async def test_q_during_a_run_asks_first():
     from kit.tui.dialogs import ConfirmScreen
 
     async with app(threads="1", seeds="0-3").run_test(size=(80, 24)) as pilot:
-        await pilot.press("2", "r")
+        await settled(pilot, "2")
+        await pilot.press("r")
         await pilot.pause(0.2)
         assert pilot.app.pane("run").running
         await pilot.press("q")
@@ -121,7 +137,8 @@ async def test_q_during_a_run_asks_first():
 @pytest.mark.slow
 async def test_digits_are_typed_into_fields_and_escape_leaves_them(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2", "tab", "tab", "tab")  # factors -> dataset -> proteins -> threads
+        await settled(pilot, "2")
+        await pilot.press("tab", "tab", "tab")  # factors -> dataset -> proteins -> threads
         threads = pilot.app.query_one("#threads", Input)
         assert pilot.app.focused is threads
         await pilot.press("1", "2", "4")
@@ -247,7 +264,7 @@ async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_
         await pilot.pause()
         bar = pilot.app.query_one("#run-progress")
         assert bar.content_region.height >= 1 and bar.content_region.width >= 20
-        await pilot.press("2")
+        await settled(pilot, "2")
         await pilot.pause()
         factors = pilot.app.query_one("#factors", SelectionList)
         off = factors.get_component_rich_style("selection-list--button")
@@ -259,11 +276,13 @@ async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_
 async def test_ticked_and_unticked_factors_differ_as_characters(stored_home):
     """tmux capture-pane showed `▐X▌` for every factor: ticked or not told by colour only."""
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         await pilot.pause()
 
-        def box(factor):
-            line = next(ln for ln in screen_text(pilot).splitlines() if f" {factor} " in ln + " ")
+        def box(factor):  # the factor's line in the list (the settings beside it name some too)
+            r = pilot.app.query_one("#factors").content_region
+            line = next(ln[r.x:r.right] for ln in screen_text(pilot).splitlines()[r.y:r.bottom]
+                        if f" {factor} " in ln[r.x:r.right] + " ")
             return line[line.index("▐"):line.index("▐") + 3]
 
         assert box("repeat") == "▐X▌" and box("threads") == "▐ ▌"  # ticked by default, or not
@@ -278,7 +297,7 @@ async def test_the_highlighted_factor_stays_in_sight_when_its_description_grows(
     """At 80x24 a 5-line description shrinks the list, and the highlighted factor (perturb) was
     scrolled off it while its description showed."""
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         values = [s.value for s in factors._options]
         for key in ("down", "up"):  # to the last factor, then back to the first
@@ -330,7 +349,7 @@ async def test_every_factors_description_is_shown_whole_at_80x24(stored_home):
     from rich.text import Text
 
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         for i in range(factors.option_count):
             factors.highlighted = i
@@ -343,7 +362,7 @@ async def test_every_factors_description_is_shown_whole_at_80x24(stored_home):
 
 async def test_the_plan_fits_80x24_and_help_scrolls(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         screen = pilot.app.screen.region
         for widget in ("#iters", "#dev-cpu", "#run-plan", "#plan-summary"):
             assert screen.contains_region(pilot.app.query_one(widget).region), widget
@@ -422,7 +441,7 @@ async def test_budget_cells_are_never_cut_after_another_tab_nor_before_they_are_
 
 async def test_unavailable_choices_are_disabled_with_reasons():
     async with app().run_test(size=(100, 32)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         values = [factors.get_option_at_index(i).value for i in range(factors.option_count)]
         device = factors.get_option_at_index(values.index("torch-device"))
@@ -452,7 +471,7 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
     async with app().run_test(size=(100, 40)) as pilot:
         row = pilot.app.query_one("#stacks", DataTable).get_row("lab-torch")
         assert row[1] == "built (external)"
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         factors.deselect_all()
         factors.select("torch-seed")
@@ -579,15 +598,15 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
         box.value = str(on_every_kind["bundle"])
         box.focus()
         await pilot.press("enter")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         assert "reproduced" in str(pilot.app.query_one("#compare-answer").render())
 
 
 async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
     """Typing 0 (or 99) threads ended the app with a traceback and exit status 0."""
     async with app().run_test(size=(100, 32)) as pilot:
-        await pilot.press("2", "tab", "tab", "tab")  # the threads field
+        await settled(pilot, "2")
+        await pilot.press("tab", "tab", "tab")  # the threads field
         for typed, says in (("0", "0 is not allowed here"), ("99", "would measure oversubscription")):
             pilot.app.query_one("#threads", Input).value = ""
             await pilot.press(*typed)
@@ -715,3 +734,69 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
         said = text(pilot.app.query_one("#report-said"))
         assert said.startswith("wrote the report") and said.replace("\n", "").endswith(
             str(stored_home / "reports" / "synthetic-120" / "report.html"))
+
+
+async def test_the_plan_names_its_ticked_factors_and_shows_them_at_80x24(stored_home):
+    """At 80x24 the ticked `seed` sat below the fold while the summary said "11 pairs" without
+    naming a factor: the ticked ones now head the list, and the summary counts each one's
+    pairs; with more ticked than its lines hold, the rest are counted, never cut off."""
+    import re
+
+    from rich.text import Text
+
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        box = factors.content_region
+        shown = [ln[box.x:box.right] for ln in screen_text(pilot).splitlines()[box.y:box.bottom]]
+        assert set(factors.selected) == {"repeat", "seed"}
+        for f in factors.selected:
+            assert any(f"▐X▌ {f} " in ln + " " for ln in shown), (f, shown)
+        summary = pilot.app.query_one("#plan-summary")
+        said = " ".join(text(summary).split())
+        got = re.search(r"(\d+) pairs \(repeat (\d+), seed (\d+)\), (\d+) runs", said)
+        assert got and int(got[1]) == int(got[2]) + int(got[3]) > 0, said
+        factors.select_all()  # those this machine cannot run are refused, said in a toast
+        await settled(pilot)
+        said = text(summary)
+        lines = Text.from_markup(said).wrap(pilot.app.console, summary.content_region.width)
+        assert len(lines) <= summary.content_region.height == 3, said  # whole: never cut
+        assert re.search(r"\+\d+ more", said) and said.startswith("repeat, seed, "), said
+
+
+async def test_the_first_screen_comes_before_the_stacks_and_factors_are_read(stored_home,
+                                                                            monkeypatch):
+    """The first paint took 8 s on a loaded machine: the stacks' status and which factors run
+    here (both start interpreters), the dataset and the plan were read on the app's thread
+    before it. Now each tab reads in a worker: the screen is up while those reads wait, and
+    their data follows."""
+    import threading
+
+    from kit.envs import kinds
+    from kit.runs.planning import availability, offers
+
+    gate, on_app_thread = threading.Event(), []
+
+    def gated(real):
+        def read(*args, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_app_thread.append(real.__name__)  # the old way: read before the first paint
+            else:
+                gate.wait(60)
+            return real(*args, **kwargs)
+        return read
+
+    monkeypatch.setattr(kinds, "listing", gated(kinds.listing))
+    for module in (availability, offers):
+        monkeypatch.setattr(module, "availability", gated(availability.availability))
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        first = screen_text(pilot)
+        assert "1 Setup" in first and "7 Compare" in first  # the whole window, drawn
+        assert "reading the dataset and the stacks" in first and "np2-sk191" not in first
+        gate.set()
+        await settled(pilot)
+        assert "Dataset synthetic-120" in screen_text(pilot) and "np2-sk191" in screen_text(pilot)
+        await settled(pilot, "2")
+        assert "repeat" in screen_text(pilot) and "pairs (repeat" in screen_text(pilot)
+    assert on_app_thread == []

@@ -69,6 +69,11 @@ class Pane(Vertical):
         m.draw(m.result)
         return None
 
+    def drop(self, slot: str) -> None:
+        """Forget the load of ``slot`` under way: what it reads is not drawn."""
+        tickets = self.__dict__.setdefault("_tickets", {})
+        tickets[slot] = tickets.get(slot, 0) + 1
+
     def settled(self, slot: str) -> None:
         """The latest load of ``slot`` has come back (drawn, failed or dropped)."""
 
