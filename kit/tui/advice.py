@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Input, Markdown, ProgressBar, Static
+from textual.widgets import Button, Input, ProgressBar, Static
 
 from ..core.numbers import fmt
 from .errors import guarded
@@ -73,7 +73,8 @@ class AdvicePane(Pane):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="advice-scroll"):
-            yield Markdown(id="advice-md")
+            # kit's own advice: Markdown, mounted when first drawn (its parser is imported then,
+            # not before the app's first paint)
             yield Static(id="advice-lab")  # a pipeline's advice: kit's text, fitted to the pane
         with Horizontal(classes="buttons"):
             yield Input(placeholder="folder for report.md and report.html", id="report-dir")
@@ -143,10 +144,20 @@ class AdvicePane(Pane):
         field = self.query_one("#report-dir", Input)
         if field.value in ("", self._default_dir):  # what the user typed there stays
             self._default_dir = field.value = self._default_folder(subject)
-        md, lab = self.query_one("#advice-md", Markdown), self.query_one("#advice-lab", Static)
+        from textual.widgets import Markdown
+
+        lab = self.query_one("#advice-lab", Static)
         self._text_shown = isinstance(advice, Text)
-        md.display, lab.display = not self._text_shown, self._text_shown
-        (lab if self._text_shown else md).update(advice)
+        lab.display = self._text_shown
+        found = self.query("#advice-md")
+        if found:
+            found.first(Markdown).display = not self._text_shown
+        if self._text_shown:
+            lab.update(advice)
+        elif found:
+            found.first(Markdown).update(advice)
+        else:  # its first drawing: made with the text
+            self.query_one("#advice-scroll").mount(Markdown(advice, id="advice-md"), before=lab)
 
     @on(Button.Pressed, "#export")
     @guarded

@@ -85,8 +85,6 @@ class PlanPane(Pane):
             self.dataset, self.n, self.asked = dataset, n, asked
 
     def compose(self) -> ComposeResult:
-        from ..runs.planning.availability import devices
-
         app = self.app
         # (hash, file) of the pipeline the list shows; None: no list yet (it is read in a worker
         # once the screen is up: what this machine runs takes interpreters started to know)
@@ -105,11 +103,11 @@ class PlanPane(Pane):
                 yield from _field("iterations", "5,10,20,50", "iters", classes="kit-only")
                 yield Static(LAB_NOTE, id="lab-note")
                 yield Label("PyTorch device", classes="heading kit-only")
-                devs = devices(app.platform)
                 with RadioSet(id="device", classes="kit-only"):
-                    for d in ("cpu", "mps", "cuda"):
-                        yield RadioButton(d.upper() + ("" if devs[d] is None else " (not here)"),
-                                          value=d == "cpu", disabled=devs[d] is not None,
+                    for d in ("cpu", "mps", "cuda"):  # as availability.devices says them
+                        why = app.platform.device_reason(d)  # (its module: after the paint)
+                        yield RadioButton(d.upper() + ("" if why is None else " (not here)"),
+                                          value=d == "cpu", disabled=why is not None,
                                           id=f"dev-{d}")
                 # stacks added with `kit stacks add` that hold torch (a cluster's or GPU image's)
                 self._torch_stacks = _torch_stacks()

@@ -11,7 +11,6 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
-from ..views.tables import libraries
 from .errors import guarded
 from .grid import fill
 from .pane import Pane
@@ -64,6 +63,8 @@ class SetupPane(Pane):
         return self._dataset_info(), listing(self.app.platform)
 
     def _draw(self, read: tuple) -> None:
+        from ..views.tables import libraries
+
         info, listed = read
         self.query_one("#dataset-info", Static).update(info)
         self._about, self._reference, self._rows = {}, None, []

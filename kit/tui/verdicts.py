@@ -8,7 +8,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from ..views.tables import VERDICT_HEAD, verdict_cells
 from .grid import fill
 from .pane import Pane
 
@@ -121,6 +120,7 @@ class VerdictsPane(Pane):
 
     def _draw_sets(self, rep: dict | None, step: bool = False) -> None:
         from ..views.quoting import markup
+        from ..views.tables import VERDICT_HEAD, verdict_cells
 
         self._show_lab(False)
         head = self.query_one("#verdicts-head", Static)
