@@ -469,6 +469,7 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
     external.registry_path().write_text(json.dumps({"lab-torch": {
         "python": sys.executable, "added": "2026-01-01", "facts": facts}}))
     async with app().run_test(size=(100, 40)) as pilot:
+        await settled(pilot)  # the stacks are read in a worker
         row = pilot.app.query_one("#stacks", DataTable).get_row("lab-torch")
         assert row[1] == "built (external)"
         await settled(pilot, "2")
@@ -478,7 +479,7 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
         await pilot.pause()
         assert "lab-torch" in str(pilot.app.query_one("#ts-1").label)
         pilot.app.query_one("#ts-1").value = True
-        await pilot.pause()
+        await settled(pilot)  # the plan is read in a worker
         assert "stack lab-torch has no torch" in text(pilot.app.query_one("#plan-summary"))
 
 
