@@ -232,10 +232,11 @@ class PlanPane(Pane):
         from ..runs.planning.options import SVD_ITERS, parse_iters, parse_threads
 
         self._follow_setup()
-        factors = self.query_one("#factors", SelectionList)
-        ticked = set(factors.selected)  # in the list's order (the summary names them so)
-        factors = tuple(factors.get_option_at_index(i).value for i in range(factors.option_count)
-                        if factors.get_option_at_index(i).value in ticked)
+        ticks = self.query_one("#factors", SelectionList)
+        ticked = set(ticks.selected)  # in the list's order (the summary names them so)
+        factors = tuple(value for value in (ticks.get_option_at_index(i).value
+                                            for i in range(ticks.option_count))
+                        if value in ticked)
         try:  # the CLI's messages are the ones a user needs here
             opts = PlanOptions(
                 threads=_numbers(self.query_one("#threads", Input).value, parse_threads),
