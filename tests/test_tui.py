@@ -801,3 +801,18 @@ async def test_the_first_screen_comes_before_the_stacks_and_factors_are_read(sto
         await settled(pilot, "2")
         assert "repeat" in screen_text(pilot) and "pairs (repeat" in screen_text(pilot)
     assert on_app_thread == []
+
+
+def test_what_kit_tui_imports_before_its_first_paint_leaves_the_heavy_modules_out():
+    """Half of the first paint's time was imports it did not need yet: scipy (with numpy's
+    f2py) for three names of kit.worker.pipeline, and the tabs' analyses, views, tabulate,
+    plotext and Markdown. Each is imported where it is first used (bench/tui_paint.py times it)."""
+    import subprocess
+    import sys
+
+    heavy = ("scipy", "numpy.f2py", "tabulate", "plotext", "markdown_it", "matplotlib",
+             "kit.app.audit", "kit.views.tables", "kit.analysis.compare")
+    code = ("import sys, kit.cli, kit.app.selection, kit.runs.store, kit.tui.app\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
