@@ -164,6 +164,9 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; assert sys.ve
 fi
 say "installing kit's locked dependencies into .venv (uv sync --frozen)"
 uv sync --quiet --frozen --extra test --python .venv/bin/python
+# kit's own modules compiled too (uv compiles what it installs, not this editable checkout): a
+# command starts without compiling them first, even where PYTHONDONTWRITEBYTECODE is set
+.venv/bin/python -m compileall -q kit >/dev/null
 
 # before the long steps: what they will build and download, and about how long it takes
 # (their lock files' sizes at a rate measured here); an estimate that cannot be made is said,

@@ -24,6 +24,25 @@ def test_report_files(tmp_path):
         assert open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_report_tells_each_part_it_begins_as_many_as_it_counts(tmp_path):
+    """The TUI's progress bar counts report_steps and write_steps: each part is told once, in
+    order, for kit's own pipeline and for a pipeline file."""
+    from pathlib import Path
+
+    from kit.app.verbs.reporting import report_steps
+    from kit.core.subject import of_pipeline
+    from kit.data.pipelines import add_pipeline
+    from kit.views.report import write_steps
+
+    st = budget_store(tmp_path)
+    two = add_pipeline(str(Path(__file__).parent / "pipelines" / "two_models.py"))
+    for i, subject in enumerate((of_dataset("d" * 64, {}), of_pipeline(two))):
+        told = []
+        write(report(st, subject, step=told.append), tmp_path / f"rep{i}", step=told.append)
+        assert told == [*report_steps(subject), *write_steps(subject)], subject
+        assert told[-1] == "report.md and report.html" and any("plot" in t for t in told)
+
+
 def test_cli_verdicts_advise_report(tmp_path, capsys, monkeypatch):
     budget_store(tmp_path)
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))

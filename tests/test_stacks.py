@@ -88,6 +88,35 @@ def test_pyenv_versions_are_found_but_shims_are_not(tmp_path, monkeypatch):
     assert find_python("3.99", None, LINUX) is None
 
 
+def test_threads_asking_for_one_interpreter_at_once_wait_for_one_search(monkeypatch):
+    """The TUI's Setup and Plan tabs read as it starts, each asking for the stacks'
+    interpreters: each made every search (uv python find, then starting each candidate)."""
+    import threading
+    import time
+
+    from kit.envs import interpreters
+
+    searched = []
+
+    def slow_find(request):
+        searched.append(request)
+        time.sleep(0.3)  # what starting uv takes: the other threads ask meanwhile
+        return [sys.executable]
+
+    minor = "%d.%d" % sys.version_info[:2]
+    monkeypatch.setattr(interpreters, "_uv_find", slow_find)
+    find_python.cache_clear()
+    found = []
+    asking = [threading.Thread(target=lambda: found.append(find_python(minor, None, LINUX)))
+              for _ in range(3)]
+    for t in asking:
+        t.start()
+    for t in asking:
+        t.join()
+    find_python.cache_clear()
+    assert searched == [minor] and found == [sys.executable] * 3
+
+
 @pytest.mark.slow
 def test_stacks_json_lists_macos_stacks_with_reasons(capsys):
     assert main(["stacks", "--json"]) == 0

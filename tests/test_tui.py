@@ -25,19 +25,33 @@ def stored_home(kit_home, tmp_path):
 
 
 async def wait_for_run(pilot, timeout=600):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await idle(pilot)
+
+
+async def idle(pilot):
+    """Until no worker runs and what they read is drawn (a draw may start the next read: the
+    Plan's list, then its summary). A read replaced by a newer one is cancelled: not waited."""
+    from textual.worker import WorkerCancelled
+
+    while True:
+        await pilot.pause()
+        running = [w for w in pilot.app.workers if w.is_running and not w.is_cancelled]
+        if not running:
+            return
+        for w in running:
+            try:
+                await w.wait()
+            except WorkerCancelled:
+                pass
 
 
 async def settled(pilot, *keys):
     """Press ``keys``, each once what the last one read (in a pane's worker) is drawn."""
     for key in keys:
         await pilot.press(key)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
     if not keys:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
 
 
 def text(widget) -> str:
@@ -53,11 +67,11 @@ def screen_text(pilot) -> str:
 @pytest.mark.slow
 async def test_walk_from_plan_to_advice_by_keys():
     async with app(threads="1", seeds="0-1").run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         assert set(factors.selected) == {"repeat", "seed"} and pilot.app.focused is factors
         summary = text(pilot.app.query_one("#plan-summary"))
-        assert "2 pairs, 3 runs" in summary and "0 stored, 3 to run" in summary
+        assert "2 pairs (repeat 1, seed 1), 3 runs: 0 stored, 3 to run" in summary
         await pilot.press("r")
         assert pilot.app.query_one("TabbedContent").active == "run"
         await wait_for_run(pilot)
@@ -73,14 +87,15 @@ async def test_walk_from_plan_to_advice_by_keys():
         assert pilot.app.query_one("#verdicts-table", DataTable).row_count == 12
         await settled(pilot, "6")
         assert "null experiment held" in pilot.app.query_one("#advice-md", Markdown).source
-        await pilot.press("2")  # everything is stored now
+        await settled(pilot, "2")  # everything is stored now
         assert "3 stored, 0 to run" in text(pilot.app.query_one("#plan-summary"))
 
 
 @pytest.mark.slow
 async def test_cancel_keeps_finished_runs_and_resumes_by_keys():
     async with app(threads="1", seeds="0-3").run_test(size=(80, 24)) as pilot:
-        await pilot.press("2", "space")  # the cursor is on `repeat`: untick it
+        await settled(pilot, "2")
+        await pilot.press("space")  # the cursor is on `repeat`: untick it
         assert pilot.app.query_one("#factors", SelectionList).selected == ["seed"]
         await pilot.press("r")
         store = Store()
@@ -94,7 +109,7 @@ async def test_cancel_keeps_finished_runs_and_resumes_by_keys():
             await pilot.pause(0.2)
         done = len(store.runs())
         assert 1 <= done < 4 and "cancelled after" in text(status)
-        await pilot.press("2")
+        await settled(pilot, "2")
         assert f"{done} stored, {4 - done} to run" in text(pilot.app.query_one("#plan-summary"))
 
 
@@ -103,7 +118,8 @@ async def test_q_during_a_run_asks_first():
     from kit.tui.dialogs import ConfirmScreen
 
     async with app(threads="1", seeds="0-3").run_test(size=(80, 24)) as pilot:
-        await pilot.press("2", "r")
+        await settled(pilot, "2")
+        await pilot.press("r")
         await pilot.pause(0.2)
         assert pilot.app.pane("run").running
         await pilot.press("q")
@@ -121,7 +137,8 @@ async def test_q_during_a_run_asks_first():
 @pytest.mark.slow
 async def test_digits_are_typed_into_fields_and_escape_leaves_them(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2", "tab", "tab", "tab")  # factors -> dataset -> proteins -> threads
+        await settled(pilot, "2")
+        await pilot.press("tab", "tab", "tab")  # factors -> dataset -> proteins -> threads
         threads = pilot.app.query_one("#threads", Input)
         assert pilot.app.focused is threads
         await pilot.press("1", "2", "4")
@@ -247,7 +264,7 @@ async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_
         await pilot.pause()
         bar = pilot.app.query_one("#run-progress")
         assert bar.content_region.height >= 1 and bar.content_region.width >= 20
-        await pilot.press("2")
+        await settled(pilot, "2")
         await pilot.pause()
         factors = pilot.app.query_one("#factors", SelectionList)
         off = factors.get_component_rich_style("selection-list--button")
@@ -259,11 +276,13 @@ async def test_the_run_tab_shows_its_progress_bar_and_ticks_differ_by_more_than_
 async def test_ticked_and_unticked_factors_differ_as_characters(stored_home):
     """tmux capture-pane showed `▐X▌` for every factor: ticked or not told by colour only."""
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         await pilot.pause()
 
-        def box(factor):
-            line = next(ln for ln in screen_text(pilot).splitlines() if f" {factor} " in ln + " ")
+        def box(factor):  # the factor's line in the list (the settings beside it name some too)
+            r = pilot.app.query_one("#factors").content_region
+            line = next(ln[r.x:r.right] for ln in screen_text(pilot).splitlines()[r.y:r.bottom]
+                        if f" {factor} " in ln[r.x:r.right] + " ")
             return line[line.index("▐"):line.index("▐") + 3]
 
         assert box("repeat") == "▐X▌" and box("threads") == "▐ ▌"  # ticked by default, or not
@@ -278,7 +297,7 @@ async def test_the_highlighted_factor_stays_in_sight_when_its_description_grows(
     """At 80x24 a 5-line description shrinks the list, and the highlighted factor (perturb) was
     scrolled off it while its description showed."""
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         values = [s.value for s in factors._options]
         for key in ("down", "up"):  # to the last factor, then back to the first
@@ -330,7 +349,7 @@ async def test_every_factors_description_is_shown_whole_at_80x24(stored_home):
     from rich.text import Text
 
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         for i in range(factors.option_count):
             factors.highlighted = i
@@ -343,7 +362,7 @@ async def test_every_factors_description_is_shown_whole_at_80x24(stored_home):
 
 async def test_the_plan_fits_80x24_and_help_scrolls(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         screen = pilot.app.screen.region
         for widget in ("#iters", "#dev-cpu", "#run-plan", "#plan-summary"):
             assert screen.contains_region(pilot.app.query_one(widget).region), widget
@@ -422,7 +441,7 @@ async def test_budget_cells_are_never_cut_after_another_tab_nor_before_they_are_
 
 async def test_unavailable_choices_are_disabled_with_reasons():
     async with app().run_test(size=(100, 32)) as pilot:
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         values = [factors.get_option_at_index(i).value for i in range(factors.option_count)]
         device = factors.get_option_at_index(values.index("torch-device"))
@@ -450,16 +469,17 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
     external.registry_path().write_text(json.dumps({"lab-torch": {
         "python": sys.executable, "added": "2026-01-01", "facts": facts}}))
     async with app().run_test(size=(100, 40)) as pilot:
+        await settled(pilot)  # the stacks are read in a worker
         row = pilot.app.query_one("#stacks", DataTable).get_row("lab-torch")
         assert row[1] == "built (external)"
-        await pilot.press("2")
+        await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         factors.deselect_all()
         factors.select("torch-seed")
         await pilot.pause()
         assert "lab-torch" in str(pilot.app.query_one("#ts-1").label)
         pilot.app.query_one("#ts-1").value = True
-        await pilot.pause()
+        await settled(pilot)  # the plan is read in a worker
         assert "stack lab-torch has no torch" in text(pilot.app.query_one("#plan-summary"))
 
 
@@ -579,15 +599,15 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
         box.value = str(on_every_kind["bundle"])
         box.focus()
         await pilot.press("enter")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         assert "reproduced" in str(pilot.app.query_one("#compare-answer").render())
 
 
 async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
     """Typing 0 (or 99) threads ended the app with a traceback and exit status 0."""
     async with app().run_test(size=(100, 32)) as pilot:
-        await pilot.press("2", "tab", "tab", "tab")  # the threads field
+        await settled(pilot, "2")
+        await pilot.press("tab", "tab", "tab")  # the threads field
         for typed, says in (("0", "0 is not allowed here"), ("99", "would measure oversubscription")):
             pilot.app.query_one("#threads", Input).value = ""
             await pilot.press(*typed)
@@ -632,3 +652,167 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, where):
     assert line in out and "Traceback" not in out and out.strip().count("\n") == 0, out
     log = out.split("the traceback is in ")[1].split(")")[0]
     assert "Traceback" in open(log).read() and "RuntimeError" in open(log).read()
+
+
+# -- issue 43: what a newcomer found at 80x24 ----------------------------------------------------
+async def test_scrolling_a_wide_table_right_keeps_each_rows_name_in_sight(stored_home):
+    """At 80x24 the Verdicts table is wider than the screen: moving right to its last column
+    scrolled the verdict names away (and the Budget's factor names the same): the name column
+    stays fixed."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        for tab, table_id, name in (("5", "verdicts-table", "mlp-lr acc"),
+                                    ("4", "budget-table", "repeat")):
+            await settled(pilot, tab)
+            table = pilot.app.query_one(f"#{table_id}", DataTable)
+            assert table.max_scroll_x > 0  # wider than 80 columns: there is somewhere to go
+            table.focus()
+            if table.cursor_type == "cell":
+                await pilot.press(*["right"] * len(table.columns))
+            else:  # a row cursor: the table scrolls itself
+                table.scroll_to(x=table.max_scroll_x, animate=False)
+            await pilot.pause()
+            assert table.scroll_x == table.max_scroll_x > 0, table_id
+            box = table.content_region
+            lines = screen_text(pilot).splitlines()[box.y:box.bottom]
+            assert any(name in ln for ln in lines), (table_id, lines)
+            last = str(table.ordered_columns[-1].label)
+            assert last[:6] in lines[0], (table_id, lines[0])  # and the far end is in sight
+
+
+def joined(pilot) -> str:
+    """The screen's lines stripped and joined: a path broken after its `/`s reads whole."""
+    return "".join(ln.strip() for ln in screen_text(pilot).splitlines())
+
+
+async def test_the_advice_tab_shows_the_whole_report_folder_at_80x24(stored_home, tmp_path,
+                                                                     monkeypatch):
+    """The field cut a long folder ("…/reports/pipeline-kme"): the whole folder `e` writes to is
+    under it, a typed relative one as it resolves."""
+    monkeypatch.chdir(tmp_path)
+    folder = str(stored_home / "reports" / "synthetic-120")
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "6")
+        field = pilot.app.query_one("#report-dir", Input)
+        assert field.value == folder and len(folder) > field.content_region.width
+        assert folder in joined(pilot)
+        field.value = "lab-reports"
+        await pilot.pause()
+        assert str(tmp_path / "lab-reports") in joined(pilot)
+
+
+async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usable(
+        stored_home, monkeypatch):
+    """`e` ran ~20 s with nothing moving: now a bar and the part begun (the budget, the
+    verdicts, each plot, the files), from the worker, the app taking keys meanwhile; then the
+    folder it wrote to."""
+    from textual.widgets import ProgressBar
+
+    from kit.tui.advice import AdvicePane
+
+    shown = []  # what the step line and the bar say after each step the worker tells
+    told = AdvicePane.on_advice_pane_step
+
+    def keep(pane, m):
+        told(pane, m)
+        shown.append((text(pane.query_one("#report-step")),
+                      pane.query_one("#report-bar", ProgressBar).progress))
+
+    monkeypatch.setattr(AdvicePane, "on_advice_pane_step", keep)
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "6")
+        await pilot.press("e")
+        progress = pilot.app.query_one("#report-progress")
+        assert progress.display
+        await pilot.press("4")  # keys still work while it writes
+        assert pilot.app.query_one("TabbedContent").active == "budget"
+        await pilot.press("6")
+        await settled(pilot)
+        bar = pilot.app.query_one("#report-bar", ProgressBar)
+        assert not progress.display and bar.progress == bar.total == len(shown) == 14, shown
+        assert [p for _, p in shown] == list(range(1, 15))
+        assert [s.split()[0] for s, _ in shown] == [f"{i}/14" for i in range(1, 15)]
+        assert shown[0][0] == "1/14 the budget" and "the plot" in shown[7][0]
+        said = text(pilot.app.query_one("#report-said"))
+        assert said.startswith("wrote the report") and said.replace("\n", "").endswith(
+            str(stored_home / "reports" / "synthetic-120" / "report.html"))
+
+
+async def test_the_plan_names_its_ticked_factors_and_shows_them_at_80x24(stored_home):
+    """At 80x24 the ticked `seed` sat below the fold while the summary said "11 pairs" without
+    naming a factor: the ticked ones now head the list, and the summary counts each one's
+    pairs; with more ticked than its lines hold, the rest are counted, never cut off."""
+    import re
+
+    from rich.text import Text
+
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "2")
+        factors = pilot.app.query_one("#factors", SelectionList)
+        box = factors.content_region
+        shown = [ln[box.x:box.right] for ln in screen_text(pilot).splitlines()[box.y:box.bottom]]
+        assert set(factors.selected) == {"repeat", "seed"}
+        for f in factors.selected:
+            assert any(f"▐X▌ {f} " in ln + " " for ln in shown), (f, shown)
+        summary = pilot.app.query_one("#plan-summary")
+        said = " ".join(text(summary).split())
+        got = re.search(r"(\d+) pairs \(repeat (\d+), seed (\d+)\), (\d+) runs", said)
+        assert got and int(got[1]) == int(got[2]) + int(got[3]) > 0, said
+        factors.select_all()  # those this machine cannot run are refused, said in a toast
+        await settled(pilot)
+        said = text(summary)
+        lines = Text.from_markup(said).wrap(pilot.app.console, summary.content_region.width)
+        assert len(lines) <= summary.content_region.height == 3, said  # whole: never cut
+        assert re.search(r"\+\d+ more", said) and said.startswith("repeat, seed, "), said
+
+
+async def test_the_first_screen_comes_before_the_stacks_and_factors_are_read(stored_home,
+                                                                            monkeypatch):
+    """The first paint took 8 s on a loaded machine: the stacks' status and which factors run
+    here (both start interpreters), the dataset and the plan were read on the app's thread
+    before it. Now each tab reads in a worker: the screen is up while those reads wait, and
+    their data follows."""
+    import threading
+
+    from kit.envs import kinds
+    from kit.runs.planning import availability, offers
+
+    gate, on_app_thread = threading.Event(), []
+
+    def gated(real):
+        def read(*args, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_app_thread.append(real.__name__)  # the old way: read before the first paint
+            else:
+                gate.wait(60)
+            return real(*args, **kwargs)
+        return read
+
+    monkeypatch.setattr(kinds, "listing", gated(kinds.listing))
+    for module in (availability, offers):
+        monkeypatch.setattr(module, "availability", gated(availability.availability))
+    async with app().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        first = screen_text(pilot)
+        assert "1 Setup" in first and "7 Compare" in first  # the whole window, drawn
+        assert "reading the dataset and the stacks" in first and "np2-sk191" not in first
+        gate.set()
+        await settled(pilot)
+        assert "Dataset synthetic-120" in screen_text(pilot) and "np2-sk191" in screen_text(pilot)
+        await settled(pilot, "2")
+        assert "repeat" in screen_text(pilot) and "pairs (repeat" in screen_text(pilot)
+    assert on_app_thread == []
+
+
+def test_what_kit_tui_imports_before_its_first_paint_leaves_the_heavy_modules_out():
+    """Half of the first paint's time was imports it did not need yet: scipy (with numpy's
+    f2py) for three names of kit.worker.pipeline, and the tabs' analyses, views, tabulate,
+    plotext and Markdown. Each is imported where it is first used (bench/tui_paint.py times it)."""
+    import subprocess
+    import sys
+
+    heavy = ("scipy", "numpy.f2py", "tabulate", "plotext", "markdown_it", "matplotlib",
+             "kit.app.audit", "kit.views.tables", "kit.analysis.compare")
+    code = ("import sys, kit.cli, kit.app.selection, kit.runs.store, kit.tui.app\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

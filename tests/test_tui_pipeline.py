@@ -76,7 +76,8 @@ async def choose(pilot, value: str) -> None:
 
 async def run_status(pilot) -> str:
     """Plan, then Run (2, r) to the end: the Run tab's status, which is one line."""
-    await pilot.press("2", "r")
+    await settled(pilot, "2")
+    await pilot.press("r")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     status = text(pilot.app.query_one("#run-status"))
@@ -97,21 +98,23 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
         sha = pilot.app.pipeline.sha256
-        await pilot.press("2")
+        await settled(pilot, "2")
         values = factor_values(pilot)
-        # the registry's order for a pipeline file (kit.core.factors.for_kind), stacks last
-        assert values[:8] == ["repeat", "process", "host", "threads", "precision", "seed",
+        # the ticked ones first, then the registry's order for a pipeline file
+        # (kit.core.factors.for_kind), stacks last
+        assert values[:8] == ["repeat", "seed", "process", "host", "threads", "precision",
                               "seed:split", "seed:forest"]
         assert "svd-iters" not in values and "seed:svd" not in values
         assert "precision" in pilot.app.pane("plan")._unavailable  # run takes no dtype
         assert pilot.app.query_one("#lab-note").display
         assert not pilot.app.query_one("#device").display  # kit's torch device: not a file's
         summary = pilot.app.query_one("#plan-summary")
-        assert "pipeline two_models.py" in text(summary) and "2 pairs, 3 runs" in text(summary)
-        await pilot.press(*["down"] * 5, "space", "down", "down", "space")  # seed off,
+        assert "pipeline two_models.py" in text(summary) and "2 pairs (repeat 1, seed 1), 3 runs" in text(summary)
+        await pilot.press("down", "space", *["down"] * 6, "space")  # seed off,
+        await settled(pilot)
         factors = pilot.app.query_one("#factors", SelectionList)  # seed:forest on
         assert factors.selected == ["repeat", "seed:forest"]
-        assert "2 pairs, 3 runs: 0 stored, 3 to run" in text(summary)
+        assert "2 pairs (repeat 1, seed:forest 1), 3 runs: 0 stored, 3 to run" in text(summary)
         await pilot.press("r")
         assert pilot.app.query_one("TabbedContent").active == "run"
         await pilot.app.workers.wait_for_complete()
@@ -126,10 +129,10 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         await settled(pilot, "4")
         body = " ".join(str(pilot.app.query_one("#explain-text").render()).split())
         assert "pipeline two_models.py" in body and "seed:forest" in body
-        await pilot.press("2")
+        await settled(pilot, "2")
         assert "3 stored, 0 to run" in text(summary)
         await choose(pilot, "")  # the field emptied: kit's own pipeline again
-        await pilot.press("2")
+        await settled(pilot, "2")
         assert "svd-iters" in factor_values(pilot) and pilot.app.query_one("#device").display
         assert "pipeline" not in text(summary)
 
@@ -147,12 +150,12 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
                     "    return {'x': np.zeros(2) + seeds['a']}\n")
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(tiny))
-        await pilot.press("2")
+        await settled(pilot, "2")
         summary = pilot.app.query_one("#plan-summary")
         said = " ".join(text(summary).split())
         assert "3 to run, no past timings for an estimate" in said, said
         assert "finished: 3 run(s)" in await run_status(pilot)
-        await pilot.press("2")
+        await settled(pilot, "2")
         pilot.app.query_one("#seeds", Input).value = "0,1,2"
         await pilot.pause()
         est = file_estimate(pipeline_info_of(pilot.app.pipeline), ["the run of seed 2"], Store())
@@ -178,7 +181,7 @@ async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_pa
     async with app().run_test(size=(80, 24)) as pilot:
         await choose(pilot, info["sha256"][:12])
         assert pilot.app.pipeline.sha256 == info["sha256"]
-        await pilot.press("2")
+        await settled(pilot, "2")
         said = text(pilot.app.query_one("#plan-summary"))
         assert "needs its file" in said and "\n" not in said.strip()
         await pilot.press("r")
@@ -226,8 +229,8 @@ async def asked(pilot) -> str:
 async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
     async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
-        await pilot.press("2")
-        assert "251 pairs, 252 runs" in text(pilot.app.query_one("#plan-summary"))
+        await settled(pilot, "2")
+        assert "251 pairs (repeat 1, seed 250), 252 runs" in text(pilot.app.query_one("#plan-summary"))
         assert await asked(pilot) == "252 runs to do. Start them?"  # no stored run to time
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
@@ -246,7 +249,7 @@ async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
     info = stored_seed_pair()
     async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
-        await pilot.press("2")
+        await settled(pilot, "2")
         question = await asked(pilot)
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
@@ -290,7 +293,8 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
                     "    return {'x': np.zeros(2) + seeds['a']}\n")
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(slow))
-        await pilot.press("2", "r")
+        await settled(pilot, "2")
+        await pilot.press("r")
         for _ in range(200):
             if "running" in text(pilot.app.query_one("#run-status")):
                 break
@@ -304,7 +308,7 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
         assert pilot.app.pipeline.name == "fast.py"
         notes = [n.message for n in pilot.app._notifications]
         assert any("finished runs are of pipeline slow.py" in m for m in notes), notes
-        await pilot.press("2")
+        await settled(pilot, "2")
         assert "pipeline fast.py" in text(pilot.app.query_one("#plan-summary"))
         await pilot.press("r")
         await pilot.app.workers.wait_for_complete()
@@ -490,11 +494,14 @@ async def test_setup_says_a_chosen_pipeline_reads_its_own_data():
     its hash, says it reads its own data, and the dataset line is dimmed with why."""
     async with app().run_test(size=(80, 24)) as pilot:
         info = pilot.app.query_one("#dataset-info")
+        await settled(pilot)  # read in a worker, once the screen is up
         assert "SYNTHETIC" in text(info)
         await choose(pilot, str(TWO))
+        await settled(pilot)
         sha = pilot.app.pipeline.sha256[:12]
         said = " ".join(text(info).split())
         assert f"Pipeline two_models.py ({sha})" in said and "it reads its own data" in said, said
         assert "kit's own pipeline's, not the file's" in said and "SYNTHETIC" not in said, said
         await choose(pilot, "")
+        await settled(pilot)
         assert "SYNTHETIC" in text(info) and "Pipeline" not in text(info)

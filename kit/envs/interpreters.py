@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -80,13 +81,26 @@ def _request(minor: str, arch: str | None, plat: Platform) -> str:
     return minor
 
 
-@lru_cache(maxsize=None)
+_searches: dict = {}  # {(minor, arch, plat): a lock}: one search for each at a time
+_searches_lock = threading.Lock()
+
+
 def find_python(minor: str, arch: str | None, plat: Platform, install: bool = False) -> str | None:
     """An interpreter path for Python ``minor`` on ``arch`` (default: native), or None.
 
     Looks at uv-managed interpreters, pyenv's versions folder and PATH (shims excluded); with
     ``install`` and downloads allowed, asks uv to download one (the only way on a new Mac).
+    Found once a process (``find_python.cache_clear()`` forgets); threads asking at once (the
+    TUI's tabs, reading as it starts) wait for the one search instead of each making it.
     """
+    with _searches_lock:
+        search = _searches.setdefault((minor, arch, plat), threading.Lock())
+    with search:
+        return _found(minor, arch, plat, install)
+
+
+@lru_cache(maxsize=None)
+def _found(minor: str, arch: str | None, plat: Platform, install: bool = False) -> str | None:
     want_machine = arch or plat.machine
     prefix = arch_prefix(arch, plat)
     request = _request(minor, arch, plat)
@@ -103,9 +117,12 @@ def find_python(minor: str, arch: str | None, plat: Platform, install: bool = Fa
             children.run([uv_bin(), "python", "install", request], text=False, timeout=900)
         except (OSError, subprocess.SubprocessError):
             pass  # not installed: found or not below, as before
-        find_python.cache_clear()
-        return find_python(minor, arch, plat, install=False)
+        _found.cache_clear()
+        return _found(minor, arch, plat, install=False)
     return None
+
+
+find_python.cache_clear = _found.cache_clear
 
 
 def _same_machine(a: str, b: str) -> bool:

@@ -10,7 +10,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Input, Markdown, ProgressBar, Static
+from textual.message import Message
+from textual.widgets import Button, Input, ProgressBar, Static
 
 from ..core.numbers import fmt
 from .errors import guarded
@@ -55,21 +56,36 @@ class AdvicePane(Pane):
     BINDINGS = [Binding("e", "export", "Export report")]
     _default_dir = ""  # the folder the field was last given by kit (not typed by the user)
     _text_shown = False  # kit's text shown (a pipeline's advice): fitted again to a new width
+    _writing = False  # a report is being written (its worker cannot be stopped midway)
+
+    class Step(Message):
+        """From the report's worker: the part of the report it begins now."""
+
+        def __init__(self, what: str):
+            super().__init__()
+            self.what = what
 
     def on_resize(self) -> None:
         if self._text_shown:
             self.show()
+        if not self._writing:
+            self._say_where()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="advice-scroll"):
-            yield Markdown(id="advice-md")
+            # kit's own advice: Markdown, mounted when first drawn (its parser is imported then,
+            # not before the app's first paint)
             yield Static(id="advice-lab")  # a pipeline's advice: kit's text, fitted to the pane
         with Horizontal(classes="buttons"):
-            # a full path: where `e` writes is seen before it writes
             yield Input(placeholder="folder for report.md and report.html", id="report-dir")
             yield Button("Export report (e)", id="export")
-        # while the report is written (its plots take seconds): the tab stays usable
-        yield ProgressBar(id="report-progress", show_eta=False)
+        # while the report is written (its plots take seconds) each part is named as it begins,
+        # and the tab stays usable
+        with Horizontal(id="report-progress"):
+            yield ProgressBar(id="report-bar", show_eta=False)
+            yield Static(id="report-step")
+        # where `e` writes, whole (the field cuts a long path: "…/reports/pipeline-kme"), and
+        # once written, where it wrote
         yield Static(id="report-said")
 
     def on_mount(self) -> None:
@@ -83,6 +99,26 @@ class AdvicePane(Pane):
 
         name = folder_name(subject) if subject is not None else self.app.dataset_name
         return str(kit_home(writing=False) / "reports" / name)
+
+    def _folder(self, subject) -> str:
+        """The folder the field names (kit's own if empty), as `e` writes to it: absolute."""
+        folder = (self.query_one("#report-dir", Input).value.strip()
+                  or self._default_folder(subject))
+        return str(Path(folder).expanduser().resolve())
+
+    def _path_lines(self, head: str, path: str) -> Text:
+        """``head``, then ``path`` whole on lines of its own, broken only after a `/` (a toast
+        split it mid-word: `repor` / `t.html`)."""
+        return Text(head + "\n") + Text(break_at_slashes(path, max(self.text_width(), 20)),
+                                         style="bold")
+
+    @on(Input.Changed, "#report-dir")
+    def _say_where(self) -> None:
+        """Under the field: the whole folder `e` writes to (a typed relative one resolved)."""
+        if self._writing or not self.query_one("#report-dir", Input).value:
+            return  # the field is filled once the advice is read: nothing to say before
+        self.query_one("#report-said", Static).update(self._path_lines(
+            "e writes report.md and report.html to", self._folder(self.app.subject())))
 
     def show(self) -> None:
         width = self.text_width()
@@ -108,25 +144,46 @@ class AdvicePane(Pane):
         field = self.query_one("#report-dir", Input)
         if field.value in ("", self._default_dir):  # what the user typed there stays
             self._default_dir = field.value = self._default_folder(subject)
-        md, lab = self.query_one("#advice-md", Markdown), self.query_one("#advice-lab", Static)
+        from textual.widgets import Markdown
+
+        lab = self.query_one("#advice-lab", Static)
         self._text_shown = isinstance(advice, Text)
-        md.display, lab.display = not self._text_shown, self._text_shown
-        (lab if self._text_shown else md).update(advice)
+        lab.display = self._text_shown
+        found = self.query("#advice-md")
+        if found:
+            found.first(Markdown).display = not self._text_shown
+        if self._text_shown:
+            lab.update(advice)
+        elif found:
+            found.first(Markdown).update(advice)
+        else:  # its first drawing: made with the text
+            self.query_one("#advice-scroll").mount(Markdown(advice, id="advice-md"), before=lab)
 
     @on(Button.Pressed, "#export")
     @guarded
     def action_export(self) -> None:
+        from ..app.verbs.reporting import report_steps
+        from ..views.report import write_steps
+
         subject = self.app.subject()
         if subject is None:
             self.app.notify("nothing to report yet", severity="warning")
             return
-        folder = (self.query_one("#report-dir", Input).value.strip()
-                  or self._default_folder(subject))
-        own = Path(folder) == Path(self._default_folder(subject))
-        where = str(Path(folder).expanduser().resolve())
-        bar = self.query_one("#report-progress", ProgressBar)
-        bar.display = True
-        bar.update(total=None)
+        if self._writing:  # one writer at a time: two would write the same files
+            self.app.notify("the report is being written: its progress is under the field",
+                            severity="warning")
+            return
+        where = self._folder(subject)
+        own = Path(where) == Path(self._default_folder(subject)).resolve()
+        self._writing = True
+        # the parts the report reads, then those it draws and writes (a count, cheap: nothing
+        # is drawn here); each is named under the field as it begins
+        self._steps = len(report_steps(subject)) + len(write_steps(subject))
+        self.query_one("#report-progress").display = True
+        self.query_one("#report-bar", ProgressBar).update(total=self._steps, progress=0)
+        self.query_one("#report-step", Static).update("")
+        self.query_one("#report-said", Static).update(
+            self._path_lines("writing report.md and report.html to", where))
         self.load(lambda: self._write(subject, where, own), self._wrote, "report")
 
     def _write(self, subject, where: str, own: bool) -> dict:
@@ -137,17 +194,28 @@ class AdvicePane(Pane):
         from ..app.verbs import report
         from ..views.report import write
 
-        return write(report(self.app.store, subject), where)
+        def step(what: str) -> None:  # on this worker: the pane's widgets are the app thread's
+            self.post_message(self.Step(what))
+
+        return write(report(self.app.store, subject, step=step), where, step=step)
+
+    def on_advice_pane_step(self, m: Step) -> None:
+        m.stop()
+        if not self._writing:
+            return  # a late one of a report already written
+        bar = self.query_one("#report-bar", ProgressBar)
+        bar.advance(1)
+        self.query_one("#report-step", Static).update(f"{int(bar.progress)}/{self._steps} {m.what}")
 
     def settled(self, slot: str) -> None:
-        if slot == "report":  # written, failed or dropped: the bar goes either way
+        if slot == "report":  # written, failed or dropped: the progress goes either way
+            self._writing = False
             self.query_one("#report-progress").display = False
+            self._say_where()
 
     def _wrote(self, out: dict) -> None:
-        said = self.query_one("#report-said", Static)
-        # the whole path on lines of its own, broken only after a `/` (a toast split it
-        # mid-word: `repor` / `t.html`)
-        said.update(Text("wrote the report (report.html, report.md) to\n")
-                    + Text(break_at_slashes(str(Path(out["html"]).resolve()),
-                                            said.content_region.width or 76), style="bold"))
-        self.app.notify("report written: its path is under the Export button", timeout=4)
+        self.query_one("#report-said", Static).update(self._path_lines(
+            "wrote the report (report.html, report.md) to",
+            str(Path(out["html"]).resolve())))
+        if self.app.query_one("TabbedContent").active != "advice":  # here, the line says it
+            self.app.notify("report written: its path is on the Advice tab (6)", timeout=4)

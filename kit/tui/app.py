@@ -154,6 +154,8 @@ class KitApp(App):
         if m.asked is not None:
             self.action_tab("run")
             self.pane("run").start(m.asked)
+        else:  # the fields named another dataset: the plan's summary is read for it now
+            self.pane("plan").update_summary()
 
     def pane(self, tab: str):
         return self.query_one(f"#{tab}-pane")

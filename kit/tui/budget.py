@@ -10,14 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
-from textual_plotext import PlotextPlot
 
 from ..core import factors
-from ..analysis.compare import ALL_MODELS
 from ..core.numbers import fmt
-from ..views.pairs import pair_cells
 from ..views.quoting import markup
-from ..views.tables import factor_label, flips_cell, identical_cell, one_class_note, verdicts_cell
 from .bars import Bars
 from .errors import guarded
 from .grid import fill
@@ -30,6 +26,8 @@ NO_BUDGET = {"rows": [], "dataset": {}, "yardstick": None, "note": "no dataset y
 def flips_bars(b: dict) -> tuple:
     """[(factor, largest median flips in seed units)] for the bars (the yardsticks are 1 by
     definition and left out), and whether the values are seed units or raw counts."""
+    from ..views.tables import factor_label
+
     rows = [r for r in b["rows"] if not factors.is_yardstick(r.factor)]
     units = b["yardstick"] is not None
     out = []
@@ -54,14 +52,16 @@ class BudgetPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="budget-head")
-        yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True)
+        # wider than 80 columns: the factor's name (the first column) stays as it scrolls
+        yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True,
+                        fixed_columns=1)
         with VerticalScroll(id="bars-scroll", can_focus=True):
             yield Bars(id="budget-bars")
-        # the curves view: the plot, or (no perturb runs) why there is none; plotext drops a
+        # the curves view: the plot (mounted when first drawn: plotext is imported then, not
+        # before the first paint), or (no perturb runs) why there is none; plotext drops a
         # title wider than its box, which left an empty box at 80x24
         with Vertical(id="amplify-plot"):
             yield Static(id="amplify-none")
-            yield PlotextPlot(id="amplify-curves")
         with VerticalScroll(id="explain-scroll", can_focus=True):
             yield Static(id="explain-text")
         yield DataTable(id="pairs", cursor_type="row")
@@ -186,6 +186,10 @@ class BudgetPane(Pane):
 
     def redraw(self) -> None:
         """Kit's own budget as last read, in the units chosen now (u: nothing to read again)."""
+        from ..analysis.compare import ALL_MODELS
+        from ..views.tables import (factor_label, flips_cell, identical_cell, one_class_note,
+                                    verdicts_cell)
+
         b = getattr(self, "_budget", None)
         if b is None or getattr(self, "_text_shown", False):
             return
@@ -223,7 +227,14 @@ class BudgetPane(Pane):
         self._amplify(b.get("curves") or {})
 
     def _amplify(self, drawn: dict) -> None:
-        plot = self.query_one("#amplify-curves", PlotextPlot)
+        from textual_plotext import PlotextPlot
+
+        plots = self.query("#amplify-curves")
+        if plots:
+            plot = plots.first(PlotextPlot)
+        else:  # its first drawing: mounted now, drawn once mounted
+            plot = PlotextPlot(id="amplify-curves")
+            self.query_one("#amplify-plot").mount(plot)
         plt = plot.plt
         plt.clear_data()
         for m, c in drawn.items():
@@ -250,6 +261,8 @@ class BudgetPane(Pane):
                 if p["level"] == level]
 
     def _draw_pairs(self, rows: list) -> None:
+        from ..views.pairs import pair_cells
+
         t = self.query_one("#pairs", DataTable)
         head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
         fill(t, [("stages identical" if h == "identical" else h) for h in head],

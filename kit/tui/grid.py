@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ..views.fit import share
 from ..views.quoting import markup
 
 
@@ -24,6 +23,8 @@ def fill(table: DataTable, head: list, rows: list, keys: list | None = None,
     the first time. Where they need more than ``room`` (the table's width, padding included)
     the ``wrap`` columns (plain text) share what the others leave by need, as kit's CLI tables
     do, each header whole and each row as tall as its cells wrap to."""
+    from ..views.fit import share  # with tabulate: not before the app's first paint
+
     table.clear(columns=True)
     # DataTable reads a str cell as markup: a name in one (a bundle's host, a stack's) is
     # text, never a tag (`[@click=app.quit]`), so each is quoted for it here, once for all

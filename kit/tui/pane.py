@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from textual.containers import Vertical
 from textual.message import Message
-from textual.worker import get_current_worker
 
 from ..core.errors import KitError
 from .errors import guarded, say
@@ -36,22 +35,24 @@ class Pane(Vertical):
     def load(self, read, draw, slot: str = "show") -> None:
         """``read()`` in a worker thread (the store, the analyses, a report's plots: never on
         the app's thread, which draws and takes keys), then ``draw(result)`` on the app's
-        thread. One read at a time per pane and ``slot`` (what it fills: the pane, a factor's
-        pairs, ...): a newer load replaces an older one, and a result read for another subject
-        than the tabs show by the time it arrives is dropped."""
+        thread. One read drawn per pane and ``slot`` (what it fills: the pane, a factor's pairs,
+        ...): a newer load replaces an older one (which runs on, undrawn), and a result read for
+        another subject than the tabs show by the time it arrives is dropped."""
         tickets = self.__dict__.setdefault("_tickets", {})
         tickets[slot] = ticket = tickets.get(slot, 0) + 1
         choice = self.app.choice()
+        # not exclusive: a thread cannot be stopped midway, so a replaced read runs to its end
+        # either way and its ticket drops it; cancelled, it raised WorkerCancelled in whoever
+        # waited for the app's workers (the Setup tab now reads as the app starts)
         self.run_worker(lambda: self._in_worker(slot, ticket, choice, read, draw), thread=True,
-                        exclusive=True, group=f"load-{slot}", exit_on_error=False)
+                        group=f"load-{slot}", exit_on_error=False)
 
     def _in_worker(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
         try:
             result = read()
         except Exception as e:  # noqa: BLE001 - said or ended on the app's thread
             result = _Failed(e)
-        if not get_current_worker().is_cancelled:  # a newer load of this pane replaced it
-            self.post_message(self.Loaded((slot, ticket), choice, draw, result))
+        self.post_message(self.Loaded((slot, ticket), choice, draw, result))
 
     @guarded
     def on_pane_loaded(self, m: Loaded) -> None:
@@ -68,6 +69,11 @@ class Pane(Vertical):
             return self.app.bug(m.result.error)
         m.draw(m.result)
         return None
+
+    def drop(self, slot: str) -> None:
+        """Forget the load of ``slot`` under way: what it reads is not drawn."""
+        tickets = self.__dict__.setdefault("_tickets", {})
+        tickets[slot] = tickets.get(slot, 0) + 1
 
     def settled(self, slot: str) -> None:
         """The latest load of ``slot`` has come back (drawn, failed or dropped)."""

@@ -21,6 +21,7 @@ from ..views.quoting import markup
 from .errors import guarded
 from .pane import Pane
 
+TICKED = ("repeat", "seed")  # ticked when the list is made: the null experiment and the yardstick
 # the settings of kit's own pipeline a file does not take, said in one line where they were
 LAB_NOTE = ("dataset, proteins, iterations, PyTorch device: kit's own pipeline's, not a "
             "file's (it reads its own data, on the device its code chooses)")
@@ -84,16 +85,14 @@ class PlanPane(Pane):
             self.dataset, self.n, self.asked = dataset, n, asked
 
     def compose(self) -> ComposeResult:
-        from ..runs.planning.availability import availability, devices
-        from ..envs.kinds import listing
-
         app = self.app
-        # (hash, file) of the pipeline the list shows; (None, None): kit's own, as composed
-        # (the app starts on it, before any subject is read)
-        self._lab = (None, None)
+        # (hash, file) of the pipeline the list shows; None: no list yet (it is read in a worker
+        # once the screen is up: what this machine runs takes interpreters started to know)
+        self._lab = None
+        self._about, self._unavailable = {}, set()
         with Horizontal():
             with Vertical(id="factor-column"):
-                yield Ticks(*self._selections(availability(app.platform)), id="factors")
+                yield Ticks(id="factors")
                 yield Static(id="factor-help")
             with VerticalScroll(id="settings", can_focus=False):  # its fields take focus
                 # kit's own pipeline's settings (class kit-only) give way to LAB_NOTE for a file
@@ -104,15 +103,14 @@ class PlanPane(Pane):
                 yield from _field("iterations", "5,10,20,50", "iters", classes="kit-only")
                 yield Static(LAB_NOTE, id="lab-note")
                 yield Label("PyTorch device", classes="heading kit-only")
-                devs = devices(app.platform)
                 with RadioSet(id="device", classes="kit-only"):
-                    for d in ("cpu", "mps", "cuda"):
-                        yield RadioButton(d.upper() + ("" if devs[d] is None else " (not here)"),
-                                          value=d == "cpu", disabled=devs[d] is not None,
+                    for d in ("cpu", "mps", "cuda"):  # as availability.devices says them
+                        why = app.platform.device_reason(d)  # (its module: after the paint)
+                        yield RadioButton(d.upper() + ("" if why is None else " (not here)"),
+                                          value=d == "cpu", disabled=why is not None,
                                           id=f"dev-{d}")
                 # stacks added with `kit stacks add` that hold torch (a cluster's or GPU image's)
-                self._torch_stacks = [r["name"] for r in listing(app.platform)
-                                      if r["kind"] == "external" and "torch" in r["uses"]]
+                self._torch_stacks = _torch_stacks()
                 if self._torch_stacks:
                     yield Label("PyTorch stack", classes="heading kit-only")
                     with RadioSet(id="torch-stack", classes="kit-only"):
@@ -120,7 +118,7 @@ class PlanPane(Pane):
                         for i, name in enumerate(self._torch_stacks, 1):
                             yield RadioButton(f"{name} (external)", id=f"ts-{i}")
                 yield Button("Run this plan (r)", id="run-plan", variant="primary")
-        yield Static(id="plan-summary")
+        yield Static("reading what this machine can run ...", id="plan-summary")
 
     def _selections(self, rows: list) -> list:
         self._about = {r["factor"]: r["description"] if r["available"]
@@ -128,43 +126,68 @@ class PlanPane(Pane):
         # unavailable factors stay in the list (a keyboard user reaches them and reads why under
         # it) but cannot be ticked
         self._unavailable = {r["factor"] for r in rows if not r["available"]}
+        # the ticked ones first (repeat and seed): at 80x24 seed was below the fold, ticked
+        # out of sight; the others in the registry's order
+        ticked = [r for r in rows if r["factor"] in TICKED]
         # a factor's name (a pipeline's seed:NAME) is text inside the prompt's markup
         return [Selection(markup(r["factor"]) if r["available"]
                           else f"[dim]{markup(r['factor'])} (not here)[/]",
-                          r["factor"], r["factor"] in ("repeat", "seed")) for r in rows]
+                          r["factor"], r["factor"] in TICKED)
+                for r in ticked + [r for r in rows if r not in ticked]]
 
-    def _follow_setup(self) -> None:
-        """The factors the subject chosen offers (the Setup tab's pipeline, or kit's own on the
-        dataset), as the registry offers them (kit.runs.planning.offers)."""
+    def _offers(self) -> tuple:
+        """(the pipeline's hash and file the list is for, the factors the subject chosen offers
+        as the registry offers them, kit.runs.planning.offers): read in a worker (it starts
+        interpreters to see which stacks run here), or on the app's thread when `r` cannot wait."""
         from ..runs.planning.availability import availability
         from ..runs.planning.offers import offered
 
         app = self.app
-        chosen = app.choice()[2:]  # the pipeline's hash and file (None, None: kit's own)
-        if chosen == self._lab:
-            return
-        self._lab, subject = chosen, app.subject()
+        chosen, subject = app.choice()[2:], app.subject()
         # no subject readable yet (an empty store): what this machine runs, the registry's
         # rows for kit's own pipeline, which are its factors with or without a dataset
         rows = ([o.to_json() for o in offered(subject, app.platform)] if subject is not None
                 else availability(app.platform))
+        return chosen, subject is None or not subject.reads_own_data, rows
+
+    def _draw_offers(self, offers: tuple) -> None:
+        chosen, own, rows = offers
+        if chosen == self._lab:
+            return  # drawn already (by `r`, which could not wait): the ticks stay as they are
+        self._lab = chosen
         factors = self.query_one("#factors", SelectionList)
         factors.clear_options()
         factors.add_options(self._selections(rows))
         factors.highlighted = 0
         # a file reads its own data, on the device its code chooses: kit's settings are not its
-        own = subject is None or not subject.reads_own_data
         for w in self.query(".kit-only"):
             w.display = own
         self.query_one("#lab-note").display = not own
+        self.update_summary()
+
+    def _follow_setup(self) -> None:
+        """The list for the subject chosen now, read here if it is not yet (`r` pressed before
+        the worker's list came)."""
+        if self.app.choice()[2:] != self._lab:
+            self._draw_offers(self._offers())
 
     def on_mount(self) -> None:
         self.query_one("#lab-note").display = False
         self.show()
 
+    _reading = None  # the choice whose list a worker is reading now
+
     def show(self) -> None:
-        self._follow_setup()
-        self.update_summary()
+        chosen = self.app.choice()[2:]
+        if chosen == self._lab:
+            self.update_summary()
+        elif chosen != self._reading:  # read for the subject chosen; drawn, the summary
+            self._reading = chosen  # (read once: the tab opened as it reads waits for it)
+            self.load(self._offers, self._draw_offers, "offers")
+
+    def settled(self, slot: str) -> None:
+        if slot == "offers":
+            self._reading = None
 
     def focus_main(self) -> None:
         factors = self.query_one("#factors", SelectionList)
@@ -209,7 +232,11 @@ class PlanPane(Pane):
         from ..runs.planning.options import SVD_ITERS, parse_iters, parse_threads
 
         self._follow_setup()
-        factors = tuple(self.query_one("#factors", SelectionList).selected)
+        ticks = self.query_one("#factors", SelectionList)
+        ticked = set(ticks.selected)  # in the list's order (the summary names them so)
+        factors = tuple(value for value in (ticks.get_option_at_index(i).value
+                                            for i in range(ticks.option_count))
+                        if value in ticked)
         try:  # the CLI's messages are the ones a user needs here
             opts = PlanOptions(
                 threads=_numbers(self.query_one("#threads", Input).value, parse_threads),
@@ -220,14 +247,13 @@ class PlanPane(Pane):
             raise KitError(str(e)) from None
         return Asked(factors, opts, *self._dataset())
 
-    def plan(self):
-        """The plan the fields describe, by the plan verb for whichever subject is chosen
-        (kit.app.verbs.plan, its subject found by to_run as `kit run` finds it)."""
+    def plan(self, asked: Asked):
+        """The plan ``asked`` describes, by the plan verb for whichever subject is chosen
+        (kit.app.verbs.plan, its subject found by to_run as `kit run` finds it). It reads the
+        store and asks which stacks are built: on a worker."""
         from ..app.verbs import plan
 
-        app, asked = self.app, self.asked()
-        if (asked.dataset, asked.n) != (app.dataset_name, app.n):
-            app.post_message(self.PlanChosen(asked.dataset, asked.n))
+        app = self.app
         target = app.to_run(asked.factors, asked.dataset, asked.n)
         return plan(app.store, target, target.factors, asked.options, plat=app.platform)
 
@@ -242,11 +268,29 @@ class PlanPane(Pane):
     @on(Input.Changed)
     @on(RadioSet.Changed)
     def update_summary(self) -> None:
-        out = self.query_one("#plan-summary", Static)
+        """The summary of the plan the fields ask: a wrong field said at once, the plan read
+        on a worker (the app keeps taking keys while it reads)."""
+        app, out = self.app, self.query_one("#plan-summary", Static)
+        if self._lab != app.choice()[2:]:
+            return  # the list is read first; drawn, it asks for the summary
         try:
-            out.update(_summary(self.plan()))
+            asked = self.asked()
         except KitError as e:
+            self.drop("summary")  # a plan still being read for the fields as they were
             out.update(f"[red]{markup(e)}[/]")
+            return
+        if (asked.dataset, asked.n) != (app.dataset_name, app.n):
+            # the app shows that dataset on every tab, then asks for the summary again
+            app.post_message(self.PlanChosen(asked.dataset, asked.n))
+            return
+        width = self.text_width()
+        self.load(lambda: self._read_summary(asked, width), out.update, "summary")
+
+    def _read_summary(self, asked: Asked, width: int) -> str:
+        try:
+            return _summary(self.plan(asked), width)
+        except KitError as e:  # a setting the plan refuses (too many threads, a stack's torch)
+            return f"[red]{markup(e)}[/]"
 
     @on(Button.Pressed, "#run-plan")
     @guarded
@@ -259,16 +303,54 @@ class PlanPane(Pane):
         self.app.post_message(self.PlanChosen(asked.dataset, asked.n, asked))
 
 
-def _summary(p) -> str:
-    """A Plan record (kit.app.verbs.plan) in a line or two: its subject, its pairs and runs,
-    how many are stored, and the time from past timings; or the stacks to build first."""
+def _torch_stacks() -> list:
+    """The stacks added with `kit stacks add` that hold torch, as registered (no interpreter is
+    started: the Plan composes them before its first paint)."""
+    from ..envs.external import registry, uses
+
+    return [name for name, entry in registry().items() if "torch" in uses(entry["facts"])]
+
+
+SUMMARY_LINES = 3  # at 80x24: what the settings beside the list leave
+
+
+def _summary(p, width: int) -> str:
+    """A Plan record (kit.app.verbs.plan) in at most SUMMARY_LINES lines of ``width``: its
+    subject, its pairs by ticked factor, its runs, how many are stored, and the time from past
+    timings; or the ticked factors and the stacks to build first. Factors that do not fit are
+    counted ("+3 more")."""
+    from collections import Counter
+
+    pairs = Counter(pair.factor for pair in p.pairs)
+    names = list(p.factors) + [f for f in pairs if f not in p.factors]
     if p.stacks:
         mb = sum(b or 0 for _, b in p.stacks) / 2 ** 20
-        return (f"[b]{len(p.factors)} factor(s)[/]; running builds "
-                + markup(", ".join(n for n, _ in p.stacks))
-                + f" first (about {mb:,.0f} MB to download)")
-    est = p.estimate()
-    return (f"{markup(p.subject.label())}: [b]{len(p.pairs)} pairs, {len(p.specs)} runs[/]: "
-            f"{len(p.specs) - len(p.todo)} stored, {len(p.todo)} to run"
+        items = [markup(f) for f in names]
+        line = lambda shown: (f"[b]{shown}[/]: running builds "  # noqa: E731
+                              + markup(", ".join(n for n, _ in p.stacks))
+                              + f" first (about {mb:,.0f} MB to download)")
+    else:
+        est = p.estimate()
+        items = [f"{markup(f)} {pairs[f]}" for f in names]
+        line = lambda shown: (  # noqa: E731
+            f"{markup(p.subject.label())}: [b]{len(p.pairs)} pairs[/] ({shown}), "
+            f"[b]{len(p.specs)} runs[/]: {len(p.specs) - len(p.todo)} stored, "
+            f"{len(p.todo)} to run"
             + (f", about {est / 60:.1f} min from past timings" if est is not None else
                ", no past timings for an estimate"))
+    return _fitted(line, items, width)
+
+
+def _fitted(line, items: list, width: int) -> str:
+    """``line(text of items)`` with as many of ``items`` as fit SUMMARY_LINES lines of
+    ``width`` (the rest counted: "+3 more")."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(width=max(width, 20))
+    for keep in range(len(items), -1, -1):
+        rest = len(items) - keep
+        text = line(", ".join(items[:keep] + ([f"+{rest} more"] if rest else [])) or "none")
+        if len(Text.from_markup(text).wrap(console, console.width)) <= SUMMARY_LINES:
+            return text
+    return text

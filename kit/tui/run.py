@@ -12,7 +12,6 @@ from textual.message import Message
 from textual.widgets import Button, Log, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from ..app import audit as au
 from ..core.errors import KitError
 from ..core.logs import bug_line
 from ..views.quoting import markup
@@ -76,9 +75,10 @@ class RunPane(Pane):
         loaded), its pairs planned by the plan verb, the budget read after; never on the
         app's thread."""
         from ..app.verbs import run
+        from .progress import Messages
 
         worker = get_current_worker()
-        out = _Messages(self, asked.factors)
+        out = Messages(self, asked.factors)
         app = self.app
         try:
             target = app.to_run(asked.factors, asked.dataset, asked.n)
@@ -101,8 +101,9 @@ class RunPane(Pane):
         else:
             _ended(out, worker, True)
 
-    def _confirm(self, ask: au.Ask, worker) -> bool:
-        """Stacks to build: yes (the Plan's summary named them, and r was pressed). A large plan:
+    def _confirm(self, ask, worker) -> bool:
+        """Asked by the audit (a kit.app.audit.Ask). Stacks to build: yes (the Plan's summary
+        named them, and r was pressed). A large plan:
         asked on the screen while the worker waits (no: _Declined, raised, as run_audit lets a
         confirm refuse, so nothing is read after; cancelled: no)."""
         from ..core.numbers import span
@@ -129,7 +130,7 @@ class _Declined(Exception):
     """The user said no to a large plan (or cancelled while asked): nothing ran."""
 
 
-def _ended(out: _Messages, worker, started: bool) -> None:
+def _ended(out, worker, started: bool) -> None:
     if worker.is_cancelled:
         out.say(status=f"cancelled after {out.made} run(s); they are stored, run again to resume")
     elif not started:
@@ -137,51 +138,3 @@ def _ended(out: _Messages, worker, started: bool) -> None:
     else:
         out.say(status=f"finished: {out.made} run(s). The budget (4) is ready.")
         out.pane.app.call_from_thread(out.pane.app.notify, "plan finished: see the budget (4)")
-
-
-class _Messages(au.Progress):
-    """A run's progress (from the worker thread) as Progress messages to the Run pane, told the
-    same way for either subject (kit.app.audit.run_audit's and run_pairs' interface)."""
-
-    def __init__(self, pane: RunPane, factors: tuple):
-        self.pane, self.name, self.factors, self.total, self.made = pane, "", factors, 0, 0
-
-    def chosen(self, subject) -> None:
-        """What runs (kit.app.verbs.run says it before planning): its name goes into the
-        status's markup as text (a bundle's may read as markup)."""
-        self.name = markup(subject.label())
-
-    def say(self, line: str = "", **kw) -> None:
-        self.pane.post_message(RunPane.Progress(line, **kw))
-
-    def failed(self, e) -> None:
-        """The error ``e`` (a KitError, or a bug's line) in the log and, red, as the status."""
-        self.say(f"error: {e}", status=f"[red]{markup(e)}[/]")
-
-    def building(self, stacks):
-        self.say(status=f"building stacks for {markup(', '.join(self.factors))}")
-        return super().building(stacks)
-
-    def log(self, stack, line):
-        self.say(f"[{stack}] {line}")
-
-    def noted(self, line):
-        """A stack the plan leaves out (a lab file's REQUIRES cannot be had there): its line."""
-        self.say(f"skipped: {line}")
-
-    def planned(self, a, todo):
-        self.say(f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
-                 f"{len(todo)} to run")
-
-    def running(self, todo):
-        self.total = len(todo)
-        self.say(status=f"running {self.name}: 0 of {self.total} done", done=0,
-                 total=self.total)
-        return super().running(todo)
-
-    def done(self, spec):
-        self.made += 1
-        self.say(f"run {self.made}/{self.total} done: {spec.stack} {spec.kind} "
-                 f"threads={spec.threads} {spec.run_id[:12]}",
-                 status=f"running {self.name}: {self.made} of {self.total} done",
-                 done=self.made)

@@ -11,7 +11,6 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
-from ..views.tables import libraries
 from .errors import guarded
 from .grid import fill
 from .pane import Pane
@@ -36,7 +35,8 @@ class SetupPane(Pane):
             self.text, self.error = text, error
 
     def compose(self) -> ComposeResult:
-        yield Static(id="dataset-info")
+        # read in a worker once the screen is up (the stacks' status starts interpreters)
+        yield Static("reading the dataset and the stacks ...", id="dataset-info")
         # fits 80 columns: the read tabs show the pipeline once Enter chooses it
         yield Input(id="pipeline-file", placeholder="or a pipeline: FILE.py or its hash, Enter")
         with Horizontal(classes="buttons"):
@@ -48,18 +48,27 @@ class SetupPane(Pane):
         yield Static(id="stack-help")
 
     def on_mount(self) -> None:
+        # what it shows is read when its tab opens: the app starts on it (TabActivated)
         self.query_one("#setup-progress").display = False
-        self.show()
 
     def show(self) -> None:
+        self.load(self._read, self._draw)
+
+    def _read(self) -> tuple:
+        """(the dataset's lines, every stack's row): on a worker."""
         from ..envs.kinds import listing
         from ..envs.integrity import recheck
 
-        app = self.app
         recheck()  # a stack may have been damaged (or repaired) since the app started
-        self._show_dataset()
+        return self._dataset_info(), listing(self.app.platform)
+
+    def _draw(self, read: tuple) -> None:
+        from ..views.tables import libraries
+
+        info, listed = read
+        self.query_one("#dataset-info", Static).update(info)
         self._about, self._reference, self._rows = {}, None, []
-        for r in listing(app.platform):
+        for r in listed:
             if r["reference"]:
                 self._reference = r["name"]
             a = r["attributes"]
@@ -71,12 +80,11 @@ class SetupPane(Pane):
                                       f"external: {r['venv']}" if external else r["status"])
         self._lay_out()
 
-    def _show_dataset(self) -> None:
+    def _dataset_info(self) -> str:
         """What runs on: the dataset of kit's own pipeline or, once one is chosen, the
         pipeline file, which reads its own data (the dataset line read as if it ran)."""
         chosen = self.app.pipeline  # the field's choice, over kit's own dataset
-        self.query_one("#dataset-info", Static).update(
-            self._dataset_line() if chosen is None else self._pipeline_line(chosen))
+        return self._dataset_line() if chosen is None else self._pipeline_line(chosen)
 
     def _pipeline_line(self, chosen) -> str:
         return (f"[b]Pipeline[/] {markup(chosen.name)} ({chosen.short}): every tab works "
@@ -133,7 +141,7 @@ class SetupPane(Pane):
         except KitError as e:
             self.app.notify(markup(e), severity="error", timeout=8)
             return
-        self._show_dataset()
+        self.show()
         # a name is text, not markup (a bundle's can be `[bold]x.py`)
         self.app.notify(f"the tabs read pipeline {markup(chosen.name)} ({chosen.short})"
                         if chosen else "the tabs read kit's own dataset", timeout=4)

@@ -8,7 +8,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from ..views.tables import VERDICT_HEAD, verdict_cells
 from .grid import fill
 from .pane import Pane
 
@@ -22,8 +21,10 @@ class VerdictsPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="verdicts-head")
-        # cells: left and right reach the columns beyond 80 characters
-        yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell")
+        # cells: left and right reach the columns beyond 80 characters, the verdict's name
+        # (the first column) fixed beside them: scrolled away, a row's numbers had no name
+        yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell",
+                        fixed_columns=1)
         # a pipeline's verdicts or homology reading: kit's text, longer than the screen
         with VerticalScroll(id="verdicts-lab-scroll", can_focus=True):
             yield Static(id="verdicts-lab")
@@ -119,6 +120,7 @@ class VerdictsPane(Pane):
 
     def _draw_sets(self, rep: dict | None, step: bool = False) -> None:
         from ..views.quoting import markup
+        from ..views.tables import VERDICT_HEAD, verdict_cells
 
         self._show_lab(False)
         head = self.query_one("#verdicts-head", Static)

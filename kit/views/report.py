@@ -70,19 +70,47 @@ def _env_rows(runs: list):
 
 
 # -- documents --------------------------------------------------------------------------------
-def build(rec) -> dict:
+def _own_plots(rec) -> dict:
+    """{file name: a function drawing it} of kit's own report, in the report's order (``rec``
+    read only by the functions: write_steps names them without a report)."""
+    return {"flips_seed_units.png": lambda: plot_flips(rec.budget),
+            "embedding_difference.png": lambda: plot_embedding(rec.budget),
+            "svd_components.png": lambda: plot_components(rec.budget),
+            "significant_digits.png": lambda: plot_digits(rec.budget),
+            "svd_iterations.png": lambda: plot_svd_iters(rec.budget, rec.advice, rec.per_level),
+            "amplification.png": lambda: plot_amplification(rec.budget),
+            "homology.png": lambda: plot_homology(rec.budget.get("homology"))}
+
+
+def _pipeline_plots(rec) -> dict:
+    """{file name: a function drawing it} of a pipeline file's report."""
+    return {"travel.png": lambda: plot_travel(rec.budget, rec.verdicts, rec.sizes),
+            "verdicts.png": lambda: plot_output_verdicts(rec.verdicts,
+                                                         list(rec.budget["factors"]))}
+
+
+def write_steps(subject) -> list:
+    """What ``write`` tells its ``step`` for a report of ``subject``, in order: each plot it
+    draws, then the files."""
+    plots = (_pipeline_plots if subject.is_pipeline else _own_plots)(None)  # names: none drawn
+    return [f"the plot {name}" for name in plots] + ["report.md and report.html"]
+
+
+def _drawn(plots: dict, tell) -> dict:
+    out = {}
+    for name, draw in plots.items():
+        tell()
+        out[name] = draw()
+    return out
+
+
+def build(rec, tell=lambda: None) -> dict:
     """Everything kit's own report shows (a Report of kit's own), its environments' rows and its
-    plots."""
-    b, a = rec.budget, rec.advice
-    return {"budget": b, "advice": a, "verdicts": rec.verdicts, "explained": list(rec.explained),
+    plots (``tell()`` as each plot begins)."""
+    return {"budget": rec.budget, "advice": rec.advice, "verdicts": rec.verdicts,
+            "explained": list(rec.explained),
             "environments": _env_rows(list(rec.environments)),
-            "plots": {"flips_seed_units.png": plot_flips(b),
-                      "embedding_difference.png": plot_embedding(b),
-                      "svd_components.png": plot_components(b),
-                      "significant_digits.png": plot_digits(b),
-                      "svd_iterations.png": plot_svd_iters(b, a, rec.per_level),
-                      "amplification.png": plot_amplification(b),
-                      "homology.png": plot_homology(b.get("homology"))}}
+            "plots": _drawn(_own_plots(rec), tell)}
 
 
 def _sections(r: dict, fmt_table, image, para, heading, items):
@@ -152,10 +180,15 @@ def _quoted(rows: list, quote) -> list:
     return [[c if c is None else quote(c) for c in row] for row in rows]
 
 
-def write(rec, out_dir) -> dict:
+def write(rec, out_dir, step=None) -> dict:
     """report.md (with its PNG plots beside it) and a self-contained report.html of a Report
-    (kit.app.verbs' report) into ``out_dir`` (made if need be): {"markdown", "html", "plots"}."""
-    plots, md, page = (_by_outputs if rec.subject.is_pipeline else _by_stages)(rec)
+    (kit.app.verbs' report) into ``out_dir`` (made if need be): {"markdown", "html", "plots"}.
+    ``step(what)``: told as each part begins (write_steps names them)."""
+    from ..app.verbs.reporting import teller
+
+    tell = teller(step, write_steps(rec.subject))
+    plots, md, page = (_by_outputs if rec.subject.is_pipeline else _by_stages)(rec, tell)
+    tell()
     out_dir = out_folder(out_dir, [*plots, "report.md", "report.html"])
     for name, data in plots.items():  # beside the report
         if data:
@@ -167,9 +200,9 @@ def write(rec, out_dir) -> dict:
             "not_drawn": {n: _NOT_DRAWN[n] for n, d in plots.items() if not d}}
 
 
-def _by_stages(rec) -> tuple:
+def _by_stages(rec, tell) -> tuple:
     """(plots, report.md, report.html) of kit's own pipeline."""
-    r = build(rec)
+    r = build(rec, tell)
     # every cell, sentence and heading is text: a name in it (a dataset's, a host's or a cpu's
     # from a bundle) is quoted for Markdown and for HTML, never written raw
     md = _sections(r, lambda rows, head: tabulate(_quoted(rows, quoting.markdown),
@@ -211,11 +244,10 @@ def outputs_report_md(b: dict, v: dict, a: dict) -> str:
                 ("What to fix first", output_advice_text(a)))))
 
 
-def _by_outputs(rec) -> tuple:
+def _by_outputs(rec, tell) -> tuple:
     """(plots, report.md, report.html) of a pipeline file, as `kit report --pipeline` writes."""
     b, v = rec.budget, rec.verdicts
-    plots = {"travel.png": plot_travel(b, v, rec.sizes),
-             "verdicts.png": plot_output_verdicts(v, list(b["factors"]))}
+    plots = _drawn(_pipeline_plots(rec), tell)
     under = (f"## Under homology\n\n{quoting.markdown_block(output_homology_text(rec.homology))}"
              f"\n\n" if rec.homology else "")
     md = outputs_report_md(b, v, rec.advice) + under + figures_md(plots)

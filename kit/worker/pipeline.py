@@ -6,7 +6,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from .neighbours import N_NEIGHBOURS, nearest_neighbours  # noqa: F401 - part of the pipeline's API
 
@@ -27,6 +26,16 @@ KINDS = {"svd_rand": "embedding", "svd_arpack": "embedding", "kmeans": "labels",
 _LUT = np.full(256, -1, dtype=np.int64)
 for _i, _c in enumerate(AMINO_ACIDS):
     _LUT[ord(_c)] = _i
+
+
+def _csr(*args, **kwargs):
+    """scipy's CSR matrix, scipy imported when first needed: every kit command reads this
+    module's names (MODELS, FEEDS, SEED_NAMES), and importing scipy (with numpy's f2py, which
+    it pulls in) was a third of `kit tui`'s start. A run imports it before any stage is timed
+    (preload: scikit-learn imports it)."""
+    import scipy.sparse
+
+    return scipy.sparse.csr_matrix(*args, **kwargs)
 
 
 def kmer_counts(seqs, k=K):
@@ -64,7 +73,7 @@ def kmer_counts(seqs, k=K):
     counts = np.diff(np.append(first, len(key))).astype(np.float64)
     uniq = key[first]
     indptr = np.concatenate(([0], np.cumsum(np.bincount(uniq // width, minlength=n))))
-    return sp.csr_matrix((counts, uniq % width, indptr), shape=(n, width))
+    return _csr((counts, uniq % width, indptr), shape=(n, width))
 
 
 def tfidf(counts, dtype):
@@ -194,12 +203,12 @@ def run_fed(inputs, labels, n_train, feed, dtype="float64", svd_iters=5, seeds=N
         _models(inputs["embedding"], y, n_train, seeds, out, timed, jobs)
         return out, timings
     if feed == "tfidf":
-        C = sp.csr_matrix((inputs["kmer.data"], inputs["kmer.indices"], inputs["kmer.indptr"]),
+        C = _csr((inputs["kmer.data"], inputs["kmer.indices"], inputs["kmer.indptr"]),
                           shape=(n, 20 ** K))
         X = timed("tfidf", tfidf, C, np.dtype(dtype))
         out.update({"tfidf.data": X.data, "tfidf.indices": X.indices, "tfidf.indptr": X.indptr})
     else:
-        X = sp.csr_matrix((inputs["tfidf.data"], inputs["tfidf.indices"], inputs["tfidf.indptr"]),
+        X = _csr((inputs["tfidf.data"], inputs["tfidf.indices"], inputs["tfidf.indptr"]),
                           shape=(n, 20 ** K))
     E, sv = timed("svd_rand", truncated_svd, X, "randomized", seeds["svd"], svd_iters)
     out.update({"svd_rand": E, "svd_rand.sv": sv})

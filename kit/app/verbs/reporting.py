@@ -30,15 +30,36 @@ class Report:
     sizes: dict = field(default_factory=dict)
 
 
-def report(store: Store, subject: Subject, busy=None) -> Report:
+# the parts report() reads, in order, each told to its ``step`` as it begins (the TUI's
+# progress bar counts them: report_steps)
+OWN_STEPS = ("the budget", "the power iterations' pairs", "the measured environments",
+             "the verdicts' stability (bootstrap)", "the advice", "the stored explanations")
+PIPELINE_STEPS = ("the budget by output", "the verdicts", "the outputs' sizes",
+                  "the reading under homology", "the advice")
+
+
+def report_steps(subject: Subject) -> tuple:
+    """The parts ``report`` reads for ``subject``, in the order it tells them."""
+    return PIPELINE_STEPS if subject.kind == PIPELINE else OWN_STEPS
+
+
+def teller(step, names: tuple):
+    """A function telling ``step`` the next of ``names`` at each call (nothing without one)."""
+    names = iter(names)
+    return lambda: step(next(names)) if step else None
+
+
+def report(store: Store, subject: Subject, busy=None, step=None) -> Report:
     """The report's numbers of ``subject`` (``busy(what)``: a context around the work, the
-    bootstrap verdicts taking seconds)."""
+    bootstrap verdicts taking seconds; ``step(what)``: told as each part begins, the parts
+    report_steps names)."""
     busy = busy or (lambda what: nullcontext())
+    tell = teller(step, report_steps(subject))
     with busy("writing the report (bootstrap verdicts are computed once)"):
-        return (_of_outputs if subject.kind == PIPELINE else _of_stages)(store, subject)
+        return (_of_outputs if subject.kind == PIPELINE else _of_stages)(store, subject, tell)
 
 
-def _of_stages(store: Store, subject: Subject) -> Report:
+def _of_stages(store: Store, subject: Subject, tell) -> Report:
     """Kit's own pipeline: its budget by stage, with what only its stages offer."""
     from ...analysis.advice import advise
     from ...analysis.budget import budget, pair_details
@@ -46,32 +67,46 @@ def _of_stages(store: Store, subject: Subject) -> Report:
     from ...analysis.verdicts import stability_report
 
     sha = subject.sha256
+    tell()
     b = budget(store, sha)
+    tell()
     per_level: dict = {}
     for f in ("svd-iters", "svd-solver"):
         for p in pair_details(store, sha, f):
             per_level.setdefault(p["level"] or f, []).append(p["comparison"])
+    tell()
     # every measured environment once (explain's cross-fed runs are none of their own)
     envs = tuple((r.spec.stack, r.manifest["env"]) for r in store.runs(sha)
                  if r.spec.kind != "feed")
-    return Report(subject, b, stability_report(store, sha), advise(store, sha, b), per_level,
+    tell()
+    verdicts = stability_report(store, sha)
+    tell()
+    advice = advise(store, sha, b)
+    tell()
+    return Report(subject, b, verdicts, advice, per_level,
                   tuple(stored_explanations(store, sha, b["rows"])), envs)
 
 
-def _of_outputs(store: Store, subject: Subject) -> Report:
+def _of_outputs(store: Store, subject: Subject, tell) -> Report:
     """A pipeline file: its outputs by their kinds, and under homology where its ids can be."""
     from ...analysis.advice import output_advice
     from ...analysis.budget import output_budget
     from ...analysis.verdicts import output_verdicts
     from ..selection import pipeline_runs
 
-    b, v = output_budget(store, subject), output_verdicts(store, subject)
+    tell()
+    b = output_budget(store, subject)
+    tell()
+    v = output_verdicts(store, subject)
+    tell()
     sizes: dict = {}
     for r in pipeline_runs(store, subject.sha256):
         for name, s in r.stages.items():
             sizes.setdefault(name, math.prod(s.shape))
-    return Report(subject, b, v, output_advice(b, v), homology=_homology(store, subject),
-                  sizes=sizes)
+    tell()
+    homology = _homology(store, subject)
+    tell()
+    return Report(subject, b, v, output_advice(b, v), homology=homology, sizes=sizes)
 
 
 def _homology(store: Store, subject: Subject) -> dict | None:
