@@ -45,6 +45,17 @@ async def idle(pilot):
                 pass
 
 
+async def until(pilot, done, seconds=60.0):
+    """Pause until ``done()`` holds: a worker's last message (its result drawn) may still be on
+    its way when no worker runs any more, on a loaded machine. Fails past ``seconds``."""
+    import time
+
+    end = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < end, f"not done within {seconds} s"
+        await pilot.pause(0.05)
+
+
 async def settled(pilot, *keys):
     """Press ``keys``, each once what the last one read (in a pane's worker) is drawn."""
     for key in keys:
@@ -718,6 +729,19 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
                       pane.query_one("#report-bar", ProgressBar).progress))
 
     monkeypatch.setattr(AdvicePane, "on_advice_pane_step", keep)
+    # the worker waits until the keys below were taken: a write is over within a frame once
+    # matplotlib is imported, and the test is of a write still going
+    import threading
+
+    import kit.views.report
+
+    go, real = threading.Event(), kit.views.report.write
+
+    def held(*args, **kw):
+        assert go.wait(60)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(kit.views.report, "write", held)
     async with app().run_test(size=(80, 24)) as pilot:
         await settled(pilot, "6")
         await pilot.press("e")
@@ -726,7 +750,9 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
         await pilot.press("4")  # keys still work while it writes
         assert pilot.app.query_one("TabbedContent").active == "budget"
         await pilot.press("6")
+        go.set()
         await settled(pilot)
+        await until(pilot, lambda: not progress.display)
         bar = pilot.app.query_one("#report-bar", ProgressBar)
         assert not progress.display and bar.progress == bar.total == len(shown) == 14, shown
         assert [p for _, p in shown] == list(range(1, 15))
@@ -735,6 +761,11 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
         said = text(pilot.app.query_one("#report-said"))
         assert said.startswith("wrote the report") and said.replace("\n", "").endswith(
             str(stored_home / "reports" / "synthetic-120" / "report.html"))
+        # the tab read again, and the terminal resized: the line still says where it is
+        await settled(pilot, "4", "6")
+        await pilot.resize_terminal(90, 24)
+        await settled(pilot)
+        assert text(pilot.app.query_one("#report-said")).startswith("wrote the report")
 
 
 async def test_the_plan_names_its_ticked_factors_and_shows_them_at_80x24(stored_home):

@@ -57,6 +57,7 @@ class AdvicePane(Pane):
     _default_dir = ""  # the folder the field was last given by kit (not typed by the user)
     _text_shown = False  # kit's text shown (a pipeline's advice): fitted again to a new width
     _writing = False  # a report is being written (its worker cannot be stopped midway)
+    _written: dict = {}  # folder -> the report.html written there from this tab
 
     class Step(Message):
         """From the report's worker: the part of the report it begins now."""
@@ -117,8 +118,13 @@ class AdvicePane(Pane):
         """Under the field: the whole folder `e` writes to (a typed relative one resolved)."""
         if self._writing or not self.query_one("#report-dir", Input).value:
             return  # the field is filled once the advice is read: nothing to say before
+        folder = self._folder(self.app.subject())
+        if folder in self._written:  # a redraw (a resize, the tab read again) keeps saying it
+            self.query_one("#report-said", Static).update(self._path_lines(
+                "wrote the report (report.html, report.md) to", self._written[folder]))
+            return
         self.query_one("#report-said", Static).update(self._path_lines(
-            "e writes report.md and report.html to", self._folder(self.app.subject())))
+            "e writes report.md and report.html to", folder))
 
     def show(self) -> None:
         width = self.text_width()
@@ -214,8 +220,8 @@ class AdvicePane(Pane):
             self._say_where()
 
     def _wrote(self, out: dict) -> None:
-        self.query_one("#report-said", Static).update(self._path_lines(
-            "wrote the report (report.html, report.md) to",
-            str(Path(out["html"]).resolve())))
+        html = Path(out["html"]).resolve()
+        self._written = {**self._written, str(html.parent): str(html)}
+        self._say_where()
         if self.app.query_one("TabbedContent").active != "advice":  # here, the line says it
             self.app.notify("report written: its path is on the Advice tab (6)", timeout=4)
