@@ -153,14 +153,15 @@ class DaskExecutor(Executor):
             raise KitError(f"run {spec.run_id[:12]}: {wrong}; plan again on this cluster")
 
     # -- one run ------------------------------------------------------------------------------
-    def run(self, spec, dataset, input_npy, out: Path, stop=lambda: False):
+    def run(self, spec, dataset, input_npy, out: Path, stop=lambda: False, held=frozenset()):
         from distributed import KilledWorker
 
         n, send = 1, None  # the dataset goes with a run only to a node that has not got it
+        have = sorted(held)  # what need not come back: the store holds it
+        need = {RESOURCE: spec.threads, class_resource(spec.host): spec.threads}
         while True:
-            fut = self.client.submit(node.make_run, spec.to_json(), send, input_npy, pure=False,
-                                     resources={RESOURCE: spec.threads,
-                                                class_resource(spec.host): spec.threads})
+            fut = self.client.submit(node.make_run, spec.to_json(), send, input_npy, have,
+                                     pure=False, resources=need)
             try:
                 got = self._outcome(fut, spec, stop)
             except (KilledWorker, CancelledError) as e:
@@ -196,7 +197,7 @@ class DaskExecutor(Executor):
                     and spec.pipeline:  # the file's bytes, which the node hashes before keeping
                 send = shipment(spec.pipeline)
                 continue
-            return unpacked(got, spec, out)
+            return unpacked(got, spec, out, held)
 
     def _outcome(self, fut, spec: RunSpec, stop):
         """The task's answer, or None when the plan stops; a bounded wait: RunFailed when no
