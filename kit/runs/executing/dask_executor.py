@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import CancelledError
 from pathlib import Path
 
@@ -34,15 +35,39 @@ RUN_S = 6 * 3600     # the longest one run's task may take: a stuck node must no
 # a worker lost mid-run fails its task at once (Dask would quietly resubmit it up to 3 times):
 # kit resubmits it itself, so that every retry is counted and said
 ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.preload": [PRELOAD]}
+# Dask's servers in kit's process (the scheduler; a local cluster's nannies) time their event
+# loop every 20 ms by default, 50 wake-ups a second each: most of the driver's CPU between runs
+# (bench/cluster.py: 22-34 ms CPU a second idle on local:2, 5 ms at 1 s). A stalled loop is
+# still logged: the limit that says so (distributed.admin.tick.limit) is 3 s.
+PACE = {"distributed.admin.tick.interval": "1s"}
+
+_ENDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # {future: set as it ends}
+_ENDED_LOCK = threading.Lock()
+
+
+def _ended(fut) -> threading.Event:
+    """An event set once ``fut`` ends (finished, failed or cancelled): a thread waits on it
+    without asking Dask's event loop anything; one done-callback per future."""
+    with _ENDED_LOCK:
+        ended = _ENDED.get(fut)
+        if ended is None:
+            ended = _ENDED[fut] = threading.Event()
+            fut.add_done_callback(lambda _: ended.set())
+    return ended
 
 
 def poll(fut, seconds: float) -> tuple:
-    """(True, the task's answer) once it ended, (False, None) while it has not. A failure of
-    the poll itself is not the task's: distributed's ``sync`` raises an UnboundLocalError when
-    the answer lands as the wait times out (a CancelledError passes its ``except Exception``:
-    1 run in ~250 at a 0.5 s poll, 655 of 1,500 at 0.05 s), and a finished run was thrown away
-    as "its task raised". Such a failure reads as not ended yet; the next poll gets the answer.
-    The task's own exception, a lost worker and a cancellation are raised as they are."""
+    """(True, the task's answer) once it ended, (False, None) while it has not. Waiting costs
+    the driver nothing: a future's result is asked for only once it has ended (each ask is a
+    round trip through Dask's event loop; hundreds of waiting runs asked twice a second).
+    A failure of the poll itself is not the task's: distributed's ``sync`` raises an
+    UnboundLocalError when the answer lands as the wait times out (a CancelledError passes its
+    ``except Exception``: 1 run in ~250 at a 0.5 s poll, 655 of 1,500 at 0.05 s), and a
+    finished run was thrown away as "its task raised". Such a failure reads as not ended yet;
+    the next poll gets the answer. The task's own exception, a lost worker and a cancellation
+    are raised as they are."""
+    if not _ended(fut).wait(seconds):
+        return False, None
     try:
         return True, fut.result(timeout=seconds)
     except TimeoutError:
@@ -88,7 +113,7 @@ class DaskExecutor(Executor):
         from distributed import Client
 
         try:
-            with dask.config.set({**QUIET, **ROUTING}):  # an in-process scheduler reads them
+            with dask.config.set({**QUIET, **ROUTING, **PACE}):  # in-process servers read them
                 self.cluster, address = self.kind.start()
             self.client = Client(address, timeout="30s")
         except (OSError, TimeoutError) as e:
