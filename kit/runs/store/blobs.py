@@ -171,13 +171,17 @@ class Blobs:
     def __init__(self, root: Path, index):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._root = str(self.root)
         self.index = index
 
     def path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.npy"
+        return Path(self._file(key))
+
+    def _file(self, key: str) -> str:  # as a string: a Path costs more than the stat it serves
+        return f"{self._root}/{key[:2]}/{key}.npy"
 
     def exists(self, key: str) -> bool:
-        return self.path(key).exists()
+        return os.path.exists(self._file(key))
 
     def _remembered(self, key: str, ident: str) -> bool:
         return self.index.verified_ident(key) == ident
@@ -188,25 +192,37 @@ class Blobs:
         else:  # written by the caller, in the transaction that indexes the run
             noted.append((key, _ident(path)))
 
+    def _verified(self, key: str, sha: str, dtype: str, shape, force: bool = False,
+                  noted: list | None = None) -> tuple:
+        """(whether the file of ``key`` is here, why it is not the recorded array or None),
+        hashed unless remembered as verified (``force``: hashed anyway)."""
+        path = self._file(key)
+        ident = _ident(path)
+        if ident is None:
+            return False, None
+        if not force and self._remembered(key, ident):
+            return True, None
+        why = file_problem(path, sha, dtype, shape)
+        if why is None:
+            self._remember(key, path, noted)
+        return True, why
+
     def problem(self, key: str, sha: str, dtype: str, shape, force: bool = False,
                 noted: list | None = None) -> str | None:
         """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
         and that is the caller's to judge). ``force`` hashes it even if remembered; ``noted``:
         as put_file's."""
-        path = self.path(key)
-        ident = _ident(path)
-        if ident is None:
-            return None
-        if not force and self._remembered(key, ident):
-            return None
-        why = file_problem(path, sha, dtype, shape)
-        if why is None:
-            self._remember(key, path, noted)
-        return why
+        return self._verified(key, sha, dtype, shape, force, noted)[1]
+
+    def holds(self, key: str, sha: str, dtype: str, shape, noted: list | None = None) -> bool:
+        """Whether the file of ``key`` is here and is the recorded array (hashed unless
+        remembered as verified; ``noted``: as put_file's)."""
+        here, why = self._verified(key, sha, dtype, shape, noted=noted)
+        return here and why is None
 
     def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray:
         """The verified array; DamagedArray (naming ``what``, the file and the repair) if not."""
-        path = self.path(key)
+        path = self._file(key)
         ident = _ident(path)
         if ident is None:
             return None
@@ -224,21 +240,16 @@ class Blobs:
             self._remember(key, path)
         return a
 
-    def holds(self, key: str, sha: str, dtype: str, shape, noted: list | None = None) -> bool:
-        """Whether the file of ``key`` is here and is the recorded array (hashed unless
-        remembered as verified; ``noted``: as put_file's)."""
-        return self.exists(key) and self.problem(key, sha, dtype, shape, noted=noted) is None
-
     def put_file(self, src: Path, key: str, sha: str, dtype: str, shape,
                  noted: list | None = None) -> None:
         """Move a verified file in; an existing copy is kept only if it verifies itself.
         ``noted``: the file's verified identity is appended there, for the caller to write in
         its own transaction, instead of being written at once."""
-        dest = self.path(key)
         if self.holds(key, sha, dtype, shape, noted):
-            Path(src).unlink()
+            os.unlink(src)
             return
-        dest.parent.mkdir(exist_ok=True)
+        dest = self._file(key)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
         os.replace(src, dest)  # same file system: atomic; replaces a damaged copy
         self._remember(key, dest, noted)
 

@@ -145,7 +145,7 @@ class Store(Caches):
         return dict(self.db.execute("SELECT stage, blob FROM stages WHERE run=?", (run_id,)))
 
     def has_arrays(self, run_id: str) -> bool:
-        return all(self.blob_path(b).exists() for b in self.stage_blobs(run_id).values())
+        return all(self.blobs.exists(b) for b in self.stage_blobs(run_id).values())
 
     def import_runs(self, runs: list, pairs: list, files: dict, datasets: dict) -> None:
         """Add verified runs (from a bundle) with their arrays and pairs, all or nothing.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -32,8 +33,8 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
             raise KitError(f"stage {stage}: dtype {info['dtype']!r} {why}")
         sha, dtype, shape = info["sha256"], info["dtype"], list(info["shape"])
         blob = blob_key(sha, dtype, shape)
-        src = Path(outdir) / f"{stage}.npy"
-        if blob in held and not src.exists():
+        src = os.path.join(outdir, f"{stage}.npy")
+        if blob in held and not os.path.exists(src):
             stages.append((stage, None, sha, dtype, shape, blob))  # verified under the lock
             continue
         why = file_problem(src, sha, dtype, shape)
@@ -52,7 +53,7 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
         moved = set()
         for stage, src, sha, dtype, shape, blob in stages:
             if src is not None and blob in moved:  # two stages of one array (indptr ...)
-                src.unlink()
+                os.unlink(src)
             elif src is not None:
                 store.blobs.put_file(src, blob, sha, dtype, shape, noted)
                 moved.add(blob)
