@@ -38,8 +38,10 @@ ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.prel
 # Dask's servers in kit's process (the scheduler; a local cluster's nannies) time their event
 # loop every 20 ms by default, 50 wake-ups a second each: most of the driver's CPU between runs
 # (bench/cluster.py: 22-34 ms CPU a second idle on local:2, 5 ms at 1 s). A stalled loop is
-# still logged: the limit that says so (distributed.admin.tick.limit) is 3 s.
-PACE = {"distributed.admin.tick.interval": "1s"}
+# still logged: the limit that says so (distributed.admin.tick.limit) is 3 s. Work stealing
+# looks every 100 ms; a kit run takes seconds, so once a second balances as well.
+PACE = {"distributed.admin.tick.interval": "1s",
+        "distributed.scheduler.work-stealing-interval": "1s"}
 
 _ENDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # {future: set as it ends}
 _ENDED_LOCK = threading.Lock()
@@ -56,30 +58,32 @@ def _ended(fut) -> threading.Event:
     return ended
 
 
+READ_S = 60  # the most one read of an ended task's answer waits (its arrays cross the network)
+
+
 def poll(fut, seconds: float) -> tuple:
     """(True, the task's answer) once it ended, (False, None) while it has not. Waiting costs
-    the driver nothing: a future's result is asked for only once it has ended (each ask is a
-    round trip through Dask's event loop; hundreds of waiting runs asked twice a second).
+    the driver nothing: a future's answer is asked for only once it has ended (each ask is a
+    round trip through Dask's event loop; hundreds of waiting runs asked twice a second), and
+    read with room for its bytes to arrive (READ_S), not cut at the poll's pace.
     A failure of the poll itself is not the task's: distributed's ``sync`` raises an
-    UnboundLocalError when the answer lands as the wait times out (a CancelledError passes its
-    ``except Exception``: 1 run in ~250 at a 0.5 s poll, 655 of 1,500 at 0.05 s), and a
-    finished run was thrown away as "its task raised". Such a failure reads as not ended yet;
-    the next poll gets the answer. The task's own exception, a lost worker and a cancellation
-    are raised as they are."""
+    UnboundLocalError when a read is cut by its timeout as the answer lands (a CancelledError
+    passes its ``except Exception``; a later read shares the cancelled transfer: 1 run in ~250
+    at a 0.5 s poll, 655 of 1,500 at 0.05 s), and a finished run was thrown away as "its task
+    raised". Such a failure reads as not ended yet; the next poll reads the answer again. The
+    task's own exception, a lost worker and a cancellation are raised as they are."""
     if not _ended(fut).wait(seconds):
         return False, None
     try:
-        return True, fut.result(timeout=seconds)
+        return True, fut.result(timeout=max(seconds, READ_S))
     except TimeoutError:
-        pass
+        return False, None
     except Exception:
         if fut.status == "error":  # the task's own: raised as the task raised it
             raise fut.exception() from None
         if fut.status == "cancelled":
             raise
-    if fut.status == "finished":  # ended as the wait ran out: the answer is here, no wait
-        return True, fut.result()
-    return False, None
+        return False, None
 
 
 class DaskExecutor(Executor):
