@@ -3,7 +3,7 @@ own cost per run, extrapolated to a large plan.
 
     .venv/bin/python bench/cluster.py [--n 2000] [--runs 20] [--rounds 1]
         [--sizes 600,6000] [--scale-runs 40,8] [--plan 10000] [--nodes 100] [--node-cores 32]
-        [--baseline DIR] [--scale-rounds 1]
+        [--baseline DIR] [--scale-rounds 1] [--save FILE]
 
 Comparison: each round runs the same plan (`--factor seed`, RUNS distinct runs, 1 thread each,
 two at a time) into a fresh KIT_HOME per side, alternating which side goes first: the local
@@ -323,6 +323,7 @@ def main():
     ap.add_argument("--node-cores", type=int, default=32)
     ap.add_argument("--baseline", help="a checkout of another commit: its driver beside this one's")
     ap.add_argument("--scale-rounds", type=int, default=1, help="rounds of each size per kit")
+    ap.add_argument("--save", help="a JSON file for every side's raw measurements")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     counts = [int(x) for x in a.scale_runs.split(",")]
@@ -345,6 +346,8 @@ def main():
     report(sizes, [figures(sides[n]) for n in sizes], [sides[n] for n in sizes], a)
     if tree:
         against(sorted(mine), mine, theirs, tree)
+    if a.save:
+        Path(a.save).write_text(json.dumps({"mine": mine, "theirs": theirs, "tree": tree}))
 
 
 if __name__ == "__main__":
