@@ -29,12 +29,17 @@ class _Kept:
         self._store, self._limit = store, limit
         self._arrays: OrderedDict = OrderedDict()
         self._bytes = 0
+        self._blobs: dict = {}  # {run id: {stage: blob key}}: a stored run's rows stay as written
 
     def __getattr__(self, name):  # everything else is the store's own
         return getattr(self._store, name)
 
     def array(self, run_id: str, stage: str):
-        blob = self._store.stage_blobs(run_id).get(stage)
+        if run_id not in self._blobs:
+            if len(self._blobs) >= 1024:  # a plan's recent runs, not all of them
+                self._blobs.clear()
+            self._blobs[run_id] = self._store.stage_blobs(run_id)
+        blob = self._blobs[run_id].get(stage)
         a = self._arrays.get(blob)
         if a is not None:
             self._arrays.move_to_end(blob)
