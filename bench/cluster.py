@@ -3,6 +3,7 @@ own cost per run, extrapolated to a large plan.
 
     .venv/bin/python bench/cluster.py [--n 2000] [--runs 20] [--rounds 1]
         [--sizes 600,6000] [--scale-runs 40,8] [--plan 10000] [--nodes 100] [--node-cores 32]
+        [--baseline DIR] [--scale-rounds 1] [--save FILE]
 
 Comparison: each round runs the same plan (`--factor seed`, RUNS distinct runs, 1 thread each,
 two at a time) into a fresh KIT_HOME per side, alternating which side goes first: the local
@@ -18,6 +19,12 @@ its CPU (RUSAGE_SELF: the Dask workers are its child processes and are not in it
 by wrapping Store.put_run, DaskExecutor.run and the audit's background analysis with a per-thread
 CPU clock; its memory; the bytes that come back per run. From these, what a plan of PLAN runs on
 NODES nodes of NODE_CORES cores costs the driver, each derivation printed beside its number.
+``--runs 0`` leaves the comparison out (the scale measurement alone).
+
+Baseline: ``--baseline DIR`` (a checkout of another commit, e.g. a git worktree) measures the
+driver of DIR's kit beside this one's at each size, SCALE_ROUNDS times each, alternating which
+goes first, and prints their CPU per run side by side (medians) with the ratio: a before/after
+in the same run, as the machine's other load changes.
 """
 
 import argparse
@@ -123,11 +130,16 @@ print(json.dumps({"stage_bytes": stage_bytes, "blob_total": blob_total, "start":
 """
 
 
-def side(home: Path, n: int, runs: int, which: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", _SIDE, str(n), str(runs), which],
-                         env=dict(os.environ, KIT_HOME=str(home)), capture_output=True, text=True)
+def side(home: Path, n: int, runs: int, which: str, tree: str | None = None) -> dict:
+    """One side in a fresh process; ``tree``: another checkout's kit instead of this one's (its
+    folder first on the path and the working directory, so its workers import it too)."""
+    env = dict(os.environ, KIT_HOME=str(home))
+    if tree:
+        env["PYTHONPATH"] = tree
+    out = subprocess.run([sys.executable, "-c", _SIDE, str(n), str(runs), which], env=env,
+                         cwd=tree, capture_output=True, text=True)
     if out.returncode:
-        sys.exit(f"the {which} side failed:\n{out.stderr[-3000:]}")
+        sys.exit(f"the {which} side{' of ' + tree if tree else ''} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -278,6 +290,27 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
               f"instead of {P / r:,.0f} s")
 
 
+def against(sizes: list, mine: dict, theirs: dict, tree: str) -> None:
+    """This kit's driver beside the baseline's, per size: medians of CPU per run and its parts."""
+    print(f"\nDriver CPU per run, this kit against {tree} (medians of "
+          f"{len(next(iter(mine.values())))} round(s) each, alternating which went first):")
+    print(f"{'':24}" + "".join(f"{f'{n:,} proteins':>30}" for n in sizes))
+    print(f"{'':24}" + "".join(f"{'before':>10}{'after':>10}{'ratio':>10}" for _ in sizes))
+    for key, label in (("cpu", "driver CPU per run"), ("store", "  Store.put_run"),
+                       ("executor", "  DaskExecutor.run"), ("loop", "  Dask event loop"),
+                       ("pace", "    its idle pace"), ("ahead", "  analysis ahead"),
+                       ("other", "  the rest")):
+        cells = ""
+        for n in sizes:
+            b = statistics.median(figures(d)[key] for d in theirs[n])
+            a = statistics.median(figures(d)[key] for d in mine[n])
+            cells += f"{b * 1e3:8.1f}ms{a * 1e3:8.1f}ms" + (f"{a / b:10.2f}" if b > 0 else f"{'-':>10}")
+        print(f"{label:24}{cells}")
+    for n in sizes:
+        print(f"{n:,} proteins: bytes back per run {statistics.mean(figures(d)['back'] for d in theirs[n]) / 1e6:.2f} MB "
+              f"before, {statistics.mean(figures(d)['back'] for d in mine[n]) / 1e6:.2f} MB after")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2000)
@@ -288,17 +321,33 @@ def main():
     ap.add_argument("--plan", type=int, default=10_000, help="runs of the extrapolated plan")
     ap.add_argument("--nodes", type=int, default=100)
     ap.add_argument("--node-cores", type=int, default=32)
+    ap.add_argument("--baseline", help="a checkout of another commit: its driver beside this one's")
+    ap.add_argument("--scale-rounds", type=int, default=1, help="rounds of each size per kit")
+    ap.add_argument("--save", help="a JSON file for every side's raw measurements")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     counts = [int(x) for x in a.scale_runs.split(",")]
     if len(counts) != len(sizes):
         sys.exit("--scale-runs needs one count per --sizes")
+    tree = os.path.abspath(a.baseline) if a.baseline else None
+    mine, theirs = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        sides = {a.n: compare(a, Path(tmp))}  # its Dask side is one more size measured
+        # its Dask side is one more size measured
+        sides = {a.n: compare(a, Path(tmp))} if a.runs else {}
         for n, k in zip(sizes, counts):
-            sides[n] = side(Path(tmp) / f"scale-{n}", n, k, "dask")
+            for r in range(a.scale_rounds):
+                order = ("mine", "theirs") if (r + len(mine.get(n, []))) % 2 == 0 else ("theirs", "mine")
+                for who in order if tree else ("mine",):
+                    got = side(Path(tmp) / f"scale-{n}-{who}-{r}", n, k, "dask",
+                               tree if who == "theirs" else None)
+                    (mine if who == "mine" else theirs).setdefault(n, []).append(got)
+            sides[n] = mine[n][-1]
     sizes = sorted(sides)
     report(sizes, [figures(sides[n]) for n in sizes], [sides[n] for n in sizes], a)
+    if tree:
+        against(sorted(mine), mine, theirs, tree)
+    if a.save:
+        Path(a.save).write_text(json.dumps({"mine": mine, "theirs": theirs, "tree": tree}))
 
 
 if __name__ == "__main__":

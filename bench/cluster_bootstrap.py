@@ -21,7 +21,7 @@ from kit.analysis import verdicts as vd
 
 
 def clear():
-    for f in (vd.resample_weights, vd._by_case, cb._by_case):
+    for f in (vd.resample_weights, vd._by_case, vd._counts_by_case, cb._by_case):
         f.cache_clear()
 
 

@@ -70,3 +70,54 @@ def test_the_analysis_takes_one_blas_thread_while_runs_hold_the_cores(tmp_path, 
     ahead.close()
     assert seen and all(n == 1 for n in seen[0].values()) and seen[0]
     assert blas_threads() == before
+
+
+def _stored_pairs(st) -> list:
+    """The store's pairs as a plan holds them (each side a spec with its run id)."""
+    from types import SimpleNamespace as NS
+
+    return [NS(a=NS(run_id=p.a), b=NS(run_id=p.b)) for p in st.pairs()]
+
+
+def test_each_array_is_read_once_and_the_results_are_the_budgets(tmp_path, monkeypatch):
+    """The analysis keeps the arrays it read (the reference run's, above all, compared with
+    every other run) by blob key: each blob is read from the store once, kept read-only, and
+    every comparison and verdict is the one made from the store itself."""
+    from kit.app.ahead import _Kept
+    from stored import budget_store
+
+    st = budget_store(tmp_path)
+    pairs = [(p.a.run_id, p.b.run_id) for p in _stored_pairs(st)]
+    plain = {ab: compare.compare_runs(st, *ab).to_json() for ab in pairs}
+    runs = {r for ab in pairs for r in ab}
+    told = {r: verdicts.run_verdicts(st, r) for r in runs}
+    st.db.execute("DELETE FROM comparisons")
+    st.db.execute("DELETE FROM verdicts")
+    read, real = [], Store.array
+    monkeypatch.setattr(Store, "array", lambda self, r, stage: read.append(
+        self.stage_blobs(r)[stage]) or real(self, r, stage))
+    ahead = Ahead(st, _stored_pairs(st))
+    for r in sorted(runs):
+        ahead.stored(r)
+    ahead.close()
+    assert read and len(read) == len(set(read))  # each blob once (read plainly: many times)
+    for ab, c in plain.items():
+        assert st.comparison(*ab, compare.VERSION) == json.loads(json.dumps(c))
+    assert {r: st.verdicts(r, verdicts.VERSION) for r in runs} == json.loads(json.dumps(told))
+    kept = _Kept(st)
+    a = kept.array(pairs[0][0], "svd_rand")
+    assert not a.flags.writeable and kept.array(pairs[0][0], "svd_rand") is a
+
+
+def test_the_kept_arrays_stay_within_their_bound(tmp_path):
+    from kit.app.ahead import _Kept
+    from stored import budget_store
+
+    st = budget_store(tmp_path)
+    runs = [r.id for r in st.runs()]
+    one = st.array(runs[0], "svd_rand").nbytes
+    kept = _Kept(st, limit=2 * one)
+    for r in runs:
+        kept.array(r, "svd_rand")
+        assert kept._bytes <= 2 * one
+    assert len(kept._arrays) == 2

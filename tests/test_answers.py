@@ -66,3 +66,29 @@ def test_a_manifest_not_by_the_schema_is_refused_naming_the_field(tmp_path):
                             "planted")]:
         with pytest.raises(RunFailed, match=f"not a run.*{says}"):
             unpacked({"manifest": manifest, "arrays": {"kmer.npy": b"x"}}, SPEC, tmp_path)
+
+
+def test_an_array_left_out_must_be_one_the_task_said_the_store_holds(tmp_path):
+    """A node sends back only what the driver's store lacks: an answer may leave out an array
+    whose blob key the task named as held, and no other (forged or buggy: not a run)."""
+    import io
+
+    from kit.runs.store import array_sha256
+    from kit.runs.store.blobs import blob_key
+
+    buf = io.BytesIO()
+    np.save(buf, np.arange(3))
+    kmer = {"sha256": array_sha256(np.arange(3)), "dtype": "<i8", "shape": [3]}
+    tfidf = {"sha256": "1" * 64, "dtype": "<f8", "shape": [2]}
+    manifest = {"stages": {"kmer": kmer, "tfidf": tfidf}, "wall_s": 1.0, "node": NODE,
+                "env": {"python": "3.12.1", "machine": "x86_64", "os": "linux", "cpu": "x"}}
+    answer = {"manifest": manifest, "arrays": {"kmer.npy": buf.getvalue()}, "node": NODE}
+    held = frozenset({blob_key(tfidf["sha256"], tfidf["dtype"], tfidf["shape"])})
+    assert unpacked(answer, SPEC, tmp_path, held) == manifest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kmer.npy"]
+    out = tmp_path / "out"
+    out.mkdir()
+    for wrong in (frozenset(), frozenset({blob_key(tfidf["sha256"], tfidf["dtype"], [3])})):
+        with pytest.raises(RunFailed, match="not a run"):
+            unpacked(answer, SPEC, out, wrong)
+        assert not list(out.iterdir())

@@ -59,3 +59,32 @@ def test_a_cancelled_task_is_said_not_waited_on(client):
     with pytest.raises(CancelledError):
         while time.monotonic() < deadline:
             poll(f, 0.01)
+
+
+def test_a_waiting_poll_asks_the_event_loop_nothing(client, monkeypatch):
+    """A run's thread waits on an event its future sets as it ends: a result is asked for
+    (a round trip through Dask's event loop) only once the task has ended, not at every poll
+    (hundreds of waiting runs polled twice a second each)."""
+    from distributed import Future
+
+    f = client.submit(_wait, 0.5, pure=False)
+    asked, real = [], Future.result
+    monkeypatch.setattr(Future, "result", lambda self, *a, **kw: asked.append(1) or real(self, *a, **kw))
+    polls = 0
+    while True:
+        polls += 1
+        ended, answer = poll(f, 0.01)
+        if ended:
+            break
+    assert answer == 0.5 and polls > 10 and len(asked) <= 2
+
+
+@pytest.mark.slow
+def test_the_drivers_dask_servers_keep_a_slow_pace(monkeypatch):
+    """The scheduler and a local cluster's nannies live in kit's process: their event-loop
+    timer ticks once a second, not Dask's 50 times (most of the driver's CPU between runs)."""
+    from kit.runs.executing.dask_executor import DaskExecutor
+
+    with DaskExecutor("local:1") as ex:
+        servers = [ex.cluster.scheduler, *ex.cluster.workers.values()]
+        assert {s.periodic_callbacks["tick"].callback_time for s in servers} == {1000}

@@ -142,20 +142,20 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
     started, overlapped, changed = [], {}, threading.Condition()
 
     class Watched(LocalExecutor):
-        def run(self, spec, *args):
+        def run(self, spec, *args, **kw):
             with changed:
                 started.append(spec.run_id)
                 changed.notify_all()
-            return super().run(spec, *args)
+            return super().run(spec, *args, **kw)
 
     put = Store.put_run
 
-    def put_once_the_next_run_started(self, spec, outdir, manifest):
+    def put_once_the_next_run_started(self, spec, outdir, manifest, **kw):
         with changed:  # the last run to start has no next one
             overlapped[spec.run_id] = changed.wait_for(
                 lambda: started.index(spec.run_id) + 1 < len(started) or len(started) == len(specs),
                 timeout=300)
-        return put(self, spec, outdir, manifest)
+        return put(self, spec, outdir, manifest, **kw)
 
     monkeypatch.setattr(Store, "put_run", put_once_the_next_run_started)
     store, ex = Store(), Watched()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from kit.core.errors import KitError
+from kit.core.spec import seeds
 from kit.runs.store import Store
 from stored import arrays, put, spec
 
@@ -238,3 +239,152 @@ def test_one_store_used_by_many_threads_at_once(tmp_path):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_reading_a_remembered_array_writes_nothing(tmp_path, monkeypatch):
+    """A read of an array already verified commits nothing (it wrote its file's identity again,
+    a transaction per array read: most of the analysis ahead's CPU on a cluster)."""
+    store = Store(tmp_path / "home")
+    s = spec()
+    put(store, tmp_path, s, arrays())
+    writes = []
+    monkeypatch.setattr(store, "note_verified", lambda *a: writes.append(a))
+    for _ in range(3):
+        store.array(s.run_id, "rf")
+    assert writes == []
+
+
+@pytest.mark.parametrize("a", [np.arange(12.0).reshape(3, 4), np.asfortranarray(np.arange(12).reshape(3, 4)),
+                               np.array(7, dtype=np.int32), np.zeros((0, 5)), np.array([True, False]),
+                               np.array(["P12345", "Q9"]), np.arange(4, dtype=">i4")],
+                         ids=["c", "fortran", "0-d", "empty", "bool", "text", "big-endian"])
+def test_an_array_is_read_as_numpy_reads_it(tmp_path, a):
+    from kit.runs.store.blobs import load_npy
+
+    np.save(tmp_path / "a.npy", a)
+    got, want = load_npy(tmp_path / "a.npy"), np.load(tmp_path / "a.npy")
+    assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+    assert got.flags.writeable and got.flags.f_contiguous == want.flags.f_contiguous
+    assert np.array_equal(load_npy((tmp_path / "a.npy").read_bytes()), want)
+
+
+def test_a_file_is_verified_as_it_streams_by_without_an_array_made(tmp_path, monkeypatch):
+    import kit.runs.store.blobs as blobs
+    from kit.runs.store import array_sha256
+
+    a = np.arange(1000.0).reshape(10, 100)
+    np.save(tmp_path / "a.npy", a)
+    sha = array_sha256(a)
+    monkeypatch.setattr(blobs, "load_npy", lambda *_: pytest.fail("an array was made"))
+    assert blobs.file_problem(tmp_path / "a.npy", sha, "<f8", [10, 100]) is None
+    assert "do not match" in blobs.file_problem(tmp_path / "a.npy", "0" * 64, "<f8", [10, 100])
+    assert blobs.file_problem(tmp_path / "a.npy", sha, "<f4", [10, 100]) == "dtype <f8, recorded <f4"
+    assert blobs.file_problem(tmp_path / "a.npy", sha, "<f8", [100, 10]).startswith("shape")
+    data = (tmp_path / "a.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(data[:-8])
+    assert "declares 8000 bytes of data, the file holds 7992" in \
+        blobs.file_problem(tmp_path / "cut.npy", sha, "<f8", [10, 100])
+    assert "not a readable" in blobs.file_problem(tmp_path / "none.npy", sha, "<f8", [10, 100])
+    monkeypatch.undo()  # a Fortran-order file's data is not the C-order bytes the hash is of
+    np.save(tmp_path / "f.npy", np.asfortranarray(a))
+    assert blobs.file_problem(tmp_path / "f.npy", sha, "<f8", [10, 100]) is None
+
+
+def _received(tmp_path, spec_, stage_arrays, leave_out=(), name="got"):
+    """A node's answer as the runner has it: the arrays that came back in a folder, and the
+    manifest of all of them (spec included)."""
+    from kit.runs.store import array_sha256
+    from stored import env
+
+    out = tmp_path / f"{name}-{spec_.run_id[:8]}"
+    out.mkdir()
+    stages = {}
+    for name, a in stage_arrays.items():
+        if name not in leave_out:
+            np.save(out / f"{name}.npy", a)
+        stages[name] = {"sha256": array_sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
+    return out, {"stages": stages, "timings": {}, "wall_s": 1.0, "seeds": spec_.seed_dict,
+                 "env": env(), "spec": json.loads(spec_.to_json())}
+
+
+def test_an_array_the_store_holds_need_not_come_back(tmp_path):
+    """A cluster node leaves out what the store holds (``held``): the run is indexed with the
+    store's own copy; an array left out that was not held, or not in the store whole, is
+    refused, and nothing of the run is stored or moved in."""
+    store = Store(tmp_path / "home")
+    a = arrays()
+    put(store, tmp_path, spec(), a)
+    held = store.held_blobs("d" * 64)
+    shared = ("kmer.data", "kmer.indices", "tfidf.data")
+    b = dict(arrays(seed=1), **{k: a[k] for k in shared})
+    s1 = spec(seeds=seeds(1))
+    out, manifest = _received(tmp_path, s1, b, leave_out=shared)
+    store.put_run(s1, out, manifest, held=held)
+    assert store.has_run(s1.run_id)
+    assert {k: store.stage_blobs(s1.run_id)[k] for k in shared} == \
+        {k: store.stage_blobs(spec().run_id)[k] for k in shared}
+    assert np.array_equal(store.array(s1.run_id, "kmer.data"), a["kmer.data"])
+
+    s2 = spec(seeds=seeds(2))  # left out, but not held: no run of the dataset has it
+    c = dict(arrays(seed=2), **{"kmer.data": np.ones(7)})
+    out, manifest = _received(tmp_path, s2, c, leave_out=("kmer.data",))
+    with pytest.raises(KitError, match="kmer.data: the worker's array does not match .*not a readable"):
+        store.put_run(s2, out, manifest, held=held)
+    assert not store.has_run(s2.run_id)
+
+
+def test_a_held_array_gone_from_the_store_refuses_the_run_before_anything_moves(tmp_path):
+    store = Store(tmp_path / "home")
+    a = arrays()
+    put(store, tmp_path, spec(), a)
+    held = store.held_blobs("d" * 64)
+    f = _blob_file(store, spec().run_id, "kmer.data")
+    f.write_bytes(f.read_bytes()[:-8] + b"\x01" * 8)  # damaged since the task was sent
+    s1 = spec(seeds=seeds(1))
+    b = dict(arrays(seed=1), **{"kmer.data": a["kmer.data"]})
+    out, manifest = _received(tmp_path, s1, b, leave_out=("kmer.data",))
+    files = sorted(p.name for p in (tmp_path / "home" / "arrays").rglob("*.npy"))
+    with pytest.raises(KitError, match="kmer.data: not sent back, as the store held an equal array"):
+        store.put_run(s1, out, manifest, held=held)
+    assert not store.has_run(s1.run_id)
+    assert sorted(p.name for p in (tmp_path / "home" / "arrays").rglob("*.npy")) == files
+    assert len(list(out.iterdir())) == len(b) - 1  # nothing moved: the next try has it all
+
+
+def test_a_run_interrupted_while_indexed_leaves_no_verified_row_and_resumes(tmp_path, monkeypatch):
+    """The run's rows and its files' verified identities are one transaction: cut short, none
+    of it is written (the moved files are orphans the repair sweeps), and storing it again
+    stores it whole."""
+    import kit.runs.store.moving as moving
+
+    store = Store(tmp_path / "home")
+    s = spec()
+    out, manifest = _received(tmp_path, s, arrays())
+
+    def cut(_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(moving, "run_subject", cut)
+    with pytest.raises(KeyboardInterrupt):
+        store.put_run(s, out, manifest)
+    assert not store.has_run(s.run_id)
+    assert store.db.execute("SELECT count(*) FROM verified").fetchone()[0] == 0
+    monkeypatch.undo()
+    out, manifest = _received(tmp_path, s, arrays(), name="again")
+    store.put_run(s, out, manifest)
+    assert store.has_run(s.run_id) and store.has_arrays(s.run_id)
+    assert np.array_equal(store.array(s.run_id, "knn"), arrays()["knn"])
+    assert store.db.execute("SELECT count(*) FROM verified").fetchone()[0] == \
+        len(set(store.stage_blobs(s.run_id).values()))
+
+
+def test_held_blobs_are_the_verified_arrays_of_the_datasets_last_runs(tmp_path):
+    store = Store(tmp_path / "home")
+    put(store, tmp_path, spec(), arrays())
+    put(store, tmp_path, spec(dataset="e" * 64), arrays(seed=5))
+    mine = set(store.stage_blobs(spec().run_id).values())
+    assert store.held_blobs("d" * 64) == mine
+    assert store.held_blobs("f" * 64) == frozenset()
+    with store._tx() as db:
+        db.execute("DELETE FROM verified")
+    assert store.held_blobs("d" * 64) == frozenset()  # never verified here: not held

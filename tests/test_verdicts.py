@@ -31,6 +31,23 @@ def test_weighted_auc_equals_sklearn_on_explicit_resamples():
     assert np.isnan(auc(p["lr"], np.zeros(len(y), int)))  # one class: no AUC
 
 
+@pytest.mark.parametrize("n", [7, 199, 660])
+def test_the_auc_over_whole_counts_is_the_floats_bit_for_bit(n):
+    """The protein bootstrap's AUC sums its resample counts as int32 (half the bytes to gather
+    of float64): every sum is a whole number either way, so every bit is the same, ties and
+    one-class resamples (NaN) included."""
+    from kit.analysis.verdicts import RESAMPLES, SEED, _by_case, _counts_by_case
+
+    rng = np.random.default_rng(n)
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    counts, floats = _counts_by_case(n, RESAMPLES, SEED), _by_case(n, RESAMPLES, SEED)
+    assert counts.dtype == np.int32 and np.array_equal(counts, floats)
+    for scores in (rng.random(n), np.round(rng.random(n), 1)):
+        got, want = case_major_auc(scores, y, counts), case_major_auc(scores, y, floats)
+        assert got.dtype == want.dtype == np.float64
+        assert np.array_equal(got, want, equal_nan=True)
+
+
 def test_bootstrap_equals_a_plain_loop_over_the_same_indices():
     p, y = probs_and_labels()
     v = bootstrap(p, y, resamples=200, seed=12345)

@@ -19,11 +19,12 @@ def auc(scores, y) -> float:
 
 def case_major_auc(scores, y, Wc) -> np.ndarray:
     """The AUC under each column of case weights Wc (cases, resamples): case-major, so that a
-    case's weights are contiguous and gathering them in score order is cheap."""
+    case's weights are contiguous and gathering them in score order is cheap. Integer weights
+    are summed as integers (the caller keeps each resample's sums below 2**31 for int32)."""
     order = np.argsort(scores, kind="stable")
     s, pos = scores[order], np.asarray(y)[order].astype(bool)
     group = np.cumsum(np.r_[True, s[1:] != s[:-1]])  # tie group of each case, in score order
-    cum = np.zeros((int((~pos).sum()) + 1, Wc.shape[1]))
+    cum = np.zeros((int((~pos).sum()) + 1, Wc.shape[1]), dtype=Wc.dtype)
     np.cumsum(Wc[order[~pos]], axis=0, out=cum[1:])
     below = np.searchsorted(group[~pos], group[pos], side="left")
     through = np.searchsorted(group[~pos], group[pos], side="right")

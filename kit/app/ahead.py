@@ -5,12 +5,53 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import OrderedDict
 
 from threadpoolctl import threadpool_limits
 
 from ..analysis.compare import compare_runs
 from ..analysis.verdicts import has_verdicts, run_verdicts
 from ..runs.store import Store
+
+
+KEPT_BYTES = 128 * 2**20  # arrays the analysis keeps between runs: a reference run's, and more
+
+
+class _Kept:
+    """The store as the analysis ahead reads it: each array read (and verified) by the store
+    once, then kept, read-only, by its blob key while later runs need it: a seed plan compares
+    every run with one reference run, whose arrays were read again for each pair, and a run's
+    verdicts and comparison read the same arrays. A blob key names its bytes, dtype and shape,
+    so a kept array is the recorded one for every stage that names it. At most ``limit`` bytes,
+    the least recently read let go first."""
+
+    def __init__(self, store: Store, limit: int = KEPT_BYTES):
+        self._store, self._limit = store, limit
+        self._arrays: OrderedDict = OrderedDict()
+        self._bytes = 0
+        self._blobs: dict = {}  # {run id: {stage: blob key}}: a stored run's rows stay as written
+
+    def __getattr__(self, name):  # everything else is the store's own
+        return getattr(self._store, name)
+
+    def array(self, run_id: str, stage: str):
+        if run_id not in self._blobs:
+            if len(self._blobs) >= 1024:  # a plan's recent runs, not all of them
+                self._blobs.clear()
+            self._blobs[run_id] = self._store.stage_blobs(run_id)
+        blob = self._blobs[run_id].get(stage)
+        a = self._arrays.get(blob)
+        if a is not None:
+            self._arrays.move_to_end(blob)
+            return a
+        a = self._store.array(run_id, stage)
+        if blob is not None and a.nbytes <= self._limit:
+            a.flags.writeable = False  # shared by every reader after this one
+            self._arrays[blob] = a
+            self._bytes += a.nbytes
+            while self._bytes > self._limit:
+                self._bytes -= self._arrays.popitem(last=False)[1].nbytes
+        return a
 
 
 class Ahead:
@@ -22,7 +63,7 @@ class Ahead:
     """
 
     def __init__(self, store: Store, pairs: list):
-        self._store = store
+        self._store = _Kept(store)
         self._pairs = [(p.a.run_id, p.b.run_id) for p in pairs]
         self._queue: queue.Queue = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="kit-ahead", daemon=True)

@@ -19,10 +19,9 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-
 from ..core.errors import KitError
 from ..core.spools import spool as spool_dir
+from ..runs.store.blobs import npy_header
 from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
                             expected_arrays, max_body, max_manifest)
 
@@ -126,19 +125,6 @@ def _check_sum(manifest, name, sha, size, path):
         raise KitError(f"{path}: checksum mismatch for {name}; the bundle is damaged")
 
 
-def _npy_header(head: bytes) -> tuple:
-    """(header length, shape, fortran order, dtype string) of a .npy prefix, or ValueError."""
-    fmt = np.lib.format
-    fp = io.BytesIO(head)
-    try:
-        version = fmt.read_magic(fp)
-        reader = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}[version]
-        shape, fortran, dtype = reader(fp, max_header_size=NPY_HEADER)
-    except Exception as e:  # noqa: BLE001 -- numpy's header parser raises many kinds on junk
-        raise ValueError(f"not a readable .npy header ({type(e).__name__})") from None
-    return fp.tell(), tuple(shape), bool(fortran), dtype.str
-
-
 def _spool(tar, m, exp: Expected, entry, tmp: Path, path) -> Path:
     """Check a member's size and .npy header against its run, then hash it into a file."""
     where = f"{path}: run {exp.run[:12]} stage {exp.stage} ({m.name})"
@@ -148,7 +134,7 @@ def _spool(tar, m, exp: Expected, entry, tmp: Path, path) -> Path:
     src = tar.extractfile(m)
     head = src.read(min(m.size, NPY_HEADER))
     try:
-        hlen, shape, fortran, dtype = _npy_header(head)
+        hlen, shape, fortran, dtype = npy_header(head, NPY_HEADER)
     except ValueError as e:
         raise KitError(f"{where}: is not the array its run recorded ({e})") from None
     why = (f"dtype {dtype}, recorded {exp.dtype}" if dtype != exp.dtype else

@@ -10,16 +10,18 @@ from ...core.documents import DocumentError, decode_manifest
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...core.waits import bounded
+from ..store.blobs import blob_key
 from . import on_node as node
 from .runner import RunFailed
 
 _ARRAY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}\.npy")
 
 
-def unpacked(got, spec: RunSpec, out: Path) -> dict:
+def unpacked(got, spec: RunSpec, out: Path, held=frozenset()) -> dict:
     """A node's answer: its arrays written into ``out`` and its manifest (verified against them
     by the store), or RunFailed saying what the node said, or that the answer is not a run's:
-    a cluster worker is not trusted to send what make_run sends."""
+    a cluster worker is not trusted to send what make_run sends. ``held``: the blob keys the
+    task said the store holds; a stage whose array did not come back must be one of them."""
     where = got.get("node") if isinstance(got, dict) else None
     node_name = (f"node {where.get('host')} ({where.get('class')})" if isinstance(where, dict)
                  else "its node")
@@ -37,7 +39,9 @@ def unpacked(got, spec: RunSpec, out: Path) -> dict:
     if not (manifest and manifest["stages"] and isinstance(arrays, dict)
             and all(isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
                     for k, v in arrays.items())
-            and set(arrays) == {f"{st}.npy" for st in manifest["stages"]}):
+            and set(arrays) <= {f"{st}.npy" for st in manifest["stages"]}
+            and all(blob_key(i["sha256"], i["dtype"], i["shape"]) in held
+                    for st, i in manifest["stages"].items() if f"{st}.npy" not in arrays)):
         raise RunFailed(f"run {spec.run_id[:12]}: {node_name} answered with something that is "
                         f"not a run ({why}); nothing of it was stored")
     for name, data in arrays.items():

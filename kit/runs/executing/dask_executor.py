@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import CancelledError
 from pathlib import Path
 
@@ -35,24 +36,50 @@ RUN_S = 6 * 3600     # the longest one run's task may take: a stuck node must no
 # a worker lost mid-run fails its task at once (Dask would quietly resubmit it up to 3 times):
 # kit resubmits it itself, so that every retry is counted and said
 ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.preload": [PRELOAD]}
+# Dask's servers in kit's process (the scheduler; a local cluster's nannies) time their event
+# loop every 20 ms by default, 50 wake-ups a second each: most of the driver's CPU between runs
+# (bench/cluster.py: 22-34 ms CPU a second idle on local:2, 5 ms at 1 s). A stalled loop is
+# still logged: the limit that says so (distributed.admin.tick.limit) is 3 s. Work stealing
+# looks every 100 ms; a kit run takes seconds, so once a second balances as well.
+PACE = {"distributed.admin.tick.interval": "1s",
+        "distributed.scheduler.work-stealing-interval": "1s"}
+
+_ENDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # {future: set as it ends}
+_ENDED_LOCK = threading.Lock()
+
+
+def _ended(fut) -> threading.Event:
+    """An event set once ``fut`` ends (finished, failed or cancelled): a thread waits on it
+    without asking Dask's event loop anything; one done-callback per future."""
+    with _ENDED_LOCK:
+        ended = _ENDED.get(fut)
+        if ended is None:
+            ended = _ENDED[fut] = threading.Event()
+            fut.add_done_callback(lambda _: ended.set())
+    return ended
+
+
+def _forget(fut) -> None:
+    """``fut`` ended and then did not (its answer was lost with its worker, and the task runs
+    again): the next wait waits for its new end."""
+    with _ENDED_LOCK:
+        _ENDED.pop(fut, None)
 
 
 def poll(fut, seconds: float) -> tuple:
     """(True, the task's answer) once it ended, (False, None) while it has not, after waiting
     up to ``seconds``; the task's own exception, a lost worker and a cancellation are raised.
 
-    The wait reads the future's state and never fetches with a timeout: a fetch that timed out
-    (``fut.result(timeout=...)``) cancelled the client's gather midway, which distributed's
-    ``sync`` then raised as an UnboundLocalError (1 run in ~250 at a 0.5 s poll, 655 of 1,500 at
-    0.05 s: finished runs thrown away as "its task raised"), and a gather cancelled before it
+    Waiting costs the driver nothing: a thread waits on an event the future's done-callback
+    sets, asking Dask's event loop nothing (hundreds of waiting runs asked twice a second).
+    The answer is fetched once the task has ended, and never with a timeout: a fetch that timed
+    out (``fut.result(timeout=...)``) cancelled the client's gather midway, which distributed's
+    ``sync`` then raised as an UnboundLocalError (1 run in ~250 at a 0.5 s poll, 655 of 1,500
+    at 0.05 s: finished runs thrown away as "its task raised"), and a gather cancelled before it
     started stays the one every later gather of the client joins: none got an answer again (a
-    10 ms poll on a busy machine hung so). The answer is fetched once the task has ended."""
-    end = time.monotonic() + seconds
-    while not fut.done():  # a flag the client's loop sets: read here, nothing is sent
-        left = end - time.monotonic()
-        if left <= 0:
-            return False, None
-        time.sleep(min(left, 0.02))
+    10 ms poll on a busy machine hung so)."""
+    if not _ended(fut).wait(seconds):
+        return False, None
     if fut.status == "error":  # the task's own (KilledWorker: its worker was lost)
         raise fut.exception() from None
     if fut.status == "cancelled":
@@ -62,6 +89,7 @@ def poll(fut, seconds: float) -> tuple:
             return True, fut.result()
         except Exception:
             if fut.status != "finished":  # lost meanwhile (its worker died): waited on again
+                _forget(fut)
                 return False, None
             if n == 2:  # an answer that cannot be fetched at all (it cannot be unpickled)
                 raise
@@ -102,7 +130,7 @@ class DaskExecutor(Executor):
         # joining and lost, an SSH host's own output) from INFO up; kit speaks for its runs
         logging.getLogger("distributed").setLevel(logging.INFO)
         try:
-            with dask.config.set({**QUIET, **ROUTING}):  # an in-process scheduler reads them
+            with dask.config.set({**QUIET, **ROUTING, **PACE}):  # in-process servers read them
                 self.cluster, address = self.kind.start()
             self.client = Client(address, timeout="30s")
         except (OSError, TimeoutError) as e:
@@ -195,14 +223,15 @@ class DaskExecutor(Executor):
             raise KitError(f"run {spec.run_id[:12]}: {wrong}; plan again on this cluster")
 
     # -- one run ------------------------------------------------------------------------------
-    def run(self, spec, dataset, input_npy, out: Path, stop=lambda: False):
+    def run(self, spec, dataset, input_npy, out: Path, stop=lambda: False, held=frozenset()):
         from distributed import KilledWorker
 
         n, send = 1, None  # the dataset goes with a run only to a node that has not got it
+        have = sorted(held)  # what need not come back: the store holds it
+        need = {RESOURCE: spec.threads, class_resource(spec.host): spec.threads}
         while True:
-            fut = self.client.submit(node.make_run, spec.to_json(), send, input_npy, pure=False,
-                                     resources={RESOURCE: spec.threads,
-                                                class_resource(spec.host): spec.threads})
+            fut = self.client.submit(node.make_run, spec.to_json(), send, input_npy, have,
+                                     pure=False, resources=need)
             try:
                 got = self._outcome(fut, spec, stop)
             except (KilledWorker, CancelledError) as e:
@@ -238,7 +267,7 @@ class DaskExecutor(Executor):
                     and spec.pipeline:  # the file's bytes, which the node hashes before keeping
                 send = shipment(spec.pipeline)
                 continue
-            return unpacked(got, spec, out)
+            return unpacked(got, spec, out, held)
 
     def _outcome(self, fut, spec: RunSpec, stop):
         """The task's answer, or None when the plan stops; a bounded wait: RunFailed when no

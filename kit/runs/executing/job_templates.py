@@ -22,9 +22,11 @@ CLASS_VAR = "KIT_NODE_CLASS"  # what kit.runs.executing.on_node.node_class() rea
 RESOURCE = "cores"
 PRELOAD = "kit.runs.executing.node_classes"  # declares a worker's node class (a Dask preload)
 # A kit task waits on a subprocess: Dask's sampling profiler and frequent monitors would only
-# take CPU from the runs beside them.
+# take CPU from the runs beside them, and from the driver, whose process holds the scheduler
+# (each system-monitor look is a round of psutil calls: ~1 ms of CPU a second at 2 s, three
+# servers in the driver of local:2).
 QUIET = {"distributed.worker.profile.enabled": False,
-         "distributed.admin.system-monitor.interval": "2s",
+         "distributed.admin.system-monitor.interval": "10s",
          "distributed.worker.memory.monitor-interval": "2s"}
 SYSTEMS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
            "lsf": "LSFCluster", "htcondor": "HTCondorCluster"}

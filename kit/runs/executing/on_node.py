@@ -130,10 +130,30 @@ def _undo_nanny_environment() -> None:
         os.environ.pop(key, None)
 
 
-def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | None) -> dict:
+def _sent(out: Path, manifest: dict, held) -> dict:
+    """{file name: bytes} of the run's arrays the driver's store lacks: an array whose blob key
+    is among ``held`` stays here, once its file is checked against its manifest entry (a file
+    that is not what the manifest says goes back, for the driver to refuse as it would)."""
+    from ..store.blobs import blob_key, file_problem
+
+    sent = {}
+    for f in out.iterdir():
+        if f.suffix != ".npy":
+            continue
+        info = manifest["stages"].get(f.stem) if held else None
+        if info and blob_key(info["sha256"], info["dtype"], info["shape"]) in held \
+                and file_problem(f, info["sha256"], info["dtype"], info["shape"]) is None:
+            continue
+        sent[f.name] = f.read_bytes()
+    return sent
+
+
+def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | None,
+             held=()) -> dict:
     """A Dask task: make one run on this node; {"manifest", "arrays", "node"}, {"error", ...},
     or {"missing": "dataset"} ("pipeline") when sent without the dataset (a lab pipeline's
-    file: kit.data.pipelines.shipment) and this node has not got it."""
+    file: kit.data.pipelines.shipment) and this node has not got it. ``held``: blob keys of
+    arrays the driver's store holds, which need not come back (kit.runs.store.moving)."""
     sweep()
     _undo_nanny_environment()
     me = facts()
@@ -165,8 +185,7 @@ def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | 
         # node-local temporary space: a shared KIT_HOME/tmp would be swept by other nodes
         with tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-{spec.run_id[:12]}-") as tmp:
             manifest = attempt(spec, stack, path, Path(tmp), input_npy, _warm)
-            arrays = {f.name: f.read_bytes() for f in (Path(tmp) / "out").iterdir()
-                      if f.suffix == ".npy"}
+            arrays = _sent(Path(tmp) / "out", manifest, frozenset(held))
         manifest["node"] = me
         return {"manifest": manifest, "arrays": arrays, "node": me}
     except WorkerFailed as e:

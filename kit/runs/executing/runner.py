@@ -76,7 +76,9 @@ class Executor:
     """Where runs happen. ``run`` fills ``out`` (an empty folder here) with one run's arrays
     and returns its manifest (None: ``stop()`` said stop first, nothing to store); ``slots``
     says how many runs may go at once. An executor raises RunFailed for a run it gave up on
-    (the plan goes on), any other error ends the plan."""
+    (the plan goes on), any other error ends the plan. ``held``: blob keys of arrays the store
+    holds verified; a remote executor may leave an array equal to one of them out of ``out``
+    (the store indexes its own copy, once it verifies)."""
 
     name = ""
     remote = False  # True: its runs are made elsewhere; a run that fails the store's checks
@@ -103,7 +105,7 @@ class Executor:
         """Refuse, before claiming, a run this executor cannot make as planned."""
 
     def run(self, spec: RunSpec, dataset: Dataset, input_npy: bytes | None, out: Path,
-            stop=lambda: False) -> dict | None:
+            stop=lambda: False, held=frozenset()) -> dict | None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -140,8 +142,8 @@ class LocalExecutor(Executor):
         if stack_kind(spec.stack).runnable().identity != spec.stack_id:
             raise KitError(f"stack {spec.stack!r} changed since this run was planned; plan again")
 
-    def run(self, spec, dataset, input_npy, out, stop=lambda: False):
-        stack = stack_kind(spec.stack).runnable()
+    def run(self, spec, dataset, input_npy, out, stop=lambda: False, held=frozenset()):
+        stack = stack_kind(spec.stack).runnable()  # its arrays are here: every one is moved
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
         with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
                 dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
@@ -215,13 +217,17 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
             with gate or nullcontext():
                 if should_stop():  # stopped while it waited for its turn
                     return spec.run_id
-                manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp), should_stop)
+                # a run made elsewhere need not send back what the store holds now (a seed
+                # plan's k-mers ...): asked as it starts, after the runs before it were stored
+                held = store.held_blobs(spec.dataset) if executor.remote else frozenset()
+                manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp), should_stop,
+                                        held=held)
             if manifest is None:
                 return spec.run_id
             manifest["spec"] = json.loads(spec.to_json())
             # verifies every array's sha256, and returns only once the run is indexed whole
             try:
-                return store.put_run(spec, Path(tmp), manifest)
+                return store.put_run(spec, Path(tmp), manifest, held=held)
             except KitError as e:
                 if executor.remote:
                     raise RunFailed(f"run {spec.run_id[:12]}: {e}") from None

@@ -80,39 +80,88 @@ def check_array(a: np.ndarray, sha: str, dtype: str, shape) -> str | None:
     return None
 
 
-def _header(f) -> tuple:
-    """(dtype, shape, data bytes) a .npy header declares; DamagedArray for any header that does not
-    parse (numpy's parser raises TokenError, SyntaxError, ValueError ... on a changed byte)."""
-    fmt = np.lib.format
+def npy_header(head: bytes, limit: int = 10_000) -> tuple:
+    """(header length, shape, Fortran order, dtype string) of a .npy file's first bytes (at
+    most ``limit`` of header), or ValueError: numpy's own parser, whatever it raises on junk."""
+    fp = io.BytesIO(head)
     try:
-        version = fmt.read_magic(f)
-        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"unknown .npy version {version}")
-        shape, _, dtype = read(f)
-        n = int(np.prod(shape, dtype=object))
+        dtype, shape, fortran, _ = _parsed(fp, limit)
+    except Exception as e:  # noqa: BLE001 -- numpy's header parser raises many kinds on junk
+        raise ValueError(f"not a readable .npy header ({type(e).__name__})") from None
+    return fp.tell(), tuple(shape), bool(fortran), dtype.str
+
+
+def _parsed(f, limit: int = 10_000) -> tuple:
+    """(dtype, shape, Fortran order, data bytes) the .npy header at ``f`` declares; ``f`` left at
+    its first byte of data."""
+    fmt = np.lib.format
+    version = fmt.read_magic(f)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"unknown .npy version {version}")
+    read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, fortran, dtype = read(f, max_header_size=limit)
+    return dtype, shape, fortran, int(np.prod(shape, dtype=object)) * dtype.itemsize
+
+
+def _header(f) -> tuple:
+    """(dtype, shape, Fortran order, data bytes) a .npy header declares, ``f`` left at its data;
+    the file's size is checked against them before a byte of data is read, so a damaged header
+    never allocates what it claims. DamagedArray for any header that does not parse or fit
+    (numpy's parser raises TokenError, SyntaxError, ValueError ... on a changed byte)."""
+    try:
+        dtype, shape, fortran, nbytes = _parsed(f)
     except Exception as e:  # noqa: BLE001 -- whatever the damage, it is one kind of error
         raise DamagedArray(f"not a readable .npy array: its header is damaged ({type(e).__name__})") from None
-    return dtype, shape, n * dtype.itemsize
+    start = f.tell()
+    end = f.seek(0, io.SEEK_END)
+    if end - start != nbytes:
+        raise DamagedArray(f"not a readable .npy array: its header declares {nbytes} "
+                           f"bytes of data, the file holds {end - start}")
+    if dtype.hasobject:  # pickled Python objects: never unpickled
+        raise DamagedArray("not a readable .npy array: it holds Python objects")
+    f.seek(start)
+    return dtype, shape, fortran, nbytes
+
+
+def _source(data_or_path):
+    return io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else _open(data_or_path)
 
 
 def load_npy(data_or_path) -> np.ndarray:
-    """np.load without pickles; a file that is not a readable .npy is a DamagedArray. The
-    header is checked against the file's size before a byte of data is read, so a damaged
-    header never allocates what it claims."""
+    """np.load without pickles, its header parsed once (np.load would parse it again); a file
+    that is not a readable .npy is a DamagedArray."""
     try:
-        with (io.BytesIO(data_or_path) if isinstance(data_or_path, bytes)
-              else _open(data_or_path)) as f:
-            _, _, nbytes = _header(f)
-            start = f.tell()
-            end = f.seek(0, io.SEEK_END)
-            if end - start != nbytes:
-                raise DamagedArray(f"not a readable .npy array: its header declares {nbytes} "
-                                   f"bytes of data, the file holds {end - start}")
-            f.seek(0)
-            return np.load(f, allow_pickle=False)
+        with _source(data_or_path) as f:
+            dtype, shape, fortran, nbytes = _header(f)
+            buf = bytearray(nbytes)  # writable, as np.load's arrays are
+            if f.readinto(buf) != nbytes:
+                raise DamagedArray("not a readable .npy array: its data is cut short")
+            a = np.frombuffer(buf, dtype=dtype) if nbytes else np.empty(0, dtype)
+            return a.reshape(shape, order="F" if fortran else "C")
     except (OSError, ValueError, EOFError) as e:
         raise DamagedArray(f"not a readable .npy array ({e})") from None
+
+
+def file_problem(data_or_path, sha: str, dtype: str, shape) -> str | None:
+    """Why a .npy file (or its bytes) is not the recorded array, or None when it is: read once,
+    its header against the recorded dtype and shape, its data hashed as it streams by, no
+    array made (the stage hash is of the C-order bytes, which a C-order file's data is)."""
+    try:
+        with _source(data_or_path) as f:
+            got, got_shape, fortran, _ = _header(f)
+            if got.str != dtype:
+                return f"dtype {got.str}, recorded {dtype}"
+            if list(got_shape) != list(shape):
+                return f"shape {list(got_shape)}, recorded {list(shape)}"
+            if fortran:  # numpy reorders a Fortran-order file's data: hashed as an array
+                return check_array(load_npy(data_or_path), sha, dtype, shape)
+            if hashlib.file_digest(f, "sha256").hexdigest() != sha:
+                return "bytes do not match the recorded sha256"
+    except DamagedArray as e:
+        return str(e)
+    except (OSError, ValueError, EOFError) as e:
+        return f"not a readable .npy array ({e})"
+    return None
 
 
 class Blobs:
@@ -122,64 +171,87 @@ class Blobs:
     def __init__(self, root: Path, index):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._root = str(self.root)
         self.index = index
 
     def path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.npy"
+        return Path(self._file(key))
+
+    def _file(self, key: str) -> str:  # as a string: a Path costs more than the stat it serves
+        return f"{self._root}/{key[:2]}/{key}.npy"
 
     def exists(self, key: str) -> bool:
-        return self.path(key).exists()
+        return os.path.exists(self._file(key))
 
     def _remembered(self, key: str, ident: str) -> bool:
         return self.index.verified_ident(key) == ident
 
-    def _remember(self, key: str, path: Path) -> None:
-        self.index.note_verified(key, _ident(path))
+    def _remember(self, key: str, path: Path, noted: list | None = None) -> None:
+        if noted is None:
+            self.index.note_verified(key, _ident(path))
+        else:  # written by the caller, in the transaction that indexes the run
+            noted.append((key, _ident(path)))
 
-    def problem(self, key: str, sha: str, dtype: str, shape, force: bool = False) -> str | None:
-        """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
-        and that is the caller's to judge). ``force`` hashes it even if remembered."""
-        path = self.path(key)
+    def _verified(self, key: str, sha: str, dtype: str, shape, force: bool = False,
+                  noted: list | None = None) -> tuple:
+        """(whether the file of ``key`` is here, why it is not the recorded array or None),
+        hashed unless remembered as verified (``force``: hashed anyway)."""
+        path = self._file(key)
         ident = _ident(path)
         if ident is None:
-            return None
+            return False, None
         if not force and self._remembered(key, ident):
-            return None
-        try:
-            why = check_array(load_npy(path), sha, dtype, shape)
-        except DamagedArray as e:
-            why = str(e)
+            return True, None
+        why = file_problem(path, sha, dtype, shape)
         if why is None:
-            self._remember(key, path)
-        return why
+            self._remember(key, path, noted)
+        return True, why
+
+    def problem(self, key: str, sha: str, dtype: str, shape, force: bool = False,
+                noted: list | None = None) -> str | None:
+        """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
+        and that is the caller's to judge). ``force`` hashes it even if remembered; ``noted``:
+        as put_file's."""
+        return self._verified(key, sha, dtype, shape, force, noted)[1]
+
+    def holds(self, key: str, sha: str, dtype: str, shape, noted: list | None = None) -> bool:
+        """Whether the file of ``key`` is here and is the recorded array (hashed unless
+        remembered as verified; ``noted``: as put_file's)."""
+        here, why = self._verified(key, sha, dtype, shape, noted=noted)
+        return here and why is None
 
     def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray:
         """The verified array; DamagedArray (naming ``what``, the file and the repair) if not."""
-        path = self.path(key)
+        path = self._file(key)
         ident = _ident(path)
         if ident is None:
             return None
+        remembered = self._remembered(key, ident)
         try:
             a = load_npy(path)
-            why = None if self._remembered(key, ident) else check_array(a, sha, dtype, shape)
+            why = None if remembered else check_array(a, sha, dtype, shape)
         except DamagedArray as e:
             why = str(e)
         if why:
             raise DamagedArray(f"the stored array of {what} is damaged ({why}; {path}); "
                                "`kit store check --repair` drops it and what was computed "
                                "from it, and the next `kit run` makes it again")
-        self._remember(key, path)
+        if not remembered:  # a write (a commit) only when something new was learnt
+            self._remember(key, path)
         return a
 
-    def put_file(self, src: Path, key: str, sha: str, dtype: str, shape) -> None:
-        """Move a verified file in; an existing copy is kept only if it verifies itself."""
-        dest = self.path(key)
-        if dest.exists() and self.problem(key, sha, dtype, shape) is None:
-            Path(src).unlink()
+    def put_file(self, src: Path, key: str, sha: str, dtype: str, shape,
+                 noted: list | None = None) -> None:
+        """Move a verified file in; an existing copy is kept only if it verifies itself.
+        ``noted``: the file's verified identity is appended there, for the caller to write in
+        its own transaction, instead of being written at once."""
+        if self.holds(key, sha, dtype, shape, noted):
+            os.unlink(src)
             return
-        dest.parent.mkdir(exist_ok=True)
+        dest = self._file(key)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
         os.replace(src, dest)  # same file system: atomic; replaces a damaged copy
-        self._remember(key, dest)
+        self._remember(key, dest, noted)
 
     def put_bytes(self, data: bytes, key: str, sha: str, dtype: str, shape) -> None:
         """Write verified bytes (a bundle's); an existing copy is kept only if it verifies."""

@@ -122,11 +122,20 @@ class Store(Caches):
     def has_run(self, run_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
 
-    def put_run(self, spec: RunSpec, outdir: Path, manifest: dict) -> str:
-        """Move a worker's arrays in, verified, and index them at once (kit.runs.store.moving)."""
+    def put_run(self, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()) -> str:
+        """Move a worker's arrays in, verified, and index them at once (kit.runs.store.moving);
+        ``held``: blob keys of arrays not sent back because the store holds them."""
         from .moving import put_run
 
-        return put_run(self, spec, outdir, manifest)
+        return put_run(self, spec, outdir, manifest, held)
+
+    def held_blobs(self, dataset: str, runs: int = 8) -> frozenset:
+        """The blob keys of the arrays of the last ``runs`` runs stored of ``dataset`` that were
+        verified here: a cluster node need not send back an array equal to one of them (a seed
+        plan's k-mers and TF-IDF, nine tenths of its bytes, are the same in every run)."""
+        return frozenset(b for (b,) in self.db.execute(
+            "SELECT DISTINCT s.blob FROM stages s JOIN verified v ON v.blob = s.blob WHERE s.run IN "
+            "(SELECT id FROM runs WHERE dataset=? ORDER BY rowid DESC LIMIT ?)", (dataset, runs)))
 
     def blob_path(self, blob: str) -> Path:
         return self.blobs.path(blob)
@@ -136,7 +145,7 @@ class Store(Caches):
         return dict(self.db.execute("SELECT stage, blob FROM stages WHERE run=?", (run_id,)))
 
     def has_arrays(self, run_id: str) -> bool:
-        return all(self.blob_path(b).exists() for b in self.stage_blobs(run_id).values())
+        return all(self.blobs.exists(b) for b in self.stage_blobs(run_id).values())
 
     def import_runs(self, runs: list, pairs: list, files: dict, datasets: dict) -> None:
         """Add verified runs (from a bundle) with their arrays and pairs, all or nothing.
