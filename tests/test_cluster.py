@@ -164,7 +164,7 @@ def test_two_node_classes_make_a_host_pair(tmp_path, two_classes):
                                                                                   ("b", "b")]
     wrong = kit(home, "run", "--factor", "host", "--hosts", "a,zz", "--n", "200",
                 "--cluster", two_classes)
-    assert wrong.returncode == 1 and "--hosts zz: no worker" in wrong.stderr
+    assert wrong.returncode == 1 and "--hosts 'zz': no worker" in wrong.stderr
     import socket
 
     spans = kit(home, "run", "--factor", "host", "--hosts", f"a,{socket.gethostname()}",

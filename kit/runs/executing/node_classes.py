@@ -126,7 +126,7 @@ class ClassTable:
             if of:
                 raise KitError(f"--hosts {n}: that host spans the node classes {', '.join(of)}; "
                                "name the classes instead")
-            raise KitError(unknown("--hosts", n, classes, f"; its classes are {', '.join(classes)}",
+            raise KitError(unknown("--hosts", n, classes, f"; its classes are {', '.join(sorted(classes))}",
                                    f": no worker of {self.target} is of that node class"))
         return tuple(names)
 
