@@ -14,7 +14,9 @@ from kit.envs.platforms import detect
 from kit.envs.catalogue import MARKER, definitions
 from kit.envs.kinds import stack_kind
 
-pytestmark = pytest.mark.slow
+# one worker builds the module's stacks once (uv's cache makes that quick, not free); each test
+# still makes sure of what it needs, so it passes alone or in any order
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_build")]
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +53,20 @@ def test_build_two_real_stacks(capsys):
     assert capsys.readouterr().out == "every stack available here is built: nothing to build\n"
 
 
+def _built():
+    """PAIR built (a no-op after test_build_two_real_stacks, on the same worker)."""
+    plat = detect()
+    if stack_kind(PAIR[0]).status(plat)[0] == "unavailable":
+        pytest.skip(stack_kind(PAIR[0]).status(plat)[1])
+    for n in PAIR:
+        stack_kind(n).build(plat)
+
+
 def test_the_next_builds_are_estimated_at_the_rate_of_those_before():
     """No network: the rate is the earlier builds' own (download, unpacking and compiling)."""
     from kit.envs.build_time import estimate, said
 
+    _built()
     plat = detect()
     e = estimate([stack_kind(PAIR[0])], plat, measure=None)  # measuring now would fail
     assert e.how == "the rate of this machine's 2 earlier builds (download, unpacking and " \
@@ -65,6 +77,7 @@ def test_the_next_builds_are_estimated_at_the_rate_of_those_before():
 
 
 def test_building_again_is_a_no_op_and_a_half_built_venv_is_rebuilt():
+    _built()
     kind = stack_kind(PAIR[0])
     assert kind.build(detect()) is False
     (kind.d.venv() / MARKER).unlink()  # as if interrupted before the end
@@ -73,6 +86,7 @@ def test_building_again_is_a_no_op_and_a_half_built_venv_is_rebuilt():
 
 
 def test_doctor_measures_what_each_stack_has(capsys):
+    _built()
     assert main(["stacks", "doctor", "--json", *PAIR]) == 0
     report = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     for n, sk in zip(PAIR, ("1.5.2", "1.9.1")):
@@ -116,6 +130,7 @@ def test_stacks_lock_regenerates_the_same_lock(capsys):
 def test_a_damaged_stack_is_named_refused_and_repaired(capsys):
     """numpy's compiled core deleted: the stack said "built", the doctor found nothing, and runs
     failed with numpy's last line. Now it is "broken" everywhere, with the fix, and rebuilt."""
+    _built()
     d = definitions()[PAIR[0]]
     core = next(d.venv().glob("lib/python*/site-packages/numpy/core/_multiarray_umath*.so"))
     core.unlink()
