@@ -283,7 +283,8 @@ def test_explain_cross_feeds_a_clusters_pairs_on_the_cluster_from_a_fresh_store(
     assert "its b run was made on node class node-" in said and "kit explain --cluster" in said
     there = kit(tmp_path, "explain", "seed", "--n", "200", "--cluster", "local:2", "--json")
     assert there.returncode == 0, there.stderr
-    assert "cross-fed run(s) to make" in there.stderr and "local Dask cluster" in there.stderr
+    assert "cross-fed run(s) to make" in there.stderr  # said as kit run says it:
+    assert "\nkit: starting a local Dask cluster" in "\n" + there.stderr
     fed = [(s, m) for s, m in manifests(tmp_path) if s["kind"] == "feed"]
     assert fed and all(m["node"]["class"] == s["host"] and s["host"].startswith("node-")
                        for s, m in fed)
