@@ -62,6 +62,8 @@ def test_a_web_server_is_refused_as_no_dask_scheduler_within_the_connect_deadlin
     """A real HTTP server at tcp://HOST:PORT accepts the connection and never answers Dask's
     handshake: joining it ends within the connect deadline (it waited for good), one line."""
     pytest.importorskip("distributed")
+    from kit.runs.executing.dask_executor import DaskExecutor
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     address = f"tcp://127.0.0.1:{server.server_address[1]}"
@@ -70,7 +72,7 @@ def test_a_web_server_is_refused_as_no_dask_scheduler_within_the_connect_deadlin
 
     def join():
         try:
-            cluster_kinds.cluster_kind(address).start()
+            DaskExecutor(address).close()
         except KitError as e:
             ended["said"] = str(e)
 
