@@ -319,8 +319,8 @@ def parse_cluster(text: str) -> tuple:
         return "local", int(arg)
     if name == "tls" and arg.startswith("//"):  # Dask's TLS needs certificates kit has no place for
         raise ValueError(f"{shown(text)}: tls:// is not supported (kit has no setting for its "
-                         "certificates); reach the scheduler over tcp://HOST:PORT, e.g. through "
-                         "an SSH tunnel")
+                         "certificates); join a scheduler that listens on tcp://HOST:PORT (an "
+                         "SSH tunnel keeps it off the network)")
     if name == "tcp" and arg.startswith("//"):
         host, colon, port = arg[2:].rpartition(":")
         if not colon or not host:
