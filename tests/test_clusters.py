@@ -89,6 +89,39 @@ def test_a_web_server_is_refused_as_no_dask_scheduler_within_the_connect_deadlin
         server.server_close()
 
 
+def test_a_server_that_answers_in_another_protocol_is_one_line(monkeypatch):
+    """An SSH server greets first: Dask read its greeting as frame sizes and asked for exabytes
+    (an internal MemoryError); now one line that it is no Dask scheduler."""
+    import socket
+
+    pytest.importorskip("distributed")
+    from kit.runs.executing.dask_executor import DaskExecutor
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def greet():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+            held.append(conn)  # open, as an SSH server waiting for the client's greeting
+
+    threading.Thread(target=greet, daemon=True).start()
+    address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    monkeypatch.setattr(cluster_kinds, "CONNECT_S", 5)
+    try:
+        with pytest.raises(KitError, match=r"did not answer as a Dask scheduler \(its answer is "
+                                           r"not Dask's"):
+            DaskExecutor(address)
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
 def test_settings_merge_the_file_over_defaults_and_refuse_typos(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_HOME", str(tmp_path))
     assert cluster_kinds.settings()["jobqueue"]["cores"] == 2

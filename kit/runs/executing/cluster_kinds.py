@@ -121,8 +121,12 @@ def _answers(address: str, seconds: float) -> None:
     except (TimeoutError, asyncio.TimeoutError):  # Dask's own connect timeout is an OSError
         raise KitError(f"{address} did not answer as a Dask scheduler within {seconds:.0f} s") \
             from None
-    except (EOFError, ValueError, TypeError) as e:  # it answered, but not in Dask's protocol
-        raise KitError(f"{address} did not answer as a Dask scheduler: {e}") from None
+    except OSError:
+        raise  # nothing listens there, or it hung up: DaskExecutor says it cannot reach it
+    except Exception as e:  # it answered, not in Dask's protocol: an SSH server's greeting
+        # read as frame sizes asked numpy for exabytes (MemoryError)
+        raise KitError(f"{address} did not answer as a Dask scheduler (its answer is not "
+                       f"Dask's: {type(e).__name__})") from None
 
 
 class JobQueueKind(ClusterKind):
