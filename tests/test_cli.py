@@ -37,6 +37,19 @@ CORES = os.cpu_count() or 1
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["run", "--factor", "host", "--hosts", "a"], "name at least two"),
     (["data", "import", "x.tsv"], "the following arguments are required: --name"),
+    # every command's --cluster through the one parser, before anything starts
+    (["run", "--factor", "seed", "--cluster", "k8s"], "unknown cluster 'k8s'"),
+    (["run", "--factor", "seed", "--cluster", "tcp://localhost"], "names no port: use local[:N]"),
+    (["run", "--factor", "seed", "--cluster", "tcp://"], "'tcp://' names no host and port"),
+    (["run", "--factor", "seed", "--cluster", "tcp://localhost:abc"], "has port 'abc'"),
+    (["run", "--factor", "seed", "--cluster", "tcp://localhost:99999"], "from 1 to 65535"),
+    (["run", "--factor", "seed", "--cluster", "tls://localhost:1"], "tls:// is not supported"),
+    (["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-300",
+      "--cluster", ""], "argument --cluster: '' names no cluster"),
+    (["run", "--factor", "seed", "--cluster", "LOCAL:2"], "did you mean local:2?"),
+    (["explain", "seed", "--cluster", ""], "'' names no cluster"),
+    (["cluster", "show", "--cluster", "nope"], "unknown cluster 'nope'"),
+    (["cluster", "check", "--cluster", "local:0"], "asks for 0 workers; the smallest is 1"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     with pytest.raises(SystemExit) as e:
@@ -89,8 +102,6 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
     (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
     (["run", "--factor", "host", "--n", "120"], "name two node classes"),
-    (["run", "--factor", "seed", "--cluster", "k8s"], "unknown cluster 'k8s'"),
-    (["cluster", "check", "--cluster", "local:0"], "at least one worker"),
     (["run", "--factor", "seed", "--n", "300000"], "generated up to 200,000"),
     (["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-300"],
      "needs --yes when there is no terminal"),

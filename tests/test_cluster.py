@@ -8,6 +8,7 @@ killed mid-run is retried and the store stays intact; two node classes make a ho
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -251,6 +252,27 @@ def test_thread_counts_fit_the_workers_and_a_larger_one_is_skipped_with_why(tmp_
     assert wide.returncode == 1 and "nothing of the plan could run" in wide.stderr
 
 
+@pytest.mark.skipif(not shutil.which("taskset") or (os.cpu_count() or 1) < 2,
+                    reason="needs two cores (and taskset) for one-core workers")
+def test_thread_counts_no_worker_offers_are_refused_before_a_build_and_said_alone(tmp_path):
+    """On one-core workers (local:2 held to two cores), torch-threads is refused from a fresh
+    store before its torch stack is built (it was built first, 16-28 s, then refused), and the
+    threads factor's plan that ran nothing says only what applies (it advised `kit run --factor
+    repeat`)."""
+    two = ["taskset", "-c", "0,1", KIT]
+    env = dict(os.environ, KIT_HOME=str(tmp_path))
+    got = subprocess.run([*two, "run", "--factor", "torch-threads", "--n", "150", "--cluster",
+                          "local:2", "--yes"], env=env, capture_output=True, text=True, timeout=600)
+    said = " ".join(got.stderr.split())
+    assert got.returncode == 1 and "the smallest worker of the cluster offers at most 1 core(s)" \
+        in said, got.stderr
+    assert "stack" not in said and "torch-threads" in got.stderr.splitlines()[-1]  # none built
+    got = subprocess.run([*two, "run", "--factor", "threads", "--n", "150", "--cluster",
+                          "local:2"], env=env, capture_output=True, text=True, timeout=600)
+    assert got.returncode == 1 and "nothing of the plan could run" in got.stderr
+    assert "no pairs of threads stored" in got.stdout and "repeat" not in got.stdout, got.stdout
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for one-core workers")
 def test_torch_perturb_and_svd_iters_run_on_a_cluster_from_a_fresh_store(tmp_path):
     """Their reference run (the embedding torch and perturbed runs train on) is planned where
@@ -283,7 +305,8 @@ def test_explain_cross_feeds_a_clusters_pairs_on_the_cluster_from_a_fresh_store(
     assert "its b run was made on node class node-" in said and "kit explain --cluster" in said
     there = kit(tmp_path, "explain", "seed", "--n", "200", "--cluster", "local:2", "--json")
     assert there.returncode == 0, there.stderr
-    assert "cross-fed run(s) to make" in there.stderr and "local Dask cluster" in there.stderr
+    assert "cross-fed run(s) to make" in there.stderr  # said as kit run says it:
+    assert "\nkit: starting a local Dask cluster" in "\n" + there.stderr
     fed = [(s, m) for s, m in manifests(tmp_path) if s["kind"] == "feed"]
     assert fed and all(m["node"]["class"] == s["host"] and s["host"].startswith("node-")
                        for s, m in fed)

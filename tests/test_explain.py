@@ -204,3 +204,19 @@ def test_a_release_scan_runs_here_whoever_made_a():
     a = spec(host="elsewhere")
     runs = rerun_in_stacks(a, [SimpleNamespace(name="probe-x", identity="p" * 64)], ("models",))
     assert [r.host for r in runs] == [host_id()] and runs[0].input == a.run_id
+
+
+def test_explain_says_its_own_lines_as_kit_run_does():
+    """A cluster started for cross-fed runs (or a stack built) is said with kit run's `kit: `
+    prefix, on one line, markup left as typed."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from kit.cli.explain import _Said
+
+    out = StringIO()
+    _Said(Console(file=out, width=40)).log("starting a local Dask cluster of 2 worker "
+                                           "process(es) [local]")
+    assert out.getvalue() == ("kit: starting a local Dask cluster of 2 worker process(es) "
+                              "[local]\n")

@@ -67,6 +67,21 @@ def test_torch_threads_are_capped_at_the_cores():
     assert [p.b.threads for p in ps] == [t for t in (2, 4, 8) if t <= cores()]
 
 
+def test_torch_threads_counts_nowhere_offers_are_refused_before_its_stack_is_built():
+    """required_stacks, read before any stack is built, refuses torch-threads when where its
+    runs go has no count to offer: a cluster's one-core workers (their node class named), or
+    this machine's cores (the torch stack was built first, 16-28 s, then the plan refused)."""
+    one_core = PlanOptions(cores=1, host="node-a")
+    with pytest.raises(KitError, match=r"the smallest worker of the cluster offers at most 1 "
+                                       r"core\(s\) \(runs go to node class node-a\)"):
+        required_stacks(["torch-threads"], LINUX, opts=one_core)
+    with pytest.raises(KitError, match=r"needs a thread count from 2 to the \d+ core\(s\) here"):
+        required_stacks(["torch-threads"], LINUX, opts=PlanOptions(threads=(1,)))
+    two = PlanOptions(cores=2, host="node-a")
+    assert required_stacks(["torch-threads"], LINUX, opts=two) == ["host", "torch-linux-cpu"]
+    assert [p.b.threads for p in plan("torch-threads", D, two, plat=LINUX, get=fake_get)] == [2]
+
+
 @pytest.mark.slow
 def test_unavailable_torch_devices_and_stacks_say_why():
     rows = {r["factor"]: r for r in availability(LINUX)}

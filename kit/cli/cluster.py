@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import print_json, prints_tables
+from .common import CLUSTERS, cluster_arg, print_json, prints_tables
 
 
 def add(sub) -> None:
@@ -11,13 +11,13 @@ def add(sub) -> None:
     s = cs.add_parser("show", help="the settings kit run --cluster uses")
     s.add_argument("--job-script", action="store_true",
                    help="print the exact job script of each node class instead (nothing submitted)")
-    s.add_argument("--cluster", default="slurm", metavar="SYSTEM",
+    s.add_argument("--cluster", default="slurm", metavar="SYSTEM", type=cluster_arg,
                    help="with --job-script: slurm (default), pbs, sge, lsf or htcondor")
     prints_tables(s).set_defaults(func=_show)
     cs.add_parser("init", help="write a commented settings file to edit").set_defaults(func=_init)
     c = cs.add_parser("check", help="start or join a cluster and describe every worker")
-    c.add_argument("--cluster", default="local", metavar="WHICH",
-                   help="local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, htcondor or ssh")
+    c.add_argument("--cluster", default="local", metavar="WHICH", type=cluster_arg,
+                   help=CLUSTERS)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_check)
 

@@ -57,6 +57,15 @@ def jobs_arg(text: str):
     return argtype(parse_jobs)(text)
 
 
+def cluster_arg(text: str) -> str:
+    """--cluster: a value kit.runs.executing.cluster_kinds.parse_cluster takes, as typed (a
+    malformed one is a usage error before anything starts)."""
+    from ..runs.executing.cluster_kinds import parse_cluster
+
+    argtype(parse_cluster)(text)
+    return text
+
+
 def names_list(text: str) -> tuple:
     """Comma-separated names (--hosts), at least two, none repeated."""
     vals = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))

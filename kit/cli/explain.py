@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from .common import (CLUSTERS, confirm, dataset_args, emit, pipeline_arg, say_stacks,
+from .common import (CLUSTERS, cluster_arg, confirm, dataset_args, emit, pipeline_arg, say_stacks,
                      subject, words)
 
 
@@ -16,7 +16,7 @@ def add(sub) -> None:
     p.add_argument("--library", nargs=3, metavar=("NAME", "A", "B"),
                    help="scan NAME's releases from A to B (default: sklearn, numpy and python "
                    "scan their own library, or interpreter, between the pair's versions)")
-    p.add_argument("--cluster", metavar="WHICH",
+    p.add_argument("--cluster", metavar="WHICH", type=cluster_arg,
                    help=f"cross-feed the pairs made on a cluster's nodes there: {CLUSTERS}")
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
@@ -49,7 +49,10 @@ class _Said:
             yield lambda spec: bar.advance(task)
 
     def log(self, line) -> None:
-        self.err.print(line)
+        from rich.markup import escape
+
+        # kit's own lines (a cluster started, a stack's build) as kit run says them
+        self.err.print(f"kit: {escape(line)}", soft_wrap=True)
 
 
 def _cmd_explain(args) -> int:

@@ -7,8 +7,9 @@ import sys
 from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
-from .common import (CLUSTERS, bounded, confirm, counts, dataset_args, emit, factor_list,
-                     floats, int_list, jobs_arg, names_list, say_stacks, thread_counts, words)
+from .common import (CLUSTERS, bounded, cluster_arg, confirm, counts, dataset_args, emit,
+                     factor_list, floats, int_list, jobs_arg, names_list, say_stacks,
+                     thread_counts, words)
 
 
 def add(sub) -> None:
@@ -39,7 +40,8 @@ def add(sub) -> None:
                         "any is stored)")
     p.add_argument("--fresh", action="store_true",
                    help="a fresh worker process per run (default: warm workers that import once)")
-    p.add_argument("--cluster", metavar="WHICH", help=f"run on a Dask cluster: {CLUSTERS}")
+    p.add_argument("--cluster", metavar="WHICH", type=cluster_arg,
+                   help=f"run on a Dask cluster: {CLUSTERS}")
     p.add_argument("--hosts", type=names_list, default=(), metavar="A,B",
                    help="the host factor: node classes, hosts or workers of the cluster to compare")
     p.add_argument("--eps", type=floats, default=(), help="perturb: noise sizes, e.g. 1e-13,1e-7")

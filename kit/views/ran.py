@@ -25,16 +25,17 @@ def run_text(b: dict, asked: list, command: str) -> str:
     every row's); ``command`` shows the whole table."""
     rows = [r for r in b["rows"] if r.factor in asked]
     others = list(dict.fromkeys(r.factor for r in b["rows"] if r.factor not in asked))
-    if not others:
-        return budget_text(b)
-    if not rows:  # none of its pairs stored (all skipped, or every run failed)
+    if not rows:  # none of its pairs stored (all skipped, or every run failed): said so, and
+        # not budget_text's advice for an empty store, which names a factor it did not run
         text = (dataset_line(b["dataset"]) + "\n\n"
                 + para(f"no pairs of {', '.join(asked)} stored on this dataset", "", ""))
+    elif not others:
+        return budget_text(b)
     else:
         amp = {k: v for k, v in (b.get("amplification") or {}).items()
                if k.split("=")[0] in asked}
         text = budget_text({**b, "rows": rows, "amplification": amp})
-    return text + "\n" + also_stored(others, command)
+    return text + ("\n" + also_stored(others, command) if others else "")
 
 
 def file_run_text(b: dict, asked, path: str) -> str:

@@ -23,8 +23,8 @@ from .queued_jobs import QueuedJobs
 from .job_templates import job_scripts, templates, worker_name
 
 JOBQUEUE = tuple(SYSTEMS)
-__all__ = ["ClusterKind", "PRELOAD", "QUIET", "RESOURCE", "SETTING_BOUNDS", "cluster_kind", "init_settings",
-           "settings", "settings_path"]
+__all__ = ["ClusterKind", "PRELOAD", "QUIET", "RESOURCE", "SETTING_BOUNDS", "cluster_kind",
+           "init_settings", "parse_cluster", "settings", "settings_path"]
 
 
 class ClusterKind:
@@ -64,12 +64,8 @@ class ClusterKind:
 class LocalKind(ClusterKind):
     def __init__(self, conf, workers: int | None):
         super().__init__(conf)
+        # local:N is held to its bounds by parse_cluster, [local] workers by cluster_settings
         self.expected = int(conf["workers"]) if workers is None else workers
-        if self.expected < 1:
-            raise KitError("local:N needs at least one worker")
-        wrong = SETTING_BOUNDS["workers"].limit_problem(self.expected)
-        if wrong:
-            raise KitError(f"--cluster local:{self.expected}: {wrong}")
 
     def start(self):
         from distributed import LocalCluster
@@ -101,10 +97,36 @@ class AddressKind(ClusterKind):
 
     def start(self):
         cluster_logs_to_file()  # the Client's own messages (a lost connection, ...) as well
+        _answers(self.address, CONNECT_S)
         return None, self.address
 
     def describe(self):
         return f"the Dask scheduler at {self.address}"
+
+
+def _answers(address: str, seconds: float) -> None:
+    """Return once a Dask scheduler at ``address`` answered Dask's handshake, within ``seconds``
+    in all (KitError otherwise). Dask bounds the connect but not the wait for the handshake
+    after it: anything else listening there (a web server) held a Client for good."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake():
+        comm = await connect(address, timeout=seconds)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(handshake(), seconds))
+    except (TimeoutError, asyncio.TimeoutError):  # Dask's own connect timeout is an OSError
+        raise KitError(f"{address} did not answer as a Dask scheduler within {seconds:.0f} s") \
+            from None
+    except OSError:
+        raise  # nothing listens there, or it hung up: DaskExecutor says it cannot reach it
+    except Exception as e:  # it answered, not in Dask's protocol: an SSH server's greeting
+        # read as frame sizes asked numpy for exabytes (MemoryError)
+        raise KitError(f"{address} did not answer as a Dask scheduler (its answer is not "
+                       f"Dask's: {type(e).__name__})") from None
 
 
 class JobQueueKind(ClusterKind):
@@ -273,20 +295,66 @@ class SSHKind(ClusterKind):
         return f"the lab machines {', '.join(self.conf['hosts'])} over SSH"
 
 
-def cluster_kind(target: str) -> ClusterKind:
-    """The kind of cluster ``--cluster`` names (a one-line error for anything else)."""
-    conf = settings()
-    name, _, arg = target.partition(":")
+FORMS = "local[:N], tcp://HOST:PORT, " + ", ".join(JOBQUEUE) + " or ssh"  # what --cluster takes
+KINDS = ("local", "tcp", *JOBQUEUE, "ssh")
+CONNECT_S = 30  # how long a scheduler at tcp://HOST:PORT has to answer as one
+
+
+def parse_cluster(text: str) -> tuple:
+    """(kind, its argument) of a ``--cluster`` value: ("local", workers or None), ("tcp",
+    the scheduler's address), (a batch system or "ssh", None). The one parser of every command's
+    --cluster, read before anything starts; ValueError: one line naming the value and the forms
+    it may take."""
+    name, colon, arg = text.partition(":")
+
+    def wrong(problem: str) -> ValueError:
+        return ValueError(f"{shown(text)} {problem}: use {FORMS}")
+
+    if not text.strip():
+        raise wrong("names no cluster")
     if name == "local":
-        try:
-            return LocalKind(conf["local"], int(arg) if arg else None)
-        except ValueError:
-            raise KitError(f"--cluster local:N takes a number of workers, not {shown(arg)}") from None
-    if name in ("tcp", "tls") and arg.startswith("//"):
-        return AddressKind(conf, target)
-    if name in JOBQUEUE and not arg:
-        return JobQueueKind(conf["jobqueue"], name)
-    if name == "ssh" and not arg:
+        if not colon:
+            return "local", None
+        if not arg.isascii() or not arg.isdigit():
+            raise wrong("takes a number of workers (local:N)")
+        bound = SETTING_BOUNDS["workers"].limit_problem(int(arg))
+        if bound:
+            raise wrong(f"asks for {int(arg):,} workers; {bound}")
+        return "local", int(arg)
+    if name == "tls" and arg.startswith("//"):  # Dask's TLS needs certificates kit has no place for
+        raise ValueError(f"{shown(text)}: tls:// is not supported (kit has no setting for its "
+                         "certificates); join a scheduler that listens on tcp://HOST:PORT (an "
+                         "SSH tunnel keeps it off the network)")
+    if name == "tcp" and arg.startswith("//"):
+        host, colon, port = arg[2:].rpartition(":")
+        if not colon or not host:
+            raise wrong("names no host and port" if not arg[2:] else
+                        "names no port" if not colon else "names no host")
+        if ":" in host and not (host.startswith("[") and host.endswith("]")):
+            raise wrong("names an IPv6 host without [brackets]")
+        if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise wrong(f"has port {shown(port)}; a port is a number from 1 to 65535")
+        return "tcp", text
+    if name in (*JOBQUEUE, "ssh") and not colon:
+        return name, None
+    # a slip of case or a letter or two: the form the user meant, with what followed the kind
+    typed = {"local": f"local:{arg}" if colon else "local",
+             "tcp": "tcp://" + arg.lstrip("/") if colon else "tcp"}
+    meant = [m for m in (typed.get(k, k) for k in KINDS) if m != text]
+    raise ValueError(unknown("unknown cluster", text, meant, f": use {FORMS}"))
+
+
+def cluster_kind(target: str) -> ClusterKind:
+    """The kind of cluster ``--cluster`` names (parse_cluster's one line for anything else)."""
+    try:
+        kind, arg = parse_cluster(target)
+    except ValueError as e:
+        raise KitError(str(e)) from None
+    conf = settings()
+    if kind == "local":
+        return LocalKind(conf["local"], arg)
+    if kind == "tcp":
+        return AddressKind(conf, arg)
+    if kind == "ssh":
         return SSHKind(conf["ssh"])
-    raise KitError(unknown("unknown cluster", target, ("local", *JOBQUEUE, "ssh"),
-                           ": use local[:N], tcp://HOST:PORT, " + ", ".join(JOBQUEUE) + " or ssh"))
+    return JobQueueKind(conf["jobqueue"], kind)

@@ -24,7 +24,7 @@ from ...core.waits import bounded
 from ...data.pipelines import shipment
 from . import on_node as node
 from .answers import unpacked
-from .cluster_kinds import ClusterKind, cluster_kind
+from .cluster_kinds import CONNECT_S, ClusterKind, cluster_kind
 from .job_templates import PRELOAD, QUIET, RESOURCE
 from .node_classes import ClassTable, class_resource
 from .queued_jobs import LOOK_S
@@ -132,7 +132,7 @@ class DaskExecutor(Executor):
         try:
             with dask.config.set({**QUIET, **ROUTING, **PACE}):  # in-process servers read them
                 self.cluster, address = self.kind.start()
-            self.client = Client(address, timeout="30s")
+            self.client = Client(address, timeout=f"{CONNECT_S}s")
         except (OSError, TimeoutError) as e:
             raise KitError(f"cannot reach {self.kind.describe()}: {e}") from None
         self.jobs = self.kind.queued_jobs(TRIES)

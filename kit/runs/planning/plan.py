@@ -21,7 +21,8 @@ from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
 from ...worker.names import did_you_mean, shown, unknown
-from .stack_pairs import stack_pairs, stack_plan, torch_plan, torch_target
+from .stack_pairs import (stack_pairs, stack_plan, torch_plan, torch_target,
+                          torch_thread_counts)
 from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
                       default_threads, level_name, need_two_seeds)
 
@@ -285,6 +286,8 @@ def required_stacks(names, plat: Platform, stack: str = HOST,
         if planned == factors.STACKS:
             out += [n for a, _, b, _, _ in stack_pairs(name, plat) for n in (a, b)]
         elif planned == factors.TORCH:
+            if name == "torch-threads":  # counts nowhere offers: refused before any build
+                torch_thread_counts(opts or PlanOptions())
             out += [HOST, torch_target(name, plat, opts or PlanOptions())[0]]
         else:
             if "pipeline" not in stack_kind(stack).uses():  # an unknown name raises here

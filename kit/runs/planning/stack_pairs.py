@@ -80,6 +80,22 @@ def torch_target(factor, plat, opts) -> tuple:
     return (name or torch_stack(plat, device)), device
 
 
+def torch_thread_counts(opts) -> list:
+    """The thread counts torch-threads compares with 1: those of --threads (default 2, 4, 8)
+    that where the runs go offers, this machine's cores or, on a cluster, its smallest
+    worker's. Known from the options alone, so none fitting is refused before a stack is
+    built (it was once the torch stack had been built, 16-28 s in)."""
+    cores = len(default_threads(opts.cores))
+    counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
+    if not counts:
+        if opts.host:
+            raise KitError(f"torch-threads needs 2 threads or more, and the smallest worker of "
+                           f"the cluster offers at most {cores} core(s) (runs go to node class "
+                           f"{opts.host})")
+        raise KitError(f"torch-threads needs a thread count from 2 to the {cores} core(s) here")
+    return counts
+
+
 def stack_plan(ctx) -> list:
     """The pairs of a stack factor: the catalogue's stack pairs, same data, seed and threads."""
     threads = (tuple(ctx.opts.threads) or (1,))[0]
@@ -108,12 +124,8 @@ def torch_plan(ctx) -> list:
         return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
                 for s in vals[1:]]
     if factor == "torch-threads":
-        cores = len(default_threads(opts.cores))
-        counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
-        if not counts:
-            raise KitError(f"torch-threads needs a thread count from 2 to the {cores} core(s) here")
         return [Pair(factor, "", base, base.with_(threads=t), f"torch 1 vs {t} threads")
-                for t in counts]
+                for t in torch_thread_counts(opts)]
     if factor == "torch-deterministic":
         return [Pair(factor, "", base, base.with_(deterministic=True),
                      "deterministic algorithms off vs on")]
