@@ -30,6 +30,10 @@ from kit.data.pipelines import add_pipeline, file_sha256
 from kit.runs.store import Store
 from kit.worker.contract import ContractError, check_outputs
 
+# its module fixtures (real runs, MMseqs2 clusterings) are made once: the module's tests share
+# one xdist worker
+pytestmark = pytest.mark.xdist_group("test_homology")
+
 ROOT = Path(__file__).resolve().parents[1]
 AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 

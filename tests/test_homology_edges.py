@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 
 
-pytestmark = pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform")
+# its module fixtures (real runs, an MMseqs2 search) are made once: the module's tests share one xdist worker
+pytestmark = [pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform"),
+              pytest.mark.xdist_group("test_homology_edges")]
 
 
 def chains(seed=5, n_chains=8, length=6, sub=0.55, size=200):

@@ -29,6 +29,10 @@ def add_soak_option(parser):
                      help="run the soaks too: tests marked soak (kill loops, README's walk)")
 
 
+# first among the collection hooks: xdist's own (which appends a test's group to its node id for
+# --dist loadgroup) reads the markers added here, and ran before them without this, so the
+# every-kind store was built on both workers, three times in all
+@pytest.hookimpl(tryfirst=True)
 def mark_slow_fixtures(config, items):
     """The collection hook: a test that uses one of SLOW_FIXTURES is marked slow (and the
     every-kind store's tests grouped on one worker); without --soak, the soaks are deselected
