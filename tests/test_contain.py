@@ -6,6 +6,7 @@ KIT_HOME, in whatever process group or session; where a run says its children's 
 pid and process group), no folder left."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -181,6 +182,40 @@ def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home
     assert "ended and recorded as failed (--timeout)" in res.stderr  # the plan said it first
     assert stored() == [] and took < 120
     assert left_in_tmp(kit_home) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores: a run that waits for them")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_one_signal_ends_the_plan_at_once_and_starts_no_run(sig, code, kit_home, tmp_path):
+    """Runs of 1 and 2 threads on 2 cores: when the signal comes, one run sleeps and the next
+    waits for its cores; once they are freed it must not start (it did: kit ended a minute
+    later, that run stored)."""
+    first = tmp_path / "first"
+    two = set(sorted(os.sched_getaffinity(0))[:2])
+    p = subprocess.Popen([KIT, "run", "--pipeline", str(PIPES / "sleeps.py"), "--factor",
+                          "repeat", "--threads", "1,2", "--yes"],
+                         env={**os.environ, "KIT_TEST_FIRST": str(first)},
+                         preexec_fn=lambda: os.sched_setaffinity(0, two),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in p.stderr:  # the first run is stored; the second sleeps a minute
+            if "run 1/4 done" in line:
+                break
+        time.sleep(2)  # the second run sleeps, the third waits for its cores
+        assert p.poll() is None and len(stored()) == 1
+        p.send_signal(sig)
+        signalled = time.monotonic()
+        rest = p.communicate(timeout=30)[1]
+        took = time.monotonic() - signalled
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == code and took < 10, (took, rest)
+    assert rest.strip().splitlines()[-1].startswith(
+        "kit: terminated" if sig == signal.SIGTERM else "kit: interrupted")
+    assert len(stored()) == 1  # nothing made after the signal
+    contained(kit_home)
 
 
 @pytest.mark.slow
