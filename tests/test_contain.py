@@ -219,6 +219,16 @@ def test_one_signal_ends_the_plan_at_once_and_starts_no_run(sig, code, kit_home,
 
 
 @pytest.mark.slow
+def test_doctor_of_a_stuck_pipeline_ends_its_runs_at_their_deadline(kit_home):
+    """`kit doctor --pipeline` takes `kit run`'s --timeout (it spun for two hours)."""
+    start = time.monotonic()
+    res = kit("doctor", "--pipeline", str(PIPES / "loops.py"), "--timeout", "3")
+    line = error(res)
+    assert "past its 3 s deadline (--timeout)" in line, line
+    assert time.monotonic() - start < 120 and stored() == []
+
+
+@pytest.mark.slow
 def test_the_deadline_is_said_in_the_plan_from_past_runs(kit_home):
     res = run_file("prints.py")
     assert res.returncode == 0 and "after 7,200 s" in res.stderr  # nothing stored before
