@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
 import time
-
-
-def _sha256(a):
-    import numpy as np
-
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def _probe(n=1200, repeats=4):
@@ -233,7 +226,7 @@ def _run_lab(spec):
 def _write(out, arrays, timings, extra, t0):
     """Every array into ``out``, then the manifest (last, atomically)."""
     import numpy as np
-    from .dtypes import canonical
+    from .dtypes import canonical, sha256_of
     from .fingerprint import fingerprint
 
     stages = {}
@@ -245,7 +238,7 @@ def _write(out, arrays, timings, extra, t0):
     for name, a in arrays.items():
         a = canonical(a)  # the one stored form: its hash is its values' (kit.worker.dtypes)
         np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
-        stages[name] = {"sha256": _sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
+        stages[name] = {"sha256": sha256_of(a), "dtype": a.dtype.str, "shape": list(a.shape)}
     manifest = {
         "stages": stages,
         "timings": {k: {"wall_s": w, "cpu_s": c} for k, (w, c) in timings.items()},
