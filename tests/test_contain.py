@@ -323,6 +323,34 @@ def test_a_keyboard_interrupt_inside_the_pipeline_is_named_as_such(fresh):
 
 
 @pytest.mark.slow
+def test_a_huge_exception_message_leaves_a_bounded_log_with_its_head_and_tail(kit_home):
+    """A 4 MiB message: the error is one short line, each failed run's log its traceback's head
+    and tail around what was left out (it was the whole message, per run)."""
+    line = error(run_file("long_errors.py"))
+    assert "ValueError: the start of it zzz" in line and len(line) < 1000
+    logs = list((kit_home / "logs").glob("pipeline-*.log"))
+    assert logs
+    for log in logs:
+        text = log.read_text()
+        assert log.stat().st_size < 256 * 1024, log.stat().st_size
+        assert text.startswith("Traceback") and "the start of it" in text
+        assert "bytes left out" in text and "z the end of it" in text
+    assert stored() == []
+
+
+def test_a_log_past_its_bound_is_cut_to_its_head_and_tail(tmp_path):
+    """What kit appends to a failed run's log leaves it bounded, whatever was there before."""
+    from kit.runs.executing.attempt import _keep_log
+
+    log = tmp_path / "pipeline-x.log"
+    log.write_bytes(b"the head\n" + b"y" * (4 * 1024 ** 2) + b"\nthe last of it\n")
+    _keep_log(log, "printed last\n", failed=True)
+    data = log.read_bytes()
+    assert len(data) < 256 * 1024 and data.startswith(b"the head")
+    assert "bytes left out".encode() in data and data.endswith(b"printed last\n")
+
+
+@pytest.mark.slow
 def test_an_error_s_escapes_are_stripped_and_its_length_cut():
     line = error(run_file("escapes.py"))
     assert "\x1b" not in line and "\x07" not in line and "\x00" not in line

@@ -200,6 +200,7 @@ def _run_lab(spec):
     A user's mistake or the pipeline's own exception is a _Usage of one line; the exception's
     traceback goes to the run's log, which the line names."""
     from .contract import ContractError, PipelineFailed, call, load
+    from .text import head_and_tail
 
     t0 = time.time()
     w, c = time.perf_counter(), time.process_time()
@@ -217,8 +218,8 @@ def _run_lab(spec):
         log = spec.get("log")
         if log:
             os.makedirs(os.path.dirname(log), exist_ok=True)
-            with open(log, "w") as f:
-                f.write(e.traceback)
+            with open(log, "wb") as f:  # its head and tail: a 20 MB message never fills it
+                f.write(head_and_tail(e.traceback.encode("utf-8", "replace")))
         raise _Usage(e.line + (f"; its traceback: {log}" if log else "")) from None
     return arrays, {"import": imported, "run": (time.perf_counter() - w, time.process_time() - c)}, t0
 

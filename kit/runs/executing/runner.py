@@ -243,7 +243,9 @@ def _end_runs(futures: list) -> None:
     look at ``stop`` may start one more worker, which is ended as it starts, so the plan ends
     within a moment of the signal, not after a run."""
     terminate_workers()
-    while futures and wait(futures, timeout=0.1).not_done:
+    # done(), not wait()'s own test: a future cancelled in the queue is never "done" to wait()
+    while any(not f.done() for f in futures):
+        wait(futures, timeout=0.1)
         terminate_workers()
 
 
