@@ -342,3 +342,18 @@ def test_the_stage_hash_copies_nothing_of_a_c_order_array():
     assert got == hashlib.sha256(a.tobytes()).hexdigest() and peak < a.nbytes / 16, peak
     t = a.reshape(1000, 2000).T  # not C-order: hashed as its C-order bytes, as before
     assert array_sha256(t) == hashlib.sha256(np.ascontiguousarray(t).tobytes()).hexdigest()
+
+
+def test_export_refuses_a_stage_above_what_import_takes(tmp_path, monkeypatch):
+    """An older kit stored it; the cap is import's own (kit.core.caps), said before writing."""
+    from stored import put, spec as a_spec
+
+    st = Store(tmp_path / "a")
+    spec = a_spec()
+    put(st, tmp_path, spec, {"svd_rand": np.zeros((2048, 128))})  # 2 MiB
+    monkeypatch.setenv("KIT_BUNDLE_MAX_ARRAY_MIB", "1")
+    for arrays in (True, False):
+        with pytest.raises(KitError, match="stage 'svd_rand' holds 2 MiB, above the 1 MiB a stage "
+                                           "may hold .* no `kit import` would read it"):
+            export(st, [spec.run_id], tmp_path / "x.kit", arrays=arrays)
+    assert not (tmp_path / "x.kit").exists()

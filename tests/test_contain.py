@@ -363,3 +363,13 @@ def test_outputs_past_the_budget_are_refused_before_they_are_stored(kit_home):
     line = error(run_file("large.py", KIT_MAX_OUTPUT_BYTES="1000"))
     assert "more than the 1,000 a run may return (KIT_MAX_OUTPUT_BYTES)" in line
     assert stored() == [] and left_in_tmp(kit_home) == []
+
+
+@pytest.mark.slow
+def test_a_stage_above_what_import_takes_fails_at_run_time(kit_home):
+    """One cap for a run, export and import (kit.core.caps): a run stored a 1.5 GB stage that
+    export wrote and import refused."""
+    line = error(run_file("wide.py", KIT_BUNDLE_MAX_ARRAY_MIB="1"))
+    assert ("stage x holds 2 MiB, above the 1 MiB a stage may hold (KIT_BUNDLE_MAX_ARRAY_MIB "
+            "raises it): no `kit import` would take it") in line, line
+    assert stored() == [] and left_in_tmp(kit_home) == []

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.version import __version__
 from ..core.atomic import atomic_path
+from ..core.caps import stage_bytes, stage_too_big
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
@@ -60,6 +61,11 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
                 raise KitError(f"run {r.id[:12]} stage {shown(stage)}: dtype {st.dtype!r} {why}, "
                                "so no `kit import` would read it (an older kit stored it): "
                                "export the runs of other factors (--factor)")
+            why = stage_too_big(stage_bytes(st.dtype, st.shape))
+            if why:  # refused by import with or without its arrays
+                raise KitError(f"run {r.id[:12]} stage {shown(stage)} {why}, so no `kit import` "
+                               "would read it (an older kit stored it): export the runs of "
+                               "other factors (--factor)")
     ids = set(run_ids)
     pairs = [p.to_json() for p in store.pairs() if p.a in ids and p.b in ids]
     blobs, here = {}, host()["id"]
