@@ -32,6 +32,7 @@ from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
+from ...core.spools import sweep_store
 from ...core.subject import DATASET, KINDS_OF
 
 __all__ = ["Store", "StoredRun", "Stage", "DatasetSummary", "array_sha256", "DamagedArray"]
@@ -88,6 +89,7 @@ class Store(Caches):
         self.arrays_dir = self.blobs.root
         if not self.read_only:
             meta.remember(self)
+            sweep_store(self.root)  # a killed import's spool goes with the next command
 
     def _migrate(self, path: Path) -> None:
         """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
