@@ -300,3 +300,60 @@ def test_a_bundle_without_probes_imports_as_before(bundle, tmp_path, kit_home):
     old = _with_doc(out, tmp_path, lambda doc: doc.pop("probes", None))
     assert import_bundle(Store(tmp_path / "b"), old)["added"] == 5
     assert not (kit_home / "probes").exists()
+
+
+def test_export_streams_each_array_from_its_file_never_holding_it(tmp_path):
+    """An array is verified and copied from the store's file as it streams by: export's own
+    allocations stay far below the array (np.save into memory held it twice over, issue 40);
+    the bundle imports whole."""
+    import tracemalloc
+
+    from stored import put, spec as a_spec
+
+    src = Store(tmp_path / "a")
+    big = np.random.default_rng(0).random((20_000, 100))  # 16 MB
+    spec = a_spec()
+    put(src, tmp_path, spec, {"svd_rand": big})
+    src.blobs.index.forget_verified(src.stage_blobs(spec.run_id)["svd_rand"])  # hashed again
+    tracemalloc.start()
+    try:
+        export(src, [spec.run_id], tmp_path / "big.kit", arrays=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < big.nbytes / 4, peak
+    dst = Store(tmp_path / "b")
+    assert import_bundle(dst, tmp_path / "big.kit")["added"] == 1
+    assert (dst.array(spec.run_id, "svd_rand") == big).all()
+
+
+def test_the_stage_hash_copies_nothing_of_a_c_order_array():
+    import tracemalloc
+
+    from kit.runs.store import array_sha256
+
+    a = np.random.default_rng(0).random(2_000_000)
+    tracemalloc.start()
+    try:
+        got = array_sha256(a)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == hashlib.sha256(a.tobytes()).hexdigest() and peak < a.nbytes / 16, peak
+    t = a.reshape(1000, 2000).T  # not C-order: hashed as its C-order bytes, as before
+    assert array_sha256(t) == hashlib.sha256(np.ascontiguousarray(t).tobytes()).hexdigest()
+
+
+def test_export_refuses_a_stage_above_what_import_takes(tmp_path, monkeypatch):
+    """An older kit stored it; the cap is import's own (kit.core.caps), said before writing."""
+    from stored import put, spec as a_spec
+
+    st = Store(tmp_path / "a")
+    spec = a_spec()
+    put(st, tmp_path, spec, {"svd_rand": np.zeros((2048, 128))})  # 2 MiB
+    monkeypatch.setenv("KIT_BUNDLE_MAX_ARRAY_MIB", "1")
+    for arrays in (True, False):
+        with pytest.raises(KitError, match="stage 'svd_rand' holds 2 MiB, above the 1 MiB a stage "
+                                           "may hold .* no `kit import` would read it"):
+            export(st, [spec.run_id], tmp_path / "x.kit", arrays=arrays)
+    assert not (tmp_path / "x.kit").exists()

@@ -216,6 +216,37 @@ def test_kill_9_of_import_leaves_a_spool_the_next_import_sweeps(tmp_path):
     assert not [n for n in os.listdir(home) if n.startswith((".bundle-", ".trash-"))]
 
 
+@pytest.mark.slow
+def test_every_command_that_opens_the_store_sweeps_a_killed_import_s_spool(tmp_path):
+    """A killed import's .bundle- spool (its arrays: up to a bundle's size) waited for the next
+    import or compare; now any command that opens the store removes it, and never a live
+    import's (its lock is held)."""
+    home = tmp_path / "h"
+    code = ("import sys, time; from kit.core.spools import BUNDLE, spool\n"
+            "with spool(sys.argv[1], BUNDLE) as d:\n"
+            "    (d / 'a.npy').write_bytes(b'1' * 100_000); print(d, flush=True); time.sleep(300)\n")
+
+    def importing():
+        p = subprocess.Popen([sys.executable, "-c", code, str(home)], stdout=subprocess.PIPE,
+                             text=True, env=_env(tmp_path / "other"))
+        return p, Path(p.stdout.readline().strip())
+
+    live, held = importing()
+    killed, left = importing()
+    killed.kill(), killed.wait()  # as kill -9 of `kit import` leaves it
+    try:
+        assert left.is_dir() and held.is_dir()
+        for argv in (["runs"], ["export", "--out", str(tmp_path / "x.kit")]):
+            out = subprocess.run([sys.executable, "-m", "kit", *argv], env=_env(home),
+                                 capture_output=True, text=True)
+            assert "Traceback" not in out.stderr, out.stderr
+            assert not left.exists() and held.is_dir(), argv
+            killed, left = importing()
+            killed.kill(), killed.wait()
+    finally:
+        live.kill(), live.wait()
+
+
 # -- kit data homology --------------------------------------------------------------------------
 @pytest.fixture
 def big_home(tmp_path):

@@ -6,6 +6,7 @@ KIT_HOME, in whatever process group or session; where a run says its children's 
 pid and process group), no folder left."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -184,6 +185,50 @@ def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores: a run that waits for them")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_one_signal_ends_the_plan_at_once_and_starts_no_run(sig, code, kit_home, tmp_path):
+    """Runs of 1 and 2 threads on 2 cores: when the signal comes, one run sleeps and the next
+    waits for its cores; once they are freed it must not start (it did: kit ended a minute
+    later, that run stored)."""
+    first = tmp_path / "first"
+    two = set(sorted(os.sched_getaffinity(0))[:2])
+    p = subprocess.Popen([KIT, "run", "--pipeline", str(PIPES / "sleeps.py"), "--factor",
+                          "repeat", "--threads", "1,2", "--yes"],
+                         env={**os.environ, "KIT_TEST_FIRST": str(first)},
+                         preexec_fn=lambda: os.sched_setaffinity(0, two),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in p.stderr:  # the first run is stored; the second sleeps a minute
+            if "run 1/4 done" in line:
+                break
+        time.sleep(2)  # the second run sleeps, the third waits for its cores
+        assert p.poll() is None and len(stored()) == 1
+        p.send_signal(sig)
+        signalled = time.monotonic()
+        rest = p.communicate(timeout=30)[1]
+        took = time.monotonic() - signalled
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == code and took < 10, (took, rest)
+    assert rest.strip().splitlines()[-1].startswith(
+        "kit: terminated" if sig == signal.SIGTERM else "kit: interrupted")
+    assert len(stored()) == 1  # nothing made after the signal
+    contained(kit_home)
+
+
+@pytest.mark.slow
+def test_doctor_of_a_stuck_pipeline_ends_its_runs_at_their_deadline(kit_home):
+    """`kit doctor --pipeline` takes `kit run`'s --timeout (it spun for two hours)."""
+    start = time.monotonic()
+    res = kit("doctor", "--pipeline", str(PIPES / "loops.py"), "--timeout", "3")
+    line = error(res)
+    assert "past its 3 s deadline (--timeout)" in line, line
+    assert time.monotonic() - start < 120 and stored() == []
+
+
+@pytest.mark.slow
 def test_the_deadline_is_said_in_the_plan_from_past_runs(kit_home):
     res = run_file("prints.py")
     assert res.returncode == 0 and "after 7,200 s" in res.stderr  # nothing stored before
@@ -278,6 +323,34 @@ def test_a_keyboard_interrupt_inside_the_pipeline_is_named_as_such(fresh):
 
 
 @pytest.mark.slow
+def test_a_huge_exception_message_leaves_a_bounded_log_with_its_head_and_tail(kit_home):
+    """A 4 MiB message: the error is one short line, each failed run's log its traceback's head
+    and tail around what was left out (it was the whole message, per run)."""
+    line = error(run_file("long_errors.py"))
+    assert "ValueError: the start of it zzz" in line and len(line) < 1000
+    logs = list((kit_home / "logs").glob("pipeline-*.log"))
+    assert logs
+    for log in logs:
+        text = log.read_text()
+        assert log.stat().st_size < 256 * 1024, log.stat().st_size
+        assert text.startswith("Traceback") and "the start of it" in text
+        assert "bytes left out" in text and "z the end of it" in text
+    assert stored() == []
+
+
+def test_a_log_past_its_bound_is_cut_to_its_head_and_tail(tmp_path):
+    """What kit appends to a failed run's log leaves it bounded, whatever was there before."""
+    from kit.runs.executing.attempt import _keep_log
+
+    log = tmp_path / "pipeline-x.log"
+    log.write_bytes(b"the head\n" + b"y" * (4 * 1024 ** 2) + b"\nthe last of it\n")
+    _keep_log(log, "printed last\n", failed=True)
+    data = log.read_bytes()
+    assert len(data) < 256 * 1024 and data.startswith(b"the head")
+    assert "bytes left out".encode() in data and data.endswith(b"printed last\n")
+
+
+@pytest.mark.slow
 def test_an_error_s_escapes_are_stripped_and_its_length_cut():
     line = error(run_file("escapes.py"))
     assert "\x1b" not in line and "\x07" not in line and "\x00" not in line
@@ -289,4 +362,14 @@ def test_an_error_s_escapes_are_stripped_and_its_length_cut():
 def test_outputs_past_the_budget_are_refused_before_they_are_stored(kit_home):
     line = error(run_file("large.py", KIT_MAX_OUTPUT_BYTES="1000"))
     assert "more than the 1,000 a run may return (KIT_MAX_OUTPUT_BYTES)" in line
+    assert stored() == [] and left_in_tmp(kit_home) == []
+
+
+@pytest.mark.slow
+def test_a_stage_above_what_import_takes_fails_at_run_time(kit_home):
+    """One cap for a run, export and import (kit.core.caps): a run stored a 1.5 GB stage that
+    export wrote and import refused."""
+    line = error(run_file("wide.py", KIT_BUNDLE_MAX_ARRAY_MIB="1"))
+    assert ("stage x holds 2 MiB, above the 1 MiB a stage may hold (KIT_BUNDLE_MAX_ARRAY_MIB "
+            "raises it): no `kit import` would take it") in line, line
     assert stored() == [] and left_in_tmp(kit_home) == []

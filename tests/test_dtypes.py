@@ -10,7 +10,8 @@ import pytest
 
 from kit.worker import contract
 from kit.worker.contract import ContractError
-from kit.worker.dtypes import NUMBERS, canonical, output_problem, recorded_problem
+from kit.worker.dtypes import (MAX_TEXT_CHARS, NUMBERS, canonical, output_problem,
+                               recorded_problem, stored)
 from test_contain import PIPES, error, kit, run_file
 
 REFUSED = {  # KIT_TEST_DTYPE of tests/pipelines/dtypes.py: what its output 'x' is said to be
@@ -22,7 +23,7 @@ REFUSED = {  # KIT_TEST_DTYPE of tests/pipelines/dtypes.py: what its output 'x' 
                   "of its own (x['score'])",
     "void": "is void (8 bytes a value): return its bytes as uint8",
 }
-STORES = "kit stores bool, integers, float32 and float64"
+STORES = "kit stores " + stored(text=True)
 
 
 # -- the one definition: fast ----------------------------------------------------------------
@@ -39,7 +40,28 @@ def test_the_set_is_plain_numbers_little_endian_and_a_lab_s_text():
     for s in ("<f1", "<b2", "<f2", "<f16", "<c16", ">f8", ">U3", "<U0", "|V8", "<M8[D]", "|O",
               "x" * 10 ** 6, 7):
         why = recorded_problem(s, text=True)
-        assert why and len(why) < 200, s
+        assert why and len(why) < 400, s  # the forged string is never echoed
+
+
+def test_the_refusal_names_exactly_the_dtypes_the_check_takes():
+    """The words come from the set itself: they said "bool, integers, float32 and float64"
+    while a lab's fixed-width text was stored too."""
+    import re
+
+    for text, said in ((True, output_problem(np.dtype(np.complex128))),
+                       (True, recorded_problem("<c16", text=True)),
+                       (False, recorded_problem("<c16", text=False))):
+        said = said.split("kit stores ", 1)[1]
+        named = re.findall(r"\b[a-z]+\d*\b", said.split(" and fixed-width")[0])
+        assert set(named) - {"and", "little", "endian"} == set(NUMBERS), said
+        for name in named:  # every number type it names is one the check takes
+            if name in NUMBERS:
+                assert recorded_problem(np.dtype(name).newbyteorder("<").str, text) is None
+        assert ("fixed-width text" in said) is text, said
+        if text:
+            assert f"1 to {MAX_TEXT_CHARS} characters" in said
+            assert recorded_problem(f"<U{MAX_TEXT_CHARS}", text=True) is None
+            assert recorded_problem(f"<U{MAX_TEXT_CHARS + 1}", text=True) is not None
 
 
 def test_each_refused_output_names_its_dtype_and_what_to_cast_it_to():

@@ -14,14 +14,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
-
 from ..core.version import __version__
 from ..core.atomic import atomic_path
+from ..core.caps import stage_bytes, stage_too_big
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
@@ -45,6 +45,11 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _file_sha(path) -> str:
+    with open(path, "rb") as f:  # as it streams by: a bundle may hold gigabytes
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 # -- export -----------------------------------------------------------------------------------
 def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
     """What an export would write: runs, pairs among them, and the array bytes if asked."""
@@ -56,6 +61,11 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
                 raise KitError(f"run {r.id[:12]} stage {shown(stage)}: dtype {st.dtype!r} {why}, "
                                "so no `kit import` would read it (an older kit stored it): "
                                "export the runs of other factors (--factor)")
+            why = stage_too_big(stage_bytes(st.dtype, st.shape))
+            if why:  # refused by import with or without its arrays
+                raise KitError(f"run {r.id[:12]} stage {shown(stage)} {why}, so no `kit import` "
+                               "would read it (an older kit stored it): export the runs of "
+                               "other factors (--factor)")
     ids = set(run_ids)
     pairs = [p.to_json() for p in store.pairs() if p.a in ids and p.b in ids]
     blobs, here = {}, host()["id"]
@@ -92,21 +102,24 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
            # hints to find each dataset on the other machine; it is never stored from here
            "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]}}
     body = json.dumps(doc, sort_keys=True).encode()
-    members = {"bundle.json": body}
-    for blob, (run, stage) in p["blobs"].items():
-        buf = io.BytesIO()
-        np.save(buf, store.array(run, stage), allow_pickle=False)  # verified as it is read
-        members[f"arrays/{blob}.npy"] = buf.getvalue()
-    manifest = {name: {"sha256": _sha(data), "size": len(data)} for name, data in members.items()}
+    # each array is the store's own .npy file, verified (hashed as it streams by, never loaded)
+    # and copied as it is: a member is never held whole in memory (np.save into memory held
+    # each array twice over)
+    files = {f"arrays/{blob}.npy": store.array_file(run, stage)
+             for blob, (run, stage) in p["blobs"].items()}
+    manifest = {"bundle.json": {"sha256": _sha(body), "size": len(body)}}
+    for name, path in files.items():
+        manifest[name] = {"sha256": _file_sha(path), "size": os.stat(path).st_size}
     with atomic_path(out) as tmp:
         with tarfile.open(tmp, "w:gz") as tar:
             _add(tar, "MANIFEST.json", json.dumps(manifest, sort_keys=True).encode())
-            for name, data in members.items():
-                _add(tar, name, data)
+            _add(tar, "bundle.json", body)
+            for name, path in files.items():
+                _add_file(tar, name, path, manifest[name])
     out = Path(out)
     return {"file": str(out), "runs": len(p["runs"]), "pairs": len(p["pairs"]),
             "arrays": len(p["blobs"]), "bytes": out.stat().st_size,
-            "sha256": _sha(out.read_bytes())}
+            "sha256": _file_sha(out)}
 
 
 def _pipelines(runs) -> dict:
@@ -128,6 +141,34 @@ def _add(tar, name, data):
     info.size = len(data)
     info.mtime = 0  # reproducible members
     tar.addfile(info, io.BytesIO(data))
+
+
+class _Hashing(io.RawIOBase):
+    """A file read through, hashed as it goes: what was written is what MANIFEST.json says."""
+
+    def __init__(self, f):
+        self._f, self.hash = f, hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = self._f.readinto(b)
+        self.hash.update(memoryview(b)[:n])
+        return n
+
+
+def _add_file(tar, name, path, said: dict):
+    """Member ``name`` streamed from ``path``; refused (the bundle is not written) if the file
+    changed since MANIFEST.json recorded it."""
+    info = tarfile.TarInfo(name)
+    info.size = said["size"]
+    info.mtime = 0
+    with open(path, "rb") as f:
+        read = _Hashing(f)
+        tar.addfile(info, io.BufferedReader(read, 1024 ** 2))
+        if read.hash.hexdigest() != said["sha256"] or f.read(1):
+            raise KitError(f"{path} changed while it was exported; export again")
 
 
 # -- import -----------------------------------------------------------------------------------

@@ -5,21 +5,20 @@ bounded, names free of control characters); what is checked here reads those typ
 Stages are plain numbers, except a lab pipeline's protein ids where the pipeline's file (carried
 or kept here, kit.app.bundle_pipelines) declares them.
 
-The caps a lab can raise (environment variables, in MiB): ``KIT_BUNDLE_MAX_ARRAY_MIB`` (one
-stage array, default 256: over 10x the largest stage a 6,000-protein run writes),
+The caps a lab can raise (environment variables, in MiB; kit.core.caps):
+``KIT_BUNDLE_MAX_ARRAY_MIB`` (one stage array, default 256: a run's and an export's cap too),
 ``KIT_BUNDLE_MAX_TOTAL_MIB`` (all arrays together, default 16384) and ``KIT_BUNDLE_MAX_JSON_MIB``
 (bundle.json, default 32; MANIFEST.json gets a quarter of it).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
 import msgspec
-import numpy as np
 
+from ..core.caps import MIB as _MIB, cap, stage_bytes, stage_too_big
 from ..core.documents import DocumentError, run_spec
 from ..core.errors import KitError
 from ..envs.probes import check_carried
@@ -33,23 +32,9 @@ __all__ = ["FORMAT", "NPY_HEADER", "Expected", "cap", "check_document", "check_m
            "expected_arrays", "max_body", "max_manifest"]
 
 NPY_HEADER = 4096            # a .npy header is at most this long
-_MIB = 2 ** 20
 # stages whose numbers analysis combines element by element: one shape per dataset
 _SAME_SHAPE = (*MODELS, "torch_mlp", "y_test", "svd_rand", "svd_arpack", "svd_rand.sv",
                "svd_arpack.sv", "kmeans", "kmeans.inertia", "knn")
-
-
-def cap(name: str, default_mib: int) -> int:
-    """A size cap in bytes from the environment variable ``name`` (MiB), else the default."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default_mib * _MIB
-    try:
-        value = int(raw)
-        assert value > 0
-    except (ValueError, AssertionError):
-        raise KitError(f"{name}={raw!r} is not a positive whole number of MiB") from None
-    return value * _MIB
 
 
 def max_body() -> int:
@@ -204,15 +189,15 @@ def _check_shapes(bundle: Bundle, path) -> None:
 
 def expected_arrays(doc, path) -> dict:
     """{member name: Expected} of every array the runs refer to, each within the caps."""
-    one, total = cap("KIT_BUNDLE_MAX_ARRAY_MIB", 256), cap("KIT_BUNDLE_MAX_TOTAL_MIB", 16384)
+    total = cap("KIT_BUNDLE_MAX_TOTAL_MIB", 16384)
     out = {}
     for r in doc["runs"]:
         for stage, i in r["stages"].items():
-            nbytes = np.dtype(i["dtype"]).itemsize * int(np.prod(i["shape"], dtype=object))
-            if nbytes > one:
-                raise KitError(f"{path}: run {r['id'][:12]} stage {stage} declares "
-                               f"{nbytes / _MIB:,.0f} MiB, above the {one // _MIB} MiB a stage may "
-                               "hold (KIT_BUNDLE_MAX_ARRAY_MIB raises it); refusing the bundle")
+            nbytes = stage_bytes(i["dtype"], i["shape"])
+            why = stage_too_big(nbytes, "declares")
+            if why:
+                raise KitError(f"{path}: run {r['id'][:12]} stage {stage} {why}; refusing the "
+                               "bundle")
             out[f"arrays/{r['blobs'][stage]}.npy"] = Expected(
                 r["id"], stage, i["sha256"], i["dtype"], tuple(i["shape"]), nbytes)
     if sum(e.nbytes for e in out.values()) > total:

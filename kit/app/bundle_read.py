@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import KitError
-from ..core.spools import spool as spool_dir
+from ..core.spools import BUNDLE, spool as spool_dir
 from ..runs.store.blobs import npy_header
 from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
                             expected_arrays, max_body, max_manifest)
@@ -57,7 +57,7 @@ def opened(path, spool=None):
     if not path.is_file():
         raise KitError(f"{path} is not a file")
     # locked as this process's while it is used: a killed import's is swept by the next
-    with spool_dir(spool or tempfile.gettempdir(), ".bundle-") as tmp:
+    with spool_dir(spool or tempfile.gettempdir(), BUNDLE) as tmp:
         try:
             with gzip.open(path, "rb") as gz:
                 found = _read(path, _Bounded(gz, max_manifest() + max_body() + 2 ** 20), Path(tmp))

@@ -4,6 +4,8 @@ experiment alone (``file_doctor``)."""
 
 from __future__ import annotations
 
+from contextlib import closing
+
 from ..analysis.budget import budget
 from ..core import processes
 from ..core.paths import subdir
@@ -11,6 +13,7 @@ from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform
 from ..envs.probe import Problem, fingerprint, problems, stack_doctor, thread_probe
+from ..runs.executing.runner import LocalExecutor
 from ..runs.planning.options import PlanOptions
 from ..runs.store.check import check_store
 from ..runs.store import Store
@@ -101,12 +104,14 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
                       "cores": cores} if busy else None)}
 
 
-def file_doctor(path, store: Store) -> dict:
+def file_doctor(path, store: Store, timeout: float | None = None) -> dict:
     """A pipeline file's null experiment alone: each thread count `kit run` uses, run twice, and
     a fresh worker against a warm one (state a module keeps between runs: a generator made at
     import); ``ok`` when every output of every such pair is identical, else ``loose`` names
-    those that differ."""
-    b = au.run_file(path, ("repeat", "process"), PlanOptions(), store)
+    those that differ. ``timeout``: seconds each run may take (else run_deadline's; its store
+    is new, so two hours)."""
+    with closing(LocalExecutor(timeout=timeout)) as ex:
+        b = au.run_file(path, ("repeat", "process"), PlanOptions(), store, executor=ex)
     rows = [b["factors"].get(f, {"outputs": {}, "pairs": 0}) for f in ("repeat", "process")]
     return {"pipeline": b["pipeline"], "name": b["name"], "pairs": sum(r["pairs"] for r in rows),
             "outputs": list(dict.fromkeys(n for r in rows for n in r["outputs"])),

@@ -106,6 +106,14 @@ def bounded(option: str):
 positive = bounded("--n")  # a number of proteins
 
 
+def add_timeout(p, default: str = "10x the slowest stored run of the subject, at least 600; "
+                "7200 before any is stored") -> None:
+    """--timeout SECONDS: each run's deadline, the same for every command that makes runs."""
+    p.add_argument("--timeout", type=bounded("--timeout"), metavar="SECONDS",
+                   help=f"end a run still going after SECONDS and record it as failed "
+                        f"(default: {default})")
+
+
 def factor_list(text: str) -> tuple:
     """--factor of a command that also takes --pipeline: names split here, checked by the verb
     (kit.app.verbs): against kit's own factor names for a dataset, or against the pipeline's

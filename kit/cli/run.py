@@ -7,7 +7,7 @@ import sys
 from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
-from .common import (CLUSTERS, bounded, cluster_arg, confirm, counts, dataset_args, emit,
+from .common import (CLUSTERS, add_timeout, cluster_arg, confirm, counts, dataset_args, emit,
                      factor_list, floats, int_list, jobs_arg, names_list, say_stacks,
                      thread_counts, words)
 
@@ -34,10 +34,7 @@ def add(sub) -> None:
     p.add_argument("--jobs", type=jobs_arg, default="auto",
                    help="runs at once: a number, or auto (default: as many as the cores hold at "
                         "each run's threads; threads x runs never exceed the cores)")
-    p.add_argument("--timeout", type=bounded("--timeout"), metavar="SECONDS",
-                   help="end a run still going after SECONDS and record it as failed (default: "
-                        "10x the slowest stored run of the subject, at least 600; 7200 before "
-                        "any is stored)")
+    add_timeout(p)
     p.add_argument("--fresh", action="store_true",
                    help="a fresh worker process per run (default: warm workers that import once)")
     p.add_argument("--cluster", metavar="WHICH", type=cluster_arg,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 
-from .common import (Parser, int_list,
-                     positive, print_json, threads)
+from .common import Parser, add_timeout, int_list, positive, print_json, threads
 
 
 def add(sub) -> None:
@@ -13,6 +12,8 @@ def add(sub) -> None:
     p.add_argument("--pipeline", metavar="FILE.py",
                    help="your own pipeline file: run its null experiment alone (each thread "
                         "count twice); exit 1 when a generator is loose (docs/pipelines.md)")
+    # a --pipeline's runs: a stuck one ends as it does in `kit run`
+    add_timeout(p, "7200: its runs are made in a store of their own, new each time")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_doctor)
 
@@ -48,7 +49,10 @@ def _cmd_doctor(args) -> int:
     from ..views.verbs import doctor_page
     from .common import emit, words
 
-    rec = doctor(words(args)["pipeline"], args.n, busy=Console(stderr=True).status)
+    if args.timeout and not args.pipeline:
+        args.parser.error("argument --timeout: bounds the runs of a --pipeline file")
+    rec = doctor(words(args)["pipeline"], args.n, busy=Console(stderr=True).status,
+                 timeout=args.timeout)
     emit(doctor_page(rec, args.json))
     return 0 if rec.ok else 1
 

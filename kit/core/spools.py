@@ -22,6 +22,7 @@ from pathlib import Path
 
 OWNER = ".owner"
 STALE_S = 3600.0  # an unlocked folder of unknown owner this old is a leftover
+BUNDLE = ".bundle-"  # an import's (or a compare's) bundle, unpacked in the store's folder
 
 
 @contextmanager
@@ -127,3 +128,10 @@ def discard(path) -> None:
 def sweep_trash(parent) -> int:
     """Remove what ``discard`` could not under ``parent`` (its process gone)."""
     return sweep(parent, ".trash-")
+
+
+def sweep_store(root) -> int:
+    """Remove what killed commands left in a store's folder (a bundle's spool, up to its
+    arrays' size; what ``discard`` could not remove): every command that opens the store sweeps,
+    not only the next import."""
+    return sweep(root, BUNDLE) + sweep_trash(root)

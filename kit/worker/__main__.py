@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
 import time
-
-
-def _sha256(a):
-    import numpy as np
-
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def _probe(n=1200, repeats=4):
@@ -207,6 +200,7 @@ def _run_lab(spec):
     A user's mistake or the pipeline's own exception is a _Usage of one line; the exception's
     traceback goes to the run's log, which the line names."""
     from .contract import ContractError, PipelineFailed, call, load
+    from .text import head_and_tail
 
     t0 = time.time()
     w, c = time.perf_counter(), time.process_time()
@@ -224,8 +218,8 @@ def _run_lab(spec):
         log = spec.get("log")
         if log:
             os.makedirs(os.path.dirname(log), exist_ok=True)
-            with open(log, "w") as f:
-                f.write(e.traceback)
+            with open(log, "wb") as f:  # its head and tail: a 20 MB message never fills it
+                f.write(head_and_tail(e.traceback.encode("utf-8", "replace")))
         raise _Usage(e.line + (f"; its traceback: {log}" if log else "")) from None
     return arrays, {"import": imported, "run": (time.perf_counter() - w, time.process_time() - c)}, t0
 
@@ -233,7 +227,7 @@ def _run_lab(spec):
 def _write(out, arrays, timings, extra, t0):
     """Every array into ``out``, then the manifest (last, atomically)."""
     import numpy as np
-    from .dtypes import canonical
+    from .dtypes import canonical, sha256_of
     from .fingerprint import fingerprint
 
     stages = {}
@@ -245,7 +239,7 @@ def _write(out, arrays, timings, extra, t0):
     for name, a in arrays.items():
         a = canonical(a)  # the one stored form: its hash is its values' (kit.worker.dtypes)
         np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
-        stages[name] = {"sha256": _sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
+        stages[name] = {"sha256": sha256_of(a), "dtype": a.dtype.str, "shape": list(a.shape)}
     manifest = {
         "stages": stages,
         "timings": {k: {"wall_s": w, "cpu_s": c} for k, (w, c) in timings.items()},

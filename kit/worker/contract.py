@@ -29,7 +29,7 @@ import traceback
 
 import numpy as np
 
-from .dtypes import canonical, output_problem
+from .dtypes import canonical, output_problem, sha256_of
 from .kinds import ID_KINDS, OUTPUT_KINDS, control_in, kind_problem, shown, values_problem
 from .names import unknown
 from .protein_ids import declared_twice, wrong_ids
@@ -206,8 +206,7 @@ def stages(arrays: dict) -> dict:
     out = {}
     for key, a in arrays.items():
         a = np.ascontiguousarray(a)
-        out[key] = {"sha256": hashlib.sha256(a.tobytes()).hexdigest(), "dtype": a.dtype.str,
-                    "shape": list(a.shape)}
+        out[key] = {"sha256": sha256_of(a), "dtype": a.dtype.str, "shape": list(a.shape)}
     return out
 
 

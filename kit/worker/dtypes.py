@@ -10,6 +10,7 @@ module (standard library and numpy, Python 3.9+); kit's side imports it from her
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
@@ -17,10 +18,17 @@ import numpy as np
 NUMBERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64")
 MAX_TEXT_CHARS = 256  # an id (an accession, a FASTA name) or a label is far shorter
-STORED = "bool, integers, float32 and float64"  # what a message says kit stores
 _NUMBER_STRS = frozenset(np.dtype(n).newbyteorder("<").str for n in NUMBERS)
 # fixed-width text as a .npy header states it: unicode little-endian, bytes byte-order-free
 _TEXT = re.compile(r"(?:<U|\|S)([1-9][0-9]{0,2})")
+
+
+def stored(text: bool) -> str:
+    """What kit stores, in words, from NUMBERS and the text rule themselves: a refusal never
+    names another set than the check holds. ``text``: a lab's outputs, which may be text."""
+    words = [*NUMBERS, f"fixed-width text of 1 to {MAX_TEXT_CHARS} characters a value"][
+        :len(NUMBERS) + bool(text)]
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def recorded_problem(dtype: str, text: bool) -> str | None:
@@ -37,7 +45,7 @@ def recorded_problem(dtype: str, text: bool) -> str | None:
             return f"holds text over {MAX_TEXT_CHARS} characters a value"
         return None
     return ("is not a plain number type" + (" nor fixed-width text" if text else "")
-            + f" (kit stores {STORED}" + (", and text" if text else "") + "; little-endian)")
+            + f" (kit stores {stored(text)}; little-endian)")
 
 
 def output_problem(dtype: np.dtype) -> str | None:
@@ -55,22 +63,22 @@ def output_problem(dtype: np.dtype) -> str | None:
     if kind == "f":
         to = "float32" if size < 4 else "float64"
         return (f"{_named(dtype)}: cast it to {to} (np.asarray(x, dtype=np.{to})); "
-                f"kit stores {STORED}")
+                f"kit stores {stored(True)}")
     if kind == "c":
         to = "float32" if size <= 8 else "float64"
         return (f"{dtype.name}: return its real and imaginary parts as two {to} outputs "
-                f"(x.real.astype(np.{to}), x.imag.astype(np.{to})); kit stores {STORED}")
+                f"(x.real.astype(np.{to}), x.imag.astype(np.{to})); kit stores {stored(True)}")
     if kind in "Mm":
         return (f"{dtype.name}: cast it to int64 (x.astype(np.int64), its count of "
-                f"{np.datetime_data(dtype)[0]} units); kit stores {STORED}")
+                f"{np.datetime_data(dtype)[0]} units); kit stores {stored(True)}")
     if kind == "V" and dtype.names:
         fields = ", ".join(dtype.names[:3]) + (", ..." if len(dtype.names) > 3 else "")
         return (f"a structured array (fields {fields}): return each field as an output of its "
-                f"own (x[{dtype.names[0]!r}]); kit stores {STORED}")
+                f"own (x[{dtype.names[0]!r}]); kit stores {stored(True)}")
     if kind == "V":
         return (f"void ({size} bytes a value): return its bytes as uint8 "
-                f"(x.view(np.uint8).reshape(x.shape + (-1,))); kit stores {STORED}")
-    return f"{dtype}: cast it to float64 (np.asarray(x, dtype=np.float64)); kit stores {STORED}"
+                f"(x.view(np.uint8).reshape(x.shape + (-1,))); kit stores {stored(True)}")
+    return f"{dtype}: cast it to float64 (np.asarray(x, dtype=np.float64)); kit stores {stored(True)}"
 
 
 def _named(dtype: np.dtype) -> str:
@@ -78,6 +86,13 @@ def _named(dtype: np.dtype) -> str:
     if dtype == np.dtype(np.longdouble):
         return "longdouble" if dtype.name == "longdouble" else f"longdouble ({dtype.name})"
     return dtype.name
+
+
+def sha256_of(a: np.ndarray) -> str:
+    """The stage hash: SHA-256 of the C-contiguous bytes (dtype and shape kept beside it),
+    hashed where they lie: a C-order array is not copied (tobytes() held a big output twice)."""
+    a = np.ascontiguousarray(a)
+    return hashlib.sha256(a.reshape(-1).view(np.uint8) if a.nbytes else b"").hexdigest()
 
 
 def canonical(a: np.ndarray) -> np.ndarray:

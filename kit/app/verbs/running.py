@@ -143,11 +143,13 @@ _RUNS = {DATASET: _run_own, PIPELINE: _run_file}  # one way of running per subje
 
 
 
-def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext()) -> Doctor:
+def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext(),
+           timeout: float | None = None) -> Doctor:
     """The machine's null experiment, thread probe and BLAS; with ``file``, that pipeline
     file's null experiment alone, in a store of its own made afresh each time (the user's
     store is never changed by it, and a doctor that read old runs again would tell nothing
-    after the user seeded a generator outside the file). ``busy(what)``: around the work."""
+    after the user seeded a generator outside the file). ``busy(what)``: around the work;
+    ``timeout``: seconds each of the file's runs may take (--timeout)."""
     if file is None:
         from ...envs.platforms import detect
         from ..doctor import machine_doctor
@@ -163,11 +165,15 @@ def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext(
     from ...core.subject import of_pipeline
     from ..doctor import file_doctor
 
+    from ...core.paths import kit_home
+    from ...core.spools import sweep_store
+
+    sweep_store(kit_home())  # as every command that opens the store: its runs go elsewhere
     # named as the runner's temporary folders are: a kill -9's leftover is swept
     root = Path(tempfile.mkdtemp(prefix=f"tmp-{os.getpid()}-doctor-", dir=subdir("tmp")))
     try:
         with closing(Store(root)) as store, busy(f"null experiment of {file}"):
-            rep = file_doctor(file, store)
+            rep = file_doctor(file, store, timeout)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return Doctor(of_pipeline({"sha256": rep["pipeline"], "name": rep["name"]}, "as asked"), rep)

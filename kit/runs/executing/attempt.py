@@ -20,6 +20,7 @@ from typing import Annotated
 import msgspec
 
 from ...core.documents import DocumentError, decode, decode_manifest
+from ...core.atomic import write_bytes
 from ...core.errors import KitError, one_line
 from ...core.paths import subdir
 from ...core.spec import RunSpec
@@ -27,6 +28,7 @@ from ...data.pipelines import pipeline_file, pipeline_info
 from ...data.requires import names
 from ...envs import launch
 from ...envs.stacks import Stack
+from ...worker.text import LOG_BYTES, left_out
 
 TAIL = 20                      # lines of a failed worker's stderr kept for the message
 MANIFEST_BYTES = 64 * 1024 ** 2  # a manifest past this is not one kit's worker writes
@@ -166,6 +168,21 @@ def _keep_log(log: Path | None, printed: str, failed: bool) -> None:
     with open(log, "a" if failed else "w", encoding="utf-8") as f:
         f.write(f"\n--- what the run printed (the last {launch.TAIL_BYTES // 1024} KiB) ---\n")
         f.write(printed)
+    _bound_log(log)
+
+
+def _bound_log(log: Path) -> None:
+    """A log past its bound (the worker's traceback and the end of what the run printed: what
+    else wrote there is the pipeline's doing) cut to its head and tail, read by seeks."""
+    limit = LOG_BYTES + 2 * launch.TAIL_BYTES  # the traceback, the tail and its heading
+    size = log.stat().st_size
+    if size <= limit:
+        return
+    with open(log, "rb") as f:
+        head = f.read(limit // 2)
+        f.seek(size - limit // 2)
+        tail = f.read(limit // 2)
+    write_bytes(log, head + left_out(size - len(head) - len(tail)) + tail)
 
 
 def _bound_outputs(spec: RunSpec, out: Path) -> None:

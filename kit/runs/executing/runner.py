@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -147,6 +147,8 @@ class LocalExecutor(Executor):
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
         with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
                 dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+            if stop():  # the plan stopped while this run waited for its cores: none starts
+                return None
             # a lab pipeline reads its own data: the worker is given its file instead
             data = pipeline_file(spec.pipeline) if spec.pipeline else dataset_path(dataset)
             try:
@@ -236,6 +238,17 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
         store.release(spec.run_id)
 
 
+def _end_runs(futures: list) -> None:
+    """End every worker of a halted plan until its threads are done: a thread past its last
+    look at ``stop`` may start one more worker, which is ended as it starts, so the plan ends
+    within a moment of the signal, not after a run."""
+    terminate_workers()
+    # done(), not wait()'s own test: a future cancelled in the queue is never "done" to wait()
+    while any(not f.done() for f in futures):
+        wait(futures, timeout=0.1)
+        terminate_workers()
+
+
 def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
             should_stop=None, executor: Executor | None = None) -> list:
     """Run every spec not yet stored (each once, however many pairs share it), the largest
@@ -275,19 +288,23 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
 
     # one thread more than runs at once: while one stores its run, another's run starts
     pool = ThreadPoolExecutor(max_workers=slots + 1) if len(todo) > 1 else None
+    futures = []
     try:
         if pool is None:
             for s in todo:
                 if one(s) and on_done:
                     on_done(s)
         else:
-            for fut in as_completed([pool.submit(one, s) for s in todo]):
+            futures = [pool.submit(one, s) for s in todo]
+            for fut in as_completed(futures):
                 s = fut.result()
                 if s and on_done:
                     on_done(s)
     except BaseException:
-        halted.append(True)
-        terminate_workers()  # an interrupt or an error: no worker outlives the plan
+        halted.append(True)  # an interrupt or an error: no run starts, no worker outlives it
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        _end_runs(futures)
         raise
     finally:
         if pool is not None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.errors import Damaged
+from ...worker.dtypes import sha256_of
 
 
 class DamagedArray(Damaged):
@@ -23,8 +24,9 @@ class DamagedArray(Damaged):
 
 
 def array_sha256(a: np.ndarray) -> str:
-    """The paper's stage hash: SHA-256 of the C-contiguous bytes (dtype and shape kept beside it)."""
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+    """The paper's stage hash: SHA-256 of the C-contiguous bytes (dtype and shape kept beside
+    it), the worker's own (kit.worker.dtypes.sha256_of: never a copy of a C-order array)."""
+    return sha256_of(a)
 
 
 def blob_key(sha: str, dtype: str, shape) -> str:
@@ -232,13 +234,28 @@ class Blobs:
             why = None if remembered else check_array(a, sha, dtype, shape)
         except DamagedArray as e:
             why = str(e)
+        self._judged(key, path, remembered, why, what)
+        return a
+
+    def verified_file(self, key: str, sha: str, dtype: str, shape, what: str) -> Path | None:
+        """The file of ``key`` if it is the recorded array (hashed as it streams by unless
+        remembered; never loaded), None when absent; DamagedArray as ``load`` says it."""
+        path = self._file(key)
+        ident = _ident(path)
+        if ident is None:
+            return None
+        remembered = self._remembered(key, ident)
+        why = None if remembered else file_problem(path, sha, dtype, shape)
+        self._judged(key, path, remembered, why, what)
+        return Path(path)
+
+    def _judged(self, key: str, path, remembered: bool, why: str | None, what: str) -> None:
         if why:
             raise DamagedArray(f"the stored array of {what} is damaged ({why}; {path}); "
                                "`kit store check --repair` drops it and what was computed "
                                "from it, and the next `kit run` makes it again")
         if not remembered:  # a write (a commit) only when something new was learnt
             self._remember(key, path)
-        return a
 
     def put_file(self, src: Path, key: str, sha: str, dtype: str, shape,
                  noted: list | None = None) -> None:

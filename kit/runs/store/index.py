@@ -32,6 +32,7 @@ from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
+from ...core.spools import sweep_store
 from ...core.subject import DATASET, KINDS_OF
 
 __all__ = ["Store", "StoredRun", "Stage", "DatasetSummary", "array_sha256", "DamagedArray"]
@@ -88,6 +89,7 @@ class Store(Caches):
         self.arrays_dir = self.blobs.root
         if not self.read_only:
             meta.remember(self)
+            sweep_store(self.root)  # a killed import's spool goes with the next command
 
     def _migrate(self, path: Path) -> None:
         """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
@@ -293,6 +295,17 @@ class Store(Caches):
 
     def array(self, run_id: str, stage: str) -> np.ndarray:
         """A run's stage array, verified against its recorded hash, dtype and shape."""
+        blob, sha, dtype, shape = self._stage_row(run_id, stage)
+        return self.blobs.load(blob, sha, dtype, shape, f"run {run_id[:12]} stage {stage}")
+
+    def array_file(self, run_id: str, stage: str) -> Path:
+        """The .npy file of a run's stage array, verified as ``array`` verifies it (hashed as it
+        streams by unless remembered), never loaded: what an export copies as it is."""
+        blob, sha, dtype, shape = self._stage_row(run_id, stage)
+        return self.blobs.verified_file(blob, sha, dtype, shape, f"run {run_id[:12]} stage {stage}")
+
+    def _stage_row(self, run_id: str, stage: str) -> tuple:
+        """(blob, sha256, dtype, shape) of a stage whose array is here, else one line."""
         row = self.db.execute("SELECT blob, sha256, dtype, shape FROM stages WHERE run=? AND stage=?",
                               (run_id, stage)).fetchone()
         if row is None:
@@ -305,8 +318,7 @@ class Store(Caches):
                                    "the next `kit run` makes it again")
             raise KitError(f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
                            "export it with --arrays to compare magnitudes")
-        return self.blobs.load(blob, sha, dtype, json.loads(shape),
-                                   f"run {run_id[:12]} stage {stage}")
+        return blob, sha, dtype, json.loads(shape)
 
     def _made_here(self, run_id: str) -> bool:
         from ...core.hosts import host_id

@@ -7,6 +7,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ...core.caps import stage_bytes, stage_too_big
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...worker.dtypes import recorded_problem
@@ -31,6 +32,10 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
         why = recorded_problem(info["dtype"], text=bool(spec.pipeline))
         if why:  # what is stored must travel: export and import hold the same set
             raise KitError(f"stage {stage}: dtype {info['dtype']!r} {why}")
+        why = stage_too_big(stage_bytes(info["dtype"], info["shape"]))
+        if why:  # and the same cap: a stage no import would take is never stored
+            raise KitError(f"stage {stage} {why}: no `kit import` would take it, so the run "
+                           "is not stored")
         sha, dtype, shape = info["sha256"], info["dtype"], list(info["shape"])
         blob = blob_key(sha, dtype, shape)
         src = os.path.join(outdir, f"{stage}.npy")
