@@ -37,6 +37,23 @@ CORES = os.cpu_count() or 1
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["run", "--factor", "host", "--hosts", "a"], "name at least two"),
     (["data", "import", "x.tsv"], "the following arguments are required: --name"),
+    # an empty path is no path, for every command that takes one (it read as ".", and `kit run
+    # --pipeline ""` ran kit's own pipeline)
+    (["run", "--pipeline", "", "--factor", "repeat"], "argument --pipeline: an empty path"),
+    (["import", ""], "argument file: an empty path"),
+    (["compare", ""], "argument file: an empty path"),
+    (["compare", "x.kit", "--pipeline", " "], "argument --pipeline: an empty path"),
+    (["export", "--out", ""], "argument --out: an empty path"),
+    (["report", "--out", ""], "argument --out: an empty path"),
+    (["tolerances", "--out", ""], "argument --out: an empty path"),
+    (["budget", "--pipeline", ""], "argument --pipeline: an empty path"),
+    (["doctor", "--pipeline", ""], "argument --pipeline: an empty path"),
+    (["data", "import", "", "--name", "x"], "argument file: an empty path"),
+    (["stacks", "add", "x", ""], "argument python: an empty path"),
+    # nothing typed is accepted and ignored
+    (["--version", "extra"], "unrecognized arguments: extra"),
+    (["run", "--factor", "repeat", "--torch-stack", "torch-linux-cpx"],
+     "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     with pytest.raises(SystemExit) as e:
@@ -319,3 +336,12 @@ def test_run_without_a_terminal_builds_no_stack_unasked(kit_home, capsys):
     from kit.data.dataset import stored_datasets
 
     assert stored_datasets() == []  # a plan refused stores no dataset either
+
+
+def test_a_library_scan_asked_for_and_not_made_is_a_failure(tmp_path, kit_home, capsys):
+    """`kit explain seed --library numpy A B` explained, scanned nothing and exited 0 (#43):
+    what was asked was not done."""
+    budget_store(tmp_path, home=kit_home)
+    assert main(["explain", "seed", "--library", "numpy", "1.26.0", "1.26.4"]) == 1
+    err = capsys.readouterr().err
+    assert "--library numpy 1.26.0 1.26.4: no pair of seed was scanned" in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import Parser, bounded, fraction, positive, print_json
+from .common import Parser, bounded, fraction, path, positive, print_json
 
 
 def add(sub) -> None:
@@ -17,7 +17,7 @@ def add(sub) -> None:
                         description="Import your own proteins as a dataset (nothing is written "
                         "unless every row is accepted).\n\n" + FORMATS,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    q.add_argument("file")
+    q.add_argument("file", type=path)
     q.add_argument("--name", required=True, help="the dataset's name (--dataset NAME later)")
     q.add_argument("--replace", action="store_true",
                    help="overwrite an imported dataset of the same name")
