@@ -94,6 +94,10 @@ def test_empty_store_is_a_one_line_error(capsys):
     err = capsys.readouterr().err
     assert err.startswith("kit: error: the store is empty") and err.count("\n") == 1
     assert main(["runs"]) == 0 and "no runs stored" in capsys.readouterr().out
+    # a command about one factor names the run that makes its pairs, in one message: `kit
+    # explain seed` said "--factor repeat", then, once that was run, "--factor seed" (#43)
+    assert main(["explain", "seed"]) == 1
+    assert "run `kit run --factor seed` first" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, says", [

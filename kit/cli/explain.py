@@ -91,7 +91,7 @@ def _cmd_explain(args) -> int:
             return False
         return True
 
-    s = subject(args, store)
+    s = subject(args, store, first=args.factor)  # an empty store: the run that makes its pairs
     if args.json:  # what the answer is of, said first on stderr, as every read command's
         print(head(s), file=sys.stderr)
     rec = explain(store, s, args.factor, args.library, ask_build=ask,
