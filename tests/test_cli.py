@@ -107,6 +107,9 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["data", "import", "/nonexistent.tsv", "--name", "x"], "cannot read /nonexistent.tsv"),
     (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
     (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
+    # one check and one line for a dataset's name, read or made (#43: "invalid dataset name")
+    (["data", "info", ""], "dataset name '': use letters, digits"),
+    (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
     (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
     (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
     (["run", "--factor", "host", "--n", "120"], "name two node classes"),
@@ -181,15 +184,28 @@ def test_a_full_disk_under_the_output_is_one_line(tmp_path, kit_home, args):
     assert last.startswith("kit: error: No space left on device") and "internal" not in proc.stderr
 
 
-@pytest.mark.parametrize("args", [["report", "--out"], ["export", "--out"]])
+@pytest.mark.parametrize("args", [["report", "--out"], ["export", "--out"],
+                                  ["tolerances", "--out"]])
 def test_an_output_that_cannot_be_made_is_one_line(tmp_path, kit_home, capsys, args):
     budget_store(tmp_path, home=kit_home)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     assert main([*args, str(blocker / "inside" / "out.tar")]) == 1
     err = capsys.readouterr().err
-    # a report and a bundle alike make the folders above them (one --out rule, #43)
-    assert "kit: error: cannot make the folder" in err and "internal" not in err
+    # a report, a bundle and tolerances alike make the folders above them and say why they
+    # cannot in the same words (one --out rule, #43: the report said "Not a directory")
+    assert err.startswith("kit: error: cannot make the folder") and err.count("\n") == 1
+    assert err.rstrip().endswith(f"{blocker} is not a folder"), err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_where_no_file_can_be_made_is_refused_before_the_work(tmp_path, kit_home,
+                                                                         capsys):
+    """`kit export --out /proc/x.kit` said "exporting 73 runs..." and then failed (#43)."""
+    budget_store(tmp_path, home=kit_home)
+    assert main(["export", "--out", "/proc/x.kit"]) == 1
+    err = capsys.readouterr().err
+    assert err == "kit: error: cannot write into /proc: No such file or directory\n", err
 
 
 def test_export_into_a_folder_that_does_not_exist_makes_it_as_report_does(tmp_path, kit_home,
