@@ -109,6 +109,9 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
     # one check and one line for a dataset's name, read or made (#43: "invalid dataset name")
     (["data", "info", ""], "dataset name '': use letters, digits"),
+    # the exact command that makes the built-in set at a size not made yet (#43)
+    (["budget", "--dataset", "synthetic", "--n", "3000"],
+     "`kit run --factor repeat --dataset synthetic --n 3000` makes it"),
     (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
     (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
     (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),

@@ -653,3 +653,16 @@ def test_a_dataset_lacking_one_protein_leaves_out_what_it_cannot_place(home, cap
         return
     lines = r["summary"]["left_out"] + [r["leakage"]]
     assert any("not in dataset short" in ln for ln in lines)
+
+
+@pytest.mark.slow
+def test_data_homology_makes_the_synthetic_set_at_any_n_as_kit_run_does(kit_home):
+    """`kit data list` says synthetic is made at any --n, yet `kit data homology synthetic --n
+    3000` said "no dataset synthetic at --n 3000 (stored: synthetic-6000)" (#43)."""
+    if not _have_mmseqs():
+        pytest.skip("no MMseqs2 on this platform")
+    p = kit("data", "homology", "synthetic", "--n", "120", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["proteins"] == 120
+    listed = kit("data", "list").stdout
+    assert "synthetic-120" in listed.split() and "any --n" in " ".join(listed.split())

@@ -115,6 +115,7 @@ def _homology_args(q) -> None:
 
 def _cmd_data(args) -> int:
     from ..data import load_dataset, stored_datasets
+    from ..data.dataset import MAX_SYNTHETIC_N
 
     if args.data_cmd in ("homology", "split"):
         from .data_homology import run
@@ -154,7 +155,11 @@ def _cmd_data(args) -> int:
         if args.json:
             print_json({"builtin": ["synthetic"], "stored": names})
         else:
-            print("\n".join(["synthetic (built in; generated for any --n)"] + names))
+            from ..views.fit import para
+
+            print("\n".join([para(f"synthetic (built in: kit run and kit data info, homology "
+                                   f"and split make it at any --n, 100 to {MAX_SYNTHETIC_N:,})",
+                                   "  ", "")] + names))
         return 0
     # a reading command stores nothing: the built-in set not yet made is generated in memory
     s = load_dataset(args.name, args.n, save=False).summary()

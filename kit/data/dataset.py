@@ -233,7 +233,8 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         if path.exists():
             return _read(path)
         if not generate:
-            raise KitError(f"no dataset synthetic at --n {size} (stored: {known()}); `kit run` makes it")
+            raise KitError(f"no dataset synthetic at --n {size} (stored: {known()}); `kit run "
+                           f"--factor repeat --dataset synthetic --n {size}` makes it")
         from .synthetic import SEED, generate as _generate
 
         ids, seqs, labels, orgs = _generate(size)
