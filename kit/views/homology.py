@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..analysis.compare import ALL_MODELS
 from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
+from ..core.subject import pipeline_head
 from .fit import para, table
-from .tables import pipeline_head
 
 LEAK_HEAD = ["model", "acc with homolog", "acc without", "AUC with", "AUC without"]
 VERDICT_HEAD = ["verdict (b-a metric)", "runs", "protein 95% interval", "cluster 95% interval",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..analysis.compare import DIGIT_STAGES
 from ..core.numbers import fmt
 from .fit import para, table
-from .tables import DIFFERENT_TEST, SHORT_STAGES, digits_cell, factor_label, pipeline_head
+from ..core.subject import pipeline_head
+from .tables import DIFFERENT_TEST, SHORT_STAGES, digits_cell, factor_label
 
 
 def pair_cells(p: dict) -> dict:

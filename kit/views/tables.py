@@ -9,6 +9,7 @@ from .fit import para, table
 
 from ..analysis.compare import ALL_MODELS, STAGES
 from ..core.numbers import fmt
+from ..core.subject import pipeline_head
 
 # stage names short enough for a column header (tables, pairs and the digits plot)
 SHORT_STAGES = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
@@ -419,12 +420,6 @@ def output_budget_text(b: dict) -> str:
         out.append(para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
                         f"it seeds reaches none of these outputs", "", ""))
     return "\n".join(out)
-
-
-def pipeline_head(name: str, sha: str) -> str:
-    """The words that name a lab's pipeline, "pipeline NAME (HASH)", as every reader says them
-    (a line of them goes through para: a long file name made a heading of 100 columns piped)."""
-    return f"pipeline {name} ({sha[:12]})"
 
 
 def _head(d: dict) -> str:

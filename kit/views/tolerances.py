@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from ..core.numbers import fmt
+from ..core.subject import pipeline_head
 from . import quoting
 from .fit import para, table
-from .tables import pipeline_head
 
 FORMATS = ("text", "json", "pytest-regressions", "numpy")
 

@@ -13,9 +13,9 @@ import threading
 from dataclasses import dataclass
 
 from ..app.verbs.records import Budget, Verdicts
-from ..core.subject import PIPELINE, Subject
+from ..core.subject import PIPELINE, Subject, pipeline_head
 from .fit import para
-from .tables import dataset_line, pipeline_head
+from .tables import dataset_line
 
 
 @dataclass(frozen=True)
