@@ -83,6 +83,27 @@ def test_a_model_that_predicts_one_class_is_flagged(tmp_path):
     assert "mlp predicted a single class for every test protein" in budget_text(b)
 
 
+def test_the_verdicts_legend_is_said_only_over_a_column_with_a_value(tmp_path):
+    """"conclusions: most of the 12 verdicts changed in one pair" was printed over every table,
+    read as a finding, even over a verdicts column of "-" only (#43): a legend of the column,
+    said where the column holds a value."""
+    from dataclasses import replace
+
+    from kit.views.tables import budget_text
+
+    st = Store(tmp_path / "h")
+    put(st, tmp_path, spec(), arrays(0))
+    put(st, tmp_path, spec(seeds=seeds(1)), arrays(1))
+    st.add_pairs([Pair("seed", "", spec(), spec(seeds=seeds(1)), "seed 0 vs 1")])
+    b = budget(st, "d" * 64)
+    legend = "verdicts column: the most of the 12 verdicts that changed in any one pair"
+    assert b["rows"][0].verdicts_changed_max is not None
+    assert legend in " ".join(budget_text(b).split())
+    none = {**b, "rows": [replace(r, verdicts_changed_max=None) for r in b["rows"]]}
+    text = budget_text(none)
+    assert "verdicts" in text and "12 verdicts" not in " ".join(text.split())
+
+
 # a lab pipeline's budget (kit.analysis.budget.output_budget, by_kind's comparison)
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"

@@ -50,6 +50,23 @@ CORES = os.cpu_count() or 1
     (["explain", "seed", "--cluster", ""], "'' names no cluster"),
     (["cluster", "show", "--cluster", "nope"], "unknown cluster 'nope'"),
     (["cluster", "check", "--cluster", "local:0"], "asks for 0 workers; the smallest is 1"),
+    # an empty path is no path, for every command that takes one (it read as ".", and `kit run
+    # --pipeline ""` ran kit's own pipeline)
+    (["run", "--pipeline", "", "--factor", "repeat"], "argument --pipeline: an empty path"),
+    (["import", ""], "argument file: an empty path"),
+    (["compare", ""], "argument file: an empty path"),
+    (["compare", "x.kit", "--pipeline", " "], "argument --pipeline: an empty path"),
+    (["export", "--out", ""], "argument --out: an empty path"),
+    (["report", "--out", ""], "argument --out: an empty path"),
+    (["tolerances", "--out", ""], "argument --out: an empty path"),
+    (["budget", "--pipeline", ""], "argument --pipeline: an empty path"),
+    (["doctor", "--pipeline", ""], "argument --pipeline: an empty path"),
+    (["data", "import", "", "--name", "x"], "argument file: an empty path"),
+    (["stacks", "add", "x", ""], "argument python: an empty path"),
+    # nothing typed is accepted and ignored
+    (["--version", "extra"], "unrecognized arguments: extra"),
+    (["run", "--factor", "repeat", "--torch-stack", "torch-linux-cpx"],
+     "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     with pytest.raises(SystemExit) as e:
@@ -90,6 +107,10 @@ def test_empty_store_is_a_one_line_error(capsys):
     err = capsys.readouterr().err
     assert err.startswith("kit: error: the store is empty") and err.count("\n") == 1
     assert main(["runs"]) == 0 and "no runs stored" in capsys.readouterr().out
+    # a command about one factor names the run that makes its pairs, in one message: `kit
+    # explain seed` said "--factor repeat", then, once that was run, "--factor seed" (#43)
+    assert main(["explain", "seed"]) == 1
+    assert "run `kit run --factor seed` first" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -99,6 +120,12 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["data", "import", "/nonexistent.tsv", "--name", "x"], "cannot read /nonexistent.tsv"),
     (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
     (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
+    # one check and one line for a dataset's name, read or made (#43: "invalid dataset name")
+    (["data", "info", ""], "dataset name '': use letters, digits"),
+    # the exact command that makes the built-in set at a size not made yet (#43)
+    (["budget", "--dataset", "synthetic", "--n", "3000"],
+     "`kit run --factor repeat --dataset synthetic --n 3000` makes it"),
+    (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
     (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
     (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
     (["run", "--factor", "host", "--n", "120"], "name two node classes"),
@@ -171,15 +198,28 @@ def test_a_full_disk_under_the_output_is_one_line(tmp_path, kit_home, args):
     assert last.startswith("kit: error: No space left on device") and "internal" not in proc.stderr
 
 
-@pytest.mark.parametrize("args", [["report", "--out"], ["export", "--out"]])
+@pytest.mark.parametrize("args", [["report", "--out"], ["export", "--out"],
+                                  ["tolerances", "--out"]])
 def test_an_output_that_cannot_be_made_is_one_line(tmp_path, kit_home, capsys, args):
     budget_store(tmp_path, home=kit_home)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     assert main([*args, str(blocker / "inside" / "out.tar")]) == 1
     err = capsys.readouterr().err
-    # a report and a bundle alike make the folders above them (one --out rule, #43)
-    assert "kit: error: cannot make the folder" in err and "internal" not in err
+    # a report, a bundle and tolerances alike make the folders above them and say why they
+    # cannot in the same words (one --out rule, #43: the report said "Not a directory")
+    assert err.startswith("kit: error: cannot make the folder") and err.count("\n") == 1
+    assert err.rstrip().endswith(f"{blocker} is not a folder"), err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_where_no_file_can_be_made_is_refused_before_the_work(tmp_path, kit_home,
+                                                                         capsys):
+    """`kit export --out /proc/x.kit` said "exporting 73 runs..." and then failed (#43)."""
+    budget_store(tmp_path, home=kit_home)
+    assert main(["export", "--out", "/proc/x.kit"]) == 1
+    err = capsys.readouterr().err
+    assert err == "kit: error: cannot write into /proc: No such file or directory\n", err
 
 
 def test_export_into_a_folder_that_does_not_exist_makes_it_as_report_does(tmp_path, kit_home,
@@ -330,3 +370,12 @@ def test_run_without_a_terminal_builds_no_stack_unasked(kit_home, capsys):
     from kit.data.dataset import stored_datasets
 
     assert stored_datasets() == []  # a plan refused stores no dataset either
+
+
+def test_a_library_scan_asked_for_and_not_made_is_a_failure(tmp_path, kit_home, capsys):
+    """`kit explain seed --library numpy A B` explained, scanned nothing and exited 0 (#43):
+    what was asked was not done."""
+    budget_store(tmp_path, home=kit_home)
+    assert main(["explain", "seed", "--library", "numpy", "1.26.0", "1.26.4"]) == 1
+    err = capsys.readouterr().err
+    assert "--library numpy 1.26.0 1.26.4: no pair of seed was scanned" in err

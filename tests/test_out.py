@@ -160,8 +160,10 @@ def test_a_folder_s_name_or_an_empty_out_is_refused_by_every_command(home, tmp_p
     report into the current folder, by command."""
     args, kind = COMMANDS[command]
     empty = kit(home, *args, "")
-    assert empty.returncode == 1 and empty.stderr.strip() == \
-        f"kit: error: --out is empty: give a {kind}'s name" and not empty.stdout
+    # a usage error (exit 2), as every empty path typed is (kit.cli.common.path)
+    assert empty.returncode == 2 and empty.stderr.strip() == (
+        f"kit {args[0]}: error: argument --out: an empty path names no file; give a path (see "
+        f"`kit {args[0]} --help`)") and not empty.stdout
     if kind == "file":
         proc = kit(home, *args, f"{tmp_path / 'new'}/")
         refused(proc, f"{tmp_path / 'new'}/", "it is a folder's name (it ends in a slash)")

@@ -210,3 +210,32 @@ def test_a_cell_too_wide_is_shortened_said_once_and_whole_with_wide(kit_home, mo
     monkeypatch.setenv("COLUMNS", "80")  # room for it: nothing shortened, nothing said
     assert main(["data", "info", "synthetic", "--n", "120"]) == 0
     assert HINT not in capsys.readouterr().out
+
+
+LONG = "supercalifragilisticexpialidocious_protein_embedding_pipeline_version_two.py"
+
+
+@pytest.mark.slow
+def test_prose_naming_a_long_pipeline_wraps_at_80_between_words(tmp_path, kit_home):
+    """A pipeline file of a long name: the "pipeline NAME (hash)" headings of runs, budget,
+    advise and the run's summary (100 to 119 columns), the one-model line of budget and
+    verdicts (131) and tolerances' "no tolerances" line (144 with base.py) were printed whole,
+    piped (#43); every prose line goes through kit.views.fit.para."""
+    src = (Path(__file__).parent / "pipelines" / "long_names.py").read_text()
+    path = tmp_path / LONG
+    path.write_text(src)
+    p = str(path)
+    made = {f: kit(kit_home, "run", "--pipeline", p, "--factor", f) for f in ("repeat", "seed")}
+    argvs = [("runs",), ("budget",), ("advise",), ("verdicts",), ("tolerances",),
+             ("budget", "--factor", "seed")]
+    got = {" ".join(a): (kit(kit_home, *a, "--pipeline", p),
+                         kit(kit_home, *a, "--pipeline", p, "--wide")) for a in argvs}
+    got.update({f"run {f}": (text, text) for f, text in made.items()})
+    wide = {cmd: [ln for ln in text.splitlines() if len(ln) > 80]
+            for cmd, (text, _) in got.items()}
+    assert not any(wide.values()), wide
+    broken = {cmd: broken_words(text, whole) for cmd, (text, whole) in got.items()
+              if not cmd.startswith("run ")}
+    assert not any(broken.values()), broken
+    assert any(f"pipeline {LONG}" in " ".join(t.split()) or LONG in t.split()
+               for t, _ in got.values())

@@ -847,3 +847,43 @@ def test_what_kit_tui_imports_before_its_first_paint_leaves_the_heavy_modules_ou
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def cut_tokens(table) -> list:
+    """(line, token) for each token a rendered line of ``table`` shows that is no whole token
+    of its row's cells (the header's: of its labels): a column drawn in part."""
+    from rich.text import Text
+
+    def tokens(cells):
+        return {t for c in cells for t in (Text.from_markup(c) if isinstance(c, str)
+                                           else Text(str(c))).plain.split()}
+
+    heads = tokens([str(c.label) for c in table.ordered_columns])
+    cut = [(0, t) for t in table.render_line(0).text.split() if t not in heads]
+    for r in range(min(table.row_count, table.size.height - 1)):
+        whole = tokens(table.get_row_at(r))
+        cut += [(r + 1, t) for t in table.render_line(r + 1).text.split() if t not in whole]
+    return cut
+
+
+async def test_a_table_scrolled_sideways_shows_each_column_whole_or_not_at_all(stored_home):
+    """Scrolled right at 80x24 the Verdicts table showed the "n.s." column cut: its header as
+    ".s.", its 10 as "0" (#43). At every step right, and back, every header and number shown
+    is whole; the Budget's table the same."""
+    async with app().run_test(size=(80, 24)) as pilot:
+        await settled(pilot, "5")
+        table = pilot.app.query_one("#verdicts-table", DataTable)
+        table.focus()
+        seen = set()
+        for key in ["right"] * len(table.columns) + ["left"] * len(table.columns):
+            await pilot.press(key)
+            await pilot.pause()
+            seen.add(table.scroll_x)
+            assert cut_tokens(table) == [], (key, table.scroll_x, cut_tokens(table))
+        assert len(seen) > 1  # it did scroll
+        await settled(pilot, "4")
+        table = pilot.app.query_one("#budget-table", DataTable)
+        for x in range(0, int(table.max_scroll_x) + 1):
+            table.scroll_to(x=x, animate=False)
+            await pilot.pause()
+            assert cut_tokens(table) == [], (x, cut_tokens(table))

@@ -35,8 +35,11 @@ def load_name(summary: dict) -> str:
     return base + (f" --n {summary['rows']}" if cut and summary.get("rows") else "")
 
 
-def select_dataset(store: Store, name: str | None = None, n: int | None = None) -> Selection:
-    """The dataset ``name`` (at ``n`` proteins), else the most recent run's (at ``n`` if given)."""
+def select_dataset(store: Store, name: str | None = None, n: int | None = None,
+                   first: str = "repeat") -> Selection:
+    """The dataset ``name`` (at ``n`` proteins), else the most recent run's (at ``n`` if given);
+    on an empty store, NotFound names `kit run --factor FIRST` (a command about one factor,
+    `kit explain seed`, needs that factor's pairs: "repeat" then "seed" took two tries)."""
     if name:
         ds = load_dataset(name, n, generate=False)
         summary = store.datasets().get(ds.sha256) or ds.summary()
@@ -47,7 +50,10 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None) 
         if labs:  # a lab pipeline's runs alone: its readers take --pipeline
             raise NotFound(f"no dataset's runs stored, only pipeline files' ("
                            f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH")
-        raise NotFound("the store is empty: run `kit run --factor repeat` first")
+        from ..core import factors
+
+        first = first if factors.get(first) is not None else "repeat"
+        raise NotFound(f"the store is empty: run `kit run --factor {first}` first")
     summary = store.datasets().get(latest, {"sha256": latest})
     others = len(store.subjects(DATASET)) - 1
     more = (f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else "")
@@ -125,13 +131,14 @@ def own_datasets(store: Store) -> dict:
 
 def select(store: Store, dataset: str | None = None, n: int | None = None,
            pipeline: str | None = None, clash: str | None = None,
-           only_with_pipeline: str | None = None) -> Subject:
+           only_with_pipeline: str | None = None, first: str = "repeat") -> Subject:
     """The Subject a command's words name: ``pipeline`` (a FILE.py, or the hash prefix `kit runs`
     shows) is a lab's pipeline; else kit's own pipeline on the dataset ``dataset`` at ``n``, or
     the most recent run's (its ``why`` says which). A pipeline chosen by its file keeps the path
     in its summary's "file" (what runs it, what tolerances name), and the words as typed in
     "given". Refused, one line: both kinds named (``clash``: the command's own line for it), or
-    an option ``only_with_pipeline`` (given) without --pipeline; NotFound: nothing such stored."""
+    an option ``only_with_pipeline`` (given) without --pipeline; NotFound: nothing such stored
+    (``first``: the factor whose `kit run` an empty store's line names)."""
     from pathlib import Path
 
     if only_with_pipeline and not pipeline:
@@ -145,7 +152,7 @@ def select(store: Store, dataset: str | None = None, n: int | None = None,
         path = Path(pipeline).expanduser()
         extra = {"given": pipeline, **({"file": str(path)} if path.is_file() else {})}
         return of_pipeline(info, "as asked", {**info, **extra})
-    sel = select_dataset(store, dataset, n)
+    sel = select_dataset(store, dataset, n, first)
     return of_dataset(sel.sha256, sel.summary, sel.why)
 
 

@@ -64,7 +64,11 @@ def main(argv=None) -> int:
 
     from ..views.fit import HINT, para, shortened, unwrapped
 
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ap = parser()
+    if argv[:1] == ["--version"] and argv[1:]:  # argparse prints it and ignores what follows
+        ap.error(f"unrecognized arguments: {' '.join(argv[1:])} (--version takes none)")
+    args = ap.parse_args(argv)
     _args[:] = [args]
     unwrapped(getattr(args, "wide", False))
     # kit's own handlers for both: whatever a library does with the exception on its way up

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ..core.errors import KitError
-from .common import (bounded, confirm, dataset_args, emit, factor_list, pipeline_arg, say_stacks,
+from .common import (bounded, path, confirm, dataset_args, emit, factor_list, pipeline_arg, say_stacks,
                      subject, words)
 
 
 def add(sub) -> None:
     p = sub.add_parser("export", help="write runs into one portable, checksummed bundle")
     dataset_args(p)
-    p.add_argument("--out", required=True, help="bundle file to write (e.g. lab.kit.tgz)")
+    p.add_argument("--out", type=path, required=True, help="bundle file to write (e.g. lab.kit.tgz)")
     p.add_argument("--factor", type=factor_list, help="only the runs of these factors' pairs "
                    "(and the cross-fed and probe runs `kit explain` made for them; with "
                    "--pipeline: any of its factors, seed:NAME included)")
@@ -19,7 +19,7 @@ def add(sub) -> None:
     p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("import", help="merge a bundle into the store (verified, idempotent)")
-    p.add_argument("file", help="a bundle written by `kit export`")
+    p.add_argument("file", type=path, help="a bundle written by `kit export`")
     # all or nothing (kit.runs.store.Store.import_runs): an interrupt keeps nothing of the bundle
     p.set_defaults(func=_cmd_import, stopped="stopped: nothing of the bundle was imported; run "
                    "the same command to import it")
@@ -29,12 +29,12 @@ def add(sub) -> None:
                        "this machine (same dataset, seeds, threads and stack), pair each with its "
                        "twin as the factor `host`, and answer: reproduced, bits only, within the "
                        "budget, beyond it, or a changed conclusion.")
-    p.add_argument("file", help="the bundle (e.g. lab.kit)")
+    p.add_argument("file", type=path, help="the bundle (e.g. lab.kit)")
     p.add_argument("--jobs", type=bounded("--jobs"), default=1, help="runs at once (default 1)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--yes", action="store_true",
                    help="build the stacks the reruns need without asking (for scripts)")
-    p.add_argument("--pipeline", metavar="FILE.py", action="append", default=[], dest="files",
+    p.add_argument("--pipeline", type=path, metavar="FILE.py", action="append", default=[], dest="files",
                    help="the lab pipeline file the bundle's runs were made with (kit export "
                         "--pipeline): rerun here from the same bytes (once per file)")
     p.set_defaults(func=_cmd_compare)

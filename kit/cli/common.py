@@ -114,6 +114,15 @@ def add_timeout(p, default: str = "10x the slowest stored run of the subject, at
                         f"(default: {default})")
 
 
+def path(text: str) -> str:
+    """A file or folder typed (--pipeline, --out, a bundle, a data file): an empty one is a
+    usage error, not "." (`kit import ""` said ". is not a file", and `kit run --pipeline ""`
+    ran kit's own pipeline as if no file were named)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names no file; give a path")
+    return text
+
+
 def factor_list(text: str) -> tuple:
     """--factor of a command that also takes --pipeline: names split here, checked by the verb
     (kit.app.verbs): against kit's own factor names for a dataset, or against the pipeline's
@@ -235,7 +244,7 @@ def subject(args, store, **kw):
 
 
 def pipeline_arg(p) -> None:
-    p.add_argument("--pipeline", metavar="FILE.py|HASH",
+    p.add_argument("--pipeline", type=path, metavar="FILE.py|HASH",
                    help="a lab's own pipeline (kit run --pipeline): its file, or the hash prefix "
                         "`kit runs` shows")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import Parser, bounded, fraction, positive, print_json
+from .common import Parser, bounded, fraction, path, positive, print_json
 
 
 def add(sub) -> None:
@@ -17,7 +17,7 @@ def add(sub) -> None:
                         description="Import your own proteins as a dataset (nothing is written "
                         "unless every row is accepted).\n\n" + FORMATS,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    q.add_argument("file")
+    q.add_argument("file", type=path)
     q.add_argument("--name", required=True, help="the dataset's name (--dataset NAME later)")
     q.add_argument("--replace", action="store_true",
                    help="overwrite an imported dataset of the same name")
@@ -115,6 +115,7 @@ def _homology_args(q) -> None:
 
 def _cmd_data(args) -> int:
     from ..data import load_dataset, stored_datasets
+    from ..data.dataset import MAX_SYNTHETIC_N
 
     if args.data_cmd in ("homology", "split"):
         from .data_homology import run
@@ -154,7 +155,11 @@ def _cmd_data(args) -> int:
         if args.json:
             print_json({"builtin": ["synthetic"], "stored": names})
         else:
-            print("\n".join(["synthetic (built in; generated for any --n)"] + names))
+            from ..views.fit import para
+
+            print("\n".join([para(f"synthetic (built in: kit run and kit data info, homology "
+                                   f"and split make it at any --n, 100 to {MAX_SYNTHETIC_N:,})",
+                                   "  ", "")] + names))
         return 0
     # a reading command stores nothing: the built-in set not yet made is generated in memory
     s = load_dataset(args.name, args.n, save=False).summary()

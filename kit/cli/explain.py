@@ -94,7 +94,7 @@ def _cmd_explain(args) -> int:
             return False
         return True
 
-    s = subject(args, store)
+    s = subject(args, store, first=args.factor)  # an empty store: the run that makes its pairs
     if args.json:  # what the answer is of, said first on stderr, as every read command's
         print(head(s), file=sys.stderr)
     rec = explain(store, s, args.factor, args.library, ask_build=ask,
@@ -103,6 +103,10 @@ def _cmd_explain(args) -> int:
     skipped = (f"the release scan was skipped ({rec.declined}: {why}); `{_again(args)}` builds "
                "them and runs it") if rec.declined else None
     emit(explain_page(rec, args.json, skipped))
+    if args.library and not rec.scans and not rec.declined:  # asked for; nothing to scan
+        print(f"kit: error: --library {' '.join(args.library)}: no pair of {args.factor} was "
+              "scanned (the lines above say why)", file=sys.stderr)
+        return 1
     # a scan asked for by --library and not run is a failure; the pair's own library's scan is
     # an optional extra: the explanation printed is the answer, and the note says how to scan
     return 1 if refused and args.library else 0

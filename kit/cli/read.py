@@ -3,7 +3,7 @@ subject (a dataset of kit's own pipeline, or a lab's pipeline): words to a verb 
 
 from __future__ import annotations
 
-from .common import dataset_args, emit, factor_list, fraction, pipeline_arg, subject
+from .common import dataset_args, emit, factor_list, fraction, path, pipeline_arg, subject
 
 
 def add(sub) -> None:
@@ -40,7 +40,7 @@ def add(sub) -> None:
 
     p = sub.add_parser("report", help="write report.md and a self-contained report.html")
     dataset_args(p)
-    p.add_argument("--out", required=True, help="folder to write into")
+    p.add_argument("--out", type=path, required=True, help="folder to write into")
     pipeline_arg(p)
     p.set_defaults(func=_cmd_report)
 

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
 from .common import (CLUSTERS, add_timeout, cluster_arg, confirm, counts, dataset_args, emit,
-                     factor_list, floats, int_list, jobs_arg, names_list, say_stacks,
+                     factor_list, floats, int_list, jobs_arg, names_list, path, say_stacks,
                      thread_counts, words)
 
 
@@ -17,7 +17,7 @@ def add(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()))
     p.add_argument("--factor", required=True, help="factor name(s), comma-separated")
-    p.add_argument("--pipeline", metavar="FILE.py",
+    p.add_argument("--pipeline", type=path, metavar="FILE.py",
                    help="your own pipeline file (SEEDS, KINDS, run(seeds)): --factor repeat, "
                         "process, threads, precision (run(seeds, dtype)), seed, seed:NAME for "
                         "a name in its SEEDS, a stack factor, or host on a --cluster "
@@ -66,6 +66,13 @@ def _cmd_run(args) -> int:
     err = Console(stderr=True)
     store = Store()
     target = to_run(store, factor_list(args.factor), **words(args))  # bad factor: usage error
+    if args.torch_stack:  # a mistyped name is refused whatever the plan, not only with torch
+        from ..envs.kinds import stack_kind
+
+        try:
+            stack_kind(args.torch_stack)
+        except KitError as e:
+            args.parser.error(f"argument --torch-stack: {e}")
     if args.timeout and args.cluster:
         raise KitError("--timeout bounds runs made on this machine; a cluster's jobs have their "
                        "own walltime (docs/cluster.md)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (Parser, print_json)
+from .common import Parser, path, print_json
 
 
 def add(sub) -> None:
@@ -24,7 +24,7 @@ def add(sub) -> None:
     q = ssub.add_parser("add", help="register an existing interpreter (a cluster's or GPU "
                         "image's PyTorch, a conda env) as a stack")
     q.add_argument("name")
-    q.add_argument("python", help="path of its python executable")
+    q.add_argument("python", type=path, help="path of its python executable")
     q = ssub.add_parser("remove", help="forget an external stack (its interpreter is untouched)")
     q.add_argument("name")
     q = ssub.add_parser("lock", help="regenerate uv.lock files from the stacks' pyproject.toml")

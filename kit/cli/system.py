@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 
-from .common import Parser, add_timeout, int_list, positive, print_json, threads
+from .common import Parser, add_timeout, int_list, path, positive, print_json, threads
 
 
 def add(sub) -> None:
     p = sub.add_parser("doctor", help="null experiment, thread control and BLAS, with remedies")
     p.add_argument("--n", type=positive, default=200, help="proteins in the null experiment")
-    p.add_argument("--pipeline", metavar="FILE.py",
+    p.add_argument("--pipeline", type=path, metavar="FILE.py",
                    help="your own pipeline file: run its null experiment alone (each thread "
                         "count twice); exit 1 when a generator is loose (docs/pipelines.md)")
     # a --pipeline's runs: a stuck one ends as it does in `kit run`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import dataset_args
+from .common import dataset_args, path
 
 
 def add(sub) -> None:
@@ -13,7 +13,7 @@ def add(sub) -> None:
     p = sub.add_parser("tolerances",
                        help="per output, the rtol/atol the measured environment factors need "
                             "(threads, BLAS, stacks, hosts; never seeds) for your regression tests")
-    p.add_argument("--pipeline", metavar="FILE.py|HASH",
+    p.add_argument("--pipeline", type=path, metavar="FILE.py|HASH",
                    help="your own pipeline: its file, or the hash prefix `kit runs` shows "
                         "(default: kit's own pipeline on a dataset)")
     dataset_args(p)
@@ -24,7 +24,7 @@ def add(sub) -> None:
     p.add_argument("--pin", metavar="FACTOR[,FACTOR]", default="",
                    help="factors your lab will pin (e.g. sklearn,blas): left out of every "
                         "tolerance, and said so in what is written")
-    p.add_argument("--out", metavar="FILE", help="write it to FILE (default: standard output)")
+    p.add_argument("--out", type=path, metavar="FILE", help="write it to FILE (default: standard output)")
     p.set_defaults(func=_cmd_tolerances)
 
 

@@ -109,7 +109,7 @@ def out_file(path, example: str = "out") -> Path:
 
         raise KitError(f"cannot write {path if path.is_dir() else text}: it is {folder}: give a "
                        f"file's name, e.g. {path / example}")
-    _can_make(path.parent)
+    _can_write(_can_make(path.parent))
     return path
 
 
@@ -124,9 +124,9 @@ def _given(path, what: str) -> str:
     return text
 
 
-def _can_make(folder: Path) -> None:
+def _can_make(folder: Path) -> Path:
     """KitError, as make_dir would say it, if ``folder`` could not be made: the nearest path
-    above it that exists is not a folder."""
+    above it that exists is not a folder. That folder, else."""
     above = folder
     while not os.path.lexists(above) and above != above.parent:
         above = above.parent
@@ -134,6 +134,23 @@ def _can_make(folder: Path) -> None:
         from .errors import KitError
 
         raise KitError(f"cannot make the folder {folder}: {above} is not a folder")
+    return above
+
+
+def _can_write(folder: Path) -> None:
+    """KitError, as atomic_path would say it, if no file can be made in ``folder`` (read-only,
+    not this user's, /proc): said before the work, not after it (`kit export --out
+    /proc/x.kit` read and counted every run first). A file made and removed at once: the
+    permission bits do not tell for root, nor on a read-only mount."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kit-probe-", suffix=".tmp")
+    except OSError as e:
+        from .errors import KitError
+
+        raise KitError(no_space(folder) if e.errno in FULL else
+                       f"cannot write into {folder}: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def out_folder(path, files=()) -> Path:
@@ -144,6 +161,8 @@ def out_folder(path, files=()) -> Path:
     the first of them is written, not halfway through. An empty ``path`` is a KitError."""
     path = Path(_given(path, "a folder's name")).expanduser()
     refuse_special(path)
+    if not path.exists():  # a file above it: the words out_file says (not "Not a directory")
+        _can_make(path)
     for name in files:
         refuse_special(path / name)
     if path.exists() and not path.is_dir():

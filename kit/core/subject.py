@@ -62,8 +62,14 @@ class Subject:
     def label(self) -> str:
         """How a line names it: 'dataset synthetic-1000' or 'pipeline digits.py (3f2a...)'."""
         if self.is_pipeline:
-            return f"pipeline {self.name} ({self.short})"
+            return pipeline_head(self.name, self.sha256)
         return f"dataset {self.name}"
+
+
+def pipeline_head(name: str, sha: str) -> str:
+    """The words that name a lab's pipeline, "pipeline NAME (HASH)", as every reader says them
+    (a line of them goes through kit.views.fit.para: a long file name made 100 columns)."""
+    return f"pipeline {name} ({sha[:12]})"
 
 
 def of_dataset(sha256: str, summary: Mapping, why: str = "") -> Subject:

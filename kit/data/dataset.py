@@ -117,11 +117,18 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 RESERVED = ("synthetic", "swissprot")  # made by kit itself: a user's file never replaces them
 
 
-def check_name(name: str) -> str:
-    """A name a user may give an imported dataset, or a one-line KitError saying why not."""
+def _well_formed(name: str) -> str:
+    """``name`` if a dataset may have it, else the one line that says which names may be (every
+    name typed is held to it: `kit data info ""` said "invalid dataset name ''", import this)."""
     if not _NAME.match(name or ""):
         raise KitError(f"dataset name {name[:70]!r}: use letters, digits, '.', '_' and '-' (at most "
                        "64, starting with a letter or digit)")
+    return name
+
+
+def check_name(name: str) -> str:
+    """A name a user may give an imported dataset, or a one-line KitError saying why not."""
+    _well_formed(name)
     if name in RESERVED or name.startswith("synthetic-"):
         raise KitError(f"the name {name!r} is reserved for kit's own datasets (synthetic, "
                        "swissprot); choose another --name")
@@ -129,9 +136,7 @@ def check_name(name: str) -> str:
 
 
 def _path(name: str) -> Path:
-    if not name or "/" in name or name.startswith(".") or len(name) > 100:
-        raise KitError(f"invalid dataset name {name[:70]!r}")
-    return subdir("datasets") / f"{name}.json"
+    return subdir("datasets") / f"{_well_formed(name)}.json"
 
 
 def find_stored(name: str) -> str | None:
@@ -228,7 +233,8 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         if path.exists():
             return _read(path)
         if not generate:
-            raise KitError(f"no dataset synthetic at --n {size} (stored: {known()}); `kit run` makes it")
+            raise KitError(f"no dataset synthetic at --n {size} (stored: {known()}); `kit run "
+                           f"--factor repeat --dataset synthetic --n {size}` makes it")
         from .synthetic import SEED, generate as _generate
 
         ids, seqs, labels, orgs = _generate(size)

@@ -16,7 +16,7 @@ from ..core.numbers import fmt
 from ..views.quoting import markup
 from .bars import Bars
 from .errors import guarded
-from .grid import fill
+from .grid import Grid, fill
 from .pane import Pane
 
 # no dataset the tabs can read yet: an empty table, and why
@@ -53,8 +53,7 @@ class BudgetPane(Pane):
     def compose(self) -> ComposeResult:
         yield Static(id="budget-head")
         # wider than 80 columns: the factor's name (the first column) stays as it scrolls
-        yield DataTable(id="budget-table", cursor_type="row", zebra_stripes=True,
-                        fixed_columns=1)
+        yield Grid(id="budget-table", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         with VerticalScroll(id="bars-scroll", can_focus=True):
             yield Bars(id="budget-bars")
         # the curves view: the plot (mounted when first drawn: plotext is imported then, not

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from .grid import fill
+from .grid import Grid, fill
 from .pane import Pane
 
 
@@ -23,8 +23,8 @@ class VerdictsPane(Pane):
         yield Static(id="verdicts-head")
         # cells: left and right reach the columns beyond 80 characters, the verdict's name
         # (the first column) fixed beside them: scrolled away, a row's numbers had no name
-        yield DataTable(id="verdicts-table", zebra_stripes=True, cursor_type="cell",
-                        fixed_columns=1)
+        yield Grid(id="verdicts-table", zebra_stripes=True, cursor_type="cell",
+                   fixed_columns=1)
         # a pipeline's verdicts or homology reading: kit's text, longer than the screen
         with VerticalScroll(id="verdicts-lab-scroll", can_focus=True):
             yield Static(id="verdicts-lab")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..analysis.compare import ALL_MODELS
 from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
+from ..core.subject import pipeline_head
 from .fit import para, table
 
 LEAK_HEAD = ["model", "acc with homolog", "acc without", "AUC with", "AUC without"]
@@ -115,7 +116,7 @@ def output_homology_text(r: dict) -> str:
     """What `kit homology --pipeline` prints (kit.analysis.homology's output_homology)."""
     h = r["summary"]
     n = r["runs_stored"]
-    out = [f"pipeline {r['name']} ({r['pipeline'][:12]}) under homology", "",
+    out = [para(f"{pipeline_head(r['name'], r['pipeline'])} under homology", "", ""), "",
            para(ids_clustering_line(r))]
     if n > h.runs + len(h.left_out):  # a repeat's runs: one measurement
         out.append(para(f"{n} runs stored, {h.runs + len(h.left_out)} distinct: runs identical "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..analysis.compare import DIGIT_STAGES
 from ..core.numbers import fmt
 from .fit import para, table
+from ..core.subject import pipeline_head
 from .tables import DIFFERENT_TEST, SHORT_STAGES, digits_cell, factor_label
 
 
@@ -63,6 +64,7 @@ def output_pairs_text(name: str, sha: str, factor: str, rows: list) -> str:
     # the measure below the output's name: six outputs then fit one line at 80 columns
     heads = [f"{n}\n{dict(_HEADLINE)[keys[n]]}" if keys[n] else n for n in outputs]
     cells = [[r["label"]] + [_cell(r["outputs"].get(n), keys[n]) for n in outputs] for r in rows]
-    return "\n".join([f"pipeline {name} ({sha[:12]}), factor {factor}: {len(rows)} pair(s)",
+    return "\n".join([para(f"{pipeline_head(name, sha)}, factor {factor}: {len(rows)} pair(s)",
+                           "", ""),
                       table(cells, ["pair"] + heads),
                       para("(=: bitwise identical; every measure of each pair: --json)", "", "")])

@@ -9,6 +9,7 @@ from .fit import para, table
 
 from ..analysis.compare import ALL_MODELS, STAGES
 from ..core.numbers import fmt
+from ..core.subject import pipeline_head
 
 # stage names short enough for a column header (tables, pairs and the digits plot)
 SHORT_STAGES = {"svd_rand": "svd_r", "svd_arpack": "svd_a", "kmeans.inertia": "inert", "torch_mlp": "torch"}
@@ -153,8 +154,13 @@ def budget_text(b: dict, why: str | None = None) -> str:
     preds = [[factor_label(r.factor, r.level)] + [flips_cell(r.models.get(m)) for m in models]
              + [fmt(max((d.max_dp for d in r.models.values()), default=None)), verdicts_cell(r)]
              for r in rows]
+    # the verdicts column's legend, said only where the column holds a value: printed always,
+    # "conclusions: most of the 12 verdicts changed in one pair" read as a finding above a
+    # torch-threads table whose column was all "-"
+    legend = ("; verdicts column: the most of the 12 verdicts that changed in any one pair"
+              if any(r.verdicts_changed_max is not None for r in rows) else "")
     out += ["", para(f"Predictions: flips of {n_test} test proteins, median/max (median in seed "
-                     "units); conclusions: most of the 12 verdicts changed in one pair"),
+                     f"units){legend}"),
             table(preds, ["factor"] + models + ["max |dp|", "verdicts"])] + measured
     y = b["yardstick"]
     if y:
@@ -387,16 +393,16 @@ def shape_line(s: dict) -> str:
 
 def output_budget_text(b: dict) -> str:
     """kit.analysis.budget.output_budget's numbers: one row per factor, then the null experiment's line."""
-    head = f"pipeline {b['name']} ({b['pipeline'][:12]})"
+    head = _head(b)
     unfit = [para(f"UNFIT: {line}; left out", "", "") for line in b.get("unfit", [])]
     if not b["factors"]:
-        return "\n".join([f"{head}: no pairs stored yet (kit run --pipeline {b['name']} --factor "
-                          f"repeat)", *unfit])
+        return "\n".join([para(f"{head}: no pairs stored yet (kit run --pipeline {b['name']} "
+                               "--factor repeat)", "", ""), *unfit])
     rows = []
     for factor, r in b["factors"].items():
         moved = [f"{n} ({measure(largest(o))})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
-    out = [head, table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
+    out = [para(head, "", ""), table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]
     out += unfit
     for s in b.get("shapes", []):
@@ -417,7 +423,7 @@ def output_budget_text(b: dict) -> str:
 
 
 def _head(d: dict) -> str:
-    return f"pipeline {d['name']} ({d['pipeline'][:12]})"
+    return pipeline_head(d["name"], d["pipeline"])
 
 
 def output_verdicts_text(v: dict) -> str:
@@ -441,7 +447,8 @@ def output_verdicts_text(v: dict) -> str:
         m = v["models"][0]
         rows = [[f, str(len(r["runs"])), fmt(r["spread"][m]["min"]), fmt(r["spread"][m]["max"]),
                  fmt(r["spread"][m]["sd"])] for f, r in v["factors"].items()]
-        out.append(f"one model ({m}): no pair to compare; the spread of its accuracy per factor")
+        out.append(para(f"one model ({m}): no pair to compare; the spread of its accuracy per "
+                        "factor", "", ""))
         out.append(table(rows, ["factor", "runs", "min accuracy", "max accuracy", "sd"]))
         return "\n".join(out)
     rows = []
@@ -483,7 +490,7 @@ def _pin_step(s: dict) -> str:
 
 def output_advice_text(a: dict) -> str:
     """The steps of output_advice, first what to fix first."""
-    out = [_head(a) + ": what to fix first"]
+    out = [para(_head(a) + ": what to fix first", "", "")]
     n = 0
     for s in a["steps"]:
         n += 1

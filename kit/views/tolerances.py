@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..core.numbers import fmt
+from ..core.subject import pipeline_head
 from . import quoting
 from .fit import para, table
 
@@ -24,7 +25,7 @@ def up(x: float | None) -> str:
 
 
 def _source(t: dict) -> str:
-    return (f"pipeline {t['name']} ({t['pipeline'][:12]})" if "pipeline" in t
+    return (pipeline_head(t["name"], t["pipeline"]) if "pipeline" in t
             else f"dataset {t['name']} ({t['dataset'][:12]})")
 
 
@@ -57,7 +58,7 @@ def _cell(r: dict) -> str:
 
 def text(t: dict) -> str:
     if not t["tolerances"]:
-        return f"{_source(t)}: no tolerances: {t['note'] or 'no outputs measured'}"
+        return para(f"{_source(t)}: no tolerances: {t['note'] or 'no outputs measured'}", "", "")
     rows = [[r["output"], r["kind"], _cell(r),
              "loose generator" if r.get("loose") else r["factor"] or "-", r["level"],
              f"{fmt(r['max_rel'])} / {fmt(r['max_abs'])}", str(r["pairs"])] for r in t["tolerances"]]

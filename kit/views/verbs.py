@@ -13,7 +13,8 @@ import threading
 from dataclasses import dataclass
 
 from ..app.verbs.records import Budget, Verdicts
-from ..core.subject import PIPELINE, Subject
+from ..core.subject import PIPELINE, Subject, pipeline_head
+from .fit import para
 from .tables import dataset_line
 
 
@@ -39,7 +40,7 @@ def _by_outputs(subject: Subject | None) -> bool:
 def head(subject: Subject) -> str:
     """The line that names what an answer is of: kit's dataset line, or the pipeline's."""
     if _by_outputs(subject):
-        return f"pipeline {subject.name} ({subject.short})"
+        return para(subject.label(), "", "")
     return dataset_line(dict(subject.summary), subject.why)
 
 
@@ -158,9 +159,9 @@ def runs_page(rec, as_json: bool = False) -> Page:
         if as_json:
             return Page(json_text(got))
         # one pipeline's runs: named once above, not in a column on every row
-        h = head(rec.subject)
-        return Page((f"runs of {h}\n" + runs_text(got, dataset=False) if got else
-                     f"no runs of {h} stored") + "\n")
+        h = pipeline_head(rec.subject.name, rec.subject.sha256)
+        return Page((para(f"runs of {h}", "", "") + "\n" + runs_text(got, dataset=False) if got
+                     else para(f"no runs of {h} stored", "", "")) + "\n")
     if as_json:
         return Page(json_text(got), (head(rec.subject),) if rec.subject is not None else ())
     return Page((runs_text(got, rec.datasets) if got else "no runs stored"

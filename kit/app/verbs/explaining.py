@@ -131,4 +131,4 @@ def _scanned(store, subject, factor, library, found, data, left, ask_scan,
             scans = [s for s in scans if any(r.built for r in s.releases)]
     result = explained(found(), scans, store)
     result["unscanned"] = [w for w in notes if w]
-    return Explanation(subject, result, declined, tuple(left))
+    return Explanation(subject, result, declined, tuple(left), len(scans))

@@ -59,6 +59,7 @@ class Explanation:
     result: dict
     declined: str | None = None
     not_run: tuple = ()
+    scans: int = 0  # the pairs whose releases were scanned (--library asked: none is a failure)
 
 
 @dataclass(frozen=True)
