@@ -58,3 +58,32 @@ def test_known_pairs_on_real_runs(on_every_kind):
     assert all(6.5 <= d <= 8.0 for d in digits("perturb", "svd_rand", "float32"))
     if on_every_kind["threads"]:  # a threads pair: identical, or ~13 digits (BLAS reductions)
         assert all(11.0 <= d <= 15.7 for d in digits("threads", "svd_rand"))
+
+
+def _bits_by_the_formula(a, b):
+    """element_bits as the module docstring writes it, with a copy per step (the reference)."""
+    m = int(np.finfo(np.result_type(a.dtype, b.dtype, np.float32)).nmant)
+    a64, b64 = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bits = np.floor(-np.log2(np.abs(b64 / a64 - 1.0)))
+    bits = np.clip(np.nan_to_num(bits, nan=0.0, posinf=m, neginf=0.0), 0, m)
+    bits[a64 == 0] = np.where(b64[a64 == 0] == 0, m, 0)
+    bits[np.isnan(a64) | np.isnan(b64)] = 0
+    return bits
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_element_bits_in_place_equals_the_formula_with_zeros_nans_and_infinities(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=3000) * 10.0 ** rng.integers(-30, 30, size=3000)
+    b = a * (1 + rng.normal(size=a.size) * 10.0 ** -rng.integers(1, 16, size=a.size))
+    a[rng.integers(0, a.size, 20)] = 0.0
+    b[rng.integers(0, a.size, 20)] = 0.0
+    b[rng.integers(0, a.size, 5)] = np.nan
+    a[rng.integers(0, a.size, 5)] = np.inf
+    b[:10] = a[:10]  # equal numbers, zeros among them
+    for x, y in ((a, b), (a.astype(np.float32), b.astype(np.float32)), (a, b.astype(np.float32))):
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = _bits_by_the_formula(x, y)
+        got = element_bits(x, y)
+        assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -58,15 +58,17 @@ def aligned(Ea: np.ndarray, Eb: np.ndarray) -> np.ndarray:
     return Eb * column_signs(Eb) * column_signs(Ea)
 
 
-def embedding_diff(Ea: np.ndarray, Eb: np.ndarray) -> dict:
+def embedding_diff(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -> dict:
     """The whole embedding's relative difference after sign alignment, the sign flips, and the
-    relative difference of each component (column) on its own."""
+    relative difference of each component (column) on its own. ``signs``: the column_signs of
+    ``Ea`` and ``Eb`` when the caller has them (a float32 embedding's are the same numbers)."""
     A, B = np.asarray(Ea, np.float64), np.asarray(Eb, np.float64)
-    Bs = aligned(A, B)
+    sa, sb = signs if signs is not None else (column_signs(A), column_signs(B))
+    Bs = B * sb * sa  # aligned(A, B)
     norms = np.linalg.norm(A, axis=0)
     per = np.linalg.norm(A - Bs, axis=0) / np.where(norms == 0, 1, norms)
     return {"rel_fro": float(np.linalg.norm(A - Bs) / np.linalg.norm(A)),
-            "sign_flips": int(np.sum(column_signs(A) != column_signs(B))),
+            "sign_flips": int(np.sum(sa != sb)),
             "components": [float(x) for x in per]}
 
 
@@ -195,9 +197,10 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
         if both(svd):
             Ea, Eb = get(a, svd), get(b, svd)
             values = sv_rel(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
-            measured[svd] = EmbeddingDiff(**embedding_diff(Ea, Eb), values=values,
+            signs = column_signs(Ea), column_signs(Eb)  # found once, used three times
+            measured[svd] = EmbeddingDiff(**embedding_diff(Ea, Eb, signs), values=values,
                                      sv_rel_max=max(values) if values else None)
-            digits[svd] = agreement(Ea, aligned(Ea, Eb))
+            digits[svd] = agreement(Ea, Eb * signs[1] * signs[0])  # aligned(Ea, Eb)
     for stage in DIGIT_STAGES:
         if stage in digits:  # the embeddings, done above
             continue
