@@ -229,7 +229,7 @@ def test_a_run_that_fails_on_every_node_is_reported_and_the_plan_goes_on(tmp_pat
                   "--cluster", address)
     assert got.returncode == 1
     assert "1 run(s) of this plan failed" in got.stderr and "(b)" in got.stderr, got.stderr
-    assert "no pairs stored" in got.stdout  # the budget of what was made: a pair needs both
+    assert "no pairs of host stored" in got.stdout  # the budget of what was made: a pair needs both
     assert [m["node"]["class"] for _, m in manifests(tmp_path / "h")] == ["a"]
     assert "Traceback" not in got.stderr
 
