@@ -64,6 +64,7 @@ CORES = os.cpu_count() or 1
     (["data", "import", "", "--name", "x"], "argument file: an empty path"),
     (["stacks", "add", "x", ""], "argument python: an empty path"),
     # nothing typed is accepted and ignored
+    (["doctor", "--timeout", "5"], "argument --timeout: bounds the runs of a --pipeline file"),
     (["--version", "extra"], "unrecognized arguments: extra"),
     (["run", "--factor", "repeat", "--torch-stack", "torch-linux-cpx"],
      "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu"),
