@@ -53,9 +53,11 @@ def column_signs(E: np.ndarray) -> np.ndarray:
     return np.sign(E[np.argmax(np.abs(E), axis=0), np.arange(E.shape[1])])
 
 
-def aligned(Ea: np.ndarray, Eb: np.ndarray) -> np.ndarray:
-    """``Eb`` with each column's sign turned to match ``Ea``'s (an SVD's sign is arbitrary)."""
-    return Eb * column_signs(Eb) * column_signs(Ea)
+def aligned(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -> np.ndarray:
+    """``Eb`` with each column's sign turned to match ``Ea``'s (an SVD's sign is arbitrary);
+    ``signs``: the column_signs of ``Ea`` and ``Eb`` when the caller has them."""
+    sa, sb = signs if signs is not None else (column_signs(Ea), column_signs(Eb))
+    return Eb * sb * sa
 
 
 def embedding_diff(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -> dict:
@@ -64,7 +66,7 @@ def embedding_diff(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -
     ``Ea`` and ``Eb`` when the caller has them (a float32 embedding's are the same numbers)."""
     A, B = np.asarray(Ea, np.float64), np.asarray(Eb, np.float64)
     sa, sb = signs if signs is not None else (column_signs(A), column_signs(B))
-    Bs = B * sb * sa  # aligned(A, B)
+    Bs = aligned(A, B, (sa, sb))
     norms = np.linalg.norm(A, axis=0)
     per = np.linalg.norm(A - Bs, axis=0) / np.where(norms == 0, 1, norms)
     return {"rel_fro": float(np.linalg.norm(A - Bs) / np.linalg.norm(A)),
@@ -200,7 +202,7 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
             signs = column_signs(Ea), column_signs(Eb)  # found once, used three times
             measured[svd] = EmbeddingDiff(**embedding_diff(Ea, Eb, signs), values=values,
                                      sv_rel_max=max(values) if values else None)
-            digits[svd] = agreement(Ea, Eb * signs[1] * signs[0])  # aligned(Ea, Eb)
+            digits[svd] = agreement(Ea, aligned(Ea, Eb, signs))
     for stage in DIGIT_STAGES:
         if stage in digits:  # the embeddings, done above
             continue
