@@ -72,6 +72,36 @@ def test_a_flood_of_stderr_keeps_its_last_bytes_only():
     assert len(proc.stderr) <= launch.TAIL_BYTES and proc.stderr.endswith("the last line\n")
 
 
+def test_a_live_workers_last_lines_before_it_answered_are_all_taken():
+    """A warm worker's log: what it wrote before answering is in the tail taken right after the
+    answer, even while other threads of kit hold the interpreter (CI lost a flood's last line:
+    the reader had the chunk in hand, not yet kept, when the tail was taken)."""
+    code = ("import os, sys, time\nch = int(os.environ['KIT_CHANNEL'])\n"
+            "for i in range(20):\n"
+            "    sys.stdin.readline()\n"
+            "    os.write(2, b'y' * (300 * 1024) + b'\\nthe last line %d\\n' % i)\n"
+            "    os.write(ch, b'{}\\n')\n")
+    busy = threading.Event()
+
+    def spin():  # a thread that wants the GIL all the time, as xdist's and Textual's do
+        while not busy.is_set():
+            sum(range(1000))
+
+    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
+    for t in spinners:
+        t.start()
+    w = launch.start(python(code), [], SPEC, requests=True)
+    try:
+        for i in range(20):
+            w.send({})
+            assert w.answer(deadline=None) == b"{}\n"
+            printed = w.tail(settle=True)
+            assert printed.endswith(f"the last line {i}\n") and len(printed) <= launch.TAIL_BYTES
+    finally:
+        busy.set()
+        w.stop()
+
+
 def test_terminate_workers_kills_a_worker_that_run_waits_for(tmp_path):
     """The worker says it runs through a FIFO, then waits for a signal: only a kill ends it."""
     fifo = tmp_path / "started"

@@ -84,45 +84,59 @@ def worker_env(spec: RunSpec) -> dict:
 
 class _Tail:
     """The last TAIL_BYTES of a stream, read by a thread as it comes: a worker's gigabytes of
-    stderr never block it nor sit in kit's memory."""
+    stderr never block it nor sit in kit's memory. Every read happens under the lock, so a
+    ``take`` that drains the pipe first never misses a chunk the thread has read but not yet
+    kept (CI lost a flood's last line to that window under load)."""
 
     def __init__(self, stream):
+        self._stream = stream  # held: closing it is Popen's, reading it is this class's
         self._fd = stream.fileno()
+        os.set_blocking(self._fd, False)
         self._buf = bytearray()
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._ended = False
+        self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
-    def _read(self, stream):
-        while True:
+    def _read(self):
+        while not self._ended:
             try:
-                chunk = stream.read1(TAIL_BYTES) if hasattr(stream, "read1") else stream.read(TAIL_BYTES)
+                if not _readable(self._fd, 1.0):
+                    continue
             except (OSError, ValueError):
                 return
-            if not chunk:
-                return
             with self._lock:
-                self._buf += chunk
-                del self._buf[:-TAIL_BYTES]
+                self._more()
+
+    def _more(self) -> bool:
+        """One read of what the pipe holds now, kept; the caller holds the lock. False when
+        nothing more is there now (or ever: ``_ended``)."""
+        try:
+            chunk = os.read(self._fd, TAIL_BYTES)
+        except BlockingIOError:
+            return False
+        except (OSError, ValueError):
+            self._ended = True
+            return False
+        if not chunk:
+            self._ended = True
+            return False
+        self._buf += chunk
+        del self._buf[:-TAIL_BYTES]
+        return True
 
     def take(self, wait: float = 0, settle: bool = False) -> str:
         """What was kept since the last take, as text; ``wait``: seconds to let the writer's
         last bytes arrive (the stream's end, when the process has exited); ``settle``: first
-        let the reader take what the pipe holds now (a live worker's last lines before it
-        answered), for at most a second."""
+        take what the pipe holds now (a live worker's last lines before it answered), for at
+        most a second (a forked child may go on writing)."""
         if wait:
             self._thread.join(wait)
-        if settle:
-            end = time.monotonic() + 1
-            while self._thread.is_alive() and time.monotonic() < end:
-                try:
-                    if not _readable(self._fd, 0):
-                        break
-                except (OSError, ValueError):
-                    break
-                time.sleep(0.005)
-            time.sleep(0.005)  # the chunk read last is being added to the buffer
         with self._lock:
+            if settle:
+                end = time.monotonic() + 1
+                while self._more() and time.monotonic() < end:
+                    pass
             data, self._buf = bytes(self._buf), bytearray()
         return data.decode("utf-8", "replace")
 
