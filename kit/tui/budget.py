@@ -63,7 +63,7 @@ class BudgetPane(Pane):
             yield Static(id="amplify-none")
         with VerticalScroll(id="explain-scroll", can_focus=True):
             yield Static(id="explain-text")
-        yield DataTable(id="pairs", cursor_type="row")
+        yield Grid(id="pairs", cursor_type="row", fixed_columns=1)
 
     def on_mount(self) -> None:
         for w in ("#pairs", "#bars-scroll", "#amplify-plot", "#explain-scroll"):

@@ -12,7 +12,7 @@ from textual.widgets import Button, DataTable, Input, Log, Static
 from ..core.errors import KitError
 from ..core.numbers import fmt
 from ..views.quoting import markup
-from .grid import fill
+from .grid import Grid, fill
 from .pane import Pane
 
 
@@ -32,7 +32,7 @@ class ComparePane(Pane):
             yield Button("Compare", id="compare", variant="primary")
         yield Static("Rerun a lab's runs here and see whether, and how far, they differ. Press p, "
                      "type the bundle's path and press enter.", id="compare-answer")
-        yield DataTable(id="compare-table", zebra_stripes=True)
+        yield Grid(id="compare-table", zebra_stripes=True, fixed_columns=1)
         yield Log(id="compare-env", highlight=False)
 
     # The tab opens on the Compare button, never in the path field (empty or not): a digit

@@ -19,7 +19,8 @@ class Grid(DataTable):
     """A DataTable that shows each column whole or not at all: scrolled sideways, Textual crops
     the line at any character, and the Verdicts table at 80x24 showed a column cut at its
     edges ("n.s." as ".s.", 10 as "0"). A column the view reaches only in part is drawn blank
-    (its cells' background), so no number or header is ever read cut."""
+    (its cells' background) but for an ellipsis on the side the view goes on to, so no number
+    or header is ever read cut and the reader sees that there is more to scroll to."""
 
     def _render_line(self, y: int, x1: int, x2: int, base_style):
         from rich.segment import Segment
@@ -35,10 +36,15 @@ class Grid(DataTable):
                 a, b = start - x1, start + w - x1
                 shown = (max(a, fixed), min(b, width))
                 if shown[0] < shown[1] and (a < fixed or b > width):
-                    cuts.append(shown)
+                    cuts.append((*shown, b > width))
             start += w
-        for a, b in cuts:
-            blank = Strip([Segment(" " * (b - a), base_style)], b - a)
+        for a, b, right in cuts:
+            n = b - a
+            # the mark only where the part hides something: not on the lines under the rows
+            hides = strip.crop(a, b).text.strip()
+            text = (" " * n if n < 2 or not hides
+                    else " …" + " " * (n - 2) if right else " " * (n - 2) + "… ")
+            blank = Strip([Segment(text, base_style)], n)
             strip = Strip.join([strip.crop(0, a), blank, strip.crop(b, width)])
         return strip
 

@@ -12,7 +12,7 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
 from .errors import guarded
-from .grid import fill
+from .grid import Grid, fill
 from .pane import Pane
 
 HEAD = ("stack", "status", "python", "numpy", "sklearn/torch")
@@ -44,7 +44,7 @@ class SetupPane(Pane):
             yield Button("Verify (v)", id="verify")
             yield Button("Build stack (b)", id="build")
         yield ProgressBar(id="setup-progress", show_eta=False)
-        yield DataTable(id="stacks", cursor_type="row", zebra_stripes=True)
+        yield Grid(id="stacks", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         yield Static(id="stack-help")
 
     def on_mount(self) -> None:
