@@ -6,11 +6,19 @@ the plan used to wait the whole wait_s and guess why. Here the batch system is a
 while some job's worker has not joined) what became of each such job; one that left the queue
 is said in one line ("job 123 was cancelled before it started") and submitted again, up to the
 tries a lost worker's run gets. Slurm is asked through squeue, then sacct where accounting is
-on, else scontrol; other systems are not watched (their jobs are waited for as before).
+on, else scontrol; PBS (OpenPBS, PBS Pro, Torque) through qstat -f, then its history (qstat -x);
+SGE through qstat, then qacct; LSF through bjobs -json (10.1 or later); HTCondor through condor_q,
+then condor_history. Only the Slurm reader has met a live system (tests/slurm.py); the others are
+checked against the output formats these systems document and print, recorded in
+tests/test_queued_jobs.py. A job still held in its queue (PBS H, SGE Eqw, HTCondor held) has not
+left it: it is waited for, and named with its reason when no worker came.
 """
 
 from __future__ import annotations
 
+import getpass
+import json
+import os
 import re
 import subprocess
 import threading
@@ -30,6 +38,8 @@ class JobEnd:
     started: bool = False
     code: str = ""        # the job's exit code ("127:0")
     err: str = ""         # its stderr file, as the batch system names it
+    why: str = ""         # the system's own words (a PBS comment, an LSF exit reason), said when
+                          # the stderr file is not readable here
 
 
 def _ask(argv: list) -> subprocess.CompletedProcess | None:
@@ -68,8 +78,189 @@ def slurm_jobs(jobs: list) -> dict:
     return {j: queued[j] if j in queued else _slurm_end(j) for j in jobs}
 
 
-# the systems whose queue is watched: {system: what slurm_jobs answers}
-QUEUES = {"slurm": slurm_jobs}
+def _pbs_fields(text: str) -> dict:
+    """{job number: {attribute: value}} from `qstat -f -1` (one line an attribute, the same in
+    OpenPBS, PBS Pro and Torque): "Job Id: 123.server", then "    name = value" lines."""
+    jobs, f = {}, None
+    for line in text.splitlines():
+        if line.startswith("Job Id:"):
+            f = jobs.setdefault(line.split(":", 1)[1].strip().split(".")[0], {})
+        elif f is not None and " = " in line:
+            name, _, value = line.partition(" = ")
+            f[name.strip()] = value.strip()
+    return jobs
+
+
+# job_state of a job still in the queue; F (OpenPBS's history) and C (Torque) have ended
+_PBS_QUEUED = {"Q": "PENDING", "W": "PENDING", "T": "PENDING", "H": "HELD", "R": "RUNNING",
+               "E": "RUNNING", "B": "RUNNING", "S": "SUSPENDED", "U": "SUSPENDED"}
+# OpenPBS's negative Exit_status values that are a limit, not the job's own exit (job.h)
+_PBS_LIMITS = {"-29": "TIMEOUT", "-27": "OUT_OF_MEMORY", "-26": "OUT_OF_MEMORY"}
+
+
+def _pbs_end(f: dict) -> JobEnd:
+    code = f.get("Exit_status", f.get("exit_status", ""))  # PBS Pro / OpenPBS, Torque
+    started = bool(f.get("exec_host") or f.get("stime") or f.get("start_time"))
+    err, why = f.get("Error_Path", "").partition(":")[2], f.get("comment", "")  # host:/path
+    if f.get("job_state") not in ("F", "C"):  # M: moved to another server
+        return JobEnd("", started, code, err, why)
+    # substate 91 is OpenPBS's "terminated" (a qdel); Torque has no substate, and a job that
+    # never ran and has no exit status can only have been deleted
+    if f.get("substate") == "91" or not (started or code):
+        return JobEnd("CANCELLED", started, code, err, why)
+    state = _PBS_LIMITS.get(code, "COMPLETED" if code == "0" else "FAILED")
+    return JobEnd(state, started, code, err, why)
+
+
+def pbs_jobs(jobs: list) -> dict:
+    """As slurm_jobs, for PBS: qstat -f, and qstat -x -f for the jobs it says have finished
+    (OpenPBS keeps them in its history; Torque shows its own finished jobs as C)."""
+    p = _ask(["qstat", "-f", "-1", *jobs])
+    if p is None or (p.returncode != 0 and "Job Id:" not in p.stdout and not re.search(
+            "Unknown Job Id|Job has finished", p.stderr)):
+        return {}
+    seen = _pbs_fields(p.stdout)
+    # "qstat: 123.server Job has finished, use -x or -H to obtain historical job information"
+    done = [w[1].split(".")[0] for w in map(str.split, p.stderr.splitlines())
+            if len(w) > 1 and "Job has finished" in " ".join(w)]
+    done = [j for j in jobs if j in done and j not in seen]
+    if done:
+        h = _ask(["qstat", "-x", "-f", "-1", *done])
+        seen.update(_pbs_fields(h.stdout) if h else {})
+    out = {}
+    for j in jobs:
+        f = seen.get(j)
+        word = _PBS_QUEUED.get(f.get("job_state", "")) if f else None
+        out[j] = (JobEnd() if f is None else _pbs_end(f) if word is None
+                  else f"{word} {f.get('comment', '')}".strip())
+    return out
+
+
+def _sge_state(letters: str) -> str:
+    """The word for SGE's state letters (qw, hqw, Eqw, r, t, dr, s, ...), first match wins."""
+    for c, word in (("E", "ERROR"), ("d", "DELETING"), ("h", "HELD"), ("r", "RUNNING"),
+                    ("t", "RUNNING"), ("s", "SUSPENDED"), ("S", "SUSPENDED"), ("T", "SUSPENDED")):
+        if c in letters:
+            return word
+    return "PENDING"
+
+
+def _sge_end(job: str) -> JobEnd:
+    """What SGE's accounting says of a job that left its queue. A job deleted while pending has
+    no record (qacct: "error: job id 12 not found"), so it can only be said to have left."""
+    p = _ask(["qacct", "-j", job])
+    if p is None or p.returncode != 0:
+        return JobEnd()
+    f = {}
+    for line in p.stdout.splitlines():  # "failed       100 : assumedly after job"
+        name, _, value = line.strip().partition(" ")
+        f[name] = value.strip()  # a job array's tasks: the last record
+    failed, _, why = f.get("failed", "0").partition(":")
+    code, started = f.get("exit_status", ""), f.get("start_time", "-/-") != "-/-"
+    if f.get("deleted_by"):  # Open Cluster Scheduler names who deleted a job
+        return JobEnd("CANCELLED", started, code, "", f["deleted_by"])
+    if failed.strip() != "0":  # SGE's own failure ("1 : assumedly before job"), not the job's exit
+        return JobEnd("FAILED", started, "", "", why.strip())
+    return JobEnd("COMPLETED" if code == "0" else "FAILED", started, code)
+
+
+def sge_jobs(jobs: list) -> dict:
+    """As slurm_jobs, for SGE (Son of Grid Engine, Univa/Altair GE, Open Cluster Scheduler):
+    this user's jobs in qstat, then qacct -j for each that left it."""
+    p = _ask(["qstat", "-u", getpass.getuser()])
+    if p is None or p.returncode != 0:
+        return {}
+    queued = {}
+    for w in map(str.split, p.stdout.splitlines()):  # job-ID prior name user state ...
+        if len(w) > 4 and w[0].isdigit():
+            queued[w[0]] = f"{_sge_state(w[4])} {w[4]}"
+    return {j: queued[j] if j in queued else _sge_end(j) for j in jobs}
+
+
+_LSF_QUEUED = {"PEND": "PENDING", "WAIT": "PENDING", "PROV": "PENDING", "PSUSP": "HELD",
+               "RUN": "RUNNING", "USUSP": "SUSPENDED", "SSUSP": "SUSPENDED"}
+# LSF's termination reasons (bjobs exit_reason "TERM_OWNER: job killed by owner")
+_LSF_TERM = {"TERM_OWNER": "CANCELLED", "TERM_ADMIN": "CANCELLED", "TERM_FORCE_OWNER": "CANCELLED",
+             "TERM_FORCE_ADMIN": "CANCELLED", "TERM_RUNLIMIT": "TIMEOUT",
+             "TERM_MEMLIMIT": "OUT_OF_MEMORY", "TERM_PREEMPT": "PREEMPTED"}
+
+
+def lsf_jobs(jobs: list) -> dict:
+    """As slurm_jobs, for LSF: one bjobs -a -json (finished jobs stay for CLEAN_PERIOD)."""
+    p = _ask(["bjobs", "-a", "-json", "-o",
+              "jobid stat exit_code exec_host exit_reason pend_reason error_file", *jobs])
+    try:  # "Cannot connect to LSF. Please wait ..." may come before the JSON
+        records = json.loads(p.stdout[p.stdout.index("{"):])["RECORDS"]
+    except (AttributeError, ValueError, KeyError, TypeError):  # no answer, or an LSF before 10.1
+        return {}
+    got = {str(r.get("JOBID")): r for r in records if isinstance(r, dict) and r.get("STAT")}
+    out = {}
+    for j in jobs:
+        r = got.get(j, {})  # a job LSF no longer knows has a record with an error and no STAT
+        stat = r.get("STAT", "")
+        if stat in _LSF_QUEUED or stat not in ("", "DONE", "EXIT"):
+            reason = r.get("PEND_REASON", "").strip(" ;") if stat == "PEND" else ""
+            out[j] = f"{_LSF_QUEUED.get(stat, stat)} {reason}".strip()
+            continue
+        why = r.get("EXIT_REASON", "")
+        state = ("COMPLETED" if stat == "DONE" else _LSF_TERM.get(why.split(":")[0], "FAILED")
+                 if stat else "")
+        out[j] = JobEnd(state, r.get("EXEC_HOST", "") not in ("", "-"), r.get("EXIT_CODE", ""),
+                        r.get("ERROR_FILE", "").replace("%J", j).replace("%I", "0"), why)
+    return out
+
+
+_CONDOR_ATTRS = ("ClusterId,ProcId,JobStatus,ExitCode,ExitBySignal,ExitSignal,JobStartDate,"
+                 "HoldReason,RemoveReason,Err,Iwd")
+# JobStatus of a job still in the queue: 1 idle, 2 running, 5 held, 6 transferring its
+# output, 7 suspended; 3 (removed) and 4 (completed) have ended
+_CONDOR_QUEUED = {1: "PENDING", 2: "RUNNING", 5: "HELD", 6: "RUNNING", 7: "SUSPENDED"}
+
+
+def _condor_ads(argv: list) -> dict | None:
+    """{"cluster.proc": its job ad} from condor_q or condor_history -json; None: no answer."""
+    p = _ask(argv)
+    if p is None or p.returncode != 0:
+        return None
+    try:
+        ads = json.loads(p.stdout) if p.stdout.strip() else []  # no job matched: no output
+    except ValueError:
+        return None
+    return {f"{a.get('ClusterId')}.{a.get('ProcId')}": a for a in ads if isinstance(a, dict)}
+
+
+def _condor_end(ad: dict) -> JobEnd:
+    started = "JobStartDate" in ad
+    err = os.path.join(ad.get("Iwd", ""), ad["Err"]) if ad.get("Err") else ""
+    if ad.get("JobStatus") == 3:  # condor_rm
+        return JobEnd("CANCELLED", started, "", err, ad.get("RemoveReason", ""))
+    if ad.get("JobStatus") != 4:
+        return JobEnd("", started, "", err)
+    if ad.get("ExitBySignal"):
+        return JobEnd("FAILED", started, "", err, f"killed by signal {ad.get('ExitSignal', '?')}")
+    code = str(ad.get("ExitCode", ""))
+    return JobEnd("COMPLETED" if code == "0" else "FAILED", started, code, err)
+
+
+def htcondor_jobs(jobs: list) -> dict:
+    """As slurm_jobs, for HTCondor: condor_q, then condor_history for the jobs it no longer
+    holds (job ids "12.0", as dask-jobqueue makes them)."""
+    ads = _condor_ads(["condor_q", "-json", "-attributes", _CONDOR_ATTRS, *jobs])
+    if ads is None:
+        return {}
+    out = {}
+    for j in jobs:
+        ad = ads.get(j) or (_condor_ads(["condor_history", "-json", "-attributes",
+                                         _CONDOR_ATTRS, "-limit", "1", j]) or {}).get(j, {})
+        word = _CONDOR_QUEUED.get(ad.get("JobStatus"))
+        out[j] = _condor_end(ad) if word is None else (
+            f"{word} {ad.get('HoldReason', '')}".strip() if word == "HELD" else word)
+    return out
+
+
+# the systems whose queue is watched: {system: its reader, answering as slurm_jobs does}
+QUEUES = {"slurm": slurm_jobs, "pbs": pbs_jobs, "sge": sge_jobs, "lsf": lsf_jobs,
+          "htcondor": htcondor_jobs}
 
 
 def said(job: str, end: JobEnd) -> str:
@@ -88,7 +279,7 @@ def said(job: str, end: JobEnd) -> str:
     line = f"job {job} {what} before its worker joined"
     if end.code and state in ("FAILED", "COMPLETED"):
         line += f" (exit code {end.code.split(':')[0]})"
-    tail = _last_line(end.err)
+    tail = _last_line(end.err) or end.why[:200]
     return line + (f": {tail}" if tail else "")
 
 
@@ -199,6 +390,9 @@ class QueuedJobs:
             elif word == "RUNNING":  # started, yet no worker: its python, its prologue
                 out.append(f"job {job} is running but its worker has not joined (can the "
                            "workers' python import kit? the job's output says)")
+            elif word in ("HELD", "ERROR"):  # held in its queue until someone releases it
+                out.append(f"job {job} is {'held' if word == 'HELD' else 'in error'}"
+                           + (f" ({reason})" if reason else ""))
             else:
                 out.append(f"job {job} is {word.lower()}")
         return "; ".join(out)
