@@ -220,7 +220,13 @@ def test_an_output_where_no_file_can_be_made_is_refused_before_the_work(tmp_path
     budget_store(tmp_path, home=kit_home)
     assert main(["export", "--out", "/proc/x.kit"]) == 1
     err = capsys.readouterr().err
-    assert err == "kit: error: cannot write into /proc: No such file or directory\n", err
+    assert err == ("kit: error: cannot write into /proc: it takes no new files or folders (a "
+                   "virtual file system such as /proc or /sys)\n"), err
+    # a folder under it: the same reason, never "No such file or directory" for one that is there
+    assert main(["report", "--out", "/proc/x"]) == 1
+    assert capsys.readouterr().err == ("kit: error: cannot make the folder /proc/x: /proc takes "
+                                       "no new files or folders (a virtual file system such as "
+                                       "/proc or /sys)\n")
 
 
 def test_export_into_a_folder_that_does_not_exist_makes_it_as_report_does(tmp_path, kit_home,

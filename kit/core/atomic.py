@@ -57,8 +57,22 @@ def make_dir(path) -> Path:
     except OSError as e:
         from .errors import KitError
 
-        raise KitError(f"cannot make the folder {path}: {e.strerror or e}") from None
+        raise KitError(f"cannot make the folder {path}: {_why(e, path)}") from None
     return path
+
+
+def _why(e: OSError, path: Path) -> str:
+    """Why nothing could be made at or in ``path``, in words: "No such file or directory" where
+    the folder exists means a file system that takes nothing new (/proc, /sys), not a typo."""
+    if e.errno == errno.ENOENT:
+        above = path
+        while not os.path.lexists(above) and above != above.parent:
+            above = above.parent
+        if above.is_dir() and os.path.lexists(above):
+            where = "it" if above == path else str(above)
+            return (f"{where} takes no new files or folders (a virtual file system such as "
+                    "/proc or /sys)")
+    return e.strerror or str(e)
 
 
 # what a rename would replace rather than write: a link (and not what it points to), a pipe, a
@@ -148,7 +162,7 @@ def _can_write(folder: Path) -> None:
         from .errors import KitError
 
         raise KitError(no_space(folder) if e.errno in FULL else
-                       f"cannot write into {folder}: {e.strerror or e}") from None
+                       f"cannot write into {folder}: {_why(e, folder)}") from None
     os.close(fd)
     os.unlink(probe)
 
@@ -267,7 +281,7 @@ def atomic_path(dest):
         from .errors import KitError
 
         raise KitError(no_space(dest.parent) if e.errno in FULL else
-                       f"cannot write into {dest.parent}: {e.strerror or e}") from None
+                       f"cannot write into {dest.parent}: {_why(e, dest.parent)}") from None
     try:
         yield Path(tmp)
         _as_the_user_would(tmp)
