@@ -159,11 +159,13 @@ def check_runnable(program: str, cwd, env) -> None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
-def end(proc, keep=()) -> None:
+def end(proc, keep=()) -> int:
     """End a tethered ``subprocess.Popen``'s whole family (``keep`` aside), the tether last,
-    while it is not yet reaped (once reaped, its pid may name another process): nothing then."""
+    while it is not yet reaped (once reaped, its pid may name another process): nothing then.
+    Returns how many kills were sent."""
     if proc.returncode is None:
-        end_family(proc.pid, keep)
+        return end_family(proc.pid, keep)
+    return 0
 
 
 # -- the tether's side --------------------------------------------------------------------------

@@ -229,9 +229,11 @@ class Worker:
         """The end of its stderr since the last call (at most TAIL_BYTES)."""
         return self._err.take(wait, settle)
 
-    def end_others(self) -> None:
-        """Kill what the worker's runs left (forked, detached, daemonised), the worker kept."""
-        tether.end(self.proc, keep={self.proc.pid, self.pid} if self.proc.poll() is None else ())
+    def end_others(self) -> int:
+        """Kill what the worker's runs left (forked, detached, daemonised), the worker kept;
+        how many there were."""
+        return tether.end(self.proc, keep={self.proc.pid, self.pid} if self.proc.poll() is None
+                          else ())
 
     def kill(self, grace: float = 0) -> None:
         """The worker and its whole family, now; or once ``grace`` seconds have passed, if it

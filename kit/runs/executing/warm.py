@@ -31,10 +31,18 @@ class _Warm:
         self.worker = launch.start(stack.command, ["--serve"], spec, subdir("tmp"), requests=True)
         self.proc = self.worker.proc
         self.runs = 0
+        # a run left processes that kit then ended: a pool the pipeline keeps between calls
+        # (joblib's loky executor, a module-level multiprocessing.Pool) is broken in this
+        # process now, and its next run would fail (TerminatedWorkerError) or hang, so the
+        # worker makes no other run: the next one starts in a fresh worker, as under --fresh
+        self.spent = False
 
-    def ask(self, spec: RunSpec, request: dict, timeout: float | None = None) -> str:
+    def ask(self, spec: RunSpec, request: dict, timeout: float | None = None,
+            end: bool = True) -> str:
         """Make one run; returns what it printed (the end of the worker's stderr meanwhile).
-        Past ``timeout`` seconds the worker is ended with its group (RunTimedOut)."""
+        Past ``timeout`` seconds the worker is ended with its group (RunTimedOut). ``end``:
+        what the run left running is ended now (False: a primer's, which the run after it in
+        this worker may use, as a notebook's second call uses the first's pool)."""
         self.worker.tail()  # what came before this run is not its own
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
@@ -55,7 +63,8 @@ class _Warm:
             e = failed(spec, gone)
             e.printed = gone.stderr
             raise e
-        self.worker.end_others()  # what the run forked ends with it
+        if end and self.worker.end_others():  # what the run forked ends with it
+            self.spent = True
         printed = self.worker.tail(settle=True)
         self.runs += 1
         try:
@@ -118,13 +127,21 @@ class WarmPool:
                                    "out": str(folder / "out"), "cwd": str(folder / "work"),
                                    "input": input_file and str(input_file)}, timeout)
         except WorkerFailed:
-            if w.proc.poll() is not None:  # dead: never handed out again
-                w.close()
-                raise
-            self._give(spec, stack, w)
+            self._back(spec, stack, w)
             raise
-        self._give(spec, stack, w)
+        self._back(spec, stack, w)
         return printed
+
+    def _back(self, spec, stack, w: _Warm) -> None:
+        """A worker after its run: idle again, or closed (dead, or spent: never handed out
+        again)."""
+        if w.proc.poll() is not None or w.spent:
+            w.close()
+            with self._lock:
+                if w in self._all:
+                    self._all.remove(w)
+        else:
+            self._give(spec, stack, w)
 
     @staticmethod
     def _prime(w: _Warm, spec, dataset_file, folder, input_file, timeout) -> None:
@@ -143,7 +160,7 @@ class WarmPool:
         try:
             w.ask(spec, {"spec": str(other / "spec.json"), "dataset": str(dataset_file),
                          "out": str(other / "out"), "cwd": str(other / "work"),
-                         "input": input_file and str(input_file)}, timeout)
+                         "input": input_file and str(input_file)}, timeout, end=False)
         except WorkerFailed as e:  # said as the primer's: its seeds are not the run's
             said = type(e)(f"{e} (in the warm worker's primer run, every seed "
                            f"{PRIMER_SEED})", e.tail)
