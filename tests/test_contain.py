@@ -125,6 +125,33 @@ def test_a_forked_child_never_outlives_its_run(fresh, tmp_path):
         assert pgid != os.getpgid(0)  # the run's own group, not kit's nor the test's
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_pool_kept_between_calls_works_in_every_run_and_is_ended_with_it(fresh):
+    """scikit-learn's n_jobs (joblib's loky pool, reused from call to call) and a module-level
+    multiprocessing pool: kit ended the pool's processes with the first run, and the warm
+    worker's next run failed with TerminatedWorkerError (loky) or hung until its deadline
+    (the fork pool). A worker whose run left processes makes no other run."""
+    res = kit("run", "--pipeline", str(PIPES / "pools.py"), "--factor", "seed,process",
+              "--seeds", "0,1,2,3", "--jobs", "1", "--threads", "1", "--timeout", "120",
+              "--yes", *fresh)
+    assert res.returncode == 0, res.stderr
+    runs = stored()
+    assert {r.spec.seeds[0][1] for r in runs} == {0, 1, 2, 3}
+    assert len(runs) == 6 and all({"cv", "pool"} <= set(r.stages) for r in runs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_thread_or_atexit_left_behind_does_not_hold_a_finished_run(fresh):
+    """A non-daemon thread (and an atexit handler) kept a fresh worker from exiting after it
+    had answered: the run waited for its deadline and was thrown away."""
+    start = time.monotonic()
+    res = run_file("lingers.py", "--timeout", "60", *fresh)
+    assert res.returncode == 0, res.stderr
+    assert len(stored()) == 4 and time.monotonic() - start < 60
+
+
 def started(pids_file) -> list:
     return [int(p) for ln in pids_file.read_text().splitlines() for p in ln.split()]
 
@@ -302,7 +329,9 @@ def test_a_pipeline_that_ends_its_worker_says_so(fresh):
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 @pytest.mark.parametrize("crash, how", [
     ("exit", "the pipeline ended the worker (exit 3) before it answered"),
-    ("segfault", "the worker was killed by signal 11 (SIGSEGV) while the pipeline ran")])
+    ("segfault", "the worker was killed by signal 11 (SIGSEGV) while the pipeline ran"),
+    # it said "exit 137": the tether that leads the group took the SIGTERM for kit's end
+    ("killpg", "the worker was killed by signal 15 (SIGTERM) while the pipeline ran")])
 def test_a_pipeline_that_crashes_its_worker_says_how_and_its_last_line(crash, how, fresh,
                                                                        kit_home):
     line = error(run_file("crashes.py", *fresh, KIT_TEST_CRASH=crash))

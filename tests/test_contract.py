@@ -287,3 +287,27 @@ def test_an_id_longer_than_a_bundle_carries_is_refused_at_run():
             contract.check_outputs("mine.py", {"ids": ids}, kinds)
         assert str(e.value) == (f"mine.py: output 'ids' (proteins) holds ids of {len(ids[0])} "
                                 f"characters: a protein id (an accession) is at most 256")
+
+
+@pytest.mark.parametrize("body, says", [
+    # every line of the message, as one line: the first alone ("shape mismatch:") said nothing
+    ('raise ValueError("shape mismatch:\\n  expected (10, 3)\\n  got (10, 4)")',
+     "the pipeline raised ValueError: shape mismatch: expected (10, 3) got (10, 4) (at "
+     "mine.py:6 in run"),
+    # an exception whose __str__ raises: its own type and place, never the __str__'s error
+    ('raise Odd()',
+     "the pipeline raised Odd: (its message could not be read: str() of it raised) (at "
+     "mine.py:6 in run"),
+    ('raise KeyboardInterrupt("user pressed")',
+     "the pipeline raised KeyboardInterrupt itself (an interrupt from inside the pipeline, not "
+     "a Ctrl-C of kit): user pressed (at mine.py:6 in run"),
+])
+def test_a_pipeline_s_exception_is_said_whole_in_one_line(tmp_path, body, says):
+    f = tmp_path / "mine.py"
+    f.write_text("SEEDS = ('a',)\nclass Odd(Exception):\n    def __str__(self):\n"
+                 "        raise RuntimeError('str fails')\ndef run(seeds):\n"
+                 f"    seeds['a']; {body}\n")
+    c = contract.load(f, "mine.py")
+    with pytest.raises(PipelineFailed) as e:
+        contract.call(c, {"a": 0})
+    assert str(e.value).startswith(says), str(e.value)

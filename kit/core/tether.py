@@ -174,12 +174,21 @@ _TETHERING = False  # True in the tether process: its orphans are its own to rea
 _DEFAULTED = tuple(getattr(signal, s) for s in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, s))
 
 
-def _end(*_):
-    """kit is gone (or asked by SIGTERM): everything below goes, then the tether."""
+_PARENT = 0  # kit's pid: the tether's parent while kit lives
+
+
+def _end(signum=None, _frame=None):
+    """kit is gone (or asked by SIGTERM): everything below goes, then the tether. A SIGTERM
+    while kit lives came from elsewhere (the run's own `os.killpg(0, SIGTERM)`, a user's kill):
+    the tether then dies of it, so kit says "killed by signal 15", not "exit 137"."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         end_family(os.getpid(), keep={os.getpid()})
     finally:
+        if signum == signal.SIGTERM and os.getppid() == _PARENT:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
         os._exit(137)
 
 
@@ -200,12 +209,12 @@ def _prctl(option: int, value: int) -> None:
 
 
 def main(args: list) -> None:
-    global _TETHERING
+    global _TETHERING, _PARENT
     _TETHERING = True
     split = args.index("--")
     opts = dict(a[2:].split("=", 1) for a in args[:split])
     cmd = args[split + 1:]
-    parent = int(opts["parent"])
+    parent = _PARENT = int(opts["parent"])
     passed = [int(fd) for fd in opts.get("pass", "").split(",") if fd]
     signal.signal(signal.SIGTERM, _end)
     if sys.platform.startswith("linux"):

@@ -334,5 +334,27 @@ def main(argv=None):
     return 0
 
 
+def _end(code) -> None:
+    """Exit now, whatever the pipeline left: a thread it started that is not a daemon, or an
+    atexit handler, kept a worker that had answered from exiting, and kit, which reads the
+    channel to its end, waited for the run's deadline and threw a finished run away."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+    except SystemExit as e:  # argparse's (its message is out): the code it would exit with
+        status = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        if e.code is not None and not isinstance(e.code, int):
+            sys.stderr.write(f"{e.code}\n")
+    except BaseException:  # kit's own failure: its traceback, as Python would print it
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    _end(status or 0)

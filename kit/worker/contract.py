@@ -317,13 +317,17 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         where = None if where == f"in {f.name}" else where
     else:
         at = name
-    msg = one_line(str(e).strip().splitlines()[0]) if str(e).strip() else ""
+    try:  # every line of it: "shape mismatch:" alone said nothing of the shapes
+        msg = one_line(str(e))
+    except Exception:  # its __str__ raised: the type and the place still say what happened
+        msg = "(its message could not be read: str() of it raised)"
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy
     copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
-    raised = f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    raised = type(e).__name__
     if isinstance(e, KeyboardInterrupt):  # not kit's Ctrl-C: the worker has a session of its own
         raised += " itself (an interrupt from inside the pipeline, not a Ctrl-C of kit)"
+    raised += f": {msg}" if msg else ""
     at_where = f"({where}, at {at})" if where else f"(at {at})"
     hint = ("; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
             "read data by absolute path") if copy else ""

@@ -14,11 +14,13 @@ def one_line(text, limit: int = LINE_CHARS) -> str:
     """Foreign text (a pipeline's error, a tool's stderr) as one printable line: terminal
     escapes and control characters gone, whitespace one space, at most ``limit`` characters
     (the cut said with an ellipsis). Quoted in every error line that carries such text."""
-    text = _ESCAPES.sub("", str(text))
+    text = str(text)
+    # a 20 MB message is read only as far as a line can show (escapes and spaces to spare)
+    cut, text = len(text) > 16 * limit, _ESCAPES.sub("", text[:16 * limit])
     # every other control character (C0, DEL, C1) is a space, then runs of spaces are one
     text = " ".join("".join(" " if (ord(c) < 32 or 127 <= ord(c) < 160) else c
                             for c in text).split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit and not cut else text[:limit - 1].rstrip() + "…"
 
 
 def head_and_tail(data: bytes, limit: int = LOG_BYTES) -> bytes:
