@@ -170,12 +170,14 @@ def _can_write(folder: Path) -> None:
     os.unlink(probe)
 
 
-def out_folder(path, files=()) -> Path:
+def out_folder(path, files=(), make: bool = True) -> Path:
     """The one rule of every ``--out FOLDER``: ``path`` (~ expanded) is a folder, made with any
     missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
     of one line (each file written into it is held to the same rule by atomic_path). ``files``:
     the names about to be written into it, each checked now, so that a refusal comes before
-    the first of them is written, not halfway through. An empty ``path`` is a KitError."""
+    the first of them is written, not halfway through. An empty ``path`` is a KitError.
+    ``make=False``: checked only, before the work; the folder is made when there is something
+    to write into it (out_folder again), so a command that then fails leaves no empty folder."""
     path = Path(_given(path, "a folder's name")).expanduser()
     refuse_special(path)
     if not path.exists():  # a file above it: the words out_file says (not "Not a directory")
@@ -187,7 +189,7 @@ def out_folder(path, files=()) -> Path:
 
         raise KitError(f"cannot write into {path}: it is a file: give a folder, e.g. "
                        f"{path.parent / 'kit-report'}")
-    return make_dir(path)
+    return make_dir(path) if make else path
 
 
 # a temporary file's name: its destination's, this kit's pid, mkstemp's random part
