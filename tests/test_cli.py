@@ -256,6 +256,17 @@ def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, ki
     assert err.count("\n") == 1 and "is not a regular file" in err and "internal" not in err
 
 
+@pytest.mark.parametrize("fmt, example", [("text", "tolerances.txt"), ("json", "tolerances.json"),
+                                         ("pytest-regressions", "tolerances.yml"),
+                                         ("numpy", "tolerances.py")])
+def test_a_folder_as_tolerances_out_is_refused_with_a_file_of_its_format(tmp_path, kit_home,
+                                                                        capsys, fmt, example):
+    """The example named a .py whatever the format: a YAML file for pytest-regressions."""
+    assert main(["tolerances", "--format", fmt, "--out", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (f"kit: error: cannot write {tmp_path}: it is a folder: "
+                                       f"give a file's name, e.g. {tmp_path / example}\n")
+
+
 def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):
     # the same usage error (exit 2) as `kit run --factor`, on a store that holds every pair
     budget_store(tmp_path, home=kit_home)
