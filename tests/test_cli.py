@@ -77,6 +77,31 @@ def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     assert says in err and err.count("\n") == 1 and "--help" in err
 
 
+@pytest.mark.parametrize("argv, says", [
+    # a word the command does not take: its own help, not `kit --help` (issue 43)
+    (["verdicts", "--factor", "sed"], "kit verdicts: error: unrecognized arguments: --factor sed"),
+    (["tolerances", "--pipeline", "X", "--timeout", "5"],
+     "kit tolerances: error: unrecognized arguments: --timeout 5"),
+    (["data", "info", "synthetic", "--bogus"], "kit data info: error: unrecognized arguments: --bogus"),
+    # an unknown stack, one rule whichever command names it: `kit run --stack` exited 1 as
+    # "kit: error: ..." where `kit runs --stack` exited 2 as a usage error
+    (["run", "--factor", "threads", "--stack", "np2-sk19"],
+     "kit run: error: argument --stack: unknown stack 'np2-sk19': did you mean np2-sk191?"),
+    (["runs", "--stack", "hots"],
+     "kit runs: error: argument --stack: unknown stack 'hots': did you mean host?"),
+    (["stacks", "build", "hots"],
+     "kit stacks build: error: argument names: unknown stack 'hots': did you mean host?"),
+    (["run", "--factor", "seed", "--torch-stack", "zzzzzz"],
+     "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them"),
+], ids=lambda x: x if isinstance(x, str) else " ".join(x))
+def test_a_usage_error_points_at_the_command_s_own_help(argv, says, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    command = says.split(":")[0]
+    assert e.value.code == 2 and err == f"{says} (see `{command} --help`)\n", err
+
+
 @pytest.mark.slow
 def test_version_prints_one_line_and_exits_0():
     from kit.core.version import __version__
@@ -127,7 +152,6 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["budget", "--dataset", "synthetic", "--n", "3000"],
      "`kit run --factor repeat --dataset synthetic --n 3000` makes it"),
     (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
-    (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
     (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
     (["run", "--factor", "host", "--n", "120"], "name two node classes"),
     (["run", "--factor", "seed", "--n", "300000"], "generated up to 200,000"),
