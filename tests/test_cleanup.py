@@ -156,10 +156,55 @@ def test_every_temporary_file_kit_writes_is_one_the_sweep_knows():
     assert found == ["kit/core/atomic.py"]
 
 
+def test_a_write_outside_kit_home_is_swept_by_the_next_command_only_once_its_writer_is_gone(
+        tmp_path, kit_home):
+    """A user's --out folder may see no later write: a killed write's temporary file there is
+    found through its note under KIT_HOME and removed by the next command that opens the store
+    (sweep_store); a live writer's stays, and so do a link and a user's file with the name a
+    note points at."""
+    from kit.core.atomic import NOTES, atomic_path
+    from kit.core.spools import sweep_store
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    env = _env(kit_home)
+    live = subprocess.Popen([sys.executable, "-c", _WRITER, str(mine / "a.kit")],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    held = mine / live.stdout.readline().strip()
+    dead = subprocess.Popen([sys.executable, "-c", _WRITER, str(mine / "b.kit")],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    left = mine / dead.stdout.readline().strip()
+    dead.kill(), dead.wait()
+    # the dead writer's pid, in names that are not its file: a link to a user's file, and a
+    # user's own file that merely starts as its would
+    pid = left.name.split(".kit")[-1].split("-")[0]
+    (mine / "precious").write_text("x")
+    link = mine / f".b.kit.kit{pid}-zzzzzzzz.tmp"
+    link.symlink_to(mine / "precious")
+    user = mine / f".b.kit.kit{pid}-notes.txt"
+    user.write_text("x")
+    try:
+        assert held.is_file() and left.is_file() and len(os.listdir(kit_home / NOTES)) == 2
+        assert sweep_store(kit_home) == 1
+        assert sorted(os.listdir(mine)) == sorted([held.name, link.name, user.name, "precious"])
+        assert len(os.listdir(kit_home / NOTES)) == 2  # the link is left: so is its note
+    finally:
+        live.kill(), live.wait()
+    link.unlink()
+    sweep_store(kit_home)
+    assert sorted(os.listdir(mine)) == sorted([user.name, "precious"])
+    assert os.listdir(kit_home / NOTES) == []
+    with atomic_path(mine / "c.kit") as t:  # this process's own write: its file and note kept
+        t.write_text("{}")
+        assert sweep_store(kit_home) == 0 and t.exists() and os.listdir(kit_home / NOTES)
+    assert (mine / "c.kit").read_text() == "{}" and os.listdir(kit_home / NOTES) == []
+
+
 @pytest.mark.slow
-def test_kill_9_of_export_leaves_a_temporary_file_the_next_export_sweeps(tmp_path):
-    """`kit export` killed while it writes its bundle: the file's temporary copy is left
-    beside it (before: for ever); the next export into that folder removes it."""
+def test_kill_9_of_export_leaves_a_temporary_file_the_next_command_sweeps(tmp_path):
+    """`kit export` killed while it writes its bundle into a folder of the user's: the file's
+    temporary copy is left beside it (before: until the next export into that folder, 115 MB
+    of a large store's); the next command that opens the store, `kit runs`, removes it."""
     from stored import budget_store
 
     home = tmp_path / "h"
@@ -182,6 +227,9 @@ def test_kill_9_of_export_leaves_a_temporary_file_the_next_export_sweeps(tmp_pat
         (out / "lab.kit").unlink(missing_ok=True)
     assert temporary(), "the export ended before its temporary file was seen, every time"
     assert not (out / "lab.kit").exists()
+    _clean(subprocess.run([sys.executable, "-m", "kit", "runs"], env=_env(home),
+                          capture_output=True, text=True))
+    assert os.listdir(out) == [] and os.listdir(home / "writes") == []
     _clean(subprocess.run(argv, env=_env(home), capture_output=True, text=True))
     assert sorted(os.listdir(out)) == ["lab.kit"]
 

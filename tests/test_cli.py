@@ -77,6 +77,31 @@ def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     assert says in err and err.count("\n") == 1 and "--help" in err
 
 
+@pytest.mark.parametrize("argv, says", [
+    # a word the command does not take: its own help, not `kit --help` (issue 43)
+    (["verdicts", "--factor", "sed"], "kit verdicts: error: unrecognized arguments: --factor sed"),
+    (["tolerances", "--pipeline", "X", "--timeout", "5"],
+     "kit tolerances: error: unrecognized arguments: --timeout 5"),
+    (["data", "info", "synthetic", "--bogus"], "kit data info: error: unrecognized arguments: --bogus"),
+    # an unknown stack, one rule whichever command names it: `kit run --stack` exited 1 as
+    # "kit: error: ..." where `kit runs --stack` exited 2 as a usage error
+    (["run", "--factor", "threads", "--stack", "np2-sk19"],
+     "kit run: error: argument --stack: unknown stack 'np2-sk19': did you mean np2-sk191?"),
+    (["runs", "--stack", "hots"],
+     "kit runs: error: argument --stack: unknown stack 'hots': did you mean host?"),
+    (["stacks", "build", "hots"],
+     "kit stacks build: error: argument names: unknown stack 'hots': did you mean host?"),
+    (["run", "--factor", "seed", "--torch-stack", "zzzzzz"],
+     "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them"),
+], ids=lambda x: x if isinstance(x, str) else " ".join(x))
+def test_a_usage_error_points_at_the_command_s_own_help(argv, says, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    command = says.split(":")[0]
+    assert e.value.code == 2 and err == f"{says} (see `{command} --help`)\n", err
+
+
 @pytest.mark.slow
 def test_version_prints_one_line_and_exits_0():
     from kit.core.version import __version__
@@ -127,7 +152,6 @@ def test_empty_store_is_a_one_line_error(capsys):
     (["budget", "--dataset", "synthetic", "--n", "3000"],
      "`kit run --factor repeat --dataset synthetic --n 3000` makes it"),
     (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
-    (["stacks", "build", "no-such-stack"], "unknown stack 'no-such-stack'"),
     (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
     (["run", "--factor", "host", "--n", "120"], "name two node classes"),
     (["run", "--factor", "seed", "--n", "300000"], "generated up to 200,000"),
@@ -254,6 +278,17 @@ def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, ki
     assert main(["data", "import", str(folder), "--name", "x"]) == 1  # a folder as the proteins
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not a regular file" in err and "internal" not in err
+
+
+@pytest.mark.parametrize("fmt, example", [("text", "tolerances.txt"), ("json", "tolerances.json"),
+                                         ("pytest-regressions", "tolerances.yml"),
+                                         ("numpy", "tolerances.py")])
+def test_a_folder_as_tolerances_out_is_refused_with_a_file_of_its_format(tmp_path, kit_home,
+                                                                        capsys, fmt, example):
+    """The example named a .py whatever the format: a YAML file for pytest-regressions."""
+    assert main(["tolerances", "--format", fmt, "--out", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (f"kit: error: cannot write {tmp_path}: it is a folder: "
+                                       f"give a file's name, e.g. {tmp_path / example}\n")
 
 
 def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):

@@ -168,3 +168,22 @@ def test_a_folder_s_name_or_an_empty_out_is_refused_by_every_command(home, tmp_p
         proc = kit(home, *args, f"{tmp_path / 'new'}/")
         refused(proc, f"{tmp_path / 'new'}/", "it is a folder's name (it ends in a slash)")
         assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_that_fails_before_writing_makes_no_folder(home, tmp_path, command):
+    """`kit report --out DIR` made DIR and then failed (a FIFO or a missing file as --pipeline,
+    a mistyped dataset, an empty store), leaving an empty folder; tolerances and export made
+    nothing: now none of them makes a folder it has nothing to write into."""
+    args, kind = COMMANDS[command]
+    fifo = tmp_path / "f.py"
+    os.mkfifo(fifo)
+    out = tmp_path / "new" / ("report" if kind == "folder" else "out.file")
+    for where, more in ((home, ["--pipeline", fifo]), (home, ["--dataset", "synthetik"]),
+                        (home, ["--pipeline", tmp_path / "nonexist.py"]),
+                        (tmp_path / "empty-home", [])):
+        proc = kit(where, *args, out, *more)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, (more, proc.stderr)
+        assert proc.stderr.count("\n") == 1, proc.stderr
+        assert not (tmp_path / "new").exists(), (more, proc.stderr)

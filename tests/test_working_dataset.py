@@ -31,8 +31,9 @@ def test_a_reading_command_never_makes_a_dataset(capsys):
 
 
 def test_a_run_that_fails_before_running_stores_no_dataset(capsys):
-    assert main(["run", "--factor", "seed", "--stack", "nosuch", "--n", "160"]) == 1
-    assert "unknown stack 'nosuch'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # a usage error, as every unknown stack's
+        main(["run", "--factor", "seed", "--stack", "nosuch", "--n", "160"])
+    assert usage.value.code == 2 and "unknown stack 'nosuch'" in capsys.readouterr().err
     from kit.envs.platforms import detect
 
     absent = [d for d in ("cuda", "mps") if detect().device_reason(d)]

@@ -222,6 +222,14 @@ class Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(action, unknown("invalid choice:", value, action.choices,
                                                          f" (choose from {listed})"))
 
+    def parse_args(self, args=None, namespace=None):
+        # a word no command takes is said by the command it was given to, pointing at its own
+        # help (argparse's root parser said "see `kit --help`" for `kit verdicts --factor x`)
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            getattr(args, "parser", self).error(f"unrecognized arguments: {' '.join(extra)}")
+        return args
+
     def error(self, message):
         # argparse quotes what was typed: a newline or a control character in it stays on one
         # line, escaped, and a huge argument is cut
@@ -229,6 +237,21 @@ class Parser(argparse.ArgumentParser):
         if len(message) > 500:
             message = message[:500] + "..."
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def known_stack(args, option: str, *names: str) -> None:
+    """The one rule of a stack named on the command line (--stack, --torch-stack, `kit stacks
+    build NAME`): one kit does not know is a usage error of ``option`` (exit 2, as a mistyped
+    --factor or --kind), in stack_kind's words with the closest names ("unknown stack 'hots':
+    did you mean host?"). `kit runs --stack`, which also takes a stored run's stack, says the
+    same line through its verb (kit.app.verbs.reading)."""
+    from ..envs.kinds import UnknownStack, stack_kind
+
+    for name in names:
+        try:
+            stack_kind(name)
+        except UnknownStack as e:
+            args.parser.error(f"argument {option}: {e}")
 
 
 def words(args) -> dict:

@@ -123,7 +123,9 @@ def _cmd_report(args) -> int:
     from ..views.report import write
     from ..views.verbs import report_page
 
-    folder = out_folder(args.out)  # --out's one rule, said before any work
+    # --out's one rule, said before any work; the folder is made only once the report is
+    # written (views.report.write): a report that fails leaves none behind
+    folder = out_folder(args.out, make=False)
     store = _store()
     rec = report(store, subject(args, store), busy=Console(stderr=True).status)
     emit(report_page(rec, write(rec, folder)))

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
 from .common import (CLUSTERS, add_timeout, cluster_arg, confirm, counts, dataset_args, emit,
-                     factor_list, floats, int_list, jobs_arg, names_list, path, say_stacks,
-                     thread_counts, words)
+                     factor_list, floats, int_list, jobs_arg, known_stack, names_list, path,
+                     say_stacks, thread_counts, words)
 
 
 def add(sub) -> None:
@@ -66,13 +66,9 @@ def _cmd_run(args) -> int:
     err = Console(stderr=True)
     store = Store()
     target = to_run(store, factor_list(args.factor), **words(args))  # bad factor: usage error
+    known_stack(args, "--stack", args.stack)
     if args.torch_stack:  # a mistyped name is refused whatever the plan, not only with torch
-        from ..envs.kinds import stack_kind
-
-        try:
-            stack_kind(args.torch_stack)
-        except KitError as e:
-            args.parser.error(f"argument --torch-stack: {e}")
+        known_stack(args, "--torch-stack", args.torch_stack)
     if args.timeout and args.cluster:
         raise KitError("--timeout bounds runs made on this machine; a cluster's jobs have their "
                        "own walltime (docs/cluster.md)")

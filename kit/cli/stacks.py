@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import Parser, path, print_json
+from .common import Parser, known_stack, path, print_json
 
 
 def add(sub) -> None:
@@ -46,7 +46,8 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd in ("add", "remove"):
         return _stacks_external(args, err)
     names = getattr(args, "names", None) or []
-    kinds = {n: stack_kind(n) for n in names}  # an unknown name is refused here, with the fix
+    known_stack(args, "names", *names)  # an unknown name is refused here, with the fix
+    kinds = {n: stack_kind(n) for n in names}
     if args.stacks_cmd in ("build", "lock"):
         for n, kind in kinds.items():
             if not kind.buildable:

@@ -32,11 +32,13 @@ def _cmd_tolerances(args) -> int:
     from ..app.verbs import tolerances
     from ..core.atomic import out_file, write_bytes
     from ..runs.store import Store
+    from ..views.tolerances import SUFFIX
     from ..views.verbs import tolerances_page
     from .common import subject
 
-    # --out's one rule (kit.core.atomic.out_file), said before anything is read
-    out = out_file(args.out, "tolerances.py") if args.out is not None else None
+    # --out's one rule (kit.core.atomic.out_file), said before anything is read; its example
+    # is a file of the format asked for (a YAML file for pytest-regressions, not a .py)
+    out = None if args.out is None else out_file(args.out, f"tolerances{SUFFIX[args.format]}")
     store = Store()
     pin = [f.strip() for f in args.pin.split(",") if f.strip()]
     rec = tolerances(store, subject(args, store, clash="--pipeline reads its own data: "

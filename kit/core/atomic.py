@@ -3,7 +3,10 @@
 Each file is written to a temporary name beside it, ``.NAME.kitPID-XXXXXXXX.tmp``, on which its
 writer holds an ``flock`` until the rename; a writer killed midway (kill -9, a power cut) leaves
 that file behind, and the next write into the same folder removes it once its lock can be taken
-and its writer is gone (``sweep_tmp``: the rule of kit.core.spools), never a live writer's.
+and its writer is gone (``sweep_tmp``: the rule of kit.core.spools), never a live writer's. A
+folder outside KIT_HOME (a user's ``--out``) may see no later write: a write there is noted under
+KIT_HOME first (``_note``), and the next command that opens the store removes what a killed one
+left (``sweep_notes``).
 """
 
 from __future__ import annotations
@@ -167,12 +170,14 @@ def _can_write(folder: Path) -> None:
     os.unlink(probe)
 
 
-def out_folder(path, files=()) -> Path:
+def out_folder(path, files=(), make: bool = True) -> Path:
     """The one rule of every ``--out FOLDER``: ``path`` (~ expanded) is a folder, made with any
     missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
     of one line (each file written into it is held to the same rule by atomic_path). ``files``:
     the names about to be written into it, each checked now, so that a refusal comes before
-    the first of them is written, not halfway through. An empty ``path`` is a KitError."""
+    the first of them is written, not halfway through. An empty ``path`` is a KitError.
+    ``make=False``: checked only, before the work; the folder is made when there is something
+    to write into it (out_folder again), so a command that then fails leaves no empty folder."""
     path = Path(_given(path, "a folder's name")).expanduser()
     refuse_special(path)
     if not path.exists():  # a file above it: the words out_file says (not "Not a directory")
@@ -184,7 +189,7 @@ def out_folder(path, files=()) -> Path:
 
         raise KitError(f"cannot write into {path}: it is a file: give a folder, e.g. "
                        f"{path.parent / 'kit-report'}")
-    return make_dir(path)
+    return make_dir(path) if make else path
 
 
 # a temporary file's name: its destination's, this kit's pid, mkstemp's random part
@@ -195,16 +200,115 @@ _swept_lock = threading.Lock()
 
 
 def _temporary(dest: Path) -> tuple:
-    """A new temporary file beside ``dest``, locked as this writer's: (fd, path). The fd holds
-    the lock; close it once the file is renamed or removed."""
+    """A new temporary file beside ``dest``, locked as this writer's: (fd, path, note). The fd
+    holds the lock; close it once the file is renamed or removed, then ``_forget`` the note."""
     _sweep_once(dest.parent)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.kit{os.getpid()}-",
-                               suffix=".tmp")
+    note = _note(dest)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.kit{os.getpid()}-",
+                                   suffix=".tmp")
+    except BaseException:
+        _forget(note)
+        raise
+    _lock(fd)
+    return fd, tmp, note
+
+
+def _lock(fd: int) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError:  # a file system without locks: its pid alone keeps it from a sweep
         pass
-    return fd, tmp
+
+
+NOTES = "writes"  # under KIT_HOME: a note of each write in progress outside it
+_NOTE = re.compile(r"^(\d{1,9})-[a-z0-9_]+\.note$")
+_NOTE_MAX = 4096  # a path's length, at most (PATH_MAX)
+
+
+def _note(dest: Path):
+    """(fd, path) of a note of a write to ``dest`` outside KIT_HOME, else None. A killed write's
+    temporary file waits for the next write into its folder, and a user's --out folder may see
+    none (`kit export` killed left 115 MB there): so the write is noted first, before its file
+    is made, as ``KIT_HOME/writes/PID-XXXX.note`` holding ``dest``'s path, locked as the file
+    is; the next command that opens the store reads it (sweep_notes). Under KIT_HOME, or with
+    no KIT_HOME to write, nothing is noted: the write goes on as before."""
+    from .errors import KitError
+    from .paths import subdir
+
+    if _under_kit_home(dest):
+        return None
+    try:
+        fd, note = tempfile.mkstemp(dir=subdir(NOTES), prefix=f"{os.getpid()}-", suffix=".note")
+    except (OSError, KitError):
+        return None
+    _lock(fd)
+    try:  # one write: a note is the whole path or, killed before it, empty
+        os.write(fd, os.fsencode(os.path.abspath(dest)))
+    except OSError:
+        _forget((fd, note))
+        return None
+    return fd, note
+
+
+def _forget(note) -> None:
+    """The write's file is renamed or removed: its note goes (then its lock)."""
+    if note is not None:
+        Path(note[1]).unlink(missing_ok=True)
+        os.close(note[0])
+
+
+def sweep_notes(home) -> int:
+    """Remove the temporary files that killed writes outside KIT_HOME left, as their notes under
+    ``home`` name them (``_note``); returns how many. A note is read only once its writer is
+    gone (the rule of kit.core.spools), and only its own file is removed: one beside the noted
+    destination named ``.NAME.kitPID-*.tmp`` with the note's pid, which sweep_tmp's rule finds
+    abandoned too (a regular file, unlocked, its writer gone: never a link, nor a file of the
+    user's). The note goes once nothing of its write is left."""
+    from .spools import abandoned
+
+    folder = Path(home) / NOTES
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        mine = _NOTE.match(name)
+        note = folder / name
+        if not mine or not abandoned(note, int(mine.group(1)), note):
+            continue
+        dest = _noted(note)
+        left = []
+        if dest is not None:
+            prefix = f".{dest.name}.kit{mine.group(1)}-"
+            removed += _remove_leftovers(dest.parent, [n for n in _names(dest.parent)
+                                                       if n.startswith(prefix)])
+            left = [n for n in _names(dest.parent) if n.startswith(prefix) and _TMP.match(n)]
+        if not left:  # else kept for a later sweep (a reused pid: its file goes once old)
+            note.unlink(missing_ok=True)
+    return removed
+
+
+def _noted(note: Path) -> Path | None:
+    """The destination a note holds: an absolute path, else None (an empty or foreign note)."""
+    try:
+        with open(note, "rb") as f:
+            data = f.read(_NOTE_MAX + 1)
+    except OSError:
+        return None
+    text = os.fsdecode(data)
+    if not data or len(data) > _NOTE_MAX or "\0" in text or not os.path.isabs(text):
+        return None
+    return Path(text)
+
+
+def _names(folder) -> list:
+    """The names of temporary files a write may have left in ``folder``."""
+    try:
+        return [n for n in os.listdir(folder) if n.endswith(".tmp") and n.startswith(".")]
+    except OSError:
+        return []
 
 
 def _sweep_once(folder: Path) -> None:
@@ -223,22 +327,20 @@ def sweep_tmp(folder) -> int:
     spools.STALE_S (the pid was reused). An older kit's ``.NAME.XXXXXXXX.tmp`` (no pid, no lock)
     goes once older than STALE_S, and only under KIT_HOME: a user's own folder (a report's, an
     export's) may hold a file of that shape that is not kit's."""
-    from .spools import STALE_S, age, held
+    return _remove_leftovers(folder, _names(folder))
 
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".tmp") and n.startswith(".")]
-    except OSError:
-        return 0
+
+def _remove_leftovers(folder, names) -> int:
+    """sweep_tmp's rule, for ``names`` in ``folder``: those whose writer is gone are removed."""
+    from .spools import STALE_S, abandoned, age, held
+
     removed = 0
     for name in names:
         path = Path(folder) / name
         mine = _TMP.match(name)
-        if mine:
-            pid = int(mine.group(1))
-            if pid == os.getpid() or held(path) is not False:
+        if mine:  # held() keeps a link, a FIFO or a device of that name: never opened, never kit's
+            if not abandoned(path, int(mine.group(1)), path):
                 continue
-            if _alive(pid) and age(path) <= STALE_S:
-                continue  # between making the file and locking it
         elif not (_OLD_TMP.match(name) and _under_kit_home(path) and age(path) > STALE_S
                   and held(path) is False):
             continue
@@ -248,12 +350,6 @@ def sweep_tmp(folder) -> int:
         except OSError:
             pass
     return removed
-
-
-def _alive(pid: int) -> bool:
-    from .processes import alive
-
-    return alive(pid)
 
 
 def _under_kit_home(path: Path) -> bool:
@@ -276,7 +372,7 @@ def atomic_path(dest):
     refuse_special(dest)
     make_dir(dest.parent)
     try:
-        fd, tmp = _temporary(dest)
+        fd, tmp, note = _temporary(dest)
     except OSError as e:
         from .errors import KitError
 
@@ -292,6 +388,7 @@ def atomic_path(dest):
         raise
     finally:
         os.close(fd)  # the lock goes: the file is dest now, or gone
+        _forget(note)
 
 
 FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
@@ -342,7 +439,7 @@ def create_once(dest, data: bytes) -> bytes:
     except FileNotFoundError:
         pass
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temporary(dest)
+    fd, tmp, note = _temporary(dest)
     try:
         with os.fdopen(fd, "wb") as f:  # its close drops the lock: the pid still says it is ours
             f.write(data)
@@ -355,4 +452,5 @@ def create_once(dest, data: bytes) -> bytes:
             pass
     finally:
         Path(tmp).unlink(missing_ok=True)
+        _forget(note)
     return dest.read_bytes()

@@ -53,24 +53,26 @@ def sweep(parent, prefix: str) -> int:
         return 0
     removed = 0
     for d in found:
-        if _abandoned(d, d.name[len(prefix):]):
+        pid = d.name[len(prefix):].split("-")[0]
+        if abandoned(d / OWNER, int(pid) if pid.isdigit() and len(pid) < 10 else None, d):
             discard(d)
             removed += 1
     return removed
 
 
-def _abandoned(d: Path, rest: str) -> bool:
-    pid = rest.split("-")[0]
-    pid = int(pid) if pid.isdigit() and len(pid) < 10 else None
+def abandoned(lock: Path, pid: int | None, made: Path) -> bool:
+    """The one rule of every sweep (a spool folder, an atomic write's temporary file and its
+    note): is what ``made`` is its owner's to remove, now that the owner is gone? ``lock``: the
+    file its owner held an flock on, ``pid``: the owner's process id, from its name."""
     if pid == os.getpid():
         return False
-    lock = held(d / OWNER)
+    lock = held(lock)
     if lock is None:  # no lock (an older kit's, or not locked yet): by pid, else age
-        return not _alive(pid) if pid is not None else age(d) > STALE_S
+        return not _alive(pid) if pid is not None else age(made) > STALE_S
     if lock:  # its owner runs
         return False
-    # unlocked: its owner is dead, unless it is between making the folder and locking it
-    return pid is None or not _alive(pid) or age(d) > STALE_S
+    # unlocked: its owner is dead, unless it is between making the file and locking it
+    return pid is None or not _alive(pid) or age(made) > STALE_S
 
 
 def held(lock: Path):
@@ -133,5 +135,8 @@ def sweep_trash(parent) -> int:
 def sweep_store(root) -> int:
     """Remove what killed commands left in a store's folder (a bundle's spool, up to its
     arrays' size; what ``discard`` could not remove): every command that opens the store sweeps,
-    not only the next import."""
-    return sweep(root, BUNDLE) + sweep_trash(root)
+    not only the next import; and the temporary files that killed writes left outside the store,
+    in a user's --out folder (kit.core.atomic.sweep_notes), which no later write may visit."""
+    from .atomic import sweep_notes
+
+    return sweep(root, BUNDLE) + sweep_trash(root) + sweep_notes(root)

@@ -10,6 +10,8 @@ from . import quoting
 from .fit import para, table
 
 FORMATS = ("text", "json", "pytest-regressions", "numpy")
+# the file each format is: what an example --out is named ("give a file's name, e.g. ...")
+SUFFIX = {"text": ".txt", "json": ".json", "pytest-regressions": ".yml", "numpy": ".py"}
 
 
 def up(x: float | None) -> str:

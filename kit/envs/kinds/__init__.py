@@ -27,8 +27,13 @@ from .external import ExternalStack
 from .host import HostStack
 
 
+class UnknownStack(KitError):
+    """A name that is no stack kit knows: a typed name's mistake (the command line says it as a
+    usage error, kit.cli.common.known_stack), not a broken catalogue."""
+
+
 def stack_kind(name: str) -> StackKind:
-    """The kind of the stack called ``name``; a KitError naming the fix when there is none."""
+    """The kind of the stack called ``name``; UnknownStack, naming the fix, when there is none."""
     if name == HOST:
         return HostStack(name)
     defs = definitions()
@@ -45,7 +50,8 @@ def stack_kind(name: str) -> StackKind:
     ext = registry()
     if name in ext:
         return ExternalStack(name, ext[name])
-    raise KitError(unknown("unknown stack", name, [HOST, *names()], "; `kit stacks` lists them"))
+    raise UnknownStack(unknown("unknown stack", name, [HOST, *names()],
+                               "; `kit stacks` lists them"))
 
 
 def names() -> list:
