@@ -345,11 +345,17 @@ def table(rows: list, headers: list, wrap: tuple = (), key: int = 1,
     return "\n\n".join(tables)
 
 
+_RUN = re.compile(r"(?<=\S)\s+(?=\S)")  # whitespace between words
+
+
 def para(text: str, indent: str = "", first: str | None = None) -> str:
     """A paragraph wrapped to the width (as it is when there is none); a word longer than a
     line is broken at its separators, as a table's cell is, never inside a word."""
     w = width()
     first = first if first is not None else indent
+    # a run of spaces or a line break inside is how the text was assembled (a message split
+    # over source lines), not a break the paragraph keeps: textwrap would keep it as spaces
+    text = _RUN.sub(" ", text)
     if w is None:
         return first + text
     out = []
