@@ -273,7 +273,19 @@ def _fit(rows, headers, cols, wrap, w, least=MIN_WRAP) -> dict | None:
     shares = _shares(need, wrap, room)
     if any(shares[i] < min(need[i], max(least, _word(headers[i]))) for i in wrap):
         return None
-    return {**need, **_slack(rows, need, shares, {i: _word(headers[i]) for i in wrap})}
+    out = {**need, **_slack(rows, need, shares, {i: _word(headers[i]) for i in wrap})}
+    # what the columns leave unused (a wrapped column's cells may use less than its share)
+    # goes to headers wrapped at their longest word, the least needy first: kit runs piped,
+    # 75 wide at 80 columns, wrapped its "wall s" onto two lines
+    used = {i: max(len(x) for t in [headers[i]] + [r[i] for r in rows]
+                   for x in _lines(wrap_cell(str(t), out[i]))) for i in wrap}
+    spare = w - GAP * (len(cols) - 1) - sum({**out, **used}.values())
+    for i in sorted((i for i in cols if i not in wrap and out[i] < full[i]),
+                    key=lambda i: full[i] - out[i]):
+        if full[i] - out[i] <= spare:
+            spare -= full[i] - out[i]
+            out[i] = full[i]
+    return out
 
 
 def _squeezed(rows, headers, cols, w) -> dict:
