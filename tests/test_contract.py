@@ -95,6 +95,16 @@ HEAD = "import numpy as np\nSEEDS = ('a',)\n"
      "    return {'x': np.array([[0.5, 0.5], [-0.25, 1.25], [np.nan, 0.5]])}\n",
      "must lie in [0, 1]: min -0.25 at row 1, column 0, max 1.25 at row 1, column 1, NaN at "
      "row 2, column 0 (3 of its 6 values;"),
+    # a value just outside [0, 1] is written with the digits that show it outside: "max 1"
+    # read as inside (#43), in float32 too (its own shortest form, not 1.00000011920929)
+    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+     "    p = np.full(20, 0.5)\n    p[17] = 1.0000001\n    return {'x': p}\n",
+     "must lie in [0, 1]: max 1.0000001 at row 17 (1 of its 20 values;"),
+    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+     "    return {'x': np.array([[-1e-9, 1.0000001]], dtype=np.float32)}\n",
+     "must lie in [0, 1]: min -1e-09 at row 0, column 0, max 1.0000001 at row 0, column 1"),
+    (HEAD + "KINDS = {'x': 'embedding'}\n" + GOOD_RUN,
+     "output 'x' is an embedding output but is 1-d float64: it must be a 2-d float array"),
     (HEAD + "SEEDS = ('a', 'b')\n" + GOOD_RUN, "never reads seeds['b']"),
     (HEAD + "def run(seeds):\n    return {'x': np.zeros(1) + seeds['c']}\n",
      "read seeds['c'], which SEEDS does not name"),
@@ -311,3 +321,13 @@ def test_a_pipeline_s_exception_is_said_whole_in_one_line(tmp_path, body, says):
     with pytest.raises(PipelineFailed) as e:
         contract.call(c, {"a": 0})
     assert str(e.value).startswith(says), str(e.value)
+
+
+def test_every_kind_is_said_with_its_article():
+    # "is a embedding output" (#43): each kind a sentence names reads as English
+    from kit.worker.kinds import OUTPUT_KINDS, a_kind
+    said = {k: a_kind(k) for k in OUTPUT_KINDS}
+    assert said["embedding"] == "an embedding" and said["array"] == "an array"
+    assert said["probabilities"] == "a probabilities"
+    assert said["train proteins"] == "a train proteins"
+    assert all(v.startswith("an " if k[0] in "aeiou" else "a ") for k, v in said.items())

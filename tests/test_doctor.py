@@ -117,3 +117,24 @@ def test_the_doctors_blas_libraries_read_whole_at_80_columns():
         assert lines[at + 1].split() == ["BLAS", "numpy:", "openblas", "0.3.34.237.2", "SkylakeX"]
         assert lines[at + 2].split() == ["scipy:", "openblas", "0.3.31.dev", "SkylakeX"]
     assert len(lines) <= 6 + 3 * len(names)
+
+
+def test_the_doctors_title_lines_fit_a_narrow_width():
+    """`COLUMNS=60 kit doctor | cat` printed its null experiment line at 77 columns (#43):
+    its title lines are fitted as its paragraphs are, every word kept."""
+    from kit.views.fit import fitted
+    from kit.views.health import doctor_text
+
+    probe = {"threads": 2, "cpu_per_wall_1": 0.98, "cpu_per_wall_n": 1.9, "honoured": True}
+    rep = {"null_experiment": {"dataset": "synthetic-200", "ok": True, "identical": 1,
+                               "pairs": 1},
+           "warm_workers": {"ok": True, "identical": 1, "pairs": 1},
+           "stacks": [{"name": "host", "threads": probe, "blas": [], "blas_build": None}],
+           "problems": []}
+    for w in (60, 40):
+        with fitted(w):
+            text = doctor_text(rep)
+        assert max(len(ln) for ln in text.splitlines()) <= w, text
+        said = " ".join(text.split())
+        assert ("null experiment (synthetic-200): ok - 1 of 1 repeated pairs bitwise identical "
+                "warm workers: ok - 1 of 1 fresh/warm pairs bitwise identical") in said

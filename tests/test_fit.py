@@ -3,7 +3,7 @@ never inside a word, and a piece too wide for any line is shortened with an elli
 
 import pytest
 
-from kit.views.fit import table, wrap_cell
+from kit.views.fit import fitted, para, table, unwrapped, wrap_cell
 
 
 @pytest.mark.parametrize("text, w, lines", [
@@ -58,3 +58,22 @@ def test_a_wrapped_header_keeps_its_words_and_a_narrow_column_gives_its_room_awa
     monkeypatch.setenv("COLUMNS", "21")  # no room at all for a wrapped column: still ends
     assert table(rows, ["run", "dataset", "stack", "setting", "wall s"], wrap=(1, 3))
     assert wrap_cell("abc", 0) == "a"
+
+
+def test_a_paragraph_keeps_no_run_of_spaces_from_how_its_text_was_assembled():
+    """`kit data split ... --homology | cat` printed "rounds;     no search edge": a message
+    split over source lines with "\\n    " came out of textwrap as five spaces (#43)."""
+    text = ("GraphPart's partitioning of 1,234 search edges at 30% identity, 80% coverage\n    "
+            "(MMseqs2 15; reused): 12 moved, 3 removed in 4 rounds;\n    no search edge joins "
+            "train and test,  twice\tspaced")
+    for w in (40, 80, 200):
+        with fitted(w):
+            out = para(text, "      ", "  ")
+        lines = out.splitlines()
+        assert all("  " not in ln.strip() and len(ln) <= w for ln in lines), (w, lines)
+        assert " ".join(out.split()) == " ".join(text.split())  # every word, in order
+    unwrapped()  # --wide: one line, the same words, one space between them
+    try:
+        assert para(text, "    ", "  ") == "  " + " ".join(text.split())
+    finally:
+        unwrapped(False)

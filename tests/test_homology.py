@@ -251,6 +251,11 @@ def test_the_split_refuses_names_and_an_impossible_cut():
 @pytest.mark.slow
 def test_the_split_by_the_cli_leaves_no_homolog(in_world):
     assert "(target 2:1 = " in in_world["split"]
+    # piped, its paragraphs keep no run of spaces from how their text was assembled: "rounds;
+    # <5 spaces>no search edge" (#43)
+    lines = in_world["split"].splitlines()
+    assert not [ln for ln in lines if "  " in ln.strip()] and max(map(len, lines)) <= 80
+    assert "rounds; no search edge joins train and test" in " ".join(in_world["split"].split())
     after = in_world["after"]
     assert after["test_with_train_homolog_count"] == 0 == after["test_with_train_homolog"]
     assert after["test_with_train_hit"] == 0

@@ -86,6 +86,19 @@ def test_clusters_leak_across_and_graphpart_does_not(world):
 
 
 @pytest.mark.slow
+def test_the_split_by_clusters_says_its_paragraph_without_runs_of_spaces(world, monkeypatch):
+    """Piped, "at 30% identity,<5 spaces>80% coverage": a message split over source lines (#43);
+    the clustering the world's split stored is reused."""
+    monkeypatch.setenv("COLUMNS", "120")  # at 80 the run happened to fall at a line's end
+    p = kit("data", "split", "chain", "--homology", "--method", "clusters", "--name",
+            "chain-said", home=world["home"])
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert not [ln for ln in lines if "  " in ln.strip()] and max(map(len, lines)) <= 120
+    assert "% identity, 80% coverage (MMseqs2" in " ".join(p.stdout.split())
+
+
+@pytest.mark.slow
 def test_the_removed_are_named_and_on_neither_side(world, monkeypatch):
     monkeypatch.setenv("KIT_HOME", str(world["home"]))
     new = load_dataset("chain-graphpart", generate=False)

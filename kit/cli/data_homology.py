@@ -153,9 +153,9 @@ def _by_graphpart(ds, args, seed):
                               "(one thread)", lambda: edges(ds, args.identity, args.coverage))
     split = graphpart_split(ds, e, args.new, seed)
     return split, (f"GraphPart's partitioning of {e.i.size:,} search edges at "
-                   f"{e.identity * 100:g}% identity, {e.coverage * 100:g}% coverage\n    ({e.tool}; "
+                   f"{e.identity * 100:g}% identity, {e.coverage * 100:g}% coverage ({e.tool}; "
                    f"{'reused' if reused else 'searched now and stored'}): {split.moved:,} moved, "
-                   f"{len(split.removed):,} removed in {split.rounds:,} rounds;\n    no search "
+                   f"{len(split.removed):,} removed in {split.rounds:,} rounds; no search "
                    "edge joins train and test")
 
 
@@ -166,5 +166,5 @@ def _by_clusters(ds, args, seed):
     split = homology_split(ds, c, args.new, seed)
     return split, (f"{split.train_clusters:,} clusters train, {split.test_clusters:,} test, "
                    f"none shared (largest {split.largest:,} proteins), at {c.identity * 100:g}% "
-                   f"identity,\n    {c.coverage * 100:g}% coverage ({c.tool}; "
+                   f"identity, {c.coverage * 100:g}% coverage ({c.tool}; "
                    f"{'reused' if reused else 'computed'}); clusters can still leak: check it")

@@ -273,7 +273,19 @@ def _fit(rows, headers, cols, wrap, w, least=MIN_WRAP) -> dict | None:
     shares = _shares(need, wrap, room)
     if any(shares[i] < min(need[i], max(least, _word(headers[i]))) for i in wrap):
         return None
-    return {**need, **_slack(rows, need, shares, {i: _word(headers[i]) for i in wrap})}
+    out = {**need, **_slack(rows, need, shares, {i: _word(headers[i]) for i in wrap})}
+    # what the columns leave unused (a wrapped column's cells may use less than its share)
+    # goes to headers wrapped at their longest word, the least needy first: kit runs piped,
+    # 75 wide at 80 columns, wrapped its "wall s" onto two lines
+    used = {i: max(len(x) for t in [headers[i]] + [r[i] for r in rows]
+                   for x in _lines(wrap_cell(str(t), out[i]))) for i in wrap}
+    spare = w - GAP * (len(cols) - 1) - sum({**out, **used}.values())
+    for i in sorted((i for i in cols if i not in wrap and out[i] < full[i]),
+                    key=lambda i: full[i] - out[i]):
+        if full[i] - out[i] <= spare:
+            spare -= full[i] - out[i]
+            out[i] = full[i]
+    return out
 
 
 def _squeezed(rows, headers, cols, w) -> dict:
@@ -345,11 +357,17 @@ def table(rows: list, headers: list, wrap: tuple = (), key: int = 1,
     return "\n\n".join(tables)
 
 
+_RUN = re.compile(r"(?<=\S)\s+(?=\S)")  # whitespace between words
+
+
 def para(text: str, indent: str = "", first: str | None = None) -> str:
     """A paragraph wrapped to the width (as it is when there is none); a word longer than a
     line is broken at its separators, as a table's cell is, never inside a word."""
     w = width()
     first = first if first is not None else indent
+    # a run of spaces or a line break inside is how the text was assembled (a message split
+    # over source lines), not a break the paragraph keeps: textwrap would keep it as spaces
+    text = _RUN.sub(" ", text)
     if w is None:
         return first + text
     out = []

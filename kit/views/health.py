@@ -8,12 +8,13 @@ from .tables import blas_note
 
 def doctor_text(rep: dict) -> str:
     n = rep["null_experiment"]
-    out = [f"null experiment ({n['dataset']}): {'ok' if n['ok'] else 'FAILED'} - "
-           f"{n['identical']} of {n['pairs']} repeated pairs bitwise identical"]
+    # its title lines fitted as paragraphs are: 77 columns at COLUMNS=60 before
+    out = [para(f"null experiment ({n['dataset']}): {'ok' if n['ok'] else 'FAILED'} - "
+                f"{n['identical']} of {n['pairs']} repeated pairs bitwise identical", "  ", "")]
     w = rep.get("warm_workers")
     if w:
-        out.append(f"warm workers: {'ok' if w['ok'] else 'FAILED'} - {w['identical']} of "
-                   f"{w['pairs']} fresh/warm pairs bitwise identical")
+        out.append(para(f"warm workers: {'ok' if w['ok'] else 'FAILED'} - {w['identical']} of "
+                        f"{w['pairs']} fresh/warm pairs bitwise identical", "  ", ""))
     out.append("")
     rows, notes = [], []
     for s in rep["stacks"]:

@@ -133,21 +133,22 @@ def budget_text(b: dict, why: str | None = None) -> str:
     rows = b["rows"]
     out = [dataset_line(b["dataset"], why)]
     if not rows:
-        out.append("no pairs stored for this dataset yet: run `kit run --factor repeat` first")
+        out.append(para("no pairs stored for this dataset yet: run `kit run --factor repeat` "
+                        "first"))
         return "\n".join(out)
     measured, rows = splits_lines(rows), [r for r in rows if r.splits is None]
     stages = [s for s in STAGES if any(s in r.identical for r in rows)]
     models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
     bits = [[factor_label(r.factor, r.level), r.pairs] + [f"{r.identical[s]}/{r.pairs}" if s in r.identical
                                       else "-" for s in stages] for r in rows]
-    out += ["", "Bits: pairs in which each stage is bitwise identical",
+    out += ["", para("Bits: pairs in which each stage is bitwise identical"),
             table(bits, ["factor", "pairs"] + [SHORT_STAGES.get(s, s) for s in stages], key=2)]
     mags = [[factor_label(r.factor, r.level), fmt(r.emb_rel_max), digits_cell(r.emb_digits_min),
              fmt(r.emb_rel_seed_units), fmt(r.sv_rel_max),
              fmt(r.sign_flips_max), fmt(r.kmeans_ari_min), fmt(r.knn_jaccard_min)]
             for r in rows if r.emb_rel_max is not None]
     if mags:
-        out += ["", "Magnitudes (largest over the pairs; digits, ARI and Jaccard: lowest)",
+        out += ["", para("Magnitudes (largest over the pairs; digits, ARI and Jaccard: lowest)"),
                 table(mags, ["factor", "emb diff", "digits", "emb (seed u.)", "sv diff",
                              "sign flips", "k-means ARI", "kNN Jaccard"])]
     n_test = b["dataset"].get("test", "?")
@@ -188,7 +189,7 @@ def budget_text(b: dict, why: str | None = None) -> str:
         out += ["", para(summary_line(b["homology"]))]
     conf = [(r, r.confounds) for r in rows if r.confounds]
     if conf:
-        out += ["", "Confounds: attributes that also differed within a factor's pairs"]
+        out += ["", para("Confounds: attributes that also differed within a factor's pairs")]
         for r, c in conf:
             for k, v in c.items():
                 out.append(para(f"{factor_label(r.factor, r.level)}: {k}: {'; '.join(v)}", "      ", "  "))
@@ -280,7 +281,8 @@ def not_measured_lines(a: dict) -> list:
 
 
 def advice_text(a: dict, why: str | None = None) -> str:
-    out = [dataset_line(a["dataset"], why), "", "What to pin first (how far each factor travelled):"]
+    out = [dataset_line(a["dataset"], why), "",
+           para("What to pin first (how far each factor travelled):")]
     out.append(table([[i + 1, r["factor"], r["level"], fmt(r["reach_seed_units"]), r["pairs"],
                        ", ".join(r["confounds"]) or "-"] for i, r in enumerate(a["ranking"])],
                      ["#", "factor", "reached", "seed units", "pairs", "confounds"], wrap=(5,)))
@@ -289,7 +291,7 @@ def advice_text(a: dict, why: str | None = None) -> str:
     per = [(m, ", ".join(f"{x['factor']} {fmt(x['flips_median'], 4)}" for x in rows))
            for m, rows in a["per_model"].items() if rows]
     if per:
-        out += ["", "Per model, factors that flipped predictions (median flips):"]
+        out += ["", para("Per model, factors that flipped predictions (median flips):")]
         out += [para(f"{m}: {txt}", "      ", "  ") for m, txt in per]
     if a["not_measured"]:
         out += [""] + [para(line, "  ") for line in not_measured_lines(a)]

@@ -30,7 +30,8 @@ import traceback
 import numpy as np
 
 from .dtypes import canonical, output_problem, sha256_of
-from .kinds import ID_KINDS, OUTPUT_KINDS, control_in, kind_problem, shown, values_problem
+from .kinds import (ID_KINDS, OUTPUT_KINDS, a_kind, control_in, kind_problem, shown,
+                    values_problem)
 from .names import unknown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
@@ -283,7 +284,7 @@ def _check_kind(name, key, a, kind):
     """What a kind needs of its array for its comparison to mean anything."""
     why = kind_problem(kind, a.ndim, a.dtype.kind)
     if why:
-        raise ContractError(f"{name}: output {shown(key)} is a {kind} output but is "
+        raise ContractError(f"{name}: output {shown(key)} is {a_kind(kind)} output but is "
                             f"{a.ndim}-d {a.dtype}: it must be {why}")
     why = values_problem(kind, a)
     if why:  # its shape and dtype are right: what is wrong is values, and they are named

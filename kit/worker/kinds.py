@@ -48,16 +48,36 @@ def values_problem(kind: str, a) -> str | None:
     nans = np.isnan(a)
     if (a < 0).any():
         at = int(np.argmin(np.where(nans, np.inf, a)))
-        said.append(f"min {float(a.flat[at]):.6g} at {_place(a, at)}")
+        said.append(f"min {_outside(a.flat[at], a.dtype)} at {_place(a, at)}")
     if (a > 1).any():
         at = int(np.argmax(np.where(nans, -np.inf, a)))
-        said.append(f"max {float(a.flat[at]):.6g} at {_place(a, at)}")
+        said.append(f"max {_outside(a.flat[at], a.dtype)} at {_place(a, at)}")
     if nans.any():
         first = _place(a, int(np.argmax(nans)))
         n = int(nans.sum())
         said.append(f"NaN at {first}" if n == 1 else f"{n:,} NaN, the first at {first}")
     return (f"probabilities must lie in [0, 1]: {', '.join(said)} ({int(bad.sum()):,} of its "
             f"{a.size:,} values; a score or logit needs a sigmoid or softmax first)")
+
+
+def _outside(x, dtype, lo: float = 0.0, hi: float = 1.0) -> str:
+    """A value outside [lo, hi] written so that it reads outside: 6 significant digits where
+    they show it (2, -0.25, 1.5e+30), else the fewest that give the value back in its own dtype
+    (1.0000001, not "1"). Plain formatting, for any numpy and Python 3.9+ the worker runs in."""
+    x = float(x)
+    text = f"{x:.6g}"
+    if lo <= float(text) <= hi:
+        back = np.dtype(dtype).type
+        for digits in range(7, 18):
+            text = f"{x:.{digits}g}"
+            if back(text) == back(x):
+                break
+    return text
+
+
+def a_kind(kind: str) -> str:
+    """A kind with its article, as a sentence says it: "an embedding", "a labels"."""
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 def _place(a, flat: int) -> str:
