@@ -107,6 +107,20 @@ _WRITER = ("import sys, time; from kit.core.atomic import atomic_path\n"
            "    t.write_bytes(b'1' * 1000); print(t.name, flush=True); time.sleep(300)\n")
 
 
+def _two_writers(a: Path, b: Path, kit_home) -> tuple:
+    """A writer of ``a`` that lives on and one of ``b`` killed midway: (the live one's process,
+    its temporary file, the killed one's temporary file)."""
+    env = _env(kit_home)
+    live = subprocess.Popen([sys.executable, "-c", _WRITER, str(a)], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    held = a.parent / live.stdout.readline().strip()
+    dead = subprocess.Popen([sys.executable, "-c", _WRITER, str(b)], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    left = b.parent / dead.stdout.readline().strip()
+    dead.kill(), dead.wait()
+    return live, held, left
+
+
 def test_an_atomic_write_s_temporary_file_is_swept_only_once_its_writer_is_gone(tmp_path,
                                                                                kit_home):
     """A live writer's file stays (its lock is held), a killed one's goes; an older kit's
@@ -117,14 +131,7 @@ def test_an_atomic_write_s_temporary_file_is_swept_only_once_its_writer_is_gone(
     ours, theirs = kit_home / "datasets", tmp_path / "mine"
     for d in (ours, theirs):
         d.mkdir(parents=True)
-    env = _env(kit_home)
-    live = subprocess.Popen([sys.executable, "-c", _WRITER, str(ours / "a.json")],
-                            stdout=subprocess.PIPE, text=True, env=env)
-    held = ours / live.stdout.readline().strip()
-    dead = subprocess.Popen([sys.executable, "-c", _WRITER, str(ours / "b.json")],
-                            stdout=subprocess.PIPE, text=True, env=env)
-    left = ours / dead.stdout.readline().strip()
-    dead.kill(), dead.wait()
+    live, held, left = _two_writers(ours / "a.json", ours / "b.json", kit_home)
     hour_ago = time.time() - 7200
     for d in (ours, theirs):
         for name in (".c.json.abcd1234.tmp", ".young.json.abcd1234.tmp", ".notes.tmp"):
@@ -167,14 +174,7 @@ def test_a_write_outside_kit_home_is_swept_by_the_next_command_only_once_its_wri
 
     mine = tmp_path / "mine"
     mine.mkdir()
-    env = _env(kit_home)
-    live = subprocess.Popen([sys.executable, "-c", _WRITER, str(mine / "a.kit")],
-                            stdout=subprocess.PIPE, text=True, env=env)
-    held = mine / live.stdout.readline().strip()
-    dead = subprocess.Popen([sys.executable, "-c", _WRITER, str(mine / "b.kit")],
-                            stdout=subprocess.PIPE, text=True, env=env)
-    left = mine / dead.stdout.readline().strip()
-    dead.kill(), dead.wait()
+    live, held, left = _two_writers(mine / "a.kit", mine / "b.kit", kit_home)
     # the dead writer's pid, in names that are not its file: a link to a user's file, and a
     # user's own file that merely starts as its would
     pid = left.name.split(".kit")[-1].split("-")[0]

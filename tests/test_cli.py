@@ -70,11 +70,16 @@ CORES = os.cpu_count() or 1
      "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
+    err = _usage_error(argv, capsys)
+    assert says in err and err.count("\n") == 1 and "--help" in err
+
+
+def _usage_error(argv, capsys) -> str:
+    """What ``kit ARGV`` says on stderr, once it has exited 2 (a usage error)."""
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert says in err and err.count("\n") == 1 and "--help" in err
+    return capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -95,11 +100,8 @@ def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
      "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_a_usage_error_points_at_the_command_s_own_help(argv, says, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(argv)
-    err = capsys.readouterr().err
-    command = says.split(":")[0]
-    assert e.value.code == 2 and err == f"{says} (see `{command} --help`)\n", err
+    err = _usage_error(argv, capsys)
+    assert err == f"{says} (see `{says.split(':')[0]} --help`)\n", err
 
 
 @pytest.mark.slow
