@@ -170,7 +170,7 @@ def test_a_write_outside_kit_home_is_swept_by_the_next_command_only_once_its_wri
     (sweep_store); a live writer's stays, and so do a link and a user's file with the name a
     note points at."""
     from kit.core.atomic import NOTES, atomic_path
-    from kit.core.spools import sweep_store
+    from kit.core.sweeps import sweep_store
 
     mine = tmp_path / "mine"
     mine.mkdir()

@@ -130,13 +130,3 @@ def discard(path) -> None:
 def sweep_trash(parent) -> int:
     """Remove what ``discard`` could not under ``parent`` (its process gone)."""
     return sweep(parent, ".trash-")
-
-
-def sweep_store(root) -> int:
-    """Remove what killed commands left in a store's folder (a bundle's spool, up to its
-    arrays' size; what ``discard`` could not remove): every command that opens the store sweeps,
-    not only the next import; and the temporary files that killed writes left outside the store,
-    in a user's --out folder (kit.core.atomic.sweep_notes), which no later write may visit."""
-    from .atomic import sweep_notes
-
-    return sweep(root, BUNDLE) + sweep_trash(root) + sweep_notes(root)

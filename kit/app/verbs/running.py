@@ -166,7 +166,7 @@ def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext(
     from ..doctor import file_doctor
 
     from ...core.paths import kit_home
-    from ...core.spools import sweep_store
+    from ...core.sweeps import sweep_store
 
     sweep_store(kit_home())  # as every command that opens the store: its runs go elsewhere
     # named as the runner's temporary folders are: a kill -9's leftover is swept

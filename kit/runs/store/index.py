@@ -32,7 +32,7 @@ from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
-from ...core.spools import sweep_store
+from ...core.sweeps import sweep_store
 from ...core.subject import DATASET, KINDS_OF
 
 __all__ = ["Store", "StoredRun", "Stage", "DatasetSummary", "array_sha256", "DamagedArray"]
