@@ -95,7 +95,7 @@ def _usage_error(argv, capsys) -> str:
     (["runs", "--stack", "hots"],
      "kit runs: error: argument --stack: unknown stack 'hots': did you mean host?"),
     (["stacks", "build", "hots"],
-     "kit stacks build: error: argument names: unknown stack 'hots': did you mean host?"),
+     "kit stacks build: error: unknown stack 'hots': did you mean host?"),
     (["run", "--factor", "seed", "--torch-stack", "zzzzzz"],
      "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))

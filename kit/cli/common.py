@@ -239,19 +239,20 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def known_stack(args, option: str, *names: str) -> None:
+def known_stack(args, option: str | None, *names: str) -> None:
     """The one rule of a stack named on the command line (--stack, --torch-stack, `kit stacks
     build NAME`): one kit does not know is a usage error of ``option`` (exit 2, as a mistyped
     --factor or --kind), in stack_kind's words with the closest names ("unknown stack 'hots':
-    did you mean host?"). `kit runs --stack`, which also takes a stored run's stack, says the
-    same line through its verb (kit.app.verbs.reading)."""
+    did you mean host?"; a positional NAME, ``option`` None: the line alone). `kit runs
+    --stack`, which also takes a stored run's stack, says the same line through its verb
+    (kit.app.verbs.reading)."""
     from ..envs.kinds import UnknownStack, stack_kind
 
     for name in names:
         try:
             stack_kind(name)
         except UnknownStack as e:
-            args.parser.error(f"argument {option}: {e}")
+            args.parser.error(f"argument {option}: {e}" if option else str(e))
 
 
 def words(args) -> dict:

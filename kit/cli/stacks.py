@@ -46,7 +46,7 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd in ("add", "remove"):
         return _stacks_external(args, err)
     names = getattr(args, "names", None) or []
-    known_stack(args, "names", *names)  # an unknown name is refused here, with the fix
+    known_stack(args, None, *names)  # an unknown name is refused here, with the fix
     kinds = {n: stack_kind(n) for n in names}
     if args.stacks_cmd in ("build", "lock"):
         for n, kind in kinds.items():
