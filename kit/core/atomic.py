@@ -64,13 +64,18 @@ def make_dir(path) -> Path:
     return path
 
 
+def _nearest(path: Path) -> Path:
+    """``path``, or the nearest path above it that exists (a link counts, whatever it points at)."""
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
 def _why(e: OSError, path: Path) -> str:
     """Why nothing could be made at or in ``path``, in words: "No such file or directory" where
     the folder exists means a file system that takes nothing new (/proc, /sys), not a typo."""
     if e.errno == errno.ENOENT:
-        above = path
-        while not os.path.lexists(above) and above != above.parent:
-            above = above.parent
+        above = _nearest(path)
         if above.is_dir() and os.path.lexists(above):
             where = "it" if above == path else str(above)
             return (f"{where} takes no new files or folders (a virtual file system such as "
@@ -144,9 +149,7 @@ def _given(path, what: str) -> str:
 def _can_make(folder: Path) -> Path:
     """KitError, as make_dir would say it, if ``folder`` could not be made: the nearest path
     above it that exists is not a folder. That folder, else."""
-    above = folder
-    while not os.path.lexists(above) and above != above.parent:
-        above = above.parent
+    above = _nearest(folder)
     if not above.is_dir():
         from .errors import KitError
 
