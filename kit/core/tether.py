@@ -16,8 +16,10 @@ command. Everything the command starts is then in the tether's process group or 
   then exits: with the command's own status (a signal's death mirrored) when it ended.
 
 The command's parent is the tether, so a KIT_PARENT_PID in its environment (a worker's: it
-exits once its parent is gone) names the tether. What escapes: a process started outside this
-tree on the pipeline's behalf (a systemd unit, an ``at`` job, a daemon asked over a socket);
+exits once its parent is gone) names the tether. A container is not below the tether (its processes belong
+to the runtime's monitor), so a container worker's tether is given the command that removes it by
+name (``after``), run whenever the tether ends, kit's kill -9 included. What escapes: a process
+started outside this tree on the pipeline's behalf (a systemd unit, an ``at`` job, a daemon asked over a socket);
 on macOS, a daemon whose parent died before the tether looked (it went to launchd). A cgroup
 would hold those too, but needs root or systemd's delegation, which a lab's machine rarely
 gives a user's command.
@@ -131,15 +133,24 @@ def _reap() -> None:
 
 # -- kit's side ---------------------------------------------------------------------------------
 
-def argv(cmd, *, passed=(), pid_fd: int | None = None) -> list:
+def argv(cmd, *, passed=(), pid_fd: int | None = None, dup: tuple | None = None,
+         after=None) -> list:
     """The command line that runs ``cmd`` tethered to this process. ``passed``: descriptors the
     command gets (give them to Popen's pass_fds too); ``pid_fd``: the write end of a pipe the
-    tether writes the command's pid into, then closes."""
+    tether writes the command's pid into, then closes; ``dup``: (fd, number) the command gets
+    ``fd`` as (a container runtime passes on 3 and up); ``after``: a command the tether runs
+    when it ends, however it ends (a container's removal by name)."""
     flags = [f"--parent={os.getpid()}"]
     if passed:
         flags.append("--pass=" + ",".join(str(fd) for fd in passed))
     if pid_fd is not None:
         flags.append(f"--pid-fd={pid_fd}")
+    if dup is not None:
+        flags.append(f"--dup={dup[0]}:{dup[1]}")
+    if after:
+        import json
+
+        flags.append("--after=" + json.dumps([str(a) for a in after]))
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *flags, "--",
             *(str(c) for c in cmd)]
 
@@ -175,6 +186,34 @@ _DEFAULTED = tuple(getattr(signal, s) for s in ("SIGPIPE", "SIGXFSZ") if hasattr
 
 
 _PARENT = 0  # kit's pid: the tether's parent while kit lives
+_AFTER: list = []  # the command run when the tether ends (a container's removal), once
+_ENDING = None     # held while the tether ends: _end waits for an ending under way
+AFTER_SECONDS = 60
+
+
+def _run_after() -> None:
+    """The ``after`` command, once, waited for at most AFTER_SECONDS (then left to itself)."""
+    if not _AFTER:
+        return
+    cmd = _AFTER.pop()
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        pid = os.posix_spawnp(cmd[0], cmd, dict(os.environ), setsigdef=_DEFAULTED,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
+                                            (os.POSIX_SPAWN_DUP2, null, 1)])
+        os.close(null)
+    except OSError as e:
+        sys.stderr.write(f"kit: cannot run {cmd[0]}: {e.strerror or e}\n")
+        return
+    end = time.monotonic() + AFTER_SECONDS
+    while time.monotonic() < end:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.02)
 
 
 def _end(signum=None, _frame=None):
@@ -183,13 +222,22 @@ def _end(signum=None, _frame=None):
     the tether then dies of it, so kit says "killed by signal 15", not "exit 137"."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        end_family(os.getpid(), keep={os.getpid()})
+        with _ENDING:  # the main thread's own ending, if it is in it, finishes first
+            _finish()
     finally:
         if signum == signal.SIGTERM and os.getppid() == _PARENT:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)
         os._exit(137)
+
+
+def _finish() -> None:
+    """The ``after`` command (a container removed by name while the runtime's monitor still
+    lives to say it is gone: killed first, the monitor would leave it half-stopped), then
+    every process below the tether."""
+    _run_after()
+    end_family(os.getpid(), keep={os.getpid()})
 
 
 def _watch(parent: int) -> None:
@@ -209,21 +257,30 @@ def _prctl(option: int, value: int) -> None:
 
 
 def main(args: list) -> None:
-    global _TETHERING, _PARENT
+    global _TETHERING, _PARENT, _ENDING
     _TETHERING = True
+    import _thread
+
+    _ENDING = _thread.allocate_lock()
     split = args.index("--")
     opts = dict(a[2:].split("=", 1) for a in args[:split])
     cmd = args[split + 1:]
     parent = _PARENT = int(opts["parent"])
     passed = [int(fd) for fd in opts.get("pass", "").split(",") if fd]
+    if "after" in opts:
+        import json
+
+        _AFTER.append(json.loads(opts["after"]))
+    actions = []
+    if "dup" in opts:  # the command's copy of a passed descriptor at the number it expects
+        src, dst = (int(x) for x in opts["dup"].split(":"))
+        actions.append((os.POSIX_SPAWN_DUP2, src, dst))
     signal.signal(signal.SIGTERM, _end)
     if sys.platform.startswith("linux"):
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
     if os.getppid() != parent:  # kit died before the kernel was asked to say so
         _end()
-    import _thread
-
     _thread.start_new_thread(_watch, (parent,))
     env = dict(os.environ)
     if "KIT_PARENT_PID" in env:  # the command's parent is the tether: it dies with it
@@ -233,9 +290,10 @@ def main(args: list) -> None:
         os.set_inheritable(pid_fd, False)
     try:
         # SIGPIPE and SIGXFSZ at their defaults, as subprocess gives them (Python ignores both)
-        child = os.posix_spawnp(cmd[0], cmd, env, setsigdef=_DEFAULTED)
+        child = os.posix_spawnp(cmd[0], cmd, env, setsigdef=_DEFAULTED, file_actions=actions)
     except OSError as e:
         sys.stderr.write(f"kit: cannot run {cmd[0]}: {e.strerror or e}\n")
+        _run_after()
         os._exit(127)
     for fd in passed:  # the command holds them now: their end is its end
         os.close(fd)
@@ -246,7 +304,12 @@ def main(args: list) -> None:
         pid, status = os.waitpid(-1, 0)
         if pid == child:
             break
-    end_family(os.getpid(), keep={os.getpid()})  # what the command left behind
+    # what the command left behind, its `after` first; a SIGTERM meanwhile (kit died) waits
+    # until both are done, so the removal is never killed halfway
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    with _ENDING:
+        _finish()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     code = os.waitstatus_to_exitcode(status)
     if code < 0:  # killed by a signal: so is the tether, for kit to read the same status
         try:

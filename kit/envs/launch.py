@@ -28,6 +28,7 @@ from ..core.errors import KitError, one_line
 from ..core.paths import subdir
 from ..core import tether
 from ..core.spec import RunSpec
+from .containers.command import CHANNEL_FD, InImage, container_name
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
@@ -80,6 +81,13 @@ def worker_env(spec: RunSpec) -> dict:
     env["KIT_PARENT_PID"] = str(os.getpid())
     env.pop("PYTHONHOME", None)
     return env
+
+
+def container_mounts() -> list:
+    """[(folder, writable)] a worker in a container sees, each at its own path: kit's worker
+    code, the datasets and pipeline files (read-only); the runs' folders and logs."""
+    return [(worker_root(), False), (subdir("datasets"), False), (subdir("pipelines"), False),
+            (subdir("tmp"), True), (subdir("logs"), True)]
 
 
 class _Tail:
@@ -150,16 +158,32 @@ class Worker:
     requests). ``proc`` is the tether's process, which ends with the worker's own status;
     ``pid`` the worker's."""
 
-    def __init__(self, command: tuple, args: list, spec: RunSpec, cwd=None, requests=False):
+    def __init__(self, command, args: list, spec: RunSpec, cwd=None, requests=False):
         env = worker_env(spec)
-        tether.check_runnable(command[0], cwd, env)
         read, write = os.pipe()
         said, pid_w = os.pipe()  # where the tether says the worker's pid
         env["KIT_CHANNEL"] = str(write)
+        extra: dict = {}
+        self._removal = None  # a container's removal by name, when kit ends it (kill)
+        self._runtime_env = None
+        if isinstance(command, InImage):  # the runtime starts the worker inside the image
+            name = container_name()
+            argv = [*command.argv(name, env, cwd, container_mounts(), stdin=requests),
+                    "-m", "kit.worker", *args]
+            env = {**env, **command.runtime.env()}
+            extra = {"dup": (write, CHANNEL_FD), "after": command.removal(name)}
+            self._removal, self._runtime_env = command.removal(name), env
+        else:
+            argv = [*command, "-m", "kit.worker", *args]
+        try:
+            tether.check_runnable(argv[0], cwd, env)
+        except BaseException:
+            for fd in (read, write, said, pid_w):
+                os.close(fd)
+            raise
         try:
             self.proc = subprocess.Popen(
-                tether.argv([*command, "-m", "kit.worker", *args], passed=(write,),
-                            pid_fd=pid_w),
+                tether.argv(argv, passed=(write,), pid_fd=pid_w, **extra),
                 cwd=cwd, env=env, pass_fds=(write, pid_w),
                 stdin=subprocess.PIPE if requests else subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
@@ -170,7 +194,7 @@ class Worker:
         finally:
             os.close(write)  # the worker holds the only write end: its exit is the channel's end
             os.close(pid_w)
-        self.args = [*command, "-m", "kit.worker", *args]
+        self.args = argv
         self._channel = read
         self._pending = b""
         self._err = _Tail(self.proc.stderr)
@@ -231,7 +255,10 @@ class Worker:
 
     def end_others(self) -> int:
         """Kill what the worker's runs left (forked, detached, daemonised), the worker kept;
-        how many there were."""
+        how many there were. In a container they live in its own process namespace, below the
+        runtime's monitor, and end with the container (the worker is its first process)."""
+        if self._removal is not None:
+            return 0
         return tether.end(self.proc, keep={self.proc.pid, self.pid} if self.proc.poll() is None
                           else ())
 
@@ -243,6 +270,14 @@ class Worker:
             self.proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             pass
+        if self._removal is not None and self.proc.returncode is None:
+            # the container first: killed, the tether could not remove it (its own `after`
+            # runs only when it ends by itself, or when kit dies)
+            try:
+                subprocess.run(self._removal, env=self._runtime_env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         tether.end(self.proc)
         try:
             self.proc.wait(timeout=10)  # gone once this returns: never handed out again

@@ -23,6 +23,7 @@ from ..probes import locked as locked_probes
 from ..platforms import Platform, detect
 from .base import StackKind
 from .catalogue import CatalogueStack
+from .container import ContainerStack, container_name, split_name
 from .external import ExternalStack
 from .host import HostStack
 
@@ -39,6 +40,9 @@ def stack_kind(name: str) -> StackKind:
     defs = definitions()
     if name in defs:
         return CatalogueStack(defs[name])
+    parts = split_name(name)
+    if parts is not None:
+        return _container(name, *parts)
     # a release scan's probe stack, under KIT_HOME (kit.envs.probes), before an external one:
     # its prefix is kept for probes, so one added before that rule cannot shadow a probe
     probe = probe_definition(name)
@@ -52,6 +56,27 @@ def stack_kind(name: str) -> StackKind:
         return ExternalStack(name, ext[name])
     raise UnknownStack(unknown("unknown stack", name, [HOST, *names()],
                                "; `kit stacks` lists them"))
+
+
+def _container(name: str, stack: str, base: str) -> ContainerStack:
+    """A container stack's kind: a catalogue stack (never a probe, derived or external one,
+    whose interpreter kit does not copy into an image) on a known base."""
+    from ..containers.bases import BASES
+
+    defs = definitions()
+    if stack not in defs:
+        raise UnknownStack(unknown("unknown stack", stack, list(defs), after=f" (in {name}: a "
+                                   "container stack is a catalogue stack's image)"))
+    if base not in BASES:
+        raise UnknownStack(unknown("unknown base", base, ["container", *BASES],
+                                   after=f" (in {name}: NAME@container, or NAME@BASE)"))
+    if name != container_name(stack, base):
+        raise UnknownStack(f"unknown stack {name!r}: the default base's image is called "
+                           f"{container_name(stack, base)}")
+    if defs[stack].kind != "pipeline":
+        raise UnknownStack(f"unknown stack {name!r}: {stack} is a torch stack, and kit builds "
+                           "images of pipeline stacks only")
+    return ContainerStack(name, CatalogueStack(defs[stack]), base)
 
 
 def names() -> list:

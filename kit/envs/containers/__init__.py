@@ -1,0 +1,1 @@
+"""Containers: the runtime found here, Debian bases, stack images, and workers run inside them."""

@@ -1,0 +1,179 @@
+"""Stack images: a catalogue stack's lock installed on a Debian base, built offline, recorded.
+
+The recipe (``Containerfile``) is kit's and fixed: the base by its image id, the host's
+interpreter copied at its own absolute path (its RUNPATH names it), ``uv sync --frozen
+--no-build`` from the stack's lock with uv's cache mounted and no network, every time clamped to
+``bases.EPOCH``. The same inputs give the same image id (tested); the record in
+``$KIT_HOME/containers/images/STACK@BASE.json`` names the image by that id with its base's id,
+its layers' diff_ids, the interpreter and the lock it holds, what ``verify`` compares.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ...core.atomic import write_bytes
+from ...core.errors import Failed, KitError, NotFound, one_line
+from ...core.locks import file_lock
+from ...core.paths import subdir
+from ...core.spools import discard
+from ..interpreters import uv_bin
+from . import bases
+from .runtime import Runtime
+
+VENV = "/opt/stack"            # the stack's environment inside every image
+PYTHON = f"{VENV}/bin/python"
+_LOCK = "/opt/kit-lock"        # the lock folder the image was synced from (kept: it is the recipe)
+# what the build mounts: the interpreter, uv, uv's cache (never the network)
+_PY, _UV, _CACHE = "/kit-build/python", "/kit-build/uv", "/kit-build/uv-cache"
+
+
+def tag(stack: str, base: str) -> str:
+    return f"localhost/kit-stack:{stack}-{base}"
+
+
+def _records() -> Path:
+    return subdir("containers") / "images"
+
+
+def record_path(stack: str, base: str) -> Path:
+    return _records() / f"{stack}@{base}.json"
+
+
+def record(stack: str, base: str) -> dict | None:
+    """What the last build of ``stack`` on ``base`` recorded (None: none, or not kit's)."""
+    try:
+        doc = json.loads(record_path(stack, base).read_text()[:1 << 20])
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in ("id", "lock_sha256"))
+    return doc if ok else None
+
+
+def recipe(lock_sha256: str, base_id: str, interpreter: str, prefix: str) -> str:
+    """The Containerfile of a stack image: the whole recipe but the lock folder's bytes."""
+    env = (f"UV_OFFLINE=1 UV_NO_CONFIG=1 UV_LINK_MODE=copy UV_CACHE_DIR={_CACHE} "
+           f"UV_PYTHON_DOWNLOADS=never SOURCE_DATE_EPOCH={bases.EPOCH} "
+           f"UV_PROJECT_ENVIRONMENT={VENV}")
+    parent = os.path.dirname(prefix.rstrip("/"))
+    return "\n".join([
+        f"# kit stack image: lock sha256 {lock_sha256}",
+        f"FROM {base_id}",
+        # the interpreter at its own path (its RUNPATH), ldconfig's build-time cache dropped
+        f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && rm -f /var/cache/ldconfig/aux-cache",
+        f"COPY lock/ {_LOCK}/",
+        f"RUN cd {_LOCK} && {env} {_UV} venv --quiet --python {interpreter} {VENV} && "
+        f"{env} {_UV} sync --frozen --no-build --no-install-project --compile-bytecode --quiet "
+        f"--python {PYTHON} && rm -f /var/cache/ldconfig/aux-cache",
+        "",
+    ])
+
+
+def interpreter_prefix(python: str) -> str:
+    """The installation folder of interpreter ``python`` (sys.base_prefix), resolved."""
+    try:
+        out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix)"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Failed(f"interpreter {python} does not start: {one_line(e)}") from None
+    if out.returncode != 0 or not out.stdout.strip():
+        raise Failed(f"interpreter {python} does not start")
+    return str(Path(out.stdout.strip()).resolve())
+
+
+def verify_tag(stack: str, base: str) -> str:
+    return f"localhost/kit-verify:{stack}-{base}"
+
+
+def build(rt: Runtime, stack: str, lock_dir: Path, lock_sha256: str, python: str, base: str,
+          log=lambda msg: None, again: bool = False) -> dict:
+    """Build ``stack``'s image on ``base`` from its lock folder, offline; returns its record
+    (written only when the image is whole and tagged). ``python``: the host interpreter
+    copied in, which kit built the host venv of the same lock with (uv's cache then holds
+    every wheel the lock names). ``again``: everything made anew (the base bootstrapped again,
+    no step cached) under verify tags, and no record kept: what ``verify`` compares."""
+    with file_lock(_records() / f".{stack}@{base}.lock"):
+        started = time.monotonic()
+        base_rec = bases.build(rt, base, log, again=again)
+        prefix = interpreter_prefix(python)
+        exe = str(Path(python).resolve())
+        if not exe.startswith(prefix + "/"):
+            raise Failed(f"stack {stack}: interpreter {exe} is not inside its prefix {prefix}")
+        cache = _uv_cache()
+        work = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"image-{os.getpid()}-"))
+        try:
+            ctx = work / "context"
+            shutil.copytree(lock_dir, ctx / "lock", ignore=shutil.ignore_patterns(
+                ".venv", "__pycache__", "*.pyc"))
+            (ctx / "Containerfile").write_text(recipe(lock_sha256, base_rec["id"], exe, prefix))
+            log(f"{stack}@{base}: building its image on {base} ({base_rec['id'][7:19]}) offline")
+            image = bases.commit(rt, ctx, verify_tag(stack, base) if again else tag(stack, base),
+                                 f"stack {stack} on {base}",
+                                 volumes=((prefix, _PY, "ro"), (uv_bin(), _UV, "ro"),
+                                          (cache, _CACHE, "rw")),
+                                 args=("--no-cache",) if again else ())
+        finally:
+            discard(work)
+        rec = {"stack": stack, "base": base, "id": image["id"], "size": image["size"],
+               "diff_ids": image["diff_ids"], "base_id": base_rec["id"],
+               "base_diff_ids": base_rec["diff_ids"], "release": base_rec["release"],
+               "glibc": base_rec["glibc"], "os_packages": base_rec["packages"],
+               "os_packages_sha256": base_rec["packages_sha256"], "lock_sha256": lock_sha256,
+               "interpreter": exe, "python_prefix": prefix, "runtime": rt.as_dict(),
+               "built": datetime.now(timezone.utc).isoformat(),
+               "build_s": round(time.monotonic() - started, 3)}
+        if again:
+            return rec
+        write_bytes(record_path(stack, base), json.dumps(rec, indent=1).encode())
+        return rec
+
+
+def _uv_cache() -> str:
+    """uv's cache folder on this machine (where the host venvs' wheels are)."""
+    try:
+        out = subprocess.run([uv_bin(), "cache", "dir"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Failed(f"uv does not start: {one_line(e)}") from None
+    path = out.stdout.strip()
+    if out.returncode != 0 or not path:
+        raise Failed("uv cannot say where its cache is")
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def present(rt: Runtime, rec: dict) -> bool:
+    """Is the image a record names still in the runtime's store, under that id?"""
+    try:
+        return bases.inspect(rt, rec["id"])["id"] == rec["id"]
+    except NotFound:
+        return False
+
+
+def layer_difference(old: dict, new: dict) -> str:
+    """Which layer of two builds of one recipe differs, in words (the ids differ)."""
+    names = ["the base (Debian's packages)", "the interpreter", "the lock folder",
+             "the installed environment"]
+    a, b = old.get("diff_ids") or [], new.get("diff_ids") or []
+    if old.get("base_id") != new.get("base_id"):
+        return (f"the base differs ({old.get('base_id', '?')[7:19]} against "
+                f"{new.get('base_id', '?')[7:19]}: Debian's packages changed on the mirror)")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            what = names[i] if i < len(names) else f"layer {i + 1}"
+            return f"layer {i + 1} of {len(b)} differs: {what} ({x[7:19]} against {y[7:19]})"
+    if len(a) != len(b):
+        return f"the images have {len(a)} and {len(b)} layers"
+    return "every layer is the same: only the image's configuration differs"
+
+
+def drop_verify_tags(rt: Runtime, stack: str, base: str) -> None:
+    """Untag what a verify built (an image another tag names stays; one no tag names goes)."""
+    rt.call("rmi", "--ignore", verify_tag(stack, base), bases.verify_tag(base), timeout=300)
+

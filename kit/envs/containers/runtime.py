@@ -1,0 +1,210 @@
+"""The container runtime of this machine: found, its working options probed once and remembered.
+
+A runtime is podman (or docker, found but said unusable for runs: it cannot pass kit's answer
+channel, an inherited descriptor, into a container). Machines differ in what a plain
+``podman run`` needs (this project's Linux machines: a containers.conf without default ulimits,
+since runc may not raise RLIMIT_NOFILE there), so kit tries a short list of option sets on a
+throwaway root made of ``/bin/true`` and remembers the first that starts a container, keyed by
+the runtime's path and version, in ``$KIT_HOME/containers/runtime.json``. Where none works,
+``runtime()`` says why in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core import children
+from ...core.atomic import write_bytes
+from ...core.errors import Failed, one_line
+from ...core.paths import subdir
+
+_NO_ULIMITS = "[containers]\ndefault_ulimits = []\n"
+# option sets tried in order: (podman's global options, whether kit's containers.conf is used)
+_CANDIDATES = (
+    ((), False),
+    ((), True),
+    (("--runtime", "runc"), True),
+    (("--cgroup-manager=cgroupfs",), True),
+    (("--runtime", "runc", "--cgroup-manager=cgroupfs"), True),
+)
+PROBE_SECONDS = 60
+
+
+class NoRuntime(Failed):
+    """No container runtime that starts a container here; the one line says why."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A container runtime with the options that work on this machine."""
+
+    name: str         # "podman"
+    binary: str       # its absolute path
+    version: str
+    options: tuple    # global options before the subcommand
+    conf: str | None  # the CONTAINERS_CONF kit wrote for it, if it needs one
+
+    def argv(self, *args) -> list:
+        return [self.binary, *self.options, *(str(a) for a in args)]
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        if self.conf:
+            env["CONTAINERS_CONF"] = self.conf
+        return env
+
+    def call(self, *args, timeout: float | None = None, stdout=subprocess.PIPE,
+             text=True) -> subprocess.CompletedProcess:
+        """The runtime's command ``args``, tethered (it ends with kit)."""
+        return children.run(self.argv(*args), env=self.env(), stdout=stdout, text=text,
+                            errors="replace" if text else None, timeout=timeout)
+
+    def check(self, *args, what: str, timeout: float | None = None) -> str:
+        """``call`` that raises Failed with ``what`` and the runtime's last line on an error."""
+        try:
+            proc = self.call(*args, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Failed(f"{what}: {self.name} took more than {timeout:g} s") from None
+        if proc.returncode != 0:
+            raise Failed(f"{what}: {last_line(proc.stderr)}", reason=last_line(proc.stderr))
+        return proc.stdout
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "binary": self.binary, "version": self.version,
+                "options": list(self.options), "conf": self.conf}
+
+
+def last_line(text: str) -> str:
+    """The last line a tool said, made one line (its error, as podman and uv end with it)."""
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    return one_line(lines[-1] if lines else "no output", 300)
+
+
+_found: Runtime | None = None
+
+
+def runtime() -> Runtime:
+    """The runtime that starts containers here (probed once per runtime version, remembered);
+    NoRuntime with the reason each candidate failed otherwise."""
+    global _found
+    if _found is not None:
+        return _found
+    if sys.platform == "win32":
+        raise NoRuntime("containers: kit runs containers on Linux and macOS only")
+    why = []
+    podman = shutil.which("podman")
+    if podman:
+        try:
+            _found = _podman(podman)
+            return _found
+        except NoRuntime as e:
+            why.append(str(e))
+    else:
+        why.append("podman is not installed (Debian: apt-get install podman runc; macOS: brew "
+                   "install podman, then podman machine init && podman machine start)")
+    docker = shutil.which("docker")
+    if docker:
+        why.append(_docker_reason(docker))
+    raise NoRuntime("no container runtime works here: " + "; ".join(why))
+
+
+def _version(binary: str) -> str:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise NoRuntime(f"{binary} does not start: {one_line(e)}") from None
+    if out.returncode != 0:
+        raise NoRuntime(f"{binary} --version failed: {last_line(out.stderr)}")
+    return out.stdout.strip().split()[-1] if out.stdout.strip() else "unknown"
+
+
+def _remembered() -> Path:
+    return subdir("containers") / "runtime.json"
+
+
+def _podman(binary: str) -> Runtime:
+    version = _version(binary)
+    try:
+        kept = json.loads(_remembered().read_text()[:65536])
+        if kept.get("binary") == binary and kept.get("version") == version:
+            conf = kept.get("conf")
+            if conf is None or Path(conf).is_file():
+                return Runtime("podman", binary, version, tuple(str(o) for o in kept["options"]),
+                               conf)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # nothing remembered, or not what kit writes: probed again
+    conf = _conf_file()
+    errors = []
+    with tempfile.TemporaryDirectory(dir=subdir("tmp"), prefix="ctr-probe-") as tmp:
+        root = _probe_root(Path(tmp))
+        for options, with_conf in _CANDIDATES:
+            rt = Runtime("podman", binary, version, options, str(conf) if with_conf else None)
+            err = _starts(rt, root)
+            if err is None:
+                write_bytes(_remembered(), json.dumps(rt.as_dict(), indent=1).encode())
+                return rt
+            errors.append(err)
+    # the first option set's error is the plain runtime's; the last the most tailored one's
+    raise NoRuntime(f"podman {version} cannot start a container here: {errors[-1]}")
+
+
+def _conf_file() -> Path:
+    path = subdir("containers") / "containers.conf"
+    try:
+        if path.read_text() == _NO_ULIMITS:
+            return path
+    except OSError:
+        pass
+    write_bytes(path, _NO_ULIMITS.encode())
+    return path
+
+
+def _probe_root(folder: Path) -> Path:
+    """A root file system holding /bin/true and the libraries it loads: enough to start a
+    container with no image (``--rootfs``), before any base exists."""
+    root = folder / "root"
+    true = Path(shutil.which("true") or "/bin/true").resolve()
+    for d in ("bin", "proc", "sys", "dev", "etc", "tmp"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(true, root / "bin" / "true")
+    try:
+        ldd = subprocess.run(["ldd", str(true)], capture_output=True, text=True, timeout=30)
+        libs = [w for w in ldd.stdout.split() if w.startswith("/")]
+    except (OSError, subprocess.TimeoutExpired):
+        libs = []
+    for lib in libs:
+        dest = root / lib.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(lib, dest)
+    return root
+
+
+def _starts(rt: Runtime, root: Path) -> str | None:
+    """None when ``rt`` starts a container from ``root``; else the runtime's last line."""
+    try:
+        proc = rt.call("run", "--rm", "--network=none", "--read-only", "--rootfs", str(root),
+                       "/bin/true", timeout=PROBE_SECONDS)
+    except subprocess.TimeoutExpired:
+        return f"a container did not start within {PROBE_SECONDS} s"
+    except OSError as e:
+        return one_line(e)
+    return None if proc.returncode == 0 else last_line(proc.stderr)
+
+
+def _docker_reason(binary: str) -> str:
+    try:
+        proc = subprocess.run([binary, "info", "--format", "{{.ServerVersion}}"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"docker does not answer ({one_line(e)})"
+    if proc.returncode != 0:
+        return f"docker has no daemon to talk to ({last_line(proc.stderr)})"
+    return ("docker is there, but kit's runs need podman: docker cannot pass kit's answer "
+            "channel (an inherited descriptor, podman's --preserve-fds) into a container")

@@ -1,0 +1,173 @@
+"""The container kind: a catalogue stack's lock installed in an image on a Debian base.
+
+``NAME@container`` is stack NAME on the default base (Debian bookworm), ``NAME@trixie`` on
+another one (kit.envs.containers.bases). It is built from the same lock as NAME's venv, after
+that venv (uv's cache then holds every wheel, and the build needs no network); it runs the
+worker inside its image, named by the image id (kit.envs.containers.command).
+"""
+
+from __future__ import annotations
+
+import platform
+
+from ...core.errors import Failed, KitError
+from ..containers import bases, images
+from ..containers.command import InImage
+from ..containers.runtime import NoRuntime, Runtime, runtime
+from ..platforms import Platform, detect
+from ..stacks import Stack
+from .base import StackKind
+from .catalogue import CatalogueStack
+
+CONTAINER = "container"  # the suffix of a stack on the default base
+
+
+def split_name(name: str) -> tuple | None:
+    """(stack, base) of a container stack's name, None for any other name; "NAME@bookworm"
+    is the default base's, whose one name is NAME@container."""
+    if "@" not in name:
+        return None
+    stack, tail = name.rsplit("@", 1)
+    return stack, bases.DEFAULT if tail == CONTAINER else tail
+
+
+def container_name(stack: str, base: str) -> str:
+    return f"{stack}@{CONTAINER}" if base == bases.DEFAULT else f"{stack}@{base}"
+
+
+class ContainerStack(StackKind):
+    """A catalogue stack's image on a Debian base: built with the runtime found here."""
+
+    kind = "container"
+    buildable = True
+
+    def __init__(self, name: str, inner: CatalogueStack, base: str):
+        super().__init__(name)
+        self.inner = inner
+        self.base = base
+
+    # -- status ---------------------------------------------------------------------------
+    def _runtime(self) -> Runtime:
+        return runtime()
+
+    def _record(self) -> dict | None:
+        """The build record of the current lock, else None."""
+        rec = images.record(self.inner.name, self.base)
+        try:
+            current = self.inner.d.lock_sha256()
+        except KitError:
+            return None
+        return rec if rec is not None and rec.get("lock_sha256") == current else None
+
+    def unavailable_reason(self, plat: Platform) -> str | None:
+        why = self.inner.unavailable_reason(plat, check_python=False)
+        if why:
+            return why
+        try:
+            rt = self._runtime()
+        except NoRuntime as e:
+            return str(e)
+        if bases.record(self.base) is None:
+            why = bases.unavailable(self.base)
+            if why:
+                return why
+        del rt
+        return None
+
+    def status(self, plat):
+        why = self.unavailable_reason(plat)
+        if why:
+            return "unavailable", why
+        rec = self._record()
+        if rec is None:
+            return "not built", None
+        if not images.present(self._runtime(), rec):
+            return "broken", (f"its image {rec['id'][7:19]} is no longer in "
+                              f"{self._runtime().name}'s store; `kit stacks build {self.name} "
+                              f"--container` builds it again")
+        return "built", None
+
+    # -- what it is -----------------------------------------------------------------------
+    def uses(self):
+        return self.inner.uses()
+
+    def devices(self):
+        return ["cpu"] if self.inner.devices() else []
+
+    def built(self, plat: Platform | None = None) -> Stack | None:
+        rec = self._record()
+        if rec is None:
+            return None
+        rt = self._runtime()
+        if not images.present(rt, rec):
+            return None
+        inner = self.inner.built(plat)
+        attrs = dict(inner.attributes) if inner is not None else {**self.inner.d.versions}
+        attrs.update(image=rec["id"], base=self.base, release=rec.get("release"),
+                     glibc=rec.get("glibc"), machine=platform.machine())
+        return Stack(self.name, InImage(rt, rec["id"], images.PYTHON), rec["id"], attrs)
+
+    def runnable(self):
+        st = self.built()
+        if st is None:
+            why = self.unavailable_reason(detect())
+            if why:
+                raise KitError(f"stack {self.name!r} cannot run here: {why}")
+            raise KitError(f"stack {self.name!r} is not built: run `kit stacks build "
+                           f"{self.inner.name} --container"
+                           f"{'' if self.base == bases.DEFAULT else ' --base ' + self.base}`")
+        return st
+
+    def row(self, plat):
+        row = self.inner.row(plat)
+        st, reason = self.status(plat)
+        rec = images.record(self.inner.name, self.base) or {}
+        return {**row, "name": self.name, "kind": "container", "status": st, "reason": reason,
+                "reference": False, "venv": None,
+                "image": {"id": rec.get("id"), "size": rec.get("size"), "base": self.base,
+                          "base_id": rec.get("base_id"), "release": rec.get("release"),
+                          "glibc": rec.get("glibc"), "diff_ids": rec.get("diff_ids") or [],
+                          "tag": images.tag(self.inner.name, self.base)}}
+
+    def expected_blas(self, plat):
+        return self.inner.expected_blas(plat)
+
+    # -- build ----------------------------------------------------------------------------
+    def build(self, plat=None, log=lambda msg: None):
+        """The stack's venv (its lock's wheels then in uv's cache), then its image; False when
+        the image of the current lock is built already."""
+        plat = plat or detect()
+        why = self.unavailable_reason(plat)
+        if why:
+            raise Failed(f"stack {self.name} cannot be built here: {why}", reason=why)
+        self.inner.build(plat, log)
+        if self.built(plat) is not None:
+            return False
+        self.make(log)
+        return True
+
+    def make(self, log=lambda msg: None, again: bool = False) -> dict:
+        """Build the image now; its record (``again``: images.build's)."""
+        marker = self.inner.build_record() or {}
+        python = marker.get("interpreter")
+        if not python:
+            raise Failed(f"stack {self.name}: its venv {self.inner.name} is not built")
+        d = self.inner.d
+        return images.build(self._runtime(), d.name, d.lock_dir(), d.lock_sha256(), python,
+                            self.base, log, again=again)
+
+    def verify(self, log=lambda msg: None) -> dict:
+        """Rebuild the image from the same inputs, nothing cached (its base bootstrapped again
+        from the mirror too), and compare: {"same", "old", "new", "difference"}."""
+        old = self._record()
+        if old is None or not images.present(self._runtime(), old):
+            raise KitError(f"stack {self.name} is not built: nothing to verify (`kit stacks "
+                           f"build {self.inner.name} --container` first)")
+        log(f"{self.name}: building it again from its recipe, nothing cached")
+        try:
+            new = self.make(log, again=True)
+        finally:
+            images.drop_verify_tags(self._runtime(), self.inner.name, self.base)
+        same = new["id"] == old["id"]
+        return {"same": same, "old": old, "new": new,
+                "difference": None if same else images.layer_difference(old, new)}
