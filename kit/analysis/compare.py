@@ -128,7 +128,8 @@ def env_diff(ma: dict, mb: dict) -> dict:
     def flat(m):
         env = m["env"]
         out = {k: env.get(k) for k in ("python", "implementation", "machine", "rosetta", "os",
-                                       "cpu", "host")}
+                                       "cpu", "host", "os_release", "libc")}
+        out["image"] = (m.get("image") or {}).get("id")  # None: a venv on the host
         out.update({f"package:{k}": v for k, v in env.get("packages", {}).items()})
         for pool in env.get("threadpools") or []:
             where = f"{pool.get('user_api')}@{pool.get('owner')}"

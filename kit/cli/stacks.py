@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.errors import KitError
 from .common import Parser, known_stack, path, print_json
 
 
@@ -16,6 +17,11 @@ def add(sub) -> None:
     q.add_argument("--estimate", action="store_true",
                    help="build nothing: say which of them are not built yet, their download size "
                         "and about how long building them takes here (at a measured rate)")
+    _container_options(q)
+    q = ssub.add_parser("verify", help="rebuild a stack's image from the same inputs, nothing "
+                        "cached, and say whether its image id is the same (docs/containers.md)")
+    q.add_argument("names", nargs="+")
+    _container_options(q)
     q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
     q.add_argument("names", nargs="*")
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
@@ -33,6 +39,34 @@ def add(sub) -> None:
     p.set_defaults(func=_cmd_stacks)
 
 
+def _container_options(q) -> None:
+    from ..envs.containers.bases import BASES, DEFAULT
+
+    q.add_argument("--container", action="store_true",
+                   help="the stack's image (NAME@container): its lock installed on a Debian base, "
+                        "built offline with podman (docs/containers.md)")
+    q.add_argument("--base", choices=list(BASES), default=None,
+                   help=f"the image's Debian base (default {DEFAULT}; NAME@BASE names the stack)")
+
+
+def _container_names(args, names: list) -> list:
+    """The container stacks NAME --container [--base B] names (NAME@container, NAME@B)."""
+    from ..envs.containers.bases import DEFAULT
+    from ..envs.kinds import container_name, split_name
+
+    if getattr(args, "base", None) and not args.container:
+        args.parser.error("argument --base: it chooses a container's base; add --container")
+    if not getattr(args, "container", False):
+        return names
+    out = []
+    for n in names:
+        if split_name(n) is not None:
+            args.parser.error(f"argument --container: {n} names a container stack already; "
+                              "name the catalogue stack (NAME --container) or drop --container")
+        out.append(container_name(n, args.base or DEFAULT))
+    return out
+
+
 def _cmd_stacks(args) -> int:
     from rich.console import Console
 
@@ -46,7 +80,16 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd in ("add", "remove"):
         return _stacks_external(args, err)
     names = getattr(args, "names", None) or []
+    if args.stacks_cmd in ("build", "verify"):
+        if args.stacks_cmd == "verify" and not args.container and not all("@" in n for n in names):
+            args.parser.error("kit stacks verify checks a stack's image: add --container (or "
+                              "name NAME@container)")
+        if args.stacks_cmd == "build" and args.container and not names:
+            args.parser.error("argument --container: name the stacks whose images to build")
+        names = _container_names(args, names)
     known_stack(args, None, *names)  # an unknown name is refused here, with the fix
+    if args.stacks_cmd == "verify":
+        return _verify(names, err)
     kinds = {n: stack_kind(n) for n in names}
     if args.stacks_cmd in ("build", "lock"):
         for n, kind in kinds.items():
@@ -101,6 +144,29 @@ def _cmd_stacks(args) -> int:
         print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows)
               + derived_text(rows))
     return 0
+
+
+def _verify(names, err) -> int:
+    """Rebuild each image, nothing cached; exit 1 when an id differs (the line says which
+    layer)."""
+    from ..envs.kinds import stack_kind
+
+    differ = 0
+    for n in names:
+        kind = stack_kind(n)
+        if kind.kind != "container":
+            raise KitError(f"{n} is not a container stack: kit stacks verify NAME --container")
+        with err.status(f"verifying {n}") as status:
+            got = kind.verify(log=lambda msg: status.update(msg))
+        old, new = got["old"], got["new"]
+        if got["same"]:
+            print(f"{n}: the same image id from its recipe again: {old['id']} "
+                  f"({len(new['diff_ids'])} layers, base {old['base']} {old['base_id'][7:19]})")
+        else:
+            differ += 1
+            print(f"{n}: a different image id from the same recipe: {old['id']} was built, "
+                  f"{new['id']} now; {got['difference']}")
+    return 1 if differ else 0
 
 
 def _build_stacks(names, plat, err) -> None:

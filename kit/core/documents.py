@@ -121,6 +121,8 @@ class _Fingerprint(Struct, forbid_unknown_fields=True):
     executable: Text = ""
     rosetta: Optional[bool] = None
     platform: Text = ""
+    os_release: Text = ""
+    libc: Text = ""
     cpu_count: Optional[int] = None
     host: Text = ""
     packages: Annotated[dict[Name, Optional[Text]], Meta(max_length=_MANY)] = {}
@@ -157,6 +159,8 @@ class Manifest(Struct, forbid_unknown_fields=True):
     spec: Optional[_SpecCopy] = None  # the runner's copy of the spec
     # the cluster node that made it (kit.runs.executing.on_node.facts)
     node: Optional[Annotated[dict[Name, Union[Text, int, None]], Meta(max_length=64)]] = None
+    # the container image it ran in (kit.runs.executing.attempt): its id, base and release
+    image: Optional[Annotated[dict[Name, Optional[Text]], Meta(max_length=16)]] = None
 
 
 def decode_manifest(raw) -> dict:

@@ -192,6 +192,14 @@ _BUILT_IN = (
     Factor("sklearn", "scikit-learn version at a fixed numpy ({scikit-learn} on numpy {numpy})",
            STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$",
            moves=Moves(also=_STACK_FIELDS), uses=_both()),
+    Factor("container", "the same lock in the host's venv against its container image (expected "
+           "identical: a difference is a finding)", STACKS, ENVIRONMENT,
+           explained=r"^image$|^os_release$|^libc$", moves=Moves(also=_STACK_FIELDS),
+           uses=_both()),
+    Factor("os", "the operating system: one stack's image on two Debian bases (bookworm's glibc "
+           "2.36 against trixie's 2.41), everything else held", STACKS, ENVIRONMENT,
+           explained=r"^image$|^os_release$|^libc$", moves=Moves(also=_STACK_FIELDS),
+           uses=_both()),
     Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
            ENVIRONMENT, explained=_THREAD_VARS, moves=Moves(("threads",), kind="torch")),
     Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,

@@ -228,6 +228,16 @@ def libraries(attrs: dict) -> str:
     return " + ".join(x for x in have if x) or "-"
 
 
+def image_note(image: dict) -> str:
+    """A stack image in a few words: its id, size and base."""
+    if not image.get("id"):
+        return f"image on {image.get('base')}: not built"
+    size = f", {image['size'] / 1e6:,.0f} MB" if image.get("size") else ""
+    glibc = str(image.get("glibc") or "?").split("-")[0]
+    return (f"image {image['id'][:19]}{size} on {image.get('release') or ''} "
+            f"({image['base']}, glibc {glibc})")
+
+
 def stacks_text(rows: list, doctor: bool = False) -> str:
     """`kit stacks` (``doctor``: `kit stacks doctor`): a row of short columns per stack, what
     a column would squeeze (why it is unavailable, its BLAS libraries, its problems) on lines
@@ -257,7 +267,8 @@ def stacks_text(rows: list, doctor: bool = False) -> str:
         notes.append(([f"numpy {a['numpy']}"] if build else [])
                      + ([f"arch {a['arch']}"] if a.get("arch") not in (None, "native") else [])
                      + ([r["reason"]] if r["reason"] else [])
-                     + ([f"external: {r['venv']}"] if r["kind"] == "external" else []))
+                     + ([f"external: {r['venv']}"] if r["kind"] == "external" else [])
+                     + ([image_note(r["image"])] if r.get("image") else []))
     return table(out, ["stack (* reference)", "python", "numpy", "sklearn/torch", "BLAS",
                        "status"], wrap=(3,), notes=[["; ".join(n)] if n else None for n in notes])
 

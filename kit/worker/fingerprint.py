@@ -16,6 +16,22 @@ ENV_VARS = (
 )
 
 
+def _os_release():
+    """The operating system's own name for its release (/etc/os-release's PRETTY_NAME; on
+    macOS its product version), "" where it says none."""
+    if sys.platform == "darwin":
+        return "macOS " + platform.mac_ver()[0]
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for line in f.read(65536).splitlines():
+                    if line.startswith("PRETTY_NAME="):
+                        return line.split("=", 1)[1].strip().strip('"')[:200]
+        except OSError:
+            continue
+    return ""
+
+
 def cpu_model():
     """The CPU's model name as the OS reports it (shared with kit.runs.executing.on_node)."""
     if sys.platform == "darwin":
@@ -146,6 +162,8 @@ def fingerprint(include_torch=False):
         "rosetta": _rosetta(),
         "os": sys.platform,
         "platform": platform.platform(),
+        "os_release": _os_release(),
+        "libc": " ".join(platform.libc_ver()).strip(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "host": platform.node(),

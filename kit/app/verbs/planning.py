@@ -122,7 +122,7 @@ def file_stacks(names, stack: str, plat, host: bool = False) -> list:
     for name in names:
         f = factors.get(name)
         if f is not None and f.planned == factors.STACKS:
-            out += [n for a, _, b, _, _ in stack_pairs(name, plat) for n in (a, b)]
+            out += [n for a, _, b, _, _ in stack_pairs(name, plat, stack) for n in (a, b)]
         else:
             out.append(stack)
     return [n for n in dict.fromkeys(out) if host or n != HOST]

@@ -124,14 +124,10 @@ def built(rt: Runtime, name: str) -> dict | None:
     return rec if proc.returncode == 0 and proc.stdout.strip() in (rec["id"], rec["id"][7:]) else None
 
 
-def verify_tag(name: str) -> str:
-    return f"localhost/kit-verify-base:{name}"
-
-
 def build(rt: Runtime, name: str, log=lambda msg: None, again: bool = False) -> dict:
     """Base ``name``'s image, bootstrapped and committed unless it is built already; returns
-    its record. ``again``: bootstrapped anew from the mirror into a verify tag, its record
-    returned and not kept (what ``kit stacks verify`` compares with the kept one)."""
+    its record. ``again``: bootstrapped anew from the mirror whatever is built, its record
+    returned and not kept (``kit stacks verify`` does so in a store of its own)."""
     b = base(name)
     with file_lock(_records() / f".{name}.lock"):
         if not again:
@@ -165,7 +161,7 @@ def _build(rt: Runtime, b: Base, work: Path, log, again: bool) -> dict:
     context.mkdir()
     _tar(root, context / "root.tar")
     (context / "Containerfile").write_text("FROM scratch\nADD root.tar /\nCMD [\"/bin/sh\"]\n")
-    image = commit(rt, context, verify_tag(b.name) if again else tag(b.name), f"base {b.name}")
+    image = commit(rt, context, tag(b.name), f"base {b.name}")
     rec = {"name": b.name, "release": b.release, "id": image["id"], "diff_ids": image["diff_ids"],
            "glibc": glibc, "packages": len(packages),
            "packages_sha256": hashlib.sha256(

@@ -16,6 +16,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -57,6 +59,16 @@ def record(stack: str, base: str) -> dict | None:
     return doc if ok else None
 
 
+def recorded() -> list:
+    """[(stack, base)] of every image record kept, sorted."""
+    out = []
+    for f in sorted(_records().glob("*@*.json")):
+        stack, _, base = f.name[:-5].rpartition("@")
+        if stack and base:
+            out.append((stack, base))
+    return out
+
+
 def recipe(lock_sha256: str, base_id: str, interpreter: str, prefix: str) -> str:
     """The Containerfile of a stack image: the whole recipe but the lock folder's bytes."""
     env = (f"UV_OFFLINE=1 UV_NO_CONFIG=1 UV_LINK_MODE=copy UV_CACHE_DIR={_CACHE} "
@@ -88,17 +100,13 @@ def interpreter_prefix(python: str) -> str:
     return str(Path(out.stdout.strip()).resolve())
 
 
-def verify_tag(stack: str, base: str) -> str:
-    return f"localhost/kit-verify:{stack}-{base}"
-
-
 def build(rt: Runtime, stack: str, lock_dir: Path, lock_sha256: str, python: str, base: str,
           log=lambda msg: None, again: bool = False) -> dict:
     """Build ``stack``'s image on ``base`` from its lock folder, offline; returns its record
     (written only when the image is whole and tagged). ``python``: the host interpreter
     copied in, which kit built the host venv of the same lock with (uv's cache then holds
     every wheel the lock names). ``again``: everything made anew (the base bootstrapped again,
-    no step cached) under verify tags, and no record kept: what ``verify`` compares."""
+    no step cached) and no record kept: what ``verify`` compares, in a store of its own."""
     with file_lock(_records() / f".{stack}@{base}.lock"):
         started = time.monotonic()
         base_rec = bases.build(rt, base, log, again=again)
@@ -114,8 +122,7 @@ def build(rt: Runtime, stack: str, lock_dir: Path, lock_sha256: str, python: str
                 ".venv", "__pycache__", "*.pyc"))
             (ctx / "Containerfile").write_text(recipe(lock_sha256, base_rec["id"], exe, prefix))
             log(f"{stack}@{base}: building its image on {base} ({base_rec['id'][7:19]}) offline")
-            image = bases.commit(rt, ctx, verify_tag(stack, base) if again else tag(stack, base),
-                                 f"stack {stack} on {base}",
+            image = bases.commit(rt, ctx, tag(stack, base), f"stack {stack} on {base}",
                                  volumes=((prefix, _PY, "ro"), (uv_bin(), _UV, "ro"),
                                           (cache, _CACHE, "rw")),
                                  args=("--no-cache",) if again else ())
@@ -173,7 +180,17 @@ def layer_difference(old: dict, new: dict) -> str:
     return "every layer is the same: only the image's configuration differs"
 
 
-def drop_verify_tags(rt: Runtime, stack: str, base: str) -> None:
-    """Untag what a verify built (an image another tag names stays; one no tag names goes)."""
-    rt.call("rmi", "--ignore", verify_tag(stack, base), bases.verify_tag(base), timeout=300)
+@contextmanager
+def separate_store(rt: Runtime):
+    """The runtime with an empty image store of its own under KIT_HOME, removed afterwards:
+    a verify there builds under the same names with nothing cached and touches no kept
+    image (an image's config names its base by the tag it was built from)."""
+    folder = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"store-{os.getpid()}-"))
+    own = replace(rt, options=(*rt.options, "--root", str(folder / "root"),
+                               "--runroot", str(folder / "run")))
+    try:
+        yield own
+    finally:
+        own.call("rmi", "-a", "-f", timeout=600)
+        discard(folder)
 

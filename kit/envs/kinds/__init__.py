@@ -79,6 +79,25 @@ def _container(name: str, stack: str, base: str) -> ContainerStack:
     return ContainerStack(name, CatalogueStack(defs[stack]), base)
 
 
+def _image_rows(plat: Platform) -> list:
+    """The rows of the stack images built here (each NAME@container or NAME@BASE with a
+    record), after the venvs; a record whose stack left the catalogue is listed as broken."""
+    from ..containers.images import recorded
+
+    rows = []
+    for stack, base in recorded():
+        name = container_name(stack, base)
+        try:
+            rows.append(stack_kind(name).row(plat))
+        except KitError as e:
+            rows.append({"name": name, "lock": None, "kind": "container", "uses": [],
+                         "devices": [], "platforms": [], "reference": False,
+                         "attributes": {"python": "-", "blas": None, "arch": "native"},
+                         "status": "broken", "reason": str(e), "venv": None,
+                         "image": {"id": None, "base": base}})
+    return rows
+
+
 def names() -> list:
     """Every listed stack: the catalogue's, then the external ones."""
     return list(definitions()) + list(registry())
@@ -91,6 +110,7 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
     stacks, each marked "derived" with its base stack, the packages it adds and its folder."""
     plat = plat or detect()
     rows = [stack_kind(n).row(plat) for n in names()]
+    rows += _image_rows(plat)
     for n in (locked_probes() if probes else []):
         try:
             d = probe_definition(n)

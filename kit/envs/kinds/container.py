@@ -146,14 +146,15 @@ class ContainerStack(StackKind):
         self.make(log)
         return True
 
-    def make(self, log=lambda msg: None, again: bool = False) -> dict:
-        """Build the image now; its record (``again``: images.build's)."""
+    def make(self, log=lambda msg: None, again: bool = False, rt: Runtime | None = None) -> dict:
+        """Build the image now with ``rt`` (the runtime found here by default); its record
+        (``again``: images.build's)."""
         marker = self.inner.build_record() or {}
         python = marker.get("interpreter")
         if not python:
             raise Failed(f"stack {self.name}: its venv {self.inner.name} is not built")
         d = self.inner.d
-        return images.build(self._runtime(), d.name, d.lock_dir(), d.lock_sha256(), python,
+        return images.build(rt or self._runtime(), d.name, d.lock_dir(), d.lock_sha256(), python,
                             self.base, log, again=again)
 
     def verify(self, log=lambda msg: None) -> dict:
@@ -163,11 +164,9 @@ class ContainerStack(StackKind):
         if old is None or not images.present(self._runtime(), old):
             raise KitError(f"stack {self.name} is not built: nothing to verify (`kit stacks "
                            f"build {self.inner.name} --container` first)")
-        log(f"{self.name}: building it again from its recipe, nothing cached")
-        try:
-            new = self.make(log, again=True)
-        finally:
-            images.drop_verify_tags(self._runtime(), self.inner.name, self.base)
+        log(f"{self.name}: building it again from its recipe in an empty store")
+        with images.separate_store(self._runtime()) as rt:
+            new = self.make(log, again=True, rt=rt)
         same = new["id"] == old["id"]
         return {"same": same, "old": old, "new": new,
                 "difference": None if same else images.layer_difference(old, new)}

@@ -27,6 +27,7 @@ from ...core.spec import RunSpec
 from ...data.pipelines import pipeline_file, pipeline_info
 from ...data.requires import names
 from ...envs import launch
+from ...envs.containers.command import InImage
 from ...envs.stacks import Stack
 from ...worker.text import LOG_BYTES, left_out
 
@@ -112,7 +113,12 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     if not manifest_file.exists():
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
     _bound_outputs(spec, out)
-    return read_manifest(spec, manifest_file)
+    manifest = read_manifest(spec, manifest_file)
+    if isinstance(stack.command, InImage):  # what the run ran in, exactly (its id)
+        a = stack.attributes
+        manifest["image"] = {"id": stack.command.image, "base": a.get("base"),
+                             "release": a.get("release"), "glibc": a.get("glibc")}
+    return manifest
 
 
 def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:

@@ -3,19 +3,28 @@ devices. Each function plans one kind of factor of the table (kit.core.factors).
 
 from __future__ import annotations
 
+import re
+
 from ...core.errors import KitError
 from ...core.spec import RunSpec, seeds, torch_seeds
-from ...envs.catalogue import catalogue, torch_stack
-from ...envs.kinds import stack_kind
+from ...envs.catalogue import HOST, catalogue, definitions, reference, torch_stack
+from ...envs.containers import bases
+from ...envs.kinds import container_name, split_name, stack_kind
 from ...envs.platforms import Platform
 from .options import SEEDS, Pair, default_threads, need_two_seeds
 
 
-def stack_pairs(factor: str, plat: Platform) -> list:
-    """[(stack a, env a, stack b, env b, label)] realising a stack factor on this platform.
+CONTAINER_FACTORS = ("container", "os")  # pairs of a stack's venv and images, not the catalogue's
+
+
+def stack_pairs(factor: str, plat: Platform, stack: str = HOST) -> list:
+    """[(stack a, env a, stack b, env b, label)] realising a stack factor on this platform;
+    ``stack``: the stack the container factors image (--stack; the reference by default).
 
     Raises KitError with a one-line reason where the factor cannot run here.
     """
+    if factor in CONTAINER_FACTORS:
+        return container_pairs(factor, stack)
     cat = catalogue()
     out = [(a, (), b, (), f"{a} vs {b}")
            for a, b in cat.get("pairs", {}).get(factor, {}).get(plat.key, [])]
@@ -32,11 +41,73 @@ def stack_pairs(factor: str, plat: Platform) -> list:
     return out
 
 
+def imaged(stack: str) -> str:
+    """The catalogue stack the container factors image: ``stack`` (or the one a container
+    stack's name holds), the reference where it is the host."""
+    parts = split_name(stack)
+    name = parts[0] if parts else stack
+    if name == HOST:
+        return reference()
+    d = definitions().get(name)
+    if d is None or d.kind != "pipeline":
+        raise KitError(f"the container factors image a pipeline stack of the catalogue, and "
+                       f"{name} is none (`kit stacks` lists them)")
+    return name
+
+
+def os_pairs(stack: str) -> tuple:
+    """([(base a, base b)] the os factor can run here, [(base, reason)] it cannot): the
+    default base against each other one whose glibc runs the interpreter kit copies in (the
+    host's, built against this machine's glibc: an older one lacks its symbols)."""
+    import platform
+
+    host = platform.libc_ver()[1] or "0"
+    runs, cannot = [], []
+    for name, b in bases.BASES.items():
+        if name == bases.DEFAULT:
+            continue
+        if _version(b.glibc) < _version(host):
+            cannot.append((name, f"{b.release} ({name}) has glibc {b.glibc}, older than this "
+                                 f"machine's {host}, which built the interpreter copied into "
+                                 "every image: it cannot start there"))
+        else:
+            runs.append((bases.DEFAULT, name))
+    return runs, cannot
+
+
+def _version(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0])[:2])
+
+
+def container_pairs(factor: str, stack: str) -> list:
+    """The container factors' pairs: ``container`` the stack's venv against its image on the
+    default base; ``os`` its image on the default base against each other base that runs
+    here (the same interpreter, lock and wheels in both: only Debian's packages differ)."""
+    name = imaged(stack)
+    first = bases.BASES[bases.DEFAULT]
+    if factor == "container":
+        return [(name, (), container_name(name, bases.DEFAULT), (),
+                 f"{name}: venv vs image ({first.name})")]
+    runs, cannot = os_pairs(name)
+    if not runs:
+        raise KitError("factor 'os' has no pair of bases that runs here: "
+                       + "; ".join(why for _, why in cannot))
+    return [(container_name(name, a), (), container_name(name, b), (),
+             f"{name}: {a} (glibc {bases.BASES[a].glibc}) vs {b} (glibc {bases.BASES[b].glibc})")
+            for a, b in runs]
+
+
 def listed_pairs(factor: str) -> set:
     """Every (stack a, env a, stack b, env b) a pair of a stack factor may be, on any platform
     of the catalogue: its stack pairs, and for arch each code path a CPU may run against a less
     capable one (which this CPU supports is the exporting machine's to say)."""
     cat = catalogue()
+    if factor in CONTAINER_FACTORS:  # any pipeline stack's venv and images, on any base
+        names = [n for n, d in definitions().items() if d.kind == "pipeline"]
+        if factor == "container":
+            return {(n, (), container_name(n, bases.DEFAULT), ()) for n in names}
+        return {(container_name(n, bases.DEFAULT), (), container_name(n, b), ())
+                for n in names for b in bases.BASES if b != bases.DEFAULT}
     out = {(a, (), b, ()) for pairs in cat.get("pairs", {}).get(factor, {}).values()
            for a, b in pairs}
     if factor == "arch":
@@ -107,7 +178,7 @@ def stack_plan(ctx) -> list:
                        threads=threads, seeds=seeds(seed), env=env)
 
     return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
-            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat)]
+            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack)]
 
 
 def torch_plan(ctx) -> list:
