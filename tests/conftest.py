@@ -75,11 +75,25 @@ def one_thread_env():
 
 
 @pytest.fixture(scope="session")
-def every_kind(tmp_path_factory):
+def container_images(tmp_path_factory):
+    """A KIT_HOME in which np1-sk152's images on bookworm and trixie are built (real podman,
+    real debootstrap): its path, or None where containers do not work here (their tests skip;
+    .ci/run installs podman, runc and debootstrap)."""
+    import containers
+
+    if containers.unavailable():
+        return None
+    home = tmp_path_factory.mktemp("container-images") / "home"
+    containers.build_images(home)
+    return home
+
+
+@pytest.fixture(scope="session")
+def every_kind(tmp_path_factory, container_images):
     """A real store holding every kind of run and factor this platform can run (every_kind.py)."""
     from every_kind import build
 
-    return build(tmp_path_factory.mktemp("every-kind"))
+    return build(tmp_path_factory.mktemp("every-kind"), container_images)
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ What it holds, at 120 synthetic proteins: the null experiment; seeds and each na
 the split seed (seed:split);
 threads (where there are two cores); precision; svd-iters and svd-solver; perturb; the
 cross-stack factors `sklearn` and `arch` (two real uv-built stacks of a small catalogue);
-the torch factors (the real CPU torch stack, where its wheel folder exists); a lab's own
+the torch factors (the real CPU torch stack, where its wheel folder exists); the container and
+os factors (np1-sk152's venv against its image, and its images on Debian bookworm and trixie,
+where podman and debootstrap work); a lab's own
 pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init), one that declares every
 output kind (tests/pipelines/every_output.py), and a protein
 pipeline read under homology (tests/pipelines/proteins.py); and a bundle
@@ -109,8 +111,9 @@ def _protein_pipeline(root: Path, mp) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build(root: Path) -> dict:
-    """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds."""
+def build(root: Path, images: Path | None = None) -> dict:
+    """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds. ``images``: a
+    KIT_HOME whose stack images (tests/containers.py) the container factors run in."""
     from kit.envs.platforms import detect
     from kit.envs.kinds import stack_kind
 
@@ -153,6 +156,14 @@ def build(root: Path) -> dict:
             _kit("run", "--factor", "sklearn,arch", "--threads", "1", "--yes", *common)
             held["factors"] += ["sklearn", "arch"]
             held["stacks"] = True
+        if images is not None and held["stacks"]:
+            from containers import STACK, share
+
+            share(images, home)
+            _kit("run", "--factor", "container,os", "--stack", STACK, "--threads", "1", "--yes",
+                 *common)
+            held["factors"] += ["container", "os"]
+            held["containers"] = True
         if stack_kind("torch-linux-cpu").status(plat)[0] != "unavailable":
             _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", "--yes",
                  *common)

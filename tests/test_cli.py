@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from usage import usage_error
+
 from kit.cli import main
 from kit.cli.common import int_list as _int_list
 from kit.core.numbers import fmt
@@ -70,16 +72,8 @@ CORES = os.cpu_count() or 1
      "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
-    err = _usage_error(argv, capsys)
+    err = usage_error(argv, capsys)
     assert says in err and err.count("\n") == 1 and "--help" in err
-
-
-def _usage_error(argv, capsys) -> str:
-    """What ``kit ARGV`` says on stderr, once it has exited 2 (a usage error)."""
-    with pytest.raises(SystemExit) as e:
-        main(argv)
-    assert e.value.code == 2
-    return capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -100,7 +94,7 @@ def _usage_error(argv, capsys) -> str:
      "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
 def test_a_usage_error_points_at_the_command_s_own_help(argv, says, capsys):
-    err = _usage_error(argv, capsys)
+    err = usage_error(argv, capsys)
     assert err == f"{says} (see `{says.split(':')[0]} --help`)\n", err
 
 

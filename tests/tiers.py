@@ -9,7 +9,7 @@ import pytest
 
 # Tests that use these fixtures build a real store of every kind of run or start a real Slurm:
 # minutes each, so they are the slow tier whatever their own marks say (pytest -m "not slow").
-SLOW_FIXTURES = ("every_kind", "on_every_kind", "slurm_env")
+SLOW_FIXTURES = ("every_kind", "on_every_kind", "slurm_env", "container_images")
 
 # What makes a test slow: a process that runs the pipeline, builds a stack or drives a terminal.
 # `python -m kit` (the CLI in a fresh interpreter) imports numpy and friends, about a second.
@@ -42,7 +42,8 @@ def mark_slow_fixtures(config, items):
         used = set(getattr(item, "fixturenames", ()))
         if set(SLOW_FIXTURES) & used:
             item.add_marker(pytest.mark.slow)
-        if used & {"every_kind", "on_every_kind"}:
+        # the stack images are built once too, on the worker that builds the every-kind store
+        if used & {"every_kind", "on_every_kind", "container_images"}:
             item.add_marker(pytest.mark.xdist_group(EVERY_KIND_GROUP))
         if item.get_closest_marker("soak"):
             item.add_marker(pytest.mark.slow)

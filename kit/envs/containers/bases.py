@@ -28,7 +28,7 @@ from ...core.errors import Failed, KitError, NotFound, one_line
 from ...core.locks import file_lock
 from ...core.paths import subdir
 from ...core.spools import discard
-from .runtime import Runtime, last_line
+from .runtime import Runtime, building, last_line
 
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z: every time in a base and a stack image
 # what a copied CPython needs beyond minbase: ssl, sqlite, readline, curses, expat, ffi, dbm
@@ -269,9 +269,10 @@ def commit(rt: Runtime, context: Path, name: str, what: str, volumes=(), args=()
     returns {"id", "diff_ids", "size"}. A build killed midway leaves no tag (podman tags only
     a finished image) and no container (buildah removes its own on the next build's start)."""
     vol = [a for src, dst, mode in volumes for a in ("-v", f"{src}:{dst}:{mode}")]
-    proc = rt.call("build", "--network=none", "--timestamp", str(EPOCH), "--pull=never",
-                   "--layers=false", *vol, *args, "-t", name, "-f", str(context / "Containerfile"),
-                   str(context), timeout=BUILD_SECONDS)
+    with building(rt):
+        proc = rt.call("build", "--network=none", "--timestamp", str(EPOCH), "--pull=never",
+                       *vol, *args, "-t", name, "-f", str(context / "Containerfile"),
+                       str(context), timeout=BUILD_SECONDS)
     if proc.returncode != 0:
         why = last_line(proc.stderr or proc.stdout)
         raise Failed(f"{what}: the image build failed: {why}", reason=why)

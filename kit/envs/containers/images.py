@@ -186,11 +186,14 @@ def separate_store(rt: Runtime):
     a verify there builds under the same names with nothing cached and touches no kept
     image (an image's config names its base by the tag it was built from)."""
     folder = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"store-{os.getpid()}-"))
+    # podman refuses a runroot path of more than 50 characters: a short one in /tmp
+    run = Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-", dir="/tmp"))
     own = replace(rt, options=(*rt.options, "--root", str(folder / "root"),
-                               "--runroot", str(folder / "run")))
+                               "--runroot", str(run)))
     try:
         yield own
     finally:
         own.call("rmi", "-a", "-f", timeout=600)
         discard(folder)
+        shutil.rmtree(run, ignore_errors=True)
 

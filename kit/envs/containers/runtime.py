@@ -17,6 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,7 +105,9 @@ def runtime() -> Runtime:
     podman = shutil.which("podman")
     if podman:
         try:
-            _found = _podman(podman)
+            found = _podman(podman)
+            sweep_containers(found)  # once a process: what a crashed kit left
+            _found = found
             return _found
         except NoRuntime as e:
             why.append(str(e))
@@ -142,7 +147,7 @@ def _podman(binary: str) -> Runtime:
         pass  # nothing remembered, or not what kit writes: probed again
     conf = _conf_file()
     errors = []
-    with tempfile.TemporaryDirectory(dir=subdir("tmp"), prefix="ctr-probe-") as tmp:
+    with tempfile.TemporaryDirectory(dir=subdir("tmp"), prefix=f"ctr-{os.getpid()}-") as tmp:
         root = _probe_root(Path(tmp))
         for options, with_conf in _CANDIDATES:
             rt = Runtime("podman", binary, version, options, str(conf) if with_conf else None)
@@ -196,6 +201,65 @@ def _starts(rt: Runtime, root: Path) -> str | None:
     except OSError as e:
         return one_line(e)
     return None if proc.returncode == 0 else last_line(proc.stderr)
+
+
+def _build_containers(rt: Runtime) -> list:
+    """[(id, created, name)] of the runtime's build containers (buildah's, "external")."""
+    proc = rt.call("ps", "-a", "--external", "--format", "{{.ID}} {{.Created.Unix}} {{.Names}}",
+                   timeout=60)
+    out = []
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else ():
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].endswith("working-container"):
+            out.append((parts[0], int(parts[1]), parts[2]))
+    return out
+
+
+@contextmanager
+def building(rt: Runtime):
+    """A build under way, noted with the build containers there before it: a kit killed
+    midway leaves buildah's working container, which the next command removes (``sweep``),
+    and no other (a user's own buildah work is never touched)."""
+    note = subdir("containers") / f"building-{os.getpid()}-{threading.get_ident()}.json"
+    write_bytes(note, json.dumps({"started": int(time.time()) - 1, "before": [
+        c[0] for c in _build_containers(rt)]}).encode())
+    try:
+        yield
+    finally:
+        note.unlink(missing_ok=True)
+
+
+def sweep_containers(rt: Runtime) -> int:
+    """Remove kit's containers (named kit-PID-...) whose kit process is gone, what a machine's
+    crash left that no tether lived to remove, and the build containers of builds whose kit
+    was killed (their notes). Returns how many."""
+    from ...core.processes import alive
+
+    removed = 0
+    for note in subdir("containers").glob("building-*.json"):
+        parts = note.name.split("-")
+        if len(parts) < 3 or not parts[1].isdigit() or alive(int(parts[1])):
+            continue
+        try:
+            doc = json.loads(note.read_text()[:1 << 20])
+            started, before = int(doc["started"]), set(doc["before"])
+        except (OSError, ValueError, KeyError, TypeError):
+            note.unlink(missing_ok=True)
+            continue
+        left = [c[0] for c in _build_containers(rt) if c[1] >= started and c[0] not in before]
+        if left:
+            rt.call("rm", "-f", *left, timeout=300)  # a storage-only container too
+            removed += len(left)
+        note.unlink(missing_ok=True)
+    proc = rt.call("ps", "-a", "--format", "{{.Names}}", "--filter", "name=^kit-", timeout=60)
+    gone = []
+    for name in proc.stdout.split() if proc.returncode == 0 else ():
+        parts = name.split("-")
+        if len(parts) == 3 and parts[1].isdigit() and not alive(int(parts[1])):
+            gone.append(name)
+    if gone:
+        rt.call("rm", "-f", "--ignore", "--time", "0", *gone, timeout=300)
+    return removed + len(gone)
 
 
 def _docker_reason(binary: str) -> str:

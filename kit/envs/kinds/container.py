@@ -146,11 +146,11 @@ class ContainerStack(StackKind):
         self.make(log)
         return True
 
-    def make(self, log=lambda msg: None, again: bool = False, rt: Runtime | None = None) -> dict:
-        """Build the image now with ``rt`` (the runtime found here by default); its record
-        (``again``: images.build's)."""
-        marker = self.inner.build_record() or {}
-        python = marker.get("interpreter")
+    def make(self, log=lambda msg: None, again: bool = False, rt: Runtime | None = None,
+             python: str | None = None) -> dict:
+        """Build the image now with ``rt`` (the runtime found here by default) and the
+        interpreter ``python`` (the venv's by default); its record (``again``: images.build's)."""
+        python = python or (self.inner.build_record() or {}).get("interpreter")
         if not python:
             raise Failed(f"stack {self.name}: its venv {self.inner.name} is not built")
         d = self.inner.d
@@ -165,8 +165,8 @@ class ContainerStack(StackKind):
             raise KitError(f"stack {self.name} is not built: nothing to verify (`kit stacks "
                            f"build {self.inner.name} --container` first)")
         log(f"{self.name}: building it again from its recipe in an empty store")
-        with images.separate_store(self._runtime()) as rt:
-            new = self.make(log, again=True, rt=rt)
+        with images.separate_store(self._runtime()) as rt:  # the recorded inputs, again
+            new = self.make(log, again=True, rt=rt, python=old.get("interpreter"))
         same = new["id"] == old["id"]
         return {"same": same, "old": old, "new": new,
                 "difference": None if same else images.layer_difference(old, new)}

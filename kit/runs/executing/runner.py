@@ -169,7 +169,9 @@ def sweep_tmp() -> int:
     for root in (subdir("tmp"), subdir("worker")):
         for d in root.iterdir():
             parts = d.name.lstrip(".").split("-")
-            if len(parts) >= 3 and parts[0] in ("run", "tmp", "got") and parts[1].isdigit() \
+            # run, got: a run's folders; base, image, store, ctr: a container build's or probe's
+            if len(parts) >= 3 and parts[0] in ("run", "tmp", "got", "base", "image", "store",
+                                                "ctr") and parts[1].isdigit() \
                     and int(parts[1]) != os.getpid() and not alive(int(parts[1])):
                 shutil.rmtree(d, ignore_errors=True)
                 removed += 1

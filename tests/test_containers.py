@@ -1,0 +1,367 @@
+"""Container stacks (kit.envs.containers, kit.envs.kinds.container): names, the recipe, the
+deterministic base, the confinement of a worker's container; and, with real podman, images built
+twice to one id, runs inside them, the container and os factors, and kill -9 leaving nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import containers
+from kit.cli import main
+from usage import usage_error
+from kit.envs.containers import bases, images
+from kit.envs.containers.command import InImage
+from kit.envs.containers.runtime import Runtime
+from kit.envs.kinds import UnknownStack, stack_kind
+
+ROOT = Path(__file__).resolve().parents[1]
+STACK = containers.STACK
+
+
+# -- names ------------------------------------------------------------------------------------
+
+def test_a_container_stack_is_named_for_its_stack_and_base():
+    k = stack_kind(f"{STACK}@container")
+    assert (k.kind, k.inner.name, k.base) == ("container", STACK, bases.DEFAULT)
+    assert stack_kind(f"{STACK}@trixie").base == "trixie"
+
+
+@pytest.mark.parametrize("name, said", [
+    (f"{STACK}@bookworm", f"is called {STACK}@container"),
+    ("np1-sk15@container", "did you mean np1-sk152"),
+    (f"{STACK}@trxie", "unknown base 'trxie'"),
+    ("torch-linux-cpu@container", "pipeline stacks only"),
+])
+def test_a_wrong_container_name_is_one_line(name, said):
+    with pytest.raises(UnknownStack) as e:
+        stack_kind(name)
+    assert said in str(e.value) and "\n" not in str(e.value)
+
+
+def test_wrong_words_are_usage_errors(capsys):
+    assert "add --container" in usage_error(["stacks", "build", STACK, "--base", "trixie"], capsys)
+    assert "add --container" in usage_error(["stacks", "verify", STACK], capsys)
+    assert "names a container stack already" in usage_error(
+        ["stacks", "build", f"{STACK}@container", "--container"], capsys)
+    assert "invalid choice: 'sid'" in usage_error(
+        ["stacks", "build", STACK, "--container", "--base", "sid"], capsys)
+
+
+# -- the recipe and the base --------------------------------------------------------------------
+
+def test_the_recipe_pins_everything_and_reaches_no_network():
+    text = images.recipe("ab" * 32, "sha256:" + "cd" * 32, "/opt/py/bin/python3.12", "/opt/py")
+    assert f"FROM sha256:{'cd' * 32}" in text
+    assert "sync --frozen --no-build" in text and "UV_OFFLINE=1" in text
+    assert f"SOURCE_DATE_EPOCH={bases.EPOCH}" in text
+    assert "cp -a /kit-build/python /opt/py" in text  # the interpreter at its own path
+
+
+def _tree(root: Path, order, stamp) -> None:
+    for name in order:
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"content of {name}\n")
+        os.utime(p, (stamp, stamp))
+    (root / "etc").mkdir(exist_ok=True)
+    (root / "etc" / "resolv.conf").write_text(f"nameserver {stamp}\n")
+    (root / "etc" / "shadow").write_text(f"root:*:{stamp // 86400}:0:99999:7:::\n")
+    (root / "var" / "log").mkdir(parents=True, exist_ok=True)
+    (root / "var" / "log" / "dpkg.log").write_text(f"installed at {stamp}\n")
+
+
+def test_a_base_tar_depends_on_its_files_alone(tmp_path):
+    """Two roots with the same files, made in another order at other times, give one tar:
+    times clamped, names sorted, the build's own traces (resolv.conf, logs, shadow's day of
+    last change) left out or fixed."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    _tree(a, ["usr/bin/x", "usr/lib/y", "z"], 1_000_000_000)
+    _tree(b, ["z", "usr/lib/y", "usr/bin/x"], 1_700_000_000)
+    for root in (a, b):
+        bases._normalise(root)
+        bases._tar(root, root.with_suffix(".tar"))
+    assert a.with_suffix(".tar").read_bytes() == b.with_suffix(".tar").read_bytes()
+    with tarfile.open(a.with_suffix(".tar")) as t:
+        names = t.getnames()
+        assert "etc/resolv.conf" not in names and "var/log/dpkg.log" not in names
+        assert {m.mtime for m in t.getmembers()} == {bases.EPOCH}
+        shadow = t.extractfile("etc/shadow").read().decode()
+    assert shadow.split(":")[2] == str(bases.EPOCH // 86400)
+
+
+def test_the_os_factor_offers_only_bases_that_run_the_interpreter(monkeypatch):
+    """An older glibc than the one the copied interpreter was built against cannot start it:
+    that base is one line with its reason, never a pair."""
+    import platform as pf
+
+    from kit.runs.planning.stack_pairs import os_pairs, stack_pairs
+
+    monkeypatch.setattr(pf, "libc_ver", lambda: ("glibc", "2.36"))
+    runs, cannot = os_pairs(STACK)
+    assert ("bookworm", "trixie") in runs
+    assert [b for b, _ in cannot] == ["bullseye"]
+    assert "glibc 2.31, older than this machine's 2.36" in cannot[0][1]
+    pairs = stack_pairs("os", None, STACK)
+    assert [(a, b) for a, _, b, _, _ in pairs] == [(f"{STACK}@container", f"{STACK}@trixie")]
+    assert "glibc 2.36" in pairs[0][4] and "glibc 2.41" in pairs[0][4]
+    monkeypatch.setattr(pf, "libc_ver", lambda: ("glibc", "2.99"))
+    with pytest.raises(Exception, match="no pair of bases that runs here"):
+        stack_pairs("os", None, STACK)
+
+
+def test_the_container_factor_pairs_a_venv_with_its_image():
+    from kit.runs.planning.stack_pairs import listed_pairs, stack_pairs
+
+    (a, _, b, _, label), = stack_pairs("container", None, STACK)
+    assert (a, b) == (STACK, f"{STACK}@container") and "venv vs image" in label
+    assert (a, (), b, ()) in listed_pairs("container")
+    # the host is never imaged: the reference stack stands for it
+    from kit.envs.catalogue import reference
+
+    assert stack_pairs("container", None, "host")[0][0] == reference()
+
+
+# -- confinement: what a worker's container is given -------------------------------------------
+
+def test_a_worker_container_is_confined():
+    rt = Runtime("podman", "/usr/bin/podman", "4", ("--runtime", "runc"), "/x/containers.conf")
+    cmd = InImage(rt, "sha256:" + "ab" * 32, "/opt/stack/bin/python")
+    env = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "2", "SECRET_TOKEN": "s3cret",
+           "PYTHONPATH": "/w"}
+    argv = cmd.argv("kit-1-ab", env, "/runs/r/work", [("/w", False), ("/runs", True)],
+                    stdin=True)
+    assert argv[:3] == ["/usr/bin/podman", "--runtime", "runc"]
+    for opt in ("--network=none", "--read-only", "--cap-drop=all",
+                "--security-opt=no-new-privileges", "--preserve-fds=1", "--rm", "-i"):
+        assert opt in argv, opt
+    assert f"--user={os.getuid()}:{os.getgid()}" in argv
+    assert argv[argv.index("-w") + 1] == "/runs/r/work"
+    mounts = [argv[i + 1] for i, a in enumerate(argv) if a == "-v"]
+    assert mounts == ["/w:/w:ro", "/runs:/runs:rw"]
+    passed = [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
+    # what changes a result passes in; nothing else of kit's environment does
+    assert "OPENBLAS_CORETYPE=Haswell" in passed and "OMP_NUM_THREADS=2" in passed
+    assert not any("SECRET" in p for p in passed)
+    assert "KIT_CHANNEL=3" in passed
+    assert argv[-2:] == ["sha256:" + "ab" * 32, "/opt/stack/bin/python"]
+    assert cmd.removal("kit-1-ab")[-1] == "kit-1-ab"
+
+
+def test_the_tether_runs_its_after_command_when_kit_is_killed(tmp_path):
+    """A container is not below the tether: the command that removes it (here, one that
+    leaves a file) runs when kit dies by kill -9, before the family is ended."""
+    done = tmp_path / "removed"
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "sys.path.insert(0, %r)\n"
+        "from kit.core import tether\n"
+        "subprocess.Popen(tether.argv(['sleep', '600'], after=['touch', %r]),"
+        " start_new_session=True)\n"
+        "print('started', flush=True)\n"
+        "time.sleep(600)\n" % (str(ROOT), str(done)))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout.readline().strip() == "started"
+    time.sleep(0.5)
+    parent.kill()
+    parent.wait()
+    for _ in range(100):
+        if done.exists():
+            break
+        time.sleep(0.1)
+    assert done.exists()
+
+
+def test_no_runtime_is_one_line(tmp_path, capsys, monkeypatch):
+    """Where neither podman nor docker is on PATH, building an image says so in one line."""
+    import kit.envs.containers.runtime as runtime
+
+    monkeypatch.setattr(runtime, "_found", None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(runtime.NoRuntime) as e:
+        runtime.runtime()
+    assert "podman is not installed" in str(e.value) and "\n" not in str(e.value)
+    assert stack_kind(f"{STACK}@container").status(_plat())[0] == "unavailable"
+
+
+def _plat():
+    from kit.envs.platforms import detect
+
+    return detect()
+
+
+# -- real podman --------------------------------------------------------------------------------
+
+@pytest.fixture
+def images_home(container_images, kit_home):
+    """This test's KIT_HOME with the session's stack images in it (their records)."""
+    if container_images is None:
+        pytest.skip(f"no containers here: {containers.unavailable()}")
+    containers.share(container_images, kit_home)
+    yield kit_home
+    assert containers.kit_containers() == [], "a test left a container of kit's"
+
+
+def test_images_are_listed_beside_venvs(images_home, capsys):
+    assert main(["stacks"]) == 0
+    out = capsys.readouterr().out
+    assert f"{STACK}@container" in out and f"{STACK}@trixie" in out
+    assert "on Debian 12 (bookworm, glibc 2.36)" in out
+    assert main(["stacks", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    image = rows[f"{STACK}@container"]["image"]
+    assert image["id"].startswith("sha256:") and image["size"] > 10 ** 8
+    assert len(image["diff_ids"]) >= 2 and image["base_id"] != image["id"]
+    assert rows[f"{STACK}@container"]["status"] == "built"
+
+
+def test_a_rebuild_from_nothing_gives_the_same_image_id(images_home, capsys):
+    """kit stacks verify bootstraps the base again from the mirror and rebuilds the image in an
+    empty store of its own: the same id, or the layer that differs (exit 1)."""
+    rec = images.record(STACK, "bookworm")
+    assert main(["stacks", "verify", STACK, "--container"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "the same image id from its recipe again" in out and rec["id"] in out
+    assert images.record(STACK, "bookworm") == rec  # the kept record is untouched
+
+
+def test_runs_in_the_image_name_it_and_match_the_venv(images_home, capsys):
+    assert main(["run", "--factor", "container", "--stack", STACK, "--n", "120", "--threads",
+                 "1", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["budget", "--factor", "container", "--n", "120", "--json"]) == 0
+    from kit.runs.store import Store
+
+    store = Store()
+    (pair,) = [p for p in store.pairs() if p.factor == "container"]
+    a, b = store.run(pair.a), store.run(pair.b)
+    rec = images.record(STACK, "bookworm")
+    assert a.spec.stack == STACK and a.manifest.get("image") is None
+    assert b.spec.stack == f"{STACK}@container" and b.spec.stack_id == rec["id"]
+    assert b.manifest["image"]["id"] == rec["id"] and b.manifest["image"]["base"] == "bookworm"
+    # the container's host name is the host's: nothing but what the image changes differs
+    from kit.analysis.compare import env_diff
+
+    assert set(env_diff(a.manifest, b.manifest)) <= {"image", "os_release", "libc"}
+
+
+def test_the_os_factor_runs_on_two_debian_bases(images_home, capsys):
+    assert main(["run", "--factor", "os", "--stack", STACK, "--n", "120", "--threads", "1",
+                 "--yes"]) == 0
+    capsys.readouterr()
+    from kit.runs.store import Store
+
+    store = Store()
+    (pair,) = [p for p in store.pairs() if p.factor == "os"]
+    a, b = store.run(pair.a).manifest, store.run(pair.b).manifest
+    assert a["env"]["os_release"].endswith("(bookworm)") and a["env"]["libc"] == "glibc 2.36"
+    assert b["env"]["os_release"].endswith("(trixie)") and b["env"]["libc"] == "glibc 2.41"
+    assert main(["budget", "--factor", "os", "--n", "120"]) == 0
+    out = capsys.readouterr().out
+    assert "bookworm (glibc 2.36) vs trixie (glibc 2.41)" in " ".join(out.split())
+
+
+def test_kill_9_of_kit_leaves_no_container(images_home):
+    env = dict(os.environ, KIT_HOME=str(images_home))
+    proc = subprocess.Popen([sys.executable, "-m", "kit", "run", "--factor", "seed", "--stack",
+                             f"{STACK}@container", "--n", "400", "--seeds", "0-3", "--yes"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if [n for n in containers.kit_containers() if n.startswith(f"kit-{proc.pid}-")]:
+                break
+            assert proc.poll() is None, "kit ended before a container started"
+            time.sleep(0.1)
+        else:
+            pytest.fail("no container started")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    for _ in range(300):
+        if not containers.kit_containers():
+            break
+        time.sleep(0.1)
+    assert containers.kit_containers() == []
+    left = subprocess.run(["pgrep", "-f", "kit.worker"], capture_output=True, text=True).stdout
+    assert not left.strip()
+
+
+CONFINED = '''"""Tries to leave its container: the network, the host's files, kit's store."""
+import os
+import socket
+
+import numpy as np
+
+SEEDS = ("init",)
+KINDS = {"x": "embedding"}
+
+
+def run(seeds):
+    escaped = []
+    try:
+        socket.create_connection(("127.0.0.1", int(os.environ.get("PORT", "%d"))), timeout=2)
+        escaped.append("reached the host's loopback")
+    except OSError:
+        pass
+    if [n for _, n in socket.if_nameindex() if n != "lo"]:
+        escaped.append("has a network interface")
+    for path in ("/escaped", "/etc/escaped", "%s", "%s"):
+        try:
+            with open(path, "w") as f:
+                f.write("x")
+            escaped.append("wrote " + path)
+        except OSError:
+            pass
+    if os.path.exists("%s"):
+        escaped.append("sees kit's store")
+    if escaped:
+        raise RuntimeError("; ".join(escaped))
+    return {"x": np.arange(4.0).reshape(2, 2) + seeds["init"]}
+'''
+
+
+def test_code_in_a_container_reaches_no_network_and_writes_only_its_run(images_home, tmp_path):
+    """A pipeline run in the image cannot reach a server on the host's loopback, has no
+    network interface but lo, cannot write the image, the datasets or the pipeline files, and
+    does not see kit's store (the run's folder is its only writable place)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted = []
+    server.settimeout(0.2)
+
+    def accept():
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                continue
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    port = server.getsockname()[1]
+    store = images_home / "store.sqlite"
+    datasets = images_home / "datasets" / "escaped"
+    pipelines = images_home / "pipelines" / "escaped"
+    script = tmp_path / "confined.py"
+    script.write_text(CONFINED % (port, datasets, pipelines, store))
+    try:
+        code = main(["run", "--pipeline", str(script), "--factor", "repeat", "--stack",
+                     f"{STACK}@container", "--threads", "1", "--yes"])
+    finally:
+        server.close()
+    assert code == 0
+    assert accepted == []
+    assert not datasets.exists() and not pipelines.exists()
