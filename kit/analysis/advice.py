@@ -107,6 +107,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
                  for m in ALL_MODELS}
     recs = []
     _null(rows, recs)
+    _container(rows, recs)
     _one_class(b, recs)
     for r in ranked:
         _factor_advice(r, recs)
@@ -167,6 +168,26 @@ def _null(rows, recs):
                      f"{r.all_identical} of {r.pairs} repeated pairs were identical. A generator "
                      "is loose or the environment is unstable; treat every row as suspect.",
                      "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical}})
+
+
+def _container(rows, recs):
+    """The container factor is expected to change nothing: say whether it held, and a
+    difference as the finding it is."""
+    r = rows.get("container")
+    if r is None:
+        return
+    basis = {"factor": "container", "pairs": r.pairs, "identical": r.all_identical}
+    if r.all_identical == r.pairs:
+        text = (f"The image held: {r.pairs} pair(s) of a stack's venv and its container image, "
+                "built from the same lock, were bitwise identical at every stage. Shipping the "
+                "image pins the operating system at no cost to the results here; it cannot pin "
+                "the CPU's kernels or the machine (docs/containers.md).")
+    else:
+        text = (f"A FINDING: a container image differed from the venv built from the same lock "
+                f"in {r.pairs - r.all_identical} of {r.pairs} pair(s): the operating system's "
+                "libraries reach the results. Ship the image, not only the lock, and see the "
+                "os factor.")
+    recs.append({"kind": "container", "text": text, "basis": basis})
 
 
 def _one_class(b, recs):

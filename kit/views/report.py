@@ -61,12 +61,13 @@ def _env_rows(runs: list):
     for stack, e in runs:
         blas = blas_text(e.get("threadpools"), e.get("blas_build"))
         key = (stack, e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
-               e["os"], e["cpu"], e["packages"].get("numpy"), e["packages"].get("scipy"),
-               e["packages"].get("scikit-learn"), blas, e.get("host"))
+               e.get("os_release") or e["os"], e["cpu"], e["packages"].get("numpy"),
+               e["packages"].get("scipy"), e["packages"].get("scikit-learn"), blas, e.get("host"),
+               e["image"][:19] if e.get("image") else "-")
         seen[key] = seen.get(key, 0) + 1
     return ([list(k) + [n] for k, n in seen.items()],
             ["stack", "python", "machine", "os", "cpu", "numpy", "scipy", "scikit-learn",
-             "BLAS (measured)", "host", "runs"])
+             "BLAS (measured)", "host", "image", "runs"])
 
 
 # -- documents --------------------------------------------------------------------------------

@@ -75,8 +75,10 @@ def _of_stages(store: Store, subject: Subject, tell) -> Report:
         for p in pair_details(store, sha, f):
             per_level.setdefault(p["level"] or f, []).append(p["comparison"])
     tell()
-    # every measured environment once (explain's cross-fed runs are none of their own)
-    envs = tuple((r.spec.stack, r.manifest["env"]) for r in store.runs(sha)
+    # every measured environment once (explain's cross-fed runs are none of their own), with
+    # the image a container run ran in beside what its worker measured (None: a venv)
+    envs = tuple((r.spec.stack, {**r.manifest["env"], "image": (r.manifest.get("image") or {})
+                                 .get("id")}) for r in store.runs(sha)
                  if r.spec.kind != "feed")
     tell()
     verdicts = stability_report(store, sha)

@@ -91,6 +91,21 @@ def last_line(text: str) -> str:
 
 
 _found: Runtime | None = None
+_NO_PODMAN = ("podman is not installed (Debian: apt-get install podman runc; macOS: brew install "
+              "podman, then podman machine init && podman machine start)")
+
+
+def missing() -> str | None:
+    """Why no runtime can be here, without starting anything (None: podman is on PATH; whether
+    it starts a container is probed when one is first built or run)."""
+    if sys.platform == "win32":
+        return "containers: kit runs containers on Linux and macOS only"
+    if shutil.which("podman") is None:
+        docker = (" (docker is there, but kit's runs need podman's --preserve-fds)"
+                  if shutil.which("docker") else "")
+        return f"no container runtime works here: {_NO_PODMAN}{docker}"
+    return None
+
 
 
 def runtime() -> Runtime:
@@ -112,8 +127,7 @@ def runtime() -> Runtime:
         except NoRuntime as e:
             why.append(str(e))
     else:
-        why.append("podman is not installed (Debian: apt-get install podman runc; macOS: brew "
-                   "install podman, then podman machine init && podman machine start)")
+        why.append(_NO_PODMAN)
     docker = shutil.which("docker")
     if docker:
         why.append(_docker_reason(docker))

@@ -13,7 +13,7 @@ import platform
 from ...core.errors import Failed, KitError
 from ..containers import bases, images
 from ..containers.command import InImage
-from ..containers.runtime import NoRuntime, Runtime, runtime
+from ..containers.runtime import Runtime, missing, runtime
 from ..platforms import Platform, detect
 from ..stacks import Stack
 from .base import StackKind
@@ -60,18 +60,13 @@ class ContainerStack(StackKind):
         return rec if rec is not None and rec.get("lock_sha256") == current else None
 
     def unavailable_reason(self, plat: Platform) -> str | None:
-        why = self.inner.unavailable_reason(plat, check_python=False)
+        """Why it cannot exist here, in one line, found without starting anything (None: it can;
+        whether podman starts a container is probed when one is built or run)."""
+        why = self.inner.unavailable_reason(plat, check_python=False) or missing()
         if why:
             return why
-        try:
-            rt = self._runtime()
-        except NoRuntime as e:
-            return str(e)
         if bases.record(self.base) is None:
-            why = bases.unavailable(self.base)
-            if why:
-                return why
-        del rt
+            return bases.unavailable(self.base)
         return None
 
     def status(self, plat):
@@ -81,10 +76,13 @@ class ContainerStack(StackKind):
         rec = self._record()
         if rec is None:
             return "not built", None
-        if not images.present(self._runtime(), rec):
-            return "broken", (f"its image {rec['id'][7:19]} is no longer in "
-                              f"{self._runtime().name}'s store; `kit stacks build {self.name} "
-                              f"--container` builds it again")
+        try:
+            there = images.present(self._runtime(), rec)
+        except KitError as e:  # podman does not start a container here, or the probe failed
+            return "unavailable", str(e)
+        if not there:
+            return "broken", (f"its image {rec['id'][7:19]} is no longer in podman's store; "
+                              f"`kit stacks build {self.inner.name} --container` builds it again")
         return "built", None
 
     # -- what it is -----------------------------------------------------------------------
@@ -96,7 +94,7 @@ class ContainerStack(StackKind):
 
     def built(self, plat: Platform | None = None) -> Stack | None:
         rec = self._record()
-        if rec is None:
+        if rec is None or missing():
             return None
         rt = self._runtime()
         if not images.present(rt, rec):
