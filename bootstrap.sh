@@ -24,6 +24,9 @@ Options:
   --stacks LIST  stacks to build, comma-separated, or 'all' (default) or 'none'
                  (`.venv/bin/kit stacks` lists them; the MKL stack alone is ~1.7 GB)
   --no-stacks    the same as --stacks none
+  --containers   also each built stack's container image (podman, debootstrap;
+                 docs/containers.md), the first on Debian trixie too, and the
+                 smoke audit runs the container and os factors on it
   --no-fetch     do not contact UniProt; use the synthetic set (or a cached fetch)
   --no-audit     set up only; skip the smoke audit
   --n N          proteins in the smoke audit (default 1000: all four models learn)
@@ -36,6 +39,7 @@ EOF
 }
 
 AUDIT=1
+CONTAINERS=0
 N=1000   # kit.data.dataset.FIRST_LOOK_N: at 600 the MLP predicts one class
 STACKS=all
 FETCH=1
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     --no-fetch) FETCH=0 ;;
     --stacks) STACKS="${2:?--stacks needs a list, all or none}"; shift ;;
     --no-stacks) STACKS=none ;;
+    --containers) CONTAINERS=1 ;;
     --n) N="${2:?--n needs a number}"; shift ;;
     --python) PYTHON="${2:?--python needs a path}"; shift ;;
     --no-link) LINK=0 ;;
@@ -206,6 +211,32 @@ if [ "$STACKS" != none ]; then
   fi
 fi
 
+# 3b. container images of the stacks built (--containers) ------------------------------------
+IMAGED=""   # the stack whose images the smoke audit's container and os factors run in
+if [ "$CONTAINERS" = 1 ]; then
+  # the pipeline stacks built here, in catalogue order (named with --stacks: those)
+  BUILT=$(.venv/bin/python -c 'import json, sys
+rows = json.load(sys.stdin)
+print(" ".join(r["name"] for r in rows if r["kind"] == "catalogue" and r["uses"] == ["pipeline"]
+               and r["status"] == "built"))' < <(.venv/bin/kit stacks --json))
+  [ -n "$STACK_LIST" ] && BUILT="$STACK_LIST"
+  if [ -z "$BUILT" ]; then
+    echo "bootstrap: --containers: no pipeline stack is built, so no image is either" >&2
+  else
+    IMAGED="${BUILT%% *}"
+    say "building container images: $BUILT (docs/containers.md)"
+    # shellcheck disable=SC2086
+    if .venv/bin/kit stacks build --container $BUILT \
+        && .venv/bin/kit stacks build --container --base trixie "$IMAGED"; then
+      .venv/bin/kit stacks
+    else
+      echo "bootstrap: the images were not all built (the line above); kit works without" \
+           "them, and the smoke audit leaves the container factors out" >&2
+      IMAGED=""
+    fi
+  fi
+fi
+
 # 4. dataset -------------------------------------------------------------------------------
 # Offline is expected: `--offline-ok` says so as information (exit 75); any other failure of the
 # fetch (a short or changed answer) was printed as the error it is, and falls back the same way.
@@ -233,9 +264,15 @@ if [ "$AUDIT" = 1 ]; then
   if [ "$STACKS" = all ]; then
     # every cross-stack factor whose stacks could be built here
     for f in $(.venv/bin/kit stacks factors); do
+      case "$f" in container|os) [ -n "$IMAGED" ] && continue ;; esac  # run below, on $IMAGED
       say "smoke audit: factor $f"
       .venv/bin/kit run --factor "$f" --dataset "$DATASET" --n "$N" --threads 1 --yes >/dev/null
     done
+  fi
+  if [ -n "$IMAGED" ]; then
+    say "smoke audit: factors container and os (stack $IMAGED)"
+    .venv/bin/kit run --factor container,os --stack "$IMAGED" --dataset "$DATASET" --n "$N" \
+      --threads 1 --yes >/dev/null
   fi
   .venv/bin/kit budget --dataset "$DATASET" --n "$N"
   cat <<'EOF'

@@ -84,10 +84,11 @@ def worker_env(spec: RunSpec) -> dict:
 
 
 def container_mounts() -> list:
-    """[(folder, writable)] a worker in a container sees, each at its own path: kit's worker
-    code, the datasets and pipeline files (read-only); the runs' folders and logs."""
+    """[(folder, writable)] every worker in a container sees, each at its own path: kit's
+    worker code, the datasets and pipeline files (read-only), and the pipelines' logs; the
+    folder its runs write in is the caller's to give (``writable``)."""
     return [(worker_root(), False), (subdir("datasets"), False), (subdir("pipelines"), False),
-            (subdir("tmp"), True), (subdir("logs"), True)]
+            (subdir("logs"), True)]
 
 
 class _Tail:
@@ -158,7 +159,8 @@ class Worker:
     requests). ``proc`` is the tether's process, which ends with the worker's own status;
     ``pid`` the worker's."""
 
-    def __init__(self, command, args: list, spec: RunSpec, cwd=None, requests=False):
+    def __init__(self, command, args: list, spec: RunSpec, cwd=None, requests=False,
+                 writable=()):
         env = worker_env(spec)
         read, write = os.pipe()
         said, pid_w = os.pipe()  # where the tether says the worker's pid
@@ -168,7 +170,8 @@ class Worker:
         self._runtime_env = None
         if isinstance(command, InImage):  # the runtime starts the worker inside the image
             name = container_name()
-            argv = [*command.argv(name, env, cwd, container_mounts(), stdin=requests),
+            mounts = container_mounts() + [(Path(p), True) for p in writable]
+            argv = [*command.argv(name, env, cwd, mounts, stdin=requests),
                     "-m", "kit.worker", *args]
             env = {**env, **command.runtime.env()}
             extra = {"dup": (write, CHANNEL_FD), "after": command.removal(name)}
@@ -315,23 +318,26 @@ def _readable(fd: int, seconds: float) -> bool:
     return bool(p.poll(int(seconds * 1000)))
 
 
-def start(command: tuple, args: list, spec: RunSpec, cwd=None, requests=False) -> Worker:
+def start(command, args: list, spec: RunSpec, cwd=None, requests=False,
+          writable=()) -> Worker:
     """Start ``python -m kit.worker ARGS`` in the interpreter ``command``, its environment that
-    of ``spec``; it is tracked (``terminate_workers`` kills it) until ``stop``."""
-    return Worker(command, args, spec, cwd, requests)
+    of ``spec``; it is tracked (``terminate_workers`` kills it) until ``stop``. ``writable``:
+    the folders its runs write in, the only ones a container worker may write (a host worker
+    is not confined)."""
+    return Worker(command, args, spec, cwd, requests, writable)
 
 
 def stop(worker: Worker, grace: float = 0) -> None:
     worker.stop(grace)
 
 
-def run(command: tuple, args: list, spec: RunSpec, cwd=None,
-        timeout: float | None = None) -> subprocess.CompletedProcess:
+def run(command, args: list, spec: RunSpec, cwd=None, timeout: float | None = None,
+        writable=()) -> subprocess.CompletedProcess:
     """Run a worker to its end: its channel's text as stdout, the end of its stderr as stderr.
     Past ``timeout`` seconds it is ended with its group (PastDeadline); killed if waiting
     fails (an interrupt, an error), so none outlives the wait, nor anything it forked."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    w = start(command, args, spec, cwd)
+    w = start(command, args, spec, cwd, writable=writable)
     try:
         said = w.everything(deadline)
         code = w.wait(deadline)

@@ -126,7 +126,8 @@ def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
     try:
         proc = launch.run(stack.command, ["--spec", str(folder / "spec.json"), "--dataset",
                                           str(dataset_file), "--out", str(folder / "out"),
-                                          *extra], spec, cwd=folder / "work", timeout=timeout)
+                                          *extra], spec, cwd=folder / "work", timeout=timeout,
+                          writable=(folder,))
     except launch.PastDeadline:
         raise timed_out(spec, timeout) from None
     except launch.TooLong as e:

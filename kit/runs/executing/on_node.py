@@ -182,8 +182,12 @@ def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | 
             why = verify_worker_file(path)
             if why:
                 raise KitError(f"node {where}: the dataset arrived damaged ({why})")
-        # node-local temporary space: a shared KIT_HOME/tmp would be swept by other nodes
-        with tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+        # node-local temporary space: a shared KIT_HOME/tmp would be swept by other nodes;
+        # one folder per Dask worker holds its runs' (a container worker's writable mount)
+        runs = Path(tempfile.gettempdir()) / f"{_PREFIX}{os.getpid()}-runs"
+        runs.mkdir(mode=0o700, exist_ok=True)
+        _warm.root = runs
+        with tempfile.TemporaryDirectory(dir=runs, prefix=f"{spec.run_id[:12]}-") as tmp:
             manifest = attempt(spec, stack, path, Path(tmp), input_npy, _warm)
             arrays = _sent(Path(tmp) / "out", manifest, frozenset(held))
         manifest["node"] = me

@@ -27,8 +27,11 @@ PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows
 class _Warm:
     """One serving worker process, and how many runs it has made."""
 
-    def __init__(self, stack: Stack, spec: RunSpec):
-        self.worker = launch.start(stack.command, ["--serve"], spec, subdir("tmp"), requests=True)
+    def __init__(self, stack: Stack, spec: RunSpec, root: Path):
+        # ``root``: where the runs it makes have their folders (a container worker's one
+        # writable mount)
+        self.worker = launch.start(stack.command, ["--serve"], spec, root, requests=True,
+                                   writable=(root,))
         self.proc = self.worker.proc
         self.runs = 0
         # a run left processes that kit then ended: a pool the pipeline keeps between calls
@@ -92,7 +95,8 @@ class _Warm:
 class WarmPool:
     """Idle warm workers by what fixes a process at its start; one run at a time each."""
 
-    def __init__(self):
+    def __init__(self, root: Path | None = None):
+        self.root = root  # where its runs' folders are made (None: KIT_HOME/tmp)
         self._idle: dict = {}
         self._all: list = []
         self._lock = threading.Lock()
@@ -106,7 +110,7 @@ class WarmPool:
             idle = self._idle.get(self._key(spec, stack))
             if idle:
                 return idle.pop()
-        w = _Warm(stack, spec)
+        w = _Warm(stack, spec, self.root or subdir("tmp"))
         with self._lock:
             self._all.append(w)
         return w
