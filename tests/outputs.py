@@ -41,6 +41,36 @@ _TIME_TEXT = ((re.compile(r"[\d.]+x the SVD time \([\d.]+ s -> [\d.]+ s\)"),
               (re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC"), "Generated <date> UTC"))
 
 
+# what a container image's id moves with: Debian publishes a point release or a security fix,
+# and the base, the image and so every run made in it get new ids (the same image in every
+# build of one day): ids, sizes and Debian's package revisions are masked, and the ids of runs
+# made in an image are named for what they are (``_image_runs``)
+_IMAGE_TEXT = ((re.compile(r"sha256:[0-9a-f]{12,64}"), "sha256:<image>"),
+               (re.compile(r"\b(\d+\.\d+)-[0-9][\w.]*\+deb\d+u\d+\b"), r"\1-<debian revision>"),
+               (re.compile(r"\d[\d,]* MB on Debian"), "<size> MB on Debian"),
+               (re.compile(r'"size": \d{6,}'), '"size": "<size>"'))
+_IMAGE_RUNS: dict = {}  # {run id: its name in the dump}, for the runs made in an image
+
+
+def _image_runs() -> dict:
+    """{run id: "<image run N>"} of the store's runs made in container stacks, numbered by
+    what each run is (its spec without the image's id), the same in every build."""
+    runs = json.loads(call("runs", "--json")[1])
+    made = [r for r in runs if "@" in r["spec"]["stack"]]
+    key = lambda r: json.dumps({k: v for k, v in r["spec"].items() if k != "stack_id"},  # noqa: E731
+                               sort_keys=True)
+    return {r["id"]: f"<image run {i}>" for i, r in enumerate(sorted(made, key=key))}
+
+
+def _unimaged(text: str) -> str:
+    """``text`` with what moves with Debian's mirror masked (_IMAGE_TEXT, _IMAGE_RUNS)."""
+    for ident, name in _IMAGE_RUNS.items():
+        text = text.replace(ident, name).replace(ident[:12], name)
+    for pattern, mask in _IMAGE_TEXT:
+        text = pattern.sub(mask, text)
+    return text
+
+
 # the store's lab pipeline's deliberately unseeded output (tests/pipelines/lab.py): its bits
 # are a fresh draw in every build of the store
 _UNSEEDED = ("jitter",)
@@ -107,7 +137,7 @@ def _run(*argv, stable=False) -> str:
     else:
         code, out, err = call(*argv)
     if stable:
-        out = _stable(" ".join(argv), out)
+        out = _stable(" ".join(argv), _unimaged(out))
     return f"$ kit {' '.join(argv)}\n[exit {code}]\n{out}--- stderr\n{err}"
 
 
@@ -149,11 +179,14 @@ def dump(stable: bool = False) -> dict:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = COLUMNS
     try:
+        _IMAGE_RUNS.clear()
+        if stable:
+            _IMAGE_RUNS.update(_image_runs())
         out = {" ".join(argv): _run(*argv, stable=stable) for argv in readers()}
         with tempfile.TemporaryDirectory() as tmp:
             _run("report", "--out", tmp)
             md = (Path(tmp) / "report.md").read_text()
-            out["report.md"] = _stable("report.md", md) if stable else md
+            out["report.md"] = _stable("report.md", _unimaged(md)) if stable else md
             out["report figures"] = "\n".join(sorted(p.name for p in Path(tmp).iterdir()))
     finally:
         if old is None:

@@ -365,3 +365,35 @@ def test_code_in_a_container_reaches_no_network_and_writes_only_its_run(images_h
     assert code == 0
     assert accepted == []
     assert not datasets.exists() and not pipelines.exists()
+
+
+def test_a_differing_image_is_said_by_its_layer():
+    base = "sha256:" + "b" * 64
+    old = {"base_id": base, "diff_ids": ["sha256:" + "1" * 64, "sha256:" + "2" * 64]}
+    assert "layer 2 of 2 differs: the stack" in images.layer_difference(
+        old, {**old, "diff_ids": ["sha256:" + "1" * 64, "sha256:" + "3" * 64]})
+    assert "the base differs" in images.layer_difference(old, {**old, "base_id": "sha256:" + "c" * 64})
+    assert "only the image's configuration" in images.layer_difference(old, dict(old))
+    from kit.views.tables import image_lines
+
+    said = " ".join(image_lines([{"stack": "s@container", "same": False, "here": "sha256:" + "a" * 64,
+                                  "there": "sha256:" + "f" * 64, "difference": "layer 2 of 2 differs"}]))
+    assert "a FINDING" in said and "layer 2 of 2 differs" in said
+
+
+def test_compare_holds_the_image_fixed_when_its_id_is_the_same(images_home, tmp_path, capsys,
+                                                              monkeypatch):
+    """A bundle of container runs, compared in another KIT_HOME (another host) whose image of
+    the same recipe has the same id: the image is held fixed, what remains is the machine."""
+    assert main(["run", "--factor", "container", "--stack", STACK, "--n", "120", "--threads",
+                 "1", "--yes"]) == 0
+    assert main(["export", "--n", "120", "--factor", "container", "--out",
+                 str(tmp_path / "lab.kit"), "--arrays"]) == 0
+    other = tmp_path / "other"
+    containers.share(images_home, other)
+    monkeypatch.setenv("KIT_HOME", str(other))
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "lab.kit"), "--yes"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "reproduced: all 2 runs are bitwise identical" in out
+    assert f"{STACK}@container: the same image id here" in out and "held fixed" in out

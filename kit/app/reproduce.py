@@ -20,7 +20,8 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,
                               verify)
-from ..envs.kinds import stack_kind
+from ..envs.containers import images
+from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
@@ -192,8 +193,29 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
     pairs.sort(key=lambda p: (p.label, p.a.run_id))
     store.add_pairs(pairs)
     if labs:
-        return summarise_outputs(store, doc, [p for p in pairs if p.a.pipeline], reasons, imported)
-    return summarise(store, doc, pairs, reasons, imported)
+        out = summarise_outputs(store, doc, [p for p in pairs if p.a.pipeline], reasons, imported)
+    else:
+        out = summarise(store, doc, pairs, reasons, imported)
+    return {**out, "images": image_findings(doc, specs, twins)}
+
+
+def image_findings(doc: dict, specs: dict, twins: dict) -> list:
+    """Each container stack the bundle's runs ran in, with its image id there and as built here
+    from the same recipe: the same id holds the image fixed, so what remains is the machine (the
+    CPU, the kernel); another id is a finding of its own, said by the layer that differs."""
+    out = {}
+    for r in doc["runs"]:
+        spec, twin = specs[r["id"]], twins.get(r["id"])
+        parts = split_name(spec.stack)
+        if parts is None or not isinstance(twin, RunSpec) or spec.stack in out:
+            continue
+        there = r["manifest"].get("image") or {"id": spec.stack_id}
+        here = images.record(*parts) or {"id": twin.stack_id}
+        same = spec.stack_id == twin.stack_id
+        out[spec.stack] = {"stack": spec.stack, "there": spec.stack_id, "here": twin.stack_id,
+                           "same": same,
+                           "difference": None if same else images.layer_difference(there, here)}
+    return list(out.values())
 
 
 def summarise(store, doc, pairs, reasons, imported) -> dict:

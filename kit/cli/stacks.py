@@ -111,6 +111,9 @@ def _cmd_stacks(args) -> int:
         return 0
     if args.stacks_cmd == "lock":
         defs = definitions()
+        for n in names:
+            if n not in defs:  # a container's lock is its stack's; probes lock themselves
+                stack_kind(n).lock()
         for lk in dict.fromkeys(defs[n].lock for n in (names or defs)):
             first = next(n for n, d in defs.items() if d.lock == lk)  # stacks may share a lock
             with err.status(f"locking {lk}"):

@@ -160,7 +160,9 @@ class Manifest(Struct, forbid_unknown_fields=True):
     # the cluster node that made it (kit.runs.executing.on_node.facts)
     node: Optional[Annotated[dict[Name, Union[Text, int, None]], Meta(max_length=64)]] = None
     # the container image it ran in (kit.runs.executing.attempt): its id, base and release
-    image: Optional[Annotated[dict[Name, Optional[Text]], Meta(max_length=16)]] = None
+    image: Optional[Annotated[dict[Name, Union[Text, None, Annotated[
+        list[Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]], Meta(max_length=128)]]],
+        Meta(max_length=16)]] = None
 
 
 def decode_manifest(raw) -> dict:

@@ -309,6 +309,24 @@ def advice_text(a: dict, why: str | None = None) -> str:
     return "\n".join(out)
 
 
+def image_lines(found: list) -> list:
+    """`kit compare`'s lines on the container images: each held fixed (the same id rebuilt
+    here), or a finding of its own (another id, and the layer that differs)."""
+    if not found:
+        return []
+    out = ["", "Container images (rebuilt here from the same recipe):"]
+    for x in found:
+        if x["same"]:
+            text = (f"{x['stack']}: the same image id here ({x['here'][:19]}): the image is "
+                    "held fixed, so what differs above is the machine (CPU, kernel)")
+        else:
+            text = (f"{x['stack']}: a FINDING: the image rebuilt here is {x['here'][:19]}, "
+                    f"theirs {x['there'][:19]}; {x['difference']}; what differs above mixes "
+                    "the images and the machines")
+        out.append(para(text, "      ", "  "))
+    return out
+
+
 def compare_text(rep: dict) -> str:
     out = [f"Bundle from {rep['bundle_host']['name']} compared on {rep['this_host']['name']}:",
            para(rep["answer"], "  "), ""]
@@ -334,6 +352,7 @@ def compare_text(rep: dict) -> str:
         out += ["", "What differs between the two machines (measured):"]
         out += [para(f"{k}: {'; '.join(v)}", "      ", "  ")
                 for k, v in rep["environment_differences"].items()]
+    out += image_lines(rep.get("images") or [])
     if rep["not_compared"]:
         out += ["", "Not compared here:"] + [para(f"{x['run'][:12]}: {x['reason']}", "      ", "  ")
                                              for x in rep["not_compared"]]
@@ -544,6 +563,7 @@ def output_compare_text(rep: dict) -> str:
         for r in rep["per_run"]]
     if rows:
         out.append(table(rows, ["run (theirs vs here)", "outputs that differ"], wrap=(0, 1)))
+    out += image_lines(rep.get("images") or [])
     if rep["not_compared"]:
         out += ["", "Not compared here:"] + [para(f"{x['run'][:12]}: {x['reason']}", "      ", "  ")
                                              for x in rep["not_compared"]]

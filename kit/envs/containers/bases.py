@@ -270,8 +270,10 @@ def commit(rt: Runtime, context: Path, name: str, what: str, volumes=(), args=()
     a finished image) and no container (buildah removes its own on the next build's start)."""
     vol = [a for src, dst, mode in volumes for a in ("-v", f"{src}:{dst}:{mode}")]
     with building(rt):
+        # --layers=false: one commit of the whole recipe; with podman's layer cache the config
+        # names the intermediate images (FROM <id>), and the id depends on what was cached
         proc = rt.call("build", "--network=none", "--timestamp", str(EPOCH), "--pull=never",
-                       *vol, *args, "-t", name, "-f", str(context / "Containerfile"),
+                       "--layers=false", *vol, *args, "-t", name, "-f", str(context / "Containerfile"),
                        str(context), timeout=BUILD_SECONDS)
     if proc.returncode != 0:
         why = last_line(proc.stderr or proc.stdout)

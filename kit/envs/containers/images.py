@@ -165,8 +165,8 @@ def present(rt: Runtime, rec: dict) -> bool:
 
 def layer_difference(old: dict, new: dict) -> str:
     """Which layer of two builds of one recipe differs, in words (the ids differ)."""
-    names = ["the base (Debian's packages)", "the interpreter", "the lock folder",
-             "the installed environment"]
+    names = ["the base (Debian's packages)",
+             "the stack (the interpreter and the environment installed from the lock)"]
     a, b = old.get("diff_ids") or [], new.get("diff_ids") or []
     if old.get("base_id") != new.get("base_id"):
         return (f"the base differs ({old.get('base_id', '?')[7:19]} against "

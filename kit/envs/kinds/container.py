@@ -102,7 +102,8 @@ class ContainerStack(StackKind):
         inner = self.inner.built(plat)
         attrs = dict(inner.attributes) if inner is not None else {**self.inner.d.versions}
         attrs.update(image=rec["id"], base=self.base, release=rec.get("release"),
-                     glibc=rec.get("glibc"), machine=platform.machine())
+                     glibc=rec.get("glibc"), machine=platform.machine(),
+                     base_id=rec.get("base_id"), diff_ids=list(rec.get("diff_ids") or []))
         return Stack(self.name, InImage(rt, rec["id"], images.PYTHON), rec["id"], attrs)
 
     def runnable(self):
@@ -129,6 +130,18 @@ class ContainerStack(StackKind):
 
     def expected_blas(self, plat):
         return self.inner.expected_blas(plat)
+
+    def download_bytes(self, plat: Platform) -> int | None:
+        """What building it downloads: its venv's wheels (the image installs them from uv's
+        cache); Debian's packages for a base that is not bootstrapped yet are not counted."""
+        return self.inner.download_bytes(plat)
+
+    def build_record(self) -> dict | None:
+        return self.inner.build_record()
+
+    def lock(self, upgrade: bool = False, python: str | None = None) -> None:
+        raise KitError(f"{self.name} is built from {self.inner.name}'s lock: kit stacks lock "
+                       f"{self.inner.name}")
 
     # -- build ----------------------------------------------------------------------------
     def build(self, plat=None, log=lambda msg: None):

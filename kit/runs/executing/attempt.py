@@ -117,7 +117,8 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     if isinstance(stack.command, InImage):  # what the run ran in, exactly (its id)
         a = stack.attributes
         manifest["image"] = {"id": stack.command.image, "base": a.get("base"),
-                             "release": a.get("release"), "glibc": a.get("glibc")}
+                             "release": a.get("release"), "glibc": a.get("glibc"),
+                             "base_id": a.get("base_id"), "diff_ids": a.get("diff_ids") or []}
     return manifest
 
 
