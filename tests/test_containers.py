@@ -288,11 +288,12 @@ def test_kill_9_of_kit_leaves_no_container(images_home):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+    mine = lambda: [n for n in containers.kit_containers() if n.startswith(f"kit-{proc.pid}-")]  # noqa: E731
     for _ in range(300):
-        if not containers.kit_containers():
+        if not mine():
             break
         time.sleep(0.1)
-    assert containers.kit_containers() == []
+    assert mine() == []
     left = subprocess.run(["pgrep", "-f", "kit.worker"], capture_output=True, text=True).stdout
     assert not left.strip()
 
@@ -397,3 +398,15 @@ def test_compare_holds_the_image_fixed_when_its_id_is_the_same(images_home, tmp_
     out = " ".join(capsys.readouterr().out.split())
     assert "reproduced: all 2 runs are bitwise identical" in out
     assert f"{STACK}@container: the same image id here" in out and "held fixed" in out
+
+
+def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
+    """On a node the runs' folders are in its /tmp: a container worker is given exactly its
+    pool's folder, and its runs are the same as the local ones."""
+    assert main(["run", "--factor", "repeat", "--stack", f"{STACK}@container", "--n", "120",
+                 "--threads", "1", "--cluster", "local:1", "--yes"]) == 0
+    from kit.runs.store import Store
+
+    runs = Store().runs()
+    assert len(runs) == 2 and all(r.manifest["image"]["id"] == r.spec.stack_id for r in runs)
+    assert all(r.manifest.get("node") for r in runs)

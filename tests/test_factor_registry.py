@@ -49,6 +49,10 @@ def test_the_subject_kinds_are_the_subject_module_s():
 # them: kit's own pipeline's outputs stay byte-identical, so this changes only with a plan on
 # purpose (then say so in the commit)
 BEFORE = "37b85ce5f10907a1faf4faaee6d64c04d65cf0963bcc73bbd825d8f24f12bbd0"
+# factors added after the registry, whose plans tests/test_containers.py checks (a refusal
+# that lists every factor names them: left out of its line here)
+_ADDED = ("container", "os")
+_NAMED = ", container, os"
 
 
 def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
@@ -56,8 +60,8 @@ def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
     for plat in (LINUX, MAC):
         for opts in (PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b")),
                      PlanOptions(threads=(1, 2))):
-            for f in [*factors.plannable(), "seed:split", "seed:init", "seed:nope", "bogus",
-                      "feed"]:
+            for f in [*(f for f in factors.plannable() if f not in _ADDED), "seed:split",
+                      "seed:init", "seed:nope", "bogus", "feed"]:
                 for who in ("own", "lab"):
                     o = opts
                     if f == "torch-device":
@@ -68,7 +72,7 @@ def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
                               else plan_file(f, INFO, o, get=_get, plat=plat))
                         out.append([who, f, plat.key, [repr(p) for p in ps]])
                     except KitError as e:
-                        out.append([who, f, plat.key, "error", str(e)])
+                        out.append([who, f, plat.key, "error", str(e).replace(_NAMED, "")])
     text = json.dumps(out, indent=0)
     assert len(out) == 216 and hashlib.sha256(text.encode()).hexdigest() == BEFORE
 

@@ -62,7 +62,8 @@ def test_advise_amplify_and_report(on_every_kind, capsys, tmp_path):
                    for r in a["recommendations"])
     run_text(capsys, "advise")
     amp = run_json(capsys, "amplify", "--json")
-    assert set(amp["explained"]) <= {"threads", "precision", "sklearn", "arch", "host"}
+    assert set(amp["explained"]) <= {"threads", "precision", "sklearn", "arch", "host",
+                                     "container", "os"}
     run_text(capsys, "amplify")
     out = run_text(capsys, "report", "--out", str(tmp_path / "rep"))
     assert "wrote" in out

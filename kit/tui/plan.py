@@ -326,9 +326,15 @@ def _summary(p, width: int) -> str:
     if p.stacks:
         mb = sum(b or 0 for _, b in p.stacks) / 2 ** 20
         items = [markup(f) for f in names]
-        line = lambda shown: (f"[b]{shown}[/]: running builds "  # noqa: E731
-                              + markup(", ".join(n for n, _ in p.stacks))
-                              + f" first (about {mb:,.0f} MB to download)")
+        stacks = markup(", ".join(n for n, _ in p.stacks))
+        line = lambda shown, stacks=stacks: (  # noqa: E731
+            f"[b]{shown}[/]: running builds {stacks} first (about {mb:,.0f} MB to download)")
+        text = _fitted(line, items, width)
+        if _lines(text, width) <= SUMMARY_LINES:
+            return text
+        # too many stacks to name beside the factors: counted (the Setup tab lists them)
+        return _fitted(lambda shown: line(shown, f"{len(p.stacks)} stacks (Setup lists them)"),
+                       items, width)
     else:
         est = p.estimate()
         items = [f"{markup(f)} {pairs[f]}" for f in names]
@@ -347,10 +353,18 @@ def _fitted(line, items: list, width: int) -> str:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(width=max(width, 20))
     for keep in range(len(items), -1, -1):
         rest = len(items) - keep
         text = line(", ".join(items[:keep] + ([f"+{rest} more"] if rest else [])) or "none")
-        if len(Text.from_markup(text).wrap(console, console.width)) <= SUMMARY_LINES:
+        if _lines(text, width) <= SUMMARY_LINES:
             return text
     return text
+
+
+def _lines(text: str, width: int) -> int:
+    """How many lines ``text`` (markup) takes at ``width``."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(width=max(width, 20))
+    return len(Text.from_markup(text).wrap(console, console.width))
