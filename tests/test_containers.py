@@ -143,7 +143,7 @@ def test_a_worker_container_is_confined():
                     stdin=True)
     assert argv[:3] == ["/usr/bin/podman", "--runtime", "runc"]
     for opt in ("--network=none", "--read-only", "--cap-drop=all",
-                "--security-opt=no-new-privileges", "--preserve-fds=1", "--rm", "-i"):
+                "--security-opt=no-new-privileges", "--preserve-fds=1", "-i"):
         assert opt in argv, opt
     assert f"--user={os.getuid()}:{os.getgid()}" in argv
     assert argv[argv.index("-w") + 1] == "/runs/r/work"

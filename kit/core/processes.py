@@ -10,7 +10,13 @@ from contextlib import contextmanager
 
 
 def alive(pid: int) -> bool:
-    """True while a process with this id runs on this machine (or we may not signal it)."""
+    """True while a process with this id runs on this machine (or we may not signal it); a
+    zombie, which has ended and waits to be reaped, is not running (Linux says so in /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

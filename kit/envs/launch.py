@@ -27,6 +27,7 @@ from pathlib import Path
 from ..core.errors import KitError, one_line
 from ..core.paths import subdir
 from ..core import tether
+from ..core.processes import alive
 from ..core.spec import RunSpec
 from .containers.command import CHANNEL_FD, InImage, container_name
 
@@ -276,37 +277,35 @@ class Worker:
         if self._removal is not None and self.proc.returncode is None:
             self._remove_container()
         tether.end(self.proc)
+        if self._removal is not None:  # whatever ended it, its container is gone too
+            self._remove_container(tethered=False)
         try:
             self.proc.wait(timeout=10)  # gone once this returns: never handed out again
         except subprocess.TimeoutExpired:
             pass
 
-    def _remove_container(self) -> None:
+    def _remove_container(self, tethered: bool = True) -> None:
         """A container worker's container, gone before its tether is killed: a tether whose
         runtime command ended is removing it (its `after`), and is given the time that takes
         (under load, podman's removal took longer than a warm worker's grace, and the kill cut
         it off, leaving the container half-removed); then kit removes it itself, until the
         runtime no longer knows it."""
-        if self.pid is not None and not _alive(self.pid):
+        if tethered and self.pid is not None and not alive(self.pid):
             try:
                 self.proc.wait(timeout=tether.AFTER_SECONDS)
-                return
             except subprocess.TimeoutExpired:
                 pass
         name = self._removal[-1]
         exists = [*self._removal[:self._removal.index("rm")], "container", "exists", name]
+        quiet = {"env": self._runtime_env, "stdin": subprocess.DEVNULL,
+                 "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "timeout": 60}
         end = time.monotonic() + tether.AFTER_SECONDS
-        while time.monotonic() < end:
-            try:
-                subprocess.run(self._removal, env=self._runtime_env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-                if subprocess.run(exists, env=self._runtime_env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  timeout=60).returncode != 0:
-                    return
-            except (OSError, subprocess.TimeoutExpired):
-                return
-            time.sleep(0.5)
+        try:
+            while subprocess.run(exists, **quiet).returncode == 0 and time.monotonic() < end:
+                subprocess.run(self._removal, **quiet)
+                time.sleep(0.2)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
 
     def stop(self, grace: float = 0) -> None:
         """End the worker and stop tracking it: its stdin, if it has one, is closed (a serving
@@ -329,22 +328,6 @@ class Worker:
     @property
     def returncode(self):
         return self.proc.returncode
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` (a child of a child of kit's) still runs, a zombie counted
-    gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
 
 def _readable(fd: int, seconds: float) -> bool:
