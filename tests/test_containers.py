@@ -410,3 +410,29 @@ def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
     runs = Store().runs()
     assert len(runs) == 2 and all(r.manifest["image"]["id"] == r.spec.stack_id for r in runs)
     assert all(r.manifest.get("node") for r in runs)
+
+
+def test_records_of_kits_home_are_read_bounded_and_checked(kit_home):
+    """A record under KIT_HOME that is a link to /dev/zero, a FIFO, or names options and ids
+    kit never writes is not a record: the stack is not built, and nothing hangs or is run."""
+    from kit.envs.containers import runtime
+
+    folder = kit_home / "containers" / "images"
+    folder.mkdir(parents=True)
+    (folder / f"{STACK}@bookworm.json").symlink_to("/dev/zero")
+    os.mkfifo(folder / f"{STACK}@trixie.json")
+    assert images.record(STACK, "bookworm") is None and images.record(STACK, "trixie") is None
+    good = {"id": "sha256:" + "a" * 64, "base_id": "sha256:" + "b" * 64,
+            "diff_ids": ["sha256:" + "c" * 64], "lock_sha256": "d" * 64,
+            "interpreter": "/usr/bin/python3"}
+    assert images.well_formed(good)
+    for bad in ({"id": "alpine; rm -rf /"}, {"interpreter": "/x\nRUN curl evil"},
+                {"diff_ids": ["sha256:zz"]}):
+        assert not images.well_formed({**good, **bad})
+    # a remembered runtime with options of its own is probed again, never used
+    (kit_home / "containers" / "runtime.json").write_text(json.dumps(
+        {"binary": "/usr/bin/podman", "version": "4.3.1", "options": ["--root", "/elsewhere"],
+         "conf": None}))
+    if containers.unavailable() is None:
+        runtime._found = None
+        assert "--root" not in runtime.runtime().options

@@ -27,6 +27,7 @@ from ...core.atomic import write_bytes
 from ...core.errors import Failed, KitError, NotFound, one_line
 from ...core.locks import file_lock
 from ...core.paths import subdir
+from ...core.small_files import read_small
 from ...core.spools import discard
 from .runtime import Runtime, building, last_line
 
@@ -83,10 +84,12 @@ def _records() -> Path:
 def record(name: str) -> dict | None:
     """What the build of base ``name`` recorded (None: not built, or not kit's record)."""
     try:
-        doc = json.loads((_records() / f"{name}.json").read_text()[:1 << 20])
-    except (OSError, ValueError):
+        doc = json.loads(read_small(_records() / f"{name}.json") or b"null")
+    except ValueError:
         return None
-    return doc if isinstance(doc, dict) and isinstance(doc.get("id"), str) else None
+    ok = (isinstance(doc, dict) and isinstance(doc.get("id"), str)
+          and re.fullmatch(r"sha256:[0-9a-f]{64}", doc["id"]) is not None)
+    return doc if ok else None
 
 
 def mirror() -> str | None:

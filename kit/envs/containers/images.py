@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +26,7 @@ from ...core.atomic import write_bytes
 from ...core.errors import Failed, KitError, NotFound, one_line
 from ...core.locks import file_lock
 from ...core.paths import subdir
+from ...core.small_files import read_small
 from ...core.spools import discard
 from ..interpreters import uv_bin
 from . import bases
@@ -52,11 +54,26 @@ def record_path(stack: str, base: str) -> Path:
 def record(stack: str, base: str) -> dict | None:
     """What the last build of ``stack`` on ``base`` recorded (None: none, or not kit's)."""
     try:
-        doc = json.loads(record_path(stack, base).read_text()[:1 << 20])
-    except (OSError, ValueError):
+        doc = json.loads(read_small(record_path(stack, base)) or b"null")
+    except ValueError:
         return None
-    ok = isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in ("id", "lock_sha256"))
-    return doc if ok else None
+    return doc if well_formed(doc) else None
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def well_formed(doc) -> bool:
+    """Is ``doc`` a record kit writes: the ids it names reach podman's command line, and its
+    interpreter a rebuild's recipe, so each is checked for its form."""
+    if not isinstance(doc, dict):
+        return False
+    ids = [doc.get("id"), doc.get("base_id"), *(doc.get("diff_ids") or [None])]
+    return (all(isinstance(i, str) and _DIGEST.fullmatch(i) for i in ids)
+            and isinstance(doc.get("lock_sha256"), str)
+            and re.fullmatch(r"[0-9a-f]{64}", doc["lock_sha256"]) is not None
+            and isinstance(doc.get("interpreter"), str)
+            and re.fullmatch(r"/[\w./+-]{1,500}", doc["interpreter"]) is not None)
 
 
 def recorded() -> list:

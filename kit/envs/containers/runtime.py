@@ -27,6 +27,7 @@ from ...core import children
 from ...core.atomic import write_bytes
 from ...core.errors import Failed, one_line
 from ...core.paths import subdir
+from ...core.small_files import read_small
 
 _NO_ULIMITS = "[containers]\ndefault_ulimits = []\n"
 # option sets tried in order: (podman's global options, whether kit's containers.conf is used)
@@ -151,12 +152,15 @@ def _remembered() -> Path:
 def _podman(binary: str) -> Runtime:
     version = _version(binary)
     try:
-        kept = json.loads(_remembered().read_text()[:65536])
-        if kept.get("binary") == binary and kept.get("version") == version:
-            conf = kept.get("conf")
-            if conf is None or Path(conf).is_file():
-                return Runtime("podman", binary, version, tuple(str(o) for o in kept["options"]),
-                               conf)
+        kept = json.loads(read_small(_remembered()) or b"null")
+        options, conf = tuple(kept["options"]), kept.get("conf")
+        # what it remembers is one of kit's own option sets, and kit's own containers.conf:
+        # a planted file never puts its own options on podman's command line
+        if kept.get("binary") == binary and kept.get("version") == version \
+                and (options, conf is not None) in _CANDIDATES \
+                and conf in (None, str(subdir("containers") / "containers.conf")) \
+                and (conf is None or read_small(conf) == _NO_ULIMITS.encode()):
+            return Runtime("podman", binary, version, options, conf)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # nothing remembered, or not what kit writes: probed again
     conf = _conf_file()
@@ -176,11 +180,8 @@ def _podman(binary: str) -> Runtime:
 
 def _conf_file() -> Path:
     path = subdir("containers") / "containers.conf"
-    try:
-        if path.read_text() == _NO_ULIMITS:
-            return path
-    except OSError:
-        pass
+    if read_small(path) == _NO_ULIMITS.encode():
+        return path
     write_bytes(path, _NO_ULIMITS.encode())
     return path
 
@@ -255,9 +256,9 @@ def sweep_containers(rt: Runtime) -> int:
         if len(parts) < 3 or not parts[1].isdigit() or alive(int(parts[1])):
             continue
         try:
-            doc = json.loads(note.read_text()[:1 << 20])
+            doc = json.loads(read_small(note) or b"null")
             started, before = int(doc["started"]), set(doc["before"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             note.unlink(missing_ok=True)
             continue
         left = [c[0] for c in _build_containers(rt) if c[1] >= started and c[0] not in before]
