@@ -412,7 +412,7 @@ def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
     assert all(r.manifest.get("node") for r in runs)
 
 
-def test_records_of_kits_home_are_read_bounded_and_checked(kit_home):
+def test_records_of_kits_home_are_read_bounded_and_checked(kit_home, monkeypatch):
     """A record under KIT_HOME that is a link to /dev/zero, a FIFO, or names options and ids
     kit never writes is not a record: the stack is not built, and nothing hangs or is run."""
     from kit.envs.containers import runtime
@@ -434,5 +434,5 @@ def test_records_of_kits_home_are_read_bounded_and_checked(kit_home):
         {"binary": "/usr/bin/podman", "version": "4.3.1", "options": ["--root", "/elsewhere"],
          "conf": None}))
     if containers.unavailable() is None:
-        runtime._found = None
+        monkeypatch.setattr(runtime, "_found", None)
         assert "--root" not in runtime.runtime().options
