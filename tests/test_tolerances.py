@@ -27,8 +27,8 @@ LAB = Path(__file__).parent / "pipelines" / "lab.py"
 
 def test_the_registry_says_which_factors_are_tolerated():
     assert [f.name for f in factors.table() if f.tolerated] == [
-        "host", "threads", "arch", "blas", "numpy", "python", "sklearn", "torch-threads",
-        "torch-device"]
+        "host", "threads", "arch", "blas", "numpy", "python", "sklearn", "container", "os",
+        "torch-threads", "torch-device"]
     for name in ("repeat", "process", "precision", "seed", "seed:split", "perturb",
                  "torch-deterministic", "seed:init", "no-such-factor"):
         assert not is_environment(name)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.errors import KitError
 from .common import Parser, known_stack, path, print_json
 
 
@@ -156,11 +155,8 @@ def _verify(names, err) -> int:
 
     differ = 0
     for n in names:
-        kind = stack_kind(n)
-        if kind.kind != "container":
-            raise KitError(f"{n} is not a container stack: kit stacks verify NAME --container")
         with err.status(f"verifying {n}") as status:
-            got = kind.verify(log=lambda msg: status.update(msg))
+            got = stack_kind(n).verify(log=lambda msg: status.update(msg))
         old, new = got["old"], got["new"]
         if got["same"]:
             print(f"{n}: the same image id from its recipe again: {old['id']} "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.errors import KitError
 from ..platforms import Platform
 from ..stacks import Stack
 
@@ -41,3 +42,8 @@ class StackKind:
 
     def expected_blas(self, plat: Platform) -> str | None:
         return None
+
+    def verify(self, log=lambda msg: None) -> dict:
+        """Rebuild it from the same inputs and compare (a container stack's image)."""
+        raise KitError(f"{self.name} is not a container stack: kit stacks verify checks an "
+                       "image (kit stacks verify NAME --container)")
