@@ -294,8 +294,11 @@ def test_kill_9_of_kit_leaves_no_container(images_home):
             break
         time.sleep(0.1)
     assert mine() == []
-    left = subprocess.run(["pgrep", "-f", "kit.worker"], capture_output=True, text=True).stdout
-    assert not left.strip()
+    # none of its processes: its tethers name it (--parent=PID), its podman runs their
+    # containers (kit-PID-...); other tests' workers may run meanwhile
+    for mark in (f"--parent={proc.pid}", f"kit-{proc.pid}-"):
+        left = subprocess.run(["pgrep", "-f", "--", mark], capture_output=True, text=True).stdout
+        assert not left.strip(), (mark, left)
 
 
 CONFINED = '''"""Tries to leave its container: the network, the host's files, kit's store."""
