@@ -47,8 +47,21 @@ def share(built: Path, home: Path) -> None:
                     ignore=shutil.ignore_patterns("building-*"))
 
 
-def kit_containers() -> list:
-    """The names of the containers kit started that are still there (none, after every test)."""
+def kit_containers(pid: int | None = None) -> list:
+    """The names of the containers kit started that are still there (``pid``: those of the kit
+    process ``pid``, named kit-PID-...)."""
     out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}", "--filter",
-                          "name=^kit-"], capture_output=True, text=True, timeout=60)
+                          f"name=^kit-{'' if pid is None else f'{pid}-'}"],
+                         capture_output=True, text=True, timeout=60)
     return out.stdout.split()
+
+
+def left_by(pid: int, seconds: float = 30) -> list:
+    """The containers of kit process ``pid`` still there after ``seconds`` (a removal under
+    way is let finish: another test's podman calls share the machine)."""
+    import time
+
+    end = time.monotonic() + seconds
+    while (left := kit_containers(pid)) and time.monotonic() < end:
+        time.sleep(0.5)
+    return left

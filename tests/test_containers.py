@@ -210,7 +210,8 @@ def images_home(container_images, kit_home):
         pytest.skip(f"no containers here: {containers.unavailable()}")
     containers.share(container_images, kit_home)
     yield kit_home
-    assert containers.kit_containers() == [], "a test left a container of kit's"
+    # what kit did in this process (in-process commands) left no container behind
+    assert containers.left_by(os.getpid()) == [], "a test left a container of kit's"
 
 
 def test_images_are_listed_beside_venvs(images_home, capsys):
@@ -279,7 +280,7 @@ def test_kill_9_of_kit_leaves_no_container(images_home):
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
-            if [n for n in containers.kit_containers() if n.startswith(f"kit-{proc.pid}-")]:
+            if containers.kit_containers(proc.pid):
                 break
             assert proc.poll() is None, "kit ended before a container started"
             time.sleep(0.1)
@@ -288,12 +289,7 @@ def test_kill_9_of_kit_leaves_no_container(images_home):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    mine = lambda: [n for n in containers.kit_containers() if n.startswith(f"kit-{proc.pid}-")]  # noqa: E731
-    for _ in range(300):
-        if not mine():
-            break
-        time.sleep(0.1)
-    assert mine() == []
+    assert containers.left_by(proc.pid) == []
     # none of its processes: its tethers name it (--parent=PID), its podman runs their
     # containers (kit-PID-...); other tests' workers may run meanwhile
     for mark in (f"--parent={proc.pid}", f"kit-{proc.pid}-"):
