@@ -95,8 +95,14 @@ def recipe(lock_sha256: str, base_id: str, interpreter: str, prefix: str) -> str
     return "\n".join([
         f"# kit stack image: lock sha256 {lock_sha256}",
         f"FROM {base_id}",
-        # the interpreter at its own path (its RUNPATH), ldconfig's build-time cache dropped
-        f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && rm -f /var/cache/ldconfig/aux-cache",
+        # the interpreter at its own path (its RUNPATH), ldconfig's build-time cache dropped;
+        # the host's __pycache__ folders are not copied (whatever ran on the host wrote them,
+        # so they differ from one build to the next) but made again, hash-based: no time in them
+        f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && find {prefix} -name __pycache__ "
+        # (compileall's status is left out: the stdlib's own tests hold broken files)
+        f"-type d -prune -exec rm -rf {{}} + && ({interpreter} -m compileall -q -j 0 "
+        f"--invalidation-mode unchecked-hash {prefix}/lib >/dev/null || true) "
+        "&& rm -f /var/cache/ldconfig/aux-cache",
         f"COPY lock/ {_LOCK}/",
         f"RUN cd {_LOCK} && {env} {_UV} venv --quiet --python {interpreter} {VENV} && "
         f"{env} {_UV} sync --frozen --no-build --no-install-project --compile-bytecode --quiet "
