@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...core.atomic import write_bytes
-from ...core.errors import Failed, KitError, NotFound, one_line
+from ...core.errors import Failed, NotFound, one_line
 from ...core.locks import file_lock
 from ...core.paths import subdir
 from ...core.small_files import read_small

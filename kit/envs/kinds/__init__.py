@@ -61,14 +61,15 @@ def stack_kind(name: str) -> StackKind:
 def _container(name: str, stack: str, base: str) -> ContainerStack:
     """A container stack's kind: a catalogue stack (never a probe, derived or external one,
     whose interpreter kit does not copy into an image) on a known base."""
-    from ..containers.bases import BASES
+    from ..containers.bases import BASES, DEFAULT
 
     defs = definitions()
     if stack not in defs:
         raise UnknownStack(unknown("unknown stack", stack, list(defs), after=f" (in {name}: a "
                                    "container stack is a catalogue stack's image)"))
     if base not in BASES:
-        raise UnknownStack(unknown("unknown base", base, ["container", *BASES],
+        raise UnknownStack(unknown("unknown base", base, ["container", *(b for b in BASES
+                                                                        if b != DEFAULT)],
                                    after=f" (in {name}: NAME@container, or NAME@BASE)"))
     if name != container_name(stack, base):
         raise UnknownStack(f"unknown stack {name!r}: the default base's image is called "
