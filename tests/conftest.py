@@ -88,6 +88,19 @@ def container_images(tmp_path_factory):
     return home
 
 
+@pytest.fixture
+def images_home(container_images, kit_home):
+    """This test's KIT_HOME with the session's stack images in it (their records)."""
+    import containers
+
+    if container_images is None:
+        pytest.skip(f"no containers here: {containers.unavailable()}")
+    containers.share(container_images, kit_home)
+    yield kit_home
+    # what kit did in this process (in-process commands) left no container behind
+    assert containers.left_by(os.getpid()) == [], "a test left a container of kit's"
+
+
 @pytest.fixture(scope="session")
 def every_kind(tmp_path_factory, container_images):
     """A real store holding every kind of run and factor this platform can run (every_kind.py)."""

@@ -368,12 +368,13 @@ def test_a_huge_exception_message_leaves_a_bounded_log_with_its_head_and_tail(ki
 
 
 def test_a_log_past_its_bound_is_cut_to_its_head_and_tail(tmp_path):
-    """What kit appends to a failed run's log leaves it bounded, whatever was there before."""
-    from kit.runs.executing.attempt import _keep_log
+    """A failed run's log is bounded, whatever its worker wrote as its traceback (a file in
+    the run's folder, read bounded; never through a link)."""
+    from kit.runs.executing.attempt import keep_log
 
-    log = tmp_path / "pipeline-x.log"
-    log.write_bytes(b"the head\n" + b"y" * (4 * 1024 ** 2) + b"\nthe last of it\n")
-    _keep_log(log, "printed last\n", failed=True)
+    log, written = tmp_path / "pipeline-x.log", tmp_path / "traceback.log"
+    written.write_bytes(b"the head\n" + b"y" * (4 * 1024 ** 2) + b"\nthe last of it\n")
+    keep_log(log, "printed last\n", failed=True, written=written)
     data = log.read_bytes()
     assert len(data) < 256 * 1024 and data.startswith(b"the head")
     assert "bytes left out".encode() in data and data.endswith(b"printed last\n")

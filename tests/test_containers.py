@@ -203,17 +203,6 @@ def _plat():
 
 # -- real podman --------------------------------------------------------------------------------
 
-@pytest.fixture
-def images_home(container_images, kit_home):
-    """This test's KIT_HOME with the session's stack images in it (their records)."""
-    if container_images is None:
-        pytest.skip(f"no containers here: {containers.unavailable()}")
-    containers.share(container_images, kit_home)
-    yield kit_home
-    # what kit did in this process (in-process commands) left no container behind
-    assert containers.left_by(os.getpid()) == [], "a test left a container of kit's"
-
-
 def test_images_are_listed_beside_venvs(images_home, capsys):
     assert main(["stacks"]) == 0
     out = capsys.readouterr().out

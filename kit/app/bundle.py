@@ -24,10 +24,15 @@ from ..core.atomic import atomic_path
 from ..core.caps import stage_bytes, stage_too_big
 from ..core.errors import KitError
 from ..core.hosts import host
+from ..core.spools import EXPORT, spool
 from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.dataset import stored_datasets
 from ..data.pipelines import known_summary
+from ..envs.containers import archives, images, loaded
+from ..envs.containers.loaded import is_loaded
+from ..envs.containers.runtime import runtime
+from ..envs.kinds.container import split_name
 from ..envs.probes import carried
 from ..runs.store import Store
 from ..worker.dtypes import recorded_problem
@@ -51,8 +56,9 @@ def _file_sha(path) -> str:
 
 
 # -- export -----------------------------------------------------------------------------------
-def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
-    """What an export would write: runs, pairs among them, and the array bytes if asked."""
+def plan_export(store: Store, run_ids: list, arrays: bool, images: bool = False) -> dict:
+    """What an export would write: runs, pairs among them, the array bytes if asked, and the
+    recipe of each image the runs ran in (with ``images``, the images themselves)."""
     runs = [store.run(r) for r in run_ids]
     for r in runs:  # what import reads: a run an older kit stored and no import takes stays here
         for stage, st in r.stages.items():
@@ -77,18 +83,43 @@ def plan_export(store: Store, run_ids: list, arrays: bool) -> dict:
                 if r.spec.host == here or store.blob_path(blob).exists():
                     blobs[blob] = (r.id, stage)
     size = sum(store.blob_path(b).stat().st_size for b in blobs if store.blob_path(b).exists())
+    recipes = image_recipes(runs, images)
     return {"runs": runs, "pairs": pairs, "blobs": blobs, "array_bytes": size,
-            "pipelines": _pipelines(runs)}
+            "pipelines": _pipelines(runs), "images": recipes,
+            "image_bytes": sum(r.get("size") or 0 for r in recipes.values() if r["archive"])}
 
 
-def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
+def image_recipes(runs, archives: bool) -> dict:
+    """{container stack: its image's recipe} of the runs' container stacks whose image is the
+    one built here (kit.envs.containers.images.carried); ``archives``: each is to be carried
+    too, and one that is not here any more is refused (its recipe alone can be exported)."""
+    ran = {}
+    for r in runs:
+        if split_name(r.spec.stack) is not None:
+            ran.setdefault(r.spec.stack, set()).add(r.spec.stack_id)
+    out = {}
+    for name, ids in sorted(ran.items()):
+        stack, base = split_name(name)
+        rec = (loaded.record(name) if is_loaded(base) else images.record(stack, base)) or {}
+        if ids == {rec.get("id")}:
+            out[name] = {**images.carried(rec), "archive": archives}
+        elif archives:
+            raise KitError(f"the runs of {name} ran in image {', '.join(i[7:19] for i in sorted(ids))}"
+                           ", which is not the one built here now (rebuilt since?): export them "
+                           "--no-image (their recipe travels in their manifests) or run them again")
+    return out
+
+
+def export(store: Store, run_ids: list, out, arrays: bool = False, images: bool = False,
+           log=lambda msg: None) -> dict:
     """Write the bundle to ``out`` atomically; returns a summary with its sha256.
 
     Every array is verified as it is read for the bundle: damage is refused, never shipped.
+    ``images``: each container stack's image travels as an OCI archive (its recipe always does).
     """
     if not run_ids:
         raise KitError("nothing to export: no runs selected")
-    p = plan_export(store, run_ids, arrays)
+    p = plan_export(store, run_ids, arrays, images)
     datasets = store.datasets()
     # runs and what they are made of, never what kit derives from them (verdicts, comparisons):
     # the importer computes those itself
@@ -100,26 +131,35 @@ def export(store: Store, run_ids: list, out, arrays: bool = False) -> dict:
            # what a lab's runs mean (KINDS): its file, which the importer reads, never runs
            "pipelines": p["pipelines"],
            # hints to find each dataset on the other machine; it is never stored from here
-           "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]}}
+           "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]},
+           # how each image the runs ran in is made again (and named): its archive is code, run
+           # at the other end only when asked (kit compare --trust-image)
+           "images": p["images"]}
     body = json.dumps(doc, sort_keys=True).encode()
     # each array is the store's own .npy file, verified (hashed as it streams by, never loaded)
     # and copied as it is: a member is never held whole in memory (np.save into memory held
     # each array twice over)
     files = {f"arrays/{blob}.npy": store.array_file(run, stage)
              for blob, (run, stage) in p["blobs"].items()}
-    manifest = {"bundle.json": {"sha256": _sha(body), "size": len(body)}}
-    for name, path in files.items():
-        manifest[name] = {"sha256": _file_sha(path), "size": os.stat(path).st_size}
-    with atomic_path(out) as tmp:
-        with tarfile.open(tmp, "w:gz") as tar:
-            _add(tar, "MANIFEST.json", json.dumps(manifest, sort_keys=True).encode())
-            _add(tar, "bundle.json", body)
-            for name, path in files.items():
-                _add_file(tar, name, path, manifest[name])
+    with spool(store.root, EXPORT) as tmp_dir:
+        for name, rec in p["images"].items():  # after the arrays, as import reads them
+            if rec["archive"]:
+                log(f"writing {name}'s image {rec['id'][7:19]} as an OCI archive")
+                files[f"images/{rec['id'][7:]}.tar"] = archives.save(
+                    runtime(), rec["id"], Path(tmp_dir) / f"{rec['id'][7:]}.tar")
+        manifest = {"bundle.json": {"sha256": _sha(body), "size": len(body)}}
+        for name, path in files.items():
+            manifest[name] = {"sha256": _file_sha(path), "size": os.stat(path).st_size}
+        with atomic_path(out) as tmp:
+            with tarfile.open(tmp, "w:gz") as tar:
+                _add(tar, "MANIFEST.json", json.dumps(manifest, sort_keys=True).encode())
+                _add(tar, "bundle.json", body)
+                for name, path in files.items():
+                    _add_file(tar, name, path, manifest[name])
     out = Path(out)
     return {"file": str(out), "runs": len(p["runs"]), "pairs": len(p["pairs"]),
-            "arrays": len(p["blobs"]), "bytes": out.stat().st_size,
-            "sha256": _file_sha(out)}
+            "arrays": len(p["blobs"]), "images": sum(r["archive"] for r in p["images"].values()),
+            "bytes": out.stat().st_size, "sha256": _file_sha(out)}
 
 
 def _pipelines(runs) -> dict:

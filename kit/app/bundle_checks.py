@@ -21,6 +21,8 @@ import msgspec
 from ..core.caps import MIB as _MIB, cap, stage_bytes, stage_too_big
 from ..core.documents import DocumentError, run_spec
 from ..core.errors import KitError
+from ..envs.containers.loaded import is_loaded
+from ..envs.kinds.container import split_name
 from ..envs.probes import check_carried
 from ..runs.store.blobs import blob_key
 from ..worker.dtypes import recorded_problem
@@ -29,7 +31,7 @@ from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch
 from .bundle_schema import FORMAT, Bundle, Run, decode_bundle, decode_members, plain
 
 __all__ = ["FORMAT", "NPY_HEADER", "Expected", "cap", "check_document", "check_manifest",
-           "expected_arrays", "max_body", "max_manifest"]
+           "expected_arrays", "expected_images", "max_body", "max_manifest"]
 
 NPY_HEADER = 4096            # a .npy header is at most this long
 # stages whose numbers analysis combines element by element: one shape per dataset
@@ -85,7 +87,35 @@ def check_document(body: bytes, path) -> dict:
         if name not in stacks:  # a bundle says what its runs' probes are, nothing more
             raise KitError(f"{path}: the bundle's probe stack {name} is no stack of its runs")
     _check_shapes(bundle, path)
+    _check_images(bundle, path)
     return doc
+
+
+def _check_images(bundle: Bundle, path) -> None:
+    """An image a bundle carries is the one its runs of that container stack ran in (each
+    run's stack id and manifest name it), on the base the stack's name says."""
+    ran = {}
+    for r in bundle.runs:
+        said = (r.manifest.image or {}).get("id")
+        ran.setdefault(r.spec.stack, set()).update({r.spec.stack_id, *([said] if said else [])})
+    for name, image in bundle.head.images.items():
+        parts = split_name(name)
+        if parts is None or name not in ran or is_loaded(parts[1]):
+            raise KitError(f"{path}: the bundle's image {name[:64]!r} is of no container stack "
+                           "its runs ran in; refusing the bundle")
+        if parts[1] != image.base:
+            raise KitError(f"{path}: the bundle's image {name} says base {image.base}, its name "
+                           f"{parts[1]}; refusing the bundle")
+        if ran[name] != {image.id}:
+            raise KitError(f"{path}: the bundle's image {name} is {image.id[7:19]}, but its runs "
+                           f"ran in {', '.join(sorted(i[7:19] for i in ran[name]))}; refusing "
+                           "the bundle")
+
+
+def expected_images(doc: dict) -> dict:
+    """{member name: stack} of the image archives the bundle's recipes say it carries."""
+    return {f"images/{r['id'][7:]}.tar": name for name, r in doc.get("images", {}).items()
+            if r.get("archive")}
 
 
 def _check_run(r: Run, path) -> None:

@@ -22,8 +22,9 @@ from pathlib import Path
 from ..core.errors import KitError
 from ..core.spools import BUNDLE, spool as spool_dir
 from ..runs.store.blobs import npy_header
+from ..envs.containers.archives import max_bytes as max_image
 from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
-                            expected_arrays, max_body, max_manifest)
+                            expected_arrays, expected_images, max_body, max_manifest)
 
 _CHUNK = 2 ** 20
 
@@ -84,24 +85,65 @@ def _read(path: Path, stream: _Bounded, tmp: Path) -> tuple:
         _check_sum(manifest, "bundle.json", hashlib.sha256(body).hexdigest(), len(body), path)
         doc = check_document(body, path)
         del body, raw
-        expected = expected_arrays(doc, path)
-        unknown = set(manifest) - {"bundle.json"} - set(expected)
+        expected, carried = expected_arrays(doc, path), expected_images(doc)
+        unknown = set(manifest) - {"bundle.json"} - set(expected) - set(carried)
         if unknown:
             raise KitError(f"{path}: member {sorted(unknown)[0]!r} is not an array of its runs; "
                            "refusing the bundle")
-        # from here on the stream may hold the runs' arrays and nothing more
+        images = _image_bytes(manifest, carried, path)
+        # from here on the stream may hold the runs' arrays, the images and nothing more
         stream.limit = stream.read_so_far + sum(NPY_HEADER + e.nbytes for e in expected.values()) \
-            + 2 ** 20 * (1 + len(expected))
-        files = {}
+            + images + 2 ** 20 * (1 + len(expected) + len(carried))
+        files, archives = {}, {}
         for m in members:
             name = m.name
+            if name in carried and name in manifest and carried[name] not in archives:
+                archives[carried[name]] = _spool_image(tar, m, manifest[name], tmp, path)
+                continue
             if name not in expected or name not in manifest or name[7:-4] in files:
                 raise KitError(f"{path}: refusing member {name!r} (not an array of its runs)")
             files[name[7:-4]] = _spool(tar, m, expected[name], manifest[name], tmp, path)
-    missing = set(manifest) - {"bundle.json"} - {f"arrays/{b}.npy" for b in files}
+    missing = set(manifest) - {"bundle.json"} - {f"arrays/{b}.npy" for b in files} \
+        - {n for n, stack in carried.items() if stack in archives}
     if missing:
-        raise KitError(f"{path}: cut short: {len(missing)} array(s) listed in MANIFEST.json are absent")
+        raise KitError(f"{path}: cut short: {len(missing)} member(s) listed in MANIFEST.json are "
+                       "absent")
+    doc["_images"] = archives  # {stack: its image archive, checked against MANIFEST.json}
     return doc, files
+
+
+def _image_bytes(manifest: dict, carried: dict, path) -> int:
+    """The bytes of the image archives the recipes say the bundle carries, each listed in
+    MANIFEST.json and within the cap (kit.envs.containers.archives.max_bytes)."""
+    total = 0
+    for name, stack in carried.items():
+        if name not in manifest:
+            raise KitError(f"{path}: the recipe of {stack} says the bundle carries its image, "
+                           "but MANIFEST.json lists none; refusing the bundle")
+        size = manifest[name].size
+        if size > max_image():
+            raise KitError(f"{path}: the image of {stack} is {size / 2**20:,.0f} MiB, above the "
+                           f"{max_image() / 2**20:,.0f} MiB cap (KIT_BUNDLE_MAX_IMAGE_MIB raises "
+                           "it); refusing the bundle")
+        total += size
+    return total
+
+
+def _spool_image(tar, m, entry, tmp: Path, path) -> Path:
+    """An image archive member hashed into a file beside the arrays (checked as an OCI
+    archive only when it is to be loaded: kit.envs.containers.archives)."""
+    if not m.isfile() or m.size != entry.size:
+        raise KitError(f"{path}: member {m.name} is not the {entry.size:,} bytes MANIFEST.json "
+                       "lists")
+    src, h, size = tar.extractfile(m), hashlib.sha256(), 0
+    out = tmp / m.name.replace("/", "-")
+    with open(out, "wb") as f:
+        while chunk := src.read(_CHUNK):
+            h.update(chunk)
+            f.write(chunk)
+            size += len(chunk)
+    _check_sum({m.name: entry}, m.name, h.hexdigest(), size, path)
+    return out
 
 
 def _member(tar, m, name, path, bound) -> bytes:

@@ -66,6 +66,31 @@ class PipelineFile(Struct, forbid_unknown_fields=True):
     source: Annotated[str, Meta(max_length=MAX_PIPELINE_SOURCE)]
 
 
+_Digest = Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]
+_Path = Annotated[str, Meta(pattern=r"^/[\w./+-]{1,500}\Z")]
+
+
+class ImageRecipe(Struct, forbid_unknown_fields=True):
+    """A container stack's image as a bundle carries it (kit.envs.containers.images.carried):
+    what names it and the recipe it is rebuilt from; ``archive``: the image itself is member
+    images/ID.tar (kit export --image)."""
+    id: _Digest
+    diff_ids: Annotated[list[_Digest], Meta(max_length=64)]
+    base: Annotated[str, Meta(pattern=r"^[a-z]{1,32}\Z")]
+    base_id: _Digest
+    lock_sha256: Hex64
+    interpreter: _Path
+    python_prefix: _Path
+    size: Annotated[int, Meta(ge=0, le=2 ** 50)] = 0
+    base_diff_ids: Annotated[list[_Digest], Meta(max_length=64)] = []
+    release: _Short = ""
+    glibc: Optional[_Short] = None
+    os_packages_sha256: Optional[Hex64] = None
+    os_packages: Annotated[list[Annotated[list[Annotated[str, Meta(max_length=128)]], Meta(
+        min_length=2, max_length=2)]], Meta(max_length=4096)] = []
+    archive: bool = False
+
+
 # a dataset's hint: the summary the exporting store held (a lab pipeline's lists its seeds and
 # kinds), read only to find the dataset here
 _Hint = Annotated[dict[Name, Union[
@@ -85,6 +110,7 @@ class _Head(Struct, forbid_unknown_fields=True):
     arrays: bool = False
     probes: Annotated[dict[Name, Probe], Meta(max_length=256)] = {}  # older bundles: none
     pipelines: Annotated[dict[Hex64, PipelineFile], Meta(max_length=64)] = {}
+    images: Annotated[dict[Name, ImageRecipe], Meta(max_length=64)] = {}  # older bundles: none
 
 
 class Bundle(Struct):
@@ -109,8 +135,9 @@ class Entry(Struct, forbid_unknown_fields=True):
     size: Annotated[int, Meta(ge=0, le=2 ** 50)]
 
 
-# the members kit export writes: bundle.json and arrays/BLOB.npy, nothing else
-_Member = Annotated[str, Meta(pattern=r"^(bundle\.json|arrays/[0-9a-f]{64}\.npy)\Z")]
+# the members kit export writes: bundle.json, arrays/BLOB.npy and images/ID.tar, nothing else
+_Member = Annotated[str, Meta(
+    pattern=r"^(bundle\.json|arrays/[0-9a-f]{64}\.npy|images/[0-9a-f]{64}\.tar)\Z")]
 _Members = Annotated[dict[_Member, Entry], Meta(max_length=2 ** 20)]
 
 
@@ -209,6 +236,9 @@ def _names(head: _Head, runs: list[Run], path) -> None:
         for name, probe in head.probes.items():
             yield "probe stack name", [name, probe.base, probe.package, probe.version]
         yield "pipeline file name", [f.name for f in head.pipelines.values()]
+        for name, image in head.images.items():
+            yield "image", [name, image.release, image.glibc or "",
+                            *(x for p in image.os_packages for x in p)]
 
     for field, names in named():
         bad = next((n for n in names if not control_free(n)), None)

@@ -9,6 +9,8 @@ each rerun here from the same file, kept by its hash.
 
 from __future__ import annotations
 
+import hashlib
+
 from ..analysis.budget import budget, pair_details
 from ..analysis.compare import ALL_MODELS, STAGES, first_difference
 from ..analysis.by_kind import compare as compare_outputs
@@ -20,7 +22,8 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,
                               verify)
-from ..envs.containers import images
+from ..envs.containers import images, loaded
+from ..envs.containers.runtime import runtime
 from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
@@ -97,18 +100,19 @@ def _derived_here(doc: dict, specs, plat: Platform) -> dict:
     return lost
 
 
-def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
-    """This machine's twin of a bundle spec, or the reason it cannot run here."""
+def _local_spec(spec: RunSpec, twins: dict, plat: Platform, stack: str) -> RunSpec | str:
+    """This machine's twin of a bundle spec, run in ``stack`` (the spec's own, or the bundle's
+    image loaded here), or the reason it cannot run here."""
     if spec.kind == "feed":  # explain's intermediates: `kit explain` makes them again here
         return "a cross-fed run of kit explain: `kit explain` makes its own here"
-    kind = _kind(spec.stack)
+    kind = _kind(stack)
     if kind is None:
         return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
                 f"(`kit stacks add {spec.stack} PYTHON` names an interpreter for it)")
     st, why = kind.status(plat)
     if st == "unavailable":
-        return f"stack {spec.stack}: {why}"
-    changes = {"host": host()["id"]}
+        return f"stack {stack}: {why}"
+    changes = {"host": host()["id"], "stack": stack}
     if spec.kind in ("torch", "perturb"):
         if spec.input not in twins or isinstance(twins[spec.input], str):
             return "its embedding run has no twin here"
@@ -117,7 +121,8 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform) -> RunSpec | str:
 
 
 def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_done=None,
-                   log=lambda msg: None, confirm=lambda stacks: True, pipelines=()) -> dict:
+                   log=lambda msg: None, confirm=lambda stacks: True, pipelines=(),
+                   trust_image: bool = False, trust=lambda images: False) -> dict:
     """Verify, plan the reruns, import, rerun what is missing here, pair, and summarise.
 
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
@@ -125,17 +130,47 @@ def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_
     ([(name, download bytes or None)] not built here) is asked before any is built, as `kit run`
     asks; it may raise, or return False, to refuse (nothing is built or written then).
     ``pipelines``: the lab pipeline files the bundle's runs were made with, checked by hash.
+    ``trust_image``: rerun in the images the bundle carries instead of rebuilding them from their
+    recipes, each checked to be the image its recipe names, and only once ``trust(images)``
+    ([(stack, image id, archive bytes)]) says yes (False or a raise: nothing is loaded).
     """
     plat = plat or detect()
     with opened(path, store.root) as found:
-        return _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines)
+        swap = _trusted(found[0], path, trust, log) if trust_image else {}
+        return _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, swap)
 
 
-def _to_build(specs, plat) -> list:
-    """[(name, download bytes or None)] of the stacks the reruns need that are not built here."""
+def _trusted(doc: dict, path, trust, log) -> dict:
+    """{bundle stack: the stack of its image as loaded here} (kit compare --trust-image): each
+    archive read as untrusted and loaded only if it is the image its recipe and runs name."""
+    carried = doc["_images"]
+    if not carried:
+        raise KitError("--trust-image: the bundle carries no image (it was exported without "
+                       "--image); compare it without --trust-image to rebuild its images from "
+                       "their recipes")
+    offered = [(stack, doc["images"][stack]["id"], p.stat().st_size)
+               for stack, p in sorted(carried.items())]
+    if not trust(offered):
+        raise KitError("not compared: the bundle's images were not run; nothing was written")
+    swap, rt = {}, runtime()
+    for stack, p in sorted(carried.items()):
+        log(f"checking and loading the image of {stack} the bundle carries")
+        swap[stack] = loaded.load(rt, split_name(stack)[0], p, doc["images"][stack],
+                                  _bundle_sha(path))
+    return swap
+
+
+def _bundle_sha(path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _to_build(specs, plat, swap: dict) -> list:
+    """[(name, download bytes or None)] of the stacks the reruns need that are not built here
+    (a bundle's image loaded here is not built)."""
     out = {}
     for spec in specs:
-        if spec.kind == "feed":  # never rerun here (_local_spec): its stack is not needed
+        if spec.kind == "feed" or spec.stack in swap:  # never rerun here, or loaded
             continue
         kind = _kind(spec.stack)
         if kind is not None and kind.buildable and kind.status(plat)[0] in ("not built", "broken"):
@@ -143,7 +178,7 @@ def _to_build(specs, plat) -> list:
     return list(out.items())
 
 
-def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -> dict:
+def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, swap) -> dict:
     doc = found[0]
     if doc["host"]["id"] == host()["id"]:
         raise KitError("this bundle was made on this machine (same KIT_HOME): nothing to compare")
@@ -153,20 +188,21 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
     lost = _derived_here(doc, specs.values(), plat)  # a lab's REQUIRES added here as there
     # the runs whose embedding others train on first, so that those find their twin input
     runs = sorted(doc["runs"], key=lambda r: specs[r["id"]].kind in ("torch", "perturb"))
-    needed = _to_build(specs.values(), plat)
+    needed = _to_build(specs.values(), plat, swap)
     if needed and not confirm(needed):
         raise KitError("not compared: the stacks it needs were not built; nothing was written")
     twins, reasons = {}, {}
     for r in runs:
         spec = specs[r["id"]]
-        kind = _kind(spec.stack)
+        stack = swap.get(spec.stack, spec.stack)
+        kind = _kind(stack)
         builds = spec.kind != "feed" and kind is not None and kind.buildable
         if builds and kind.status(plat)[0] in ("not built", "broken"):
-            log(f"building stack {spec.stack}")
+            log(f"building stack {stack}")
             kind.build(plat)
-        twin = lost.get(spec.stack) or _local_spec(spec, twins, plat)
+        twin = lost.get(spec.stack) or _local_spec(spec, twins, plat, stack)
         if isinstance(twin, RunSpec):
-            twin = twin.with_(stack_id=stack_kind(spec.stack).runnable().identity)
+            twin = twin.with_(stack_id=stack_kind(stack).runnable().identity)
         twins[r["id"]] = twin
         if isinstance(twin, str):
             reasons[r["id"]] = twin
@@ -196,25 +232,30 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines) -
         out = summarise_outputs(store, doc, [p for p in pairs if p.a.pipeline], reasons, imported)
     else:
         out = summarise(store, doc, pairs, reasons, imported)
-    return {**out, "images": image_findings(doc, specs, twins)}
+    return {**out, "images": image_findings(doc, specs, twins, swap)}
 
 
-def image_findings(doc: dict, specs: dict, twins: dict) -> list:
-    """Each container stack the bundle's runs ran in, with its image id there and as built here
-    from the same recipe: the same id holds the image fixed, so what remains is the machine (the
-    CPU, the kernel); another id is a finding of its own, said by the layer that differs."""
+def image_findings(doc: dict, specs: dict, twins: dict, swap: dict) -> list:
+    """Each container stack the bundle's runs ran in, with its image id there and here: the
+    bundle's own image loaded (``swap``, --trust-image), or one built here from its recipe. The
+    same id holds the image fixed, so what remains is the machine (the CPU, the kernel); another
+    id is a finding of its own, said by what differs: the lock, a Debian package, a layer."""
     out = {}
+    recipes = doc.get("images", {})
     for r in doc["runs"]:
         spec, twin = specs[r["id"]], twins.get(r["id"])
         parts = split_name(spec.stack)
         if parts is None or not isinstance(twin, RunSpec) or spec.stack in out:
             continue
-        there = r["manifest"].get("image") or {"id": spec.stack_id}
-        here = images.record(*parts) or {"id": twin.stack_id}
+        there = recipes.get(spec.stack) or r["manifest"].get("image") or {"id": spec.stack_id}
+        here = (loaded.record(twin.stack) if spec.stack in swap else images.record(*parts)) \
+            or {"id": twin.stack_id}
         same = spec.stack_id == twin.stack_id
-        out[spec.stack] = {"stack": spec.stack, "there": spec.stack_id, "here": twin.stack_id,
-                           "same": same,
-                           "difference": None if same else images.layer_difference(there, here)}
+        out[spec.stack] = {
+            "stack": spec.stack, "there": spec.stack_id, "here": twin.stack_id, "same": same,
+            "difference": None if same else images.recipe_difference(there, here),
+            "carried": bool(recipes.get(spec.stack, {}).get("archive")),
+            "loaded": twin.stack if spec.stack in swap else None}
     return list(out.values())
 
 

@@ -15,6 +15,13 @@ def add(sub) -> None:
                    "(and the cross-fed and probe runs `kit explain` made for them; with "
                    "--pipeline: any of its factors, seed:NAME included)")
     p.add_argument("--arrays", action="store_true", help="include the stage arrays (for magnitudes)")
+    images = p.add_mutually_exclusive_group()
+    images.add_argument("--image", action="store_true", dest="image",
+                        help="carry each container stack's image as an OCI archive (hundreds of "
+                             "MB; the other end runs it only with kit compare --trust-image)")
+    images.add_argument("--no-image", action="store_false", dest="image",
+                        help="carry only each image's id and recipe (the default): the other "
+                             "end rebuilds it and compares the ids")
     pipeline_arg(p)
     p.set_defaults(func=_cmd_export)
 
@@ -37,6 +44,10 @@ def add(sub) -> None:
     p.add_argument("--pipeline", type=path, metavar="FILE.py", action="append", default=[], dest="files",
                    help="the lab pipeline file the bundle's runs were made with (kit export "
                         "--pipeline): rerun here from the same bytes (once per file)")
+    p.add_argument("--trust-image", action="store_true",
+                   help="rerun in the container images the bundle carries (kit export --image), "
+                        "each checked to be the image its recipe names, instead of rebuilding "
+                        "them from their recipes: an image is code, so kit asks first")
     p.set_defaults(func=_cmd_compare)
 
 
@@ -60,15 +71,33 @@ def _cmd_export(args) -> int:
     if said:
         Console(stderr=True).print(said)
     ids = list(rec.ids)
-    p = plan_export(store, ids, args.arrays)
-    Console(stderr=True).print(
+    p = plan_export(store, ids, args.arrays, args.image)
+    err = Console(stderr=True)
+    err.print(
         f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
         + (f", {len(p['blobs'])} arrays ({p['array_bytes'] / 2**20:.2f} MiB before compression)"
-           if args.arrays else ", hashes only (add --arrays for magnitudes)"))
-    out = export(store, ids, out_path, args.arrays)
+           if args.arrays else ", hashes only (add --arrays for magnitudes)")
+        + _images_said(p["images"], p["image_bytes"]))
+    if args.image and not p["images"]:
+        err.print("note: --image: none of these runs ran in a container stack, so no image "
+                  "travels")
+    with err.status("exporting") as status:
+        out = export(store, ids, out_path, args.arrays, args.image, log=status.update)
     print(f"wrote {out['file']}: {out['runs']} runs, {out['bytes'] / 2**20:.2f} MiB, "
           f"sha256 {out['sha256']}")
     return 0
+
+
+def _images_said(recipes: dict, size: int) -> str:
+    """What the bundle carries of the images its runs ran in."""
+    if not recipes:
+        return ""
+    carried = [n for n, r in recipes.items() if r["archive"]]
+    if carried:
+        return (f", the image{'s' if len(carried) > 1 else ''} of {', '.join(carried)} "
+                f"({size / 2**20:,.0f} MiB unpacked)")
+    return (f", the recipe of the image{'s' if len(recipes) > 1 else ''} of "
+            f"{', '.join(recipes)} (--image carries the image itself)")
 
 
 def _unverified_note(imported: dict, bundle) -> None:
@@ -112,9 +141,24 @@ def _cmd_compare(args) -> int:
             status.start()
         return True
 
+    def trust(images) -> bool:
+        """--trust-image: the images a bundle carries are code, asked for by name and id."""
+        err.print("--trust-image: the bundle carries "
+                  + ", ".join(f"{n}'s image {i[7:19]} ({b / 2**20:,.0f} MiB)" for n, i, b in images)
+                  + ". Its code runs here (no network, a read-only root, no capabilities, "
+                    "writing only its runs' folders), after each archive is checked to be the "
+                    "image its recipe names.")
+        if not args.yes:
+            status.stop()
+            confirm(err, "Run the bundle's images?", "Without a terminal, add --yes to run "
+                    "them (or leave out --trust-image: kit then rebuilds them from their recipes).")
+            status.start()
+        return True
+
     with err.status("comparing") as status:
         rec = compare(Store(), args.file, args.files or (), jobs=args.jobs, log=status.update,
-                      on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask)
+                      on_done=lambda s: err.print(f"ran {s.run_id[:12]} here"), confirm=ask,
+                      trust_image=args.trust_image, trust=trust)
     emit(compare_page(rec.data, args.json))
     _unverified_note(rec.data["imported"], args.file)
     return 0

@@ -23,6 +23,7 @@ from pathlib import Path
 OWNER = ".owner"
 STALE_S = 3600.0  # an unlocked folder of unknown owner this old is a leftover
 BUNDLE = ".bundle-"  # an import's (or a compare's) bundle, unpacked in the store's folder
+EXPORT = ".export-"  # an export's image archives, written before they join the bundle
 
 
 @contextmanager

@@ -86,10 +86,10 @@ def worker_env(spec: RunSpec) -> dict:
 
 def container_mounts() -> list:
     """[(folder, writable)] every worker in a container sees, each at its own path: kit's
-    worker code, the datasets and pipeline files (read-only), and the pipelines' logs; the
-    folder its runs write in is the caller's to give (``writable``)."""
-    return [(worker_root(), False), (subdir("datasets"), False), (subdir("pipelines"), False),
-            (subdir("logs"), True)]
+    worker code, the datasets and pipeline files (read-only); the folder its runs write in
+    (a failed pipeline's traceback included) is the caller's to give (``writable``), the one
+    place it may write."""
+    return [(worker_root(), False), (subdir("datasets"), False), (subdir("pipelines"), False)]
 
 
 class _Tail:

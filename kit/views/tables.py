@@ -310,19 +310,25 @@ def advice_text(a: dict, why: str | None = None) -> str:
 
 
 def image_lines(found: list) -> list:
-    """`kit compare`'s lines on the container images: each held fixed (the same id rebuilt
-    here), or a finding of its own (another id, and the layer that differs)."""
+    """`kit compare`'s lines on the container images: each held fixed (the same id, rebuilt
+    here from the recipe or the bundle's own loaded with --trust-image), or a finding of its own
+    (another id, and what differs)."""
     if not found:
         return []
-    out = ["", "Container images (rebuilt here from the same recipe):"]
+    out = ["", "Container images:"]
     for x in found:
+        how = ("the bundle's own image, checked and loaded (--trust-image)" if x.get("loaded")
+               else "rebuilt here from the bundle's recipe")
         if x["same"]:
-            text = (f"{x['stack']}: the same image id here ({x['here'][:19]}): the image is "
-                    "held fixed, so what differs above is the machine (CPU, kernel)")
+            text = (f"{x['stack']}: the same image id here ({x['here'][:19]}, {how}): the image "
+                    "is held fixed, so what differs above is the machine (CPU, kernel)")
         else:
-            text = (f"{x['stack']}: a FINDING: the image rebuilt here is {x['here'][:19]}, "
+            text = (f"{x['stack']}: a FINDING: the image {how} is {x['here'][:19]}, "
                     f"theirs {x['there'][:19]}; {x['difference']}; what differs above mixes "
                     "the images and the machines")
+        if x.get("carried") and not x.get("loaded"):
+            text += ("; the bundle carries its image too, not run (kit compare --trust-image "
+                     "runs it)")
         out.append(para(text, "      ", "  "))
     return out
 

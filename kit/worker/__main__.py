@@ -215,12 +215,13 @@ def _run_lab(spec):
     except ContractError as e:
         raise _Usage(str(e)) from None
     except PipelineFailed as e:
-        log = spec.get("log")
+        log = spec.get("log")  # in the run's folder: kit keeps it as the log it names
         if log:
             os.makedirs(os.path.dirname(log), exist_ok=True)
             with open(log, "wb") as f:  # its head and tail: a 20 MB message never fills it
                 f.write(head_and_tail(e.traceback.encode("utf-8", "replace")))
-        raise _Usage(e.line + (f"; its traceback: {log}" if log else "")) from None
+        named = spec.get("log_named") or log
+        raise _Usage(e.line + (f"; its traceback: {named}" if named else "")) from None
     return arrays, {"import": imported, "run": (time.perf_counter() - w, time.process_time() - c)}, t0
 
 

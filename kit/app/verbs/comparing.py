@@ -7,13 +7,16 @@ from .records import Compared
 
 
 def compare(store: Store, path, files=(), *, jobs: int = 1, log=lambda msg: None,
-            on_done=lambda spec: None, confirm=lambda stacks: True) -> Compared:
+            on_done=lambda spec: None, confirm=lambda stacks: True, trust_image: bool = False,
+            trust=lambda images: False) -> Compared:
     """Rerun the runs of the bundle at ``path`` here and say how far they differ
     (kit.app.reproduce.compare_bundle: kit's own runs by stage and verdict, a pipeline file's
     output by output, ``files`` the pipeline files its runs were made with). ``log(msg)``: what
     it is doing; ``on_done(spec)``: a rerun stored; ``confirm(stacks)``: asked before building
-    stacks [(name, download bytes or None)] (False or a raise: nothing is built or written)."""
+    stacks [(name, download bytes or None)] (False or a raise: nothing is built or written);
+    ``trust_image``: rerun in the images the bundle carries, once ``trust(images)`` says yes."""
     from ..reproduce import compare_bundle
 
     return Compared(compare_bundle(store, path, jobs=jobs, log=log, on_done=on_done,
-                                   confirm=confirm, pipelines=tuple(files)))
+                                   confirm=confirm, pipelines=tuple(files),
+                                   trust_image=trust_image, trust=trust))

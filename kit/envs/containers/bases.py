@@ -91,6 +91,19 @@ def record(name: str) -> dict | None:
     return doc if ok else None
 
 
+def package_list(name: str, sha256: str | None) -> list:
+    """[[package, version]] of base ``name`` as recorded at its build, if that list hashes to
+    ``sha256`` (else [], never another build's list)."""
+    try:
+        raw = read_small(_records() / f"{name}.packages") if name in BASES else None
+    except OSError:
+        raw = None
+    if not raw or hashlib.sha256(raw).hexdigest() != sha256:
+        return []
+    return [line.split(" ", 1) for line in raw.decode(errors="replace").splitlines()
+            if line.count(" ") == 1]
+
+
 def mirror() -> str | None:
     """The Debian mirror apt uses here (its sources), or None."""
     found = []

@@ -203,6 +203,35 @@ def layer_difference(old: dict, new: dict) -> str:
     return "every layer is the same: only the image's configuration differs"
 
 
+def recipe_difference(there: dict, here: dict) -> str:
+    """What differs between the recipe of an image a bundle names and the image built here
+    (their ids differ): the lock, the interpreter, Debian's packages, else the layer."""
+    lock_a, lock_b = there.get("lock_sha256"), here.get("lock_sha256")
+    if lock_a and lock_b and lock_a != lock_b:
+        return (f"the stack's lock differs ({lock_a[:12]} there, {lock_b[:12]} here): another "
+                "release of kit's catalogue, so other packages")
+    py_a, py_b = there.get("interpreter"), here.get("interpreter")
+    if py_a and py_b and py_a != py_b:
+        return f"the interpreter differs ({py_a} there, {py_b} here)"
+    if there.get("base_id") and here.get("base_id") and there["base_id"] != here["base_id"]:
+        moved = _moved(there.get("os_packages"), bases.package_list(
+            here.get("base", ""), here.get("os_packages_sha256")))
+        if moved:
+            return ("the base differs: Debian's packages moved on the mirror since ("
+                    + "; ".join(moved) + ")")
+    return layer_difference(there, here)
+
+
+def _moved(a, b, shown: int = 4) -> list:
+    """'pkg v1 there, v2 here' of the packages two lists disagree on (the first few)."""
+    if not isinstance(a, list) or not a or not b:
+        return []
+    x, y = dict(map(tuple, a)), dict(map(tuple, b))
+    out = [f"{n} {x.get(n, 'absent')} there, {y.get(n, 'absent')} here"
+           for n in sorted(set(x) | set(y)) if x.get(n) != y.get(n)]
+    return out[:shown] + ([f"{len(out) - shown} more"] if len(out) > shown else [])
+
+
 @contextmanager
 def separate_store(rt: Runtime):
     """The runtime with an empty image store of its own under KIT_HOME, removed afterwards:
@@ -220,3 +249,17 @@ def separate_store(rt: Runtime):
         discard(folder)
         shutil.rmtree(run, ignore_errors=True)
 
+
+
+# what a bundle carries of an image: its recipe and what names it, never this machine's runtime
+# or build times (kit.app.bundle_schema.ImageRecipe reads it back)
+_CARRIED = ("id", "diff_ids", "size", "base", "base_id", "base_diff_ids", "release", "glibc",
+            "lock_sha256", "interpreter", "python_prefix", "os_packages_sha256")
+
+
+def carried(rec: dict) -> dict:
+    """The recipe of the image a record names, as a bundle carries it (its base's package list
+    included, so that the other end can say which package moved when its base differs)."""
+    out = {k: rec[k] for k in _CARRIED if rec.get(k) is not None}
+    out["os_packages"] = bases.package_list(rec.get("base", ""), rec.get("os_packages_sha256"))
+    return out

@@ -23,7 +23,7 @@ from ..probes import locked as locked_probes
 from ..platforms import Platform, detect
 from .base import StackKind
 from .catalogue import CatalogueStack
-from .container import ContainerStack, container_name, split_name
+from .container import ContainerStack, LoadedStack, container_name, split_name
 from .external import ExternalStack
 from .host import HostStack
 
@@ -62,11 +62,14 @@ def _container(name: str, stack: str, base: str) -> ContainerStack:
     """A container stack's kind: a catalogue stack (never a probe, derived or external one,
     whose interpreter kit does not copy into an image) on a known base."""
     from ..containers.bases import BASES, DEFAULT
+    from ..containers.loaded import is_loaded
 
     defs = definitions()
     if stack not in defs:
         raise UnknownStack(unknown("unknown stack", stack, list(defs), after=f" (in {name}: a "
                                    "container stack is a catalogue stack's image)"))
+    if is_loaded(base):  # a bundle's image, loaded by kit compare --trust-image
+        return LoadedStack(name, CatalogueStack(defs[stack]))
     if base not in BASES:
         raise UnknownStack(unknown("unknown base", base, ["container", *(b for b in BASES
                                                                         if b != DEFAULT)],
@@ -82,12 +85,14 @@ def _container(name: str, stack: str, base: str) -> ContainerStack:
 
 def _image_rows(plat: Platform) -> list:
     """The rows of the stack images built here (each NAME@container or NAME@BASE with a
-    record), after the venvs; a record whose stack left the catalogue is listed as broken."""
+    record), then those loaded from bundles (NAME@bundle-ID12), after the venvs; a record whose
+    stack left the catalogue is listed as broken."""
     from ..containers.images import recorded
+    from ..containers.loaded import recorded as loaded
 
     rows = []
-    for stack, base in recorded():
-        name = container_name(stack, base)
+    for name in [container_name(*sb) for sb in recorded()] + loaded():
+        base = split_name(name)[1]
         try:
             rows.append(stack_kind(name).row(plat))
         except KitError as e:

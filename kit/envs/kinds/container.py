@@ -11,7 +11,7 @@ from __future__ import annotations
 import platform
 
 from ...core.errors import Failed, KitError
-from ..containers import bases, images
+from ..containers import bases, images, loaded
 from ..containers.command import InImage
 from ..containers.runtime import Runtime, missing, runtime
 from ..platforms import Platform, detect
@@ -181,3 +181,58 @@ class ContainerStack(StackKind):
         same = new["id"] == old["id"]
         return {"same": same, "old": old, "new": new,
                 "difference": None if same else images.layer_difference(old, new)}
+
+
+class LoadedStack(ContainerStack):
+    """An image a bundle carried, loaded by ``kit compare --trust-image`` (never built here):
+    ``NAME@bundle-ID12`` (kit.envs.containers.loaded)."""
+
+    kind = "container"
+    buildable = False
+
+    def __init__(self, name: str, inner: CatalogueStack):
+        super().__init__(name, inner, str((loaded.record(name) or {}).get("base", "?")))
+
+    def _record(self) -> dict | None:
+        return loaded.record(self.name)
+
+    def runnable(self):
+        st = self.built()
+        if st is None:
+            raise KitError(f"stack {self.name!r} cannot run here: "
+                           f"{self.unavailable_reason(detect()) or self.status(detect())[1]}")
+        return st
+
+    def unavailable_reason(self, plat: Platform) -> str | None:
+        why = missing()
+        if why:
+            return why
+        if self._record() is None:
+            return ("an image from a bundle, loaded only by `kit compare BUNDLE --trust-image`; "
+                    "none is loaded here under this name")
+        return None
+
+    def status(self, plat):
+        st, why = super().status(plat)
+        if st == "broken":  # removed from podman's store: loading it again is the way back
+            why = (f"its image is no longer in podman's store; `kit compare BUNDLE --trust-image`"
+                   " loads it again")
+        return st, why
+
+    def row(self, plat):
+        row = super().row(plat)
+        rec = self._record() or {}
+        row["image"].update(id=rec.get("id"), size=rec.get("size"), base=rec.get("base"),
+                            base_id=rec.get("base_id"), release=rec.get("release"),
+                            glibc=rec.get("glibc"), diff_ids=rec.get("diff_ids") or [],
+                            tag=loaded.tag(self.inner.name, rec["id"]) if rec else None,
+                            bundle=rec.get("bundle_sha256"))
+        return row
+
+    def build(self, plat=None, log=lambda msg: None):
+        raise KitError(f"{self.name} is an image a bundle carried: kit never builds it "
+                       f"(`kit stacks build {self.inner.name} --container` builds its own)")
+
+    def verify(self, log=lambda msg: None) -> dict:
+        raise KitError(f"{self.name} is an image a bundle carried; `kit compare BUNDLE` rebuilds "
+                       "it from the bundle's recipe and compares the ids")

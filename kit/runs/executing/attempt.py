@@ -23,6 +23,7 @@ from ...core.documents import DocumentError, decode, decode_manifest
 from ...core.atomic import write_bytes
 from ...core.errors import KitError, one_line
 from ...core.paths import subdir
+from ...core.small_files import read_head
 from ...core.spec import RunSpec
 from ...data.pipelines import pipeline_file, pipeline_info
 from ...data.requires import names
@@ -85,8 +86,11 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     if spec.pipeline:  # a lab's file: the stored copy, verified, and where its traceback goes
         info = pipeline_info(spec.pipeline)
         log = _log_of(spec)
+        # the worker writes its traceback in the run's folder (the only place a worker in a
+        # container may write) and names the log kit then keeps it in
         request.update(pipeline_file=str(pipeline_file(spec.pipeline).resolve()),
-                       pipeline_name=info["name"], log=str(log),
+                       pipeline_name=info["name"], log=str(folder / TRACEBACK),
+                       log_named=str(log),
                        requires=names(info["requires"]))  # their versions go in its manifest
     (folder / "spec.json").write_text(json.dumps(request))
     out = folder / "out"
@@ -107,9 +111,9 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
         else:
             printed = _fresh(spec, stack, dataset_file, folder, extra, timeout)
     except WorkerFailed as e:
-        _keep_log(log, getattr(e, "printed", ""), failed=True)
+        keep_log(log, getattr(e, "printed", ""), failed=True, written=folder / TRACEBACK)
         raise
-    _keep_log(log, printed, failed=False)
+    keep_log(log, printed, failed=False)
     if not manifest_file.exists():
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
     _bound_outputs(spec, out)
@@ -164,18 +168,22 @@ def answer_of(spec: RunSpec, line) -> _Answer:
                            f"is not an answer: {one_line(line, 80)!r}") from None
 
 
-def _keep_log(log: Path | None, printed: str, failed: bool) -> None:
-    """What a pipeline printed (the end of its stderr, fd 1 included) into its run's log: after
-    the traceback the worker wrote there on a failure, else in place of an older attempt's."""
+def keep_log(log: Path | None, printed: str, failed: bool, written: Path | None = None) -> None:
+    """What a pipeline printed (the end of its stderr, fd 1 included) into its run's log, after
+    the traceback the worker wrote in ``written`` on a failure (a worker's file: read bounded,
+    never through a link), else in place of an older attempt's."""
     if log is None:
         return
-    if not printed.strip():  # a run that printed nothing and worked: no older traceback kept
-        if not failed:
+    traceback = (read_head(written, 2 * LOG_BYTES + 1) or b"") if failed and written else b""
+    if len(traceback) > 2 * LOG_BYTES:  # more than kit's worker writes: its head, said so
+        traceback = traceback[:2 * LOG_BYTES] + left_out(written.stat().st_size - 2 * LOG_BYTES)
+    if not printed.strip() and not traceback:  # a run that printed nothing and worked: no
+        if not failed:                         # older traceback kept
             log.unlink(missing_ok=True)
         return
-    with open(log, "a" if failed else "w", encoding="utf-8") as f:
-        f.write(f"\n--- what the run printed (the last {launch.TAIL_BYTES // 1024} KiB) ---\n")
-        f.write(printed)
+    said = (f"\n--- what the run printed (the last {launch.TAIL_BYTES // 1024} KiB) ---\n"
+            f"{printed}".encode("utf-8", "replace") if printed.strip() else b"")
+    write_bytes(log, traceback + said)
     _bound_log(log)
 
 
@@ -224,6 +232,9 @@ def _signal(number: int) -> str:
     if number == signal.SIGKILL:
         return f"signal {number} ({name}: out of memory, or another process killed it)"
     return f"signal {number} ({name})"
+
+
+TRACEBACK = "traceback.log"  # a failed pipeline's traceback, in its run's folder
 
 
 def _log_of(spec: RunSpec) -> Path:

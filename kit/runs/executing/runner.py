@@ -145,8 +145,11 @@ class LocalExecutor(Executor):
     def run(self, spec, dataset, input_npy, out, stop=lambda: False, held=frozenset()):
         stack = stack_kind(spec.stack).runnable()  # its arrays are here: every one is moved
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
+        # a warm container worker sees only its pool's folder: the run's is made there
+        where = (self.warm.folder(stack) if self.warm is not None and spec.process != "fresh"
+                 else subdir("tmp"))
         with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
-                dir=subdir("tmp"), prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+                dir=where, prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
             if stop():  # the plan stopped while this run waited for its cores: none starts
                 return None
             # a lab pipeline reads its own data: the worker is given its file instead

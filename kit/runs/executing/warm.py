@@ -9,19 +9,28 @@ fresh process with the same run made in a warm one that made another run first, 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 from ...core.errors import one_line
 from ...core.paths import subdir
+from ...core.spools import discard
 from ...core.spec import RunSpec, seeds
 from ...envs import launch
+from ...envs.containers.command import InImage
 from ...envs.stacks import Stack
-from .attempt import ANSWER_CHARS, WorkerFailed, answer_of, failed, timed_out
+from .attempt import (ANSWER_CHARS, TRACEBACK, WorkerFailed, answer_of, failed, keep_log,
+                      timed_out)
 
 PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows
+
+
+def primer_log(spec: RunSpec) -> Path:
+    return subdir("logs").resolve() / f"pipeline-{spec.run_id[:12]}-primer.log"
 
 
 class _Warm:
@@ -100,6 +109,21 @@ class WarmPool:
         self._idle: dict = {}
         self._all: list = []
         self._lock = threading.Lock()
+        self._own: Path | None = None  # its container workers' folder (``folder``)
+
+    def folder(self, stack: Stack) -> Path:
+        """Where a run in ``stack``'s warm worker has its folder: the pool's root; without one,
+        a container worker's is a folder of the pool's own, its one writable mount (never all
+        of KIT_HOME/tmp, where other runs' folders are)."""
+        if self.root is not None:
+            return self.root
+        if not isinstance(stack.command, InImage):
+            return subdir("tmp")
+        with self._lock:
+            if self._own is None:  # run-PID-...: swept with the runs' folders once kit is gone
+                self._own = Path(tempfile.mkdtemp(dir=subdir("tmp"),
+                                                  prefix=f"run-{os.getpid()}-warm-"))
+            return self._own
 
     @staticmethod
     def _key(spec: RunSpec, stack: Stack) -> tuple:
@@ -110,7 +134,7 @@ class WarmPool:
             idle = self._idle.get(self._key(spec, stack))
             if idle:
                 return idle.pop()
-        w = _Warm(stack, spec, self.root or subdir("tmp"))
+        w = _Warm(stack, spec, self.folder(stack))
         with self._lock:
             self._all.append(w)
         return w
@@ -157,7 +181,7 @@ class WarmPool:
             request = json.loads((folder / "spec.json").read_text())
             # its log beside the run's, in logs/: the run's folder is gone when the line is read
             request.update(seeds={k: PRIMER_SEED for k in request["seeds"]},
-                           log=str(subdir("logs") / f"pipeline-{spec.run_id[:12]}-primer.log"))
+                           log=str(other / TRACEBACK), log_named=str(primer_log(spec)))
             (other / "spec.json").write_text(json.dumps(request))
         else:
             (other / "spec.json").write_text(spec.with_(seeds=seeds(PRIMER_SEED)).worker_json())
@@ -166,6 +190,8 @@ class WarmPool:
                          "out": str(other / "out"), "cwd": str(other / "work"),
                          "input": input_file and str(input_file)}, timeout, end=False)
         except WorkerFailed as e:  # said as the primer's: its seeds are not the run's
+            if spec.pipeline:
+                keep_log(primer_log(spec), "", failed=True, written=other / TRACEBACK)
             said = type(e)(f"{e} (in the warm worker's primer run, every seed "
                            f"{PRIMER_SEED})", e.tail)
             said.printed = getattr(e, "printed", "")
@@ -174,5 +200,8 @@ class WarmPool:
     def close(self) -> None:
         with self._lock:
             workers, self._all, self._idle = self._all, [], {}
+            own, self._own = self._own, None
         for w in workers:
             w.close()
+        if own is not None:
+            discard(own)
