@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..analysis.across_splits import HOMOLOGS, LIMIT, UNSURE
 from ..analysis.compare import ALL_MODELS
 from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
@@ -137,7 +138,7 @@ def homology_pointer(given: str) -> str:
                 f"leakage)", "", "")
 
 
-ACROSS_HEAD = ["model", "random split", "homology-disjoint", "change (seed units)"]
+ACROSS_HEAD = ["model", "random split", "homology-disjoint", "change", "split units", "call"]
 
 
 def _cell(value: float, sd, says: str = "") -> str:
@@ -145,22 +146,61 @@ def _cell(value: float, sd, says: str = "") -> str:
     return f"{says + ' ' if says else ''}{fmt(value)}{spread}"
 
 
+def _across_row(x, name: str, says: bool = False) -> list:
+    units = "-" if x.split_units is None else f"{x.split_units:+.1f}"
+    return [name, _cell(x.a, x.a_sd, x.a_says if says else ""),
+            _cell(x.b, x.b_sd, x.b_says if says else ""), f"{x.b - x.a:+.3g}", units, x.call]
+
+
+def _yardstick(r) -> str:
+    """What the changes are judged against, and what the calls then say."""
+    if r.nothing:
+        return (f"Nothing to attribute to homologs: no test protein of {r.a} has a train "
+                f"homolog and the disjoint split removed none, so {r.b} is one more random "
+                "split and its changes are a change of split.")
+    if r.split_runs < 2:
+        return (f"Yardstick: the split-to-split spread (seed:split), and {r.a} has "
+                f"{r.split_runs} split run(s): cannot tell whether any change rests on homologs "
+                f"before `{r.needs}` measures it (the seed spread is no yardstick here: a "
+                "different split moves accuracy far more than a different seed).")
+    return (f"Yardstick: the split-to-split spread, from {r.split_runs} seed:split runs of {r.a} "
+            f"(a split unit is the SD of the change between two random splits). A change beyond "
+            f"{LIMIT:g} split units at the upper end of that unit's 95% interval is attributed to "
+            f"homologs shared by train and test; within {LIMIT:g} at its lower end it is what a "
+            "re-split gives; between the two, cannot tell."
+            + (f" More split seeds narrow it: `{r.needs}`." if r.needs else ""))
+
+
+def _conclusion(r) -> str:
+    """Which changes are attributed to homologs, in one sentence."""
+    rows = r.models + r.verdicts
+    beyond = [x.name for x in rows if x.call == HOMOLOGS]
+    if r.nothing:
+        return "No change is attributed to homologs."
+    if beyond:
+        return ("Beyond a change of split, so resting on homologs shared by train and test: "
+                + ", ".join(beyond) + ".")
+    if any(x.call == UNSURE for x in rows):
+        return ("No change is beyond the split spread as measured; for "
+                + ", ".join(x.name for x in rows if x.call == UNSURE) + " cannot tell.")
+    return "No change is beyond what a re-split gives: none is attributed to homologs."
+
+
 def across_text(r) -> str:
     """Accuracy and verdicts on a random split beside a homology-disjoint one (kit homology
-    --against): medians over each split's seed runs, ± their spread, and the change in seed units."""
+    --against): medians over each split's seed runs, ± their spread, and the change judged
+    against the split-to-split spread (kit.analysis.across_splits)."""
     how = {"graphpart": "GraphPart", "clusters": "whole clusters"}.get(r.method, r.method)
     removed = f", {r.removed:,} proteins removed" if r.removed else ""
+    leak = ("" if r.leaked is None else
+            f" {r.leaked:,} test protein(s) of {r.a} have a train homolog.")
     out = [para(f"{r.a} (random split, {r.a_runs} seed runs) against {r.b} (homology-disjoint by "
-                f"{how}{removed}; {r.b_runs} seed runs). A change beyond ~2 seed units is "
-                "more than a different seed gives: that much of the result rests on homologs "
-                "shared by train and test.")]
-    units = lambda x: "-" if x.seed_units is None else f"{x.seed_units:+.1f}"  # noqa: E731
-    out.append(table([[x.name, _cell(x.a, x.a_sd), _cell(x.b, x.b_sd), units(x)]
-                      for x in r.models], ACROSS_HEAD))
-    rows = [[x.name + (" *" if x.changed else ""), _cell(x.a, x.a_sd, x.a_says),
-             _cell(x.b, x.b_sd, x.b_says), units(x)] for x in r.verdicts]
+                f"{how}{removed}; {r.b_runs} seed runs).{leak}"), para(_yardstick(r))]
+    out.append(table([_across_row(x, x.name) for x in r.models], ACROSS_HEAD))
+    rows = [_across_row(x, x.name + (" *" if x.changed else ""), says=True) for x in r.verdicts]
     out.append(table(rows, ["verdict (b-a)", *ACROSS_HEAD[1:]], wrap=(1, 2)))
     changed = [x.name for x in r.verdicts if x.changed]
     out.append(para(f"{len(changed)} of {len(r.verdicts)} verdicts change their call between the "
                     "splits (*)" + (": " + ", ".join(changed) if changed else "") + "."))
+    out.append(para(_conclusion(r)))
     return "\n\n".join(out)
