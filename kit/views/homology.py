@@ -8,6 +8,7 @@ from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
 from ..core.subject import pipeline_head
 from .fit import para, table
+from .writers import TEXT, Writer
 
 LEAK_HEAD = ["model", "acc with homolog", "acc without", "AUC with", "AUC without"]
 VERDICT_HEAD = ["verdict (b-a metric)", "runs", "protein 95% interval", "cluster 95% interval",
@@ -73,27 +74,28 @@ def homology_text(h) -> str:
     return "\n".join(out + leakage_part(h) + verdicts_part(h) + left_part(h))
 
 
-def leakage_part(h) -> list:
-    """The leakage table with its lead-in, as lines (empty lead line first)."""
-    return ["", para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
-                     f"AUC on the {counts(h)}"),
-            table([leak_cells(m, h.models[m]) for m in model_order(h)], LEAK_HEAD)]
+def leakage_part(h, w: Writer = TEXT) -> list:
+    """The leakage table with its lead-in, as blocks (empty lead line first)."""
+    return ["", w.para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
+                       f"AUC on the {counts(h)}"),
+            w.table([leak_cells(m, h.models[m]) for m in model_order(h)], LEAK_HEAD)]
 
 
-def verdicts_part(h) -> list:
-    """The verdicts under both bootstraps and the closing sentence, as lines."""
-    return ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
-                     "models on the same draws, 2,000 resamples, 95%): median intervals; width "
-                     "ratio = cluster width / protein width"),
-            table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD), "", para(closing(h))]
+def verdicts_part(h, w: Writer = TEXT) -> list:
+    """The verdicts under both bootstraps and the closing sentence, as blocks."""
+    return ["", w.para("Verdicts under the cluster bootstrap (test clusters resampled whole, "
+                       "both models on the same draws, 2,000 resamples, 95%): median intervals; "
+                       "width ratio = cluster width / protein width"),
+            w.table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD), "", w.para(closing(h))]
 
 
-def left_part(h) -> list:
-    """The runs left out, at most three named, as lines (none when none was)."""
+def left_part(h, w: Writer = TEXT) -> list:
+    """The runs left out, at most three named, as blocks (none when none was)."""
     if not h.left_out:
         return []
-    return ["", para(f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
-                     + ("; ..." if len(h.left_out) > 3 else ""), "  ", "note: ")]
+    said = (f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
+            + ("; ..." if len(h.left_out) > 3 else ""))
+    return ["", para(said, "  ", "note: ") if w is TEXT else w.para("note: " + said)]
 
 
 def closing(h) -> str:
@@ -113,23 +115,24 @@ def ids_clustering_line(r: dict) -> str:
             f"protein ids ({r['proteins']}) mapped into it")
 
 
-def output_homology_text(r: dict) -> str:
-    """What `kit homology --pipeline` prints (kit.analysis.homology's output_homology)."""
+def output_homology_text(r: dict, w: Writer = TEXT) -> str:
+    """What `kit homology --pipeline` prints (kit.analysis.homology's output_homology); ``w``:
+    how it is written (kit.views.writers: the report's Markdown and HTML too)."""
     h = r["summary"]
     n = r["runs_stored"]
-    out = [para(f"{pipeline_head(r['name'], r['pipeline'])} under homology", "", ""), "",
-           para(ids_clustering_line(r))]
+    out = [w.para(f"{pipeline_head(r['name'], r['pipeline'])} under homology"), "",
+           w.para(ids_clustering_line(r), "")]
     if n > h.runs + len(h.left_out):  # a repeat's runs: one measurement
-        out.append(para(f"{n} runs stored, {h.runs + len(h.left_out)} distinct: runs identical "
-                        f"in every output read here (a repeat's) are counted once"))
-    out += leakage_part(h) if h.models else ["", para(r["leakage"] or "no run's leakage split "
-                                                       "could be measured")]
+        out.append(w.para(f"{n} runs stored, {h.runs + len(h.left_out)} distinct: runs "
+                          f"identical in every output read here (a repeat's) are counted once"))
+    out += leakage_part(h, w) if h.models else ["", w.para(
+        r["leakage"] or "no run's leakage split could be measured")]
     if h.verdicts:
-        out += verdicts_part(h)
+        out += verdicts_part(h, w)
     else:
-        out += ["", para(f"one model ({', '.join(r['models'])}): no pair of models to compare "
-                         f"under clusters")]
-    return "\n".join(out + left_part(h))
+        out += ["", w.para(f"one model ({', '.join(r['models'])}): no pair of models to compare "
+                           f"under clusters")]
+    return w.joined(out + left_part(h, w))
 
 
 def homology_pointer(given: str) -> str:
