@@ -18,7 +18,9 @@ from .core.errors import KitError
 
 class Kit:
     """One KIT_HOME's store, read as DataFrames. ``dataset``: a stored dataset's name or sha256
-    prefix; by default the most recent run's, as the CLI chooses."""
+    prefix; by default the most recent run's, as the CLI chooses. Every frame of one dataset or
+    pipeline says which: ``.attrs["dataset"]`` (or ``["pipeline"]``), ``.attrs["chosen"]`` (why
+    that one) and a first column of its name."""
 
     def __init__(self, home=None):
         from .runs.store import Store
@@ -34,14 +36,17 @@ class Kit:
         return f"<kit store {self.store.root}: {len(self.store.runs())} runs; datasets {names}>"
 
     def _dataset(self, dataset: str | None) -> str:
-        from .app.selection import own_datasets
+        from .app.selection import own_datasets, select_dataset
 
         known = own_datasets(self.store)  # a lab pipeline's hash is chosen by pipeline=, not here
         if dataset is None:
-            latest = self.store.latest_dataset()
-            if latest is None:
+            if self.store.latest_dataset() is None:
                 raise KitError("the store is empty: run `kit run --factor repeat` first")
-            return latest
+            # the CLI's choice in the CLI's words, said with the keyword a notebook takes
+            picked = select_dataset(self.store)
+            self._read = ("dataset", (picked.summary.get("name") or picked.sha256[:12]),
+                          picked.why.replace("--dataset NAME [--n N]", "dataset=NAME"))
+            return picked.sha256
         hits = [h for h, d in known.items() if d.get("name") == dataset or h.startswith(dataset)]
         if len(hits) != 1:
             from .worker.names import unknown
@@ -50,7 +55,19 @@ class Kit:
             raise KitError(unknown(f"{'no' if not hits else 'more than one'} stored dataset",
                                    dataset, names if not hits else (),
                                    f" (stored: {', '.join(names) or 'none'})"))
+        self._read = ("dataset", known[hits[0]].get("name") or hits[0][:12], "as asked")
         return hits[0]
+
+    def _said(self, frame):
+        """``frame`` stamped with what it read: ``attrs`` "dataset" or "pipeline" (its name),
+        "chosen" (why that one, as the CLI says it: the default is the most recent run's), and a
+        column of the name, so that frames of two datasets concatenated keep it apart."""
+        if frame is None:
+            return None
+        kind, name, why = self._read
+        frame.attrs.update({kind: name, "chosen": why})
+        frame.insert(0, kind, name) if kind not in frame.columns else None
+        return frame
 
     def _lab(self, pipeline: str, dataset: str | None) -> tuple:
         """(budget, verdicts) of a lab pipeline, as `kit budget --pipeline` reads them."""
@@ -66,7 +83,9 @@ class Kit:
         from .core.subject import of_pipeline
 
         pipeline_or_dataset(pipeline, dataset, words=("pipeline=", "dataset="))
-        return of_pipeline(select_pipeline(self.store, pipeline))
+        subject = of_pipeline(select_pipeline(self.store, pipeline))
+        self._read = ("pipeline", subject.name, "as asked")
+        return subject
 
     def datasets(self):
         from .views.frames import records_frame
@@ -81,15 +100,18 @@ class Kit:
             from .app.selection import pipeline_runs
 
             sha = self._lab(pipeline, dataset)[0]["pipeline"]
-            return runs_frame(as_json(pipeline_runs(self.store, sha)))
-        return runs_frame(as_json(self.store.runs(self._dataset(dataset) if dataset else None)))
+            return self._said(runs_frame(as_json(pipeline_runs(self.store, sha))))
+        if dataset is None:  # every stored run: of no one dataset
+            return runs_frame(as_json(self.store.runs()))
+        return self._said(runs_frame(as_json(self.store.runs(self._dataset(dataset)))))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
         from .analysis.budget import pair_details
         from .runs.store.records import as_json
         from .views.frames import pairs_frame
 
-        return pairs_frame(as_json(pair_details(self.store, self._dataset(dataset), factor)))
+        sha = self._dataset(dataset)
+        return self._said(pairs_frame(as_json(pair_details(self.store, sha, factor))))
 
     def budget(self, dataset: str | None = None, pipeline: str | None = None):
         """One row per factor; with ``pipeline`` (a file or hash prefix), one row per factor
@@ -107,10 +129,11 @@ class Kit:
                     for f, r in b["factors"].items() for n, o in r["outputs"].items()]
             frame = pd.DataFrame(rows, columns=None if rows else ["factor", "output"])
             frame.attrs.update(loose=b["loose"], loose_line=b["loose_line"], shapes=b["shapes"])
-            return frame.set_index(["factor", "output"])
+            return self._said(frame.set_index(["factor", "output"]))
 
         sha = self._dataset(dataset)
-        return budget_frame(as_json(budget(self.store, sha, self.store.datasets().get(sha))))
+        return self._said(budget_frame(as_json(budget(self.store, sha,
+                                                      self.store.datasets().get(sha)))))
 
     def verdicts(self, dataset: str | None = None, pipeline: str | None = None):
         """The stability of each verdict per run set; with ``pipeline``, one row per factor and
@@ -129,9 +152,10 @@ class Kit:
             frame = pd.DataFrame(rows, columns=None if rows else ["factor", "verdict"])
             frame.attrs.update(models=v["models"], truth=v["truth"], why=v["why"],
                                spread={f: r["spread"] for f, r in v["factors"].items()})
-            return frame.set_index(["factor", "verdict"])
+            return self._said(frame.set_index(["factor", "verdict"]))
 
-        return verdicts_frame(as_json(stability_report(self.store, self._dataset(dataset))))
+        sha = self._dataset(dataset)
+        return self._said(verdicts_frame(as_json(stability_report(self.store, sha))))
 
     def advice(self, dataset: str | None = None, pipeline: str | None = None):
         from .analysis.advice import advise
@@ -143,11 +167,11 @@ class Kit:
 
             from .analysis.advice import output_advice
 
-            return pd.DataFrame(output_advice(*self._lab(pipeline, dataset))["steps"])
+            return self._said(pd.DataFrame(output_advice(*self._lab(pipeline, dataset))["steps"]))
 
         sha = self._dataset(dataset)
-        return advice_frame(advise(self.store, sha, budget(self.store, sha,
-                                                           self.store.datasets().get(sha))))
+        return self._said(advice_frame(advise(self.store, sha, budget(
+            self.store, sha, self.store.datasets().get(sha)))))
 
     def homology(self, dataset: str | None = None, identity: float | None = None,
                  coverage: float | None = None, pipeline: str | None = None,
@@ -177,7 +201,7 @@ class Kit:
                  else pd.DataFrame(columns=["verdict"])).set_index("verdict")
         frame.attrs.update({k: j[k] for k in ("clustering", "models", "too_narrow",
                                               "rest_on_homologs", "runs", "left_out")})
-        return frame
+        return self._said(frame)
 
     def leakage(self, dataset: str | None = None):
         """Per model: accuracy and AUC on test proteins with and without a train homolog."""
@@ -186,7 +210,7 @@ class Kit:
         from .analysis.homology import for_dataset
 
         h = for_dataset(self.store, self._dataset(dataset))
-        return None if h is None else pd.DataFrame(h.to_json()["models"]).T
+        return None if h is None else self._said(pd.DataFrame(h.to_json()["models"]).T)
 
     def stages(self, run: str):
         from .views.frames import stages_frame

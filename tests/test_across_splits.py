@@ -1,5 +1,8 @@
 """`kit homology --dataset NAME --against NAME-disjoint`: each model's accuracy and each verdict on
-a random split beside a homology-disjoint split, in seed units, from a real store's seed runs."""
+a random split beside a homology-disjoint split, judged against the split-to-split spread (the
+random split's seed:split runs), from a real store's runs; and, run for real, random sequences
+with no homologs (nothing attributed) beside planted families whose labels follow the family (the
+effect found)."""
 
 from dataclasses import replace
 
@@ -46,6 +49,25 @@ def _seed_runs(store, tmp_path, ds, flips):
     return acc
 
 
+def _split_runs(store, tmp_path, ds, flips):
+    """seed:split runs of ``ds`` (split seed s, hgb flipping ``flips[s]``): the yardstick.
+    Returns each run's hgb accuracy."""
+    runs, acc = [], []
+    for s, k in enumerate(flips):
+        got = flipped(dict(arrays(0), svd_rand=arrays(50 + s)["svd_rand"]), "hgb", k)
+        sp = spec(dataset=ds.sha256, split=s)
+        put(store, tmp_path / ds.name, sp, got)
+        runs.append(sp)
+        acc.append(float(np.mean((got["hgb"] > 0.5) == got["y_test"])))
+    store.add_pairs([Pair("seed:split", "", runs[0], r, f"split 0 vs {i}") for i, r in
+                     enumerate(runs[1:], 1)])
+    return acc
+
+
+def _across(store, a, b):
+    return across_splits(store, (a.sha256, a.name, a.summary()), (b.sha256, b.name, b.meta))
+
+
 @pytest.fixture
 def world(tmp_path, kit_home):
     a, b = _datasets()
@@ -57,26 +79,76 @@ def world(tmp_path, kit_home):
     return store, a, b, acc_a, acc_b
 
 
-def test_accuracy_and_verdicts_on_both_splits_in_seed_units(world):
+def _model(r, name):
+    return next(x for x in r.models if x.name == f"{name} accuracy")
+
+
+def test_a_change_beyond_the_split_spread_is_attributed_to_homologs(world, tmp_path):
     store, a, b, acc_a, acc_b = world
-    r = across_splits(store, (a.sha256, a.name, a.summary()), (b.sha256, b.name, b.meta))
+    split = _split_runs(store, tmp_path, a, (0, 1, 0, 1, 2, 1, 0, 1))
+    r = _across(store, a, b)
     assert (r.a_runs, r.b_runs, r.removed, r.method) == (3, 3, 3, "graphpart")
-    hgb = next(x for x in r.models if x.name == "hgb accuracy")
+    assert (r.yardstick, r.split_runs, r.leaked, r.nothing) == ("seed:split", 8, None, False)
+    hgb = _model(r, "hgb")
     assert hgb.a == pytest.approx(np.median(acc_a)) and hgb.b == pytest.approx(np.median(acc_b))
-    pooled = ((np.std(acc_a, ddof=1) ** 2 + np.std(acc_b, ddof=1) ** 2) / 2) ** 0.5
-    assert hgb.seed_units == pytest.approx((np.median(acc_b) - np.median(acc_a)) / pooled)
-    assert hgb.seed_units < -2  # far more than a seed moves it
-    lr = next(x for x in r.models if x.name == "lr accuracy")
-    assert lr.seed_units is None and lr.a == lr.b  # untouched: seeds change nothing either
+    assert hgb.split_sd == pytest.approx(np.std(split, ddof=1))
+    change = np.median(acc_b) - np.median(acc_a)
+    assert hgb.split_units == pytest.approx(change / (2 ** 0.5 * np.std(split, ddof=1)))
+    assert hgb.call == "homologs" and not r.needs
+    lr = _model(r, "lr")  # untouched by splits and by the disjoint split alike
+    assert lr.a == lr.b and lr.split_sd == 0 and lr.call == "a re-split"
     assert {v.name for v in r.verdicts} >= {"hgb-lr acc", "rf-hgb acc"}
     for v in r.verdicts:
         assert v.changed == (v.a_says[0] != v.b_says[0]) and v.a_says.endswith("/3")
 
 
+def test_a_change_a_re_split_gives_too_is_not_attributed(world, tmp_path):
+    """Splits that move hgb as much as the disjoint split did: the same change is a re-split."""
+    store, a, b, *_ = world
+    _split_runs(store, tmp_path, a, (0, 9, 1, 10, 2, 8, 0, 9, 1, 10))
+    hgb = _model(_across(store, a, b), "hgb")
+    assert hgb.call == "a re-split" and abs(hgb.split_units) < 2
+
+
+def test_too_few_split_seeds_cannot_tell_and_name_the_runs(world, tmp_path, capsys):
+    store, a, b, *_ = world
+    r = _across(store, a, b)  # no seed:split runs at all
+    assert r.split_runs == 0 and {x.call for x in r.models} == {"cannot tell"}
+    assert r.needs == "kit run --factor seed:split --dataset prot --seeds 0-9"
+    _split_runs(store, tmp_path, a, (0, 4, 1))  # three: the spread's interval is too wide
+    r = _across(store, a, b)
+    assert _model(r, "hgb").call == "cannot tell" and r.split_runs == 3
+    assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "cannot tell" in out and "3 seed:split runs of prot" in out
+    assert "kit run --factor seed:split --dataset prot --seeds 0-9" in out
+
+
+def test_no_homolog_and_nothing_removed_is_nothing_to_attribute(tmp_path, kit_home, capsys):
+    """A disjoint split whose search found no edge at all, none removed: one more random split,
+    whatever it changed (here hgb, as much as in the world above)."""
+    a, b = _datasets()
+    b = replace(b, meta=dict(b.meta, removed=0, removed_ids=[], edge_count=0))
+    save_dataset(a), save_dataset(b)
+    (tmp_path / "prot").mkdir(), (tmp_path / "prot-disjoint").mkdir()
+    store = Store(kit_home)
+    _seed_runs(store, tmp_path, a, (0, 1, 2))
+    _seed_runs(store, tmp_path, b, (8, 9, 10))
+    _split_runs(store, tmp_path, a, (0, 1, 0, 1, 2, 1, 0, 1))
+    r = _across(store, a, b)
+    assert r.nothing and r.leaked == 0 and not r.needs
+    assert {x.call for x in r.models + r.verdicts} == {"no homologs"}
+    assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Nothing to attribute to homologs" in out and "No change is attributed" in out
+    assert "resting on homologs" not in out
+
+
 def test_the_cli_prints_one_table_and_json(world, capsys):
     assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
     out = capsys.readouterr().out
-    assert "random split" in out and "homology-disjoint" in out and "seed units" in out
+    assert "random split" in out and "homology-disjoint" in out and "split units" in out
+    assert "Yardstick: the split-to-split spread" in " ".join(out.split())
     assert "hgb accuracy" in out and "by GraphPart, 3 proteins removed" in out
     assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint", "--json"]) == 0
     import json
@@ -100,3 +172,84 @@ def test_wrong_pairs_of_datasets_are_one_line(world, capsys):
     err = capsys.readouterr().err
     assert "not of lone" in err and "seed run(s) of lone" not in err
     assert "Traceback" not in err
+
+
+AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+
+
+def _random_sequences(path, n=300, seed=3):
+    """Unrelated sequences, each of its own composition, labelled by it (hydrophobic share):
+    no protein has a homolog, and the label is learnable without one."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        s = "".join(rng.choice(AMINO, int(rng.integers(80, 200)), p=rng.dirichlet(np.ones(20))))
+        rows.append((f"R{i:04d}", s, int(np.isin(list(s), list("ILVFM")).mean() > 0.25)))
+    path.write_text("accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{y}\n" for a, s, y in rows))
+
+
+def _families(path, families=75, seed=7):
+    """Families of four (a parent and three 10%-substituted copies), one random label per family:
+    a test protein's label is its train homologs' label, and nothing else predicts it."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for f in range(families):
+        parent, label = rng.choice(AMINO, 150), int(rng.random() < 0.5)
+        for k in range(4):
+            s = parent.copy()
+            if k:
+                where = rng.random(150) < 0.1
+                s[where] = rng.choice(AMINO, int(where.sum()))
+            rows.append((f"F{len(rows):04d}", "".join(s), label))
+    path.write_text("accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{y}\n" for a, s, y in rows))
+
+
+def _real(tmp_path, name, write):
+    """``name`` imported, clustered, split homology-disjoint, seed runs on both splits and ten
+    split seeds on the random one, all by the CLI; `kit homology --against`'s JSON."""
+    import json
+
+    from kit.data.mmseqs import mmseqs_path
+
+    try:
+        mmseqs_path()
+    except KitError:
+        pytest.skip("no MMseqs2 on this platform")
+    write(tmp_path / f"{name}.tsv")
+    run = ("--threads", "1", "--jobs", "2", "--yes")
+    for argv in (("data", "import", str(tmp_path / f"{name}.tsv"), "--name", name),
+                 ("data", "homology", name),
+                 ("data", "split", name, "--homology", "--name", f"{name}-disjoint"),
+                 ("run", "--factor", "seed", "--dataset", name, "--seeds", "0-2", *run),
+                 ("run", "--factor", "seed", "--dataset", f"{name}-disjoint", "--seeds", "0-2",
+                  *run),
+                 ("run", "--factor", "seed:split", "--dataset", name, "--seeds", "0-9", *run)):
+        assert main(list(argv)) == 0, argv
+    return lambda capsys: (main(["homology", "--dataset", name, "--against", f"{name}-disjoint",
+                                 "--json"]), json.loads(capsys.readouterr().out))[1]
+
+
+@pytest.mark.slow
+def test_random_sequences_with_no_homologs_attribute_nothing(tmp_path, kit_home, capsys):
+    read = _real(tmp_path, "rnd", _random_sequences)
+    capsys.readouterr()
+    doc = read(capsys)
+    assert doc["leaked"] == 0 and doc["removed"] == 0 and doc["nothing"]
+    assert doc["yardstick"] == "seed:split" and doc["split_runs"] == 10
+    assert {r["call"] for r in doc["models"] + doc["verdicts"]} == {"no homologs"}
+    assert main(["homology", "--dataset", "rnd", "--against", "rnd-disjoint"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Nothing to attribute to homologs" in out and "resting on homologs" not in out
+
+
+@pytest.mark.slow
+def test_families_whose_label_follows_them_find_the_homologs(tmp_path, kit_home, capsys):
+    read = _real(tmp_path, "fam", _families)
+    capsys.readouterr()
+    doc = read(capsys)
+    assert doc["leaked"] > 0 and not doc["nothing"] and doc["split_runs"] == 10
+    calls = {r["name"]: r["call"] for r in doc["models"]}
+    # the forest and boosting score ~0.96 on a random split, chance on the disjoint one
+    assert calls["rf accuracy"] == calls["hgb accuracy"] == "homologs"
+    rf = next(r for r in doc["models"] if r["name"] == "rf accuracy")
+    assert rf["b"] - rf["a"] < -0.3 and rf["split_units"] < -2

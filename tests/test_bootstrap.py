@@ -160,3 +160,45 @@ def test_the_budget_it_prints_is_followed_by_how_to_read_it(tmp_path):
     done = out.index("==> done.")
     assert budget < read < done
     assert all(len(line) <= 80 for line in out[read:done].splitlines())  # one sentence, 80 wide
+
+
+@pytest.mark.slow  # builds two real stacks (about a minute each from uv's warm cache)
+def test_named_stacks_get_their_cross_stack_factors_and_what_could_not_run_is_said(tmp_path):
+    """#56: `--stacks A,B` skipped every cross-stack factor (the loop ran with `all` only), so a
+    first budget had no cross-stack row. A catalogue of three scikit-learn stacks, two built:
+    sklearn runs its one built pair, and the pairs of the third are said, with why."""
+    import shutil
+
+    cat = tmp_path / "catalogue"
+    names = ("np1-sk142", "np1-sk152", "np1-sk191")
+    for n in names:
+        shutil.copytree(ROOT / "stacks" / n, cat / n)
+    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
+                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
+                      'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n\n'
+                      for n in names)
+    pairs = '[["np1-sk142", "np1-sk152"], ["np1-sk152", "np1-sk191"], ["np1-sk142", "np1-sk191"]]'
+    (cat / "stacks.toml").write_text(f'reference = "np1-sk191"\n\n{entries}[pairs.sklearn]\n'
+                                     f"linux-x86_64 = {pairs}\nmacos-arm64 = {pairs}\n")
+    proc = _setup(tmp_path, "--stacks", "np1-sk152,np1-sk191", "--n", "100", catalogue=cat)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "==> smoke audit: factor sklearn" in out
+    assert "sklearn: 2 of its 3 pairs left out, stacks not built: np1-sk142" in out
+    budget = out[out.index("==> smoke audit: cross-stack factors"):out.index("How to read it")]
+    row = [ln for ln in budget.splitlines() if ln.startswith("sklearn ")]
+    assert row and row[0].split()[1] == "1"  # its one pair of built stacks, in the budget
+    assert not (tmp_path / "kit" / "stacks" / "np1-sk142").exists()  # nothing else was built
+
+
+def test_run_built_with_no_pair_of_built_stacks_is_one_line_and_builds_nothing(kit_home, capsys):
+    """What bootstrap's loop relies on: `kit run --built` never builds a stack."""
+    from kit.cli import main
+
+    assert main(["run", "--factor", "sklearn", "--built", "--n", "100", "--yes"]) == 1
+    err = capsys.readouterr().err
+    said = [ln for ln in err.splitlines() if ln.startswith("kit: ")]
+    assert len(said) == 1 and "Traceback" not in err
+    assert said[0].startswith("kit: error: factor 'sklearn': no pair of its stacks is built here (")
+    assert said[0].endswith("np1-sk142, np1-sk191 not built)")
+    assert not (kit_home / "stacks").exists() or not any((kit_home / "stacks").iterdir())

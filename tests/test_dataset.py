@@ -136,3 +136,14 @@ def test_ids_and_seqs_are_compact_and_hash_and_serialise_as_tuples(tmp_path):
                                            separators=(",", ":")).encode()
     again = load_dataset("a")
     assert isinstance(again.seqs, Strings) and again == ds and again.head(10).ids == ids[:10]
+
+
+def test_no_swissprot_yet_says_kit_data_fetch_makes_it(kit_home, capsys):
+    from kit.cli import main
+
+    assert main(["budget", "--dataset", "swissprot"]) == 1
+    err = capsys.readouterr().err
+    assert "no dataset 'swissprot'" in err and "`kit data fetch` downloads it" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert main(["budget", "--dataset", "mine"]) == 1  # another name: import it
+    assert "kit data fetch" not in capsys.readouterr().err

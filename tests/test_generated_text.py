@@ -53,12 +53,19 @@ def test_the_numpy_file_imports_without_running_a_name_and_keeps_each_as_a_key(t
 def test_the_yaml_file_parses_to_the_same_names_and_nothing_else():
     text = render(_tolerances("a: b\n- c"), "pytest-regressions")
     got = yaml.safe_load(text)
-    assert set(got) == {"source", "tolerances", "aligned", "why"} and "a: b\n- c" in got["source"]
+    assert set(got) == {"source", "loose_generator", "tolerances", "aligned", "why"}
+    assert "a: b\n- c" in got["source"] and got["loose_generator"] == []
     assert list(got["tolerances"]) == HOSTILE
     assert all(set(v) == {"rtol", "atol"} for v in got["tolerances"].values())
     assert got["tolerances"]["a: b\n- c"] == {"rtol": 0.0, "atol": 0.0}
     # the pytest-regressions usage the file's own comment gives still reads it
     assert got["tolerances"][RUN_AT_IMPORT]["atol"] >= 2e-9
+    # hostile names of a loose generator: a list of the names as written, no comment holds one
+    t = _tolerances("x")
+    t["loose"] = [RUN_AT_IMPORT, "a: b\n- c"]
+    text = render(t, "pytest-regressions")
+    assert yaml.safe_load(text)["loose_generator"] == [RUN_AT_IMPORT, "a: b\n- c"]
+    assert not [ln for ln in text.splitlines() if ln.startswith("#") and "evil" in ln]
 
 
 def _md(text: str) -> str:
@@ -98,7 +105,8 @@ def test_a_lab_report_s_name_ends_no_code_block_and_starts_no_heading():
     shown = _md(md)
     assert "<script>" not in shown and "injected</h1>" not in shown
     assert shown.count("<h1>") == 1 and shown.count("<h2>") == 3
-    assert shown.count("<pre>") == 3  # each section whole in its block
+    # rendered as kit's own report is (paragraphs and tables, no code blocks): the name is text
+    assert "<pre>" not in shown and shown.count("<p>") >= 4
 
 
 async def test_tui_markup_shows_a_name_as_written(kit_home):

@@ -112,7 +112,8 @@ def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(
         h, w, _ = matplotlib.image.imread(tmp_path / name).shape  # a whole image, decoded
         assert h > 200 and w > 400
         assert f"]({name})" in md  # linked beside the report, as kit's own report links them
-    assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == 2
+    page = (tmp_path / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 2 and "<figcaption>" in page  # inline
 
 
 def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):

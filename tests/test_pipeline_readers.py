@@ -111,7 +111,11 @@ def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
     assert code == 0
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Verdicts" in md and "p_rf-p_lr acc" in md and "## What to fix first" in md
-    assert (tmp_path / "r" / "report.html").read_text().startswith("<!doctype html>")
+    page = (tmp_path / "r" / "report.html").read_text()
+    # rendered as kit's own report is, by the same writers: headings, tables, no Markdown
+    assert page.startswith("<!doctype html>") and "<style>" in page and "<pre>" not in page
+    assert page.count("<h2>") >= 4 and page.count("<table>") >= 2 and "```" not in page
+    assert "<td>p_rf-p_lr acc</td>" in page and "## " not in page and "](" not in page
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -253,6 +253,60 @@ def test_with_no_environment_factor_it_names_the_pipeline_s_own_command(capsys, 
     assert f"measure one first (kit run --pipeline {LAB} --factor threads)" in out
 
 
+def _no_environment(monkeypatch, loose=()):
+    """A lab pipeline whose budget holds repeat and seed only (``loose``: outputs the repeat
+    changed), as after `kit run --pipeline FILE --factor repeat,seed`."""
+    import kit.analysis.tolerances as tol
+
+    monkeypatch.setattr(tol, "output_budget", lambda store, subject: {
+        "factors": {"repeat": {"pairs": 1, "outputs": {}}, "seed": {"pairs": 1, "outputs": {}}},
+        "pipeline": subject.sha256, "name": subject.name, "loose": list(loose)})
+    monkeypatch.setattr(tol, "output_verdicts", lambda store, subject: {"factors": {}})
+
+
+@pytest.mark.parametrize("form", ["pytest-regressions", "numpy", "json"])
+def test_a_file_format_with_no_environment_factor_exits_non_zero_with_the_table_s_reason(
+        capsys, monkeypatch, tmp_path, form):
+    """Drive 56 #3: an empty tolerance file with exit 0 is what a lab's CI would commit."""
+    _no_environment(monkeypatch, loose=["p_rf"])
+    assert main(["tolerances", "--pipeline", str(LAB)]) == 0
+    table = " ".join(capsys.readouterr().out.split())
+    assert "no environment factor is stored: measure one first" in table
+    out = tmp_path / "tol.out"
+    assert main(["tolerances", "--pipeline", str(LAB), "--format", form, "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert captured.out == "" and not out.exists() and "Traceback" not in err
+    assert err.startswith("kit: ") and err.count("kit: ") == 1
+    reason = table[table.index("no tolerances:"):]
+    assert reason.split("LOOSE")[0].strip() in err  # the same reason the table gives
+    assert "LOOSE GENERATOR: p_rf differs" in err and "LOOSE GENERATOR: p_rf differs" in table
+
+
+def test_a_loose_generator_is_stated_in_every_format_and_each_header_names_what_it_holds():
+    rows = {"threads": {"pairs": 1, "outputs": {
+        "p": {"kind": "probabilities", "changed": 1, "most": {"max_abs": 1e-9, "max_rel": 1e-9}},
+        "q": {"kind": "floats", "changed": 1, "most": {"max_abs": 1e-12, "max_rel": 1e-12}}}}}
+    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"}, loose=["p"])
+    assert "LOOSE GENERATOR: p differs" in " ".join(render(t, "text").split())
+    doc = yaml.safe_load(render(t, "pytest-regressions"))
+    assert doc["loose_generator"] == ["p"] and doc["tolerances"]["p"] == {"rtol": 0.0, "atol": 0.0}
+    assert "loose generator" in doc["why"]["p"]
+    ns: dict = {}
+    exec(render(t, "numpy"), ns)
+    assert "LOOSE GENERATOR: p differs" in ns["LOOSE_GENERATOR"] and "LOOSE" in ns["__doc__"]
+    assert [r["loose"] for r in json.loads(render(t, "json"))] == [True, False]
+    # the YAML holds no code: its header names aligned() nowhere, and no line up where none is
+    yml = render(t, "pytest-regressions")
+    assert "aligned(" not in yml and "line up" not in yml and "aligned: {}" in yml
+    assert "aligned(" in render(t, "numpy")
+    # without a loose generator none is said
+    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"})
+    assert "LOOSE GENERATOR:" not in render(t, "text") + render(t, "pytest-regressions") + render(
+        t, "numpy")
+    assert yaml.safe_load(render(t, "pytest-regressions"))["loose_generator"] == []
+
+
 _LAB_TEST = '''
 from pathlib import Path
 

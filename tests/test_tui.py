@@ -761,6 +761,7 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
         said = text(pilot.app.query_one("#report-said"))
         assert said.startswith("wrote the report") and said.replace("\n", "").endswith(
             str(stored_home / "reports" / "synthetic-120" / "report.html"))
+        assert said.count("report.html") == 1  # #56: named in the path alone, not twice
         # the tab read again, and the terminal resized: the line still says where it is
         await settled(pilot, "4", "6")
         await pilot.resize_terminal(90, 24)

@@ -161,7 +161,8 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
         est = file_estimate(pipeline_info_of(pilot.app.pipeline), ["the run of seed 2"], Store())
         assert est["runs"] == 2 and est["warm"]  # the worker's first run imported the file
         said = " ".join(text(summary).split())
-        assert f"1 to run, about {est['seconds'] / 60:.1f} min from past timings" in said, said
+        assert f"1 to run, about {span(est['seconds'])} from past timings" in said, said
+        assert "0.0 min" not in said  # #56: a second's run was "about 0.0 min"
 
 
 @pytest.mark.slow

@@ -162,6 +162,7 @@ def from_rows(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
     out = [_one(name, got, name in loose, (spreads or {}).get(name)) for name, got in per.items()]
     return {**head, "headroom": HEADROOM, "factors": env,
             "ignored": [f for f in rows if f not in env], "tolerances": out,
+            "loose": sorted(loose),
             "note": None if env else f"no environment factor is stored: measure one first "
                                      f"({measure})"}
 

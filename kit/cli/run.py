@@ -46,6 +46,9 @@ def add(sub) -> None:
                    help="torch-device: the accelerator to compare with the CPU")
     p.add_argument("--torch-stack", metavar="NAME",
                    help="torch factors: run in this stack (e.g. one added with `kit stacks add`)")
+    p.add_argument("--built", action="store_true",
+                   help="stack factors: only the pairs whose stacks are built here (builds "
+                        "nothing; a factor with no such pair is one line)")
     p.add_argument("--yes", action="store_true",
                    help="do not ask before a large plan or before building stacks (for scripts)")
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
@@ -81,7 +84,7 @@ def _cmd_run(args) -> int:
     # checked before a cluster starts; on one, the cores are its workers' (1: until they say)
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
                        device=args.device, eps=args.eps, torch_stack=args.torch_stack,
-                       cores=1 if args.cluster else 0)
+                       cores=1 if args.cluster else 0, built=args.built)
     with _executor(args, err) as ex:
         if ex is not None and ex.name == "dask":
             opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),

@@ -24,7 +24,8 @@ def add(sub) -> None:
     q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
     q.add_argument("names", nargs="*")
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
-    q = ssub.add_parser("factors", help="the cross-stack factors whose stacks are built here")
+    q = ssub.add_parser("factors", help="the cross-stack factors with a pair of stacks built "
+                                        "here (--json: every one, each pair's unbuilt stacks)")
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     q = ssub.add_parser("add", help="register an existing interpreter (a cluster's or GPU "
                         "image's PyTorch, a conda env) as a stack")
@@ -127,7 +128,9 @@ def _cmd_stacks(args) -> int:
         if args.json:
             print_json(rows)
         else:
-            print("\n".join(r["factor"] for r in rows if r["available"] and r["built"]))
+            # a factor with one pair of built stacks runs (`kit run --built` runs those pairs)
+            print("\n".join(r["factor"] for r in rows if r["available"] and any(
+                not p["not_built"] for p in r.get("pairs", ()))))
         return 0
     if args.stacks_cmd == "doctor":
         from ..envs.probe import stack_doctor

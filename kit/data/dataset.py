@@ -245,8 +245,11 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         return ds
     path = _path(name)
     if not path.exists():
+        # the paper's Swiss-Prot subset is kit's own to make: fetched, never imported
+        how = ("`kit data fetch` downloads it from UniProt (the paper's subset); offline, use "
+               "'synthetic'" if name == RESERVED[1] else "use 'synthetic' or 'kit data import'")
         raise KitError(unknown("no dataset", name, [SYNTHETIC, *stored_datasets()],
-                               f" (stored: {known()}); use 'synthetic' or 'kit data import'"))
+                               f" (stored: {known()}); {how}"))
     ds = _read(path)
     return ds if n is None else ds.head(n)
 

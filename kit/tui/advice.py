@@ -121,7 +121,7 @@ class AdvicePane(Pane):
         folder = self._folder(self.app.subject())
         if folder in self._written:  # a redraw (a resize, the tab read again) keeps saying it
             self.query_one("#report-said", Static).update(self._path_lines(
-                "wrote the report (report.html, report.md) to", self._written[folder]))
+                "wrote the report, report.md beside it:", self._written[folder]))
             return
         self.query_one("#report-said", Static).update(self._path_lines(
             "e writes report.md and report.html to", folder))

@@ -16,6 +16,7 @@ from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
 from ..core.errors import KitError
+from ..core.numbers import span
 from ..runs.planning.options import PlanOptions
 from ..views.quoting import markup
 from .errors import guarded
@@ -342,7 +343,8 @@ def _summary(p, width: int) -> str:
             f"{markup(p.subject.label())}: [b]{len(p.pairs)} pairs[/] ({shown}), "
             f"[b]{len(p.specs)} runs[/]: {len(p.specs) - len(p.todo)} stored, "
             f"{len(p.todo)} to run"
-            + (f", about {est / 60:.1f} min from past timings" if est is not None else
+            # span: "2 s", "12 min" as the CLI and the Run tab say it (a tiny run was "0.0 min")
+            + (f", about {span(est)} from past timings" if est is not None else
                ", no past timings for an estimate"))
     return _fitted(line, items, width)
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from ..analysis.across_splits import HOMOLOGS, LIMIT, UNSURE
 from ..analysis.compare import ALL_MODELS
 from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
 from ..core.subject import pipeline_head
 from .fit import para, table
+from .writers import TEXT, Writer
 
 LEAK_HEAD = ["model", "acc with homolog", "acc without", "AUC with", "AUC without"]
 VERDICT_HEAD = ["verdict (b-a metric)", "runs", "protein 95% interval", "cluster 95% interval",
@@ -72,27 +74,28 @@ def homology_text(h) -> str:
     return "\n".join(out + leakage_part(h) + verdicts_part(h) + left_part(h))
 
 
-def leakage_part(h) -> list:
-    """The leakage table with its lead-in, as lines (empty lead line first)."""
-    return ["", para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
-                     f"AUC on the {counts(h)}"),
-            table([leak_cells(m, h.models[m]) for m in model_order(h)], LEAK_HEAD)]
+def leakage_part(h, w: Writer = TEXT) -> list:
+    """The leakage table with its lead-in, as blocks (empty lead line first)."""
+    return ["", w.para(f"Leakage over {h.runs} runs (medians, ranges in brackets): accuracy and "
+                       f"AUC on the {counts(h)}"),
+            w.table([leak_cells(m, h.models[m]) for m in model_order(h)], LEAK_HEAD)]
 
 
-def verdicts_part(h) -> list:
-    """The verdicts under both bootstraps and the closing sentence, as lines."""
-    return ["", para("Verdicts under the cluster bootstrap (test clusters resampled whole, both "
-                     "models on the same draws, 2,000 resamples, 95%): median intervals; width "
-                     "ratio = cluster width / protein width"),
-            table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD), "", para(closing(h))]
+def verdicts_part(h, w: Writer = TEXT) -> list:
+    """The verdicts under both bootstraps and the closing sentence, as blocks."""
+    return ["", w.para("Verdicts under the cluster bootstrap (test clusters resampled whole, "
+                       "both models on the same draws, 2,000 resamples, 95%): median intervals; "
+                       "width ratio = cluster width / protein width"),
+            w.table([verdict_cells(v) for v in h.verdicts], VERDICT_HEAD), "", w.para(closing(h))]
 
 
-def left_part(h) -> list:
-    """The runs left out, at most three named, as lines (none when none was)."""
+def left_part(h, w: Writer = TEXT) -> list:
+    """The runs left out, at most three named, as blocks (none when none was)."""
     if not h.left_out:
         return []
-    return ["", para(f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
-                     + ("; ..." if len(h.left_out) > 3 else ""), "  ", "note: ")]
+    said = (f"{len(h.left_out)} run(s) left out: " + "; ".join(h.left_out[:3])
+            + ("; ..." if len(h.left_out) > 3 else ""))
+    return ["", para(said, "  ", "note: ") if w is TEXT else w.para("note: " + said)]
 
 
 def closing(h) -> str:
@@ -112,23 +115,24 @@ def ids_clustering_line(r: dict) -> str:
             f"protein ids ({r['proteins']}) mapped into it")
 
 
-def output_homology_text(r: dict) -> str:
-    """What `kit homology --pipeline` prints (kit.analysis.homology's output_homology)."""
+def output_homology_text(r: dict, w: Writer = TEXT) -> str:
+    """What `kit homology --pipeline` prints (kit.analysis.homology's output_homology); ``w``:
+    how it is written (kit.views.writers: the report's Markdown and HTML too)."""
     h = r["summary"]
     n = r["runs_stored"]
-    out = [para(f"{pipeline_head(r['name'], r['pipeline'])} under homology", "", ""), "",
-           para(ids_clustering_line(r))]
+    out = [w.para(f"{pipeline_head(r['name'], r['pipeline'])} under homology"), "",
+           w.para(ids_clustering_line(r), "")]
     if n > h.runs + len(h.left_out):  # a repeat's runs: one measurement
-        out.append(para(f"{n} runs stored, {h.runs + len(h.left_out)} distinct: runs identical "
-                        f"in every output read here (a repeat's) are counted once"))
-    out += leakage_part(h) if h.models else ["", para(r["leakage"] or "no run's leakage split "
-                                                       "could be measured")]
+        out.append(w.para(f"{n} runs stored, {h.runs + len(h.left_out)} distinct: runs "
+                          f"identical in every output read here (a repeat's) are counted once"))
+    out += leakage_part(h, w) if h.models else ["", w.para(
+        r["leakage"] or "no run's leakage split could be measured")]
     if h.verdicts:
-        out += verdicts_part(h)
+        out += verdicts_part(h, w)
     else:
-        out += ["", para(f"one model ({', '.join(r['models'])}): no pair of models to compare "
-                         f"under clusters")]
-    return "\n".join(out + left_part(h))
+        out += ["", w.para(f"one model ({', '.join(r['models'])}): no pair of models to compare "
+                           f"under clusters")]
+    return w.joined(out + left_part(h, w))
 
 
 def homology_pointer(given: str) -> str:
@@ -137,7 +141,7 @@ def homology_pointer(given: str) -> str:
                 f"leakage)", "", "")
 
 
-ACROSS_HEAD = ["model", "random split", "homology-disjoint", "change (seed units)"]
+ACROSS_HEAD = ["model", "random split", "homology-disjoint", "change", "split units", "call"]
 
 
 def _cell(value: float, sd, says: str = "") -> str:
@@ -145,22 +149,61 @@ def _cell(value: float, sd, says: str = "") -> str:
     return f"{says + ' ' if says else ''}{fmt(value)}{spread}"
 
 
+def _across_row(x, name: str, says: bool = False) -> list:
+    units = "-" if x.split_units is None else f"{x.split_units:+.1f}"
+    return [name, _cell(x.a, x.a_sd, x.a_says if says else ""),
+            _cell(x.b, x.b_sd, x.b_says if says else ""), f"{x.b - x.a:+.3g}", units, x.call]
+
+
+def _yardstick(r) -> str:
+    """What the changes are judged against, and what the calls then say."""
+    if r.nothing:
+        return (f"Nothing to attribute to homologs: no test protein of {r.a} has a train "
+                f"homolog and the disjoint split removed none, so {r.b} is one more random "
+                "split and its changes are a change of split.")
+    if r.split_runs < 2:
+        return (f"Yardstick: the split-to-split spread (seed:split), and {r.a} has "
+                f"{r.split_runs} split run(s): cannot tell whether any change rests on homologs "
+                f"before `{r.needs}` measures it (the seed spread is no yardstick here: a "
+                "different split moves accuracy far more than a different seed).")
+    return (f"Yardstick: the split-to-split spread, from {r.split_runs} seed:split runs of {r.a} "
+            f"(a split unit is the SD of the change between two random splits). A change beyond "
+            f"{LIMIT:g} split units at the upper end of that unit's 95% interval is attributed to "
+            f"homologs shared by train and test; within {LIMIT:g} at its lower end it is what a "
+            "re-split gives; between the two, cannot tell."
+            + (f" More split seeds narrow it: `{r.needs}`." if r.needs else ""))
+
+
+def _conclusion(r) -> str:
+    """Which changes are attributed to homologs, in one sentence."""
+    rows = r.models + r.verdicts
+    beyond = [x.name for x in rows if x.call == HOMOLOGS]
+    if r.nothing:
+        return "No change is attributed to homologs."
+    if beyond:
+        return ("Beyond a change of split, so resting on homologs shared by train and test: "
+                + ", ".join(beyond) + ".")
+    if any(x.call == UNSURE for x in rows):
+        return ("No change is beyond the split spread as measured; for "
+                + ", ".join(x.name for x in rows if x.call == UNSURE) + " cannot tell.")
+    return "No change is beyond what a re-split gives: none is attributed to homologs."
+
+
 def across_text(r) -> str:
     """Accuracy and verdicts on a random split beside a homology-disjoint one (kit homology
-    --against): medians over each split's seed runs, ± their spread, and the change in seed units."""
+    --against): medians over each split's seed runs, ± their spread, and the change judged
+    against the split-to-split spread (kit.analysis.across_splits)."""
     how = {"graphpart": "GraphPart", "clusters": "whole clusters"}.get(r.method, r.method)
     removed = f", {r.removed:,} proteins removed" if r.removed else ""
+    leak = ("" if r.leaked is None else
+            f" {r.leaked:,} test protein(s) of {r.a} have a train homolog.")
     out = [para(f"{r.a} (random split, {r.a_runs} seed runs) against {r.b} (homology-disjoint by "
-                f"{how}{removed}; {r.b_runs} seed runs). A change beyond ~2 seed units is "
-                "more than a different seed gives: that much of the result rests on homologs "
-                "shared by train and test.")]
-    units = lambda x: "-" if x.seed_units is None else f"{x.seed_units:+.1f}"  # noqa: E731
-    out.append(table([[x.name, _cell(x.a, x.a_sd), _cell(x.b, x.b_sd), units(x)]
-                      for x in r.models], ACROSS_HEAD))
-    rows = [[x.name + (" *" if x.changed else ""), _cell(x.a, x.a_sd, x.a_says),
-             _cell(x.b, x.b_sd, x.b_says), units(x)] for x in r.verdicts]
+                f"{how}{removed}; {r.b_runs} seed runs).{leak}"), para(_yardstick(r))]
+    out.append(table([_across_row(x, x.name) for x in r.models], ACROSS_HEAD))
+    rows = [_across_row(x, x.name + (" *" if x.changed else ""), says=True) for x in r.verdicts]
     out.append(table(rows, ["verdict (b-a)", *ACROSS_HEAD[1:]], wrap=(1, 2)))
     changed = [x.name for x in r.verdicts if x.changed]
     out.append(para(f"{len(changed)} of {len(r.verdicts)} verdicts change their call between the "
                     "splits (*)" + (": " + ", ".join(changed) if changed else "") + "."))
+    out.append(para(_conclusion(r)))
     return "\n\n".join(out)

@@ -17,6 +17,7 @@ from ..core.atomic import out_folder, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
 from . import quoting
+from .writers import HTML, MARKDOWN, html_page
 from .explain import stored_lines
 from .homology import LEAK_HEAD, VERDICT_HEAD as HOMOLOGY_HEAD, clustering_line, closing, leak_cells
 from .homology import output_homology_text
@@ -114,7 +115,10 @@ def build(rec, tell=lambda: None) -> dict:
             "plots": _drawn(_own_plots(rec), tell)}
 
 
-def _sections(r: dict, fmt_table, image, para, heading, items):
+def _sections(r: dict, w):
+    """kit's own report's blocks, written by ``w`` (kit.views.writers)."""
+    fmt_table, para, heading, items = w.table, w.para, w.heading, w.bullets
+    image = lambda name, caption: w.image(name, caption, r["plots"][name])  # noqa: E731
     b, a = r["budget"], r["advice"]
     ds = b["dataset"]
     tag = " — SYNTHETIC DATA" if ds.get("synthetic") else ""
@@ -176,11 +180,6 @@ def _sections(r: dict, fmt_table, image, para, heading, items):
     return out
 
 
-def _quoted(rows: list, quote) -> list:
-    """A table's cells, each quoted for the text it goes into (None stays tabulate's blank)."""
-    return [[c if c is None else quote(c) for c in row] for row in rows]
-
-
 def write(rec, out_dir, step=None) -> dict:
     """report.md (with its PNG plots beside it) and a self-contained report.html of a Report
     (kit.app.verbs' report) into ``out_dir`` (made if need be): {"markdown", "html", "plots"}.
@@ -205,57 +204,45 @@ def _by_stages(rec, tell) -> tuple:
     """(plots, report.md, report.html) of kit's own pipeline."""
     r = build(rec, tell)
     # every cell, sentence and heading is text: a name in it (a dataset's, a host's or a cpu's
-    # from a bundle) is quoted for Markdown and for HTML, never written raw
-    md = _sections(r, lambda rows, head: tabulate(_quoted(rows, quoting.markdown),
-                                                  [quoting.markdown(h) for h in head],
-                                                  tablefmt="github", disable_numparse=True),
-                   lambda name, cap: f"![{quoting.markdown(cap)}]({name})", quoting.markdown,
-                   lambda level, t: "#" * level + " " + quoting.markdown(t),
-                   lambda xs: "\n".join(f"- {quoting.markdown(x)}" for x in xs))
-
-    def img(name, cap):
-        data = base64.b64encode(r["plots"][name]).decode()
-        return (f'<figure><img alt="{quoting.html(cap)}" src="data:image/png;base64,{data}">'
-                f'<figcaption>{quoting.html(cap)}</figcaption></figure>')
-
-    # unsafehtml: tabulate writes the cells as given, each one quoted here as every other text
-    body = _sections(r, lambda rows, head: tabulate(_quoted(rows, quoting.html),
-                                                    [quoting.html(h) for h in head],
-                                                    tablefmt="unsafehtml", disable_numparse=True),
-                     img, lambda t: f"<p>{quoting.html(t)}</p>",
-                     lambda level, t: f"<h{level}>{quoting.html(t)}</h{level}>",
-                     lambda xs: "<ul>" + "".join(f"<li>{quoting.html(x)}</li>" for x in xs) + "</ul>"
-                     if xs else "")
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>kit reproducibility budget</title>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
-            "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid "
-            "#ccc;padding:3px 6px;text-align:left}th{background:#f3f3f3}img{max-width:100%}"
-            "figcaption{font-size:12px;color:#555}</style></head><body>" + "\n".join(body) + "</body></html>")
-    return r["plots"], "\n\n".join(md) + "\n", page
+    # from a bundle) is quoted for Markdown and for HTML by the writers, never written raw
+    md = _sections(r, MARKDOWN)
+    return (r["plots"], MARKDOWN.joined(md) + "\n",
+            html_page("kit reproducibility budget", _sections(r, HTML)))
 
 
 # -- a subject's outputs by their kinds (a pipeline file's report) ----------------------------
+def _output_sections(b: dict, v: dict, a: dict, w, homology=None, plots=None) -> list:
+    """A pipeline file's report, written by ``w``: its budget, verdicts and advice as the
+    commands lay them out, under homology where it declares protein ids, then its figures."""
+    out = [w.heading(1, f"kit report: pipeline {b['name']}"), w.para(f"sha256 {b['pipeline']}")]
+    for title, part in (("Budget", output_budget_text(b, w)),
+                        ("Verdicts", output_verdicts_text(v, w)),
+                        ("What to fix first", output_advice_text(a, w))):
+        out += [w.heading(2, title), part]
+    if homology:
+        out += [w.heading(2, "Under homology"), output_homology_text(homology, w)]
+    if plots is not None:
+        out += [w.heading(2, "Figures")]
+        out += [w.image(name, _CAPTIONS[name], data) for name, data in plots.items() if data]
+        out.append(w.bullets([f"{_CAPTIONS[n]}: not drawn, {_NOT_DRAWN[n]}"
+                              for n, d in plots.items() if not d]))
+    return out
+
+
 def outputs_report_md(b: dict, v: dict, a: dict) -> str:
-    """report.md of a pipeline file: its budget, verdicts and advice, as the commands print
-    them (each in a code block no name in it can end; the heading's name quoted for Markdown)."""
-    return (f"# kit report: pipeline {quoting.markdown(b['name'])}\n\nsha256 "
-            f"{quoting.markdown(b['pipeline'])}\n\n"
-            + "".join(f"## {t}\n\n{quoting.markdown_block(text)}\n\n" for t, text in (
-                ("Budget", output_budget_text(b)), ("Verdicts", output_verdicts_text(v)),
-                ("What to fix first", output_advice_text(a)))))
+    """report.md of a pipeline file without its homology and figures (every name quoted)."""
+    return MARKDOWN.joined(_output_sections(b, v, a, MARKDOWN)) + "\n"
 
 
 def _by_outputs(rec, tell) -> tuple:
-    """(plots, report.md, report.html) of a pipeline file, as `kit report --pipeline` writes."""
-    b, v = rec.budget, rec.verdicts
+    """(plots, report.md, report.html) of a pipeline file, as `kit report --pipeline` writes:
+    the same writers and page as kit's own report."""
+    b, v, a = rec.budget, rec.verdicts, rec.advice
     plots = _drawn(_pipeline_plots(rec), tell)
-    under = (f"## Under homology\n\n{quoting.markdown_block(output_homology_text(rec.homology))}"
-             f"\n\n" if rec.homology else "")
-    md = outputs_report_md(b, v, rec.advice) + under + figures_md(plots)
-    page = (f"<!doctype html><meta charset=utf-8><title>kit report: "
-            f"{quoting.html(rec.subject.name)}</title><pre>{quoting.html(md)}</pre>\n"
-            + figures_html(plots))
-    return plots, md, page
+    md = _output_sections(b, v, a, MARKDOWN, rec.homology, plots)
+    page = html_page(f"kit report: {rec.subject.name}",
+                     _output_sections(b, v, a, HTML, rec.homology, plots))
+    return plots, MARKDOWN.joined(md) + "\n", page
 
 
 _CAPTIONS = {"travel.png": "How far each factor's differences travel, per output",
@@ -271,23 +258,6 @@ _NOT_DRAWN = {"travel.png": "no difference was measured (no pairs stored, every 
               "svd_iterations.png": "kit run --factor svd-iters makes its pairs",
               "amplification.png": "kit run --factor perturb makes its pairs",
               "homology.png": "kit data homology NAME clusters the dataset"}
-
-
-def figures_md(plots: dict) -> str:
-    """The report's Figures section: each PNG written beside report.md, linked; a plot not
-    drawn is said with its reason (a blank axis would read as "nothing differs")."""
-    out = ["## Figures\n"]
-    for name, data in plots.items():
-        out.append(f"![{_CAPTIONS[name]}]({name})\n" if data else
-                   f"- {_CAPTIONS[name]}: not drawn, {_NOT_DRAWN[name]}\n")
-    return "\n".join(out) + "\n"
-
-
-def figures_html(plots: dict) -> str:
-    """The PNGs inline (report.html stands alone, as kit's own does)."""
-    return "".join(f'<figure><img alt="{quoting.html(_CAPTIONS[n])}" src="data:image/png;base64,'
-                   f'{base64.b64encode(d).decode()}"><figcaption>{quoting.html(_CAPTIONS[n])}'
-                   f"</figcaption></figure>\n" for n, d in plots.items() if d)
 
 
 def folder_name(subject) -> str:

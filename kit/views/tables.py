@@ -6,6 +6,7 @@ Every table and paragraph fits the terminal's width (kit.views.fit): cells wrap,
 from __future__ import annotations
 
 from .fit import para, table
+from .writers import TEXT, Writer
 
 from ..analysis.compare import ALL_MODELS, STAGES
 from ..core.numbers import fmt
@@ -429,66 +430,68 @@ def shape_line(s: dict) -> str:
             f"not measured")
 
 
-def output_budget_text(b: dict) -> str:
-    """kit.analysis.budget.output_budget's numbers: one row per factor, then the null experiment's line."""
+def output_budget_text(b: dict, w: Writer = TEXT) -> str:
+    """kit.analysis.budget.output_budget's numbers: one row per factor, then the null experiment's
+    line (``w``: how it is written, kit.views.writers)."""
     head = _head(b)
-    unfit = [para(f"UNFIT: {line}; left out", "", "") for line in b.get("unfit", [])]
+    unfit = [w.para(f"UNFIT: {line}; left out") for line in b.get("unfit", [])]
     if not b["factors"]:
-        return "\n".join([para(f"{head}: no pairs stored yet (kit run --pipeline {b['name']} "
-                               "--factor repeat)", "", ""), *unfit])
+        return w.joined([w.para(f"{head}: no pairs stored yet (kit run --pipeline {b['name']} "
+                               "--factor repeat)"), *unfit])
     rows = []
     for factor, r in b["factors"].items():
         moved = [f"{n} ({measure(largest(o))})" for n, o in r["outputs"].items() if o["changed"]]
         rows.append([factor, str(r["pairs"]), "\n".join(moved) or "none: every output identical"])
-    out = [para(head, "", ""), table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
+    out = [w.para(head), w.table(rows, ["factor", "pairs", "outputs that changed (largest difference)"],
                        wrap=(2,))]
     out += unfit
     for s in b.get("shapes", []):
-        out.append(para(shape_line(s), "", ""))
+        out.append(w.para(shape_line(s)))
     if b["loose_line"]:
-        out.append(para("LOOSE GENERATOR: " + b["loose_line"], "", ""))
+        out.append(w.para("LOOSE GENERATOR: " + b["loose_line"]))
     elif "repeat" in b["factors"]:
-        out.append("repeat: every output identical; the named seeds hold every generator measured")
+        out.append(w.line("repeat: every output identical; the named seeds hold every generator "
+                           "measured"))
     wide = b.get("not_in_dtype") or []
     if wide:
-        out.append(para(f"precision: {', '.join(wide)} {'is' if len(wide) == 1 else 'are'} not "
+        out.append(w.para(f"precision: {', '.join(wide)} {'is' if len(wide) == 1 else 'are'} not "
                         f"float32 in the float32 runs (run returns {'it' if len(wide) == 1 else 'them'}"
-                        f" in float64): what precision moves there comes from upstream", "", ""))
+                        f" in float64): what precision moves there comes from upstream"))
     for name in b["inert"]:
-        out.append(para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
-                        f"it seeds reaches none of these outputs", "", ""))
-    return "\n".join(out)
+        out.append(w.para(f"seed:{name} changed no output: run reads seeds[{name!r}], but what "
+                        f"it seeds reaches none of these outputs"))
+    return w.joined(out)
 
 
 def _head(d: dict) -> str:
     return pipeline_head(d["name"], d["pipeline"])
 
 
-def output_verdicts_text(v: dict) -> str:
+def output_verdicts_text(v: dict, w: Writer = TEXT) -> str:
     """Per factor: each verdict's counts over the runs and the pairs that changed it; with one
-    model, its accuracy's spread across the runs."""
+    model, its accuracy's spread across the runs (``w``: how it is written)."""
     head = _head(v)
     if v["why"]:
-        return para(f"{head}: {v['why']}", "", "")
+        return w.para(f"{head}: {v['why']}")
     first = head + f": models {', '.join(v['models'])}, scored against {v['truth']}"
     if any(k.endswith(" bacc") for r in v["factors"].values() for k in r["verdicts"]):
         first += (" (more than two classes: acc is accuracy, bacc balanced accuracy, the mean "
                   "of each class's recall)")
-    out = [para(first, "", "")]  # a pipeline's name and models: 81 columns piped
+    out = [w.para(first)]  # a pipeline's name and models: 81 columns piped
     for line in v["unfit"]:
-        out.append(para(f"UNFIT: {line}; left out", "", ""))
+        out.append(w.para(f"UNFIT: {line}; left out"))
     if not v["factors"]:
-        out.append(para(f"no pairs with verdicts yet (kit run --pipeline {v['name']} --factor "
-                        "seed)", "", ""))
-        return "\n".join(out)
+        out.append(w.para(f"no pairs with verdicts yet (kit run --pipeline {v['name']} --factor "
+                        "seed)"))
+        return w.joined(out)
     if len(v["models"]) == 1:
         m = v["models"][0]
         rows = [[f, str(len(r["runs"])), fmt(r["spread"][m]["min"]), fmt(r["spread"][m]["max"]),
                  fmt(r["spread"][m]["sd"])] for f, r in v["factors"].items()]
-        out.append(para(f"one model ({m}): no pair to compare; the spread of its accuracy per "
-                        "factor", "", ""))
-        out.append(table(rows, ["factor", "runs", "min accuracy", "max accuracy", "sd"]))
-        return "\n".join(out)
+        out.append(w.para(f"one model ({m}): no pair to compare; the spread of its accuracy per "
+                        "factor"))
+        out.append(w.table(rows, ["factor", "runs", "min accuracy", "max accuracy", "sd"]))
+        return w.joined(out)
     rows = []
     for f, r in v["factors"].items():
         for key, row in r["verdicts"].items():
@@ -498,14 +501,14 @@ def output_verdicts_text(v: dict) -> str:
                          fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}..{fmt(hi)}",
                          "holds" if row["stable"] else f"CHANGES in {row['changed']} of "
                                                         f"{r['pairs']}"])
-    out.append(table(rows, ["factor", "b-a metric", "runs >/</=", "difference", "across pairs"],
+    out.append(w.table(rows, ["factor", "b-a metric", "runs >/</=", "difference", "across pairs"],
                      wrap=(1,)))
     moved = sorted({f for f, r in v["factors"].items()
                     for row in r["verdicts"].values() if not row["stable"]})
-    out.append(para("a conclusion changes with " + ", ".join(moved) + ": it is a draw of that "
+    out.append(w.para("a conclusion changes with " + ", ".join(moved) + ": it is a draw of that "
                     "factor, not a property of the models" if moved else
-                    "every verdict holds across every factor's pairs", "", ""))
-    return "\n".join(out)
+                    "every verdict holds across every factor's pairs"))
+    return w.joined(out)
 
 
 _REACHES = {"conclusions": "it changes a conclusion", "predictions": "it changes predictions",
@@ -526,9 +529,9 @@ def _pin_step(s: dict) -> str:
             f"{s['pairs']} pair(s){verdicts}")
 
 
-def output_advice_text(a: dict) -> str:
-    """The steps of output_advice, first what to fix first."""
-    out = [para(_head(a) + ": what to fix first", "", "")]
+def output_advice_text(a: dict, w: Writer = TEXT) -> str:
+    """The steps of output_advice, first what to fix first (``w``: how it is written)."""
+    out = [w.para(_head(a) + ": what to fix first")]
     n = 0
     for s in a["steps"]:
         n += 1
@@ -554,10 +557,10 @@ def output_advice_text(a: dict) -> str:
             text = (f"only every seed at once was varied (seed): kit run --pipeline {a['name']} "
                     f"--factor {named} varies each named seed alone, to see which one reaches "
                     f"what; {s['rule']}")
-        out.append(para(f"{n}. {text}", "   ", ""))
+        out.append(w.para(f"{n}. {text}", "   "))
     if n == 0:
-        out.append("nothing to fix: no stored pair changed an output")
-    return "\n".join(out)
+        out.append(w.line("nothing to fix: no stored pair changed an output"))
+    return w.joined(out)
 
 
 def output_compare_text(rep: dict) -> str:

@@ -77,12 +77,12 @@ def _file(store, target, names, opts, stack, room, plat) -> Plan:
         if stack == HOST:  # the default --stack: the host takes no packages, a catalogue one does
             stack = _requires_base(plat)
 
-        stacks, lost = for_plan(info["requires"], file_stacks(names, stack, plat, host=True),
+        stacks, lost = for_plan(info["requires"], file_stacks(names, stack, plat, True, opts.built),
                                 plat)
         notes = tuple(f"skipped the pairs of stack {n}: {info['name']}'s REQUIRES cannot be "
                       f"had there ({why})" for n, why in lost.items())
     missing = au.unbuilt(list(stacks.values()) if stacks is not None
-                         else file_stacks(names, stack, plat), plat)
+                         else file_stacks(names, stack, plat, built=opts.built), plat)
     if missing:  # a stack's identity is part of each run: planned once they are built
         return Plan(subject, names, (), (), (), notes, stacks=tuple(missing), work=info)
     pairs = au.file_pairs(info, names, opts, stack, stacks)
@@ -110,10 +110,10 @@ def _requires_base(plat) -> str:
 _PLANS = {DATASET: _own, PIPELINE: _file}  # one planner per subject kind
 
 
-def file_stacks(names, stack: str, plat, host: bool = False) -> list:
+def file_stacks(names, stack: str, plat, host: bool = False, built: bool = False) -> list:
     """The stacks a pipeline file's factors ``names`` run in: the stack factors' catalogue
-    pairs (as for kit's own pipeline), and ``stack`` for every other factor; the host (kit's
-    own interpreter, never built) only with ``host``."""
+    pairs (as for kit's own pipeline; ``built``: only those built here), and ``stack`` for
+    every other factor; the host (kit's own interpreter, never built) only with ``host``."""
     from ...core import factors
     from ...envs.catalogue import HOST
     from ...runs.planning.stack_pairs import stack_pairs
@@ -122,7 +122,7 @@ def file_stacks(names, stack: str, plat, host: bool = False) -> list:
     for name in names:
         f = factors.get(name)
         if f is not None and f.planned == factors.STACKS:
-            out += [n for a, _, b, _, _ in stack_pairs(name, plat, stack) for n in (a, b)]
+            out += [n for a, _, b, _, _ in stack_pairs(name, plat, stack, built) for n in (a, b)]
         else:
             out.append(stack)
     return [n for n in dict.fromkeys(out) if host or n != HOST]

@@ -10,6 +10,7 @@ from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
 from .options import PlanOptions, default_threads
 from .plan import required_stacks
+from .stack_pairs import stack_pairs, unbuilt_of
 
 
 def availability(plat: Platform | None = None, device: str | None = None,
@@ -36,6 +37,10 @@ def availability(plat: Platform | None = None, device: str | None = None,
                 if st == "unavailable" and row["available"]:
                     row.update(available=False, reason=f"stack {name}: {why}")
                 row["built"] = row["built"] and st == "built"
+            if factors.FACTORS[f].planned == factors.STACKS and row["stacks"]:
+                # which of its pairs `kit run --built` runs: those whose two stacks are built
+                row["pairs"] = [{"label": p[4], "not_built": unbuilt_of(p, plat)}
+                                for p in stack_pairs(f, plat)]
         out.append(row)
     return out
 

@@ -42,6 +42,7 @@ class PlanOptions:
     # smallest worker offers N cores (default counts 1..N; a larger count is planned, and its
     # runs skipped with why where no worker offers that many)
     cores: int = 0
+    built: bool = False          # stack factors: only the pairs whose stacks are built here
 
     def __post_init__(self):
         # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)

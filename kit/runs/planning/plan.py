@@ -273,7 +273,7 @@ def _file_stacks(ctx):
                        pipeline=info["sha256"], host=opts.host or host_id())
 
     return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
-            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack)
+            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack, opts.built)
             if ctx.get(a) is not None and ctx.get(b) is not None]
 
 
@@ -284,7 +284,9 @@ def required_stacks(names, plat: Platform, stack: str = HOST,
     for name in names:
         planned = factors.FACTORS[name].planned
         if planned == factors.STACKS:
-            out += [n for a, _, b, _, _ in stack_pairs(name, plat, stack) for n in (a, b)]
+            out += [n for a, _, b, _, _ in stack_pairs(name, plat, stack,
+                                                        (opts or PlanOptions()).built)
+                    for n in (a, b)]
         elif planned == factors.TORCH:
             if name == "torch-threads":  # counts nowhere offers: refused before any build
                 torch_thread_counts(opts or PlanOptions())

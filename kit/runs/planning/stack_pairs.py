@@ -17,12 +17,31 @@ from .options import SEEDS, Pair, default_threads, need_two_seeds
 CONTAINER_FACTORS = ("container", "os")  # pairs of a stack's venv and images, not the catalogue's
 
 
-def stack_pairs(factor: str, plat: Platform, stack: str = HOST) -> list:
+def stack_pairs(factor: str, plat: Platform, stack: str = HOST, built: bool = False) -> list:
     """[(stack a, env a, stack b, env b, label)] realising a stack factor on this platform;
-    ``stack``: the stack the container factors image (--stack; the reference by default).
+    ``stack``: the stack the container factors image (--stack; the reference by default);
+    ``built``: only the pairs whose two stacks are built here (`kit run --built`).
 
     Raises KitError with a one-line reason where the factor cannot run here.
     """
+    out = _all_pairs(factor, plat, stack)
+    if not built:
+        return out
+    kept = [p for p in out if not unbuilt_of(p, plat)]
+    if not kept:
+        raise KitError(f"factor {factor!r}: no pair of its stacks is built here ("
+                       + "; ".join(f"{p[4]}: {', '.join(unbuilt_of(p, plat))} not built"
+                                   for p in out[:3]) + ")")
+    return kept
+
+
+def unbuilt_of(pair: tuple, plat: Platform) -> list:
+    """The stacks of a stack pair that are not built here."""
+    return [n for n in dict.fromkeys((pair[0], pair[2]))
+            if n != HOST and stack_kind(n).status(plat)[0] != "built"]
+
+
+def _all_pairs(factor: str, plat: Platform, stack: str) -> list:
     if factor in CONTAINER_FACTORS:
         return container_pairs(factor, stack)
     cat = catalogue()
@@ -177,8 +196,8 @@ def stack_plan(ctx) -> list:
         return RunSpec(dataset=ctx.dataset, stack=st.name, stack_id=st.identity,
                        threads=threads, seeds=seeds(seed), env=env)
 
-    return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
-            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack)]
+    return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label) for a, ea, b, eb, label
+            in stack_pairs(ctx.factor, ctx.plat, ctx.stack, ctx.opts.built)]
 
 
 def torch_plan(ctx) -> list:
