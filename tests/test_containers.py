@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -156,6 +157,74 @@ def test_a_worker_container_is_confined():
     assert "KIT_CHANNEL=3" in passed
     assert argv[-2:] == ["sha256:" + "ab" * 32, "/opt/stack/bin/python"]
     assert cmd.removal("kit-1-ab")[-1] == "kit-1-ab"
+
+
+_ENV = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "2", "SECRET_TOKEN": "s3cret"}
+_MOUNTS = [("/w", False), ("/data sets", False), ("/runs", True)]
+
+
+def test_under_charliecloud_a_worker_is_confined_by_kits_own_namespaces():
+    """ch-run shares the host's network and binds read-write: kit runs it in a user, mount and
+    network namespace of its own, the read-only folders remounted read-only there, with a
+    private /tmp, only the passed variables, and no capabilities (setpriv)."""
+    import shlex
+
+    from kit.envs.containers.routes import InCharliecloud
+
+    cmd = InCharliecloud("/home/k/containers/charliecloud/ab", "sha256:" + "ab" * 32,
+                         "/opt/stack/bin/python")
+    argv = cmd.argv("kit-1", _ENV, "/runs/r/work", _MOUNTS, stdin=True)
+    assert argv[:5] == ["unshare", "--user", "--map-root-user", "--mount", "--net"]
+    assert argv[5:7] == ["sh", "-c"] and argv[8] == "kit-worker"
+    words = shlex.split(argv[7])
+    for ro in ("/w", "/data sets"):  # each read-only folder, remounted so before ch-run
+        assert f"remount,bind,ro {shlex.quote(ro)} && " in argv[7]
+    assert "remount,bind,ro /runs" not in argv[7]
+    ch = words[words.index("ch-run"):]
+    assert "--private-tmp" in ch and "--unset-env=*" in ch
+    assert "--set-env=KIT_CHANNEL=3" in ch and "--set-env=OPENBLAS_CORETYPE=Haswell" in ch
+    assert not any("SECRET" in w for w in ch)
+    assert [w for w in ch if w.startswith("--bind=")] == ["--bind=/w", "--bind=/data sets",
+                                                          "--bind=/runs"]
+    assert "--cd=/runs/r/work" in ch
+    tail = ch[ch.index("--") + 1:]
+    assert tail[:5] == ["/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all",
+                        "--ambient-caps=-all", "--bounding-set=-all"]
+    assert tail[5:] == ["/opt/stack/bin/python", "$@"] and cmd.removal("kit-1") is None
+
+
+def test_under_apptainer_a_worker_is_confined_by_its_options():
+    """Apptainer cannot be installed here: its command line is read back."""
+    from kit.envs.containers.routes import InApptainer
+
+    cmd = InApptainer("/k/x.sif", "sha256:" + "ab" * 32, "/opt/stack/bin/python")
+    argv = cmd.argv("kit-1", _ENV, "/runs/r/work", _MOUNTS, stdin=True)
+    assert argv[:2] == ["apptainer", "exec"]
+    for opt in ("--containall", "--cleanenv", "--no-home", "--no-privs", "--net"):
+        assert opt in argv, opt
+    assert argv[argv.index("--network") + 1] == "none"
+    binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    assert binds == ["/w:/w:ro", "/data sets:/data sets:ro", "/runs:/runs:rw"]
+    envs = [argv[i + 1] for i, a in enumerate(argv) if a == "--env"]
+    assert "KIT_CHANNEL=3" in envs and not any("SECRET" in e for e in envs)
+    assert argv[argv.index("--pwd") + 1] == "/runs/r/work"
+    assert argv[-2:] == ["/k/x.sif", "/opt/stack/bin/python"]
+
+
+def test_the_route_is_named_or_found_and_a_missing_one_is_one_line(monkeypatch, tmp_path):
+    from kit.core.errors import KitError
+    from kit.envs.containers import routes
+
+    monkeypatch.setenv("KIT_CONTAINER_RUNTIME", "singularity")
+    with pytest.raises(KitError, match="not one of podman, charliecloud, apptainer"):
+        routes.chosen()
+    monkeypatch.setenv("KIT_CONTAINER_RUNTIME", "apptainer")
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing installed
+    assert routes.chosen() == "apptainer"
+    assert "apptainer is not installed" in routes.unavailable("apptainer")
+    assert "ch-run is not installed" in routes.unavailable("charliecloud")
+    monkeypatch.delenv("KIT_CONTAINER_RUNTIME")
+    assert routes.chosen() == "podman" and "podman is not installed" in routes.unavailable("podman")
 
 
 def test_the_tether_runs_its_after_command_when_kit_is_killed(tmp_path):
@@ -398,6 +467,103 @@ def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
     runs = Store().runs()
     assert len(runs) == 2 and all(r.manifest["image"]["id"] == r.spec.stack_id for r in runs)
     assert all(r.manifest.get("node") for r in runs)
+
+
+def _hashes(home: Path) -> dict:
+    """{spec without its host: {stage: sha256}} of the container runs stored in ``home``."""
+    import sqlite3
+
+    db = sqlite3.connect(home / "store.sqlite")
+    out = {}
+    for run, spec in db.execute("SELECT id, spec FROM runs"):
+        d = json.loads(spec)
+        d.pop("host")
+        out[json.dumps(d, sort_keys=True)] = dict(
+            db.execute("SELECT stage, sha256 FROM stages WHERE run=?", (run,)).fetchall())
+    return out
+
+
+REPEAT = ["--factor", "repeat"]
+SEEDS = ["--factor", "seed", "--seeds", "5,6"]
+
+
+def _on_slurm(home: Path, slurm_env: dict, factor=REPEAT, **env) -> None:
+    """`kit run` of ``factor`` in the image on this machine's real Slurm (one job)."""
+    (home / "cluster.toml").write_text('[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\n'
+                                       'walltime = "00:20:00"\njobs = 1\ninterface = "lo"\n'
+                                       'wait_s = 180\n')
+    got = subprocess.run([str(Path(sys.executable).with_name("kit")), "run", *factor,
+                          "--stack", f"{STACK}@container", "--n", "120", "--threads",
+                          "1", "--cluster", "slurm", "--yes"],
+                         env=dict(os.environ, KIT_HOME=str(home), **slurm_env, **env),
+                         capture_output=True, text=True, timeout=900)
+    assert got.returncode == 0, got.stderr
+    assert "1 slurm job(s) through dask-jobqueue" in got.stderr
+
+
+def test_slurm_runs_in_the_image_by_podman(images_home, slurm_env):
+    """kit run --cluster slurm on a container stack: the job's Dask worker starts each run in
+    the image with podman on its node, confined as a local run is, and the runs name it."""
+    _on_slurm(images_home, slurm_env)
+    from kit.runs.store import Store
+
+    runs = Store().runs()
+    assert len(runs) == 2 and all(r.manifest.get("node") for r in runs)
+    assert {r.manifest["image"]["runtime"] for r in runs} == {"podman"}
+    assert all(r.manifest["image"]["id"] == r.spec.stack_id for r in runs)
+
+
+@pytest.fixture
+def charliecloud_home(images_home, tmp_path, monkeypatch):
+    """A second KIT_HOME (another host) whose container runs go by Charliecloud: the image
+    built by podman, converted once by ch-convert into a directory image."""
+    if shutil.which("ch-run") is None:
+        pytest.skip("Charliecloud is not installed (.ci/run installs it)")
+    home = tmp_path / "charliecloud"
+    containers.share(images_home, home)
+    monkeypatch.setenv("KIT_HOME", str(home))
+    monkeypatch.setenv("KIT_CONTAINER_RUNTIME", "charliecloud")
+    assert main(["stacks", "build", STACK, "--container"]) == 0
+    return home
+
+
+def test_charliecloud_runs_the_image_podman_built_and_gets_its_hashes(
+        images_home, charliecloud_home, slurm_env, tmp_path, monkeypatch):
+    """The same runs by podman (one home) and by ch-run (another; locally and in a Slurm job)
+    give the same stage hashes; a pipeline under ch-run reaches no network and writes nothing
+    but its run's folder."""
+    monkeypatch.setenv("KIT_HOME", str(images_home))
+    monkeypatch.delenv("KIT_CONTAINER_RUNTIME")
+    for factor in (REPEAT, SEEDS):
+        assert main(["run", *factor, "--stack", f"{STACK}@container", "--n", "120",
+                     "--threads", "1", "--yes"]) == 0
+    monkeypatch.setenv("KIT_HOME", str(charliecloud_home))
+    monkeypatch.setenv("KIT_CONTAINER_RUNTIME", "charliecloud")
+    assert main(["run", *REPEAT, "--stack", f"{STACK}@container", "--n", "120",
+                 "--threads", "1", "--yes"]) == 0
+    _on_slurm(charliecloud_home, slurm_env, SEEDS, KIT_CONTAINER_RUNTIME="charliecloud")
+    podman, ch = _hashes(images_home), _hashes(charliecloud_home)
+    assert len(podman) == 4 and podman == ch
+    from kit.runs.store import Store
+
+    runs = Store().runs()
+    assert {r.manifest["image"]["runtime"] for r in runs} == {"charliecloud"}
+    assert sum(bool(r.manifest.get("node")) for r in runs) == 2  # the Slurm job's
+    # confined: the pipeline that tries to leave its container, under ch-run
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    store = charliecloud_home / "store.sqlite"
+    datasets = charliecloud_home / "datasets" / "escaped"
+    pipelines = charliecloud_home / "pipelines" / "escaped"
+    script = tmp_path / "confined.py"
+    script.write_text(CONFINED % (server.getsockname()[1], datasets, pipelines, store))
+    try:
+        assert main(["run", "--pipeline", str(script), "--factor", "repeat", "--stack",
+                     f"{STACK}@container", "--threads", "1", "--yes"]) == 0
+    finally:
+        server.close()
+    assert not datasets.exists() and not pipelines.exists()
 
 
 def test_records_of_kits_home_are_read_bounded_and_checked(kit_home, monkeypatch):

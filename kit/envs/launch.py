@@ -29,7 +29,7 @@ from ..core.paths import subdir
 from ..core import tether
 from ..core.processes import alive
 from ..core.spec import RunSpec
-from .containers.command import CHANNEL_FD, InImage, container_name
+from .containers.command import CHANNEL_FD, CONTAINED, container_name
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
@@ -169,14 +169,15 @@ class Worker:
         extra: dict = {}
         self._removal = None  # a container's removal by name, when kit ends it (kill)
         self._runtime_env = None
-        if isinstance(command, InImage):  # the runtime starts the worker inside the image
+        if isinstance(command, CONTAINED):  # the runtime starts the worker inside the image
             name = container_name()
             mounts = container_mounts() + [(Path(p), True) for p in writable]
             argv = [*command.argv(name, env, cwd, mounts, stdin=requests),
                     "-m", "kit.worker", *args]
-            env = {**env, **command.runtime.env()}
-            extra = {"dup": (write, CHANNEL_FD), "after": command.removal(name)}
-            self._removal, self._runtime_env = command.removal(name), env
+            env = {**env, **command.env()}
+            removal = command.removal(name)  # none where no daemon keeps a container
+            extra = {"dup": (write, CHANNEL_FD), **({"after": removal} if removal else {})}
+            self._removal, self._runtime_env = removal, env
         else:
             argv = [*command, "-m", "kit.worker", *args]
         try:

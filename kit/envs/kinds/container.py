@@ -11,8 +11,10 @@ from __future__ import annotations
 import platform
 
 from ...core.errors import Failed, KitError
-from ..containers import bases, images, loaded
+from ...core.paths import subdir
+from ..containers import bases, images, loaded, routes
 from ..containers.command import InImage
+from ..containers.routes import InApptainer, InCharliecloud
 from ..containers.runtime import Runtime, missing, runtime
 from ..platforms import Platform, detect
 from ..stacks import Stack
@@ -33,6 +35,14 @@ def split_name(name: str) -> tuple | None:
 
 def container_name(stack: str, base: str) -> str:
     return f"{stack}@{CONTAINER}" if base == bases.DEFAULT else f"{stack}@{base}"
+
+
+def _mounts() -> list:
+    """The folders a worker in a container is given (kit.envs.launch), and where its runs'
+    folders are made: an HPC image needs a mount point for each."""
+    from ..launch import container_mounts
+
+    return [p for p, _ in container_mounts()] + [subdir("tmp")]
 
 
 class ContainerStack(StackKind):
@@ -62,7 +72,8 @@ class ContainerStack(StackKind):
     def unavailable_reason(self, plat: Platform) -> str | None:
         """Why it cannot exist here, in one line, found without starting anything (None: it can;
         whether podman starts a container is probed when one is built or run)."""
-        why = self.inner.unavailable_reason(plat, check_python=False) or missing()
+        why = (self.inner.unavailable_reason(plat, check_python=False)
+               or routes.unavailable(routes.chosen()))
         if why:
             return why
         if bases.record(self.base) is None:
@@ -76,6 +87,12 @@ class ContainerStack(StackKind):
         rec = self._record()
         if rec is None:
             return "not built", None
+        route = routes.chosen()
+        if route != "podman":  # an HPC route runs the image as it converted it
+            if routes.made(route, rec["id"]) is None:
+                return "not built", (f"its image is not made for {route} yet: `kit stacks build "
+                                     f"{self.inner.name} --container` makes it")
+            return "built", None
         try:
             there = images.present(self._runtime(), rec)
         except KitError as e:  # podman does not start a container here, or the probe failed
@@ -94,17 +111,31 @@ class ContainerStack(StackKind):
 
     def built(self, plat: Platform | None = None) -> Stack | None:
         rec = self._record()
-        if rec is None or missing():
-            return None
-        rt = self._runtime()
-        if not images.present(rt, rec):
+        command = self._command(rec) if rec is not None else None
+        if command is None:
             return None
         inner = self.inner.built(plat)
         attrs = dict(inner.attributes) if inner is not None else {**self.inner.d.versions}
         attrs.update(image=rec["id"], base=self.base, release=rec.get("release"),
                      glibc=rec.get("glibc"), machine=platform.machine(),
                      base_id=rec.get("base_id"), diff_ids=list(rec.get("diff_ids") or []))
-        return Stack(self.name, InImage(rt, rec["id"], images.PYTHON), rec["id"], attrs)
+        return Stack(self.name, command, rec["id"], attrs)
+
+    @staticmethod
+    def _command(rec: dict):
+        """How this machine runs the image ``rec`` names (kit.envs.containers.routes), or None
+        when it cannot yet (podman missing or without the image; no HPC image made)."""
+        route = routes.chosen()
+        if route == "charliecloud":
+            folder = routes.made(route, rec["id"])
+            return folder and InCharliecloud(str(folder), rec["id"], images.PYTHON)
+        if route == "apptainer":
+            sif = routes.made(route, rec["id"])
+            return sif and InApptainer(str(sif), rec["id"], images.PYTHON)
+        if missing():
+            return None
+        rt = runtime()
+        return InImage(rt, rec["id"], images.PYTHON) if images.present(rt, rec) else None
 
     def runnable(self):
         st = self.built()
@@ -154,7 +185,12 @@ class ContainerStack(StackKind):
         self.inner.build(plat, log)
         if self.built(plat) is not None:
             return False
-        self.make(log)
+        rec = self._record()
+        if rec is None or not images.present(self._runtime(), rec):
+            rec = self.make(log)
+        route = routes.chosen()
+        if route != "podman":  # the image podman built, made runnable by the HPC route
+            routes.make(route, rec["id"], images.tag(self.inner.name, self.base), _mounts(), log)
         return True
 
     def make(self, log=lambda msg: None, again: bool = False, rt: Runtime | None = None,

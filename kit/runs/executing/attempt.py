@@ -28,7 +28,7 @@ from ...core.spec import RunSpec
 from ...data.pipelines import pipeline_file, pipeline_info
 from ...data.requires import names
 from ...envs import launch
-from ...envs.containers.command import InImage
+from ...envs.containers.command import CONTAINED
 from ...envs.stacks import Stack
 from ...worker.text import LOG_BYTES, left_out
 
@@ -118,9 +118,10 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
         raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote no manifest")
     _bound_outputs(spec, out)
     manifest = read_manifest(spec, manifest_file)
-    if isinstance(stack.command, InImage):  # what the run ran in, exactly (its id)
+    if isinstance(stack.command, CONTAINED):  # what the run ran in, exactly (its id), and how
         a = stack.attributes
-        manifest["image"] = {"id": stack.command.image, "base": a.get("base"),
+        manifest["image"] = {"id": stack.command.image, "runtime": stack.command.route,
+                             "base": a.get("base"),
                              "release": a.get("release"), "glibc": a.get("glibc"),
                              "base_id": a.get("base_id"), "diff_ids": a.get("diff_ids") or []}
     return manifest

@@ -21,7 +21,7 @@ from ...core.paths import subdir
 from ...core.spools import discard
 from ...core.spec import RunSpec, seeds
 from ...envs import launch
-from ...envs.containers.command import InImage
+from ...envs.containers.command import CONTAINED
 from ...envs.stacks import Stack
 from .attempt import (ANSWER_CHARS, TRACEBACK, WorkerFailed, answer_of, failed, keep_log,
                       timed_out)
@@ -117,7 +117,7 @@ class WarmPool:
         of KIT_HOME/tmp, where other runs' folders are)."""
         if self.root is not None:
             return self.root
-        if not isinstance(stack.command, InImage):
+        if not isinstance(stack.command, CONTAINED):
             return subdir("tmp")
         with self._lock:
             if self._own is None:  # run-PID-...: swept with the runs' folders once kit is gone
