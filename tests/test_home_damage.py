@@ -143,3 +143,17 @@ def test_every_file_kit_reads_from_its_home_is_read_through_the_one_helper():
     kept = {p for p, _ in home_files.KEPT}
     assert {"host.json", "datasets/*.json", "datasets/by-hash/*.json", "writes/*.note",
             "pipelines/by-hash/*.json", "pipelines/by-hash/*.py", "cluster.toml"} <= kept
+
+
+def test_a_record_that_is_not_json_is_named_by_store_check_and_set_aside(tmp_path, monkeypatch):
+    """The small records (the external stacks' registry, a pipeline's record) are parsed by the
+    check, so the repair their readers point at really moves them aside."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("KIT_HOME", str(home))
+    budget_store(tmp_path, home=home)
+    (home / "stacks").mkdir(exist_ok=True)
+    (home / "stacks" / "external.json").write_text("{not json")
+    code, out, _ = _read(CHECK)
+    assert code == 1 and "external.json is not JSON" in out, out
+    assert _read(REPAIR)[0] == 0 and _read(CHECK)[0] == 0
+    assert list((home / "stacks").glob("external.json.damaged-*"))

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from .small_files import DATASET, SMALL, NotKits, shape_problem
+from .small_files import DATASET, SMALL, NotKits, read_home_json, shape_problem
 
 PIPELINE = 4 << 20  # a lab's pipeline file (kit.worker.contract reads at most this)
 
@@ -21,14 +21,20 @@ KEPT = (("host.json", 4096), ("cluster.toml", SMALL), ("datasets/*.json", DATASE
 
 def problems(home: Path) -> list[tuple[Path, str]]:
     """(path, why) of each file kept in ``home`` that is not one kit could have written: a link,
-    a FIFO, a device, a folder or too large (from lstat alone: nothing is opened), and a
-    host.json that is not this machine's record."""
+    a FIFO, a device, a folder or too large (from lstat alone: nothing such is opened), a small
+    JSON record that is not JSON, and a host.json that is not this machine's record."""
     from .hosts import read_record
 
     out = []
     for pattern, limit in KEPT:
         for path in sorted(Path(home).glob(pattern)):
-            if why := shape_problem(path, limit):
+            why = shape_problem(path, limit)
+            if not why and limit <= SMALL and path.suffix == ".json":  # a record: is it JSON?
+                try:
+                    read_home_json(path, limit)
+                except NotKits as e:
+                    why = e.why
+            if why:
                 out.append((path, why))
     try:
         read_record(Path(home) / "host.json")
