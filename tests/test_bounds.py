@@ -55,6 +55,9 @@ ROWS = [
     (run("--factor", "perturb", "--eps", ",".join(["1e-9"] * 101)), 2, "101 noise sizes; at most 100"),
     (run("--factor", "perturb", "--eps", "1.0001"), 2, "1.0001 is not allowed here: the largest is 1"),
     (run("--factor", "perturb", "--eps", "nan"), 2, "noise sizes are finite numbers from 0 to 1"),
+    # issue 54: an underflow is never silently 0 (1e-400) or a subnormal of a few bits (1e-320)
+    (run("--factor", "perturb", "--eps", "1e-400"), 2, "is below the smallest float64 a noise size keeps"),
+    (run("--factor", "perturb", "--eps", "1e-7,1e-320"), 2, "'1e-320' is below the smallest float64"),
     (run("--factor", "perturb", "--eps", "inf"), 2, "noise sizes are finite numbers from 0 to 1"),
     (run("--factor", "perturb", "--eps", "1e400"), 2, "finite numbers"),
     (run("--factor", "perturb", "--eps=-1e-9"), 2, "expected non-negative numbers"),

@@ -137,6 +137,53 @@ def test_a_forged_dataset_summary_is_not_shown_as_verified(lab, tmp_path, capsys
     assert "[SYNTHETIC]" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("rows", [200_000, 50_000, 120])
+def test_a_dataset_hint_makes_no_data_on_import(lab, tmp_path, capsys, rows):
+    """Issue 54 item 2: a hint of "synthetic, 200,000 rows" made a 72 MB dataset on import.
+    Now an import makes none, whatever the hint says (its own size too), and one line says which
+    dataset the runs need, at the size their arrays record, and how to make it (the lab's
+    hand-made runs embedded 60 rows of it)."""
+    _, path, ds = lab
+    home = tmp_path / "here"
+
+    def hint(doc, ms):
+        doc["datasets"][ds.sha256] = {"name": f"synthetic-{rows}", "source": "synthetic",
+                                      "rows": rows, "synthetic": True}
+
+    assert main(["import", str(forge(path, tmp_path / "hint.kit", hint))]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert not list(home.glob("datasets/**/*.json"))
+    note = [line for line in err if line.startswith("note:")]
+    assert len(note) == 1, err
+    assert f"synthetic-{rows} by the bundle's word, 60 proteins by its runs" in note[0]
+    assert "`kit data import` or `kit data fetch` makes it" in note[0]  # 60: no synthetic size
+    assert Store().datasets()[ds.sha256]["verified"] is False
+
+
+def test_compare_makes_the_synthetic_set_only_at_the_size_the_runs_record(lab, tmp_path):
+    """`kit compare` reruns the runs, so it may make the synthetic set, but only at the size
+    their arrays record: a hint of another size is refused in one line, nothing made."""
+    from kit.app.reproduce import find_dataset
+    from kit.app.bundle import read, wanted
+
+    _, path, ds = lab
+    doc = read(path)
+    runs = [r for r in doc["runs"] if r["spec"]["dataset"] == ds.sha256]
+    for r in runs:  # as real runs of the 120 proteins record them (the lab's hold 60 rows)
+        r["manifest"]["stages"]["svd_rand"]["shape"][0] = 120
+    hint = {"name": "synthetic-200000", "source": "synthetic", "rows": 200_000}
+    assert wanted(hint, ds.sha256, runs).endswith(
+        "(synthetic-200000 by the bundle's word, 120 proteins by its runs): `kit run --factor "
+        "repeat --dataset synthetic --n 120` makes the synthetic set of that size")
+    with pytest.raises(KitError, match="its hint says 200000 proteins, its runs hold 120"):
+        find_dataset({"name": "synthetic-200000", "source": "synthetic", "rows": 200_000},
+                     ds.sha256, runs)
+    assert not list((tmp_path / "here").glob("datasets/**/*.json"))
+    made = find_dataset({"name": "synthetic-120", "source": "synthetic", "rows": 120},
+                        ds.sha256, runs)
+    assert made.sha256 == ds.sha256 and (tmp_path / "here" / "datasets" / "synthetic-120.json").exists()
+
+
 def test_a_large_stage_declared_consistently_is_refused_before_it_is_inflated(
         lab, tmp_path, capsys, monkeypatch):
     """A 32 MiB stage of zeros (tiny once compressed) above a lab's 8 MiB cap: refused from

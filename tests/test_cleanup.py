@@ -163,48 +163,50 @@ def test_every_temporary_file_kit_writes_is_one_the_sweep_knows():
     assert found == ["kit/core/atomic.py"]
 
 
-def test_a_write_outside_kit_home_is_swept_by_the_next_command_only_once_its_writer_is_gone(
-        tmp_path, kit_home):
-    """A user's --out folder may see no later write: a killed write's temporary file there is
-    found through its note under KIT_HOME and removed by the next command that opens the store
-    (sweep_store); a live writer's stays, and so do a link and a user's file with the name a
-    note points at."""
+def test_a_write_outside_kit_home_is_said_never_swept_on_a_note_s_word(tmp_path, kit_home,
+                                                                       capsys):
+    """Issue 54 item 4: a note under KIT_HOME names a folder outside it, and anyone who can
+    write KIT_HOME can plant one (one made `kit runs` delete a user's file). So no command
+    removes anything outside KIT_HOME on a note's word: `kit store check` names what a killed
+    write left there (exit 1), `--repair` forgets the note, and the next write into that folder,
+    which the user named, sweeps it. A note that left nothing is forgotten by any command."""
+    from kit.cli import main
     from kit.core.atomic import NOTES, atomic_path
     from kit.core.sweeps import sweep_store
 
     mine = tmp_path / "mine"
     mine.mkdir()
     live, held, left = _two_writers(mine / "a.kit", mine / "b.kit", kit_home)
-    # the dead writer's pid, in names that are not its file: a link to a user's file, and a
-    # user's own file that merely starts as its would
-    pid = left.name.split(".kit")[-1].split("-")[0]
-    (mine / "precious").write_text("x")
-    link = mine / f".b.kit.kit{pid}-zzzzzzzz.tmp"
-    link.symlink_to(mine / "precious")
-    user = mine / f".b.kit.kit{pid}-notes.txt"
-    user.write_text("x")
+    # a planted note: a user's file of a kit-like name in a folder no write of kit's went to
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    keep = elsewhere / ".keep.txt.kit999999-abc.tmp"
+    keep.write_text("the user's")
+    (kit_home / NOTES / "999999-abcd.note").write_bytes(os.fsencode(elsewhere / "keep.txt"))
     try:
-        assert held.is_file() and left.is_file() and len(os.listdir(kit_home / NOTES)) == 2
-        assert sweep_store(kit_home) == 1
-        assert sorted(os.listdir(mine)) == sorted([held.name, link.name, user.name, "precious"])
-        assert len(os.listdir(kit_home / NOTES)) == 2  # the link is left: so is its note
+        assert sweep_store(kit_home) == 0 and main(["runs"]) == 0
+        assert keep.read_text() == "the user's" and held.is_file() and left.is_file()
+        capsys.readouterr()
+        assert main(["store", "check"]) == 1
+        out = capsys.readouterr().out
+        assert str(keep) in out and str(left) in out and str(held) not in out, out
+        assert main(["store", "check", "--repair"]) == 0
+        assert keep.read_text() == "the user's" and left.is_file()
+        assert len(os.listdir(kit_home / NOTES)) == 1  # the live writer's note stays
     finally:
         live.kill(), live.wait()
-    link.unlink()
-    sweep_store(kit_home)
-    assert sorted(os.listdir(mine)) == sorted([user.name, "precious"])
-    assert os.listdir(kit_home / NOTES) == []
-    with atomic_path(mine / "c.kit") as t:  # this process's own write: its file and note kept
+    with atomic_path(mine / "c.kit") as t:  # a write into the folder the user named sweeps it
         t.write_text("{}")
-        assert sweep_store(kit_home) == 0 and t.exists() and os.listdir(kit_home / NOTES)
-    assert (mine / "c.kit").read_text() == "{}" and os.listdir(kit_home / NOTES) == []
+    assert sorted(os.listdir(mine)) == ["c.kit"] and keep.exists()
+    sweep_store(kit_home)  # the dead writer's note, now that its file is gone, is forgotten
+    assert os.listdir(kit_home / NOTES) == []
 
 
 @pytest.mark.slow
 def test_kill_9_of_export_leaves_a_temporary_file_the_next_command_sweeps(tmp_path):
     """`kit export` killed while it writes its bundle into a folder of the user's: the file's
-    temporary copy is left beside it (before: until the next export into that folder, 115 MB
-    of a large store's); the next command that opens the store, `kit runs`, removes it."""
+    temporary copy is left beside it; `kit store check` names it (nothing outside KIT_HOME is
+    removed on a note's word: issue 54), and the next export into that folder removes it."""
     from stored import budget_store
 
     home = tmp_path / "h"
@@ -229,7 +231,11 @@ def test_kill_9_of_export_leaves_a_temporary_file_the_next_command_sweeps(tmp_pa
     assert not (out / "lab.kit").exists()
     _clean(subprocess.run([sys.executable, "-m", "kit", "runs"], env=_env(home),
                           capture_output=True, text=True))
-    assert os.listdir(out) == [] and os.listdir(home / "writes") == []
+    left = temporary()
+    assert left and len(os.listdir(home / "writes")) == 1
+    check = subprocess.run([sys.executable, "-m", "kit", "store", "check"], env=_env(home),
+                           capture_output=True, text=True)
+    assert check.returncode == 1 and left[0] in check.stdout, check.stdout
     _clean(subprocess.run(argv, env=_env(home), capture_output=True, text=True))
     assert sorted(os.listdir(out)) == ["lab.kit"]
 

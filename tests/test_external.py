@@ -89,7 +89,7 @@ def test_remove_and_a_vanished_interpreter(tmp_path, mine, capsys):
 
 def test_a_corrupt_registry_is_a_clear_error():
     external.registry_path().write_text("{not json")
-    with pytest.raises(KitError, match="cannot read the external stacks"):
+    with pytest.raises(KitError, match="external.json is not JSON .*kit store check --repair. moves it aside"):
         external.registry()
 
 

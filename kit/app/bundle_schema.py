@@ -19,6 +19,7 @@ from msgspec import Meta, Raw, Struct
 
 from ..core.documents import Hex64, Manifest, Name, Pair, SpecDoc, Stage, Text, control_free
 from ..core.documents import manifest_names
+from ..worker.contract import plain_output_name
 from ..core.errors import KitError
 
 FORMAT = "kit-bundle/1"
@@ -245,6 +246,11 @@ def _names(head: _Head, runs: list[Run], path) -> None:
         if bad is not None:
             raise KitError(f"{path}: the {field} {bad[:40]!r} holds a control character; "
                            "refusing the bundle")
+    # an output's name is one a worker could have given it: never a spreadsheet's formula
+    bad = next((n for r in runs for n in (*r.stages, *r.blobs) if not plain_output_name(n)), None)
+    if bad is not None:
+        raise KitError(f"{path}: the stage name {bad[:40]!r} is not a plain name (letters, digits, "
+                       "_ . -, as a run's outputs are named); refusing the bundle")
 
 
 def _decode(raw: bytes, type_, path, member: str):

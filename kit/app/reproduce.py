@@ -19,7 +19,7 @@ from ..analysis.verdicts import run_label
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
-from ..data import load_dataset
+from ..data import load_dataset, save_dataset
 from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,
                               verify)
 from ..envs.containers import images, loaded
@@ -28,7 +28,7 @@ from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
-from .bundle import import_bundle, local_dataset, opened
+from .bundle import import_bundle, local_dataset, opened, recorded_rows
 
 FACTOR = "host"
 BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
@@ -36,8 +36,10 @@ BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared
               "(`kit export --arrays` on the other machine)")
 
 
-def find_dataset(summary: dict, sha: str):
-    """The local dataset with this sha256, found by the bundle's hint; else a clear error."""
+def find_dataset(summary: dict, sha: str, runs=()):
+    """The local dataset with this sha256, found by the bundle's hint; else a clear error. The
+    synthetic set is made here only at the size the bundle's ``runs`` record (their embedding's
+    rows), and kept only when it is the one they ran on: a hint alone makes nothing."""
     ds = local_dataset(summary, sha)
     if ds is not None:
         return ds
@@ -47,12 +49,18 @@ def find_dataset(summary: dict, sha: str):
     name, rows = str(summary.get("name") or ""), summary.get("rows")
     try:
         if summary.get("source") == "synthetic" and rows:
-            base = load_dataset("synthetic", rows)
+            held = recorded_rows(runs)
+            if rows != held:
+                raise KitError(f"its hint says {rows} proteins, its runs hold {held}")
+            base = load_dataset("synthetic", rows, save=False)
+            if base.sha256 == sha:
+                save_dataset(base)
+                return base
         else:
             base = load_dataset(name.split("[:")[0])
             base = base.head(rows) if type(rows) is int and rows != base.n else base
     except KitError as e:
-        raise KitError(f"the bundle's dataset {name or sha[:12]} is not here ({e})") from e
+        raise KitError(f"the bundle's dataset {name[:64] or sha[:12]} is not here ({e})") from e
     theirs, ours = summary.get("release"), base.meta.get("release")
     flag = (f"; UniProt release {theirs} in the bundle, {ours} here: a different release"
             if theirs and theirs != ours else "")
@@ -63,7 +71,6 @@ def find_dataset(summary: dict, sha: str):
 def _remade_split(summary: dict, sha: str):
     """The bundle's GraphPart split, remade here from its source dataset and recorded
     parameters, saved; or one line on what differs."""
-    from ..data import save_dataset
     from ..data.homology_split import recompute
 
     source = local_dataset({"name": summary.get("source_name")}, str(summary.get("source_dataset")))
@@ -211,7 +218,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
     datasets = {sha: pipeline_data(doc, sha) if sha in labs
-                else find_dataset(doc["datasets"].get(sha, {}), sha) for sha in by_dataset}
+                else find_dataset(doc["datasets"].get(sha, {}), sha, by_dataset[sha])
+                for sha in by_dataset}
     imported = import_bundle(store, path, found)
     pairs = []
     for sha, rs in by_dataset.items():

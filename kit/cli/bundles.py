@@ -101,15 +101,16 @@ def _images_said(recipes: dict, size: int) -> str:
 
 
 def _unverified_note(imported: dict, bundle) -> None:
-    """Say once, on stderr, which of a bundle's datasets are not on this machine."""
-    shas = imported.get("unverified") or []
-    if shas:
+    """Say once, on stderr, which of a bundle's datasets are not on this machine and how each is
+    made here (an import never makes one)."""
+    wanted = imported.get("wanted") or {}
+    if wanted:
         import sys
 
-        print(f"note: the bundle's dataset{'s' if len(shas) > 1 else ''} "
-              f"{', '.join(h[:12] for h in shas)} {'are' if len(shas) > 1 else 'is'} not on this "
-              "machine, so its summary is unverified: import or fetch it here (`kit data import` "
-              f"/ `kit data fetch`), then `kit import {bundle}` again verifies it", file=sys.stderr)
+        print(f"note: the runs need dataset{'s' if len(wanted) > 1 else ''} "
+              f"{'; '.join(wanted.values())}; it is not on this machine, so its summary is "
+              f"unverified until it is, and `kit import {bundle}` again verifies it",
+              file=sys.stderr)
 
 
 def _cmd_import(args) -> int:

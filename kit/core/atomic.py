@@ -262,46 +262,56 @@ def _forget(note) -> None:
 
 
 def sweep_notes(home) -> int:
-    """Remove the temporary files that killed writes outside KIT_HOME left, as their notes under
-    ``home`` name them (``_note``); returns how many. A note is read only once its writer is
-    gone (the rule of kit.core.spools), and only its own file is removed: one beside the noted
-    destination named ``.NAME.kitPID-*.tmp`` with the note's pid, which sweep_tmp's rule finds
-    abandoned too (a regular file, unlocked, its writer gone: never a link, nor a file of the
-    user's). The note goes once nothing of its write is left."""
+    """Forget the notes under ``home`` of writes outside KIT_HOME whose writer is gone and that
+    left nothing (``_note``); returns how many. Nothing outside KIT_HOME is removed on a note's
+    word: a note is a file anyone who can write KIT_HOME can plant, and one naming a user's
+    folder made kit delete a user's file there. What a killed write left outside is said by
+    `kit store check` (``stale_notes``), and goes with the next write into that folder
+    (``sweep_tmp``, of a folder the user named)."""
+    forgotten = 0
+    for note, _, left in stale_notes(home):
+        if not left:
+            note.unlink(missing_ok=True)
+            forgotten += 1
+    return forgotten
+
+
+def stale_notes(home) -> list:
+    """(note, destination or None, leftovers) of each note under ``home`` whose writer is gone
+    (the rule of kit.core.spools): the leftovers are the temporary files of its pid beside the
+    destination that sweep_tmp's rule finds abandoned (regular files, unlocked; never a link,
+    nor a name that merely starts as one)."""
     from .spools import abandoned
 
     folder = Path(home) / NOTES
     try:
-        names = os.listdir(folder)
+        names = sorted(os.listdir(folder))
     except OSError:
-        return 0
-    removed = 0
+        return []
+    out = []
     for name in names:
         mine = _NOTE.match(name)
         note = folder / name
         if not mine or not abandoned(note, int(mine.group(1)), note):
             continue
-        dest = _noted(note)
-        left = []
+        dest, left = _noted(note), []
         if dest is not None:
             prefix = f".{dest.name}.kit{mine.group(1)}-"
-            removed += _remove_leftovers(dest.parent, [n for n in _names(dest.parent)
-                                                       if n.startswith(prefix)])
-            left = [n for n in _names(dest.parent) if n.startswith(prefix) and _TMP.match(n)]
-        if not left:  # else kept for a later sweep (a reused pid: its file goes once old)
-            note.unlink(missing_ok=True)
-    return removed
+            left = [str(dest.parent / n) for n in _names(dest.parent) if n.startswith(prefix)
+                    and _TMP.match(n) and abandoned(dest.parent / n, int(mine.group(1)),
+                                                    dest.parent / n)]
+        out.append((note, dest, left))
+    return out
 
 
 def _noted(note: Path) -> Path | None:
-    """The destination a note holds: an absolute path, else None (an empty or foreign note)."""
-    try:
-        with open(note, "rb") as f:
-            data = f.read(_NOTE_MAX + 1)
-    except OSError:
-        return None
-    text = os.fsdecode(data)
-    if not data or len(data) > _NOTE_MAX or "\0" in text or not os.path.isabs(text):
+    """The destination a note holds: an absolute path, else None (an empty or foreign note, or
+    not a file: read bounded, never through a link or from a FIFO)."""
+    from .small_files import read_small
+
+    data = read_small(note, _NOTE_MAX)
+    text = os.fsdecode(data or b"")
+    if not data or "\0" in text or not os.path.isabs(text):
         return None
     return Path(text)
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sqlite3
 import uuid
 
 from .atomic import create_once
 from .errors import KitError
+from .small_files import NotKits, read_home_json
 from .paths import kit_home, writable
+
+
+HOST_BYTES = 4096  # {"id": 16 hex digits, "name": a hostname}
 
 
 def host() -> dict:
@@ -22,21 +27,35 @@ def host() -> dict:
     path = home / "host.json"
     if not writable(home):  # a reader of a store it cannot write (another user's): no file made
         try:
-            return json.loads(path.read_bytes())
-        except (ValueError, OSError):  # absent or the owner's alone: the index's record
-            return {"id": _recorded_id(home / "store.sqlite") or "unknown",
-                    "name": platform.node() or "unknown"}
+            return read_record(path) or _recorded(home)
+        except PermissionError:  # the owner's alone: the index's record
+            return _recorded(home)
     path = kit_home() / "host.json"
-    if not path.exists():
-        mine = {"id": _recorded_id(path.parent / "store.sqlite") or uuid.uuid4().hex[:16],
-                "name": platform.node() or "unknown"}
+    if not os.path.lexists(path):
         # first writer wins: kits starting together on a fresh KIT_HOME must share one id
-        create_once(path, json.dumps(mine).encode())
-    try:
-        return json.loads(path.read_bytes())
-    except (ValueError, OSError):
-        raise KitError(f"{path} is damaged; remove it and kit makes it again (from the store "
-                       "index's record of this machine, where there is one)") from None
+        create_once(path, json.dumps(_recorded(path.parent, new=True)).encode())
+    got = read_record(path)
+    if got is None:  # removed between the look and the read
+        raise KitError(f"{path} vanished while it was read; run the command again")
+    return got
+
+
+def read_record(path) -> dict | None:
+    """host.json as kit wrote it ({"id", "name"}), None when absent; read bounded, never
+    through a link or from a FIFO (a /dev/zero there was a MemoryError, a FIFO a hang)."""
+    doc = read_home_json(path, HOST_BYTES)
+    if doc is None:
+        return None
+    if not (isinstance(doc, dict) and isinstance(doc.get("id"), str) and doc["id"].isalnum()
+            and isinstance(doc.get("name"), str)):
+        raise NotKits(path, "is not this machine's {id, name}")
+    return {"id": doc["id"], "name": doc["name"]}
+
+
+def _recorded(home, new: bool = False) -> dict:
+    """This machine's record from the index's, or (``new``) a new id where it has none."""
+    made = _recorded_id(home / "store.sqlite") or (uuid.uuid4().hex[:16] if new else "unknown")
+    return {"id": made, "name": platform.node() or "unknown"}
 
 
 def _recorded_id(index) -> str | None:

@@ -14,6 +14,7 @@ import numpy as np
 from ..core.atomic import atomic_path, write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from ..core.small_files import DATASET, NotKits, read_home, read_home_json
 from ..worker.names import unknown
 from .strings import Strings
 
@@ -142,10 +143,9 @@ def _path(name: str) -> Path:
 def find_stored(name: str) -> str | None:
     """The sha256 a stored dataset file records (None when there is none by that name)."""
     try:
-        return json.loads(_path(name).read_text())["sha256"]
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError):
+        doc = read_home_json(_path(name), DATASET)
+        return None if doc is None else doc["sha256"]
+    except (NotKits, OSError, KeyError, TypeError):
         return "unreadable"
 
 
@@ -200,14 +200,16 @@ def _read(path: Path) -> Dataset:
     hit = _read_cache.get(path)
     if hit and ident is not None and hit[0] == ident:
         return hit[1]
-    ds = _read_file(path)
+    ds = read_dataset_file(path)
     _read_cache[path] = (ident, ds)
     return ds
 
 
-def _read_file(path: Path) -> Dataset:
+def read_dataset_file(path: Path) -> Dataset:
     try:
-        doc = json.loads(path.read_text())
+        doc = read_home_json(path, DATASET)
+        if doc is None:
+            raise KitError(f"dataset file {path} vanished while it was read; run the command again")
         ds = Dataset(doc["name"], doc["source"], Strings(doc["ids"]), Strings(doc["seqs"]),
                      tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"],
                      doc["split_seed"], doc.get("meta", {}))
@@ -280,9 +282,9 @@ def dataset_path(ds: Dataset) -> Path:
     if ident is not None and _checked.get(path) == ident:
         return path
     want = _worker_doc(ds)
-    try:
-        same = path.read_bytes() == want
-    except OSError:
+    try:  # a link or a FIFO planted there is replaced, never read through
+        same = read_home(path, DATASET) == want
+    except (NotKits, OSError):
         same = False
     if not same:
         write_bytes(path, want)
@@ -312,9 +314,11 @@ def stored_worker_file(sha256: str) -> Path | None:
 def verify_worker_file(path: Path) -> str | None:
     """Why a worker's dataset file does not hold the dataset its name says (None: it does)."""
     try:
-        doc = json.loads(path.read_text())
+        doc = read_home_json(path, DATASET)
         ds = Dataset("check", "check", Strings(doc["ids"]), Strings(doc["seqs"]),
                      tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"], None)
+    except NotKits as e:
+        return e.why
     except (OSError, ValueError, KeyError, TypeError) as e:
         return f"unreadable ({type(e).__name__})"
     if ds.sha256 != path.stem or doc.get("sha256") != path.stem:

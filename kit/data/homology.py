@@ -19,6 +19,7 @@ from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
 from .dataset import Dataset
+from ..core.small_files import DATASET, read_home_json
 
 IDENTITY, COVERAGE = 0.3, 0.8  # the field's usual 30% identity over 80% of both sequences
 FORMAT = 1
@@ -118,11 +119,11 @@ def _read(path: Path, sha256: str, n: int | None = None, n_train: int | None = N
     """The clustering stored at ``path`` for dataset ``sha256``, verified (its digest, format,
     dataset, numbering; ``n``, ``n_train`` and ``params`` when known); None when there is none."""
     try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
+        doc = read_home_json(path, DATASET)
+    except OSError as e:
         raise KitError(f"homology clustering {path} is unreadable ({e}); delete it") from None
+    if doc is None:
+        return None
     try:
         c = Clustering(doc["dataset"], float(doc["identity"]), float(doc["coverage"]),
                        tuple(int(v) for v in doc["labels"]), int(doc["n_train"]), str(doc["tool"]))

@@ -22,6 +22,7 @@ from ..core.errors import KitError
 from ..core.paths import subdir
 from .dataset import Dataset
 from .homology import COVERAGE, IDENTITY, check_parameters
+from ..core.small_files import DATASET, read_home_json
 
 FORMAT = 1
 _MAX_EDGES = 200_000_000  # a stored file claiming more is not one kit wrote
@@ -164,11 +165,11 @@ def stored_hits(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> tuple | No
 def _hits_of(sha: str, n_train: int, n_test: int, identity: float, coverage: float):
     path = _hits_path(sha, identity, coverage)
     try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
+        doc = read_home_json(path, DATASET)
+    except OSError as e:
         raise KitError(f"homology hits {path} are unreadable ({e}); delete the file") from None
+    if doc is None:
+        return None
     try:
         hit = [int(x) for x in doc["test_with_train_hit"]]
         ok = (doc["digest"] == _hits_digest(doc) and doc["format"] == FORMAT

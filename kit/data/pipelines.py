@@ -18,6 +18,8 @@ from ..core.errors import KitError, one_line
 from ..core.paths import subdir
 from ..worker.contract import ContractError, check_kinds, check_seeds
 from .requires import check_requires
+from ..core.small_files import NotKits, read_home
+from ..core.home_files import PIPELINE
 
 MAX_FILE_BYTES = 4 * 1024 ** 2  # a pipeline file is code: its data are read by path
 _checked: dict = {}  # path -> (size, mtime) last verified: a file is re-hashed once per change
@@ -131,10 +133,9 @@ def pipeline_info(sha: str) -> dict:
     """What add_pipeline recorded of pipeline ``sha``; KitError if this KIT_HOME never saw it,
     or if what it recorded is not what add_pipeline writes for that file."""
     path = subdir("pipelines") / "by-hash" / f"{sha}.json"
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        raise KitError(f"pipeline {sha[:12]} is not known here: run it with --pipeline FILE.py") from None
+    raw = read_home(path)
+    if raw is None:
+        raise KitError(f"pipeline {sha[:12]} is not known here: run it with --pipeline FILE.py")
     try:
         info = decode(raw, _Info, f"pipeline {sha[:12]}'s record")
         if info.sha256 != sha:
@@ -161,7 +162,7 @@ def shipment(sha: str) -> dict:
     """What a cluster node is sent of pipeline ``sha`` it has not got: the file's name and
     bytes, read from this KIT_HOME's verified copy (kit.runs.executing.on_node keeps it)."""
     return {"sha256": sha, "name": pipeline_info(sha)["name"],
-            "data": pipeline_file(sha).read_bytes()}
+            "data": read_home(pipeline_file(sha), PIPELINE)}
 
 
 def keep_shipped(sha: str, got) -> None:
@@ -194,8 +195,13 @@ def verify(sha: str) -> str | None:
         ident = (st.st_size, st.st_mtime_ns)
         if _checked.get(path) == ident:
             return None
-        if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+        data = read_home(path, PIPELINE)
+        if data is None:
+            return "missing"
+        if hashlib.sha256(data).hexdigest() != sha:
             return "damaged (its bytes do not hash to its name)"
+    except NotKits as e:
+        return e.why
     except OSError:
         return "missing"
     _checked[path] = ident

@@ -24,6 +24,7 @@ from ..worker.names import unknown
 from .catalogue import HOST, definitions
 from .launch import fingerprint
 from .probes import PREFIX as PROBE_PREFIX
+from ..core.small_files import read_home_json
 
 # fullmatch: `$` also matches before a final newline ("x\n" was a plain name, #37)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -37,11 +38,9 @@ def registry_path() -> Path:
 def registry() -> dict:
     """{name: {"python": path, "added": iso time, "facts": what the probe saw when added}}."""
     path = registry_path()
-    if not path.exists():
-        return {}
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+        return read_home_json(path) or {}
+    except OSError as e:
         raise KitError(f"cannot read the external stacks in {path}: {e}") from e
 
 

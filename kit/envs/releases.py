@@ -15,6 +15,7 @@ from ..core.atomic import write_bytes
 from ..core.errors import KitError, Unreachable
 from ..core.paths import subdir
 from ..worker.names import did_you_mean
+from ..core.small_files import read_small
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -117,8 +118,8 @@ def release_list(package: str, limits=None) -> tuple:
 def _kept(path) -> dict | None:
     """The release list kept at ``path`` for the index in use now (None: none, or damaged)."""
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+        doc = json.loads(read_small(path) or b"null")
+    except ValueError:
         return None
     ok = (isinstance(doc, dict) and doc.get("index") == index_url()
           and isinstance(doc.get("listed"), str) and isinstance(doc.get("versions"), list)

@@ -63,7 +63,8 @@ def stages_frame(run):
 def csv_text(df) -> str:
     """A frame for a spreadsheet, one value a cell: a column of lists (the 64 components'
     medians) becomes one column per position, ``name_0`` .. ``name_63`` (empty past a shorter
-    list)."""
+    list). Every text cell, the index's and the header's included, is one no spreadsheet runs
+    as a formula (a bundle's output names land here: `kit.views.quoting.spreadsheet`)."""
     import pandas as pd
 
     parts = []
@@ -76,7 +77,29 @@ def csv_text(df) -> str:
         width = max(len(v) for v in lists)
         parts.append(pd.DataFrame([v + [None] * (width - len(v)) for v in lists], index=df.index,
                                   columns=[f"{name}_{i}" for i in range(width)]))
-    return (pd.concat(parts, axis=1) if parts else df).to_csv()
+    return _inert(pd.concat(parts, axis=1) if parts else df).to_csv()
+
+
+def _inert(df):
+    """``df`` with each text cell of its values, index and header made inert for a spreadsheet;
+    numbers are left as they are (a text column is the only kind that can hold a formula)."""
+    import pandas as pd
+
+    from .quoting import spreadsheet
+
+    def labels(index):
+        if isinstance(index, pd.MultiIndex):
+            return pd.MultiIndex.from_tuples([tuple(map(spreadsheet, t)) for t in index],
+                                             names=[spreadsheet(n) for n in index.names])
+        return pd.Index([spreadsheet(v) for v in index], name=spreadsheet(index.name))
+
+    out = df.copy()
+    for i, name in enumerate(df.columns):
+        if not (pd.api.types.is_numeric_dtype(df.dtypes.iloc[i])
+                or pd.api.types.is_bool_dtype(df.dtypes.iloc[i])):
+            out.iloc[:, i] = df.iloc[:, i].map(spreadsheet)
+    out.index, out.columns = labels(df.index), labels(df.columns)
+    return out
 
 
 def output_budget_frame(b: dict):

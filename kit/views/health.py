@@ -51,6 +51,13 @@ def store_check_text(rep: dict) -> str:
         out.append(f"missing array {m['blob'][:12]} of {len(m['runs'])} run(s) made here")
     for line in rep.get("set_aside", ()):
         out.append(line)
+    for n in rep.get("outside", ()):
+        out.append(f"{n['note']}: a killed write left {', '.join(n['left'][:3])} outside KIT_HOME; "
+                   "kit removes nothing there on a note's word: remove it if it is yours (repair "
+                   "forgets the note)")
+    for f in rep.get("home_files", ()):
+        out.append(f"{f['path']} {f['why']}, not the file kit writes there: repair moves it "
+                   "aside (kept)")
     for d in rep.get("damaged_runs", ()):
         out.append(f"damaged run {d['run']}: {d['why']}")
     for d in rep.get("damaged_records", ()):

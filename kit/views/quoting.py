@@ -1,9 +1,11 @@
-"""A name quoted for the text it goes into: Python, YAML, Markdown, HTML, Rich markup, a plot."""
+"""A name quoted for the text it goes into: Python, YAML, Markdown, HTML, Rich markup, a plot,
+a spreadsheet's cell."""
 
 from __future__ import annotations
 
 import html as _html
 import json
+import re
 import unicodedata
 
 # Markdown's characters that make links, images, raw HTML, entities or table cells of plain
@@ -74,3 +76,23 @@ def markup(name) -> str:
     from rich.markup import escape
 
     return escape(str(name))
+
+
+# what a spreadsheet (Excel, LibreOffice, Google Sheets) reads as the start of a formula or a DDE
+# call, as OWASP's "CSV Injection" lists it
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet(cell):
+    """``cell`` as a CSV cell no spreadsheet runs: text that starts a formula (``=``, ``+``,
+    ``-``, ``@``, a tab, a carriage return) gets a leading ``'`` (OWASP), unless it is a plain
+    number (``-0.5`` stays one); anything but text is left as it is. Control characters are
+    made visible first: a bare carriage return, which Python's CSV writer leaves unquoted,
+    would start a row, and a formula after it, in a spreadsheet."""
+    if not isinstance(cell, str):
+        return cell
+    cell = _visible(cell)
+    if cell.startswith(_FORMULA_START) and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell

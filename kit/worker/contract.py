@@ -46,6 +46,12 @@ _RESERVED = ("manifest",)
 MAX_NAMES = 1000
 
 
+def plain_output_name(key) -> bool:
+    """Whether ``key`` is a name a run's output may have (what a bundle's runs are held to too:
+    no name a worker refuses reaches a table, a file or a spreadsheet)."""
+    return isinstance(key, str) and bool(_OUTPUT_NAME.fullmatch(key)) and key not in _RESERVED
+
+
 class ContractError(Exception):
     """A pipeline file that does not keep the contract: the message is one line naming the fix."""
 
@@ -176,7 +182,7 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     out = {}
     for key, a in got.items():
         _refuse_control(name, "output name", key)
-        if not isinstance(key, str) or not _OUTPUT_NAME.fullmatch(key) or key in _RESERVED:
+        if not plain_output_name(key):
             raise ContractError(f"{name}: output name {shown(key)} is not a plain name "
                                 f"(letters, digits, _ . -; not 'manifest')")
         if not isinstance(a, np.ndarray):

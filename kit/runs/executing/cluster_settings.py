@@ -15,6 +15,7 @@ from ...core.errors import KitError
 from ...core.paths import kit_home
 from ...worker.names import unknown
 from ..planning.options import Bound
+from ...core.small_files import read_home
 
 # what each kind reads from cluster.toml, with its default; anything else is a typo
 DEFAULTS = {
@@ -93,10 +94,9 @@ def settings() -> dict:
     ``settings()["jobqueue"]`` also holds each ``[jobqueue.CLASS]`` table under its name."""
     path = settings_path()
     try:
-        doc = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        doc = {}
-    except (OSError, tomllib.TOMLDecodeError) as e:
+        raw = read_home(path)
+        doc = {} if raw is None else tomllib.loads(raw.decode())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)")
     extra = sorted(set(doc) - set(DEFAULTS))
     if extra:

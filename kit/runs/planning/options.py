@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass
 
 from ...core import processes
@@ -242,10 +244,26 @@ def parse_eps(text: str) -> tuple:
         vals = ()
     if not vals or any(v < 0 for v in vals):
         raise ValueError(f"expected non-negative numbers like 1e-13,1e-7, not {_shown(text)}")
+    # 1e-400 reads as 0.0 (and 1e-320 as a subnormal of a few bits): never silently another size
+    tiny = next((x.strip() for x, v in zip((x for x in text.split(",") if x.strip()), vals)
+                 if v < sys.float_info.min and _nonzero(x)), None)
+    if tiny:
+        raise ValueError(f"{_shown(tiny)} is below the smallest float64 a noise size keeps "
+                         f"({sys.float_info.min:.1e}): give 0 for no noise, or a larger size")
     wrong = bound.problem(vals)
     if wrong:
         raise ValueError(wrong)
     return vals
+
+
+def _nonzero(text: str) -> bool:
+    """Whether a typed number is not zero, as written (float() rounds 1e-400 to 0.0)."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(text.strip()) != 0
+    except InvalidOperation:
+        return False
 
 
 def parse_int(text: str, option: str) -> int:

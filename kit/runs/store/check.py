@@ -21,8 +21,12 @@ import os
 import time
 from pathlib import Path
 
-from ...data.dataset import verify_worker_file
+from ...core.errors import KitError
+from ...data.dataset import read_dataset_file, verify_worker_file
+from ...core import home_files
+from ...core.atomic import stale_notes
 from ...core.hosts import host_id
+from ...core.small_files import NotKits
 from ...core.paths import subdir
 from . import meta
 from . import layout
@@ -35,7 +39,11 @@ GRACE_S = 3600  # an unreferenced array file younger than this may be an import'
 def _recorded(store: Store):
     """{blob: (sha, dtype, shape)}, {blob: runs using it}, and the runs made on this machine
     (under this host id, or the one the index recorded: a remade host.json changes nothing)."""
-    here = {host_id(), meta.host(store.db)}
+    here = {meta.host(store.db)}
+    try:
+        here.add(host_id())
+    except NotKits:  # a damaged host.json: reported by the check, set aside by repair
+        pass
     local = {i for i, s in store.sound_specs().items() if s.host in here}
     recorded, users = {}, {}
     for run, _, blob, st in store.stage_records():
@@ -50,6 +58,21 @@ def opened(root: Path, repair: bool) -> tuple[Store, list]:
     one line the store's opening says."""
     moved = layout.repair(root) if repair else []
     return Store(root), moved
+
+
+def _named_datasets(root: Path, seen: set) -> list:
+    """(path, why) of each named dataset file (``datasets/NAME.json``) that does not read as
+    the dataset it records: empty, cut short, garbage, or records that do not hash to its
+    sha256 (its shape is home_files'; one of ``seen`` is said already, and never opened)."""
+    out = []
+    for path in sorted(Path(root).glob("datasets/*.json")):
+        if path in seen:
+            continue
+        try:
+            read_dataset_file(path)
+        except KitError as e:
+            out.append((path, f"does not read as a dataset ({str(e)[:160]})"))
+    return out
 
 
 def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
@@ -78,7 +101,16 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
     ``full`` hashes every array again; otherwise arrays verified since their last change are
     trusted (kit.runs.store.blobs remembers each verified file's identity; an edit changes it).
     ``set_aside``: what a repair moved aside before the store could open (``opened``).
+    Each file kit keeps in the home that is not one it wrote (kit.core.home_files: a link, a
+    FIFO, a device, too large) is reported, never opened; repair moves it aside first.
     """
+    home = home_files.problems(store.root)
+    home += _named_datasets(store.root, {p for p, _ in home})
+    if repair and home:
+        set_aside, home = [*set_aside, *home_files.set_aside(home)], []
+    # what killed writes outside KIT_HOME left, by their notes: said, never removed (a note may
+    # be planted); repair forgets the notes
+    notes = [(note, left) for note, _, left in stale_notes(store.root) if left]
     recorded, _, _ = _recorded(store)
     # hashing takes long: done without the lock, while runs go on being stored
     suspect = {b for b, (sha, dtype, shape) in recorded.items()
@@ -98,8 +130,9 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
                     missing[blob] = made_here
         orphans, unindexed, recent = _unreferenced(
             store, {k: p for k, p in files.items() if k not in recorded})
+        shown_home = {p for p, _ in home}  # said once, and never opened
         bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
-                        if (why := verify_worker_file(p))}
+                        if p not in shown_home and (why := verify_worker_file(p))}
         records = store.damaged_datasets()  # a summary that is not JSON, or not a summary
         runs = store.damaged_runs()  # a spec that does not hash to its id, a broken manifest
         drop = {r for b in list(damaged) + list(missing) for r in users[b]} | set(runs)
@@ -114,14 +147,18 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
                   "damaged_runs": [{"run": shown(r), "why": w} for r, w in runs.items()],
                   "damaged_records": [{"dataset": shown(h), "why": w} for h, w in records.items()],
                   "dependents": lost, "set_aside": list(set_aside),
+                  "home_files": [{"path": str(p), "why": w} for p, w in home],
+                  "outside": [{"note": str(n), "left": left} for n, left in notes],
                   "orphans": len(orphans), "unindexed": len(unindexed), "recent": len(recent),
                   "unindexed_dir": str(store.root / "unindexed"), "datasets": bad_datasets,
                   "runs_affected": [shown(r, 64) for r in drop], "factors_to_rerun": factors,
                   "repaired": False}
         report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets or runs
-                            or set_aside or records)
+                            or set_aside or records or home or notes)
         if repair and not report["ok"]:
             _repair(store, drop, recorded, damaged, orphans, unindexed)
+            for note, _ in notes:
+                note.unlink(missing_ok=True)
             store.drop_datasets(records)  # a run records its dataset anew when it is next made
             for name in bad_datasets:  # made again from the named dataset before the next run
                 (subdir("datasets") / "by-hash" / name).unlink(missing_ok=True)
