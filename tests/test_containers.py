@@ -469,6 +469,26 @@ def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
     assert all(r.manifest.get("node") for r in runs)
 
 
+def test_a_base_named_by_digest_is_a_usage_error_unless_it_is_one(capsys):
+    err = usage_error(["stacks", "build", STACK, "--container", "--base", "debian:latest"],
+                      capsys)
+    assert "REF@sha256:<64 hex digits>" in err and "bookworm" in err
+
+
+@pytest.mark.slow
+def test_a_base_by_digest_that_no_registry_serves_is_one_line(kit_home, capsys):
+    """Pulling is the one step that needs a registry; none is reachable from these machines."""
+    if containers.unavailable():
+        pytest.skip(containers.unavailable())
+    ref = "docker.io/library/debian@sha256:" + "a" * 64
+    assert main(["stacks", "build", STACK, "--container", "--base", ref]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot pull {ref}" in err and "a registry must be reachable" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not list((kit_home / "containers" / "bases").glob("digest-*.json"))
+    assert stack_kind(f"{STACK}@digest-{'a' * 12}").status(_plat())[0] == "unavailable"
+
+
 def _hashes(home: Path) -> dict:
     """{spec without its host: {stage: sha256}} of the container runs stored in ``home``."""
     import sqlite3

@@ -45,25 +45,35 @@ def _container_options(q) -> None:
     q.add_argument("--container", action="store_true",
                    help="the stack's image (NAME@container): its lock installed on a Debian base, "
                         "built offline with podman (docs/containers.md)")
-    q.add_argument("--base", choices=list(BASES), default=None,
-                   help=f"the image's Debian base (default {DEFAULT}; NAME@BASE names the stack)")
+    q.add_argument("--base", default=None, metavar="BASE",
+                   help=f"the image's base: a Debian release kit makes ({', '.join(BASES)}; "
+                        f"default {DEFAULT}; NAME@BASE names the stack), or an image named by its "
+                        "digest, REF@sha256:HEX, pulled where a registry is reachable "
+                        "(NAME@digest-HEX12)")
 
 
 def _container_names(args, names: list) -> list:
     """The container stacks NAME --container [--base B] names (NAME@container, NAME@B)."""
-    from ..envs.containers.bases import DEFAULT
+    from ..core.errors import KitError
+    from ..envs.containers.bases import BASES, DEFAULT, digest_name
     from ..envs.kinds import container_name, split_name
 
     if getattr(args, "base", None) and not args.container:
         args.parser.error("argument --base: it chooses a container's base; add --container")
     if not getattr(args, "container", False):
         return names
+    base = args.base or DEFAULT
+    if base not in BASES:  # REF@sha256:HEX, else a usage error naming both forms
+        try:
+            base = digest_name(base)
+        except KitError as e:
+            args.parser.error(f"argument --base: {str(e).removeprefix('--base ')}")
     out = []
     for n in names:
         if split_name(n) is not None:
             args.parser.error(f"argument --container: {n} names a container stack already; "
                               "name the catalogue stack (NAME --container) or drop --container")
-        out.append(container_name(n, args.base or DEFAULT))
+        out.append(container_name(n, base))
     return out
 
 
@@ -87,6 +97,12 @@ def _cmd_stacks(args) -> int:
         if args.stacks_cmd == "build" and args.container and not names:
             args.parser.error("argument --container: name the stacks whose images to build")
         names = _container_names(args, names)
+        if args.stacks_cmd == "build" and args.container and args.base and "@sha256:" in args.base:
+            from ..envs.containers.bases import pull
+            from ..envs.containers.runtime import runtime
+
+            with err.status(f"pulling {args.base}") as status:
+                pull(runtime(), args.base, status.update)  # the one step that needs a registry
     known_stack(args, None, *names)  # an unknown name is refused here, with the fix
     if args.stacks_cmd == "verify":
         return _verify(names, err)

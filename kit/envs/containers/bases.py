@@ -66,10 +66,67 @@ BASES = {
 DEFAULT = "bookworm"
 
 
+# a base named by its registry digest (where a registry is reachable): REF@sha256:HEX
+DIGEST_REF = re.compile(r"([a-z0-9][a-z0-9._/:-]{0,200})@sha256:([0-9a-f]{64})")
+DIGEST = "digest-"  # such a base's name: digest-HEX12 (NAME@digest-HEX12 its stack's)
+
+
+def digest_name(ref: str) -> str:
+    """The base name of a digest reference REF@sha256:HEX (KitError when it is not one)."""
+    m = DIGEST_REF.fullmatch(ref)
+    if m is None:
+        raise KitError(f"--base {ref[:80]!r}: one of {', '.join(BASES)}, or an image named by "
+                       "its digest, REF@sha256:<64 hex digits>")
+    return f"{DIGEST}{m.group(2)[:12]}"
+
+
+def is_digest(name: str) -> bool:
+    return re.fullmatch(rf"{DIGEST}[0-9a-f]{{12}}", name) is not None
+
+
 def base(name: str) -> Base:
+    if is_digest(name):  # pulled by digest: what it is, its record says
+        rec = record(name)
+        if rec is None:
+            raise NotFound(f"base {name} is not pulled here: `kit stacks build NAME --container "
+                           "--base REF@sha256:...` pulls it")
+        return Base(name, str(rec.get("release") or "?"), str(rec.get("glibc") or "?"), ())
     if name not in BASES:
         raise NotFound(f"unknown base {name!r}: one of {', '.join(BASES)}")
     return BASES[name]
+
+
+def pull(rt: Runtime, ref: str, log=lambda msg: None) -> dict:
+    """The base image named by its digest ``ref`` (REF@sha256:HEX), pulled (the one step of
+    kit's container work that needs a registry) and recorded as ``digest-HEX12``: its id, the
+    digest it was pulled by, and the release and glibc measured inside it. Failed, in one line,
+    where no registry answers."""
+    name = digest_name(ref)
+    with file_lock(_records() / f".{name}.lock"):
+        rec = record(name)
+        if rec is not None and built(rt, name) is not None:
+            return rec
+        log(f"base {name}: pulling {ref}")
+        proc = rt.call("pull", "--quiet", ref, timeout=BUILD_SECONDS)
+        if proc.returncode != 0:
+            why = last_line(proc.stderr or proc.stdout)
+            raise Failed(f"cannot pull {ref[:100]}: {why} (a registry must be reachable; or use a "
+                         f"Debian base made here: --base {DEFAULT})", reason=why)
+        image = inspect(rt, ref)
+        release = _inside(rt, image["id"], "sed -n 's/^PRETTY_NAME=//p' /etc/os-release")
+        glibc = _inside(rt, image["id"], "ldd --version 2>&1 | head -1 | awk '{print $NF}'")
+        rec = {"name": name, "ref": ref, "release": release.strip('"') or "?",
+               "id": image["id"], "diff_ids": image["diff_ids"], "glibc": glibc or None,
+               "packages": 0, "packages_sha256": None, "epoch": EPOCH}
+        write_bytes(_records() / f"{name}.json", json.dumps(rec, indent=1).encode())
+        return rec
+
+
+def _inside(rt: Runtime, image: str, script: str) -> str:
+    """What ``script`` prints in ``image`` (no network, read-only), or "" where it cannot."""
+    proc = rt.call("run", "--rm", "--network=none", "--read-only", image, "/bin/sh", "-c", script,
+                   timeout=120)
+    return one_line(proc.stdout.strip(), 80) if proc.returncode == 0 else ""
 
 
 def tag(name: str) -> str:
@@ -118,7 +175,11 @@ def mirror() -> str | None:
 
 
 def unavailable(name: str) -> str | None:
-    """Why base ``name`` cannot be bootstrapped here, in one line (None: it can)."""
+    """Why base ``name`` cannot be made here, in one line (None: it can)."""
+    if is_digest(name):
+        return None if record(name) is not None else (
+            f"base {name} is not pulled here: `kit stacks build NAME --container --base "
+            "REF@sha256:...` pulls it where a registry is reachable")
     base(name)
     if shutil.which("debootstrap") is None:
         return ("debootstrap is not installed (Debian: apt-get install debootstrap); on a Mac "
@@ -144,6 +205,16 @@ def build(rt: Runtime, name: str, log=lambda msg: None, again: bool = False) -> 
     its record. ``again``: bootstrapped anew from the mirror whatever is built, its record
     returned and not kept (``kit stacks verify`` does so in a store of its own)."""
     b = base(name)
+    if is_digest(name):  # pulled, never bootstrapped: a verify holds it as pulled
+        rec = built(rt, name)
+        if rec is None and again:
+            rec = record(name)
+            if rec is not None:
+                return pull(rt, rec["ref"], log)
+        if rec is None:
+            raise Failed(f"base {name} is no longer pulled here: `kit stacks build NAME "
+                         "--container --base REF@sha256:...` pulls it again")
+        return rec
     with file_lock(_records() / f".{name}.lock"):
         if not again:
             rec = built(rt, name)

@@ -61,7 +61,7 @@ def stack_kind(name: str) -> StackKind:
 def _container(name: str, stack: str, base: str) -> ContainerStack:
     """A container stack's kind: a catalogue stack (never a probe, derived or external one,
     whose interpreter kit does not copy into an image) on a known base."""
-    from ..containers.bases import BASES, DEFAULT
+    from ..containers.bases import BASES, DEFAULT, is_digest
     from ..containers.loaded import is_loaded
 
     defs = definitions()
@@ -70,7 +70,7 @@ def _container(name: str, stack: str, base: str) -> ContainerStack:
                                    "container stack is a catalogue stack's image)"))
     if is_loaded(base):  # a bundle's image, loaded by kit compare --trust-image
         return LoadedStack(name, CatalogueStack(defs[stack]))
-    if base not in BASES:
+    if base not in BASES and not is_digest(base):
         raise UnknownStack(unknown("unknown base", base, ["container", *(b for b in BASES
                                                                         if b != DEFAULT)],
                                    after=f" (in {name}: NAME@container, or NAME@BASE)"))
