@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import containers
+from test_cluster import stage_hashes
 from kit.cli import main
 from usage import usage_error
 from kit.envs.containers import bases, images
@@ -55,7 +56,7 @@ def test_wrong_words_are_usage_errors(capsys):
     assert "add --container" in usage_error(["stacks", "verify", STACK], capsys)
     assert "names a container stack already" in usage_error(
         ["stacks", "build", f"{STACK}@container", "--container"], capsys)
-    assert "invalid choice: 'sid'" in usage_error(
+    assert "'sid': one of bookworm, trixie, bullseye" in usage_error(
         ["stacks", "build", STACK, "--container", "--base", "sid"], capsys)
 
 
@@ -489,18 +490,30 @@ def test_a_base_by_digest_that_no_registry_serves_is_one_line(kit_home, capsys):
     assert stack_kind(f"{STACK}@digest-{'a' * 12}").status(_plat())[0] == "unavailable"
 
 
-def _hashes(home: Path) -> dict:
-    """{spec without its host: {stage: sha256}} of the container runs stored in ``home``."""
-    import sqlite3
+async def test_setup_offers_and_builds_the_image_of_a_built_venv(images_home):
+    """kit stacks and the TUI's Setup offer NAME@container for each built venv without an
+    image (images are built from the venv's wheels); `b` on its row builds it."""
+    from textual.widgets import DataTable
 
-    db = sqlite3.connect(home / "store.sqlite")
-    out = {}
-    for run, spec in db.execute("SELECT id, spec FROM runs"):
-        d = json.loads(spec)
-        d.pop("host")
-        out[json.dumps(d, sort_keys=True)] = dict(
-            db.execute("SELECT stage, sha256 FROM stages WHERE run=?", (run,)).fetchall())
-    return out
+    from kit.tui.app import KitApp
+    from kit.runs.store import Store
+    from test_tui import LINUX, idle, until
+
+    other = "np1-sk191"
+    assert main(["stacks", "build", other]) == 0
+    name = f"{other}@container"
+    assert stack_kind(name).status(_plat())[0] == "not built"
+    async with KitApp("synthetic", 120, platform=LINUX, store=Store()).run_test(
+            size=(120, 40)) as pilot:
+        await idle(pilot)
+        table = pilot.app.query_one("#stacks", DataTable)
+        rows = [table.coordinate_to_cell_key((r, 0)).row_key.value for r in range(table.row_count)]
+        assert name in rows
+        table.move_cursor(row=rows.index(name))
+        await pilot.press("b")
+        await idle(pilot)
+        await until(pilot, lambda: stack_kind(name).status(_plat())[0] == "built", 900)
+    assert images.record(other, "bookworm")["id"].startswith("sha256:")
 
 
 REPEAT = ["--factor", "repeat"]
@@ -562,7 +575,7 @@ def test_charliecloud_runs_the_image_podman_built_and_gets_its_hashes(
     assert main(["run", *REPEAT, "--stack", f"{STACK}@container", "--n", "120",
                  "--threads", "1", "--yes"]) == 0
     _on_slurm(charliecloud_home, slurm_env, SEEDS, KIT_CONTAINER_RUNTIME="charliecloud")
-    podman, ch = _hashes(images_home), _hashes(charliecloud_home)
+    podman, ch = stage_hashes(images_home), stage_hashes(charliecloud_home)
     assert len(podman) == 4 and podman == ch
     from kit.runs.store import Store
 

@@ -29,7 +29,7 @@ from ..core.spec import RunSpec
 from ..data import load_dataset
 from ..data.dataset import MAX_SYNTHETIC_N, stored_datasets
 from ..data.pipelines import known_summary
-from ..envs.containers import archives, images, loaded
+from ..envs.containers import archives, images
 from ..envs.containers.loaded import is_loaded
 from ..envs.containers.runtime import runtime
 from ..envs.kinds.container import split_name
@@ -95,12 +95,14 @@ def image_recipes(runs, archives: bool) -> dict:
     too, and one that is not here any more is refused (its recipe alone can be exported)."""
     ran = {}
     for r in runs:
-        if split_name(r.spec.stack) is not None:
+        parts = split_name(r.spec.stack)
+        # a bundle's image loaded here is not passed on: its runs' manifests still name it
+        if parts is not None and not is_loaded(parts[1]):
             ran.setdefault(r.spec.stack, set()).add(r.spec.stack_id)
     out = {}
     for name, ids in sorted(ran.items()):
         stack, base = split_name(name)
-        rec = (loaded.record(name) if is_loaded(base) else images.record(stack, base)) or {}
+        rec = images.record(stack, base) or {}
         if ids == {rec.get("id")}:
             out[name] = {**images.carried(rec), "archive": archives}
         elif archives:

@@ -132,15 +132,20 @@ def _cmd_compare(args) -> int:
     from ..views.verbs import compare_page
 
     err = Console(stderr=True)
+
+    def asked(question: str, refusal: str) -> bool:
+        """A question on the terminal, the status line paused; --yes answers it."""
+        if not args.yes:
+            status.stop()
+            confirm(err, question, refusal)
+            status.start()
+        return True
+
     def ask(stacks) -> bool:
         """As `kit run` asks; without a terminal, only with --yes (gigabytes, not seconds)."""
         say_stacks(err, f"Comparing {args.file}", stacks)
-        if not args.yes:
-            status.stop()
-            confirm(err, "Build them now?", "Without a terminal, add --yes to build them (or "
-                    "build them first: kit stacks build NAME).")
-            status.start()
-        return True
+        return asked("Build them now?", "Without a terminal, add --yes to build them (or build "
+                     "them first: kit stacks build NAME).")
 
     def trust(images) -> bool:
         """--trust-image: the images a bundle carries are code, asked for by name and id."""
@@ -149,12 +154,8 @@ def _cmd_compare(args) -> int:
                   + ". Its code runs here (no network, a read-only root, no capabilities, "
                     "writing only its runs' folders), after each archive is checked to be the "
                     "image its recipe names.")
-        if not args.yes:
-            status.stop()
-            confirm(err, "Run the bundle's images?", "Without a terminal, add --yes to run "
-                    "them (or leave out --trust-image: kit then rebuilds them from their recipes).")
-            status.start()
-        return True
+        return asked("Run the bundle's images?", "Without a terminal, add --yes to run them (or "
+                     "leave out --trust-image: kit then rebuilds them from their recipes).")
 
     with err.status("comparing") as status:
         rec = compare(Store(), args.file, args.files or (), jobs=args.jobs, log=status.update,

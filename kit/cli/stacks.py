@@ -112,8 +112,10 @@ def _cmd_stacks(args) -> int:
             if not kind.buildable:
                 kind.build(plat)  # says why it is never built (an external one)
     if args.stacks_cmd == "build":
-        avail = [s["name"] for s in listing(plat)
-                 if s["status"] != "unavailable" and stack_kind(s["name"]).buildable]
+        # every venv available here; images are built by name (NAME --container), never
+        # all at once (each is minutes and a Debian base)
+        avail = [s["name"] for s in listing(plat) if s["status"] != "unavailable"
+                 and s.get("kind") != "container" and stack_kind(s["name"]).buildable]
         if args.estimate:
             from ..envs.build_time import estimate, said
 

@@ -85,13 +85,14 @@ def _container(name: str, stack: str, base: str) -> ContainerStack:
 
 def _image_rows(plat: Platform) -> list:
     """The rows of the stack images built here (each NAME@container or NAME@BASE with a
-    record), then those loaded from bundles (NAME@bundle-ID12), after the venvs; a record whose
-    stack left the catalogue is listed as broken."""
+    record), the images that can be built from a venv built here (not built), then those loaded
+    from bundles (NAME@bundle-ID12), after the venvs; a record whose stack left the catalogue is
+    listed as broken."""
     from ..containers.images import recorded
     from ..containers.loaded import recorded as loaded
 
     rows = []
-    for name in [container_name(*sb) for sb in recorded()] + loaded():
+    for name in [container_name(*sb) for sb in recorded()] + _offered(plat) + loaded():
         base = split_name(name)[1]
         try:
             rows.append(stack_kind(name).row(plat))
@@ -102,6 +103,25 @@ def _image_rows(plat: Platform) -> list:
                          "status": "broken", "reason": str(e), "venv": None,
                          "image": {"id": None, "base": base}})
     return rows
+
+
+def _offered(plat: Platform) -> list:
+    """NAME@container of each pipeline stack whose venv is built here and whose image is not
+    (the image is built from the venv's wheels), where a container can be built at all: what
+    `kit stacks` and the TUI's Setup offer to build."""
+    from ..containers import bases
+    from ..containers.images import recorded
+    from ..containers.runtime import missing
+
+    if missing() or (bases.record(bases.DEFAULT) is None and bases.unavailable(bases.DEFAULT)):
+        return []
+    have = {stack for stack, base in recorded() if base == bases.DEFAULT}
+    out = []
+    for name, d in definitions().items():
+        if d.kind == "pipeline" and name not in have and plat.key in d.platforms \
+                and CatalogueStack(d).status(plat)[0] == "built":
+            out.append(container_name(name, bases.DEFAULT))
+    return out
 
 
 def names() -> list:
