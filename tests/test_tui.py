@@ -892,3 +892,20 @@ async def test_a_table_scrolled_sideways_shows_each_column_whole_or_not_at_all(s
             table.scroll_to(x=x, animate=False)
             await pilot.pause()
             assert cut_tokens(table) == [], (x, cut_tokens(table))
+
+
+async def test_a_full_disk_is_said_as_the_cli_says_it_and_the_app_goes_on(kit_home):
+    """An OSError that is the machine's state (a full disk, a folder this user cannot write)
+    reaching the app is one line, as `kit` says it, never "a bug in kit" ending the app."""
+    import errno
+
+    async with app().run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        pilot.app.bug(OSError(errno.ENOSPC, "No space left on device", str(kit_home / "x")))
+        await pilot.pause()
+        said = [n.message for n in pilot.app._notifications]
+        assert any("No space left on device" in m and "free space on" in m for m in said), said
+        assert pilot.app.bug_line is None and pilot.app.is_running
+        pilot.app.bug(ValueError("a bug"))
+        await pilot.pause()
+        assert "internal error" in (pilot.app.bug_line or "")

@@ -107,22 +107,16 @@ def main(argv=None) -> int:
     except OSError as e:
         if _signalled:  # a connection a signal closed under a run (a cluster's)
             return _ended_by_signal(_signalled[0])
-        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and e.filename:
-            # a folder this user cannot write (a read-only KIT_HOME): the machine's state
-            print(f"kit: error: {e.strerror}: {e.filename} (this user cannot write there; "
-                  "set KIT_HOME to a folder you can write)", file=sys.stderr)
-            return 1
-        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
-            return _bug(e)
-        # the disk (or the output's) is full: the machine's state, not a bug; name where to
-        # free space, and never advise moving kit's files (that loses runs, not bytes)
-        from ..core.atomic import mount_of
+        from ..core.machine_errors import machine_state
 
-        where = e.filename or _output_path()
-        _quiet_stdout()
-        print(f"kit: error: {e.strerror} ({where or 'the output'}); free space on "
-              f"{mount_of(where) if where else 'the disk of the output'} and run the same "
-              "command again (finished runs are stored)", file=sys.stderr)
+        # a full disk, a folder this user cannot write: the machine's state, not a bug
+        said = machine_state(e, _output_path() if e.errno in (errno.ENOSPC, errno.EDQUOT)
+                             else None)
+        if said is None:
+            return _bug(e)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            _quiet_stdout()
+        print(f"kit: error: {said}", file=sys.stderr)
         return 1
     except Exception as e:  # a bug: one line for the user, the traceback in a file
         if _signalled:

@@ -47,3 +47,16 @@ class Failed(KitError):
         super().__init__(message)
         self.reason = reason if reason is not None else message
 
+
+class TooSlow(Failed):
+    """Work that ran out of its time: a fetch past its deadline, a page that took longer than
+    its own. A caller with a fallback catches this type, never a message's words."""
+
+
+class HttpStatus(KitError):
+    """A server that answered with an HTTP status kit cannot use; ``status`` is that code (a
+    caller tells a missing project, 404, from the rest by it, never by the message)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status

@@ -14,7 +14,7 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 
-from ..core.errors import KitError, Unreachable
+from ..core.errors import Failed, HttpStatus, KitError, TooSlow, Unreachable
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
 
@@ -72,7 +72,7 @@ class Fetcher:
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise KitError(f"the fetch from {self.what} passed its deadline of "
+            raise TooSlow(f"the fetch from {self.what} passed its deadline of "
                            f"{self.limits.deadline_s:.0f} s (--deadline or KIT_FETCH_DEADLINE "
                            "allows more); what is complete is kept for the next attempt")
         return left
@@ -85,7 +85,7 @@ class Fetcher:
         complete-looking page is not what was asked for (an HTML error page, say): retried."""
         import requests
 
-        lim, why = self.limits, "no attempt"
+        lim, why, late = self.limits, "no attempt", False
         for attempt in range(lim.attempts):
             left = self._left()
             page_end = time.monotonic() + lim.page_s  # this attempt at the page, headers included
@@ -93,7 +93,7 @@ class Fetcher:
                 r = self.session.get(url, params=params, stream=True,
                                      timeout=(lim.connect_s, min(lim.read_s, lim.page_s, left)))
             except requests.exceptions.ReadTimeout:  # connected, then silence
-                why = f"no answer within {min(lim.read_s, lim.page_s):.0f} s"
+                why, late = f"no answer within {min(lim.read_s, lim.page_s):.0f} s", True
                 self._sleep(lim.backoff_s * 2 ** attempt)
                 continue
             except requests.exceptions.TooManyRedirects as e:
@@ -115,21 +115,24 @@ class Fetcher:
                                        f"(HTTP {r.status_code}); kit waits at most "
                                        f"{lim.retry_after_max_s:.0f} s (--max-retry-after or "
                                        "KIT_FETCH_RETRY_AFTER_MAX): try later")
-                    why = f"HTTP {r.status_code}"
+                    why, late = f"HTTP {r.status_code}", False
                     self._sleep(wait)
                     continue
                 if r.status_code != 200:
-                    raise KitError(f"{self.what} answered HTTP {r.status_code} for {r.url}")
-                body, why = self._body(r, page_end)
+                    raise HttpStatus(f"{self.what} answered HTTP {r.status_code} for {r.url}",
+                                     r.status_code)
+                body, why, late = self._body(r, page_end)
                 if body is not None and check:
                     why = check(r, body)
                 if why is None:
                     return r, body
             self._sleep(lim.backoff_s * 2 ** attempt / 2)
-        raise KitError(f"{self.what} page {url} failed {lim.attempts} times: {why}")
+        raise (TooSlow if late else Failed)(f"{self.what} page {url} failed {lim.attempts} "
+                                            f"times: {why}")
 
     def _body(self, r, page_end: float) -> tuple:
-        """(decoded bytes, None), or (None, why the body is incomplete or late)."""
+        """(decoded bytes, None, False), or (None, why the body is incomplete or late, whether
+        it ran out of its time)."""
         lim = self.limits
         late = f"the page took more than {lim.page_s:.0f} s to arrive (the page deadline: " \
                "--page-deadline or KIT_FETCH_PAGE_DEADLINE)"
@@ -143,7 +146,7 @@ class Fetcher:
                 # comes first: a drip of one byte every few seconds cannot stretch it
                 wait = min(page_end - time.monotonic(), self._left())
                 if wait <= 0:
-                    return None, late
+                    return None, late, True
                 _read_timeout(r, min(lim.read_s, wait))
                 chunk = r.raw.read1(65536, decode_content=False)
                 if not chunk:
@@ -154,25 +157,26 @@ class Fetcher:
                     raise KitError(f"a page from {self.what} is larger than "
                                    f"{lim.page_bytes / 2**20:.0f} MiB; refusing it")
         except (OSError, ValueError, zlib.error) as e:
-            return None, self._broken(e, page_end, late)
+            return (None, *self._broken(e, page_end, late))
         except Exception as e:  # noqa: BLE001 - urllib3's protocol errors: a broken body
             if isinstance(e, KitError):
                 raise
-            return None, self._broken(e, page_end, late)
+            return (None, *self._broken(e, page_end, late))
         length = r.headers.get("Content-Length")
         if length and length.isdigit() and int(length) != len(raw):
-            return None, f"the body was cut short ({len(raw)} of {length} bytes)"
+            return None, f"the body was cut short ({len(raw)} of {length} bytes)", False
         if gz and not dec.eof:
-            return None, "the gzip stream was cut short"
-        return bytes(out), None
+            return None, "the gzip stream was cut short", False
+        return bytes(out), None, False
 
 
-    def _broken(self, e: Exception, page_end: float, late: str) -> str:
-        """Why a read failed: the fetch's deadline (raised), the page's, or a broken body."""
+    def _broken(self, e: Exception, page_end: float, late: str) -> tuple:
+        """(why a read failed, whether it ran out of time): the fetch's deadline (raised), the
+        page's, or a broken body."""
         self._left()
         if time.monotonic() >= page_end - 0.05:
-            return late
-        return f"the body broke off ({type(e).__name__})"
+            return late, True
+        return f"the body broke off ({type(e).__name__})", False
 
 
 def _read_timeout(r, seconds: float) -> None:

@@ -12,7 +12,7 @@ import os
 import re
 
 from ..core.atomic import write_bytes
-from ..core.errors import KitError, Unreachable
+from ..core.errors import HttpStatus, KitError, Unreachable
 from ..core.paths import subdir
 from ..worker.names import did_you_mean
 from ..core.small_files import read_small
@@ -75,7 +75,8 @@ def versions(package: str, limits=None) -> list:
         r, body = fetcher.get(url)
     except KitError as e:  # one line already (a 404 included: no such project there)
         # no such project: a slip of a package the catalogue pins is said as one
-        hint = did_you_mean(package, _pinned()) if "answered HTTP 404" in str(e) else ""
+        missing = isinstance(e, HttpStatus) and e.status == 404
+        hint = did_you_mean(package, _pinned()) if missing else ""
         raise type(e)(f"cannot list {package}'s releases: {e}"
                       + (f": {hint}" if hint else "")) from None
     return _read(body, url, r.headers.get("Content-Type", "?").split(";")[0])

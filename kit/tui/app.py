@@ -12,6 +12,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
 from ..core.logs import bug_line, log_traceback
+from ..core.machine_errors import machine_state
 from ..core.subject import Subject
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
@@ -221,7 +222,13 @@ class KitApp(App):
     def bug(self, error: Exception) -> None:
         """A bug (an exception kit did not expect) in a handler or a worker: its traceback in a
         log file, and the app ends with exit status 1; run_app prints the one line naming the
-        file once the terminal is back (the first bug's, if more follow)."""
+        file once the terminal is back (the first bug's, if more follow). A full disk or a
+        folder this user cannot write is the machine's state, not a bug: said as the CLI says
+        it, and the app goes on."""
+        said = machine_state(error) if isinstance(error, OSError) else None
+        if said is not None:
+            self.notify(markup(said), severity="error", timeout=10)
+            return
         if self.bug_line is None:
             self.bug_line = f"kit tui: {bug_line(error)}"
         self.bell()

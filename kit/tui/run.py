@@ -14,6 +14,7 @@ from textual.worker import get_current_worker
 
 from ..core.errors import KitError
 from ..core.logs import bug_line
+from ..core.machine_errors import machine_state
 from ..views.quoting import markup
 from .pane import Pane
 
@@ -93,7 +94,9 @@ class RunPane(Pane):
             out.failed(e)
             return
         except Exception as e:  # noqa: BLE001 - as the CLI's: a bug is one line, its traceback
-            out.failed(bug_line(e))  # in a file, and the app goes on (a damaged store's index)
+            # in a file, and the app goes on (a damaged store's index); a full disk is no bug
+            said = machine_state(e) if isinstance(e, OSError) else None
+            out.failed(said or bug_line(e))
             return
         app.call_from_thread(app.ran, started, ran.subject)
         if ran.failure is not None and not worker.is_cancelled:  # runs that failed, a shape

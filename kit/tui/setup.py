@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
+from ..core.machine_errors import machine_state
 from .errors import guarded
 from .grid import Grid, fill
 from .pane import Pane
@@ -199,6 +200,11 @@ class SetupPane(Pane):
             self.post_message(self.JobDone(msg))
         except KitError as e:
             self.post_message(self.JobDone(str(e), error=True))
+        except OSError as e:  # a full disk while building: the machine's state, said so
+            said = machine_state(e)
+            if said is None:
+                raise
+            self.post_message(self.JobDone(said, error=True))
 
     def on_setup_pane_job_done(self, message: JobDone) -> None:
         self.query_one("#setup-progress").display = False
