@@ -377,7 +377,7 @@ def test_a_log_past_its_bound_is_cut_to_its_head_and_tail(tmp_path):
     keep_log(log, "printed last\n", failed=True, written=written)
     data = log.read_bytes()
     assert len(data) < 256 * 1024 and data.startswith(b"the head")
-    assert "bytes left out".encode() in data and data.endswith(b"printed last\n")
+    assert b"bytes left out" in data and data.endswith(b"printed last\n")
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import yaml
 from markdown_it import MarkdownIt
 from rich.text import Text

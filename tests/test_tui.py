@@ -1,5 +1,7 @@
 """kit tui: the whole flow with Textual's pilot on a tiny real plan, and a snapshot per screen."""
 
+from pathlib import Path
+
 import pytest
 from textual.widgets import DataTable, Input, Markdown, SelectionList
 
@@ -662,7 +664,8 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, where):
             "kit tui: internal error (a bug in kit; the traceback is in")
     assert line in out and "Traceback" not in out and out.strip().count("\n") == 0, out
     log = out.split("the traceback is in ")[1].split(")")[0]
-    assert "Traceback" in open(log).read() and "RuntimeError" in open(log).read()
+    logged = Path(log).read_text()
+    assert "Traceback" in logged and "RuntimeError" in logged
 
 
 # -- issue 43: what a newcomer found at 80x24 ----------------------------------------------------

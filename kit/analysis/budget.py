@@ -228,7 +228,8 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
 
 def output_budget(store: Store, subject: Subject) -> dict:
     """Per factor of pipeline ``subject``, its pairs compared output by output by kind: how
-    many, and per output how many pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair
+    many, and per output how many pairs changed it and the largest difference; ``loose``: the
+    outputs a repeat or process pair
     changed, with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
     the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
     ``shapes``: each output whose shape a factor changed (its first such pair): no kind

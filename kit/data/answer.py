@@ -31,7 +31,7 @@ class Answer:
         self.per_organism, self.usable, self.page_size = per_organism, usable, page_size
         self._first = {}  # accession -> (taxid, page) where it was first seen
 
-    def organism(self, taxid: int, name: str, total: int) -> "Tally":
+    def organism(self, taxid: int, name: str, total: int) -> Tally:
         return Tally(self, taxid, name, total)
 
 

@@ -15,6 +15,7 @@ from ..core.atomic import write_bytes
 from ..core.errors import KitError, Unreachable
 from ..core.paths import subdir
 from ..worker.names import did_you_mean
+from datetime import UTC
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -103,10 +104,10 @@ def release_list(package: str, limits=None) -> tuple:
             raise
         return kept["versions"], ("the package index is not reachable; using the release list "
                                   f"of {kept['listed'][:10]}")
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     doc = {"index": index_url(), "package": package, "versions": listed,
-           "listed": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+           "listed": datetime.now(UTC).isoformat(timespec="seconds")}
     try:
         write_bytes(path, json.dumps(doc, indent=1).encode())
     except KitError:  # a read-only KIT_HOME or a full disk: the list is good, only not kept

@@ -14,7 +14,6 @@ from textual.worker import get_current_worker
 
 from ..core.errors import KitError
 from ..core.logs import bug_line
-from ..views.quoting import markup
 from .pane import Pane
 
 

@@ -282,7 +282,7 @@ def _serve():
             answer = {"ok": True}
         except _Usage as e:  # one line says it all (a lab pipeline's traceback is in its log)
             answer = {"ok": False, "error": str(e), "tail": []}
-        except Exception as e:  # the run failed; the worker lives on for the next one
+        except Exception as e:  # noqa: BLE001 - the run failed; the worker lives on for the next one
             tail = traceback.format_exc().strip().splitlines()[-20:]
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}", "tail": tail}
         finally:
@@ -353,7 +353,7 @@ if __name__ == "__main__":
         status = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
         if e.code is not None and not isinstance(e.code, int):
             sys.stderr.write(f"{e.code}\n")
-    except BaseException:  # kit's own failure: its traceback, as Python would print it
+    except BaseException:  # noqa: BLE001 - kit's own failure: its traceback, as Python would print it
         import traceback
 
         traceback.print_exc()

@@ -112,7 +112,7 @@ def _import(path, name, sha) -> Contract:
     try:
         with _as_script(path):
             spec.loader.exec_module(module)
-    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit,
+    except BaseException as e:  # noqa: BLE001 - the file raised while imported (SyntaxError, sys.exit,
         #                         KeyboardInterrupt too: no Ctrl-C of kit reaches a worker)
         del sys.modules[spec.name]
         raise _failed(e, path, name, "importing it") from None
@@ -148,7 +148,7 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         raise ContractError(unknown(f"{name}: run read seeds[", e.args[0], c.seeds,
                                     f" (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})",
                                     "], which SEEDS does not name")) from None
-    except BaseException as e:  # a sys.exit, argparse's exit or a KeyboardInterrupt the
+    except BaseException as e:  # noqa: BLE001 - a sys.exit, argparse's exit or a KeyboardInterrupt the
         #                         pipeline raised itself (kit's Ctrl-C never reaches a worker:
         #                         it runs in a session of its own) ends the run, not the worker
         raise _failed(e, c.path, name, "in run") from None
@@ -320,7 +320,7 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         at = name
     try:  # every line of it: "shape mismatch:" alone said nothing of the shapes
         msg = one_line(str(e))
-    except Exception:  # its __str__ raised: the type and the place still say what happened
+    except Exception:  # noqa: BLE001 - its __str__ raised: the type and the place still say what happened
         msg = "(its message could not be read: str() of it raised)"
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy

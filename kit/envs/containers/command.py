@@ -41,7 +41,8 @@ class InImage:
         # --read-only keeps /tmp, /var/tmp and /run as private tmpfs (podman's default); no
         # --rm: the worker's tether removes it by name, the one remover (podman's own removal
         # racing the tether's left a container half-removed under load)
-        opts = ["run", "--name", name, "--network=none", "--read-only", "--cap-drop=all", "--security-opt=no-new-privileges", "--pull=never",
+        opts = ["run", "--name", name, "--network=none", "--read-only", "--cap-drop=all",
+                "--security-opt=no-new-privileges", "--pull=never",
                 "--log-driver=none", f"--user={os.getuid()}:{os.getgid()}",
                 f"--hostname={platform.node()}", "--preserve-fds=1",
                 "-e", f"KIT_CHANNEL={CHANNEL_FD}", "-e", "HOME=/tmp"]

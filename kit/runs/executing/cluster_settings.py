@@ -97,7 +97,8 @@ def settings() -> dict:
     except FileNotFoundError:
         doc = {}
     except (OSError, tomllib.TOMLDecodeError) as e:
-        raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)")
+        raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)"
+                       ) from e
     extra = sorted(set(doc) - set(DEFAULTS))
     if extra:
         raise KitError(unknown(f"{path}: no section", extra[0], DEFAULTS,

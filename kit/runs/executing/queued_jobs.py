@@ -361,7 +361,7 @@ class QueuedJobs:
                 continue
             try:
                 new = resubmit(slot, job)
-            except Exception as e:  # the batch system refused it: the slot is spent
+            except Exception as e:  # noqa: BLE001 - the batch system refused it: the slot is spent
                 self.spent[slot] = f"{line}; submitting another failed: {e}"
                 out.append(self.spent[slot])
                 continue

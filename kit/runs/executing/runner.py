@@ -2,7 +2,8 @@
 
 The executor says where a run happens (``LocalExecutor``: a worker subprocess here; the
 cluster executor in kit.runs.executing.dask_executor: a Dask task on a node); the runner is the same for both
-and writes every run it makes (kit.runs.store says who writes what). Temporary folders of dead processes are swept at the start
+and writes every run it makes (kit.runs.store says who writes what). Temporary folders of dead
+processes are swept at the start
 of a plan, and a claim per run id in the store keeps two overlapping plans from running the
 same spec twice.
 """

@@ -163,9 +163,8 @@ def accelerator(plat: Platform, device: str | None, stack: str | None = None) ->
 def torch_target(factor, plat, opts) -> tuple:
     """(the torch stack, the device compared with the CPU, or "cpu" for the other factors)."""
     name = opts.torch_stack
-    if name:
-        if not stack_kind(name).devices():  # an unknown name raises here, with the fix
-            raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
+    if name and not stack_kind(name).devices():  # an unknown name raises here, with the fix
+        raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
     device = accelerator(plat, opts.device, name) if factor == "torch-device" else "cpu"
     return (name or torch_stack(plat, device)), device
 

@@ -18,7 +18,7 @@ import json
 import os
 import sqlite3
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import numpy as np
@@ -336,7 +336,7 @@ class Store(Caches):
         import platform
 
         node, pid = platform.node(), os.getpid()
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         with self._lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:

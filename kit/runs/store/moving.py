@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ...core.caps import stage_bytes, stage_too_big
@@ -46,7 +46,7 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
         if why:
             raise KitError(f"stage {stage}: the worker's array does not match its manifest ({why})")
         stages.append((stage, src, sha, dtype, shape, blob))
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     rows, noted = [], []
     with store.moving_in():
         gone = [st for st, src, sha, dtype, shape, blob in stages

@@ -4,7 +4,8 @@ A run's id is the sha256 of its spec, so one changed byte of a stored spec (a se
 count) would otherwise relabel the run in every reader; its manifest is parsed by the strict
 schema (kit.core.documents) and its stage rows must be its manifest's stages under their blob
 keys; its subject column is what its spec is of (a lab pipeline's run names the pipeline, any
-other is a dataset's: kit.core.subject). A row that fails is a damaged run (kit.core.errors.Damaged): readers name it and
+other is a dataset's: kit.core.subject). A row that fails is a damaged run
+(kit.core.errors.Damaged): readers name it and
 `kit store check --repair`, which drops it with what depended on it (kit.runs.store.check).
 """
 
