@@ -81,7 +81,7 @@ def _of(emb: EmbeddingDiff | None, measure: str):
 
 def _digits(comps: list) -> dict:
     """{stage: the fewest significant digits any pair kept there (each pair: its median)}."""
-    out = {}
+    out: dict = {}
     for c in comps:
         for stage, d in c.digits.items():
             out[stage] = min(out.get(stage, d["digits"]), d["digits"])

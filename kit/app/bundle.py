@@ -94,7 +94,7 @@ def image_recipes(runs, archives: bool) -> dict:
     """{container stack: its image's recipe} of the runs' container stacks whose image is the
     one built here (kit.envs.containers.images.carried); ``archives``: each is to be carried
     too, and one that is not here any more is refused (its recipe alone can be exported)."""
-    ran = {}
+    ran: dict = {}
     for r in runs:
         if split_name(r.spec.stack) is not None:
             ran.setdefault(r.spec.stack, set()).add(r.spec.stack_id)

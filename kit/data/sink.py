@@ -148,7 +148,7 @@ class Sink:
         met = set(hashes[1:][hashes[1:] == hashes[:-1]].tolist())
         if not met:
             return
-        first = {}
+        first: dict = {}
         for i, acc in enumerate(ids):
             if hash(acc) in met:
                 if acc in first:

@@ -179,7 +179,7 @@ def _environment_groups(rows: list) -> list:
     within a factor of 1.5 of each other share one line (their labels would overprint)."""
     pts = sorted((r.emb_rel_max, r.factor) for r in rows
                  if (f := factors.get(r.factor)) and f.environmental and r.emb_rel_max)
-    groups = []
+    groups: list = []
     for x, name in pts:
         if groups and x <= groups[-1][0] * 1.5:
             groups[-1][1].append(name)

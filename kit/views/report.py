@@ -55,7 +55,7 @@ def _verdict_rows(rep):
 
 def _env_rows(runs: list):
     """One row per distinct measured environment, with how many runs it made."""
-    seen = {}
+    seen: dict = {}
     for stack, e in runs:
         blas = blas_text(e.get("threadpools"), e.get("blas_build"))
         key = (stack, e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),

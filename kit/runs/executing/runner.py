@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...core.callbacks import OnDone
 from ...core.errors import KitError
 from ...core.hosts import host_id
 from ...core.paths import subdir
@@ -255,7 +256,7 @@ def _end_runs(futures: list) -> None:
         terminate_workers()
 
 
-def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
+def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done: OnDone | None = None,
             should_stop=None, executor: Executor | None = None) -> list:
     """Run every spec not yet stored (each once, however many pairs share it), the largest
     (threads x expected time) first; resumable. ``dataset``: a Dataset, or the LabData of a lab
@@ -273,7 +274,7 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     todo = largest_first([s for s in unique if not store.has_run(s.run_id)], history)
     executor.plan_deadline(run_deadline(executor.timeout, history)[0])
     store.note_dataset(dataset.summary())
-    halted = []  # set when the plan is interrupted: queued runs must not start
+    halted: list = []  # set when the plan is interrupted: queued runs must not start
     stop = lambda: bool(halted) or bool(should_stop and should_stop())  # noqa: E731
     sweep_tmp()
 

@@ -109,6 +109,7 @@ def problem(run_id, spec, created, manifest, dataset, stack, subject, stage_rows
     stages, why = _stages(m, stage_rows, thorough)
     if why:
         return None, why
+    assert s is not None and stages is not None  # no why: both were read
     return StoredRun(run_id, s, created, m, stages, spec), None
 
 
@@ -122,8 +123,8 @@ def verified(run_id, spec, created, manifest, dataset, stack, subject, stage_row
 
 def verified_spec(run_id: str, spec: str, subject=_UNCHECKED) -> RunSpec:
     s, why = spec_problem(run_id, spec, subject=subject)
-    if why:
-        raise damaged(run_id, why)
+    if why or s is None:
+        raise damaged(run_id, why or "no spec")
     return s
 
 

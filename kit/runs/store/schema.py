@@ -65,11 +65,11 @@ def _v2(db) -> None:
     db.execute(f"ALTER TABLE datasets ADD COLUMN {_SUBJECT}")
     for rowid, run_id, text in db.execute("SELECT rowid, id, spec FROM runs"):
         spec, why = rows.spec_problem(run_id, text)
-        if why is None:
+        if spec is not None:
             db.execute("UPDATE runs SET subject=? WHERE rowid=?", (rows.run_subject(spec), rowid))
     for rowid, sha, text in db.execute("SELECT rowid, sha256, summary FROM datasets"):
         summary, why = rows.dataset_summary(sha, text)
-        if why is None:
+        if summary is not None:
             db.execute("UPDATE datasets SET subject=? WHERE rowid=?",
                        (rows.dataset_subject(summary), rowid))
     db.execute("CREATE INDEX runs_by_subject ON runs(subject)")
