@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import one_line
-from kit.core.processes import group_members
-from procs import none_left, running, wait_until
+from procs import group_members, none_left, running, wait_until
 
 PIPES = Path(__file__).parent / "pipelines"
 KIT = str(Path(sys.executable).with_name("kit"))

@@ -226,11 +226,6 @@ def _output_sections(b: dict, v: dict, a: dict, w, homology=None, plots=None) ->
     return out
 
 
-def outputs_report_md(b: dict, v: dict, a: dict) -> str:
-    """report.md of a pipeline file without its homology and figures (every name quoted)."""
-    return MARKDOWN.joined(_output_sections(b, v, a, MARKDOWN)) + "\n"
-
-
 def _by_outputs(rec, tell) -> tuple:
     """(plots, report.md, report.html) of a pipeline file, as `kit report --pipeline` writes:
     the same writers and page as kit's own report."""

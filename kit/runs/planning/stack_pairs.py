@@ -173,7 +173,7 @@ def torch_thread_counts(opts) -> list:
     """The thread counts torch-threads compares with 1: those of --threads (default 2, 4, 8)
     that where the runs go offers, this machine's cores or, on a cluster, its smallest
     worker's. Known from the options alone, so none fitting is refused before a stack is
-    built (it was once the torch stack had been built, 16-28 s in)."""
+    built, not 16-28 s into building the torch stack."""
     cores = len(default_threads(opts.cores))
     counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
     if not counts:

@@ -270,16 +270,6 @@ class Blobs:
         os.replace(src, dest)  # same file system: atomic; replaces a damaged copy
         self._remember(key, dest, noted)
 
-    def put_bytes(self, data: bytes, key: str, sha: str, dtype: str, shape) -> None:
-        """Write verified bytes (a bundle's); an existing copy is kept only if it verifies."""
-        from ...core.atomic import write_bytes
-
-        dest = self.path(key)
-        if dest.exists() and self.problem(key, sha, dtype, shape) is None:
-            return
-        write_bytes(dest, data)
-        self._remember(key, dest)
-
     def files(self) -> dict:
         """{key: path} of every array file present."""
         return {p.stem: p for p in self.root.glob("??/*.npy")}

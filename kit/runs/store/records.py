@@ -35,12 +35,6 @@ class StoredRun:
     # fields ``spec`` fills with their defaults), and the JSON edge shows it as it is
     spec_json: str = field(repr=False, compare=False, default="")
 
-    @classmethod
-    def from_row(cls, run_id: str, spec: str, created: str, manifest: str, stages) -> StoredRun:
-        """A run from its index row and its (stage, sha256, dtype, shape JSON) rows."""
-        return cls(run_id, RunSpec.from_json(spec), created, json.loads(manifest),
-                   {s: Stage(h, d, tuple(json.loads(sh))) for s, h, d, sh in stages}, spec)
-
     def to_json(self) -> dict:
         return {"id": self.id, "spec": json.loads(self.spec_json), "created": self.created,
                 "manifest": self.manifest, "stages": {s: i.to_json() for s, i in self.stages.items()}}
