@@ -216,8 +216,10 @@ async def test_the_footer_shows_every_key_it_has_within_80_columns(stored_home):
 
 async def test_budget_keys_keep_working_after_the_curves_and_an_empty_view_says_why(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        shown = lambda: [v for v in ("budget-table", "bars-scroll", "amplify-plot")  # noqa: E731
-                         if pilot.app.query_one(f"#{v}").display]
+        def shown():
+            return [v for v in ("budget-table", "bars-scroll", "amplify-plot")
+                    if pilot.app.query_one(f"#{v}").display]
+
         await settled(pilot, "4", "a")
         assert shown() == ["amplify-plot"] and pilot.app.focused.id == "amplify-plot"
         await pilot.press("a")
