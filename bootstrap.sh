@@ -168,7 +168,7 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; assert sys.ve
   uv venv --quiet --python "$PYTHON" .venv
 fi
 say "installing kit's locked dependencies into .venv (uv sync --frozen)"
-uv sync --quiet --frozen --extra test --python .venv/bin/python
+uv sync --quiet --frozen --extra test --extra dev --python .venv/bin/python
 # kit's own modules compiled too (uv compiles what it installs, not this editable checkout): a
 # command starts without compiling them first, even where PYTHONDONTWRITEBYTECODE is set
 .venv/bin/python -m compileall -q kit >/dev/null

@@ -120,10 +120,12 @@ stored = [sum(store.blob_path(b).stat().st_size for b in store.stage_blobs(r.id)
 first = done[0].id if done else None
 stage_bytes = {st: store.blob_path(b).stat().st_size for st, b in store.stage_blobs(first).items()}
 blob_total = sum(p.stat().st_size for p in store.blobs.files().values())
-print(json.dumps({"stage_bytes": stage_bytes, "blob_total": blob_total, "start": start, "runs": work, "stop": stop, "stages": stages, "n_runs": len(done),
+print(json.dumps({"stage_bytes": stage_bytes, "blob_total": blob_total, "start": start,
+                  "runs": work, "stop": stop, "stages": stages, "n_runs": len(done),
                   "run_wall": walls[len(walls) // 2], "total": time.perf_counter() - t0,
                   "cpu": p1 - p0, "ru_self": s1 - s0, "parts": cpu, "threads": loops,
-                  "kids": k1 - k0, "kid_names": kid_names, "idle": idle / IDLE if IDLE else 0.0, "ru_children": ru(resource.RUSAGE_CHILDREN) - c0,
+                  "kids": k1 - k0, "kid_names": kid_names, "idle": idle / IDLE if IDLE else 0.0,
+                  "ru_children": ru(resource.RUSAGE_CHILDREN) - c0,
                   "rss0": rss0, "rss1": rss1, "rss": rss, "maxrss": resource.getrusage(
                       resource.RUSAGE_SELF).ru_maxrss * 1024, "back": back, "stored": stored,
                   "dataset": len(pickle.dumps(a.dataset, protocol=5))}))
@@ -307,8 +309,9 @@ def against(sizes: list, mine: dict, theirs: dict, tree: str) -> None:
             cells += f"{b * 1e3:8.1f}ms{a * 1e3:8.1f}ms" + (f"{a / b:10.2f}" if b > 0 else f"{'-':>10}")
         print(f"{label:24}{cells}")
     for n in sizes:
-        print(f"{n:,} proteins: bytes back per run {statistics.mean(figures(d)['back'] for d in theirs[n]) / 1e6:.2f} MB "
-              f"before, {statistics.mean(figures(d)['back'] for d in mine[n]) / 1e6:.2f} MB after")
+        before, after = (statistics.mean(figures(d)["back"] for d in runs[n]) / 1e6
+                         for runs in (theirs, mine))
+        print(f"{n:,} proteins: bytes back per run {before:.2f} MB before, {after:.2f} MB after")
 
 
 def main():

@@ -4,7 +4,8 @@ over modules and over floors (kit.cli, kit.app, kit.analysis, kit.runs, ...).
 
 The walk starts at the command's own function (kit.cli's `_cmd_NAME`, not the parser's making)
 and follows kit's calls at most DEPTH deep below it. A *stay* is a maximal run of consecutive
-Python calls (sys.setprofile 'call' events, the main thread) in one kit module; a *return* is a stay in a module the walk had already stayed in and
+Python calls (sys.setprofile 'call' events, the main thread) in one kit module; a *return* is a
+stay in a module the walk had already stayed in and
 left. Measured on a command that has everything it needs stored (the second of two identical
 runs), so the walk is the command's own path, not the workers'.
 
@@ -97,7 +98,7 @@ def main() -> None:
                     "the command's function (default 3: what it calls, what those call, one more; "
                     "the rooms a reader walks through, not every helper)")
     ap.add_argument("--show", action="store_true", help="print each walk, one stay a line")
-    ap.add_argument("args", nargs="*", help="kit's arguments (default: %s)" % " ".join(_DEFAULT))
+    ap.add_argument("args", nargs="*", help=f"kit's arguments (default: {' '.join(_DEFAULT)})")
     a = ap.parse_args()
     args = a.args or _DEFAULT
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

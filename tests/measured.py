@@ -7,7 +7,8 @@ now)`` compares two outputs so that such a host passes and a changed word fails:
 
 - text: every line, every word and every punctuation mark exactly (runs of spaces count as
   one, so a table whose column is one letter wider keeps its shape); a measured token --
-  a number, a hex id or hash, a BLAS kernel name, the OS build (platform.platform()) -- only by its shape and, for a number, its
+  a number, a hex id or hash, a BLAS kernel name, the OS build (platform.platform()) -- only by its
+  shape and, for a number, its
   size (``close``);
 - JSON (``--json`` outputs): the keys and the structure exactly, numeric leaves by ``close``,
   string leaves as text, booleans exactly except a stage's bitwise identity (``identical``:
@@ -38,7 +39,8 @@ def close(saved: float, now: float) -> bool:
     """Two measurements of one quantity on two hosts: equal, or within a factor of ten (a
     difference that moves a 5.9e-05 to 4.9e-05 passes, one that moves it to 5.9e-03 fails);
     two numbers below 1e-6 pass whatever their ratio (one kernel's exact reduction against
-    another's last bits: 1e-16 against 1e-13, float32's 1e-7 against 1e-9). Small counts (a flipped pair out of two) differ by one or two."""
+    another's last bits: 1e-16 against 1e-13, float32's 1e-7 against 1e-9). Small counts (a flipped
+    pair out of two) differ by one or two."""
     if saved == now:
         return True
     a, b = abs(saved), abs(now)

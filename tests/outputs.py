@@ -57,8 +57,10 @@ def _image_runs() -> dict:
     what each run is (its spec without the image's id), the same in every build."""
     runs = json.loads(call("runs", "--json")[1])
     made = [r for r in runs if "@" in r["spec"]["stack"]]
-    key = lambda r: json.dumps({k: v for k, v in r["spec"].items() if k != "stack_id"},  # noqa: E731
-                               sort_keys=True)
+    def key(r):
+        return json.dumps({k: v for k, v in r["spec"].items() if k != "stack_id"},
+                          sort_keys=True)
+
     return {r["id"]: f"<image run {i}>" for i, r in enumerate(sorted(made, key=key))}
 
 

@@ -80,3 +80,11 @@ def running(pids) -> list:
         if state not in ("Z", "X"):
             left.append(pid)
     return left
+
+
+def group_members(pgid: int) -> list:
+    """The ids of the processes in process group ``pgid`` now (zombies left out: they hold no
+    resources and end when reaped)."""
+    from kit.core.tether import table
+
+    return [pid for pid, _, group in table() if group == pgid]

@@ -193,7 +193,7 @@ def _families(path, families=75, seed=7):
     a test protein's label is its train homologs' label, and nothing else predicts it."""
     rng = np.random.default_rng(seed)
     rows = []
-    for f in range(families):
+    for _ in range(families):
         parent, label = rng.choice(AMINO, 150), int(rng.random() < 0.5)
         for k in range(4):
             s = parent.copy()

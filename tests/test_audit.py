@@ -70,7 +70,7 @@ def test_confirm_is_asked_before_building_stacks(tmp_path, monkeypatch):
     for answer in (False, True):
         questions.clear()
         au.run_audit(seed_plan(2), Store(tmp_path / "store"),
-                     confirm=lambda ask: questions.append(ask) or answer)
+                     confirm=lambda ask, answer=answer: questions.append(ask) or answer)
         assert [q.stacks for q in questions] == [[("np1-sk152", 66 * 2 ** 20)]]
         assert len(built) == answer  # a no builds nothing
 

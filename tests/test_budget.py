@@ -13,7 +13,7 @@ from kit.app.audit import run_pairs
 from kit.core.errors import KitError
 from kit.core.spec import seeds
 from kit.core.subject import of_pipeline
-from kit.data.pipelines import LabData, add_pipeline
+from kit.data.pipelines import add_pipeline
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import Pair, PlanOptions
 from kit.runs.store import Store

@@ -25,9 +25,15 @@ from kit.core.errors import KitError
 from kit.data import load_dataset
 from kit.runs.store import Store
 from stored import budget_store
-from test_bundle_trust import forge, lab, members, refused, write  # noqa: F401 -- lab: fixture
+from test_bundle_trust import exported_lab, forge, members, refused, write
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """test_bundle_trust's lab: a store and the bundle `kit export --arrays` wrote of it."""
+    return exported_lab(tmp_path, monkeypatch)
 
 
 def respec(doc, change):

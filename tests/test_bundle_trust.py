@@ -19,7 +19,6 @@ from kit.analysis.compare import compare_runs
 from kit.analysis.verdicts import KEYS, VERSION, run_verdicts
 from kit.app.bundle import import_bundle
 from kit.cli import main
-from kit.core.errors import KitError
 from kit.data import load_dataset
 from kit.runs.store import Store
 from kit.runs.store.blobs import array_sha256, blob_key
@@ -28,6 +27,10 @@ from stored import budget_store
 
 @pytest.fixture
 def lab(tmp_path, monkeypatch):
+    return exported_lab(tmp_path, monkeypatch)
+
+
+def exported_lab(tmp_path, monkeypatch):
     """A lab's store on a real (synthetic) dataset and its bundle, written by `kit export`."""
     ds = load_dataset("synthetic", 120)
     src = budget_store(tmp_path, dataset=ds, home=tmp_path / "lab")

@@ -90,7 +90,7 @@ def _kill_a_busy_worker(client, deadline=120) -> int | None:
         if busy:
             try:
                 pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
-            except Exception:  # it finished or left meanwhile: look again
+            except Exception:  # noqa: BLE001 - it finished or left meanwhile: look again
                 continue
             os.kill(pid, signal.SIGKILL)
             return pid
@@ -117,7 +117,8 @@ def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_
                                cores=ex.fewest_cores())
             a = au.plan_runs(au.prepare(["seed"], "synthetic", 100, opts))
             failed = []
-            t = threading.Thread(target=lambda: _catching(failed, au.execute, a, store, executor=ex))
+            t = threading.Thread(target=_catching, args=(failed, au.execute, a, store),
+                                 kwargs={"executor": ex})
             t.start()
             killed.append(_kill_a_busy_worker(ex.client))
             t.join(timeout=300)
@@ -140,7 +141,7 @@ def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_
 def _catching(errors: list, fn, *args, **kw):
     try:
         fn(*args, **kw)
-    except BaseException as e:  # the test thread reports it; pytest would not see it
+    except BaseException as e:  # noqa: BLE001 - the test thread reports it; pytest would not see it
         errors.append(e)
 
 

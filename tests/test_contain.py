@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import one_line
-from kit.core.processes import group_members
-from procs import none_left, running, wait_until
+from procs import group_members, none_left, running, wait_until
 
 PIPES = Path(__file__).parent / "pipelines"
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -377,7 +376,7 @@ def test_a_log_past_its_bound_is_cut_to_its_head_and_tail(tmp_path):
     keep_log(log, "printed last\n", failed=True, written=written)
     data = log.read_bytes()
     assert len(data) < 256 * 1024 and data.startswith(b"the head")
-    assert "bytes left out".encode() in data and data.endswith(b"printed last\n")
+    assert b"bytes left out" in data and data.endswith(b"printed last\n")
 
 
 @pytest.mark.slow

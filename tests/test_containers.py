@@ -235,12 +235,12 @@ def test_the_tether_runs_its_after_command_when_kit_is_killed(tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(
         "import subprocess, sys, time\n"
-        "sys.path.insert(0, %r)\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from kit.core import tether\n"
-        "subprocess.Popen(tether.argv(['sleep', '600'], after=['touch', %r]),"
+        f"subprocess.Popen(tether.argv(['sleep', '600'], after=['touch', {str(done)!r}]),"
         " start_new_session=True)\n"
         "print('started', flush=True)\n"
-        "time.sleep(600)\n" % (str(ROOT), str(done)))
+        "time.sleep(600)\n")
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     assert parent.stdout.readline().strip() == "started"
     time.sleep(0.5)

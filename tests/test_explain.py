@@ -102,7 +102,7 @@ def test_precision_originates_at_tfidf_and_every_later_stage_inherits(tiny):
     # with seed pairs in the budget, every model's flips also in seed units (4 flips a seed)
     seeds = [row("seed", "", 0.5, {m: 4 for m in ("kmeans", "knn", "lr", "mlp", "hgb", "rf")})]
     e = explain_factor(store, tiny.sha256, "precision", curve + seeds)["pairs"][0]
-    for s, o in e.stages.items():
+    for o in e.stages.values():
         assert o.seed_units == (None if o.flips is None else o.flips / 4)
         assert o.to_json()["seed_units"] == o.seed_units
 

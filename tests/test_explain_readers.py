@@ -27,8 +27,9 @@ def _sklearn_store(tmp_path, dataset="d" * 64, home=None):
     sha = dataset if isinstance(dataset, str) else dataset.sha256
     base = arrays(0)
     a = spec(dataset=sha, stack="np1-sk152", stack_id="a" * 64)
-    pk = lambda v: env(packages={"numpy": "1.26.4", "scipy": "1.13.1",  # noqa: E731
-                                 "scikit-learn": v})
+    def pk(v):
+        return env(packages={"numpy": "1.26.4", "scipy": "1.13.1", "scikit-learn": v})
+
     put(st, tmp_path, a, base, pk("1.5.2"))
     boost = flipped(base, "hgb", 10)  # 10 boosting flips: 2 seed units
     new = flipped(boost, "rf", 1)  # and one of the forest's

@@ -11,7 +11,6 @@ import pytest
 from kit.analysis.releases import Release
 from kit.app import releases
 from kit.app.audit import file_pairs
-from kit.app.verbs.planning import file_factors
 from kit.core import factors
 from kit.core.errors import Failed, KitError, NotFound, Refused
 from kit.core.subject import DATASET, PIPELINE, of_dataset, of_pipeline
@@ -148,8 +147,6 @@ def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
     assert "seed:split" not in bare
     assert bare["seed"].reason == "its SEEDS are (): there is no seed to vary"
     assert bare["precision"].reason == "its run takes no dtype: define run(seeds, dtype)"
-    # the app's edge keeps its list of dicts
-    assert file_factors(INFO, LINUX) == [o.to_json() for o in offered(of_pipeline(INFO), LINUX)]
 
 
 def test_kit_s_own_offers_are_its_availability_rows():

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import yaml
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -95,9 +94,14 @@ def test_kit_s_report_quotes_a_bundle_s_host_and_cpu_for_markdown_and_html(tmp_p
     assert "h|x | injected | row |" in environments  # the name itself, as written
 
 
-def test_a_lab_report_s_name_ends_no_code_block_and_starts_no_heading():
-    from kit.views.report import outputs_report_md
+def outputs_report_md(b: dict, v: dict, a: dict) -> str:
+    """report.md of a pipeline file without its homology and figures (every name quoted)."""
+    from kit.views.report import MARKDOWN, _output_sections
 
+    return MARKDOWN.joined(_output_sections(b, v, a, MARKDOWN)) + "\n"
+
+
+def test_a_lab_report_s_name_ends_no_code_block_and_starts_no_heading():
     name = "x```\n# injected\n<script>alert(1)</script>\n```y.py"
     head = {"name": name, "pipeline": "p" * 64}
     md = outputs_report_md(dict(head, factors={}), dict(head, why="no pairs"),

@@ -5,15 +5,27 @@ columns the website and REST API give), UniProt FASTA, and kit's own FASTA with 
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
 from kit.cli import main
 from kit.data import load_dataset, stored_datasets
-from kit.data.importer import MIN_RECORDS, import_file, read_records
+from kit.data.importer import MIN_RECORDS, _read, import_file
 from kit.core.errors import KitError
 from kit.core.paths import kit_home
 from kit.data.dataset import make_dataset
+from kit.data.sink import Sink
+
+
+def read_records(path) -> list:
+    """[(accession, sequence, label, organism)] of a TSV or FASTA file, residues unchecked, as
+    import_file's reader reads it (the first rejected row refused)."""
+    with Sink(Path(path), check=False) as sink:
+        _read(Path(path), sink)
+        if sink.rejects:
+            sink.refuse_rejects()
+        return list(zip(*sink.columns()))
 
 SEQ = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ"  # 66 aa
 N = MIN_RECORDS + 20
@@ -112,7 +124,9 @@ def test_files_the_pipeline_cannot_run_on_are_refused_at_import(tmp_path, text, 
 
 def test_bad_records_are_named_and_nothing_is_stored(tmp_path):
     p = write(tmp_path, "a.tsv", rows() + f"BAD1\t{SEQ}X\t1\nSHORT\t{SEQ[:20]}\t1\n")
-    with pytest.raises(KitError, match=r"a.tsv: 2 record\(s\) rejected: BAD1: non-standard residue\(s\) X \(line 121\); SHORT: length 20 outside 60-700 \(line 122\); fix those lines"):
+    with pytest.raises(KitError, match=r"a.tsv: 2 record\(s\) rejected: BAD1: non-standard "
+                       r"residue\(s\) X \(line 121\); SHORT: length 20 outside 60-700 "
+                       r"\(line 122\); fix those lines"):
         import_file(p, "mine")
     assert stored_datasets() == []
     ds, dropped = import_file(p, "mine", filter_bad=True)
@@ -249,7 +263,7 @@ def test_only_newlines_or_one_endless_line_is_refused_with_one_line(tmp_path, ca
 
 
 def test_a_long_fasta_record_is_dropped_with_its_true_length(tmp_path):
-    long = f">PL label=1\n" + (SEQ + "\n") * 200  # 13,200 residues over 200 lines
+    long = ">PL label=1\n" + (SEQ + "\n") * 200  # 13,200 residues over 200 lines
     p = write(tmp_path, "l.fasta", "".join(f">P{i} label={i % 2}\n{SEQ}\n" for i in range(N)) + long)
     with pytest.raises(KitError, match=r"PL: length 13200 outside 60-700 \(line 241\)"):
         import_file(p, "mine")

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from kit.core.processes import group_members
 from kit.core.spec import RunSpec
 from kit.envs import launch
+from procs import group_members
 
 SPEC = RunSpec(dataset="", stack="", stack_id="", threads=3, env=(("OPENBLAS_CORETYPE", "Prescott"),))
 

@@ -1,5 +1,6 @@
 """kit's packages are floors of one house: each imports only the floors below it, and no
-module imports another that (directly or not) imports it back. Function-level imports count."""
+module imports another that (directly or not) imports it back. Function-level imports count;
+an import under `if TYPE_CHECKING:` counts for the floors but is no circle (it never runs)."""
 
 import ast
 from pathlib import Path
@@ -20,12 +21,24 @@ def modules() -> dict:
     return out
 
 
-def imports(name: str, path: Path, known: dict) -> set:
-    """The kit modules ``name`` imports, at module level or inside functions."""
+def _type_only(tree) -> set:
+    """The import nodes under ``if TYPE_CHECKING:``: read by type checkers, never run."""
+    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for stmt in node.body for n in ast.walk(stmt)}
+
+
+def imports(name: str, path: Path, known: dict, type_only: bool = True) -> set:
+    """The kit modules ``name`` imports, at module level or inside functions (and, with
+    ``type_only``, under ``if TYPE_CHECKING:``)."""
     is_pkg = path.name == "__init__.py"
     base = name.split(".") if is_pkg else name.split(".")[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skip = set() if type_only else _type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("kit")}
         elif isinstance(node, ast.ImportFrom):
@@ -46,9 +59,9 @@ def floor(module: str):
     return parts[1] if len(parts) > 1 else None  # kit itself (__init__, __main__): the door
 
 
-def graph() -> dict:
+def graph(type_only: bool = True) -> dict:
     known = modules()
-    return {m: imports(m, p, known) for m, p in known.items()}
+    return {m: imports(m, p, known, type_only) for m, p in known.items()}
 
 
 def test_every_import_goes_down_the_floors():
@@ -69,7 +82,7 @@ def test_every_import_goes_down_the_floors():
 
 
 def test_no_import_circles():
-    g = graph()
+    g = graph(type_only=False)
     state, cycles = {}, []
 
     def visit(m, stack):

@@ -3,6 +3,7 @@ terminal, whatever a cluster does to its loggers; every other warning is shown a
 
 import logging
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ def test_cluster_log_keeps_warnings_while_a_cluster_silences_its_logs(capfd):
     logging.getLogger("distributed").setLevel(logging.WARNING)
     with silence_logging_cmgr("critical"):
         logging.getLogger("distributed.nanny").warning("Worker process 123 was killed by signal 9")
-    assert "Worker process 123 was killed by signal 9" in open(path).read()
+    assert "Worker process 123 was killed by signal 9" in Path(path).read_text()
     assert "signal 9" not in capfd.readouterr().err
 
 
@@ -28,12 +29,13 @@ def test_warnings_of_the_cluster_libraries_go_to_the_log_and_others_as_before(ca
     with warnings.catch_warnings(record=True) as shown:  # "as before": recorded here
         warnings.simplefilter("always")
         path = cluster_logs_to_file()
-        warnings.warn(VersionMismatchWarning("Mismatched versions found: numpy"))  # its class
-        warnings.warn("an unrelated warning", UserWarning)
+        warnings.warn(VersionMismatchWarning("Mismatched versions found: numpy"),  # its class
+                      stacklevel=1)
+        warnings.warn("an unrelated warning", UserWarning, stacklevel=1)
     assert [str(w.message) for w in shown if w.category is not ResourceWarning] == [
         "an unrelated warning"]
     assert "Mismatched versions" not in capfd.readouterr().err
-    assert "VersionMismatchWarning: Mismatched versions found: numpy" in open(path).read()
+    assert "VersionMismatchWarning: Mismatched versions found: numpy" in Path(path).read_text()
 
 
 @pytest.mark.slow
@@ -49,7 +51,7 @@ def test_a_taken_port_8787_is_said_in_the_log_not_on_stderr(capfd, port_8787_tak
                                 dashboard_address=":8787"):
             pass
     assert "8787" not in capfd.readouterr().err
-    assert "Port 8787 is already in use" in open(path).read()
+    assert "Port 8787 is already in use" in Path(path).read_text()
 
 
 @pytest.mark.slow
@@ -66,4 +68,4 @@ def test_the_workers_of_a_local_cluster_say_their_warnings_in_the_log(capfd):
         fut.result(timeout=60)
         path = cluster_logs_to_file()
     assert "in a worker" not in capfd.readouterr().err
-    assert "VersionMismatchWarning: in a worker: numpy" in open(path).read()
+    assert "VersionMismatchWarning: in a worker: numpy" in Path(path).read_text()

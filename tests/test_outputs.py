@@ -37,8 +37,10 @@ def _cpu() -> tuple:
     """(model name, sha256 of the sorted CPU flags) of this machine; flags None off Linux."""
     info = Path("/proc/cpuinfo")
     lines = info.read_text().splitlines() if info.exists() else []
-    field = (lambda key: next((ln.split(":", 1)[1].strip() for ln in lines
-                               if ln.split(":")[0].strip() == key), None))
+    def field(key):
+        return next((ln.split(":", 1)[1].strip() for ln in lines
+                     if ln.split(":")[0].strip() == key), None)
+
     flags = field("flags") or field("Features")
     return (field("model name") or platform.processor(),
             hashlib.sha256(" ".join(sorted(flags.split())).encode()).hexdigest()[:16]

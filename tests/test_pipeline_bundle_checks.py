@@ -10,7 +10,7 @@ import pytest
 
 from kit.analysis.by_kind import compare
 from kit.cli import main
-from kit.data.pipelines import LabData, add_pipeline
+from kit.data.pipelines import add_pipeline
 from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
@@ -50,7 +50,7 @@ def test_a_manifest_that_lists_other_outputs_than_its_stages_is_refused(capsys, 
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
     for n, outputs in enumerate((["nope"], ["y_test", "p_lr"], ["y_test", "p_lr", "p_rf", "p_lr"],
                                  "y_test p_lr p_rf")):
-        def edit(doc, ms):
+        def edit(doc, ms, outputs=outputs):
             for r in doc["runs"]:
                 r["manifest"]["outputs"] = outputs
         forged = forge(bundle, tmp_path / f"forged{n}.kit", edit)

@@ -11,7 +11,7 @@ import pytest
 from kit.app.reproduce import keep_pipeline_files
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.data.pipelines import LabData, add_pipeline, file_sha256
+from kit.data.pipelines import add_pipeline, file_sha256
 from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
@@ -81,8 +81,8 @@ def test_a_bundle_of_several_pipelines_says_which_the_file_is_not(tmp_path):
         keep_pipeline_files(doc, set(), [copy])
     lab = file_sha256(LAB)
     doc["datasets"][lab] = {"pipeline": "lab.py"}
-    with pytest.raises(KitError, match=rf"runs name 2 pipelines: .*; the file of two.py "
-                                       rf"\(bbbbbbbbbbbb\) is not here: give --pipeline FILE.py once"):
+    with pytest.raises(KitError, match=r"runs name 2 pipelines: .*; the file of two.py "
+                                       r"\(bbbbbbbbbbbb\) is not here: give --pipeline FILE.py once"):
         keep_pipeline_files(doc, {lab, "b" * 64}, [copy])  # the same bytes as lab.py, under another name
     assert not (tmp_path / "kit-home" / "pipelines" / "by-hash" / f"{lab}.py").exists()  # refused first
 

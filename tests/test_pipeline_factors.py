@@ -14,7 +14,7 @@ from kit.analysis.budget import output_budget
 from kit.analysis.by_kind import pairs
 from kit.core.subject import of_pipeline
 from kit.core.errors import KitError
-from kit.data.pipelines import LabData, add_pipeline
+from kit.data.pipelines import add_pipeline
 from kit.envs import external
 from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file

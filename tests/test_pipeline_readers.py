@@ -19,7 +19,7 @@ from kit.core.subject import of_pipeline
 from kit.analysis.verdicts import bootstrap
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.data.pipelines import LabData, add_pipeline
+from kit.data.pipelines import add_pipeline
 from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
@@ -59,7 +59,7 @@ def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
                 assert row["per_run"][run] == want[key]["verdict"]
                 assert row["diff"][run] == want[key]["diff"]
     for f in v["factors"].values():
-        for key, row in f["verdicts"].items():
+        for row in f["verdicts"].values():
             assert row["models"] == ["p_rf", "p_lr"]  # b-a, named whole (tolerances read them)
             assert row["stable"] == (row["changed"] == 0)
             assert sum(row["counts"].values()) == len(f["runs"])

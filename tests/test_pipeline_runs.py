@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import KitError
-from kit.core.spec import RunSpec, pipeline_seeds, seeds
+from kit.core.spec import RunSpec, pipeline_seeds
 from kit.data.pipelines import add_pipeline, pipeline_file, pipeline_info
 from kit.envs.kinds import stack_kind
 from kit.runs.executing.attempt import WorkerFailed, attempt

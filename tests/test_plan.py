@@ -95,12 +95,13 @@ def test_unknown_factor_and_single_seed():
         pairs("nope")
     with pytest.raises(KitError, match="two seeds"):
         pairs("seed", seeds=(3,))
-    assert set(factors.names(factors.SINGLE, factors.PERTURB)) >= {"repeat", "threads", "seed", "precision", "svd-iters"}
+    assert set(factors.names(factors.SINGLE, factors.PERTURB)) >= {
+        "repeat", "threads", "seed", "precision", "svd-iters"}
 
 
 # -- stack factors --------------------------------------------------------------------------
 from kit.envs.platforms import Platform  # noqa: E402
-from kit.runs.planning.plan import required_stacks
+from kit.runs.planning.plan import required_stacks  # noqa: E402
 from kit.runs.planning.stack_pairs import stack_pairs  # noqa: E402
 from kit.envs.stacks import Stack  # noqa: E402
 

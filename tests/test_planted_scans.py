@@ -1,4 +1,5 @@
-"""A release scan cannot be planted: a bundle's probe runs are checked against this kit's catalogue, and read only once verified."""
+"""A release scan cannot be planted: a bundle's probe runs are checked against this kit's
+catalogue, and read only once verified."""
 
 import json
 

@@ -413,7 +413,7 @@ def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest
     assert "describes" in damaged(lambda d: d.update(version="1.0"))
     assert "says it holds fakepkg 1.0" in damaged(lambda d: d["versions"].update(fakepkg="1.0"))
     for field, value in (("blas", []), ("versions", []), ("python", 3), ("devices", None)):
-        assert "damaged" in damaged(lambda d: d.update({field: value}))
+        assert "damaged" in damaged(lambda d, field=field, value=value: d.update({field: value}))
     assert "damaged" in damaged(text="[" * 100000)
     upper = kit_home / "probes" / name.replace("base", "Base")
     shutil.copytree(kit_home / "probes" / good, upper)

@@ -224,7 +224,7 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     got = json.loads(capsys.readouterr().out)["pairs"][0]
     assert [(r["version"], r["status"]) for r in got["releases"]] == [
         ("1.5.2", "built"), ("1.6.0", "built")]
-    for s, o in got["stages"].items():
+    for o in got["stages"].values():
         assert o["changes_at"] in ([], ["1.6.0"]) and (o["origin"] == "originates" or
                                                        o["changes_at"] == [])
     assert main(argv) == 0  # stored and built: nothing asked, nothing run

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from kit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["run", "--factor", "seed", "--seeds", "0-5", "--n", "150", "--threads", "1"]

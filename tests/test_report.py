@@ -1,6 +1,7 @@
 """kit.views.report (laying out kit.app.verbs' report) and the verdicts/advise/report commands on a real store."""
 
 import json
+from pathlib import Path
 
 from kit.cli import main
 from kit.app.verbs import report
@@ -21,7 +22,7 @@ def test_report_files(tmp_path):
     assert page.count("data:image/png;base64,") == len(out["plots"]) == 4
     assert "src=\"http" not in page and "<link" not in page  # self-contained
     for p in out["plots"]:
-        assert open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_report_tells_each_part_it_begins_as_many_as_it_counts(tmp_path):

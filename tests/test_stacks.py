@@ -74,7 +74,7 @@ def test_missing_interpreter_is_a_reason(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_pyenv_versions_are_found_but_shims_are_not(tmp_path, monkeypatch):
-    minor = "%d.%d" % sys.version_info[:2]
+    minor = "{}.{}".format(*sys.version_info[:2])
     for patch in ("1", "10"):
         b = tmp_path / "versions" / f"{minor}.{patch}" / "bin"
         b.mkdir(parents=True)
@@ -103,7 +103,7 @@ def test_threads_asking_for_one_interpreter_at_once_wait_for_one_search(monkeypa
         time.sleep(0.3)  # what starting uv takes: the other threads ask meanwhile
         return [sys.executable]
 
-    minor = "%d.%d" % sys.version_info[:2]
+    minor = "{}.{}".format(*sys.version_info[:2])
     monkeypatch.setattr(interpreters, "_uv_find", slow_find)
     find_python.cache_clear()
     found = []

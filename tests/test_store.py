@@ -230,7 +230,7 @@ def test_one_store_used_by_many_threads_at_once(tmp_path):
                 store.runs()
                 store.datasets()
                 store.release(run)
-        except Exception as e:  # collected: an assertion in a thread would be lost
+        except Exception as e:  # noqa: BLE001 - collected: an assertion in a thread would be lost
             errors.append(repr(e))
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]

@@ -26,7 +26,7 @@ def test_a_lab_pipeline_is_the_same_record_from_its_declaration():
 
 def test_a_subject_cannot_be_changed_or_misnamed():
     s = of_dataset("c" * 64, {"name": "x"})
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         s.name = "y"
     with pytest.raises(TypeError):
         s.kinds["knn"] = "array"

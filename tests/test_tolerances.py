@@ -15,7 +15,7 @@ from kit.cli import main
 from kit.views.tolerances import text
 from kit.core import factors
 from kit.core.subject import of_dataset, of_pipeline
-from kit.data.pipelines import LabData, add_pipeline
+from kit.data.pipelines import add_pipeline
 from kit.app.audit import run_pairs
 from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions

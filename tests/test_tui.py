@@ -1,5 +1,7 @@
 """kit tui: the whole flow with Textual's pilot on a tiny real plan, and a snapshot per screen."""
 
+from pathlib import Path
+
 import pytest
 from textual.widgets import DataTable, Input, Markdown, SelectionList
 
@@ -214,8 +216,10 @@ async def test_the_footer_shows_every_key_it_has_within_80_columns(stored_home):
 
 async def test_budget_keys_keep_working_after_the_curves_and_an_empty_view_says_why(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
-        shown = lambda: [v for v in ("budget-table", "bars-scroll", "amplify-plot")  # noqa: E731
-                         if pilot.app.query_one(f"#{v}").display]
+        def shown():
+            return [v for v in ("budget-table", "bars-scroll", "amplify-plot")
+                    if pilot.app.query_one(f"#{v}").display]
+
         await settled(pilot, "4", "a")
         assert shown() == ["amplify-plot"] and pilot.app.focused.id == "amplify-plot"
         await pilot.press("a")
@@ -662,7 +666,8 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, where):
             "kit tui: internal error (a bug in kit; the traceback is in")
     assert line in out and "Traceback" not in out and out.strip().count("\n") == 0, out
     log = out.split("the traceback is in ")[1].split(")")[0]
-    assert "Traceback" in open(log).read() and "RuntimeError" in open(log).read()
+    logged = Path(log).read_text()
+    assert "Traceback" in logged and "RuntimeError" in logged
 
 
 # -- issue 43: what a newcomer found at 80x24 ----------------------------------------------------

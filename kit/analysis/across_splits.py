@@ -159,7 +159,7 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
     for key in [k for k in va[0] if k != "_scores" and k in vb[0]]:
         ca, cb = [v[key]["verdict"] for v in va], [v[key]["verdict"] for v in vb]
         sa_, sb_ = _says(ca), _says(cb)
-        diff = lambda vs_: [v[key]["diff"] for v in vs_ if key in v]  # noqa: E731
+        diff = lambda vs_, key=key: [v[key]["diff"] for v in vs_ if key in v]  # noqa: E731
         verdicts.append(_row(key, diff(va), diff(vb), diff(vs), nothing, a_says=sa_,
                              b_says=sb_, changed=sa_[0] != sb_[0]))
     unsure = not nothing and any(r.call == UNSURE for r in rows + verdicts)

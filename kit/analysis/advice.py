@@ -105,7 +105,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
                       "seed_units": r.models[m].flips_median_seed_units}
                      for r in sorted(ranked, key=lambda r: -_flips_max(r, m)) if _flips_max(r, m) > 0]
                  for m in ALL_MODELS}
-    recs = []
+    recs: list = []
     _null(rows, recs)
     _container(rows, recs)
     _one_class(b, recs)

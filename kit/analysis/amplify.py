@@ -22,7 +22,7 @@ def curves(rows: list) -> dict:
     # eps = 0 is the sweep's null check, not a point on a log axis
     points = sorted(((float(r.level), r) for r in rows if r.factor == FACTOR
                      and r.level != PRECISION_LEVEL and float(r.level) > 0), key=lambda x: x[0])
-    out = {}
+    out: dict = {}
     for eps, r in points:
         for m, d in r.models.items():
             out.setdefault(m, []).append({

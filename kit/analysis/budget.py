@@ -81,7 +81,7 @@ def _of(emb: EmbeddingDiff | None, measure: str):
 
 def _digits(comps: list) -> dict:
     """{stage: the fewest significant digits any pair kept there (each pair: its median)}."""
-    out = {}
+    out: dict = {}
     for c in comps:
         for stage, d in c.digits.items():
             out[stage] = min(out.get(stage, d["digits"]), d["digits"])
@@ -228,7 +228,8 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
 
 def output_budget(store: Store, subject: Subject) -> dict:
     """Per factor of pipeline ``subject``, its pairs compared output by output by kind: how
-    many, and per output how many pairs changed it and the largest difference; ``loose``: the outputs a repeat or process pair
+    many, and per output how many pairs changed it and the largest difference; ``loose``: the
+    outputs a repeat or process pair
     changed, with the lesson's line; ``inert``: seeds whose own pairs changed no output (a measurement:
     the seed is read but reaches nothing these outputs show, e.g. a convex model's init);
     ``shapes``: each output whose shape a factor changed (its first such pair): no kind

@@ -166,9 +166,11 @@ def _worse(a: dict | None, b: dict) -> dict:
         return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
     # a labels output's ARI before its count of changed labels: k-means may rename every
     # cluster and change nothing (ARI 1), or move a few rows between two (a lower ARI)
-    key = lambda d: (d.get("nonfinite", 0), -d.get("digits", 99), d.get("rel", 0),  # noqa: E731
-                     d.get("flips", 0), -d.get("ari", 1), d.get("changed", 0),
-                     d.get("unmeasured", False))
+    def key(d):
+        return (d.get("nonfinite", 0), -d.get("digits", 99), d.get("rel", 0),
+                d.get("flips", 0), -d.get("ari", 1), d.get("changed", 0),
+                d.get("unmeasured", False))
+
     return a if key(a) >= key(b) else _worse(None, b)
 
 

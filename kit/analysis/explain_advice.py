@@ -43,7 +43,7 @@ def _pins(x: dict, e, yardstick) -> list:
         return []
     base, last = rows[0]["version"], rows[-1]["version"]
     word = "below" if key(last) > key(base) else "above"
-    at = {}
+    at: dict = {}
     for m in MODELS:
         o = e.stages.get(m)
         if o and o.origin == "originates" and o.flips:
@@ -69,7 +69,7 @@ def _pins(x: dict, e, yardstick) -> list:
 def _starts(x: dict) -> list:
     """Where a factor's stages only inherit: the stage the difference starts in, once per
     distinct reading over its explained pairs."""
-    seen = {}
+    seen: dict = {}
     for e in x["pairs"]:
         inherited = tuple(s for s, o in e.stages.items() if o.origin == "inherited")
         if e.first_origin and inherited:

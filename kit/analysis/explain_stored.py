@@ -29,7 +29,7 @@ def not_yet(factor: str, runs: int) -> str:
 
 def _feeds(store: Store) -> dict:
     """{input run: [feed spec]} of every stored cross-fed run."""
-    out = {}
+    out: dict = {}
     for s in store.specs().values():
         if s.kind == "feed":
             out.setdefault(s.input, []).append(s)

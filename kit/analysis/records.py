@@ -72,7 +72,7 @@ class Comparison:
         return self.svd_arpack if self.embedding == "svd_arpack" else self.svd_rand
 
     @classmethod
-    def from_cache(cls, d: dict) -> "Comparison":
+    def from_cache(cls, d: dict) -> Comparison:
         emb = {k: EmbeddingDiff(**d[k]) for k in ("svd_rand", "svd_arpack") if k in d}
         return cls(**{**d, **emb, "models": {m: ModelDiff(**v) for m, v in d["models"].items()}},
                    cached=True)

@@ -35,7 +35,7 @@ def reading(store: Store, pairs: list, seed_runs: list) -> dict:
     """The runs of a factor's pairs read one by one: accuracy spread per model beside the
     training seeds' (``seed_runs``: the `seed` factor's runs, [] if none are stored), and the
     verdicts that hold across every split (one group per reference run, as `kit verdicts`)."""
-    groups = {}
+    groups: dict = {}
     for p in pairs:
         groups.setdefault(p.a, [p.a]).append(p.b)
     runs = [r for r in dict.fromkeys(r for g in groups.values() for r in g)]

@@ -45,10 +45,8 @@ def tolerances(store: Store, subject: Subject, path: str = "FILE.py", pin=()) ->
     bare `kit run --factor threads` measures kit's own pipeline, not theirs); ``pin``: factor
     names the lab will pin, left out of every tolerance and named in the result."""
     pin = tuple(dict.fromkeys(pin))
-    if subject.is_pipeline:
-        out = _of_pipeline(store, subject, path, pin)
-    else:
-        out = _of_dataset(store, subject, pin)
+    out = (_of_pipeline(store, subject, path, pin) if subject.is_pipeline
+           else _of_dataset(store, subject, pin))
     out["pinned"] = list(pin)
     if pin and not out["factors"]:
         out["note"] = (f"no environment factor left to tolerate: the lab pins "

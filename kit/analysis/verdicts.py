@@ -205,7 +205,7 @@ def verdict_sets(store: Store, dataset: str) -> dict:
     within a group only the factor changes. Factors whose runs have no verdicts (the torch
     MLP) have no set.
     """
-    groups = {}
+    groups: dict = {}
     kinds = store.kinds(dataset)
     for p in store.pairs(dataset):
         f = factors.get(p.factor)

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..core import factors
+from ..core.callbacks import Confirm, OnBuilt, OnDone, StackLog
 from ..core.errors import KitError, Refused
 from ..core.numbers import is_duration
 from ..data import Dataset, load_dataset, save_dataset
@@ -92,14 +93,14 @@ def unbuilt(names, plat: Platform) -> list:
     return out
 
 
-def build_stacks(audit: Audit, log=lambda name, msg: None,
-                 on_built=lambda name, built: None) -> list:
+def build_stacks(audit: Audit, log: StackLog = lambda name, msg: None,
+                 on_built: OnBuilt = lambda name, built: None) -> list:
     """Build every stack the audit needs that is not built yet; returns the ones built now."""
     return build_named(audit.stacks, audit.platform, log, on_built)
 
 
-def build_named(names, plat: Platform, log=lambda name, msg: None,
-                on_built=lambda name, built: None) -> list:
+def build_named(names, plat: Platform, log: StackLog = lambda name, msg: None,
+                on_built: OnBuilt = lambda name, built: None) -> list:
     """Build every stack of ``names`` not built yet; returns the ones built now. The host and
     external stacks are used as they are (an unavailable one says why here)."""
     built = []
@@ -176,7 +177,7 @@ def at_once_here(left: list, jobs, executor) -> int:
     return together(left, jobs)
 
 
-def execute(audit: Audit, store: Store, jobs="auto", on_done=None, should_stop=None,
+def execute(audit: Audit, store: Store, jobs="auto", on_done: OnDone | None = None, should_stop=None,
             executor=None, keep_dataset: bool = True) -> list:
     """Run what is missing (reference embedding first), then record the pairs.
 
@@ -271,7 +272,8 @@ class Progress:
         """A run is stored."""
 
 
-def run_audit(audit: Audit, store: Store, confirm=lambda ask: True, progress: Progress = Progress(),
+def run_audit(audit: Audit, store: Store, confirm: Confirm[Ask] = lambda ask: True,
+              progress: Progress = Progress(),
               jobs="auto", should_stop=None, executor=None, planned: bool = False) -> list | None:
     """Build the stacks the audit needs, plan its runs, run what is missing; the ids of its
     runs now stored (None: ``confirm(Ask)`` said no, and nothing ran).

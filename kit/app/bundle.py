@@ -4,7 +4,8 @@ A bundle is a gzip-compressed tar with ``MANIFEST.json`` (the sha256 and size of
 member), ``bundle.json`` (format, origin host, the datasets' names as hints, runs with their
 specs, manifests and stage hashes, the pairs among them, and the files of their lab
 pipelines: kit.app.bundle_pipelines) and, optionally, ``arrays/BLOB.npy``, in that order.
-Import verifies all of it before it touches the store (kit.app.bundle_read). Nothing a bundle could derive is taken from it: verdicts and
+Import verifies all of it before it touches the store (kit.app.bundle_read). Nothing a bundle could
+derive is taken from it: verdicts and
 comparisons are computed here from the arrays, and a dataset's summary is this machine's own
 (a dataset not found here is stored as unverified). Runs that claim this machine are refused.
 """
@@ -16,7 +17,7 @@ import io
 import json
 import os
 import tarfile
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ..core.version import __version__
@@ -93,7 +94,7 @@ def image_recipes(runs, archives: bool) -> dict:
     """{container stack: its image's recipe} of the runs' container stacks whose image is the
     one built here (kit.envs.containers.images.carried); ``archives``: each is to be carried
     too, and one that is not here any more is refused (its recipe alone can be exported)."""
-    ran = {}
+    ran: dict = {}
     for r in runs:
         parts = split_name(r.spec.stack)
         # a bundle's image loaded here is not passed on: its runs' manifests still name it
@@ -127,7 +128,7 @@ def export(store: Store, run_ids: list, out, arrays: bool = False, images: bool 
     # the importer computes those itself
     runs = [{**r.to_json(), "blobs": store.stage_blobs(r.id)} for r in p["runs"]]
     doc = {"format": FORMAT, "kit": __version__, "host": host(),
-           "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "created": datetime.now(UTC).isoformat(timespec="seconds"),
            "arrays": arrays, "runs": runs, "pairs": p["pairs"],
            "probes": carried(r.spec.stack for r in p["runs"]),  # what each probe is, no lock
            # what a lab's runs mean (KINDS): its file, which the importer reads, never runs
@@ -152,12 +153,11 @@ def export(store: Store, run_ids: list, out, arrays: bool = False, images: bool 
         manifest = {"bundle.json": {"sha256": _sha(body), "size": len(body)}}
         for name, path in files.items():
             manifest[name] = {"sha256": _file_sha(path), "size": os.stat(path).st_size}
-        with atomic_path(out) as tmp:
-            with tarfile.open(tmp, "w:gz") as tar:
-                _add(tar, "MANIFEST.json", json.dumps(manifest, sort_keys=True).encode())
-                _add(tar, "bundle.json", body)
-                for name, path in files.items():
-                    _add_file(tar, name, path, manifest[name])
+        with atomic_path(out) as tmp, tarfile.open(tmp, "w:gz") as tar:
+            _add(tar, "MANIFEST.json", json.dumps(manifest, sort_keys=True).encode())
+            _add(tar, "bundle.json", body)
+            for name, path in files.items():
+                _add_file(tar, name, path, manifest[name])
     out = Path(out)
     return {"file": str(out), "runs": len(p["runs"]), "pairs": len(p["pairs"]),
             "arrays": len(p["blobs"]), "images": sum(r["archive"] for r in p["images"].values()),

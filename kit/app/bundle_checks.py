@@ -94,7 +94,7 @@ def check_document(body: bytes, path) -> dict:
 def _check_images(bundle: Bundle, path) -> None:
     """An image a bundle carries is the one its runs of that container stack ran in (each
     run's stack id and manifest name it), on the base the stack's name says."""
-    ran = {}
+    ran: dict = {}
     for r in bundle.runs:
         said = (r.manifest.image or {}).get("id")
         ran.setdefault(r.spec.stack, set()).update({r.spec.stack_id, *([said] if said else [])})
@@ -186,7 +186,7 @@ def _manifest_problem(r: Run, lab: bool) -> str | None:
 def _check_shapes(bundle: Bundle, path) -> None:
     """Stages analysis combines must agree: within a run (n, n_test, components) and across the
     runs of one dataset (a forged shape would otherwise fail deep in a comparison)."""
-    seen = {}
+    seen: dict = {}
     for r in bundle.runs:
         if r.spec.pipeline:
             # a lab's outputs are named by the lab: kit's stage names mean nothing there, and

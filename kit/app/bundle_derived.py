@@ -160,4 +160,4 @@ def _pinned(d, package: str) -> bool:
         text = (d.lock_dir() / "pyproject.toml").read_text()
     except OSError:
         return False
-    return bool(re.search(r'"%s\s*==' % re.escape(package), text, re.I))
+    return bool(re.search(rf'"{re.escape(package)}\s*==', text, re.I))

@@ -12,7 +12,7 @@ blob keys, a lab's kinds) is kit.app.bundle_checks'.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta, Raw, Struct
@@ -32,7 +32,7 @@ MAX_PIPELINE_SOURCE = 4 * 2 ** 20 * 4 // 3 + 4  # a 4 MiB file in base64 (bundle
 DENSE_FROM, DENSE_BYTES = 4 * 2 ** 20, 8
 
 _Short = Annotated[str, Meta(max_length=64)]
-_Scalar = Union[Text, int, float, bool, None]
+_Scalar = Text | int | float | bool | None
 _MANY = 1024
 
 
@@ -50,9 +50,9 @@ class Run(Struct, forbid_unknown_fields=True):
     stages: Annotated[dict[Name, Stage], Meta(max_length=_MANY)]
     blobs: Annotated[dict[Name, Hex64], Meta(max_length=_MANY)]
     # older bundles carried each run's verdicts: decoded to be bounded, never read (recomputed)
-    verdicts: Optional[Annotated[dict[Name, Annotated[dict[Name, Union[
-        Text, float, int, bool, None, Annotated[dict[Name, Optional[float]], Meta(max_length=64)]]],
-        Meta(max_length=64)]], Meta(max_length=256)]] = None
+    verdicts: Annotated[dict[Name, Annotated[dict[
+        Name, Text | float | int | bool | None | Annotated[dict[Name, float | None], Meta(max_length=64)]],
+        Meta(max_length=64)]], Meta(max_length=256)] | None = None
 
 
 class Probe(Struct, forbid_unknown_fields=True):
@@ -85,8 +85,8 @@ class ImageRecipe(Struct, forbid_unknown_fields=True):
     size: Annotated[int, Meta(ge=0, le=2 ** 50)] = 0
     base_diff_ids: Annotated[list[_Digest], Meta(max_length=64)] = []
     release: _Short = ""
-    glibc: Optional[_Short] = None
-    os_packages_sha256: Optional[Hex64] = None
+    glibc: _Short | None = None
+    os_packages_sha256: Hex64 | None = None
     os_packages: Annotated[list[Annotated[list[Annotated[str, Meta(max_length=128)]], Meta(
         min_length=2, max_length=2)]], Meta(max_length=4096)] = []
     archive: bool = False
@@ -94,9 +94,9 @@ class ImageRecipe(Struct, forbid_unknown_fields=True):
 
 # a dataset's hint: the summary the exporting store held (a lab pipeline's lists its seeds and
 # kinds), read only to find the dataset here
-_Hint = Annotated[dict[Name, Union[
-    Text, int, float, bool, None, Annotated[list[_Scalar], Meta(max_length=_MANY)],
-    Annotated[dict[Name, _Scalar], Meta(max_length=_MANY)]]], Meta(max_length=64)]
+_Hint = Annotated[dict[
+    Name, Text | int | float | bool | None | Annotated[list[_Scalar], Meta(max_length=_MANY)]
+    | Annotated[dict[Name, _Scalar], Meta(max_length=_MANY)]], Meta(max_length=64)]
 
 
 class _Head(Struct, forbid_unknown_fields=True):
@@ -122,7 +122,7 @@ class Bundle(Struct):
 
 class _Format(Struct):
     """The format alone (the rest skipped): a bundle of another format is named as such."""
-    format: Union[_Short, int, float, bool, None] = None
+    format: _Short | int | float | bool | None = None
 
 
 class _RunId(Struct):
@@ -232,7 +232,7 @@ def _names(head: _Head, runs: list[Run], path) -> None:
                 raise KitError(f"{path}: run {r.id[:12]}: its manifest: {why}; refusing the bundle")
         for p in head.pairs:
             yield "pair label", [p.factor, p.level, p.label]
-        for sha, hint in head.datasets.items():
+        for hint in head.datasets.values():
             yield "dataset hint", [*hint, *(v for v in hint.values() if isinstance(v, str))]
         for name, probe in head.probes.items():
             yield "probe stack name", [name, probe.base, probe.package, probe.version]

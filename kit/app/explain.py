@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..analysis.budget import budget
 from ..analysis.explain import explain_factor, feeds_needed
 from ..core import factors
+from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import KitError
 from ..core.hosts import host_id
 from ..data import Dataset, load_dataset
@@ -77,8 +78,9 @@ def working_dataset(sel: Selection) -> Dataset:
                    "are): cross-feeding reruns its stages, so it needs the proteins")
 
 
-def run_explain(p: ExplainPlan, store: Store, confirm=lambda stacks: True, log=lambda m: None,
-                on_done=None, jobs="auto", executor=None) -> list:
+def run_explain(p: ExplainPlan, store: Store, confirm: Confirm[list] = lambda stacks: True,
+                log: Log = lambda m: None, on_done: OnDone | None = None, jobs="auto",
+                executor=None) -> list:
     """Build the stacks (if ``confirm(stacks)`` says yes) and make the feed runs not stored:
     those of this machine here, those of a cluster's node classes on ``executor``; returns why
     each run that cannot be made was left out (one line each)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..analysis.explain import origins, output_origins, unexplainable
 from ..analysis.explain_stored import measured
 from ..analysis.releases import WHOLE, Release, apply_scan, scan_groups, scan_specs
+from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import Failed, KitError
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
@@ -118,8 +119,9 @@ def to_build(scans: list) -> list:
     return list(out.items())
 
 
-def run_scans(scans: list, store: Store, dataset=lambda: None, confirm=lambda stacks: True,
-              log=lambda m: None, on_done=None, jobs="auto") -> list:
+def run_scans(scans: list, store: Store, dataset=lambda: None,
+              confirm: Confirm[list] = lambda stacks: True, log: Log = lambda m: None,
+              on_done: OnDone | None = None, jobs="auto") -> list:
     """Build the probe stacks (if ``confirm`` says yes), then the feed runs of every built
     release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
     one line for each run that could not be made. ``dataset()`` gives the working dataset

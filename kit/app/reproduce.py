@@ -16,6 +16,7 @@ from ..analysis.compare import ALL_MODELS, STAGES, first_difference
 from ..analysis.by_kind import compare as compare_outputs
 from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
+from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
@@ -127,9 +128,10 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform, stack: str) -> RunSp
     return spec.with_(**changes)
 
 
-def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1, on_done=None,
-                   log=lambda msg: None, confirm=lambda stacks: True, pipelines=(),
-                   trust_image: bool = False, trust=lambda images: False) -> dict:
+def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1,
+                   on_done: OnDone | None = None, log: Log = lambda msg: None,
+                   confirm: Confirm[list] = lambda stacks: True, pipelines=(),
+                   trust_image: bool = False, trust: Confirm[list] = lambda images: False) -> dict:
     """Verify, plan the reruns, import, rerun what is missing here, pair, and summarise.
 
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
@@ -175,7 +177,7 @@ def _bundle_sha(path) -> str:
 def _to_build(specs, plat, swap: dict) -> list:
     """[(name, download bytes or None)] of the stacks the reruns need that are not built here
     (a bundle's image loaded here is not built)."""
-    out = {}
+    out: dict = {}
     for spec in specs:
         if spec.kind == "feed" or spec.stack in swap:  # never rerun here, or loaded
             continue
@@ -213,7 +215,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
         twins[r["id"]] = twin
         if isinstance(twin, str):
             reasons[r["id"]] = twin
-    by_dataset = {}
+    by_dataset: dict = {}
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
@@ -308,7 +310,7 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     else:
         answer = (f"differs in bits or magnitudes only: no prediction flipped; {identical} of "
                   f"{len(per_run)} runs identical")
-    env = {}
+    env: dict = {}
     for d in per_run:
         for k, (a, b) in d["comparison"].env_diff.items():
             env.setdefault(k, set()).add(f"{a} -> {b}")

@@ -39,7 +39,7 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None,
                    first: str = "repeat") -> Selection:
     """The dataset ``name`` (at ``n`` proteins), else the most recent run's (at ``n`` if given);
     on an empty store, NotFound names `kit run --factor FIRST` (a command about one factor,
-    `kit explain seed`, needs that factor's pairs: "repeat" then "seed" took two tries)."""
+    `kit explain seed`, passes it: that factor's pairs are what it needs, so one run suffices)."""
     if name:
         ds = load_dataset(name, n, generate=False)
         summary = store.datasets().get(ds.sha256) or ds.summary()

@@ -118,7 +118,7 @@ def main(argv=None) -> int:
             _quiet_stdout()
         print(f"kit: error: {said}", file=sys.stderr)
         return 1
-    except Exception as e:  # a bug: one line for the user, the traceback in a file
+    except Exception as e:  # noqa: BLE001 - a bug: one line for the user, the traceback in a file
         if _signalled:
             return _ended_by_signal(_signalled[0])
         return _bug(e)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..core.errors import KitError
 from .common import (bounded, path, confirm, dataset_args, emit, factor_list, pipeline_arg, say_stacks,
                      subject, words)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions

@@ -108,7 +108,7 @@ def _cmd_stacks(args) -> int:
         return _verify(names, err)
     kinds = {n: stack_kind(n) for n in names}
     if args.stacks_cmd in ("build", "lock"):
-        for n, kind in kinds.items():
+        for kind in kinds.values():
             if not kind.buildable:
                 kind.build(plat)  # says why it is never built (an external one)
     if args.stacks_cmd == "build":

@@ -372,7 +372,7 @@ def _under_kit_home(path: Path) -> bool:
             from .paths import kit_home
 
             home = kit_home(writing=False)
-        except Exception:  # no usable KIT_HOME: nothing is known to be kit's
+        except Exception:  # noqa: BLE001 - no usable KIT_HOME: nothing is known to be kit's
             return False
     return Path(os.path.abspath(home)) in Path(os.path.abspath(path)).parents
 
@@ -428,11 +428,10 @@ def no_space(path) -> str:
 def write_bytes(dest, data: bytes) -> None:
     """Write ``data`` to ``dest`` whole or not at all; a full disk is a one-line KitError."""
     try:
-        with atomic_path(dest) as tmp:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+        with atomic_path(dest) as tmp, open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
     except OSError as e:
         from .errors import KitError
 

@@ -13,7 +13,7 @@ import functools
 import math
 import re
 import unicodedata
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -115,30 +115,30 @@ class _Fingerprint(Struct, forbid_unknown_fields=True):
     machine: Annotated[str, Meta(max_length=64)]
     os: Annotated[str, Meta(max_length=64)]
     cpu: Text
-    torch: Optional[Annotated[dict[Name, Union[Text, bool, int, float, None]],
-                              Meta(max_length=64)]] = None
+    torch: Annotated[dict[Name, Text | bool | int | float | None],
+                              Meta(max_length=64)] | None = None
     implementation: Annotated[str, Meta(max_length=64)] = ""
     executable: Text = ""
-    rosetta: Optional[bool] = None
+    rosetta: bool | None = None
     platform: Text = ""
     os_release: Text = ""
     libc: Text = ""
-    cpu_count: Optional[int] = None
+    cpu_count: int | None = None
     host: Text = ""
-    packages: Annotated[dict[Name, Optional[Text]], Meta(max_length=_MANY)] = {}
-    threadpools: Optional[Annotated[list[Annotated[dict[Name, Union[Text, int, None]],
+    packages: Annotated[dict[Name, Text | None], Meta(max_length=_MANY)] = {}
+    threadpools: Annotated[list[Annotated[dict[Name, Text | int | None],
                                                    Meta(max_length=64)]],
-                                    Meta(max_length=64)]] = None
-    blas_build: Optional[Annotated[dict[Name, Optional[Text]], Meta(max_length=64)]] = None
+                                    Meta(max_length=64)] | None = None
+    blas_build: Annotated[dict[Name, Text | None], Meta(max_length=64)] | None = None
     env: Annotated[dict[Name, Text], Meta(max_length=64)] = {}
 
 
 # the runner's copy of a run's spec (checked against the run's own by its reader): JSON values
 # two deep at most (seeds are [name, value] pairs), each bounded, kept as the text has them
-_Scalar = Union[Text, Small, bool, None]
-_SpecCopy = Annotated[dict[Name, Union[Text, Small, bool, None, Annotated[
-    list[Union[Text, Small, Annotated[list[_Scalar], Meta(max_length=8)]]],
-    Meta(max_length=_MANY)]]], Meta(max_length=64)]
+_Scalar = Text | Small | bool | None
+_SpecCopy = Annotated[dict[Name, Text | Small | bool | None | Annotated[
+    list[Text | Small | Annotated[list[_Scalar], Meta(max_length=8)]],
+    Meta(max_length=_MANY)]], Meta(max_length=64)]
 
 
 class Manifest(Struct, forbid_unknown_fields=True):
@@ -148,21 +148,21 @@ class Manifest(Struct, forbid_unknown_fields=True):
     env: _Fingerprint
     wall_s: Annotated[float, Meta(ge=0)]
     timings: Annotated[dict[Name, _Timing], Meta(max_length=_MANY)] = {}
-    started: Optional[float] = None
-    finished: Optional[float] = None
+    started: float | None = None
+    finished: float | None = None
     seeds: Annotated[dict[Name, Small], Meta(max_length=_MANY)] = {}
-    runs_before: Optional[Annotated[int, Meta(ge=0)]] = None
-    outputs: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
-    not_in_dtype: Optional[Annotated[list[Name], Meta(max_length=_MANY)]] = None
-    torch_run: Optional[Annotated[dict[Name, Union[Text, bool, int, float, None]],
-                                  Meta(max_length=64)]] = None
-    spec: Optional[_SpecCopy] = None  # the runner's copy of the spec
+    runs_before: Annotated[int, Meta(ge=0)] | None = None
+    outputs: Annotated[list[Name], Meta(max_length=_MANY)] | None = None
+    not_in_dtype: Annotated[list[Name], Meta(max_length=_MANY)] | None = None
+    torch_run: Annotated[dict[Name, Text | bool | int | float | None],
+                                  Meta(max_length=64)] | None = None
+    spec: _SpecCopy | None = None  # the runner's copy of the spec
     # the cluster node that made it (kit.runs.executing.on_node.facts)
-    node: Optional[Annotated[dict[Name, Union[Text, int, None]], Meta(max_length=64)]] = None
+    node: Annotated[dict[Name, Text | int | None], Meta(max_length=64)] | None = None
     # the container image it ran in (kit.runs.executing.attempt): its id, base and release
-    image: Optional[Annotated[dict[Name, Union[Text, None, Annotated[
-        list[Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]], Meta(max_length=128)]]],
-        Meta(max_length=16)]] = None
+    image: Annotated[dict[Name, Text | None | Annotated[
+        list[Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]], Meta(max_length=128)]],
+        Meta(max_length=16)] | None = None
 
 
 def decode_manifest(raw) -> dict:

@@ -14,10 +14,14 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from functools import lru_cache
+from functools import cache
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from .errors import NotFound
+
+if TYPE_CHECKING:  # spec imports this registry (its env rule): the type only, for annotations
+    from .spec import RunSpec
 
 # what the two runs of a pair differ in, which decides how a factor's rows are read
 NOTHING = "nothing"          # the null experiment: any difference is a defect
@@ -249,7 +253,7 @@ def spec_env() -> dict:
     return {var: _env_form(form) for f in _FACTORS.values() for var, form in f.sets_env}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _env_form(form: str):
     return re.compile(form)
 

@@ -47,9 +47,3 @@ def keeping_signal_handlers():
             signal.signal(s, handler)
 
 
-def group_members(pgid: int) -> list:
-    """The ids of the processes in process group ``pgid`` now (zombies left out: they hold no
-    resources and end when reaped)."""
-    from .tether import table
-
-    return [pid for pid, _, group in table() if group == pgid]

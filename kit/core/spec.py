@@ -149,7 +149,7 @@ class RunSpec:
     def seed_dict(self) -> dict:
         return dict(self.seeds)
 
-    def with_(self, **changes) -> "RunSpec":
+    def with_(self, **changes) -> RunSpec:
         return replace(self, **changes)
 
     def worker_json(self) -> str:
@@ -163,11 +163,11 @@ class RunSpec:
                            **({"split": self.split} if self.split >= 0 else {})})
 
     @classmethod
-    def from_json(cls, text: str) -> "RunSpec":
+    def from_json(cls, text: str) -> RunSpec:
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunSpec":
+    def from_dict(cls, d: dict) -> RunSpec:
         """A spec from its JSON form; a field an older kit did not write takes its default."""
         d = dict(d, seeds=tuple(tuple(p) for p in d["seeds"]), env=tuple(tuple(p) for p in d["env"]))
         return cls(**d)

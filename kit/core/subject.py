@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..worker.pipeline import KINDS, SEED_NAMES
 

@@ -16,7 +16,7 @@ def bounded(call, seconds: float, what: str):
     def call_it():
         try:
             box["answer"] = call()
-        except BaseException as e:  # handed to the caller's thread
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             box["error"] = e
 
     t = threading.Thread(target=call_it, daemon=True, name="kit-bounded-call")

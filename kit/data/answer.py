@@ -29,9 +29,9 @@ class Answer:
 
     def __init__(self, per_organism: int, usable, page_size: int):
         self.per_organism, self.usable, self.page_size = per_organism, usable, page_size
-        self._first = {}  # accession -> (taxid, page) where it was first seen
+        self._first: dict = {}  # accession -> (taxid, page) where it was first seen
 
-    def organism(self, taxid: int, name: str, total: int) -> "Tally":
+    def organism(self, taxid: int, name: str, total: int) -> Tally:
         return Tally(self, taxid, name, total)
 
 

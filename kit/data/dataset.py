@@ -78,10 +78,11 @@ class Dataset:
             **{k: v for k, v in self.meta.items() if k != "removed_ids"},
         }
 
-    def head(self, n: int) -> "Dataset":
+    def head(self, n: int) -> Dataset:
         """The first n records of the split order, re-cut: the paper's 'first 6,000 of a shuffled pool'."""
         if not 0 < n <= self.n:
-            raise KitError(f"--n {n:,}: dataset {self.name!r} holds {self.n:,} proteins, so --n is at most {self.n:,} (an imported dataset's bound is its size)")  # noqa: E501
+            raise KitError(f"--n {n:,}: dataset {self.name!r} holds {self.n:,} proteins, so --n "
+                           f"is at most {self.n:,} (an imported dataset's bound is its size)")
         if n == self.n:
             return self
         if self.meta.get("split") == "homology":  # its first n: train alone, re-cut 2:1

@@ -31,7 +31,7 @@ class Limits:
     backoff_s: float = 1.0
 
     @classmethod
-    def from_env(cls, **over) -> "Limits":
+    def from_env(cls, **over) -> Limits:
         env = {"deadline_s": "KIT_FETCH_DEADLINE", "retry_after_max_s": "KIT_FETCH_RETRY_AFTER_MAX",
                "page_s": "KIT_FETCH_PAGE_DEADLINE"}
         values = {}

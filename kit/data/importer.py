@@ -199,20 +199,6 @@ def _read(path, sink) -> None:
                        f"{_shown([first])})")
 
 
-def read_records(path, keep_rejects: bool = False):
-    """[(accession, sequence, label, organism)] from a TSV or FASTA file, residues unchecked.
-
-    Every row is a record or a rejection; with ``keep_rejects`` returns (records, how many rows
-    were rejected) instead of refusing the file on the first rejected row.
-    """
-    with Sink(Path(path), check=False, keep_going=keep_rejects) as sink:
-        _read(Path(path), sink)
-        if sink.rejects and not keep_rejects:
-            sink.refuse_rejects()
-        records = list(zip(*sink.columns()))
-    return (records, sink.rejects) if keep_rejects else records
-
-
 def _check_classes(ds: Dataset, path):
     if ds.n < MIN_RECORDS:
         raise KitError(f"{path}: {ds.n} usable records; the pipeline needs at least {MIN_RECORDS} "

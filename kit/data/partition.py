@@ -35,7 +35,7 @@ class Graph:
     distance: np.ndarray
 
     @classmethod
-    def of(cls, n: int, i, j, distance) -> "Graph":
+    def of(cls, n: int, i, j, distance) -> Graph:
         """The graph of these pairs: self-pairs dropped, each pair once at its smallest distance,
         in (i, j) order (the order GraphPart meets them in); indices outside 0..n-1 refused."""
         i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)

@@ -92,7 +92,8 @@ class Sink:
     def _flush(self) -> None:
         try:
             if self._files is None:
-                self._files = {k: tempfile.TemporaryFile(dir=self.spill_dir)
+                # open until the sink is closed: the spilled batches are read back from them
+                self._files = {k: tempfile.TemporaryFile(dir=self.spill_dir)  # noqa: SIM115
                                for k in (*_TEXT, "lines")}
             for key, col in zip(_TEXT, self._batch):
                 if col:
@@ -147,7 +148,7 @@ class Sink:
         met = set(hashes[1:][hashes[1:] == hashes[:-1]].tolist())
         if not met:
             return
-        first = {}
+        first: dict = {}
         for i, acc in enumerate(ids):
             if hash(acc) in met:
                 if acc in first:

@@ -37,7 +37,7 @@ class Strings:
         self._buf, self._off, self._hash = buf, off, None
 
     @classmethod
-    def from_file(cls, f, order=None, window: int = 2 ** 25) -> "Strings":
+    def from_file(cls, f, order=None, window: int = 2 ** 25) -> Strings:
         """The rows of the open binary file ``f`` (each ended by b"\\n", UTF-8), in ``order`` (file
         order when None): read ``window`` bytes at a time and each row copied into its place in
         one buffer, so that the peak is that buffer and a window, never the file twice."""
@@ -66,7 +66,7 @@ class Strings:
             lo = hi
         return out
 
-    def take(self, order) -> "Strings":
+    def take(self, order) -> Strings:
         """The rows in ``order`` (an array of row positions)."""
         return _gather(self._buf, self._off[:-1], self._off[1:], order)
 

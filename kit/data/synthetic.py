@@ -101,7 +101,7 @@ def generate(n=6000, seed=SEED):
             if not 60 <= len(s) <= 700:
                 continue
             label = positive ^ (rng.random() < _LABEL_NOISE)
-            ids.append("SYN%05d" % len(seqs))
+            ids.append(f"SYN{len(seqs):05d}")
             seqs.append("".join(letters[s]))
             labels.append(int(label))
             orgs.append(ORGANISMS[m])

@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import numpy as np
@@ -201,7 +201,7 @@ def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Pr
             made.append(tmp)
             m = fetch_organism(fetcher, url, taxid, tmp, protocol, answer=answer,
                                on_page=lambda d, t, _id=taxid, _n=name: on_progress(_id, _n, d, t))
-            m["accessed"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            m["accessed"] = datetime.now(UTC).isoformat(timespec="seconds")
             m["name"] = name
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1))
             organisms[taxid], complete[taxid] = m, tmp
@@ -294,7 +294,7 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
             rows, bad = _parse_rows(body.decode("utf-8"))
             tally.page(rows, bad)
             malformed += bad
-            for acc, org, seq, tm in rows:
+            for acc, _org, seq, tm in rows:
                 if not set(seq) <= _STANDARD:
                     nonstandard += 1
                 elif not protocol.min_len <= len(seq) <= protocol.max_len:

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import subprocess
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from functools import lru_cache
 from pathlib import Path
 
@@ -72,7 +72,7 @@ def add(name: str, python: str) -> dict:
     version = tuple(int(x) for x in facts["python"].split(".")[:2])
     if version < _MIN_PYTHON:
         raise KitError(f"{python} is Python {facts['python']}; the worker needs 3.9 or later")
-    entry = {"python": str(path), "added": datetime.now(timezone.utc).isoformat(),
+    entry = {"python": str(path), "added": datetime.now(UTC).isoformat(),
              "facts": _summary(facts)}
     if not uses(entry["facts"]):
         raise KitError(f"{python} has numpy but neither scipy with scikit-learn (the pipeline) "

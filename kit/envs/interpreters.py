@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import threading
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..core import children
@@ -99,7 +99,7 @@ def find_python(minor: str, arch: str | None, plat: Platform, install: bool = Fa
         return _found(minor, arch, plat, install)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _found(minor: str, arch: str | None, plat: Platform, install: bool = False) -> str | None:
     want_machine = arch or plat.machine
     prefix = arch_prefix(arch, plat)

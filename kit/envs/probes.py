@@ -146,7 +146,7 @@ def _unpinned(d: ProbeDef, text: str) -> str | None:
         m = _MARKER.search(text)
         ok = m is not None and f"{m.group(1)}.{m.group(2)}" == d.version
     else:
-        pins = re.findall(r'"%s\s*==\s*([^"]*)"' % re.escape(d.package), text, re.I)
+        pins = re.findall(rf'"{re.escape(d.package)}\s*==\s*([^"]*)"', text, re.I)
         ok = pins == [d.version]
     return None if ok else f"pyproject.toml does not pin {d.package} {d.version}"
 
@@ -194,7 +194,7 @@ def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str
     if package == PYTHON:
         text = _python_pinned(base, text, version)
     else:
-        pin = re.compile(r'"(%s)\s*==\s*[^"]*"' % re.escape(package), re.I)
+        pin = re.compile(rf'"({re.escape(package)})\s*==\s*[^"]*"', re.I)
         if len(pin.findall(text)) != 1:
             raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has "
                            f'no "{package}==..." line): it cannot be scanned')

@@ -16,6 +16,7 @@ from ..core.errors import HttpStatus, KitError, Unreachable
 from ..core.paths import subdir
 from ..worker.names import did_you_mean
 from ..core.small_files import read_small
+from datetime import UTC
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -105,10 +106,10 @@ def release_list(package: str, limits=None) -> tuple:
             raise
         return kept["versions"], ("the package index is not reachable; using the release list "
                                   f"of {kept['listed'][:10]}")
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     doc = {"index": index_url(), "package": package, "versions": listed,
-           "listed": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+           "listed": datetime.now(UTC).isoformat(timespec="seconds")}
     try:
         write_bytes(path, json.dumps(doc, indent=1).encode())
     except KitError:  # a read-only KIT_HOME or a full disk: the list is good, only not kept

@@ -169,9 +169,7 @@ class KitApp(App):
         in_field = isinstance(self.focused, Input)
         if action in ("tab", "quit_app", "help", "toggle_dark") and in_field:
             return False
-        if action == "leave_field" and not in_field:
-            return False
-        return True
+        return action != "leave_field" or in_field
 
     # -- actions ----------------------------------------------------------------------------
     @guarded

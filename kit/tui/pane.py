@@ -3,11 +3,16 @@ thread), and name the widget keys go to."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import Vertical
 from textual.message import Message
 
 from ..core.errors import KitError
 from .errors import guarded, say
+
+if TYPE_CHECKING:  # the app imports every pane
+    from .app import KitApp
 
 
 class _Failed:
@@ -19,8 +24,12 @@ class _Failed:
 
 
 class Pane(Vertical):
-    MAIN = None   # the selector of the widget focused when the tab opens
-    LEAVE = None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
+    MAIN: str | None = None   # the selector of the widget focused when the tab opens
+    LEAVE: str | None = None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
+
+    if TYPE_CHECKING:  # a pane lives in kit's app alone, whose state (store, subject...) it reads
+        @property
+        def app(self) -> KitApp: ...  # type: ignore[override]  # (a narrower App)
 
     class Loaded(Message):
         """From a pane's reading worker to the pane: what ``read`` returned, for ``draw``."""

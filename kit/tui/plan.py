@@ -352,8 +352,6 @@ def _summary(p, width: int) -> str:
 def _fitted(line, items: list, width: int) -> str:
     """``line(text of items)`` with as many of ``items`` as fit SUMMARY_LINES lines of
     ``width`` (the rest counted: "+3 more")."""
-    from rich.console import Console
-    from rich.text import Text
 
     for keep in range(len(items), -1, -1):
         rest = len(items) - keep

@@ -15,7 +15,6 @@ from textual.worker import get_current_worker
 from ..core.errors import KitError
 from ..core.logs import bug_line
 from ..core.machine_errors import machine_state
-from ..views.quoting import markup
 from .pane import Pane
 
 

@@ -29,7 +29,7 @@ def _name(s: str, e) -> str:
 def _outputs_text(e, head: str) -> str:
     """A lab file's pair: which outputs differ and which agree (nothing is cross-fed: the
     release scan, when there is one, says where each changes)."""
-    by = {}
+    by: dict = {}
     for s, o in e.stages.items():
         by.setdefault(o.origin, []).append(s)
     if not by.get("differs"):
@@ -49,7 +49,7 @@ def pair_text(e) -> str:
     head = f"{e.label} (run {e.a[:12]} -> {e.b[:12]}): "
     if _of_file(e):
         return _outputs_text(e, head)
-    by = {}
+    by: dict = {}
     for s, o in e.stages.items():
         by.setdefault(o.origin, []).append(s)
     if set(by) <= {"identical"}:

@@ -179,7 +179,7 @@ def _environment_groups(rows: list) -> list:
     within a factor of 1.5 of each other share one line (their labels would overprint)."""
     pts = sorted((r.emb_rel_max, r.factor) for r in rows
                  if (f := factors.get(r.factor)) and f.environmental and r.emb_rel_max)
-    groups = []
+    groups: list = []
     for x, name in pts:
         if groups and x <= groups[-1][0] * 1.5:
             groups[-1][1].append(name)
@@ -381,7 +381,8 @@ def plot_output_verdicts(v: dict, order=()) -> bytes | None:
                              height_ratios=[len(acc) + 2, len(verdicts) + 2] if verdicts else None,
                              layout="constrained", squeeze=False)
     _strip(axes[0][0], acc, lambda m: colour[m],
-           f"accuracy against {_text(v['truth'])} (each run a point)", lambda label, pts: f"{_span([x for x, _ in pts])} ({len(pts)} runs)")
+           f"accuracy against {_text(v['truth'])} (each run a point)",
+           lambda label, pts: f"{_span([x for x, _ in pts])} ({len(pts)} runs)")
     axes[0][0].set_title(f"{_text(v['name'])}: each model's accuracy in the runs of each factor",
                          fontsize=10)
     if verdicts:

@@ -46,19 +46,6 @@ def markdown(name) -> str:
                    for c in text)
 
 
-def markdown_block(text: str) -> str:
-    """``text`` (kit's lines, names in them) as a fenced code block it cannot end: the fence is
-    longer than any run of backticks inside (CommonMark), control characters but the line
-    breaks made visible."""
-    text = _visible(text, keep="\n")
-    run = longest = 0
-    for c in text:
-        run = run + 1 if c == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
-
-
 def html(name) -> str:
     """``name`` as HTML text or an attribute's value: <, >, &, and both quotes escaped."""
     return _html.escape(str(name), quote=True)

@@ -7,16 +7,13 @@ file's by output (two), each beside the report.md and report.html they are writt
 
 from __future__ import annotations
 
-import base64
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
-from tabulate import tabulate
 
 from ..analysis.compare import ALL_MODELS
 from ..core.atomic import out_folder, write_bytes
 from ..core.numbers import fmt
 from ..core.version import __version__
-from . import quoting
 from .writers import HTML, MARKDOWN, html_page
 from .explain import stored_lines
 from .homology import LEAK_HEAD, VERDICT_HEAD as HOMOLOGY_HEAD, clustering_line, closing, leak_cells
@@ -58,7 +55,7 @@ def _verdict_rows(rep):
 
 def _env_rows(runs: list):
     """One row per distinct measured environment, with how many runs it made."""
-    seen = {}
+    seen: dict = {}
     for stack, e in runs:
         blas = blas_text(e.get("threadpools"), e.get("blas_build"))
         key = (stack, e["python"], e["machine"] + (" (Rosetta)" if e.get("rosetta") else ""),
@@ -125,7 +122,7 @@ def _sections(r: dict, w):
     rel = f", UniProt release {ds['release']}" if ds.get("release") else ""
     out = [heading(1, f"Reproducibility budget{tag}"),
            para(f"Dataset {ds.get('name')} ({ds.get('rows')} proteins, {ds.get('test')} test{rel}; "
-                f"sha256 {ds.get('sha256', '')[:16]}). Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
+                f"sha256 {ds.get('sha256', '')[:16]}). Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
                 f"by kit {__version__}. Every number below is read from the stored runs.")]
     out += [heading(2, "What to pin first")]
     out += [fmt_table([[i + 1, x["factor"], x["level"], fmt(x["reach_seed_units"]), x["pairs"]]
@@ -227,11 +224,6 @@ def _output_sections(b: dict, v: dict, a: dict, w, homology=None, plots=None) ->
         out.append(w.bullets([f"{_CAPTIONS[n]}: not drawn, {_NOT_DRAWN[n]}"
                               for n, d in plots.items() if not d]))
     return out
-
-
-def outputs_report_md(b: dict, v: dict, a: dict) -> str:
-    """report.md of a pipeline file without its homology and figures (every name quoted)."""
-    return MARKDOWN.joined(_output_sections(b, v, a, MARKDOWN)) + "\n"
 
 
 def _by_outputs(rec, tell) -> tuple:

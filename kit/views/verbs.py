@@ -185,7 +185,7 @@ def explain_page(rec, as_json: bool = False, skipped: str | None = None) -> Page
     if as_json:
         return Page(json_text({"factor": result["factor"],
                                "pairs": [e.to_json() for e in result["pairs"]],
-                               "skipped": [{"label": l, "why": w} for l, w in result["skipped"]],
+                               "skipped": [{"label": lb, "why": w} for lb, w in result["skipped"]],
                                "unscanned": result["unscanned"], "not_run": left}))
     return Page(explain_text(result, left) + "\n")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from tabulate import tabulate
 

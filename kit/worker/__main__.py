@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from typing import BinaryIO
 
 
 def _probe(n=1200, repeats=4):
@@ -56,8 +57,10 @@ def _die_with_parent():
     threading.Thread(target=watch, daemon=True).start()
 
 
-_CHANNEL = None   # where the worker answers kit (KIT_CHANNEL's pipe), never fd 1
-_REQUESTS = None  # where a serving worker reads kit's requests (its stdin as started)
+# where the worker answers kit (KIT_CHANNEL's pipe), never fd 1; where a serving worker reads
+# kit's requests (its stdin as started)
+_CHANNEL: BinaryIO | None = None
+_REQUESTS: BinaryIO | None = None
 
 
 def _take_channel():
@@ -95,6 +98,7 @@ def _take_channel():
 
 def _say(obj) -> None:
     """One JSON line on kit's channel."""
+    assert _CHANNEL is not None, "the channel is opened before anything is said"
     _CHANNEL.write((json.dumps(obj, sort_keys=True) + "\n").encode())
     _CHANNEL.flush()
 
@@ -282,7 +286,8 @@ def _serve():
             answer = {"ok": True}
         except _Usage as e:  # one line says it all (a lab pipeline's traceback is in its log)
             answer = {"ok": False, "error": str(e), "tail": []}
-        except Exception as e:  # the run failed; the worker lives on for the next one
+        except Exception as e:  # noqa: BLE001
+            # the run failed; the worker lives on for the next one
             tail = traceback.format_exc().strip().splitlines()[-20:]
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}", "tail": tail}
         finally:
@@ -353,7 +358,8 @@ if __name__ == "__main__":
         status = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
         if e.code is not None and not isinstance(e.code, int):
             sys.stderr.write(f"{e.code}\n")
-    except BaseException:  # kit's own failure: its traceback, as Python would print it
+    except BaseException:  # noqa: BLE001
+        # kit's own failure: its traceback, as Python would print it
         import traceback
 
         traceback.print_exc()

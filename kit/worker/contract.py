@@ -113,13 +113,15 @@ def load(path, name=None) -> Contract:
 
 def _import(path, name, sha) -> Contract:
     spec = importlib.util.spec_from_file_location("kit_user_pipeline_" + sha[:16], path)
+    assert spec is not None and spec.loader is not None  # a path ending .py always has both
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and pickling look their module up by name
     try:
         with _as_script(path):
             spec.loader.exec_module(module)
-    except BaseException as e:  # the file raised while imported (SyntaxError, sys.exit,
-        #                         KeyboardInterrupt too: no Ctrl-C of kit reaches a worker)
+    except BaseException as e:  # noqa: BLE001
+        # the file raised while imported (SyntaxError, sys.exit, KeyboardInterrupt too: no Ctrl-C of
+        # kit reaches a worker)
         del sys.modules[spec.name]
         raise _failed(e, path, name, "importing it") from None
     seeds = check_seeds(name, getattr(module, "SEEDS", None))
@@ -154,9 +156,10 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         raise ContractError(unknown(f"{name}: run read seeds[", e.args[0], c.seeds,
                                     f" (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})",
                                     "], which SEEDS does not name")) from None
-    except BaseException as e:  # a sys.exit, argparse's exit or a KeyboardInterrupt the
-        #                         pipeline raised itself (kit's Ctrl-C never reaches a worker:
-        #                         it runs in a session of its own) ends the run, not the worker
+    except BaseException as e:  # noqa: BLE001
+        # a sys.exit, argparse's exit or a KeyboardInterrupt the pipeline raised itself (kit's
+        # Ctrl-C never reaches a worker: it runs in a session of its own) ends the run, not the
+        # worker
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
@@ -308,7 +311,7 @@ def _as_script(path):
         sys.argv = saved
 
 
-def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFailed:
+def _failed(e: BaseException, path: str, name: str, where: str | None) -> PipelineFailed:
     """One line for an exception the pipeline raised: its last frame in the pipeline file
     (the line the user edits; the innermost frame may be a library's), and the full text."""
     text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
@@ -326,7 +329,8 @@ def _failed(e: BaseException, path: str, name: str, where: str) -> PipelineFaile
         at = name
     try:  # every line of it: "shape mismatch:" alone said nothing of the shapes
         msg = one_line(str(e))
-    except Exception:  # its __str__ raised: the type and the place still say what happened
+    except Exception:  # noqa: BLE001
+        # its __str__ raised: the type and the place still say what happened
         msg = "(its message could not be read: str() of it raised)"
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy

@@ -26,7 +26,8 @@ def closest(name, known) -> list:
     """The known names nearest ``name``, nearest first: a slip of case or of a letter or two.
     Those within MARGIN of the nearest (at most NEAREST): "seeed" finds seed, not seed:svd too.
     Names of one family (seed:NAME) are compared by what follows the family's "seed:", which
-    would make any two of them look alike, and the family's own name is not offered. Only the first 60 characters of ``name`` are read:
+    would make any two of them look alike, and the family's own name is not offered. Only the first
+    60 characters of ``name`` are read:
     difflib is quadratic."""
     text = str(name)[:60].lower()
     family, _, rest = text.rpartition(":")

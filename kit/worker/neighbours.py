@@ -150,7 +150,7 @@ def _top_desc(S, k):
     starts = np.arange(0, n, max(1, n // k))
     chunk_max = np.maximum.reduceat(S, starts, axis=1)
     t = -np.partition(-chunk_max, k - 1, axis=1)[:, k - 1:k]
-    rows, cols = np.nonzero(S >= t)  # NaN never passes: such rows fall back below
+    rows, cols = np.nonzero(S >= t)  # noqa: SIM300 (S is an array)  NaN never passes: such rows fall back below
     counts = np.bincount(rows, minlength=nrows)
     out = np.empty((nrows, k), dtype=np.intp)
     short = counts < k  # only possible with NaN in the row; the full sort decides there

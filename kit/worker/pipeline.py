@@ -48,7 +48,7 @@ def kmer_counts(seqs, k=K):
     n = len(seqs)
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=n)
     if np.any(lengths < k):
-        raise ValueError("every sequence needs at least %d residues" % k)
+        raise ValueError(f"every sequence needs at least {k} residues")
     x = _LUT[np.frombuffer("".join(seqs).encode("ascii"), dtype=np.uint8)]
     if np.any(x < 0):
         raise ValueError("sequences may hold only the 20 standard amino acids")
@@ -154,7 +154,7 @@ def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None
     Ea, sva = timed("svd_arpack", truncated_svd, X, "arpack", seeds["svd"])
     out.update({"svd_arpack": Ea, "svd_arpack.sv": sva})
     if embedding not in ("randomized", "arpack"):
-        raise ValueError("unknown embedding %r" % embedding)
+        raise ValueError(f"unknown embedding {embedding!r}")
     D = Ea if embedding == "arpack" else E
     _models(D, y, n_train, seeds, out, timed, jobs)
     return out, timings
@@ -193,7 +193,7 @@ def run_fed(inputs, labels, n_train, feed, dtype="float64", svd_iters=5, seeds=N
     make; returns ({stage: ndarray}, {stage: (wall_s, cpu_s)}). Fed a run's own arrays, it
     reproduces that run's later stages bit for bit."""
     if feed not in FEEDS:
-        raise ValueError("unknown feed %r" % feed)
+        raise ValueError(f"unknown feed {feed!r}")
     seeds = dict.fromkeys(SEED_NAMES, 0) if seeds is None else dict(seeds)
     y = np.asarray(labels, dtype=np.int64)
     n = len(y)
@@ -261,7 +261,7 @@ def perturb(E, how):
     kind, eps, draw = how.split(":")
     eps = float(eps)
     if kind != "noise":
-        raise ValueError("unknown perturbation %r" % how)
+        raise ValueError(f"unknown perturbation {how!r}")
     if eps == 0:
         return E.copy()  # exactly the base embedding: the sweep's own null experiment
     z = np.random.default_rng(int(draw)).standard_normal(E.shape)

@@ -1,7 +1,8 @@
 """A pipeline that prints a line, then ends its process as crashed lab code does, by the way
 KIT_TEST_CRASH names: "exit" (a C library's exit(3)) or "segfault" (a C extension reading
 address 0: SIGSEGV) or "killpg" (SIGTERM to its own process group, as a tool's cleanup
-does: the tether that leads the group gets it too). kit says the run, the exit code or signal, and the line it printed last
+does: the tether that leads the group gets it too). kit says the run, the exit code or signal, and
+the line it printed last
 (its colours stripped)."""
 
 import ctypes

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from ...core.callbacks import Confirm, Log, OnDone
 from ...runs.store import Store
 from .records import Compared
 
 
-def compare(store: Store, path, files=(), *, jobs: int = 1, log=lambda msg: None,
-            on_done=lambda spec: None, confirm=lambda stacks: True, trust_image: bool = False,
-            trust=lambda images: False) -> Compared:
+def compare(store: Store, path, files=(), *, jobs: int = 1, log: Log = lambda msg: None,
+            on_done: OnDone = lambda spec: None, confirm: Confirm[list] = lambda stacks: True,
+            trust_image: bool = False, trust: Confirm[list] = lambda images: False) -> Compared:
     """Rerun the runs of the bundle at ``path`` here and say how far they differ
     (kit.app.reproduce.compare_bundle: kit's own runs by stage and verdict, a pipeline file's
     output by output, ``files`` the pipeline files its runs were made with). ``log(msg)``: what

@@ -126,13 +126,3 @@ def file_stacks(names, stack: str, plat, host: bool = False, built: bool = False
         else:
             out.append(stack)
     return [n for n in dict.fromkeys(out) if host or n != HOST]
-
-
-def file_factors(info: dict, plat=None) -> list:
-    """The factors pipeline file ``info`` takes, as kit's own are listed (kit.runs.planning.
-    offers): [{factor, description, available, reason}], seed:NAME for each of its SEEDS,
-    precision only runnable when its run takes a dtype, the stack factors as here."""
-    from ...core.subject import of_pipeline
-    from ...runs.planning.offers import offered
-
-    return [o.to_json() for o in offered(of_pipeline(info), plat)]

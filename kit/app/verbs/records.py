@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from ...core.errors import Refused
 from ...core.subject import Subject
-from ..selection import pipeline_info_of
 
 
 class BadOption(Refused):
@@ -96,11 +95,6 @@ class Export:
     """The runs an export of the subject carries (in order, each once)."""
     subject: Subject
     ids: tuple
-
-
-def info_of(subject: Subject) -> dict:
-    """A pipeline Subject as the info dict the lab analysis takes (until it takes a Subject)."""
-    return pipeline_info_of(subject)
 
 
 def kit_factor_names(names) -> tuple:

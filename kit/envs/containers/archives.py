@@ -11,7 +11,6 @@ count and size is bounded. Only then is it loaded, under a tag of kit's own.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import re

@@ -19,7 +19,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ...core.atomic import write_bytes
@@ -157,7 +157,7 @@ def build(rt: Runtime, stack: str, lock_dir: Path, lock_sha256: str, python: str
                "glibc": base_rec["glibc"], "os_packages": base_rec["packages"],
                "os_packages_sha256": base_rec["packages_sha256"], "lock_sha256": lock_sha256,
                "interpreter": exe, "python_prefix": prefix, "runtime": rt.as_dict(),
-               "built": datetime.now(timezone.utc).isoformat(),
+               "built": datetime.now(UTC).isoformat(),
                "build_s": round(time.monotonic() - started, 3)}
         if again:
             return rec

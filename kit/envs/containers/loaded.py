@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ...core.atomic import write_bytes
@@ -64,6 +64,6 @@ def load(rt: Runtime, stack: str, archive: Path, recipe: dict, bundle_sha256: st
     out = name(stack, checked["id"])
     rec = {**recipe, "stack": stack, "id": checked["id"], "diff_ids": checked["diff_ids"],
            "bundle_sha256": bundle_sha256, "archive_bytes": checked["bytes"],
-           "loaded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+           "loaded": datetime.now(UTC).isoformat(timespec="seconds")}
     write_bytes(_folder() / f"{out}.json", json.dumps(rec, indent=1).encode())
     return out

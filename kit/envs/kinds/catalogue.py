@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ...core import children
@@ -184,7 +184,7 @@ class CatalogueStack(StackKind):
                 raise Failed(f"stack {d.name}: {why}", reason=why)
             # its size and time: the rate an estimate of the next builds reads (build_time)
             marker = {"lock_sha256": lock_sha, "python": got[0], "machine": got[1],
-                      "interpreter": python, "built": datetime.now(timezone.utc).isoformat(),
+                      "interpreter": python, "built": datetime.now(UTC).isoformat(),
                       "build_s": round(time.monotonic() - started, 3),
                       "download_bytes": self.download_bytes(plat) or 0}
             write_bytes(venv / MARKER, json.dumps(marker, indent=1).encode())

@@ -251,7 +251,7 @@ class LoadedStack(ContainerStack):
     def status(self, plat):
         st, why = super().status(plat)
         if st == "broken":  # removed from podman's store: loading it again is the way back
-            why = (f"its image is no longer in podman's store; `kit compare BUNDLE --trust-image`"
+            why = ("its image is no longer in podman's store; `kit compare BUNDLE --trust-image`"
                    " loads it again")
         return st, why
 

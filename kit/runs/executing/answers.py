@@ -60,8 +60,10 @@ def check_rows(executor, stack_names: list) -> list:
             mine[name] = stack_kind(name).runnable().identity
         except KitError:
             pass
-    ask = lambda fn, *a: bounded(lambda: executor.client.run(fn, *a), 600,  # noqa: E731
-                                 f"the workers of {executor.target}")
+    def ask(fn, *a):
+        return bounded(lambda: executor.client.run(fn, *a), 600,
+                       f"the workers of {executor.target}")
+
     theirs = ask(node.stacks, list(mine))
     pools = ask(node.threadpools)
     rows = []

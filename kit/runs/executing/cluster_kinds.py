@@ -118,12 +118,13 @@ def _answers(address: str, seconds: float) -> None:
 
     try:
         asyncio.run(asyncio.wait_for(handshake(), seconds))
-    except (TimeoutError, asyncio.TimeoutError):  # Dask's own connect timeout is an OSError
+    except TimeoutError:  # Dask's own connect timeout is an OSError
         raise KitError(f"{address} did not answer as a Dask scheduler within {seconds:.0f} s") \
             from None
     except OSError:
         raise  # nothing listens there, or it hung up: DaskExecutor says it cannot reach it
-    except Exception as e:  # it answered, not in Dask's protocol: an SSH server's greeting
+    except Exception as e:  # noqa: BLE001
+        # it answered, not in Dask's protocol: an SSH server's greeting
         # read as frame sizes asked numpy for exabytes (MemoryError)
         raise KitError(f"{address} did not answer as a Dask scheduler (its answer is not "
                        f"Dask's: {type(e).__name__})") from None
@@ -286,7 +287,8 @@ class SSHKind(ClusterKind):
                                                  "env": env, "preload": [PRELOAD], **net})
         except (OSError, RuntimeError, asyncssh.Error) as e:  # unreachable, refused, no key
             raise KitError(f"cannot start Dask over SSH on {c['hosts'][0]}: {e}") from None
-        except Exception as e:  # SSHCluster's own "Worker failed to start": the reason is logged
+        except Exception as e:  # noqa: BLE001
+            # SSHCluster's own "Worker failed to start": the reason is logged
             raise KitError(f"cannot start Dask over SSH on {', '.join(c['hosts'])}: {e} (the "
                            f"remote side's messages are in {cluster_logs_to_file()})") from None
         return cluster, cluster.scheduler_address

@@ -97,7 +97,8 @@ def settings() -> dict:
         raw = read_home(path)
         doc = {} if raw is None else tomllib.loads(raw.decode())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)")
+        raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)"
+                       ) from e
     extra = sorted(set(doc) - set(DEFAULTS))
     if extra:
         raise KitError(unknown(f"{path}: no section", extra[0], DEFAULTS,

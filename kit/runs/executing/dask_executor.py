@@ -253,7 +253,8 @@ class DaskExecutor(Executor):
                 raise
             except (OSError, TimeoutError) as e:
                 raise self._lost(e) from None
-            except Exception as e:  # the task itself raised: said as a failed run, not a bug
+            except Exception as e:  # noqa: BLE001
+                # the task itself raised: said as a failed run, not a bug
                 raise RunFailed(f"run {spec.run_id[:12]}: its task raised {type(e).__name__}: "
                                 f"{e}") from None
             finally:
@@ -359,7 +360,8 @@ class DaskExecutor(Executor):
             if thing is not None:
                 try:
                     thing.close(timeout=20)  # bounded: a closing cluster never hangs kit
-                except Exception:  # closing a half-started cluster must not hide the real error
+                except Exception:  # noqa: BLE001
+                    # closing a half-started cluster must not hide the real error
                     pass
         self.client = self.cluster = None
         os.environ.clear()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...worker.names import unknown
-from .job_templates import PRELOAD, RESOURCE
+from .job_templates import RESOURCE
 
 # PRELOAD names this module: `dask worker --preload kit.runs.executing.node_classes`
 PREFIX = "kit-class-"

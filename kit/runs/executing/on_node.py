@@ -209,5 +209,5 @@ def threadpools():
     try:
         fp = fingerprint(stack_kind(HOST).runnable().command)
         return {"threadpools": fp.get("threadpools"), "blas_build": fp.get("blas_build")}
-    except Exception as e:  # a node that cannot start the worker says so in its row
+    except Exception as e:  # noqa: BLE001 - a node that cannot start the worker says so in its row
         return f"cannot start the worker: {e}"

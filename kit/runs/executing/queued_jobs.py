@@ -2,7 +2,7 @@
 
 dask-jobqueue submits a job and then knows nothing of it: a job cancelled while pending, or one
 that fails as it starts (a wrong python, a prologue that exits), never brings its worker, and
-the plan used to wait the whole wait_s and guess why. Here the batch system is asked (only
+a plan would wait the whole wait_s and then guess why. So the batch system is asked (only
 while some job's worker has not joined) what became of each such job; one that left the queue
 is said in one line ("job 123 was cancelled before it started") and submitted again, up to the
 tries a lost worker's run gets. Slurm is asked through squeue, then sacct where accounting is
@@ -361,7 +361,7 @@ class QueuedJobs:
                 continue
             try:
                 new = resubmit(slot, job)
-            except Exception as e:  # the batch system refused it: the slot is spent
+            except Exception as e:  # noqa: BLE001 - the batch system refused it: the slot is spent
                 self.spent[slot] = f"{line}; submitting another failed: {e}"
                 out.append(self.spent[slot])
                 continue

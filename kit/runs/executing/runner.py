@@ -2,7 +2,8 @@
 
 The executor says where a run happens (``LocalExecutor``: a worker subprocess here; the
 cluster executor in kit.runs.executing.dask_executor: a Dask task on a node); the runner is the same for both
-and writes every run it makes (kit.runs.store says who writes what). Temporary folders of dead processes are swept at the start
+and writes every run it makes (kit.runs.store says who writes what). Temporary folders of dead
+processes are swept at the start
 of a plan, and a claim per run id in the store keeps two overlapping plans from running the
 same spec twice.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...core.callbacks import OnDone
 from ...core.errors import KitError
 from ...core.hosts import host_id
 from ...core.paths import subdir
@@ -254,7 +256,7 @@ def _end_runs(futures: list) -> None:
         terminate_workers()
 
 
-def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
+def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done: OnDone | None = None,
             should_stop=None, executor: Executor | None = None) -> list:
     """Run every spec not yet stored (each once, however many pairs share it), the largest
     (threads x expected time) first; resumable. ``dataset``: a Dataset, or the LabData of a lab
@@ -272,7 +274,7 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done=None,
     todo = largest_first([s for s in unique if not store.has_run(s.run_id)], history)
     executor.plan_deadline(run_deadline(executor.timeout, history)[0])
     store.note_dataset(dataset.summary())
-    halted = []  # set when the plan is interrupted: queued runs must not start
+    halted: list = []  # set when the plan is interrupted: queued runs must not start
     stop = lambda: bool(halted) or bool(should_stop and should_stop())  # noqa: E731
     sweep_tmp()
 

@@ -64,11 +64,11 @@ class _Warm:
             line = b""
         except launch.PastDeadline:
             self.worker.kill()
-            raise self._with_printed(timed_out(spec, timeout))
+            raise self._with_printed(timed_out(spec, timeout)) from None
         except launch.TooLong as e:
             self.worker.kill()  # what follows can no longer be matched to requests
             raise self._with_printed(WorkerFailed(
-                f"the warm worker in stack {spec.stack!r} answered with {e}"))
+                f"the warm worker in stack {spec.stack!r} answered with {e}")) from e
         if not line:  # the process is gone: said as a fresh process's failure would be
             self.worker.kill(grace=5)  # its own status, once its tether has ended the rest
             gone = subprocess.CompletedProcess([], self.proc.wait(), "", self.worker.tail(wait=5))

@@ -163,9 +163,8 @@ def accelerator(plat: Platform, device: str | None, stack: str | None = None) ->
 def torch_target(factor, plat, opts) -> tuple:
     """(the torch stack, the device compared with the CPU, or "cpu" for the other factors)."""
     name = opts.torch_stack
-    if name:
-        if not stack_kind(name).devices():  # an unknown name raises here, with the fix
-            raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
+    if name and not stack_kind(name).devices():  # an unknown name raises here, with the fix
+        raise KitError(f"stack {name} has no torch; `kit stacks` lists the ones that do")
     device = accelerator(plat, opts.device, name) if factor == "torch-device" else "cpu"
     return (name or torch_stack(plat, device)), device
 
@@ -174,7 +173,7 @@ def torch_thread_counts(opts) -> list:
     """The thread counts torch-threads compares with 1: those of --threads (default 2, 4, 8)
     that where the runs go offers, this machine's cores or, on a cluster, its smallest
     worker's. Known from the options alone, so none fitting is refused before a stack is
-    built (it was once the torch stack had been built, 16-28 s in)."""
+    built, not 16-28 s into building the torch stack."""
     cores = len(default_threads(opts.cores))
     counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
     if not counts:

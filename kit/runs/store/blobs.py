@@ -47,7 +47,7 @@ def not_regular(mode: int) -> str | None:
     return f"not a regular file but {kind}: never opened"
 
 
-def _ident(path: Path) -> str | None:
+def _ident(path: str | Path) -> str | None:
     try:
         st = os.lstat(path)  # a link is not followed: the store's own files are never links
     except OSError:
@@ -188,7 +188,7 @@ class Blobs:
     def _remembered(self, key: str, ident: str) -> bool:
         return self.index.verified_ident(key) == ident
 
-    def _remember(self, key: str, path: Path, noted: list | None = None) -> None:
+    def _remember(self, key: str, path: str | Path, noted: list | None = None) -> None:
         if noted is None:
             self.index.note_verified(key, _ident(path))
         else:  # written by the caller, in the transaction that indexes the run
@@ -222,7 +222,7 @@ class Blobs:
         here, why = self._verified(key, sha, dtype, shape, noted=noted)
         return here and why is None
 
-    def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray:
+    def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray | None:
         """The verified array; DamagedArray (naming ``what``, the file and the repair) if not."""
         path = self._file(key)
         ident = _ident(path)
@@ -269,16 +269,6 @@ class Blobs:
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         os.replace(src, dest)  # same file system: atomic; replaces a damaged copy
         self._remember(key, dest, noted)
-
-    def put_bytes(self, data: bytes, key: str, sha: str, dtype: str, shape) -> None:
-        """Write verified bytes (a bundle's); an existing copy is kept only if it verifies."""
-        from ...core.atomic import write_bytes
-
-        dest = self.path(key)
-        if dest.exists() and self.problem(key, sha, dtype, shape) is None:
-            return
-        write_bytes(dest, data)
-        self._remember(key, dest)
 
     def files(self) -> dict:
         """{key: path} of every array file present."""

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
 
 
 def _canonical(obj) -> bytes:
@@ -21,6 +24,10 @@ def _canonical(obj) -> bytes:
 class Caches:
     """Mixed into the Store: needs ``self.db`` (the locked connection), ``self._tx`` and
     ``self.read_only`` (nothing is cached in a store this user cannot write)."""
+
+    db: Any  # kit.runs.store.locked.LockedConnection: sqlite3's, behind the store's lock
+    read_only: bool
+    _tx: Callable[[], AbstractContextManager[Any]]
 
     def _basis(self, run: str) -> str:
         """What a run's numbers are computed from: its stages' records and its manifest."""

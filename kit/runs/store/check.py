@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...core.errors import KitError
@@ -45,7 +46,8 @@ def _recorded(store: Store):
     except NotKits:  # a damaged host.json: reported by the check, set aside by repair
         pass
     local = {i for i, s in store.sound_specs().items() if s.host in here}
-    recorded, users = {}, {}
+    recorded: dict[str, tuple[str, str, list]] = {}  # {blob: (sha, dtype, shape)}
+    users: dict[str, set[str]] = {}
     for run, _, blob, st in store.stage_records():
         recorded[blob] = (st.sha256, st.dtype, list(st.shape))
         users.setdefault(blob, set()).add(run)
@@ -95,7 +97,7 @@ def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
 
 
 def check_store(store: Store, repair: bool = False, full: bool = True,
-                set_aside: list = ()) -> dict:
+                set_aside: Sequence = ()) -> dict:
     """What is damaged in ``store`` (and, with ``repair``, what was dropped because of it).
 
     ``full`` hashes every array again; otherwise arrays verified since their last change are
@@ -135,9 +137,9 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
                         if p not in shown_home and (why := verify_worker_file(p))}
         records = store.damaged_datasets()  # a summary that is not JSON, or not a summary
         runs = store.damaged_runs()  # a spec that does not hash to its id, a broken manifest
-        drop = {r for b in list(damaged) + list(missing) for r in users[b]} | set(runs)
+        doomed = {r for b in list(damaged) + list(missing) for r in users[b]} | set(runs)
         # torch and perturbed runs trained on a dropped run's embedding go with it
-        drop = sorted(drop | store.runs_trained_on(drop))
+        drop = sorted(doomed | store.runs_trained_on(doomed))
         factors = store.pair_factors(drop) if drop else []
         lost = store.dependents(drop) if drop else {"pairs": 0, "comparisons": 0, "verdicts": 0}
         report = {"arrays": len(recorded), "files": len(files),

@@ -18,7 +18,7 @@ import json
 import os
 import sqlite3
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +45,8 @@ def _where(dataset: str | None, kind: str | None) -> tuple[str, tuple]:
     """The WHERE clause over runs (or datasets, by ``kind`` alone) and its arguments. A row of
     NULL subject (one the migration could not verify) is kept in every kind's: its reader then
     names it damaged, as it did before the column, instead of leaving it out unsaid."""
-    parts, args = [], ()
+    parts: list[str] = []
+    args: tuple[str, ...] = ()
     if dataset:
         parts, args = ["dataset=?"], (dataset,)
     if kind is not None:
@@ -82,7 +83,7 @@ class Store(Caches):
         except BaseException:  # a migration that fails has rolled back: the index is as it was
             self.db.close()
             raise
-        self._seen = {}  # {(run row, *stage rows): StoredRun}: see _verified
+        self._seen: dict[tuple, StoredRun] = {}  # {(run row, *stage rows): run}: see _verified
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
         self.arrays_lock = ArraysLock(self.root / "store.lock")
         self.blobs = Blobs(self.root / "arrays", self)
@@ -258,7 +259,7 @@ class Store(Caches):
         out = {}
         for i, s, k in self.db.execute("SELECT id, spec, subject FROM runs"):
             spec, why = rows.spec_problem(i, s, subject=k)
-            if why is None:
+            if spec is not None:
                 out[i] = spec
         return out
 
@@ -336,7 +337,7 @@ class Store(Caches):
         import platform
 
         node, pid = platform.node(), os.getpid()
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         with self._lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -375,7 +376,7 @@ class Store(Caches):
 
     def pairs(self, dataset: str | None = None) -> list:
         q = ("SELECT p.factor, p.level, p.a, p.b, p.label FROM pairs p JOIN runs r ON r.id = p.a")
-        args = ()
+        args: tuple[str, ...] = ()
         if dataset:
             q, args = q + " WHERE r.dataset=?", (dataset,)
         return [StoredPair(*r) for r in self.db.execute(q + " ORDER BY p.rowid", args)]
@@ -404,7 +405,7 @@ class Store(Caches):
                 raise Damaged(f"the store's record of dataset {rows.shown(str(h))} is damaged "
                               f"({why}); `kit store check --repair` drops it (the next run "
                               "records it anew)")
-            out.append(DatasetSummary.from_summary(k, summary))
+            out.append(DatasetSummary.from_summary(k, summary or {}))
         return out
 
     def damaged_datasets(self) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ...core.caps import stage_bytes, stage_too_big
@@ -27,7 +27,7 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
     beside it never takes the fresh files for orphans; the run's rows and the identities of
     the files just verified go in one transaction, and it returns only once the run is indexed
     with every array in place: a run reported done is stored."""
-    stages = []  # (stage, its file or None: held, sha256, dtype, shape, blob key)
+    stages: list[tuple] = []  # (stage, its file or None: held, sha256, dtype, shape, blob key)
     for stage, info in manifest["stages"].items():
         why = recorded_problem(info["dtype"], text=bool(spec.pipeline))
         if why:  # what is stored must travel: export and import hold the same set
@@ -46,8 +46,9 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
         if why:
             raise KitError(f"stage {stage}: the worker's array does not match its manifest ({why})")
         stages.append((stage, src, sha, dtype, shape, blob))
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    rows, noted = [], []
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    rows: list[tuple] = []
+    noted: list[tuple[str, str | None]] = []
     with store.moving_in():
         gone = [st for st, src, sha, dtype, shape, blob in stages
                 if src is None and not store.blobs.holds(blob, sha, dtype, shape)]

@@ -6,7 +6,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from collections.abc import Mapping
 
 from ...core.spec import RunSpec
 from ...core.subject import KINDS_OF, PIPELINE
@@ -34,12 +34,6 @@ class StoredRun:
     # the spec's JSON as stored: its sha256 is ``id`` (a spec stored by an older kit may lack
     # fields ``spec`` fills with their defaults), and the JSON edge shows it as it is
     spec_json: str = field(repr=False, compare=False, default="")
-
-    @classmethod
-    def from_row(cls, run_id: str, spec: str, created: str, manifest: str, stages) -> "StoredRun":
-        """A run from its index row and its (stage, sha256, dtype, shape JSON) rows."""
-        return cls(run_id, RunSpec.from_json(spec), created, json.loads(manifest),
-                   {s: Stage(h, d, tuple(json.loads(sh))) for s, h, d, sh in stages}, spec)
 
     def to_json(self) -> dict:
         return {"id": self.id, "spec": json.loads(self.spec_json), "created": self.created,
@@ -80,7 +74,7 @@ class DatasetSummary:
         object.__setattr__(self, "summary", MappingProxyType(copy.deepcopy(dict(self.summary))))
 
     @classmethod
-    def from_summary(cls, kind: str, summary: Mapping) -> "DatasetSummary":
+    def from_summary(cls, kind: str, summary: Mapping) -> DatasetSummary:
         """The record of a datasets row's verified summary (kit.runs.store.rows) and subject."""
         rows, source = summary.get("rows"), summary.get("source")
         return cls(summary["sha256"], kind, summary["name"],

@@ -4,7 +4,8 @@ A run's id is the sha256 of its spec, so one changed byte of a stored spec (a se
 count) would otherwise relabel the run in every reader; its manifest is parsed by the strict
 schema (kit.core.documents) and its stage rows must be its manifest's stages under their blob
 keys; its subject column is what its spec is of (a lab pipeline's run names the pipeline, any
-other is a dataset's: kit.core.subject). A row that fails is a damaged run (kit.core.errors.Damaged): readers name it and
+other is a dataset's: kit.core.subject). A row that fails is a damaged run
+(kit.core.errors.Damaged): readers name it and
 `kit store check --repair`, which drops it with what depended on it (kit.runs.store.check).
 """
 
@@ -108,6 +109,7 @@ def problem(run_id, spec, created, manifest, dataset, stack, subject, stage_rows
     stages, why = _stages(m, stage_rows, thorough)
     if why:
         return None, why
+    assert s is not None and stages is not None  # no why: both were read
     return StoredRun(run_id, s, created, m, stages, spec), None
 
 
@@ -121,8 +123,8 @@ def verified(run_id, spec, created, manifest, dataset, stack, subject, stage_row
 
 def verified_spec(run_id: str, spec: str, subject=_UNCHECKED) -> RunSpec:
     s, why = spec_problem(run_id, spec, subject=subject)
-    if why:
-        raise damaged(run_id, why)
+    if why or s is None:
+        raise damaged(run_id, why or "no spec")
     return s
 
 

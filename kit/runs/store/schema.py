@@ -1,7 +1,7 @@
 """The index's schema version (SQLite ``user_version``) and the migrations that bring an older index up to it.
 
-Version 0 is the index kit wrote before it had a version (up to 59b4f73): its tables, made at
-every open with CREATE IF NOT EXISTS (kits before it made fewer: ``meta``, ``verified``). Each
+Version 0 is an index written without a version: its tables, made at every open with CREATE IF
+NOT EXISTS (an older version 0 may lack ``meta`` and ``verified``, which opening makes). Each
 migration ``n`` is a function that brings version ``n - 1`` to ``n``; all of them run in one
 transaction with the new version, so an index is at one version or the next, never between. A
 migration only adds (tables, columns, indexes) and fills what it adds from rows kit verifies.
@@ -65,11 +65,11 @@ def _v2(db) -> None:
     db.execute(f"ALTER TABLE datasets ADD COLUMN {_SUBJECT}")
     for rowid, run_id, text in db.execute("SELECT rowid, id, spec FROM runs"):
         spec, why = rows.spec_problem(run_id, text)
-        if why is None:
+        if spec is not None:
             db.execute("UPDATE runs SET subject=? WHERE rowid=?", (rows.run_subject(spec), rowid))
     for rowid, sha, text in db.execute("SELECT rowid, sha256, summary FROM datasets"):
         summary, why = rows.dataset_summary(sha, text)
-        if why is None:
+        if summary is not None:
             db.execute("UPDATE datasets SET subject=? WHERE rowid=?",
                        (rows.dataset_subject(summary), rowid))
     db.execute("CREATE INDEX runs_by_subject ON runs(subject)")
