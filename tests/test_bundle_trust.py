@@ -19,6 +19,7 @@ from kit.analysis.compare import compare_runs
 from kit.analysis.verdicts import KEYS, VERSION, run_verdicts
 from kit.app.bundle import import_bundle
 from kit.cli import main
+from kit.core.errors import KitError
 from kit.data import load_dataset
 from kit.runs.store import Store
 from kit.runs.store.blobs import array_sha256, blob_key

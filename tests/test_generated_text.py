@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import yaml
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -223,5 +224,5 @@ def test_a_bundle_whose_output_names_are_formulas_is_refused(tmp_path, monkeypat
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
     for i, name in enumerate(FORMULAS[:3]):
         bad = forge(tmp_path / "lab.kit", tmp_path / f"f{i}.kit",
-                    lambda doc, ms: restage(doc["runs"][0], ms, name, np.zeros(3)))
+                    lambda doc, ms, name=name: restage(doc["runs"][0], ms, name, np.zeros(3)))
         refused(capsys, bad, "is not a plain name", "refusing the bundle")

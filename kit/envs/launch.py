@@ -29,7 +29,8 @@ from ..core.paths import subdir
 from ..core import tether
 from ..core.processes import alive
 from ..core.spec import RunSpec
-from .containers.command import CHANNEL_FD, CONTAINED, container_name
+from .containers.command import CONTAINED, container_name
+from .containers.inside import CHANNEL_FD
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")

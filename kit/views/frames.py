@@ -94,7 +94,7 @@ def _inert(df):
         return pd.Index([spreadsheet(v) for v in index], name=spreadsheet(index.name))
 
     out = df.copy()
-    for i, name in enumerate(df.columns):
+    for i in range(len(df.columns)):
         if not (pd.api.types.is_numeric_dtype(df.dtypes.iloc[i])
                 or pd.api.types.is_bool_dtype(df.dtypes.iloc[i])):
             out.iloc[:, i] = df.iloc[:, i].map(spreadsheet)

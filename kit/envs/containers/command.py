@@ -16,7 +16,7 @@ import platform
 import secrets
 from dataclasses import dataclass
 
-from .inside import CHANNEL_FD, passed
+from .inside import passed
 from .routes import InApptainer, InCharliecloud
 from .runtime import Runtime
 

@@ -111,7 +111,9 @@ class ContainerStack(StackKind):
 
     def built(self, plat: Platform | None = None) -> Stack | None:
         rec = self._record()
-        command = self._command(rec) if rec is not None else None
+        if rec is None:
+            return None
+        command = self._command(rec)
         if command is None:
             return None
         inner = self.inner.built(plat)
