@@ -78,8 +78,10 @@ def versions(package: str, limits=None) -> list:
         # no such project: a slip of a package the catalogue pins is said as one
         missing = isinstance(e, HttpStatus) and e.status == 404
         hint = did_you_mean(package, _pinned()) if missing else ""
-        raise type(e)(f"cannot list {package}'s releases: {e}"
-                      + (f": {hint}" if hint else "")) from None
+        said = f"cannot list {package}'s releases: {e}" + (f": {hint}" if hint else "")
+        # said again as the same kind of error (a caller tells them apart by type)
+        raise (HttpStatus(said, e.status) if isinstance(e, HttpStatus) else type(e)(said)) \
+            from None
     return _read(body, url, r.headers.get("Content-Type", "?").split(";")[0])
 
 
