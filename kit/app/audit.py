@@ -12,7 +12,6 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from statistics import median
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -54,6 +53,15 @@ class Audit:
     def needs_reference(self) -> bool:
         """Torch and perturb runs train on the reference run's embedding: it runs first."""
         return any(factors.FACTORS[f].needs_reference for f in self.factors)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a plan of either subject holds when its runs are counted: its pairs, their runs
+    once each, and the pairs skipped with why (what Progress.planned is told)."""
+    pairs: list
+    specs: list
+    skipped: list
 
 
 def prepare(factors, dataset: str = "synthetic", n: int | None = None,
@@ -261,7 +269,7 @@ class Progress:
     def noted(self, line: str) -> None:
         """What the plan leaves out, and why, in one line (a stack's pairs skipped)."""
 
-    def planned(self, audit: Audit, todo: list) -> None:
+    def planned(self, plan: Planned, todo: list) -> None:
         """The runs are planned; ``todo`` are the ones not stored yet."""
 
     def running(self, todo: list):
@@ -294,7 +302,7 @@ def run_audit(audit: Audit, store: Store, confirm: Confirm[Ask] = lambda ask: Tr
         else:
             plan_runs(audit, executor.unfit, executor.refit)
     left = todo(audit, store)
-    progress.planned(audit, left)
+    progress.planned(Planned(audit.pairs, audit.specs, audit.skipped), left)
     if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left), at_once=(
             at_once_here(left, jobs, executor)))):
         return None
@@ -399,7 +407,7 @@ def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
     then each run stored. More than ASK_ABOVE runs to do: ``confirm(Ask)`` first, as run_audit
     asks (False: nothing ran)."""
     specs, left = runs_of(pairs, store)
-    progress.planned(SimpleNamespace(pairs=pairs, specs=specs, skipped=[]), left)
+    progress.planned(Planned(pairs, specs, []), left)
     n = at_once_here(left, jobs, executor)
     if len(left) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(left), at_once=n, seconds=(
             file_estimate(info, left, store, n) or {}).get("seconds"))):
