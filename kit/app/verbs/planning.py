@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.planning.options import PlanOptions
 from ...runs.store import Store
+
+if TYPE_CHECKING:
+    from ..audit import Audit
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,9 @@ class Plan:
     todo: tuple
     notes: tuple = ()
     stacks: tuple = ()
-    work: object = field(default=None, compare=False, repr=False)  # what runs it (kit.app.audit)
+    # what runs it (kit.app.audit): kit's own pipeline's Audit, or a pipeline file's info (the
+    # two engines' one remaining seam: #55 makes them one)
+    work: Audit | dict | None = field(default=None, compare=False, repr=False)
     seconds: object = field(default=None, compare=False, repr=False)
 
     def estimate(self, at_once: int = 1) -> float | None:
