@@ -37,9 +37,11 @@ def test_every_frame_holds_the_numbers_of_the_matching_json(home, capsys):
     same(read(k.verdicts()), verdicts_frame(cli_json(capsys, "verdicts", "--json")))
     same(read(k.pairs("seed")), pairs_frame(cli_json(capsys, "budget", "--factor", "seed",
                                                      "--json")))
-    ranking = cli_json(capsys, "advise", "--json")["ranking"]
+    advised = cli_json(capsys, "advise", "--json")
     adv = k.advice()
-    assert list(adv["factor"]) == [r["factor"] for r in ranking] and adv.attrs["recommendations"]
+    assert list(adv["factor"]) == [r["factor"] for r in advised["ranking"]]
+    assert adv.attrs["recommendations"] and "seed" not in list(adv["factor"])
+    assert adv.attrs["unit"] == advised["unit"] and adv.attrs["unit"][0]["factor"] == "seed"
 
 
 def test_each_frame_says_what_it_read_and_the_default_as_the_cli_says_it(home, capsys):

@@ -48,6 +48,7 @@ def advice_frame(a: dict):
     df = records_frame([{"rank": i + 1, **x} for i, x in enumerate(a["ranking"])], "rank")
     df.attrs["recommendations"] = [x["text"] for x in a["recommendations"]]
     df.attrs["not_measured"] = a["not_measured"]
+    df.attrs["unit"] = a.get("unit", [])  # the yardsticks: the unit of the ranking, not in it
     return df
 
 
