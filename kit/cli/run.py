@@ -159,6 +159,16 @@ def _run(args, store, target, opts, executor, err, bars) -> int:
     emit(ran_page(rec, args.json, args.dataset, args.n))
     if rec.failure:  # the budget of what was made is said above; then the error, exit 1
         raise rec.failure
+    if isinstance(rec.budget, dict) and rec.budget.get("loose"):
+        # the runs are stored, but the null experiment failed: every other comparison of the
+        # file is a single draw, so a script must not read this as a success (and `kit doctor
+        # --pipeline` exits 1 on the same finding)
+        from rich.markup import escape
+
+        err.print(escape(f"kit: the runs are stored, but a generator is loose (it reaches "
+                         f"{', '.join(rec.budget['loose'])}): exit 1, as `kit doctor "
+                         "--pipeline` exits; seed it from a named seed"), soft_wrap=True)
+        return 1
     return 0
 
 
