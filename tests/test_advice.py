@@ -15,7 +15,11 @@ def test_ranking_and_sentences(tmp_path):
     st = budget_store(tmp_path)
     a = advise(st, "d" * 64)
     names = [r["factor"] for r in a["ranking"]]
-    assert "repeat" not in names and set(names) == {"threads", "seed"}
+    # the yardstick is the unit the ranking is in, not an item of it (ranked "1" it read as
+    # "pin your seed"); its own sentence stays among the advice
+    assert "repeat" not in names and names == ["threads"]
+    assert [(u["factor"], u["level"], u["pairs"]) for u in a["unit"]] == [("seed", "conclusions", 2)]
+    assert any(r["text"].startswith("Name and record seed (") for r in a["recommendations"])
     assert all(r["level"] in LEVELS for r in a["ranking"])
     texts = [r["text"] for r in a["recommendations"]]
     assert texts[0].startswith("The null experiment held: 1 repeated")
@@ -115,3 +119,24 @@ def test_the_ranking_gives_a_magnitude_row_the_seed_units_its_sentence_gives(tmp
     text = next(r["text"] for r in a["recommendations"] if r["text"].startswith("threads"))
     assert row["level"] == "magnitudes" and row["reach_seed_units"] == 1.4e-13
     assert f"({fmt(row['reach_seed_units'])} seed units)" in text, text
+
+
+def test_the_yardstick_is_the_unit_in_the_text_and_the_advice_tab_not_ranked_first(tmp_path):
+    """`kit advise` and the TUI's Advice tab showed `1  seed  conclusions  1`: seed is 1 seed
+    unit by definition and is named and recorded, never pinned. A line above the table shows
+    it as the unit; the table ranks what to pin; the seed's own sentence stays."""
+    import re
+
+    from kit.tui.advice import advice_markdown
+    from kit.views.tables import advice_text
+
+    a = advise(budget_store(tmp_path), "d" * 64)
+    text, md = advice_text(a), advice_markdown(a)
+    for shown in (text, md):
+        flat = " ".join(shown.split())
+        said = "Not ranked, the unit (a seed is named and recorded, not pinned): seed = 1 seed unit"
+        seed = a["unit"][0]
+        assert f"{said}, reached {seed['level']} in {seed['pairs']} pair(s)" in flat, shown
+        assert "Name and record seed (" in flat
+    assert re.search(r"^1\s+threads\s", text, re.M) and not re.search(r"^\d+\s+seed\s", text, re.M)
+    assert "| 1 | threads |" in md and "| seed |" not in md

@@ -202,8 +202,13 @@ def _kit(*args):
 @pytest.mark.slow
 def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
     got = _kit("run", "--pipeline", str(LAB), "--factor", "repeat", "--threads", "1")
-    assert got.returncode == 0, got.stderr
+    # its runs are stored and its budget printed; the null experiment failed, so exit 1, as
+    # `kit doctor --pipeline` exits on the same finding (it was 0: a script read a success)
+    assert got.returncode == 1, got.stderr
     assert "pipeline lab.py (" in got.stdout and "LOOSE GENERATOR: jitter differs" in got.stdout
+    assert got.stderr.strip().endswith("exit 1, as `kit doctor --pipeline` exits; seed it from "
+                                       "a named seed") and "Traceback" not in got.stderr
+    assert _kit("doctor", "--pipeline", str(LAB)).returncode == 1
     sha = add_pipeline(LAB)["sha256"]
     runs = _kit("runs")
     assert runs.stdout.count(f"pipeline lab.py {sha[:12]}") == 2

@@ -82,3 +82,32 @@ def test_nothing_to_build_and_no_rate_are_said():
     e = Estimate((("a", 2**20), ("b", None)), 2**20, "measured")
     assert said(e) == ["2 stacks to build: a (1 MB), b (size unknown)", "time not estimated: the "
                        "size of b is unknown (no readable uv.lock for this platform)"]
+
+
+def test_a_local_wheel_counts_its_files_size_or_leaves_the_size_unknown(tmp_path, monkeypatch):
+    """torch-linux-cpu's lock installs torch from a local folder (a `path`, no size in
+    uv.lock): it was counted as 0, and the stack estimated at ~28 MB (it takes 952 MB once
+    installed). Its file's size is counted now; where the file is not here, the size is
+    unknown and no total or time is made up."""
+    import re
+
+    from every_kind import catalogue
+    from kit.envs.platforms import Platform
+
+    cat = catalogue(tmp_path / "stacks")
+    monkeypatch.setenv("KIT_STACKS_DIR", str(cat))
+    lock = cat / "torch-linux-cpu" / "uv.lock"
+    text = lock.read_text()
+    local = re.search(r'path = "([^"]+\.whl)"', text).group(1)
+    wheel = tmp_path / "wheels" / local.rsplit("/", 1)[1]
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"\0" * (5 * 2**20))
+    lock.write_text(text.replace(local, str(wheel)))
+    linux = Platform("linux", "x86_64", cpu_flags=frozenset({"avx2"}), downloads=True)
+    k = stack_kind("torch-linux-cpu")
+    indexed = sum(size for where, size in k.wheels(linux) if where.startswith("http"))
+    assert k.download_bytes(linux) == indexed + 5 * 2**20
+    wheel.unlink()
+    assert k.download_bytes(linux) is None
+    words = " ".join(said(estimate([k], linux)))
+    assert "torch-linux-cpu (size unknown)" in words and "the size of torch-linux-cpu is unknown" in words

@@ -59,7 +59,8 @@ def test_every_consumer_reads_the_table(new_factor, tmp_path, monkeypatch):
         "perturb", "1e-13", emb_rel_max=1e-13, verdicts_changed_max=0,
         models={"hgb": ModelBudget(flips_median=0, flips_max=0, max_dp=0)})])
     a_ = advise(st, "d" * 64, bud)
-    assert [r["factor"] for r in a_["ranking"]][0] in ("eps-env", "seed")
+    assert [r["factor"] for r in a_["ranking"]] == ["eps-env"]  # seed: the unit, not ranked
+    assert [u["factor"] for u in a_["unit"]] == ["seed"]
     text = next(r["text"] for r in a_["recommendations"] if r["basis"].get("factor") == "eps-env")
     assert text.startswith("Pin eps-env (a made-up environment setting)")
     assert "eps-env" in verdict_sets(st, "d" * 64)

@@ -37,9 +37,11 @@ def test_every_frame_holds_the_numbers_of_the_matching_json(home, capsys):
     same(read(k.verdicts()), verdicts_frame(cli_json(capsys, "verdicts", "--json")))
     same(read(k.pairs("seed")), pairs_frame(cli_json(capsys, "budget", "--factor", "seed",
                                                      "--json")))
-    ranking = cli_json(capsys, "advise", "--json")["ranking"]
+    advised = cli_json(capsys, "advise", "--json")
     adv = k.advice()
-    assert list(adv["factor"]) == [r["factor"] for r in ranking] and adv.attrs["recommendations"]
+    assert list(adv["factor"]) == [r["factor"] for r in advised["ranking"]]
+    assert adv.attrs["recommendations"] and "seed" not in list(adv["factor"])
+    assert adv.attrs["unit"] == advised["unit"] and adv.attrs["unit"][0]["factor"] == "seed"
 
 
 def test_each_frame_says_what_it_read_and_the_default_as_the_cli_says_it(home, capsys):
@@ -96,3 +98,24 @@ def test_budget_csv_is_the_frame_for_a_spreadsheet(home, capsys):
     assert main(["budget", "--csv", "--factor", "seed"]) == 0
     pairs = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col="pair")
     assert len(pairs) == len(kit.open().pairs("seed"))
+
+
+def test_a_list_field_is_one_csv_cell(home, capsys):
+    """`kit budget --csv` spread each list over columns (labels_0..labels_8, stages_0..,
+    components_median_0..63: ~240 columns): each list field is one cell now, its items joined
+    by "; ", so a row reads across a screen and the header names the frame's own columns."""
+    from kit.views.frames import LIST_SEPARATOR
+
+    want = budget_frame(cli_json(capsys, "budget", "--json"))
+    assert main(["budget", "--csv"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col="row")
+    assert sorted(got.columns) == sorted(want.columns)  # one column per field, no name_0..
+    lists = [c for c in want.columns if any(isinstance(v, list) for v in want[c])]
+    assert {"labels", "runs"} <= set(lists)
+    for c in lists:
+        for row in want.index:
+            items = want.at[row, c]
+            if isinstance(items, list) and items and isinstance(items[0], str):
+                assert got.at[row, c].split(LIST_SEPARATOR) == items, (c, row)
+    seed = want.loc[want["factor"] == "seed"].index[0]
+    assert len(want.at[seed, "labels"]) == 2 and "; " in got.at[seed, "labels"]

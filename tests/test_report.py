@@ -17,6 +17,11 @@ def test_report_files(tmp_path):
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "## What to pin first" in md and "## The budget" in md and "## Verdict stability" in md
     assert "![Flips per factor](flips_seed_units.png)" in md
+    # the seed yardstick is the unit above the ranking, not its item 1 (read as "pin your seed")
+    pin = md.split("## What to pin first")[1].split("## The budget")[0]
+    assert "the unit (a seed is named and recorded, not pinned): seed = 1 seed unit" in pin
+    assert "| seed  " not in pin
+    assert "| 1   | threads " in pin and "Name and record seed (" in pin
     assert "## Measured environments" in md and "test cpu" in md
     # flips, embedding difference, SVD components, significant digits
     assert page.count("data:image/png;base64,") == len(out["plots"]) == 4

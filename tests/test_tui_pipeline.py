@@ -145,6 +145,7 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
     median wall time (the one Plan line of the plan verb's record, as kit's own says it)."""
     from kit.app.audit import file_estimate
     from kit.app.selection import pipeline_info_of
+    from kit.core.numbers import span
 
     tiny = tmp_path / "tiny.py"
     tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"

@@ -36,6 +36,10 @@ _MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boos
                 "rf": "random forest", "torch_mlp": "PyTorch MLP"}
 
 
+# what each yardstick is the unit of (kit.analysis.budget: torch-seed's pairs are the torch MLP's)
+_UNIT_OF = {"seed": "the embedding and the classifiers", "torch-seed": "the PyTorch MLP"}
+
+
 def _z(x):  # a measure not taken (None) counts as 0 in a ranking
     return x or 0
 
@@ -98,8 +102,16 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     rows = {_name(r): r for r in b["rows"]}
     ranked = sorted((r for r in b["rows"] if _ranked(r.factor)),
                     key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
+    # a yardstick (seed, torch-seed) is 1 seed unit by definition and a seed is named and
+    # recorded, never pinned: ranked first in "what to pin first" it read as "pin your seed".
+    # It is shown as the unit; its advice stays a sentence of its own below.
+    # (a yardstick is a factor kit knows: is_yardstick says so of known names alone)
+    unit = [{"factor": _name(r), "what": description(factors.FACTORS[r.factor]), "level": level(r),
+             "pairs": r.pairs, "of": _UNIT_OF.get(r.factor, "the others")}
+            for r in ranked if factors.is_yardstick(r.factor)]
     ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _seed_units(r),
-                "pairs": r.pairs, "confounds": sorted(r.confounds)} for r in ranked]
+                "pairs": r.pairs, "confounds": sorted(r.confounds)}
+               for r in ranked if not factors.is_yardstick(r.factor)]
     per_model = {m: [{"factor": _name(r), "flips_median": r.models[m].flips_median,
                       "flips_max": r.models[m].flips_max,
                       "seed_units": r.models[m].flips_median_seed_units}
@@ -125,7 +137,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
     not_measured = [{"factor": f, "what": d, "cannot_run_here": why.get(f)}
                     for f, d in descriptions().items() if f not in measured]
-    return {"dataset": b["dataset"], "yardstick": b["yardstick"], "ranking": ranking,
+    return {"dataset": b["dataset"], "yardstick": b["yardstick"], "unit": unit, "ranking": ranking,
             "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
 
 

@@ -285,8 +285,9 @@ def say_stacks(err, who: str, stacks: list) -> None:
     total = sum(b or 0 for _, b in stacks)
     err.print(f"{who} needs stacks that are not built yet: " + ", ".join(
         f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
-        + f"; about {total / 2**20:,.0f} MB to download (more once unpacked, shared through "
-          "uv's cache).")
+        + f"; about {total / 2**20:,.0f} MB of wheels to download or copy (every wheel their "
+          "uv.lock lists, a local one by its file; more once unpacked, shared through uv's "
+          "cache).")
 
 
 def confirm(err, what: str, refusal: str) -> None:

@@ -84,7 +84,8 @@ def _cmd_run(args) -> int:
     opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
                        device=args.device, eps=args.eps, torch_stack=args.torch_stack,
                        cores=1 if args.cluster else 0, built=args.built)
-    with _executor(args, err) as ex:
+    # a plan whose runs are all stored starts no cluster, where its classes are known before
+    with (_stored_already(args, store, target, opts, err) or _executor(args, err)) as ex:
         if ex is not None and ex.name == "dask":
             opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),
                            cores=ex.fewest_cores())
@@ -99,6 +100,29 @@ def _cmd_run(args) -> int:
             said = ex.retried_text() if ex is not None and ex.name == "dask" else None
             if said:
                 err.print(f"kit: {said}")
+
+
+def _stored_already(args, store, target, opts, err):
+    """With --cluster whose settings name every node class: the unstarted cluster (as a
+    context) when every run of the plan is stored, so no job is submitted; else None."""
+    from contextlib import nullcontext
+    from dataclasses import replace
+
+    from ..app.verbs.planning import plan
+    from ..runs.executing.unstarted import unstarted
+
+    ex = unstarted(args.cluster) if args.cluster else None
+    if ex is None:
+        return None
+    known = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),
+                    cores=ex.fewest_cores())
+    p = plan(store, target, target.factors, known, stack=args.stack, unfit=ex.unfit,
+             refit=ex.refit)
+    if p.stacks or p.todo or not p.specs:
+        return None
+    err.print(f"kit: every run of the plan is stored ({len(p.specs)} on node class "
+              f"{known.host}): no job of {args.cluster} started")
+    return nullcontext(ex)
 
 
 def _executor(args, err):
@@ -134,6 +158,16 @@ def _run(args, store, target, opts, executor, err, bars) -> int:
     emit(ran_page(rec, args.json, args.dataset, args.n))
     if rec.failure:  # the budget of what was made is said above; then the error, exit 1
         raise rec.failure
+    if isinstance(rec.budget, dict) and rec.budget.get("loose"):
+        # the runs are stored, but the null experiment failed: every other comparison of the
+        # file is a single draw, so a script must not read this as a success (and `kit doctor
+        # --pipeline` exits 1 on the same finding)
+        from rich.markup import escape
+
+        err.print(escape(f"kit: the runs are stored, but a generator is loose (it reaches "
+                         f"{', '.join(rec.budget['loose'])}): exit 1, as `kit doctor "
+                         "--pipeline` exits; seed it from a named seed"), soft_wrap=True)
+        return 1
     return 0
 
 

@@ -21,11 +21,11 @@ from .pane import Pane
 def advice_markdown(a: dict) -> str:
     """The advice as Markdown: the ranking as a table, each sentence a list item."""
     from ..views.quoting import markdown as md
-    from ..views.tables import not_measured_lines
+    from ..views.tables import not_measured_lines, unit_lines
 
     # each name and sentence is Markdown text: a `|` or a newline in one breaks no row
-    lines = ["## What to pin first", "", "| # | factor | reached | seed units | pairs |",
-             "|---|---|---|---|---|"]
+    lines = ["## What to pin first", ""] + [f"{md(line)}.\n" for line in unit_lines(a)]
+    lines += ["| # | factor | reached | seed units | pairs |", "|---|---|---|---|---|"]
     lines += [f"| {i + 1} | {md(r['factor'])} | {md(r['level'])} | {fmt(r['reach_seed_units'])} "
               f"| {r['pairs']} |" for i, r in enumerate(a["ranking"])]
     lines += ["", "## Advice", ""] + [f"- {md(r['text'])}" for r in a["recommendations"]]

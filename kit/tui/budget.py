@@ -72,6 +72,13 @@ class BudgetPane(Pane):
         # (a hidden table cannot: the keys went nowhere until a digit)
         self.query_one("#amplify-plot").can_focus = True
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # a pipeline's budget is kit's text: it has no units to switch, no bars and no curves
+        # (p and a showed an empty pane over it); the footer offers only what applies
+        if action in ("units", "view") and getattr(self, "_text_shown", False):
+            return False
+        return True
+
     def action_units(self) -> None:
         self.seed_units = not self.seed_units
         self.redraw()
@@ -175,10 +182,12 @@ class BudgetPane(Pane):
             self.query_one(f"#{v}").display = v == "explain-scroll"
         self.call_after_refresh(self.query_one("#explain-scroll").focus)
         self._text_shown = True
+        self.refresh_bindings()
 
     def _draw_budget(self, b: dict) -> None:
         if getattr(self, "_text_shown", False):  # the pipeline emptied: kit's own table again
             self._text_shown = False
+            self.refresh_bindings()
             self.action_view("budget-table")
         self._budget = b
         self.redraw()

@@ -322,14 +322,21 @@ def _summary(p, width: int) -> str:
     counted ("+3 more")."""
     from collections import Counter
 
-    pairs = Counter(pair.factor for pair in p.pairs)
+    from ..app.verbs.planning import pairs_before_building
+
+    # a stack to build (blas ticked) still has its pairs counted: the count stays in its place
+    planned = pairs_before_building(p) if p.stacks else p.pairs
+    pairs = Counter(pair.factor for pair in planned or ())
     names = list(p.factors) + [f for f in pairs if f not in p.factors]
     if p.stacks:
         mb = sum(b or 0 for _, b in p.stacks) / 2 ** 20
-        items = [markup(f) for f in names]
+        items = [markup(f) + (f" {pairs[f]}" if planned is not None else "") for f in names]
         stacks = markup(", ".join(n for n, _ in p.stacks))
+        head = (f"{markup(p.subject.label())}: [b]{len(planned)} pairs[/] ("
+                if planned is not None else "[b]")
         line = lambda shown, stacks=stacks: (  # noqa: E731
-            f"[b]{shown}[/]: running builds {stacks} first (about {mb:,.0f} MB to download)")
+            f"{head}{shown}{')' if planned is not None else '[/]'}: running builds {stacks} "
+            f"first (about {mb:,.0f} MB to download)")
         text = _fitted(line, items, width)
         if _lines(text, width) <= SUMMARY_LINES:
             return text

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Log, ProgressBar, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.errors import KitError
 from ..core.logs import bug_line
@@ -42,6 +42,22 @@ class RunPane(Pane):
     @property
     def running(self) -> bool:
         return any(w.group == "run" and w.is_running for w in self.app.workers)
+
+    def on_mount(self) -> None:
+        self._cancellable(False)
+
+    def _cancellable(self, on: bool) -> None:
+        """Cancel is on the screen and in the footer only while a plan runs (after one
+        finished it stayed there and did nothing)."""
+        self.query_one("#cancel", Button).display = on
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return self.running if action == "cancel" else True
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "run":
+            self._cancellable(event.state in (WorkerState.PENDING, WorkerState.RUNNING))
 
     def start(self, asked) -> None:
         """Run what the Plan's fields ask (kit.tui.plan.Asked), for whichever subject is chosen."""

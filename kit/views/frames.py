@@ -48,6 +48,7 @@ def advice_frame(a: dict):
     df = records_frame([{"rank": i + 1, **x} for i, x in enumerate(a["ranking"])], "rank")
     df.attrs["recommendations"] = [x["text"] for x in a["recommendations"]]
     df.attrs["not_measured"] = a["not_measured"]
+    df.attrs["unit"] = a.get("unit", [])  # the yardsticks: the unit of the ranking, not in it
     return df
 
 
@@ -60,24 +61,26 @@ def stages_frame(run):
     return records_frame(rows, "array")
 
 
-def csv_text(df) -> str:
-    """A frame for a spreadsheet, one value a cell: a column of lists (the 64 components'
-    medians) becomes one column per position, ``name_0`` .. ``name_63`` (empty past a shorter
-    list). Every text cell, the index's and the header's included, is one no spreadsheet runs
-    as a formula (a bundle's output names land here: `kit.views.quoting.spreadsheet`)."""
-    import pandas as pd
+LIST_SEPARATOR = "; "  # between the items of one list in one CSV cell
 
-    parts = []
+
+def csv_text(df) -> str:
+    """A frame for a spreadsheet, one field a cell: a column of lists (a row's labels, stages,
+    run ids, the 64 components' medians) is one column whose cell holds the items joined by
+    "; " (one column per item made the budget ~240 columns wide). Every text cell, the index's
+    and the header's included, is one no spreadsheet runs as a formula (a bundle's output names
+    land here: `kit.views.quoting.spreadsheet`)."""
+    out = df.copy()
     for name in df.columns:
-        col = df[name]
-        if not any(isinstance(v, (list, tuple)) for v in col):
-            parts.append(col.to_frame())
-            continue
-        lists = [list(v) if isinstance(v, (list, tuple)) else [] for v in col]
-        width = max(len(v) for v in lists)
-        parts.append(pd.DataFrame([v + [None] * (width - len(v)) for v in lists], index=df.index,
-                                  columns=[f"{name}_{i}" for i in range(width)]))
-    return _inert(pd.concat(parts, axis=1) if parts else df).to_csv()
+        if any(isinstance(v, (list, tuple)) for v in df[name]):
+            out[name] = df[name].map(_joined)
+    return _inert(out).to_csv()
+
+
+def _joined(value):
+    if not isinstance(value, (list, tuple)):
+        return value
+    return LIST_SEPARATOR.join("" if v is None else str(v) for v in value)
 
 
 def _inert(df):

@@ -25,7 +25,7 @@ from .plots import (plot_amplification, plot_embedding, plot_flips, plot_output_
 from .svdplots import plot_components, plot_digits
 from .tables import (DIFFERENT_TEST, VERDICT_HEAD, blas_text, digits_cell, factor_label, flips_cell,
                      not_measured_lines, one_class_note, output_advice_text, output_budget_text,
-                     output_verdicts_text, verdict_cells, verdicts_cell)
+                     output_verdicts_text, unit_lines, verdict_cells, verdicts_cell)
 
 # -- tables -----------------------------------------------------------------------------------
 def _budget_rows(b):
@@ -125,6 +125,7 @@ def _sections(r: dict, w):
                 f"sha256 {ds.get('sha256', '')[:16]}). Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
                 f"by kit {__version__}. Every number below is read from the stored runs.")]
     out += [heading(2, "What to pin first")]
+    out += [para(line + ".") for line in unit_lines(a)]
     out += [fmt_table([[i + 1, x["factor"], x["level"], fmt(x["reach_seed_units"]), x["pairs"]]
                        for i, x in enumerate(a["ranking"])],
                       ["#", "factor", "reached", "seed units", "pairs"])]

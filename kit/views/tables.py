@@ -292,9 +292,22 @@ def not_measured_lines(a: dict) -> list:
                   for x in a["not_measured"] if x["cannot_run_here"]]
 
 
+def unit_lines(a: dict) -> list:
+    """The yardsticks in one line: the unit the ranking is measured in, not an item of it (a
+    seed ranked "1" in "what to pin first" read as "pin your seed"); short, so the ranking
+    stays on an 80x24 screen."""
+    units = a.get("unit", [])
+    if not units:
+        return []
+    return ["Not ranked, the unit (a seed is named and recorded, not pinned): " + "; ".join(
+        f"{x['factor']} = 1 seed unit" + (f" of {x['of']}" if x["factor"] != "seed" else "")
+        + f", reached {x['level']} in {x['pairs']} pair(s)" for x in units)]
+
+
 def advice_text(a: dict, why: str | None = None) -> str:
     out = [dataset_line(a["dataset"], why), "",
            para("What to pin first (how far each factor travelled):")]
+    out += [para(line + ".", "  ", "") for line in unit_lines(a)]
     out.append(table([[i + 1, r["factor"], r["level"], fmt(r["reach_seed_units"]), r["pairs"],
                        ", ".join(r["confounds"]) or "-"] for i, r in enumerate(a["ranking"])],
                      ["#", "factor", "reached", "seed units", "pairs", "confounds"], wrap=(5,)))

@@ -132,3 +132,33 @@ def file_stacks(names, stack: str, plat, host: bool = False, built: bool = False
         else:
             out.append(stack)
     return [n for n in dict.fromkeys(out) if host or n != HOST]
+
+
+def pairs_before_building(p: Plan) -> tuple | None:
+    """The pairs kit's own plan ``p`` will have once its stacks are built: planned with each
+    unbuilt stack standing for itself by name (pairs and their count only: a run's id needs the
+    built stack's identity, so none of these runs is stored or run). None: a pipeline file's
+    plan, or one a stack's planner cannot make before building (the summary names the stacks)."""
+    from ...core.errors import KitError
+    from ...envs.kinds import stack_kind
+    from ...envs.stacks import Stack
+    from ...runs.planning.plan import plan as plan_factor
+
+    if not p.stacks or p.subject.kind != DATASET:
+        return p.pairs if not p.stacks else None
+    from ..audit import Audit
+
+    a, unbuilt = p.work, {name for name, _ in p.stacks}
+    if not isinstance(a, Audit):  # (a dataset's plan always holds its Audit)
+        return None
+
+    def get(name):
+        if name in unbuilt:
+            return Stack(name, (), f"unbuilt:{name}", {})
+        return stack_kind(name).runnable()
+
+    try:
+        return tuple(pair for f in a.factors for pair in plan_factor(
+            f, a.dataset.sha256, a.options, a.stack, a.platform, get=get))
+    except KitError:
+        return None

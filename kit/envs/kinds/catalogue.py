@@ -197,11 +197,13 @@ class CatalogueStack(StackKind):
         """The wheels a build downloads here, summed from its uv.lock (None: unknown).
 
         uv.lock lists every platform's wheels with their sizes; the ones for this platform and
-        the stack's Python are counted (the largest where several fit). A local wheel (no size)
-        adds 0.
+        the stack's Python are counted (the largest where several fit). A local wheel (no size
+        in the lock) counts its file's size; None where that file is not here.
         """
         wheels = self.wheels(plat)
-        return None if wheels is None else sum(size for _, size in wheels)
+        if wheels is None or any(size is None for _, size in wheels):
+            return None  # a local wheel not here: its size is not known, and no total is made up
+        return sum(size for _, size in wheels)
 
     def wheels(self, plat: Platform) -> list | None:
         """[(url or path, size)] of the wheel of each package a build here installs, from its
@@ -222,11 +224,11 @@ class CatalogueStack(StackKind):
             arch = (arch[0], "x86_64")
         out = []
         for pkg in doc.get("package", []):
-            fit = [(w.get("size", 0), w.get("url") or w.get("path") or "")
+            fit = [(_size(w, d.lock_dir()), w.get("url") or w.get("path") or "")
                    for w in pkg.get("wheels", [])
                    if _fits(w.get("url") or w.get("path") or "", minor, arch)]
             if fit:
-                size, where = max(fit)
+                size, where = max(fit, key=lambda f: (f[0] is not None, f[0] or 0))
                 out.append((where, size))
         return out
 
@@ -242,6 +244,19 @@ class CatalogueStack(StackKind):
         args += ["--python", python or sys.executable]
         _uv(args, cwd=self.d.lock_dir(), env={"UV_PYTHON_DOWNLOADS": "never"},
             what=f"{self.d.lock}: uv lock")
+
+
+def _size(wheel: dict, lock_dir: Path) -> int | None:
+    """A lock's wheel's bytes: the size uv.lock records for an index's wheel; a local wheel
+    (`path`, no size: torch-linux-cpu's 183 MB torch from /opt/wheels) read from its file, so
+    it is not counted as 0 (its stack was estimated at ~28 MB; a relative path is the lock's
+    folder's, as uv reads it); None: that file is not here."""
+    if "size" in wheel or "path" not in wheel:
+        return wheel.get("size", 0)
+    try:
+        return os.path.getsize(Path(lock_dir, wheel["path"]))
+    except OSError:
+        return None
 
 
 def _fits(url: str, minor: str, arch: tuple) -> bool:
