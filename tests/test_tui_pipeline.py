@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, SelectionList
 
-from kit.core.numbers import span
 from kit.runs.store import Store
 from kit.tui.app import KitApp
 from test_homology import needs_mmseqs

@@ -75,9 +75,7 @@ class BudgetPane(Pane):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         # a pipeline's budget is kit's text: it has no units to switch, no bars and no curves
         # (p and a showed an empty pane over it); the footer offers only what applies
-        if action in ("units", "view") and getattr(self, "_text_shown", False):
-            return False
-        return True
+        return not (action in ("units", "view") and getattr(self, "_text_shown", False))
 
     def action_units(self) -> None:
         self.seed_units = not self.seed_units
