@@ -28,8 +28,7 @@ from ...core.atomic import stale_notes
 from ...core.hosts import host_id
 from ...core.small_files import NotKits
 from ...core.paths import subdir
-from . import meta
-from . import layout
+from . import identity, layout, meta
 from .index import Store
 from .rows import shown
 
@@ -55,8 +54,10 @@ def _recorded(store: Store):
 def opened(root: Path, repair: bool) -> tuple[Store, list]:
     """The store at ``root`` for checking, and what a repair moved aside so that it opens (an
     emptied index, a file for arrays/: kit.runs.store.layout); without repair these are the
-    one line the store's opening says."""
-    moved = layout.repair(root) if repair else []
+    one line the store's opening says (and a stale write-ahead log, a replaced or missing
+    index: kit.runs.store.identity)."""
+    # the index's shape, then whether it is this store's (a stale log set aside: kit.runs.store.identity)
+    moved = [*layout.repair(root), *identity.repair(root)] if repair else []
     return Store(root), moved
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import processes
-from . import layout, meta, rows, schema
+from . import identity, layout, meta, rows, schema
 from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index
 from .blobs import Blobs, DamagedArray, array_sha256
@@ -64,6 +64,7 @@ class Store(Caches):
         # a store this user cannot write (another user's, a shared read-only copy) is read:
         # every number is computed, nothing cached, and a command that writes says why not
         self.read_only = self.root.is_dir() and not writable(self.root)
+        identity.refuse_missing(self.root, path)  # before SQLite makes an empty one there
         if self.read_only:
             conn = read_only_index(path)
         else:
@@ -77,6 +78,11 @@ class Store(Caches):
                 raise KitError(f"the store index {path} cannot be opened ({e})") from None
         self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
         try:  # before anything is written: an index a newer kit wrote is left as it is
+            identity.hold_checkpoints(conn, True)  # a refused index is closed as it was found
+            identity.refuse(self.root, self.db, path)
+            identity.hold_checkpoints(conn, False)
+            st = os.stat(path)
+            self.opened_as = (st.st_dev, st.st_ino)  # identity.still_here: the file, not a name
             schema.refuse_newer(self.db, path)
             self._migrate(path)
         except BaseException:  # a migration that fails has rolled back: the index is as it was
@@ -89,7 +95,9 @@ class Store(Caches):
         self.arrays_dir = self.blobs.root
         if not self.read_only:
             meta.remember(self)
-            sweep_store(self.root)  # a killed import's spool goes with the next command
+            identity.remember(self)
+            sweep_store(self.root)
+        self.identity = identity.in_index(self.db)[0]  # a killed import's spool goes with the next command
 
     def _migrate(self, path: Path) -> None:
         """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
@@ -112,13 +120,19 @@ class Store(Caches):
         self.db.close()
 
     @contextmanager
-    def _tx(self):
+    def _tx(self, count: bool = True):
+        """One transaction; ``count``: it changes what the store holds (runs, pairs, datasets),
+        so it counts one write (kit.runs.store.identity), said in store.json once committed."""
         if self.read_only:  # reached only by a command that stores something
             raise KitError(f"the store {self.root} is not writable by this user: reading "
                            "commands (kit runs, budget, verdicts, ...) work, this one writes; set "
                            "KIT_HOME to a folder you can write")
-        with self._lock, self.db:  # one transaction: all rows or none
-            yield self.db
+        with self._lock:
+            with self.db:  # one transaction: all rows or none
+                yield self.db
+                writes = identity.counted(self, self.db) if count else None
+            if writes is not None:
+                identity.after_commit(self, writes)
 
     # -- runs -------------------------------------------------------------------------------
     def has_run(self, run_id: str) -> bool:
@@ -357,7 +371,7 @@ class Store(Caches):
         return True
 
     def release(self, run_id: str) -> None:
-        with self._tx() as db:
+        with self._tx(count=False) as db:
             db.execute("DELETE FROM claims WHERE run=? AND pid=?", (run_id, os.getpid()))
 
     # -- pairs and comparisons --------------------------------------------------------------
@@ -424,12 +438,12 @@ class Store(Caches):
     def note_verified(self, blob: str, ident: str | None) -> None:
         if self.read_only:  # verified again next time: reading needs no write
             return
-        with self._tx() as db:
+        with self._tx(count=False) as db:  # a remembered hash, not what the store holds
             db.execute("INSERT OR REPLACE INTO verified VALUES (?,?)", (blob, ident))
 
     def forget_verified(self, blob: str) -> None:
         if self.read_only:
             return
-        with self._tx() as db:
+        with self._tx(count=False) as db:
             db.execute("DELETE FROM verified WHERE blob=?", (blob,))
 
