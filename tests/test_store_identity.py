@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from kit.core.spec import seeds
 from kit.runs.planning.options import Pair
 from kit.runs.store import Store
 from outputs import call
-from stored import arrays, put, spec
+from stored import arrays, budget_store, put, spec
 
 READERS = (("runs",), ("budget",), ("verdicts",), ("advise",))
 PIPELINE = Path(__file__).parent / "pipelines" / "unlinks.py"
@@ -149,3 +150,29 @@ def test_a_pipeline_that_deletes_or_replaces_the_store_fails_in_one_line(how):
     # nothing the run made reads as stored
     assert runs.returncode == 0 and "no runs stored" in runs.stdout, (runs.stdout, runs.stderr)
     assert _kit("store", "check").returncode == 0
+
+
+def test_every_reader_refuses_a_damaged_index_exactly_when_kit_runs_does(tmp_path, monkeypatch):
+    """Each 4 KiB page of a store's index zeroed in turn (its caches filled first, as after a
+    budget). Before: `kit runs` exit 0 where budget, verdicts and advise refused (a zeroed page
+    of an index over runs or pairs), and `store check` exit 0 on several of those."""
+    home = Path(os.environ["KIT_HOME"])
+    budget_store(tmp_path, home=home)
+    for argv in READERS:
+        _call(*argv)
+    with sqlite3.connect(home / "store.sqlite") as db:  # the log in: every page is the file's
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = (home / "store.sqlite").stat().st_size // 4096
+    for page in range(1, pages):  # after the header page
+        damaged = tmp_path / f"home{page}"
+        shutil.copytree(home, damaged)
+        with open(damaged / "store.sqlite", "r+b") as f:
+            f.seek(page * 4096)
+            f.write(b"\0" * 4096)
+        monkeypatch.setenv("KIT_HOME", str(damaged))
+        said = {argv: _call(*argv) for argv in READERS + (("store", "check"),)}
+        codes = {argv: code for argv, (code, _, _) in said.items()}
+        assert len(set(codes.values())) == 1, (page, codes)
+        if codes[("runs",)]:
+            lines = {err for _, _, err in said.values()}
+            assert len(lines) == 1 and "is damaged" in lines.pop(), (page, said)

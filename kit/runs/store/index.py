@@ -26,7 +26,7 @@ import numpy as np
 from ...core import processes
 from . import identity, layout, meta, rows, schema
 from .caches import Caches
-from .locked import ArraysLock, LockedConnection, read_only_index
+from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
 from .blobs import Blobs, DamagedArray, array_sha256
 from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
@@ -80,6 +80,7 @@ class Store(Caches):
         try:  # before anything is written: an index a newer kit wrote is left as it is
             identity.hold_checkpoints(conn, True)  # a refused index is closed as it was found
             identity.refuse(self.root, self.db, path)
+            refuse_damaged(self.db, path)  # every command alike, not as its queries reach it
             identity.hold_checkpoints(conn, False)
             st = os.stat(path)
             self.opened_as = (st.st_dev, st.st_ino)  # identity.still_here: the file, not a name
