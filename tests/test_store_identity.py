@@ -84,7 +84,8 @@ def test_a_stale_write_ahead_log_is_refused_and_repair_sets_it_aside(tmp_path):
 
 def test_a_restored_or_foreign_index_is_refused_and_repair_takes_it_as_it_is(tmp_path):
     """An older copy of the index put back (no log beside it), then another store's index in
-    its place: each is one line; repair takes the index as it is and the store checks clean."""
+    its place: each is one line; repair takes the index as it is, puts back what the records
+    beside the arrays hold, and the store checks clean."""
     home = Path(os.environ["KIT_HOME"])
     store = Store(home)
     _pair(store, tmp_path, 0)
@@ -96,8 +97,9 @@ def test_a_restored_or_foreign_index_is_refused_and_repair_takes_it_as_it_is(tmp
     shutil.copyfile(tmp_path / "backup.sqlite", home / "store.sqlite")
     _refused(home, "it was restored from an older copy")
     code, out, err = _call("store", "check", "--repair")
-    assert code == 0 and "taken as it is" in out, (out, err)
-    assert len(_listed()) == 2 and _call("store", "check")[0] == 0
+    # the runs stored after the copy come back from their records beside the arrays
+    assert code == 0 and "taken as it is" in out and "restored from" in out, (out, err)
+    assert len(_listed()) == 4 and _call("store", "check")[0] == 0
 
     other = Store(tmp_path / "other")
     _pair(other, tmp_path, 2)
@@ -176,3 +178,41 @@ def test_every_reader_refuses_a_damaged_index_exactly_when_kit_runs_does(tmp_pat
         if codes[("runs",)]:
             lines = {err for _, _, err in said.values()}
             assert len(lines) == 1 and "is damaged" in lines.pop(), (page, said)
+
+
+def test_rows_deleted_by_hand_are_said_and_put_back_from_the_records(tmp_path):
+    """A run's rows and its pairs deleted from the index with sqlite3: before, every reader and
+    the check went on without them, exit 0; now the check names what the index lacks against
+    the records beside the arrays (exit 1), and repair puts it back as it was."""
+    home = Path(os.environ["KIT_HOME"])
+    budget_store(tmp_path, home=home)
+    before = {argv: _call(*argv) for argv in READERS}
+    gone = _listed()[0]
+    with sqlite3.connect(home / "store.sqlite") as db:
+        for sql in ("DELETE FROM pairs WHERE a=? OR b=?", "DELETE FROM stages WHERE run=?",
+                    "DELETE FROM runs WHERE id=?"):
+            db.execute(sql, (gone,) * sql.count("?"))
+    code, out, err = _call("store", "check")
+    assert code == 1 and "the index lacks what the records beside the arrays hold: 1 run(s) " \
+        f"({gone[:12]})" in out, (out, err)
+    code, out, err = _call("store", "check", "--repair")
+    assert code == 0 and "restored from" in out, (out, err)
+    assert {argv: _call(*argv) for argv in READERS} == before
+    assert _call("store", "check")[0] == 0
+
+
+def test_an_emptied_index_is_rebuilt_from_the_records(tmp_path):
+    """store.sqlite emptied (0 bytes) beside its arrays: before, repair moved it aside and
+    dropped every run; now every reader points at the rebuild and it loses none."""
+    home = Path(os.environ["KIT_HOME"])
+    budget_store(tmp_path, home=home)
+    before = {argv: _call(*argv) for argv in READERS}
+    for p in home.glob("store.sqlite-*"):
+        p.unlink()
+    (home / "store.sqlite").write_bytes(b"")
+    code, _, err = _call("runs")
+    assert code == 1 and "rebuilds the index from the runs' records" in err, err
+    code, out, err = _call("store", "check", "--repair")
+    assert code == 0 and "restored from" in out, (out, err)
+    assert {argv: _call(*argv) for argv in READERS} == before
+    assert _call("store", "check")[0] == 0

@@ -193,7 +193,7 @@ def repair(root: Path) -> list[str]:
     beside it that it is not behind without: the log is stale and is set aside (kept), and the
     index is the store as it last wrote it. Anything else (another store's index, a restored
     copy): the index is taken as it is and ``store.json`` says so."""
-    from .locked import LockedConnection
+    from .locked import DamagedIndex, LockedConnection
 
     root, stamp = Path(root), time.strftime("%Y%m%d-%H%M%S")
     path = root / "store.sqlite"
@@ -213,6 +213,8 @@ def repair(root: Path) -> list[str]:
         db = LockedConnection(conn, path)
         why = problem(root, db)
         ident, writes = in_index(db)
+    except DamagedIndex:  # the open says so, and a repair rebuilds it from the records
+        return []
     finally:
         conn.close()
     if why is None:

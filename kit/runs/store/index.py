@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import processes
-from . import identity, layout, meta, rows, schema
+from . import identity, kept, layout, meta, rows, schema
 from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
 from .blobs import Blobs, DamagedArray, array_sha256
@@ -97,6 +97,7 @@ class Store(Caches):
         if not self.read_only:
             meta.remember(self)
             identity.remember(self)
+            kept.migrate(self)  # a store from before the records gets them, once
             sweep_store(self.root)
         self.identity = identity.in_index(self.db)[0]  # a killed import's spool goes with the next command
 
@@ -180,22 +181,29 @@ class Store(Caches):
             texts = {r["id"]: json.dumps(r["spec"], sort_keys=True, separators=(",", ":"))
                      for r in runs}  # what each is of, from its spec as the importer verified it
             subjects = {i: rows.run_subject(rows.verified_spec(i, t)) for i, t in texts.items()}
+            run_rows = {r["id"]: (r["id"], texts[r["id"]], r["spec"]["dataset"], r["spec"]["stack"],
+                                  r["created"], json.dumps(r["manifest"], sort_keys=True),
+                                  subjects[r["id"]]) for r in runs}
+            stage_rows = {r["id"]: [(st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
+                                     r["blobs"][st]) for st, i in r["stages"].items()] for r in runs}
+            pair_rows = [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs]
+            set_rows = {h: (h, s.get("name", "?"), json.dumps(s, sort_keys=True),
+                            rows.dataset_subject(s)) for h, s in datasets.items()}
+            for i in run_rows:  # the records first: an index row always has its record
+                kept.write(self.root, kept.run_doc(run_rows[i], stage_rows[i]))
+            if pair_rows:
+                kept.write(self.root, kept.pairs_doc(pair_rows))
+            for row in set_rows.values():
+                kept.write(self.root, kept.dataset_doc(row))
             with self._tx() as db:
-                for r in runs:
-                    db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}",
-                               (r["id"], texts[r["id"]], r["spec"]["dataset"], r["spec"]["stack"],
-                                r["created"], json.dumps(r["manifest"], sort_keys=True),
-                                subjects[r["id"]]))
+                for i, row in run_rows.items():
+                    db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
                     db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
-                                   [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
-                                     r["blobs"][st]) for st, i in r["stages"].items()])
-                db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
-                               [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
+                                   [(i, *st) for st in stage_rows[i]])
+                db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", pair_rows)
                 for h, summary in datasets.items():
                     verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
-                    db.execute(f"{verb} {schema.DATASET_ROW}",
-                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True),
-                                rows.dataset_subject(summary)))
+                    db.execute(f"{verb} {schema.DATASET_ROW}", set_rows[h])
 
     # Every reader's run is verified (kit.runs.store.rows): a damaged one ends the command in
     # one line naming it and the repair. Leaving it out instead would change what the rest
@@ -302,6 +310,7 @@ class Store(Caches):
         """Remove runs and everything computed from them (pairs, comparisons, verdicts), at once."""
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
+        kept.forget(self.root, runs=runs)  # a dropped run never comes back from its record
         with self._tx() as db:  # what was computed from the runs, then the runs
             for table, cols in (("pairs", "ab"), ("comparisons", "ab"), ("verdicts", ("run",)),
                                 ("stages", ("run",)), ("runs", ("id",))):
@@ -377,9 +386,11 @@ class Store(Caches):
 
     # -- pairs and comparisons --------------------------------------------------------------
     def add_pairs(self, pairs) -> None:
+        found = [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs]
+        if found:
+            kept.write(self.root, kept.pairs_doc(found))
         with self._tx() as db:
-            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
-                           [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs])
+            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", found)
 
     def pair_factors(self, run_ids) -> list:
         """The factors of the pairs in which any of ``run_ids`` takes part, sorted."""
@@ -397,10 +408,12 @@ class Store(Caches):
 
     # -- datasets seen by runs ----------------------------------------------------------------
     def note_dataset(self, summary: dict) -> None:
+        row = (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True),
+               rows.dataset_subject(summary))
+        if not self.read_only:
+            kept.write(self.root, kept.dataset_doc(row))
         with self._tx() as db:
-            db.execute(f"INSERT OR REPLACE {schema.DATASET_ROW}",
-                       (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True),
-                        rows.dataset_subject(summary)))
+            db.execute(f"INSERT OR REPLACE {schema.DATASET_ROW}", row)
 
     def datasets(self) -> dict:
         """{sha256: summary} of every dataset (and lab pipeline) the runs name; a damaged record
@@ -428,6 +441,7 @@ class Store(Caches):
         return {h: why for h, s, k in records if (why := rows.dataset_summary(h, s, k)[1])}
 
     def drop_datasets(self, shas) -> None:
+        kept.forget(self.root, datasets=shas)
         with self._tx() as db:
             db.executemany("DELETE FROM datasets WHERE sha256=?", [(h,) for h in shas])
 

@@ -18,6 +18,11 @@ class StoreIndexError(KitError):
     """The store index cannot be read or written: damaged, or its disk is full."""
 
 
+class DamagedIndex(StoreIndexError):
+    """The index's file is damaged (not a full disk or a lock): repair rebuilds it from the
+    records beside the arrays, where there are any (kit.runs.store.kept)."""
+
+
 def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
     """The one-line error for what SQLite says about the index at ``path`` (None: not the
     file's state, e.g. a busy database or a bug, left to the caller)."""
@@ -31,7 +36,7 @@ def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
                                "minute; run the same command again when it is done")
     if isinstance(e, sqlite3.OperationalError) and "disk I/O error" not in msg:
         return None
-    return _damaged(path, msg)  # kit cannot rebuild it: specs and manifests live only there
+    return _damaged(path, msg)  # rebuilt from the records beside the arrays, where there are any
 
 
 def refuse_damaged(db, path: Path) -> None:
@@ -48,7 +53,14 @@ def refuse_damaged(db, path: Path) -> None:
 
 
 def _damaged(path: Path, msg: str) -> StoreIndexError:
-    return StoreIndexError(
+    from .kept import DIR, exist
+
+    if exist(path.parent):
+        return DamagedIndex(f"the store index {path} is damaged ({msg}); `kit store check "
+                            f"--repair` moves it aside (kept) and rebuilds it from the runs' "
+                            f"records in {path.parent / DIR}, losing no run whose records and "
+                            "arrays survive")
+    return DamagedIndex(
         f"the store index {path} is damaged ({msg}); kit cannot rebuild it from the arrays "
         f"(runs' specs and manifests live only in the index): move it aside (mv {path} "
         f"{path}.damaged) and run again: runs are made anew, arrays on disk are kept and reused")

@@ -12,7 +12,7 @@ from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...worker.dtypes import recorded_problem
 from .blobs import blob_key, file_problem
-from . import identity, schema
+from . import identity, kept, schema
 from .rows import run_subject
 
 
@@ -64,10 +64,11 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
                 store.blobs.put_file(src, blob, sha, dtype, shape, noted)
                 moved.add(blob)
             rows.append((spec.run_id, stage, sha, dtype, json.dumps(shape), blob))
+        row = (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
+               json.dumps(manifest, sort_keys=True), run_subject(spec))
+        kept.write(store.root, kept.run_doc(row, [r[1:] for r in rows]))  # before it is indexed
         with store._tx() as db:
-            db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}",
-                       (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
-                        json.dumps(manifest, sort_keys=True), run_subject(spec)))
+            db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
             db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)", rows)
             db.executemany("INSERT OR REPLACE INTO verified VALUES (?,?)", noted)
         identity.still_here(store)  # committed into the file this process opened: is it the store?
