@@ -62,7 +62,7 @@ def opened(root: Path, repair: bool) -> tuple[Store, list]:
     try:
         return Store(root), moved
     except DamagedIndex:  # with records beside the arrays, a new index is made from them
-        if not (repair and kept.exist(root)):
+        if not (repair and layout.has_records(root)):
             raise
     moved += layout.set_index_aside(Path(root), "is damaged", also=[identity.FILE])
     return Store(root), moved

@@ -100,11 +100,39 @@ def refuse_missing(root: Path, path: Path) -> None:
                       "starts a new index and keeps every array file")
 
 
+HOLDS = hasattr(sqlite3.Connection, "setconfig")  # Python 3.12 and later
+
+
 def hold_checkpoints(conn, hold: bool) -> None:
     """While held, closing ``conn`` never copies the write-ahead log into the index: an index
     refused for a stale log is left exactly as it was found (SQLite would make the rollback
-    permanent on the last close)."""
-    conn.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, hold)
+    permanent on the last close). Before Python 3.12, ``looked_at`` does it first instead."""
+    if HOLDS:
+        conn.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, hold)
+
+
+def _read_only(path: Path):
+    """``path`` opened read-only: its close never writes the log into the index."""
+    from .locked import LockedConnection
+
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+    return LockedConnection(conn, path)
+
+
+def looked_at(root: Path, path: Path) -> None:
+    """Refuse, as the open does, an index that is not this store or is damaged, read through a
+    read-only connection: where SQLite cannot be told not to checkpoint on close (Python 3.11),
+    the writer's connection is opened only once it passes."""
+    from .locked import refuse_damaged
+
+    if not path.exists():
+        return
+    db = _read_only(path)
+    try:
+        refuse(root, db, path)
+        refuse_damaged(db, path)
+    finally:
+        db.close()
 
 
 def remember(store) -> None:
@@ -193,7 +221,7 @@ def repair(root: Path) -> list[str]:
     beside it that it is not behind without: the log is stale and is set aside (kept), and the
     index is the store as it last wrote it. Anything else (another store's index, a restored
     copy): the index is taken as it is and ``store.json`` says so."""
-    from .locked import DamagedIndex, LockedConnection
+    from .locked import DamagedIndex
 
     root, stamp = Path(root), time.strftime("%Y%m%d-%H%M%S")
     path = root / "store.sqlite"
@@ -207,16 +235,14 @@ def repair(root: Path) -> list[str]:
         moved = _set_aside(root, [FILE, "store.sqlite-wal", "store.sqlite-shm"], stamp)
         return [f"the store index {path} was missing (store {mine[0][:12]}): a new index is made; "
                 f"{', '.join(moved)} moved aside (kept), every array file kept"]
-    conn = sqlite3.connect(path, timeout=60)
-    hold_checkpoints(conn, True)  # looked at only: the log is never copied in
+    db = _read_only(path)  # looked at only: the log is never copied in
     try:
-        db = LockedConnection(conn, path)
         why = problem(root, db)
         ident, writes = in_index(db)
     except DamagedIndex:  # the open says so, and a repair rebuilds it from the records
         return []
     finally:
-        conn.close()
+        db.close()
     if why is None:
         return []
     wal = root / "store.sqlite-wal"

@@ -72,6 +72,8 @@ class Store(Caches):
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
+            if not identity.HOLDS:  # Python 3.11: checked read-only before the writer opens
+                identity.looked_at(self.root, path)
             try:
                 conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
             except sqlite3.Error as e:

@@ -19,8 +19,7 @@ from ...core import factors
 from ...core.atomic import write_bytes
 from ...core.small_files import NotKits, read_home
 from . import rows, schema
-
-DIR = "records"
+from .layout import RECORDS as DIR
 LIMIT = 64 << 20  # the pairs record of a migrated store of 100,000 pairs
 
 
@@ -174,7 +173,3 @@ def restore(store) -> list[str]:
         return []
     return [f"restored from {store.root / DIR}: {done['runs']} run(s), {done['pairs']} pair(s), "
             f"{done['datasets']} dataset record(s) the index lacked"]
-
-
-def exist(root: Path) -> bool:
-    return any((Path(root) / DIR).glob("??/*.json"))

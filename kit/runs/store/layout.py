@@ -16,6 +16,12 @@ from pathlib import Path
 from ...core.errors import Damaged
 
 INDEX = "store.sqlite"
+RECORDS = "records"  # the runs' records beside the arrays (kit.runs.store.kept)
+
+
+def has_records(root: Path) -> bool:
+    """The store keeps its runs' records beside the arrays: a lost index can be rebuilt."""
+    return any((Path(root) / RECORDS).glob("??/*.json"))
 
 
 def _arrays_held(arrays: Path) -> int:
@@ -44,10 +50,8 @@ def problems(root: Path) -> list[tuple[Path, str]]:
 
 def check(root: Path) -> None:
     """Damaged, in one line, for the first thing out of shape."""
-    from .kept import exist
-
     for path, why in problems(Path(root)):
-        if exist(root):  # the runs' records beside the arrays hold what it held
+        if has_records(root):  # the runs' records beside the arrays hold what it held
             raise Damaged(f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
                           "rebuilds the index from the runs' records beside the arrays")
         raise Damaged(f"{path} {why}; `kit store check --repair` moves it aside (kept) and "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ...core.atomic import no_space
 from ...core.errors import KitError
+from .layout import RECORDS, has_records
 
 
 class StoreIndexError(KitError):
@@ -53,12 +54,10 @@ def refuse_damaged(db, path: Path) -> None:
 
 
 def _damaged(path: Path, msg: str) -> StoreIndexError:
-    from .kept import DIR, exist
-
-    if exist(path.parent):
+    if has_records(path.parent):
         return DamagedIndex(f"the store index {path} is damaged ({msg}); `kit store check "
                             f"--repair` moves it aside (kept) and rebuilds it from the runs' "
-                            f"records in {path.parent / DIR}, losing no run whose records and "
+                            f"records in {path.parent / RECORDS}, losing no run whose records and "
                             "arrays survive")
     return DamagedIndex(
         f"the store index {path} is damaged ({msg}); kit cannot rebuild it from the arrays "
