@@ -61,7 +61,7 @@ def made(tmp_path_factory):
         (home / NOTE).write_bytes(os.fsencode(root / "elsewhere" / "keep.txt"))
         before = {r: _read(r) for r in READERS}
     files = ["host.json", "datasets/synthetic-120.json", f"datasets/by-hash/{ds.sha256}.json",
-             NOTE]
+             NOTE, "store.json"]
     return {"home": home, "before": before, "files": files}
 
 
@@ -99,7 +99,7 @@ def _fine(code, err, report=False):
 
 
 @pytest.mark.parametrize("how", ["zero", "fifo", "outside", "garbage", "empty", "cut", "folder"])
-@pytest.mark.parametrize("which", range(4))
+@pytest.mark.parametrize("which", range(5))
 def test_a_damaged_home_file_is_one_line_in_every_reader_and_repair_sets_it_aside(
         made, tmp_path, monkeypatch, which, how):
     rel = made["files"][which]
@@ -135,14 +135,15 @@ def test_every_file_kit_reads_from_its_home_is_read_through_the_one_helper():
                "kit/data/homology.py", "kit/data/homology_edges.py", "kit/envs/external.py",
                "kit/runs/executing/cluster_settings.py", "kit/envs/releases.py",
                "kit/core/atomic.py", "kit/envs/containers/runtime.py",
-               "kit/envs/containers/images.py", "kit/envs/containers/bases.py"}
+               "kit/envs/containers/images.py", "kit/envs/containers/bases.py",
+               "kit/runs/store/identity.py", "kit/runs/store/kept.py"}
     for rel in readers:
         text = (root.parent / rel).read_text()
         assert "read_home" in text or "read_small" in text, rel
     # and the patterns store check looks at cover the files these readers keep
     kept = {p for p, _ in home_files.KEPT}
     assert {"host.json", "datasets/*.json", "datasets/by-hash/*.json", "writes/*.note",
-            "pipelines/by-hash/*.json", "pipelines/by-hash/*.py", "cluster.toml"} <= kept
+            "pipelines/by-hash/*.json", "pipelines/by-hash/*.py", "cluster.toml", "store.json"} <= kept
 
 
 def test_a_record_that_is_not_json_is_named_by_store_check_and_set_aside(tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ damaged file (a .npy header, an index page, host.json, a full disk) is one repai
 import json
 import os
 import sqlite3
+import shutil
 import subprocess
 import sys
 import time
@@ -90,8 +91,6 @@ def real_store(tmp_path_factory):
 
 
 def _copy(src, dest):
-    import shutil
-
     shutil.copytree(src, dest)
     return dest
 
@@ -144,8 +143,13 @@ def test_a_zeroed_index_page_is_one_line_that_says_how_to_rebuild(real_store, tm
         if not r.stderr and "damaged run" in r.stdout:
             continue  # a page of runs' rows that SQLite reads: the check names those runs
         line = _one_line(r)
-        assert "store.sqlite is damaged" in line and "move it aside" in line, line
-        assert "cannot rebuild it" in line and "arrays on disk are kept" in line
+        # a store with its runs' records beside the arrays (issue 54.5) is rebuilt from them
+        assert "store.sqlite is damaged" in line and "moves it aside (kept)" in line, line
+        assert "rebuilds it from the runs' records" in line, line
+        if not broke:  # and loses no run
+            assert kit(home, "store", "check", "--repair").returncode == 0
+            assert kit(home, "runs").stdout == kit(real_store, "runs").stdout
+            assert kit(home, "store", "check").returncode == 0
         broke += 1
     assert broke, "no zeroed page broke the index"
 
@@ -169,18 +173,27 @@ def test_host_json_removed_and_an_array_removed_are_both_seen(real_store, tmp_pa
 
 
 @pytest.mark.slow
-def test_an_empty_index_never_makes_repair_delete_arrays(real_store, tmp_path):
+@pytest.mark.parametrize("records", [True, False])
+def test_an_empty_index_never_makes_repair_delete_arrays(real_store, tmp_path, records):
     """The old advice for a damaged index was to move it aside; repair then deleted every array
-    (none was in the new, empty index). Files older than the index are set aside, not deleted."""
+    (none was in the new, empty index). With the runs' records beside the arrays (issue 54.5)
+    every run comes back and keeps its arrays; without (a store whose records were removed),
+    files older than the index are set aside, not deleted."""
     home = _copy(real_store, tmp_path / "home")
     arrays = sorted(p.name for p in (home / "arrays").glob("??/*.npy"))
     old = time.time() - 7200  # the arrays were written before the new index was made
     for p in (home / "arrays").glob("??/*.npy"):
         os.utime(p, (old, old))
-    for name in ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm"):
+    for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.json"]:
         if (home / name).exists():
             (home / name).rename(home / f"{name}.aside")
+    if not records:
+        shutil.rmtree(home / "records")
     assert kit(home, "store", "check", "--repair").returncode == 0
+    if records:
+        assert sorted(p.name for p in (home / "arrays").glob("??/*.npy")) == arrays
+        assert kit(home, "runs").stdout == kit(real_store, "runs").stdout
+        return
     kept = sorted(p.name for p in (home / "unindexed").glob("??/*.npy"))
     assert kept == arrays
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from outputs import call
 from stored import arrays, put, spec
 from kit.core.errors import Damaged
 from kit.core.spec import RunSpec, pipeline_seeds, seeds
@@ -292,3 +293,33 @@ def test_a_subject_outside_the_two_kinds_cannot_be_written(tmp_path):
     st = _both(tmp_path)
     with pytest.raises(sqlite3.IntegrityError):
         st.db.conn.execute("UPDATE runs SET subject='banana'")
+
+
+@pytest.mark.parametrize("damage", ["deleted", "cut short"])
+def test_a_v1_store_gets_its_records_once_and_is_rebuilt_from_them_whole(
+        tmp_path, monkeypatch, damage):
+    """Issue 54.5: a store from before the records gets them, once, from its index as it first
+    opens; its index then deleted or cut short, `kit store check --repair` rebuilds it from them
+    and every reader returns what that kit's readers returned (reads.json), in the same order.
+    Before, the check said the runs were lost ("kit cannot rebuild it")."""
+    home = _v1(tmp_path)
+    monkeypatch.setenv("KIT_HOME", str(home))
+    Store(home).close()
+    records = sorted((home / "records").rglob("*.json"))
+    assert len(records) == 1 + len(READS["runs"]) + len(READS["datasets"])  # one of the pairs
+    Store(home).close()
+    assert sorted((home / "records").rglob("*.json")) == records  # once
+    index = home / "store.sqlite"
+    if damage == "deleted":
+        for p in home.glob("store.sqlite*"):
+            p.unlink()
+    else:
+        os.truncate(index, index.stat().st_size // 2)
+        code, _, err = call("runs")
+        assert code == 1 and "rebuilds it from the runs' records" in err, err
+    code, out, err = call("store", "check", "--repair")
+    assert code == 0 and "restored from" in out, (out, err)
+    st = Store(home)
+    assert _reads(st) == _expected()
+    st.close()
+    assert call("store", "check")[0] == 0

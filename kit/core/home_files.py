@@ -16,7 +16,7 @@ PIPELINE = 4 << 20  # a lab's pipeline file (kit.worker.contract reads at most t
 KEPT = (("host.json", 4096), ("cluster.toml", SMALL), ("datasets/*.json", DATASET),
         ("datasets/by-hash/*.json", DATASET), ("datasets/homology/*.json", DATASET),
         ("pipelines/by-hash/*.json", SMALL), ("pipelines/by-hash/*.py", PIPELINE),
-        ("stacks/external.json", SMALL), ("writes/*.note", SMALL))
+        ("stacks/external.json", SMALL), ("writes/*.note", SMALL), ("store.json", SMALL))
 
 
 def problems(home: Path) -> list[tuple[Path, str]]:

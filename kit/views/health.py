@@ -62,6 +62,15 @@ def store_check_text(rep: dict) -> str:
         out.append(f"damaged run {d['run']}: {d['why']}")
     for d in rep.get("damaged_records", ()):
         out.append(f"damaged record of dataset {d['dataset']}: {d['why']}")
+    lacks = rep.get("index_lacks") or {}
+    if any(lacks.get(k) for k in ("runs", "pairs", "datasets")):
+        runs = ", ".join(r[:12] for r in lacks["runs"][:5]) + (", ..." if len(lacks["runs"]) > 5 else "")
+        out.append(f"the index lacks what the records beside the arrays hold: "
+                   f"{len(lacks['runs'])} run(s){f' ({runs})' if runs else ''}, "
+                   f"{len(lacks['pairs'])} pair(s), {len(lacks['datasets'])} dataset record(s): "
+                   "repair puts them back")
+    for d in rep.get("damaged_kept", ()):
+        out.append(f"{d['path']} {d['why']}: repair removes it (the index keeps its rows)")
     if rep.get("damaged_runs") or rep["damaged"] or rep["missing"]:
         n = rep.get("dependents", {})
         out.append(f"what depends on them goes with them: {len(rep['runs_affected'])} run(s) "

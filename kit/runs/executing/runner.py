@@ -36,6 +36,7 @@ from ...worker.pipeline import FEEDS
 from .attempt import RunTimedOut, attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
 from ..store import Store
+from ..store.identity import still_here
 from .warm import WarmPool
 
 
@@ -321,6 +322,7 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done: OnDone | 
     if failed:
         raise PlanIncomplete(failed, len(todo))
     if not stop():  # a plan that lost a run never ends as if it were whole
+        still_here(store)  # what this process reads back is the store at its path
         lost = [s.run_id[:12] for s in todo
                 if not (store.has_run(s.run_id) and store.has_arrays(s.run_id))]
         if lost:

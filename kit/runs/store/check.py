@@ -29,8 +29,8 @@ from ...core.atomic import stale_notes
 from ...core.hosts import host_id
 from ...core.small_files import NotKits
 from ...core.paths import subdir
-from . import meta
-from . import layout
+from . import identity, kept, layout, meta
+from .locked import DamagedIndex
 from .index import Store
 from .rows import shown
 
@@ -57,8 +57,16 @@ def _recorded(store: Store):
 def opened(root: Path, repair: bool) -> tuple[Store, list]:
     """The store at ``root`` for checking, and what a repair moved aside so that it opens (an
     emptied index, a file for arrays/: kit.runs.store.layout); without repair these are the
-    one line the store's opening says."""
-    moved = layout.repair(root) if repair else []
+    one line the store's opening says (and a stale write-ahead log, a replaced or missing
+    index: kit.runs.store.identity)."""
+    # the index's shape, then whether it is this store's (a stale log set aside: kit.runs.store.identity)
+    moved = [*layout.repair(root), *identity.repair(root)] if repair else []
+    try:
+        return Store(root), moved
+    except DamagedIndex:  # with records beside the arrays, a new index is made from them
+        if not (repair and layout.has_records(root)):
+            raise
+    moved += layout.set_index_aside(Path(root), "is damaged", also=[identity.FILE])
     return Store(root), moved
 
 
@@ -106,6 +114,9 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
     Each file kit keeps in the home that is not one it wrote (kit.core.home_files: a link, a
     FIFO, a device, too large) is reported, never opened; repair moves it aside first.
     """
+    if repair:  # what the records hold and the index lacks goes back first, then is checked
+        set_aside = [*set_aside, *kept.restore(store)]
+    lacks = kept.differences(store)
     home = home_files.problems(store.root)
     home += _named_datasets(store.root, {p for p, _ in home})
     if repair and home:
@@ -151,16 +162,20 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
                   "dependents": lost, "set_aside": list(set_aside),
                   "home_files": [{"path": str(p), "why": w} for p, w in home],
                   "outside": [{"note": str(n), "left": left} for n, left in notes],
+                  "index_lacks": {k: lacks[k] for k in ("runs", "pairs", "datasets")},
+                  "damaged_kept": [{"path": str(p), "why": w} for p, w in lacks["damaged"]],
                   "orphans": len(orphans), "unindexed": len(unindexed), "recent": len(recent),
                   "unindexed_dir": str(store.root / "unindexed"), "datasets": bad_datasets,
                   "runs_affected": [shown(r, 64) for r in drop], "factors_to_rerun": factors,
                   "repaired": False}
         report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets or runs
-                            or set_aside or records or home or notes)
+                            or set_aside or records or home or notes or any(lacks.values()))
         if repair and not report["ok"]:
             _repair(store, drop, recorded, damaged, orphans, unindexed)
             for note, _ in notes:
                 note.unlink(missing_ok=True)
+            for path, _ in lacks["damaged"]:  # the index holds its rows: written again if need be
+                path.unlink(missing_ok=True)
             store.drop_datasets(records)  # a run records its dataset anew when it is next made
             for name in bad_datasets:  # made again from the named dataset before the next run
                 (subdir("datasets") / "by-hash" / name).unlink(missing_ok=True)

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ...core import processes
-from . import layout, meta, rows, schema
+from . import identity, kept, layout, meta, rows, schema
 from .caches import Caches
-from .locked import ArraysLock, LockedConnection, read_only_index
+from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
 from .blobs import Blobs, DamagedArray, array_sha256
 from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
@@ -65,6 +65,7 @@ class Store(Caches):
         # a store this user cannot write (another user's, a shared read-only copy) is read:
         # every number is computed, nothing cached, and a command that writes says why not
         self.read_only = self.root.is_dir() and not writable(self.root)
+        identity.refuse_missing(self.root, path)  # before SQLite makes an empty one there
         if self.read_only:
             conn = read_only_index(path)
         else:
@@ -72,12 +73,20 @@ class Store(Caches):
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
+            if not identity.HOLDS:  # Python 3.11: checked read-only before the writer opens
+                identity.looked_at(self.root, path)
             try:
                 conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
             except sqlite3.Error as e:
                 raise KitError(f"the store index {path} cannot be opened ({e})") from None
         self.db = LockedConnection(conn, path)  # a damaged index or a full disk: one line
         try:  # before anything is written: an index a newer kit wrote is left as it is
+            identity.hold_checkpoints(conn, True)  # a refused index is closed as it was found
+            identity.refuse(self.root, self.db, path)
+            refuse_damaged(self.db, path)  # every command alike, not as its queries reach it
+            identity.hold_checkpoints(conn, False)
+            st = os.stat(path)
+            self.opened_as = (st.st_dev, st.st_ino)  # identity.still_here: the file, not a name
             schema.refuse_newer(self.db, path)
             self._migrate(path)
         except BaseException:  # a migration that fails has rolled back: the index is as it was
@@ -90,7 +99,10 @@ class Store(Caches):
         self.arrays_dir = self.blobs.root
         if not self.read_only:
             meta.remember(self)
-            sweep_store(self.root)  # a killed import's spool goes with the next command
+            identity.remember(self)
+            kept.migrate(self)  # a store from before the records gets them, once
+            sweep_store(self.root)
+        self.identity = identity.in_index(self.db)[0]  # a killed import's spool goes with the next command
 
     def _migrate(self, path: Path) -> None:
         """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
@@ -113,13 +125,19 @@ class Store(Caches):
         self.db.close()
 
     @contextmanager
-    def _tx(self):
+    def _tx(self, count: bool = True):
+        """One transaction; ``count``: it changes what the store holds (runs, pairs, datasets),
+        so it counts one write (kit.runs.store.identity), said in store.json once committed."""
         if self.read_only:  # reached only by a command that stores something
             raise KitError(f"the store {self.root} is not writable by this user: reading "
                            "commands (kit runs, budget, verdicts, ...) work, this one writes; set "
                            "KIT_HOME to a folder you can write")
-        with self._lock, self.db:  # one transaction: all rows or none
-            yield self.db
+        with self._lock:
+            with self.db:  # one transaction: all rows or none
+                yield self.db
+                writes = identity.counted(self, self.db) if count else None
+            if writes is not None:
+                identity.after_commit(self, writes)
 
     # -- runs -------------------------------------------------------------------------------
     def has_run(self, run_id: str) -> bool:
@@ -166,22 +184,29 @@ class Store(Caches):
             texts = {r["id"]: json.dumps(r["spec"], sort_keys=True, separators=(",", ":"))
                      for r in runs}  # what each is of, from its spec as the importer verified it
             subjects = {i: rows.run_subject(rows.verified_spec(i, t)) for i, t in texts.items()}
+            run_rows = {r["id"]: (r["id"], texts[r["id"]], r["spec"]["dataset"], r["spec"]["stack"],
+                                  r["created"], json.dumps(r["manifest"], sort_keys=True),
+                                  subjects[r["id"]]) for r in runs}
+            stage_rows = {r["id"]: [(st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
+                                     r["blobs"][st]) for st, i in r["stages"].items()] for r in runs}
+            pair_rows = [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs]
+            set_rows = {h: (h, s.get("name", "?"), json.dumps(s, sort_keys=True),
+                            rows.dataset_subject(s)) for h, s in datasets.items()}
+            for i in run_rows:  # the records first: an index row always has its record
+                kept.write(self.root, kept.run_doc(run_rows[i], stage_rows[i]))
+            if pair_rows:
+                kept.write(self.root, kept.pairs_doc(pair_rows))
+            for row in set_rows.values():
+                kept.write(self.root, kept.dataset_doc(row))
             with self._tx() as db:
-                for r in runs:
-                    db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}",
-                               (r["id"], texts[r["id"]], r["spec"]["dataset"], r["spec"]["stack"],
-                                r["created"], json.dumps(r["manifest"], sort_keys=True),
-                                subjects[r["id"]]))
+                for i, row in run_rows.items():
+                    db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
                     db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
-                                   [(r["id"], st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
-                                     r["blobs"][st]) for st, i in r["stages"].items()])
-                db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
-                               [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs])
+                                   [(i, *st) for st in stage_rows[i]])
+                db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", pair_rows)
                 for h, summary in datasets.items():
                     verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
-                    db.execute(f"{verb} {schema.DATASET_ROW}",
-                               (h, summary.get("name", "?"), json.dumps(summary, sort_keys=True),
-                                rows.dataset_subject(summary)))
+                    db.execute(f"{verb} {schema.DATASET_ROW}", set_rows[h])
 
     # Every reader's run is verified (kit.runs.store.rows): a damaged one ends the command in
     # one line naming it and the repair. Leaving it out instead would change what the rest
@@ -288,6 +313,7 @@ class Store(Caches):
         """Remove runs and everything computed from them (pairs, comparisons, verdicts), at once."""
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
+        kept.forget(self.root, runs=runs)  # a dropped run never comes back from its record
         with self._tx() as db:  # what was computed from the runs, then the runs
             for table, cols in (("pairs", "ab"), ("comparisons", "ab"), ("verdicts", ("run",)),
                                 ("stages", ("run",)), ("runs", ("id",))):
@@ -358,14 +384,16 @@ class Store(Caches):
         return True
 
     def release(self, run_id: str) -> None:
-        with self._tx() as db:
+        with self._tx(count=False) as db:
             db.execute("DELETE FROM claims WHERE run=? AND pid=?", (run_id, os.getpid()))
 
     # -- pairs and comparisons --------------------------------------------------------------
     def add_pairs(self, pairs) -> None:
+        found = [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs]
+        if found:
+            kept.write(self.root, kept.pairs_doc(found))
         with self._tx() as db:
-            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
-                           [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs])
+            db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", found)
 
     def pair_factors(self, run_ids) -> list:
         """The factors of the pairs in which any of ``run_ids`` takes part, sorted."""
@@ -383,10 +411,12 @@ class Store(Caches):
 
     # -- datasets seen by runs ----------------------------------------------------------------
     def note_dataset(self, summary: dict) -> None:
+        row = (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True),
+               rows.dataset_subject(summary))
+        if not self.read_only:
+            kept.write(self.root, kept.dataset_doc(row))
         with self._tx() as db:
-            db.execute(f"INSERT OR REPLACE {schema.DATASET_ROW}",
-                       (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True),
-                        rows.dataset_subject(summary)))
+            db.execute(f"INSERT OR REPLACE {schema.DATASET_ROW}", row)
 
     def datasets(self) -> dict:
         """{sha256: summary} of every dataset (and lab pipeline) the runs name; a damaged record
@@ -414,6 +444,7 @@ class Store(Caches):
         return {h: why for h, s, k in records if (why := rows.dataset_summary(h, s, k)[1])}
 
     def drop_datasets(self, shas) -> None:
+        kept.forget(self.root, datasets=shas)
         with self._tx() as db:
             db.executemany("DELETE FROM datasets WHERE sha256=?", [(h,) for h in shas])
 
@@ -425,12 +456,12 @@ class Store(Caches):
     def note_verified(self, blob: str, ident: str | None) -> None:
         if self.read_only:  # verified again next time: reading needs no write
             return
-        with self._tx() as db:
+        with self._tx(count=False) as db:  # a remembered hash, not what the store holds
             db.execute("INSERT OR REPLACE INTO verified VALUES (?,?)", (blob, ident))
 
     def forget_verified(self, blob: str) -> None:
         if self.read_only:
             return
-        with self._tx() as db:
+        with self._tx(count=False) as db:
             db.execute("DELETE FROM verified WHERE blob=?", (blob,))
 

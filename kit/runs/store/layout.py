@@ -16,6 +16,12 @@ from pathlib import Path
 from ...core.errors import Damaged
 
 INDEX = "store.sqlite"
+RECORDS = "records"  # the runs' records beside the arrays (kit.runs.store.kept)
+
+
+def has_records(root: Path) -> bool:
+    """The store keeps its runs' records beside the arrays: a lost index can be rebuilt."""
+    return any((Path(root) / RECORDS).glob("??/*.json"))
 
 
 def _arrays_held(arrays: Path) -> int:
@@ -38,16 +44,30 @@ def problems(root: Path) -> list[tuple[Path, str]]:
         empty = False
     # an empty file beside no arrays is a store being made (SQLite writes its header at once)
     if empty and (n := _arrays_held(arrays)):
-        out.append((index, f"is empty (0 bytes) while {n} array file(s) lie beside it: the runs' "
-                           "specs and manifests it held are lost"))
+        out.append((index, f"is empty (0 bytes) while {n} array file(s) lie beside it"))
     return out
 
 
 def check(root: Path) -> None:
     """Damaged, in one line, for the first thing out of shape."""
     for path, why in problems(Path(root)):
+        if has_records(root):  # the runs' records beside the arrays hold what it held
+            raise Damaged(f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
+                          "rebuilds the index from the runs' records beside the arrays")
         raise Damaged(f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
                       "drops the runs it held; the next `kit run` makes them again")
+
+
+def set_index_aside(root: Path, why: str, also=()) -> list[str]:
+    """Move the index (with its -wal, -shm and ``also``) aside; what was moved, as one line."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    src, moved = Path(root) / INDEX, []
+    for name in [INDEX, f"{INDEX}-wal", f"{INDEX}-shm", *also]:
+        if os.path.lexists(Path(root) / name):
+            os.replace(Path(root) / name, Path(root) / f"{name}.damaged-{stamp}")
+            moved.append(name)
+    return [f"{src} {why}: moved to {src}.damaged-{stamp} (with {', '.join(moved[1:]) or 'nothing else'}); "
+            "a new index is made from the records beside the arrays"]
 
 
 def repair(root: Path) -> list[str]:

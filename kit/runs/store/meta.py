@@ -15,7 +15,7 @@ def remember(store) -> None:
 
     known = dict(store.db.execute("SELECT key, value FROM meta"))
     if "born" not in known or "host" not in known:  # a new index (or one older kits made)
-        with store._tx() as db:  # the first opener's values stay
+        with store._tx(count=False) as db:  # the first opener's values stay
             db.execute("INSERT OR IGNORE INTO meta VALUES ('born', ?)", (str(time.time()),))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('host', ?)", (host_id(),))
 

@@ -12,7 +12,7 @@ from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...worker.dtypes import recorded_problem
 from .blobs import blob_key, file_problem
-from . import schema
+from . import identity, kept, schema
 from .rows import run_subject
 
 
@@ -50,6 +50,7 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
     rows: list[tuple] = []
     noted: list[tuple[str, str | None]] = []
     with store.moving_in():
+        identity.still_here(store)  # a store deleted or replaced under the run takes none of it
         gone = [st for st, src, sha, dtype, shape, blob in stages
                 if src is None and not store.blobs.holds(blob, sha, dtype, shape)]
         if gone:  # said before a file is moved: nothing of the run is left behind
@@ -64,12 +65,14 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
                 store.blobs.put_file(src, blob, sha, dtype, shape, noted)
                 moved.add(blob)
             rows.append((spec.run_id, stage, sha, dtype, json.dumps(shape), blob))
+        row = (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
+               json.dumps(manifest, sort_keys=True), run_subject(spec))
+        kept.write(store.root, kept.run_doc(row, [r[1:] for r in rows]))  # before it is indexed
         with store._tx() as db:
-            db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}",
-                       (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
-                        json.dumps(manifest, sort_keys=True), run_subject(spec)))
+            db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
             db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)", rows)
             db.executemany("INSERT OR REPLACE INTO verified VALUES (?,?)", noted)
+        identity.still_here(store)  # committed into the file this process opened: is it the store?
         lost = [st for st, b in store.stage_blobs(spec.run_id).items() if not store.blobs.exists(b)]
         if not store.has_run(spec.run_id) or lost:
             raise KitError(f"run {spec.run_id[:12]} was not stored whole (missing: "
