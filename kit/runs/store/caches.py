@@ -27,7 +27,7 @@ class Caches:
 
     db: Any  # kit.runs.store.locked.LockedConnection: sqlite3's, behind the store's lock
     read_only: bool
-    _tx: Callable[[], AbstractContextManager[Any]]
+    _tx: Callable[..., AbstractContextManager[Any]]  # (count=True): Store._tx
 
     def _basis(self, run: str) -> str:
         """What a run's numbers are computed from: its stages' records and its manifest."""

@@ -108,7 +108,7 @@ def hold_checkpoints(conn, hold: bool) -> None:
     refused for a stale log is left exactly as it was found (SQLite would make the rollback
     permanent on the last close). Before Python 3.12, ``looked_at`` does it first instead."""
     if HOLDS:
-        conn.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, hold)
+        conn.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, hold)  # type: ignore[attr-defined,unused-ignore]  # noqa: E501 (3.12+)
 
 
 def _read_only(path: Path):
@@ -143,8 +143,9 @@ def remember(store) -> None:
         with store._tx(count=False) as db:  # the first opener's id stays
             db.execute("INSERT OR IGNORE INTO meta VALUES ('store', ?)", (uuid.uuid4().hex,))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '0')")
-    if recorded(store.root) is None:
-        write(store.root, *in_index(store.db))
+    ident, writes = in_index(store.db)
+    if recorded(store.root) is None and ident is not None:
+        write(store.root, ident, writes)
 
 
 def write(root: Path, ident: str, writes: int) -> None:

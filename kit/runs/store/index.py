@@ -196,8 +196,8 @@ class Store(Caches):
                 kept.write(self.root, kept.run_doc(run_rows[i], stage_rows[i]))
             if pair_rows:
                 kept.write(self.root, kept.pairs_doc(pair_rows))
-            for row in set_rows.values():
-                kept.write(self.root, kept.dataset_doc(row))
+            for set_row in set_rows.values():
+                kept.write(self.root, kept.dataset_doc(set_row))
             with self._tx() as db:
                 for i, row in run_rows.items():
                     db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)

@@ -14,12 +14,16 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core import factors
 from ...core.atomic import write_bytes
 from ...core.small_files import NotKits, read_home
 from . import rows, schema
 from .layout import RECORDS as DIR
+
+if TYPE_CHECKING:
+    from ...core.spec import RunSpec
 LIMIT = 64 << 20  # the pairs record of a migrated store of 100,000 pairs
 
 
@@ -154,10 +158,10 @@ def restore(store) -> list[str]:
             if not db.execute("SELECT 1 FROM datasets WHERE sha256=?", (doc["row"][0],)).fetchone():
                 db.execute(f"INSERT OR IGNORE {schema.DATASET_ROW}", doc["row"])
                 done["datasets"] += 1
-        specs = {}  # the sound runs' (a damaged row is the check's to name and drop)
+        specs: dict[str, RunSpec] = {}  # the sound runs' (a damaged row is the check's to drop)
         for i, s, k in db.execute("SELECT id, spec, subject FROM runs"):
             spec, why = rows.spec_problem(i, s, subject=k)
-            if why is None:
+            if why is None and spec is not None:
                 specs[i] = spec
         for doc in (d for d in found if d.get("kind") == "pairs"):
             for factor, level, a, b, label in doc["pairs"]:
