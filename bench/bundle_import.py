@@ -41,35 +41,73 @@ from kit.core.spec import RunSpec, seeds  # noqa: E402
 from kit.runs.store import Store, array_sha256  # noqa: E402
 
 _PACKAGES = {f"package-{i:02d}": f"1.{i}.0" for i in range(80)}
-_PEAK = ("import sys, time\nt = time.perf_counter()\n{body}\n"
-         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
-         "sys.stderr.write('\\nPEAK %d %.3f' % (int(hwm.split()[1]), time.perf_counter() - t))\n"
-         "sys.exit(rc)")
+_PEAK = (
+    "import sys, time\nt = time.perf_counter()\n{body}\n"
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+    "sys.stderr.write('\\nPEAK %d %.3f' % (int(hwm.split()[1]), time.perf_counter() - t))\n"
+    "sys.exit(rc)"
+)
 # the clock starts once kit's import modules are loaded: startup (~1 s here) is not parsing
-_IMPORT = ("from kit.cli import main\nimport kit.app.bundle\nt = time.perf_counter()\n"
-           "rc = main(['import', sys.argv[1]])")
+_IMPORT = (
+    "from kit.cli import main\nimport kit.app.bundle\nt = time.perf_counter()\n"
+    "rc = main(['import', sys.argv[1]])"
+)
 # verify only (kit.app.bundle.read: decode and every check, no store): what parsing costs kit
-_READ = ("from kit.app.bundle import read\nfrom kit.core.errors import KitError\n"
-         "t = time.perf_counter()\ntry:\n    read(sys.argv[1])\n    rc = 0\n"
-         "except KitError:\n    rc = 1")
-_LOADS = ("import json\ntry:\n    json.loads(open(sys.argv[1], 'rb').read())\n"
-          "except RecursionError:\n    pass\nrc = 0")
+_READ = (
+    "from kit.app.bundle import read\nfrom kit.core.errors import KitError\n"
+    "t = time.perf_counter()\ntry:\n    read(sys.argv[1])\n    rc = 0\n"
+    "except KitError:\n    rc = 1"
+)
+_LOADS = (
+    "import json\ntry:\n    json.loads(open(sys.argv[1], 'rb').read())\n"
+    "except RecursionError:\n    pass\nrc = 0"
+)
 _BARE = "import kit.cli\nrc = 0"
 
 
 # a small run's stages (60 proteins, 20 of them test), shaped as analysis combines them
-_SHAPES = {"kmer.data": (5,), "kmer.indices": (5,), "kmer.indptr": (2,), "tfidf.data": (5,),
-           "tfidf.indices": (5,), "tfidf.indptr": (2,), "svd_rand": (60, 8), "svd_rand.sv": (8,),
-           "svd_arpack": (60, 8), "svd_arpack.sv": (8,), "kmeans": (60,), "kmeans.inertia": (1,),
-           "knn": (60, 10), "y_test": (20,), "lr": (20,), "mlp": (20,), "hgb": (20,), "rf": (20,)}
+_SHAPES = {
+    "kmer.data": (5,),
+    "kmer.indices": (5,),
+    "kmer.indptr": (2,),
+    "tfidf.data": (5,),
+    "tfidf.indices": (5,),
+    "tfidf.indptr": (2,),
+    "svd_rand": (60, 8),
+    "svd_rand.sv": (8,),
+    "svd_arpack": (60, 8),
+    "svd_arpack.sv": (8,),
+    "kmeans": (60,),
+    "kmeans.inertia": (1,),
+    "knn": (60, 10),
+    "y_test": (20,),
+    "lr": (20,),
+    "mlp": (20,),
+    "hgb": (20,),
+    "rf": (20,),
+}
 
 
 def _env() -> dict:
-    return {"python": "3.12.1", "implementation": "CPython", "machine": "x86_64", "os": "linux",
-            "cpu": "bench cpu", "host": "lab", "packages": _PACKAGES,
-            "threadpools": [{"user_api": "blas", "internal_api": "openblas", "num_threads": 1,
-                             "version": "0.3.27", "architecture": "Haswell"}],
-            "env": {"OMP_NUM_THREADS": "1"}}
+    return {
+        "python": "3.12.1",
+        "implementation": "CPython",
+        "machine": "x86_64",
+        "os": "linux",
+        "cpu": "bench cpu",
+        "host": "lab",
+        "packages": _PACKAGES,
+        "threadpools": [
+            {
+                "user_api": "blas",
+                "internal_api": "openblas",
+                "num_threads": 1,
+                "version": "0.3.27",
+                "architecture": "Haswell",
+            }
+        ],
+        "env": {"OMP_NUM_THREADS": "1"},
+    }
 
 
 def _store(home: Path, n: int = 20) -> None:
@@ -81,18 +119,32 @@ def _store(home: Path, n: int = 20) -> None:
         out.mkdir()
         stages = {}
         for name, shape in _SHAPES.items():
-            a = rng.random(shape) if name not in ("kmeans", "knn", "y_test") else \
-                rng.integers(0, 3, shape)
+            a = (
+                rng.random(shape)
+                if name not in ("kmeans", "knn", "y_test")
+                else rng.integers(0, 3, shape)
+            )
             np.save(out / f"{name}.npy", a)
             stages[name] = {"sha256": array_sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
-        st.put_run(spec, out, {"stages": stages, "timings": {}, "wall_s": 1.0, "env": _env(),
-                               "seeds": spec.seed_dict, "spec": json.loads(spec.to_json())})
+        st.put_run(
+            spec,
+            out,
+            {
+                "stages": stages,
+                "timings": {},
+                "wall_s": 1.0,
+                "env": _env(),
+                "seeds": spec.seed_dict,
+                "spec": json.loads(spec.to_json()),
+            },
+        )
     st.close()
 
 
 def _write(body: bytes, out: Path) -> Path:
-    man = json.dumps({"bundle.json": {"sha256": hashlib.sha256(body).hexdigest(),
-                                      "size": len(body)}}).encode()
+    man = json.dumps(
+        {"bundle.json": {"sha256": hashlib.sha256(body).hexdigest(), "size": len(body)}}
+    ).encode()
     with tarfile.open(out, "w:gz", compresslevel=6) as t:
         for name, data in (("MANIFEST.json", man), ("bundle.json", body)):
             info = tarfile.TarInfo(name)
@@ -109,11 +161,14 @@ def _grown(doc: dict, runs: int) -> dict:
         r = json.loads(json.dumps(first))
         r["spec"]["replicate"] = k
         r["manifest"]["spec"] = dict(r["spec"])
-        r["id"] = hashlib.sha256(json.dumps(r["spec"], sort_keys=True,
-                                            separators=(",", ":")).encode()).hexdigest()
+        r["id"] = hashlib.sha256(
+            json.dumps(r["spec"], sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
         out.append(r)
-    pairs = [{"factor": "repeat", "level": "", "a": out[0]["id"], "b": r["id"],
-              "label": "run twice"} for r in out[1:]]
+    pairs = [
+        {"factor": "repeat", "level": "", "a": out[0]["id"], "b": r["id"], "label": "run twice"}
+        for r in out[1:]
+    ]
     return {**doc, "arrays": False, "runs": out, "pairs": pairs}
 
 
@@ -122,21 +177,28 @@ def _bombs(doc: dict) -> dict:
         d = json.loads(json.dumps(doc))
         change(d)
         return json.dumps(d).encode()
+
     deep = b"[" * 100_000 + b"]" * 100_000
     return {
-        "string": edit(lambda d: d["host"].update(name="a" * 30 * 2 ** 20)),
+        "string": edit(lambda d: d["host"].update(name="a" * 30 * 2**20)),
         "strings": edit(lambda d: d["runs"][0]["manifest"].update(outputs=["ab"] * 5_000_000)),
-        "deep": edit(lambda d: d["runs"][0]["manifest"]["env"].update(torch={"x": "DEEP"}))
-        .replace(b'"DEEP"', deep),
+        "deep": edit(lambda d: d["runs"][0]["manifest"]["env"].update(torch={"x": "DEEP"})).replace(
+            b'"DEEP"', deep
+        ),
     }
 
 
 def _run(code: str, arg: Path, tree: Path, home: Path) -> tuple:
     """(exit code, peak MB, seconds, last stderr line) of ``code`` in a fresh process."""
-    p = subprocess.run([sys.executable, "-c", _PEAK.format(body=code), str(arg)], cwd=tree,
-                       env={**os.environ, "KIT_HOME": str(home)}, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-c", _PEAK.format(body=code), str(arg)],
+        cwd=tree,
+        env={**os.environ, "KIT_HOME": str(home)},
+        capture_output=True,
+        text=True,
+    )
     m = re.search(r"\nPEAK (\d+) ([\d.]+)$", p.stderr)
-    err = p.stderr[:m.start()] if m else p.stderr
+    err = p.stderr[: m.start()] if m else p.stderr
     last = (err.strip().splitlines() or [""])[-1][:160]
     if not m:
         return p.returncode, float("nan"), float("nan"), last
@@ -155,17 +217,22 @@ def main() -> int:
         os.environ["KIT_HOME"] = str(tmp / "lab")
         _store(tmp / "lab")
         from kit.cli import main as kit
+
         assert kit(["export", "--out", str(tmp / "lab.kit")]) == 0
         with tarfile.open(tmp / "lab.kit") as t:
             doc = json.loads(t.extractfile("bundle.json").read())
         body = json.dumps(_grown(doc, args.runs), sort_keys=True).encode()
         cases = {"legit": body, **_bombs(doc)}  # bombs of the 20 runs: under the 32 MiB cap
         code, bare, _, _ = _run(_BARE, tmp, args.tree, tmp / "bare")
-        print(f"tree {args.tree}; bare `import kit.cli` {bare:.0f} MB; legitimate bundle.json "
-              f"{len(body) / 2 ** 20:.1f} MiB, {args.runs} runs")
-        print(f"{'case':8} {'body MiB':>8} {'file KB':>8} {'loads MB':>9} {'loads s':>8} "
-              f"{'read MB':>8} {'read s':>7} {'import MB':>10} {'import s':>9} {'MB/loads':>9} "
-              f"{'read s/loads':>12}  exit, says")
+        print(
+            f"tree {args.tree}; bare `import kit.cli` {bare:.0f} MB; legitimate bundle.json "
+            f"{len(body) / 2**20:.1f} MiB, {args.runs} runs"
+        )
+        print(
+            f"{'case':8} {'body MiB':>8} {'file KB':>8} {'loads MB':>9} {'loads s':>8} "
+            f"{'read MB':>8} {'read s':>7} {'import MB':>10} {'import s':>9} {'MB/loads':>9} "
+            f"{'read s/loads':>12}  exit, says"
+        )
         for name, data in cases.items():
             if name not in only:
                 continue
@@ -175,10 +242,12 @@ def main() -> int:
             _, lmb, ls, _ = _run(_LOADS, raw, args.tree, tmp / "loads")
             _, rmb, rs, _ = _run(_READ, bundle, args.tree, tmp / f"read-{name}")
             rc, mb, s, says = _run(_IMPORT, bundle, args.tree, tmp / f"home-{name}")
-            print(f"{name:8} {len(data) / 2 ** 20:8.1f} {bundle.stat().st_size / 1e3:8.0f} "
-                  f"{lmb:9.0f} {ls:8.2f} {rmb:8.0f} {rs:7.2f} {mb:10.0f} {s:9.2f} "
-                  f"{mb / lmb:9.2f} {rs / max(ls, 1e-3):12.2f}  {rc}, "
-                  f"{says.split('.kit: ', 1)[-1][:100]}")
+            print(
+                f"{name:8} {len(data) / 2**20:8.1f} {bundle.stat().st_size / 1e3:8.0f} "
+                f"{lmb:9.0f} {ls:8.2f} {rmb:8.0f} {rs:7.2f} {mb:10.0f} {s:9.2f} "
+                f"{mb / lmb:9.2f} {rs / max(ls, 1e-3):12.2f}  {rc}, "
+                f"{says.split('.kit: ', 1)[-1][:100]}"
+            )
     return 0
 
 

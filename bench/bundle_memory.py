@@ -45,14 +45,22 @@ def _arrays(seed: int, n: int = 6000, n_test: int = 1998, nnz: int = 1_800_000) 
     """Stages the size a 6,000-protein run writes (k-mer and TF-IDF data are the largest)."""
     rng = np.random.default_rng(seed)
     y = (np.arange(n_test) % 3 == 0).astype(np.int64)
-    out = {"kmer.data": rng.random(nnz), "kmer.indices": rng.integers(0, 8000, nnz, dtype=np.int32),
-           "kmer.indptr": np.linspace(0, nnz, n + 1).astype(np.int32),
-           "tfidf.data": rng.random(nnz), "tfidf.indices": rng.integers(0, 8000, nnz, dtype=np.int32),
-           "tfidf.indptr": np.linspace(0, nnz, n + 1).astype(np.int32),
-           "svd_rand": rng.normal(size=(n, 64)), "svd_rand.sv": np.linspace(9, 1, 64),
-           "svd_arpack": rng.normal(size=(n, 64)), "svd_arpack.sv": np.linspace(9, 1, 64),
-           "kmeans": rng.integers(0, 30, n), "kmeans.inertia": np.array([12.5]),
-           "knn": rng.integers(0, n, (n, 10)), "y_test": y}
+    out = {
+        "kmer.data": rng.random(nnz),
+        "kmer.indices": rng.integers(0, 8000, nnz, dtype=np.int32),
+        "kmer.indptr": np.linspace(0, nnz, n + 1).astype(np.int32),
+        "tfidf.data": rng.random(nnz),
+        "tfidf.indices": rng.integers(0, 8000, nnz, dtype=np.int32),
+        "tfidf.indptr": np.linspace(0, nnz, n + 1).astype(np.int32),
+        "svd_rand": rng.normal(size=(n, 64)),
+        "svd_rand.sv": np.linspace(9, 1, 64),
+        "svd_arpack": rng.normal(size=(n, 64)),
+        "svd_arpack.sv": np.linspace(9, 1, 64),
+        "kmeans": rng.integers(0, 30, n),
+        "kmeans.inertia": np.array([12.5]),
+        "knn": rng.integers(0, n, (n, 10)),
+        "y_test": y,
+    }
     for m in ("lr", "mlp", "hgb", "rf"):
         out[m] = rng.random(n_test)
     return out
@@ -99,8 +107,9 @@ class _Zeros(io.RawIOBase):
 
 def _npy_header(dtype: str, shape: tuple) -> bytes:
     buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False,
-                                               "shape": shape})
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": dtype, "fortran_order": False, "shape": shape}
+    )
     return buf.getvalue()
 
 
@@ -115,10 +124,12 @@ def _write(src: Path, out: Path, doc=None, manifest: bytes | None = None, extra=
     for name, size, sha, _ in extra or []:
         man[name] = {"sha256": sha, "size": size}
     with tarfile.open(out, "w:gz", compresslevel=1) as t:
+
         def add(name, size, stream):
             info = tarfile.TarInfo(name)
             info.size = size
             t.addfile(info, stream)
+
         m = manifest if manifest is not None else json.dumps(man).encode()
         add("MANIFEST.json", len(m), io.BytesIO(m))
         add("bundle.json", len(ms["bundle.json"]), io.BytesIO(ms.pop("bundle.json")))
@@ -131,11 +142,11 @@ def _write(src: Path, out: Path, doc=None, manifest: bytes | None = None, extra=
 
 def _zeros(src: Path, out: Path, mib: int) -> Path:
     doc = json.loads(dict(_members(src))["bundle.json"])
-    n = mib * 2 ** 20 // 8
+    n = mib * 2**20 // 8
     header = _npy_header("<f8", (n,))
     h = hashlib.sha256()
     whole = hashlib.sha256(header)
-    block = bytes(2 ** 20)
+    block = bytes(2**20)
     for _ in range(mib):
         h.update(block)
         whole.update(block)
@@ -152,17 +163,22 @@ def _zeros(src: Path, out: Path, mib: int) -> Path:
     body = keep.pop("bundle.json")
     keep.pop("MANIFEST.json")
     with tarfile.open(out, "w:gz", compresslevel=1) as t:
-        man = {n_: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n_, d in keep.items()}
+        man = {
+            n_: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n_, d in keep.items()
+        }
         man["bundle.json"] = {"sha256": hashlib.sha256(body).hexdigest(), "size": len(body)}
         man[name] = {"sha256": whole.hexdigest(), "size": size}
-        for nm, data in [("MANIFEST.json", json.dumps(man).encode()), ("bundle.json", body),
-                         *keep.items()]:
+        for nm, data in [
+            ("MANIFEST.json", json.dumps(man).encode()),
+            ("bundle.json", body),
+            *keep.items(),
+        ]:
             info_ = tarfile.TarInfo(nm)
             info_.size = len(data)
             t.addfile(info_, io.BytesIO(data))
         info_ = tarfile.TarInfo(name)
         info_.size = size
-        t.addfile(info_, io.BufferedReader(_Zeros(header, n * 8), 2 ** 20))
+        t.addfile(info_, io.BufferedReader(_Zeros(header, n * 8), 2**20))
     return out
 
 
@@ -171,9 +187,11 @@ def _members(path):
         return [(m.name, t.extractfile(m).read()) for m in t.getmembers()]
 
 
-_RUN = ("import sys\nfrom kit.cli import main\ntry:\n    rc = main(['import', sys.argv[1]])\n"
-        "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
-        "    open(sys.argv[2], 'w').write(hwm[0].split()[1])\nsys.exit(rc)")
+_RUN = (
+    "import sys\nfrom kit.cli import main\ntry:\n    rc = main(['import', sys.argv[1]])\n"
+    "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
+    "    open(sys.argv[2], 'w').write(hwm[0].split()[1])\nsys.exit(rc)"
+)
 
 
 def _import(bundle: Path, work: Path) -> tuple:
@@ -183,8 +201,13 @@ def _import(bundle: Path, work: Path) -> tuple:
     this benchmark's memory too)."""
     home = Path(tempfile.mkdtemp(dir=work, prefix="home-"))
     env = dict(os.environ, KIT_HOME=str(home), PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-c", _RUN, str(bundle), str(work / "hwm.txt")], env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(
+        [sys.executable, "-c", _RUN, str(bundle), str(work / "hwm.txt")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     shutil.rmtree(home)
     line = p.stderr.strip().splitlines()
     return int((work / "hwm.txt").read_text()) / 1024, p.returncode, line[-1] if line else ""
@@ -203,29 +226,41 @@ def main() -> int:
         largest = _store(work / "lab")
         env = dict(os.environ, KIT_HOME=str(work / "lab"), PYTHONPATH=str(ROOT))
         real = work / "real.kit"
-        subprocess.run([sys.executable, "-m", "kit", "export", "--out", str(real), "--arrays"],
-                       env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "kit", "export", "--out", str(real), "--arrays"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         doc = dict(_members(real))["bundle.json"]
         body = json.loads(doc)
         body["padding"] = [0] * 60_000_000
-        cases = {"real": real,
-                 f"zeros {mib} MiB stage": _zeros(real, work / "zeros.kit", mib),
-                 "MANIFEST 255 MiB": _write(real, work / "manifest.kit",
-                                            manifest=b"[" + b"0," * (255 * 2 ** 19 - 1) + b"0]"),
-                 "bundle.json + 60 M zeros": _write(real, work / "padded.kit",
-                                                    json.dumps(body).encode()),
-                 "MANIFEST [ x 200000": _write(real, work / "deep.kit", manifest=b"[" * 200000)}
+        cases = {
+            "real": real,
+            f"zeros {mib} MiB stage": _zeros(real, work / "zeros.kit", mib),
+            "MANIFEST 255 MiB": _write(
+                real, work / "manifest.kit", manifest=b"[" + b"0," * (255 * 2**19 - 1) + b"0]"
+            ),
+            "bundle.json + 60 M zeros": _write(
+                real, work / "padded.kit", json.dumps(body).encode()
+            ),
+            "MANIFEST [ x 200000": _write(real, work / "deep.kit", manifest=b"[" * 200000),
+        }
         del body
         base = None
         bound = 2 * largest / 1e6 + 300
-        print(f"largest legitimate array {largest / 1e6:.1f} MB; bound 2x that + 300 MB = "
-              f"{bound:.0f} MB")
+        print(
+            f"largest legitimate array {largest / 1e6:.1f} MB; bound 2x that + 300 MB = "
+            f"{bound:.0f} MB"
+        )
         print(f"{'bundle':28} {'size MB':>8} {'peak MB':>8} {'ratio':>6} {'exit':>4}  message")
         for name, path in cases.items():
             peak, rc, msg = _import(path, work)
             base = base or peak
-            print(f"{name:28} {path.stat().st_size / 1e6:8.1f} {peak:8.0f} {peak / base:6.2f} "
-                  f"{rc:4}  {'ok' if peak <= bound else 'ABOVE BOUND'}; {msg[:110]}")
+            print(
+                f"{name:28} {path.stat().st_size / 1e6:8.1f} {peak:8.0f} {peak / base:6.2f} "
+                f"{rc:4}  {'ok' if peak <= bound else 'ABOVE BOUND'}; {msg[:110]}"
+            )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -138,8 +138,13 @@ def side(home: Path, n: int, runs: int, which: str, tree: str | None = None) -> 
     env = dict(os.environ, KIT_HOME=str(home))
     if tree:
         env["PYTHONPATH"] = tree
-    out = subprocess.run([sys.executable, "-c", _SIDE, str(n), str(runs), which], env=env,
-                         cwd=tree, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _SIDE, str(n), str(runs), which],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode:
         sys.exit(f"the {which} side{' of ' + tree if tree else ''} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.splitlines()[-1])
@@ -149,10 +154,11 @@ def compare(a, tmp: Path) -> dict:
     """The local executor against Dask local:2 on one plan; returns the Dask side's last round."""
     got = {"local": [], "dask": []}
     for r in range(a.rounds):
-        for k in (("local", "dask") if r % 2 == 0 else ("dask", "local")):
+        for k in ("local", "dask") if r % 2 == 0 else ("dask", "local"):
             got[k].append(side(tmp / f"{k}-{r}", a.n, a.runs, k))
-        assert got["local"][-1]["stages"] == got["dask"][-1]["stages"], \
+        assert got["local"][-1]["stages"] == got["dask"][-1]["stages"], (
             "the two executors stored different stages"
+        )
 
     def med(k, key):
         return statistics.median(x[key] for x in got[k])
@@ -160,16 +166,22 @@ def compare(a, tmp: Path) -> dict:
     at_once = 2
     per_run = (med("dask", "runs") - med("local", "runs")) / (a.runs / at_once)
     run_wall = med("local", "run_wall")
-    print(f"{a.runs} runs of {a.n} proteins, 1 thread each, {at_once} at a time, {a.rounds} "
-          f"round(s), {os.cpu_count()} cores; stages bitwise identical on both executors")
+    print(
+        f"{a.runs} runs of {a.n} proteins, 1 thread each, {at_once} at a time, {a.rounds} "
+        f"round(s), {os.cpu_count()} cores; stages bitwise identical on both executors"
+    )
     print(f"{'':28}{'local --jobs 2':>16}{'Dask local:2':>14}{'ratio':>8}")
     for label, key in (("runs (plan executed)", "runs"), ("whole process", "total")):
         lv, dv = med("local", key), med("dask", key)
         print(f"{label:28}{lv:14.1f} s{dv:12.1f} s{dv / lv:8.3f}")
-    print(f"cluster start / stop: {med('dask', 'start'):.1f} s / {med('dask', 'stop'):.1f} s "
-          "(once per kit run)")
-    print(f"Dask overhead per run: {per_run:+.2f} s = {100 * per_run / run_wall:+.1f}% of a run's "
-          f"{run_wall:.1f} s (target <= 5%)")
+    print(
+        f"cluster start / stop: {med('dask', 'start'):.1f} s / {med('dask', 'stop'):.1f} s "
+        "(once per kit run)"
+    )
+    print(
+        f"Dask overhead per run: {per_run:+.2f} s = {100 * per_run / run_wall:+.1f}% of a run's "
+        f"{run_wall:.1f} s (target <= 5%)"
+    )
     return got["dask"][-1]
 
 
@@ -178,12 +190,24 @@ def figures(d: dict) -> dict:
     k = d["n_runs"]
     loop = sum(c for name, c in d["threads"].items() if name != "MainThread")
     pace = d["idle"] * d["runs"] / k  # the loop's CPU per second when idle, over the plan's wall
-    f = {"runs": k, "slot_s": 2 * d["runs"] / k, "run_wall": d["run_wall"], "cpu": d["cpu"] / k,
-         "store": d["parts"]["store"] / k, "executor": d["parts"]["executor"] / k,
-         "ahead": d["parts"]["ahead"] / k, "loop": loop / k, "pace": pace,
-         "idle": d["idle"],
-         "back": statistics.mean(d["back"]), "stored": statistics.mean(d["stored"]),
-         "dataset": d["dataset"], "rss0": d["rss0"], "rss1": d["rss1"], "maxrss": d["maxrss"]}
+    f = {
+        "runs": k,
+        "slot_s": 2 * d["runs"] / k,
+        "run_wall": d["run_wall"],
+        "cpu": d["cpu"] / k,
+        "store": d["parts"]["store"] / k,
+        "executor": d["parts"]["executor"] / k,
+        "ahead": d["parts"]["ahead"] / k,
+        "loop": loop / k,
+        "pace": pace,
+        "idle": d["idle"],
+        "back": statistics.mean(d["back"]),
+        "stored": statistics.mean(d["stored"]),
+        "dataset": d["dataset"],
+        "rss0": d["rss0"],
+        "rss1": d["rss1"],
+        "maxrss": d["maxrss"],
+    }
     # content-addressed: a stage equal in every run (the k-mers of a seed plan) is stored once
     f["new"] = (d["blob_total"] - d["stored"][0]) / max(1, k - 1)
     f["other"] = f["cpu"] - f["store"] - f["executor"] - f["ahead"] - f["loop"]
@@ -209,108 +233,191 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
     print(f"\nThe driver, measured: {'':2}{cols}")
     row("runs measured (Dask local:2)", [f["runs"] for f in figs])
     row("slot time per run", [f"{f['slot_s']:.2f} s" for f in figs], "plan wall x 2 slots / runs")
-    row("  of it the run itself", [f"{f['run_wall']:.2f} s" for f in figs], "median manifest wall_s")
-    row("driver CPU per run", [f"{f['cpu'] * 1e3:.0f} ms" for f in figs],
-        "process_time over execute / runs (= RUSAGE_SELF)")
-    for key, label in (("store", "  store: Store.put_run"), ("executor", "  DaskExecutor.run thread"),
-                       ("loop", "  Dask event loop"), ("pace", "    of it its idle pace"),
-                       ("ahead", "  analysis ahead"),
-                       ("other", "  the rest")):
-        row(label, [f"{f[key] * 1e3:.0f} ms" for f in figs],
-            {"store": "sha256, moving arrays in, SQLite (thread CPU)",
-             "executor": "submit, wait, write the arrays to a temp folder",
-             "loop": "client, scheduler, nannies (thread CPU)",
-             "pace": "loop CPU/s idle (3 s after the plan) x plan wall / runs",
-             "ahead": "kit run's verdicts and comparisons (thread CPU)",
-             "other": "= CPU - store, run thread, loop, analysis"}[key])
-    row("workers' CPU per run (not above)", [f"{s['kids'] / f['runs']:.2f} s"
-                                             for s, f in zip(sides, figs)],
-        "psutil: the Dask workers + the runs they waited for")
+    row(
+        "  of it the run itself", [f"{f['run_wall']:.2f} s" for f in figs], "median manifest wall_s"
+    )
+    row(
+        "driver CPU per run",
+        [f"{f['cpu'] * 1e3:.0f} ms" for f in figs],
+        "process_time over execute / runs (= RUSAGE_SELF)",
+    )
+    for key, label in (
+        ("store", "  store: Store.put_run"),
+        ("executor", "  DaskExecutor.run thread"),
+        ("loop", "  Dask event loop"),
+        ("pace", "    of it its idle pace"),
+        ("ahead", "  analysis ahead"),
+        ("other", "  the rest"),
+    ):
+        row(
+            label,
+            [f"{f[key] * 1e3:.0f} ms" for f in figs],
+            {
+                "store": "sha256, moving arrays in, SQLite (thread CPU)",
+                "executor": "submit, wait, write the arrays to a temp folder",
+                "loop": "client, scheduler, nannies (thread CPU)",
+                "pace": "loop CPU/s idle (3 s after the plan) x plan wall / runs",
+                "ahead": "kit run's verdicts and comparisons (thread CPU)",
+                "other": "= CPU - store, run thread, loop, analysis",
+            }[key],
+        )
+    row(
+        "workers' CPU per run (not above)",
+        [f"{s['kids'] / f['runs']:.2f} s" for s, f in zip(sides, figs)],
+        "psutil: the Dask workers + the runs they waited for",
+    )
     row("bytes back per run", [mb(f["back"]) for f in figs], "the arrays' .npy + the manifest")
     row("  stored per run", [mb(f["stored"]) for f in figs], "sum of its blob files in the store")
-    row("  of it new to the store", [mb(f["new"]) for f in figs],
-        "(all blob files - the 1st run's) / (runs - 1)")
-    row("dataset, sent once", [mb(f["dataset"]) for f in figs], "pickled, once per node (its first run)")
+    row(
+        "  of it new to the store",
+        [mb(f["new"]) for f in figs],
+        "(all blob files - the 1st run's) / (runs - 1)",
+    )
+    row(
+        "dataset, sent once",
+        [mb(f["dataset"]) for f in figs],
+        "pickled, once per node (its first run)",
+    )
     row("driver RSS before the plan", [mb(f["rss0"]) for f in figs], "cluster up, dataset loaded")
-    row("  after the plan / peak", [f"{f['rss1'] / 1e6:,.0f} / {f['maxrss'] / 1e6:,.0f} MB"
-                                    for f in figs], "VmRSS / ru_maxrss")
-    row("  growth per run, 2nd half", [f"{f['grow'] / 1e6:+.2f} MB" + ("?" if f["runs"] < 8 else "")
-                                       for f in figs], "RSS after each put_run: slope (?: < 8 runs, "
-        "may hold the first runs' rise)")
+    row(
+        "  after the plan / peak",
+        [f"{f['rss1'] / 1e6:,.0f} / {f['maxrss'] / 1e6:,.0f} MB" for f in figs],
+        "VmRSS / ru_maxrss",
+    )
+    row(
+        "  growth per run, 2nd half",
+        [f"{f['grow'] / 1e6:+.2f} MB" + ("?" if f["runs"] < 8 else "") for f in figs],
+        "RSS after each put_run: slope (?: < 8 runs, may hold the first runs' rise)",
+    )
     for n, s in zip(sizes, sides):
         big = sorted(s["stage_bytes"].items(), key=lambda kv: -kv[1])[:3]
-        print(f"{n:,} proteins: largest stages " + ", ".join(f"{st} {b / 1e6:.1f} MB" for st, b in big)
-              + f"; idle event loop {s['idle'] * 1e3:.0f} ms CPU/s")
+        print(
+            f"{n:,} proteins: largest stages "
+            + ", ".join(f"{st} {b / 1e6:.1f} MB" for st, b in big)
+            + f"; idle event loop {s['idle'] * 1e3:.0f} ms CPU/s"
+        )
     gap = max(abs(s["cpu"] - s["ru_self"]) for s in sides)
     reaped = ", ".join(f"{s['ru_children']:.1f}" for s in sides)
     live = ", ".join(f"{s['kids']:.1f}" for s in sides)
     spawned = sum("multiprocessing-fork" in c for c in d0["kid_names"])
     tracker = sum("resource_tracker" in c for c in d0["kid_names"])
-    print(f"checks: process_time = RUSAGE_SELF to {gap * 1e3:.1f} ms; the driver's child "
-          f"processes: {spawned} spawned by the nannies (the Dask workers), {tracker} resource "
-          f"tracker, {len(d0['kid_names']) - spawned - tracker} other; their CPU, {live} s read live, is "
-          f"in neither; it reaches RUSAGE_CHILDREN once they are reaped at close: {reaped} s")
+    print(
+        f"checks: process_time = RUSAGE_SELF to {gap * 1e3:.1f} ms; the driver's child "
+        f"processes: {spawned} spawned by the nannies (the Dask workers), {tracker} resource "
+        f"tracker, {len(d0['kid_names']) - spawned - tracker} other; their CPU, {live} s read live, is "
+        f"in neither; it reaches RUSAGE_CHILDREN once they are reaped at close: {reaped} s"
+    )
 
     P, N, C = a.plan, a.nodes, a.node_cores
     print(f"\n{P:,} runs on {N} nodes of {C} cores, 1-thread runs as fast as here (extrapolated):")
     print(f"{'':34}{cols}")
     rate = [N * C / f["run_wall"] for f in figs]
     row("runs/s the nodes finish", [f"{r:,.0f}" for r in rate], f"{N} x {C} / the run's wall")
-    row("  at this slot time instead", [f"{N * C / f['slot_s']:,.0f}" for f in figs],
-        f"{N} x {C} / slot time (Dask and the driver between runs)")
+    row(
+        "  at this slot time instead",
+        [f"{N * C / f['slot_s']:,.0f}" for f in figs],
+        f"{N} x {C} / slot time (Dask and the driver between runs)",
+    )
     row("plan at that rate", [f"{P / r:,.0f} s" for r in rate], f"{P:,} / rate")
-    row("driver CPU in all, per-run part", [f"{P * (f['cpu'] - f['pace']) / 60:,.0f} min"
-                                            for f in figs], f"{P:,} x (CPU - pace) per run")
-    row("runs/s one driver core stores", [f"{f['cap']:,.1f}" for f in figs],
-        "(1 - idle loop share) / (CPU - pace) per run")
-    row("  without the analysis ahead", [f"{(1 - f['idle']) / (f['cpu'] - f['pace'] - f['ahead']):,.1f}"
-                                         for f in figs], "the same, CPU - pace - analysis")
+    row(
+        "driver CPU in all, per-run part",
+        [f"{P * (f['cpu'] - f['pace']) / 60:,.0f} min" for f in figs],
+        f"{P:,} x (CPU - pace) per run",
+    )
+    row(
+        "runs/s one driver core stores",
+        [f"{f['cap']:,.1f}" for f in figs],
+        "(1 - idle loop share) / (CPU - pace) per run",
+    )
+    row(
+        "  without the analysis ahead",
+        [f"{(1 - f['idle']) / (f['cpu'] - f['pace'] - f['ahead']):,.1f}" for f in figs],
+        "the same, CPU - pace - analysis",
+    )
     row("  the store alone", [f"{1 / f['store']:,.1f}" for f in figs], "1 / put_run CPU")
-    row("nodes one driver keeps busy", [f"{f['cap'] * f['run_wall'] / C:,.1f}" for f in figs],
-        f"runs/s one core stores x run's wall / {C}")
-    row("driver cores busy at that rate", [f"{r / f['cap']:,.1f}" for r, f in zip(rate, figs)],
-        "rate / runs/s one core stores")
-    row("bytes through the driver", [f"{(P * f['back'] + f['dataset']) / 1e9:,.0f} GB" for f in figs],
-        f"{P:,} x bytes back + dataset")
-    row("  if only what the store lacks came", [f"{P * f['new'] / 1e9:,.0f} GB" for f in figs],
-        f"{P:,} x new to the store per run")
-    row("store on disk", [f"{(f['stored'] + (P - 1) * f['new']) / 1e9:,.0f} GB" for f in figs],
-        f"1st run + {P - 1:,} x new per run")
-    row("network in at that rate", [f"{r * f['back'] / 1e9:,.2f} GB/s" for r, f in zip(rate, figs)],
-        "rate x bytes back")
+    row(
+        "nodes one driver keeps busy",
+        [f"{f['cap'] * f['run_wall'] / C:,.1f}" for f in figs],
+        f"runs/s one core stores x run's wall / {C}",
+    )
+    row(
+        "driver cores busy at that rate",
+        [f"{r / f['cap']:,.1f}" for r, f in zip(rate, figs)],
+        "rate / runs/s one core stores",
+    )
+    row(
+        "bytes through the driver",
+        [f"{(P * f['back'] + f['dataset']) / 1e9:,.0f} GB" for f in figs],
+        f"{P:,} x bytes back + dataset",
+    )
+    row(
+        "  if only what the store lacks came",
+        [f"{P * f['new'] / 1e9:,.0f} GB" for f in figs],
+        f"{P:,} x new to the store per run",
+    )
+    row(
+        "store on disk",
+        [f"{(f['stored'] + (P - 1) * f['new']) / 1e9:,.0f} GB" for f in figs],
+        f"1st run + {P - 1:,} x new per run",
+    )
+    row(
+        "network in at that rate",
+        [f"{r * f['back'] / 1e9:,.2f} GB/s" for r, f in zip(rate, figs)],
+        "rate x bytes back",
+    )
     for link, bw in LINKS.items():
-        row(f"  runs/s a {link} link carries", [f"{bw / f['back']:,.1f}" for f in figs],
-            f"{bw / 1e6:,.0f} MB/s / bytes back (nominal)")
-    row("driver RSS if growth went on", [f"{(f['rss1'] + (P - f['runs']) * max(0, f['grow'])) / 1e9:,.1f} GB"
-                                         for f in figs], f"after + {P:,} x growth (linear)")
+        row(
+            f"  runs/s a {link} link carries",
+            [f"{bw / f['back']:,.1f}" for f in figs],
+            f"{bw / 1e6:,.0f} MB/s / bytes back (nominal)",
+        )
+    row(
+        "driver RSS if growth went on",
+        [f"{(f['rss1'] + (P - f['runs']) * max(0, f['grow'])) / 1e9:,.1f} GB" for f in figs],
+        f"after + {P:,} x growth (linear)",
+    )
     for n, r, f in zip(sizes, rate, figs):
-        caps = {"one driver core": f["cap"], **{f"a {k} link": bw / f["back"]
-                                                    for k, bw in LINKS.items()}}
+        caps = {
+            "one driver core": f["cap"],
+            **{f"a {k} link": bw / f["back"] for k, bw in LINKS.items()},
+        }
         first = min(caps, key=caps.get)
-        print(f"{n:,} proteins: {first} bites first at {caps[first]:,.1f} runs/s, against "
-              f"{r:,.0f} runs/s the nodes finish: the plan takes >= {P / min(r, caps[first]) / 60:,.0f} min "
-              f"instead of {P / r:,.0f} s")
+        print(
+            f"{n:,} proteins: {first} bites first at {caps[first]:,.1f} runs/s, against "
+            f"{r:,.0f} runs/s the nodes finish: the plan takes >= {P / min(r, caps[first]) / 60:,.0f} min "
+            f"instead of {P / r:,.0f} s"
+        )
 
 
 def against(sizes: list, mine: dict, theirs: dict, tree: str) -> None:
     """This kit's driver beside the baseline's, per size: medians of CPU per run and its parts."""
-    print(f"\nDriver CPU per run, this kit against {tree} (medians of "
-          f"{len(next(iter(mine.values())))} round(s) each, alternating which went first):")
+    print(
+        f"\nDriver CPU per run, this kit against {tree} (medians of "
+        f"{len(next(iter(mine.values())))} round(s) each, alternating which went first):"
+    )
     print(f"{'':24}" + "".join(f"{f'{n:,} proteins':>30}" for n in sizes))
     print(f"{'':24}" + "".join(f"{'before':>10}{'after':>10}{'ratio':>10}" for _ in sizes))
-    for key, label in (("cpu", "driver CPU per run"), ("store", "  Store.put_run"),
-                       ("executor", "  DaskExecutor.run"), ("loop", "  Dask event loop"),
-                       ("pace", "    its idle pace"), ("ahead", "  analysis ahead"),
-                       ("other", "  the rest")):
+    for key, label in (
+        ("cpu", "driver CPU per run"),
+        ("store", "  Store.put_run"),
+        ("executor", "  DaskExecutor.run"),
+        ("loop", "  Dask event loop"),
+        ("pace", "    its idle pace"),
+        ("ahead", "  analysis ahead"),
+        ("other", "  the rest"),
+    ):
         cells = ""
         for n in sizes:
             b = statistics.median(figures(d)[key] for d in theirs[n])
             a = statistics.median(figures(d)[key] for d in mine[n])
-            cells += f"{b * 1e3:8.1f}ms{a * 1e3:8.1f}ms" + (f"{a / b:10.2f}" if b > 0 else f"{'-':>10}")
+            cells += f"{b * 1e3:8.1f}ms{a * 1e3:8.1f}ms" + (
+                f"{a / b:10.2f}" if b > 0 else f"{'-':>10}"
+            )
         print(f"{label:24}{cells}")
     for n in sizes:
-        before, after = (statistics.mean(figures(d)["back"] for d in runs[n]) / 1e6
-                         for runs in (theirs, mine))
+        before, after = (
+            statistics.mean(figures(d)["back"] for d in runs[n]) / 1e6 for runs in (theirs, mine)
+        )
         print(f"{n:,} proteins: bytes back per run {before:.2f} MB before, {after:.2f} MB after")
 
 
@@ -339,10 +446,19 @@ def main():
         sides = {a.n: compare(a, Path(tmp))} if a.runs else {}
         for n, k in zip(sizes, counts):
             for r in range(a.scale_rounds):
-                order = ("mine", "theirs") if (r + len(mine.get(n, []))) % 2 == 0 else ("theirs", "mine")
+                order = (
+                    ("mine", "theirs")
+                    if (r + len(mine.get(n, []))) % 2 == 0
+                    else ("theirs", "mine")
+                )
                 for who in order if tree else ("mine",):
-                    got = side(Path(tmp) / f"scale-{n}-{who}-{r}", n, k, "dask",
-                               tree if who == "theirs" else None)
+                    got = side(
+                        Path(tmp) / f"scale-{n}-{who}-{r}",
+                        n,
+                        k,
+                        "dask",
+                        tree if who == "theirs" else None,
+                    )
                     (mine if who == "mine" else theirs).setdefault(n, []).append(got)
             sides[n] = mine[n][-1]
     sizes = sorted(sides)

@@ -59,9 +59,11 @@ def main():
                     fn()  # its weights cached
                 out.append(timed(fn, cold))
         rows.append(("cold" if cold else "warm", np.median(tp), np.median(tc)))
-    print(f"n = {n} test proteins in {k} clusters (largest {np.bincount(labels).max()}); "
-          f"{vd.RESAMPLES} resamples, twelve verdicts; median of {args.rounds} rounds; "
-          "singletons reproduce the protein bootstrap: True")
+    print(
+        f"n = {n} test proteins in {k} clusters (largest {np.bincount(labels).max()}); "
+        f"{vd.RESAMPLES} resamples, twelve verdicts; median of {args.rounds} rounds; "
+        "singletons reproduce the protein bootstrap: True"
+    )
     print(f"{'weights':8} {'protein s':>10} {'cluster s':>10} {'ratio':>6}  target <= 2")
     for name, tp, tc in rows:
         print(f"{name:8} {tp:10.3f} {tc:10.3f} {tc / tp:6.2f}")

@@ -31,8 +31,9 @@ def kit(home: Path, *argv) -> float:
     """Seconds ``kit ARGV`` took in ``home``; it must succeed."""
     env = dict(os.environ, KIT_HOME=str(home))
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kit", *argv], env=env, cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kit", *argv], env=env, cwd=ROOT, capture_output=True, text=True
+    )
     took = time.perf_counter() - t
     if proc.returncode != 0:
         sys.exit(f"kit {' '.join(argv)} failed:\n{proc.stderr[-2000:]}")
@@ -49,8 +50,10 @@ def main() -> None:
     image = f"{args.stack}@container"
     build = kit(home, "stacks", "build", args.stack, "--container")
     again = kit(home, "stacks", "build", args.stack, "--container")
-    print(f"build of {image} (venv, base, image; uv's cache warm): {build:.1f} s; "
-          f"again with nothing to do: {again:.2f} s")
+    print(
+        f"build of {image} (venv, base, image; uv's cache warm): {build:.1f} s; "
+        f"again with nothing to do: {again:.2f} s"
+    )
     kit(home, "data", "list")  # kit's start once, before anything is timed
     fresh, warm = {args.stack: [], image: []}, {args.stack: [], image: []}
     seed = 0
@@ -58,24 +61,63 @@ def main() -> None:
         order = [args.stack, image] if r % 2 == 0 else [image, args.stack]
         for stack in order:
             # two fresh runs: a worker (and a container) started for each
-            fresh[stack].append(kit(home, "run", "--factor", "seed", "--stack", stack, "--n",
-                                    str(args.n), "--threads", "1", "--jobs", "1", "--fresh",
-                                    "--seeds", f"{seed}-{seed + 1}", "--yes") / 2)
+            fresh[stack].append(
+                kit(
+                    home,
+                    "run",
+                    "--factor",
+                    "seed",
+                    "--stack",
+                    stack,
+                    "--n",
+                    str(args.n),
+                    "--threads",
+                    "1",
+                    "--jobs",
+                    "1",
+                    "--fresh",
+                    "--seeds",
+                    f"{seed}-{seed + 1}",
+                    "--yes",
+                )
+                / 2
+            )
         seed += 2
         for stack in order:
             # four runs in one warm worker
-            warm[stack].append(kit(home, "run", "--factor", "seed", "--stack", stack, "--n",
-                                   str(args.n), "--threads", "1", "--jobs", "1",
-                                   "--seeds", f"{seed}-{seed + 3}", "--yes") / 4)
+            warm[stack].append(
+                kit(
+                    home,
+                    "run",
+                    "--factor",
+                    "seed",
+                    "--stack",
+                    stack,
+                    "--n",
+                    str(args.n),
+                    "--threads",
+                    "1",
+                    "--jobs",
+                    "1",
+                    "--seeds",
+                    f"{seed}-{seed + 3}",
+                    "--yes",
+                )
+                / 4
+            )
         seed += 4
-        print(f"round {r + 1}: fresh venv {fresh[args.stack][-1]:.2f} s/run, image "
-              f"{fresh[image][-1]:.2f} s/run; warm venv {warm[args.stack][-1]:.2f} s/run, "
-              f"image {warm[image][-1]:.2f} s/run")
+        print(
+            f"round {r + 1}: fresh venv {fresh[args.stack][-1]:.2f} s/run, image "
+            f"{fresh[image][-1]:.2f} s/run; warm venv {warm[args.stack][-1]:.2f} s/run, "
+            f"image {warm[image][-1]:.2f} s/run"
+        )
     for what, got in (("fresh (container start included)", fresh), ("warm worker", warm)):
         ratios = [b / a for a, b in zip(got[args.stack], got[image])]
-        print(f"{what}: image / venv per run = {statistics.median(ratios):.3f} "
-              f"(rounds {', '.join(f'{x:.3f}' for x in ratios)}); venv "
-              f"{statistics.median(got[args.stack]):.2f} s, image {statistics.median(got[image]):.2f} s")
+        print(
+            f"{what}: image / venv per run = {statistics.median(ratios):.3f} "
+            f"(rounds {', '.join(f'{x:.3f}' for x in ratios)}); venv "
+            f"{statistics.median(got[args.stack]):.2f} s, image {statistics.median(got[image]):.2f} s"
+        )
     print(f"KIT_HOME {home}")
 
 

@@ -49,19 +49,28 @@ def main():
     _, seqs, _, _ = generate(n)
     E = np.random.default_rng(0).normal(size=(n, 64))
     rows = []
-    for name, ours, theirs, arg in (("kmer counts", kmer_counts, kmer_matrix, seqs),
-                                    ("10-NN", nearest_neighbours, full_neighbours, E)):
+    for name, ours, theirs, arg in (
+        ("kmer counts", kmer_counts, kmer_matrix, seqs),
+        ("10-NN", nearest_neighbours, full_neighbours, E),
+    ):
         a, ta, ma = measure(ours, arg)
         b, tb, mb = measure(theirs, arg)
-        same = (all(np.array_equal(getattr(a, p), getattr(b, p)) for p in ("data", "indices", "indptr"))
-                if hasattr(a, "indptr") else np.array_equal(a, b))
+        same = (
+            all(np.array_equal(getattr(a, p), getattr(b, p)) for p in ("data", "indices", "indptr"))
+            if hasattr(a, "indptr")
+            else np.array_equal(a, b)
+        )
         rows.append((name, ta, tb, ma, mb, same))
     print(f"n = {n}; baseline = the paper's code, measured in this run")
-    print(f"{'stage':12} {'kit s':>8} {'paper s':>8} {'time ratio':>10} {'kit MiB':>8} "
-          f"{'paper MiB':>9} {'mem ratio':>9}  identical")
+    print(
+        f"{'stage':12} {'kit s':>8} {'paper s':>8} {'time ratio':>10} {'kit MiB':>8} "
+        f"{'paper MiB':>9} {'mem ratio':>9}  identical"
+    )
     for name, ta, tb, ma, mb, same in rows:
-        print(f"{name:12} {ta:8.3f} {tb:8.3f} {ta / tb:10.2f} {ma / 2**20:8.1f} {mb / 2**20:9.1f} "
-              f"{ma / mb:9.2f}  {same}")
+        print(
+            f"{name:12} {ta:8.3f} {tb:8.3f} {ta / tb:10.2f} {ma / 2**20:8.1f} {mb / 2**20:9.1f} "
+            f"{ma / mb:9.2f}  {same}"
+        )
 
 
 if __name__ == "__main__":

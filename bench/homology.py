@@ -46,6 +46,7 @@ def main():
     binary = mmseqs_path()
     kit_t, bare_t, agree = [], [], True
     for r in range(rounds):
+
         def ours():
             os.environ["KIT_HOME"] = tempfile.mkdtemp(prefix="kit-bench-")
             return clustering(ds)
@@ -53,9 +54,28 @@ def main():
         def bare():
             d = Path(tempfile.mkdtemp(prefix="mmseqs-bench-"))
             (d / "in.fa").write_text("".join(f">{i}\n{s}\n" for i, s in enumerate(ds.seqs)))
-            subprocess.run([str(binary), "easy-cluster", "in.fa", "out", "tmp", "--min-seq-id",
-                            "0.3", "-c", "0.8", "--cov-mode", "0", "--threads", "1", "-v", "1"],
-                           cwd=d, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    str(binary),
+                    "easy-cluster",
+                    "in.fa",
+                    "out",
+                    "tmp",
+                    "--min-seq-id",
+                    "0.3",
+                    "-c",
+                    "0.8",
+                    "--cov-mode",
+                    "0",
+                    "--threads",
+                    "1",
+                    "-v",
+                    "1",
+                ],
+                cwd=d,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             rows = [tuple(x.split("\t")) for x in (d / "out_cluster.tsv").read_text().splitlines()]
             return labels_from_rows(rows, ds.n)
 
@@ -72,9 +92,11 @@ def main():
     print(f"n = {n}; {c['tool']} at binary {binary}; one thread; best of {rounds}")
     print(f"kit clustering():      wall {kw:6.1f} s, mmseqs CPU {kc:6.1f} s")
     print(f"bare mmseqs (baseline): wall {bw:6.1f} s, mmseqs CPU {bc:6.1f} s")
-    print(f"ratio kit/bare wall {kw / bw:.2f}; clusterings identical: {agree}; "
-          f"{c['clusters']:,} clusters, largest {c['largest']}, test with a train homolog "
-          f"{c['test_with_train_homolog']:.3f}")
+    print(
+        f"ratio kit/bare wall {kw / bw:.2f}; clusterings identical: {agree}; "
+        f"{c['clusters']:,} clusters, largest {c['largest']}, test with a train homolog "
+        f"{c['test_with_train_homolog']:.3f}"
+    )
     print(f"target kit <= 60 s at 6,000 proteins: {'met' if kw <= 60 else 'NOT met'} ({kw:.1f} s)")
 
 

@@ -31,18 +31,37 @@ def _package(n, e, labels, k, d):
     from graph_part.graph_part import run_partitioning
 
     (d / "in.fa").write_text("".join(f">{x}|label={labels[x]}\nA\n" for x in range(n)))
-    (d / "e.csv").write_text("".join(f"{a},{b},{v!r}\n" for a, b, v in
-                                     zip(e.i.tolist(), e.j.tolist(), e.similarity.tolist())))
-    config = dict(alignment_mode="precomputed", fasta_file=str(d / "in.fa"),
-                  edge_file=str(d / "e.csv"), metric_column=2, threshold=e.identity,
-                  transformation="one-minus", partitions=k, out_file=str(d / "out"),
-                  priority_name=None, labels_name="label", initialization_mode="slow-nn",
-                  test_ratio=0.0, val_ratio=0.0, save_checkpoint_path=None, allow_moving=True)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-            warnings.catch_warnings():
+    (d / "e.csv").write_text(
+        "".join(
+            f"{a},{b},{v!r}\n" for a, b, v in zip(e.i.tolist(), e.j.tolist(), e.similarity.tolist())
+        )
+    )
+    config = dict(
+        alignment_mode="precomputed",
+        fasta_file=str(d / "in.fa"),
+        edge_file=str(d / "e.csv"),
+        metric_column=2,
+        threshold=e.identity,
+        transformation="one-minus",
+        partitions=k,
+        out_file=str(d / "out"),
+        priority_name=None,
+        labels_name="label",
+        initialization_mode="slow-nn",
+        test_ratio=0.0,
+        val_ratio=0.0,
+        save_checkpoint_path=None,
+        allow_moving=True,
+    )
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
-        df = run_partitioning(config, write_output_file=False, write_json_report=False,
-                              verbose=False)
+        df = run_partitioning(
+            config, write_output_file=False, write_json_report=False, verbose=False
+        )
     return {int(ac): int(c) for ac, c in df["cluster"].items()}
 
 
@@ -77,10 +96,12 @@ def main():
     t = time.perf_counter()
     split = graphpart_split(ds, e, "bench-gp")
     t_part = time.perf_counter() - t
-    print(f"kit: {ds.n:,} proteins, {e.i.size:,} search edges in {t_search:.1f} s, GraphPart's "
-          f"partitioning in {t_part:.2f} s: {split.dataset.n_train:,} / {split.dataset.n_test:,}, "
-          f"{len(split.removed):,} removed, {split.rounds} rounds; whole split "
-          f"{t_search + t_part:.1f} s (target <= 600 s)")
+    print(
+        f"kit: {ds.n:,} proteins, {e.i.size:,} search edges in {t_search:.1f} s, GraphPart's "
+        f"partitioning in {t_part:.2f} s: {split.dataset.n_train:,} / {split.dataset.n_test:,}, "
+        f"{len(split.removed):,} removed, {split.rounds} rounds; whole split "
+        f"{t_search + t_part:.1f} s (target <= 600 s)"
+    )
 
     g = e.graph(ds.n)
     t = time.perf_counter()
@@ -90,15 +111,19 @@ def main():
     theirs = _package(ds.n, e, list(ds.labels), 3, Path(tempfile.mkdtemp()))
     t_theirs = time.perf_counter() - t
     theirs = np.array([theirs.get(x, REMOVED) for x in range(ds.n)])
-    print(f"three partitions of the same edges: kit {t_mine:.2f} s, graph-part {t_theirs:.2f} s "
-          f"(ratio {t_mine / t_theirs:.3f}); identical: {np.array_equal(mine, theirs)}")
+    print(
+        f"three partitions of the same edges: kit {t_mine:.2f} s, graph-part {t_theirs:.2f} s "
+        f"(ratio {t_mine / t_theirs:.3f}); identical: {np.array_equal(mine, theirs)}"
+    )
 
     by_clusters = homology_split(ds, clustering(ds), "bench-cl")
     for name, s in (("GraphPart", split), ("whole clusters", by_clusters)):
         d = s.dataset
-        hit = easy_search(d.seqs[d.n_train:], d.seqs[:d.n_train], e.identity, e.coverage)
-        print(f"{name}: {len(hit):,} of {d.n_test:,} test proteins ({100 * len(hit) / d.n_test:.1f}%)"
-              f" with a train protein above {e.identity:g} identity (independent search)")
+        hit = easy_search(d.seqs[d.n_train :], d.seqs[: d.n_train], e.identity, e.coverage)
+        print(
+            f"{name}: {len(hit):,} of {d.n_test:,} test proteins ({100 * len(hit) / d.n_test:.1f}%)"
+            f" with a train protein above {e.identity:g} identity (independent search)"
+        )
 
 
 if __name__ == "__main__":

@@ -63,15 +63,29 @@ def measured(argv, env) -> dict:
         if status != 0:
             raise SystemExit(f"{argv[:3]} failed: {err.read().decode()[-500:]}")
         # wait4 reports the process and every descendant it waited for; maxrss: the largest
-        return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024,
-                "began": began, "ended": time.time(), "stdout": out.read().decode()}
+        return {
+            "wall": wall,
+            "cpu": ru.ru_utime + ru.ru_stime,
+            "rss_mib": ru.ru_maxrss / 1024,
+            "began": began,
+            "ended": time.time(),
+            "stdout": out.read().decode(),
+        }
 
 
 def warm_dataset(home: Path, n: int) -> None:
     """Make the synthetic dataset in ``home`` beforehand: both sides then only load it."""
-    subprocess.run([sys.executable, "-c", "import sys; from kit.data.dataset import load_dataset; "
-                    "load_dataset('synthetic', int(sys.argv[1]))", str(n)],
-                   env=dict(os.environ, KIT_HOME=str(home)), check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from kit.data.dataset import load_dataset; "
+            "load_dataset('synthetic', int(sys.argv[1]))",
+            str(n),
+        ],
+        env=dict(os.environ, KIT_HOME=str(home)),
+        check=True,
+    )
 
 
 def runs_of(home: Path) -> list:
@@ -83,8 +97,19 @@ def runs_of(home: Path) -> list:
 def matrix(n: int, tmp: Path) -> None:
     home = tmp / "matrix"
     cores = os.cpu_count() or 1
-    argv = [KIT, "run", "--factor", "repeat,threads,precision,seed", "--seeds", "0-9",
-            "--threads", f"1-{cores}", "--n", str(n), "--yes"]
+    argv = [
+        KIT,
+        "run",
+        "--factor",
+        "repeat,threads,precision,seed",
+        "--seeds",
+        "0-9",
+        "--threads",
+        f"1-{cores}",
+        "--n",
+        str(n),
+        "--yes",
+    ]
     warm_dataset(home, n)
     got = measured(argv, dict(os.environ, KIT_HOME=str(home)))
     runs = runs_of(home)
@@ -96,22 +121,34 @@ def matrix(n: int, tmp: Path) -> None:
     first = min(m["started"] - m["timings"]["import"]["wall_s"] for _, m in runs)
     last = max(m["finished"] for _, m in runs)
     wide_runs = [(s, m) for s, m in runs if s["threads"] >= cores]
-    print(f"\n1. the paper's Linux design (single-stack factors) at {n} proteins: {len(runs)} runs "
-          f"on {cores} cores ({len(wide_runs)} of them on every core)")
-    print(f"   wall {got['wall']:.1f} s; ideal (summed run CPU {cpu:.1f} s / {cores} cores) "
-          f"{ideal:.1f} s; wall / ideal = {got['wall'] / ideal:.2f} (target <= 1.10)")
-    print(f"   the cores the runs hold (threads x wall, summed: {held:.1f} s) / {cores} cores = "
-          f"{held / cores:.1f} s; wall / that = {got['wall'] / (held / cores):.2f}")
+    print(
+        f"\n1. the paper's Linux design (single-stack factors) at {n} proteins: {len(runs)} runs "
+        f"on {cores} cores ({len(wide_runs)} of them on every core)"
+    )
+    print(
+        f"   wall {got['wall']:.1f} s; ideal (summed run CPU {cpu:.1f} s / {cores} cores) "
+        f"{ideal:.1f} s; wall / ideal = {got['wall'] / ideal:.2f} (target <= 1.10)"
+    )
+    print(
+        f"   the cores the runs hold (threads x wall, summed: {held:.1f} s) / {cores} cores = "
+        f"{held / cores:.1f} s; wall / that = {got['wall'] / (held / cores):.2f}"
+    )
     if wide_runs:
         w = sum(m["wall_s"] + m["timings"]["import"]["wall_s"] for _, m in wide_runs)
         c = sum(t["cpu_s"] for _, m in wide_runs for t in m["timings"].values())
-        print(f"   the {len(wide_runs)} runs on every core held them {w:.1f} s and kept them "
-              f"{c / (cores * w):.0%} busy: {w - c / cores:.1f} s of the wall the ideal does not "
-              "count")
-    print(f"   before the first run {first - got['began']:.1f} s (start, dataset, plan, worker); "
-          f"after the last {got['ended'] - last:.1f} s (storing it, comparisons, budget)")
-    print(f"   CPU beyond the runs' stages: {got['cpu'] - cpu:.1f} s (kit's own process: plan, "
-          "storing, the analysis beside the runs, budget; the workers' hashing and saving)")
+        print(
+            f"   the {len(wide_runs)} runs on every core held them {w:.1f} s and kept them "
+            f"{c / (cores * w):.0%} busy: {w - c / cores:.1f} s of the wall the ideal does not "
+            "count"
+        )
+    print(
+        f"   before the first run {first - got['began']:.1f} s (start, dataset, plan, worker); "
+        f"after the last {got['ended'] - last:.1f} s (storing it, comparisons, budget)"
+    )
+    print(
+        f"   CPU beyond the runs' stages: {got['cpu'] - cpu:.1f} s (kit's own process: plan, "
+        "storing, the analysis beside the runs, budget; the workers' hashing and saving)"
+    )
 
 
 def versus(n: int, rounds: int, tmp: Path) -> None:
@@ -124,26 +161,45 @@ def versus(n: int, rounds: int, tmp: Path) -> None:
             warm_dataset(home, n)
             env = dict(os.environ, KIT_HOME=str(home), **ONE_THREAD)
             if side == "kit":
-                argv = [KIT, "run", "--factor", "seed", "--seeds", "0,1", "--threads", "1",
-                        "--jobs", "1", "--n", str(n)]
+                argv = [
+                    KIT,
+                    "run",
+                    "--factor",
+                    "seed",
+                    "--seeds",
+                    "0,1",
+                    "--threads",
+                    "1",
+                    "--jobs",
+                    "1",
+                    "--n",
+                    str(n),
+                ]
                 sides[side].append(measured(argv, env))
                 per_run[side] += [m["wall_s"] for _, m in runs_of(home)]
             else:
                 argv = [sys.executable, "-c", _APPENDIX, str(n), str(ROOT / "tests")]
                 sides[side].append(measured(argv, env))
                 per_run[side] += json.loads(sides[side][-1]["stdout"])
-    print(f"\n2. two runs (seeds 0 and 1) at {n} proteins, 1 thread, one at a time, medians of "
-          f"{rounds} alternating rounds")
+    print(
+        f"\n2. two runs (seeds 0 and 1) at {n} proteins, 1 thread, one at a time, medians of "
+        f"{rounds} alternating rounds"
+    )
     print(f"   {'':26}{'kit':>10}{'appendix':>11}{'ratio':>8}")
     k, a = statistics.median(per_run["kit"]), statistics.median(per_run["appendix"])
     print(f"   {'per run: wall':26}{k:8.1f} s  {a:8.1f} s  {k / a:6.2f}")
-    for key, label, unit in (("wall", "whole command: wall", "s"), ("cpu", "whole command: cpu", "s"),
-                             ("rss_mib", "peak memory", "MiB")):
+    for key, label, unit in (
+        ("wall", "whole command: wall", "s"),
+        ("cpu", "whole command: cpu", "s"),
+        ("rss_mib", "peak memory", "MiB"),
+    ):
         k = statistics.median(x[key] for x in sides["kit"])
         a = statistics.median(x[key] for x in sides["appendix"])
         print(f"   {label:26}{k:8.1f} {unit:3}{a:8.1f} {unit:3}{k / a:6.2f}")
-    print("   per run: the run's own wall time, after the libraries are imported (kit: measured by\n"
-          "   the worker, saving and hashing its arrays included; appendix: its reference_run call)")
+    print(
+        "   per run: the run's own wall time, after the libraries are imported (kit: measured by\n"
+        "   the worker, saving and hashing its arrays included; appendix: its reference_run call)"
+    )
     print("   targets: per run wall <= 0.70x, peak memory <= 0.40x")
 
 
@@ -154,38 +210,80 @@ def overhead(n: int, runs: int, tmp: Path) -> None:
     command spends before the first run and after the last."""
     home = tmp / f"overhead-{n}"
     warm_dataset(home, n)
-    argv = [KIT, "run", "--factor", "seed", "--seeds", f"0-{runs - 1}", "--threads", "1",
-            "--jobs", "1", "--n", str(n), "--yes"]
+    argv = [
+        KIT,
+        "run",
+        "--factor",
+        "seed",
+        "--seeds",
+        f"0-{runs - 1}",
+        "--threads",
+        "1",
+        "--jobs",
+        "1",
+        "--n",
+        str(n),
+        "--yes",
+    ]
     got = measured(argv, dict(os.environ, KIT_HOME=str(home)))
     done = sorted((m for _, m in runs_of(home)), key=lambda m: m["started"])
-    gaps = [b["started"] - a["finished"] - b["timings"]["import"]["wall_s"]
-            for a, b in zip(done, done[1:])]
+    gaps = [
+        b["started"] - a["finished"] - b["timings"]["import"]["wall_s"]
+        for a, b in zip(done, done[1:])
+    ]
     work = sum(m["finished"] - m["started"] + m["timings"]["import"]["wall_s"] for m in done)
     first = done[0]["started"] - done[0]["timings"]["import"]["wall_s"]
     print(f"\n4. kit's own cost per run at {n} proteins ({runs} runs, 1 thread, one at a time)")
-    print(f"   command {got['wall']:.1f} s; the runs' own work {work:.1f} s; before the first "
-          f"run {first - got['began']:.1f} s (start, dataset, plan, worker), after the last "
-          f"{got['ended'] - done[-1]['finished']:.1f} s (storing it, its comparisons, the budget)")
-    print(f"   per run: {statistics.median(gaps):.3f} s (median; largest {max(gaps):.3f} s) from one "
-          "run's end to the next one's start in the worker (target <= 0.3 s)")
+    print(
+        f"   command {got['wall']:.1f} s; the runs' own work {work:.1f} s; before the first "
+        f"run {first - got['began']:.1f} s (start, dataset, plan, worker), after the last "
+        f"{got['ended'] - done[-1]['finished']:.1f} s (storing it, its comparisons, the budget)"
+    )
+    print(
+        f"   per run: {statistics.median(gaps):.3f} s (median; largest {max(gaps):.3f} s) from one "
+        "run's end to the next one's start in the worker (target <= 0.3 s)"
+    )
 
 
 def sweep(sizes: list, tmp: Path, out: Path) -> None:
     rows = []
     for n in sizes:
         home = tmp / f"sweep-{n}"
-        argv = [KIT, "run", "--factor", "seed", "--seeds", "0,1", "--threads", "1", "--jobs", "1",
-                "--n", str(n), "--yes"]
+        argv = [
+            KIT,
+            "run",
+            "--factor",
+            "seed",
+            "--seeds",
+            "0,1",
+            "--threads",
+            "1",
+            "--jobs",
+            "1",
+            "--n",
+            str(n),
+            "--yes",
+        ]
         got = measured(argv, dict(os.environ, KIT_HOME=str(home)))
         spec, m = sorted(runs_of(home), key=lambda sm: sm[0]["seeds"])[0]
-        rows.append({"n": n, "rss_mib": got["rss_mib"], "wall": m["wall_s"],
-                     **{k: v["cpu_s"] for k, v in m["timings"].items()}})
+        rows.append(
+            {
+                "n": n,
+                "rss_mib": got["rss_mib"],
+                "wall": m["wall_s"],
+                **{k: v["cpu_s"] for k, v in m["timings"].items()},
+            }
+        )
     stages = [k for k in rows[0] if k not in ("n", "rss_mib", "wall")]
     print("\n3. one run per size (CPU seconds per stage; peak memory of the plan's process tree)")
     print("   " + f"{'n':>7}" + "".join(f"{s:>11}" for s in stages) + f"{'peak MiB':>10}")
     for r in rows:
-        print("   " + f"{r['n']:>7}" + "".join(f"{r.get(s, 0):>11.2f}" for s in stages)
-              + f"{r['rss_mib']:>10.0f}")
+        print(
+            "   "
+            + f"{r['n']:>7}"
+            + "".join(f"{r.get(s, 0):>11.2f}" for s in stages)
+            + f"{r['rss_mib']:>10.0f}"
+        )
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.json").write_text(json.dumps(rows, indent=1))
     plot_sweep(rows, out / "sweep.png")
@@ -203,10 +301,20 @@ def plot_sweep(rows: list, path: Path) -> None:
     ns = [r["n"] for r in rows]
     colours = plt.cm.tab20.colors
     for i, s in enumerate(stages):
-        a.plot(ns, [max(r.get(s, 0), 1e-3) for r in rows], marker="o", label=s,
-               color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20])
-    a.set(xscale="log", yscale="log", xlabel="proteins", ylabel="CPU seconds",
-          title="Time per stage, one run")
+        a.plot(
+            ns,
+            [max(r.get(s, 0), 1e-3) for r in rows],
+            marker="o",
+            label=s,
+            color=colours[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20],
+        )
+    a.set(
+        xscale="log",
+        yscale="log",
+        xlabel="proteins",
+        ylabel="CPU seconds",
+        title="Time per stage, one run",
+    )
     a.legend(fontsize=7, ncol=2)
     b.plot(ns, [r["rss_mib"] for r in rows], marker="o")
     b.set(xscale="log", xlabel="proteins", ylabel="MiB", title="Peak memory (process tree)")

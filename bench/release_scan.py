@@ -56,27 +56,40 @@ def main():
     print(f"stack {BASE} and run a ({args.n} proteins): {time.perf_counter() - t:.1f} s")
 
     listed = [v for v in versions("scikit-learn") if v.count(".") == 2]
-    chosen = [v for v in listed if tuple(map(int, v.split("."))) >= (1, 5, 2)][:args.releases]
+    chosen = [v for v in listed if tuple(map(int, v.split("."))) >= (1, 5, 2)][: args.releases]
     t = time.perf_counter()
-    rel = [Release(v, *((lambda n, w: (n, None, w))(*prepare(definitions()[BASE],
-                                                             "scikit-learn", v, plat))))
-           for v in chosen]
+    rel = [
+        Release(
+            v,
+            *((lambda n, w: (n, None, w))(*prepare(definitions()[BASE], "scikit-learn", v, plat))),
+        )
+        for v in chosen
+    ]
     for r in rel:
         if r.stack:
             stack_kind(r.stack).build(plat)
-    print(f"{len(rel)} probe stacks locked and built: {time.perf_counter() - t:.1f} s "
-          f"({', '.join(r.version + ('' if r.stack else ' (could not build)') for r in rel)})")
+    print(
+        f"{len(rel)} probe stacks locked and built: {time.perf_counter() - t:.1f} s "
+        f"({', '.join(r.version + ('' if r.stack else ' (could not build)') for r in rel)})"
+    )
 
-    scan = Scan(StoredPair("sklearn", "", a.run_id, a.run_id, "bench"), "scikit-learn", rel,
-                (args.group,))
+    scan = Scan(
+        StoredPair("sklearn", "", a.run_id, a.run_id, "bench"), "scikit-learn", rel, (args.group,)
+    )
     t = time.perf_counter()
     left = run_scans([scan], store, lambda: ds, jobs=1)
     wall = time.perf_counter() - t
     specs = scan_specs(a, scan.releases, scan.groups)
-    stages = sum(v["wall_s"] for s in specs
-                 for k, v in store.run(s.run_id).manifest["timings"].items() if k != "import")
-    print(f"scan: {len(specs)} feed runs in {wall:.1f} s; the stages they rerun: {stages:.1f} s; "
-          f"ratio {wall / stages:.2f} (target <= ~2){'; not run: ' + str(left) if left else ''}")
+    stages = sum(
+        v["wall_s"]
+        for s in specs
+        for k, v in store.run(s.run_id).manifest["timings"].items()
+        if k != "import"
+    )
+    print(
+        f"scan: {len(specs)} feed runs in {wall:.1f} s; the stages they rerun: {stages:.1f} s; "
+        f"ratio {wall / stages:.2f} (target <= ~2){'; not run: ' + str(left) if left else ''}"
+    )
 
 
 if __name__ == "__main__":

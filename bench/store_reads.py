@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from stored import arrays, put, spec  # noqa: E402
+
 from kit.core.spec import seeds  # noqa: E402
 from kit.runs.store import Store  # noqa: E402
 
@@ -33,7 +34,9 @@ def _store(root: Path, n: int) -> Store:
     specs = [spec(seeds=seeds(i)) for i in range(n)]
     for s in specs:  # distinct specs, shared arrays: cheap to make, full rows to read
         put(st, root, s, base)
-    st.add_pairs([Pair("seed", "", specs[0], s, f"seed 0 vs {i}") for i, s in enumerate(specs[1:], 1)])
+    st.add_pairs(
+        [Pair("seed", "", specs[0], s, f"seed 0 vs {i}") for i, s in enumerate(specs[1:], 1)]
+    )
     return st
 
 
@@ -66,9 +69,11 @@ def main() -> None:
     t = time.perf_counter()
     budget(st, "d" * 64)  # computes and caches the comparisons
     print(f"budget() first: {time.perf_counter() - t:.2f} s")
-    for name, fn, rounds in (("Store.runs()", Store.runs, a.rounds),
-                             ("Store.specs()", Store.specs, a.rounds),
-                             ("budget()", lambda s: budget(s, "d" * 64), max(3, a.rounds // 4))):
+    for name, fn, rounds in (
+        ("Store.runs()", Store.runs, a.rounds),
+        ("Store.specs()", Store.specs, a.rounds),
+        ("budget()", lambda s: budget(s, "d" * 64), max(3, a.rounds // 4)),
+    ):
         m = _median(root / "home", fn, rounds)
         print(f"{name:14s} {n} runs: {m * 1e3:8.2f} ms  ({m / n * 1e6:6.1f} us per run)")
 

@@ -30,14 +30,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 120
-BARE = ("from textual.app import App\n"
-        "from textual.widgets import Footer, Header, Static\n"
-        "class Bare(App):\n"
-        "    def compose(self):\n"
-        "        yield Header()\n"
-        "        yield Static('1 Setup  bare textual app')\n"
-        "        yield Footer()\n"
-        "Bare().run()\n")
+BARE = (
+    "from textual.app import App\n"
+    "from textual.widgets import Footer, Header, Static\n"
+    "class Bare(App):\n"
+    "    def compose(self):\n"
+    "        yield Header()\n"
+    "        yield Static('1 Setup  bare textual app')\n"
+    "        yield Footer()\n"
+    "Bare().run()\n"
+)
 
 
 def _store(home: Path) -> None:
@@ -54,8 +56,9 @@ def _store(home: Path) -> None:
 
 
 def _screen(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-pt", session], capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["tmux", "capture-pane", "-pt", session], capture_output=True, text=True
+    ).stdout
 
 
 def _cpu(pid: int) -> float:
@@ -73,19 +76,39 @@ def _time(command: list, marks: tuple, env: str, tree: Path, timeout: float = 12
     found = []
     t0 = time.perf_counter()
     # `exec`: the window's process is the command itself, whose CPU time is read
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24",
-                    "-c", str(tree),
-                    # the server's environment, not this process's, is the window's: said here
-                    f"exec env {env} " + " ".join(map(shlex.quote, command))],
-                   check=True)
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-c",
+            str(tree),
+            # the server's environment, not this process's, is the window's: said here
+            f"exec env {env} " + " ".join(map(shlex.quote, command)),
+        ],
+        check=True,
+    )
     try:
-        pid = int(subprocess.run(["tmux", "display-message", "-p", "-t", session,
-                                  "#{pane_pid}"], capture_output=True, text=True).stdout)
+        pid = int(
+            subprocess.run(
+                ["tmux", "display-message", "-p", "-t", session, "#{pane_pid}"],
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
         for mark in marks:
             while mark not in _screen(session):
                 if time.perf_counter() - t0 > timeout:
-                    raise SystemExit(f"tui_paint: {mark!r} not on the screen after {timeout} s:\n"
-                                     + _screen(session))
+                    raise SystemExit(
+                        f"tui_paint: {mark!r} not on the screen after {timeout} s:\n"
+                        + _screen(session)
+                    )
                 time.sleep(0.02)
             found.append((time.perf_counter() - t0, _cpu(pid)))
     finally:
@@ -115,33 +138,40 @@ def main() -> None:
         _rounds(a.rounds, runs, f"KIT_HOME={shlex.quote(str(home))}", tree)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", hold], capture_output=True)
-    (bw, bc), (kw, kc), (dw, dc) = ((statistics.median(w for w, _ in runs[k]),
-                                     statistics.median(c for _, c in runs[k]))
-                                    for k in ("bare", "kit", "kit data"))
-    print(f"kit from {tree}; medians of {a.rounds} (load average {os.getloadavg()[0]:.1f}, "
-          f"{os.cpu_count()} cores), wall / CPU seconds:\n"
-          f"  bare Textual app, first paint {bw:.2f} / {bc:.2f}\n"
-          f"  kit tui, first paint          {kw:.2f} / {kc:.2f}  (ratio {kw / bw:.2f} / "
-          f"{kc / bc:.2f})\n"
-          f"  kit tui, Setup's data shown   {dw:.2f} / {dc:.2f}  (ratio {dw / bw:.2f} / "
-          f"{dc / bc:.2f})")
+    (bw, bc), (kw, kc), (dw, dc) = (
+        (statistics.median(w for w, _ in runs[k]), statistics.median(c for _, c in runs[k]))
+        for k in ("bare", "kit", "kit data")
+    )
+    print(
+        f"kit from {tree}; medians of {a.rounds} (load average {os.getloadavg()[0]:.1f}, "
+        f"{os.cpu_count()} cores), wall / CPU seconds:\n"
+        f"  bare Textual app, first paint {bw:.2f} / {bc:.2f}\n"
+        f"  kit tui, first paint          {kw:.2f} / {kc:.2f}  (ratio {kw / bw:.2f} / "
+        f"{kc / bc:.2f})\n"
+        f"  kit tui, Setup's data shown   {dw:.2f} / {dc:.2f}  (ratio {dw / bw:.2f} / "
+        f"{dc / bc:.2f})"
+    )
 
 
 def _rounds(rounds: int, runs: dict, env: str, tree: Path) -> None:
     python = sys.executable
     for r in range(rounds):
-        for which in (("bare", "kit") if r % 2 == 0 else ("kit", "bare")):
+        for which in ("bare", "kit") if r % 2 == 0 else ("kit", "bare"):
             if which == "bare":
                 runs["bare"] += _time([python, "-c", BARE], ("1 Setup",), env, tree)
             else:  # `kit tui` as the kit command runs it, the tree's kit
-                paint, data = _time([python, "-m", "kit", "tui"],
-                                    ("7 Compare", "Dataset synthetic"), env, tree)
+                paint, data = _time(
+                    [python, "-m", "kit", "tui"], ("7 Compare", "Dataset synthetic"), env, tree
+                )
                 runs["kit"].append(paint)
                 runs["kit data"].append(data)
-        print(f"round {r + 1}: bare {runs['bare'][-1][0]:.2f} s, kit first paint "
-              f"{runs['kit'][-1][0]:.2f} s, its data {runs['kit data'][-1][0]:.2f} s "
-              f"(CPU {runs['bare'][-1][1]:.2f}, {runs['kit'][-1][1]:.2f}, "
-              f"{runs['kit data'][-1][1]:.2f} s)", flush=True)
+        print(
+            f"round {r + 1}: bare {runs['bare'][-1][0]:.2f} s, kit first paint "
+            f"{runs['kit'][-1][0]:.2f} s, its data {runs['kit data'][-1][0]:.2f} s "
+            f"(CPU {runs['bare'][-1][1]:.2f}, {runs['kit'][-1][1]:.2f}, "
+            f"{runs['kit data'][-1][1]:.2f} s)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -24,10 +24,20 @@ import subprocess
 import sys
 import tempfile
 
-_DEFAULT = ["run", "--factor", "repeat", "--dataset", "synthetic", "--n", "120", "--threads",
-            "1", "--yes"]
+_DEFAULT = [
+    "run",
+    "--factor",
+    "repeat",
+    "--dataset",
+    "synthetic",
+    "--n",
+    "120",
+    "--threads",
+    "1",
+    "--yes",
+]
 
-_TRACE = r'''
+_TRACE = r"""
 import json, sys
 DEPTH = int(sys.argv[2])
 sys.argv = ["kit", *json.loads(sys.argv[1])]
@@ -80,7 +90,7 @@ floors = [".".join(m.split(".")[:2]) for m in stays]
 print(json.dumps({"exit": code, "walk": stays, "stays": ms, "returns": mr,
                   "modules": len(set(stays)), "floor_stays": fs, "floor_returns": fr}),
       file=sys.stderr)
-'''
+"""
 
 
 def _walk(tree: str, args: list, home: str, depth: int) -> dict:
@@ -94,22 +104,31 @@ def _walk(tree: str, args: list, home: str, depth: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", help="a checkout of another commit: its walk beside this one's")
-    ap.add_argument("--depth", type=int, default=3, help="kit calls at most this deep below "
-                    "the command's function (default 3: what it calls, what those call, one more; "
-                    "the rooms a reader walks through, not every helper)")
+    ap.add_argument(
+        "--depth",
+        type=int,
+        default=3,
+        help="kit calls at most this deep below "
+        "the command's function (default 3: what it calls, what those call, one more; "
+        "the rooms a reader walks through, not every helper)",
+    )
     ap.add_argument("--show", action="store_true", help="print each walk, one stay a line")
     ap.add_argument("args", nargs="*", help=f"kit's arguments (default: {' '.join(_DEFAULT)})")
     a = ap.parse_args()
     args = a.args or _DEFAULT
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     rows = [("this kit", here)] + ([("--tree", os.path.abspath(a.tree))] if a.tree else [])
-    print("kit " + " ".join(args) + f"  (from the command's function, calls at most {a.depth} deep)")
+    print(
+        "kit " + " ".join(args) + f"  (from the command's function, calls at most {a.depth} deep)"
+    )
     for label, tree in rows:
         with tempfile.TemporaryDirectory() as home:
             w = _walk(tree, args, home, a.depth)
-        print(f"{label:9} exit {w['exit']}: modules {w['stays']} stays ({w['modules']} modules), "
-              f"{w['returns']} returns to one already left; floors (kit.cli, kit.app, ...) "
-              f"{w['floor_stays']} stays, {w['floor_returns']} returns")
+        print(
+            f"{label:9} exit {w['exit']}: modules {w['stays']} stays ({w['modules']} modules), "
+            f"{w['returns']} returns to one already left; floors (kit.cli, kit.app, ...) "
+            f"{w['floor_stays']} stays, {w['floor_returns']} returns"
+        )
         if a.show:
             print("  " + "\n  ".join(w["walk"]))
 

@@ -44,17 +44,25 @@ class Kit:
                 raise KitError("the store is empty: run `kit run --factor repeat` first")
             # the CLI's choice in the CLI's words, said with the keyword a notebook takes
             picked = select_dataset(self.store)
-            self._read = ("dataset", (picked.summary.get("name") or picked.sha256[:12]),
-                          picked.why.replace("--dataset NAME [--n N]", "dataset=NAME"))
+            self._read = (
+                "dataset",
+                (picked.summary.get("name") or picked.sha256[:12]),
+                picked.why.replace("--dataset NAME [--n N]", "dataset=NAME"),
+            )
             return picked.sha256
         hits = [h for h, d in known.items() if d.get("name") == dataset or h.startswith(dataset)]
         if len(hits) != 1:
             from .worker.names import unknown
 
             names = [d.get("name", h[:12]) for h, d in known.items()]
-            raise KitError(unknown(f"{'no' if not hits else 'more than one'} stored dataset",
-                                   dataset, names if not hits else (),
-                                   f" (stored: {', '.join(names) or 'none'})"))
+            raise KitError(
+                unknown(
+                    f"{'no' if not hits else 'more than one'} stored dataset",
+                    dataset,
+                    names if not hits else (),
+                    f" (stored: {', '.join(names) or 'none'})",
+                )
+            )
         self._read = ("dataset", known[hits[0]].get("name") or hits[0][:12], "as asked")
         return hits[0]
 
@@ -124,16 +132,26 @@ class Kit:
             import pandas as pd
 
             b = self._lab(pipeline, dataset)[0]
-            rows = [{"factor": f, "output": n, "kind": o["kind"], "pairs": r["pairs"],
-                     "pairs_changed": o["changed"], **(o["worst"] or {})}
-                    for f, r in b["factors"].items() for n, o in r["outputs"].items()]
+            rows = [
+                {
+                    "factor": f,
+                    "output": n,
+                    "kind": o["kind"],
+                    "pairs": r["pairs"],
+                    "pairs_changed": o["changed"],
+                    **(o["worst"] or {}),
+                }
+                for f, r in b["factors"].items()
+                for n, o in r["outputs"].items()
+            ]
             frame = pd.DataFrame(rows, columns=None if rows else ["factor", "output"])
             frame.attrs.update(loose=b["loose"], loose_line=b["loose_line"], shapes=b["shapes"])
             return self._said(frame.set_index(["factor", "output"]))
 
         sha = self._dataset(dataset)
-        return self._said(budget_frame(as_json(budget(self.store, sha,
-                                                      self.store.datasets().get(sha)))))
+        return self._said(
+            budget_frame(as_json(budget(self.store, sha, self.store.datasets().get(sha))))
+        )
 
     def verdicts(self, dataset: str | None = None, pipeline: str | None = None):
         """The stability of each verdict per run set; with ``pipeline``, one row per factor and
@@ -146,12 +164,25 @@ class Kit:
             import pandas as pd
 
             v = self._lab(pipeline, dataset)[1]
-            rows = [{"factor": f, "verdict": k, "pairs": r["pairs"], "changed": row["changed"],
-                     "stable": row["stable"], **row["counts"]}
-                    for f, r in v["factors"].items() for k, row in r["verdicts"].items()]
+            rows = [
+                {
+                    "factor": f,
+                    "verdict": k,
+                    "pairs": r["pairs"],
+                    "changed": row["changed"],
+                    "stable": row["stable"],
+                    **row["counts"],
+                }
+                for f, r in v["factors"].items()
+                for k, row in r["verdicts"].items()
+            ]
             frame = pd.DataFrame(rows, columns=None if rows else ["factor", "verdict"])
-            frame.attrs.update(models=v["models"], truth=v["truth"], why=v["why"],
-                               spread={f: r["spread"] for f, r in v["factors"].items()})
+            frame.attrs.update(
+                models=v["models"],
+                truth=v["truth"],
+                why=v["why"],
+                spread={f: r["spread"] for f, r in v["factors"].items()},
+            )
             return self._said(frame.set_index(["factor", "verdict"]))
 
         sha = self._dataset(dataset)
@@ -170,12 +201,20 @@ class Kit:
             return self._said(pd.DataFrame(output_advice(*self._lab(pipeline, dataset))["steps"]))
 
         sha = self._dataset(dataset)
-        return self._said(advice_frame(advise(self.store, sha, budget(
-            self.store, sha, self.store.datasets().get(sha)))))
+        return self._said(
+            advice_frame(
+                advise(self.store, sha, budget(self.store, sha, self.store.datasets().get(sha)))
+            )
+        )
 
-    def homology(self, dataset: str | None = None, identity: float | None = None,
-                 coverage: float | None = None, pipeline: str | None = None,
-                 data: str | None = None):
+    def homology(
+        self,
+        dataset: str | None = None,
+        identity: float | None = None,
+        coverage: float | None = None,
+        pipeline: str | None = None,
+        data: str | None = None,
+    ):
         """The twelve verdicts under the protein and the cluster bootstrap (one row each), on
         the dataset's stored clustering (`kit data homology` makes it); None without one.
         ``.attrs`` holds the clustering, the leakage split per model and the summary figures.
@@ -187,8 +226,9 @@ class Kit:
             from .analysis.homology import find_clustering, output_homology
 
             subject = self._pipeline(pipeline, dataset)
-            r = output_homology(self.store, subject, *find_clustering(self.store, subject, data,
-                                                                      identity, coverage))
+            r = output_homology(
+                self.store, subject, *find_clustering(self.store, subject, data, identity, coverage)
+            )
             h = r["summary"]
         else:
             from .analysis.homology import for_dataset
@@ -197,10 +237,24 @@ class Kit:
         if h is None:
             return None
         j = h.to_json()
-        frame = (pd.json_normalize(j["verdicts"]) if j["verdicts"]  # one model: no pair
-                 else pd.DataFrame(columns=["verdict"])).set_index("verdict")
-        frame.attrs.update({k: j[k] for k in ("clustering", "models", "too_narrow",
-                                              "rest_on_homologs", "runs", "left_out")})
+        frame = (
+            pd.json_normalize(j["verdicts"])
+            if j["verdicts"]  # one model: no pair
+            else pd.DataFrame(columns=["verdict"])
+        ).set_index("verdict")
+        frame.attrs.update(
+            {
+                k: j[k]
+                for k in (
+                    "clustering",
+                    "models",
+                    "too_narrow",
+                    "rest_on_homologs",
+                    "runs",
+                    "left_out",
+                )
+            }
+        )
         return self._said(frame)
 
     def leakage(self, dataset: str | None = None):

@@ -43,16 +43,31 @@ def build_images(home: Path, bases=("container", "trixie")) -> None:
 
 def share(built: Path, home: Path) -> None:
     """The image records (and the runtime's probe) of ``built`` in another KIT_HOME ``home``."""
-    shutil.copytree(built / "containers", home / "containers", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("building-*"))
+    shutil.copytree(
+        built / "containers",
+        home / "containers",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("building-*"),
+    )
 
 
 def kit_containers(pid: int | None = None) -> list:
     """The names of the containers kit started that are still there (``pid``: those of the kit
     process ``pid``, named kit-PID-...)."""
-    out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}", "--filter",
-                          f"name=^kit-{'' if pid is None else f'{pid}-'}"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            "podman",
+            "ps",
+            "-a",
+            "--format",
+            "{{.Names}}",
+            "--filter",
+            f"name=^kit-{'' if pid is None else f'{pid}-'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return out.stdout.split()
 
 

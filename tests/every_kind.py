@@ -41,21 +41,25 @@ def catalogue(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name in PIPELINE_STACKS + ("torch-linux-cpu",):
         shutil.copytree(ROOT / "stacks" / name, folder / name, dirs_exist_ok=True)
-    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
-                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
-                      f'blas = {{ linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }}\n\n'
-                      for n in PIPELINE_STACKS)
+    entries = "".join(
+        f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
+        f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
+        f'blas = {{ linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }}\n\n'
+        for n in PIPELINE_STACKS
+    )
     a, b = PIPELINE_STACKS
-    text = (f'reference = "{b}"\n\n{entries}'
-            f'[pairs.sklearn]\nlinux-x86_64 = [["{a}", "{b}"]]\nmacos-arm64 = [["{a}", "{b}"]]\n\n'
-            f'[pairs.arch]\nmacos-arm64 = []\n\n'
-            f'[codepaths.linux-x86_64.openblas]\nstack = "{b}"\nvariable = "OPENBLAS_CORETYPE"\n'
-            'values = ["Prescott", "Sandybridge", "Haswell"]\n'
-            'needs = { Sandybridge = "avx", Haswell = "avx2" }\n\n'
-            '[stack.torch-linux-cpu]\nkind = "torch"\nlock = "torch-linux-cpu"\npython = "3.11"\n'
-            'numpy = "2.3.5"\ntorch = "2.13.0+cpu"\ndevices = ["cpu"]\nneeds_path = "/opt/wheels"\n'
-            'blas = { linux-x86_64 = "OpenBLAS" }\n\n'
-            '[torch]\nlinux-x86_64 = "torch-linux-cpu"\n')
+    text = (
+        f'reference = "{b}"\n\n{entries}'
+        f'[pairs.sklearn]\nlinux-x86_64 = [["{a}", "{b}"]]\nmacos-arm64 = [["{a}", "{b}"]]\n\n'
+        f"[pairs.arch]\nmacos-arm64 = []\n\n"
+        f'[codepaths.linux-x86_64.openblas]\nstack = "{b}"\nvariable = "OPENBLAS_CORETYPE"\n'
+        'values = ["Prescott", "Sandybridge", "Haswell"]\n'
+        'needs = { Sandybridge = "avx", Haswell = "avx2" }\n\n'
+        '[stack.torch-linux-cpu]\nkind = "torch"\nlock = "torch-linux-cpu"\npython = "3.11"\n'
+        'numpy = "2.3.5"\ntorch = "2.13.0+cpu"\ndevices = ["cpu"]\nneeds_path = "/opt/wheels"\n'
+        'blas = { linux-x86_64 = "OpenBLAS" }\n\n'
+        '[torch]\nlinux-x86_64 = "torch-linux-cpu"\n'
+    )
     (folder / "stacks.toml").write_text(text)
     return folder
 
@@ -74,16 +78,30 @@ def two_node_classes(names, env=None):
     as a lab sets it; ``env``: {class: more of its environment}), on loopback; its address."""
     from distributed import Nanny, Scheduler, SpecCluster
 
-    workers = {c: {"cls": Nanny, "options": {
-        "env": {"KIT_NODE_CLASS": c, **(env or {}).get(c, {})}, "nthreads": 1,
-        "resources": {"cores": 1}, "host": "127.0.0.1",
-        "preload": ["kit.runs.executing.node_classes"]}} for c in names}
+    workers = {
+        c: {
+            "cls": Nanny,
+            "options": {
+                "env": {"KIT_NODE_CLASS": c, **(env or {}).get(c, {})},
+                "nthreads": 1,
+                "resources": {"cores": 1},
+                "host": "127.0.0.1",
+                "preload": ["kit.runs.executing.node_classes"],
+            },
+        }
+        for c in names
+    }
     environ = dict(os.environ)  # the nannies set PYTHONHASHSEED here, as DaskExecutor knows
     try:
         # the scheduler's HTTP server listens even without a dashboard: on a free port, not 8787
-        with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {
-                "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"}},
-                silence_logs=50) as cluster:
+        with SpecCluster(
+            workers=workers,
+            scheduler={
+                "cls": Scheduler,
+                "options": {"host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"},
+            },
+            silence_logs=50,
+        ) as cluster:
             yield cluster.scheduler_address
     finally:
         os.environ.clear()
@@ -102,20 +120,33 @@ def _protein_pipeline(root: Path, mp) -> str:
 
     ds = load_dataset("synthetic", int(N), generate=False)
     tsv = root / "proteins.tsv"
-    tsv.write_text("accession\tsequence\tlabel\n" + "".join(
-        f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ds.ids, ds.seqs, ds.labels)))
+    tsv.write_text(
+        "accession\tsequence\tlabel\n"
+        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ds.ids, ds.seqs, ds.labels))
+    )
     mp.setenv("KIT_TEST_PROTEINS", str(tsv))
     path = ROOT / "tests" / "pipelines" / "proteins.py"
-    _kit("run", "--pipeline", str(path), "--factor", "repeat,seed:split", "--threads", "1",
-         "--seeds", "0-1", "--jobs", "2")
+    _kit(
+        "run",
+        "--pipeline",
+        str(path),
+        "--factor",
+        "repeat,seed:split",
+        "--threads",
+        "1",
+        "--seeds",
+        "0-1",
+        "--jobs",
+        "2",
+    )
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def build(root: Path, images: Path | None = None) -> dict:
     """Fill ``root/home`` (and a lab's ``root/lab``); returns what it holds. ``images``: a
     KIT_HOME whose stack images (tests/containers.py) the container factors run in."""
-    from kit.envs.platforms import detect
     from kit.envs.kinds import stack_kind
+    from kit.envs.platforms import detect
 
     home, lab = root / "home", root / "lab"
     held = {"home": home, "factors": [], "torch": False, "stacks": False, "threads": False}
@@ -127,10 +158,25 @@ def build(root: Path, images: Path | None = None) -> dict:
         # the same environment in every build, whatever an earlier test left in this process
         mp.delenv("PYTHONHASHSEED", raising=False)
         common = ("--n", N, "--jobs", "2")
-        _kit("run", "--factor", "repeat,process,seed,seed:svd,seed:kmeans,seed:models,precision",
-             "--threads", "1", "--seeds", "0-2", *common)
-        held["factors"] += ["repeat", "process", "seed", "seed:svd", "seed:kmeans", "seed:models",
-                            "precision"]
+        _kit(
+            "run",
+            "--factor",
+            "repeat,process,seed,seed:svd,seed:kmeans,seed:models,precision",
+            "--threads",
+            "1",
+            "--seeds",
+            "0-2",
+            *common,
+        )
+        held["factors"] += [
+            "repeat",
+            "process",
+            "seed",
+            "seed:svd",
+            "seed:kmeans",
+            "seed:models",
+            "precision",
+        ]
         if (os.cpu_count() or 1) >= 2:
             _kit("run", "--factor", "threads", "--threads", "1,2", *common)
             held["factors"].append("threads")
@@ -138,8 +184,18 @@ def build(root: Path, images: Path | None = None) -> dict:
         # the split seed: the same proteins re-split, training seeds fixed (changes what is measured)
         _kit("run", "--factor", "seed:split", "--threads", "1", "--seeds", "0-2", *common)
         held["factors"].append("seed:split")
-        _kit("run", "--factor", "svd-iters,svd-solver", "--threads", "1", "--seeds", "0-1",
-             "--iters", "5,20", *common)
+        _kit(
+            "run",
+            "--factor",
+            "svd-iters,svd-solver",
+            "--threads",
+            "1",
+            "--seeds",
+            "0-1",
+            "--iters",
+            "5,20",
+            *common,
+        )
         _kit("run", "--factor", "perturb", "--eps", "0,1e-9,1e-3", "--seeds", "0", *common)
         held["factors"] += ["svd-iters", "svd-solver", "perturb"]
         # kit explain's cross-fed runs (kind feed) of the precision pairs: every reader must
@@ -160,13 +216,29 @@ def build(root: Path, images: Path | None = None) -> dict:
             from containers import STACK, share
 
             share(images, home)
-            _kit("run", "--factor", "container,os", "--stack", STACK, "--threads", "1", "--yes",
-                 *common)
+            _kit(
+                "run",
+                "--factor",
+                "container,os",
+                "--stack",
+                STACK,
+                "--threads",
+                "1",
+                "--yes",
+                *common,
+            )
             held["factors"] += ["container", "os"]
             held["containers"] = True
         if stack_kind("torch-linux-cpu").status(plat)[0] != "unavailable":
-            _kit("run", "--factor", "torch-seed,torch-deterministic", "--seeds", "0-1", "--yes",
-                 *common)
+            _kit(
+                "run",
+                "--factor",
+                "torch-seed,torch-deterministic",
+                "--seeds",
+                "0-1",
+                "--yes",
+                *common,
+            )
             held["factors"] += ["torch-seed", "torch-deterministic"]
             if held["threads"]:
                 _kit("run", "--factor", "torch-threads", "--yes", *common)
@@ -176,21 +248,56 @@ def build(root: Path, images: Path | None = None) -> dict:
         # before lab.py's so that every reader compares each kind and lab.py stays the last
         # pipeline run: its null experiment, both named seeds, and threads for its tolerances
         every = ROOT / "tests" / "pipelines" / "every_output.py"
-        _kit("run", "--pipeline", str(every), "--factor", "repeat,seed:split,seed:init,threads",
-             "--threads", "1,2", "--seeds", "0-1", "--jobs", "2")
+        _kit(
+            "run",
+            "--pipeline",
+            str(every),
+            "--factor",
+            "repeat,seed:split,seed:init,threads",
+            "--threads",
+            "1,2",
+            "--seeds",
+            "0-1",
+            "--jobs",
+            "2",
+        )
         held["every_output"] = hashlib.sha256(every.read_bytes()).hexdigest()
         # a lab's own pipeline file (tests/pipelines/lab.py, one deliberately unseeded output):
         # its null experiment and each named seed; its runs are read with --pipeline and must
         # never reach kit's own readers of a dataset
         # (exit 1: its runs are stored, and its null experiment finds the loose generator)
-        _kit("run", "--pipeline", str(ROOT / "tests" / "pipelines" / "lab.py"), "--factor",
-             "repeat,seed:split,seed:init", "--threads", "1", "--seeds", "0-1", "--jobs", "2",
-             code=1)
+        _kit(
+            "run",
+            "--pipeline",
+            str(ROOT / "tests" / "pipelines" / "lab.py"),
+            "--factor",
+            "repeat,seed:split,seed:init",
+            "--threads",
+            "1",
+            "--seeds",
+            "0-1",
+            "--jobs",
+            "2",
+            code=1,
+        )
         # and an environment factor, which `kit tolerances --pipeline` reads
-        _kit("run", "--pipeline", str(ROOT / "tests" / "pipelines" / "lab.py"), "--factor",
-             "threads", "--threads", "1,2", "--seeds", "0-1", "--jobs", "2", code=1)
-        held["pipeline"] = hashlib.sha256((ROOT / "tests" / "pipelines" / "lab.py")
-                                          .read_bytes()).hexdigest()
+        _kit(
+            "run",
+            "--pipeline",
+            str(ROOT / "tests" / "pipelines" / "lab.py"),
+            "--factor",
+            "threads",
+            "--threads",
+            "1,2",
+            "--seeds",
+            "0-1",
+            "--jobs",
+            "2",
+            code=1,
+        )
+        held["pipeline"] = hashlib.sha256(
+            (ROOT / "tests" / "pipelines" / "lab.py").read_bytes()
+        ).hexdigest()
         # another machine's runs (another KIT_HOME is another host id), compared here
         mp.setenv("KIT_HOME", str(lab))
         _kit("run", "--factor", "seed", "--threads", "1", "--seeds", "0-1", *common)

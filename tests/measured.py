@@ -22,17 +22,51 @@ import math
 import re
 
 # OpenBLAS's kernel (core) names: which one a machine gets follows its CPU flags, not its name
-KERNELS = ("Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge", "Haswell",
-           "SkylakeX", "Cooperlake", "SapphireRapids", "Atom", "Zen", "Barcelona", "Opteron",
-           "Bulldozer", "Piledriver", "Steamroller", "Excavator", "Katmai", "Coppermine",
-           "Northwood", "Banias", "Yonah", "Athlon", "Nano", "Armv8", "CortexA53", "CortexA57",
-           "CortexA72", "CortexA73", "NeoverseN1", "NeoverseN2", "NeoverseV1", "VORTEX")
+KERNELS = (
+    "Prescott",
+    "Core2",
+    "Penryn",
+    "Dunnington",
+    "Nehalem",
+    "Sandybridge",
+    "Haswell",
+    "SkylakeX",
+    "Cooperlake",
+    "SapphireRapids",
+    "Atom",
+    "Zen",
+    "Barcelona",
+    "Opteron",
+    "Bulldozer",
+    "Piledriver",
+    "Steamroller",
+    "Excavator",
+    "Katmai",
+    "Coppermine",
+    "Northwood",
+    "Banias",
+    "Yonah",
+    "Athlon",
+    "Nano",
+    "Armv8",
+    "CortexA53",
+    "CortexA57",
+    "CortexA72",
+    "CortexA73",
+    "NeoverseN1",
+    "NeoverseN2",
+    "NeoverseV1",
+    "VORTEX",
+)
 _NUMBER = r"[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?"
-_TOKEN = re.compile(rf"(?P<platform>\b(?:Linux|Darwin|Windows)-[\w.+-]*\d[\w.+-]*)"
-                    rf"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{{7,64}}\b)"
-                    rf"|(?P<kernel>\b(?:{'|'.join(KERNELS)})\b)"
-                    rf"|(?P<rule>-{{3,}})"
-                    rf"|(?P<number>(?<![\w.]){_NUMBER}(?![\w]))", re.IGNORECASE)
+_TOKEN = re.compile(
+    rf"(?P<platform>\b(?:Linux|Darwin|Windows)-[\w.+-]*\d[\w.+-]*)"
+    rf"|(?P<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{{7,64}}\b)"
+    rf"|(?P<kernel>\b(?:{'|'.join(KERNELS)})\b)"
+    rf"|(?P<rule>-{{3,}})"
+    rf"|(?P<number>(?<![\w.]){_NUMBER}(?![\w]))",
+    re.IGNORECASE,
+)
 
 
 def close(saved: float, now: float) -> bool:
@@ -55,7 +89,7 @@ def _tokens(line: str) -> list:
     """(kind, text) pieces of one line: measured tokens and the words between them."""
     out, at = [], 0
     for m in _TOKEN.finditer(line):
-        words = " ".join(line[at:m.start()].split())
+        words = " ".join(line[at : m.start()].split())
         if words:
             out.append(("words", words))
         out.append((m.lastgroup, m.group()))
@@ -116,8 +150,11 @@ def _json_differences(saved, now, where: str) -> list:
     if isinstance(saved, list) and isinstance(now, list):
         if len(saved) != len(now):
             return [(where, f"{len(saved)} items", f"{len(now)} items")]
-        return [d for i, (a, b) in enumerate(zip(saved, now))
-                for d in _json_differences(a, b, f"{where}[{i}]")]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(saved, now))
+            for d in _json_differences(a, b, f"{where}[{i}]")
+        ]
     if isinstance(saved, str) and isinstance(now, str):
         return [(where, saved, now)] if text_differences(saved, now) else []
     return [] if saved == now else [(where, saved, now)]
@@ -142,6 +179,7 @@ def differences(saved: str, now: str) -> list:
             except ValueError:
                 pass
             else:
-                return (_json_differences(data, data_now, "$")
-                        + text_differences(split[0][1], split[1][1]))
+                return _json_differences(data, data_now, "$") + text_differences(
+                    split[0][1], split[1][1]
+                )
     return text_differences(saved, now)

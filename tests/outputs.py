@@ -33,22 +33,33 @@ def call(*argv) -> tuple:
 
 # what two builds of one store measure differently: times, when they were taken, and how many
 # runs a warm worker had made before (which worker takes which run is the scheduler's choice)
-_TIME_KEYS = {"created", "started", "finished", "wall_s", "cpu_s", "svd_seconds", "runs_before",
-              "svd_seconds_by_level"}
-_TIME_TEXT = ((re.compile(r"[\d.]+x the SVD time \([\d.]+ s -> [\d.]+ s\)"),
-               "<x> the SVD time (<s> -> <s>)"),
-              (re.compile(r"took [\d.]+ s against [\d.]+ s"), "took <s> against <s>"),
-              (re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC"), "Generated <date> UTC"))
+_TIME_KEYS = {
+    "created",
+    "started",
+    "finished",
+    "wall_s",
+    "cpu_s",
+    "svd_seconds",
+    "runs_before",
+    "svd_seconds_by_level",
+}
+_TIME_TEXT = (
+    (re.compile(r"[\d.]+x the SVD time \([\d.]+ s -> [\d.]+ s\)"), "<x> the SVD time (<s> -> <s>)"),
+    (re.compile(r"took [\d.]+ s against [\d.]+ s"), "took <s> against <s>"),
+    (re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC"), "Generated <date> UTC"),
+)
 
 
 # what a container image's id moves with: Debian publishes a point release or a security fix,
 # and the base, the image and so every run made in it get new ids (the same image in every
 # build of one day): ids, sizes and Debian's package revisions are masked, and the ids of runs
 # made in an image are named for what they are (``_image_runs``)
-_IMAGE_TEXT = ((re.compile(r"sha256:[0-9a-f]{12,64}"), "sha256:<image>"),
-               (re.compile(r"\b(\d+\.\d+)-[0-9][\w.]*\+deb\d+u\d+\b"), r"\1-<debian revision>"),
-               (re.compile(r"\d[\d,]* MB on Debian"), "<size> MB on Debian"),
-               (re.compile(r'"size": \d{6,}'), '"size": "<size>"'))
+_IMAGE_TEXT = (
+    (re.compile(r"sha256:[0-9a-f]{12,64}"), "sha256:<image>"),
+    (re.compile(r"\b(\d+\.\d+)-[0-9][\w.]*\+deb\d+u\d+\b"), r"\1-<debian revision>"),
+    (re.compile(r"\d[\d,]* MB on Debian"), "<size> MB on Debian"),
+    (re.compile(r'"size": \d{6,}'), '"size": "<size>"'),
+)
 _IMAGE_RUNS: dict = {}  # {run id: its name in the dump}, for the runs made in an image
 
 
@@ -57,9 +68,9 @@ def _image_runs() -> dict:
     what each run is (its spec without the image's id), the same in every build."""
     runs = json.loads(call("runs", "--json")[1])
     made = [r for r in runs if "@" in r["spec"]["stack"]]
+
     def key(r):
-        return json.dumps({k: v for k, v in r["spec"].items() if k != "stack_id"},
-                          sort_keys=True)
+        return json.dumps({k: v for k, v in r["spec"].items() if k != "stack_id"}, sort_keys=True)
 
     return {r["id"]: f"<image run {i}>" for i, r in enumerate(sorted(made, key=key))}
 
@@ -85,8 +96,10 @@ _HOST_KEYS = {"platform"}
 
 def _masked(value):
     if isinstance(value, dict):
-        out = {k: "<t>" if k in _TIME_KEYS else "<host>" if k in _HOST_KEYS else _masked(v)
-               for k, v in value.items()}
+        out = {
+            k: "<t>" if k in _TIME_KEYS else "<host>" if k in _HOST_KEYS else _masked(v)
+            for k, v in value.items()
+        }
         for name in _UNSEEDED:  # a run's stage records: {"stages": {name: {"sha256", ...}}}
             if isinstance(out.get(name), dict) and "sha256" in out[name]:
                 out[name] = dict(out[name], sha256="<unseeded draw>")
@@ -161,17 +174,41 @@ def readers() -> list:
     """The argv of every reading command on the store KIT_HOME names: text, --json, --csv,
     one budget per factor, each verdict set, and a lab pipeline's readers (its budget is left
     out: its unseeded output's difference is a fresh draw in every build)."""
-    out = [("runs",), ("runs", "--json"), ("budget",), ("budget", "--json"),
-           ("budget", "--csv"), ("verdicts",), ("verdicts", "--json"), ("amplify",),
-           ("amplify", "--json"), ("advise",), ("advise", "--json"), ("stacks",),
-           ("data", "list"), ("homology",), ("homology", "--json")]
+    out = [
+        ("runs",),
+        ("runs", "--json"),
+        ("budget",),
+        ("budget", "--json"),
+        ("budget", "--csv"),
+        ("verdicts",),
+        ("verdicts", "--json"),
+        ("amplify",),
+        ("amplify", "--json"),
+        ("advise",),
+        ("advise", "--json"),
+        ("stacks",),
+        ("data", "list"),
+        ("homology",),
+        ("homology", "--json"),
+    ]
     for f in _factors():
-        out += [("budget", "--factor", f), ("budget", "--factor", f, "--json"),
-                ("runs", "--factor", f)]
+        out += [
+            ("budget", "--factor", f),
+            ("budget", "--factor", f, "--json"),
+            ("runs", "--factor", f),
+        ]
     out += [("verdicts", "--set", s) for s in _sets()]
     for sha in _pipelines():
-        for argv in (("verdicts",), ("verdicts", "--json"), ("advise",), ("advise", "--json"),
-                     ("runs",), ("runs", "--json"), ("homology",), ("homology", "--json")):
+        for argv in (
+            ("verdicts",),
+            ("verdicts", "--json"),
+            ("advise",),
+            ("advise", "--json"),
+            ("runs",),
+            ("runs", "--json"),
+            ("homology",),
+            ("homology", "--json"),
+        ):
             out.append((argv[0], "--pipeline", sha[:12]) + argv[1:])
     return out
 
@@ -196,8 +233,11 @@ def dump(stable: bool = False) -> dict:
         else:
             os.environ["COLUMNS"] = old
     # the folders of this process: its store, its interpreter's environment, the checkout
-    places = [(os.environ.get("KIT_HOME", ""), "<KIT_HOME>"), (sys.prefix, "<PREFIX>"),
-              (str(Path(__file__).resolve().parents[1]), "<CHECKOUT>")]
+    places = [
+        (os.environ.get("KIT_HOME", ""), "<KIT_HOME>"),
+        (sys.prefix, "<PREFIX>"),
+        (str(Path(__file__).resolve().parents[1]), "<CHECKOUT>"),
+    ]
     for path, mask in places:
         if path:
             out = {k: v.replace(path, mask) for k, v in out.items()}

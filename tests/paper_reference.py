@@ -19,13 +19,15 @@ def kmer_matrix(seqs, k=3):
         m = len(x) - k + 1
         code = np.zeros(m, dtype=np.int64)
         for j in range(k):
-            code = code * 20 + x[j:j + m]
+            code = code * 20 + x[j : j + m]
         uniq, cnt = np.unique(code, return_counts=True)
         rows.append(np.full(len(uniq), r))
         cols.append(uniq)
         vals.append(cnt)
-    return sp.csr_matrix((np.concatenate(vals).astype(np.float64),
-                          (np.concatenate(rows), np.concatenate(cols))), shape=(len(seqs), 20 ** k))
+    return sp.csr_matrix(
+        (np.concatenate(vals).astype(np.float64), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(len(seqs), 20**k),
+    )
 
 
 def reference_run(seqs, y, n_train, seed=0, dtype=np.float64, n_iter=5):
@@ -52,8 +54,16 @@ def reference_run(seqs, y, n_train, seed=0, dtype=np.float64, n_iter=5):
         "hgb": HistGradientBoostingClassifier(random_state=seed, max_iter=100),
         "rf": RandomForestClassifier(n_estimators=200, random_state=seed),
     }
-    out = {"kmer.data": C.data, "kmer.indices": C.indices, "kmer.indptr": C.indptr,
-           "tfidf.data": X.data, "svd_rand": E, "svd_arpack": A, "kmeans": km.labels_, "knn": nn}
+    out = {
+        "kmer.data": C.data,
+        "kmer.indices": C.indices,
+        "kmer.indptr": C.indptr,
+        "tfidf.data": X.data,
+        "svd_rand": E,
+        "svd_arpack": A,
+        "kmeans": km.labels_,
+        "knn": nn,
+    }
     for name, m in models.items():
         out[name] = m.fit(E[:n_train], y[:n_train]).predict_proba(E[n_train:])[:, 1]
     return out

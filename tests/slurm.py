@@ -42,8 +42,11 @@ def unavailable() -> str | None:
     """Why a Slurm cannot be started here (None: it can)."""
     if os.geteuid() != 0:
         return "starting slurmctld and slurmd needs root"
-    missing = [b for b in ("slurmctld", "slurmd", "srun", "sbatch", "munged")
-               if not shutil.which(b) and not Path(f"/usr/sbin/{b}").exists()]
+    missing = [
+        b
+        for b in ("slurmctld", "slurmd", "srun", "sbatch", "munged")
+        if not shutil.which(b) and not Path(f"/usr/sbin/{b}").exists()
+    ]
     if missing:
         return f"{', '.join(missing)} not installed (apt-get install slurm-wlm munge)"
     return None
@@ -56,8 +59,9 @@ def _munge() -> None:
         subprocess.run(["mungekey", "-c"], check=True, capture_output=True)
     Path("/run/munge").mkdir(exist_ok=True)
     shutil.chown("/run/munge", "munge", "munge")
-    subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["runuser", "-u", "munge", "--", "/usr/sbin/munged"], check=True, capture_output=True
+    )
 
 
 def _free_port() -> int:
@@ -74,8 +78,15 @@ def start(tmp: Path) -> dict:
     for d in ("state", "spool"):
         (tmp / d).mkdir(parents=True, exist_ok=True)
     conf = tmp / "slurm.conf"
-    conf.write_text(CONF.format(host=host, tmp=tmp, cpus=os.cpu_count() or 1,
-                                ctld_port=_free_port(), d_port=_free_port()))
+    conf.write_text(
+        CONF.format(
+            host=host,
+            tmp=tmp,
+            cpus=os.cpu_count() or 1,
+            ctld_port=_free_port(),
+            d_port=_free_port(),
+        )
+    )
     env = dict(os.environ, SLURM_CONF=str(conf))
     _munge()
     subprocess.run(["/usr/sbin/slurmctld"], env=env, check=True, capture_output=True)

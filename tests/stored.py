@@ -9,13 +9,28 @@ from kit.runs.store import array_sha256
 
 
 def env(**over):
-    base = {"python": "3.12.1", "implementation": "CPython", "machine": "x86_64", "rosetta": False,
-            "os": "linux", "cpu": "test cpu", "host": "here",
-            "packages": {"numpy": "2.5.5", "scipy": "1.18.1", "scikit-learn": "1.9.1"},
-            "threadpools": [{"user_api": "blas", "owner": "numpy", "internal_api": "openblas",
-                             "version": "0.3.34", "num_threads": 1, "architecture": "Haswell",
-                             "threading_layer": "pthreads"}],
-            "env": {"OMP_NUM_THREADS": "1"}}
+    base = {
+        "python": "3.12.1",
+        "implementation": "CPython",
+        "machine": "x86_64",
+        "rosetta": False,
+        "os": "linux",
+        "cpu": "test cpu",
+        "host": "here",
+        "packages": {"numpy": "2.5.5", "scipy": "1.18.1", "scikit-learn": "1.9.1"},
+        "threadpools": [
+            {
+                "user_api": "blas",
+                "owner": "numpy",
+                "internal_api": "openblas",
+                "version": "0.3.34",
+                "num_threads": 1,
+                "architecture": "Haswell",
+                "threading_layer": "pthreads",
+            }
+        ],
+        "env": {"OMP_NUM_THREADS": "1"},
+    }
     base.update(over)
     return base
 
@@ -24,14 +39,22 @@ def arrays(seed=0, n=60, n_test=20):
     """A plausible set of stage outputs; different ``seed`` gives different values."""
     rng = np.random.default_rng(seed)
     y = (np.arange(n_test) % 3 == 0).astype(np.int64)
-    out = {"kmer.data": np.ones(5), "kmer.indices": np.arange(5, dtype=np.int32),
-           "kmer.indptr": np.array([0, 5], dtype=np.int32),
-           "tfidf.data": np.full(5, 0.4), "tfidf.indices": np.arange(5, dtype=np.int32),
-           "tfidf.indptr": np.array([0, 5], dtype=np.int32),
-           "svd_rand": rng.normal(size=(n, 8)), "svd_rand.sv": np.linspace(9, 1, 8),
-           "svd_arpack": rng.normal(size=(n, 8)), "svd_arpack.sv": np.linspace(9, 1, 8),
-           "kmeans": rng.integers(0, 3, n), "kmeans.inertia": np.array([12.5]),
-           "knn": np.argsort(rng.random((n, n)), axis=1)[:, :10], "y_test": y}
+    out = {
+        "kmer.data": np.ones(5),
+        "kmer.indices": np.arange(5, dtype=np.int32),
+        "kmer.indptr": np.array([0, 5], dtype=np.int32),
+        "tfidf.data": np.full(5, 0.4),
+        "tfidf.indices": np.arange(5, dtype=np.int32),
+        "tfidf.indptr": np.array([0, 5], dtype=np.int32),
+        "svd_rand": rng.normal(size=(n, 8)),
+        "svd_rand.sv": np.linspace(9, 1, 8),
+        "svd_arpack": rng.normal(size=(n, 8)),
+        "svd_arpack.sv": np.linspace(9, 1, 8),
+        "kmeans": rng.integers(0, 3, n),
+        "kmeans.inertia": np.array([12.5]),
+        "knn": np.argsort(rng.random((n, n)), axis=1)[:, :10],
+        "y_test": y,
+    }
     for m in ("lr", "mlp", "hgb", "rf"):
         out[m] = np.clip(y * 0.6 + rng.random(n_test) * 0.35, 0, 1)
     return out
@@ -44,8 +67,14 @@ def put(store, tmp_path, spec, stage_arrays, manifest_env=None):
     for name, a in stage_arrays.items():
         np.save(out / f"{name}.npy", a)
         stages[name] = {"sha256": array_sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
-    manifest = {"stages": stages, "timings": {}, "wall_s": 1.0, "seeds": spec.seed_dict,
-                "env": manifest_env or env(), "spec": json.loads(spec.to_json())}
+    manifest = {
+        "stages": stages,
+        "timings": {},
+        "wall_s": 1.0,
+        "seeds": spec.seed_dict,
+        "env": manifest_env or env(),
+        "spec": json.loads(spec.to_json()),
+    }
     return store.put_run(spec, out, manifest)
 
 
@@ -106,8 +135,8 @@ def every_kind_store(tmp_path, dataset="d" * 64, home=None):
     """budget_store plus a perturbed pair (rf flips 1 at eps 1e-3) and torch seed and
     deterministic pairs (the torch MLP flips 3 across seeds, none when only determinism
     changes): every kind of run, hand-made, the same on every machine (for snapshots)."""
-    from kit.runs.planning.options import Pair
     from kit.core.spec import torch_seeds
+    from kit.runs.planning.options import Pair
 
     st = budget_store(tmp_path, dataset, home)
     sha = dataset if isinstance(dataset, str) else dataset.sha256
@@ -126,7 +155,11 @@ def every_kind_store(tmp_path, dataset="d" * 64, home=None):
     put(st, tmp_path, t1, flipped(torch_arrays, "torch_mlp", 3))
     td = t0.with_(deterministic=True)
     put(st, tmp_path, td, torch_arrays)
-    st.add_pairs([Pair("perturb", "1e-03", s0, pb, "eps 0.001, noise draw 0"),
-                  Pair("torch-seed", "", t0, t1, "torch seed 0 vs 1"),
-                  Pair("torch-deterministic", "", t0, td, "deterministic algorithms off vs on")])
+    st.add_pairs(
+        [
+            Pair("perturb", "1e-03", s0, pb, "eps 0.001, noise draw 0"),
+            Pair("torch-seed", "", t0, t1, "torch seed 0 vs 1"),
+            Pair("torch-deterministic", "", t0, td, "deterministic algorithms off vs on"),
+        ]
+    )
     return st

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from stored import arrays, flipped, put, spec
 
 from kit.analysis.across_splits import across_splits
 from kit.cli import main
@@ -17,18 +18,32 @@ from kit.data.dataset import make_dataset, save_dataset
 from kit.runs.planning.options import Pair
 from kit.runs.store import Store
 
-from stored import arrays, flipped, put, spec
-
 
 def _datasets():
     rng = np.random.default_rng(1)
     seqs = ["".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), 80)) for _ in range(30)]
-    a = make_dataset("prot", "import:p.tsv", [f"P{i}" for i in range(30)], seqs,
-                     rng.integers(0, 2, 30), ["Human"] * 30)
-    b = make_dataset("prot-disjoint", "import:p.tsv", a.ids[:27], a.seqs[:27], a.labels[:27],
-                     a.organisms[:27])
-    b = replace(b, meta={"split": "homology", "method": "graphpart", "source_dataset": a.sha256,
-                         "source_name": "prot", "removed": 3, "removed_ids": list(a.ids[27:])})
+    a = make_dataset(
+        "prot",
+        "import:p.tsv",
+        [f"P{i}" for i in range(30)],
+        seqs,
+        rng.integers(0, 2, 30),
+        ["Human"] * 30,
+    )
+    b = make_dataset(
+        "prot-disjoint", "import:p.tsv", a.ids[:27], a.seqs[:27], a.labels[:27], a.organisms[:27]
+    )
+    b = replace(
+        b,
+        meta={
+            "split": "homology",
+            "method": "graphpart",
+            "source_dataset": a.sha256,
+            "source_name": "prot",
+            "removed": 3,
+            "removed_ids": list(a.ids[27:]),
+        },
+    )
     return a, b
 
 
@@ -44,8 +59,9 @@ def _seed_runs(store, tmp_path, ds, flips):
         put(store, tmp_path / ds.name, sp, got)
         runs.append(sp)
         acc.append(float(np.mean((got["hgb"] > 0.5) == got["y_test"])))
-    store.add_pairs([Pair("seed", "", runs[0], r, f"seed 0 vs {i}") for i, r in
-                     enumerate(runs[1:], 1)])
+    store.add_pairs(
+        [Pair("seed", "", runs[0], r, f"seed 0 vs {i}") for i, r in enumerate(runs[1:], 1)]
+    )
     return acc
 
 
@@ -59,8 +75,9 @@ def _split_runs(store, tmp_path, ds, flips):
         put(store, tmp_path / ds.name, sp, got)
         runs.append(sp)
         acc.append(float(np.mean((got["hgb"] > 0.5) == got["y_test"])))
-    store.add_pairs([Pair("seed:split", "", runs[0], r, f"split 0 vs {i}") for i, r in
-                     enumerate(runs[1:], 1)])
+    store.add_pairs(
+        [Pair("seed:split", "", runs[0], r, f"split 0 vs {i}") for i, r in enumerate(runs[1:], 1)]
+    )
     return acc
 
 
@@ -93,7 +110,7 @@ def test_a_change_beyond_the_split_spread_is_attributed_to_homologs(world, tmp_p
     assert hgb.a == pytest.approx(np.median(acc_a)) and hgb.b == pytest.approx(np.median(acc_b))
     assert hgb.split_sd == pytest.approx(np.std(split, ddof=1))
     change = np.median(acc_b) - np.median(acc_a)
-    assert hgb.split_units == pytest.approx(change / (2 ** 0.5 * np.std(split, ddof=1)))
+    assert hgb.split_units == pytest.approx(change / (2**0.5 * np.std(split, ddof=1)))
     assert hgb.call == "homologs" and not r.needs
     lr = _model(r, "lr")  # untouched by splits and by the disjoint split alike
     assert lr.a == lr.b and lr.split_sd == 0 and lr.call == "a re-split"
@@ -163,10 +180,16 @@ def test_wrong_pairs_of_datasets_are_one_line(world, capsys):
         across_splits(store, (b.sha256, b.name, {}), (a.sha256, a.name, a.meta))
     with pytest.raises(KitError, match="not of prot-disjoint"):
         across_splits(store, (b.sha256, b.name, {}), (b.sha256, b.name, b.meta))
-    other = make_dataset("lone", "import:l.tsv", list(a.ids), list(a.seqs), list(a.labels),
-                         list(a.organisms), split_seed=9)
-    save_dataset(replace(other, meta=dict(b.meta, source_dataset=other.sha256,
-                                          source_name="lone")))
+    other = make_dataset(
+        "lone",
+        "import:l.tsv",
+        list(a.ids),
+        list(a.seqs),
+        list(a.labels),
+        list(a.organisms),
+        split_seed=9,
+    )
+    save_dataset(replace(other, meta=dict(b.meta, source_dataset=other.sha256, source_name="lone")))
     assert main(["homology", "--dataset", "lone", "--against", "prot-disjoint"]) != 0
     assert main(["homology", "--dataset", "prot", "--against", "lone"]) != 0
     err = capsys.readouterr().err
@@ -185,7 +208,9 @@ def _random_sequences(path, n=300, seed=3):
     for i in range(n):
         s = "".join(rng.choice(AMINO, int(rng.integers(80, 200)), p=rng.dirichlet(np.ones(20))))
         rows.append((f"R{i:04d}", s, int(np.isin(list(s), list("ILVFM")).mean() > 0.25)))
-    path.write_text("accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{y}\n" for a, s, y in rows))
+    path.write_text(
+        "accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{y}\n" for a, s, y in rows)
+    )
 
 
 def _families(path, families=75, seed=7):
@@ -201,7 +226,9 @@ def _families(path, families=75, seed=7):
                 where = rng.random(150) < 0.1
                 s[where] = rng.choice(AMINO, int(where.sum()))
             rows.append((f"F{len(rows):04d}", "".join(s), label))
-    path.write_text("accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{y}\n" for a, s, y in rows))
+    path.write_text(
+        "accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{y}\n" for a, s, y in rows)
+    )
 
 
 def _real(tmp_path, name, write):
@@ -217,16 +244,19 @@ def _real(tmp_path, name, write):
         pytest.skip("no MMseqs2 on this platform")
     write(tmp_path / f"{name}.tsv")
     run = ("--threads", "1", "--jobs", "2", "--yes")
-    for argv in (("data", "import", str(tmp_path / f"{name}.tsv"), "--name", name),
-                 ("data", "homology", name),
-                 ("data", "split", name, "--homology", "--name", f"{name}-disjoint"),
-                 ("run", "--factor", "seed", "--dataset", name, "--seeds", "0-2", *run),
-                 ("run", "--factor", "seed", "--dataset", f"{name}-disjoint", "--seeds", "0-2",
-                  *run),
-                 ("run", "--factor", "seed:split", "--dataset", name, "--seeds", "0-9", *run)):
+    for argv in (
+        ("data", "import", str(tmp_path / f"{name}.tsv"), "--name", name),
+        ("data", "homology", name),
+        ("data", "split", name, "--homology", "--name", f"{name}-disjoint"),
+        ("run", "--factor", "seed", "--dataset", name, "--seeds", "0-2", *run),
+        ("run", "--factor", "seed", "--dataset", f"{name}-disjoint", "--seeds", "0-2", *run),
+        ("run", "--factor", "seed:split", "--dataset", name, "--seeds", "0-9", *run),
+    ):
         assert main(list(argv)) == 0, argv
-    return lambda capsys: (main(["homology", "--dataset", name, "--against", f"{name}-disjoint",
-                                 "--json"]), json.loads(capsys.readouterr().out))[1]
+    return lambda capsys: (
+        main(["homology", "--dataset", name, "--against", f"{name}-disjoint", "--json"]),
+        json.loads(capsys.readouterr().out),
+    )[1]
 
 
 @pytest.mark.slow

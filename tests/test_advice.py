@@ -3,11 +3,11 @@
 from dataclasses import replace
 
 import pytest
+from stored import arrays, budget_store, put, spec
 
 from kit.analysis.advice import LEVELS, advise, level
 from kit.analysis.records import BudgetRow, ModelBudget
 from kit.runs.planning.options import Pair
-from stored import arrays, budget_store, put, spec
 
 
 @pytest.mark.slow
@@ -18,7 +18,9 @@ def test_ranking_and_sentences(tmp_path):
     # the yardstick is the unit the ranking is in, not an item of it (ranked "1" it read as
     # "pin your seed"); its own sentence stays among the advice
     assert "repeat" not in names and names == ["threads"]
-    assert [(u["factor"], u["level"], u["pairs"]) for u in a["unit"]] == [("seed", "conclusions", 2)]
+    assert [(u["factor"], u["level"], u["pairs"]) for u in a["unit"]] == [
+        ("seed", "conclusions", 2)
+    ]
     assert any(r["text"].startswith("Name and record seed (") for r in a["recommendations"])
     assert all(r["level"] in LEVELS for r in a["ranking"])
     texts = [r["text"] for r in a["recommendations"]]
@@ -42,9 +44,17 @@ def test_a_failed_null_experiment_is_a_warning(tmp_path):
 
 
 def test_levels():
-    row = BudgetRow("x", verdicts_changed_max=0, models={"lr": ModelBudget(flips_max=0, max_dp=0.0)},
-                    emb_rel_max=0.0, arpack_rel_max=0.0, kmeans_ari_min=1.0,
-                    knn_jaccard_min=1.0, all_identical=1, pairs=1)
+    row = BudgetRow(
+        "x",
+        verdicts_changed_max=0,
+        models={"lr": ModelBudget(flips_max=0, max_dp=0.0)},
+        emb_rel_max=0.0,
+        arpack_rel_max=0.0,
+        kmeans_ari_min=1.0,
+        knn_jaccard_min=1.0,
+        all_identical=1,
+        pairs=1,
+    )
     assert level(row) == "nothing"
     assert level(replace(row, all_identical=0)) == "bits"
     assert level(replace(row, emb_rel_max=1e-13)) == "magnitudes"
@@ -54,8 +64,8 @@ def test_levels():
 
 @pytest.mark.slow
 def test_factors_this_machine_cannot_run_say_why(tmp_path):
-    from kit.views.tables import not_measured_lines
     from kit.envs.platforms import Platform
+    from kit.views.tables import not_measured_lines
 
     st = budget_store(tmp_path)
     linux = Platform("linux", "x86_64", downloads=True)
@@ -84,7 +94,10 @@ def test_a_one_class_model_is_a_warning_first(tmp_path):
     st.add_pairs([Pair("seed", "", spec(), s, "seed 0 vs 7")])
     recs = advise(st, "d" * 64)["recommendations"]
     warn = next(r for r in recs if r["kind"] == "one-class")
-    assert warn["text"].startswith("WARNING: the MLP predicted a single class") and warn["basis"]["model"] == "mlp"
+    assert (
+        warn["text"].startswith("WARNING: the MLP predicted a single class")
+        and warn["basis"]["model"] == "mlp"
+    )
 
 
 def test_seed_like_factors_are_named_not_pinned(tmp_path):
@@ -108,11 +121,22 @@ def test_the_ranking_gives_a_magnitude_row_the_seed_units_its_sentence_gives(tmp
 
     st = budget_store(tmp_path)
     b = budget(st, "d" * 64)
-    quiet = {m: replace(d, flips_max=0, flips_median=0, flips_median_seed_units=0.0, max_dp=1e-9)
-             for m, d in b["rows"][0].models.items()}
-    moved = BudgetRow("threads", verdicts_changed_max=0, models=quiet, emb_rel_max=1.3e-13,
-                      emb_rel_seed_units=1.4e-13, arpack_rel_max=0.0, kmeans_ari_min=1.0,
-                      knn_jaccard_min=1.0, all_identical=0, pairs=1)
+    quiet = {
+        m: replace(d, flips_max=0, flips_median=0, flips_median_seed_units=0.0, max_dp=1e-9)
+        for m, d in b["rows"][0].models.items()
+    }
+    moved = BudgetRow(
+        "threads",
+        verdicts_changed_max=0,
+        models=quiet,
+        emb_rel_max=1.3e-13,
+        emb_rel_seed_units=1.4e-13,
+        arpack_rel_max=0.0,
+        kmeans_ari_min=1.0,
+        knn_jaccard_min=1.0,
+        all_identical=0,
+        pairs=1,
+    )
     b = dict(b, rows=[r for r in b["rows"] if r.factor != "threads"] + [moved])
     a = advise(st, "d" * 64, b)
     row = next(r for r in a["ranking"] if r["factor"] == "threads")

@@ -29,8 +29,9 @@ def test_a_plan_leaves_its_comparisons_and_verdicts_made(tmp_path):
     store.db.execute("DELETE FROM comparisons")
     store.db.execute("DELETE FROM verdicts")
     for ab, c in made.items():
-        assert json.dumps(compare.compare_runs(store, *ab).to_json(), sort_keys=True) == \
-            json.dumps(c, sort_keys=True)
+        assert json.dumps(compare.compare_runs(store, *ab).to_json(), sort_keys=True) == json.dumps(
+            c, sort_keys=True
+        )
     assert budget(store, a.dataset.sha256)["rows"] == rows
     store.close()
 
@@ -60,7 +61,9 @@ def test_the_analysis_takes_one_blas_thread_while_runs_hold_the_cores(tmp_path, 
     from threadpoolctl import threadpool_info
 
     def blas_threads():
-        return {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+        return {
+            p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"
+        }
 
     before = blas_threads()
     seen = []
@@ -83,8 +86,9 @@ def test_each_array_is_read_once_and_the_results_are_the_budgets(tmp_path, monke
     """The analysis keeps the arrays it read (the reference run's, above all, compared with
     every other run) by blob key: each blob is read from the store once, kept read-only, and
     every comparison and verdict is the one made from the store itself."""
-    from kit.app.ahead import _Kept
     from stored import budget_store
+
+    from kit.app.ahead import _Kept
 
     st = budget_store(tmp_path)
     pairs = [(p.a.run_id, p.b.run_id) for p in _stored_pairs(st)]
@@ -94,8 +98,11 @@ def test_each_array_is_read_once_and_the_results_are_the_budgets(tmp_path, monke
     st.db.execute("DELETE FROM comparisons")
     st.db.execute("DELETE FROM verdicts")
     read, real = [], Store.array
-    monkeypatch.setattr(Store, "array", lambda self, r, stage: read.append(
-        self.stage_blobs(r)[stage]) or real(self, r, stage))
+    monkeypatch.setattr(
+        Store,
+        "array",
+        lambda self, r, stage: read.append(self.stage_blobs(r)[stage]) or real(self, r, stage),
+    )
     ahead = Ahead(st, _stored_pairs(st))
     for r in sorted(runs):
         ahead.stored(r)
@@ -110,8 +117,9 @@ def test_each_array_is_read_once_and_the_results_are_the_budgets(tmp_path, monke
 
 
 def test_the_kept_arrays_stay_within_their_bound(tmp_path):
-    from kit.app.ahead import _Kept
     from stored import budget_store
+
+    from kit.app.ahead import _Kept
 
     st = budget_store(tmp_path)
     runs = [r.id for r in st.runs()]

@@ -9,25 +9,34 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.analysis.records import BudgetRow, ModelBudget
 from kit.analysis.amplify import curves, explain, first_flip, predict, report
+from kit.analysis.records import BudgetRow, ModelBudget
 from kit.worker.pipeline import perturb
 
 
 def row(factor, level, emb, flips, dp=0.1, verdicts=0, flips_max=None):
-    return BudgetRow(factor, level, emb_rel_max=emb, verdicts_changed_max=verdicts,
-                     models={m: ModelBudget(flips_median=f, flips_max=(flips_max or {}).get(m, f),
-                                            max_dp=dp) for m, f in flips.items()})
+    return BudgetRow(
+        factor,
+        level,
+        emb_rel_max=emb,
+        verdicts_changed_max=verdicts,
+        models={
+            m: ModelBudget(flips_median=f, flips_max=(flips_max or {}).get(m, f), max_dp=dp)
+            for m, f in flips.items()
+        },
+    )
 
 
-ROWS = [row("perturb", "1e-13", 1e-13, {"rf": 0, "hgb": 0}),
-        row("perturb", "1e-09", 1e-9, {"rf": 2, "hgb": 0}),
-        row("perturb", "1e-05", 1e-5, {"rf": 6, "hgb": 10}),
-        row("perturb", "0e+00", 0.0, {"rf": 0, "hgb": 0}),
-        row("perturb", "float32", 3e-8, {"rf": 1, "hgb": 0}),
-        row("threads", "", 1e-13, {"rf": 0, "hgb": 0}),
-        row("sklearn", "", 1e-13, {"rf": 0, "hgb": 42}),
-        row("seed", "", 0.8, {"rf": 20, "hgb": 60})]
+ROWS = [
+    row("perturb", "1e-13", 1e-13, {"rf": 0, "hgb": 0}),
+    row("perturb", "1e-09", 1e-9, {"rf": 2, "hgb": 0}),
+    row("perturb", "1e-05", 1e-5, {"rf": 6, "hgb": 10}),
+    row("perturb", "0e+00", 0.0, {"rf": 0, "hgb": 0}),
+    row("perturb", "float32", 3e-8, {"rf": 1, "hgb": 0}),
+    row("threads", "", 1e-13, {"rf": 0, "hgb": 0}),
+    row("sklearn", "", 1e-13, {"rf": 0, "hgb": 42}),
+    row("seed", "", 0.8, {"rf": 20, "hgb": 60}),
+]
 
 
 def test_curves_and_first_flip():
@@ -58,8 +67,8 @@ def test_perturbations():
     for eps in (1e-13, 1e-5):
         d = perturb(E, f"noise:{eps!r}:3")
         assert np.linalg.norm(d - E) / np.linalg.norm(E) == pytest.approx(eps, rel=0.1)
-        assert np.array_equal(d, perturb(E, f"noise:{eps!r}:3"))          # seeded
-        assert not np.array_equal(d, perturb(E, f"noise:{eps!r}:4"))      # draws differ
+        assert np.array_equal(d, perturb(E, f"noise:{eps!r}:3"))  # seeded
+        assert not np.array_equal(d, perturb(E, f"noise:{eps!r}:4"))  # draws differ
     f = perturb(E, "float32")
     assert f.dtype == E.dtype and np.array_equal(f, E.astype(np.float32).astype(np.float64))
 
@@ -74,8 +83,20 @@ def test_perturb_factor_end_to_end(tmp_path):
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 
-    b = json.loads(run("run", "--factor", "perturb", "--n", "200", "--eps", "0,1e-13,1e-3",
-                       "--seeds", "0-1", "--json"))
+    b = json.loads(
+        run(
+            "run",
+            "--factor",
+            "perturb",
+            "--n",
+            "200",
+            "--eps",
+            "0,1e-13,1e-3",
+            "--seeds",
+            "0-1",
+            "--json",
+        )
+    )
     rows = {r["level"]: r for r in b["rows"] if r["factor"] == "perturb"}
     assert set(rows) == {"0e+00", "1e-13", "1e-03", "float32"}
     zero = rows["0e+00"]  # zero noise reproduces the base run's bits
@@ -94,16 +115,20 @@ def test_perturb_factor_end_to_end(tmp_path):
 def test_only_environment_factors_are_explained_by_magnitude():
     """svd-solver and the seeds change what is computed, not how precisely: never "explained"
     (and never told to "pin that version"); threads and sklearn are."""
-    rows = ROWS + [row("svd-solver", "", 1e-13, {"rf": 3, "hgb": 0}),
-                   row("seed:models", "", 0.0, {"rf": 3, "hgb": 5}),
-                   row("torch-seed", "", None, {"torch_mlp": 4})]
+    rows = ROWS + [
+        row("svd-solver", "", 1e-13, {"rf": 3, "hgb": 0}),
+        row("seed:models", "", 0.0, {"rf": 3, "hgb": 5}),
+        row("torch-seed", "", None, {"torch_mlp": 4}),
+    ]
     assert set(explain(rows)) == {"threads", "sklearn"}
 
 
 def test_first_flip_is_defined_on_the_median_and_separately_on_any_draw():
     """rf flipped in one of three draws at 1e-3 while its median stayed 0: `kit amplify` said
     "first flip at 1e-3" beside a median of 0. Both are now named, each by its definition."""
-    rows = [row("perturb", "1e-09", 1e-9, {"rf": 0}),
-            row("perturb", "1e-03", 1e-3, {"rf": 0}, flips_max={"rf": 1})]
+    rows = [
+        row("perturb", "1e-09", 1e-9, {"rf": 0}),
+        row("perturb", "1e-03", 1e-3, {"rf": 0}, flips_max={"rf": 1}),
+    ]
     rep = report(rows)
     assert rep["first_flip"]["rf"] is None and rep["first_flip_any"]["rf"] == 1e-3

@@ -9,7 +9,9 @@ from kit.runs.store import Store
 
 def seed_plan(runs: int) -> au.Audit:
     """A seed plan of ``runs`` runs (seed 0 is every pair's reference)."""
-    return au.prepare(["seed"], "synthetic", 120, PlanOptions(threads=(1,), seeds=tuple(range(runs))))
+    return au.prepare(
+        ["seed"], "synthetic", 120, PlanOptions(threads=(1,), seeds=tuple(range(runs)))
+    )
 
 
 class Events(au.Progress):
@@ -64,14 +66,17 @@ def test_confirm_is_asked_above_ask_above_and_not_below(tmp_path, monkeypatch, r
 
 def test_confirm_is_asked_before_building_stacks(tmp_path, monkeypatch):
     built, questions = [], []
-    monkeypatch.setattr(au, "stacks_to_build", lambda a: [("np1-sk152", 66 * 2 ** 20)])
+    monkeypatch.setattr(au, "stacks_to_build", lambda a: [("np1-sk152", 66 * 2**20)])
     monkeypatch.setattr(au, "build_stacks", lambda a, log, on_built: built.append(a))
     monkeypatch.setattr(au, "execute", lambda a, store, **kw: [])
     for answer in (False, True):
         questions.clear()
-        au.run_audit(seed_plan(2), Store(tmp_path / "store"),
-                     confirm=lambda ask, answer=answer: questions.append(ask) or answer)
-        assert [q.stacks for q in questions] == [[("np1-sk152", 66 * 2 ** 20)]]
+        au.run_audit(
+            seed_plan(2),
+            Store(tmp_path / "store"),
+            confirm=lambda ask, answer=answer: questions.append(ask) or answer,
+        )
+        assert [q.stacks for q in questions] == [[("np1-sk152", 66 * 2**20)]]
         assert len(built) == answer  # a no builds nothing
 
 
@@ -97,15 +102,17 @@ async def test_the_cli_and_the_tui_drive_the_same_entry_point(entry, capsys):
     assert main(["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-1"]) == 1
     assert f"more than {au.ASK_ABOVE} runs needs --yes" in capsys.readouterr().err
     # the TUI: the same question on the screen, answered no
-    async with KitApp("synthetic", 120, threads="1", seeds="0-1",
-                      store=Store()).run_test(size=(100, 32)) as pilot:
+    async with KitApp("synthetic", 120, threads="1", seeds="0-1", store=Store()).run_test(
+        size=(100, 32)
+    ) as pilot:
         await pilot.press("2", "r")
         for _ in range(300):
             if isinstance(pilot.app.screen, ConfirmScreen):
                 break
             await pilot.pause(0.1)
         assert f"{au.ASK_ABOVE + 1} runs to do. Start them?" in str(
-            pilot.app.screen.query_one("#confirm").children[0].render())
+            pilot.app.screen.query_one("#confirm").children[0].render()
+        )
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
@@ -118,8 +125,13 @@ def test_kit_s_own_estimate_counts_the_runs_at_once_and_leaves_forged_times_out(
 
     specs = [NS(run_id=i, dataset="d", kind="pipeline") for i in range(8)]
     walls = [10.0, 10.0, float("-inf"), float("nan")]  # a bundle's forged times say nothing
-    store = NS(runs=lambda: [NS(spec=NS(dataset="d", kind="pipeline"), manifest={"wall_s": w})
-                             for w in walls], datasets=dict, has_run=lambda run_id: False)
+    store = NS(
+        runs=lambda: [
+            NS(spec=NS(dataset="d", kind="pipeline"), manifest={"wall_s": w}) for w in walls
+        ],
+        datasets=dict,
+        has_run=lambda run_id: False,
+    )
     a = NS(specs=specs, dataset=NS(n=100))
     assert au.estimate_seconds(a, store) == 80.0
     assert au.estimate_seconds(a, store, at_once=4) == 20.0

@@ -17,8 +17,15 @@ def test_an_invisible_blas_is_named_from_numpys_build_info(monkeypatch):
 
 
 def test_the_measured_library_comes_first_and_nothing_is_ever_blank():
-    pools = [{"user_api": "blas", "owner": "numpy", "internal_api": "openblas",
-              "version": "0.3.27", "architecture": "Haswell"}]
+    pools = [
+        {
+            "user_api": "blas",
+            "owner": "numpy",
+            "internal_api": "openblas",
+            "version": "0.3.27",
+            "architecture": "Haswell",
+        }
+    ]
     assert blas_text(pools, {"name": "accelerate"}) == "numpy: openblas 0.3.27 Haswell"
     assert blas_text(None) == "not measured (no threadpoolctl in this stack)"
     assert blas_text([], None) == "none found by threadpoolctl or numpy's build info"
@@ -36,5 +43,8 @@ def test_old_numpy_without_show_config_dicts_falls_back_to_its_config_module(mon
 
     monkeypatch.setattr(numpy, "show_config", old_show_config)
     monkeypatch.setattr(numpy, "__config__", OldConfig, raising=False)
-    assert fp._blas_build() == {"name": "openblas,openblas", "version": None,
-                                "source": "numpy.__config__"}
+    assert fp._blas_build() == {
+        "name": "openblas,openblas",
+        "version": None,
+        "source": "numpy.__config__",
+    }

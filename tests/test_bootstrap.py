@@ -12,8 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def link(home, path="/usr/bin:/bin", shell="/bin/bash"):
     env = {"HOME": str(home), "PATH": path, "SHELL": shell}
-    return subprocess.run(["bash", str(ROOT / "bootstrap.sh"), "--only-link"], env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["bash", str(ROOT / "bootstrap.sh"), "--only-link"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.slow
@@ -37,19 +42,26 @@ def _follow(home, stdout):
     lines = [x.strip() for x in stdout.splitlines() if x.startswith("    echo ")]
     assert lines, stdout
     for line in lines:
-        subprocess.run(["bash", "-c", line], env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
-                       check=True, timeout=30)
+        subprocess.run(
+            ["bash", "-c", line],
+            env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+            check=True,
+            timeout=30,
+        )
 
 
 def _found(home, flags):
-    return subprocess.run(["env", "-i", f"HOME={home}", "PATH=/usr/bin:/bin", "bash", flags,
-                           "command -v kit"], capture_output=True, text=True, timeout=30,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        ["env", "-i", f"HOME={home}", "PATH=/usr/bin:/bin", "bash", flags, "command -v kit"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize("existing", [None, ".bash_profile", ".bash_login", ".profile"])
-def test_following_the_bash_lines_finds_kit_in_a_login_and_an_interactive_shell(tmp_path,
-                                                                                 existing):
+def test_following_the_bash_lines_finds_kit_in_a_login_and_an_interactive_shell(tmp_path, existing):
     """A login shell reads ~/.bash_profile, else ~/.bash_login, else ~/.profile, never ~/.bashrc
     (the line once went only there: on an empty home `bash -l` did not find kit)."""
     if existing:
@@ -103,19 +115,28 @@ def test_next_uses_a_command_that_works_now(tmp_path):
     assert "Next: kit tui" in link(tmp_path, path=f"{bin_}:/usr/bin:/bin").stdout.splitlines()[-1]
     text = (ROOT / "bootstrap.sh").read_text()
     assert 'USER_PATH="$PATH"' in text.split("export PATH=")[0]  # saved before uv's folder is added
-    assert 'on_path "$bin" "$USER_PATH"' in text and 'Next: $KIT_CMD tui' in text
+    assert 'on_path "$bin" "$USER_PATH"' in text and "Next: $KIT_CMD tui" in text
 
 
 def _setup(home, *flags, catalogue=None):
     """A whole bootstrap in this checkout (its .venv synced as locked: quick once done), with
     its own KIT_HOME; nothing fetched, nothing linked."""
-    env = dict(os.environ, KIT_HOME=str(home / "kit"), COLUMNS="1000",
-               PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}")
+    env = dict(
+        os.environ,
+        KIT_HOME=str(home / "kit"),
+        COLUMNS="1000",
+        PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}",
+    )
     if catalogue:
         env["KIT_STACKS_DIR"] = str(catalogue)
-    proc = subprocess.run(["bash", str(ROOT / "bootstrap.sh"), "--no-fetch", "--no-link", *flags],
-                          env=env, capture_output=True, text=True, timeout=1200,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "bootstrap.sh"), "--no-fetch", "--no-link", *flags],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        stdin=subprocess.DEVNULL,
+    )
     proc.stdout = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout)  # say()'s bold
     return proc
 
@@ -133,14 +154,20 @@ def test_an_estimate_comes_before_the_stacks_and_a_failed_default_build_is_said(
     (cat / "stacks.toml").write_text(
         'reference = "broken"\n\n[stack.broken]\nlock = "broken"\npython = "3.12"\n'
         'numpy = "1.26.4"\nscikit-learn = "1.5.2"\n'
-        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n'
+    )
     proc = _setup(tmp_path, "--no-audit", catalogue=cat)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    assert out.index("==> estimate: the stacks to build") < out.index("1 stack to build: broken") \
+    assert (
+        out.index("==> estimate: the stacks to build")
+        < out.index("1 stack to build: broken")
         < out.index("==> building the stacks available on this platform")
-    assert "1 stack to build: broken (size unknown)\ntime not estimated: the size of broken is " \
-           "unknown (no readable uv.lock for this platform)\n" in out
+    )
+    assert (
+        "1 stack to build: broken (size unknown)\ntime not estimated: the size of broken is "
+        "unknown (no readable uv.lock for this platform)\n" in out
+    )
     assert "bootstrap: not every stack was built (the error above)" in proc.stderr
     assert "==> done, without every stack (above)." in out and "Traceback" not in proc.stderr
     # stacks it was asked for by name are what was asked: their failure ends it (exit 1)
@@ -153,8 +180,10 @@ def test_the_budget_it_prints_is_followed_by_how_to_read_it(tmp_path):
     proc = _setup(tmp_path, "--stacks", "none", "--n", "100")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    assert "==> estimate: no stacks to build (--stacks none)\nthen the smoke audit: the null " \
-           "experiment and 4 seeds on 100 proteins; a bar shows its runs\n" in out
+    assert (
+        "==> estimate: no stacks to build (--stacks none)\nthen the smoke audit: the null "
+        "experiment and 4 seeds on 100 proteins; a bar shows its runs\n" in out
+    )
     budget = out.index("1 seed unit = the median over the seed pairs")
     read = out.index("\nHow to read it: each row is a factor kit changed")
     done = out.index("==> done.")
@@ -173,19 +202,23 @@ def test_named_stacks_get_their_cross_stack_factors_and_what_could_not_run_is_sa
     names = ("np1-sk142", "np1-sk152", "np1-sk191")
     for n in names:
         shutil.copytree(ROOT / "stacks" / n, cat / n)
-    entries = "".join(f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
-                      f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
-                      'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n\n'
-                      for n in names)
+    entries = "".join(
+        f'[stack.{n}]\nlock = "{n}"\npython = "3.12"\nnumpy = "1.26.4"\n'
+        f'scikit-learn = "{n[-3]}.{n[-2]}.{n[-1]}"\n'
+        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n\n'
+        for n in names
+    )
     pairs = '[["np1-sk142", "np1-sk152"], ["np1-sk152", "np1-sk191"], ["np1-sk142", "np1-sk191"]]'
-    (cat / "stacks.toml").write_text(f'reference = "np1-sk191"\n\n{entries}[pairs.sklearn]\n'
-                                     f"linux-x86_64 = {pairs}\nmacos-arm64 = {pairs}\n")
+    (cat / "stacks.toml").write_text(
+        f'reference = "np1-sk191"\n\n{entries}[pairs.sklearn]\n'
+        f"linux-x86_64 = {pairs}\nmacos-arm64 = {pairs}\n"
+    )
     proc = _setup(tmp_path, "--stacks", "np1-sk152,np1-sk191", "--n", "100", catalogue=cat)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = proc.stdout
     assert "==> smoke audit: factor sklearn" in out
     assert "sklearn: 2 of its 3 pairs left out, stacks not built: np1-sk142" in out
-    budget = out[out.index("==> smoke audit: cross-stack factors"):out.index("How to read it")]
+    budget = out[out.index("==> smoke audit: cross-stack factors") : out.index("How to read it")]
     row = [ln for ln in budget.splitlines() if ln.startswith("sklearn ")]
     assert row and row[0].split()[1] == "1"  # its one pair of built stacks, in the budget
     assert not (tmp_path / "kit" / "stacks" / "np1-sk142").exists()  # nothing else was built

@@ -16,7 +16,7 @@ from kit.runs.planning.options import BOUNDS, PlanOptions
 
 CORES = processes.cores()
 JOBS = CORES * 4
-HUGE = str(10 ** 30)
+HUGE = str(10**30)
 MISSING = ["--dataset", "missing"]  # an accepted plan ends here, before anything runs
 TAKEN = (1, "no dataset 'missing'")
 
@@ -32,7 +32,11 @@ ROWS = [
     (run("--factor", "svd-iters", "--iters", "1001"), 2, "the largest is 1,000 (power iterations"),
     (run("--factor", "svd-iters", "--iters", "1000000000"), 2, "the largest is 1,000"),
     (run("--factor", "svd-iters", "--iters", HUGE), 2, "a 31-digit number is not allowed here"),
-    (run("--factor", "svd-iters", "--iters", "1-101"), 2, "1-101 is 101 power iterations; at most 100"),
+    (
+        run("--factor", "svd-iters", "--iters", "1-101"),
+        2,
+        "1-101 is 101 power iterations; at most 100",
+    ),
     (run("--factor", "svd-iters", "--iters", "0"), 2, "0 is not allowed here: the smallest is 1"),
     (run("--factor", "svd-iters", "--iters", "-5"), 2, "the smallest is 1"),
     (run("--factor", "svd-iters", "--iters", "nan"), 2, "expected numbers like 0-9"),
@@ -52,12 +56,28 @@ ROWS = [
     # --eps: finite, 0 to 1, at most 100
     (run("--factor", "perturb", "--eps", "0,1", *MISSING), *TAKEN),
     (run("--factor", "perturb", "--eps", ",".join(["1e-9"] * 100), *MISSING), *TAKEN),
-    (run("--factor", "perturb", "--eps", ",".join(["1e-9"] * 101)), 2, "101 noise sizes; at most 100"),
-    (run("--factor", "perturb", "--eps", "1.0001"), 2, "1.0001 is not allowed here: the largest is 1"),
+    (
+        run("--factor", "perturb", "--eps", ",".join(["1e-9"] * 101)),
+        2,
+        "101 noise sizes; at most 100",
+    ),
+    (
+        run("--factor", "perturb", "--eps", "1.0001"),
+        2,
+        "1.0001 is not allowed here: the largest is 1",
+    ),
     (run("--factor", "perturb", "--eps", "nan"), 2, "noise sizes are finite numbers from 0 to 1"),
     # issue 54: an underflow is never silently 0 (1e-400) or a subnormal of a few bits (1e-320)
-    (run("--factor", "perturb", "--eps", "1e-400"), 2, "is below the smallest float64 a noise size keeps"),
-    (run("--factor", "perturb", "--eps", "1e-7,1e-320"), 2, "'1e-320' is below the smallest float64"),
+    (
+        run("--factor", "perturb", "--eps", "1e-400"),
+        2,
+        "is below the smallest float64 a noise size keeps",
+    ),
+    (
+        run("--factor", "perturb", "--eps", "1e-7,1e-320"),
+        2,
+        "'1e-320' is below the smallest float64",
+    ),
     (run("--factor", "perturb", "--eps", "inf"), 2, "noise sizes are finite numbers from 0 to 1"),
     (run("--factor", "perturb", "--eps", "1e400"), 2, "finite numbers"),
     (run("--factor", "perturb", "--eps=-1e-9"), 2, "expected non-negative numbers"),
@@ -65,11 +85,19 @@ ROWS = [
     (run("--factor", "perturb", "--eps", ""), 2, "expected non-negative numbers"),
     # --n: proteins, 1 to 10,000,000 (then the dataset's own size)
     (run("--factor", "seed", "--n", "10000000"), 1, "the synthetic set is generated up to 200,000"),
-    (run("--factor", "seed", "--n", "10000001"), 2, "the largest is 10,000,000 (proteins: the "
-     "synthetic set is generated up to 200,000, an imported dataset up to its size)"),
+    (
+        run("--factor", "seed", "--n", "10000001"),
+        2,
+        "the largest is 10,000,000 (proteins: the "
+        "synthetic set is generated up to 200,000, an imported dataset up to its size)",
+    ),
     (run("--factor", "seed", "--n", "99999999"), 2, "the synthetic set is generated up to 200,000"),
-    (run("--factor", "seed", "--n", "5000000"), 1, "the synthetic set is generated up to 200,000 "
-     "proteins (an imported dataset: up to its size)"),
+    (
+        run("--factor", "seed", "--n", "5000000"),
+        1,
+        "the synthetic set is generated up to 200,000 "
+        "proteins (an imported dataset: up to its size)",
+    ),
     (run("--factor", "seed", "--n", HUGE), 2, "a 31-digit number is not allowed here"),
     (run("--factor", "seed", "--n", "0"), 2, "expected a positive integer, not '0'"),
     (run("--factor", "seed", "--n", "-3"), 2, "expected a positive integer"),
@@ -89,20 +117,36 @@ ROWS = [
     (run("--factor", "threads", "--threads", HUGE), 2, "would measure oversubscription"),
     (run("--factor", "threads", "--threads", "0"), 2, "the smallest is 1"),
     # --cluster local:N: 1 to 4 workers per core (the one --cluster parser's usage error)
-    (run("--factor", "seed", "--cluster", f"local:{JOBS + 1}"), 2,
-     f"'local:{JOBS + 1}' asks for {JOBS + 1:,} workers; the largest is {JOBS:,} (worker processes"),
+    (
+        run("--factor", "seed", "--cluster", f"local:{JOBS + 1}"),
+        2,
+        f"'local:{JOBS + 1}' asks for {JOBS + 1:,} workers; the largest is {JOBS:,} (worker processes",
+    ),
     (["cluster", "check", "--cluster", f"local:{HUGE}"], 2, "the largest is"),
     (["cluster", "check", "--cluster", "local:nan"], 2, "takes a number of workers"),
     # the other commands' numbers
-    (["data", "import", "/nonexistent.tsv", "--name", "x", "--split-seed", "4294967295"], 1,
-     "cannot read /nonexistent.tsv"),
-    (["data", "import", "x.tsv", "--name", "x", "--split-seed", "4294967296"], 2,
-     "the largest is 4,294,967,295"),
-    (["data", "import", "x.tsv", "--name", "x", "--split-seed", "-1"], 2,
-     "expected a non-negative integer, not '-1'"),
+    (
+        ["data", "import", "/nonexistent.tsv", "--name", "x", "--split-seed", "4294967295"],
+        1,
+        "cannot read /nonexistent.tsv",
+    ),
+    (
+        ["data", "import", "x.tsv", "--name", "x", "--split-seed", "4294967296"],
+        2,
+        "the largest is 4,294,967,295",
+    ),
+    (
+        ["data", "import", "x.tsv", "--name", "x", "--split-seed", "-1"],
+        2,
+        "expected a non-negative integer, not '-1'",
+    ),
     (["data", "info", "synthetic", "--n", "10000000"], 1, "generated up to 200,000"),
     (["data", "info", "synthetic", "--n", "10000001"], 2, "the largest is 10,000,000"),
-    (["data", "fetch", "--per-organism", "100001"], 2, "the largest is 100,000 (proteins per organism"),
+    (
+        ["data", "fetch", "--per-organism", "100001"],
+        2,
+        "the largest is 100,000 (proteins per organism",
+    ),
     (["data", "fetch", "--keep", "10000001"], 2, "the largest is 10,000,000"),
     (["data", "fetch", "--keep", "0"], 2, "expected a positive integer"),
     (["data", "fetch", "--seed", "-1"], 2, "expected a non-negative integer"),
@@ -121,8 +165,7 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize("argv, code, says", ROWS,
-                         ids=[" ".join(r[0])[:70] for r in ROWS])
+@pytest.mark.parametrize("argv, code, says", ROWS, ids=[" ".join(r[0])[:70] for r in ROWS])
 def test_each_option_at_its_bound_and_past_it(argv, code, says, capsys):
     try:
         got = main(argv)
@@ -136,14 +179,36 @@ def test_each_option_at_its_bound_and_past_it(argv, code, says, capsys):
         assert "--help" in err  # a usage error says where the fix is documented
 
 
-@pytest.mark.parametrize("argv, dest, value", [
-    (["data", "fetch", "--per-organism", "100000", "--keep", "10000000", "--seed", "4294967295",
-      "--deadline", "86400", "--max-retry-after", "3600"], "deadline", 86400),
-    (["doctor", "--n", "10000000"], "n", 10_000_000),
-    (["tui", "--n", "10000000", "--seeds", "0-999", "--threads", str(CORES)], "seeds",
-     tuple(range(1000))),
-    (["run", "--factor", "seed", "--jobs", "auto"], "jobs", "auto"),
-])
+@pytest.mark.parametrize(
+    "argv, dest, value",
+    [
+        (
+            [
+                "data",
+                "fetch",
+                "--per-organism",
+                "100000",
+                "--keep",
+                "10000000",
+                "--seed",
+                "4294967295",
+                "--deadline",
+                "86400",
+                "--max-retry-after",
+                "3600",
+            ],
+            "deadline",
+            86400,
+        ),
+        (["doctor", "--n", "10000000"], "n", 10_000_000),
+        (
+            ["tui", "--n", "10000000", "--seeds", "0-999", "--threads", str(CORES)],
+            "seeds",
+            tuple(range(1000)),
+        ),
+        (["run", "--factor", "seed", "--jobs", "auto"], "jobs", "auto"),
+    ],
+)
 def test_what_a_bound_holds_is_taken(argv, dest, value):
     """Commands that would start a fetch, the null experiment or the app: parsed only."""
     assert getattr(parser().parse_args(argv), dest) == value
@@ -152,13 +217,22 @@ def test_what_a_bound_holds_is_taken(argv, dest, value):
 def test_an_imported_datasets_bound_is_its_size(capsys):
     from kit.data.dataset import make_dataset, save_dataset
 
-    save_dataset(make_dataset("mine", "test", [f"P{i}" for i in range(150)],
-                              ["ACDEFGHIKLMNPQRSTVWY" * 4] * 150, [i % 2 for i in range(150)],
-                              ["org"] * 150))
+    save_dataset(
+        make_dataset(
+            "mine",
+            "test",
+            [f"P{i}" for i in range(150)],
+            ["ACDEFGHIKLMNPQRSTVWY" * 4] * 150,
+            [i % 2 for i in range(150)],
+            ["org"] * 150,
+        )
+    )
     assert main(["data", "info", "mine", "--n", "151"]) == 1
     err = capsys.readouterr().err
-    assert err == ("kit: error: --n 151: dataset 'mine' holds 150 proteins, so --n is at most 150 "
-                   "(an imported dataset's bound is its size)\n")
+    assert err == (
+        "kit: error: --n 151: dataset 'mine' holds 150 proteins, so --n is at most 150 "
+        "(an imported dataset's bound is its size)\n"
+    )
 
 
 def _actions(p, path=()):
@@ -177,7 +251,15 @@ def test_no_option_takes_an_unbounded_number():
     of kit's parsers, and every whole-number one has its row in BOUNDS."""
     from kit.cli import common
 
-    lists = {"int_list", "counts", "threads", "thread_counts", "floats", "fraction", "jobs_arg"}  # kit.cli.common's
+    lists = {
+        "int_list",
+        "counts",
+        "threads",
+        "thread_counts",
+        "floats",
+        "fraction",
+        "jobs_arg",
+    }  # kit.cli.common's
     names = {"factors", "names_list", "factor_list", "path", "cluster_arg"}  # not numbers
     seen = set()
     for path, a in _actions(parser()):
@@ -194,41 +276,50 @@ def test_plan_options_hold_the_same_bounds():
     """The TUI's fields and any caller of the library meet the same table as the flags."""
     from kit.core.errors import KitError
 
-    for kw, says in ((dict(svd_iters=(1001,)), "--iters: 1,001 is not allowed here"),
-                     (dict(seeds=(0, 2 ** 32)), "--seeds: 4,294,967,296 is not allowed here"),
-                     (dict(seeds=tuple(range(1001))), "--seeds: 1,001 seeds; at most 1,000"),
-                     (dict(eps=(float("inf"),)), "--eps: inf is not allowed here"),
-                     (dict(eps=(float("nan"),)), "noise sizes (eps) must be 0 or more, not nan"),
-                     (dict(seeds=(3, -1, -2)), "seeds must be 0 or more, not -1 (nor -2)")):
+    for kw, says in (
+        (dict(svd_iters=(1001,)), "--iters: 1,001 is not allowed here"),
+        (dict(seeds=(0, 2**32)), "--seeds: 4,294,967,296 is not allowed here"),
+        (dict(seeds=tuple(range(1001))), "--seeds: 1,001 seeds; at most 1,000"),
+        (dict(eps=(float("inf"),)), "--eps: inf is not allowed here"),
+        (dict(eps=(float("nan"),)), "noise sizes (eps) must be 0 or more, not nan"),
+        (dict(seeds=(3, -1, -2)), "seeds must be 0 or more, not -1 (nor -2)"),
+    ):
         with pytest.raises(KitError, match=f"^{re.escape(says)}"):
             PlanOptions(**kw)
-    PlanOptions(svd_iters=(1000,), seeds=(0, 2 ** 32 - 1), eps=(0.0, 1.0))
+    PlanOptions(svd_iters=(1000,), seeds=(0, 2**32 - 1), eps=(0.0, 1.0))
 
 
 # -- cluster.toml: one line naming the file and the key ----------------------------------------
 
-@pytest.mark.parametrize("body, says", [
-    ("[jobqueue]\ncores = -2\n", "[jobqueue] cores = -2: the smallest is 1"),
-    ("[jobqueue]\ncores = 1025\n", "[jobqueue] cores = 1025: the largest is 1,024"),
-    (f"[jobqueue]\ncores = {10 ** 30}\n", "the largest is 1,024"),
-    ("[jobqueue]\ncores = \"8\"\n", "[jobqueue] cores = '8': expected a whole number from 1 to 1,024"),
-    ("[jobqueue]\ncores = true\n", "expected a whole number"),
-    ("[jobqueue]\ncores = 2.5\n", "expected a whole number"),
-    ("[jobqueue]\njobs = 1001\n", "[jobqueue] jobs = 1001: the largest is 1,000"),
-    ("[jobqueue]\nwait_s = nan\n", "[jobqueue] wait_s = nan: seconds are finite numbers"),
-    ("[jobqueue]\nwait_s = inf\n", "seconds are finite numbers"),
-    ("[jobqueue]\nwait_s = 0\n", "the smallest is 1"),
-    ("[jobqueue]\nmemory = \"-4GB\"\n", "[jobqueue] memory = '-4GB': expected a memory size"),
-    ("[jobqueue]\nmemory = \"65TiB\"\n", "from 1 MiB to 64 TiB"),
-    ("[jobqueue]\nmemory = 4\n", "expected a memory size"),
-    ("[jobqueue]\nwalltime = 60\n", "[jobqueue] walltime = 60: expected a time limit"),
-    ("[jobqueue]\nqueue = 3\n", "[jobqueue] queue = 3: expected a string"),
-    ("[jobqueue]\nextra = 3\n", "[jobqueue] extra = 3: expected a table"),
-    ("[local]\nworkers = 0\n", "[local] workers = 0: the smallest is 1"),
-    (f"[local]\nworkers = {JOBS + 1}\n", f"the largest is {JOBS:,} (worker processes"),
-    ("[ssh]\nhosts = \"node1\"\n", "[ssh] hosts = 'node1': expected a list of at most 1,000"),
-    ("[ssh]\nhosts = [\"a\", 3]\n", "expected a list"),
-])
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        ("[jobqueue]\ncores = -2\n", "[jobqueue] cores = -2: the smallest is 1"),
+        ("[jobqueue]\ncores = 1025\n", "[jobqueue] cores = 1025: the largest is 1,024"),
+        (f"[jobqueue]\ncores = {10**30}\n", "the largest is 1,024"),
+        (
+            '[jobqueue]\ncores = "8"\n',
+            "[jobqueue] cores = '8': expected a whole number from 1 to 1,024",
+        ),
+        ("[jobqueue]\ncores = true\n", "expected a whole number"),
+        ("[jobqueue]\ncores = 2.5\n", "expected a whole number"),
+        ("[jobqueue]\njobs = 1001\n", "[jobqueue] jobs = 1001: the largest is 1,000"),
+        ("[jobqueue]\nwait_s = nan\n", "[jobqueue] wait_s = nan: seconds are finite numbers"),
+        ("[jobqueue]\nwait_s = inf\n", "seconds are finite numbers"),
+        ("[jobqueue]\nwait_s = 0\n", "the smallest is 1"),
+        ('[jobqueue]\nmemory = "-4GB"\n', "[jobqueue] memory = '-4GB': expected a memory size"),
+        ('[jobqueue]\nmemory = "65TiB"\n', "from 1 MiB to 64 TiB"),
+        ("[jobqueue]\nmemory = 4\n", "expected a memory size"),
+        ("[jobqueue]\nwalltime = 60\n", "[jobqueue] walltime = 60: expected a time limit"),
+        ("[jobqueue]\nqueue = 3\n", "[jobqueue] queue = 3: expected a string"),
+        ("[jobqueue]\nextra = 3\n", "[jobqueue] extra = 3: expected a table"),
+        ("[local]\nworkers = 0\n", "[local] workers = 0: the smallest is 1"),
+        (f"[local]\nworkers = {JOBS + 1}\n", f"the largest is {JOBS:,} (worker processes"),
+        ('[ssh]\nhosts = "node1"\n', "[ssh] hosts = 'node1': expected a list of at most 1,000"),
+        ('[ssh]\nhosts = ["a", 3]\n', "expected a list"),
+    ],
+)
 def test_a_bad_cluster_setting_is_one_line_naming_the_file_and_key(body, says, kit_home, capsys):
     kit_home.mkdir(parents=True, exist_ok=True)
     (kit_home / "cluster.toml").write_text(body)
@@ -242,7 +333,8 @@ def test_cluster_settings_at_their_bounds_are_taken(kit_home):
     kit_home.mkdir(parents=True, exist_ok=True)
     (kit_home / "cluster.toml").write_text(
         f"[local]\nworkers = {JOBS}\n[jobqueue]\ncores = 1024\njobs = 1000\nwait_s = 86400\n"
-        "memory = \"64TiB\"\nwalltime = \"7-00:00:00\"\n[ssh]\nhosts = [\"a\", \"b\"]\n")
+        'memory = "64TiB"\nwalltime = "7-00:00:00"\n[ssh]\nhosts = ["a", "b"]\n'
+    )
     s = cluster_kinds.settings()
     assert s["jobqueue"]["cores"] == 1024 and s["local"]["workers"] == JOBS
     assert cluster_kinds.cluster_kind("local").expected == JOBS
@@ -251,14 +343,73 @@ def test_cluster_settings_at_their_bounds_are_taken(kit_home):
 
 # -- a bounded fuzz: random arguments, each one line and exit 0, 1 or 2 ---------------------------
 
-NASTY = ["", "0", "1", "-1", "2", "nan", "NaN", "inf", "-inf", "1e30", "1e400", HUGE, "9" * 5000,
-         "0-1000000000", f"0-{HUGE}", "1-", "-", ",", "1,,2", "1-3,8", "5-2", "--", "-5-3",
-         "4294967296", "4294967295", "10000001", "0x10", "+5", " 5 ", "1_000", "\u0663", "\n",
-         "auto", "x" * 300, "1.5", "0.0001", "\x7f", "é", "1," * 50, "a,b", "../../etc",
-         "local:0", "local:-1", f"local:{HUGE}", "local:x", "k8s", "tcp:/x"]
+NASTY = [
+    "",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e30",
+    "1e400",
+    HUGE,
+    "9" * 5000,
+    "0-1000000000",
+    f"0-{HUGE}",
+    "1-",
+    "-",
+    ",",
+    "1,,2",
+    "1-3,8",
+    "5-2",
+    "--",
+    "-5-3",
+    "4294967296",
+    "4294967295",
+    "10000001",
+    "0x10",
+    "+5",
+    " 5 ",
+    "1_000",
+    "\u0663",
+    "\n",
+    "auto",
+    "x" * 300,
+    "1.5",
+    "0.0001",
+    "\x7f",
+    "é",
+    "1," * 50,
+    "a,b",
+    "../../etc",
+    "local:0",
+    "local:-1",
+    f"local:{HUGE}",
+    "local:x",
+    "k8s",
+    "tcp:/x",
+]
 OPTIONS = {
-    "run": ["--factor", "--n", "--seeds", "--iters", "--eps", "--jobs", "--threads", "--stack",
-            "--cluster", "--hosts", "--device", "--torch-stack", "--fresh", "--json", "--bogus"],
+    "run": [
+        "--factor",
+        "--n",
+        "--seeds",
+        "--iters",
+        "--eps",
+        "--jobs",
+        "--threads",
+        "--stack",
+        "--cluster",
+        "--hosts",
+        "--device",
+        "--torch-stack",
+        "--fresh",
+        "--json",
+        "--bogus",
+    ],
     "budget": ["--factor", "--n", "--dataset", "--json", "--csv", "--bogus"],
     "data import": ["--name", "--split-seed", "--replace", "--no-shuffle", "--filter", "--bogus"],
 }
@@ -273,19 +424,24 @@ def _argv(rng: random.Random, cmd: str, tmp) -> list:
         argv += ["--factor", rng.choice(FACTORS)]
     for _ in range(rng.randint(0, 5)):
         opt = rng.choice(OPTIONS[cmd])
-        argv.append(opt if rng.random() > 0.1 else opt[:rng.randint(2, len(opt))])
+        argv.append(opt if rng.random() > 0.1 else opt[: rng.randint(2, len(opt))])
         if rng.random() < 0.85:
-            argv.append(rng.choice(FACTORS) if opt == "--factor" and rng.random() < 0.5 else
-                        rng.choice(NASTY) if rng.random() < 0.7 else
-                        "".join(rng.choice("0123456789-,.e") for _ in range(rng.randint(1, 12))))
+            argv.append(
+                rng.choice(FACTORS)
+                if opt == "--factor" and rng.random() < 0.5
+                else rng.choice(NASTY)
+                if rng.random() < 0.7
+                else "".join(rng.choice("0123456789-,.e") for _ in range(rng.randint(1, 12)))
+            )
     if cmd == "run":
         argv += MISSING  # last: whatever else was drawn, nothing runs
     return argv
 
 
 def test_random_arguments_are_one_line_and_never_a_traceback(tmp_path, capsys):
-    (tmp_path / "few.tsv").write_text("id\tsequence\tlabel\n" + "".join(
-        f"p{i}\t{'ACDEFGHIKL' * 8}\t1\n" for i in range(5)))
+    (tmp_path / "few.tsv").write_text(
+        "id\tsequence\tlabel\n" + "".join(f"p{i}\t{'ACDEFGHIKL' * 8}\t1\n" for i in range(5))
+    )
     rng = random.Random(24)
     codes = {}
     for i in range(600):
@@ -316,9 +472,11 @@ async def test_the_plan_tab_holds_its_fields_to_the_same_bounds():
     linux = Platform("linux", "x86_64", cpu_flags=frozenset({"avx2"}), downloads=True)
     async with KitApp("synthetic", 120, platform=linux, store=Store()).run_test() as pilot:
         await pilot.press("2")
-        for field, typed, says in (("#iters", "1000000000", "the largest is 1,000"),
-                                   ("#seeds", "0-5000", "at most 1,000 in one list"),
-                                   ("#n", HUGE, "proteins: a 31-digit number is not allowed")):
+        for field, typed, says in (
+            ("#iters", "1000000000", "the largest is 1,000"),
+            ("#seeds", "0-5000", "at most 1,000 in one list"),
+            ("#n", HUGE, "proteins: a 31-digit number is not allowed"),
+        ):
             pilot.app.query_one(field, Input).value = typed
             # the tab reads what this machine can run in a worker once the screen is up: its
             # summary says "reading ..." until then (under load, past the first pause)

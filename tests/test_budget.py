@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stored import arrays, budget_store, put, spec
 
 from kit.analysis.budget import LOOSE, budget, confounds, output_budget, pair_details
 from kit.analysis.by_kind import output_diff, pairs
@@ -14,10 +15,9 @@ from kit.core.errors import KitError
 from kit.core.spec import seeds
 from kit.core.subject import of_pipeline
 from kit.data.pipelines import add_pipeline
-from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import Pair, PlanOptions
+from kit.runs.planning.plan import plan_file
 from kit.runs.store import Store
-from stored import arrays, budget_store, put, spec
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_a_model_that_predicts_one_class_is_flagged(tmp_path):
 
 
 def test_the_verdicts_legend_is_said_only_over_a_column_with_a_value(tmp_path):
-    """"conclusions: most of the 12 verdicts changed in one pair" was printed over every table,
+    """ "conclusions: most of the 12 verdicts changed in one pair" was printed over every table,
     read as a finding, even over a verdicts column of "-" only (#43): a legend of the column,
     said where the column holds a value."""
     from dataclasses import replace
@@ -113,8 +113,9 @@ LAB = Path(__file__).parent / "pipelines" / "lab.py"
 def stored():
     info = add_pipeline(LAB)
     opts = PlanOptions(threads=(1,), seeds=(0, 1))
-    plan = [p for f in ("repeat", "seed", "seed:split", "seed:init")
-            for p in plan_file(f, info, opts)]
+    plan = [
+        p for f in ("repeat", "seed", "seed:split", "seed:init") for p in plan_file(f, info, opts)
+    ]
     store = Store()
     run_pairs(plan, info, store)
     return info, store, plan
@@ -124,11 +125,16 @@ def stored():
 def test_planned_pairs_are_stored_and_read_back(stored):
     info, store, plan = stored
     assert len({s.run_id for p in plan for s in (p.a, p.b)}) == 5  # the base run is shared
-    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plan) == pairs(store, of_pipeline(info), fit=False)
+    assert sorted((p.factor, p.a.run_id, p.b.run_id) for p in plan) == pairs(
+        store, of_pipeline(info), fit=False
+    )
     assert all(r.spec.pipeline == info["sha256"] for r in store.runs(info["sha256"]))
     assert store.datasets()[info["sha256"]]["name"] == "pipeline lab.py"
     split = next(p for p in plan if p.factor == "seed:split")
-    assert split.a.seed_dict == {"split": 0, "init": 0} and split.b.seed_dict == {"split": 1, "init": 0}
+    assert split.a.seed_dict == {"split": 0, "init": 0} and split.b.seed_dict == {
+        "split": 1,
+        "init": 0,
+    }
 
 
 @pytest.mark.slow
@@ -136,8 +142,10 @@ def test_the_null_experiment_names_exactly_the_unseeded_output(stored):
     info, store, _ = stored
     b = output_budget(store, of_pipeline(info))
     assert b["loose"] == ["jitter"]
-    assert b["loose_line"].startswith("jitter differs between runs with the same named seeds: "
-                                      "a generator is not seeded by the named seeds (split, init)")
+    assert b["loose_line"].startswith(
+        "jitter differs between runs with the same named seeds: "
+        "a generator is not seeded by the named seeds (split, init)"
+    )
     repeat = b["factors"]["repeat"]["outputs"]
     assert list(repeat) == ["emb", "clusters", "y_test", "p_lr", "jitter"]  # run's order
     assert 0 < repeat["jitter"]["worst"]["rel"] < 1e-6  # noise of 1e-9: measured, not flagged
@@ -164,7 +172,12 @@ def test_rows_are_in_kits_factor_order_with_each_seed_in_the_files_seeds_order(s
     info, store, _ = stored
     # planned as seed:split, seed:init, repeat, seed: alphabetical would put repeat first, then
     # seed, seed:init, seed:split; kit's table puts repeat first and SEEDS orders split, init
-    assert list(output_budget(store, of_pipeline(info))["factors"]) == ["repeat", "seed", "seed:split", "seed:init"]
+    assert list(output_budget(store, of_pipeline(info))["factors"]) == [
+        "repeat",
+        "seed",
+        "seed:split",
+        "seed:init",
+    ]
 
 
 def test_plans_refuse_what_the_file_does_not_name():
@@ -195,8 +208,9 @@ def _kit(*args):
 
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(root))
-    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
-                          env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args], capture_output=True, text=True, env=env
+    )
 
 
 @pytest.mark.slow
@@ -206,8 +220,12 @@ def test_kit_run_pipeline_end_to_end_and_kit_runs_shows_the_file():
     # `kit doctor --pipeline` exits on the same finding (it was 0: a script read a success)
     assert got.returncode == 1, got.stderr
     assert "pipeline lab.py (" in got.stdout and "LOOSE GENERATOR: jitter differs" in got.stdout
-    assert got.stderr.strip().endswith("exit 1, as `kit doctor --pipeline` exits; seed it from "
-                                       "a named seed") and "Traceback" not in got.stderr
+    assert (
+        got.stderr.strip().endswith(
+            "exit 1, as `kit doctor --pipeline` exits; seed it from a named seed"
+        )
+        and "Traceback" not in got.stderr
+    )
     assert _kit("doctor", "--pipeline", str(LAB)).returncode == 1
     sha = add_pipeline(LAB)["sha256"]
     runs = _kit("runs")
@@ -222,14 +240,18 @@ def test_pairs_are_the_planned_ones_at_any_seeds_never_guessed_from_specs(stored
     """seed:split and seed:init planned again at seeds 5 and 6 are two more pairs each, and
     the all-5 run is not a `seed` pair against the all-0 one (it was never planned as such)."""
     info, store, plan = stored
-    more = [p for f in ("seed:split", "seed:init")
-            for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=(5, 6)))]
+    more = [
+        p
+        for f in ("seed:split", "seed:init")
+        for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=(5, 6)))
+    ]
     run_pairs(more, info, store)
     rows = output_budget(store, of_pipeline(info))["factors"]
     assert rows["seed:split"]["pairs"] == rows["seed:init"]["pairs"] == 2
     assert rows["seed"]["pairs"] == 1 and rows["repeat"]["pairs"] == 1
-    assert set(pairs(store, of_pipeline(info), fit=False)) == {(p.factor, p.a.run_id, p.b.run_id)
-                                                 for p in plan + more}
+    assert set(pairs(store, of_pipeline(info), fit=False)) == {
+        (p.factor, p.a.run_id, p.b.run_id) for p in plan + more
+    }
 
 
 def test_a_changed_prediction_is_counted_once_per_row_whatever_the_probabilities_shape():
@@ -257,12 +279,30 @@ def test_a_rows_numbers_are_each_measures_largest_over_its_pairs():
 
     row = {"pairs": 0, "outputs": {}}
     for flips, dp, rel in ((58, 0.96, 0.9), (62, 1.0, 0.8)):
-        tally(row, {"p": {"kind": "probabilities", "identical": False, "flips": flips,
-                          "max_dp": dp, "rel": rel, "digits": 0.0}})
+        tally(
+            row,
+            {
+                "p": {
+                    "kind": "probabilities",
+                    "identical": False,
+                    "flips": flips,
+                    "max_dp": dp,
+                    "rel": rel,
+                    "digits": 0.0,
+                }
+            },
+        )
     o = row["outputs"]["p"]
     assert o["worst"]["flips"] == 58 and o["most"]["flips"] == 62
-    text = output_budget_text({"name": "x.py", "pipeline": "0" * 64, "factors": {"seed": row},
-                            "loose_line": "", "inert": []})
+    text = output_budget_text(
+        {
+            "name": "x.py",
+            "pipeline": "0" * 64,
+            "factors": {"seed": row},
+            "loose_line": "",
+            "inert": [],
+        }
+    )
     assert "p (62 flips, max dp 1, rel 0.9, 0 digits)" in text
 
 
@@ -280,6 +320,7 @@ def test_an_embedding_s_digits_are_read_after_its_signs_are_aligned_median_and_w
     got = output_diff(x, x + np.array([0, 0, 0, 50.0]), "array")
     assert got["digits"] > 15 and got["digits_worst"] < 1  # median kept, worst named
     from kit.views.tables import measure
+
     assert "digits median, " in measure(got) and " worst" in measure(got)
 
 
@@ -298,13 +339,28 @@ def test_metrics_classes_and_centroids_are_each_compared_as_their_kind_says():
     assert got["relabelled"] and got["max_abs"] < 1e-11
     assert not output_diff(a, a + 1e-12, "centroids")["relabelled"]
     from kit.analysis.by_kind import MAX_MATCHED
+
     big = np.zeros((MAX_MATCHED + 1, 2))  # beyond the bound: by position, never k x k memory
     assert "relabelled" not in output_diff(big, big + 1.0, "centroids")
     # a metrics vector's tolerance is rtol per element, atol 0; the kinds reach as they say
-    rows = {"sklearn": {"pairs": 1, "outputs": {
-        "scores": {"kind": "metrics", "changed": 1, "most": {"max_abs": 0.5, "max_rel": 0.05}},
-        "pred": {"kind": "classes", "changed": 1, "most": {"changed": 3}}}}}
-    by = {r["output"]: r for r in from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"},
-                                            spreads={"scores": 6350.0})["tolerances"]}
+    rows = {
+        "sklearn": {
+            "pairs": 1,
+            "outputs": {
+                "scores": {
+                    "kind": "metrics",
+                    "changed": 1,
+                    "most": {"max_abs": 0.5, "max_rel": 0.05},
+                },
+                "pred": {"kind": "classes", "changed": 1, "most": {"changed": 3}},
+            },
+        }
+    }
+    by = {
+        r["output"]: r
+        for r in from_rows(
+            rows, {"pipeline": "a" * 64, "name": "x.py"}, spreads={"scores": 6350.0}
+        )["tolerances"]
+    }
     assert (by["scores"]["rtol"], by["scores"]["atol"], by["scores"]["pin"]) == (0.1, 0.0, False)
     assert by["pred"]["level"] == "predictions" and by["pred"]["pin"]

@@ -10,9 +10,9 @@ import pytest
 from catalogues import PAIR, sklearn_pair
 
 from kit.cli import main
-from kit.envs.platforms import detect
 from kit.envs.catalogue import MARKER, definitions
 from kit.envs.kinds import stack_kind
+from kit.envs.platforms import detect
 
 # one worker builds the module's stacks once (uv's cache makes that quick, not free); each test
 # still makes sure of what it needs, so it passes alone or in any order
@@ -44,10 +44,14 @@ def test_build_two_real_stacks(capsys):
     assert all(rows[n]["status"] == "built" for n in PAIR)
     for n in PAIR:
         marker = json.loads((defs[n].venv() / MARKER).read_text())
-        assert marker["lock_sha256"] == defs[n].lock_sha256() and marker["python"].startswith("3.12")
+        assert marker["lock_sha256"] == defs[n].lock_sha256() and marker["python"].startswith(
+            "3.12"
+        )
         # its size and time: the rate the next builds are estimated at (kit.envs.build_time)
-        assert marker["build_s"] > 0 and marker["download_bytes"] == \
-            stack_kind(n).download_bytes(plat) > 0
+        assert (
+            marker["build_s"] > 0
+            and marker["download_bytes"] == stack_kind(n).download_bytes(plat) > 0
+        )
     capsys.readouterr()
     assert main(["stacks", "build", "--estimate", *PAIR]) == 0
     assert capsys.readouterr().out == "every stack available here is built: nothing to build\n"
@@ -69,8 +73,9 @@ def test_the_next_builds_are_estimated_at_the_rate_of_those_before():
     _built()
     plat = detect()
     e = estimate([stack_kind(PAIR[0])], plat, measure=None)  # measuring now would fail
-    assert e.how == "the rate of this machine's 2 earlier builds (download, unpacking and " \
-                    "compiling)"
+    assert (
+        e.how == "the rate of this machine's 2 earlier builds (download, unpacking and compiling)"
+    )
     records = [stack_kind(n).build_record() for n in PAIR]
     rate = sum(r["download_bytes"] for r in records) / sum(r["build_s"] for r in records)
     assert e.rate == pytest.approx(rate) and f"at {rate / 2**20:.1f} MB/s" in said(e)[1]
@@ -143,7 +148,9 @@ def test_a_damaged_stack_is_named_refused_and_repaired(capsys):
     assert json.loads(capsys.readouterr().out)[0]["status"] == "broken"
     from kit.core.errors import KitError
 
-    with pytest.raises(KitError, match=f"stack '{PAIR[0]}' is damaged .*kit stacks build {PAIR[0]}"):
+    with pytest.raises(
+        KitError, match=f"stack '{PAIR[0]}' is damaged .*kit stacks build {PAIR[0]}"
+    ):
         stack_kind(PAIR[0]).runnable()
     assert main(["stacks", "build", PAIR[0]]) == 0
     capsys.readouterr()

@@ -11,15 +11,14 @@ import json
 import tarfile
 
 import numpy as np
-
 import pytest
+from stored import budget_store
 
 from kit.analysis.verdicts import run_verdicts
 from kit.app.bundle import export, import_bundle, read
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.runs.store import Store
-from stored import budget_store
 
 
 @pytest.fixture
@@ -67,14 +66,21 @@ def rewrite(src, dst, change):
             tout.addfile(info, io.BytesIO(data))
 
 
-@pytest.mark.parametrize("change,error", [
-    (lambda ms: [(n, d + b"x" if n == "bundle.json" else d) for n, d in ms], "checksum mismatch"),
-    (lambda ms: ms + [("../escape.txt", b"hi")], "refusing member '../escape.txt'"),
-    (lambda ms: ms + [("/etc/passwd", b"hi")], "refusing member '/etc/passwd'"),
-    (lambda ms: ms + [("notes.txt", b"hi")], "refusing member 'notes.txt'"),
-    (lambda ms: [(n, d) for n, d in ms if n != "MANIFEST.json"], "expected MANIFEST.json"),
-    (lambda ms: [(n, d) for n, d in ms if not n.startswith("arrays/")][:2], "cut short"),
-], ids=["checksum", "traversal", "absolute", "stray", "no-manifest", "arrays-missing"])
+@pytest.mark.parametrize(
+    "change,error",
+    [
+        (
+            lambda ms: [(n, d + b"x" if n == "bundle.json" else d) for n, d in ms],
+            "checksum mismatch",
+        ),
+        (lambda ms: ms + [("../escape.txt", b"hi")], "refusing member '../escape.txt'"),
+        (lambda ms: ms + [("/etc/passwd", b"hi")], "refusing member '/etc/passwd'"),
+        (lambda ms: ms + [("notes.txt", b"hi")], "refusing member 'notes.txt'"),
+        (lambda ms: [(n, d) for n, d in ms if n != "MANIFEST.json"], "expected MANIFEST.json"),
+        (lambda ms: [(n, d) for n, d in ms if not n.startswith("arrays/")][:2], "cut short"),
+    ],
+    ids=["checksum", "traversal", "absolute", "stray", "no-manifest", "arrays-missing"],
+)
 def test_malformed_bundles_are_refused_and_the_store_untouched(bundle, tmp_path, change, error):
     _, _, out = bundle
     bad = tmp_path / "bad.kit"
@@ -103,12 +109,18 @@ def test_not_a_bundle(tmp_path):
 
 def forged(src, dst, change_members):
     """Rewrite a bundle with ``change_members(dict)`` and a manifest that matches the result."""
+
     def change(ms):
         ms = change_members(dict(ms))
         body = {n: d for n, d in ms.items() if n != "MANIFEST.json"}
-        man = {n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in body.items()}
-        return [("MANIFEST.json", json.dumps(man).encode()), ("bundle.json", body.pop("bundle.json")),
-                *body.items()]
+        man = {
+            n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in body.items()
+        }
+        return [
+            ("MANIFEST.json", json.dumps(man).encode()),
+            ("bundle.json", body.pop("bundle.json")),
+            *body.items(),
+        ]
 
     rewrite(src, dst, change)
     return dst
@@ -124,8 +136,11 @@ def test_bytes_planted_at_a_key_no_run_refers_to_are_refused(bundle, tmp_path):
     """Blob keys are the same on every machine: a bundle could plant bytes for a later run."""
     _, _, out = bundle
     key = "ab" * 32
-    bad = forged(out["file"], tmp_path / "plant.kit",
-                 lambda ms: {**ms, f"arrays/{key}.npy": _npy(np.zeros(3))})
+    bad = forged(
+        out["file"],
+        tmp_path / "plant.kit",
+        lambda ms: {**ms, f"arrays/{key}.npy": _npy(np.zeros(3))},
+    )
     with pytest.raises(KitError, match="is not an array of its runs"):
         read(bad)
 
@@ -175,12 +190,16 @@ def test_runs_claiming_this_machine_are_refused(bundle, tmp_path, monkeypatch):
     assert dst.runs() == []
 
 
-@pytest.mark.parametrize("change", [
-    lambda doc: doc.pop("runs"),
-    lambda doc: doc["runs"][0]["stages"]["lr"].update(shape="x"),
-    lambda doc: doc.update(host=None),
-    lambda doc: doc["pairs"].append({"factor": 1}),
-], ids=["no-runs", "bad-shape", "no-host", "bad-pair"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda doc: doc.pop("runs"),
+        lambda doc: doc["runs"][0]["stages"]["lr"].update(shape="x"),
+        lambda doc: doc.update(host=None),
+        lambda doc: doc["pairs"].append({"factor": 1}),
+    ],
+    ids=["no-runs", "bad-shape", "no-host", "bad-pair"],
+)
 def test_a_malformed_bundle_json_is_one_line(bundle, tmp_path, change):
     _, _, out = bundle
 
@@ -203,13 +222,16 @@ def test_a_gzip_bomb_is_refused_before_it_is_read(bundle, tmp_path):
     doc = json.loads(dict(_members(out["file"]))["bundle.json"])
     member = f"arrays/{doc['runs'][0]['blobs']['lr']}.npy"
     bomb = tmp_path / "bomb.kit"
-    forged(out["file"], bomb, lambda ms: {**ms, member: bytes(300 * 2 ** 20)})
-    assert bomb.stat().st_size < 2 * 2 ** 20
-    code = ("import resource, sys; from kit.app.bundle import read; from kit.core.errors import KitError\n"
-            "try:\n    read(sys.argv[1])\nexcept KitError as e:\n    print(e)\n"
-            "print(next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM')))")
-    proc = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True,
-                          timeout=120)
+    forged(out["file"], bomb, lambda ms: {**ms, member: bytes(300 * 2**20)})
+    assert bomb.stat().st_size < 2 * 2**20
+    code = (
+        "import resource, sys; from kit.app.bundle import read; from kit.core.errors import KitError\n"
+        "try:\n    read(sys.argv[1])\nexcept KitError as e:\n    print(e)\n"
+        "print(next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM')))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(bomb)], capture_output=True, text=True, timeout=120
+    )
     msg, rss_kib = proc.stdout.strip().splitlines()
     assert "at most" in msg and "fit what its run recorded" in msg
     # VmHWM, this process's own peak: ru_maxrss survives exec on Linux, so it read the pytest
@@ -247,14 +269,17 @@ def test_export_refuses_to_ship_a_damaged_array(tmp_path):
 def _with_doc(out, tmp_path, change):
     """A copy of the bundle whose bundle.json ``change(doc)`` altered, its checksums rewritten
     to match (what refuses it is the check of bundle.json itself)."""
+
     def forge(ms):
         ms = dict(ms)
         doc = json.loads(ms["bundle.json"])
         change(doc)
         ms["bundle.json"] = json.dumps(doc).encode()
         man = json.loads(ms["MANIFEST.json"])
-        man["bundle.json"] = {"sha256": hashlib.sha256(ms["bundle.json"]).hexdigest(),
-                              "size": len(ms["bundle.json"])}
+        man["bundle.json"] = {
+            "sha256": hashlib.sha256(ms["bundle.json"]).hexdigest(),
+            "size": len(ms["bundle.json"]),
+        }
         ms["MANIFEST.json"] = json.dumps(man).encode()
         return list(ms.items())
 
@@ -265,27 +290,49 @@ def _with_doc(out, tmp_path, change):
 
 _PROBE = "probe-np1-sk152-scikit-learn-1.6.0"
 _WHAT = {"base": "np1-sk152", "package": "scikit-learn", "version": "1.6.0"}
-_LOCK = ('version = 1\n[[package]]\nname = "scikit-learn"\nversion = "1.6.0"\n'
-         'source = { url = "https://evil.example/sk.whl" }\n')
+_LOCK = (
+    'version = 1\n[[package]]\nname = "scikit-learn"\nversion = "1.6.0"\n'
+    'source = { url = "https://evil.example/sk.whl" }\n'
+)
 _PYPROJECT = '[project]\nname = "x"\ndependencies = ["scikit-learn==1.6.0"]\n'
-_META = json.dumps({"pyproject_sha256": hashlib.sha256(_PYPROJECT.encode()).hexdigest(),
-                    "def": {"name": _PROBE, "lock": _PROBE, "python": "3.12", "arch": None,
-                            "versions": {}, "devices": ["cpu"]}})
+_META = json.dumps(
+    {
+        "pyproject_sha256": hashlib.sha256(_PYPROJECT.encode()).hexdigest(),
+        "def": {
+            "name": _PROBE,
+            "lock": _PROBE,
+            "python": "3.12",
+            "arch": None,
+            "versions": {},
+            "devices": ["cpu"],
+        },
+    }
+)
 
 
-@pytest.mark.parametrize("probes,error", [
-    # a lock that holds together (probe.json names itself and hashes its pyproject): refused,
-    # since a lock is code to install; a bundle says what a probe is, the reader locks it
-    ({_PROBE: {"pyproject.toml": _PYPROJECT, "uv.lock": _LOCK, "probe.json": _META}},
-     "is malformed"),
-    ({_PROBE: _WHAT}, "is no stack of its runs"),
-    ({_PROBE: {**_WHAT, "version": "1.5.2"}}, "is not the probe of np1-sk152 at scikit-learn 1.5.2"),
-    ({_PROBE.upper(): _WHAT}, "is malformed"),
-    ({"probe-" + "a" * 300: _WHAT}, "is malformed"),
-    ({_PROBE: {**_WHAT, "version": 3}}, "is malformed"),
-], ids=["forged-lock", "no-run-of-it", "mislabelled", "uppercase", "long-name", "not-text"])
-def test_a_bundle_s_probes_are_what_its_runs_ran_in_and_never_a_lock(bundle, tmp_path, kit_home,
-                                                                      probes, error):
+@pytest.mark.parametrize(
+    "probes,error",
+    [
+        # a lock that holds together (probe.json names itself and hashes its pyproject): refused,
+        # since a lock is code to install; a bundle says what a probe is, the reader locks it
+        (
+            {_PROBE: {"pyproject.toml": _PYPROJECT, "uv.lock": _LOCK, "probe.json": _META}},
+            "is malformed",
+        ),
+        ({_PROBE: _WHAT}, "is no stack of its runs"),
+        (
+            {_PROBE: {**_WHAT, "version": "1.5.2"}},
+            "is not the probe of np1-sk152 at scikit-learn 1.5.2",
+        ),
+        ({_PROBE.upper(): _WHAT}, "is malformed"),
+        ({"probe-" + "a" * 300: _WHAT}, "is malformed"),
+        ({_PROBE: {**_WHAT, "version": 3}}, "is malformed"),
+    ],
+    ids=["forged-lock", "no-run-of-it", "mislabelled", "uppercase", "long-name", "not-text"],
+)
+def test_a_bundle_s_probes_are_what_its_runs_ran_in_and_never_a_lock(
+    bundle, tmp_path, kit_home, probes, error
+):
     _, _, out = bundle
     bad = _with_doc(out, tmp_path, lambda doc: doc.update(probes=probes))
     dst = Store(tmp_path / "b")
@@ -308,7 +355,8 @@ def test_export_streams_each_array_from_its_file_never_holding_it(tmp_path):
     the bundle imports whole."""
     import tracemalloc
 
-    from stored import put, spec as a_spec
+    from stored import put
+    from stored import spec as a_spec
 
     src = Store(tmp_path / "a")
     big = np.random.default_rng(0).random((20_000, 100))  # 16 MB
@@ -346,14 +394,18 @@ def test_the_stage_hash_copies_nothing_of_a_c_order_array():
 
 def test_export_refuses_a_stage_above_what_import_takes(tmp_path, monkeypatch):
     """An older kit stored it; the cap is import's own (kit.core.caps), said before writing."""
-    from stored import put, spec as a_spec
+    from stored import put
+    from stored import spec as a_spec
 
     st = Store(tmp_path / "a")
     spec = a_spec()
     put(st, tmp_path, spec, {"svd_rand": np.zeros((2048, 128))})  # 2 MiB
     monkeypatch.setenv("KIT_BUNDLE_MAX_ARRAY_MIB", "1")
     for arrays in (True, False):
-        with pytest.raises(KitError, match="stage 'svd_rand' holds 2 MiB, above the 1 MiB a stage "
-                                           "may hold .* no `kit import` would read it"):
+        with pytest.raises(
+            KitError,
+            match="stage 'svd_rand' holds 2 MiB, above the 1 MiB a stage "
+            "may hold .* no `kit import` would read it",
+        ):
             export(st, [spec.run_id], tmp_path / "x.kit", arrays=arrays)
     assert not (tmp_path / "x.kit").exists()

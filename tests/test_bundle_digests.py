@@ -9,16 +9,24 @@ keys, MANIFEST.json), as another machine's different bits would look.
 import json
 
 import pytest
+from stored import budget_store
+from test_bundle_trust import forge
 
 from kit.cli import main
 from kit.runs.store import Store
 from kit.runs.store.blobs import blob_key
-from stored import budget_store
-from test_bundle_trust import forge
 
-READERS = [["verdicts"], ["verdicts", "--json"], ["budget"], ["budget", "--json"],
-           ["budget", "--factor", "seed"], ["budget", "--factor", "seed", "--csv"], ["advise"],
-           ["amplify"], ["runs"]]
+READERS = [
+    ["verdicts"],
+    ["verdicts", "--json"],
+    ["budget"],
+    ["budget", "--json"],
+    ["budget", "--factor", "seed"],
+    ["budget", "--factor", "seed", "--csv"],
+    ["advise"],
+    ["amplify"],
+    ["runs"],
+]
 NOTE = "magnitudes, flips and verdicts need the arrays (`kit export --arrays`"
 
 
@@ -55,15 +63,17 @@ def lab(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
     assert main(["run", "--factor", "seed", "--n", "120", "--seeds", "0-1", "--threads", "1"]) == 0
     assert main(["export", "--out", str(tmp_path / "lab.kit")]) == 0
-    doc = json.loads(__import__("tarfile").open(tmp_path / "lab.kit").extractfile(
-        "bundle.json").read())
+    doc = json.loads(
+        __import__("tarfile").open(tmp_path / "lab.kit").extractfile("bundle.json").read()
+    )
     assert doc["arrays"] is False
     return tmp_path / "lab.kit", doc
 
 
 @pytest.mark.slow
 def test_a_hash_only_bundle_from_this_machines_stack_is_identical_by_its_digests(
-        lab, tmp_path, monkeypatch, capsys):
+    lab, tmp_path, monkeypatch, capsys
+):
     path, doc = lab
     capsys.readouterr()
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
@@ -78,7 +88,8 @@ def test_a_hash_only_bundle_from_this_machines_stack_is_identical_by_its_digests
 
 @pytest.mark.slow
 def test_a_stage_that_differs_is_named_first_and_nothing_is_measured_past_the_digests(
-        lab, tmp_path, monkeypatch, capsys):
+    lab, tmp_path, monkeypatch, capsys
+):
     path, doc = lab
     run = doc["runs"][0]["id"]
 
@@ -135,8 +146,7 @@ def test_a_store_of_runs_without_arrays_answers_every_reader(tmp_path, monkeypat
 
 
 @pytest.mark.slow
-def test_import_says_once_that_the_bundles_dataset_is_not_here(lab, tmp_path, monkeypatch,
-                                                               capsys):
+def test_import_says_once_that_the_bundles_dataset_is_not_here(lab, tmp_path, monkeypatch, capsys):
     path, doc = lab
     sha = doc["runs"][0]["spec"]["dataset"]
     bundle = forge(path, tmp_path / "nohint.kit", lambda d, ms: d.update(datasets={}))
@@ -154,9 +164,10 @@ def test_compare_names_the_stacks_it_must_build_and_asks_first(tmp_path, monkeyp
     """A lab's run in a stack this machine has not built: kit compare names it and its size and
     asks; without a terminal it refuses unless --yes (it used to build ~3 GB without a word),
     and nothing is written."""
+    from stored import arrays, put, spec
+
     from kit.data import load_dataset
     from kit.runs.store import Store
-    from stored import arrays, put, spec
 
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "lab"))
     ds = load_dataset("synthetic", 120)

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_bundle_trust import forge, refused, restage
 
 from kit.cli import main
 from kit.data.pipelines import file_sha256
 from kit.data.synthetic import generate
 from kit.runs.store import Store
 from kit.runs.store.blobs import blob_key
-from test_bundle_trust import forge, refused, restage
 
 PROTEINS = Path(__file__).parent / "pipelines" / "proteins.py"
 SHA = file_sha256(PROTEINS)
@@ -35,14 +35,18 @@ def made(tmp_path_factory):
     root = tmp_path_factory.mktemp("bundle-pipelines")
     ids, seqs, labels, _ = generate(90)
     tsv = root / "prot.tsv"
-    tsv.write_text("accession\tsequence\tlabel\n"
-                   + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels)))
+    tsv.write_text(
+        "accession\tsequence\tlabel\n"
+        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels))
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_HOME", str(root / "a"))
         mp.setenv("KIT_TEST_PROTEINS", str(tsv))
-        for argv in (("run", "--pipeline", PROTEINS, "--factor", "repeat", "--threads", "1"),
-                     ("export", "--pipeline", PROTEINS, "--arrays", "--out", root / "p.kit"),
-                     ("export", "--pipeline", PROTEINS, "--out", root / "h.kit")):
+        for argv in (
+            ("run", "--pipeline", PROTEINS, "--factor", "repeat", "--threads", "1"),
+            ("export", "--pipeline", PROTEINS, "--arrays", "--out", root / "p.kit"),
+            ("export", "--pipeline", PROTEINS, "--out", root / "h.kit"),
+        ):
             assert main([str(a) for a in argv]) == 0, argv
         reads = {}
         for what in ("verdicts", "budget"):
@@ -50,8 +54,13 @@ def made(tmp_path_factory):
             with contextlib.redirect_stdout(buf):
                 assert main([what, "--pipeline", SHA[:12], "--json"]) == 0
             reads[what] = json.loads(buf.getvalue())
-    return {"root": root, "bundle": root / "p.kit", "hashes": root / "h.kit", "reads": reads,
-            "tsv": tsv}
+    return {
+        "root": root,
+        "bundle": root / "p.kit",
+        "hashes": root / "h.kit",
+        "reads": reads,
+        "tsv": tsv,
+    }
 
 
 @pytest.fixture
@@ -85,8 +94,9 @@ def test_a_hashes_only_bundle_carries_the_file_too(made, elsewhere, capsys):
     assert code == 0 and SHA[:12] in out, err
 
 
-def test_runs_whose_file_is_not_here_travel_on_only_with_the_file(made, elsewhere, tmp_path,
-                                                                    monkeypatch, capsys):
+def test_runs_whose_file_is_not_here_travel_on_only_with_the_file(
+    made, elsewhere, tmp_path, monkeypatch, capsys
+):
     """Without its file what a pipeline's outputs are would not travel on: export says so
     before writing; given the very file, it carries it and the next machine reads alike."""
     assert cli(capsys, "import", made["bundle"])[0] == 0
@@ -104,11 +114,13 @@ def test_runs_whose_file_is_not_here_travel_on_only_with_the_file(made, elsewher
 
 def _stage(stage, change):
     """An edit that gives each run's output ``stage`` the array ``change(its array)``."""
+
     def edit(doc, ms):
         old = {r["blobs"][stage] for r in doc["runs"]}
         arrays = {b: np.load(io.BytesIO(ms.pop(f"arrays/{b}.npy"))) for b in old}
         for r in doc["runs"]:
             restage(r, ms, stage, change(arrays[r["blobs"][stage]]))
+
     return edit
 
 
@@ -119,6 +131,7 @@ def _ids(change):
 def _file(change):
     def edit(doc, ms):
         doc["pipelines"] = change(doc["pipelines"])
+
     return edit
 
 
@@ -138,17 +151,20 @@ def _both(doc, ms):
 
 def _meta(stage, dtype, shape):
     """An edit of the recorded dtype and shape alone (a hashes-only bundle has no member)."""
+
     def edit(doc, ms):
         for r in doc["runs"]:
             info = {**r["stages"][stage], "dtype": dtype, "shape": shape}
             r["stages"][stage] = r["manifest"]["stages"][stage] = info
             r["blobs"][stage] = blob_key(info["sha256"], dtype, shape)
+
     return edit
 
 
 def _field(change):
     def edit(doc, ms):
         change(doc)
+
     return edit
 
 
@@ -158,26 +174,38 @@ FORGED = {
     "no file": (_file(lambda p: {}), None),
     "2-d ids": (_ids(lambda a: a.reshape(1, -1)), "must be a 1-d string array of ids"),
     "long ids": (_ids(lambda a: a.astype("<U300")), "over 256 characters"),
-    "ids of no width": (_meta("ids", "<U0", [10 ** 9]), "nor fixed-width text"),
+    "ids of no width": (_meta("ids", "<U0", [10**9]), "nor fixed-width text"),
     "an id twice": (_ids(lambda a: np.concatenate([a[:1], a[:-1]])), "holds the id"),
     "test ids among the train ids": (_both, "cannot also be a train protein"),
     "ids not one per truth row": (_ids(lambda a: a[:-1]), "not one per truth row"),
-    "text probabilities": (_stage("p_lr", lambda a: a.astype(str)),
-                           "is declared probabilities by its pipeline's file, which must be"),
+    "text probabilities": (
+        _stage("p_lr", lambda a: a.astype(str)),
+        "is declared probabilities by its pipeline's file, which must be",
+    ),
     "a 2-d truth": (_stage("y_test", lambda a: a.reshape(1, -1)), "is declared truth"),
     "an object dtype": (_meta("ids", "|O", [30]), "nor fixed-width text"),
     # -Infinity is no JSON number: the decoder refuses the text before any reader sees it
-    "a wall time of -inf": (_field(lambda d: [r["manifest"].update(wall_s=float("-inf"))
-                                              for r in d["runs"]]), "bundle.json is not JSON"),
-    "a negative wall time": (_field(lambda d: [r["manifest"].update(wall_s=-1.0)
-                                               for r in d["runs"]]), "has no wall time"),
-    "a pair of a run not in it": (_field(lambda d: d["pairs"][0].update(b="f" * 64)),
-                                  "is not of two of the bundle's runs"),
-    "another file": (_file(lambda p: _source(PROTEINS.read_bytes() + b"#\n")),
-                     "does not hash to its runs' pipeline"),
+    "a wall time of -inf": (
+        _field(lambda d: [r["manifest"].update(wall_s=float("-inf")) for r in d["runs"]]),
+        "bundle.json is not JSON",
+    ),
+    "a negative wall time": (
+        _field(lambda d: [r["manifest"].update(wall_s=-1.0) for r in d["runs"]]),
+        "has no wall time",
+    ),
+    "a pair of a run not in it": (
+        _field(lambda d: d["pairs"][0].update(b="f" * 64)),
+        "is not of two of the bundle's runs",
+    ),
+    "another file": (
+        _file(lambda p: _source(PROTEINS.read_bytes() + b"#\n")),
+        "does not hash to its runs' pipeline",
+    ),
     "no run's file": (_file(lambda p: {**p, "f" * 64: p[SHA]}), "is no pipeline of its runs"),
-    "a path for a name": (_file(lambda p: {SHA: {**p[SHA], "name": "../x.py"}}),
-                          "not a plain .py file name"),
+    "a path for a name": (
+        _file(lambda p: {SHA: {**p[SHA], "name": "../x.py"}}),
+        "not a plain .py file name",
+    ),
     "not base64": (_file(lambda p: {SHA: {**p[SHA], "source": "!!"}}), "is not base64"),
     "files not a mapping": (_file(lambda p: []), "malformed (pipelines)"),
 }
@@ -196,18 +224,32 @@ def test_forged_ids_and_files_are_refused_in_one_line(made, elsewhere, tmp_path,
 
 
 @pytest.mark.slow
-def test_a_pipeline_of_text_labels_travels_and_reads_alike(made, tmp_path, monkeypatch,
-                                                           capsys):
+def test_a_pipeline_of_text_labels_travels_and_reads_alike(made, tmp_path, monkeypatch, capsys):
     """Text truth and labels (class names) are what a worker writes for many labs: exported
     and imported, every reader reads them there as here."""
     text = tmp_path / "text.py"
     text.write_text(TEXT)
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "a"))
-    assert cli(capsys, "run", "--pipeline", text, "--factor", "seed", "--threads", "1",
-               "--seeds", "0,1")[0] == 0
+    assert (
+        cli(
+            capsys,
+            "run",
+            "--pipeline",
+            text,
+            "--factor",
+            "seed",
+            "--threads",
+            "1",
+            "--seeds",
+            "0,1",
+        )[0]
+        == 0
+    )
     reads = {w: cli(capsys, w, "--pipeline", text, "--json") for w in ("budget", "verdicts")}
     assert all(code == 0 for code, _, _ in reads.values()), reads
-    assert cli(capsys, "export", "--pipeline", text, "--arrays", "--out", tmp_path / "t.kit")[0] == 0
+    assert (
+        cli(capsys, "export", "--pipeline", text, "--arrays", "--out", tmp_path / "t.kit")[0] == 0
+    )
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "b"))
     code, _, err = cli(capsys, "import", tmp_path / "t.kit")
     assert code == 0, err

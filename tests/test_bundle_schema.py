@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stored import budget_store
+from test_bundle_trust import exported_lab, forge, members, refused, write
 
 from kit.app.bundle_checks import check_document, expected_arrays
 from kit.cli import main
 from kit.core.errors import KitError
 from kit.data import load_dataset
 from kit.runs.store import Store
-from stored import budget_store
-from test_bundle_trust import exported_lab, forge, members, refused, write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,24 +43,32 @@ def respec(doc, change):
     for r in doc["runs"]:
         change(r["spec"])
         r["manifest"]["spec"] = json.loads(json.dumps(r["spec"]))
-        new = hashlib.sha256(json.dumps(r["spec"], sort_keys=True,
-                                        separators=(",", ":")).encode()).hexdigest()
+        new = hashlib.sha256(
+            json.dumps(r["spec"], sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
         ids[r["id"]], r["id"] = new, new
     for p in doc["pairs"]:
         p["a"], p["b"] = ids[p["a"]], ids[p["b"]]
 
 
-@pytest.mark.parametrize("var,value", [
-    ("PYTHONWARNINGS", "ignore::antigravity.Foo"),
-    ("BROWSER", "/bin/sh -c 'touch PWNED'"),
-    ("OMP_NUM_THREADS", "4"),  # behind a spec that says threads=1
-])
+@pytest.mark.parametrize(
+    "var,value",
+    [
+        ("PYTHONWARNINGS", "ignore::antigravity.Foo"),
+        ("BROWSER", "/bin/sh -c 'touch PWNED'"),
+        ("OMP_NUM_THREADS", "4"),  # behind a spec that says threads=1
+    ],
+)
 def test_a_spec_env_that_would_run_code_is_refused_by_import_and_compare(
-        lab, tmp_path, capsys, monkeypatch, var, value):
+    lab, tmp_path, capsys, monkeypatch, var, value
+):
     _, path, _ = lab
     monkeypatch.chdir(tmp_path)
-    bundle = forge(path, tmp_path / "env.kit",
-                   lambda doc, ms: respec(doc, lambda s: s.update(env=[[var, value]])))
+    bundle = forge(
+        path,
+        tmp_path / "env.kit",
+        lambda doc, ms: respec(doc, lambda s: s.update(env=[[var, value]])),
+    )
     err = refused(capsys, bundle, var, "is not one kit sets")
     assert "malformed spec" in err
     assert main(["compare", str(bundle)]) != 0
@@ -83,6 +91,7 @@ def _add_output(doc, ms, new):
 def _rename_seed(doc, ms, new):
     def seeds(spec):
         spec["seeds"] = [[new if k == "svd" else k, v] for k, v in spec["seeds"]]
+
     respec(doc, seeds)
 
 
@@ -90,14 +99,24 @@ def _relabel(doc, ms, new):
     doc["pairs"][0]["label"] = new
 
 
-@pytest.mark.parametrize("name", ["lr\nimport os; os.system('touch PWNED')  #", "lr\x1b[31m",
-                                  "lr\u202efdp."], ids=["newline", "escape", "bidi"])
-@pytest.mark.parametrize("where,field", [(_rename_stage, "stage name"),
-                                         (_add_output, "output name"),
-                                         (_rename_seed, "seed name"), (_relabel, "pair label")],
-                         ids=["stage", "output", "seed", "pair-label"])
+@pytest.mark.parametrize(
+    "name",
+    ["lr\nimport os; os.system('touch PWNED')  #", "lr\x1b[31m", "lr\u202efdp."],
+    ids=["newline", "escape", "bidi"],
+)
+@pytest.mark.parametrize(
+    "where,field",
+    [
+        (_rename_stage, "stage name"),
+        (_add_output, "output name"),
+        (_rename_seed, "seed name"),
+        (_relabel, "pair label"),
+    ],
+    ids=["stage", "output", "seed", "pair-label"],
+)
 def test_a_name_with_a_control_character_is_refused_naming_its_field(
-        lab, tmp_path, capsys, name, where, field):
+    lab, tmp_path, capsys, name, where, field
+):
     """Names reach code, YAML, Markdown, HTML and the terminal (issue 37, item 4)."""
     _, path, _ = lab
     bundle = forge(path, tmp_path / "name.kit", lambda doc, ms: where(doc, ms, name))
@@ -105,20 +124,27 @@ def test_a_name_with_a_control_character_is_refused_naming_its_field(
     assert "\x1b" not in err and "\u202e" not in err
 
 
-@pytest.mark.parametrize("edit,field", [
-    (lambda d: d.update(verdict_summary="all identical"), "verdict_summary"),
-    (lambda d: d["runs"][0].update(comparison={}), "comparison"),
-    (lambda d: d["runs"][0]["spec"].update(shell="sh"), "shell"),
-    (lambda d: d["runs"][0]["manifest"].update(note="x"), "note"),
-    (lambda d: d["runs"][0]["manifest"]["env"].update(LD_PRELOAD="/x.so"), "LD_PRELOAD"),
-    (lambda d: d["runs"][0]["stages"]["lr"].update(url="http://x"), "url"),
-    (lambda d: d["pairs"][0].update(verdict="null failed"), "verdict"),
-    (lambda d: d["host"].update(trusted=True), "trusted"),
-], ids=["top", "run", "spec", "manifest", "env", "stage", "pair", "host"])
+@pytest.mark.parametrize(
+    "edit,field",
+    [
+        (lambda d: d.update(verdict_summary="all identical"), "verdict_summary"),
+        (lambda d: d["runs"][0].update(comparison={}), "comparison"),
+        (lambda d: d["runs"][0]["spec"].update(shell="sh"), "shell"),
+        (lambda d: d["runs"][0]["manifest"].update(note="x"), "note"),
+        (lambda d: d["runs"][0]["manifest"]["env"].update(LD_PRELOAD="/x.so"), "LD_PRELOAD"),
+        (lambda d: d["runs"][0]["stages"]["lr"].update(url="http://x"), "url"),
+        (lambda d: d["pairs"][0].update(verdict="null failed"), "verdict"),
+        (lambda d: d["host"].update(trusted=True), "trusted"),
+    ],
+    ids=["top", "run", "spec", "manifest", "env", "stage", "pair", "host"],
+)
 def test_an_unknown_field_anywhere_is_refused(lab, tmp_path, capsys, edit, field):
     _, path, _ = lab
-    refused(capsys, forge(path, tmp_path / "unknown.kit", lambda doc, ms: edit(doc)),
-            f"unknown field `{field}`")
+    refused(
+        capsys,
+        forge(path, tmp_path / "unknown.kit", lambda doc, ms: edit(doc)),
+        f"unknown field `{field}`",
+    )
 
 
 def test_an_unknown_field_in_manifest_json_is_refused(lab, tmp_path, capsys):
@@ -127,12 +153,16 @@ def test_an_unknown_field_in_manifest_json_is_refused(lab, tmp_path, capsys):
     man = json.loads(ms["MANIFEST.json"])
     man["bundle.json"]["signed_by"] = "kit maintainers"
     ms["MANIFEST.json"] = json.dumps(man).encode()
-    refused(capsys, write(ms, tmp_path / "man.kit"), "MANIFEST.json is malformed",
-            "unknown field `signed_by`")
+    refused(
+        capsys,
+        write(ms, tmp_path / "man.kit"),
+        "MANIFEST.json is malformed",
+        "unknown field `signed_by`",
+    )
 
 
 # -- bombs: refused in one line, in a process whose memory stays a small multiple of the body --
-MIB = 2 ** 20
+MIB = 2**20
 
 
 def _long_string(doc, ms):
@@ -146,20 +176,31 @@ def _short_strings(doc, ms):
 def peak(bundle: Path, home: Path) -> tuple:
     """(exit code, stderr, peak RSS in MB) of `python -m kit import BUNDLE` in a fresh process."""
     # VmHWM: this process's own peak (ru_maxrss after exec may count the forking parent's)
-    code = ("import sys\nfrom kit.cli import main\nrc = main(['import', sys.argv[1]])\n"
-            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
-            "sys.stderr.write('\\nPEAK %d' % int(hwm.split()[1]))\nsys.exit(rc)")
-    proc = subprocess.run([sys.executable, "-c", code, str(bundle)], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT,
-                          env={**os.environ, "KIT_HOME": str(home)})
+    code = (
+        "import sys\nfrom kit.cli import main\nrc = main(['import', sys.argv[1]])\n"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+        "sys.stderr.write('\\nPEAK %d' % int(hwm.split()[1]))\nsys.exit(rc)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(bundle)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "KIT_HOME": str(home)},
+    )
     err, _, kib = proc.stderr.rpartition("\nPEAK ")
     return proc.returncode, err.strip(), int(kib) / 1024
 
 
-@pytest.mark.parametrize("bomb,words", [
-    (_long_string, ("host.name", "length <= 256")),
-    (_short_strings, ("5,0", "values in", "far more than any bundle kit writes")),
-], ids=["30-MiB-string", "5M-short-strings"])
+@pytest.mark.parametrize(
+    "bomb,words",
+    [
+        (_long_string, ("host.name", "length <= 256")),
+        (_short_strings, ("5,0", "values in", "far more than any bundle kit writes")),
+    ],
+    ids=["30-MiB-string", "5M-short-strings"],
+)
 def test_a_json_bomb_is_refused_in_one_line_with_bounded_memory(lab, tmp_path, bomb, words):
     """Issue 37 item 5: 3.8 GB before refusing the first, 1.27 GB to import the second."""
     _, path, _ = lab
@@ -174,15 +215,24 @@ def test_a_json_bomb_is_refused_in_one_line_with_bounded_memory(lab, tmp_path, b
         assert w in err, err
     # measured 136 MB (string) and 108 MB (strings) here, against 3.8 GB and 1.27 GB on main
     assert mb < 400, mb
-    assert not (tmp_path / "here" / "store.sqlite").exists() or \
-        Store(tmp_path / "here").runs() == []
+    assert (
+        not (tmp_path / "here" / "store.sqlite").exists() or Store(tmp_path / "here").runs() == []
+    )
 
 
 def test_deep_nesting_in_a_field_is_refused_at_once(lab, tmp_path, capsys):
     _, path, _ = lab
-    refused(capsys, forge(path, tmp_path / "deep.kit", lambda doc, ms: doc["runs"][0][
-        "manifest"]["env"].update(torch={"x": json.loads("[" * 50 + "]" * 50)})),
-        "its manifest is malformed (env.torch")
+    refused(
+        capsys,
+        forge(
+            path,
+            tmp_path / "deep.kit",
+            lambda doc, ms: doc["runs"][0]["manifest"]["env"].update(
+                torch={"x": json.loads("[" * 50 + "]" * 50)}
+            ),
+        ),
+        "its manifest is malformed (env.torch",
+    )
 
 
 # -- fuzz --------------------------------------------------------------------------------------
@@ -199,12 +249,35 @@ def genuine(tmp_path_factory):
         return t.extractfile("bundle.json").read(), root / "here"
 
 
-_leaf = (st.none() | st.booleans() | st.integers(min_value=-2 ** 70, max_value=2 ** 70)
-         | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20)
-         | st.sampled_from(["", "\n", "\x1b[31m", "\u202e", "a" * 300, "0" * 64, "<f8", "|O",
-                            "kit-bundle/1", "pipeline", "feed"]))
-_json = st.recursive(_leaf, lambda kids: st.lists(kids, max_size=4)
-                     | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=12)
+_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+    | st.sampled_from(
+        [
+            "",
+            "\n",
+            "\x1b[31m",
+            "\u202e",
+            "a" * 300,
+            "0" * 64,
+            "<f8",
+            "|O",
+            "kit-bundle/1",
+            "pipeline",
+            "feed",
+        ]
+    )
+)
+_json = st.recursive(
+    _leaf,
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
+    max_leaves=12,
+)
 _DEEP = "\x00deep\x00"  # where the bytes get n '[' then n ']' (json.dumps stops at ~1,000)
 
 
@@ -228,15 +301,17 @@ def mutated(draw, body: bytes):
         spots = {}
         for at, node in _paths(doc):
             spots.setdefault(at[-1] if at and isinstance(at[-1], str) else "[]", []).append(
-                (at, node))
+                (at, node)
+            )
         at, node = draw(st.sampled_from(spots[draw(st.sampled_from(sorted(spots)))]))
         if not at:
             continue
         parent = doc
         for k in at[:-1]:
             parent = parent[k]
-        op = draw(st.sampled_from(["delete", "replace", "insert", "flip", "huge", "deep",
-                                   "rename"]))
+        op = draw(
+            st.sampled_from(["delete", "replace", "insert", "flip", "huge", "deep", "rename"])
+        )
         key = at[-1]
         if op == "delete":
             parent.pop(key) if isinstance(parent, dict) else parent.pop(key)
@@ -245,21 +320,23 @@ def mutated(draw, body: bytes):
         elif op == "insert" and isinstance(node, list):
             node.insert(draw(st.integers(0, len(node))), draw(_json))
         elif op == "flip":
-            parent[key] = ([node] if not isinstance(node, list) else
-                           {"0": node}) if draw(st.booleans()) else str(node)
+            parent[key] = (
+                ([node] if not isinstance(node, list) else {"0": node})
+                if draw(st.booleans())
+                else str(node)
+            )
         elif op == "huge":
-            parent[key] = draw(st.sampled_from([10 ** 30, -10 ** 30, 2 ** 63, 1e308, -1]))
+            parent[key] = draw(st.sampled_from([10**30, -(10**30), 2**63, 1e308, -1]))
         elif op == "rename" and isinstance(parent, dict):
             parent[draw(_leaf.filter(lambda v: isinstance(v, str)))] = parent.pop(key)
         elif op == "deep":
             parent[key] = _DEEP
         else:
             parent[key] = draw(_json)
-    text = json.dumps(doc).encode().replace(json.dumps(_DEEP).encode(),
-                                            b"[" * deep + b"]" * deep)
+    text = json.dumps(doc).encode().replace(json.dumps(_DEEP).encode(), b"[" * deep + b"]" * deep)
     if draw(st.integers(0, 9)) == 0:  # now and then the bytes themselves: cut or spliced
         i = draw(st.integers(0, len(text)))
-        text = text[:i] + draw(st.binary(max_size=4)) + text[i + draw(st.integers(0, 8)):]
+        text = text[:i] + draw(st.binary(max_size=4)) + text[i + draw(st.integers(0, 8)) :]
     return text
 
 

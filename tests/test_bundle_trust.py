@@ -14,6 +14,7 @@ import tarfile
 
 import numpy as np
 import pytest
+from stored import budget_store
 
 from kit.analysis.compare import compare_runs
 from kit.analysis.verdicts import KEYS, VERSION, run_verdicts
@@ -23,7 +24,6 @@ from kit.core.errors import KitError
 from kit.data import load_dataset
 from kit.runs.store import Store
 from kit.runs.store.blobs import array_sha256, blob_key
-from stored import budget_store
 
 
 @pytest.fixture
@@ -49,12 +49,18 @@ def members(path) -> dict:
 def write(ms: dict, out):
     """A bundle of ``ms`` (bundle.json and arrays), with a MANIFEST.json that matches them."""
     body = {n: d for n, d in ms.items() if n != "MANIFEST.json"}
-    man = ms.get("MANIFEST.json") or json.dumps(
-        {n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in body.items()}
-    ).encode()
+    man = (
+        ms.get("MANIFEST.json")
+        or json.dumps(
+            {n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in body.items()}
+        ).encode()
+    )
     with tarfile.open(out, "w:gz") as t:
-        for name, data in [("MANIFEST.json", man), ("bundle.json", body.pop("bundle.json")),
-                           *body.items()]:
+        for name, data in [
+            ("MANIFEST.json", man),
+            ("bundle.json", body.pop("bundle.json")),
+            *body.items(),
+        ]:
             info = tarfile.TarInfo(name)
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
@@ -119,8 +125,14 @@ def test_reversed_verdicts_in_a_bundle_are_never_shown(lab, tmp_path):
 
 def test_a_forged_dataset_summary_is_not_shown_as_verified(lab, tmp_path, capsys):
     src, path, ds = lab
-    claim = {"name": "swissprot", "source": "uniprot", "rows": 6000, "test": 1998,
-             "synthetic": False, "sha256": ds.sha256}
+    claim = {
+        "name": "swissprot",
+        "source": "uniprot",
+        "rows": 6000,
+        "test": 1998,
+        "synthetic": False,
+        "sha256": ds.sha256,
+    }
 
     def lie(doc, ms):
         doc["datasets"][ds.sha256] = claim
@@ -151,8 +163,12 @@ def test_a_dataset_hint_makes_no_data_on_import(lab, tmp_path, capsys, rows):
     home = tmp_path / "here"
 
     def hint(doc, ms):
-        doc["datasets"][ds.sha256] = {"name": f"synthetic-{rows}", "source": "synthetic",
-                                      "rows": rows, "synthetic": True}
+        doc["datasets"][ds.sha256] = {
+            "name": f"synthetic-{rows}",
+            "source": "synthetic",
+            "rows": rows,
+            "synthetic": True,
+        }
 
     assert main(["import", str(forge(path, tmp_path / "hint.kit", hint))]) == 0
     err = capsys.readouterr().err.strip().splitlines()
@@ -167,8 +183,8 @@ def test_a_dataset_hint_makes_no_data_on_import(lab, tmp_path, capsys, rows):
 def test_compare_makes_the_synthetic_set_only_at_the_size_the_runs_record(lab, tmp_path):
     """`kit compare` reruns the runs, so it may make the synthetic set, but only at the size
     their arrays record: a hint of another size is refused in one line, nothing made."""
-    from kit.app.reproduce import find_dataset
     from kit.app.bundle import read, wanted
+    from kit.app.reproduce import find_dataset
 
     _, path, ds = lab
     doc = read(path)
@@ -178,24 +194,34 @@ def test_compare_makes_the_synthetic_set_only_at_the_size_the_runs_record(lab, t
     hint = {"name": "synthetic-200000", "source": "synthetic", "rows": 200_000}
     assert wanted(hint, ds.sha256, runs).endswith(
         "(synthetic-200000 by the bundle's word, 120 proteins by its runs): `kit run --factor "
-        "repeat --dataset synthetic --n 120` makes the synthetic set of that size")
+        "repeat --dataset synthetic --n 120` makes the synthetic set of that size"
+    )
     with pytest.raises(KitError, match="its hint says 200000 proteins, its runs hold 120"):
-        find_dataset({"name": "synthetic-200000", "source": "synthetic", "rows": 200_000},
-                     ds.sha256, runs)
+        find_dataset(
+            {"name": "synthetic-200000", "source": "synthetic", "rows": 200_000}, ds.sha256, runs
+        )
     assert not list((tmp_path / "here").glob("datasets/**/*.json"))
-    made = find_dataset({"name": "synthetic-120", "source": "synthetic", "rows": 120},
-                        ds.sha256, runs)
-    assert made.sha256 == ds.sha256 and (tmp_path / "here" / "datasets" / "synthetic-120.json").exists()
+    made = find_dataset(
+        {"name": "synthetic-120", "source": "synthetic", "rows": 120}, ds.sha256, runs
+    )
+    assert (
+        made.sha256 == ds.sha256
+        and (tmp_path / "here" / "datasets" / "synthetic-120.json").exists()
+    )
 
 
 def test_a_large_stage_declared_consistently_is_refused_before_it_is_inflated(
-        lab, tmp_path, capsys, monkeypatch):
+    lab, tmp_path, capsys, monkeypatch
+):
     """A 32 MiB stage of zeros (tiny once compressed) above a lab's 8 MiB cap: refused from
     bundle.json, no array member read. The cap is the lab's to raise."""
     _, path, _ = lab
-    big = forge(path, tmp_path / "big.kit",
-                lambda doc, ms: restage(doc["runs"][0], ms, "kmer.data", np.zeros(2 ** 22)))
-    assert big.stat().st_size < 2 ** 20
+    big = forge(
+        path,
+        tmp_path / "big.kit",
+        lambda doc, ms: restage(doc["runs"][0], ms, "kmer.data", np.zeros(2**22)),
+    )
+    assert big.stat().st_size < 2**20
     monkeypatch.setenv("KIT_BUNDLE_MAX_ARRAY_MIB", "8")
     refused(capsys, big, "stage kmer.data declares 32 MiB", "KIT_BUNDLE_MAX_ARRAY_MIB")
     monkeypatch.setenv("KIT_BUNDLE_MAX_ARRAY_MIB", "64")
@@ -207,25 +233,33 @@ def test_a_stage_larger_than_its_run_declares_is_refused_from_its_header(lab, tm
 
     def swap(doc, ms):
         r = doc["runs"][0]
-        ms[f"arrays/{r['blobs']['kmeans.inertia']}.npy"] = npy(np.zeros(2 ** 22))
+        ms[f"arrays/{r['blobs']['kmeans.inertia']}.npy"] = npy(np.zeros(2**22))
 
-    refused(capsys, forge(path, tmp_path / "swap.kit", swap), "stage kmeans.inertia",
-            "fit what its run recorded")
+    refused(
+        capsys,
+        forge(path, tmp_path / "swap.kit", swap),
+        "stage kmeans.inertia",
+        "fit what its run recorded",
+    )
 
 
-@pytest.mark.parametrize("where,doc,words", [
-    # the schemas follow no nesting deeper than their own: refused at the first '['
-    ("MANIFEST.json", b"[" * 200000, ("MANIFEST.json is malformed",)),
-    ("bundle.json", b"[" * 200000, ("bundle.json is malformed",)),
-    ("MANIFEST.json", b"[" + b"0," * (5 * 2 ** 20) + b"0]", ("MANIFEST.json is 10.0 MiB", "cap")),
-    ("bundle.json", None, ("bundle.json is", "KIT_BUNDLE_MAX_JSON_MIB")),
-], ids=["deep-manifest", "deep-bundle", "huge-manifest", "padded-bundle"])
+@pytest.mark.parametrize(
+    "where,doc,words",
+    [
+        # the schemas follow no nesting deeper than their own: refused at the first '['
+        ("MANIFEST.json", b"[" * 200000, ("MANIFEST.json is malformed",)),
+        ("bundle.json", b"[" * 200000, ("bundle.json is malformed",)),
+        ("MANIFEST.json", b"[" + b"0," * (5 * 2**20) + b"0]", ("MANIFEST.json is 10.0 MiB", "cap")),
+        ("bundle.json", None, ("bundle.json is", "KIT_BUNDLE_MAX_JSON_MIB")),
+    ],
+    ids=["deep-manifest", "deep-bundle", "huge-manifest", "padded-bundle"],
+)
 def test_huge_or_deep_json_is_one_line(lab, tmp_path, capsys, where, doc, words):
     _, path, _ = lab
     ms = members(path)
     if doc is None:  # bundle.json padded with zeros past its cap
         body = json.loads(ms["bundle.json"])
-        body["padding"] = [0] * (17 * 2 ** 20)
+        body["padding"] = [0] * (17 * 2**20)
         doc = json.dumps(body).encode()
     ms[where] = doc
     if where == "bundle.json":
@@ -240,21 +274,27 @@ def test_a_run_whose_manifest_is_empty_is_one_line(lab, tmp_path, capsys):
     refused(capsys, bundle, f"run {run}", "its manifest has no environment")
 
 
-@pytest.mark.parametrize("stage,array,words", [
-    ("lr", np.full(3, 0.5), ("its test-set stages have different shapes", "lr [3]")),
-    ("svd_rand.sv", np.ones(3), ("stage svd_rand.sv: shape [3] does not match svd_rand",)),
-    ("kmeans", np.zeros(7, np.int64), ("per-protein stages have different shapes",)),
-    ("lr", np.array(["a", "b"]), ("stage lr: dtype '<U1' is not a plain number type",)),
-], ids=["test-length", "sv-length", "rows", "strings"])
+@pytest.mark.parametrize(
+    "stage,array,words",
+    [
+        ("lr", np.full(3, 0.5), ("its test-set stages have different shapes", "lr [3]")),
+        ("svd_rand.sv", np.ones(3), ("stage svd_rand.sv: shape [3] does not match svd_rand",)),
+        ("kmeans", np.zeros(7, np.int64), ("per-protein stages have different shapes",)),
+        ("lr", np.array(["a", "b"]), ("stage lr: dtype '<U1' is not a plain number type",)),
+    ],
+    ids=["test-length", "sv-length", "rows", "strings"],
+)
 def test_a_forged_dtype_or_shape_is_one_line(lab, tmp_path, capsys, stage, array, words):
     _, path, _ = lab
-    bundle = forge(path, tmp_path / "shape.kit",
-                   lambda doc, ms: restage(doc["runs"][2], ms, stage, array))
+    bundle = forge(
+        path, tmp_path / "shape.kit", lambda doc, ms: restage(doc["runs"][2], ms, stage, array)
+    )
     refused(capsys, bundle, *words)
 
 
-def test_a_run_whose_shapes_disagree_with_its_datasets_other_runs_is_one_line(lab, tmp_path,
-                                                                                capsys):
+def test_a_run_whose_shapes_disagree_with_its_datasets_other_runs_is_one_line(
+    lab, tmp_path, capsys
+):
     """Consistent within the run (every test-set stage 5 long), not with the run it is paired
     with: a comparison would fail on broadcasting."""
     _, path, _ = lab
@@ -276,8 +316,9 @@ def test_a_hand_edited_cache_row_is_noticed_and_recomputed(lab):
     k = KEYS[0]
     row["result"][k]["verdict"] = "<" if true_v[k]["verdict"] != "<" else ">"
     db.execute("UPDATE verdicts SET result=? WHERE run=?", (json.dumps(row), a))
-    crow = json.loads(db.execute("SELECT result FROM comparisons WHERE a=? AND b=?",
-                                 (a, b)).fetchone()[0])
+    crow = json.loads(
+        db.execute("SELECT result FROM comparisons WHERE a=? AND b=?", (a, b)).fetchone()[0]
+    )
     crow["result"]["models"]["hgb"]["flips"] = 99
     db.execute("UPDATE comparisons SET result=? WHERE a=? AND b=?", (json.dumps(crow), a, b))
     db.commit()
@@ -289,17 +330,22 @@ def test_a_hand_edited_cache_row_is_noticed_and_recomputed(lab):
     assert compare_runs(fresh, a, b).models["hgb"].flips == true_c.models["hgb"].flips != 99
 
 
-@pytest.mark.parametrize("env,words", [
-    ({"python": 3}, "has no Python version like 3.12.1"),
-    ({"python": "three"}, "has no Python version like 3.12.1"),
-    ({"python": None}, "has no Python version like 3.12.1"),
-    ({"cpu": ["x"]}, "has no machine, os or cpu"),
-], ids=["number", "word", "missing", "cpu"])
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"python": 3}, "has no Python version like 3.12.1"),
+        ({"python": "three"}, "has no Python version like 3.12.1"),
+        ({"python": None}, "has no Python version like 3.12.1"),
+        ({"cpu": ["x"]}, "has no machine, os or cpu"),
+    ],
+    ids=["number", "word", "missing", "cpu"],
+)
 def test_a_run_whose_python_or_machine_is_not_text_is_one_line(lab, tmp_path, capsys, env, words):
     """Read by the report's environment table and a Python scan (its minor) of every run."""
     _, path, _ = lab
-    bundle = forge(path, tmp_path / "env.kit",
-                   lambda doc, ms: doc["runs"][1]["manifest"]["env"].update(env))
+    bundle = forge(
+        path, tmp_path / "env.kit", lambda doc, ms: doc["runs"][1]["manifest"]["env"].update(env)
+    )
     run = json.loads(members(bundle)["bundle.json"])["runs"][1]["id"][:12]
     refused(capsys, bundle, f"run {run}", words)
 
@@ -308,16 +354,20 @@ def _relabel(factor, level=""):
     def edit(doc, ms):
         p = next(p for p in doc["pairs"] if p["label"] == "seed 0 vs 1")
         p["factor"], p["level"] = factor, level
+
     return edit
 
 
-@pytest.mark.parametrize("factor,words", [
-    ("repeat", ("'seed 0 vs 1' is labelled 'repeat', but its specs show svd-iters or seed",)),
-    ("threads", ("is labelled 'threads', but its specs show svd-iters or seed",)),
-    ("blas", ("is labelled 'blas', but its specs show svd-iters or seed",)),
-    ("seed:svd", ("is labelled 'seed:svd', but its specs show svd-iters or seed",)),
-    ("antigravity", ("is labelled 'antigravity', but its specs show svd-iters or seed",)),
-])
+@pytest.mark.parametrize(
+    "factor,words",
+    [
+        ("repeat", ("'seed 0 vs 1' is labelled 'repeat', but its specs show svd-iters or seed",)),
+        ("threads", ("is labelled 'threads', but its specs show svd-iters or seed",)),
+        ("blas", ("is labelled 'blas', but its specs show svd-iters or seed",)),
+        ("seed:svd", ("is labelled 'seed:svd', but its specs show svd-iters or seed",)),
+        ("antigravity", ("is labelled 'antigravity', but its specs show svd-iters or seed",)),
+    ],
+)
 def test_a_pair_relabelled_as_another_factor_is_refused(lab, tmp_path, capsys, factor, words):
     """The genuine seed-0-vs-1 pair relabelled: the importer's own advice would read it as a
     failed null experiment, a thread effect or an unmeasured BLAS. Its factor is recomputed
@@ -328,8 +378,11 @@ def test_a_pair_relabelled_as_another_factor_is_refused(lab, tmp_path, capsys, f
 
 def test_a_pair_with_a_forged_level_is_refused(lab, tmp_path, capsys):
     _, path, _ = lab
-    refused(capsys, forge(path, tmp_path / "level.kit", _relabel("seed", "1e-03")),
-            "labelled level '1e-03' of seed, but its specs make it level ''")
+    refused(
+        capsys,
+        forge(path, tmp_path / "level.kit", _relabel("seed", "1e-03")),
+        "labelled level '1e-03' of seed, but its specs make it level ''",
+    )
 
 
 def test_a_pair_whose_specs_show_no_factor_is_refused(lab, tmp_path, capsys):
@@ -344,8 +397,11 @@ def test_a_pair_whose_specs_show_no_factor_is_refused(lab, tmp_path, capsys):
         rep["a"] = thr["b"]
         assert runs[rep["a"]]["spec"]["threads"] == 2
 
-    refused(capsys, forge(path, tmp_path / "none.kit", edit),
-            "its specs show no factor this kit knows (they differ in threads, replicate)")
+    refused(
+        capsys,
+        forge(path, tmp_path / "none.kit", edit),
+        "its specs show no factor this kit knows (they differ in threads, replicate)",
+    )
 
 
 def test_a_pair_given_twice_either_way_round_is_refused(lab, tmp_path, capsys):

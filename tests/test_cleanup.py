@@ -14,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import none_left as _none_left
+from procs import tool_running as _tool_running
+from procs import wait_until as _wait
+from test_homology import needs_mmseqs
+from test_releases import BASE, one_stack_catalogue
 
 from kit.core import children
 from kit.core.spools import OWNER, discard, spool, sweep
-from procs import none_left as _none_left, tool_running as _tool_running, wait_until as _wait
-from test_homology import needs_mmseqs
-from test_releases import BASE, one_stack_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,16 +35,18 @@ def _clean(out: subprocess.CompletedProcess) -> None:
     assert "Traceback" not in out.stderr and "internal error" not in out.stderr, out.stderr
 
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(),
-                                reason="reads processes from /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)"
+)
 
 
 # -- the pieces ---------------------------------------------------------------------------------
 def test_a_tethered_tool_and_its_children_end_when_kit_is_killed(tmp_path):
     """sh starting a sleeping child: both end with the process that ran them (kill -9)."""
     home = tmp_path / "h"
-    code = ("from kit.core import children; "
-            "children.run(['sh', '-c', 'sleep 300 & sleep 300; wait'])")
+    code = (
+        "from kit.core import children; children.run(['sh', '-c', 'sleep 300 & sleep 300; wait'])"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], env=_env(home))
     assert _wait(lambda: _tool_running(home, "sleep"), p, 30)
     p.kill()
@@ -64,14 +68,24 @@ def test_a_tethered_tool_keeps_run_s_answers(tmp_path):
 def test_a_spool_is_swept_only_once_its_owner_is_gone(tmp_path):
     """A live owner's folder stays (its lock is held); a dead one's goes; an older kit's
     unlocked folder without a pid goes once it is old."""
-    code = ("import sys, time; from kit.core.spools import spool\n"
-            "with spool(sys.argv[1], '.x-') as d:\n"
-            "    (d / 'data').write_bytes(b'1' * 1000); print(d, flush=True); time.sleep(300)\n")
-    live = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
-                            text=True, env=_env(tmp_path / "h"))
+    code = (
+        "import sys, time; from kit.core.spools import spool\n"
+        "with spool(sys.argv[1], '.x-') as d:\n"
+        "    (d / 'data').write_bytes(b'1' * 1000); print(d, flush=True); time.sleep(300)\n"
+    )
+    live = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path / "h"),
+    )
     held = Path(live.stdout.readline().strip())
-    dead = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
-                            text=True, env=_env(tmp_path / "h"))
+    dead = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path / "h"),
+    )
     left = Path(dead.stdout.readline().strip())
     dead.kill(), dead.wait()
     old = tmp_path / ".x-oldkit"
@@ -102,27 +116,30 @@ def test_discard_removes_a_full_folder_and_leaves_nothing_that_looks_whole(tmp_p
     discard(v)  # nothing there: nothing to do
 
 
-_WRITER = ("import sys, time; from kit.core.atomic import atomic_path\n"
-           "with atomic_path(sys.argv[1]) as t:\n"
-           "    t.write_bytes(b'1' * 1000); print(t.name, flush=True); time.sleep(300)\n")
+_WRITER = (
+    "import sys, time; from kit.core.atomic import atomic_path\n"
+    "with atomic_path(sys.argv[1]) as t:\n"
+    "    t.write_bytes(b'1' * 1000); print(t.name, flush=True); time.sleep(300)\n"
+)
 
 
 def _two_writers(a: Path, b: Path, kit_home) -> tuple:
     """A writer of ``a`` that lives on and one of ``b`` killed midway: (the live one's process,
     its temporary file, the killed one's temporary file)."""
     env = _env(kit_home)
-    live = subprocess.Popen([sys.executable, "-c", _WRITER, str(a)], stdout=subprocess.PIPE,
-                            text=True, env=env)
+    live = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(a)], stdout=subprocess.PIPE, text=True, env=env
+    )
     held = a.parent / live.stdout.readline().strip()
-    dead = subprocess.Popen([sys.executable, "-c", _WRITER, str(b)], stdout=subprocess.PIPE,
-                            text=True, env=env)
+    dead = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(b)], stdout=subprocess.PIPE, text=True, env=env
+    )
     left = b.parent / dead.stdout.readline().strip()
     dead.kill(), dead.wait()
     return live, held, left
 
 
-def test_an_atomic_write_s_temporary_file_is_swept_only_once_its_writer_is_gone(tmp_path,
-                                                                               kit_home):
+def test_an_atomic_write_s_temporary_file_is_swept_only_once_its_writer_is_gone(tmp_path, kit_home):
     """A live writer's file stays (its lock is held), a killed one's goes; an older kit's
     (no pid, no lock) goes once an hour old, and only under KIT_HOME; a user's own file, or
     one that merely looks like an older kit's in a folder of theirs, is never touched."""
@@ -142,7 +159,8 @@ def test_an_atomic_write_s_temporary_file_is_swept_only_once_its_writer_is_gone(
         assert held.is_file() and left.is_file() and held.name.startswith(".a.json.kit")
         assert sweep_tmp(ours) == 2 and sweep_tmp(theirs) == 0
         assert sorted(p.name for p in ours.iterdir()) == sorted(
-            [held.name, ".young.json.abcd1234.tmp", ".notes.tmp"])
+            [held.name, ".young.json.abcd1234.tmp", ".notes.tmp"]
+        )
         assert len(list(theirs.iterdir())) == 3
     finally:
         live.kill(), live.wait()
@@ -158,13 +176,15 @@ def test_every_temporary_file_kit_writes_is_one_the_sweep_knows():
     temporary file made anywhere else would be left by a kill -9 with no one to sweep it
     (tempfile.TemporaryFile, kit.data.sink's spill, has no name: nothing of it outlives kit)."""
     makers = ("mkstemp(", "NamedTemporaryFile(")
-    found = [str(f.relative_to(ROOT)) for f in (ROOT / "kit").rglob("*.py")
-             if any(m in f.read_text() for m in makers)]
+    found = [
+        str(f.relative_to(ROOT))
+        for f in (ROOT / "kit").rglob("*.py")
+        if any(m in f.read_text() for m in makers)
+    ]
     assert found == ["kit/core/atomic.py"]
 
 
-def test_a_write_outside_kit_home_is_said_never_swept_on_a_note_s_word(tmp_path, kit_home,
-                                                                       capsys):
+def test_a_write_outside_kit_home_is_said_never_swept_on_a_note_s_word(tmp_path, kit_home, capsys):
     """Issue 54 item 4: a note under KIT_HOME names a folder outside it, and anyone who can
     write KIT_HOME can plant one (one made `kit runs` delete a user's file). So no command
     removes anything outside KIT_HOME on a note's word: `kit store check` names what a killed
@@ -215,12 +235,16 @@ def test_kill_9_of_export_leaves_a_temporary_file_the_next_command_sweeps(tmp_pa
     argv = [sys.executable, "-m", "kit", "export", "--out", str(out / "lab.kit"), "--arrays"]
 
     def temporary():
-        return [n for n in os.listdir(out) if n.startswith(".lab.kit.") and n.endswith(".tmp")] \
-            if out.is_dir() else []
+        return (
+            [n for n in os.listdir(out) if n.startswith(".lab.kit.") and n.endswith(".tmp")]
+            if out.is_dir()
+            else []
+        )
 
     for _ in range(40):  # the file is written in a fraction of a second: kill where it is seen
-        p = subprocess.Popen(argv, env=_env(home), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            argv, env=_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         caught = _wait(temporary, p, 60)
         p.kill()
         p.wait()
@@ -229,12 +253,19 @@ def test_kill_9_of_export_leaves_a_temporary_file_the_next_command_sweeps(tmp_pa
         (out / "lab.kit").unlink(missing_ok=True)
     assert temporary(), "the export ended before its temporary file was seen, every time"
     assert not (out / "lab.kit").exists()
-    _clean(subprocess.run([sys.executable, "-m", "kit", "runs"], env=_env(home),
-                          capture_output=True, text=True))
+    _clean(
+        subprocess.run(
+            [sys.executable, "-m", "kit", "runs"], env=_env(home), capture_output=True, text=True
+        )
+    )
     left = temporary()
     assert left and len(os.listdir(home / "writes")) == 1
-    check = subprocess.run([sys.executable, "-m", "kit", "store", "check"], env=_env(home),
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "kit", "store", "check"],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 1 and left[0] in check.stdout, check.stdout
     _clean(subprocess.run(argv, env=_env(home), capture_output=True, text=True))
     assert sorted(os.listdir(out)) == ["lab.kit"]
@@ -243,8 +274,9 @@ def test_kill_9_of_export_leaves_a_temporary_file_the_next_command_sweeps(tmp_pa
 # -- kit import ---------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_kill_9_of_import_leaves_a_spool_the_next_import_sweeps(tmp_path):
-    from kit.app.bundle import export
     from stored import budget_store
+
+    from kit.app.bundle import export
 
     st = budget_store(tmp_path, home=tmp_path / "a")
     big = tmp_path / "lab.kit"
@@ -253,8 +285,12 @@ def test_kill_9_of_import_leaves_a_spool_the_next_import_sweeps(tmp_path):
     home.mkdir()
     caught = 0
     for _ in range(40):  # the spool lives for a fraction of a second: kill where it is seen
-        p = subprocess.Popen([sys.executable, "-m", "kit", "import", str(big)], env=_env(home),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "kit", "import", str(big)],
+            env=_env(home),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if _wait(lambda: any(n.startswith(".bundle-") for n in os.listdir(home)), p, 60):
             p.kill()
             caught += 1
@@ -264,8 +300,12 @@ def test_kill_9_of_import_leaves_a_spool_the_next_import_sweeps(tmp_path):
     assert caught >= 2, "the import ended before its spool was seen, every time"
     assert [n for n in os.listdir(home) if n.startswith(".bundle-")]  # what kill -9 left
     assert _none_left(home) == []
-    out = subprocess.run([sys.executable, "-m", "kit", "import", str(big)], env=_env(home),
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "kit", "import", str(big)],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+    )
     _clean(out)
     assert not [n for n in os.listdir(home) if n.startswith((".bundle-", ".trash-"))]
 
@@ -276,13 +316,19 @@ def test_every_command_that_opens_the_store_sweeps_a_killed_import_s_spool(tmp_p
     import or compare; now any command that opens the store removes it, and never a live
     import's (its lock is held)."""
     home = tmp_path / "h"
-    code = ("import sys, time; from kit.core.spools import BUNDLE, spool\n"
-            "with spool(sys.argv[1], BUNDLE) as d:\n"
-            "    (d / 'a.npy').write_bytes(b'1' * 100_000); print(d, flush=True); time.sleep(300)\n")
+    code = (
+        "import sys, time; from kit.core.spools import BUNDLE, spool\n"
+        "with spool(sys.argv[1], BUNDLE) as d:\n"
+        "    (d / 'a.npy').write_bytes(b'1' * 100_000); print(d, flush=True); time.sleep(300)\n"
+    )
 
     def importing():
-        p = subprocess.Popen([sys.executable, "-c", code, str(home)], stdout=subprocess.PIPE,
-                             text=True, env=_env(tmp_path / "other"))
+        p = subprocess.Popen(
+            [sys.executable, "-c", code, str(home)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path / "other"),
+        )
         return p, Path(p.stdout.readline().strip())
 
     live, held = importing()
@@ -291,8 +337,9 @@ def test_every_command_that_opens_the_store_sweeps_a_killed_import_s_spool(tmp_p
     try:
         assert left.is_dir() and held.is_dir()
         for argv in (["runs"], ["export", "--out", str(tmp_path / "x.kit")]):
-            out = subprocess.run([sys.executable, "-m", "kit", *argv], env=_env(home),
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, "-m", "kit", *argv], env=_env(home), capture_output=True, text=True
+            )
             assert "Traceback" not in out.stderr, out.stderr
             assert not left.exists() and held.is_dir(), argv
             killed, left = importing()
@@ -317,8 +364,16 @@ def big_home(tmp_path):
     old = os.environ.get("KIT_HOME")
     os.environ["KIT_HOME"] = str(home)
     try:
-        save_dataset(make_dataset("big", "import:big.tsv", [f"P{i:05d}" for i in range(n)], seqs,
-                                  rng.integers(0, 2, n), ["Human"] * n))
+        save_dataset(
+            make_dataset(
+                "big",
+                "import:big.tsv",
+                [f"P{i:05d}" for i in range(n)],
+                seqs,
+                rng.integers(0, 2, n),
+                ["Human"] * n,
+            )
+        )
     finally:
         if old is None:
             os.environ.pop("KIT_HOME")
@@ -330,10 +385,22 @@ def big_home(tmp_path):
 def _homology_killed(home, sig):
     """`kit data homology big` started and sent ``sig`` once mmseqs runs in its work folder."""
     work = home / "cache" / "mmseqs"
-    p = subprocess.Popen([sys.executable, "-m", "kit", "data", "homology", "big"], env=_env(home),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = _wait(lambda: work.is_dir() and any(n.startswith("run-") for n in os.listdir(work))
-                 and _tool_running(home, "easy-"), p, 120)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "kit", "data", "homology", "big"],
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen = _wait(
+        lambda: (
+            work.is_dir()
+            and any(n.startswith("run-") for n in os.listdir(work))
+            and _tool_running(home, "easy-")
+        ),
+        p,
+        120,
+    )
     assert seen, "mmseqs finished before it was seen"
     p.send_signal(sig)
     out, err = p.communicate()
@@ -348,8 +415,12 @@ def test_kill_9_of_data_homology_ends_mmseqs_and_the_next_run_sweeps_its_folder(
     assert code == -signal.SIGKILL
     assert _none_left(home) == []  # mmseqs and its workflow's children too
     assert [n for n in os.listdir(work) if n.startswith("run-")]  # left by the kill
-    out = subprocess.run([sys.executable, "-m", "kit", "data", "homology", "big"], env=_env(home),
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "kit", "data", "homology", "big"],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+    )
     _clean(out)
     assert not [n for n in os.listdir(work) if n.startswith(("run-", ".trash-"))]
 
@@ -360,8 +431,13 @@ def test_sigterm_of_data_homology_says_nothing_half_made_was_stored_and_leaves_n
     home = big_home
     code, err, work = _homology_killed(home, signal.SIGTERM)
     assert code == 143
-    assert err.strip().splitlines()[-1].startswith("kit: terminated; stopped: nothing of the "
-                                                   "search or clustering it was making was stored")
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(
+            "kit: terminated; stopped: nothing of the search or clustering it was making was stored"
+        )
+    )
     assert "finished runs" not in err and "Traceback" not in err
     assert _none_left(home) == []
     assert not [n for n in os.listdir(work) if n.startswith("run-")]
@@ -397,20 +473,33 @@ def test_kill_9_of_a_probe_build_ends_uv_and_the_next_build_rebuilds_cleanly(tmp
         mp.setenv("KIT_STACKS_DIR", str(cat))
         if stack_kind(BASE).status(detect())[0] == "unavailable":
             pytest.skip(stack_kind(BASE).status(detect())[1])
-    p = subprocess.Popen([sys.executable, "-c", _BUILD, BASE], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", _BUILD, BASE],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     name = p.stdout.readline().strip()
     assert name.startswith("probe-"), p.stderr.read()
     site = home / "probes" / name / "venv" / "lib"
-    seen = _wait(lambda: _tool_running(home, "sync") and site.is_dir()
-                 and any(site.glob("python*/site-packages/*")), p, 300)
+    seen = _wait(
+        lambda: (
+            _tool_running(home, "sync")
+            and site.is_dir()
+            and any(site.glob("python*/site-packages/*"))
+        ),
+        p,
+        300,
+    )
     assert seen, "uv sync finished before it was seen"
     p.kill()
     p.wait()
     assert _none_left(home) == []  # uv sync with it
     assert (home / "probes" / name / "venv").is_dir()  # half-built, no marker
-    out = subprocess.run([sys.executable, "-c", _BUILD, BASE], env=env, capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _BUILD, BASE], env=env, capture_output=True, text=True
+    )
     _clean(out)
     assert out.stdout.split() == [name, "built"]
     with pytest.MonkeyPatch.context() as mp:
@@ -443,19 +532,32 @@ def test_kill_9_of_a_release_scan_then_the_same_kit_explain_finishes_clean(tiny,
             pytest.skip(kind.status(detect())[1])
         kind.build(detect())
         store = Store()
-        pair = plan("seed:models", tiny.sha256, PlanOptions(threads=(1,), seeds=(0, 1)),
-                    stack=BASE)[0]
+        pair = plan(
+            "seed:models", tiny.sha256, PlanOptions(threads=(1,), seeds=(0, 1)), stack=BASE
+        )[0]
         run_all([pair.a, pair.b], tiny, store)
         store.add_pairs([pair])
         save_dataset(tiny)
-    argv = [sys.executable, "-m", "kit", "explain", "seed:models", "--library", "scikit-learn",
-            "1.5.2", "1.6.0", "--yes"]
+    argv = [
+        sys.executable,
+        "-m",
+        "kit",
+        "explain",
+        "seed:models",
+        "--library",
+        "scikit-learn",
+        "1.5.2",
+        "1.6.0",
+        "--yes",
+    ]
     env = _env(home, KIT_STACKS_DIR=str(cat))
-    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True)
+    p = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     probes = home / "probes"
-    seen = _wait(lambda: _tool_running(home, "sync") and any(probes.glob("probe-*/venv/lib")),
-                 p, 300)
+    seen = _wait(
+        lambda: _tool_running(home, "sync") and any(probes.glob("probe-*/venv/lib")), p, 300
+    )
     assert seen, f"no uv sync was seen: {p.stderr.read() if p.poll() is not None else ''}"
     p.kill()
     p.wait()

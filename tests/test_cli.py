@@ -12,87 +12,132 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from stored import budget_store
 from usage import usage_error
 
 from kit.cli import main
 from kit.cli.common import int_list as _int_list
 from kit.core.numbers import fmt
-from stored import budget_store
 
 KIT = str(Path(sys.executable).with_name("kit"))
 CORES = os.cpu_count() or 1
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["run", "--factor", "nope"], "unknown factor 'nope'"),
-    (["run", "--factor", "thread"], "did you mean threads?"),
-    (["run", "--factor", "seed", "--threads", "a"], "expected numbers like 0-9"),
-    (["run", "--factor", "threads", "--threads", "0"], "0 is not allowed here"),
-    (["run", "--factor", "threads", "--threads", str(CORES + 62)], "would measure oversubscription"),
-    (["run", "--factor", "svd-iters", "--iters", "0"], "0 is not allowed here"),
-    (["run", "--factor", "seed", "--seeds", "0-99999999"], "at most 1,000 in one list"),
-    (["run", "--factor", "seed", "--n", "0"], "expected a positive integer"),
-    (["run", "--factor", "seed", "--eps", "x"], "expected non-negative numbers"),
-    (["tui", "--threads", "0"], "0 is not allowed here"),
-    (["run"], "the following arguments are required: --factor"),
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
-    (["run", "--factor", "host", "--hosts", "a"], "name at least two"),
-    (["data", "import", "x.tsv"], "the following arguments are required: --name"),
-    # every command's --cluster through the one parser, before anything starts
-    (["run", "--factor", "seed", "--cluster", "k8s"], "unknown cluster 'k8s'"),
-    (["run", "--factor", "seed", "--cluster", "tcp://localhost"], "names no port: use local[:N]"),
-    (["run", "--factor", "seed", "--cluster", "tcp://"], "'tcp://' names no host and port"),
-    (["run", "--factor", "seed", "--cluster", "tcp://localhost:abc"], "has port 'abc'"),
-    (["run", "--factor", "seed", "--cluster", "tcp://localhost:99999"], "from 1 to 65535"),
-    (["run", "--factor", "seed", "--cluster", "tls://localhost:1"], "tls:// is not supported"),
-    (["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-300",
-      "--cluster", ""], "argument --cluster: '' names no cluster"),
-    (["run", "--factor", "seed", "--cluster", "LOCAL:2"], "did you mean local:2?"),
-    (["explain", "seed", "--cluster", ""], "'' names no cluster"),
-    (["cluster", "show", "--cluster", "nope"], "unknown cluster 'nope'"),
-    (["cluster", "check", "--cluster", "local:0"], "asks for 0 workers; the smallest is 1"),
-    # an empty path is no path, for every command that takes one (it read as ".", and `kit run
-    # --pipeline ""` ran kit's own pipeline)
-    (["run", "--pipeline", "", "--factor", "repeat"], "argument --pipeline: an empty path"),
-    (["import", ""], "argument file: an empty path"),
-    (["compare", ""], "argument file: an empty path"),
-    (["compare", "x.kit", "--pipeline", " "], "argument --pipeline: an empty path"),
-    (["export", "--out", ""], "argument --out: an empty path"),
-    (["report", "--out", ""], "argument --out: an empty path"),
-    (["tolerances", "--out", ""], "argument --out: an empty path"),
-    (["budget", "--pipeline", ""], "argument --pipeline: an empty path"),
-    (["doctor", "--pipeline", ""], "argument --pipeline: an empty path"),
-    (["data", "import", "", "--name", "x"], "argument file: an empty path"),
-    (["stacks", "add", "x", ""], "argument python: an empty path"),
-    # nothing typed is accepted and ignored
-    (["doctor", "--timeout", "5"], "argument --timeout: bounds the runs of a --pipeline file"),
-    (["--version", "extra"], "unrecognized arguments: extra"),
-    (["run", "--factor", "repeat", "--torch-stack", "torch-linux-cpx"],
-     "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu"),
-], ids=lambda x: x if isinstance(x, str) else " ".join(x))
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["run", "--factor", "nope"], "unknown factor 'nope'"),
+        (["run", "--factor", "thread"], "did you mean threads?"),
+        (["run", "--factor", "seed", "--threads", "a"], "expected numbers like 0-9"),
+        (["run", "--factor", "threads", "--threads", "0"], "0 is not allowed here"),
+        (
+            ["run", "--factor", "threads", "--threads", str(CORES + 62)],
+            "would measure oversubscription",
+        ),
+        (["run", "--factor", "svd-iters", "--iters", "0"], "0 is not allowed here"),
+        (["run", "--factor", "seed", "--seeds", "0-99999999"], "at most 1,000 in one list"),
+        (["run", "--factor", "seed", "--n", "0"], "expected a positive integer"),
+        (["run", "--factor", "seed", "--eps", "x"], "expected non-negative numbers"),
+        (["tui", "--threads", "0"], "0 is not allowed here"),
+        (["run"], "the following arguments are required: --factor"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["run", "--factor", "host", "--hosts", "a"], "name at least two"),
+        (["data", "import", "x.tsv"], "the following arguments are required: --name"),
+        # every command's --cluster through the one parser, before anything starts
+        (["run", "--factor", "seed", "--cluster", "k8s"], "unknown cluster 'k8s'"),
+        (
+            ["run", "--factor", "seed", "--cluster", "tcp://localhost"],
+            "names no port: use local[:N]",
+        ),
+        (["run", "--factor", "seed", "--cluster", "tcp://"], "'tcp://' names no host and port"),
+        (["run", "--factor", "seed", "--cluster", "tcp://localhost:abc"], "has port 'abc'"),
+        (["run", "--factor", "seed", "--cluster", "tcp://localhost:99999"], "from 1 to 65535"),
+        (["run", "--factor", "seed", "--cluster", "tls://localhost:1"], "tls:// is not supported"),
+        (
+            [
+                "run",
+                "--factor",
+                "seed",
+                "--n",
+                "120",
+                "--threads",
+                "1",
+                "--seeds",
+                "0-300",
+                "--cluster",
+                "",
+            ],
+            "argument --cluster: '' names no cluster",
+        ),
+        (["run", "--factor", "seed", "--cluster", "LOCAL:2"], "did you mean local:2?"),
+        (["explain", "seed", "--cluster", ""], "'' names no cluster"),
+        (["cluster", "show", "--cluster", "nope"], "unknown cluster 'nope'"),
+        (["cluster", "check", "--cluster", "local:0"], "asks for 0 workers; the smallest is 1"),
+        # an empty path is no path, for every command that takes one (it read as ".", and `kit run
+        # --pipeline ""` ran kit's own pipeline)
+        (["run", "--pipeline", "", "--factor", "repeat"], "argument --pipeline: an empty path"),
+        (["import", ""], "argument file: an empty path"),
+        (["compare", ""], "argument file: an empty path"),
+        (["compare", "x.kit", "--pipeline", " "], "argument --pipeline: an empty path"),
+        (["export", "--out", ""], "argument --out: an empty path"),
+        (["report", "--out", ""], "argument --out: an empty path"),
+        (["tolerances", "--out", ""], "argument --out: an empty path"),
+        (["budget", "--pipeline", ""], "argument --pipeline: an empty path"),
+        (["doctor", "--pipeline", ""], "argument --pipeline: an empty path"),
+        (["data", "import", "", "--name", "x"], "argument file: an empty path"),
+        (["stacks", "add", "x", ""], "argument python: an empty path"),
+        # nothing typed is accepted and ignored
+        (["doctor", "--timeout", "5"], "argument --timeout: bounds the runs of a --pipeline file"),
+        (["--version", "extra"], "unrecognized arguments: extra"),
+        (
+            ["run", "--factor", "repeat", "--torch-stack", "torch-linux-cpx"],
+            "unknown stack 'torch-linux-cpx': did you mean torch-linux-cpu",
+        ),
+    ],
+    ids=lambda x: x if isinstance(x, str) else " ".join(x),
+)
 def test_usage_errors_exit_2_with_one_line(argv, says, capsys):
     err = usage_error(argv, capsys)
     assert says in err and err.count("\n") == 1 and "--help" in err
 
 
-@pytest.mark.parametrize("argv, says", [
-    # a word the command does not take: its own help, not `kit --help` (issue 43)
-    (["verdicts", "--factor", "sed"], "kit verdicts: error: unrecognized arguments: --factor sed"),
-    (["tolerances", "--pipeline", "X", "--timeout", "5"],
-     "kit tolerances: error: unrecognized arguments: --timeout 5"),
-    (["data", "info", "synthetic", "--bogus"], "kit data info: error: unrecognized arguments: --bogus"),
-    # an unknown stack, one rule whichever command names it: `kit run --stack` exited 1 as
-    # "kit: error: ..." where `kit runs --stack` exited 2 as a usage error
-    (["run", "--factor", "threads", "--stack", "np2-sk19"],
-     "kit run: error: argument --stack: unknown stack 'np2-sk19': did you mean np2-sk191?"),
-    (["runs", "--stack", "hots"],
-     "kit runs: error: argument --stack: unknown stack 'hots': did you mean host?"),
-    (["stacks", "build", "hots"],
-     "kit stacks build: error: unknown stack 'hots': did you mean host?"),
-    (["run", "--factor", "seed", "--torch-stack", "zzzzzz"],
-     "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them"),
-], ids=lambda x: x if isinstance(x, str) else " ".join(x))
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        # a word the command does not take: its own help, not `kit --help` (issue 43)
+        (
+            ["verdicts", "--factor", "sed"],
+            "kit verdicts: error: unrecognized arguments: --factor sed",
+        ),
+        (
+            ["tolerances", "--pipeline", "X", "--timeout", "5"],
+            "kit tolerances: error: unrecognized arguments: --timeout 5",
+        ),
+        (
+            ["data", "info", "synthetic", "--bogus"],
+            "kit data info: error: unrecognized arguments: --bogus",
+        ),
+        # an unknown stack, one rule whichever command names it: `kit run --stack` exited 1 as
+        # "kit: error: ..." where `kit runs --stack` exited 2 as a usage error
+        (
+            ["run", "--factor", "threads", "--stack", "np2-sk19"],
+            "kit run: error: argument --stack: unknown stack 'np2-sk19': did you mean np2-sk191?",
+        ),
+        (
+            ["runs", "--stack", "hots"],
+            "kit runs: error: argument --stack: unknown stack 'hots': did you mean host?",
+        ),
+        (
+            ["stacks", "build", "hots"],
+            "kit stacks build: error: unknown stack 'hots': did you mean host?",
+        ),
+        (
+            ["run", "--factor", "seed", "--torch-stack", "zzzzzz"],
+            "kit run: error: argument --torch-stack: unknown stack 'zzzzzz'; `kit stacks` lists them",
+        ),
+    ],
+    ids=lambda x: x if isinstance(x, str) else " ".join(x),
+)
 def test_a_usage_error_points_at_the_command_s_own_help(argv, says, capsys):
     err = usage_error(argv, capsys)
     assert err == f"{says} (see `{says.split(':')[0]} --help`)\n", err
@@ -113,8 +158,13 @@ def test_store_help_names_the_action_there_is(tmp_path, capsys):
     line = next(x for x in capsys.readouterr().out.splitlines() if x.split()[:1] == ["store"])
     assert "check" in line and "verify" not in line, line
     for action in ("check", "verify"):  # what the help says, and what it once said
-        r = subprocess.run([KIT, "store", action], capture_output=True, text=True, timeout=120,
-                           env=dict(os.environ, KIT_HOME=str(tmp_path)))
+        r = subprocess.run(
+            [KIT, "store", action],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ, KIT_HOME=str(tmp_path)),
+        )
         assert r.returncode == 0 and "invalid choice" not in r.stderr, r.stderr
 
 
@@ -135,25 +185,32 @@ def test_empty_store_is_a_one_line_error(capsys):
     assert "run `kit run --factor seed` first" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["run", "--factor", "seed", "--dataset", "missing"], "no dataset 'missing'"),
-    (["compare", "/nonexistent/lab.kit"], "no bundle at /nonexistent/lab.kit"),
-    (["import", "/nonexistent/lab.kit"], "no bundle at /nonexistent/lab.kit"),
-    (["data", "import", "/nonexistent.tsv", "--name", "x"], "cannot read /nonexistent.tsv"),
-    (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
-    (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
-    # one check and one line for a dataset's name, read or made (#43: "invalid dataset name")
-    (["data", "info", ""], "dataset name '': use letters, digits"),
-    # the exact command that makes the built-in set at a size not made yet (#43)
-    (["budget", "--dataset", "synthetic", "--n", "3000"],
-     "`kit run --factor repeat --dataset synthetic --n 3000` makes it"),
-    (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
-    (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
-    (["run", "--factor", "host", "--n", "120"], "name two node classes"),
-    (["run", "--factor", "seed", "--n", "300000"], "generated up to 200,000"),
-    (["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-300"],
-     "needs --yes when there is no terminal"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["run", "--factor", "seed", "--dataset", "missing"], "no dataset 'missing'"),
+        (["compare", "/nonexistent/lab.kit"], "no bundle at /nonexistent/lab.kit"),
+        (["import", "/nonexistent/lab.kit"], "no bundle at /nonexistent/lab.kit"),
+        (["data", "import", "/nonexistent.tsv", "--name", "x"], "cannot read /nonexistent.tsv"),
+        (["data", "import", "/dev/zero", "--name", "x"], "is not a regular file"),
+        (["data", "info", "nothing-here"], "no dataset 'nothing-here'"),
+        # one check and one line for a dataset's name, read or made (#43: "invalid dataset name")
+        (["data", "info", ""], "dataset name '': use letters, digits"),
+        # the exact command that makes the built-in set at a size not made yet (#43)
+        (
+            ["budget", "--dataset", "synthetic", "--n", "3000"],
+            "`kit run --factor repeat --dataset synthetic --n 3000` makes it",
+        ),
+        (["data", "import", "/etc/hostname", "--name", ""], "dataset name '': use letters, digits"),
+        (["run", "--factor", "host", "--hosts", "a,b"], "--hosts names node classes of a cluster"),
+        (["run", "--factor", "host", "--n", "120"], "name two node classes"),
+        (["run", "--factor", "seed", "--n", "300000"], "generated up to 200,000"),
+        (
+            ["run", "--factor", "seed", "--n", "120", "--threads", "1", "--seeds", "0-300"],
+            "needs --yes when there is no terminal",
+        ),
+    ],
+)
 def test_errors_exit_1_with_one_line(argv, says, capsys):
     assert main(argv) == 1
     err = capsys.readouterr().err  # `kit run` may have said what it planned before refusing
@@ -166,7 +223,7 @@ def test_a_truncated_bundle_is_one_line(tmp_path, kit_home, capsys):
     assert main(["export", "--out", str(tmp_path / "lab.kit"), "--arrays"]) == 0
     data = (tmp_path / "lab.kit").read_bytes()
     cut = tmp_path / "t.kit"
-    cut.write_bytes(data[:len(data) // 2])  # `head -c` of a bundle: the gzip stream ends early
+    cut.write_bytes(data[: len(data) // 2])  # `head -c` of a bundle: the gzip stream ends early
     capsys.readouterr()
     assert main(["compare", str(cut)]) == 1
     err = capsys.readouterr().err
@@ -193,12 +250,18 @@ def test_data_list_takes_json(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [["budget"], ["runs"], ["budget", "--json"], ["runs", "--json"],
-                                  ["verdicts"], ["advise"]])
+@pytest.mark.parametrize(
+    "args",
+    [["budget"], ["runs"], ["budget", "--json"], ["runs", "--json"], ["verdicts"], ["advise"]],
+)
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
     budget_store(tmp_path, home=kit_home)
-    proc = subprocess.Popen([KIT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=dict(os.environ, KIT_HOME=str(kit_home)))
+    proc = subprocess.Popen(
+        [KIT, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, KIT_HOME=str(kit_home)),
+    )
     proc.stdout.close()  # `| head -0`: the reader is gone before the first line
     err = proc.stderr.read().decode()
     proc.wait(timeout=120)
@@ -212,15 +275,22 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path, kit_home, args):
 def test_a_full_disk_under_the_output_is_one_line(tmp_path, kit_home, args):
     budget_store(tmp_path, home=kit_home)
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([KIT, *args], stdout=full, stderr=subprocess.PIPE, text=True,
-                              env=dict(os.environ, KIT_HOME=str(kit_home)), timeout=120)
+        proc = subprocess.run(
+            [KIT, *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, KIT_HOME=str(kit_home)),
+            timeout=120,
+        )
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert last.startswith("kit: error: No space left on device") and "internal" not in proc.stderr
 
 
-@pytest.mark.parametrize("args", [["report", "--out"], ["export", "--out"],
-                                  ["tolerances", "--out"]])
+@pytest.mark.parametrize(
+    "args", [["report", "--out"], ["export", "--out"], ["tolerances", "--out"]]
+)
 def test_an_output_that_cannot_be_made_is_one_line(tmp_path, kit_home, capsys, args):
     budget_store(tmp_path, home=kit_home)
     blocker = tmp_path / "a-file"
@@ -234,23 +304,27 @@ def test_an_output_that_cannot_be_made_is_one_line(tmp_path, kit_home, capsys, a
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
-def test_an_output_where_no_file_can_be_made_is_refused_before_the_work(tmp_path, kit_home,
-                                                                         capsys):
+def test_an_output_where_no_file_can_be_made_is_refused_before_the_work(tmp_path, kit_home, capsys):
     """`kit export --out /proc/x.kit` said "exporting 73 runs..." and then failed (#43)."""
     budget_store(tmp_path, home=kit_home)
     assert main(["export", "--out", "/proc/x.kit"]) == 1
     err = capsys.readouterr().err
-    assert err == ("kit: error: cannot write into /proc: it takes no new files or folders (a "
-                   "virtual file system such as /proc or /sys)\n"), err
+    assert err == (
+        "kit: error: cannot write into /proc: it takes no new files or folders (a "
+        "virtual file system such as /proc or /sys)\n"
+    ), err
     # a folder under it: the same reason, never "No such file or directory" for one that is there
     assert main(["report", "--out", "/proc/x"]) == 1
-    assert capsys.readouterr().err == ("kit: error: cannot make the folder /proc/x: /proc takes "
-                                       "no new files or folders (a virtual file system such as "
-                                       "/proc or /sys)\n")
+    assert capsys.readouterr().err == (
+        "kit: error: cannot make the folder /proc/x: /proc takes "
+        "no new files or folders (a virtual file system such as "
+        "/proc or /sys)\n"
+    )
 
 
-def test_export_into_a_folder_that_does_not_exist_makes_it_as_report_does(tmp_path, kit_home,
-                                                                           capsys):
+def test_export_into_a_folder_that_does_not_exist_makes_it_as_report_does(
+    tmp_path, kit_home, capsys
+):
     budget_store(tmp_path, home=kit_home)
     out = tmp_path / "no" / "such" / "x.kit"
     assert main(["export", "--out", str(out)]) == 0
@@ -263,8 +337,10 @@ def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, ki
     folder.mkdir()
     assert main(["export", "--out", str(folder)]) == 1  # a folder where a bundle file goes
     err = capsys.readouterr().err
-    assert err == (f"kit: error: cannot write {folder}: it is a folder: give a file's name, "
-                   f"e.g. {folder / 'lab.kit'}\n") and not any(folder.iterdir())
+    assert err == (
+        f"kit: error: cannot write {folder}: it is a folder: give a file's name, "
+        f"e.g. {folder / 'lab.kit'}\n"
+    ) and not any(folder.iterdir())
     a_file = tmp_path / "report.txt"
     a_file.write_text("mine")
     assert main(["report", "--out", str(a_file)]) == 1  # a file where the report's folder goes
@@ -276,15 +352,24 @@ def test_an_output_of_the_wrong_kind_is_one_line_and_writes_nothing(tmp_path, ki
     assert err.count("\n") == 1 and "is not a regular file" in err and "internal" not in err
 
 
-@pytest.mark.parametrize("fmt, example", [("text", "tolerances.txt"), ("json", "tolerances.json"),
-                                         ("pytest-regressions", "tolerances.yml"),
-                                         ("numpy", "tolerances.py")])
-def test_a_folder_as_tolerances_out_is_refused_with_a_file_of_its_format(tmp_path, kit_home,
-                                                                        capsys, fmt, example):
+@pytest.mark.parametrize(
+    "fmt, example",
+    [
+        ("text", "tolerances.txt"),
+        ("json", "tolerances.json"),
+        ("pytest-regressions", "tolerances.yml"),
+        ("numpy", "tolerances.py"),
+    ],
+)
+def test_a_folder_as_tolerances_out_is_refused_with_a_file_of_its_format(
+    tmp_path, kit_home, capsys, fmt, example
+):
     """The example named a .py whatever the format: a YAML file for pytest-regressions."""
     assert main(["tolerances", "--format", fmt, "--out", str(tmp_path)]) == 1
-    assert capsys.readouterr().err == (f"kit: error: cannot write {tmp_path}: it is a folder: "
-                                       f"give a file's name, e.g. {tmp_path / example}\n")
+    assert capsys.readouterr().err == (
+        f"kit: error: cannot write {tmp_path}: it is a folder: "
+        f"give a file's name, e.g. {tmp_path / example}\n"
+    )
 
 
 def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys):
@@ -294,12 +379,18 @@ def test_an_unknown_factor_is_named_with_the_closest(tmp_path, kit_home, capsys)
         main(["budget", "--factor", "sed"])
     err = capsys.readouterr().err
     assert usage.value.code == 2
-    assert err.strip() == ("kit budget: error: argument --factor: unknown factor 'sed': did you mean "
-                           "seed? (see `kit budget --help`)")
+    assert err.strip() == (
+        "kit budget: error: argument --factor: unknown factor 'sed': did you mean "
+        "seed? (see `kit budget --help`)"
+    )
     with pytest.raises(SystemExit) as usage:
         main(["budget", "--factor", "bogus"])
     err = capsys.readouterr().err
-    assert usage.value.code == 2 and "unknown factor 'bogus'; choose from repeat, " in err and "no pairs" not in err
+    assert (
+        usage.value.code == 2
+        and "unknown factor 'bogus'; choose from repeat, " in err
+        and "no pairs" not in err
+    )
     assert main(["budget", "--factor", "svd-iters"]) == 1  # a factor, none of its pairs stored
     assert "no pairs of factor 'svd-iters'" in capsys.readouterr().err
 
@@ -314,7 +405,9 @@ def test_a_bug_prints_one_line_and_keeps_the_traceback(monkeypatch, capsys, kit_
     budget_store(kit_home.parent, home=kit_home)
     assert main(["runs"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "internal error: RuntimeError: something kit did not expect" in err
+    assert (
+        err.count("\n") == 1 and "internal error: RuntimeError: something kit did not expect" in err
+    )
     log = Path(err.split("the traceback is in ")[1].rstrip(")\n"))
     assert "Traceback" in log.read_text() and "broken" in log.read_text()
 
@@ -327,7 +420,9 @@ def test_read_commands_say_which_dataset_and_why(tmp_path, kit_home, capsys):
     for cmd in (["budget"], ["verdicts"], ["advise"], ["amplify"]):
         assert main(cmd) == 0
         first = capsys.readouterr().out.splitlines()[0]
-        assert first.startswith("dataset synthetic-120 [SYNTHETIC]") and "most recent run's" in first
+        assert (
+            first.startswith("dataset synthetic-120 [SYNTHETIC]") and "most recent run's" in first
+        )
     assert main(["budget", "--json"]) == 0
     out = capsys.readouterr()
     assert json.loads(out.out)["dataset"]["rows"] == 120 and "most recent run's" in out.err
@@ -348,7 +443,9 @@ def test_an_unusable_kit_home_is_one_line(tmp_path, monkeypatch, capsys):
         monkeypatch.setenv("KIT_HOME", str(home))
         assert main(["runs"]) == 1
         err = capsys.readouterr().err
-        assert err.startswith(f"kit: error: KIT_HOME {home} cannot be used") and err.count("\n") == 1
+        assert (
+            err.startswith(f"kit: error: KIT_HOME {home} cannot be used") and err.count("\n") == 1
+        )
 
 
 def test_the_tui_opens_on_the_most_recent_runs_dataset(tmp_path, monkeypatch):
@@ -364,8 +461,10 @@ def test_the_tui_opens_on_the_most_recent_runs_dataset(tmp_path, monkeypatch):
     from kit.core.spec import RunSpec
 
     run = RunSpec(dataset=load_dataset("synthetic", 300).sha256, stack="host", stack_id="s")
-    store.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)",  # a row whose spec is its id's
-                     (run.run_id, run.to_json(), run.dataset, "host", "now", "{}", "dataset"))
+    store.db.execute(
+        "INSERT INTO runs VALUES (?,?,?,?,?,?,?)",  # a row whose spec is its id's
+        (run.run_id, run.to_json(), run.dataset, "host", "now", "{}", "dataset"),
+    )
     assert opening_dataset(store, 1000) == ("synthetic", 300)
 
 
@@ -377,7 +476,9 @@ def test_homology_without_a_clustering_says_how_to_make_one(tmp_path, kit_home, 
     budget_store(tmp_path, dataset=load_dataset("synthetic", 150, save=False), home=kit_home)
     assert main(["homology"]) == 1
     err = capsys.readouterr().err
-    assert "no homology clustering of this dataset yet: `kit data homology synthetic --n 150`" in err
+    assert (
+        "no homology clustering of this dataset yet: `kit data homology synthetic --n 150`" in err
+    )
     assert err.count("\n") == 1
     assert main(["homology", "--identity", "0.5"]) == 1
     assert "at --identity 0.5 yet" in capsys.readouterr().err
@@ -385,8 +486,9 @@ def test_homology_without_a_clustering_says_how_to_make_one(tmp_path, kit_home, 
     assert "homology" not in json.loads(capsys.readouterr().out)  # nothing changes without one
 
 
-@pytest.mark.parametrize("args", [["data", "info", "synthetic", "--n", "130"],
-                                  ["data", "verify", "synthetic"]])
+@pytest.mark.parametrize(
+    "args", [["data", "info", "synthetic", "--n", "130"], ["data", "verify", "synthetic"]]
+)
 def test_data_reading_commands_store_no_dataset(kit_home, capsys, args):
     """`kit data info synthetic --n N` generated and stored synthetic-N: a reading command
     shows the built-in set (made in memory) and leaves the datasets folder as it was."""

@@ -26,8 +26,13 @@ KIT = str(Path(sys.executable).with_name("kit"))
 
 
 def kit(home, *args, timeout=600, env=None):
-    return subprocess.run([KIT, *args], env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [KIT, *args],
+        env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def stage_hashes(home) -> dict:
@@ -38,13 +43,16 @@ def stage_hashes(home) -> dict:
         d = json.loads(spec)
         d.pop("host")
         out[json.dumps(d, sort_keys=True)] = dict(
-            db.execute("SELECT stage, sha256 FROM stages WHERE run=?", (run,)).fetchall())
+            db.execute("SELECT stage, sha256 FROM stages WHERE run=?", (run,)).fetchall()
+        )
     return out
 
 
 def manifests(home) -> list:
     db = sqlite3.connect(home / "store.sqlite")
-    return [(json.loads(s), json.loads(m)) for s, m in db.execute("SELECT spec, manifest FROM runs")]
+    return [
+        (json.loads(s), json.loads(m)) for s, m in db.execute("SELECT spec, manifest FROM runs")
+    ]
 
 
 SEED = ["run", "--factor", "seed", "--seeds", "0,1", "--threads", "1", "--n", "200"]
@@ -71,8 +79,19 @@ def test_runs_on_a_cluster_are_made_in_warm_workers_and_the_process_factor_passe
     """Each Dask worker keeps a warm worker process per (stack, threads, env), as the local path
     does: a later run is made in a process that made runs before; the `process` pair (fresh vs
     warm) is bitwise identical on the cluster too."""
-    got = kit(tmp_path, "run", "--factor", "process,repeat", "--threads", "1", "--n", "200",
-              "--cluster", "local:1", "--json")
+    got = kit(
+        tmp_path,
+        "run",
+        "--factor",
+        "process,repeat",
+        "--threads",
+        "1",
+        "--n",
+        "200",
+        "--cluster",
+        "local:1",
+        "--json",
+    )
     assert got.returncode == 0, got.stderr
     made = {(s.get("process", ""), m["runs_before"]) for s, m in manifests(tmp_path)}
     assert ("fresh", 0) in made and any(p == "warm" and n >= 1 for p, n in made)
@@ -85,8 +104,11 @@ def _kill_a_busy_worker(client, deadline=120) -> int | None:
     """kill -9 the Dask worker process running a kit run now; its pid (None: none was seen)."""
     end = time.time() + deadline
     while time.time() < end:
-        busy = [a for a, keys in client.processing().items()
-                if any(str(k).startswith("make_run") for k in keys)]
+        busy = [
+            a
+            for a, keys in client.processing().items()
+            if any(str(k).startswith("make_run") for k in keys)
+        ]
         if busy:
             try:
                 pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
@@ -113,12 +135,17 @@ def test_a_dask_worker_killed_mid_run_is_retried_every_time_and_the_store_stays_
     store = Store()
     with DaskExecutor("local:2") as ex:
         for i in range(tries):
-            opts = PlanOptions(threads=(1,), seeds=(2 * i, 2 * i + 1), host=ex.default_host(),
-                               cores=ex.fewest_cores())
+            opts = PlanOptions(
+                threads=(1,),
+                seeds=(2 * i, 2 * i + 1),
+                host=ex.default_host(),
+                cores=ex.fewest_cores(),
+            )
             a = au.plan_runs(au.prepare(["seed"], "synthetic", 100, opts))
             failed = []
-            t = threading.Thread(target=_catching, args=(failed, au.execute, a, store),
-                                 kwargs={"executor": ex})
+            t = threading.Thread(
+                target=_catching, args=(failed, au.execute, a, store), kwargs={"executor": ex}
+            )
             t.start()
             killed.append(_kill_a_busy_worker(ex.client))
             t.join(timeout=300)
@@ -157,20 +184,44 @@ def test_two_node_classes_make_a_host_pair(tmp_path, two_classes):
     check = kit(home, "cluster", "check", "--cluster", two_classes, "--json")
     assert check.returncode == 0, check.stderr
     assert sorted(r["class"] for r in json.loads(check.stdout)) == ["a", "b"]
-    got = kit(home, "run", "--factor", "host", "--hosts", "a,b", "--n", "200",
-              "--cluster", two_classes, "--json")
+    got = kit(
+        home,
+        "run",
+        "--factor",
+        "host",
+        "--hosts",
+        "a,b",
+        "--n",
+        "200",
+        "--cluster",
+        two_classes,
+        "--json",
+    )
     assert got.returncode == 0, got.stderr
     rows = [r for r in json.loads(got.stdout)["rows"] if r["factor"] == "host"]
     assert rows and rows[0]["pairs"] == 1
-    assert sorted((s["host"], m["node"]["class"]) for s, m in manifests(home)) == [("a", "a"),
-                                                                                  ("b", "b")]
-    wrong = kit(home, "run", "--factor", "host", "--hosts", "a,zz", "--n", "200",
-                "--cluster", two_classes)
+    assert sorted((s["host"], m["node"]["class"]) for s, m in manifests(home)) == [
+        ("a", "a"),
+        ("b", "b"),
+    ]
+    wrong = kit(
+        home, "run", "--factor", "host", "--hosts", "a,zz", "--n", "200", "--cluster", two_classes
+    )
     assert wrong.returncode == 1 and "--hosts 'zz': no worker" in wrong.stderr
     import socket
 
-    spans = kit(home, "run", "--factor", "host", "--hosts", f"a,{socket.gethostname()}",
-                "--n", "200", "--cluster", two_classes)  # a host name, of workers of a and b
+    spans = kit(
+        home,
+        "run",
+        "--factor",
+        "host",
+        "--hosts",
+        f"a,{socket.gethostname()}",
+        "--n",
+        "200",
+        "--cluster",
+        two_classes,
+    )  # a host name, of workers of a and b
     assert spans.returncode == 1 and "spans the node classes a, b" in spans.stderr, spans.stderr
 
 
@@ -178,10 +229,15 @@ def _started(home, *args, env=None) -> subprocess.Popen:
     """`kit ARGS` in a session of its own, as a terminal runs it (a Ctrl-C reaches its group)."""
     # Ctrl-C as a terminal delivers it: a runner that started this suite in the background
     # (`cmd &` in a script) left SIGINT ignored, and an ignored signal stays ignored across exec
-    return subprocess.Popen([KIT, *args], env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [KIT, *args],
+        env=dict(os.environ, KIT_HOME=str(home), **(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _wait_for_runs(home, n: int, proc, deadline=300) -> None:
@@ -193,8 +249,10 @@ def _wait_for_runs(home, n: int, proc, deadline=300) -> None:
         except sqlite3.Error:  # the store is being made
             pass
         time.sleep(0.1)
-    raise AssertionError(f"{n} run(s) were not stored in time: {proc.poll()} "
-                         f"{proc.stderr.read() if proc.poll() is not None else ''}")
+    raise AssertionError(
+        f"{n} run(s) were not stored in time: {proc.poll()} "
+        f"{proc.stderr.read() if proc.poll() is not None else ''}"
+    )
 
 
 def test_a_restarted_worker_at_a_new_address_takes_its_classs_runs(tmp_path, two_classes):
@@ -203,17 +261,35 @@ def test_a_restarted_worker_at_a_new_address_takes_its_classs_runs(tmp_path, two
     from distributed import Client
 
     home = tmp_path / "h"
-    proc = _started(home, "run", "--factor", "host", "--hosts", "a,b", "--seeds", "0", "--n",
-                    "400", "--cluster", two_classes)
+    proc = _started(
+        home,
+        "run",
+        "--factor",
+        "host",
+        "--hosts",
+        "a,b",
+        "--seeds",
+        "0",
+        "--n",
+        "400",
+        "--cluster",
+        two_classes,
+    )
     with Client(two_classes) as client:
-        a = next(addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()
-                 if "kit-class-a" in w["resources"])
+        a = next(
+            addr
+            for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()
+            if "kit-class-a" in w["resources"]
+        )
         while not client.processing().get(a) and proc.poll() is None:
             time.sleep(0.02)
         os.kill(client.run(os.getpid, workers=[a])[a], signal.SIGKILL)
         out, err = proc.communicate(timeout=300)
-        after = [addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()
-                 if "kit-class-a" in w["resources"]]
+        after = [
+            addr
+            for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()
+            if "kit-class-a" in w["resources"]
+        ]
     assert proc.returncode == 0, err
     assert after and a not in after  # a new address for class a
     # a scheduler someone else runs has Dask's own allowed-failures: it resubmitted quietly
@@ -226,8 +302,18 @@ def test_a_run_that_fails_on_every_node_is_reported_and_the_plan_goes_on(tmp_pat
     bad = tmp_path / "not-a-folder"
     bad.write_text("")
     with two_node_classes(("a", "b"), env={"b": {"KIT_HOME": str(bad)}}) as address:
-        got = kit(tmp_path / "h", "run", "--factor", "host", "--hosts", "a,b", "--n", "200",
-                  "--cluster", address)
+        got = kit(
+            tmp_path / "h",
+            "run",
+            "--factor",
+            "host",
+            "--hosts",
+            "a,b",
+            "--n",
+            "200",
+            "--cluster",
+            address,
+        )
     assert got.returncode == 1
     assert "1 run(s) of this plan failed" in got.stderr and "(b)" in got.stderr, got.stderr
     assert "no pairs of host stored" in got.stdout  # the budget of what was made: a pair needs both
@@ -239,22 +325,44 @@ def test_a_run_that_fails_on_every_node_is_reported_and_the_plan_goes_on(tmp_pat
 def test_thread_counts_fit_the_workers_and_a_larger_one_is_skipped_with_why(tmp_path):
     """local:2 on two cores: one-core workers. The threads factor's 2-thread run has no worker:
     skipped with a note, while the seed pairs run (it used to end the plan with 0 runs)."""
-    got = kit(tmp_path, "run", "--factor", "seed,threads", "--seeds", "0,1", "--n", "200",
-              "--cluster", "local:2")
+    got = kit(
+        tmp_path,
+        "run",
+        "--factor",
+        "seed,threads",
+        "--seeds",
+        "0,1",
+        "--n",
+        "200",
+        "--cluster",
+        "local:2",
+    )
     assert got.returncode == 0, got.stderr
     assert "skipped 1 pair(s) (1 vs 2 threads): 2 threads: no worker of node class" in got.stderr
     assert "offers that many cores (at most 1)" in " ".join(got.stderr.split())
     assert len(manifests(tmp_path)) == 2 and all(s["threads"] == 1 for s, _ in manifests(tmp_path))
     # more threads than the driver's own cores: a cluster's nodes may have more (skipped here)
-    wide = kit(tmp_path, "run", "--factor", "threads", "--threads", f"1,{4 * os.cpu_count()}",
-               "--n", "200", "--cluster", "local:2")
+    wide = kit(
+        tmp_path,
+        "run",
+        "--factor",
+        "threads",
+        "--threads",
+        f"1,{4 * os.cpu_count()}",
+        "--n",
+        "200",
+        "--cluster",
+        "local:2",
+    )
     assert f"{4 * os.cpu_count()} threads: no worker" in wide.stderr
     # every pair of that plan was skipped: it measured nothing, so it is not a success
     assert wide.returncode == 1 and "nothing of the plan could run" in wide.stderr
 
 
-@pytest.mark.skipif(not shutil.which("taskset") or (os.cpu_count() or 1) < 2,
-                    reason="needs two cores (and taskset) for one-core workers")
+@pytest.mark.skipif(
+    not shutil.which("taskset") or (os.cpu_count() or 1) < 2,
+    reason="needs two cores (and taskset) for one-core workers",
+)
 def test_thread_counts_no_worker_offers_are_refused_before_a_build_and_said_alone(tmp_path):
     """On one-core workers (local:2 held to two cores), torch-threads is refused from a fresh
     store before its torch stack is built (it was built first, 16-28 s, then refused), and the
@@ -262,14 +370,26 @@ def test_thread_counts_no_worker_offers_are_refused_before_a_build_and_said_alon
     repeat`)."""
     two = ["taskset", "-c", "0,1", KIT]
     env = dict(os.environ, KIT_HOME=str(tmp_path))
-    got = subprocess.run([*two, "run", "--factor", "torch-threads", "--n", "150", "--cluster",
-                          "local:2", "--yes"], env=env, capture_output=True, text=True, timeout=600)
+    got = subprocess.run(
+        [*two, "run", "--factor", "torch-threads", "--n", "150", "--cluster", "local:2", "--yes"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     said = " ".join(got.stderr.split())
-    assert got.returncode == 1 and "the smallest worker of the cluster offers at most 1 core(s)" \
-        in said, got.stderr
+    assert (
+        got.returncode == 1
+        and "the smallest worker of the cluster offers at most 1 core(s)" in said
+    ), got.stderr
     assert "stack" not in said and "torch-threads" in got.stderr.splitlines()[-1]  # none built
-    got = subprocess.run([*two, "run", "--factor", "threads", "--n", "150", "--cluster",
-                          "local:2"], env=env, capture_output=True, text=True, timeout=600)
+    got = subprocess.run(
+        [*two, "run", "--factor", "threads", "--n", "150", "--cluster", "local:2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert got.returncode == 1 and "nothing of the plan could run" in got.stderr
     assert "no pairs of threads stored" in got.stdout and "repeat" not in got.stdout, got.stdout
 
@@ -279,11 +399,27 @@ def test_torch_perturb_and_svd_iters_run_on_a_cluster_from_a_fresh_store(tmp_pat
     """Their reference run (the embedding torch and perturbed runs train on) is planned where
     their runs go, so a node makes it and they name it: from an empty store, each factor's
     pairs are made (svd-iters' levels too)."""
-    for factor, kind, more in (("perturb", "perturb", ()), ("torch-seed", "torch", ()),
-                               ("svd-iters", "pipeline", ("--iters", "5,10"))):
+    for factor, kind, more in (
+        ("perturb", "perturb", ()),
+        ("torch-seed", "torch", ()),
+        ("svd-iters", "pipeline", ("--iters", "5,10")),
+    ):
         home = tmp_path / factor  # (torch-threads needs 2-core workers)
-        got = kit(home, "run", "--factor", factor, "--seeds", "0,1", "--n", "150", *more,
-                  "--cluster", "local:2", "--yes", "--json")  # torch's stack built if need be
+        got = kit(
+            home,
+            "run",
+            "--factor",
+            factor,
+            "--seeds",
+            "0,1",
+            "--n",
+            "150",
+            *more,
+            "--cluster",
+            "local:2",
+            "--yes",
+            "--json",
+        )  # torch's stack built if need be
         assert got.returncode == 0, got.stderr
         assert "skipped" not in got.stderr and "has no stage" not in got.stderr
         specs = [s for s, _ in manifests(home)]
@@ -309,8 +445,9 @@ def test_explain_cross_feeds_a_clusters_pairs_on_the_cluster_from_a_fresh_store(
     assert "cross-fed run(s) to make" in there.stderr  # said as kit run says it:
     assert "\nkit: starting a local Dask cluster" in "\n" + there.stderr
     fed = [(s, m) for s, m in manifests(tmp_path) if s["kind"] == "feed"]
-    assert fed and all(m["node"]["class"] == s["host"] and s["host"].startswith("node-")
-                       for s, m in fed)
+    assert fed and all(
+        m["node"]["class"] == s["host"] and s["host"].startswith("node-") for s, m in fed
+    )
     pair = json.loads(there.stdout)["pairs"][0]
     assert pair["first_origin"] == "svd_rand", pair  # a seed moves the randomized SVD first
     assert pair["stages"]["knn"]["origin"] == "inherited"
@@ -319,12 +456,26 @@ def test_explain_cross_feeds_a_clusters_pairs_on_the_cluster_from_a_fresh_store(
     assert "Dask" not in again.stderr  # nothing left to make: no cluster started
 
 
-@pytest.mark.parametrize("sig, code, says", [(signal.SIGINT, 130, "interrupted"),
-                                             (signal.SIGTERM, 143, "terminated")])
-def test_an_interrupted_cluster_plan_ends_with_its_signals_status_and_leaves_nothing(tmp_path, sig,
-                                                                                   code, says):
-    proc = _started(tmp_path, "run", "--factor", "seed", "--seeds", "0-5", "--threads", "1",
-                    "--n", "400", "--cluster", "local:2")
+@pytest.mark.parametrize(
+    "sig, code, says", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_an_interrupted_cluster_plan_ends_with_its_signals_status_and_leaves_nothing(
+    tmp_path, sig, code, says
+):
+    proc = _started(
+        tmp_path,
+        "run",
+        "--factor",
+        "seed",
+        "--seeds",
+        "0-5",
+        "--threads",
+        "1",
+        "--n",
+        "400",
+        "--cluster",
+        "local:2",
+    )
     _wait_for_runs(tmp_path, 1, proc)
     t = time.time()
     # a terminal's Ctrl-C reaches the whole group; `timeout`'s SIGTERM only kit itself
@@ -342,8 +493,9 @@ def test_an_interrupted_cluster_plan_ends_with_its_signals_status_and_leaves_not
 def test_workers_that_do_not_declare_their_cores_are_refused_with_the_fix(tmp_path):
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0",
-                      host="127.0.0.1") as cluster:
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0", host="127.0.0.1"
+    ) as cluster:
         got = kit(tmp_path, "cluster", "check", "--cluster", cluster.scheduler_address)
     assert got.returncode == 1
     assert "declares no 'cores' resource" in got.stderr and "--resources cores=N" in got.stderr
@@ -353,15 +505,18 @@ def test_workers_that_do_not_declare_their_cores_are_refused_with_the_fix(tmp_pa
 def test_kit_run_on_slurm_through_dask_jobqueue(tmp_path, slurm_env):
     home = tmp_path / "h"
     home.mkdir()
-    (home / "cluster.toml").write_text('[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\n'
-                                       'walltime = "00:20:00"\njobs = 1\ninterface = "lo"\n'
-                                       'wait_s = 180\n')
+    (home / "cluster.toml").write_text(
+        '[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\n'
+        'walltime = "00:20:00"\njobs = 1\ninterface = "lo"\n'
+        "wait_s = 180\n"
+    )
     got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
     assert got.returncode == 0, got.stderr
     assert "1 slurm job(s) through dask-jobqueue" in got.stderr
     assert len(manifests(home)) == 2
-    queue = subprocess.run(["squeue", "-h"], env=dict(os.environ, **slurm_env),
-                           capture_output=True, text=True)
+    queue = subprocess.run(
+        ["squeue", "-h"], env=dict(os.environ, **slurm_env), capture_output=True, text=True
+    )
     assert queue.stdout.strip() == ""  # kit's jobs end with kit
     assert list((home / "logs" / "slurm").glob("*.out"))  # the job's output beside kit's logs
 
@@ -379,13 +534,16 @@ def test_a_local_cluster_gives_kit_its_environment_back(monkeypatch):
     assert dict(os.environ) == before
 
 
-SLURM = '[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\nwalltime = "00:20:00"\n' \
-        'jobs = 1\ninterface = "lo"\nwait_s = 180\n'
+SLURM = (
+    '[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\nwalltime = "00:20:00"\n'
+    'jobs = 1\ninterface = "lo"\nwait_s = 180\n'
+)
 
 
 def _squeue(env) -> list:
-    got = subprocess.run(["squeue", "-h", "-o", "%i"], env=dict(os.environ, **env),
-                         capture_output=True, text=True)
+    got = subprocess.run(
+        ["squeue", "-h", "-o", "%i"], env=dict(os.environ, **env), capture_output=True, text=True
+    )
     return got.stdout.split()
 
 
@@ -393,8 +551,21 @@ def _slurm_plan_under_way(home, seeds: str, env) -> subprocess.Popen:
     """A seed plan on one Slurm job of one core, once its first run is stored."""
     home.mkdir()
     (home / "cluster.toml").write_text(SLURM)
-    proc = _started(home, "run", "--factor", "seed", "--seeds", seeds, "--threads", "1",
-                    "--n", "400", "--cluster", "slurm", env=env)
+    proc = _started(
+        home,
+        "run",
+        "--factor",
+        "seed",
+        "--seeds",
+        seeds,
+        "--threads",
+        "1",
+        "--n",
+        "400",
+        "--cluster",
+        "slurm",
+        env=env,
+    )
     _wait_for_runs(home, 1, proc, deadline=240)
     return proc
 
@@ -432,20 +603,23 @@ def test_a_plan_starts_with_the_first_job_and_does_not_wait_for_the_rest(tmp_pat
     on the first (it used to wait for both, then give up with 0 runs)."""
     home = tmp_path / "h"
     home.mkdir()
-    (home / "cluster.toml").write_text(SLURM.replace("cores = 1", f"cores = {os.cpu_count()}")
-                                       .replace("jobs = 1", "jobs = 2").replace("180", "60"))
+    (home / "cluster.toml").write_text(
+        SLURM.replace("cores = 1", f"cores = {os.cpu_count()}")
+        .replace("jobs = 1", "jobs = 2")
+        .replace("180", "60")
+    )
     got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env)
     assert got.returncode == 0, got.stderr
     assert len(manifests(home)) == 2 and _squeue(slurm_env) == []
 
 
 def _scontrol(env, *args) -> None:
-    subprocess.run(["scontrol", *args], env=dict(os.environ, **env), check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["scontrol", *args], env=dict(os.environ, **env), check=True, capture_output=True
+    )
 
 
-def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tmp_path,
-                                                                                slurm_env):
+def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tmp_path, slurm_env):
     """The partition held down, kit's job waits in the queue; scancel of it while pending: kit
     says so and submits another job (SpecCluster never would: no worker of it was lost), which
     starts once the partition is up; the plan completes and its last line names the
@@ -468,11 +642,15 @@ def test_a_job_cancelled_while_pending_is_replaced_and_the_last_line_names_it(tm
             os.killpg(proc.pid, signal.SIGINT)
             proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert (f"kit: job {first[0]} was cancelled before it started; submitted job {second[0]} "
-            f"(try 2 of 3)") in err
-    assert err.strip().splitlines()[-1] == (f"kit: 1 job(s) left the queue before their worker "
-                                            f"joined: job {first[0]} was cancelled before it "
-                                            "started")
+    assert (
+        f"kit: job {first[0]} was cancelled before it started; submitted job {second[0]} "
+        f"(try 2 of 3)"
+    ) in err
+    assert err.strip().splitlines()[-1] == (
+        f"kit: 1 job(s) left the queue before their worker "
+        f"joined: job {first[0]} was cancelled before it "
+        "started"
+    )
     assert len(manifests(home)) == 2 and "Traceback" not in err
     assert _squeue(slurm_env) == []
 
@@ -483,16 +661,23 @@ def test_a_job_that_fails_as_it_starts_is_tried_three_times_then_named(tmp_path,
     before wait_s (300 s: kit used to wait it out, then guess)."""
     home = tmp_path / "h"
     home.mkdir()
-    (home / "cluster.toml").write_text(SLURM.replace("wait_s = 180", "wait_s = 300")
-                                       + 'python = "/nonexistent/python"\n')
+    (home / "cluster.toml").write_text(
+        SLURM.replace("wait_s = 180", "wait_s = 300") + 'python = "/nonexistent/python"\n'
+    )
     got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env, timeout=240)
     assert got.returncode == 1, got.stderr
     lines = got.stderr.strip().splitlines()
-    assert sum("failed before its worker joined (exit code 127)" in ln
-               and "submitted job" in ln for ln in lines) == 2, got.stderr
+    assert (
+        sum(
+            "failed before its worker joined (exit code 127)" in ln and "submitted job" in ln
+            for ln in lines
+        )
+        == 2
+    ), got.stderr
     last = lines[-1]
-    assert last.startswith("kit: error: 1 slurm job(s) through dask-jobqueue: no worker joined: "
-                           "job "), last
+    assert last.startswith(
+        "kit: error: 1 slurm job(s) through dask-jobqueue: no worker joined: job "
+    ), last
     assert "failed before its worker joined (exit code 127)" in last
     assert "/nonexistent/python: No such file or directory" in last and "3 jobs tried" in last
     assert "Traceback" not in got.stderr
@@ -512,7 +697,8 @@ def test_with_port_8787_taken_a_local_cluster_says_nothing_of_dask(tmp_path, por
 
 
 def test_with_port_8787_taken_slurm_says_nothing_of_dask_even_for_a_dashboard_asked_there(
-        tmp_path, slurm_env, port_8787_taken):
+    tmp_path, slurm_env, port_8787_taken
+):
     """kit's jobqueue scheduler puts its dashboard on a free port; one a lab asks for on 8787
     (extra's scheduler_options) finds it taken, and distributed's warning goes to cluster.log
     (it reached the terminal, as every warning of distributed's did)."""
@@ -523,7 +709,8 @@ def test_with_port_8787_taken_slurm_says_nothing_of_dask_even_for_a_dashboard_as
     assert got.returncode == 0, got.stderr
     _only_kits_lines(got.stderr)
     (home / "cluster.toml").write_text(
-        SLURM + 'extra = { scheduler_options = { dashboard_address = ":8787" } }\n')
+        SLURM + 'extra = { scheduler_options = { dashboard_address = ":8787" } }\n'
+    )
     got = kit(home, *SEED[:4], "0,2", *SEED[5:], "--cluster", "slurm", env=slurm_env)
     assert got.returncode == 0, got.stderr
     _only_kits_lines(got.stderr)
@@ -541,6 +728,9 @@ def test_no_worker_within_wait_s_names_the_pending_job_and_why_it_waits(tmp_path
     got = kit(home, *SEED, "--cluster", "slurm", env=slurm_env, timeout=120)
     assert got.returncode == 1, got.stderr
     last = got.stderr.strip().splitlines()[-1]
-    assert re.fullmatch(r"kit: error: 1 slurm job\(s\) through dask-jobqueue: no worker joined "
-                        r"within 15 s \(job \d+ is pending \(PartitionDown\)\)", last), last
+    assert re.fullmatch(
+        r"kit: error: 1 slurm job\(s\) through dask-jobqueue: no worker joined "
+        r"within 15 s \(job \d+ is pending \(PartitionDown\)\)",
+        last,
+    ), last
     assert _squeue(slurm_env) == []  # its job cancelled as kit ended

@@ -2,18 +2,26 @@
 
 import numpy as np
 import pytest
-
-from kit.analysis.cluster_bootstrap import (cluster_bootstrap, cluster_weights, compare, digest,
-                                            ranks, run_cluster_bootstrap, run_cluster_verdicts)
-from kit.analysis.verdicts import KEYS, SEED, bootstrap, run_verdicts
-from kit.core.errors import KitError
 from stored import arrays, put, spec
 from test_verdicts import assert_intervals_of_loop, probs_and_labels
 
+from kit.analysis.cluster_bootstrap import (
+    cluster_bootstrap,
+    cluster_weights,
+    compare,
+    digest,
+    ranks,
+    run_cluster_bootstrap,
+    run_cluster_verdicts,
+)
+from kit.analysis.verdicts import KEYS, SEED, bootstrap, run_verdicts
+from kit.core.errors import KitError
+
+
 def noisy_store(tmp_path, runs=1):
     """A real store holding ``runs`` pipeline runs of 20 test proteins on which the models err."""
-    from kit.runs.store import Store
     from kit.core.spec import seeds
+    from kit.runs.store import Store
 
     st = Store(tmp_path / "home")
     for s in range(runs):
@@ -104,28 +112,35 @@ def test_cluster_verdicts_are_cached_per_clustering_beside_the_protein_verdicts(
     row = st.db.execute("SELECT version, result FROM verdicts WHERE run=?", (run,)).fetchall()
     assert row[0][0] == 1 and len(row) == 1
     one = np.repeat(np.arange(5), 4)  # 5 clusters of 4 consecutive proteins
-    two = np.arange(20) % 4           # 4 clusters of 5 interleaved ones
+    two = np.arange(20) % 4  # 4 clusters of 5 interleaved ones
     v1, v2 = run_cluster_bootstrap(st, run, one), run_cluster_bootstrap(st, run, two)
     assert v1 != v2
     assert st.verdicts(run, 1, clustering=digest(one)) == v1
     assert st.verdicts(run, 1, clustering=digest(two)) == v2
     assert st.verdicts(run, 1, clustering=digest(one + 100)) == v1  # the same partition
     # the protein bootstrap's row is the one it was, and reads back as before
-    rows = dict(st.db.execute("SELECT version, result FROM verdicts WHERE run=?", (run,)).fetchall())
+    rows = dict(
+        st.db.execute("SELECT version, result FROM verdicts WHERE run=?", (run,)).fetchall()
+    )
     assert len(rows) == 3 and rows[1] == row[0][1] and st.verdicts(run, 1) == protein
     assert set(rows) == {1, f"1:cluster:{digest(one)}", f"1:cluster:{digest(two)}"}
     # a cached row edited by hand is noticed and recomputed, as the protein rows are
     key = f"1:cluster:{digest(one)}"
     assert v1["hgb-mlp acc"]["verdict"] == ">"
-    st.db.execute("""UPDATE verdicts SET result=replace(result, '"verdict": ">"', '"verdict": "<"')
-                     WHERE run=? AND version=?""", (run, key))
+    st.db.execute(
+        """UPDATE verdicts SET result=replace(result, '"verdict": ">"', '"verdict": "<"')
+                     WHERE run=? AND version=?""",
+        (run, key),
+    )
     assert st.verdicts(run, 1, clustering=digest(one)) is None
     assert run_cluster_bootstrap(st, run, one) == v1
     got = run_cluster_verdicts(st, run, one)
     assert [g.verdict for g in got] == list(KEYS)
-    assert all((g.protein_lo, g.protein_hi) == (protein[g.verdict]["lo"], protein[g.verdict]["hi"])
-               and (g.cluster_lo, g.cluster_hi) == (v1[g.verdict]["lo"], v1[g.verdict]["hi"])
-               for g in got)
+    assert all(
+        (g.protein_lo, g.protein_hi) == (protein[g.verdict]["lo"], protein[g.verdict]["hi"])
+        and (g.cluster_lo, g.cluster_hi) == (v1[g.verdict]["lo"], v1[g.verdict]["hi"])
+        for g in got
+    )
 
 
 def test_without_a_clustering_verdicts_are_what_they_were(tmp_path):
@@ -134,13 +149,18 @@ def test_without_a_clustering_verdicts_are_what_they_were(tmp_path):
     run = st.runs()[0].id
     v = run_verdicts(st, run)
     from kit.worker.pipeline import MODELS
+
     fresh = bootstrap({m: st.array(run, m) for m in MODELS}, st.array(run, "y_test"))
     assert v == fresh and st.verdicts(run, 1) == v and st.verdicts(run, 1, clustering=None) == v
     # the row's digest is the one the cache always wrote: the kind and the bare version
     import hashlib
     import json
+
     from kit.runs.store.caches import _canonical
-    text = st.db.execute("SELECT result FROM verdicts WHERE run=? AND version=1", (run,)).fetchone()[0]
+
+    text = st.db.execute(
+        "SELECT result FROM verdicts WHERE run=? AND version=1", (run,)
+    ).fetchone()[0]
     h = hashlib.sha256(b"verdicts:1")
     h.update(st._basis(run).encode())
     h.update(_canonical(json.loads(text)["result"]))

@@ -15,15 +15,18 @@ def toml(tmp_path, monkeypatch):
     def write(text):
         (tmp_path / "cluster.toml").write_text(text)
         return cluster_settings.settings()["jobqueue"]
+
     return write
 
 
 def test_named_settings_follow_kits_own_lines_in_the_script(toml, tmp_path):
-    conf = toml('[jobqueue]\nprologue = ["module load python/3.12"]\nconstraint = "skylake"\n'
-                'directives = ["--exclusive"]\nworker_args = ["--lifetime", "55m"]\n'
-                f'log_directory = "{tmp_path / "joblogs"}"\n'
-                'extra = { job_script_prologue = ["ulimit -n 4096"], job_cpu = 3, '
-                'worker_extra_args = ["--no-dashboard"] }\n')
+    conf = toml(
+        '[jobqueue]\nprologue = ["module load python/3.12"]\nconstraint = "skylake"\n'
+        'directives = ["--exclusive"]\nworker_args = ["--lifetime", "55m"]\n'
+        f'log_directory = "{tmp_path / "joblogs"}"\n'
+        'extra = { job_script_prologue = ["ulimit -n 4096"], job_cpu = 3, '
+        'worker_extra_args = ["--no-dashboard"] }\n'
+    )
     script = cluster_kinds.JobQueueKind(conf, "slurm").job_scripts()[""]
     lines = script.splitlines()
     home = lines.index(f"export KIT_HOME={tmp_path}")
@@ -33,15 +36,19 @@ def test_named_settings_follow_kits_own_lines_in_the_script(toml, tmp_path):
     assert "#SBATCH --constraint=skylake" in lines and "#SBATCH --exclusive" in lines
     assert "#SBATCH --cpus-per-task=3" in lines  # extra's job_cpu reached dask-jobqueue
     assert f"#SBATCH -o {tmp_path / 'joblogs'}/" in script
-    assert lines[-1].endswith("--resources cores=2 --preload kit.runs.executing.node_classes "
-                              "--lifetime 55m --no-dashboard")
+    assert lines[-1].endswith(
+        "--resources cores=2 --preload kit.runs.executing.node_classes "
+        "--lifetime 55m --no-dashboard"
+    )
     assert "KIT_NODE_CLASS" not in script  # one template: the node names its own class
 
 
 def test_each_node_class_gets_its_own_template_and_exports_its_name(toml):
-    conf = toml('[jobqueue]\nqueue = "main"\njobs = 1\nprologue = ["echo common"]\n'
-                '[jobqueue.skylake]\nconstraint = "skylake"\ncores = 4\njobs = 2\n'
-                '[jobqueue.epyc]\nqueue = "amd"\nprologue = ["module load aocc"]\n')
+    conf = toml(
+        '[jobqueue]\nqueue = "main"\njobs = 1\nprologue = ["echo common"]\n'
+        '[jobqueue.skylake]\nconstraint = "skylake"\ncores = 4\njobs = 2\n'
+        '[jobqueue.epyc]\nqueue = "amd"\nprologue = ["module load aocc"]\n'
+    )
     kind = cluster_kinds.JobQueueKind(conf, "slurm")
     assert kind.templates == {"skylake": 2, "epyc": 1} and kind.expected == 3
     scripts = kind.job_scripts()
@@ -64,15 +71,18 @@ def kit_show(conf):
     return text
 
 
-@pytest.mark.parametrize("extra, says", [
-    ("{ job_script_prolog = [] }", "no such keyword; did you mean job_script_prologue?"),
-    ("{ cores = 8 }", "use the cores setting"),
-    ("{ queue = 'x' }", "use the queue setting"),
-    ("{ log_directory = '/x' }", "use the log_directory setting"),
-    ("{ env_extra = ['x'] }", "use the prologue setting"),
-    ("{ processes = 4 }", "kit runs one Dask worker per job"),
-    ("{ worker_extra_args = 'x' }", "expected a list of strings"),
-])
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        ("{ job_script_prolog = [] }", "no such keyword; did you mean job_script_prologue?"),
+        ("{ cores = 8 }", "use the cores setting"),
+        ("{ queue = 'x' }", "use the queue setting"),
+        ("{ log_directory = '/x' }", "use the log_directory setting"),
+        ("{ env_extra = ['x'] }", "use the prologue setting"),
+        ("{ processes = 4 }", "kit runs one Dask worker per job"),
+        ("{ worker_extra_args = 'x' }", "expected a list of strings"),
+    ],
+)
 def test_extra_that_clashes_or_is_unknown_is_one_line(toml, extra, says):
     conf = toml(f"[jobqueue]\nextra = {extra}\n")
     with pytest.raises(KitError, match=says.replace("?", r"\?")):
@@ -80,17 +90,21 @@ def test_extra_that_clashes_or_is_unknown_is_one_line(toml, extra, says):
 
 
 def test_class_tables_are_checked_like_the_section(toml):
-    for text, says in (('[jobqueue.sky]\npython = "x"\n', r"\[jobqueue.sky\] has no setting 'python'"),
-                       ('[jobqueue.sky]\ncores = 0\n', "cores = 0"),
-                       ('[jobqueue."9 bad"]\n', "a node class is named by a letter"),
-                       ('[jobqueue.sky]\nprologue = "x"\n', "a list of at most")):
+    for text, says in (
+        ('[jobqueue.sky]\npython = "x"\n', r"\[jobqueue.sky\] has no setting 'python'"),
+        ("[jobqueue.sky]\ncores = 0\n", "cores = 0"),
+        ('[jobqueue."9 bad"]\n', "a node class is named by a letter"),
+        ('[jobqueue.sky]\nprologue = "x"\n', "a list of at most"),
+    ):
         with pytest.raises(KitError, match=says):
             toml(text)
     conf = toml('[jobqueue.sky]\nconstraint = "x"\n')
     with pytest.raises(KitError, match=r"\[jobqueue.sky\] constraint is a Slurm setting"):
         cluster_kinds.JobQueueKind(conf, "pbs")
-    for given in ('worker_args = ["--resources", "gpu=1"]',
-                  'extra = { worker_extra_args = ["--resources=gpu=1"] }'):  # either way in
+    for given in (
+        'worker_args = ["--resources", "gpu=1"]',
+        'extra = { worker_extra_args = ["--resources=gpu=1"] }',
+    ):  # either way in
         with pytest.raises(KitError, match="--resources is kit's"):
             cluster_kinds.JobQueueKind(toml(f"[jobqueue]\n{given}\n"), "slurm")
 
@@ -98,11 +112,17 @@ def test_class_tables_are_checked_like_the_section(toml):
 def test_scheduler_options_merge_with_the_interface(toml):
     conf = toml('[jobqueue]\ninterface = "lo"\nextra = { scheduler_options = { port = 0 } }\n')
     assert job_templates.cluster_kwargs(conf, "slurm")["scheduler_options"] == {
-        "dashboard_address": ":0", "interface": "lo", "port": 0}  # no fixed 8787 to clash on
+        "dashboard_address": ":0",
+        "interface": "lo",
+        "port": 0,
+    }  # no fixed 8787 to clash on
     conf = toml('[jobqueue]\nextra = { scheduler_options = { dashboard_address = ":8790" } }\n')
     assert job_templates.cluster_kwargs(conf, "slurm")["scheduler_options"] == {
-        "dashboard_address": ":8790"}  # a lab that wants its dashboard names the port
-    conf = toml('[jobqueue]\ninterface = "lo"\nextra = { scheduler_options = { interface = "x" } }\n')
+        "dashboard_address": ":8790"
+    }  # a lab that wants its dashboard names the port
+    conf = toml(
+        '[jobqueue]\ninterface = "lo"\nextra = { scheduler_options = { interface = "x" } }\n'
+    )
     with pytest.raises(KitError, match="use the interface setting"):
         job_templates.cluster_kwargs(conf, "slurm")
 
@@ -116,8 +136,10 @@ def test_every_system_builds_its_script(toml):
 
 
 def test_ssh_settings_are_checked(toml, tmp_path):
-    for text, says in (("[ssh]\nport = 70000\n", "a TCP port"),
-                       ("[ssh]\nenv = { 1X = 'a' }\n", "variable names")):
+    for text, says in (
+        ("[ssh]\nport = 70000\n", "a TCP port"),
+        ("[ssh]\nenv = { 1X = 'a' }\n", "variable names"),
+    ):
         (tmp_path / "cluster.toml").write_text(text)
         with pytest.raises(KitError, match=says):
             cluster_settings.settings()

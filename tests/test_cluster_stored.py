@@ -14,8 +14,9 @@ RUN = ["run", "--factor", "repeat", "--threads", "1", "--n", "100"]
 def settings(home):
     """One named node class, this machine's host id, so the runs made here are that class's:
     a plan on it is known before any job starts (wait_s 1: a job that starts fails at once)."""
-    (home / "cluster.toml").write_text(f'[jobqueue]\ncores = 1\njobs = 1\nwait_s = 1\n\n'
-                                       f'[jobqueue."{host_id()}"]\n')
+    (home / "cluster.toml").write_text(
+        f'[jobqueue]\ncores = 1\njobs = 1\nwait_s = 1\n\n[jobqueue."{host_id()}"]\n'
+    )
 
 
 @pytest.mark.slow
@@ -25,13 +26,28 @@ def test_a_plan_whose_runs_are_all_stored_starts_no_job(kit_home, capsys):
     settings(kit_home)
     assert main(RUN + ["--cluster", "slurm"]) == 0
     err = capsys.readouterr().err
-    assert (f"kit: every run of the plan is stored (2 on node class {host_id()}): no job of "
-            "slurm started") in " ".join(err.split()), err
+    assert (
+        f"kit: every run of the plan is stored (2 on node class {host_id()}): no job of "
+        "slurm started"
+    ) in " ".join(err.split()), err
     assert "starting" not in err and "2 stored, 0 to run" in err and "Traceback" not in err
     # a plan with a run to make does start the cluster (here sbatch cannot submit, or no
     # worker joins within wait_s: one line, exit 1)
-    code = main(["run", "--factor", "seed", "--seeds", "0,1", "--threads", "1", "--n", "100",
-                 "--cluster", "slurm"])
+    code = main(
+        [
+            "run",
+            "--factor",
+            "seed",
+            "--seeds",
+            "0,1",
+            "--threads",
+            "1",
+            "--n",
+            "100",
+            "--cluster",
+            "slurm",
+        ]
+    )
     err = capsys.readouterr().err
     assert "kit: starting 1 slurm job(s)" in err and "no job of slurm started" not in err, err
     assert code != 0 or "0 to run" not in err

@@ -15,31 +15,38 @@ def test_each_name_chooses_its_kind_and_anything_else_is_one_line():
     assert cluster_kinds.cluster_kind("local").expected == 2  # the settings' default
     assert cluster_kinds.cluster_kind("tcp://head:8786").address == "tcp://head:8786"
     assert cluster_kinds.cluster_kind("slurm").system == "slurm"
-    for bad, says in (("local:x", "number of workers"), ("local:0", "the smallest is 1"),
-                      ("kubernetes", "unknown cluster"), ("ssh", "needs hosts")):
+    for bad, says in (
+        ("local:x", "number of workers"),
+        ("local:0", "the smallest is 1"),
+        ("kubernetes", "unknown cluster"),
+        ("ssh", "needs hosts"),
+    ):
         with pytest.raises(KitError, match=says):
             cluster_kinds.cluster_kind(bad)
 
 
-@pytest.mark.parametrize("value, says", [
-    ("tcp://localhost", "'tcp://localhost' names no port"),
-    ("tcp://", "'tcp://' names no host and port"),
-    ("tcp://:8786", "names no host"),
-    ("tcp://localhost:abc", "has port 'abc'; a port is a number from 1 to 65535"),
-    ("tcp://localhost:99999", "has port '99999'"),
-    ("tcp://localhost:0", "has port '0'"),
-    ("tcp://::1:8786", "IPv6 host without [brackets]"),
-    ("tls://localhost:1", "tls:// is not supported"),
-    ("", "'' names no cluster"),
-    (" ", "names no cluster"),
-    ("local:", "takes a number of workers"),
-    ("local:-1", "takes a number of workers"),
-    ("local:100000", "asks for 100,000 workers; the largest is"),
-    ("LOCAL:2", "unknown cluster 'LOCAL:2': did you mean local:2?"),
-    ("Slurm", "did you mean slurm?"),
-    ("TCP://head:8786", "did you mean tcp://head:8786?"),
-    ("nope", "unknown cluster 'nope': use local[:N], tcp://HOST:PORT, slurm"),
-])
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        ("tcp://localhost", "'tcp://localhost' names no port"),
+        ("tcp://", "'tcp://' names no host and port"),
+        ("tcp://:8786", "names no host"),
+        ("tcp://localhost:abc", "has port 'abc'; a port is a number from 1 to 65535"),
+        ("tcp://localhost:99999", "has port '99999'"),
+        ("tcp://localhost:0", "has port '0'"),
+        ("tcp://::1:8786", "IPv6 host without [brackets]"),
+        ("tls://localhost:1", "tls:// is not supported"),
+        ("", "'' names no cluster"),
+        (" ", "names no cluster"),
+        ("local:", "takes a number of workers"),
+        ("local:-1", "takes a number of workers"),
+        ("local:100000", "asks for 100,000 workers; the largest is"),
+        ("LOCAL:2", "unknown cluster 'LOCAL:2': did you mean local:2?"),
+        ("Slurm", "did you mean slurm?"),
+        ("TCP://head:8786", "did you mean tcp://head:8786?"),
+        ("nope", "unknown cluster 'nope': use local[:N], tcp://HOST:PORT, slurm"),
+    ],
+)
 def test_a_malformed_cluster_is_one_line_naming_it_and_the_forms(value, says):
     with pytest.raises(ValueError) as e:
         cluster_kinds.parse_cluster(value)
@@ -54,8 +61,11 @@ def test_each_form_parses_to_its_kind_and_argument():
     assert parse("local") == ("local", None) and parse("local:3") == ("local", 3)
     assert parse("tcp://head:8786") == ("tcp", "tcp://head:8786")
     assert parse("tcp://[::1]:65535") == ("tcp", "tcp://[::1]:65535")
-    assert [parse(k) for k in ("slurm", "pbs", "ssh")] == [("slurm", None), ("pbs", None),
-                                                             ("ssh", None)]
+    assert [parse(k) for k in ("slurm", "pbs", "ssh")] == [
+        ("slurm", None),
+        ("pbs", None),
+        ("ssh", None),
+    ]
 
 
 def test_a_web_server_is_refused_as_no_dask_scheduler_within_the_connect_deadline(monkeypatch):
@@ -113,8 +123,11 @@ def test_a_server_that_answers_in_another_protocol_is_one_line(monkeypatch):
     address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
     monkeypatch.setattr(cluster_kinds, "CONNECT_S", 5)
     try:
-        with pytest.raises(KitError, match=r"did not answer as a Dask scheduler \(its answer is "
-                                           r"not Dask's"):
+        with pytest.raises(
+            KitError,
+            match=r"did not answer as a Dask scheduler \(its answer is "
+            r"not Dask's",
+        ):
             DaskExecutor(address)
     finally:
         listener.close()
@@ -126,17 +139,19 @@ def test_settings_merge_the_file_over_defaults_and_refuse_typos(tmp_path, monkey
     monkeypatch.setenv("KIT_HOME", str(tmp_path))
     assert cluster_kinds.settings()["jobqueue"]["cores"] == 2
     assert cluster_kinds.init_settings() == str(tmp_path / "cluster.toml")
-    assert cluster_kinds.settings() == {k: dict(v) for k, v in cluster_settings.DEFAULTS.items()}  # template
+    assert cluster_kinds.settings() == {
+        k: dict(v) for k, v in cluster_settings.DEFAULTS.items()
+    }  # template
     (tmp_path / "cluster.toml").write_text('[jobqueue]\ncores = 8\nqueue = "gpu"\n')
     s = cluster_kinds.settings()
     assert s["jobqueue"]["cores"] == 8 and s["jobqueue"]["walltime"] == "01:00:00"
-    (tmp_path / "cluster.toml").write_text('[jobqueue]\ncore = 8\n')
+    (tmp_path / "cluster.toml").write_text("[jobqueue]\ncore = 8\n")
     with pytest.raises(KitError, match="no setting 'core'"):
         cluster_kinds.settings()
-    (tmp_path / "cluster.toml").write_text('[slurmm]\n')
+    (tmp_path / "cluster.toml").write_text("[slurmm]\n")
     with pytest.raises(KitError, match=r"no section 'slurmm'; sections are local, "):
         cluster_kinds.settings()
-    (tmp_path / "cluster.toml").write_text('[jobqueue\n')
+    (tmp_path / "cluster.toml").write_text("[jobqueue\n")
     with pytest.raises(KitError, match="kit cluster init"):
         cluster_kinds.settings()
 

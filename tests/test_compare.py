@@ -3,12 +3,20 @@
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, roc_auc_score
+from stored import arrays, env, put, spec
 
-from kit.analysis.compare import (VERSION, adjusted_rand, compare_runs, embedding_diff, env_diff,
-                                  model_diff, neighbour_jaccard, sv_rel)
+from kit.analysis.compare import (
+    VERSION,
+    adjusted_rand,
+    compare_runs,
+    embedding_diff,
+    env_diff,
+    model_diff,
+    neighbour_jaccard,
+    sv_rel,
+)
 from kit.analysis.records import EmbeddingDiff
 from kit.runs.store import Store
-from stored import arrays, env, put, spec
 
 
 def test_sign_flips_are_aligned_away_and_counted():
@@ -48,15 +56,22 @@ def test_model_diff_counts_flips_and_scores():
     assert np.isnan(one.auc_a) and np.isnan(one.d_auc) and one.acc_a == 0.5
 
 
-@pytest.mark.parametrize("case", ["random", "relabelled", "one-cluster", "singletons", "empty",
-                                  "discordant", "negative-labels"])
+@pytest.mark.parametrize(
+    "case",
+    ["random", "relabelled", "one-cluster", "singletons", "empty", "discordant", "negative-labels"],
+)
 def test_adjusted_rand_is_scikit_learns_to_the_bit(case):
     rng = np.random.default_rng(4)
     a = rng.integers(0, 10, 500)
-    b = {"random": rng.integers(0, 10, 500), "relabelled": (a * 7 + 3) % 10,
-         "one-cluster": np.zeros(500, int), "singletons": np.arange(500),
-         "empty": np.array([], int), "discordant": np.tile([0, 1], 250),
-         "negative-labels": np.where(rng.random(500) < 0.9, a, -a - 1)}[case]
+    b = {
+        "random": rng.integers(0, 10, 500),
+        "relabelled": (a * 7 + 3) % 10,
+        "one-cluster": np.zeros(500, int),
+        "singletons": np.arange(500),
+        "empty": np.array([], int),
+        "discordant": np.tile([0, 1], 250),
+        "negative-labels": np.where(rng.random(500) < 0.9, a, -a - 1),
+    }[case]
     if case in ("empty", "discordant"):
         a = {"empty": np.array([], int), "discordant": np.repeat([0, 1], 250)}[case]
     assert adjusted_rand(a, b) == adjusted_rand_score(a, b)
@@ -67,7 +82,9 @@ def test_env_diff_names_what_differs():
     a = env()
     b = env(python="3.13.0", threadpools=[dict(a["threadpools"][0], architecture="Prescott")])
     assert env_diff({"env": a}, {"env": b}) == {
-        "python": ["3.12.1", "3.13.0"], "blas@numpy:architecture": ["Haswell", "Prescott"]}
+        "python": ["3.12.1", "3.13.0"],
+        "blas@numpy:architecture": ["Haswell", "Prescott"],
+    }
 
 
 def test_compare_runs_on_stored_runs(tmp_path):
@@ -81,8 +98,9 @@ def test_compare_runs_on_stored_runs(tmp_path):
     c = compare_runs(store, ra, rb)
     assert c.identical["kmer"] and c.identical["knn"] and not c.identical["svd_rand"]
     assert not c.identical["rf"] and c.identical["hgb"]
-    assert c.svd_rand == EmbeddingDiff(rel_fro=0.0, sign_flips=2, sv_rel_max=0.0,
-                                       components=[0.0] * 8, values=[0.0] * 8)
+    assert c.svd_rand == EmbeddingDiff(
+        rel_fro=0.0, sign_flips=2, sv_rel_max=0.0, components=[0.0] * 8, values=[0.0] * 8
+    )
     # identical numbers keep every bit; after sign alignment the embedding is identical too
     assert c.digits["svd_rand"]["bits"] == 52 and c.digits["hgb"]["bits_min"] == 52
     assert c.digits["rf"]["bits_min"] < 52

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from procs import group_members, none_left, running, wait_until
 
 from kit.core.errors import one_line
-from procs import group_members, none_left, running, wait_until
 
 PIPES = Path(__file__).parent / "pipelines"
 KIT = str(Path(sys.executable).with_name("kit"))
@@ -23,8 +23,9 @@ KIT = str(Path(sys.executable).with_name("kit"))
 
 def kit(*argv, timeout=300, **env):
     """A real kit command, and a check that it left nothing behind (``contained``)."""
-    res = subprocess.run([KIT, *argv], capture_output=True, text=True, timeout=timeout,
-                         env={**os.environ, **env})
+    res = subprocess.run(
+        [KIT, *argv], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env}
+    )
     contained(Path(env.get("KIT_HOME") or os.environ["KIT_HOME"]))
     return res
 
@@ -38,8 +39,18 @@ def contained(home) -> None:
 
 
 def run_file(name, *extra, **env):
-    return kit("run", "--pipeline", str(PIPES / name), "--factor", "repeat", "--jobs", "1",
-               "--yes", *extra, **env)
+    return kit(
+        "run",
+        "--pipeline",
+        str(PIPES / name),
+        "--factor",
+        "repeat",
+        "--jobs",
+        "1",
+        "--yes",
+        *extra,
+        **env,
+    )
 
 
 def error(res) -> str:
@@ -64,13 +75,18 @@ def left_in_tmp(kit_home) -> list:
 
 # -- one_line: fast --------------------------------------------------------------------------
 
+
 def test_one_line_strips_escapes_and_controls_and_cuts_with_an_ellipsis():
-    assert one_line("\x1b[31mred\x1b[0m\tand\n\n \x1b]0;title\x07plain\x00\x7f end") == \
-        "red and plain end"
+    assert (
+        one_line("\x1b[31mred\x1b[0m\tand\n\n \x1b]0;title\x07plain\x00\x7f end")
+        == "red and plain end"
+    )
     long = one_line("x " * 1000)
     assert len(long) == 300 and long.endswith("…") and "\n" not in long
-    assert one_line("uv sync failed: error: no wheel: none fits") == \
-        "uv sync failed: error: no wheel: none fits"  # cut by length only, never at ": "
+    assert (
+        one_line("uv sync failed: error: no wheel: none fits")
+        == "uv sync failed: error: no wheel: none fits"
+    )  # cut by length only, never at ": "
 
 
 def test_a_pipeline_path_that_is_not_a_regular_file_is_refused_before_it_is_opened(tmp_path):
@@ -80,17 +96,21 @@ def test_a_pipeline_path_that_is_not_a_regular_file_is_refused_before_it_is_open
 
     fifo = tmp_path / "lab.py"
     os.mkfifo(fifo)
-    for path, says in (("/dev/zero", "is a device"), (fifo, "is a FIFO"),
-                       (tmp_path, "is a directory")):
+    for path, says in (
+        ("/dev/zero", "is a device"),
+        (fifo, "is a FIFO"),
+        (tmp_path, "is a directory"),
+    ):
         with pytest.raises(KitError, match=says):
             read_pipeline(path)
     big = tmp_path / "big.py"
-    big.write_bytes(b"#" * (4 * 1024 ** 2 + 1))
+    big.write_bytes(b"#" * (4 * 1024**2 + 1))
     with pytest.raises(KitError, match="at most 4 MiB"):
         read_pipeline(big)
 
 
 # -- real runs: slow -------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
@@ -116,10 +136,14 @@ def test_a_forked_child_never_outlives_its_run(fresh, tmp_path):
     assert len(children) == 4
     for pid, pgid in children:
         # ps by process group, as a user would look: nothing of the run's group runs on
-        ps = subprocess.run(["ps", "-A", "-o", "pid=,pgid=,stat="], capture_output=True,
-                            text=True).stdout.split("\n")
-        alive = [row for row in ps if row.split()[1:2] == [str(pgid)]
-                 and not row.split()[2].startswith("Z")]
+        ps = subprocess.run(
+            ["ps", "-A", "-o", "pid=,pgid=,stat="], capture_output=True, text=True
+        ).stdout.split("\n")
+        alive = [
+            row
+            for row in ps
+            if row.split()[1:2] == [str(pgid)] and not row.split()[2].startswith("Z")
+        ]
         assert alive == [] and group_members(pgid) == [], (pid, pgid, alive)
         assert pgid != os.getpgid(0)  # the run's own group, not kit's nor the test's
 
@@ -131,9 +155,23 @@ def test_a_pool_kept_between_calls_works_in_every_run_and_is_ended_with_it(fresh
     multiprocessing pool: kit ended the pool's processes with the first run, and the warm
     worker's next run failed with TerminatedWorkerError (loky) or hung until its deadline
     (the fork pool). A worker whose run left processes makes no other run."""
-    res = kit("run", "--pipeline", str(PIPES / "pools.py"), "--factor", "seed,process",
-              "--seeds", "0,1,2,3", "--jobs", "1", "--threads", "1", "--timeout", "120",
-              "--yes", *fresh)
+    res = kit(
+        "run",
+        "--pipeline",
+        str(PIPES / "pools.py"),
+        "--factor",
+        "seed,process",
+        "--seeds",
+        "0,1,2,3",
+        "--jobs",
+        "1",
+        "--threads",
+        "1",
+        "--timeout",
+        "120",
+        "--yes",
+        *fresh,
+    )
     assert res.returncode == 0, res.stderr
     runs = stored()
     assert {r.spec.seeds[0][1] for r in runs} == {0, 1, 2, 3}
@@ -170,16 +208,30 @@ def test_nothing_a_run_started_outlives_it_detached_or_daemonised(fresh, tmp_pat
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 def test_kill_9_of_kit_run_leaves_no_process_of_the_run_and_the_next_run_is_clean(
-        fresh, kit_home, tmp_path):
+    fresh, kit_home, tmp_path
+):
     """kit killed (kill -9) while a run sleeps with its children (forked, detached,
     daemonised): no process that kit started is left, by its pid or by the KIT_HOME in its
     environment; the same command then makes every run and leaves nothing either."""
     pids = tmp_path / "pids"
-    argv = [KIT, "run", "--pipeline", str(PIPES / "spawns.py"), "--factor", "repeat", "--jobs",
-            "1", "--yes", *fresh]
-    p = subprocess.Popen(argv, env={**os.environ, "KIT_TEST_PIDS": str(pids),
-                                    "KIT_TEST_HANG": "1"},
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = [
+        KIT,
+        "run",
+        "--pipeline",
+        str(PIPES / "spawns.py"),
+        "--factor",
+        "repeat",
+        "--jobs",
+        "1",
+        "--yes",
+        *fresh,
+    ]
+    p = subprocess.Popen(
+        argv,
+        env={**os.environ, "KIT_TEST_PIDS": str(pids), "KIT_TEST_HANG": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"), p, 300)
         assert len(running(started(pids))) == 3  # the run's children, running with it
@@ -203,15 +255,18 @@ def test_a_run_past_its_deadline_is_ended_and_recorded_as_failed(fresh, kit_home
     took = time.monotonic() - start
     line = error(res)
     assert "past its 5 s deadline (--timeout)" in line and line.startswith("kit: error: ")
-    assert line.endswith("none of them was stored: run the same command to try the failed "
-                         "ones again")  # every run failed: no "others" were stored
+    assert line.endswith(
+        "none of them was stored: run the same command to try the failed ones again"
+    )  # every run failed: no "others" were stored
     assert "ended and recorded as failed (--timeout)" in res.stderr  # the plan said it first
     assert stored() == [] and took < 120
     assert left_in_tmp(kit_home) == []
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores: a run that waits for them")
+@pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores: a run that waits for them"
+)
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_one_signal_ends_the_plan_at_once_and_starts_no_run(sig, code, kit_home, tmp_path):
     """Runs of 1 and 2 threads on 2 cores: when the signal comes, one run sleeps and the next
@@ -219,11 +274,24 @@ def test_one_signal_ends_the_plan_at_once_and_starts_no_run(sig, code, kit_home,
     later, that run stored)."""
     first = tmp_path / "first"
     two = set(sorted(os.sched_getaffinity(0))[:2])
-    p = subprocess.Popen([KIT, "run", "--pipeline", str(PIPES / "sleeps.py"), "--factor",
-                          "repeat", "--threads", "1,2", "--yes"],
-                         env={**os.environ, "KIT_TEST_FIRST": str(first)},
-                         preexec_fn=lambda: os.sched_setaffinity(0, two),
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            KIT,
+            "run",
+            "--pipeline",
+            str(PIPES / "sleeps.py"),
+            "--factor",
+            "repeat",
+            "--threads",
+            "1,2",
+            "--yes",
+        ],
+        env={**os.environ, "KIT_TEST_FIRST": str(first)},
+        preexec_fn=lambda: os.sched_setaffinity(0, two),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for line in p.stderr:  # the first run is stored; the second sleeps a minute
             if "run 1/4 done" in line:
@@ -238,8 +306,11 @@ def test_one_signal_ends_the_plan_at_once_and_starts_no_run(sig, code, kit_home,
         p.kill()
         p.wait()
     assert p.returncode == code and took < 10, (took, rest)
-    assert rest.strip().splitlines()[-1].startswith(
-        "kit: terminated" if sig == signal.SIGTERM else "kit: interrupted")
+    assert (
+        rest.strip()
+        .splitlines()[-1]
+        .startswith("kit: terminated" if sig == signal.SIGTERM else "kit: interrupted")
+    )
     assert len(stored()) == 1  # nothing made after the signal
     contained(kit_home)
 
@@ -260,18 +331,35 @@ def test_the_deadline_is_said_in_the_plan_from_past_runs(kit_home):
     assert res.returncode == 0 and "after 7,200 s" in res.stderr  # nothing stored before
     res = run_file("prints.py", "--factor", "seed")  # its runs take seconds: the floor
     assert res.returncode == 0, res.stderr
-    assert ("a run still going after 600 s is ended and recorded as failed (10x its slowest "
-            "stored run, at least 600 s; --timeout SECONDS sets it)") in res.stderr
+    assert (
+        "a run still going after 600 s is ended and recorded as failed (10x its slowest "
+        "stored run, at least 600 s; --timeout SECONDS sets it)"
+    ) in res.stderr
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 def test_relative_writes_land_in_the_run_s_own_folder_and_go_with_it(fresh, kit_home, tmp_path):
     where = tmp_path / "cwd"
-    res = subprocess.run([KIT, "run", "--pipeline", str(PIPES / "writes.py"), "--factor",
-                          "repeat", "--jobs", "1", "--yes", *fresh], capture_output=True,
-                         text=True, cwd=tmp_path, env={**os.environ, "KIT_TEST_CWD": str(where)},
-                         timeout=300)
+    res = subprocess.run(
+        [
+            KIT,
+            "run",
+            "--pipeline",
+            str(PIPES / "writes.py"),
+            "--factor",
+            "repeat",
+            "--jobs",
+            "1",
+            "--yes",
+            *fresh,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "KIT_TEST_CWD": str(where)},
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     ran_in = Path(where.read_text())
     assert ran_in.name == "work" and kit_home / "tmp" in ran_in.parents
@@ -287,10 +375,17 @@ def test_a_device_a_fifo_or_a_folder_as_the_pipeline_is_one_line(command, tmp_pa
     the unit test above covers it)."""
     fifo = tmp_path / "fifo.py"
     os.mkfifo(fifo)
-    extra = {"run": ["--factor", "repeat", "--yes"], "doctor": [], "tolerances": [],
-             "explain": ["repeat"]}[command]
-    for path, says in (("/dev/zero", "is a device"), (str(fifo), "is a FIFO"),
-                       (str(tmp_path), "is a directory")):
+    extra = {
+        "run": ["--factor", "repeat", "--yes"],
+        "doctor": [],
+        "tolerances": [],
+        "explain": ["repeat"],
+    }[command]
+    for path, says in (
+        ("/dev/zero", "is a device"),
+        (str(fifo), "is a FIFO"),
+        (str(tmp_path), "is a directory"),
+    ):
         res = kit(command, "--pipeline", path, *extra, timeout=60)
         assert says in error(res), (command, path, res.stderr)
     assert stored() == []
@@ -299,18 +394,34 @@ def test_a_device_a_fifo_or_a_folder_as_the_pipeline_is_one_line(command, tmp_pa
 @pytest.mark.slow
 def test_a_flood_of_stderr_is_kept_as_its_tail_and_never_held_whole(kit_home):
     # measured from a process of its own: its children are this kit and its worker alone
-    measure = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
-               "sys.exit(r.returncode)")
-    res = subprocess.run([sys.executable, "-c", measure, KIT, "run", "--pipeline",
-                          str(PIPES / "floods.py"), "--factor", "repeat", "--yes"],
-                         capture_output=True, text=True, timeout=300)
+    measure = (
+        "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.exit(r.returncode)"
+    )
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            measure,
+            KIT,
+            "run",
+            "--pipeline",
+            str(PIPES / "floods.py"),
+            "--factor",
+            "repeat",
+            "--yes",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     line = error(res)
     assert "the pipeline raised ValueError: flooded" in line and len(line) < 1000
     log = next((kit_home / "logs").glob("pipeline-*.log")).read_text()
     assert "the last line before the failure" in log and len(log) < 200 * 1024
     # kit and its worker, the largest of them (KiB on Linux): far below the 256 MiB written
-    assert int(res.stdout.split()[-1]) * 1024 < 200 * 1024 ** 2
+    assert int(res.stdout.split()[-1]) * 1024 < 200 * 1024**2
     assert stored() == []
     contained(kit_home)
 
@@ -319,20 +430,25 @@ def test_a_flood_of_stderr_is_kept_as_its_tail_and_never_held_whole(kit_home):
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
 def test_a_pipeline_that_ends_its_worker_says_so(fresh):
     line = error(run_file("exits.py", *fresh))
-    assert line.endswith("the pipeline ended the worker (os._exit or exit, status 0) before it "
-                         "answered; it printed nothing")
+    assert line.endswith(
+        "the pipeline ended the worker (os._exit or exit, status 0) before it "
+        "answered; it printed nothing"
+    )
     assert stored() == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
-@pytest.mark.parametrize("crash, how", [
-    ("exit", "the pipeline ended the worker (exit 3) before it answered"),
-    ("segfault", "the worker was killed by signal 11 (SIGSEGV) while the pipeline ran"),
-    # it said "exit 137": the tether that leads the group took the SIGTERM for kit's end
-    ("killpg", "the worker was killed by signal 15 (SIGTERM) while the pipeline ran")])
-def test_a_pipeline_that_crashes_its_worker_says_how_and_its_last_line(crash, how, fresh,
-                                                                       kit_home):
+@pytest.mark.parametrize(
+    "crash, how",
+    [
+        ("exit", "the pipeline ended the worker (exit 3) before it answered"),
+        ("segfault", "the worker was killed by signal 11 (SIGSEGV) while the pipeline ran"),
+        # it said "exit 137": the tether that leads the group took the SIGTERM for kit's end
+        ("killpg", "the worker was killed by signal 15 (SIGTERM) while the pipeline ran"),
+    ],
+)
+def test_a_pipeline_that_crashes_its_worker_says_how_and_its_last_line(crash, how, fresh, kit_home):
     line = error(run_file("crashes.py", *fresh, KIT_TEST_CRASH=crash))
     said, log = line.rsplit("; what it printed: ", 1)
     assert said.endswith(f"{how}; its last line: the last words before the end"), line
@@ -372,7 +488,7 @@ def test_a_log_past_its_bound_is_cut_to_its_head_and_tail(tmp_path):
     from kit.runs.executing.attempt import keep_log
 
     log, written = tmp_path / "pipeline-x.log", tmp_path / "traceback.log"
-    written.write_bytes(b"the head\n" + b"y" * (4 * 1024 ** 2) + b"\nthe last of it\n")
+    written.write_bytes(b"the head\n" + b"y" * (4 * 1024**2) + b"\nthe last of it\n")
     keep_log(log, "printed last\n", failed=True, written=written)
     data = log.read_bytes()
     assert len(data) < 256 * 1024 and data.startswith(b"the head")
@@ -399,6 +515,8 @@ def test_a_stage_above_what_import_takes_fails_at_run_time(kit_home):
     """One cap for a run, export and import (kit.core.caps): a run stored a 1.5 GB stage that
     export wrote and import refused."""
     line = error(run_file("wide.py", KIT_BUNDLE_MAX_ARRAY_MIB="1"))
-    assert ("stage x holds 2 MiB, above the 1 MiB a stage may hold (KIT_BUNDLE_MAX_ARRAY_MIB "
-            "raises it): no `kit import` would take it") in line, line
+    assert (
+        "stage x holds 2 MiB, above the 1 MiB a stage may hold (KIT_BUNDLE_MAX_ARRAY_MIB "
+        "raises it): no `kit import` would take it"
+    ) in line, line
     assert stored() == [] and left_in_tmp(kit_home) == []

@@ -16,12 +16,12 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 import containers
+import pytest
 from test_cluster import stage_hashes
-from kit.cli import main
 from usage import usage_error
+
+from kit.cli import main
 from kit.envs.containers import bases, images
 from kit.envs.containers.command import InImage
 from kit.envs.containers.runtime import Runtime
@@ -33,18 +33,22 @@ STACK = containers.STACK
 
 # -- names ------------------------------------------------------------------------------------
 
+
 def test_a_container_stack_is_named_for_its_stack_and_base():
     k = stack_kind(f"{STACK}@container")
     assert (k.kind, k.inner.name, k.base) == ("container", STACK, bases.DEFAULT)
     assert stack_kind(f"{STACK}@trixie").base == "trixie"
 
 
-@pytest.mark.parametrize("name, said", [
-    (f"{STACK}@bookworm", f"is called {STACK}@container"),
-    ("np1-sk15@container", "did you mean np1-sk152"),
-    (f"{STACK}@trxie", "unknown base 'trxie'"),
-    ("torch-linux-cpu@container", "pipeline stacks only"),
-])
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        (f"{STACK}@bookworm", f"is called {STACK}@container"),
+        ("np1-sk15@container", "did you mean np1-sk152"),
+        (f"{STACK}@trxie", "unknown base 'trxie'"),
+        ("torch-linux-cpu@container", "pipeline stacks only"),
+    ],
+)
 def test_a_wrong_container_name_is_one_line(name, said):
     with pytest.raises(UnknownStack) as e:
         stack_kind(name)
@@ -55,12 +59,15 @@ def test_wrong_words_are_usage_errors(capsys):
     assert "add --container" in usage_error(["stacks", "build", STACK, "--base", "trixie"], capsys)
     assert "add --container" in usage_error(["stacks", "verify", STACK], capsys)
     assert "names a container stack already" in usage_error(
-        ["stacks", "build", f"{STACK}@container", "--container"], capsys)
+        ["stacks", "build", f"{STACK}@container", "--container"], capsys
+    )
     assert "'sid': one of bookworm, trixie, bullseye" in usage_error(
-        ["stacks", "build", STACK, "--container", "--base", "sid"], capsys)
+        ["stacks", "build", STACK, "--container", "--base", "sid"], capsys
+    )
 
 
 # -- the recipe and the base --------------------------------------------------------------------
+
 
 def test_the_recipe_pins_everything_and_reaches_no_network():
     text = images.recipe("ab" * 32, "sha256:" + "cd" * 32, "/opt/py/bin/python3.12", "/opt/py")
@@ -125,7 +132,7 @@ def test_the_os_factor_offers_only_bases_that_run_the_interpreter(monkeypatch):
 def test_the_container_factor_pairs_a_venv_with_its_image():
     from kit.runs.planning.stack_pairs import listed_pairs, stack_pairs
 
-    (a, _, b, _, label), = stack_pairs("container", None, STACK)
+    ((a, _, b, _, label),) = stack_pairs("container", None, STACK)
     assert (a, b) == (STACK, f"{STACK}@container") and "venv vs image" in label
     assert (a, (), b, ()) in listed_pairs("container")
     # the host is never imaged: the reference stack stands for it
@@ -136,16 +143,26 @@ def test_the_container_factor_pairs_a_venv_with_its_image():
 
 # -- confinement: what a worker's container is given -------------------------------------------
 
+
 def test_a_worker_container_is_confined():
     rt = Runtime("podman", "/usr/bin/podman", "4", ("--runtime", "runc"), "/x/containers.conf")
     cmd = InImage(rt, "sha256:" + "ab" * 32, "/opt/stack/bin/python")
-    env = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "2", "SECRET_TOKEN": "s3cret",
-           "PYTHONPATH": "/w"}
-    argv = cmd.argv("kit-1-ab", env, "/runs/r/work", [("/w", False), ("/runs", True)],
-                    stdin=True)
+    env = {
+        "OPENBLAS_CORETYPE": "Haswell",
+        "OMP_NUM_THREADS": "2",
+        "SECRET_TOKEN": "s3cret",
+        "PYTHONPATH": "/w",
+    }
+    argv = cmd.argv("kit-1-ab", env, "/runs/r/work", [("/w", False), ("/runs", True)], stdin=True)
     assert argv[:3] == ["/usr/bin/podman", "--runtime", "runc"]
-    for opt in ("--network=none", "--read-only", "--cap-drop=all",
-                "--security-opt=no-new-privileges", "--preserve-fds=1", "-i"):
+    for opt in (
+        "--network=none",
+        "--read-only",
+        "--cap-drop=all",
+        "--security-opt=no-new-privileges",
+        "--preserve-fds=1",
+        "-i",
+    ):
         assert opt in argv, opt
     assert f"--user={os.getuid()}:{os.getgid()}" in argv
     assert argv[argv.index("-w") + 1] == "/runs/r/work"
@@ -172,8 +189,9 @@ def test_under_charliecloud_a_worker_is_confined_by_kits_own_namespaces():
 
     from kit.envs.containers.routes import InCharliecloud
 
-    cmd = InCharliecloud("/home/k/containers/charliecloud/ab", "sha256:" + "ab" * 32,
-                         "/opt/stack/bin/python")
+    cmd = InCharliecloud(
+        "/home/k/containers/charliecloud/ab", "sha256:" + "ab" * 32, "/opt/stack/bin/python"
+    )
     argv = cmd.argv("kit-1", _ENV, "/runs/r/work", _MOUNTS, stdin=True)
     assert argv[:5] == ["unshare", "--user", "--map-root-user", "--mount", "--net"]
     assert argv[5:7] == ["sh", "-c"] and argv[8] == "kit-worker"
@@ -181,16 +199,24 @@ def test_under_charliecloud_a_worker_is_confined_by_kits_own_namespaces():
     for ro in ("/w", "/data sets"):  # each read-only folder, remounted so before ch-run
         assert f"remount,bind,ro {shlex.quote(ro)} && " in argv[7]
     assert "remount,bind,ro /runs" not in argv[7]
-    ch = words[words.index("ch-run"):]
+    ch = words[words.index("ch-run") :]
     assert "--private-tmp" in ch and "--unset-env=*" in ch
     assert "--set-env=KIT_CHANNEL=3" in ch and "--set-env=OPENBLAS_CORETYPE=Haswell" in ch
     assert not any("SECRET" in w for w in ch)
-    assert [w for w in ch if w.startswith("--bind=")] == ["--bind=/w", "--bind=/data sets",
-                                                          "--bind=/runs"]
+    assert [w for w in ch if w.startswith("--bind=")] == [
+        "--bind=/w",
+        "--bind=/data sets",
+        "--bind=/runs",
+    ]
     assert "--cd=/runs/r/work" in ch
-    tail = ch[ch.index("--") + 1:]
-    assert tail[:5] == ["/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all",
-                        "--ambient-caps=-all", "--bounding-set=-all"]
+    tail = ch[ch.index("--") + 1 :]
+    assert tail[:5] == [
+        "/usr/bin/setpriv",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--ambient-caps=-all",
+        "--bounding-set=-all",
+    ]
     assert tail[5:] == ["/opt/stack/bin/python", "$@"] and cmd.removal("kit-1") is None
 
 
@@ -240,7 +266,8 @@ def test_the_tether_runs_its_after_command_when_kit_is_killed(tmp_path):
         f"subprocess.Popen(tether.argv(['sleep', '600'], after=['touch', {str(done)!r}]),"
         " start_new_session=True)\n"
         "print('started', flush=True)\n"
-        "time.sleep(600)\n")
+        "time.sleep(600)\n"
+    )
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     assert parent.stdout.readline().strip() == "started"
     time.sleep(0.5)
@@ -273,6 +300,7 @@ def _plat():
 
 # -- real podman --------------------------------------------------------------------------------
 
+
 def test_images_are_listed_beside_venvs(images_home, capsys):
     assert main(["stacks"]) == 0
     out = capsys.readouterr().out
@@ -281,7 +309,7 @@ def test_images_are_listed_beside_venvs(images_home, capsys):
     assert main(["stacks", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     image = rows[f"{STACK}@container"]["image"]
-    assert image["id"].startswith("sha256:") and image["size"] > 10 ** 8
+    assert image["id"].startswith("sha256:") and image["size"] > 10**8
     assert len(image["diff_ids"]) >= 2 and image["base_id"] != image["id"]
     assert rows[f"{STACK}@container"]["status"] == "built"
 
@@ -297,8 +325,23 @@ def test_a_rebuild_from_nothing_gives_the_same_image_id(images_home, capsys):
 
 
 def test_runs_in_the_image_name_it_and_match_the_venv(images_home, capsys):
-    assert main(["run", "--factor", "container", "--stack", STACK, "--n", "120", "--threads",
-                 "1", "--yes"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--factor",
+                "container",
+                "--stack",
+                STACK,
+                "--n",
+                "120",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["budget", "--factor", "container", "--n", "120", "--json"]) == 0
     from kit.runs.store import Store
@@ -317,8 +360,10 @@ def test_runs_in_the_image_name_it_and_match_the_venv(images_home, capsys):
 
 
 def test_the_os_factor_runs_on_two_debian_bases(images_home, capsys):
-    assert main(["run", "--factor", "os", "--stack", STACK, "--n", "120", "--threads", "1",
-                 "--yes"]) == 0
+    assert (
+        main(["run", "--factor", "os", "--stack", STACK, "--n", "120", "--threads", "1", "--yes"])
+        == 0
+    )
     capsys.readouterr()
     from kit.runs.store import Store
 
@@ -334,9 +379,26 @@ def test_the_os_factor_runs_on_two_debian_bases(images_home, capsys):
 
 def test_kill_9_of_kit_leaves_no_container(images_home):
     env = dict(os.environ, KIT_HOME=str(images_home))
-    proc = subprocess.Popen([sys.executable, "-m", "kit", "run", "--factor", "seed", "--stack",
-                             f"{STACK}@container", "--n", "400", "--seeds", "0-3", "--yes"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kit",
+            "run",
+            "--factor",
+            "seed",
+            "--stack",
+            f"{STACK}@container",
+            "--n",
+            "400",
+            "--seeds",
+            "0-3",
+            "--yes",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(600):
             if containers.kit_containers(proc.pid):
@@ -417,8 +479,20 @@ def test_code_in_a_container_reaches_no_network_and_writes_only_its_run(images_h
     script = tmp_path / "confined.py"
     script.write_text(CONFINED % (port, datasets, pipelines, store))
     try:
-        code = main(["run", "--pipeline", str(script), "--factor", "repeat", "--stack",
-                     f"{STACK}@container", "--threads", "1", "--yes"])
+        code = main(
+            [
+                "run",
+                "--pipeline",
+                str(script),
+                "--factor",
+                "repeat",
+                "--stack",
+                f"{STACK}@container",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
     finally:
         server.close()
     assert code == 0
@@ -430,24 +504,67 @@ def test_a_differing_image_is_said_by_its_layer():
     base = "sha256:" + "b" * 64
     old = {"base_id": base, "diff_ids": ["sha256:" + "1" * 64, "sha256:" + "2" * 64]}
     assert "layer 2 of 2 differs: the stack" in images.layer_difference(
-        old, {**old, "diff_ids": ["sha256:" + "1" * 64, "sha256:" + "3" * 64]})
-    assert "the base differs" in images.layer_difference(old, {**old, "base_id": "sha256:" + "c" * 64})
+        old, {**old, "diff_ids": ["sha256:" + "1" * 64, "sha256:" + "3" * 64]}
+    )
+    assert "the base differs" in images.layer_difference(
+        old, {**old, "base_id": "sha256:" + "c" * 64}
+    )
     assert "only the image's configuration" in images.layer_difference(old, dict(old))
     from kit.views.tables import image_lines
 
-    said = " ".join(image_lines([{"stack": "s@container", "same": False, "here": "sha256:" + "a" * 64,
-                                  "there": "sha256:" + "f" * 64, "difference": "layer 2 of 2 differs"}]))
+    said = " ".join(
+        image_lines(
+            [
+                {
+                    "stack": "s@container",
+                    "same": False,
+                    "here": "sha256:" + "a" * 64,
+                    "there": "sha256:" + "f" * 64,
+                    "difference": "layer 2 of 2 differs",
+                }
+            ]
+        )
+    )
     assert "a FINDING" in said and "layer 2 of 2 differs" in said
 
 
-def test_compare_holds_the_image_fixed_when_its_id_is_the_same(images_home, tmp_path, capsys,
-                                                              monkeypatch):
+def test_compare_holds_the_image_fixed_when_its_id_is_the_same(
+    images_home, tmp_path, capsys, monkeypatch
+):
     """A bundle of container runs, compared in another KIT_HOME (another host) whose image of
     the same recipe has the same id: the image is held fixed, what remains is the machine."""
-    assert main(["run", "--factor", "container", "--stack", STACK, "--n", "120", "--threads",
-                 "1", "--yes"]) == 0
-    assert main(["export", "--n", "120", "--factor", "container", "--out",
-                 str(tmp_path / "lab.kit"), "--arrays"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--factor",
+                "container",
+                "--stack",
+                STACK,
+                "--n",
+                "120",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "export",
+                "--n",
+                "120",
+                "--factor",
+                "container",
+                "--out",
+                str(tmp_path / "lab.kit"),
+                "--arrays",
+            ]
+        )
+        == 0
+    )
     other = tmp_path / "other"
     containers.share(images_home, other)
     monkeypatch.setenv("KIT_HOME", str(other))
@@ -461,8 +578,25 @@ def test_compare_holds_the_image_fixed_when_its_id_is_the_same(images_home, tmp_
 def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
     """On a node the runs' folders are in its /tmp: a container worker is given exactly its
     pool's folder, and its runs are the same as the local ones."""
-    assert main(["run", "--factor", "repeat", "--stack", f"{STACK}@container", "--n", "120",
-                 "--threads", "1", "--cluster", "local:1", "--yes"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--factor",
+                "repeat",
+                "--stack",
+                f"{STACK}@container",
+                "--n",
+                "120",
+                "--threads",
+                "1",
+                "--cluster",
+                "local:1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
     from kit.runs.store import Store
 
     runs = Store().runs()
@@ -471,8 +605,7 @@ def test_a_dask_cluster_runs_in_the_image(images_home, capsys):
 
 
 def test_a_base_named_by_digest_is_a_usage_error_unless_it_is_one(capsys):
-    err = usage_error(["stacks", "build", STACK, "--container", "--base", "debian:latest"],
-                      capsys)
+    err = usage_error(["stacks", "build", STACK, "--container", "--base", "debian:latest"], capsys)
     assert "REF@sha256:<64 hex digits>" in err and "bookworm" in err
 
 
@@ -493,18 +626,19 @@ def test_a_base_by_digest_that_no_registry_serves_is_one_line(kit_home, capsys):
 async def test_setup_offers_and_builds_the_image_of_a_built_venv(images_home):
     """kit stacks and the TUI's Setup offer NAME@container for each built venv without an
     image (images are built from the venv's wheels); `b` on its row builds it."""
+    from test_tui import LINUX, idle, until
     from textual.widgets import DataTable
 
-    from kit.tui.app import KitApp
     from kit.runs.store import Store
-    from test_tui import LINUX, idle, until
+    from kit.tui.app import KitApp
 
     other = "np1-sk191"
     assert main(["stacks", "build", other]) == 0
     name = f"{other}@container"
     assert stack_kind(name).status(_plat())[0] == "not built"
     async with KitApp("synthetic", 120, platform=LINUX, store=Store()).run_test(
-            size=(120, 40)) as pilot:
+        size=(120, 40)
+    ) as pilot:
         await idle(pilot)
         table = pilot.app.query_one("#stacks", DataTable)
         rows = [table.coordinate_to_cell_key((r, 0)).row_key.value for r in range(table.row_count)]
@@ -522,14 +656,31 @@ SEEDS = ["--factor", "seed", "--seeds", "5,6"]
 
 def _on_slurm(home: Path, slurm_env: dict, factor=REPEAT, **env) -> None:
     """`kit run` of ``factor`` in the image on this machine's real Slurm (one job)."""
-    (home / "cluster.toml").write_text('[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\n'
-                                       'walltime = "00:20:00"\njobs = 1\ninterface = "lo"\n'
-                                       'wait_s = 180\n')
-    got = subprocess.run([str(Path(sys.executable).with_name("kit")), "run", *factor,
-                          "--stack", f"{STACK}@container", "--n", "120", "--threads",
-                          "1", "--cluster", "slurm", "--yes"],
-                         env=dict(os.environ, KIT_HOME=str(home), **slurm_env, **env),
-                         capture_output=True, text=True, timeout=900)
+    (home / "cluster.toml").write_text(
+        '[jobqueue]\nqueue = "main"\ncores = 1\nmemory = "2GB"\n'
+        'walltime = "00:20:00"\njobs = 1\ninterface = "lo"\n'
+        "wait_s = 180\n"
+    )
+    got = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("kit")),
+            "run",
+            *factor,
+            "--stack",
+            f"{STACK}@container",
+            "--n",
+            "120",
+            "--threads",
+            "1",
+            "--cluster",
+            "slurm",
+            "--yes",
+        ],
+        env=dict(os.environ, KIT_HOME=str(home), **slurm_env, **env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert got.returncode == 0, got.stderr
     assert "1 slurm job(s) through dask-jobqueue" in got.stderr
 
@@ -561,19 +712,48 @@ def charliecloud_home(images_home, tmp_path, monkeypatch):
 
 
 def test_charliecloud_runs_the_image_podman_built_and_gets_its_hashes(
-        images_home, charliecloud_home, slurm_env, tmp_path, monkeypatch):
+    images_home, charliecloud_home, slurm_env, tmp_path, monkeypatch
+):
     """The same runs by podman (one home) and by ch-run (another; locally and in a Slurm job)
     give the same stage hashes; a pipeline under ch-run reaches no network and writes nothing
     but its run's folder."""
     monkeypatch.setenv("KIT_HOME", str(images_home))
     monkeypatch.delenv("KIT_CONTAINER_RUNTIME")
     for factor in (REPEAT, SEEDS):
-        assert main(["run", *factor, "--stack", f"{STACK}@container", "--n", "120",
-                     "--threads", "1", "--yes"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    *factor,
+                    "--stack",
+                    f"{STACK}@container",
+                    "--n",
+                    "120",
+                    "--threads",
+                    "1",
+                    "--yes",
+                ]
+            )
+            == 0
+        )
     monkeypatch.setenv("KIT_HOME", str(charliecloud_home))
     monkeypatch.setenv("KIT_CONTAINER_RUNTIME", "charliecloud")
-    assert main(["run", *REPEAT, "--stack", f"{STACK}@container", "--n", "120",
-                 "--threads", "1", "--yes"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                *REPEAT,
+                "--stack",
+                f"{STACK}@container",
+                "--n",
+                "120",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
     _on_slurm(charliecloud_home, slurm_env, SEEDS, KIT_CONTAINER_RUNTIME="charliecloud")
     podman, ch = stage_hashes(images_home), stage_hashes(charliecloud_home)
     assert len(podman) == 4 and podman == ch
@@ -592,8 +772,23 @@ def test_charliecloud_runs_the_image_podman_built_and_gets_its_hashes(
     script = tmp_path / "confined.py"
     script.write_text(CONFINED % (server.getsockname()[1], datasets, pipelines, store))
     try:
-        assert main(["run", "--pipeline", str(script), "--factor", "repeat", "--stack",
-                     f"{STACK}@container", "--threads", "1", "--yes"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--pipeline",
+                    str(script),
+                    "--factor",
+                    "repeat",
+                    "--stack",
+                    f"{STACK}@container",
+                    "--threads",
+                    "1",
+                    "--yes",
+                ]
+            )
+            == 0
+        )
     finally:
         server.close()
     assert not datasets.exists() and not pipelines.exists()
@@ -609,17 +804,31 @@ def test_records_of_kits_home_are_read_bounded_and_checked(kit_home, monkeypatch
     (folder / f"{STACK}@bookworm.json").symlink_to("/dev/zero")
     os.mkfifo(folder / f"{STACK}@trixie.json")
     assert images.record(STACK, "bookworm") is None and images.record(STACK, "trixie") is None
-    good = {"id": "sha256:" + "a" * 64, "base_id": "sha256:" + "b" * 64,
-            "diff_ids": ["sha256:" + "c" * 64], "lock_sha256": "d" * 64,
-            "interpreter": "/usr/bin/python3"}
+    good = {
+        "id": "sha256:" + "a" * 64,
+        "base_id": "sha256:" + "b" * 64,
+        "diff_ids": ["sha256:" + "c" * 64],
+        "lock_sha256": "d" * 64,
+        "interpreter": "/usr/bin/python3",
+    }
     assert images.well_formed(good)
-    for bad in ({"id": "alpine; rm -rf /"}, {"interpreter": "/x\nRUN curl evil"},
-                {"diff_ids": ["sha256:zz"]}):
+    for bad in (
+        {"id": "alpine; rm -rf /"},
+        {"interpreter": "/x\nRUN curl evil"},
+        {"diff_ids": ["sha256:zz"]},
+    ):
         assert not images.well_formed({**good, **bad})
     # a remembered runtime with options of its own is probed again, never used
-    (kit_home / "containers" / "runtime.json").write_text(json.dumps(
-        {"binary": "/usr/bin/podman", "version": "4.3.1", "options": ["--root", "/elsewhere"],
-         "conf": None}))
+    (kit_home / "containers" / "runtime.json").write_text(
+        json.dumps(
+            {
+                "binary": "/usr/bin/podman",
+                "version": "4.3.1",
+                "options": ["--root", "/elsewhere"],
+                "conf": None,
+            }
+        )
+    )
     if containers.unavailable() is None:
         monkeypatch.setattr(runtime, "_found", None)
         assert "--root" not in runtime.runtime().options

@@ -68,55 +68,82 @@ GOOD_RUN = "def run(seeds):\n    return {'x': np.arange(3.0) + seeds['a']}\n"
 HEAD = "import numpy as np\nSEEDS = ('a',)\n"
 
 
-@pytest.mark.parametrize("source,words", [
-    ("import numpy as np\n" + GOOD_RUN, "no SEEDS"),
-    ("SEEDS = 'a'\n" + GOOD_RUN, "not a tuple of names"),
-    ("SEEDS = ('a', 'a')\n" + GOOD_RUN, "'a' twice"),
-    ("SEEDS = ('a b',)\n" + GOOD_RUN, "not a plain name"),
-    (HEAD, "no run function"),
-    (HEAD + "run = 3\n", "run is a int, not a function"),
-    (HEAD + "def run(seeds, dtype, extra):\n    pass\n", "run(seeds) or run(seeds, dtype)"),
-    (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean embedding?"),
-    (HEAD + "KINDS = {'x': 'colour'}\n" + GOOD_RUN, "not a kind"),
-    (HEAD + "KINDS = {'y': 'array'}\n" + GOOD_RUN, "KINDS names 'y', which run did not return"),
-    (HEAD + "def run(seeds):\n    seeds['a']\n    return [1]\n", "returned a list"),
-    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'x': [1, 2]}\n",
-     "'x' is a list, not a numpy array"),
-    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'x': np.array([None])}\n",
-     "'x' has object dtype"),
-    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'../x': np.zeros(1)}\n",
-     "not a plain name"),
-    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
-     "    return {'x': np.array([0.5, 2.0])}\n",
-     "output 'x' (probabilities): probabilities must lie in [0, 1]: max 2 at row 1 (1 of its 2 "
-     "values; a score or logit needs a sigmoid or softmax first)"),
-    # the values are named, where they are: a table's row and column, NaN too (#43)
-    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
-     "    return {'x': np.array([[0.5, 0.5], [-0.25, 1.25], [np.nan, 0.5]])}\n",
-     "must lie in [0, 1]: min -0.25 at row 1, column 0, max 1.25 at row 1, column 1, NaN at "
-     "row 2, column 0 (3 of its 6 values;"),
-    # a value just outside [0, 1] is written with the digits that show it outside: "max 1"
-    # read as inside (#43), in float32 too (its own shortest form, not 1.00000011920929)
-    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
-     "    p = np.full(20, 0.5)\n    p[17] = 1.0000001\n    return {'x': p}\n",
-     "must lie in [0, 1]: max 1.0000001 at row 17 (1 of its 20 values;"),
-    (HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
-     "    return {'x': np.array([[-1e-9, 1.0000001]], dtype=np.float32)}\n",
-     "must lie in [0, 1]: min -1e-09 at row 0, column 0, max 1.0000001 at row 0, column 1"),
-    (HEAD + "KINDS = {'x': 'embedding'}\n" + GOOD_RUN,
-     "output 'x' is an embedding output but is 1-d float64: it must be a 2-d float array"),
-    (HEAD + "SEEDS = ('a', 'b')\n" + GOOD_RUN, "never reads seeds['b']"),
-    (HEAD + "def run(seeds):\n    return {'x': np.zeros(1) + seeds['c']}\n",
-     "read seeds['c'], which SEEDS does not name"),
-    # a name holding a control character would end a line of a generated file (#37): refused,
-    # quoted; `$` let "x\n" through as a plain output name
-    (HEAD + "def run(seeds):\n    seeds['a']\n    return {'x\\n': np.zeros(1)}\n",
-     "output name 'x\\n' holds the control character '\\n'"),
-    (HEAD + "KINDS = {'x\\x1b[2J': 'array'}\n" + GOOD_RUN,
-     "output name 'x\\x1b[2J' in KINDS holds the control character '\\x1b'"),
-    ("SEEDS = ('a\\u202eb',)\n" + GOOD_RUN,
-     "seed name 'a\\u202eb' in SEEDS holds the control character '\\u202e'"),
-])
+@pytest.mark.parametrize(
+    "source,words",
+    [
+        ("import numpy as np\n" + GOOD_RUN, "no SEEDS"),
+        ("SEEDS = 'a'\n" + GOOD_RUN, "not a tuple of names"),
+        ("SEEDS = ('a', 'a')\n" + GOOD_RUN, "'a' twice"),
+        ("SEEDS = ('a b',)\n" + GOOD_RUN, "not a plain name"),
+        (HEAD, "no run function"),
+        (HEAD + "run = 3\n", "run is a int, not a function"),
+        (HEAD + "def run(seeds, dtype, extra):\n    pass\n", "run(seeds) or run(seeds, dtype)"),
+        (HEAD + "KINDS = {'x': 'embedings'}\n" + GOOD_RUN, "did you mean embedding?"),
+        (HEAD + "KINDS = {'x': 'colour'}\n" + GOOD_RUN, "not a kind"),
+        (HEAD + "KINDS = {'y': 'array'}\n" + GOOD_RUN, "KINDS names 'y', which run did not return"),
+        (HEAD + "def run(seeds):\n    seeds['a']\n    return [1]\n", "returned a list"),
+        (
+            HEAD + "def run(seeds):\n    seeds['a']\n    return {'x': [1, 2]}\n",
+            "'x' is a list, not a numpy array",
+        ),
+        (
+            HEAD + "def run(seeds):\n    seeds['a']\n    return {'x': np.array([None])}\n",
+            "'x' has object dtype",
+        ),
+        (
+            HEAD + "def run(seeds):\n    seeds['a']\n    return {'../x': np.zeros(1)}\n",
+            "not a plain name",
+        ),
+        (
+            HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+            "    return {'x': np.array([0.5, 2.0])}\n",
+            "output 'x' (probabilities): probabilities must lie in [0, 1]: max 2 at row 1 (1 of its 2 "
+            "values; a score or logit needs a sigmoid or softmax first)",
+        ),
+        # the values are named, where they are: a table's row and column, NaN too (#43)
+        (
+            HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+            "    return {'x': np.array([[0.5, 0.5], [-0.25, 1.25], [np.nan, 0.5]])}\n",
+            "must lie in [0, 1]: min -0.25 at row 1, column 0, max 1.25 at row 1, column 1, NaN at "
+            "row 2, column 0 (3 of its 6 values;",
+        ),
+        # a value just outside [0, 1] is written with the digits that show it outside: "max 1"
+        # read as inside (#43), in float32 too (its own shortest form, not 1.00000011920929)
+        (
+            HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+            "    p = np.full(20, 0.5)\n    p[17] = 1.0000001\n    return {'x': p}\n",
+            "must lie in [0, 1]: max 1.0000001 at row 17 (1 of its 20 values;",
+        ),
+        (
+            HEAD + "KINDS = {'x': 'probabilities'}\ndef run(seeds):\n    seeds['a']\n"
+            "    return {'x': np.array([[-1e-9, 1.0000001]], dtype=np.float32)}\n",
+            "must lie in [0, 1]: min -1e-09 at row 0, column 0, max 1.0000001 at row 0, column 1",
+        ),
+        (
+            HEAD + "KINDS = {'x': 'embedding'}\n" + GOOD_RUN,
+            "output 'x' is an embedding output but is 1-d float64: it must be a 2-d float array",
+        ),
+        (HEAD + "SEEDS = ('a', 'b')\n" + GOOD_RUN, "never reads seeds['b']"),
+        (
+            HEAD + "def run(seeds):\n    return {'x': np.zeros(1) + seeds['c']}\n",
+            "read seeds['c'], which SEEDS does not name",
+        ),
+        # a name holding a control character would end a line of a generated file (#37): refused,
+        # quoted; `$` let "x\n" through as a plain output name
+        (
+            HEAD + "def run(seeds):\n    seeds['a']\n    return {'x\\n': np.zeros(1)}\n",
+            "output name 'x\\n' holds the control character '\\n'",
+        ),
+        (
+            HEAD + "KINDS = {'x\\x1b[2J': 'array'}\n" + GOOD_RUN,
+            "output name 'x\\x1b[2J' in KINDS holds the control character '\\x1b'",
+        ),
+        (
+            "SEEDS = ('a\\u202eb',)\n" + GOOD_RUN,
+            "seed name 'a\\u202eb' in SEEDS holds the control character '\\u202e'",
+        ),
+    ],
+)
 def test_every_user_error_is_one_line(tmp_path, source, words):
     seeds = {"a": 1, "b": 2} if "('a', 'b')" in source else None
     assert words in str(_one_line(tmp_path, source, seeds))
@@ -128,12 +155,15 @@ def test_precision_needs_a_dtype_argument(tmp_path):
 
 def test_only_a_parameter_named_dtype_receives_the_precision(tmp_path):
     f = tmp_path / "rows.py"
-    f.write_text(HEAD + "def run(seeds, n_rows=5):\n    return {'x': np.zeros(n_rows) + seeds['a']}\n")
+    f.write_text(
+        HEAD + "def run(seeds, n_rows=5):\n    return {'x': np.zeros(n_rows) + seeds['a']}\n"
+    )
     c = contract.load(f)
     assert not c.takes_dtype and contract.call(c, {"a": 1})["x"].shape == (5,)  # not "float64"
     assert "takes no dtype" in str(_one_line(tmp_path, f.read_text(), dtype="float32"))
-    assert "run(seeds) or run(seeds, dtype)" in str(_one_line(
-        tmp_path, HEAD + "def run(seeds, n_rows):\n    pass\n"))
+    assert "run(seeds) or run(seeds, dtype)" in str(
+        _one_line(tmp_path, HEAD + "def run(seeds, n_rows):\n    pass\n")
+    )
     ignored = HEAD + "def run(seeds, dtype):\n    return {'x': np.zeros(2) + seeds['a']}\n"
     line = str(_one_line(tmp_path, ignored, dtype="float32"))
     assert "returned no float32 output (x float64)" in line
@@ -141,8 +171,10 @@ def test_only_a_parameter_named_dtype_receives_the_precision(tmp_path):
 
 def test_iterating_the_seeds_counts_as_reading_them(tmp_path):
     f = tmp_path / "mine.py"
-    f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
-                 "    s = dict(seeds)\n    return {'x': np.array([s['a']])}\n")
+    f.write_text(
+        "import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
+        "    s = dict(seeds)\n    return {'x': np.array([s['a']])}\n"
+    )
     assert contract.call(contract.load(f), {"a": 1, "b": 2})["x"].tolist() == [1]
 
 
@@ -155,8 +187,10 @@ def test_missing_and_non_python_files(tmp_path):
 
 
 def test_an_exception_inside_the_pipeline_names_its_line_and_keeps_the_traceback(tmp_path):
-    src = (HEAD + "def helper(v):\n    return np.log(v) / undefined_name\n"
-           "def run(seeds):\n    return {'x': helper(np.ones(2) * seeds['a'])}\n")
+    src = (
+        HEAD + "def helper(v):\n    return np.log(v) / undefined_name\n"
+        "def run(seeds):\n    return {'x': helper(np.ones(2) * seeds['a'])}\n"
+    )
     e = _one_line(tmp_path, src, exc=PipelineFailed)
     assert e.line.startswith("the pipeline raised NameError: name 'undefined_name'")
     assert "mine.py:4 in helper `return np.log(v) / undefined_name`" in e.line
@@ -189,19 +223,28 @@ def test_an_edited_file_is_a_new_pipeline(tmp_path):
     assert contract.load(f).sha256 != a
 
 
-PROTEIN_RUN = ("def run(seeds):\n    seeds['a']\n    return {'ids': np.array(['P1', 'P2']), "
-               "'more': np.array(['P3', 'P4']), 'train': np.array([b'T1', b'P2']), "
-               "'y': np.array([0, 1])}\n")
+PROTEIN_RUN = (
+    "def run(seeds):\n    seeds['a']\n    return {'ids': np.array(['P1', 'P2']), "
+    "'more': np.array(['P3', 'P4']), 'train': np.array([b'T1', b'P2']), "
+    "'y': np.array([0, 1])}\n"
+)
 
 
-@pytest.mark.parametrize("kinds, words", [
-    ({"ids": "proteins", "more": "proteins"},
-     "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding the test rows' ids "
-     "(the train rows' are 'train proteins')"),
-    ({"ids": "train proteins", "more": "train proteins"},
-     "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding the train rows' "
-     "ids (the test rows' are 'proteins')"),
-])
+@pytest.mark.parametrize(
+    "kinds, words",
+    [
+        (
+            {"ids": "proteins", "more": "proteins"},
+            "KINDS names 2 proteins outputs ('ids', 'more'): declare one, holding the test rows' ids "
+            "(the train rows' are 'train proteins')",
+        ),
+        (
+            {"ids": "train proteins", "more": "train proteins"},
+            "KINDS names 2 train proteins outputs ('ids', 'more'): declare one, holding the train rows' "
+            "ids (the test rows' are 'proteins')",
+        ),
+    ],
+)
 def test_one_output_of_each_protein_kind(tmp_path, kinds, words):
     from kit.core.errors import KitError
     from kit.data.pipelines import declared
@@ -220,14 +263,23 @@ def test_a_test_protein_that_is_a_train_protein_is_one_line(tmp_path):
     kinds = {"ids": "proteins", "train": "train proteins", "y": "truth"}
     e = _one_line(tmp_path, HEAD + f"KINDS = {kinds!r}\n" + PROTEIN_RUN)
     # b'P2' (bytes) and 'P2' (str) are one protein
-    assert str(e) == ("mine.py: id 'P2' is in both 'ids' (proteins) and 'train' (train "
-                      "proteins): a test protein cannot also be a train protein")
+    assert str(e) == (
+        "mine.py: id 'P2' is in both 'ids' (proteins) and 'train' (train "
+        "proteins): a test protein cannot also be a train protein"
+    )
     ok = {"ids": np.array(["P1"]), "train": np.array(["T1"]), "y": np.array([0])}
     assert contract.check_outputs("mine.py", ok, kinds)
     with pytest.raises(ContractError, match=r"'P1' \(and 1 more\) is in both"):
-        contract.check_outputs("mine.py", {**ok, "ids": np.array(["P1", "T1"]),
-                                           "y": np.array([0, 1]), "train": np.array(["T1", "P1"])},
-                               kinds)
+        contract.check_outputs(
+            "mine.py",
+            {
+                **ok,
+                "ids": np.array(["P1", "T1"]),
+                "y": np.array([0, 1]),
+                "train": np.array(["T1", "P1"]),
+            },
+            kinds,
+        )
 
 
 def test_seeds_and_kinds_are_capped_in_one_line():
@@ -242,13 +294,16 @@ def test_seeds_and_kinds_are_capped_in_one_line():
         contract.check_seeds("mine.py", many[:5] + ("s3", "s3"))
 
 
-@pytest.mark.parametrize("check, value", [
-    ("check_seeds", ("a" * 10**6 + " b",)),
-    ("check_seeds", ("x" * 10**6,) * 2),
-    ("check_kinds", {"x" * 10**6: "array", "y": "k" * 10**6}),
-    ("check_kinds", {"x": "k" * 10**6}),
-    ("check_kinds", {"p" * 10**6: "proteins", "q" * 10**6: "proteins"}),
-])
+@pytest.mark.parametrize(
+    "check, value",
+    [
+        ("check_seeds", ("a" * 10**6 + " b",)),
+        ("check_seeds", ("x" * 10**6,) * 2),
+        ("check_kinds", {"x" * 10**6: "array", "y": "k" * 10**6}),
+        ("check_kinds", {"x": "k" * 10**6}),
+        ("check_kinds", {"p" * 10**6: "proteins", "q" * 10**6: "proteins"}),
+    ],
+)
 def test_a_user_name_of_megabytes_is_cut_in_the_message(check, value):
     with pytest.raises(ContractError) as e:
         getattr(contract, check)("mine.py", value)
@@ -257,10 +312,14 @@ def test_a_user_name_of_megabytes_is_cut_in_the_message(check, value):
 
 def test_an_output_or_id_of_megabytes_is_cut_in_the_message():
     long = "x" * 10**6
-    for got, kinds in [({"x": np.zeros(1)}, {long: "array"}),
-                       ({long: np.zeros(1)}, {}),
-                       ({"i": np.array(["y" * 200]), "t": np.array(["y" * 200])},
-                        {"i": "proteins", "t": "train proteins"})]:
+    for got, kinds in [
+        ({"x": np.zeros(1)}, {long: "array"}),
+        ({long: np.zeros(1)}, {}),
+        (
+            {"i": np.array(["y" * 200]), "t": np.array(["y" * 200])},
+            {"i": "proteins", "t": "train proteins"},
+        ),
+    ]:
         with pytest.raises(ContractError) as e:
             contract.check_outputs("mine.py", got, kinds)
         assert len(str(e.value)) < 300 and "..." in str(e.value)
@@ -283,7 +342,8 @@ def test_an_import_beside_the_file_says_kit_runs_its_copy(tmp_path):
     assert str(e.value) == (
         "the pipeline raised FileNotFoundError: [Errno 2] No such file or directory: 'data.tsv' "
         "(importing it, at mine.py:3 in <module> `open('data.tsv')`); it runs from kit's copy "
-        "kept by its hash, so keep it one self-contained file and read data by absolute path")
+        "kept by its hash, so keep it one self-contained file and read data by absolute path"
+    )
 
 
 def test_an_id_longer_than_a_bundle_carries_is_refused_at_run():
@@ -295,28 +355,41 @@ def test_an_id_longer_than_a_bundle_carries_is_refused_at_run():
     for ids in (np.array(["P" * (MAX_ID_CHARS + 1), "Q"]), np.array([b"P" * 300, b"Q"])):
         with pytest.raises(ContractError) as e:
             contract.check_outputs("mine.py", {"ids": ids}, kinds)
-        assert str(e.value) == (f"mine.py: output 'ids' (proteins) holds ids of {len(ids[0])} "
-                                f"characters: a protein id (an accession) is at most 256")
+        assert str(e.value) == (
+            f"mine.py: output 'ids' (proteins) holds ids of {len(ids[0])} "
+            f"characters: a protein id (an accession) is at most 256"
+        )
 
 
-@pytest.mark.parametrize("body, says", [
-    # every line of the message, as one line: the first alone ("shape mismatch:") said nothing
-    ('raise ValueError("shape mismatch:\\n  expected (10, 3)\\n  got (10, 4)")',
-     "the pipeline raised ValueError: shape mismatch: expected (10, 3) got (10, 4) (at "
-     "mine.py:6 in run"),
-    # an exception whose __str__ raises: its own type and place, never the __str__'s error
-    ('raise Odd()',
-     "the pipeline raised Odd: (its message could not be read: str() of it raised) (at "
-     "mine.py:6 in run"),
-    ('raise KeyboardInterrupt("user pressed")',
-     "the pipeline raised KeyboardInterrupt itself (an interrupt from inside the pipeline, not "
-     "a Ctrl-C of kit): user pressed (at mine.py:6 in run"),
-])
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        # every line of the message, as one line: the first alone ("shape mismatch:") said nothing
+        (
+            'raise ValueError("shape mismatch:\\n  expected (10, 3)\\n  got (10, 4)")',
+            "the pipeline raised ValueError: shape mismatch: expected (10, 3) got (10, 4) (at "
+            "mine.py:6 in run",
+        ),
+        # an exception whose __str__ raises: its own type and place, never the __str__'s error
+        (
+            "raise Odd()",
+            "the pipeline raised Odd: (its message could not be read: str() of it raised) (at "
+            "mine.py:6 in run",
+        ),
+        (
+            'raise KeyboardInterrupt("user pressed")',
+            "the pipeline raised KeyboardInterrupt itself (an interrupt from inside the pipeline, not "
+            "a Ctrl-C of kit): user pressed (at mine.py:6 in run",
+        ),
+    ],
+)
 def test_a_pipeline_s_exception_is_said_whole_in_one_line(tmp_path, body, says):
     f = tmp_path / "mine.py"
-    f.write_text("SEEDS = ('a',)\nclass Odd(Exception):\n    def __str__(self):\n"
-                 "        raise RuntimeError('str fails')\ndef run(seeds):\n"
-                 f"    seeds['a']; {body}\n")
+    f.write_text(
+        "SEEDS = ('a',)\nclass Odd(Exception):\n    def __str__(self):\n"
+        "        raise RuntimeError('str fails')\ndef run(seeds):\n"
+        f"    seeds['a']; {body}\n"
+    )
     c = contract.load(f, "mine.py")
     with pytest.raises(PipelineFailed) as e:
         contract.call(c, {"a": 0})
@@ -326,6 +399,7 @@ def test_a_pipeline_s_exception_is_said_whole_in_one_line(tmp_path, body, says):
 def test_every_kind_is_said_with_its_article():
     # "is a embedding output" (#43): each kind a sentence names reads as English
     from kit.worker.kinds import OUTPUT_KINDS, a_kind
+
     said = {k: a_kind(k) for k in OUTPUT_KINDS}
     assert said["embedding"] == "an embedding" and said["array"] == "an array"
     assert said["probabilities"] == "a probabilities"

@@ -21,8 +21,9 @@ def _boom():
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=4,
-                            dashboard_address=":0") as c:  # its HTTP server listens even
+    with distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=4, dashboard_address=":0"
+    ) as c:  # its HTTP server listens even
         # without a dashboard (on 8787, where another Dask may be)
         yield c
 
@@ -69,7 +70,9 @@ def test_a_waiting_poll_asks_the_event_loop_nothing(client, monkeypatch):
 
     f = client.submit(_wait, 0.5, pure=False)
     asked, real = [], Future.result
-    monkeypatch.setattr(Future, "result", lambda self, *a, **kw: asked.append(1) or real(self, *a, **kw))
+    monkeypatch.setattr(
+        Future, "result", lambda self, *a, **kw: asked.append(1) or real(self, *a, **kw)
+    )
     polls = 0
     while True:
         polls += 1

@@ -4,9 +4,15 @@ import json
 
 import pytest
 
-from kit.data.dataset import (SPLIT_SEED, load_dataset, make_dataset, n_train_for,
-                              save_dataset, stored_datasets)
 from kit.core.errors import KitError
+from kit.data.dataset import (
+    SPLIT_SEED,
+    load_dataset,
+    make_dataset,
+    n_train_for,
+    save_dataset,
+    stored_datasets,
+)
 
 
 def records(n):
@@ -132,8 +138,10 @@ def test_ids_and_seqs_are_compact_and_hash_and_serialise_as_tuples(tmp_path):
     doc = json.loads(_worker_doc(ds))
     assert _worker_doc(ds) == json.dumps(doc, separators=(",", ":")).encode()
     path = save_dataset(ds)
-    assert path.read_bytes() == json.dumps(json.loads(path.read_text()),
-                                           separators=(",", ":")).encode()
+    assert (
+        path.read_bytes()
+        == json.dumps(json.loads(path.read_text()), separators=(",", ":")).encode()
+    )
     again = load_dataset("a")
     assert isinstance(again.seqs, Strings) and again == ds and again.head(10).ids == ids[:10]
 

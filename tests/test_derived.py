@@ -16,8 +16,15 @@ from kit.cli import main
 from kit.core.errors import KitError
 from kit.core.spec import RunSpec
 from kit.envs.catalogue import definitions
-from kit.envs.derived import (META, DerivedDef, base_of, definition, derived_name, for_plan,
-                              pyproject)
+from kit.envs.derived import (
+    META,
+    DerivedDef,
+    base_of,
+    definition,
+    derived_name,
+    for_plan,
+    pyproject,
+)
 from kit.envs.platforms import detect
 
 LAB = '''"""A lab pipeline needing a package no stack holds."""
@@ -38,8 +45,15 @@ def test_a_derived_name_is_its_base_and_a_digest_and_nothing_else_is_one():
     name = derived_name("np1-sk142", ["tabulate", "pandas>=2"])
     assert name == derived_name("np1-sk142", ["pandas>=2", "tabulate"])
     assert name.startswith("req-np1-sk142-") and base_of(name) == "np1-sk142"
-    for bad in ("req-nosuch-0123456789", "req-np1-sk142-0123", "req-../np1-sk142-0123456789",
-                "np1-sk142", "req-np1-sk142-0123456789/x", None, 3):
+    for bad in (
+        "req-nosuch-0123456789",
+        "req-np1-sk142-0123",
+        "req-../np1-sk142-0123456789",
+        "np1-sk142",
+        "req-np1-sk142-0123456789/x",
+        None,
+        3,
+    ):
         assert base_of(bad) is None and (not isinstance(bad, str) or definition(bad) is None)
 
 
@@ -56,12 +70,26 @@ def test_the_pyproject_is_the_base_s_with_the_packages_for_this_platform_alone()
 def _plant(home, base="np1-sk142", requires=("tabulate",), changed=None):
     name = derived_name(base, requires)
     b = definitions()[base]
-    d = DerivedDef(name, name, b.python, b.arch, dict(b.versions), dict(b.blas), b.kind,
-                   tuple(b.devices), b.needs_path, b.needs_gpu, base, tuple(requires))
+    d = DerivedDef(
+        name,
+        name,
+        b.python,
+        b.arch,
+        dict(b.versions),
+        dict(b.blas),
+        b.kind,
+        tuple(b.devices),
+        b.needs_path,
+        b.needs_gpu,
+        base,
+        tuple(requires),
+    )
     folder = home / "derived" / name
     folder.mkdir(parents=True)
     (folder / "uv.lock").write_text("")
-    (folder / META).write_text(json.dumps({"pyproject_sha256": "x", "def": {**asdict(d), **(changed or {})}}))
+    (folder / META).write_text(
+        json.dumps({"pyproject_sha256": "x", "def": {**asdict(d), **(changed or {})}})
+    )
     return name
 
 
@@ -71,16 +99,26 @@ def test_a_locked_derived_stack_is_found_by_name_and_listed_by_kit_stacks(kit_ho
     assert d.base == "np1-sk142" and d.requires == ("tabulate",) and d.venv().parent == d.lock_dir()
     assert main(["stacks", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rows[name]["derived"] == {"base": "np1-sk142", "requires": ["tabulate"],
-                                     "folder": str(kit_home / "derived" / name)}
+    assert rows[name]["derived"] == {
+        "base": "np1-sk142",
+        "requires": ["tabulate"],
+        "folder": str(kit_home / "derived" / name),
+    }
     assert rows[name]["status"] == "not built"
     assert main(["stacks"]) == 0
     out = capsys.readouterr().out
     assert "derived stacks" in out and name in out and "tabulate" in out
 
 
-@pytest.mark.parametrize("changed", [{"requires": ["pandas"]}, {"base": "np1-sk152"},
-                                     {"requires": ["x @ https://evil"]}, {"versions": 3}])
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"requires": ["pandas"]},
+        {"base": "np1-sk152"},
+        {"requires": ["x @ https://evil"]},
+        {"versions": 3},
+    ],
+)
 def test_a_derived_json_that_is_not_its_stack_is_one_line(kit_home, changed, capsys):
     name = _plant(kit_home, changed=changed)
     with pytest.raises(KitError) as e:
@@ -93,7 +131,10 @@ def test_a_derived_json_that_is_not_its_stack_is_one_line(kit_home, changed, cap
 
 def test_requires_on_the_host_or_an_external_stack_is_refused_and_none_changes_nothing(kit_home):
     plat = detect()
-    assert for_plan([], ["host", "np1-sk142"], plat) == ({"host": "host", "np1-sk142": "np1-sk142"}, {})
+    assert for_plan([], ["host", "np1-sk142"], plat) == (
+        {"host": "host", "np1-sk142": "np1-sk142"},
+        {},
+    )
     with pytest.raises(KitError, match="stack host is kit's own environment"):
         for_plan(["tabulate"], ["host"], plat)
 
@@ -114,23 +155,29 @@ def test_an_imported_run_in_a_derived_stack_must_be_its_pipeline_s(tmp_path):
     good = derived_name("np1-sk142", ["tabulate"])
 
     def spec(stack, pipeline=sha):
-        return RunSpec(dataset=pipeline or sha, stack=stack, stack_id="0" * 64,
-                       seeds=(("init", 0),) if pipeline else RunSpec(sha, stack, "").seeds,
-                       pipeline=pipeline)
+        return RunSpec(
+            dataset=pipeline or sha,
+            stack=stack,
+            stack_id="0" * 64,
+            seeds=(("init", 0),) if pipeline else RunSpec(sha, stack, "").seeds,
+            pipeline=pipeline,
+        )
 
     assert _derived_base("r" * 64, spec(good), labs, "b.tgz") == "np1-sk142"
     for stack, pipeline, said in (
-            ("req-nosuch-0123456789", sha, "no stack of this kit's catalogue"),
-            ("req-../../etc-0123456789", sha, "no stack of this kit's catalogue"),
-            (derived_name("np1-sk142", ["pandas"]), sha, "is not np1-sk142 with its pipeline's"),
-            (good, "b" * 64, "whose file the bundle carries"),
-            (good, "", "whose file the bundle carries")):
+        ("req-nosuch-0123456789", sha, "no stack of this kit's catalogue"),
+        ("req-../../etc-0123456789", sha, "no stack of this kit's catalogue"),
+        (derived_name("np1-sk142", ["pandas"]), sha, "is not np1-sk142 with its pipeline's"),
+        (good, "b" * 64, "whose file the bundle carries"),
+        (good, "", "whose file the bundle carries"),
+    ):
         with pytest.raises(KitError, match=said) as e:
             _derived_base("r" * 64, spec(stack, pipeline), labs, "b.tgz")
         assert "\n" not in str(e.value) and "refusing the bundle" in str(e.value)
 
 
 # -- real uv builds ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def module_home(tmp_path_factory):
@@ -163,8 +210,16 @@ def _run(capsys, *argv):
 def test_a_requires_pipeline_runs_in_the_derived_stacks_of_two_stacks(built_home, capsys):
     from kit.runs.store import Store
 
-    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "lab.py"), "--factor",
-                        "sklearn", "--yes", "--json")
+    rc, out, err = _run(
+        capsys,
+        "run",
+        "--pipeline",
+        str(built_home / "lab.py"),
+        "--factor",
+        "sklearn",
+        "--yes",
+        "--json",
+    )
     assert rc == 0, err
     names = [derived_name(n, ["tabulate>=0.8"]) for n in PAIR]
     assert all(n in err for n in names) and "to download" in err  # asked (--yes) with sizes
@@ -173,45 +228,82 @@ def test_a_requires_pipeline_runs_in_the_derived_stacks_of_two_stacks(built_home
     assert sorted(r.spec.stack for r in runs) == sorted(names)
     venv_has = {}
     for n in names:
-        meta = next((definition(n).venv() / "lib").glob("python3*/site-packages/tabulate-*.dist-info"))
+        meta = next(
+            (definition(n).venv() / "lib").glob("python3*/site-packages/tabulate-*.dist-info")
+        )
         venv_has[n] = meta.name.removesuffix(".dist-info").split("-")[1]
     for r in runs:  # measured in the worker: the version the derived stack holds
         assert r.manifest["env"]["packages"]["tabulate"] == venv_has[r.spec.stack]
     rc, out, _ = _run(capsys, "stacks", "--json")
     rows = {r["name"]: r for r in json.loads(out)}
-    assert {n: (rows[n]["derived"]["base"], rows[n]["status"]) for n in names} == \
-        {n: (b, "built") for n, b in zip(names, PAIR)}
+    assert {n: (rows[n]["derived"]["base"], rows[n]["status"]) for n in names} == {
+        n: (b, "built") for n, b in zip(names, PAIR)
+    }
     # planned again: the same locks and stacks, nothing to run
-    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "lab.py"), "--factor",
-                        "sklearn", "--yes")
+    rc, out, err = _run(
+        capsys, "run", "--pipeline", str(built_home / "lab.py"), "--factor", "sklearn", "--yes"
+    )
     assert rc == 0 and "2 stored, 0 to run" in err and "to download" not in err
 
 
 @pytest.mark.slow
 def test_a_requirement_no_stack_can_have_is_skipped_with_uv_s_reason(built_home, capsys):
-    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
-                        "sklearn", "--yes")
+    rc, out, err = _run(
+        capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor", "sklearn", "--yes"
+    )
     assert rc == 1 and "Traceback" not in err
     for n in PAIR:
         assert f"skipped the pairs of stack {n}: bad.py's REQUIRES cannot be had there" in err
     assert "numpy<1.0" in err and "unsatisfiable" in err  # uv's own reason
     assert "2 stack(s) skipped" in err
     # a single-stack factor in that stack: skipped the same way; an unknown factor still refused
-    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
-                        "seed", "--stack", PAIR[0], "--yes")
-    assert rc == 1 and f"skipped the pairs of stack {PAIR[0]}" in err and "1 stack(s) skipped" in err
-    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
-                        "nosuch", "--stack", PAIR[0], "--yes")
+    rc, out, err = _run(
+        capsys,
+        "run",
+        "--pipeline",
+        str(built_home / "bad.py"),
+        "--factor",
+        "seed",
+        "--stack",
+        PAIR[0],
+        "--yes",
+    )
+    assert (
+        rc == 1 and f"skipped the pairs of stack {PAIR[0]}" in err and "1 stack(s) skipped" in err
+    )
+    rc, out, err = _run(
+        capsys,
+        "run",
+        "--pipeline",
+        str(built_home / "bad.py"),
+        "--factor",
+        "nosuch",
+        "--stack",
+        PAIR[0],
+        "--yes",
+    )
     assert rc == 1 and "unknown factor 'nosuch'" in err
-    rc, out, err = _run(capsys, "run", "--pipeline", str(built_home / "bad.py"), "--factor",
-                        "seed:iint", "--stack", PAIR[0], "--yes")  # misspelt, not skipped
+    rc, out, err = _run(
+        capsys,
+        "run",
+        "--pipeline",
+        str(built_home / "bad.py"),
+        "--factor",
+        "seed:iint",
+        "--stack",
+        PAIR[0],
+        "--yes",
+    )  # misspelt, not skipped
     assert rc != 0 and "iint" in err and "skipped the pairs" not in err and "Traceback" not in err
-    assert not list((built_home / "kit" / "derived").glob(f"{derived_name(PAIR[0], ['numpy<1.0'])}/uv.lock"))
+    assert not list(
+        (built_home / "kit" / "derived").glob(f"{derived_name(PAIR[0], ['numpy<1.0'])}/uv.lock")
+    )
 
 
 @pytest.mark.slow
 def test_a_bundle_of_derived_stack_runs_is_paired_by_its_base_stacks_elsewhere(
-        built_home, capsys, monkeypatch):
+    built_home, capsys, monkeypatch
+):
     lab = str(built_home / "lab.py")
     assert _run(capsys, "run", "--pipeline", lab, "--factor", "sklearn", "--yes")[0] == 0
     out = built_home / "lab.kit.tgz"
@@ -228,13 +320,15 @@ def test_a_bundle_of_derived_stack_runs_is_paired_by_its_base_stacks_elsewhere(
     assert rc == 0, err
     from kit.runs.store import Store
 
-    assert sorted({r.spec.stack for r in Store().runs()}) == \
-        sorted(derived_name(n, ["tabulate>=0.8"]) for n in PAIR)
+    assert sorted({r.spec.stack for r in Store().runs()}) == sorted(
+        derived_name(n, ["tabulate>=0.8"]) for n in PAIR
+    )
     assert len(Store().runs()) == 4  # the bundle's 2 and their 2 twins made here
     # the same bundle whose runs claim a derived stack of other packages: refused, one line
     forged = built_home / "forged.kit.tgz"
-    _rewrite(out, forged, derived_name(PAIR[0], ["tabulate>=0.8"]),
-             derived_name(PAIR[0], ["pandas"]))
+    _rewrite(
+        out, forged, derived_name(PAIR[0], ["tabulate>=0.8"]), derived_name(PAIR[0], ["pandas"])
+    )
     monkeypatch.setenv("KIT_HOME", str(built_home / "third"))
     rc, _, err = _run(capsys, "import", str(forged))
     assert rc == 1 and "is not np1-sk152 with its pipeline's REQUIRES" in err, err
@@ -256,8 +350,11 @@ def _rewrite(src, dst, old: str, new: str) -> None:
     for p in doc["pairs"]:
         p["a"], p["b"] = ids[p["a"]], ids[p["b"]]
     members["bundle.json"] = json.dumps(doc, sort_keys=True).encode()
-    manifest = {n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)}
-                for n, d in members.items() if n != "MANIFEST.json"}
+    manifest = {
+        n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)}
+        for n, d in members.items()
+        if n != "MANIFEST.json"
+    }
     members["MANIFEST.json"] = json.dumps(manifest, sort_keys=True).encode()
     import io
 
@@ -270,7 +367,8 @@ def _rewrite(src, dst, old: str, new: str) -> None:
 
 @pytest.mark.slow
 def test_a_node_with_its_own_kit_home_locks_the_derived_stack_from_the_file(
-        built_home, tmp_path, monkeypatch):
+    built_home, tmp_path, monkeypatch
+):
     """A cluster node whose KIT_HOME is its own (node-local disks) has not got the driver's
     derived stack: it locks it from the REQUIRES of the file it was sent, to the identity the
     driver's plan measured (on_node checks it next); a file whose REQUIRES are not the stack's
@@ -285,14 +383,17 @@ def test_a_node_with_its_own_kit_home_locks_the_derived_stack_from_the_file(
     driver_lock = (definition(name).lock_dir() / "uv.lock").read_text()
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "node"))
     info = add_pipeline(built_home / "lab.py")
-    spec = RunSpec(dataset=info["sha256"], stack=name, stack_id="x" * 64,
-                   pipeline=info["sha256"])
+    spec = RunSpec(dataset=info["sha256"], stack=name, stack_id="x" * 64, pipeline=info["sha256"])
     assert definition(name) is None
     _derived_here(spec, "node-1", pipeline_file(info["sha256"]))
     assert (definition(name).lock_dir() / "uv.lock").read_text() == driver_lock
     other = add_pipeline(built_home / "bad.py")
-    wrong = RunSpec(dataset=other["sha256"], stack=derived_name(PAIR[0], ["pandas"]),
-                    stack_id="x" * 64, pipeline=other["sha256"])
+    wrong = RunSpec(
+        dataset=other["sha256"],
+        stack=derived_name(PAIR[0], ["pandas"]),
+        stack_id="x" * 64,
+        pipeline=other["sha256"],
+    )
     with pytest.raises(KitError, match="node node-1: derived stack .* cannot be locked here"):
         _derived_here(wrong, "node-1", pipeline_file(other["sha256"]))
 
@@ -307,7 +408,9 @@ async def test_the_tui_run_tab_says_each_skipped_stack_of_a_requires_file(built_
         await choose(pilot, str(built_home / "bad.py"))
         assert pilot.app.pipeline.name == "bad.py"
         status = await run_status(pilot)
-        log = " ".join(" ".join(str(line) for line in pilot.app.query_one("#run-log").lines).split())
+        log = " ".join(
+            " ".join(str(line) for line in pilot.app.query_one("#run-log").lines).split()
+        )
         assert "Traceback" not in status + log
         # no --stack: the catalogue's first stack (the host takes no packages), and its skip
         # line in the log with uv's reason; the status one line

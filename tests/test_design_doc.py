@@ -8,6 +8,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_every_module_is_named_in_the_design():
     doc = (ROOT / "docs" / "design.md").read_text()
-    missing = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "kit").rglob("*.py"))
-               if p.stem != "__init__" and not re.search(rf"\b{re.escape(p.stem)}\b", doc)]
+    missing = [
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / "kit").rglob("*.py"))
+        if p.stem != "__init__" and not re.search(rf"\b{re.escape(p.stem)}\b", doc)
+    ]
     assert not missing, f"docs/design.md does not name {', '.join(missing)}"

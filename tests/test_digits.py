@@ -12,11 +12,16 @@ def test_every_element_agrees_with_the_significantdigits_package(case):
     sd = pytest.importorskip("significantdigits")
     rng = np.random.default_rng(1)
     a = rng.normal(size=2000)
-    b = {"noise": a * (1 + rng.normal(size=a.size) * 1e-11),
-         "float32": a.astype(np.float32).astype(np.float64), "same": a.copy(), "offset": a + 1e-3,
-         "signs": -a}[case]
-    ref = sd.significant_digits(b[None, :], reference=a, method="general", error="relative",
-                                basis=2, axis=0)
+    b = {
+        "noise": a * (1 + rng.normal(size=a.size) * 1e-11),
+        "float32": a.astype(np.float32).astype(np.float64),
+        "same": a.copy(),
+        "offset": a + 1e-3,
+        "signs": -a,
+    }[case]
+    ref = sd.significant_digits(
+        b[None, :], reference=a, method="general", error="relative", basis=2, axis=0
+    )
     assert np.array_equal(np.asarray(ref, float), element_bits(a, b))
 
 
@@ -47,11 +52,15 @@ def test_known_pairs_on_real_runs(on_every_kind):
     pairs = [p for d in own_datasets(store) for p in pair_details(store, d)]
 
     def digits(factor, stage, level=None):
-        return [p["comparison"].digits[stage]["digits"] for p in pairs
-                if p["factor"] == factor and (level is None or p["level"] == level)]
+        return [
+            p["comparison"].digits[stage]["digits"]
+            for p in pairs
+            if p["factor"] == factor and (level is None or p["level"] == level)
+        ]
 
-    assert digits("repeat", "svd_rand") and all(d == pytest.approx(15.65, 0.01)
-                                                for d in digits("repeat", "svd_rand"))
+    assert digits("repeat", "svd_rand") and all(
+        d == pytest.approx(15.65, 0.01) for d in digits("repeat", "svd_rand")
+    )
     # float32 input: the TF-IDF values are float64's rounded to float32
     assert all(6.5 <= d <= 8.0 for d in digits("precision", "tfidf"))
     # the embedding rounded to float32 (perturb's float32 level): the same rounding, ~7 digits

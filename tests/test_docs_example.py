@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 import pytest
 
 from kit.worker import contract
@@ -22,8 +21,13 @@ def test_the_example_keeps_the_contract():
     assert c.seeds == ("split", "init") and c.takes_dtype
     got = contract.call(c, {"split": 0, "init": 0})
     assert list(got) == ["emb", "clusters", "nn", "y_test", "p_lr", "p_rf"]
-    assert {c.kind(k) for k in got} == {"embedding", "labels", "neighbours", "truth",
-                                        "probabilities"}
+    assert {c.kind(k) for k in got} == {
+        "embedding",
+        "labels",
+        "neighbours",
+        "truth",
+        "probabilities",
+    }
     assert got["emb"].shape == (400, 10) and got["y_test"].shape == got["p_rf"].shape == (100,)
     f32 = contract.call(c, {"split": 0, "init": 0}, "float32")
     assert f32["emb"].dtype == np.float32  # the precision factor applies
@@ -34,9 +38,27 @@ def test_the_example_keeps_the_contract():
 @pytest.mark.slow
 def test_the_example_runs_under_kit_run_pipeline(tmp_path):
     env = dict(os.environ, KIT_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "kit", "run", "--pipeline", str(EXAMPLE),
-                           "--factor", "repeat,seed:init", "--threads", "1", "--seeds", "0,1",
-                           "--json"], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kit",
+            "run",
+            "--pipeline",
+            str(EXAMPLE),
+            "--factor",
+            "repeat,seed:init",
+            "--threads",
+            "1",
+            "--seeds",
+            "0,1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     b = json.loads(proc.stdout)
     assert b["name"] == "digits.py" and b["loose"] == []
@@ -56,9 +78,14 @@ def test_the_protein_walk_through_writes_its_tsv_as_written(tmp_path):
     make = next(x for x in lines if x.startswith("python -c ") and "proteins.tsv" in x)
     assert "export KIT_TEST_PROTEINS=$PWD/proteins.tsv" in lines
     assert "cp $KIT_CLONE/tests/pipelines/proteins.py ." in lines
-    proc = subprocess.run([sys.executable] + shlex.split(make)[1:], cwd=tmp_path, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [sys.executable] + shlex.split(make)[1:],
+        cwd=tmp_path,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = (tmp_path / "proteins.tsv").read_text().splitlines()
     assert rows[0] == "accession\tsequence\tlabel" and len(rows) == 301

@@ -6,8 +6,17 @@ from kit.envs.probe import problems
 
 
 def fp(api="openblas", arch="Haswell", version="0.3.34"):
-    return {"threadpools": [{"user_api": "blas", "owner": "numpy", "internal_api": api,
-                             "version": version, "architecture": arch}]}
+    return {
+        "threadpools": [
+            {
+                "user_api": "blas",
+                "owner": "numpy",
+                "internal_api": api,
+                "version": version,
+                "architecture": arch,
+            }
+        ]
+    }
 
 
 def test_a_healthy_stack_has_no_problems():
@@ -34,9 +43,9 @@ def test_a_busy_machine_is_not_blamed_on_the_stack():
     import sys
 
     from kit.core.processes import cores as count
-    from kit.envs.probe import busy_cores, thread_probe
     from kit.envs.catalogue import HOST
     from kit.envs.kinds import stack_kind
+    from kit.envs.probe import busy_cores, thread_probe
 
     cores = count()
     if cores < 2:
@@ -61,20 +70,27 @@ def test_threads_are_honoured_only_when_n_threads_show_most_of_n_cores():
     assert judge(0.12, 0.38, 2, busy=0.0)[0] is None
     assert "kept no core busy" in judge(0.12, 0.38, 2, busy=0.0)[1]
     assert judge(0.98, 1.9, 2, busy=0.0) == (True, None)
-    assert judge(0.98, 1.2, 2, busy=0.0) == (False, None)   # 1.22x of the 2x ideal
-    assert judge(0.98, 1.2, 2, busy=1.5)[0] is None         # busy: not the stack's fault
-    assert judge(0.98, 2.5, 4, busy=0.0) == (True, None)    # >= 1 + 0.5 x 3 = 2.5x
-    assert judge(0.3, 0.3, 1, busy=0.0) == (True, None)     # one core: nothing to judge
+    assert judge(0.98, 1.2, 2, busy=0.0) == (False, None)  # 1.22x of the 2x ideal
+    assert judge(0.98, 1.2, 2, busy=1.5)[0] is None  # busy: not the stack's fault
+    assert judge(0.98, 2.5, 4, busy=0.0) == (True, None)  # >= 1 + 0.5 x 3 = 2.5x
+    assert judge(0.3, 0.3, 1, busy=0.0) == (True, None)  # one core: nothing to judge
 
 
 def test_what_was_not_judged_is_said_and_not_called_fine():
     from kit.views.health import doctor_text
 
-    probe = {"threads": 2, "cpu_per_wall_1": 0.12, "cpu_per_wall_n": 0.38, "honoured": None,
-             "not_judged": "CPU/wall at 1 thread only 0.12: the probe kept no core busy"}
-    rep = {"null_experiment": {"dataset": "d", "ok": True, "identical": 1, "pairs": 1},
-           "stacks": [{"name": "host", "threads": probe, "blas": [], "blas_build": None}],
-           "problems": []}
+    probe = {
+        "threads": 2,
+        "cpu_per_wall_1": 0.12,
+        "cpu_per_wall_n": 0.38,
+        "honoured": None,
+        "not_judged": "CPU/wall at 1 thread only 0.12: the probe kept no core busy",
+    }
+    rep = {
+        "null_experiment": {"dataset": "d", "ok": True, "identical": 1, "pairs": 1},
+        "stacks": [{"name": "host", "threads": probe, "blas": [], "blas_build": None}],
+        "problems": [],
+    }
     text = " ".join(doctor_text(rep).split())
     assert "not judged" in text and "Thread control was not judged for host" in text
     assert "kept no core busy" in text
@@ -100,14 +116,23 @@ def test_the_doctors_blas_libraries_read_whole_at_80_columns():
     from kit.views.fit import fitted
     from kit.views.health import doctor_text
 
-    pools = [{"user_api": "blas", "owner": owner, "internal_api": "openblas", "version": version,
-              "architecture": "SkylakeX"}
-             for owner, version in (("numpy", "0.3.34.237.2"), ("scipy", "0.3.31.dev"))]
+    pools = [
+        {
+            "user_api": "blas",
+            "owner": owner,
+            "internal_api": "openblas",
+            "version": version,
+            "architecture": "SkylakeX",
+        }
+        for owner, version in (("numpy", "0.3.34.237.2"), ("scipy", "0.3.31.dev"))
+    ]
     probe = {"threads": 2, "cpu_per_wall_1": 0.98, "cpu_per_wall_n": 1.9, "honoured": True}
     names = ("host", "np1-sk152", "py39-openblas-sk161", "torch-linux-cpu")
-    rep = {"null_experiment": {"dataset": "d", "ok": True, "identical": 1, "pairs": 1},
-           "stacks": [{"name": n, "threads": probe, "blas": pools, "blas_build": None}
-                      for n in names], "problems": []}
+    rep = {
+        "null_experiment": {"dataset": "d", "ok": True, "identical": 1, "pairs": 1},
+        "stacks": [{"name": n, "threads": probe, "blas": pools, "blas_build": None} for n in names],
+        "problems": [],
+    }
     with fitted(80):
         lines = doctor_text(rep).splitlines()
     assert max(len(ln) for ln in lines) <= 80
@@ -126,15 +151,18 @@ def test_the_doctors_title_lines_fit_a_narrow_width():
     from kit.views.health import doctor_text
 
     probe = {"threads": 2, "cpu_per_wall_1": 0.98, "cpu_per_wall_n": 1.9, "honoured": True}
-    rep = {"null_experiment": {"dataset": "synthetic-200", "ok": True, "identical": 1,
-                               "pairs": 1},
-           "warm_workers": {"ok": True, "identical": 1, "pairs": 1},
-           "stacks": [{"name": "host", "threads": probe, "blas": [], "blas_build": None}],
-           "problems": []}
+    rep = {
+        "null_experiment": {"dataset": "synthetic-200", "ok": True, "identical": 1, "pairs": 1},
+        "warm_workers": {"ok": True, "identical": 1, "pairs": 1},
+        "stacks": [{"name": "host", "threads": probe, "blas": [], "blas_build": None}],
+        "problems": [],
+    }
     for w in (60, 40):
         with fitted(w):
             text = doctor_text(rep)
         assert max(len(ln) for ln in text.splitlines()) <= w, text
         said = " ".join(text.split())
-        assert ("null experiment (synthetic-200): ok - 1 of 1 repeated pairs bitwise identical "
-                "warm workers: ok - 1 of 1 fresh/warm pairs bitwise identical") in said
+        assert (
+            "null experiment (synthetic-200): ok - 1 of 1 repeated pairs bitwise identical "
+            "warm workers: ok - 1 of 1 fresh/warm pairs bitwise identical"
+        ) in said

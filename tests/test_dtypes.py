@@ -7,12 +7,18 @@ equal."""
 
 import numpy as np
 import pytest
+from test_contain import PIPES, error, kit, run_file
 
 from kit.worker import contract
 from kit.worker.contract import ContractError
-from kit.worker.dtypes import (MAX_TEXT_CHARS, NUMBERS, canonical, output_problem,
-                               recorded_problem, stored)
-from test_contain import PIPES, error, kit, run_file
+from kit.worker.dtypes import (
+    MAX_TEXT_CHARS,
+    NUMBERS,
+    canonical,
+    output_problem,
+    recorded_problem,
+    stored,
+)
 
 REFUSED = {  # KIT_TEST_DTYPE of tests/pipelines/dtypes.py: what its output 'x' is said to be
     "longdouble": "is longdouble",
@@ -20,13 +26,14 @@ REFUSED = {  # KIT_TEST_DTYPE of tests/pipelines/dtypes.py: what its output 'x' 
     "float16": "is float16: cast it to float32 (np.asarray(x, dtype=np.float32))",
     "datetime64": "is datetime64[D]: cast it to int64 (x.astype(np.int64), its count of D units)",
     "structured": "is a structured array (fields score, flag): return each field as an output "
-                  "of its own (x['score'])",
+    "of its own (x['score'])",
     "void": "is void (8 bytes a value): return its bytes as uint8",
 }
 STORES = "kit stores " + stored(text=True)
 
 
 # -- the one definition: fast ----------------------------------------------------------------
+
 
 def test_the_set_is_plain_numbers_little_endian_and_a_lab_s_text():
     for name in NUMBERS:
@@ -37,8 +44,21 @@ def test_the_set_is_plain_numbers_little_endian_and_a_lab_s_text():
         assert "plain number type" in recorded_problem(s, text=False)  # kit's own: numbers
     assert "over 256 characters" in recorded_problem("<U257", text=True)
     # forged strings are said, never handed to np.dtype (which raises on "<f1")
-    for s in ("<f1", "<b2", "<f2", "<f16", "<c16", ">f8", ">U3", "<U0", "|V8", "<M8[D]", "|O",
-              "x" * 10 ** 6, 7):
+    for s in (
+        "<f1",
+        "<b2",
+        "<f2",
+        "<f16",
+        "<c16",
+        ">f8",
+        ">U3",
+        "<U0",
+        "|V8",
+        "<M8[D]",
+        "|O",
+        "x" * 10**6,
+        7,
+    ):
         why = recorded_problem(s, text=True)
         assert why and len(why) < 400, s  # the forged string is never echoed
 
@@ -48,9 +68,11 @@ def test_the_refusal_names_exactly_the_dtypes_the_check_takes():
     while a lab's fixed-width text was stored too."""
     import re
 
-    for text, said in ((True, output_problem(np.dtype(np.complex128))),
-                       (True, recorded_problem("<c16", text=True)),
-                       (False, recorded_problem("<c16", text=False))):
+    for text, said in (
+        (True, output_problem(np.dtype(np.complex128))),
+        (True, recorded_problem("<c16", text=True)),
+        (False, recorded_problem("<c16", text=False)),
+    ):
         said = said.split("kit stores ", 1)[1]
         named = re.findall(r"\b[a-z]+\d*\b", said.split(" and fixed-width")[0])
         assert set(named) - {"and", "little", "endian"} == set(NUMBERS), said
@@ -66,27 +88,37 @@ def test_the_refusal_names_exactly_the_dtypes_the_check_takes():
 
 def test_each_refused_output_names_its_dtype_and_what_to_cast_it_to():
     values = np.arange(3.0)
-    for got in (values.astype(np.longdouble), values + 1j, values.astype(np.float16),
-                np.array(["2026-01-01"], dtype="M8[D]"), np.zeros(2, dtype="m8[s]"),
-                np.zeros(2, dtype=[("a", "f8"), ("b", "i1")]), values.view("V8")):
+    for got in (
+        values.astype(np.longdouble),
+        values + 1j,
+        values.astype(np.float16),
+        np.array(["2026-01-01"], dtype="M8[D]"),
+        np.zeros(2, dtype="m8[s]"),
+        np.zeros(2, dtype=[("a", "f8"), ("b", "i1")]),
+        values.view("V8"),
+    ):
         with pytest.raises(ContractError) as e:
             contract.check_outputs("mine.py", {"x": got}, {})
         line = str(e.value)
         assert line.startswith("mine.py: output 'x' is ") and "\n" not in line, line
         assert STORES in line, line
-    with pytest.raises(ContractError, match=r"^mine.py: output 'x' is longdouble.*: cast it to "
-                                            r"float64 \(np.asarray\(x, dtype=np.float64\)\); "
-                                            + STORES + "$"):
+    with pytest.raises(
+        ContractError,
+        match=r"^mine.py: output 'x' is longdouble.*: cast it to "
+        r"float64 \(np.asarray\(x, dtype=np.float64\)\); " + STORES + "$",
+    ):
         contract.check_outputs("mine.py", {"x": values.astype(np.longdouble)}, {})
-    with pytest.raises(ContractError, match="text of 300 characters a value: kit stores text of "
-                                            "at most 256"):
+    with pytest.raises(
+        ContractError, match="text of 300 characters a value: kit stores text of at most 256"
+    ):
         contract.check_outputs("mine.py", {"x": np.array(["a" * 300])}, {})
 
 
 def test_an_output_is_stored_by_its_values_whatever_its_byte_order_or_bool_bytes():
     values = np.random.default_rng(0).random(5)
-    big, little = contract.check_outputs("m.py", {"a": values.astype(">f8"), "b": values}, {})\
-        .values()
+    big, little = contract.check_outputs(
+        "m.py", {"a": values.astype(">f8"), "b": values}, {}
+    ).values()
     assert big.dtype.str == "<f8" and contract.stages({"x": big}) == contract.stages({"x": little})
     odd = np.array([0, 2, 1, 255], dtype=np.uint8).view(bool)
     plain = np.array([False, True, True, True])
@@ -102,8 +134,7 @@ def test_the_store_refuses_a_manifest_dtype_outside_the_set(tmp_path):
 
     a = np.arange(4).astype(np.longdouble)
     np.save(tmp_path / "x.npy", a)
-    manifest = {"stages": {"x": {"sha256": array_sha256(a), "dtype": a.dtype.str,
-                                 "shape": [4]}}}
+    manifest = {"stages": {"x": {"sha256": array_sha256(a), "dtype": a.dtype.str, "shape": [4]}}}
     spec = RunSpec(dataset="d" * 64, stack="host", stack_id="s" * 64)
     with pytest.raises(KitError, match=r"stage x: dtype '<f16' is not a plain number type"):
         Store().put_run(spec, tmp_path, manifest)
@@ -111,6 +142,7 @@ def test_the_store_refuses_a_manifest_dtype_outside_the_set(tmp_path):
 
 
 # -- real runs: slow -------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", sorted(REFUSED))
@@ -151,9 +183,15 @@ def test_every_dtype_kit_stores_travels_through_export_and_import(tmp_path, kit_
     there = Store(other)
     runs = there.runs()
     stored = {st: i.dtype for st, i in runs[0].stages.items()}
-    assert stored == {**{n: np.dtype(n).newbyteorder("<").str for n in NUMBERS}, "ids": "<U6",
-                      "tags": "|S3", "big": "<f8", "flags": "|b1", "score": "<f8",
-                      "noise": "<f8"}
+    assert stored == {
+        **{n: np.dtype(n).newbyteorder("<").str for n in NUMBERS},
+        "ids": "<U6",
+        "tags": "|S3",
+        "big": "<f8",
+        "flags": "|b1",
+        "score": "<f8",
+        "noise": "<f8",
+    }
     flags = there.array(runs[0].id, "flags")
     assert flags.view(np.uint8).tolist() == [0, 1, 1, 1, 0, 1]  # stored by its values
 
@@ -161,6 +199,7 @@ def test_every_dtype_kit_stores_travels_through_export_and_import(tmp_path, kit_
 def test_export_refuses_a_stored_run_no_import_would_read(tmp_path, monkeypatch):
     """A run an older kit stored with a longdouble stage is said at export, not at the other end."""
     import stored
+
     from kit.app.bundle import export
     from kit.core.errors import KitError
     from kit.runs.store import Store, moving
@@ -168,10 +207,17 @@ def test_export_refuses_a_stored_run_no_import_would_read(tmp_path, monkeypatch)
     spec = stored.spec()
     with monkeypatch.context() as m:  # as an older kit took it in
         m.setattr(moving, "recorded_problem", lambda dtype, text: None)
-        stored.put(Store(), tmp_path, spec, {**stored.arrays(), "y_test": np.arange(20.0)
-                                             .astype(np.longdouble)})
+        stored.put(
+            Store(),
+            tmp_path,
+            spec,
+            {**stored.arrays(), "y_test": np.arange(20.0).astype(np.longdouble)},
+        )
     out = tmp_path / "old.kit"
-    with pytest.raises(KitError, match=rf"run {spec.run_id[:12]} stage 'y_test': dtype '<f16' is "
-                                       r"not a plain number type .*so no `kit import` would read"):
+    with pytest.raises(
+        KitError,
+        match=rf"run {spec.run_id[:12]} stage 'y_test': dtype '<f16' is "
+        r"not a plain number type .*so no `kit import` would read",
+    ):
         export(Store(), [spec.run_id], out, arrays=True)
     assert not out.exists()

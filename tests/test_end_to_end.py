@@ -35,8 +35,20 @@ def home(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def full_home(home):
-    kit(home, "run", "--factor", "precision,svd-iters,svd-solver", "--n", N, "--threads", "1",
-        "--seeds", "0-2", "--iters", "5,50")
+    kit(
+        home,
+        "run",
+        "--factor",
+        "precision,svd-iters,svd-solver",
+        "--n",
+        N,
+        "--threads",
+        "1",
+        "--seeds",
+        "0-2",
+        "--iters",
+        "5,50",
+    )
     return home
 
 
@@ -102,11 +114,16 @@ def test_killed_run_resumes_without_half_written_runs(tmp_path, monkeypatch):
         "    try:\n"
         f"        os.close(os.open({str(tmp_path / 'first')!r}, os.O_CREAT | os.O_EXCL))\n"
         "    except FileExistsError:\n"
-        "        signal.pause()\n")
+        "        signal.pause()\n"
+    )
     args = ["run", "--factor", "seed", "--n", N, "--threads", "1", "--seeds", "0-3", "--fresh"]
-    proc = subprocess.Popen(KIT + args, env=dict(os.environ, KIT_HOME=str(home)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        KIT + args,
+        env=dict(os.environ, KIT_HOME=str(home)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     db = home / "store.sqlite"
     deadline = time.time() + 300
     while time.time() < deadline:  # until the first run is indexed
@@ -142,7 +159,10 @@ def test_budget_verdicts_advice_and_report(full_home, tmp_path):
     assert {x["factor"] for x in a["not_measured"]} >= {"blas", "sklearn"}
     # the remedy measured: on ARPACK's embedding logistic regression (deterministic given its
     # input) flips nothing across seeds and the neighbours do not move; the seed row's do
-    sol, it5 = r["svd-solver"], next(x for x in b["rows"] if x["factor"] == "svd-iters" and x["level"] == "5")
+    sol, it5 = (
+        r["svd-solver"],
+        next(x for x in b["rows"] if x["factor"] == "svd-iters" and x["level"] == "5"),
+    )
     assert sol["models"]["lr"]["flips_max"] == 0 and sol["knn_jaccard_min"] == 1.0
     assert sol["emb_rel_max"] < 1e-9 < it5["emb_rel_max"] and sol["identical"]["svd_rand"] == 0
     conv = next(x for x in a["recommendations"] if x["basis"].get("factor") == "svd-solver")

@@ -3,17 +3,25 @@
 import json
 
 import pytest
+from test_amplify import row
 
+from kit.analysis.explain import (
+    NO_CURVE,
+    PairExplanation,
+    StageOrigin,
+    explain_factor,
+    feed_spec,
+    feeds_needed,
+    origins,
+    seed_unit,
+)
 from kit.cli import main
 from kit.data.dataset import save_dataset
-from kit.analysis.explain import (NO_CURVE, PairExplanation, StageOrigin, explain_factor,
-                                  feed_spec, feeds_needed, origins, seed_unit)
-from kit.views.explain import pair_text
-from test_amplify import row
 from kit.runs.executing.runner import run_all
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
 from kit.runs.store import Store
+from kit.views.explain import pair_text
 from kit.worker.pipeline import fed_stages
 
 
@@ -27,8 +35,9 @@ def _stored(tiny, factor, **opts):
 
 
 @pytest.mark.slow
-def test_a_cross_fed_run_fed_its_own_inputs_reproduces_the_run_bit_for_bit(tiny, tmp_path,
-                                                                                 monkeypatch):
+def test_a_cross_fed_run_fed_its_own_inputs_reproduces_the_run_bit_for_bit(
+    tiny, tmp_path, monkeypatch
+):
     store = Store()
     base = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
     fed = [feed_spec(base, base, g) for g in ("tfidf", "svd", "models")]
@@ -129,8 +138,10 @@ def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsy
         assert main(args) == 1
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1
-    for typo, words in (("nosuch", "unknown factor 'nosuch'; choose from repeat"),
-                        ("precison", "unknown factor 'precison': did you mean precision")):
+    for typo, words in (
+        ("nosuch", "unknown factor 'nosuch'; choose from repeat"),
+        ("precison", "unknown factor 'precison': did you mean precision"),
+    ):
         with pytest.raises(SystemExit) as usage:  # a mistyped factor: the usage error of budget's
             main(["explain", typo])
         err = capsys.readouterr().err
@@ -145,20 +156,36 @@ def test_seeds_originate_where_they_are_drawn_and_knn_and_lr_inherit(tiny, capsy
 
 
 def test_flips_are_also_said_in_seed_units_where_a_seed_pair_measured_them():
-    rows = [row("seed", "", 0.5, {"hgb": 72.5, "rf": 0}), row("torch-seed", "", None,
-                                                            {"hgb": 1, "mlp_torch": 3})]
+    rows = [
+        row("seed", "", 0.5, {"hgb": 72.5, "rf": 0}),
+        row("torch-seed", "", None, {"hgb": 1, "mlp_torch": 3}),
+    ]
     assert seed_unit(rows) == {"hgb": 72.5, "rf": 0, "mlp_torch": 3} and seed_unit(None) == {}
     from dataclasses import replace
 
     # a model the budget flags (one class in a seed run) has no seed unit: it means nothing
     rows[0].models["rf"] = replace(rows[0].models["rf"], one_class_runs=1)
     assert seed_unit(rows) == {"hgb": 72.5, "mlp_torch": 3}
-    stages = {"hgb": StageOrigin("originates", changes_at=("1.9.0",), flips=58, seed_units=0.8),
-              "rf": StageOrigin("originates", changes_at=("1.6.0",), flips=2)}  # no unit: none
-    rel = [{"package": "scikit-learn", "version": v, "stack": v, "status": "built", "why": None}
-           for v in ("1.5.2", "1.6.0", "1.9.0")]
-    e = PairExplanation("a" * 64, "b" * 64, "1.5.2 vs 1.9.0", "", stages, "hgb", 0.01,
-                        NO_CURVE, tuple(rel), "scikit-learn")
+    stages = {
+        "hgb": StageOrigin("originates", changes_at=("1.9.0",), flips=58, seed_units=0.8),
+        "rf": StageOrigin("originates", changes_at=("1.6.0",), flips=2),
+    }  # no unit: none
+    rel = [
+        {"package": "scikit-learn", "version": v, "stack": v, "status": "built", "why": None}
+        for v in ("1.5.2", "1.6.0", "1.9.0")
+    ]
+    e = PairExplanation(
+        "a" * 64,
+        "b" * 64,
+        "1.5.2 vs 1.9.0",
+        "",
+        stages,
+        "hgb",
+        0.01,
+        NO_CURVE,
+        tuple(rel),
+        "scikit-learn",
+    )
     text = " ".join(pair_text(e).split())
     assert "boosting changes at 1.9.0 (58 flips, 0.8 seed units)" in text
     assert "the forest changes at 1.6.0 (2 flips)" in text
@@ -175,15 +202,17 @@ def test_the_release_scans_seam_reruns_the_stages_in_each_stack_on_a_s_arrays():
     got = rerun_in_stacks(a, [Probe("sk160", "1" * 64), Probe("sk170", "2" * 64)], ("models",))
     assert [(s.stack, s.stack_id, s.kind, s.feed, s.input, s.dtype) for s in got] == [
         ("sk160", "1" * 64, "feed", "models", a.run_id, "float32"),
-        ("sk170", "2" * 64, "feed", "models", a.run_id, "float32")]
+        ("sk170", "2" * 64, "feed", "models", a.run_id, "float32"),
+    ]
 
 
 def test_a_seed_split_pair_is_not_cross_fed(tmp_path):
     """Two splits predict different test proteins: nothing of one is an input of the other."""
+    from stored import arrays, put, spec
+
     from kit.analysis.explain import unexplainable
     from kit.core.hosts import host_id
     from kit.runs.store import Store
-    from stored import arrays, put, spec
 
     st = Store(tmp_path / "home")
     a = put(st, tmp_path, spec(split=0, host=host_id()), arrays(0))
@@ -197,9 +226,10 @@ def test_a_release_scan_runs_here_whoever_made_a():
     """An imported a lent its machine's host id to the scan's feed runs."""
     from types import SimpleNamespace
 
+    from stored import spec
+
     from kit.analysis.explain import rerun_in_stacks
     from kit.core.hosts import host_id
-    from stored import spec
 
     a = spec(host="elsewhere")
     runs = rerun_in_stacks(a, [SimpleNamespace(name="probe-x", identity="p" * 64)], ("models",))
@@ -216,7 +246,9 @@ def test_explain_says_its_own_lines_as_kit_run_does():
     from kit.cli.explain import _Said
 
     out = StringIO()
-    _Said(Console(file=out, width=40)).log("starting a local Dask cluster of 2 worker "
-                                           "process(es) [local]")
-    assert out.getvalue() == ("kit: starting a local Dask cluster of 2 worker process(es) "
-                              "[local]\n")
+    _Said(Console(file=out, width=40)).log(
+        "starting a local Dask cluster of 2 worker process(es) [local]"
+    )
+    assert out.getvalue() == (
+        "kit: starting a local Dask cluster of 2 worker process(es) [local]\n"
+    )

@@ -2,18 +2,18 @@
 budget tab (x); they run nothing, and a store without cross-fed runs reads as before."""
 
 import pytest
+from stored import arrays, budget_store, env, flipped, put, spec
 
 from kit.analysis.advice import advise
 from kit.analysis.explain import feed_spec
 from kit.analysis.explain_advice import kept_until
 from kit.analysis.explain_stored import stored_explanation, stored_explanations
-from kit.core.hosts import host_id
-from kit.runs.planning.options import Pair
 from kit.app.verbs import report
+from kit.core.hosts import host_id
 from kit.core.subject import of_dataset
+from kit.runs.planning.options import Pair
 from kit.views.report import write
 from kit.worker.pipeline import fed_stages
-from stored import arrays, budget_store, env, flipped, put, spec
 
 PROBE = "probe-np1-sk152-scikit-learn-{}"
 
@@ -27,6 +27,7 @@ def _sklearn_store(tmp_path, dataset="d" * 64, home=None):
     sha = dataset if isinstance(dataset, str) else dataset.sha256
     base = arrays(0)
     a = spec(dataset=sha, stack="np1-sk152", stack_id="a" * 64)
+
     def pk(v):
         return env(packages={"numpy": "1.26.4", "scipy": "1.13.1", "scikit-learn": v})
 
@@ -41,12 +42,18 @@ def _sklearn_store(tmp_path, dataset="d" * 64, home=None):
     forest = flipped(base, "rf", 1)
     for v, out in (("1.5.2", base), ("1.6.0", forest), ("1.7.0", boost)):
         probe = a.with_(stack=PROBE.format(v), stack_id=v.replace(".", "") * 16, host=host_id())
-        put(st, tmp_path, feed_spec(a, probe, "models"),
-            {n: out[n] for n in fed_stages("models")}, pk(v))
+        put(
+            st,
+            tmp_path,
+            feed_spec(a, probe, "models"),
+            {n: out[n] for n in fed_stages("models")},
+            pk(v),
+        )
     c = a.with_(stack="np1-sk161", stack_id="c" * 64, host=host_id())
     put(st, tmp_path, c, flipped(base, "hgb", 3), pk("1.6.1"))
-    st.add_pairs([Pair("sklearn", "", a, b, "1.5.2 vs 1.9.1"),
-                  Pair("sklearn", "", a, c, "1.5.2 vs 1.6.1")])
+    st.add_pairs(
+        [Pair("sklearn", "", a, b, "1.5.2 vs 1.9.1"), Pair("sklearn", "", a, c, "1.5.2 vs 1.6.1")]
+    )
     return st
 
 
@@ -65,12 +72,15 @@ def test_the_stored_release_scan_is_read_back_and_advice_pins_the_release(tmp_pa
     st = _sklearn_store(tmp_path)
     [x] = stored_explanations(st, "d" * 64)
     assert x["factor"] == "sklearn" and [e.label for e in x["pairs"]] == ["1.5.2 vs 1.9.1"]
-    assert x["missing"] == [("1.5.2 vs 1.6.1",
-                             "not explained yet: `kit explain sklearn` computes it "
-                             "(1 cross-fed run)")]
+    assert x["missing"] == [
+        ("1.5.2 vs 1.6.1", "not explained yet: `kit explain sklearn` computes it (1 cross-fed run)")
+    ]
     e = x["pairs"][0]
     assert e.library == "scikit-learn" and [r["version"] for r in e.releases] == [
-        "1.5.2", "1.6.0", "1.7.0"]
+        "1.5.2",
+        "1.6.0",
+        "1.7.0",
+    ]
     hgb, rf = e.stages["hgb"], e.stages["rf"]
     assert hgb.origin == "originates" and hgb.changes_at == ("1.7.0",) and hgb.flips == 10
     assert rf.changes_at == ("1.6.0", "1.7.0") and rf.back_to == {"1.7.0": "1.5.2"}
@@ -79,7 +89,8 @@ def test_the_stored_release_scan_is_read_back_and_advice_pins_the_release(tmp_pa
     assert len(recs) == 1  # the forest's change went again: nothing to pin for it
     assert recs[0]["text"].startswith(
         "Pin scikit-learn below 1.7.0 to keep gradient boosting's results of scikit-learn "
-        "1.5.2, or accept the change (10 flips, 2 seed units)")
+        "1.5.2, or accept the change (10 flips, 2 seed units)"
+    )
     assert recs[0]["basis"]["models"] == {"hgb": {"flips": 10, "seed_units": 2.0}}
 
 
@@ -89,8 +100,10 @@ def test_the_report_gets_a_section_with_kit_explains_paragraphs(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     section = md.split("## Where the differences start")[1].split("\n## ")[0]
     assert "### sklearn" in section
-    assert "scikit-learn 1.5.2 -> 1.7.0 (3 of 3 releases scanned): boosting changes at 1.7.0" \
-           " (10 flips, 2 seed units)" in section  # 5 flips a seed: the budget's seed unit
+    assert (
+        "scikit-learn 1.5.2 -> 1.7.0 (3 of 3 releases scanned): boosting changes at 1.7.0"
+        " (10 flips, 2 seed units)" in section
+    )  # 5 flips a seed: the budget's seed unit
     assert "1.5.2 vs 1.6.1: not explained yet: `kit explain sklearn` computes it" in section
     assert md.index("## Where the differences start") < md.index("## Verdict stability")
     html = (tmp_path / "rep" / "report.html").read_text()
@@ -101,11 +114,11 @@ def test_the_report_gets_a_section_with_kit_explains_paragraphs(tmp_path):
 def test_a_real_precision_pair_explained_reads_in_the_report_and_advice(tiny, tmp_path):
     """Real runs on the host stack: precision originates at TF-IDF and everything after it
     inherits; advice says which stage the difference starts in."""
+    from kit.analysis.explain import feeds_needed
     from kit.runs.executing.runner import run_all
     from kit.runs.planning.options import PlanOptions
     from kit.runs.planning.plan import plan
     from kit.runs.store import Store
-    from kit.analysis.explain import feeds_needed
 
     store = Store()
     pair = plan("precision", tiny.sha256, PlanOptions(threads=(1,)))[0]
@@ -117,7 +130,8 @@ def test_a_real_precision_pair_explained_reads_in_the_report_and_advice(tiny, tm
     assert x["missing"] == [] and x["pairs"][0].first_origin == "tfidf"
     recs = [r for r in advise(store, tiny.sha256)["recommendations"] if r["kind"] == "explain"]
     assert len(recs) == 1 and recs[0]["text"].startswith(
-        "precision: the difference starts at TF-IDF, which differs on identical inputs; ")
+        "precision: the difference starts at TF-IDF, which differs on identical inputs; "
+    )
     assert recs[0]["text"].endswith("(in 1 of 1 pair(s), cross-fed runs): pin what changes TF-IDF.")
     write(report(store, of_dataset(tiny.sha256, {})), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -142,17 +156,22 @@ async def test_the_budget_tabs_x_explains_the_highlighted_row_from_the_store(kit
     before = len(st.specs())
     linux = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
     async with KitApp("synthetic", 120, platform=linux, store=Store()).run_test(
-            size=(80, 24)) as pilot:
+        size=(80, 24)
+    ) as pilot:
         await pilot.press("4")
         await pilot.app.workers.wait_for_complete()  # the budget is read in a worker
         await pilot.pause()
         keys = [k.value for k in pilot.app.query_one("#budget-table", DataTable).rows]
         said = lambda: " ".join(str(pilot.app.query_one("#explain-text").render()).split())  # noqa: E731
-        for row, words in (("sklearn", "scikit-learn 1.5.2 -> 1.7.0 (3 of 3 releases scanned)"),
-                           ("sklearn", "1.5.2 vs 1.6.1: not explained yet: `kit explain "
-                                       "sklearn` computes it (1 cross-fed run)"),
-                           ("precision", "not explained yet: `kit explain precision` (it runs "
-                                         "2 cross-fed runs)")):
+        for row, words in (
+            ("sklearn", "scikit-learn 1.5.2 -> 1.7.0 (3 of 3 releases scanned)"),
+            (
+                "sklearn",
+                "1.5.2 vs 1.6.1: not explained yet: `kit explain "
+                "sklearn` computes it (1 cross-fed run)",
+            ),
+            ("precision", "not explained yet: `kit explain precision` (it runs 2 cross-fed runs)"),
+        ):
             await pilot.press(*["down"] * keys.index(row), "x")
             await pilot.app.workers.wait_for_complete()  # explained in a worker
             await pilot.pause()
@@ -170,8 +189,10 @@ def test_the_release_sentence_claims_only_what_was_built():
 
     from kit.views.explain import release_text
 
-    rows = [{"version": v, "status": s, "why": "no wheel"} for v, s in
-            (("1.5.2", "built"), ("1.6.0", "could not build"), ("1.7.0", "built"))]
+    rows = [
+        {"version": v, "status": s, "why": "no wheel"}
+        for v, s in (("1.5.2", "built"), ("1.6.0", "could not build"), ("1.7.0", "built"))
+    ]
     moved = NS(origin="originates", changes_at=("1.7.0",), back_to={}, flips=3, seed_units=None)
     still = NS(origin="originates", changes_at=(), back_to={}, flips=0, seed_units=None)
     e = NS(library="scikit-learn", releases=rows, notes=(), stages={"hgb": moved, "rf": still})
@@ -192,23 +213,37 @@ def test_a_lab_file_s_outputs_are_named_as_declared_never_as_kit_s_stages():
     from kit.views.explain import explain_text, pair_text
 
     rows = [{"version": v, "status": "built", "why": None} for v in ("1.5.2", "1.6.0", "1.7.0")]
-    stages = {"rf": StageOrigin("differs", changes_at=("1.6.0",)),
-              "kmer": StageOrigin("identical", changes_at=("1.6.0", "1.7.0"),
-                                  back_to={"1.7.0": "1.5.2"}),
-              "other": StageOrigin("identical")}
-    e = PairExplanation("a" * 64, "b" * 64, "1.5.2 vs 1.7.0", "", stages, library="scikit-learn",
-                        releases=tuple(rows), outputs=True)
+    stages = {
+        "rf": StageOrigin("differs", changes_at=("1.6.0",)),
+        "kmer": StageOrigin("identical", changes_at=("1.6.0", "1.7.0"), back_to={"1.7.0": "1.5.2"}),
+        "other": StageOrigin("identical"),
+    }
+    e = PairExplanation(
+        "a" * 64,
+        "b" * 64,
+        "1.5.2 vs 1.7.0",
+        "",
+        stages,
+        library="scikit-learn",
+        releases=tuple(rows),
+        outputs=True,
+    )
     text = " ".join(pair_text(e).split())
     assert "rf differs; kmer and other agree." in text and "the forest" not in text
     assert "rf changes at 1.6.0" in text
-    assert ("kmer is identical at both ends but changes at 1.6.0 and back at 1.7.0 (to its "
-            "1.5.2 output): on 1.6.0 it differs from both") in text
+    assert (
+        "kmer is identical at both ends but changes at 1.6.0 and back at 1.7.0 (to its "
+        "1.5.2 output): on 1.6.0 it differs from both"
+    ) in text
     assert "starts at" not in text and "cross-fed" not in text
-    assert e.to_json()["outputs"]["kmer"] == {"origin": "identical",
-                                              "changes_at": ["1.6.0", "1.7.0"],
-                                              "back_to": {"1.7.0": "1.5.2"}}
-    same = PairExplanation("a" * 64, "b" * 64, "seed 0 vs 1", "",
-                           {"x": StageOrigin("identical")}, outputs=True)
+    assert e.to_json()["outputs"]["kmer"] == {
+        "origin": "identical",
+        "changes_at": ["1.6.0", "1.7.0"],
+        "back_to": {"1.7.0": "1.5.2"},
+    }
+    same = PairExplanation(
+        "a" * 64, "b" * 64, "seed 0 vs 1", "", {"x": StageOrigin("identical")}, outputs=True
+    )
     got = explain_text({"factor": "seed:x", "pairs": [same], "skipped": []})
     assert "every output is identical; nothing to explain." in got
     assert "(the releases in between)" in got and "cross-fed" not in got
@@ -222,8 +257,16 @@ def test_one_stage_changes_on_its_own_and_one_verdict_turns():
     from kit.views.explain import pair_text
 
     o = lambda origin: NS(origin=origin, flips=None)  # noqa: E731
-    e = NS(label="p", a="a" * 12, b="b" * 12, first_origin="hgb", emb_rel=None, library=None,
-           curve=None, stages={"hgb": o("originates"), "rf": o("originates")})
+    e = NS(
+        label="p",
+        a="a" * 12,
+        b="b" * 12,
+        first_origin="hgb",
+        emb_rel=None,
+        library=None,
+        curve=None,
+        stages={"hgb": o("originates"), "rf": o("originates")},
+    )
     assert "the forest also changes on its own" in pair_text(e)
     h = NS(rest_on_homologs=0, runs=3, significant_only_under_clusters=1)
     assert "; 1 turns significant only under clusters" in resting(h)

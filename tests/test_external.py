@@ -10,14 +10,14 @@ import sys
 
 import pytest
 
-from kit.envs import external
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.runs.planning.options import PlanOptions
-from kit.runs.planning.plan import plan, required_stacks
-from kit.envs.platforms import detect
+from kit.envs import external
 from kit.envs.catalogue import HOST
 from kit.envs.kinds import listing, stack_kind
+from kit.envs.platforms import detect
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan, required_stacks
 
 D = "d" * 64
 
@@ -44,7 +44,9 @@ def test_add_probes_and_registers_a_pipeline_interpreter(mine):
 @pytest.mark.slow
 def test_identity_is_what_the_interpreter_holds(mine):
     st = stack_kind(mine).runnable()
-    assert st.command == (sys.executable,) and st.identity == external.identity(external.probe(mine))
+    assert st.command == (sys.executable,) and st.identity == external.identity(
+        external.probe(mine)
+    )
     host = stack_kind(HOST).runnable()
     assert st.identity != host.identity  # same interpreter, but a different kind of stack
     external._probe_python.cache_clear()
@@ -59,10 +61,14 @@ def test_bad_registrations_are_refused_and_write_nothing(tmp_path, mine):
     before = external.registry_path().read_bytes()
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
-    cases = [("host", sys.executable, "is taken"), ("np2-sk191", sys.executable, "is taken"),
-             ("a b", sys.executable, "use letters"), ("x\n", sys.executable, "use letters"),
-             ("x", str(tmp_path / "nope"), "not an executable"),
-             ("x", str(bare / "bin" / "python"), "with numpy")]
+    cases = [
+        ("host", sys.executable, "is taken"),
+        ("np2-sk191", sys.executable, "is taken"),
+        ("a b", sys.executable, "use letters"),
+        ("x\n", sys.executable, "use letters"),
+        ("x", str(tmp_path / "nope"), "not an executable"),
+        ("x", str(bare / "bin" / "python"), "with numpy"),
+    ]
     for name, python, why in cases:
         with pytest.raises(KitError, match=why):
             external.add(name, python)
@@ -77,7 +83,7 @@ def test_remove_and_a_vanished_interpreter(tmp_path, mine, capsys):
         external.remove(mine)
     # an interpreter that disappears after it was added is unavailable, with the fix
     py = tmp_path / "python-wrapper"  # a wrapper script: clusters' module pythons often are
-    py.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    py.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     py.chmod(0o755)
     external.add("gone", str(py))
     py.unlink()
@@ -89,7 +95,9 @@ def test_remove_and_a_vanished_interpreter(tmp_path, mine, capsys):
 
 def test_a_corrupt_registry_is_a_clear_error():
     external.registry_path().write_text("{not json")
-    with pytest.raises(KitError, match="external.json is not JSON .*kit store check --repair. moves it aside"):
+    with pytest.raises(
+        KitError, match="external.json is not JSON .*kit store check --repair. moves it aside"
+    ):
         external.registry()
 
 
@@ -131,8 +139,11 @@ def test_a_run_in_an_external_stack_matches_the_same_interpreter_as_host(capsys,
     runs = json.loads(capsys.readouterr().out)
     by = {}
     for r in runs:
-        by.setdefault(r["spec"]["stack"], {})[json.dumps(r["spec"]["seeds"])] = r["manifest"]["stages"]
+        by.setdefault(r["spec"]["stack"], {})[json.dumps(r["spec"]["seeds"])] = r["manifest"][
+            "stages"
+        ]
     assert set(by) == {"host", mine} and by["host"].keys() == by[mine].keys()
     for seeds, stages in by["host"].items():
-        assert {k: v["sha256"] for k, v in stages.items()} == \
-               {k: v["sha256"] for k, v in by[mine][seeds].items()}
+        assert {k: v["sha256"] for k, v in stages.items()} == {
+            k: v["sha256"] for k, v in by[mine][seeds].items()
+        }

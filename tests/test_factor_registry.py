@@ -18,10 +18,9 @@ from kit.envs.platforms import Platform
 from kit.envs.stacks import Stack
 from kit.runs.planning import plan as own_planning
 from kit.runs.planning.availability import availability
-from kit.runs.planning.plan import plan_file
 from kit.runs.planning.offers import Offer, offered
 from kit.runs.planning.options import PlanOptions
-from kit.runs.planning.plan import plan
+from kit.runs.planning.plan import plan, plan_file
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "avx512f", "sse4_2"}))
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True)
@@ -57,18 +56,33 @@ _NAMED = ", container, os"
 def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
     out = []
     for plat in (LINUX, MAC):
-        for opts in (PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b")),
-                     PlanOptions(threads=(1, 2))):
-            for f in [*(f for f in factors.plannable() if f not in _ADDED), "seed:split",
-                      "seed:init", "seed:nope", "bogus", "feed"]:
+        for opts in (
+            PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b")),
+            PlanOptions(threads=(1, 2)),
+        ):
+            for f in [
+                *(f for f in factors.plannable() if f not in _ADDED),
+                "seed:split",
+                "seed:init",
+                "seed:nope",
+                "bogus",
+                "feed",
+            ]:
                 for who in ("own", "lab"):
                     o = opts
                     if f == "torch-device":
-                        o = PlanOptions(threads=opts.threads, seeds=opts.seeds, hosts=opts.hosts,
-                                        device="cuda" if plat is LINUX else None)
+                        o = PlanOptions(
+                            threads=opts.threads,
+                            seeds=opts.seeds,
+                            hosts=opts.hosts,
+                            device="cuda" if plat is LINUX else None,
+                        )
                     try:
-                        ps = (plan(f, "d" * 64, o, plat=plat, get=_get) if who == "own"
-                              else plan_file(f, INFO, o, get=_get, plat=plat))
+                        ps = (
+                            plan(f, "d" * 64, o, plat=plat, get=_get)
+                            if who == "own"
+                            else plan_file(f, INFO, o, get=_get, plat=plat)
+                        )
                         out.append([who, f, plat.key, [repr(p) for p in ps]])
                     except KitError as e:
                         out.append([who, f, plat.key, "error", str(e).replace(_NAMED, "")])
@@ -79,12 +93,21 @@ def test_every_plan_is_byte_identical_to_the_plans_before_the_registry(fixed):
 def test_each_pipeline_factor_has_its_planner_and_the_list_comes_from_the_registry():
     assert not hasattr(own_planning, "LAB_FACTORS")
     names = factors.for_kind(PIPELINE)
-    assert names == ("repeat", "process", "host", "threads", "precision", "seed",
-                     factors.SEED_NAME, *factors.names(factors.STACKS))
+    assert names == (
+        "repeat",
+        "process",
+        "host",
+        "threads",
+        "precision",
+        "seed",
+        factors.SEED_NAME,
+        *factors.names(factors.STACKS),
+    )
     for name in names:
         assert callable(factors.planner(name, PIPELINE))
-    assert factors.planner("seed:anything", PIPELINE) is factors.planner(factors.SEED_NAME,
-                                                                          PIPELINE)
+    assert factors.planner("seed:anything", PIPELINE) is factors.planner(
+        factors.SEED_NAME, PIPELINE
+    )
     # kit's own: every plannable factor, each with its planner for a dataset
     assert factors.for_kind(DATASET) == tuple(factors.plannable())
     for name in ("svd-iters", "perturb", "torch-seed", "feed"):
@@ -112,18 +135,27 @@ def test_a_factor_registers_a_planner_only_for_a_kind_it_applies_to():
 
 def test_unknown_factors_are_not_found_and_others_refused_in_today_s_lines(fixed):
     opts = PlanOptions(threads=(1,))
-    with pytest.raises(NotFound, match="^unknown factor 'bogus' for a pipeline file: one of "
-                                       "repeat, process, host, threads, precision, seed, "
-                                       "seed:NAME, arch, blas"):
+    with pytest.raises(
+        NotFound,
+        match="^unknown factor 'bogus' for a pipeline file: one of "
+        "repeat, process, host, threads, precision, seed, "
+        "seed:NAME, arch, blas",
+    ):
         plan_file("bogus", INFO, opts, get=_get)
     with pytest.raises(NotFound, match="^unknown factor 'bogus'; choose from repeat, "):
         plan("bogus", "d" * 64, opts, get=_get)
     for factor in ("feed", "embedding", "svd-iters", "perturb"):
-        with pytest.raises(Refused, match=f"^{factor} is a factor of kit's own pipeline, not "
-                                          r"for a pipeline file \(lab.py\): one of repeat, "):
+        with pytest.raises(
+            Refused,
+            match=f"^{factor} is a factor of kit's own pipeline, not "
+            r"for a pipeline file \(lab.py\): one of repeat, ",
+        ):
             plan_file(factor, INFO, opts, get=_get)
-    with pytest.raises(Refused, match="^lab.py names no seed 'svd': its SEEDS are split, init "
-                                      r"\(seed:NAME for one of them\); seed:svd is kit's own"):
+    with pytest.raises(
+        Refused,
+        match="^lab.py names no seed 'svd': its SEEDS are split, init "
+        r"\(seed:NAME for one of them\); seed:svd is kit's own",
+    ):
         plan_file("seed:svd", INFO, opts, get=_get)
     with pytest.raises(Refused, match="^bare.py names no seeds"):
         plan_file("seed", BARE, opts, get=_get)
@@ -136,8 +168,17 @@ def test_unknown_factors_are_not_found_and_others_refused_in_today_s_lines(fixed
 def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
     rows = availability(LINUX)
     got = {o.factor: o for o in offered(of_pipeline(INFO), LINUX, rows)}
-    assert list(got) == ["repeat", "process", "host", "threads", "precision", "seed",
-                         "seed:split", "seed:init", *factors.names(factors.STACKS)]
+    assert list(got) == [
+        "repeat",
+        "process",
+        "host",
+        "threads",
+        "precision",
+        "seed",
+        "seed:split",
+        "seed:init",
+        *factors.names(factors.STACKS),
+    ]
     assert got["seed"].description == "every named seed at once (split, init)"
     assert got["seed:init"] == Offer("seed:init", "the seed init alone, the others held")
     here = {r["factor"]: r for r in rows}
@@ -152,8 +193,11 @@ def test_a_pipeline_s_offers_come_from_the_registry_with_what_it_lacks():
 def test_kit_s_own_offers_are_its_availability_rows():
     rows = availability(LINUX)
     own = offered(of_dataset("d" * 64, {"name": "d"}), LINUX, rows)
-    want = [Offer(r["factor"], r["description"], r["available"], r["reason"]) for r in rows
-            if factors.get(r["factor"]).plannable]
+    want = [
+        Offer(r["factor"], r["description"], r["available"], r["reason"])
+        for r in rows
+        if factors.get(r["factor"]).plannable
+    ]
     assert own == want
 
 
@@ -177,7 +221,8 @@ def test_a_build_failure_s_cause_is_its_reason_not_a_cut_message(monkeypatch):
     monkeypatch.setattr(releases, "stack_kind", lambda name: Kind())
     a = SimpleNamespace(run_id="r" * 64, pipeline=None)  # a spec of kit's own pipeline
     store = SimpleNamespace(run=lambda rid: SimpleNamespace(spec=a), has_run=lambda rid: True)
-    scan = SimpleNamespace(releases=[Release("9.9", "probe-x")], groups=("models",),
-                           pair=SimpleNamespace(a=a.run_id))
+    scan = SimpleNamespace(
+        releases=[Release("9.9", "probe-x")], groups=("models",), pair=SimpleNamespace(a=a.run_id)
+    )
     assert releases.run_scans([scan], store) == [] and built
     assert scan.releases == [Release("9.9", why=cause)]

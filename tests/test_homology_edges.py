@@ -10,19 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_homology import _have_mmseqs
 
 from kit.core.errors import KitError
 from kit.data.dataset import load_dataset, make_dataset, save_dataset
 from kit.data.homology_edges import Edges, edges, edges_digest, hits, stored_edges, stored_hits
-from test_homology import _have_mmseqs
 
 ROOT = Path(__file__).resolve().parents[1]
 AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 
 
 # its module fixtures (real runs, an MMseqs2 search) are made once: the module's tests share one xdist worker
-pytestmark = [pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform"),
-              pytest.mark.xdist_group("test_homology_edges")]
+pytestmark = [
+    pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform"),
+    pytest.mark.xdist_group("test_homology_edges"),
+]
 
 
 def chains(seed=5, n_chains=8, length=6, sub=0.55, size=200):
@@ -46,14 +48,21 @@ def chains(seed=5, n_chains=8, length=6, sub=0.55, size=200):
                     s[w] = rng.choice(AMINO, int(w.sum()))
                 seqs.append("".join(s))
     n = len(seqs)
-    return make_dataset("chain", "import:chains.tsv", [f"C{i:05d}" for i in range(n)], seqs,
-                        rng.integers(0, 2, n), ["Human"] * n)
+    return make_dataset(
+        "chain",
+        "import:chains.tsv",
+        [f"C{i:05d}" for i in range(n)],
+        seqs,
+        rng.integers(0, 2, n),
+        ["Human"] * n,
+    )
 
 
 def kit(*args, home):
     env = dict(os.environ, PYTHONPATH=str(ROOT), KIT_HOME=str(home))
-    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
-                          env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args], capture_output=True, text=True, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +74,18 @@ def world(tmp_path_factory):
         save_dataset(chains())
     out = {"home": home}
     for method in ("graphpart", "clusters"):
-        p = kit("data", "split", "chain", "--homology", "--method", method, "--name",
-                f"chain-{method}", "--json", home=home)
+        p = kit(
+            "data",
+            "split",
+            "chain",
+            "--homology",
+            "--method",
+            method,
+            "--name",
+            f"chain-{method}",
+            "--json",
+            home=home,
+        )
         assert p.returncode == 0, p.stderr
         out[method] = json.loads(p.stdout)
         p = kit("data", "homology", f"chain-{method}", "--json", home=home)
@@ -90,8 +109,17 @@ def test_the_split_by_clusters_says_its_paragraph_without_runs_of_spaces(world, 
     """Piped, "at 30% identity,<5 spaces>80% coverage": a message split over source lines (#43);
     the clustering the world's split stored is reused."""
     monkeypatch.setenv("COLUMNS", "120")  # at 80 the run happened to fall at a line's end
-    p = kit("data", "split", "chain", "--homology", "--method", "clusters", "--name",
-            "chain-said", home=world["home"])
+    p = kit(
+        "data",
+        "split",
+        "chain",
+        "--homology",
+        "--method",
+        "clusters",
+        "--name",
+        "chain-said",
+        home=world["home"],
+    )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert not [ln for ln in lines if "  " in ln.strip()] and max(map(len, lines)) <= 120
@@ -144,8 +172,11 @@ def test_forged_edges_and_hits_are_refused(world, tmp_path, monkeypatch):
     z["similarity"][0] = 1.5  # outside [0, 1]: the edge and its values named (#43)
     with open(npz, "wb") as f:
         np.savez(f, **z)
-    with pytest.raises(KitError, match=rf"outside the dataset \(edge 0: proteins {z['i'][0]} "
-                                       rf"and {z['j'][0]} of {ds.n}, identity 1.5\)"):
+    with pytest.raises(
+        KitError,
+        match=rf"outside the dataset \(edge 0: proteins {z['i'][0]} "
+        rf"and {z['j'][0]} of {ds.n}, identity 1.5\)",
+    ):
         stored_edges(ds)
     npz.write_bytes(b"PK\x03\x04 not a zip")
     with pytest.raises(KitError, match="unreadable"):

@@ -39,5 +39,7 @@ def test_create_once_keeps_the_first_content(tmp_path):
 def test_a_damaged_host_file_is_a_one_line_error_not_a_new_identity(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_HOME", str(tmp_path))
     (tmp_path / "host.json").write_text("{not json")
-    with pytest.raises(KitError, match="host.json is not JSON .*kit store check --repair. moves it aside"):
+    with pytest.raises(
+        KitError, match="host.json is not JSON .*kit store check --repair. moves it aside"
+    ):
         hosts.host_id()

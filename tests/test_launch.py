@@ -9,12 +9,14 @@ import sys
 import threading
 
 import pytest
+from procs import group_members
 
 from kit.core.spec import RunSpec
 from kit.envs import launch
-from procs import group_members
 
-SPEC = RunSpec(dataset="", stack="", stack_id="", threads=3, env=(("OPENBLAS_CORETYPE", "Prescott"),))
+SPEC = RunSpec(
+    dataset="", stack="", stack_id="", threads=3, env=(("OPENBLAS_CORETYPE", "Prescott"),)
+)
 
 
 def python(code: str) -> tuple:
@@ -25,10 +27,12 @@ def test_run_gives_the_worker_its_argv_and_environment_and_captures_its_end():
     """What it says on its channel (KIT_CHANNEL) is its stdout; what it prints is not. Its
     parent, which KIT_PARENT_PID names (it exits once that is gone), is its tether, a child of
     kit."""
-    code = ("import os, sys; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w'); "
-            "print(sys.argv[1:], os.environ['OMP_NUM_THREADS'], "
-            "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID'], os.getppid(), "
-            "file=ch); print('printed'); print('oops', file=sys.stderr); sys.exit(3)")
+    code = (
+        "import os, sys; ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w'); "
+        "print(sys.argv[1:], os.environ['OMP_NUM_THREADS'], "
+        "os.environ['OPENBLAS_CORETYPE'], os.environ['KIT_PARENT_PID'], os.getppid(), "
+        "file=ch); print('printed'); print('oops', file=sys.stderr); sys.exit(3)"
+    )
     proc = launch.run(python(code), ["--spec", "s.json"], SPEC)
     assert proc.args[-4:] == ["-m", "kit.worker", "--spec", "s.json"]
     said = proc.stdout.split()
@@ -40,11 +44,13 @@ def test_run_gives_the_worker_its_argv_and_environment_and_captures_its_end():
 def test_a_worker_runs_in_a_session_of_its_own_and_what_it_forked_ends_with_it():
     """Its tether leads the session and the group; a forked child and a detached one (a session
     of its own) are ended with the run."""
-    code = ("import os, subprocess, sys, time\n"
-            "ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
-            "if os.fork() == 0:\n    time.sleep(300); os._exit(0)\n"
-            "d = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
-            "print(os.getppid(), os.getpgid(0), os.getsid(0), d.pid, file=ch)")
+    code = (
+        "import os, subprocess, sys, time\n"
+        "ch = os.fdopen(int(os.environ['KIT_CHANNEL']), 'w')\n"
+        "if os.fork() == 0:\n    time.sleep(300); os._exit(0)\n"
+        "d = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        "print(os.getppid(), os.getpgid(0), os.getsid(0), d.pid, file=ch)"
+    )
     proc = launch.run(python(code), [], SPEC)
     parent, pgid, sid, detached = map(int, proc.stdout.split())
     assert parent == pgid == sid and pgid != os.getpgid(0)
@@ -66,8 +72,10 @@ def test_an_answer_past_its_bound_is_refused_as_it_is_read():
 
 
 def test_a_flood_of_stderr_keeps_its_last_bytes_only():
-    code = ("import os\nfor _ in range(2000): os.write(2, b'y' * 65536)\n"
-            "os.write(2, b'the last line\\n')")
+    code = (
+        "import os\nfor _ in range(2000): os.write(2, b'y' * 65536)\n"
+        "os.write(2, b'the last line\\n')"
+    )
     proc = launch.run(python(code), [], SPEC)
     assert len(proc.stderr) <= launch.TAIL_BYTES and proc.stderr.endswith("the last line\n")
 
@@ -76,11 +84,13 @@ def test_a_live_workers_last_lines_before_it_answered_are_all_taken():
     """A warm worker's log: what it wrote before answering is in the tail taken right after the
     answer, even while other threads of kit hold the interpreter (CI lost a flood's last line:
     the reader had the chunk in hand, not yet kept, when the tail was taken)."""
-    code = ("import os, sys, time\nch = int(os.environ['KIT_CHANNEL'])\n"
-            "for i in range(20):\n"
-            "    sys.stdin.readline()\n"
-            "    os.write(2, b'y' * (300 * 1024) + b'\\nthe last line %d\\n' % i)\n"
-            "    os.write(ch, b'{}\\n')\n")
+    code = (
+        "import os, sys, time\nch = int(os.environ['KIT_CHANNEL'])\n"
+        "for i in range(20):\n"
+        "    sys.stdin.readline()\n"
+        "    os.write(2, b'y' * (300 * 1024) + b'\\nthe last line %d\\n' % i)\n"
+        "    os.write(ch, b'{}\\n')\n"
+    )
     busy = threading.Event()
 
     def spin():  # a thread that wants the GIL all the time, as xdist's and Textual's do
@@ -125,8 +135,9 @@ def test_terminate_workers_kills_a_worker_that_run_waits_for(tmp_path):
 
 
 def test_stop_ends_a_serving_worker_by_closing_its_stdin():
-    proc = launch.start(python("import sys; sys.stdin.read(); sys.exit(5)"), ["--serve"], SPEC,
-                        requests=True)
+    proc = launch.start(
+        python("import sys; sys.stdin.read(); sys.exit(5)"), ["--serve"], SPEC, requests=True
+    )
     launch.stop(proc, grace=60)
     assert proc.returncode == 5  # it exited on its own: the end of its requests
 

@@ -7,8 +7,19 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parents[1] / "kit"
 # lowest first; a package may import its own modules and any package listed before it
-ORDER = ("worker", "core", "data", "envs", "runs", "analysis", "app", "views", "notebook", "tui",
-         "cli")
+ORDER = (
+    "worker",
+    "core",
+    "data",
+    "envs",
+    "runs",
+    "analysis",
+    "app",
+    "views",
+    "notebook",
+    "tui",
+    "cli",
+)
 TOP = set()  # the TUI is below the CLI: `kit tui` starts it, and it never imports the CLI
 
 
@@ -23,9 +34,15 @@ def modules() -> dict:
 
 def _type_only(tree) -> set:
     """The import nodes under ``if TYPE_CHECKING:``: read by type checkers, never run."""
-    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-            and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-            for stmt in node.body for n in ast.walk(stmt)}
+    return {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
 
 
 def imports(name: str, path: Path, known: dict, type_only: bool = True) -> set:
@@ -89,7 +106,7 @@ def test_no_import_circles():
         state[m] = "open"
         for d in sorted(g[m]):
             if state.get(d) == "open":
-                cycles.append(" -> ".join(stack[stack.index(d):] + [d]))
+                cycles.append(" -> ".join(stack[stack.index(d) :] + [d]))
             elif d not in state:
                 visit(d, stack + [d])
         state[m] = "done"
@@ -113,9 +130,13 @@ def test_only_the_worker_imports_scikit_learn():
         if name == "kit.worker" or name.startswith("kit.worker."):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
-                     else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             assert not any(n == "sklearn" or n.startswith("sklearn.") for n in names), name
 
 
@@ -129,7 +150,9 @@ def test_every_kit_import_names_a_module_that_exists():
         base = name.split(".") if is_pkg else name.split(".")[:-1]
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level:
-                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+                target = ".".join(
+                    base[: len(base) - node.level + 1] + ([node.module] if node.module else [])
+                )
             elif isinstance(node, ast.ImportFrom):
                 target = node.module or ""
             else:

@@ -5,14 +5,14 @@ import json
 
 import numpy as np
 import pytest
+from stored import arrays, put, spec
+from test_cluster_bootstrap import noisy_store
 
 from kit.analysis.cluster_bootstrap import run_cluster_verdicts
 from kit.analysis.homology import homology_summary
 from kit.analysis.leakage import leakage, run_leakage
 from kit.analysis.verdicts import KEYS
 from kit.core.errors import KitError
-from stored import arrays, put, spec
-from test_cluster_bootstrap import noisy_store
 
 Y = np.array([1, 0, 1, 0, 1, 1, 0, 0])
 SIDE = np.array([True] * 4 + [False] * 4)
@@ -69,8 +69,10 @@ def test_the_summary_is_medians_over_the_datasets_runs_with_verdicts(tmp_path):
     leak = [run_leakage(st, r, side)["hgb"] for r in runs]
     hgb = s.models["hgb"]
     assert hgb.acc_with_homolog == np.median([x.acc_with for x in leak])
-    assert hgb.acc_without_homolog_range == [min(x.acc_without for x in leak),
-                                             max(x.acc_without for x in leak)]
+    assert hgb.acc_without_homolog_range == [
+        min(x.acc_without for x in leak),
+        max(x.acc_without for x in leak),
+    ]
     per_run = [run_cluster_verdicts(st, r, clusters) for r in runs]
     assert [v.verdict for v in s.verdicts] == list(KEYS)
     for i, v in enumerate(s.verdicts):
@@ -125,8 +127,9 @@ def test_a_run_with_too_few_test_clusters_is_left_out(tmp_path):
     ds = st.runs()[0].spec.dataset
     s = homology_summary(st, ds, np.zeros(20, np.int64), np.ones(20, bool))
     assert s.runs == 0 and s.rest_on_homologs == 0 and s.too_narrow is None
-    assert s.left_out == [f"{st.runs()[0].id[:12]}: 1 test clusters, fewer than 20: a cluster "
-                          "bootstrap needs more"]
+    assert s.left_out == [
+        f"{st.runs()[0].id[:12]}: 1 test clusters, fewer than 20: a cluster bootstrap needs more"
+    ]
 
 
 def test_a_resplit_run_whose_positions_its_seed_did_not_make_is_left_out(tmp_path):
@@ -138,8 +141,9 @@ def test_a_resplit_run_whose_positions_its_seed_did_not_make_is_left_out(tmp_pat
     n, n_train = 60, 40
     want = np.random.default_rng(2).permutation(n)[n_train:]
     good = put(st, tmp_path, spec(split=2), dict(arrays(0), **{"split.test": want}))
-    bad = put(st, tmp_path, spec(split=2, threads=2),
-              dict(arrays(1), **{"split.test": np.arange(40, 60)}))
+    bad = put(
+        st, tmp_path, spec(split=2, threads=2), dict(arrays(1), **{"split.test": np.arange(40, 60)})
+    )
     labels = np.arange(n) // 2
     got = _own_split(st, good, st.specs()[good], labels, n_train)
     assert got[0].tolist() == labels[want].tolist()

@@ -29,11 +29,14 @@ def test_warnings_of_the_cluster_libraries_go_to_the_log_and_others_as_before(ca
     with warnings.catch_warnings(record=True) as shown:  # "as before": recorded here
         warnings.simplefilter("always")
         path = cluster_logs_to_file()
-        warnings.warn(VersionMismatchWarning("Mismatched versions found: numpy"),  # its class
-                      stacklevel=1)
+        warnings.warn(
+            VersionMismatchWarning("Mismatched versions found: numpy"),  # its class
+            stacklevel=1,
+        )
         warnings.warn("an unrelated warning", UserWarning, stacklevel=1)
     assert [str(w.message) for w in shown if w.category is not ResourceWarning] == [
-        "an unrelated warning"]
+        "an unrelated warning"
+    ]
     assert "Mismatched versions" not in capfd.readouterr().err
     assert "VersionMismatchWarning: Mismatched versions found: numpy" in Path(path).read_text()
 
@@ -47,8 +50,9 @@ def test_a_taken_port_8787_is_said_in_the_log_not_on_stderr(capfd, port_8787_tak
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         path = cluster_logs_to_file()
-        with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
-                                dashboard_address=":8787"):
+        with distributed.Client(
+            processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":8787"
+        ):
             pass
     assert "8787" not in capfd.readouterr().err
     assert "Port 8787 is already in use" in Path(path).read_text()
@@ -63,8 +67,9 @@ def test_the_workers_of_a_local_cluster_say_their_warnings_in_the_log(capfd):
     from kit.runs.executing.dask_executor import DaskExecutor
 
     with DaskExecutor("local:1") as ex:
-        fut = ex.client.submit(warnings.warn, VersionMismatchWarning("in a worker: numpy"),
-                               pure=False)  # distributed's code calls it: its warning
+        fut = ex.client.submit(
+            warnings.warn, VersionMismatchWarning("in a worker: numpy"), pure=False
+        )  # distributed's code calls it: its warning
         fut.result(timeout=60)
         path = cluster_logs_to_file()
     assert "in a worker" not in capfd.readouterr().err

@@ -26,14 +26,22 @@ def test_the_closest_names_are_the_near_ones_and_only_those():
 
 
 def test_the_line_names_the_closest_or_lists_every_name():
-    assert unknown("unknown factor", "sed", ["seed", "threads"]) == \
-        "unknown factor 'sed': did you mean seed?"
-    assert unknown("unknown factor", "bogus", ["seed", "threads"]) == \
-        "unknown factor 'bogus'; choose from seed, threads"
-    assert unknown("no stack", "x", [], "; `kit stacks` lists them") == \
-        "no stack 'x'; `kit stacks` lists them"
-    assert unknown("run read seeds[", "splt", ["split"], after="], which SEEDS does not name") \
+    assert (
+        unknown("unknown factor", "sed", ["seed", "threads"])
+        == "unknown factor 'sed': did you mean seed?"
+    )
+    assert (
+        unknown("unknown factor", "bogus", ["seed", "threads"])
+        == "unknown factor 'bogus'; choose from seed, threads"
+    )
+    assert (
+        unknown("no stack", "x", [], "; `kit stacks` lists them")
+        == "no stack 'x'; `kit stacks` lists them"
+    )
+    assert (
+        unknown("run read seeds[", "splt", ["split"], after="], which SEEDS does not name")
         == "run read seeds['splt'], which SEEDS does not name: did you mean split?"
+    )
     # a name that is not a plain word is quoted, as the typed one is
     assert did_you_mean("train protein", ["train proteins"]) == "did you mean 'train proteins'?"
     assert "\n" not in unknown("unknown factor", "a\nb" * 50, ["a b"])
@@ -47,26 +55,28 @@ def home(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_HOME", str(root / "home"))
         mp.setenv("COLUMNS", "1000")
-        for argv in (["run", "--factor", "seed", "--seeds", "0-1", "--n", "100"],
-                     ["run", "--pipeline", LAB, "--factor", "seed:split", "--seeds", "0-1"]):
+        for argv in (
+            ["run", "--factor", "seed", "--seeds", "0-1", "--n", "100"],
+            ["run", "--pipeline", LAB, "--factor", "seed:split", "--seeds", "0-1"],
+        ):
             assert main(argv + ["--threads", "1", "--jobs", "2", "--yes"]) == 0
     return root / "home"
 
 
 # every command-line place a name is typed: a misspelling, and the name it must suggest
 TYPED = [
-    (["verdict"], "verdicts"),                                          # a command
-    (["stacks", "buidl"], "build"),                                     # an action
-    (["runs", "--kind", "pipline"], "pipeline"),                        # a choice
+    (["verdict"], "verdicts"),  # a command
+    (["stacks", "buidl"], "build"),  # an action
+    (["runs", "--kind", "pipline"], "pipeline"),  # a choice
     (["tolerances", "--format", "jsn"], "json"),
-    (["run", "--factor", "seeed"], "seed"),                             # kit's own factors
+    (["run", "--factor", "seeed"], "seed"),  # kit's own factors
     (["run", "--factor", "repeat,thread"], "threads"),
     (["budget", "--factor", "sed"], "seed"),
     (["explain", "precison"], "precision"),
     (["runs", "--factor", "seeed"], "seed"),
     (["export", "--factor", "seeed", "--out", "x.kit"], "seed"),
     (["tolerances", "--pin", "thread"], "threads"),
-    (["verdicts", "--set", "sedes"], "seeds"),                          # a run set
+    (["verdicts", "--set", "sedes"], "seeds"),  # a run set
     (["run", "--pipeline", LAB, "--factor", "seed:splt"], "seed:split"),  # a file's seeds
     (["run", "--pipeline", LAB, "--factor", "repat"], "repeat"),
     (["budget", "--pipeline", LAB, "--factor", "seed:splt"], "seed:split"),
@@ -74,23 +84,27 @@ TYPED = [
     (["runs", "--pipeline", LAB, "--factor", "seed:splt"], "seed:split"),
     (["export", "--pipeline", LAB, "--factor", "seed:splt", "--out", "x.kit"], "seed:split"),
     (["explain", "seed:splt", "--pipeline", LAB], "seed:split"),
-    (["run", "--factor", "seed", "--stack", "hots"], "host"),           # stacks
+    (["run", "--factor", "seed", "--stack", "hots"], "host"),  # stacks
     (["runs", "--stack", "hots"], "host"),
     (["stacks", "build", "np1-sk15"], "np1-sk152"),
     (["stacks", "doctor", "np1-sk15"], "np1-sk152"),
-    (["budget", "--dataset", "synthetc"], "synthetic"),                 # datasets
+    (["budget", "--dataset", "synthetc"], "synthetic"),  # datasets
     (["data", "info", "synthetc"], "synthetic"),
     (["data", "split", "synthetc", "--homology", "--name", "x"], "synthetic"),
     (["homology", "--against", "synthetc"], "synthetic"),
-    (["cluster", "check", "--cluster", "slurmm"], "slurm"),             # a cluster
+    (["cluster", "check", "--cluster", "slurmm"], "slurm"),  # a cluster
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv, meant", TYPED, ids=lambda x: x if isinstance(x, str) else
-                         " ".join(a if a != LAB else "lab.py" for a in x))
-def test_every_typed_name_is_said_with_the_closest(home, monkeypatch, tmp_path, capsys, argv,
-                                                    meant):
+@pytest.mark.parametrize(
+    "argv, meant",
+    TYPED,
+    ids=lambda x: x if isinstance(x, str) else " ".join(a if a != LAB else "lab.py" for a in x),
+)
+def test_every_typed_name_is_said_with_the_closest(
+    home, monkeypatch, tmp_path, capsys, argv, meant
+):
     monkeypatch.setenv("KIT_HOME", str(home))
     monkeypatch.chdir(tmp_path)  # export's x.kit, were it written
     try:
@@ -105,9 +119,10 @@ def test_every_typed_name_is_said_with_the_closest(home, monkeypatch, tmp_path, 
 
 
 def test_the_notebook_names_the_closest_dataset(tmp_path, kit_home, tiny):
+    from stored import budget_store
+
     import kit
     from kit.data.dataset import save_dataset
-    from stored import budget_store
 
     save_dataset(tiny)
     budget_store(tmp_path, tiny, home=kit_home)
@@ -128,11 +143,14 @@ def test_a_pipeline_file_s_names_are_said_with_the_closest(tmp_path):
 
     run = "def run(seeds):\n    return {'p_lr': np.zeros(2) + seeds[%r]}\n"
     assert said("KINDS = {'p_lr': 'embedings'}\n" + run % "split").endswith(
-        "is 'embedings': did you mean embedding?")
+        "is 'embedings': did you mean embedding?"
+    )
     assert said(run % "splt").endswith(
-        "run read seeds['splt'], which SEEDS does not name: did you mean split?")
+        "run read seeds['splt'], which SEEDS does not name: did you mean split?"
+    )
     assert said("KINDS = {'p_l': 'array'}\n" + run % "split").endswith(
-        "KINDS names 'p_l', which run did not return: did you mean p_lr?")
+        "KINDS names 'p_l', which run did not return: did you mean p_lr?"
+    )
 
 
 def test_cluster_settings_name_the_closest(tmp_path, monkeypatch):
@@ -148,8 +166,12 @@ def test_cluster_settings_name_the_closest(tmp_path, monkeypatch):
 def test_hosts_names_the_closest_node_class():
     from kit.runs.executing.node_classes import ClassTable
 
-    t = ClassTable({"tcp://1": {"host": "a", "name": "w-1", "class": "skylake", "slots": 4}},
-                   "tcp://head:8786")
-    with pytest.raises(KitError, match="--hosts 'skylak': no worker of tcp://head:8786 is of "
-                                       "that node class: did you mean skylake\\?"):
+    t = ClassTable(
+        {"tcp://1": {"host": "a", "name": "w-1", "class": "skylake", "slots": 4}}, "tcp://head:8786"
+    )
+    with pytest.raises(
+        KitError,
+        match="--hosts 'skylak': no worker of tcp://head:8786 is of "
+        "that node class: did you mean skylake\\?",
+    ):
         t.resolve(["skylak"])

@@ -31,8 +31,10 @@ def test_tiles_equal_the_full_stable_sort(tile):
     E[11] = 2 * E[3]  # scaled rows tie too
     got = nearest_neighbours(E, 10, tile=tile)
     assert np.array_equal(got, full_sort_neighbours(E))
-    assert np.array_equal(nearest_neighbours(E.astype(np.float32), 10, tile=tile),
-                          full_sort_neighbours(E.astype(np.float32)))
+    assert np.array_equal(
+        nearest_neighbours(E.astype(np.float32), 10, tile=tile),
+        full_sort_neighbours(E.astype(np.float32)),
+    )
 
 
 @pytest.mark.parametrize("tile", [4, 25, 1024])
@@ -68,9 +70,9 @@ def test_threshold_selection_equals_the_full_stable_sort_with_ties(n, k, levels)
     """Few distinct values (many ties at the threshold), n not a multiple of k, all-equal rows."""
     rng = np.random.default_rng(n)
     S = rng.integers(0, levels, size=(40, n)).astype(np.float64) / levels
-    S[0] = 0.5          # every element tied
-    S[1, ::3] = -0.0    # signed zeros tie with zeros
-    S[2, 5] = np.nan    # NaN rows take the full sort
+    S[0] = 0.5  # every element tied
+    S[1, ::3] = -0.0  # signed zeros tie with zeros
+    S[2, 5] = np.nan  # NaN rows take the full sort
     want = np.argsort(-S, axis=1, kind="stable")[:, :k]
     assert np.array_equal(_top_desc(S, k), want)
     key = np.array([[3.0, np.nan, 1.0, 2.0], [np.nan, np.nan, np.nan, 0.0]])

@@ -8,10 +8,16 @@ from kit.runs.executing.node_classes import ClassTable, class_resource, dask_set
 
 
 def _table():
-    w = {"tcp://1": ("ws1", "w-1", "skylake", 4), "tcp://2": ("ws1", "w-2", "epyc", 8),
-         "tcp://3": ("ws2", "w-3", "epyc", 8), "tcp://4": ("ws3", "w-4", "skylake", 2)}
-    return ClassTable({a: {"host": h, "name": n, "class": c, "slots": k}
-                       for a, (h, n, c, k) in w.items()}, "tcp://head:8786")
+    w = {
+        "tcp://1": ("ws1", "w-1", "skylake", 4),
+        "tcp://2": ("ws1", "w-2", "epyc", 8),
+        "tcp://3": ("ws2", "w-3", "epyc", 8),
+        "tcp://4": ("ws3", "w-4", "skylake", 2),
+    }
+    return ClassTable(
+        {a: {"host": h, "name": n, "class": c, "slots": k} for a, (h, n, c, k) in w.items()},
+        "tcp://head:8786",
+    )
 
 
 def test_the_largest_class_by_cores_is_the_default_and_threads_default_to_the_smallest_worker():
@@ -27,8 +33,10 @@ def test_hosts_names_node_classes_only_and_says_which_class_a_host_or_worker_is(
         t.resolve(["w-4"])
     with pytest.raises(KitError, match="ws1: that host spans the node classes epyc, skylake"):
         t.resolve(["ws1"])
-    with pytest.raises(KitError, match="no worker of tcp://head:8786 is of that node class; its "
-                                       "classes are epyc, skylake"):
+    with pytest.raises(
+        KitError,
+        match="no worker of tcp://head:8786 is of that node class; its classes are epyc, skylake",
+    ):
         t.resolve(["m3"])
 
 
@@ -37,7 +45,8 @@ def test_a_run_wider_than_every_worker_of_its_class_is_unfit_with_why():
     spec = RunSpec(dataset="d" * 64, stack="host", stack_id="s", host="skylake", threads=4)
     assert t.unfit(spec) is None
     assert "no worker of node class skylake offers that many cores (at most 4)" in t.unfit(
-        spec.with_(threads=8))
+        spec.with_(threads=8)
+    )
     assert t.unfit(spec.with_(host="epyc", threads=8)) is None
     assert "which tcp://head:8786 does not have" in t.unfit(spec.with_(host="m3"))
 
@@ -75,10 +84,14 @@ def test_classes_a_cluster_starts_count_before_their_workers_join():
 
 def _issue_42_cluster():
     """Issue 42's cluster: class small (3 jobs x 1 core) and big (1 job x 2 cores)."""
-    return ClassTable({f"tcp://s{k}": {"host": f"s{k}", "name": f"s{k}", "class": "small",
-                                       "slots": 1} for k in range(3)}
-                      | {"tcp://b0": {"host": "b0", "name": "b0", "class": "big", "slots": 2}},
-                      "slurm")
+    return ClassTable(
+        {
+            f"tcp://s{k}": {"host": f"s{k}", "name": f"s{k}", "class": "small", "slots": 1}
+            for k in range(3)
+        }
+        | {"tcp://b0": {"host": "b0", "name": "b0", "class": "big", "slots": 2}},
+        "slurm",
+    )
 
 
 def test_a_run_goes_to_the_smallest_class_that_offers_its_cores_with_its_pair():
@@ -90,7 +103,10 @@ def test_a_run_goes_to_the_smallest_class_that_offers_its_cores_with_its_pair():
     t = _issue_42_cluster()
     assert t.default() == "small"
     assert (t.smallest_fitting(1), t.smallest_fitting(2), t.smallest_fitting(3)) == (
-        "small", "big", None)
+        "small",
+        "big",
+        None,
+    )
     a = RunSpec(dataset="d" * 64, stack="host", stack_id="s" * 64, threads=1, host="small")
     p = Pair("threads", "", a, a.with_(threads=2), "1 vs 2 threads")
     assert t.unfit(p.b) and not t.unfit(p.a)
@@ -111,8 +127,13 @@ def test_plan_runs_moves_the_pair_and_skips_only_what_no_class_holds(tiny):
     a = plan_runs(audit_of(tiny, ["threads"], opts, "host"), t.unfit, t.refit)
     assert [(p.a.host, p.b.host, p.b.threads) for p in a.pairs] == [("big", "big", 2)]
     assert a.skipped == []
-    only_small = ClassTable({f"tcp://s{k}": {"host": f"s{k}", "name": f"s{k}", "class": "small",
-                                             "slots": 1} for k in range(3)}, "slurm")
+    only_small = ClassTable(
+        {
+            f"tcp://s{k}": {"host": f"s{k}", "name": f"s{k}", "class": "small", "slots": 1}
+            for k in range(3)
+        },
+        "slurm",
+    )
     a = plan_runs(audit_of(tiny, ["threads"], opts, "host"), only_small.unfit, only_small.refit)
     assert a.pairs == [] and [p.b.threads for p, _ in a.skipped] == [2]
 
@@ -128,8 +149,9 @@ def test_a_plan_whose_every_pair_is_skipped_is_a_failure_not_a_success(tiny, kit
 
     class TooSmall(Executor):  # a real executor of the interface: its workers have 1 core
         name = "too-small"
-        table = ClassTable({"tcp://s": {"host": "s", "name": "s", "class": "small", "slots": 1}},
-                           "tcp://s")
+        table = ClassTable(
+            {"tcp://s": {"host": "s", "name": "s", "class": "small", "slots": 1}}, "tcp://s"
+        )
 
         def unfit(self, spec):
             return self.table.unfit(spec)
@@ -139,7 +161,11 @@ def test_a_plan_whose_every_pair_is_skipped_is_a_failure_not_a_success(tiny, kit
 
     save_dataset(tiny)
     store = Store()
-    got = run(store, to_run(store, ["threads"], "tiny"), PlanOptions(threads=(1, 2), host="small"),
-              executor=TooSmall())
+    got = run(
+        store,
+        to_run(store, ["threads"], "tiny"),
+        PlanOptions(threads=(1, 2), host="small"),
+        executor=TooSmall(),
+    )
     assert got.failure is not None and "all 1 pair(s) were skipped" in str(got.failure)
     assert store.runs() == []

@@ -5,11 +5,11 @@ import json
 
 import pandas as pd
 import pytest
+from stored import budget_store
 
 import kit
 from kit.cli import main
 from kit.views.frames import budget_frame, pairs_frame, runs_frame, verdicts_frame
-from stored import budget_store
 
 
 @pytest.fixture
@@ -35,8 +35,9 @@ def test_every_frame_holds_the_numbers_of_the_matching_json(home, capsys):
     same(read(k.budget()), budget_frame(cli_json(capsys, "budget", "--json")))
     same(k.runs(), runs_frame(cli_json(capsys, "runs", "--json")))
     same(read(k.verdicts()), verdicts_frame(cli_json(capsys, "verdicts", "--json")))
-    same(read(k.pairs("seed")), pairs_frame(cli_json(capsys, "budget", "--factor", "seed",
-                                                     "--json")))
+    same(
+        read(k.pairs("seed")), pairs_frame(cli_json(capsys, "budget", "--factor", "seed", "--json"))
+    )
     advised = cli_json(capsys, "advise", "--json")
     adv = k.advice()
     assert list(adv["factor"]) == [r["factor"] for r in advised["ranking"]]
@@ -62,8 +63,14 @@ def test_each_frame_says_what_it_read_and_the_default_as_the_cli_says_it(home, c
 def test_a_dataset_named_is_said_as_asked(tmp_path, monkeypatch):
     from kit.data.dataset import make_dataset
 
-    ds = make_dataset("mine", "import:m.tsv", [f"P{i}" for i in range(30)], ["ACDE" * 20] * 30,
-                      [i % 2 for i in range(30)], ["Human"] * 30)
+    ds = make_dataset(
+        "mine",
+        "import:m.tsv",
+        [f"P{i}" for i in range(30)],
+        ["ACDE" * 20] * 30,
+        [i % 2 for i in range(30)],
+        ["Human"] * 30,
+    )
     budget_store(tmp_path, ds)
     k = kit.open(tmp_path / "home")
     for frame in (k.budget("mine"), k.runs("mine"), k.verdicts("mine")):
@@ -77,8 +84,9 @@ def test_one_row_per_thing_and_real_numbers(home):
     assert set(b.index) >= {"seed", "threads", "repeat"} and b.index.is_unique
     assert b.loc["repeat", "emb_rel_max"] == 0 and b.loc["seed", "emb_rel_max"] > 0
     runs = k.runs()
-    assert runs.index.is_unique and len(runs) == len({r for p in k.store.pairs() for r in
-                                                      (p.a, p.b)})
+    assert runs.index.is_unique and len(runs) == len(
+        {r for p in k.store.pairs() for r in (p.a, p.b)}
+    )
     st = k.stages(runs.index[0][:10])
     assert {"svd_rand", "lr", "knn"} <= set(st.index) and st.loc["svd_rand", "dtype"] == "<f8"
     with pytest.raises(kit.notebook.KitError, match="no run 'zzz'"):

@@ -11,7 +11,6 @@ def test_one_notation_from_1e_3_up_and_e_notation_below_and_above():
     assert fmt(float("nan")) == "n/a" and fmt(3) == "3"
 
 
-
 def test_the_line_is_drawn_on_the_number_as_printed():
     # just under 1e-3 rounds to 0.001: it reads as 0.001 does, not 1.0e-03 over 0.001
     assert fmt(0.001) == "0.001" and fmt(0.00099996) == "0.001" and fmt(9.96e-4) == "0.001"
@@ -26,5 +25,9 @@ def test_a_forged_duration_reads_as_an_unknown_time():
     # JSON reads -Infinity and NaN: a bundle's wall_s may be either, and round(-inf) raised
     for x in (float("-inf"), float("inf"), float("nan"), -3.0, None, True):
         assert span(x) == "an unknown time"
-    assert (span(0), span(40.4), span(12 * 60), span(3.5 * 3600)) == ("1 s", "40 s", "12 min",
-                                                                         "3.5 h")
+    assert (span(0), span(40.4), span(12 * 60), span(3.5 * 3600)) == (
+        "1 s",
+        "40 s",
+        "12 min",
+        "3.5 h",
+    )

@@ -21,8 +21,11 @@ def test_a_node_keeps_back_only_held_arrays_whose_files_are_what_its_manifest_sa
     for name, x in (("a", a), ("b", b), ("c", c)):
         np.save(tmp_path / f"{name}.npy", x)
     manifest = {"stages": {"a": _entry(a), "b": _entry(b), "c": _entry(np.zeros(3))}}
-    held = {blob_key(e["sha256"], e["dtype"], e["shape"])
-            for name, e in manifest["stages"].items() if name != "b"}
+    held = {
+        blob_key(e["sha256"], e["dtype"], e["shape"])
+        for name, e in manifest["stages"].items()
+        if name != "b"
+    }
     sent = _sent(tmp_path, manifest, held)
     # a: held and its file is it; b: not held; c: held, but its file is not what was recorded
     assert sorted(sent) == ["b.npy", "c.npy"]
@@ -74,7 +77,9 @@ def _stages(store, specs):
 
 
 @pytest.mark.slow
-def test_a_nodes_runs_send_only_what_the_store_lacks_and_store_what_a_local_run_does(tiny, tmp_path):
+def test_a_nodes_runs_send_only_what_the_store_lacks_and_store_what_a_local_run_does(
+    tiny, tmp_path
+):
     specs = _seed_plan(tiny)
     here, node = Store(tmp_path / "here"), Node()
     local = LocalExecutor()
@@ -112,8 +117,10 @@ def test_a_forged_answer_is_refused_nothing_stored_and_the_next_plan_makes_the_r
     def left_out_unheld(got):  # an array left out that the store does not hold
         got["arrays"].pop("svd_rand.npy")
 
-    for forge, says in ((changed_bytes, "svd_rand: the worker's array does not match"),
-                        (left_out_unheld, "not a run")):
+    for forge, says in (
+        (changed_bytes, "svd_rand: the worker's array does not match"),
+        (left_out_unheld, "not a run"),
+    ):
         with pytest.raises(PlanIncomplete) as e:
             run_all(specs[1:], tiny, store, jobs=1, executor=Node(forge))
         assert says in str(e.value) and not store.has_run(specs[1].run_id)

@@ -8,13 +8,14 @@ import subprocess
 import sys
 
 import pytest
-
 from stored import budget_store
 
 # each command that takes --out, and what it writes there: a file, or a folder of files
-COMMANDS = {"tolerances": (["tolerances", "--format", "json", "--out"], "file"),
-            "report": (["report", "--out"], "folder"),
-            "export": (["export", "--out"], "file")}
+COMMANDS = {
+    "tolerances": (["tolerances", "--format", "json", "--out"], "file"),
+    "report": (["report", "--out"], "folder"),
+    "export": (["export", "--out"], "file"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,13 @@ def home(tmp_path_factory):
 def kit(home, *args):
     """`kit ARGS` in its own process: a FIFO opened by mistake would hang it, and the timeout
     fails the test instead of the session."""
-    return subprocess.run([sys.executable, "-m", "kit", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, KIT_HOME=str(home)))
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, KIT_HOME=str(home)),
+    )
 
 
 def refused(proc, path, words):
@@ -113,8 +119,9 @@ def test_a_file_where_a_folder_would_go_is_said_before_any_work(home, tmp_path):
     for command in ("tolerances", "export"):
         proc = kit(home, *COMMANDS[command][0], blocker / "inside" / "out.file")
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1
-        assert f"cannot make the folder {blocker / 'inside'}: {blocker} is not a folder" \
-            in proc.stderr
+        assert (
+            f"cannot make the folder {blocker / 'inside'}: {blocker} is not a folder" in proc.stderr
+        )
     assert blocker.read_text() == "not a folder"
 
 
@@ -143,8 +150,9 @@ def test_an_existing_file_and_folder_each_meet_the_one_rule(home, tmp_path, comm
     (folder / "notes.txt").write_text("the user's")
     if kind == "file":
         assert kit(home, *args, mine).returncode == 0 and mine.read_bytes() != b"mine"
-        refused(kit(home, *args, folder), folder, "it is a folder: give a file's name, e.g. "
-                f"{folder}/")
+        refused(
+            kit(home, *args, folder), folder, f"it is a folder: give a file's name, e.g. {folder}/"
+        )
     else:
         assert kit(home, *args, folder).returncode == 0 and (folder / "report.md").is_file()
         refused(kit(home, *args, mine), mine, "it is a file: give a folder")
@@ -161,9 +169,15 @@ def test_a_folder_s_name_or_an_empty_out_is_refused_by_every_command(home, tmp_p
     args, kind = COMMANDS[command]
     empty = kit(home, *args, "")
     # a usage error (exit 2), as every empty path typed is (kit.cli.common.path)
-    assert empty.returncode == 2 and empty.stderr.strip() == (
-        f"kit {args[0]}: error: argument --out: an empty path names no file; give a path (see "
-        f"`kit {args[0]} --help`)") and not empty.stdout
+    assert (
+        empty.returncode == 2
+        and empty.stderr.strip()
+        == (
+            f"kit {args[0]}: error: argument --out: an empty path names no file; give a path (see "
+            f"`kit {args[0]} --help`)"
+        )
+        and not empty.stdout
+    )
     if kind == "file":
         proc = kit(home, *args, f"{tmp_path / 'new'}/")
         refused(proc, f"{tmp_path / 'new'}/", "it is a folder's name (it ends in a slash)")
@@ -180,9 +194,12 @@ def test_a_command_that_fails_before_writing_makes_no_folder(home, tmp_path, com
     fifo = tmp_path / "f.py"
     os.mkfifo(fifo)
     out = tmp_path / "new" / ("report" if kind == "folder" else "out.file")
-    for where, more in ((home, ["--pipeline", fifo]), (home, ["--dataset", "synthetik"]),
-                        (home, ["--pipeline", tmp_path / "nonexist.py"]),
-                        (tmp_path / "empty-home", [])):
+    for where, more in (
+        (home, ["--pipeline", fifo]),
+        (home, ["--dataset", "synthetik"]),
+        (home, ["--pipeline", tmp_path / "nonexist.py"]),
+        (tmp_path / "empty-home", []),
+    ):
         proc = kit(where, *args, out, *more)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, (more, proc.stderr)
         assert proc.stderr.count("\n") == 1, proc.stderr

@@ -22,7 +22,6 @@ import platform
 from pathlib import Path
 
 import pytest
-
 from measured import differences
 from outputs import dump, file_name, write
 
@@ -37,14 +36,19 @@ def _cpu() -> tuple:
     """(model name, sha256 of the sorted CPU flags) of this machine; flags None off Linux."""
     info = Path("/proc/cpuinfo")
     lines = info.read_text().splitlines() if info.exists() else []
+
     def field(key):
-        return next((ln.split(":", 1)[1].strip() for ln in lines
-                     if ln.split(":")[0].strip() == key), None)
+        return next(
+            (ln.split(":", 1)[1].strip() for ln in lines if ln.split(":")[0].strip() == key), None
+        )
 
     flags = field("flags") or field("Features")
-    return (field("model name") or platform.processor(),
-            hashlib.sha256(" ".join(sorted(flags.split())).encode()).hexdigest()[:16]
-            if flags else None)
+    return (
+        field("model name") or platform.processor(),
+        hashlib.sha256(" ".join(sorted(flags.split())).encode()).hexdigest()[:16]
+        if flags
+        else None,
+    )
 
 
 def _blas() -> list:
@@ -53,20 +57,29 @@ def _blas() -> list:
     import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_info
 
-    return sorted(f"{p.get('internal_api')} {p.get('version')} {p.get('architecture')}"
-                  for p in threadpool_info() if p.get("user_api") == "blas")
+    return sorted(
+        f"{p.get('internal_api')} {p.get('version')} {p.get('architecture')}"
+        for p in threadpool_info()
+        if p.get("user_api") == "blas"
+    )
 
 
 def _machine(held: dict) -> dict:
     cpu, flags = _cpu()
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "system": platform.system(), "factors": sorted(held["factors"]),
-            "fingerprint": {"cpu_flags": flags, "blas": _blas()}}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "system": platform.system(),
+        "factors": sorted(held["factors"]),
+        "fingerprint": {"cpu_flags": flags, "blas": _blas()},
+    }
 
 
 def _diff(saved: str, now: str) -> str:
-    return "".join(difflib.unified_diff(saved.splitlines(True), now.splitlines(True),
-                                        "saved", "now", n=1))[:3000]
+    return "".join(
+        difflib.unified_diff(saved.splitlines(True), now.splitlines(True), "saved", "now", n=1)
+    )[:3000]
 
 
 def test_every_reader_prints_what_it_printed_before(on_every_kind):
@@ -81,18 +94,24 @@ def test_every_reader_prints_what_it_printed_before(on_every_kind):
     saved_on = json.loads((SAVED / MACHINE).read_text())
     other = {k: (saved_on.get(k), machine[k]) for k in _SAME_KIND if saved_on.get(k) != machine[k]}
     if other:
-        pytest.skip(f"the saved outputs are of another kind of machine ({other}): "
-                    "KIT_UPDATE_OUTPUTS=1 saves them for this one (after checking them)")
+        pytest.skip(
+            f"the saved outputs are of another kind of machine ({other}): "
+            "KIT_UPDATE_OUTPUTS=1 saves them for this one (after checking them)"
+        )
     saved = {p.name: p.read_text() for p in SAVED.glob("*.txt")}
     assert sorted(mine) == sorted(saved), "a reader was added or removed"
     changed = [n for n in sorted(mine) if mine[n] != saved[n]]
     if saved_on.get("fingerprint") == machine["fingerprint"]:  # the saving host: every byte
-        assert not changed, (f"{len(changed)} outputs changed, first {changed[0]}:\n"
-                             f"{_diff(saved[changed[0]], mine[changed[0]])}")
+        assert not changed, (
+            f"{len(changed)} outputs changed, first {changed[0]}:\n"
+            f"{_diff(saved[changed[0]], mine[changed[0]])}"
+        )
         return
     wrong = {n: differences(saved[n], mine[n]) for n in changed}
     wrong = {n: d for n, d in wrong.items() if d}
-    assert not wrong, (f"{len(wrong)} outputs changed beyond what another host measures "
-                       f"(tests/measured.py), first {next(iter(wrong))}: "
-                       f"{wrong[next(iter(wrong))][:5]}\n"
-                       f"{_diff(saved[next(iter(wrong))], mine[next(iter(wrong))])}")
+    assert not wrong, (
+        f"{len(wrong)} outputs changed beyond what another host measures "
+        f"(tests/measured.py), first {next(iter(wrong))}: "
+        f"{wrong[next(iter(wrong))][:5]}\n"
+        f"{_diff(saved[next(iter(wrong))], mine[next(iter(wrong))])}"
+    )

@@ -41,16 +41,32 @@ def _package(tmp_path, g, labels, ident, k, test_ratio=0.0):
     fasta, edges = tmp_path / f"in{k}.fa", tmp_path / f"edges{k}.csv"
     fasta.write_text("".join(f">{x}|label={labels[x]}\nACDE\n" for x in range(g.n)))
     edges.write_text("".join(f"{a},{b},{v!r}\n" for (a, b), v in sorted(ident.items())))
-    config = dict(alignment_mode="precomputed", fasta_file=str(fasta), edge_file=str(edges),
-                  metric_column=2, threshold=0.3, transformation="one-minus", partitions=k,
-                  out_file=str(tmp_path / "out"), priority_name=None, labels_name="label",
-                  initialization_mode="slow-nn", test_ratio=test_ratio, val_ratio=0.0,
-                  save_checkpoint_path=None, allow_moving=True)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-            warnings.catch_warnings():
+    config = dict(
+        alignment_mode="precomputed",
+        fasta_file=str(fasta),
+        edge_file=str(edges),
+        metric_column=2,
+        threshold=0.3,
+        transformation="one-minus",
+        partitions=k,
+        out_file=str(tmp_path / "out"),
+        priority_name=None,
+        labels_name="label",
+        initialization_mode="slow-nn",
+        test_ratio=test_ratio,
+        val_ratio=0.0,
+        save_checkpoint_path=None,
+        allow_moving=True,
+    )
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")  # its pandas deprecations, not ours
-        df = graph_part.run_partitioning(config, write_output_file=False,
-                                         write_json_report=False, verbose=False)
+        df = graph_part.run_partitioning(
+            config, write_output_file=False, write_json_report=False, verbose=False
+        )
     part = np.full(g.n, REMOVED)
     for ac, c in df["cluster"].items():
         part[int(ac)] = int(c)
@@ -100,12 +116,16 @@ def test_edges_are_read_once_each_at_their_closest():
     assert g.neighbours() == [[1], [0], [3], [2]]
 
 
-@pytest.mark.parametrize("i, j, d, why", [
-    # the values are named, and where (#43)
-    ([0, 1], [1, 5], [0.1, 0.2], "edge 1 joins proteins 1 and 5, outside 0..3"),
-    ([-1], [2], [0.1], "edge 0 joins proteins -1 and 2, outside"),
-    ([0, 1], [1, 2], [0.1, float("nan")], "edge 1's distance is nan, not a finite number"),
-    ([0, 1], [1], [0.1], "one length")])
+@pytest.mark.parametrize(
+    "i, j, d, why",
+    [
+        # the values are named, and where (#43)
+        ([0, 1], [1, 5], [0.1, 0.2], "edge 1 joins proteins 1 and 5, outside 0..3"),
+        ([-1], [2], [0.1], "edge 0 joins proteins -1 and 2, outside"),
+        ([0, 1], [1, 2], [0.1, float("nan")], "edge 1's distance is nan, not a finite number"),
+        ([0, 1], [1], [0.1], "one length"),
+    ],
+)
 def test_bad_edges_are_one_line(i, j, d, why):
     with pytest.raises(KitError, match=why):
         Graph.of(4, i, j, d)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from stored import every_kind_store
 
 from kit.cli import main
 from kit.views.fit import HINT
-from stored import every_kind_store
 
 KIT = str(Path(sys.executable).with_name("kit"))
 ROOT = str(Path(__file__).resolve().parents[1])
@@ -25,8 +25,9 @@ def kit(home, *args, columns=None):
     env.update(KIT_HOME=str(home), PYTHONPATH=ROOT)
     if columns:
         env["COLUMNS"] = str(columns)
-    proc = subprocess.run([KIT, *args], capture_output=True, text=True, env=env, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [KIT, *args], capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -42,8 +43,11 @@ def store(tmp_path, kit_home):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv", [["budget"], ["advise"], ["verdicts"], ["runs"],
-                                  ["budget", "--factor", "seed"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "argv",
+    [["budget"], ["advise"], ["verdicts"], ["runs"], ["budget", "--factor", "seed"]],
+    ids=" ".join,
+)
 def test_piped_tables_fit_80_columns_or_COLUMNS_and_wide_unwraps(store, argv):
     piped = kit(store, *argv)
     assert widest(piped) <= 80, [ln for ln in piped.splitlines() if len(ln) > 80][:2]
@@ -65,8 +69,9 @@ def test_a_header_wraps_only_when_its_table_has_no_room_for_it(store):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv", [["run", "--help"], ["budget", "--help"], ["data", "import", "--help"]],
-                         ids=" ".join)
+@pytest.mark.parametrize(
+    "argv", [["run", "--help"], ["budget", "--help"], ["data", "import", "--help"]], ids=" ".join
+)
 def test_help_fits_80_columns_piped_and_100_at_most(tmp_path, argv):
     assert widest(kit(tmp_path, *argv)) <= 80
     assert 80 < widest(kit(tmp_path, *argv, columns=200)) <= 100 or argv != ["run", "--help"]
@@ -89,9 +94,11 @@ SEPARATORS = ",;:=/_-+|&"  # where kit.views.fit may end a line inside a word
 def _boundaries(word: str) -> set:
     """Where ``word`` may be broken: its ends, and after a separator a letter, a digit or an
     opening bracket follows (kit.views.fit's rule, written again here to test it)."""
-    return {0, len(word)} | {i for i in range(1, len(word))
-                             if word[i - 1] in SEPARATORS and (word[i].isalnum()
-                                                               or word[i] in "([~.")}
+    return {0, len(word)} | {
+        i
+        for i in range(1, len(word))
+        if word[i - 1] in SEPARATORS and (word[i].isalnum() or word[i] in "([~.")
+    }
 
 
 def broken_words(fitted: str, whole: str) -> list:
@@ -105,8 +112,11 @@ def broken_words(fitted: str, whole: str) -> list:
             continue
         cut = token.endswith("…")
         stem = token[:-1] if cut else token
-        if not any(s in _boundaries(w) and (cut or s + len(stem) in _boundaries(w))
-                   for w in words for s in _starts(w, stem)):
+        if not any(
+            s in _boundaries(w) and (cut or s + len(stem) in _boundaries(w))
+            for w in words
+            for s in _starts(w, stem)
+        ):
             bad.append(token)
     return bad
 
@@ -119,7 +129,9 @@ def test_the_word_check_finds_a_word_cut_in_two():
     whole = "1t seed 0 OPENBLAS_CORETYPE=Sandybridge"
     assert broken_words("1t seed 0 OPENBLAS_\nCORETYPE=\nSandybridge", whole) == []
     assert broken_words("1t seed 0 OPENBLAS_\nCORETYPE=Sandybri\ndge", whole) == [
-        "CORETYPE=Sandybri", "dge"]
+        "CORETYPE=Sandybri",
+        "dge",
+    ]
     assert broken_words("OPENBLAS_CORETYPE=Sandyb…", whole) == []
     assert broken_words("ENBLAS_CORETYPE", whole) == ["ENBLAS_CORETYPE"]
     assert broken_words("----  ----\n1t", "------  ------\n1t seed") == []
@@ -130,10 +142,18 @@ def _other_readers(held: dict) -> list:
     tables too: a pipeline's budget and tolerances, the stacks and cluster settings, a
     dataset's facts and homology, the store check, and an explained factor."""
     sha = held["pipeline"][:12]
-    return [("budget", "--pipeline", sha), ("tolerances",), ("tolerances", "--pipeline", sha),
-            ("budget", "--pipeline", held["every_output"][:12]), ("stacks", "doctor"),
-            ("cluster", "show"), ("data", "info"), ("data", "homology"), ("store", "check"),
-            ("explain", "precision")]
+    return [
+        ("budget", "--pipeline", sha),
+        ("tolerances",),
+        ("tolerances", "--pipeline", sha),
+        ("budget", "--pipeline", held["every_output"][:12]),
+        ("stacks", "doctor"),
+        ("cluster", "show"),
+        ("data", "info"),
+        ("data", "homology"),
+        ("store", "check"),
+        ("explain", "precision"),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +172,8 @@ def piped_outputs(every_kind):
         mp.setenv("KIT_STACKS_DIR", str(every_kind["catalogue"]))
         mp.delenv("COLUMNS", raising=False)
         for argv in [a for a in readers() if not {"--json", "--csv"} & set(a)] + _other_readers(
-                every_kind):
+            every_kind
+        ):
             (code, fitted_text, err), (wcode, whole, _) = call(*argv), call(*argv, "--wide")
             # a refusal (homology of a pipeline without protein ids) is said on stderr
             assert code == wcode and (code == 0 or not fitted_text), (argv, err)
@@ -173,8 +194,10 @@ def piped_outputs(every_kind):
 @pytest.mark.slow
 def test_every_piped_reader_fits_80_columns(piped_outputs):
     """The newcomer's `kit data homology` printed 82 columns, `kit verdicts --pipeline` 81."""
-    wide = {cmd: [ln for ln in text.splitlines() if len(ln) > 80]
-            for cmd, (text, _) in piped_outputs.items()}
+    wide = {
+        cmd: [ln for ln in text.splitlines() if len(ln) > 80]
+        for cmd, (text, _) in piped_outputs.items()
+    }
     wide = {cmd: lines for cmd, lines in wide.items() if lines}
     assert not wide, wide
     assert len(piped_outputs) > 60  # every reader, each factor's and each pipeline's
@@ -185,8 +208,10 @@ def test_no_piped_reader_breaks_a_word(piped_outputs):
     """`kit runs | cat` broke "OPENBLAS_" / "CORETYPE=Sandybri" / "dge": a line may end only
     between words or after a separator inside one, and every token printed piped is a whole
     token of the --wide output or such a piece of one."""
-    broken = {cmd: broken_words(text.replace(HINT, ""), whole)
-              for cmd, (text, whole) in piped_outputs.items()}
+    broken = {
+        cmd: broken_words(text.replace(HINT, ""), whole)
+        for cmd, (text, whole) in piped_outputs.items()
+    }
     broken = {cmd: words for cmd, words in broken.items() if words}
     assert not broken, broken
     runs = piped_outputs["runs"][0]
@@ -201,8 +226,7 @@ def test_wide_prints_every_cell_whole(piped_outputs):
         assert len(whole.splitlines()) <= len(text.splitlines()), cmd
 
 
-def test_a_cell_too_wide_is_shortened_said_once_and_whole_with_wide(kit_home, monkeypatch,
-                                                                      capsys):
+def test_a_cell_too_wide_is_shortened_said_once_and_whole_with_wide(kit_home, monkeypatch, capsys):
     """A piece of a word wider than its column (a sha256 at 40 columns) is shortened with an
     ellipsis, the command says once how to see it whole, and --wide prints it whole."""
     monkeypatch.setenv("COLUMNS", "40")
@@ -237,16 +261,30 @@ def test_prose_naming_a_long_pipeline_wraps_at_80_between_words(tmp_path, kit_ho
     path.write_text(src)
     p = str(path)
     made = {f: kit(kit_home, "run", "--pipeline", p, "--factor", f) for f in ("repeat", "seed")}
-    argvs = [("runs",), ("budget",), ("advise",), ("verdicts",), ("tolerances",),
-             ("budget", "--factor", "seed")]
-    got = {" ".join(a): (kit(kit_home, *a, "--pipeline", p),
-                         kit(kit_home, *a, "--pipeline", p, "--wide")) for a in argvs}
+    argvs = [
+        ("runs",),
+        ("budget",),
+        ("advise",),
+        ("verdicts",),
+        ("tolerances",),
+        ("budget", "--factor", "seed"),
+    ]
+    got = {
+        " ".join(a): (
+            kit(kit_home, *a, "--pipeline", p),
+            kit(kit_home, *a, "--pipeline", p, "--wide"),
+        )
+        for a in argvs
+    }
     got.update({f"run {f}": (text, text) for f, text in made.items()})
-    wide = {cmd: [ln for ln in text.splitlines() if len(ln) > 80]
-            for cmd, (text, _) in got.items()}
+    wide = {cmd: [ln for ln in text.splitlines() if len(ln) > 80] for cmd, (text, _) in got.items()}
     assert not any(wide.values()), wide
-    broken = {cmd: broken_words(text, whole) for cmd, (text, whole) in got.items()
-              if not cmd.startswith("run ")}
+    broken = {
+        cmd: broken_words(text, whole)
+        for cmd, (text, whole) in got.items()
+        if not cmd.startswith("run ")
+    }
     assert not any(broken.values()), broken
-    assert any(f"pipeline {LONG}" in " ".join(t.split()) or LONG in t.split()
-               for t, _ in got.values())
+    assert any(
+        f"pipeline {LONG}" in " ".join(t.split()) or LONG in t.split() for t, _ in got.values()
+    )

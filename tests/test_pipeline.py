@@ -5,13 +5,15 @@ import warnings
 
 import numpy as np
 import pytest
+from paper_reference import kmer_matrix, reference_run
 
 from kit.worker import pipeline as P
-from paper_reference import kmer_matrix, reference_run
 
 
 def digest(a):
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest() + a.dtype.str + str(a.shape)
+    return (
+        hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest() + a.dtype.str + str(a.shape)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -20,12 +22,13 @@ def test_every_stage_matches_the_paper_code(tiny, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = reference_run(seqs, tiny.labels, tiny.n_train, seed=7, dtype=np.dtype(dtype))
-    mine, timings = P.run_pipeline(seqs, tiny.labels, tiny.n_train, dtype=dtype,
-                                   seeds=dict.fromkeys(P.SEED_NAMES, 7))
+    mine, timings = P.run_pipeline(
+        seqs, tiny.labels, tiny.n_train, dtype=dtype, seeds=dict.fromkeys(P.SEED_NAMES, 7)
+    )
     for stage, a in ref.items():
         assert digest(mine[stage]) == digest(a), stage
     assert set(timings) >= {"kmer", "tfidf", "svd_rand", "knn", "lr", "rf"}
-    assert mine["y_test"].tolist() == list(tiny.labels[tiny.n_train:])
+    assert mine["y_test"].tolist() == list(tiny.labels[tiny.n_train :])
 
 
 def test_kmer_counts_are_exact_integers():
@@ -61,12 +64,14 @@ def test_the_arpack_embedding_feeds_every_later_stage(tiny):
         rand, _ = P.run_pipeline(seqs, tiny.labels, tiny.n_train, seeds=s)
         arp, _ = P.run_pipeline(seqs, tiny.labels, tiny.n_train, seeds=s, embedding="arpack")
         Ea = arp["svd_arpack"]
-        assert digest(Ea) == digest(rand["svd_arpack"]) and digest(arp["svd_rand"]) == digest(rand["svd_rand"])
+        assert digest(Ea) == digest(rand["svd_arpack"]) and digest(arp["svd_rand"]) == digest(
+            rand["svd_rand"]
+        )
         assert digest(arp["knn"]) == digest(P.nearest_neighbours(Ea))
         assert digest(arp["kmeans"]) == digest(P.kmeans(Ea, 3)[0])
         y = np.asarray(tiny.labels)
-        lr = P.classifiers(s)["lr"].fit(Ea[:tiny.n_train], y[:tiny.n_train])
-        assert digest(arp["lr"]) == digest(lr.predict_proba(Ea[tiny.n_train:])[:, 1])
+        lr = P.classifiers(s)["lr"].fit(Ea[: tiny.n_train], y[: tiny.n_train])
+        assert digest(arp["lr"]) == digest(lr.predict_proba(Ea[tiny.n_train :])[:, 1])
     assert digest(arp["knn"]) != digest(rand["knn"])
     with pytest.raises(ValueError, match="unknown embedding"):
         P.run_pipeline(seqs[:70], tiny.labels[:70], 50, embedding="exact")

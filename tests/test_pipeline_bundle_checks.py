@@ -5,17 +5,16 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 import pytest
+from test_bundle_trust import forge
 
 from kit.analysis.by_kind import compare
+from kit.app.audit import run_pairs
 from kit.cli import main
 from kit.data.pipelines import add_pipeline
-from kit.app.audit import run_pairs
-from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan_file
 from kit.runs.store import Store
-from test_bundle_trust import forge
 
 TWO = Path(__file__).parent / "pipelines" / "two_models.py"
 
@@ -37,22 +36,27 @@ def cli(capsys, *argv):
 def exported(capsys, tmp_path, path, factors):
     info, store, plan = stored(path, factors)
     bundle = tmp_path / "lab.kit"
-    code, out, err = cli(capsys, "export", "--pipeline", info["sha256"][:12], "--arrays",
-                         "--out", str(bundle))
+    code, out, err = cli(
+        capsys, "export", "--pipeline", info["sha256"][:12], "--arrays", "--out", str(bundle)
+    )
     assert code == 0, err
     return info, bundle
 
 
 @pytest.mark.slow
-def test_a_manifest_that_lists_other_outputs_than_its_stages_is_refused(capsys, tmp_path,
-                                                                       monkeypatch):
+def test_a_manifest_that_lists_other_outputs_than_its_stages_is_refused(
+    capsys, tmp_path, monkeypatch
+):
     info, bundle = exported(capsys, tmp_path, TWO, ("repeat",))
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
-    for n, outputs in enumerate((["nope"], ["y_test", "p_lr"], ["y_test", "p_lr", "p_rf", "p_lr"],
-                                 "y_test p_lr p_rf")):
+    for n, outputs in enumerate(
+        (["nope"], ["y_test", "p_lr"], ["y_test", "p_lr", "p_rf", "p_lr"], "y_test p_lr p_rf")
+    ):
+
         def edit(doc, ms, outputs=outputs):
             for r in doc["runs"]:
                 r["manifest"]["outputs"] = outputs
+
         forged = forge(bundle, tmp_path / f"forged{n}.kit", edit)
         for argv in (("import", str(forged)), ("compare", str(forged), "--pipeline", str(TWO))):
             code, _, err = cli(capsys, *argv)
@@ -62,14 +66,14 @@ def test_a_manifest_that_lists_other_outputs_than_its_stages_is_refused(capsys, 
     assert code == 0, err
 
 
-ONE_MORE = '''import numpy as np
+ONE_MORE = """import numpy as np
 SEEDS = ("a",)
 def run(seeds):
     out = {"x": np.arange(4.0) + seeds["a"]}
     if seeds["a"]:
         out["extra"] = np.zeros(3)
     return out
-'''
+"""
 
 
 @pytest.mark.slow
@@ -84,19 +88,18 @@ def test_compare_reads_the_outputs_either_run_returned(tmp_path):
     assert not np.isnan(got["x"]["rel"])
 
 
-KIT_NAMES = '''import numpy as np
+KIT_NAMES = """import numpy as np
 SEEDS = ("a",)
 KINDS = {"lr": "probabilities", "y_test": "truth", "knn": "neighbours"}
 def run(seeds):
     p = np.random.default_rng(seeds["a"]).random(6)
     return {"lr": np.stack([1 - p, p], axis=1), "y_test": (p > 0.5).astype(np.int64),
             "knn": np.arange(18, dtype=np.int64).reshape(6, 3)}
-'''
+"""
 
 
 @pytest.mark.slow
-def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_path,
-                                                                   monkeypatch):
+def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_path, monkeypatch):
     f = tmp_path / "names.py"
     f.write_text(KIT_NAMES)
     info, bundle = exported(capsys, tmp_path, f, ("repeat",))
@@ -107,10 +110,13 @@ def test_kits_own_stage_shape_rules_do_not_apply_to_a_labs_outputs(capsys, tmp_p
 
 @pytest.mark.slow
 def test_compare_says_no_prediction_flipped_only_of_a_pipeline_with_probabilities(
-        capsys, tmp_path, monkeypatch):
+    capsys, tmp_path, monkeypatch
+):
     f = tmp_path / "loose.py"
-    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
-                 "    return {'x': np.random.default_rng().normal(size=3) + seeds['a']}\n")
+    f.write_text(
+        "import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+        "    return {'x': np.random.default_rng().normal(size=3) + seeds['a']}\n"
+    )
     info, bundle = exported(capsys, tmp_path, f, ("repeat",))
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "other"))
     code, out, err = cli(capsys, "compare", str(bundle), "--pipeline", str(f), "--json")

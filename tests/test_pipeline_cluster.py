@@ -13,8 +13,8 @@ import pytest
 
 from kit.data.pipelines import add_pipeline, shipment
 from kit.runs.executing.on_node import make_run
-from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan_file
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,8 +30,11 @@ def test_a_node_asks_for_the_file_keeps_it_only_verified_and_makes_the_run(tmp_p
     monkeypatch.setenv("KIT_HOME", str(node))  # a node that shares nothing with the driver
     assert make_run(spec.to_json(), None, None)["missing"] == "pipeline"
     kept = node / "pipelines" / "by-hash" / f"{info['sha256']}.py"
-    for bad in (dict(sent, data=sent["data"] + b"\n# not the driver's\n"), dict(sent, name="../x.py"),
-                {"data": "not bytes"}):
+    for bad in (
+        dict(sent, data=sent["data"] + b"\n# not the driver's\n"),
+        dict(sent, name="../x.py"),
+        {"data": "not bytes"},
+    ):
         got = make_run(spec.to_json(), bad, None)
         assert "arrived damaged" in got["error"] and "\n" not in got["error"], got
         assert not kept.exists()  # nothing unverified is written, so nothing of it is imported
@@ -51,19 +54,42 @@ def test_the_host_factor_pairs_a_pipeline_run_on_two_node_classes(tmp_path):
     driver = tmp_path / "driver"
     env = {c: {"KIT_HOME": str(h), "PYTHONPATH": str(ROOT)} for c, h in homes.items()}
     with two_node_classes("ab", env=env) as at:  # this checkout's kit, on nodes and driver
-        got = subprocess.run([sys.executable, "-m", "kit", "run", "--pipeline", str(LAB),
-                              "--factor", "host", "--hosts", "a,b", "--cluster", at, "--json"],
-                             capture_output=True, text=True, timeout=600,
-                             env=dict(os.environ, KIT_HOME=str(driver), PYTHONPATH=str(ROOT)))
+        got = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kit",
+                "run",
+                "--pipeline",
+                str(LAB),
+                "--factor",
+                "host",
+                "--hosts",
+                "a,b",
+                "--cluster",
+                at,
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=dict(os.environ, KIT_HOME=str(driver), PYTHONPATH=str(ROOT)),
+        )
     assert got.returncode == 0, got.stderr
     b = json.loads(got.stdout)
     assert b["factors"]["host"]["pairs"] == 1
     db = sqlite3.connect(driver / "store.sqlite")
-    made = sorted((json.loads(s)["host"], json.loads(m)["node"]["class"])
-                  for s, m in db.execute("SELECT spec, manifest FROM runs"))
+    made = sorted(
+        (json.loads(s)["host"], json.loads(m)["node"]["class"])
+        for s, m in db.execute("SELECT spec, manifest FROM runs")
+    )
     assert made == [("a", "a"), ("b", "b")]
     for h in homes.values():  # each node was sent the file and kept the driver's bytes
-        assert (h / "pipelines" / "by-hash" / f"{b['pipeline']}.py").read_bytes() == LAB.read_bytes()
+        assert (
+            h / "pipelines" / "by-hash" / f"{b['pipeline']}.py"
+        ).read_bytes() == LAB.read_bytes()
     # the unseeded output differs wherever it is made; the seeded ones are the same on one machine
     assert b["factors"]["host"]["outputs"]["jitter"]["changed"] == 1
-    assert all(o["changed"] == 0 for n, o in b["factors"]["host"]["outputs"].items() if n != "jitter")
+    assert all(
+        o["changed"] == 0 for n, o in b["factors"]["host"]["outputs"].items() if n != "jitter"
+    )

@@ -10,14 +10,14 @@ from kit.cli import main
 from kit.runs.store import Store
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
-SEEDED = '''import numpy as np
+SEEDED = """import numpy as np
 SEEDS = ("init",)
 KINDS = {"p": "probabilities"}
 def run(seeds):
     rng = np.random.default_rng(seeds["init"])
     x = rng.normal(size=(50, 3))
     return {"x": x @ x.T, "p": 1 / (1 + np.exp(-x[:, 0]))}
-'''
+"""
 
 
 @pytest.mark.slow
@@ -51,8 +51,11 @@ def test_wrong_arguments_are_one_line(capsys, tmp_path):
 def test_each_doctor_runs_the_null_experiment_afresh(capsys, tmp_path, kit_home):
     counter = tmp_path / "runs.txt"
     f = tmp_path / "counted.py"
-    f.write_text(SEEDED.replace("def run(seeds):\n", "def run(seeds):\n"
-                                f"    open({str(counter)!r}, 'a').write('.')\n"))
+    f.write_text(
+        SEEDED.replace(
+            "def run(seeds):\n", f"def run(seeds):\n    open({str(counter)!r}, 'a').write('.')\n"
+        )
+    )
     assert main(["doctor", "--pipeline", str(f), "--json"]) == 0
     once = len(counter.read_text())
     assert once >= 2 and main(["doctor", "--pipeline", str(f), "--json"]) == 0
@@ -70,4 +73,3 @@ def test_a_generator_made_at_import_fails_the_doctor(capsys, tmp_path):
     rep = json.loads(capsys.readouterr().out)
     assert rep["loose"] == ["noise"] and rep["outputs"] == ["x", "noise"]
     assert rep["factors"] == ["repeat", "process"]  # the warm worker's carried state, measured
-

@@ -28,22 +28,42 @@ def _factor_rows(out: str) -> list:
     """The first cell of each row of the budget's table (below its ---- line, to a blank one)."""
     lines = out.splitlines()
     rule = next(i for i, x in enumerate(lines) if x.startswith("----"))
-    rows = lines[rule + 1:] + [""]
-    return [x.split()[0] for x in rows[:rows.index("")] if x[:1].strip() and "  " in x]
+    rows = lines[rule + 1 :] + [""]
+    return [x.split()[0] for x in rows[: rows.index("")] if x[:1].strip() and "  " in x]
 
 
 @pytest.mark.slow
 def test_kit_run_pipeline_prints_the_factors_it_ran_and_points_to_the_whole_table(capsys):
-    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "repeat,seed:split", "--threads", "1",
-            "--seeds", "0,1")
+    kit_cli(
+        capsys,
+        "run",
+        "--pipeline",
+        TWO,
+        "--factor",
+        "repeat,seed:split",
+        "--threads",
+        "1",
+        "--seeds",
+        "0,1",
+    )
     out = kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "threads", "--threads", "1,2")
     assert _factor_rows(out) == ["threads"], out  # not the rows stored by the command before
     assert "repeat: every output identical" not in out  # a line of a factor not run now
     assert f"also stored: repeat, seed:split (every factor: kit budget --pipeline {TWO})" in out
     whole = kit_cli(capsys, "budget", "--pipeline", TWO)
     assert _factor_rows(whole) == ["repeat", "threads", "seed:split"]
-    again = kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "threads,repeat,seed:split",
-                    "--threads", "1,2", "--seeds", "0,1")
+    again = kit_cli(
+        capsys,
+        "run",
+        "--pipeline",
+        TWO,
+        "--factor",
+        "threads,repeat,seed:split",
+        "--threads",
+        "1,2",
+        "--seeds",
+        "0,1",
+    )
     assert "also stored" not in again  # every stored factor was asked for
 
 
@@ -55,14 +75,25 @@ def _header_words(out: str) -> list:
 
 @pytest.mark.slow
 def test_kit_runs_fits_80_columns_and_tells_a_fresh_process_from_a_warm_one(capsys, monkeypatch):
-    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "process,seed:split", "--threads", "1",
-            "--seeds", "0,1")
+    kit_cli(
+        capsys,
+        "run",
+        "--pipeline",
+        TWO,
+        "--factor",
+        "process,seed:split",
+        "--threads",
+        "1",
+        "--seeds",
+        "0,1",
+    )
     monkeypatch.setenv("COLUMNS", "80")
     every = kit_cli(capsys, "runs")
     mine = kit_cli(capsys, "runs", "--pipeline", TWO)
-    for out, head in ((every, ["run", "dataset", "stack", "setting", "wall", "s"]),
-                      (mine, ["runs", "of", "pipeline", "two_models.py", "run", "stack",
-                              "setting", "wall", "s"])):
+    for out, head in (
+        (every, ["run", "dataset", "stack", "setting", "wall", "s"]),
+        (mine, ["runs", "of", "pipeline", "two_models.py", "run", "stack", "setting", "wall", "s"]),
+    ):
         assert max(len(x) for x in out.splitlines()) <= 80, out
         assert "\n\n" not in out  # one table, not split by columns
         words = _header_words(out)
@@ -88,13 +119,15 @@ def test_kit_own_process_runs_are_named_fresh_and_warm_too():
 
 def _stored(path, factors):
     from kit.app.audit import run_pairs
-    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
+    from kit.runs.planning.plan import plan_file
 
     info = add_pipeline(path)
-    run_pairs([p for f in factors for p in plan_file(f, info, PlanOptions(threads=(1,),
-                                                                         seeds=(0, 1)))],
-              info, Store())
+    run_pairs(
+        [p for f in factors for p in plan_file(f, info, PlanOptions(threads=(1,), seeds=(0, 1)))],
+        info,
+        Store(),
+    )
     return info
 
 
@@ -118,8 +151,8 @@ def test_the_pipeline_report_draws_how_far_each_factor_travels_and_its_verdicts(
 
 def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
     from kit.analysis.by_kind import tally
-    from kit.core.subject import of_pipeline
     from kit.app.verbs import report
+    from kit.core.subject import of_pipeline
     from kit.views.plots import plot_travel
     from kit.views.report import write
 
@@ -130,19 +163,38 @@ def test_no_runs_or_hashes_only_outputs_draw_no_figure(tmp_path):
     assert "not drawn, no difference was measured" in md and "](travel.png)" not in md
     # a hashes-only bundle's pair: its bits differ, by how much is not known: no dot, no figure
     row = {"pairs": 0, "outputs": {}}
-    tally(row, {"p_lr": {"kind": "probabilities", "identical": False, "unmeasured": True},
-                "y_test": {"kind": "truth", "identical": True}})
+    tally(
+        row,
+        {
+            "p_lr": {"kind": "probabilities", "identical": False, "unmeasured": True},
+            "y_test": {"kind": "truth", "identical": True},
+        },
+    )
     b = {"name": "two_models.py", "factors": {"host": row}}
     none = {"factors": {}}
     assert plot_travel(b, none, {}) is None
-    tally(row, {"p_lr": {"kind": "probabilities", "identical": False, "rel": 1e-12, "flips": 0,
-                         "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12},
-                "y_test": {"kind": "truth", "identical": True}})
+    tally(
+        row,
+        {
+            "p_lr": {
+                "kind": "probabilities",
+                "identical": False,
+                "rel": 1e-12,
+                "flips": 0,
+                "max_dp": 1e-12,
+                "max_abs": 1e-12,
+                "max_rel": 1e-12,
+            },
+            "y_test": {"kind": "truth", "identical": True},
+        },
+    )
     assert plot_travel(b, none, {})[:8] == b"\x89PNG\r\n\x1a\n"  # a measured one is drawn
 
 
-TINY = ("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
-        "    return {'x': np.zeros(2) + seeds['a']}\n")
+TINY = (
+    "import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+    "    return {'x': np.zeros(2) + seeds['a']}\n"
+)
 
 
 @pytest.mark.slow
@@ -167,11 +219,19 @@ def test_a_pipeline_plan_is_estimated_from_its_own_stored_runs_only(tmp_path):
     _, todo = runs_of(pairs, store)
     assert len(todo) == 2  # seeds 1 and 2: seed 0 is the repeat's first run
     # a run after another in its worker (as the cores allow, one worker may make both)
-    warm = [r.manifest["wall_s"] for r in pipeline_runs(store, info["sha256"])
-            if r.manifest["runs_before"]]
+    warm = [
+        r.manifest["wall_s"]
+        for r in pipeline_runs(store, info["sha256"])
+        if r.manifest["runs_before"]
+    ]
     used = warm or walls
-    assert file_estimate(info, todo, store) == {"seconds": median(used) * 2, "median": median(used),
-                                               "runs": len(used), "warm": bool(warm), "at_once": 1}
+    assert file_estimate(info, todo, store) == {
+        "seconds": median(used) * 2,
+        "median": median(used),
+        "runs": len(used),
+        "warm": bool(warm),
+        "at_once": 1,
+    }
     assert file_estimate(add_pipeline(edited), todo, store) is None
 
 
@@ -187,14 +247,26 @@ def test_kit_run_pipeline_asks_before_a_large_plan_as_kit_s_own_run(capsys, monk
     assert main(list(big)) == 1
     err = capsys.readouterr().err
     last = err.splitlines()[-1]
-    assert last == ("kit: error: 301 runs to do. A plan of more than 200 runs needs --yes when "
-                    "there is no terminal to ask."), err
+    assert last == (
+        "kit: error: 301 runs to do. A plan of more than 200 runs needs --yes when "
+        "there is no terminal to ask."
+    ), err
     assert "Traceback" not in err and not made and not Store().runs()  # nothing ran
     kit_cli(capsys, *big, "--yes")
     assert len(made) == 301
     made.clear()
-    kit_cli(capsys, "run", "--pipeline", TWO, "--factor", "seed:split", "--threads", "1",
-            "--seeds", "0-199")  # 200 runs: not asked, as kit's own
+    kit_cli(
+        capsys,
+        "run",
+        "--pipeline",
+        TWO,
+        "--factor",
+        "seed:split",
+        "--threads",
+        "1",
+        "--seeds",
+        "0-199",
+    )  # 200 runs: not asked, as kit's own
     assert len(made) == 200
 
 
@@ -212,8 +284,7 @@ def test_kit_own_run_prints_the_factors_it_ran_as_the_pipeline_run_does(capsys):
 
 
 @pytest.mark.slow
-def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, capsys,
-                                                                     monkeypatch):
+def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, capsys, monkeypatch):
     import io
 
     import kit.app.audit as audit
@@ -223,8 +294,24 @@ def test_the_large_plan_question_says_the_pipelines_own_past_timings(tmp_path, c
     _stored(tiny, ("repeat",))  # two real runs: their wall times are the estimate
     monkeypatch.setattr(audit, "run_all", lambda *a, **k: None)
     monkeypatch.setattr("sys.stdin", io.StringIO())
-    assert main(["run", "--pipeline", str(tiny), "--factor", "seed", "--threads", "1",
-                 "--seeds", "0-300", "--jobs", "2"]) == 1
+    assert (
+        main(
+            [
+                "run",
+                "--pipeline",
+                str(tiny),
+                "--factor",
+                "seed",
+                "--threads",
+                "1",
+                "--seeds",
+                "0-300",
+                "--jobs",
+                "2",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     last = err.splitlines()[-1]
     assert last.startswith("kit: error: 300 runs to do (about ") and "from past timings" in last
@@ -238,8 +325,11 @@ def test_a_forged_wall_time_is_not_part_of_the_estimate(monkeypatch):
     import kit.app.audit as audit
 
     walls = [2.0, float("-inf"), float("nan"), float("inf"), -1.0, True, "3", 4.0]
-    monkeypatch.setattr(audit, "pipeline_runs", lambda store, sha: [
-        SimpleNamespace(manifest={"wall_s": w}) for w in walls])
+    monkeypatch.setattr(
+        audit,
+        "pipeline_runs",
+        lambda store, sha: [SimpleNamespace(manifest={"wall_s": w}) for w in walls],
+    )
     est = audit.file_estimate({"sha256": "ab" * 32}, ["r1", "r2"], None)
     assert (est["median"], est["runs"], est["seconds"]) == (3.0, 2, 6.0)
 
@@ -253,13 +343,19 @@ def test_the_estimate_scales_warm_runs_and_counts_those_at_once(monkeypatch):
     import kit.app.audit as audit
 
     def runs(*made):  # (wall_s, runs_before)
-        return lambda store, sha: [SimpleNamespace(manifest={"wall_s": w, "runs_before": n})
-                                   for w, n in made]
+        return lambda store, sha: [
+            SimpleNamespace(manifest={"wall_s": w, "runs_before": n}) for w, n in made
+        ]
 
     info, todo = {"sha256": "ab" * 32}, ["r"] * 5
     monkeypatch.setattr(audit, "pipeline_runs", runs((8.0, 0), (7.0, 0), (1.0, 1), (0.5, 3)))
-    assert audit.file_estimate(info, todo, None) == {"seconds": 0.75 * 5, "median": 0.75,
-                                                  "runs": 2, "warm": True, "at_once": 1}
+    assert audit.file_estimate(info, todo, None) == {
+        "seconds": 0.75 * 5,
+        "median": 0.75,
+        "runs": 2,
+        "warm": True,
+        "at_once": 1,
+    }
     assert audit.file_estimate(info, todo, None, at_once=2)["seconds"] == 0.75 * 3  # 2, 2, 1
     monkeypatch.setattr(audit, "pipeline_runs", runs((8.0, 0), (6.0, None)))  # no warm run stored
     assert audit.file_estimate(info, todo, None, at_once=5)["seconds"] == 7.0

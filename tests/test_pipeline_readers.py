@@ -14,15 +14,14 @@ import kit
 from kit.analysis.advice import HOLD, output_advice
 from kit.analysis.budget import output_budget
 from kit.analysis.by_kind import pairs
-from kit.analysis.verdicts import output_verdicts
-from kit.core.subject import of_pipeline
-from kit.analysis.verdicts import bootstrap
+from kit.analysis.verdicts import bootstrap, output_verdicts
+from kit.app.audit import run_pairs
 from kit.cli import main
 from kit.core.errors import KitError
+from kit.core.subject import of_pipeline
 from kit.data.pipelines import add_pipeline
-from kit.app.audit import run_pairs
-from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan_file
 from kit.runs.store import Store
 
 HERE = Path(__file__).parent / "pipelines"
@@ -52,8 +51,11 @@ def test_two_models_give_kits_paired_bootstrap_verdicts_per_run_and_factor():
     assert set(v["factors"]) == {"repeat", "seed", "seed:split", "seed:forest"}
     for factor, a, b in pairs(store, of_pipeline(info), fit=False):
         for run in (a, b):  # the same numbers as kit's own bootstrap on the stored arrays
-            want = bootstrap({m: store.array(run, m) for m in ("p_lr", "p_rf")},
-                             store.array(run, "y_test"), models=("p_lr", "p_rf"))
+            want = bootstrap(
+                {m: store.array(run, m) for m in ("p_lr", "p_rf")},
+                store.array(run, "y_test"),
+                models=("p_lr", "p_rf"),
+            )
             for key in ("p_rf-p_lr acc", "p_rf-p_lr auc"):
                 row = v["factors"][factor]["verdicts"][key]
                 assert row["per_run"][run] == want[key]["verdict"]
@@ -71,8 +73,10 @@ def test_one_model_gives_the_spread_of_its_accuracy():
     info, store = stored(LAB, ("seed",))
     v = output_verdicts(store, of_pipeline(info))
     assert v["models"] == ["p_lr"] and not v["factors"]["seed"]["verdicts"]
-    acc = [float(np.mean((store.array(r, "p_lr") > 0.5) == store.array(r, "y_test")))
-           for r in v["factors"]["seed"]["runs"]]
+    acc = [
+        float(np.mean((store.array(r, "p_lr") > 0.5) == store.array(r, "y_test")))
+        for r in v["factors"]["seed"]["runs"]
+    ]
     s = v["factors"]["seed"]["spread"]["p_lr"]
     assert s["runs"] == 3 and s["min"] == min(acc) and s["max"] == max(acc)
     assert s["sd"] == pytest.approx(np.std(acc, ddof=1))
@@ -118,14 +122,23 @@ def test_every_reader_takes_the_file_or_its_hash_prefix(capsys, tmp_path):
     assert "<td>p_rf-p_lr acc</td>" in page and "## " not in page and "](" not in page
 
 
-@pytest.mark.parametrize("argv, says", [
-    (("budget", "--pipeline", "nowhere.py"), "no pipeline file nowhere.py"),
-    (("verdicts", "--pipeline", "abcdef12"), "no stored pipeline with hash prefix abcdef12"),
-    (("advise", "--pipeline", "lab"), "no pipeline file lab"),
-    (("verdicts", "--pipeline", "686"), "the hash prefix `kit runs` shows (at least 4 characters)"),
-    (("budget", "--pipeline", str(LAB), "--dataset", "synthetic"), "choose two different"),
-    (("budget", "--pipeline", str(LAB), "--factor", "seed:svd"), "no pairs of factor 'seed:svd'"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (("budget", "--pipeline", "nowhere.py"), "no pipeline file nowhere.py"),
+        (("verdicts", "--pipeline", "abcdef12"), "no stored pipeline with hash prefix abcdef12"),
+        (("advise", "--pipeline", "lab"), "no pipeline file lab"),
+        (
+            ("verdicts", "--pipeline", "686"),
+            "the hash prefix `kit runs` shows (at least 4 characters)",
+        ),
+        (("budget", "--pipeline", str(LAB), "--dataset", "synthetic"), "choose two different"),
+        (
+            ("budget", "--pipeline", str(LAB), "--factor", "seed:svd"),
+            "no pairs of factor 'seed:svd'",
+        ),
+    ],
+)
 def test_a_wrong_pipeline_is_one_line(capsys, argv, says):
     code, out, err = kit_cli(capsys, *argv)
     assert code == 1 and says in err and err.strip().count("\n") == 0 and "Traceback" not in err
@@ -134,30 +147,47 @@ def test_a_wrong_pipeline_is_one_line(capsys, argv, says):
 @pytest.mark.slow
 def test_a_shape_a_seed_changes_is_one_line_naming_output_shapes_and_factor(capsys, tmp_path):
     f = tmp_path / "shapes.py"
-    f.write_text("import numpy as np\nSEEDS = ('a', 'b')\n"
-                 "KINDS = {'t': 'truth', 'p': 'probabilities', 'q': 'probabilities'}\n"
-                 "def run(seeds):\n    n = 4 + seeds['a']\n"
-                 "    return {'t': np.array([0, 1, 0, 1]), 'p': np.full(n, 0.25 + seeds['b'] / 4),"
-                 " 'q': np.full(4, 0.5)}\n")
+    f.write_text(
+        "import numpy as np\nSEEDS = ('a', 'b')\n"
+        "KINDS = {'t': 'truth', 'p': 'probabilities', 'q': 'probabilities'}\n"
+        "def run(seeds):\n    n = 4 + seeds['a']\n"
+        "    return {'t': np.array([0, 1, 0, 1]), 'p': np.full(n, 0.25 + seeds['b'] / 4),"
+        " 'q': np.full(4, 0.5)}\n"
+    )
     info, store = stored(f, ("seed:a", "seed:b"), seeds=(0, 1))
     b = output_budget(store, of_pipeline(info))
-    assert [(s["factor"], s["output"], s["shapes"]) for s in b["shapes"]] == \
-        [("seed:a", "p", [[4], [5]])]
+    assert [(s["factor"], s["output"], s["shapes"]) for s in b["shapes"]] == [
+        ("seed:a", "p", [[4], [5]])
+    ]
     code, out, err = kit_cli(capsys, "budget", "--pipeline", str(f))
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.startswith("SHAPE"))
-    assert "SHAPE: p (probabilities) is (4,) in one run of seed:a and (5,) in the other" in \
-        " ".join(out.split())
+    assert (
+        "SHAPE: p (probabilities) is (4,) in one run of seed:a and (5,) in the other"
+        in " ".join(out.split())
+    )
     assert line  # the line is said, and nothing measured of it
     v = output_verdicts(store, of_pipeline(info))
-    assert len(v["unfit"]) == 1 and "p (probabilities) has shape [5] but t (truth) has shape [4]" \
-        in v["unfit"][0]
+    assert (
+        len(v["unfit"]) == 1
+        and "p (probabilities) has shape [5] but t (truth) has shape [4]" in v["unfit"][0]
+    )
     assert set(v["factors"]) == {"seed:b"}  # the pair with an unfit run is left out
     code, out, _ = kit_cli(capsys, "advise", "--pipeline", str(f))
     assert code == 0 and "SHAPE: p (probabilities)" in " ".join(out.split())
     # kit run says the paragraph, then fails: the shape is the user's mistake to fix
-    code, out, err = kit_cli(capsys, "run", "--pipeline", str(f), "--factor", "seed:a",
-                             "--seeds", "0,1", "--threads", "1")
+    code, out, err = kit_cli(
+        capsys,
+        "run",
+        "--pipeline",
+        str(f),
+        "--factor",
+        "seed:a",
+        "--seeds",
+        "0,1",
+        "--threads",
+        "1",
+    )
     assert code == 1 and "SHAPE: p (probabilities)" in " ".join(out.split())
     # after the plan's line (stderr, as kit run's), the error: one line, the last
     said = err.strip().splitlines()
@@ -201,8 +231,9 @@ def test_the_notebook_reads_a_pipeline_by_file_or_hash():
 def test_export_of_a_pipeline_and_compare_on_another_machine(capsys, tmp_path, monkeypatch):
     info, _ = stored(TWO, ("repeat", "seed:forest"), seeds=(0, 1))
     bundle = tmp_path / "lab.kit"
-    code, out, err = kit_cli(capsys, "export", "--pipeline", info["sha256"][:12], "--arrays",
-                             "--out", str(bundle))
+    code, out, err = kit_cli(
+        capsys, "export", "--pipeline", info["sha256"][:12], "--arrays", "--out", str(bundle)
+    )
     assert code == 0 and "3 runs" in out, err
     # a small bundle's size in the digits of the "wrote" line, not "0.0 MiB" before "0.01 MiB"
     assert re.search(r"arrays \(\d+\.\d\d MiB before compression\)", err) and "(0.0 MiB" not in err
@@ -268,8 +299,10 @@ async def test_the_tuis_setup_tab_chooses_a_pipeline_the_read_tabs_then_show():
 @pytest.mark.slow
 def test_kits_own_dataset_selection_never_picks_a_pipeline(capsys, tmp_path):
     f = tmp_path / "seeded.py"
-    f.write_text("import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
-                 "    return {'x': np.zeros(3) + seeds['a']}\n")
+    f.write_text(
+        "import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+        "    return {'x': np.zeros(3) + seeds['a']}\n"
+    )
     info, store = stored(f, ("repeat",))
     k = kit.open()
     assert info["sha256"][:12] not in repr(k) and "seeded.py" not in repr(k)
@@ -298,8 +331,11 @@ def test_budget_factor_lists_the_pairs_behind_its_row_as_json_has_them(capsys):
     for p in got:
         line = next(x for x in out.splitlines() if x.startswith(p["label"])).split()[4:]
         o = p["outputs"]  # y_test, p_lr, p_rf in run's order
-        assert line == [str(o["y_test"]["changed"]), str(o["p_lr"]["flips"]),
-                        str(o["p_rf"]["flips"])]
+        assert line == [
+            str(o["y_test"]["changed"]),
+            str(o["p_lr"]["flips"]),
+            str(o["p_rf"]["flips"]),
+        ]
 
 
 @pytest.mark.slow
@@ -318,10 +354,21 @@ def test_advice_on_seed_alone_names_the_files_own_seeds_in_its_command():
 def test_a_difference_that_prints_as_one_value_is_no_range():
     from kit.views.tables import output_verdicts_text
 
-    row = {"counts": {">": 2, "<": 0, "=": 0}, "diff": {"a": 0.11700001, "b": 0.11700002},
-           "stable": True, "changed": 0}
-    v = {"name": "x.py", "pipeline": "0" * 64, "why": "", "models": ["p_lr", "p_rf"],
-         "truth": "y", "unfit": [], "factors": {"repeat": {"pairs": 1, "verdicts": {"acc": row}}}}
+    row = {
+        "counts": {">": 2, "<": 0, "=": 0},
+        "diff": {"a": 0.11700001, "b": 0.11700002},
+        "stable": True,
+        "changed": 0,
+    }
+    v = {
+        "name": "x.py",
+        "pipeline": "0" * 64,
+        "why": "",
+        "models": ["p_lr", "p_rf"],
+        "truth": "y",
+        "unfit": [],
+        "factors": {"repeat": {"pairs": 1, "verdicts": {"acc": row}}},
+    }
     text = output_verdicts_text(v)
     assert "0.117" in text and "0.117..0.117" not in text
 
@@ -331,11 +378,13 @@ def test_one_verdict_resting_on_homologs_is_singular():
 
     from kit.analysis.homology_words import resting
 
-    h = SimpleNamespace(rest_on_homologs=1, verdicts=[1, 2], runs=4,
-                        significant_only_under_clusters=0)
+    h = SimpleNamespace(
+        rest_on_homologs=1, verdicts=[1, 2], runs=4, significant_only_under_clusters=0
+    )
     assert resting(h).startswith("1 of the 2 verdicts rests on homologs")
     assert resting(SimpleNamespace(**{**vars(h), "rest_on_homologs": 2})).startswith(
-        "2 of the 2 verdicts rest on homologs")
+        "2 of the 2 verdicts rest on homologs"
+    )
 
 
 @pytest.mark.slow
@@ -344,20 +393,27 @@ def test_advice_names_the_setting_that_changed_predictions_beside_the_seeds(caps
     to pin it, with the outputs it reached and their worst measure, ranked above a seed that
     only moves values (the order of harm kit's own advice uses)."""
     f = tmp_path / "threaded.py"
-    f.write_text("import os\nimport numpy as np\nSEEDS = ('noise',)\n"
-                 "KINDS = {'v': 'array', 'lab': 'labels'}\n"
-                 "def run(seeds):\n    t = int(os.environ['OMP_NUM_THREADS'])\n"
-                 "    rng = np.random.default_rng(seeds['noise'])\n"
-                 "    return {'v': np.array([1.0, 2.0, 3.0]) + rng.normal(0, 1e-9, 3),\n"
-                 "            'lab': np.array([0, 0, 1, 1, t % 2, 1 - t % 2])}\n")
+    f.write_text(
+        "import os\nimport numpy as np\nSEEDS = ('noise',)\n"
+        "KINDS = {'v': 'array', 'lab': 'labels'}\n"
+        "def run(seeds):\n    t = int(os.environ['OMP_NUM_THREADS'])\n"
+        "    rng = np.random.default_rng(seeds['noise'])\n"
+        "    return {'v': np.array([1.0, 2.0, 3.0]) + rng.normal(0, 1e-9, 3),\n"
+        "            'lab': np.array([0, 0, 1, 1, t % 2, 1 - t % 2])}\n"
+    )
     info = add_pipeline(f)
     opts = PlanOptions(threads=(1, 2), seeds=(0, 1))
     store = Store()
-    run_pairs([p for x in ("repeat", "threads", "seed:noise") for p in plan_file(x, info, opts)],
-              info, store)
+    run_pairs(
+        [p for x in ("repeat", "threads", "seed:noise") for p in plan_file(x, info, opts)],
+        info,
+        store,
+    )
     steps = output_advice(output_budget(store, of_pipeline(info)))["steps"]
     assert [(s["step"], s.get("factor"), s["level"]) for s in steps] == [
-        ("pin", "threads", "predictions"), ("seed", "seed:noise", "magnitudes")]
+        ("pin", "threads", "predictions"),
+        ("seed", "seed:noise", "magnitudes"),
+    ]
     (m,) = steps[0]["measures"]
     assert (m["output"], m["measure"]) == ("lab", "ari") and m["value"] < 1
     code, out, _ = kit_cli(capsys, "advise", "--pipeline", str(f))

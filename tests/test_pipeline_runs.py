@@ -19,9 +19,13 @@ LAB = Path(__file__).parent / "pipelines" / "lab.py"
 
 def lab_spec(info, **seed_values):
     stack = stack_kind("host").runnable()
-    return RunSpec(dataset=info["sha256"], stack="host", stack_id=stack.identity,
-                   seeds=pipeline_seeds(info["seeds"], 0, **seed_values),
-                   pipeline=info["sha256"]), stack
+    return RunSpec(
+        dataset=info["sha256"],
+        stack="host",
+        stack_id=stack.identity,
+        seeds=pipeline_seeds(info["seeds"], 0, **seed_values),
+        pipeline=info["sha256"],
+    ), stack
 
 
 def make(spec, stack, folder, warm=None):
@@ -34,8 +38,13 @@ def test_the_pipeline_field_keeps_every_existing_run_id_and_names_the_file():
     assert b.run_id == "f297b89734d77376d264740ad6597542851b8302bdd1f091e5e2581404caabc0"
     assert '"pipeline":' not in b.to_json() and '"pipeline":' not in b.worker_json()
     sha = "a" * 64
-    a = RunSpec(dataset=sha, stack="host", stack_id="s" * 64, pipeline=sha,
-                seeds=pipeline_seeds(("split", "init"), 1))
+    a = RunSpec(
+        dataset=sha,
+        stack="host",
+        stack_id="s" * 64,
+        pipeline=sha,
+        seeds=pipeline_seeds(("split", "init"), 1),
+    )
     assert RunSpec.from_json(a.to_json()) == a and a.run_id != b.with_(dataset=sha).run_id
     assert json.loads(a.worker_json())["pipeline"] == sha
     assert a.seed_dict == {"split": 1, "init": 1}
@@ -67,14 +76,17 @@ def test_the_file_is_kept_by_hash_and_read_without_importing_it(tmp_path):
         add_pipeline(f)
 
 
-@pytest.mark.parametrize("edit", [
-    lambda d: {},                                               # emptied
-    lambda d: {**d, "name": "x\nimport os.py"},                 # a name that becomes code
-    lambda d: {**d, "seeds": "split"},                           # not a tuple of names
-    lambda d: {**d, "kinds": {"emb": "planted"}},                # not a kind
-    lambda d: {**d, "sha256": "0" * 64},                         # another pipeline's record
-    lambda d: {**d, "extra": 1},
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: {},  # emptied
+        lambda d: {**d, "name": "x\nimport os.py"},  # a name that becomes code
+        lambda d: {**d, "seeds": "split"},  # not a tuple of names
+        lambda d: {**d, "kinds": {"emb": "planted"}},  # not a kind
+        lambda d: {**d, "sha256": "0" * 64},  # another pipeline's record
+        lambda d: {**d, "extra": 1},
+    ],
+)
 def test_a_damaged_or_planted_record_of_a_file_is_one_line(edit):
     """What add_pipeline records beside the file is read by its schema, never trusted whole:
     a damaged record was a KeyError in every reader."""
@@ -109,8 +121,11 @@ def test_the_worker_runs_it_fresh_and_warm_and_repeat_names_the_loose_output(tmp
     for m in warm:
         assert [k for k in fresh["stages"] if m["stages"][k] != fresh["stages"][k]] == ["jitter"]
     split = make(lab_spec(info, split=1)[0], stack, tmp_path / "d")
-    assert {k for k in fresh["stages"] if split["stages"][k] != fresh["stages"][k]} \
-        == {"y_test", "p_lr", "jitter"}
+    assert {k for k in fresh["stages"] if split["stages"][k] != fresh["stages"][k]} == {
+        "y_test",
+        "p_lr",
+        "jitter",
+    }
 
 
 def _failure(tmp_path, source: str) -> str:
@@ -125,27 +140,32 @@ def _failure(tmp_path, source: str) -> str:
 
 @pytest.mark.slow
 def test_a_failing_pipeline_is_one_line_and_its_traceback_is_in_the_log(tmp_path):
-    line = _failure(tmp_path, "import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
-                              "    return {'x': np.zeros(2) / missing[seeds['a']]}\n")
+    line = _failure(
+        tmp_path,
+        "import numpy as np\nSEEDS = ('a',)\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) / missing[seeds['a']]}\n",
+    )
     assert "\n" not in line and "NameError" in line and "mine.py:4 in run" in line
     assert line.count("in run") == 1 and "its traceback: " in line
     log = Path(line.split("its traceback: ")[1])
     assert "Traceback (most recent call last)" in log.read_text()
     f = tmp_path / "mine.py"
-    f.write_text("import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
-                 "    return {'x': np.zeros(2) + seeds['a']}\n")
+    f.write_text(
+        "import numpy as np\nSEEDS = ('a', 'b')\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n"
+    )
     spec, stack = lab_spec(add_pipeline(f))
     with pytest.raises(WorkerFailed, match=r"never reads seeds\['b'\]"):
         make(spec, stack, tmp_path / "b")
 
 
-MODULE_RNG = '''import numpy as np
+MODULE_RNG = """import numpy as np
 SEEDS = ("init",)
 RNG = np.random.default_rng(42)  # drawn at import: seeded, but its state moves run to run
 def run(seeds):
     x = np.random.default_rng(seeds["init"]).normal(size=20)
     return {"x": x, "noise": x + RNG.normal(size=20)}
-'''
+"""
 
 
 @pytest.mark.slow
@@ -166,8 +186,10 @@ def test_a_module_level_generator_is_named_by_the_process_factor(tmp_path):
     assert "noise" in b["loose"] and "x" not in b["loose"]
     assert b["loose_line"].startswith("noise differs between runs with the same named seeds")
     if not b["factors"]["repeat"]["outputs"]["noise"]["changed"]:  # two fresh draws agreed
-        assert "noise differs only in a worker that made a run before: state kept at module " \
-               "level" in b["loose_line"]
+        assert (
+            "noise differs only in a worker that made a run before: state kept at module "
+            "level" in b["loose_line"]
+        )
 
 
 @pytest.mark.slow
@@ -176,14 +198,19 @@ def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path)
     from; a sys.exit or argparse at import is caught; a failing warm primer names a log that
     exists; and the warm worker lives on."""
     f = tmp_path / "mine.py"
-    line = _failure(tmp_path, "import numpy as np\nimport helpers_beside_me\nSEEDS = ('a',)\n"
-                              "def run(seeds):\n    return {'x': np.zeros(2) + seeds['a']}\n")
+    line = _failure(
+        tmp_path,
+        "import numpy as np\nimport helpers_beside_me\nSEEDS = ('a',)\n"
+        "def run(seeds):\n    return {'x': np.zeros(2) + seeds['a']}\n",
+    )
     assert "ModuleNotFoundError" in line and "kit stacks build" not in line, line
     assert "mine.py:2" in line and "kit's copy kept by its hash" in line and "\n" not in line
-    f.write_text("import argparse\nimport numpy as np\nSEEDS = ('a',)\n"
-                 "ARGS = argparse.ArgumentParser().parse_args()  # a script's habit\n"
-                 "def run(seeds):\n    if seeds['a'] == 7919:\n        raise SystemExit(3)\n"
-                 "    return {'x': np.zeros(2) + seeds['a']}\n")
+    f.write_text(
+        "import argparse\nimport numpy as np\nSEEDS = ('a',)\n"
+        "ARGS = argparse.ArgumentParser().parse_args()  # a script's habit\n"
+        "def run(seeds):\n    if seeds['a'] == 7919:\n        raise SystemExit(3)\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n"
+    )
     spec, stack = lab_spec(add_pipeline(f))
     pool = WarmPool()
     try:
@@ -198,11 +225,17 @@ def test_a_pipeline_s_own_failures_point_at_the_pipeline_not_the_stack(tmp_path)
         pool.close()
 
 
-@pytest.mark.parametrize("source,words", [
-    (b"KINDS = {['x']: 'labels'}\nSEEDS = ()\n", "odd.py:1: KINDS must be written out as a literal"),
-    (b"SEEDS = ('a',)\x00\n", "odd.py: the pipeline file does not parse (source code string"),
-    (b"SEEDS = (\n", "odd.py:1: the pipeline file does not parse"),
-])
+@pytest.mark.parametrize(
+    "source,words",
+    [
+        (
+            b"KINDS = {['x']: 'labels'}\nSEEDS = ()\n",
+            "odd.py:1: KINDS must be written out as a literal",
+        ),
+        (b"SEEDS = ('a',)\x00\n", "odd.py: the pipeline file does not parse (source code string"),
+        (b"SEEDS = (\n", "odd.py:1: the pipeline file does not parse"),
+    ],
+)
 def test_what_kit_reads_without_running_the_file_is_one_line(tmp_path, source, words):
     f = tmp_path / "odd.py"
     f.write_bytes(source)
@@ -213,6 +246,8 @@ def test_what_kit_reads_without_running_the_file_is_one_line(tmp_path, source, w
 
 def test_an_annotated_seeds_is_read_as_the_worker_reads_it(tmp_path):
     f = tmp_path / "typed.py"
-    f.write_text("SEEDS: tuple = ('a',)\nKINDS: dict = {'x': 'labels'}\ndef run(seeds):\n    pass\n")
+    f.write_text(
+        "SEEDS: tuple = ('a',)\nKINDS: dict = {'x': 'labels'}\ndef run(seeds):\n    pass\n"
+    )
     info = add_pipeline(f)
     assert info["seeds"] == ["a"] and info["kinds"] == {"x": "labels"}

@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from kit.core.errors import KitError
 from kit.core import factors
-from kit.runs.planning.plan import plan
+from kit.core.errors import KitError
 from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan
 
 D = "d" * 64
 
@@ -23,8 +23,10 @@ def test_thread_counts_above_the_cores_are_refused(monkeypatch):
     from kit.runs.planning.options import parse_threads
 
     monkeypatch.setattr("kit.core.processes.cores", lambda: 2)
-    says = ("4 threads on a machine with 2 cores would measure oversubscription, not the thread "
-            "count; use 1 to 2")
+    says = (
+        "4 threads on a machine with 2 cores would measure oversubscription, not the thread "
+        "count; use 1 to 2"
+    )
     with pytest.raises(KitError, match=f"^{re.escape(says)}$"):
         PlanOptions(threads=(1, 4))
     with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
@@ -63,8 +65,10 @@ def test_seed_defaults_to_the_papers_nine_pairs():
     assert set(ps[-1].b.seed_dict.values()) == {9}
 
 
-@pytest.mark.parametrize("factor,moved", [("seed:svd", {"svd"}), ("seed:kmeans", {"kmeans"}),
-                                          ("seed:models", {"mlp", "hgb", "rf"})])
+@pytest.mark.parametrize(
+    "factor,moved",
+    [("seed:svd", {"svd"}), ("seed:kmeans", {"kmeans"}), ("seed:models", {"mlp", "hgb", "rf"})],
+)
 def test_named_seed_factors_move_only_their_seed(factor, moved):
     for p in pairs(factor, seeds=(0, 1, 2)):
         a, b = p.a.seed_dict, p.b.seed_dict
@@ -96,14 +100,19 @@ def test_unknown_factor_and_single_seed():
     with pytest.raises(KitError, match="two seeds"):
         pairs("seed", seeds=(3,))
     assert set(factors.names(factors.SINGLE, factors.PERTURB)) >= {
-        "repeat", "threads", "seed", "precision", "svd-iters"}
+        "repeat",
+        "threads",
+        "seed",
+        "precision",
+        "svd-iters",
+    }
 
 
 # -- stack factors --------------------------------------------------------------------------
 from kit.envs.platforms import Platform  # noqa: E402
+from kit.envs.stacks import Stack  # noqa: E402
 from kit.runs.planning.plan import required_stacks  # noqa: E402
 from kit.runs.planning.stack_pairs import stack_pairs  # noqa: E402
-from kit.envs.stacks import Stack  # noqa: E402
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2", "avx512f", "sse4_2"}))
 OLD_LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"sse4_2"}))
@@ -117,24 +126,38 @@ def fake_get(name):
 def test_sklearn_pairs_hold_numpy_fixed():
     ps = plan("sklearn", D, PlanOptions(), plat=LINUX, get=fake_get)
     assert [(p.a.stack, p.b.stack) for p in ps] == [
-        ("np1-sk142", "np1-sk152"), ("np1-sk152", "np1-sk191"), ("np1-sk142", "np1-sk191")]
+        ("np1-sk142", "np1-sk152"),
+        ("np1-sk152", "np1-sk191"),
+        ("np1-sk142", "np1-sk191"),
+    ]
     assert all(diff(p) == {"stack", "stack_id"} for p in ps)
 
 
 def test_blas_differs_by_platform():
     assert [(a, b) for a, _, b, _, _ in stack_pairs("blas", LINUX)] == [
-        ("py39-openblas-sk161", "py39-mkl-sk161")]
+        ("py39-openblas-sk161", "py39-mkl-sk161")
+    ]
     assert [(a, b) for a, _, b, _, _ in stack_pairs("blas", MAC)] == [
-        ("np1-sk152", "np2-sk152"), ("np1-sk191", "np2-sk191")]
+        ("np1-sk152", "np2-sk152"),
+        ("np1-sk191", "np2-sk191"),
+    ]
 
 
 def test_arch_is_rosetta_on_a_mac_and_code_paths_on_linux():
     assert [(a, b) for a, _, b, _, _ in stack_pairs("arch", MAC)] == [
-        ("np1-sk191", "np1-sk191-x86"), ("np2-sk161", "np2-sk161-x86")]
+        ("np1-sk191", "np1-sk191-x86"),
+        ("np2-sk161", "np2-sk161-x86"),
+    ]
     ps = plan("arch", D, PlanOptions(), plat=LINUX, get=fake_get)
     openblas = [p for p in ps if p.a.stack == "np2-sk191"]
-    assert [dict(p.b.env)["OPENBLAS_CORETYPE"] for p in openblas] == ["Prescott", "Sandybridge", "Haswell"]
-    assert all(dict(p.a.env)["OPENBLAS_CORETYPE"] == "SkylakeX" and diff(p) == {"env"} for p in openblas)
+    assert [dict(p.b.env)["OPENBLAS_CORETYPE"] for p in openblas] == [
+        "Prescott",
+        "Sandybridge",
+        "Haswell",
+    ]
+    assert all(
+        dict(p.a.env)["OPENBLAS_CORETYPE"] == "SkylakeX" and diff(p) == {"env"} for p in openblas
+    )
     mkl = [p for p in ps if p.a.stack == "py39-mkl-sk161"]
     assert [dict(p.b.env)["MKL_CBWR"] for p in mkl] == ["COMPATIBLE", "SSE4_2", "AVX2"]
     # a CPU without AVX: only code paths it can run are planned
@@ -176,8 +199,12 @@ LAB_INFO = {"name": "lab.py", "sha256": "e" * 64, "seeds": ("split", "init"), "d
 
 
 def _planned(factor, plat):
-    opts = PlanOptions(threads=(1, 2, 4), seeds=(0, 1, 2), hosts=("a", "b"),
-                       device="cuda" if factor == "torch-device" and plat is LINUX else None)
+    opts = PlanOptions(
+        threads=(1, 2, 4),
+        seeds=(0, 1, 2),
+        hosts=("a", "b"),
+        device="cuda" if factor == "torch-device" and plat is LINUX else None,
+    )
     return plan(factor, D, opts, plat=plat, get=fake_get)
 
 
@@ -195,8 +222,17 @@ def _every_pair():
             except KitError:  # e.g. torch-device without a device here: planned on the other
                 pass
         lab = [f for f in factors.plannable() if factors.FACTORS[f].planned == factors.STACKS]
-        for f in ("repeat", "process", "host", "threads", "precision", "seed", "seed:split",
-                  "seed:init", *lab):
+        for f in (
+            "repeat",
+            "process",
+            "host",
+            "threads",
+            "precision",
+            "seed",
+            "seed:split",
+            "seed:init",
+            *lab,
+        ):
             try:
                 out += _lab_planned(f, plat)
             except KitError:
@@ -212,8 +248,11 @@ def test_the_registry_s_rule_accepts_every_pair_each_planner_makes():
     planned = {p.factor for p in every}
     assert planned >= set(factors.plannable()) | {"seed:init"}  # every factor was planned
     for p in every:
-        stacks = listed_pairs(p.factor) if factors.get(p.factor) and \
-            factors.FACTORS[p.factor].planned == factors.STACKS else ()
+        stacks = (
+            listed_pairs(p.factor)
+            if factors.get(p.factor) and factors.FACTORS[p.factor].planned == factors.STACKS
+            else ()
+        )
         assert factors.differs(p.factor, p.a, p.b, stacks), (p.factor, p.label)
         assert factors.level(p.factor, p.a, p.b) == p.level, (p.factor, p.label)
         # nothing is a pair of the null experiment but the null experiment
@@ -221,11 +260,21 @@ def test_the_registry_s_rule_accepts_every_pair_each_planner_makes():
             assert not factors.differs("repeat", p.a, p.b), (p.factor, p.label)
 
 
-@pytest.mark.parametrize("label,real", [("repeat", "seed"), ("threads", "seed"),
-                                        ("blas", "seed"), ("seed:svd", "seed"),
-                                        ("seed", "seed:svd"), ("torch-seed", "seed"),
-                                        ("svd-solver", "seed"), ("process", "threads"),
-                                        ("precision", "threads"), ("sklearn", "blas")])
+@pytest.mark.parametrize(
+    "label,real",
+    [
+        ("repeat", "seed"),
+        ("threads", "seed"),
+        ("blas", "seed"),
+        ("seed:svd", "seed"),
+        ("seed", "seed:svd"),
+        ("torch-seed", "seed"),
+        ("svd-solver", "seed"),
+        ("process", "threads"),
+        ("precision", "threads"),
+        ("sklearn", "blas"),
+    ],
+)
 def test_a_pair_is_not_another_factor_s(label, real):
     p = _planned(real, MAC)[0]
     stacks = listed_pairs(label) if factors.FACTORS[label].planned == factors.STACKS else ()

@@ -4,10 +4,10 @@ series in the legend, no two series in one colour. Data: small real stores (test
 
 import numpy as np
 import pytest
+from stored import arrays, every_kind_store, put, spec
 
 from kit.analysis.budget import budget
 from kit.runs.planning.options import Pair
-from stored import arrays, every_kind_store, put, spec
 
 
 def _figures(monkeypatch):
@@ -46,9 +46,14 @@ def _texts(fig):
                 at = scale(np.array([tick.get_loc()], float))[0]
                 if lo - 1e-9 * (hi - lo) <= at <= hi + 1e-9 * (hi - lo):
                     shown |= labels
-    return [(t, t.get_window_extent(r)) for t in fig.findobj(Text)
-            if t.get_visible() and t.get_text().strip() and t.figure is not None
-            and (id(t) not in ticks or id(t) in shown)]
+    return [
+        (t, t.get_window_extent(r))
+        for t in fig.findobj(Text)
+        if t.get_visible()
+        and t.get_text().strip()
+        and t.figure is not None
+        and (id(t) not in ticks or id(t) in shown)
+    ]
 
 
 def _readable(fig):
@@ -56,10 +61,11 @@ def _readable(fig):
     texts = _texts(fig)
     box = fig.bbox
     for t, e in texts:
-        assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 \
-            and e.y1 <= box.y1 + 1, f"{t.get_text()!r} runs off the figure"
+        assert (
+            box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1
+        ), f"{t.get_text()!r} runs off the figure"
     for i, (a, ea) in enumerate(texts):
-        for b, eb in texts[i + 1:]:
+        for b, eb in texts[i + 1 :]:
             assert not ea.overlaps(eb), f"{a.get_text()!r} overprints {b.get_text()!r}"
 
 
@@ -77,8 +83,12 @@ def store(tmp_path):
     """The hand-made every-kind store plus two environment factors that move the embedding
     by the same 1e-13 (their labels used to print on top of each other)."""
     st = every_kind_store(tmp_path)
-    st.add_pairs([_nearly(st, tmp_path, "blas", "blas-stack", 1e-13),
-                  _nearly(st, tmp_path, "sklearn", "sklearn-stack", 1.2e-13)])
+    st.add_pairs(
+        [
+            _nearly(st, tmp_path, "blas", "blas-stack", 1e-13),
+            _nearly(st, tmp_path, "sklearn", "sklearn-stack", 1.2e-13),
+        ]
+    )
     return st
 
 
@@ -96,8 +106,10 @@ def test_flips_are_bars_from_zero_each_model_its_colour_with_the_seed_row(store,
     for bar in ax.patches:
         colours.setdefault(tuple(bar.get_facecolor()), set()).add(bar.get_x())
         assert bar.get_x() == 0  # every bar starts at zero
-    legend = {t.get_text(): tuple(h.get_facecolor()) for t, h in
-              zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+    legend = {
+        t.get_text(): tuple(h.get_facecolor())
+        for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+    }
     assert set(legend) == {"lr", "mlp", "hgb", "rf", "torch_mlp"}
     assert len(set(legend.values())) == len(legend)  # lr and torch_mlp were one blue
     assert set(colours) <= set(legend.values())  # every bar's colour is in the legend
@@ -131,8 +143,9 @@ def test_components_say_identical_only_of_zero_and_show_every_line(store, monkey
 
 
 def test_an_all_identical_panel_says_so(tmp_path, monkeypatch):
-    from kit.views.svdplots import plot_components
     from stored import budget_store
+
+    from kit.views.svdplots import plot_components
 
     figs = _figures(monkeypatch)
     assert plot_components(budget(budget_store(tmp_path), "d" * 64))
@@ -156,7 +169,8 @@ def test_amplification_labels_do_not_overprint(store, monkeypatch):
     # models at the same point stay visible: each later one smaller, drawn on top
     models = series[:4]
     assert [ln.get_markersize() for ln in models] == sorted(
-        (ln.get_markersize() for ln in models), reverse=True)
+        (ln.get_markersize() for ln in models), reverse=True
+    )
     assert len({ln.get_markersize() for ln in models}) == 4
     assert [ln.get_zorder() for ln in models] == sorted(ln.get_zorder() for ln in models)
     _readable(figs[0])
@@ -177,8 +191,9 @@ def test_the_embedding_difference_is_dots_on_its_log_axis_not_bars(store, monkey
     assert ax.get_xscale() == "log"
     assert not [p for p in ax.patches if isinstance(p, Rectangle)]  # no barh on the log axis
     rows = [r for r in b["rows"] if r.emb_rel_max is not None]
-    assert [t.get_text() for t in ax.get_yticklabels()] == [factor_label(r.factor, r.level)
-                                                             for r in rows]  # every factor
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        factor_label(r.factor, r.level) for r in rows
+    ]  # every factor
     dots = {(float(x), float(y)) for line in ax.get_lines() for x, y in line.get_xydata()}
     said = {t.get_text() for t in ax.texts}
     for j, r in enumerate(rows):
@@ -200,21 +215,39 @@ def test_travel_draws_only_the_outputs_that_moved_scaled_at_the_top_too(monkeypa
 
     figs = _figures(monkeypatch)
     same = {f"out{k}": {"kind": "array", "identical": True} for k in range(10)}
-    moved = {"kind": "probabilities", "identical": False, "rel": 1e-12, "flips": 0,
-             "max_dp": 1e-12, "max_abs": 1e-12, "max_rel": 1e-12}
+    moved = {
+        "kind": "probabilities",
+        "identical": False,
+        "rel": 1e-12,
+        "flips": 0,
+        "max_dp": 1e-12,
+        "max_abs": 1e-12,
+        "max_rel": 1e-12,
+    }
     factors = {}
-    for f, diffs in (("repeat", same), ("threads", {**same, "p": moved}),
-                     ("shapes", {**same, "q": {"kind": "array", "identical": False,
-                                               "unmeasured": True}, "p": moved})):
+    for f, diffs in (
+        ("repeat", same),
+        ("threads", {**same, "p": moved}),
+        (
+            "shapes",
+            {**same, "q": {"kind": "array", "identical": False, "unmeasured": True}, "p": moved},
+        ),
+    ):
         factors[f] = {"pairs": 0, "outputs": {}}
         tally(factors[f], diffs)
     assert plot_travel({"name": "mine.py", "factors": factors}, {"factors": {}}, {})
     ax = figs[-1].axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == [
-        "threads (1 pair)", "p (probabilities)", "shapes (1 pair)", "q (array)",
-        "p (probabilities)"]
-    assert ax.get_title() == ("Not drawn, identical in every pair: repeat all 10; threads 10 of "
-                              "11; shapes 10 of 12 outputs.")
+        "threads (1 pair)",
+        "p (probabilities)",
+        "shapes (1 pair)",
+        "q (array)",
+        "p (probabilities)",
+    ]
+    assert ax.get_title() == (
+        "Not drawn, identical in every pair: repeat all 10; threads 10 of "
+        "11; shapes 10 of 12 outputs."
+    )
     assert not any(t.get_text() == "identical" for t in ax.texts)
     ticks = ax.xaxis.get_major_ticks()
     assert any(t.label2.get_visible() for t in ticks) and any(t.label1.get_visible() for t in ticks)

@@ -66,10 +66,22 @@ class Index:
         for v in versions_:
             name, body = f"{package}-{v}-py3-none-any.whl", _wheel(package, v)
             self.pages[f"/files/{name}"] = (200, "application/octet-stream", body)
-            files.append({"filename": name, "url": f"/files/{name}",
-                          "hashes": {"sha256": hashlib.sha256(body).hexdigest()}})
-        self.serve(package, {"meta": {"api-version": "1.1"}, "name": package,
-                             "versions": list(versions_), "files": files})
+            files.append(
+                {
+                    "filename": name,
+                    "url": f"/files/{name}",
+                    "hashes": {"sha256": hashlib.sha256(body).hexdigest()},
+                }
+            )
+        self.serve(
+            package,
+            {
+                "meta": {"api-version": "1.1"},
+                "name": package,
+                "versions": list(versions_),
+                "files": files,
+            },
+        )
 
     def stop(self):
         if self.httpd is not None:
@@ -89,10 +101,13 @@ def index(monkeypatch):
 def _wheel(package, version):
     buf, info = io.BytesIO(), f"{package}-{version}.dist-info"
     with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {package}\n"
-                   f"Version: {version}\n")
-        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: kit-test\n"
-                   "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n"
+        )
+        z.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: kit-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         z.writestr(f"{info}/RECORD", "")
     return buf.getvalue()
 
@@ -107,8 +122,22 @@ def test_a_pep_508_name_is_accepted(name):
     assert check_name(name) == name
 
 
-@pytest.mark.parametrize("name", ["../etc", "a/b", "-numpy", "numpy-", "", "num py", "a\n",
-                                  "numpy?x=1", "é", "\u017f", "1.\u0666"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../etc",
+        "a/b",
+        "-numpy",
+        "numpy-",
+        "",
+        "num py",
+        "a\n",
+        "numpy?x=1",
+        "é",
+        "\u017f",
+        "1.\u0666",
+    ],
+)
 def test_a_name_pep_508_does_not_allow_is_refused_in_one_line(name):
     with pytest.raises(KitError, match="is not a package name") as e:
         check_name(name)
@@ -133,33 +162,54 @@ def test_kit_explain_refuses_a_bad_library_name_before_anything_runs(capsys):
 
 # -- the index's answer -----------------------------------------------------------------------
 def test_versions_are_read_from_the_index_s_json_oldest_first_without_yanked_ones(index):
-    index.serve("scikit-learn", {
-        "meta": {"api-version": "1.1"}, "name": "scikit-learn",
-        "versions": ["1.10.0", "1.5.2", "1.6.0rc1", "1.6.0", "1.6.1", "0.24"],
-        "files": _files("scikit_learn-1.6.1-cp312-cp312-manylinux.whl",
-                        "scikit_learn-1.6.1.tar.gz", "scikit-learn-0.24.tar.gz",
-                        yanked=("scikit_learn-1.6.1-cp312-cp312-manylinux.whl",
-                                "scikit_learn-1.6.1.tar.gz", "scikit-learn-0.24.tar.gz"))})
+    index.serve(
+        "scikit-learn",
+        {
+            "meta": {"api-version": "1.1"},
+            "name": "scikit-learn",
+            "versions": ["1.10.0", "1.5.2", "1.6.0rc1", "1.6.0", "1.6.1", "0.24"],
+            "files": _files(
+                "scikit_learn-1.6.1-cp312-cp312-manylinux.whl",
+                "scikit_learn-1.6.1.tar.gz",
+                "scikit-learn-0.24.tar.gz",
+                yanked=(
+                    "scikit_learn-1.6.1-cp312-cp312-manylinux.whl",
+                    "scikit_learn-1.6.1.tar.gz",
+                    "scikit-learn-0.24.tar.gz",
+                ),
+            ),
+        },
+    )
     assert versions("scikit_learn", FAST) == ["1.5.2", "1.6.0", "1.10.0"]
     assert index.accept[-1] == JSON
 
 
 def test_an_index_of_pep_691_v1_0_lists_versions_by_its_file_names(index):
-    index.serve("numpy", {"meta": {"api-version": "1.0"}, "name": "numpy",
-                          "files": _files("numpy-1.26.4.tar.gz", "numpy-2.0.0-cp312-none.whl",
-                                          "numpy-2.1.0rc1.tar.gz")})
+    index.serve(
+        "numpy",
+        {
+            "meta": {"api-version": "1.0"},
+            "name": "numpy",
+            "files": _files(
+                "numpy-1.26.4.tar.gz", "numpy-2.0.0-cp312-none.whl", "numpy-2.1.0rc1.tar.gz"
+            ),
+        },
+    )
     assert versions("numpy", FAST) == ["1.26.4", "2.0.0"]
 
 
-@pytest.mark.parametrize("body, what", [
-    ([1, 2], "a JSON list, not an object"),
-    ({"versions": [1.6], "files": []}, '"versions" is not a list of strings'),
-    ({"versions": "1.6.0", "files": []}, '"versions" is not a list of strings'),
-    ({"versions": ["1.6.0"], "files": ["x"]}, '"files" is not a list of objects'),
-    ({"versions": ["1.6.0"], "files": {"x": 1}}, '"files" is not a list of objects'),
-    ({"versions": ["1.6.0"], "files": [{"filename": 3}]}, '"files" is not a list of objects'),
-    (b"\xff\xfe not json", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "body, what",
+    [
+        ([1, 2], "a JSON list, not an object"),
+        ({"versions": [1.6], "files": []}, '"versions" is not a list of strings'),
+        ({"versions": "1.6.0", "files": []}, '"versions" is not a list of strings'),
+        ({"versions": ["1.6.0"], "files": ["x"]}, '"files" is not a list of objects'),
+        ({"versions": ["1.6.0"], "files": {"x": 1}}, '"files" is not a list of objects'),
+        ({"versions": ["1.6.0"], "files": [{"filename": 3}]}, '"files" is not a list of objects'),
+        (b"\xff\xfe not json", "not JSON"),
+    ],
+)
 def test_a_malformed_index_answer_is_one_line(index, body, what):
     index.serve("scikit-learn", body)
     with pytest.raises(KitError) as e:
@@ -176,8 +226,11 @@ def test_an_html_answer_a_404_and_a_silent_index_are_one_line_each(index):
     with pytest.raises(KitError, match="cannot list nosuch's releases: .*HTTP 404 for [^ ]+$"):
         versions("nosuch", FAST)
     # no such project, and a package the catalogue pins is close: said as a slip (#43)
-    with pytest.raises(KitError, match="cannot list scikit-lern's releases: .*HTTP 404 for "
-                                       "[^ ]+: did you mean scikit-learn\\?$"):
+    with pytest.raises(
+        KitError,
+        match="cannot list scikit-lern's releases: .*HTTP 404 for "
+        "[^ ]+: did you mean scikit-learn\\?$",
+    ):
         versions("scikit-lern", FAST)
     index.pages["/simple/numpy/"] = "silent"
     t0 = time.monotonic()
@@ -204,8 +257,10 @@ LISTED = ["1.5.2", "1.6.0", "1.6.1", "1.7.0", "1.7.1", "1.8.0", "1.9.0"]
 
 def _outputs(versions_, at):
     """Constructed stage hashes: one output before ``at`` and another from it on."""
-    return [(v, ("sha-new", "float64") if key(v) >= key(at) else ("sha-old", "float64"))
-            for v in versions_]
+    return [
+        (v, ("sha-new", "float64") if key(v) >= key(at) else ("sha-old", "float64"))
+        for v in versions_
+    ]
 
 
 @pytest.mark.parametrize("a, b", [("1.5.2", "1.8.0"), ("1.8.0", "1.5.2")])
@@ -224,8 +279,16 @@ def test_a_change_is_named_at_the_release_that_brought_it_whichever_end_is_a(a, 
 
 def test_a_change_that_comes_and_goes_and_an_unmeasured_release_are_read_right():
     old, new = ("sha-old", "float64"), ("sha-new", "float64")
-    got = transitions([("1.5.2", old), ("1.6.0", new), ("1.6.1", None), ("1.7.0", new),
-                       ("1.8.0", old), ("1.9.0", None)])
+    got = transitions(
+        [
+            ("1.5.2", old),
+            ("1.6.0", new),
+            ("1.6.1", None),
+            ("1.7.0", new),
+            ("1.8.0", old),
+            ("1.9.0", None),
+        ]
+    )
     assert got == (["1.6.0", "1.8.0"], {"1.8.0": "1.5.2"})
     # a change across a release that was not measured is named at the next measured one
     assert transitions([("1.5.2", old), ("1.6.0", None), ("1.6.1", new)]) == (["1.6.1"], {})
@@ -235,8 +298,9 @@ def test_a_change_that_comes_and_goes_and_an_unmeasured_release_are_read_right()
 
 
 # -- offline ------------------------------------------------------------------------------------
-def test_the_release_list_is_kept_and_used_when_the_index_is_unreachable(index, kit_home,
-                                                                           monkeypatch):
+def test_the_release_list_is_kept_and_used_when_the_index_is_unreachable(
+    index, kit_home, monkeypatch
+):
     from kit.envs.releases import release_list
 
     index.serve("scikit-learn", {"versions": ["1.5.2", "1.6.0"], "files": []})
@@ -263,9 +327,11 @@ def test_the_release_list_is_kept_and_used_when_the_index_is_unreachable(index, 
 
 
 # -- probe stacks on disk -----------------------------------------------------------------------
-_ENVS = ("sys_platform == 'darwin' and platform_machine == 'arm64'",
-         "sys_platform == 'darwin' and platform_machine == 'x86_64'",
-         "sys_platform == 'linux' and platform_machine == 'x86_64'")
+_ENVS = (
+    "sys_platform == 'darwin' and platform_machine == 'arm64'",
+    "sys_platform == 'darwin' and platform_machine == 'x86_64'",
+    "sys_platform == 'linux' and platform_machine == 'x86_64'",
+)
 
 
 def _base(catalogue, deps):
@@ -276,12 +342,20 @@ def _base(catalogue, deps):
     (catalogue / "base" / "pyproject.toml").write_text(
         '[project]\nname = "kit-stack-base"\nversion = "0"\nrequires-python = ">=3.9"\n'
         "dependencies = [" + ", ".join(f'"{d}"' for d in deps) + "]\n\n[tool.uv]\n"
-        f"package = false\nenvironments = [\n{envs}]\n")
+        f"package = false\nenvironments = [\n{envs}]\n"
+    )
     (catalogue / "stacks.toml").write_text(
         'reference = "base"\n\n[stack.base]\nlock = "base"\npython = "3.12"\n'
-        'fakepkg = "1.0"\nblas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
-    return StackDef("base", "base", "3.12", None, {"fakepkg": "1.0"},
-                    {"linux-x86_64": "OpenBLAS", "macos-arm64": "OpenBLAS"})
+        'fakepkg = "1.0"\nblas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n'
+    )
+    return StackDef(
+        "base",
+        "base",
+        "3.12",
+        None,
+        {"fakepkg": "1.0"},
+        {"linux-x86_64": "OpenBLAS", "macos-arm64": "OpenBLAS"},
+    )
 
 
 @pytest.fixture
@@ -299,8 +373,9 @@ def lockable(index, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_probe_is_found_by_its_name_under_today_s_kit_home(lockable, kit_home, tmp_path,
-                                                              monkeypatch):
+def test_a_probe_is_found_by_its_name_under_today_s_kit_home(
+    lockable, kit_home, tmp_path, monkeypatch
+):
     from kit.envs.probes import definition, prepare
 
     catalogue, plat = lockable
@@ -332,13 +407,13 @@ def test_a_failed_relock_leaves_the_cached_probe_as_it_was(lockable, kit_home):
     folder = kit_home / "probes" / name
     before = {f: (folder / f).read_bytes() for f in ("uv.lock", "pyproject.toml", "probe.json")}
     # the base stack changes: a new pin uv cannot resolve, so the probe is relocked and fails
-    got, why = prepare(_base(catalogue, ["fakepkg==1.0", "nosuchpkg==1.0"]), "fakepkg", "1.1",
-                       plat)
+    got, why = prepare(_base(catalogue, ["fakepkg==1.0", "nosuchpkg==1.0"]), "fakepkg", "1.1", plat)
     assert got is None and "nosuchpkg" in why
     assert {f: (folder / f).read_bytes() for f in before} == before
     assert definition(name) is not None and stack_kind(name).d.lock_dir() == folder
-    assert [p.name for p in (kit_home / "probes").iterdir()
-            if p.name != "index"] == [name]  # no half-made lock folder left beside it
+    assert [p.name for p in (kit_home / "probes").iterdir() if p.name != "index"] == [
+        name
+    ]  # no half-made lock folder left beside it
 
 
 def test_a_probe_name_that_is_not_one_folder_and_a_damaged_probe_json(kit_home):
@@ -352,8 +427,11 @@ def test_a_probe_name_that_is_not_one_folder_and_a_damaged_probe_json(kit_home):
     folder = kit_home / "probes" / "probe-base-fakepkg-1.1"
     folder.mkdir(parents=True)
     (folder / "uv.lock").write_text("")
-    for text in ('{"pyproject_sha256": "x"}', '{"def": {"name": "probe-base-fakepkg-1.1"}}',
-                 "{not json"):
+    for text in (
+        '{"pyproject_sha256": "x"}',
+        '{"def": {"name": "probe-base-fakepkg-1.1"}}',
+        "{not json",
+    ):
         (folder / "probe.json").write_text(text)
         with pytest.raises(KitError, match="probe stack probe-base-fakepkg-1.1: .* damaged") as e:
             definition("probe-base-fakepkg-1.1")
@@ -384,7 +462,8 @@ def test_a_probe_s_name_cannot_be_taken_by_an_external_stack(lockable, kit_home,
 
 @pytest.mark.slow
 def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest(
-        lockable, kit_home, capsys):
+    lockable, kit_home, capsys
+):
     """A probe.json whose label disagrees with its pins, or with fields of the wrong type, is
     one line naming the fix; `kit stacks` lists it as broken and the other probes as they are."""
     from kit.cli import main
@@ -408,8 +487,9 @@ def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest
         assert "\n" not in str(e.value)
         return str(e.value)
 
-    assert "does not pin fakepkg 1.1" in damaged(pins=pyproject.replace("fakepkg==1.1",
-                                                                         "fakepkg==1.0"))
+    assert "does not pin fakepkg 1.1" in damaged(
+        pins=pyproject.replace("fakepkg==1.1", "fakepkg==1.0")
+    )
     assert "describes" in damaged(lambda d: d.update(version="1.0"))
     assert "says it holds fakepkg 1.0" in damaged(lambda d: d["versions"].update(fakepkg="1.0"))
     for field, value in (("blas", []), ("versions", []), ("python", 3), ("devices", None)):
@@ -428,15 +508,21 @@ def test_a_probe_is_what_its_name_says_or_one_line_and_kit_stacks_lists_the_rest
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script,words", [
-    # an old uv: clap's usage, its last line "For more information, try '--help'."
-    ("echo 'warning: pyenv shim' >&2; echo \"error: unexpected argument '--output-format' "
-     "found\" >&2; echo \"For more information, try '--help'.\" >&2; exit 2",
-     "error: unexpected argument '--output-format' found (kit needs uv >= 0.5.19"),
-    ("echo '[]'", "uv names no CPython release"),
-    ("echo '[{\"version\": \"3.12.1\"}]'; exit 1", "exit status 1, no error line"),
-    (None, "PermissionError"),
-], ids=["old-uv", "no-cpython", "failed", "not-executable"])
+@pytest.mark.parametrize(
+    "script,words",
+    [
+        # an old uv: clap's usage, its last line "For more information, try '--help'."
+        (
+            "echo 'warning: pyenv shim' >&2; echo \"error: unexpected argument '--output-format' "
+            'found" >&2; echo "For more information, try \'--help\'." >&2; exit 2',
+            "error: unexpected argument '--output-format' found (kit needs uv >= 0.5.19",
+        ),
+        ("echo '[]'", "uv names no CPython release"),
+        ('echo \'[{"version": "3.12.1"}]\'; exit 1', "exit status 1, no error line"),
+        (None, "PermissionError"),
+    ],
+    ids=["old-uv", "no-cpython", "failed", "not-executable"],
+)
 def test_python_releases_says_what_uv_said_in_one_line(tmp_path, monkeypatch, script, words):
     from kit.envs import interpreters
     from kit.envs.releases import python_releases
@@ -463,8 +549,12 @@ def test_a_declined_scan_keeps_the_releases_built_before(lockable, kit_home):
     catalogue, plat = lockable
     name, _ = prepare(_base(catalogue, ["fakepkg==1.0"]), "fakepkg", "1.1", plat)
     asked = []
-    scan = Scan(StoredPair("x", "", "a" * 64, "b" * 64, "a vs b"), "fakepkg",
-                [Release("1.1", name), Release("host", "host")], ("models",))
+    scan = Scan(
+        StoredPair("x", "", "a" * 64, "b" * 64, "a vs b"),
+        "fakepkg",
+        [Release("1.1", name), Release("host", "host")],
+        ("models",),
+    )
     with pytest.raises(Declined, match="1 probe stack"):
         run_scans([scan], None, confirm=lambda st: asked.append(st) or False)
     assert [n for n, _ in asked[0]] == [name]

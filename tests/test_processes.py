@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from procs import kit_workers, run_folder
 
 pytestmark = pytest.mark.slow
@@ -24,8 +23,11 @@ def workers():
     for pid, args in kit_workers():
         if b"--serve" in args:  # a warm worker: which kit it serves, from its environment
             try:
-                env = dict(v.split(b"=", 1) for v in Path(f"/proc/{pid}/environ").read_bytes()
-                           .split(b"\0") if b"=" in v)
+                env = dict(
+                    v.split(b"=", 1)
+                    for v in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                    if b"=" in v
+                )
                 out[pid] = (int(env[b"KIT_PARENT_PID"]), None)
             except (OSError, KeyError, ValueError):
                 pass
@@ -37,8 +39,13 @@ def workers():
 
 
 def start(home, *extra):
-    return subprocess.Popen([KIT, *PLAN, *extra], env=dict(os.environ, KIT_HOME=str(home)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [KIT, *PLAN, *extra],
+        env=dict(os.environ, KIT_HOME=str(home)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_worker(kit_pid, timeout=120):
@@ -69,8 +76,13 @@ def test_kill_9_of_kit_takes_its_worker_along_and_the_next_run_sweeps_and_resume
     kit.wait()
     assert gone(worker), "the worker outlived kit"
     assert list((home / "tmp").iterdir())  # its folder is left behind by the kill ...
-    again = subprocess.run([KIT, *PLAN], env=dict(os.environ, KIT_HOME=str(home)),
-                           capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        [KIT, *PLAN],
+        env=dict(os.environ, KIT_HOME=str(home)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 0
     assert list((home / "tmp").iterdir()) == []  # ... and swept by the next run
 
@@ -104,7 +116,8 @@ def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path, monkeypatch):
         "    tether = open('/proc/%s/stat' % os.environ['KIT_PARENT_PID']).read()\n"
         "    kit = tether.rsplit(')', 1)[1].split()[1]\n"
         f"    with open({str(made)!r}, 'a') as f:\n"
-        "        f.write(kit + ' ' + os.path.basename(os.path.dirname(spec)) + '\\n')\n")
+        "        f.write(kit + ' ' + os.path.basename(os.path.dirname(spec)) + '\\n')\n"
+    )
     kits = [start(home, "--fresh") for _ in range(3)]  # a worker process per run
     for k in kits:
         k.wait(timeout=600)

@@ -16,10 +16,14 @@ from kit.runs.executing.queued_jobs import QUEUES, JobEnd, QueuedJobs, said, slu
 
 def test_each_end_is_one_line_naming_the_job():
     assert said("12", JobEnd("CANCELLED")) == "job 12 was cancelled before it started"
-    assert said("12", JobEnd("CANCELLED", started=True)) == \
-        "job 12 was cancelled before its worker joined"
-    assert said("12", JobEnd("TIMEOUT", True)) == \
-        "job 12 reached its walltime before its worker joined"
+    assert (
+        said("12", JobEnd("CANCELLED", started=True))
+        == "job 12 was cancelled before its worker joined"
+    )
+    assert (
+        said("12", JobEnd("TIMEOUT", True))
+        == "job 12 reached its walltime before its worker joined"
+    )
     assert said("12", JobEnd("NODE_FAIL", True)) == "job 12 lost its node before its worker joined"
     assert said("12", JobEnd("")) == "job 12 left the queue before its worker joined"
     assert said("12", JobEnd("DEADLINE")) == "job 12 ended DEADLINE before its worker joined"
@@ -30,18 +34,32 @@ def test_a_failed_job_says_its_exit_code_and_the_last_line_of_its_stderr(tmp_pat
     err.write_text("starting\n/opt/py/bin/python: No such file or directory\n\n")
     assert said("12", JobEnd("FAILED", True, "127:0", str(err))) == (
         "job 12 failed before its worker joined (exit code 127): /opt/py/bin/python: No such "
-        "file or directory")
+        "file or directory"
+    )
     # a file on a node's own disk, not readable here: the line without it
-    assert said("12", JobEnd("FAILED", True, "1:0", str(tmp_path / "gone.err"))) == \
-        "job 12 failed before its worker joined (exit code 1)"
+    assert (
+        said("12", JobEnd("FAILED", True, "1:0", str(tmp_path / "gone.err")))
+        == "job 12 failed before its worker joined (exit code 1)"
+    )
 
 
 def _sbatch(env, script, tmp_path, *args) -> str:
     path = tmp_path / f"job{len(list(tmp_path.glob('job*')))}.sh"
     path.write_text("#!/bin/bash\n" + script + "\n")
-    out = subprocess.run(["sbatch", "--parsable", f"--error={tmp_path}/%j.err",
-                          f"--output={tmp_path}/%j.out", *args, str(path)], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            f"--error={tmp_path}/%j.err",
+            f"--output={tmp_path}/%j.out",
+            *args,
+            str(path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip().split(";")[0]
 
 
@@ -58,8 +76,9 @@ def test_slurm_says_pending_cancelled_and_failed_jobs_apart(tmp_path, slurm_env,
     assert said(gone, states[gone]) == f"job {gone} was cancelled before it started"
     last = (tmp_path / f"{bad}.err").read_text().strip().splitlines()[-1]
     assert "No such file or directory" in last
-    assert said(bad, states[bad]) == (f"job {bad} failed before its worker joined (exit code "
-                                      f"127): {last}")
+    assert said(bad, states[bad]) == (
+        f"job {bad} failed before its worker joined (exit code 127): {last}"
+    )
     assert said("999999", states["999999"]) == "job 999999 left the queue before its worker joined"
     subprocess.run(["scancel", held], env=env, check=True)
 
@@ -93,14 +112,20 @@ def fake_bin(tmp_path, monkeypatch):
 def _pbs(bindir, tmp_path):
     (tmp_path / "dask-worker.e124").write_text(
         "/var/spool/pbs/mom_priv/jobs/124.pbs_master.SC: line 12: /opt/py/bin/python: No such "
-        "file or directory\n")
+        "file or directory\n"
+    )
     # `qstat -f -1`: "Job Id: %s" then "    %s = %s" (openpbs/openpbs src/cmds/qstat.c
     # display_statjob, prt_attr); a finished job is refused with "qstat: %s Job has finished, use
     # -x or -H to obtain historical job information" and an unknown one with "qstat: Unknown Job
     # Id %s" (qstat.c, src/lib/Liblog/pbs_messages.c); substate 91 = terminated by qdel, 93 =
     # failed (src/include/job.h JOB_SUBSTATE_*, src/server/svr_jobfunc.c)
-    _fake(bindir, "qstat", [
-        ('*" -x "*', f"""
+    _fake(
+        bindir,
+        "qstat",
+        [
+            (
+                '*" -x "*',
+                f"""
             Job Id: 124.pbs_master
                 Job_Name = dask-worker
                 job_state = F
@@ -121,8 +146,13 @@ def _pbs(bindir, tmp_path):
 rminated
                 substate = 91
 
-            """, "", 0),
-        ("*", """
+            """,
+                "",
+                0,
+            ),
+            (
+                "*",
+                """
             Job Id: 123.pbs_master
                 Job_Name = dask-worker
                 Job_Owner = pbsuser@pbs_master
@@ -133,14 +163,18 @@ rminated
                 comment = Not Running: Insufficient amount of resource: ncpus (total 2 < 4)
                 substate = 10
 
-            """, """
+            """,
+                """
             qstat: 124.pbs_master Job has finished, use -x or -H to obtain historical job informa\
 tion
             qstat: 125.pbs_master Job has finished, use -x or -H to obtain historical job informa\
 tion
             qstat: Unknown Job Id 126.pbs_master
-            """, 153),
-    ])
+            """,
+                153,
+            ),
+        ],
+    )
     return {"queued": "123", "failed": "124", "cancelled": "125", "unknown": "126"}
 
 
@@ -150,14 +184,30 @@ def _sge(bindir, tmp_path):
     # ocs_qacct.cc showjob: SHOWJOB_STRING_20, SHOWJOB_U32_FAILED "%-3u %s %s") and "error: job
     # id %u not found" (source/common/msg_history.h) for a job with no record, as a job deleted
     # while pending has none (job_exit.cc writes records only for jobs that ran)
-    _fake(bindir, "qstat", [("*", """
+    _fake(
+        bindir,
+        "qstat",
+        [
+            (
+                "*",
+                """
         job-ID  prior   name       user         state submit/start at     queue                          slots ja-task-ID
         -----------------------------------------------------------------------------------------------------------------
             201 0.55500 dask-worke sgeuser      qw    06/03/2025 10:00:00                                    1
             204 0.55500 dask-worke sgeuser      Eqw   06/03/2025 10:00:00                                    1
-        """, "", 0)])
-    _fake(bindir, "qacct", [
-        ('*" 202 "*', """
+        """,
+                "",
+                0,
+            )
+        ],
+    )
+    _fake(
+        bindir,
+        "qacct",
+        [
+            (
+                '*" 202 "*',
+                """
             ==============================================================
             qname                              all.q
             hostname                           sge-slave-one
@@ -173,8 +223,13 @@ def _sge(bindir, tmp_path):
             failed                             0
             exit_status                        127
             ru_wallclock                       1
-            """, "", 0),
-        ('*" 206 "*', """
+            """,
+                "",
+                0,
+            ),
+            (
+                '*" 206 "*',
+                """
             ==============================================================
             qname                              all.q
             hostname                           sge-slave-one
@@ -182,9 +237,13 @@ def _sge(bindir, tmp_path):
             start_time                         -/-
             failed                             1   : assumedly before job
             exit_status                        0
-            """, "", 0),
-        ("*", "", "error: job id 203 not found\n", 1),  # 205 alike: only the exit counts
-    ])
+            """,
+                "",
+                0,
+            ),
+            ("*", "", "error: job id 203 not found\n", 1),  # 205 alike: only the exit counts
+        ],
+    )
     return {"queued": "201", "failed": "202", "cancelled": "203", "unknown": "205"}
 
 
@@ -195,7 +254,13 @@ def _lsf(bindir, tmp_path):
     # RAW_JSON_OUTPUT; a killed job's "EXIT_REASON":"TERM_OWNER: job killed by owner" from
     # the toil orchestrator's LSF client test). What LSF puts in the record of a job it no longer
     # knows is not in those samples: any record without STAT is taken as that job being gone.
-    _fake(bindir, "bjobs", [("*", f"""
+    _fake(
+        bindir,
+        "bjobs",
+        [
+            (
+                "*",
+                f"""
         {{
           "COMMAND":"bjobs",
           "JOBS":4,
@@ -233,7 +298,12 @@ def _lsf(bindir, tmp_path):
             }}
           ]
         }}
-        """, "", 0)])
+        """,
+                "",
+                0,
+            )
+        ],
+    )
     return {"queued": "301", "failed": "302", "cancelled": "303", "unknown": "304"}
 
 
@@ -242,7 +312,13 @@ def _htcondor(bindir, tmp_path):
     # `condor_q -json -attributes A,B ids` and condor_history likewise: a JSON list of job ads,
     # nothing at all when no job matches (used so by cms-sw's condor scripts); JobStatus 1 idle,
     # 2 running, 3 removed, 4 completed, 5 held (HTCondor's job ClassAd attributes)
-    _fake(bindir, "condor_q", [("*", """
+    _fake(
+        bindir,
+        "condor_q",
+        [
+            (
+                "*",
+                """
         [
         {
           "ClusterId": 401,
@@ -259,9 +335,19 @@ def _htcondor(bindir, tmp_path):
           "ProcId": 0
         }
         ]
-        """, "", 0)])
-    _fake(bindir, "condor_history", [
-        ('*" 402.0 "*', f"""
+        """,
+                "",
+                0,
+            )
+        ],
+    )
+    _fake(
+        bindir,
+        "condor_history",
+        [
+            (
+                '*" 402.0 "*',
+                f"""
             [
             {{
               "ClusterId": 402,
@@ -274,8 +360,13 @@ def _htcondor(bindir, tmp_path):
               "ProcId": 0
             }}
             ]
-            """, "", 0),
-        ('*" 403.0 "*', """
+            """,
+                "",
+                0,
+            ),
+            (
+                '*" 403.0 "*',
+                """
             [
             {
               "ClusterId": 403,
@@ -285,39 +376,51 @@ def _htcondor(bindir, tmp_path):
               "RemoveReason": "via condor_rm (by user submituser)"
             }
             ]
-            """, "", 0),
-        ("*", "", "", 0),
-    ])
+            """,
+                "",
+                0,
+            ),
+            ("*", "", "", 0),
+        ],
+    )
     return {"queued": "401.0", "failed": "402.0", "cancelled": "403.0", "unknown": "405.0"}
 
 
 SYSTEMS = {"pbs": _pbs, "sge": _sge, "lsf": _lsf, "htcondor": _htcondor}
 # what each says of a job cancelled while pending: SGE keeps no record of one
-CANCELLED = {"pbs": "job {} was cancelled before it started",
-             "sge": "job {} left the queue before its worker joined",
-             "lsf": "job {} was cancelled before it started",
-             "htcondor": "job {} was cancelled before it started"}
-FAILED = {"pbs": "job 124 failed before its worker joined (exit code 127): /var/spool/pbs/mom_priv/"
-                 "jobs/124.pbs_master.SC: line 12: /opt/py/bin/python: No such file or directory",
-          "sge": "job 202 failed before its worker joined (exit code 127)",
-          "lsf": "job 302 failed before its worker joined (exit code 127): /opt/py/bin/python: No "
-                 "such file or directory",
-          "htcondor": "job 402.0 failed before its worker joined (exit code 127): /opt/py/bin/"
-                      "python: No such file or directory"}
+CANCELLED = {
+    "pbs": "job {} was cancelled before it started",
+    "sge": "job {} left the queue before its worker joined",
+    "lsf": "job {} was cancelled before it started",
+    "htcondor": "job {} was cancelled before it started",
+}
+FAILED = {
+    "pbs": "job 124 failed before its worker joined (exit code 127): /var/spool/pbs/mom_priv/"
+    "jobs/124.pbs_master.SC: line 12: /opt/py/bin/python: No such file or directory",
+    "sge": "job 202 failed before its worker joined (exit code 127)",
+    "lsf": "job 302 failed before its worker joined (exit code 127): /opt/py/bin/python: No "
+    "such file or directory",
+    "htcondor": "job 402.0 failed before its worker joined (exit code 127): /opt/py/bin/"
+    "python: No such file or directory",
+}
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_each_system_says_queued_cancelled_failed_and_unknown_jobs_apart(system, fake_bin,
-                                                                         tmp_path):
+def test_each_system_says_queued_cancelled_failed_and_unknown_jobs_apart(
+    system, fake_bin, tmp_path
+):
     ids = SYSTEMS[system](fake_bin, tmp_path)
     states = QUEUES[system](list(ids.values()))
     assert set(states) == set(ids.values())
     assert isinstance(states[ids["queued"]], str) and states[ids["queued"]].startswith("PENDING")
-    assert said(ids["cancelled"], states[ids["cancelled"]]) == \
-        CANCELLED[system].format(ids["cancelled"])
+    assert said(ids["cancelled"], states[ids["cancelled"]]) == CANCELLED[system].format(
+        ids["cancelled"]
+    )
     assert said(ids["failed"], states[ids["failed"]]) == FAILED[system]
-    assert said(ids["unknown"], states[ids["unknown"]]) == \
-        f"job {ids['unknown']} left the queue before its worker joined"
+    assert (
+        said(ids["unknown"], states[ids["unknown"]])
+        == f"job {ids['unknown']} left the queue before its worker joined"
+    )
 
 
 def test_a_job_held_in_its_queue_is_waited_for_and_named_with_why(fake_bin, tmp_path):
@@ -329,8 +432,10 @@ def test_a_job_held_in_its_queue_is_waited_for_and_named_with_why(fake_bin, tmp_
     jobs.queued = {"204": "ERROR Eqw", "201": "PENDING qw"}
     assert jobs.waiting() == "job 204 is in error (Eqw); job 201 is pending (qw)"
     # SGE's failed code is why it never ran: said without the job's own exit status
-    assert said("206", QUEUES["sge"](["206"])["206"]) == \
-        "job 206 failed before its worker joined: assumedly before job"
+    assert (
+        said("206", QUEUES["sge"](["206"])["206"])
+        == "job 206 failed before its worker joined: assumedly before job"
+    )
 
 
 def test_a_system_that_does_not_answer_says_nothing_of_its_jobs(fake_bin, monkeypatch):
@@ -346,11 +451,32 @@ def test_a_system_that_does_not_answer_says_nothing_of_its_jobs(fake_bin, monkey
     assert QUEUES["pbs"](["12"]) == QUEUES["sge"](["12"]) == {}
     assert QUEUES["lsf"](["12"]) == QUEUES["htcondor"](["12.0"]) == {}
     monkeypatch.setattr(queued_jobs, "ASK_S", 30.0)
-    _fake(fake_bin, "qstat", [("*", "", "Connection refused\nqstat: cannot connect to server "
-                                    "pbs_master (errno=15010)\n", 2)])
+    _fake(
+        fake_bin,
+        "qstat",
+        [
+            (
+                "*",
+                "",
+                "Connection refused\nqstat: cannot connect to server pbs_master (errno=15010)\n",
+                2,
+            )
+        ],
+    )
     _fake(fake_bin, "bjobs", [("*", "", "LSF is down. Please wait ...\n", 255)])
-    _fake(fake_bin, "condor_q", [("*", "", "-- Failed to fetch ads from: <10.0.0.2:9618> : "
-                                           "submit\nCEDAR:6001:Failed to connect\n", 1)])
+    _fake(
+        fake_bin,
+        "condor_q",
+        [
+            (
+                "*",
+                "",
+                "-- Failed to fetch ads from: <10.0.0.2:9618> : "
+                "submit\nCEDAR:6001:Failed to connect\n",
+                1,
+            )
+        ],
+    )
     assert QUEUES["pbs"](["12"]) == QUEUES["sge"](["12"]) == {}
     assert QUEUES["lsf"](["12"]) == QUEUES["htcondor"](["12.0"]) == {}
 
@@ -360,9 +486,10 @@ def test_a_job_cancelled_while_pending_is_submitted_again_in_its_slot(system, fa
     ids = SYSTEMS[system](fake_bin, tmp_path)
     gone = ids["cancelled"]
     # dask-jobqueue's cluster as QueuedJobs reads it: its jobs by slot, the workers that joined
-    cluster = SimpleNamespace(workers={"w0": SimpleNamespace(job_id=gone),
-                                       "w1": SimpleNamespace(job_id=ids["queued"])},
-                              scheduler_info={"workers": {}})
+    cluster = SimpleNamespace(
+        workers={"w0": SimpleNamespace(job_id=gone), "w1": SimpleNamespace(job_id=ids["queued"])},
+        scheduler_info={"workers": {}},
+    )
     jobs = QueuedJobs(system, 3, {"w0": "", "w1": ""})
     asked = []
     lines = jobs.look(cluster, lambda slot, job: asked.append((slot, job.job_id)) or "999")
@@ -378,11 +505,15 @@ def test_the_ids_read_are_those_dask_jobqueue_makes_from_each_submit_command():
 
     # what qsub (OpenPBS), qsub (SGE), bsub (gc3pie's LSF notes) and condor_submit (cms-sw's
     # condor scripts) print; dask-jobqueue's own parser keeps the number ("401.0" for HTCondor)
-    said_by = {"pbs": ("123.pbs_master\n", "123"),
-               "sge": ('Your job 201 ("dask-worker") has been submitted\n', "201"),
-               "lsf": ("Job <301> is submitted to queue <normal>.\n", "301"),
-               "htcondor": ("Submitting job(s).\n1 job(s) submitted to cluster 401.\n", "401.0")}
+    said_by = {
+        "pbs": ("123.pbs_master\n", "123"),
+        "sge": ('Your job 201 ("dask-worker") has been submitted\n', "201"),
+        "lsf": ("Job <301> is submitted to queue <normal>.\n", "301"),
+        "htcondor": ("Submitting job(s).\n1 job(s) submitted to cluster 401.\n", "401.0"),
+    }
     for system, (out, job) in said_by.items():
         cls = cluster_class(system).job_cls
-        assert cls._job_id_from_submit_output(
-            SimpleNamespace(job_id_regexp=cls.job_id_regexp), out) == job, system
+        assert (
+            cls._job_id_from_submit_output(SimpleNamespace(job_id_regexp=cls.job_id_regexp), out)
+            == job
+        ), system

@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from stored import every_kind_store
 
 from kit.cli import main
-from stored import every_kind_store
 
 
 def as_reader(home: Path, argv: list, warm: Path) -> tuple:
@@ -68,15 +68,20 @@ def read_only(tmp_path, monkeypatch):
             pwd.getpwuid(65534)
         except (ImportError, KeyError):
             pytest.skip("root without a `nobody` user: file modes cannot be made to hold")
-    top = Path(tempfile.mkdtemp(prefix="kit-ro-"))  # not under pytest's 0700 folder: nobody reads it
+    top = Path(
+        tempfile.mkdtemp(prefix="kit-ro-")
+    )  # not under pytest's 0700 folder: nobody reads it
     os.chmod(top, 0o755)
     home, warm = top / "home", top / "warm"
     every_kind_store(tmp_path, home=home).close()
     shutil.copytree(home, warm)
     for p in [home, *home.rglob("*")]:
         mode = p.stat().st_mode
-        os.chmod(p, (mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | (0o111 if p.is_dir() else 0))
-                 & ~0o222)  # readable by all, writable by none
+        os.chmod(
+            p,
+            (mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | (0o111 if p.is_dir() else 0))
+            & ~0o222,
+        )  # readable by all, writable by none
     monkeypatch.setenv("KIT_HOME", str(home))
     yield home, warm
     for p in [home, *home.rglob("*")]:
@@ -84,8 +89,11 @@ def read_only(tmp_path, monkeypatch):
     shutil.rmtree(top)
 
 
-@pytest.mark.parametrize("argv", [["runs"], ["budget"], ["budget", "--factor", "seed"],
-                                  ["verdicts"], ["advise"], ["amplify"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "argv",
+    [["runs"], ["budget"], ["budget", "--factor", "seed"], ["verdicts"], ["advise"], ["amplify"]],
+    ids=" ".join,
+)
 def test_a_read_only_store_is_read_and_left_as_it_was(read_only, argv):
     home, warm = read_only
     before = files(home)

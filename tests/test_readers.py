@@ -58,20 +58,30 @@ def test_advise_amplify_and_report(on_every_kind, capsys, tmp_path):
     a = run_json(capsys, "advise", "--json")
     ranked = [r["factor"] for r in a["ranking"]]
     assert "svd-solver" not in ranked and "perturb" not in [r.split("=")[0] for r in ranked]
-    assert not any("svd-solver" in r["text"] and "pin that version" in r["text"]
-                   for r in a["recommendations"])
+    assert not any(
+        "svd-solver" in r["text"] and "pin that version" in r["text"] for r in a["recommendations"]
+    )
     run_text(capsys, "advise")
     amp = run_json(capsys, "amplify", "--json")
-    assert set(amp["explained"]) <= {"threads", "precision", "sklearn", "arch", "host",
-                                     "container", "os"}
+    assert set(amp["explained"]) <= {
+        "threads",
+        "precision",
+        "sklearn",
+        "arch",
+        "host",
+        "container",
+        "os",
+    }
     run_text(capsys, "amplify")
     out = run_text(capsys, "report", "--out", str(tmp_path / "rep"))
     assert "wrote" in out
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "svd-solver" in html and "perturb" in html
     # the new figures are drawn from this store and embedded in the page
-    for name, caption in (("svd_components.png", "Each SVD component and singular value"),
-                          ("significant_digits.png", "Significant digits per stage")):
+    for name, caption in (
+        ("svd_components.png", "Each SVD component and singular value"),
+        ("significant_digits.png", "Significant digits per stage"),
+    ):
         assert (tmp_path / "rep" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert caption in html
     assert "emb digits" in html
@@ -107,11 +117,10 @@ def test_doctor_leaves_the_users_store_and_default_dataset_alone(on_every_kind, 
     assert run_text(capsys, "budget").splitlines()[0] == shown
 
 
-
 def test_the_platform_kinds_are_all_there(on_every_kind):
     """Where a stack can exist here, its factors are in the store: nothing is silently left out."""
-    from kit.envs.platforms import detect
     from kit.envs.kinds import stack_kind
+    from kit.envs.platforms import detect
 
     plat = detect()
     if stack_kind("np1-sk191").status(plat)[0] != "unavailable":
@@ -120,19 +129,24 @@ def test_the_platform_kinds_are_all_there(on_every_kind):
         assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
 
 
-def test_explains_cross_fed_runs_are_read_back_and_counted_nowhere_else(on_every_kind, capsys,
-                                                                        tmp_path):
+def test_explains_cross_fed_runs_are_read_back_and_counted_nowhere_else(
+    on_every_kind, capsys, tmp_path
+):
     """The store's feed runs (kit explain precision): `kit runs --kind feed` lists them, the
     report and the advice read their explanation back, and no budget row counts them."""
     feeds = run_json(capsys, "runs", "--kind", "feed", "--json")
     assert feeds and all(r["spec"]["kind"] == "feed" for r in feeds)
     ids = {r["id"] for r in feeds}
     b = run_json(capsys, "budget", "--json")
-    assert not ids & {x for r in b["rows"] for p in r["runs"] for x in (p if isinstance(p, list)
-                                                                           else [p])}
+    assert not ids & {
+        x for r in b["rows"] for p in r["runs"] for x in (p if isinstance(p, list) else [p])
+    }
     a = run_json(capsys, "advise", "--json")
-    assert any("precision" in r["text"] and "starts at" in r["text"]
-               for r in a["recommendations"] if r["kind"].startswith("explain"))
+    assert any(
+        "precision" in r["text"] and "starts at" in r["text"]
+        for r in a["recommendations"]
+        if r["kind"].startswith("explain")
+    )
     run_text(capsys, "report", "--out", str(tmp_path / "rep"))
     assert "Where the differences start" in (tmp_path / "rep" / "report.md").read_text()
 
@@ -144,7 +158,11 @@ def test_every_reader_shows_homology_on_a_clustered_dataset(on_every_kind, capsy
 
     assert on_every_kind["homology"]
     h = run_json(capsys, "homology", "--json")
-    assert h["runs"] > 0 and len(h["verdicts"]) == 12 and set(h["models"]) == {"lr", "mlp", "hgb", "rf"}
+    assert (
+        h["runs"] > 0
+        and len(h["verdicts"]) == 12
+        and set(h["models"]) == {"lr", "mlp", "hgb", "rf"}
+    )
     assert 0 <= h["clustering"]["test_with_train_homolog"] <= 1
     assert all(v["runs"] == h["runs"] for v in h["verdicts"])
     b = run_json(capsys, "budget", "--json")
@@ -166,8 +184,9 @@ def test_every_reader_shows_homology_on_a_clustered_dataset(on_every_kind, capsy
 def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, capsys, tmp_path):
     """The store's lab pipeline (tests/pipelines/lab.py): each reader with --pipeline, by its
     file and by its hash prefix; the null experiment names its unseeded output."""
-    import kit
     from every_kind import ROOT
+
+    import kit
 
     sha = on_every_kind["pipeline"]
     for ref in (str(ROOT / "tests" / "pipelines" / "lab.py"), sha[:12]):
@@ -188,10 +207,13 @@ def test_every_reader_reads_the_lab_pipeline_by_file_and_hash(on_every_kind, cap
         assert set(rows) == {"emb", "clusters", "y_test", "p_lr", "jitter"}
         assert rows["jitter"]["pin"] and rows["jitter"]["rtol"] is None
         assert all(r["factor"] in ("threads", None) for r in rows.values())
-    assert "wrote" in run_text(capsys, "report", "--pipeline", sha[:12], "--out", str(tmp_path / "r"))
+    assert "wrote" in run_text(
+        capsys, "report", "--pipeline", sha[:12], "--out", str(tmp_path / "r")
+    )
     assert "## What to fix first" in (tmp_path / "r" / "report.md").read_text()
-    assert "5 runs" in run_text(capsys, "export", "--pipeline", sha[:12], "--out",
-                                str(tmp_path / "lab.kit"), "--arrays")
+    assert "5 runs" in run_text(
+        capsys, "export", "--pipeline", sha[:12], "--out", str(tmp_path / "lab.kit"), "--arrays"
+    )
     assert kit.open().budget(pipeline=sha[:12]).attrs["loose"] == ["jitter"]
 
 
@@ -205,6 +227,7 @@ def test_every_reader_compares_every_output_kind_of_a_pipeline(on_every_kind, ca
     import sys
 
     from every_kind import ROOT
+
     from kit.worker.kinds import OUTPUT_KINDS
 
     sys.path.insert(0, str(ROOT / "tests" / "pipelines"))
@@ -223,16 +246,20 @@ def test_every_reader_compares_every_output_kind_of_a_pipeline(on_every_kind, ca
     assert b["factors"]["seed:init"]["outputs"]["emb"]["changed"]
     rows = list(csv.DictReader(io.StringIO(run_text(capsys, "budget", "--pipeline", sha, "--csv"))))
     assert {(r["factor"], r["output"]) for r in rows} == {
-        (f, n) for f in b["factors"] for n in every_output.KINDS}
+        (f, n) for f in b["factors"] for n in every_output.KINDS
+    }
     v = run_json(capsys, "verdicts", "--pipeline", sha, "--json")
     assert v["models"] == ["p_lr", "p_nb"]
     assert run_json(capsys, "advise", "--pipeline", sha, "--json")["steps"]
     t = run_json(capsys, "tolerances", "--pipeline", sha, "--format", "json")
-    assert {r["output"] for r in (t if isinstance(t, list) else t["rows"])} == set(every_output.KINDS)
+    assert {r["output"] for r in (t if isinstance(t, list) else t["rows"])} == set(
+        every_output.KINDS
+    )
     assert "wrote" in run_text(capsys, "report", "--pipeline", sha, "--out", str(tmp_path / "r"))
     runs = run_json(capsys, "runs", "--pipeline", sha, "--json")
-    assert f"{len(runs)} runs" in run_text(capsys, "export", "--pipeline", sha, "--out",
-                                           str(tmp_path / "e.kit"), "--arrays")
+    assert f"{len(runs)} runs" in run_text(
+        capsys, "export", "--pipeline", sha, "--out", str(tmp_path / "e.kit"), "--arrays"
+    )
     for verb in (["amplify"], ["explain", "threads"]):
         assert main([*verb, "--pipeline", sha]) == 1
         err = capsys.readouterr().err
@@ -250,8 +277,9 @@ def test_the_protein_pipeline_reads_under_homology(on_every_kind, capsys, tmp_pa
     assert [v["verdict"] for v in h["verdicts"]] == ["p_rf-p_lr acc", "p_rf-p_lr auc"]
     assert h["runs"] >= 1 and sorted(h["models"]) == ["p_lr", "p_rf"]
     assert all(v["cluster"]["lo"] is not None for v in h["verdicts"])
-    assert "Under homology: kit homology --pipeline" in run_text(capsys, "verdicts",
-                                                                 "--pipeline", sha[:12])
+    assert "Under homology: kit homology --pipeline" in run_text(
+        capsys, "verdicts", "--pipeline", sha[:12]
+    )
     b = run_json(capsys, "budget", "--pipeline", sha[:12], "--json")
     assert set(b["factors"]) == {"repeat", "seed:split"} and not b["loose"]
     run_text(capsys, "report", "--pipeline", sha[:12], "--out", str(tmp_path / "r"))
@@ -276,9 +304,9 @@ def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):
     b = run_json(capsys, "budget", "--json")
     assert b["dataset"].get("sha256") != sha
     assert {r["factor"] for r in b["rows"]} == set(on_every_kind["factors"])
-    assert not {x for r in b["rows"] for p in r["runs"] for x in (p if isinstance(p, list)
-                                                                 else [p])} & {
-        r["id"] for r in run_json(capsys, "runs", "--pipeline", sha[:12], "--json")}
+    assert not {
+        x for r in b["rows"] for p in r["runs"] for x in (p if isinstance(p, list) else [p])
+    } & {r["id"] for r in run_json(capsys, "runs", "--pipeline", sha[:12], "--json")}
     assert sha not in json.dumps(run_json(capsys, "verdicts", "--json"))
     assert sha not in json.dumps(run_json(capsys, "advise", "--json"))
     mine = run_json(capsys, "runs", "--dataset", "synthetic", "--n", "120", "--json")
@@ -287,13 +315,25 @@ def test_a_pipelines_runs_reach_none_of_kits_own_readers(on_every_kind, capsys):
     assert sum(r["spec"].get("pipeline") == sha for r in every) == 5  # `kit runs` shows both
 
 
-@pytest.mark.parametrize("argv", [["budget"], ["verdicts"], ["advise"], ["amplify"], ["runs"],
-                                  ["stacks"], ["budget", "--factor", "seed"], ["data", "list"],
-                                  ["homology"], ["budget", "--pipeline", "lab.py"],
-                                  ["verdicts", "--pipeline", "lab.py"],
-                                  ["advise", "--pipeline", "lab.py"],
-                                  ["homology", "--pipeline", "proteins.py"]],
-                         ids=lambda a: " ".join(a))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["budget"],
+        ["verdicts"],
+        ["advise"],
+        ["amplify"],
+        ["runs"],
+        ["stacks"],
+        ["budget", "--factor", "seed"],
+        ["data", "list"],
+        ["homology"],
+        ["budget", "--pipeline", "lab.py"],
+        ["verdicts", "--pipeline", "lab.py"],
+        ["advise", "--pipeline", "lab.py"],
+        ["homology", "--pipeline", "proteins.py"],
+    ],
+    ids=lambda a: " ".join(a),
+)
 def test_every_table_fits_80_columns(on_every_kind, capsys, monkeypatch, argv):
     """At 80 columns the budget was 106-131 characters wide, `kit stacks` 160, `kit runs` 144
     and advice lines up to 463: rows wrapped into each other."""
@@ -317,10 +357,16 @@ def test_torch_rows_say_what_mps_cannot_promise_on_a_mac(on_every_kind):
     if not on_every_kind["torch"]:
         pytest.skip("no torch stack on this platform")
     store = Store()
-    ds = next(d for d, _ in store.datasets().items() if any(
-        p.factor == "torch-deterministic" for p in store.pairs(d)))
+    ds = next(
+        d
+        for d, _ in store.datasets().items()
+        if any(p.factor == "torch-deterministic" for p in store.pairs(d))
+    )
     here = advise(store, ds)
-    mac = advise(store, ds, plat=replace(detect(), system="darwin", machine="arm64",
-                                         macos_version=(14, 5)))
+    mac = advise(
+        store, ds, plat=replace(detect(), system="darwin", machine="arm64", macos_version=(14, 5))
+    )
     assert MPS_NOTE in [r["text"] for r in mac["recommendations"]]
-    assert (MPS_NOTE in [r["text"] for r in here["recommendations"]]) == (detect().system == "darwin")
+    assert (MPS_NOTE in [r["text"] for r in here["recommendations"]]) == (
+        detect().system == "darwin"
+    )

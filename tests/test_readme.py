@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[1]
 
 # the commands that cannot do their work on this kind of machine, the line each must end with
@@ -31,17 +30,23 @@ ROOT = Path(__file__).resolve().parents[1]
 _CANNOT_HERE = {
     "kit stacks add site-torch /path/to/python": (r"/path/to/python", "a placeholder path"),
     "kit run --factor torch-device --device cuda --torch-stack site-torch": (
-        r"site-torch", "the line before added no stack (and there is no GPU here)"),
+        r"site-torch",
+        "the line before added no stack (and there is no GPU here)",
+    ),
     "kit data fetch": (r"UniProt", "no internet here but the package registries"),
-    "kit run --factor seed --cluster slurm": (r"(?i)slurm|sbatch",
-                                              "no Slurm is running for the walk"),
+    "kit run --factor seed --cluster slurm": (
+        r"(?i)slurm|sbatch",
+        "no Slurm is running for the walk",
+    ),
 }
 # and those the walk's small catalogue (two OpenBLAS stacks: sklearn and arch pairs, no torch)
 # cannot run; KIT_README_WALK=full walks with the whole catalogue instead (1 GB of wheels)
 _SMALL_CATALOGUE = {
     "kit run --factor blas": (r"'blas' has no stack pairs", "no BLAS pair"),
-    "kit run --factor sklearn,numpy,blas,python,arch": (r"'numpy' has no stack pairs",
-                                                        "no numpy, blas or python pair"),
+    "kit run --factor sklearn,numpy,blas,python,arch": (
+        r"'numpy' has no stack pairs",
+        "no numpy, blas or python pair",
+    ),
     "kit run --factor torch-seed,torch-threads,torch-deterministic": (r"torch", "no torch"),
 }
 FULL = os.environ.get("KIT_README_WALK") == "full"
@@ -70,7 +75,7 @@ def _catalogue(folder: Path) -> Path:
 
     catalogue(folder)
     text = (folder / "stacks.toml").read_text()
-    text = text[:text.index("[stack.torch-linux-cpu]")]  # no torch: its wheel is this disk's
+    text = text[: text.index("[stack.torch-linux-cpu]")]  # no torch: its wheel is this disk's
     (folder / "stacks.toml").write_text(text)
     shutil.rmtree(folder / "torch-linux-cpu")
     return folder
@@ -83,18 +88,26 @@ def _users_files(work: Path) -> None:
     ids, seqs, labels, orgs = generate(400, seed=7)
     tm = 'TRANSMEM 5..25; /note="Helical"'
     rows = [f"{a}\t{s}\t9606\t{tm if y else ''}" for a, s, y in zip(ids, seqs, labels)]
-    (work / "my.tsv").write_text("Entry\tSequence\tOrganism (ID)\tTransmembrane\n"
-                                 + "\n".join(rows) + "\n")
+    (work / "my.tsv").write_text(
+        "Entry\tSequence\tOrganism (ID)\tTransmembrane\n" + "\n".join(rows) + "\n"
+    )
     shutil.copy(ROOT / "docs" / "examples" / "digits.py", work / "my_pipeline.py")
 
 
 def _env(home: Path, catalogue: Path | None) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("KIT_", "SLURM_", "PYTEST", "COLUMNS"))}
-    uv_cache = subprocess.run([str(ROOT / ".venv" / "bin" / "uv"), "cache", "dir"],
-                              capture_output=True, text=True).stdout.strip()
-    env.update(HOME=str(home), UV_PYTHON_DOWNLOADS="never",
-               PATH=f"{home / '.local' / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KIT_", "SLURM_", "PYTEST", "COLUMNS"))
+    }
+    uv_cache = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "uv"), "cache", "dir"], capture_output=True, text=True
+    ).stdout.strip()
+    env.update(
+        HOME=str(home),
+        UV_PYTHON_DOWNLOADS="never",
+        PATH=f"{home / '.local' / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
+    )
     if catalogue:
         env["KIT_STACKS_DIR"] = str(catalogue)
     if uv_cache:  # the machine's uv cache, as a newcomer's second bootstrap would have it
@@ -104,8 +117,15 @@ def _env(home: Path, catalogue: Path | None) -> dict:
 
 
 def _run(cmd: str, cwd: Path, env: dict, timeout=1800) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        ["bash", "-c", cmd],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _bootstrap(env: dict) -> None:
@@ -124,14 +144,31 @@ def _tui(cwd: Path, env: dict) -> None:
         return
     sock = f"kit-readme-{os.getpid()}"
     tmux = ["tmux", "-L", sock]
-    subprocess.run([*tmux, "new-session", "-d", "-x", "80", "-y", "24", "-c", str(cwd),
-                    "env", *[f"{k}={v}" for k, v in env.items()], "kit", "tui"], check=True)
+    subprocess.run(
+        [
+            *tmux,
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-c",
+            str(cwd),
+            "env",
+            *[f"{k}={v}" for k, v in env.items()],
+            "kit",
+            "tui",
+        ],
+        check=True,
+    )
     try:
         screen = ""
         for _ in range(120):
             time.sleep(0.5)
-            screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True,
-                                    text=True).stdout
+            screen = subprocess.run(
+                [*tmux, "capture-pane", "-p"], capture_output=True, text=True
+            ).stdout
             if "Budget" in screen and "Plan" in screen:
                 break
         assert "Budget" in screen and "Plan" in screen, screen
@@ -144,8 +181,14 @@ def test_readme_lists_the_walks_exceptions_verbatim():
     """Every command the walk expects to fail is still in README.md, word for word (a renamed
     line would otherwise be walked as a new one, or an exception kept for a line long gone)."""
     cmds = set(readme_commands((ROOT / "README.md").read_text()))
-    for cmd in [*_CANNOT_HERE, *_SMALL_CATALOGUE, *_INTERACTIVE, *_NOT_HERE, "./bootstrap.sh",
-                _COLLABORATORS]:
+    for cmd in [
+        *_CANNOT_HERE,
+        *_SMALL_CATALOGUE,
+        *_INTERACTIVE,
+        *_NOT_HERE,
+        "./bootstrap.sh",
+        _COLLABORATORS,
+    ]:
         assert cmd in cmds, cmd
 
 
@@ -184,8 +227,10 @@ def test_every_readme_command_works_in_order_after_bootstrap(tmp_path):
             pattern, _why = cannot[cmd]
             last = [x for x in proc.stderr.splitlines() if x.strip()][-1:] or [""]
             if proc.returncode == 0 or not re.search(pattern, last[0]):
-                failures.append(f"{cmd}: expected a non-zero exit and a line matching {pattern!r}"
-                                f", got exit {proc.returncode}: {last[0]!r}")
+                failures.append(
+                    f"{cmd}: expected a non-zero exit and a line matching {pattern!r}"
+                    f", got exit {proc.returncode}: {last[0]!r}"
+                )
         elif proc.returncode != 0:
             failures.append(f"{cmd}: exit {proc.returncode}\n{said[-1500:]}")
     assert not failures, "\n\n".join(failures)

@@ -44,30 +44,45 @@ def test_a_model_identical_at_both_ends_that_changes_and_changes_back_is_read(tm
     """The issue's forest: 1.5.2 -> 1.9.1 scanned, its output changing at 1.6.0 and back at
     1.8.0 (hash for hash), identical between the ends: changes_at ['1.6.0', '1.8.0'], and the
     sentence names the releases on which a collaborator differs from both ends."""
-    from kit.analysis.releases import scan_specs
     from stored import arrays, env, put, spec
+
+    from kit.analysis.releases import scan_specs
 
     pins = {"numpy": "1.26.4", "scipy": "1.13.1"}
     store, a = Store(), spec(stack="np1-sk152")
     put(store, tmp_path, a, arrays(0), env(packages={**pins, "scikit-learn": "1.5.2"}))
     releases = []
-    for i, (version, seed) in enumerate((("1.5.2", 10), ("1.6.0", 11), ("1.7.2", 11),
-                                         ("1.8.0", 10), ("1.9.1", 10))):
+    for i, (version, seed) in enumerate(
+        (("1.5.2", 10), ("1.6.0", 11), ("1.7.2", 11), ("1.8.0", 10), ("1.9.1", 10))
+    ):
         r = Release(version, f"probe-np1-sk152-scikit-learn-{version}", str(i) * 64)
         feed = scan_specs(a, [r], ("models",))[0]
-        put(store, tmp_path, feed, {n: x for n, x in arrays(seed).items()
-                                    if n in fed_stages("models")},
-            env(packages={**pins, "scikit-learn": version}))
+        put(
+            store,
+            tmp_path,
+            feed,
+            {n: x for n, x in arrays(seed).items() if n in fed_stages("models")},
+            env(packages={**pins, "scikit-learn": version}),
+        )
         releases.append(r)
-    e = PairExplanation(a.run_id, "b" * 64, "1.5.2 vs 1.9.1", "",
-                        {"rf": StageOrigin("identical"), "lr": StageOrigin("originates", flips=2)})
+    e = PairExplanation(
+        a.run_id,
+        "b" * 64,
+        "1.5.2 vs 1.9.1",
+        "",
+        {"rf": StageOrigin("identical"), "lr": StageOrigin("originates", flips=2)},
+    )
     got = apply_scan(e, store, a, "scikit-learn", releases)
-    assert (got.stages["rf"].changes_at, got.stages["rf"].back_to) == (("1.6.0", "1.8.0"),
-                                                                       {"1.8.0": "1.5.2"})
+    assert (got.stages["rf"].changes_at, got.stages["rf"].back_to) == (
+        ("1.6.0", "1.8.0"),
+        {"1.8.0": "1.5.2"},
+    )
     assert got.stages["rf"].origin == "identical"  # between the ends it still is
     said = " ".join(release_text(got).split())
-    assert ("the forest is identical at both ends but changes at 1.6.0 and back at 1.8.0 "
-            "(to its 1.5.2 output): on 1.6.0 to 1.7.2 it differs from both") in said, said
+    assert (
+        "the forest is identical at both ends but changes at 1.6.0 and back at 1.8.0 "
+        "(to its 1.5.2 output): on 1.6.0 to 1.7.2 it differs from both"
+    ) in said, said
     assert [n["version"] for n in got.notes] == ["1.6.0", "1.8.0"]
 
 
@@ -75,7 +90,7 @@ def test_a_probe_s_pyproject_changes_one_pin_and_keeps_this_platform_only():
     plat = detect()
     text = pyproject(definitions()[BASE], "scikit-learn", "1.6.0", plat)
     assert '"scikit-learn==1.6.0"' in text and '"numpy==1.26.4"' in text
-    assert "1.5.2\"" not in text
+    assert '1.5.2"' not in text
     markers = [ln for ln in text.splitlines() if ln.strip().startswith('"sys_platform')]
     assert len(markers) == 2  # environments and required-environments, this platform's only
     with pytest.raises(KitError, match="does not pin torch"):
@@ -89,7 +104,8 @@ def one_stack_catalogue(cat: Path) -> Path:
     (cat / "stacks.toml").write_text(
         f'reference = "{BASE}"\n\n[stack.{BASE}]\nlock = "{BASE}"\npython = "3.12"\n'
         'numpy = "1.26.4"\nscipy = "1.13.1"\nscikit-learn = "1.5.2"\n'
-        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n')
+        'blas = { linux-x86_64 = "OpenBLAS", macos-arm64 = "OpenBLAS" }\n'
+    )
     return cat
 
 
@@ -121,8 +137,9 @@ def _scan(tiny, versions):
     for v in versions:
         name, why = prepare(definitions()[BASE], "scikit-learn", v, plat)
         rel.append(Release(v, name, None, why))
-    scan = Scan(StoredPair("sklearn", "", a.run_id, a.run_id, "a vs a"), "scikit-learn", rel,
-                ("models",))
+    scan = Scan(
+        StoredPair("sklearn", "", a.run_id, a.run_id, "a vs a"), "scikit-learn", rel, ("models",)
+    )
     return store, a, scan
 
 
@@ -137,19 +154,23 @@ def test_a_two_release_scan_builds_real_probes_and_reads_every_change(tiny, prob
     for r in (r152, r160):
         assert (probe_home / "probes" / r.stack / "uv.lock").exists()
         assert not (ROOT / "stacks" / r.stack).exists()
-    runs = {r.version: store.run(feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id),
-                                           "models").run_id) for r in (r152, r160)}
+    runs = {
+        r.version: store.run(
+            feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id), "models").run_id
+        )
+        for r in (r152, r160)
+    }
     assert runs["1.6.0"].manifest["env"]["packages"]["scikit-learn"] == "1.6.0"  # measured
     assert set(runs["1.6.0"].stages) == set(fed_stages("models"))
     whole = store.run(a.run_id).stages  # the probe of a's own release reproduces a
     assert all(runs["1.5.2"].stages[n].sha256 == whole[n].sha256 for n in runs["1.5.2"].stages)
     for stage in MODELS:
         names = STAGES[stage]
-        moved = any(runs["1.5.2"].stages[n].sha256 != runs["1.6.0"].stages[n].sha256
-                    for n in names)
+        moved = any(runs["1.5.2"].stages[n].sha256 != runs["1.6.0"].stages[n].sha256 for n in names)
         assert changes(store, a, scan.releases, stage) == ((["1.6.0"] if moved else []), {})
-    e = PairExplanation(a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1)
-                                                           for s in MODELS})
+    e = PairExplanation(
+        a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1) for s in MODELS}
+    )
     e = apply_scan(e, store, a, "scikit-learn", scan.releases)
     assert [r["status"] for r in e.releases] == ["built", "could not build", "built"]
     text = release_text(e)
@@ -178,8 +199,12 @@ def test_every_transition_is_listed_and_a_change_that_goes_is_named_back(tiny, p
     p152 = scan.releases[0]
     scan.releases = [p152, Release("host", "host"), Release("1.5.2 again", p152.stack)]
     assert run_scans([scan], store, lambda: tiny) == []
-    out = {r.version: store.run(feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id),
-                                          "models").run_id).stages for r in scan.releases}
+    out = {
+        r.version: store.run(
+            feed_spec(a, a.with_(stack=r.stack, stack_id=r.stack_id), "models").run_id
+        ).stages
+        for r in scan.releases
+    }
     moved = []
     for stage in MODELS:
         differs = any(out["host"][n].sha256 != out["1.5.2"][n].sha256 for n in STAGES[stage])
@@ -190,8 +215,9 @@ def test_every_transition_is_listed_and_a_change_that_goes_is_named_back(tiny, p
 
 
 @pytest.mark.slow
-def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_home, tmp_path,
-                                                                 monkeypatch, capsys):
+def test_kit_explain_asks_before_building_probes_then_scans_them(
+    tiny, module_home, tmp_path, monkeypatch, capsys
+):
     """A seed pair in the 1.5.2 stack, scanned with --library: refused without a terminal
     until --yes, then every release's status and each originating stage's changes_at."""
     from kit.cli import main
@@ -216,17 +242,21 @@ def test_kit_explain_asks_before_building_probes_then_scans_them(tiny, module_ho
     assert "The release scan (2 probe stacks) needs stacks" in out.err
     assert "nothing was run" not in out.err
     assert "the difference starts at" in out.out and "releases scanned" not in out.out
-    assert ("the release scan was skipped (2 probe stack(s) not built: no terminal to ask); `kit "
-            "explain seed:models --library scikit-learn 1.5.2 1.6.0 --yes` builds them") in " ".join(
-        out.out.split())
+    assert (
+        "the release scan was skipped (2 probe stack(s) not built: no terminal to ask); `kit "
+        "explain seed:models --library scikit-learn 1.5.2 1.6.0 --yes` builds them"
+    ) in " ".join(out.out.split())
     assert not list((tmp_path / "home" / "probes").glob("*/venv"))  # nothing built
     assert main(argv + ["--yes", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["pairs"][0]
     assert [(r["version"], r["status"]) for r in got["releases"]] == [
-        ("1.5.2", "built"), ("1.6.0", "built")]
+        ("1.5.2", "built"),
+        ("1.6.0", "built"),
+    ]
     for o in got["stages"].values():
-        assert o["changes_at"] in ([], ["1.6.0"]) and (o["origin"] == "originates" or
-                                                       o["changes_at"] == [])
+        assert o["changes_at"] in ([], ["1.6.0"]) and (
+            o["origin"] == "originates" or o["changes_at"] == []
+        )
     assert main(argv) == 0  # stored and built: nothing asked, nothing run
     out = capsys.readouterr()
     assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in out.out
@@ -247,7 +277,9 @@ def _the_scan_travels(tiny, tmp_path, monkeypatch, capsys):
     assert main(["stacks", "--json"]) == 0
     rows = [r for r in json.loads(capsys.readouterr().out) if r.get("probe")]
     assert sorted((r["probe"]["package"], r["probe"]["version"], r["status"]) for r in rows) == [
-        ("scikit-learn", "1.5.2", "built"), ("scikit-learn", "1.6.0", "built")]
+        ("scikit-learn", "1.5.2", "built"),
+        ("scikit-learn", "1.6.0", "built"),
+    ]
     assert all(Path(r["probe"]["folder"]).is_dir() and r["probe"]["base"] == BASE for r in rows)
     assert main(["stacks"]) == 0
     assert "probe stacks (kit explain's release scans)" in capsys.readouterr().out
@@ -279,8 +311,7 @@ def _the_scan_travels(tiny, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, probe_home,
-                                                                         capsys):
+def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, probe_home, capsys):
     """The factor's own library, between the versions a's and b's runs measured (b: kit's own
     interpreter, another scikit-learn): every release is locked, none built before asking."""
     from kit.analysis.explain import feeds_needed
@@ -312,7 +343,8 @@ def test_a_sklearn_pair_scans_the_releases_between_its_measured_versions(tiny, p
 
 @pytest.mark.slow
 def test_a_python_scan_builds_each_minor_with_an_interpreter_here_and_names_the_rest(
-        tiny, probe_home):
+    tiny, probe_home
+):
     """Python's releases from uv's own table (offline), minors 3.11 to 3.14 at a's pins
     (numpy 1.26.4): 3.11 and 3.12 built with pyenv's interpreters, 3.13 named with uv's line
     (numpy 1.26.4 has no cp313 wheel), 3.14 with uv's (no interpreter here); the scan goes on."""
@@ -323,10 +355,14 @@ def test_a_python_scan_builds_each_minor_with_an_interpreter_here_and_names_the_
     if find_python("3.11", None, plat) is None or find_python("3.14", None, plat) is not None:
         pytest.skip("this machine's interpreters are not the ones planted (3.11 here, no 3.14)")
     listed = python_releases()
-    assert {"3.11", "3.12", "3.13", "3.14"} <= set(listed) and all(v.count(".") == 1 for v in listed)
+    assert {"3.11", "3.12", "3.13", "3.14"} <= set(listed) and all(
+        v.count(".") == 1 for v in listed
+    )
     store, a, _ = _scan(tiny, [])
-    rel = [Release(v, *(lambda n, w: (n, None, w))(*prepare(definitions()[BASE], "python", v, plat)))
-           for v in between("python", "3.11", "3.14", listed)]
+    rel = [
+        Release(v, *(lambda n, w: (n, None, w))(*prepare(definitions()[BASE], "python", v, plat)))
+        for v in between("python", "3.11", "3.14", listed)
+    ]
     assert [r.version for r in rel] == ["3.11", "3.12", "3.13", "3.14"]
     assert rel[-1].stack is None and rel[-1].why.startswith("No interpreter found for Python 3.14")
     scan = Scan(StoredPair("python", "", a.run_id, a.run_id, "a vs a"), "python", rel, ("models",))
@@ -338,8 +374,9 @@ def test_a_python_scan_builds_each_minor_with_an_interpreter_here_and_names_the_
     assert run["3.11"].manifest["env"]["python"].startswith("3.11.")
     whole = store.run(a.run_id).stages  # the probe of a's own Python reproduces a
     assert all(run["3.12"].stages[n].sha256 == whole[n].sha256 for n in run["3.12"].stages)
-    e = PairExplanation(a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1)
-                                                           for s in MODELS})
+    e = PairExplanation(
+        a.run_id, a.run_id, "a vs a", "", {s: StageOrigin("originates", flips=1) for s in MODELS}
+    )
     e = apply_scan(e, store, a, "python", scan.releases)
     text = release_text(e)
     assert text.startswith("python 3.11 -> 3.14 (2 of 4 releases scanned)")
@@ -356,9 +393,10 @@ def _planted_scans(tmp_path):
     """A np1-sk152 run a, b runs at scikit-learn 1.6.0 and at numpy 2.0.0 (two factors' pairs
     sharing a), and the probe runs both scans made on a's arrays, each measuring its release;
     one more named for scikit-learn 1.6.1 but measuring 1.5.2 (mislabelled)."""
+    from stored import arrays, env, put, spec
+
     from kit.analysis.releases import scan_specs
     from kit.core.hosts import host_id
-    from stored import arrays, env, put, spec
 
     store = Store()
     pins = {"numpy": "1.26.4", "scipy": "1.13.1", "scikit-learn": "1.5.2"}
@@ -368,18 +406,29 @@ def _planted_scans(tmp_path):
     put(store, tmp_path, b_sk, arrays(1), env(packages={**pins, "scikit-learn": "1.6.0"}))
     put(store, tmp_path, b_np, arrays(2), env(packages={**pins, "numpy": "2.0.0"}))
     probes = {}
-    for seed, (package, version, held) in enumerate([
-            ("scikit-learn", "1.5.2", "1.5.2"), ("scikit-learn", "1.6.0", "1.6.0"),
-            ("scikit-learn", "1.6.1", "1.5.2"), ("numpy", "1.26.4", "1.26.4"),
-            ("numpy", "2.0.0", "2.0.0")]):
+    for seed, (package, version, held) in enumerate(
+        [
+            ("scikit-learn", "1.5.2", "1.5.2"),
+            ("scikit-learn", "1.6.0", "1.6.0"),
+            ("scikit-learn", "1.6.1", "1.5.2"),
+            ("numpy", "1.26.4", "1.26.4"),
+            ("numpy", "2.0.0", "2.0.0"),
+        ]
+    ):
         r = Release(version, f"probe-{BASE}-{package}-{version}", str(seed) * 64)
         s = scan_specs(a, [r], ("models",))[0]
-        put(store, tmp_path, s, {n: x for n, x in arrays(10 + seed).items()
-                                 if n in fed_stages("models")},
-            env(packages={**pins, package: held}))
+        put(
+            store,
+            tmp_path,
+            s,
+            {n: x for n, x in arrays(10 + seed).items() if n in fed_stages("models")},
+            env(packages={**pins, package: held}),
+        )
         probes[(package, version)] = (r, s.run_id)
-    pairs = [StoredPair("sklearn", "", a.run_id, b_sk.run_id, "1.5.2 vs 1.6.0"),
-             StoredPair("numpy", "", a.run_id, b_np.run_id, "1.26.4 vs 2.0.0")]
+    pairs = [
+        StoredPair("sklearn", "", a.run_id, b_sk.run_id, "1.5.2 vs 1.6.0"),
+        StoredPair("numpy", "", a.run_id, b_np.run_id, "1.26.4 vs 2.0.0"),
+    ]
     return store, a, pairs, probes
 
 
@@ -404,7 +453,9 @@ def test_a_scan_exported_from_one_home_reads_the_same_in_another(tmp_path, monke
     there = {s: changes(other, a, sk, s) for s in here}
     assert there == here and all(at for at, _ in there.values())
     assert [r["status"] for r in release_rows(other, a, "scikit-learn", sk, ("models",))] == [
-        "built", "built"]
+        "built",
+        "built",
+    ]
 
 
 def test_a_probe_of_a_rosetta_stack_is_locked_for_its_interpreter_s_architecture():
@@ -415,8 +466,9 @@ def test_a_probe_of_a_rosetta_stack_is_locked_for_its_interpreter_s_architecture
     mac = Platform("darwin", "arm64", (14, 5), rosetta=True)
     text = pyproject(definitions()["np1-sk191-x86"], "scikit-learn", "1.6.0", mac)
     markers = [ln for ln in text.splitlines() if ln.strip().startswith('"sys_platform')]
-    assert len(markers) == 2 and all("platform_machine == 'x86_64'" in m and "darwin" in m
-                                     for m in markers)
+    assert len(markers) == 2 and all(
+        "platform_machine == 'x86_64'" in m and "darwin" in m for m in markers
+    )
     native = pyproject(definitions()["np1-sk191"], "scikit-learn", "1.6.0", mac)
     assert all("'arm64'" in m for m in native.splitlines() if m.strip().startswith('"sys_p'))
 
@@ -438,7 +490,8 @@ def run(seeds):
 
 @pytest.mark.slow
 def test_kit_explain_scans_a_lab_pipeline_s_releases_and_names_each_output_s_change(
-        probe_home, tmp_path, capsys):
+    probe_home, tmp_path, capsys
+):
     """`kit explain FACTOR --pipeline FILE`: the file itself rerun in every release's probe
     stack, each output's changes read (the minor changes at 1.6.0, steady never), a factor
     with no library refused in one line; nothing is cross-fed."""
@@ -450,8 +503,24 @@ def test_kit_explain_scans_a_lab_pipeline_s_releases_and_names_each_output_s_cha
     stack_kind(BASE).build(plat)
     f = tmp_path / "versioned.py"
     f.write_text(_VERSIONED)
-    assert main(["run", "--pipeline", str(f), "--factor", "seed:draw", "--stack", BASE,
-                 "--seeds", "0,1", "--threads", "1"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--pipeline",
+                str(f),
+                "--factor",
+                "seed:draw",
+                "--stack",
+                BASE,
+                "--seeds",
+                "0,1",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     with pytest.raises(SystemExit) as typo:  # a typo: the usage error, with the closest names
         main(["explain", "seed:drwa", "--pipeline", str(f)])
@@ -459,12 +528,22 @@ def test_kit_explain_scans_a_lab_pipeline_s_releases_and_names_each_output_s_cha
     assert main(["explain", "seed:draw", "--pipeline", str(f)]) == 1  # no library to scan
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "declares outputs, not stages" in err
-    argv = ["explain", "seed:draw", "--pipeline", str(f), "--library", "scikit-learn", "1.5.2",
-            "1.6.0"]
+    argv = [
+        "explain",
+        "seed:draw",
+        "--pipeline",
+        str(f),
+        "--library",
+        "scikit-learn",
+        "1.5.2",
+        "1.6.0",
+    ]
     assert main(argv + ["--yes", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["pairs"][0]
     assert "stages" not in got and [(r["version"], r["status"]) for r in got["releases"]] == [
-        ("1.5.2", "built"), ("1.6.0", "built")]
+        ("1.5.2", "built"),
+        ("1.6.0", "built"),
+    ]
     outs = got["outputs"]
     assert outs["drawn"]["origin"] == "differs" and outs["steady"]["origin"] == "identical"
     assert outs["minor"]["changes_at"] == ["1.6.0"] and outs["steady"]["changes_at"] == []
@@ -476,8 +555,10 @@ def test_kit_explain_scans_a_lab_pipeline_s_releases_and_names_each_output_s_cha
     assert "drawn differs; minor and steady agree." in text
     assert "scikit-learn 1.5.2 -> 1.6.0 (2 of 2 releases scanned)" in text
     # both ends of the seed pair are on 1.5.2: a collaborator on 1.6.0 differs from both
-    assert "minor is identical at both ends but changes at 1.6.0: on 1.6.0 it differs from " \
-           "both" in text
+    assert (
+        "minor is identical at both ends but changes at 1.6.0: on 1.6.0 it differs from "
+        "both" in text
+    )
     assert "drawn does not change at any of the releases built" in text
     assert "https://scikit-learn.org/stable/whats_new/v1.6.html" in text
 
@@ -494,20 +575,53 @@ def test_a_requires_pipeline_s_release_scan_keeps_its_packages(probe_home, tmp_p
     if stack_kind(BASE).status(plat)[0] == "unavailable":
         pytest.skip(stack_kind(BASE).status(plat)[1])
     f = tmp_path / "versioned_requires.py"
-    f.write_text(_VERSIONED.replace('SEEDS = ("draw",)', 'SEEDS = ("draw",)\nREQUIRES = '
-                                    '("tabulate>=0.8",)').replace(
-        '"steady": np.arange(4.0),', '"steady": np.arange(4.0) + 0 * len(__import__("tabulate")'
-        '.tabulate([[1]])),'))
-    assert main(["run", "--pipeline", str(f), "--factor", "seed:draw", "--stack", BASE,
-                 "--seeds", "0,1", "--threads", "1", "--yes"]) == 0
+    f.write_text(
+        _VERSIONED.replace(
+            'SEEDS = ("draw",)', 'SEEDS = ("draw",)\nREQUIRES = ("tabulate>=0.8",)'
+        ).replace(
+            '"steady": np.arange(4.0),',
+            '"steady": np.arange(4.0) + 0 * len(__import__("tabulate").tabulate([[1]])),',
+        )
+    )
+    assert (
+        main(
+            [
+                "run",
+                "--pipeline",
+                str(f),
+                "--factor",
+                "seed:draw",
+                "--stack",
+                BASE,
+                "--seeds",
+                "0,1",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    argv = ["explain", "seed:draw", "--pipeline", str(f), "--library", "scikit-learn", "1.5.2",
-            "1.6.0", "--yes", "--json"]
+    argv = [
+        "explain",
+        "seed:draw",
+        "--pipeline",
+        str(f),
+        "--library",
+        "scikit-learn",
+        "1.5.2",
+        "1.6.0",
+        "--yes",
+        "--json",
+    ]
     assert main(argv) == 0, capsys.readouterr().err
     got = json.loads(capsys.readouterr().out)["pairs"][0]
     stacks = [r["stack"] for r in got["releases"]]
-    assert all(s and "req-" in s and base_of(s.split("probe-", 1)[1].rsplit("-scikit-learn", 1)[0])
-               for s in stacks), stacks
+    assert all(
+        s and "req-" in s and base_of(s.split("probe-", 1)[1].rsplit("-scikit-learn", 1)[0])
+        for s in stacks
+    ), stacks
     assert [r["status"] for r in got["releases"]] == ["built", "built"]
     assert got["outputs"]["minor"]["changes_at"] == ["1.6.0"]
     # read back with nothing run: by the store's reader and by the TUI's budget tab (x)
@@ -535,7 +649,8 @@ async def _x_on_the_file(sha: str) -> list:
     plat = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=True)
     seen = []
     async with KitApp("synthetic", 120, platform=plat, store=Store()).run_test(
-            size=(100, 30)) as pilot:
+        size=(100, 30)
+    ) as pilot:
         field = pilot.app.query_one("#pipeline-file", Input)
         field.focus()
         field.value = sha[:10]

@@ -3,15 +3,14 @@ damaged file (a .npy header, an index page, host.json, a full disk) is one repai
 
 import json
 import os
-import sqlite3
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["run", "--factor", "seed", "--seeds", "0-5", "--n", "150", "--threads", "1"]
@@ -22,8 +21,13 @@ def kit_env(home):
 
 
 def kit(home, *args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "kit", *args], env=kit_env(home), text=True,
-                          capture_output=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args],
+        env=kit_env(home),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
 def stored(home) -> tuple[int, list]:
@@ -63,10 +67,20 @@ def test_a_repair_loop_beside_a_run_loses_nothing(tmp_path):
     orphans: runs reported done were missing, and the plan still exited 0 (or 1 with a
     missing-array error). Every try of this test lost runs then (4 of 4 at 6-10 seeds)."""
     home = tmp_path / "home"
-    run = subprocess.Popen([sys.executable, "-m", "kit", *RUN], env=kit_env(home), text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    repair = subprocess.run([sys.executable, "-c", _REPAIR_LOOP, str(run.pid)], env=kit_env(home),
-                            text=True, capture_output=True, timeout=600)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "kit", *RUN],
+        env=kit_env(home),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    repair = subprocess.run(
+        [sys.executable, "-c", _REPAIR_LOOP, str(run.pid)],
+        env=kit_env(home),
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     out, err = run.communicate(timeout=600)
     assert repair.returncode == 0, repair.stderr
     assert int(repair.stdout) > 5, "the repair loop hardly ran beside the plan"
@@ -116,7 +130,9 @@ def test_a_damaged_npy_header_is_named_and_repaired(real_store, tmp_path):
     line = _one_line(kit(home, "export", "--arrays", "--out", str(tmp_path / "b.kit.tgz")))
     assert "damaged" in line and "kit store check --repair" in line, line
     check = kit(home, "store", "check")
-    assert check.returncode == 1 and "header is damaged" in check.stdout, check.stdout + check.stderr
+    assert check.returncode == 1 and "header is damaged" in check.stdout, (
+        check.stdout + check.stderr
+    )
     assert kit(home, "store", "check", "--repair").returncode == 0
     assert not f.exists()
     again = kit(home, *RUN[:4], "0-1", "--n", "150", "--threads", "1")
@@ -203,8 +219,9 @@ def small_disk(tmp_path):
     """A 3 MiB tmpfs (root may mount one); skipped where this machine does not allow it."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
-                      capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], capture_output=True
+    ).returncode:
         pytest.skip("cannot mount a small tmpfs here")
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], check=False)
@@ -228,15 +245,24 @@ def test_a_full_disk_is_free_space_in_every_command(real_store, small_disk):
     for f in (home / "arrays").glob("??/*.npy"):  # every check hashes and notes them again
         f.write_bytes(f.read_bytes())
     _fill(small_disk)
-    for args in (("store", "check"), ("store", "check", "--repair"),
-                 ("export", "--arrays", "--out", str(small_disk / "out.kit.tgz")),
-                 RUN[:4] + ["0-3", "--n", "150", "--threads", "1"]):
+    for args in (
+        ("store", "check"),
+        ("store", "check", "--repair"),
+        ("export", "--arrays", "--out", str(small_disk / "out.kit.tgz")),
+        RUN[:4] + ["0-3", "--n", "150", "--threads", "1"],
+    ):
         line = _one_line(kit(home, *args))
         assert f"free space on {small_disk}" in line, (args, line)
         assert "aside" not in line and "remove" not in line, line
     with open(small_disk / "runs.txt", "w") as out:  # the output's disk: named too
-        r = subprocess.run([sys.executable, "-m", "kit", "runs"], env=kit_env(home), text=True,
-                           stdout=out, stderr=subprocess.PIPE, timeout=600)
+        r = subprocess.run(
+            [sys.executable, "-m", "kit", "runs"],
+            env=kit_env(home),
+            text=True,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            timeout=600,
+        )
     assert f"free space on {small_disk}" in _one_line(r)
     (small_disk / "filler").unlink()
     assert stored(home) == before  # nothing was lost

@@ -3,11 +3,12 @@
 import json
 from pathlib import Path
 
-from kit.cli import main
+from stored import budget_store
+
 from kit.app.verbs import report
+from kit.cli import main
 from kit.core.subject import of_dataset
 from kit.views.report import write
-from stored import budget_store
 
 
 def test_report_files(tmp_path):
@@ -25,7 +26,7 @@ def test_report_files(tmp_path):
     assert "## Measured environments" in md and "test cpu" in md
     # flips, embedding difference, SVD components, significant digits
     assert page.count("data:image/png;base64,") == len(out["plots"]) == 4
-    assert "src=\"http" not in page and "<link" not in page  # self-contained
+    assert 'src="http' not in page and "<link" not in page  # self-contained
     for p in out["plots"]:
         assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -69,13 +70,18 @@ def test_cli_verdicts_advise_report(tmp_path, capsys, monkeypatch):
     # the report is what was asked, written (exit 0, #43)
     out = capsys.readouterr().out
     assert "(4 of 7 plots)" in out
-    for line in ("not drawn: svd_iterations.png: kit run --factor svd-iters makes its pairs",
-                 "not drawn: amplification.png: kit run --factor perturb makes its pairs",
-                 "not drawn: homology.png: kit data homology NAME clusters the dataset"):
+    for line in (
+        "not drawn: svd_iterations.png: kit run --factor svd-iters makes its pairs",
+        "not drawn: amplification.png: kit run --factor perturb makes its pairs",
+        "not drawn: homology.png: kit data homology NAME clusters the dataset",
+    ):
         assert f"\n  {line}\n" in out, out
     assert sorted(p.name for p in (tmp_path / "r").glob("*.png")) == [
-        "embedding_difference.png", "flips_seed_units.png", "significant_digits.png",
-        "svd_components.png"]
+        "embedding_difference.png",
+        "flips_seed_units.png",
+        "significant_digits.png",
+        "svd_components.png",
+    ]
 
 
 def _capture_figures(monkeypatch):
@@ -95,11 +101,12 @@ def _capture_figures(monkeypatch):
 
 def test_a_budget_without_flips_draws_no_broken_log_axis(tmp_path, monkeypatch):
     """Every flip 0: the log axis ran from 1e-3 to 1.25e-3 with clipped labels."""
-    from kit.runs.planning.options import Pair
-    from kit.views.plots import plot_flips
-    from kit.analysis.budget import budget
-    from kit.runs.store import Store
     from stored import arrays, put, spec
+
+    from kit.analysis.budget import budget
+    from kit.runs.planning.options import Pair
+    from kit.runs.store import Store
+    from kit.views.plots import plot_flips
 
     st = Store(tmp_path / "h")
     put(st, tmp_path, spec(), arrays(0))
@@ -108,7 +115,9 @@ def test_a_budget_without_flips_draws_no_broken_log_axis(tmp_path, monkeypatch):
     figs = _capture_figures(monkeypatch)
     assert plot_flips(budget(st, "d" * 64)).startswith(b"\x89PNG")
     ax = figs[0].axes[0]
-    assert ax.get_xscale() == "linear" and "no factor flipped" in " ".join(t.get_text() for t in ax.texts)
+    assert ax.get_xscale() == "linear" and "no factor flipped" in " ".join(
+        t.get_text() for t in ax.texts
+    )
     assert ax.get_legend().get_bbox_to_anchor() is not None  # outside the bars
 
 
@@ -124,10 +133,11 @@ def test_advice_is_a_list_and_changed_verdicts_lead(tmp_path):
 
 
 def test_the_power_iteration_plot_shows_each_pair_and_n(tmp_path, monkeypatch):
+    from stored import arrays, put, spec
+
+    from kit.core.spec import seeds
     from kit.runs.planning.options import Pair
     from kit.views.report import build
-    from kit.core.spec import seeds
-    from stored import arrays, put, spec
 
     st = budget_store(tmp_path)
     pairs = []

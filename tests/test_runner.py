@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import KitError
+from kit.core.spec import seeds
+from kit.envs.launch import worker_env, worker_root
+from kit.runs.executing.runner import execute, run_all
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan
-from kit.runs.executing.runner import execute, run_all
-from kit.envs.launch import worker_env, worker_root
 from kit.runs.store import Store
-from kit.core.spec import seeds
 
 pytestmark = pytest.mark.slow
 
@@ -22,11 +22,22 @@ pytestmark = pytest.mark.slow
 def test_worker_root_holds_only_the_worker():
     root = worker_root()
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
-    assert files == ["kit/__init__.py", "kit/worker/__init__.py", "kit/worker/__main__.py",
-                     "kit/worker/contract.py", "kit/worker/dtypes.py", "kit/worker/fingerprint.py",
-                     "kit/worker/kinds.py", "kit/worker/names.py", "kit/worker/neighbours.py",
-                     "kit/worker/pipeline.py", "kit/worker/protein_ids.py", "kit/worker/seeds_arg.py",
-                     "kit/worker/text.py", "kit/worker/torch_mlp.py"]
+    assert files == [
+        "kit/__init__.py",
+        "kit/worker/__init__.py",
+        "kit/worker/__main__.py",
+        "kit/worker/contract.py",
+        "kit/worker/dtypes.py",
+        "kit/worker/fingerprint.py",
+        "kit/worker/kinds.py",
+        "kit/worker/names.py",
+        "kit/worker/neighbours.py",
+        "kit/worker/pipeline.py",
+        "kit/worker/protein_ids.py",
+        "kit/worker/seeds_arg.py",
+        "kit/worker/text.py",
+        "kit/worker/torch_mlp.py",
+    ]
     assert worker_root() == root  # content-addressed, reused
 
 
@@ -47,16 +58,33 @@ def test_worker_source_imports_only_the_numeric_stack():
 
 def test_worker_process_imports_nothing_of_kits_own_dependencies(tiny, tmp_path):
     spec = plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a
-    code = ("import sys, kit.worker.__main__ as w; w.main(sys.argv[1:]); "
-            "import kit; print(kit.__file__); "
-            "print(sorted(m for m in sys.modules if m.startswith('kit.') and not m.startswith('kit.worker')))")
+    code = (
+        "import sys, kit.worker.__main__ as w; w.main(sys.argv[1:]); "
+        "import kit; print(kit.__file__); "
+        "print(sorted(m for m in sys.modules if m.startswith('kit.') and not m.startswith('kit.worker')))"
+    )
     (tmp_path / "spec.json").write_text(spec.worker_json())
     from kit.data.dataset import dataset_path
+
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.run([sys.executable, "-c", code, "--spec", str(tmp_path / "spec.json"),
-                           "--dataset", str(dataset_path(tiny)), "--out", str(out)],
-                          env=worker_env(spec), cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "--spec",
+            str(tmp_path / "spec.json"),
+            "--dataset",
+            str(dataset_path(tiny)),
+            "--out",
+            str(out),
+        ],
+        env=worker_env(spec),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     # without KIT_CHANNEL (run by hand) the worker answers on its stdout
     answer, kit_file, loaded = proc.stdout.strip().splitlines()
@@ -89,6 +117,7 @@ def test_worker_failure_is_one_clear_error(tiny):
     # a stack interpreter that cannot run the worker
     from kit.envs.kinds.host import HostStack
     from kit.envs.stacks import Stack
+
     orig = HostStack.runnable
     HostStack.runnable = lambda self: Stack("host", ("/bin/false",), bad.stack_id, {})
     try:
@@ -115,8 +144,11 @@ def test_a_warm_worker_makes_the_fresh_processes_run_bit_for_bit(tiny):
 
 
 def test_plain_runs_share_warm_workers_and_fresh_ones_do_not(tiny):
-    specs = [s.with_(seeds=seeds(v)) for v in range(3)
-             for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]
+    specs = [
+        s.with_(seeds=seeds(v))
+        for v in range(3)
+        for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]
+    ]
     store = Store()
     run_all(specs, tiny, store, jobs=1)
     assert sorted(store.run(s.run_id).manifest["runs_before"] for s in specs) == [0, 1, 2]
@@ -137,8 +169,11 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
 
     from kit.runs.executing.runner import LocalExecutor
 
-    specs = [s.with_(seeds=seeds(v)) for v in range(3)
-             for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]]
+    specs = [
+        s.with_(seeds=seeds(v))
+        for v in range(3)
+        for s in [plan("repeat", tiny.sha256, PlanOptions(threads=(1,)))[0].a]
+    ]
     started, overlapped, changed = [], {}, threading.Condition()
 
     class Watched(LocalExecutor):
@@ -154,7 +189,8 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
         with changed:  # the last run to start has no next one
             overlapped[spec.run_id] = changed.wait_for(
                 lambda: started.index(spec.run_id) + 1 < len(started) or len(started) == len(specs),
-                timeout=300)
+                timeout=300,
+            )
         return put(self, spec, outdir, manifest, **kw)
 
     monkeypatch.setattr(Store, "put_run", put_once_the_next_run_started)
@@ -164,7 +200,9 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
     finally:
         ex.close()
     made = sorted((store.run(s.run_id).manifest for s in specs), key=lambda m: m["started"])
-    assert len(made) == 3 and sorted(started) == sorted(overlapped) == sorted(s.run_id for s in specs)
+    assert len(made) == 3 and sorted(started) == sorted(overlapped) == sorted(
+        s.run_id for s in specs
+    )
     assert all(overlapped.values()), overlapped  # storing overlapped the next run ...
     for before, after in zip(made, made[1:]):
         assert after["started"] >= before["finished"]  # ... yet one ran at a time (jobs=1)

@@ -5,8 +5,9 @@ import re
 import tomllib
 from pathlib import Path
 
-from kit.analysis.verdicts import stability_report, verdict_sets
 from stored import budget_store
+
+from kit.analysis.verdicts import stability_report, verdict_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,8 +23,9 @@ def test_the_readme_sklearn_row_is_the_catalogue():
     cat = tomllib.loads((ROOT / "stacks" / "stacks.toml").read_text())
     stacks = {s for pair in cat["pairs"]["sklearn"]["linux-x86_64"] for s in pair}
     versions = sorted({cat["stack"][s]["scikit-learn"] for s in stacks})
-    row = next(ln for ln in (ROOT / "README.md").read_text().splitlines()
-               if ln.startswith("| `sklearn` |"))
+    row = next(
+        ln for ln in (ROOT / "README.md").read_text().splitlines() if ln.startswith("| `sklearn` |")
+    )
     assert re.findall(r"1\.\d+\.\d+", row.split("at numpy")[0]) == versions
     words = {2: "two", 3: "three", 4: "four"}
     assert f"({words[len(stacks)]} stacks" in row

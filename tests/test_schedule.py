@@ -13,8 +13,16 @@ def spec(threads=1, kind="pipeline", svd_iters=5, **kw):
     extra = {"input": "r" * 64} if kind != "pipeline" else {}
     if kind == "perturb":
         extra["perturb"] = "float32"
-    return RunSpec(dataset="d" * 64, stack="host", stack_id="s", threads=threads, kind=kind,
-                   svd_iters=svd_iters, **extra, **kw)
+    return RunSpec(
+        dataset="d" * 64,
+        stack="host",
+        stack_id="s",
+        threads=threads,
+        kind=kind,
+        svd_iters=svd_iters,
+        **extra,
+        **kw,
+    )
 
 
 def test_auto_fills_the_cores_at_the_smallest_thread_count(monkeypatch):
@@ -23,7 +31,9 @@ def test_auto_fills_the_cores_at_the_smallest_thread_count(monkeypatch):
     assert schedule.at_once([spec(4)], "auto") == 2
     assert schedule.at_once([spec(16)], "auto") == 1
     assert schedule.at_once([spec(1)], 3) == 3
-    assert "2 run(s) use every core and run alone" in schedule.note([spec(1), spec(8), spec(8)], "auto")
+    assert "2 run(s) use every core and run alone" in schedule.note(
+        [spec(1), spec(8), spec(8)], "auto"
+    )
     assert schedule.note([spec(1)], "auto") is None
 
 
@@ -74,8 +84,10 @@ def test_largest_first_from_past_runs_else_by_kind():
     one, two = spec(1, seeds=(("svd", 1),)), spec(2)
 
     def history(one_s, two_s):
-        return [StoredRun(spec(t).run_id, spec(t), "", {"wall_s": w}, {})
-                for t, w in ((1, one_s), (2, two_s))]
+        return [
+            StoredRun(spec(t).run_id, spec(t), "", {"wall_s": w}, {})
+            for t, w in ((1, one_s), (2, two_s))
+        ]
 
     assert schedule.largest_first([one, two], history(9.0, 5.0)) == [two, one]  # 9 < 2 x 5
     assert schedule.largest_first([two, one], history(12.0, 5.0)) == [one, two]  # 12 > 2 x 5
@@ -87,8 +99,14 @@ def test_largest_first_from_past_runs_else_by_kind():
 def test_the_papers_matrix_starts_its_widest_runs_first():
     """Two-thread runs among one-thread ones (threads, precision, seeds): all wide ones first, so
     none waits for two free cores while a narrow one keeps a core busy and the other idle."""
-    plan = [spec(1), spec(1, seeds=(("svd", 1),)), spec(2), spec(1, dtype="float32"),
-            spec(2, dtype="float32"), spec(1, seeds=(("svd", 2),))]
+    plan = [
+        spec(1),
+        spec(1, seeds=(("svd", 1),)),
+        spec(2),
+        spec(1, dtype="float32"),
+        spec(2, dtype="float32"),
+        spec(1, seeds=(("svd", 2),)),
+    ]
     order = schedule.largest_first(plan, [])
     assert [s.threads for s in order] == [2, 2, 1, 1, 1, 1]
 

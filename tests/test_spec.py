@@ -15,10 +15,21 @@ def test_id_is_stable_and_round_trips():
     assert RunSpec.from_json(a.to_json()) == a
 
 
-@pytest.mark.parametrize("change", [
-    {"threads": 2}, {"dtype": "float32"}, {"svd_iters": 10}, {"seeds": seeds(1)},
-    {"seeds": seeds(0, svd=1)}, {"env": (("OPENBLAS_CORETYPE", "Haswell"),)}, {"replicate": 1},
-    {"dataset": "e" * 64}, {"stack_id": "t" * 64}, {"embedding": "arpack"}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"threads": 2},
+        {"dtype": "float32"},
+        {"svd_iters": 10},
+        {"seeds": seeds(1)},
+        {"seeds": seeds(0, svd=1)},
+        {"env": (("OPENBLAS_CORETYPE", "Haswell"),)},
+        {"replicate": 1},
+        {"dataset": "e" * 64},
+        {"stack_id": "t" * 64},
+        {"embedding": "arpack"},
+    ],
+)
 def test_every_field_changes_the_id(change):
     assert base().with_(**change).run_id != base().run_id
 
@@ -54,14 +65,22 @@ def test_fields_added_later_keep_the_ids_of_runs_stored_before_them():
 def test_the_feed_field_keeps_every_existing_run_id():
     """Ids computed by kit before `feed` existed (pipeline, perturb, torch, every later field)."""
     b = base()
-    assert [s.run_id for s in (
-        b, b.with_(kind="perturb", input="a" * 64, perturb="noise:1e-07:0"),
-        b.with_(kind="torch", input="a" * 64, device="cuda"),
-        b.with_(embedding="arpack", process="fresh", threads=2, dtype="float32", seeds=seeds(3)))] \
-        == ["f297b89734d77376d264740ad6597542851b8302bdd1f091e5e2581404caabc0",
-            "0c8d5dad24415f62ccb4bd38b9c9ade0538afa54febb0f6e02c89582a7ec42b0",
-            "b4aa1ace108fa73ba9892d05aeef5f84017586968e9f09f5c215225141338254",
-            "b272b2f37123b2db0462bbd6bb88e0422d05f1c1d76d3cdf2561c11a0295d892"]
+    assert [
+        s.run_id
+        for s in (
+            b,
+            b.with_(kind="perturb", input="a" * 64, perturb="noise:1e-07:0"),
+            b.with_(kind="torch", input="a" * 64, device="cuda"),
+            b.with_(
+                embedding="arpack", process="fresh", threads=2, dtype="float32", seeds=seeds(3)
+            ),
+        )
+    ] == [
+        "f297b89734d77376d264740ad6597542851b8302bdd1f091e5e2581404caabc0",
+        "0c8d5dad24415f62ccb4bd38b9c9ade0538afa54febb0f6e02c89582a7ec42b0",
+        "b4aa1ace108fa73ba9892d05aeef5f84017586968e9f09f5c215225141338254",
+        "b272b2f37123b2db0462bbd6bb88e0422d05f1c1d76d3cdf2561c11a0295d892",
+    ]
     assert "feed" not in b.to_json()
 
 
@@ -79,9 +98,12 @@ def test_a_feed_run_names_its_input_and_first_stage():
 def test_env_holds_only_the_variables_kit_sets():
     """A spec's env becomes the worker's environment: a bundle's PYTHONWARNINGS or BROWSER ran
     a shell command at the worker's start-up, and OMP_NUM_THREADS hid behind threads=1."""
-    for var, value in [("PYTHONWARNINGS", "ignore::antigravity.Foo"),
-                       ("BROWSER", "/bin/sh -c 'touch PWNED'"), ("OMP_NUM_THREADS", "4"),
-                       ("LD_PRELOAD", "/tmp/x.so")]:
+    for var, value in [
+        ("PYTHONWARNINGS", "ignore::antigravity.Foo"),
+        ("BROWSER", "/bin/sh -c 'touch PWNED'"),
+        ("OMP_NUM_THREADS", "4"),
+        ("LD_PRELOAD", "/tmp/x.so"),
+    ]:
         with pytest.raises(ValueError, match=var):
             base().with_(env=((var, value),))
     for value in ["Haswell; rm -rf /", "Has well", "", "x" * 40, "Haswell\n"]:

@@ -16,10 +16,12 @@ from kit.worker.pipeline import MODELS
 N = 150
 D = "d" * 64
 # a spec's JSON and run id as kit wrote them before the split seed existed (main at 1a76cb3)
-TODAY = ('{"dataset":"' + D + '","deterministic":false,"device":"cpu","dtype":"float64",'
-         '"env":[],"host":"","input":"","kind":"pipeline","perturb":"","replicate":0,'
-         '"seeds":[["svd",0],["kmeans",0],["mlp",0],["hgb",0],["rf",0]],"stack":"host",'
-         '"stack_id":"x","svd_iters":5,"threads":1}')
+TODAY = (
+    '{"dataset":"' + D + '","deterministic":false,"device":"cpu","dtype":"float64",'
+    '"env":[],"host":"","input":"","kind":"pipeline","perturb":"","replicate":0,'
+    '"seeds":[["svd",0],["kmeans",0],["mlp",0],["hgb",0],["rf",0]],"stack":"host",'
+    '"stack_id":"x","svd_iters":5,"threads":1}'
+)
 TODAY_ID = "d05a3ce5f26c80e81ab0902e1ed44edba342d8a6ebcc7a96f56ab0f3ca372ca2"
 
 
@@ -62,8 +64,24 @@ def home(tmp_path_factory):
     home = tmp_path_factory.mktemp("split") / "home"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_HOME", str(home))
-        assert main(["run", "--factor", "seed:split,seed", "--seeds", "0-2", "--n", str(N),
-                     "--threads", "1", "--jobs", "1"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--factor",
+                    "seed:split,seed",
+                    "--seeds",
+                    "0-2",
+                    "--n",
+                    str(N),
+                    "--threads",
+                    "1",
+                    "--jobs",
+                    "1",
+                ]
+            )
+            == 0
+        )
     return home
 
 
@@ -82,8 +100,11 @@ def _json(capsys, *argv):
 
 
 def _runs(store, split):
-    return [i for i, s in store.specs(_dataset().sha256).items()
-            if s.split == split and s.kind == "pipeline" and set(s.seed_dict.values()) == {0}]
+    return [
+        i
+        for i, s in store.specs(_dataset().sha256).items()
+        if s.split == split and s.kind == "pipeline" and set(s.seed_dict.values()) == {0}
+    ]
 
 
 def _dataset():
@@ -102,16 +123,41 @@ def _worker(folder, seqs, labels, n_train, spec=None):
     from pathlib import Path
 
     folder.mkdir()
-    (folder / "data.json").write_text(json.dumps({"seqs": list(seqs), "labels": list(labels),
-                                                  "n_train": n_train}))
-    (folder / "spec.json").write_text(spec or RunSpec(dataset=D, stack="host", stack_id="x").worker_json())
+    (folder / "data.json").write_text(
+        json.dumps({"seqs": list(seqs), "labels": list(labels), "n_train": n_train})
+    )
+    (folder / "spec.json").write_text(
+        spec or RunSpec(dataset=D, stack="host", stack_id="x").worker_json()
+    )
     (folder / "out").mkdir()
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-               **{v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                                   "VECLIB_MAXIMUM_THREADS")})
-    subprocess.run([sys.executable, "-m", "kit.worker", "--spec", str(folder / "spec.json"),
-                    "--dataset", str(folder / "data.json"), "--out", str(folder / "out")],
-                   env=env, check=True)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+        **{
+            v: "1"
+            for v in (
+                "OMP_NUM_THREADS",
+                "OPENBLAS_NUM_THREADS",
+                "MKL_NUM_THREADS",
+                "VECLIB_MAXIMUM_THREADS",
+            )
+        },
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kit.worker",
+            "--spec",
+            str(folder / "spec.json"),
+            "--dataset",
+            str(folder / "data.json"),
+            "--out",
+            str(folder / "out"),
+        ],
+        env=env,
+        check=True,
+    )
     stages = json.loads((folder / "out" / "manifest.json").read_text())["stages"]
     return {k: v["sha256"] for k, v in stages.items()}
 
@@ -121,14 +167,15 @@ def test_the_worker_re_splits_by_the_permutation_and_keeps_the_cut(store, tmp_pa
     ds = _dataset()
     (run,) = _runs(store, 2)
     order = np.random.default_rng(2).permutation(ds.n)  # of the records in the stored order
-    test = order[ds.n_train:]
+    test = order[ds.n_train :]
     assert np.array_equal(store.array(run, "split.test"), test)
     assert np.array_equal(store.array(run, "y_test"), np.asarray(ds.labels)[test])
     assert [ds.ids[i] for i in store.array(run, "split.test")] == [ds.ids[i] for i in test]
     assert store.run(run).manifest["seeds"]["split"] == 2
     # every stage is the pipeline's on the permuted records, with the dataset's cut
-    plain = _worker(tmp_path / "w", [ds.seqs[i] for i in order], [ds.labels[i] for i in order],
-                    ds.n_train)
+    plain = _worker(
+        tmp_path / "w", [ds.seqs[i] for i in order], [ds.labels[i] for i in order], ds.n_train
+    )
     stages = {k: s.sha256 for k, s in store.run(run).stages.items()}
     assert stages.pop("split.test") and stages == plain
 
@@ -192,8 +239,9 @@ def test_advice_says_report_over_splits_never_pin(store, capsys):
     assert "seed:split" not in [r["factor"] for r in a["ranking"]]
     (rec,) = [r for r in a["recommendations"] if r["basis"].get("factor") == "seed:split"]
     assert rec["kind"] == "splits"
-    assert rec["text"].startswith("seed:split changes what is measured: report results over "
-                                  "several splits.")
+    assert rec["text"].startswith(
+        "seed:split changes what is measured: report results over several splits."
+    )
     assert "Pin" not in rec["text"] and "Name and record" not in rec["text"]
     b = _json(capsys, "budget")
     s = next(r for r in b["rows"] if r["factor"] == "seed:split")["splits"]

@@ -43,7 +43,8 @@ def sshd(tmp_path):
     (conf / "sshd_config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {conf / 'host_key'}\n"
         f"AuthorizedKeysFile {home / '.ssh' / 'id_ed25519.pub'}\nPermitRootLogin prohibit-password\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n")
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+    )
     proc = subprocess.Popen([SSHD, "-D", "-f", str(conf / "sshd_config"), "-E", str(conf / "log")])
     # asyncssh reads ~/.ssh (config, known_hosts, keys) under $HOME, as OpenSSH's client does
     (home / ".ssh" / "config").write_text(f"Host 127.0.0.1\n  Port {port}\n  User root\n")
@@ -68,17 +69,40 @@ def test_kit_runs_through_an_ssh_cluster(tmp_path, sshd):
     (kit_home / "cluster.toml").write_text(
         f'[ssh]\nhosts = ["127.0.0.1"]\ncores = 2\npython = "{sys.executable}"\n'
         f'kit_home = "{kit_home}"\ninterface = "lo"\nport = 0\n'
-        f'env = {{ PYTHONPATH = "{os.environ.get("PYTHONPATH", "")}" }}\nwait_s = 60\n')
+        f'env = {{ PYTHONPATH = "{os.environ.get("PYTHONPATH", "")}" }}\nwait_s = 60\n'
+    )
     env = dict(os.environ, KIT_HOME=str(kit_home), HOME=str(sshd))
-    check = subprocess.run([KIT, "cluster", "check", "--cluster", "ssh"], env=env,
-                           capture_output=True, text=True, timeout=300)
+    check = subprocess.run(
+        [KIT, "cluster", "check", "--cluster", "ssh"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert check.returncode == 0, check.stderr
     assert "tcp://127.0.0.1:" in check.stdout and "host ok" in check.stdout
     # Dask's own INFO lines went to kit's log, not to stderr
     assert check.stderr.strip() == "kit: starting the lab machines 127.0.0.1 over SSH"
     assert "distributed.scheduler" in (kit_home / "logs" / "cluster.log").read_text()
-    got = subprocess.run([KIT, "run", "--factor", "seed", "--seeds", "0,1", "--threads", "1",
-                          "--n", "100", "--cluster", "ssh"], env=env, capture_output=True,
-                         text=True, timeout=600)
+    got = subprocess.run(
+        [
+            KIT,
+            "run",
+            "--factor",
+            "seed",
+            "--seeds",
+            "0,1",
+            "--threads",
+            "1",
+            "--n",
+            "100",
+            "--cluster",
+            "ssh",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert got.returncode == 0, got.stderr
     assert "Traceback" not in got.stderr and "INFO" not in got.stderr

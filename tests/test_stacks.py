@@ -8,10 +8,10 @@ import pytest
 
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.envs.interpreters import _pyenv_candidates, find_python
-from kit.envs.platforms import ROSETTA_HINT, Platform
 from kit.envs.catalogue import definitions, reference
+from kit.envs.interpreters import _pyenv_candidates, find_python
 from kit.envs.kinds import listing, stack_kind
+from kit.envs.platforms import ROSETTA_HINT, Platform
 
 LINUX = Platform("linux", "x86_64", cpu_flags=frozenset({"avx", "avx2"}), downloads=False)
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True, downloads=True)
@@ -62,7 +62,8 @@ def test_missing_interpreter_is_a_reason(tmp_path, monkeypatch):
     (cat / "future").mkdir(parents=True)
     (cat / "future" / "uv.lock").write_text("version = 1\n")
     (cat / "stacks.toml").write_text(
-        '[stack.future]\nlock = "future"\npython = "3.99"\nblas = { linux-x86_64 = "OpenBLAS" }\n')
+        '[stack.future]\nlock = "future"\npython = "3.99"\nblas = { linux-x86_64 = "OpenBLAS" }\n'
+    )
     monkeypatch.setenv("KIT_STACKS_DIR", str(cat))
     st, why = stack_kind("future").status(LINUX)
     assert st == "unavailable" and "no Python 3.99 interpreter found" in why
@@ -83,8 +84,12 @@ def test_pyenv_versions_are_found_but_shims_are_not(tmp_path, monkeypatch):
     found = _pyenv_candidates(minor)
     assert [Path(p).parts[-3] for p in found] == [f"{minor}.10", f"{minor}.1"]  # newest first
     find_python.cache_clear()
-    assert find_python(minor, None, Platform("linux", __import__("platform").machine(),
-                                             downloads=False)) is not None
+    assert (
+        find_python(
+            minor, None, Platform("linux", __import__("platform").machine(), downloads=False)
+        )
+        is not None
+    )
     assert find_python("3.99", None, LINUX) is None
 
 
@@ -107,8 +112,10 @@ def test_threads_asking_for_one_interpreter_at_once_wait_for_one_search(monkeypa
     monkeypatch.setattr(interpreters, "_uv_find", slow_find)
     find_python.cache_clear()
     found = []
-    asking = [threading.Thread(target=lambda: found.append(find_python(minor, None, LINUX)))
-              for _ in range(3)]
+    asking = [
+        threading.Thread(target=lambda: found.append(find_python(minor, None, LINUX)))
+        for _ in range(3)
+    ]
     for t in asking:
         t.start()
     for t in asking:
@@ -151,11 +158,10 @@ def test_the_stack_table_reads_at_80_columns(plat):
         text = stacks_text(rows)
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 80 and "\n\n" not in text  # one table
-    starts = [next(i for i, ln in enumerate(lines) if ln.split()[:1] == [r["name"]])
-              for r in rows]
+    starts = [next(i for i, ln in enumerate(lines) if ln.split()[:1] == [r["name"]]) for r in rows]
     assert starts == sorted(starts)
     for r, at, end in zip(rows, starts, starts[1:] + [len(lines)]):
         assert lines[at].split()[-1] == r["status"].split()[-1]
-        under = " ".join(" ".join(lines[at + 1:end]).split())
+        under = " ".join(" ".join(lines[at + 1 : end]).split())
         assert end - at <= 3 and (not r["reason"] or " ".join(r["reason"].split()) in under)
     assert any(r["status"] == "unavailable" for r in rows)

@@ -8,11 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from stored import arrays, put, spec
 
 from kit.core.errors import KitError
 from kit.core.spec import seeds
 from kit.runs.store import Store
-from stored import arrays, put, spec
 
 
 def test_put_and_read_back(tmp_path):
@@ -182,9 +182,10 @@ def test_store_check_finds_and_repair_drops_what_is_damaged(tmp_path, kit_home, 
     import json
     import time
 
+    from stored import budget_store
+
     from kit.analysis.budget import budget
     from kit.cli import main
-    from stored import budget_store
 
     st = budget_store(tmp_path, home=kit_home)
     seed1 = next(r.id for r in st.runs() if r.spec.seed_dict["svd"] == 1)
@@ -254,10 +255,19 @@ def test_reading_a_remembered_array_writes_nothing(tmp_path, monkeypatch):
     assert writes == []
 
 
-@pytest.mark.parametrize("a", [np.arange(12.0).reshape(3, 4), np.asfortranarray(np.arange(12).reshape(3, 4)),
-                               np.array(7, dtype=np.int32), np.zeros((0, 5)), np.array([True, False]),
-                               np.array(["P12345", "Q9"]), np.arange(4, dtype=">i4")],
-                         ids=["c", "fortran", "0-d", "empty", "bool", "text", "big-endian"])
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.arange(12.0).reshape(3, 4),
+        np.asfortranarray(np.arange(12).reshape(3, 4)),
+        np.array(7, dtype=np.int32),
+        np.zeros((0, 5)),
+        np.array([True, False]),
+        np.array(["P12345", "Q9"]),
+        np.arange(4, dtype=">i4"),
+    ],
+    ids=["c", "fortran", "0-d", "empty", "bool", "text", "big-endian"],
+)
 def test_an_array_is_read_as_numpy_reads_it(tmp_path, a):
     from kit.runs.store.blobs import load_npy
 
@@ -278,12 +288,15 @@ def test_a_file_is_verified_as_it_streams_by_without_an_array_made(tmp_path, mon
     monkeypatch.setattr(blobs, "load_npy", lambda *_: pytest.fail("an array was made"))
     assert blobs.file_problem(tmp_path / "a.npy", sha, "<f8", [10, 100]) is None
     assert "do not match" in blobs.file_problem(tmp_path / "a.npy", "0" * 64, "<f8", [10, 100])
-    assert blobs.file_problem(tmp_path / "a.npy", sha, "<f4", [10, 100]) == "dtype <f8, recorded <f4"
+    assert (
+        blobs.file_problem(tmp_path / "a.npy", sha, "<f4", [10, 100]) == "dtype <f8, recorded <f4"
+    )
     assert blobs.file_problem(tmp_path / "a.npy", sha, "<f8", [100, 10]).startswith("shape")
     data = (tmp_path / "a.npy").read_bytes()
     (tmp_path / "cut.npy").write_bytes(data[:-8])
-    assert "declares 8000 bytes of data, the file holds 7992" in \
-        blobs.file_problem(tmp_path / "cut.npy", sha, "<f8", [10, 100])
+    assert "declares 8000 bytes of data, the file holds 7992" in blobs.file_problem(
+        tmp_path / "cut.npy", sha, "<f8", [10, 100]
+    )
     assert "not a readable" in blobs.file_problem(tmp_path / "none.npy", sha, "<f8", [10, 100])
     monkeypatch.undo()  # a Fortran-order file's data is not the C-order bytes the hash is of
     np.save(tmp_path / "f.npy", np.asfortranarray(a))
@@ -293,8 +306,9 @@ def test_a_file_is_verified_as_it_streams_by_without_an_array_made(tmp_path, mon
 def _received(tmp_path, spec_, stage_arrays, leave_out=(), name="got"):
     """A node's answer as the runner has it: the arrays that came back in a folder, and the
     manifest of all of them (spec included)."""
-    from kit.runs.store import array_sha256
     from stored import env
+
+    from kit.runs.store import array_sha256
 
     out = tmp_path / f"{name}-{spec_.run_id[:8]}"
     out.mkdir()
@@ -303,8 +317,14 @@ def _received(tmp_path, spec_, stage_arrays, leave_out=(), name="got"):
         if name not in leave_out:
             np.save(out / f"{name}.npy", a)
         stages[name] = {"sha256": array_sha256(a), "dtype": a.dtype.str, "shape": list(a.shape)}
-    return out, {"stages": stages, "timings": {}, "wall_s": 1.0, "seeds": spec_.seed_dict,
-                 "env": env(), "spec": json.loads(spec_.to_json())}
+    return out, {
+        "stages": stages,
+        "timings": {},
+        "wall_s": 1.0,
+        "seeds": spec_.seed_dict,
+        "env": env(),
+        "spec": json.loads(spec_.to_json()),
+    }
 
 
 def test_an_array_the_store_holds_need_not_come_back(tmp_path):
@@ -321,14 +341,17 @@ def test_an_array_the_store_holds_need_not_come_back(tmp_path):
     out, manifest = _received(tmp_path, s1, b, leave_out=shared)
     store.put_run(s1, out, manifest, held=held)
     assert store.has_run(s1.run_id)
-    assert {k: store.stage_blobs(s1.run_id)[k] for k in shared} == \
-        {k: store.stage_blobs(spec().run_id)[k] for k in shared}
+    assert {k: store.stage_blobs(s1.run_id)[k] for k in shared} == {
+        k: store.stage_blobs(spec().run_id)[k] for k in shared
+    }
     assert np.array_equal(store.array(s1.run_id, "kmer.data"), a["kmer.data"])
 
     s2 = spec(seeds=seeds(2))  # left out, but not held: no run of the dataset has it
     c = dict(arrays(seed=2), **{"kmer.data": np.ones(7)})
     out, manifest = _received(tmp_path, s2, c, leave_out=("kmer.data",))
-    with pytest.raises(KitError, match="kmer.data: the worker's array does not match .*not a readable"):
+    with pytest.raises(
+        KitError, match="kmer.data: the worker's array does not match .*not a readable"
+    ):
         store.put_run(s2, out, manifest, held=held)
     assert not store.has_run(s2.run_id)
 
@@ -344,7 +367,9 @@ def test_a_held_array_gone_from_the_store_refuses_the_run_before_anything_moves(
     b = dict(arrays(seed=1), **{"kmer.data": a["kmer.data"]})
     out, manifest = _received(tmp_path, s1, b, leave_out=("kmer.data",))
     files = sorted(p.name for p in (tmp_path / "home" / "arrays").rglob("*.npy"))
-    with pytest.raises(KitError, match="kmer.data: not sent back, as the store held an equal array"):
+    with pytest.raises(
+        KitError, match="kmer.data: not sent back, as the store held an equal array"
+    ):
         store.put_run(s1, out, manifest, held=held)
     assert not store.has_run(s1.run_id)
     assert sorted(p.name for p in (tmp_path / "home" / "arrays").rglob("*.npy")) == files
@@ -374,8 +399,9 @@ def test_a_run_interrupted_while_indexed_leaves_no_verified_row_and_resumes(tmp_
     store.put_run(s, out, manifest)
     assert store.has_run(s.run_id) and store.has_arrays(s.run_id)
     assert np.array_equal(store.array(s.run_id, "knn"), arrays()["knn"])
-    assert store.db.execute("SELECT count(*) FROM verified").fetchone()[0] == \
-        len(set(store.stage_blobs(s.run_id).values()))
+    assert store.db.execute("SELECT count(*) FROM verified").fetchone()[0] == len(
+        set(store.stage_blobs(s.run_id).values())
+    )
 
 
 def test_held_blobs_are_the_verified_arrays_of_the_datasets_last_runs(tmp_path):

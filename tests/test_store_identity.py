@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from outputs import call
+from stored import arrays, budget_store, put, spec
 
 from kit.core.spec import seeds
 from kit.runs.planning.options import Pair
 from kit.runs.store import Store
-from outputs import call
-from stored import arrays, budget_store, put, spec
 
 READERS = (("runs",), ("budget",), ("verdicts",), ("advise",))
 PIPELINE = Path(__file__).parent / "pipelines" / "unlinks.py"
@@ -48,7 +48,9 @@ def _refused(home: Path, says: str) -> None:
     """Every reader and `store check` refuse in one line saying ``says``; no file of the index
     changes (SQLite would copy a stale log into the index on its last close; the -shm is only
     the log's index in memory, rebuilt by every opener)."""
-    files = {p.name: p.read_bytes() for p in home.glob("store.sqlite*") if p.suffix != ".sqlite-shm"}
+    files = {
+        p.name: p.read_bytes() for p in home.glob("store.sqlite*") if p.suffix != ".sqlite-shm"
+    }
     for argv in READERS + (("store", "check"),):
         code, out, err = _call(*argv)
         assert code == 1 and out == "", (argv, out, err)
@@ -115,8 +117,9 @@ def test_a_store_without_an_identity_gets_one_once(tmp_path):
     index and in store.json, and keeps it; its runs read as before."""
     home = Path(os.environ["KIT_HOME"])
     home.mkdir(parents=True)
-    shutil.copyfile(Path(__file__).parent / "fixtures" / "store_v1" / "store.sqlite",
-                    home / "store.sqlite")
+    shutil.copyfile(
+        Path(__file__).parent / "fixtures" / "store_v1" / "store.sqlite", home / "store.sqlite"
+    )
     store = Store(home)
     ident = store.identity
     assert json.loads((home / "store.json").read_text()) == {"store": ident, "generation": 0}
@@ -125,10 +128,15 @@ def test_a_store_without_an_identity_gets_one_once(tmp_path):
 
 
 def _kit(*args, how="delete"):
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-               KIT_TEST_HOME=os.environ["KIT_HOME"], KIT_TEST_HOW=how)
-    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
-                          env=env)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+        KIT_TEST_HOME=os.environ["KIT_HOME"],
+        KIT_TEST_HOW=how,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args], capture_output=True, text=True, env=env
+    )
 
 
 @pytest.mark.slow
@@ -136,8 +144,7 @@ def _kit(*args, how="delete"):
 def test_a_pipeline_that_deletes_or_replaces_the_store_fails_in_one_line(how):
     """Before: exit 0 and 'repeat: every output identical'; then `kit runs` said 'no runs
     stored' and `store check` exit 0."""
-    got = _kit("run", "--pipeline", str(PIPELINE), "--factor", "repeat", "--threads", "1",
-               how=how)
+    got = _kit("run", "--pipeline", str(PIPELINE), "--factor", "repeat", "--threads", "1", how=how)
     assert got.returncode == 1, (got.stdout, got.stderr)
     assert "identical" not in got.stdout and "Traceback" not in got.stderr
     last = got.stderr.strip().splitlines()[-1]
@@ -189,12 +196,18 @@ def test_rows_deleted_by_hand_are_said_and_put_back_from_the_records(tmp_path):
     before = {argv: _call(*argv) for argv in READERS}
     gone = _listed()[0]
     with sqlite3.connect(home / "store.sqlite") as db:
-        for sql in ("DELETE FROM pairs WHERE a=? OR b=?", "DELETE FROM stages WHERE run=?",
-                    "DELETE FROM runs WHERE id=?"):
+        for sql in (
+            "DELETE FROM pairs WHERE a=? OR b=?",
+            "DELETE FROM stages WHERE run=?",
+            "DELETE FROM runs WHERE id=?",
+        ):
             db.execute(sql, (gone,) * sql.count("?"))
     code, out, err = _call("store", "check")
-    assert code == 1 and "the index lacks what the records beside the arrays hold: 1 run(s) " \
-        f"({gone[:12]})" in out, (out, err)
+    assert (
+        code == 1
+        and f"the index lacks what the records beside the arrays hold: 1 run(s) ({gone[:12]})"
+        in out
+    ), (out, err)
     code, out, err = _call("store", "check", "--repair")
     assert code == 0 and "restored from" in out, (out, err)
     assert {argv: _call(*argv) for argv in READERS} == before

@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from outputs import call
 from stored import arrays, put, spec
+
 from kit.core.errors import Damaged
 from kit.core.spec import RunSpec, pipeline_seeds, seeds
 from kit.core.subject import DATASET, PIPELINE
@@ -60,15 +60,20 @@ def _dump(home: Path) -> tuple:
 
 def _reads(st: Store) -> dict:
     """What the readers return, in reads.json's shape."""
-    return {"user_version": schema.CURRENT,
-            "latest_dataset": st.latest_dataset(), "datasets": st.datasets(),
-            "runs": [r.id for r in st.runs()],
-            "runs_of": {h: [r.id for r in st.runs(h)] for h in (D1, D2, P)},
-            "specs": sorted(st.specs()), "pairs": [p.to_json() for p in st.pairs()],
-            "damaged_runs": st.damaged_runs(), "damaged_datasets": st.damaged_datasets(),
-            "latest": {k: st.latest(k) for k in (DATASET, PIPELINE)},
-            "subjects": {k: [d.sha256 for d in st.subjects(k)] for k in (DATASET, PIPELINE)},
-            "run_subjects": {r.id: k for k in (DATASET, PIPELINE) for r in st.runs(subject=k)}}
+    return {
+        "user_version": schema.CURRENT,
+        "latest_dataset": st.latest_dataset(),
+        "datasets": st.datasets(),
+        "runs": [r.id for r in st.runs()],
+        "runs_of": {h: [r.id for r in st.runs(h)] for h in (D1, D2, P)},
+        "specs": sorted(st.specs()),
+        "pairs": [p.to_json() for p in st.pairs()],
+        "damaged_runs": st.damaged_runs(),
+        "damaged_datasets": st.damaged_datasets(),
+        "latest": {k: st.latest(k) for k in (DATASET, PIPELINE)},
+        "subjects": {k: [d.sha256 for d in st.subjects(k)] for k in (DATASET, PIPELINE)},
+        "run_subjects": {r.id: k for k in (DATASET, PIPELINE) for r in st.runs(subject=k)},
+    }
 
 
 def _expected() -> dict:
@@ -86,7 +91,11 @@ def test_a_v1_store_opens_migrated_and_reads_as_that_kit_read_it(tmp_path):
     column = dict(_sql(home, "SELECT id, subject FROM runs"))
     assert column == READS["run_subjects"]
     assert dict(_sql(home, "SELECT sha256, subject FROM datasets")) == {
-        D1: DATASET, D2: DATASET, P: PIPELINE, "4" * 64: DATASET}
+        D1: DATASET,
+        D2: DATASET,
+        P: PIPELINE,
+        "4" * 64: DATASET,
+    }
     indexes = {n for (n,) in _sql(home, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"runs_by_subject", "datasets_by_subject", "runs_by_dataset"} <= indexes
     st = Store(home)  # a second open finds nothing to do and reads the same
@@ -119,8 +128,11 @@ def test_a_v1_row_whose_spec_does_not_verify_is_left_for_the_check(tmp_path):
     last_dataset_run = READS["runs_of"][D2][0]
     text = _sql(home, "SELECT spec FROM runs WHERE id=?", (last_dataset_run,))[0][0]
     assert '"threads":1' in text
-    _sql(home, "UPDATE runs SET spec=? WHERE id=?",
-         (text.replace('"threads":1', '"threads":3'), last_dataset_run))
+    _sql(
+        home,
+        "UPDATE runs SET spec=? WHERE id=?",
+        (text.replace('"threads":1', '"threads":3'), last_dataset_run),
+    )
     st = Store(home)
     assert _sql(home, "SELECT subject FROM runs WHERE id=?", (last_dataset_run,)) == [(None,)]
     for read in (st.latest, st.runs, lambda: st.runs(subject=PIPELINE), st.specs):
@@ -197,8 +209,9 @@ def test_a_v1_store_read_by_a_user_who_cannot_write_it(tmp_path):
 
 # -- the readers on a new store -----------------------------------------------------------------
 def _lab(s=0):
-    return RunSpec(dataset=P, stack="host", stack_id="s" * 64, pipeline=P,
-                   seeds=pipeline_seeds(("init",), s))
+    return RunSpec(
+        dataset=P, stack="host", stack_id="s" * 64, pipeline=P, seeds=pipeline_seeds(("init",), s)
+    )
 
 
 def _both(tmp_path) -> Store:
@@ -226,9 +239,21 @@ def test_subjects_are_frozen_records_of_the_datasets_table(tmp_path):
     st = _both(tmp_path)
     ds, lab = st.subjects()
     assert (ds.sha256, ds.kind, ds.name, ds.rows, ds.source, ds.verified, ds.is_pipeline) == (
-        D1, DATASET, "synthetic-120", 120, "synthetic", True, False)
+        D1,
+        DATASET,
+        "synthetic-120",
+        120,
+        "synthetic",
+        True,
+        False,
+    )
     assert (lab.kind, lab.name, lab.rows, lab.source, lab.is_pipeline) == (
-        PIPELINE, "pipeline digits.py", None, "pipeline", True)
+        PIPELINE,
+        "pipeline digits.py",
+        None,
+        "pipeline",
+        True,
+    )
     assert st.subjects(PIPELINE) == [lab] and st.subjects(DATASET) == [ds]
     assert {d.sha256: d.to_json() for d in st.subjects()} == st.datasets()
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -251,7 +276,9 @@ def test_every_writer_writes_the_column(tmp_path):
     for s in (st, other):
         assert {k for (k,) in s.db.execute("SELECT subject FROM runs")} == {DATASET, PIPELINE}
         assert dict(s.db.execute("SELECT sha256, subject FROM datasets")) == {
-            D1: DATASET, P: PIPELINE}
+            D1: DATASET,
+            P: PIPELINE,
+        }
         assert s.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT
     assert other.latest(PIPELINE) == P and other.latest() == D1
 
@@ -297,7 +324,8 @@ def test_a_subject_outside_the_two_kinds_cannot_be_written(tmp_path):
 
 @pytest.mark.parametrize("damage", ["deleted", "cut short"])
 def test_a_v1_store_gets_its_records_once_and_is_rebuilt_from_them_whole(
-        tmp_path, monkeypatch, damage):
+    tmp_path, monkeypatch, damage
+):
     """Issue 54.5: a store from before the records gets them, once, from its index as it first
     opens; its index then deleted or cut short, `kit store check --repair` rebuilds it from them
     and every reader returns what that kit's readers returned (reads.json), in the same order.

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from stored import every_kind_store, spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +31,13 @@ def kit(home, *args, timeout=180):
     # the width the fixture's outputs were printed at (to a file, no COLUMNS)
     env = dict(os.environ, KIT_HOME=str(home), PYTHONPATH=str(ROOT), COLUMNS="80")
     try:
-        return subprocess.run([sys.executable, "-m", "kit", *args], env=env, text=True,
-                              capture_output=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "kit", *args],
+            env=env,
+            text=True,
+            capture_output=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"`kit {' '.join(args)}` did not end within {timeout} s (a blocked read?)")
 
@@ -78,7 +82,9 @@ def _set(home, column, raw: bytes, run=S0):
     con = sqlite3.connect(home / "store.sqlite")
     try:
         with con:
-            n = con.execute(f"UPDATE runs SET {column}=CAST(? AS TEXT) WHERE id=?", (raw, run)).rowcount
+            n = con.execute(
+                f"UPDATE runs SET {column}=CAST(? AS TEXT) WHERE id=?", (raw, run)
+            ).rowcount
         assert n == 1
     finally:
         con.close()
@@ -110,8 +116,9 @@ def _repaired(home, named: str):
 
 # -- a run's rows ------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("old,new", [(b'"threads":1', b'"threads":3'),
-                                     (b'["kmeans",0]', b'["kmeans",7]')])
+@pytest.mark.parametrize(
+    "old,new", [(b'"threads":1', b'"threads":3'), (b'["kmeans",0]', b'["kmeans",7]')]
+)
 def test_one_changed_byte_of_a_spec_is_a_damaged_run_not_another_run(home, old, new):
     """Before, the run was relabelled (3 threads, seed 7) in every reader, and the check was
     clean, although a run's id is the sha256 of its spec."""
@@ -122,8 +129,9 @@ def test_one_changed_byte_of_a_spec_is_a_damaged_run_not_another_run(home, old, 
         line = one_line(kit(home, *args))
         assert f"run {S0[:12]}" in line and "does not hash to its id" in line, (args, line)
         assert "kit store check --repair" in line, line
-    trained = {i for i in _runs(home) if i != S0 and
-               json.loads(_row(home, i)[0]).get("input") == S0}
+    trained = {
+        i for i in _runs(home) if i != S0 and json.loads(_row(home, i)[0]).get("input") == S0
+    }
     assert len(trained) == 4  # the perturbed run and three torch runs
     check, fix = _repaired(home, f"damaged run {S0[:12]}")
     assert "does not hash to its id" in check
@@ -137,17 +145,21 @@ def test_one_changed_byte_of_a_spec_is_a_damaged_run_not_another_run(home, old, 
 def _garbled(text: bytes) -> bytes:
     """A byte that is not UTF-8 in the middle of a text, as a damaged page leaves it."""
     i = len(text) // 2
-    return text[:i] + b"\xff\xfe" + text[i + 2:]
+    return text[:i] + b"\xff\xfe" + text[i + 2 :]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("column,damage,why", [
-    ("spec", lambda t: t[: len(t) - 7], "spec: not JSON"),
-    ("manifest", lambda t: t[: len(t) // 2], "manifest: not JSON"),
-    ("manifest", lambda t: b"{}", "manifest: Object missing required field"),
-    ("spec", _garbled, "not valid UTF-8"),
-    ("manifest", _garbled, "not valid UTF-8"),
-], ids=["truncated spec", "truncated manifest", "emptied manifest", "utf8 spec", "utf8 manifest"])
+@pytest.mark.parametrize(
+    "column,damage,why",
+    [
+        ("spec", lambda t: t[: len(t) - 7], "spec: not JSON"),
+        ("manifest", lambda t: t[: len(t) // 2], "manifest: not JSON"),
+        ("manifest", lambda t: b"{}", "manifest: Object missing required field"),
+        ("spec", _garbled, "not valid UTF-8"),
+        ("manifest", _garbled, "not valid UTF-8"),
+    ],
+    ids=["truncated spec", "truncated manifest", "emptied manifest", "utf8 spec", "utf8 manifest"],
+)
 def test_a_damaged_row_is_one_line_and_repaired(home, column, damage, why):
     """Before: an internal error in every reader and in the repair (JSONDecodeError, "Could not
     decode to UTF-8", KeyError: 'env' in `kit budget`)."""
@@ -165,7 +177,9 @@ def test_a_damaged_row_is_one_line_and_repaired(home, column, damage, why):
 def _blob(home, run=S0, stage="svd_rand") -> Path:
     con = sqlite3.connect(home / "store.sqlite")
     try:
-        (b,) = con.execute("SELECT blob FROM stages WHERE run=? AND stage=?", (run, stage)).fetchone()
+        (b,) = con.execute(
+            "SELECT blob FROM stages WHERE run=? AND stage=?", (run, stage)
+        ).fetchone()
     finally:
         con.close()
     return home / "arrays" / b[:2] / f"{b}.npy"
@@ -267,8 +281,11 @@ def test_a_store_written_by_59b4f73_opens_migrated_and_reads_the_same(tmp_path):
     con = sqlite3.connect(home / "store.sqlite")
     assert con.execute("PRAGMA user_version").fetchone()[0] == 0
     con.close()
-    for args, saved in ((("runs",), "runs.txt"), (("runs", "--json"), "runs.json"),
-                        (("budget",), "budget.txt")):
+    for args, saved in (
+        (("runs",), "runs.txt"),
+        (("runs", "--json"), "runs.json"),
+        (("budget",), "budget.txt"),
+    ):
         r = kit(home, *args)
         assert r.returncode == 0, r.stderr
         assert r.stdout == (FIXTURE / saved).read_text(), args
@@ -284,16 +301,20 @@ def test_a_store_written_by_59b4f73_opens_migrated_and_reads_the_same(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("summary", [b'{"sha256": "d', b"[]", b'{"name": "swissprot"}',
-                                     b'{"sha256": "DS", "name": "x\\u001b[2J"}'])
+@pytest.mark.parametrize(
+    "summary",
+    [b'{"sha256": "d', b"[]", b'{"name": "swissprot"}', b'{"sha256": "DS", "name": "x\\u001b[2J"}'],
+)
 def test_a_damaged_record_of_a_dataset_is_one_line_and_repaired(home, summary):
     """A reviewer's: a truncated or non-object summary gave an internal error in `kit runs` and
     `kit budget`, and `store check` called the store clean."""
     con = sqlite3.connect(home / "store.sqlite")
     sha = spec().dataset
     with con:  # the runs' dataset, recorded as a run records it, then damaged
-        con.execute("INSERT OR REPLACE INTO datasets (sha256, name, summary) VALUES (?, ?, ?)",
-                    (sha, "tiny", summary.decode().replace("DS", sha)))
+        con.execute(
+            "INSERT OR REPLACE INTO datasets (sha256, name, summary) VALUES (?, ?, ?)",
+            (sha, "tiny", summary.decode().replace("DS", sha)),
+        )
     con.close()
     for args in (("runs",), ("budget",)):
         assert "record of dataset" in one_line(kit(home, *args))

@@ -14,8 +14,13 @@ def test_kit_s_own_pipeline_declares_its_seeds_and_kinds_as_a_lab_file_does():
 
 
 def test_a_lab_pipeline_is_the_same_record_from_its_declaration():
-    info = {"sha256": "b" * 64, "name": "digits.py", "seeds": ["split", "init"],
-            "kinds": {"labels": "labels"}, "dtype": False}
+    info = {
+        "sha256": "b" * 64,
+        "name": "digits.py",
+        "seeds": ["split", "init"],
+        "kinds": {"labels": "labels"},
+        "dtype": False,
+    }
     s = of_pipeline(info, why="its file")
     assert s.kind == PIPELINE and s.is_pipeline and s.seeds == ("split", "init")
     assert s.dtype is False and s.kind_of("labels") == "labels"

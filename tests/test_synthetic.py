@@ -16,7 +16,7 @@ def test_shape_of_the_paper_subset():
     lengths = np.array([len(s) for s in seqs])
     assert len(seqs) == 3000 and len(set(ids)) == 3000
     assert lengths.min() >= 60 and lengths.max() <= 700
-    assert 300 < lengths.mean() < 375          # paper: mean length 337
-    assert 0.20 < np.mean(labels) < 0.28       # paper: 23.5% transmembrane
+    assert 300 < lengths.mean() < 375  # paper: mean length 337
+    assert 0.20 < np.mean(labels) < 0.28  # paper: 23.5% transmembrane
     assert set(orgs) == set(ORGANISMS)
     assert set("".join(seqs)) <= set(AMINO_ACIDS)

@@ -3,7 +3,6 @@
 import sys
 
 import pytest
-
 from tiers import SLOW_FIXTURES, slow_command
 
 pytest_plugins = ["pytester"]
@@ -11,24 +10,27 @@ pytest_plugins = ["pytester"]
 _ALONE = ("-p", "no:cacheprovider", "-p", "no:textual-snapshot")
 
 
-@pytest.mark.parametrize("argv, what", [
-    ([sys.executable, "-m", "kit.worker", "--serve"], "python -m kit.worker"),
-    ([sys.executable, "-m", "kit", "run"], "python -m kit"),
-    (["/root/.local/bin/uv", "sync"], "uv"),
-    (["uv", "python", "install", "3.13"], "uv"),
-    (["uv", "python", "find", "3.13"], None),  # a query: milliseconds
-    ("tmux new-session -d", "tmux"),
-    (["/usr/sbin/sshd", "-D"], "sshd"),
-    (["kit", "budget"], "kit"),
-    ([sys.executable, "-c", "import sys; print(sys.argv)", "-m", "kit.worker"], None),
-    (["git", "log", "kit"], None),  # a word named kit that is not the program
-    ([sys.executable, "-m", "pip", "--version"], None),
-])
+@pytest.mark.parametrize(
+    "argv, what",
+    [
+        ([sys.executable, "-m", "kit.worker", "--serve"], "python -m kit.worker"),
+        ([sys.executable, "-m", "kit", "run"], "python -m kit"),
+        (["/root/.local/bin/uv", "sync"], "uv"),
+        (["uv", "python", "install", "3.13"], "uv"),
+        (["uv", "python", "find", "3.13"], None),  # a query: milliseconds
+        ("tmux new-session -d", "tmux"),
+        (["/usr/sbin/sshd", "-D"], "sshd"),
+        (["kit", "budget"], "kit"),
+        ([sys.executable, "-c", "import sys; print(sys.argv)", "-m", "kit.worker"], None),
+        (["git", "log", "kit"], None),  # a word named kit that is not the program
+        ([sys.executable, "-m", "pip", "--version"], None),
+    ],
+)
 def test_a_command_is_slow_by_the_program_it_starts(argv, what):
     assert slow_command(argv) == what
 
 
-_SUITE = '''
+_SUITE = """
 import subprocess, sys
 import pytest
 
@@ -48,14 +50,16 @@ def every_kind():
 
 def test_uses_a_slow_fixture(every_kind):
     pass
-'''
+"""
 
 
 def _suite(pytester):
-    pytester.makeconftest("from tiers import fast_tier_guard, mark_slow_fixtures\n"
-                          "pytest_collection_modifyitems = mark_slow_fixtures\n")
+    pytester.makeconftest(
+        "from tiers import fast_tier_guard, mark_slow_fixtures\n"
+        "pytest_collection_modifyitems = mark_slow_fixtures\n"
+    )
     pytester.makepyfile(test_suite=_SUITE)
-    pytester.makeini('[pytest]\nmarkers = slow: slow\n')
+    pytester.makeini("[pytest]\nmarkers = slow: slow\n")
 
 
 def test_the_fast_tier_fails_an_unmarked_test_that_starts_kit_and_names_it(pytester):
@@ -74,7 +78,8 @@ def test_the_whole_suite_runs_every_test_unguarded(pytester):
 
 def test_a_slow_fixture_marks_its_tests(pytester):
     _suite(pytester)
-    res = pytester.runpytest_inprocess("-m", "slow", *_ALONE,
-                                       "test_suite.py::test_uses_a_slow_fixture")
+    res = pytester.runpytest_inprocess(
+        "-m", "slow", *_ALONE, "test_suite.py::test_uses_a_slow_fixture"
+    )
     res.assert_outcomes(passed=1)
     assert "every_kind" in SLOW_FIXTURES

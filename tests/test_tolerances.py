@@ -11,26 +11,44 @@ import yaml
 
 from kit.analysis.compare import aligned
 from kit.analysis.tolerances import HEADROOM, from_rows, is_environment, tolerances
+from kit.app.audit import run_pairs
 from kit.cli import main
-from kit.views.tolerances import text
 from kit.core import factors
 from kit.core.subject import of_dataset, of_pipeline
 from kit.data.pipelines import add_pipeline
-from kit.app.audit import run_pairs
-from kit.runs.planning.plan import plan_file
 from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan_file
 from kit.runs.store import Store
-from kit.views.tolerances import render, up
+from kit.views.tolerances import render, text, up
 
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
 
 
 def test_the_registry_says_which_factors_are_tolerated():
     assert [f.name for f in factors.table() if f.tolerated] == [
-        "host", "threads", "arch", "blas", "numpy", "python", "sklearn", "container", "os",
-        "torch-threads", "torch-device"]
-    for name in ("repeat", "process", "precision", "seed", "seed:split", "perturb",
-                 "torch-deterministic", "seed:init", "no-such-factor"):
+        "host",
+        "threads",
+        "arch",
+        "blas",
+        "numpy",
+        "python",
+        "sklearn",
+        "container",
+        "os",
+        "torch-threads",
+        "torch-device",
+    ]
+    for name in (
+        "repeat",
+        "process",
+        "precision",
+        "seed",
+        "seed:split",
+        "perturb",
+        "torch-deterministic",
+        "seed:init",
+        "no-such-factor",
+    ):
         assert not is_environment(name)
 
 
@@ -40,20 +58,30 @@ def _o(kind, pairs_changed=1, **most):
 
 def test_levels_pins_and_the_factor_that_set_each_tolerance():
     rows = {
-        "threads": {"pairs": 2, "outputs": {
-            "emb": _o("embedding", max_abs=1e-15, max_rel=1e-13),
-            "clusters": _o("labels", 0), "p_lr": _o("probabilities", max_abs=1e-16, max_rel=1e-15),
-            "p_rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0)}},
-        "sklearn": {"pairs": 1, "outputs": {
-            "emb": _o("embedding", max_abs=3e-12, max_rel=2e-14),
-            "clusters": _o("labels", max_abs=2.0, changed=4),
-            "p_lr": _o("probabilities", max_abs=1e-15, max_rel=1e-14),
-            "p_rf": _o("probabilities", max_abs=0.4, max_rel=0.9, flips=3)}},
+        "threads": {
+            "pairs": 2,
+            "outputs": {
+                "emb": _o("embedding", max_abs=1e-15, max_rel=1e-13),
+                "clusters": _o("labels", 0),
+                "p_lr": _o("probabilities", max_abs=1e-16, max_rel=1e-15),
+                "p_rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
+            },
+        },
+        "sklearn": {
+            "pairs": 1,
+            "outputs": {
+                "emb": _o("embedding", max_abs=3e-12, max_rel=2e-14),
+                "clusters": _o("labels", max_abs=2.0, changed=4),
+                "p_lr": _o("probabilities", max_abs=1e-15, max_rel=1e-14),
+                "p_rf": _o("probabilities", max_abs=0.4, max_rel=0.9, flips=3),
+            },
+        },
         "seed:init": {"pairs": 5, "outputs": {"emb": _o("embedding", max_abs=9.0, max_rel=9.0)}},
         "precision": {"pairs": 1, "outputs": {"emb": _o("embedding", max_abs=1e-7, max_rel=1e-6)}},
     }
-    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"}, {"sklearn": {"p_lr"}},
-                  loose=["jitter"])
+    t = from_rows(
+        rows, {"pipeline": "a" * 64, "name": "x.py"}, {"sklearn": {"p_lr"}}, loose=["jitter"]
+    )
     by = {r["output"]: r for r in t["tolerances"]}
     assert t["factors"] == ["threads", "sklearn"] and t["ignored"] == ["seed:init", "precision"]
     emb = by["emb"]  # the seed's 9.0 and float32's 1e-7 never widen it
@@ -61,13 +89,21 @@ def test_levels_pins_and_the_factor_that_set_each_tolerance():
     assert emb["atol"] == 3e-12 * HEADROOM and emb["rtol"] == 1e-13 * HEADROOM
     assert emb["pairs"] == 3
     rf = by["p_rf"]
-    assert (rf["factor"], rf["level"], rf["pin"], rf["atol"], rf["rtol"]) == \
-        ("sklearn", "predictions", True, None, None)
+    assert (rf["factor"], rf["level"], rf["pin"], rf["atol"], rf["rtol"]) == (
+        "sklearn",
+        "predictions",
+        True,
+        None,
+        None,
+    )
     assert "3 prediction(s) cross 0.5" in rf["why"] and "pin, don't tolerate" in rf["why"]
     assert by["clusters"]["pin"] and "4 of its discrete values changed" in by["clusters"]["why"]
     assert by["p_lr"]["level"] == "conclusions" and by["p_lr"]["pin"]
-    loose = from_rows({"threads": {"pairs": 1, "outputs": {"jitter": _o("array", max_abs=1e-9)}}},
-                      {"pipeline": "a" * 64, "name": "x.py"}, loose=["jitter"])
+    loose = from_rows(
+        {"threads": {"pairs": 1, "outputs": {"jitter": _o("array", max_abs=1e-9)}}},
+        {"pipeline": "a" * 64, "name": "x.py"},
+        loose=["jitter"],
+    )
     assert loose["tolerances"][0]["pin"] and "loose generator" in loose["tolerances"][0]["why"]
     # set by the loose generator, not by the environment factor that met it (a drive read
     # "set by threads" as "pin the threads")
@@ -86,16 +122,27 @@ def test_a_tolerance_as_wide_as_the_values_is_a_pin_never_numbers():
     """The digits example's metrics: [score in 0..1, inertia ~6e3] moved by 3e3 needs an atol
     that passes any score; centroids moved by 4x their own size need rtol >= 1. Neither is a
     tolerance a test could fail."""
-    rows = {"sklearn": {"pairs": 1, "outputs": {
-        "scores": _o("array", max_abs=3.2e3, max_rel=0.2),
-        "centroids": _o("array", max_abs=0.5, max_rel=2.0),
-        "emb": _o("embedding", max_abs=1e-12, max_rel=1e-10),
-        "inertia": _o("array", max_abs=1e-9, max_rel=1e-13)}}}
-    t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"},
-                  spreads={"scores": 6.35e3, "centroids": 16.0, "emb": 3.0})
+    rows = {
+        "sklearn": {
+            "pairs": 1,
+            "outputs": {
+                "scores": _o("array", max_abs=3.2e3, max_rel=0.2),
+                "centroids": _o("array", max_abs=0.5, max_rel=2.0),
+                "emb": _o("embedding", max_abs=1e-12, max_rel=1e-10),
+                "inertia": _o("array", max_abs=1e-9, max_rel=1e-13),
+            },
+        }
+    }
+    t = from_rows(
+        rows,
+        {"pipeline": "a" * 64, "name": "x.py"},
+        spreads={"scores": 6.35e3, "centroids": 16.0, "emb": 3.0},
+    )
     by = {r["output"]: r for r in t["tolerances"]}
-    for name, words in (("scores", "atol 6.4e+03 is at least half the spread of its values"),
-                        ("centroids", "rtol 4 is at least 1")):
+    for name, words in (
+        ("scores", "atol 6.4e+03 is at least half the spread of its values"),
+        ("centroids", "rtol 4 is at least 1"),
+    ):
         r = by[name]
         assert (r["pin"], r["wide"], r["rtol"], r["atol"]) == (True, True, None, None), r
         assert words in r["why"] and "pin, don't tolerate" in r["why"]
@@ -115,15 +162,17 @@ def test_up_never_rounds_below_the_need():
 
 @pytest.fixture
 def threads_store():
-    assert main(["run", "--factor", "threads,repeat", "--threads", "1,2", "--n", "150",
-                 "--yes"]) == 0
+    assert (
+        main(["run", "--factor", "threads,repeat", "--threads", "1,2", "--n", "150", "--yes"]) == 0
+    )
     store = Store()
     return store, store.latest_dataset()
 
 
 @pytest.mark.slow
-def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_store, capsys,
-                                                                    tmp_path):
+def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(
+    threads_store, capsys, tmp_path
+):
     store, ds = threads_store
     capsys.readouterr()
     t = tolerances(store, of_dataset(ds, store.datasets()[ds]))
@@ -148,8 +197,10 @@ def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_stor
     out = tmp_path / "tol.yml"
     assert main(["tolerances", "--format", "pytest-regressions", "--out", str(out)]) == 0
     got = yaml.safe_load(out.read_text())["tolerances"]
-    assert got["svd_rand"]["atol"] >= by["svd_rand"]["atol"] and got["knn"] == {"rtol": 0.0,
-                                                                                  "atol": 0.0}
+    assert got["svd_rand"]["atol"] >= by["svd_rand"]["atol"] and got["knn"] == {
+        "rtol": 0.0,
+        "atol": 0.0,
+    }
     assert main(["tolerances", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(t["tolerances"]))
     # the factors a lab will pin are left out, and the written file says so
@@ -160,15 +211,21 @@ def test_kit_pipeline_tolerances_are_measured_from_its_stored_pairs(threads_stor
     assert pinned["factors"] == [] and pinned["pinned"] == ["threads"]
     with pytest.raises(SystemExit) as usage:
         main(["tolerances", "--pin", "thread"])
-    assert usage.value.code == 2 and "argument --pin: unknown factor 'thread': did you mean " \
-        "threads" in capsys.readouterr().err
+    assert (
+        usage.value.code == 2
+        and "argument --pin: unknown factor 'thread': did you mean threads"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow
 def test_a_lab_pipeline_read_from_its_budget_never_from_its_seeds():
     info = add_pipeline(LAB)
-    plan = [p for f in ("repeat", "seed:init") for p in plan_file(f, info, PlanOptions(
-        threads=(1, 2), seeds=(0, 1)))]
+    plan = [
+        p
+        for f in ("repeat", "seed:init")
+        for p in plan_file(f, info, PlanOptions(threads=(1, 2), seeds=(0, 1)))
+    ]
     store = Store()
     run_pairs(plan, info, store)
     t = tolerances(store, of_pipeline(info))
@@ -201,11 +258,16 @@ def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
     x = np.linspace(1.0, 2.0, 8)
     nan = x.copy()
     nan[3] = np.nan  # one run's value turned NaN (say, at 2 threads)
-    pairs = {"x": (x, nan, "array"), "mask": (x > 1.5, x > 1.2, "array"),
-             "names": (np.array(["a", "b"]), np.array(["a", "c"]), "array"),
-             "same_nan": (nan, nan.copy() + np.r_[1e-15, np.zeros(7)], "array")}
-    diffs = {k: {"kind": kind, "identical": False, **output_diff(a, b, kind)}
-             for k, (a, b, kind) in pairs.items()}
+    pairs = {
+        "x": (x, nan, "array"),
+        "mask": (x > 1.5, x > 1.2, "array"),
+        "names": (np.array(["a", "b"]), np.array(["a", "c"]), "array"),
+        "same_nan": (nan, nan.copy() + np.r_[1e-15, np.zeros(7)], "array"),
+    }
+    diffs = {
+        k: {"kind": kind, "identical": False, **output_diff(a, b, kind)}
+        for k, (a, b, kind) in pairs.items()
+    }
     assert diffs["x"]["nonfinite"] == 1 and diffs["x"]["max_abs"] == 0.0
     assert "nonfinite" not in diffs["same_nan"] and 0 < diffs["same_nan"]["max_abs"] < 1e-14
     row = {"pairs": 0, "outputs": {}}
@@ -218,8 +280,11 @@ def test_a_nan_a_boolean_mask_or_a_string_that_changed_is_pinned_never_nan():
     assert by["same_nan"]["level"] == "magnitudes" and not by["same_nan"]["pin"]
     yml = yaml.safe_load(render(t, "pytest-regressions"))["tolerances"]
     assert all(np.isfinite(v) for tol in yml.values() for v in tol.values())
-    assert all(r[k] is None or np.isfinite(r[k]) for r in json.loads(render(t, "json"))
-               for k in ("rtol", "atol", "max_abs", "max_rel"))
+    assert all(
+        r[k] is None or np.isfinite(r[k])
+        for r in json.loads(render(t, "json"))
+        for k in ("rtol", "atol", "max_abs", "max_rel")
+    )
     assert "=nan" not in render(t, "numpy") and " nan " not in render(t, "text")
 
 
@@ -227,14 +292,23 @@ def test_a_lab_verdict_an_environment_factor_changed_lifts_its_models_to_conclus
     from kit.analysis.tolerances import changed_models
 
     row = lambda changed: {"changed": changed, "models": ["p-rf", "p_lr"]}  # noqa: E731
-    verdicts = {"factors": {"threads": {"verdicts": {"p-rf-p_lr acc": row(1),
-                                                     "p-rf-p_lr auc": row(0)}},
-                            "seed": {"verdicts": {"p-rf-p_lr acc": row(0)}}}}
+    verdicts = {
+        "factors": {
+            "threads": {"verdicts": {"p-rf-p_lr acc": row(1), "p-rf-p_lr auc": row(0)}},
+            "seed": {"verdicts": {"p-rf-p_lr acc": row(0)}},
+        }
+    }
     got = changed_models(verdicts)
     assert got == {"threads": {"p-rf", "p_lr"}, "seed": set()}  # names kept whole
-    rows = {"threads": {"pairs": 1, "outputs": {
-        "p-rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
-        "other": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0)}}}
+    rows = {
+        "threads": {
+            "pairs": 1,
+            "outputs": {
+                "p-rf": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
+                "other": _o("probabilities", max_abs=0.01, max_rel=0.02, flips=0),
+            },
+        }
+    }
     by = {r["output"]: r for r in from_rows(rows, {"name": "x.py"}, got)["tolerances"]}
     assert (by["p-rf"]["level"], by["p-rf"]["pin"]) == ("conclusions", True)
     assert (by["other"]["level"], by["other"]["pin"]) == ("magnitudes", False)
@@ -244,9 +318,16 @@ def test_with_no_environment_factor_it_names_the_pipeline_s_own_command(capsys, 
     """Drive 35 #6: `kit run --factor threads` measures kit's own pipeline, not the file's."""
     import kit.analysis.tolerances as tol
 
-    monkeypatch.setattr(tol, "output_budget", lambda store, subject: {
-        "factors": {"repeat": {"pairs": 1, "outputs": {}}}, "pipeline": subject.sha256,
-        "name": subject.name, "loose": []})
+    monkeypatch.setattr(
+        tol,
+        "output_budget",
+        lambda store, subject: {
+            "factors": {"repeat": {"pairs": 1, "outputs": {}}},
+            "pipeline": subject.sha256,
+            "name": subject.name,
+            "loose": [],
+        },
+    )
     monkeypatch.setattr(tol, "output_verdicts", lambda store, subject: {"factors": {}})
     assert main(["tolerances", "--pipeline", str(LAB)]) == 0
     out = capsys.readouterr().out
@@ -258,15 +339,23 @@ def _no_environment(monkeypatch, loose=()):
     changed), as after `kit run --pipeline FILE --factor repeat,seed`."""
     import kit.analysis.tolerances as tol
 
-    monkeypatch.setattr(tol, "output_budget", lambda store, subject: {
-        "factors": {"repeat": {"pairs": 1, "outputs": {}}, "seed": {"pairs": 1, "outputs": {}}},
-        "pipeline": subject.sha256, "name": subject.name, "loose": list(loose)})
+    monkeypatch.setattr(
+        tol,
+        "output_budget",
+        lambda store, subject: {
+            "factors": {"repeat": {"pairs": 1, "outputs": {}}, "seed": {"pairs": 1, "outputs": {}}},
+            "pipeline": subject.sha256,
+            "name": subject.name,
+            "loose": list(loose),
+        },
+    )
     monkeypatch.setattr(tol, "output_verdicts", lambda store, subject: {"factors": {}})
 
 
 @pytest.mark.parametrize("form", ["pytest-regressions", "numpy", "json"])
 def test_a_file_format_with_no_environment_factor_exits_non_zero_with_the_table_s_reason(
-        capsys, monkeypatch, tmp_path, form):
+    capsys, monkeypatch, tmp_path, form
+):
     """Drive 56 #3: an empty tolerance file with exit 0 is what a lab's CI would commit."""
     _no_environment(monkeypatch, loose=["p_rf"])
     assert main(["tolerances", "--pipeline", str(LAB)]) == 0
@@ -278,15 +367,25 @@ def test_a_file_format_with_no_environment_factor_exits_non_zero_with_the_table_
     err = " ".join(captured.err.split())
     assert captured.out == "" and not out.exists() and "Traceback" not in err
     assert err.startswith("kit: ") and err.count("kit: ") == 1
-    reason = table[table.index("no tolerances:"):]
+    reason = table[table.index("no tolerances:") :]
     assert reason.split("LOOSE")[0].strip() in err  # the same reason the table gives
     assert "LOOSE GENERATOR: p_rf differs" in err and "LOOSE GENERATOR: p_rf differs" in table
 
 
 def test_a_loose_generator_is_stated_in_every_format_and_each_header_names_what_it_holds():
-    rows = {"threads": {"pairs": 1, "outputs": {
-        "p": {"kind": "probabilities", "changed": 1, "most": {"max_abs": 1e-9, "max_rel": 1e-9}},
-        "q": {"kind": "floats", "changed": 1, "most": {"max_abs": 1e-12, "max_rel": 1e-12}}}}}
+    rows = {
+        "threads": {
+            "pairs": 1,
+            "outputs": {
+                "p": {
+                    "kind": "probabilities",
+                    "changed": 1,
+                    "most": {"max_abs": 1e-9, "max_rel": 1e-9},
+                },
+                "q": {"kind": "floats", "changed": 1, "most": {"max_abs": 1e-12, "max_rel": 1e-12}},
+            },
+        }
+    }
     t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"}, loose=["p"])
     assert "LOOSE GENERATOR: p differs" in " ".join(render(t, "text").split())
     doc = yaml.safe_load(render(t, "pytest-regressions"))
@@ -303,11 +402,12 @@ def test_a_loose_generator_is_stated_in_every_format_and_each_header_names_what_
     # without a loose generator none is said
     t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"})
     assert "LOOSE GENERATOR:" not in render(t, "text") + render(t, "pytest-regressions") + render(
-        t, "numpy")
+        t, "numpy"
+    )
     assert yaml.safe_load(render(t, "pytest-regressions"))["loose_generator"] == []
 
 
-_LAB_TEST = '''
+_LAB_TEST = """
 from pathlib import Path
 
 import numpy as np
@@ -324,12 +424,13 @@ def test_pipeline(ndarrays_regression):
     if ALIGN and EXPECTED.exists():
         out = aligned(out, dict(np.load(EXPECTED)))
     ndarrays_regression.check(out, fullpath=EXPECTED, tolerances=TOLERANCES)
-'''
+"""
 
 
 @pytest.mark.slow  # starts pytest in a subprocess, as a lab's own test run would
 def test_a_lab_s_pytest_regressions_test_passes_another_sign_and_numbering_with_kit_s_tolerance(
-        tmp_path):
+    tmp_path,
+):
     """An embedding with one column's sign flipped and centroids renumbered (k-means' and the
     SVD's arbitrary choices) beside tiny real changes: ndarrays_regression with kit's
     tolerances fails them as they are, and passes them lined up by the generated aligned()."""
@@ -342,23 +443,53 @@ def test_a_lab_s_pytest_regressions_test_passes_another_sign_and_numbering_with_
     emb, cen = rng.normal(size=(30, 3)), rng.normal(size=(4, 2)) * 5
     emb2 = emb * np.array([1.0, -1.0, 1.0]) + rng.normal(scale=1e-12, size=emb.shape)
     cen2 = cen[[2, 0, 3, 1]] + rng.normal(scale=1e-12, size=cen.shape)
-    rows = {"threads": {"pairs": 1, "outputs": {
-        "emb": {"kind": "embedding", "changed": 1, "most": output_diff(emb, emb2, "embedding")},
-        "cen": {"kind": "centroids", "changed": 1, "most": output_diff(cen, cen2, "centroids")}}}}
+    rows = {
+        "threads": {
+            "pairs": 1,
+            "outputs": {
+                "emb": {
+                    "kind": "embedding",
+                    "changed": 1,
+                    "most": output_diff(emb, emb2, "embedding"),
+                },
+                "cen": {
+                    "kind": "centroids",
+                    "changed": 1,
+                    "most": output_diff(cen, cen2, "centroids"),
+                },
+            },
+        }
+    }
     t = from_rows(rows, {"pipeline": "a" * 64, "name": "x.py"})
     by = {r["output"]: r for r in t["tolerances"]}
     assert not by["emb"]["pin"] and not by["cen"]["pin"] and by["cen"]["atol"] < 1e-9
-    assert yaml.safe_load(render(t, "pytest-regressions"))["aligned"] == {"emb": "signs",
-                                                                          "cen": "rows"}
+    assert yaml.safe_load(render(t, "pytest-regressions"))["aligned"] == {
+        "emb": "signs",
+        "cen": "rows",
+    }
     (tmp_path / "tolerances.yml").write_text(render(t, "pytest-regressions"))
     (tmp_path / "tolerances.py").write_text(render(t, "numpy"))
 
     def lab_test(outputs: dict, align: bool) -> subprocess.CompletedProcess:
         np.savez(tmp_path / "outputs.npz", **outputs)
         (tmp_path / "test_lab.py").write_text(f"ALIGN = {align}\n" + _LAB_TEST)
-        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               "-p", "no:randomly", "test_lab.py"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                "test_lab.py",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     first = lab_test({"emb": emb, "cen": cen}, True)  # records the expected file, fails once
     assert first.returncode == 1 and "File not found in data directory, created" in first.stdout

@@ -11,13 +11,13 @@ import pytest
 
 from kit.cli import main
 from kit.core.errors import KitError
-from kit.runs.planning.options import PlanOptions
-from kit.runs.planning.availability import availability, devices
-from kit.runs.planning.plan import plan, required_stacks
-from kit.envs.platforms import Platform, detect
-from kit.envs.kinds import stack_kind
-from kit.envs.stacks import Stack
 from kit.envs.catalogue import definitions
+from kit.envs.kinds import stack_kind
+from kit.envs.platforms import Platform, detect
+from kit.envs.stacks import Stack
+from kit.runs.planning.availability import availability, devices
+from kit.runs.planning.options import PlanOptions
+from kit.runs.planning.plan import plan, required_stacks
 
 D = "d" * 64
 MAC = Platform("darwin", "arm64", (14, 5), rosetta=True)
@@ -36,8 +36,11 @@ def test_device_reasons():
     assert "Apple silicon" in LINUX.device_reason("mps")
     assert LINUX.device_reason("cuda").startswith("no CUDA device visible")
     assert GPU_LINUX.device_reason("cuda") is None
-    assert devices(LINUX) == {"cpu": None, "mps": LINUX.device_reason("mps"),
-                              "cuda": LINUX.device_reason("cuda")}
+    assert devices(LINUX) == {
+        "cpu": None,
+        "mps": LINUX.device_reason("mps"),
+        "cuda": LINUX.device_reason("cuda"),
+    }
 
 
 def test_torch_factor_plans():
@@ -72,8 +75,11 @@ def test_torch_threads_counts_nowhere_offers_are_refused_before_its_stack_is_bui
     runs go has no count to offer: a cluster's one-core workers (their node class named), or
     this machine's cores (the torch stack was built first, 16-28 s, then the plan refused)."""
     one_core = PlanOptions(cores=1, host="node-a")
-    with pytest.raises(KitError, match=r"the smallest worker of the cluster offers at most 1 "
-                                       r"core\(s\) \(runs go to node class node-a\)"):
+    with pytest.raises(
+        KitError,
+        match=r"the smallest worker of the cluster offers at most 1 "
+        r"core\(s\) \(runs go to node class node-a\)",
+    ):
         required_stacks(["torch-threads"], LINUX, opts=one_core)
     with pytest.raises(KitError, match=r"needs a thread count from 2 to the \d+ core\(s\) here"):
         required_stacks(["torch-threads"], LINUX, opts=PlanOptions(threads=(1,)))
@@ -98,8 +104,17 @@ def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
     if st == "unavailable":
         pytest.skip(f"torch-linux-cpu: {why}")
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "home"))
-    argv = ["run", "--factor", "torch-seed,torch-deterministic,torch-threads", "--n", "200",
-            "--seeds", "0-2", "--json", "--yes"]
+    argv = [
+        "run",
+        "--factor",
+        "torch-seed,torch-deterministic,torch-threads",
+        "--n",
+        "200",
+        "--seeds",
+        "0-2",
+        "--json",
+        "--yes",
+    ]
     assert main(argv) == 0
     rows = {r["factor"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     seed, det = rows["torch-seed"], rows["torch-deterministic"]
@@ -113,7 +128,10 @@ def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
     runs = json.loads(capsys.readouterr().out)
     torch_runs = [r for r in runs if r["spec"]["kind"] == "torch"]
     m = torch_runs[0]["manifest"]
-    assert m["env"]["packages"]["torch"].startswith("2.") and m["env"]["torch"]["mkldnn"] in (True, False)
+    assert m["env"]["packages"]["torch"].startswith("2.") and m["env"]["torch"]["mkldnn"] in (
+        True,
+        False,
+    )
     assert m["torch_run"]["device"] == "cpu" and m["torch_run"]["first_batch_loss"] > 0
     # the same interpreter registered as an external stack (as a cluster's torch module would be):
     # its own stack id, the same bits, and its torch decides which devices it offers
@@ -122,19 +140,55 @@ def test_cpu_torch_factors_end_to_end(capsys, tmp_path, monkeypatch):
     python = str(definitions()["torch-linux-cpu"].venv() / "bin" / "python")
     assert main(["stacks", "add", "site-torch", python]) == 0
     assert "--torch-stack site-torch" in capsys.readouterr().out
-    assert main(["run", "--factor", "torch-seed", "--seeds", "0-1", "--n", "200",
-                 "--torch-stack", "site-torch"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--factor",
+                "torch-seed",
+                "--seeds",
+                "0-1",
+                "--n",
+                "200",
+                "--torch-stack",
+                "site-torch",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["runs", "--json"]) == 0
-    runs = [r for r in json.loads(capsys.readouterr().out) if r["spec"]["kind"] == "torch"
-            and dict(r["spec"]["seeds"])["init"] == 1 and not r["spec"]["deterministic"]
-            and r["spec"]["threads"] == 1]
+    runs = [
+        r
+        for r in json.loads(capsys.readouterr().out)
+        if r["spec"]["kind"] == "torch"
+        and dict(r["spec"]["seeds"])["init"] == 1
+        and not r["spec"]["deterministic"]
+        and r["spec"]["threads"] == 1
+    ]
     by_stack = {r["spec"]["stack"]: r for r in runs}
     assert set(by_stack) == {"torch-linux-cpu", "site-torch"}
     a, b = by_stack["torch-linux-cpu"], by_stack["site-torch"]
     assert a["spec"]["stack_id"] != b["spec"]["stack_id"]
-    assert a["manifest"]["stages"]["torch_mlp"]["sha256"] == b["manifest"]["stages"]["torch_mlp"]["sha256"]
+    assert (
+        a["manifest"]["stages"]["torch_mlp"]["sha256"]
+        == b["manifest"]["stages"]["torch_mlp"]["sha256"]
+    )
     assert external.registry()["site-torch"]["facts"]["devices"] == ["cpu"]
-    assert main(["run", "--factor", "torch-device", "--device", "cuda", "--n", "200",
-                 "--torch-stack", "site-torch"]) == 1
+    assert (
+        main(
+            [
+                "run",
+                "--factor",
+                "torch-device",
+                "--device",
+                "cuda",
+                "--n",
+                "200",
+                "--torch-stack",
+                "site-torch",
+            ]
+        )
+        == 1
+    )
     assert "device cuda is not available in stack site-torch" in capsys.readouterr().err

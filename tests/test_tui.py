@@ -3,13 +3,13 @@
 from pathlib import Path
 
 import pytest
+from stored import every_kind_store
 from textual.widgets import DataTable, Input, Markdown, SelectionList
 
 from kit.data import load_dataset
 from kit.envs.platforms import Platform
 from kit.runs.store import Store
 from kit.tui.app import KitApp
-from stored import every_kind_store
 
 N = 120
 # fixed platform facts so every screen is the same on any machine of this kind
@@ -164,8 +164,15 @@ async def test_digits_are_typed_into_fields_and_escape_leaves_them(stored_home):
 
 
 async def test_each_tab_opens_with_its_main_widget_focused(stored_home):
-    main = {"1": "stacks", "2": "factors", "3": "run-log", "4": "budget-table",
-            "5": "verdicts-table", "6": "advice-scroll", "7": "compare"}
+    main = {
+        "1": "stacks",
+        "2": "factors",
+        "3": "run-log",
+        "4": "budget-table",
+        "5": "verdicts-table",
+        "6": "advice-scroll",
+        "7": "compare",
+    }
     async with app().run_test(size=(80, 24)) as pilot:
         for key, widget in main.items():
             await pilot.press("escape", key)
@@ -216,9 +223,13 @@ async def test_the_footer_shows_every_key_it_has_within_80_columns(stored_home):
 
 async def test_budget_keys_keep_working_after_the_curves_and_an_empty_view_says_why(stored_home):
     async with app().run_test(size=(80, 24)) as pilot:
+
         def shown():
-            return [v for v in ("budget-table", "bars-scroll", "amplify-plot")
-                    if pilot.app.query_one(f"#{v}").display]
+            return [
+                v
+                for v in ("budget-table", "bars-scroll", "amplify-plot")
+                if pilot.app.query_one(f"#{v}").display
+            ]
 
         await settled(pilot, "4", "a")
         assert shown() == ["amplify-plot"] and pilot.app.focused.id == "amplify-plot"
@@ -244,9 +255,9 @@ async def test_the_curves_view_without_perturb_runs_says_why_at_80x24(kit_home, 
         assert pilot.app.query_one("#budget-table").display
 
 
-async def test_e_writes_the_report_in_kits_own_folder_and_names_its_whole_path(stored_home,
-                                                                              tmp_path,
-                                                                              monkeypatch):
+async def test_e_writes_the_report_in_kits_own_folder_and_names_its_whole_path(
+    stored_home, tmp_path, monkeypatch
+):
     """`e` wrote kit-report/ into the current folder (a clone) and its toast split the path
     mid-word (`repor` / `t.html`)."""
     cwd = tmp_path / "clone"
@@ -296,9 +307,12 @@ async def test_ticked_and_unticked_factors_differ_as_characters(stored_home):
 
         def box(factor):  # the factor's line in the list (the settings beside it name some too)
             r = pilot.app.query_one("#factors").content_region
-            line = next(ln[r.x:r.right] for ln in screen_text(pilot).splitlines()[r.y:r.bottom]
-                        if f" {factor} " in ln[r.x:r.right] + " ")
-            return line[line.index("▐"):line.index("▐") + 3]
+            line = next(
+                ln[r.x : r.right]
+                for ln in screen_text(pilot).splitlines()[r.y : r.bottom]
+                if f" {factor} " in ln[r.x : r.right] + " "
+            )
+            return line[line.index("▐") : line.index("▐") + 3]
 
         assert box("repeat") == "▐X▌" and box("threads") == "▐ ▌"  # ticked by default, or not
         factors = pilot.app.query_one("#factors", SelectionList)
@@ -320,8 +334,10 @@ async def test_the_highlighted_factor_stays_in_sight_when_its_description_grows(
                 await pilot.press(key)
                 await pilot.pause()
                 box = factors.content_region
-                shown = [ln[box.x:box.right]
-                         for ln in screen_text(pilot).splitlines()[box.y:box.bottom]]
+                shown = [
+                    ln[box.x : box.right]
+                    for ln in screen_text(pilot).splitlines()[box.y : box.bottom]
+                ]
                 name = values[factors.highlighted]
                 assert any(f" {name}" in ln for ln in shown), (name, shown)
 
@@ -355,8 +371,9 @@ async def test_the_stacks_table_fits_80_columns_with_every_header_whole():
         assert header.split() == ["stack", "status", "python", "numpy", "sklearn/torch"], header
         assert table.max_scroll_x == 0
         for i, col in enumerate(table.ordered_columns):
-            words = [w for r in range(table.row_count)
-                     for w in str(table.get_cell_at((r, i))).split()]
+            words = [
+                w for r in range(table.row_count) for w in str(table.get_cell_at((r, i))).split()
+            ]
             assert max(map(len, words)) <= col.width, (str(col.label), col.width)
 
 
@@ -396,9 +413,15 @@ async def test_the_budget_bars_sit_beside_their_own_factor(stored_home):
     async with app().run_test(size=(120, 40)) as pilot:
         await settled(pilot, "4")  # the tab opens, then its table takes the keys
         await pilot.press("p")
-        lines = {ln.split()[0]: ln for ln in text(pilot.app.query_one("#budget-bars")).splitlines()
-                 if ln.strip() and not ln.startswith("median")}
-        assert lines["torch-deterministic"].rstrip().endswith(" 0") and "█" not in lines["torch-deterministic"]
+        lines = {
+            ln.split()[0]: ln
+            for ln in text(pilot.app.query_one("#budget-bars")).splitlines()
+            if ln.strip() and not ln.startswith("median")
+        }
+        assert (
+            lines["torch-deterministic"].rstrip().endswith(" 0")
+            and "█" not in lines["torch-deterministic"]
+        )
         assert lines["threads"].rstrip().endswith(" 0.4") and "█" in lines["threads"]
         assert "seed" not in lines and "torch-seed" not in lines  # 1 by definition
         await pilot.press("p")  # back to the table
@@ -424,8 +447,10 @@ def cut_cells(table) -> list:
 
     cut = []
     for i, col in enumerate(table.ordered_columns):
-        longest = max([col.label.cell_len] + [width(table.get_cell_at((r, i)))
-                                              for r in range(table.row_count)])
+        longest = max(
+            [col.label.cell_len]
+            + [width(table.get_cell_at((r, i))) for r in range(table.row_count)]
+        )
         if col.get_render_width(table) - 2 * table.cell_padding < longest:
             cut.append((str(col.label), col.get_render_width(table), longest))
     for r in range(min(table.row_count, table.size.height - 1)):
@@ -436,7 +461,8 @@ def cut_cells(table) -> list:
 
 
 async def test_budget_cells_are_never_cut_after_another_tab_nor_before_they_are_measured(
-        stored_home):
+    stored_home,
+):
     """After 6 then 4 at 80x24 a real terminal showed `thread`, `0.4` for 0.438: the tab was
     painted before the table measured its new rows (Textual does that when idle, and keeps
     what it drew). Cells are now measured as they are added."""
@@ -465,7 +491,9 @@ async def test_unavailable_choices_are_disabled_with_reasons():
         assert "no CUDA device" in text(pilot.app.query_one("#factor-help"))  # ... and says why
         await pilot.press("space")  # it cannot be ticked
         assert "torch-device" not in factors.selected
-        assert pilot.app.query_one("#dev-mps").disabled and pilot.app.query_one("#dev-cuda").disabled
+        assert (
+            pilot.app.query_one("#dev-mps").disabled and pilot.app.query_one("#dev-cuda").disabled
+        )
         assert not pilot.app.query_one("#dev-cpu").disabled
 
 
@@ -478,11 +506,20 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
 
     from kit.envs import external
 
-    facts = {"python": "3.12.1", "implementation": "CPython", "machine": "x86_64", "os": "linux",
-             "executable": sys.executable, "packages": {"numpy": "2", "torch": "2"}, "blas": [],
-             "torch": {"version": "2", "cuda": None, "cudnn": None}, "devices": ["cpu"]}
-    external.registry_path().write_text(json.dumps({"lab-torch": {
-        "python": sys.executable, "added": "2026-01-01", "facts": facts}}))
+    facts = {
+        "python": "3.12.1",
+        "implementation": "CPython",
+        "machine": "x86_64",
+        "os": "linux",
+        "executable": sys.executable,
+        "packages": {"numpy": "2", "torch": "2"},
+        "blas": [],
+        "torch": {"version": "2", "cuda": None, "cudnn": None},
+        "devices": ["cpu"],
+    }
+    external.registry_path().write_text(
+        json.dumps({"lab-torch": {"python": sys.executable, "added": "2026-01-01", "facts": facts}})
+    )
     async with app().run_test(size=(100, 40)) as pilot:
         await settled(pilot)  # the stacks are read in a worker
         row = pilot.app.query_one("#stacks", DataTable).get_row("lab-torch")
@@ -499,11 +536,22 @@ async def test_an_external_torch_stack_is_offered_and_probed_live():
 
 
 # -- snapshots: every tab at 80x24 and 120x40, by keys only, on a hand-made store -------------
-SCREENS = {"setup": [], "plan": ["2"], "run": ["3"], "budget": ["4"], "budget-pairs": ["4", "enter"],
-           "budget-units-bars": ["4", "u", "p"], "budget-curves": ["4", "a"],
-           "verdicts": ["5"], "verdicts-next": ["5", "s"], "advice": ["6"], "compare": ["7"],
-           "help": ["question_mark"], "help-scrolled": ["question_mark", "pagedown"],
-           "light": ["d"]}
+SCREENS = {
+    "setup": [],
+    "plan": ["2"],
+    "run": ["3"],
+    "budget": ["4"],
+    "budget-pairs": ["4", "enter"],
+    "budget-units-bars": ["4", "u", "p"],
+    "budget-curves": ["4", "a"],
+    "verdicts": ["5"],
+    "verdicts-next": ["5", "s"],
+    "advice": ["6"],
+    "compare": ["7"],
+    "help": ["question_mark"],
+    "help-scrolled": ["question_mark", "pagedown"],
+    "light": ["d"],
+}
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
@@ -540,9 +588,16 @@ def test_tmux_smoke(tmp_path):
         pytest.skip("tmux is not installed (.ci/run installs it)")
     script = Path(__file__).with_name("tui_smoke.sh")
     kit = str(Path(sys.executable).with_name("kit"))
-    proc = subprocess.run(["bash", str(script), kit], capture_output=True, text=True, timeout=600,
-                          env={**{k: v for k, v in os.environ.items() if k != "COLUMNS"},
-                               "KIT_HOME": str(tmp_path / "home")})  # tmux's own width
+    proc = subprocess.run(
+        ["bash", str(script), kit],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "COLUMNS"},
+            "KIT_HOME": str(tmp_path / "home"),
+        },
+    )  # tmux's own width
     assert proc.returncode == 0, proc.stderr
     assert "tui_smoke: ok" in proc.stdout
 
@@ -576,7 +631,9 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
     """Each tab and each of its keys on the store holding every kind of run, by keys only."""
     from kit.data.dataset import load_dataset  # noqa: F401  (the store's dataset is synthetic-120)
 
-    async with KitApp("synthetic", 120, platform=LINUX, store=Store()).run_test(size=(120, 40)) as pilot:
+    async with KitApp("synthetic", 120, platform=LINUX, store=Store()).run_test(
+        size=(120, 40)
+    ) as pilot:
         for tab in "1234567":
             await settled(pilot, tab)
         await settled(pilot, "4")
@@ -602,7 +659,9 @@ async def test_every_tab_and_key_on_a_store_of_every_kind(on_every_kind, tmp_pat
         await settled(pilot, "h")  # the verdicts under the cluster bootstrap (the set is clustered)
         assert "Homology (MMseqs2" in str(head.render()) and "h: back" in str(head.render())
         rows = pilot.app.query_one("#verdicts-table", DataTable)
-        assert rows.row_count == 12 and "width ratio" in [str(c.label) for c in rows.columns.values()]
+        assert rows.row_count == 12 and "width ratio" in [
+            str(c.label) for c in rows.columns.values()
+        ]
         await settled(pilot, "h")
         assert "run set" in str(head.render())
         await settled(pilot, "6")
@@ -623,7 +682,10 @@ async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
     async with app().run_test(size=(100, 32)) as pilot:
         await settled(pilot, "2")
         await pilot.press("tab", "tab", "tab")  # the threads field
-        for typed, says in (("0", "0 is not allowed here"), ("99", "would measure oversubscription")):
+        for typed, says in (
+            ("0", "0 is not allowed here"),
+            ("99", "would measure oversubscription"),
+        ):
             pilot.app.query_one("#threads", Input).value = ""
             await pilot.press(*typed)
             assert says in text(pilot.app.query_one("#plan-summary"))
@@ -634,8 +696,11 @@ async def test_bad_plan_settings_are_shown_in_the_app(tmp_path):
 
 # where the bug is: in a handler on the app's thread, in a pane's reading worker, and in a
 # method no handler of kit's guards (Textual's own ending of it, its traceback put in the log)
-BUGS = {"handler": ("show", "a bug"), "worker": ("_read_advice", "a bug"),
-        "unguarded": ("on_resize", None)}
+BUGS = {
+    "handler": ("show", "a bug"),
+    "worker": ("_read_advice", "a bug"),
+    "unguarded": ("on_resize", None),
+}
 
 
 @pytest.mark.parametrize("where", BUGS)
@@ -656,14 +721,25 @@ def test_a_bug_ends_the_app_with_status_1_and_one_line(tmp_path, where):
         f"advice.AdvicePane.{method} = broken\n"
         "class Buggy(app.KitApp):\n"
         "    def on_mount(self):\n        self.set_timer(0.5, lambda: self.action_tab('advice'))\n"
-        "sys.exit(app.run_app(Buggy('synthetic', 120, store=Store()), headless=True))\n")
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env={**{k: v for k, v in os.environ.items() if k != "COLUMNS"},
-                               "KIT_HOME": str(tmp_path / "home")})  # tmux's own width
+        "sys.exit(app.run_app(Buggy('synthetic', 120, store=Store()), headless=True))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "COLUMNS"},
+            "KIT_HOME": str(tmp_path / "home"),
+        },
+    )  # tmux's own width
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    line = ("kit tui: internal error: RuntimeError: a bug" if says else
-            "kit tui: internal error (a bug in kit; the traceback is in")
+    line = (
+        "kit tui: internal error: RuntimeError: a bug"
+        if says
+        else "kit tui: internal error (a bug in kit; the traceback is in"
+    )
     assert line in out and "Traceback" not in out and out.strip().count("\n") == 0, out
     log = out.split("the traceback is in ")[1].split(")")[0]
     logged = Path(log).read_text()
@@ -676,8 +752,10 @@ async def test_scrolling_a_wide_table_right_keeps_each_rows_name_in_sight(stored
     scrolled the verdict names away (and the Budget's factor names the same): the name column
     stays fixed."""
     async with app().run_test(size=(80, 24)) as pilot:
-        for tab, table_id, name in (("5", "verdicts-table", "mlp-lr acc"),
-                                    ("4", "budget-table", "repeat")):
+        for tab, table_id, name in (
+            ("5", "verdicts-table", "mlp-lr acc"),
+            ("4", "budget-table", "repeat"),
+        ):
             await settled(pilot, tab)
             table = pilot.app.query_one(f"#{table_id}", DataTable)
             assert table.max_scroll_x > 0  # wider than 80 columns: there is somewhere to go
@@ -689,7 +767,7 @@ async def test_scrolling_a_wide_table_right_keeps_each_rows_name_in_sight(stored
             await pilot.pause()
             assert table.scroll_x == table.max_scroll_x > 0, table_id
             box = table.content_region
-            lines = screen_text(pilot).splitlines()[box.y:box.bottom]
+            lines = screen_text(pilot).splitlines()[box.y : box.bottom]
             assert any(name in ln for ln in lines), (table_id, lines)
             last = str(table.ordered_columns[-1].label)
             assert last[:6] in lines[0], (table_id, lines[0])  # and the far end is in sight
@@ -700,8 +778,9 @@ def joined(pilot) -> str:
     return "".join(ln.strip() for ln in screen_text(pilot).splitlines())
 
 
-async def test_the_advice_tab_shows_the_whole_report_folder_at_80x24(stored_home, tmp_path,
-                                                                     monkeypatch):
+async def test_the_advice_tab_shows_the_whole_report_folder_at_80x24(
+    stored_home, tmp_path, monkeypatch
+):
     """The field cut a long folder ("…/reports/pipeline-kme"): the whole folder `e` writes to is
     under it, a typed relative one as it resolves."""
     monkeypatch.chdir(tmp_path)
@@ -717,7 +796,8 @@ async def test_the_advice_tab_shows_the_whole_report_folder_at_80x24(stored_home
 
 
 async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usable(
-        stored_home, monkeypatch):
+    stored_home, monkeypatch
+):
     """`e` ran ~20 s with nothing moving: now a bar and the part begun (the budget, the
     verdicts, each plot, the files), from the worker, the app taking keys meanwhile; then the
     folder it wrote to."""
@@ -730,8 +810,12 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
 
     def keep(pane, m):
         told(pane, m)
-        shown.append((text(pane.query_one("#report-step")),
-                      pane.query_one("#report-bar", ProgressBar).progress))
+        shown.append(
+            (
+                text(pane.query_one("#report-step")),
+                pane.query_one("#report-bar", ProgressBar).progress,
+            )
+        )
 
     monkeypatch.setattr(AdvicePane, "on_advice_pane_step", keep)
     # the worker waits until the keys below were taken: a write is over within a frame once
@@ -765,7 +849,8 @@ async def test_e_names_each_part_of_the_report_as_it_goes_and_the_tab_stays_usab
         assert shown[0][0] == "1/14 the budget" and "the plot" in shown[7][0]
         said = text(pilot.app.query_one("#report-said"))
         assert said.startswith("wrote the report") and said.replace("\n", "").endswith(
-            str(stored_home / "reports" / "synthetic-120" / "report.html"))
+            str(stored_home / "reports" / "synthetic-120" / "report.html")
+        )
         assert said.count("report.html") == 1  # #56: named in the path alone, not twice
         # the tab read again, and the terminal resized: the line still says where it is
         await settled(pilot, "4", "6")
@@ -786,7 +871,9 @@ async def test_the_plan_names_its_ticked_factors_and_shows_them_at_80x24(stored_
         await settled(pilot, "2")
         factors = pilot.app.query_one("#factors", SelectionList)
         box = factors.content_region
-        shown = [ln[box.x:box.right] for ln in screen_text(pilot).splitlines()[box.y:box.bottom]]
+        shown = [
+            ln[box.x : box.right] for ln in screen_text(pilot).splitlines()[box.y : box.bottom]
+        ]
         assert set(factors.selected) == {"repeat", "seed"}
         for f in factors.selected:
             assert any(f"▐X▌ {f} " in ln + " " for ln in shown), (f, shown)
@@ -806,8 +893,9 @@ async def test_the_plan_names_its_ticked_factors_and_shows_them_at_80x24(stored_
         assert got and int(got[1]) > int(got[2]) + int(got[3]) > 0, said
 
 
-async def test_the_first_screen_comes_before_the_stacks_and_factors_are_read(stored_home,
-                                                                            monkeypatch):
+async def test_the_first_screen_comes_before_the_stacks_and_factors_are_read(
+    stored_home, monkeypatch
+):
     """The first paint took 8 s on a loaded machine: the stacks' status and which factors run
     here (both start interpreters), the dataset and the plan were read on the app's thread
     before it. Now each tab reads in a worker: the screen is up while those reads wait, and
@@ -826,6 +914,7 @@ async def test_the_first_screen_comes_before_the_stacks_and_factors_are_read(sto
             else:
                 gate.wait(60)
             return real(*args, **kwargs)
+
         return read
 
     monkeypatch.setattr(kinds, "listing", gated(kinds.listing))
@@ -851,10 +940,21 @@ def test_what_kit_tui_imports_before_its_first_paint_leaves_the_heavy_modules_ou
     import subprocess
     import sys
 
-    heavy = ("scipy", "numpy.f2py", "tabulate", "plotext", "markdown_it", "matplotlib",
-             "kit.app.audit", "kit.views.tables", "kit.analysis.compare")
-    code = ("import sys, kit.cli, kit.app.selection, kit.runs.store, kit.tui.app\n"
-            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    heavy = (
+        "scipy",
+        "numpy.f2py",
+        "tabulate",
+        "plotext",
+        "markdown_it",
+        "matplotlib",
+        "kit.app.audit",
+        "kit.views.tables",
+        "kit.analysis.compare",
+    )
+    code = (
+        "import sys, kit.cli, kit.app.selection, kit.runs.store, kit.tui.app\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
 
@@ -866,8 +966,11 @@ def cut_tokens(table) -> list:
     from rich.text import Text
 
     def tokens(cells):
-        return {t for c in cells for t in (Text.from_markup(c) if isinstance(c, str)
-                                           else Text(str(c))).plain.split()}
+        return {
+            t
+            for c in cells
+            for t in (Text.from_markup(c) if isinstance(c, str) else Text(str(c))).plain.split()
+        }
 
     heads = tokens([str(c.label) for c in table.ordered_columns])
     cut = [(0, t) for t in table.render_line(0).text.split() if t not in heads | {"…"}]

@@ -3,12 +3,13 @@ tab's keys with a pipeline chosen, Cancel only while a plan runs, and the Plan's
 kept when a ticked factor needs stacks built first."""
 
 import pytest
+from test_tui import LINUX, app, screen_text, settled, text
+from test_tui_pipeline import TWO, choose, footer_keys, stored_seed_pair
+from test_tui_pipeline import app as pipeline_app
 from textual.widgets import Button, SelectionList
 
 from kit.runs.planning.stack_pairs import stack_pairs
 from kit.runs.store import Store
-from test_tui import LINUX, app, screen_text, settled, text
-from test_tui_pipeline import TWO, app as pipeline_app, choose, footer_keys, stored_seed_pair
 
 
 def tick_only(pilot, *names) -> None:
@@ -76,7 +77,9 @@ async def test_bars_and_curves_keys_leave_a_pipelines_budget_on_screen():
         for key in ("p", "a", "u"):
             await settled(pilot, key)
             assert pilot.app.query_one("#explain-scroll").display
-            assert not any(pilot.app.query_one(w).display
-                           for w in ("#bars-scroll", "#amplify-plot", "#budget-table"))
+            assert not any(
+                pilot.app.query_one(w).display
+                for w in ("#bars-scroll", "#amplify-plot", "#budget-table")
+            )
             assert text(pilot.app.query_one("#explain-text")) == budget
             assert "two_models.py" in screen_text(pilot)

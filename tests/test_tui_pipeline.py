@@ -4,12 +4,12 @@ stranger's drive found, by Textual's pilot on a real store, a real worker and re
 from pathlib import Path
 
 import pytest
+from test_homology import needs_mmseqs
+from test_tui import LINUX, N, settled, text
 from textual.widgets import Input, SelectionList
 
 from kit.runs.store import Store
 from kit.tui.app import KitApp
-from test_homology import needs_mmseqs
-from test_tui import LINUX, N, settled, text
 
 PIPELINES = Path(__file__).with_name("pipelines")
 TWO = PIPELINES / "two_models.py"
@@ -91,9 +91,9 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
     seed:forest) and counts its pairs; Run runs repeat and seed:forest in kit's own interpreter
     with the progress bar; the store then holds those pipeline runs and pairs, and the Budget
     shows the pipeline's budget. Emptying the field gives kit's own pipeline back."""
-    from kit.app.selection import pipeline_runs
-
     from textual.widgets import ProgressBar
+
+    from kit.app.selection import pipeline_runs
 
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
@@ -102,14 +102,24 @@ async def test_a_pipeline_file_chosen_on_setup_is_planned_run_and_read_by_keys()
         values = factor_values(pilot)
         # the ticked ones first, then the registry's order for a pipeline file
         # (kit.core.factors.for_kind), stacks last
-        assert values[:8] == ["repeat", "seed", "process", "host", "threads", "precision",
-                              "seed:split", "seed:forest"]
+        assert values[:8] == [
+            "repeat",
+            "seed",
+            "process",
+            "host",
+            "threads",
+            "precision",
+            "seed:split",
+            "seed:forest",
+        ]
         assert "svd-iters" not in values and "seed:svd" not in values
         assert "precision" in pilot.app.pane("plan")._unavailable  # run takes no dtype
         assert pilot.app.query_one("#lab-note").display
         assert not pilot.app.query_one("#device").display  # kit's torch device: not a file's
         summary = pilot.app.query_one("#plan-summary")
-        assert "pipeline two_models.py" in text(summary) and "2 pairs (repeat 1, seed 1), 3 runs" in text(summary)
+        assert "pipeline two_models.py" in text(
+            summary
+        ) and "2 pairs (repeat 1, seed 1), 3 runs" in text(summary)
         await pilot.press("down", "space", *["down"] * 6, "space")  # seed off,
         await settled(pilot)
         factors = pilot.app.query_one("#factors", SelectionList)  # seed:forest on
@@ -147,8 +157,10 @@ async def test_a_pipeline_plan_estimates_its_time_from_its_own_stored_runs(tmp_p
     from kit.core.numbers import span
 
     tiny = tmp_path / "tiny.py"
-    tiny.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
-                    "    return {'x': np.zeros(2) + seeds['a']}\n")
+    tiny.write_text(
+        "import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n"
+    )
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(tiny))
         await settled(pilot, "2")
@@ -171,10 +183,10 @@ async def test_a_chosen_hash_whose_file_is_not_here_says_running_needs_it(tmp_pa
     """Runs of a pipeline imported from elsewhere: the hash chooses them for reading; Plan and
     Run say in one line that running needs the file."""
     from kit.app.audit import run_pairs
-    from kit.data.pipelines import add_pipeline
-    from kit.runs.planning.plan import plan_file
-    from kit.runs.planning.options import PlanOptions
     from kit.core.paths import subdir
+    from kit.data.pipelines import add_pipeline
+    from kit.runs.planning.options import PlanOptions
+    from kit.runs.planning.plan import plan_file
 
     info = add_pipeline(TWO)
     run_pairs(plan_file("repeat", info, PlanOptions(threads=(1,))), info, Store())
@@ -200,8 +212,10 @@ async def test_a_broken_pipeline_is_one_line_and_the_app_goes_on(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("SEEDS = (\n")
     boom = tmp_path / "boom.py"
-    boom.write_text("SEEDS = ('a',)\n\ndef run(seeds):\n    x = seeds['a']\n"
-                    "    raise ValueError('no data here')\n")
+    boom.write_text(
+        "SEEDS = ('a',)\n\ndef run(seeds):\n    x = seeds['a']\n"
+        "    raise ValueError('no data here')\n"
+    )
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(bad))
         assert pilot.app.pipeline is None  # said in a notification; nothing chosen
@@ -232,7 +246,9 @@ async def test_a_large_pipeline_plan_asks_first_and_no_runs_nothing():
     async with app(threads="1", seeds="0-250").run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(TWO))
         await settled(pilot, "2")
-        assert "251 pairs (repeat 1, seed 250), 252 runs" in text(pilot.app.query_one("#plan-summary"))
+        assert "251 pairs (repeat 1, seed 250), 252 runs" in text(
+            pilot.app.query_one("#plan-summary")
+        )
         assert await asked(pilot) == "252 runs to do. Start them?"  # no stored run to time
         await pilot.press("n")
         await pilot.app.workers.wait_for_complete()
@@ -258,8 +274,10 @@ async def test_a_large_pipeline_plan_asks_with_the_time_its_stored_runs_give():
     pairs = file_pairs(info, ("repeat", "seed"), PlanOptions(threads=(1,), seeds=tuple(range(251))))
     todo = runs_of(pairs, Store())[1]
     est = file_estimate(info, todo, Store())
-    assert question == f"{len(todo)} runs to do (about {span(est['seconds'])} from past timings). "\
-        "Start them?", question
+    assert (
+        question == f"{len(todo)} runs to do (about {span(est['seconds'])} from past timings). "
+        "Start them?"
+    ), question
 
 
 async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(tmp_path):
@@ -278,8 +296,7 @@ async def test_a_chosen_file_deleted_before_run_is_one_line_and_the_app_goes_on(
 
 
 @pytest.mark.slow
-async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_run_runs_it(
-        tmp_path):
+async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_run_runs_it(tmp_path):
     """A run ending put its pipeline back over the one Setup chose meanwhile (the tabs read the
     old one, the next Run ran the new file): now the new choice stays, a line says whose the
     finished runs are, and the next Run runs what the tabs show."""
@@ -287,12 +304,16 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
 
     gate = tmp_path / "gate"
     slow, fast = tmp_path / "slow.py", tmp_path / "fast.py"
-    slow.write_text(f"import time\nfrom pathlib import Path\nimport numpy as np\n\n"
-                    f"SEEDS = ('a',)\n\ndef run(seeds):\n    a = seeds['a']\n"
-                    f"    while not Path({str(gate)!r}).exists():\n        time.sleep(0.05)\n"
-                    f"    return {{'x': np.arange(3.0) + a}}\n")
-    fast.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
-                    "    return {'x': np.zeros(2) + seeds['a']}\n")
+    slow.write_text(
+        f"import time\nfrom pathlib import Path\nimport numpy as np\n\n"
+        f"SEEDS = ('a',)\n\ndef run(seeds):\n    a = seeds['a']\n"
+        f"    while not Path({str(gate)!r}).exists():\n        time.sleep(0.05)\n"
+        f"    return {{'x': np.arange(3.0) + a}}\n"
+    )
+    fast.write_text(
+        "import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n"
+    )
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(slow))
         await settled(pilot, "2")
@@ -321,15 +342,18 @@ async def test_another_pipeline_chosen_during_a_run_stays_chosen_and_the_next_ru
 
 @pytest.mark.slow
 async def test_an_error_kit_did_not_expect_in_a_pipeline_run_is_one_line_as_the_cli_says_it(
-        tmp_path):
+    tmp_path,
+):
     """A store whose index lost its pairs table (an sqlite3 error kit leaves to its caller as a
     bug) killed the Run tab's worker with a traceback screen: now the CLI's internal-error line,
     the traceback in a file, and the app goes on."""
     import sqlite3
 
     ok = tmp_path / "ok.py"
-    ok.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
-                  "    return {'x': np.zeros(2) + seeds['a']}\n")
+    ok.write_text(
+        "import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n"
+    )
     store = Store()
     async with app(store, **SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(ok))
@@ -355,11 +379,14 @@ async def test_a_pipeline_named_like_markup_is_shown_as_its_name(tmp_path, monke
 
     said = []
     shown = RunPane.on_run_pane_progress
-    monkeypatch.setattr(RunPane, "on_run_pane_progress",
-                        lambda self, m: (said.append(m.status), shown(self, m))[1])
+    monkeypatch.setattr(
+        RunPane, "on_run_pane_progress", lambda self, m: (said.append(m.status), shown(self, m))[1]
+    )
     odd = tmp_path / "[bold]x.py"
-    odd.write_text("import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
-                   "    return {'x': np.zeros(2) + seeds['a']}\n")
+    odd.write_text(
+        "import numpy as np\n\nSEEDS = ('a',)\n\ndef run(seeds):\n"
+        "    return {'x': np.zeros(2) + seeds['a']}\n"
+    )
     async with app(**SMALL).run_test(size=(80, 24)) as pilot:
         await choose(pilot, str(odd))
         chosen = pilot.app.pipeline
@@ -381,8 +408,8 @@ def stored_seed_pair():
     experiment, a long paragraph); its info."""
     from kit.app.audit import run_pairs
     from kit.data.pipelines import add_pipeline
-    from kit.runs.planning.plan import plan_file
     from kit.runs.planning.options import PlanOptions
+    from kit.runs.planning.plan import plan_file
 
     info = add_pipeline(TWO)
     run_pairs(plan_file("seed", info, PlanOptions(threads=(1,), seeds=(0, 1))), info, Store())
@@ -396,19 +423,23 @@ async def test_the_advice_of_a_pipeline_wraps_to_the_pane_at_80_columns():
     ("comparin", "n"). Now every word of it is on the screen, in its order."""
     import re
 
+    from test_tui import screen_text
+
     from kit.analysis.advice import output_advice
     from kit.analysis.budget import output_budget
     from kit.analysis.verdicts import output_verdicts
     from kit.core.subject import of_pipeline
     from kit.views.fit import unwrapped
     from kit.views.tables import output_advice_text
-    from test_tui import screen_text
 
     info, store = stored_seed_pair(), Store()
     unwrapped()
     try:
-        said = output_advice_text(output_advice(output_budget(store, of_pipeline(info)),
-                                            output_verdicts(store, of_pipeline(info))))
+        said = output_advice_text(
+            output_advice(
+                output_budget(store, of_pipeline(info)), output_verdicts(store, of_pipeline(info))
+            )
+        )
     finally:
         unwrapped(False)
     assert "null experiment first" in said and "only every seed at once" in said
@@ -430,12 +461,25 @@ def protein_runs(tmp_path, monkeypatch, n=150, cluster=True):
 
     ids, seqs, labels, _ = generate(n)
     tsv = tmp_path / "prot.tsv"
-    tsv.write_text("accession\tsequence\tlabel\n"
-                   + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels)))
+    tsv.write_text(
+        "accession\tsequence\tlabel\n"
+        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels))
+    )
     monkeypatch.setenv("KIT_TEST_PROTEINS", str(tsv))
     argv = [("data", "import", tsv, "--name", "prot")] + [("data", "homology", "prot")] * cluster
-    argv.append(("run", "--pipeline", PROTEINS, "--factor", "seed:split", "--threads", "1",
-                 "--seeds", "0,1"))
+    argv.append(
+        (
+            "run",
+            "--pipeline",
+            PROTEINS,
+            "--factor",
+            "seed:split",
+            "--threads",
+            "1",
+            "--seeds",
+            "0,1",
+        )
+    )
     for a in argv:
         assert main([str(x) for x in a]) == 0, a
 
@@ -447,8 +491,7 @@ def footer_keys(pilot) -> set:
 
 
 @pytest.mark.slow
-async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_path,
-                                                                           monkeypatch):
+async def test_verdicts_of_a_pipeline_offer_only_the_keys_that_do_something(tmp_path, monkeypatch):
     """With a pipeline chosen the footer offered `s Next run set` and `h Homology` and both did
     nothing. Now s is gone (a pipeline has no run sets); h is offered only for a pipeline with
     protein ids, a line points to it as the CLI's does, and where no clustering holds the runs'

@@ -5,13 +5,13 @@ import re
 import shutil
 
 import pytest
+from uniprot_server import TM_CELL, FakeUniProt
 
 from kit.cli import main
+from kit.core.errors import KitError
 from kit.data import load_dataset, uniprot
 from kit.data.http import Limits
 from kit.data.uniprot import Protocol, fetch_dataset, label, verify
-from kit.core.errors import KitError
-from uniprot_server import TM_CELL, FakeUniProt
 
 TAXA = [t for t, _ in uniprot.ORGANISMS]
 
@@ -52,7 +52,12 @@ def test_fetch_survives_429_503_and_a_truncated_body(server):
     assert ds.source == "uniprot:2026_03"
     c = ds.meta["counts"]["human"]
     assert (c["fetched"], c["usable"], c["sampled"], c["malformed"], c["nonstandard"]) == (
-        1101, 1099, 1000, 1, 1)
+        1101,
+        1099,
+        1000,
+        1,
+        1,
+    )
     assert set(ds.organisms) == {n for _, n in uniprot.ORGANISMS}
     assert "organism_id%3A9606" in ds.meta["queries"]["human"]
     # each fault was answered by a retry of the same page; Retry-After: 1 was honoured
@@ -140,15 +145,18 @@ def test_cli_fetch_info_verify(server, capsys, monkeypatch):
     assert main(["data", "verify"]) == 1
 
 
-
 # -- every wait and every read is bounded, and the message names the bound ---------------------
-@pytest.mark.parametrize("fault, limits, says", [
-    ("wait-forever", FAST, "asks to wait 100000 s .* kit waits at most 120 s"),
-    ("drip", Limits(backoff_s=0.05, page_s=1, attempts=2), "took more than 1 s to arrive"),
-    ("silent", Limits(backoff_s=0.05, read_s=1, attempts=2), "no answer within 1 s"),
-    ("html", Limits(backoff_s=0.05, attempts=2), "not a UniProt TSV page .*text/html"),
-    ("drip", Limits(backoff_s=0.05, deadline_s=2), "passed its deadline of 2 s"),
-], ids=["retry-after", "drip", "silent", "html", "deadline"])
+@pytest.mark.parametrize(
+    "fault, limits, says",
+    [
+        ("wait-forever", FAST, "asks to wait 100000 s .* kit waits at most 120 s"),
+        ("drip", Limits(backoff_s=0.05, page_s=1, attempts=2), "took more than 1 s to arrive"),
+        ("silent", Limits(backoff_s=0.05, read_s=1, attempts=2), "no answer within 1 s"),
+        ("html", Limits(backoff_s=0.05, attempts=2), "not a UniProt TSV page .*text/html"),
+        ("drip", Limits(backoff_s=0.05, deadline_s=2), "passed its deadline of 2 s"),
+    ],
+    ids=["retry-after", "drip", "silent", "html", "deadline"],
+)
 def test_a_faulty_server_ends_the_fetch_with_the_bound_named(server, fault, limits, says):
     import time
 
@@ -193,8 +201,11 @@ def test_a_server_dripping_a_byte_every_few_seconds_ends_within_the_page_deadlin
     server.faults[(9606, 0)] = ["drip"] * 2
     limits = Limits(backoff_s=0.05, page_s=1, attempts=2)
     start = time.monotonic()
-    with pytest.raises(KitError, match=r"failed 2 times: the page took more than 1 s to arrive "
-                                       r"\(the page deadline: --page-deadline"):
+    with pytest.raises(
+        KitError,
+        match=r"failed 2 times: the page took more than 1 s to arrive "
+        r"\(the page deadline: --page-deadline",
+    ):
         fetch(server.url, limits=limits)
     assert time.monotonic() - start < 2 * 1 + 1.5  # page deadline x attempts, and no more
     assert [r[2] for r in server.requests if r[:2] == (9606, 0)] == ["drip", "drip"]
@@ -207,7 +218,10 @@ def test_a_short_fetch_without_x_total_results_is_refused_not_stored(server, cap
     monkeypatch.setenv("KIT_UNIPROT_URL", server.url)
     assert main(["data", "fetch"]) == 1
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "organism 9606: UniProt's page 1 has no X-Total-Results" in err
+    assert (
+        len(err.strip().splitlines()) == 1
+        and "organism 9606: UniProt's page 1 has no X-Total-Results" in err
+    )
     assert not (uniprot.cache_dir() / "raw" / "9606").exists()
     with pytest.raises(KitError, match="no dataset 'swissprot'"):
         load_dataset("swissprot")
@@ -228,8 +242,11 @@ def test_a_page_naming_itself_as_the_next_page_is_one_line(server):
 
     server.faults[(9606, 1)] = ["self-link"] * 100
     start = time.monotonic()
-    with pytest.raises(KitError, match=r"organism 9606: page 2 from UniProt names itself .* as "
-                                       "the next page"):
+    with pytest.raises(
+        KitError,
+        match=r"organism 9606: page 2 from UniProt names itself .* as "
+        "the next page",
+    ):
         fetch(server.url, limits=Limits(backoff_s=0.05, deadline_s=10))
     assert time.monotonic() - start < 5
 
@@ -247,24 +264,41 @@ def test_offline_is_information_for_a_caller_with_a_fallback(capsys):
 # -- a wrong answer is refused whole: one line, exit 3, nothing cached -------------------------
 def _kept(home):
     """Every file and folder under KIT_HOME's dataset and UniProt cache folders, as text."""
-    return sorted(str(p.relative_to(home)) for d in ("datasets", "uniprot")
-                  for p in (home / d).rglob("*") if p.is_file() or p.name.startswith("."))
+    return sorted(
+        str(p.relative_to(home))
+        for d in ("datasets", "uniprot")
+        for p in (home / d).rglob("*")
+        if p.is_file() or p.name.startswith(".")
+    )
 
 
-@pytest.mark.parametrize("mode, says", [
-    ("one-accession", r"UniProt returned accession Q0300000 twice within organism 9606 "
-                      r"\(both on page 1\)"),
-    ("malformed", r"organism 9606: 45\d of UniProt's first 500 rows are malformed \(at most 1% "
-                  r"of the 1101 announced, 11, are skipped\)"),
-    ("same-set", r"UniProt returned accession Q03\d{5} twice \(organism 9606 and 10090\)"),
-    ("few", r"organism 9606 \(human\): UniProt's answer holds 29\d usable proteins, fewer than "
-            r"the 1000 per organism that were asked \(--per-organism\)"),
-    ("short", r"organism 9606: received 600 rows but UniProt announced 1101"),
-    ("overfull", r"organism 9606: UniProt's page 1 holds 1000 rows, more than the 500 asked"),
-    ("extra", r"organism 9606: UniProt announced 1000 rows but its pages hold more"),
-])
-def test_a_wrong_answer_is_refused_in_one_line_and_nothing_is_cached(mode, says, capsys,
-                                                                      monkeypatch, kit_home):
+@pytest.mark.parametrize(
+    "mode, says",
+    [
+        (
+            "one-accession",
+            r"UniProt returned accession Q0300000 twice within organism 9606 "
+            r"\(both on page 1\)",
+        ),
+        (
+            "malformed",
+            r"organism 9606: 45\d of UniProt's first 500 rows are malformed \(at most 1% "
+            r"of the 1101 announced, 11, are skipped\)",
+        ),
+        ("same-set", r"UniProt returned accession Q03\d{5} twice \(organism 9606 and 10090\)"),
+        (
+            "few",
+            r"organism 9606 \(human\): UniProt's answer holds 29\d usable proteins, fewer than "
+            r"the 1000 per organism that were asked \(--per-organism\)",
+        ),
+        ("short", r"organism 9606: received 600 rows but UniProt announced 1101"),
+        ("overfull", r"organism 9606: UniProt's page 1 holds 1000 rows, more than the 500 asked"),
+        ("extra", r"organism 9606: UniProt announced 1000 rows but its pages hold more"),
+    ],
+)
+def test_a_wrong_answer_is_refused_in_one_line_and_nothing_is_cached(
+    mode, says, capsys, monkeypatch, kit_home
+):
     """Before: `one-accession` gave "swissprot: 12 proteins", `malformed` 1,332 and `same-set`
     6,000 proteins of 1,098 distinct ids, `few` 299 human proteins where the protocol samples
     1,000, `overfull` was accepted, all exit 0; `short` and `extra` exited 1, as any failure."""
@@ -286,8 +320,7 @@ def test_a_wrong_answer_is_refused_in_one_line_and_nothing_is_cached(mode, says,
         load_dataset("swissprot")
 
 
-def test_a_refused_refresh_leaves_the_earlier_cache_and_dataset_as_they_were(server,
-                                                                             kit_home):
+def test_a_refused_refresh_leaves_the_earlier_cache_and_dataset_as_they_were(server, kit_home):
     """Before: each organism fetched again replaced its cached pages as it came, so a refresh
     refused at the second organism left the first one's new pages under the old dataset."""
     fetch_dataset(server.url, limits=FAST)
@@ -302,8 +335,7 @@ def test_a_refused_refresh_leaves_the_earlier_cache_and_dataset_as_they_were(ser
     assert verify()["ok"]
 
 
-def test_malformed_rows_within_the_bound_are_skipped_counted_and_said(server, capsys,
-                                                                      monkeypatch):
+def test_malformed_rows_within_the_bound_are_skipped_counted_and_said(server, capsys, monkeypatch):
     """Before: the one malformed row of each organism was skipped without a word."""
     for t in TAXA[:2]:  # 11 of 1101 more in human and mouse: 12, past 1%; 11 is at the bound
         rows = server.data[t]
@@ -336,6 +368,8 @@ def test_keep_more_than_the_organisms_can_give_is_refused_before_any_request(ser
     """Before: `--keep 20000` gave a dataset of 12,000 proteins, exit 0."""
     assert main(["data", "fetch", "--base-url", server.url, "--keep", "20000"]) == 1
     err = capsys.readouterr().err
-    assert err.strip() == ("kit: error: --keep 20000 is more than the 12 organisms x 1000 "
-                           "proteins (--per-organism) can give: at most 12000")
+    assert err.strip() == (
+        "kit: error: --keep 20000 is more than the 12 organisms x 1000 "
+        "proteins (--per-organism) can give: at most 12000"
+    )
     assert server.requests == []

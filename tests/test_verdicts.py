@@ -3,21 +3,31 @@
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
+from stored import budget_store
 
 from kit.analysis.auc import auc, case_major_auc
-from kit.analysis.verdicts import (KEYS, PAIRS, bootstrap, changed, describe, resample_weights,
-                                   run_verdicts, stability)
-from stored import budget_store
+from kit.analysis.verdicts import (
+    KEYS,
+    PAIRS,
+    bootstrap,
+    changed,
+    describe,
+    resample_weights,
+    run_verdicts,
+    stability,
+)
 
 
 def probs_and_labels(n=300, seed=0):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.3).astype(int)
     base = y * 0.35 + rng.random(n) * 0.6
-    return {"lr": np.round(base, 2),                               # ties
-            "mlp": np.clip(base + rng.normal(0, 0.05, n), 0, 1),
-            "hgb": np.clip(y * 0.7 + rng.random(n) * 0.3, 0, 1),     # clearly better
-            "rf": np.round(base, 2)}, y
+    return {
+        "lr": np.round(base, 2),  # ties
+        "mlp": np.clip(base + rng.normal(0, 0.05, n), 0, 1),
+        "hgb": np.clip(y * 0.7 + rng.random(n) * 0.3, 0, 1),  # clearly better
+        "rf": np.round(base, 2),
+    }, y
 
 
 def test_weighted_auc_equals_sklearn_on_explicit_resamples():
@@ -51,7 +61,9 @@ def test_the_auc_over_whole_counts_is_the_floats_bit_for_bit(n):
 def test_bootstrap_equals_a_plain_loop_over_the_same_indices():
     p, y = probs_and_labels()
     v = bootstrap(p, y, resamples=200, seed=12345)
-    assert_intervals_of_loop(v, p, y, np.random.default_rng(12345).integers(0, len(y), size=(200, len(y))))
+    assert_intervals_of_loop(
+        v, p, y, np.random.default_rng(12345).integers(0, len(y), size=(200, len(y)))
+    )
 
 
 def assert_intervals_of_loop(v, p, y, idx):
@@ -62,7 +74,9 @@ def assert_intervals_of_loop(v, p, y, idx):
         for metric, d in (("acc", acc), ("auc", auc)):
             lo, hi = np.percentile(d, [2.5, 97.5])
             got = v[f"{b}-{a} {metric}"]
-            assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(hi, abs=1e-12)
+            assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(
+                hi, abs=1e-12
+            )
 
 
 def test_verdicts_say_which_way():
@@ -90,21 +104,32 @@ def test_a_factors_stability_compares_only_what_the_factor_changes(tmp_path):
     """The Linux `arch` factor pairs code paths within two different stacks. Each pair agrees
     on every verdict, but the two stacks disagree with each other: pooled, the verdicts looked
     unstable; per group (a reference run and its partners) they are stable, as the budget says."""
+    from stored import arrays, put, spec
+
+    from kit.analysis.verdicts import stability_report
     from kit.runs.planning.options import Pair
     from kit.runs.store import Store
-    from kit.analysis.verdicts import stability_report
-    from stored import arrays, put, spec
 
     st = Store(tmp_path / "h")
     one, two = arrays(0), arrays(0)
     two["hgb"] = 1 - two["hgb"]  # the other stack's boosting is much worse: other verdicts
-    specs = {k: spec(stack=s, env=env) for k, s, env in (
-        ("a1", "np2", (("OPENBLAS_CORETYPE", "Haswell"),)), ("a2", "np2", (("OPENBLAS_CORETYPE", "Prescott"),)),
-        ("b1", "mkl", (("MKL_CBWR", "AVX2"),)), ("b2", "mkl", (("MKL_CBWR", "SSE4_2"),)))}
+    specs = {
+        k: spec(stack=s, env=env)
+        for k, s, env in (
+            ("a1", "np2", (("OPENBLAS_CORETYPE", "Haswell"),)),
+            ("a2", "np2", (("OPENBLAS_CORETYPE", "Prescott"),)),
+            ("b1", "mkl", (("MKL_CBWR", "AVX2"),)),
+            ("b2", "mkl", (("MKL_CBWR", "SSE4_2"),)),
+        )
+    }
     for k, s in specs.items():
         put(st, tmp_path, s, one if k[0] == "a" else two)
-    st.add_pairs([Pair("arch", "", specs["a1"], specs["a2"], "np2"),
-                  Pair("arch", "", specs["b1"], specs["b2"], "mkl")])
+    st.add_pairs(
+        [
+            Pair("arch", "", specs["a1"], specs["a2"], "np2"),
+            Pair("arch", "", specs["b1"], specs["b2"], "mkl"),
+        ]
+    )
     rows = stability_report(st, "d" * 64, "arch")["arch"]
     assert all(r.stable and r.groups == 2 and r.groups_changed == 0 for r in rows)
     # the two stacks do disagree: pooled, these verdicts would have read as unstable
@@ -118,17 +143,23 @@ def test_k_classes_bootstrap_equals_a_plain_loop_with_sklearns_balanced_accuracy
 
     rng = np.random.default_rng(3)
     y = rng.integers(0, 5, 150)
-    preds = {m: np.where(rng.random(150) < q, y, rng.integers(0, 5, 150))
-             for m, q in (("a", 0.6), ("b", 0.8))}
+    preds = {
+        m: np.where(rng.random(150) < q, y, rng.integers(0, 5, 150))
+        for m, q in (("a", 0.6), ("b", 0.8))
+    }
     v = class_bootstrap(preds, y, ("a", "b"), resamples=200, seed=12345)
     assert set(v) == {"b-a acc", "b-a bacc", "_scores"}
-    assert v["_scores"]["b"]["bacc"] == pytest.approx(balanced_accuracy_score(y, preds["b"]), abs=1e-12)
+    assert v["_scores"]["b"]["bacc"] == pytest.approx(
+        balanced_accuracy_score(y, preds["b"]), abs=1e-12
+    )
     idx = np.random.default_rng(12345).integers(0, len(y), size=(200, len(y)))
     for metric, score in (("acc", lambda t, p: np.mean(t == p)), ("bacc", balanced_accuracy_score)):
         d = [score(y[i], preds["b"][i]) - score(y[i], preds["a"][i]) for i in idx]
         lo, hi = np.percentile(d, [2.5, 97.5])
         got = v[f"b-a {metric}"]
-        assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(hi, abs=1e-12)
+        assert got["lo"] == pytest.approx(lo, abs=1e-12) and got["hi"] == pytest.approx(
+            hi, abs=1e-12
+        )
         assert got["verdict"] == ">"  # 0.8 against 0.6 of the rows right: b is better
 
 
@@ -140,16 +171,46 @@ def test_a_ten_class_truth_gets_verdicts_and_a_regression_truth_one_line(kit_hom
 
     here = Path(__file__).parent / "pipelines"
     ten, reg = here / "ten_classes.py", here / "regression.py"
-    assert main(["run", "--pipeline", str(ten), "--factor", "seed:forest", "--seeds", "0,1",
-                 "--threads", "1", "--yes"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--pipeline",
+                str(ten),
+                "--factor",
+                "seed:forest",
+                "--seeds",
+                "0,1",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["verdicts", "--pipeline", str(ten)]) == 0
     out = capsys.readouterr().out
     flat = " ".join(out.split())
     assert "UNFIT" not in out and "no pairs with verdicts yet" not in out
     assert "p_rf-p_lr acc" in flat and "p_rf-p_lr bacc" in flat and "seed:forest" in flat
-    assert main(["run", "--pipeline", str(reg), "--factor", "seed:noise", "--seeds", "0,1,2",
-                 "--threads", "1", "--yes"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--pipeline",
+                str(reg),
+                "--factor",
+                "seed:noise",
+                "--seeds",
+                "0,1,2",
+                "--threads",
+                "1",
+                "--yes",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["verdicts", "--pipeline", str(reg)]) == 0
     out = capsys.readouterr().out

@@ -53,5 +53,5 @@ def test_kit_runs_dataset_line_fits_80_columns(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "synthetic-150" in err and "as your most recent runs" in " ".join(err.split())
     lines = err.splitlines()
-    first = lines[:next(i for i, x in enumerate(lines) if "chooses" in x) + 1]
+    first = lines[: next(i for i, x in enumerate(lines) if "chooses" in x) + 1]
     assert len(first) >= 2 and all(len(x) <= 80 for x in first), first

@@ -13,8 +13,19 @@ SLOW_FIXTURES = ("every_kind", "on_every_kind", "slurm_env", "container_images")
 
 # What makes a test slow: a process that runs the pipeline, builds a stack or drives a terminal.
 # `python -m kit` (the CLI in a fresh interpreter) imports numpy and friends, about a second.
-_SLOW_COMMANDS = ("kit.worker", "kit", "uv", "mmseqs", "tmux", "sshd", "slurmctld", "slurmd",
-                  "sbatch", "srun", "tui_smoke.sh")
+_SLOW_COMMANDS = (
+    "kit.worker",
+    "kit",
+    "uv",
+    "mmseqs",
+    "tmux",
+    "sshd",
+    "slurmctld",
+    "slurmd",
+    "sbatch",
+    "srun",
+    "tui_smoke.sh",
+)
 _SLOW_UV = {"sync", "lock", "venv", "pip", "run", "install", "build", "tool", "export"}
 
 
@@ -25,8 +36,11 @@ EVERY_KIND_GROUP = "every-kind"
 
 def add_soak_option(parser):
     """``--soak``: run the soaks too (CI does; the README's test command leaves them out)."""
-    parser.addoption("--soak", action="store_true",
-                     help="run the soaks too: tests marked soak (kill loops, README's walk)")
+    parser.addoption(
+        "--soak",
+        action="store_true",
+        help="run the soaks too: tests marked soak (kill loops, README's walk)",
+    )
 
 
 # first among the collection hooks: xdist's own (which appends a test's group to its node id for
@@ -63,7 +77,7 @@ def slow_command(argv) -> str | None:
             return None
         name = os.path.basename(w)
         if name == "uv":  # a query (uv python find, uv --version) takes milliseconds
-            if not set(words[i + 1:i + 3]) & _SLOW_UV:
+            if not set(words[i + 1 : i + 3]) & _SLOW_UV:
                 return None
             return name
         if name in _SLOW_COMMANDS and name != "kit":
@@ -99,5 +113,8 @@ def fast_tier_guard(request, monkeypatch):
     monkeypatch.setattr(subprocess.Popen, "_execute_child", guarded)
     yield
     if started:
-        pytest.fail(f"this test starts {started[0]}: mark it @pytest.mark.slow "
-                    "(tests/tiers.py, the fast tier)", pytrace=False)
+        pytest.fail(
+            f"this test starts {started[0]}: mark it @pytest.mark.slow "
+            "(tests/tiers.py, the fast tier)",
+            pytrace=False,
+        )

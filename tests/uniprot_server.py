@@ -17,8 +17,10 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import numpy as np
 
 HEADER = "Entry\tOrganism (ID)\tSequence\tTransmembrane"
-TM_CELL = ('TRANSMEM 52..81; /note="Helical; Name=1"; /evidence="ECO:0000305|PubMed:29872227"; '
-           'TRANSMEM 95..116; /note="Helical; Name=2"; /evidence="ECO:0000305"')
+TM_CELL = (
+    'TRANSMEM 52..81; /note="Helical; Name=1"; /evidence="ECO:0000305|PubMed:29872227"; '
+    'TRANSMEM 95..116; /note="Helical; Name=2"; /evidence="ECO:0000305"'
+)
 RELEASE, RELEASE_DATE = "2026_03", "05-Oct-2026"
 
 
@@ -40,12 +42,12 @@ def make_entries(taxid, n, seed=0):
 
 HOSTILE = (
     "one-accession",  # every row of an organism carries the same accession
-    "malformed",      # 90% of the rows have two columns instead of four
-    "same-set",       # every organism's rows carry the first organism's accessions
-    "few",            # human holds 300 entries (announced and served): fewer than asked
-    "short",          # human's paging ends at 600 rows though 1101 are announced
-    "overfull",       # pages of twice the size asked (all rows still add up)
-    "extra",          # human announces 1000 rows and serves 1101
+    "malformed",  # 90% of the rows have two columns instead of four
+    "same-set",  # every organism's rows carry the first organism's accessions
+    "few",  # human holds 300 entries (announced and served): fewer than asked
+    "short",  # human's paging ends at 600 rows though 1101 are announced
+    "overfull",  # pages of twice the size asked (all rows still add up)
+    "extra",  # human announces 1000 rows and serves 1101
 )
 
 
@@ -56,8 +58,9 @@ def _hostile(data, mode):
         if mode == "one-accession":
             data[t] = [r.replace(r.split("\t")[0], f"Q{t % 97:02d}00000", 1) for r in rows]
         elif mode == "malformed":
-            data[t] = [r if i % 10 == 0 else r.split("\t")[0] + f"\t{t}"
-                       for i, r in enumerate(rows)]
+            data[t] = [
+                r if i % 10 == 0 else r.split("\t")[0] + f"\t{t}" for i, r in enumerate(rows)
+            ]
         elif mode == "same-set":
             data[t] = [r.replace(f"\t{first}\t", f"\t{t}\t", 1) for r in data[first]]
     if mode == "few" and 9606 in data:
@@ -75,11 +78,11 @@ class FakeUniProt:
         # (a proxy's error page) | "cut-row" (no Content-Length, cut inside the last row) |
         # "self-link" (the page's next link is its own URL)
         self.faults = {}
-        self.drip_every = 0.2       # seconds between the bytes of a "drip"
-        self.omit_total = False     # send no X-Total-Results header
-        self.short = {}             # taxid -> rows served before the paging ends early
-        self.announce = {}          # taxid -> the X-Total-Results sent (default: the truth)
-        self.oversize = 1           # pages hold this many times the size asked
+        self.drip_every = 0.2  # seconds between the bytes of a "drip"
+        self.omit_total = False  # send no X-Total-Results header
+        self.short = {}  # taxid -> rows served before the paging ends early
+        self.announce = {}  # taxid -> the X-Total-Results sent (default: the truth)
+        self.oversize = 1  # pages hold this many times the size asked
         if hostile == "short":
             self.short[9606] = 600
         if hostile == "extra":
@@ -122,9 +125,13 @@ class FakeUniProt:
             return self._send(h, 302, b"", {"Location": f"{self.url}{h.path}"})
         q = {k: v[0] for k, v in parse_qs(u.query).items()}
         query = q.get("query", "")
-        ok = (u.path == "/uniprotkb/search" and q.get("format") == "tsv"
-              and q.get("fields") == "accession,organism_id,sequence,ft_transmem"
-              and "reviewed:true" in query and "length:[60 TO 700]" in query)
+        ok = (
+            u.path == "/uniprotkb/search"
+            and q.get("format") == "tsv"
+            and q.get("fields") == "accession,organism_id,sequence,ft_transmem"
+            and "reviewed:true" in query
+            and "length:[60 TO 700]" in query
+        )
         try:
             taxid = int(query.split("organism_id:")[1].split()[0])
         except (IndexError, ValueError):
@@ -147,14 +154,21 @@ class FakeUniProt:
             time.sleep(30)
             return
         if kind == "html":
-            return self._send(h, 200, b"<html><body>Service unavailable</body></html>",
-                              {"Content-Type": "text/html"})
+            return self._send(
+                h,
+                200,
+                b"<html><body>Service unavailable</body></html>",
+                {"Content-Type": "text/html"},
+            )
         rows = self.data[taxid]
-        served = rows[:self.short.get(taxid, len(rows))]
-        body = "\n".join([HEADER] + served[cursor:cursor + size]) + "\n"
-        headers = {"X-Total-Results": str(self.announce.get(taxid, len(rows))), "X-UniProt-Release": self.release,
-                   "X-UniProt-Release-Date": RELEASE_DATE,
-                   "Content-Type": "text/plain; format=tsv"}
+        served = rows[: self.short.get(taxid, len(rows))]
+        body = "\n".join([HEADER] + served[cursor : cursor + size]) + "\n"
+        headers = {
+            "X-Total-Results": str(self.announce.get(taxid, len(rows))),
+            "X-UniProt-Release": self.release,
+            "X-UniProt-Release-Date": RELEASE_DATE,
+            "Content-Type": "text/plain; format=tsv",
+        }
         if self.omit_total:
             del headers["X-Total-Results"]
         if cursor + size < len(served):
@@ -180,7 +194,7 @@ class FakeUniProt:
             h.end_headers()
             try:
                 for i in range(len(data)):
-                    h.wfile.write(data[i:i + 1])
+                    h.wfile.write(data[i : i + 1])
                     h.wfile.flush()
                     time.sleep(self.drip_every)
             except OSError:

@@ -20,13 +20,15 @@ KIT = Path(__file__).resolve().parents[1] / "kit"
 # name: why nothing in kit calls it
 ALLOWED = {
     "dask_setup": "Dask calls a preload module's dask_setup(worker) by name "
-                  "(kit.runs.executing.node_classes is preloaded on every worker)",
+    "(kit.runs.executing.node_classes is preloaded on every worker)",
     "_fill_text": "argparse's HelpFormatter calls it (kit.cli.common overrides it)",
     "_check_value": "argparse's ArgumentParser calls it (kit.cli.common overrides it)",
     "check_action": "Textual asks an app or screen whether a binding's action runs",
 }
-CONVENTION = re.compile(r"^(__\w+__|compose|on_\w+|watch_\w+|action_\w+|key_\w+|validate_\w+"
-                        r"|compute_\w+|render\w*|get_content_\w+)$")
+CONVENTION = re.compile(
+    r"^(__\w+__|compose|on_\w+|watch_\w+|action_\w+|key_\w+|validate_\w+"
+    r"|compute_\w+|render\w*|get_content_\w+)$"
+)
 
 
 def _definitions(tree):
@@ -61,10 +63,21 @@ def _uses(tree, skip=()) -> set:
 def _only_typing(node) -> bool:
     """Its decorators only describe it (a property, a static or class method, a cache): they
     register nothing, so it still needs a caller."""
-    names = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in
-             (dd.func if isinstance(dd, ast.Call) else dd for dd in node.decorator_list)}
-    return names <= {"property", "staticmethod", "classmethod", "cache", "lru_cache", "cached_property",
-                     "wraps", "contextmanager", "guarded"}
+    names = {
+        d.id if isinstance(d, ast.Name) else getattr(d, "attr", "")
+        for d in (dd.func if isinstance(dd, ast.Call) else dd for dd in node.decorator_list)
+    }
+    return names <= {
+        "property",
+        "staticmethod",
+        "classmethod",
+        "cache",
+        "lru_cache",
+        "cached_property",
+        "wraps",
+        "contextmanager",
+        "guarded",
+    }
 
 
 def unreferenced(root: Path = KIT) -> list[str]:
@@ -75,8 +88,13 @@ def unreferenced(root: Path = KIT) -> list[str]:
     out = []
     for path, tree in trees.items():
         for name, line, node in _definitions(tree):
-            if (name in used or name in ALLOWED or CONVENTION.match(name)
-                    or node.decorator_list and not _only_typing(node)):
+            if (
+                name in used
+                or name in ALLOWED
+                or CONVENTION.match(name)
+                or node.decorator_list
+                and not _only_typing(node)
+            ):
                 continue
             out.append(f"{path.relative_to(root.parent)}:{line}: {name}")
     return out

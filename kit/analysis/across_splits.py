@@ -29,23 +29,24 @@ HOMOLOGS, RESPLIT, UNSURE, NOTHING = ("homologs", "a re-split", "cannot tell", "
 @dataclass(frozen=True)
 class SplitRow:
     """One model's accuracy, or one verdict's difference (b-a), on each split over its seed runs."""
+
     name: str
-    a: float             # median over the seed runs of split a
-    a_sd: float | None   # their spread (sample standard deviation); None with one run
+    a: float  # median over the seed runs of split a
+    a_sd: float | None  # their spread (sample standard deviation); None with one run
     b: float
     b_sd: float | None
-    split_sd: float | None = None     # its SD across the seed:split runs of a's dataset
+    split_sd: float | None = None  # its SD across the seed:split runs of a's dataset
     split_units: float | None = None  # (b - a) / (sqrt(2) x split_sd): a change of split's unit
-    call: str = UNSURE   # HOMOLOGS, RESPLIT, UNSURE or NOTHING
-    a_says: str = ""     # a verdict's majority call on each split (">", "<", "="), and in how
-    b_says: str = ""     # many runs: "> 5/5"
+    call: str = UNSURE  # HOMOLOGS, RESPLIT, UNSURE or NOTHING
+    a_says: str = ""  # a verdict's majority call on each split (">", "<", "="), and in how
+    b_says: str = ""  # many runs: "> 5/5"
     changed: bool = False
 
 
 @dataclass(frozen=True)
 class AcrossSplits:
-    a: str               # the random split's dataset name
-    b: str               # the homology-disjoint split's
+    a: str  # the random split's dataset name
+    b: str  # the homology-disjoint split's
     a_runs: int
     b_runs: int
     removed: int | None  # proteins the disjoint split removed (GraphPart), when it says
@@ -56,7 +57,7 @@ class AcrossSplits:
     split_runs: int = 0  # the seed:split runs of a's dataset read for it
     leaked: int | None = None  # test proteins of a with a train homolog (None: not measured)
     nothing: bool = False  # no homolog to remove and none removed: nothing to attribute
-    needs: str = ""      # the command that makes (more) split runs, where they would decide
+    needs: str = ""  # the command that makes (more) split runs, where they would decide
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -70,9 +71,11 @@ def _runs_here(store: Store, groups: list) -> list:
 def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list:
     runs = _runs_here(store, verdict_sets(store, sha).get("seeds") or [])
     if len(runs) < 2:
-        raise KitError(f"{len(runs)} seed run(s) of {name} with their arrays: `kit run --factor "
-                       f"seed --dataset {words or name}` makes them (each split's median is "
-                       "over its seed runs)")
+        raise KitError(
+            f"{len(runs)} seed run(s) of {name} with their arrays: `kit run --factor "
+            f"seed --dataset {words or name}` makes them (each split's median is "
+            "over its seed runs)"
+        )
     return runs
 
 
@@ -94,7 +97,7 @@ def _call(change: float, split: list) -> tuple:
     sd = _sd(split)
     if sd is None:
         return None, None, UNSURE
-    unit = 2 ** 0.5 * sd  # the SD of a change between two random splits
+    unit = 2**0.5 * sd  # the SD of a change between two random splits
     lo, hi = _bounds(unit, len(split))
     units = change / unit if unit > 0 else None
     if abs(change) > LIMIT * hi:
@@ -104,8 +107,17 @@ def _call(change: float, split: list) -> tuple:
 
 def _row(name: str, a: list, b: list, split: list, nothing: bool, **kw) -> SplitRow:
     sd, units, call = _call(float(np.median(b) - np.median(a)), split)
-    return SplitRow(name, float(np.median(a)), _sd(a), float(np.median(b)), _sd(b), sd, units,
-                    NOTHING if nothing else call, **kw)
+    return SplitRow(
+        name,
+        float(np.median(a)),
+        _sd(a),
+        float(np.median(b)),
+        _sd(b),
+        sd,
+        units,
+        NOTHING if nothing else call,
+        **kw,
+    )
 
 
 def _says(calls: list) -> str:
@@ -140,11 +152,15 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
     source)."""
     (sa, na, summary, *wa), (sb, nb, meta, *wb) = a, b
     if meta.get("split") != "homology":
-        raise KitError(f"{nb} is not a homology-disjoint split: make one with `kit data split "
-                       f"{(wa or [na])[0]} --homology --name NEW`")
+        raise KitError(
+            f"{nb} is not a homology-disjoint split: make one with `kit data split "
+            f"{(wa or [na])[0]} --homology --name NEW`"
+        )
     if meta.get("source_dataset") != sa:
-        raise KitError(f"{nb} is a homology split of {str(meta.get('source_name'))[:64]}, not of "
-                       f"{na}: compare a split with its own source")
+        raise KitError(
+            f"{nb} is a homology split of {str(meta.get('source_name'))[:64]}, not of "
+            f"{na}: compare a split with its own source"
+        )
     ra, rb = _seed_runs(store, sa, na, *wa), _seed_runs(store, sb, nb, *wb)
     rs = _runs_here(store, verdict_sets(store, sa).get("seed:split") or [])
     va, vb, vs = ([run_verdicts(store, r) for r in runs] for runs in (ra, rb, rs))
@@ -160,11 +176,37 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
         ca, cb = [v[key]["verdict"] for v in va], [v[key]["verdict"] for v in vb]
         sa_, sb_ = _says(ca), _says(cb)
         diff = lambda vs_, key=key: [v[key]["diff"] for v in vs_ if key in v]  # noqa: E731
-        verdicts.append(_row(key, diff(va), diff(vb), diff(vs), nothing, a_says=sa_,
-                             b_says=sb_, changed=sa_[0] != sb_[0]))
+        verdicts.append(
+            _row(
+                key,
+                diff(va),
+                diff(vb),
+                diff(vs),
+                nothing,
+                a_says=sa_,
+                b_says=sb_,
+                changed=sa_[0] != sb_[0],
+            )
+        )
     unsure = not nothing and any(r.call == UNSURE for r in rows + verdicts)
     more = max(SPLIT_SEEDS, 2 * len(rs))
-    needs = (f"kit run --factor seed:split --dataset {(wa or [na])[0]} --seeds 0-{more - 1}"
-             if unsure else "")
-    return AcrossSplits(na, nb, len(ra), len(rb), removed, str(meta.get("method", "clusters")),
-                        rows, verdicts, "seed:split", len(rs), leak, nothing, needs)
+    needs = (
+        f"kit run --factor seed:split --dataset {(wa or [na])[0]} --seeds 0-{more - 1}"
+        if unsure
+        else ""
+    )
+    return AcrossSplits(
+        na,
+        nb,
+        len(ra),
+        len(rb),
+        removed,
+        str(meta.get("method", "clusters")),
+        rows,
+        verdicts,
+        "seed:split",
+        len(rs),
+        leak,
+        nothing,
+        needs,
+    )

@@ -9,31 +9,40 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import factors
-from .budget import budget
 from ..core.numbers import fmt
+from ..envs.descriptions import description, descriptions
+from ..envs.platforms import Platform, detect
+from ..runs.planning.availability import availability
+from ..runs.store import Store
+from ..worker.pipeline import MODELS
+from .budget import budget
 from .compare import ALL_MODELS
 from .explain_advice import recommendations as explain_recommendations
 from .homology_words import recommendations as homology_recommendations
 from .records import BudgetRow
 from .splits import advice as splits_advice
-from ..runs.planning.availability import availability
-from ..envs.descriptions import description, descriptions
-from ..envs.platforms import Platform, detect
-from ..runs.store import Store
 from .tolerances import changed_models, reach
 from .verdicts import describe, stability
-from ..worker.pipeline import MODELS
 
 LEVELS = ("conclusions", "predictions", "magnitudes", "bits", "nothing")
 # the lesson on seeds: its rule, said beside every seed that reaches an output
-RULE = ("name the seeds separately and record each with the run, so a reproduction can vary one "
-        "while holding the others")
+RULE = (
+    "name the seeds separately and record each with the run, so a reproduction can vary one "
+    "while holding the others"
+)
 # said beside a seed the file already names that reaches outputs: what to do with it now
-HOLD = ("keep it recorded with every run and fixed while comparing anything else; report what "
-        "it reaches across several of its values, not one")
+HOLD = (
+    "keep it recorded with every run and fixed while comparing anything else; report what "
+    "it reaches across several of its values, not one"
+)
 
-_MODEL_NAMES = {"lr": "logistic regression", "mlp": "MLP", "hgb": "gradient boosting",
-                "rf": "random forest", "torch_mlp": "PyTorch MLP"}
+_MODEL_NAMES = {
+    "lr": "logistic regression",
+    "mlp": "MLP",
+    "hgb": "gradient boosting",
+    "rf": "random forest",
+    "torch_mlp": "PyTorch MLP",
+}
 
 
 # what each yardstick is the unit of (kit.analysis.budget: torch-seed's pairs are the torch MLP's)
@@ -50,10 +59,13 @@ def level(row: BudgetRow) -> str:
         return "conclusions"
     if any(m.flips_max > 0 for m in row.models.values()):
         return "predictions"
-    if (_z(row.emb_rel_max) > 0 or _z(row.arpack_rel_max) > 0
-            or (row.kmeans_ari_min is not None and row.kmeans_ari_min < 1)
-            or (row.knn_jaccard_min is not None and row.knn_jaccard_min < 1)
-            or any(m.max_dp > 0 for m in row.models.values())):
+    if (
+        _z(row.emb_rel_max) > 0
+        or _z(row.arpack_rel_max) > 0
+        or (row.kmeans_ari_min is not None and row.kmeans_ari_min < 1)
+        or (row.knn_jaccard_min is not None and row.knn_jaccard_min < 1)
+        or any(m.max_dp > 0 for m in row.models.values())
+    ):
         return "magnitudes"
     if row.all_identical < row.pairs:
         return "bits"
@@ -65,7 +77,11 @@ def _seed_units(row: BudgetRow) -> float | None:
     moved only magnitudes the embedding's difference, the number its sentence gives."""
     if level(row) == "magnitudes" and row.emb_rel_seed_units is not None:
         return row.emb_rel_seed_units
-    su = [m.flips_median_seed_units for m in row.models.values() if m.flips_median_seed_units is not None]
+    su = [
+        m.flips_median_seed_units
+        for m in row.models.values()
+        if m.flips_median_seed_units is not None
+    ]
     return max(su) if su else None
 
 
@@ -100,23 +116,49 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     ``plat``: the machine whose reasons explain the factors that cannot be measured on it."""
     b = b or budget(store, dataset)
     rows = {_name(r): r for r in b["rows"]}
-    ranked = sorted((r for r in b["rows"] if _ranked(r.factor)),
-                    key=lambda r: (LEVELS.index(level(r)), -_reach(r)))
+    ranked = sorted(
+        (r for r in b["rows"] if _ranked(r.factor)),
+        key=lambda r: (LEVELS.index(level(r)), -_reach(r)),
+    )
     # a yardstick (seed, torch-seed) is 1 seed unit by definition and a seed is named and
     # recorded, never pinned: ranked first in "what to pin first" it read as "pin your seed".
     # It is shown as the unit; its advice stays a sentence of its own below.
     # (a yardstick is a factor kit knows: is_yardstick says so of known names alone)
-    unit = [{"factor": _name(r), "what": description(factors.FACTORS[r.factor]), "level": level(r),
-             "pairs": r.pairs, "of": _UNIT_OF.get(r.factor, "the others")}
-            for r in ranked if factors.is_yardstick(r.factor)]
-    ranking = [{"factor": _name(r), "level": level(r), "reach_seed_units": _seed_units(r),
-                "pairs": r.pairs, "confounds": sorted(r.confounds)}
-               for r in ranked if not factors.is_yardstick(r.factor)]
-    per_model = {m: [{"factor": _name(r), "flips_median": r.models[m].flips_median,
-                      "flips_max": r.models[m].flips_max,
-                      "seed_units": r.models[m].flips_median_seed_units}
-                     for r in sorted(ranked, key=lambda r: -_flips_max(r, m)) if _flips_max(r, m) > 0]
-                 for m in ALL_MODELS}
+    unit = [
+        {
+            "factor": _name(r),
+            "what": description(factors.FACTORS[r.factor]),
+            "level": level(r),
+            "pairs": r.pairs,
+            "of": _UNIT_OF.get(r.factor, "the others"),
+        }
+        for r in ranked
+        if factors.is_yardstick(r.factor)
+    ]
+    ranking = [
+        {
+            "factor": _name(r),
+            "level": level(r),
+            "reach_seed_units": _seed_units(r),
+            "pairs": r.pairs,
+            "confounds": sorted(r.confounds),
+        }
+        for r in ranked
+        if not factors.is_yardstick(r.factor)
+    ]
+    per_model = {
+        m: [
+            {
+                "factor": _name(r),
+                "flips_median": r.models[m].flips_median,
+                "flips_max": r.models[m].flips_max,
+                "seed_units": r.models[m].flips_median_seed_units,
+            }
+            for r in sorted(ranked, key=lambda r: -_flips_max(r, m))
+            if _flips_max(r, m) > 0
+        ]
+        for m in ALL_MODELS
+    }
     recs: list = []
     _null(rows, recs)
     _container(rows, recs)
@@ -135,17 +177,29 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
     measured = {r.factor for r in b["rows"]}
     # a factor this machine cannot run says why, so its gap is read as a gap, not as stability
     why = {r["factor"]: r["reason"] for r in availability(plat) if not r["available"]}
-    not_measured = [{"factor": f, "what": d, "cannot_run_here": why.get(f)}
-                    for f, d in descriptions().items() if f not in measured]
-    return {"dataset": b["dataset"], "yardstick": b["yardstick"], "unit": unit, "ranking": ranking,
-            "per_model": per_model, "recommendations": recs, "not_measured": not_measured}
+    not_measured = [
+        {"factor": f, "what": d, "cannot_run_here": why.get(f)}
+        for f, d in descriptions().items()
+        if f not in measured
+    ]
+    return {
+        "dataset": b["dataset"],
+        "yardstick": b["yardstick"],
+        "unit": unit,
+        "ranking": ranking,
+        "per_model": per_model,
+        "recommendations": recs,
+        "not_measured": not_measured,
+    }
 
 
-MPS_NOTE = ("PyTorch documents the MPS backend as non-deterministic even with "
-            "torch.use_deterministic_algorithms(True): not every MPS operation has a deterministic "
-            "implementation. On a Mac, read the torch-deterministic row as 'deterministic algorithms "
-            "on the CPU' and expect the torch-device row to differ from run to run; for bitwise "
-            "repeatable torch results, pin the device to the CPU.")
+MPS_NOTE = (
+    "PyTorch documents the MPS backend as non-deterministic even with "
+    "torch.use_deterministic_algorithms(True): not every MPS operation has a deterministic "
+    "implementation. On a Mac, read the torch-deterministic row as 'deterministic algorithms "
+    "on the CPU' and expect the torch-device row to differ from run to run; for bitwise "
+    "repeatable torch results, pin the device to the CPU."
+)
 
 
 def _mps(store, rows, recs, plat):
@@ -156,30 +210,50 @@ def _mps(store, rows, recs, plat):
     on_mac = (plat or detect()).system == "darwin"
     used = any(store.run(r).spec.device == "mps" for row in torch_rows for r in row.runs)
     if on_mac or used:
-        recs.append({"kind": "mps", "text": MPS_NOTE,
-                     "basis": {"factors": [r.factor for r in torch_rows], "mps_runs": used}})
+        recs.append(
+            {
+                "kind": "mps",
+                "text": MPS_NOTE,
+                "basis": {"factors": [r.factor for r in torch_rows], "mps_runs": used},
+            }
+        )
 
 
 def _null(rows, recs):
     p = rows.get("process")
     if p is not None and p.all_identical != p.pairs:
-        recs.append({"kind": "null", "text": f"WARNING: a run made in a warm worker differed from "
-                     f"the same run in a fresh process ({p.pairs - p.all_identical} of "
-                     f"{p.pairs} pairs): something of one run leaked into the next. Run with "
-                     "`kit run --fresh` and report it.",
-                     "basis": {"factor": "process", "pairs": p.pairs, "identical": p.all_identical}})
+        recs.append(
+            {
+                "kind": "null",
+                "text": f"WARNING: a run made in a warm worker differed from "
+                f"the same run in a fresh process ({p.pairs - p.all_identical} of "
+                f"{p.pairs} pairs): something of one run leaked into the next. Run with "
+                "`kit run --fresh` and report it.",
+                "basis": {"factor": "process", "pairs": p.pairs, "identical": p.all_identical},
+            }
+        )
     r = rows.get("repeat")
     if r is None:
         return
     if r.all_identical == r.pairs:
-        recs.append({"kind": "null", "text": f"The null experiment held: {r.pairs} repeated run "
-                     "pair(s) were bitwise identical at every stage, so the differences below are real.",
-                     "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical}})
+        recs.append(
+            {
+                "kind": "null",
+                "text": f"The null experiment held: {r.pairs} repeated run "
+                "pair(s) were bitwise identical at every stage, so the differences below are real.",
+                "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical},
+            }
+        )
     else:
-        recs.append({"kind": "null", "text": f"WARNING: the null experiment failed: only "
-                     f"{r.all_identical} of {r.pairs} repeated pairs were identical. A generator "
-                     "is loose or the environment is unstable; treat every row as suspect.",
-                     "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical}})
+        recs.append(
+            {
+                "kind": "null",
+                "text": f"WARNING: the null experiment failed: only "
+                f"{r.all_identical} of {r.pairs} repeated pairs were identical. A generator "
+                "is loose or the environment is unstable; treat every row as suspect.",
+                "basis": {"factor": "repeat", "pairs": r.pairs, "identical": r.all_identical},
+            }
+        )
 
 
 def _container(rows, recs):
@@ -190,15 +264,19 @@ def _container(rows, recs):
         return
     basis = {"factor": "container", "pairs": r.pairs, "identical": r.all_identical}
     if r.all_identical == r.pairs:
-        text = (f"The image held: {r.pairs} pair(s) of a stack's venv and its container image, "
-                "built from the same lock, were bitwise identical at every stage. Shipping the "
-                "image pins the operating system at no cost to the results here; it cannot pin "
-                "the CPU's kernels or the machine (docs/containers.md).")
+        text = (
+            f"The image held: {r.pairs} pair(s) of a stack's venv and its container image, "
+            "built from the same lock, were bitwise identical at every stage. Shipping the "
+            "image pins the operating system at no cost to the results here; it cannot pin "
+            "the CPU's kernels or the machine (docs/containers.md)."
+        )
     else:
-        text = (f"A FINDING: a container image differed from the venv built from the same lock "
-                f"in {r.pairs - r.all_identical} of {r.pairs} pair(s): the operating system's "
-                "libraries reach the results. Ship the image, not only the lock, and see the "
-                "os factor.")
+        text = (
+            f"A FINDING: a container image differed from the venv built from the same lock "
+            f"in {r.pairs - r.all_identical} of {r.pairs} pair(s): the operating system's "
+            "libraries reach the results. Ship the image, not only the lock, and see the "
+            "os factor."
+        )
     recs.append({"kind": "container", "text": text, "basis": basis})
 
 
@@ -211,12 +289,18 @@ def _one_class(b, recs):
                 runs.setdefault(m, set()).add(_name(r))
     for m, rows in runs.items():
         n = b["dataset"].get("rows")
-        recs.append({"kind": "one-class", "text": (
-            f"WARNING: the {_MODEL_NAMES[m]} predicted a single class for every test protein in "
-            f"some runs of {', '.join(sorted(rows))}: its zero flips are not stability but a model "
-            f"that did not learn{f' on {n} proteins' if n else ''}. Use a larger dataset (--n) "
-            "before reading its rows."),
-            "basis": {"model": m, "factors": sorted(rows), "proteins": n}})
+        recs.append(
+            {
+                "kind": "one-class",
+                "text": (
+                    f"WARNING: the {_MODEL_NAMES[m]} predicted a single class for every test protein in "
+                    f"some runs of {', '.join(sorted(rows))}: its zero flips are not stability but a model "
+                    f"that did not learn{f' on {n} proteins' if n else ''}. Use a larger dataset (--n) "
+                    "before reading its rows."
+                ),
+                "basis": {"model": m, "factors": sorted(rows), "proteins": n},
+            }
+        )
 
 
 def _factor_advice(r, recs):
@@ -227,33 +311,54 @@ def _factor_advice(r, recs):
     if lvl == "conclusions":
         key, k = max(r.verdict_changes.items(), key=lambda kv: kv[1])
         basis.update(verdict=key, pairs_changed=k, verdicts_changed_max=r.verdicts_changed_max)
-        text = (f"{_verb(r.factor)} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
-                f"verdict in {k} of {r.pairs} pair(s); up to {r.verdicts_changed_max} of the "
-                "12 verdicts changed in one pair.")
+        text = (
+            f"{_verb(r.factor)} {name} ({what}): it changed a conclusion. {describe(key)} changed its "
+            f"verdict in {k} of {r.pairs} pair(s); up to {r.verdicts_changed_max} of the "
+            "12 verdicts changed in one pair."
+        )
     elif lvl == "predictions":
         moved = [(m, d) for m, d in r.models.items() if d.flips_max > 0]
         parts = []
         for m, d in moved:
             su = d.flips_median_seed_units
-            parts.append(f"{_MODEL_NAMES[m]} median {fmt(d.flips_median)}, at most "
-                         f"{d.flips_max} of {r.n_test}" + (f" ({fmt(su)} seed units)" if su is not None else ""))
+            parts.append(
+                f"{_MODEL_NAMES[m]} median {fmt(d.flips_median)}, at most "
+                f"{d.flips_max} of {r.n_test}"
+                + (f" ({fmt(su)} seed units)" if su is not None else "")
+            )
             basis[m] = {"flips_median": d.flips_median, "flips_max": d.flips_max, "seed_units": su}
-        text = f"{_verb(r.factor)} {name} ({what}): it changed test predictions: " + "; ".join(parts) + "."
+        text = (
+            f"{_verb(r.factor)} {name} ({what}): it changed test predictions: "
+            + "; ".join(parts)
+            + "."
+        )
     elif lvl == "magnitudes" and r.emb_rel_max is None:  # torch rows: probabilities only
         dp = max(d.max_dp for d in r.models.values())
         basis.update(max_dp=dp)
-        text = (f"{name} moved predicted probabilities by at most {fmt(dp)} and flipped no "
-                "prediction: low priority.")
+        text = (
+            f"{name} moved predicted probabilities by at most {fmt(dp)} and flipped no "
+            "prediction: low priority."
+        )
     elif lvl == "magnitudes":
         basis.update(emb_rel_max=r.emb_rel_max, emb_seed_units=r.emb_rel_seed_units)
-        text = (f"{name} moved the embedding by at most {fmt(r.emb_rel_max)}"
-                + (f" ({fmt(r.emb_rel_seed_units)} seed units)" if r.emb_rel_seed_units is not None else "")
-                + " and changed no prediction: low priority.")
+        text = (
+            f"{name} moved the embedding by at most {fmt(r.emb_rel_max)}"
+            + (
+                f" ({fmt(r.emb_rel_seed_units)} seed units)"
+                if r.emb_rel_seed_units is not None
+                else ""
+            )
+            + " and changed no prediction: low priority."
+        )
     elif lvl == "bits" and not r.models:  # its pairs are known by their stage digests alone
-        text = (f"{name} changed bits; how far is not known here: its runs were imported without "
-                "their arrays (`kit export --arrays` on the other machine measures it).")
+        text = (
+            f"{name} changed bits; how far is not known here: its runs were imported without "
+            "their arrays (`kit export --arrays` on the other machine measures it)."
+        )
     elif lvl == "bits":
-        text = f"{name} changed bits only (no measurable magnitude): no need to pin for these models."
+        text = (
+            f"{name} changed bits only (no measurable magnitude): no need to pin for these models."
+        )
     else:
         text = f"{name}: every stage bitwise identical in all {r.pairs} pair(s): no need to pin."
     recs.append({"kind": "factor", "text": text, "basis": basis})
@@ -264,13 +369,22 @@ def _amplification(b, recs):
     for name, e in (b.get("amplification") or {}).items():
         odd = {m: d for m, d in e["models"].items() if d["verdict"] == "something else"}
         if odd:
-            recs.append({"kind": "amplification", "text": (
-                f"{name} flipped more than its embedding difference ({fmt(e['emb_rel'])}) explains: "
-                + "; ".join(f"{_MODEL_NAMES[m]} {fmt(d['observed'])} observed against "
-                            f"{fmt(d['predicted'])} predicted by the perturbation curve" for m, d in odd.items())
-                + ". Something other than the input's magnitude changed (a library's algorithm, "
-                  "say): pin that version."),
-                "basis": {"factor": name, "emb_rel": e["emb_rel"], "models": odd}})
+            recs.append(
+                {
+                    "kind": "amplification",
+                    "text": (
+                        f"{name} flipped more than its embedding difference ({fmt(e['emb_rel'])}) explains: "
+                        + "; ".join(
+                            f"{_MODEL_NAMES[m]} {fmt(d['observed'])} observed against "
+                            f"{fmt(d['predicted'])} predicted by the perturbation curve"
+                            for m, d in odd.items()
+                        )
+                        + ". Something other than the input's magnitude changed (a library's algorithm, "
+                        "say): pin that version."
+                    ),
+                    "basis": {"factor": name, "emb_rel": e["emb_rel"], "models": odd},
+                }
+            )
 
 
 def _svd_seconds(store: Store, runs: list, stage: str = "svd_rand") -> float | None:
@@ -282,12 +396,21 @@ def _svd_seconds(store: Store, runs: list, stage: str = "svd_rand") -> float | N
 def _solver(store, b, rows, recs):
     seed = rows.get("seed")
     if seed and seed.emb_rel_max is not None:  # None: its runs' arrays are not here
-        recs.append({"kind": "solver", "text": (
-            f"A converged solver removes the seed from the embedding: across seeds the ARPACK "
-            f"embedding moved at most {fmt(seed.arpack_rel_max)}, the randomized one "
-            f"{fmt(seed.emb_rel_max)}."),
-            "basis": {"factor": "seed", "arpack_rel_max": seed.arpack_rel_max,
-                      "emb_rel_max": seed.emb_rel_max}})
+        recs.append(
+            {
+                "kind": "solver",
+                "text": (
+                    f"A converged solver removes the seed from the embedding: across seeds the ARPACK "
+                    f"embedding moved at most {fmt(seed.arpack_rel_max)}, the randomized one "
+                    f"{fmt(seed.emb_rel_max)}."
+                ),
+                "basis": {
+                    "factor": "seed",
+                    "arpack_rel_max": seed.arpack_rel_max,
+                    "emb_rel_max": seed.emb_rel_max,
+                },
+            }
+        )
     levels = sorted((int(r.level), r) for r in b["rows"] if r.factor == "svd-iters")
     if len(levels) >= 2:
         (lo, rlo), (hi, rhi) = levels[0], levels[-1]
@@ -295,15 +418,33 @@ def _solver(store, b, rows, recs):
         tlo, thi = secs[lo], secs[hi]
         cost = thi / tlo if tlo and thi else None
         fl = {m: (rlo.models[m].flips_median, rhi.models[m].flips_median) for m in MODELS}
-        recs.append({"kind": "solver", "text": (
-            f"Raising randomized-SVD power iterations from {lo} to {hi} changed the median flips "
-            "across seeds " + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
-            + f"; neighbour agreement (Jaccard, median) {fmt(rlo.knn_jaccard_median)} -> "
-            f"{fmt(rhi.knn_jaccard_median)}"
-            + (f", at {cost:.1f}x the SVD time ({tlo:.2f} s -> {thi:.2f} s)." if cost else ".")),
-            "basis": {"factor": "svd-iters", "levels": [lo, hi], "flips": fl, "svd_seconds": [tlo, thi],
-                      "svd_seconds_by_level": secs,
-                      "knn_jaccard": [rlo.knn_jaccard_median, rhi.knn_jaccard_median]}})
+        recs.append(
+            {
+                "kind": "solver",
+                "text": (
+                    f"Raising randomized-SVD power iterations from {lo} to {hi} changed the median flips "
+                    "across seeds "
+                    + ", ".join(
+                        f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items()
+                    )
+                    + f"; neighbour agreement (Jaccard, median) {fmt(rlo.knn_jaccard_median)} -> "
+                    f"{fmt(rhi.knn_jaccard_median)}"
+                    + (
+                        f", at {cost:.1f}x the SVD time ({tlo:.2f} s -> {thi:.2f} s)."
+                        if cost
+                        else "."
+                    )
+                ),
+                "basis": {
+                    "factor": "svd-iters",
+                    "levels": [lo, hi],
+                    "flips": fl,
+                    "svd_seconds": [tlo, thi],
+                    "svd_seconds_by_level": secs,
+                    "knn_jaccard": [rlo.knn_jaccard_median, rhi.knn_jaccard_median],
+                },
+            }
+        )
 
 
 def _converged(store, rows, recs):
@@ -313,35 +454,57 @@ def _converged(store, rows, recs):
     ref = rows.get(ref_name)
     if not (solver and ref):
         return
-    fl = {m: (ref.models[m].flips_median, solver.models[m].flips_median)
-          for m in MODELS if m in ref.models and m in solver.models}
+    fl = {
+        m: (ref.models[m].flips_median, solver.models[m].flips_median)
+        for m in MODELS
+        if m in ref.models and m in solver.models
+    }
     t_rand, t_arp = _svd_seconds(store, ref.runs), _svd_seconds(store, solver.runs, "svd_arpack")
     stable = [sum(v.stable for v in stability(store, r.runs)) for r in (ref, solver)]
-    recs.append({"kind": "solver", "text": (
-        "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
-        f"instead of the randomized one ({ref_name}), the median flips across seeds went "
-        + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
-        + f"; neighbour agreement (Jaccard, median) {fmt(ref.knn_jaccard_median)} -> "
-        f"{fmt(solver.knn_jaccard_median)}; k-means agreement (ARI, median) "
-        f"{fmt(ref.kmeans_ari_median)} -> {fmt(solver.kmeans_ari_median)}; verdicts "
-        f"the same in every seed {stable[0]} -> {stable[1]} of 12"
-        + (f"; ARPACK took {t_arp:.2f} s against {t_rand:.2f} s for the randomized SVD."
-           if t_rand and t_arp else ".")),
-        "basis": {"factor": "svd-solver", "reference": ref_name, "flips": fl,
-                  "svd_seconds": [t_rand, t_arp],
-                  "knn_jaccard": [ref.knn_jaccard_median, solver.knn_jaccard_median],
-                  "kmeans_ari": [ref.kmeans_ari_median, solver.kmeans_ari_median],
-                  "stable_verdicts": stable}})
+    recs.append(
+        {
+            "kind": "solver",
+            "text": (
+                "With k-means, neighbours and the classifiers on the converged ARPACK embedding (svd-solver) "
+                f"instead of the randomized one ({ref_name}), the median flips across seeds went "
+                + ", ".join(f"{_MODEL_NAMES[m]} {fmt(a)} -> {fmt(c)}" for m, (a, c) in fl.items())
+                + f"; neighbour agreement (Jaccard, median) {fmt(ref.knn_jaccard_median)} -> "
+                f"{fmt(solver.knn_jaccard_median)}; k-means agreement (ARI, median) "
+                f"{fmt(ref.kmeans_ari_median)} -> {fmt(solver.kmeans_ari_median)}; verdicts "
+                f"the same in every seed {stable[0]} -> {stable[1]} of 12"
+                + (
+                    f"; ARPACK took {t_arp:.2f} s against {t_rand:.2f} s for the randomized SVD."
+                    if t_rand and t_arp
+                    else "."
+                )
+            ),
+            "basis": {
+                "factor": "svd-solver",
+                "reference": ref_name,
+                "flips": fl,
+                "svd_seconds": [t_rand, t_arp],
+                "knn_jaccard": [ref.knn_jaccard_median, solver.knn_jaccard_median],
+                "kmeans_ari": [ref.kmeans_ari_median, solver.kmeans_ari_median],
+                "stable_verdicts": stable,
+            },
+        }
+    )
 
 
 def _signs(ranked, recs):
     flips = [(r.sign_flips_max, _name(r)) for r in ranked if _z(r.sign_flips_max) > 0]
     if flips:
         k, name = max(flips)
-        recs.append({"kind": "signs", "text": (
-            f"Publish embeddings with a sign convention: {name} flipped the sign of up to {k} "
-            "of 64 SVD columns (harmless to a classifier, not to a script or plot that reads a component)."),
-            "basis": {"factor": name, "sign_flips_max": k}})
+        recs.append(
+            {
+                "kind": "signs",
+                "text": (
+                    f"Publish embeddings with a sign convention: {name} flipped the sign of up to {k} "
+                    "of 64 SVD columns (harmless to a classifier, not to a script or plot that reads a component)."
+                ),
+                "basis": {"factor": name, "sign_flips_max": k},
+            }
+        )
 
 
 def _margins(store, rows, recs):
@@ -352,11 +515,21 @@ def _margins(store, rows, recs):
         if not v.stable:
             top = max(v.counts.items(), key=lambda kv: kv[1])
             sig = v.counts[">"] + v.counts["<"]
-            recs.append({"kind": "verdict", "text": (
-                f"{describe(v.verdict)}: significant in {sig} of {v.runs} seeds. Log this "
-                "verdict under a second seed (and library version) before reporting it."),
-                "basis": {"verdict": v.verdict, "counts": v.counts, "runs": v.runs,
-                          "majority": top[0]}})
+            recs.append(
+                {
+                    "kind": "verdict",
+                    "text": (
+                        f"{describe(v.verdict)}: significant in {sig} of {v.runs} seeds. Log this "
+                        "verdict under a second seed (and library version) before reporting it."
+                    ),
+                    "basis": {
+                        "verdict": v.verdict,
+                        "counts": v.counts,
+                        "runs": v.runs,
+                        "majority": top[0],
+                    },
+                }
+            )
 
 
 # a pipeline's advice: the loose generator, then each named seed by what it reaches
@@ -392,27 +565,57 @@ def output_advice(b: dict, v: dict | None = None) -> dict:
             continue
         reached = [n for n, o in row["outputs"].items() if o["changed"] and n not in b["loose"]]
         levels = {n: reach(row["outputs"][n], n in concluded.get(factor, ())) for n in reached}
-        worst = min((LEVELS.index(lv) for lv in levels.values() if lv in LEVELS),
-                    default=LEVELS.index("bits"))
+        worst = min(
+            (LEVELS.index(lv) for lv in levels.values() if lv in LEVELS),
+            default=LEVELS.index("bits"),
+        )
         if seed and reached:
-            ranked.append({"step": "seed", "seed": factor.split(":", 1)[1], "factor": factor,
-                           "outputs": reached, "pairs": row["pairs"], "level": LEVELS[worst],
-                           "verdicts": changes.get(factor, []), "rule": HOLD})
+            ranked.append(
+                {
+                    "step": "seed",
+                    "seed": factor.split(":", 1)[1],
+                    "factor": factor,
+                    "outputs": reached,
+                    "pairs": row["pairs"],
+                    "level": LEVELS[worst],
+                    "verdicts": changes.get(factor, []),
+                    "rule": HOLD,
+                }
+            )
         elif not seed and LEVELS[worst] in LEVELS[:3]:  # bits alone: nothing to pin for
             f = factors.get(factor)
-            ranked.append({"step": "pin", "factor": factor,
-                           "what": description(f) if f else factor, "level": LEVELS[worst],
-                           "outputs": reached, "pairs": row["pairs"],
-                           "verdicts": changes.get(factor, []),
-                           "measures": [_worst_measure(n, row["outputs"][n], levels[n])
-                                        for n in reached]})
-    ranked.sort(key=lambda s: (LEVELS.index(s["level"]), -len(s["verdicts"]),
-                               -len(s["outputs"]), s["factor"]))
+            ranked.append(
+                {
+                    "step": "pin",
+                    "factor": factor,
+                    "what": description(f) if f else factor,
+                    "level": LEVELS[worst],
+                    "outputs": reached,
+                    "pairs": row["pairs"],
+                    "verdicts": changes.get(factor, []),
+                    "measures": [_worst_measure(n, row["outputs"][n], levels[n]) for n in reached],
+                }
+            )
+    ranked.sort(
+        key=lambda s: (
+            LEVELS.index(s["level"]),
+            -len(s["verdicts"]),
+            -len(s["outputs"]),
+            s["factor"],
+        )
+    )
     steps += ranked
     steps += [{"step": "inert", "seed": name, "outputs": []} for name in b["inert"]]
     if "seed" in rows and not any(f.startswith("seed:") for f in rows):
-        steps.append({"step": "one-at-a-time", "outputs": [], "rule": RULE,
-                      "verdicts": changes.get("seed", []), "seeds": list(b.get("seeds", []))})
+        steps.append(
+            {
+                "step": "one-at-a-time",
+                "outputs": [],
+                "rule": RULE,
+                "verdicts": changes.get("seed", []),
+                "seeds": list(b.get("seeds", [])),
+            }
+        )
     return {"pipeline": b["pipeline"], "name": b["name"], "steps": steps}
 
 
@@ -424,11 +627,18 @@ def _pinned(name: str) -> bool:
 
 
 # per kind, the one measure that says how far an output moved, and whether larger is worse
-_MEASURES = {"labels": ("ari", False), "neighbours": ("jaccard", False),
-             "probabilities": ("flips", True), "embedding": ("rel", True),
-             "truth": ("changed", True), "proteins": ("changed", True),
-             "classes": ("changed", True), "metrics": ("rel", True), "centroids": ("rel", True),
-             "train proteins": ("changed", True)}
+_MEASURES = {
+    "labels": ("ari", False),
+    "neighbours": ("jaccard", False),
+    "probabilities": ("flips", True),
+    "embedding": ("rel", True),
+    "truth": ("changed", True),
+    "proteins": ("changed", True),
+    "classes": ("changed", True),
+    "metrics": ("rel", True),
+    "centroids": ("rel", True),
+    "train proteins": ("changed", True),
+}
 
 
 def _worst_measure(name: str, o: dict, lvl: str) -> dict:
@@ -440,8 +650,9 @@ def _worst_measure(name: str, o: dict, lvl: str) -> dict:
         measure = "max_dp"  # no prediction changed: how far a probability moved
     got = (o["most"] if most else o["least"]).get(measure)
     if got is None:  # a measure this output's values do not take (an integer array)
-        measure, got = next(((k, o["most"][k]) for k in ("max_rel", "changed") if k in o["most"]),
-                            (None, None))
+        measure, got = next(
+            ((k, o["most"][k]) for k in ("max_rel", "changed") if k in o["most"]), (None, None)
+        )
     return {"output": name, "kind": o["kind"], "level": lvl, "measure": measure, "value": got}
 
 
@@ -449,5 +660,7 @@ def _verdict_changes(v: dict | None) -> dict:
     """{factor: the verdict keys that change in one of its pairs}."""
     if not v:
         return {}
-    return {f: [k for k, row in r["verdicts"].items() if row["changed"]]
-            for f, r in v["factors"].items()}
+    return {
+        f: [k for k, row in r["verdicts"].items() if row["changed"]]
+        for f, r in v["factors"].items()
+    }

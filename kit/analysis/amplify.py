@@ -20,15 +20,28 @@ FACTOR = "perturb"
 def curves(rows: list) -> dict:
     """{model: [{"eps", "flips_median", "flips_max", "max_dp", "seed_units", "verdicts"}]} by eps."""
     # eps = 0 is the sweep's null check, not a point on a log axis
-    points = sorted(((float(r.level), r) for r in rows if r.factor == FACTOR
-                     and r.level != PRECISION_LEVEL and float(r.level) > 0), key=lambda x: x[0])
+    points = sorted(
+        (
+            (float(r.level), r)
+            for r in rows
+            if r.factor == FACTOR and r.level != PRECISION_LEVEL and float(r.level) > 0
+        ),
+        key=lambda x: x[0],
+    )
     out: dict = {}
     for eps, r in points:
         for m, d in r.models.items():
-            out.setdefault(m, []).append({
-                "eps": eps, "flips_median": d.flips_median, "flips_max": d.flips_max,
-                "max_dp": d.max_dp, "seed_units": d.flips_median_seed_units,
-                "verdicts_changed": r.verdicts_changed_max, "emb_rel": r.emb_rel_max})
+            out.setdefault(m, []).append(
+                {
+                    "eps": eps,
+                    "flips_median": d.flips_median,
+                    "flips_max": d.flips_max,
+                    "max_dp": d.max_dp,
+                    "seed_units": d.flips_median_seed_units,
+                    "verdicts_changed": r.verdicts_changed_max,
+                    "emb_rel": r.emb_rel_max,
+                }
+            )
     return out
 
 
@@ -37,8 +50,7 @@ def precision_point(rows: list) -> dict | None:
     r = next((r for r in rows if r.factor == FACTOR and r.level == PRECISION_LEVEL), None)
     if r is None:
         return None
-    return {"emb_rel": r.emb_rel_max,
-            "flips": {m: d.flips_median for m, d in r.models.items()}}
+    return {"emb_rel": r.emb_rel_max, "flips": {m: d.flips_median for m, d in r.models.items()}}
 
 
 def first_flip(curve: list, any_draw: bool = False) -> float | None:
@@ -69,7 +81,7 @@ def predict(curve: list, emb_rel: float | None) -> float | None:
 
 
 def reading(observed: float, predicted: float) -> str:
-    """"magnitude" when ``observed`` flips are within what noise of the same size gives
+    """ "magnitude" when ``observed`` flips are within what noise of the same size gives
     (``predicted``, or both at most one), "something else" when far more (a changed algorithm,
     not noise), "less" when far fewer."""
     if observed == predicted or (observed <= 1 and predicted <= 1):
@@ -111,6 +123,10 @@ def explain(rows: list) -> dict:
 def report(rows: list) -> dict:
     """What `kit amplify --json` prints: curves, first flips, the float32 point, explanations."""
     cs = curves(rows)
-    return {"curves": cs, "first_flip": {m: first_flip(c) for m, c in cs.items()},
-            "first_flip_any": {m: first_flip(c, any_draw=True) for m, c in cs.items()},
-            "float32_roundtrip": precision_point(rows), "explained": explain(rows)}
+    return {
+        "curves": cs,
+        "first_flip": {m: first_flip(c) for m, c in cs.items()},
+        "first_flip_any": {m: first_flip(c, any_draw=True) for m, c in cs.items()},
+        "float32_roundtrip": precision_point(rows),
+        "explained": explain(rows),
+    }

@@ -8,25 +8,30 @@ import numpy as np
 
 from ..core import factors
 from ..core.subject import Subject
-from .amplify import explain
-from .by_kind import compare as compare_outputs, pairs, tally, unfit
-from .compare import ALL_MODELS, STAGES, compare_runs, has_arrays
-from . import splits
-from .records import BudgetRow, EmbeddingDiff, ModelBudget
 from ..runs.store import Store
+from . import splits
+from .amplify import explain
+from .by_kind import compare as compare_outputs
+from .by_kind import pairs, tally, unfit
+from .compare import ALL_MODELS, STAGES, compare_runs, has_arrays
+from .records import BudgetRow, EmbeddingDiff, ModelBudget
 from .verdicts import changed, has_verdicts, run_verdicts
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
 TORCH_YARDSTICK = ("torch-seed", "")  # the same for the torch MLP
 # the lesson on seeds, said when two runs with the same named seeds differ
-LOOSE = ("a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
-         "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
-         "is imported, a GPU generator): find it and seed it from a named seed; every "
-         "comparison made while it is loose is a single draw")
+LOOSE = (
+    "a generator is not seeded by the named seeds ({seeds}) (a data loader's workers, an "
+    "unseeded default_rng(), numpy's global np.random state, a generator made when the file "
+    "is imported, a GPU generator): find it and seed it from a named seed; every "
+    "comparison made while it is loose is a single draw"
+)
 # said when only the process factor's warm run differs: the module keeps a generator's state
-CARRIED = ("state kept at module level carries from one run to the next (a generator made at "
-           "import, a cache), as it does in a notebook calling run twice: make it inside run, "
-           "from a named seed")
+CARRIED = (
+    "state kept at module level carries from one run to the next (a generator made at "
+    "import, a cache), as it does in a notebook calling run twice: make it inside run, "
+    "from a named seed"
+)
 
 confounds = factors.confounds  # re-exported: the budget is where confounds are read
 
@@ -55,15 +60,23 @@ def _yardstick(comps: list) -> dict | None:
     for m in _models(comps):
         cs = [c.models[m] for c in comps if m in c.models]
         acc[m] = [cs[0].acc_a] + [c.acc_b for c in cs]  # the reference, then each seed
-    return {"pairs": len(pipe), "torch_pairs": len(comps) - len(pipe),
-            "emb_rel": _median([c.svd_rand.rel_fro for c in pipe]),
-            "flips": {m: _median([c.models[m].flips for c in comps if m in c.models])
-                      for m in _models(comps)},
-            "acc_sd": {m: float(np.std(v, ddof=1)) if len(v) > 1 else None for m, v in acc.items()},
-            # models that predicted one class in a seed run: their seed unit means nothing
-            "one_class": [m for m in _models(comps) if any(
-                c.models[m].one_class_a or c.models[m].one_class_b
-                for c in comps if m in c.models)]}
+    return {
+        "pairs": len(pipe),
+        "torch_pairs": len(comps) - len(pipe),
+        "emb_rel": _median([c.svd_rand.rel_fro for c in pipe]),
+        "flips": {
+            m: _median([c.models[m].flips for c in comps if m in c.models]) for m in _models(comps)
+        },
+        "acc_sd": {m: float(np.std(v, ddof=1)) if len(v) > 1 else None for m, v in acc.items()},
+        # models that predicted one class in a seed run: their seed unit means nothing
+        "one_class": [
+            m
+            for m in _models(comps)
+            if any(
+                c.models[m].one_class_a or c.models[m].one_class_b for c in comps if m in c.models
+            )
+        ],
+    }
 
 
 def _agg(comps, fn, get):
@@ -97,8 +110,15 @@ def _per_component(comps: list, measure: str) -> list | None:
     return [float(v) for v in np.median(np.array(lists), axis=0)]
 
 
-def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
-         vchanges: list, pair_ids: list) -> dict:
+def _row(
+    factor: str,
+    level: str,
+    comps: list,
+    labels: list,
+    unit: dict | None,
+    vchanges: list,
+    pair_ids: list,
+) -> dict:
     n = len(comps)
     pipeline = any(c.svd_rand is not None for c in comps)
     stages = [s for s in STAGES if any(s in c.identical for c in comps)]
@@ -110,18 +130,23 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         # the pairs that measured it (a pair known by its digests alone measured no model)
         have = [(c, ids) for c, ids in zip(comps, pair_ids) if m in c.models]
         flips = [c.models[m].flips for c, _ in have]
-        one_class = {r for c, (a, b) in have
-                     for r, flag in ((a, c.models[m].one_class_a),
-                                     (b, c.models[m].one_class_b)) if flag}
+        one_class = {
+            r
+            for c, (a, b) in have
+            for r, flag in ((a, c.models[m].one_class_a), (b, c.models[m].one_class_b))
+            if flag
+        }
         med = _median(flips)
         per_seed = unit and unit["flips"].get(m)
         models[m] = ModelBudget(
-            flips_median=med, flips_max=int(max(flips)),
+            flips_median=med,
+            flips_max=int(max(flips)),
             max_dp=max(c.models[m].max_dp for c, _ in have),
             max_abs_d_acc=max(abs(c.models[m].d_acc) for c, _ in have),
             flips_median_seed_units=ratio(med, per_seed),
             flips_max_seed_units=ratio(max(flips), per_seed),
-            one_class_runs=len(one_class))
+            one_class_runs=len(one_class),
+        )
     # verdicts are recomputed from the arrays: a pair without them has none to count
     vchanges = [v for c, v in zip(comps, vchanges) if not c.digests_only]
     conf = defaultdict(set)
@@ -129,8 +154,12 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         for k, (va, vb) in confounds(factor, c.env_diff).items():
             conf[k].add(f"{va} -> {vb}")
     return BudgetRow(
-        factor=factor, level=level, pairs=n, labels=labels,
-        n_test=comps[0].n_test, stages=stages,
+        factor=factor,
+        level=level,
+        pairs=n,
+        labels=labels,
+        n_test=comps[0].n_test,
+        stages=stages,
         identical=identical,
         all_identical=sum(all(c.identical.values()) for c in comps),
         emb_rel_max=emb,
@@ -151,9 +180,11 @@ def _row(factor: str, level: str, comps: list, labels: list, unit: dict | None,
         models=models,
         # torch runs have no verdicts of the four classifiers: None, not 0
         verdicts_changed_max=max(len(v) for v in vchanges) if pipeline and vchanges else None,
-        verdict_changes={k: sum(k in v for v in vchanges)
-                         for k in sorted({k for v in vchanges for k in v})},
-        confounds={k: sorted(v) for k, v in sorted(conf.items())})
+        verdict_changes={
+            k: sum(k in v for v in vchanges) for k in sorted({k for v in vchanges for k in v})
+        },
+        confounds={k: sorted(v) for k, v in sorted(conf.items())},
+    )
 
 
 def _verdict_changes(store: Store, a: str, b: str) -> list:
@@ -174,24 +205,43 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
         groups[(p.factor, p.level)].append(p)
     comps = {key: [compare_runs(store, p.a, p.b) for p in ps] for key, ps in groups.items()}
     # a factor that changes what is measured compares no verdicts pair by pair (kit.analysis.splits)
-    vchanges = {key: [] if factors.measures(key[0]) else
-                [_verdict_changes(store, p.a, p.b) for p in ps] for key, ps in groups.items()}
+    vchanges = {
+        key: [] if factors.measures(key[0]) else [_verdict_changes(store, p.a, p.b) for p in ps]
+        for key, ps in groups.items()
+    }
     unit = _yardstick(comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, []))
     seed_runs = list(dict.fromkeys(r for p in groups.get(YARDSTICK, []) for r in (p.a, p.b)))
-    rows = [splits.row(store, f, lvl, groups[(f, lvl)], comps[(f, lvl)][0].n_test, seed_runs)
-            if factors.measures(f) else
-            _row(f, lvl, comps[(f, lvl)], [p.label for p in groups[(f, lvl)]], unit,
-                 vchanges[(f, lvl)], [(p.a, p.b) for p in groups[(f, lvl)]])
-            for (f, lvl) in sorted(groups, key=_order)]
+    rows = [
+        splits.row(store, f, lvl, groups[(f, lvl)], comps[(f, lvl)][0].n_test, seed_runs)
+        if factors.measures(f)
+        else _row(
+            f,
+            lvl,
+            comps[(f, lvl)],
+            [p.label for p in groups[(f, lvl)]],
+            unit,
+            vchanges[(f, lvl)],
+            [(p.a, p.b) for p in groups[(f, lvl)]],
+        )
+        for (f, lvl) in sorted(groups, key=_order)
+    ]
     seeds = comps.get(YARDSTICK, []) + comps.get(TORCH_YARDSTICK, [])
-    note = (None if unit else
-            "the seed pairs' runs were imported without their arrays, so no seed units: "
-            "export them with `kit export --arrays`" if seeds else
-            "no seed runs on this dataset, so no seed units: "
-            "run `kit run --factor seed` with the same dataset")
-    out = {"dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
-           "yardstick": unit,
-           "rows": rows, "note": note, "amplification": explain(rows)}
+    note = (
+        None
+        if unit
+        else "the seed pairs' runs were imported without their arrays, so no seed units: "
+        "export them with `kit export --arrays`"
+        if seeds
+        else "no seed runs on this dataset, so no seed units: "
+        "run `kit run --factor seed` with the same dataset"
+    )
+    out = {
+        "dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
+        "yardstick": unit,
+        "rows": rows,
+        "note": note,
+        "amplification": explain(rows),
+    }
     # a stored homology clustering adds the cluster bootstrap and leakage; without one the
     # budget is exactly what it was (no key)
     from .homology import for_dataset
@@ -247,44 +297,81 @@ def output_budget(store: Store, subject: Subject) -> dict:
                 wide.update(dict.fromkeys(store.run(r).manifest.get("not_in_dtype") or []))
         for name, d in diffs.items():
             if "shape" in d:
-                shapes.setdefault((factor, name), {"factor": factor, "output": name,
-                                                   "kind": d["kind"], "a": a, "b": b,
-                                                   "shapes": d["shape"]})
+                shapes.setdefault(
+                    (factor, name),
+                    {
+                        "factor": factor,
+                        "output": name,
+                        "kind": d["kind"],
+                        "a": a,
+                        "b": b,
+                        "shapes": d["shape"],
+                    },
+                )
     # the null experiment: the same spec run twice, or in a fresh and a warm worker (a process
     # factor's difference is a generator's state carried between runs, not the environment)
     rows = {f: rows[f] for f in sorted(rows, key=lambda f: factor_order(f, subject.seeds))}
-    loose = list(dict.fromkeys(n for f in ("repeat", "process")
-                               for n, o in rows.get(f, {}).get("outputs", {}).items() if o["changed"]))
-    inert = [f.split(":", 1)[1] for f, r in rows.items()
-             if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())]
+    loose = list(
+        dict.fromkeys(
+            n
+            for f in ("repeat", "process")
+            for n, o in rows.get(f, {}).get("outputs", {}).items()
+            if o["changed"]
+        )
+    )
+    inert = [
+        f.split(":", 1)[1]
+        for f, r in rows.items()
+        if f.startswith("seed:") and not any(o["changed"] for o in r["outputs"].values())
+    ]
     line = ""
     if loose:
-        line = (f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between runs with the "
-                f"same named seeds: " + LOOSE.format(seeds=", ".join(subject.seeds) or "none"))
-        carried = [n for n, o in rows.get("process", {}).get("outputs", {}).items()
-                   if o["changed"] and not rows.get("repeat", {}).get("outputs", {}).get(
-                       n, {}).get("changed")]
+        line = (
+            f"{', '.join(loose)} differ{'s' if len(loose) == 1 else ''} between runs with the "
+            f"same named seeds: " + LOOSE.format(seeds=", ".join(subject.seeds) or "none")
+        )
+        carried = [
+            n
+            for n, o in rows.get("process", {}).get("outputs", {}).items()
+            if o["changed"]
+            and not rows.get("repeat", {}).get("outputs", {}).get(n, {}).get("changed")
+        ]
         if carried and "repeat" in rows:  # a fresh process draws the same: state carried over
-            line += (f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
-                     f"a worker that made a run before: {CARRIED}")
-    return {"pipeline": subject.sha256, "name": subject.name, "seeds": list(subject.seeds),
-            "factors": rows, "loose": loose,
-            "loose_line": line, "inert": inert, "shapes": list(shapes.values()),
-            "not_in_dtype": list(wide),
-            # runs whose outputs do not fit the file's KINDS (a bundle's, imported before the
-            # file was known here): left out of every pair, each said in one line
-            "unfit": list(unfit(store, subject).values())}
+            line += (
+                f"; {', '.join(carried)} differ{'s' if len(carried) == 1 else ''} only in "
+                f"a worker that made a run before: {CARRIED}"
+            )
+    return {
+        "pipeline": subject.sha256,
+        "name": subject.name,
+        "seeds": list(subject.seeds),
+        "factors": rows,
+        "loose": loose,
+        "loose_line": line,
+        "inert": inert,
+        "shapes": list(shapes.values()),
+        "not_in_dtype": list(wide),
+        # runs whose outputs do not fit the file's KINDS (a bundle's, imported before the
+        # file was known here): left out of every pair, each said in one line
+        "unfit": list(unfit(store, subject).values()),
+    }
 
 
 def output_pair_details(store: Store, subject: Subject, factor: str) -> list:
     """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
     found = set(pairs(store, subject))
     # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
-    return [{"factor": p.factor, "a": p.a, "b": p.b,
-             "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
-             "outputs": compare_outputs(store, p.a, p.b, subject.kinds)}
-            for p in store.pairs(subject.sha256) if p.factor == factor
-            and (p.factor, p.a, p.b) in found]
+    return [
+        {
+            "factor": p.factor,
+            "a": p.a,
+            "b": p.b,
+            "label": p.label or f"{p.a[:12]} vs {p.b[:12]}",
+            "outputs": compare_outputs(store, p.a, p.b, subject.kinds),
+        }
+        for p in store.pairs(subject.sha256)
+        if p.factor == factor and (p.factor, p.a, p.b) in found
+    ]
 
 
 def factor_order(name: str, seeds) -> tuple:

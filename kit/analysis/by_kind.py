@@ -8,13 +8,28 @@ import numpy as np
 from ..core.subject import Subject
 from ..runs.store import Store
 from ..worker.kinds import kind_problem
-from .compare import (adjusted_rand, aligned, embedding_diff, has_arrays, neighbour_jaccard,
-                      predictions)
+from .compare import (
+    adjusted_rand,
+    aligned,
+    embedding_diff,
+    has_arrays,
+    neighbour_jaccard,
+    predictions,
+)
 from .digits import agreement
 
 # each kept at its largest over a factor's pairs (kit.analysis.tolerances reads them)
-MOST = ("max_abs", "max_rel", "flips", "changed", "sign_flips", "nonfinite", "unmeasured",
-        "max_dp", "rel")
+MOST = (
+    "max_abs",
+    "max_rel",
+    "flips",
+    "changed",
+    "sign_flips",
+    "nonfinite",
+    "unmeasured",
+    "max_dp",
+    "rel",
+)
 # each kept at its smallest: the measures where less agreement is the larger difference
 LEAST = ("ari", "jaccard", "digits", "digits_worst")
 # the most clusters matched before comparing centroids (the assignment is k x k memory and
@@ -34,8 +49,7 @@ def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
         # a NaN or inf on one side only (or two different infs): a changed value that no
         # magnitude measures; every number below is over the elements finite on both sides
         out["nonfinite"] = moved
-    if kind == "centroids" and floating and a.ndim == 2 and finite.all() \
-            and len(a) <= MAX_MATCHED:
+    if kind == "centroids" and floating and a.ndim == 2 and finite.all() and len(a) <= MAX_MATCHED:
         # k-means numbers its clusters arbitrarily: b's rows matched to a's nearest first
         order = matched_rows(a, b)
         out["relabelled"] = bool(np.any(order != np.arange(len(order))))
@@ -101,8 +115,10 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
     a, b = a.astype(np.float64), b.astype(np.float64)
     d = np.abs(a - b)
     rel = [d[x != 0] / np.abs(x[x != 0]) for x in (a, b)]
-    return {"max_abs": float(d.max()) if d.size else 0.0,
-            "max_rel": max((float(r.max()) for r in rel if r.size), default=0.0)}
+    return {
+        "max_abs": float(d.max()) if d.size else 0.0,
+        "max_rel": max((float(r.max()) for r in rel if r.size), default=0.0),
+    }
 
 
 def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = True) -> dict:
@@ -113,17 +129,25 @@ def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = T
     ra, rb = store.run(a), store.run(b)
     if outputs is None:
         # every output either run returned: a's order, then those only b returned, in b's order
-        names = dict.fromkeys(n for r in (ra, rb)
-                              for n in (r.manifest.get("outputs") or sorted(r.stages))
-                              if n in r.stages)
+        names = dict.fromkeys(
+            n
+            for r in (ra, rb)
+            for n in (r.manifest.get("outputs") or sorted(r.stages))
+            if n in r.stages
+        )
     else:
         names = [n for n in outputs if n in ra.stages and n in rb.stages]
     out = {}
     for name in names:
         kind = kinds.get(name, "array")
         sa, sb = ra.stages.get(name), rb.stages.get(name)
-        if sa is not None and sb is not None and sa.sha256 == sb.sha256 \
-                and sa.dtype == sb.dtype and tuple(sa.shape) == tuple(sb.shape):
+        if (
+            sa is not None
+            and sb is not None
+            and sa.sha256 == sb.sha256
+            and sa.dtype == sb.dtype
+            and tuple(sa.shape) == tuple(sb.shape)
+        ):
             out[name] = {"kind": kind, "identical": True}
             continue
         if sa is None or sb is None:  # returned by one run only
@@ -136,8 +160,11 @@ def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = T
             # a hashes-only bundle's run: its bits differ, by how much is not known here
             out[name] = {"kind": kind, "identical": False, "unmeasured": True}
             continue
-        out[name] = {"kind": kind, "identical": False,
-                     **output_diff(store.array(a, name), store.array(b, name), kind)}
+        out[name] = {
+            "kind": kind,
+            "identical": False,
+            **output_diff(store.array(a, name), store.array(b, name), kind),
+        }
     return out
 
 
@@ -147,8 +174,9 @@ def tally(row: dict, diffs: dict) -> None:
     measure's smallest (the worst pair may not hold them all: a row shows these)."""
     row["pairs"] += 1
     for name, d in diffs.items():
-        o = row["outputs"].setdefault(name, {"kind": d["kind"], "changed": 0, "worst": None,
-                                             "most": {}, "least": {}})
+        o = row["outputs"].setdefault(
+            name, {"kind": d["kind"], "changed": 0, "worst": None, "most": {}, "least": {}}
+        )
         if not d["identical"]:
             o["changed"] += 1
             o["worst"] = _worse(o["worst"], d)
@@ -164,12 +192,19 @@ def _worse(a: dict | None, b: dict) -> dict:
     """The larger of two differences of one output: fewer digits kept, else more changed."""
     if a is None:
         return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
+
     # a labels output's ARI before its count of changed labels: k-means may rename every
     # cluster and change nothing (ARI 1), or move a few rows between two (a lower ARI)
     def key(d):
-        return (d.get("nonfinite", 0), -d.get("digits", 99), d.get("rel", 0),
-                d.get("flips", 0), -d.get("ari", 1), d.get("changed", 0),
-                d.get("unmeasured", False))
+        return (
+            d.get("nonfinite", 0),
+            -d.get("digits", 99),
+            d.get("rel", 0),
+            d.get("flips", 0),
+            -d.get("ari", 1),
+            d.get("changed", 0),
+            d.get("unmeasured", False),
+        )
 
     return a if key(a) >= key(b) else _worse(None, b)
 
@@ -186,9 +221,11 @@ def unfit(store: Store, subject: Subject) -> dict:
         for name, st in store.run(run_id).stages.items():
             why = kind_problem(subject.kind_of(name), len(st.shape), np.dtype(st.dtype).kind)
             if why:
-                out[run_id] = (f"run {run_id[:12]}: its output {name[:40]!r} is declared "
-                               f"{subject.kind_of(name)} by the pipeline's file, which must "
-                               f"be {why}")
+                out[run_id] = (
+                    f"run {run_id[:12]}: its output {name[:40]!r} is declared "
+                    f"{subject.kind_of(name)} by the pipeline's file, which must "
+                    f"be {why}"
+                )
                 break
     return out
 
@@ -204,6 +241,12 @@ def pairs(store: Store, subject: Subject, fit: bool = True) -> list:
     specs = store.specs(pipeline)
     bad = unfit(store, subject) if fit else {}
     # both runs this pipeline's (a bundle's pairs table is the collaborator's: checked anyway)
-    return sorted({(p.factor, p.a, p.b) for p in store.pairs(pipeline)
-                   if all(r in specs and specs[r].pipeline == pipeline and r not in bad
-                          for r in (p.a, p.b))})
+    return sorted(
+        {
+            (p.factor, p.a, p.b)
+            for p in store.pairs(pipeline)
+            if all(
+                r in specs and specs[r].pipeline == pipeline and r not in bad for r in (p.a, p.b)
+            )
+        }
+    )

@@ -56,16 +56,30 @@ def cluster_weights(test_clusters, resamples: int = RESAMPLES, seed: int = SEED)
     return _by_case(ranks(test_clusters).tobytes(), resamples, seed)
 
 
-def cluster_bootstrap(probs: dict, y, test_clusters, resamples: int = RESAMPLES,
-                      seed: int = SEED, models: tuple = MODELS) -> dict:
+def cluster_bootstrap(
+    probs: dict,
+    y,
+    test_clusters,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    models: tuple = MODELS,
+) -> dict:
     """The verdicts of every pair of ``models`` (kit's four: the twelve) under the cluster
     bootstrap, in ``bootstrap``'s shape."""
     y = np.asarray(y)
     if len(np.asarray(test_clusters)) != len(y):
-        raise KitError(f"the clustering has {len(np.asarray(test_clusters))} test proteins, "
-                       f"the run {len(y)}: it belongs to another split of the dataset")
-    return bootstrap(probs, y, resamples, seed, weights=cluster_weights(test_clusters, resamples, seed),
-                     models=models)
+        raise KitError(
+            f"the clustering has {len(np.asarray(test_clusters))} test proteins, "
+            f"the run {len(y)}: it belongs to another split of the dataset"
+        )
+    return bootstrap(
+        probs,
+        y,
+        resamples,
+        seed,
+        weights=cluster_weights(test_clusters, resamples, seed),
+        models=models,
+    )
 
 
 def run_cluster_bootstrap(store: Store, run_id: str, test_clusters) -> dict:
@@ -90,15 +104,22 @@ def _width_ratio(protein: dict, cluster: dict) -> float | None:
 
 def compare(protein: dict, cluster: dict, keys: tuple = KEYS) -> list[ClusterVerdict]:
     """The verdicts ``keys`` (kit's twelve) under both bootstraps of one run, side by side."""
-    return [ClusterVerdict(verdict=k, diff=protein[k]["diff"],
-                           protein_lo=protein[k]["lo"], protein_hi=protein[k]["hi"],
-                           protein_verdict=protein[k]["verdict"],
-                           cluster_lo=cluster[k]["lo"], cluster_hi=cluster[k]["hi"],
-                           cluster_verdict=cluster[k]["verdict"],
-                           width_ratio=_width_ratio(protein[k], cluster[k]),
-                           changed=protein[k]["verdict"] != cluster[k]["verdict"],
-                           lost=protein[k]["verdict"] != "=" and cluster[k]["verdict"] == "=")
-            for k in keys]
+    return [
+        ClusterVerdict(
+            verdict=k,
+            diff=protein[k]["diff"],
+            protein_lo=protein[k]["lo"],
+            protein_hi=protein[k]["hi"],
+            protein_verdict=protein[k]["verdict"],
+            cluster_lo=cluster[k]["lo"],
+            cluster_hi=cluster[k]["hi"],
+            cluster_verdict=cluster[k]["verdict"],
+            width_ratio=_width_ratio(protein[k], cluster[k]),
+            changed=protein[k]["verdict"] != cluster[k]["verdict"],
+            lost=protein[k]["verdict"] != "=" and cluster[k]["verdict"] == "=",
+        )
+        for k in keys
+    ]
 
 
 def run_cluster_verdicts(store: Store, run_id: str, test_clusters) -> list[ClusterVerdict]:

@@ -69,9 +69,11 @@ def embedding_diff(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -
     Bs = aligned(A, B, (sa, sb))
     norms = np.linalg.norm(A, axis=0)
     per = np.linalg.norm(A - Bs, axis=0) / np.where(norms == 0, 1, norms)
-    return {"rel_fro": float(np.linalg.norm(A - Bs) / np.linalg.norm(A)),
-            "sign_flips": int(np.sum(sa != sb)),
-            "components": [float(x) for x in per]}
+    return {
+        "rel_fro": float(np.linalg.norm(A - Bs) / np.linalg.norm(A)),
+        "sign_flips": int(np.sum(sa != sb)),
+        "components": [float(x) for x in per],
+    }
 
 
 def sv_rel(sa: np.ndarray, sb: np.ndarray) -> list:
@@ -82,8 +84,10 @@ def sv_rel(sa: np.ndarray, sb: np.ndarray) -> list:
 
 def identical_structure(sa: dict, sb: dict) -> bool:
     """Two sparse TF-IDF matrices hold their numbers in the same places (so data compare 1:1)."""
-    return all(x in sa and x in sb and sa[x].sha256 == sb[x].sha256
-               for x in ("tfidf.indices", "tfidf.indptr"))
+    return all(
+        x in sa and x in sb and sa[x].sha256 == sb[x].sha256
+        for x in ("tfidf.indices", "tfidf.indptr")
+    )
 
 
 def neighbour_jaccard(na: np.ndarray, nb: np.ndarray) -> float:
@@ -117,23 +121,50 @@ def model_diff(pa, pb, y) -> ModelDiff:
     auc_a, auc_b = auc(pa, y), auc(pb, y)  # NaN when the test set holds one class
     # a model that predicts one class for every protein flips nothing, whatever changes: its
     # zero is not stability, and every table that shows its flips says so
-    return ModelDiff(flips=int(np.sum(ca != cb)), max_dp=float(np.max(np.abs(pa - pb))),
-                     one_class_a=bool(ca.all() or not ca.any()), one_class_b=bool(cb.all() or not cb.any()),
-                     acc_a=acc_a, acc_b=acc_b, d_acc=acc_b - acc_a,
-                     auc_a=auc_a, auc_b=auc_b, d_auc=auc_b - auc_a)
+    return ModelDiff(
+        flips=int(np.sum(ca != cb)),
+        max_dp=float(np.max(np.abs(pa - pb))),
+        one_class_a=bool(ca.all() or not ca.any()),
+        one_class_b=bool(cb.all() or not cb.any()),
+        acc_a=acc_a,
+        acc_b=acc_b,
+        d_acc=acc_b - acc_a,
+        auc_a=auc_a,
+        auc_b=auc_b,
+        d_auc=auc_b - auc_a,
+    )
 
 
 def env_diff(ma: dict, mb: dict) -> dict:
     """Every measured attribute in which two runs' environments differ: {name: [a, b]}."""
+
     def flat(m):
         env = m["env"]
-        out = {k: env.get(k) for k in ("python", "implementation", "machine", "rosetta", "os",
-                                       "cpu", "host", "os_release", "libc")}
+        out = {
+            k: env.get(k)
+            for k in (
+                "python",
+                "implementation",
+                "machine",
+                "rosetta",
+                "os",
+                "cpu",
+                "host",
+                "os_release",
+                "libc",
+            )
+        }
         out["image"] = (m.get("image") or {}).get("id")  # None: a venv on the host
         out.update({f"package:{k}": v for k, v in env.get("packages", {}).items()})
         for pool in env.get("threadpools") or []:
             where = f"{pool.get('user_api')}@{pool.get('owner')}"
-            for key in ("internal_api", "version", "architecture", "num_threads", "threading_layer"):
+            for key in (
+                "internal_api",
+                "version",
+                "architecture",
+                "num_threads",
+                "threading_layer",
+            ):
                 out[f"{where}:{key}"] = pool.get(key)
         out.update({f"env:{k}": v for k, v in env.get("env", {}).items()})
         for k, v in (m.get("torch_run") or {}).items():  # what the torch stage really used
@@ -175,21 +206,30 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
         # different test proteins (seed:split): no stage, probability or flip corresponds, so
         # none is compared; kit.analysis.splits reads such runs one by one instead
         y = sa.get("y_test") or sb.get("y_test")
-        return Comparison(identical={}, n_test=int(y.shape[0]) if y and y.shape else 0,
-                          embedding="svd_arpack" if ra.spec.embedding == "arpack" else "svd_rand",
-                          env_diff=env_diff(ra.manifest, rb.manifest), different_test=True)
+        return Comparison(
+            identical={},
+            n_test=int(y.shape[0]) if y and y.shape else 0,
+            embedding="svd_arpack" if ra.spec.embedding == "arpack" else "svd_rand",
+            env_diff=env_diff(ra.manifest, rb.manifest),
+            different_test=True,
+        )
     for stage, arrays in STAGES.items():
         if arrays[0] not in sa or arrays[0] not in sb:
             continue
         shared = [x for x in arrays if x in sa and x in sb]  # a perturbed run has no .sv
-        identical[stage] = all(sa[x].sha256 == sb[x].sha256 and sa[x].dtype == sb[x].dtype
-                               for x in shared)
+        identical[stage] = all(
+            sa[x].sha256 == sb[x].sha256 and sa[x].dtype == sb[x].dtype for x in shared
+        )
     used = {r.spec.embedding for r in (ra, rb)}
     if not (has_arrays(store, a) and has_arrays(store, b)):
         y = sa.get("y_test") or sb.get("y_test")
-        return Comparison(identical=identical, n_test=int(y.shape[0]) if y and y.shape else 0,
-                          embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
-                          env_diff=env_diff(ra.manifest, rb.manifest), digests_only=True)
+        return Comparison(
+            identical=identical,
+            n_test=int(y.shape[0]) if y and y.shape else 0,
+            embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
+            env_diff=env_diff(ra.manifest, rb.manifest),
+            digests_only=True,
+        )
     get = store.array
     y = get(a, "y_test")
     # the embedding k-means, neighbours and the classifiers used: its change is "the embedding's"
@@ -201,8 +241,11 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
             Ea, Eb = get(a, svd), get(b, svd)
             values = sv_rel(get(a, svd + ".sv"), get(b, svd + ".sv")) if both(svd + ".sv") else None
             signs = column_signs(Ea), column_signs(Eb)  # found once, used three times
-            measured[svd] = EmbeddingDiff(**embedding_diff(Ea, Eb, signs), values=values,
-                                     sv_rel_max=max(values) if values else None)
+            measured[svd] = EmbeddingDiff(
+                **embedding_diff(Ea, Eb, signs),
+                values=values,
+                sv_rel_max=max(values) if values else None,
+            )
             digits[svd] = agreement(Ea, aligned(Ea, Eb, signs))
     for stage in DIGIT_STAGES:
         if stage in digits:  # the embeddings, done above
@@ -216,10 +259,14 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
         measured["kmeans_inertia_rel"] = float(abs(ia - ib) / abs(ia)) if ia else 0.0
     if both("knn"):
         measured["knn_jaccard"] = neighbour_jaccard(get(a, "knn"), get(b, "knn"))
-    c = Comparison(identical=identical, n_test=int(len(y)),
-                   embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
-                   digits={k: v for k, v in digits.items() if v is not None},
-                   models={m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS if both(m)},
-                   env_diff=env_diff(ra.manifest, rb.manifest), **measured)
+    c = Comparison(
+        identical=identical,
+        n_test=int(len(y)),
+        embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
+        digits={k: v for k, v in digits.items() if v is not None},
+        models={m: model_diff(get(a, m), get(b, m), y) for m in ALL_MODELS if both(m)},
+        env_diff=env_diff(ra.manifest, rb.manifest),
+        **measured,
+    )
     store.cache_comparison(a, b, VERSION, c.to_json())
     return c

@@ -49,8 +49,11 @@ def agreement(a, b) -> dict | None:
     """{"digits", "bits", "digits_min", "bits_min", "max_bits"} of one stage (None: nothing to
     compare, or shapes that differ)."""
     a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.size == 0 or not (np.issubdtype(a.dtype, np.floating)
-                                                 and np.issubdtype(b.dtype, np.floating)):
+    if (
+        a.shape != b.shape
+        or a.size == 0
+        or not (np.issubdtype(a.dtype, np.floating) and np.issubdtype(b.dtype, np.floating))
+    ):
         return None
     m = int(np.finfo(np.result_type(a.dtype, b.dtype, np.float32)).nmant)
     if a.dtype == b.dtype and np.array_equal(a, b):  # no NaN (NaN != NaN): every bit, at once
@@ -58,5 +61,10 @@ def agreement(a, b) -> dict | None:
     else:
         bits = element_bits(a, b)
         med, low = float(np.median(bits)), float(bits.min())
-    return {"bits": med, "digits": med * LOG10_2, "bits_min": low, "digits_min": low * LOG10_2,
-            "max_bits": m}
+    return {
+        "bits": med,
+        "digits": med * LOG10_2,
+        "bits_min": low,
+        "digits_min": low * LOG10_2,
+        "max_bits": m,
+    }

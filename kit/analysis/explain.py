@@ -22,29 +22,44 @@ from .compare import STAGES, compare_runs, has_arrays
 # display stages, in pipeline order, and the feed run that reruns each on a's inputs
 # (one feed per group: the stages of a group all start from the same stored arrays)
 ORDER = ("kmer", "tfidf", "svd_rand", "svd_arpack", "kmeans", "knn", *MODELS)
-GROUP = {"tfidf": "tfidf", "svd_rand": "svd", "svd_arpack": "svd", "kmeans": "models",
-         "knn": "models", **{m: "models" for m in MODELS}}
-READINGS = {"magnitude": "about what noise gives",
-            "something else": "more than noise of this size would give",
-            "less": "less than noise of this size would give"}
+GROUP = {
+    "tfidf": "tfidf",
+    "svd_rand": "svd",
+    "svd_arpack": "svd",
+    "kmeans": "models",
+    "knn": "models",
+    **{m: "models" for m in MODELS},
+}
+READINGS = {
+    "magnitude": "about what noise gives",
+    "something else": "more than noise of this size would give",
+    "less": "less than noise of this size would give",
+}
 NO_CURVE = "no curve: run kit run --factor perturb"
 
 
 @dataclass(frozen=True)
 class StageOrigin:
     """One stage of one pair: where its difference comes from, and its flips beside noise's."""
-    origin: str                      # identical | inherited | originates | not measured
-    changes_at: tuple = ()           # releases at which it changes (kit.analysis.releases)
+
+    origin: str  # identical | inherited | originates | not measured
+    changes_at: tuple = ()  # releases at which it changes (kit.analysis.releases)
     back_to: dict = field(default_factory=dict)  # {release: earlier release whose output it gives}
-    flips: int | None = None         # a model's observed flips between a and b
+    flips: int | None = None  # a model's observed flips between a and b
     predicted_flips: float | None = None  # what noise of the embedding change's size gives
-    reading: str | None = None       # READINGS' words for flips beside predicted_flips
+    reading: str | None = None  # READINGS' words for flips beside predicted_flips
     seed_units: float | None = None  # flips over the flips another seed gives (the budget's unit)
 
     def to_json(self) -> dict:
-        return {"origin": self.origin, "changes_at": list(self.changes_at),
-                "back_to": dict(self.back_to), "flips": self.flips, "seed_units": self.seed_units,
-                "predicted_flips": self.predicted_flips, "reading": self.reading}
+        return {
+            "origin": self.origin,
+            "changes_at": list(self.changes_at),
+            "back_to": dict(self.back_to),
+            "flips": self.flips,
+            "seed_units": self.seed_units,
+            "predicted_flips": self.predicted_flips,
+            "reading": self.reading,
+        }
 
 
 @dataclass(frozen=True)
@@ -55,25 +70,45 @@ class PairExplanation:
     level: str
     stages: dict = field(default_factory=dict)  # {display stage: StageOrigin}
     first_origin: str | None = None  # the first stage, in pipeline order, that originates
-    emb_rel: float | None = None     # the relative change of the embedding the models used
-    curve: str | None = None         # why no noise reading (NO_CURVE, not an environment factor)
-    releases: tuple = ()             # the releases scanned between a and b, with their status
-    library: str | None = None       # the package whose releases were scanned
-    notes: tuple = ()                # [{"version", "url"}]: release notes where something changes
-    outputs: bool = False            # a lab file's pair: ``stages`` are its declared outputs
+    emb_rel: float | None = None  # the relative change of the embedding the models used
+    curve: str | None = None  # why no noise reading (NO_CURVE, not an environment factor)
+    releases: tuple = ()  # the releases scanned between a and b, with their status
+    library: str | None = None  # the package whose releases were scanned
+    notes: tuple = ()  # [{"version", "url"}]: release notes where something changes
+    outputs: bool = False  # a lab file's pair: ``stages`` are its declared outputs
 
     def to_json(self) -> dict:
         if self.outputs:  # no stages, no cross-fed origins, no models' flips: what was measured
-            return {"a": self.a, "b": self.b, "label": self.label, "level": self.level,
-                    "library": self.library, "releases": list(self.releases),
-                    "notes": list(self.notes),
-                    "outputs": {s: {"origin": o.origin, "changes_at": list(o.changes_at),
-                                    "back_to": dict(o.back_to)} for s, o in self.stages.items()}}
-        return {"a": self.a, "b": self.b, "label": self.label, "level": self.level,
-                "library": self.library, "releases": list(self.releases),
-                "notes": list(self.notes), "first_origin": self.first_origin,
-                "emb_rel": self.emb_rel, "curve": self.curve,
-                "stages": {s: o.to_json() for s, o in self.stages.items()}}
+            return {
+                "a": self.a,
+                "b": self.b,
+                "label": self.label,
+                "level": self.level,
+                "library": self.library,
+                "releases": list(self.releases),
+                "notes": list(self.notes),
+                "outputs": {
+                    s: {
+                        "origin": o.origin,
+                        "changes_at": list(o.changes_at),
+                        "back_to": dict(o.back_to),
+                    }
+                    for s, o in self.stages.items()
+                },
+            }
+        return {
+            "a": self.a,
+            "b": self.b,
+            "label": self.label,
+            "level": self.level,
+            "library": self.library,
+            "releases": list(self.releases),
+            "notes": list(self.notes),
+            "first_origin": self.first_origin,
+            "emb_rel": self.emb_rel,
+            "curve": self.curve,
+            "stages": {s: o.to_json() for s, o in self.stages.items()},
+        }
 
 
 def feed_spec(a: RunSpec, b: RunSpec, group: str) -> RunSpec:
@@ -86,29 +121,38 @@ def rerun_in_stacks(a: RunSpec, stacks: list, groups: tuple) -> list:
     scan's probe stacks), all on a's upstream arrays, so each stage's change is its own."""
     # run here: this machine's host id, never a's (an imported a would lend the other
     # machine's id, and a forged bundle could then pre-seed the scan's runs)
-    return [feed_spec(a, a.with_(stack=st.name, stack_id=st.identity, host=host_id()), g)
-            for st in stacks for g in groups]
+    return [
+        feed_spec(a, a.with_(stack=st.name, stack_id=st.identity, host=host_id()), g)
+        for st in stacks
+        for g in groups
+    ]
 
 
-def unexplainable(store: Store, a: str, b: str, where: tuple = (),
-                  stored: bool = False) -> str | None:
+def unexplainable(
+    store: Store, a: str, b: str, where: tuple = (), stored: bool = False
+) -> str | None:
     """Why a stored pair cannot be cross-fed (None: it can). Its cross-fed runs are b's, made
     where b was: ``where`` the hosts they can be made on now (this machine's id, a cluster's
     node classes; () = here). ``stored``: a pair whose b was made elsewhere reads as
     explainable when cross-fed runs of it are stored (made there before, or imported)."""
     ra, rb = store.run(a), store.run(b)
     if ra.spec.kind != "pipeline" or rb.spec.kind != "pipeline":
-        return f"its runs are {ra.spec.kind} and {rb.spec.kind} runs; only whole pipeline runs " \
-               "are cross-fed"
+        return (
+            f"its runs are {ra.spec.kind} and {rb.spec.kind} runs; only whole pipeline runs "
+            "are cross-fed"
+        )
     if ra.spec.split != rb.spec.split:  # seed:split: what is measured changed, not how
         return "its runs predict different test proteins (another split): no stage is compared"
     if ra.spec.split >= 0:  # a feed run keeps the dataset's cut: it cannot re-split
         return "its runs are a re-split (seed:split): cross-fed runs keep the dataset's own cut"
-    if rb.spec.host not in (where or (host_id(),)) and not (stored and _fed(store, ra.spec,
-                                                                             rb.spec)):
+    if rb.spec.host not in (where or (host_id(),)) and not (
+        stored and _fed(store, ra.spec, rb.spec)
+    ):
         if isinstance(rb.manifest.get("node"), dict):  # made on a cluster's node
-            return (f"its b run was made on node class {rb.spec.host} of a cluster: its "
-                    "cross-fed runs are made there (kit explain --cluster)")
+            return (
+                f"its b run was made on node class {rb.spec.host} of a cluster: its "
+                "cross-fed runs are made there (kit explain --cluster)"
+            )
         return "its b run was made on another machine: cross-feeding reruns b's stack here"
     if not has_arrays(store, a):
         return "a's arrays are not here (a bundle exported without --arrays)"
@@ -140,8 +184,10 @@ def feeds_needed(store: Store, pairs: list, where: tuple = ()) -> list:
 
 def _same(store: Store, x: str, y: str, stage: str) -> bool:
     sx, sy = store.run(x).stages, store.run(y).stages
-    return all(n in sx and n in sy and sx[n].sha256 == sy[n].sha256 and sx[n].dtype == sy[n].dtype
-               for n in STAGES[stage])
+    return all(
+        n in sx and n in sy and sx[n].sha256 == sy[n].sha256 and sx[n].dtype == sy[n].dtype
+        for n in STAGES[stage]
+    )
 
 
 def origins(store: Store, a: str, b: str) -> dict:
@@ -158,8 +204,13 @@ def origins(store: Store, a: str, b: str) -> dict:
             out[s] = "originates"
         else:
             fed = feed_spec(ra.spec, rb.spec, GROUP[s]).run_id
-            out[s] = ("not measured" if not store.has_run(fed)
-                      else "inherited" if _same(store, fed, a, s) else "originates")
+            out[s] = (
+                "not measured"
+                if not store.has_run(fed)
+                else "inherited"
+                if _same(store, fed, a, s)
+                else "originates"
+            )
     return out
 
 
@@ -176,8 +227,9 @@ def seed_unit(rows: list | None) -> dict:
     return {m: u for m, u in out.items() if m not in flagged}
 
 
-def explain_pair(store: Store, pair, curves: dict | None,
-                 unit: dict | None = None) -> PairExplanation:
+def explain_pair(
+    store: Store, pair, curves: dict | None, unit: dict | None = None
+) -> PairExplanation:
     """One stored pair: each stage's origin, each model's flips (also in seed units, ``unit``:
     seed_unit's), and (an environment factor, with a perturbation curve) the flips beside what
     noise of the embedding change gives."""
@@ -195,10 +247,13 @@ def explain_pair(store: Store, pair, curves: dict | None,
         d = c.models.get(s)
         pred = amplify.predict(curves.get(s, []), emb_rel) if curve is None and d else None
         flips = d.flips if d else None
-        stages[s] = StageOrigin(origin, flips=flips, predicted_flips=pred,
-                                reading=READINGS[amplify.reading(d.flips, pred)]
-                                if pred is not None else None,
-                                seed_units=ratio(flips, (unit or {}).get(s)))
+        stages[s] = StageOrigin(
+            origin,
+            flips=flips,
+            predicted_flips=pred,
+            reading=READINGS[amplify.reading(d.flips, pred)] if pred is not None else None,
+            seed_units=ratio(flips, (unit or {}).get(s)),
+        )
     first = next((s for s, o in stages.items() if o.origin == "originates"), None)
     return PairExplanation(pair.a, pair.b, pair.label, pair.level, stages, first, emb_rel, curve)
 
@@ -223,15 +278,27 @@ def output_origins(store: Store, a: str, b: str) -> dict:
     outputs, not stages, so nothing is cross-fed and a differing output's origin is the release
     scan's to find (kit.analysis.releases). An output only one run holds differs."""
     sa, sb = store.run(a).stages, store.run(b).stages
-    return {n: "identical" if n in sa and n in sb and (sa[n].sha256, sa[n].dtype)
-            == (sb[n].sha256, sb[n].dtype) else "differs" for n in dict.fromkeys([*sa, *sb])}
+    return {
+        n: "identical"
+        if n in sa and n in sb and (sa[n].sha256, sa[n].dtype) == (sb[n].sha256, sb[n].dtype)
+        else "differs"
+        for n in dict.fromkeys([*sa, *sb])
+    }
 
 
 def explain_outputs(store: Store, pipeline: str, factor: str) -> dict:
     """explain_factor's answer for a lab's pipeline ``pipeline`` (its sha256): each of the
     factor's stored pairs with each output identical or differing, before any release scan."""
-    out = [PairExplanation(p.a, p.b, p.label, p.level,
-                           {n: StageOrigin(o) for n, o in output_origins(store, p.a, p.b).items()},
-                           outputs=True)
-           for p in store.pairs(pipeline) if p.factor == factor]
+    out = [
+        PairExplanation(
+            p.a,
+            p.b,
+            p.label,
+            p.level,
+            {n: StageOrigin(o) for n, o in output_origins(store, p.a, p.b).items()},
+            outputs=True,
+        )
+        for p in store.pairs(pipeline)
+        if p.factor == factor
+    ]
     return {"factor": factor, "pairs": out, "skipped": []}

@@ -9,10 +9,18 @@ from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .explain_stored import stored_explanations
 
-_NAMES = {"kmer": "the 3-mer counts", "tfidf": "TF-IDF", "svd_rand": "the randomized SVD",
-          "svd_arpack": "the ARPACK SVD", "kmeans": "k-means", "knn": "the neighbours",
-          "lr": "logistic regression", "mlp": "the MLP", "hgb": "gradient boosting",
-          "rf": "the random forest"}
+_NAMES = {
+    "kmer": "the 3-mer counts",
+    "tfidf": "TF-IDF",
+    "svd_rand": "the randomized SVD",
+    "svd_arpack": "the ARPACK SVD",
+    "kmeans": "k-means",
+    "knn": "the neighbours",
+    "lr": "logistic regression",
+    "mlp": "the MLP",
+    "hgb": "gradient boosting",
+    "rf": "the random forest",
+}
 
 
 def _and(names: list) -> str:
@@ -32,8 +40,10 @@ def _cost(m: str, flips: int, yardstick: dict | None) -> tuple:
     """('58 flips, 0.8 seed units', seed units or None) of one model's flips in the pair."""
     unit = ((yardstick or {}).get("flips") or {}).get(m)
     su = flips / unit if unit else None
-    return (f"{flips} flip{'s' if flips != 1 else ''}"
-            + (f", {fmt(su)} seed units" if su is not None else "")), su
+    return (
+        f"{flips} flip{'s' if flips != 1 else ''}"
+        + (f", {fmt(su)} seed units" if su is not None else "")
+    ), su
 
 
 def _pins(x: dict, e, yardstick) -> list:
@@ -53,16 +63,27 @@ def _pins(x: dict, e, yardstick) -> list:
     out = []
     for r, moved in sorted(at.items(), key=lambda kv: [x["version"] for x in rows].index(kv[0])):
         costs = {m: _cost(m, f, yardstick) for m, f in moved}
-        text = (f"Pin {e.library} {word} {r} to keep {_and([_NAMES[m] for m, _ in moved])}'s "
-                f"results of {e.library} {base}, or accept the change ("
-                + "; ".join((f"{_NAMES[m]} " if len(moved) > 1 else "") + costs[m][0]
-                            for m, _ in moved)
-                + f"); in {x['factor']} pair {e.label} the change comes at {r} on identical "
-                  "inputs (kit explain's release scan).")
-        out.append({"kind": "explain", "text": text, "basis": {
-            "factor": x["factor"], "pair": [e.a, e.b], "library": e.library, "release": r,
-            "from": base, "models": {m: {"flips": f, "seed_units": costs[m][1]}
-                                     for m, f in moved}}})
+        text = (
+            f"Pin {e.library} {word} {r} to keep {_and([_NAMES[m] for m, _ in moved])}'s "
+            f"results of {e.library} {base}, or accept the change ("
+            + "; ".join((f"{_NAMES[m]} " if len(moved) > 1 else "") + costs[m][0] for m, _ in moved)
+            + f"); in {x['factor']} pair {e.label} the change comes at {r} on identical "
+            "inputs (kit explain's release scan)."
+        )
+        out.append(
+            {
+                "kind": "explain",
+                "text": text,
+                "basis": {
+                    "factor": x["factor"],
+                    "pair": [e.a, e.b],
+                    "library": e.library,
+                    "release": r,
+                    "from": base,
+                    "models": {m: {"flips": f, "seed_units": costs[m][1]} for m, f in moved},
+                },
+            }
+        )
     return out
 
 
@@ -77,13 +98,25 @@ def _starts(x: dict) -> list:
     out = []
     for (first, inherited), es in seen.items():
         n = len(x["pairs"]) + len(x["missing"])
-        text = (f"{x['factor']}: the difference starts at {_NAMES[first]}, which differs on "
-                f"identical inputs; {_and([_NAMES[s] for s in inherited])} only inherit it "
-                f"(in {len(es)} of {n} pair(s), cross-fed runs): pin what changes "
-                f"{_NAMES[first]}.")
-        out.append({"kind": "explain", "text": text, "basis": {
-            "factor": x["factor"], "first_origin": first, "inherited": list(inherited),
-            "pairs": len(es), "of": n}})
+        text = (
+            f"{x['factor']}: the difference starts at {_NAMES[first]}, which differs on "
+            f"identical inputs; {_and([_NAMES[s] for s in inherited])} only inherit it "
+            f"(in {len(es)} of {n} pair(s), cross-fed runs): pin what changes "
+            f"{_NAMES[first]}."
+        )
+        out.append(
+            {
+                "kind": "explain",
+                "text": text,
+                "basis": {
+                    "factor": x["factor"],
+                    "first_origin": first,
+                    "inherited": list(inherited),
+                    "pairs": len(es),
+                    "of": n,
+                },
+            }
+        )
     return out
 
 

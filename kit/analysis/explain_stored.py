@@ -16,15 +16,16 @@ from . import amplify
 from .explain import GROUP, explain_outputs, explain_pair, feed_spec, seed_unit, unexplainable
 from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index, verified_here
 
-
 # a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
 _NEVER = ("only whole pipeline runs", "another split")
 
 
 def not_yet(factor: str, runs: int) -> str:
     """What a pair (or a row) without its cross-fed runs says, with what computing it costs."""
-    return (f"not explained yet: `kit explain {factor}` computes it "
-            f"({runs} cross-fed run{'s' if runs != 1 else ''})")
+    return (
+        f"not explained yet: `kit explain {factor}` computes it "
+        f"({runs} cross-fed run{'s' if runs != 1 else ''})"
+    )
 
 
 def _feeds(store: Store) -> dict:
@@ -66,12 +67,14 @@ def _probed(store: Store, pair, fed: dict) -> dict:
     a = store.run(pair.a).spec
     prefix, found = f"{PREFIX}{a.stack}-", {}
     for s in fed.get(pair.a, ()):
-        package, _, version = s.stack[len(prefix):].rpartition("-")
-        if not (s.stack.startswith(prefix) and package and is_scan_run(a, s)
-                and verified_here(store, s)):
+        package, _, version = s.stack[len(prefix) :].rpartition("-")
+        if not (
+            s.stack.startswith(prefix) and package and is_scan_run(a, s) and verified_here(store, s)
+        ):
             continue
-        if (is_final(version) or package == PYTHON) and measured(store.run(s.run_id),
-                                                                 package) == version:
+        if (is_final(version) or package == PYTHON) and measured(
+            store.run(s.run_id), package
+        ) == version:
             found.setdefault(package, {})[version] = Release(version, s.stack, s.stack_id)
     return found
 
@@ -83,8 +86,11 @@ def _scan(store: Store, pair, fed: dict, any_package: bool = False) -> tuple:
     file's scan, ``any_package``, is of the --library it was asked for, whatever the pair);
     (None, []) when fewer than two releases are stored."""
     ra, rb = store.run(pair.a), store.run(pair.b)
-    found = {p: v for p, v in _probed(store, pair, fed).items()
-             if any_package or measured(ra, p) != measured(rb, p)}
+    found = {
+        p: v
+        for p, v in _probed(store, pair, fed).items()
+        if any_package or measured(ra, p) != measured(rb, p)
+    }
     if not found:
         return None, []
     package = max(found, key=lambda p: len(found[p]))
@@ -101,16 +107,21 @@ def _missing_runs(store: Store, pair, e) -> int:
     return sum(not store.has_run(feed_spec(a, b, g).run_id) for g in groups)
 
 
-def stored_explanation(store: Store, dataset: str, factor: str, rows: list | None = None,
-                       fed: dict | None = None, level: str | None = None) -> dict:
+def stored_explanation(
+    store: Store,
+    dataset: str,
+    factor: str,
+    rows: list | None = None,
+    fed: dict | None = None,
+    level: str | None = None,
+) -> dict:
     """{"factor", "pairs": [PairExplanation], "missing": [(label, why)], "skipped": [(label,
     why)], "runs": cross-fed runs still to make, "stored": whether any is stored} of a
     factor's pairs on ``dataset``, from the stored runs alone; ``rows``: the budget's rows
     (their perturbation curves); ``level``: that level's pairs only (a budget row's)."""
     fed = _feeds(store) if fed is None else fed
     curves, unit = amplify.curves(rows or []), seed_unit(rows)
-    out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0,
-           "stored": False}
+    out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0, "stored": False}
     for p in store.pairs(dataset):
         if p.factor != factor or level not in (None, p.level):
             continue
@@ -183,6 +194,7 @@ def explain_runs(store: Store, pairs: list) -> list:
         # pairs' scans are theirs, exported with their factor)
         package, releases = _scan(store, p, fed)
         index = scan_index(store, a) if package else {}
-        out += [index[k] for r in releases for g in FEEDS
-                if (k := (r.stack, r.stack_id, g)) in index]
+        out += [
+            index[k] for r in releases for g in FEEDS if (k := (r.stack, r.stack_id, g)) in index
+        ]
     return list(dict.fromkeys(out))

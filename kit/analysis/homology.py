@@ -9,8 +9,8 @@ from ..core.errors import KitError
 from ..core.subject import Subject
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
-from .cluster_bootstrap import (cluster_weights, compare as compare_bootstraps,
-                                run_cluster_verdicts)
+from .cluster_bootstrap import cluster_weights, run_cluster_verdicts
+from .cluster_bootstrap import compare as compare_bootstraps
 from .compare import has_arrays
 from .leakage import leakage, run_leakage
 from .records import HomologyModel, HomologySummary, HomologyVerdict
@@ -67,8 +67,12 @@ def _own_split(store: Store, run: str, spec, labels, n_train) -> tuple | None:
 
 
 def _model(per_run: list) -> HomologyModel:
-    fields = {"acc_with_homolog": "acc_with", "acc_without_homolog": "acc_without",
-              "auc_with_homolog": "auc_with", "auc_without_homolog": "auc_without"}
+    fields = {
+        "acc_with_homolog": "acc_with",
+        "acc_without_homolog": "acc_without",
+        "auc_with_homolog": "auc_with",
+        "auc_without_homolog": "auc_without",
+    }
     out = {}
     for name, attr in fields.items():
         xs = [getattr(x, attr) for x in per_run]
@@ -79,13 +83,22 @@ def _model(per_run: list) -> HomologyModel:
 def _verdict(key: str, rows: list) -> HomologyVerdict:
     ratios = [r.width_ratio for r in rows]
     return HomologyVerdict(
-        verdict=key, width_ratio=_median(ratios), width_ratio_range=_range(ratios),
-        changed=sum(r.changed for r in rows), lost=sum(r.lost for r in rows), runs=len(rows),
+        verdict=key,
+        width_ratio=_median(ratios),
+        width_ratio_range=_range(ratios),
+        changed=sum(r.changed for r in rows),
+        lost=sum(r.lost for r in rows),
+        runs=len(rows),
         diff=_median([r.diff for r in rows]),
-        protein={"lo": _median([r.protein_lo for r in rows]),
-                 "hi": _median([r.protein_hi for r in rows])},
-        cluster={"lo": _median([r.cluster_lo for r in rows]),
-                 "hi": _median([r.cluster_hi for r in rows])})
+        protein={
+            "lo": _median([r.protein_lo for r in rows]),
+            "hi": _median([r.protein_hi for r in rows]),
+        },
+        cluster={
+            "lo": _median([r.cluster_lo for r in rows]),
+            "hi": _median([r.cluster_hi for r in rows]),
+        },
+    )
 
 
 def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
@@ -94,8 +107,14 @@ def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
     None when the positions are not distinct proteins of this dataset (an imported run's
     array is never trusted to index)."""
     test = np.asarray(test)
-    if (test.ndim != 1 or test.dtype.kind not in "iu" or not len(test)
-            or test.min() < 0 or test.max() >= len(labels) or len(np.unique(test)) != len(test)):
+    if (
+        test.ndim != 1
+        or test.dtype.kind not in "iu"
+        or not len(test)
+        or test.min() < 0
+        or test.max() >= len(labels)
+        or len(np.unique(test)) != len(test)
+    ):
         return None
     train = np.ones(len(labels), bool)
     train[test] = False
@@ -103,9 +122,16 @@ def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
     return clusters, np.isin(clusters, labels[train])
 
 
-def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_homolog,
-                     clustering: dict | None = None, labels=None, n_train: int | None = None,
-                     min_clusters: int = MIN_CLUSTERS) -> HomologySummary:
+def homology_summary(
+    store: Store,
+    dataset: str,
+    test_clusters,
+    test_with_train_homolog,
+    clustering: dict | None = None,
+    labels=None,
+    n_train: int | None = None,
+    min_clusters: int = MIN_CLUSTERS,
+) -> HomologySummary:
     """Over ``dataset``'s (its sha256) pipeline and perturbed runs: each model's accuracy and AUC
     with and without a train homolog, and each verdict's two intervals, medians over the runs.
 
@@ -121,27 +147,43 @@ def homology_summary(store: Store, dataset: str, test_clusters, test_with_train_
     specs = store.specs(dataset)
     own = {}
     for r in runs:
-        own[r] = ((test_clusters, with_homolog) if specs[r].split < 0
-                  else _own_split(store, r, specs[r], labels, n_train))
+        own[r] = (
+            (test_clusters, with_homolog)
+            if specs[r].split < 0
+            else _own_split(store, r, specs[r], labels, n_train)
+        )
         if own[r] is None:
-            left.append(f"{r[:12]}: its re-split's test positions are not the ones its split "
-                        "seed makes" if labels is not None else
-                        f"{r[:12]}: a re-split (seed:split) needs the whole clustering")
+            left.append(
+                f"{r[:12]}: its re-split's test positions are not the ones its split seed makes"
+                if labels is not None
+                else f"{r[:12]}: a re-split (seed:split) needs the whole clustering"
+            )
         elif len(np.unique(own[r][0])) < min_clusters:
-            left.append(f"{r[:12]}: {len(np.unique(own[r][0]))} test clusters, fewer than "
-                        f"{min_clusters}: a cluster bootstrap needs more")
+            left.append(
+                f"{r[:12]}: {len(np.unique(own[r][0]))} test clusters, fewer than "
+                f"{min_clusters}: a cluster bootstrap needs more"
+            )
             own[r] = None
     runs = [r for r in runs if own[r] is not None]
     leak = [run_leakage(store, r, own[r][1]) for r in runs]
     per_run = [run_cluster_verdicts(store, r, own[r][0]) for r in runs]
     name = store.datasets().get(dataset, {}).get("name", dataset)
-    return summarise(name, [own[r][1] for r in runs], leak, per_run, KEYS, MODELS, left,
-                     clustering, with_homolog)
+    return summarise(
+        name, [own[r][1] for r in runs], leak, per_run, KEYS, MODELS, left, clustering, with_homolog
+    )
 
 
-def summarise(name: str, masks: list, leak: list, per_run: list, keys: tuple, models: tuple,
-              left: list, clustering: dict | None = None,
-              with_homolog=None) -> HomologySummary:
+def summarise(
+    name: str,
+    masks: list,
+    leak: list,
+    per_run: list,
+    keys: tuple,
+    models: tuple,
+    left: list,
+    clustering: dict | None = None,
+    with_homolog=None,
+) -> HomologySummary:
     """The medians over the runs measured: ``masks`` (each run's train-homolog mask per test
     protein), ``leak`` ({model: ModelLeakage} per run; [] with ``models`` () when no run's
     leakage could be measured), ``per_run`` (each run's [ClusterVerdict] in ``keys`` order);
@@ -151,21 +193,27 @@ def summarise(name: str, masks: list, leak: list, per_run: list, keys: tuple, mo
     n_with = [int(m.sum()) for m in masks]
     n_without = [int((~m).sum()) for m in masks]
     return HomologySummary(
-        dataset=name, runs=len(per_run),
+        dataset=name,
+        runs=len(per_run),
         n_with_homolog=int(np.median(n_with)) if masks else int(with_homolog.sum()),
         n_without_homolog=int(np.median(n_without)) if masks else int((~with_homolog).sum()),
-        n_with_homolog_range=_range(n_with), n_without_homolog_range=_range(n_without),
+        n_with_homolog_range=_range(n_with),
+        n_without_homolog_range=_range(n_without),
         models={m: _model([x[m] for x in leak]) for m in models},
         verdicts=[_verdict(k, by_key[k]) for k in keys],
         too_narrow=_median([v.width_ratio for rows in per_run for v in rows]),
         rest_on_homologs=sum(any(v.lost for v in by_key[k]) for k in keys),
-        significant_only_under_clusters=sum(any(v.changed and not v.lost for v in by_key[k])
-                                            for k in keys),
-        left_out=left, clustering=dict(clustering or {}))
+        significant_only_under_clusters=sum(
+            any(v.changed and not v.lost for v in by_key[k]) for k in keys
+        ),
+        left_out=left,
+        clustering=dict(clustering or {}),
+    )
 
 
-def for_dataset(store: Store, dataset: str, identity: float | None = None,
-                coverage: float | None = None) -> HomologySummary | None:
+def for_dataset(
+    store: Store, dataset: str, identity: float | None = None, coverage: float | None = None
+) -> HomologySummary | None:
     """The homology summary of ``dataset`` (its sha256) on its stored clustering: the one at
     ``identity``/``coverage`` if given, else the usual parameters', else the first stored;
     None when none is stored (readers never run MMseqs2: `kit data homology` does)."""
@@ -176,9 +224,15 @@ def for_dataset(store: Store, dataset: str, identity: float | None = None,
     if not found:
         return None
     c = found[0]
-    return homology_summary(store, dataset, c.test_clusters, c.test_with_train_homolog,
-                            {**c.summary(), **_search(c, ds["rows"] - ds["train"])}, c.labels,
-                            c.n_train)
+    return homology_summary(
+        store,
+        dataset,
+        c.test_clusters,
+        c.test_with_train_homolog,
+        {**c.summary(), **_search(c, ds["rows"] - ds["train"])},
+        c.labels,
+        c.n_train,
+    )
 
 
 def _search(c, n_test: int) -> dict:
@@ -189,33 +243,44 @@ def _search(c, n_test: int) -> dict:
     if found is None:
         return {}
     mask, tool = found
-    return {"test_with_train_hit_count": int(mask.sum()),
-            "test_with_train_hit": float(mask.mean()) if mask.size else 0.0, "search_tool": tool}
+    return {
+        "test_with_train_hit_count": int(mask.sum()),
+        "test_with_train_hit": float(mask.mean()) if mask.size else 0.0,
+        "search_tool": tool,
+    }
 
 
-def _clusterings(sha: str, n: int, n_train: int, identity: float | None,
-                 coverage: float | None) -> list:
+def _clusterings(
+    sha: str, n: int, n_train: int, identity: float | None, coverage: float | None
+) -> list:
     """The stored clusterings of dataset ``sha`` (``n`` proteins, ``n_train`` of them train), only
     those at ``identity``/``coverage`` when given: kit's own dataset's and a pipeline's alike."""
     from ..data.homology import stored_clusterings
 
-    return [c for c in stored_clusterings(sha, n, n_train)
-            if identity is None or c.identity == identity
-            if coverage is None or c.coverage == coverage]
+    return [
+        c
+        for c in stored_clusterings(sha, n, n_train)
+        if identity is None or c.identity == identity
+        if coverage is None or c.coverage == coverage
+    ]
 
 
 # a lab's pipeline under homology: its runs' protein ids (its "proteins" output) mapped into a
 # stored dataset's clustering
 
-MAKE = ("`kit data import FILE --name NAME` (a TSV or FASTA of its proteins, by accession), then "
-        "`kit data homology NAME`, make one")
+MAKE = (
+    "`kit data import FILE --name NAME` (a TSV or FASTA of its proteins, by accession), then "
+    "`kit data homology NAME`, make one"
+)
 
 
 def protein_outputs(kinds) -> tuple:
     """(the "proteins" output of ``kinds`` (a subject's declared output kinds), its "train
     proteins" output), None where undeclared."""
-    return tuple(next((k for k, v in kinds.items() if v == kind), None)
-                 for kind in ("proteins", "train proteins"))
+    return tuple(
+        next((k for k, v in kinds.items() if v == kind), None)
+        for kind in ("proteins", "train proteins")
+    )
 
 
 def _pipeline_runs(store: Store, sha: str) -> list:
@@ -252,8 +317,13 @@ def read_ids(store: Store, subject: Subject) -> dict:
     return out
 
 
-def find_clustering(store: Store, subject: Subject, data: str | None = None,
-                    identity: float | None = None, coverage: float | None = None) -> tuple:
+def find_clustering(
+    store: Store,
+    subject: Subject,
+    data: str | None = None,
+    identity: float | None = None,
+    coverage: float | None = None,
+) -> tuple:
     """(dataset, its clustering, one line saying which and why, the runs' ids as read_ids read
     them or None): ``data``'s, else among the stored datasets with a clustering (at
     ``identity``/``coverage`` if given) that hold every protein id of the pipeline's runs, the
@@ -261,25 +331,30 @@ def find_clustering(store: Store, subject: Subject, data: str | None = None,
     name. KitError, one line, when there is none."""
     from ..data.dataset import load_dataset, stored_datasets
 
-    at = "".join(f" --{k} {v:g}" for k, v in (("identity", identity), ("coverage", coverage))
-                 if v is not None)
+    at = "".join(
+        f" --{k} {v:g}"
+        for k, v in (("identity", identity), ("coverage", coverage))
+        if v is not None
+    )
 
     def clusterings(ds):
         return _clusterings(ds.sha256, ds.n, ds.n_train, identity, coverage)
 
     if not _pipeline_runs(store, subject.sha256):
-        raise KitError(f"no runs of pipeline {subject.name} stored: kit run --pipeline FILE.py "
-                       f"first")
+        raise KitError(
+            f"no runs of pipeline {subject.name} stored: kit run --pipeline FILE.py first"
+        )
     if data:
         ds = load_dataset(data, generate=False)
         found = clusterings(ds)
         if not found:
-            raise KitError(f"no homology clustering of dataset {data}{' at' + at if at else ''} "
-                           f"yet: `kit data homology {data}{at}` computes it (MMseqs2)")
+            raise KitError(
+                f"no homology clustering of dataset {data}{' at' + at if at else ''} "
+                f"yet: `kit data homology {data}{at}` computes it (MMseqs2)"
+            )
         return ds, found[0], f"dataset {ds.name} (--data)", None
     read = read_ids(store, subject)
-    ids = {x for got in read.values() for v in got.values() if not isinstance(v, Unfit)
-           for x in v}
+    ids = {x for got in read.values() for v in got.values() if not isinstance(v, Unfit) for x in v}
     fits, near = [], []
     for name in stored_datasets():
         try:
@@ -292,22 +367,32 @@ def find_clustering(store: Store, subject: Subject, data: str | None = None,
             (near if missing else fits).append((len(missing), ds.n, ds.name, ds, found[0], missing))
     if not fits:
         if not near:
-            raise KitError(f"no stored dataset has a homology clustering{' at' + at if at else ''}"
-                           f": {MAKE}")
+            raise KitError(
+                f"no stored dataset has a homology clustering{' at' + at if at else ''}: {MAKE}"
+            )
         k, _, name, _, _, missing = min(near, key=lambda x: x[:3])
-        raise KitError(f"no stored dataset with a homology clustering holds every protein id of "
-                       f"pipeline {subject.name}'s runs ({len(ids):,}); closest: {name} lacks "
-                       f"{k:,} (e.g. {sorted(missing)[0]!r}): import them, or --data {name} to "
-                       f"read the runs it holds")
+        raise KitError(
+            f"no stored dataset with a homology clustering holds every protein id of "
+            f"pipeline {subject.name}'s runs ({len(ids):,}); closest: {name} lacks "
+            f"{k:,} (e.g. {sorted(missing)[0]!r}): import them, or --data {name} to "
+            f"read the runs it holds"
+        )
     _, _, name, ds, c, _ = min(fits, key=lambda x: x[1:3])
     others = sorted(x[2] for x in fits if x[2] != name)
-    return ds, c, (f"dataset {name}, the smallest clustered dataset holding every protein id of "
-                   f"the runs" + (f" (also: {', '.join(others)}; choose with --data)"
-                                  if others else "")), read
+    return (
+        ds,
+        c,
+        (
+            f"dataset {name}, the smallest clustered dataset holding every protein id of "
+            f"the runs" + (f" (also: {', '.join(others)}; choose with --data)" if others else "")
+        ),
+        read,
+    )
 
 
-def _positions(store: Store, run: str, output: str, index: dict, ds_name: str,
-               read: dict) -> np.ndarray:
+def _positions(
+    store: Store, run: str, output: str, index: dict, ds_name: str, read: dict
+) -> np.ndarray:
     if output not in store.run(run).stages:
         raise Unfit(f"it holds no {output!r} output")
     ids = read.get(run, {}).get(output)
@@ -317,13 +402,17 @@ def _positions(store: Store, run: str, output: str, index: dict, ds_name: str,
     at = [index.get(x, -1) for x in ids]
     missing = [x for x, i in zip(ids, at) if i == -1]
     if missing:
-        raise Unfit(f"{len(missing):,} of the {len(ids):,} ids of its {output} are not in "
-                    f"dataset {ds_name} (first {missing[0]!r})")
+        raise Unfit(
+            f"{len(missing):,} of the {len(ids):,} ids of its {output} are not in "
+            f"dataset {ds_name} (first {missing[0]!r})"
+        )
     twice = [x for x, i in zip(ids, at) if i == -2]
     if twice:
-        raise Unfit(f"{len(twice):,} ids of its {output} are in dataset {ds_name} more than "
-                    f"once, in different clusters (first {twice[0]!r}): which is meant is "
-                    f"not known")
+        raise Unfit(
+            f"{len(twice):,} ids of its {output} are in dataset {ds_name} more than "
+            f"once, in different clusters (first {twice[0]!r}): which is meant is "
+            f"not known"
+        )
     return np.asarray(at, np.int64)
 
 
@@ -361,8 +450,15 @@ def _one(store, run, subject, ds, labels, index, min_clusters, read) -> tuple:
     return probs, y, clusters, mask, why
 
 
-def output_homology(store: Store, subject: Subject, ds, c, chosen: str = "",
-                    read: dict | None = None, min_clusters: int = MIN_CLUSTERS) -> dict:
+def output_homology(
+    store: Store,
+    subject: Subject,
+    ds,
+    c,
+    chosen: str = "",
+    read: dict | None = None,
+    min_clusters: int = MIN_CLUSTERS,
+) -> dict:
     """Pipeline ``subject``'s runs on dataset ``ds``'s clustering ``c`` (kit.data.homology): each
     run's verdicts of every pair of its probabilities outputs under the protein and the cluster
     bootstrap, and with a "train proteins" output each model's leakage split; medians over the
@@ -371,11 +467,15 @@ def output_homology(store: Store, subject: Subject, ds, c, chosen: str = "",
     prot, train = protein_outputs(subject.kinds)
     models, truth = models_and_truth(subject.kinds)
     if prot is None:
-        raise KitError(f"{subject.name} declares no \"proteins\" output: KINDS names the output "
-                       f"of test protein ids (accessions), one per truth row, as \"proteins\"")
+        raise KitError(
+            f'{subject.name} declares no "proteins" output: KINDS names the output '
+            f'of test protein ids (accessions), one per truth row, as "proteins"'
+        )
     if truth is None or not models:
-        raise KitError(f"{subject.name} declares no {'truth' if truth is None else 'probabilities'}"
-                       f" output: homology reads the verdicts of its probabilities outputs")
+        raise KitError(
+            f"{subject.name} declares no {'truth' if truth is None else 'probabilities'}"
+            f" output: homology reads the verdicts of its probabilities outputs"
+        )
     labels = np.asarray(c.labels, np.int64)
     index = _index(ds, labels)
     masks, leak, per_run, left, keys, seen, unsplit = [], [], [], [], (), set(), []
@@ -383,13 +483,15 @@ def output_homology(store: Store, subject: Subject, ds, c, chosen: str = "",
     for run in runs:
         # a repeat's runs are one measurement: counted once, the medians not weighted by them
         stages = store.run(run).stages
-        same = tuple(stages[k].sha256 if k in stages else None
-                     for k in (*models, truth, prot, train) if k)
+        same = tuple(
+            stages[k].sha256 if k in stages else None for k in (*models, truth, prot, train) if k
+        )
         if same in seen:
             continue
         try:
-            probs, y, clusters, mask, no_mask = _one(store, run, subject, ds, labels, index,
-                                                     min_clusters, read or {})
+            probs, y, clusters, mask, no_mask = _one(
+                store, run, subject, ds, labels, index, min_clusters, read or {}
+            )
         except Unfit as e:
             left.append(f"{run[:12]}: {e}")
             continue
@@ -398,8 +500,9 @@ def output_homology(store: Store, subject: Subject, ds, c, chosen: str = "",
         if len(models) > 1:
             protein = bootstrap(probs, y, models=models)
             keys = tuple(k for k in protein if k != "_scores")  # a model may be named "_lr"
-            rows = compare_bootstraps(protein, bootstrap(probs, y, weights=cluster_weights(clusters),
-                                              models=models), keys)
+            rows = compare_bootstraps(
+                protein, bootstrap(probs, y, weights=cluster_weights(clusters), models=models), keys
+            )
         per_run.append(rows)
         if no_mask:
             unsplit.append(f"{run[:12]}: {no_mask}")
@@ -407,19 +510,41 @@ def output_homology(store: Store, subject: Subject, ds, c, chosen: str = "",
             masks.append(mask)
             leak.append(leakage(probs, y, mask, models))
     frac = [float(m.mean()) for m in masks]
-    clustering = {**c.summary(), "dataset_name": ds.name, "proteins": ds.n,
-                  # the dataset's own cut is not the pipeline's split: the runs' medians
-                  "test_with_train_homolog": float(np.median(frac)) if frac else None,
-                  "test_with_train_homolog_count":
-                      int(np.median([m.sum() for m in masks])) if masks else None}
+    clustering = {
+        **c.summary(),
+        "dataset_name": ds.name,
+        "proteins": ds.n,
+        # the dataset's own cut is not the pipeline's split: the runs' medians
+        "test_with_train_homolog": float(np.median(frac)) if frac else None,
+        "test_with_train_homolog_count": int(np.median([m.sum() for m in masks]))
+        if masks
+        else None,
+    }
     h = summarise(ds.name, masks, leak, per_run, keys, models if masks else (), left, clustering)
-    why = "" if train else (f"{subject.name} declares no \"train proteins\" output, so accuracy "
-                            f"with and without a train homolog is not measured (return the "
-                            f"train rows' ids as one); the cluster bootstrap needs the test "
-                            f"proteins alone")
+    why = (
+        ""
+        if train
+        else (
+            f'{subject.name} declares no "train proteins" output, so accuracy '
+            f"with and without a train homolog is not measured (return the "
+            f"train rows' ids as one); the cluster bootstrap needs the test "
+            f"proteins alone"
+        )
+    )
     if train and unsplit and not masks:
-        why = (f"accuracy with and without a train homolog is not measured: no run's "
-               f"{train} could be placed in dataset {ds.name} (run {unsplit[0]})")
-    return {"pipeline": subject.sha256, "name": subject.name, "dataset": ds.name,
-            "chosen": chosen, "proteins": prot, "train_proteins": train, "models": list(models),
-            "leakage": why, "runs_stored": len(runs), "summary": h}
+        why = (
+            f"accuracy with and without a train homolog is not measured: no run's "
+            f"{train} could be placed in dataset {ds.name} (run {unsplit[0]})"
+        )
+    return {
+        "pipeline": subject.sha256,
+        "name": subject.name,
+        "dataset": ds.name,
+        "chosen": chosen,
+        "proteins": prot,
+        "train_proteins": train,
+        "models": list(models),
+        "leakage": why,
+        "runs_stored": len(runs),
+        "summary": h,
+    }

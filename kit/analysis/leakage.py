@@ -25,18 +25,27 @@ def leakage(probs: dict, y, with_homolog, models: tuple = MODELS) -> dict[str, M
     y = np.asarray(y).astype(np.int64)
     side = np.asarray(with_homolog)
     if side.dtype != bool or side.shape != y.shape:
-        raise KitError(f"test_with_train_homolog must be one bool per test protein ({len(y)}); "
-                       f"got {side.dtype} of shape {side.shape}")
+        raise KitError(
+            f"test_with_train_homolog must be one bool per test protein ({len(y)}); "
+            f"got {side.dtype} of shape {side.shape}"
+        )
     out = {}
     for m in models:
         p = np.asarray(probs[m], np.float64)
         (aw, uw), (ao, uo) = _side(p[side], y[side]), _side(p[~side], y[~side])
-        out[m] = ModelLeakage(n_with=int(side.sum()), n_without=int((~side).sum()),
-                              acc_with=aw, acc_without=ao, auc_with=uw, auc_without=uo)
+        out[m] = ModelLeakage(
+            n_with=int(side.sum()),
+            n_without=int((~side).sum()),
+            acc_with=aw,
+            acc_without=ao,
+            auc_with=uw,
+            auc_without=uo,
+        )
     return out
 
 
 def run_leakage(store: Store, run_id: str, with_homolog) -> dict[str, ModelLeakage]:
     """A run's leakage split, from its stored test probabilities and labels."""
-    return leakage({m: store.array(run_id, m) for m in MODELS}, store.array(run_id, "y_test"),
-                   with_homolog)
+    return leakage(
+        {m: store.array(run_id, m) for m in MODELS}, store.array(run_id, "y_test"), with_homolog
+    )

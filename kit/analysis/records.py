@@ -13,10 +13,11 @@ def _keys(d: dict, sort: bool) -> dict:
 @dataclass(frozen=True)
 class EmbeddingDiff:
     """Two runs' embeddings (one SVD) after sign alignment."""
-    rel_fro: float            # the whole embedding's relative difference
+
+    rel_fro: float  # the whole embedding's relative difference
     sign_flips: int
-    components: list          # each column's relative difference
-    values: list | None       # each singular value's (None: a perturbed run has none)
+    components: list  # each column's relative difference
+    values: list | None  # each singular value's (None: a perturbed run has none)
     sv_rel_max: float | None
 
     def to_json(self, sort: bool = False) -> dict:
@@ -26,14 +27,15 @@ class EmbeddingDiff:
 @dataclass(frozen=True)
 class ModelDiff:
     """One model's test-set predictions in two runs."""
+
     flips: int
     max_dp: float
-    one_class_a: bool         # it predicted one class for every protein in run a
+    one_class_a: bool  # it predicted one class for every protein in run a
     one_class_b: bool
     acc_a: float
     acc_b: float
     d_acc: float
-    auc_a: float              # NaN when the test set holds one class
+    auc_a: float  # NaN when the test set holds one class
     auc_b: float
     d_auc: float
 
@@ -45,12 +47,15 @@ class ModelDiff:
 class Comparison:
     """How far two runs differ; a measure their kind of run lacks is None (a torch run has no
     embedding, a perturbed one no ARPACK embedding, k-means or neighbours)."""
-    identical: dict           # {display stage: bitwise identical}
+
+    identical: dict  # {display stage: bitwise identical}
     n_test: int
-    embedding: str            # the SVD the models used: "svd_rand" or "svd_arpack"
+    embedding: str  # the SVD the models used: "svd_rand" or "svd_arpack"
     svd_rand: EmbeddingDiff | None = None
     svd_arpack: EmbeddingDiff | None = None
-    digits: dict = field(default_factory=dict)  # {stage: significant digits kept (kit.analysis.digits)}
+    digits: dict = field(
+        default_factory=dict
+    )  # {stage: significant digits kept (kit.analysis.digits)}
     kmeans_ari: float | None = None
     kmeans_inertia_rel: float | None = None
     knn_jaccard: float | None = None
@@ -74,8 +79,10 @@ class Comparison:
     @classmethod
     def from_cache(cls, d: dict) -> Comparison:
         emb = {k: EmbeddingDiff(**d[k]) for k in ("svd_rand", "svd_arpack") if k in d}
-        return cls(**{**d, **emb, "models": {m: ModelDiff(**v) for m, v in d["models"].items()}},
-                   cached=True)
+        return cls(
+            **{**d, **emb, "models": {m: ModelDiff(**v) for m, v in d["models"].items()}},
+            cached=True,
+        )
 
     def to_json(self) -> dict:
         """The measures a pair lacks left out, keys in the order described at ``cached``."""
@@ -84,14 +91,20 @@ class Comparison:
             v = getattr(self, f.name)
             if f.name == "cached" or (v is None and f.default is None):
                 continue
-            out[f.name] = ({m: x.to_json(sort) for m, x in v.items()} if f.name == "models"
-                           else v.to_json(sort) if isinstance(v, EmbeddingDiff) else v)
+            out[f.name] = (
+                {m: x.to_json(sort) for m, x in v.items()}
+                if f.name == "models"
+                else v.to_json(sort)
+                if isinstance(v, EmbeddingDiff)
+                else v
+            )
         return _keys(out, sort)
 
 
 @dataclass(frozen=True)
 class ModelBudget:
     """One model's predictions over a factor's pairs."""
+
     flips_median: float | None = None
     flips_max: int = 0
     max_dp: float = 0.0
@@ -105,6 +118,7 @@ class ModelBudget:
 class BudgetRow:
     """One factor (at one level) over its pairs. A measure that the pairs' runs lack is None
     (a torch run has no embedding, a perturbed one no k-means, a torch pair no verdicts)."""
+
     factor: str
     level: str = ""
     pairs: int = 0
@@ -112,7 +126,7 @@ class BudgetRow:
     n_test: int = 0
     stages: list = field(default_factory=list)
     identical: dict = field(default_factory=dict)  # {stage: pairs identical there}
-    all_identical: int = 0                         # pairs identical at every stage
+    all_identical: int = 0  # pairs identical at every stage
     emb_rel_max: float | None = None
     emb_rel_median: float | None = None
     emb_rel_seed_units: float | None = None
@@ -128,7 +142,7 @@ class BudgetRow:
     kmeans_ari_median: float | None = None
     knn_jaccard_min: float | None = None
     knn_jaccard_median: float | None = None
-    models: dict = field(default_factory=dict)     # {model: ModelBudget}
+    models: dict = field(default_factory=dict)  # {model: ModelBudget}
     verdicts_changed_max: int | None = None
     verdict_changes: dict = field(default_factory=dict)
     confounds: dict = field(default_factory=dict)
@@ -147,6 +161,7 @@ class BudgetRow:
 class RunVerdict:
     """One run's verdict in a stability row: the difference of the two models, its 95%
     interval, and which way it points (">", "<" or "=")."""
+
     run: str
     label: str
     diff: float
@@ -161,13 +176,14 @@ class RunVerdict:
 @dataclass(frozen=True)
 class Verdict:
     """One of the twelve verdicts over a set of run groups: does it hold within every group?"""
-    verdict: str              # its key, e.g. "hgb-mlp acc"
-    runs: int                 # distinct runs
+
+    verdict: str  # its key, e.g. "hgb-mlp acc"
+    runs: int  # distinct runs
     groups: int
-    groups_changed: int       # groups whose runs disagree on it
-    counts: dict              # {">": runs, "<": runs, "=": runs}
+    groups_changed: int  # groups whose runs disagree on it
+    counts: dict  # {">": runs, "<": runs, "=": runs}
     stable: bool
-    per_run: list             # [RunVerdict]
+    per_run: list  # [RunVerdict]
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -176,17 +192,20 @@ class Verdict:
 @dataclass(frozen=True)
 class ClusterVerdict:
     """One run's verdict under the protein bootstrap and under the cluster bootstrap."""
-    verdict: str              # its key, e.g. "hgb-mlp acc"
-    diff: float               # the two models' difference on the whole test set (both share it)
+
+    verdict: str  # its key, e.g. "hgb-mlp acc"
+    diff: float  # the two models' difference on the whole test set (both share it)
     protein_lo: float
     protein_hi: float
-    protein_verdict: str      # ">", "<" or "="
+    protein_verdict: str  # ">", "<" or "="
     cluster_lo: float
     cluster_hi: float
     cluster_verdict: str
-    width_ratio: float | None  # cluster width / protein width; None: the protein interval is a point
-    changed: bool             # the verdict differs under clusters
-    lost: bool = False        # ... and what was significant (">" or "<") is not under clusters
+    width_ratio: (
+        float | None
+    )  # cluster width / protein width; None: the protein interval is a point
+    changed: bool  # the verdict differs under clusters
+    lost: bool = False  # ... and what was significant (">" or "<") is not under clusters
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -197,6 +216,7 @@ class ModelLeakage:
     """One model in one run: accuracy and AUC on the test proteins whose cluster holds a train
     protein against those whose cluster does not. None where a side cannot say: no protein on
     it (accuracy, AUC) or one class only (AUC)."""
+
     n_with: int
     n_without: int
     acc_with: float | None
@@ -212,6 +232,7 @@ class ModelLeakage:
 class HomologyModel:
     """One model over a dataset's runs: medians of its leakage split, with [min, max] ranges
     (None where no run could measure it)."""
+
     acc_with_homolog: float | None
     acc_without_homolog: float | None
     auc_with_homolog: float | None
@@ -225,28 +246,30 @@ class HomologyModel:
 @dataclass(frozen=True)
 class HomologyVerdict:
     """One of the twelve verdicts over a dataset's runs, under proteins and under clusters."""
+
     verdict: str
-    width_ratio: float | None      # median over the runs that have one
+    width_ratio: float | None  # median over the runs that have one
     width_ratio_range: list | None
-    changed: int                   # runs whose verdict differs under clusters
-    lost: int                      # ... runs where a significant verdict is not under clusters
+    changed: int  # runs whose verdict differs under clusters
+    lost: int  # ... runs where a significant verdict is not under clusters
     runs: int
-    diff: float                    # median
-    protein: dict                  # {"lo", "hi"}: medians
+    diff: float  # median
+    protein: dict  # {"lo", "hi"}: medians
     cluster: dict
 
 
 @dataclass(frozen=True)
 class HomologySummary:
     """What `kit homology` shows for a dataset's runs with verdicts: leakage and both bootstraps."""
+
     dataset: str
     runs: int
-    n_with_homolog: int            # test proteins whose cluster holds a train protein
+    n_with_homolog: int  # test proteins whose cluster holds a train protein
     n_without_homolog: int
-    models: dict                   # {model: HomologyModel}
-    verdicts: list                 # [HomologyVerdict], in kit's order of the twelve
-    too_narrow: float | None       # median width ratio over every verdict and run
-    rest_on_homologs: int          # significant verdicts that are not under clusters in some run
+    models: dict  # {model: HomologyModel}
+    verdicts: list  # [HomologyVerdict], in kit's order of the twelve
+    too_narrow: float | None  # median width ratio over every verdict and run
+    rest_on_homologs: int  # significant verdicts that are not under clusters in some run
     significant_only_under_clusters: int = 0  # "=" that turns significant (read with care)
     n_with_homolog_range: list | None = None  # over the runs (re-splits differ)
     n_without_homolog_range: list | None = None

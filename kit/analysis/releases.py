@@ -43,6 +43,7 @@ def notes_url(package: str, version: str) -> str:
 @dataclass(frozen=True)
 class Release:
     """One release of a scan: its probe stack, or why it could not be built."""
+
     version: str
     stack: str | None = None
     stack_id: str | None = None
@@ -59,16 +60,24 @@ WHOLE = ""  # a lab file's one "group": the whole file rerun, every output read
 def scan_groups(origins: dict) -> tuple:
     """The feed groups a scan reruns: those of the stages that originate (not the 3-mer counts,
     which start from the sequences alone)."""
-    return tuple(dict.fromkeys(GROUP[s] for s, o in origins.items()
-                               if o == "originates" and s in GROUP))
+    return tuple(
+        dict.fromkeys(GROUP[s] for s, o in origins.items() if o == "originates" and s in GROUP)
+    )
 
 
 def scan_specs(a: RunSpec, releases: list, groups: tuple) -> list:
     """The feed runs of ``groups`` in every built release, all on a's arrays; for a lab's file,
     the file itself run in every built release, made here (as feed runs are)."""
     if a.pipeline:
-        return [a.with_(stack=r.stack, stack_id=r.stack_id, host=host_id())
-                for r in releases if r.built] if groups else []
+        return (
+            [
+                a.with_(stack=r.stack, stack_id=r.stack_id, host=host_id())
+                for r in releases
+                if r.built
+            ]
+            if groups
+            else []
+        )
     return rerun_in_stacks(a, [_Stack(r.stack, r.stack_id) for r in releases if r.built], groups)
 
 
@@ -83,8 +92,11 @@ def is_scan_run(a: RunSpec, s: RunSpec) -> bool:
     run read from a bundle keeps the machine that made it (the own-host rule of scan_specs is
     for making runs, never for reading them)."""
     if a.pipeline:  # the same file, seeds and settings, in another stack
-        return (s.stack != a.stack and bool(s.stack_id) and
-                s == a.with_(stack=s.stack, stack_id=s.stack_id, host=s.host))
+        return (
+            s.stack != a.stack
+            and bool(s.stack_id)
+            and s == a.with_(stack=s.stack, stack_id=s.stack_id, host=s.host)
+        )
     if s.kind != "feed" or s.input != a.run_id or not s.stack or not s.feed:
         return False
     return s == scan_specs(a, [Release("", s.stack, s.stack_id)], (s.feed,))[0].with_(host=s.host)
@@ -114,16 +126,22 @@ def _output(store: Store, index: dict, r: Release, stage: str, whole: bool = Fal
     if run_id is None:
         return None
     st = store.run(run_id).stages
-    return tuple((st[n].sha256, st[n].dtype) if n in st else None
-                 for n in ((stage,) if whole else STAGES[stage]))
+    return tuple(
+        (st[n].sha256, st[n].dtype) if n in st else None
+        for n in ((stage,) if whole else STAGES[stage])
+    )
 
 
 def changes(store: Store, a: RunSpec, releases: list, stage: str, index=None) -> tuple:
     """(changes_at, back_to) of one stage over the scanned releases (kit.analysis.releases's
     ``transitions``), read oldest release first whatever order ``releases`` comes in."""
     index = scan_index(store, a) if index is None else index
-    return transitions([(r.version, _output(store, index, r, stage, bool(a.pipeline))
-                         if r.built else None) for r in oldest_first(releases)])
+    return transitions(
+        [
+            (r.version, _output(store, index, r, stage, bool(a.pipeline)) if r.built else None)
+            for r in oldest_first(releases)
+        ]
+    )
 
 
 def oldest_first(releases: list) -> list:
@@ -151,8 +169,9 @@ def transitions(outputs: list) -> tuple:
     return at, back
 
 
-def release_rows(store: Store, a: RunSpec, package: str, releases: list, groups: tuple,
-                 index=None) -> list:
+def release_rows(
+    store: Store, a: RunSpec, package: str, releases: list, groups: tuple, index=None
+) -> list:
     """Each release's status: built (its feed runs stored), not run, or could not build: why."""
     rows, index = [], scan_index(store, a) if index is None else index
     for r in releases:
@@ -161,13 +180,21 @@ def release_rows(store: Store, a: RunSpec, package: str, releases: list, groups:
         else:
             ran = all((r.stack, r.stack_id, g) in index for g in groups)
             status, why = ("built", None) if ran else ("not run", r.why or "its runs are missing")
-        rows.append({"package": package, "version": r.version, "stack": r.stack,
-                     "status": status, "why": why})
+        rows.append(
+            {
+                "package": package,
+                "version": r.version,
+                "stack": r.stack,
+                "status": status,
+                "why": why,
+            }
+        )
     return rows
 
 
-def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
-               releases: list) -> PairExplanation:
+def apply_scan(
+    e: PairExplanation, store: Store, a: RunSpec, package: str, releases: list
+) -> PairExplanation:
     """``e`` with its releases, each originating stage's changes_at and back_to, and the
     release notes of every release at which something changes, all oldest release first."""
     releases = oldest_first(releases)
@@ -183,7 +210,14 @@ def apply_scan(e: PairExplanation, store: Store, a: RunSpec, package: str,
             o = replace(o, changes_at=tuple(at), back_to=back)
             moved += at
         stages[s] = o
-    notes = tuple({"version": v, "url": notes_url(package, v)}
-                  for v in sorted(set(moved), key=[r.version for r in releases].index))
-    return replace(e, stages=stages, library=package, notes=notes,
-                   releases=tuple(release_rows(store, a, package, releases, groups, index)))
+    notes = tuple(
+        {"version": v, "url": notes_url(package, v)}
+        for v in sorted(set(moved), key=[r.version for r in releases].index)
+    )
+    return replace(
+        e,
+        stages=stages,
+        library=package,
+        notes=notes,
+        releases=tuple(release_rows(store, a, package, releases, groups, index)),
+    )

@@ -21,8 +21,10 @@ from .verdicts import KEYS, run_verdicts, stability, without_arrays
 
 def _spread(values: list) -> dict:
     """max-min and the standard deviation (None below two runs) of a model's accuracies."""
-    return {"spread": float(max(values) - min(values)) if values else None,
-            "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None}
+    return {
+        "spread": float(max(values) - min(values)) if values else None,
+        "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None,
+    }
 
 
 def accuracies(store: Store, runs: list) -> dict:
@@ -45,23 +47,41 @@ def reading(store: Store, pairs: list, seed_runs: list) -> dict:
     models = {}
     for m in MODELS:
         s, y = _spread(acc[m]), _spread(seed_acc[m])
-        models[m] = {"acc": acc[m], "acc_spread": s["spread"], "acc_sd": s["sd"],
-                     "seed_acc_spread": y["spread"], "seed_acc_sd": y["sd"]}
+        models[m] = {
+            "acc": acc[m],
+            "acc_spread": s["spread"],
+            "acc_sd": s["sd"],
+            "seed_acc_spread": y["spread"],
+            "seed_acc_sd": y["sd"],
+        }
     verdicts = stability(store, list(groups.values())) if here else []
     held = [v.verdict for v in verdicts if v.stable]
-    return {"runs": len(here), "seed_runs": len(seed_here), "models": models,
-            "verdicts": len(KEYS), "verdicts_held": len(held) if verdicts else None,
-            "held": held, "changed": [v.verdict for v in verdicts if not v.stable]}
+    return {
+        "runs": len(here),
+        "seed_runs": len(seed_here),
+        "models": models,
+        "verdicts": len(KEYS),
+        "verdicts_held": len(held) if verdicts else None,
+        "held": held,
+        "changed": [v.verdict for v in verdicts if not v.stable],
+    }
 
 
-def row(store: Store, factor: str, level: str, pairs: list, n_test: int,
-        seed_runs: list) -> BudgetRow:
+def row(
+    store: Store, factor: str, level: str, pairs: list, n_test: int, seed_runs: list
+) -> BudgetRow:
     """The budget row of a factor that changes what is measured: no bits, flips or verdict
     changes between its pairs' runs (they are tested on different proteins), its reading
     instead."""
-    return BudgetRow(factor=factor, level=level, pairs=len(pairs), labels=[p.label for p in pairs],
-                     n_test=n_test, runs=list(dict.fromkeys(r for p in pairs for r in (p.a, p.b))),
-                     splits=reading(store, pairs, seed_runs))
+    return BudgetRow(
+        factor=factor,
+        level=level,
+        pairs=len(pairs),
+        labels=[p.label for p in pairs],
+        n_test=n_test,
+        runs=list(dict.fromkeys(r for p in pairs for r in (p.a, p.b))),
+        splits=reading(store, pairs, seed_runs),
+    )
 
 
 def advice(rows: list) -> list:
@@ -73,16 +93,32 @@ def advice(rows: list) -> list:
         s = r.splits
         widest = max(MODELS, key=lambda m: s["models"][m]["acc_spread"])
         w = s["models"][widest]
-        beside = (f" against {fmt(w['seed_acc_spread'])} across {s['seed_runs']} training seeds"
-                  if w["seed_acc_spread"] is not None else
-                  " (no training-seed runs stored to compare with: `kit run --factor seed`)")
-        held = ("" if s["verdicts_held"] is None else
-                f"; {s['verdicts_held']} of {s['verdicts']} verdicts held on every split")
-        recs.append({"kind": "splits", "text": (
-            f"{r.factor} changes what is measured: report results over several splits. Across "
-            f"{s['runs']} splits the {widest} accuracy ranged over {fmt(w['acc_spread'])}"
-            f"{beside}{held}."),
-            "basis": {"factor": r.factor, "runs": s["runs"], "model": widest,
-                      "acc_spread": w["acc_spread"], "seed_acc_spread": w["seed_acc_spread"],
-                      "verdicts_held": s["verdicts_held"]}})
+        beside = (
+            f" against {fmt(w['seed_acc_spread'])} across {s['seed_runs']} training seeds"
+            if w["seed_acc_spread"] is not None
+            else " (no training-seed runs stored to compare with: `kit run --factor seed`)"
+        )
+        held = (
+            ""
+            if s["verdicts_held"] is None
+            else f"; {s['verdicts_held']} of {s['verdicts']} verdicts held on every split"
+        )
+        recs.append(
+            {
+                "kind": "splits",
+                "text": (
+                    f"{r.factor} changes what is measured: report results over several splits. Across "
+                    f"{s['runs']} splits the {widest} accuracy ranged over {fmt(w['acc_spread'])}"
+                    f"{beside}{held}."
+                ),
+                "basis": {
+                    "factor": r.factor,
+                    "runs": s["runs"],
+                    "model": widest,
+                    "acc_spread": w["acc_spread"],
+                    "seed_acc_spread": w["seed_acc_spread"],
+                    "verdicts_held": s["verdicts_held"],
+                },
+            }
+        )
     return recs

@@ -45,24 +45,34 @@ def tolerances(store: Store, subject: Subject, path: str = "FILE.py", pin=()) ->
     bare `kit run --factor threads` measures kit's own pipeline, not theirs); ``pin``: factor
     names the lab will pin, left out of every tolerance and named in the result."""
     pin = tuple(dict.fromkeys(pin))
-    out = (_of_pipeline(store, subject, path, pin) if subject.is_pipeline
-           else _of_dataset(store, subject, pin))
+    out = (
+        _of_pipeline(store, subject, path, pin)
+        if subject.is_pipeline
+        else _of_dataset(store, subject, pin)
+    )
     out["pinned"] = list(pin)
     if pin and not out["factors"]:
-        out["note"] = (f"no environment factor left to tolerate: the lab pins "
-                       f"{', '.join(pin)}, and no other is stored")
+        out["note"] = (
+            f"no environment factor left to tolerate: the lab pins "
+            f"{', '.join(pin)}, and no other is stored"
+        )
     return out
 
 
 def _of_pipeline(store: Store, subject: Subject, path: str, pin: tuple) -> dict:
     b = output_budget(store, subject)
     rows = {f: r for f, r in b["factors"].items() if f not in pin}
-    runs = {r for f, a, bb in pairs(store, subject) if f in rows and is_environment(f)
-            for r in (a, bb)}
-    return from_rows(rows, {"pipeline": b["pipeline"], "name": b["name"]},
-                     changed_models(output_verdicts(store, subject)), loose=b["loose"],
-                     measure=f"kit run --pipeline {path} --factor threads",
-                     spreads=_spreads(store, runs))
+    runs = {
+        r for f, a, bb in pairs(store, subject) if f in rows and is_environment(f) for r in (a, bb)
+    }
+    return from_rows(
+        rows,
+        {"pipeline": b["pipeline"], "name": b["name"]},
+        changed_models(output_verdicts(store, subject)),
+        loose=b["loose"],
+        measure=f"kit run --pipeline {path} --factor threads",
+        spreads=_spreads(store, runs),
+    )
 
 
 def _spreads(store: Store, runs) -> dict:
@@ -87,8 +97,10 @@ def _spreads(store: Store, runs) -> dict:
 def changed_models(verdicts: dict) -> dict:
     """{factor: the models of every verdict its pairs changed}, from output_verdicts (a
     probabilities output can change a verdict without crossing 0.5)."""
-    return {f: {m for row in r["verdicts"].values() if row["changed"] for m in row["models"]}
-            for f, r in verdicts["factors"].items()}
+    return {
+        f: {m for row in r["verdicts"].values() if row["changed"] for m in row["models"]}
+        for f, r in verdicts["factors"].items()
+    }
 
 
 def _of_dataset(store: Store, subject: Subject, pin: tuple = ()) -> dict:
@@ -108,22 +120,35 @@ def _of_dataset(store: Store, subject: Subject, pin: tuple = ()) -> dict:
             ignored.add(p.factor)
             if factors.get(p.factor) and factors.get(p.factor).varies == factors.NOTHING:
                 # a null pair: the outputs whose bits differ are a loose generator's
-                loose |= {n for n, d in compare(store, p.a, p.b, subject.kinds, KIT_OUTPUTS,
-                                                measure=False).items() if not d["identical"]}
+                loose |= {
+                    n
+                    for n, d in compare(
+                        store, p.a, p.b, subject.kinds, KIT_OUTPUTS, measure=False
+                    ).items()
+                    if not d["identical"]
+                }
         elif not (has_arrays(store, p.a) and has_arrays(store, p.b)):
             skipped += 1  # digests alone measure no magnitude
         else:
             runs |= {p.a, p.b}
-            tally(rows.setdefault(p.factor, {"pairs": 0, "outputs": {}}),
-                  compare(store, p.a, p.b, subject.kinds, KIT_OUTPUTS))
+            tally(
+                rows.setdefault(p.factor, {"pairs": 0, "outputs": {}}),
+                compare(store, p.a, p.b, subject.kinds, KIT_OUTPUTS),
+            )
     name = (store.datasets().get(dataset) or {}).get("name", dataset[:12])
-    out = from_rows(rows, {"dataset": dataset, "name": name},
-                    _conclusions(store, dataset, list(rows)), loose=sorted(loose),
-                    spreads=_spreads(store, runs))
+    out = from_rows(
+        rows,
+        {"dataset": dataset, "name": name},
+        _conclusions(store, dataset, list(rows)),
+        loose=sorted(loose),
+        spreads=_spreads(store, runs),
+    )
     out["ignored"] = sorted(ignored)
     if skipped:
-        out["note"] = (f"{skipped} pair(s) of imported runs without their arrays measured no "
-                       f"magnitude (export them with `kit export --arrays`)")
+        out["note"] = (
+            f"{skipped} pair(s) of imported runs without their arrays measured no "
+            f"magnitude (export them with `kit export --arrays`)"
+        )
     return out
 
 
@@ -139,8 +164,14 @@ def _conclusions(store: Store, dataset: str, measured: list) -> dict:
     return out
 
 
-def from_rows(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
-              measure: str = "kit run --factor threads", spreads: dict | None = None) -> dict:
+def from_rows(
+    rows: dict,
+    head: dict,
+    conclusions: dict | None = None,
+    loose=(),
+    measure: str = "kit run --factor threads",
+    spreads: dict | None = None,
+) -> dict:
     """Per output over the environment factors of ``rows`` (kit.analysis.budget.output_budget's
     ``factors``: {factor: {"pairs", "outputs": {name: {"kind", "changed", "most", ...}}}}):
     {"output", "kind", "rtol", "atol", "factor", "level", "pin", "max_abs", "max_rel",
@@ -158,11 +189,15 @@ def from_rows(rows: dict, head: dict, conclusions: dict | None = None, loose=(),
             lvl = reach(o, name in conclusions.get(f, ()))
             per.setdefault(name, []).append((f, rows[f]["pairs"], o, lvl))
     out = [_one(name, got, name in loose, (spreads or {}).get(name)) for name, got in per.items()]
-    return {**head, "headroom": HEADROOM, "factors": env,
-            "ignored": [f for f in rows if f not in env], "tolerances": out,
-            "loose": sorted(loose),
-            "note": None if env else f"no environment factor is stored: measure one first "
-                                     f"({measure})"}
+    return {
+        **head,
+        "headroom": HEADROOM,
+        "factors": env,
+        "ignored": [f for f in rows if f not in env],
+        "tolerances": out,
+        "loose": sorted(loose),
+        "note": None if env else f"no environment factor is stored: measure one first ({measure})",
+    }
 
 
 def reach(o: dict, concluded: bool) -> str:
@@ -176,8 +211,12 @@ def reach(o: dict, concluded: bool) -> str:
     # a value turned NaN or inf, or values no magnitude measures (booleans, strings) changed
     if most.get("nonfinite", 0) > 0 or (most.get("changed", 0) > 0 and "max_abs" not in most):
         return "predictions"
-    if "shape" in o or ("shape" in (o.get("worst") or {})) or o["kind"] in _DISCRETE \
-            or most.get("flips", 0) > 0:
+    if (
+        "shape" in o
+        or ("shape" in (o.get("worst") or {}))
+        or o["kind"] in _DISCRETE
+        or most.get("flips", 0) > 0
+    ):
         return "predictions"
     return "magnitudes" if most.get("max_abs", 0) > 0 else "bits"
 
@@ -195,14 +234,27 @@ def _one(name: str, got: list, loose: bool = False, spread: float | None = None)
     max_rel = max(g[2].get("most", {}).get("max_rel", 0.0) for g in got)
     # an output no factor changed was set by none of them; a loose generator's by none either:
     # the null experiment changed it, and naming an environment factor would say pin that
-    row = {"output": name, "kind": kind,
-           "factor": worst[0] if lvl != "nothing" and not loose else None,
-           "level": lvl, "pin": pin, "loose": loose,
-           "pairs": sum(g[1] for g in got), "max_abs": max_abs, "max_rel": max_rel,
-           "rtol": None if pin else max_rel * HEADROOM, "atol": None if pin else max_abs * HEADROOM}
-    row["why"] = ("its bits differ by an amount not measured here (runs without their "
-                  "arrays: export them with --arrays) - pin until measured") \
-        if unmeasured and not loose else _why(lvl, worst[2], loose)
+    row = {
+        "output": name,
+        "kind": kind,
+        "factor": worst[0] if lvl != "nothing" and not loose else None,
+        "level": lvl,
+        "pin": pin,
+        "loose": loose,
+        "pairs": sum(g[1] for g in got),
+        "max_abs": max_abs,
+        "max_rel": max_rel,
+        "rtol": None if pin else max_rel * HEADROOM,
+        "atol": None if pin else max_abs * HEADROOM,
+    }
+    row["why"] = (
+        (
+            "its bits differ by an amount not measured here (runs without their "
+            "arrays: export them with --arrays) - pin until measured"
+        )
+        if unmeasured and not loose
+        else _why(lvl, worst[2], loose)
+    )
     need_abs, need_rel = max_abs * HEADROOM, max_rel * HEADROOM
     if kind == "metrics":
         # each metric on its own scale: rtol alone, element by element (an atol wide enough
@@ -211,14 +263,22 @@ def _one(name: str, got: list, loose: bool = False, spread: float | None = None)
         if not pin:
             row["atol"] = 0.0
     if not pin and lvl == "magnitudes":
-        wide = (f"rtol {need_rel:.3g} is at least {WIDE[1]:g} (a change as large as the values)"
-                if need_rel >= WIDE[1] else
-                f"atol {need_abs:.3g} is at least half the spread of its values ({spread:.3g})"
-                if spread and need_abs >= WIDE[0] * spread else None)
+        wide = (
+            f"rtol {need_rel:.3g} is at least {WIDE[1]:g} (a change as large as the values)"
+            if need_rel >= WIDE[1]
+            else f"atol {need_abs:.3g} is at least half the spread of its values ({spread:.3g})"
+            if spread and need_abs >= WIDE[0] * spread
+            else None
+        )
         if wide:  # a test with this tolerance passes whatever the output holds: it tests nothing
-            row.update(pin=True, rtol=None, atol=None, wide=True,
-                       why=f"the tolerance it would need is as wide as its values: {wide}; a "
-                           f"test with it passes anything - pin, don't tolerate")
+            row.update(
+                pin=True,
+                rtol=None,
+                atol=None,
+                wide=True,
+                why=f"the tolerance it would need is as wide as its values: {wide}; a "
+                f"test with it passes anything - pin, don't tolerate",
+            )
     return row
 
 
@@ -226,8 +286,10 @@ def _why(lvl: str, o: dict, loose: bool) -> str:
     """What the level means for a lab's test, in words; the numbers are the row's."""
     m = o.get("most", {})
     if loose:
-        return ("it differs in the null experiment (a loose generator): seed it from a named "
-                "seed (kit doctor --pipeline), then measure again - pin, don't tolerate")
+        return (
+            "it differs in the null experiment (a loose generator): seed it from a named "
+            "seed (kit doctor --pipeline), then measure again - pin, don't tolerate"
+        )
     if lvl == "nothing":
         return "identical under every environment factor measured: compare exactly"
     if lvl == "bits":
@@ -237,11 +299,15 @@ def _why(lvl: str, o: dict, loose: bool) -> str:
     if lvl == "conclusions":
         return "a verdict resting on it changed: changes conclusions - pin, don't tolerate"
     if m.get("nonfinite"):
-        return (f"{m['nonfinite']} value(s) NaN or inf in one run only: a changed value no "
-                f"tolerance covers - pin, don't tolerate")
+        return (
+            f"{m['nonfinite']} value(s) NaN or inf in one run only: a changed value no "
+            f"tolerance covers - pin, don't tolerate"
+        )
     if m.get("flips"):
         return f"{m['flips']} prediction(s) cross 0.5: changes predictions - pin, don't tolerate"
     if "shape" in o or "shape" in (o.get("worst") or {}):
         return "its shape changed: changes predictions - pin, don't tolerate"
-    return (f"{m.get('changed', 'some')} of its discrete values changed: changes predictions - "
-            f"pin, don't tolerate")
+    return (
+        f"{m.get('changed', 'some')} of its discrete values changed: changes predictions - "
+        f"pin, don't tolerate"
+    )

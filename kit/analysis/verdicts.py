@@ -63,8 +63,14 @@ def _counts_by_case(n: int, resamples: int, seed: int) -> np.ndarray:
     return w
 
 
-def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED,
-              weights: np.ndarray | None = None, models: tuple = MODELS) -> dict:
+def bootstrap(
+    probs: dict,
+    y: np.ndarray,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    weights: np.ndarray | None = None,
+    models: tuple = MODELS,
+) -> dict:
     """The twelve verdicts for one run's test probabilities.
 
     ``models``: the models compared, each pair later one first (a lab pipeline's own
@@ -77,8 +83,9 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
     """
     y = np.asarray(y).astype(np.int64)
     Wc = _by_case(len(y), resamples, seed) if weights is None else weights
-    Wa = _counts_by_case(len(y), resamples, seed) if weights is None and len(y) <= _INT_AUC_N \
-        else Wc
+    Wa = (
+        _counts_by_case(len(y), resamples, seed) if weights is None and len(y) <= _INT_AUC_N else Wc
+    )
     drawn = len(y) if weights is None else Wc.sum(axis=0)  # exact: whole-number counts
     ones = np.ones((len(y), 1))
     stats = {}
@@ -86,8 +93,12 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
     for m in models:
         p = np.asarray(probs[m], np.float64)
         correct = ((p > 0.5) == y).astype(np.float64)
-        stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / drawn,
-                    "auc": case_major_auc(p, y, ones)[0], "auc_boot": case_major_auc(p, y, Wa)}
+        stats[m] = {
+            "acc": (correct @ ones / len(y))[0],
+            "acc_boot": correct @ Wc / drawn,
+            "auc": case_major_auc(p, y, ones)[0],
+            "auc_boot": case_major_auc(p, y, Wa),
+        }
     out = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
     for b, a in pairs:
@@ -95,10 +106,15 @@ def bootstrap(probs: dict, y: np.ndarray, resamples: int = RESAMPLES, seed: int 
             d = stats[b][metric + "_boot"] - stats[a][metric + "_boot"]
             lo, hi = np.nanpercentile(d, q)
             verdict = ">" if lo > 0 else "<" if hi < 0 else "="
-            out[f"{b}-{a} {metric}"] = {"diff": float(stats[b][metric] - stats[a][metric]),
-                                        "lo": float(lo), "hi": float(hi), "verdict": verdict}
-    out["_scores"] = {m: {"acc": float(stats[m]["acc"]), "auc": float(stats[m]["auc"])}
-                      for m in models}
+            out[f"{b}-{a} {metric}"] = {
+                "diff": float(stats[b][metric] - stats[a][metric]),
+                "lo": float(lo),
+                "hi": float(hi),
+                "verdict": verdict,
+            }
+    out["_scores"] = {
+        m: {"acc": float(stats[m]["acc"]), "auc": float(stats[m]["auc"])} for m in models
+    }
     return out
 
 
@@ -155,10 +171,20 @@ def stability(store: Store, groups: list, labels: dict | None = None) -> list[Ve
         for r in runs:
             counts[per_run[r][k]["verdict"]] += 1
         split = sum(len({per_run[r][k]["verdict"] for r in g}) > 1 for g in groups)
-        rows.append(Verdict(verdict=k, runs=len(runs), groups=len(groups), groups_changed=split,
-                            counts=counts, stable=split == 0,
-                            per_run=[RunVerdict(run=r, label=(labels or {}).get(r, r[:12]),
-                                                **per_run[r][k]) for r in runs]))
+        rows.append(
+            Verdict(
+                verdict=k,
+                runs=len(runs),
+                groups=len(groups),
+                groups_changed=split,
+                counts=counts,
+                stable=split == 0,
+                per_run=[
+                    RunVerdict(run=r, label=(labels or {}).get(r, r[:12]), **per_run[r][k])
+                    for r in runs
+                ],
+            )
+        )
     return rows
 
 
@@ -233,8 +259,9 @@ def stability_report(store: Store, dataset: str, only: str | None = None) -> dic
     if only:
         only = "seeds" if only == "seed" else only  # the factor's name finds its set
         if only not in sets:
-            raise KitError(unknown("no run set", only, sets,
-                                   f"; sets here: {', '.join(sets) or 'none'}"))
+            raise KitError(
+                unknown("no run set", only, sets, f"; sets here: {', '.join(sets) or 'none'}")
+            )
         sets = {only: sets[only]}
     labels = {i: run_label(s) for i, s in store.specs(dataset).items()}
     out = {name: stability(store, groups, labels) for name, groups in sets.items()}
@@ -247,10 +274,13 @@ def arrays_note(store: Store, dataset: str) -> str | None:
     missing = without_arrays(store, runs)
     if not missing:
         return None
-    return (f"{len(missing)} run(s) left out ({', '.join(r[:12] for r in missing[:3])}"
-            + (", ..." if len(missing) > 3 else "") + "): imported without their arrays, so "
-            "their verdicts cannot be recomputed here; `kit export --arrays` on the other "
-            "machine, then `kit import`, brings them")
+    return (
+        f"{len(missing)} run(s) left out ({', '.join(r[:12] for r in missing[:3])}"
+        + (", ..." if len(missing) > 3 else "")
+        + "): imported without their arrays, so "
+        "their verdicts cannot be recomputed here; `kit export --arrays` on the other "
+        "machine, then `kit import`, brings them"
+    )
 
 
 # a pipeline's verdicts: its probabilities outputs (as its KINDS declare them) against its truth
@@ -275,15 +305,19 @@ def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
     naming the output when a shape cannot be scored against the truth."""
     y = store.array(run, truth)
     if y.ndim != 1 or not np.isin(np.unique(y), (0, 1)).all():
-        raise Unfit(f"{truth} (truth) holds {len(np.unique(y))} classes: verdicts score a "
-                    f"0/1 truth (two classes)")
+        raise Unfit(
+            f"{truth} (truth) holds {len(np.unique(y))} classes: verdicts score a "
+            f"0/1 truth (two classes)"
+        )
     probs = {}
     for m in models:
         p = positive_class(store.array(run, m))  # predict_proba of two classes: column 1
         if p is None or len(p) != len(y):
-            raise Unfit(f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
-                        f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
-                        f"are one per truth row (or n x 2)")
+            raise Unfit(
+                f"{m} (probabilities) has shape {list(store.array(run, m).shape)} but "
+                f"{truth} (truth) has shape {list(y.shape)}: a model's probabilities "
+                f"are one per truth row (or n x 2)"
+            )
         probs[m] = p
     return probs, y.astype(np.int64)
 
@@ -302,31 +336,38 @@ def class_predictions(store: Store, run: str, models: tuple, truth: str) -> tupl
     columns are the truth's sorted classes, which must then be all present."""
     y = store.array(run, truth)
     if _regression(y):
-        raise Unfit(f"{truth} (truth) holds non-integer values (a regression target): verdicts "
-                    f"score class labels; declare the predictions an \"array\" output and the "
-                    f"budget compares them")
+        raise Unfit(
+            f"{truth} (truth) holds non-integer values (a regression target): verdicts "
+            f'score class labels; declare the predictions an "array" output and the '
+            f"budget compares them"
+        )
     classes = np.unique(y)
     whole = y.dtype.kind in "iubf" and classes.min() >= 0  # labels 0..k-1 name their columns
     preds = {}
     for m in models:
         p = store.array(run, m)
         if p.ndim != 2 or len(p) != len(y):
-            raise Unfit(f"{m} (probabilities) has shape {list(p.shape)} but {truth} (truth) "
-                        f"holds {len(classes)} classes over {len(y)} rows: a model's "
-                        f"probabilities are n x k, one column per class")
+            raise Unfit(
+                f"{m} (probabilities) has shape {list(p.shape)} but {truth} (truth) "
+                f"holds {len(classes)} classes over {len(y)} rows: a model's "
+                f"probabilities are n x k, one column per class"
+            )
         if whole and p.shape[1] > classes.max():
             labels = np.arange(p.shape[1])
         elif p.shape[1] == len(classes):
             labels = classes
         else:
-            raise Unfit(f"{m} (probabilities) has {p.shape[1]} columns but {truth} (truth) "
-                        f"holds {len(classes)} classes: columns are the classes in sorted order")
+            raise Unfit(
+                f"{m} (probabilities) has {p.shape[1]} columns but {truth} (truth) "
+                f"holds {len(classes)} classes: columns are the classes in sorted order"
+            )
         preds[m] = labels[np.argmax(p, axis=1)]
     return preds, y
 
 
-def class_bootstrap(preds: dict, y: np.ndarray, models: tuple, resamples: int = RESAMPLES,
-                    seed: int = SEED) -> dict:
+def class_bootstrap(
+    preds: dict, y: np.ndarray, models: tuple, resamples: int = RESAMPLES, seed: int = SEED
+) -> dict:
     """The verdicts of k > 2 classes, as bootstrap's for two: for every pair of models, the
     accuracy and the balanced accuracy (the mean of each class's recall, so a rare class
     counts as much as a common one) under the same paired resamples of the test rows."""
@@ -343,20 +384,27 @@ def class_bootstrap(preds: dict, y: np.ndarray, models: tuple, resamples: int = 
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.nanmean(np.where(n > 0, n_hit / n, np.nan), axis=0)
 
-        stats[m] = {"acc": (correct @ ones / len(y))[0], "acc_boot": correct @ Wc / len(y),
-                    "bacc": balanced(hit @ ones, sizes)[0],
-                    "bacc_boot": balanced(hit @ Wc, sizes_boot)}
+        stats[m] = {
+            "acc": (correct @ ones / len(y))[0],
+            "acc_boot": correct @ Wc / len(y),
+            "bacc": balanced(hit @ ones, sizes)[0],
+            "bacc_boot": balanced(hit @ Wc, sizes_boot),
+        }
     out = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
     for a, b in combinations(models, 2):
         for metric in MULTICLASS:
             d = stats[b][metric + "_boot"] - stats[a][metric + "_boot"]
             lo, hi = np.nanpercentile(d, q)
-            out[f"{b}-{a} {metric}"] = {"diff": float(stats[b][metric] - stats[a][metric]),
-                                        "lo": float(lo), "hi": float(hi),
-                                        "verdict": ">" if lo > 0 else "<" if hi < 0 else "="}
-    out["_scores"] = {m: {"acc": float(stats[m]["acc"]), "bacc": float(stats[m]["bacc"])}
-                      for m in models}
+            out[f"{b}-{a} {metric}"] = {
+                "diff": float(stats[b][metric] - stats[a][metric]),
+                "lo": float(lo),
+                "hi": float(hi),
+                "verdict": ">" if lo > 0 else "<" if hi < 0 else "=",
+            }
+    out["_scores"] = {
+        m: {"acc": float(stats[m]["acc"]), "bacc": float(stats[m]["bacc"])} for m in models
+    }
     return out
 
 
@@ -384,9 +432,15 @@ def _one_line_per_cause(found: list) -> list:
     by: dict = {}
     for run, cause in found:
         by.setdefault(cause, []).append(run[:12])
-    return [(f"run {runs[0]}: {cause}" if len(runs) == 1 else
-             f"{len(runs)} runs ({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): "
-             f"{cause}") for cause, runs in by.items()]
+    return [
+        (
+            f"run {runs[0]}: {cause}"
+            if len(runs) == 1
+            else f"{len(runs)} runs ({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): "
+            f"{cause}"
+        )
+        for cause, runs in by.items()
+    ]
 
 
 def output_verdicts(store: Store, subject: Subject) -> dict:
@@ -396,12 +450,21 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
     factor's runs. ``why``: why there are none; ``unfit``: runs whose outputs cannot be
     scored, one line per cause."""
     models, truth = models_and_truth(subject.kinds)
-    out = {"pipeline": subject.sha256, "name": subject.name, "models": list(models),
-           "truth": truth, "factors": {}, "unfit": [], "why": ""}
+    out = {
+        "pipeline": subject.sha256,
+        "name": subject.name,
+        "models": list(models),
+        "truth": truth,
+        "factors": {},
+        "unfit": [],
+        "why": "",
+    }
     if truth is None or not models:
-        out["why"] = (f"{subject.name} declares no {'truth' if truth is None else 'probabilities'}"
-                      f" output: verdicts need KINDS with a \"truth\" output and at least one "
-                      f"\"probabilities\" output")
+        out["why"] = (
+            f"{subject.name} declares no {'truth' if truth is None else 'probabilities'}"
+            f' output: verdicts need KINDS with a "truth" output and at least one '
+            f'"probabilities" output'
+        )
         return out
     per_run: dict = {}
 
@@ -420,8 +483,9 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
         va, vb = verdicts_of(a), verdicts_of(b)
         if va is None or vb is None:
             continue
-        f = out["factors"].setdefault(factor, {"pairs": 0, "runs": [], "verdicts": {},
-                                               "accuracy": {}})
+        f = out["factors"].setdefault(
+            factor, {"pairs": 0, "runs": [], "verdicts": {}, "accuracy": {}}
+        )
         f["pairs"] += 1
         for r, v in ((a, va), (b, vb)):
             if r not in f["runs"]:
@@ -429,15 +493,22 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
                 for m, s in v["_scores"].items():
                     f["accuracy"].setdefault(m, []).append(s["acc"])
         for key in (k for k in va if not k.startswith("_")):
-            row = f["verdicts"].setdefault(key, {"per_run": {}, "diff": {}, "changed": 0,
-                                                 "models": _models_of(key, models)})
+            row = f["verdicts"].setdefault(
+                key, {"per_run": {}, "diff": {}, "changed": 0, "models": _models_of(key, models)}
+            )
             for r, v in ((a, va), (b, vb)):
                 row["per_run"][r], row["diff"][r] = v[key]["verdict"], v[key]["diff"]
             row["changed"] += va[key]["verdict"] != vb[key]["verdict"]
     for f in out["factors"].values():
-        f["spread"] = {m: {"runs": len(acc), "min": min(acc), "max": max(acc),
-                           "sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0}
-                       for m, acc in f["accuracy"].items()}
+        f["spread"] = {
+            m: {
+                "runs": len(acc),
+                "min": min(acc),
+                "max": max(acc),
+                "sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0,
+            }
+            for m, acc in f["accuracy"].items()
+        }
         for row in f["verdicts"].values():
             counts = {v: list(row["per_run"].values()).count(v) for v in (">", "<", "=")}
             row.update(counts=counts, stable=row["changed"] == 0)

@@ -13,7 +13,6 @@ from ..analysis.compare import compare_runs
 from ..analysis.verdicts import has_verdicts, run_verdicts
 from ..runs.store import Store
 
-
 KEPT_BYTES = 128 * 2**20  # arrays the analysis keeps between runs: a reference run's, and more
 
 

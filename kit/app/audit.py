@@ -25,14 +25,13 @@ from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
 from ..envs.catalogue import HOST
 from ..envs.kinds import stack_kind
 from ..envs.platforms import Platform, detect
-from ..runs.planning.options import PlanOptions
-from ..runs.planning.plan import plan, plan_file, reference_embedding, required_stacks
 from ..runs.executing.runner import PlanIncomplete, run_all
 from ..runs.executing.schedule import together
+from ..runs.planning.options import PlanOptions
+from ..runs.planning.plan import plan, plan_file, reference_embedding, required_stacks
 from ..runs.store import Store
 from .ahead import Ahead
 from .selection import pipeline_runs
-
 
 ASK_ABOVE = 200  # runs; a larger plan is confirmed first (`--yes` for scripts)
 
@@ -44,9 +43,9 @@ class Audit:
     options: PlanOptions
     stack: str = HOST
     platform: Platform | None = None
-    stacks: list = field(default_factory=list)   # stacks to build before planning
+    stacks: list = field(default_factory=list)  # stacks to build before planning
     pairs: list = field(default_factory=list)
-    specs: list = field(default_factory=list)    # unique run specs, reference embedding first
+    specs: list = field(default_factory=list)  # unique run specs, reference embedding first
     skipped: list = field(default_factory=list)  # [(pair, why)]: pairs the executor cannot make
 
     @property
@@ -59,14 +58,20 @@ class Audit:
 class Planned:
     """What a plan of either subject holds when its runs are counted: its pairs, their runs
     once each, and the pairs skipped with why (what Progress.planned is told)."""
+
     pairs: list
     specs: list
     skipped: list
 
 
-def prepare(factors, dataset: str = "synthetic", n: int | None = None,
-            options: PlanOptions = PlanOptions(), stack: str = HOST,
-            plat: Platform | None = None) -> Audit:
+def prepare(
+    factors,
+    dataset: str = "synthetic",
+    n: int | None = None,
+    options: PlanOptions = PlanOptions(),
+    stack: str = HOST,
+    plat: Platform | None = None,
+) -> Audit:
     """Load the dataset and find the stacks the factors need (nothing runs yet)."""
     if not factors:
         raise KitError("choose at least one factor")
@@ -74,8 +79,13 @@ def prepare(factors, dataset: str = "synthetic", n: int | None = None,
     return audit_of(load_dataset(dataset, n, save=False), factors, options, stack, plat)
 
 
-def audit_of(dataset: Dataset, factors, options: PlanOptions = PlanOptions(), stack: str = HOST,
-             plat: Platform | None = None) -> Audit:
+def audit_of(
+    dataset: Dataset,
+    factors,
+    options: PlanOptions = PlanOptions(),
+    stack: str = HOST,
+    plat: Platform | None = None,
+) -> Audit:
     """The audit of ``factors`` on a loaded ``dataset``, with the stacks they need found."""
     if not factors:
         raise KitError("choose at least one factor")
@@ -101,14 +111,21 @@ def unbuilt(names, plat: Platform) -> list:
     return out
 
 
-def build_stacks(audit: Audit, log: StackLog = lambda name, msg: None,
-                 on_built: OnBuilt = lambda name, built: None) -> list:
+def build_stacks(
+    audit: Audit,
+    log: StackLog = lambda name, msg: None,
+    on_built: OnBuilt = lambda name, built: None,
+) -> list:
     """Build every stack the audit needs that is not built yet; returns the ones built now."""
     return build_named(audit.stacks, audit.platform, log, on_built)
 
 
-def build_named(names, plat: Platform, log: StackLog = lambda name, msg: None,
-                on_built: OnBuilt = lambda name, built: None) -> list:
+def build_named(
+    names,
+    plat: Platform,
+    log: StackLog = lambda name, msg: None,
+    on_built: OnBuilt = lambda name, built: None,
+) -> list:
     """Build every stack of ``names`` not built yet; returns the ones built now. The host and
     external stacks are used as they are (an unavailable one says why here)."""
     built = []
@@ -132,8 +149,11 @@ def plan_runs(audit: Audit, unfit=lambda spec: None, refit=lambda pair: None) ->
     ``unfit(spec)`` says why the executor has nowhere to make a run (a cluster whose workers
     offer fewer cores than its threads): such a pair goes where ``refit(pair)`` moves it (the
     smallest node class with the cores, both runs together), else it is skipped, with why."""
-    pairs = [p for f in audit.factors
-             for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)]
+    pairs = [
+        p
+        for f in audit.factors
+        for p in plan(f, audit.dataset.sha256, audit.options, audit.stack, audit.platform)
+    ]
     audit.pairs, audit.skipped = [], []
     for p in pairs:
         why = unfit(p.a) or unfit(p.b)
@@ -144,8 +164,11 @@ def plan_runs(audit: Audit, unfit=lambda spec: None, refit=lambda pair: None) ->
             audit.skipped.append((p, why))
         else:
             audit.pairs.append(p)
-    specs = ([reference_embedding(audit.dataset.sha256, where=audit.options.host)]
-             if audit.needs_reference else [])
+    specs = (
+        [reference_embedding(audit.dataset.sha256, where=audit.options.host)]
+        if audit.needs_reference
+        else []
+    )
     specs += [s for p in audit.pairs for s in (p.a, p.b)]
     audit.specs = list({s.run_id: s for s in specs}.values())
     return audit
@@ -164,12 +187,18 @@ def estimate_seconds(audit: Audit, store: Store, at_once: int = 1) -> float | No
     sizes = {h: d.get("rows") for h, d in store.datasets().items()}
     each = []
     for s in todo(audit, store):
-        same = [r.manifest["wall_s"] for r in runs if r.spec.dataset == s.dataset and r.spec.kind == s.kind]
+        same = [
+            r.manifest["wall_s"]
+            for r in runs
+            if r.spec.dataset == s.dataset and r.spec.kind == s.kind
+        ]
         if same:
             each.append(float(np.median(same)))
             continue
         # other datasets: scale by size (the pipeline is roughly linear in proteins here)
-        sized = [(r.manifest["wall_s"], sizes.get(r.spec.dataset)) for r in runs if r.spec.kind == s.kind]
+        sized = [
+            (r.manifest["wall_s"], sizes.get(r.spec.dataset)) for r in runs if r.spec.kind == s.kind
+        ]
         sized = [w * audit.dataset.n / rows for w, rows in sized if rows]
         if not sized:
             return None
@@ -185,8 +214,15 @@ def at_once_here(left: list, jobs, executor) -> int:
     return together(left, jobs)
 
 
-def execute(audit: Audit, store: Store, jobs="auto", on_done: OnDone | None = None, should_stop=None,
-            executor=None, keep_dataset: bool = True) -> list:
+def execute(
+    audit: Audit,
+    store: Store,
+    jobs="auto",
+    on_done: OnDone | None = None,
+    should_stop=None,
+    executor=None,
+    keep_dataset: bool = True,
+) -> list:
     """Run what is missing (reference embedding first), then record the pairs.
 
     While runs run, each finished one's verdicts and each pair whose runs are both stored are
@@ -196,8 +232,12 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done: OnDone | None = No
     doctor's scratch runs; a user's `--dataset` list stays theirs).
     """
     specs = audit.specs
-    if (keep_dataset and specs and audit.dataset.synthetic
-            and find_stored(audit.dataset.name) is None):
+    if (
+        keep_dataset
+        and specs
+        and audit.dataset.synthetic
+        and find_stored(audit.dataset.name) is None
+    ):
         save_dataset(audit.dataset)  # the dataset runs are made on is one `--dataset` finds again
     before = [s.run_id for s in specs if store.has_run(s.run_id)]
     ahead = Ahead(store, audit.pairs)
@@ -211,10 +251,23 @@ def execute(audit: Audit, store: Store, jobs="auto", on_done: OnDone | None = No
 
     try:
         if audit.needs_reference:
-            run_all(specs[:1], audit.dataset, store, on_done=done, should_stop=should_stop,
-                    executor=executor)
-        finished = run_all(specs, audit.dataset, store, jobs=jobs, on_done=done,
-                           should_stop=should_stop, executor=executor)
+            run_all(
+                specs[:1],
+                audit.dataset,
+                store,
+                on_done=done,
+                should_stop=should_stop,
+                executor=executor,
+            )
+        finished = run_all(
+            specs,
+            audit.dataset,
+            store,
+            jobs=jobs,
+            on_done=done,
+            should_stop=should_stop,
+            executor=executor,
+        )
     except PlanIncomplete:  # the runs that were made are paired as in a whole plan
         ahead.close()
         _add_pairs(audit, store)
@@ -236,6 +289,7 @@ def _add_pairs(audit: Audit, store: Store) -> None:
 class Ask:
     """What an audit asks before it goes on: to build ``stacks`` [(name, download bytes or
     None)] first, or to do ``runs`` runs (more than ASK_ABOVE)."""
+
     audit: Audit
     store: Store
     stacks: list = field(default_factory=list)
@@ -280,9 +334,16 @@ class Progress:
         """A run is stored."""
 
 
-def run_audit(audit: Audit, store: Store, confirm: Confirm[Ask] = lambda ask: True,
-              progress: Progress = Progress(),
-              jobs="auto", should_stop=None, executor=None, planned: bool = False) -> list | None:
+def run_audit(
+    audit: Audit,
+    store: Store,
+    confirm: Confirm[Ask] = lambda ask: True,
+    progress: Progress = Progress(),
+    jobs="auto",
+    should_stop=None,
+    executor=None,
+    planned: bool = False,
+) -> list | None:
     """Build the stacks the audit needs, plan its runs, run what is missing; the ids of its
     runs now stored (None: ``confirm(Ask)`` said no, and nothing ran).
 
@@ -303,17 +364,32 @@ def run_audit(audit: Audit, store: Store, confirm: Confirm[Ask] = lambda ask: Tr
             plan_runs(audit, executor.unfit, executor.refit)
     left = todo(audit, store)
     progress.planned(Planned(audit.pairs, audit.specs, audit.skipped), left)
-    if len(left) > ASK_ABOVE and not confirm(Ask(audit, store, runs=len(left), at_once=(
-            at_once_here(left, jobs, executor)))):
+    if len(left) > ASK_ABOVE and not confirm(
+        Ask(audit, store, runs=len(left), at_once=(at_once_here(left, jobs, executor)))
+    ):
         return None
     with progress.running(left):
-        return execute(audit, store, jobs=jobs, on_done=progress.done, should_stop=should_stop,
-                       executor=executor)
+        return execute(
+            audit,
+            store,
+            jobs=jobs,
+            on_done=progress.done,
+            should_stop=should_stop,
+            executor=executor,
+        )
 
 
-def run_file(path, factor_names, opts: PlanOptions, store: Store, stack: str = HOST,
-             jobs="auto", executor=None, progress: Progress = Progress(),
-             confirm=lambda ask: True) -> dict | None:
+def run_file(
+    path,
+    factor_names,
+    opts: PlanOptions,
+    store: Store,
+    stack: str = HOST,
+    jobs="auto",
+    executor=None,
+    progress: Progress = Progress(),
+    confirm=lambda ask: True,
+) -> dict | None:
     """A pipeline file's audit end to end (`kit doctor --pipeline`'s): keep the file at
     ``path`` by its hash, plan ``factor_names``' pairs on ``stack``, run what ``store`` lacks,
     and return kit.analysis.budget.output_budget's numbers for every pair of the file stored there (None:
@@ -323,18 +399,28 @@ def run_file(path, factor_names, opts: PlanOptions, store: Store, stack: str = H
 
     info = add_pipeline(path)
     if info["requires"] and stack == HOST:  # its packages are added to catalogue stacks only
-        raise Refused(f"{info['name']} has REQUIRES: kit doctor runs a file in kit's own "
-                      "environment, which kit adds no package to; `kit run --pipeline "
-                      f"{info['name']} --factor repeat,process --stack NAME` runs the same "
-                      "pairs in a stack with them")
-    if not run_pairs(file_pairs(info, factor_names, opts, stack), info, store, jobs=jobs,
-                     executor=executor, progress=progress, confirm=confirm):
+        raise Refused(
+            f"{info['name']} has REQUIRES: kit doctor runs a file in kit's own "
+            "environment, which kit adds no package to; `kit run --pipeline "
+            f"{info['name']} --factor repeat,process --stack NAME` runs the same "
+            "pairs in a stack with them"
+        )
+    if not run_pairs(
+        file_pairs(info, factor_names, opts, stack),
+        info,
+        store,
+        jobs=jobs,
+        executor=executor,
+        progress=progress,
+        confirm=confirm,
+    ):
         return None
     return output_budget(store, of_pipeline(info))
 
 
-def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST,
-               stacks: dict | None = None) -> list:
+def file_pairs(
+    info: dict, factor_names, opts: PlanOptions, stack: str = HOST, stacks: dict | None = None
+) -> list:
     """The pairs of ``factor_names`` for pipeline file ``info``: what run_pairs runs and what a
     plan counts. ``stacks``: {stack: the stack its runs are made in} (a pipeline's derived
     stacks, kit.envs.derived.for_plan), a stack left out a stack whose pairs are skipped;
@@ -350,14 +436,25 @@ def file_pairs(info: dict, factor_names, opts: PlanOptions, stack: str = HOST,
 
     # the factors run in ``stack`` alone, left out where it is lost (an unknown name is not
     # one: plan_file refuses it in its own line)
-    single = [f for f in factor_names if f.startswith("seed:") or (
-        factors.get(f) is not None and factors.get(f).planned != factors.STACKS)]
+    single = [
+        f
+        for f in factor_names
+        if f.startswith("seed:")
+        or (factors.get(f) is not None and factors.get(f).planned != factors.STACKS)
+    ]
     for f in single:  # a misspelt seed:NAME is refused, even where its stack is lost
-        if stack not in stacks and f.partition(":")[2] not in (info.get("seeds") or ()) \
-                and f.startswith("seed:"):
+        if (
+            stack not in stacks
+            and f.partition(":")[2] not in (info.get("seeds") or ())
+            and f.startswith("seed:")
+        ):
             plan_file(f, info, opts, HOST)
-    return [p for f in factor_names if stack in stacks or f not in single
-            for p in plan_file(f, info, opts, stack, get=get)]
+    return [
+        p
+        for f in factor_names
+        if stack in stacks or f not in single
+        for p in plan_file(f, info, opts, stack, get=get)
+    ]
 
 
 def runs_of(pairs, store: Store) -> tuple:
@@ -373,17 +470,27 @@ def file_estimate(info: dict, todo: list, store: Store, at_once: int = 1) -> dic
     are warm runs alone, "at_once"}; None when it holds none. Only this file's runs count:
     kit's own estimate scales other datasets' times by their size, and another file's times
     say nothing of it."""
-    runs = [r for r in pipeline_runs(store, info["sha256"]) if is_duration(r.manifest.get("wall_s"))]
+    runs = [
+        r for r in pipeline_runs(store, info["sha256"]) if is_duration(r.manifest.get("wall_s"))
+    ]
     # a worker's first run imports the file and its libraries (4-8 s against 0.8 s after, in
     # drive 35): a plan's runs mostly go to warm workers, so their times are the ones to scale
-    warm = [r for r in runs if isinstance(r.manifest.get("runs_before"), int)
-            and r.manifest["runs_before"] > 0]
+    warm = [
+        r
+        for r in runs
+        if isinstance(r.manifest.get("runs_before"), int) and r.manifest["runs_before"] > 0
+    ]
     walls = [r.manifest["wall_s"] for r in warm or runs]
     if not walls:
         return None
     each, n = float(median(walls)), max(1, at_once)
-    return {"seconds": each * -(-len(todo) // n), "median": each, "runs": len(walls),
-            "warm": bool(warm), "at_once": n}
+    return {
+        "seconds": each * -(-len(todo) // n),
+        "median": each,
+        "runs": len(walls),
+        "warm": bool(warm),
+        "at_once": n,
+    }
 
 
 def file_to_run(info: dict, path=None) -> dict:
@@ -394,12 +501,22 @@ def file_to_run(info: dict, path=None) -> dict:
         return add_pipeline(path)
     if present(info["sha256"]):
         return pipeline_info(info["sha256"])
-    raise KitError(f"running pipeline {info['name']} ({info['sha256'][:12]}) needs its file, "
-                   f"which is not on this machine: choose FILE.py on the Setup tab")
+    raise KitError(
+        f"running pipeline {info['name']} ({info['sha256'][:12]}) needs its file, "
+        f"which is not on this machine: choose FILE.py on the Setup tab"
+    )
 
 
-def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
-              progress: Progress = Progress(), should_stop=None, confirm=lambda ask: True) -> bool:
+def run_pairs(
+    pairs,
+    info: dict,
+    store: Store,
+    jobs="auto",
+    executor=None,
+    progress: Progress = Progress(),
+    should_stop=None,
+    confirm=lambda ask: True,
+) -> bool:
     """Make the runs of a pipeline file's ``pairs`` that ``store`` lacks and record the pairs
     whose two runs it holds, as ``execute`` does (also when some runs failed or
     ``should_stop()`` said stop): the readers read the pairs that were planned, never pairs
@@ -409,14 +526,29 @@ def run_pairs(pairs, info: dict, store: Store, jobs="auto", executor=None,
     specs, left = runs_of(pairs, store)
     progress.planned(Planned(pairs, specs, []), left)
     n = at_once_here(left, jobs, executor)
-    if len(left) > ASK_ABOVE and not confirm(Ask(None, store, runs=len(left), at_once=n, seconds=(
-            file_estimate(info, left, store, n) or {}).get("seconds"))):
+    if len(left) > ASK_ABOVE and not confirm(
+        Ask(
+            None,
+            store,
+            runs=len(left),
+            at_once=n,
+            seconds=(file_estimate(info, left, store, n) or {}).get("seconds"),
+        )
+    ):
         return False
     try:
         with progress.running(left):
-            run_all(specs, LabData(info), store, jobs=jobs, executor=executor,
-                    on_done=progress.done, should_stop=should_stop)
+            run_all(
+                specs,
+                LabData(info),
+                store,
+                jobs=jobs,
+                executor=executor,
+                on_done=progress.done,
+                should_stop=should_stop,
+            )
     finally:
-        store.add_pairs([p for p in pairs
-                         if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)])
+        store.add_pairs(
+            [p for p in pairs if store.has_run(p.a.run_id) and store.has_run(p.b.run_id)]
+        )
     return True

@@ -17,16 +17,16 @@ import io
 import json
 import os
 import tarfile
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core.version import __version__
 from ..core.atomic import atomic_path
 from ..core.caps import stage_bytes, stage_too_big
 from ..core.errors import KitError
 from ..core.hosts import host
-from ..core.spools import EXPORT, spool
 from ..core.spec import RunSpec
+from ..core.spools import EXPORT, spool
+from ..core.version import __version__
 from ..data import load_dataset
 from ..data.dataset import MAX_SYNTHETIC_N, stored_datasets
 from ..data.pipelines import known_summary
@@ -40,11 +40,20 @@ from ..worker.dtypes import recorded_problem
 from ..worker.kinds import shown
 from .bundle_checks import FORMAT
 from .bundle_derived import check_derived
-from .bundle_pipelines import carried as carried_files, check_ids, summary
+from .bundle_pipelines import carried as carried_files
+from .bundle_pipelines import check_ids, summary
 from .bundle_read import opened, read
 
-__all__ = ["export", "import_bundle", "local_dataset", "opened", "plan_export", "read",
-           "recorded_rows", "unverified"]
+__all__ = [
+    "export",
+    "import_bundle",
+    "local_dataset",
+    "opened",
+    "plan_export",
+    "read",
+    "recorded_rows",
+    "unverified",
+]
 
 
 def _sha(data: bytes) -> str:
@@ -65,14 +74,18 @@ def plan_export(store: Store, run_ids: list, arrays: bool, images: bool = False)
         for stage, st in r.stages.items():
             why = recorded_problem(st.dtype, text=bool(r.spec.pipeline))
             if why:
-                raise KitError(f"run {r.id[:12]} stage {shown(stage)}: dtype {st.dtype!r} {why}, "
-                               "so no `kit import` would read it (an older kit stored it): "
-                               "export the runs of other factors (--factor)")
+                raise KitError(
+                    f"run {r.id[:12]} stage {shown(stage)}: dtype {st.dtype!r} {why}, "
+                    "so no `kit import` would read it (an older kit stored it): "
+                    "export the runs of other factors (--factor)"
+                )
             why = stage_too_big(stage_bytes(st.dtype, st.shape))
             if why:  # refused by import with or without its arrays
-                raise KitError(f"run {r.id[:12]} stage {shown(stage)} {why}, so no `kit import` "
-                               "would read it (an older kit stored it): export the runs of "
-                               "other factors (--factor)")
+                raise KitError(
+                    f"run {r.id[:12]} stage {shown(stage)} {why}, so no `kit import` "
+                    "would read it (an older kit stored it): export the runs of "
+                    "other factors (--factor)"
+                )
     ids = set(run_ids)
     pairs = [p.to_json() for p in store.pairs() if p.a in ids and p.b in ids]
     blobs, here = {}, host()["id"]
@@ -85,9 +98,15 @@ def plan_export(store: Store, run_ids: list, arrays: bool, images: bool = False)
                     blobs[blob] = (r.id, stage)
     size = sum(store.blob_path(b).stat().st_size for b in blobs if store.blob_path(b).exists())
     recipes = image_recipes(runs, images)
-    return {"runs": runs, "pairs": pairs, "blobs": blobs, "array_bytes": size,
-            "pipelines": _pipelines(runs), "images": recipes,
-            "image_bytes": sum(r.get("size") or 0 for r in recipes.values() if r["archive"])}
+    return {
+        "runs": runs,
+        "pairs": pairs,
+        "blobs": blobs,
+        "array_bytes": size,
+        "pipelines": _pipelines(runs),
+        "images": recipes,
+        "image_bytes": sum(r.get("size") or 0 for r in recipes.values() if r["archive"]),
+    }
 
 
 def image_recipes(runs, archives: bool) -> dict:
@@ -107,14 +126,22 @@ def image_recipes(runs, archives: bool) -> dict:
         if ids == {rec.get("id")}:
             out[name] = {**images.carried(rec), "archive": archives}
         elif archives:
-            raise KitError(f"the runs of {name} ran in image {', '.join(i[7:19] for i in sorted(ids))}"
-                           ", which is not the one built here now (rebuilt since?): export them "
-                           "--no-image (their recipe travels in their manifests) or run them again")
+            raise KitError(
+                f"the runs of {name} ran in image {', '.join(i[7:19] for i in sorted(ids))}"
+                ", which is not the one built here now (rebuilt since?): export them "
+                "--no-image (their recipe travels in their manifests) or run them again"
+            )
     return out
 
 
-def export(store: Store, run_ids: list, out, arrays: bool = False, images: bool = False,
-           log=lambda msg: None) -> dict:
+def export(
+    store: Store,
+    run_ids: list,
+    out,
+    arrays: bool = False,
+    images: bool = False,
+    log=lambda msg: None,
+) -> dict:
     """Write the bundle to ``out`` atomically; returns a summary with its sha256.
 
     Every array is verified as it is read for the bundle: damage is refused, never shipped.
@@ -127,29 +154,38 @@ def export(store: Store, run_ids: list, out, arrays: bool = False, images: bool 
     # runs and what they are made of, never what kit derives from them (verdicts, comparisons):
     # the importer computes those itself
     runs = [{**r.to_json(), "blobs": store.stage_blobs(r.id)} for r in p["runs"]]
-    doc = {"format": FORMAT, "kit": __version__, "host": host(),
-           "created": datetime.now(UTC).isoformat(timespec="seconds"),
-           "arrays": arrays, "runs": runs, "pairs": p["pairs"],
-           "probes": carried(r.spec.stack for r in p["runs"]),  # what each probe is, no lock
-           # what a lab's runs mean (KINDS): its file, which the importer reads, never runs
-           "pipelines": p["pipelines"],
-           # hints to find each dataset on the other machine; it is never stored from here
-           "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]},
-           # how each image the runs ran in is made again (and named): its archive is code, run
-           # at the other end only when asked (kit compare --trust-image)
-           "images": p["images"]}
+    doc = {
+        "format": FORMAT,
+        "kit": __version__,
+        "host": host(),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "arrays": arrays,
+        "runs": runs,
+        "pairs": p["pairs"],
+        "probes": carried(r.spec.stack for r in p["runs"]),  # what each probe is, no lock
+        # what a lab's runs mean (KINDS): its file, which the importer reads, never runs
+        "pipelines": p["pipelines"],
+        # hints to find each dataset on the other machine; it is never stored from here
+        "datasets": {r.spec.dataset: datasets.get(r.spec.dataset, {}) for r in p["runs"]},
+        # how each image the runs ran in is made again (and named): its archive is code, run
+        # at the other end only when asked (kit compare --trust-image)
+        "images": p["images"],
+    }
     body = json.dumps(doc, sort_keys=True).encode()
     # each array is the store's own .npy file, verified (hashed as it streams by, never loaded)
     # and copied as it is: a member is never held whole in memory (np.save into memory held
     # each array twice over)
-    files = {f"arrays/{blob}.npy": store.array_file(run, stage)
-             for blob, (run, stage) in p["blobs"].items()}
+    files = {
+        f"arrays/{blob}.npy": store.array_file(run, stage)
+        for blob, (run, stage) in p["blobs"].items()
+    }
     with spool(store.root, EXPORT) as tmp_dir:
         for name, rec in p["images"].items():  # after the arrays, as import reads them
             if rec["archive"]:
                 log(f"writing {name}'s image {rec['id'][7:19]} as an OCI archive")
                 files[f"images/{rec['id'][7:]}.tar"] = archives.save(
-                    runtime(), rec["id"], Path(tmp_dir) / f"{rec['id'][7:]}.tar")
+                    runtime(), rec["id"], Path(tmp_dir) / f"{rec['id'][7:]}.tar"
+                )
         manifest = {"bundle.json": {"sha256": _sha(body), "size": len(body)}}
         for name, path in files.items():
             manifest[name] = {"sha256": _file_sha(path), "size": os.stat(path).st_size}
@@ -159,9 +195,15 @@ def export(store: Store, run_ids: list, out, arrays: bool = False, images: bool 
             for name, path in files.items():
                 _add_file(tar, name, path, manifest[name])
     out = Path(out)
-    return {"file": str(out), "runs": len(p["runs"]), "pairs": len(p["pairs"]),
-            "arrays": len(p["blobs"]), "images": sum(r["archive"] for r in p["images"].values()),
-            "bytes": out.stat().st_size, "sha256": _file_sha(out)}
+    return {
+        "file": str(out),
+        "runs": len(p["runs"]),
+        "pairs": len(p["pairs"]),
+        "arrays": len(p["blobs"]),
+        "images": sum(r["archive"] for r in p["images"].values()),
+        "bytes": out.stat().st_size,
+        "sha256": _file_sha(out),
+    }
 
 
 def _pipelines(runs) -> dict:
@@ -169,12 +211,15 @@ def _pipelines(runs) -> dict:
     in a bundle) is refused now, not met at the other end: without its file, what its outputs
     are (KINDS: the truth, probabilities, protein ids) would not travel."""
     files = carried_files(r.spec.pipeline for r in runs if r.spec.pipeline)
-    lacking = next((r.spec.pipeline for r in runs if r.spec.pipeline and r.spec.pipeline
-                    not in files), None)
+    lacking = next(
+        (r.spec.pipeline for r in runs if r.spec.pipeline and r.spec.pipeline not in files), None
+    )
     if lacking:
-        raise KitError(f"this KIT_HOME has not got the file of pipeline {lacking[:12]} (its runs "
-                       "came in a bundle), and without it what the runs' outputs are would not "
-                       "travel: `kit export --pipeline FILE.py` with that file carries it")
+        raise KitError(
+            f"this KIT_HOME has not got the file of pipeline {lacking[:12]} (its runs "
+            "came in a bundle), and without it what the runs' outputs are would not "
+            "travel: `kit export --pipeline FILE.py` with that file carries it"
+        )
     return files
 
 
@@ -208,7 +253,7 @@ def _add_file(tar, name, path, said: dict):
     info.mtime = 0
     with open(path, "rb") as f:
         read = _Hashing(f)
-        tar.addfile(info, io.BufferedReader(read, 1024 ** 2))
+        tar.addfile(info, io.BufferedReader(read, 1024**2))
         if read.hash.hexdigest() != said["sha256"] or f.read(1):
             raise KitError(f"{path} changed while it was exported; export again")
 
@@ -248,8 +293,11 @@ def _rows(hint: dict):
 
 def recorded_rows(runs):
     """The proteins a bundle's kit runs embedded (their ``svd_rand`` stage's rows), or None."""
-    held = {r["manifest"]["stages"]["svd_rand"]["shape"][0] for r in runs
-            if "svd_rand" in r["manifest"].get("stages", {})}
+    held = {
+        r["manifest"]["stages"]["svd_rand"]["shape"][0]
+        for r in runs
+        if "svd_rand" in r["manifest"].get("stages", {})
+    }
     return held.pop() if len(held) == 1 else None
 
 
@@ -261,15 +309,20 @@ def wanted(hint: dict, sha: str, runs) -> str:
     said = sha[:12] + (f" ({name} by the bundle's word" if name else " (")
     said += (f", {rows:,} proteins by its runs)" if rows else ")") if name or rows else ""
     if hint.get("source") == "synthetic" and rows and 100 <= rows <= MAX_SYNTHETIC_N:
-        return (f"{said}: `kit run --factor repeat --dataset synthetic --n {rows}` makes the "
-                "synthetic set of that size")
+        return (
+            f"{said}: `kit run --factor repeat --dataset synthetic --n {rows}` makes the "
+            "synthetic set of that size"
+        )
     return f"{said}: `kit data import` or `kit data fetch` makes it"
 
 
 def unverified(sha: str) -> dict:
     """What the store records of a bundle's dataset that is not on this machine."""
-    return {"sha256": sha, "name": f"{sha[:12]} (a bundle's; not on this machine, unverified)",
-            "verified": False}
+    return {
+        "sha256": sha,
+        "name": f"{sha[:12]} (a bundle's; not on this machine, unverified)",
+        "verified": False,
+    }
 
 
 def import_bundle(store: Store, path, found=None) -> dict:
@@ -288,8 +341,10 @@ def import_bundle(store: Store, path, found=None) -> dict:
     before = set(store.specs())
     for r in doc["runs"]:
         if RunSpec.from_dict(r["spec"]).host == here and r["id"] not in before:
-            raise KitError(f"{path}: run {r['id'][:12]} claims to have been made on this machine "
-                           "(this KIT_HOME's host id) but is not here; refusing the bundle")
+            raise KitError(
+                f"{path}: run {r['id'][:12]} claims to have been made on this machine "
+                "(this KIT_HOME's host id) but is not here; refusing the bundle"
+            )
     datasets, labs = {}, doc["_declared"]  # what check_document read of the pipelines' files
     check_ids(doc, files, labs, path)
     check_derived(doc, path)  # pair labels recomputed from their specs (kit compare's too)
@@ -301,9 +356,19 @@ def import_bundle(store: Store, path, found=None) -> dict:
         datasets[sha] = ds.summary() if ds else known_summary(sha) or unverified(sha)
     store.import_runs(doc["runs"], doc["pairs"], files, datasets)
     added = [r["id"] for r in doc["runs"] if r["id"] not in before]
-    return {"runs": len(doc["runs"]), "added": len(added), "pairs": len(doc["pairs"]),
-            "arrays": len(files), "host": doc["host"], "created": doc["created"],
-            "unverified": sorted(h for h, s in datasets.items() if s.get("verified") is False),
-            "wanted": {h: wanted(doc["datasets"].get(h), h, [r for r in doc["runs"]
-                                                              if r["spec"]["dataset"] == h])
-                       for h, s in datasets.items() if s.get("verified") is False}}
+    return {
+        "runs": len(doc["runs"]),
+        "added": len(added),
+        "pairs": len(doc["pairs"]),
+        "arrays": len(files),
+        "host": doc["host"],
+        "created": doc["created"],
+        "unverified": sorted(h for h, s in datasets.items() if s.get("verified") is False),
+        "wanted": {
+            h: wanted(
+                doc["datasets"].get(h), h, [r for r in doc["runs"] if r["spec"]["dataset"] == h]
+            )
+            for h, s in datasets.items()
+            if s.get("verified") is False
+        },
+    }

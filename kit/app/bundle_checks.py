@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..core.caps import MIB as _MIB, cap, stage_bytes, stage_too_big
+from ..core.caps import MIB as _MIB
+from ..core.caps import cap, stage_bytes, stage_too_big
 from ..core.documents import DocumentError, run_spec
 from ..core.errors import KitError
 from ..envs.containers.loaded import is_loaded
@@ -30,13 +31,33 @@ from ..worker.pipeline import MODELS, fed_stages
 from .bundle_pipelines import SHA256, check_runs, declarations, kind_mismatch
 from .bundle_schema import FORMAT, Bundle, Run, decode_bundle, decode_members, plain
 
-__all__ = ["FORMAT", "NPY_HEADER", "Expected", "cap", "check_document", "check_manifest",
-           "expected_arrays", "expected_images", "max_body", "max_manifest"]
+__all__ = [
+    "FORMAT",
+    "NPY_HEADER",
+    "Expected",
+    "cap",
+    "check_document",
+    "check_manifest",
+    "expected_arrays",
+    "expected_images",
+    "max_body",
+    "max_manifest",
+]
 
-NPY_HEADER = 4096            # a .npy header is at most this long
+NPY_HEADER = 4096  # a .npy header is at most this long
 # stages whose numbers analysis combines element by element: one shape per dataset
-_SAME_SHAPE = (*MODELS, "torch_mlp", "y_test", "svd_rand", "svd_arpack", "svd_rand.sv",
-               "svd_arpack.sv", "kmeans", "kmeans.inertia", "knn")
+_SAME_SHAPE = (
+    *MODELS,
+    "torch_mlp",
+    "y_test",
+    "svd_rand",
+    "svd_arpack",
+    "svd_rand.sv",
+    "svd_arpack.sv",
+    "kmeans",
+    "kmeans.inertia",
+    "knn",
+)
 
 
 def max_body() -> int:
@@ -55,6 +76,7 @@ def check_manifest(raw: bytes, path) -> dict:
 @dataclass(frozen=True)
 class Expected:
     """One array member as its run records it."""
+
     run: str
     stage: str
     sha256: str
@@ -101,21 +123,30 @@ def _check_images(bundle: Bundle, path) -> None:
     for name, image in bundle.head.images.items():
         parts = split_name(name)
         if parts is None or name not in ran or is_loaded(parts[1]):
-            raise KitError(f"{path}: the bundle's image {name[:64]!r} is of no container stack "
-                           "its runs ran in; refusing the bundle")
+            raise KitError(
+                f"{path}: the bundle's image {name[:64]!r} is of no container stack "
+                "its runs ran in; refusing the bundle"
+            )
         if parts[1] != image.base:
-            raise KitError(f"{path}: the bundle's image {name} says base {image.base}, its name "
-                           f"{parts[1]}; refusing the bundle")
+            raise KitError(
+                f"{path}: the bundle's image {name} says base {image.base}, its name "
+                f"{parts[1]}; refusing the bundle"
+            )
         if ran[name] != {image.id}:
-            raise KitError(f"{path}: the bundle's image {name} is {image.id[7:19]}, but its runs "
-                           f"ran in {', '.join(sorted(i[7:19] for i in ran[name]))}; refusing "
-                           "the bundle")
+            raise KitError(
+                f"{path}: the bundle's image {name} is {image.id[7:19]}, but its runs "
+                f"ran in {', '.join(sorted(i[7:19] for i in ran[name]))}; refusing "
+                "the bundle"
+            )
 
 
 def expected_images(doc: dict) -> dict:
     """{member name: stack} of the image archives the bundle's recipes say it carries."""
-    return {f"images/{r['id'][7:]}.tar": name for name, r in doc.get("images", {}).items()
-            if r.get("archive")}
+    return {
+        f"images/{r['id'][7:]}.tar": name
+        for name, r in doc.get("images", {}).items()
+        if r.get("archive")
+    }
 
 
 def _check_run(r: Run, path) -> None:
@@ -127,8 +158,10 @@ def _check_run(r: Run, path) -> None:
     if spec.run_id != r.id:
         raise KitError(f"{name}'s id does not match its spec")
     if spec.kind == "feed" and set(r.stages) != set(fed_stages(spec.feed)):
-        raise KitError(f"{name} is a run fed from {spec.feed} on, but its stages are not the ones "
-                       f"such a run writes ({', '.join(fed_stages(spec.feed))})")
+        raise KitError(
+            f"{name} is a run fed from {spec.feed} on, but its stages are not the ones "
+            f"such a run writes ({', '.join(fed_stages(spec.feed))})"
+        )
     why = _manifest_problem(r, bool(spec.pipeline))
     if why:
         raise KitError(f"{name}: its manifest {why}; the bundle was not written by `kit export`")
@@ -142,8 +175,10 @@ def _check_pairs(bundle: Bundle, path) -> None:
     runs = {r.id for r in bundle.runs}
     for p in bundle.head.pairs:
         if p.a not in runs or p.b not in runs:
-            raise KitError(f"{path}: pair {p.label[:40]!r} is not of two of the bundle's "
-                           "runs; refusing the bundle")
+            raise KitError(
+                f"{path}: pair {p.label[:40]!r} is not of two of the bundle's "
+                "runs; refusing the bundle"
+            )
 
 
 def _check_stages(r: Run, declared: dict | None, path) -> None:
@@ -159,8 +194,9 @@ def _check_stages(r: Run, declared: dict | None, path) -> None:
         if why:
             raise KitError(f"{name} stage {st[:40]}: dtype {i.dtype[:20]!r} {why}")
         if not SHA256.fullmatch(i.sha256) or r.blobs[st] != blob_key(i.sha256, i.dtype, i.shape):
-            raise KitError(f"{name} stage {st[:40]}: its array's key does not match its hash, dtype "
-                           "and shape")
+            raise KitError(
+                f"{name} stage {st[:40]}: its array's key does not match its hash, dtype and shape"
+            )
 
 
 def _manifest_problem(r: Run, lab: bool) -> str | None:
@@ -171,14 +207,18 @@ def _manifest_problem(r: Run, lab: bool) -> str | None:
     if m.stages != r.stages:
         return "lists other stages than the run"
     outs = m.outputs
-    if lab and not (outs is not None and len(set(outs)) == len(outs) and set(outs) == set(r.stages)):
+    if lab and not (
+        outs is not None and len(set(outs)) == len(outs) and set(outs) == set(r.stages)
+    ):
         return "lists other outputs than the run's stages"
     # what the report's environment table and a Python scan read of every run (the schema lets
     # a build suffix through: 3.13.0rc1)
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", m.env.python, re.A):
         return "has no Python version like 3.12.1 ('env.python')"
-    if not all(t == t and abs(t) != float("inf") for t in (m.wall_s, *(
-            x for tm in m.timings.values() for x in (tm.wall_s, tm.cpu_s)))):
+    if not all(
+        t == t and abs(t) != float("inf")
+        for t in (m.wall_s, *(x for tm in m.timings.values() for x in (tm.wall_s, tm.cpu_s)))
+    ):
         return "has no wall time"  # estimates are made of it
     return None
 
@@ -196,25 +236,36 @@ def _check_shapes(bundle: Bundle, path) -> None:
         name = f"{path}: run {r.id[:12]}"
         tests = [(m, sh[m]) for m in (*MODELS, "torch_mlp", "y_test") if m in sh]
         if any(len(s) != 1 or s != tests[0][1] for _, s in tests):
-            raise KitError(f"{name}: its test-set stages have different shapes "
-                           f"({', '.join(f'{m} {list(s)}' for m, s in tests)})")
-        rows = {st: s[0] if s else None for st, s in sh.items()
-                if st in ("svd_rand", "svd_arpack", "kmeans", "knn")}
+            raise KitError(
+                f"{name}: its test-set stages have different shapes "
+                f"({', '.join(f'{m} {list(s)}' for m, s in tests)})"
+            )
+        rows = {
+            st: s[0] if s else None
+            for st, s in sh.items()
+            if st in ("svd_rand", "svd_arpack", "kmeans", "knn")
+        }
         for st in ("svd_rand", "svd_arpack", "knn"):
             if st in sh and len(sh[st]) != 2:
                 raise KitError(f"{name} stage {st}: shape {list(sh[st])} is not a matrix")
             if st + ".sv" in sh and st in sh and sh[st + ".sv"] != (sh[st][1],):
-                raise KitError(f"{name} stage {st}.sv: shape {list(sh[st + '.sv'])} does not match "
-                               f"{st} {list(sh[st])}")
+                raise KitError(
+                    f"{name} stage {st}.sv: shape {list(sh[st + '.sv'])} does not match "
+                    f"{st} {list(sh[st])}"
+                )
         if len(set(rows.values())) > 1 or ("kmeans.inertia" in sh and sh["kmeans.inertia"] != (1,)):
-            raise KitError(f"{name}: its per-protein stages have different shapes "
-                           f"({', '.join(f'{s} {list(sh[s])}' for s in rows)})")
+            raise KitError(
+                f"{name}: its per-protein stages have different shapes "
+                f"({', '.join(f'{s} {list(sh[s])}' for s in rows)})"
+            )
         for st in _SAME_SHAPE:
             if st in sh:
                 first = seen.setdefault((r.spec.dataset, st), (r.id, sh[st]))
                 if first[1] != sh[st]:
-                    raise KitError(f"{name} stage {st}: shape {list(sh[st])}, but run "
-                                   f"{first[0][:12]} of the same dataset has {list(first[1])}")
+                    raise KitError(
+                        f"{name} stage {st}: shape {list(sh[st])}, but run "
+                        f"{first[0][:12]} of the same dataset has {list(first[1])}"
+                    )
 
 
 def expected_arrays(doc, path) -> dict:
@@ -226,11 +277,15 @@ def expected_arrays(doc, path) -> dict:
             nbytes = stage_bytes(i["dtype"], i["shape"])
             why = stage_too_big(nbytes, "declares")
             if why:
-                raise KitError(f"{path}: run {r['id'][:12]} stage {stage} {why}; refusing the "
-                               "bundle")
+                raise KitError(
+                    f"{path}: run {r['id'][:12]} stage {stage} {why}; refusing the bundle"
+                )
             out[f"arrays/{r['blobs'][stage]}.npy"] = Expected(
-                r["id"], stage, i["sha256"], i["dtype"], tuple(i["shape"]), nbytes)
+                r["id"], stage, i["sha256"], i["dtype"], tuple(i["shape"]), nbytes
+            )
     if sum(e.nbytes for e in out.values()) > total:
-        raise KitError(f"{path}: its arrays declare more than {total // _MIB} MiB in all "
-                       "(KIT_BUNDLE_MAX_TOTAL_MIB raises it); refusing the bundle")
+        raise KitError(
+            f"{path}: its arrays declare more than {total // _MIB} MiB in all "
+            "(KIT_BUNDLE_MAX_TOTAL_MIB raises it); refusing the bundle"
+        )
     return out

@@ -37,16 +37,22 @@ def check_derived(doc: dict, path) -> None:
         # twice in its row (and in the seed unit)
         key = (factor, *sorted((p["a"], p["b"])))
         if key in seen:
-            raise KitError(f"{name} pairs two runs another {factor[:40]} pair of the bundle "
-                           "already pairs; refusing the bundle")
+            raise KitError(
+                f"{name} pairs two runs another {factor[:40]} pair of the bundle "
+                "already pairs; refusing the bundle"
+            )
         seen.add(key)
         if not _differs(factor, a, b, stacks):
-            raise KitError(f"{name} is labelled {factor[:40]!r}, but its specs show "
-                           f"{_shown(a, b, stacks)}; refusing the bundle")
+            raise KitError(
+                f"{name} is labelled {factor[:40]!r}, but its specs show "
+                f"{_shown(a, b, stacks)}; refusing the bundle"
+            )
         want = factors.level(factor, a, b)
         if p["level"] != want:
-            raise KitError(f"{name} is labelled level {p['level'][:20]!r} of {factor}, but its "
-                           f"specs make it level {want!r}; refusing the bundle")
+            raise KitError(
+                f"{name} is labelled level {p['level'][:20]!r} of {factor}, but its "
+                f"specs make it level {want!r}; refusing the bundle"
+            )
 
 
 def _as_bases(doc: dict, specs: dict, path) -> dict:
@@ -68,15 +74,21 @@ def _derived_base(run_id: str, s: RunSpec, labs: dict, path) -> str:
     name = f"{path}: run {run_id[:12]} in stack {s.stack[:60]!r}"
     base = base_of(s.stack)
     if base is None:
-        raise KitError(f"{name}: no stack of this kit's catalogue has a derived stack of that "
-                       "name (req-STACK-DIGEST); refusing the bundle")
+        raise KitError(
+            f"{name}: no stack of this kit's catalogue has a derived stack of that "
+            "name (req-STACK-DIGEST); refusing the bundle"
+        )
     requires = (labs.get(s.pipeline) or {}).get("requires") if s.pipeline else None
     if not requires:
-        raise KitError(f"{name}: a derived stack's runs are of a pipeline with REQUIRES whose "
-                       "file the bundle carries; refusing the bundle")
+        raise KitError(
+            f"{name}: a derived stack's runs are of a pipeline with REQUIRES whose "
+            "file the bundle carries; refusing the bundle"
+        )
     if derived_name(base, requires) != s.stack:
-        raise KitError(f"{name} is not {base} with its pipeline's REQUIRES "
-                       f"({', '.join(requires)[:80]}); refusing the bundle")
+        raise KitError(
+            f"{name} is not {base} with its pipeline's REQUIRES "
+            f"({', '.join(requires)[:80]}); refusing the bundle"
+        )
     return base
 
 
@@ -85,8 +97,10 @@ def _hints(doc: dict, specs: dict, path) -> None:
     used = {s.dataset for s in specs.values()}
     extra = next((h for h in doc.get("datasets", {}) if h not in used), None)
     if extra is not None:
-        raise KitError(f"{path}: the bundle's dataset hint {str(extra)[:12]!r} is of no run of "
-                       "it; refusing the bundle")
+        raise KitError(
+            f"{path}: the bundle's dataset hint {str(extra)[:12]!r} is of no run of "
+            "it; refusing the bundle"
+        )
 
 
 def _differs(factor: str, a: RunSpec, b: RunSpec, stacks: dict) -> bool:
@@ -104,7 +118,7 @@ def _shown(a: RunSpec, b: RunSpec, stacks: dict) -> str:
         return " or ".join(dict.fromkeys(found))
     da, db = vars(a), vars(b)
     moved = [k for k in da if da[k] != db[k]]
-    return (f"no factor this kit knows (they differ in {', '.join(moved) or 'nothing'})")
+    return f"no factor this kit knows (they differ in {', '.join(moved) or 'nothing'})"
 
 
 def _check_probe_run(r: dict, specs: dict, catalogue: dict, path) -> None:
@@ -114,23 +128,33 @@ def _check_probe_run(r: dict, specs: dict, catalogue: dict, path) -> None:
     s = specs[r["id"]]
     name = f"{path}: run {r['id'][:12]} in probe stack {s.stack[:60]!r}"
     if s.kind != "feed":
-        raise KitError(f"{name} is a {s.kind[:20]} run; a probe stack's runs are a release "
-                       "scan's feed runs; refusing the bundle")
+        raise KitError(
+            f"{name} is a {s.kind[:20]} run; a probe stack's runs are a release "
+            "scan's feed runs; refusing the bundle"
+        )
     parsed = _described(s.stack, catalogue)
     if parsed is None:
-        raise KitError(f"{name}: no stack of this kit's catalogue with one package a scan "
-                       "changes makes that probe; refusing the bundle")
+        raise KitError(
+            f"{name}: no stack of this kit's catalogue with one package a scan "
+            "changes makes that probe; refusing the bundle"
+        )
     base, package, version = parsed
     held = measured_in(r["manifest"], package)
     if held != version:
-        raise KitError(f"{name}: its manifest records {package} {str(held)[:20]}, not {version}; "
-                       "refusing the bundle")
+        raise KitError(
+            f"{name}: its manifest records {package} {str(held)[:20]}, not {version}; "
+            "refusing the bundle"
+        )
     if s.input not in specs:
-        raise KitError(f"{name}: its input run {s.input[:12]} is not in the bundle (a scan's "
-                       "runs travel with the run they rerun); refusing the bundle")
+        raise KitError(
+            f"{name}: its input run {s.input[:12]} is not in the bundle (a scan's "
+            "runs travel with the run they rerun); refusing the bundle"
+        )
     if specs[s.input].stack != base:
-        raise KitError(f"{name}: its input run is of stack {specs[s.input].stack[:40]}, not "
-                       f"{base}, the stack it probes; refusing the bundle")
+        raise KitError(
+            f"{name}: its input run is of stack {specs[s.input].stack[:40]}, not "
+            f"{base}, the stack it probes; refusing the bundle"
+        )
 
 
 def _described(stack: str, catalogue: dict) -> tuple | None:

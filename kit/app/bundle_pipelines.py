@@ -24,7 +24,7 @@ from ..data.pipelines import LabData, declared, pipeline_file, pipeline_info, pr
 from ..worker.kinds import ID_KINDS, kind_problem, shown
 from ..worker.protein_ids import wrong_ids
 
-MAX_FILE = 4 * 2 ** 20      # a pipeline file is code: 4 MiB of it is already far more
+MAX_FILE = 4 * 2**20  # a pipeline file is code: 4 MiB of it is already far more
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -34,8 +34,10 @@ def carried(shas) -> dict:
     out = {}
     for sha in sorted(set(shas)):
         if present(sha):
-            out[sha] = {"name": pipeline_info(sha)["name"],
-                        "source": base64.b64encode(pipeline_file(sha).read_bytes()).decode()}
+            out[sha] = {
+                "name": pipeline_info(sha)["name"],
+                "source": base64.b64encode(pipeline_file(sha).read_bytes()).decode(),
+            }
     return out
 
 
@@ -53,9 +55,13 @@ def declarations(doc: dict, path) -> dict:
     for sha in labs - set(out):
         if present(sha):  # this KIT_HOME's own verified copy of the same bytes
             info = pipeline_info(sha)
-            out[sha] = {"name": info.get("name", sha[:12]), "seeds": info.get("seeds", []),
-                        "kinds": info.get("kinds", {}), "dtype": bool(info.get("dtype")),
-                        "requires": info.get("requires", [])}
+            out[sha] = {
+                "name": info.get("name", sha[:12]),
+                "seeds": info.get("seeds", []),
+                "kinds": info.get("kinds", {}),
+                "dtype": bool(info.get("dtype")),
+                "requires": info.get("requires", []),
+            }
     return out
 
 
@@ -67,8 +73,12 @@ def _declared(sha, got, labs, path) -> dict:
     source = got.get("source") if isinstance(got, dict) else None
     if not (isinstance(name, str) and isinstance(source, str) and set(got) == {"name", "source"}):
         raise KitError(f"{where} is malformed (name and source)")
-    if not (name.endswith(".py") and 3 < len(name) <= 255 and name.isprintable()
-            and not set(name) & set("/\\")):
+    if not (
+        name.endswith(".py")
+        and 3 < len(name) <= 255
+        and name.isprintable()
+        and not set(name) & set("/\\")
+    ):
         raise KitError(f"{where} has a name that is not a plain .py file name")
     if len(source) > MAX_FILE * 4 // 3 + 4:
         raise KitError(f"{where} is over {MAX_FILE // 2**20} MiB: not a pipeline file")
@@ -94,14 +104,20 @@ def check_runs(doc: dict, found: dict, path) -> None:
             continue
         name = f"{path}: run {r['id'][:12]}"
         if sorted(RunSpec.from_dict(r["spec"]).seed_dict) != sorted(info["seeds"]):
-            raise KitError(f"{name}'s seeds are not the ones its pipeline file names "
-                           f"({', '.join(info['seeds'])})")
+            raise KitError(
+                f"{name}'s seeds are not the ones its pipeline file names "
+                f"({', '.join(info['seeds'])})"
+            )
         lacking = [k for k in info["kinds"] if k not in r["stages"]]
         if lacking:
-            raise KitError(f"{name} lacks output {shown(lacking[0])}, which its pipeline file's "
-                           "KINDS names")
-        rows = {v: r["stages"][k]["shape"][:1] for k, v in info["kinds"].items()
-                if v in ("proteins", "truth")}
+            raise KitError(
+                f"{name} lacks output {shown(lacking[0])}, which its pipeline file's KINDS names"
+            )
+        rows = {
+            v: r["stages"][k]["shape"][:1]
+            for k, v in info["kinds"].items()
+            if v in ("proteins", "truth")
+        }
         if len(rows) == 2 and rows["proteins"] != rows["truth"]:
             raise KitError(f"{name}: its protein ids are not one per truth row")
 
@@ -121,7 +137,8 @@ def check_ids(doc: dict, files: dict, found: dict, path) -> None:
         kinds = (found.get(r["spec"].get("pipeline")) or {}).get("kinds", {})
         keys = [k for k, v in kinds.items() if v in ID_KINDS or v == "truth"]
         if not any(kinds[k] in ID_KINDS for k in keys) or not all(
-                r["blobs"][k] in files for k in keys):
+            r["blobs"][k] in files for k in keys
+        ):
             continue  # no ids, or a hashes-only bundle: nothing to read or analyse
         out = {k: np.load(files[r["blobs"][k]], allow_pickle=False) for k in keys}
         why = wrong_ids(out, {k: kinds[k] for k in keys})
@@ -133,5 +150,10 @@ def summary(sha: str, info: dict) -> dict:
     """The store's summary of a bundle's pipeline known only by its carried file: what the
     file declares, which readers read as they read pipeline_info's."""
     data = LabData({"sha256": sha, **info}).summary()
-    return {**data, "seeds": list(info["seeds"]), "kinds": dict(info["kinds"]),
-            "dtype": bool(info["dtype"]), "declared_by": "the bundle's file (read, not kept)"}
+    return {
+        **data,
+        "seeds": list(info["seeds"]),
+        "kinds": dict(info["kinds"]),
+        "dtype": bool(info["dtype"]),
+        "declared_by": "the bundle's file (read, not kept)",
+    }

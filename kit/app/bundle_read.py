@@ -20,13 +20,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import KitError
-from ..core.spools import BUNDLE, spool as spool_dir
-from ..runs.store.blobs import npy_header
+from ..core.spools import BUNDLE
+from ..core.spools import spool as spool_dir
 from ..envs.containers.archives import max_bytes as max_image
-from .bundle_checks import (NPY_HEADER, Expected, check_document, check_manifest,
-                            expected_arrays, expected_images, max_body, max_manifest)
+from ..runs.store.blobs import npy_header
+from .bundle_checks import (
+    NPY_HEADER,
+    Expected,
+    check_document,
+    check_manifest,
+    expected_arrays,
+    expected_images,
+    max_body,
+    max_manifest,
+)
 
-_CHUNK = 2 ** 20
+_CHUNK = 2**20
 
 
 class _Bounded(io.RawIOBase):
@@ -42,8 +51,10 @@ class _Bounded(io.RawIOBase):
         n = self.raw.readinto(b)
         self.read_so_far += n or 0
         if self.read_so_far > self.limit:
-            raise KitError(f"the bundle expands beyond the {self.limit / 2**20:.0f} MiB its runs "
-                           "account for; refusing it")
+            raise KitError(
+                f"the bundle expands beyond the {self.limit / 2**20:.0f} MiB its runs "
+                "account for; refusing it"
+            )
         return n
 
 
@@ -61,10 +72,11 @@ def opened(path, spool=None):
     with spool_dir(spool or tempfile.gettempdir(), BUNDLE) as tmp:
         try:
             with gzip.open(path, "rb") as gz:
-                found = _read(path, _Bounded(gz, max_manifest() + max_body() + 2 ** 20), Path(tmp))
+                found = _read(path, _Bounded(gz, max_manifest() + max_body() + 2**20), Path(tmp))
         except (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError) as e:
-            raise KitError(f"{path} is damaged, cut short or not a kit bundle ({e}); copy it "
-                           "again") from e
+            raise KitError(
+                f"{path} is damaged, cut short or not a kit bundle ({e}); copy it again"
+            ) from e
         except OSError as e:
             raise KitError(f"cannot read {path}: {e.strerror or e}") from e
         yield found
@@ -88,12 +100,18 @@ def _read(path: Path, stream: _Bounded, tmp: Path) -> tuple:
         expected, carried = expected_arrays(doc, path), expected_images(doc)
         unknown = set(manifest) - {"bundle.json"} - set(expected) - set(carried)
         if unknown:
-            raise KitError(f"{path}: member {sorted(unknown)[0]!r} is not an array of its runs; "
-                           "refusing the bundle")
+            raise KitError(
+                f"{path}: member {sorted(unknown)[0]!r} is not an array of its runs; "
+                "refusing the bundle"
+            )
         images = _image_bytes(manifest, carried, path)
         # from here on the stream may hold the runs' arrays, the images and nothing more
-        stream.limit = stream.read_so_far + sum(NPY_HEADER + e.nbytes for e in expected.values()) \
-            + images + 2 ** 20 * (1 + len(expected) + len(carried))
+        stream.limit = (
+            stream.read_so_far
+            + sum(NPY_HEADER + e.nbytes for e in expected.values())
+            + images
+            + 2**20 * (1 + len(expected) + len(carried))
+        )
         files, archives = {}, {}
         for m in members:
             name = m.name
@@ -103,11 +121,16 @@ def _read(path: Path, stream: _Bounded, tmp: Path) -> tuple:
             if name not in expected or name not in manifest or name[7:-4] in files:
                 raise KitError(f"{path}: refusing member {name!r} (not an array of its runs)")
             files[name[7:-4]] = _spool(tar, m, expected[name], manifest[name], tmp, path)
-    missing = set(manifest) - {"bundle.json"} - {f"arrays/{b}.npy" for b in files} \
+    missing = (
+        set(manifest)
+        - {"bundle.json"}
+        - {f"arrays/{b}.npy" for b in files}
         - {n for n, stack in carried.items() if stack in archives}
+    )
     if missing:
-        raise KitError(f"{path}: cut short: {len(missing)} member(s) listed in MANIFEST.json are "
-                       "absent")
+        raise KitError(
+            f"{path}: cut short: {len(missing)} member(s) listed in MANIFEST.json are absent"
+        )
     doc["_images"] = archives  # {stack: its image archive, checked against MANIFEST.json}
     return doc, files
 
@@ -118,13 +141,17 @@ def _image_bytes(manifest: dict, carried: dict, path) -> int:
     total = 0
     for name, stack in carried.items():
         if name not in manifest:
-            raise KitError(f"{path}: the recipe of {stack} says the bundle carries its image, "
-                           "but MANIFEST.json lists none; refusing the bundle")
+            raise KitError(
+                f"{path}: the recipe of {stack} says the bundle carries its image, "
+                "but MANIFEST.json lists none; refusing the bundle"
+            )
         size = manifest[name].size
         if size > max_image():
-            raise KitError(f"{path}: the image of {stack} is {size / 2**20:,.0f} MiB, above the "
-                           f"{max_image() / 2**20:,.0f} MiB cap (KIT_BUNDLE_MAX_IMAGE_MIB raises "
-                           "it); refusing the bundle")
+            raise KitError(
+                f"{path}: the image of {stack} is {size / 2**20:,.0f} MiB, above the "
+                f"{max_image() / 2**20:,.0f} MiB cap (KIT_BUNDLE_MAX_IMAGE_MIB raises "
+                "it); refusing the bundle"
+            )
         total += size
     return total
 
@@ -133,8 +160,9 @@ def _spool_image(tar, m, entry, tmp: Path, path) -> Path:
     """An image archive member hashed into a file beside the arrays (checked as an OCI
     archive only when it is to be loaded: kit.envs.containers.archives)."""
     if not m.isfile() or m.size != entry.size:
-        raise KitError(f"{path}: member {m.name} is not the {entry.size:,} bytes MANIFEST.json "
-                       "lists")
+        raise KitError(
+            f"{path}: member {m.name} is not the {entry.size:,} bytes MANIFEST.json lists"
+        )
     src, h, size = tar.extractfile(m), hashlib.sha256(), 0
     out = tmp / m.name.replace("/", "-")
     with open(out, "wb") as f:
@@ -152,9 +180,11 @@ def _member(tar, m, name, path, bound) -> bytes:
     if m.name != name or not m.isfile():
         raise KitError(f"{path}: refusing member {m.name!r} (expected {name})")
     if m.size > bound:
-        raise KitError(f"{path}: member {name} is {m.size / 2**20:,.1f} MiB, above the "
-                       f"{bound / 2**20:,.0f} MiB cap (KIT_BUNDLE_MAX_JSON_MIB raises it); "
-                       "refusing the bundle")
+        raise KitError(
+            f"{path}: member {name} is {m.size / 2**20:,.1f} MiB, above the "
+            f"{bound / 2**20:,.0f} MiB cap (KIT_BUNDLE_MAX_JSON_MIB raises it); "
+            "refusing the bundle"
+        )
     data = tar.extractfile(m).read()
     if len(data) != m.size:
         raise KitError(f"{path}: member {name!r} is cut short")
@@ -171,22 +201,32 @@ def _spool(tar, m, exp: Expected, entry, tmp: Path, path) -> Path:
     """Check a member's size and .npy header against its run, then hash it into a file."""
     where = f"{path}: run {exp.run[:12]} stage {exp.stage} ({m.name})"
     if not m.isfile() or m.size > NPY_HEADER + exp.nbytes:
-        raise KitError(f"{where}: the member is {m.size:,} bytes; at most "
-                       f"{NPY_HEADER + exp.nbytes:,} fit what its run recorded")
+        raise KitError(
+            f"{where}: the member is {m.size:,} bytes; at most "
+            f"{NPY_HEADER + exp.nbytes:,} fit what its run recorded"
+        )
     src = tar.extractfile(m)
     head = src.read(min(m.size, NPY_HEADER))
     try:
         hlen, shape, fortran, dtype = npy_header(head, NPY_HEADER)
     except ValueError as e:
         raise KitError(f"{where}: is not the array its run recorded ({e})") from None
-    why = (f"dtype {dtype}, recorded {exp.dtype}" if dtype != exp.dtype else
-           f"shape {list(shape)}, recorded {list(exp.shape)}" if shape != exp.shape else
-           "Fortran order, recorded C order" if fortran else None)
+    why = (
+        f"dtype {dtype}, recorded {exp.dtype}"
+        if dtype != exp.dtype
+        else f"shape {list(shape)}, recorded {list(exp.shape)}"
+        if shape != exp.shape
+        else "Fortran order, recorded C order"
+        if fortran
+        else None
+    )
     if why:
         raise KitError(f"{where}: is not the array its run recorded ({why})")
     if m.size != hlen + exp.nbytes:
-        raise KitError(f"{where}: the member is {m.size:,} bytes; its header and the run's dtype "
-                       f"and shape make {hlen + exp.nbytes:,}")
+        raise KitError(
+            f"{where}: the member is {m.size:,} bytes; its header and the run's dtype "
+            f"and shape make {hlen + exp.nbytes:,}"
+        )
     whole, body = hashlib.sha256(head), hashlib.sha256(head[hlen:])
     out, size = tmp / f"{m.name[7:]}", len(head)
     with open(out, "wb") as f:
@@ -200,6 +240,7 @@ def _spool(tar, m, exp: Expected, entry, tmp: Path, path) -> Path:
         raise KitError(f"{where}: the member is cut short")
     _check_sum({m.name: entry}, m.name, whole.hexdigest(), size, path)
     if body.hexdigest() != exp.sha256:  # C-order bytes after the header: the stage hash
-        raise KitError(f"{where}: is not the array its run recorded (bytes do not match the "
-                       "recorded sha256)")
+        raise KitError(
+            f"{where}: is not the array its run recorded (bytes do not match the recorded sha256)"
+        )
     return out

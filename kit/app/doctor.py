@@ -15,18 +15,18 @@ from ..envs.platforms import Platform
 from ..envs.probe import Problem, fingerprint, problems, stack_doctor, thread_probe
 from ..runs.executing.runner import LocalExecutor
 from ..runs.planning.options import PlanOptions
-from ..runs.store.check import check_store
 from ..runs.store import Store
+from ..runs.store.check import check_store
 from . import audit as au
 
 _REMEDY = {  # what to do about each kind of Problem, by its code
     "generic-kernel": "pin a numpy whose OpenBLAS knows this CPU (numpy 2.x), or set "
-                      "OPENBLAS_CORETYPE to the right kernel, and record it: kernels change bits",
+    "OPENBLAS_CORETYPE to the right kernel, and record it: kernels change bits",
     "threads-ignored": "the BLAS ignores OMP/OPENBLAS/MKL_NUM_THREADS here (or the matrices are "
-                       "too small to split): a threads factor measured here shows nothing; do not "
-                       "read it as stability",
+    "too small to split): a threads factor measured here shows nothing; do not "
+    "read it as stability",
     "blas-mismatch": "rebuild the stack (`kit stacks build`) and check its lock file's "
-                     "numpy/scipy wheels",
+    "numpy/scipy wheels",
     "no-threadpoolctl": "add threadpoolctl to the stack's lock file",
 }
 
@@ -50,58 +50,109 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
     null_ok = row.all_identical == row.pairs
     problems_out = []
     if warm.all_identical != warm.pairs:
-        problems_out.append({"problem": "a run made in a warm worker differs from the same run in "
-                                        "a fresh process",
-                             "remedy": "run with `kit run --fresh` until it is fixed, and report "
-                                       "it with `kit export`"})
+        problems_out.append(
+            {
+                "problem": "a run made in a warm worker differs from the same run in "
+                "a fresh process",
+                "remedy": "run with `kit run --fresh` until it is fixed, and report "
+                "it with `kit export`",
+            }
+        )
     if not null_ok:
-        problems_out.append({"problem": "the null experiment failed: two identical runs differ",
-                             "remedy": "a generator is loose or the machine is unstable; check "
-                                       "other jobs' interference and report it with `kit export`"})
+        problems_out.append(
+            {
+                "problem": "the null experiment failed: two identical runs differ",
+                "remedy": "a generator is loose or the machine is unstable; check "
+                "other jobs' interference and report it with `kit export`",
+            }
+        )
     cores = processes.cores()
-    stacks = [{"name": "host", "command": stack_kind(HOST).runnable().command, "expected_blas": None}]
+    stacks = [
+        {"name": "host", "command": stack_kind(HOST).runnable().command, "expected_blas": None}
+    ]
     for r in stack_doctor([], plat):
         if r["status"] == "built":
-            stacks.append({"name": r["name"], "command": r["command"],
-                           "expected_blas": r["expected_blas"], "measured": r["measured"]})
+            stacks.append(
+                {
+                    "name": r["name"],
+                    "command": r["command"],
+                    "expected_blas": r["expected_blas"],
+                    "measured": r["measured"],
+                }
+            )
     out_stacks = []
     for s in stacks:
         measured = s["measured"] if "measured" in s else fingerprint(s["command"])
         found = problems(measured, s["expected_blas"], plat.cpu_flags)
         probe = thread_probe(s["command"], cores)
         if probe["honoured"] is False:
-            found.append(Problem(
-                "threads-ignored",
-                f"the thread setting is not honoured: CPU per wall second {probe['cpu_per_wall_n']:.2f} "
-                f"at {cores} threads against {probe['cpu_per_wall_1']:.2f} at 1"))
+            found.append(
+                Problem(
+                    "threads-ignored",
+                    f"the thread setting is not honoured: CPU per wall second {probe['cpu_per_wall_n']:.2f} "
+                    f"at {cores} threads against {probe['cpu_per_wall_1']:.2f} at 1",
+                )
+            )
         for p in found:
-            problems_out.append({"stack": s["name"], "problem": p.message, "remedy": _REMEDY[p.code]})
-        out_stacks.append({"name": s["name"], "threads": probe,
-                           "blas": [p for p in measured.get("threadpools") or []
-                                    if p.get("user_api") == "blas"],
-                           "blas_build": measured.get("blas_build")})
+            problems_out.append(
+                {"stack": s["name"], "problem": p.message, "remedy": _REMEDY[p.code]}
+            )
+        out_stacks.append(
+            {
+                "name": s["name"],
+                "threads": probe,
+                "blas": [
+                    p for p in measured.get("threadpools") or [] if p.get("user_api") == "blas"
+                ],
+                "blas_build": measured.get("blas_build"),
+            }
+        )
     user_store = Store()
     try:
-        stored = check_store(user_store, full=False)  # arrays verified since their last change are trusted
+        stored = check_store(
+            user_store, full=False
+        )  # arrays verified since their last change are trusted
     finally:
         user_store.close()
     if not stored["ok"]:
-        problems_out.append({"problem": f"the store holds damaged or missing data "
-                             f"({len(stored['damaged'])} damaged, {len(stored['missing'])} missing "
-                             f"arrays, {len(stored['datasets'])} dataset files, {stored['orphans']} "
-                             f"orphan files, {stored['unindexed']} files older than the index)",
-                             "remedy": "`kit store check --repair` drops the damaged runs (the next "
-                                       "`kit run` makes them again) and sets files older than the "
-                                       "index aside in unindexed/, never deleting them"})
+        problems_out.append(
+            {
+                "problem": f"the store holds damaged or missing data "
+                f"({len(stored['damaged'])} damaged, {len(stored['missing'])} missing "
+                f"arrays, {len(stored['datasets'])} dataset files, {stored['orphans']} "
+                f"orphan files, {stored['unindexed']} files older than the index)",
+                "remedy": "`kit store check --repair` drops the damaged runs (the next "
+                "`kit run` makes them again) and sets files older than the "
+                "index aside in unindexed/, never deleting them",
+            }
+        )
     busy = [s["name"] for s in out_stacks if s["threads"]["honoured"] is None]
-    return {"warm_workers": {"pairs": warm.pairs, "identical": warm.all_identical,
-                             "ok": warm.all_identical == warm.pairs},
-            "null_experiment": {"ok": null_ok, "pairs": row.pairs, "identical": row.all_identical,
-                                "dataset": a.dataset.name},
-            "stacks": out_stacks, "problems": problems_out, "store": stored,
-            "ok": null_ok and warm.all_identical == warm.pairs and stored["ok"],
-            "busy": ({"stacks": busy, "busy_cores": max(s["threads"]["busy_cores"] for s in out_stacks),
-                      "cores": cores} if busy else None)}
+    return {
+        "warm_workers": {
+            "pairs": warm.pairs,
+            "identical": warm.all_identical,
+            "ok": warm.all_identical == warm.pairs,
+        },
+        "null_experiment": {
+            "ok": null_ok,
+            "pairs": row.pairs,
+            "identical": row.all_identical,
+            "dataset": a.dataset.name,
+        },
+        "stacks": out_stacks,
+        "problems": problems_out,
+        "store": stored,
+        "ok": null_ok and warm.all_identical == warm.pairs and stored["ok"],
+        "busy": (
+            {
+                "stacks": busy,
+                "busy_cores": max(s["threads"]["busy_cores"] for s in out_stacks),
+                "cores": cores,
+            }
+            if busy
+            else None
+        ),
+    }
 
 
 def file_doctor(path, store: Store, timeout: float | None = None) -> dict:
@@ -113,7 +164,13 @@ def file_doctor(path, store: Store, timeout: float | None = None) -> dict:
     with closing(LocalExecutor(timeout=timeout)) as ex:
         b = au.run_file(path, ("repeat", "process"), PlanOptions(), store, executor=ex)
     rows = [b["factors"].get(f, {"outputs": {}, "pairs": 0}) for f in ("repeat", "process")]
-    return {"pipeline": b["pipeline"], "name": b["name"], "pairs": sum(r["pairs"] for r in rows),
-            "outputs": list(dict.fromkeys(n for r in rows for n in r["outputs"])),
-            "factors": [f for f in ("repeat", "process") if f in b["factors"]],
-            "loose": b["loose"], "loose_line": b["loose_line"], "ok": not b["loose"]}
+    return {
+        "pipeline": b["pipeline"],
+        "name": b["name"],
+        "pairs": sum(r["pairs"] for r in rows),
+        "outputs": list(dict.fromkeys(n for r in rows for n in r["outputs"])),
+        "factors": [f for f in ("repeat", "process") if f in b["factors"]],
+        "loose": b["loose"],
+        "loose_line": b["loose_line"],
+        "ok": not b["loose"],
+    }

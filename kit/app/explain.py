@@ -28,9 +28,9 @@ from .selection import Selection
 class ExplainPlan:
     factor: str
     selection: Selection
-    feeds: list = field(default_factory=list)    # feed RunSpecs not stored yet
-    stacks: list = field(default_factory=list)   # [(name, download bytes or None)] to build
-    stored: int = 0                              # feed runs already stored
+    feeds: list = field(default_factory=list)  # feed RunSpecs not stored yet
+    stacks: list = field(default_factory=list)  # [(name, download bytes or None)] to build
+    stored: int = 0  # feed runs already stored
 
 
 def plan_explain(store: Store, factor: str, sel: Selection, cluster: bool = False) -> ExplainPlan:
@@ -42,9 +42,11 @@ def plan_explain(store: Store, factor: str, sel: Selection, cluster: bool = Fals
         raise KitError(factors.unknown_factor(factor, (*factors.names(), *sorted(stored))))
     pairs = [p for p in store.pairs(sel.sha256) if p.factor == factor]
     if not pairs:
-        raise KitError(f"no pairs of factor {factor!r} stored on dataset "
-                       f"{sel.summary.get('name', sel.sha256[:12])}: run `kit run --factor "
-                       f"{factor}` first")
+        raise KitError(
+            f"no pairs of factor {factor!r} stored on dataset "
+            f"{sel.summary.get('name', sel.sha256[:12])}: run `kit run --factor "
+            f"{factor}` first"
+        )
     where = (host_id(), *(_on_nodes(store, pairs) if cluster else ()))
     feeds = feeds_needed(store, pairs, where)
     todo = [s for s in feeds if not store.has_run(s.run_id)]
@@ -74,13 +76,21 @@ def working_dataset(sel: Selection) -> Dataset:
             continue
         if ds.sha256 == sel.sha256:
             return ds
-    raise KitError(f"dataset {s.get('name', sel.sha256[:12])} is not stored here (only its runs "
-                   "are): cross-feeding reruns its stages, so it needs the proteins")
+    raise KitError(
+        f"dataset {s.get('name', sel.sha256[:12])} is not stored here (only its runs "
+        "are): cross-feeding reruns its stages, so it needs the proteins"
+    )
 
 
-def run_explain(p: ExplainPlan, store: Store, confirm: Confirm[list] = lambda stacks: True,
-                log: Log = lambda m: None, on_done: OnDone | None = None, jobs="auto",
-                executor=None) -> list:
+def run_explain(
+    p: ExplainPlan,
+    store: Store,
+    confirm: Confirm[list] = lambda stacks: True,
+    log: Log = lambda m: None,
+    on_done: OnDone | None = None,
+    jobs="auto",
+    executor=None,
+) -> list:
     """Build the stacks (if ``confirm(stacks)`` says yes) and make the feed runs not stored:
     those of this machine here, those of a cluster's node classes on ``executor``; returns why
     each run that cannot be made was left out (one line each)."""
@@ -98,16 +108,26 @@ def run_explain(p: ExplainPlan, store: Store, confirm: Confirm[list] = lambda st
         if st != "built":
             left.append(f"stack {s.stack}: {why}")
         elif kind.runnable().identity != s.stack_id:
-            left.append(f"stack {s.stack} changed since its pair was run: b cannot be rerun as it was")
+            left.append(
+                f"stack {s.stack} changed since its pair was run: b cannot be rerun as it was"
+            )
         elif s.host != here and executor.unfit(s):  # its class lacks b's cores now
             left.append(executor.unfit(s))
         else:
             fit.append(s)
-    for runs, where in (([s for s in fit if s.host == here], None),
-                        ([s for s in fit if s.host != here], executor)):
+    for runs, where in (
+        ([s for s in fit if s.host == here], None),
+        ([s for s in fit if s.host != here], executor),
+    ):
         if runs:
-            run_all(runs, working_dataset(p.selection), store, jobs=jobs, on_done=on_done,
-                    executor=where)
+            run_all(
+                runs,
+                working_dataset(p.selection),
+                store,
+                jobs=jobs,
+                on_done=on_done,
+                executor=where,
+            )
     return list(dict.fromkeys(left))
 
 

@@ -14,9 +14,9 @@ from ..analysis.explain_stored import measured
 from ..analysis.releases import WHOLE, Release, apply_scan, scan_groups, scan_specs
 from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import Failed, KitError
+from ..envs.derived import scannable
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
-from ..envs.derived import scannable
 from ..envs.probes import PYTHON, prepare
 from ..envs.releases import between, check_name, minor, python_releases, release_list
 from ..runs.executing.runner import PlanIncomplete, run_all
@@ -35,9 +35,10 @@ class Declined(KitError):
 @dataclass
 class Scan:
     """One pair's release scan: its releases (locked, or why not) and the groups it reruns."""
-    pair: object                 # StoredPair
+
+    pair: object  # StoredPair
     package: str
-    releases: list = field(default_factory=list)   # [Release]; stack_id set once built
+    releases: list = field(default_factory=list)  # [Release]; stack_id set once built
     groups: tuple = ()
 
 
@@ -57,19 +58,26 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
         a = store.run(p.a)
         base = scannable(a.spec.stack)
         if base is None:
-            notes.append(f"{p.label}: a's stack {a.spec.stack} is not in the catalogue nor "
-                         "derived from it here: no pyproject to change, no release scan")
+            notes.append(
+                f"{p.label}: a's stack {a.spec.stack} is not in the catalogue nor "
+                "derived from it here: no pyproject to change, no release scan"
+            )
             continue
         try:
-            lo, hi = library[1:] if library else (measured(a, package),
-                                                  measured(store.run(p.b), package))
+            lo, hi = (
+                library[1:]
+                if library
+                else (measured(a, package), measured(store.run(p.b), package))
+            )
             if package == PYTHON:  # minors are scanned (python_releases says why)
                 lo, hi = minor(lo or ""), minor(hi or "")
             if not (lo and hi):
                 raise KitError(f"its runs do not both hold {package}")
             listed = _listed(package, lists, notes)
-            releases = [Release(v, *_locked(prepare(base, package, v, plat)))
-                        for v in between(package, lo, hi, listed)]
+            releases = [
+                Release(v, *_locked(prepare(base, package, v, plat)))
+                for v in between(package, lo, hi, listed)
+            ]
         except KitError as e:
             notes.append(f"{p.label}: no release scan: {e}")
             continue
@@ -92,8 +100,9 @@ def _listed(package: str, lists: dict, notes: list) -> list:
     kept from before (the index unreachable) adds its line to ``notes``."""
     if package not in lists:
         try:
-            lists[package], note = ((python_releases(), None) if package == PYTHON
-                                    else release_list(package))
+            lists[package], note = (
+                (python_releases(), None) if package == PYTHON else release_list(package)
+            )
             notes += [note] if note else []
         except KitError as e:
             lists[package] = e
@@ -119,9 +128,15 @@ def to_build(scans: list) -> list:
     return list(out.items())
 
 
-def run_scans(scans: list, store: Store, dataset=lambda: None,
-              confirm: Confirm[list] = lambda stacks: True, log: Log = lambda m: None,
-              on_done: OnDone | None = None, jobs="auto") -> list:
+def run_scans(
+    scans: list,
+    store: Store,
+    dataset=lambda: None,
+    confirm: Confirm[list] = lambda stacks: True,
+    log: Log = lambda m: None,
+    on_done: OnDone | None = None,
+    jobs="auto",
+) -> list:
     """Build the probe stacks (if ``confirm`` says yes), then the feed runs of every built
     release; a release that cannot be built keeps uv's last line and the scan goes on. Returns
     one line for each run that could not be made. ``dataset()`` gives the working dataset
@@ -132,10 +147,12 @@ def run_scans(scans: list, store: Store, dataset=lambda: None,
     if pending and not confirm(pending):
         # the releases built before still read (their stored runs), as the report reads them
         for s in scans:
-            s.releases = [Release(r.version, r.stack, stack_kind(r.stack).runnable().identity)
-                          if r.stack and r.stack not in dict(pending)
-                          else Release(r.version, r.stack, None, r.why or "not built (declined)")
-                          for r in s.releases]
+            s.releases = [
+                Release(r.version, r.stack, stack_kind(r.stack).runnable().identity)
+                if r.stack and r.stack not in dict(pending)
+                else Release(r.version, r.stack, None, r.why or "not built (declined)")
+                for r in s.releases
+            ]
         raise Declined(f"{len(pending)} probe stack(s) not built")
     failed = {}
     for name, _ in pending:
@@ -174,7 +191,6 @@ def explained(result: dict, scans: list, store: Store) -> dict:
         s = by.get((e.a, e.b))
         pairs.append(apply_scan(e, store, store.run(e.a).spec, s.package, s.releases) if s else e)
     return {**result, "pairs": pairs}
-
 
 
 def scan_runs(scans: list, store: Store) -> int:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 
 from ..analysis.budget import budget, pair_details
-from ..analysis.compare import ALL_MODELS, STAGES, first_difference
 from ..analysis.by_kind import compare as compare_outputs
+from ..analysis.compare import ALL_MODELS, STAGES, first_difference
 from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.callbacks import Confirm, Log, OnDone
@@ -21,20 +21,21 @@ from ..core.errors import KitError
 from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset, save_dataset
-from ..data.pipelines import (LabData, add_pipeline, file_sha256, pipeline_info, present,
-                              verify)
+from ..data.pipelines import LabData, add_pipeline, file_sha256, pipeline_info, present, verify
 from ..envs.containers import images, loaded
 from ..envs.containers.runtime import runtime
 from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
-from ..runs.planning.options import Pair
 from ..runs.executing.runner import run_all
+from ..runs.planning.options import Pair
 from .bundle import import_bundle, local_dataset, opened, recorded_rows
 
 FACTOR = "host"
-BLIND_NOTE = ("the bundle holds stage digests, not arrays: its runs are compared by their bits "
-              "per stage; where bits differ, magnitudes, flips and verdicts need the arrays "
-              "(`kit export --arrays` on the other machine)")
+BLIND_NOTE = (
+    "the bundle holds stage digests, not arrays: its runs are compared by their bits "
+    "per stage; where bits differ, magnitudes, flips and verdicts need the arrays "
+    "(`kit export --arrays` on the other machine)"
+)
 
 
 def find_dataset(summary: dict, sha: str, runs=()):
@@ -63,10 +64,15 @@ def find_dataset(summary: dict, sha: str, runs=()):
     except KitError as e:
         raise KitError(f"the bundle's dataset {name[:64] or sha[:12]} is not here ({e})") from e
     theirs, ours = summary.get("release"), base.meta.get("release")
-    flag = (f"; UniProt release {theirs} in the bundle, {ours} here: a different release"
-            if theirs and theirs != ours else "")
-    raise KitError(f"dataset {name} here (sha256 {base.sha256[:12]}) is not the bundle's "
-                   f"(sha256 {sha[:12]}){flag}")
+    flag = (
+        f"; UniProt release {theirs} in the bundle, {ours} here: a different release"
+        if theirs and theirs != ours
+        else ""
+    )
+    raise KitError(
+        f"dataset {name} here (sha256 {base.sha256[:12]}) is not the bundle's "
+        f"(sha256 {sha[:12]}){flag}"
+    )
 
 
 def _remade_split(summary: dict, sha: str):
@@ -76,9 +82,11 @@ def _remade_split(summary: dict, sha: str):
 
     source = local_dataset({"name": summary.get("source_name")}, str(summary.get("source_dataset")))
     if source is None:
-        raise KitError(f"the bundle's dataset {str(summary.get('name'))[:64]} is a GraphPart split "
-                       f"of {str(summary.get('source_name'))[:64]}, which is not here: import or "
-                       "fetch it, then compare again")
+        raise KitError(
+            f"the bundle's dataset {str(summary.get('name'))[:64]} is a GraphPart split "
+            f"of {str(summary.get('source_name'))[:64]}, which is not here: import or "
+            "fetch it, then compare again"
+        )
     ds = recompute(summary, sha, source)
     save_dataset(ds)
     return ds
@@ -115,8 +123,10 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform, stack: str) -> RunSp
         return "a cross-fed run of kit explain: `kit explain` makes its own here"
     kind = _kind(stack)
     if kind is None:
-        return (f"stack {spec.stack} is neither in this kit's catalogue nor added here "
-                f"(`kit stacks add {spec.stack} PYTHON` names an interpreter for it)")
+        return (
+            f"stack {spec.stack} is neither in this kit's catalogue nor added here "
+            f"(`kit stacks add {spec.stack} PYTHON` names an interpreter for it)"
+        )
     st, why = kind.status(plat)
     if st == "unavailable":
         return f"stack {stack}: {why}"
@@ -128,10 +138,18 @@ def _local_spec(spec: RunSpec, twins: dict, plat: Platform, stack: str) -> RunSp
     return spec.with_(**changes)
 
 
-def compare_bundle(store, path, plat: Platform | None = None, jobs: int = 1,
-                   on_done: OnDone | None = None, log: Log = lambda msg: None,
-                   confirm: Confirm[list] = lambda stacks: True, pipelines=(),
-                   trust_image: bool = False, trust: Confirm[list] = lambda images: False) -> dict:
+def compare_bundle(
+    store,
+    path,
+    plat: Platform | None = None,
+    jobs: int = 1,
+    on_done: OnDone | None = None,
+    log: Log = lambda msg: None,
+    confirm: Confirm[list] = lambda stacks: True,
+    pipelines=(),
+    trust_image: bool = False,
+    trust: Confirm[list] = lambda images: False,
+) -> dict:
     """Verify, plan the reruns, import, rerun what is missing here, pair, and summarise.
 
     Everything that can refuse the bundle (its checksums, its datasets, its stacks) is checked
@@ -154,18 +172,23 @@ def _trusted(doc: dict, path, trust, log) -> dict:
     archive read as untrusted and loaded only if it is the image its recipe and runs name."""
     carried = doc["_images"]
     if not carried:
-        raise KitError("--trust-image: the bundle carries no image (it was exported without "
-                       "--image); compare it without --trust-image to rebuild its images from "
-                       "their recipes")
-    offered = [(stack, doc["images"][stack]["id"], p.stat().st_size)
-               for stack, p in sorted(carried.items())]
+        raise KitError(
+            "--trust-image: the bundle carries no image (it was exported without "
+            "--image); compare it without --trust-image to rebuild its images from "
+            "their recipes"
+        )
+    offered = [
+        (stack, doc["images"][stack]["id"], p.stat().st_size)
+        for stack, p in sorted(carried.items())
+    ]
     if not trust(offered):
         raise KitError("not compared: the bundle's images were not run; nothing was written")
     swap, rt = {}, runtime()
     for stack, p in sorted(carried.items()):
         log(f"checking and loading the image of {stack} the bundle carries")
-        swap[stack] = loaded.load(rt, split_name(stack)[0], p, doc["images"][stack],
-                                  _bundle_sha(path))
+        swap[stack] = loaded.load(
+            rt, split_name(stack)[0], p, doc["images"][stack], _bundle_sha(path)
+        )
     return swap
 
 
@@ -219,9 +242,12 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
     for r in runs:
         if isinstance(twins[r["id"]], RunSpec):
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
-    datasets = {sha: pipeline_data(doc, sha) if sha in labs
-                else find_dataset(doc["datasets"].get(sha, {}), sha, by_dataset[sha])
-                for sha in by_dataset}
+    datasets = {
+        sha: pipeline_data(doc, sha)
+        if sha in labs
+        else find_dataset(doc["datasets"].get(sha, {}), sha, by_dataset[sha])
+        for sha in by_dataset
+    }
     imported = import_bundle(store, path, found)
     pairs = []
     for sha, rs in by_dataset.items():
@@ -229,12 +255,24 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
         local = [twins[r["id"]] for r in rs]
         ref = [s for s in local if s.kind == "pipeline"]  # embeddings before the torch runs
         run_all(ref, ds, store, jobs=jobs, on_done=on_done)
-        run_all([s for s in local if s.kind in ("torch", "perturb")], ds, store, jobs=jobs,
-                on_done=on_done)
+        run_all(
+            [s for s in local if s.kind in ("torch", "perturb")],
+            ds,
+            store,
+            jobs=jobs,
+            on_done=on_done,
+        )
         for r in rs:
             a = specs[r["id"]]
-            pairs.append(Pair(FACTOR, "", a, twins[r["id"]],
-                              f"{doc['host']['name']} vs {host()['name']}: {run_label(a)}"))
+            pairs.append(
+                Pair(
+                    FACTOR,
+                    "",
+                    a,
+                    twins[r["id"]],
+                    f"{doc['host']['name']} vs {host()['name']}: {run_label(a)}",
+                )
+            )
     # in the order of their labels, not of the bundle (runs made in one second are listed by id)
     pairs.sort(key=lambda p: (p.label, p.a.run_id))
     store.add_pairs(pairs)
@@ -258,14 +296,19 @@ def image_findings(doc: dict, specs: dict, twins: dict, swap: dict) -> list:
         if parts is None or not isinstance(twin, RunSpec) or spec.stack in out:
             continue
         there = recipes.get(spec.stack) or r["manifest"].get("image") or {"id": spec.stack_id}
-        here = (loaded.record(twin.stack) if spec.stack in swap else images.record(*parts)) \
-            or {"id": twin.stack_id}
+        here = (loaded.record(twin.stack) if spec.stack in swap else images.record(*parts)) or {
+            "id": twin.stack_id
+        }
         same = spec.stack_id == twin.stack_id
         out[spec.stack] = {
-            "stack": spec.stack, "there": spec.stack_id, "here": twin.stack_id, "same": same,
+            "stack": spec.stack,
+            "there": spec.stack_id,
+            "here": twin.stack_id,
+            "same": same,
             "difference": None if same else images.recipe_difference(there, here),
             "carried": bool(recipes.get(spec.stack, {}).get("archive")),
-            "loaded": twin.stack if spec.stack in swap else None}
+            "loaded": twin.stack if spec.stack in swap else None,
+        }
     return list(out.values())
 
 
@@ -281,59 +324,89 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     units = {sha: budget(store, sha)["yardstick"] for sha in datasets}
     identical = sum(all(d["comparison"].identical.values()) for d in per_run)
     verdicts = sum(r.verdicts_changed_max or 0 for r in rows)
-    worst_su = max((m.flips_max_seed_units or 0 for r in rows for m in r.models.values()),
-                   default=0)
+    worst_su = max(
+        (m.flips_max_seed_units or 0 for r in rows for m in r.models.values()), default=0
+    )
     flips = max((m.flips_max for r in rows for m in r.models.values()), default=0)
     blind = [d for d in per_run if d["comparison"].digests_only]  # a hash-only bundle's runs
     if not per_run:
         answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
     elif identical == len(per_run):
-        answer = (f"reproduced: all {len(per_run)} runs are bitwise identical at every stage "
-                  "on this machine")
+        answer = (
+            f"reproduced: all {len(per_run)} runs are bitwise identical at every stage "
+            "on this machine"
+        )
     elif verdicts:
-        answer = (f"NOT reproduced where it matters: {verdicts} model-comparison verdict(s) "
-                  f"changed; {identical} of {len(per_run)} runs identical")
+        answer = (
+            f"NOT reproduced where it matters: {verdicts} model-comparison verdict(s) "
+            f"changed; {identical} of {len(per_run)} runs identical"
+        )
     elif any(not all(d["comparison"].identical.values()) for d in blind):
         # bits differ where only digests are known: how far, and whether it matters, is unknown
-        first = sorted({first_difference(d["comparison"]) for d in blind} - {None},
-                       key=list(STAGES).index)
-        answer = (f"differs in bits: {len(per_run) - identical} of {len(per_run)} runs differ "
-                  f"(first at stage {', '.join(first)}); how far, and whether any prediction or "
-                  "verdict changed, is unknown without the arrays")
+        first = sorted(
+            {first_difference(d["comparison"]) for d in blind} - {None}, key=list(STAGES).index
+        )
+        answer = (
+            f"differs in bits: {len(per_run) - identical} of {len(per_run)} runs differ "
+            f"(first at stage {', '.join(first)}); how far, and whether any prediction or "
+            "verdict changed, is unknown without the arrays"
+        )
     elif flips and worst_su >= 1:
-        answer = (f"differs beyond the budget: up to {flips} test predictions flipped "
-                  f"({worst_su:.2f} seed units); no verdict changed")
+        answer = (
+            f"differs beyond the budget: up to {flips} test predictions flipped "
+            f"({worst_su:.2f} seed units); no verdict changed"
+        )
     elif flips:
-        answer = (f"differs within the budget: up to {flips} test predictions flipped "
-                  + (f"({worst_su:.2f} seed units) " if worst_su else "")
-                  + f"and no verdict changed; {identical} of {len(per_run)} runs identical")
+        answer = (
+            f"differs within the budget: up to {flips} test predictions flipped "
+            + (f"({worst_su:.2f} seed units) " if worst_su else "")
+            + f"and no verdict changed; {identical} of {len(per_run)} runs identical"
+        )
     else:
-        answer = (f"differs in bits or magnitudes only: no prediction flipped; {identical} of "
-                  f"{len(per_run)} runs identical")
+        answer = (
+            f"differs in bits or magnitudes only: no prediction flipped; {identical} of "
+            f"{len(per_run)} runs identical"
+        )
     env: dict = {}
     for d in per_run:
         for k, (a, b) in d["comparison"].env_diff.items():
             env.setdefault(k, set()).add(f"{a} -> {b}")
     extra = {"digests_only": BLIND_NOTE} if blind or doc.get("arrays") is False else {}
-    return {"answer": answer, **extra, "bundle_host": doc["host"], "this_host": host(),
-            "imported": imported, "pairs": len(per_run), "identical": identical,
-            "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
-            "rows": rows, "seed_units": units, "environment_differences":
-            {k: sorted(v) for k, v in sorted(env.items())},
-            "per_run": [_per_run(d["label"], d["comparison"]) for d in per_run]}
+    return {
+        "answer": answer,
+        **extra,
+        "bundle_host": doc["host"],
+        "this_host": host(),
+        "imported": imported,
+        "pairs": len(per_run),
+        "identical": identical,
+        "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
+        "rows": rows,
+        "seed_units": units,
+        "environment_differences": {k: sorted(v) for k, v in sorted(env.items())},
+        "per_run": [_per_run(d["label"], d["comparison"]) for d in per_run],
+    }
 
 
 def _per_run(label: str, c: Comparison) -> dict:
     """One bundle run against its twin here, in the summary's terms (a run known by its stage
     digests alone also says which stages differ, and the first)."""
-    out = {"label": label, "identical_stages": sum(c.identical.values()), "stages": len(c.identical),
-           # in kit's model order, as the budget's rows list them (not the comparison's)
-           "flips": {m: c.models[m].flips for m in ALL_MODELS if m in c.models},
-           "emb_rel": c.svd_rand.rel_fro if c.svd_rand else None}
+    out = {
+        "label": label,
+        "identical_stages": sum(c.identical.values()),
+        "stages": len(c.identical),
+        # in kit's model order, as the budget's rows list them (not the comparison's)
+        "flips": {m: c.models[m].flips for m in ALL_MODELS if m in c.models},
+        "emb_rel": c.svd_rand.rel_fro if c.svd_rand else None,
+    }
     if c.digests_only:
-        out.update(digests_only=True, first_difference=first_difference(c),
-                   differing=[s for s, same in c.identical.items() if not same])
+        out.update(
+            digests_only=True,
+            first_difference=first_difference(c),
+            differing=[s for s, same in c.identical.items() if not same],
+        )
     return out
+
 
 def keep_pipeline_files(doc: dict, labs: set, files) -> None:
     """Check that each of ``files`` (`kit compare --pipeline`) is a file the bundle's runs were
@@ -342,22 +415,31 @@ def keep_pipeline_files(doc: dict, labs: set, files) -> None:
     written, naming the bundle's pipelines."""
     named = ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in sorted(labs))
     if files and not labs:
-        raise KitError("the bundle holds no pipeline file's runs (they are kit's own): compare "
-                       "it without --pipeline")
+        raise KitError(
+            "the bundle holds no pipeline file's runs (they are kit's own): compare "
+            "it without --pipeline"
+        )
     for f in files:
         sha = file_sha256(f)
         if sha not in labs:
-            raise KitError(f"{f} differs from the file the bundle's runs were made with: it hashes "
-                           f"to {sha[:12]}, the bundle's "
-                           + (f"pipeline is {named}" if len(labs) == 1 else
-                              f"runs name {len(labs)} pipelines: {named}")
-                           + " (an edited file is another pipeline); nothing was written")
+            raise KitError(
+                f"{f} differs from the file the bundle's runs were made with: it hashes "
+                f"to {sha[:12]}, the bundle's "
+                + (
+                    f"pipeline is {named}"
+                    if len(labs) == 1
+                    else f"runs name {len(labs)} pipelines: {named}"
+                )
+                + " (an edited file is another pipeline); nothing was written"
+            )
     given = {file_sha256(f) for f in files}
     absent = sorted(s for s in labs - given if not present(s))
     if len(labs) > 1 and absent:  # one pipeline's absence is pipeline_data's line
-        raise KitError(f"the bundle's runs name {len(labs)} pipelines: {named}; the file of "
-                       + ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in absent)
-                       + " is not here: give --pipeline FILE.py once for each; nothing was written")
+        raise KitError(
+            f"the bundle's runs name {len(labs)} pipelines: {named}; the file of "
+            + ", ".join(f"{_name(doc, s)} ({s[:12]})" for s in absent)
+            + " is not here: give --pipeline FILE.py once for each; nothing was written"
+        )
     for f in files:
         add_pipeline(f)
 
@@ -376,9 +458,11 @@ def pipeline_data(doc: dict, sha: str) -> LabData:
     except KitError:
         info = None
     if info is None or verify(sha) is not None:
-        raise KitError(f"the bundle's runs are of pipeline {name} ({sha[:12]}), whose "
-                       f"file is not here: `kit compare BUNDLE --pipeline FILE.py` gives it (the "
-                       f"same bytes: an edited file is another pipeline)")
+        raise KitError(
+            f"the bundle's runs are of pipeline {name} ({sha[:12]}), whose "
+            f"file is not here: `kit compare BUNDLE --pipeline FILE.py` gives it (the "
+            f"same bytes: an edited file is another pipeline)"
+        )
     return LabData(info)
 
 
@@ -395,18 +479,39 @@ def summarise_outputs(store, doc: dict, pairs: list, reasons: dict, imported: di
         for n in moved:
             differ[n] = differ.get(n, 0) + 1
         flips = max([flips] + [d.get("flips", 0) for d in moved.values()])
-        per_run.append({"label": p.label, "a": p.a.run_id, "b": p.b.run_id, "outputs": outs,
-                        "identical": not moved})
+        per_run.append(
+            {
+                "label": p.label,
+                "a": p.a.run_id,
+                "b": p.b.run_id,
+                "outputs": outs,
+                "identical": not moved,
+            }
+        )
     same = sum(r["identical"] for r in per_run)
     if not per_run:
         answer = "nothing could be compared here: " + "; ".join(sorted(set(reasons.values())))
     elif same == len(per_run):
         answer = f"reproduced: all {len(per_run)} runs are bitwise identical at every output here"
     else:
-        answer = (f"differs: {', '.join(f'{n} in {k} of {len(per_run)} runs' for n, k in differ.items())}"
-                  + (f"; up to {flips} predictions flipped" if flips else
-                     "; no prediction flipped" if probabilities else ""))  # only what was measured
-    return {"answer": answer, "pipeline": True, "bundle_host": doc["host"], "this_host": host(),
-            "imported": imported, "pairs": len(per_run), "identical": same,
-            "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
-            "per_run": per_run}
+        answer = (
+            f"differs: {', '.join(f'{n} in {k} of {len(per_run)} runs' for n, k in differ.items())}"
+            + (
+                f"; up to {flips} predictions flipped"
+                if flips
+                else "; no prediction flipped"
+                if probabilities
+                else ""
+            )
+        )  # only what was measured
+    return {
+        "answer": answer,
+        "pipeline": True,
+        "bundle_host": doc["host"],
+        "this_host": host(),
+        "imported": imported,
+        "pairs": len(per_run),
+        "identical": same,
+        "not_compared": [{"run": k, "reason": v} for k, v in reasons.items()],
+        "per_run": per_run,
+    }

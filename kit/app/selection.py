@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..data import load_dataset
-from ..data.dataset import SYNTHETIC
 from ..core.errors import KitError, NotFound, Refused
 from ..core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
+from ..data import load_dataset
+from ..data.dataset import SYNTHETIC
 from ..runs.store import Store
 
 
@@ -16,7 +16,7 @@ from ..runs.store import Store
 class Selection:
     sha256: str
     summary: dict
-    why: str      # shown beside the dataset's name: a read command never surprises
+    why: str  # shown beside the dataset's name: a read command never surprises
 
 
 def _base_name(summary: dict) -> str:
@@ -35,8 +35,9 @@ def load_name(summary: dict) -> str:
     return base + (f" --n {summary['rows']}" if cut and summary.get("rows") else "")
 
 
-def select_dataset(store: Store, name: str | None = None, n: int | None = None,
-                   first: str = "repeat") -> Selection:
+def select_dataset(
+    store: Store, name: str | None = None, n: int | None = None, first: str = "repeat"
+) -> Selection:
     """The dataset ``name`` (at ``n`` proteins), else the most recent run's (at ``n`` if given);
     on an empty store, NotFound names `kit run --factor FIRST` (a command about one factor,
     `kit explain seed`, passes it: that factor's pairs are what it needs, so one run suffices)."""
@@ -48,24 +49,30 @@ def select_dataset(store: Store, name: str | None = None, n: int | None = None,
     if latest is None:
         labs = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
         if labs:  # a lab pipeline's runs alone: its readers take --pipeline
-            raise NotFound(f"no dataset's runs stored, only pipeline files' ("
-                           f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH")
+            raise NotFound(
+                f"no dataset's runs stored, only pipeline files' ("
+                f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH"
+            )
         from ..core import factors
 
         first = first if factors.get(first) is not None else "repeat"
         raise NotFound(f"the store is empty: run `kit run --factor {first}` first")
     summary = store.datasets().get(latest, {"sha256": latest})
     others = len(store.subjects(DATASET)) - 1
-    more = (f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else "")
+    more = f"; {others} other dataset(s) stored, `kit runs` lists them" if others > 0 else ""
     if n is None:
-        return Selection(latest, summary, "the most recent run's; --dataset NAME [--n N] chooses"
-                         + more)
+        return Selection(
+            latest, summary, "the most recent run's; --dataset NAME [--n N] chooses" + more
+        )
     base = _base_name(summary)
     if not base:
         raise Refused("--n needs --dataset here: the most recent run's dataset has no name")
     ds = load_dataset(base, n, generate=False)
-    return Selection(ds.sha256, store.datasets().get(ds.sha256) or ds.summary(),
-                     f"the most recent run's dataset, {base}, at --n {n}")
+    return Selection(
+        ds.sha256,
+        store.datasets().get(ds.sha256) or ds.summary(),
+        f"the most recent run's dataset, {base}, at --n {n}",
+    )
 
 
 def opening_dataset(store: Store, default_n: int) -> tuple:
@@ -93,13 +100,17 @@ def select_pipeline(store: Store, text: str) -> dict:
         return read_pipeline(path)[0]
     stored = sorted({s.pipeline for s in store.specs().values() if s.pipeline})
     if not looks_like_hash:
-        raise NotFound(f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
-                       f"shows (at least 4 characters)")
+        raise NotFound(
+            f"no pipeline file {text}: give FILE.py or the hash prefix `kit runs` "
+            f"shows (at least 4 characters)"
+        )
     hits = [h for h in stored if h.startswith(text.lower())]
     if len(hits) != 1:
         known = ", ".join(h[:12] for h in stored) or "none"
-        raise (Refused if hits else NotFound)(f"{'no' if not hits else 'more than one'} stored pipeline with hash "
-                       f"prefix {text} (stored: {known}; `kit runs` lists them)")
+        raise (Refused if hits else NotFound)(
+            f"{'no' if not hits else 'more than one'} stored pipeline with hash "
+            f"prefix {text} (stored: {known}; `kit runs` lists them)"
+        )
     try:
         return pipeline_info(hits[0])
     except KitError:  # imported runs of a file this KIT_HOME never saw: what their bundle's
@@ -107,9 +118,13 @@ def select_pipeline(store: Store, text: str) -> dict:
         spec = next(s for s in store.specs().values() if s.pipeline == hits[0])
         summary = store.datasets().get(hits[0], {})
         kinds = summary.get("kinds")
-        return {"sha256": hits[0], "name": summary.get("pipeline", hits[0][:12]),
-                "seeds": list(spec.seed_dict), "kinds": kinds if isinstance(kinds, dict) else {},
-                "dtype": summary.get("dtype") is True}
+        return {
+            "sha256": hits[0],
+            "name": summary.get("pipeline", hits[0][:12]),
+            "seeds": list(spec.seed_dict),
+            "kinds": kinds if isinstance(kinds, dict) else {},
+            "dtype": summary.get("dtype") is True,
+        }
 
 
 def pipeline_or_dataset(pipeline, dataset, n=None, words=("--pipeline", "--dataset/--n")) -> None:
@@ -129,9 +144,15 @@ def own_datasets(store: Store) -> dict:
     return {d.sha256: d.to_json() for d in store.subjects(DATASET)}
 
 
-def select(store: Store, dataset: str | None = None, n: int | None = None,
-           pipeline: str | None = None, clash: str | None = None,
-           only_with_pipeline: str | None = None, first: str = "repeat") -> Subject:
+def select(
+    store: Store,
+    dataset: str | None = None,
+    n: int | None = None,
+    pipeline: str | None = None,
+    clash: str | None = None,
+    only_with_pipeline: str | None = None,
+    first: str = "repeat",
+) -> Subject:
     """The Subject a command's words name: ``pipeline`` (a FILE.py, or the hash prefix `kit runs`
     shows) is a lab's pipeline; else kit's own pipeline on the dataset ``dataset`` at ``n``, or
     the most recent run's (its ``why`` says which). A pipeline chosen by its file keeps the path
@@ -142,8 +163,9 @@ def select(store: Store, dataset: str | None = None, n: int | None = None,
     from pathlib import Path
 
     if only_with_pipeline and not pipeline:
-        raise Refused(f"{only_with_pipeline} goes with --pipeline FILE.py (kit's own runs: "
-                      f"--dataset NAME)")
+        raise Refused(
+            f"{only_with_pipeline} goes with --pipeline FILE.py (kit's own runs: --dataset NAME)"
+        )
     if pipeline:
         if clash and (dataset or n):
             raise Refused(clash)
@@ -156,8 +178,9 @@ def select(store: Store, dataset: str | None = None, n: int | None = None,
     return of_dataset(sel.sha256, sel.summary, sel.why)
 
 
-def scope(store: Store, dataset: str | None = None, n: int | None = None,
-          pipeline: str | None = None) -> Subject | None:
+def scope(
+    store: Store, dataset: str | None = None, n: int | None = None, pipeline: str | None = None
+) -> Subject | None:
     """The Subject named, or None when no word names one (`kit runs` lists every run)."""
     return select(store, dataset, n, pipeline) if (dataset or n or pipeline) else None
 

@@ -19,8 +19,10 @@ GROUPS = (run, read, explain, bundles, data, stacks, cluster, system, tolerances
 
 
 def parser() -> Parser:
-    ap = Parser(prog="kit", description="Reproducibility budget for a protein-sequence pipeline: "
-                "what to pin first.")
+    ap = Parser(
+        prog="kit",
+        description="Reproducibility budget for a protein-sequence pipeline: what to pin first.",
+    )
     ap.add_argument("--version", action="version", version=f"kit {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=Parser)
     for group in GROUPS:
@@ -110,8 +112,7 @@ def main(argv=None) -> int:
         from ..core.machine_errors import machine_state
 
         # a full disk, a folder this user cannot write: the machine's state, not a bug
-        said = machine_state(e, _output_path() if e.errno in (errno.ENOSPC, errno.EDQUOT)
-                             else None)
+        said = machine_state(e, _output_path() if e.errno in (errno.ENOSPC, errno.EDQUOT) else None)
         if said is None:
             return _bug(e)
         if e.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -9,15 +9,22 @@ def add(sub) -> None:
     p = sub.add_parser("cluster", help="Dask cluster settings, and a check of every worker")
     cs = p.add_subparsers(dest="cluster_cmd", required=True, metavar="ACTION")
     s = cs.add_parser("show", help="the settings kit run --cluster uses")
-    s.add_argument("--job-script", action="store_true",
-                   help="print the exact job script of each node class instead (nothing submitted)")
-    s.add_argument("--cluster", default="slurm", metavar="SYSTEM", type=cluster_arg,
-                   help="with --job-script: slurm (default), pbs, sge, lsf or htcondor")
+    s.add_argument(
+        "--job-script",
+        action="store_true",
+        help="print the exact job script of each node class instead (nothing submitted)",
+    )
+    s.add_argument(
+        "--cluster",
+        default="slurm",
+        metavar="SYSTEM",
+        type=cluster_arg,
+        help="with --job-script: slurm (default), pbs, sge, lsf or htcondor",
+    )
     prints_tables(s).set_defaults(func=_show)
     cs.add_parser("init", help="write a commented settings file to edit").set_defaults(func=_init)
     c = cs.add_parser("check", help="start or join a cluster and describe every worker")
-    c.add_argument("--cluster", default="local", metavar="WHICH", type=cluster_arg,
-                   help=CLUSTERS)
+    c.add_argument("--cluster", default="local", metavar="WHICH", type=cluster_arg, help=CLUSTERS)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_check)
 
@@ -33,8 +40,10 @@ def _show(args) -> int:
         return 0
     kind = cluster_kind(args.cluster)
     if not isinstance(kind, JobQueueKind):
-        raise KitError(f"--job-script shows a batch job; --cluster {args.cluster} starts none "
-                       "(use slurm, pbs, sge, lsf or htcondor)")
+        raise KitError(
+            f"--job-script shows a batch job; --cluster {args.cluster} starts none "
+            "(use slurm, pbs, sge, lsf or htcondor)"
+        )
     print(job_scripts_text(kind.system, kind.job_scripts()))
     return 0
 
@@ -44,8 +53,11 @@ def _init(args) -> int:
 
     existed = settings_path().exists()
     path = init_settings()
-    print(f"{path} exists; left as it is" if existed else f"wrote {path}; edit it, then "
-          "`kit cluster show`")
+    print(
+        f"{path} exists; left as it is"
+        if existed
+        else f"wrote {path}; edit it, then `kit cluster show`"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ from ..core.errors import KitError
 
 def argtype(parse):
     """An argparse type from a parser of kit.runs.planning.options (their ValueError is a usage error)."""
+
     def convert(text):
         try:
             return parse(text)
@@ -88,8 +89,9 @@ def fraction(text: str) -> float:
     except ValueError:
         v = float("nan")
     if not 0 < v <= 1:
-        raise argparse.ArgumentTypeError(f"give a fraction above 0 and at most 1 (0.3 = 30%), "
-                                         f"not {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"give a fraction above 0 and at most 1 (0.3 = 30%), not {text!r}"
+        )
     return v
 
 
@@ -106,12 +108,18 @@ def bounded(option: str):
 positive = bounded("--n")  # a number of proteins
 
 
-def add_timeout(p, default: str = "10x the slowest stored run of the subject, at least 600; "
-                "7200 before any is stored") -> None:
+def add_timeout(
+    p,
+    default: str = "10x the slowest stored run of the subject, at least 600; "
+    "7200 before any is stored",
+) -> None:
     """--timeout SECONDS: each run's deadline, the same for every command that makes runs."""
-    p.add_argument("--timeout", type=bounded("--timeout"), metavar="SECONDS",
-                   help=f"end a run still going after SECONDS and record it as failed "
-                        f"(default: {default})")
+    p.add_argument(
+        "--timeout",
+        type=bounded("--timeout"),
+        metavar="SECONDS",
+        help=f"end a run still going after SECONDS and record it as failed (default: {default})",
+    )
 
 
 def path(text: str) -> str:
@@ -132,9 +140,12 @@ def factor_list(text: str) -> tuple:
 
 
 def dataset_args(p, default=None):
-    p.add_argument("--dataset", default=default,
-                   help="dataset name: 'synthetic' (built in) or one stored by `kit data import` "
-                        "(default: the one your most recent runs used)")
+    p.add_argument(
+        "--dataset",
+        default=default,
+        help="dataset name: 'synthetic' (built in) or one stored by `kit data import` "
+        "(default: the one your most recent runs used)",
+    )
     p.add_argument("--n", type=positive, help="use the first N proteins (synthetic: generate N)")
 
 
@@ -171,9 +182,17 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         out = []
         for line in text.splitlines():
             lead = re.match(r"\s+\S+\s{2,}|\s*", line).group(0)  # "  name   " of a name table
-            out.append(textwrap.fill(line, width, initial_indent=indent,
-                                     subsequent_indent=indent + " " * len(lead),
-                                     break_on_hyphens=False) if line.strip() else "")
+            out.append(
+                textwrap.fill(
+                    line,
+                    width,
+                    initial_indent=indent,
+                    subsequent_indent=indent + " " * len(lead),
+                    break_on_hyphens=False,
+                )
+                if line.strip()
+                else ""
+            )
         return "\n".join(out)
 
 
@@ -187,12 +206,17 @@ def add_wide(parser: argparse.ArgumentParser) -> None:
     """``--wide`` on every command that prints tables (those with ``--json`` or ``--format``,
     and those marked by prints_tables): whole lines, no cell shortened."""
     actions = parser._actions
-    if (any({"--json", "--format"} & set(a.option_strings) for a in actions)
-            or parser.get_default("prints_tables")):
-        parser.add_argument("--wide", action="store_true", default=argparse.SUPPRESS,
-                            help="print tables and paragraphs whole, at any width (default: "
-                            "fit COLUMNS, the terminal, or 80 columns when piped, wrapping "
-                            "cells between words and shortening what still does not fit)")
+    if any({"--json", "--format"} & set(a.option_strings) for a in actions) or parser.get_default(
+        "prints_tables"
+    ):
+        parser.add_argument(
+            "--wide",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print tables and paragraphs whole, at any width (default: "
+            "fit COLUMNS, the terminal, or 80 columns when piped, wrapping "
+            "cells between words and shortening what still does not fit)",
+        )
     for a in actions:
         if isinstance(a, argparse._SubParsersAction):
             for child in dict.fromkeys(a.choices.values()):
@@ -204,8 +228,11 @@ class Parser(argparse.ArgumentParser):
     that fits (help_width)."""
 
     def __init__(self, *args, **kw):
-        if kw.get("formatter_class") in (None, argparse.HelpFormatter,
-                                         argparse.RawDescriptionHelpFormatter):
+        if kw.get("formatter_class") in (
+            None,
+            argparse.HelpFormatter,
+            argparse.RawDescriptionHelpFormatter,
+        ):
             kw["formatter_class"] = _Help
         super().__init__(*args, **kw)
         # every command knows its own parser, so a verb's BadOption reads as this command's
@@ -219,8 +246,10 @@ class Parser(argparse.ArgumentParser):
             from ..worker.names import unknown
 
             listed = ", ".join(map(repr, action.choices))
-            raise argparse.ArgumentError(action, unknown("invalid choice:", value, action.choices,
-                                                         f" (choose from {listed})"))
+            raise argparse.ArgumentError(
+                action,
+                unknown("invalid choice:", value, action.choices, f" (choose from {listed})"),
+            )
 
     def parse_args(self, args=None, namespace=None):
         # a word no command takes is said by the command it was given to, pointing at its own
@@ -268,9 +297,13 @@ def subject(args, store, **kw):
 
 
 def pipeline_arg(p) -> None:
-    p.add_argument("--pipeline", type=path, metavar="FILE.py|HASH",
-                   help="a lab's own pipeline (kit run --pipeline): its file, or the hash prefix "
-                        "`kit runs` shows")
+    p.add_argument(
+        "--pipeline",
+        type=path,
+        metavar="FILE.py|HASH",
+        help="a lab's own pipeline (kit run --pipeline): its file, or the hash prefix "
+        "`kit runs` shows",
+    )
 
 
 def emit(page) -> None:
@@ -283,11 +316,13 @@ def emit(page) -> None:
 def say_stacks(err, who: str, stacks: list) -> None:
     """Which stacks ``who`` needs built, and about how much they download."""
     total = sum(b or 0 for _, b in stacks)
-    err.print(f"{who} needs stacks that are not built yet: " + ", ".join(
-        f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
+    err.print(
+        f"{who} needs stacks that are not built yet: "
+        + ", ".join(f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
         + f"; about {total / 2**20:,.0f} MB of wheels to download or copy (every wheel their "
-          "uv.lock lists, a local one by its file; more once unpacked, shared through uv's "
-          "cache).")
+        "uv.lock lists, a local one by its file; more once unpacked, shared through uv's "
+        "cache)."
+    )
 
 
 def confirm(err, what: str, refusal: str) -> None:
@@ -300,6 +335,7 @@ def confirm(err, what: str, refusal: str) -> None:
         raise KitError("not started; nothing was run")
 
 
-CLUSTERS = ("local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, htcondor or ssh (settings: "
-            "`kit cluster show`; docs/cluster.md)")
-
+CLUSTERS = (
+    "local[:N], tcp://HOST:PORT, slurm, pbs, sge, lsf, htcondor or ssh (settings: "
+    "`kit cluster show`; docs/cluster.md)"
+)

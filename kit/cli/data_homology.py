@@ -20,8 +20,14 @@ def _spinning(text: str, fn):
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     err = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn(text), TimeElapsedColumn(), console=err,
-                  transient=True, disable=not err.is_terminal) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn(text),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as bar:
         bar.add_task(text, total=None)
         return fn()
 
@@ -33,8 +39,10 @@ def _clustering(ds, args):
     found = stored_clustering(ds, args.identity, args.coverage)
     if found is not None:
         return found, True
-    return _spinning(f"clustering {ds.n:,} proteins with MMseqs2 (one thread)",
-                     lambda: clustering(ds, args.identity, args.coverage)), False
+    return _spinning(
+        f"clustering {ds.n:,} proteins with MMseqs2 (one thread)",
+        lambda: clustering(ds, args.identity, args.coverage),
+    ), False
 
 
 def _say(level: int, text: str) -> None:
@@ -57,8 +65,11 @@ def _hits(ds, args):
     found = stored_hits(ds, args.identity, args.coverage)
     if found is not None:
         return (*found, True)
-    return _spinning(f"searching {ds.n_test:,} test proteins against {ds.n_train:,} train with "
-                     "MMseqs2 (one thread)", lambda: hits(ds, args.identity, args.coverage))
+    return _spinning(
+        f"searching {ds.n_test:,} test proteins against {ds.n_train:,} train with "
+        "MMseqs2 (one thread)",
+        lambda: hits(ds, args.identity, args.coverage),
+    )
 
 
 def _homology(args) -> int:
@@ -79,31 +90,57 @@ def _homology(args) -> int:
     hit, hit_tool, hit_reused = _hits(ds, args)
     c, reused = _clustering(ds, args)
     s = c.summary()
-    out = {"name": ds.name, "proteins": ds.n, "train": ds.n_train, "test": ds.n_test,
-           "reused": reused, **s, "test_with_train_hit": int(hit.sum()),
-           "test_with_train_hit_fraction": float(hit.mean()) if hit.size else 0.0,
-           "search_tool": hit_tool, "search_reused": hit_reused}
+    out = {
+        "name": ds.name,
+        "proteins": ds.n,
+        "train": ds.n_train,
+        "test": ds.n_test,
+        "reused": reused,
+        **s,
+        "test_with_train_hit": int(hit.sum()),
+        "test_with_train_hit_fraction": float(hit.mean()) if hit.size else 0.0,
+        "search_tool": hit_tool,
+        "search_reused": hit_reused,
+    }
     split = {k: ds.meta[k] for k in ("method", "removed", "edges", "partitions") if k in ds.meta}
     if split:
         out["split"] = split
     if args.json:
         print_json(out)
         return 0
-    _say(0, f"{ds.name} (sha256 {ds.sha256[:12]}): {ds.n:,} proteins, {ds.n_train:,} train, "
-         f"{ds.n_test:,} test")
+    _say(
+        0,
+        f"{ds.name} (sha256 {ds.sha256[:12]}): {ds.n:,} proteins, {ds.n_train:,} train, "
+        f"{ds.n_test:,} test",
+    )
     if split.get("method") == "graphpart":
-        _say(1, f"a GraphPart split of {ds.meta.get('source_name')}: "
-             f"{split.get('removed', 0):,} proteins removed to keep the sides apart")
-    _say(1, f"test proteins with a train protein above {c.identity * 100:g}% identity over "
-         f"{c.coverage * 100:g}% coverage: {_pct(out['test_with_train_hit'], ds.n_test)}")
-    _say(2, f"GraphPart's rule: {hit_tool} easy-search, test against train ("
-         + ("reused)" if hit_reused else "searched now and stored)"))
-    _say(1, f"clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage "
-         f"({c.tool}; " + ("reused the stored clustering)" if reused else "computed now and stored)"))
-    _say(2, f"{s['clusters']:,} clusters, largest {s['largest']:,}, singletons "
-         f"{s['singletons']:,}")
-    _say(1, "test proteins sharing a cluster with a train protein: "
-         f"{_pct(s['test_with_train_homolog_count'], ds.n_test)}")
+        _say(
+            1,
+            f"a GraphPart split of {ds.meta.get('source_name')}: "
+            f"{split.get('removed', 0):,} proteins removed to keep the sides apart",
+        )
+    _say(
+        1,
+        f"test proteins with a train protein above {c.identity * 100:g}% identity over "
+        f"{c.coverage * 100:g}% coverage: {_pct(out['test_with_train_hit'], ds.n_test)}",
+    )
+    _say(
+        2,
+        f"GraphPart's rule: {hit_tool} easy-search, test against train ("
+        + ("reused)" if hit_reused else "searched now and stored)"),
+    )
+    _say(
+        1,
+        f"clusters at {c.identity * 100:g}% identity, {c.coverage * 100:g}% coverage "
+        f"({c.tool}; "
+        + ("reused the stored clustering)" if reused else "computed now and stored)"),
+    )
+    _say(2, f"{s['clusters']:,} clusters, largest {s['largest']:,}, singletons {s['singletons']:,}")
+    _say(
+        1,
+        "test proteins sharing a cluster with a train protein: "
+        f"{_pct(s['test_with_train_homolog_count'], ds.n_test)}",
+    )
     return 0
 
 
@@ -118,13 +155,26 @@ def _split(args) -> int:
     split, how = (_by_graphpart if args.method == "graphpart" else _by_clusters)(ds, args, seed)
     save_dataset(split.dataset)
     new = split.dataset
-    out = {"name": new.name, "sha256": new.sha256, "train": new.n_train, "test": new.n_test,
-           "target_train": split.target_train, "target_test": split.target_test,
-           "split_seed": seed, "method": split.method, "removed": list(split.removed),
-           "from": ds.name, "from_sha256": ds.sha256, "identity": args.identity,
-           "coverage": args.coverage, **{k: v for k, v in new.meta.items()
-                                         if k in ("edges", "edge_count", "search_tool",
-                                                  "clustering_tool", "partitions")}}
+    out = {
+        "name": new.name,
+        "sha256": new.sha256,
+        "train": new.n_train,
+        "test": new.n_test,
+        "target_train": split.target_train,
+        "target_test": split.target_test,
+        "split_seed": seed,
+        "method": split.method,
+        "removed": list(split.removed),
+        "from": ds.name,
+        "from_sha256": ds.sha256,
+        "identity": args.identity,
+        "coverage": args.coverage,
+        **{
+            k: v
+            for k, v in new.meta.items()
+            if k in ("edges", "edge_count", "search_tool", "clustering_tool", "partitions")
+        },
+    }
     if args.json:
         print_json(out)
     else:
@@ -132,14 +182,23 @@ def _split(args) -> int:
         _say(1, how)
         if split.removed:
             shown = ", ".join(split.removed[:8]) + (", ..." if len(split.removed) > 8 else "")
-            _say(1, f"removed {len(split.removed):,} of {ds.n:,} proteins, on neither side "
-                 f"(each above {args.identity * 100:g}% identity to proteins on both sides): "
-                 f"{shown}")
+            _say(
+                1,
+                f"removed {len(split.removed):,} of {ds.n:,} proteins, on neither side "
+                f"(each above {args.identity * 100:g}% identity to proteins on both sides): "
+                f"{shown}",
+            )
             _say(1, "(all of them: kit data split ... --json, or the dataset's removed_ids)")
-        _say(1, f"from {ds.name} (sha256 {ds.sha256[:12]}); split seed {seed}; sha256 "
-             f"{new.sha256[:12]}")
-    print(f"check it: kit data homology {new.name} --identity {args.identity:g} --coverage "
-          f"{args.coverage:g}", file=sys.stderr)
+        _say(
+            1,
+            f"from {ds.name} (sha256 {ds.sha256[:12]}); split seed {seed}; sha256 "
+            f"{new.sha256[:12]}",
+        )
+    print(
+        f"check it: kit data homology {new.name} --identity {args.identity:g} --coverage "
+        f"{args.coverage:g}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -149,14 +208,18 @@ def _by_graphpart(ds, args, seed):
 
     e, reused = stored_edges(ds, args.identity, args.coverage), True
     if e is None:
-        e, reused = _spinning(f"searching {ds.n:,} proteins against each other with MMseqs2 "
-                              "(one thread)", lambda: edges(ds, args.identity, args.coverage))
+        e, reused = _spinning(
+            f"searching {ds.n:,} proteins against each other with MMseqs2 (one thread)",
+            lambda: edges(ds, args.identity, args.coverage),
+        )
     split = graphpart_split(ds, e, args.new, seed)
-    return split, (f"GraphPart's partitioning of {e.i.size:,} search edges at "
-                   f"{e.identity * 100:g}% identity, {e.coverage * 100:g}% coverage ({e.tool}; "
-                   f"{'reused' if reused else 'searched now and stored'}): {split.moved:,} moved, "
-                   f"{len(split.removed):,} removed in {split.rounds:,} rounds; no search "
-                   "edge joins train and test")
+    return split, (
+        f"GraphPart's partitioning of {e.i.size:,} search edges at "
+        f"{e.identity * 100:g}% identity, {e.coverage * 100:g}% coverage ({e.tool}; "
+        f"{'reused' if reused else 'searched now and stored'}): {split.moved:,} moved, "
+        f"{len(split.removed):,} removed in {split.rounds:,} rounds; no search "
+        "edge joins train and test"
+    )
 
 
 def _by_clusters(ds, args, seed):
@@ -164,7 +227,9 @@ def _by_clusters(ds, args, seed):
 
     c, reused = _clustering(ds, args)
     split = homology_split(ds, c, args.new, seed)
-    return split, (f"{split.train_clusters:,} clusters train, {split.test_clusters:,} test, "
-                   f"none shared (largest {split.largest:,} proteins), at {c.identity * 100:g}% "
-                   f"identity, {c.coverage * 100:g}% coverage ({c.tool}; "
-                   f"{'reused' if reused else 'computed'}); clusters can still leak: check it")
+    return split, (
+        f"{split.train_clusters:,} clusters train, {split.test_clusters:,} test, "
+        f"none shared (largest {split.largest:,} proteins), at {c.identity * 100:g}% "
+        f"identity, {c.coverage * 100:g}% coverage ({c.tool}; "
+        f"{'reused' if reused else 'computed'}); clusters can still leak: check it"
+    )

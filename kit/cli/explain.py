@@ -4,20 +4,40 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from .common import (CLUSTERS, cluster_arg, confirm, dataset_args, emit, pipeline_arg, say_stacks,
-                     subject, words)
+from .common import (
+    CLUSTERS,
+    cluster_arg,
+    confirm,
+    dataset_args,
+    emit,
+    pipeline_arg,
+    say_stacks,
+    subject,
+    words,
+)
 
 
 def add(sub) -> None:
-    p = sub.add_parser("explain", help="where each difference of a factor starts: which stage "
-                       "originates it, which only inherit it, and whether it acts like noise")
+    p = sub.add_parser(
+        "explain",
+        help="where each difference of a factor starts: which stage "
+        "originates it, which only inherit it, and whether it acts like noise",
+    )
     p.add_argument("factor", help="a factor whose pairs are stored (kit run --factor FACTOR)")
     dataset_args(p)
-    p.add_argument("--library", nargs=3, metavar=("NAME", "A", "B"),
-                   help="scan NAME's releases from A to B (default: sklearn, numpy and python "
-                   "scan their own library, or interpreter, between the pair's versions)")
-    p.add_argument("--cluster", metavar="WHICH", type=cluster_arg,
-                   help=f"cross-feed the pairs made on a cluster's nodes there: {CLUSTERS}")
+    p.add_argument(
+        "--library",
+        nargs=3,
+        metavar=("NAME", "A", "B"),
+        help="scan NAME's releases from A to B (default: sklearn, numpy and python "
+        "scan their own library, or interpreter, between the pair's versions)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="WHICH",
+        type=cluster_arg,
+        help=f"cross-feed the pairs made on a cluster's nodes there: {CLUSTERS}",
+    )
     p.add_argument("--yes", action="store_true", help="build the stacks it needs without asking")
     p.add_argument("--json", action="store_true")
     pipeline_arg(p)
@@ -36,15 +56,22 @@ class _Said:
             self.err.print(f"{len(plan.feeds)} cross-fed run(s) to make ({plan.stored} stored)")
 
     def scanning(self, scans, builds, runs) -> None:
-        self.err.print(f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
-                       f"{builds} probe stack(s) to build, {runs} run(s) to make")
+        self.err.print(
+            f"release scan: {sum(len(s.releases) for s in scans)} release(s), "
+            f"{builds} probe stack(s) to build, {runs} run(s) to make"
+        )
 
     @contextmanager
     def running(self, what, total):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        with Progress(TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(),
-                      console=self.err, disable=not total) as bar:
+        with Progress(
+            TextColumn(f"[bold]{what}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=self.err,
+            disable=not total,
+        ) as bar:
             task = bar.add_task("runs", total=total)
             yield lambda spec: bar.advance(task)
 
@@ -72,8 +99,12 @@ def _cmd_explain(args) -> int:
     def ask(stacks, who="Cross-feeding"):
         say_stacks(err, who, stacks)
         if not args.yes:
-            confirm(err, "Build them now?", "Not without a terminal to ask: add --yes to build "
-                    "them (or build them first: kit stacks build NAME ...).")
+            confirm(
+                err,
+                "Build them now?",
+                "Not without a terminal to ask: add --yes to build "
+                "them (or build them first: kit stacks build NAME ...).",
+            )
         return True
 
     refused = []  # no terminal to ask (and no --yes): the exit status says so, as kit run's
@@ -97,15 +128,32 @@ def _cmd_explain(args) -> int:
     s = subject(args, store, first=args.factor)  # an empty store: the run that makes its pairs
     if args.json:  # what the answer is of, said first on stderr, as every read command's
         print(head(s), file=sys.stderr)
-    rec = explain(store, s, args.factor, args.library, ask_build=ask,
-                  ask_scan=ask_scan, progress=_Said(err), cluster=args.cluster)
+    rec = explain(
+        store,
+        s,
+        args.factor,
+        args.library,
+        ask_build=ask,
+        ask_scan=ask_scan,
+        progress=_Said(err),
+        cluster=args.cluster,
+    )
     why = "no terminal to ask" if refused else "declined"
-    skipped = (f"the release scan was skipped ({rec.declined}: {why}); `{_again(args)}` builds "
-               "them and runs it") if rec.declined else None
+    skipped = (
+        (
+            f"the release scan was skipped ({rec.declined}: {why}); `{_again(args)}` builds "
+            "them and runs it"
+        )
+        if rec.declined
+        else None
+    )
     emit(explain_page(rec, args.json, skipped))
     if args.library and not rec.scans and not rec.declined:  # asked for; nothing to scan
-        print(f"kit: error: --library {' '.join(args.library)}: no pair of {args.factor} was "
-              "scanned (the lines above say why)", file=sys.stderr)
+        print(
+            f"kit: error: --library {' '.join(args.library)}: no pair of {args.factor} was "
+            "scanned (the lines above say why)",
+            file=sys.stderr,
+        )
         return 1
     # a scan asked for by --library and not run is a failure; the pair's own library's scan is
     # an optional extra: the explanation printed is the answer, and the note says how to scan

@@ -12,10 +12,13 @@ def add(sub) -> None:
     p.add_argument("--factor", help="show this factor's pairs one by one")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
-    out.add_argument("--csv", action="store_true",
-                     help="one row per factor (or per pair with --factor), for a spreadsheet; "
-                     "one value a cell: a list (64 components) is one column per value, "
-                     "NAME_0..NAME_63")
+    out.add_argument(
+        "--csv",
+        action="store_true",
+        help="one row per factor (or per pair with --factor), for a spreadsheet; "
+        "one value a cell: a list (64 components) is one column per value, "
+        "NAME_0..NAME_63",
+    )
     pipeline_arg(p)
     p.set_defaults(func=_cmd_budget)
 
@@ -44,29 +47,50 @@ def add(sub) -> None:
     pipeline_arg(p)
     p.set_defaults(func=_cmd_report)
 
-    p = sub.add_parser("homology", help="verdicts under a cluster bootstrap, and accuracy with "
-                       "and without a train homolog (after `kit data homology`)")
+    p = sub.add_parser(
+        "homology",
+        help="verdicts under a cluster bootstrap, and accuracy with "
+        "and without a train homolog (after `kit data homology`)",
+    )
     dataset_args(p)
-    p.add_argument("--identity", type=fraction, help="the clustering at this identity (default: "
-                   "the stored one, 0.3 first)")
+    p.add_argument(
+        "--identity",
+        type=fraction,
+        help="the clustering at this identity (default: the stored one, 0.3 first)",
+    )
     p.add_argument("--coverage", type=fraction, help="... and this coverage (default 0.8 first)")
     p.add_argument("--json", action="store_true")
     pipeline_arg(p)
-    p.add_argument("--data", metavar="NAME", help="with --pipeline: the stored dataset whose "
-                   "clustering its protein ids are read in (default: the smallest clustered "
-                   "dataset holding them all)")
-    p.add_argument("--against", metavar="NAME", help="a homology-disjoint split of --dataset "
-                   "(`kit data split`): each model's accuracy and each verdict on both, in seed "
-                   "units (seed runs of both needed)")
+    p.add_argument(
+        "--data",
+        metavar="NAME",
+        help="with --pipeline: the stored dataset whose "
+        "clustering its protein ids are read in (default: the smallest clustered "
+        "dataset holding them all)",
+    )
+    p.add_argument(
+        "--against",
+        metavar="NAME",
+        help="a homology-disjoint split of --dataset "
+        "(`kit data split`): each model's accuracy and each verdict on both, in seed "
+        "units (seed runs of both needed)",
+    )
     p.set_defaults(func=_cmd_homology)
 
     p = sub.add_parser("runs", help="list stored runs")
     dataset_args(p)
-    p.add_argument("--kind", choices=("pipeline", "torch", "perturb", "feed"),
-                   help="only runs of this kind (feed: the cross-fed runs of `kit explain`)")
+    p.add_argument(
+        "--kind",
+        choices=("pipeline", "torch", "perturb", "feed"),
+        help="only runs of this kind (feed: the cross-fed runs of `kit explain`)",
+    )
     p.add_argument("--stack", help="only runs in this stack")
-    p.add_argument("--factor", type=factor_list, help="only runs in pairs of these factors "
-                   "(with --pipeline: any of its factors, seed:NAME included)")
+    p.add_argument(
+        "--factor",
+        type=factor_list,
+        help="only runs in pairs of these factors "
+        "(with --pipeline: any of its factors, seed:NAME included)",
+    )
     p.add_argument("--json", action="store_true")
     pipeline_arg(p)
     p.set_defaults(func=_cmd_runs)

@@ -6,50 +6,109 @@ import argparse
 from contextlib import contextmanager
 
 from ..envs.descriptions import descriptions
-from .common import (CLUSTERS, add_timeout, cluster_arg, confirm, counts, dataset_args, emit,
-                     factor_list, floats, int_list, jobs_arg, known_stack, names_list, path,
-                     say_stacks, thread_counts, words)
+from .common import (
+    CLUSTERS,
+    add_timeout,
+    cluster_arg,
+    confirm,
+    counts,
+    dataset_args,
+    emit,
+    factor_list,
+    floats,
+    int_list,
+    jobs_arg,
+    known_stack,
+    names_list,
+    path,
+    say_stacks,
+    thread_counts,
+    words,
+)
 
 
 def add(sub) -> None:
-    p = sub.add_parser("run", help="run the pairs that measure one or more factors",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()))
+    p = sub.add_parser(
+        "run",
+        help="run the pairs that measure one or more factors",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="factors:\n" + "\n".join(f"  {k:12} {v}" for k, v in descriptions().items()),
+    )
     p.add_argument("--factor", required=True, help="factor name(s), comma-separated")
-    p.add_argument("--pipeline", type=path, metavar="FILE.py",
-                   help="your own pipeline file (SEEDS, KINDS, run(seeds)): --factor repeat, "
-                        "process, threads, precision (run(seeds, dtype)), seed, seed:NAME for "
-                        "a name in its SEEDS, a stack factor, or host on a --cluster "
-                        "(docs/pipelines.md)")
+    p.add_argument(
+        "--pipeline",
+        type=path,
+        metavar="FILE.py",
+        help="your own pipeline file (SEEDS, KINDS, run(seeds)): --factor repeat, "
+        "process, threads, precision (run(seeds, dtype)), seed, seed:NAME for "
+        "a name in its SEEDS, a stack factor, or host on a --cluster "
+        "(docs/pipelines.md)",
+    )
     dataset_args(p)
-    p.add_argument("--stack", default="host",
-                   help="stack for single-stack factors (default: host, kit's own interpreter; "
-                        "a pipeline with REQUIRES: the catalogue's first stack here)")
-    p.add_argument("--threads", type=thread_counts, default=(),
-                   help="thread counts, e.g. 1,2 (default 1..cores; on a cluster 1..the smallest "
-                        "worker's cores)")
-    p.add_argument("--seeds", type=int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)")
-    p.add_argument("--iters", type=counts, default=None, help="svd-iters levels (default 5,10,20,50)")
-    p.add_argument("--jobs", type=jobs_arg, default="auto",
-                   help="runs at once: a number, or auto (default: as many as the cores hold at "
-                        "each run's threads; threads x runs never exceed the cores)")
+    p.add_argument(
+        "--stack",
+        default="host",
+        help="stack for single-stack factors (default: host, kit's own interpreter; "
+        "a pipeline with REQUIRES: the catalogue's first stack here)",
+    )
+    p.add_argument(
+        "--threads",
+        type=thread_counts,
+        default=(),
+        help="thread counts, e.g. 1,2 (default 1..cores; on a cluster 1..the smallest "
+        "worker's cores)",
+    )
+    p.add_argument(
+        "--seeds", type=int_list, default=(), help="seeds, e.g. 0-9 (first is the reference)"
+    )
+    p.add_argument(
+        "--iters", type=counts, default=None, help="svd-iters levels (default 5,10,20,50)"
+    )
+    p.add_argument(
+        "--jobs",
+        type=jobs_arg,
+        default="auto",
+        help="runs at once: a number, or auto (default: as many as the cores hold at "
+        "each run's threads; threads x runs never exceed the cores)",
+    )
     add_timeout(p)
-    p.add_argument("--fresh", action="store_true",
-                   help="a fresh worker process per run (default: warm workers that import once)")
-    p.add_argument("--cluster", metavar="WHICH", type=cluster_arg,
-                   help=f"run on a Dask cluster: {CLUSTERS}")
-    p.add_argument("--hosts", type=names_list, default=(), metavar="A,B",
-                   help="the host factor: node classes, hosts or workers of the cluster to compare")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="a fresh worker process per run (default: warm workers that import once)",
+    )
+    p.add_argument(
+        "--cluster", metavar="WHICH", type=cluster_arg, help=f"run on a Dask cluster: {CLUSTERS}"
+    )
+    p.add_argument(
+        "--hosts",
+        type=names_list,
+        default=(),
+        metavar="A,B",
+        help="the host factor: node classes, hosts or workers of the cluster to compare",
+    )
     p.add_argument("--eps", type=floats, default=(), help="perturb: noise sizes, e.g. 1e-13,1e-7")
-    p.add_argument("--device", choices=("cpu", "mps", "cuda"),
-                   help="torch-device: the accelerator to compare with the CPU")
-    p.add_argument("--torch-stack", metavar="NAME",
-                   help="torch factors: run in this stack (e.g. one added with `kit stacks add`)")
-    p.add_argument("--built", action="store_true",
-                   help="stack factors: only the pairs whose stacks are built here (builds "
-                        "nothing; a factor with no such pair is one line)")
-    p.add_argument("--yes", action="store_true",
-                   help="do not ask before a large plan or before building stacks (for scripts)")
+    p.add_argument(
+        "--device",
+        choices=("cpu", "mps", "cuda"),
+        help="torch-device: the accelerator to compare with the CPU",
+    )
+    p.add_argument(
+        "--torch-stack",
+        metavar="NAME",
+        help="torch factors: run in this stack (e.g. one added with `kit stacks add`)",
+    )
+    p.add_argument(
+        "--built",
+        action="store_true",
+        help="stack factors: only the pairs whose stacks are built here (builds "
+        "nothing; a factor with no such pair is one line)",
+    )
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask before a large plan or before building stacks (for scripts)",
+    )
     p.add_argument("--json", action="store_true", help="print the budget as JSON")
     p.set_defaults(func=_cmd_run)
 
@@ -72,8 +131,10 @@ def _cmd_run(args) -> int:
     if args.torch_stack:  # a mistyped name is refused whatever the plan, not only with torch
         known_stack(args, "--torch-stack", args.torch_stack)
     if args.timeout and args.cluster:
-        raise KitError("--timeout bounds runs made on this machine; a cluster's jobs have their "
-                       "own walltime (docs/cluster.md)")
+        raise KitError(
+            "--timeout bounds runs made on this machine; a cluster's jobs have their "
+            "own walltime (docs/cluster.md)"
+        )
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
@@ -81,21 +142,36 @@ def _cmd_run(args) -> int:
     if wrong:
         args.parser.error(f"argument --threads: {wrong}")
     # checked before a cluster starts; on one, the cores are its workers' (1: until they say)
-    opts = PlanOptions(threads=args.threads, seeds=args.seeds, svd_iters=args.iters or SVD_ITERS,
-                       device=args.device, eps=args.eps, torch_stack=args.torch_stack,
-                       cores=1 if args.cluster else 0, built=args.built)
+    opts = PlanOptions(
+        threads=args.threads,
+        seeds=args.seeds,
+        svd_iters=args.iters or SVD_ITERS,
+        device=args.device,
+        eps=args.eps,
+        torch_stack=args.torch_stack,
+        cores=1 if args.cluster else 0,
+        built=args.built,
+    )
     # a plan whose runs are all stored starts no cluster, where its classes are known before
-    with (_stored_already(args, store, target, opts, err) or _executor(args, err)) as ex:
+    with _stored_already(args, store, target, opts, err) or _executor(args, err) as ex:
         if ex is not None and ex.name == "dask":
-            opts = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),
-                           cores=ex.fewest_cores())
+            opts = replace(
+                opts, host=ex.default_host(), hosts=ex.resolve(args.hosts), cores=ex.fewest_cores()
+            )
             classes = ex.classes()
-            err.print(f"kit: runs go to node class {opts.host} of {args.cluster}"
-                      + (f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
-                         "compares classes)" if len(classes) > 1 and not args.hosts else ""))
+            err.print(
+                f"kit: runs go to node class {opts.host} of {args.cluster}"
+                + (
+                    f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
+                    "compares classes)"
+                    if len(classes) > 1 and not args.hosts
+                    else ""
+                )
+            )
         try:
-            return _run(args, store, target, opts, ex, err,
-                        _Bars(err, args.jobs, ex, store, args.timeout))
+            return _run(
+                args, store, target, opts, ex, err, _Bars(err, args.jobs, ex, store, args.timeout)
+            )
         finally:
             said = ex.retried_text() if ex is not None and ex.name == "dask" else None
             if said:
@@ -114,14 +190,16 @@ def _stored_already(args, store, target, opts, err):
     ex = unstarted(args.cluster) if args.cluster else None
     if ex is None:
         return None
-    known = replace(opts, host=ex.default_host(), hosts=ex.resolve(args.hosts),
-                    cores=ex.fewest_cores())
-    p = plan(store, target, target.factors, known, stack=args.stack, unfit=ex.unfit,
-             refit=ex.refit)
+    known = replace(
+        opts, host=ex.default_host(), hosts=ex.resolve(args.hosts), cores=ex.fewest_cores()
+    )
+    p = plan(store, target, target.factors, known, stack=args.stack, unfit=ex.unfit, refit=ex.refit)
     if p.stacks or p.todo or not p.specs:
         return None
-    err.print(f"kit: every run of the plan is stored ({len(p.specs)} on node class "
-              f"{known.host}): no job of {args.cluster} started")
+    err.print(
+        f"kit: every run of the plan is stored ({len(p.specs)} on node class "
+        f"{known.host}): no job of {args.cluster} started"
+    )
     return nullcontext(ex)
 
 
@@ -153,8 +231,16 @@ def _run(args, store, target, opts, executor, err, bars) -> int:
         style, line = said
         err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
     # a large plan is asked first, as the TUI's: a no raises, and nothing runs
-    rec = run(store, target, opts, stack=args.stack, jobs=args.jobs,
-              executor=executor, progress=bars, confirm=lambda ask: _confirm(ask, err, args.yes))
+    rec = run(
+        store,
+        target,
+        opts,
+        stack=args.stack,
+        jobs=args.jobs,
+        executor=executor,
+        progress=bars,
+        confirm=lambda ask: _confirm(ask, err, args.yes),
+    )
     emit(ran_page(rec, args.json, args.dataset, args.n))
     if rec.failure:  # the budget of what was made is said above; then the error, exit 1
         raise rec.failure
@@ -164,9 +250,14 @@ def _run(args, store, target, opts, executor, err, bars) -> int:
         # --pipeline` exits 1 on the same finding)
         from rich.markup import escape
 
-        err.print(escape(f"kit: the runs are stored, but a generator is loose (it reaches "
-                         f"{', '.join(rec.budget['loose'])}): exit 1, as `kit doctor "
-                         "--pipeline` exits; seed it from a named seed"), soft_wrap=True)
+        err.print(
+            escape(
+                f"kit: the runs are stored, but a generator is loose (it reaches "
+                f"{', '.join(rec.budget['loose'])}): exit 1, as `kit doctor "
+                "--pipeline` exits; seed it from a named seed"
+            ),
+            soft_wrap=True,
+        )
         return 1
     return 0
 
@@ -182,16 +273,23 @@ def _confirm(ask, err, yes: bool) -> bool:
     if ask.stacks:
         say_stacks(err, "The plan", ask.stacks)
         if not yes:
-            confirm(err, "Build them now?", "Not without a terminal to ask: add --yes to build "
-                    "them (or build them first: kit stacks build NAME ...).")
+            confirm(
+                err,
+                "Build them now?",
+                "Not without a terminal to ask: add --yes to build "
+                "them (or build them first: kit stacks build NAME ...).",
+            )
     elif not yes:
         est = ask.estimate()
         # the estimate counts the runs that go at once, as the plan's "up to N run(s) at once"
         together = f"{ask.at_once} at once" if ask.at_once > 1 else "one at a time"
-        confirm(err, f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings, "
-                                                 f"{together})" if est else "") + ".",
-                f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal "
-                "to ask.")
+        confirm(
+            err,
+            f"{ask.runs} runs to do"
+            + (f" (about {span(est)} from past timings, {together})" if est else "")
+            + ".",
+            f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal to ask.",
+        )
     return True
 
 
@@ -211,8 +309,13 @@ class _Bars:
         if not stacks:
             yield
             return
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=self.err, transient=False) as self.bar:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=self.err,
+            transient=False,
+        ) as self.bar:
             self.tasks = {n: self.bar.add_task(f"{n}: waiting", total=1) for n, _ in stacks}
             yield
 
@@ -222,8 +325,11 @@ class _Bars:
 
     def built(self, name, made):
         if name in self.tasks:
-            self.bar.update(self.tasks[name], completed=1,
-                            description=f"built stack {name}" if made else f"{name}: already built")
+            self.bar.update(
+                self.tasks[name],
+                completed=1,
+                description=f"built stack {name}" if made else f"{name}: already built",
+            )
 
     def noted(self, line):
         from rich.markup import escape
@@ -233,14 +339,19 @@ class _Bars:
     def planned(self, a, todo):
         from ..runs.executing.schedule import note
 
-        self.err.print(f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): "
-                       f"{len(a.specs) - len(todo)} stored, {len(todo)} to run")
+        self.err.print(
+            f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): "
+            f"{len(a.specs) - len(todo)} stored, {len(todo)} to run"
+        )
         whys: dict = {}
         for pair, why in a.skipped:
             whys.setdefault(why, []).append(pair)
         for why, pairs in whys.items():
-            self.err.print(f"kit: skipped {len(pairs)} pair(s) ({pairs[0].label}"
-                           + (", ..." if len(pairs) > 1 else "") + f"): {why}")
+            self.err.print(
+                f"kit: skipped {len(pairs)} pair(s) ({pairs[0].label}"
+                + (", ..." if len(pairs) > 1 else "")
+                + f"): {why}"
+            )
         dask = self.executor is not None and self.executor.name == "dask"
         shared = None if dask else note(todo, self.jobs)
         if shared:
@@ -249,22 +360,37 @@ class _Bars:
             from ..runs.executing.runner import run_deadline
 
             seconds, why = run_deadline(self.timeout, self.store.runs(todo[0].dataset))
-            self.err.print(f"kit: a run still going after {seconds:,.0f} s is ended and "
-                           f"recorded as failed ({why})")
+            self.err.print(
+                f"kit: a run still going after {seconds:,.0f} s is ended and "
+                f"recorded as failed ({why})"
+            )
 
     @contextmanager
     def running(self, todo):
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), TimeRemainingColumn(), console=self.err,
-                      disable=not todo) as self.bar:
+        with Progress(
+            TextColumn("[bold]runs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.err,
+            disable=not todo,
+        ) as self.bar:
             self.task, self.total = self.bar.add_task("runs", total=len(todo)), len(todo)
             yield
 
     def done(self, spec):
         self.bar.advance(self.task)
         if not self.err.is_terminal:  # logs get one line per run instead of a redrawn bar
-            self.err.print(f"run {int(self.bar.tasks[0].completed)}/{self.total} done: "
-                           f"{spec.run_id[:12]}")
+            self.err.print(
+                f"run {int(self.bar.tasks[0].completed)}/{self.total} done: {spec.run_id[:12]}"
+            )

@@ -11,24 +11,38 @@ def add(sub) -> None:
     p = sub.add_parser("stacks", help="pinned environments: list, build, doctor, lock")
     p.add_argument("--json", action="store_true")
     ssub = p.add_subparsers(dest="stacks_cmd", metavar="ACTION", parser_class=Parser)
-    q = ssub.add_parser("build", help="build stacks from their lock files (default: all available here)")
+    q = ssub.add_parser(
+        "build", help="build stacks from their lock files (default: all available here)"
+    )
     q.add_argument("names", nargs="*")
-    q.add_argument("--estimate", action="store_true",
-                   help="build nothing: say which of them are not built yet, their download size "
-                        "and about how long building them takes here (at a measured rate)")
+    q.add_argument(
+        "--estimate",
+        action="store_true",
+        help="build nothing: say which of them are not built yet, their download size "
+        "and about how long building them takes here (at a measured rate)",
+    )
     _container_options(q)
-    q = ssub.add_parser("verify", help="rebuild a stack's image from the same inputs, nothing "
-                        "cached, and say whether its image id is the same (docs/containers.md)")
+    q = ssub.add_parser(
+        "verify",
+        help="rebuild a stack's image from the same inputs, nothing "
+        "cached, and say whether its image id is the same (docs/containers.md)",
+    )
     q.add_argument("names", nargs="+")
     _container_options(q)
     q = ssub.add_parser("doctor", help="import each built stack and record what it really has")
     q.add_argument("names", nargs="*")
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
-    q = ssub.add_parser("factors", help="the cross-stack factors with a pair of stacks built "
-                                        "here (--json: every one, each pair's unbuilt stacks)")
+    q = ssub.add_parser(
+        "factors",
+        help="the cross-stack factors with a pair of stacks built "
+        "here (--json: every one, each pair's unbuilt stacks)",
+    )
     q.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
-    q = ssub.add_parser("add", help="register an existing interpreter (a cluster's or GPU "
-                        "image's PyTorch, a conda env) as a stack")
+    q = ssub.add_parser(
+        "add",
+        help="register an existing interpreter (a cluster's or GPU "
+        "image's PyTorch, a conda env) as a stack",
+    )
     q.add_argument("name")
     q.add_argument("python", type=path, help="path of its python executable")
     q = ssub.add_parser("remove", help="forget an external stack (its interpreter is untouched)")
@@ -42,14 +56,21 @@ def add(sub) -> None:
 def _container_options(q) -> None:
     from ..envs.containers.bases import BASES, DEFAULT
 
-    q.add_argument("--container", action="store_true",
-                   help="the stack's image (NAME@container): its lock installed on a Debian base, "
-                        "built offline with podman (docs/containers.md)")
-    q.add_argument("--base", default=None, metavar="BASE",
-                   help=f"the image's base: a Debian release kit makes ({', '.join(BASES)}; "
-                        f"default {DEFAULT}; NAME@BASE names the stack), or an image named by its "
-                        "digest, REF@sha256:HEX, pulled where a registry is reachable "
-                        "(NAME@digest-HEX12)")
+    q.add_argument(
+        "--container",
+        action="store_true",
+        help="the stack's image (NAME@container): its lock installed on a Debian base, "
+        "built offline with podman (docs/containers.md)",
+    )
+    q.add_argument(
+        "--base",
+        default=None,
+        metavar="BASE",
+        help=f"the image's base: a Debian release kit makes ({', '.join(BASES)}; "
+        f"default {DEFAULT}; NAME@BASE names the stack), or an image named by its "
+        "digest, REF@sha256:HEX, pulled where a registry is reachable "
+        "(NAME@digest-HEX12)",
+    )
 
 
 def _container_names(args, names: list) -> list:
@@ -71,8 +92,10 @@ def _container_names(args, names: list) -> list:
     out = []
     for n in names:
         if split_name(n) is not None:
-            args.parser.error(f"argument --container: {n} names a container stack already; "
-                              "name the catalogue stack (NAME --container) or drop --container")
+            args.parser.error(
+                f"argument --container: {n} names a container stack already; "
+                "name the catalogue stack (NAME --container) or drop --container"
+            )
         out.append(container_name(n, base))
     return out
 
@@ -92,8 +115,9 @@ def _cmd_stacks(args) -> int:
     names = getattr(args, "names", None) or []
     if args.stacks_cmd in ("build", "verify"):
         if args.stacks_cmd == "verify" and not args.container and not all("@" in n for n in names):
-            args.parser.error("kit stacks verify checks a stack's image: add --container (or "
-                              "name NAME@container)")
+            args.parser.error(
+                "kit stacks verify checks a stack's image: add --container (or name NAME@container)"
+            )
         if args.stacks_cmd == "build" and args.container and not names:
             args.parser.error("argument --container: name the stacks whose images to build")
         names = _container_names(args, names)
@@ -114,8 +138,13 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd == "build":
         # every venv available here; images are built by name (NAME --container), never
         # all at once (each is minutes and a Debian base)
-        avail = [s["name"] for s in listing(plat) if s["status"] != "unavailable"
-                 and s.get("kind") != "container" and stack_kind(s["name"]).buildable]
+        avail = [
+            s["name"]
+            for s in listing(plat)
+            if s["status"] != "unavailable"
+            and s.get("kind") != "container"
+            and stack_kind(s["name"]).buildable
+        ]
         if args.estimate:
             from ..envs.build_time import estimate, said
 
@@ -147,8 +176,13 @@ def _cmd_stacks(args) -> int:
             print_json(rows)
         else:
             # a factor with one pair of built stacks runs (`kit run --built` runs those pairs)
-            print("\n".join(r["factor"] for r in rows if r["available"] and any(
-                not p["not_built"] for p in r.get("pairs", ()))))
+            print(
+                "\n".join(
+                    r["factor"]
+                    for r in rows
+                    if r["available"] and any(not p["not_built"] for p in r.get("pairs", ()))
+                )
+            )
         return 0
     if args.stacks_cmd == "doctor":
         from ..envs.probe import stack_doctor
@@ -164,8 +198,7 @@ def _cmd_stacks(args) -> int:
 
         # the catalogue's and external ones; the ones under KIT_HOME in sections of their own
         kept = [r for r in rows if not (r.get("probe") or r.get("derived"))]
-        print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows)
-              + derived_text(rows))
+        print(f"platform {plat.key}\n" + stacks_text(kept) + probes_text(rows) + derived_text(rows))
     return 0
 
 
@@ -180,12 +213,16 @@ def _verify(names, err) -> int:
             got = stack_kind(n).verify(log=lambda msg: status.update(msg))
         old, new = got["old"], got["new"]
         if got["same"]:
-            print(f"{n}: the same image id from its recipe again: {old['id']} "
-                  f"({len(new['diff_ids'])} layers, base {old['base']} {old['base_id'][7:19]})")
+            print(
+                f"{n}: the same image id from its recipe again: {old['id']} "
+                f"({len(new['diff_ids'])} layers, base {old['base']} {old['base_id'][7:19]})"
+            )
         else:
             differ += 1
-            print(f"{n}: a different image id from the same recipe: {old['id']} was built, "
-                  f"{new['id']} now; {got['difference']}")
+            print(
+                f"{n}: a different image id from the same recipe: {old['id']} was built, "
+                f"{new['id']} now; {got['difference']}"
+            )
     return 1 if differ else 0
 
 
@@ -211,8 +248,10 @@ def _stacks_external(args, err) -> int:
     f = e["facts"]
     pk = ", ".join(f"{k} {v}" for k, v in f["packages"].items() if k != "torch")
     torch = f["torch"]
-    print(f"added external stack {args.name}: Python {f['python']} ({f['machine']}), {pk}"
-          + (f", torch {torch['version']} (devices: {', '.join(f['devices'])})" if torch else ""))
+    print(
+        f"added external stack {args.name}: Python {f['python']} ({f['machine']}), {pk}"
+        + (f", torch {torch['version']} (devices: {', '.join(f['devices'])})" if torch else "")
+    )
     uses = external.uses(f)
     if "pipeline" in uses:
         print(f"  pipeline factors: kit run --factor seed --stack {args.name}")

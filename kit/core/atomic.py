@@ -78,16 +78,22 @@ def _why(e: OSError, path: Path) -> str:
         above = _nearest(path)
         if above.is_dir() and os.path.lexists(above):
             where = "it" if above == path else str(above)
-            return (f"{where} takes no new files or folders (a virtual file system such as "
-                    "/proc or /sys)")
+            return (
+                f"{where} takes no new files or folders (a virtual file system such as "
+                "/proc or /sys)"
+            )
     return e.strerror or str(e)
 
 
 # what a rename would replace rather than write: a link (and not what it points to), a pipe, a
 # socket or a device (as root, `--out /dev/full` replaced the device by a regular file)
-_NOT_WRITTEN = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO (named pipe)",
-                stat.S_IFSOCK: "a socket", stat.S_IFBLK: "a block device",
-                stat.S_IFCHR: "a character device"}
+_NOT_WRITTEN = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFCHR: "a character device",
+}
 
 
 def refuse_special(dest) -> None:
@@ -107,11 +113,15 @@ def refuse_special(dest) -> None:
     from .errors import KitError
 
     if what == "a symbolic link":
-        raise KitError(f"cannot write {dest}: it is a symbolic link, and kit neither follows nor "
-                       f"replaces one: give the path of a regular file or folder (the link's "
-                       f"target, if that is what you meant)")
-    raise KitError(f"cannot write {dest}: it is {what}, not a regular file or folder: kit writes "
-                   f"only those, never onto a device, pipe or socket; give another path")
+        raise KitError(
+            f"cannot write {dest}: it is a symbolic link, and kit neither follows nor "
+            f"replaces one: give the path of a regular file or folder (the link's "
+            f"target, if that is what you meant)"
+        )
+    raise KitError(
+        f"cannot write {dest}: it is {what}, not a regular file or folder: kit writes "
+        f"only those, never onto a device, pipe or socket; give another path"
+    )
 
 
 def out_file(path, example: str = "out") -> Path:
@@ -124,13 +134,20 @@ def out_file(path, example: str = "out") -> Path:
     path = Path(text).expanduser()
     refuse_special(path)
     # a name that ends in a slash is a folder's, there or not yet: never written as a file
-    folder = "a folder" if path.is_dir() else "a folder's name (it ends in a slash)" \
-        if text.endswith(("/", os.sep)) else None
+    folder = (
+        "a folder"
+        if path.is_dir()
+        else "a folder's name (it ends in a slash)"
+        if text.endswith(("/", os.sep))
+        else None
+    )
     if folder:
         from .errors import KitError
 
-        raise KitError(f"cannot write {path if path.is_dir() else text}: it is {folder}: give a "
-                       f"file's name, e.g. {path / example}")
+        raise KitError(
+            f"cannot write {path if path.is_dir() else text}: it is {folder}: give a "
+            f"file's name, e.g. {path / example}"
+        )
     _can_write(_can_make(path.parent))
     return path
 
@@ -167,8 +184,11 @@ def _can_write(folder: Path) -> None:
     except OSError as e:
         from .errors import KitError
 
-        raise KitError(no_space(folder) if e.errno in FULL else
-                       f"cannot write into {folder}: {_why(e, folder)}") from None
+        raise KitError(
+            no_space(folder)
+            if e.errno in FULL
+            else f"cannot write into {folder}: {_why(e, folder)}"
+        ) from None
     os.close(fd)
     os.unlink(probe)
 
@@ -190,8 +210,10 @@ def out_folder(path, files=(), make: bool = True) -> Path:
     if path.exists() and not path.is_dir():
         from .errors import KitError
 
-        raise KitError(f"cannot write into {path}: it is a file: give a folder, e.g. "
-                       f"{path.parent / 'kit-report'}")
+        raise KitError(
+            f"cannot write into {path}: it is a file: give a folder, e.g. "
+            f"{path.parent / 'kit-report'}"
+        )
     return make_dir(path) if make else path
 
 
@@ -208,8 +230,9 @@ def _temporary(dest: Path) -> tuple:
     _sweep_once(dest.parent)
     note = _note(dest)
     try:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.kit{os.getpid()}-",
-                                   suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=dest.parent, prefix=f".{dest.name}.kit{os.getpid()}-", suffix=".tmp"
+        )
     except BaseException:
         _forget(note)
         raise
@@ -297,9 +320,13 @@ def stale_notes(home) -> list:
         dest, left = _noted(note), []
         if dest is not None:
             prefix = f".{dest.name}.kit{mine.group(1)}-"
-            left = [str(dest.parent / n) for n in _names(dest.parent) if n.startswith(prefix)
-                    and _TMP.match(n) and abandoned(dest.parent / n, int(mine.group(1)),
-                                                    dest.parent / n)]
+            left = [
+                str(dest.parent / n)
+                for n in _names(dest.parent)
+                if n.startswith(prefix)
+                and _TMP.match(n)
+                and abandoned(dest.parent / n, int(mine.group(1)), dest.parent / n)
+            ]
         out.append((note, dest, left))
     return out
 
@@ -354,8 +381,12 @@ def _remove_leftovers(folder, names) -> int:
         if mine:  # held() keeps a link, a FIFO or a device of that name: never opened, never kit's
             if not abandoned(path, int(mine.group(1)), path):
                 continue
-        elif not (_OLD_TMP.match(name) and _under_kit_home(path) and age(path) > STALE_S
-                  and held(path) is False):
+        elif not (
+            _OLD_TMP.match(name)
+            and _under_kit_home(path)
+            and age(path) > STALE_S
+            and held(path) is False
+        ):
             continue
         try:
             path.unlink()
@@ -389,8 +420,11 @@ def atomic_path(dest):
     except OSError as e:
         from .errors import KitError
 
-        raise KitError(no_space(dest.parent) if e.errno in FULL else
-                       f"cannot write into {dest.parent}: {_why(e, dest.parent)}") from None
+        raise KitError(
+            no_space(dest.parent)
+            if e.errno in FULL
+            else f"cannot write into {dest.parent}: {_why(e, dest.parent)}"
+        ) from None
     try:
         yield Path(tmp)
         _as_the_user_would(tmp)
@@ -421,8 +455,10 @@ def mount_of(path) -> Path:
 def no_space(path) -> str:
     """The one line for a full disk: free space where ``path`` lives. Never advice to move or
     remove kit's own files: a full disk loses nothing, and the same command resumes."""
-    return (f"cannot write {path}: No space left on device; nothing was changed: free space on "
-            f"{mount_of(path)} and run the same command again")
+    return (
+        f"cannot write {path}: No space left on device; nothing was changed: free space on "
+        f"{mount_of(path)} and run the same command again"
+    )
 
 
 def write_bytes(dest, data: bytes) -> None:
@@ -435,8 +471,11 @@ def write_bytes(dest, data: bytes) -> None:
     except OSError as e:
         from .errors import KitError
 
-        raise KitError(no_space(dest) if e.errno in FULL else
-                       f"cannot write {dest}: {e.strerror or e}; nothing was changed") from None
+        raise KitError(
+            no_space(dest)
+            if e.errno in FULL
+            else f"cannot write {dest}: {e.strerror or e}; nothing was changed"
+        ) from None
 
 
 def create_once(dest, data: bytes) -> bytes:

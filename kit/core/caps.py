@@ -12,7 +12,7 @@ import os
 
 from .errors import KitError
 
-MIB = 2 ** 20
+MIB = 2**20
 STAGE_VAR, STAGE_MIB = "KIT_BUNDLE_MAX_ARRAY_MIB", 256
 
 
@@ -47,5 +47,7 @@ def stage_too_big(nbytes: int, verb: str = "holds") -> str | None:
     one = stage_cap()
     if nbytes <= one:
         return None
-    return (f"{verb} {nbytes / MIB:,.0f} MiB, above the {one // MIB:,} MiB a stage may hold "
-            f"({STAGE_VAR} raises it)")
+    return (
+        f"{verb} {nbytes / MIB:,.0f} MiB, above the {one // MIB:,} MiB a stage may hold "
+        f"({STAGE_VAR} raises it)"
+    )

@@ -20,16 +20,35 @@ _running: set = set()  # tethered tools' Popen objects still running
 _lock = threading.Lock()
 
 
-def run(cmd: list, *, cwd=None, env=None, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, errors=None, timeout=None) -> subprocess.CompletedProcess:
+def run(
+    cmd: list,
+    *,
+    cwd=None,
+    env=None,
+    stdin=subprocess.DEVNULL,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    text=True,
+    errors=None,
+    timeout=None,
+) -> subprocess.CompletedProcess:
     """``subprocess.run`` of ``cmd``, tethered: the tool and every process it starts end with
     kit. An OSError (FileNotFoundError, PermissionError) when ``cmd[0]`` cannot be run, as
     ``subprocess.run`` would raise; ``subprocess.TimeoutExpired`` past ``timeout``, its family
     killed."""
     cmd = [str(c) for c in cmd]
     tether.check_runnable(cmd[0], cwd, env)
-    proc = subprocess.Popen(tether.argv(cmd), cwd=cwd, env=env, stdin=stdin, stdout=stdout,
-                            stderr=stderr, text=text, errors=errors, start_new_session=True)
+    proc = subprocess.Popen(
+        tether.argv(cmd),
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        text=text,
+        errors=errors,
+        start_new_session=True,
+    )
     with _lock:
         _running.add(proc)
     try:

@@ -21,8 +21,20 @@ from msgspec import Meta, Struct
 from .errors import KitError
 from .spec import DEVICES, DTYPES, EMBEDDINGS, KINDS, PROCESSES, RunSpec
 
-__all__ = ["DocumentError", "Manifest", "Pair", "SpecDoc", "Stage", "control_free", "decode",
-           "decode_manifest", "decode_spec", "manifest_names", "run_spec", "spec_from_json"]
+__all__ = [
+    "DocumentError",
+    "Manifest",
+    "Pair",
+    "SpecDoc",
+    "Stage",
+    "control_free",
+    "decode",
+    "decode_manifest",
+    "decode_spec",
+    "manifest_names",
+    "run_spec",
+    "spec_from_json",
+]
 
 # bounds: far above what kit writes (a run has ~30 stages, a manifest ~40 fields), far below
 # what would cost memory to hold
@@ -30,9 +42,9 @@ __all__ = ["DocumentError", "Manifest", "Pair", "SpecDoc", "Stage", "control_fre
 Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}\Z")]
 Hex64Or0 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?\Z")]  # a run's hash, or "" for none
 Name = Annotated[str, Meta(min_length=1, max_length=256)]  # a stage, seed, package, stack name
-Text = Annotated[str, Meta(max_length=4096)]               # a path, a platform string, a cpu
-Small = Annotated[int, Meta(ge=-2 ** 62, le=2 ** 62)]
-_MANY = 1024                                                # entries of one mapping or list
+Text = Annotated[str, Meta(max_length=4096)]  # a path, a platform string, a cpu
+Small = Annotated[int, Meta(ge=-(2**62), le=2**62)]
+_MANY = 1024  # entries of one mapping or list
 
 
 class DocumentError(KitError):
@@ -42,6 +54,7 @@ class DocumentError(KitError):
 # -- a run's spec ------------------------------------------------------------------------------
 class _Spec(Struct, forbid_unknown_fields=True):
     """RunSpec's JSON form, as RunSpec.to_json writes it (later fields absent at their default)."""
+
     dataset: Hex64
     stack: Name
     stack_id: Text
@@ -51,7 +64,7 @@ class _Spec(Struct, forbid_unknown_fields=True):
     svd_iters: Annotated[int, Meta(ge=1, le=10_000)]
     seeds: Annotated[list[tuple[Name, Small]], Meta(max_length=_MANY)]
     env: Annotated[list[tuple[Name, Text]], Meta(max_length=64)]
-    replicate: Annotated[int, Meta(ge=0, le=2 ** 31)]
+    replicate: Annotated[int, Meta(ge=0, le=2**31)]
     kind: Literal[KINDS]
     input: Hex64Or0
     device: Literal[DEVICES]
@@ -61,7 +74,7 @@ class _Spec(Struct, forbid_unknown_fields=True):
     # fields added later (spec._LATER_DEFAULTS): absent at their default
     embedding: Literal[EMBEDDINGS] = "randomized"
     process: Literal[PROCESSES] = ""
-    split: Annotated[int, Meta(ge=-1, le=2 ** 62)] = -1
+    split: Annotated[int, Meta(ge=-1, le=2**62)] = -1
     feed: Annotated[str, Meta(max_length=64)] = ""
     pipeline: Hex64Or0 = ""
 
@@ -99,9 +112,10 @@ def _to_spec(doc: _Spec) -> RunSpec:
 # -- a run's stages and manifest ---------------------------------------------------------------
 class Stage(Struct, forbid_unknown_fields=True):
     """One stage array as its run records it: the sha256 of its C-order bytes, dtype, shape."""
+
     sha256: Hex64
     dtype: Annotated[str, Meta(pattern=r"^[<>|=][A-Za-z][0-9]{0,10}\Z")]  # numpy's dtype.str
-    shape: Annotated[list[Annotated[int, Meta(ge=0, le=2 ** 40)]], Meta(max_length=8)]
+    shape: Annotated[list[Annotated[int, Meta(ge=0, le=2**40)]], Meta(max_length=8)]
 
 
 class _Timing(Struct, forbid_unknown_fields=True):
@@ -111,12 +125,14 @@ class _Timing(Struct, forbid_unknown_fields=True):
 
 class _Fingerprint(Struct, forbid_unknown_fields=True):
     """What the worker's fingerprint() records of its interpreter (kit.worker.fingerprint)."""
+
     python: Annotated[str, Meta(pattern=r"^\d+\.\d+(\.\d+)?[a-z0-9+]*\Z", max_length=32)]
     machine: Annotated[str, Meta(max_length=64)]
     os: Annotated[str, Meta(max_length=64)]
     cpu: Text
-    torch: Annotated[dict[Name, Text | bool | int | float | None],
-                              Meta(max_length=64)] | None = None
+    torch: Annotated[dict[Name, Text | bool | int | float | None], Meta(max_length=64)] | None = (
+        None
+    )
     implementation: Annotated[str, Meta(max_length=64)] = ""
     executable: Text = ""
     rosetta: bool | None = None
@@ -126,9 +142,12 @@ class _Fingerprint(Struct, forbid_unknown_fields=True):
     cpu_count: int | None = None
     host: Text = ""
     packages: Annotated[dict[Name, Text | None], Meta(max_length=_MANY)] = {}
-    threadpools: Annotated[list[Annotated[dict[Name, Text | int | None],
-                                                   Meta(max_length=64)]],
-                                    Meta(max_length=64)] | None = None
+    threadpools: (
+        Annotated[
+            list[Annotated[dict[Name, Text | int | None], Meta(max_length=64)]], Meta(max_length=64)
+        ]
+        | None
+    ) = None
     blas_build: Annotated[dict[Name, Text | None], Meta(max_length=64)] | None = None
     env: Annotated[dict[Name, Text], Meta(max_length=64)] = {}
 
@@ -136,14 +155,26 @@ class _Fingerprint(Struct, forbid_unknown_fields=True):
 # the runner's copy of a run's spec (checked against the run's own by its reader): JSON values
 # two deep at most (seeds are [name, value] pairs), each bounded, kept as the text has them
 _Scalar = Text | Small | bool | None
-_SpecCopy = Annotated[dict[Name, Text | Small | bool | None | Annotated[
-    list[Text | Small | Annotated[list[_Scalar], Meta(max_length=8)]],
-    Meta(max_length=_MANY)]], Meta(max_length=64)]
+_SpecCopy = Annotated[
+    dict[
+        Name,
+        Text
+        | Small
+        | bool
+        | None
+        | Annotated[
+            list[Text | Small | Annotated[list[_Scalar], Meta(max_length=8)]],
+            Meta(max_length=_MANY),
+        ],
+    ],
+    Meta(max_length=64),
+]
 
 
 class Manifest(Struct, forbid_unknown_fields=True):
     """A worker's manifest of one run (kit.worker.__main__._write), plus what the runner and a
     cluster node add (``spec``, ``node``)."""
+
     stages: Annotated[dict[Name, Stage], Meta(max_length=_MANY)]
     env: _Fingerprint
     wall_s: Annotated[float, Meta(ge=0)]
@@ -154,15 +185,28 @@ class Manifest(Struct, forbid_unknown_fields=True):
     runs_before: Annotated[int, Meta(ge=0)] | None = None
     outputs: Annotated[list[Name], Meta(max_length=_MANY)] | None = None
     not_in_dtype: Annotated[list[Name], Meta(max_length=_MANY)] | None = None
-    torch_run: Annotated[dict[Name, Text | bool | int | float | None],
-                                  Meta(max_length=64)] | None = None
+    torch_run: (
+        Annotated[dict[Name, Text | bool | int | float | None], Meta(max_length=64)] | None
+    ) = None
     spec: _SpecCopy | None = None  # the runner's copy of the spec
     # the cluster node that made it (kit.runs.executing.on_node.facts)
     node: Annotated[dict[Name, Text | int | None], Meta(max_length=64)] | None = None
     # the container image it ran in (kit.runs.executing.attempt): its id, base and release
-    image: Annotated[dict[Name, Text | None | Annotated[
-        list[Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]], Meta(max_length=128)]],
-        Meta(max_length=16)] | None = None
+    image: (
+        Annotated[
+            dict[
+                Name,
+                Text
+                | None
+                | Annotated[
+                    list[Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]],
+                    Meta(max_length=128),
+                ],
+            ],
+            Meta(max_length=16),
+        ]
+        | None
+    ) = None
 
 
 def decode_manifest(raw) -> dict:
@@ -192,8 +236,13 @@ def manifest_names(doc: Manifest, tree=None) -> str | None:
     confounds, `kit compare`'s list of what differs and the report, as a stage name does.
     ``tree``: the manifest as parsed JSON when the caller has it (walked instead of rebuilding
     it from ``doc``: the store reads every manifest through here)."""
-    for field, names in (("stage", doc.stages), ("timing", doc.timings), ("seed", doc.seeds),
-                         ("output", doc.outputs or ()), ("package", doc.env.packages)):
+    for field, names in (
+        ("stage", doc.stages),
+        ("timing", doc.timings),
+        ("seed", doc.seeds),
+        ("output", doc.outputs or ()),
+        ("package", doc.env.packages),
+    ):
         bad = next((n for n in names if not control_free(n)), None)
         if bad is not None:
             return f"the {field} name {bad[:40]!r} holds a control character"
@@ -219,6 +268,7 @@ def _strings(obj):
 
 class Pair(Struct, forbid_unknown_fields=True):
     """Two runs an audit planned to differ in ``factor`` (at ``level``)."""
+
     factor: Annotated[str, Meta(min_length=1, max_length=64)]
     level: Annotated[str, Meta(max_length=256)]
     a: Hex64
@@ -235,8 +285,10 @@ def control_free(name: str) -> bool:
     """No control or format character (newlines, escapes, bidi overrides) in a name that may
     reach generated text: code, YAML, Markdown, HTML or a terminal."""
     # ASCII names (nearly all) need the regex alone: a bundle of 3,000 runs holds 460,000
-    return not _CONTROL.search(name) and (name.isascii() or not any(
-        unicodedata.category(c) in ("Cc", "Cf") for c in name if ord(c) > 127))
+    return not _CONTROL.search(name) and (
+        name.isascii()
+        or not any(unicodedata.category(c) in ("Cc", "Cf") for c in name if ord(c) > 127)
+    )
 
 
 def _where(e: msgspec.ValidationError, what: str) -> str:

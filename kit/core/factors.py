@@ -24,30 +24,30 @@ if TYPE_CHECKING:  # spec imports this registry (its env rule): the type only, f
     from .spec import RunSpec
 
 # what the two runs of a pair differ in, which decides how a factor's rows are read
-NOTHING = "nothing"          # the null experiment: any difference is a defect
-SEED = "seed"                # a random seed: named and recorded, never "pinned" to a version
+NOTHING = "nothing"  # the null experiment: any difference is a defect
+SEED = "seed"  # a random seed: named and recorded, never "pinned" to a version
 ENVIRONMENT = "environment"  # the machine, a library, a setting: what "pin" is about
-NOISE = "noise"              # a deliberate probe (the perturbation sweep)
+NOISE = "noise"  # a deliberate probe (the perturbation sweep)
 
 # how a factor's pairs are planned
-SINGLE = "single"    # pairs of runs in one stack
-STACKS = "stacks"    # pairs of stacks from stacks/stacks.toml
-TORCH = "torch"      # the PyTorch MLP on one fixed embedding
+SINGLE = "single"  # pairs of runs in one stack
+STACKS = "stacks"  # pairs of stacks from stacks/stacks.toml
+TORCH = "torch"  # the PyTorch MLP on one fixed embedding
 PERTURB = "perturb"  # the classifiers retrained on a perturbed embedding
-HOSTS = "hosts"      # one spec on named machines of a cluster (--hosts), or by `kit compare`
-BUNDLE = "bundle"    # made by `kit compare`, never by `kit run`
+HOSTS = "hosts"  # one spec on named machines of a cluster (--hosts), or by `kit compare`
+BUNDLE = "bundle"  # made by `kit compare`, never by `kit run`
 
 _THREAD_VARS = r"^env:(OMP|OPENBLAS|MKL|VECLIB)_[A-Z_]*THREADS$|:num_threads$"
 
 # the kinds of subject (kit.core.subject's DATASET and PIPELINE; that module imports kit's
 # pipeline, numpy with it, which this table, read by the CLI's help, must not)
-DATASET = "dataset"    # kit's own pipeline on a dataset
+DATASET = "dataset"  # kit's own pipeline on a dataset
 PIPELINE = "pipeline"  # a lab's pipeline file
 
 # what a factor needs of its subject to be runnable (kit.runs.planning.offers says why not)
-NEEDS_DTYPE = "dtype"      # a run that takes a dtype (precision)
-NEEDS_SEED = "seed"        # seed:NAME: NAME one of the subject's SEEDS
-NEEDS_SEEDS = "seeds"      # at least one named seed to vary
+NEEDS_DTYPE = "dtype"  # a run that takes a dtype (precision)
+NEEDS_SEED = "seed"  # seed:NAME: NAME one of the subject's SEEDS
+NEEDS_SEEDS = "seeds"  # at least one named seed to vary
 NEEDS_THREADS = "threads"  # a thread count other than 1 (a machine of two cores)
 
 SEED_NAME = "seed:NAME"  # a pipeline file's seed factors: seed:NAME for each name of its SEEDS
@@ -100,12 +100,12 @@ _STACK_FIELDS = ("stack", "stack_id", "env")  # a stack pair's: which two, the c
 @dataclass(frozen=True)
 class Factor:
     name: str
-    what: str                    # one line: what changes (versions as kit.envs.descriptions fills)
-    planned: str                 # SINGLE | STACKS | TORCH | PERTURB | HOSTS | BUNDLE
-    varies: str                  # NOTHING | SEED | ENVIRONMENT | NOISE
+    what: str  # one line: what changes (versions as kit.envs.descriptions fills)
+    planned: str  # SINGLE | STACKS | TORCH | PERTURB | HOSTS | BUNDLE
+    varies: str  # NOTHING | SEED | ENVIRONMENT | NOISE
     explained: str | None = None  # regex of manifest attributes the factor is meant to change
-    ranked: bool = True          # in "what to pin first" (not a null check, remedy or probe)
-    yardstick: bool = False      # its pairs define one seed unit
+    ranked: bool = True  # in "what to pin first" (not a null check, remedy or probe)
+    yardstick: bool = False  # its pairs define one seed unit
     # it changes what is measured: the two runs of a pair are tested on different proteins, so
     # bits, flips and stage identity between them mean nothing; its row reads the spread of
     # accuracy and the stability of verdicts across its runs instead (kit.analysis.splits)
@@ -116,8 +116,8 @@ class Factor:
     # the environment variables its pairs set in a spec's ``env``, each with the form of the
     # values it writes (a regex): the only variables a spec may hold (kit.core.spec)
     sets_env: tuple = ()
-    moves: Moves | None = None   # what its pairs' specs differ in (None: this kit cannot say)
-    uses: tuple = _OWN           # ((subject kind, Use), ...): the subjects it applies to
+    moves: Moves | None = None  # what its pairs' specs differ in (None: this kit cannot say)
+    uses: tuple = _OWN  # ((subject kind, Use), ...): the subjects it applies to
 
     def use(self, kind: str) -> Use | None:
         """How it applies to a subject of ``kind`` (None: it does not)."""
@@ -157,91 +157,236 @@ class Factor:
 
 # In the order of the budget's rows: the null check, the environment, the seeds, the probe.
 _BUILT_IN = (
-    Factor("repeat", "the same run twice: the null experiment (every stage should be identical)",
-           SINGLE, NOTHING, ranked=False, moves=Moves(("replicate",)),
-           uses=_both(Use("nothing: the same seeds twice, at each thread count (the null "
-                          "experiment)"))),
-    Factor("process", "the same run in a fresh worker process against a warm one that made "
-           "another run first (kit's warm workers must change nothing)", SINGLE, NOTHING,
-           ranked=False, moves=Moves(("process",)),
-           uses=_both(Use("nothing: a fresh worker process against a warm one that made a run "
-                          "first"))),
-    Factor("host", "the same run on two machines: cluster node types or workers (--cluster, "
-           "--hosts A,B), or bundles from two machines (`kit compare`)", HOSTS, ENVIRONMENT,
-           # kit compare's twin is this machine's build of the stack, on its twin's embedding
-           explained=r"^host$", moves=Moves(("host",), also=("stack_id", "input"), kind=""),
-           uses=_both()),  # everything else that differs between machines is shown
-    Factor("threads", "1 BLAS/OpenMP thread against each other count", SINGLE, ENVIRONMENT,
-           explained=_THREAD_VARS, moves=Moves(("threads",)),
-           uses=((DATASET, _THREADED), (PIPELINE, _THREADED))),
-    Factor("precision", "float64 against float32 input, at 1 and the most threads", SINGLE,
-           ENVIRONMENT, chosen=True, moves=Moves(("dtype",)),
-           uses=_both(Use("float64 against float32 (run takes a dtype)", (NEEDS_DTYPE,)))),
-    Factor("arch", "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU "
-           "code paths (Linux)", STACKS, ENVIRONMENT,
-           explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$",
-           # the CPU code paths of stacks/stacks.toml [codepaths] (tests/test_spec.py checks it)
-           sets_env=(("OPENBLAS_CORETYPE", r"[A-Za-z][A-Za-z0-9]{0,31}"),
-                     ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}")),
-           moves=Moves(also=_STACK_FIELDS), uses=_both()),
-    Factor("blas", "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)", STACKS,
-           ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@|^openmp@",
-           moves=Moves(also=_STACK_FIELDS), uses=_both()),
-    Factor("numpy", "numpy {a numpy} against 2.x at a fixed scikit-learn (scipy moves with it)",
-           STACKS, ENVIRONMENT, explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$",
-           moves=Moves(also=_STACK_FIELDS), uses=_both()),
-    Factor("python", "Python version at fixed libraries ({a python} against {b python on "
-           "macos-arm64} on macOS, {b python on linux-x86_64} on Linux)", STACKS, ENVIRONMENT,
-           explained=r"^python$", moves=Moves(also=_STACK_FIELDS), uses=_both()),
-    Factor("sklearn", "scikit-learn version at a fixed numpy ({scikit-learn} on numpy {numpy})",
-           STACKS, ENVIRONMENT, explained=r"^package:scikit-learn$",
-           moves=Moves(also=_STACK_FIELDS), uses=_both()),
-    Factor("container", "the same lock in the host's venv against its container image (expected "
-           "identical: a difference is a finding)", STACKS, ENVIRONMENT,
-           explained=r"^image$|^os_release$|^libc$", moves=Moves(also=_STACK_FIELDS),
-           uses=_both()),
-    Factor("os", "the operating system: one stack's image on two Debian bases (bookworm's glibc "
-           "2.36 against trixie's 2.41), everything else held", STACKS, ENVIRONMENT,
-           explained=r"^image$|^os_release$|^libc$", moves=Moves(also=_STACK_FIELDS),
-           uses=_both()),
-    Factor("torch-threads", "torch threads: 1 against 2, 4, 8 (capped at the cores)", TORCH,
-           ENVIRONMENT, explained=_THREAD_VARS, moves=Moves(("threads",), kind="torch")),
-    Factor("torch-deterministic", "torch.use_deterministic_algorithms off against on", TORCH,
-           ENVIRONMENT, chosen=True, explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$",
-           moves=Moves(("deterministic",), kind="torch")),
-    Factor("torch-device", "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
-           TORCH, ENVIRONMENT,
-           explained=r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$",
-           moves=Moves(("device",), kind="torch")),
-    Factor("seed:svd", "only the randomized-SVD seed", SINGLE, SEED,
-           moves=Moves(seeds=("svd",), where=_RANDOMIZED)),
-    Factor("seed:kmeans", "only the k-means seed", SINGLE, SEED,
-           moves=Moves(seeds=("kmeans",), where=_RANDOMIZED)),
-    Factor("seed:models", "only the classifiers' seeds (MLP, boosting, forest)", SINGLE, SEED,
-           moves=Moves(seeds=("mlp", "hgb", "rf"), where=_RANDOMIZED)),
-    Factor("svd-iters", "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
-           SINGLE, SEED, ranked=False,
-           moves=Moves(seeds=ALL, where=_RANDOMIZED, level="svd_iters")),
-    Factor("svd-solver", "the seed effect when k-means, neighbours and classifiers use the "
-           "converged ARPACK embedding instead (seeds 0 against 1..5)", SINGLE, SEED,
-           ranked=False, moves=Moves(seeds=ALL, where=(("embedding", "arpack"),))),
-    Factor("seed", "every named seed at once: the paper's yardstick", SINGLE, SEED,
-           yardstick=True, moves=Moves(seeds=ALL, where=_RANDOMIZED),
-           uses=_both(Use("every named seed at once ({seeds})", (NEEDS_SEEDS,)))),
-    Factor("seed:split", "only the split seed: the same proteins re-split into train and test "
-           "(split seed 0 against 1..9, training seeds fixed): changes what is measured",
-           SINGLE, SEED, ranked=False, measures=True, moves=Moves(("split",))),
-    Factor("torch-seed", "the torch MLP's init and shuffle seeds: seed 0 against 1..9", TORCH,
-           SEED, yardstick=True, moves=Moves(seeds=ALL, kind="torch")),
-    Factor("perturb", "the classifiers retrained on one embedding plus noise of relative size eps "
-           "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve", PERTURB,
-           NOISE, ranked=False,
-           moves=Moves(("kind", "input", "perturb"), kind="perturb", level="perturb")),
+    Factor(
+        "repeat",
+        "the same run twice: the null experiment (every stage should be identical)",
+        SINGLE,
+        NOTHING,
+        ranked=False,
+        moves=Moves(("replicate",)),
+        uses=_both(
+            Use("nothing: the same seeds twice, at each thread count (the null experiment)")
+        ),
+    ),
+    Factor(
+        "process",
+        "the same run in a fresh worker process against a warm one that made "
+        "another run first (kit's warm workers must change nothing)",
+        SINGLE,
+        NOTHING,
+        ranked=False,
+        moves=Moves(("process",)),
+        uses=_both(Use("nothing: a fresh worker process against a warm one that made a run first")),
+    ),
+    Factor(
+        "host",
+        "the same run on two machines: cluster node types or workers (--cluster, "
+        "--hosts A,B), or bundles from two machines (`kit compare`)",
+        HOSTS,
+        ENVIRONMENT,
+        # kit compare's twin is this machine's build of the stack, on its twin's embedding
+        explained=r"^host$",
+        moves=Moves(("host",), also=("stack_id", "input"), kind=""),
+        uses=_both(),
+    ),  # everything else that differs between machines is shown
+    Factor(
+        "threads",
+        "1 BLAS/OpenMP thread against each other count",
+        SINGLE,
+        ENVIRONMENT,
+        explained=_THREAD_VARS,
+        moves=Moves(("threads",)),
+        uses=((DATASET, _THREADED), (PIPELINE, _THREADED)),
+    ),
+    Factor(
+        "precision",
+        "float64 against float32 input, at 1 and the most threads",
+        SINGLE,
+        ENVIRONMENT,
+        chosen=True,
+        moves=Moves(("dtype",)),
+        uses=_both(Use("float64 against float32 (run takes a dtype)", (NEEDS_DTYPE,))),
+    ),
+    Factor(
+        "arch",
+        "CPU architecture: arm64 against x86_64 under Rosetta (macOS); BLAS CPU code paths (Linux)",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$",
+        # the CPU code paths of stacks/stacks.toml [codepaths] (tests/test_spec.py checks it)
+        sets_env=(
+            ("OPENBLAS_CORETYPE", r"[A-Za-z][A-Za-z0-9]{0,31}"),
+            ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}"),
+        ),
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "blas",
+        "BLAS backend: OpenBLAS against Accelerate (macOS) or MKL (Linux)",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^package:(numpy|scipy)$|^blas@|^openmp@",
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "numpy",
+        "numpy {a numpy} against 2.x at a fixed scikit-learn (scipy moves with it)",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^package:(numpy|scipy)$|^blas@(numpy|scipy):version$",
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "python",
+        "Python version at fixed libraries ({a python} against {b python on "
+        "macos-arm64} on macOS, {b python on linux-x86_64} on Linux)",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^python$",
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "sklearn",
+        "scikit-learn version at a fixed numpy ({scikit-learn} on numpy {numpy})",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^package:scikit-learn$",
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "container",
+        "the same lock in the host's venv against its container image (expected "
+        "identical: a difference is a finding)",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^image$|^os_release$|^libc$",
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "os",
+        "the operating system: one stack's image on two Debian bases (bookworm's glibc "
+        "2.36 against trixie's 2.41), everything else held",
+        STACKS,
+        ENVIRONMENT,
+        explained=r"^image$|^os_release$|^libc$",
+        moves=Moves(also=_STACK_FIELDS),
+        uses=_both(),
+    ),
+    Factor(
+        "torch-threads",
+        "torch threads: 1 against 2, 4, 8 (capped at the cores)",
+        TORCH,
+        ENVIRONMENT,
+        explained=_THREAD_VARS,
+        moves=Moves(("threads",), kind="torch"),
+    ),
+    Factor(
+        "torch-deterministic",
+        "torch.use_deterministic_algorithms off against on",
+        TORCH,
+        ENVIRONMENT,
+        chosen=True,
+        explained=r"^env:CUBLAS_WORKSPACE_CONFIG$|^torch:deterministic$",
+        moves=Moves(("deterministic",), kind="torch"),
+    ),
+    Factor(
+        "torch-device",
+        "the torch MLP on the CPU against MPS (macOS) or CUDA (--device)",
+        TORCH,
+        ENVIRONMENT,
+        explained=r"^torch:device(_name)?$|^env:CUBLAS_WORKSPACE_CONFIG$",
+        moves=Moves(("device",), kind="torch"),
+    ),
+    Factor(
+        "seed:svd",
+        "only the randomized-SVD seed",
+        SINGLE,
+        SEED,
+        moves=Moves(seeds=("svd",), where=_RANDOMIZED),
+    ),
+    Factor(
+        "seed:kmeans",
+        "only the k-means seed",
+        SINGLE,
+        SEED,
+        moves=Moves(seeds=("kmeans",), where=_RANDOMIZED),
+    ),
+    Factor(
+        "seed:models",
+        "only the classifiers' seeds (MLP, boosting, forest)",
+        SINGLE,
+        SEED,
+        moves=Moves(seeds=("mlp", "hgb", "rf"), where=_RANDOMIZED),
+    ),
+    Factor(
+        "svd-iters",
+        "the seed effect at 5, 10, 20 and 50 randomized-SVD power iterations",
+        SINGLE,
+        SEED,
+        ranked=False,
+        moves=Moves(seeds=ALL, where=_RANDOMIZED, level="svd_iters"),
+    ),
+    Factor(
+        "svd-solver",
+        "the seed effect when k-means, neighbours and classifiers use the "
+        "converged ARPACK embedding instead (seeds 0 against 1..5)",
+        SINGLE,
+        SEED,
+        ranked=False,
+        moves=Moves(seeds=ALL, where=(("embedding", "arpack"),)),
+    ),
+    Factor(
+        "seed",
+        "every named seed at once: the paper's yardstick",
+        SINGLE,
+        SEED,
+        yardstick=True,
+        moves=Moves(seeds=ALL, where=_RANDOMIZED),
+        uses=_both(Use("every named seed at once ({seeds})", (NEEDS_SEEDS,))),
+    ),
+    Factor(
+        "seed:split",
+        "only the split seed: the same proteins re-split into train and test "
+        "(split seed 0 against 1..9, training seeds fixed): changes what is measured",
+        SINGLE,
+        SEED,
+        ranked=False,
+        measures=True,
+        moves=Moves(("split",)),
+    ),
+    Factor(
+        "torch-seed",
+        "the torch MLP's init and shuffle seeds: seed 0 against 1..9",
+        TORCH,
+        SEED,
+        yardstick=True,
+        moves=Moves(seeds=ALL, kind="torch"),
+    ),
+    Factor(
+        "perturb",
+        "the classifiers retrained on one embedding plus noise of relative size eps "
+        "(1e-15..1e-3, 3 draws) and rounded to float32: the amplification curve",
+        PERTURB,
+        NOISE,
+        ranked=False,
+        moves=Moves(("kind", "input", "perturb"), kind="perturb", level="perturb"),
+    ),
 )
 # a pipeline file's seed:NAME, one record for each name of its SEEDS: planned, never a table row
 # (its budget rows are named for the file's seeds, kit.core.factors.moves reads them)
-NAMED_SEED = Factor(SEED_NAME, "one named seed of a pipeline file alone", SINGLE, SEED,
-                    uses=((PIPELINE, _NAMED_SEED),))
+NAMED_SEED = Factor(
+    SEED_NAME,
+    "one named seed of a pipeline file alone",
+    SINGLE,
+    SEED,
+    uses=((PIPELINE, _NAMED_SEED),),
+)
 _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
 _PLANNERS: dict = {}  # (name, subject kind) -> planner -> [Pair], opaque here (kit.runs.planning's)
@@ -258,8 +403,7 @@ def _env_form(form: str):
     return re.compile(form)
 
 
-def register(factor: Factor, planner=None, after: str | None = None,
-             kind: str = DATASET) -> None:
+def register(factor: Factor, planner=None, after: str | None = None, kind: str = DATASET) -> None:
     """Enter ``factor`` (after the factor named ``after``, else last) with its planner for
     subjects of ``kind``.
 
@@ -269,8 +413,10 @@ def register(factor: Factor, planner=None, after: str | None = None,
     one.
     """
     if factor.plannable != (planner is not None):
-        raise ValueError(f"factor {factor.name!r} is planned {factor.planned!r}: "
-                         + ("it needs a planner" if factor.plannable else "it takes no planner"))
+        raise ValueError(
+            f"factor {factor.name!r} is planned {factor.planned!r}: "
+            + ("it needs a planner" if factor.plannable else "it takes no planner")
+        )
     if planner is not None and factor.use(kind) is None:
         raise ValueError(f"factor {factor.name!r} does not apply to a {kind}")
     known = _FACTORS.get(factor.name)
@@ -354,8 +500,7 @@ def described(name: str, kind: str, seeds=(), own: str | None = None) -> str:
     u = use(name, kind, seeds)
     if u is None or u.description is None:
         return own if own is not None else _FACTORS[name].what
-    return u.description.format(seeds=", ".join(seeds) or "none",
-                                seed=name.split(":", 1)[-1])
+    return u.description.format(seeds=", ".join(seeds) or "none", seed=name.split(":", 1)[-1])
 
 
 def table() -> tuple:

@@ -13,10 +13,18 @@ PIPELINE = 4 << 20  # a lab's pipeline file (kit.worker.contract reads at most t
 # (pattern under KIT_HOME, bound): every file a reader, `kit store check` or a sweep reads there;
 # tests/test_home_damage.py damages each and runs every reader. The arrays (kit.runs.store.blobs)
 # and the index (SQLite) have checks of their own.
-KEPT = (("host.json", 4096), ("cluster.toml", SMALL), ("datasets/*.json", DATASET),
-        ("datasets/by-hash/*.json", DATASET), ("datasets/homology/*.json", DATASET),
-        ("pipelines/by-hash/*.json", SMALL), ("pipelines/by-hash/*.py", PIPELINE),
-        ("stacks/external.json", SMALL), ("writes/*.note", SMALL), ("store.json", SMALL))
+KEPT = (
+    ("host.json", 4096),
+    ("cluster.toml", SMALL),
+    ("datasets/*.json", DATASET),
+    ("datasets/by-hash/*.json", DATASET),
+    ("datasets/homology/*.json", DATASET),
+    ("pipelines/by-hash/*.json", SMALL),
+    ("pipelines/by-hash/*.py", PIPELINE),
+    ("stacks/external.json", SMALL),
+    ("writes/*.note", SMALL),
+    ("store.json", SMALL),
+)
 
 
 def problems(home: Path) -> list[tuple[Path, str]]:

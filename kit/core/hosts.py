@@ -10,9 +10,8 @@ import uuid
 
 from .atomic import create_once
 from .errors import KitError
-from .small_files import NotKits, read_home_json
 from .paths import kit_home, writable
-
+from .small_files import NotKits, read_home_json
 
 HOST_BYTES = 4096  # {"id": 16 hex digits, "name": a hostname}
 
@@ -46,8 +45,12 @@ def read_record(path) -> dict | None:
     doc = read_home_json(path, HOST_BYTES)
     if doc is None:
         return None
-    if not (isinstance(doc, dict) and isinstance(doc.get("id"), str) and doc["id"].isalnum()
-            and isinstance(doc.get("name"), str)):
+    if not (
+        isinstance(doc, dict)
+        and isinstance(doc.get("id"), str)
+        and doc["id"].isalnum()
+        and isinstance(doc.get("name"), str)
+    ):
         raise NotKits(path, "is not this machine's {id, name}")
     return {"id": doc["id"], "name": doc["name"]}
 

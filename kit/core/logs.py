@@ -27,17 +27,26 @@ def log_traceback(error: BaseException) -> str:
     return "nowhere (no writable folder)"
 
 
-
 def bug_line(error: BaseException) -> str:
     """The one line a user is shown for an error kit did not expect (a bug), its traceback
     written by log_traceback: the CLI's and the TUI's line alike."""
-    return (f"internal error: {type(error).__name__}: {error} (a bug in kit; the traceback is "
-            f"in {log_traceback(error)})")
+    return (
+        f"internal error: {type(error).__name__}: {error} (a bug in kit; the traceback is "
+        f"in {log_traceback(error)})"
+    )
+
 
 # the libraries under a cluster: their messages are the story of a failure, not the user's
 # output (a job submission that fails logs a 37-line tornado traceback on stderr by default)
-CLUSTER_LOGGERS = ("distributed", "dask", "dask_jobqueue", "tornado", "asyncio", "asyncssh",
-                   "bokeh")
+CLUSTER_LOGGERS = (
+    "distributed",
+    "dask",
+    "dask_jobqueue",
+    "tornado",
+    "asyncio",
+    "asyncssh",
+    "bokeh",
+)
 
 
 class _ClusterFile(logging.FileHandler):
@@ -89,9 +98,9 @@ def _warnings_to_logs() -> None:
     shown = warnings.showwarning
 
     def showwarning(message, category, filename, lineno, file=None, line=None):
-        whose = next((name for name, root in roots if str(filename).startswith(root)), None) \
-            or next((n for n in CLUSTER_LOGGERS
-                     if category.__module__.split(".")[0] == n), None)
+        whose = next(
+            (name for name, root in roots if str(filename).startswith(root)), None
+        ) or next((n for n in CLUSTER_LOGGERS if category.__module__.split(".")[0] == n), None)
         if whose is None or file is not None:  # not theirs, or shown where its caller asked
             return shown(message, category, filename, lineno, file, line)
         # a logger of its own: a cluster's silence_logs raises the library's level to ERROR

@@ -26,8 +26,9 @@ def kit_home(writing: bool = True) -> Path:
     except OSError as e:
         raise KitError(f"KIT_HOME {home} cannot be used: {e.strerror or e}") from None
     if not writable(home):
-        raise KitError(f"KIT_HOME {home} is not writable by this user; set KIT_HOME to a folder "
-                       "you can write")
+        raise KitError(
+            f"KIT_HOME {home} is not writable by this user; set KIT_HOME to a folder you can write"
+        )
     return home
 
 

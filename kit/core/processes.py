@@ -45,5 +45,3 @@ def keeping_signal_handlers():
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
-
-

@@ -19,8 +19,10 @@ class NotKits(Damaged):
     it aside."""
 
     def __init__(self, path, why: str):
-        super().__init__(f"{path} {why}, not the file kit writes there; `kit store check "
-                         "--repair` moves it aside (kept)")
+        super().__init__(
+            f"{path} {why}, not the file kit writes there; `kit store check "
+            "--repair` moves it aside (kept)"
+        )
         self.path, self.why = str(path), why
 
 
@@ -30,9 +32,13 @@ def _kind(path, mode: int) -> str:
             return f"is a link (to {os.readlink(path)[:200]!r})"
         except OSError:
             return "is a link"
-    return {stat.S_IFIFO: "is a FIFO", stat.S_IFCHR: "is a device", stat.S_IFBLK: "is a device",
-            stat.S_IFDIR: "is a folder", stat.S_IFSOCK: "is a socket"}.get(
-        stat.S_IFMT(mode), "is not a regular file")
+    return {
+        stat.S_IFIFO: "is a FIFO",
+        stat.S_IFCHR: "is a device",
+        stat.S_IFBLK: "is a device",
+        stat.S_IFDIR: "is a folder",
+        stat.S_IFSOCK: "is a socket",
+    }.get(stat.S_IFMT(mode), "is not a regular file")
 
 
 def shape_problem(path, limit: int = SMALL) -> str | None:
@@ -84,8 +90,9 @@ def read_home_json(path, limit: int = SMALL):
     try:
         return json.loads(data)
     except (ValueError, RecursionError):
-        raise NotKits(path, "is empty" if not data.strip() else
-                      "is not JSON (cut short, or garbage)") from None
+        raise NotKits(
+            path, "is empty" if not data.strip() else "is not JSON (cut short, or garbage)"
+        ) from None
 
 
 def read_small(path, limit: int = SMALL) -> bytes | None:

@@ -8,9 +8,9 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
-from . import factors
 from ..worker.pipeline import FEEDS, SEED_NAMES
 from ..worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
+from . import factors
 
 DTYPES = ("float64", "float32")
 KINDS = ("pipeline", "torch", "perturb", "feed")
@@ -18,9 +18,16 @@ DEVICES = ("cpu", "mps", "cuda")
 EMBEDDINGS = ("randomized", "arpack")
 # fields added after runs were first stored: left out of the id at their default, so that every
 # run stored before them keeps its id (and a bundle from an older kit still verifies)
-_LATER_DEFAULTS = {"embedding": "randomized", "process": "", "split": -1, "feed": "",
-                   "pipeline": ""}
+_LATER_DEFAULTS = {
+    "embedding": "randomized",
+    "process": "",
+    "split": -1,
+    "feed": "",
+    "pipeline": "",
+}
 PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
+
+
 def seeds(value: int = 0, **named) -> tuple:
     """All named seeds set to ``value`` (the paper's single "seed"), then any overrides."""
     unknown = set(named) - set(SEED_NAMES)
@@ -42,35 +49,41 @@ def pipeline_seeds(names, value: int = 0, **named) -> tuple:
     overrides."""
     unknown = set(named) - set(names)
     if unknown:
-        raise ValueError(f"unknown seed name(s): {', '.join(sorted(unknown))} (the pipeline's "
-                         f"SEEDS: {', '.join(names) or 'none'})")
+        raise ValueError(
+            f"unknown seed name(s): {', '.join(sorted(unknown))} (the pipeline's "
+            f"SEEDS: {', '.join(names) or 'none'})"
+        )
     return tuple((k, int(named.get(k, value))) for k in names)
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    dataset: str                 # dataset sha256
-    stack: str                   # stack name, e.g. "host"
-    stack_id: str                # what the stack really is: lock hash or measured versions
+    dataset: str  # dataset sha256
+    stack: str  # stack name, e.g. "host"
+    stack_id: str  # what the stack really is: lock hash or measured versions
     threads: int = 1
     dtype: str = "float64"
     svd_iters: int = 5
-    seeds: tuple = field(default_factory=seeds)  # ((name, value), ...): SEED_NAMES, or the file's SEEDS
-    env: tuple = ()              # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
-    replicate: int = 0           # repeats of an otherwise identical run (the null experiment)
-    kind: str = "pipeline"       # "pipeline" (every stage), "torch" (the PyTorch MLP alone), ...
-    input: str = ""              # torch, perturb, feed: the run whose stored arrays it starts from
-    device: str = "cpu"          # torch: cpu | mps | cuda
+    seeds: tuple = field(
+        default_factory=seeds
+    )  # ((name, value), ...): SEED_NAMES, or the file's SEEDS
+    env: tuple = ()  # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
+    replicate: int = 0  # repeats of an otherwise identical run (the null experiment)
+    kind: str = "pipeline"  # "pipeline" (every stage), "torch" (the PyTorch MLP alone), ...
+    input: str = ""  # torch, perturb, feed: the run whose stored arrays it starts from
+    device: str = "cpu"  # torch: cpu | mps | cuda
     deterministic: bool = False  # torch: torch.use_deterministic_algorithms
-    host: str = ""               # the machine that ran it (kit.core.hosts): the same spec elsewhere is another run
-    perturb: str = ""            # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
+    host: str = (
+        ""  # the machine that ran it (kit.core.hosts): the same spec elsewhere is another run
+    )
+    perturb: str = ""  # perturb: "noise:EPS:DRAW" or "float32", applied to input's embedding
     embedding: str = "randomized"  # the SVD that k-means, neighbours and the classifiers use
-    process: str = ""            # the process factor: a fresh worker process, or a warm one
+    process: str = ""  # the process factor: a fresh worker process, or a warm one
     # the split seed (seed:split): -1 keeps the dataset's own cut; s >= 0 re-splits the same
     # records: a permutation of them, in the dataset's stored order, from
     # numpy.random.default_rng(s), then the dataset's cut (n_train train, the rest test)
     split: int = -1
-    feed: str = ""               # feed: the first stage rerun, on input's stored arrays (FEEDS)
+    feed: str = ""  # feed: the first stage rerun, on input's stored arrays (FEEDS)
     # a lab's own pipeline (kit.worker.contract), named by the sha256 of its file; "" is kit's
     # built-in one. Its seeds are the file's SEEDS, and its dataset is the same hash: the file
     # reads its own data, so its runs group apart from every dataset's (and every other file's)
@@ -80,28 +93,38 @@ class RunSpec:
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, not {self.dtype!r}")
         if self.threads < 1 or self.svd_iters < 1:
-            raise ValueError(f"threads and svd_iters must be positive, not {self.threads!r} and "
-                             f"{self.svd_iters!r}")
+            raise ValueError(
+                f"threads and svd_iters must be positive, not {self.threads!r} and "
+                f"{self.svd_iters!r}"
+            )
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
         if self.device not in DEVICES:
             raise ValueError(f"device must be one of {DEVICES}, not {self.device!r}")
         if self.kind in ("torch", "perturb", "feed") and not self.input:
-            raise ValueError(f"a {self.kind} run names the run whose embedding it trains on (input)")
+            raise ValueError(
+                f"a {self.kind} run names the run whose embedding it trains on (input)"
+            )
         if self.embedding not in EMBEDDINGS:
             raise ValueError(f"embedding must be one of {EMBEDDINGS}, not {self.embedding!r}")
         if self.process not in PROCESSES:
             raise ValueError(f"process must be one of {PROCESSES}, not {self.process!r}")
         if not isinstance(self.split, int) or isinstance(self.split, bool) or self.split < -1:
-            raise ValueError(f"split must be -1 (the dataset's own cut) or a seed >= 0, not {self.split!r}")
+            raise ValueError(
+                f"split must be -1 (the dataset's own cut) or a seed >= 0, not {self.split!r}"
+            )
         if self.split >= 0 and self.kind != "pipeline":
-            raise ValueError("a split seed re-splits a pipeline run; a torch or perturbed run "
-                             "trains on its input's split")
+            raise ValueError(
+                "a split seed re-splits a pipeline run; a torch or perturbed run "
+                "trains on its input's split"
+            )
         if self.kind == "perturb" and not self.perturb:
             raise ValueError("a perturb run says which perturbation (noise:EPS:DRAW or float32)")
         if (self.kind == "feed") != bool(self.feed) or (self.feed and self.feed not in FEEDS):
-            raise ValueError(f"a feed run, and only one, names its first stage rerun, one of "
-                             f"{tuple(FEEDS)} (not {self.feed!r})")
+            raise ValueError(
+                f"a feed run, and only one, names its first stage rerun, one of "
+                f"{tuple(FEEDS)} (not {self.feed!r})"
+            )
 
         for pair in self.env:
             if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
@@ -112,8 +135,10 @@ class RunSpec:
             # threads=1) would run code or change a run behind its spec
             form = factors.spec_env().get(var)
             if form is None:
-                raise ValueError(f"env variable {var[:40]!r} is not one kit sets "
-                                 f"({', '.join(factors.spec_env())})")
+                raise ValueError(
+                    f"env variable {var[:40]!r} is not one kit sets "
+                    f"({', '.join(factors.spec_env())})"
+                )
             if not form.fullmatch(value):
                 raise ValueError(f"env {var}={value[:40]!r} is not a value kit writes")
         if self.pipeline:
@@ -121,11 +146,19 @@ class RunSpec:
 
     def _check_pipeline(self):
         if not re.fullmatch(r"[0-9a-f]{64}", self.pipeline) or self.dataset != self.pipeline:
-            raise ValueError("a lab pipeline is named by its file's sha256, which is also its "
-                             "runs' dataset")
-        if self.kind != "pipeline" or self.split >= 0 or self.feed or self.embedding != "randomized":
-            raise ValueError("a lab pipeline's run is a plain pipeline run: its seeds, dtype, "
-                             "threads and stack vary; kit's own stages' options do not apply")
+            raise ValueError(
+                "a lab pipeline is named by its file's sha256, which is also its runs' dataset"
+            )
+        if (
+            self.kind != "pipeline"
+            or self.split >= 0
+            or self.feed
+            or self.embedding != "randomized"
+        ):
+            raise ValueError(
+                "a lab pipeline's run is a plain pipeline run: its seeds, dtype, "
+                "threads and stack vary; kit's own stages' options do not apply"
+            )
 
     def to_json(self) -> str:
         return self._json
@@ -154,13 +187,22 @@ class RunSpec:
 
     def worker_json(self) -> str:
         """The part of the spec the worker acts on (threads and env act through the process)."""
-        return json.dumps({"kind": self.kind, "dtype": self.dtype, "svd_iters": self.svd_iters,
-                           "seeds": self.seed_dict, "threads": self.threads,
-                           "device": self.device, "deterministic": self.deterministic,
-                           "perturb": self.perturb, "embedding": self.embedding,
-                           "feed": self.feed,
-                           **({"pipeline": self.pipeline} if self.pipeline else {}),
-                           **({"split": self.split} if self.split >= 0 else {})})
+        return json.dumps(
+            {
+                "kind": self.kind,
+                "dtype": self.dtype,
+                "svd_iters": self.svd_iters,
+                "seeds": self.seed_dict,
+                "threads": self.threads,
+                "device": self.device,
+                "deterministic": self.deterministic,
+                "perturb": self.perturb,
+                "embedding": self.embedding,
+                "feed": self.feed,
+                **({"pipeline": self.pipeline} if self.pipeline else {}),
+                **({"split": self.split} if self.split >= 0 else {}),
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> RunSpec:
@@ -169,5 +211,7 @@ class RunSpec:
     @classmethod
     def from_dict(cls, d: dict) -> RunSpec:
         """A spec from its JSON form; a field an older kit did not write takes its default."""
-        d = dict(d, seeds=tuple(tuple(p) for p in d["seeds"]), env=tuple(tuple(p) for p in d["env"]))
+        d = dict(
+            d, seeds=tuple(tuple(p) for p in d["seeds"]), env=tuple(tuple(p) for p in d["env"])
+        )
         return cls(**d)

@@ -48,13 +48,16 @@ def sweep(parent, prefix: str) -> int:
     """Remove the folders ``parent/PREFIX*`` whose owner is gone; returns how many."""
     parent = Path(parent)
     try:
-        found = [d for d in parent.iterdir() if d.name.startswith(prefix) and d.is_dir()
-                 and not d.is_symlink()]
+        found = [
+            d
+            for d in parent.iterdir()
+            if d.name.startswith(prefix) and d.is_dir() and not d.is_symlink()
+        ]
     except OSError:
         return 0
     removed = 0
     for d in found:
-        pid = d.name[len(prefix):].split("-")[0]
+        pid = d.name[len(prefix) :].split("-")[0]
         if abandoned(d / OWNER, int(pid) if pid.isdigit() and len(pid) < 10 else None, d):
             discard(d)
             removed += 1

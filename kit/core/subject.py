@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from collections.abc import Mapping
 
 from ..worker.pipeline import KINDS, SEED_NAMES
 
-DATASET = "dataset"    # kit's built-in pipeline (kit.worker.pipeline) on one stored dataset
+DATASET = "dataset"  # kit's built-in pipeline (kit.worker.pipeline) on one stored dataset
 PIPELINE = "pipeline"  # a lab's own file (docs/pipelines.md), which reads its own data
 KINDS_OF = (DATASET, PIPELINE)
 
@@ -74,13 +74,28 @@ def pipeline_head(name: str, sha: str) -> str:
 
 def of_dataset(sha256: str, summary: Mapping, why: str = "") -> Subject:
     """kit's own pipeline on the dataset ``sha256`` (``summary``: the store's datasets row)."""
-    return Subject(DATASET, sha256, str(summary.get("name") or sha256[:12]), SEED_NAMES, KINDS,
-                   True, summary, why)
+    return Subject(
+        DATASET,
+        sha256,
+        str(summary.get("name") or sha256[:12]),
+        SEED_NAMES,
+        KINDS,
+        True,
+        summary,
+        why,
+    )
 
 
 def of_pipeline(info: Mapping, why: str = "", summary: Mapping | None = None) -> Subject:
     """A lab's pipeline from its declaration (kit.data.pipelines' info: sha256, name, seeds,
     kinds, dtype)."""
-    return Subject(PIPELINE, info["sha256"], str(info.get("name") or info["sha256"][:12]),
-                   tuple(info.get("seeds") or ()), dict(info.get("kinds") or {}),
-                   bool(info.get("dtype")), summary if summary is not None else info, why)
+    return Subject(
+        PIPELINE,
+        info["sha256"],
+        str(info.get("name") or info["sha256"][:12]),
+        tuple(info.get("seeds") or ()),
+        dict(info.get("kinds") or {}),
+        bool(info.get("dtype")),
+        summary if summary is not None else info,
+        why,
+    )

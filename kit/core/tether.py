@@ -32,13 +32,14 @@ import signal
 import sys
 import time
 
-POLL = 0.5        # seconds between looks at the parent (the only way on macOS)
-_ROUNDS = 50      # of kills: a process forked while a round killed is found by the next
+POLL = 0.5  # seconds between looks at the parent (the only way on macOS)
+_ROUNDS = 50  # of kills: a process forked while a round killed is found by the next
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
 
 # -- the process table: kit and the tether both read it ------------------------------------------
+
 
 def table() -> list:
     """(pid, parent pid, process group) of every process on this machine but zombies (they
@@ -54,14 +55,15 @@ def table() -> list:
             except OSError:  # gone meanwhile
                 continue
             # the name in parentheses may hold spaces and ')': the fields follow the last ')'
-            fields = stat[stat.rfind(")") + 2:].split()
+            fields = stat[stat.rfind(")") + 2 :].split()
             if len(fields) > 2 and fields[0] not in ("Z", "X"):
                 rows.append((int(name), int(fields[1]), int(fields[2])))
         return rows
     import subprocess
 
-    out = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,pgid=,stat="], capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        ["ps", "-A", "-o", "pid=,ppid=,pgid=,stat="], capture_output=True, text=True
+    ).stdout
     rows = []
     for row in out.splitlines():
         parts = row.split()
@@ -133,8 +135,10 @@ def _reap() -> None:
 
 # -- kit's side ---------------------------------------------------------------------------------
 
-def argv(cmd, *, passed=(), pid_fd: int | None = None, dup: tuple | None = None,
-         after=None) -> list:
+
+def argv(
+    cmd, *, passed=(), pid_fd: int | None = None, dup: tuple | None = None, after=None
+) -> list:
     """The command line that runs ``cmd`` tethered to this process. ``passed``: descriptors the
     command gets (give them to Popen's pass_fds too); ``pid_fd``: the write end of a pipe the
     tether writes the command's pid into, then closes; ``dup``: (fd, number) the command gets
@@ -151,8 +155,15 @@ def argv(cmd, *, passed=(), pid_fd: int | None = None, dup: tuple | None = None,
         import json
 
         flags.append("--after=" + json.dumps([str(a) for a in after]))
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *flags, "--",
-            *(str(c) for c in cmd)]
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        os.path.abspath(__file__),
+        *flags,
+        "--",
+        *(str(c) for c in cmd),
+    ]
 
 
 def check_runnable(program: str, cwd, env) -> None:
@@ -187,7 +198,7 @@ _DEFAULTED = tuple(getattr(signal, s) for s in ("SIGPIPE", "SIGXFSZ") if hasattr
 
 _PARENT = 0  # kit's pid: the tether's parent while kit lives
 _AFTER: list = []  # the command run when the tether ends (a container's removal), once
-_ENDING = None     # held while the tether ends: _end waits for an ending under way
+_ENDING = None  # held while the tether ends: _end waits for an ending under way
 AFTER_SECONDS = 60
 
 
@@ -198,9 +209,13 @@ def _run_after() -> None:
     cmd = _AFTER.pop()
     try:
         null = os.open(os.devnull, os.O_RDWR)
-        pid = os.posix_spawnp(cmd[0], cmd, dict(os.environ), setsigdef=_DEFAULTED,
-                              file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
-                                            (os.POSIX_SPAWN_DUP2, null, 1)])
+        pid = os.posix_spawnp(
+            cmd[0],
+            cmd,
+            dict(os.environ),
+            setsigdef=_DEFAULTED,
+            file_actions=[(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1)],
+        )
         os.close(null)
     except OSError as e:
         sys.stderr.write(f"kit: cannot run {cmd[0]}: {e.strerror or e}\n")
@@ -264,7 +279,7 @@ def main(args: list) -> None:
     _ENDING = _thread.allocate_lock()
     split = args.index("--")
     opts = dict(a[2:].split("=", 1) for a in args[:split])
-    cmd = args[split + 1:]
+    cmd = args[split + 1 :]
     parent = _PARENT = int(opts["parent"])
     passed = [int(fd) for fd in opts.get("pass", "").split(",") if fd]
     if "after" in opts:

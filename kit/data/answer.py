@@ -48,18 +48,24 @@ class Tally:
         self.pages += 1
         held = len(rows) + bad
         if held > a.page_size:
-            raise WrongAnswer(f"organism {t}: UniProt's page {self.pages} holds {held} rows, more "
-                              f"than the {a.page_size} asked (size={a.page_size}); {REFUSED}")
+            raise WrongAnswer(
+                f"organism {t}: UniProt's page {self.pages} holds {held} rows, more "
+                f"than the {a.page_size} asked (size={a.page_size}); {REFUSED}"
+            )
         self.rows += held
         if self.rows > self.total:
-            raise WrongAnswer(f"organism {t}: UniProt announced {self.total} rows but its pages "
-                              f"hold more ({self.rows} by page {self.pages}); {REFUSED}")
+            raise WrongAnswer(
+                f"organism {t}: UniProt announced {self.total} rows but its pages "
+                f"hold more ({self.rows} by page {self.pages}); {REFUSED}"
+            )
         self.malformed += bad
         allowed = malformed_allowed(self.total)
         if self.malformed > allowed:  # said as soon as it is past the bound: no more pages
-            raise WrongAnswer(f"organism {t}: {self.malformed} of UniProt's first {self.rows} "
-                              f"rows are malformed (at most 1% of the {self.total} announced, "
-                              f"{allowed}, are skipped); {REFUSED}")
+            raise WrongAnswer(
+                f"organism {t}: {self.malformed} of UniProt's first {self.rows} "
+                f"rows are malformed (at most 1% of the {self.total} announced, "
+                f"{allowed}, are skipped); {REFUSED}"
+            )
         for row in rows:
             acc = row[0]
             if acc in a._first:
@@ -71,13 +77,17 @@ class Tally:
         """All pages are in: as many rows as announced, and enough proteins for the protocol."""
         t = self.taxid
         if self.rows != self.total:
-            raise WrongAnswer(f"organism {t}: received {self.rows} rows but UniProt announced "
-                              f"{self.total} (the last page, {self.pages}, held {last_page_rows} "
-                              f"and named no next page); {REFUSED}")
+            raise WrongAnswer(
+                f"organism {t}: received {self.rows} rows but UniProt announced "
+                f"{self.total} (the last page, {self.pages}, held {last_page_rows} "
+                f"and named no next page); {REFUSED}"
+            )
         if self.usable < self.answer.per_organism:
-            raise WrongAnswer(f"organism {t} ({self.name}): UniProt's answer holds {self.usable} "
-                              f"usable proteins, fewer than the {self.answer.per_organism} per "
-                              f"organism that were asked (--per-organism); {REFUSED}")
+            raise WrongAnswer(
+                f"organism {t} ({self.name}): UniProt's answer holds {self.usable} "
+                f"usable proteins, fewer than the {self.answer.per_organism} per "
+                f"organism that were asked (--per-organism); {REFUSED}"
+            )
 
 
 def _twice(acc: str, first: tuple, again: tuple) -> str:

@@ -67,12 +67,18 @@ class Dataset:
         lengths = np.fromiter(map(len, self.seqs), dtype=np.int64, count=self.n)
         labels = np.asarray(self.labels)
         return {
-            "name": self.name, "source": self.source, "synthetic": self.synthetic,
-            "rows": self.n, "train": self.n_train, "test": self.n_test,
-            "positives": int(labels.sum()), "test_positives": int(labels[self.n_train:].sum()),
+            "name": self.name,
+            "source": self.source,
+            "synthetic": self.synthetic,
+            "rows": self.n,
+            "train": self.n_train,
+            "test": self.n_test,
+            "positives": int(labels.sum()),
+            "test_positives": int(labels[self.n_train :].sum()),
             "label_rate": float(labels.mean()) if self.n else 0.0,
             "mean_length": float(lengths.mean()) if self.n else 0.0,
-            "organisms": len(set(self.organisms)), "split_seed": self.split_seed,
+            "organisms": len(set(self.organisms)),
+            "split_seed": self.split_seed,
             "sha256": self.sha256,
             # a split's removed ids stay in its file, not in every summary of it
             **{k: v for k, v in self.meta.items() if k != "removed_ids"},
@@ -81,31 +87,52 @@ class Dataset:
     def head(self, n: int) -> Dataset:
         """The first n records of the split order, re-cut: the paper's 'first 6,000 of a shuffled pool'."""
         if not 0 < n <= self.n:
-            raise KitError(f"--n {n:,}: dataset {self.name!r} holds {self.n:,} proteins, so --n "
-                           f"is at most {self.n:,} (an imported dataset's bound is its size)")
+            raise KitError(
+                f"--n {n:,}: dataset {self.name!r} holds {self.n:,} proteins, so --n "
+                f"is at most {self.n:,} (an imported dataset's bound is its size)"
+            )
         if n == self.n:
             return self
         if self.meta.get("split") == "homology":  # its first n: train alone, re-cut 2:1
-            raise KitError(f"dataset {self.name!r} is a homology-disjoint split, its first {n} not: use "
-                           f"it whole, or kit data split {self.meta.get('source_name')} --n {n} ...")
+            raise KitError(
+                f"dataset {self.name!r} is a homology-disjoint split, its first {n} not: use "
+                f"it whole, or kit data split {self.meta.get('source_name')} --n {n} ..."
+            )
         sl = slice(0, n)
-        return Dataset(f"{self.name}[:{n}]", self.source, self.ids[sl], self.seqs[sl],
-                       self.labels[sl], self.organisms[sl], n_train_for(n), self.split_seed,
-                       dict(self.meta))
+        return Dataset(
+            f"{self.name}[:{n}]",
+            self.source,
+            self.ids[sl],
+            self.seqs[sl],
+            self.labels[sl],
+            self.organisms[sl],
+            n_train_for(n),
+            self.split_seed,
+            dict(self.meta),
+        )
 
 
 def n_train_for(n: int) -> int:
     return n - int(n * TEST_FRACTION)
 
 
-def make_dataset(name, source, ids, seqs, labels, organisms, split_seed=SPLIT_SEED,
-                 shuffle=True, meta=None) -> Dataset:
+def make_dataset(
+    name, source, ids, seqs, labels, organisms, split_seed=SPLIT_SEED, shuffle=True, meta=None
+) -> Dataset:
     """Shuffle with the split seed (a dataset property, never a training seed) and cut 2:1."""
     order = split_order(name, len(seqs), split_seed, shuffle)
     pick = lambda xs: tuple(xs[i] for i in order)  # noqa: E731
-    return Dataset(name, source, Strings(pick(list(ids))), Strings(pick(list(seqs))),
-                   pick([int(v) for v in labels]), pick(list(organisms)), n_train_for(len(seqs)),
-                   split_seed if shuffle else None, dict(meta or {}))
+    return Dataset(
+        name,
+        source,
+        Strings(pick(list(ids))),
+        Strings(pick(list(seqs))),
+        pick([int(v) for v in labels]),
+        pick(list(organisms)),
+        n_train_for(len(seqs)),
+        split_seed if shuffle else None,
+        dict(meta or {}),
+    )
 
 
 def split_order(name, n: int, split_seed=SPLIT_SEED, shuffle=True):
@@ -123,8 +150,10 @@ def _well_formed(name: str) -> str:
     """``name`` if a dataset may have it, else the one line that says which names may be (every
     name typed is held to it: `kit data info ""` said "invalid dataset name ''", import this)."""
     if not _NAME.match(name or ""):
-        raise KitError(f"dataset name {name[:70]!r}: use letters, digits, '.', '_' and '-' (at most "
-                       "64, starting with a letter or digit)")
+        raise KitError(
+            f"dataset name {name[:70]!r}: use letters, digits, '.', '_' and '-' (at most "
+            "64, starting with a letter or digit)"
+        )
     return name
 
 
@@ -132,8 +161,10 @@ def check_name(name: str) -> str:
     """A name a user may give an imported dataset, or a one-line KitError saying why not."""
     _well_formed(name)
     if name in RESERVED or name.startswith("synthetic-"):
-        raise KitError(f"the name {name!r} is reserved for kit's own datasets (synthetic, "
-                       "swissprot); choose another --name")
+        raise KitError(
+            f"the name {name!r} is reserved for kit's own datasets (synthetic, "
+            "swissprot); choose another --name"
+        )
     return name
 
 
@@ -157,7 +188,7 @@ def _json(v, step: int = 65536):
         yield json.dumps(list(v) if isinstance(v, Strings) else v, separators=(",", ":"))
         return
     for i in range(0, len(v), step):
-        yield ("," if i else "[") + json.dumps(list(v[i:i + step]), separators=(",", ":"))[1:-1]
+        yield ("," if i else "[") + json.dumps(list(v[i : i + step]), separators=(",", ":"))[1:-1]
     yield "]"
 
 
@@ -178,9 +209,18 @@ def _json_doc(doc: dict):
 
 
 def save_dataset(ds: Dataset) -> Path:
-    doc = {"name": ds.name, "source": ds.source, "split_seed": ds.split_seed,
-           "n_train": ds.n_train, "meta": ds.meta, "sha256": ds.sha256, "ids": ds.ids,
-           "seqs": ds.seqs, "labels": ds.labels, "organisms": ds.organisms}
+    doc = {
+        "name": ds.name,
+        "source": ds.source,
+        "split_seed": ds.split_seed,
+        "n_train": ds.n_train,
+        "meta": ds.meta,
+        "sha256": ds.sha256,
+        "ids": ds.ids,
+        "seqs": ds.seqs,
+        "labels": ds.labels,
+        "organisms": ds.organisms,
+    }
     path = _path(ds.name)
     try:
         with atomic_path(path) as tmp, open(tmp, "wb") as f:
@@ -211,18 +251,29 @@ def read_dataset_file(path: Path) -> Dataset:
         doc = read_home_json(path, DATASET)
         if doc is None:
             raise KitError(f"dataset file {path} vanished while it was read; run the command again")
-        ds = Dataset(doc["name"], doc["source"], Strings(doc["ids"]), Strings(doc["seqs"]),
-                     tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"],
-                     doc["split_seed"], doc.get("meta", {}))
+        ds = Dataset(
+            doc["name"],
+            doc["source"],
+            Strings(doc["ids"]),
+            Strings(doc["seqs"]),
+            tuple(doc["labels"]),
+            tuple(doc["organisms"]),
+            doc["n_train"],
+            doc["split_seed"],
+            doc.get("meta", {}),
+        )
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise KitError(f"dataset file {path} is unreadable ({e}); delete it and recreate it") from e
     if ds.sha256 != doc["sha256"]:
-        raise KitError(f"dataset file {path} does not match its recorded sha256; refusing to use it")
+        raise KitError(
+            f"dataset file {path} does not match its recorded sha256; refusing to use it"
+        )
     return ds
 
 
-def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = True,
-                 save: bool = True) -> Dataset:
+def load_dataset(
+    name: str = SYNTHETIC, n: int | None = None, generate: bool = True, save: bool = True
+) -> Dataset:
     """A stored dataset by name; ``synthetic`` at the asked size is made if ``generate``, kept if ``save``."""
     known = lambda: ", ".join(stored_datasets()) or "none yet"  # noqa: E731
     if name == SYNTHETIC:
@@ -230,29 +281,42 @@ def load_dataset(name: str = SYNTHETIC, n: int | None = None, generate: bool = T
         if size < 100:
             raise KitError("--n must be at least 100 for the synthetic set (64 SVD components)")
         if size > MAX_SYNTHETIC_N:
-            raise KitError(f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,} "
-                           "proteins (an imported dataset: up to its size)")
+            raise KitError(
+                f"--n {size:,}: the synthetic set is generated up to {MAX_SYNTHETIC_N:,} "
+                "proteins (an imported dataset: up to its size)"
+            )
         path = _path(f"{SYNTHETIC}-{size}")
         if path.exists():
             return _read(path)
         if not generate:
-            raise KitError(f"no dataset synthetic at --n {size} (stored: {known()}); `kit run "
-                           f"--factor repeat --dataset synthetic --n {size}` makes it")
-        from .synthetic import SEED, generate as _generate
+            raise KitError(
+                f"no dataset synthetic at --n {size} (stored: {known()}); `kit run "
+                f"--factor repeat --dataset synthetic --n {size}` makes it"
+            )
+        from .synthetic import SEED
+        from .synthetic import generate as _generate
 
         ids, seqs, labels, orgs = _generate(size)
-        ds = make_dataset(f"{SYNTHETIC}-{size}", SYNTHETIC, ids, seqs, labels, orgs,
-                          meta={"generator_seed": SEED})
+        ds = make_dataset(
+            f"{SYNTHETIC}-{size}", SYNTHETIC, ids, seqs, labels, orgs, meta={"generator_seed": SEED}
+        )
         if save:
             save_dataset(ds)
         return ds
     path = _path(name)
     if not path.exists():
         # the paper's Swiss-Prot subset is kit's own to make: fetched, never imported
-        how = ("`kit data fetch` downloads it from UniProt (the paper's subset); offline, use "
-               "'synthetic'" if name == RESERVED[1] else "use 'synthetic' or 'kit data import'")
-        raise KitError(unknown("no dataset", name, [SYNTHETIC, *stored_datasets()],
-                               f" (stored: {known()}); {how}"))
+        how = (
+            "`kit data fetch` downloads it from UniProt (the paper's subset); offline, use "
+            "'synthetic'"
+            if name == RESERVED[1]
+            else "use 'synthetic' or 'kit data import'"
+        )
+        raise KitError(
+            unknown(
+                "no dataset", name, [SYNTHETIC, *stored_datasets()], f" (stored: {known()}); {how}"
+            )
+        )
     ds = _read(path)
     return ds if n is None else ds.head(n)
 
@@ -264,9 +328,18 @@ def stored_datasets() -> list:
 def _worker_doc(ds: Dataset) -> bytes:
     """What a worker reads: the records in split order and the cut, with the dataset's hash
     (ids and organisms too, so that the file can be re-hashed on its own)."""
-    return "".join(_json_doc({"sha256": ds.sha256, "ids": ds.ids, "seqs": ds.seqs,
-                              "labels": ds.labels, "organisms": ds.organisms,
-                              "n_train": ds.n_train})).encode()
+    return "".join(
+        _json_doc(
+            {
+                "sha256": ds.sha256,
+                "ids": ds.ids,
+                "seqs": ds.seqs,
+                "labels": ds.labels,
+                "organisms": ds.organisms,
+                "n_train": ds.n_train,
+            }
+        )
+    ).encode()
 
 
 _checked: dict = {}  # path -> the file identity verified in this process
@@ -316,8 +389,16 @@ def verify_worker_file(path: Path) -> str | None:
     """Why a worker's dataset file does not hold the dataset its name says (None: it does)."""
     try:
         doc = read_home_json(path, DATASET)
-        ds = Dataset("check", "check", Strings(doc["ids"]), Strings(doc["seqs"]),
-                     tuple(doc["labels"]), tuple(doc["organisms"]), doc["n_train"], None)
+        ds = Dataset(
+            "check",
+            "check",
+            Strings(doc["ids"]),
+            Strings(doc["seqs"]),
+            tuple(doc["labels"]),
+            tuple(doc["organisms"]),
+            doc["n_train"],
+            None,
+        )
     except NotKits as e:
         return e.why
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -333,6 +414,8 @@ def verify_worker_files() -> int:
     files = sorted((subdir("datasets") / "by-hash").glob("*.json"))
     bad = [f"{p.stem[:12]} ({why})" for p in files if (why := verify_worker_file(p))]
     if bad:
-        raise KitError(f"dataset file(s) that runs read are damaged: {', '.join(bad)}; `kit store "
-                       "check --repair` removes them (rewritten from the dataset before a run)")
+        raise KitError(
+            f"dataset file(s) that runs read are damaged: {', '.join(bad)}; `kit store "
+            "check --repair` removes them (rewritten from the dataset before a run)"
+        )
     return len(files)

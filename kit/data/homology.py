@@ -18,8 +18,8 @@ import numpy as np
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
-from .dataset import Dataset
 from ..core.small_files import DATASET, read_home_json
+from .dataset import Dataset
 
 IDENTITY, COVERAGE = 0.3, 0.8  # the field's usual 30% identity over 80% of both sequences
 FORMAT = 1
@@ -27,32 +27,39 @@ FORMAT = 1
 
 @dataclass(frozen=True)
 class Clustering:
-    dataset: str      # the dataset's sha256
+    dataset: str  # the dataset's sha256
     identity: float
     coverage: float
-    labels: tuple     # cluster number per protein in the dataset's split order, 0.. by first appearance
+    labels: (
+        tuple  # cluster number per protein in the dataset's split order, 0.. by first appearance
+    )
     n_train: int
-    tool: str         # e.g. "MMseqs2 18-8cc5c"
+    tool: str  # e.g. "MMseqs2 18-8cc5c"
 
     @property
     def test_clusters(self) -> np.ndarray:
-        return np.asarray(self.labels[self.n_train:], dtype=np.int64)
+        return np.asarray(self.labels[self.n_train :], dtype=np.int64)
 
     @property
     def test_with_train_homolog(self) -> np.ndarray:
         """Per test protein: does its cluster hold a train protein?"""
-        train = np.unique(np.asarray(self.labels[:self.n_train], dtype=np.int64))
+        train = np.unique(np.asarray(self.labels[: self.n_train], dtype=np.int64))
         return np.isin(self.test_clusters, train)
 
     def summary(self) -> dict:
         sizes = np.bincount(np.asarray(self.labels, dtype=np.int64)) if self.labels else np.zeros(0)
         leak = self.test_with_train_homolog
-        return {"clusters": int(sizes.size), "largest": int(sizes.max(initial=0)),
-                "singletons": int((sizes == 1).sum()),
-                "test_with_train_homolog": float(leak.mean()) if leak.size else 0.0,
-                "test_with_train_homolog_count": int(leak.sum()),
-                "identity": self.identity, "coverage": self.coverage, "tool": self.tool,
-                "dataset": self.dataset}
+        return {
+            "clusters": int(sizes.size),
+            "largest": int(sizes.max(initial=0)),
+            "singletons": int((sizes == 1).sum()),
+            "test_with_train_homolog": float(leak.mean()) if leak.size else 0.0,
+            "test_with_train_homolog_count": int(leak.sum()),
+            "identity": self.identity,
+            "coverage": self.coverage,
+            "tool": self.tool,
+            "dataset": self.dataset,
+        }
 
 
 def check_parameters(identity, coverage) -> tuple[float, float]:
@@ -78,9 +85,13 @@ def labels_from_rows(rows, n: int) -> tuple:
         try:
             rep, member = (int(x) for x in row)
         except ValueError:
-            raise KitError(f"mmseqs cluster table: an id that is not a protein index {row!r}") from None
+            raise KitError(
+                f"mmseqs cluster table: an id that is not a protein index {row!r}"
+            ) from None
         if not (0 <= rep < n and 0 <= member < n):
-            raise KitError(f"mmseqs cluster table: unknown protein {max(rep, member)} (the set has {n})")
+            raise KitError(
+                f"mmseqs cluster table: unknown protein {max(rep, member)} (the set has {n})"
+            )
         if member in rep_of:
             raise KitError(f"mmseqs cluster table: protein {member} is in two clusters")
         rep_of[member] = rep
@@ -95,14 +106,18 @@ def labels_from_rows(rows, n: int) -> tuple:
 
 def _digest(doc: dict) -> str:
     body = {k: v for k, v in doc.items() if k != "digest"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def _store(c: Clustering) -> None:
     doc = {"format": FORMAT, **asdict(c), "labels": list(c.labels)}
     doc["digest"] = _digest(doc)
-    write_bytes(_path(c.dataset, c.identity, c.coverage),
-                json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+    write_bytes(
+        _path(c.dataset, c.identity, c.coverage),
+        json.dumps(doc, sort_keys=True, separators=(",", ":")).encode(),
+    )
 
 
 def _first_appearance(labels) -> bool:
@@ -114,8 +129,13 @@ def _first_appearance(labels) -> bool:
     return True
 
 
-def _read(path: Path, sha256: str, n: int | None = None, n_train: int | None = None,
-          params: tuple | None = None) -> Clustering | None:
+def _read(
+    path: Path,
+    sha256: str,
+    n: int | None = None,
+    n_train: int | None = None,
+    params: tuple | None = None,
+) -> Clustering | None:
     """The clustering stored at ``path`` for dataset ``sha256``, verified (its digest, format,
     dataset, numbering; ``n``, ``n_train`` and ``params`` when known); None when there is none."""
     try:
@@ -125,19 +145,33 @@ def _read(path: Path, sha256: str, n: int | None = None, n_train: int | None = N
     if doc is None:
         return None
     try:
-        c = Clustering(doc["dataset"], float(doc["identity"]), float(doc["coverage"]),
-                       tuple(int(v) for v in doc["labels"]), int(doc["n_train"]), str(doc["tool"]))
-        whole = (doc["digest"] == _digest(doc) and doc["format"] == FORMAT
-                 and c.dataset == sha256 and path.name == _path(sha256, c.identity, c.coverage).name
-                 and len(c.labels) == (len(c.labels) if n is None else n)
-                 and 0 < c.n_train < len(c.labels) and c.n_train == (n_train or c.n_train)
-                 and (c.identity, c.coverage) == (params or (c.identity, c.coverage))
-                 and _first_appearance(c.labels) and min(c.labels, default=0) >= 0)
+        c = Clustering(
+            doc["dataset"],
+            float(doc["identity"]),
+            float(doc["coverage"]),
+            tuple(int(v) for v in doc["labels"]),
+            int(doc["n_train"]),
+            str(doc["tool"]),
+        )
+        whole = (
+            doc["digest"] == _digest(doc)
+            and doc["format"] == FORMAT
+            and c.dataset == sha256
+            and path.name == _path(sha256, c.identity, c.coverage).name
+            and len(c.labels) == (len(c.labels) if n is None else n)
+            and 0 < c.n_train < len(c.labels)
+            and c.n_train == (n_train or c.n_train)
+            and (c.identity, c.coverage) == (params or (c.identity, c.coverage))
+            and _first_appearance(c.labels)
+            and min(c.labels, default=0) >= 0
+        )
     except (KeyError, TypeError, ValueError, AttributeError):
         whole = False
     if not whole:
-        raise KitError(f"homology clustering {path} does not match its digest or dataset "
-                       f"{sha256[:12]}; refusing it (delete it and run `kit data homology` again)")
+        raise KitError(
+            f"homology clustering {path} does not match its digest or dataset "
+            f"{sha256[:12]}; refusing it (delete it and run `kit data homology` again)"
+        )
     return c
 
 
@@ -145,8 +179,9 @@ def stored_clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Clus
     """The stored clustering of ``ds`` at these parameters, verified; None when there is none.
     Never computes (readers use it). A file that fails its checks is a KitError."""
     identity, coverage = check_parameters(identity, coverage)
-    return _read(_path(ds.sha256, identity, coverage), ds.sha256, ds.n, ds.n_train,
-                 (identity, coverage))
+    return _read(
+        _path(ds.sha256, identity, coverage), ds.sha256, ds.n, ds.n_train, (identity, coverage)
+    )
 
 
 def stored_clusterings(sha256: str, n: int, n_train: int) -> list[Clustering]:
@@ -155,10 +190,15 @@ def stored_clusterings(sha256: str, n: int, n_train: int) -> list[Clustering]:
     COVERAGE) first, then by identity and coverage: what the readers show."""
     if not re.fullmatch(r"[0-9a-f]{64}", sha256 or ""):
         return []
-    found = [c for p in sorted((subdir("datasets") / "homology").glob(f"{sha256}-id*-c*.json"))
-             if (c := _read(p, sha256, n, n_train)) is not None]
-    return sorted(found, key=lambda c: ((c.identity, c.coverage) != (IDENTITY, COVERAGE),
-                                        c.identity, c.coverage))
+    found = [
+        c
+        for p in sorted((subdir("datasets") / "homology").glob(f"{sha256}-id*-c*.json"))
+        if (c := _read(p, sha256, n, n_train)) is not None
+    ]
+    return sorted(
+        found,
+        key=lambda c: ((c.identity, c.coverage) != (IDENTITY, COVERAGE), c.identity, c.coverage),
+    )
 
 
 def clustering(ds: Dataset, identity=IDENTITY, coverage=COVERAGE, progress=None) -> Clustering:

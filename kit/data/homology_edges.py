@@ -20,9 +20,9 @@ import numpy as np
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from ..core.small_files import DATASET, read_home_json
 from .dataset import Dataset
 from .homology import COVERAGE, IDENTITY, check_parameters
-from ..core.small_files import DATASET, read_home_json
 
 FORMAT = 1
 _MAX_EDGES = 200_000_000  # a stored file claiming more is not one kit wrote
@@ -30,11 +30,11 @@ _MAX_EDGES = 200_000_000  # a stored file claiming more is not one kit wrote
 
 @dataclass(frozen=True)
 class Edges:
-    dataset: str        # the dataset's sha256
+    dataset: str  # the dataset's sha256
     identity: float
     coverage: float
     tool: str
-    i: np.ndarray       # int64, i < j, each pair once
+    i: np.ndarray  # int64, i < j, each pair once
     j: np.ndarray
     similarity: np.ndarray  # the pair's highest identity either way round (mmseqs fident)
 
@@ -81,15 +81,25 @@ def _canonical(n: int, i, j, f) -> tuple:
 
 def _save_edges(e: Edges) -> None:
     buf = io.BytesIO()
-    meta = json.dumps({"format": FORMAT, "dataset": e.dataset, "identity": e.identity,
-                       "coverage": e.coverage, "tool": e.tool, "digest": e.digest})
+    meta = json.dumps(
+        {
+            "format": FORMAT,
+            "dataset": e.dataset,
+            "identity": e.identity,
+            "coverage": e.coverage,
+            "tool": e.tool,
+            "digest": e.digest,
+        }
+    )
     np.savez(buf, i=e.i, j=e.j, similarity=e.similarity, meta=np.array(meta))
     write_bytes(_edges_path(e.dataset, e.identity, e.coverage), buf.getvalue())
 
 
 def _refuse(path: Path, why: str) -> KitError:
-    return KitError(f"homology edges {path} {why}; refusing them (delete the file and run "
-                    f"`kit data split` or `kit data homology` again)")
+    return KitError(
+        f"homology edges {path} {why}; refusing them (delete the file and run "
+        f"`kit data split` or `kit data homology` again)"
+    )
 
 
 def _load_edges(path: Path, ds: Dataset, identity: float, coverage: float) -> Edges | None:
@@ -110,19 +120,32 @@ def _load_edges(path: Path, ds: Dataset, identity: float, coverage: float) -> Ed
         raise
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as e:
         raise _refuse(path, f"are unreadable ({type(e).__name__})") from None
-    ok = (isinstance(meta, dict) and meta.get("format") == FORMAT
-          and meta.get("dataset") == ds.sha256 and meta.get("identity") == identity
-          and meta.get("coverage") == coverage and isinstance(meta.get("tool"), str)
-          and i.dtype == j.dtype == np.int64 and f.dtype == np.float64
-          and i.ndim == j.ndim == f.ndim == 1 and i.size == j.size == f.size)
+    ok = (
+        isinstance(meta, dict)
+        and meta.get("format") == FORMAT
+        and meta.get("dataset") == ds.sha256
+        and meta.get("identity") == identity
+        and meta.get("coverage") == coverage
+        and isinstance(meta.get("tool"), str)
+        and i.dtype == j.dtype == np.int64
+        and f.dtype == np.float64
+        and i.ndim == j.ndim == f.ndim == 1
+        and i.size == j.size == f.size
+    )
     if not ok:
         raise _refuse(path, f"are not dataset {ds.sha256[:12]}'s at these parameters")
-    bad = ((i < 0) | (j >= ds.n) | (i >= j) | ~np.isfinite(f) | (f < 0) | (f > 1)) if i.size \
+    bad = (
+        ((i < 0) | (j >= ds.n) | (i >= j) | ~np.isfinite(f) | (f < 0) | (f > 1))
+        if i.size
         else np.zeros(0, bool)
+    )
     if bad.any():
         k = int(np.argmax(bad))
-        raise _refuse(path, f"hold a pair or identity outside the dataset (edge {k}: proteins "
-                            f"{i[k]} and {j[k]} of {ds.n}, identity {f[k]})")
+        raise _refuse(
+            path,
+            f"hold a pair or identity outside the dataset (edge {k}: proteins "
+            f"{i[k]} and {j[k]} of {ds.n}, identity {f[k]})",
+        )
     e = Edges(ds.sha256, identity, coverage, meta["tool"], i, j, f)
     if e.digest != meta.get("digest"):
         raise _refuse(path, "do not match their digest")
@@ -172,23 +195,32 @@ def _hits_of(sha: str, n_train: int, n_test: int, identity: float, coverage: flo
         return None
     try:
         hit = [int(x) for x in doc["test_with_train_hit"]]
-        ok = (doc["digest"] == _hits_digest(doc) and doc["format"] == FORMAT
-              and doc["dataset"] == sha and doc["n_train"] == n_train and doc["n_test"] == n_test
-              and (doc["identity"], doc["coverage"]) == (identity, coverage)
-              and isinstance(doc["tool"], str) and all(0 <= x < n_test for x in hit))
+        ok = (
+            doc["digest"] == _hits_digest(doc)
+            and doc["format"] == FORMAT
+            and doc["dataset"] == sha
+            and doc["n_train"] == n_train
+            and doc["n_test"] == n_test
+            and (doc["identity"], doc["coverage"]) == (identity, coverage)
+            and isinstance(doc["tool"], str)
+            and all(0 <= x < n_test for x in hit)
+        )
     except (KeyError, TypeError, ValueError):
         ok = False
     if not ok:
-        raise KitError(f"homology hits {path} do not match their digest or dataset "
-                       f"{sha[:12]}; refusing them (delete the file and run `kit data homology` "
-                       "again)")
+        raise KitError(
+            f"homology hits {path} do not match their digest or dataset "
+            f"{sha[:12]}; refusing them (delete the file and run `kit data homology` "
+            "again)"
+        )
     mask = np.zeros(n_test, dtype=bool)
     mask[hit] = True
     return mask, doc["tool"]
 
 
-def stored_hits_of(sha: str, n_train: int, n_test: int, identity: float,
-                   coverage: float) -> tuple | None:
+def stored_hits_of(
+    sha: str, n_train: int, n_test: int, identity: float, coverage: float
+) -> tuple | None:
     """stored_hits for a dataset known by its hash and sizes (what a store's readers hold)."""
     return _hits_of(sha, n_train, n_test, *check_parameters(identity, coverage))
 
@@ -201,11 +233,18 @@ def hits(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> tuple:
         return (*found, True)
     from .mmseqs import easy_search, mmseqs_path, tool_name
 
-    found = easy_search(ds.seqs[ds.n_train:], ds.seqs[:ds.n_train], identity, coverage)
+    found = easy_search(ds.seqs[ds.n_train :], ds.seqs[: ds.n_train], identity, coverage)
     tool = tool_name(mmseqs_path())
-    doc = {"format": FORMAT, "dataset": ds.sha256, "n_train": ds.n_train, "n_test": ds.n_test,
-           "identity": identity, "coverage": coverage, "tool": tool,
-           "test_with_train_hit": sorted(found)}
+    doc = {
+        "format": FORMAT,
+        "dataset": ds.sha256,
+        "n_train": ds.n_train,
+        "n_test": ds.n_test,
+        "identity": identity,
+        "coverage": coverage,
+        "tool": tool,
+        "test_with_train_hit": sorted(found),
+    }
     doc["digest"] = _hits_digest(doc)
     write_bytes(_hits_path(ds.sha256, identity, coverage), json.dumps(doc).encode())
     mask = np.zeros(ds.n_test, dtype=bool)

@@ -16,8 +16,10 @@ from .partition import REMOVED, graphpart
 
 METHODS = ("graphpart", "clusters")
 PARTITIONS, TRAIN_PARTITIONS = 3, 2  # 2:1: two of three GraphPart partitions make the train side
-WHY_REMOVED = ("above the identity threshold to proteins on both sides: kept, it would put a "
-               "homolog of a train protein in test (GraphPart removes it)")
+WHY_REMOVED = (
+    "above the identity threshold to proteins on both sides: kept, it would put a "
+    "homolog of a train protein in test (GraphPart removes it)"
+)
 
 
 @dataclass(frozen=True)
@@ -25,21 +27,23 @@ class Split:
     dataset: Dataset
     target_train: int  # what a 2:1 cut of these proteins would give (kit.data.dataset.n_train_for)
     target_test: int
-    largest: int       # the largest cluster (or partition group), which bounds how near 2:1
+    largest: int  # the largest cluster (or partition group), which bounds how near 2:1
     train_clusters: int
     test_clusters: int
     method: str = "clusters"
     removed: tuple = ()  # the ids GraphPart removed, on neither side
-    rounds: int = 0      # its removal rounds
-    moved: int = 0       # proteins it moved to their neighbours' side
+    rounds: int = 0  # its removal rounds
+    moved: int = 0  # proteins it moved to their neighbours' side
 
     def line(self) -> str:
         d = self.dataset
         y = np.asarray(d.labels)
         share = y.sum() * self.target_test / max(d.n, 1)
-        return (f"train {d.n_train:,} / test {d.n_test:,} proteins (target 2:1 = "
-                f"{self.target_train:,}/{self.target_test:,}); test positives "
-                f"{int(y[d.n_train:].sum()):,} (target {share:,.0f} of {int(y.sum()):,})")
+        return (
+            f"train {d.n_train:,} / test {d.n_test:,} proteins (target 2:1 = "
+            f"{self.target_train:,}/{self.target_test:,}); test positives "
+            f"{int(y[d.n_train :].sum()):,} (target {share:,.0f} of {int(y.sum()):,})"
+        )
 
 
 def assign(c: Clustering, split_seed: int, y=None) -> np.ndarray:
@@ -50,13 +54,17 @@ def assign(c: Clustering, split_seed: int, y=None) -> np.ndarray:
     labels = np.asarray(c.labels, dtype=np.int64)
     sizes = np.bincount(labels)
     target = len(labels) - n_train_for(len(labels))
-    pos = (np.bincount(labels, weights=np.asarray(y, dtype=np.float64), minlength=sizes.size)
-           if y is not None else np.zeros(sizes.size))
+    pos = (
+        np.bincount(labels, weights=np.asarray(y, dtype=np.float64), minlength=sizes.size)
+        if y is not None
+        else np.zeros(sizes.size)
+    )
     target_pos = pos.sum() * target / len(labels)
 
     def cost(n, p):  # relative misses of both targets, squared; the 2:1 of proteins first
-        return 4 * ((n - target) / target) ** 2 + (((p - target_pos) / target_pos) ** 2
-                                                   if target_pos else 0.0)
+        return 4 * ((n - target) / target) ** 2 + (
+            ((p - target_pos) / target_pos) ** 2 if target_pos else 0.0
+        )
 
     test = np.zeros(sizes.size, dtype=bool)
     held = held_pos = 0.0
@@ -84,18 +92,29 @@ def check_new(name: str) -> str:
 def _too_far(ds: Dataset, n_test: int, n_train: int, target_test: int, why: str) -> None:
     """A side less than half its share is no 2:1 split: a KitError naming why."""
     if n_test < max(1, target_test / 2) or n_train < max(1, (ds.n - target_test) / 2):
-        raise KitError(f"no homology-disjoint split of {ds.name!r} near 2:1 exists: {why} (test "
-                       f"side would be {n_test:,}, target {target_test:,}); try a higher --identity")
+        raise KitError(
+            f"no homology-disjoint split of {ds.name!r} near 2:1 exists: {why} (test "
+            f"side would be {n_test:,}, target {target_test:,}); try a higher --identity"
+        )
 
 
 def _new(ds: Dataset, name: str, train, test, split_seed: int, meta: dict) -> Dataset:
     """The new dataset: ``train`` then ``test`` (dataset positions), each shuffled by the seed."""
     rng = np.random.default_rng(split_seed)
-    order = np.concatenate([rng.permutation(np.asarray(train, np.int64)),
-                            rng.permutation(np.asarray(test, np.int64))])
+    order = np.concatenate(
+        [rng.permutation(np.asarray(train, np.int64)), rng.permutation(np.asarray(test, np.int64))]
+    )
     pick = lambda xs: [xs[i] for i in order]  # noqa: E731
-    new = make_dataset(name, ds.source, pick(ds.ids), pick(ds.seqs), pick(ds.labels),
-                       pick(ds.organisms), shuffle=False, meta=meta)
+    new = make_dataset(
+        name,
+        ds.source,
+        pick(ds.ids),
+        pick(ds.seqs),
+        pick(ds.labels),
+        pick(ds.organisms),
+        shuffle=False,
+        meta=meta,
+    )
     return replace(new, n_train=len(train), split_seed=split_seed)
 
 
@@ -115,23 +134,40 @@ def graphpart_split(ds: Dataset, e: Edges, name: str, split_seed: int = SPLIT_SE
     from .partition import Graph
 
     g = Graph.of(n, at[e.i], at[e.j], 1 - e.similarity)
-    p = graphpart(g, [ds.labels[k] for k in meet], PARTITIONS, TRAIN_PARTITIONS,
-                  threshold=1 - e.identity)
+    p = graphpart(
+        g, [ds.labels[k] for k in meet], PARTITIONS, TRAIN_PARTITIONS, threshold=1 - e.identity
+    )
     side = np.empty(n, dtype=np.int64)
     side[meet] = p.part
     train, test = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
     removed = np.flatnonzero(side == REMOVED)
-    _too_far(ds, test.size, train.size, target_test,
-             f"GraphPart removed {removed.size:,} of {n:,} proteins to keep the sides apart")
+    _too_far(
+        ds,
+        test.size,
+        train.size,
+        target_test,
+        f"GraphPart removed {removed.size:,} of {n:,} proteins to keep the sides apart",
+    )
     gone = [ds.ids[k] for k in removed]
-    meta = {"split": "homology", "method": "graphpart", "source_dataset": ds.sha256,
-            "source_name": ds.name, "identity": e.identity, "coverage": e.coverage,
-            "search_tool": e.tool, "edges": e.digest, "edge_count": int(e.i.size),
-            "partitions": PARTITIONS, "removed": len(gone), "removed_ids": gone,
-            "removed_why": WHY_REMOVED}
+    meta = {
+        "split": "homology",
+        "method": "graphpart",
+        "source_dataset": ds.sha256,
+        "source_name": ds.name,
+        "identity": e.identity,
+        "coverage": e.coverage,
+        "search_tool": e.tool,
+        "edges": e.digest,
+        "edge_count": int(e.i.size),
+        "partitions": PARTITIONS,
+        "removed": len(gone),
+        "removed_ids": gone,
+        "removed_why": WHY_REMOVED,
+    }
     new = _new(ds, name, train, test, split_seed, meta)
-    return Split(new, n - target_test, target_test, 0, 0, 0, "graphpart", tuple(gone),
-                 p.rounds, p.moved)
+    return Split(
+        new, n - target_test, target_test, 0, 0, 0, "graphpart", tuple(gone), p.rounds, p.moved
+    )
 
 
 def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLIT_SEED) -> Split:
@@ -147,14 +183,30 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
     test_side = assign(c, split_seed, ds.labels)
     on_test = test_side[labels]
     n_test = int(on_test.sum())
-    _too_far(ds, n_test, n - n_test, target_test,
-             f"its largest cluster holds {sizes.max():,} of {n:,} proteins")
-    meta = {"split": "homology", "source_dataset": ds.sha256, "source_name": ds.name,
-            "identity": c.identity, "coverage": c.coverage, "clustering_tool": c.tool}
+    _too_far(
+        ds,
+        n_test,
+        n - n_test,
+        target_test,
+        f"its largest cluster holds {sizes.max():,} of {n:,} proteins",
+    )
+    meta = {
+        "split": "homology",
+        "source_dataset": ds.sha256,
+        "source_name": ds.name,
+        "identity": c.identity,
+        "coverage": c.coverage,
+        "clustering_tool": c.tool,
+    }
     new = _new(ds, name, np.flatnonzero(~on_test), np.flatnonzero(on_test), split_seed, meta)
-    return Split(new, n - target_test, target_test, int(sizes.max()),
-                 int((~test_side).sum()), int(test_side.sum()))
-
+    return Split(
+        new,
+        n - target_test,
+        target_test,
+        int(sizes.max()),
+        int((~test_side).sum()),
+        int(test_side.sum()),
+    )
 
 
 def _hex(v, what: str) -> str:
@@ -179,18 +231,22 @@ def recompute(record: dict, sha: str, source: Dataset) -> Dataset:
         raise KitError(f"dataset {source.name!r} here is not the split's source")
     identity, coverage = check_parameters(rec.get("identity"), rec.get("coverage"))
     seed = rec.get("split_seed")
-    if type(seed) is not int or not 0 <= seed < 2 ** 63:
+    if type(seed) is not int or not 0 <= seed < 2**63:
         raise KitError("the bundle's split record: its split seed is not an integer")
     e, _ = edges(source, identity, coverage)
     if e.digest != want:
         count = rec.get("edge_count")
         theirs = f"{count:,} edges" if type(count) is int else "its edges"
-        raise KitError(f"the split of {source.name!r} cannot be remade here: the search finds "
-                       f"{e.i.size:,} edges with {e.tool} (digest {e.digest[:12]}), the bundle "
-                       f"recorded {theirs} with {str(rec.get('search_tool'))[:40]} (digest "
-                       f"{want[:12]}): homology search differs between the machines")
+        raise KitError(
+            f"the split of {source.name!r} cannot be remade here: the search finds "
+            f"{e.i.size:,} edges with {e.tool} (digest {e.digest[:12]}), the bundle "
+            f"recorded {theirs} with {str(rec.get('search_tool'))[:40]} (digest "
+            f"{want[:12]}): homology search differs between the machines"
+        )
     split = graphpart_split(source, e, str(rec.get("name", "")), seed)
     if split.dataset.sha256 != sha:
-        raise KitError(f"the split of {source.name!r} remade here from the same edges is "
-                       f"{split.dataset.sha256[:12]}, not the bundle's {sha[:12]}")
+        raise KitError(
+            f"the split of {source.name!r} remade here from the same edges is "
+            f"{split.dataset.sha256[:12]}, not the bundle's {sha[:12]}"
+        )
     return split.dataset

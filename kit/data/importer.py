@@ -20,19 +20,32 @@ from pathlib import Path
 
 from ..core.errors import KitError
 from ..core.paths import subdir
-from .dataset import (MAX_LEN, MIN_LEN, SPLIT_SEED, Dataset, check_name, find_stored,
-                      n_train_for, save_dataset, split_order)
+from .dataset import (
+    MAX_LEN,
+    MIN_LEN,
+    SPLIT_SEED,
+    Dataset,
+    check_name,
+    find_stored,
+    n_train_for,
+    save_dataset,
+    split_order,
+)
 from .lines import MAX_BYTES, numbered_lines  # noqa: F401 - MAX_BYTES: the default limit
 from .sink import Sink
 from .uniprot import label as _transmembrane  # as `kit data fetch` derives it
 
 FORMATS = __doc__.split("\n\n", 1)[1]  # `kit data import --help` shows the formats above
-MIN_RECORDS = 100           # 64 SVD components, 30 clusters, 10 neighbours and a test set
+MIN_RECORDS = 100  # 64 SVD components, 30 clusters, 10 neighbours and a test set
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "yes": 1, "no": 0}
 # header names, lower-cased, of each field
-_COLUMNS = {"accession": ("accession", "entry", "id"), "sequence": ("sequence",),
-            "label": ("label",), "transmembrane": ("transmembrane",),
-            "organism": ("organism", "organism (id)")}
+_COLUMNS = {
+    "accession": ("accession", "entry", "id"),
+    "sequence": ("sequence",),
+    "label": ("label",),
+    "transmembrane": ("transmembrane",),
+    "organism": ("organism", "organism (id)"),
+}
 _UNIPROT = re.compile(r"^(?:sp|tr)\|([^|]+)\|\S*")
 
 
@@ -54,8 +67,10 @@ def _label(text):
 def _header(cols):
     """{field: column index} when ``cols`` names columns, else None (a headerless file)."""
     lower = [c.strip().lower() for c in cols]
-    found = {f: next((i for i, c in enumerate(lower) if c in names), None)
-             for f, names in _COLUMNS.items()}
+    found = {
+        f: next((i for i, c in enumerate(lower) if c in names), None)
+        for f, names in _COLUMNS.items()
+    }
     found = {f: i for f, i in found.items() if i is not None}
     return found or None
 
@@ -75,17 +90,21 @@ def _read_tsv(lines, path, sink):
                 if "label" not in cols_of and "transmembrane" not in cols_of:
                     missing.append("label (or Transmembrane)")
                 if missing:
-                    raise KitError(f"{path}:{no}: the header names no {', no '.join(missing)} "
-                                   f"column; it held {_shown(cols)}. Expected columns: accession "
-                                   "(or Entry), sequence, label (or Transmembrane)[, organism]")
+                    raise KitError(
+                        f"{path}:{no}: the header names no {', no '.join(missing)} "
+                        f"column; it held {_shown(cols)}. Expected columns: accession "
+                        "(or Entry), sequence, label (or Transmembrane)[, organism]"
+                    )
                 continue
         try:
             sink.add(_tsv_row(cols, cols_of, no))
         except _Reject as r:
             if cols_of is None and not sink.parsed and not sink.rejects:
                 # the first line: neither a header nor a record, so say both ways to read it
-                r.why += (f"; nor is it a header (it held {_shown(cols)}): a header names "
-                          "accession (or Entry), sequence, label (or Transmembrane)")
+                r.why += (
+                    f"; nor is it a header (it held {_shown(cols)}): a header names "
+                    "accession (or Entry), sequence, label (or Transmembrane)"
+                )
             sink.reject(r)
 
 
@@ -97,8 +116,11 @@ def _shown(cols):
 def _tsv_row(cols, cols_of, no):
     if cols_of is None:
         if len(cols) not in (3, 4):
-            raise _Reject(no, f"expected 3 or 4 tab-separated columns (accession, sequence, "
-                              f"label[, organism]), got {len(cols)}")
+            raise _Reject(
+                no,
+                f"expected 3 or 4 tab-separated columns (accession, sequence, "
+                f"label[, organism]), got {len(cols)}",
+            )
         acc, seq, lab = cols[0], cols[1], cols[2]
         org = cols[3] if len(cols) == 4 else ""
         try:
@@ -107,8 +129,10 @@ def _tsv_row(cols, cols_of, no):
             raise _Reject(no, str(e)) from None
     width = max(cols_of.values()) + 1
     if len(cols) < width:
-        raise _Reject(no, f"expected at least {width} tab-separated columns as the header "
-                          f"names, got {len(cols)}")
+        raise _Reject(
+            no,
+            f"expected at least {width} tab-separated columns as the header names, got {len(cols)}",
+        )
     get = lambda f: cols[cols_of[f]] if f in cols_of else ""  # noqa: E731
     try:
         lab = _label(get("label")) if "label" in cols_of else _transmembrane(get("transmembrane"))
@@ -136,8 +160,11 @@ def _read_fasta(lines, path, sink):
             if problem:
                 raise _Reject(no, problem)
             if "label" not in fields:
-                raise _Reject(no, f"FASTA header for {acc!r} has no label=0|1 (add ' label=1' "
-                                  "or ' label=0' to each header)")
+                raise _Reject(
+                    no,
+                    f"FASTA header for {acc!r} has no label=0|1 (add ' label=1' "
+                    "or ' label=0' to each header)",
+                )
             try:
                 lab = _label(fields["label"])
             except ValueError as e:
@@ -193,24 +220,38 @@ def _read(path, sink) -> None:
     if sink.rejects and not sink.parsed:
         sink.refuse_rejects()
     if not sink.parsed:
-        raise KitError(f"{path}: no records found; expected a header naming accession (or Entry), "
-                       "sequence, label (or Transmembrane), or rows of accession<TAB>sequence<TAB>"
-                       f"label, or FASTA with label= in each header (the first line held "
-                       f"{_shown([first])})")
+        raise KitError(
+            f"{path}: no records found; expected a header naming accession (or Entry), "
+            "sequence, label (or Transmembrane), or rows of accession<TAB>sequence<TAB>"
+            f"label, or FASTA with label= in each header (the first line held "
+            f"{_shown([first])})"
+        )
 
 
 def _check_classes(ds: Dataset, path):
     if ds.n < MIN_RECORDS:
-        raise KitError(f"{path}: {ds.n} usable records; the pipeline needs at least {MIN_RECORDS} "
-                       "(64 SVD components, 30 clusters, a test set)")
-    for part, labels in (("training", ds.labels[:ds.n_train]), ("test", ds.labels[ds.n_train:])):
+        raise KitError(
+            f"{path}: {ds.n} usable records; the pipeline needs at least {MIN_RECORDS} "
+            "(64 SVD components, 30 clusters, a test set)"
+        )
+    for part, labels in (("training", ds.labels[: ds.n_train]), ("test", ds.labels[ds.n_train :])):
         if len(set(labels)) < 2:
-            raise KitError(f"{path}: the {part} part holds only label {labels[0]}; the "
-                           "classifiers and AUC need both classes in each part")
+            raise KitError(
+                f"{path}: the {part} part holds only label {labels[0]}; the "
+                "classifiers and AUC need both classes in each part"
+            )
 
 
-def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEED,
-                min_len=MIN_LEN, max_len=MAX_LEN, replace=False):
+def import_file(
+    path,
+    name,
+    shuffle=True,
+    filter_bad=False,
+    split_seed=SPLIT_SEED,
+    min_len=MIN_LEN,
+    max_len=MAX_LEN,
+    replace=False,
+):
     """Check, split and store a user's file; returns (dataset, {reason: rows dropped}).
 
     The file is read as a stream, the records kept spilled to a temporary file beside the
@@ -220,8 +261,9 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
     """
     check_name(name)
     path = Path(path)
-    with Sink(path, True, min_len, max_len, keep_going=filter_bad,
-              spill_dir=subdir("datasets")) as sink:
+    with Sink(
+        path, True, min_len, max_len, keep_going=filter_bad, spill_dir=subdir("datasets")
+    ) as sink:
         _read(path, sink)
         if sink.rejects and not filter_bad:
             sink.refuse_rejects()
@@ -229,8 +271,10 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
         if bad and not filter_bad:
             shown = "; ".join(f"{a}: {why} (line {no})" for a, why, no in sink.shown)
             more = f" (and {bad - 5} more)" if bad > 5 else ""
-            raise KitError(f"{path}: {bad} record(s) rejected: {shown}{more}; fix those lines or "
-                           "pass --filter to drop them")
+            raise KitError(
+                f"{path}: {bad} record(s) rejected: {shown}{more}; fix those lines or "
+                "pass --filter to drop them"
+            )
         dropped = Counter(sink.dropped)
         if sink.rejects:
             dropped["unreadable rows"] = sink.rejects
@@ -240,17 +284,27 @@ def import_file(path, name, shuffle=True, filter_bad=False, split_seed=SPLIT_SEE
         order = split_order(name, n, split_seed, shuffle)
         columns = sink.columns(order)  # read back straight into split order, one at a time
     del order
-    ds = Dataset(name, f"import:{path.name}", *columns, n_train_for(n),
-                 split_seed if shuffle else None,
-                 {"dropped": sum(dropped.values()), "dropped_by": dict(dropped),
-                  "file": str(path.resolve())})
+    ds = Dataset(
+        name,
+        f"import:{path.name}",
+        *columns,
+        n_train_for(n),
+        split_seed if shuffle else None,
+        {
+            "dropped": sum(dropped.values()),
+            "dropped_by": dict(dropped),
+            "file": str(path.resolve()),
+        },
+    )
     del columns
     _check_classes(ds, path)
     old = find_stored(name)
     if old is not None and old != ds.sha256 and not replace:
-        raise KitError(f"a dataset named {name!r} already exists (sha256 {old[:12]}) with other "
-                       "content; choose another --name, or pass --replace to overwrite it (runs "
-                       "made on it stay in the store under its hash)")
+        raise KitError(
+            f"a dataset named {name!r} already exists (sha256 {old[:12]}) with other "
+            "content; choose another --name, or pass --replace to overwrite it (runs "
+            "made on it stay in the store under its hash)"
+        )
     save_dataset(ds)
     return ds, dict(dropped)
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from ..core.errors import KitError
 
-MAX_BYTES = 512 * 2 ** 20   # a few times Swiss-Prot's reviewed FASTA; more is not a protein file
+MAX_BYTES = 512 * 2**20  # a few times Swiss-Prot's reviewed FASTA; more is not a protein file
 LIMIT_ENV = "KIT_IMPORT_MAX_MIB"  # raises (or lowers) MAX_BYTES, in MiB
-MAX_LINE = 4 * 2 ** 20      # titin is 35,000 residues; a longer line is not a protein row
-_CHUNK = 2 ** 20
+MAX_LINE = 4 * 2**20  # titin is 35,000 residues; a longer line is not a protein row
+_CHUNK = 2**20
 _TEXT = re.compile(rb"[^\r\n]+")  # a line's text; \n, \r\n and a lone \r end lines
 _BOM = b"\xef\xbb\xbf"
 
@@ -32,9 +32,9 @@ def max_bytes() -> int:
         mib = float(value)
     except ValueError:
         mib = -1.0
-    if not 0 < mib <= 2 ** 20:
+    if not 0 < mib <= 2**20:
         raise KitError(f"{LIMIT_ENV} must be a size in MiB (1 to 1048576), not {value!r}")
-    return int(mib * 2 ** 20)
+    return int(mib * 2**20)
 
 
 def _open(path: Path, limit: int):
@@ -43,11 +43,15 @@ def _open(path: Path, limit: int):
     except OSError as e:
         raise KitError(f"cannot read {path}: {e.strerror or e}") from e
     if not stat.S_ISREG(st.st_mode):
-        raise KitError(f"{path} is not a regular file (a device, a pipe or a folder); "
-                       "save the proteins to a file first")
+        raise KitError(
+            f"{path} is not a regular file (a device, a pipe or a folder); "
+            "save the proteins to a file first"
+        )
     if st.st_size > limit:
-        raise KitError(f"{path} is {st.st_size / 2**20:.0f} MiB; at most {limit / 2**20:.0f} "
-                       f"MiB of proteins are imported (set {LIMIT_ENV} to raise the limit)")
+        raise KitError(
+            f"{path} is {st.st_size / 2**20:.0f} MiB; at most {limit / 2**20:.0f} "
+            f"MiB of proteins are imported (set {LIMIT_ENV} to raise the limit)"
+        )
     try:
         return open(path, "rb")
     except OSError as e:
@@ -67,19 +71,23 @@ def numbered_lines(path, limit: int | None = None):
                 raise KitError(f"cannot read {path}: {e.strerror or e}") from e
             seen += len(block)
             if seen > limit:  # it grew while we read
-                raise KitError(f"{path} is larger than {limit / 2**20:.0f} MiB (set {LIMIT_ENV} "
-                               "to raise the limit)")
+                raise KitError(
+                    f"{path} is larger than {limit / 2**20:.0f} MiB (set {LIMIT_ENV} "
+                    "to raise the limit)"
+                )
             if seen == len(block) and block.startswith(_BOM):
-                block = block[len(_BOM):]
+                block = block[len(_BOM) :]
             data = tail + block if tail else block
             if not data:
                 return
             cut = len(data) if not block else data.rfind(b"\n") + 1
             if cut == 0:  # no line ends in this chunk: it is all one line
                 if len(data) > MAX_LINE:
-                    raise KitError(f"{path}:{no + 1}: a line longer than {MAX_LINE // 2**20} MiB "
-                                   "is not a protein row or sequence line; is it a binary file, "
-                                   "or one saved without line breaks?")
+                    raise KitError(
+                        f"{path}:{no + 1}: a line longer than {MAX_LINE // 2**20} MiB "
+                        "is not a protein row or sequence line; is it a binary file, "
+                        "or one saved without line breaks?"
+                    )
                 tail = data
                 continue
             whole, tail = data[:cut], data[cut:]
@@ -99,18 +107,22 @@ def _split(data: bytes, no: int, path: Path):
     """Yield the non-blank lines of ``data`` (whole lines); returns the last line number."""
     end = 0
     for m in _TEXT.finditer(data):
-        no += _breaks(data[end:m.start()])
+        no += _breaks(data[end : m.start()])
         end = m.end()
         raw = m.group()
         if raw.isspace():
             continue
         if len(raw) > MAX_LINE:
-            raise KitError(f"{path}:{no + 1}: a line longer than {MAX_LINE // 2**20} MiB is not a "
-                           "protein row or sequence line; is it a binary file?")
+            raise KitError(
+                f"{path}:{no + 1}: a line longer than {MAX_LINE // 2**20} MiB is not a "
+                "protein row or sequence line; is it a binary file?"
+            )
         try:
             yield no + 1, raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise KitError(f"{path}:{no + 1}: byte 0x{raw[e.start]:02x} (column {e.start + 1}) is "
-                           "not UTF-8 text; save the file as UTF-8 (is it compressed, binary or "
-                           "Latin-1?)") from None
+            raise KitError(
+                f"{path}:{no + 1}: byte 0x{raw[e.start]:02x} (column {e.start + 1}) is "
+                "not UTF-8 text; save the file as UTF-8 (is it compressed, binary or "
+                "Latin-1?)"
+            ) from None
     return no + _breaks(data[end:])

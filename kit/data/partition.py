@@ -29,6 +29,7 @@ REMOVED = -1
 @dataclass(frozen=True)
 class Graph:
     """Undirected edges i < j between proteins 0..n-1, each once, with a distance (1 - identity)."""
+
     n: int
     i: np.ndarray
     j: np.ndarray
@@ -44,12 +45,15 @@ class Graph:
             raise KitError("homology edges: i, j and distance must be three arrays of one length")
         if i.size and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n):
             edge = int(np.argmax((i < 0) | (j < 0) | (i >= n) | (j >= n)))
-            raise KitError(f"homology edges: edge {edge} joins proteins {i[edge]} and {j[edge]}, "
-                           f"outside 0..{n - 1}")
+            raise KitError(
+                f"homology edges: edge {edge} joins proteins {i[edge]} and {j[edge]}, "
+                f"outside 0..{n - 1}"
+            )
         if not np.isfinite(d).all():
             edge = int(np.argmax(~np.isfinite(d)))
-            raise KitError(f"homology edges: edge {edge}'s distance is {d[edge]}, not a finite "
-                           "number")
+            raise KitError(
+                f"homology edges: edge {edge}'s distance is {d[edge]}, not a finite number"
+            )
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         keep = lo != hi
         lo, hi, d = lo[keep], hi[keep], d[keep]
@@ -66,14 +70,14 @@ class Graph:
         order = np.lexsort((both_b, both_a))
         a, b = both_a[order], both_b[order]
         cuts = np.searchsorted(a, np.arange(self.n + 1))
-        return [b[cuts[k]:cuts[k + 1]].tolist() for k in range(self.n)]
+        return [b[cuts[k] : cuts[k + 1]].tolist() for k in range(self.n)]
 
 
 @dataclass(frozen=True)
 class Partition:
-    part: np.ndarray   # per protein: its partition (0..k-1), or REMOVED
-    rounds: int        # removal rounds run
-    moved: int         # proteins moved to their neighbours' partition, over all rounds
+    part: np.ndarray  # per protein: its partition (0..k-1), or REMOVED
+    rounds: int  # removal rounds run
+    moved: int  # proteins moved to their neighbours' partition, over all rounds
 
     @property
     def removed(self) -> np.ndarray:
@@ -222,13 +226,21 @@ def separate(g: Graph, part: np.ndarray, move: bool = True) -> Partition:
     return Partition(now(), rounds, moved)
 
 
-def graphpart(g: Graph, labels=None, k: int = 3, n_train: int | None = None,
-              threshold: float = 0.7, move: bool = True) -> Partition:
+def graphpart(
+    g: Graph,
+    labels=None,
+    k: int = 3,
+    n_train: int | None = None,
+    threshold: float = 0.7,
+    move: bool = True,
+) -> Partition:
     """GraphPart's partitions of ``g``: ``k`` of them, or, given ``n_train``, two sides (0 train:
     ``n_train`` of the k partitions merged; 1 test) with no edge between them."""
     classes = _classes(labels, g.n)
     if not 2 <= k <= max(2, g.n):
-        raise KitError(f"{k} partitions of {g.n} proteins: give at least 2 and at most one a protein")
+        raise KitError(
+            f"{k} partitions of {g.n} proteins: give at least 2 and at most one a protein"
+        )
     part = assign(linkage(g, classes, k, threshold), classes, k)
     if n_train is not None:
         if not 1 <= n_train < k:

@@ -15,13 +15,13 @@ import msgspec
 from ..core.atomic import write_bytes
 from ..core.documents import decode
 from ..core.errors import KitError, one_line
+from ..core.home_files import PIPELINE
 from ..core.paths import subdir
+from ..core.small_files import NotKits, read_home
 from ..worker.contract import ContractError, check_kinds, check_seeds
 from .requires import check_requires
-from ..core.small_files import NotKits, read_home
-from ..core.home_files import PIPELINE
 
-MAX_FILE_BYTES = 4 * 1024 ** 2  # a pipeline file is code: its data are read by path
+MAX_FILE_BYTES = 4 * 1024**2  # a pipeline file is code: its data are read by path
 _checked: dict = {}  # path -> (size, mtime) last verified: a file is re-hashed once per change
 
 
@@ -52,8 +52,9 @@ def read_pipeline(path) -> tuple:
     data = _read_bounded(path)
     if path.suffix != ".py":
         raise KitError(f"{path.name}: a pipeline is a Python file (.py)")
-    return dict(declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(),
-                name=path.name), data
+    return dict(
+        declared(path.name, data), sha256=hashlib.sha256(data).hexdigest(), name=path.name
+    ), data
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -64,25 +65,38 @@ def _read_bounded(path: Path) -> bytes:
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if
-                    stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
-                    or stat.S_ISBLK(st.st_mode) else "not a regular file")
+            kind = (
+                "a directory"
+                if stat.S_ISDIR(st.st_mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device"
+                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "not a regular file"
+            )
             raise KitError(f"pipeline file {shown} is {kind}: a pipeline is a regular .py file")
         if st.st_size > MAX_FILE_BYTES:
-            raise KitError(f"pipeline file {shown} holds {st.st_size:,} bytes: a pipeline file "
-                           f"is at most {MAX_FILE_BYTES // 1024 ** 2} MiB (read data by path)")
+            raise KitError(
+                f"pipeline file {shown} holds {st.st_size:,} bytes: a pipeline file "
+                f"is at most {MAX_FILE_BYTES // 1024**2} MiB (read data by path)"
+            )
         # O_NONBLOCK: a FIFO put in its place since the stat opens without waiting for a writer
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise KitError(f"pipeline file {shown} is not a regular file: a pipeline is a "
-                               f"regular .py file")
+                raise KitError(
+                    f"pipeline file {shown} is not a regular file: a pipeline is a regular .py file"
+                )
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
-        raise KitError(f"cannot read pipeline file {shown} ({e.strerror or type(e).__name__})") from None
+        raise KitError(
+            f"cannot read pipeline file {shown} ({e.strerror or type(e).__name__})"
+        ) from None
     if len(data) > MAX_FILE_BYTES:
-        raise KitError(f"pipeline file {shown} holds more than {MAX_FILE_BYTES // 1024 ** 2} MiB: "
-                       f"a pipeline file is at most that (read data by path)")
+        raise KitError(
+            f"pipeline file {shown} holds more than {MAX_FILE_BYTES // 1024**2} MiB: "
+            f"a pipeline file is at most that (read data by path)"
+        )
     return data
 
 
@@ -99,21 +113,33 @@ def declared(name: str, data: bytes) -> dict:
     found = {}
     dtype = False
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "run":  # the last def wins, as in Python
+        if (
+            isinstance(node, ast.FunctionDef) and node.name == "run"
+        ):  # the last def wins, as in Python
             params = [*node.args.posonlyargs, *node.args.args]  # the worker checks the rest
             dtype = len(params) >= 2 and params[1].arg == "dtype"
-        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
-                  else node.target if isinstance(node, ast.AnnAssign) and node.value else None)
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            else node.target
+            if isinstance(node, ast.AnnAssign) and node.value
+            else None
+        )
         if isinstance(target, ast.Name) and target.id in ("SEEDS", "KINDS", "REQUIRES"):
             try:
                 found[target.id] = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                raise KitError(f"{name}:{node.lineno}: {target.id} must be written out as a "
-                               f"literal (kit reads it without running the file)") from None
+                raise KitError(
+                    f"{name}:{node.lineno}: {target.id} must be written out as a "
+                    f"literal (kit reads it without running the file)"
+                ) from None
     try:
-        return {"seeds": list(check_seeds(name, found.get("SEEDS"))),
-                "kinds": check_kinds(name, found.get("KINDS", {})), "dtype": dtype,
-                "requires": check_requires(name, found.get("REQUIRES"))}
+        return {
+            "seeds": list(check_seeds(name, found.get("SEEDS"))),
+            "kinds": check_kinds(name, found.get("KINDS", {})),
+            "dtype": dtype,
+            "requires": check_requires(name, found.get("REQUIRES")),
+        }
     except ContractError as e:
         raise KitError(str(e)) from None
 
@@ -121,6 +147,7 @@ def declared(name: str, data: bytes) -> dict:
 class _Info(msgspec.Struct, forbid_unknown_fields=True):
     """What add_pipeline records of a file (its .json beside it): read by this schema, never
     trusted as written (a damaged or planted record is one line, not a reader's KeyError)."""
+
     sha256: str
     name: Annotated[str, msgspec.Meta(pattern=r"^[^/\x00-\x1f\x7f]{1,252}\.py\Z")]
     seeds: list
@@ -145,7 +172,9 @@ def pipeline_info(sha: str) -> dict:
         if check_requires(info.name, info.requires) != info.requires:
             raise KitError(f"{info.name}: its recorded REQUIRES is not as kit writes it")
     except (KitError, ContractError) as e:
-        raise KitError(f"{e}: {path} is damaged; run the file again with --pipeline FILE.py") from None
+        raise KitError(
+            f"{e}: {path} is damaged; run the file again with --pipeline FILE.py"
+        ) from None
     return {"requires": [], **json.loads(raw)}
 
 
@@ -161,8 +190,11 @@ def pipeline_file(sha: str) -> Path:
 def shipment(sha: str) -> dict:
     """What a cluster node is sent of pipeline ``sha`` it has not got: the file's name and
     bytes, read from this KIT_HOME's verified copy (kit.runs.executing.on_node keeps it)."""
-    return {"sha256": sha, "name": pipeline_info(sha)["name"],
-            "data": read_home(pipeline_file(sha), PIPELINE)}
+    return {
+        "sha256": sha,
+        "name": pipeline_info(sha)["name"],
+        "data": read_home(pipeline_file(sha), PIPELINE),
+    }
 
 
 def keep_shipped(sha: str, got) -> None:
@@ -171,10 +203,17 @@ def keep_shipped(sha: str, got) -> None:
     is written, so nothing unverified is imported. KitError: one line."""
     data = got.get("data") if isinstance(got, dict) else None
     name = got.get("name") if isinstance(got, dict) else None
-    if not isinstance(data, bytes) or not isinstance(name, str) or not name.endswith(".py") \
-            or "/" in name or hashlib.sha256(data).hexdigest() != sha:
-        raise KitError(f"the pipeline file {sha[:12]} arrived damaged (its bytes do not hash "
-                       f"to the run's pipeline): nothing of it was kept")
+    if (
+        not isinstance(data, bytes)
+        or not isinstance(name, str)
+        or not name.endswith(".py")
+        or "/" in name
+        or hashlib.sha256(data).hexdigest() != sha
+    ):
+        raise KitError(
+            f"the pipeline file {sha[:12]} arrived damaged (its bytes do not hash "
+            f"to the run's pipeline): nothing of it was kept"
+        )
     info = dict(declared(name, data), sha256=sha, name=name)
     folder = subdir("pipelines") / "by-hash"
     if verify(sha):  # missing or damaged here: the verified bytes replace it
@@ -218,8 +257,13 @@ class LabData:
         self.seeds = tuple(info["seeds"])
 
     def summary(self) -> dict:
-        return {"sha256": self.sha256, "name": f"pipeline {self.name}", "source": "pipeline",
-                "pipeline": self.name, "synthetic": False}
+        return {
+            "sha256": self.sha256,
+            "name": f"pipeline {self.name}",
+            "source": "pipeline",
+            "pipeline": self.name,
+            "synthetic": False,
+        }
 
 
 def known_summary(sha: str) -> dict | None:

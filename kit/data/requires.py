@@ -22,8 +22,9 @@ def check_requires(name: str, value) -> list:
     if value is None:
         return []
     if not isinstance(value, (tuple, list)) or not all(isinstance(r, str) for r in value):
-        raise KitError(f"{name}: REQUIRES must be a tuple of strings, like "
-                       '("matplotlib>=3.8", "pandas")')
+        raise KitError(
+            f'{name}: REQUIRES must be a tuple of strings, like ("matplotlib>=3.8", "pandas")'
+        )
     if len(value) > _MOST:
         raise KitError(f"{name}: REQUIRES names {len(value)} packages; at most {_MOST}")
     return [_one(name, r) for r in value]
@@ -46,8 +47,10 @@ def _one(name: str, text: str) -> str:
             elif req.marker is not None:
                 why = "an environment marker (a stack is one platform's already)"
     if why:
-        raise KitError(f"{name}: REQUIRES {shown} is {why}: give a package name with optional "
-                       'extras and versions, like "pandas>=2.0" or "dask[array]"')
+        raise KitError(
+            f"{name}: REQUIRES {shown} is {why}: give a package name with optional "
+            'extras and versions, like "pandas>=2.0" or "dask[array]"'
+        )
     extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
     return f"{canonicalize_name(req.name)}{extras}{req.specifier}"
 

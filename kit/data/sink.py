@@ -21,15 +21,16 @@ from .strings import Strings
 
 _STANDARD = frozenset(AMINO_ACIDS)
 _TEXT = ("ids", "seqs", "orgs")  # spilled as UTF-8 lines: no kept string holds \n or \r
-_BATCH = 2 ** 18                 # characters buffered before a write
+_BATCH = 2**18  # characters buffered before a write
 
 
 class Sink:
     """Rows as they are read: kept records spilled column by column (labels, one byte each, in
     memory), rejected and dropped rows only counted, with the first few kept for the message."""
 
-    def __init__(self, path, check=True, min_len=MIN_LEN, max_len=MAX_LEN, keep_going=False,
-                 spill_dir=None):
+    def __init__(
+        self, path, check=True, min_len=MIN_LEN, max_len=MAX_LEN, keep_going=False, spill_dir=None
+    ):
         self.path, self.check, self.min_len, self.max_len = path, check, min_len, max_len
         self.keep_going = keep_going  # False: the first bad row dooms the file; stop keeping
         self.spill_dir, self._files, self.doomed = spill_dir, None, False
@@ -93,17 +94,21 @@ class Sink:
         try:
             if self._files is None:
                 # open until the sink is closed: the spilled batches are read back from them
-                self._files = {k: tempfile.TemporaryFile(dir=self.spill_dir)  # noqa: SIM115
-                               for k in (*_TEXT, "lines")}
+                self._files = {
+                    k: tempfile.TemporaryFile(dir=self.spill_dir)  # noqa: SIM115
+                    for k in (*_TEXT, "lines")
+                }
             for key, col in zip(_TEXT, self._batch):
                 if col:
                     self._files[key].write(("\n".join(col) + "\n").encode())
             self._lines.tofile(self._files["lines"])
         except OSError as e:
             where = self.spill_dir or tempfile.gettempdir()
-            raise KitError(f"cannot write the records of {self.path} to a temporary file in "
-                           f"{where}: {e.strerror or e}; free space there (nothing was "
-                           "imported)") from None
+            raise KitError(
+                f"cannot write the records of {self.path} to a temporary file in "
+                f"{where}: {e.strerror or e}; free space there (nothing was "
+                "imported)"
+            ) from None
         self._batch, self._chars, self._lines = ([], [], []), 0, array("q")
 
     def _column(self, key, order=None):
@@ -116,12 +121,12 @@ class Sink:
         out = np.empty(n, dtype=object)
         names = {}
         while True:
-            block = f.read(2 ** 20)
+            block = f.read(2**20)
             data = tail + block
             cut = data.rfind(b"\n") + 1
             texts = [names.setdefault(t, t) for t in data[:cut].decode().split("\n")[:-1]]
             tail = data[cut:]
-            out[i:i + len(texts)] = texts
+            out[i : i + len(texts)] = texts
             i += len(texts)
             if not block:
                 break
@@ -153,8 +158,10 @@ class Sink:
             if hash(acc) in met:
                 if acc in first:
                     lines = self._files["lines"]
-                    raise KitError(f"{self.path}:{self._line(lines, i)}: accession {acc!r} appears "
-                                   f"more than once (first on line {self._line(lines, first[acc])})")
+                    raise KitError(
+                        f"{self.path}:{self._line(lines, i)}: accession {acc!r} appears "
+                        f"more than once (first on line {self._line(lines, first[acc])})"
+                    )
                 first[acc] = i
 
     @staticmethod
@@ -164,6 +171,8 @@ class Sink:
 
     def refuse_rejects(self):
         r, more = self.first_reject, self.rejects - 1
-        raise KitError(f"{self.path}:{r.no}: {r.why}"
-                       + (f" (and {more} more rows)" if more else "")
-                       + "; pass --filter to drop such rows")
+        raise KitError(
+            f"{self.path}:{r.no}: {r.why}"
+            + (f" (and {more} more rows)" if more else "")
+            + "; pass --filter to drop such rows"
+        )

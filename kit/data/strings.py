@@ -37,7 +37,7 @@ class Strings:
         self._buf, self._off, self._hash = buf, off, None
 
     @classmethod
-    def from_file(cls, f, order=None, window: int = 2 ** 25) -> Strings:
+    def from_file(cls, f, order=None, window: int = 2**25) -> Strings:
         """The rows of the open binary file ``f`` (each ended by b"\\n", UTF-8), in ``order`` (file
         order when None): read ``window`` bytes at a time and each row copied into its place in
         one buffer, so that the peak is that buffer and a window, never the file twice."""
@@ -60,9 +60,12 @@ class Strings:
             base = int(starts[lo])
             f.seek(base)
             data = f.read(int(ends[hi - 1]) - base)
-            for a, b, p in zip((starts[lo:hi] - base).tolist(), (ends[lo:hi] - base).tolist(),
-                               place[lo:hi].tolist()):
-                buf[p:p + b - a] = data[a:b]
+            for a, b, p in zip(
+                (starts[lo:hi] - base).tolist(),
+                (ends[lo:hi] - base).tolist(),
+                place[lo:hi].tolist(),
+            ):
+                buf[p : p + b - a] = data[a:b]
             lo = hi
         return out
 
@@ -81,14 +84,14 @@ class Strings:
             stop = max(start, stop)
             out = Strings.__new__(Strings)
             a, b = int(self._off[start]), int(self._off[stop])
-            out._buf, out._off, out._hash = self._buf[a:b], self._off[start:stop + 1] - a, None
+            out._buf, out._off, out._hash = self._buf[a:b], self._off[start : stop + 1] - a, None
             return out
         n = len(self)
         i = int(i)
         if not -n <= i < n:
             raise IndexError("Strings index out of range")
         i %= n
-        return self._buf[self._off[i]:self._off[i + 1]].decode()
+        return self._buf[self._off[i] : self._off[i + 1]].decode()
 
     def __iter__(self):
         buf, off = self._buf, self._off.tolist()
@@ -118,7 +121,6 @@ class Strings:
         return Strings, (tuple(self),)
 
 
-
 def _gather(data: bytes, starts, ends, order=None) -> Strings:
     """Strings of ``data[starts[i]:ends[i]]`` for i in ``order`` (every row when None), copied
     ``_CHUNK`` rows at a time into one buffer (a bytearray: it is never handed out)."""
@@ -126,9 +128,9 @@ def _gather(data: bytes, starts, ends, order=None) -> Strings:
     lengths = (ends - starts)[order]
     buf, at = bytearray(int(lengths.sum())), 0  # filled in place: never the chunks and a join
     for i in range(0, len(order), _CHUNK):
-        o = order[i:i + _CHUNK]
+        o = order[i : i + _CHUNK]
         part = b"".join([data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist())])
-        buf[at:at + len(part)] = part
+        buf[at : at + len(part)] = part
         at += len(part)
     out = Strings.__new__(Strings)
     out._set(buf, lengths)

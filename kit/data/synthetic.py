@@ -14,21 +14,79 @@ import numpy as np
 from ..worker.pipeline import AMINO_ACIDS
 
 SEED = 20261005
-ORGANISMS = ("human", "mouse", "budding yeast", "fission yeast", "E. coli K-12",
-             "B. subtilis", "Arabidopsis", "Drosophila", "C. elegans", "M. tuberculosis",
-             "Dictyostelium", "zebrafish")
+ORGANISMS = (
+    "human",
+    "mouse",
+    "budding yeast",
+    "fission yeast",
+    "E. coli K-12",
+    "B. subtilis",
+    "Arabidopsis",
+    "Drosophila",
+    "C. elegans",
+    "M. tuberculosis",
+    "Dictyostelium",
+    "zebrafish",
+)
 # UniProtKB/Swiss-Prot overall residue frequencies (percent), in AMINO_ACIDS order.
-_BACKGROUND = np.array([8.25, 1.38, 5.46, 6.72, 3.86, 7.07, 2.27, 5.91, 5.80, 9.64,
-                        2.41, 4.06, 4.74, 3.93, 5.53, 6.64, 5.35, 6.86, 1.10, 2.92])
-_HYDROPHOBIC = np.array([3.0, 1.5, 0.05, 0.05, 2.5, 1.5, 0.1, 3.5, 0.05, 4.5,
-                         1.5, 0.1, 0.3, 0.1, 0.05, 0.8, 0.8, 3.5, 1.0, 0.8]) ** 3
+_BACKGROUND = np.array(
+    [
+        8.25,
+        1.38,
+        5.46,
+        6.72,
+        3.86,
+        7.07,
+        2.27,
+        5.91,
+        5.80,
+        9.64,
+        2.41,
+        4.06,
+        4.74,
+        3.93,
+        5.53,
+        6.64,
+        5.35,
+        6.86,
+        1.10,
+        2.92,
+    ]
+)
+_HYDROPHOBIC = (
+    np.array(
+        [
+            3.0,
+            1.5,
+            0.05,
+            0.05,
+            2.5,
+            1.5,
+            0.1,
+            3.5,
+            0.05,
+            4.5,
+            1.5,
+            0.1,
+            0.3,
+            0.1,
+            0.05,
+            0.8,
+            0.8,
+            3.5,
+            1.0,
+            0.8,
+        ]
+    )
+    ** 3
+)
 # (cubed: helices must read as L/I/V/F-rich 3-mers, not as a slightly odd composition)
 _POSITIVE_RATE = 0.235
-_FAMILY_SIZE = 4.0        # mean members per family (geometric)
+_FAMILY_SIZE = 4.0  # mean members per family (geometric)
 _DIVERGENCE = (0.10, 0.40)  # substitution rate range between a member and its family ancestor
-_LABEL_NOISE = 0.03       # annotation errors: labels flipped at random
-_DECOY_RATE = 0.40        # negatives with a signal peptide or buried hydrophobic stretch
-_WEAK_TM_RATE = 0.25      # positives whose helices are short and only weakly hydrophobic
+_LABEL_NOISE = 0.03  # annotation errors: labels flipped at random
+_DECOY_RATE = 0.40  # negatives with a signal peptide or buried hydrophobic stretch
+_WEAK_TM_RATE = 0.25  # positives whose helices are short and only weakly hydrophobic
 
 
 def _profile(weights):
@@ -57,12 +115,12 @@ def _ancestor(rng, organism_profile, positive):
         slots = np.sort(rng.choice(slots, size=min(n_tm, len(slots)), replace=False))
         for s in slots:
             seg_len = int(rng.integers(14, 18) if weak else rng.integers(18, 25))
-            seq[s:s + seg_len] = _segment(rng, min(seg_len, L - s), 0.55 if weak else 0.85)
+            seq[s : s + seg_len] = _segment(rng, min(seg_len, L - s), 0.55 if weak else 0.85)
     elif rng.random() < _DECOY_RATE:
         # a signal peptide at the N-terminus or a buried hydrophobic core stretch
         start = 1 if rng.random() < 0.6 else int(rng.integers(20, max(21, L - 30)))
         seg_len = int(rng.integers(10, 20))
-        seq[start:start + seg_len] = _segment(rng, min(seg_len, L - start), 0.7)
+        seq[start : start + seg_len] = _segment(rng, min(seg_len, L - start), 0.7)
     return seq
 
 
@@ -82,8 +140,9 @@ def generate(n=6000, seed=SEED):
     if n < 1:
         raise ValueError("--n must be a positive number of proteins")
     rng = np.random.default_rng(seed)
-    org_profiles = [_profile(_BACKGROUND * rng.dirichlet(np.full(20, 60.0)) * 20)
-                    for _ in ORGANISMS]
+    org_profiles = [
+        _profile(_BACKGROUND * rng.dirichlet(np.full(20, 60.0)) * 20) for _ in ORGANISMS
+    ]
     org_tm = np.clip(rng.normal(1.0, 0.25, len(ORGANISMS)), 0.5, 1.5)
     letters = np.array(list(AMINO_ACIDS))
     ids, seqs, labels, orgs = [], [], [], []

@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +33,18 @@ from .http import Fetcher, Limits
 DEFAULT_URL = "https://rest.uniprot.org"
 NAME = "swissprot"
 ORGANISMS = (  # (taxonomy id, name), in the order the protocol samples them
-    (9606, "human"), (10090, "mouse"), (559292, "budding yeast"), (284812, "fission yeast"),
-    (83333, "E. coli K-12"), (224308, "B. subtilis"), (3702, "Arabidopsis"),
-    (7227, "Drosophila"), (6239, "C. elegans"), (83332, "M. tuberculosis H37Rv"),
-    (44689, "Dictyostelium"), (7955, "zebrafish"),
+    (9606, "human"),
+    (10090, "mouse"),
+    (559292, "budding yeast"),
+    (284812, "fission yeast"),
+    (83333, "E. coli K-12"),
+    (224308, "B. subtilis"),
+    (3702, "Arabidopsis"),
+    (7227, "Drosophila"),
+    (6239, "C. elegans"),
+    (83332, "M. tuberculosis H37Rv"),
+    (44689, "Dictyostelium"),
+    (7955, "zebrafish"),
 )
 FIELDS = "accession,organism_id,sequence,ft_transmem"
 COLUMNS = ("Entry", "Organism (ID)", "Sequence", "Transmembrane")
@@ -63,8 +71,10 @@ def base_url(url: str | None = None) -> str:
 
 
 def query(taxid: int, protocol: Protocol = Protocol()) -> str:
-    return (f"reviewed:true AND organism_id:{taxid} AND "
-            f"length:[{protocol.min_len} TO {protocol.max_len}]")
+    return (
+        f"reviewed:true AND organism_id:{taxid} AND "
+        f"length:[{protocol.min_len} TO {protocol.max_len}]"
+    )
 
 
 def cache_dir() -> Path:
@@ -86,8 +96,10 @@ def _page_problem(r, body: bytes) -> str | None:
     """Why a complete-looking answer is not a page of the search (retried, then reported)."""
     ctype = r.headers.get("Content-Type", "")
     if "html" in ctype or not r.headers.get("X-UniProt-Release"):
-        return (f"the answer is not a UniProt TSV page (Content-Type {ctype or 'none'}, no "
-                "release header): a proxy or maintenance page?")
+        return (
+            f"the answer is not a UniProt TSV page (Content-Type {ctype or 'none'}, no "
+            "release header): a proxy or maintenance page?"
+        )
     if body and not body.endswith(b"\n"):
         return "the page was cut short inside its last row"
     return None
@@ -112,8 +124,15 @@ def _parse_rows(text: str):
     return rows, bad
 
 
-def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol,
-                   on_page=lambda done, total: None, answer: Answer | None = None) -> dict:
+def fetch_organism(
+    fetcher,
+    url: str,
+    taxid: int,
+    dest: Path,
+    protocol: Protocol,
+    on_page=lambda done, total: None,
+    answer: Answer | None = None,
+) -> dict:
     """All pages of one organism into ``dest`` (a fresh folder); returns its manifest.
 
     The rows must add up to the ``X-Total-Results`` the server announced, and every page must
@@ -122,8 +141,7 @@ def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol
     page goes through ``answer`` (the whole fetch's checks) as it arrives."""
     answer = answer or answer_for(protocol)
     name = dict(ORGANISMS).get(taxid, str(taxid))
-    params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv",
-              "size": PAGE_SIZE}
+    params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv", "size": PAGE_SIZE}
     next_url, pages, rows, total, release, urls = f"{url}/uniprotkb/search", [], 0, None, None, []
     seen, tally = set(), None
     while next_url:
@@ -134,8 +152,10 @@ def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol
         if release is None:
             release = {"release": rel, "date": r.headers.get("X-UniProt-Release-Date")}
         elif rel != release["release"]:
-            raise KitError(f"UniProt release changed during the fetch ({release['release']} -> "
-                           f"{rel}); run the fetch again")
+            raise KitError(
+                f"UniProt release changed during the fetch ({release['release']} -> "
+                f"{rel}); run the fetch again"
+            )
         total = _total(r, taxid, len(pages) + 1, total)
         got, bad = _parse_rows(body.decode("utf-8"))
         tally = tally or answer.organism(taxid, name, total)
@@ -143,17 +163,27 @@ def fetch_organism(fetcher, url: str, taxid: int, dest: Path, protocol: Protocol
         rows += len(got) + bad
         file = f"page-{len(pages) + 1:04d}.tsv"
         (dest / file).write_bytes(body)
-        pages.append({"file": file, "sha256": hashlib.sha256(body).hexdigest(), "rows": len(got),
-                      "malformed": bad})
+        pages.append(
+            {
+                "file": file,
+                "sha256": hashlib.sha256(body).hexdigest(),
+                "rows": len(got),
+                "malformed": bad,
+            }
+        )
         on_page(rows, total)
         next_url = r.links.get("next", {}).get("url")
         if next_url in seen:
-            raise KitError(f"organism {taxid}: page {len(pages)} from UniProt names itself (or an "
-                           f"earlier page) as the next page ({next_url}); the server's paging "
-                           "is broken: try again later or another --base-url")
+            raise KitError(
+                f"organism {taxid}: page {len(pages)} from UniProt names itself (or an "
+                f"earlier page) as the next page ({next_url}); the server's paging "
+                "is broken: try again later or another --base-url"
+            )
         if next_url and not got and not bad:
-            raise KitError(f"organism {taxid}: page {len(pages)} from UniProt holds no rows but "
-                           "links to a next page; the server's paging is broken")
+            raise KitError(
+                f"organism {taxid}: page {len(pages)} from UniProt holds no rows but "
+                "links to a next page; the server's paging is broken"
+            )
     tally.end(pages[-1]["rows"])
     return {"taxid": taxid, "total": total, "urls": urls, "pages": pages, **(release or {})}
 
@@ -162,18 +192,27 @@ def _total(r, taxid: int, page: int, before: int | None) -> int:
     """The row count the server announces; the same on every page."""
     value = r.headers.get("X-Total-Results", "").strip()
     if not value.isdigit():
-        raise KitError(f"organism {taxid}: UniProt's page {page} has no X-Total-Results header "
-                       f"(got {value[:20]!r}), so a short answer cannot be told from a complete "
-                       "one; kit refuses it. Use a server that sends it (rest.uniprot.org does; "
-                       "check --base-url or KIT_UNIPROT_URL)")
+        raise KitError(
+            f"organism {taxid}: UniProt's page {page} has no X-Total-Results header "
+            f"(got {value[:20]!r}), so a short answer cannot be told from a complete "
+            "one; kit refuses it. Use a server that sends it (rest.uniprot.org does; "
+            "check --base-url or KIT_UNIPROT_URL)"
+        )
     if before is not None and int(value) != before:
-        raise KitError(f"organism {taxid}: UniProt's X-Total-Results changed from {before} to "
-                       f"{value} at page {page}; run the fetch again")
+        raise KitError(
+            f"organism {taxid}: UniProt's X-Total-Results changed from {before} to "
+            f"{value} at page {page}; run the fetch again"
+        )
     return int(value)
 
 
-def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Protocol(),
-          on_progress=lambda taxid, name, done, total: None, limits: Limits | None = None) -> dict:
+def fetch(
+    url: str | None = None,
+    refresh: bool = False,
+    protocol: Protocol = Protocol(),
+    on_progress=lambda taxid, name, done, total: None,
+    limits: Limits | None = None,
+) -> dict:
     """Fetch (or reuse from the cache) every organism's raw pages; returns the raw manifest.
 
     The organisms fetched are cached together at the end. A wrong answer (WrongAnswer: an
@@ -199,8 +238,15 @@ def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Pr
                 continue
             tmp = Path(tempfile.mkdtemp(dir=raw, prefix=f".{taxid}-{os.getpid()}-"))
             made.append(tmp)
-            m = fetch_organism(fetcher, url, taxid, tmp, protocol, answer=answer,
-                               on_page=lambda d, t, _id=taxid, _n=name: on_progress(_id, _n, d, t))
+            m = fetch_organism(
+                fetcher,
+                url,
+                taxid,
+                tmp,
+                protocol,
+                answer=answer,
+                on_page=lambda d, t, _id=taxid, _n=name: on_progress(_id, _n, d, t),
+            )
             m["accessed"] = datetime.now(UTC).isoformat(timespec="seconds")
             m["name"] = name
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1))
@@ -222,8 +268,10 @@ def fetch(url: str | None = None, refresh: bool = False, protocol: Protocol = Pr
             shutil.rmtree(tmp, ignore_errors=True)
     releases = {m.get("release") for m in organisms.values()}
     if len(releases) > 1:
-        raise KitError(f"cached organisms come from different UniProt releases {sorted(map(str, releases))}; "
-                       "run `kit data fetch --refresh`")
+        raise KitError(
+            f"cached organisms come from different UniProt releases {sorted(map(str, releases))}; "
+            "run `kit data fetch --refresh`"
+        )
     return {"url": url, "organisms": organisms}
 
 
@@ -231,9 +279,11 @@ def _check_request(protocol: Protocol) -> None:
     """A protocol that cannot give ``keep`` proteins is refused before any request."""
     most = len(ORGANISMS) * protocol.per_organism
     if protocol.keep > most:
-        raise KitError(f"--keep {protocol.keep} is more than the {len(ORGANISMS)} organisms x "
-                       f"{protocol.per_organism} proteins (--per-organism) can give: at most "
-                       f"{most}")
+        raise KitError(
+            f"--keep {protocol.keep} is more than the {len(ORGANISMS)} organisms x "
+            f"{protocol.per_organism} proteins (--per-organism) can give: at most "
+            f"{most}"
+        )
 
 
 def _check_cached(answer: Answer, taxid: int, name: str, folder: Path, m: dict) -> None:
@@ -260,13 +310,16 @@ def verify_organism(folder: Path) -> dict:
     try:
         m = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError) as e:
-        raise KitError(f"UniProt cache {folder} has no readable manifest; "
-                       "run `kit data fetch --refresh`") from e
+        raise KitError(
+            f"UniProt cache {folder} has no readable manifest; run `kit data fetch --refresh`"
+        ) from e
     for p in m["pages"]:
         path = folder / p["file"]
         if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != p["sha256"]:
-            raise KitError(f"UniProt cache page {path} does not match its sha256; refusing it "
-                           "(run `kit data fetch --refresh`)")
+            raise KitError(
+                f"UniProt cache page {path} does not match its sha256; refusing it "
+                "(run `kit data fetch --refresh`)"
+            )
     return m
 
 
@@ -304,31 +357,60 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
         tally.end(len(rows))
         # the API's order is not a contract: order by accession before sampling
         accs = sorted(entries)
-        take = np.sort(rng.choice(len(accs), size=min(protocol.per_organism, len(accs)),
-                                  replace=False)) if accs else []
+        take = (
+            np.sort(
+                rng.choice(len(accs), size=min(protocol.per_organism, len(accs)), replace=False)
+            )
+            if accs
+            else []
+        )
         chosen = [accs[i] for i in take]
         pool += [(a, entries[a][0], entries[a][1], name) for a in chosen]
-        counts[name] = {"taxid": taxid, "fetched": m["total"], "usable": len(accs),
-                        "sampled": len(chosen), "positives": sum(entries[a][1] for a in chosen),
-                        "malformed": malformed, "nonstandard": nonstandard,
-                        "out_of_bounds": length}
+        counts[name] = {
+            "taxid": taxid,
+            "fetched": m["total"],
+            "usable": len(accs),
+            "sampled": len(chosen),
+            "positives": sum(entries[a][1] for a in chosen),
+            "malformed": malformed,
+            "nonstandard": nonstandard,
+            "out_of_bounds": length,
+        }
     if len(pool) < 3:
         raise KitError("the UniProt pages hold too few usable proteins to build a dataset")
     first = next(iter(raw_manifest["organisms"].values()))
-    meta = {"release": first.get("release"), "release_date": first.get("date"),
-            "base_url": raw_manifest["url"],
-            "queries": {name: raw_manifest["organisms"][t]["urls"][0] for t, name in ORGANISMS},
-            "accessed": min(m.get("accessed", "") for m in raw_manifest["organisms"].values()),
-            "raw_sha256": raw_hash.hexdigest(), "protocol": asdict(protocol), "counts": counts}
+    meta = {
+        "release": first.get("release"),
+        "release_date": first.get("date"),
+        "base_url": raw_manifest["url"],
+        "queries": {name: raw_manifest["organisms"][t]["urls"][0] for t, name in ORGANISMS},
+        "accessed": min(m.get("accessed", "") for m in raw_manifest["organisms"].values()),
+        "raw_sha256": raw_hash.hexdigest(),
+        "protocol": asdict(protocol),
+        "counts": counts,
+    }
     acc, seqs, labels, orgs = zip(*pool)
-    full = make_dataset(NAME, f"uniprot:{meta['release']}", acc, seqs, labels, orgs,
-                        split_seed=protocol.seed, meta=meta)
+    full = make_dataset(
+        NAME,
+        f"uniprot:{meta['release']}",
+        acc,
+        seqs,
+        labels,
+        orgs,
+        split_seed=protocol.seed,
+        meta=meta,
+    )
     ds = full if full.n <= protocol.keep else replace(full.head(protocol.keep), name=NAME)
     return ds, meta
 
 
-def fetch_dataset(url=None, refresh=False, protocol: Protocol = Protocol(), on_progress=None,
-                  limits: Limits | None = None):
+def fetch_dataset(
+    url=None,
+    refresh=False,
+    protocol: Protocol = Protocol(),
+    on_progress=None,
+    limits: Limits | None = None,
+):
     """Fetch (or reuse) the raw pages, derive the dataset, store it; returns the dataset."""
     raw = fetch(url, refresh, protocol, on_progress or (lambda *a: None), limits)
     ds, _ = derive(raw, protocol)
@@ -344,16 +426,22 @@ def verify(protocol: Protocol | None = None) -> dict:
     raw = cache_dir() / "raw"
     stored = load_dataset(NAME)  # checks the dataset file's own hash
     proto = protocol or Protocol(**stored.meta.get("protocol", {}))
-    organisms = {t: verify_organism(raw / str(t)) for t, _ in ORGANISMS
-                 if (raw / str(t)).exists()}
+    organisms = {t: verify_organism(raw / str(t)) for t, _ in ORGANISMS if (raw / str(t)).exists()}
     if len(organisms) != len(ORGANISMS):
         raise KitError("the UniProt cache is incomplete; run `kit data fetch`")
     ds, _ = derive({"url": stored.meta.get("base_url"), "organisms": organisms}, proto)
     if ds.sha256 != stored.sha256:
-        raise KitError("the stored swissprot dataset does not match what its cached pages give; "
-                       "run `kit data fetch --refresh`")
-    return {"dataset": NAME, "sha256": ds.sha256, "raw_sha256": stored.meta.get("raw_sha256"),
-            "pages": sum(len(m["pages"]) for m in organisms.values()), "ok": True}
+        raise KitError(
+            "the stored swissprot dataset does not match what its cached pages give; "
+            "run `kit data fetch --refresh`"
+        )
+    return {
+        "dataset": NAME,
+        "sha256": ds.sha256,
+        "raw_sha256": stored.meta.get("raw_sha256"),
+        "pages": sum(len(m["pages"]) for m in organisms.values()),
+        "ok": True,
+    }
 
 
 def write_manifest(ds) -> Path:

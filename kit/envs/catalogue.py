@@ -31,9 +31,9 @@ class StackDef:
     arch: str | None
     versions: dict
     blas: dict = field(default_factory=dict)  # platform key -> expected BLAS
-    kind: str = "pipeline"                    # "torch": numpy + torch, for the torch stage
+    kind: str = "pipeline"  # "torch": numpy + torch, for the torch stage
     devices: tuple = ("cpu",)
-    needs_path: str | None = None             # a local wheel folder the lock points at
+    needs_path: str | None = None  # a local wheel folder the lock points at
     needs_gpu: bool = False
 
     @property
@@ -46,7 +46,9 @@ class StackDef:
     def lock_sha256(self) -> str:
         path = self.lock_dir() / "uv.lock"
         if not path.exists():
-            raise KitError(f"stack {self.name}: {path} is missing; run `kit stacks lock {self.lock}`")
+            raise KitError(
+                f"stack {self.name}: {path} is missing; run `kit stacks lock {self.lock}`"
+            )
         return hashlib.sha256(path.read_bytes()).hexdigest()
 
     def venv(self) -> Path:
@@ -76,10 +78,18 @@ def definitions() -> dict:
     out = {}
     for name, d in catalogue().get("stack", {}).items():
         versions = {k: d[k] for k in ("numpy", "scipy", "scikit-learn", "torch") if k in d}
-        out[name] = StackDef(name, d["lock"], d["python"], d.get("arch"), versions,
-                             dict(d.get("blas", {})), d.get("kind", "pipeline"),
-                             tuple(d.get("devices", ("cpu",))), d.get("needs_path"),
-                             bool(d.get("needs_gpu", False)))
+        out[name] = StackDef(
+            name,
+            d["lock"],
+            d["python"],
+            d.get("arch"),
+            versions,
+            dict(d.get("blas", {})),
+            d.get("kind", "pipeline"),
+            tuple(d.get("devices", ("cpu",))),
+            d.get("needs_path"),
+            bool(d.get("needs_gpu", False)),
+        )
     return out
 
 
@@ -92,5 +102,7 @@ def torch_stack(plat: Platform, device: str = "cpu") -> str:
     table = catalogue().get("torch", {})
     name = table.get("cuda") if device == "cuda" else table.get(plat.key)
     if not name:
-        raise KitError(f"no torch stack for {plat.key}" + (" with CUDA" if device == "cuda" else ""))
+        raise KitError(
+            f"no torch stack for {plat.key}" + (" with CUDA" if device == "cuda" else "")
+        )
     return name

@@ -52,24 +52,37 @@ def definition(name: str) -> DerivedDef | None:
         return None
     try:
         d = json.loads(text)["def"]
-        got = DerivedDef(**{**d, "versions": dict(d["versions"]), "blas": dict(d["blas"]),
-                            "devices": tuple(d["devices"]), "requires": tuple(d["requires"])})
-        ok = (got.name == got.lock == name == derived_name(got.base, got.requires)
-              and list(got.requires) == check_requires(name, list(got.requires)))
+        got = DerivedDef(
+            **{
+                **d,
+                "versions": dict(d["versions"]),
+                "blas": dict(d["blas"]),
+                "devices": tuple(d["devices"]),
+                "requires": tuple(d["requires"]),
+            }
+        )
+        ok = got.name == got.lock == name == derived_name(got.base, got.requires) and list(
+            got.requires
+        ) == check_requires(name, list(got.requires))
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError, KitError) as e:
         ok, why = False, f"is damaged ({type(e).__name__}: {str(e)[:80]})"
     else:
         why = f"is not the stack {name} of {got.base[:40]} with {', '.join(got.requires)[:80]}"
     if not ok:
-        raise KitError(f"derived stack {name}: {path} {why}; delete {path.parent} and the next "
-                       "`kit run --pipeline` locks it again")
+        raise KitError(
+            f"derived stack {name}: {path} {why}; delete {path.parent} and the next "
+            "`kit run --pipeline` locks it again"
+        )
     return got
 
 
 def locked() -> list:
     """The names of the derived stacks locked under KIT_HOME/derived/, sorted."""
-    return sorted(p.parent.name for p in subdir("derived").glob(f"{PREFIX}*/{META}")
-                  if base_of(p.parent.name) and (p.parent / "uv.lock").exists())
+    return sorted(
+        p.parent.name
+        for p in subdir("derived").glob(f"{PREFIX}*/{META}")
+        if base_of(p.parent.name) and (p.parent / "uv.lock").exists()
+    )
 
 
 def pyproject(base: StackDef, requires, plat: Platform) -> str:
@@ -77,11 +90,13 @@ def pyproject(base: StackDef, requires, plat: Platform) -> str:
     text = (base.lock_dir() / "pyproject.toml").read_text()
     head = re.search(r"^dependencies = \[\n", text, re.M)
     if head is None:
-        raise KitError(f"stack {base.name}'s pyproject.toml has no `dependencies = [` line: "
-                       "no package can be added to it")
+        raise KitError(
+            f"stack {base.name}'s pyproject.toml has no `dependencies = [` line: "
+            "no package can be added to it"
+        )
     # json.dumps quotes as TOML does for these strings (names, extras, specifiers: no escapes)
     added = "".join(f"    {json.dumps(r)},  # the pipeline's REQUIRES\n" for r in requires)
-    return for_here(base, text[:head.end()] + added + text[head.end():], plat, "derived stack")
+    return for_here(base, text[: head.end()] + added + text[head.end() :], plat, "derived stack")
 
 
 def prepare(base: StackDef, requires, plat: Platform) -> tuple:
@@ -89,9 +104,20 @@ def prepare(base: StackDef, requires, plat: Platform) -> tuple:
     uv's reason in one line) when uv cannot resolve it."""
     requires = tuple(sorted(requires))
     name = derived_name(base.name, requires)
-    d = DerivedDef(name, name, base.python, base.arch, dict(base.versions),
-                   {plat.key: base.blas.get(plat.key)}, base.kind, tuple(base.devices),
-                   base.needs_path, base.needs_gpu, base.name, requires)
+    d = DerivedDef(
+        name,
+        name,
+        base.python,
+        base.arch,
+        dict(base.versions),
+        {plat.key: base.blas.get(plat.key)},
+        base.kind,
+        tuple(base.devices),
+        base.needs_path,
+        base.needs_gpu,
+        base.name,
+        requires,
+    )
     why = lock_into(_folder(name), pyproject(base, requires, plat), META, asdict(d))
     return (None, why) if why else (name, None)
 
@@ -108,8 +134,10 @@ def for_plan(requires, names, plat: Platform) -> tuple:
     for n in names:
         if n not in defs:
             where = "kit's own environment" if n == HOST else "used as it is"
-            raise KitError(f"stack {n} is {where}: kit adds a pipeline's REQUIRES to catalogue "
-                           "stacks only (--stack NAME, `kit stacks` lists them)")
+            raise KitError(
+                f"stack {n} is {where}: kit adds a pipeline's REQUIRES to catalogue "
+                "stacks only (--stack NAME, `kit stacks` lists them)"
+            )
         name, why = prepare(defs[n], requires, plat)
         if name:
             got[n] = name
@@ -124,8 +152,7 @@ def lock_named(name: str, requires, plat: Platform) -> str | None:
     locked, else why not, in one line. The name is only ever matched, never used as a path."""
     base = base_of(name)
     if base is None or not requires or derived_name(base, requires) != name:
-        return (f"{name[:60]} is not a stack of this kit's catalogue with its pipeline's "
-                "REQUIRES")
+        return f"{name[:60]} is not a stack of this kit's catalogue with its pipeline's REQUIRES"
     return prepare(definitions()[base], requires, plat)[1]
 
 

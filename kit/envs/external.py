@@ -13,18 +13,18 @@ import json
 import os
 import re
 import subprocess
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
 from ..core.atomic import write_bytes
 from ..core.errors import KitError
 from ..core.paths import subdir
+from ..core.small_files import read_home_json
 from ..worker.names import unknown
 from .catalogue import HOST, definitions
 from .launch import fingerprint
 from .probes import PREFIX as PROBE_PREFIX
-from ..core.small_files import read_home_json
 
 # fullmatch: `$` also matches before a final newline ("x\n" was a plain name, #37)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -48,21 +48,27 @@ def _fingerprint(python: str) -> dict:
     try:
         return fingerprint((python,))
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-        raise KitError(f"{python} does not run kit's worker (it needs Python 3.9 or later with "
-                       f"numpy): {e}") from e
+        raise KitError(
+            f"{python} does not run kit's worker (it needs Python 3.9 or later with numpy): {e}"
+        ) from e
 
 
 def add(name: str, python: str) -> dict:
     """Probe ``python`` and register it as ``name``; returns the registry entry."""
     if not _NAME.fullmatch(name):
-        raise KitError(f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
-                       "(at most 64, starting with a letter or digit)")
+        raise KitError(
+            f"stack name {name!r}: use letters, digits, '.', '_' and '-' "
+            "(at most 64, starting with a letter or digit)"
+        )
     if name.startswith(PROBE_PREFIX):  # a release scan's probe stack is found by such a name
-        raise KitError(f"stack name {name!r}: names starting with {PROBE_PREFIX!r} are kept for "
-                       "the probe stacks of `kit explain`'s release scans; choose another")
+        raise KitError(
+            f"stack name {name!r}: names starting with {PROBE_PREFIX!r} are kept for "
+            "the probe stacks of `kit explain`'s release scans; choose another"
+        )
     if name == HOST or name in definitions():
-        raise KitError(f"stack name {name!r} is taken (the host or a stack in kit's catalogue); "
-                       "choose another")
+        raise KitError(
+            f"stack name {name!r} is taken (the host or a stack in kit's catalogue); choose another"
+        )
     path = Path(python).expanduser()
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise KitError(f"{python} is not an executable file")
@@ -72,11 +78,12 @@ def add(name: str, python: str) -> dict:
     version = tuple(int(x) for x in facts["python"].split(".")[:2])
     if version < _MIN_PYTHON:
         raise KitError(f"{python} is Python {facts['python']}; the worker needs 3.9 or later")
-    entry = {"python": str(path), "added": datetime.now(UTC).isoformat(),
-             "facts": _summary(facts)}
+    entry = {"python": str(path), "added": datetime.now(UTC).isoformat(), "facts": _summary(facts)}
     if not uses(entry["facts"]):
-        raise KitError(f"{python} has numpy but neither scipy with scikit-learn (the pipeline) "
-                       "nor torch (the torch stage): no factor could run in it")
+        raise KitError(
+            f"{python} has numpy but neither scipy with scikit-learn (the pipeline) "
+            "nor torch (the torch stage): no factor could run in it"
+        )
     reg = registry()
     reg[name] = entry
     write_bytes(registry_path(), json.dumps(reg, indent=1, sort_keys=True).encode())
@@ -101,15 +108,29 @@ def remove(name: str) -> None:
 def _summary(fp: dict) -> dict:
     """The facts that make an interpreter what it is (not its thread settings or this CPU)."""
     torch = fp.get("torch") or {}
-    blas = sorted({f"{p.get('internal_api')} {p.get('version')}" for p in fp.get("threadpools") or []
-                   if p.get("user_api") == "blas"})
-    devices = ["cpu"] + [d for d, ok in (("cuda", torch.get("cuda_available")),
-                                         ("mps", torch.get("mps_available"))) if ok]
-    return {"python": fp["python"], "implementation": fp["implementation"],
-            "machine": fp["machine"], "os": fp["os"], "executable": fp["executable"],
-            "packages": {k: v for k, v in fp["packages"].items() if v},
-            "blas": blas, "torch": {k: torch.get(k) for k in ("version", "cuda", "cudnn")} if torch else None,
-            "devices": devices}
+    blas = sorted(
+        {
+            f"{p.get('internal_api')} {p.get('version')}"
+            for p in fp.get("threadpools") or []
+            if p.get("user_api") == "blas"
+        }
+    )
+    devices = ["cpu"] + [
+        d
+        for d, ok in (("cuda", torch.get("cuda_available")), ("mps", torch.get("mps_available")))
+        if ok
+    ]
+    return {
+        "python": fp["python"],
+        "implementation": fp["implementation"],
+        "machine": fp["machine"],
+        "os": fp["os"],
+        "executable": fp["executable"],
+        "packages": {k: v for k, v in fp["packages"].items() if v},
+        "blas": blas,
+        "torch": {k: torch.get(k) for k in ("version", "cuda", "cudnn")} if torch else None,
+        "devices": devices,
+    }
 
 
 def uses(facts: dict) -> list:
@@ -129,8 +150,10 @@ def probe(name: str) -> dict:
     _known(reg, name)
     python = reg[name]["python"]
     if not Path(python).exists():
-        raise KitError(f"external stack {name}: {python} no longer exists "
-                       f"(`kit stacks remove {name}`, then add it again)")
+        raise KitError(
+            f"external stack {name}: {python} no longer exists "
+            f"(`kit stacks remove {name}`, then add it again)"
+        )
     return _probe_python(python)
 
 

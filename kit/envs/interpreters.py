@@ -14,7 +14,9 @@ from pathlib import Path
 from ..core import children
 from .platforms import Platform
 
-_PROBE = "import json, platform, sys; print(json.dumps([platform.python_version(), platform.machine()]))"
+_PROBE = (
+    "import json, platform, sys; print(json.dumps([platform.python_version(), platform.machine()]))"
+)
 
 
 def uv_bin() -> str:
@@ -42,8 +44,9 @@ def arch_prefix(arch: str | None, plat: Platform) -> tuple:
 def probe(python: str, prefix: tuple = ()) -> tuple | None:
     """(version, machine) that an interpreter reports, or None if it does not run."""
     try:
-        out = subprocess.run([*prefix, python, "-c", _PROBE], capture_output=True, text=True,
-                             timeout=60)
+        out = subprocess.run(
+            [*prefix, python, "-c", _PROBE], capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
@@ -56,8 +59,11 @@ def _pyenv_candidates(minor: str) -> list:
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
     found = glob.glob(os.path.join(root, "versions", f"{minor}.*", "bin", f"python{minor}"))
     # highest patch release first
-    return sorted(found, key=lambda p: [int(x) for x in Path(p).parts[-3].split(".")
-                                         if x.isdigit()], reverse=True)
+    return sorted(
+        found,
+        key=lambda p: [int(x) for x in Path(p).parts[-3].split(".") if x.isdigit()],
+        reverse=True,
+    )
 
 
 def _path_candidates(minor: str) -> list:
@@ -67,9 +73,13 @@ def _path_candidates(minor: str) -> list:
 
 def _uv_find(request: str) -> list:
     try:
-        out = subprocess.run([uv_bin(), "python", "find", "--managed-python", request],
-                             capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
+        out = subprocess.run(
+            [uv_bin(), "python", "find", "--managed-python", request],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"),
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     return [out.stdout.strip()] if out.returncode == 0 and out.stdout.strip() else []

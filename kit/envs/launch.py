@@ -24,20 +24,24 @@ import threading
 import time
 from pathlib import Path
 
+from ..core import tether
 from ..core.errors import KitError, one_line
 from ..core.paths import subdir
-from ..core import tether
 from ..core.processes import alive
 from ..core.spec import RunSpec
 from .containers.command import CONTAINED, container_name
 from .containers.inside import CHANNEL_FD
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS")
-ANSWER_BYTES = 256 * 1024   # what a worker may answer to one request (or print as its JSON)
-TAIL_BYTES = 64 * 1024      # the end of a worker's stderr kept: its log, and its error line
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
+ANSWER_BYTES = 256 * 1024  # what a worker may answer to one request (or print as its JSON)
+TAIL_BYTES = 64 * 1024  # the end of a worker's stderr kept: its log, and its error line
 _WORKER_SRC = Path(__file__).resolve().parents[1] / "worker"
-_live: set = set()          # workers running now (killed, with their groups, if kit is interrupted)
+_live: set = set()  # workers running now (killed, with their groups, if kit is interrupted)
 _live_lock = threading.Lock()
 
 
@@ -76,7 +80,9 @@ def worker_env(spec: RunSpec) -> dict:
     env.update({v: str(spec.threads) for v in THREAD_VARS})
     env.update(dict(spec.env))
     if spec.deterministic:
-        env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # deterministic cuBLAS needs it before CUDA starts
+        env["CUBLAS_WORKSPACE_CONFIG"] = (
+            ":4096:8"  # deterministic cuBLAS needs it before CUDA starts
+        )
     env["PYTHONPATH"] = str(worker_root())
     env["PYTHONNOUSERSITE"] = "1"
     # the worker exits when its parent is gone: the tether replaces this with its own pid
@@ -161,8 +167,7 @@ class Worker:
     requests). ``proc`` is the tether's process, which ends with the worker's own status;
     ``pid`` the worker's."""
 
-    def __init__(self, command, args: list, spec: RunSpec, cwd=None, requests=False,
-                 writable=()):
+    def __init__(self, command, args: list, spec: RunSpec, cwd=None, requests=False, writable=()):
         env = worker_env(spec)
         read, write = os.pipe()
         said, pid_w = os.pipe()  # where the tether says the worker's pid
@@ -173,8 +178,12 @@ class Worker:
         if isinstance(command, CONTAINED):  # the runtime starts the worker inside the image
             name = container_name()
             mounts = container_mounts() + [(Path(p), True) for p in writable]
-            argv = [*command.argv(name, env, cwd, mounts, stdin=requests),
-                    "-m", "kit.worker", *args]
+            argv = [
+                *command.argv(name, env, cwd, mounts, stdin=requests),
+                "-m",
+                "kit.worker",
+                *args,
+            ]
             env = {**env, **command.env()}
             removal = command.removal(name)  # none where no daemon keeps a container
             extra = {"dup": (write, CHANNEL_FD), **({"after": removal} if removal else {})}
@@ -190,9 +199,14 @@ class Worker:
         try:
             self.proc = subprocess.Popen(
                 tether.argv(argv, passed=(write,), pid_fd=pid_w, **extra),
-                cwd=cwd, env=env, pass_fds=(write, pid_w),
+                cwd=cwd,
+                env=env,
+                pass_fds=(write, pid_w),
                 stdin=subprocess.PIPE if requests else subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except BaseException:
             os.close(read)
             os.close(said)
@@ -265,8 +279,9 @@ class Worker:
         runtime's monitor, and end with the container (the worker is its first process)."""
         if self._removal is not None:
             return 0
-        return tether.end(self.proc, keep={self.proc.pid, self.pid} if self.proc.poll() is None
-                          else ())
+        return tether.end(
+            self.proc, keep={self.proc.pid, self.pid} if self.proc.poll() is None else ()
+        )
 
     def kill(self, grace: float = 0) -> None:
         """The worker and its whole family, now; or once ``grace`` seconds have passed, if it
@@ -298,9 +313,14 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
         name = self._removal[-1]
-        exists = [*self._removal[:self._removal.index("rm")], "container", "exists", name]
-        quiet = {"env": self._runtime_env, "stdin": subprocess.DEVNULL,
-                 "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "timeout": 60}
+        exists = [*self._removal[: self._removal.index("rm")], "container", "exists", name]
+        quiet = {
+            "env": self._runtime_env,
+            "stdin": subprocess.DEVNULL,
+            "stdout": subprocess.DEVNULL,
+            "stderr": subprocess.DEVNULL,
+            "timeout": 60,
+        }
         end = time.monotonic() + tether.AFTER_SECONDS
         try:
             while subprocess.run(exists, **quiet).returncode == 0 and time.monotonic() < end:
@@ -340,8 +360,7 @@ def _readable(fd: int, seconds: float) -> bool:
     return bool(p.poll(int(seconds * 1000)))
 
 
-def start(command, args: list, spec: RunSpec, cwd=None, requests=False,
-          writable=()) -> Worker:
+def start(command, args: list, spec: RunSpec, cwd=None, requests=False, writable=()) -> Worker:
     """Start ``python -m kit.worker ARGS`` in the interpreter ``command``, its environment that
     of ``spec``; it is tracked (``terminate_workers`` kills it) until ``stop``. ``writable``:
     the folders its runs write in, the only ones a container worker may write (a host worker
@@ -353,8 +372,9 @@ def stop(worker: Worker, grace: float = 0) -> None:
     worker.stop(grace)
 
 
-def run(command, args: list, spec: RunSpec, cwd=None, timeout: float | None = None,
-        writable=()) -> subprocess.CompletedProcess:
+def run(
+    command, args: list, spec: RunSpec, cwd=None, timeout: float | None = None, writable=()
+) -> subprocess.CompletedProcess:
     """Run a worker to its end: its channel's text as stdout, the end of its stderr as stderr.
     Past ``timeout`` seconds it is ended with its group (PastDeadline); killed if waiting
     fails (an interrupt, an error), so none outlives the wait, nor anything it forked."""
@@ -368,8 +388,9 @@ def run(command, args: list, spec: RunSpec, cwd=None, timeout: float | None = No
         raise
     finally:
         w.stop()
-    return subprocess.CompletedProcess(w.args, code, said.decode("utf-8", "replace"),
-                                       w.tail(wait=5))
+    return subprocess.CompletedProcess(
+        w.args, code, said.decode("utf-8", "replace"), w.tail(wait=5)
+    )
 
 
 def terminate_workers() -> None:

@@ -18,13 +18,13 @@ ROSETTA_HINT = "softwareupdate --install-rosetta --agree-to-license"
 
 @dataclass(frozen=True)
 class Platform:
-    system: str                 # "darwin" | "linux" | ...
-    machine: str                # "arm64" | "x86_64" | ...
-    macos_version: tuple = ()   # (14, 5) on macOS
-    rosetta: bool = False       # Rosetta 2 can run x86_64 binaries here
+    system: str  # "darwin" | "linux" | ...
+    machine: str  # "arm64" | "x86_64" | ...
+    macos_version: tuple = ()  # (14, 5) on macOS
+    rosetta: bool = False  # Rosetta 2 can run x86_64 binaries here
     cpu_flags: frozenset = field(default_factory=frozenset)
-    downloads: bool = True      # uv may download interpreters
-    cuda_devices: tuple = ()    # NVIDIA GPUs nvidia-smi lists
+    downloads: bool = True  # uv may download interpreters
+    cuda_devices: tuple = ()  # NVIDIA GPUs nvidia-smi lists
 
     @property
     def key(self) -> str:
@@ -40,12 +40,20 @@ class Platform:
     def device_reason(self, device: str) -> str | None:
         """Why a torch device cannot run here, in one line; None if it can."""
         if device == "mps" and not (self.apple_silicon and self.macos_version >= (12, 3)):
-            return (f"MPS needs Apple silicon and macOS 12.3 or later (this is {self.key}"
-                    + (f", macOS {'.'.join(map(str, self.macos_version))}" if self.macos_version else "")
-                    + ")")
+            return (
+                f"MPS needs Apple silicon and macOS 12.3 or later (this is {self.key}"
+                + (
+                    f", macOS {'.'.join(map(str, self.macos_version))}"
+                    if self.macos_version
+                    else ""
+                )
+                + ")"
+            )
         if device == "cuda" and not self.cuda_devices:
-            return ("no CUDA device visible (nvidia-smi and /proc/driver/nvidia list none, or "
-                    "CUDA_VISIBLE_DEVICES hides them)")
+            return (
+                "no CUDA device visible (nvidia-smi and /proc/driver/nvidia list none, or "
+                "CUDA_VISIBLE_DEVICES hides them)"
+            )
         if device not in ("cpu", "mps", "cuda"):
             return f"unknown device {device!r}"
         return None
@@ -54,8 +62,12 @@ class Platform:
 def _rosetta_available() -> bool:
     # arch(1) fails at once when Rosetta 2 is not installed
     try:
-        return subprocess.run(["/usr/bin/arch", "-x86_64", "/usr/bin/true"],
-                              capture_output=True, timeout=20).returncode == 0
+        return (
+            subprocess.run(
+                ["/usr/bin/arch", "-x86_64", "/usr/bin/true"], capture_output=True, timeout=20
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -76,8 +88,12 @@ def _native_machine() -> str:
     # an x86_64 Python under Rosetta reports x86_64; the hardware is still Apple silicon
     if sys.platform == "darwin" and machine == "x86_64":
         try:
-            out = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"], capture_output=True,
-                                 text=True, timeout=5).stdout.strip()
+            out = subprocess.run(
+                ["sysctl", "-n", "sysctl.proc_translated"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+            ).stdout.strip()
             if out == "1":
                 return "arm64"
         except (OSError, subprocess.SubprocessError):
@@ -92,9 +108,15 @@ def detect() -> Platform:
         macos = tuple(int(x) for x in _platform.mac_ver()[0].split(".")[:2] if x.isdigit())
     machine = _native_machine()
     downloads = os.environ.get("UV_PYTHON_DOWNLOADS", "automatic") not in ("never", "manual")
-    return Platform(system, machine, macos,
-                    rosetta=system == "darwin" and machine == "arm64" and _rosetta_available(),
-                    cpu_flags=_cpu_flags(), downloads=downloads, cuda_devices=_cuda_devices())
+    return Platform(
+        system,
+        machine,
+        macos,
+        rosetta=system == "darwin" and machine == "arm64" and _rosetta_available(),
+        cpu_flags=_cpu_flags(),
+        downloads=downloads,
+        cuda_devices=_cuda_devices(),
+    )
 
 
 def _cuda_devices(proc: str = "/proc/driver/nvidia/gpus") -> tuple:

@@ -24,7 +24,8 @@ _GENERIC_KERNELS = {"prescott", "generic", "core2", "atom"}
 
 class Problem(NamedTuple):
     """A surprise: ``code`` says which (what kit acts on), ``message`` says it (what is shown)."""
-    code: str     # no-threadpoolctl | blas-mismatch | generic-kernel | threads-ignored
+
+    code: str  # no-threadpoolctl | blas-mismatch | generic-kernel | threads-ignored
     message: str
 
 
@@ -33,20 +34,36 @@ def problems(fp: dict, expected_blas: str | None, cpu_flags=frozenset()) -> list
     out = []
     pools = [p for p in fp.get("threadpools") or [] if p.get("user_api") == "blas"]
     if fp.get("threadpools") is None:
-        out.append(Problem("no-threadpoolctl", "threadpoolctl is not installed: BLAS and thread "
-                                               "counts cannot be measured"))
+        out.append(
+            Problem(
+                "no-threadpoolctl",
+                "threadpoolctl is not installed: BLAS and thread counts cannot be measured",
+            )
+        )
     apis = {str(p.get("internal_api")).lower() for p in pools}
     if expected_blas and pools and expected_blas.lower() not in apis:
-        out.append(Problem("blas-mismatch", f"expected {expected_blas} but threadpoolctl sees "
-                                            f"{', '.join(sorted(apis))}"))
+        out.append(
+            Problem(
+                "blas-mismatch",
+                f"expected {expected_blas} but threadpoolctl sees {', '.join(sorted(apis))}",
+            )
+        )
     for p in pools:
         kernel = str(p.get("architecture") or "").lower()
-        if p.get("internal_api") == "openblas" and kernel in _GENERIC_KERNELS and "avx2" in cpu_flags:
-            out.append(Problem("generic-kernel",
-                               f"{p.get('owner')}'s OpenBLAS {p.get('version')} runs the generic "
-                               f"'{p.get('architecture')}' kernel on an AVX2 CPU (it does not "
-                               "recognise this CPU): slower, and its bits differ from a newer "
-                               "OpenBLAS"))
+        if (
+            p.get("internal_api") == "openblas"
+            and kernel in _GENERIC_KERNELS
+            and "avx2" in cpu_flags
+        ):
+            out.append(
+                Problem(
+                    "generic-kernel",
+                    f"{p.get('owner')}'s OpenBLAS {p.get('version')} runs the generic "
+                    f"'{p.get('architecture')}' kernel on an AVX2 CPU (it does not "
+                    "recognise this CPU): slower, and its bits differ from a newer "
+                    "OpenBLAS",
+                )
+            )
     return out
 
 
@@ -57,9 +74,13 @@ def stack_doctor(names_: list, plat: Platform) -> list:
     for name in names_ or [n for n in names() if _here(n, plat)]:
         kind = stack_kind(name)
         st, why = kind.status(plat)
-        row = {"name": name, "status": st, "expected_blas": kind.expected_blas(plat),
-               **({"external": True} if kind.kind == "external" else {}),
-               **({"problems": [why]} if st in ("broken", "unavailable") and why else {})}
+        row = {
+            "name": name,
+            "status": st,
+            "expected_blas": kind.expected_blas(plat),
+            **({"external": True} if kind.kind == "external" else {}),
+            **({"problems": [why]} if st in ("broken", "unavailable") and why else {}),
+        }
         if st == "built":
             try:
                 command = kind.runnable().command
@@ -67,7 +88,9 @@ def stack_doctor(names_: list, plat: Platform) -> list:
                 found = problems(fp, row["expected_blas"], plat.cpu_flags)
                 row.update(measured=fp, command=command, problems=[p.message for p in found])
                 if isinstance(kind, CatalogueStack):
-                    write_bytes(kind.d.venv() / "kit-doctor.json", json.dumps(fp, indent=1).encode())
+                    write_bytes(
+                        kind.d.venv() / "kit-doctor.json", json.dumps(fp, indent=1).encode()
+                    )
             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
                 row.update(status="broken", problems=[f"the interpreter does not import: {e}"])
         out.append(row)
@@ -81,6 +104,7 @@ def _here(name: str, plat: Platform) -> bool:
 
 def busy_cores(seconds: float = 0.5) -> float:
     """How many cores other work keeps busy right now (Linux: /proc/stat; elsewhere: load)."""
+
     def sample():
         with open("/proc/stat") as f:
             vals = [int(x) for x in f.readline().split()[1:]]
@@ -110,8 +134,15 @@ def thread_probe(command: tuple, cores: int, attempts: int = 3) -> dict:
         many = fingerprint(command, cores, "--probe-threads")
         r1, rn = one["cpu_s"] / one["wall_s"], many["cpu_s"] / many["wall_s"]
         honoured, why = judge(r1, rn, cores, busy)
-        out = {"threads": cores, "cpu_per_wall_1": r1, "cpu_per_wall_n": rn, "honoured": honoured,
-               "not_judged": why, "busy_cores": round(busy, 2), "attempts": attempt + 1}
+        out = {
+            "threads": cores,
+            "cpu_per_wall_1": r1,
+            "cpu_per_wall_n": rn,
+            "honoured": honoured,
+            "not_judged": why,
+            "busy_cores": round(busy, 2),
+            "attempts": attempt + 1,
+        }
         if honoured:
             return out
     return out

@@ -33,8 +33,11 @@ META = "probe.json"
 _NAME = re.compile(r"probe-[a-z0-9][a-z0-9._-]*", re.A)
 _LONGEST = 100  # a folder name, well under any filesystem's 255 bytes
 # a platform's uv environment marker: the only environment a probe's lock resolves for
-_ENV = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("darwin", "arm64"),
-        "macos-x86_64": ("darwin", "x86_64")}
+_ENV = {
+    "linux-x86_64": ("linux", "x86_64"),
+    "macos-arm64": ("darwin", "arm64"),
+    "macos-x86_64": ("darwin", "x86_64"),
+}
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,11 @@ def definition(name: str) -> ProbeDef | None:
     try:
         got = _probe_def(json.loads(text)["def"])
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
-        raise KitError(f"probe stack {name}: {path} is damaged ({type(e).__name__}: "
-                       f"{str(e)[:80]}); delete {path.parent} and `kit explain` locks it "
-                       "again") from None
+        raise KitError(
+            f"probe stack {name}: {path} is damaged ({type(e).__name__}: "
+            f"{str(e)[:80]}); delete {path.parent} and `kit explain` locks it "
+            "again"
+        ) from None
     why = _mislabelled(got, name)
     if why is None:
         try:
@@ -86,8 +91,10 @@ def definition(name: str) -> ProbeDef | None:
         except OSError:
             why = "its pyproject.toml cannot be read"
     if why:
-        raise KitError(f"probe stack {name}: {path} {why}; delete {path.parent} and "
-                       "`kit explain` locks it again")
+        raise KitError(
+            f"probe stack {name}: {path} {why}; delete {path.parent} and "
+            "`kit explain` locks it again"
+        )
     return got
 
 
@@ -111,15 +118,19 @@ def _probe_def(d: dict) -> ProbeDef:
     """A ProbeDef from probe.json's "def", every field of the type it must have (ValueError)."""
     d = {k: v for k, v in d.items() if k in _FIELDS}  # an older one's absolute "folder" left out
     strings = ("name", "lock", "python", "kind", "base", "package", "version")
-    if not (all(isinstance(d.get(k), str) for k in strings)
-            and all(isinstance(d.get(k), dict) for k in ("versions", "blas"))
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in d["versions"].items())
-            and all(isinstance(k, str) and isinstance(v, (str, type(None)))
-                    for k, v in d["blas"].items())
-            and isinstance(d.get("devices"), list) and all(isinstance(x, str) for x in d["devices"])
-            and isinstance(d.get("arch"), (str, type(None)))
-            and isinstance(d.get("needs_path"), (str, type(None)))
-            and isinstance(d.get("needs_gpu"), bool)):
+    if not (
+        all(isinstance(d.get(k), str) for k in strings)
+        and all(isinstance(d.get(k), dict) for k in ("versions", "blas"))
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in d["versions"].items())
+        and all(
+            isinstance(k, str) and isinstance(v, (str, type(None))) for k, v in d["blas"].items()
+        )
+        and isinstance(d.get("devices"), list)
+        and all(isinstance(x, str) for x in d["devices"])
+        and isinstance(d.get("arch"), (str, type(None)))
+        and isinstance(d.get("needs_path"), (str, type(None)))
+        and isinstance(d.get("needs_gpu"), bool)
+    ):
         raise ValueError("a field is missing or of the wrong type")
     return ProbeDef(**{**d, "devices": tuple(d["devices"])})
 
@@ -155,13 +166,19 @@ def locked() -> list:
     """The names of the probe stacks locked under KIT_HOME/probes/, sorted (a damaged one
     included: listing it says what is wrong)."""
     root = subdir("probes")
-    return sorted(p.parent.name for p in root.glob(f"{PREFIX}*/{META}")
-                  if is_name(p.parent.name) and (p.parent / "uv.lock").exists())
+    return sorted(
+        p.parent.name
+        for p in root.glob(f"{PREFIX}*/{META}")
+        if is_name(p.parent.name) and (p.parent / "uv.lock").exists()
+    )
 
 
 PYTHON = "python"  # a probe of the interpreter: its minor version in the environment markers
-_MARKER = re.compile(r"python_full_version >= '(\d+)\.(\d+)' and python_full_version < "
-                     r"'(\d+)\.(\d+)'", re.A)
+_MARKER = re.compile(
+    r"python_full_version >= '(\d+)\.(\d+)' and python_full_version < "
+    r"'(\d+)\.(\d+)'",
+    re.A,
+)
 
 
 def _python_pinned(base: StackDef, text: str, version: str) -> str:
@@ -169,20 +186,30 @@ def _python_pinned(base: StackDef, text: str, version: str) -> str:
     if not re.fullmatch(r"3\.\d+", version, re.A):
         raise KitError(f"Python {version}: a probe names a minor version (like 3.13)")
     if not _MARKER.search(text):
-        raise KitError(f"stack {base.name} does not fix its Python minor in its environments "
-                       "(python_full_version >= 'X.Y' and < ...): it cannot be scanned")
+        raise KitError(
+            f"stack {base.name} does not fix its Python minor in its environments "
+            "(python_full_version >= 'X.Y' and < ...): it cannot be scanned"
+        )
     nxt = f"3.{int(version.split('.')[1]) + 1}"
-    return _MARKER.sub(f"python_full_version >= '{version}' and python_full_version < "
-                       f"'{nxt}'", text)
+    return _MARKER.sub(
+        f"python_full_version >= '{version}' and python_full_version < '{nxt}'", text
+    )
 
 
 def _no_interpreter(version: str) -> str:
     """uv's own line for a Python it cannot find here (downloads off: it fails at once), asked
     without pyenv's shims on PATH (uv cannot inspect a shim: its line would be about that)."""
-    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
-                           if not p.rstrip("/").endswith("shims"))
-    proc = subprocess.run([uv_bin(), "python", "find", version], capture_output=True, text=True,
-                          env=dict(os.environ, PATH=path, UV_PYTHON_DOWNLOADS="never"))
+    path = os.pathsep.join(
+        p
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+        if not p.rstrip("/").endswith("shims")
+    )
+    proc = subprocess.run(
+        [uv_bin(), "python", "find", version],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PATH=path, UV_PYTHON_DOWNLOADS="never"),
+    )
     lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
     line = lines[0] if lines else f"no Python {version} interpreter found here"
     return re.sub(r"^error:\s*", "", line)
@@ -196,8 +223,10 @@ def pyproject(base: StackDef, package: str, version: str, plat: Platform) -> str
     else:
         pin = re.compile(rf'"({re.escape(package)})\s*==\s*[^"]*"', re.I)
         if len(pin.findall(text)) != 1:
-            raise KitError(f"stack {base.name} does not pin {package} (its pyproject.toml has "
-                           f'no "{package}==..." line): it cannot be scanned')
+            raise KitError(
+                f"stack {base.name} does not pin {package} (its pyproject.toml has "
+                f'no "{package}==..." line): it cannot be scanned'
+            )
         text = pin.sub(lambda m: f'"{m.group(1)}=={version}"', text)
     return for_here(base, text, plat, "probe")
 
@@ -209,11 +238,15 @@ def for_here(base: StackDef, text: str, plat: Platform, what: str) -> str:
     if system and base.arch:  # a Rosetta stack (np1-sk191-x86): its interpreter's wheels
         machine = base.arch
     here = (f"sys_platform == '{system}'", f"platform_machine == '{machine}'")
-    lines = [ln for ln in text.splitlines(keepends=True)
-             if not ln.lstrip().startswith('"sys_platform') or all(h in ln for h in here)]
+    lines = [
+        ln
+        for ln in text.splitlines(keepends=True)
+        if not ln.lstrip().startswith('"sys_platform') or all(h in ln for h in here)
+    ]
     if not any(ln.lstrip().startswith('"sys_platform') for ln in lines):
-        raise KitError(f"stack {base.name} has no environment for {plat.key}: no {what} of it "
-                       "can be made here")
+        raise KitError(
+            f"stack {base.name} has no environment for {plat.key}: no {what} of it can be made here"
+        )
     return "".join(lines)
 
 
@@ -223,7 +256,10 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
     made before from the same pyproject is kept (``lock_into``)."""
     name = probe_name(base.name, package, version)
     if not is_name(name):
-        return None, f"{name[:60]}...: not a probe name (over {_LONGEST} characters, or not one folder)"
+        return (
+            None,
+            f"{name[:60]}...: not a probe name (over {_LONGEST} characters, or not one folder)",
+        )
     text = pyproject(base, package, version, plat)
     if package == PYTHON:  # a probe of an interpreter: it must be had here, never downloaded
         from .interpreters import find_python
@@ -235,9 +271,21 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
     if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:
         versions[package.lower()] = version
     python = version if package == PYTHON else base.python
-    d = ProbeDef(name, name, python, base.arch, versions, {plat.key: base.blas.get(plat.key)},
-                 base.kind, tuple(base.devices), base.needs_path, base.needs_gpu, base.name,
-                 package, version)
+    d = ProbeDef(
+        name,
+        name,
+        python,
+        base.arch,
+        versions,
+        {plat.key: base.blas.get(plat.key)},
+        base.kind,
+        tuple(base.devices),
+        base.needs_path,
+        base.needs_gpu,
+        base.name,
+        package,
+        version,
+    )
     why = lock_into(folder, text, META, asdict(d))
     if why:
         return None, why
@@ -266,15 +314,19 @@ def lock_into(folder: Path, text: str, meta: str, what: dict) -> str | None:
         # (a folder locked as this process's: a killed lock's is swept by the next)
         with spool(folder.parent, f".{folder.name}.") as tmp:
             (tmp / "pyproject.toml").write_text(text)
-            proc = children.run([uv_bin(), "lock", "--quiet", "--python", sys.executable],
-                                cwd=tmp, env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"))
+            proc = children.run(
+                [uv_bin(), "lock", "--quiet", "--python", sys.executable],
+                cwd=tmp,
+                env=dict(os.environ, UV_PYTHON_DOWNLOADS="never"),
+            )
             if proc.returncode != 0 or not (tmp / "uv.lock").exists():
                 return uv_reason(proc.stderr)
             # each file whole (os.replace); the meta file, which makes the lock a stack's, last
             os.replace(tmp / "uv.lock", folder / "uv.lock")
             os.replace(tmp / "pyproject.toml", folder / "pyproject.toml")
-        write_bytes(folder / meta, json.dumps({"pyproject_sha256": sha, "def": what},
-                                              indent=1).encode())
+        write_bytes(
+            folder / meta, json.dumps({"pyproject_sha256": sha, "def": what}, indent=1).encode()
+        )
     return None
 
 
@@ -304,10 +356,18 @@ def check_carried(name, what) -> None:
     """A bundle's probe (carried's form), or one KitError line when it is not the probe its
     name says: checked before anything of the bundle is written."""
     label = f"the bundle's probe stack {str(name)[:80]!r}"
-    if not (is_name(name) and isinstance(what, dict) and set(what) == set(CARRIED)
-            and all(isinstance(v, str) for v in what.values())):
-        raise KitError(f"{label} is malformed (a name like probe-STACK-PACKAGE-VERSION and "
-                       f"exactly {', '.join(CARRIED)} as text)")
+    if not (
+        is_name(name)
+        and isinstance(what, dict)
+        and set(what) == set(CARRIED)
+        and all(isinstance(v, str) for v in what.values())
+    ):
+        raise KitError(
+            f"{label} is malformed (a name like probe-STACK-PACKAGE-VERSION and "
+            f"exactly {', '.join(CARRIED)} as text)"
+        )
     if name != probe_name(what["base"], what["package"], what["version"]):
-        raise KitError(f"{label} is not the probe of {what['base'][:40]} at "
-                       f"{what['package'][:40]} {what['version'][:20]}")
+        raise KitError(
+            f"{label} is not the probe of {what['base'][:40]} at "
+            f"{what['package'][:40]} {what['version'][:20]}"
+        )

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import UTC
 
 from ..core.atomic import write_bytes
 from ..core.errors import HttpStatus, KitError, Unreachable
 from ..core.paths import subdir
-from ..worker.names import did_you_mean
 from ..core.small_files import read_small
-from datetime import UTC
+from ..worker.names import did_you_mean
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -25,7 +25,9 @@ _NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.I | re.A)  # re.
 
 
 def index_url() -> str:
-    return (os.environ.get("UV_DEFAULT_INDEX") or os.environ.get("UV_INDEX_URL") or PYPI).rstrip("/")
+    return (os.environ.get("UV_DEFAULT_INDEX") or os.environ.get("UV_INDEX_URL") or PYPI).rstrip(
+        "/"
+    )
 
 
 def key(version: str) -> tuple:
@@ -43,8 +45,10 @@ def is_final(version: str) -> bool:
 def check_name(package: str) -> str:
     """``package``, once it is a project name PEP 508 allows; else one line refusing it."""
     if not _NAME.fullmatch(package):
-        raise KitError(f"{package!r} is not a package name (letters, digits, '.', '_' and '-', "
-                       "starting and ending with a letter or digit: PEP 508)")
+        raise KitError(
+            f"{package!r} is not a package name (letters, digits, '.', '_' and '-', "
+            "starting and ending with a letter or digit: PEP 508)"
+        )
     return package
 
 
@@ -64,13 +68,14 @@ def versions(package: str, limits=None) -> list:
 
     base = index_url()
     if not re.match(r"^https?://[^/]", base):
-        raise KitError(f"the package index {base!r} (UV_DEFAULT_INDEX or UV_INDEX_URL) is not "
-                       "an http(s) URL: kit lists releases over HTTP only")
+        raise KitError(
+            f"the package index {base!r} (UV_DEFAULT_INDEX or UV_INDEX_URL) is not "
+            "an http(s) URL: kit lists releases over HTTP only"
+        )
     url = f"{base}/{normalized(package)}/"
     # the fetch's deadlines as KIT_FETCH_DEADLINE and KIT_FETCH_PAGE_DEADLINE set them; fewer,
     # shorter waits on silence than a UniProt download's: a listing is one small page
-    fetcher = Fetcher(limits or Limits.from_env(read_s=20.0, attempts=3),
-                      what="the package index")
+    fetcher = Fetcher(limits or Limits.from_env(read_s=20.0, attempts=3), what="the package index")
     fetcher.session.headers["Accept"] = _JSON
     try:
         r, body = fetcher.get(url)
@@ -80,8 +85,7 @@ def versions(package: str, limits=None) -> list:
         hint = did_you_mean(package, _pinned()) if missing else ""
         said = f"cannot list {package}'s releases: {e}" + (f": {hint}" if hint else "")
         # said again as the same kind of error (a caller tells them apart by type)
-        raise (HttpStatus(said, e.status) if isinstance(e, HttpStatus) else type(e)(said)) \
-            from None
+        raise (HttpStatus(said, e.status) if isinstance(e, HttpStatus) else type(e)(said)) from None
     return _read(body, url, r.headers.get("Content-Type", "?").split(";")[0])
 
 
@@ -106,12 +110,17 @@ def release_list(package: str, limits=None) -> tuple:
         kept = _kept(path)
         if kept is None:
             raise
-        return kept["versions"], ("the package index is not reachable; using the release list "
-                                  f"of {kept['listed'][:10]}")
+        return kept["versions"], (
+            f"the package index is not reachable; using the release list of {kept['listed'][:10]}"
+        )
     from datetime import datetime
 
-    doc = {"index": index_url(), "package": package, "versions": listed,
-           "listed": datetime.now(UTC).isoformat(timespec="seconds")}
+    doc = {
+        "index": index_url(),
+        "package": package,
+        "versions": listed,
+        "listed": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     try:
         write_bytes(path, json.dumps(doc, indent=1).encode())
     except KitError:  # a read-only KIT_HOME or a full disk: the list is good, only not kept
@@ -125,17 +134,23 @@ def _kept(path) -> dict | None:
         doc = json.loads(read_small(path) or b"null")
     except ValueError:
         return None
-    ok = (isinstance(doc, dict) and doc.get("index") == index_url()
-          and isinstance(doc.get("listed"), str) and isinstance(doc.get("versions"), list)
-          and all(isinstance(v, str) and is_final(v) for v in doc["versions"]))
+    ok = (
+        isinstance(doc, dict)
+        and doc.get("index") == index_url()
+        and isinstance(doc.get("listed"), str)
+        and isinstance(doc.get("versions"), list)
+        and all(isinstance(v, str) and is_final(v) for v in doc["versions"])
+    )
     return doc if ok else None
 
 
 def _read(body: bytes, url: str, ctype: str) -> list:
     """The final, unyanked versions of a simple JSON API document (PEP 691, PEP 700)."""
+
     def bad(what: str) -> KitError:
-        return KitError(f"the package index did not answer as PEP 691 describes ({url}, "
-                        f"{ctype}): {what}")
+        return KitError(
+            f"the package index did not answer as PEP 691 describes ({url}, {ctype}): {what}"
+        )
 
     try:
         doc = json.loads(body)
@@ -144,8 +159,10 @@ def _read(body: bytes, url: str, ctype: str) -> list:
     if not isinstance(doc, dict):
         raise bad(f"a JSON {type(doc).__name__}, not an object")
     files = doc.get("files", [])
-    if not (isinstance(files, list) and all(isinstance(f, dict) and isinstance(
-            f.get("filename"), str) for f in files)):
+    if not (
+        isinstance(files, list)
+        and all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files)
+    ):
         raise bad('"files" is not a list of objects with a "filename"')
     listed = doc.get("versions")
     if listed is None:  # PEP 691 v1.0 has no "versions" (PEP 700 added it): the file names do
@@ -183,8 +200,11 @@ def between(package: str, a: str, b: str, listed: list | None = None) -> list:
         if not is_final(v):
             raise KitError(f"{package} {v}: only final releases (like 1.6.0) can be scanned")
     lo, hi = sorted((a, b), key=key)
-    got = {key(v): v for v in (listed if listed is not None else versions(package))
-           if key(lo) < key(v) < key(hi)}
+    got = {
+        key(v): v
+        for v in (listed if listed is not None else versions(package))
+        if key(lo) < key(v) < key(hi)
+    }
     return [lo, *(got[k] for k in sorted(got)), hi] if key(lo) != key(hi) else [lo]
 
 
@@ -206,23 +226,33 @@ def python_releases() -> list:
     env = {k: v for k, v in os.environ.items() if k != "UV_PYTHON_DOWNLOADS"}
     what = "cannot list Python releases: uv python list"
     try:
-        proc = subprocess.run([uv_bin(), "python", "list", "--all-versions", "--offline",
-                               "--output-format", "json"], capture_output=True, text=True,
-                              env=env, timeout=60)
+        proc = subprocess.run(
+            [uv_bin(), "python", "list", "--all-versions", "--offline", "--output-format", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise KitError(f"{what}: {type(e).__name__}: {str(e)[:120]}") from None
     try:
         if proc.returncode != 0:
             raise ValueError
         rows = json.loads(proc.stdout)
-        got = {".".join(r["version"].split(".")[:2]) for r in rows
-               if r.get("implementation") == "cpython" and r.get("variant") == "default"
-               and is_final(r["version"])}
+        got = {
+            ".".join(r["version"].split(".")[:2])
+            for r in rows
+            if r.get("implementation") == "cpython"
+            and r.get("variant") == "default"
+            and is_final(r["version"])
+        }
     except (ValueError, TypeError, KeyError, AttributeError):
         # uv's own error line (not a shim's warning, nor clap's "For more information" tail)
         lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
-        first = next((ln for ln in lines if ln.startswith("error:")),
-                     f"exit status {proc.returncode}, no error line")
+        first = next(
+            (ln for ln in lines if ln.startswith("error:")),
+            f"exit status {proc.returncode}, no error line",
+        )
         raise KitError(f"{what}: {first[:160]} (kit needs uv >= 0.5.19 for its JSON)") from None
     if not got:
         raise KitError(f"{what}: uv names no CPython release (kit needs uv >= 0.5.19)")

@@ -14,6 +14,6 @@ class Stack:
     """A runnable stack: how to start its interpreter and what it is."""
 
     name: str
-    command: tuple       # argv prefix, e.g. ("/usr/bin/arch", "-x86_64", ".../bin/python")
-    identity: str        # hash of what the stack is; part of every RunSpec made in it
-    attributes: dict     # python, numpy, scipy, scikit-learn, ... as declared or measured
+    command: tuple  # argv prefix, e.g. ("/usr/bin/arch", "-x86_64", ".../bin/python")
+    identity: str  # hash of what the stack is; part of every RunSpec made in it
+    attributes: dict  # python, numpy, scipy, scikit-learn, ... as declared or measured

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,8 +25,11 @@ def advice_markdown(a: dict) -> str:
     # each name and sentence is Markdown text: a `|` or a newline in one breaks no row
     lines = ["## What to pin first", ""] + [f"{md(line)}.\n" for line in unit_lines(a)]
     lines += ["| # | factor | reached | seed units | pairs |", "|---|---|---|---|---|"]
-    lines += [f"| {i + 1} | {md(r['factor'])} | {md(r['level'])} | {fmt(r['reach_seed_units'])} "
-              f"| {r['pairs']} |" for i, r in enumerate(a["ranking"])]
+    lines += [
+        f"| {i + 1} | {md(r['factor'])} | {md(r['level'])} | {fmt(r['reach_seed_units'])} "
+        f"| {r['pairs']} |"
+        for i, r in enumerate(a["ranking"])
+    ]
     lines += ["", "## Advice", ""] + [f"- {md(r['text'])}" for r in a["recommendations"]]
     lines += [""] + [f"- {md(line)}" for line in not_measured_lines(a)]
     return "\n".join(lines)
@@ -95,7 +97,6 @@ class AdvicePane(Pane):
     def _default_folder(self, subject) -> str:
         """kit's own folder for this subject's report, never the current folder (a clone)."""
         from ..core.paths import kit_home
-
         from ..views.report import folder_name
 
         name = folder_name(subject) if subject is not None else self.app.dataset_name
@@ -103,15 +104,15 @@ class AdvicePane(Pane):
 
     def _folder(self, subject) -> str:
         """The folder the field names (kit's own if empty), as `e` writes to it: absolute."""
-        folder = (self.query_one("#report-dir", Input).value.strip()
-                  or self._default_folder(subject))
+        folder = self.query_one("#report-dir", Input).value.strip() or self._default_folder(subject)
         return str(Path(folder).expanduser().resolve())
 
     def _path_lines(self, head: str, path: str) -> Text:
         """``head``, then ``path`` whole on lines of its own, broken only after a `/` (a toast
         split it mid-word: `repor` / `t.html`)."""
-        return Text(head + "\n") + Text(break_at_slashes(path, max(self.text_width(), 20)),
-                                         style="bold")
+        return Text(head + "\n") + Text(
+            break_at_slashes(path, max(self.text_width(), 20)), style="bold"
+        )
 
     @on(Input.Changed, "#report-dir")
     def _say_where(self) -> None:
@@ -120,11 +121,13 @@ class AdvicePane(Pane):
             return  # the field is filled once the advice is read: nothing to say before
         folder = self._folder(self.app.subject())
         if folder in self._written:  # a redraw (a resize, the tab read again) keeps saying it
-            self.query_one("#report-said", Static).update(self._path_lines(
-                "wrote the report, report.md beside it:", self._written[folder]))
+            self.query_one("#report-said", Static).update(
+                self._path_lines("wrote the report, report.md beside it:", self._written[folder])
+            )
             return
-        self.query_one("#report-said", Static).update(self._path_lines(
-            "e writes report.md and report.html to", folder))
+        self.query_one("#report-said", Static).update(
+            self._path_lines("e writes report.md and report.html to", folder)
+        )
 
     def show(self) -> None:
         width = self.text_width()
@@ -176,8 +179,9 @@ class AdvicePane(Pane):
             self.app.notify("nothing to report yet", severity="warning")
             return
         if self._writing:  # one writer at a time: two would write the same files
-            self.app.notify("the report is being written: its progress is under the field",
-                            severity="warning")
+            self.app.notify(
+                "the report is being written: its progress is under the field", severity="warning"
+            )
             return
         where = self._folder(subject)
         own = Path(where) == Path(self._default_folder(subject)).resolve()
@@ -189,7 +193,8 @@ class AdvicePane(Pane):
         self.query_one("#report-bar", ProgressBar).update(total=self._steps, progress=0)
         self.query_one("#report-step", Static).update("")
         self.query_one("#report-said", Static).update(
-            self._path_lines("writing report.md and report.html to", where))
+            self._path_lines("writing report.md and report.html to", where)
+        )
         self.load(lambda: self._write(subject, where, own), self._wrote, "report")
 
     def _write(self, subject, where: str, own: bool) -> dict:

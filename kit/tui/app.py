@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..views.quoting import markup
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
-from ..data.dataset import FIRST_LOOK_N
 from ..core.errors import KitError
 from ..core.logs import bug_line, log_traceback
 from ..core.machine_errors import machine_state
 from ..core.subject import Subject
+from ..data.dataset import FIRST_LOOK_N
 from ..envs.platforms import Platform, detect
 from ..runs.store import Store
+from ..views.quoting import markup
 from .advice import AdvicePane
 from .budget import BudgetPane
 from .compare import ComparePane
@@ -26,8 +26,15 @@ from .run import RunPane
 from .setup import SetupPane
 from .verdicts import VerdictsPane
 
-PANES = {"setup": SetupPane, "plan": PlanPane, "run": RunPane, "budget": BudgetPane,
-         "verdicts": VerdictsPane, "advice": AdvicePane, "compare": ComparePane}
+PANES = {
+    "setup": SetupPane,
+    "plan": PlanPane,
+    "run": RunPane,
+    "budget": BudgetPane,
+    "verdicts": VerdictsPane,
+    "advice": AdvicePane,
+    "compare": ComparePane,
+}
 TABS = tuple(PANES)
 
 
@@ -44,8 +51,10 @@ class KitApp(App):
     BINDINGS = [
         # the tabs' own titles carry their digits ("4 Budget"): the footer keeps its 80
         # columns for the keys nothing else shows
-        *[Binding(str(i), f"tab('{t}')", t.title(), priority=True, show=False)
-          for i, t in enumerate(TABS, 1)],
+        *[
+            Binding(str(i), f"tab('{t}')", t.title(), priority=True, show=False)
+            for i, t in enumerate(TABS, 1)
+        ],
         Binding("ctrl+r", "run_plan", "Run plan", priority=True),
         Binding("r", "run_plan", "Run plan", show=False),
         Binding("escape", "leave_field", "Leave field"),  # in the footer only in a field
@@ -54,9 +63,16 @@ class KitApp(App):
         Binding("q", "quit_app", "Quit"),
     ]
 
-    def __init__(self, dataset: str = "synthetic", n: int | None = FIRST_LOOK_N,
-                 platform: Platform | None = None, threads: str = "", seeds: str = "", *,
-                 store: Store):
+    def __init__(
+        self,
+        dataset: str = "synthetic",
+        n: int | None = FIRST_LOOK_N,
+        platform: Platform | None = None,
+        threads: str = "",
+        seeds: str = "",
+        *,
+        store: Store,
+    ):
         super().__init__()
         self.store = store  # its index is safe to read from worker threads
         self.dataset_name = dataset
@@ -87,8 +103,12 @@ class KitApp(App):
         """What the tabs are told to show, as chosen (cheap: a pane's load compares it to drop
         what it read for an earlier choice)."""
         chosen = self.pipeline
-        return (self.dataset_name, self.n, chosen and chosen.sha256,
-                chosen and chosen.summary.get("file"))
+        return (
+            self.dataset_name,
+            self.n,
+            chosen and chosen.sha256,
+            chosen and chosen.summary.get("file"),
+        )
 
     def subject(self) -> Subject | None:
         """What every tab shows: the pipeline chosen on Setup, else the Plan's dataset resolved as
@@ -117,8 +137,9 @@ class KitApp(App):
 
         words = self.pipeline.summary.get("given") if self.pipeline else None
         # the file reads its own data: the dataset fields are kit's own pipeline's words
-        return to_run(self.store, factors, *((None, None) if words else (dataset, n)),
-                      pipeline=words)
+        return to_run(
+            self.store, factors, *((None, None) if words else (dataset, n)), pipeline=words
+        )
 
     def show_dataset(self, name: str, n: int | None) -> None:
         """The dataset every tab shows from now on (on the app's thread: a worker calls it with
@@ -145,8 +166,11 @@ class KitApp(App):
             self._subject = (None, None)  # its declaration, or a dataset now stored: read again
             return
         # a name is text (a bundle's may read as markup: `[@click=app.quit]x.py`)
-        self.notify(f"the finished runs are of {markup(subject.label())}, not of the one Setup "
-                    f"chose since: the tabs show that one", timeout=8)
+        self.notify(
+            f"the finished runs are of {markup(subject.label())}, not of the one Setup "
+            f"chose since: the tabs show that one",
+            timeout=8,
+        )
 
     @guarded
     def on_plan_pane_plan_chosen(self, m: PlanPane.PlanChosen) -> None:
@@ -211,9 +235,13 @@ class KitApp(App):
     @guarded
     def action_quit_app(self) -> None:
         if self.pane("run").running:
-            self.push_screen(ConfirmScreen("A plan is running. Quit now? Finished runs are kept; "
-                                           "running the plan again resumes it."),
-                             lambda yes: self.exit() if yes else None)
+            self.push_screen(
+                ConfirmScreen(
+                    "A plan is running. Quit now? Finished runs are kept; "
+                    "running the plan again resumes it."
+                ),
+                lambda yes: self.exit() if yes else None,
+            )
         else:
             self.exit()
 
@@ -246,8 +274,10 @@ def run_app(app: KitApp, headless: bool = False) -> int:
     app.error_console = Console(file=caught, markup=False, highlight=False, width=100)
     app.run(headless=headless)
     if app.bug_line is None and caught.getvalue().strip():
-        app.bug_line = (f"kit tui: internal error (a bug in kit; the traceback is in "
-                        f"{log_traceback(_Printed(caught.getvalue()))})")
+        app.bug_line = (
+            f"kit tui: internal error (a bug in kit; the traceback is in "
+            f"{log_traceback(_Printed(caught.getvalue()))})"
+        )
     if app.bug_line:
         print(app.bug_line, file=sys.stderr)
     return app.return_code or 0

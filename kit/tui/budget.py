@@ -32,8 +32,7 @@ def flips_bars(b: dict) -> tuple:
     units = b["yardstick"] is not None
     out = []
     for r in rows:
-        vals = [m.flips_median_seed_units if units else m.flips_median
-                for m in r.models.values()]
+        vals = [m.flips_median_seed_units if units else m.flips_median for m in r.models.values()]
         vals = [v for v in vals if v is not None]
         out.append((factor_label(r.factor, r.level), max(vals) if vals else None))
     return out, units
@@ -43,8 +42,12 @@ class BudgetPane(Pane):
     """The budget table (raw or seed units), a factor's pairs, and flips per factor."""
 
     MAIN = "#budget-table"
-    BINDINGS = [Binding("u", "units", "Units"), Binding("p", "view('bars-scroll')", "Bars"),
-                Binding("a", "view('amplify-plot')", "Curves"), Binding("x", "explain", "Why")]
+    BINDINGS = [
+        Binding("u", "units", "Units"),
+        Binding("p", "view('bars-scroll')", "Bars"),
+        Binding("a", "view('amplify-plot')", "Curves"),
+        Binding("x", "explain", "Why"),
+    ]
     seed_units = False
     _rows: list = []
     # one at a time fills the pane
@@ -108,8 +111,7 @@ class BudgetPane(Pane):
         if not t.row_count:
             return None
         name = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
-        return self.load(lambda: self._explained(name, self._rows), self._draw_explained,
-                         "explain")
+        return self.load(lambda: self._explained(name, self._rows), self._draw_explained, "explain")
 
     def _draw_explained(self, text: str) -> None:
         self.query_one("#explain-text", Static).update(text)
@@ -125,12 +127,16 @@ class BudgetPane(Pane):
         x = stored_explanation(app.store, ds, factor, rows, level=level)
         if not x["pairs"] and x["runs"]:  # nothing of it stored: what `kit explain` would run
             n = stored_explanation(app.store, ds, factor, rows)["runs"]  # every level's
-            lines = [f"not explained yet: `kit explain {factor}` (it runs {n} cross-fed "
-                     f"run{'s' if n != 1 else ''})"]
+            lines = [
+                f"not explained yet: `kit explain {factor}` (it runs {n} cross-fed "
+                f"run{'s' if n != 1 else ''})"
+            ]
         else:
             lines = stored_lines(x) or [f"{name}: no pair to explain"]
-        return (f"[b]Where {markup(name)}'s differences start[/] (stored cross-fed runs; "
-                "x: back)\n\n" + "\n\n".join(markup(ln) for ln in lines))
+        return (
+            f"[b]Where {markup(name)}'s differences start[/] (stored cross-fed runs; "
+            "x: back)\n\n" + "\n\n".join(markup(ln) for ln in lines)
+        )
 
     def _file_explained(self) -> str:
         """A lab file's stored release scans (`kit explain FACTOR --pipeline FILE` makes
@@ -140,12 +146,17 @@ class BudgetPane(Pane):
 
         found = stored_output_explanations(self.app.store, self.app.subject().sha256)
         lines = [ln for x in found for ln in [f"{x['factor']}:"] + stored_lines(x)]
-        return ("[b]Where your file's outputs change[/] (stored release scans; x: back)\n\n"
-                + "\n\n".join(markup(ln) for ln in lines) if lines else
-                "[b]No release scan of this file is stored[/] (x: back)\n\n"
-                + markup("`kit explain sklearn --pipeline FILE.py` (or numpy, python, or any "
-                         "factor with --library NAME A B) reruns the file in each release "
-                         "between a pair's two versions and says where each output changes."))
+        return (
+            "[b]Where your file's outputs change[/] (stored release scans; x: back)\n\n"
+            + "\n\n".join(markup(ln) for ln in lines)
+            if lines
+            else "[b]No release scan of this file is stored[/] (x: back)\n\n"
+            + markup(
+                "`kit explain sklearn --pipeline FILE.py` (or numpy, python, or any "
+                "factor with --library NAME A B) reruns the file in each release "
+                "between a pair's two versions and says where each output changes."
+            )
+        )
 
     def show(self) -> None:
         width = self.text_width()
@@ -172,7 +183,8 @@ class BudgetPane(Pane):
         """A pipeline's budget, as `kit budget --pipeline` prints it, in the scrolling pane
         (longer than a screen: its loose-generator line comes last)."""
         self.query_one("#budget-head", Static).update(
-            "[b]your pipeline's budget[/] (arrows / PgDn scroll)")
+            "[b]your pipeline's budget[/] (arrows / PgDn scroll)"
+        )
         self.query_one("#budget-table", DataTable).clear(columns=True)
         self.query_one("#explain-text", Static).update(text)
         self._file_budget, self._scan_shown = text, False
@@ -193,8 +205,13 @@ class BudgetPane(Pane):
     def redraw(self) -> None:
         """Kit's own budget as last read, in the units chosen now (u: nothing to read again)."""
         from ..analysis.compare import ALL_MODELS
-        from ..views.tables import (factor_label, flips_cell, identical_cell, one_class_note,
-                                    verdicts_cell)
+        from ..views.tables import (
+            factor_label,
+            flips_cell,
+            identical_cell,
+            one_class_note,
+            verdicts_cell,
+        )
 
         b = getattr(self, "_budget", None)
         if b is None or getattr(self, "_text_shown", False):
@@ -202,10 +219,12 @@ class BudgetPane(Pane):
         d, units = b["dataset"], self.seed_units
         self._rows = b["rows"]  # x reads the perturbation curves from them
         # the dataset's name and the notes are text inside markup (a bundle names a dataset)
-        head = (f"[b]{markup(d.get('name') or self.app.dataset_name)}[/]"
-                + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
-                + f"   flips {'in seed units' if units else 'median/max'} (u)   bars (p)   "
-                  "curves (a)   pairs: enter")
+        head = (
+            f"[b]{markup(d.get('name') or self.app.dataset_name)}[/]"
+            + ("  [b yellow]SYNTHETIC[/]" if d.get("synthetic") else "")
+            + f"   flips {'in seed units' if units else 'median/max'} (u)   bars (p)   "
+            "curves (a)   pairs: enter"
+        )
         for note in (one_class_note(b["rows"]), b.get("note")):
             if note:
                 head += f"\n[dim]{markup(note)}[/]"
@@ -216,20 +235,35 @@ class BudgetPane(Pane):
         cells = []
         for r in b["rows"]:
             emb = r.emb_rel_seed_units if units else r.emb_rel_max
-            cells.append([factor_label(r.factor, r.level), str(r.pairs),
-                          identical_cell(r), fmt(emb),
-                          *[flips_cell(r.models.get(m), units=units) for m in models],
-                          verdicts_cell(r)])
+            cells.append(
+                [
+                    factor_label(r.factor, r.level),
+                    str(r.pairs),
+                    identical_cell(r),
+                    fmt(emb),
+                    *[flips_cell(r.models.get(m), units=units) for m in models],
+                    verdicts_cell(r),
+                ]
+            )
         # "identical" counts pairs here (every stage bitwise equal); the pairs view counts stages
-        fill(t, ["factor", "pairs", "pairs identical", "emb diff", *models, "verdicts"], cells,
-             keys=[c[0] for c in cells])
+        fill(
+            t,
+            ["factor", "pairs", "pairs identical", "emb diff", *models, "verdicts"],
+            cells,
+            keys=[c[0] for c in cells],
+        )
         if b["rows"]:
             t.move_cursor(row=min(row, len(b["rows"]) - 1))
         vals, raw_units = flips_bars(b)
         self.query_one("#budget-bars", Bars).plot(
-            vals, unit=1.0 if raw_units else None,
-            title=("median flips in seed units, the largest model (│ = 1 seed unit)" if raw_units
-                   else "median flips, the largest model (no seed runs: raw counts)"))
+            vals,
+            unit=1.0 if raw_units else None,
+            title=(
+                "median flips in seed units, the largest model (│ = 1 seed unit)"
+                if raw_units
+                else "median flips, the largest model (no seed runs: raw counts)"
+            ),
+        )
         self._amplify(b.get("curves") or {})
 
     def _amplify(self, drawn: dict) -> None:
@@ -249,8 +283,10 @@ class BudgetPane(Pane):
         plot.display = bool(drawn)
         none = self.query_one("#amplify-none", Static)
         none.display = not drawn
-        none.update("no perturbation runs yet: `kit run --factor perturb` or the plan tab (2, tick "
-                    "perturb, r) measures these curves.\n\na: back to the table")
+        none.update(
+            "no perturbation runs yet: `kit run --factor perturb` or the plan tab (2, tick "
+            "perturb, r) measures these curves.\n\na: back to the table"
+        )
         plot.refresh()
 
     @on(DataTable.RowSelected, "#budget-table")
@@ -263,15 +299,21 @@ class BudgetPane(Pane):
     def _pairs(self, factor: str, level: str) -> list:
         from ..analysis.budget import pair_details
 
-        return [p for p in pair_details(self.app.store, self.app.subject().sha256, factor)
-                if p["level"] == level]
+        return [
+            p
+            for p in pair_details(self.app.store, self.app.subject().sha256, factor)
+            if p["level"] == level
+        ]
 
     def _draw_pairs(self, rows: list) -> None:
         from ..views.pairs import pair_cells
 
         t = self.query_one("#pairs", DataTable)
         head = ("pair", "identical", "emb diff", "digits", "flips", "confounds")
-        fill(t, [("stages identical" if h == "identical" else h) for h in head],
-             [[pair_cells(p)[h] for h in head] for p in rows])
+        fill(
+            t,
+            [("stages identical" if h == "identical" else h) for h in head],
+            [[pair_cells(p)[h] for h in head] for p in rows],
+        )
         t.display = True
         t.focus()

@@ -28,10 +28,15 @@ class ComparePane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="buttons"):
-            yield Input(placeholder="path to a bundle from `kit export` (e.g. lab.kit)", id="bundle-path")
+            yield Input(
+                placeholder="path to a bundle from `kit export` (e.g. lab.kit)", id="bundle-path"
+            )
             yield Button("Compare", id="compare", variant="primary")
-        yield Static("Rerun a lab's runs here and see whether, and how far, they differ. Press p, "
-                     "type the bundle's path and press enter.", id="compare-answer")
+        yield Static(
+            "Rerun a lab's runs here and see whether, and how far, they differ. Press p, "
+            "type the bundle's path and press enter.",
+            id="compare-answer",
+        )
         yield Grid(id="compare-table", zebra_stripes=True, fixed_columns=1)
         yield Log(id="compare-env", highlight=False)
 
@@ -59,14 +64,20 @@ class ComparePane(Pane):
         app = self.app
 
         def refuse(stacks):  # gigabytes are not built behind a keypress: Setup builds them
-            raise KitError("this bundle's runs need stacks that are not built here: "
-                           + ", ".join(f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
-                           + "; build them on the Setup tab (1, then b) and compare again")
+            raise KitError(
+                "this bundle's runs need stacks that are not built here: "
+                + ", ".join(f"{n} (~{b / 2**20:.0f} MB)" if b else n for n, b in stacks)
+                + "; build them on the Setup tab (1, then b) and compare again"
+            )
 
         try:
-            rep = compare_bundle(app.store, path, plat=app.platform, confirm=refuse,
-                                 log=lambda m: app.call_from_thread(app.notify, markup(m),
-                                                                    timeout=2))
+            rep = compare_bundle(
+                app.store,
+                path,
+                plat=app.platform,
+                confirm=refuse,
+                log=lambda m: app.call_from_thread(app.notify, markup(m), timeout=2),
+            )
         except KitError as e:
             self.post_message(self.Answered(None, str(e)))
             return
@@ -79,12 +90,24 @@ class ComparePane(Pane):
             return
         rep = m.report
         # the hosts' names (the bundle's is the sender's word) and the answer are text
-        answer.update(f"[b]{markup(rep['bundle_host']['name'])} vs "
-                      f"{markup(rep['this_host']['name'])}:[/] {markup(rep['answer'])}")
+        answer.update(
+            f"[b]{markup(rep['bundle_host']['name'])} vs "
+            f"{markup(rep['this_host']['name'])}:[/] {markup(rep['answer'])}"
+        )
         t = self.query_one("#compare-table", DataTable)
-        fill(t, ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
-             [[r["label"], f"{r['identical_stages']}/{r['stages']}", fmt(r["emb_rel"]),
-               " ".join(f"{m}:{v}" for m, v in r["flips"].items())] for r in rep["per_run"]])
+        fill(
+            t,
+            ["run (theirs vs here)", "stages identical", "emb diff", "flips"],
+            [
+                [
+                    r["label"],
+                    f"{r['identical_stages']}/{r['stages']}",
+                    fmt(r["emb_rel"]),
+                    " ".join(f"{m}:{v}" for m, v in r["flips"].items()),
+                ]
+                for r in rep["per_run"]
+            ],
+        )
         log = self.query_one("#compare-env", Log)
         log.clear()
         log.write_line("What differs between the two machines (measured):")

@@ -28,7 +28,7 @@ class Grid(DataTable):
 
         strip = super()._render_line(y, x1, x2, base_style)
         widths = [c.get_render_width(self) for c in self.ordered_columns]
-        fixed = sum(widths[:self.fixed_columns])
+        fixed = sum(widths[: self.fixed_columns])
         width, start, cuts = self.size.width, 0, []
         for i, w in enumerate(widths):
             if i >= self.fixed_columns:
@@ -42,15 +42,26 @@ class Grid(DataTable):
             n = b - a
             # the mark only where the part hides something: not on the lines under the rows
             hides = strip.crop(a, b).text.strip()
-            text = (" " * n if n < 2 or not hides
-                    else " …" + " " * (n - 2) if right else " " * (n - 2) + "… ")
+            text = (
+                " " * n
+                if n < 2 or not hides
+                else " …" + " " * (n - 2)
+                if right
+                else " " * (n - 2) + "… "
+            )
             blank = Strip([Segment(text, base_style)], n)
             strip = Strip.join([strip.crop(0, a), blank, strip.crop(b, width)])
         return strip
 
 
-def fill(table: DataTable, head: list, rows: list, keys: list | None = None,
-         room: int | None = None, wrap: tuple = ()) -> None:
+def fill(
+    table: DataTable,
+    head: list,
+    rows: list,
+    keys: list | None = None,
+    room: int | None = None,
+    wrap: tuple = (),
+) -> None:
     """Replace ``table``'s columns and rows. Textual measures new rows only when the table is
     next idle, and keeps what it drew before that: a tab painted as it opens (6, then 4) showed
     `thread` and `0.4` for 0.438. A fixed width per column, from every cell, draws them whole
@@ -68,11 +79,13 @@ def fill(table: DataTable, head: list, rows: list, keys: list | None = None,
     tall = False
     if room is not None and room > 0 and wrap and sum(widths) + pad * len(widths) > room:
         fixed = sum(w + pad for i, w in enumerate(widths) if i not in wrap)
-        shares = share([[str(c) for c in r] for r in rows], widths, wrap,
-                       room - fixed - pad * len(wrap))
+        shares = share(
+            [[str(c) for c in r] for r in rows], widths, wrap, room - fixed - pad * len(wrap)
+        )
         if shares is not None:  # else too narrow to wrap: the table scrolls sideways
-            widths = [max(shares[i], _width(head[i])) if i in wrap else w
-                      for i, w in enumerate(widths)]
+            widths = [
+                max(shares[i], _width(head[i])) if i in wrap else w for i, w in enumerate(widths)
+            ]
             tall = True
     for label, w in zip(head, widths):
         table.add_column(label, width=w)

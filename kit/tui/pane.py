@@ -24,10 +24,13 @@ class _Failed:
 
 
 class Pane(Vertical):
-    MAIN: str | None = None   # the selector of the widget focused when the tab opens
-    LEAVE: str | None = None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
+    MAIN: str | None = None  # the selector of the widget focused when the tab opens
+    LEAVE: str | None = (
+        None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
+    )
 
     if TYPE_CHECKING:  # a pane lives in kit's app alone, whose state (store, subject...) it reads
+
         @property
         def app(self) -> KitApp: ...  # type: ignore[override]  # (a narrower App)
 
@@ -53,8 +56,12 @@ class Pane(Vertical):
         # not exclusive: a thread cannot be stopped midway, so a replaced read runs to its end
         # either way and its ticket drops it; cancelled, it raised WorkerCancelled in whoever
         # waited for the app's workers (the Setup tab now reads as the app starts)
-        self.run_worker(lambda: self._in_worker(slot, ticket, choice, read, draw), thread=True,
-                        group=f"load-{slot}", exit_on_error=False)
+        self.run_worker(
+            lambda: self._in_worker(slot, ticket, choice, read, draw),
+            thread=True,
+            group=f"load-{slot}",
+            exit_on_error=False,
+        )
 
     def _in_worker(self, slot: str, ticket: int, choice: tuple, read, draw) -> None:
         try:

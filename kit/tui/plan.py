@@ -9,9 +9,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import (Button, Checkbox, Input, Label, RadioButton, RadioSet,
-                             SelectionList, Static)
 from textual.strip import Strip
+from textual.widgets import (
+    Button,
+    Checkbox,
+    Input,
+    Label,
+    RadioButton,
+    RadioSet,
+    SelectionList,
+    Static,
+)
 from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
@@ -24,8 +32,10 @@ from .pane import Pane
 
 TICKED = ("repeat", "seed")  # ticked when the list is made: the null experiment and the yardstick
 # the settings of kit's own pipeline a file does not take, said in one line where they were
-LAB_NOTE = ("dataset, proteins, iterations, PyTorch device: kit's own pipeline's, not a "
-            "file's (it reads its own data, on the device its code chooses)")
+LAB_NOTE = (
+    "dataset, proteins, iterations, PyTorch device: kit's own pipeline's, not a "
+    "file's (it reads its own data, on the device its code chooses)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,7 @@ class Asked:
     the dataset of kit's own pipeline (a pipeline chosen on Setup reads its own data: the
     app's to_run leaves the dataset out then). The Run tab plans and runs it as `kit run`
     does (kit.app.verbs.run)."""
+
     factors: tuple
     options: PlanOptions
     dataset: str
@@ -65,8 +76,11 @@ class Ticks(SelectionList):
         except OptionDoesNotExist:
             return line
         segments = list(line)
-        if (selection.value not in self.selected and len(segments) > 1
-                and segments[1].text == Checkbox.BUTTON_INNER):
+        if (
+            selection.value not in self.selected
+            and len(segments) > 1
+            and segments[1].text == Checkbox.BUTTON_INNER
+        ):
             segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
             return Strip(segments, line.cell_length)
         return line
@@ -107,9 +121,12 @@ class PlanPane(Pane):
                 with RadioSet(id="device", classes="kit-only"):
                     for d in ("cpu", "mps", "cuda"):  # as availability.devices says them
                         why = app.platform.device_reason(d)  # (its module: after the paint)
-                        yield RadioButton(d.upper() + ("" if why is None else " (not here)"),
-                                          value=d == "cpu", disabled=why is not None,
-                                          id=f"dev-{d}")
+                        yield RadioButton(
+                            d.upper() + ("" if why is None else " (not here)"),
+                            value=d == "cpu",
+                            disabled=why is not None,
+                            id=f"dev-{d}",
+                        )
                 # stacks added with `kit stacks add` that hold torch (a cluster's or GPU image's)
                 self._torch_stacks = _torch_stacks()
                 if self._torch_stacks:
@@ -122,8 +139,10 @@ class PlanPane(Pane):
         yield Static("reading what this machine can run ...", id="plan-summary")
 
     def _selections(self, rows: list) -> list:
-        self._about = {r["factor"]: r["description"] if r["available"]
-                       else f"cannot run here: {r['reason']}" for r in rows}
+        self._about = {
+            r["factor"]: r["description"] if r["available"] else f"cannot run here: {r['reason']}"
+            for r in rows
+        }
         # unavailable factors stay in the list (a keyboard user reaches them and reads why under
         # it) but cannot be ticked
         self._unavailable = {r["factor"] for r in rows if not r["available"]}
@@ -131,10 +150,16 @@ class PlanPane(Pane):
         # out of sight; the others in the registry's order
         ticked = [r for r in rows if r["factor"] in TICKED]
         # a factor's name (a pipeline's seed:NAME) is text inside the prompt's markup
-        return [Selection(markup(r["factor"]) if r["available"]
-                          else f"[dim]{markup(r['factor'])} (not here)[/]",
-                          r["factor"], r["factor"] in TICKED)
-                for r in ticked + [r for r in rows if r not in ticked]]
+        return [
+            Selection(
+                markup(r["factor"])
+                if r["available"]
+                else f"[dim]{markup(r['factor'])} (not here)[/]",
+                r["factor"],
+                r["factor"] in TICKED,
+            )
+            for r in ticked + [r for r in rows if r not in ticked]
+        ]
 
     def _offers(self) -> tuple:
         """(the pipeline's hash and file the list is for, the factors the subject chosen offers
@@ -147,8 +172,11 @@ class PlanPane(Pane):
         chosen, subject = app.choice()[2:], app.subject()
         # no subject readable yet (an empty store): what this machine runs, the registry's
         # rows for kit's own pipeline, which are its factors with or without a dataset
-        rows = ([o.to_json() for o in offered(subject, app.platform)] if subject is not None
-                else availability(app.platform))
+        rows = (
+            [o.to_json() for o in offered(subject, app.platform)]
+            if subject is not None
+            else availability(app.platform)
+        )
         return chosen, subject is None or not subject.reads_own_data, rows
 
     def _draw_offers(self, offers: tuple) -> None:
@@ -200,7 +228,8 @@ class PlanPane(Pane):
     def describe(self, event: SelectionList.SelectionHighlighted) -> None:
         factor = event.selection.value
         self.query_one("#factor-help", Static).update(
-            f"[b]{markup(factor)}[/]: {markup(self._about[factor])}")
+            f"[b]{markup(factor)}[/]: {markup(self._about[factor])}"
+        )
         # a longer description shrinks the list beside it: once that is laid out, bring the
         # highlighted factor back into view (perturb's 5 lines hid it at 80x24)
         self.call_after_refresh(self.query_one("#factors", SelectionList).scroll_to_highlight)
@@ -235,15 +264,19 @@ class PlanPane(Pane):
         self._follow_setup()
         ticks = self.query_one("#factors", SelectionList)
         ticked = set(ticks.selected)  # in the list's order (the summary names them so)
-        factors = tuple(value for value in (ticks.get_option_at_index(i).value
-                                            for i in range(ticks.option_count))
-                        if value in ticked)
+        factors = tuple(
+            value
+            for value in (ticks.get_option_at_index(i).value for i in range(ticks.option_count))
+            if value in ticked
+        )
         try:  # the CLI's messages are the ones a user needs here
             opts = PlanOptions(
                 threads=_numbers(self.query_one("#threads", Input).value, parse_threads),
                 seeds=_numbers(self.query_one("#seeds", Input).value),
                 svd_iters=_numbers(self.query_one("#iters", Input).value, parse_iters) or SVD_ITERS,
-                device=self.selected_device(), torch_stack=self.selected_torch_stack())
+                device=self.selected_device(),
+                torch_stack=self.selected_torch_stack(),
+            )
         except ValueError as e:
             raise KitError(str(e)) from None
         return Asked(factors, opts, *self._dataset())
@@ -329,20 +362,25 @@ def _summary(p, width: int) -> str:
     pairs = Counter(pair.factor for pair in planned or ())
     names = list(p.factors) + [f for f in pairs if f not in p.factors]
     if p.stacks:
-        mb = sum(b or 0 for _, b in p.stacks) / 2 ** 20
+        mb = sum(b or 0 for _, b in p.stacks) / 2**20
         items = [markup(f) + (f" {pairs[f]}" if planned is not None else "") for f in names]
         stacks = markup(", ".join(n for n, _ in p.stacks))
-        head = (f"{markup(p.subject.label())}: [b]{len(planned)} pairs[/] ("
-                if planned is not None else "[b]")
+        head = (
+            f"{markup(p.subject.label())}: [b]{len(planned)} pairs[/] ("
+            if planned is not None
+            else "[b]"
+        )
         line = lambda shown, stacks=stacks: (  # noqa: E731
             f"{head}{shown}{')' if planned is not None else '[/]'}: running builds {stacks} "
-            f"first (about {mb:,.0f} MB to download)")
+            f"first (about {mb:,.0f} MB to download)"
+        )
         text = _fitted(line, items, width)
         if _lines(text, width) <= SUMMARY_LINES:
             return text
         # too many stacks to name beside the factors: counted (the Setup tab lists them)
-        return _fitted(lambda shown: line(shown, f"{len(p.stacks)} stacks (Setup lists them)"),
-                       items, width)
+        return _fitted(
+            lambda shown: line(shown, f"{len(p.stacks)} stacks (Setup lists them)"), items, width
+        )
     else:
         est = p.estimate()
         items = [f"{markup(f)} {pairs[f]}" for f in names]
@@ -351,8 +389,12 @@ def _summary(p, width: int) -> str:
             f"[b]{len(p.specs)} runs[/]: {len(p.specs) - len(p.todo)} stored, "
             f"{len(p.todo)} to run"
             # span: "2 s", "12 min" as the CLI and the Run tab say it (a tiny run was "0.0 min")
-            + (f", about {span(est)} from past timings" if est is not None else
-               ", no past timings for an estimate"))
+            + (
+                f", about {span(est)} from past timings"
+                if est is not None
+                else ", no past timings for an estimate"
+            )
+        )
     return _fitted(line, items, width)
 
 

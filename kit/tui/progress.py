@@ -38,18 +38,21 @@ class Messages(Progress):
         self.say(f"skipped: {line}")
 
     def planned(self, a, todo):
-        self.say(f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
-                 f"{len(todo)} to run")
+        self.say(
+            f"{len(a.pairs)} pairs, {len(a.specs)} runs: {len(a.specs) - len(todo)} stored, "
+            f"{len(todo)} to run"
+        )
 
     def running(self, todo):
         self.total = len(todo)
-        self.say(status=f"running {self.name}: 0 of {self.total} done", done=0,
-                 total=self.total)
+        self.say(status=f"running {self.name}: 0 of {self.total} done", done=0, total=self.total)
         return super().running(todo)
 
     def done(self, spec):
         self.made += 1
-        self.say(f"run {self.made}/{self.total} done: {spec.stack} {spec.kind} "
-                 f"threads={spec.threads} {spec.run_id[:12]}",
-                 status=f"running {self.name}: {self.made} of {self.total} done",
-                 done=self.made)
+        self.say(
+            f"run {self.made}/{self.total} done: {spec.stack} {spec.kind} "
+            f"threads={spec.threads} {spec.run_id[:12]}",
+            status=f"running {self.name}: {self.made} of {self.total} done",
+            done=self.made,
+        )

@@ -27,8 +27,13 @@ class RunPane(Pane):
     class Progress(Message):
         """From the worker: a line for the log, and how far the plan is (None: not known)."""
 
-        def __init__(self, line: str, status: str | None = None, done: int | None = None,
-                     total: int | None = None):
+        def __init__(
+            self,
+            line: str,
+            status: str | None = None,
+            done: int | None = None,
+            total: int | None = None,
+        ):
             super().__init__()
             self.line, self.status, self.done, self.total = line, status, done, total
 
@@ -99,9 +104,17 @@ class RunPane(Pane):
         try:
             target = app.to_run(asked.factors, asked.dataset, asked.n)
             # one run at a time: the store is shared with the screens that read it meanwhile
-            ran = run(app.store, target, asked.options, jobs=1, progress=out,
-                      confirm=lambda ask: self._confirm(ask, worker), chosen=out.chosen,
-                      should_stop=lambda: worker.is_cancelled, plat=app.platform)
+            ran = run(
+                app.store,
+                target,
+                asked.options,
+                jobs=1,
+                progress=out,
+                confirm=lambda ask: self._confirm(ask, worker),
+                chosen=out.chosen,
+                should_stop=lambda: worker.is_cancelled,
+                plat=app.platform,
+            )
         except _Declined:
             _ended(out, worker, False)
             return
@@ -130,8 +143,11 @@ class RunPane(Pane):
         if ask.stacks:
             return True
         est = ask.estimate()  # as the CLI asks it (the dialog gave no time)
-        question = (f"{ask.runs} runs to do" + (f" (about {span(est)} from past timings)" if est
-                                                 else "") + ". Start them?")
+        question = (
+            f"{ask.runs} runs to do"
+            + (f" (about {span(est)} from past timings)" if est else "")
+            + ". Start them?"
+        )
         answers = Queue()
         self.app.call_from_thread(self.app.push_screen, ConfirmScreen(question), answers.put)
         while not worker.is_cancelled:

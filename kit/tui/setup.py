@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..views.quoting import markup
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +11,7 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
 from ..core.machine_errors import machine_state
+from ..views.quoting import markup
 from .errors import guarded
 from .grid import Grid, fill
 from .pane import Pane
@@ -25,8 +25,11 @@ class SetupPane(Pane):
 
     MAIN = "#stacks"
     _rows: list = []  # the stacks' rows, by show(): none before it (a resize has none to lay out)
-    BINDINGS = [Binding("f", "job('fetch')", "Fetch"), Binding("v", "job('verify')", "Verify"),
-                Binding("b", "build", "Build stack")]
+    BINDINGS = [
+        Binding("f", "job('fetch')", "Fetch"),
+        Binding("v", "job('verify')", "Verify"),
+        Binding("b", "build", "Build stack"),
+    ]
 
     class JobDone(Message):
         """A setup job ended: what to tell the user (error: in red)."""
@@ -57,8 +60,8 @@ class SetupPane(Pane):
 
     def _read(self) -> tuple:
         """(the dataset's lines, every stack's row): on a worker."""
-        from ..envs.kinds import listing
         from ..envs.integrity import recheck
+        from ..envs.kinds import listing
 
         recheck()  # a stack may have been damaged (or repaired) since the app started
         return self._dataset_info(), listing(self.app.platform)
@@ -74,11 +77,23 @@ class SetupPane(Pane):
                 self._reference = r["name"]
             a = r["attributes"]
             external = r["kind"] == "external"
-            self._rows.append([r["name"], r["name"] + (" *" if r["reference"] else ""),
-                               r["status"] + (" (external)" if external else ""), a["python"],
-                               a.get("numpy") or "-", libraries(a)])
-            self._about[r["name"]] = (f"{r['status']}: {r['reason']}" if r["reason"] else
-                                      f"external: {r['venv']}" if external else r["status"])
+            self._rows.append(
+                [
+                    r["name"],
+                    r["name"] + (" *" if r["reference"] else ""),
+                    r["status"] + (" (external)" if external else ""),
+                    a["python"],
+                    a.get("numpy") or "-",
+                    libraries(a),
+                ]
+            )
+            self._about[r["name"]] = (
+                f"{r['status']}: {r['reason']}"
+                if r["reason"]
+                else f"external: {r['venv']}"
+                if external
+                else r["status"]
+            )
         self._lay_out()
 
     def _dataset_info(self) -> str:
@@ -88,9 +103,11 @@ class SetupPane(Pane):
         return self._dataset_line() if chosen is None else self._pipeline_line(chosen)
 
     def _pipeline_line(self, chosen) -> str:
-        return (f"[b]Pipeline[/] {markup(chosen.name)} ({chosen.short}): every tab works "
-                f"on it; it reads its own data\n[dim]Dataset "
-                f"{markup(self.app.dataset_name)}: kit's own pipeline's, not the file's[/]")
+        return (
+            f"[b]Pipeline[/] {markup(chosen.name)} ({chosen.short}): every tab works "
+            f"on it; it reads its own data\n[dim]Dataset "
+            f"{markup(self.app.dataset_name)}: kit's own pipeline's, not the file's[/]"
+        )
 
     def _dataset_line(self) -> str:
         from ..data import load_dataset
@@ -99,11 +116,16 @@ class SetupPane(Pane):
         try:
             s = load_dataset(app.dataset_name, app.n).summary()
             tag = "  [b yellow]SYNTHETIC[/]" if s["synthetic"] else ""
-            rel = (f"UniProt release {s['release']} ({s.get('release_date')})" if s.get("release")
-                   else s["source"])
-            return (f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
-                    f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
-                    f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}")
+            rel = (
+                f"UniProt release {s['release']} ({s.get('release_date')})"
+                if s.get("release")
+                else s["source"]
+            )
+            return (
+                f"[b]Dataset[/] {markup(s['name'])}{tag}  ({markup(rel)})\n"
+                f"{s['rows']} proteins: {s['train']} train / {s['test']} test; "
+                f"{s['positives']} positive ({s['label_rate']:.1%}); sha256 {s['sha256'][:16]}"
+            )
         except KitError as e:
             return f"[b]Dataset[/] {markup(app.dataset_name)}: [red]{markup(e)}[/]"
 
@@ -117,8 +139,14 @@ class SetupPane(Pane):
         t = self.query_one("#stacks", DataTable)
         row = t.cursor_row
         # the vertical scrollbar's columns are kept free: it shows or not by the rows' heights
-        fill(t, list(HEAD), [r[1:] for r in self._rows], [r[0] for r in self._rows],
-             room=t.size.width - t.styles.scrollbar_size_vertical, wrap=WRAP)
+        fill(
+            t,
+            list(HEAD),
+            [r[1:] for r in self._rows],
+            [r[0] for r in self._rows],
+            room=t.size.width - t.styles.scrollbar_size_vertical,
+            wrap=WRAP,
+        )
         if t.row_count:
             t.move_cursor(row=min(row, t.row_count - 1))
 
@@ -128,10 +156,16 @@ class SetupPane(Pane):
         name = event.row_key.value
         # said of the highlighted stack only when it is the reference: the line under the table
         # otherwise read as if every stack were starred
-        which = ("   [b]* the reference stack[/]" if name == self._reference else
-                 f"   (* marks the reference stack, {markup(self._reference)})" if self._reference else "")
+        which = (
+            "   [b]* the reference stack[/]"
+            if name == self._reference
+            else f"   (* marks the reference stack, {markup(self._reference)})"
+            if self._reference
+            else ""
+        )
         self.query_one("#stack-help", Static).update(
-            f"[b]{markup(name)}[/]: {markup(self._about.get(name, ''))}" + which)
+            f"[b]{markup(name)}[/]: {markup(self._about.get(name, ''))}" + which
+        )
 
     @on(Input.Submitted, "#pipeline-file")
     @guarded
@@ -144,8 +178,12 @@ class SetupPane(Pane):
             return
         self.show()
         # a name is text, not markup (a bundle's can be `[bold]x.py`)
-        self.app.notify(f"the tabs read pipeline {markup(chosen.name)} ({chosen.short})"
-                        if chosen else "the tabs read kit's own dataset", timeout=4)
+        self.app.notify(
+            f"the tabs read pipeline {markup(chosen.name)} ({chosen.short})"
+            if chosen
+            else "the tabs read kit's own dataset",
+            timeout=4,
+        )
 
     @on(Button.Pressed, "#fetch")
     def _fetch(self) -> None:
@@ -194,8 +232,9 @@ class SetupPane(Pane):
                 from ..envs.kinds import stack_kind
 
                 built = stack_kind(stack).build(
-                    app.platform, log=lambda m: app.call_from_thread(app.notify, markup(m),
-                                                                     timeout=2))
+                    app.platform,
+                    log=lambda m: app.call_from_thread(app.notify, markup(m), timeout=2),
+                )
                 msg = f"{stack}: {'built' if built else 'already built'}"
             self.post_message(self.JobDone(msg))
         except KitError as e:
@@ -208,6 +247,9 @@ class SetupPane(Pane):
 
     def on_setup_pane_job_done(self, message: JobDone) -> None:
         self.query_one("#setup-progress").display = False
-        self.app.notify(markup(message.text), severity="error" if message.error else "information",
-                        timeout=8 if message.error else 4)
+        self.app.notify(
+            markup(message.text),
+            severity="error" if message.error else "information",
+            timeout=8 if message.error else 4,
+        )
         self.show()

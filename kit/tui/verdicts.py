@@ -14,8 +14,7 @@ from .pane import Pane
 
 class VerdictsPane(Pane):
     MAIN = "#verdicts-table"
-    BINDINGS = [Binding("s", "next_set", "Next run set"),
-                Binding("h", "homology", "Homology")]
+    BINDINGS = [Binding("s", "next_set", "Next run set"), Binding("h", "homology", "Homology")]
     current: str | None = None
     homology = False  # the verdicts under the cluster bootstrap instead of a run set's
 
@@ -23,8 +22,7 @@ class VerdictsPane(Pane):
         yield Static(id="verdicts-head")
         # cells: left and right reach the columns beyond 80 characters, the verdict's name
         # (the first column) fixed beside them: scrolled away, a row's numbers had no name
-        yield Grid(id="verdicts-table", zebra_stripes=True, cursor_type="cell",
-                   fixed_columns=1)
+        yield Grid(id="verdicts-table", zebra_stripes=True, cursor_type="cell", fixed_columns=1)
         # a pipeline's verdicts or homology reading: kit's text, longer than the screen
         with VerticalScroll(id="verdicts-lab-scroll", can_focus=True):
             yield Static(id="verdicts-lab")
@@ -65,7 +63,8 @@ class VerdictsPane(Pane):
         """The subject's verdicts (``homology``: under homology): kit's text fitted to the pane
         (a pipeline's, as `kit verdicts|homology --pipeline` print it), or kit's own numbers
         ("sets", report) or ("homology", reading or None) for its tables."""
-        from ..app.verbs import has_protein_ids, homology as under_homology, verdicts
+        from ..app.verbs import has_protein_ids, verdicts
+        from ..app.verbs import homology as under_homology
         from ..core.errors import KitError
         from ..views.verbs import pane_text
 
@@ -104,18 +103,25 @@ class VerdictsPane(Pane):
         self.call_after_refresh(self.focus_main)
 
     def _draw_homology(self, h) -> None:
-        from ..views.homology import VERDICT_HEAD as HEAD, summary_line, verdict_cells as cells
+        from ..views.homology import VERDICT_HEAD as HEAD
+        from ..views.homology import summary_line
+        from ..views.homology import verdict_cells as cells
 
         self._show_lab(False)
-        head, t = self.query_one("#verdicts-head", Static), self.query_one("#verdicts-table",
-                                                                           DataTable)
+        head, t = (
+            self.query_one("#verdicts-head", Static),
+            self.query_one("#verdicts-table", DataTable),
+        )
         t.clear(columns=True)
         if h is None or not h.runs:
-            head.update("no homology clustering of this dataset's runs yet: `kit data homology "
-                        "NAME` clusters its proteins (MMseqs2); h: back to the run sets")
+            head.update(
+                "no homology clustering of this dataset's runs yet: `kit data homology "
+                "NAME` clusters its proteins (MMseqs2); h: back to the run sets"
+            )
             return
-        head.update(summary_line(h).replace("`kit homology` shows each.", "h: back to the run "
-                                            "sets"))
+        head.update(
+            summary_line(h).replace("`kit homology` shows each.", "h: back to the run sets")
+        )
         fill(t, list(HEAD), [cells(v) for v in h.verdicts])
 
     def _draw_sets(self, rep: dict | None, step: bool = False) -> None:
@@ -133,8 +139,10 @@ class VerdictsPane(Pane):
             self.current = names[i % len(names)]
         self.current = self.current if self.current in names else names[0]
         i = names.index(self.current) + 1
-        head.update(f"run set [b]{markup(self.current)}[/] ({i} of {len(names)}; s: next; h: homology)   "
-                    "paired bootstrap, 2,000 resamples, 95% interval; a group: one reference run and "
-                    "the runs that differ from it only in the set's factor")
+        head.update(
+            f"run set [b]{markup(self.current)}[/] ({i} of {len(names)}; s: next; h: homology)   "
+            "paired bootstrap, 2,000 resamples, 95% interval; a group: one reference run and "
+            "the runs that differ from it only in the set's factor"
+        )
         t = self.query_one("#verdicts-table", DataTable)
         fill(t, list(VERDICT_HEAD), [list(verdict_cells(v)) for v in rep[self.current]])

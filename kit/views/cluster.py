@@ -7,13 +7,19 @@ from .tables import blas_text
 
 
 def settings_text(path: str, exists: bool, conf: dict) -> str:
-    head = (f"settings: {path}" if exists else
-            f"settings: {path} does not exist; these are the defaults (`kit cluster init` writes "
-            "the file to edit)")
+    head = (
+        f"settings: {path}"
+        if exists
+        else f"settings: {path} does not exist; these are the defaults (`kit cluster init` writes "
+        "the file to edit)"
+    )
     rows = []
     for kind, values in conf.items():
-        plain = {k: v for k, v in values.items() if not (isinstance(v, dict) and k != "extra"
-                                                          and k != "env")}
+        plain = {
+            k: v
+            for k, v in values.items()
+            if not (isinstance(v, dict) and k != "extra" and k != "env")
+        }
         rows += [[kind, key, repr(value)] for key, value in plain.items()]
         for name, table_ in values.items():  # [jobqueue.CLASS]: one node class's job template
             if name not in plain:
@@ -34,13 +40,34 @@ def check_text(rows: list, target: str) -> str:
     out = []
     for r in rows:
         pools = r["blas"]
-        blas = pools if isinstance(pools, str) else blas_text(pools["threadpools"],
-                                                              pools["blas_build"])
+        blas = (
+            pools
+            if isinstance(pools, str)
+            else blas_text(pools["threadpools"], pools["blas_build"])
+        )
         stacks = ", ".join(f"{n} {s}" for n, s in r["stacks"].items()) or "-"
         out.append([r["worker"], r["host"], r["class"], r["cores"], r["cpu"], blas, stacks])
     classes = sorted({r["class"] for r in rows})
-    tail = (f"{len(rows)} worker(s) of {target} in {len(classes)} node class(es): "
-            + ", ".join(classes) + ". Runs go to the largest class; --factor host --hosts "
-            "A,B compares two.")
-    return table(out, ["worker", "host", "node class", "cores", "CPU", "BLAS (kit's Python)",
-                       "stacks (against this machine's)"], wrap=(4, 5, 6)) + "\n" + para(tail)
+    tail = (
+        f"{len(rows)} worker(s) of {target} in {len(classes)} node class(es): "
+        + ", ".join(classes)
+        + ". Runs go to the largest class; --factor host --hosts "
+        "A,B compares two."
+    )
+    return (
+        table(
+            out,
+            [
+                "worker",
+                "host",
+                "node class",
+                "cores",
+                "CPU",
+                "BLAS (kit's Python)",
+                "stacks (against this machine's)",
+            ],
+            wrap=(4, 5, 6),
+        )
+        + "\n"
+        + para(tail)
+    )

@@ -5,9 +5,18 @@ from __future__ import annotations
 from ..core.numbers import fmt
 from .fit import para
 
-_NAMES = {"kmer": "the 3-mer counts", "tfidf": "TF-IDF", "svd_rand": "the randomized SVD",
-          "svd_arpack": "the ARPACK SVD", "kmeans": "k-means", "knn": "the neighbours",
-          "lr": "logistic regression", "mlp": "the MLP", "hgb": "boosting", "rf": "the forest"}
+_NAMES = {
+    "kmer": "the 3-mer counts",
+    "tfidf": "TF-IDF",
+    "svd_rand": "the randomized SVD",
+    "svd_arpack": "the ARPACK SVD",
+    "kmeans": "k-means",
+    "knn": "the neighbours",
+    "lr": "logistic regression",
+    "mlp": "the MLP",
+    "hgb": "boosting",
+    "rf": "the forest",
+}
 
 
 def _names(stages, own: bool = True) -> str:
@@ -37,8 +46,9 @@ def _outputs_text(e, head: str) -> str:
         return text + (" " + release_text(e) if e.library and e.releases else "")
     parts = [f"{_names(by['differs'], False)} differ{'s' if len(by['differs']) == 1 else ''}"]
     if by.get("identical"):
-        parts.append(f"{_names(by['identical'], False)} agree"
-                     f"{'s' if len(by['identical']) == 1 else ''}")
+        parts.append(
+            f"{_names(by['identical'], False)} agree{'s' if len(by['identical']) == 1 else ''}"
+        )
     return head + "; ".join(parts) + "." + (" " + release_text(e) if e.library else "")
 
 
@@ -56,15 +66,21 @@ def pair_text(e) -> str:
         return head + "identical at every stage; nothing to explain."
     parts = []
     if e.first_origin:
-        parts.append(f"the difference starts at {_NAMES.get(e.first_origin, e.first_origin)}, "
-                     "which still differs on identical inputs")
+        parts.append(
+            f"the difference starts at {_NAMES.get(e.first_origin, e.first_origin)}, "
+            "which still differs on identical inputs"
+        )
     also = [s for s in by.get("originates", []) if s != e.first_origin]
     if also:
-        parts.append(f"{_names(also)} also change{'s' if len(also) == 1 else ''} on "
-                     f"{'its' if len(also) == 1 else 'their'} own")
+        parts.append(
+            f"{_names(also)} also change{'s' if len(also) == 1 else ''} on "
+            f"{'its' if len(also) == 1 else 'their'} own"
+        )
     if by.get("inherited"):
-        parts.append(f"{_names(by['inherited'])} differ{'s' if len(by['inherited']) == 1 else ''}"
-                     " only because their inputs did")
+        parts.append(
+            f"{_names(by['inherited'])} differ{'s' if len(by['inherited']) == 1 else ''}"
+            " only because their inputs did"
+        )
     if by.get("not measured"):
         parts.append(f"{_names(by['not measured'])}: not measured (their cross-fed run is missing)")
     if by.get("identical"):
@@ -75,10 +91,16 @@ def pair_text(e) -> str:
         if e.curve:
             text += f" The embedding moved by {fmt(e.emb_rel)} ({e.curve})."
         else:
-            text += f" The embedding moved by {fmt(e.emb_rel)}; " + "; ".join(
-                f"{_NAMES[s]} {o.flips} flip{'s' if o.flips != 1 else ''}{_seeds(o)} "
-                f"(noise of that size: {fmt(o.predicted_flips)}, {o.reading})" for s, o in models
-                if o.predicted_flips is not None) + "."
+            text += (
+                f" The embedding moved by {fmt(e.emb_rel)}; "
+                + "; ".join(
+                    f"{_NAMES[s]} {o.flips} flip{'s' if o.flips != 1 else ''}{_seeds(o)} "
+                    f"(noise of that size: {fmt(o.predicted_flips)}, {o.reading})"
+                    for s, o in models
+                    if o.predicted_flips is not None
+                )
+                + "."
+            )
     return text + (" " + release_text(e) if e.library else "")
 
 
@@ -106,9 +128,11 @@ def _came_and_went(s: str, o, versions: list, built: list, e) -> str:
     steps = [_step(v, o, versions, built) for v in o.changes_at]
     first, back = o.changes_at[0], next((v for v in o.changes_at if v in o.back_to), None)
     until = built[built.index(back) - 1] if back in built and built.index(back) else None
-    span = (f"{first}" if until in (None, first) else f"{first} to {until}")
-    return (f"{_name(s, e)} is identical at both ends but changes {' and '.join(steps)}: "
-            f"on {span} it differs from both")
+    span = f"{first}" if until in (None, first) else f"{first} to {until}"
+    return (
+        f"{_name(s, e)} is identical at both ends but changes {' and '.join(steps)}: "
+        f"on {span} it differs from both"
+    )
 
 
 def release_text(e) -> str:
@@ -136,22 +160,28 @@ def release_text(e) -> str:
     # "not a release's" needs both ends measured: one built release can show no change at all
     ends = len(built) >= 2 and rows[0]["status"] == rows[-1]["status"] == "built"
     if still:
-        parts.append(f"{_names(still, not _of_file(e))} {'does' if len(still) == 1 else 'do'} not change at any "
-                     "of the releases built" + ("" if parts or not ends else
-                                                " (the difference is not a release's)"))
+        parts.append(
+            f"{_names(still, not _of_file(e))} {'does' if len(still) == 1 else 'do'} not change at any "
+            "of the releases built"
+            + ("" if parts or not ends else " (the difference is not a release's)")
+        )
     text = f"{head} ({len(built)} of {len(rows)} releases scanned): " + "; ".join(parts) + "."
     bad = [r for r in rows if r["status"] != "built"]
     if bad:
-        text += " Not scanned: " + "; ".join(f"{r['version']} ({r['status']}: {r['why']})"
-                                             for r in bad) + "."
+        text += (
+            " Not scanned: "
+            + "; ".join(f"{r['version']} ({r['status']}: {r['why']})" for r in bad)
+            + "."
+        )
     if e.notes:
         text += " Release notes to read: " + ", ".join(n["url"] for n in e.notes) + "."
     return text
 
 
 def explain_text(result: dict, skipped_runs: list = ()) -> str:
-    how = ("the releases in between" if any(_of_file(e) for e in result["pairs"])
-           else "cross-fed runs")
+    how = (
+        "the releases in between" if any(_of_file(e) for e in result["pairs"]) else "cross-fed runs"
+    )
     out = [f"Explaining {result['factor']}: where each difference starts ({how})", ""]
     out += [para(pair_text(e)) + "\n" for e in result["pairs"]]
     for why in result.get("unscanned", ()):
@@ -166,6 +196,8 @@ def explain_text(result: dict, skipped_runs: list = ()) -> str:
 def stored_lines(x: dict) -> list:
     """A factor's stored explanation (kit.analysis.explain_stored) as paragraphs: each
     explained pair's, then each pair not explained yet (or never cross-fed) with why."""
-    return ([pair_text(e) for e in x["pairs"]]
-            + [f"{label}: {why}." for label, why in x["missing"]]
-            + [f"{label}: not explained: {why}." for label, why in x["skipped"]])
+    return (
+        [pair_text(e) for e in x["pairs"]]
+        + [f"{label}: {why}." for label, why in x["missing"]]
+        + [f"{label}: not explained: {why}." for label, why in x["skipped"]]
+    )

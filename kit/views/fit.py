@@ -84,7 +84,7 @@ def _widest(text: str) -> int:
 
 
 def _ellipsis() -> str:
-    """"…" where the output can hold it, else "..." (a terminal of another encoding)."""
+    """ "…" where the output can hold it, else "..." (a terminal of another encoding)."""
     try:
         "…".encode(getattr(sys.stdout, "encoding", None) or "utf-8")
         return "…"
@@ -95,8 +95,9 @@ def _ellipsis() -> str:
 def _pieces(word: str, w: int) -> list:
     """``word`` in the pieces a line of ``w`` may end between: its list items (_LIST), and an
     item longer than the line in its pieces (_BREAK)."""
-    return [p for item in _LIST.split(word)
-            for p in (_BREAK.split(item) if len(item) > w else [item])]
+    return [
+        p for item in _LIST.split(word) for p in (_BREAK.split(item) if len(item) > w else [item])
+    ]
 
 
 def _wrapped_line(line: str, w: int) -> tuple:
@@ -113,8 +114,7 @@ def _wrapped_line(line: str, w: int) -> tuple:
             cur = joined
             continue
         head, _, last = cur.rpartition(" ")
-        if (len(word) <= SHORT < len(last) and head.strip()
-                and len(last) + 1 + len(word) <= w):
+        if len(word) <= SHORT < len(last) and head.strip() and len(last) + 1 + len(word) <= w:
             # a short value goes with its word: "repeat 1", never "repeat" / "1" (but a
             # value is not taken from its own word: "seed 1" / "cpu", not "seed" / "1 cpu")
             lines.append(head.rstrip())
@@ -133,7 +133,7 @@ def _wrapped_line(line: str, w: int) -> tuple:
                 lines.append(cur.rstrip())
             if len(piece) > w:
                 mark = _ellipsis()
-                piece, short = piece[:max(w - len(mark), 1)] + mark[:w - 1], True
+                piece, short = piece[: max(w - len(mark), 1)] + mark[: w - 1], True
             cur = piece
     if cur.strip() or not lines:
         lines.append(cur.rstrip())
@@ -223,9 +223,13 @@ def _slack(rows: list, widths, room: dict, floor: dict | None = None) -> dict:
     those it unwraps whole, the least needy first (a column wrapped at the width it used wraps
     the same); ``floor``: {column: the least it keeps} (its header's longest word: a column of
     "-" cells shortened its header "confounds" to "co…")."""
-    used = {i: max([1, (floor or {}).get(i, 0)]
-                   + [len(x) for r in rows for x in wrap_cell(r[i], room[i]).splitlines()])
-            for i in room}
+    used = {
+        i: max(
+            [1, (floor or {}).get(i, 0)]
+            + [len(x) for r in rows for x in wrap_cell(r[i], room[i]).splitlines()]
+        )
+        for i in room
+    }
     spare = sum(room[i] - used[i] for i in room)
     out = dict(used)
     for i in sorted((i for i in room if widths[i] > used[i]), key=lambda i: widths[i] - used[i]):
@@ -277,11 +281,18 @@ def _fit(rows, headers, cols, wrap, w, least=MIN_WRAP) -> dict | None:
     # what the columns leave unused (a wrapped column's cells may use less than its share)
     # goes to headers wrapped at their longest word, the least needy first: kit runs piped,
     # 75 wide at 80 columns, wrapped its "wall s" onto two lines
-    used = {i: max(len(x) for t in [headers[i]] + [r[i] for r in rows]
-                   for x in _lines(wrap_cell(str(t), out[i]))) for i in wrap}
+    used = {
+        i: max(
+            len(x)
+            for t in [headers[i]] + [r[i] for r in rows]
+            for x in _lines(wrap_cell(str(t), out[i]))
+        )
+        for i in wrap
+    }
     spare = w - GAP * (len(cols) - 1) - sum({**out, **used}.values())
-    for i in sorted((i for i in cols if i not in wrap and out[i] < full[i]),
-                    key=lambda i: full[i] - out[i]):
+    for i in sorted(
+        (i for i in cols if i not in wrap and out[i] < full[i]), key=lambda i: full[i] - out[i]
+    ):
         if full[i] - out[i] <= spare:
             spare -= full[i] - out[i]
             out[i] = full[i]
@@ -310,9 +321,12 @@ def _groups(rows, headers, wrap, key, w) -> list:
                 continue
             out.append(current)
         cols = keys + [i]
-        current = (cols, _fit(rows, headers, cols, wrap, w)
-                   or _fit(rows, headers, cols, tuple(cols), w)
-                   or _squeezed(rows, headers, cols, w))
+        current = (
+            cols,
+            _fit(rows, headers, cols, wrap, w)
+            or _fit(rows, headers, cols, tuple(cols), w)
+            or _squeezed(rows, headers, cols, w),
+        )
     if current is None:  # the key columns alone
         current = (keys, _fit(rows, headers, keys, wrap, w) or _squeezed(rows, headers, keys, w))
     return out + [current]
@@ -327,16 +341,22 @@ def _noted(text: str, heights: list, notes) -> str:
     head = next(i for i, ln in enumerate(lines) if set(ln) <= {"-", " "} and ln.strip()) + 1
     out, at = lines[:head], head
     for height, note in zip(heights, notes):
-        out += lines[at:at + height]
+        out += lines[at : at + height]
         at += height
-        for line in ([note] if isinstance(note, str) else note or []):
-            out.append(para(line.strip(), NOTE + " " * (len(line) - len(line.lstrip()) + 2),
-                            NOTE + " " * (len(line) - len(line.lstrip()))))
+        for line in [note] if isinstance(note, str) else note or []:
+            out.append(
+                para(
+                    line.strip(),
+                    NOTE + " " * (len(line) - len(line.lstrip()) + 2),
+                    NOTE + " " * (len(line) - len(line.lstrip())),
+                )
+            )
     return "\n".join(out + lines[at:])
 
 
-def table(rows: list, headers: list, wrap: tuple = (), key: int = 1,
-          notes: list | None = None) -> str:
+def table(
+    rows: list, headers: list, wrap: tuple = (), key: int = 1, notes: list | None = None
+) -> str:
     """A tabulate table within the width: if too wide, its headers wrap, then the ``wrap``
     columns (indices) wrap, then the columns are split into several tables, each repeating
     the first ``key`` columns, and only then are the words still too wide shortened.
@@ -371,13 +391,19 @@ def para(text: str, indent: str = "", first: str | None = None) -> str:
     if w is None:
         return first + text
     out = []
-    for line in textwrap.wrap(text, w, initial_indent=first, subsequent_indent=indent,
-                              break_on_hyphens=False, break_long_words=False):
+    for line in textwrap.wrap(
+        text,
+        w,
+        initial_indent=first,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=False,
+    ):
         if len(line) <= w:
             out.append(line)
             continue
         lead = first if not out else indent
-        body, short = _wrapped_line(line[len(lead):], max(w - max(len(first), len(indent)), 1))
+        body, short = _wrapped_line(line[len(lead) :], max(w - max(len(first), len(indent)), 1))
         _state["shortened"] = _state["shortened"] or short
         out += [lead + body[0]] + [indent + x for x in body[1:]]
     return "\n".join(out)

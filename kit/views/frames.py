@@ -55,9 +55,14 @@ def advice_frame(a: dict):
 def stages_frame(run):
     """One row per stored array of a run (a StoredRun): hash, dtype, shape, and its stage's time."""
     timings = run.manifest.get("timings", {})
-    rows = [{"array": name, **info, **{f"stage_{k}": v for k, v in
-                                        timings.get(name.split(".")[0], {}).items()}}
-            for name, info in run.manifest["stages"].items()]
+    rows = [
+        {
+            "array": name,
+            **info,
+            **{f"stage_{k}": v for k, v in timings.get(name.split(".")[0], {}).items()},
+        }
+        for name, info in run.manifest["stages"].items()
+    ]
     return records_frame(rows, "array")
 
 
@@ -92,14 +97,18 @@ def _inert(df):
 
     def labels(index):
         if isinstance(index, pd.MultiIndex):
-            return pd.MultiIndex.from_tuples([tuple(map(spreadsheet, t)) for t in index],
-                                             names=[spreadsheet(n) for n in index.names])
+            return pd.MultiIndex.from_tuples(
+                [tuple(map(spreadsheet, t)) for t in index],
+                names=[spreadsheet(n) for n in index.names],
+            )
         return pd.Index([spreadsheet(v) for v in index], name=spreadsheet(index.name))
 
     out = df.copy()
     for i in range(len(df.columns)):
-        if not (pd.api.types.is_numeric_dtype(df.dtypes.iloc[i])
-                or pd.api.types.is_bool_dtype(df.dtypes.iloc[i])):
+        if not (
+            pd.api.types.is_numeric_dtype(df.dtypes.iloc[i])
+            or pd.api.types.is_bool_dtype(df.dtypes.iloc[i])
+        ):
             out.iloc[:, i] = df.iloc[:, i].map(spreadsheet)
     out.index, out.columns = labels(df.index), labels(df.columns)
     return out
@@ -108,15 +117,21 @@ def _inert(df):
 def output_budget_frame(b: dict):
     """One row per factor and output of a pipeline's budget (`kit budget --pipeline --json`'s
     numbers, flattened: ``worst.flips``, ``most.rel`` ...)."""
-    rows = [{"factor": f, "output": name, "pairs": r["pairs"], **o}
-            for f, r in b["factors"].items() for name, o in r["outputs"].items()]
+    rows = [
+        {"factor": f, "output": name, "pairs": r["pairs"], **o}
+        for f, r in b["factors"].items()
+        for name, o in r["outputs"].items()
+    ]
     df = records_frame(rows)
     return df.set_index(["factor", "output"]) if len(df) else df
 
 
 def output_pairs_frame(pairs: list):
     """One row per pair and output of one factor (`kit budget --pipeline --factor F`)."""
-    rows = [{"pair": p["label"], "output": name, "factor": p["factor"], "a": p["a"], "b": p["b"],
-             **d} for p in pairs for name, d in p["outputs"].items()]
+    rows = [
+        {"pair": p["label"], "output": name, "factor": p["factor"], "a": p["a"], "b": p["b"], **d}
+        for p in pairs
+        for name, d in p["outputs"].items()
+    ]
     df = records_frame(rows)
     return df.set_index(["pair", "output"]) if len(df) else df

@@ -7,16 +7,21 @@ from __future__ import annotations
 import io
 import math
 
-from ..core import factors
 from ..analysis.compare import ALL_MODELS
 from ..analysis.tolerances import changed_models, reach
+from ..core import factors
 from ..core.numbers import fmt
 from ..worker.pipeline import MODELS
 from .quoting import plot as _text
 from .tables import factor_label, largest
 
-_COLOURS = {"lr": "#4c72b0", "mlp": "#dd8452", "hgb": "#55a868", "rf": "#c44e52",
-            "torch_mlp": "#8172b2"}
+_COLOURS = {
+    "lr": "#4c72b0",
+    "mlp": "#dd8452",
+    "hgb": "#55a868",
+    "rf": "#c44e52",
+    "torch_mlp": "#8172b2",
+}
 
 
 # -- plots ------------------------------------------------------------------------------------
@@ -60,8 +65,9 @@ def plot_flips(b: dict) -> bytes | None:
     models = [m for m in ALL_MODELS if any(m in r.models for r in rows)]
     value = (lambda d: d.flips_median_seed_units) if units else (lambda d: d.flips_median)
     # room for every model's bar and its label in each row (labels must not stack)
-    fig, ax = plt.subplots(figsize=(9, len(rows) * (0.17 * len(models) + 0.25) + 1.4),
-                           layout="constrained")
+    fig, ax = plt.subplots(
+        figsize=(9, len(rows) * (0.17 * len(models) + 0.25) + 1.4), layout="constrained"
+    )
     h = 0.8 / len(models)
     positive = []
     for j, r in enumerate(rows):
@@ -72,22 +78,49 @@ def plot_flips(b: dict) -> bytes | None:
             if v:
                 positive.append(v)
                 ax.barh(y, v, height=h * 0.9, color=_COLOURS[m])
-            ax.annotate(_value_text(v), (v or 0, y), xytext=(3, 0), textcoords="offset points",
-                        va="center", fontsize=7, color=_COLOURS[m])
+            ax.annotate(
+                _value_text(v),
+                (v or 0, y),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+                color=_COLOURS[m],
+            )
     ax.set_xlim(0, max(positive) * 1.2 if positive else 1)
     if units and positive:
         ax.axvline(1, color="grey", lw=0.8, ls="--")
     if not positive:
-        ax.text(0.5, 0.5, "no factor flipped a prediction", ha="center", va="center",
-                fontsize=9, transform=ax.transAxes)
-    ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level)
-                                     + (" = 1 unit" if units and factors.is_yardstick(r.factor)
-                                        else "") for r in rows])
+        ax.text(
+            0.5,
+            0.5,
+            "no factor flipped a prediction",
+            ha="center",
+            va="center",
+            fontsize=9,
+            transform=ax.transAxes,
+        )
+    ax.set_yticks(
+        range(len(rows)),
+        [
+            factor_label(r.factor, r.level)
+            + (" = 1 unit" if units and factors.is_yardstick(r.factor) else "")
+            for r in rows
+        ],
+    )
     ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top
-    ax.set_xlabel("median flips in seed units (1 = what a different seed flips; n/a: the "
-                  "seed flipped none)" if units else "median flips (no seed runs: raw counts)")
-    ax.legend(handles=[Patch(color=_COLOURS[m], label=m) for m in models], loc="upper left",
-              bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    ax.set_xlabel(
+        "median flips in seed units (1 = what a different seed flips; n/a: the seed flipped none)"
+        if units
+        else "median flips (no seed runs: raw counts)"
+    )
+    ax.legend(
+        handles=[Patch(color=_COLOURS[m], label=m) for m in models],
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
+        fontsize=8,
+        frameon=False,
+    )
     ax.set_title("How far each factor reaches the predictions")
     return png(fig)
 
@@ -137,8 +170,13 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
     pair_flips = pair_flips or {}
     for k, m in enumerate(MODELS):
         shift = 2 ** ((k - 1.5) * 0.06)  # side by side, on the log axis
-        ax.plot([x * shift for x in xs], [r.models[m].flips_median for _, r in rows], "-",
-                color=_COLOURS[m], label=f"{m} (median)")
+        ax.plot(
+            [x * shift for x in xs],
+            [r.models[m].flips_median for _, r in rows],
+            "-",
+            color=_COLOURS[m],
+            label=f"{m} (median)",
+        )
         for level, comps in pair_flips.items():
             x = arpack_x if level == "svd-solver" else int(level)
             pts = [c.models[m].flips for c in comps if m in c.models]
@@ -150,18 +188,34 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
     if solver:
         n["svd-solver"] = solver.pairs
     ax.set_xscale("log", base=2)
-    ax.set_xticks(ticks, [f"{x}\nn={n[str(x)]}" for x in xs]
-                  + ([f"ARPACK\nn={n['svd-solver']}"] if solver else []))
-    ax.set_xlabel("randomized-SVD power iterations (points: each seed pair; line: median"
-                  + ("; diamonds: the models on ARPACK's embedding)" if solver else ")"))
+    ax.set_xticks(
+        ticks,
+        [f"{x}\nn={n[str(x)]}" for x in xs] + ([f"ARPACK\nn={n['svd-solver']}"] if solver else []),
+    )
+    ax.set_xlabel(
+        "randomized-SVD power iterations (points: each seed pair; line: median"
+        + ("; diamonds: the models on ARPACK's embedding)" if solver else ")")
+    )
     ax.set_ylabel("flips across seeds")
-    secs = next((r["basis"]["svd_seconds_by_level"] for r in advice["recommendations"]
-                 if r["kind"] == "solver" and r["basis"].get("factor") == "svd-iters"), {})
+    secs = next(
+        (
+            r["basis"]["svd_seconds_by_level"]
+            for r in advice["recommendations"]
+            if r["kind"] == "solver" and r["basis"].get("factor") == "svd-iters"
+        ),
+        {},
+    )
     if secs and all(secs.get(x) is not None for x in xs):
         ax2 = ax.twinx()
         ax2.plot(xs, [secs[x] for x in xs], "s--", color="grey", label="SVD seconds")
-        arpack_s = next((r["basis"]["svd_seconds"][1] for r in advice["recommendations"]
-                         if r["kind"] == "solver" and r["basis"].get("factor") == "svd-solver"), None)
+        arpack_s = next(
+            (
+                r["basis"]["svd_seconds"][1]
+                for r in advice["recommendations"]
+                if r["kind"] == "solver" and r["basis"].get("factor") == "svd-solver"
+            ),
+            None,
+        )
         if solver and arpack_s:
             ax2.plot([arpack_x], [arpack_s], "s", color="grey")
         ax2.set_ylabel("SVD wall time, median (s, grey)")
@@ -177,8 +231,11 @@ _MARKS = ("#7f7f7f", "#8c564b", "#bcbd22", "#17becf", "#e377c2", "#000000")
 def _environment_groups(rows: list) -> list:
     """[(emb_rel_max, [factor, ...], [their emb_rel_max, ...])]: environment factors whose embedding differences lie
     within a factor of 1.5 of each other share one line (their labels would overprint)."""
-    pts = sorted((r.emb_rel_max, r.factor) for r in rows
-                 if (f := factors.get(r.factor)) and f.environmental and r.emb_rel_max)
+    pts = sorted(
+        (r.emb_rel_max, r.factor)
+        for r in rows
+        if (f := factors.get(r.factor)) and f.environmental and r.emb_rel_max
+    )
     groups: list = []
     for x, name in pts:
         if groups and x <= groups[-1][0] * 1.5:
@@ -203,19 +260,37 @@ def plot_amplification(b: dict) -> bytes | None:
     # models that flip the same at an eps draw on the same point: each a smaller marker than
     # the one before, on top, so every model stays visible as a ring inside the others
     for k, (m, c) in enumerate(cs.items()):
-        ax.plot([p["eps"] for p in c], [p["flips_median"] for p in c], "o-",
-                color=_COLOURS.get(m, "black"), label=m, markersize=11 - 2 * min(k, 4),
-                zorder=2 + k)
+        ax.plot(
+            [p["eps"] for p in c],
+            [p["flips_median"] for p in c],
+            "o-",
+            color=_COLOURS.get(m, "black"),
+            label=m,
+            markersize=11 - 2 * min(k, 4),
+            zorder=2 + k,
+        )
     ax.set_xscale("log")
     ax.set_xlabel("relative size of the noise added to the embedding (eps)")
     ax.set_ylabel("median flips of test predictions")
     for k, (x, names, xs) in enumerate(_environment_groups(b["rows"])):
         moved = f"{xs[0]:.2g}" + (f" to {xs[-1]:.2g}" if f"{xs[-1]:.2g}" != f"{xs[0]:.2g}" else "")
-        ax.axvline(x, color=_MARKS[k % len(_MARKS)], lw=1, ls=("--", ":", "-.")[k % 3],
-                   label=f"{', '.join(names)}: embedding moved {moved}")
+        ax.axvline(
+            x,
+            color=_MARKS[k % len(_MARKS)],
+            lw=1,
+            ls=("--", ":", "-.")[k % 3],
+            label=f"{', '.join(names)}: embedding moved {moved}",
+        )
     if not any(p["flips_median"] for c in cs.values() for p in c):
-        ax.text(0.5, 0.8, "no eps flipped a prediction: every point is at 0", ha="center",
-                va="center", fontsize=9, transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.8,
+            "no eps flipped a prediction: every point is at 0",
+            ha="center",
+            va="center",
+            fontsize=9,
+            transform=ax.transAxes,
+        )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("Amplification: how each model turns input noise into flips", loc="left")
     return png(fig)
@@ -223,13 +298,17 @@ def plot_amplification(b: dict) -> bytes | None:
 
 # -- a subject's outputs by their kinds (a pipeline file's report) ---------------------------
 # how far a difference travelled (kit.analysis.tolerances.LEVELS), as the plots colour it
-_LEVELS = {"bits": ("#8c8c8c", "bits: the bytes differ, no value moved"),
-           "magnitudes": ("#4c72b0", "magnitudes: values moved, no prediction changed"),
-           "predictions": ("#dd8452", "predictions: a prediction, label or neighbour changed"),
-           "conclusions": ("#c44e52", "conclusions: a verdict between models changed")}
-_VERDICT = {">": ("#55a868", "b > a (95% interval above 0)"),
-            "<": ("#c44e52", "b < a (95% interval below 0)"),
-            "=": ("#8c8c8c", "= (95% interval holds 0)")}
+_LEVELS = {
+    "bits": ("#8c8c8c", "bits: the bytes differ, no value moved"),
+    "magnitudes": ("#4c72b0", "magnitudes: values moved, no prediction changed"),
+    "predictions": ("#dd8452", "predictions: a prediction, label or neighbour changed"),
+    "conclusions": ("#c44e52", "conclusions: a verdict between models changed"),
+}
+_VERDICT = {
+    ">": ("#55a868", "b > a (95% interval above 0)"),
+    "<": ("#c44e52", "b < a (95% interval below 0)"),
+    "=": ("#8c8c8c", "= (95% interval holds 0)"),
+}
 _MODELS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b2", "#937860", "#da8bc3")
 
 
@@ -245,8 +324,11 @@ def _distance(kind: str, worst: dict | None, size: int | None) -> tuple:
         return None, "bits differ, by how much not measured (hashes only)"
     if "ari" in worst:
         v = 1 - worst["ari"]
-        return (v, f"1 - ARI {fmt(v)}") if v > 0 else (None, f"same partition (ARI 1), "
-                                                             f"{worst.get('changed', 0)} renamed")
+        return (
+            (v, f"1 - ARI {fmt(v)}")
+            if v > 0
+            else (None, f"same partition (ARI 1), {worst.get('changed', 0)} renamed")
+        )
     if "jaccard" in worst:
         v = 1 - worst["jaccard"]
         return (v, f"1 - Jaccard {fmt(v)}") if v > 0 else (None, "same neighbour sets")
@@ -318,23 +400,35 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
 
     seen = [lv for lv in _LEVELS if any(x[3] == lv for x in rows)]
     # below the axis label, outside what is drawn (it can never hide a dot or its words)
-    fig.legend(handles=[Patch(color=_LEVELS[lv][0], label=_LEVELS[lv][1]) for lv in seen],
-               loc="outside lower center", fontsize=7, frameon=False, ncol=2)
-    ax.set_xlabel("worst difference over the factor's pairs (log): relative difference (floats), "
-                  "1 - ARI (labels),\n1 - Jaccard (neighbours), fraction changed (integers)",
-                  fontsize=8)
-    fig.suptitle(f"How far each factor's differences travel: {_text(b['name'])}, per output",
-                 fontsize=10)
-    ax.set_title(textwrap.fill(_identical_line(still), 125), fontsize=7, color="#555555",
-                 style="italic")
+    fig.legend(
+        handles=[Patch(color=_LEVELS[lv][0], label=_LEVELS[lv][1]) for lv in seen],
+        loc="outside lower center",
+        fontsize=7,
+        frameon=False,
+        ncol=2,
+    )
+    ax.set_xlabel(
+        "worst difference over the factor's pairs (log): relative difference (floats), "
+        "1 - ARI (labels),\n1 - Jaccard (neighbours), fraction changed (integers)",
+        fontsize=8,
+    )
+    fig.suptitle(
+        f"How far each factor's differences travel: {_text(b['name'])}, per output", fontsize=10
+    )
+    ax.set_title(
+        textwrap.fill(_identical_line(still), 125), fontsize=7, color="#555555", style="italic"
+    )
     return png(fig)
 
 
 def _identical_line(still: dict) -> str:
     """The one line that stands for the rows not drawn: per factor, how many of its outputs
     were identical in every pair."""
-    said = [f"{_text(f)} {'all ' if n == of else ''}{n}" + ("" if n == of else f" of {of}")
-            for f, (n, of) in still.items() if n]
+    said = [
+        f"{_text(f)} {'all ' if n == of else ''}{n}" + ("" if n == of else f" of {of}")
+        for f, (n, of) in still.items()
+        if n
+    ]
     if not said:
         return "Every output moved in some pair of each factor."
     return "Not drawn, identical in every pair: " + "; ".join(said) + " outputs."
@@ -346,8 +440,14 @@ def _strip(ax, rows: list, colour_of, xlabel: str, words_of) -> None:
         ax.axhline(j, color="#eeeeee", lw=0.6, zorder=0)
         for x, key in pts:
             ax.plot([x], [j], "o", color=colour_of(key), ms=5, alpha=0.75, zorder=3)
-        ax.text(1.01, j, words_of(label, pts), va="center", fontsize=7,
-                transform=ax.get_yaxis_transform())
+        ax.text(
+            1.01,
+            j,
+            words_of(label, pts),
+            va="center",
+            fontsize=7,
+            transform=ax.get_yaxis_transform(),
+        )
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=8)
     ax.set_xlabel(xlabel, fontsize=8)
@@ -370,21 +470,41 @@ def plot_output_verdicts(v: dict, order=()) -> bytes | None:
     rank = {f: i for i, f in enumerate(order)}
     v = {**v, "factors": dict(sorted(v["factors"].items(), key=lambda fr: rank.get(fr[0], 1e9)))}
     colour = {m: _MODELS[i % len(_MODELS)] for i, m in enumerate(models)}
-    acc = [(f"{f}: {m}", [(x, m) for x in r["accuracy"].get(m, [])])
-           for f, r in v["factors"].items() for m in models]
-    verdicts = [(f"{f}: {key}", [(row["diff"][run], row["per_run"][run]) for run in r["runs"]
-                                 if run in row["diff"]], row, r["pairs"])
-                for f, r in v["factors"].items() for key, row in r["verdicts"].items()]
+    acc = [
+        (f"{f}: {m}", [(x, m) for x in r["accuracy"].get(m, [])])
+        for f, r in v["factors"].items()
+        for m in models
+    ]
+    verdicts = [
+        (
+            f"{f}: {key}",
+            [(row["diff"][run], row["per_run"][run]) for run in r["runs"] if run in row["diff"]],
+            row,
+            r["pairs"],
+        )
+        for f, r in v["factors"].items()
+        for key, row in r["verdicts"].items()
+    ]
     plt = pyplot()
     n = len(acc) + len(verdicts)
-    fig, axes = plt.subplots(2 if verdicts else 1, 1, figsize=(9, 0.27 * n + 2.4 * (1 + bool(verdicts))),
-                             height_ratios=[len(acc) + 2, len(verdicts) + 2] if verdicts else None,
-                             layout="constrained", squeeze=False)
-    _strip(axes[0][0], acc, lambda m: colour[m],
-           f"accuracy against {_text(v['truth'])} (each run a point)",
-           lambda label, pts: f"{_span([x for x, _ in pts])} ({len(pts)} runs)")
-    axes[0][0].set_title(f"{_text(v['name'])}: each model's accuracy in the runs of each factor",
-                         fontsize=10)
+    fig, axes = plt.subplots(
+        2 if verdicts else 1,
+        1,
+        figsize=(9, 0.27 * n + 2.4 * (1 + bool(verdicts))),
+        height_ratios=[len(acc) + 2, len(verdicts) + 2] if verdicts else None,
+        layout="constrained",
+        squeeze=False,
+    )
+    _strip(
+        axes[0][0],
+        acc,
+        lambda m: colour[m],
+        f"accuracy against {_text(v['truth'])} (each run a point)",
+        lambda label, pts: f"{_span([x for x, _ in pts])} ({len(pts)} runs)",
+    )
+    axes[0][0].set_title(
+        f"{_text(v['name'])}: each model's accuracy in the runs of each factor", fontsize=10
+    )
     if verdicts:
         ax = axes[1][0]
         ax.axvline(0, color="grey", lw=0.8)
@@ -394,15 +514,25 @@ def plot_output_verdicts(v: dict, order=()) -> bytes | None:
             row, pairs = held[label]
             return "holds" if row["stable"] else f"CHANGES in {row['changed']} of {pairs} pairs"
 
-        _strip(ax, [(label, pts) for label, pts, _, _ in verdicts], lambda k: _VERDICT[k][0],
-               "difference b - a of the verdict \"b-a metric\" in each run (colour: the paired "
-               "bootstrap's verdict)", words)
+        _strip(
+            ax,
+            [(label, pts) for label, pts, _, _ in verdicts],
+            lambda k: _VERDICT[k][0],
+            'difference b - a of the verdict "b-a metric" in each run (colour: the paired '
+            "bootstrap's verdict)",
+            words,
+        )
         for tick, (_, _, row, _) in zip(ax.get_yticklabels(), verdicts):
             tick.set_color("#c44e52" if not row["stable"] else "black")
         from matplotlib.patches import Patch
 
         ax.margins(x=0.08)  # zero, often an end of the points, off the frame
-        fig.legend(handles=[Patch(color=c, label=t) for c, t in _VERDICT.values()], fontsize=7,
-                   frameon=False, ncol=3, loc="outside lower center")
+        fig.legend(
+            handles=[Patch(color=c, label=t) for c, t in _VERDICT.values()],
+            fontsize=7,
+            frameon=False,
+            ncol=3,
+            loc="outside lower center",
+        )
         ax.set_title("Verdicts per factor: does a conclusion hold across the runs?", fontsize=10)
     return png(fig)

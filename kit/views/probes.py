@@ -15,11 +15,21 @@ def probes_text(rows: list) -> str:
     if not probes:
         return ""
     root = os.path.dirname(probes[0]["probe"]["folder"])
-    return (f"\n\nprobe stacks (kit explain's release scans), each in {root}/NAME\n" + table(
-        [[r["name"], r["probe"]["base"] or "?",
-          f"{r['probe']['package']} {r['probe']['version']}" if r["probe"]["package"] else "?",
-          r["status"] + (f": {r['reason']}" if r["reason"] else "")] for r in probes],
-        ["probe", "of stack", "pins", "status"], wrap=(3,)))
+    return f"\n\nprobe stacks (kit explain's release scans), each in {root}/NAME\n" + table(
+        [
+            [
+                r["name"],
+                r["probe"]["base"] or "?",
+                f"{r['probe']['package']} {r['probe']['version']}"
+                if r["probe"]["package"]
+                else "?",
+                r["status"] + (f": {r['reason']}" if r["reason"] else ""),
+            ]
+            for r in probes
+        ],
+        ["probe", "of stack", "pins", "status"],
+        wrap=(3,),
+    )
 
 
 def derived_text(rows: list) -> str:
@@ -33,9 +43,19 @@ def derived_text(rows: list) -> str:
     if not derived:
         return ""
     root = os.path.dirname(derived[0]["derived"]["folder"])
-    return (f"\n\nderived stacks (a pipeline's REQUIRES added to a stack), each in {root}/NAME\n"
-            + table([[r["name"], r["derived"]["base"] or "?",
-                      ", ".join(r["derived"]["requires"]) or "?",
-                      r["status"] + (f": {r['reason']}" if r["reason"] else "")]
-                     for r in derived],
-                    ["derived", "of stack", "adds", "status"], wrap=(2, 3)))
+    return (
+        f"\n\nderived stacks (a pipeline's REQUIRES added to a stack), each in {root}/NAME\n"
+        + table(
+            [
+                [
+                    r["name"],
+                    r["derived"]["base"] or "?",
+                    ", ".join(r["derived"]["requires"]) or "?",
+                    r["status"] + (f": {r['reason']}" if r["reason"] else ""),
+                ]
+                for r in derived
+            ],
+            ["derived", "of stack", "adds", "status"],
+            wrap=(2, 3),
+        )
+    )

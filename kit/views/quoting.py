@@ -19,8 +19,10 @@ def _visible(text: str, keep: str = "") -> str:
     """``text`` with each control or format character (Unicode Cc/Cf: a newline, a tab, an
     escape, a right-to-left override) written as Python escapes it (``\\n``, ``\\x1b``), so
     that it shows and ends nothing: a line, a comment, a table row."""
-    return "".join(repr(c)[1:-1] if c not in keep and unicodedata.category(c) in ("Cc", "Cf")
-                   else c for c in text)
+    return "".join(
+        repr(c)[1:-1] if c not in keep and unicodedata.category(c) in ("Cc", "Cf") else c
+        for c in text
+    )
 
 
 def python(name) -> str:
@@ -41,9 +43,10 @@ def markdown(name) -> str:
     # a < that a > follows could open a tag or an autolink: an entity, so that the raw text
     # holds no tag either (a plain reader of report.md sees no <script>); a lone < (kit's own
     # "b<a" header) opens nothing and reads as written
-    tags = "<" in text and ">" in text[text.index("<"):]
-    return "".join("&lt;" if c == "<" and tags else "\\" + c if c in _MD_SPECIAL else c
-                   for c in text)
+    tags = "<" in text and ">" in text[text.index("<") :]
+    return "".join(
+        "&lt;" if c == "<" and tags else "\\" + c if c in _MD_SPECIAL else c for c in text
+    )
 
 
 def html(name) -> str:

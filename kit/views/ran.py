@@ -27,13 +27,15 @@ def run_text(b: dict, asked: list, command: str) -> str:
     others = list(dict.fromkeys(r.factor for r in b["rows"] if r.factor not in asked))
     if not rows:  # none of its pairs stored (all skipped, or every run failed): said so, and
         # not budget_text's advice for an empty store, which names a factor it did not run
-        text = (dataset_line(b["dataset"]) + "\n\n"
-                + para(f"no pairs of {', '.join(asked)} stored on this dataset", "", ""))
+        text = (
+            dataset_line(b["dataset"])
+            + "\n\n"
+            + para(f"no pairs of {', '.join(asked)} stored on this dataset", "", "")
+        )
     elif not others:
         return budget_text(b)
     else:
-        amp = {k: v for k, v in (b.get("amplification") or {}).items()
-               if k.split("=")[0] in asked}
+        amp = {k: v for k, v in (b.get("amplification") or {}).items() if k.split("=")[0] in asked}
         text = budget_text({**b, "rows": rows, "amplification": amp})
     return text + ("\n" + also_stored(others, command) if others else "")
 
@@ -41,10 +43,13 @@ def run_text(b: dict, asked: list, command: str) -> str:
 def file_run_text(b: dict, asked, path: str) -> str:
     """What `kit run --pipeline` prints: the rows of the factors it ran (``asked``), then one
     line pointing to the whole table when other factors of the pipeline are stored."""
-    shown = {**b, "factors": {f: r for f, r in b["factors"].items() if f in asked},
-             "inert": [s for s in b["inert"] if f"seed:{s}" in asked],
-             "shapes": [s for s in b.get("shapes", []) if s["factor"] in asked],
-             "not_in_dtype": b.get("not_in_dtype") if "precision" in asked else []}
+    shown = {
+        **b,
+        "factors": {f: r for f, r in b["factors"].items() if f in asked},
+        "inert": [s for s in b["inert"] if f"seed:{s}" in asked],
+        "shapes": [s for s in b.get("shapes", []) if s["factor"] in asked],
+        "not_in_dtype": b.get("not_in_dtype") if "precision" in asked else [],
+    }
     text = output_budget_text(shown)
     others = [f for f in b["factors"] if f not in asked]
     if others:

@@ -8,25 +8,51 @@ from ..core import factors
 from .plots import png, pyplot
 from .tables import SHORT_STAGES, factor_label
 
+
 def _rows(b: dict, key: str) -> list:
     """Rows worth a line: one per factor (svd-iters levels and the perturbation sweep are
     curves of their own elsewhere), with something to draw."""
-    return [r for r in b["rows"] if getattr(r, key) and r.factor not in ("perturb", "svd-iters")
-            and (factors.get(r.factor) is None or not factors.get(r.factor).torch)]
+    return [
+        r
+        for r in b["rows"]
+        if getattr(r, key)
+        and r.factor not in ("perturb", "svd-iters")
+        and (factors.get(r.factor) is None or not factors.get(r.factor).torch)
+    ]
 
 
-_STYLES = [(c, m, ls) for c, m, ls in zip(
-    ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-     "#bcbd22", "#17becf"), "osv^Dx+P*h", ("-", "--", ":", "-.") * 3)]
-_PANELS = (("components_median", "Which SVD components move (median over pairs)"),
-           ("values_median", "Singular values (median over pairs)"))
+_STYLES = [
+    (c, m, ls)
+    for c, m, ls in zip(
+        (
+            "#1f77b4",
+            "#ff7f0e",
+            "#2ca02c",
+            "#d62728",
+            "#9467bd",
+            "#8c564b",
+            "#e377c2",
+            "#7f7f7f",
+            "#bcbd22",
+            "#17becf",
+        ),
+        "osv^Dx+P*h",
+        ("-", "--", ":", "-.") * 3,
+    )
+]
+_PANELS = (
+    ("components_median", "Which SVD components move (median over pairs)"),
+    ("values_median", "Singular values (median over pairs)"),
+)
 
 
 def _same_as(rows: list, key: str, j: int) -> str | None:
     """The first earlier row whose values are exactly row j's (its line would hide under it)."""
     vals = getattr(rows[j], key)
-    return next((factor_label(r.factor, r.level) for r in rows[:j]
-                 if vals and getattr(r, key) == vals), None)
+    return next(
+        (factor_label(r.factor, r.level) for r in rows[:j] if vals and getattr(r, key) == vals),
+        None,
+    )
 
 
 def _label(rows: list, j: int) -> str:
@@ -62,8 +88,15 @@ def plot_components(b: dict) -> bytes | None:
             c, mk, ls = _STYLES[k % len(_STYLES)]
             xs = range(1, len(vals) + 1)
             # later rows drawn smaller and on top: a coinciding earlier one still shows round it
-            style = dict(color=c, marker=mk, ls=ls, ms=7 - 4 * k / len(rows), lw=1,
-                         zorder=2 + k, mfc="none" if k % 2 else c)
+            style = dict(
+                color=c,
+                marker=mk,
+                ls=ls,
+                ms=7 - 4 * k / len(rows),
+                lw=1,
+                zorder=2 + k,
+                mfc="none" if k % 2 else c,
+            )
             ax.plot(xs, [v if v else float("nan") for v in vals], **style)
             zeros = [x for x, v in zip(xs, vals) if v == 0]
             strip.plot(zeros, [offset[k]] * len(zeros), **style)
@@ -71,18 +104,31 @@ def plot_components(b: dict) -> bytes | None:
         ax.set_yscale("log")
         ax.set_ylim(min(drawn + [1e-16]) / 3, 10)
         if not drawn:
-            ax.text(0.5, 0.5, "every factor: bitwise identical (the row below)", ha="center",
-                    va="center", fontsize=9, transform=ax.transAxes)
+            ax.text(
+                0.5,
+                0.5,
+                "every factor: bitwise identical (the row below)",
+                ha="center",
+                va="center",
+                fontsize=9,
+                transform=ax.transAxes,
+            )
         ax.set_ylabel("relative difference")
         ax.set_title(title)
         ax.tick_params(labelbottom=False)
         strip.set_ylim(-0.6, 0.6)
         strip.set_yticks([0], ["0: identical"])
         strip.set_xlabel("component index (1 = largest singular value)")
-    fig.legend(handles=[Line2D([], [], color=c, marker=mk, ls=ls, mfc="none" if k % 2 else c,
-                               label=_label(rows, k))
-                        for k, (c, mk, ls) in enumerate(_STYLES[:len(rows)])],
-               loc="outside right center", fontsize=8)
+    fig.legend(
+        handles=[
+            Line2D(
+                [], [], color=c, marker=mk, ls=ls, mfc="none" if k % 2 else c, label=_label(rows, k)
+            )
+            for k, (c, mk, ls) in enumerate(_STYLES[: len(rows)])
+        ],
+        loc="outside right center",
+        fontsize=8,
+    )
     return png(fig)
 
 
@@ -99,8 +145,15 @@ def plot_digits(b: dict) -> bytes | None:
     for i, vals in enumerate(grid):
         for j, v in enumerate(vals):
             if v == v:  # not NaN
-                ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7,
-                        color="white" if v < 8 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{v:.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if v < 8 else "black",
+                )
     ax.set_xticks(range(len(stages)), [SHORT_STAGES.get(s, s) for s in stages])
     ax.set_yticks(range(len(rows)), [factor_label(r.factor, r.level) for r in rows])
     fig.colorbar(im, ax=ax, label="significant decimal digits (float64: 15.7)")

@@ -27,21 +27,27 @@ def up(x: float | None) -> str:
 
 
 def _source(t: dict) -> str:
-    return (pipeline_head(t["name"], t["pipeline"]) if "pipeline" in t
-            else f"dataset {t['name']} ({t['dataset'][:12]})")
+    return (
+        pipeline_head(t["name"], t["pipeline"])
+        if "pipeline" in t
+        else f"dataset {t['name']} ({t['dataset'][:12]})"
+    )
 
 
 def _measured(t: dict) -> str:
     """How the tolerances were measured, in kit's words alone (no name of the lab's: a comment
     of a generated file holds nothing a file or a bundle named)."""
-    pinned = (f" Left out, the lab pins them: {', '.join(t['pinned'])}." if t.get("pinned")
-              else "")
-    return (f"from {', '.join(t['factors']) or 'no factor'}; rtol/atol = {t['headroom']:g} x the "
-            f"largest |a-b|/|a| and |a-b| measured.{pinned}")
+    pinned = f" Left out, the lab pins them: {', '.join(t['pinned'])}." if t.get("pinned") else ""
+    return (
+        f"from {', '.join(t['factors']) or 'no factor'}; rtol/atol = {t['headroom']:g} x the "
+        f"largest |a-b|/|a| and |a-b| measured.{pinned}"
+    )
 
 
-_EXACT = ("Outputs that reach predictions or conclusions are compared exactly: pin the "
-          "environment, don't tolerate")
+_EXACT = (
+    "Outputs that reach predictions or conclusions are compared exactly: pin the "
+    "environment, don't tolerate"
+)
 
 
 def _head(t: dict) -> list:
@@ -64,29 +70,46 @@ def loose_line(t: dict) -> str:
     if not t.get("loose"):
         return ""
     names = ", ".join(t["loose"])
-    return (f"LOOSE GENERATOR: {names} differ{'s' if len(t['loose']) == 1 else ''} between runs "
-            "with the same seeds (the null experiment): seed it from a named seed (kit doctor "
-            "--pipeline), then measure again; no tolerance holds a loose generator's draw")
+    return (
+        f"LOOSE GENERATOR: {names} differ{'s' if len(t['loose']) == 1 else ''} between runs "
+        "with the same seeds (the null experiment): seed it from a named seed (kit doctor "
+        "--pipeline), then measure again; no tolerance holds a loose generator's draw"
+    )
 
 
 def empty(t: dict) -> str:
     """Why there are no tolerances: the table says it, a file format refuses with it."""
-    return (f"{_source(t)}: no tolerances: {t['note'] or 'no outputs measured'}"
-            + (f"; {loose_line(t)}" if t.get("loose") else ""))
+    return f"{_source(t)}: no tolerances: {t['note'] or 'no outputs measured'}" + (
+        f"; {loose_line(t)}" if t.get("loose") else ""
+    )
 
 
 def text(t: dict) -> str:
     if not t["tolerances"]:
         return para(empty(t), "", "")
-    rows = [[r["output"], r["kind"], _cell(r),
-             "loose generator" if r.get("loose") else r["factor"] or "-", r["level"],
-             f"{fmt(r['max_rel'])} / {fmt(r['max_abs'])}", str(r["pairs"])] for r in t["tolerances"]]
-    out = [para(" ".join(_head(t)), "", ""),
-           table(rows, ["output", "kind", "rtol / atol", "set by", "reaches",
-                        "largest rel / |a-b|", "pairs"])]
+    rows = [
+        [
+            r["output"],
+            r["kind"],
+            _cell(r),
+            "loose generator" if r.get("loose") else r["factor"] or "-",
+            r["level"],
+            f"{fmt(r['max_rel'])} / {fmt(r['max_abs'])}",
+            str(r["pairs"]),
+        ]
+        for r in t["tolerances"]
+    ]
+    out = [
+        para(" ".join(_head(t)), "", ""),
+        table(
+            rows,
+            ["output", "kind", "rtol / atol", "set by", "reaches", "largest rel / |a-b|", "pairs"],
+        ),
+    ]
     if t["ignored"]:
-        out.append(para(f"not environment factors, never tolerated: {', '.join(t['ignored'])}",
-                        "", ""))
+        out.append(
+            para(f"not environment factors, never tolerated: {', '.join(t['ignored'])}", "", "")
+        )
     if t.get("note"):
         out.append(para(t["note"], "", ""))
     if t.get("loose"):
@@ -115,23 +138,34 @@ def pytest_regressions(t: dict) -> str:
     Every name is a quoted scalar (a newline or a colon in one starts no key); the comments
     hold kit's words only."""
     align = [r for r in t["tolerances"] if _align(r)]
-    lines = [f"# kit tolerances: {_measured(t)}", f"# {_EXACT}",
-             "# use: tolerances = yaml.safe_load(open(THIS_FILE))['tolerances']",
-             "#      ndarrays_regression.check(outputs, tolerances=tolerances)"]
+    lines = [
+        f"# kit tolerances: {_measured(t)}",
+        f"# {_EXACT}",
+        "# use: tolerances = yaml.safe_load(open(THIS_FILE))['tolerances']",
+        "#      ndarrays_regression.check(outputs, tolerances=tolerances)",
+    ]
     if align:  # only where an output needs it: this file holds no code that does it
-        lines.append("# first line up each output under 'aligned' with the stored one as kit "
-                     "compares (signs: an embedding's column signs; rows: centroids matched to "
-                     "the nearest stored rows)")
+        lines.append(
+            "# first line up each output under 'aligned' with the stored one as kit "
+            "compares (signs: an embedding's column signs; rows: centroids matched to "
+            "the nearest stored rows)"
+        )
     if t.get("loose"):  # the names are the lab's: under loose_generator, never in a comment
-        lines.append("# LOOSE GENERATOR: the outputs under loose_generator differ between runs "
-                     "with the same seeds (the null experiment): seed it from a named seed (kit "
-                     "doctor --pipeline), then measure again")
-    lines += [f"source: {quoting.yaml(_source(t))}",
-              "loose_generator: [" + ", ".join(quoting.yaml(n) for n in t.get("loose", [])) + "]",
-              "tolerances:"]
+        lines.append(
+            "# LOOSE GENERATOR: the outputs under loose_generator differ between runs "
+            "with the same seeds (the null experiment): seed it from a named seed (kit "
+            "doctor --pipeline), then measure again"
+        )
+    lines += [
+        f"source: {quoting.yaml(_source(t))}",
+        "loose_generator: [" + ", ".join(quoting.yaml(n) for n in t.get("loose", [])) + "]",
+        "tolerances:",
+    ]
     for r in t["tolerances"]:
-        lines.append(f"  {quoting.yaml(r['output'])}: {{rtol: {up(r['rtol'])}, "
-                     f"atol: {up(r['atol'])}}}  # {r['level']}")
+        lines.append(
+            f"  {quoting.yaml(r['output'])}: {{rtol: {up(r['rtol'])}, "
+            f"atol: {up(r['atol'])}}}  # {r['level']}"
+        )
     lines.append("aligned:" if align else "aligned: {}")
     lines += [f"  {quoting.yaml(r['output'])}: {_align(r)}" for r in align]
     lines.append("why:")
@@ -144,8 +178,10 @@ def _reason(r: dict) -> str:
     if r["pin"] or r["level"] in ("nothing", "bits"):
         by = f" ({r['factor']})" if r["factor"] else ""
         return f"{r['level']}{by}: {r['why']}"
-    return (f"{r['level']} ({r['factor']}): {r['why']}; largest |a-b| {fmt(r['max_abs'])}, "
-            f"relative {fmt(r['max_rel'])}")
+    return (
+        f"{r['level']} ({r['factor']}): {r['why']}; largest |a-b| {fmt(r['max_abs'])}, "
+        f"relative {fmt(r['max_rel'])}"
+    )
 
 
 # the generated module's functions: numpy (and scipy for centroids) only, no kit, so a lab's
@@ -202,27 +238,32 @@ def numpy(t: dict) -> str:
     aligned(actual, expected), what a test lines up first. Every name is a string literal (its
     repr) in OUTPUTS, never code nor a comment: a name holding a newline and `import os` is a
     key, and importing the file runs nothing of it."""
-    lines = [quoting.python(" ".join(_head(t) + [loose_line(t)]).strip()),  # its docstring
-             "# generated by `kit tolerances --format numpy`: OUTPUTS says how check() compares "
-             "each output",
-             "import numpy as np", "",
-             f"SOURCE = {quoting.python(_source(t))}",
-             f"NOTE = {quoting.python(t['note']) if t.get('note') else None}",
-             f"LOOSE_GENERATOR = {quoting.python(loose_line(t)) if t.get('loose') else None}",
-             "",
-             "# output: how it is compared ('equal' or 'allclose'), its rtol and atol, what is "
-             "lined up first (None; 'signs': an embedding's column signs; 'rows': centroids "
-             "matched to the nearest expected rows), and why",
-             "OUTPUTS = {"]
+    lines = [
+        quoting.python(" ".join(_head(t) + [loose_line(t)]).strip()),  # its docstring
+        "# generated by `kit tolerances --format numpy`: OUTPUTS says how check() compares "
+        "each output",
+        "import numpy as np",
+        "",
+        f"SOURCE = {quoting.python(_source(t))}",
+        f"NOTE = {quoting.python(t['note']) if t.get('note') else None}",
+        f"LOOSE_GENERATOR = {quoting.python(loose_line(t)) if t.get('loose') else None}",
+        "",
+        "# output: how it is compared ('equal' or 'allclose'), its rtol and atol, what is "
+        "lined up first (None; 'signs': an embedding's column signs; 'rows': centroids "
+        "matched to the nearest expected rows), and why",
+        "OUTPUTS = {",
+    ]
     for r in t["tolerances"]:
         exact = r["pin"] or r["level"] in ("nothing", "bits")
         how = _align(r)
-        lines.append(f"    {quoting.python(r['output'])}: {{"
-                     f"'compare': {quoting.python('equal' if exact else 'allclose')}, "
-                     f"'rtol': {'0.0' if exact else up(r['rtol'])}, "
-                     f"'atol': {'0.0' if exact else up(r['atol'])}, "
-                     f"'aligned': {quoting.python(how) if how else None}, "
-                     f"'why': {quoting.python(_reason(r))}}},")
+        lines.append(
+            f"    {quoting.python(r['output'])}: {{"
+            f"'compare': {quoting.python('equal' if exact else 'allclose')}, "
+            f"'rtol': {'0.0' if exact else up(r['rtol'])}, "
+            f"'atol': {'0.0' if exact else up(r['atol'])}, "
+            f"'aligned': {quoting.python(how) if how else None}, "
+            f"'why': {quoting.python(_reason(r))}}},"
+        )
     return "\n".join(lines + ["}"]) + "\n" + _FUNCTIONS
 
 
@@ -233,5 +274,9 @@ def render(t: dict, form: str) -> str:
         from ..core.errors import KitError
 
         raise KitError(empty(t))
-    return {"text": lambda: text(t) + "\n", "json": lambda: as_json(t),
-            "pytest-regressions": lambda: pytest_regressions(t), "numpy": lambda: numpy(t)}[form]()
+    return {
+        "text": lambda: text(t) + "\n",
+        "json": lambda: as_json(t),
+        "pytest-regressions": lambda: pytest_regressions(t),
+        "numpy": lambda: numpy(t),
+    }[form]()

@@ -22,6 +22,7 @@ from .tables import dataset_line
 class Page:
     """``out``: exactly what goes to standard output; ``err``: lines for standard error, said
     first (the dataset a JSON or CSV answer is of, a note)."""
+
     out: str = ""
     err: tuple = ()
 
@@ -63,11 +64,15 @@ def budget_page(rec, form: str = "text") -> Page:
         if form == "json":
             return Page(json_text(b))
         if form == "csv":  # the file holds rows only: what they are of, on stderr
-            frame = (output_pairs_frame(b["pairs"]) if rec.factor
-                     else output_budget_frame(as_json(b)))
+            frame = (
+                output_pairs_frame(b["pairs"]) if rec.factor else output_budget_frame(as_json(b))
+            )
             return Page(csv_text(frame), (head(s),))
-        text = (output_pairs_text(s.name, s.sha256, rec.factor, b["pairs"]) if rec.factor
-                else output_budget_text(b)) + "\n"
+        text = (
+            output_pairs_text(s.name, s.sha256, rec.factor, b["pairs"])
+            if rec.factor
+            else output_budget_text(b)
+        ) + "\n"
         v = rec.verdicts
         if v["factors"] or v["unfit"]:
             text += "\n" + output_verdicts_text(v) + "\n"
@@ -107,8 +112,13 @@ def verdicts_page(rec, as_json: bool = False) -> Page:
     note = (f"note: {rec.note}",) if rec.note else ()
     if as_json:
         return Page(json_text(rec.data), (head(rec.subject), *note))
-    return Page(head(rec.subject) + "\n\n" + (verdicts_text(rec.data) or
-                                              "no pairs with verdicts yet") + "\n", note)
+    return Page(
+        head(rec.subject)
+        + "\n\n"
+        + (verdicts_text(rec.data) or "no pairs with verdicts yet")
+        + "\n",
+        note,
+    )
 
 
 def amplify_page(rec, as_json: bool = False) -> Page:
@@ -160,12 +170,24 @@ def runs_page(rec, as_json: bool = False) -> Page:
             return Page(json_text(got))
         # one pipeline's runs: named once above, not in a column on every row
         h = pipeline_head(rec.subject.name, rec.subject.sha256)
-        return Page((para(f"runs of {h}", "", "") + "\n" + runs_text(got, dataset=False) if got
-                     else para(f"no runs of {h} stored", "", "")) + "\n")
+        return Page(
+            (
+                para(f"runs of {h}", "", "") + "\n" + runs_text(got, dataset=False)
+                if got
+                else para(f"no runs of {h} stored", "", "")
+            )
+            + "\n"
+        )
     if as_json:
         return Page(json_text(got), (head(rec.subject),) if rec.subject is not None else ())
-    return Page((runs_text(got, rec.datasets) if got else "no runs stored"
-                 + (" that match" if rec.filtered else "")) + "\n")
+    return Page(
+        (
+            runs_text(got, rec.datasets)
+            if got
+            else "no runs stored" + (" that match" if rec.filtered else "")
+        )
+        + "\n"
+    )
 
 
 def tolerances_page(rec, form: str = "text") -> Page:
@@ -179,19 +201,27 @@ def explain_page(rec, as_json: bool = False, skipped: str | None = None) -> Page
     it (the front end's own words), added to the scans not made."""
     from .explain import explain_text
 
-    result = {**rec.result, "unscanned": [*rec.result["unscanned"], *([skipped] if skipped
-                                                                       else [])]}
+    result = {
+        **rec.result,
+        "unscanned": [*rec.result["unscanned"], *([skipped] if skipped else [])],
+    }
     left = list(rec.not_run)
     if as_json:
-        return Page(json_text({"factor": result["factor"],
-                               "pairs": [e.to_json() for e in result["pairs"]],
-                               "skipped": [{"label": lb, "why": w} for lb, w in result["skipped"]],
-                               "unscanned": result["unscanned"], "not_run": left}))
+        return Page(
+            json_text(
+                {
+                    "factor": result["factor"],
+                    "pairs": [e.to_json() for e in result["pairs"]],
+                    "skipped": [{"label": lb, "why": w} for lb, w in result["skipped"]],
+                    "unscanned": result["unscanned"],
+                    "not_run": left,
+                }
+            )
+        )
     return Page(explain_text(result, left) + "\n")
 
 
-def ran_page(rec, as_json: bool = False, dataset: str | None = None,
-             n: int | None = None) -> Page:
+def ran_page(rec, as_json: bool = False, dataset: str | None = None, n: int | None = None) -> Page:
     """What `kit run` prints: the rows of the factors it ran, and the command that shows the
     whole table (``dataset``/``n``: the words it was given, to say it again)."""
     if as_json:
@@ -200,8 +230,7 @@ def ran_page(rec, as_json: bool = False, dataset: str | None = None,
 
     if _by_outputs(rec.subject):
         return Page(file_run_text(rec.budget, rec.asked, rec.subject.summary["given"]) + "\n")
-    whole = "kit budget" + (f" --dataset {dataset}" if dataset else "") + (
-        f" --n {n}" if n else "")
+    whole = "kit budget" + (f" --dataset {dataset}" if dataset else "") + (f" --n {n}" if n else "")
     return Page(run_text(rec.budget, list(rec.asked), whole) + "\n")
 
 
@@ -215,8 +244,11 @@ def chosen_line(subject: Subject) -> tuple:
         return None
     # fitted to the width as the read commands' dataset line is (it was 124 columns piped)
     if s.get("synthetic"):
-        return "yellow", para(f"dataset {s['name']}: the built-in SYNTHETIC set ({s['rows']} "
-                              f"proteins){subject.why}", "  ", "")
+        return "yellow", para(
+            f"dataset {s['name']}: the built-in SYNTHETIC set ({s['rows']} proteins){subject.why}",
+            "  ",
+            "",
+        )
     if subject.why:
         return None, para(f"dataset {s['name']} ({s['rows']} proteins){subject.why}", "  ", "")
     return None
@@ -256,10 +288,11 @@ def report_page(rec, wrote: dict) -> Page:
     left = wrote.get("not_drawn") or {}
     # a plot with nothing stored to draw is left out, said with what would draw it: the
     # report is written all the same (exit 0)
-    return Page(f"{head(rec.subject)}\nwrote {wrote['markdown']} and {wrote['html']} "
-                f"({len(wrote['plots'])} of {len(wrote['plots']) + len(left)} plots)\n"
-                + "".join(para(f"not drawn: {n}: {why}", "    ", "  ") + "\n"
-                          for n, why in left.items()))
+    return Page(
+        f"{head(rec.subject)}\nwrote {wrote['markdown']} and {wrote['html']} "
+        f"({len(wrote['plots'])} of {len(wrote['plots']) + len(left)} plots)\n"
+        + "".join(para(f"not drawn: {n}: {why}", "    ", "  ") + "\n" for n, why in left.items())
+    )
 
 
 # the width kit's texts fit is one setting of the process (kit.views.fit): the TUI's workers
@@ -288,8 +321,10 @@ def pane_text(rec, homology: bool = False, width: int | None = None) -> str | No
         if isinstance(rec, Verdicts):
             text = output_verdicts_text(rec.data)
             if rec.data["factors"] and has_protein_ids(rec.subject):  # as the CLI points to it
-                text += ("\nUnder homology: h (cluster-bootstrap verdicts, leakage; as kit "
-                         "homology --pipeline)")
+                text += (
+                    "\nUnder homology: h (cluster-bootstrap verdicts, leakage; as kit "
+                    "homology --pipeline)"
+                )
         elif isinstance(rec, Budget):
             text = output_budget_text(rec.data)
         else:

@@ -9,8 +9,8 @@ format here, never written raw.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
@@ -21,12 +21,12 @@ from .fit import table as fit_table
 
 @dataclass(frozen=True)
 class Writer:
-    para: Callable      # para(text, indent="") -> a paragraph (indent: text's hanging indent)
-    table: Callable     # table(rows, head, wrap=()) -> a table (wrap: text's wrapped columns)
-    heading: Callable   # heading(level, text)
-    bullets: Callable   # bullets([text, ...]) -> a list ("" when empty)
-    image: Callable     # image(file name, caption, png bytes) -> the figure
-    join: str           # what goes between blocks
+    para: Callable  # para(text, indent="") -> a paragraph (indent: text's hanging indent)
+    table: Callable  # table(rows, head, wrap=()) -> a table (wrap: text's wrapped columns)
+    heading: Callable  # heading(level, text)
+    bullets: Callable  # bullets([text, ...]) -> a list ("" when empty)
+    image: Callable  # image(file name, caption, png bytes) -> the figure
+    join: str  # what goes between blocks
     line: Callable = None  # line(text): a line text keeps unwrapped; a paragraph in a document
     blank: bool = False  # an empty block is a blank line (text), or nothing (a document)
 
@@ -40,8 +40,10 @@ class Writer:
 
 def _cells(rows: list, quote) -> list:
     """A table's cells, each quoted (None stays tabulate's blank); a cell's lines kept apart."""
-    return [[c if c is None else "<br>".join(quote(x) for x in str(c).split("\n")) for c in row]
-            for row in rows]
+    return [
+        [c if c is None else "<br>".join(quote(x) for x in str(c).split("\n")) for c in row]
+        for row in rows
+    ]
 
 
 def _md_image(name, caption, data) -> str:
@@ -50,45 +52,66 @@ def _md_image(name, caption, data) -> str:
 
 def html_image(name, caption, data) -> str:
     """A PNG inline, so that report.html stands alone."""
-    return (f'<figure><img alt="{quoting.html(caption)}" src="data:image/png;base64,'
-            f'{base64.b64encode(data).decode()}"><figcaption>{quoting.html(caption)}'
-            f"</figcaption></figure>")
+    return (
+        f'<figure><img alt="{quoting.html(caption)}" src="data:image/png;base64,'
+        f'{base64.b64encode(data).decode()}"><figcaption>{quoting.html(caption)}'
+        f"</figcaption></figure>"
+    )
 
 
-TEXT = Writer(para=lambda t, indent="": fit_para(t, indent, ""),
-              table=lambda rows, head, wrap=(): fit_table(rows, head, wrap=wrap),
-              heading=lambda level, t: t, bullets=lambda xs: "\n".join(f"- {x}" for x in xs),
-              image=lambda name, caption, data: f"{caption}: {name}", join="\n", blank=True,
-              line=lambda t: t)
+TEXT = Writer(
+    para=lambda t, indent="": fit_para(t, indent, ""),
+    table=lambda rows, head, wrap=(): fit_table(rows, head, wrap=wrap),
+    heading=lambda level, t: t,
+    bullets=lambda xs: "\n".join(f"- {x}" for x in xs),
+    image=lambda name, caption, data: f"{caption}: {name}",
+    join="\n",
+    blank=True,
+    line=lambda t: t,
+)
 
 MARKDOWN = Writer(
     para=lambda t, indent="": quoting.markdown(t),
-    table=lambda rows, head, wrap=(): tabulate(_cells(rows, quoting.markdown),
-                                               [quoting.markdown(h) for h in head],
-                                               tablefmt="github", disable_numparse=True),
+    table=lambda rows, head, wrap=(): tabulate(
+        _cells(rows, quoting.markdown),
+        [quoting.markdown(h) for h in head],
+        tablefmt="github",
+        disable_numparse=True,
+    ),
     heading=lambda level, t: "#" * level + " " + quoting.markdown(t),
     bullets=lambda xs: "\n".join(f"- {quoting.markdown(x)}" for x in xs),
-    image=_md_image, join="\n\n")
+    image=_md_image,
+    join="\n\n",
+)
 
 # unsafehtml: tabulate writes the cells as given, each one quoted here as every other text
 HTML = Writer(
     para=lambda t, indent="": f"<p>{quoting.html(t)}</p>",
-    table=lambda rows, head, wrap=(): tabulate(_cells(rows, quoting.html),
-                                               [quoting.html(h) for h in head],
-                                               tablefmt="unsafehtml", disable_numparse=True),
+    table=lambda rows, head, wrap=(): tabulate(
+        _cells(rows, quoting.html),
+        [quoting.html(h) for h in head],
+        tablefmt="unsafehtml",
+        disable_numparse=True,
+    ),
     heading=lambda level, t: f"<h{level}>{quoting.html(t)}</h{level}>",
-    bullets=lambda xs: ("<ul>" + "".join(f"<li>{quoting.html(x)}</li>" for x in xs) + "</ul>"
-                        if xs else ""),
-    image=html_image, join="\n")
+    bullets=lambda xs: (
+        "<ul>" + "".join(f"<li>{quoting.html(x)}</li>" for x in xs) + "</ul>" if xs else ""
+    ),
+    image=html_image,
+    join="\n",
+)
 
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
-          "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px "
-          "solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
-          "img{max-width:100%}figcaption{font-size:12px;color:#555}")
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
+    "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px "
+    "solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+    "img{max-width:100%}figcaption{font-size:12px;color:#555}"
+)
 
 
 def html_page(title: str, blocks: list) -> str:
     """A self-contained report.html of HTML-written blocks: one style for every report."""
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{quoting.html(title)}"
-            f"</title><style>{_STYLE}</style></head><body>" + "\n".join(blocks)
-            + "</body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{quoting.html(title)}"
+        f"</title><style>{_STYLE}</style></head><body>" + "\n".join(blocks) + "</body></html>"
+    )

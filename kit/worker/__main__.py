@@ -128,15 +128,21 @@ def run_one(spec_path, dataset_path, out, input_path=None):
     if spec.get("pipeline"):
         arrays, timings, t0 = _run_lab(spec)
         # the manifest's keys are sorted: the order run returned its outputs in is kept here
-        extra = {"seeds": spec["seeds"], "outputs": list(arrays),
-                 "max_output_bytes": spec.get("max_output_bytes")}
+        extra = {
+            "seeds": spec["seeds"],
+            "outputs": list(arrays),
+            "max_output_bytes": spec.get("max_output_bytes"),
+        }
         if spec.get("requires"):  # the packages its REQUIRES added: what this stack holds of them
             from .fingerprint import installed
 
             extra["packages"] = installed(spec["requires"])
         if spec["dtype"] != "float64":  # floating outputs run left in another precision
-            extra["not_in_dtype"] = [k for k, a in arrays.items()
-                                     if a.dtype.kind == "f" and a.dtype.name != spec["dtype"]]
+            extra["not_in_dtype"] = [
+                k
+                for k, a in arrays.items()
+                if a.dtype.kind == "f" and a.dtype.name != spec["dtype"]
+            ]
         return _write(out, arrays, timings, extra, t0)
     # imports first, timed on their own: a stage's time is then its work alone
     w, c = time.perf_counter(), time.process_time()
@@ -160,15 +166,27 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         if not input_path:
             raise _Usage("a torch run needs --input EMBEDDING.npy")
         arrays, timings, extra["torch_run"] = run_torch(
-            np.load(input_path), data["labels"], data["n_train"], spec["seeds"],
-            device=spec["device"], deterministic=spec["deterministic"], threads=spec["threads"])
+            np.load(input_path),
+            data["labels"],
+            data["n_train"],
+            spec["seeds"],
+            device=spec["device"],
+            deterministic=spec["deterministic"],
+            threads=spec["threads"],
+        )
     elif spec.get("kind") == "perturb":
         from .pipeline import run_perturbed
 
         if not input_path:
             raise _Usage("a perturb run needs --input EMBEDDING.npy")
-        arrays, timings = run_perturbed(np.load(input_path), data["labels"], data["n_train"],
-                                        spec["seeds"], spec["perturb"], jobs=spec["threads"])
+        arrays, timings = run_perturbed(
+            np.load(input_path),
+            data["labels"],
+            data["n_train"],
+            spec["seeds"],
+            spec["perturb"],
+            jobs=spec["threads"],
+        )
     elif spec.get("kind") == "feed":
         from .pipeline import FEEDS, run_fed
 
@@ -177,9 +195,16 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         with np.load(input_path, allow_pickle=False) as got:
             inputs = {k: got[k] for k in FEEDS[spec["feed"]]}
         arrays, timings = run_fed(
-            inputs, data["labels"], data["n_train"], spec["feed"], dtype=spec["dtype"],
-            svd_iters=spec["svd_iters"], seeds=spec["seeds"],
-            embedding=spec.get("embedding", "randomized"), jobs=spec["threads"])
+            inputs,
+            data["labels"],
+            data["n_train"],
+            spec["feed"],
+            dtype=spec["dtype"],
+            svd_iters=spec["svd_iters"],
+            seeds=spec["seeds"],
+            embedding=spec.get("embedding", "randomized"),
+            jobs=spec["threads"],
+        )
     else:
         from .pipeline import resplit, run_pipeline
 
@@ -187,12 +212,18 @@ def run_one(spec_path, dataset_path, out, input_path=None):
         if split >= 0:  # the split seed: the same records, another train/test assignment
             seqs, labels, order = resplit(seqs, labels, split)
         arrays, timings = run_pipeline(
-            seqs, labels, data["n_train"], dtype=spec["dtype"],
-            svd_iters=spec["svd_iters"], seeds=spec["seeds"],
-            embedding=spec.get("embedding", "randomized"), jobs=spec["threads"])
+            seqs,
+            labels,
+            data["n_train"],
+            dtype=spec["dtype"],
+            svd_iters=spec["svd_iters"],
+            seeds=spec["seeds"],
+            embedding=spec.get("embedding", "randomized"),
+            jobs=spec["threads"],
+        )
         if split >= 0:
             # which proteins were tested, as positions in the dataset's stored order
-            arrays["split.test"] = order[data["n_train"]:].astype(np.int64)
+            arrays["split.test"] = order[data["n_train"] :].astype(np.int64)
             extra["seeds"] = dict(spec["seeds"], split=split)  # a named seed of the run
     extra.setdefault("seeds", spec["seeds"])
     extra["max_output_bytes"] = spec.get("max_output_bytes")
@@ -211,7 +242,9 @@ def _run_lab(spec):
     try:
         contract = load(spec["pipeline_file"], spec.get("pipeline_name"))
         if contract.sha256 != spec["pipeline"]:
-            raise _Usage(f"pipeline file {spec['pipeline_file']} is not pipeline {spec['pipeline'][:12]}")
+            raise _Usage(
+                f"pipeline file {spec['pipeline_file']} is not pipeline {spec['pipeline'][:12]}"
+            )
         imported = (time.perf_counter() - w, time.process_time() - c)
         _IMPORTED.append(True)
         w, c = time.perf_counter(), time.process_time()
@@ -226,12 +259,17 @@ def _run_lab(spec):
                 f.write(head_and_tail(e.traceback.encode("utf-8", "replace")))
         named = spec.get("log_named") or log
         raise _Usage(e.line + (f"; its traceback: {named}" if named else "")) from None
-    return arrays, {"import": imported, "run": (time.perf_counter() - w, time.process_time() - c)}, t0
+    return (
+        arrays,
+        {"import": imported, "run": (time.perf_counter() - w, time.process_time() - c)},
+        t0,
+    )
 
 
 def _write(out, arrays, timings, extra, t0):
     """Every array into ``out``, then the manifest (last, atomically)."""
     import numpy as np
+
     from .dtypes import canonical, sha256_of
     from .fingerprint import fingerprint
 
@@ -239,8 +277,10 @@ def _write(out, arrays, timings, extra, t0):
     bound = extra.pop("max_output_bytes", None)
     total = sum(np.asarray(a).nbytes for a in arrays.values())
     if bound is not None and total > bound:  # refused before anything is written to disk
-        raise _Usage(f"its outputs hold {total:,} bytes, more than the {bound:,} a run may "
-                     f"return (KIT_MAX_OUTPUT_BYTES)")
+        raise _Usage(
+            f"its outputs hold {total:,} bytes, more than the {bound:,} a run may "
+            f"return (KIT_MAX_OUTPUT_BYTES)"
+        )
     for name, a in arrays.items():
         a = canonical(a)  # the one stored form: its hash is its values' (kit.worker.dtypes)
         np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
@@ -305,14 +345,26 @@ def main(argv=None):
     ap.add_argument("--spec", help="run specification (JSON)")
     ap.add_argument("--dataset", help="dataset (JSON: seqs, labels, n_train)")
     ap.add_argument("--out", help="empty directory for stage arrays + manifest")
-    ap.add_argument("--input", help="embedding (.npy) for the torch stage or a perturbation; "
-                    "a feed run's input arrays (.npz)")
-    ap.add_argument("--fingerprint", action="store_true",
-                    help="print this interpreter's environment fingerprint (JSON) and exit")
-    ap.add_argument("--serve", action="store_true",
-                    help="a warm worker: make the runs requested on stdin, one JSON line each")
-    ap.add_argument("--probe-threads", action="store_true",
-                    help="time a matrix product: wall and CPU seconds (JSON) and exit")
+    ap.add_argument(
+        "--input",
+        help="embedding (.npy) for the torch stage or a perturbation; "
+        "a feed run's input arrays (.npz)",
+    )
+    ap.add_argument(
+        "--fingerprint",
+        action="store_true",
+        help="print this interpreter's environment fingerprint (JSON) and exit",
+    )
+    ap.add_argument(
+        "--serve",
+        action="store_true",
+        help="a warm worker: make the runs requested on stdin, one JSON line each",
+    )
+    ap.add_argument(
+        "--probe-threads",
+        action="store_true",
+        help="time a matrix product: wall and CPU seconds (JSON) and exit",
+    )
     args = ap.parse_args(argv)
 
     from .fingerprint import fingerprint

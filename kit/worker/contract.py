@@ -30,8 +30,7 @@ import traceback
 import numpy as np
 
 from .dtypes import canonical, output_problem, sha256_of
-from .kinds import (ID_KINDS, OUTPUT_KINDS, a_kind, control_in, kind_problem, shown,
-                    values_problem)
+from .kinds import ID_KINDS, OUTPUT_KINDS, a_kind, control_in, kind_problem, shown, values_problem
 from .names import unknown
 from .protein_ids import declared_twice, wrong_ids
 from .seeds_arg import Seeds, UnknownSeed
@@ -71,10 +70,10 @@ class Contract:
 
     def __init__(self, path, name, sha256, seeds, kinds, run, takes_dtype):
         self.path = path
-        self.name = name                # the file's name as the user knows it, for messages
+        self.name = name  # the file's name as the user knows it, for messages
         self.sha256 = sha256
-        self.seeds = seeds              # tuple of names, in the file's order
-        self.kinds = kinds              # {output: kind} as declared (outputs not named: "array")
+        self.seeds = seeds  # tuple of names, in the file's order
+        self.kinds = kinds  # {output: kind} as declared (outputs not named: "array")
         self.run = run
         self.takes_dtype = takes_dtype  # run(seeds, dtype): the precision factor applies
 
@@ -128,11 +127,14 @@ def _import(path, name, sha) -> Contract:
     kinds = check_kinds(name, getattr(module, "KINDS", {}))
     run = getattr(module, "run", None)
     if run is None:
-        raise ContractError(f"{name}: no run function: define run(seeds) returning "
-                            f"{{output name: numpy array}}")
+        raise ContractError(
+            f"{name}: no run function: define run(seeds) returning {{output name: numpy array}}"
+        )
     if not callable(run):
-        raise ContractError(f"{name}: run is a {type(run).__name__}, not a function: define "
-                            f"run(seeds) returning {{output name: numpy array}}")
+        raise ContractError(
+            f"{name}: run is a {type(run).__name__}, not a function: define "
+            f"run(seeds) returning {{output name: numpy array}}"
+        )
     return Contract(path, name, sha, seeds, kinds, run, _takes_dtype(name, run))
 
 
@@ -141,21 +143,30 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
     returns: {output name: C-contiguous numpy array}, in the order run returned them."""
     name = c.name
     if set(seeds) != set(c.seeds):
-        raise ContractError(f"{name}: seeds given ({', '.join(map(shown, sorted(seeds)))}) are "
-                            f"not SEEDS ({', '.join(map(shown, c.seeds))})")
+        raise ContractError(
+            f"{name}: seeds given ({', '.join(map(shown, sorted(seeds)))}) are "
+            f"not SEEDS ({', '.join(map(shown, c.seeds))})"
+        )
     if dtype not in DTYPES:
         raise ContractError(f"dtype must be one of {DTYPES}, not {dtype!r}")
     if dtype != "float64" and not c.takes_dtype:
-        raise ContractError(f"{name}: run(seeds) takes no dtype: define run(seeds, dtype) "
-                            f"for the precision factor")
+        raise ContractError(
+            f"{name}: run(seeds) takes no dtype: define run(seeds, dtype) for the precision factor"
+        )
     given = Seeds((k, int(seeds[k])) for k in c.seeds)
     try:
         with _as_script(c.path):
             got = c.run(given, dtype) if c.takes_dtype else c.run(given)
     except UnknownSeed as e:
-        raise ContractError(unknown(f"{name}: run read seeds[", e.args[0], c.seeds,
-                                    f" (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})",
-                                    "], which SEEDS does not name")) from None
+        raise ContractError(
+            unknown(
+                f"{name}: run read seeds[",
+                e.args[0],
+                c.seeds,
+                f" (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})",
+                "], which SEEDS does not name",
+            )
+        ) from None
     except BaseException as e:  # noqa: BLE001
         # a sys.exit, argparse's exit or a KeyboardInterrupt the pipeline raised itself (kit's
         # Ctrl-C never reaches a worker: it runs in a session of its own) ends the run, not the
@@ -163,14 +174,18 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         raise _failed(e, c.path, name, "in run") from None
     unread = [k for k in c.seeds if k not in given.read]
     if unread:
-        raise ContractError(f"{name}: SEEDS names {', '.join(map(shown, unread))} but run never "
-                            f"reads seeds[{shown(unread[0])}]: use it or remove it from SEEDS")
+        raise ContractError(
+            f"{name}: SEEDS names {', '.join(map(shown, unread))} but run never "
+            f"reads seeds[{shown(unread[0])}]: use it or remove it from SEEDS"
+        )
     out = check_outputs(name, got, c.kinds)
     floats = [k for k, a in out.items() if a.dtype.kind == "f"]
     if dtype != "float64" and floats and not any(out[k].dtype == np.dtype(dtype) for k in floats):
-        raise ContractError(f"{name}: run(seeds, dtype={dtype!r}) returned no {dtype} output "
-                            f"({', '.join(f'{k} {out[k].dtype}' for k in floats[:3])}): the "
-                            f"precision factor needs run to compute in dtype")
+        raise ContractError(
+            f"{name}: run(seeds, dtype={dtype!r}) returned no {dtype} output "
+            f"({', '.join(f'{k} {out[k].dtype}' for k in floats[:3])}): the "
+            f"precision factor needs run to compute in dtype"
+        )
     return out
 
 
@@ -178,22 +193,29 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
     """What run returned, checked: {output: array} with plain names, arrays of numbers (or
     text) of a dtype kit stores (kit.worker.dtypes), each in its canonical form."""
     if not isinstance(got, dict):
-        raise ContractError(f"{name}: run returned a {type(got).__name__}, not a dict "
-                            f"{{output name: numpy array}}")
+        raise ContractError(
+            f"{name}: run returned a {type(got).__name__}, not a dict {{output name: numpy array}}"
+        )
     if not got:
         raise ContractError(f"{name}: run returned no outputs")
     out = {}
     for key, a in got.items():
         _refuse_control(name, "output name", key)
         if not plain_output_name(key):
-            raise ContractError(f"{name}: output name {shown(key)} is not a plain name "
-                                f"(letters, digits, _ . -; not 'manifest')")
+            raise ContractError(
+                f"{name}: output name {shown(key)} is not a plain name "
+                f"(letters, digits, _ . -; not 'manifest')"
+            )
         if not isinstance(a, np.ndarray):
-            raise ContractError(f"{name}: output {shown(key)} is a {type(a).__name__}, not a "
-                                f"numpy array (return np.asarray(...))")
+            raise ContractError(
+                f"{name}: output {shown(key)} is a {type(a).__name__}, not a "
+                f"numpy array (return np.asarray(...))"
+            )
         if a.dtype.hasobject:
-            raise ContractError(f"{name}: output {shown(key)} has object dtype: return an array "
-                                f"of numbers (or fixed-width strings), e.g. .astype(float)")
+            raise ContractError(
+                f"{name}: output {shown(key)} has object dtype: return an array "
+                f"of numbers (or fixed-width strings), e.g. .astype(float)"
+            )
         why = output_problem(a.dtype)
         # ids too wide are said by protein_ids, in a protein id's words
         if why and not (a.dtype.kind in "US" and kinds.get(key) in ID_KINDS):
@@ -202,9 +224,15 @@ def check_outputs(name: str, got, kinds: dict) -> dict:
         out[key] = canonical(a)  # stored as its values: the one form, whatever the view
     missing = [k for k in kinds if k not in out]
     if missing:
-        raise ContractError(unknown(f"{name}: KINDS names", missing[0], out,
-                                    f" (it returned {', '.join(map(shown, out))})",
-                                    ", which run did not return"))
+        raise ContractError(
+            unknown(
+                f"{name}: KINDS names",
+                missing[0],
+                out,
+                f" (it returned {', '.join(map(shown, out))})",
+                ", which run did not return",
+            )
+        )
     wrong = wrong_ids(out, kinds)
     if wrong:
         raise ContractError(f"{name}: {wrong}")
@@ -223,18 +251,23 @@ def stages(arrays: dict) -> dict:
 def check_seeds(name, seeds) -> tuple:
     """SEEDS as the contract wants it: a tuple (or list) of distinct plain names."""
     if seeds is None:
-        raise ContractError(f"{name}: no SEEDS: name the pipeline's seeds, e.g. "
-                            f"SEEDS = (\"split\", \"init\") (or SEEDS = () if it draws none)")
+        raise ContractError(
+            f"{name}: no SEEDS: name the pipeline's seeds, e.g. "
+            f'SEEDS = ("split", "init") (or SEEDS = () if it draws none)'
+        )
     if isinstance(seeds, str) or not isinstance(seeds, (tuple, list)):
-        raise ContractError(f"{name}: SEEDS is a {type(seeds).__name__}, not a tuple of names, "
-                            f"e.g. SEEDS = (\"split\", \"init\")")
+        raise ContractError(
+            f"{name}: SEEDS is a {type(seeds).__name__}, not a tuple of names, "
+            f'e.g. SEEDS = ("split", "init")'
+        )
     if len(seeds) > MAX_NAMES:
         raise ContractError(f"{name}: SEEDS names {len(seeds)} seeds: at most {MAX_NAMES}")
     for s in seeds:
         _refuse_control(name, "seed name", s, " in SEEDS")
         if not isinstance(s, str) or not s.isidentifier():
-            raise ContractError(f"{name}: seed name {shown(s)} in SEEDS is not a plain name "
-                                f"(letters, digits, _)")
+            raise ContractError(
+                f"{name}: seed name {shown(s)} in SEEDS is not a plain name (letters, digits, _)"
+            )
     dup = sorted(s for s, n in collections.Counter(seeds).items() if n > 1)
     if dup:
         raise ContractError(f"{name}: SEEDS names {shown(dup[0])} twice")
@@ -244,18 +277,27 @@ def check_seeds(name, seeds) -> tuple:
 def check_kinds(name, kinds) -> dict:
     """KINDS as the contract wants it: {output: one of OUTPUT_KINDS}."""
     if not isinstance(kinds, dict):
-        raise ContractError(f"{name}: KINDS is a {type(kinds).__name__}, not a dict "
-                            f"{{output: kind}}")
+        raise ContractError(
+            f"{name}: KINDS is a {type(kinds).__name__}, not a dict {{output: kind}}"
+        )
     if len(kinds) > MAX_NAMES:
         raise ContractError(f"{name}: KINDS names {len(kinds)} outputs: at most {MAX_NAMES}")
     for out, kind in kinds.items():
         _refuse_control(name, "output name", out, " in KINDS")
         if not isinstance(out, str):
-            raise ContractError(f"{name}: KINDS names the output {shown(out)}, not a string "
-                                f"(a {type(out).__name__}): an output's name is a string")
+            raise ContractError(
+                f"{name}: KINDS names the output {shown(out)}, not a string "
+                f"(a {type(out).__name__}): an output's name is a string"
+            )
         if kind not in OUTPUT_KINDS:
-            raise ContractError(unknown(f"{name}: KINDS[{shown(out)}] is", kind, OUTPUT_KINDS,
-                                        f", not a kind: one of {', '.join(OUTPUT_KINDS)}"))
+            raise ContractError(
+                unknown(
+                    f"{name}: KINDS[{shown(out)}] is",
+                    kind,
+                    OUTPUT_KINDS,
+                    f", not a kind: one of {', '.join(OUTPUT_KINDS)}",
+                )
+            )
     twice = declared_twice(kinds)
     if twice:
         raise ContractError(f"{name}: {twice}")
@@ -267,8 +309,10 @@ def _refuse_control(name, what: str, value, where: str = "") -> None:
     stays one line whatever the name holds)."""
     c = control_in(value)
     if c is not None:
-        raise ContractError(f"{name}: {what} {shown(value)}{where} holds the control character "
-                            f"{c!r}: a name is printable text")
+        raise ContractError(
+            f"{name}: {what} {shown(value)}{where} holds the control character "
+            f"{c!r}: a name is printable text"
+        )
 
 
 def _takes_dtype(name, run) -> bool:
@@ -284,8 +328,10 @@ def _takes_dtype(name, run) -> bool:
     # the lab's own, left at its default
     dtype = len(positional) >= 2 and positional[1].name == "dtype"
     if len(required) > 1 + dtype or keyword or not (positional or varargs):
-        raise ContractError(f"{name}: run takes {len(required) + len(keyword)} required "
-                            f"arguments: define run(seeds) or run(seeds, dtype)")
+        raise ContractError(
+            f"{name}: run takes {len(required) + len(keyword)} required "
+            f"arguments: define run(seeds) or run(seeds, dtype)"
+        )
     return dtype
 
 
@@ -293,8 +339,10 @@ def _check_kind(name, key, a, kind):
     """What a kind needs of its array for its comparison to mean anything."""
     why = kind_problem(kind, a.ndim, a.dtype.kind)
     if why:
-        raise ContractError(f"{name}: output {shown(key)} is {a_kind(kind)} output but is "
-                            f"{a.ndim}-d {a.dtype}: it must be {why}")
+        raise ContractError(
+            f"{name}: output {shown(key)} is {a_kind(kind)} output but is "
+            f"{a.ndim}-d {a.dtype}: it must be {why}"
+        )
     why = values_problem(kind, a)
     if why:  # its shape and dtype are right: what is wrong is values, and they are named
         raise ContractError(f"{name}: output {shown(key)} ({kind}): {why}")
@@ -334,12 +382,18 @@ def _failed(e: BaseException, path: str, name: str, where: str | None) -> Pipeli
         msg = "(its message could not be read: str() of it raised)"
     # kit imports its copy kept by hash: a helper module or a data file beside the user's file
     # is not beside the copy
-    copy = (isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name)
+    copy = isinstance(e, (ImportError, FileNotFoundError)) and os.path.basename(path) != name
     raised = type(e).__name__
     if isinstance(e, KeyboardInterrupt):  # not kit's Ctrl-C: the worker has a session of its own
         raised += " itself (an interrupt from inside the pipeline, not a Ctrl-C of kit)"
     raised += f": {msg}" if msg else ""
     at_where = f"({where}, at {at})" if where else f"(at {at})"
-    hint = ("; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
-            "read data by absolute path") if copy else ""
+    hint = (
+        (
+            "; it runs from kit's copy kept by its hash, so keep it one self-contained file and "
+            "read data by absolute path"
+        )
+        if copy
+        else ""
+    )
     return PipelineFailed(f"the pipeline raised {raised} {at_where}{hint}", text)

@@ -15,8 +15,19 @@ import re
 
 import numpy as np
 
-NUMBERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float32", "float64")
+NUMBERS = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+)
 MAX_TEXT_CHARS = 256  # an id (an accession, a FASTA name) or a label is far shorter
 _NUMBER_STRS = frozenset(np.dtype(n).newbyteorder("<").str for n in NUMBERS)
 # fixed-width text as a .npy header states it: unicode little-endian, bytes byte-order-free
@@ -27,7 +38,8 @@ def stored(text: bool) -> str:
     """What kit stores, in words, from NUMBERS and the text rule themselves: a refusal never
     names another set than the check holds. ``text``: a lab's outputs, which may be text."""
     words = [*NUMBERS, f"fixed-width text of 1 to {MAX_TEXT_CHARS} characters a value"][
-        :len(NUMBERS) + bool(text)]
+        : len(NUMBERS) + bool(text)
+    ]
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
@@ -44,8 +56,11 @@ def recorded_problem(dtype: str, text: bool) -> str | None:
         if int(m.group(1)) > MAX_TEXT_CHARS:
             return f"holds text over {MAX_TEXT_CHARS} characters a value"
         return None
-    return ("is not a plain number type" + (" nor fixed-width text" if text else "")
-            + f" (kit stores {stored(text)}; little-endian)")
+    return (
+        "is not a plain number type"
+        + (" nor fixed-width text" if text else "")
+        + f" (kit stores {stored(text)}; little-endian)"
+    )
 
 
 def output_problem(dtype: np.dtype) -> str | None:
@@ -58,27 +73,41 @@ def output_problem(dtype: np.dtype) -> str | None:
         chars = size // 4 if kind == "U" else size
         if chars <= MAX_TEXT_CHARS:
             return None
-        return (f"text of {chars:,} characters a value: kit stores text of at most "
-                f"{MAX_TEXT_CHARS} (ids, labels); return numbers, or shorter text")
+        return (
+            f"text of {chars:,} characters a value: kit stores text of at most "
+            f"{MAX_TEXT_CHARS} (ids, labels); return numbers, or shorter text"
+        )
     if kind == "f":
         to = "float32" if size < 4 else "float64"
-        return (f"{_named(dtype)}: cast it to {to} (np.asarray(x, dtype=np.{to})); "
-                f"kit stores {stored(True)}")
+        return (
+            f"{_named(dtype)}: cast it to {to} (np.asarray(x, dtype=np.{to})); "
+            f"kit stores {stored(True)}"
+        )
     if kind == "c":
         to = "float32" if size <= 8 else "float64"
-        return (f"{dtype.name}: return its real and imaginary parts as two {to} outputs "
-                f"(x.real.astype(np.{to}), x.imag.astype(np.{to})); kit stores {stored(True)}")
+        return (
+            f"{dtype.name}: return its real and imaginary parts as two {to} outputs "
+            f"(x.real.astype(np.{to}), x.imag.astype(np.{to})); kit stores {stored(True)}"
+        )
     if kind in "Mm":
-        return (f"{dtype.name}: cast it to int64 (x.astype(np.int64), its count of "
-                f"{np.datetime_data(dtype)[0]} units); kit stores {stored(True)}")
+        return (
+            f"{dtype.name}: cast it to int64 (x.astype(np.int64), its count of "
+            f"{np.datetime_data(dtype)[0]} units); kit stores {stored(True)}"
+        )
     if kind == "V" and dtype.names:
         fields = ", ".join(dtype.names[:3]) + (", ..." if len(dtype.names) > 3 else "")
-        return (f"a structured array (fields {fields}): return each field as an output of its "
-                f"own (x[{dtype.names[0]!r}]); kit stores {stored(True)}")
+        return (
+            f"a structured array (fields {fields}): return each field as an output of its "
+            f"own (x[{dtype.names[0]!r}]); kit stores {stored(True)}"
+        )
     if kind == "V":
-        return (f"void ({size} bytes a value): return its bytes as uint8 "
-                f"(x.view(np.uint8).reshape(x.shape + (-1,))); kit stores {stored(True)}")
-    return f"{dtype}: cast it to float64 (np.asarray(x, dtype=np.float64)); kit stores {stored(True)}"
+        return (
+            f"void ({size} bytes a value): return its bytes as uint8 "
+            f"(x.view(np.uint8).reshape(x.shape + (-1,))); kit stores {stored(True)}"
+        )
+    return (
+        f"{dtype}: cast it to float64 (np.asarray(x, dtype=np.float64)); kit stores {stored(True)}"
+    )
 
 
 def _named(dtype: np.dtype) -> str:

@@ -9,10 +9,20 @@ import sys
 
 # Every environment variable that can change how many threads run or which kernels they use.
 ENV_VARS = (
-    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_VERBOSE", "MKL_CBWR",
-    "MKL_ENABLE_INSTRUCTIONS", "MKL_THREADING_LAYER", "NPY_DISABLE_CPU_FEATURES",
-    "KMP_DETERMINISTIC_REDUCTION", "PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "OPENBLAS_VERBOSE",
+    "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "MKL_THREADING_LAYER",
+    "NPY_DISABLE_CPU_FEATURES",
+    "KMP_DETERMINISTIC_REDUCTION",
+    "PYTHONHASHSEED",
+    "CUBLAS_WORKSPACE_CONFIG",
 )
 
 
@@ -36,8 +46,12 @@ def cpu_model():
     """The CPU's model name as the OS reports it (shared with kit.runs.executing.on_node)."""
     if sys.platform == "darwin":
         try:
-            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
-                                  capture_output=True, text=True, timeout=5).stdout.strip()
+            return subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return platform.processor()
     try:
@@ -55,8 +69,9 @@ def _rosetta():
     if sys.platform != "darwin":
         return False
     try:
-        out = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"],
-                             capture_output=True, text=True, timeout=5).stdout.strip()
+        out = subprocess.run(
+            ["sysctl", "-n", "sysctl.proc_translated"], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return False
     return out == "1"
@@ -87,10 +102,20 @@ def _threadpools():
         from threadpoolctl import threadpool_info
     except ImportError:
         return None
-    keep = ("user_api", "internal_api", "prefix", "version", "num_threads",
-            "threading_layer", "architecture", "filepath")
-    pools = [dict({k: p.get(k) for k in keep}, owner=_owner(p.get("filepath")))
-             for p in threadpool_info()]
+    keep = (
+        "user_api",
+        "internal_api",
+        "prefix",
+        "version",
+        "num_threads",
+        "threading_layer",
+        "architecture",
+        "filepath",
+    )
+    pools = [
+        dict({k: p.get(k) for k in keep}, owner=_owner(p.get("filepath")))
+        for p in threadpool_info()
+    ]
     # load order varies between processes; sort so manifests compare attribute by attribute
     return sorted(pools, key=lambda p: (str(p["user_api"]), p["owner"], str(p["filepath"])))
 
@@ -103,12 +128,20 @@ def _blas_build():
     try:  # numpy >= 1.25
         blas = numpy.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
         if blas.get("name"):
-            return {"name": blas.get("name"), "version": blas.get("version"),
-                    "source": "numpy.show_config"}
+            return {
+                "name": blas.get("name"),
+                "version": blas.get("version"),
+                "source": "numpy.show_config",
+            }
     except (TypeError, AttributeError, ValueError):  # older numpy: no mode="dicts"
         cfg = getattr(numpy, "__config__", None)
-        for key in ("blas_ilp64_opt_info", "blas_opt_info", "openblas_info", "blas_mkl_info",
-                    "accelerate_info"):
+        for key in (
+            "blas_ilp64_opt_info",
+            "blas_opt_info",
+            "openblas_info",
+            "blas_mkl_info",
+            "accelerate_info",
+        ):
             info = getattr(cfg, key, None)
             if info:
                 libs = info.get("libraries") or [key.replace("_info", "")]
@@ -139,9 +172,15 @@ def fingerprint(include_torch=False):
         except ImportError:
             pass
 
-    pkgs = {name: _version(mod) for name, mod in (
-        ("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "sklearn"),
-        ("threadpoolctl", "threadpoolctl"))}
+    pkgs = {
+        name: _version(mod)
+        for name, mod in (
+            ("numpy", "numpy"),
+            ("scipy", "scipy"),
+            ("scikit-learn", "sklearn"),
+            ("threadpoolctl", "threadpoolctl"),
+        )
+    }
     torch = None
     if include_torch and "torch" not in sys.modules:
         try:

@@ -9,8 +9,19 @@ import numpy as np
 from .dtypes import MAX_TEXT_CHARS
 from .names import shown  # noqa: F401 (how a message quotes a user's name)
 
-OUTPUT_KINDS = ("embedding", "labels", "neighbours", "probabilities", "truth", "array",
-                "proteins", "train proteins", "metrics", "classes", "centroids")
+OUTPUT_KINDS = (
+    "embedding",
+    "labels",
+    "neighbours",
+    "probabilities",
+    "truth",
+    "array",
+    "proteins",
+    "train proteins",
+    "metrics",
+    "classes",
+    "centroids",
+)
 ID_KINDS = ("proteins", "train proteins")  # what kit homology --pipeline maps into a clustering
 MAX_ID_CHARS = MAX_TEXT_CHARS  # a protein id (an accession, a FASTA name): text as kit stores it
 NEEDS = {  # kind: (dimensions allowed, dtype kinds allowed, what it must be)
@@ -56,8 +67,10 @@ def values_problem(kind: str, a) -> str | None:
         first = _place(a, int(np.argmax(nans)))
         n = int(nans.sum())
         said.append(f"NaN at {first}" if n == 1 else f"{n:,} NaN, the first at {first}")
-    return (f"probabilities must lie in [0, 1]: {', '.join(said)} ({int(bad.sum()):,} of its "
-            f"{a.size:,} values; a score or logit needs a sigmoid or softmax first)")
+    return (
+        f"probabilities must lie in [0, 1]: {', '.join(said)} ({int(bad.sum()):,} of its "
+        f"{a.size:,} values; a score or logit needs a sigmoid or softmax first)"
+    )
 
 
 def _outside(x, dtype, lo: float = 0.0, hi: float = 1.0) -> str:
@@ -94,4 +107,3 @@ def control_in(name) -> str | None:
     if not isinstance(name, str) or name.isprintable():  # C-quick: most names are plain
         return None
     return next((c for c in name if unicodedata.category(c) in ("Cc", "Cf")), None)
-

@@ -12,7 +12,7 @@ _SHORT.maxstring = _SHORT.maxother = 40
 # a name a line can show bare: a factor (seed:svd), a stack (np1-sk152), a dataset
 _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+@/-]{0,59}")
 CUTOFF = 0.6  # difflib's similarity: "thread" finds threads, "bogus" finds nothing
-NEAREST = 3   # at most this many are offered
+NEAREST = 3  # at most this many are offered
 MARGIN = 0.1  # ... each as near as the nearest, within this
 
 
@@ -36,8 +36,11 @@ def closest(name, known) -> list:
         low = k.lower()
         if family and low == family:  # seed:nope is no slip of seed
             continue
-        a, b = (low[len(family) + 1:], rest) if family and low.startswith(family + ":") else \
-            (low, text)
+        a, b = (
+            (low[len(family) + 1 :], rest)
+            if family and low.startswith(family + ":")
+            else (low, text)
+        )
         m = difflib.SequenceMatcher(None, a, b)
         # difflib.get_close_matches' three tests, cheapest first
         if m.real_quick_ratio() >= CUTOFF and m.quick_ratio() >= CUTOFF and m.ratio() >= CUTOFF:
@@ -48,7 +51,7 @@ def closest(name, known) -> list:
 
 
 def did_you_mean(name, known) -> str:
-    """"did you mean X?" ("X or Y" for several) of the known names closest to ``name``, or ""."""
+    """ "did you mean X?" ("X or Y" for several) of the known names closest to ``name``, or ""."""
     near = closest(name, known)
     if not near:
         return ""

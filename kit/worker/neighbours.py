@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 N_NEIGHBOURS = 10  # the paper's k
-TILE = 1024      # least rows (and columns) of a tile: blocks are 1-2x this, 8-32 MiB of similarities
-_GROUP = 128     # a tile's row is screened in this many strided groups (and a tail)
+TILE = 1024  # least rows (and columns) of a tile: blocks are 1-2x this, 8-32 MiB of similarities
+_GROUP = 128  # a tile's row is screened in this many strided groups (and a tail)
 
 
 def nearest_neighbours(E, k=N_NEIGHBOURS, tile=TILE):
@@ -37,7 +37,7 @@ def nearest_neighbours(E, k=N_NEIGHBOURS, tile=TILE):
         idx = _top_desc(S, k)
         top.start(lo, idx + lo, np.take_along_axis(S, idx, axis=1))
     for i, (lo, hi) in enumerate(blocks):  # then the upper triangle, offered to both sides
-        for lo2, hi2 in blocks[i + 1:]:
+        for lo2, hi2 in blocks[i + 1 :]:
             top.offer(En[lo:hi] @ En[lo2:hi2].T, lo, lo2)
     out = top.idx
     short = np.flatnonzero(top.count < k)  # only with NaN: fewer than k comparable values
@@ -74,9 +74,9 @@ class _Top:
         # one pass for the largest of each group of a row's (a column's) elements: most groups
         # of most tiles hold nothing at or above their row's bound; only the others are read
         R, C = S.shape
-        r, c = _at_or_above(S, self.bound[r0:r0 + R], axis=1)
+        r, c = _at_or_above(S, self.bound[r0 : r0 + R], axis=1)
         self._merge(r + r0, c + c0, S[r, c])
-        r, c = _at_or_above(S, self.bound[c0:c0 + C], axis=0)
+        r, c = _at_or_above(S, self.bound[c0 : c0 + C], axis=0)
         self._merge(c + c0, r + r0, S[r, c])
 
     def _merge(self, rows, cols, vals):
@@ -114,8 +114,11 @@ def _at_or_above(S, bound, axis):
     q = n // _GROUP
     r, c = [], []
     if q:
-        blocks = S[:, :q * _GROUP].reshape(lines, q, _GROUP) if axis == 1 else \
-            S[:q * _GROUP].reshape(q, _GROUP, lines)
+        blocks = (
+            S[:, : q * _GROUP].reshape(lines, q, _GROUP)
+            if axis == 1
+            else S[: q * _GROUP].reshape(q, _GROUP, lines)
+        )
         top = np.fmax.reduce(blocks, axis=1 if axis == 1 else 0)  # NaN skipped here,
         if axis == 0:
             top = top.T
@@ -124,7 +127,7 @@ def _at_or_above(S, bound, axis):
         r.append(np.broadcast_to(line[:, None], at.shape))
         c.append(at)
     if q * _GROUP < n:
-        tail = X[:, q * _GROUP:]
+        tail = X[:, q * _GROUP :]
         line = np.flatnonzero(np.fmax.reduce(tail, axis=1) >= bound)
         at = np.broadcast_to(np.arange(q * _GROUP, n), (len(line), n - q * _GROUP))
         r.append(np.broadcast_to(line[:, None], at.shape))
@@ -149,7 +152,7 @@ def _top_desc(S, k):
         return np.argsort(-S, axis=1, kind="stable")[:, :k]
     starts = np.arange(0, n, max(1, n // k))
     chunk_max = np.maximum.reduceat(S, starts, axis=1)
-    t = -np.partition(-chunk_max, k - 1, axis=1)[:, k - 1:k]
+    t = -np.partition(-chunk_max, k - 1, axis=1)[:, k - 1 : k]
     rows, cols = np.nonzero(S >= t)  # noqa: SIM300 (S is an array)  NaN never passes: such rows fall back below
     counts = np.bincount(rows, minlength=nrows)
     out = np.empty((nrows, k), dtype=np.intp)

@@ -19,9 +19,14 @@ MODELS = ("lr", "mlp", "hgb", "rf")
 SEED_NAMES = ("svd", "kmeans", "mlp", "hgb", "rf")
 # Each output's kind, as a lab's pipeline file declares its KINDS (docs/pipelines.md): kit's own
 # pipeline is the built-in case of that contract, and one engine reads both.
-KINDS = {"svd_rand": "embedding", "svd_arpack": "embedding", "kmeans": "labels",
-         "knn": "neighbours", "y_test": "truth",
-         **{m: "probabilities" for m in MODELS + ("torch_mlp",)}}
+KINDS = {
+    "svd_rand": "embedding",
+    "svd_arpack": "embedding",
+    "kmeans": "labels",
+    "knn": "neighbours",
+    "y_test": "truth",
+    **{m: "probabilities" for m in MODELS + ("torch_mlp",)},
+}
 
 _LUT = np.full(256, -1, dtype=np.int64)
 for _i, _c in enumerate(AMINO_ACIDS):
@@ -57,17 +62,18 @@ def kmer_counts(seqs, k=K):
     m = len(x) - k + 1
     code = np.zeros(m, dtype=np.int64)
     for j in range(k):
-        code = code * 20 + x[j:j + m]
+        code = code * 20 + x[j : j + m]
     keep = np.ones(len(x), dtype=bool)
     ends = np.cumsum(lengths)
     for j in range(1, k):
         keep[ends - j] = False
     code = code[keep[:m]]
-    width = 20 ** k
+    width = 20**k
     # one sortable key per k-mer: row, then code; 32 bits sort about twice as fast as 64
-    key_type = np.int32 if n * width < 2 ** 31 else np.int64
-    key = (np.repeat(np.arange(n, dtype=key_type), lengths - k + 1) * key_type(width)
-           + code.astype(key_type))
+    key_type = np.int32 if n * width < 2**31 else np.int64
+    key = np.repeat(np.arange(n, dtype=key_type), lengths - k + 1) * key_type(width) + code.astype(
+        key_type
+    )
     key.sort(kind="stable")
     first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
     counts = np.diff(np.append(first, len(key))).astype(np.float64)
@@ -123,6 +129,7 @@ def preload():
 
 def _timer(timings):
     """A wrapper that runs a stage and records its (wall, CPU) seconds under its name."""
+
     def timed(name, fn, *args):
         w, c = time.perf_counter(), time.process_time()
         result = fn(*args)
@@ -132,8 +139,9 @@ def _timer(timings):
     return timed
 
 
-def run_pipeline(seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None,
-                 embedding="randomized", jobs=1):
+def run_pipeline(
+    seqs, labels, n_train, dtype="float64", svd_iters=5, seeds=None, embedding="randomized", jobs=1
+):
     """Run every stage; return ({stage: ndarray}, {stage: (wall_s, cpu_s)}).
 
     Both SVDs always run; ``embedding`` says which one k-means, the neighbours and the
@@ -171,23 +179,48 @@ def _models(D, y, n_train, seeds, out, timed, jobs):
 # A cross-fed ("feed") run reruns the stages from one on, its first stage's inputs taken from
 # another run's stored arrays: {first stage rerun: the stored arrays it starts from}
 # ("models" starts from the embedding the spec's models use: svd_rand or svd_arpack).
-FEEDS = {"tfidf": ("kmer.data", "kmer.indices", "kmer.indptr"),
-         "svd": ("tfidf.data", "tfidf.indices", "tfidf.indptr"),
-         "models": ("embedding",)}
+FEEDS = {
+    "tfidf": ("kmer.data", "kmer.indices", "kmer.indptr"),
+    "svd": ("tfidf.data", "tfidf.indices", "tfidf.indptr"),
+    "models": ("embedding",),
+}
 # every stored array of a pipeline run, in pipeline order
-STAGE_ARRAYS = ("kmer.data", "kmer.indices", "kmer.indptr", "tfidf.data", "tfidf.indices",
-                "tfidf.indptr", "svd_rand", "svd_rand.sv", "svd_arpack", "svd_arpack.sv",
-                "kmeans", "kmeans.inertia", "knn", *MODELS, "y_test")
+STAGE_ARRAYS = (
+    "kmer.data",
+    "kmer.indices",
+    "kmer.indptr",
+    "tfidf.data",
+    "tfidf.indices",
+    "tfidf.indptr",
+    "svd_rand",
+    "svd_rand.sv",
+    "svd_arpack",
+    "svd_arpack.sv",
+    "kmeans",
+    "kmeans.inertia",
+    "knn",
+    *MODELS,
+    "y_test",
+)
 _FIRST_WRITTEN = {"tfidf": "tfidf.data", "svd": "svd_rand", "models": "kmeans"}
 
 
 def fed_stages(feed):
     """The arrays a feed run from ``feed`` on writes: every stage from there to the end."""
-    return STAGE_ARRAYS[STAGE_ARRAYS.index(_FIRST_WRITTEN[feed]):]
+    return STAGE_ARRAYS[STAGE_ARRAYS.index(_FIRST_WRITTEN[feed]) :]
 
 
-def run_fed(inputs, labels, n_train, feed, dtype="float64", svd_iters=5, seeds=None,
-            embedding="randomized", jobs=1):
+def run_fed(
+    inputs,
+    labels,
+    n_train,
+    feed,
+    dtype="float64",
+    svd_iters=5,
+    seeds=None,
+    embedding="randomized",
+    jobs=1,
+):
     """Run the stages from ``feed`` on, exactly as run_pipeline runs them, on ``inputs``
     ({stored array name: ndarray}, FEEDS[feed]) instead of the arrays the earlier stages would
     make; returns ({stage: ndarray}, {stage: (wall_s, cpu_s)}). Fed a run's own arrays, it
@@ -203,13 +236,16 @@ def run_fed(inputs, labels, n_train, feed, dtype="float64", svd_iters=5, seeds=N
         _models(inputs["embedding"], y, n_train, seeds, out, timed, jobs)
         return out, timings
     if feed == "tfidf":
-        C = _csr((inputs["kmer.data"], inputs["kmer.indices"], inputs["kmer.indptr"]),
-                          shape=(n, 20 ** K))
+        C = _csr(
+            (inputs["kmer.data"], inputs["kmer.indices"], inputs["kmer.indptr"]), shape=(n, 20**K)
+        )
         X = timed("tfidf", tfidf, C, np.dtype(dtype))
         out.update({"tfidf.data": X.data, "tfidf.indices": X.indices, "tfidf.indptr": X.indptr})
     else:
-        X = _csr((inputs["tfidf.data"], inputs["tfidf.indices"], inputs["tfidf.indptr"]),
-                          shape=(n, 20 ** K))
+        X = _csr(
+            (inputs["tfidf.data"], inputs["tfidf.indices"], inputs["tfidf.indptr"]),
+            shape=(n, 20**K),
+        )
     E, sv = timed("svd_rand", truncated_svd, X, "randomized", seeds["svd"], svd_iters)
     out.update({"svd_rand": E, "svd_rand.sv": sv})
     Ea, sva = timed("svd_arpack", truncated_svd, X, "arpack", seeds["svd"])

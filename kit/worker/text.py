@@ -6,8 +6,10 @@ import re
 LINE_CHARS = 300  # a quoted foreign line's length: a 20 MB "line" is never printed whole
 LOG_BYTES = 64 * 1024  # of a failed run's traceback in its log: a 20 MB message never fills it
 # a terminal's escape sequences: CSI (colours, cursor), OSC (a window title), two-byte ones
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                      r"|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]")
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]"
+)
 
 
 def one_line(text, limit: int = LINE_CHARS) -> str:
@@ -16,11 +18,12 @@ def one_line(text, limit: int = LINE_CHARS) -> str:
     (the cut said with an ellipsis). Quoted in every error line that carries such text."""
     text = str(text)
     # a 20 MB message is read only as far as a line can show (escapes and spaces to spare)
-    cut, text = len(text) > 16 * limit, _ESCAPES.sub("", text[:16 * limit])
+    cut, text = len(text) > 16 * limit, _ESCAPES.sub("", text[: 16 * limit])
     # every other control character (C0, DEL, C1) is a space, then runs of spaces are one
-    text = " ".join("".join(" " if (ord(c) < 32 or 127 <= ord(c) < 160) else c
-                            for c in text).split())
-    return text if len(text) <= limit and not cut else text[:limit - 1].rstrip() + "…"
+    text = " ".join(
+        "".join(" " if (ord(c) < 32 or 127 <= ord(c) < 160) else c for c in text).split()
+    )
+    return text if len(text) <= limit and not cut else text[: limit - 1].rstrip() + "…"
 
 
 def head_and_tail(data: bytes, limit: int = LOG_BYTES) -> bytes:

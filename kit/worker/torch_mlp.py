@@ -15,9 +15,13 @@ SEED_NAMES = ("init", "shuffle")
 def _device(torch, name):
     if name == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device cuda requested but torch sees no CUDA device")
-    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise RuntimeError("device mps requested but torch.backends.mps is not available "
-                           "(needs Apple silicon and macOS 12.3 or later)")
+    if name == "mps" and not (
+        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+    ):
+        raise RuntimeError(
+            "device mps requested but torch.backends.mps is not available "
+            "(needs Apple silicon and macOS 12.3 or later)"
+        )
     return torch.device(name)
 
 
@@ -35,8 +39,13 @@ def run_torch(E, labels, n_train, seeds, device="cpu", deterministic=False, thre
     Xte = X[n_train:].to(dev)
     w, c = time.perf_counter(), time.process_time()
     torch.manual_seed(seeds["init"])  # the initial weights: the init seed and nothing else
-    model = nn.Sequential(nn.Linear(X.shape[1], HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, HIDDEN),
-                          nn.ReLU(), nn.Linear(HIDDEN, 1)).to(dev)
+    model = nn.Sequential(
+        nn.Linear(X.shape[1], HIDDEN),
+        nn.ReLU(),
+        nn.Linear(HIDDEN, HIDDEN),
+        nn.ReLU(),
+        nn.Linear(HIDDEN, 1),
+    ).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.BCEWithLogitsLoss()
     order = torch.Generator().manual_seed(seeds["shuffle"])  # batch order: the shuffle seed
@@ -44,7 +53,7 @@ def run_torch(E, labels, n_train, seeds, device="cpu", deterministic=False, thre
     for _ in range(EPOCHS):
         perm = torch.randperm(n_train, generator=order).to(dev)
         for i in range(0, n_train, BATCH):
-            idx = perm[i:i + BATCH]
+            idx = perm[i : i + BATCH]
             opt.zero_grad()
             loss = loss_fn(model(Xtr[idx]).squeeze(1), ytr[idx])
             loss.backward()
@@ -54,9 +63,13 @@ def run_torch(E, labels, n_train, seeds, device="cpu", deterministic=False, thre
     with torch.no_grad():
         p = torch.sigmoid(model(Xte).squeeze(1)).cpu().numpy().astype(np.float64)
     timings = {"torch_mlp": (time.perf_counter() - w, time.process_time() - c)}
-    facts = {"device": device, "device_name": _device_name(torch, device),
-             "deterministic": bool(torch.are_deterministic_algorithms_enabled()),
-             "num_threads": torch.get_num_threads(), "first_batch_loss": first_loss}
+    facts = {
+        "device": device,
+        "device_name": _device_name(torch, device),
+        "deterministic": bool(torch.are_deterministic_algorithms_enabled()),
+        "num_threads": torch.get_num_threads(),
+        "first_batch_loss": first_loss,
+    }
     return {"torch_mlp": p, "y_test": np.asarray(labels, dtype=np.int64)[n_train:]}, timings, facts
 
 
@@ -73,9 +86,13 @@ def torch_facts():
     import torch
 
     b = torch.backends
-    return {"version": torch.__version__, "cuda": torch.version.cuda,
-            "cuda_available": torch.cuda.is_available(),
-            "cudnn": b.cudnn.version() if b.cudnn.is_available() else None,
-            "mps_available": bool(getattr(b, "mps", None) and b.mps.is_available()),
-            "mkldnn": b.mkldnn.is_available(), "mkl": b.mkl.is_available(),
-            "openmp": b.openmp.is_available()}
+    return {
+        "version": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "cudnn": b.cudnn.version() if b.cudnn.is_available() else None,
+        "mps_available": bool(getattr(b, "mps", None) and b.mps.is_available()),
+        "mkldnn": b.mkldnn.is_available(),
+        "mkl": b.mkl.is_available(),
+        "openmp": b.openmp.is_available(),
+    }

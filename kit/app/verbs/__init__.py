@@ -7,19 +7,69 @@ which kind a subject is. A verb that cannot answer for a kind raises Refused, on
 what it needs. Progress and questions go through callbacks, as kit.app.audit.run_audit's do.
 """
 
-
 from .comparing import compare
 from .explaining import ExplainProgress, check_library, explain
 from .planning import Plan, plan
-from .reading import (across_splits, advise, amplify, budget, export_runs, has_protein_ids,
-                      homology, runs, tolerances, verdicts)
-from .records import (BadOption, Budget, Compared, Doctor, Explanation, Export, Ran, Reading,
-                      Runs, Verdicts, factor_names)
+from .reading import (
+    across_splits,
+    advise,
+    amplify,
+    budget,
+    export_runs,
+    has_protein_ids,
+    homology,
+    runs,
+    tolerances,
+    verdicts,
+)
+from .records import (
+    BadOption,
+    Budget,
+    Compared,
+    Doctor,
+    Explanation,
+    Export,
+    Ran,
+    Reading,
+    Runs,
+    Verdicts,
+    factor_names,
+)
 from .reporting import Report, report
 from .running import ToRun, doctor, run, to_run
 
-__all__ = ["BadOption", "Budget", "Compared", "Doctor", "ExplainProgress", "Explanation", "Export",
-           "Plan", "Ran", "Reading", "Report", "Runs", "ToRun", "Verdicts", "across_splits",
-           "advise", "amplify", "budget", "check_library", "compare", "doctor", "explain",
-           "export_runs", "factor_names", "has_protein_ids", "homology", "plan", "report", "run",
-           "runs", "to_run", "tolerances", "verdicts"]
+__all__ = [
+    "BadOption",
+    "Budget",
+    "Compared",
+    "Doctor",
+    "ExplainProgress",
+    "Explanation",
+    "Export",
+    "Plan",
+    "Ran",
+    "Reading",
+    "Report",
+    "Runs",
+    "ToRun",
+    "Verdicts",
+    "across_splits",
+    "advise",
+    "amplify",
+    "budget",
+    "check_library",
+    "compare",
+    "doctor",
+    "explain",
+    "export_runs",
+    "factor_names",
+    "has_protein_ids",
+    "homology",
+    "plan",
+    "report",
+    "run",
+    "runs",
+    "to_run",
+    "tolerances",
+    "verdicts",
+]

@@ -7,9 +7,18 @@ from ...runs.store import Store
 from .records import Compared
 
 
-def compare(store: Store, path, files=(), *, jobs: int = 1, log: Log = lambda msg: None,
-            on_done: OnDone = lambda spec: None, confirm: Confirm[list] = lambda stacks: True,
-            trust_image: bool = False, trust: Confirm[list] = lambda images: False) -> Compared:
+def compare(
+    store: Store,
+    path,
+    files=(),
+    *,
+    jobs: int = 1,
+    log: Log = lambda msg: None,
+    on_done: OnDone = lambda spec: None,
+    confirm: Confirm[list] = lambda stacks: True,
+    trust_image: bool = False,
+    trust: Confirm[list] = lambda images: False,
+) -> Compared:
     """Rerun the runs of the bundle at ``path`` here and say how far they differ
     (kit.app.reproduce.compare_bundle: kit's own runs by stage and verdict, a pipeline file's
     output by output, ``files`` the pipeline files its runs were made with). ``log(msg)``: what
@@ -18,6 +27,16 @@ def compare(store: Store, path, files=(), *, jobs: int = 1, log: Log = lambda ms
     ``trust_image``: rerun in the images the bundle carries, once ``trust(images)`` says yes."""
     from ..reproduce import compare_bundle
 
-    return Compared(compare_bundle(store, path, jobs=jobs, log=log, on_done=on_done,
-                                   confirm=confirm, pipelines=tuple(files),
-                                   trust_image=trust_image, trust=trust))
+    return Compared(
+        compare_bundle(
+            store,
+            path,
+            jobs=jobs,
+            log=log,
+            on_done=on_done,
+            confirm=confirm,
+            pipelines=tuple(files),
+            trust_image=trust_image,
+            trust=trust,
+        )
+    )

@@ -43,10 +43,16 @@ def check_library(library) -> None:
             raise Refused(f"--library {library[0]} {v}: give final releases (like 1.6.0)")
 
 
-def explain(store: Store, subject: Subject, factor: str, library=None,
-            ask_build=lambda stacks: True, ask_scan=lambda stacks: True,
-            progress: ExplainProgress = ExplainProgress(), cluster: str | None = None
-            ) -> Explanation:
+def explain(
+    store: Store,
+    subject: Subject,
+    factor: str,
+    library=None,
+    ask_build=lambda stacks: True,
+    ask_scan=lambda stacks: True,
+    progress: ExplainProgress = ExplainProgress(),
+    cluster: str | None = None,
+) -> Explanation:
     """Where each of ``factor``'s differences starts, stage by stage: the cross-fed runs it
     needs made (``ask_build(stacks)`` first when stacks are to be built; it may raise to
     refuse; a pair made on a cluster's node class has them made there, on ``cluster``, as
@@ -61,16 +67,20 @@ def explain(store: Store, subject: Subject, factor: str, library=None,
     # a mistyped name is the command line's usage error, with the closest names (as budget's)
     known_factor(factor, {p.factor for p in store.pairs()}, "FACTOR")
     if subject.kind == PIPELINE and cluster:
-        raise Refused("--cluster makes the cross-fed runs of kit's own pipeline; a pipeline "
-                      "file's pairs have none (its release scan runs here)")
+        raise Refused(
+            "--cluster makes the cross-fed runs of kit's own pipeline; a pipeline "
+            "file's pairs have none (its release scan runs here)"
+        )
     if subject.kind == PIPELINE:
         # a file declares outputs, not stages: nothing to cross-feed, and what explains an
         # output's difference is the release of a library at which it changes
         if not library and factor not in LIBRARY:
-            raise Refused(f"{subject.label()} declares outputs, not stages: explain scans the "
-                          f"releases between a library's two versions ({', '.join(LIBRARY)}, "
-                          f"or --library NAME A B); where {factor}'s differences reach: "
-                          f"kit budget --pipeline")
+            raise Refused(
+                f"{subject.label()} declares outputs, not stages: explain scans the "
+                f"releases between a library's two versions ({', '.join(LIBRARY)}, "
+                f"or --library NAME A B); where {factor}'s differences reach: "
+                f"kit budget --pipeline"
+            )
         from ...analysis.explain import explain_outputs
         from ...data.pipelines import LabData
         from ..audit import file_to_run
@@ -110,8 +120,7 @@ def _cross_fed(plan, store, cluster, ask_build, progress, done) -> list:
                 progress.log(said)
 
 
-def _scanned(store, subject, factor, library, found, data, left, ask_scan,
-             progress) -> Explanation:
+def _scanned(store, subject, factor, library, found, data, left, ask_scan, progress) -> Explanation:
     """The release scan of the factor's pairs, then the explanation ``found()`` gives with each
     scanned pair's releases (``data()``: what the scan's runs read, asked only to make runs)."""
     from ..releases import Declined, explained, plan_scans, run_scans, scan_runs, to_build
@@ -124,8 +133,7 @@ def _scanned(store, subject, factor, library, found, data, left, ask_scan,
     declined = None
     with progress.running("release scan", n) as done:
         try:
-            left += run_scans(scans, store, data, confirm=ask_scan, log=progress.log,
-                              on_done=done)
+            left += run_scans(scans, store, data, confirm=ask_scan, log=progress.log, on_done=done)
         except Declined as e:
             declined = str(e)
             scans = [s for s in scans if any(r.built for r in s.releases)]

@@ -20,6 +20,7 @@ class Plan:
     stacks to build before the pairs can be planned: ``stacks``, [(name, download bytes or
     None)]). ``estimate(at_once)``: seconds from past timings (None: none to go by), read only
     when asked (it reads every stored run)."""
+
     subject: Subject
     factors: tuple
     pairs: tuple
@@ -36,17 +37,26 @@ class Plan:
         return self.seconds(at_once) if self.seconds is not None else None
 
 
-def plan(store: Store, subject, factor_names, opts: PlanOptions = PlanOptions(), *,
-         stack: str = "host", unfit=lambda spec: None, refit=lambda pair: None,
-         plat=None) -> Plan:
+def plan(
+    store: Store,
+    subject,
+    factor_names,
+    opts: PlanOptions = PlanOptions(),
+    *,
+    stack: str = "host",
+    unfit=lambda spec: None,
+    refit=lambda pair: None,
+    plat=None,
+) -> Plan:
     """The pairs of ``factor_names`` for ``subject`` (a Subject as kit.app.verbs.to_run finds
     it: its ``subject`` and what running it reads) planned on ``stack``, and the runs ``store``
     lacks; ``unfit(spec)`` says why the executor has nowhere to make a run (such pairs are
     skipped, with why) unless ``refit(pair)`` moves it where it fits (a cluster's node class
     with the cores); ``plat``: the machine kit's own stacks are found for (None: this one,
     as detected). KitError, one line: a factor the subject does not take."""
-    return _PLANS[subject.subject.kind](store, subject, tuple(factor_names), opts, stack,
-                                        (unfit, refit), plat)
+    return _PLANS[subject.subject.kind](
+        store, subject, tuple(factor_names), opts, stack, (unfit, refit), plat
+    )
 
 
 def _own(store, target, names, opts, stack, room, plat) -> Plan:
@@ -59,8 +69,17 @@ def _own(store, target, names, opts, stack, room, plat) -> Plan:
     if not missing:
         au.plan_runs(a, *room)  # (unfit, refit): where the executor can make each run
     notes = tuple(f"skipped {p.label}: {why}" for p, why in a.skipped)
-    return Plan(target.subject, names, tuple(a.pairs), tuple(a.specs), tuple(au.todo(a, store)),
-                notes, tuple(missing), a, lambda n: au.estimate_seconds(a, store, n))
+    return Plan(
+        target.subject,
+        names,
+        tuple(a.pairs),
+        tuple(a.specs),
+        tuple(au.todo(a, store)),
+        notes,
+        tuple(missing),
+        a,
+        lambda n: au.estimate_seconds(a, store, n),
+    )
 
 
 def _file(store, target, names, opts, stack, room, plat) -> Plan:
@@ -83,18 +102,33 @@ def _file(store, target, names, opts, stack, room, plat) -> Plan:
         if stack == HOST:  # the default --stack: the host takes no packages, a catalogue one does
             stack = _requires_base(plat)
 
-        stacks, lost = for_plan(info["requires"], file_stacks(names, stack, plat, True, opts.built),
-                                plat)
-        notes = tuple(f"skipped the pairs of stack {n}: {info['name']}'s REQUIRES cannot be "
-                      f"had there ({why})" for n, why in lost.items())
-    missing = au.unbuilt(list(stacks.values()) if stacks is not None
-                         else file_stacks(names, stack, plat, built=opts.built), plat)
+        stacks, lost = for_plan(
+            info["requires"], file_stacks(names, stack, plat, True, opts.built), plat
+        )
+        notes = tuple(
+            f"skipped the pairs of stack {n}: {info['name']}'s REQUIRES cannot be had there ({why})"
+            for n, why in lost.items()
+        )
+    missing = au.unbuilt(
+        list(stacks.values())
+        if stacks is not None
+        else file_stacks(names, stack, plat, built=opts.built),
+        plat,
+    )
     if missing:  # a stack's identity is part of each run: planned once they are built
         return Plan(subject, names, (), (), (), notes, stacks=tuple(missing), work=info)
     pairs = au.file_pairs(info, names, opts, stack, stacks)
     specs, left = au.runs_of(pairs, store)
-    return Plan(subject, names, tuple(pairs), tuple(specs), tuple(left), notes, work=info,
-                seconds=lambda n: (au.file_estimate(info, left, store, n) or {}).get("seconds"))
+    return Plan(
+        subject,
+        names,
+        tuple(pairs),
+        tuple(specs),
+        tuple(left),
+        notes,
+        work=info,
+        seconds=lambda n: (au.file_estimate(info, left, store, n) or {}).get("seconds"),
+    )
 
 
 def _requires_base(plat) -> str:
@@ -108,8 +142,10 @@ def _requires_base(plat) -> str:
     status = {n: stack_kind(n).status(plat)[0] for n in definitions()}
     can = [n for n, st in status.items() if st != "unavailable"]
     if not can:
-        raise KitError("no catalogue stack can be had on this platform: a pipeline's REQUIRES "
-                       "are added to catalogue stacks only (`kit stacks` says why)")
+        raise KitError(
+            "no catalogue stack can be had on this platform: a pipeline's REQUIRES "
+            "are added to catalogue stacks only (`kit stacks` says why)"
+        )
     return ([n for n in can if status[n] == "built"] or can)[0]
 
 
@@ -158,7 +194,10 @@ def pairs_before_building(p: Plan) -> tuple | None:
         return stack_kind(name).runnable()
 
     try:
-        return tuple(pair for f in a.factors for pair in plan_factor(
-            f, a.dataset.sha256, a.options, a.stack, a.platform, get=get))
+        return tuple(
+            pair
+            for f in a.factors
+            for pair in plan_factor(f, a.dataset.sha256, a.options, a.stack, a.platform, get=get)
+        )
     except KitError:
         return None

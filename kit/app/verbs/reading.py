@@ -34,9 +34,15 @@ def _output_readings(store: Store, subject: Subject, factor: str | None = None) 
     b, v = output_budget(store, subject), output_verdicts(store, subject)
     if factor:
         if factor not in b["factors"]:
-            raise NotFound(unknown("no pairs of factor", factor, b["factors"],
-                                   f"; stored: {', '.join(b['factors']) or 'none'}",
-                                   f" of pipeline {subject.name}"))
+            raise NotFound(
+                unknown(
+                    "no pairs of factor",
+                    factor,
+                    b["factors"],
+                    f"; stored: {', '.join(b['factors']) or 'none'}",
+                    f" of pipeline {subject.name}",
+                )
+            )
         b = {**b, "factors": {factor: b["factors"][factor]}}
         v = {**v, "factors": {k: r for k, r in v["factors"].items() if k == factor}}
     return b, v
@@ -51,14 +57,17 @@ def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
         if factor:  # the pairs behind the row, as kit's own `kit budget --factor` lists them
             b["pairs"] = output_pair_details(store, subject, factor)
         return Budget(subject, b, factor, v)
-    from ...analysis.budget import budget as kit_budget, pair_details
+    from ...analysis.budget import budget as kit_budget
+    from ...analysis.budget import pair_details
 
     if factor:
         known_factor(factor, {p.factor for p in store.pairs()})
         rows = pair_details(store, subject.sha256, factor)
         if not rows:
-            raise NotFound(f"no pairs of factor {factor!r} on dataset "
-                           f"{subject.summary.get('name', subject.short)}")
+            raise NotFound(
+                f"no pairs of factor {factor!r} on dataset "
+                f"{subject.summary.get('name', subject.short)}"
+            )
         return Budget(subject, rows, factor)
     return Budget(subject, kit_budget(store, subject.sha256, dict(subject.summary)))
 
@@ -76,9 +85,11 @@ def verdicts(store: Store, subject: Subject, run_set: str | None = None) -> Verd
 def amplify(store: Store, subject: Subject) -> Reading:
     """How each model amplifies a small perturbation of the embedding."""
     if subject.kind == PIPELINE:
-        raise Refused(f"amplify reads perturbation curves (kit run --factor perturb), which "
-                      f"need an embedding stage the models are trained on: {subject.label()} "
-                      f"declares outputs, not stages; its budget: kit budget --pipeline")
+        raise Refused(
+            f"amplify reads perturbation curves (kit run --factor perturb), which "
+            f"need an embedding stage the models are trained on: {subject.label()} "
+            f"declares outputs, not stages; its budget: kit budget --pipeline"
+        )
     from ...analysis.amplify import report
     from ...analysis.budget import budget as kit_budget
 
@@ -96,12 +107,18 @@ def advise(store: Store, subject: Subject, plat=None) -> Reading:
     from ...analysis.budget import budget as kit_budget
 
     sha = subject.sha256
-    return Reading(subject, kit_advise(store, sha, kit_budget(store, sha, dict(subject.summary)),
-                                       plat=plat))
+    return Reading(
+        subject, kit_advise(store, sha, kit_budget(store, sha, dict(subject.summary)), plat=plat)
+    )
 
 
-def homology(store: Store, subject: Subject, identity: float | None = None,
-             coverage: float | None = None, data: str | None = None) -> Reading:
+def homology(
+    store: Store,
+    subject: Subject,
+    identity: float | None = None,
+    coverage: float | None = None,
+    data: str | None = None,
+) -> Reading:
     """Verdicts under a cluster bootstrap and accuracy with and without a train homolog
     (``data``: a pipeline's, the stored dataset whose clustering its protein ids are read in)."""
     if subject.kind == PIPELINE:
@@ -113,11 +130,16 @@ def homology(store: Store, subject: Subject, identity: float | None = None,
 
     h = for_dataset(store, subject.sha256, identity, coverage)
     if h is None:
-        at = "".join(f" --{k} {v:g}" for k, v in (("identity", identity),
-                                                   ("coverage", coverage)) if v is not None)
-        raise NotFound(f"no homology clustering of this dataset{' at' + at if at else ''} yet: "
-                       f"`kit data homology {load_name(dict(subject.summary))}{at}` computes it "
-                       "(MMseqs2, about 20 s per 6,000 proteins)")
+        at = "".join(
+            f" --{k} {v:g}"
+            for k, v in (("identity", identity), ("coverage", coverage))
+            if v is not None
+        )
+        raise NotFound(
+            f"no homology clustering of this dataset{' at' + at if at else ''} yet: "
+            f"`kit data homology {load_name(dict(subject.summary))}{at}` computes it "
+            "(MMseqs2, about 20 s per 6,000 proteins)"
+        )
     return Reading(subject, h)
 
 
@@ -128,30 +150,37 @@ def across_splits(store: Store, subject: Subject, against: str) -> Reading:
     from ...data import load_dataset
 
     if subject.kind == PIPELINE:
-        raise Refused("--against compares kit's own runs on two datasets: give --dataset NAME "
-                      "--against NAME-disjoint (a pipeline's runs: run it on each)")
+        raise Refused(
+            "--against compares kit's own runs on two datasets: give --dataset NAME "
+            "--against NAME-disjoint (a pipeline's runs: run it on each)"
+        )
     from ..selection import load_name
 
     other = load_dataset(against, generate=False)
     mine = (subject.sha256, subject.name, dict(subject.summary), load_name(dict(subject.summary)))
-    return Reading(subject, across(store, mine, (other.sha256, other.name, dict(other.meta),
-                                                 against)))
+    return Reading(
+        subject, across(store, mine, (other.sha256, other.name, dict(other.meta), against))
+    )
 
 
 def _output_homology(store, subject, identity, coverage, data) -> dict:
     from ...analysis.homology import find_clustering, output_homology, protein_outputs
 
     if protein_outputs(subject.kinds)[0] is None:
-        raise Refused(f"pipeline {subject.name} declares no \"proteins\" output: homology maps "
-                      f"each run's test protein ids (KINDS {{\"ids\": \"proteins\"}}, one per "
-                      f"truth row) into a clustering")
-    r = output_homology(store, subject, *find_clustering(store, subject, data, identity,
-                                                          coverage))
+        raise Refused(
+            f'pipeline {subject.name} declares no "proteins" output: homology maps '
+            f'each run\'s test protein ids (KINDS {{"ids": "proteins"}}, one per '
+            f"truth row) into a clustering"
+        )
+    r = output_homology(store, subject, *find_clustering(store, subject, data, identity, coverage))
     h = r["summary"]
     if not h.runs:
-        raise NotFound(f"no run of pipeline {subject.name} could be read in dataset "
-                       f"{r['dataset']}'s clustering: " + "; ".join(h.left_out[:1])
-                       + (f" (and {len(h.left_out) - 1} more)" if len(h.left_out) > 1 else ""))
+        raise NotFound(
+            f"no run of pipeline {subject.name} could be read in dataset "
+            f"{r['dataset']}'s clustering: "
+            + "; ".join(h.left_out[:1])
+            + (f" (and {len(h.left_out) - 1} more)" if len(h.left_out) > 1 else "")
+        )
     return r
 
 
@@ -164,8 +193,13 @@ def has_protein_ids(subject: Subject) -> bool:
     return protein_outputs(subject.kinds)[0] is not None
 
 
-def runs(store: Store, subject: Subject | None = None, kind: str | None = None,
-         stack: str | None = None, factors: tuple = ()) -> Runs:
+def runs(
+    store: Store,
+    subject: Subject | None = None,
+    kind: str | None = None,
+    stack: str | None = None,
+    factors: tuple = (),
+) -> Runs:
     """The stored runs of ``subject`` (None: every run), only those of run ``kind``, in
     ``stack`` or in pairs of ``factors`` when given."""
     if stack:
@@ -205,8 +239,10 @@ def _known_stack(store: Store, stack: str) -> None:
     try:
         stack_kind(stack)
     except KitError:
-        raise BadOption("--stack", unknown("unknown stack", stack, [HOST, *names(), *stored],
-                                           "; `kit stacks` lists them")) from None
+        raise BadOption(
+            "--stack",
+            unknown("unknown stack", stack, [HOST, *names(), *stored], "; `kit stacks` lists them"),
+        ) from None
 
 
 def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
@@ -222,9 +258,15 @@ def _pipeline_ids(store: Store, subject: Subject, factors=()) -> list:
         stored = list(dict.fromkeys(f for f, _, _ in found))
         absent = [f for f in factors if f not in stored]
         if absent:
-            raise NotFound(unknown("no pairs of factor", absent[0], stored,
-                                   f"; stored: {', '.join(stored) or 'none'}",
-                                   f" of pipeline {sha[:12]} stored"))
+            raise NotFound(
+                unknown(
+                    "no pairs of factor",
+                    absent[0],
+                    stored,
+                    f"; stored: {', '.join(stored) or 'none'}",
+                    f" of pipeline {sha[:12]} stored",
+                )
+            )
         keep = {x for f, a, b in found if f in factors for x in (a, b)}
         ids = [i for i in ids if i in keep]
     return ids

@@ -21,6 +21,7 @@ class BadOption(Refused):
 class Budget:
     """``data``: the budget (--json's object); kit's own with ``factor``: its pairs' rows.
     ``verdicts``: a pipeline's verdicts, shown beside its budget."""
+
     subject: Subject
     data: object
     factor: str | None = None
@@ -37,6 +38,7 @@ class Verdicts:
 @dataclass(frozen=True)
 class Reading:
     """One verb's answer that is its numbers alone: amplify, advise, homology, tolerances."""
+
     subject: Subject
     data: dict
 
@@ -54,6 +56,7 @@ class Explanation:
     """``result``: kit.app.releases.explained's, with ``unscanned`` the notes of scans not made
     (``declined``: the reason the release scan was skipped, for the front end to say how to
     run it); ``not_run``: why each cross-fed run that cannot be made here was left out."""
+
     subject: Subject
     result: dict
     declined: str | None = None
@@ -66,6 +69,7 @@ class Ran:
     """`kit run`'s answer: the budget after the runs (``asked``: the factors this command ran),
     and ``failure``, the error to raise once the budget is shown (runs that failed, or a
     pipeline's output whose shape changed), else None."""
+
     subject: Subject
     budget: dict
     asked: tuple
@@ -75,6 +79,7 @@ class Ran:
 @dataclass(frozen=True)
 class Doctor:
     """`kit doctor`: the machine's null experiment and probes, or a pipeline file's alone."""
+
     subject: Subject | None  # None: the machine's
     data: dict
 
@@ -87,12 +92,14 @@ class Doctor:
 class Compared:
     """`kit compare`: a bundle's runs rerun here, and the answer (``data``: its --json object;
     ``data["imported"]``: what the import added)."""
+
     data: dict
 
 
 @dataclass(frozen=True)
 class Export:
     """The runs an export of the subject carries (in order, each once)."""
+
     subject: Subject
     ids: tuple
 

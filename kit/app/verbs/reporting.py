@@ -19,6 +19,7 @@ class Report:
     comparisons, ``explained`` the explanations `kit explain` stored, ``environments`` every
     run's (stack, measured environment). A pipeline's: ``homology`` its reading under homology
     (None: no clustering holds its runs' protein ids), ``sizes`` {output: its elements}."""
+
     subject: Subject
     budget: dict
     verdicts: dict
@@ -32,10 +33,21 @@ class Report:
 
 # the parts report() reads, in order, each told to its ``step`` as it begins (the TUI's
 # progress bar counts them: report_steps)
-OWN_STEPS = ("the budget", "the power iterations' pairs", "the measured environments",
-             "the verdicts' stability (bootstrap)", "the advice", "the stored explanations")
-PIPELINE_STEPS = ("the budget by output", "the verdicts", "the outputs' sizes",
-                  "the reading under homology", "the advice")
+OWN_STEPS = (
+    "the budget",
+    "the power iterations' pairs",
+    "the measured environments",
+    "the verdicts' stability (bootstrap)",
+    "the advice",
+    "the stored explanations",
+)
+PIPELINE_STEPS = (
+    "the budget by output",
+    "the verdicts",
+    "the outputs' sizes",
+    "the reading under homology",
+    "the advice",
+)
 
 
 def report_steps(subject: Subject) -> tuple:
@@ -77,16 +89,25 @@ def _of_stages(store: Store, subject: Subject, tell) -> Report:
     tell()
     # every measured environment once (explain's cross-fed runs are none of their own), with
     # the image a container run ran in beside what its worker measured (None: a venv)
-    envs = tuple((r.spec.stack, {**r.manifest["env"], "image": (r.manifest.get("image") or {})
-                                 .get("id")}) for r in store.runs(sha)
-                 if r.spec.kind != "feed")
+    envs = tuple(
+        (r.spec.stack, {**r.manifest["env"], "image": (r.manifest.get("image") or {}).get("id")})
+        for r in store.runs(sha)
+        if r.spec.kind != "feed"
+    )
     tell()
     verdicts = stability_report(store, sha)
     tell()
     advice = advise(store, sha, b)
     tell()
-    return Report(subject, b, verdicts, advice, per_level,
-                  tuple(stored_explanations(store, sha, b["rows"])), envs)
+    return Report(
+        subject,
+        b,
+        verdicts,
+        advice,
+        per_level,
+        tuple(stored_explanations(store, sha, b["rows"])),
+        envs,
+    )
 
 
 def _of_outputs(store: Store, subject: Subject, tell) -> Report:

@@ -9,20 +9,27 @@ from pathlib import Path
 from ...core.errors import Failed, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
 from ...runs.store import Store
-from .records import Doctor, Ran, kit_factor_names as _kit_factor_names
+from .records import Doctor, Ran
+from .records import kit_factor_names as _kit_factor_names
 
 
 @dataclass(frozen=True)
 class ToRun:
     """What `run` runs: its ``subject`` (``why`` that one) and the ``factors`` asked of it, and
     for kit's own pipeline the ``dataset`` loaded once (a pipeline file reads its own data)."""
+
     subject: Subject
     factors: tuple
     dataset: object = None
 
 
-def to_run(store: Store, factors=(), dataset: str | None = None, n: int | None = None,
-           pipeline: str | None = None) -> ToRun:
+def to_run(
+    store: Store,
+    factors=(),
+    dataset: str | None = None,
+    n: int | None = None,
+    pipeline: str | None = None,
+) -> ToRun:
     """What a command's words ask to run: a pipeline's file (kept by its hash; or the hash
     prefix of one kept here), else the dataset asked for, else the one the user's most recent
     runs used, so that `kit budget` after `kit run` shows its runs. ``factors``: kit's own
@@ -44,8 +51,10 @@ def to_run(store: Store, factors=(), dataset: str | None = None, n: int | None =
 
             path = Path(pipeline).expanduser()
             info = add_pipeline(path)  # an edited file is another pipeline
-            return ToRun(of_pipeline(info, "as asked", {**info, "given": pipeline,
-                                                        "file": str(path)}), factors)
+            return ToRun(
+                of_pipeline(info, "as asked", {**info, "given": pipeline, "file": str(path)}),
+                factors,
+            )
         return ToRun(select(store, pipeline=pipeline), factors)  # from the copy kept by its hash
     factors, why = _kit_factor_names(factors), ""
     if dataset is None and store.latest_dataset() is None:
@@ -58,16 +67,28 @@ def to_run(store: Store, factors=(), dataset: str | None = None, n: int | None =
     return ToRun(of_dataset(ds.sha256, ds.summary(), why), factors, ds)
 
 
-def run(store: Store, target: ToRun, options, *, stack: str = "host", jobs="auto",
-        executor=None, progress=None, confirm=lambda ask: True,
-        chosen=lambda subject: None, should_stop=None, plat=None) -> Ran:
+def run(
+    store: Store,
+    target: ToRun,
+    options,
+    *,
+    stack: str = "host",
+    jobs="auto",
+    executor=None,
+    progress=None,
+    confirm=lambda ask: True,
+    chosen=lambda subject: None,
+    should_stop=None,
+    plat=None,
+) -> Ran:
     """Plan ``target``'s factors (kit.app.verbs.plan, for either kind), run what the store
     lacks and return the budget after. ``chosen(subject)`` is told what is run before anything
     is planned; ``progress``, ``confirm`` and ``should_stop`` (asked before each run: the
     TUI's cancel; the runs made are kept) are kit.app.audit.run_audit's; ``plat`` is plan's."""
     chosen(target.subject)
-    return _RUNS[target.subject.kind](store, target, options, stack, progress, jobs, executor,
-                                      confirm, should_stop, plat)
+    return _RUNS[target.subject.kind](
+        store, target, options, stack, progress, jobs, executor, confirm, should_stop, plat
+    )
 
 
 def _planned(store, target, options, stack, executor, plat=None):
@@ -76,12 +97,21 @@ def _planned(store, target, options, stack, executor, plat=None):
 
     if executor is None:
         return plan(store, target, target.factors, options, stack=stack, plat=plat)
-    return plan(store, target, target.factors, options, stack=stack, unfit=executor.unfit,
-                refit=executor.refit, plat=plat)
+    return plan(
+        store,
+        target,
+        target.factors,
+        options,
+        stack=stack,
+        unfit=executor.unfit,
+        refit=executor.refit,
+        plat=plat,
+    )
 
 
-def _run_own(store, target, options, stack, progress, jobs, executor, confirm,
-             should_stop, plat) -> Ran:
+def _run_own(
+    store, target, options, stack, progress, jobs, executor, confirm, should_stop, plat
+) -> Ran:
     from ...analysis.budget import budget as kit_budget
     from ...runs.executing.runner import PlanIncomplete
     from ..audit import Progress, run_audit
@@ -89,21 +119,31 @@ def _run_own(store, target, options, stack, progress, jobs, executor, confirm,
     planned = _planned(store, target, options, stack, executor, plat)
     a, failure = planned.work, None
     try:
-        run_audit(a, store, confirm=confirm, progress=progress or Progress(), jobs=jobs,
-                  executor=executor, planned=not planned.stacks, should_stop=should_stop)
+        run_audit(
+            a,
+            store,
+            confirm=confirm,
+            progress=progress or Progress(),
+            jobs=jobs,
+            executor=executor,
+            planned=not planned.stacks,
+            should_stop=should_stop,
+        )
     except PlanIncomplete as e:  # the budget of what was made, then the error
         failure = e
     if failure is None and a.skipped and not a.pairs:  # measured nothing: not a success
-        failure = Failed(f"nothing of the plan could run: all {len(a.skipped)} pair(s) were "
-                         "skipped (why, above)")
+        failure = Failed(
+            f"nothing of the plan could run: all {len(a.skipped)} pair(s) were skipped (why, above)"
+        )
     # the factors it ran in the order given, then any its pairs were planned by besides (a
     # set's order changed between processes, and so did the "no pairs of ..." line)
     asked = tuple(dict.fromkeys([*planned.factors, *(p.factor for p in a.pairs)]))
     return Ran(planned.subject, kit_budget(store, a.dataset.sha256), asked, failure)
 
 
-def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
-              should_stop, plat) -> Ran:
+def _run_file(
+    store, target, options, stack, progress, jobs, executor, confirm, should_stop, plat
+) -> Ran:
     from ...analysis.budget import output_budget
     from ...core.subject import of_pipeline
     from ...envs.platforms import detect
@@ -116,35 +156,51 @@ def _run_file(store, target, options, stack, progress, jobs, executor, confirm,
         if confirm(Ask(None, store, stacks=missing)) is False:
             return Ran(planned.subject, output_budget(store, planned.subject), planned.factors)
         with progress.building(missing):
-            build_named([n for n, _ in missing], plat or detect(), log=progress.log,
-                        on_built=progress.built)
+            build_named(
+                [n for n, _ in missing], plat or detect(), log=progress.log, on_built=progress.built
+            )
         planned = _planned(store, target, options, stack, executor, plat)
     info, factors = planned.work, planned.factors
     for line in planned.notes:  # a stack the file's REQUIRES cannot be had for: its pairs
         progress.noted(line)
     # a large plan is asked first, as kit's own: a no raises (or answers False: nothing ran)
-    run_pairs(list(planned.pairs), info, store, jobs=jobs, executor=executor,
-              progress=progress, confirm=confirm, should_stop=should_stop)
+    run_pairs(
+        list(planned.pairs),
+        info,
+        store,
+        jobs=jobs,
+        executor=executor,
+        progress=progress,
+        confirm=confirm,
+        should_stop=should_stop,
+    )
     b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
     failure = None
     if planned.notes:  # said above, one line each; the rest of the plan ran
-        failure = Failed(f"{len(planned.notes)} stack(s) skipped: {info['name']}'s REQUIRES "
-                         "cannot be had there (uv's reason above)")
+        failure = Failed(
+            f"{len(planned.notes)} stack(s) skipped: {info['name']}'s REQUIRES "
+            "cannot be had there (uv's reason above)"
+        )
     shapes = [s for s in b["shapes"] if s["factor"] in factors]
     if shapes:  # the user's mistake (docs/pipelines.md, Errors): said with the budget, then 1
         s = shapes[0]
-        failure = Refused(f"{s['output']}'s shape changes with {s['factor']} ({len(shapes)} "
-                          f"output(s) in all, said above): make each output's shape independent "
-                          f"of the seeds and settings")
+        failure = Refused(
+            f"{s['output']}'s shape changes with {s['factor']} ({len(shapes)} "
+            f"output(s) in all, said above): make each output's shape independent "
+            f"of the seeds and settings"
+        )
     return Ran(planned.subject, b, tuple(factors), failure)
 
 
 _RUNS = {DATASET: _run_own, PIPELINE: _run_file}  # one way of running per subject kind
 
 
-
-def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext(),
-           timeout: float | None = None) -> Doctor:
+def doctor(
+    file: str | None = None,
+    n: int = 200,
+    busy=lambda what: nullcontext(),
+    timeout: float | None = None,
+) -> Doctor:
     """The machine's null experiment, thread probe and BLAS; with ``file``, that pipeline
     file's null experiment alone, in a store of its own made afresh each time (the user's
     store is never changed by it, and a doctor that read old runs again would tell nothing
@@ -161,12 +217,10 @@ def doctor(file: str | None = None, n: int = 200, busy=lambda what: nullcontext(
     import tempfile
     from contextlib import closing
 
-    from ...core.paths import subdir
+    from ...core.paths import kit_home, subdir
     from ...core.subject import of_pipeline
-    from ..doctor import file_doctor
-
-    from ...core.paths import kit_home
     from ...core.sweeps import sweep_store
+    from ..doctor import file_doctor
 
     sweep_store(kit_home())  # as every command that opens the store: its runs go elsewhere
     # named as the runner's temporary folders are: a kill -9's leftover is swept

@@ -24,8 +24,8 @@ from ...core.errors import Failed, KitError, one_line
 from .runtime import Runtime, last_line
 
 _BLOB = re.compile(r"blobs/sha256/([0-9a-f]{64})")
-_SMALL = 1 << 20            # index.json, a manifest, a config: at most this long
-_MEMBERS = 256              # an image kit builds has ~6 members
+_SMALL = 1 << 20  # index.json, a manifest, a config: at most this long
+_MEMBERS = 256  # an image kit builds has ~6 members
 _LAYER = "application/vnd.oci.image.layer.v1.tar"
 _CHUNK = 1 << 20
 SAVE_SECONDS = 1800
@@ -42,14 +42,22 @@ def save(rt: Runtime, image: str, dest: Path) -> Path:
         Path(tmp).unlink(missing_ok=True)  # podman refuses to write over a file
         try:
             # by its bare hex id: "sha256:..." would be written into the index as a name
-            proc = rt.call("save", "--format", "oci-archive", "-o", str(tmp),
-                           image.removeprefix("sha256:"), timeout=SAVE_SECONDS)
+            proc = rt.call(
+                "save",
+                "--format",
+                "oci-archive",
+                "-o",
+                str(tmp),
+                image.removeprefix("sha256:"),
+                timeout=SAVE_SECONDS,
+            )
         except OSError as e:
             raise Failed(f"{rt.name} save {image[7:19]}: {one_line(e)}") from None
         if proc.returncode != 0:
             why = last_line(proc.stderr or proc.stdout)
-            raise Failed(f"image {image[7:19]} could not be written to {dest.parent}: {why}",
-                         reason=why)
+            raise Failed(
+                f"image {image[7:19]} could not be written to {dest.parent}: {why}", reason=why
+            )
     return dest
 
 
@@ -59,8 +67,10 @@ def check(path: Path, claim: dict) -> dict:
     where = f"the image archive of {claim.get('stack', 'a stack')}"
     size = path.stat().st_size
     if size > max_bytes():
-        raise KitError(f"{where} is {size / MIB:,.0f} MiB, above the {max_bytes() / MIB:,.0f} MiB "
-                       "cap (KIT_BUNDLE_MAX_IMAGE_MIB raises it)")
+        raise KitError(
+            f"{where} is {size / MIB:,.0f} MiB, above the {max_bytes() / MIB:,.0f} MiB "
+            "cap (KIT_BUNDLE_MAX_IMAGE_MIB raises it)"
+        )
     small, blobs = {}, {}
     try:
         with tarfile.open(path, mode="r|") as tar:
@@ -103,16 +113,20 @@ def _hash_blob(tar, m, digest: str, small: dict, where: str) -> dict:
         h.update(chunk)
         size += len(chunk)
         if len(head) <= _SMALL:
-            head += chunk[:_SMALL + 1 - len(head)]
+            head += chunk[: _SMALL + 1 - len(head)]
         gz.feed(chunk, where)
     if size != m.size:
         raise KitError(f"{where}: blob {digest[:12]} is cut short")
     if h.hexdigest() != digest:
-        raise KitError(f"{where}: blob {digest[:12]} does not hash to its name; the archive was "
-                       "changed")
-    return {"size": size, "head": bytes(head) if size <= _SMALL else None,
-            "diff_id": gz.digest(where),
-            "plain": "sha256:" + digest}
+        raise KitError(
+            f"{where}: blob {digest[:12]} does not hash to its name; the archive was changed"
+        )
+    return {
+        "size": size,
+        "head": bytes(head) if size <= _SMALL else None,
+        "diff_id": gz.digest(where),
+        "plain": "sha256:" + digest,
+    }
 
 
 class _Inflate:
@@ -156,8 +170,7 @@ def _json(data: bytes | None, what: str, where: str) -> dict:
 def _blob(blobs: dict, desc, what: str, where: str) -> dict:
     """The blob a descriptor names, present and of the size it says."""
     digest = desc.get("digest") if isinstance(desc, dict) else None
-    if not isinstance(digest, str) or not digest.startswith("sha256:") \
-            or digest[7:] not in blobs:
+    if not isinstance(digest, str) or not digest.startswith("sha256:") or digest[7:] not in blobs:
         raise KitError(f"{where}: its {what} is not in the archive")
     b = blobs[digest[7:]]
     if desc.get("size") != b["size"]:
@@ -181,13 +194,21 @@ def _check_layout(path, small, blobs, claim, where, size) -> dict:
     config = _json(cfg_blob["head"], "config", where)
     image = manifest["config"]["digest"]
     if image != claim.get("id"):
-        raise KitError(f"{where} is image {image[7:19]}, not {str(claim.get('id'))[7:19]} as "
-                       "its recipe and runs claim; it is not run")
-    diff_ids = (config.get("rootfs") or {}).get("diff_ids") if isinstance(
-        config.get("rootfs"), dict) else None
+        raise KitError(
+            f"{where} is image {image[7:19]}, not {str(claim.get('id'))[7:19]} as "
+            "its recipe and runs claim; it is not run"
+        )
+    diff_ids = (
+        (config.get("rootfs") or {}).get("diff_ids")
+        if isinstance(config.get("rootfs"), dict)
+        else None
+    )
     layers = manifest.get("layers")
-    if not isinstance(layers, list) or not isinstance(diff_ids, list) \
-            or len(layers) != len(diff_ids):
+    if (
+        not isinstance(layers, list)
+        or not isinstance(diff_ids, list)
+        or len(layers) != len(diff_ids)
+    ):
         raise KitError(f"{where}: its layers and its config's diff_ids do not match")
     if diff_ids != list(claim.get("diff_ids") or []):
         raise KitError(f"{where}: its layers are not the ones its recipe names")

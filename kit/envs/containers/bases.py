@@ -32,16 +32,42 @@ from .runtime import Runtime, building, last_line
 
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z: every time in a base and a stack image
 # what a copied CPython needs beyond minbase: ssl, sqlite, readline, curses, expat, ffi, dbm
-_LIBS = ("libsqlite3-0", "libncursesw6", "libexpat1", "libffi8", "libbz2-1.0", "liblzma5",
-         "zlib1g", "libuuid1", "ca-certificates")
+_LIBS = (
+    "libsqlite3-0",
+    "libncursesw6",
+    "libexpat1",
+    "libffi8",
+    "libbz2-1.0",
+    "liblzma5",
+    "zlib1g",
+    "libuuid1",
+    "ca-certificates",
+)
 # files of the bootstrap that say when or where it ran, not what it holds (the runtime
 # provides hosts, hostname and resolv.conf to each container)
-_DROPPED = ("etc/hostname", "etc/hosts", "etc/resolv.conf", "etc/machine-id",
-            "var/cache/ldconfig/aux-cache", "var/lib/dpkg/status-old",
-            "var/lib/dpkg/diversions-old", "var/cache/debconf/config.dat-old",
-            "var/cache/debconf/templates.dat-old", "var/cache/debconf/passwords.dat")
-_EMPTIED = ("dev", "proc", "sys", "run", "tmp", "var/log", "var/cache/apt", "var/lib/apt/lists",
-            "var/tmp")
+_DROPPED = (
+    "etc/hostname",
+    "etc/hosts",
+    "etc/resolv.conf",
+    "etc/machine-id",
+    "var/cache/ldconfig/aux-cache",
+    "var/lib/dpkg/status-old",
+    "var/lib/dpkg/diversions-old",
+    "var/cache/debconf/config.dat-old",
+    "var/cache/debconf/templates.dat-old",
+    "var/cache/debconf/passwords.dat",
+)
+_EMPTIED = (
+    "dev",
+    "proc",
+    "sys",
+    "run",
+    "tmp",
+    "var/log",
+    "var/cache/apt",
+    "var/lib/apt/lists",
+    "var/tmp",
+)
 BUILD_SECONDS = 1800
 
 
@@ -49,19 +75,22 @@ BUILD_SECONDS = 1800
 class Base:
     """A Debian release kit can bootstrap as a base."""
 
-    name: str        # the suite's code name, also the base's name
-    release: str     # "Debian 12"
-    glibc: str       # the glibc it ships (informational; the record measures it)
-    libs: tuple      # packages a copied CPython loads, under this release's names
+    name: str  # the suite's code name, also the base's name
+    release: str  # "Debian 12"
+    glibc: str  # the glibc it ships (informational; the record measures it)
+    libs: tuple  # packages a copied CPython loads, under this release's names
 
 
 BASES = {
-    "bookworm": Base("bookworm", "Debian 12", "2.36",
-                     ("libssl3", "libreadline8", "libgdbm6", *_LIBS)),
-    "trixie": Base("trixie", "Debian 13", "2.41",
-                   ("libssl3t64", "libreadline8t64", "libgdbm6t64", *_LIBS)),
-    "bullseye": Base("bullseye", "Debian 11", "2.31",
-                     ("libssl1.1", "libreadline8", "libgdbm6", *_LIBS[:-1])),
+    "bookworm": Base(
+        "bookworm", "Debian 12", "2.36", ("libssl3", "libreadline8", "libgdbm6", *_LIBS)
+    ),
+    "trixie": Base(
+        "trixie", "Debian 13", "2.41", ("libssl3t64", "libreadline8t64", "libgdbm6t64", *_LIBS)
+    ),
+    "bullseye": Base(
+        "bullseye", "Debian 11", "2.31", ("libssl1.1", "libreadline8", "libgdbm6", *_LIBS[:-1])
+    ),
 }
 DEFAULT = "bookworm"
 
@@ -75,8 +104,10 @@ def digest_name(ref: str) -> str:
     """The base name of a digest reference REF@sha256:HEX (KitError when it is not one)."""
     m = DIGEST_REF.fullmatch(ref)
     if m is None:
-        raise KitError(f"--base {ref[:80]!r}: one of {', '.join(BASES)}, or an image named by "
-                       "its digest, REF@sha256:<64 hex digits>")
+        raise KitError(
+            f"--base {ref[:80]!r}: one of {', '.join(BASES)}, or an image named by "
+            "its digest, REF@sha256:<64 hex digits>"
+        )
     return f"{DIGEST}{m.group(2)[:12]}"
 
 
@@ -88,8 +119,10 @@ def base(name: str) -> Base:
     if is_digest(name):  # pulled by digest: what it is, its record says
         rec = record(name)
         if rec is None:
-            raise NotFound(f"base {name} is not pulled here: `kit stacks build NAME --container "
-                           "--base REF@sha256:...` pulls it")
+            raise NotFound(
+                f"base {name} is not pulled here: `kit stacks build NAME --container "
+                "--base REF@sha256:...` pulls it"
+            )
         return Base(name, str(rec.get("release") or "?"), str(rec.get("glibc") or "?"), ())
     if name not in BASES:
         raise NotFound(f"unknown base {name!r}: one of {', '.join(BASES)}")
@@ -110,22 +143,34 @@ def pull(rt: Runtime, ref: str, log=lambda msg: None) -> dict:
         proc = rt.call("pull", "--quiet", ref, timeout=BUILD_SECONDS)
         if proc.returncode != 0:
             why = last_line(proc.stderr or proc.stdout)
-            raise Failed(f"cannot pull {ref[:100]}: {why} (a registry must be reachable; or use a "
-                         f"Debian base made here: --base {DEFAULT})", reason=why)
+            raise Failed(
+                f"cannot pull {ref[:100]}: {why} (a registry must be reachable; or use a "
+                f"Debian base made here: --base {DEFAULT})",
+                reason=why,
+            )
         image = inspect(rt, ref)
         release = _inside(rt, image["id"], "sed -n 's/^PRETTY_NAME=//p' /etc/os-release")
         glibc = _inside(rt, image["id"], "ldd --version 2>&1 | head -1 | awk '{print $NF}'")
-        rec = {"name": name, "ref": ref, "release": release.strip('"') or "?",
-               "id": image["id"], "diff_ids": image["diff_ids"], "glibc": glibc or None,
-               "packages": 0, "packages_sha256": None, "epoch": EPOCH}
+        rec = {
+            "name": name,
+            "ref": ref,
+            "release": release.strip('"') or "?",
+            "id": image["id"],
+            "diff_ids": image["diff_ids"],
+            "glibc": glibc or None,
+            "packages": 0,
+            "packages_sha256": None,
+            "epoch": EPOCH,
+        }
         write_bytes(_records() / f"{name}.json", json.dumps(rec, indent=1).encode())
         return rec
 
 
 def _inside(rt: Runtime, image: str, script: str) -> str:
     """What ``script`` prints in ``image`` (no network, read-only), or "" where it cannot."""
-    proc = rt.call("run", "--rm", "--network=none", "--read-only", image, "/bin/sh", "-c", script,
-                   timeout=120)
+    proc = rt.call(
+        "run", "--rm", "--network=none", "--read-only", image, "/bin/sh", "-c", script, timeout=120
+    )
     return one_line(proc.stdout.strip(), 80) if proc.returncode == 0 else ""
 
 
@@ -143,8 +188,11 @@ def record(name: str) -> dict | None:
         doc = json.loads(read_small(_records() / f"{name}.json") or b"null")
     except ValueError:
         return None
-    ok = (isinstance(doc, dict) and isinstance(doc.get("id"), str)
-          and re.fullmatch(r"sha256:[0-9a-f]{64}", doc["id"]) is not None)
+    ok = (
+        isinstance(doc, dict)
+        and isinstance(doc.get("id"), str)
+        and re.fullmatch(r"sha256:[0-9a-f]{64}", doc["id"]) is not None
+    )
     return doc if ok else None
 
 
@@ -157,8 +205,11 @@ def package_list(name: str, sha256: str | None) -> list:
         raw = None
     if not raw or hashlib.sha256(raw).hexdigest() != sha256:
         return []
-    return [line.split(" ", 1) for line in raw.decode(errors="replace").splitlines()
-            if line.count(" ") == 1]
+    return [
+        line.split(" ", 1)
+        for line in raw.decode(errors="replace").splitlines()
+        if line.count(" ") == 1
+    ]
 
 
 def mirror() -> str | None:
@@ -166,26 +217,38 @@ def mirror() -> str | None:
     found = []
     for f in [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]:
         try:
-            text = f.read_text()[:1 << 20]
+            text = f.read_text()[: 1 << 20]
         except OSError:
             continue
-        found += re.findall(r"(?:^deb\s+(?:\[[^\]]*\]\s+)?|^URIs:\s*)(https?://\S+/debian)/?\s",
-                            text + "\n", flags=re.M)
+        found += re.findall(
+            r"(?:^deb\s+(?:\[[^\]]*\]\s+)?|^URIs:\s*)(https?://\S+/debian)/?\s",
+            text + "\n",
+            flags=re.M,
+        )
     return found[0] if found else None
 
 
 def unavailable(name: str) -> str | None:
     """Why base ``name`` cannot be made here, in one line (None: it can)."""
     if is_digest(name):
-        return None if record(name) is not None else (
-            f"base {name} is not pulled here: `kit stacks build NAME --container --base "
-            "REF@sha256:...` pulls it where a registry is reachable")
+        return (
+            None
+            if record(name) is not None
+            else (
+                f"base {name} is not pulled here: `kit stacks build NAME --container --base "
+                "REF@sha256:...` pulls it where a registry is reachable"
+            )
+        )
     base(name)
     if shutil.which("debootstrap") is None:
-        return ("debootstrap is not installed (Debian: apt-get install debootstrap); on a Mac "
-                "or without it, name a base image by digest: --base REF@sha256:...")
+        return (
+            "debootstrap is not installed (Debian: apt-get install debootstrap); on a Mac "
+            "or without it, name a base image by digest: --base REF@sha256:..."
+        )
     if os.geteuid() != 0:
-        return "debootstrap needs root to make a base (or name one by digest: --base REF@sha256:...)"
+        return (
+            "debootstrap needs root to make a base (or name one by digest: --base REF@sha256:...)"
+        )
     if mirror() is None:
         return "no Debian mirror is named in /etc/apt/sources.list*"
     return None
@@ -197,7 +260,9 @@ def built(rt: Runtime, name: str) -> dict | None:
     if rec is None:
         return None
     proc = rt.call("image", "inspect", "--format", "{{.Id}}", rec["id"], timeout=60)
-    return rec if proc.returncode == 0 and proc.stdout.strip() in (rec["id"], rec["id"][7:]) else None
+    return (
+        rec if proc.returncode == 0 and proc.stdout.strip() in (rec["id"], rec["id"][7:]) else None
+    )
 
 
 def build(rt: Runtime, name: str, log=lambda msg: None, again: bool = False) -> dict:
@@ -212,8 +277,10 @@ def build(rt: Runtime, name: str, log=lambda msg: None, again: bool = False) -> 
             if rec is not None:
                 return pull(rt, rec["ref"], log)
         if rec is None:
-            raise Failed(f"base {name} is no longer pulled here: `kit stacks build NAME "
-                         "--container --base REF@sha256:...` pulls it again")
+            raise Failed(
+                f"base {name} is no longer pulled here: `kit stacks build NAME "
+                "--container --base REF@sha256:...` pulls it again"
+            )
         return rec
     with file_lock(_records() / f".{name}.lock"):
         if not again:
@@ -233,9 +300,18 @@ def build(rt: Runtime, name: str, log=lambda msg: None, again: bool = False) -> 
 def _build(rt: Runtime, b: Base, work: Path, log, again: bool) -> dict:
     root = work / "root"
     log(f"base {b.name}: debootstrap --variant=minbase {b.name} from {mirror()}")
-    proc = children.run(["debootstrap", "--variant=minbase", f"--include={','.join(b.libs)}",
-                         b.name, str(root), mirror()],
-                        env=dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH)), timeout=BUILD_SECONDS)
+    proc = children.run(
+        [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(b.libs)}",
+            b.name,
+            str(root),
+            mirror(),
+        ],
+        env=dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH)),
+        timeout=BUILD_SECONDS,
+    )
     if proc.returncode != 0:
         why = _debootstrap_error(proc.stdout + proc.stderr, root)
         raise Failed(f"base {b.name}: debootstrap failed: {why}", reason=why)
@@ -246,18 +322,27 @@ def _build(rt: Runtime, b: Base, work: Path, log, again: bool) -> dict:
     context = work / "context"
     context.mkdir()
     _tar(root, context / "root.tar")
-    (context / "Containerfile").write_text("FROM scratch\nADD root.tar /\nCMD [\"/bin/sh\"]\n")
+    (context / "Containerfile").write_text('FROM scratch\nADD root.tar /\nCMD ["/bin/sh"]\n')
     image = commit(rt, context, tag(b.name), f"base {b.name}")
-    rec = {"name": b.name, "release": b.release, "id": image["id"], "diff_ids": image["diff_ids"],
-           "glibc": glibc, "packages": len(packages),
-           "packages_sha256": hashlib.sha256(
-               "".join(f"{n} {v}\n" for n, v in packages).encode()).hexdigest(),
-           "mirror": mirror(), "epoch": EPOCH}
+    rec = {
+        "name": b.name,
+        "release": b.release,
+        "id": image["id"],
+        "diff_ids": image["diff_ids"],
+        "glibc": glibc,
+        "packages": len(packages),
+        "packages_sha256": hashlib.sha256(
+            "".join(f"{n} {v}\n" for n, v in packages).encode()
+        ).hexdigest(),
+        "mirror": mirror(),
+        "epoch": EPOCH,
+    }
     if again:
         return rec
     write_bytes(_records() / f"{b.name}.json", json.dumps(rec, indent=1).encode())
-    write_bytes(_records() / f"{b.name}.packages",
-                "".join(f"{n} {v}\n" for n, v in packages).encode())
+    write_bytes(
+        _records() / f"{b.name}.packages", "".join(f"{n} {v}\n" for n, v in packages).encode()
+    )
     return rec
 
 
@@ -327,6 +412,7 @@ def _normalise(root: Path) -> None:
 def _tar(root: Path, dest: Path) -> None:
     """``root`` as a tar whose bytes depend on its files alone: names sorted, times EPOCH,
     numeric owners kept, no user or group names."""
+
     def norm(ti: tarfile.TarInfo) -> tarfile.TarInfo:
         ti.mtime = EPOCH
         ti.uname = ti.gname = ""
@@ -358,9 +444,22 @@ def commit(rt: Runtime, context: Path, name: str, what: str, volumes=(), args=()
     with building(rt):
         # --layers=false: one commit of the whole recipe; with podman's layer cache the config
         # names the intermediate images (FROM <id>), and the id depends on what was cached
-        proc = rt.call("build", "--network=none", "--timestamp", str(EPOCH), "--pull=never",
-                       "--layers=false", *vol, *args, "-t", name, "-f", str(context / "Containerfile"),
-                       str(context), timeout=BUILD_SECONDS)
+        proc = rt.call(
+            "build",
+            "--network=none",
+            "--timestamp",
+            str(EPOCH),
+            "--pull=never",
+            "--layers=false",
+            *vol,
+            *args,
+            "-t",
+            name,
+            "-f",
+            str(context / "Containerfile"),
+            str(context),
+            timeout=BUILD_SECONDS,
+        )
     if proc.returncode != 0:
         why = last_line(proc.stderr or proc.stdout)
         raise Failed(f"{what}: the image build failed: {why}", reason=why)
@@ -375,8 +474,10 @@ def inspect(rt: Runtime, ref: str) -> dict:
     try:
         doc = json.loads(proc.stdout)[0]
         ident = doc["Id"]
-        return {"id": ident if ident.startswith("sha256:") else f"sha256:{ident}",
-                "diff_ids": list(doc.get("RootFS", {}).get("Layers") or []),
-                "size": int(doc.get("Size") or 0)}
+        return {
+            "id": ident if ident.startswith("sha256:") else f"sha256:{ident}",
+            "diff_ids": list(doc.get("RootFS", {}).get("Layers") or []),
+            "size": int(doc.get("Size") or 0),
+        }
     except (ValueError, KeyError, IndexError, TypeError):
         raise KitError(f"{rt.name} image inspect {ref} answered what kit cannot read") from None

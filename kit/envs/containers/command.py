@@ -21,15 +21,14 @@ from .routes import InApptainer, InCharliecloud
 from .runtime import Runtime
 
 
-
 @dataclass(frozen=True)
 class InImage:
     """A worker's interpreter inside an image: what a Stack's ``command`` is for a container
     stack (kit.envs.launch starts it)."""
 
     runtime: Runtime
-    image: str       # the image id (sha256:...): what ran is exactly what was recorded
-    python: str      # the interpreter inside the image
+    image: str  # the image id (sha256:...): what ran is exactly what was recorded
+    python: str  # the interpreter inside the image
 
     route = "podman"
 
@@ -40,10 +39,20 @@ class InImage:
         # --read-only keeps /tmp, /var/tmp and /run as private tmpfs (podman's default); no
         # --rm: the worker's tether removes it by name, the one remover (podman's own removal
         # racing the tether's left a container half-removed under load)
-        opts = ["run", "--name", name, "--network=none", "--read-only", "--cap-drop=all",
-                "--security-opt=no-new-privileges", "--pull=never", "--log-driver=none",
-                f"--user={os.getuid()}:{os.getgid()}", f"--hostname={platform.node()}",
-                "--preserve-fds=1"]
+        opts = [
+            "run",
+            "--name",
+            name,
+            "--network=none",
+            "--read-only",
+            "--cap-drop=all",
+            "--security-opt=no-new-privileges",
+            "--pull=never",
+            "--log-driver=none",
+            f"--user={os.getuid()}:{os.getgid()}",
+            f"--hostname={platform.node()}",
+            "--preserve-fds=1",
+        ]
         if stdin:
             opts.append("-i")
         if cwd is not None:

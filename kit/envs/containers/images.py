@@ -19,7 +19,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...core.atomic import write_bytes
@@ -32,9 +32,9 @@ from ..interpreters import uv_bin
 from . import bases
 from .runtime import Runtime
 
-VENV = "/opt/stack"            # the stack's environment inside every image
+VENV = "/opt/stack"  # the stack's environment inside every image
 PYTHON = f"{VENV}/bin/python"
-_LOCK = "/opt/kit-lock"        # the lock folder the image was synced from (kept: it is the recipe)
+_LOCK = "/opt/kit-lock"  # the lock folder the image was synced from (kept: it is the recipe)
 # what the build mounts: the interpreter, uv, uv's cache (never the network)
 _PY, _UV, _CACHE = "/kit-build/python", "/kit-build/uv", "/kit-build/uv-cache"
 
@@ -69,11 +69,13 @@ def well_formed(doc) -> bool:
     if not isinstance(doc, dict):
         return False
     ids = [doc.get("id"), doc.get("base_id"), *(doc.get("diff_ids") or [None])]
-    return (all(isinstance(i, str) and _DIGEST.fullmatch(i) for i in ids)
-            and isinstance(doc.get("lock_sha256"), str)
-            and re.fullmatch(r"[0-9a-f]{64}", doc["lock_sha256"]) is not None
-            and isinstance(doc.get("interpreter"), str)
-            and re.fullmatch(r"/[\w./+-]{1,500}", doc["interpreter"]) is not None)
+    return (
+        all(isinstance(i, str) and _DIGEST.fullmatch(i) for i in ids)
+        and isinstance(doc.get("lock_sha256"), str)
+        and re.fullmatch(r"[0-9a-f]{64}", doc["lock_sha256"]) is not None
+        and isinstance(doc.get("interpreter"), str)
+        and re.fullmatch(r"/[\w./+-]{1,500}", doc["interpreter"]) is not None
+    )
 
 
 def recorded() -> list:
@@ -88,34 +90,42 @@ def recorded() -> list:
 
 def recipe(lock_sha256: str, base_id: str, interpreter: str, prefix: str) -> str:
     """The Containerfile of a stack image: the whole recipe but the lock folder's bytes."""
-    env = (f"UV_OFFLINE=1 UV_NO_CONFIG=1 UV_LINK_MODE=copy UV_CACHE_DIR={_CACHE} "
-           f"UV_PYTHON_DOWNLOADS=never SOURCE_DATE_EPOCH={bases.EPOCH} "
-           f"UV_PROJECT_ENVIRONMENT={VENV}")
+    env = (
+        f"UV_OFFLINE=1 UV_NO_CONFIG=1 UV_LINK_MODE=copy UV_CACHE_DIR={_CACHE} "
+        f"UV_PYTHON_DOWNLOADS=never SOURCE_DATE_EPOCH={bases.EPOCH} "
+        f"UV_PROJECT_ENVIRONMENT={VENV}"
+    )
     parent = os.path.dirname(prefix.rstrip("/"))
-    return "\n".join([
-        f"# kit stack image: lock sha256 {lock_sha256}",
-        f"FROM {base_id}",
-        # the interpreter at its own path (its RUNPATH), ldconfig's build-time cache dropped;
-        # the host's __pycache__ folders are not copied (whatever ran on the host wrote them,
-        # so they differ from one build to the next) but made again, hash-based: no time in them
-        f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && find {prefix} -name __pycache__ "
-        # (compileall's status is left out: the stdlib's own tests hold broken files)
-        f"-type d -prune -exec rm -rf {{}} + && ({interpreter} -m compileall -q -j 0 "
-        f"--invalidation-mode unchecked-hash {prefix}/lib >/dev/null || true) "
-        "&& rm -f /var/cache/ldconfig/aux-cache",
-        f"COPY lock/ {_LOCK}/",
-        f"RUN cd {_LOCK} && {env} {_UV} venv --quiet --python {interpreter} {VENV} && "
-        f"{env} {_UV} sync --frozen --no-build --no-install-project --compile-bytecode --quiet "
-        f"--python {PYTHON} && rm -f /var/cache/ldconfig/aux-cache",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"# kit stack image: lock sha256 {lock_sha256}",
+            f"FROM {base_id}",
+            # the interpreter at its own path (its RUNPATH), ldconfig's build-time cache dropped;
+            # the host's __pycache__ folders are not copied (whatever ran on the host wrote them,
+            # so they differ from one build to the next) but made again, hash-based: no time in them
+            f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && find {prefix} -name __pycache__ "
+            # (compileall's status is left out: the stdlib's own tests hold broken files)
+            f"-type d -prune -exec rm -rf {{}} + && ({interpreter} -m compileall -q -j 0 "
+            f"--invalidation-mode unchecked-hash {prefix}/lib >/dev/null || true) "
+            "&& rm -f /var/cache/ldconfig/aux-cache",
+            f"COPY lock/ {_LOCK}/",
+            f"RUN cd {_LOCK} && {env} {_UV} venv --quiet --python {interpreter} {VENV} && "
+            f"{env} {_UV} sync --frozen --no-build --no-install-project --compile-bytecode --quiet "
+            f"--python {PYTHON} && rm -f /var/cache/ldconfig/aux-cache",
+            "",
+        ]
+    )
 
 
 def interpreter_prefix(python: str) -> str:
     """The installation folder of interpreter ``python`` (sys.base_prefix), resolved."""
     try:
-        out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix)"],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [python, "-I", "-c", "import sys; print(sys.base_prefix)"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise Failed(f"interpreter {python} does not start: {one_line(e)}") from None
     if out.returncode != 0 or not out.stdout.strip():
@@ -123,8 +133,16 @@ def interpreter_prefix(python: str) -> str:
     return str(Path(out.stdout.strip()).resolve())
 
 
-def build(rt: Runtime, stack: str, lock_dir: Path, lock_sha256: str, python: str, base: str,
-          log=lambda msg: None, again: bool = False) -> dict:
+def build(
+    rt: Runtime,
+    stack: str,
+    lock_dir: Path,
+    lock_sha256: str,
+    python: str,
+    base: str,
+    log=lambda msg: None,
+    again: bool = False,
+) -> dict:
     """Build ``stack``'s image on ``base`` from its lock folder, offline; returns its record
     (written only when the image is whole and tagged). ``python``: the host interpreter
     copied in, which kit built the host venv of the same lock with (uv's cache then holds
@@ -141,24 +159,42 @@ def build(rt: Runtime, stack: str, lock_dir: Path, lock_sha256: str, python: str
         work = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"image-{os.getpid()}-"))
         try:
             ctx = work / "context"
-            shutil.copytree(lock_dir, ctx / "lock", ignore=shutil.ignore_patterns(
-                ".venv", "__pycache__", "*.pyc"))
+            shutil.copytree(
+                lock_dir,
+                ctx / "lock",
+                ignore=shutil.ignore_patterns(".venv", "__pycache__", "*.pyc"),
+            )
             (ctx / "Containerfile").write_text(recipe(lock_sha256, base_rec["id"], exe, prefix))
             log(f"{stack}@{base}: building its image on {base} ({base_rec['id'][7:19]}) offline")
-            image = bases.commit(rt, ctx, tag(stack, base), f"stack {stack} on {base}",
-                                 volumes=((prefix, _PY, "ro"), (uv_bin(), _UV, "ro"),
-                                          (cache, _CACHE, "rw")),
-                                 args=("--no-cache",) if again else ())
+            image = bases.commit(
+                rt,
+                ctx,
+                tag(stack, base),
+                f"stack {stack} on {base}",
+                volumes=((prefix, _PY, "ro"), (uv_bin(), _UV, "ro"), (cache, _CACHE, "rw")),
+                args=("--no-cache",) if again else (),
+            )
         finally:
             discard(work)
-        rec = {"stack": stack, "base": base, "id": image["id"], "size": image["size"],
-               "diff_ids": image["diff_ids"], "base_id": base_rec["id"],
-               "base_diff_ids": base_rec["diff_ids"], "release": base_rec["release"],
-               "glibc": base_rec["glibc"], "os_packages": base_rec["packages"],
-               "os_packages_sha256": base_rec["packages_sha256"], "lock_sha256": lock_sha256,
-               "interpreter": exe, "python_prefix": prefix, "runtime": rt.as_dict(),
-               "built": datetime.now(UTC).isoformat(),
-               "build_s": round(time.monotonic() - started, 3)}
+        rec = {
+            "stack": stack,
+            "base": base,
+            "id": image["id"],
+            "size": image["size"],
+            "diff_ids": image["diff_ids"],
+            "base_id": base_rec["id"],
+            "base_diff_ids": base_rec["diff_ids"],
+            "release": base_rec["release"],
+            "glibc": base_rec["glibc"],
+            "os_packages": base_rec["packages"],
+            "os_packages_sha256": base_rec["packages_sha256"],
+            "lock_sha256": lock_sha256,
+            "interpreter": exe,
+            "python_prefix": prefix,
+            "runtime": rt.as_dict(),
+            "built": datetime.now(UTC).isoformat(),
+            "build_s": round(time.monotonic() - started, 3),
+        }
         if again:
             return rec
         write_bytes(record_path(stack, base), json.dumps(rec, indent=1).encode())
@@ -188,12 +224,16 @@ def present(rt: Runtime, rec: dict) -> bool:
 
 def layer_difference(old: dict, new: dict) -> str:
     """Which layer of two builds of one recipe differs, in words (the ids differ)."""
-    names = ["the base (Debian's packages)",
-             "the stack (the interpreter and the environment installed from the lock)"]
+    names = [
+        "the base (Debian's packages)",
+        "the stack (the interpreter and the environment installed from the lock)",
+    ]
     a, b = old.get("diff_ids") or [], new.get("diff_ids") or []
     if old.get("base_id") != new.get("base_id"):
-        return (f"the base differs ({old.get('base_id', '?')[7:19]} against "
-                f"{new.get('base_id', '?')[7:19]}: Debian's packages changed on the mirror)")
+        return (
+            f"the base differs ({old.get('base_id', '?')[7:19]} against "
+            f"{new.get('base_id', '?')[7:19]}: Debian's packages changed on the mirror)"
+        )
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
             what = names[i] if i < len(names) else f"layer {i + 1}"
@@ -208,17 +248,24 @@ def recipe_difference(there: dict, here: dict) -> str:
     (their ids differ): the lock, the interpreter, Debian's packages, else the layer."""
     lock_a, lock_b = there.get("lock_sha256"), here.get("lock_sha256")
     if lock_a and lock_b and lock_a != lock_b:
-        return (f"the stack's lock differs ({lock_a[:12]} there, {lock_b[:12]} here): another "
-                "release of kit's catalogue, so other packages")
+        return (
+            f"the stack's lock differs ({lock_a[:12]} there, {lock_b[:12]} here): another "
+            "release of kit's catalogue, so other packages"
+        )
     py_a, py_b = there.get("interpreter"), here.get("interpreter")
     if py_a and py_b and py_a != py_b:
         return f"the interpreter differs ({py_a} there, {py_b} here)"
     if there.get("base_id") and here.get("base_id") and there["base_id"] != here["base_id"]:
-        moved = _moved(there.get("os_packages"), bases.package_list(
-            here.get("base", ""), here.get("os_packages_sha256")))
+        moved = _moved(
+            there.get("os_packages"),
+            bases.package_list(here.get("base", ""), here.get("os_packages_sha256")),
+        )
         if moved:
-            return ("the base differs: Debian's packages moved on the mirror since ("
-                    + "; ".join(moved) + ")")
+            return (
+                "the base differs: Debian's packages moved on the mirror since ("
+                + "; ".join(moved)
+                + ")"
+            )
     return layer_difference(there, here)
 
 
@@ -227,8 +274,11 @@ def _moved(a, b, shown: int = 4) -> list:
     if not isinstance(a, list) or not a or not b:
         return []
     x, y = dict(map(tuple, a)), dict(map(tuple, b))
-    out = [f"{n} {x.get(n, 'absent')} there, {y.get(n, 'absent')} here"
-           for n in sorted(set(x) | set(y)) if x.get(n) != y.get(n)]
+    out = [
+        f"{n} {x.get(n, 'absent')} there, {y.get(n, 'absent')} here"
+        for n in sorted(set(x) | set(y))
+        if x.get(n) != y.get(n)
+    ]
     return out[:shown] + ([f"{len(out) - shown} more"] if len(out) > shown else [])
 
 
@@ -240,8 +290,7 @@ def separate_store(rt: Runtime):
     folder = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"store-{os.getpid()}-"))
     # podman refuses a runroot path of more than 50 characters: a short one in /tmp
     run = Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-", dir="/tmp"))
-    own = replace(rt, options=(*rt.options, "--root", str(folder / "root"),
-                               "--runroot", str(run)))
+    own = replace(rt, options=(*rt.options, "--root", str(folder / "root"), "--runroot", str(run)))
     try:
         yield own
     finally:
@@ -250,11 +299,22 @@ def separate_store(rt: Runtime):
         shutil.rmtree(run, ignore_errors=True)
 
 
-
 # what a bundle carries of an image: its recipe and what names it, never this machine's runtime
 # or build times (kit.app.bundle_schema.ImageRecipe reads it back)
-_CARRIED = ("id", "diff_ids", "size", "base", "base_id", "base_diff_ids", "release", "glibc",
-            "lock_sha256", "interpreter", "python_prefix", "os_packages_sha256")
+_CARRIED = (
+    "id",
+    "diff_ids",
+    "size",
+    "base",
+    "base_id",
+    "base_diff_ids",
+    "release",
+    "glibc",
+    "lock_sha256",
+    "interpreter",
+    "python_prefix",
+    "os_packages_sha256",
+)
 
 
 def carried(rec: dict) -> dict:

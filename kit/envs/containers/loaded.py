@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...core.atomic import write_bytes
@@ -62,8 +62,14 @@ def load(rt: Runtime, stack: str, archive: Path, recipe: dict, bundle_sha256: st
     checked = archives.check(archive, {**recipe, "stack": stack})
     archives.load(rt, archive, checked, tag(stack, checked["id"]))
     out = name(stack, checked["id"])
-    rec = {**recipe, "stack": stack, "id": checked["id"], "diff_ids": checked["diff_ids"],
-           "bundle_sha256": bundle_sha256, "archive_bytes": checked["bytes"],
-           "loaded": datetime.now(UTC).isoformat(timespec="seconds")}
+    rec = {
+        **recipe,
+        "stack": stack,
+        "id": checked["id"],
+        "diff_ids": checked["diff_ids"],
+        "bundle_sha256": bundle_sha256,
+        "archive_bytes": checked["bytes"],
+        "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     write_bytes(_folder() / f"{out}.json", json.dumps(rec, indent=1).encode())
     return out

@@ -39,8 +39,13 @@ _MARK = ".kit-image"  # in a converted image: the id it was made from
 CONVERT_SECONDS = 1800
 # what a worker's capabilities become under Charliecloud (setpriv is util-linux's, in every
 # Debian base: Essential)
-_SETPRIV = ("/usr/bin/setpriv", "--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all",
-            "--bounding-set=-all")
+_SETPRIV = (
+    "/usr/bin/setpriv",
+    "--no-new-privs",
+    "--inh-caps=-all",
+    "--ambient-caps=-all",
+    "--bounding-set=-all",
+)
 
 
 def chosen() -> str:
@@ -67,12 +72,16 @@ def unavailable(route: str) -> str | None:
     if route == "charliecloud":
         for tool, pkg in (("ch-run", "charliecloud"), ("unshare", "util-linux")):
             if shutil.which(tool) is None:
-                return (f"KIT_CONTAINER_RUNTIME=charliecloud: {tool} is not installed (Debian: "
-                        f"apt-get install {pkg})")
+                return (
+                    f"KIT_CONTAINER_RUNTIME=charliecloud: {tool} is not installed (Debian: "
+                    f"apt-get install {pkg})"
+                )
         return None
     if shutil.which("apptainer") is None:
-        return ("KIT_CONTAINER_RUNTIME=apptainer: apptainer is not installed (on an HPC site: "
-                "module load apptainer; it cannot be installed on this project's machines)")
+        return (
+            "KIT_CONTAINER_RUNTIME=apptainer: apptainer is not installed (on an HPC site: "
+            "module load apptainer; it cannot be installed on this project's machines)"
+        )
     return None
 
 
@@ -112,8 +121,11 @@ def make(route: str, image: str, ref: str, mounts: list, log=lambda msg: None) -
             from .runtime import runtime
 
             # ch-convert asks podman for the image: with the options podman needs here
-            _call(["ch-convert", "-i", "podman", "-o", "dir", ref, str(out)], "ch-convert",
-                  runtime().env())
+            _call(
+                ["ch-convert", "-i", "podman", "-o", "dir", ref, str(out)],
+                "ch-convert",
+                runtime().env(),
+            )
             for m in mounts:  # ch-run binds onto a folder the image has (it cannot make one)
                 (out / str(m).lstrip("/")).mkdir(parents=True, exist_ok=True)
             (out / _MARK).write_text(image + "\n")
@@ -138,8 +150,9 @@ def make(route: str, image: str, ref: str, mounts: list, log=lambda msg: None) -
 def _call(argv: list, what: str, env: dict | None = None) -> None:
     env = dict(env or os.environ, USER=os.environ.get("USER") or _user())
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env,
-                              timeout=CONVERT_SECONDS)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, env=env, timeout=CONVERT_SECONDS
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise Failed(f"{what}: {one_line(e)}") from None
     if proc.returncode != 0:
@@ -159,25 +172,42 @@ def _user() -> str:
 class InCharliecloud:
     """A worker's interpreter in a directory image run by ``ch-run`` (see the module's text)."""
 
-    folder: str      # the directory image
-    image: str       # the image id it was made from
-    python: str      # the interpreter inside
+    folder: str  # the directory image
+    image: str  # the image id it was made from
+    python: str  # the interpreter inside
     route = "charliecloud"
 
     def argv(self, name: str, env: dict, cwd, mounts, stdin: bool) -> list:
         ro = [str(p) for p, writable in mounts if not writable]
         # the read-only folders bound read-only in a mount namespace of kit's, then ch-run in it
-        script = "".join(f"mount --bind {shlex.quote(p)} {shlex.quote(p)} && mount -o "
-                         f"remount,bind,ro {shlex.quote(p)} && " for p in ro)
-        ch = ["ch-run", "--private-tmp", "--no-passwd", "--unset-env=*",
-              *(f"--set-env={k}={v}" for k, v in passed(env).items()),
-              *(f"--bind={p}" for p, _ in mounts)]
+        script = "".join(
+            f"mount --bind {shlex.quote(p)} {shlex.quote(p)} && mount -o "
+            f"remount,bind,ro {shlex.quote(p)} && "
+            for p in ro
+        )
+        ch = [
+            "ch-run",
+            "--private-tmp",
+            "--no-passwd",
+            "--unset-env=*",
+            *(f"--set-env={k}={v}" for k, v in passed(env).items()),
+            *(f"--bind={p}" for p, _ in mounts),
+        ]
         if cwd is not None:
             ch.append(f"--cd={cwd}")
         ch += [self.folder, "--", *_SETPRIV, self.python]
         script += "exec " + " ".join(shlex.quote(a) for a in ch) + ' "$@"'
-        return ["unshare", "--user", "--map-root-user", "--mount", "--net", "sh", "-c", script,
-                "kit-worker"]
+        return [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--net",
+            "sh",
+            "-c",
+            script,
+            "kit-worker",
+        ]
 
     def removal(self, name: str) -> list | None:
         return None  # no daemon holds it: its processes end with the tether's group
@@ -196,8 +226,17 @@ class InApptainer:
     route = "apptainer"
 
     def argv(self, name: str, env: dict, cwd, mounts, stdin: bool) -> list:
-        out = ["apptainer", "exec", "--containall", "--cleanenv", "--no-home", "--no-privs",
-               "--net", "--network", "none"]
+        out = [
+            "apptainer",
+            "exec",
+            "--containall",
+            "--cleanenv",
+            "--no-home",
+            "--no-privs",
+            "--net",
+            "--network",
+            "none",
+        ]
         for p, writable in mounts:
             out += ["--bind", f"{p}:{p}:{'rw' if writable else 'ro'}"]
         for k, v in passed(env).items():

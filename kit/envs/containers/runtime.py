@@ -49,10 +49,10 @@ class NoRuntime(Failed):
 class Runtime:
     """A container runtime with the options that work on this machine."""
 
-    name: str         # "podman"
-    binary: str       # its absolute path
+    name: str  # "podman"
+    binary: str  # its absolute path
     version: str
-    options: tuple    # global options before the subcommand
+    options: tuple  # global options before the subcommand
     conf: str | None  # the CONTAINERS_CONF kit wrote for it, if it needs one
 
     def argv(self, *args) -> list:
@@ -64,11 +64,18 @@ class Runtime:
             env["CONTAINERS_CONF"] = self.conf
         return env
 
-    def call(self, *args, timeout: float | None = None, stdout=subprocess.PIPE,
-             text=True) -> subprocess.CompletedProcess:
+    def call(
+        self, *args, timeout: float | None = None, stdout=subprocess.PIPE, text=True
+    ) -> subprocess.CompletedProcess:
         """The runtime's command ``args``, tethered (it ends with kit)."""
-        return children.run(self.argv(*args), env=self.env(), stdout=stdout, text=text,
-                            errors="replace" if text else None, timeout=timeout)
+        return children.run(
+            self.argv(*args),
+            env=self.env(),
+            stdout=stdout,
+            text=text,
+            errors="replace" if text else None,
+            timeout=timeout,
+        )
 
     def check(self, *args, what: str, timeout: float | None = None) -> str:
         """``call`` that raises Failed with ``what`` and the runtime's last line on an error."""
@@ -81,8 +88,13 @@ class Runtime:
         return proc.stdout
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "binary": self.binary, "version": self.version,
-                "options": list(self.options), "conf": self.conf}
+        return {
+            "name": self.name,
+            "binary": self.binary,
+            "version": self.version,
+            "options": list(self.options),
+            "conf": self.conf,
+        }
 
 
 def last_line(text: str) -> str:
@@ -92,8 +104,10 @@ def last_line(text: str) -> str:
 
 
 _found: Runtime | None = None
-_NO_PODMAN = ("podman is not installed (Debian: apt-get install podman runc; macOS: brew install "
-              "podman, then podman machine init && podman machine start)")
+_NO_PODMAN = (
+    "podman is not installed (Debian: apt-get install podman runc; macOS: brew install "
+    "podman, then podman machine init && podman machine start)"
+)
 
 
 def missing() -> str | None:
@@ -102,11 +116,13 @@ def missing() -> str | None:
     if sys.platform == "win32":
         return "containers: kit runs containers on Linux and macOS only"
     if shutil.which("podman") is None:
-        docker = (" (docker is there, but kit's runs need podman's --preserve-fds)"
-                  if shutil.which("docker") else "")
+        docker = (
+            " (docker is there, but kit's runs need podman's --preserve-fds)"
+            if shutil.which("docker")
+            else ""
+        )
         return f"no container runtime works here: {_NO_PODMAN}{docker}"
     return None
-
 
 
 def runtime() -> Runtime:
@@ -156,10 +172,13 @@ def _podman(binary: str) -> Runtime:
         options, conf = tuple(kept["options"]), kept.get("conf")
         # what it remembers is one of kit's own option sets, and kit's own containers.conf:
         # a planted file never puts its own options on podman's command line
-        if kept.get("binary") == binary and kept.get("version") == version \
-                and (options, conf is not None) in _CANDIDATES \
-                and conf in (None, str(subdir("containers") / "containers.conf")) \
-                and (conf is None or read_small(conf) == _NO_ULIMITS.encode()):
+        if (
+            kept.get("binary") == binary
+            and kept.get("version") == version
+            and (options, conf is not None) in _CANDIDATES
+            and conf in (None, str(subdir("containers") / "containers.conf"))
+            and (conf is None or read_small(conf) == _NO_ULIMITS.encode())
+        ):
             return Runtime("podman", binary, version, options, conf)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # nothing remembered, or not what kit writes: probed again
@@ -209,8 +228,16 @@ def _probe_root(folder: Path) -> Path:
 def _starts(rt: Runtime, root: Path) -> str | None:
     """None when ``rt`` starts a container from ``root``; else the runtime's last line."""
     try:
-        proc = rt.call("run", "--rm", "--network=none", "--read-only", "--rootfs", str(root),
-                       "/bin/true", timeout=PROBE_SECONDS)
+        proc = rt.call(
+            "run",
+            "--rm",
+            "--network=none",
+            "--read-only",
+            "--rootfs",
+            str(root),
+            "/bin/true",
+            timeout=PROBE_SECONDS,
+        )
     except subprocess.TimeoutExpired:
         return f"a container did not start within {PROBE_SECONDS} s"
     except OSError as e:
@@ -220,8 +247,9 @@ def _starts(rt: Runtime, root: Path) -> str | None:
 
 def _build_containers(rt: Runtime) -> list:
     """[(id, created, name)] of the runtime's build containers (buildah's, "external")."""
-    proc = rt.call("ps", "-a", "--external", "--format", "{{.ID}} {{.Created.Unix}} {{.Names}}",
-                   timeout=60)
+    proc = rt.call(
+        "ps", "-a", "--external", "--format", "{{.ID}} {{.Created.Unix}} {{.Names}}", timeout=60
+    )
     out = []
     for line in proc.stdout.splitlines() if proc.returncode == 0 else ():
         parts = line.split()
@@ -236,8 +264,12 @@ def building(rt: Runtime):
     midway leaves buildah's working container, which the next command removes (``sweep``),
     and no other (a user's own buildah work is never touched)."""
     note = subdir("containers") / f"building-{os.getpid()}-{threading.get_ident()}.json"
-    write_bytes(note, json.dumps({"started": int(time.time()) - 1, "before": [
-        c[0] for c in _build_containers(rt)]}).encode())
+    write_bytes(
+        note,
+        json.dumps(
+            {"started": int(time.time()) - 1, "before": [c[0] for c in _build_containers(rt)]}
+        ).encode(),
+    )
     try:
         yield
     finally:
@@ -279,11 +311,17 @@ def sweep_containers(rt: Runtime) -> int:
 
 def _docker_reason(binary: str) -> str:
     try:
-        proc = subprocess.run([binary, "info", "--format", "{{.ServerVersion}}"],
-                              capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(
+            [binary, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"docker does not answer ({one_line(e)})"
     if proc.returncode != 0:
         return f"docker has no daemon to talk to ({last_line(proc.stderr)})"
-    return ("docker is there, but kit's runs need podman: docker cannot pass kit's answer "
-            "channel (an inherited descriptor, podman's --preserve-fds) into a container")
+    return (
+        "docker is there, but kit's runs need podman: docker cannot pass kit's answer "
+        "channel (an inherited descriptor, podman's --preserve-fds) into a container"
+    )

@@ -18,9 +18,9 @@ from ..catalogue import HOST, definitions
 from ..derived import definition as derived_definition
 from ..derived import locked as locked_derived
 from ..external import registry
+from ..platforms import Platform, detect
 from ..probes import definition as probe_definition
 from ..probes import locked as locked_probes
-from ..platforms import Platform, detect
 from .base import StackKind
 from .catalogue import CatalogueStack
 from .container import ContainerStack, LoadedStack, container_name, split_name
@@ -54,8 +54,9 @@ def stack_kind(name: str) -> StackKind:
     ext = registry()
     if name in ext:
         return ExternalStack(name, ext[name])
-    raise UnknownStack(unknown("unknown stack", name, [HOST, *names()],
-                               "; `kit stacks` lists them"))
+    raise UnknownStack(
+        unknown("unknown stack", name, [HOST, *names()], "; `kit stacks` lists them")
+    )
 
 
 def _container(name: str, stack: str, base: str) -> ContainerStack:
@@ -66,20 +67,35 @@ def _container(name: str, stack: str, base: str) -> ContainerStack:
 
     defs = definitions()
     if stack not in defs:
-        raise UnknownStack(unknown("unknown stack", stack, list(defs), after=f" (in {name}: a "
-                                   "container stack is a catalogue stack's image)"))
+        raise UnknownStack(
+            unknown(
+                "unknown stack",
+                stack,
+                list(defs),
+                after=f" (in {name}: a container stack is a catalogue stack's image)",
+            )
+        )
     if is_loaded(base):  # a bundle's image, loaded by kit compare --trust-image
         return LoadedStack(name, CatalogueStack(defs[stack]))
     if base not in BASES and not is_digest(base):
-        raise UnknownStack(unknown("unknown base", base, ["container", *(b for b in BASES
-                                                                        if b != DEFAULT)],
-                                   after=f" (in {name}: NAME@container, or NAME@BASE)"))
+        raise UnknownStack(
+            unknown(
+                "unknown base",
+                base,
+                ["container", *(b for b in BASES if b != DEFAULT)],
+                after=f" (in {name}: NAME@container, or NAME@BASE)",
+            )
+        )
     if name != container_name(stack, base):
-        raise UnknownStack(f"unknown stack {name!r}: the default base's image is called "
-                           f"{container_name(stack, base)}")
+        raise UnknownStack(
+            f"unknown stack {name!r}: the default base's image is called "
+            f"{container_name(stack, base)}"
+        )
     if defs[stack].kind != "pipeline":
-        raise UnknownStack(f"unknown stack {name!r}: {stack} is a torch stack, and kit builds "
-                           "images of pipeline stacks only")
+        raise UnknownStack(
+            f"unknown stack {name!r}: {stack} is a torch stack, and kit builds "
+            "images of pipeline stacks only"
+        )
     return ContainerStack(name, CatalogueStack(defs[stack]), base)
 
 
@@ -97,11 +113,22 @@ def _image_rows(plat: Platform) -> list:
         try:
             rows.append(stack_kind(name).row(plat))
         except KitError as e:
-            rows.append({"name": name, "lock": None, "kind": "container", "uses": [],
-                         "devices": [], "platforms": [], "reference": False,
-                         "attributes": {"python": "-", "blas": None, "arch": "native"},
-                         "status": "broken", "reason": str(e), "venv": None,
-                         "image": {"id": None, "base": base}})
+            rows.append(
+                {
+                    "name": name,
+                    "lock": None,
+                    "kind": "container",
+                    "uses": [],
+                    "devices": [],
+                    "platforms": [],
+                    "reference": False,
+                    "attributes": {"python": "-", "blas": None, "arch": "native"},
+                    "status": "broken",
+                    "reason": str(e),
+                    "venv": None,
+                    "image": {"id": None, "base": base},
+                }
+            )
     return rows
 
 
@@ -118,8 +145,12 @@ def _offered(plat: Platform) -> list:
     have = {stack for stack, base in recorded() if base == bases.DEFAULT}
     out = []
     for name, d in definitions().items():
-        if d.kind == "pipeline" and name not in have and plat.key in d.platforms \
-                and CatalogueStack(d).status(plat)[0] == "built":
+        if (
+            d.kind == "pipeline"
+            and name not in have
+            and plat.key in d.platforms
+            and CatalogueStack(d).status(plat)[0] == "built"
+        ):
             out.append(container_name(name, bases.DEFAULT))
     return out
 
@@ -137,25 +168,58 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
     plat = plat or detect()
     rows = [stack_kind(n).row(plat) for n in names()]
     rows += _image_rows(plat)
-    for n in (locked_probes() if probes else []):
+    for n in locked_probes() if probes else []:
         try:
             d = probe_definition(n)
             row = stack_kind(n).row(plat)
         except KitError as e:  # one damaged probe is listed as such; the others as they are
-            rows.append({"name": n, "status": "broken", "reason": str(e), "probe": {
-                "base": None, "package": None, "version": None,
-                "folder": str(subdir("probes") / n)}})
+            rows.append(
+                {
+                    "name": n,
+                    "status": "broken",
+                    "reason": str(e),
+                    "probe": {
+                        "base": None,
+                        "package": None,
+                        "version": None,
+                        "folder": str(subdir("probes") / n),
+                    },
+                }
+            )
             continue
-        rows.append({**row, "probe": {"base": d.base, "package": d.package,
-                                      "version": d.version, "folder": str(d.lock_dir())}})
-    for n in (locked_derived() if probes else []):
+        rows.append(
+            {
+                **row,
+                "probe": {
+                    "base": d.base,
+                    "package": d.package,
+                    "version": d.version,
+                    "folder": str(d.lock_dir()),
+                },
+            }
+        )
+    for n in locked_derived() if probes else []:
         try:
             d = derived_definition(n)
             row = stack_kind(n).row(plat)
         except KitError as e:  # as a damaged probe: listed as such
-            rows.append({"name": n, "status": "broken", "reason": str(e), "derived": {
-                "base": None, "requires": [], "folder": str(subdir("derived") / n)}})
+            rows.append(
+                {
+                    "name": n,
+                    "status": "broken",
+                    "reason": str(e),
+                    "derived": {"base": None, "requires": [], "folder": str(subdir("derived") / n)},
+                }
+            )
             continue
-        rows.append({**row, "derived": {"base": d.base, "requires": list(d.requires),
-                                        "folder": str(d.lock_dir())}})
+        rows.append(
+            {
+                **row,
+                "derived": {
+                    "base": d.base,
+                    "requires": list(d.requires),
+                    "folder": str(d.lock_dir()),
+                },
+            }
+        )
     return rows

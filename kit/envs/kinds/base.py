@@ -45,5 +45,7 @@ class StackKind:
 
     def verify(self, log=lambda msg: None) -> dict:
         """Rebuild it from the same inputs and compare (a container stack's image)."""
-        raise KitError(f"{self.name} is not a container stack: kit stacks verify checks an "
-                       "image (kit stacks verify NAME --container)")
+        raise KitError(
+            f"{self.name} is not a container stack: kit stacks verify checks an "
+            "image (kit stacks verify NAME --container)"
+        )

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...core import children
@@ -34,8 +34,10 @@ def _uv(args, cwd=None, env=None, what="uv", stack=""):
     proc = children.run([uv_bin(), *args], cwd=cwd, env=dict(os.environ, **(env or {})))
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise Failed(f"{stack}: {what} failed: {last}" if stack else f"{what} failed: {last}",
-                     reason=f"{what} failed: {last}")
+        raise Failed(
+            f"{stack}: {what} failed: {last}" if stack else f"{what} failed: {last}",
+            reason=f"{what} failed: {last}",
+        )
     return proc
 
 
@@ -73,13 +75,17 @@ class CatalogueStack(StackKind):
         if d.needs_gpu and not plat.cuda_devices:
             return "needs an NVIDIA GPU (none visible here); its CUDA wheels are ~3 GB"
         if d.needs_path and not Path(d.needs_path).exists():
-            return (f"its lock installs from {d.needs_path}, which this machine lacks; see "
-                    f"stacks/{d.lock}/pyproject.toml")
+            return (
+                f"its lock installs from {d.needs_path}, which this machine lacks; see "
+                f"stacks/{d.lock}/pyproject.toml"
+            )
         if check_python and find_python(d.python, d.arch, plat) is None:
             if plat.downloads:
                 return None  # uv will download it when the stack is built
-            return (f"no Python {d.python} interpreter found (uv-managed, pyenv, PATH) and uv may "
-                    "not download one here (UV_PYTHON_DOWNLOADS=never or offline)")
+            return (
+                f"no Python {d.python} interpreter found (uv-managed, pyenv, PATH) and uv may "
+                "not download one here (UV_PYTHON_DOWNLOADS=never or offline)"
+            )
         return None
 
     def status(self, plat):
@@ -110,28 +116,46 @@ class CatalogueStack(StackKind):
         plat = plat or detect()
         ident = hashlib.sha256(json.dumps([m["lock_sha256"], m["python"], m["machine"]]).encode())
         attrs = {"python": m["python"], "machine": m["machine"], **d.versions}
-        return Stack(d.name, (*arch_prefix(d.arch, plat), str(venv_python(d.venv()))),
-                     ident.hexdigest(), attrs)
+        return Stack(
+            d.name,
+            (*arch_prefix(d.arch, plat), str(venv_python(d.venv()))),
+            ident.hexdigest(),
+            attrs,
+        )
 
     def runnable(self):
         stack = self.built()
         if stack is None:
             broken = self._marker() and damage(self.d.venv())
             if broken:
-                raise KitError(f"stack {self.name!r} is damaged ({broken}): `kit stacks build "
-                               f"{self.name}` repairs it")
+                raise KitError(
+                    f"stack {self.name!r} is damaged ({broken}): `kit stacks build "
+                    f"{self.name}` repairs it"
+                )
             raise KitError(f"stack {self.name!r} is not built: run `kit stacks build {self.name}`")
         return stack
 
     def row(self, plat):
         d = self.d
         st, reason = self.status(plat)
-        return {"name": d.name, "lock": d.lock, "kind": d.kind, "uses": [d.kind],
-                "devices": self.devices(), "platforms": list(d.platforms),
-                "reference": d.name == reference(),
-                "attributes": {"python": d.python, **d.versions,
-                               "blas": d.blas.get(plat.key) or d.blas, "arch": d.arch or "native"},
-                "status": st, "reason": reason, "venv": str(d.venv())}
+        return {
+            "name": d.name,
+            "lock": d.lock,
+            "kind": d.kind,
+            "uses": [d.kind],
+            "devices": self.devices(),
+            "platforms": list(d.platforms),
+            "reference": d.name == reference(),
+            "attributes": {
+                "python": d.python,
+                **d.versions,
+                "blas": d.blas.get(plat.key) or d.blas,
+                "arch": d.arch or "native",
+            },
+            "status": st,
+            "reason": reason,
+            "venv": str(d.venv()),
+        }
 
     def expected_blas(self, plat):
         return self.d.blas.get(plat.key)
@@ -175,18 +199,36 @@ class CatalogueStack(StackKind):
             _uv(["venv", "--quiet", "--python", python, str(venv)], what="uv venv", stack=d.name)
             log(f"{d.name}: installing {d.lock}/uv.lock")
             # --frozen: the lock as committed, never re-resolved; --no-build: wheels only
-            _uv(["sync", "--frozen", "--no-build", "--no-install-project", "--compile-bytecode",
-                 "--quiet", "--python", str(venv_python(venv))], cwd=d.lock_dir(),
-                env={"UV_PROJECT_ENVIRONMENT": str(venv)}, what="uv sync", stack=d.name)
+            _uv(
+                [
+                    "sync",
+                    "--frozen",
+                    "--no-build",
+                    "--no-install-project",
+                    "--compile-bytecode",
+                    "--quiet",
+                    "--python",
+                    str(venv_python(venv)),
+                ],
+                cwd=d.lock_dir(),
+                env={"UV_PROJECT_ENVIRONMENT": str(venv)},
+                what="uv sync",
+                stack=d.name,
+            )
             got = probe(str(venv_python(venv)), arch_prefix(d.arch, plat))
             if got is None:
                 why = "the new environment's interpreter does not start"
                 raise Failed(f"stack {d.name}: {why}", reason=why)
             # its size and time: the rate an estimate of the next builds reads (build_time)
-            marker = {"lock_sha256": lock_sha, "python": got[0], "machine": got[1],
-                      "interpreter": python, "built": datetime.now(UTC).isoformat(),
-                      "build_s": round(time.monotonic() - started, 3),
-                      "download_bytes": self.download_bytes(plat) or 0}
+            marker = {
+                "lock_sha256": lock_sha,
+                "python": got[0],
+                "machine": got[1],
+                "interpreter": python,
+                "built": datetime.now(UTC).isoformat(),
+                "build_s": round(time.monotonic() - started, 3),
+                "download_bytes": self.download_bytes(plat) or 0,
+            }
             write_bytes(venv / MARKER, json.dumps(marker, indent=1).encode())
         except BaseException:
             discard(venv)  # never leave a venv that looks usable
@@ -216,17 +258,22 @@ class CatalogueStack(StackKind):
         except (OSError, tomllib.TOMLDecodeError):
             return None
         minor = d.python.replace(".", "")
-        arch = {"linux-x86_64": ("linux", "x86_64"), "macos-arm64": ("macosx", "arm64"),
-                "macos-x86_64": ("macosx", "x86_64")}.get(plat.key)
+        arch = {
+            "linux-x86_64": ("linux", "x86_64"),
+            "macos-arm64": ("macosx", "arm64"),
+            "macos-x86_64": ("macosx", "x86_64"),
+        }.get(plat.key)
         if arch is None:
             return None
         if d.arch == "x86_64":
             arch = (arch[0], "x86_64")
         out = []
         for pkg in doc.get("package", []):
-            fit = [(_size(w, d.lock_dir()), w.get("url") or w.get("path") or "")
-                   for w in pkg.get("wheels", [])
-                   if _fits(w.get("url") or w.get("path") or "", minor, arch)]
+            fit = [
+                (_size(w, d.lock_dir()), w.get("url") or w.get("path") or "")
+                for w in pkg.get("wheels", [])
+                if _fits(w.get("url") or w.get("path") or "", minor, arch)
+            ]
             if fit:
                 size, where = max(fit, key=lambda f: (f[0] is not None, f[0] or 0))
                 out.append((where, size))
@@ -242,8 +289,12 @@ class CatalogueStack(StackKind):
         args = ["lock", "--quiet"] + (["--upgrade"] if upgrade else [])
         # any interpreter >= 3.9 can lock: the environment markers fix the Python minor version
         args += ["--python", python or sys.executable]
-        _uv(args, cwd=self.d.lock_dir(), env={"UV_PYTHON_DOWNLOADS": "never"},
-            what=f"{self.d.lock}: uv lock")
+        _uv(
+            args,
+            cwd=self.d.lock_dir(),
+            env={"UV_PYTHON_DOWNLOADS": "never"},
+            what=f"{self.d.lock}: uv lock",
+        )
 
 
 def _size(wheel: dict, lock_dir: Path) -> int | None:
@@ -268,9 +319,11 @@ def _fits(url: str, minor: str, arch: tuple) -> bool:
         py, abi, plats = name[:-4].split("-")[-3:]
     except ValueError:
         return False
-    py_ok = any(t in (f"cp{minor}", "py3", "py2.py3") or (abi == "abi3" and t.startswith("cp3")
-                                                           and int(t[3:]) <= int(minor[1:]))
-                for t in py.split("."))
+    py_ok = any(
+        t in (f"cp{minor}", "py3", "py2.py3")
+        or (abi == "abi3" and t.startswith("cp3") and int(t[3:]) <= int(minor[1:]))
+        for t in py.split(".")
+    )
     system, machine = arch
     plat_ok = plats == "any" or (system in plats and (machine in plats or "universal2" in plats))
     return py_ok and plat_ok

@@ -72,8 +72,9 @@ class ContainerStack(StackKind):
     def unavailable_reason(self, plat: Platform) -> str | None:
         """Why it cannot exist here, in one line, found without starting anything (None: it can;
         whether podman starts a container is probed when one is built or run)."""
-        why = (self.inner.unavailable_reason(plat, check_python=False)
-               or routes.unavailable(routes.chosen()))
+        why = self.inner.unavailable_reason(plat, check_python=False) or routes.unavailable(
+            routes.chosen()
+        )
         if why:
             return why
         if bases.record(self.base) is None:
@@ -90,16 +91,20 @@ class ContainerStack(StackKind):
         route = routes.chosen()
         if route != "podman":  # an HPC route runs the image as it converted it
             if routes.made(route, rec["id"]) is None:
-                return "not built", (f"its image is not made for {route} yet: `kit stacks build "
-                                     f"{self.inner.name} --container` makes it")
+                return "not built", (
+                    f"its image is not made for {route} yet: `kit stacks build "
+                    f"{self.inner.name} --container` makes it"
+                )
             return "built", None
         try:
             there = images.present(self._runtime(), rec)
         except KitError as e:  # podman does not start a container here, or the probe failed
             return "unavailable", str(e)
         if not there:
-            return "broken", (f"its image {rec['id'][7:19]} is no longer in podman's store; "
-                              f"`kit stacks build {self.inner.name} --container` builds it again")
+            return "broken", (
+                f"its image {rec['id'][7:19]} is no longer in podman's store; "
+                f"`kit stacks build {self.inner.name} --container` builds it again"
+            )
         return "built", None
 
     # -- what it is -----------------------------------------------------------------------
@@ -118,9 +123,15 @@ class ContainerStack(StackKind):
             return None
         inner = self.inner.built(plat)
         attrs = dict(inner.attributes) if inner is not None else {**self.inner.d.versions}
-        attrs.update(image=rec["id"], base=self.base, release=rec.get("release"),
-                     glibc=rec.get("glibc"), machine=platform.machine(),
-                     base_id=rec.get("base_id"), diff_ids=list(rec.get("diff_ids") or []))
+        attrs.update(
+            image=rec["id"],
+            base=self.base,
+            release=rec.get("release"),
+            glibc=rec.get("glibc"),
+            machine=platform.machine(),
+            base_id=rec.get("base_id"),
+            diff_ids=list(rec.get("diff_ids") or []),
+        )
         return Stack(self.name, command, rec["id"], attrs)
 
     @staticmethod
@@ -145,21 +156,36 @@ class ContainerStack(StackKind):
             why = self.unavailable_reason(detect())
             if why:
                 raise KitError(f"stack {self.name!r} cannot run here: {why}")
-            raise KitError(f"stack {self.name!r} is not built: run `kit stacks build "
-                           f"{self.inner.name} --container"
-                           f"{'' if self.base == bases.DEFAULT else ' --base ' + self.base}`")
+            raise KitError(
+                f"stack {self.name!r} is not built: run `kit stacks build "
+                f"{self.inner.name} --container"
+                f"{'' if self.base == bases.DEFAULT else ' --base ' + self.base}`"
+            )
         return st
 
     def row(self, plat):
         row = self.inner.row(plat)
         st, reason = self.status(plat)
         rec = images.record(self.inner.name, self.base) or {}
-        return {**row, "name": self.name, "kind": "container", "status": st, "reason": reason,
-                "reference": False, "venv": None,
-                "image": {"id": rec.get("id"), "size": rec.get("size"), "base": self.base,
-                          "base_id": rec.get("base_id"), "release": rec.get("release"),
-                          "glibc": rec.get("glibc"), "diff_ids": rec.get("diff_ids") or [],
-                          "tag": images.tag(self.inner.name, self.base)}}
+        return {
+            **row,
+            "name": self.name,
+            "kind": "container",
+            "status": st,
+            "reason": reason,
+            "reference": False,
+            "venv": None,
+            "image": {
+                "id": rec.get("id"),
+                "size": rec.get("size"),
+                "base": self.base,
+                "base_id": rec.get("base_id"),
+                "release": rec.get("release"),
+                "glibc": rec.get("glibc"),
+                "diff_ids": rec.get("diff_ids") or [],
+                "tag": images.tag(self.inner.name, self.base),
+            },
+        }
 
     def expected_blas(self, plat):
         return self.inner.expected_blas(plat)
@@ -173,8 +199,9 @@ class ContainerStack(StackKind):
         return self.inner.build_record()
 
     def lock(self, upgrade: bool = False, python: str | None = None) -> None:
-        raise KitError(f"{self.name} is built from {self.inner.name}'s lock: kit stacks lock "
-                       f"{self.inner.name}")
+        raise KitError(
+            f"{self.name} is built from {self.inner.name}'s lock: kit stacks lock {self.inner.name}"
+        )
 
     # -- build ----------------------------------------------------------------------------
     def build(self, plat=None, log=lambda msg: None):
@@ -195,30 +222,49 @@ class ContainerStack(StackKind):
             routes.make(route, rec["id"], images.tag(self.inner.name, self.base), _mounts(), log)
         return True
 
-    def make(self, log=lambda msg: None, again: bool = False, rt: Runtime | None = None,
-             python: str | None = None) -> dict:
+    def make(
+        self,
+        log=lambda msg: None,
+        again: bool = False,
+        rt: Runtime | None = None,
+        python: str | None = None,
+    ) -> dict:
         """Build the image now with ``rt`` (the runtime found here by default) and the
         interpreter ``python`` (the venv's by default); its record (``again``: images.build's)."""
         python = python or (self.inner.build_record() or {}).get("interpreter")
         if not python:
             raise Failed(f"stack {self.name}: its venv {self.inner.name} is not built")
         d = self.inner.d
-        return images.build(rt or self._runtime(), d.name, d.lock_dir(), d.lock_sha256(), python,
-                            self.base, log, again=again)
+        return images.build(
+            rt or self._runtime(),
+            d.name,
+            d.lock_dir(),
+            d.lock_sha256(),
+            python,
+            self.base,
+            log,
+            again=again,
+        )
 
     def verify(self, log=lambda msg: None) -> dict:
         """Rebuild the image from the same inputs, nothing cached (its base bootstrapped again
         from the mirror too), and compare: {"same", "old", "new", "difference"}."""
         old = self._record()
         if old is None or not images.present(self._runtime(), old):
-            raise KitError(f"stack {self.name} is not built: nothing to verify (`kit stacks "
-                           f"build {self.inner.name} --container` first)")
+            raise KitError(
+                f"stack {self.name} is not built: nothing to verify (`kit stacks "
+                f"build {self.inner.name} --container` first)"
+            )
         log(f"{self.name}: building it again from its recipe in an empty store")
         with images.separate_store(self._runtime()) as rt:  # the recorded inputs, again
             new = self.make(log, again=True, rt=rt, python=old.get("interpreter"))
         same = new["id"] == old["id"]
-        return {"same": same, "old": old, "new": new,
-                "difference": None if same else images.layer_difference(old, new)}
+        return {
+            "same": same,
+            "old": old,
+            "new": new,
+            "difference": None if same else images.layer_difference(old, new),
+        }
 
 
 class LoadedStack(ContainerStack):
@@ -237,8 +283,10 @@ class LoadedStack(ContainerStack):
     def runnable(self):
         st = self.built()
         if st is None:
-            raise KitError(f"stack {self.name!r} cannot run here: "
-                           f"{self.unavailable_reason(detect()) or self.status(detect())[1]}")
+            raise KitError(
+                f"stack {self.name!r} cannot run here: "
+                f"{self.unavailable_reason(detect()) or self.status(detect())[1]}"
+            )
         return st
 
     def unavailable_reason(self, plat: Platform) -> str | None:
@@ -246,31 +294,45 @@ class LoadedStack(ContainerStack):
         if why:
             return why
         if self._record() is None:
-            return ("an image from a bundle, loaded only by `kit compare BUNDLE --trust-image`; "
-                    "none is loaded here under this name")
+            return (
+                "an image from a bundle, loaded only by `kit compare BUNDLE --trust-image`; "
+                "none is loaded here under this name"
+            )
         return None
 
     def status(self, plat):
         st, why = super().status(plat)
         if st == "broken":  # removed from podman's store: loading it again is the way back
-            why = ("its image is no longer in podman's store; `kit compare BUNDLE --trust-image`"
-                   " loads it again")
+            why = (
+                "its image is no longer in podman's store; `kit compare BUNDLE --trust-image`"
+                " loads it again"
+            )
         return st, why
 
     def row(self, plat):
         row = super().row(plat)
         rec = self._record() or {}
-        row["image"].update(id=rec.get("id"), size=rec.get("size"), base=rec.get("base"),
-                            base_id=rec.get("base_id"), release=rec.get("release"),
-                            glibc=rec.get("glibc"), diff_ids=rec.get("diff_ids") or [],
-                            tag=loaded.tag(self.inner.name, rec["id"]) if rec else None,
-                            bundle=rec.get("bundle_sha256"))
+        row["image"].update(
+            id=rec.get("id"),
+            size=rec.get("size"),
+            base=rec.get("base"),
+            base_id=rec.get("base_id"),
+            release=rec.get("release"),
+            glibc=rec.get("glibc"),
+            diff_ids=rec.get("diff_ids") or [],
+            tag=loaded.tag(self.inner.name, rec["id"]) if rec else None,
+            bundle=rec.get("bundle_sha256"),
+        )
         return row
 
     def build(self, plat=None, log=lambda msg: None):
-        raise KitError(f"{self.name} is an image a bundle carried: kit never builds it "
-                       f"(`kit stacks build {self.inner.name} --container` builds its own)")
+        raise KitError(
+            f"{self.name} is an image a bundle carried: kit never builds it "
+            f"(`kit stacks build {self.inner.name} --container` builds its own)"
+        )
 
     def verify(self, log=lambda msg: None) -> dict:
-        raise KitError(f"{self.name} is an image a bundle carried; `kit compare BUNDLE` rebuilds "
-                       "it from the bundle's recipe and compares the ids")
+        raise KitError(
+            f"{self.name} is an image a bundle carried; `kit compare BUNDLE` rebuilds "
+            "it from the bundle's recipe and compares the ids"
+        )

@@ -39,22 +39,39 @@ class ExternalStack(StackKind):
         """The registered interpreter, identified by what it holds now."""
         facts = external.probe(self.name)
         python = external.registry()[self.name]["python"]
-        attrs = {"python": facts["python"], "machine": facts["machine"], **facts["packages"],
-                 "external": python}
+        attrs = {
+            "python": facts["python"],
+            "machine": facts["machine"],
+            **facts["packages"],
+            "external": python,
+        }
         return Stack(self.name, (python,), external.identity(facts), attrs)
 
     def row(self, plat):
         st, reason = self.status(plat)
         f = self.entry["facts"]  # as seen when added: listing never starts an interpreter
         torch = f.get("torch") or {}
-        return {"name": self.name, "lock": None, "kind": "external", "uses": external.uses(f),
-                "devices": f["devices"] if torch else [], "platforms": [plat.key],
-                "reference": False,
-                "attributes": {"python": f["python"], **f["packages"],
-                               **({"torch": torch["version"]} if torch else {}),
-                               "blas": ", ".join(f["blas"]) or None, "arch": f["machine"]},
-                "status": st, "reason": reason, "venv": self.entry["python"]}
+        return {
+            "name": self.name,
+            "lock": None,
+            "kind": "external",
+            "uses": external.uses(f),
+            "devices": f["devices"] if torch else [],
+            "platforms": [plat.key],
+            "reference": False,
+            "attributes": {
+                "python": f["python"],
+                **f["packages"],
+                **({"torch": torch["version"]} if torch else {}),
+                "blas": ", ".join(f["blas"]) or None,
+                "arch": f["machine"],
+            },
+            "status": st,
+            "reason": reason,
+            "venv": self.entry["python"],
+        }
 
     def build(self, plat, log=lambda msg: None):
-        raise KitError(f"stack {self.name} is external: kit runs it as it is and never builds or "
-                       "locks it")
+        raise KitError(
+            f"stack {self.name} is external: kit runs it as it is and never builds or locks it"
+        )

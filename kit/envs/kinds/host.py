@@ -36,8 +36,12 @@ class HostStack(StackKind):
 
     def runnable(self):
         """kit's own interpreter, identified by its Python, machine and numeric package versions."""
-        attrs = {"python": platform.python_version(), "machine": platform.machine(),
-                 "os": sys.platform, **{p: _installed(p) for p in _PACKAGES}}
+        attrs = {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "os": sys.platform,
+            **{p: _installed(p) for p in _PACKAGES},
+        }
         ident = hashlib.sha256(json.dumps(attrs, sort_keys=True).encode()).hexdigest()
         return Stack(HOST, (sys.executable,), ident, attrs)
 

@@ -23,12 +23,17 @@ def unpacked(got, spec: RunSpec, out: Path, held=frozenset()) -> dict:
     a cluster worker is not trusted to send what make_run sends. ``held``: the blob keys the
     task said the store holds; a stage whose array did not come back must be one of them."""
     where = got.get("node") if isinstance(got, dict) else None
-    node_name = (f"node {where.get('host')} ({where.get('class')})" if isinstance(where, dict)
-                 else "its node")
+    node_name = (
+        f"node {where.get('host')} ({where.get('class')})"
+        if isinstance(where, dict)
+        else "its node"
+    )
     if isinstance(got, dict) and isinstance(got.get("error"), str):
         tail = "\n".join(f"    {line}" for line in str(got.get("tail", "")).splitlines()[-5:])
-        raise RunFailed(f"run {spec.run_id[:12]} failed on {node_name}: {got['error']}"
-                        + (f"\n  the worker's stderr ended:\n{tail}" if tail else ""))
+        raise RunFailed(
+            f"run {spec.run_id[:12]} failed on {node_name}: {got['error']}"
+            + (f"\n  the worker's stderr ended:\n{tail}" if tail else "")
+        )
     arrays = got.get("arrays") if isinstance(got, dict) else None
     try:
         manifest = decode_manifest(got.get("manifest") if isinstance(got, dict) else None)
@@ -36,14 +41,25 @@ def unpacked(got, spec: RunSpec, out: Path, held=frozenset()) -> dict:
         manifest, why = None, str(e)
     else:
         why = "its arrays are not the manifest's .npy files"
-    if not (manifest and manifest["stages"] and isinstance(arrays, dict)
-            and all(isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
-                    for k, v in arrays.items())
-            and set(arrays) <= {f"{st}.npy" for st in manifest["stages"]}
-            and all(blob_key(i["sha256"], i["dtype"], i["shape"]) in held
-                    for st, i in manifest["stages"].items() if f"{st}.npy" not in arrays)):
-        raise RunFailed(f"run {spec.run_id[:12]}: {node_name} answered with something that is "
-                        f"not a run ({why}); nothing of it was stored")
+    if not (
+        manifest
+        and manifest["stages"]
+        and isinstance(arrays, dict)
+        and all(
+            isinstance(k, str) and _ARRAY.fullmatch(k) and isinstance(v, bytes)
+            for k, v in arrays.items()
+        )
+        and set(arrays) <= {f"{st}.npy" for st in manifest["stages"]}
+        and all(
+            blob_key(i["sha256"], i["dtype"], i["shape"]) in held
+            for st, i in manifest["stages"].items()
+            if f"{st}.npy" not in arrays
+        )
+    ):
+        raise RunFailed(
+            f"run {spec.run_id[:12]}: {node_name} answered with something that is "
+            f"not a run ({why}); nothing of it was stored"
+        )
     for name, data in arrays.items():
         (out / name).write_bytes(data)
     return manifest
@@ -60,19 +76,37 @@ def check_rows(executor, stack_names: list) -> list:
             mine[name] = stack_kind(name).runnable().identity
         except KitError:
             pass
+
     def ask(fn, *a):
-        return bounded(lambda: executor.client.run(fn, *a), 600,
-                       f"the workers of {executor.target}")
+        return bounded(
+            lambda: executor.client.run(fn, *a), 600, f"the workers of {executor.target}"
+        )
 
     theirs = ask(node.stacks, list(mine))
     pools = ask(node.threadpools)
     rows = []
     for a, f in executor.workers.items():
         has = theirs.get(a, {})
-        states = {n: ("ok" if has.get(n, (None,))[0] == ident else
-                      "missing" if has.get(n, (None,))[0] is None else "differs")
-                  for n, ident in mine.items()}
-        rows.append({"worker": f["name"], "address": a, "host": f["host"], "class": f["class"],
-                     "cores": f["slots"], "cpu": f["cpu"], "blas": pools.get(a, "no answer"),
-                     "stacks": states})
+        states = {
+            n: (
+                "ok"
+                if has.get(n, (None,))[0] == ident
+                else "missing"
+                if has.get(n, (None,))[0] is None
+                else "differs"
+            )
+            for n, ident in mine.items()
+        }
+        rows.append(
+            {
+                "worker": f["name"],
+                "address": a,
+                "host": f["host"],
+                "class": f["class"],
+                "cores": f["slots"],
+                "cpu": f["cpu"],
+                "blas": pools.get(a, "no answer"),
+                "stacks": states,
+            }
+        )
     return rows

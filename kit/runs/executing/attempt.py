@@ -19,8 +19,8 @@ from typing import Annotated
 
 import msgspec
 
-from ...core.documents import DocumentError, decode, decode_manifest
 from ...core.atomic import write_bytes
+from ...core.documents import DocumentError, decode, decode_manifest
 from ...core.errors import KitError, one_line
 from ...core.paths import subdir
 from ...core.small_files import read_head
@@ -32,9 +32,9 @@ from ...envs.containers.command import CONTAINED
 from ...envs.stacks import Stack
 from ...worker.text import LOG_BYTES, left_out
 
-TAIL = 20                      # lines of a failed worker's stderr kept for the message
-MANIFEST_BYTES = 64 * 1024 ** 2  # a manifest past this is not one kit's worker writes
-OUTPUT_BYTES = 16 * 1024 ** 3    # a run's outputs in all (KIT_MAX_OUTPUT_BYTES says another)
+TAIL = 20  # lines of a failed worker's stderr kept for the message
+MANIFEST_BYTES = 64 * 1024**2  # a manifest past this is not one kit's worker writes
+OUTPUT_BYTES = 16 * 1024**3  # a run's outputs in all (KIT_MAX_OUTPUT_BYTES says another)
 ANSWER_CHARS = 2_000  # a worker's error: its own words around foreign text it cut to LINE_CHARS
 
 
@@ -57,8 +57,9 @@ def max_output_bytes() -> int:
     try:
         return max(0, int(raw)) if raw else OUTPUT_BYTES
     except ValueError:
-        raise KitError(f"KIT_MAX_OUTPUT_BYTES={one_line(raw, 40)!r} is not a number of "
-                       f"bytes") from None
+        raise KitError(
+            f"KIT_MAX_OUTPUT_BYTES={one_line(raw, 40)!r} is not a number of bytes"
+        ) from None
 
 
 def failed(spec: RunSpec, proc: subprocess.CompletedProcess) -> WorkerFailed:
@@ -71,8 +72,15 @@ def timed_out(spec: RunSpec, seconds: float) -> RunTimedOut:
     return RunTimedOut(f"run {spec.run_id[:12]}: past its {seconds:g} s deadline (--timeout)")
 
 
-def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
-            input_npy: bytes | None = None, warm=None, timeout: float | None = None) -> dict:
+def attempt(
+    spec: RunSpec,
+    stack: Stack,
+    dataset_file: Path,
+    folder: Path,
+    input_npy: bytes | None = None,
+    warm=None,
+    timeout: float | None = None,
+) -> dict:
     """Run ``spec`` in ``stack`` inside the empty ``folder``; its arrays land in ``folder/out``,
     its relative writes in ``folder/work`` (gone with the folder).
 
@@ -88,10 +96,13 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
         log = _log_of(spec)
         # the worker writes its traceback in the run's folder (the only place a worker in a
         # container may write) and names the log kit then keeps it in
-        request.update(pipeline_file=str(pipeline_file(spec.pipeline).resolve()),
-                       pipeline_name=info["name"], log=str(folder / TRACEBACK),
-                       log_named=str(log),
-                       requires=names(info["requires"]))  # their versions go in its manifest
+        request.update(
+            pipeline_file=str(pipeline_file(spec.pipeline).resolve()),
+            pipeline_name=info["name"],
+            log=str(folder / TRACEBACK),
+            log_named=str(log),
+            requires=names(info["requires"]),
+        )  # their versions go in its manifest
     (folder / "spec.json").write_text(json.dumps(request))
     out = folder / "out"
     out.mkdir()
@@ -106,8 +117,9 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     manifest_file = out / "manifest.json"
     try:
         if warm is not None and spec.process != "fresh":
-            printed = warm.run(spec, stack, dataset_file, folder,
-                               folder / "input.npy" if extra else None, timeout)
+            printed = warm.run(
+                spec, stack, dataset_file, folder, folder / "input.npy" if extra else None, timeout
+            )
         else:
             printed = _fresh(spec, stack, dataset_file, folder, extra, timeout)
     except WorkerFailed as e:
@@ -120,20 +132,37 @@ def attempt(spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
     manifest = read_manifest(spec, manifest_file)
     if isinstance(stack.command, CONTAINED):  # what the run ran in, exactly (its id), and how
         a = stack.attributes
-        manifest["image"] = {"id": stack.command.image, "runtime": stack.command.route,
-                             "base": a.get("base"),
-                             "release": a.get("release"), "glibc": a.get("glibc"),
-                             "base_id": a.get("base_id"), "diff_ids": a.get("diff_ids") or []}
+        manifest["image"] = {
+            "id": stack.command.image,
+            "runtime": stack.command.route,
+            "base": a.get("base"),
+            "release": a.get("release"),
+            "glibc": a.get("glibc"),
+            "base_id": a.get("base_id"),
+            "diff_ids": a.get("diff_ids") or [],
+        }
     return manifest
 
 
 def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
     """The run in a process of its own; returns what it printed (the end of its stderr)."""
     try:
-        proc = launch.run(stack.command, ["--spec", str(folder / "spec.json"), "--dataset",
-                                          str(dataset_file), "--out", str(folder / "out"),
-                                          *extra], spec, cwd=folder / "work", timeout=timeout,
-                          writable=(folder,))
+        proc = launch.run(
+            stack.command,
+            [
+                "--spec",
+                str(folder / "spec.json"),
+                "--dataset",
+                str(dataset_file),
+                "--out",
+                str(folder / "out"),
+                *extra,
+            ],
+            spec,
+            cwd=folder / "work",
+            timeout=timeout,
+            writable=(folder,),
+        )
     except launch.PastDeadline:
         raise timed_out(spec, timeout) from None
     except launch.TooLong as e:
@@ -142,8 +171,10 @@ def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
     if said:  # its answer: ok, or what it could not do, in one line
         answer = answer_of(spec, said.splitlines()[0])
         if not answer.ok:
-            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
-                             "\n".join(answer.tail))
+            e = WorkerFailed(
+                f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
+                "\n".join(answer.tail),
+            )
             e.printed = proc.stderr
             raise e
     if proc.returncode != 0 or not said:
@@ -155,18 +186,22 @@ def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
 
 class _Answer(msgspec.Struct, forbid_unknown_fields=True):
     """A worker's answer to one request (kit.worker.__main__._serve, or a fresh worker's one)."""
+
     ok: bool
     error: Annotated[str, msgspec.Meta(max_length=64 * 1024)] = ""
-    tail: Annotated[list[Annotated[str, msgspec.Meta(max_length=4096)]],
-                    msgspec.Meta(max_length=100)] = []
+    tail: Annotated[
+        list[Annotated[str, msgspec.Meta(max_length=4096)]], msgspec.Meta(max_length=100)
+    ] = []
 
 
 def answer_of(spec: RunSpec, line) -> _Answer:
     try:
         return decode(line, _Answer, "answer")
     except DocumentError:
-        raise WorkerFailed(f"the worker in stack {spec.stack!r} answered with a line that "
-                           f"is not an answer: {one_line(line, 80)!r}") from None
+        raise WorkerFailed(
+            f"the worker in stack {spec.stack!r} answered with a line that "
+            f"is not an answer: {one_line(line, 80)!r}"
+        ) from None
 
 
 def keep_log(log: Path | None, printed: str, failed: bool, written: Path | None = None) -> None:
@@ -177,13 +212,17 @@ def keep_log(log: Path | None, printed: str, failed: bool, written: Path | None 
         return
     traceback = (read_head(written, 2 * LOG_BYTES + 1) or b"") if failed and written else b""
     if len(traceback) > 2 * LOG_BYTES:  # more than kit's worker writes: its head, said so
-        traceback = traceback[:2 * LOG_BYTES] + left_out(written.stat().st_size - 2 * LOG_BYTES)
+        traceback = traceback[: 2 * LOG_BYTES] + left_out(written.stat().st_size - 2 * LOG_BYTES)
     if not printed.strip() and not traceback:  # a run that printed nothing and worked: no
-        if not failed:                         # older traceback kept
+        if not failed:  # older traceback kept
             log.unlink(missing_ok=True)
         return
-    said = (f"\n--- what the run printed (the last {launch.TAIL_BYTES // 1024} KiB) ---\n"
-            f"{printed}".encode("utf-8", "replace") if printed.strip() else b"")
+    said = (
+        f"\n--- what the run printed (the last {launch.TAIL_BYTES // 1024} KiB) ---\n"
+        f"{printed}".encode("utf-8", "replace")
+        if printed.strip()
+        else b""
+    )
     write_bytes(log, traceback + said)
     _bound_log(log)
 
@@ -207,8 +246,10 @@ def _bound_outputs(spec: RunSpec, out: Path) -> None:
     bound = max_output_bytes()
     total = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     if total > bound + MANIFEST_BYTES:  # the .npy headers and the manifest beside the bytes
-        raise WorkerFailed(f"run {spec.run_id[:12]}: its outputs hold {total:,} bytes, more than "
-                           f"the {bound:,} a run may return (KIT_MAX_OUTPUT_BYTES)")
+        raise WorkerFailed(
+            f"run {spec.run_id[:12]}: its outputs hold {total:,} bytes, more than "
+            f"the {bound:,} a run may return (KIT_MAX_OUTPUT_BYTES)"
+        )
 
 
 def read_manifest(spec: RunSpec, path: Path) -> dict:
@@ -216,16 +257,18 @@ def read_manifest(spec: RunSpec, path: Path) -> dict:
     checked as a bundle's would be before anything reads it (and its size before it is read)."""
     try:
         if path.stat().st_size > MANIFEST_BYTES:
-            raise DocumentError(f"it holds more than {MANIFEST_BYTES // 1024 ** 2} MiB")
+            raise DocumentError(f"it holds more than {MANIFEST_BYTES // 1024**2} MiB")
         with open(path, "rb") as f:
             return decode_manifest(f.read(MANIFEST_BYTES + 1))
     except DocumentError as e:
-        raise WorkerFailed(f"the worker in stack {spec.stack!r} wrote a manifest that is not "
-                           f"one kit's worker writes ({one_line(e)})") from None
+        raise WorkerFailed(
+            f"the worker in stack {spec.stack!r} wrote a manifest that is not "
+            f"one kit's worker writes ({one_line(e)})"
+        ) from None
 
 
 def _signal(number: int) -> str:
-    """"signal 11 (SIGSEGV)"; SIGKILL with who sends it unasked: the kernel out of memory."""
+    """ "signal 11 (SIGSEGV)"; SIGKILL with who sends it unasked: the kernel out of memory."""
     try:
         name = signal.Signals(number).name
     except ValueError:
@@ -254,13 +297,18 @@ def _failure(spec: RunSpec, proc) -> str:
             how = "the pipeline ended the worker (os._exit or exit, status 0) before it answered"
         else:
             how = f"the pipeline ended the worker (exit {proc.returncode}) before it answered"
-        said = (f"; its last line: {last}; what it printed: {_log_of(spec)}"
-                if lines else "; it printed nothing")
+        said = (
+            f"; its last line: {last}; what it printed: {_log_of(spec)}"
+            if lines
+            else "; it printed nothing"
+        )
         return f"run {spec.run_id[:12]}: {how}{said}"
     if proc.returncode < 0:
         return f"worker in stack {spec.stack!r} was killed by {_signal(-proc.returncode)}"
     # a lab pipeline's own failed import is its line (the worker says it), not the stack's
     if any(x in proc.stderr for x in ("ImportError", "ModuleNotFoundError", "cannot open shared")):
-        return (f"stack {spec.stack!r} cannot import its libraries ({last}); "
-                f"`kit stacks build {spec.stack}` repairs a damaged stack")
+        return (
+            f"stack {spec.stack!r} cannot import its libraries ({last}); "
+            f"`kit stacks build {spec.stack}` repairs a damaged stack"
+        )
     return f"worker failed in stack {spec.stack!r} (exit {proc.returncode}): {last}"

@@ -16,15 +16,34 @@ from ...core.logs import cluster_logs_to_file
 from ...core.processes import cores
 from ...worker.names import unknown
 from .cluster_settings import SETTING_BOUNDS, init_settings, settings, settings_path, shown
-from .job_templates import PRELOAD, QUIET, RESOURCE, SYSTEMS, cluster_class, cluster_kwargs
-from .job_templates import job_kwargs
+from .job_templates import (
+    PRELOAD,
+    QUIET,
+    RESOURCE,
+    SYSTEMS,
+    cluster_class,
+    cluster_kwargs,
+    job_kwargs,
+    job_scripts,
+    templates,
+    worker_name,
+)
 from .node_classes import LOCAL_VAR
 from .queued_jobs import QueuedJobs
-from .job_templates import job_scripts, templates, worker_name
 
 JOBQUEUE = tuple(SYSTEMS)
-__all__ = ["ClusterKind", "PRELOAD", "QUIET", "RESOURCE", "SETTING_BOUNDS", "cluster_kind",
-           "init_settings", "parse_cluster", "settings", "settings_path"]
+__all__ = [
+    "ClusterKind",
+    "PRELOAD",
+    "QUIET",
+    "RESOURCE",
+    "SETTING_BOUNDS",
+    "cluster_kind",
+    "init_settings",
+    "parse_cluster",
+    "settings",
+    "settings_path",
+]
 
 
 class ClusterKind:
@@ -68,20 +87,26 @@ class LocalKind(ClusterKind):
         self.expected = int(conf["workers"]) if workers is None else workers
 
     def start(self):
-        from distributed import LocalCluster
-
         import dask
+        from distributed import LocalCluster
 
         cluster_logs_to_file()
         each = max(1, cores() // self.expected)
 
         with dask.config.set(QUIET):  # the worker processes inherit the settings
-            cluster = LocalCluster(n_workers=self.expected, threads_per_worker=each,
-                                   processes=True, host="127.0.0.1",
-                                   dashboard_address="127.0.0.1:0",  # no fixed port to clash on
-                                   memory_limit=0, resources={RESOURCE: each}, silence_logs=50,
-                                   # in each worker's spec: a replaced worker declares it too
-                                   preload=[PRELOAD], env={LOCAL_VAR: "1"})
+            cluster = LocalCluster(
+                n_workers=self.expected,
+                threads_per_worker=each,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # no fixed port to clash on
+                memory_limit=0,
+                resources={RESOURCE: each},
+                silence_logs=50,
+                # in each worker's spec: a replaced worker declares it too
+                preload=[PRELOAD],
+                env={LOCAL_VAR: "1"},
+            )
         return cluster, cluster.scheduler_address
 
     def describe(self):
@@ -119,15 +144,18 @@ def _answers(address: str, seconds: float) -> None:
     try:
         asyncio.run(asyncio.wait_for(handshake(), seconds))
     except TimeoutError:  # Dask's own connect timeout is an OSError
-        raise KitError(f"{address} did not answer as a Dask scheduler within {seconds:.0f} s") \
-            from None
+        raise KitError(
+            f"{address} did not answer as a Dask scheduler within {seconds:.0f} s"
+        ) from None
     except OSError:
         raise  # nothing listens there, or it hung up: DaskExecutor says it cannot reach it
     except Exception as e:  # noqa: BLE001
         # it answered, not in Dask's protocol: an SSH server's greeting
         # read as frame sizes asked numpy for exabytes (MemoryError)
-        raise KitError(f"{address} did not answer as a Dask scheduler (its answer is not "
-                       f"Dask's: {type(e).__name__})") from None
+        raise KitError(
+            f"{address} did not answer as a Dask scheduler (its answer is not "
+            f"Dask's: {type(e).__name__})"
+        ) from None
 
 
 class JobQueueKind(ClusterKind):
@@ -144,8 +172,11 @@ class JobQueueKind(ClusterKind):
             job_kwargs(conf, system, node_class)
 
     def planned(self) -> dict:
-        return {c: (jobs, int(job_kwargs(self.conf, self.system, c)["cores"]))
-                for c, jobs in self.templates.items() if c}
+        return {
+            c: (jobs, int(job_kwargs(self.conf, self.system, c)["cores"]))
+            for c, jobs in self.templates.items()
+            if c
+        }
 
     def job_scripts(self) -> dict:
         """{node class or "": the exact job script}, nothing started or submitted."""
@@ -159,8 +190,10 @@ class JobQueueKind(ClusterKind):
         try:
             cluster = cls(**base, **cluster_kwargs(self.conf, self.system))
         except (TypeError, ValueError) as e:  # a value dask-jobqueue cannot use (HTCondor's disk)
-            raise KitError(f"[jobqueue]: dask-jobqueue refused the {self.system} cluster: "
-                           f"{str(e).splitlines()[0]}") from None
+            raise KitError(
+                f"[jobqueue]: dask-jobqueue refused the {self.system} cluster: "
+                f"{str(e).splitlines()[0]}"
+            ) from None
         try:
             spec = cluster.new_spec  # what JobQueueCluster adds to every job (config_name, ...)
             added = {k: v for k, v in spec["options"].items() if k not in base}
@@ -172,8 +205,10 @@ class JobQueueKind(ClusterKind):
                         self.slots.update(dict.fromkeys(new, ""))
                         continue
                     options = {**added, **job_kwargs(self.conf, self.system, node_class)}
-                    cluster.worker_spec[worker_name(node_class, i)] = {"cls": spec["cls"],
-                                                                      "options": options}
+                    cluster.worker_spec[worker_name(node_class, i)] = {
+                        "cls": spec["cls"],
+                        "options": options,
+                    }
                     self.slots[worker_name(node_class, i)] = node_class
             self._submit(cluster)
         except BaseException:
@@ -198,7 +233,8 @@ class JobQueueKind(ClusterKind):
 
         async def again():
             if cluster.workers.get(slot) is not job or any(
-                    w.get("name") == slot for w in cluster.scheduler_info["workers"].values()):
+                w.get("name") == slot for w in cluster.scheduler_info["workers"].values()
+            ):
                 return None
             del cluster.workers[slot]  # SpecCluster's own step then submits the slot anew
             job.status = Status.closed  # it left the queue: nothing to cancel at close
@@ -217,8 +253,9 @@ class JobQueueKind(ClusterKind):
         except RuntimeError as e:  # dask-jobqueue's Job._call: the command's exit and output
             raise KitError(_submit_failed(cluster.job_cls.submit_command, str(e))) from None
         except TimeoutError:
-            raise KitError(f"{cluster.job_cls.submit_command} did not answer within "
-                           f"{wait:.0f} s") from None
+            raise KitError(
+                f"{cluster.job_cls.submit_command} did not answer within {wait:.0f} s"
+            ) from None
 
     def _submit(self, cluster) -> None:
         """Submit every job now and wait for the submit commands (not for the jobs to start), so
@@ -231,15 +268,19 @@ class JobQueueKind(ClusterKind):
             # the loop and drops its error into the log; called here, its error is ours)
             cluster.sync(cluster._correct_state, callback_timeout=wait)
         except FileNotFoundError:
-            raise KitError(f"{command} not found on PATH: run kit where {self.system}'s commands "
-                           "work (a login node)") from None
+            raise KitError(
+                f"{command} not found on PATH: run kit where {self.system}'s commands "
+                "work (a login node)"
+            ) from None
         except RuntimeError as e:  # dask-jobqueue's Job._call: the command's exit and output
             raise KitError(_submit_failed(command, str(e))) from None
         except ValueError as e:  # the command answered without a job id
             raise KitError(f"{command} gave no job id: {str(e).splitlines()[-1][:200]}") from None
         except TimeoutError:
-            raise KitError(f"{command} did not answer within {wait:.0f} s (wait_s): is the "
-                           f"{self.system} controller up?") from None
+            raise KitError(
+                f"{command} did not answer within {wait:.0f} s (wait_s): is the "
+                f"{self.system} controller up?"
+            ) from None
 
     def describe(self):
         if list(self.templates) == [""]:
@@ -270,27 +311,42 @@ class SSHKind(ClusterKind):
             import asyncssh  # SSHCluster imports it only once it connects
             from distributed import SSHCluster
         except ImportError:
-            raise KitError("--cluster ssh needs the asyncssh package: `pip install asyncssh` in "
-                           "kit's environment") from None
+            raise KitError(
+                "--cluster ssh needs the asyncssh package: `pip install asyncssh` in "
+                "kit's environment"
+            ) from None
         cluster_logs_to_file()
         c = self.conf
         cores = int(c["cores"])
         env = {**({"KIT_HOME": c["kit_home"]} if c["kit_home"] else {}), **c["env"]}
         net = {"interface": c["interface"]} if c["interface"] else {}
         try:
-            cluster = SSHCluster([c["hosts"][0], *c["hosts"]], remote_python=c["python"] or None,
-                                 scheduler_options={"port": int(c["port"]), **net,
-                                                    "dashboard_address": ":0"},  # no clash
-                                 # a host that does not answer is an error within wait_s
-                                 connect_options={"connect_timeout": float(c["wait_s"])},
-                                 worker_options={"nthreads": cores, "resources": {RESOURCE: cores},
-                                                 "env": env, "preload": [PRELOAD], **net})
+            cluster = SSHCluster(
+                [c["hosts"][0], *c["hosts"]],
+                remote_python=c["python"] or None,
+                scheduler_options={
+                    "port": int(c["port"]),
+                    **net,
+                    "dashboard_address": ":0",
+                },  # no clash
+                # a host that does not answer is an error within wait_s
+                connect_options={"connect_timeout": float(c["wait_s"])},
+                worker_options={
+                    "nthreads": cores,
+                    "resources": {RESOURCE: cores},
+                    "env": env,
+                    "preload": [PRELOAD],
+                    **net,
+                },
+            )
         except (OSError, RuntimeError, asyncssh.Error) as e:  # unreachable, refused, no key
             raise KitError(f"cannot start Dask over SSH on {c['hosts'][0]}: {e}") from None
         except Exception as e:  # noqa: BLE001
             # SSHCluster's own "Worker failed to start": the reason is logged
-            raise KitError(f"cannot start Dask over SSH on {', '.join(c['hosts'])}: {e} (the "
-                           f"remote side's messages are in {cluster_logs_to_file()})") from None
+            raise KitError(
+                f"cannot start Dask over SSH on {', '.join(c['hosts'])}: {e} (the "
+                f"remote side's messages are in {cluster_logs_to_file()})"
+            ) from None
         return cluster, cluster.scheduler_address
 
     def describe(self):
@@ -324,14 +380,21 @@ def parse_cluster(text: str) -> tuple:
             raise wrong(f"asks for {int(arg):,} workers; {bound}")
         return "local", int(arg)
     if name == "tls" and arg.startswith("//"):  # Dask's TLS needs certificates kit has no place for
-        raise ValueError(f"{shown(text)}: tls:// is not supported (kit has no setting for its "
-                         "certificates); join a scheduler that listens on tcp://HOST:PORT (an "
-                         "SSH tunnel keeps it off the network)")
+        raise ValueError(
+            f"{shown(text)}: tls:// is not supported (kit has no setting for its "
+            "certificates); join a scheduler that listens on tcp://HOST:PORT (an "
+            "SSH tunnel keeps it off the network)"
+        )
     if name == "tcp" and arg.startswith("//"):
         host, colon, port = arg[2:].rpartition(":")
         if not colon or not host:
-            raise wrong("names no host and port" if not arg[2:] else
-                        "names no port" if not colon else "names no host")
+            raise wrong(
+                "names no host and port"
+                if not arg[2:]
+                else "names no port"
+                if not colon
+                else "names no host"
+            )
         if ":" in host and not (host.startswith("[") and host.endswith("]")):
             raise wrong("names an IPv6 host without [brackets]")
         if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
@@ -340,8 +403,10 @@ def parse_cluster(text: str) -> tuple:
     if name in (*JOBQUEUE, "ssh") and not colon:
         return name, None
     # a slip of case or a letter or two: the form the user meant, with what followed the kind
-    typed = {"local": f"local:{arg}" if colon else "local",
-             "tcp": "tcp://" + arg.lstrip("/") if colon else "tcp"}
+    typed = {
+        "local": f"local:{arg}" if colon else "local",
+        "tcp": "tcp://" + arg.lstrip("/") if colon else "tcp",
+    }
     meant = [m for m in (typed.get(k, k) for k in KINDS) if m != text]
     raise ValueError(unknown("unknown cluster", text, meant, f": use {FORMS}"))
 

@@ -13,33 +13,69 @@ import tomllib
 from ...core import processes
 from ...core.errors import KitError
 from ...core.paths import kit_home
+from ...core.small_files import read_home
 from ...worker.names import unknown
 from ..planning.options import Bound
-from ...core.small_files import read_home
 
 # what each kind reads from cluster.toml, with its default; anything else is a typo
 DEFAULTS = {
     "local": {"workers": 2},
-    "jobqueue": {"queue": "", "account": "", "constraint": "", "cores": 2, "memory": "4GB",
-                 "walltime": "01:00:00", "jobs": 1, "python": "", "kit_home": "", "interface": "",
-                 "log_directory": "", "prologue": [], "directives": [], "worker_args": [],
-                 "wait_s": 300, "extra": {}},
-    "ssh": {"hosts": [], "cores": 2, "python": "", "kit_home": "", "interface": "", "port": 8786,
-            "env": {}, "wait_s": 120},
+    "jobqueue": {
+        "queue": "",
+        "account": "",
+        "constraint": "",
+        "cores": 2,
+        "memory": "4GB",
+        "walltime": "01:00:00",
+        "jobs": 1,
+        "python": "",
+        "kit_home": "",
+        "interface": "",
+        "log_directory": "",
+        "prologue": [],
+        "directives": [],
+        "worker_args": [],
+        "wait_s": 300,
+        "extra": {},
+    },
+    "ssh": {
+        "hosts": [],
+        "cores": 2,
+        "python": "",
+        "kit_home": "",
+        "interface": "",
+        "port": 8786,
+        "env": {},
+        "wait_s": 120,
+    },
 }
 # what a [jobqueue.CLASS] table may override: what differs between a lab's node types
-CLASS_KEYS = ("queue", "account", "constraint", "cores", "memory", "walltime", "prologue",
-              "directives", "worker_args", "jobs")
+CLASS_KEYS = (
+    "queue",
+    "account",
+    "constraint",
+    "cores",
+    "memory",
+    "walltime",
+    "prologue",
+    "directives",
+    "worker_args",
+    "jobs",
+)
 _CLASS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")  # also a shell word and a job name
 # the bounds of cluster.toml's numbers (and of local:N): a typo must not start 10**6 jobs
 SETTING_BOUNDS = {
-    "workers": Bound("worker processes", 1, lambda: processes.cores() * 4,
-                     why="worker processes: 4 per core of this machine"),
+    "workers": Bound(
+        "worker processes",
+        1,
+        lambda: processes.cores() * 4,
+        why="worker processes: 4 per core of this machine",
+    ),
     "cores": Bound("cores", 1, 1_024, why="cores per node; the largest nodes have a few hundred"),
     "jobs": Bound("jobs", 1, 1_000, why="jobs (nodes) at once; a plan is a few hundred runs"),
     "wait_s": Bound("seconds", 1, 86_400, why="seconds, a day: a queue may hold jobs for hours"),
 }
-MEMORY_TOP = 64 * 2 ** 40  # 64 TiB per job: more than any node holds
+MEMORY_TOP = 64 * 2**40  # 64 TiB per job: more than any node holds
 MAX_HOSTS = 1_000
 MAX_LINES = 200  # prologue / directives / worker_args entries: a job script, not a program
 _SIZE = re.compile(r"(\d+(?:\.\d+)?) *([kmgtp]i?)?b?", re.IGNORECASE)
@@ -97,22 +133,31 @@ def settings() -> dict:
         raw = read_home(path)
         doc = {} if raw is None else tomllib.loads(raw.decode())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise KitError(f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)"
-                       ) from e
+        raise KitError(
+            f"{path}: {e}; fix it or remove it (`kit cluster init` writes a fresh one)"
+        ) from e
     extra = sorted(set(doc) - set(DEFAULTS))
     if extra:
-        raise KitError(unknown(f"{path}: no section", extra[0], DEFAULTS,
-                               "; sections are " + ", ".join(DEFAULTS)))
+        raise KitError(
+            unknown(
+                f"{path}: no section", extra[0], DEFAULTS, "; sections are " + ", ".join(DEFAULTS)
+            )
+        )
     out = {}
     for kind, defaults in DEFAULTS.items():
         given = dict(doc.get(kind, {}))
-        classes = {k: given.pop(k) for k in list(given)
-                   if kind == "jobqueue" and k not in defaults and isinstance(given[k], dict)}
+        classes = {
+            k: given.pop(k)
+            for k in list(given)
+            if kind == "jobqueue" and k not in defaults and isinstance(given[k], dict)
+        }
         _check(path, kind, given, defaults)
         for name, table in classes.items():
             if not _CLASS_NAME.fullmatch(name):
-                raise KitError(f"{path}: [jobqueue.{name}]: a node class is named by a letter then "
-                               "up to 31 letters, digits, '-' or '_'")
+                raise KitError(
+                    f"{path}: [jobqueue.{name}]: a node class is named by a letter then "
+                    "up to 31 letters, digits, '-' or '_'"
+                )
             _check(path, f"jobqueue.{name}", table, {k: defaults[k] for k in CLASS_KEYS})
         out[kind] = {**defaults, **given, **classes}
     return out
@@ -126,8 +171,14 @@ def node_classes(conf: dict) -> dict:
 def _check(path, section: str, given: dict, defaults: dict) -> None:
     extra = sorted(set(given) - set(defaults))
     if extra:
-        raise KitError(unknown(f"{path}: [{section}] has no setting", extra[0], defaults,
-                               "; it knows " + ", ".join(defaults)))
+        raise KitError(
+            unknown(
+                f"{path}: [{section}] has no setting",
+                extra[0],
+                defaults,
+                "; it knows " + ", ".join(defaults),
+            )
+        )
     for key, value in given.items():
         wrong = _setting_problem(key, value, defaults[key])
         if wrong:
@@ -151,27 +202,38 @@ def _setting_problem(key: str, value, default) -> str | None:
         size = float(m[1]) * _unit(m[2]) if m else 0
         if isinstance(value, int) and not isinstance(value, bool):  # bytes, as Dask takes them
             size = value
-        if not 2 ** 20 <= size <= MEMORY_TOP:
-            return "expected a memory size per job like \"4GB\", from 1 MiB to 64 TiB"
+        if not 2**20 <= size <= MEMORY_TOP:
+            return 'expected a memory size per job like "4GB", from 1 MiB to 64 TiB'
         return None
     if key == "walltime":
         if not (isinstance(value, str) and _WALLTIME.fullmatch(value.strip())):
-            return "expected a time limit like \"01:00:00\" (HH:MM:SS) or \"1-00:00:00\""
+            return 'expected a time limit like "01:00:00" (HH:MM:SS) or "1-00:00:00"'
         return None
     if key == "hosts":
-        if not (isinstance(value, list) and len(value) <= MAX_HOSTS
-                and all(isinstance(h, str) and 0 < len(h.strip()) <= 255 for h in value)):
-            return f"expected a list of at most {MAX_HOSTS:,} host names, like [\"node1\", \"node2\"]"
+        if not (
+            isinstance(value, list)
+            and len(value) <= MAX_HOSTS
+            and all(isinstance(h, str) and 0 < len(h.strip()) <= 255 for h in value)
+        ):
+            return f'expected a list of at most {MAX_HOSTS:,} host names, like ["node1", "node2"]'
         return None
     if isinstance(default, list):
-        if not (isinstance(value, list) and len(value) <= MAX_LINES
-                and all(isinstance(v, str) and "\n" not in v for v in value)):
-            return f"expected a list of at most {MAX_LINES} one-line strings, like [\"...\"]"
+        if not (
+            isinstance(value, list)
+            and len(value) <= MAX_LINES
+            and all(isinstance(v, str) and "\n" not in v for v in value)
+        ):
+            return f'expected a list of at most {MAX_LINES} one-line strings, like ["..."]'
         return None
     if key == "env":
-        if not (isinstance(value, dict) and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k)
-                                                and isinstance(v, str) for k, v in value.items())):
-            return "expected a table of variable names to strings, like { KIT_NODE_CLASS = \"lab\" }"
+        if not (
+            isinstance(value, dict)
+            and all(
+                re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and isinstance(v, str)
+                for k, v in value.items()
+            )
+        ):
+            return 'expected a table of variable names to strings, like { KIT_NODE_CLASS = "lab" }'
         return None
     if not isinstance(value, type(default)):
         return f"expected {'a table' if isinstance(default, dict) else 'a string'}"
@@ -191,7 +253,6 @@ def shown(value) -> str:
     """A value as an error line quotes it: its repr, cut at 40 characters."""
     text = repr(value)
     return text if len(text) <= 40 else text[:40] + "..."
-
 
 
 def init_settings() -> str:

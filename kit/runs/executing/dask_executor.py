@@ -30,9 +30,9 @@ from .node_classes import ClassTable, class_resource
 from .queued_jobs import LOOK_S
 from .runner import Executor, RunFailed
 
-TRIES = 3            # submissions of one run before it counts as failed
-POLL_S = 0.5         # how often a waiting run looks at the cluster (and at a stop)
-RUN_S = 6 * 3600     # the longest one run's task may take: a stuck node must not hang a plan
+TRIES = 3  # submissions of one run before it counts as failed
+POLL_S = 0.5  # how often a waiting run looks at the cluster (and at a stop)
+RUN_S = 6 * 3600  # the longest one run's task may take: a stuck node must not hang a plan
 # a worker lost mid-run fails its task at once (Dask would quietly resubmit it up to 3 times):
 # kit resubmits it itself, so that every retry is counted and said
 ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.preload": [PRELOAD]}
@@ -41,8 +41,10 @@ ROUTING = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.prel
 # (bench/cluster.py: 22-34 ms CPU a second idle on local:2, 5 ms at 1 s). A stalled loop is
 # still logged: the limit that says so (distributed.admin.tick.limit) is 3 s. Work stealing
 # looks every 100 ms; a kit run takes seconds, so once a second balances as well.
-PACE = {"distributed.admin.tick.interval": "1s",
-        "distributed.scheduler.work-stealing-interval": "1s"}
+PACE = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.scheduler.work-stealing-interval": "1s",
+}
 
 _ENDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # {future: set as it ends}
 _ENDED_LOCK = threading.Lock()
@@ -85,7 +87,7 @@ def poll(fut, seconds: float) -> tuple:
     if fut.status == "cancelled":
         raise CancelledError(fut.key)
     for n in range(3):  # no timeout: nothing cancels the gather; a fetch that fails (a
-        try:            # connection dropped midway) is tried again, three times at most
+        try:  # connection dropped midway) is tried again, three times at most
             return True, fut.result()
         except Exception:
             if fut.status != "finished":  # lost meanwhile (its worker died): waited on again
@@ -104,11 +106,11 @@ class DaskExecutor(Executor):
         self.kind: ClusterKind = cluster_kind(target)
         self.target, self.log = target, log
         self.cluster = self.client = None
-        self.retried: list = []       # (run id, why) of every resubmission
-        self._seen = (0.0, {})        # (when, {address: resources}) of the last look
-        self._kept = 0.0              # when lost jobs were last replaced
-        self._looking = False         # a thread is asking the scheduler for its workers
-        self.jobs = None              # the batch jobs watched until their workers join
+        self.retried: list = []  # (run id, why) of every resubmission
+        self._seen = (0.0, {})  # (when, {address: resources}) of the last look
+        self._kept = 0.0  # when lost jobs were last replaced
+        self._looking = False  # a thread is asking the scheduler for its workers
+        self.jobs = None  # the batch jobs watched until their workers join
         self._lock = threading.Lock()
         self.wait_s = float(self.kind.conf.get("wait_s", 60))
         # a local cluster's nannies run in this process and set PYTHONHASHSEED in its
@@ -157,17 +159,22 @@ class DaskExecutor(Executor):
                 raise KitError(f"{self.kind.describe()}: no worker joined: {gone}")
             if time.monotonic() >= deadline:
                 queued = self.jobs.waiting() if self.jobs else ""
-                raise KitError(f"{self.kind.describe()}: no worker joined within "
-                               f"{self.wait_s:.0f} s ("
-                               + (f"{queued})" if queued else "is the queue full, or the "
-                                  "workers' python unable to import kit?)"))
+                raise KitError(
+                    f"{self.kind.describe()}: no worker joined within "
+                    f"{self.wait_s:.0f} s ("
+                    + (
+                        f"{queued})"
+                        if queued
+                        else "is the queue full, or the workers' python unable to import kit?)"
+                    )
+                )
 
     def _watch(self) -> None:
         """Look at the jobs whose workers have not joined; say each that left the queue."""
         if self.jobs is not None and self.cluster is not None:
-            for line in self.jobs.look(self.cluster,
-                                       lambda slot, job: self.kind.resubmit(self.cluster, slot,
-                                                                            job)):
+            for line in self.jobs.look(
+                self.cluster, lambda slot, job: self.kind.resubmit(self.cluster, slot, job)
+            ):
                 self.log(line)
 
     def refresh(self) -> None:
@@ -176,18 +183,25 @@ class DaskExecutor(Executor):
         for a, w in info.items():
             have = w.get("resources") or {}
             if RESOURCE not in have:
-                raise KitError(f"worker {a} declares no {RESOURCE!r} resource, so kit cannot keep "
-                               f"its runs within its cores; start workers with `dask worker "
-                               f"--resources {RESOURCE}=N --preload {PRELOAD}` (N: the node's cores)")
+                raise KitError(
+                    f"worker {a} declares no {RESOURCE!r} resource, so kit cannot keep "
+                    f"its runs within its cores; start workers with `dask worker "
+                    f"--resources {RESOURCE}=N --preload {PRELOAD}` (N: the node's cores)"
+                )
             if not any(r.startswith(class_resource("")) for r in have):
-                raise KitError(f"worker {a} declares no node class, so kit cannot route runs to "
-                               f"it; start workers with `dask worker --resources {RESOURCE}=N "
-                               f"--preload {PRELOAD}`")
-        facts = bounded(lambda: self.client.run(node.facts), self.wait_s,
-                        f"the workers of {self.target}")
-        self.workers = {a: {**facts[a], "name": str(w.get("name", a)),
-                            "slots": int(w["resources"][RESOURCE])}
-                        for a, w in info.items() if a in facts}
+                raise KitError(
+                    f"worker {a} declares no node class, so kit cannot route runs to "
+                    f"it; start workers with `dask worker --resources {RESOURCE}=N "
+                    f"--preload {PRELOAD}`"
+                )
+        facts = bounded(
+            lambda: self.client.run(node.facts), self.wait_s, f"the workers of {self.target}"
+        )
+        self.workers = {
+            a: {**facts[a], "name": str(w.get("name", a)), "slots": int(w["resources"][RESOURCE])}
+            for a, w in info.items()
+            if a in facts
+        }
         self.table = ClassTable(self.workers, self.target, self.kind.planned())
 
     # -- where runs go ------------------------------------------------------------------------
@@ -213,8 +227,10 @@ class DaskExecutor(Executor):
         # Dask places the runs by resources as workers come; kit keeps enough submitted to fill
         # every worker the cluster may have (a thread waits on each), not one per run
         threads = min((s.threads for s in specs), default=1)
-        cores = max(sum(f["slots"] for f in self.workers.values()),
-                    self.kind.expected * max(f["slots"] for f in self.workers.values()))
+        cores = max(
+            sum(f["slots"] for f in self.workers.values()),
+            self.kind.expected * max(f["slots"] for f in self.workers.values()),
+        )
         return max(1, min(512, cores // threads))
 
     def check(self, spec: RunSpec):
@@ -230,8 +246,9 @@ class DaskExecutor(Executor):
         have = sorted(held)  # what need not come back: the store holds it
         need = {RESOURCE: spec.threads, class_resource(spec.host): spec.threads}
         while True:
-            fut = self.client.submit(node.make_run, spec.to_json(), send, input_npy, have,
-                                     pure=False, resources=need)
+            fut = self.client.submit(
+                node.make_run, spec.to_json(), send, input_npy, have, pure=False, resources=need
+            )
             try:
                 got = self._outcome(fut, spec, stop)
             except (KilledWorker, CancelledError) as e:
@@ -239,15 +256,19 @@ class DaskExecutor(Executor):
                     raise self._lost(e) from None
                 if stop():  # the plan is ending (a Ctrl-C reaches a local cluster's workers too)
                     return None
-                why = ("its worker was lost" if isinstance(e, KilledWorker)
-                       else f"its task was cancelled ({e})")
+                why = (
+                    "its worker was lost"
+                    if isinstance(e, KilledWorker)
+                    else f"its task was cancelled ({e})"
+                )
                 if n == TRIES:
-                    raise RunFailed(f"run {spec.run_id[:12]}: {why} on each of {TRIES} tries; "
-                                    "nothing of it was stored") from None
+                    raise RunFailed(
+                        f"run {spec.run_id[:12]}: {why} on each of {TRIES} tries; "
+                        "nothing of it was stored"
+                    ) from None
                 self.retried.append((spec.run_id, why))
                 n += 1
-                self.log(f"run {spec.run_id[:12]}: {why}; submitting it again (try {n} of "
-                         f"{TRIES})")
+                self.log(f"run {spec.run_id[:12]}: {why}; submitting it again (try {n} of {TRIES})")
                 continue
             except KitError:
                 raise
@@ -255,8 +276,9 @@ class DaskExecutor(Executor):
                 raise self._lost(e) from None
             except Exception as e:  # noqa: BLE001
                 # the task itself raised: said as a failed run, not a bug
-                raise RunFailed(f"run {spec.run_id[:12]}: its task raised {type(e).__name__}: "
-                                f"{e}") from None
+                raise RunFailed(
+                    f"run {spec.run_id[:12]}: its task raised {type(e).__name__}: {e}"
+                ) from None
             finally:
                 fut.release()
             if got is None:  # stopped while it ran: nothing to store
@@ -264,8 +286,12 @@ class DaskExecutor(Executor):
             if isinstance(got, dict) and got.get("missing") == "dataset" and send is None:
                 send = dataset
                 continue
-            if isinstance(got, dict) and got.get("missing") == "pipeline" and send is None \
-                    and spec.pipeline:  # the file's bytes, which the node hashes before keeping
+            if (
+                isinstance(got, dict)
+                and got.get("missing") == "pipeline"
+                and send is None
+                and spec.pipeline
+            ):  # the file's bytes, which the node hashes before keeping
                 send = shipment(spec.pipeline)
                 continue
             return unpacked(got, spec, out, held)
@@ -292,15 +318,21 @@ class DaskExecutor(Executor):
             else:
                 homeless = homeless or now
                 if now - homeless > self.wait_s:
-                    raise RunFailed(f"run {spec.run_id[:12]}: no worker of node class {spec.host} "
-                                    f"offering {spec.threads} core(s) for {self.wait_s:.0f} s")
+                    raise RunFailed(
+                        f"run {spec.run_id[:12]}: no worker of node class {spec.host} "
+                        f"offering {spec.threads} core(s) for {self.wait_s:.0f} s"
+                    )
                 gone = self.jobs.hopeless(spec.host) if self.jobs else None
                 if gone:  # no job of its class is left to bring a worker: no use waiting
-                    raise RunFailed(f"run {spec.run_id[:12]}: no worker of node class "
-                                    f"{spec.host} can join: {gone}")
+                    raise RunFailed(
+                        f"run {spec.run_id[:12]}: no worker of node class "
+                        f"{spec.host} can join: {gone}"
+                    )
             if now - began > RUN_S:
-                raise RunFailed(f"run {spec.run_id[:12]}: its task ran longer than "
-                                f"{RUN_S / 3600:.0f} h on {self.kind.describe()}")
+                raise RunFailed(
+                    f"run {spec.run_id[:12]}: its task ran longer than "
+                    f"{RUN_S / 3600:.0f} h on {self.kind.describe()}"
+                )
 
     def _room(self, spec: RunSpec) -> bool:
         """Whether a worker now offers the run's class and cores (one thread looks, every 2 s
@@ -318,13 +350,18 @@ class DaskExecutor(Executor):
             finally:
                 self._looking = False
         need = class_resource(spec.host)
-        return any(r.get(need, 0) >= spec.threads and r.get(RESOURCE, 0) >= spec.threads
-                   for r in seen.values())
+        return any(
+            r.get(need, 0) >= spec.threads and r.get(RESOURCE, 0) >= spec.threads
+            for r in seen.values()
+        )
 
     def _workers_info(self, seconds: float) -> dict:
         try:
-            return bounded(lambda: self.client.scheduler_info(n_workers=-1)["workers"], seconds,
-                           "the scheduler")
+            return bounded(
+                lambda: self.client.scheduler_info(n_workers=-1)["workers"],
+                seconds,
+                "the scheduler",
+            )
         except KitError as e:
             raise self._lost(e) from None
 
@@ -338,8 +375,10 @@ class DaskExecutor(Executor):
         self._watch()
 
     def _lost(self, e) -> KitError:
-        return KitError(f"lost {self.kind.describe()} ({type(e).__name__}: {e}); finished runs "
-                        "are stored, run the same command to resume")
+        return KitError(
+            f"lost {self.kind.describe()} ({type(e).__name__}: {e}); finished runs "
+            "are stored, run the same command to resume"
+        )
 
     def retried_text(self) -> str | None:
         """What was retried and why, and the jobs that left the queue before their workers
@@ -351,9 +390,11 @@ class DaskExecutor(Executor):
         for _, why in self.retried:
             whys[why] = whys.get(why, 0) + 1
         runs = len({r for r, _ in self.retried})
-        return (f"{runs} run(s) were submitted again ({len(self.retried)} retries): "
-                + "; ".join(f"{why} ({n}x)" for why, n in whys.items())
-                + (f". {jobs}" if jobs else ""))
+        return (
+            f"{runs} run(s) were submitted again ({len(self.retried)} retries): "
+            + "; ".join(f"{why} ({n}x)" for why, n in whys.items())
+            + (f". {jobs}" if jobs else "")
+        )
 
     def close(self):
         for thing in (self.client, self.cluster):

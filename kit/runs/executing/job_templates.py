@@ -25,38 +25,73 @@ PRELOAD = "kit.runs.executing.node_classes"  # declares a worker's node class (a
 # take CPU from the runs beside them, and from the driver, whose process holds the scheduler
 # (each system-monitor look is a round of psutil calls: ~1 ms of CPU a second at 2 s, three
 # servers in the driver of local:2).
-QUIET = {"distributed.worker.profile.enabled": False,
-         "distributed.admin.system-monitor.interval": "10s",
-         "distributed.worker.memory.monitor-interval": "2s"}
-SYSTEMS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
-           "lsf": "LSFCluster", "htcondor": "HTCondorCluster"}
+QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "10s",
+    "distributed.worker.memory.monitor-interval": "2s",
+}
+SYSTEMS = {
+    "slurm": "SLURMCluster",
+    "pbs": "PBSCluster",
+    "sge": "SGECluster",
+    "lsf": "LSFCluster",
+    "htcondor": "HTCondorCluster",
+}
 # keywords of extra that a named setting (or kit itself) covers: the setting to use instead
-COVERED = {"cores": "cores", "memory": "memory", "queue": "queue", "account": "account",
-           "project": "account", "walltime": "walltime", "python": "python",
-           "log_directory": "log_directory", "interface": "interface", "n_workers": "jobs",
-           "env_extra": "prologue", "job_extra": "directives", "extra": "worker_args",
-           "processes": "none: kit runs one Dask worker per job",
-           "name": "none: kit names the jobs", "scheduler": "none: kit starts the scheduler",
-           "job_cls": "none: --cluster chooses it", "loop": "none", "asynchronous": "none",
-           "dashboard_address": "scheduler_options in extra",
-           "host": "scheduler_options in extra"}
-LISTS = ("job_script_prologue", "job_extra_directives", "worker_extra_args",
-         "job_directives_skip", "header_skip")
+COVERED = {
+    "cores": "cores",
+    "memory": "memory",
+    "queue": "queue",
+    "account": "account",
+    "project": "account",
+    "walltime": "walltime",
+    "python": "python",
+    "log_directory": "log_directory",
+    "interface": "interface",
+    "n_workers": "jobs",
+    "env_extra": "prologue",
+    "job_extra": "directives",
+    "extra": "worker_args",
+    "processes": "none: kit runs one Dask worker per job",
+    "name": "none: kit names the jobs",
+    "scheduler": "none: kit starts the scheduler",
+    "job_cls": "none: --cluster chooses it",
+    "loop": "none",
+    "asynchronous": "none",
+    "dashboard_address": "scheduler_options in extra",
+    "host": "scheduler_options in extra",
+}
+LISTS = (
+    "job_script_prologue",
+    "job_extra_directives",
+    "worker_extra_args",
+    "job_directives_skip",
+    "header_skip",
+)
 # JobQueueCluster's own keywords: they shape the scheduler, not a job's script
-_CLUSTER_ONLY = ("security", "shared_temp_directory", "silence_logs", "scheduler_options",
-                 "scheduler_cls", "protocol")
+_CLUSTER_ONLY = (
+    "security",
+    "shared_temp_directory",
+    "silence_logs",
+    "scheduler_options",
+    "scheduler_cls",
+    "protocol",
+)
 
 
 def quiet_env() -> list:
     """The QUIET settings as exports for workers started by a batch system."""
-    return [f"export DASK_{k.upper().replace('.', '__').replace('-', '_')}={v}" for k, v in QUIET.items()]
+    return [
+        f"export DASK_{k.upper().replace('.', '__').replace('-', '_')}={v}"
+        for k, v in QUIET.items()
+    ]
 
 
 def cluster_class(system: str):
     from ...core.processes import keeping_signal_handlers
 
     with keeping_signal_handlers():  # its runner module sets SIGINT to sys.exit() on import:
-        import dask_jobqueue          # an interrupted plan would end with exit 0
+        import dask_jobqueue  # an interrupted plan would end with exit 0
 
     return getattr(dask_jobqueue, SYSTEMS[system])
 
@@ -65,10 +100,17 @@ def accepted(system: str) -> set:
     """Every keyword the system's cluster class and its Job class take."""
     cls = cluster_class(system)
     out = set()
-    for f in (cls.__init__, cls.__mro__[1].__init__, cls.job_cls.__init__,
-              cls.job_cls.__mro__[1].__init__):
-        out |= {n for n, p in inspect.signature(f).parameters.items()
-                if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n != "self"}
+    for f in (
+        cls.__init__,
+        cls.__mro__[1].__init__,
+        cls.job_cls.__init__,
+        cls.job_cls.__mro__[1].__init__,
+    ):
+        out |= {
+            n
+            for n, p in inspect.signature(f).parameters.items()
+            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n != "self"
+        }
     return out
 
 
@@ -78,12 +120,16 @@ def _extra(conf: dict, system: str) -> dict:
     for key in extra:
         if key in COVERED:
             use = COVERED[key]
-            raise KitError(f"[jobqueue] extra {key}: kit sets it; use "
-                           + (use[6:] if use.startswith("none: ") else f"the {use} setting"))
+            raise KitError(
+                f"[jobqueue] extra {key}: kit sets it; use "
+                + (use[6:] if use.startswith("none: ") else f"the {use} setting")
+            )
         if key not in known:
             hint = did_you_mean(key, sorted(known - set(COVERED)))
-            raise KitError(f"[jobqueue] extra {key}: dask-jobqueue's {SYSTEMS[system]} takes no "
-                           f"such keyword" + (f"; {hint}" if hint else ""))
+            raise KitError(
+                f"[jobqueue] extra {key}: dask-jobqueue's {SYSTEMS[system]} takes no "
+                f"such keyword" + (f"; {hint}" if hint else "")
+            )
     return extra
 
 
@@ -98,29 +144,45 @@ def job_kwargs(conf: dict, system: str, node_class: str = "") -> dict:
     directives = list(c["directives"])
     if c["constraint"]:
         if system != "slurm":
-            raise KitError(f"{where} constraint is a Slurm setting; on {system} give the node "
-                           "features as directives = [...] instead")
+            raise KitError(
+                f"{where} constraint is a Slurm setting; on {system} give the node "
+                "features as directives = [...] instead"
+            )
         directives.insert(0, f"--constraint={c['constraint']}")
     home = conf["kit_home"] or str(kit_home())
     prologue = [f"export KIT_HOME={shlex.quote(home)}", *quiet_env()]
     if node_class:
         prologue.append(f"export {CLASS_VAR}={node_class}")
-    kw = dict(cores=int(c["cores"]), processes=1, memory=c["memory"],
-              python=conf["python"] or sys.executable,
-              job_script_prologue=[*prologue, *c["prologue"]],
-              worker_extra_args=["--resources", f"{RESOURCE}={int(c['cores'])}", "--preload",
-                                 PRELOAD, *c["worker_args"]],
-              job_extra_directives=directives,
-              # the jobs' own output (slurm-N.out, ...) beside kit's logs, not in the cwd
-              log_directory=conf["log_directory"] or str(kit_home() / "logs" / system))
+    kw = dict(
+        cores=int(c["cores"]),
+        processes=1,
+        memory=c["memory"],
+        python=conf["python"] or sys.executable,
+        job_script_prologue=[*prologue, *c["prologue"]],
+        worker_extra_args=[
+            "--resources",
+            f"{RESOURCE}={int(c['cores'])}",
+            "--preload",
+            PRELOAD,
+            *c["worker_args"],
+        ],
+        job_extra_directives=directives,
+        # the jobs' own output (slurm-N.out, ...) beside kit's logs, not in the cwd
+        log_directory=conf["log_directory"] or str(kit_home() / "logs" / system),
+    )
     takes = accepted(system)
-    for key, theirs in (("queue", "queue"), ("account", "account" if "account" in takes else
-                                             "project"), ("walltime", "walltime")):
+    for key, theirs in (
+        ("queue", "queue"),
+        ("account", "account" if "account" in takes else "project"),
+        ("walltime", "walltime"),
+    ):
         if theirs in takes and c[key]:
             kw[theirs] = c[key]
         elif c[key] and c[key] != DEFAULTS["jobqueue"][key]:
-            raise KitError(f"{where} {key}: dask-jobqueue's {SYSTEMS[system]} has no such setting; "
-                           "give it as directives = [...] instead")
+            raise KitError(
+                f"{where} {key}: dask-jobqueue's {SYSTEMS[system]} has no such setting; "
+                "give it as directives = [...] instead"
+            )
     for key, value in _extra(conf, system).items():
         if key in _CLUSTER_ONLY:
             continue
@@ -136,8 +198,10 @@ def job_kwargs(conf: dict, system: str, node_class: str = "") -> dict:
             kw[key] = value
     # from worker_args or from extra: a worker's resources are kit's (its cores, its class)
     if any(str(a).split("=")[0] == "--resources" for a in kw["worker_extra_args"][2:]):
-        raise KitError(f"{where} worker_args: --resources is kit's (it declares the {RESOURCE} "
-                       "each worker offers runs); leave it out")
+        raise KitError(
+            f"{where} worker_args: --resources is kit's (it declares the {RESOURCE} "
+            "each worker offers runs); leave it out"
+        )
     return kw
 
 
@@ -180,8 +244,12 @@ def job_scripts(conf: dict, system: str) -> dict:
         kw = job_kwargs(conf, system, node_class)
         name = worker_name(node_class, 0) if node_class else "dummy-name"
         try:
-            out[node_class] = job_cls("tcp://<scheduler-address>:8786", name=name, **kw).job_script()
+            out[node_class] = job_cls(
+                "tcp://<scheduler-address>:8786", name=name, **kw
+            ).job_script()
         except (TypeError, ValueError) as e:  # a value dask-jobqueue cannot use
-            raise KitError(f"[jobqueue{'.' + node_class if node_class else ''}]: dask-jobqueue "
-                           f"refused the job: {str(e).splitlines()[0]}") from None
+            raise KitError(
+                f"[jobqueue{'.' + node_class if node_class else ''}]: dask-jobqueue "
+                f"refused the job: {str(e).splitlines()[0]}"
+            ) from None
     return out

@@ -121,23 +121,38 @@ class ClassTable:
                 continue
             of = sorted({f["class"] for f in self.workers.values() if n in (f["host"], f["name"])})
             if len(of) == 1:
-                raise KitError(f"--hosts {n}: that is a host or worker of node class {of[0]}; "
-                               f"--hosts takes node classes ({', '.join(classes)})")
+                raise KitError(
+                    f"--hosts {n}: that is a host or worker of node class {of[0]}; "
+                    f"--hosts takes node classes ({', '.join(classes)})"
+                )
             if of:
-                raise KitError(f"--hosts {n}: that host spans the node classes {', '.join(of)}; "
-                               "name the classes instead")
-            raise KitError(unknown("--hosts", n, classes, f"; its classes are {', '.join(sorted(classes))}",
-                                   f": no worker of {self.target} is of that node class"))
+                raise KitError(
+                    f"--hosts {n}: that host spans the node classes {', '.join(of)}; "
+                    "name the classes instead"
+                )
+            raise KitError(
+                unknown(
+                    "--hosts",
+                    n,
+                    classes,
+                    f"; its classes are {', '.join(sorted(classes))}",
+                    f": no worker of {self.target} is of that node class",
+                )
+            )
         return tuple(names)
 
     def unfit(self, spec: RunSpec) -> str | None:
         """Why no worker can take ``spec`` (not its class; fewer cores than its threads)."""
         cores = self._cores().get(spec.host)
         if cores is None:
-            return (f"planned for node class {spec.host!r}, which {self.target} does not have "
-                    f"({', '.join(self.classes())})")
+            return (
+                f"planned for node class {spec.host!r}, which {self.target} does not have "
+                f"({', '.join(self.classes())})"
+            )
         most = max(cores)
         if spec.threads > most:
-            return (f"{spec.threads} threads: no worker of node class {spec.host} offers that many "
-                    f"cores (at most {most})")
+            return (
+                f"{spec.threads} threads: no worker of node class {spec.host} offers that many "
+                f"cores (at most {most})"
+            )
         return None

@@ -26,7 +26,7 @@ from ...envs.platforms import detect
 from .attempt import WorkerFailed, attempt
 from .warm import WarmPool
 
-CLASS_VAR = "KIT_NODE_CLASS"   # a lab's name for a node type, set in the worker's environment
+CLASS_VAR = "KIT_NODE_CLASS"  # a lab's name for a node type, set in the worker's environment
 
 
 def cpu_model() -> str:
@@ -50,9 +50,15 @@ def node_class(cpu: str | None = None) -> str:
 def facts() -> dict:
     """This node as the driver sees it in `kit cluster check` and in each run's manifest."""
     cpu = cpu_model()
-    return {"host": socket.gethostname(), "class": node_class(cpu), "cpu": cpu,
-            "machine": platform.machine(), "system": platform.system(), "cores": cores(),
-            "kit_home": os.environ.get("KIT_HOME", "")}
+    return {
+        "host": socket.gethostname(),
+        "class": node_class(cpu),
+        "cpu": cpu,
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "cores": cores(),
+        "kit_home": os.environ.get("KIT_HOME", ""),
+    }
 
 
 def stacks(names: list) -> dict:
@@ -92,9 +98,11 @@ def _stack(spec: RunSpec, where: str):
         kind.build(detect())
         stack = kind.runnable()
     if stack.identity != spec.stack_id:
-        raise KitError(f"node {where}: stack {spec.stack!r} here is {stack.identity[:12]}, the "
-                       f"plan measured {spec.stack_id[:12]}; rebuild it on that node with `kit stacks "
-                       f"build {spec.stack}` (or plan again from a driver with the same stack)")
+        raise KitError(
+            f"node {where}: stack {spec.stack!r} here is {stack.identity[:12]}, the "
+            f"plan measured {spec.stack_id[:12]}; rebuild it on that node with `kit stacks "
+            f"build {spec.stack}` (or plan again from a driver with the same stack)"
+        )
     return stack
 
 
@@ -115,7 +123,7 @@ def sweep() -> None:
 
     _swept.append(True)
     for d in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
-        pid = d.name[len(_PREFIX):].split("-")[0]
+        pid = d.name[len(_PREFIX) :].split("-")[0]
         if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
             shutil.rmtree(d, ignore_errors=True)
 
@@ -141,15 +149,19 @@ def _sent(out: Path, manifest: dict, held) -> dict:
         if f.suffix != ".npy":
             continue
         info = manifest["stages"].get(f.stem) if held else None
-        if info and blob_key(info["sha256"], info["dtype"], info["shape"]) in held \
-                and file_problem(f, info["sha256"], info["dtype"], info["shape"]) is None:
+        if (
+            info
+            and blob_key(info["sha256"], info["dtype"], info["shape"]) in held
+            and file_problem(f, info["sha256"], info["dtype"], info["shape"]) is None
+        ):
             continue
         sent[f.name] = f.read_bytes()
     return sent
 
 
-def make_run(spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | None,
-             held=()) -> dict:
+def make_run(
+    spec_json: str, dataset: Dataset | dict | None, input_npy: bytes | None, held=()
+) -> dict:
     """A Dask task: make one run on this node; {"manifest", "arrays", "node"}, {"error", ...},
     or {"missing": "dataset"} ("pipeline") when sent without the dataset (a lab pipeline's
     file: kit.data.pipelines.shipment) and this node has not got it. ``held``: blob keys of

@@ -25,8 +25,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-LOOK_S = 5.0    # how often the queue is asked, while some job's worker has not joined
-ASK_S = 30.0    # the longest one squeue/sacct/scontrol may take: a slow controller is no answer
+LOOK_S = 5.0  # how often the queue is asked, while some job's worker has not joined
+ASK_S = 30.0  # the longest one squeue/sacct/scontrol may take: a slow controller is no answer
 _NOT_STARTED = ("", "None", "Unknown", "(null)", "None assigned")
 
 
@@ -34,12 +34,12 @@ _NOT_STARTED = ("", "None", "Unknown", "(null)", "None assigned")
 class JobEnd:
     """How a job that left the queue ended, as far as its batch system still says."""
 
-    state: str = ""       # CANCELLED, FAILED, TIMEOUT, ...; "" = no longer known
+    state: str = ""  # CANCELLED, FAILED, TIMEOUT, ...; "" = no longer known
     started: bool = False
-    code: str = ""        # the job's exit code ("127:0")
-    err: str = ""         # its stderr file, as the batch system names it
-    why: str = ""         # the system's own words (a PBS comment, an LSF exit reason), said when
-                          # the stderr file is not readable here
+    code: str = ""  # the job's exit code ("127:0")
+    err: str = ""  # its stderr file, as the batch system names it
+    why: str = ""  # the system's own words (a PBS comment, an LSF exit reason), said when
+    # the stderr file is not readable here
 
 
 def _ask(argv: list) -> subprocess.CompletedProcess | None:
@@ -56,16 +56,23 @@ def _slurm_end(job: str) -> JobEnd:
     line = p.stdout.strip().splitlines()[0] if p and p.returncode == 0 and p.stdout.strip() else ""
     if line.count("|") == 3:
         state, code, start, nodes = line.split("|")
-        return JobEnd(state.split()[0] if state.split() else "",
-                      start not in _NOT_STARTED and nodes not in _NOT_STARTED, code)
+        return JobEnd(
+            state.split()[0] if state.split() else "",
+            start not in _NOT_STARTED and nodes not in _NOT_STARTED,
+            code,
+        )
     p = _ask(["scontrol", "show", "job", job, "-o"])
     if p is None or p.returncode != 0:
         return JobEnd()
     f = dict(re.findall(r"(\w+)=(\S*)", p.stdout))
     # older Slurm (22.05) names the file by its pattern: dask-worker-%J.err
     err = re.sub(r"%[jJ]", job, f.get("StdErr", "")).replace("%x", f.get("JobName", ""))
-    return JobEnd(f.get("JobState", ""), f.get("BatchHost", "") not in _NOT_STARTED,
-                  f.get("ExitCode", ""), err)
+    return JobEnd(
+        f.get("JobState", ""),
+        f.get("BatchHost", "") not in _NOT_STARTED,
+        f.get("ExitCode", ""),
+        err,
+    )
 
 
 def slurm_jobs(jobs: list) -> dict:
@@ -92,8 +99,17 @@ def _pbs_fields(text: str) -> dict:
 
 
 # job_state of a job still in the queue; F (OpenPBS's history) and C (Torque) have ended
-_PBS_QUEUED = {"Q": "PENDING", "W": "PENDING", "T": "PENDING", "H": "HELD", "R": "RUNNING",
-               "E": "RUNNING", "B": "RUNNING", "S": "SUSPENDED", "U": "SUSPENDED"}
+_PBS_QUEUED = {
+    "Q": "PENDING",
+    "W": "PENDING",
+    "T": "PENDING",
+    "H": "HELD",
+    "R": "RUNNING",
+    "E": "RUNNING",
+    "B": "RUNNING",
+    "S": "SUSPENDED",
+    "U": "SUSPENDED",
+}
 # OpenPBS's negative Exit_status values that are a limit, not the job's own exit (job.h)
 _PBS_LIMITS = {"-29": "TIMEOUT", "-27": "OUT_OF_MEMORY", "-26": "OUT_OF_MEMORY"}
 
@@ -116,13 +132,19 @@ def pbs_jobs(jobs: list) -> dict:
     """As slurm_jobs, for PBS: qstat -f, and qstat -x -f for the jobs it says have finished
     (OpenPBS keeps them in its history; Torque shows its own finished jobs as C)."""
     p = _ask(["qstat", "-f", "-1", *jobs])
-    if p is None or (p.returncode != 0 and "Job Id:" not in p.stdout and not re.search(
-            "Unknown Job Id|Job has finished", p.stderr)):
+    if p is None or (
+        p.returncode != 0
+        and "Job Id:" not in p.stdout
+        and not re.search("Unknown Job Id|Job has finished", p.stderr)
+    ):
         return {}
     seen = _pbs_fields(p.stdout)
     # "qstat: 123.server Job has finished, use -x or -H to obtain historical job information"
-    done = [w[1].split(".")[0] for w in map(str.split, p.stderr.splitlines())
-            if len(w) > 1 and "Job has finished" in " ".join(w)]
+    done = [
+        w[1].split(".")[0]
+        for w in map(str.split, p.stderr.splitlines())
+        if len(w) > 1 and "Job has finished" in " ".join(w)
+    ]
     done = [j for j in jobs if j in done and j not in seen]
     if done:
         h = _ask(["qstat", "-x", "-f", "-1", *done])
@@ -131,15 +153,28 @@ def pbs_jobs(jobs: list) -> dict:
     for j in jobs:
         f = seen.get(j)
         word = _PBS_QUEUED.get(f.get("job_state", "")) if f else None
-        out[j] = (JobEnd() if f is None else _pbs_end(f) if word is None
-                  else f"{word} {f.get('comment', '')}".strip())
+        out[j] = (
+            JobEnd()
+            if f is None
+            else _pbs_end(f)
+            if word is None
+            else f"{word} {f.get('comment', '')}".strip()
+        )
     return out
 
 
 def _sge_state(letters: str) -> str:
     """The word for SGE's state letters (qw, hqw, Eqw, r, t, dr, s, ...), first match wins."""
-    for c, word in (("E", "ERROR"), ("d", "DELETING"), ("h", "HELD"), ("r", "RUNNING"),
-                    ("t", "RUNNING"), ("s", "SUSPENDED"), ("S", "SUSPENDED"), ("T", "SUSPENDED")):
+    for c, word in (
+        ("E", "ERROR"),
+        ("d", "DELETING"),
+        ("h", "HELD"),
+        ("r", "RUNNING"),
+        ("t", "RUNNING"),
+        ("s", "SUSPENDED"),
+        ("S", "SUSPENDED"),
+        ("T", "SUSPENDED"),
+    ):
         if c in letters:
             return word
     return "PENDING"
@@ -177,20 +212,41 @@ def sge_jobs(jobs: list) -> dict:
     return {j: queued[j] if j in queued else _sge_end(j) for j in jobs}
 
 
-_LSF_QUEUED = {"PEND": "PENDING", "WAIT": "PENDING", "PROV": "PENDING", "PSUSP": "HELD",
-               "RUN": "RUNNING", "USUSP": "SUSPENDED", "SSUSP": "SUSPENDED"}
+_LSF_QUEUED = {
+    "PEND": "PENDING",
+    "WAIT": "PENDING",
+    "PROV": "PENDING",
+    "PSUSP": "HELD",
+    "RUN": "RUNNING",
+    "USUSP": "SUSPENDED",
+    "SSUSP": "SUSPENDED",
+}
 # LSF's termination reasons (bjobs exit_reason "TERM_OWNER: job killed by owner")
-_LSF_TERM = {"TERM_OWNER": "CANCELLED", "TERM_ADMIN": "CANCELLED", "TERM_FORCE_OWNER": "CANCELLED",
-             "TERM_FORCE_ADMIN": "CANCELLED", "TERM_RUNLIMIT": "TIMEOUT",
-             "TERM_MEMLIMIT": "OUT_OF_MEMORY", "TERM_PREEMPT": "PREEMPTED"}
+_LSF_TERM = {
+    "TERM_OWNER": "CANCELLED",
+    "TERM_ADMIN": "CANCELLED",
+    "TERM_FORCE_OWNER": "CANCELLED",
+    "TERM_FORCE_ADMIN": "CANCELLED",
+    "TERM_RUNLIMIT": "TIMEOUT",
+    "TERM_MEMLIMIT": "OUT_OF_MEMORY",
+    "TERM_PREEMPT": "PREEMPTED",
+}
 
 
 def lsf_jobs(jobs: list) -> dict:
     """As slurm_jobs, for LSF: one bjobs -a -json (finished jobs stay for CLEAN_PERIOD)."""
-    p = _ask(["bjobs", "-a", "-json", "-o",
-              "jobid stat exit_code exec_host exit_reason pend_reason error_file", *jobs])
+    p = _ask(
+        [
+            "bjobs",
+            "-a",
+            "-json",
+            "-o",
+            "jobid stat exit_code exec_host exit_reason pend_reason error_file",
+            *jobs,
+        ]
+    )
     try:  # "Cannot connect to LSF. Please wait ..." may come before the JSON
-        records = json.loads(p.stdout[p.stdout.index("{"):])["RECORDS"]
+        records = json.loads(p.stdout[p.stdout.index("{") :])["RECORDS"]
     except (AttributeError, ValueError, KeyError, TypeError):  # no answer, or an LSF before 10.1
         return {}
     got = {str(r.get("JOBID")): r for r in records if isinstance(r, dict) and r.get("STAT")}
@@ -203,15 +259,27 @@ def lsf_jobs(jobs: list) -> dict:
             out[j] = f"{_LSF_QUEUED.get(stat, stat)} {reason}".strip()
             continue
         why = r.get("EXIT_REASON", "")
-        state = ("COMPLETED" if stat == "DONE" else _LSF_TERM.get(why.split(":")[0], "FAILED")
-                 if stat else "")
-        out[j] = JobEnd(state, r.get("EXEC_HOST", "") not in ("", "-"), r.get("EXIT_CODE", ""),
-                        r.get("ERROR_FILE", "").replace("%J", j).replace("%I", "0"), why)
+        state = (
+            "COMPLETED"
+            if stat == "DONE"
+            else _LSF_TERM.get(why.split(":")[0], "FAILED")
+            if stat
+            else ""
+        )
+        out[j] = JobEnd(
+            state,
+            r.get("EXEC_HOST", "") not in ("", "-"),
+            r.get("EXIT_CODE", ""),
+            r.get("ERROR_FILE", "").replace("%J", j).replace("%I", "0"),
+            why,
+        )
     return out
 
 
-_CONDOR_ATTRS = ("ClusterId,ProcId,JobStatus,ExitCode,ExitBySignal,ExitSignal,JobStartDate,"
-                 "HoldReason,RemoveReason,Err,Iwd")
+_CONDOR_ATTRS = (
+    "ClusterId,ProcId,JobStatus,ExitCode,ExitBySignal,ExitSignal,JobStartDate,"
+    "HoldReason,RemoveReason,Err,Iwd"
+)
 # JobStatus of a job still in the queue: 1 idle, 2 running, 5 held, 6 transferring its
 # output, 7 suspended; 3 (removed) and 4 (completed) have ended
 _CONDOR_QUEUED = {1: "PENDING", 2: "RUNNING", 5: "HELD", 6: "RUNNING", 7: "SUSPENDED"}
@@ -250,17 +318,27 @@ def htcondor_jobs(jobs: list) -> dict:
         return {}
     out = {}
     for j in jobs:
-        ad = ads.get(j) or (_condor_ads(["condor_history", "-json", "-attributes",
-                                         _CONDOR_ATTRS, "-limit", "1", j]) or {}).get(j, {})
+        ad = ads.get(j) or (
+            _condor_ads(["condor_history", "-json", "-attributes", _CONDOR_ATTRS, "-limit", "1", j])
+            or {}
+        ).get(j, {})
         word = _CONDOR_QUEUED.get(ad.get("JobStatus"))
-        out[j] = _condor_end(ad) if word is None else (
-            f"{word} {ad.get('HoldReason', '')}".strip() if word == "HELD" else word)
+        out[j] = (
+            _condor_end(ad)
+            if word is None
+            else (f"{word} {ad.get('HoldReason', '')}".strip() if word == "HELD" else word)
+        )
     return out
 
 
 # the systems whose queue is watched: {system: its reader, answering as slurm_jobs does}
-QUEUES = {"slurm": slurm_jobs, "pbs": pbs_jobs, "sge": sge_jobs, "lsf": lsf_jobs,
-          "htcondor": htcondor_jobs}
+QUEUES = {
+    "slurm": slurm_jobs,
+    "pbs": pbs_jobs,
+    "sge": sge_jobs,
+    "lsf": lsf_jobs,
+    "htcondor": htcondor_jobs,
+}
 
 
 def said(job: str, end: JobEnd) -> str:
@@ -269,13 +347,21 @@ def said(job: str, end: JobEnd) -> str:
     if not state:
         return f"job {job} left the queue before its worker joined"
     if state == "CANCELLED":
-        return (f"job {job} was cancelled before its worker joined" if end.started
-                else f"job {job} was cancelled before it started")
+        return (
+            f"job {job} was cancelled before its worker joined"
+            if end.started
+            else f"job {job} was cancelled before it started"
+        )
     if state == "TIMEOUT":
         return f"job {job} reached its walltime before its worker joined"
-    what = {"FAILED": "failed", "COMPLETED": "ended", "OUT_OF_MEMORY": "ran out of memory",
-            "NODE_FAIL": "lost its node", "BOOT_FAIL": "failed to boot its node",
-            "PREEMPTED": "was preempted"}.get(state, f"ended {state}")
+    what = {
+        "FAILED": "failed",
+        "COMPLETED": "ended",
+        "OUT_OF_MEMORY": "ran out of memory",
+        "NODE_FAIL": "lost its node",
+        "BOOT_FAIL": "failed to boot its node",
+        "PREEMPTED": "was preempted",
+    }.get(state, f"ended {state}")
     line = f"job {job} {what} before its worker joined"
     if end.code and state in ("FAILED", "COMPLETED"):
         line += f" (exit code {end.code.split(':')[0]})"
@@ -306,11 +392,11 @@ class QueuedJobs:
     def __init__(self, system: str, tries: int, classes: dict):
         self.ask = QUEUES.get(system)
         self.tries, self.classes = tries, dict(classes)
-        self.seen: dict = {}      # slot: the job ids it has had, in order
+        self.seen: dict = {}  # slot: the job ids it has had, in order
         self.joined: set = set()  # job ids whose worker joined
-        self.ended: list = []     # (slot, line) of every job that left before its worker joined
-        self.spent: dict = {}     # slot: the line of its last job, once its tries are spent
-        self.queued: dict = {}    # job id: its queue state ("PENDING Resources"), at the last look
+        self.ended: list = []  # (slot, line) of every job that left before its worker joined
+        self.spent: dict = {}  # slot: the line of its last job, once its tries are spent
+        self.queued: dict = {}  # job id: its queue state ("PENDING Resources"), at the last look
         self._last = 0.0
         self._busy = threading.Lock()
 
@@ -329,8 +415,10 @@ class QueuedJobs:
             self._busy.release()
 
     def _look(self, cluster, resubmit) -> list:
-        names = {str(w.get("name")) for w in list(dict(cluster.scheduler_info)
-                                                   .get("workers", {}).values())}
+        names = {
+            str(w.get("name"))
+            for w in list(dict(cluster.scheduler_info).get("workers", {}).values())
+        }
         jobs = {}
         for slot, job in list(dict(cluster.workers).items()):
             jid = getattr(job, "job_id", None)
@@ -374,8 +462,9 @@ class QueuedJobs:
     def hopeless(self, node_class: str | None = None) -> str | None:
         """Why no job can bring a worker (of ``node_class``; None: any) any more: each slot
         that could has spent its tries. None while some slot may still bring one."""
-        slots = [s for s, c in self.classes.items()
-                 if node_class is None or not c or c == node_class]
+        slots = [
+            s for s, c in self.classes.items() if node_class is None or not c or c == node_class
+        ]
         if not slots or any(s not in self.spent for s in slots):
             return None
         return "; ".join(dict.fromkeys(self.spent[s] for s in slots))
@@ -388,11 +477,15 @@ class QueuedJobs:
             if word == "PENDING":
                 out.append(f"job {job} is pending" + (f" ({reason})" if reason else ""))
             elif word == "RUNNING":  # started, yet no worker: its python, its prologue
-                out.append(f"job {job} is running but its worker has not joined (can the "
-                           "workers' python import kit? the job's output says)")
+                out.append(
+                    f"job {job} is running but its worker has not joined (can the "
+                    "workers' python import kit? the job's output says)"
+                )
             elif word in ("HELD", "ERROR"):  # held in its queue until someone releases it
-                out.append(f"job {job} is {'held' if word == 'HELD' else 'in error'}"
-                           + (f" ({reason})" if reason else ""))
+                out.append(
+                    f"job {job} is {'held' if word == 'HELD' else 'in error'}"
+                    + (f" ({reason})" if reason else "")
+                )
             else:
                 out.append(f"job {job} is {word.lower()}")
         return "; ".join(out)
@@ -402,6 +495,8 @@ class QueuedJobs:
         if not self.ended:
             return None
         lines = [line for _, line in self.ended]
-        return (f"{len(lines)} job(s) left the queue before their worker joined: "
-                + "; ".join(lines[:3]) + ("; ..." if len(lines) > 3 else ""))
-
+        return (
+            f"{len(lines)} job(s) left the queue before their worker joined: "
+            + "; ".join(lines[:3])
+            + ("; ..." if len(lines) > 3 else "")
+        )

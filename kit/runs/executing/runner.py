@@ -33,10 +33,10 @@ from ...data.pipelines import pipeline_file
 from ...envs.kinds import stack_kind
 from ...envs.launch import terminate_workers
 from ...worker.pipeline import FEEDS
-from .attempt import RunTimedOut, attempt
-from .schedule import AUTO, CoreBudget, at_once, largest_first
 from ..store import Store
 from ..store.identity import still_here
+from .attempt import RunTimedOut, attempt
+from .schedule import AUTO, CoreBudget, at_once, largest_first
 from .warm import WarmPool
 
 
@@ -44,9 +44,9 @@ class RunFailed(KitError):
     """One run an executor could not make although it tried: the plan goes on without it."""
 
 
-DEADLINE_FLOOR = 600         # seconds: the least a run is given when past runs say less
+DEADLINE_FLOOR = 600  # seconds: the least a run is given when past runs say less
 DEADLINE_UNMEASURED = 7_200  # seconds a run is given when the store has none of its subject
-DEADLINE_TIMES = 10          # a run is given ten times the slowest past run of its subject
+DEADLINE_TIMES = 10  # a run is given ten times the slowest past run of its subject
 
 
 def run_deadline(asked: float | None, history: list) -> tuple:
@@ -57,9 +57,11 @@ def run_deadline(asked: float | None, history: list) -> tuple:
         return float(asked), "--timeout"
     walls = [r.manifest.get("wall_s") or 0.0 for r in history]
     if walls:
-        return (max(DEADLINE_FLOOR, DEADLINE_TIMES * max(walls)),
-                f"{DEADLINE_TIMES}x its slowest stored run, at least {DEADLINE_FLOOR} s; "
-                f"--timeout SECONDS sets it")
+        return (
+            max(DEADLINE_FLOOR, DEADLINE_TIMES * max(walls)),
+            f"{DEADLINE_TIMES}x its slowest stored run, at least {DEADLINE_FLOOR} s; "
+            f"--timeout SECONDS sets it",
+        )
     return float(DEADLINE_UNMEASURED), "none of its runs is stored yet; --timeout SECONDS sets it"
 
 
@@ -69,10 +71,13 @@ class PlanIncomplete(KitError):
     def __init__(self, failed: list, tried: int | None = None):
         self.failed = failed  # [(spec, why)]
         whys = "; ".join(why for _, why in failed[:3]) + ("; ..." if len(failed) > 3 else "")
-        others = ("none of them was stored" if tried == len(failed) else
-                  "the others are stored")  # every run it tried failed: nothing to point at
-        super().__init__(f"{len(failed)} run(s) of this plan failed ({whys}); {others}: run the "
-                         "same command to try the failed ones again")
+        others = (
+            "none of them was stored" if tried == len(failed) else "the others are stored"
+        )  # every run it tried failed: nothing to point at
+        super().__init__(
+            f"{len(failed)} run(s) of this plan failed ({whys}); {others}: run the "
+            "same command to try the failed ones again"
+        )
 
 
 class Executor:
@@ -107,8 +112,15 @@ class Executor:
     def check(self, spec: RunSpec) -> None:
         """Refuse, before claiming, a run this executor cannot make as planned."""
 
-    def run(self, spec: RunSpec, dataset: Dataset, input_npy: bytes | None, out: Path,
-            stop=lambda: False, held=frozenset()) -> dict | None:
+    def run(
+        self,
+        spec: RunSpec,
+        dataset: Dataset,
+        input_npy: bytes | None,
+        out: Path,
+        stop=lambda: False,
+        held=frozenset(),
+    ) -> dict | None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -140,8 +152,10 @@ class LocalExecutor(Executor):
 
     def check(self, spec):
         if spec.host != host_id():
-            raise KitError(f"run {spec.run_id[:12]} is planned for {spec.host!r}, not this machine: "
-                           "run it with --cluster (docs/cluster.md)")
+            raise KitError(
+                f"run {spec.run_id[:12]} is planned for {spec.host!r}, not this machine: "
+                "run it with --cluster (docs/cluster.md)"
+            )
         if stack_kind(spec.stack).runnable().identity != spec.stack_id:
             raise KitError(f"stack {spec.stack!r} changed since this run was planned; plan again")
 
@@ -149,17 +163,25 @@ class LocalExecutor(Executor):
         stack = stack_kind(spec.stack).runnable()  # its arrays are here: every one is moved
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
         # a warm container worker sees only its pool's folder: the run's is made there
-        where = (self.warm.folder(stack) if self.warm is not None and spec.process != "fresh"
-                 else subdir("tmp"))
-        with self.cores.hold(spec.threads), tempfile.TemporaryDirectory(
-                dir=where, prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+        where = (
+            self.warm.folder(stack)
+            if self.warm is not None and spec.process != "fresh"
+            else subdir("tmp")
+        )
+        with (
+            self.cores.hold(spec.threads),
+            tempfile.TemporaryDirectory(
+                dir=where, prefix=f"run-{os.getpid()}-{spec.run_id[:12]}-"
+            ) as tmp,
+        ):
             if stop():  # the plan stopped while this run waited for its cores: none starts
                 return None
             # a lab pipeline reads its own data: the worker is given its file instead
             data = pipeline_file(spec.pipeline) if spec.pipeline else dataset_path(dataset)
             try:
-                manifest = attempt(spec, stack, data, Path(tmp), input_npy, self.warm,
-                                   self.deadline)
+                manifest = attempt(
+                    spec, stack, data, Path(tmp), input_npy, self.warm, self.deadline
+                )
             except RunTimedOut as e:  # ended, nothing kept: the plan goes on without it
                 raise RunFailed(str(e)) from None
             for f in (Path(tmp) / "out").iterdir():
@@ -176,9 +198,13 @@ def sweep_tmp() -> int:
         for d in root.iterdir():
             parts = d.name.lstrip(".").split("-")
             # run, got: a run's folders; base, image, store, ctr: a container build's or probe's
-            if len(parts) >= 3 and parts[0] in ("run", "tmp", "got", "base", "image", "store",
-                                                "ctr") and parts[1].isdigit() \
-                    and int(parts[1]) != os.getpid() and not alive(int(parts[1])):
+            if (
+                len(parts) >= 3
+                and parts[0] in ("run", "tmp", "got", "base", "image", "store", "ctr")
+                and parts[1].isdigit()
+                and int(parts[1]) != os.getpid()
+                and not alive(int(parts[1]))
+            ):
                 shutil.rmtree(d, ignore_errors=True)
                 removed += 1
     return removed
@@ -199,8 +225,13 @@ def _input(spec: RunSpec, store: Store) -> bytes | None:
     buf = io.BytesIO()
     if spec.kind == "feed":
         used = "svd_arpack" if spec.embedding == "arpack" else "svd_rand"
-        np.savez(buf, **{name: store.array(spec.input, used if name == "embedding" else name)
-                         for name in FEEDS[spec.feed]})
+        np.savez(
+            buf,
+            **{
+                name: store.array(spec.input, used if name == "embedding" else name)
+                for name in FEEDS[spec.feed]
+            },
+        )
         return buf.getvalue()
     if spec.kind not in ("torch", "perturb"):
         return None
@@ -208,8 +239,14 @@ def _input(spec: RunSpec, store: Store) -> bytes | None:
     return buf.getvalue()
 
 
-def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: False,
-            executor: Executor | None = None, gate=None) -> str:
+def execute(
+    spec: RunSpec,
+    dataset: Dataset,
+    store: Store,
+    should_stop=lambda: False,
+    executor: Executor | None = None,
+    gate=None,
+) -> str:
     """Make one run where ``executor`` says (here by default) and store it; returns its id.
 
     ``gate`` (a semaphore) is held while the run runs, not while it is stored: a plan's next run
@@ -222,16 +259,18 @@ def execute(spec: RunSpec, dataset: Dataset, store: Store, should_stop=lambda: F
     if not _wait_for_claim(store, spec.run_id, should_stop):
         return spec.run_id
     try:
-        with tempfile.TemporaryDirectory(dir=subdir("tmp"),
-                                         prefix=f"got-{os.getpid()}-{spec.run_id[:12]}-") as tmp:
+        with tempfile.TemporaryDirectory(
+            dir=subdir("tmp"), prefix=f"got-{os.getpid()}-{spec.run_id[:12]}-"
+        ) as tmp:
             with gate or nullcontext():
                 if should_stop():  # stopped while it waited for its turn
                     return spec.run_id
                 # a run made elsewhere need not send back what the store holds now (a seed
                 # plan's k-mers ...): asked as it starts, after the runs before it were stored
                 held = store.held_blobs(spec.dataset) if executor.remote else frozenset()
-                manifest = executor.run(spec, dataset, _input(spec, store), Path(tmp), should_stop,
-                                        held=held)
+                manifest = executor.run(
+                    spec, dataset, _input(spec, store), Path(tmp), should_stop, held=held
+                )
             if manifest is None:
                 return spec.run_id
             manifest["spec"] = json.loads(spec.to_json())
@@ -257,8 +296,15 @@ def _end_runs(futures: list) -> None:
         terminate_workers()
 
 
-def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done: OnDone | None = None,
-            should_stop=None, executor: Executor | None = None) -> list:
+def run_all(
+    specs,
+    dataset: Dataset,
+    store: Store,
+    jobs=AUTO,
+    on_done: OnDone | None = None,
+    should_stop=None,
+    executor: Executor | None = None,
+) -> list:
     """Run every spec not yet stored (each once, however many pairs share it), the largest
     (threads x expected time) first; resumable. ``dataset``: a Dataset, or the LabData of a lab
     pipeline (kit.data.pipelines) whose runs these are. ``jobs``: runs at once, or "auto" (as many as
@@ -323,10 +369,15 @@ def run_all(specs, dataset: Dataset, store: Store, jobs=AUTO, on_done: OnDone | 
         raise PlanIncomplete(failed, len(todo))
     if not stop():  # a plan that lost a run never ends as if it were whole
         still_here(store)  # what this process reads back is the store at its path
-        lost = [s.run_id[:12] for s in todo
-                if not (store.has_run(s.run_id) and store.has_arrays(s.run_id))]
+        lost = [
+            s.run_id[:12]
+            for s in todo
+            if not (store.has_run(s.run_id) and store.has_arrays(s.run_id))
+        ]
         if lost:
-            raise KitError(f"{len(lost)} run(s) of this plan are not in the store although they "
-                           f"were made ({', '.join(lost[:5])}): something removed them meanwhile; "
-                           "run the same command again to make them")
+            raise KitError(
+                f"{len(lost)} run(s) of this plan are not in the store although they "
+                f"were made ({', '.join(lost[:5])}): something removed them meanwhile; "
+                "run the same command again to make them"
+            )
     return [s.run_id for s in unique if store.has_run(s.run_id)]

@@ -11,7 +11,12 @@ from statistics import median
 from ...core.processes import cores
 
 AUTO = "auto"
-_KIND_WEIGHT = {"pipeline": 3, "feed": 2, "perturb": 2, "torch": 1}  # no history: a pipeline is longest
+_KIND_WEIGHT = {
+    "pipeline": 3,
+    "feed": 2,
+    "perturb": 2,
+    "torch": 1,
+}  # no history: a pipeline is longest
 
 
 def at_once(specs, jobs) -> int:
@@ -37,8 +42,7 @@ def note(specs, jobs) -> str | None:
         return None
     n, c = together(specs, jobs), cores()
     alone = sum(s.threads >= c for s in specs)
-    parts = [f"up to {n} run(s) at once on {c} core(s) "
-             "(threads x runs never exceed the cores)"]
+    parts = [f"up to {n} run(s) at once on {c} core(s) (threads x runs never exceed the cores)"]
     if alone:
         parts.append(f"{alone} run(s) use every core and run alone")
     return "; ".join(parts)
@@ -62,7 +66,9 @@ def largest_first(specs, history: list) -> list:
 
     def size(s):
         seen = past.get(_key(s))
-        return s.threads * (median(seen) if seen else _KIND_WEIGHT.get(s.kind, 0) * 100 + s.svd_iters)
+        return s.threads * (
+            median(seen) if seen else _KIND_WEIGHT.get(s.kind, 0) * 100 + s.svd_iters
+        )
 
     # measured runs and unmeasured ones are ranked apart: seconds and weights do not compare
     known = sorted((s for s in specs if past.get(_key(s))), key=lambda s: -size(s))

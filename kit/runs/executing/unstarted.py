@@ -39,8 +39,10 @@ class Unstarted(Executor):
         return self.table.refit(pair)
 
     def check(self, spec):
-        raise KitError(f"run {spec.run_id[:12]}: the cluster was not started (every run of the "
-                       "plan was stored when it was planned); run the command again")
+        raise KitError(
+            f"run {spec.run_id[:12]}: the cluster was not started (every run of the "
+            "plan was stored when it was planned); run the command again"
+        )
 
     def retried_text(self) -> None:
         return None

@@ -18,13 +18,12 @@ from pathlib import Path
 
 from ...core.errors import one_line
 from ...core.paths import subdir
-from ...core.spools import discard
 from ...core.spec import RunSpec, seeds
+from ...core.spools import discard
 from ...envs import launch
 from ...envs.containers.command import CONTAINED
 from ...envs.stacks import Stack
-from .attempt import (ANSWER_CHARS, TRACEBACK, WorkerFailed, answer_of, failed, keep_log,
-                      timed_out)
+from .attempt import ANSWER_CHARS, TRACEBACK, WorkerFailed, answer_of, failed, keep_log, timed_out
 
 PRIMER_SEED = 7919  # the other run a "warm" run of the process factor follows
 
@@ -39,8 +38,9 @@ class _Warm:
     def __init__(self, stack: Stack, spec: RunSpec, root: Path):
         # ``root``: where the runs it makes have their folders (a container worker's one
         # writable mount)
-        self.worker = launch.start(stack.command, ["--serve"], spec, root, requests=True,
-                                   writable=(root,))
+        self.worker = launch.start(
+            stack.command, ["--serve"], spec, root, requests=True, writable=(root,)
+        )
         self.proc = self.worker.proc
         self.runs = 0
         # a run left processes that kit then ended: a pool the pipeline keeps between calls
@@ -49,8 +49,9 @@ class _Warm:
         # worker makes no other run: the next one starts in a fresh worker, as under --fresh
         self.spent = False
 
-    def ask(self, spec: RunSpec, request: dict, timeout: float | None = None,
-            end: bool = True) -> str:
+    def ask(
+        self, spec: RunSpec, request: dict, timeout: float | None = None, end: bool = True
+    ) -> str:
         """Make one run; returns what it printed (the end of the worker's stderr meanwhile).
         Past ``timeout`` seconds the worker is ended with its group (RunTimedOut). ``end``:
         what the run left running is ended now (False: a primer's, which the run after it in
@@ -67,8 +68,9 @@ class _Warm:
             raise self._with_printed(timed_out(spec, timeout)) from None
         except launch.TooLong as e:
             self.worker.kill()  # what follows can no longer be matched to requests
-            raise self._with_printed(WorkerFailed(
-                f"the warm worker in stack {spec.stack!r} answered with {e}")) from e
+            raise self._with_printed(
+                WorkerFailed(f"the warm worker in stack {spec.stack!r} answered with {e}")
+            ) from e
         if not line:  # the process is gone: said as a fresh process's failure would be
             self.worker.kill(grace=5)  # its own status, once its tether has ended the rest
             gone = subprocess.CompletedProcess([], self.proc.wait(), "", self.worker.tail(wait=5))
@@ -87,8 +89,10 @@ class _Warm:
             e.printed = printed
             raise
         if not answer.ok:
-            e = WorkerFailed(f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
-                             "\n".join(answer.tail))
+            e = WorkerFailed(
+                f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
+                "\n".join(answer.tail),
+            )
             e.printed = printed
             raise e
         return printed
@@ -121,8 +125,9 @@ class WarmPool:
             return subdir("tmp")
         with self._lock:
             if self._own is None:  # run-PID-...: swept with the runs' folders once kit is gone
-                self._own = Path(tempfile.mkdtemp(dir=subdir("tmp"),
-                                                  prefix=f"run-{os.getpid()}-warm-"))
+                self._own = Path(
+                    tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"run-{os.getpid()}-warm-")
+                )
             return self._own
 
     @staticmethod
@@ -143,17 +148,32 @@ class WarmPool:
         with self._lock:
             self._idle.setdefault(self._key(spec, stack), []).append(w)
 
-    def run(self, spec: RunSpec, stack: Stack, dataset_file: Path, folder: Path,
-            input_file: Path | None, timeout: float | None = None) -> str:
+    def run(
+        self,
+        spec: RunSpec,
+        stack: Stack,
+        dataset_file: Path,
+        folder: Path,
+        input_file: Path | None,
+        timeout: float | None = None,
+    ) -> str:
         """Make ``spec`` in a warm worker; its arrays and manifest land in ``folder/out``, its
         relative writes in ``folder/work``. Returns what it printed."""
         w = self._take(spec, stack)
         try:
             if spec.process == "warm" and w.runs == 0:
                 self._prime(w, spec, dataset_file, folder, input_file, timeout)
-            printed = w.ask(spec, {"spec": str(folder / "spec.json"), "dataset": str(dataset_file),
-                                   "out": str(folder / "out"), "cwd": str(folder / "work"),
-                                   "input": input_file and str(input_file)}, timeout)
+            printed = w.ask(
+                spec,
+                {
+                    "spec": str(folder / "spec.json"),
+                    "dataset": str(dataset_file),
+                    "out": str(folder / "out"),
+                    "cwd": str(folder / "work"),
+                    "input": input_file and str(input_file),
+                },
+                timeout,
+            )
         except WorkerFailed:
             self._back(spec, stack, w)
             raise
@@ -180,20 +200,33 @@ class WarmPool:
         if spec.pipeline:  # a lab's file: its own request (the file's path), at its own seeds
             request = json.loads((folder / "spec.json").read_text())
             # its log beside the run's, in logs/: the run's folder is gone when the line is read
-            request.update(seeds={k: PRIMER_SEED for k in request["seeds"]},
-                           log=str(other / TRACEBACK), log_named=str(primer_log(spec)))
+            request.update(
+                seeds={k: PRIMER_SEED for k in request["seeds"]},
+                log=str(other / TRACEBACK),
+                log_named=str(primer_log(spec)),
+            )
             (other / "spec.json").write_text(json.dumps(request))
         else:
             (other / "spec.json").write_text(spec.with_(seeds=seeds(PRIMER_SEED)).worker_json())
         try:
-            w.ask(spec, {"spec": str(other / "spec.json"), "dataset": str(dataset_file),
-                         "out": str(other / "out"), "cwd": str(other / "work"),
-                         "input": input_file and str(input_file)}, timeout, end=False)
+            w.ask(
+                spec,
+                {
+                    "spec": str(other / "spec.json"),
+                    "dataset": str(dataset_file),
+                    "out": str(other / "out"),
+                    "cwd": str(other / "work"),
+                    "input": input_file and str(input_file),
+                },
+                timeout,
+                end=False,
+            )
         except WorkerFailed as e:  # said as the primer's: its seeds are not the run's
             if spec.pipeline:
                 keep_log(primer_log(spec), "", failed=True, written=other / TRACEBACK)
-            said = type(e)(f"{e} (in the warm worker's primer run, every seed "
-                           f"{PRIMER_SEED})", e.tail)
+            said = type(e)(
+                f"{e} (in the warm worker's primer run, every seed {PRIMER_SEED})", e.tail
+            )
             said.printed = getattr(e, "printed", "")
             raise said from None
 

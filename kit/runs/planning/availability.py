@@ -13,19 +13,29 @@ from .plan import required_stacks
 from .stack_pairs import stack_pairs, unbuilt_of
 
 
-def availability(plat: Platform | None = None, device: str | None = None,
-                 torch_stack: str | None = None) -> list:
+def availability(
+    plat: Platform | None = None, device: str | None = None, torch_stack: str | None = None
+) -> list:
     """Every factor with whether it can run here, why not, and whether its stacks are built."""
     plat = plat or detect()
     out = []
     for f, what in descriptions().items():
-        row = {"factor": f, "description": what, "stacks": [], "available": True,
-               "reason": None, "built": True}
+        row = {
+            "factor": f,
+            "description": what,
+            "stacks": [],
+            "available": True,
+            "reason": None,
+            "built": True,
+        }
         if f == "threads" and len(default_threads()) < 2:
             row.update(available=False, reason="this machine has one core")
         if factors.FACTORS[f].planned == factors.HOSTS:
-            row.update(available=False, reason="needs a cluster of two node types: kit run "
-                       "--factor host --cluster ... --hosts A,B (docs/cluster.md)")
+            row.update(
+                available=False,
+                reason="needs a cluster of two node types: kit run "
+                "--factor host --cluster ... --hosts A,B (docs/cluster.md)",
+            )
         if factors.FACTORS[f].planned in (factors.STACKS, factors.TORCH):
             try:
                 opts = PlanOptions(device=device, torch_stack=torch_stack)
@@ -39,8 +49,9 @@ def availability(plat: Platform | None = None, device: str | None = None,
                 row["built"] = row["built"] and st == "built"
             if factors.FACTORS[f].planned == factors.STACKS and row["stacks"]:
                 # which of its pairs `kit run --built` runs: those whose two stacks are built
-                row["pairs"] = [{"label": p[4], "not_built": unbuilt_of(p, plat)}
-                                for p in stack_pairs(f, plat)]
+                row["pairs"] = [
+                    {"label": p[4], "not_built": unbuilt_of(p, plat)} for p in stack_pairs(f, plat)
+                ]
         out.append(row)
     return out
 

@@ -11,8 +11,10 @@ from ...envs.platforms import Platform
 from .availability import availability
 
 # why a factor cannot run for a subject that lacks what it needs (kit.core.factors.NEEDS_*)
-_LACKS = {factors.NEEDS_SEEDS: "its SEEDS are (): there is no seed to vary",
-          factors.NEEDS_DTYPE: "its run takes no dtype: define run(seeds, dtype)"}
+_LACKS = {
+    factors.NEEDS_SEEDS: "its SEEDS are (): there is no seed to vary",
+    factors.NEEDS_DTYPE: "its run takes no dtype: define run(seeds, dtype)",
+}
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,12 @@ class Offer:
     reason: str | None = None
 
     def to_json(self) -> dict:
-        return {"factor": self.factor, "description": self.description,
-                "available": self.available, "reason": self.reason}
+        return {
+            "factor": self.factor,
+            "description": self.description,
+            "available": self.available,
+            "reason": self.reason,
+        }
 
 
 def offered(subject: Subject, plat: Platform | None = None, rows: list | None = None) -> list:
@@ -39,11 +45,13 @@ def offered(subject: Subject, plat: Platform | None = None, rows: list | None = 
     for name in factors.for_kind(subject.kind, subject.seeds):
         row = here.get(name)
         use = factors.use(name, subject.kind, subject.seeds)
-        what = factors.described(name, subject.kind, subject.seeds,
-                                 own=row["description"] if row else None)
+        what = factors.described(
+            name, subject.kind, subject.seeds, own=row["description"] if row else None
+        )
         available, reason = (row["available"], row["reason"]) if row else (True, None)
-        lacks = [why for need, why in _LACKS.items()
-                 if need in use.needs and not _has(subject, need)]
+        lacks = [
+            why for need, why in _LACKS.items() if need in use.needs and not _has(subject, need)
+        ]
         if available and lacks:
             available, reason = False, lacks[0]
         out.append(Offer(name, what, available, reason))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-
 from dataclasses import dataclass
 
 from ...core import processes
-from ...core.factors import level_name  # noqa: F401 -- the planners' name for it
 from ...core.errors import KitError
+from ...core.factors import level_name  # noqa: F401 -- the planners' name for it
 from ...core.spec import RunSpec
 from ...data.dataset import MAX_SYNTHETIC_N
 
@@ -24,7 +23,7 @@ PRECISION_LEVEL = "float32"
 @dataclass(frozen=True)
 class Pair:
     factor: str
-    level: str     # a sub-setting with its own budget row (svd-iters: the iteration count)
+    level: str  # a sub-setting with its own budget row (svd-iters: the iteration count)
     a: RunSpec
     b: RunSpec
     label: str
@@ -32,39 +31,48 @@ class Pair:
 
 @dataclass(frozen=True)
 class PlanOptions:
-    threads: tuple = ()          # empty: 1..cores
-    seeds: tuple = ()            # empty: the factor's default
+    threads: tuple = ()  # empty: 1..cores
+    seeds: tuple = ()  # empty: the factor's default
     svd_iters: tuple = SVD_ITERS
-    device: str | None = None    # torch-device: mps | cuda (default: what this machine has)
-    eps: tuple = ()              # perturb: noise sizes (default EPS)
+    device: str | None = None  # torch-device: mps | cuda (default: what this machine has)
+    eps: tuple = ()  # perturb: noise sizes (default EPS)
     torch_stack: str | None = None  # torch factors: this stack, not the catalogue's (e.g. external)
-    host: str = ""               # where runs are made: "" = this machine; a cluster's node class
-    hosts: tuple = ()            # the host factor: two or more node classes
+    host: str = ""  # where runs are made: "" = this machine; a cluster's node class
+    hosts: tuple = ()  # the host factor: two or more node classes
     # 0: runs on this machine (thread counts above its cores refused); N: on a cluster whose
     # smallest worker offers N cores (default counts 1..N; a larger count is planned, and its
     # runs skipped with why where no worker offers that many)
     cores: int = 0
-    built: bool = False          # stack factors: only the pairs whose stacks are built here
+    built: bool = False  # stack factors: only the pairs whose stacks are built here
 
     def __post_init__(self):
         # the one check of every setting, whoever typed it (the CLI's flags, the TUI's fields)
         wrong = threads_problem(self.threads, None if self.cores else processes.cores())
         if wrong:
             raise KitError(wrong)
-        for what, values, least in (("power iterations", self.svd_iters, 1),
-                                    ("seeds", self.seeds, 0), ("noise sizes (eps)", self.eps, 0)):
+        for what, values, least in (
+            ("power iterations", self.svd_iters, 1),
+            ("seeds", self.seeds, 0),
+            ("noise sizes (eps)", self.eps, 0),
+        ):
             bad = [v for v in values if not v >= least]  # NaN too
             if bad:
-                raise KitError(f"{what} must be {least} or more, not {bad[0]}"
-                               + (f" (nor {', '.join(map(str, bad[1:3]))})" if bad[1:] else ""))
-        for option, values in (("--iters", self.svd_iters), ("--seeds", self.seeds),
-                               ("--eps", self.eps)):
+                raise KitError(
+                    f"{what} must be {least} or more, not {bad[0]}"
+                    + (f" (nor {', '.join(map(str, bad[1:3]))})" if bad[1:] else "")
+                )
+        for option, values in (
+            ("--iters", self.svd_iters),
+            ("--seeds", self.seeds),
+            ("--eps", self.eps),
+        ):
             wrong = BOUNDS[option].problem(values)
             if wrong:
                 raise KitError(f"{option}: {wrong}")
 
 
 # -- bounds: what each option may be, and why (docs/reliability.md, "Bounds", shows this table) --
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -103,7 +111,7 @@ class Bound:
         return next(filter(None, map(self.value_problem, values)), None)
 
 
-SEED_TOP = 2 ** 32 - 1  # numpy's RandomState (scikit-learn's random_state) takes seeds below 2**32
+SEED_TOP = 2**32 - 1  # numpy's RandomState (scikit-learn's random_state) takes seeds below 2**32
 MAX_PROTEINS = 10_000_000  # 512 MiB, the importer's limit, holds under 9 M proteins of 60 residues
 
 
@@ -112,26 +120,47 @@ def _jobs_top() -> int:
 
 
 BOUNDS = {
-    "--seeds": Bound("seeds", 0, SEED_TOP, most=1_000,
-                     why="numpy and scikit-learn take seeds below 2**32"),
-    "--iters": Bound("power iterations", 1, 1_000, most=100,
-                     why="power iterations: the paper uses 5 to 50; scikit-learn's default is 4 "
-                         "or 7"),
-    "--eps": Bound("noise sizes", 0, 1, most=100,
-                   why="a noise size is relative to the embedding: 1 is noise as large as the "
-                       "signal"),
-    "--threads": Bound("thread counts", 1, lambda: processes.cores(), most=1_024,
-                       why="this machine's cores: more would measure oversubscription"),
+    "--seeds": Bound(
+        "seeds", 0, SEED_TOP, most=1_000, why="numpy and scikit-learn take seeds below 2**32"
+    ),
+    "--iters": Bound(
+        "power iterations",
+        1,
+        1_000,
+        most=100,
+        why="power iterations: the paper uses 5 to 50; scikit-learn's default is 4 or 7",
+    ),
+    "--eps": Bound(
+        "noise sizes",
+        0,
+        1,
+        most=100,
+        why="a noise size is relative to the embedding: 1 is noise as large as the signal",
+    ),
+    "--threads": Bound(
+        "thread counts",
+        1,
+        lambda: processes.cores(),
+        most=1_024,
+        why="this machine's cores: more would measure oversubscription",
+    ),
     # each bound said once, the same in every message (kit.data.dataset says the other two)
-    "--n": Bound("proteins", 1, MAX_PROTEINS,
-                 why=f"proteins: the synthetic set is generated up to {MAX_SYNTHETIC_N:,}, an "
-                     "imported dataset up to its size"),
+    "--n": Bound(
+        "proteins",
+        1,
+        MAX_PROTEINS,
+        why=f"proteins: the synthetic set is generated up to {MAX_SYNTHETIC_N:,}, an "
+        "imported dataset up to its size",
+    ),
     "--jobs": Bound("runs at once", 1, _jobs_top, why="runs at once: 4 per core of this machine"),
     "--split-seed": Bound("seeds", 0, SEED_TOP, why="numpy takes seeds below 2**32 everywhere"),
     "--seed": Bound("seeds", 0, SEED_TOP, why="numpy takes seeds below 2**32 everywhere"),
-    "--per-organism": Bound("proteins", 1, 100_000,
-                            why="proteins per organism: human, the largest reviewed proteome, "
-                                "has about 20,000"),
+    "--per-organism": Bound(
+        "proteins",
+        1,
+        100_000,
+        why="proteins per organism: human, the largest reviewed proteome, has about 20,000",
+    ),
     "--keep": Bound("proteins", 1, MAX_PROTEINS, why="proteins; the paper keeps 6,000"),
     "--deadline": Bound("seconds", 1, 86_400, why="seconds, a day; the fetch takes minutes"),
     "--page-deadline": Bound("seconds", 1, 3_600, why="seconds, an hour for one page"),
@@ -168,8 +197,10 @@ def threads_problem(threads, cores: int | None) -> str | None:
         if t < 1:
             return _too_small(t, 1)
         if cores is not None and t > cores:
-            return (f"{t} threads on a machine with {cores} cores would measure "
-                    f"oversubscription, not the thread count; use 1 to {cores}")
+            return (
+                f"{t} threads on a machine with {cores} cores would measure "
+                f"oversubscription, not the thread count; use 1 to {cores}"
+            )
     return None
 
 
@@ -188,8 +219,9 @@ def parse_ints(text: str, bound: Bound = BOUNDS["--seeds"]) -> tuple:
             raise ValueError(wrong)
         count = span[-1] - span[0] + 1
         if count > bound.most:
-            raise ValueError(f"{part.strip()} is {count:,} {bound.what}; at most "
-                             f"{bound.most:,} in one list")
+            raise ValueError(
+                f"{part.strip()} is {count:,} {bound.what}; at most {bound.most:,} in one list"
+            )
         typed += count
         if typed > RAW_VALUES:  # repeats included: a list of a million 1s is a typo too
             raise ValueError(f"more than {RAW_VALUES:,} numbers in one list")
@@ -245,11 +277,19 @@ def parse_eps(text: str) -> tuple:
     if not vals or any(v < 0 for v in vals):
         raise ValueError(f"expected non-negative numbers like 1e-13,1e-7, not {_shown(text)}")
     # 1e-400 reads as 0.0 (and 1e-320 as a subnormal of a few bits): never silently another size
-    tiny = next((x.strip() for x, v in zip((x for x in text.split(",") if x.strip()), vals)
-                 if v < sys.float_info.min and _nonzero(x)), None)
+    tiny = next(
+        (
+            x.strip()
+            for x, v in zip((x for x in text.split(",") if x.strip()), vals)
+            if v < sys.float_info.min and _nonzero(x)
+        ),
+        None,
+    )
     if tiny:
-        raise ValueError(f"{_shown(tiny)} is below the smallest float64 a noise size keeps "
-                         f"({sys.float_info.min:.1e}): give 0 for no noise, or a larger size")
+        raise ValueError(
+            f"{_shown(tiny)} is below the smallest float64 a noise size keeps "
+            f"({sys.float_info.min:.1e}): give 0 for no noise, or a larger size"
+        )
     wrong = bound.problem(vals)
     if wrong:
         raise ValueError(wrong)

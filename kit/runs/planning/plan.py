@@ -21,10 +21,19 @@ from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
 from ...worker.names import did_you_mean, shown, unknown
-from .stack_pairs import (stack_pairs, stack_plan, torch_plan, torch_target,
-                          torch_thread_counts)
-from .options import (DRAWS, EPS, PRECISION_LEVEL, SEEDS, SVD_ITER_SEEDS, Pair, PlanOptions,
-                      default_threads, level_name, need_two_seeds)
+from .options import (
+    DRAWS,
+    EPS,
+    PRECISION_LEVEL,
+    SEEDS,
+    SVD_ITER_SEEDS,
+    Pair,
+    PlanOptions,
+    default_threads,
+    level_name,
+    need_two_seeds,
+)
+from .stack_pairs import stack_pairs, stack_plan, torch_plan, torch_target, torch_thread_counts
 
 
 @dataclass(frozen=True)
@@ -42,8 +51,9 @@ class Context:
     def base(self) -> RunSpec:
         """The first run of a single-stack factor: this stack, the first thread count."""
         st = self.get(self.stack)
-        return RunSpec(dataset=self.dataset, stack=st.name, stack_id=st.identity,
-                       threads=self.threads()[0])
+        return RunSpec(
+            dataset=self.dataset, stack=st.name, stack_id=st.identity, threads=self.threads()[0]
+        )
 
     def threads(self) -> tuple:
         return tuple(self.opts.threads) or default_threads(self.opts.cores)
@@ -79,19 +89,27 @@ class FileContext:
         """The first run of a single-stack factor: this stack, the first thread count, the
         first seed for every name."""
         st = self.get(self.stack)
-        return RunSpec(dataset=self.info["sha256"], stack=st.name, stack_id=st.identity,
-                       threads=self.threads()[0], seeds=pipeline_seeds(self.seed_names, 0),
-                       pipeline=self.info["sha256"], host=self.opts.host or host_id())
+        return RunSpec(
+            dataset=self.info["sha256"],
+            stack=st.name,
+            stack_id=st.identity,
+            threads=self.threads()[0],
+            seeds=pipeline_seeds(self.seed_names, 0),
+            pipeline=self.info["sha256"],
+            host=self.opts.host or host_id(),
+        )
 
 
 def _plans(*names, kind: str = DATASET):
     """Register the decorated planner as the planner of the built-in factors ``names`` for
     subjects of ``kind`` (a pipeline file's seed:NAME all share SEED_NAME's)."""
+
     def bind(fn):
         for name in names:
             f = factors.NAMED_SEED if name == factors.SEED_NAME else factors.get(name)
             factors.register(f, fn, kind=kind)
         return fn
+
     return bind
 
 
@@ -113,8 +131,16 @@ def _seed_pairs(factor, base, seed_values, level="", **spec_changes):
 def repeat_pairs(ctx):
     """Each thread count run twice (the null experiment): kit's own and a pipeline file's."""
     base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, replicate=1),
-                 f"{t} thread(s), run twice") for t in ctx.threads()]
+    return [
+        Pair(
+            ctx.factor,
+            "",
+            base.with_(threads=t),
+            base.with_(threads=t, replicate=1),
+            f"{t} thread(s), run twice",
+        )
+        for t in ctx.threads()
+    ]
 
 
 @_plans("process", kind=PIPELINE)
@@ -122,8 +148,15 @@ def repeat_pairs(ctx):
 def process_pairs(ctx):
     """A fresh worker process against a warm one that made a run first (either kind)."""
     base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(process="fresh"), base.with_(process="warm"),
-                 f"fresh vs warm process, {base.threads} thread(s)")]
+    return [
+        Pair(
+            ctx.factor,
+            "",
+            base.with_(process="fresh"),
+            base.with_(process="warm"),
+            f"fresh vs warm process, {base.threads} thread(s)",
+        )
+    ]
 
 
 @_plans("threads")
@@ -133,8 +166,10 @@ def _threads(ctx):
         others = [2]  # a cluster of one-core workers: planned, then skipped with why
     if not others:
         raise KitError("the threads factor needs a count other than 1 (--threads 1,2)")
-    return [Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t), f"1 vs {t} threads")
-            for t in others]
+    return [
+        Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t), f"1 vs {t} threads")
+        for t in others
+    ]
 
 
 @_plans("threads", kind=PIPELINE)
@@ -142,8 +177,10 @@ def _file_threads(ctx):  # a file's plan has no cluster of one-core workers to p
     base, others = ctx.base(), [t for t in ctx.threads() if t != 1]
     if not others:
         raise KitError("the threads factor needs a count other than 1 (--threads 1,2)")
-    return [Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t),
-                 f"1 vs {t} threads") for t in others]
+    return [
+        Pair(ctx.factor, "", base.with_(threads=1), base.with_(threads=t), f"1 vs {t} threads")
+        for t in others
+    ]
 
 
 @_plans("precision", kind=PIPELINE)
@@ -151,16 +188,27 @@ def _file_threads(ctx):  # a file's plan has no cluster of one-core workers to p
 def precision_pairs(ctx):
     """float64 against float32 at 1 and the most threads (either kind)."""
     base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(threads=t), base.with_(threads=t, dtype="float32"),
-                 f"float64 vs float32, {t} thread(s)") for t in sorted({1, max(ctx.threads())})]
+    return [
+        Pair(
+            ctx.factor,
+            "",
+            base.with_(threads=t),
+            base.with_(threads=t, dtype="float32"),
+            f"float64 vs float32, {t} thread(s)",
+        )
+        for t in sorted({1, max(ctx.threads())})
+    ]
 
 
 @_plans("svd-iters")
 def _svd_iters(ctx):
     vals = tuple(ctx.opts.seeds) or SVD_ITER_SEEDS
     need_two_seeds(vals)
-    return [p for it in ctx.opts.svd_iters
-            for p in _seed_pairs(ctx.factor, ctx.base(), vals, level=str(it), svd_iters=it)]
+    return [
+        p
+        for it in ctx.opts.svd_iters
+        for p in _seed_pairs(ctx.factor, ctx.base(), vals, level=str(it), svd_iters=it)
+    ]
 
 
 @_plans("svd-solver")
@@ -190,10 +238,20 @@ def _file_seeds(ctx):
     if which is not None and which not in names:
         # a slip of the file's own names is said as one; kit's seed:svd is not a slip
         hint = "" if factor in _KIT_SEEDS else did_you_mean(factor, [f"seed:{n}" for n in names])
-        raise Refused(f"{info['name']} names no seed {shown(which)}: " + (hint or (
-            f"its SEEDS are {', '.join(names) or 'none'} (seed:NAME for one of them)"
-            + (f"; {factor} is kit's own pipeline's, not for a pipeline file"
-               if factor in _KIT_SEEDS else ""))))
+        raise Refused(
+            f"{info['name']} names no seed {shown(which)}: "
+            + (
+                hint
+                or (
+                    f"its SEEDS are {', '.join(names) or 'none'} (seed:NAME for one of them)"
+                    + (
+                        f"; {factor} is kit's own pipeline's, not for a pipeline file"
+                        if factor in _KIT_SEEDS
+                        else ""
+                    )
+                )
+            )
+        )
     if not names:
         raise Refused(f"{info['name']} names no seeds (SEEDS = ()): there is no seed to vary")
     base = ctx.base()
@@ -202,8 +260,11 @@ def _file_seeds(ctx):
     s0 = vals[0]
 
     def at(s):
-        return base.with_(seeds=pipeline_seeds(names, s) if which is None
-                          else pipeline_seeds(names, s0, **{which: s}))
+        return base.with_(
+            seeds=pipeline_seeds(names, s)
+            if which is None
+            else pipeline_seeds(names, s0, **{which: s})
+        )
 
     return [Pair(factor, "", at(s0), at(s), f"seed {s0} vs {s}") for s in vals[1:]]
 
@@ -215,8 +276,16 @@ def _split(ctx):
     vals = tuple(ctx.opts.seeds) or SEEDS
     need_two_seeds(vals)
     base = ctx.base()
-    return [Pair(ctx.factor, "", base.with_(split=vals[0]), base.with_(split=s),
-                 f"split {vals[0]} vs {s}") for s in vals[1:]]
+    return [
+        Pair(
+            ctx.factor,
+            "",
+            base.with_(split=vals[0]),
+            base.with_(split=s),
+            f"split {vals[0]} vs {s}",
+        )
+        for s in vals[1:]
+    ]
 
 
 @_plans(*factors.names(factors.HOSTS), kind=PIPELINE)
@@ -230,12 +299,16 @@ def host_pairs(factor: str, base: RunSpec, hosts) -> list:
     cluster's node classes) against each other (kit's own pipeline's, and a pipeline file's)."""
     hosts = tuple(hosts)
     if len(hosts) < 2:
-        raise KitError("the host factor runs one spec on two machines: name two node classes, "
-                       "hosts or workers of a cluster with --hosts A,B (and --cluster; see "
-                       "docs/cluster.md), or compare two machines' bundles with `kit compare`")
+        raise KitError(
+            "the host factor runs one spec on two machines: name two node classes, "
+            "hosts or workers of a cluster with --hosts A,B (and --cluster; see "
+            "docs/cluster.md), or compare two machines' bundles with `kit compare`"
+        )
     base = base.with_(threads=1)
-    return [Pair(factor, "", base.with_(host=hosts[0]), base.with_(host=h),
-                 f"{hosts[0]} vs {h}") for h in hosts[1:]]
+    return [
+        Pair(factor, "", base.with_(host=hosts[0]), base.with_(host=h), f"{hosts[0]} vs {h}")
+        for h in hosts[1:]
+    ]
 
 
 @_plans(*factors.names(factors.PERTURB))
@@ -243,7 +316,7 @@ def _perturb(ctx):
     base = ctx.reference()
     draws = tuple(ctx.opts.seeds) or tuple(range(DRAWS))  # --seeds chooses the noise draws here
     out = []
-    for eps in (tuple(ctx.opts.eps) or EPS):
+    for eps in tuple(ctx.opts.eps) or EPS:
         for d in draws:
             b = base.with_(kind="perturb", input=base.run_id, perturb=f"noise:{eps!r}:{d}")
             out.append(Pair(ctx.factor, level_name(eps), base, b, f"eps {eps:g}, noise draw {d}"))
@@ -268,48 +341,74 @@ def _file_stacks(ctx):
 
     def spec(name, env):
         st = ctx.get(name)
-        return RunSpec(dataset=info["sha256"], stack=st.name, stack_id=st.identity,
-                       threads=threads, seeds=pipeline_seeds(names, seed), env=env,
-                       pipeline=info["sha256"], host=opts.host or host_id())
+        return RunSpec(
+            dataset=info["sha256"],
+            stack=st.name,
+            stack_id=st.identity,
+            threads=threads,
+            seeds=pipeline_seeds(names, seed),
+            env=env,
+            pipeline=info["sha256"],
+            host=opts.host or host_id(),
+        )
 
-    return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
-            for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack, opts.built)
-            if ctx.get(a) is not None and ctx.get(b) is not None]
+    return [
+        Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
+        for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack, opts.built)
+        if ctx.get(a) is not None and ctx.get(b) is not None
+    ]
 
 
-def required_stacks(names, plat: Platform, stack: str = HOST,
-                    opts: PlanOptions | None = None) -> list:
+def required_stacks(
+    names, plat: Platform, stack: str = HOST, opts: PlanOptions | None = None
+) -> list:
     """The stacks a set of factors runs in, in catalogue order."""
     out = []
     for name in names:
         planned = factors.FACTORS[name].planned
         if planned == factors.STACKS:
-            out += [n for a, _, b, _, _ in stack_pairs(name, plat, stack,
-                                                        (opts or PlanOptions()).built)
-                    for n in (a, b)]
+            out += [
+                n
+                for a, _, b, _, _ in stack_pairs(name, plat, stack, (opts or PlanOptions()).built)
+                for n in (a, b)
+            ]
         elif planned == factors.TORCH:
             if name == "torch-threads":  # counts nowhere offers: refused before any build
                 torch_thread_counts(opts or PlanOptions())
             out += [HOST, torch_target(name, plat, opts or PlanOptions())[0]]
         else:
             if "pipeline" not in stack_kind(stack).uses():  # an unknown name raises here
-                raise KitError(f"stack {stack} has no scikit-learn: the pipeline factors need "
-                               "a pipeline stack (`kit stacks` lists them)")
+                raise KitError(
+                    f"stack {stack} has no scikit-learn: the pipeline factors need "
+                    "a pipeline stack (`kit stacks` lists them)"
+                )
             out.append(stack)
     return list(dict.fromkeys(out))
 
 
-def reference_embedding(dataset_hash: str, get=lambda name: stack_kind(name).runnable(),
-                        where: str = "") -> RunSpec:
+def reference_embedding(
+    dataset_hash: str, get=lambda name: stack_kind(name).runnable(), where: str = ""
+) -> RunSpec:
     """The pipeline run whose randomized embedding every torch and perturbed run trains on
     (made where the plan's runs are made: ``where`` is a cluster's node class, "" = here)."""
     host = get(HOST)
-    return RunSpec(dataset=dataset_hash, stack=host.name, stack_id=host.identity, threads=1,
-                   host=where or host_id())
+    return RunSpec(
+        dataset=dataset_hash,
+        stack=host.name,
+        stack_id=host.identity,
+        threads=1,
+        host=where or host_id(),
+    )
 
 
-def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stack: str = HOST,
-         plat: Platform | None = None, get=lambda name: stack_kind(name).runnable()) -> list:
+def plan(
+    factor: str,
+    dataset_hash: str,
+    opts: PlanOptions = PlanOptions(),
+    stack: str = HOST,
+    plat: Platform | None = None,
+    get=lambda name: stack_kind(name).runnable(),
+) -> list:
     """The pairs that measure ``factor`` on one dataset (``get`` turns a stack name into a Stack).
 
     Torch and perturbed runs train on ``reference_embedding``'s output, which must run first.
@@ -317,12 +416,26 @@ def plan(factor: str, dataset_hash: str, opts: PlanOptions = PlanOptions(), stac
     fn = factors.planner(factor)
     ctx = Context(factor, dataset_hash, opts, stack, plat or detect(), get)
     where = opts.host or host_id()  # a planner that names hosts (the host factor) keeps them
-    return [Pair(p.factor, p.level, p.a.with_(host=p.a.host or where),
-                 p.b.with_(host=p.b.host or where), p.label) for p in fn(ctx)]
+    return [
+        Pair(
+            p.factor,
+            p.level,
+            p.a.with_(host=p.a.host or where),
+            p.b.with_(host=p.b.host or where),
+            p.label,
+        )
+        for p in fn(ctx)
+    ]
 
 
-def plan_file(factor: str, info: dict, opts: PlanOptions = PlanOptions(), stack: str = HOST,
-              get=lambda name: stack_kind(name).runnable(), plat: Platform | None = None) -> list:
+def plan_file(
+    factor: str,
+    info: dict,
+    opts: PlanOptions = PlanOptions(),
+    stack: str = HOST,
+    get=lambda name: stack_kind(name).runnable(),
+    plat: Platform | None = None,
+) -> list:
     """The pairs that measure ``factor`` for the pipeline file ``info`` (kit.data.pipelines),
     planned as kit plans its own pipeline's: ``repeat`` runs each thread count twice; ``process``
     a fresh worker against a warm one; ``host`` one spec at 1 thread on each of ``opts.hosts``
@@ -345,12 +458,22 @@ def _refuse_for_file(factor: str, info: dict) -> None:
     use = factors.use(factor, PIPELINE, info["seeds"])
     if use is not None:
         if factors.NEEDS_DTYPE in use.needs and not info.get("dtype"):
-            raise Refused(f"{factor}: {info['name']}'s run takes no dtype: define run(seeds, "
-                          f"dtype) and cast its input to dtype (\"float64\" or \"float32\")")
+            raise Refused(
+                f"{factor}: {info['name']}'s run takes no dtype: define run(seeds, "
+                f'dtype) and cast its input to dtype ("float64" or "float32")'
+            )
         return
     # feed and embedding: kit's own stages' options, not factors, but kit's all the same
     if factors.get(factor) is None and factor not in ("feed", "embedding"):
-        raise NotFound(unknown("unknown factor", factor, factors.for_kind(PIPELINE),
-                               f" for a pipeline file: one of {choices}"))
-    raise Refused(f"{factor} is a factor of kit's own pipeline, not for a pipeline file "
-                  f"({info['name']}): one of {choices}")
+        raise NotFound(
+            unknown(
+                "unknown factor",
+                factor,
+                factors.for_kind(PIPELINE),
+                f" for a pipeline file: one of {choices}",
+            )
+        )
+    raise Refused(
+        f"{factor} is a factor of kit's own pipeline, not for a pipeline file "
+        f"({info['name']}): one of {choices}"
+    )

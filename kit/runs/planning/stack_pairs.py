@@ -13,7 +13,6 @@ from ...envs.kinds import container_name, split_name, stack_kind
 from ...envs.platforms import Platform
 from .options import SEEDS, Pair, default_threads, need_two_seeds
 
-
 CONTAINER_FACTORS = ("container", "os")  # pairs of a stack's venv and images, not the catalogue's
 
 
@@ -29,32 +28,47 @@ def stack_pairs(factor: str, plat: Platform, stack: str = HOST, built: bool = Fa
         return out
     kept = [p for p in out if not unbuilt_of(p, plat)]
     if not kept:
-        raise KitError(f"factor {factor!r}: no pair of its stacks is built here ("
-                       + "; ".join(f"{p[4]}: {', '.join(unbuilt_of(p, plat))} not built"
-                                   for p in out[:3]) + ")")
+        raise KitError(
+            f"factor {factor!r}: no pair of its stacks is built here ("
+            + "; ".join(f"{p[4]}: {', '.join(unbuilt_of(p, plat))} not built" for p in out[:3])
+            + ")"
+        )
     return kept
 
 
 def unbuilt_of(pair: tuple, plat: Platform) -> list:
     """The stacks of a stack pair that are not built here."""
-    return [n for n in dict.fromkeys((pair[0], pair[2]))
-            if n != HOST and stack_kind(n).status(plat)[0] != "built"]
+    return [
+        n
+        for n in dict.fromkeys((pair[0], pair[2]))
+        if n != HOST and stack_kind(n).status(plat)[0] != "built"
+    ]
 
 
 def _all_pairs(factor: str, plat: Platform, stack: str) -> list:
     if factor in CONTAINER_FACTORS:
         return container_pairs(factor, stack)
     cat = catalogue()
-    out = [(a, (), b, (), f"{a} vs {b}")
-           for a, b in cat.get("pairs", {}).get(factor, {}).get(plat.key, [])]
+    out = [
+        (a, (), b, (), f"{a} vs {b}")
+        for a, b in cat.get("pairs", {}).get(factor, {}).get(plat.key, [])
+    ]
     if factor == "arch":
         for cp in cat.get("codepaths", {}).get(plat.key, {}).values():
             ok = [v for v in cp["values"] if cp.get("needs", {}).get(v) in (None, *plat.cpu_flags)]
             if len(ok) < 2:
                 continue
             var, best = cp["variable"], ok[-1]
-            out += [(cp["stack"], ((var, best),), cp["stack"], ((var, v),),
-                     f"{cp['stack']}: {var}={best} vs {v}") for v in ok[:-1]]
+            out += [
+                (
+                    cp["stack"],
+                    ((var, best),),
+                    cp["stack"],
+                    ((var, v),),
+                    f"{cp['stack']}: {var}={best} vs {v}",
+                )
+                for v in ok[:-1]
+            ]
     if not out:
         raise KitError(f"factor {factor!r} has no stack pairs on {plat.key}")
     return out
@@ -69,8 +83,10 @@ def imaged(stack: str) -> str:
         return reference()
     d = definitions().get(name)
     if d is None or d.kind != "pipeline":
-        raise KitError(f"the container factors image a pipeline stack of the catalogue, and "
-                       f"{name} is none (`kit stacks` lists them)")
+        raise KitError(
+            f"the container factors image a pipeline stack of the catalogue, and "
+            f"{name} is none (`kit stacks` lists them)"
+        )
     return name
 
 
@@ -86,9 +102,14 @@ def os_pairs(stack: str) -> tuple:
         if name == bases.DEFAULT:
             continue
         if _version(b.glibc) < _version(host):
-            cannot.append((name, f"{b.release} ({name}) has glibc {b.glibc}, older than this "
-                                 f"machine's {host}, which built the interpreter copied into "
-                                 "every image: it cannot start there"))
+            cannot.append(
+                (
+                    name,
+                    f"{b.release} ({name}) has glibc {b.glibc}, older than this "
+                    f"machine's {host}, which built the interpreter copied into "
+                    "every image: it cannot start there",
+                )
+            )
         else:
             runs.append((bases.DEFAULT, name))
     return runs, cannot
@@ -105,15 +126,31 @@ def container_pairs(factor: str, stack: str) -> list:
     name = imaged(stack)
     first = bases.BASES[bases.DEFAULT]
     if factor == "container":
-        return [(name, (), container_name(name, bases.DEFAULT), (),
-                 f"{name}: venv vs image ({first.name})")]
+        return [
+            (
+                name,
+                (),
+                container_name(name, bases.DEFAULT),
+                (),
+                f"{name}: venv vs image ({first.name})",
+            )
+        ]
     runs, cannot = os_pairs(name)
     if not runs:
-        raise KitError("factor 'os' has no pair of bases that runs here: "
-                       + "; ".join(why for _, why in cannot))
-    return [(container_name(name, a), (), container_name(name, b), (),
-             f"{name}: {a} (glibc {bases.BASES[a].glibc}) vs {b} (glibc {bases.BASES[b].glibc})")
-            for a, b in runs]
+        raise KitError(
+            "factor 'os' has no pair of bases that runs here: "
+            + "; ".join(why for _, why in cannot)
+        )
+    return [
+        (
+            container_name(name, a),
+            (),
+            container_name(name, b),
+            (),
+            f"{name}: {a} (glibc {bases.BASES[a].glibc}) vs {b} (glibc {bases.BASES[b].glibc})",
+        )
+        for a, b in runs
+    ]
 
 
 def listed_pairs(factor: str) -> set:
@@ -125,16 +162,24 @@ def listed_pairs(factor: str) -> set:
         names = [n for n, d in definitions().items() if d.kind == "pipeline"]
         if factor == "container":
             return {(n, (), container_name(n, bases.DEFAULT), ()) for n in names}
-        return {(container_name(n, bases.DEFAULT), (), container_name(n, b), ())
-                for n in names for b in bases.BASES if b != bases.DEFAULT}
-    out = {(a, (), b, ()) for pairs in cat.get("pairs", {}).get(factor, {}).values()
-           for a, b in pairs}
+        return {
+            (container_name(n, bases.DEFAULT), (), container_name(n, b), ())
+            for n in names
+            for b in bases.BASES
+            if b != bases.DEFAULT
+        }
+    out = {
+        (a, (), b, ()) for pairs in cat.get("pairs", {}).get(factor, {}).values() for a, b in pairs
+    }
     if factor == "arch":
         for paths in cat.get("codepaths", {}).values():
             for cp in paths.values():
                 vs, var = cp["values"], cp["variable"]
-                out |= {(cp["stack"], ((var, hi),), cp["stack"], ((var, lo),))
-                        for i, hi in enumerate(vs) for lo in vs[:i]}
+                out |= {
+                    (cp["stack"], ((var, hi),), cp["stack"], ((var, lo),))
+                    for i, hi in enumerate(vs)
+                    for lo in vs[:i]
+                }
     return out
 
 
@@ -151,8 +196,10 @@ def accelerator(plat: Platform, device: str | None, stack: str | None = None) ->
     if stack:
         has = stack_kind(stack).devices()
         if device not in has:
-            raise KitError(f"device {device} is not available in stack {stack}: its torch "
-                           f"reports {', '.join(has)} only")
+            raise KitError(
+                f"device {device} is not available in stack {stack}: its torch "
+                f"reports {', '.join(has)} only"
+            )
         return device
     reason = plat.device_reason(device)
     if reason:
@@ -178,9 +225,11 @@ def torch_thread_counts(opts) -> list:
     counts = [t for t in (tuple(opts.threads) or (2, 4, 8)) if 1 < t <= cores]
     if not counts:
         if opts.host:
-            raise KitError(f"torch-threads needs 2 threads or more, and the smallest worker of "
-                           f"the cluster offers at most {cores} core(s) (runs go to node class "
-                           f"{opts.host})")
+            raise KitError(
+                f"torch-threads needs 2 threads or more, and the smallest worker of "
+                f"the cluster offers at most {cores} core(s) (runs go to node class "
+                f"{opts.host})"
+            )
         raise KitError(f"torch-threads needs a thread count from 2 to the {cores} core(s) here")
     return counts
 
@@ -192,11 +241,19 @@ def stack_plan(ctx) -> list:
 
     def spec(name, env):
         st = ctx.get(name)
-        return RunSpec(dataset=ctx.dataset, stack=st.name, stack_id=st.identity,
-                       threads=threads, seeds=seeds(seed), env=env)
+        return RunSpec(
+            dataset=ctx.dataset,
+            stack=st.name,
+            stack_id=st.identity,
+            threads=threads,
+            seeds=seeds(seed),
+            env=env,
+        )
 
-    return [Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label) for a, ea, b, eb, label
-            in stack_pairs(ctx.factor, ctx.plat, ctx.stack, ctx.opts.built)]
+    return [
+        Pair(ctx.factor, "", spec(a, ea), spec(b, eb), label)
+        for a, ea, b, eb, label in stack_pairs(ctx.factor, ctx.plat, ctx.stack, ctx.opts.built)
+    ]
 
 
 def torch_plan(ctx) -> list:
@@ -204,20 +261,44 @@ def torch_plan(ctx) -> list:
     factor, opts = ctx.factor, ctx.opts
     name, device = torch_target(factor, ctx.plat, opts)
     st = ctx.get(name)
-    base = RunSpec(dataset=ctx.dataset, stack=st.name, stack_id=st.identity, kind="torch",
-                   input=ctx.reference().run_id, seeds=torch_seeds(0))
+    base = RunSpec(
+        dataset=ctx.dataset,
+        stack=st.name,
+        stack_id=st.identity,
+        kind="torch",
+        input=ctx.reference().run_id,
+        seeds=torch_seeds(0),
+    )
     if factor == "torch-seed":
         vals = tuple(opts.seeds) or SEEDS
         need_two_seeds(vals)
         a = base.with_(seeds=torch_seeds(vals[0]))
-        return [Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
-                for s in vals[1:]]
+        return [
+            Pair(factor, "", a, base.with_(seeds=torch_seeds(s)), f"torch seed {vals[0]} vs {s}")
+            for s in vals[1:]
+        ]
     if factor == "torch-threads":
-        return [Pair(factor, "", base, base.with_(threads=t), f"torch 1 vs {t} threads")
-                for t in torch_thread_counts(opts)]
+        return [
+            Pair(factor, "", base, base.with_(threads=t), f"torch 1 vs {t} threads")
+            for t in torch_thread_counts(opts)
+        ]
     if factor == "torch-deterministic":
-        return [Pair(factor, "", base, base.with_(deterministic=True),
-                     "deterministic algorithms off vs on")]
-    return [Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
-            Pair(factor, "", base.with_(deterministic=True),
-                 base.with_(device=device, deterministic=True), f"cpu vs {device}, deterministic")]
+        return [
+            Pair(
+                factor,
+                "",
+                base,
+                base.with_(deterministic=True),
+                "deterministic algorithms off vs on",
+            )
+        ]
+    return [
+        Pair(factor, "", base, base.with_(device=device), f"cpu vs {device}"),
+        Pair(
+            factor,
+            "",
+            base.with_(deterministic=True),
+            base.with_(device=device, deterministic=True),
+            f"cpu vs {device}, deterministic",
+        ),
+    ]

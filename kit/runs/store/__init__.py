@@ -6,5 +6,12 @@ from .blobs import DamagedArray, array_sha256
 from .index import Store
 from .records import DatasetSummary, Stage, StoredPair, StoredRun
 
-__all__ = ["Store", "StoredRun", "StoredPair", "Stage", "DatasetSummary", "DamagedArray",
-           "array_sha256"]
+__all__ = [
+    "Store",
+    "StoredRun",
+    "StoredPair",
+    "Stage",
+    "DatasetSummary",
+    "DamagedArray",
+    "array_sha256",
+]

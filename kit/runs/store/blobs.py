@@ -34,8 +34,14 @@ def blob_key(sha: str, dtype: str, shape) -> str:
     return hashlib.sha256(f"{sha}:{dtype}:{tuple(shape)}".encode()).hexdigest()
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISLNK, "a symbolic link"),
-          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def not_regular(mode: int) -> str | None:
@@ -60,12 +66,12 @@ def _open(path) -> io.BufferedReader:
     before it is opened, and the open neither blocks nor follows a link (a FIFO or link swapped
     in between is refused by fstat)."""
     try:
-        if (why := not_regular(os.lstat(path).st_mode)):
+        if why := not_regular(os.lstat(path).st_mode):
             raise DamagedArray(why)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError as e:
         raise DamagedArray(f"not a readable .npy array ({e.strerror or e})") from None
-    if (why := not_regular(os.fstat(fd).st_mode)):
+    if why := not_regular(os.fstat(fd).st_mode):
         os.close(fd)
         raise DamagedArray(why)
     return os.fdopen(fd, "rb")
@@ -113,12 +119,16 @@ def _header(f) -> tuple:
     try:
         dtype, shape, fortran, nbytes = _parsed(f)
     except Exception as e:  # noqa: BLE001 -- whatever the damage, it is one kind of error
-        raise DamagedArray(f"not a readable .npy array: its header is damaged ({type(e).__name__})") from None
+        raise DamagedArray(
+            f"not a readable .npy array: its header is damaged ({type(e).__name__})"
+        ) from None
     start = f.tell()
     end = f.seek(0, io.SEEK_END)
     if end - start != nbytes:
-        raise DamagedArray(f"not a readable .npy array: its header declares {nbytes} "
-                           f"bytes of data, the file holds {end - start}")
+        raise DamagedArray(
+            f"not a readable .npy array: its header declares {nbytes} "
+            f"bytes of data, the file holds {end - start}"
+        )
     if dtype.hasobject:  # pickled Python objects: never unpickled
         raise DamagedArray("not a readable .npy array: it holds Python objects")
     f.seek(start)
@@ -194,8 +204,9 @@ class Blobs:
         else:  # written by the caller, in the transaction that indexes the run
             noted.append((key, _ident(path)))
 
-    def _verified(self, key: str, sha: str, dtype: str, shape, force: bool = False,
-                  noted: list | None = None) -> tuple:
+    def _verified(
+        self, key: str, sha: str, dtype: str, shape, force: bool = False, noted: list | None = None
+    ) -> tuple:
         """(whether the file of ``key`` is here, why it is not the recorded array or None),
         hashed unless remembered as verified (``force``: hashed anyway)."""
         path = self._file(key)
@@ -209,8 +220,9 @@ class Blobs:
             self._remember(key, path, noted)
         return True, why
 
-    def problem(self, key: str, sha: str, dtype: str, shape, force: bool = False,
-                noted: list | None = None) -> str | None:
+    def problem(
+        self, key: str, sha: str, dtype: str, shape, force: bool = False, noted: list | None = None
+    ) -> str | None:
         """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
         and that is the caller's to judge). ``force`` hashes it even if remembered; ``noted``:
         as put_file's."""
@@ -251,14 +263,17 @@ class Blobs:
 
     def _judged(self, key: str, path, remembered: bool, why: str | None, what: str) -> None:
         if why:
-            raise DamagedArray(f"the stored array of {what} is damaged ({why}; {path}); "
-                               "`kit store check --repair` drops it and what was computed "
-                               "from it, and the next `kit run` makes it again")
+            raise DamagedArray(
+                f"the stored array of {what} is damaged ({why}; {path}); "
+                "`kit store check --repair` drops it and what was computed "
+                "from it, and the next `kit run` makes it again"
+            )
         if not remembered:  # a write (a commit) only when something new was learnt
             self._remember(key, path)
 
-    def put_file(self, src: Path, key: str, sha: str, dtype: str, shape,
-                 noted: list | None = None) -> None:
+    def put_file(
+        self, src: Path, key: str, sha: str, dtype: str, shape, noted: list | None = None
+    ) -> None:
         """Move a verified file in; an existing copy is kept only if it verifies itself.
         ``noted``: the file's verified identity is appended there, for the caller to write in
         its own transaction, instead of being written at once."""
@@ -297,4 +312,3 @@ class Blobs:
         except FileNotFoundError:
             pass
         self.index.forget_verified(key)
-

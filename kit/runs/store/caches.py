@@ -32,8 +32,9 @@ class Caches:
     def _basis(self, run: str) -> str:
         """What a run's numbers are computed from: its stages' records and its manifest."""
         h = hashlib.sha256(run.encode())
-        for row in self.db.execute("SELECT stage, sha256, dtype, shape FROM stages WHERE run=? "
-                                   "ORDER BY stage", (run,)):
+        for row in self.db.execute(
+            "SELECT stage, sha256, dtype, shape FROM stages WHERE run=? ORDER BY stage", (run,)
+        ):
             h.update(_canonical(list(row)))
         row = self.db.execute("SELECT manifest FROM runs WHERE id=?", (run,)).fetchone()
         # a damaged page's text came back with surrogates (locked.py): hashed, never raised on
@@ -60,13 +61,15 @@ class Caches:
 
     def _seal(self, kind: str, version, runs: tuple, result: dict) -> str:
         result = json.loads(_canonical(result))  # what a reader will see, digested as read back
-        return json.dumps({"digest": self._digest(kind, version, runs, result), "result": result},
-                          sort_keys=True)
+        return json.dumps(
+            {"digest": self._digest(kind, version, runs, result), "result": result}, sort_keys=True
+        )
 
     # -- comparisons: one per ordered pair of runs and measure version --------------------------
     def comparison(self, a: str, b: str, version: int):
-        row = self.db.execute("SELECT result FROM comparisons WHERE a=? AND b=? AND version=?",
-                              (a, b, version)).fetchone()
+        row = self.db.execute(
+            "SELECT result FROM comparisons WHERE a=? AND b=? AND version=?", (a, b, version)
+        ).fetchone()
         return self._sealed("comparison", version, (a, b), row and row[0])
 
     def cache_comparison(self, a: str, b: str, version: int, result: dict) -> None:
@@ -74,7 +77,9 @@ class Caches:
             return
         sealed = self._seal("comparison", version, (a, b), result)
         with self._tx(count=False) as db:  # derived, checked by its digest as it is read
-            db.execute("INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)", (a, b, version, sealed))
+            db.execute(
+                "INSERT OR REPLACE INTO comparisons VALUES (?,?,?,?)", (a, b, version, sealed)
+            )
 
     # -- verdicts: one per run and bootstrap version (and clustering, for the cluster bootstrap) --
     # A cluster bootstrap's row is keyed by the version and the clustering's digest folded into
@@ -86,12 +91,14 @@ class Caches:
 
     def verdicts(self, run: str, version: int, clustering: str | None = None):
         key = self._verdicts_key(version, clustering)
-        row = self.db.execute("SELECT result FROM verdicts WHERE run=? AND version=?",
-                              (run, key)).fetchone()
+        row = self.db.execute(
+            "SELECT result FROM verdicts WHERE run=? AND version=?", (run, key)
+        ).fetchone()
         return self._sealed("verdicts", key, (run,), row and row[0])
 
-    def cache_verdicts(self, run: str, version: int, result: dict,
-                       clustering: str | None = None) -> None:
+    def cache_verdicts(
+        self, run: str, version: int, result: dict, clustering: str | None = None
+    ) -> None:
         if self.read_only:
             return
         key = self._verdicts_key(version, clustering)

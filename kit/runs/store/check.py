@@ -22,16 +22,16 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...core.errors import KitError
-from ...data.dataset import read_dataset_file, verify_worker_file
 from ...core import home_files
 from ...core.atomic import stale_notes
+from ...core.errors import KitError
 from ...core.hosts import host_id
-from ...core.small_files import NotKits
 from ...core.paths import subdir
+from ...core.small_files import NotKits
+from ...data.dataset import read_dataset_file, verify_worker_file
 from . import identity, kept, layout, meta
-from .locked import DamagedIndex
 from .index import Store
+from .locked import DamagedIndex
 from .rows import shown
 
 GRACE_S = 3600  # an unreferenced array file younger than this may be an import's, not indexed yet
@@ -104,8 +104,9 @@ def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
     return orphans, unindexed, recent
 
 
-def check_store(store: Store, repair: bool = False, full: bool = True,
-                set_aside: Sequence = ()) -> dict:
+def check_store(
+    store: Store, repair: bool = False, full: bool = True, set_aside: Sequence = ()
+) -> dict:
     """What is damaged in ``store`` (and, with ``repair``, what was dropped because of it).
 
     ``full`` hashes every array again; otherwise arrays verified since their last change are
@@ -126,8 +127,11 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
     notes = [(note, left) for note, _, left in stale_notes(store.root) if left]
     recorded, _, _ = _recorded(store)
     # hashing takes long: done without the lock, while runs go on being stored
-    suspect = {b for b, (sha, dtype, shape) in recorded.items()
-               if store.blobs.exists(b) and store.blobs.problem(b, sha, dtype, shape, force=full)}
+    suspect = {
+        b
+        for b, (sha, dtype, shape) in recorded.items()
+        if store.blobs.exists(b) and store.blobs.problem(b, sha, dtype, shape, force=full)
+    }
     with store.arrays_lock.maintaining():  # no writer is between moving arrays in and indexing
         recorded, users, local = _recorded(store)
         files = store.blobs.files()
@@ -142,10 +146,14 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
                 if made_here:  # an imported run may travel without arrays; a local one may not
                     missing[blob] = made_here
         orphans, unindexed, recent = _unreferenced(
-            store, {k: p for k, p in files.items() if k not in recorded})
+            store, {k: p for k, p in files.items() if k not in recorded}
+        )
         shown_home = {p for p, _ in home}  # said once, and never opened
-        bad_datasets = {p.name: why for p in (subdir("datasets") / "by-hash").glob("*.json")
-                        if p not in shown_home and (why := verify_worker_file(p))}
+        bad_datasets = {
+            p.name: why
+            for p in (subdir("datasets") / "by-hash").glob("*.json")
+            if p not in shown_home and (why := verify_worker_file(p))
+        }
         records = store.damaged_datasets()  # a summary that is not JSON, or not a summary
         runs = store.damaged_runs()  # a spec that does not hash to its id, a broken manifest
         doomed = {r for b in list(damaged) + list(missing) for r in users[b]} | set(runs)
@@ -153,23 +161,43 @@ def check_store(store: Store, repair: bool = False, full: bool = True,
         drop = sorted(doomed | store.runs_trained_on(doomed))
         factors = store.pair_factors(drop) if drop else []
         lost = store.dependents(drop) if drop else {"pairs": 0, "comparisons": 0, "verdicts": 0}
-        report = {"arrays": len(recorded), "files": len(files),
-                  "damaged": [{"blob": b, "why": w, "runs": sorted(users[b])}
-                              for b, w in damaged.items()],
-                  "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
-                  "damaged_runs": [{"run": shown(r), "why": w} for r, w in runs.items()],
-                  "damaged_records": [{"dataset": shown(h), "why": w} for h, w in records.items()],
-                  "dependents": lost, "set_aside": list(set_aside),
-                  "home_files": [{"path": str(p), "why": w} for p, w in home],
-                  "outside": [{"note": str(n), "left": left} for n, left in notes],
-                  "index_lacks": {k: lacks[k] for k in ("runs", "pairs", "datasets")},
-                  "damaged_kept": [{"path": str(p), "why": w} for p, w in lacks["damaged"]],
-                  "orphans": len(orphans), "unindexed": len(unindexed), "recent": len(recent),
-                  "unindexed_dir": str(store.root / "unindexed"), "datasets": bad_datasets,
-                  "runs_affected": [shown(r, 64) for r in drop], "factors_to_rerun": factors,
-                  "repaired": False}
-        report["ok"] = not (damaged or missing or orphans or unindexed or bad_datasets or runs
-                            or set_aside or records or home or notes or any(lacks.values()))
+        report = {
+            "arrays": len(recorded),
+            "files": len(files),
+            "damaged": [
+                {"blob": b, "why": w, "runs": sorted(users[b])} for b, w in damaged.items()
+            ],
+            "missing": [{"blob": b, "runs": r} for b, r in missing.items()],
+            "damaged_runs": [{"run": shown(r), "why": w} for r, w in runs.items()],
+            "damaged_records": [{"dataset": shown(h), "why": w} for h, w in records.items()],
+            "dependents": lost,
+            "set_aside": list(set_aside),
+            "home_files": [{"path": str(p), "why": w} for p, w in home],
+            "outside": [{"note": str(n), "left": left} for n, left in notes],
+            "index_lacks": {k: lacks[k] for k in ("runs", "pairs", "datasets")},
+            "damaged_kept": [{"path": str(p), "why": w} for p, w in lacks["damaged"]],
+            "orphans": len(orphans),
+            "unindexed": len(unindexed),
+            "recent": len(recent),
+            "unindexed_dir": str(store.root / "unindexed"),
+            "datasets": bad_datasets,
+            "runs_affected": [shown(r, 64) for r in drop],
+            "factors_to_rerun": factors,
+            "repaired": False,
+        }
+        report["ok"] = not (
+            damaged
+            or missing
+            or orphans
+            or unindexed
+            or bad_datasets
+            or runs
+            or set_aside
+            or records
+            or home
+            or notes
+            or any(lacks.values())
+        )
         if repair and not report["ok"]:
             _repair(store, drop, recorded, damaged, orphans, unindexed)
             for note, _ in notes:

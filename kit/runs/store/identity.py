@@ -29,8 +29,10 @@ from ...core.small_files import NotKits, read_home_json
 
 FILE = "store.json"
 _ID = re.compile(r"[0-9a-f]{32}\Z")
-_REPAIR = ("`kit store check` says what differs; `kit store check --repair` sets a stale "
-           "write-ahead log aside (kept), or else takes the index as it is")
+_REPAIR = (
+    "`kit store check` says what differs; `kit store check --repair` sets a stale "
+    "write-ahead log aside (kept), or else takes the index as it is"
+)
 
 
 def recorded(root: Path) -> tuple[str, int] | None:
@@ -40,9 +42,13 @@ def recorded(root: Path) -> tuple[str, int] | None:
     doc = read_home_json(path)
     if doc is None:
         return None
-    if not (isinstance(doc, dict) and isinstance(doc.get("store"), str)
-            and _ID.match(doc["store"]) and type(doc.get("generation")) is int
-            and doc["generation"] >= 0):
+    if not (
+        isinstance(doc, dict)
+        and isinstance(doc.get("store"), str)
+        and _ID.match(doc["store"])
+        and type(doc.get("generation")) is int
+        and doc["generation"] >= 0
+    ):
         raise NotKits(path, "is not a store's identity record")
     return doc["store"], doc["generation"]
 
@@ -62,17 +68,26 @@ def problem(root: Path, db) -> str | None:
         return None
     ident, writes = in_index(db)
     if ident is None:
-        return (f"holds no store identity, while {Path(root) / FILE} names store {mine[0][:12]}: "
-                "the store's index was replaced (by a new or an older file)")
+        return (
+            f"holds no store identity, while {Path(root) / FILE} names store {mine[0][:12]}: "
+            "the store's index was replaced (by a new or an older file)"
+        )
     if ident != mine[0]:
-        return (f"is store {ident[:12]}, not store {mine[0][:12]} that {Path(root) / FILE} names: "
-                "another store's index was put in its place")
+        return (
+            f"is store {ident[:12]}, not store {mine[0][:12]} that {Path(root) / FILE} names: "
+            "another store's index was put in its place"
+        )
     if writes < mine[1]:
         wal = Path(str(db.path) + "-wal")
-        cause = (f"the write-ahead log {wal} beside it is stale (a backup's, or a copy's)"
-                 if _logged(wal) else "it was restored from an older copy")
-        return (f"reads as write {writes} of this store, which has made {mine[1]}: {cause}; "
-                "read as it is, the store would be rolled back")
+        cause = (
+            f"the write-ahead log {wal} beside it is stale (a backup's, or a copy's)"
+            if _logged(wal)
+            else "it was restored from an older copy"
+        )
+        return (
+            f"reads as write {writes} of this store, which has made {mine[1]}: {cause}; "
+            "read as it is, the store would be rolled back"
+        )
     return None
 
 
@@ -95,9 +110,11 @@ def refuse_missing(root: Path, path: Path) -> None:
     """Damaged when the index is gone while ``store.json`` says a store was here: SQLite would
     make an empty index and every run would read as never made."""
     if not path.exists() and (mine := recorded(root)) is not None:
-        raise Damaged(f"the store index {path} is missing, while {Path(root) / FILE} names store "
-                      f"{mine[0][:12]}: it was deleted or moved; `kit store check --repair` "
-                      "starts a new index and keeps every array file")
+        raise Damaged(
+            f"the store index {path} is missing, while {Path(root) / FILE} names store "
+            f"{mine[0][:12]}: it was deleted or moved; `kit store check --repair` "
+            "starts a new index and keeps every array file"
+        )
 
 
 HOLDS = hasattr(sqlite3.Connection, "setconfig")  # Python 3.12 and later
@@ -183,16 +200,20 @@ def still_here(store) -> None:
     if now == store.opened_as and (mine is None or mine[0] == store.identity):
         return
     what = "deleted" if now is None else "replaced"
-    raise KitError(f"the store index {path} was {what} while this command ran (by something "
-                   "else than kit: the pipeline itself?); what it made since is not in the store "
-                   "and nothing was reported stored: `kit store check` says what is there")
+    raise KitError(
+        f"the store index {path} was {what} while this command ran (by something "
+        "else than kit: the pipeline itself?); what it made since is not in the store "
+        "and nothing was reported stored: `kit store check` says what is there"
+    )
 
 
 # -- repair -----------------------------------------------------------------------------------
 def _alone(path: Path) -> tuple[str | None, int]:
     """(store id, writes) of the index file read without the write-ahead log beside it."""
-    with tempfile.TemporaryDirectory(dir=path.parent / "tmp" if (path.parent / "tmp").is_dir()
-                                     else path.parent, prefix=f"tmp-{os.getpid()}-") as tmp:
+    with tempfile.TemporaryDirectory(
+        dir=path.parent / "tmp" if (path.parent / "tmp").is_dir() else path.parent,
+        prefix=f"tmp-{os.getpid()}-",
+    ) as tmp:
         copy = Path(tmp) / "alone.sqlite"
         shutil.copyfile(path, copy)
         conn = sqlite3.connect(copy)
@@ -234,8 +255,10 @@ def repair(root: Path) -> list[str]:
         return []
     if not path.exists():
         moved = _set_aside(root, [FILE, "store.sqlite-wal", "store.sqlite-shm"], stamp)
-        return [f"the store index {path} was missing (store {mine[0][:12]}): a new index is made; "
-                f"{', '.join(moved)} moved aside (kept), every array file kept"]
+        return [
+            f"the store index {path} was missing (store {mine[0][:12]}): a new index is made; "
+            f"{', '.join(moved)} moved aside (kept), every array file kept"
+        ]
     db = _read_only(path)  # looked at only: the log is never copied in
     try:
         why = problem(root, db)
@@ -251,14 +274,17 @@ def repair(root: Path) -> list[str]:
         alone = _alone(path)
         if alone[0] == mine[0] and alone[1] >= mine[1]:
             moved = _set_aside(root, ["store.sqlite-wal", "store.sqlite-shm"], stamp)
-            return [f"the store index {path} {why}: without its log it is write {alone[1]}, as "
-                    f"this store last wrote it; {', '.join(moved)} moved aside (kept)"]
+            return [
+                f"the store index {path} {why}: without its log it is write {alone[1]}, as "
+                f"this store last wrote it; {', '.join(moved)} moved aside (kept)"
+            ]
     if ident is None:  # an index with no id is given one as it opens
         _set_aside(root, [FILE], stamp)
     else:
         write(root, ident, writes)
-    return [f"the store index {path} {why}: taken as it is (what the store held beyond it is "
-            "not in it)"]
+    return [
+        f"the store index {path} {why}: taken as it is (what the store held beyond it is not in it)"
+    ]
 
 
 def _set_aside(root: Path, names, stamp: str) -> list[str]:

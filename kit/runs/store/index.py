@@ -18,27 +18,26 @@ import json
 import os
 import sqlite3
 from contextlib import contextmanager
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from ...core import processes
-from . import identity, kept, layout, meta, rows, schema
-from .caches import Caches
-from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
-from .blobs import Blobs, DamagedArray, array_sha256
-from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from ...core.errors import Damaged, KitError
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
-from ...core.sweeps import sweep_store
 from ...core.subject import DATASET, KINDS_OF
+from ...core.sweeps import sweep_store
+from . import identity, kept, layout, meta, rows, schema
+from .blobs import Blobs, DamagedArray, array_sha256
+from .caches import Caches
+from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
+from .records import DatasetSummary, Stage, StoredPair, StoredRun
 
 __all__ = ["Store", "StoredRun", "Stage", "DatasetSummary", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
 _SEEN_MAX = 20_000  # verified runs remembered by their rows' bytes (a few KB each)
-
 
 
 def _where(dataset: str | None, kind: str | None) -> tuple[str, tuple]:
@@ -72,7 +71,9 @@ class Store(Caches):
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise KitError(f"cannot create the store folder {self.root}: {e.strerror or e}") from None
+                raise KitError(
+                    f"cannot create the store folder {self.root}: {e.strerror or e}"
+                ) from None
             if not identity.HOLDS:  # Python 3.11: checked read-only before the writer opens
                 identity.looked_at(self.root, path)
             try:
@@ -102,7 +103,9 @@ class Store(Caches):
             identity.remember(self)
             kept.migrate(self)  # a store from before the records gets them, once
             sweep_store(self.root)
-        self.identity = identity.in_index(self.db)[0]  # a killed import's spool goes with the next command
+        self.identity = identity.in_index(self.db)[
+            0
+        ]  # a killed import's spool goes with the next command
 
     def _migrate(self, path: Path) -> None:
         """Bring the index to this kit's schema; one this user cannot write is migrated as a copy
@@ -129,9 +132,11 @@ class Store(Caches):
         """One transaction; ``count``: it changes what the store holds (runs, pairs, datasets),
         so it counts one write (kit.runs.store.identity), said in store.json once committed."""
         if self.read_only:  # reached only by a command that stores something
-            raise KitError(f"the store {self.root} is not writable by this user: reading "
-                           "commands (kit runs, budget, verdicts, ...) work, this one writes; set "
-                           "KIT_HOME to a folder you can write")
+            raise KitError(
+                f"the store {self.root} is not writable by this user: reading "
+                "commands (kit runs, budget, verdicts, ...) work, this one writes; set "
+                "KIT_HOME to a folder you can write"
+            )
         with self._lock:
             with self.db:  # one transaction: all rows or none
                 yield self.db
@@ -154,9 +159,14 @@ class Store(Caches):
         """The blob keys of the arrays of the last ``runs`` runs stored of ``dataset`` that were
         verified here: a cluster node need not send back an array equal to one of them (a seed
         plan's k-mers and TF-IDF, nine tenths of its bytes, are the same in every run)."""
-        return frozenset(b for (b,) in self.db.execute(
-            "SELECT DISTINCT s.blob FROM stages s JOIN verified v ON v.blob = s.blob WHERE s.run IN "
-            "(SELECT id FROM runs WHERE dataset=? ORDER BY rowid DESC LIMIT ?)", (dataset, runs)))
+        return frozenset(
+            b
+            for (b,) in self.db.execute(
+                "SELECT DISTINCT s.blob FROM stages s JOIN verified v ON v.blob = s.blob WHERE s.run IN "
+                "(SELECT id FROM runs WHERE dataset=? ORDER BY rowid DESC LIMIT ?)",
+                (dataset, runs),
+            )
+        )
 
     def blob_path(self, blob: str) -> Path:
         return self.blobs.path(blob)
@@ -175,23 +185,44 @@ class Store(Caches):
         that the importer found here (replacing) or marked unverified (kept only if none is
         known). Nothing a bundle derives (verdicts, comparisons) is stored: it is recomputed.
         """
-        recorded = {r["blobs"][st]: i for r in runs for st, i in r["stages"].items()
-                    if r["blobs"].get(st) in files}
+        recorded = {
+            r["blobs"][st]: i
+            for r in runs
+            for st, i in r["stages"].items()
+            if r["blobs"].get(st) in files
+        }
         with self.moving_in():  # a repair beside it waits: nothing it moves in is orphaned
             for blob, src in files.items():  # content-addressed: complete files, atomically
                 i = recorded[blob]
                 self.blobs.put_file(src, blob, i["sha256"], i["dtype"], i["shape"])
-            texts = {r["id"]: json.dumps(r["spec"], sort_keys=True, separators=(",", ":"))
-                     for r in runs}  # what each is of, from its spec as the importer verified it
+            texts = {
+                r["id"]: json.dumps(r["spec"], sort_keys=True, separators=(",", ":")) for r in runs
+            }  # what each is of, from its spec as the importer verified it
             subjects = {i: rows.run_subject(rows.verified_spec(i, t)) for i, t in texts.items()}
-            run_rows = {r["id"]: (r["id"], texts[r["id"]], r["spec"]["dataset"], r["spec"]["stack"],
-                                  r["created"], json.dumps(r["manifest"], sort_keys=True),
-                                  subjects[r["id"]]) for r in runs}
-            stage_rows = {r["id"]: [(st, i["sha256"], i["dtype"], json.dumps(i["shape"]),
-                                     r["blobs"][st]) for st, i in r["stages"].items()] for r in runs}
+            run_rows = {
+                r["id"]: (
+                    r["id"],
+                    texts[r["id"]],
+                    r["spec"]["dataset"],
+                    r["spec"]["stack"],
+                    r["created"],
+                    json.dumps(r["manifest"], sort_keys=True),
+                    subjects[r["id"]],
+                )
+                for r in runs
+            }
+            stage_rows = {
+                r["id"]: [
+                    (st, i["sha256"], i["dtype"], json.dumps(i["shape"]), r["blobs"][st])
+                    for st, i in r["stages"].items()
+                ]
+                for r in runs
+            }
             pair_rows = [(p["factor"], p["level"], p["a"], p["b"], p["label"]) for p in pairs]
-            set_rows = {h: (h, s.get("name", "?"), json.dumps(s, sort_keys=True),
-                            rows.dataset_subject(s)) for h, s in datasets.items()}
+            set_rows = {
+                h: (h, s.get("name", "?"), json.dumps(s, sort_keys=True), rows.dataset_subject(s))
+                for h, s in datasets.items()
+            }
             for i in run_rows:  # the records first: an index row always has its record
                 kept.write(self.root, kept.run_doc(run_rows[i], stage_rows[i]))
             if pair_rows:
@@ -201,11 +232,17 @@ class Store(Caches):
             with self._tx() as db:
                 for i, row in run_rows.items():
                     db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
-                    db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
-                                   [(i, *st) for st in stage_rows[i]])
+                    db.executemany(
+                        "INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
+                        [(i, *st) for st in stage_rows[i]],
+                    )
                 db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", pair_rows)
                 for h, summary in datasets.items():
-                    verb = "INSERT OR IGNORE" if summary.get("verified") is False else "INSERT OR REPLACE"
+                    verb = (
+                        "INSERT OR IGNORE"
+                        if summary.get("verified") is False
+                        else "INSERT OR REPLACE"
+                    )
                     db.execute(f"{verb} {schema.DATASET_ROW}", set_rows[h])
 
     # Every reader's run is verified (kit.runs.store.rows): a damaged one ends the command in
@@ -225,22 +262,26 @@ class Store(Caches):
         key = (*row, *self._stage_rows(row[0]))
         run = self._seen.get(key)
         if run is None:
-            run = rows.verified(*row, key[len(row):])
+            run = rows.verified(*row, key[len(row) :])
             if len(self._seen) >= _SEEN_MAX:
                 self._seen.clear()
             self._seen[key] = run
         return run
 
     def _stage_rows(self, run_id: str):
-        return self.db.execute("SELECT stage, sha256, dtype, shape, blob FROM stages WHERE run=? "
-                               "ORDER BY rowid", (run_id,))
+        return self.db.execute(
+            "SELECT stage, sha256, dtype, shape, blob FROM stages WHERE run=? ORDER BY rowid",
+            (run_id,),
+        )
 
     def runs(self, dataset: str | None = None, subject: str | None = None) -> list[StoredRun]:
         """The runs (of ``dataset``, a dataset's or pipeline's sha256; of ``subject``, a kind of
         kit.core.subject), oldest first."""
         where, args = _where(dataset, subject)
-        return [self._verified(r) for r in self.db.execute(
-            f"{self._RUN_ROW}{where} ORDER BY created, id", args)]
+        return [
+            self._verified(r)
+            for r in self.db.execute(f"{self._RUN_ROW}{where} ORDER BY created, id", args)
+        ]
 
     def damaged_runs(self) -> dict:
         """{run id: why} of every run whose rows are not what kit wrote (`kit store check`)."""
@@ -256,17 +297,22 @@ class Store(Caches):
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
         count = lambda sql, n: self.db.execute(sql.format(q=q), runs * n).fetchone()[0]  # noqa: E731
-        return {"pairs": count("SELECT count(*) FROM pairs WHERE a IN ({q}) OR b IN ({q})", 2),
-                "comparisons": count("SELECT count(*) FROM comparisons WHERE a IN ({q}) OR b IN ({q})", 2),
-                "verdicts": count("SELECT count(*) FROM verdicts WHERE run IN ({q})", 1)}
+        return {
+            "pairs": count("SELECT count(*) FROM pairs WHERE a IN ({q}) OR b IN ({q})", 2),
+            "comparisons": count(
+                "SELECT count(*) FROM comparisons WHERE a IN ({q}) OR b IN ({q})", 2
+            ),
+            "verdicts": count("SELECT count(*) FROM verdicts WHERE run IN ({q})", 1),
+        }
 
     def latest(self, kind: str = DATASET) -> str | None:
         """The sha256 of what the run stored last here of subject ``kind`` is of (insertion
         order, not the run's own date): a dataset's hash, or a lab pipeline's; None if no run
         is. A run of the other kind stored after it is never it."""
         where, args = _where(None, kind)
-        row = self.db.execute(f"SELECT id, spec, subject FROM runs{where} "
-                              "ORDER BY rowid DESC LIMIT 1", args).fetchone()
+        row = self.db.execute(
+            f"SELECT id, spec, subject FROM runs{where} ORDER BY rowid DESC LIMIT 1", args
+        ).fetchone()
         return rows.verified_spec(*row).dataset if row else None  # a lab's names its file
 
     def latest_dataset(self) -> str | None:  # the name its many callers know
@@ -275,8 +321,10 @@ class Store(Caches):
     def specs(self, dataset: str | None = None) -> dict[str, RunSpec]:
         """{run id: spec} without reading manifests or stages."""
         where, args = _where(dataset, None)
-        return {i: rows.verified_spec(i, s, k)
-                for i, s, k in self.db.execute(f"SELECT id, spec, subject FROM runs{where}", args)}
+        return {
+            i: rows.verified_spec(i, s, k)
+            for i, s, k in self.db.execute(f"SELECT id, spec, subject FROM runs{where}", args)
+        }
 
     def sound_specs(self) -> dict[str, RunSpec]:
         """{run id: spec} of the runs whose spec is sound, damaged ones left out (for the check,
@@ -302,7 +350,8 @@ class Store(Caches):
         """(run id, stage, blob key, Stage) of every stored stage array."""
         out = []
         for r, st, h, d, sh, blob in self.db.execute(
-                "SELECT run, stage, sha256, dtype, shape, blob FROM stages"):
+            "SELECT run, stage, sha256, dtype, shape, blob FROM stages"
+        ):
             try:
                 out.append((r, st, blob, Stage(h, d, tuple(json.loads(sh)))))
             except (ValueError, TypeError):  # its run is damaged: the check names and drops it
@@ -315,10 +364,17 @@ class Store(Caches):
         q = ",".join("?" * len(runs))
         kept.forget(self.root, runs=runs)  # a dropped run never comes back from its record
         with self._tx() as db:  # what was computed from the runs, then the runs
-            for table, cols in (("pairs", "ab"), ("comparisons", "ab"), ("verdicts", ("run",)),
-                                ("stages", ("run",)), ("runs", ("id",))):
-                db.execute(f"DELETE FROM {table} WHERE " + " OR ".join(f"{c} IN ({q})" for c in cols),
-                           runs * len(cols))
+            for table, cols in (
+                ("pairs", "ab"),
+                ("comparisons", "ab"),
+                ("verdicts", ("run",)),
+                ("stages", ("run",)),
+                ("runs", ("id",)),
+            ):
+                db.execute(
+                    f"DELETE FROM {table} WHERE " + " OR ".join(f"{c} IN ({q})" for c in cols),
+                    runs * len(cols),
+                )
 
     def array(self, run_id: str, stage: str) -> np.ndarray:
         """A run's stage array, verified against its recorded hash, dtype and shape."""
@@ -333,18 +389,23 @@ class Store(Caches):
 
     def _stage_row(self, run_id: str, stage: str) -> tuple:
         """(blob, sha256, dtype, shape) of a stage whose array is here, else one line."""
-        row = self.db.execute("SELECT blob, sha256, dtype, shape FROM stages WHERE run=? AND stage=?",
-                              (run_id, stage)).fetchone()
+        row = self.db.execute(
+            "SELECT blob, sha256, dtype, shape FROM stages WHERE run=? AND stage=?", (run_id, stage)
+        ).fetchone()
         if row is None:
             raise KitError(f"run {run_id[:12]} has no stage {stage!r}")
         blob, sha, dtype, shape = row
         if not self.blobs.exists(blob):
             if self._made_here(run_id):
-                raise DamagedArray(f"the array of run {run_id[:12]} stage {stage} is missing from "
-                                   f"{self.arrays_dir}; `kit store check --repair` drops the run and "
-                                   "the next `kit run` makes it again")
-            raise KitError(f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
-                           "export it with --arrays to compare magnitudes")
+                raise DamagedArray(
+                    f"the array of run {run_id[:12]} stage {stage} is missing from "
+                    f"{self.arrays_dir}; `kit store check --repair` drops the run and "
+                    "the next `kit run` makes it again"
+                )
+            raise KitError(
+                f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
+                "export it with --arrays to compare magnitudes"
+            )
         return blob, sha, dtype, json.loads(shape)
 
     def _made_here(self, run_id: str) -> bool:
@@ -367,16 +428,19 @@ class Store(Caches):
         with self._lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                row = self.db.execute("SELECT node, pid, started FROM claims WHERE run=?",
-                                      (run_id,)).fetchone()
+                row = self.db.execute(
+                    "SELECT node, pid, started FROM claims WHERE run=?", (run_id,)
+                ).fetchone()
                 if row is not None and (row[0], row[1]) != (node, pid):
                     age = (now - datetime.fromisoformat(row[2])).total_seconds()
                     alive = processes.alive(row[1]) if row[0] == node else age < _CLAIM_STALE_S
                     if alive:
                         self.db.rollback()
                         return False
-                self.db.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?)",
-                                (run_id, node, pid, now.isoformat()))
+                self.db.execute(
+                    "INSERT OR REPLACE INTO claims VALUES (?,?,?,?)",
+                    (run_id, node, pid, now.isoformat()),
+                )
                 self.db.commit()
             except BaseException:
                 self.db.rollback()
@@ -399,11 +463,17 @@ class Store(Caches):
         """The factors of the pairs in which any of ``run_ids`` takes part, sorted."""
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
-        return sorted({f for (f,) in self.db.execute(
-            f"SELECT DISTINCT factor FROM pairs WHERE a IN ({q}) OR b IN ({q})", runs + runs)})
+        return sorted(
+            {
+                f
+                for (f,) in self.db.execute(
+                    f"SELECT DISTINCT factor FROM pairs WHERE a IN ({q}) OR b IN ({q})", runs + runs
+                )
+            }
+        )
 
     def pairs(self, dataset: str | None = None) -> list:
-        q = ("SELECT p.factor, p.level, p.a, p.b, p.label FROM pairs p JOIN runs r ON r.id = p.a")
+        q = "SELECT p.factor, p.level, p.a, p.b, p.label FROM pairs p JOIN runs r ON r.id = p.a"
         args: tuple[str, ...] = ()
         if dataset:
             q, args = q + " WHERE r.dataset=?", (dataset,)
@@ -411,8 +481,12 @@ class Store(Caches):
 
     # -- datasets seen by runs ----------------------------------------------------------------
     def note_dataset(self, summary: dict) -> None:
-        row = (summary["sha256"], summary["name"], json.dumps(summary, sort_keys=True),
-               rows.dataset_subject(summary))
+        row = (
+            summary["sha256"],
+            summary["name"],
+            json.dumps(summary, sort_keys=True),
+            rows.dataset_subject(summary),
+        )
         if not self.read_only:
             kept.write(self.root, kept.dataset_doc(row))
         with self._tx() as db:
@@ -429,12 +503,15 @@ class Store(Caches):
         out = []
         where, args = ("", ()) if kind is None else _where(None, kind)
         for h, s, k in self.db.execute(
-                f"SELECT sha256, summary, subject FROM datasets{where} ORDER BY rowid", args):
+            f"SELECT sha256, summary, subject FROM datasets{where} ORDER BY rowid", args
+        ):
             summary, why = rows.dataset_summary(h, s, k)
             if why:
-                raise Damaged(f"the store's record of dataset {rows.shown(str(h))} is damaged "
-                              f"({why}); `kit store check --repair` drops it (the next run "
-                              "records it anew)")
+                raise Damaged(
+                    f"the store's record of dataset {rows.shown(str(h))} is damaged "
+                    f"({why}); `kit store check --repair` drops it (the next run "
+                    "records it anew)"
+                )
             out.append(DatasetSummary.from_summary(k, summary or {}))
         return out
 
@@ -464,4 +541,3 @@ class Store(Caches):
             return
         with self._tx(count=False) as db:
             db.execute("DELETE FROM verified WHERE blob=?", (blob,))
-

@@ -46,18 +46,28 @@ def write(root: Path, doc: dict) -> None:
 def run_doc(row: tuple, stage_rows, at: int | None = None) -> dict:
     """A run's record from its index row (id, spec, dataset, stack, created, manifest, subject)
     and its stage rows (stage, sha256, dtype, shape, blob)."""
-    return {"kind": "run", "row": list(row), "stages": [list(s) for s in stage_rows],
-            "at": time.time_ns() if at is None else at}
+    return {
+        "kind": "run",
+        "row": list(row),
+        "stages": [list(s) for s in stage_rows],
+        "at": time.time_ns() if at is None else at,
+    }
 
 
 def dataset_doc(row: tuple, at: int | None = None) -> dict:
-    return {"kind": "dataset", "row": list(row),  # sha256, name, summary, subject
-            "at": time.time_ns() if at is None else at}
+    return {
+        "kind": "dataset",
+        "row": list(row),  # sha256, name, summary, subject
+        "at": time.time_ns() if at is None else at,
+    }
 
 
 def pairs_doc(pairs, at: int | None = None) -> dict:
-    return {"kind": "pairs", "pairs": [list(p) for p in pairs],  # factor, level, a, b, label
-            "at": time.time_ns() if at is None else at}
+    return {
+        "kind": "pairs",
+        "pairs": [list(p) for p in pairs],  # factor, level, a, b, label
+        "at": time.time_ns() if at is None else at,
+    }
 
 
 def read_all(root: Path) -> tuple[list, list]:
@@ -88,7 +98,12 @@ def forget(root: Path, runs=(), datasets=()) -> None:
     runs, datasets = set(runs), set(datasets)
     for path, doc in read_all(root)[0]:
         kind = doc.get("kind")
-        if kind == "run" and doc["row"][0] in runs or kind == "dataset" and doc["row"][0] in datasets:
+        if (
+            kind == "run"
+            and doc["row"][0] in runs
+            or kind == "dataset"
+            and doc["row"][0] in datasets
+        ):
             path.unlink(missing_ok=True)
         elif kind == "pairs" and runs:
             kept = [p for p in doc["pairs"] if p[2] not in runs and p[3] not in runs]
@@ -102,8 +117,10 @@ def migrate(store) -> None:
     """A store from before the records gets them, once, written from its index."""
     if store.db.execute("SELECT 1 FROM meta WHERE key='records'").fetchone():
         return
-    for at, *row in store.db.execute("SELECT rowid, id, spec, dataset, stack, created, manifest, "
-                                     "subject FROM runs ORDER BY rowid"):
+    for at, *row in store.db.execute(
+        "SELECT rowid, id, spec, dataset, stack, created, manifest, "
+        "subject FROM runs ORDER BY rowid"
+    ):
         write(store.root, run_doc(row, store._stage_rows(row[0]), at))
     pairs = store.db.execute("SELECT factor, level, a, b, label FROM pairs ORDER BY rowid")
     if pairs:
@@ -129,8 +146,9 @@ def differences(store) -> dict:
         elif kind == "dataset" and doc["row"][0] not in sets:
             out["datasets"].append(doc["row"][0])
         elif kind == "pairs":
-            out["pairs"] += [(p[0], p[2], p[3]) for p in doc["pairs"]
-                             if (p[0], p[2], p[3]) not in pairs]
+            out["pairs"] += [
+                (p[0], p[2], p[3]) for p in doc["pairs"] if (p[0], p[2], p[3]) not in pairs
+            ]
     return out
 
 
@@ -151,8 +169,10 @@ def restore(store) -> list[str]:
             if db.execute("SELECT 1 FROM runs WHERE id=?", (row[0],)).fetchone():
                 continue
             db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
-            db.executemany("INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
-                           [(row[0], *s) for s in doc["stages"]])
+            db.executemany(
+                "INSERT OR IGNORE INTO stages VALUES (?,?,?,?,?,?)",
+                [(row[0], *s) for s in doc["stages"]],
+            )
             done["runs"] += 1
         for doc in (d for d in found if d.get("kind") == "dataset"):
             if not db.execute("SELECT 1 FROM datasets WHERE sha256=?", (doc["row"][0],)).fetchone():
@@ -165,15 +185,23 @@ def restore(store) -> list[str]:
                 specs[i] = spec
         for doc in (d for d in found if d.get("kind") == "pairs"):
             for factor, level, a, b, label in doc["pairs"]:
-                if a not in specs or b not in specs or db.execute(
-                        "SELECT 1 FROM pairs WHERE factor=? AND a=? AND b=?", (factor, a, b)).fetchone():
+                if (
+                    a not in specs
+                    or b not in specs
+                    or db.execute(
+                        "SELECT 1 FROM pairs WHERE factor=? AND a=? AND b=?", (factor, a, b)
+                    ).fetchone()
+                ):
                     continue
                 if factors.level(factor, specs[a], specs[b]) != level:
                     continue  # not what its specs make: never taken on the file's word
-                db.execute("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)",
-                           (factor, level, a, b, label))
+                db.execute(
+                    "INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", (factor, level, a, b, label)
+                )
                 done["pairs"] += 1
     if not any(done.values()):
         return []
-    return [f"restored from {store.root / DIR}: {done['runs']} run(s), {done['pairs']} pair(s), "
-            f"{done['datasets']} dataset record(s) the index lacked"]
+    return [
+        f"restored from {store.root / DIR}: {done['runs']} run(s), {done['pairs']} pair(s), "
+        f"{done['datasets']} dataset record(s) the index lacked"
+    ]

@@ -52,10 +52,14 @@ def check(root: Path) -> None:
     """Damaged, in one line, for the first thing out of shape."""
     for path, why in problems(Path(root)):
         if has_records(root):  # the runs' records beside the arrays hold what it held
-            raise Damaged(f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
-                          "rebuilds the index from the runs' records beside the arrays")
-        raise Damaged(f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
-                      "drops the runs it held; the next `kit run` makes them again")
+            raise Damaged(
+                f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
+                "rebuilds the index from the runs' records beside the arrays"
+            )
+        raise Damaged(
+            f"{path} {why}; `kit store check --repair` moves it aside (kept) and "
+            "drops the runs it held; the next `kit run` makes them again"
+        )
 
 
 def set_index_aside(root: Path, why: str, also=()) -> list[str]:
@@ -66,8 +70,10 @@ def set_index_aside(root: Path, why: str, also=()) -> list[str]:
         if os.path.lexists(Path(root) / name):
             os.replace(Path(root) / name, Path(root) / f"{name}.damaged-{stamp}")
             moved.append(name)
-    return [f"{src} {why}: moved to {src}.damaged-{stamp} (with {', '.join(moved[1:]) or 'nothing else'}); "
-            "a new index is made from the records beside the arrays"]
+    return [
+        f"{src} {why}: moved to {src}.damaged-{stamp} (with {', '.join(moved[1:]) or 'nothing else'}); "
+        "a new index is made from the records beside the arrays"
+    ]
 
 
 def repair(root: Path) -> list[str]:

@@ -33,8 +33,10 @@ def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
     if "disk is full" in msg or getattr(e, "sqlite_errorcode", None) == 13 or _full(path):
         return StoreIndexError(no_space(path))
     if "database is locked" in msg:
-        return StoreIndexError(f"the store index {path} stayed locked by another kit for over a "
-                               "minute; run the same command again when it is done")
+        return StoreIndexError(
+            f"the store index {path} stayed locked by another kit for over a "
+            "minute; run the same command again when it is done"
+        )
     if isinstance(e, sqlite3.OperationalError) and "disk I/O error" not in msg:
         return None
     return _damaged(path, msg)  # rebuilt from the records beside the arrays, where there are any
@@ -55,14 +57,17 @@ def refuse_damaged(db, path: Path) -> None:
 
 def _damaged(path: Path, msg: str) -> StoreIndexError:
     if has_records(path.parent):
-        return DamagedIndex(f"the store index {path} is damaged ({msg}); `kit store check "
-                            f"--repair` moves it aside (kept) and rebuilds it from the runs' "
-                            f"records in {path.parent / RECORDS}, losing no run whose records and "
-                            "arrays survive")
+        return DamagedIndex(
+            f"the store index {path} is damaged ({msg}); `kit store check "
+            f"--repair` moves it aside (kept) and rebuilds it from the runs' "
+            f"records in {path.parent / RECORDS}, losing no run whose records and "
+            "arrays survive"
+        )
     return DamagedIndex(
         f"the store index {path} is damaged ({msg}); kit cannot rebuild it from the arrays "
         f"(runs' specs and manifests live only in the index): move it aside (mv {path} "
-        f"{path}.damaged) and run again: runs are made anew, arrays on disk are kept and reused")
+        f"{path}.damaged) and run again: runs are made anew, arrays on disk are kept and reused"
+    )
 
 
 def read_only_index(path: Path):
@@ -72,11 +77,14 @@ def read_only_index(path: Path):
     writer has closed; the index is then opened immutable (read as it is on disk, which is all a
     reader that cannot write may expect)."""
     if not path.exists():
-        raise KitError("the store is empty: run `kit run --factor repeat` first (in a KIT_HOME "
-                       f"you can write; {path.parent} is not writable by this user)")
+        raise KitError(
+            "the store is empty: run `kit run --factor repeat` first (in a KIT_HOME "
+            f"you can write; {path.parent} is not writable by this user)"
+        )
     for query in ("mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=60,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?{query}", uri=True, timeout=60, check_same_thread=False
+        )
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
@@ -202,7 +210,9 @@ class ArraysLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise KitError(f"cannot open the store's lock file {self.path}: {e.strerror or e}") from None
+            raise KitError(
+                f"cannot open the store's lock file {self.path}: {e.strerror or e}"
+            ) from None
         try:
             fcntl.flock(fd, how)
             yield

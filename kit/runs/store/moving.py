@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...core.caps import stage_bytes, stage_too_big
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...worker.dtypes import recorded_problem
-from .blobs import blob_key, file_problem
 from . import identity, kept, schema
+from .blobs import blob_key, file_problem
 from .rows import run_subject
 
 
@@ -34,8 +34,9 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
             raise KitError(f"stage {stage}: dtype {info['dtype']!r} {why}")
         why = stage_too_big(stage_bytes(info["dtype"], info["shape"]))
         if why:  # and the same cap: a stage no import would take is never stored
-            raise KitError(f"stage {stage} {why}: no `kit import` would take it, so the run "
-                           "is not stored")
+            raise KitError(
+                f"stage {stage} {why}: no `kit import` would take it, so the run is not stored"
+            )
         sha, dtype, shape = info["sha256"], info["dtype"], list(info["shape"])
         blob = blob_key(sha, dtype, shape)
         src = os.path.join(outdir, f"{stage}.npy")
@@ -51,12 +52,17 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
     noted: list[tuple[str, str | None]] = []
     with store.moving_in():
         identity.still_here(store)  # a store deleted or replaced under the run takes none of it
-        gone = [st for st, src, sha, dtype, shape, blob in stages
-                if src is None and not store.blobs.holds(blob, sha, dtype, shape)]
+        gone = [
+            st
+            for st, src, sha, dtype, shape, blob in stages
+            if src is None and not store.blobs.holds(blob, sha, dtype, shape)
+        ]
         if gone:  # said before a file is moved: nothing of the run is left behind
-            raise KitError(f"stage {', '.join(gone)}: not sent back, as the store held an equal "
-                           "array, which it no longer holds whole; nothing of the run was "
-                           "stored, run the same command again to make it")
+            raise KitError(
+                f"stage {', '.join(gone)}: not sent back, as the store held an equal "
+                "array, which it no longer holds whole; nothing of the run was "
+                "stored, run the same command again to make it"
+            )
         moved = set()
         for stage, src, sha, dtype, shape, blob in stages:
             if src is not None and blob in moved:  # two stages of one array (indptr ...)
@@ -65,8 +71,15 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
                 store.blobs.put_file(src, blob, sha, dtype, shape, noted)
                 moved.add(blob)
             rows.append((spec.run_id, stage, sha, dtype, json.dumps(shape), blob))
-        row = (spec.run_id, spec.to_json(), spec.dataset, spec.stack, now,
-               json.dumps(manifest, sort_keys=True), run_subject(spec))
+        row = (
+            spec.run_id,
+            spec.to_json(),
+            spec.dataset,
+            spec.stack,
+            now,
+            json.dumps(manifest, sort_keys=True),
+            run_subject(spec),
+        )
         kept.write(store.root, kept.run_doc(row, [r[1:] for r in rows]))  # before it is indexed
         with store._tx() as db:
             db.execute(f"INSERT OR IGNORE {schema.RUN_ROW}", row)
@@ -75,6 +88,8 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
         identity.still_here(store)  # committed into the file this process opened: is it the store?
         lost = [st for st, b in store.stage_blobs(spec.run_id).items() if not store.blobs.exists(b)]
         if not store.has_run(spec.run_id) or lost:
-            raise KitError(f"run {spec.run_id[:12]} was not stored whole (missing: "
-                           f"{', '.join(lost) or 'its index row'}); run the same command again")
+            raise KitError(
+                f"run {spec.run_id[:12]} was not stored whole (missing: "
+                f"{', '.join(lost) or 'its index row'}); run the same command again"
+            )
     return spec.run_id

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from collections.abc import Mapping
 
 from ...core.spec import RunSpec
 from ...core.subject import KINDS_OF, PIPELINE
@@ -15,6 +15,7 @@ from ...core.subject import KINDS_OF, PIPELINE
 @dataclass(frozen=True)
 class Stage:
     """One stage array as its run recorded it."""
+
     sha256: str
     dtype: str
     shape: tuple
@@ -26,6 +27,7 @@ class Stage:
 @dataclass(frozen=True)
 class StoredRun:
     """A run in the store: its spec, when it was stored, the worker's manifest, its stages."""
+
     id: str
     spec: RunSpec
     created: str
@@ -36,13 +38,19 @@ class StoredRun:
     spec_json: str = field(repr=False, compare=False, default="")
 
     def to_json(self) -> dict:
-        return {"id": self.id, "spec": json.loads(self.spec_json), "created": self.created,
-                "manifest": self.manifest, "stages": {s: i.to_json() for s, i in self.stages.items()}}
+        return {
+            "id": self.id,
+            "spec": json.loads(self.spec_json),
+            "created": self.created,
+            "manifest": self.manifest,
+            "stages": {s: i.to_json() for s, i in self.stages.items()},
+        }
 
 
 @dataclass(frozen=True)
 class StoredPair:
     """Two stored runs planned to differ in ``factor`` (at ``level``), as an audit labelled them."""
+
     factor: str
     level: str
     a: str
@@ -50,8 +58,13 @@ class StoredPair:
     label: str
 
     def to_json(self) -> dict:
-        return {"factor": self.factor, "level": self.level, "a": self.a, "b": self.b,
-                "label": self.label}
+        return {
+            "factor": self.factor,
+            "level": self.level,
+            "a": self.a,
+            "b": self.b,
+            "label": self.label,
+        }
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,7 @@ class DatasetSummary:
     pipeline read, or a lab's pipeline file. ``rows`` and ``source`` as the summary says (None
     where it does not: a pipeline reads its own data); ``verified`` False for a bundle's dataset
     not found on this machine; ``summary`` the whole record, as the JSON edge shows it."""
+
     sha256: str
     kind: str
     name: str
@@ -77,10 +91,15 @@ class DatasetSummary:
     def from_summary(cls, kind: str, summary: Mapping) -> DatasetSummary:
         """The record of a datasets row's verified summary (kit.runs.store.rows) and subject."""
         rows, source = summary.get("rows"), summary.get("source")
-        return cls(summary["sha256"], kind, summary["name"],
-                   rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
-                   source if isinstance(source, str) else None,
-                   summary.get("verified") is not False, summary)
+        return cls(
+            summary["sha256"],
+            kind,
+            summary["name"],
+            rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
+            source if isinstance(source, str) else None,
+            summary.get("verified") is not False,
+            summary,
+        )
 
     @property
     def is_pipeline(self) -> bool:

@@ -49,8 +49,9 @@ def dataset_subject(summary: dict) -> str:
     return PIPELINE if summary.get("source") == PIPELINE else DATASET
 
 
-def spec_problem(run_id: str, spec: str, dataset: str | None = None, stack: str | None = None,
-                 subject=_UNCHECKED) -> tuple[RunSpec | None, str | None]:
+def spec_problem(
+    run_id: str, spec: str, dataset: str | None = None, stack: str | None = None, subject=_UNCHECKED
+) -> tuple[RunSpec | None, str | None]:
     """(the spec, None), or (None, why the row's spec is not its run's).
 
     The index connection decodes a text that is not UTF-8 with surrogateescape
@@ -85,14 +86,16 @@ def _stages(manifest: dict, rows, thorough: bool) -> tuple[dict | None, str | No
         except ValueError:
             return None, f"the shape of its stage {stage[:40]!r} is not JSON"
         if recorded.get(stage) != {"sha256": sha, "dtype": dtype, "shape": dims} or (
-                thorough and blob != blob_key(sha, dtype, dims)):
+            thorough and blob != blob_key(sha, dtype, dims)
+        ):
             return None, f"its stage {stage[:40]!r} is not the one its manifest records"
         out[stage] = Stage(sha, dtype, tuple(dims))
     return out, None
 
 
-def problem(run_id, spec, created, manifest, dataset, stack, subject, stage_rows,
-            thorough: bool = False) -> tuple:
+def problem(
+    run_id, spec, created, manifest, dataset, stack, subject, stage_rows, thorough: bool = False
+) -> tuple:
     """(StoredRun, None), or (None, why the run's rows are damaged)."""
     s, why = spec_problem(run_id, spec, dataset, stack, subject)
     if why:
@@ -136,8 +139,11 @@ def dataset_summary(sha, text, subject=_UNCHECKED) -> tuple[dict | None, str | N
         summary = json.loads(text)
     except (TypeError, ValueError):
         return None, "its summary is not JSON"
-    if not isinstance(summary, dict) or summary.get("sha256") != sha \
-            or not isinstance(summary.get("name"), str):
+    if (
+        not isinstance(summary, dict)
+        or summary.get("sha256") != sha
+        or not isinstance(summary.get("name"), str)
+    ):
         return None, "its summary is not a dataset's (its sha256 and name)"
     bad = next((v for v in summary.values() if isinstance(v, str) and not control_free(v)), None)
     if bad is not None:

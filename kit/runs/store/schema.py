@@ -46,9 +46,11 @@ _V0 = [
 def _v1(db) -> None:
     """Version 0's tables (a new index, or one an older kit left without meta or verified), and
     indexes for the lookups every reader and repair makes: a dataset's runs, a run's pairs."""
-    for sql in _V0 + ["CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs(dataset)",
-                      "CREATE INDEX IF NOT EXISTS pairs_by_a ON pairs(a)",
-                      "CREATE INDEX IF NOT EXISTS pairs_by_b ON pairs(b)"]:
+    for sql in _V0 + [
+        "CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs(dataset)",
+        "CREATE INDEX IF NOT EXISTS pairs_by_a ON pairs(a)",
+        "CREATE INDEX IF NOT EXISTS pairs_by_b ON pairs(b)",
+    ]:
         db.execute(sql)
 
 
@@ -70,8 +72,10 @@ def _v2(db) -> None:
     for rowid, sha, text in db.execute("SELECT rowid, sha256, summary FROM datasets"):
         summary, why = rows.dataset_summary(sha, text)
         if summary is not None:
-            db.execute("UPDATE datasets SET subject=? WHERE rowid=?",
-                       (rows.dataset_subject(summary), rowid))
+            db.execute(
+                "UPDATE datasets SET subject=? WHERE rowid=?",
+                (rows.dataset_subject(summary), rowid),
+            )
     db.execute("CREATE INDEX runs_by_subject ON runs(subject)")
     db.execute("CREATE INDEX datasets_by_subject ON datasets(subject)")
 
@@ -94,9 +98,11 @@ def refuse_newer(db, path) -> None:
     """A one-line KitError for an index a later kit wrote (nothing was written to it)."""
     v = version(db)
     if v > CURRENT:
-        raise KitError(f"the store index {path} was written by a newer kit (schema version {v}; "
-                       f"this kit knows up to {CURRENT}): upgrade kit to use this store, or set "
-                       "KIT_HOME to another folder; it was left as it is")
+        raise KitError(
+            f"the store index {path} was written by a newer kit (schema version {v}; "
+            f"this kit knows up to {CURRENT}): upgrade kit to use this store, or set "
+            "KIT_HOME to another folder; it was left as it is"
+        )
 
 
 def migrate(db, path) -> None:
@@ -110,7 +116,7 @@ def migrate(db, path) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
             refuse_newer(db, path)  # another, newer kit may have migrated it meanwhile
-            for step in MIGRATIONS[version(db):]:
+            for step in MIGRATIONS[version(db) :]:
                 step(db)
             db.execute(f"PRAGMA user_version = {CURRENT}")
             db.commit()
