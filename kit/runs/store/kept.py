@@ -174,9 +174,14 @@ def restore(store) -> list[str]:
                 [(row[0], *s) for s in doc["stages"]],
             )
             done["runs"] += 1
-        for doc in (d for d in found if d.get("kind") == "dataset"):
-            if not db.execute("SELECT 1 FROM datasets WHERE sha256=?", (doc["row"][0],)).fetchone():
-                db.execute(f"INSERT OR IGNORE {schema.DATASET_ROW}", doc["row"])
+        latest = {}  # a dataset's summary is replaced as runs record it anew: the last one's,
+        for doc in (d for d in found if d.get("kind") == "dataset"):  # where it first came
+            sha, summary = doc["row"][0], doc["row"][2]
+            if sha not in latest or json.loads(summary).get("verified") is not False:
+                latest[sha] = doc["row"]  # a bundle's unverified word never replaces one here
+        for sha, row in latest.items():
+            if not db.execute("SELECT 1 FROM datasets WHERE sha256=?", (sha,)).fetchone():
+                db.execute(f"INSERT OR IGNORE {schema.DATASET_ROW}", row)
                 done["datasets"] += 1
         specs: dict[str, RunSpec] = {}  # the sound runs' (a damaged row is the check's to drop)
         for i, s, k in db.execute("SELECT id, spec, subject FROM runs"):
