@@ -13,14 +13,8 @@ from sklearn.neighbors import NearestNeighbors
 # the named seeds, in this pipeline's own words: kit varies each alone (seed:split, seed:init)
 SEEDS = ("split", "init")
 # how kit compares each output; an output not named here is an "array"
-KINDS = {
-    "emb": "embedding",
-    "clusters": "labels",
-    "nn": "neighbours",
-    "p_lr": "probabilities",
-    "p_rf": "probabilities",
-    "y_test": "truth",
-}
+KINDS = {"emb": "embedding", "clusters": "labels", "nn": "neighbours",
+         "p_lr": "probabilities", "p_rf": "probabilities", "y_test": "truth"}
 N, N_TRAIN = 400, 300
 
 
@@ -38,11 +32,6 @@ def run(seeds, dtype="float64"):
     nn = NearestNeighbors(n_neighbors=5).fit(emb).kneighbors(emb, return_distance=False)
     lr = LogisticRegression(max_iter=1000).fit(emb[train], y[train])
     rf = RandomForestClassifier(50, random_state=seeds["init"]).fit(emb[train], y[train])
-    return {
-        "emb": emb,
-        "clusters": clusters.astype(np.int64),
-        "nn": nn.astype(np.int64),
-        "y_test": y[test],
-        "p_lr": lr.predict_proba(emb[test])[:, 1],
-        "p_rf": rf.predict_proba(emb[test])[:, 1],
-    }
+    return {"emb": emb, "clusters": clusters.astype(np.int64), "nn": nn.astype(np.int64),
+            "y_test": y[test], "p_lr": lr.predict_proba(emb[test])[:, 1],
+            "p_rf": rf.predict_proba(emb[test])[:, 1]}

@@ -6,19 +6,8 @@ import numpy as np
 
 SEEDS = ("init",)
 KINDS = {"ids": "proteins", "score": "metrics"}
-NUMBERS = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-)
+NUMBERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float32", "float64")
 
 
 def run(seeds):

@@ -25,10 +25,5 @@ def run(seeds, dtype="float64"):
     lr = LogisticRegression(max_iter=500).fit(emb[train], y[train])
     # the loose generator: an unseeded default_rng(), as a user's augmentation might draw
     jitter = emb[:, 0] + np.random.default_rng().normal(scale=1e-9, size=N)
-    return {
-        "emb": emb,
-        "clusters": clusters.astype(np.int64),
-        "y_test": y[test],
-        "p_lr": lr.predict_proba(emb[test])[:, 1],
-        "jitter": jitter,
-    }
+    return {"emb": emb, "clusters": clusters.astype(np.int64), "y_test": y[test],
+            "p_lr": lr.predict_proba(emb[test])[:, 1], "jitter": jitter}

@@ -9,13 +9,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
 SEEDS = ("split", "forest")
-KINDS = {
-    "ids": "proteins",
-    "train_ids": "train proteins",
-    "y_test": "truth",
-    "p_lr": "probabilities",
-    "p_rf": "probabilities",
-}
+KINDS = {"ids": "proteins", "train_ids": "train proteins", "y_test": "truth",
+         "p_lr": "probabilities", "p_rf": "probabilities"}
 AMINO = {a: i for i, a in enumerate("ACDEFGHIKLMNPQRSTVWY")}
 TRAIN = 2 / 3  # of the rows: 200 of 300
 
@@ -38,10 +33,5 @@ def run(seeds):
     train, test = order[:n_train], order[n_train:]
     lr = LogisticRegression(C=10, max_iter=3000).fit(X[train], y[train])
     rf = RandomForestClassifier(100, random_state=seeds["forest"], n_jobs=1).fit(X[train], y[train])
-    return {
-        "ids": ids[test],
-        "train_ids": ids[train],
-        "y_test": y[test],
-        "p_lr": lr.predict_proba(X[test])[:, 1],
-        "p_rf": rf.predict_proba(X[test])[:, 1],
-    }
+    return {"ids": ids[test], "train_ids": ids[train], "y_test": y[test],
+            "p_lr": lr.predict_proba(X[test])[:, 1], "p_rf": rf.predict_proba(X[test])[:, 1]}

@@ -17,7 +17,7 @@ def run(seeds):
     order = np.random.default_rng(seeds["split"]).permutation(N)
     train, test = order[:400], order[400:]
     lr = LogisticRegression(max_iter=300).fit(X[train], y[train])
-    rf = RandomForestClassifier(15, max_depth=6, random_state=seeds["forest"], n_jobs=1).fit(
-        X[train], y[train]
-    )
-    return {"y_test": y[test], "p_lr": lr.predict_proba(X[test]), "p_rf": rf.predict_proba(X[test])}
+    rf = RandomForestClassifier(15, max_depth=6, random_state=seeds["forest"],
+                                n_jobs=1).fit(X[train], y[train])
+    return {"y_test": y[test], "p_lr": lr.predict_proba(X[test]),
+            "p_rf": rf.predict_proba(X[test])}

@@ -18,11 +18,7 @@ def run(seeds):
     order = np.random.default_rng(seeds["split"]).permutation(N)
     train, test = order[:200], order[200:]
     lr = LogisticRegression(max_iter=500).fit(X[train], y[train])
-    rf = RandomForestClassifier(20, max_depth=3, random_state=seeds["forest"], n_jobs=1).fit(
-        X[train], y[train]
-    )
-    return {
-        "y_test": y[test],
-        "p_lr": lr.predict_proba(X[test])[:, 1],
-        "p_rf": rf.predict_proba(X[test])[:, 1],
-    }
+    rf = RandomForestClassifier(20, max_depth=3, random_state=seeds["forest"],
+                                n_jobs=1).fit(X[train], y[train])
+    return {"y_test": y[test], "p_lr": lr.predict_proba(X[test])[:, 1],
+            "p_rf": rf.predict_proba(X[test])[:, 1]}

@@ -7,4 +7,4 @@ SEEDS = ("init",)
 
 
 def run(seeds):
-    return {"x": np.random.default_rng(seeds["init"]).random(2 * 1024**2 // 8)}
+    return {"x": np.random.default_rng(seeds["init"]).random(2 * 1024 ** 2 // 8)}
