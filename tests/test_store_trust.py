@@ -244,10 +244,13 @@ def test_an_emptied_index_beside_arrays_is_not_a_clean_store(home):
         assert "store.sqlite is empty (0 bytes)" in line and f"{len(arrays)} array file" in line
     fix = kit(home, "store", "check", "--repair")
     assert fix.returncode == 0 and "moved to" in fix.stdout, fix.stdout + fix.stderr
-    # a new index: the arrays predate it, so they are set aside, never deleted
-    assert sorted(p.name for p in (home / "unindexed").glob("??/*.npy")) == arrays
+    # the index is rebuilt from the runs' records (#54): every run is back and its arrays are
+    # where they were, none set aside or deleted
+    assert not list((home / "unindexed").glob("??/*.npy"))
+    assert sorted(p.name for p in (home / "arrays").glob("??/*.npy")) == arrays
     again = kit(home, "store", "check")
     assert again.returncode == 0, again.stdout + again.stderr
+    assert "no runs stored" not in kit(home, "runs").stdout
 
 
 # -- the schema version ------------------------------------------------------------------------
