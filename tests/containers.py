@@ -10,6 +10,19 @@ import subprocess
 from pathlib import Path
 
 STACK = "np1-sk152"
+# `kit run` of the container factor on the stack, as several tests store its pair
+CONTAINER_PAIR = [
+    "run",
+    "--factor",
+    "container",
+    "--stack",
+    STACK,
+    "--n",
+    "120",
+    "--threads",
+    "1",
+    "--yes",
+]
 
 
 def unavailable() -> str | None:

@@ -272,23 +272,7 @@ def test_what_differs_between_two_recipes_is_said_first_by_its_cause():
 @pytest.fixture
 def image_bundle(images_home, tmp_path):
     """A bundle of a container pair whose image travels (kit export --image --arrays)."""
-    assert (
-        main(
-            [
-                "run",
-                "--factor",
-                "container",
-                "--stack",
-                STACK,
-                "--n",
-                "120",
-                "--threads",
-                "1",
-                "--yes",
-            ]
-        )
-        == 0
-    )
+    assert main(containers.CONTAINER_PAIR) == 0
     out = tmp_path / "lab.kit"
     assert (
         main(

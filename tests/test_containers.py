@@ -325,23 +325,7 @@ def test_a_rebuild_from_nothing_gives_the_same_image_id(images_home, capsys):
 
 
 def test_runs_in_the_image_name_it_and_match_the_venv(images_home, capsys):
-    assert (
-        main(
-            [
-                "run",
-                "--factor",
-                "container",
-                "--stack",
-                STACK,
-                "--n",
-                "120",
-                "--threads",
-                "1",
-                "--yes",
-            ]
-        )
-        == 0
-    )
+    assert main(containers.CONTAINER_PAIR) == 0
     capsys.readouterr()
     assert main(["budget", "--factor", "container", "--n", "120", "--json"]) == 0
     from kit.runs.store import Store
@@ -533,23 +517,7 @@ def test_compare_holds_the_image_fixed_when_its_id_is_the_same(
 ):
     """A bundle of container runs, compared in another KIT_HOME (another host) whose image of
     the same recipe has the same id: the image is held fixed, what remains is the machine."""
-    assert (
-        main(
-            [
-                "run",
-                "--factor",
-                "container",
-                "--stack",
-                STACK,
-                "--n",
-                "120",
-                "--threads",
-                "1",
-                "--yes",
-            ]
-        )
-        == 0
-    )
+    assert main(containers.CONTAINER_PAIR) == 0
     assert (
         main(
             [
