@@ -93,7 +93,8 @@ def test_class_tables_are_checked_like_the_section(toml):
     for text, says in (
         ('[jobqueue.sky]\npython = "x"\n', r"\[jobqueue.sky\] has no setting 'python'"),
         ("[jobqueue.sky]\ncores = 0\n", "cores = 0"),
-        ('[jobqueue."9 bad"]\n', "a node class is named by a letter"),
+        ('[jobqueue."9 bad"]\n', "a node class is named by a letter or digit"),
+        ('[jobqueue."-x"]\n', "a node class is named by a letter or digit"),
         ('[jobqueue.sky]\nprologue = "x"\n', "a list of at most"),
     ):
         with pytest.raises(KitError, match=says):

@@ -62,7 +62,9 @@ CLASS_KEYS = (
     "worker_args",
     "jobs",
 )
-_CLASS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")  # also a shell word and a job name
+# also a shell word and a job name; a leading digit is allowed since a host id (hex) names the
+# class of the runs made on that host
+_CLASS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 # the bounds of cluster.toml's numbers (and of local:N): a typo must not start 10**6 jobs
 SETTING_BOUNDS = {
     "workers": Bound(
@@ -155,8 +157,8 @@ def settings() -> dict:
         for name, table in classes.items():
             if not _CLASS_NAME.fullmatch(name):
                 raise KitError(
-                    f"{path}: [jobqueue.{name}]: a node class is named by a letter then "
-                    "up to 31 letters, digits, '-' or '_'"
+                    f"{path}: [jobqueue.{name}]: a node class is named by a letter or digit "
+                    "then up to 31 letters, digits, '-' or '_'"
                 )
             _check(path, f"jobqueue.{name}", table, {k: defaults[k] for k in CLASS_KEYS})
         out[kind] = {**defaults, **given, **classes}
