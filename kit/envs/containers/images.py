@@ -104,16 +104,39 @@ def recipe(lock_sha256: str, base_id: str, interpreter: str, prefix: str) -> str
             # the host's __pycache__ folders are not copied (whatever ran on the host wrote them,
             # so they differ from one build to the next) but made again, hash-based: no time in them
             f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && find {prefix} -name __pycache__ "
-            # (compileall's status is left out: the stdlib's own tests hold broken files)
-            f"-type d -prune -exec rm -rf {{}} + && ({interpreter} -m compileall -q -j 0 "
-            f"--invalidation-mode unchecked-hash {prefix}/lib >/dev/null || true) "
+            f"-type d -prune -exec rm -rf {{}} + && {_compiled(interpreter, prefix + '/lib')} "
             "&& rm -f /var/cache/ldconfig/aux-cache",
             f"COPY lock/ {_LOCK}/",
             f"RUN cd {_LOCK} && {env} {_UV} venv --quiet --python {interpreter} {VENV} && "
-            f"{env} {_UV} sync --frozen --no-build --no-install-project --compile-bytecode --quiet "
-            f"--python {PYTHON} && rm -f /var/cache/ldconfig/aux-cache",
+            f"{env} {_UV} sync --frozen --no-build --no-install-project --quiet "
+            f"--python {PYTHON} && {_compiled(interpreter, VENV)} "
+            "&& rm -f /var/cache/ldconfig/aux-cache",
             "",
         ]
+    )
+
+
+# Bytecode is compiled in a fixed number of shards of the sorted file list, each shard by one
+# process in order: marshal writes a shared object by reference or by value depending on what
+# the process compiled before, so `compileall -j 0` (or uv's --compile-bytecode), which hands
+# files to whichever worker is free, wrote other .pyc bytes under load (a rebuild in CI gave
+# another stack layer id). The shard count is fixed, not the machine's core count, so that
+# every machine makes the same bytes.
+_SHARDS = 4
+
+
+def _compiled(interpreter: str, folder: str) -> str:
+    """The shell step that compiles every .py under ``folder`` hash-based (no time in a .pyc),
+    deterministically; compileall's status is left out (the stdlib's own tests hold files
+    that do not compile)."""
+    shards = " ".join(
+        f"(awk 'NR%{_SHARDS}=={k}' /tmp/kit-py.list | {interpreter} -m compileall -q "
+        "--invalidation-mode unchecked-hash -i - >/dev/null || true) &"
+        for k in range(_SHARDS)
+    )
+    return (
+        f"(find {folder} -name '*.py' -type f | LC_ALL=C sort >/tmp/kit-py.list; {shards} "
+        "wait; rm -f /tmp/kit-py.list)"
     )
 
 
