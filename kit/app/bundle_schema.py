@@ -100,6 +100,17 @@ _Digest = Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]
 _Path = Annotated[str, Meta(pattern=r"^/[\w./+-]{1,500}\Z")]
 
 
+class FetchedPython(Struct, forbid_unknown_fields=True):
+    """The interpreter an image was given in place of the host's (kit.envs.containers.pythons):
+    python-build-standalone's build, pinned by its archive's sha256."""
+
+    version: Annotated[str, Meta(pattern=r"^3\.\d{1,2}\.\d{1,3}\Z")]
+    release: Annotated[str, Meta(pattern=r"^\d{8}\Z")]
+    arch: Literal["x86_64", "aarch64"]
+    flavour: Literal["install_only", "install_only_stripped"]
+    sha256: Hex64
+
+
 class ImageRecipe(Struct, forbid_unknown_fields=True):
     """A container stack's image as a bundle carries it (kit.envs.containers.images.carried):
     what names it and the recipe it is rebuilt from; ``archive``: the image itself is member
@@ -117,6 +128,7 @@ class ImageRecipe(Struct, forbid_unknown_fields=True):
     release: _Short = ""
     glibc: _Short | None = None
     os_packages_sha256: Hex64 | None = None
+    python_fetched: FetchedPython | None = None
     os_packages: Annotated[
         list[
             Annotated[list[Annotated[str, Meta(max_length=128)]], Meta(min_length=2, max_length=2)]

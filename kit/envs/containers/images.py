@@ -22,6 +22,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ...core import children
 from ...core.atomic import write_bytes
 from ...core.errors import Failed, NotFound, one_line
 from ...core.locks import file_lock
@@ -30,13 +31,15 @@ from ...core.small_files import read_small
 from ...core.spools import discard
 from ..interpreters import uv_bin
 from . import bases
-from .runtime import Runtime
+from .pythons import PREFIX, Pin, fetched
+from .runtime import Runtime, last_line
 
 VENV = "/opt/stack"  # the stack's environment inside every image
 PYTHON = f"{VENV}/bin/python"
 _LOCK = "/opt/kit-lock"  # the lock folder the image was synced from (kept: it is the recipe)
 # what the build mounts: the interpreter, uv, uv's cache (never the network)
 _PY, _UV, _CACHE = "/kit-build/python", "/kit-build/uv", "/kit-build/uv-cache"
+_PY_ARCHIVE = "/kit-build/python.tar.gz"  # a fetched interpreter's archive (kit.envs...pythons)
 
 
 def tag(stack: str, base: str) -> str:
@@ -75,6 +78,7 @@ def well_formed(doc) -> bool:
         and re.fullmatch(r"[0-9a-f]{64}", doc["lock_sha256"]) is not None
         and isinstance(doc.get("interpreter"), str)
         and re.fullmatch(r"/[\w./+-]{1,500}", doc["interpreter"]) is not None
+        and (doc.get("python_fetched") is None or Pin.from_dict(doc["python_fetched"]) is not None)
     )
 
 
@@ -88,22 +92,34 @@ def recorded() -> list:
     return out
 
 
-def recipe(lock_sha256: str, base_id: str, interpreter: str, prefix: str) -> str:
-    """The Containerfile of a stack image: the whole recipe but the lock folder's bytes."""
+def recipe(
+    lock_sha256: str, base_id: str, interpreter: str, prefix: str, pin: Pin | None = None
+) -> str:
+    """The Containerfile of a stack image: the whole recipe but the lock folder's bytes (and,
+    for a fetched interpreter, its archive's, which the pin's sha256 names)."""
     env = (
         f"UV_OFFLINE=1 UV_NO_CONFIG=1 UV_LINK_MODE=copy UV_CACHE_DIR={_CACHE} "
         f"UV_PYTHON_DOWNLOADS=never SOURCE_DATE_EPOCH={bases.EPOCH} "
         f"UV_PROJECT_ENVIRONMENT={VENV}"
     )
-    parent = os.path.dirname(prefix.rstrip("/"))
+    if pin is None:
+        # the interpreter at its own path (its RUNPATH); the host's __pycache__ folders are not
+        # copied (whatever ran on the host wrote them, so they differ from one build to the
+        # next) but made again, hash-based: no time in them
+        placed = f"mkdir -p {os.path.dirname(prefix.rstrip('/'))} && cp -a {_PY} {prefix}"
+        named = ""
+    else:  # python-build-standalone's archive (one top folder, python/), owned by root
+        placed = (
+            f"mkdir -p {prefix} && tar -xzf {_PY_ARCHIVE} -C {prefix} --strip-components=1 "
+            "--no-same-owner"
+        )
+        named = f"# interpreter {pin.file} sha256 {pin.sha256}\n"
     return "\n".join(
         [
             f"# kit stack image: lock sha256 {lock_sha256}",
-            f"FROM {base_id}",
-            # the interpreter at its own path (its RUNPATH), ldconfig's build-time cache dropped;
-            # the host's __pycache__ folders are not copied (whatever ran on the host wrote them,
-            # so they differ from one build to the next) but made again, hash-based: no time in them
-            f"RUN mkdir -p {parent} && cp -a {_PY} {prefix} && find {prefix} -name __pycache__ "
+            f"{named}FROM {base_id}",
+            # ldconfig's build-time cache dropped: it holds the build's time
+            f"RUN {placed} && find {prefix} -name __pycache__ "
             f"-type d -prune -exec rm -rf {{}} + && {_compiled(interpreter, prefix + '/lib')} "
             "&& rm -f /var/cache/ldconfig/aux-cache",
             f"COPY lock/ {_LOCK}/",
@@ -165,20 +181,29 @@ def build(
     base: str,
     log=lambda msg: None,
     again: bool = False,
+    pin: Pin | None = None,
 ) -> dict:
     """Build ``stack``'s image on ``base`` from its lock folder, offline; returns its record
     (written only when the image is whole and tagged). ``python``: the host interpreter
     copied in, which kit built the host venv of the same lock with (uv's cache then holds
-    every wheel the lock names). ``again``: everything made anew (the base bootstrapped again,
-    no step cached) and no record kept: what ``verify`` compares, in a store of its own."""
+    every wheel the lock names); ``pin``: a fetched interpreter in its place (kit...pythons).
+    ``again``: everything made anew (the base bootstrapped again, no step cached) and no
+    record kept: what ``verify`` compares, in a store of its own."""
     with file_lock(_records() / f".{stack}@{base}.lock"):
         started = time.monotonic()
         base_rec = bases.build(rt, base, log, again=again)
-        prefix = interpreter_prefix(python)
-        exe = str(Path(python).resolve())
-        if not exe.startswith(prefix + "/"):
-            raise Failed(f"stack {stack}: interpreter {exe} is not inside its prefix {prefix}")
+        if pin is None:
+            prefix = interpreter_prefix(python)
+            exe = str(Path(python).resolve())
+            if not exe.startswith(prefix + "/"):
+                raise Failed(f"stack {stack}: interpreter {exe} is not inside its prefix {prefix}")
+            given = (prefix, _PY, "ro")
+        else:
+            prefix, exe = PREFIX, pin.executable
+            given = (str(fetched(pin, log)), _PY_ARCHIVE, "ro")
         cache = _uv_cache()
+        if pin is not None:
+            _wheels_for(pin, lock_dir, cache, log)
         work = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"image-{os.getpid()}-"))
         try:
             ctx = work / "context"
@@ -187,14 +212,16 @@ def build(
                 ctx / "lock",
                 ignore=shutil.ignore_patterns(".venv", "__pycache__", "*.pyc"),
             )
-            (ctx / "Containerfile").write_text(recipe(lock_sha256, base_rec["id"], exe, prefix))
+            (ctx / "Containerfile").write_text(
+                recipe(lock_sha256, base_rec["id"], exe, prefix, pin)
+            )
             log(f"{stack}@{base}: building its image on {base} ({base_rec['id'][7:19]}) offline")
             image = bases.commit(
                 rt,
                 ctx,
                 tag(stack, base),
                 f"stack {stack} on {base}",
-                volumes=((prefix, _PY, "ro"), (uv_bin(), _UV, "ro"), (cache, _CACHE, "rw")),
+                volumes=(given, (uv_bin(), _UV, "ro"), (cache, _CACHE, "rw")),
                 args=("--no-cache",) if again else (),
             )
         finally:
@@ -214,6 +241,7 @@ def build(
             "lock_sha256": lock_sha256,
             "interpreter": exe,
             "python_prefix": prefix,
+            "python_fetched": pin.as_dict() if pin else None,
             "runtime": rt.as_dict(),
             "built": datetime.now(UTC).isoformat(),
             "build_s": round(time.monotonic() - started, 3),
@@ -235,6 +263,53 @@ def _uv_cache() -> str:
         raise Failed("uv cannot say where its cache is")
     Path(path).mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _wheels_for(pin: Pin, lock_dir: Path, cache: str, log=lambda msg: None) -> None:
+    """Put the wheels the lock names for ``pin``'s platform (Linux, its architecture and
+    CPython version) into uv's cache, hash-checked: the host venv put only the host's there (a
+    Mac's are macOS wheels), and the build that follows reaches no network."""
+    minor = ".".join(pin.version.split(".")[:2])
+    log(f"fetching the lock's wheels for Linux {pin.arch}, CPython {minor}, into uv's cache")
+    work = Path(tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"wheels-{os.getpid()}-"))
+    env = dict(os.environ, UV_CACHE_DIR=cache, UV_NO_CONFIG="1")
+    try:
+        steps = (
+            ["export", "--frozen", "--format", "requirements-txt", "--no-emit-project"],
+            [
+                "pip",
+                "install",
+                "--python-platform",
+                f"{pin.arch}-unknown-linux-gnu",
+                "--python-version",
+                minor,
+                "--target",
+                str(work / "target"),
+                "--no-deps",
+                "--require-hashes",
+                "-r",
+                str(work / "requirements.txt"),
+                "--quiet",
+            ],
+        )
+        for args in steps:
+            proc = children.run(
+                [uv_bin(), *args], cwd=lock_dir, env=env, stdout=subprocess.PIPE, text=True
+            )
+            if proc.returncode != 0:
+                raise Failed(
+                    f"the wheels for Linux {pin.arch}: uv {args[0]} failed: "
+                    f"{last_line(proc.stderr)}"
+                )
+            if args[0] == "export":
+                (work / "requirements.txt").write_text(proc.stdout)
+        if not any((work / "target").glob("*.dist-info")):
+            raise Failed(
+                f"the lock names no wheel for Linux {pin.arch} with CPython {minor} (its "
+                "environments leave that platform out): lock the stack for it first"
+            )
+    finally:
+        discard(work)
 
 
 def present(rt: Runtime, rec: dict) -> bool:
@@ -278,6 +353,12 @@ def recipe_difference(there: dict, here: dict) -> str:
     py_a, py_b = there.get("interpreter"), here.get("interpreter")
     if py_a and py_b and py_a != py_b:
         return f"the interpreter differs ({py_a} there, {py_b} here)"
+    pin_a, pin_b = (Pin.from_dict(r.get("python_fetched")) for r in (there, here))
+    if pin_a != pin_b:
+        a, b = (
+            f"{p.file} ({p.sha256[:12]})" if p else "the host's, copied" for p in (pin_a, pin_b)
+        )
+        return f"the interpreter differs ({a} there, {b} here)"
     if there.get("base_id") and here.get("base_id") and there["base_id"] != here["base_id"]:
         moved = _moved(
             there.get("os_packages"),
@@ -336,6 +417,7 @@ _CARRIED = (
     "lock_sha256",
     "interpreter",
     "python_prefix",
+    "python_fetched",
     "os_packages_sha256",
 )
 

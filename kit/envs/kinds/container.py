@@ -12,7 +12,7 @@ import platform
 
 from ...core.errors import Failed, KitError
 from ...core.paths import subdir
-from ..containers import bases, images, loaded, routes
+from ..containers import bases, images, loaded, pythons, routes
 from ..containers.command import InImage
 from ..containers.routes import InApptainer, InCharliecloud
 from ..containers.runtime import Runtime, missing, runtime
@@ -228,22 +228,26 @@ class ContainerStack(StackKind):
         again: bool = False,
         rt: Runtime | None = None,
         python: str | None = None,
+        pin: pythons.Pin | None = None,
     ) -> dict:
         """Build the image now with ``rt`` (the runtime found here by default) and the
-        interpreter ``python`` (the venv's by default); its record (``again``: images.build's)."""
+        interpreter ``python`` (the venv's by default) copied in, or, where it cannot be
+        (a Mac, another architecture) or ``pin`` names one, a fetched CPython of its version;
+        its record (``again``: images.build's)."""
+        rt = rt or self._runtime()
         python = python or (self.inner.build_record() or {}).get("interpreter")
         if not python:
             raise Failed(f"stack {self.name}: its venv {self.inner.name} is not built")
+        if pin is None:
+            arch = pythons.image_arch(rt)
+            why = pythons.not_copyable(python, arch)
+            if why:
+                version = pythons.version_of(python)
+                log(f"{self.name}: {why}: the image gets CPython {version} for {arch}, fetched")
+                pin = pythons.pin(version, arch)
         d = self.inner.d
         return images.build(
-            rt or self._runtime(),
-            d.name,
-            d.lock_dir(),
-            d.lock_sha256(),
-            python,
-            self.base,
-            log,
-            again=again,
+            rt, d.name, d.lock_dir(), d.lock_sha256(), python, self.base, log, again, pin
         )
 
     def verify(self, log=lambda msg: None) -> dict:
@@ -257,7 +261,8 @@ class ContainerStack(StackKind):
             )
         log(f"{self.name}: building it again from its recipe in an empty store")
         with images.separate_store(self._runtime()) as rt:  # the recorded inputs, again
-            new = self.make(log, again=True, rt=rt, python=old.get("interpreter"))
+            pin = pythons.Pin.from_dict(old.get("python_fetched"))
+            new = self.make(log, True, rt, old.get("interpreter"), pin)
         same = new["id"] == old["id"]
         return {
             "same": same,
