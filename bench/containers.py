@@ -8,9 +8,11 @@ build timed, from uv's warm cache, the Debian base bootstrapped too, then the sa
 with nothing to do). Then, alternating which goes first, each round runs `kit run --factor seed`
 on N synthetic proteins, one thread, one run at a time, in the venv and in the image: fresh
 processes (two runs, --fresh: every run starts its worker, and in the image its container) and
-a warm worker (four runs in one worker). Each round takes new seeds, so no run is stored before
-it is timed. Ratios are image / venv of the same round's wall times; the whole command is timed,
-so the container's start, kit's start and the store are in both.
+a warm worker: two runs in a worker, then six runs in one worker, so that the cost of one more
+run in a warm worker is (T6 - T2) / 4, with the worker's (and the container's) start and kit's
+own start taken out. Each round takes new seeds, so no run is stored before it is timed. Ratios
+are image / venv of the same round's wall times; for fresh runs the whole command is timed, so
+the container's start, kit's start and the store are in both.
 """
 
 from __future__ import annotations
@@ -84,8 +86,10 @@ def main() -> None:
             )
         seed += 2
         for stack in order:
-            # four runs in one warm worker
-            warm[stack].append(
+            # two runs, then six runs, each in one warm worker (a seed factor needs two seeds):
+            # the difference is four runs with every start (kit's, the worker's, the
+            # container's) taken out
+            two, six = (
                 kit(
                     home,
                     "run",
@@ -100,18 +104,22 @@ def main() -> None:
                     "--jobs",
                     "1",
                     "--seeds",
-                    f"{seed}-{seed + 3}",
+                    f"{first}-{first + k - 1}",
                     "--yes",
                 )
-                / 4
+                for first, k in ((seed, 2), (seed + 2, 6))
             )
-        seed += 4
+            warm[stack].append((six - two) / 4)
+            seed += 8
         print(
             f"round {r + 1}: fresh venv {fresh[args.stack][-1]:.2f} s/run, image "
             f"{fresh[image][-1]:.2f} s/run; warm venv {warm[args.stack][-1]:.2f} s/run, "
             f"image {warm[image][-1]:.2f} s/run"
         )
-    for what, got in (("fresh (container start included)", fresh), ("warm worker", warm)):
+    for what, got in (
+        ("fresh (container start included)", fresh),
+        ("warm worker, one more run (every start taken out)", warm),
+    ):
         ratios = [b / a for a, b in zip(got[args.stack], got[image])]
         print(
             f"{what}: image / venv per run = {statistics.median(ratios):.3f} "

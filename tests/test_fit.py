@@ -94,3 +94,27 @@ def test_a_paragraph_keeps_no_run_of_spaces_from_how_its_text_was_assembled():
         assert para(text, "    ", "  ") == "  " + " ".join(text.split())
     finally:
         unwrapped(False)
+
+
+def test_each_thread_fits_its_own_width_at_once():
+    """The width is a context's, not the process's (issue 55: the TUI's workers took turns
+    behind a lock): two threads fitting 40 and 100 columns at once each get their own, and
+    neither leaves its width (or a shortened cell) behind."""
+    import threading
+
+    from kit.views import fit
+
+    seen, start, before = {}, threading.Barrier(2), fit.width()
+
+    def render(columns):
+        with fit.fitted(columns):
+            start.wait()
+            seen[columns] = [fit.width() for _ in range(200)]
+
+    threads = [threading.Thread(target=render, args=(c,)) for c in (40, 100)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(seen[40]) == {40} and set(seen[100]) == {100}
+    assert fit.width() == before and not fit.shortened()

@@ -19,7 +19,10 @@ import re
 import shutil
 import sys
 import textwrap
+import threading
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 
 import tabulate as _tabulate
 
@@ -30,7 +33,29 @@ GAP = 2  # the spaces between two columns (tabulate's "simple" format)
 NOTE = "  "  # the indent of a row's note, under its row
 HINT = "(cells shortened; --wide for the whole table)"
 
-_state = {"wide": False, "columns": None, "shortened": False}
+
+@dataclass(frozen=True)
+class _Fit:
+    """What the texts of one command (or one TUI pane's render) fit: ``--wide``, a pane's
+    width, and whether a cell was shortened since the command began."""
+
+    wide: bool = False
+    columns: int | None = None
+    shortened: bool = False
+
+
+# one per context, not one per process: each TUI worker thread renders its pane at its own
+# width while the others render theirs (a thread starts from the default)
+_FIT: ContextVar[_Fit] = ContextVar("kit_fit", default=_Fit())  # noqa: B039 - frozen
+# tabulate reads its padding from a module global: a render sets it and puts it back, so two
+# threads rendering at once take turns there (and only there)
+_PADDING = threading.Lock()
+
+
+def _said_short(short: bool) -> None:
+    if short and not _FIT.get().shortened:
+        _FIT.set(replace(_FIT.get(), shortened=True))
+
 
 # where a word may end a line: after a separator that a letter, a digit or an opening
 # bracket follows ("OPENBLAS_" / "CORETYPE=" / "Sandybridge", "2024.2.2-" / "Product"); never
@@ -43,13 +68,12 @@ _LIST = re.compile(r"(?<=[,;])(?=[^\W_]|[(\[~.])")
 def unwrapped(on: bool = True) -> None:
     """Print tables and paragraphs whole, at any width (``--wide``), or fit them again; either
     way nothing is shortened yet (a command starts here)."""
-    _state["wide"] = on
-    _state["shortened"] = False
+    _FIT.set(replace(_FIT.get(), wide=on, shortened=False))
 
 
 def shortened() -> bool:
     """Whether a table printed since ``unwrapped()`` had a cell shortened to fit."""
-    return _state["shortened"]
+    return _FIT.get().shortened
 
 
 @contextmanager
@@ -57,20 +81,23 @@ def fitted(columns: int | None):
     """Within it, fit ``columns`` (a TUI pane's width: the terminal's is the whole screen's);
     None or 0 (a pane not laid out yet): fit as outside it. What it shortens is the pane's to
     show, not the command's to say (the TUI has no ``--wide``)."""
-    before, said = _state["columns"], _state["shortened"]
-    _state["columns"] = columns if columns and columns > 0 else before
+    before = _FIT.get()
+    token = _FIT.set(
+        replace(before, columns=columns if columns and columns > 0 else before.columns)
+    )
     try:
         yield
     finally:
-        _state["columns"], _state["shortened"] = before, said
+        _FIT.reset(token)
 
 
 def width() -> int | None:
     """The width to fit, or None under ``unwrapped()``."""
-    if _state["wide"]:
+    fit = _FIT.get()
+    if fit.wide:
         return None
-    if _state["columns"]:
-        return _state["columns"]
+    if fit.columns:
+        return fit.columns
     cols = os.environ.get("COLUMNS", "")
     if cols.isdigit() and int(cols) > 20:
         return int(cols)
@@ -182,22 +209,21 @@ def _render(rows, headers, cols, limits=None):
             text = r[i]
             if limits and _need([text]) > limits[i]:
                 text, short = _wrapped(text, limits[i])
-                _state["shortened"] = _state["shortened"] or short
+                _said_short(short)
             row.append(text)
         cells.append(row)
     heads = [headers[i] for i in cols]
     if limits:
         heads = [_wrapped(str(h), limits[i]) for h, i in zip(heads, cols)]
-        _state["shortened"] = _state["shortened"] or any(s for _, s in heads)
+        _said_short(any(s for _, s in heads))
         heads = [h for h, _ in heads]
-    # tabulate reads its padding from a module global: set for this render and put back (a
-    # table another thread renders meanwhile would only be padded otherwise)
-    padding = _tabulate.MIN_PADDING
-    _tabulate.MIN_PADDING = 0 if limits else padding
-    try:
-        text = _tabulate.tabulate(cells, heads, disable_numparse=True)
-    finally:
-        _tabulate.MIN_PADDING = padding
+    with _PADDING:
+        padding = _tabulate.MIN_PADDING
+        _tabulate.MIN_PADDING = 0 if limits else padding
+        try:
+            text = _tabulate.tabulate(cells, heads, disable_numparse=True)
+        finally:
+            _tabulate.MIN_PADDING = padding
     return text, [max(len(_lines(c)) for c in row) if row else 1 for row in cells]
 
 
@@ -404,6 +430,6 @@ def para(text: str, indent: str = "", first: str | None = None) -> str:
             continue
         lead = first if not out else indent
         body, short = _wrapped_line(line[len(lead) :], max(w - max(len(first), len(indent)), 1))
-        _state["shortened"] = _state["shortened"] or short
+        _said_short(short)
         out += [lead + body[0]] + [indent + x for x in body[1:]]
     return "\n".join(out)

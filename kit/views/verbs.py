@@ -9,7 +9,6 @@ the one place here that tells them apart; every other record has one renderer.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 
 from ..app.verbs.records import Budget, Verdicts
@@ -295,10 +294,6 @@ def report_page(rec, wrote: dict) -> Page:
     )
 
 
-# the width kit's texts fit is one setting of the process (kit.views.fit): the TUI's workers
-# take turns with it
-_FITTING = threading.Lock()
-
 # the line under a pipeline's text in the TUI's reader panes: where the choice is undone
 _CHOSEN = "\n(a pipeline file chosen on the Setup tab; empty it there for kit's own dataset)"
 
@@ -315,7 +310,7 @@ def pane_text(rec, homology: bool = False, width: int | None = None) -> str | No
     from .homology import output_homology_text
     from .tables import output_advice_text, output_budget_text, output_verdicts_text
 
-    with _FITTING, fitted(width):
+    with fitted(width):
         if homology:
             return output_homology_text(rec.data) + "\n(h: back to the verdicts)"
         if isinstance(rec, Verdicts):
