@@ -272,6 +272,9 @@ def test_an_image_with_a_fetched_interpreter_runs_the_venvs_hashes(
     assert rec["python_fetched"] == pin.as_dict() and rec["interpreter"] == pin.executable
     assert rec["python_prefix"] == "/opt/kit-python"
     assert images.carried(rec)["python_fetched"] == pin.as_dict()  # a bundle names it too
+    assert main(["stacks"]) == 0  # kit stacks says the interpreter was fetched, and which
+    listed = " ".join(capsys.readouterr().out.split())
+    assert f"CPython {version} fetched (sha256 {pin.sha256[:12]})" in listed, listed
     assert main(CONTAINER_PAIR) == 0, capsys.readouterr()
     capsys.readouterr()
     (pair,) = [p for p in Store().pairs() if p.factor == "container"]
@@ -296,3 +299,20 @@ def test_a_lock_without_the_images_platform_is_one_line_before_any_build(kit_hom
     with pytest.raises(Failed, match="the lock names no wheel for Linux aarch64 with CPython 3.12"):
         images._wheels_for(pin, d.lock_dir(), str(cache))
     assert not list((kit_home / "tmp").iterdir())  # its work folder is gone
+
+
+def test_kit_stacks_names_a_fetched_interpreter_beside_the_image():
+    from kit.views.tables import image_note
+
+    image = {
+        "id": "sha256:" + "ab" * 32,
+        "size": 6.28e8,
+        "base": "bookworm",
+        "release": "Debian GNU/Linux 12",
+        "glibc": "2.36",
+    }
+    assert "fetched" not in image_note(image)
+    pin = Pin("3.12.1", "20240107", "aarch64", "install_only", "c" * 64)
+    assert image_note({**image, "python_fetched": pin.as_dict()}).endswith(
+        "(bookworm, glibc 2.36); CPython 3.12.1 fetched (sha256 cccccccccccc)"
+    )

@@ -359,9 +359,15 @@ def image_note(image: dict) -> str:
         return f"image on {image.get('base')}: not built"
     size = f", {image['size'] / 1e6:,.0f} MB" if image.get("size") else ""
     glibc = str(image.get("glibc") or "?").split("-")[0]
+    fetched = image.get("python_fetched")
+    python = (
+        f"; CPython {fetched['version']} fetched (sha256 {fetched['sha256'][:12]})"
+        if isinstance(fetched, dict) and fetched.get("version") and fetched.get("sha256")
+        else ""
+    )
     return (
         f"image {image['id'][:19]}{size} on {image.get('release') or ''} "
-        f"({image['base']}, glibc {glibc})"
+        f"({image['base']}, glibc {glibc}){python}"
     )
 
 

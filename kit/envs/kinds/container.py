@@ -184,6 +184,7 @@ class ContainerStack(StackKind):
                 "glibc": rec.get("glibc"),
                 "diff_ids": rec.get("diff_ids") or [],
                 "tag": images.tag(self.inner.name, self.base),
+                "python_fetched": rec.get("python_fetched"),
             },
         }
 
