@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..analysis.across_splits import HOMOLOGS, LIMIT, PAIRED, UNSURE
+from ..analysis.across_splits import HOMOLOGS, LIMIT, PAIRED, RISE, UNSURE
 from ..analysis.compare import ALL_MODELS
 from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
@@ -294,24 +294,34 @@ def _yardstick(r) -> str:
 
 
 def _conclusion(r) -> str:
-    """Which changes are attributed to homologs, in one sentence."""
+    """Which changes are attributed to homologs, in a sentence (and which rose, in another)."""
     rows = r.models + r.verdicts
     beyond = [x.name for x in rows if x.call == HOMOLOGS]
+    rose = [x.name for x in rows if x.call == RISE]
     if r.nothing:
         return "No change is attributed to homologs."
+    said = []
     if beyond:
-        return (
+        said.append(
             "Beyond a change of split, so resting on homologs shared by train and test: "
             + ", ".join(beyond)
             + "."
         )
-    if any(x.call == UNSURE for x in rows):
-        return (
+    elif any(x.call == UNSURE for x in rows):
+        said.append(
             "No change is beyond the split spread as measured; for "
             + ", ".join(x.name for x in rows if x.call == UNSURE)
             + " cannot tell."
         )
-    return "No change is beyond what a re-split gives: none is attributed to homologs."
+    elif not rose:
+        said.append("No change is beyond what a re-split gives: none is attributed to homologs.")
+    if rose:
+        said.append(
+            "Higher on the disjoint split beyond a change of split, which removing homologs "
+            "shared by train and test does not explain (something else the split changed, "
+            "such as each side's class balance): " + ", ".join(rose) + "."
+        )
+    return " ".join(said)
 
 
 def across_text(r) -> str:
