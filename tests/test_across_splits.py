@@ -1,7 +1,8 @@
 """`kit homology --dataset NAME --against NAME-disjoint`: each model's accuracy and each verdict on
 a random split beside a homology-disjoint split, judged against the split-to-split spread (the
-random split's seed:split runs), from a real store's runs; and, run for real, random sequences
-with no homologs (nothing attributed) beside planted families whose labels follow the family (the
+random split's seed:split runs) or, paired, against random re-splits of the disjoint split's own
+proteins at its sizes, from a real store's runs; and, run for real, random sequences with no
+homologs (nothing attributed) beside planted families whose labels follow the family (the
 effect found)."""
 
 from dataclasses import replace
@@ -81,8 +82,14 @@ def _split_runs(store, tmp_path, ds, flips):
     return acc
 
 
-def _across(store, a, b):
-    return across_splits(store, (a.sha256, a.name, a.summary()), (b.sha256, b.name, b.meta))
+def _across(store, a, b, paired=False):
+    return across_splits(
+        store,
+        (a.sha256, a.name, a.summary()),
+        (b.sha256, b.name, b.meta),
+        paired,
+        (b.n_train, b.n_test),
+    )
 
 
 @pytest.fixture
@@ -161,6 +168,120 @@ def test_no_homolog_and_nothing_removed_is_nothing_to_attribute(tmp_path, kit_ho
     assert "resting on homologs" not in out
 
 
+def test_a_split_whose_own_search_found_no_pair_has_nothing_to_attribute(
+    tmp_path, kit_home, capsys
+):
+    """400 random sequences: the split's search found no pair and moved none, but MMseqs2's
+    clustering put one test protein beside a train one. The disjoint split separated nothing
+    (that pair included), so its changes are a re-split's, never homologs' (they were judged
+    against a spread: on those sequences hgb rose 2.7 paired units by chance)."""
+    from kit.data.homology import Clustering, _store
+
+    a, b = _datasets()
+    at = {"identity": 0.3, "coverage": 0.8}  # the split's, as `kit data split` records them
+    b = replace(b, meta=dict(b.meta, removed=0, removed_ids=[], edge_count=0, **at))
+    save_dataset(a), save_dataset(b)
+    labels = list(range(a.n))
+    labels[a.n_train] = 0  # the first test protein shares train protein 0's cluster
+    labels = tuple(sorted(set(labels), key=labels.index).index(x) for x in labels)
+    _store(Clustering(a.sha256, 0.3, 0.8, labels, a.n_train, "MMseqs2 test"))
+    (tmp_path / "prot").mkdir(), (tmp_path / "prot-disjoint").mkdir()
+    store = Store(kit_home)
+    _seed_runs(store, tmp_path, a, (0, 1, 2))
+    _seed_runs(store, tmp_path, b, (8, 9, 10))
+    _split_runs(store, tmp_path, a, (0, 1, 0, 1, 2, 1, 0, 1))
+    r = _across(store, a, b)
+    assert (r.leaked, r.edges, r.removed) == (1, 0, 0) and r.nothing and not r.needs
+    assert {x.call for x in r.models + r.verdicts} == {"no homologs"}
+    assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "own search found no pair of proteins above its threshold" in out
+    assert "No change is attributed to homologs." in out and "resting on homologs" not in out
+    # which yardstick the units beside the calls are in is said all the same
+    assert "yardstick, for reference only: the split-to-split spread, from 8" in out
+
+
+def test_the_paired_yardstick_is_random_re_splits_of_the_disjoint_split_s_own_proteins(
+    world, tmp_path, capsys
+):
+    """--yardstick paired: b against the seed:split runs of b's own dataset (its proteins, its
+    train/test sizes, its removed proteins left out): a change is b's median minus their mean,
+    in the SD of one split's change from the mean of k, sqrt(1 + 1/k) x their SD."""
+    import json
+    import re
+
+    store, a, b, acc_a, acc_b = world
+    with pytest.raises(KitError, match="no seed:split runs of prot-disjoint"):
+        _across(store, a, b, paired=True)
+    split = _split_runs(store, tmp_path, b, (0, 1, 0, 1, 2, 1, 0, 1))
+    r = _across(store, a, b, paired=True)
+    assert (r.yardstick, r.split_runs, r.a_runs, r.b_runs) == ("paired", 8, 8, 3)
+    assert r.sizes == (b.n_train, b.n_test) == (19, 8)
+    hgb = _model(r, "hgb")
+    assert hgb.a == pytest.approx(np.mean(split)) and hgb.b == pytest.approx(np.median(acc_b))
+    unit = (1 + 1 / 8) ** 0.5 * np.std(split, ddof=1)
+    assert hgb.split_units == pytest.approx((np.median(acc_b) - np.mean(split)) / unit)
+    assert hgb.call == "homologs" and _model(r, "lr").call == "a re-split"
+    assert {v.a_says[-2:] for v in r.verdicts} == {"/8"}  # the re-splits' own calls
+    assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
+    split_out = capsys.readouterr().out  # the default yardstick: a's, which has no split run
+    assert "Yardstick: the split-to-split spread (seed:split), and prot has 0" in " ".join(
+        split_out.split()
+    )
+    argv = ["homology", "--dataset", "prot", "--against", "prot-disjoint", "--yardstick"]
+    assert main([*argv, "paired"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    assert flat.startswith(
+        "prot-disjoint (homology-disjoint by GraphPart, 3 proteins removed; 3 seed runs) "
+        "against 8 random re-splits of its own proteins (train 19 / test 8)."
+    )
+    assert "Yardstick: paired, 8 random re-splits (seed:split) of prot-disjoint's own" in flat
+    assert re.search(r"^model\s+random re-splits\s+homology-disjoint\s", out, re.M), out
+    assert "resting on homologs shared by train and test: hgb accuracy" in flat
+    assert main([*argv, "paired", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["yardstick"] == "paired" and doc["sizes"] == [19, 8] and doc["split_runs"] == 8
+
+
+def test_a_yardstick_without_against_and_paired_without_its_runs_are_one_line(world, capsys):
+    store, a, b, *_ = world
+    assert main(["homology", "--dataset", "prot", "--yardstick", "paired"]) == 1
+    assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint",
+                 "--yardstick", "paired"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    said = [ln for ln in err.splitlines() if ln]
+    assert said == [
+        "kit: error: --yardstick judges kit homology --against NAME: give --against",
+        "kit: error: no seed:split runs of prot-disjoint with their arrays: the paired "
+        "yardstick is random re-splits of its own proteins at its own sizes, which `kit run "
+        "--factor seed:split --dataset prot-disjoint` makes (split seeds 0-9)",
+    ], err
+
+
+def test_an_accuracy_that_rose_beyond_the_spread_is_not_blamed_on_homologs(
+    tmp_path, kit_home, capsys
+):
+    """Homologs shared by train and test only help the random split: hgb higher on the
+    disjoint split, beyond the split spread, was called `homologs`; it is `a rise`, said apart."""
+    a, b = _datasets()
+    save_dataset(a), save_dataset(b)
+    (tmp_path / "prot").mkdir(), (tmp_path / "prot-disjoint").mkdir()
+    store = Store(kit_home)
+    _seed_runs(store, tmp_path, a, (8, 9, 10))
+    _seed_runs(store, tmp_path, b, (0, 1, 2))  # better without homologs
+    _split_runs(store, tmp_path, a, (8, 9, 8, 9, 10, 9, 8, 9))
+    hgb = _model(_across(store, a, b), "hgb")
+    assert hgb.b > hgb.a and hgb.split_units > 2 and hgb.call == "a rise"
+    assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Higher on the disjoint split beyond a change of split" in out
+    assert "does not explain (something else the split changed" in out and "hgb accuracy." in out
+    # a verdict's b-a difference may move either way with homologs: those stay as they were
+    resting = out[out.index("so resting on homologs") :].split(".")[0]
+    assert "hgb accuracy" not in resting and "hgb-lr acc" in resting
+
+
 def test_the_cli_prints_one_table_and_json(world, capsys):
     assert main(["homology", "--dataset", "prot", "--against", "prot-disjoint"]) == 0
     out = capsys.readouterr().out
@@ -233,7 +354,8 @@ def _families(path, families=75, seed=7):
 
 def _real(tmp_path, name, write):
     """``name`` imported, clustered, split homology-disjoint, seed runs on both splits and ten
-    split seeds on the random one, all by the CLI; `kit homology --against`'s JSON."""
+    split seeds on each (the random one's the split yardstick, the disjoint one's the paired),
+    all by the CLI; `kit homology --against`'s JSON (with the arguments given)."""
     import json
 
     from kit.data.mmseqs import mmseqs_path
@@ -251,10 +373,11 @@ def _real(tmp_path, name, write):
         ("run", "--factor", "seed", "--dataset", name, "--seeds", "0-2", *run),
         ("run", "--factor", "seed", "--dataset", f"{name}-disjoint", "--seeds", "0-2", *run),
         ("run", "--factor", "seed:split", "--dataset", name, "--seeds", "0-9", *run),
+        ("run", "--factor", "seed:split", "--dataset", f"{name}-disjoint", "--seeds", "0-9", *run),
     ):
         assert main(list(argv)) == 0, argv
-    return lambda capsys: (
-        main(["homology", "--dataset", name, "--against", f"{name}-disjoint", "--json"]),
+    return lambda capsys, *more: (
+        main(["homology", "--dataset", name, "--against", f"{name}-disjoint", "--json", *more]),
         json.loads(capsys.readouterr().out),
     )[1]
 
@@ -270,6 +393,9 @@ def test_random_sequences_with_no_homologs_attribute_nothing(tmp_path, kit_home,
     assert main(["homology", "--dataset", "rnd", "--against", "rnd-disjoint"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Nothing to attribute to homologs" in out and "resting on homologs" not in out
+    paired = read(capsys, "--yardstick", "paired")
+    assert paired["yardstick"] == "paired" and paired["nothing"] and paired["split_runs"] == 10
+    assert {r["call"] for r in paired["models"] + paired["verdicts"]} == {"no homologs"}
 
 
 @pytest.mark.slow
@@ -283,3 +409,8 @@ def test_families_whose_label_follows_them_find_the_homologs(tmp_path, kit_home,
     assert calls["rf accuracy"] == calls["hgb accuracy"] == "homologs"
     rf = next(r for r in doc["models"] if r["name"] == "rf accuracy")
     assert rf["b"] - rf["a"] < -0.3 and rf["split_units"] < -2
+    # paired: the disjoint split against random re-splits of its own proteins at its sizes
+    paired = read(capsys, "--yardstick", "paired")
+    assert paired["yardstick"] == "paired" and paired["split_runs"] == 10
+    calls = {r["name"]: r["call"] for r in paired["models"]}
+    assert calls["rf accuracy"] == calls["hgb accuracy"] == "homologs"

@@ -3,8 +3,10 @@ a random split beside a homology-disjoint one, judged against what a change of s
 
 Two splits test on different proteins, and a different split moves accuracy far more than a
 model seed does (the paper's seed is the wrong yardstick here). The yardstick is the split
-seed's own spread (`seed:split` runs of the random split's dataset): only a change beyond it is
-attributed to homologs shared by train and test (docs/data.md).
+seed's own spread (`seed:split` runs of the random split's dataset), or, paired, random
+re-splits of the disjoint split's own proteins at its own sizes (`seed:split` runs of its
+dataset: its removed proteins left out): only a change beyond it is attributed to homologs
+shared by train and test (docs/data.md).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ LIMIT = 2.0
 SPLIT_SEEDS = 10  # what `kit run --factor seed:split` runs by default: split seeds 0-9
 
 HOMOLOGS, RESPLIT, UNSURE, NOTHING = ("homologs", "a re-split", "cannot tell", "no homologs")
+# an accuracy that rose beyond the spread on the disjoint split: homologs shared by train and test
+# only ever help the random split, so what raised it is something else the split changed
+RISE = "a rise"
+SPLIT, PAIRED = "seed:split", "paired"  # the yardsticks: the random split's re-splits, or b's own
 
 
 @dataclass(frozen=True)
@@ -31,13 +37,15 @@ class SplitRow:
     """One model's accuracy, or one verdict's difference (b-a), on each split over its seed runs."""
 
     name: str
-    a: float  # median over the seed runs of split a
+    a: float  # median over the seed runs of split a (paired: mean over b's random re-splits)
     a_sd: float | None  # their spread (sample standard deviation); None with one run
     b: float
     b_sd: float | None
-    split_sd: float | None = None  # its SD across the seed:split runs of a's dataset
-    split_units: float | None = None  # (b - a) / (sqrt(2) x split_sd): a change of split's unit
-    call: str = UNSURE  # HOMOLOGS, RESPLIT, UNSURE or NOTHING
+    split_sd: float | None = None  # its SD across the seed:split runs of the yardstick's dataset
+    # (b - a) in the SD of such a change between random splits: sqrt(2) x split_sd between two
+    # (seed:split), sqrt(1 + 1/k) x split_sd between one and the mean of k (paired)
+    split_units: float | None = None
+    call: str = UNSURE  # HOMOLOGS, RESPLIT, UNSURE, NOTHING or (an accuracy) RISE
     a_says: str = ""  # a verdict's majority call on each split (">", "<", "="), and in how
     b_says: str = ""  # many runs: "> 5/5"
     changed: bool = False
@@ -53,11 +61,13 @@ class AcrossSplits:
     method: str
     models: list
     verdicts: list
-    yardstick: str = "seed:split"  # what a change is judged against
-    split_runs: int = 0  # the seed:split runs of a's dataset read for it
+    yardstick: str = SPLIT  # what a change is judged against: SPLIT or PAIRED
+    split_runs: int = 0  # the seed:split runs read for it (of a's dataset; paired: of b's)
     leaked: int | None = None  # test proteins of a with a train homolog (None: not measured)
     nothing: bool = False  # no homolog to remove and none removed: nothing to attribute
     needs: str = ""  # the command that makes (more) split runs, where they would decide
+    edges: int | None = None  # the pairs b's own search found (GraphPart); 0: it separated none
+    sizes: tuple | None = None  # b's train and test proteins (the paired re-splits' sizes)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -91,13 +101,15 @@ def _bounds(sd: float, n: int) -> tuple:
     return sd * (df / chi2.ppf(0.975, df)) ** 0.5, sd * (df / chi2.ppf(0.025, df)) ** 0.5
 
 
-def _call(change: float, split: list) -> tuple:
+def _call(change: float, split: list, paired: bool = False) -> tuple:
     """(split SD, change in split units, call) of a change b-a against ``split``: the values
-    of the same measure across the random re-splits of a's dataset."""
+    of the same measure across random re-splits (of a's dataset; paired: of b's, and a is
+    their mean)."""
     sd = _sd(split)
     if sd is None:
         return None, None, UNSURE
-    unit = 2**0.5 * sd  # the SD of a change between two random splits
+    # the SD of a change between two random splits, or between one and the mean of k of them
+    unit = (1 + 1 / len(split)) ** 0.5 * sd if paired else 2**0.5 * sd
     lo, hi = _bounds(unit, len(split))
     units = change / unit if unit > 0 else None
     if abs(change) > LIMIT * hi:
@@ -105,19 +117,31 @@ def _call(change: float, split: list) -> tuple:
     return sd, units, RESPLIT if abs(change) <= LIMIT * lo else UNSURE
 
 
-def _row(name: str, a: list, b: list, split: list, nothing: bool, **kw) -> SplitRow:
-    sd, units, call = _call(float(np.median(b) - np.median(a)), split)
+def _row(name: str, a: list, b: list, split: list, nothing: bool, paired: bool, **kw) -> SplitRow:
+    centre = float(np.mean(a) if paired else np.median(a))
+    change = float(np.median(b)) - centre
+    # a change of a few ulps is no change: said as 0, never as -1.11e-16
+    change = 0.0 if abs(change) <= 1e-12 * max(1.0, abs(centre)) else change
+    sd, units, call = _call(change, split, paired)
     return SplitRow(
         name,
-        float(np.median(a)),
+        centre,
         _sd(a),
-        float(np.median(b)),
+        centre + change,
         _sd(b),
         sd,
         units,
         NOTHING if nothing else call,
         **kw,
     )
+
+
+def _risen(r: SplitRow) -> SplitRow:
+    """An accuracy beyond the spread is homologs' only where it fell on the disjoint split (a
+    verdict's b-a difference may move either way)."""
+    from dataclasses import replace
+
+    return replace(r, call=RISE) if r.call == HOMOLOGS and r.b > r.a else r
 
 
 def _says(calls: list) -> str:
@@ -146,10 +170,13 @@ def leaked(summary: dict, meta: dict) -> int | None:
     return max(counts) if counts else None
 
 
-def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
+def across_splits(
+    store: Store, a: tuple, b: tuple, paired: bool = False, sizes: tuple | None = None
+) -> AcrossSplits:
     """``a`` and ``b``: (sha256, name, summary[, how the command line names it]) of the random
     split and the homology-disjoint split of the same proteins (b's record names a as its
-    source)."""
+    source). ``paired``: b is judged against random re-splits of its own proteins at its own
+    ``sizes`` (train, test) instead of against a: the seed:split runs of b's dataset."""
     (sa, na, summary, *wa), (sb, nb, meta, *wb) = a, b
     if meta.get("split") != "homology":
         raise KitError(
@@ -161,16 +188,32 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
             f"{nb} is a homology split of {str(meta.get('source_name'))[:64]}, not of "
             f"{na}: compare a split with its own source"
         )
-    ra, rb = _seed_runs(store, sa, na, *wa), _seed_runs(store, sb, nb, *wb)
-    rs = _runs_here(store, verdict_sets(store, sa).get("seed:split") or [])
+    rb = _seed_runs(store, sb, nb, *wb)
+    # the yardstick's runs: re-splits of a's proteins, or (paired) of b's own, at b's sizes
+    of, named = (sb, (wb or [nb])[0]) if paired else (sa, (wa or [na])[0])
+    rs = _runs_here(store, verdict_sets(store, of).get("seed:split") or [])
+    if paired and not rs:
+        raise KitError(
+            f"no seed:split runs of {nb} with their arrays: the paired yardstick is random "
+            f"re-splits of its own proteins at its own sizes, which `kit run --factor "
+            f"seed:split --dataset {named}` makes (split seeds 0-{SPLIT_SEEDS - 1})"
+        )
+    ra = rs if paired else _seed_runs(store, sa, na, *wa)
     va, vb, vs = ([run_verdicts(store, r) for r in runs] for runs in (ra, rb, rs))
     removed = meta.get("removed")
     removed = removed if type(removed) is int else None
+    edges = meta.get("edge_count")
+    edges = edges if type(edges) is int else None
     leak = leaked(dict(summary, sha256=sa), meta)
-    nothing = leak == 0 and not removed
+    # nothing to attribute: no test protein of a has a train homolog, or b's own search found
+    # no pair at all (so b separated nothing, whatever a clustering says), and none removed
+    nothing = (leak == 0 or edges == 0) and not removed
     models = sorted(set(va[0]["_scores"]) & set(vb[0]["_scores"]))
     acc = lambda vs_, m: [v["_scores"][m]["acc"] for v in vs_]  # noqa: E731
-    rows = [_row(f"{m} accuracy", acc(va, m), acc(vb, m), acc(vs, m), nothing) for m in models]
+    rows = [
+        _risen(_row(f"{m} accuracy", acc(va, m), acc(vb, m), acc(vs, m), nothing, paired))
+        for m in models
+    ]
     verdicts = []
     for key in [k for k in va[0] if k != "_scores" and k in vb[0]]:
         ca, cb = [v[key]["verdict"] for v in va], [v[key]["verdict"] for v in vb]
@@ -183,6 +226,7 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
                 diff(vb),
                 diff(vs),
                 nothing,
+                paired,
                 a_says=sa_,
                 b_says=sb_,
                 changed=sa_[0] != sb_[0],
@@ -190,11 +234,7 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
         )
     unsure = not nothing and any(r.call == UNSURE for r in rows + verdicts)
     more = max(SPLIT_SEEDS, 2 * len(rs))
-    needs = (
-        f"kit run --factor seed:split --dataset {(wa or [na])[0]} --seeds 0-{more - 1}"
-        if unsure
-        else ""
-    )
+    needs = f"kit run --factor seed:split --dataset {named} --seeds 0-{more - 1}" if unsure else ""
     return AcrossSplits(
         na,
         nb,
@@ -204,9 +244,11 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
         str(meta.get("method", "clusters")),
         rows,
         verdicts,
-        "seed:split",
+        PAIRED if paired else SPLIT,
         len(rs),
         leak,
         nothing,
         needs,
+        edges,
+        tuple(sizes) if sizes else None,
     )

@@ -72,8 +72,16 @@ def add(sub) -> None:
         "--against",
         metavar="NAME",
         help="a homology-disjoint split of --dataset "
-        "(`kit data split`): each model's accuracy and each verdict on both, in seed "
-        "units (seed runs of both needed)",
+        "(`kit data split`): each model's accuracy and each verdict on both, judged in "
+        "split units (seed runs of both needed; seed:split runs of --dataset for the "
+        "yardstick)",
+    )
+    p.add_argument(
+        "--yardstick",
+        choices=("split", "paired"),
+        help="with --against: split (default) judges a change against random re-splits of "
+        "--dataset; paired against random re-splits of the disjoint split's own proteins at "
+        "its own sizes (seed:split runs of it), its removed proteins left out",
     )
     p.set_defaults(func=_cmd_homology)
 
@@ -160,13 +168,18 @@ def _cmd_homology(args) -> int:
     from ..app.verbs import homology
     from ..views.verbs import homology_page
 
+    if args.yardstick and not args.against:
+        from ..core.errors import KitError
+
+        raise KitError("--yardstick judges kit homology --against NAME: give --against")
     store = _store()
     s = subject(args, store, only_with_pipeline="--data" if args.data else None)
     if args.against:
         from ..app.verbs import across_splits
         from ..views.verbs import across_page
 
-        emit(across_page(across_splits(store, s, args.against), args.json))
+        paired = args.yardstick == "paired"
+        emit(across_page(across_splits(store, s, args.against, paired), args.json))
         return 0
     emit(homology_page(homology(store, s, args.identity, args.coverage, args.data), args.json))
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..analysis.across_splits import HOMOLOGS, LIMIT, UNSURE
+from ..analysis.across_splits import HOMOLOGS, LIMIT, PAIRED, RISE, UNSURE
 from ..analysis.compare import ALL_MODELS
 from ..analysis.homology_words import counts, narrow, resting
 from ..core.numbers import fmt
@@ -212,6 +212,7 @@ def homology_pointer(given: str) -> str:
 
 
 ACROSS_HEAD = ["model", "random split", "homology-disjoint", "change", "split units", "call"]
+PAIRED_HEAD = "random re-splits"  # the paired yardstick's column: b's proteins at b's sizes
 
 
 def _cell(value: float, sd, says: str = "") -> str:
@@ -231,71 +232,126 @@ def _across_row(x, name: str, says: bool = False) -> list:
     ]
 
 
-def _yardstick(r) -> str:
-    """What the changes are judged against, and what the calls then say."""
-    if r.nothing:
+def _nothing(r) -> str:
+    """Why nothing can be attributed to homologs (r.nothing)."""
+    if r.leaked:  # a clustering saw some, but b's own search found no pair to separate
         return (
-            f"Nothing to attribute to homologs: no test protein of {r.a} has a train "
-            f"homolog and the disjoint split removed none, so {r.b} is one more random "
-            "split and its changes are a change of split."
-        )
-    if r.split_runs < 2:
-        return (
-            f"Yardstick: the split-to-split spread (seed:split), and {r.a} has "
-            f"{r.split_runs} split run(s): cannot tell whether any change rests on homologs "
-            f"before `{r.needs}` measures it (the seed spread is no yardstick here: a "
-            "different split moves accuracy far more than a different seed)."
+            f"Nothing to attribute to homologs: the disjoint split's own search found no pair "
+            "of proteins above its threshold, so it separated none and removed none (nor the "
+            f"homolog(s) counted above): {r.b} is one more random split and its changes are a "
+            "change of split."
         )
     return (
-        f"Yardstick: the split-to-split spread, from {r.split_runs} seed:split runs of {r.a} "
-        f"(a split unit is the SD of the change between two random splits). A change beyond "
-        f"{LIMIT:g} split units at the upper end of that unit's 95% interval is attributed to "
-        f"homologs shared by train and test; within {LIMIT:g} at its lower end it is what a "
-        "re-split gives; between the two, cannot tell."
+        f"Nothing to attribute to homologs: no test protein of {r.a} has a train "
+        f"homolog and the disjoint split removed none, so {r.b} is one more random "
+        "split and its changes are a change of split."
+    )
+
+
+def _sizes(r) -> str:
+    return f" (train {r.sizes[0]:,} / test {r.sizes[1]:,})" if r.sizes else ""
+
+
+def _unit(r) -> str:
+    """The yardstick's runs and what a split unit is, in a phrase."""
+    if r.yardstick == PAIRED:
+        return (
+            f"paired, {r.split_runs} random re-splits (seed:split) of {r.b}'s own proteins at "
+            f"its own sizes{_sizes(r)}, its removed proteins left out, so only where the "
+            "proteins fall differs (a split unit is the SD of one random split's change from "
+            "their mean)"
+        )
+    return (
+        f"the split-to-split spread, from {r.split_runs} seed:split runs of {r.a} (a split "
+        "unit is the SD of the change between two random splits)"
+    )
+
+
+def _yardstick(r) -> str:
+    """What the changes are judged against, and what the calls then say."""
+    paired = r.yardstick == PAIRED
+    if r.nothing:
+        return _nothing(r) + (
+            f" The split units' yardstick, for reference only: {_unit(r)}."
+            if r.split_runs > 1
+            else ""
+        )
+    if r.split_runs < 2:
+        what = f"paired, random re-splits of {r.b} at its own sizes" if paired else ""
+        return (
+            f"Yardstick: {what or 'the split-to-split spread'} "
+            f"(seed:split), and {r.b if paired else r.a} has {r.split_runs} split run(s): "
+            f"cannot tell whether any change rests on homologs before `{r.needs}` measures "
+            "it (the seed spread is no yardstick here: a different split moves accuracy far "
+            "more than a different seed)."
+        )
+    return (
+        f"Yardstick: {_unit(r)}. A change beyond {LIMIT:g} split units at the upper end of "
+        "that unit's 95% interval is attributed to homologs shared by train and test; within "
+        f"{LIMIT:g} at its lower end it is what a re-split gives; between the two, cannot tell."
         + (f" More split seeds narrow it: `{r.needs}`." if r.needs else "")
     )
 
 
 def _conclusion(r) -> str:
-    """Which changes are attributed to homologs, in one sentence."""
+    """Which changes are attributed to homologs, in a sentence (and which rose, in another)."""
     rows = r.models + r.verdicts
     beyond = [x.name for x in rows if x.call == HOMOLOGS]
+    rose = [x.name for x in rows if x.call == RISE]
     if r.nothing:
         return "No change is attributed to homologs."
+    said = []
     if beyond:
-        return (
+        said.append(
             "Beyond a change of split, so resting on homologs shared by train and test: "
             + ", ".join(beyond)
             + "."
         )
-    if any(x.call == UNSURE for x in rows):
-        return (
+    elif any(x.call == UNSURE for x in rows):
+        said.append(
             "No change is beyond the split spread as measured; for "
             + ", ".join(x.name for x in rows if x.call == UNSURE)
             + " cannot tell."
         )
-    return "No change is beyond what a re-split gives: none is attributed to homologs."
+    elif not rose:
+        said.append("No change is beyond what a re-split gives: none is attributed to homologs.")
+    if rose:
+        said.append(
+            "Higher on the disjoint split beyond a change of split, which removing homologs "
+            "shared by train and test does not explain (something else the split changed, "
+            "such as each side's class balance): " + ", ".join(rose) + "."
+        )
+    return " ".join(said)
 
 
 def across_text(r) -> str:
     """Accuracy and verdicts on a random split beside a homology-disjoint one (kit homology
     --against): medians over each split's seed runs, ± their spread, and the change judged
-    against the split-to-split spread (kit.analysis.across_splits)."""
+    against the split-to-split spread, or (paired) against random re-splits of the disjoint
+    split's own proteins (kit.analysis.across_splits)."""
     how = {"graphpart": "GraphPart", "clusters": "whole clusters"}.get(r.method, r.method)
     removed = f", {r.removed:,} proteins removed" if r.removed else ""
     leak = (
         "" if r.leaked is None else f" {r.leaked:,} test protein(s) of {r.a} have a train homolog."
     )
+    paired = r.yardstick == PAIRED
+    against = (
+        f"{r.a_runs} random re-splits of its own proteins{_sizes(r)}"
+        if paired
+        else f"{r.a} (random split, {r.a_runs} seed runs)"
+    )
+    disjoint = f"{r.b} (homology-disjoint by {how}{removed}; {r.b_runs} seed runs)"
     out = [
         para(
-            f"{r.a} (random split, {r.a_runs} seed runs) against {r.b} (homology-disjoint by "
-            f"{how}{removed}; {r.b_runs} seed runs).{leak}"
+            (f"{disjoint} against {against}." if paired else f"{against} against {disjoint}.")
+            + leak
         ),
         para(_yardstick(r)),
     ]
-    out.append(table([_across_row(x, x.name) for x in r.models], ACROSS_HEAD))
+    head = [ACROSS_HEAD[0], PAIRED_HEAD, *ACROSS_HEAD[2:]] if paired else ACROSS_HEAD
+    out.append(table([_across_row(x, x.name) for x in r.models], head))
     rows = [_across_row(x, x.name + (" *" if x.changed else ""), says=True) for x in r.verdicts]
-    out.append(table(rows, ["verdict (b-a)", *ACROSS_HEAD[1:]], wrap=(1, 2)))
+    out.append(table(rows, ["verdict (b-a)", *head[1:]], wrap=(1, 2)))
     changed = [x.name for x in r.verdicts if x.changed]
     out.append(
         para(

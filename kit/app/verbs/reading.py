@@ -143,9 +143,10 @@ def homology(
     return Reading(subject, h)
 
 
-def across_splits(store: Store, subject: Subject, against: str) -> Reading:
+def across_splits(store: Store, subject: Subject, against: str, paired: bool = False) -> Reading:
     """Each model's accuracy and each verdict on ``subject``'s dataset (a random split) beside
-    ``against``, a homology-disjoint split of it, in seed units."""
+    ``against``, a homology-disjoint split of it, in split units (``paired``: ``against``
+    beside random re-splits of its own proteins at its own sizes)."""
     from ...analysis.across_splits import across_splits as across
     from ...data import load_dataset
 
@@ -158,9 +159,9 @@ def across_splits(store: Store, subject: Subject, against: str) -> Reading:
 
     other = load_dataset(against, generate=False)
     mine = (subject.sha256, subject.name, dict(subject.summary), load_name(dict(subject.summary)))
-    return Reading(
-        subject, across(store, mine, (other.sha256, other.name, dict(other.meta), against))
-    )
+    theirs = (other.sha256, other.name, dict(other.meta), against)
+    sizes = (other.n_train, other.n_test)
+    return Reading(subject, across(store, mine, theirs, paired, sizes))
 
 
 def _output_homology(store, subject, identity, coverage, data) -> dict:
