@@ -15,7 +15,8 @@ pipeline file (tests/pipelines/lab.py: repeat, seed:split, seed:init), one that 
 output kind (tests/pipelines/every_output.py), and a protein
 pipeline read under homology (tests/pipelines/proteins.py); and a bundle
 made in another KIT_HOME (another host), compared here with `kit compare`: `host` pairs of
-imported runs.
+imported runs; where containers work, that host's container pair exported with its image and
+rerun here in the loaded image (`kit compare --trust-image`: runs on NAME@bundle-ID12).
 """
 
 from __future__ import annotations
@@ -304,6 +305,22 @@ def build(root: Path, images: Path | None = None) -> dict:
         _kit("export", "--out", str(root / "lab.kit"), "--arrays")
         mp.setenv("KIT_HOME", str(home))
         _kit("compare", str(root / "lab.kit"))
+        if held.get("containers"):
+            # the lab's container pair exported with its image, rerun here in that image
+            # (kit compare --trust-image): runs on a loaded stack, NAME@bundle-ID12
+            from containers import STACK, share
+
+            mp.setenv("KIT_HOME", str(lab))
+            share(images, lab)
+            _kit(
+                "run", "--factor", "container", "--stack", STACK, "--threads", "1", "--yes", *common
+            )
+            image_bundle = root / "lab-image.kit"
+            _kit("export", "--out", str(image_bundle), "--factor", "container", "--image")
+            mp.setenv("KIT_HOME", str(home))
+            _kit("compare", str(image_bundle), "--trust-image", "--yes")
+            image_bundle.unlink()  # hundreds of MB: the runs and the loaded image are what count
+            held["loaded"] = True
         # homology clusters of the dataset (MMseqs2): every reader then shows the cluster
         # bootstrap and the leakage split beside what it showed before
         _kit("data", "homology", "synthetic", "--n", N)

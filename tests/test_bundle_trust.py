@@ -424,3 +424,22 @@ def test_a_dataset_hint_of_no_run_is_refused(lab, tmp_path, capsys):
         doc["datasets"]["e" * 64] = {"name": "padding"}
 
     refused(capsys, forge(path, tmp_path / "hint.kit", edit), "is of no run of it")
+
+
+def test_a_rerun_in_a_loaded_image_is_paired_as_the_stack_it_came_from():
+    """kit compare --trust-image reruns NAME@container's runs in NAME@bundle-ID12 and pairs
+    them as `host`; a bundle exported after that is read with the loaded run named as its
+    twin's stack, only where the name, the image id and ID12 all agree."""
+    from kit.app.bundle_derived import _as_twins
+    from kit.core.factors import differs
+    from kit.core.spec import RunSpec
+
+    image = "sha256:" + "49d2ba48463d" + "0" * 52
+    there = RunSpec(dataset="d" * 64, stack="np1@container", stack_id=image, host="lab")
+    here = there.with_(stack="np1@bundle-49d2ba48463d", host="home")
+    other = there.with_(stack="np1@bundle-aaaaaaaaaaaa", host="home")  # its id is not its name's
+    forged = here.with_(stack_id="sha256:" + "49d2ba48463d" + "1" * 52)  # another image
+    out = _as_twins({"a": there, "b": here, "c": other, "d": forged})
+    assert out["b"].stack == "np1@container" and differs("host", out["a"], out["b"], ())
+    assert out["c"].stack == other.stack and out["d"].stack == forged.stack
+    assert not differs("host", there, here, ())  # by name alone: another stack

@@ -129,6 +129,33 @@ def test_the_platform_kinds_are_all_there(on_every_kind):
         assert {"torch-seed", "torch-deterministic"} <= set(on_every_kind["factors"])
 
 
+def test_runs_in_an_image_a_bundle_carried_are_read_by_every_reader(
+    on_every_kind, capsys, tmp_path
+):
+    """The runs `kit compare --trust-image` made in a loaded image (stack NAME@bundle-ID12):
+    listed with that image, paired with the lab's twins in the host row, and named by the
+    report, the advice and an export like any run."""
+    if not on_every_kind.get("loaded"):
+        pytest.skip("no container runtime here: the store holds no loaded image's runs")
+    runs = run_json(capsys, "runs", "--json")
+    loaded = [r for r in runs if "@bundle-" in r["spec"]["stack"]]
+    assert loaded
+    for r in loaded:
+        assert r["manifest"]["image"]["id"] == r["spec"]["stack_id"]
+        assert r["spec"]["stack"].endswith("@bundle-" + r["spec"]["stack_id"][7:19])
+    ids = {r["id"] for r in loaded}
+    b = run_json(capsys, "budget", "--json")
+    (host,) = [row for row in b["rows"] if row["factor"] == "host"]
+    assert ids <= set(host["runs"])
+    run_text(capsys, "report", "--out", str(tmp_path / "rep"))
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert loaded[0]["spec"]["stack"] in md and loaded[0]["spec"]["stack_id"][:19] in md
+    run_text(capsys, "advise")
+    run_text(capsys, "verdicts")
+    assert main(["export", "--out", str(tmp_path / "again.kit"), "--factor", "host"]) == 0
+    capsys.readouterr()
+
+
 def test_explains_cross_fed_runs_are_read_back_and_counted_nowhere_else(
     on_every_kind, capsys, tmp_path
 ):

@@ -9,6 +9,7 @@ from ..core import factors
 from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..envs.catalogue import definitions
+from ..envs.containers import loaded
 from ..envs.derived import PREFIX as DERIVED
 from ..envs.derived import base_of, derived_name
 from ..envs.probes import PREFIX, PYTHON, is_name, probe_name
@@ -28,6 +29,7 @@ def check_derived(doc: dict, path) -> None:
             _check_probe_run(r, specs, catalogue, path)
     _hints(doc, specs, path)
     specs = _as_bases(doc, specs, path)  # a pipeline's derived stacks paired as their bases
+    specs = _as_twins(specs)  # an image loaded from a bundle paired as the stack it came from
     stacks: dict = {}
     seen = set()
     for p in doc["pairs"]:
@@ -90,6 +92,27 @@ def _derived_base(run_id: str, s: RunSpec, labs: dict, path) -> str:
             f"({', '.join(requires)[:80]}); refusing the bundle"
         )
     return base
+
+
+def _as_twins(specs: dict) -> dict:
+    """``specs`` with each run in a loaded image (``NAME@bundle-ID12``, kit compare
+    --trust-image) named by the container stack of the bundle whose image it is: the same
+    NAME, the same image id, ID12 its first digits. A rerun there is paired as ``host`` with
+    the run it reproduces (the image held fixed), which a name alone would call another
+    stack. A loaded run with no such twin keeps its name (and its pairs must show a factor
+    by themselves)."""
+    built = {
+        (s.stack.rsplit("@", 1)[0], s.stack_id): s.stack
+        for s in specs.values()
+        if "@" in s.stack and not loaded.is_loaded(s.stack.rsplit("@", 1)[1])
+    }
+    out = dict(specs)
+    for run, s in specs.items():
+        inner, _, tail = s.stack.rpartition("@")
+        twin = built.get((inner, s.stack_id))
+        if inner and loaded.is_loaded(tail) and twin and loaded.name(inner, s.stack_id) == s.stack:
+            out[run] = s.with_(stack=twin)
+    return out
 
 
 def _hints(doc: dict, specs: dict, path) -> None:
