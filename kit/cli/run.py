@@ -154,7 +154,7 @@ def _cmd_run(args) -> int:
     )
     # a plan whose runs are all stored starts no cluster, where its classes are known before
     with _stored_already(args, store, target, opts, err) or _executor(args, err) as ex:
-        if ex is not None and ex.name == "dask":
+        if ex is not None and ex.remote:  # a cluster: its node classes decide the plan
             opts = replace(
                 opts, host=ex.default_host(), hosts=ex.resolve(args.hosts), cores=ex.fewest_cores()
             )
@@ -173,7 +173,7 @@ def _cmd_run(args) -> int:
                 args, store, target, opts, ex, err, _Bars(err, args.jobs, ex, store, args.timeout)
             )
         finally:
-            said = ex.retried_text() if ex is not None and ex.name == "dask" else None
+            said = ex.retried_text() if ex is not None and ex.remote else None
             if said:
                 err.print(f"kit: {said}")
 
@@ -352,7 +352,7 @@ class _Bars:
                 + (", ..." if len(pairs) > 1 else "")
                 + f"): {why}"
             )
-        dask = self.executor is not None and self.executor.name == "dask"
+        dask = self.executor is not None and self.executor.remote
         shared = None if dask else note(todo, self.jobs)
         if shared:
             self.err.print(f"kit: {shared}")
