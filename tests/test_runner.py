@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import KitError
+from kit.core.scratch import root
 from kit.core.spec import seeds
 from kit.envs.launch import worker_env, worker_root
 from kit.runs.executing.runner import execute, run_all
@@ -126,6 +127,7 @@ def test_worker_failure_is_one_clear_error(tiny):
     finally:
         HostStack.runnable = orig
     assert [p.name for p in (Path(os.environ["KIT_HOME"]) / "tmp").iterdir()] == []
+    assert list(root().glob(f"run-{os.getpid()}-*")) == []  # its run's folder is gone
     assert not Store().has_run(bad.run_id)
 
 
