@@ -227,15 +227,49 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
-def _fill(mnt):
+def _fill(mnt, leave=0):
+    """Fill the disk, but for ``leave`` bytes."""
     # unbuffered: a buffered file kept what the full disk refused and raised ENOSPC again at
     # close (whether it did followed the free space left to a byte: kit's worker files' size)
     with open(mnt / "filler", "wb", buffering=0) as f:
         try:
-            while f.write(b"\0" * 65536):
+            while (s := os.statvfs(mnt)).f_bavail * s.f_frsize > leave and f.write(
+                b"\0" * min(65536, max(4096, s.f_bavail * s.f_frsize - leave))
+            ):
                 pass
         except OSError:
             pass
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_full_disk_under_the_worker_names_the_disk_and_the_folder(
+    fresh, small_disk, tmp_path, monkeypatch
+):
+    """Runs stand in TMPDIR (kit.core.scratch). With that disk filling as the worker wrote an
+    output, the line was "worker failed in stack 'host': OSError: 9600 requested and 1008
+    written" (and with --fresh: "the pipeline ended the worker (exit 1)"), naming no disk."""
+    import tempfile
+
+    from kit.envs.launch import worker_root
+
+    monkeypatch.setenv("TMPDIR", str(small_disk))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    worker_root()  # the worker's code is there before the disk fills
+    home = tmp_path / "home"
+    _fill(small_disk, leave=96 * 1024)  # room for a run's folder, not for its outputs
+    r = kit(home, *RUN, *fresh)
+    said = [ln for ln in r.stderr.splitlines() if ln.startswith("kit: error:")]
+    assert r.returncode == 1 and len(said) == 1 and "Traceback" not in r.stderr, r.stderr
+    line = said[0]
+    assert "requested and" not in line and "ended the worker" not in line, line
+    assert "no space left on the disk writing output " in line, line
+    assert f" in {small_disk}/kit-{os.geteuid()}/run-" in line, line  # the folder
+    assert line.endswith(f"free space on {small_disk} and run the same command again"), line
+    assert not (home / "store.sqlite").exists() or stored(home) == (0, [])
+    (small_disk / "filler").unlink()
+    assert kit(home, *RUN, *fresh).returncode == 0  # the same command, once there is room
+    assert stored(home) == (6, [])
 
 
 @pytest.mark.slow

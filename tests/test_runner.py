@@ -28,6 +28,7 @@ def test_worker_root_holds_only_the_worker():
         "kit/worker/__init__.py",
         "kit/worker/__main__.py",
         "kit/worker/contract.py",
+        "kit/worker/disk.py",
         "kit/worker/dtypes.py",
         "kit/worker/fingerprint.py",
         "kit/worker/kinds.py",
