@@ -273,6 +273,28 @@ def test_a_full_disk_under_the_worker_names_the_disk_and_the_folder(
 
 
 @pytest.mark.slow
+def test_an_import_on_a_full_disk_is_a_write_that_failed(real_store, small_disk, tmp_path):
+    """The bundle's arrays are spooled beside the store as they are read: on a full disk that
+    write failed, and import said "cannot read BUNDLE: No space left on device"."""
+    bundle = tmp_path / "b.kit.tgz"
+    r = kit(_copy(real_store, tmp_path / "sender"), "export", "--arrays", "--out", str(bundle))
+    assert r.returncode == 0, r.stderr
+    home = small_disk / "home"
+    assert kit(home, "runs").returncode == 0  # an empty store of its own
+    _fill(small_disk, leave=64 * 1024)  # the index opens; the arrays do not fit
+    line = _one_line(kit(home, "import", str(bundle)))
+    assert "cannot read" not in line, line
+    assert line == (
+        f"kit: error: cannot write the bundle's arrays in {home}: No space left on device; "
+        f"nothing was imported: free space on {small_disk} and run the same command again"
+    )
+    assert stored(home) == (0, []) and not list(home.glob(".bundle-*"))
+    (small_disk / "filler").unlink()
+    assert kit(home, "import", str(bundle)).returncode == 0
+    assert stored(home) == stored(real_store)
+
+
+@pytest.mark.slow
 def test_a_full_disk_is_free_space_in_every_command(real_store, small_disk):
     home = _copy(real_store, small_disk / "home")
     before = stored(home)

@@ -10,6 +10,7 @@ the store.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
@@ -19,6 +20,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..core.atomic import mount_of
 from ..core.errors import KitError
 from ..core.spools import BUNDLE
 from ..core.spools import spool as spool_dir
@@ -78,6 +80,11 @@ def opened(path, spool=None):
                 f"{path} is damaged, cut short or not a kit bundle ({e}); copy it again"
             ) from e
         except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):  # the spool's write, not the bundle's read
+                raise KitError(
+                    f"cannot write the bundle's arrays in {tmp.parent}: {e.strerror}; nothing was "
+                    f"imported: free space on {mount_of(tmp)} and run the same command again"
+                ) from e
             raise KitError(f"cannot read {path}: {e.strerror or e}") from e
         yield found
 
