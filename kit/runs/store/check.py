@@ -25,7 +25,7 @@ from pathlib import Path
 from ...core import home_files
 from ...core.atomic import stale_notes
 from ...core.errors import KitError
-from ...core.hosts import host_id
+from ...core.hosts import host_id, read_record
 from ...core.paths import subdir
 from ...core.small_files import NotKits
 from ...data.dataset import read_dataset_file, verify_worker_file
@@ -41,8 +41,11 @@ def _recorded(store: Store):
     """{blob: (sha, dtype, shape)}, {blob: runs using it}, and the runs made on this machine
     (under this host id, or the one the index recorded: a remade host.json changes nothing)."""
     here = {meta.host(store.db)}
-    try:
-        here.add(host_id())
+    try:  # a check that only reads makes no host.json: the index's record is this machine's
+        if not store.read_only:
+            here.add(host_id())
+        elif got := read_record(store.root / "host.json"):
+            here.add(got["id"])
     except NotKits:  # a damaged host.json: reported by the check, set aside by repair
         pass
     local = {i for i, s in store.sound_specs().items() if s.host in here}
@@ -61,6 +64,9 @@ def opened(root: Path, repair: bool) -> tuple[Store, list]:
     index: kit.runs.store.identity)."""
     # the index's shape, then whether it is this store's (a stale log set aside: kit.runs.store.identity)
     moved = [*layout.repair(root), *identity.repair(root)] if repair else []
+    if not repair and (Path(root) / "store.sqlite").exists():
+        # a check only reads: nothing written, so it runs on a full disk and a read-only store
+        return Store(root, read_only=True), moved
     try:
         return Store(root), moved
     except DamagedIndex:  # with records beside the arrays, a new index is made from them
@@ -132,7 +138,8 @@ def check_store(
         for b, (sha, dtype, shape) in recorded.items()
         if store.blobs.exists(b) and store.blobs.problem(b, sha, dtype, shape, force=full)
     }
-    with store.arrays_lock.maintaining():  # no writer is between moving arrays in and indexing
+    # no writer is between moving arrays in and indexing
+    with store.arrays_lock.maintaining(reading=store.read_only):
         recorded, users, local = _recorded(store)
         files = store.blobs.files()
         damaged = {}
@@ -151,7 +158,7 @@ def check_store(
         shown_home = {p for p, _ in home}  # said once, and never opened
         bad_datasets = {
             p.name: why
-            for p in (subdir("datasets") / "by-hash").glob("*.json")
+            for p in (store.root / "datasets" / "by-hash").glob("*.json")
             if p not in shown_home and (why := verify_worker_file(p))
         }
         records = store.damaged_datasets()  # a summary that is not JSON, or not a summary
