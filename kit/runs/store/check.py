@@ -29,6 +29,7 @@ from ...core.hosts import host_id, read_record
 from ...core.paths import subdir
 from ...core.small_files import NotKits
 from ...data.dataset import read_dataset_file, verify_worker_file
+from ...data.pipelines import MISSING, kept_problem
 from . import identity, kept, layout, meta
 from .index import Store
 from .locked import DamagedIndex
@@ -46,6 +47,8 @@ def _recorded(store: Store):
             here.add(host_id())
         elif got := read_record(store.root / "host.json"):
             here.add(got["id"])
+    except PermissionError:  # another user's host.json: the index's record is read instead
+        pass
     except NotKits:  # a damaged host.json: reported by the check, set aside by repair
         pass
     local = {i for i, s in store.sound_specs().items() if s.host in here}
@@ -91,6 +94,17 @@ def _named_datasets(root: Path, seen: set) -> list:
     return out
 
 
+def _kept_pipelines(root: Path, seen: set) -> list:
+    """(path, why) of each kept pipeline file (``pipelines/by-hash/SHA.py``) that is not
+    pipeline SHA: edited after it was kept (its shape is home_files'; one of ``seen`` is said
+    already, and never opened). Its runs were made from the file as it was."""
+    return [
+        (path, why)
+        for path in sorted(Path(root).glob("pipelines/by-hash/*.py"))
+        if path not in seen and (why := kept_problem(path)) not in (None, MISSING)
+    ]
+
+
 def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
     """Files no run refers to, as (orphans to delete, older than the index, too recent)."""
     born, now = meta.born(store.db), time.time()
@@ -126,6 +140,7 @@ def check_store(
     lacks = kept.differences(store)
     home = home_files.problems(store.root)
     home += _named_datasets(store.root, {p for p, _ in home})
+    home += _kept_pipelines(store.root, {p for p, _ in home})
     if repair and home:
         set_aside, home = [*set_aside, *home_files.set_aside(home)], []
     # what killed writes outside KIT_HOME left, by their notes: said, never removed (a note may
