@@ -101,6 +101,8 @@ def home_mark(home) -> str:
 
 
 def _into_home(value: str, homes: tuple) -> bool:
+    """Whether ``value`` names the home anywhere in it: a path list (PATH), an option with a
+    path (``--dir=...``), the home itself (a longer path beside it is dropped too: harmless)."""
     return any(h in value for h in homes)
 
 
