@@ -22,6 +22,19 @@ def kit_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def own_tmpdir(tmp_path, monkeypatch):
+    """A TMPDIR of this test's own: kit's workers stand there (kit.core.scratch), so worker
+    code a test changes (a sitecustomize planted beside it) reaches this test's workers only."""
+    import tempfile
+
+    d = tmp_path / "t"
+    d.mkdir()
+    monkeypatch.setenv("TMPDIR", str(d))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    return d
+
+
+@pytest.fixture
 def slurm_env(tmp_path):
     """A real single-node Slurm for one test (tests/slurm.py); the environment that reaches it."""
     import slurm

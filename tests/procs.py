@@ -26,8 +26,11 @@ def run_folder(args) -> str:
 
 def of_home(home) -> list:
     """The pids of processes started with this KIT_HOME (kit, its tether, the tool, its
-    children): /proc, each one's environment."""
-    mark = f"KIT_HOME={home}".encode()
+    children): /proc, each one's environment. A worker, and all it starts, carries no KIT_HOME
+    (a lab's code is handed no path into the store) but the home's mark, KIT_WORKER_OF."""
+    from kit.envs.launch import home_mark
+
+    marks = (f"KIT_HOME={home}".encode(), f"KIT_WORKER_OF={home_mark(home)}".encode())
     pids = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -37,7 +40,7 @@ def of_home(home) -> list:
             state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if mark in env and state != "Z":
+        if any(m in env for m in marks) and state != "Z":
             pids.append(int(d.name))
     return pids
 

@@ -91,6 +91,51 @@ def test_malformed_bundles_are_refused_and_the_store_untouched(bundle, tmp_path,
     assert dst.runs() == [] and dst.pairs() == []
 
 
+@pytest.mark.parametrize(
+    "member,kind,target,said",
+    [
+        ("MANIFEST.json", tarfile.DIRTYPE, "", "its MANIFEST.json is a folder, not a file"),
+        (
+            "MANIFEST.json",
+            tarfile.SYMTYPE,
+            "/etc/passwd",
+            "its MANIFEST.json is a symbolic link (to '/etc/passwd'), not a file",
+        ),
+        (
+            "MANIFEST.json",
+            tarfile.LNKTYPE,
+            "bundle.json",
+            "its MANIFEST.json is a hard link (to 'bundle.json'), not a file",
+        ),
+        ("arrays/", tarfile.SYMTYPE, "/etc/passwd", "is a symbolic link (to '/etc/passwd')"),
+    ],
+    ids=["manifest-folder", "manifest-symlink", "manifest-hardlink", "array-symlink"],
+)
+def test_a_member_that_is_a_folder_or_a_link_is_said_to_be_one(
+    bundle, tmp_path, member, kind, target, said
+):
+    """Issue 54 item 8: a forged MANIFEST.json that is a folder or a link was refused as
+    "refusing member 'MANIFEST.json' (expected MANIFEST.json)", and an array that is a link
+    as "the member is 0 bytes; at most N fit what its run recorded"."""
+    _, _, out = bundle
+    bad = tmp_path / "bad.kit"
+    with tarfile.open(out["file"], "r:gz") as tin, tarfile.open(bad, "w:gz") as tout:
+        for m in tin.getmembers():
+            if m.name.startswith(member):
+                member = m.name  # the first array, for "arrays/"
+                info = tarfile.TarInfo(m.name)
+                info.type, info.linkname = kind, target
+                tout.addfile(info)
+            else:
+                tout.addfile(m, tin.extractfile(m))
+    dst = Store(tmp_path / "b")
+    with pytest.raises(KitError) as e:
+        import_bundle(dst, bad)
+    assert said in str(e.value) and "expected" not in str(e.value), str(e.value)
+    assert str(e.value).startswith(f"{bad}: ")
+    assert dst.runs() == [] and dst.pairs() == []
+
+
 def test_a_tampered_spec_or_array_is_refused(bundle, tmp_path):
     _, _, out = bundle
 

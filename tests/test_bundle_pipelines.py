@@ -6,6 +6,7 @@ import base64
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -102,7 +103,8 @@ def test_runs_whose_file_is_not_here_travel_on_only_with_the_file(
     assert cli(capsys, "import", made["bundle"])[0] == 0
     out = tmp_path / "again.kit"
     code, _, err = cli(capsys, "export", "--pipeline", SHA[:12], "--out", out)
-    assert code == 1 and "`kit export --pipeline FILE.py` with that file carries it" in err, err
+    assert code == 1 and "`kit export --pipeline FILE.py` with the file as it was run" in err, err
+    assert "this KIT_HOME has not got its file: its runs came in a bundle" in err, err
     assert err.strip().count("\n") == 0 and not out.exists()
     code, _, err = cli(capsys, "export", "--pipeline", PROTEINS, "--arrays", "--out", out)
     assert code == 0, err
@@ -110,6 +112,33 @@ def test_runs_whose_file_is_not_here_travel_on_only_with_the_file(
     assert cli(capsys, "import", out)[0] == 0
     code, got, err = cli(capsys, "verdicts", "--pipeline", SHA[:12], "--json")
     assert code == 0 and json.loads(got) == made["reads"]["verdicts"], err
+
+
+def test_an_edited_kept_file_is_found_by_the_check_and_refused_by_export_as_edited(
+    made, tmp_path, monkeypatch, capsys
+):
+    """Issue 54 item 8: a kept pipeline file edited by hand passed `kit store check`, and
+    `kit export --pipeline HASH` refused its runs "(its runs came in a bundle)"."""
+    home = tmp_path / "a"
+    shutil.copytree(made["root"] / "a", home)
+    monkeypatch.setenv("KIT_HOME", str(home))
+    kept = home / "pipelines" / "by-hash" / f"{SHA}.py"
+    kept.write_bytes(kept.read_bytes() + b"# edited\n")
+    code, out, err = cli(capsys, "store", "check")
+    assert code == 1 and f"{kept} was edited after it was kept" in out, out + err
+    bundle = tmp_path / "x.kit"
+    code, _, err = cli(capsys, "export", "--pipeline", SHA[:12], "--out", bundle)
+    assert code == 1 and err.strip().count("\n") == 0 and not bundle.exists(), err
+    assert f"its kept file {kept} was edited after it was kept" in err, err
+    assert "came in a bundle" not in err
+    code, out, err = cli(capsys, "store", "check", "--repair")  # set aside, kept
+    assert code == 0 and f"{kept} was edited after it was kept" in out and "moved to" in out
+    assert cli(capsys, "store", "check")[0] == 0
+    code, _, err = cli(capsys, "export", "--pipeline", SHA[:12], "--out", bundle)
+    assert code == 1 and "`kit store check --repair` set it aside as" in err, err
+    assert "came in a bundle" not in err
+    code, _, err = cli(capsys, "export", "--pipeline", PROTEINS, "--out", bundle)  # as it was run
+    assert code == 0 and bundle.exists(), err
 
 
 def _stage(stage, change):

@@ -180,6 +180,27 @@ def test_a_dataset_hint_makes_no_data_on_import(lab, tmp_path, capsys, rows):
     assert Store().datasets()[ds.sha256]["verified"] is False
 
 
+def test_a_bundle_s_dataset_label_is_never_read_as_a_dataset_name(lab, capsys):
+    """Issue 54 item 8: after importing runs whose dataset is not here, `kit budget --n 150`
+    said `dataset name "367fe3d936d0 (a bundle's; not on this machine, unverified)": use
+    letters, digits, ...`: the store's label for that dataset was checked as a name."""
+    _, path, ds = lab
+    assert main(["import", str(path)]) == 0
+    capsys.readouterr()
+    for argv in (["budget"], ["verdicts"], ["advise"], ["runs"]):
+        code = main([*argv, "--n", "150"])
+        err = capsys.readouterr().err.strip()
+        assert code == 1 and err.count("\n") == 0 and "dataset name" not in err, (argv, err)
+        assert (
+            f"the most recent run's dataset, {ds.sha256[:12]}, came in a bundle and is not on this machine"
+            in err
+        )
+    assert main(["budget"]) == 0  # its runs, read as they are
+    assert (
+        f"{ds.sha256[:12]} (a bundle's; not on this machine, unverified)" in capsys.readouterr().out
+    )
+
+
 def test_compare_makes_the_synthetic_set_only_at_the_size_the_runs_record(lab, tmp_path):
     """`kit compare` reruns the runs, so it may make the synthetic set, but only at the size
     their arrays record: a hint of another size is refused in one line, nothing made."""

@@ -5,6 +5,7 @@ failed, nothing stored wrong, no process left (after every command: none started
 KIT_HOME, in whatever process group or session; where a run says its children's pids, each by
 pid and process group), no folder left."""
 
+import json
 import os
 import signal
 import subprocess
@@ -23,19 +24,33 @@ KIT = str(Path(sys.executable).with_name("kit"))
 
 def kit(*argv, timeout=300, **env):
     """A real kit command, and a check that it left nothing behind (``contained``)."""
-    res = subprocess.run(
-        [KIT, *argv], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env}
-    )
-    contained(Path(env.get("KIT_HOME") or os.environ["KIT_HOME"]))
-    return res
+    with subprocess.Popen(
+        [KIT, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    ) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise
+    contained(Path(env.get("KIT_HOME") or os.environ["KIT_HOME"]), p.pid)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
-def contained(home) -> None:
+def contained(home, pid=None) -> None:
     """Nothing of a finished command is left: no process started with its KIT_HOME (kit, a
-    tether, a worker, whatever a run started: the mark is in each one's environment, whatever
-    its process group or session) and no folder in its tmp/."""
+    tether, a worker, whatever a run started: the mark is in each one's environment, KIT_HOME
+    or a worker's KIT_WORKER_OF, whatever its process group or session), no folder in its tmp/
+    and none of the command's (``pid``) where its runs stand (kit.core.scratch)."""
     assert none_left(home) == [], f"processes of {home} left running"
     assert left_in_tmp(home) == []
+    if pid is not None:
+        from kit.core.scratch import root
+
+        assert list(root().glob(f"run-{pid}-*")) == []
 
 
 def run_file(name, *extra, **env):
@@ -361,11 +376,48 @@ def test_relative_writes_land_in_the_run_s_own_folder_and_go_with_it(fresh, kit_
         timeout=300,
     )
     assert res.returncode == 0, res.stderr
+    from kit.core.scratch import root
+
     ran_in = Path(where.read_text())
-    assert ran_in.name == "work" and kit_home / "tmp" in ran_in.parents
+    assert ran_in.name == "work" and root() in ran_in.parents
     assert not ran_in.exists() and left_in_tmp(kit_home) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "kit-home"]
     contained(kit_home)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_pipeline_is_handed_no_path_into_kit_home(fresh, kit_home, tmp_path):
+    """Issue 54's pipeline read KIT_HOME from its environment and unlinked the store. A lab's
+    code now finds no path into KIT_HOME in its environment (KIT_HOME gone, the worker code on
+    PYTHONPATH outside it, a variable of the user's that points there dropped), and it runs in
+    its run's own folder, outside KIT_HOME, a warm worker's runs too."""
+    from kit.core.scratch import root
+    from kit.envs.launch import home_mark
+
+    seen = tmp_path / "seen.jsonl"
+    res = run_file(
+        "looks_around.py",
+        *fresh,
+        KIT_TEST_SEEN=str(seen),
+        KIT_TEST_INSIDE=f"{kit_home}/datasets:/usr/bin",  # a user's variable naming the home
+        KIT_TEST_OUTSIDE=str(tmp_path),  # and one that does not: passed on as it is
+    )
+    assert res.returncode == 0, res.stderr
+    runs = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert len(runs) == 4  # repeat: two pairs, every run made here
+    for r in runs:
+        assert [k for k, v in r["env"].items() if str(kit_home) in v] == [], r["env"]
+        assert "KIT_HOME" not in r["env"] and "KIT_TEST_INSIDE" not in r["env"]
+        assert r["env"]["KIT_TEST_OUTSIDE"] == str(tmp_path)
+        assert r["env"]["KIT_WORKER_OF"] == home_mark(kit_home)  # a mark, not a path
+        assert root() in Path(r["env"]["PYTHONPATH"]).parents
+        cwd = Path(r["cwd"])
+        assert str(kit_home) not in r["cwd"] and cwd.name == "work" and root() in cwd.parents
+        assert cwd.parent.name.startswith("run-") and not cwd.exists()  # gone with the run
+    assert len({r["cwd"] for r in runs}) == 4  # each run a folder of its own
+    if not fresh:  # the warm worker's runs: in its pool's folder, not another run's
+        assert len({str(Path(r["cwd"]).parents[1]) for r in runs}) == 1
 
 
 @pytest.mark.slow

@@ -99,10 +99,11 @@ def test_a_finished_run_is_never_run_again(home):
     assert "3 stored, 0 to run" in proc.stderr
 
 
-def test_killed_run_resumes_without_half_written_runs(tmp_path, monkeypatch):
+def test_killed_run_resumes_without_half_written_runs(tmp_path, monkeypatch, own_tmpdir):
     """Killed (worker and all) while one run is stored and the others are mid-run: the first
     worker makes its run, every later one holds still until the kill (a sitecustomize beside
-    the worker code, on every worker's PYTHONPATH), so the kill always lands mid-run."""
+    the worker code, on every worker's PYTHONPATH: this test's own, own_tmpdir), so the kill
+    always lands mid-run."""
     from kit.envs.launch import worker_root
 
     home = tmp_path / "h"

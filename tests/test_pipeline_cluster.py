@@ -16,7 +16,20 @@ from kit.runs.executing.on_node import make_run
 from kit.runs.planning.options import PlanOptions
 from kit.runs.planning.plan import plan_file
 
+
+@pytest.fixture(autouse=True)
+def no_warm_left():
+    """make_run in this process keeps the node's warm workers (kit.runs.executing.on_node):
+    they end with each test, not with a later one (test_launch counts the live workers)."""
+    from kit.runs.executing import on_node
+
+    on_node._warm.close()  # one an earlier test started has another environment
+    yield
+    on_node._warm.close()
+
+
 LAB = Path(__file__).parent / "pipelines" / "lab.py"
+LOOKS = Path(__file__).parent / "pipelines" / "looks_around.py"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -44,6 +57,23 @@ def test_a_node_asks_for_the_file_keeps_it_only_verified_and_makes_the_run(tmp_p
     assert set(got["arrays"]) == {f"{n}.npy" for n in got["manifest"]["outputs"]}
     assert kept.read_bytes() == LAB.read_bytes()
     assert "arrays" in make_run(spec.to_json(), None, None)  # kept: not asked for again
+
+
+@pytest.mark.slow
+def test_a_node_s_worker_is_handed_no_path_into_its_kit_home(tmp_path, monkeypatch):
+    """As on this machine (tests/test_contain): a run made on a node finds neither the node's
+    KIT_HOME in its environment nor a working folder inside it."""
+    info = add_pipeline(LOOKS)
+    spec = plan_file("repeat", info, PlanOptions(threads=(1,)))[0].a
+    sent = shipment(info["sha256"])
+    node, seen = tmp_path / "node", tmp_path / "seen.jsonl"
+    monkeypatch.setenv("KIT_HOME", str(node))  # a node that shares nothing with the driver
+    monkeypatch.setenv("KIT_TEST_SEEN", str(seen))
+    got = make_run(spec.to_json(), sent, None)
+    assert "error" not in got, got
+    (r,) = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert [k for k, v in r["env"].items() if str(node) in v] == [], r["env"]
+    assert str(node) not in r["cwd"] and Path(r["cwd"]).name == "work"
 
 
 @pytest.mark.slow

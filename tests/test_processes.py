@@ -1,6 +1,6 @@
 """Real `kit run` processes killed, terminated and run side by side: no orphan, no half-run,
 no spec run twice. A fresh worker process is found by its temporary folder in its arguments
-(``tmp/run-<kit pid>-<run id>-...``), a warm one (``--serve``) by the kit pid it watches."""
+(``kit-UID/run-<kit pid>-<run id>-...`` in TMPDIR), a warm one (``--serve``) by the kit pid it watches."""
 
 import os
 import signal
@@ -68,14 +68,20 @@ def gone(pids, timeout=10):
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
-def test_kill_9_of_kit_takes_its_worker_along_and_the_next_run_sweeps_and_resumes(tmp_path):
+def test_kill_9_of_kit_takes_its_worker_along_and_the_next_run_sweeps_and_resumes(
+    tmp_path, own_tmpdir
+):
+    """own_tmpdir: another test's kit would sweep the killed kit's run folder first."""
+    from kit.core.scratch import root
+
     home = tmp_path / "h"
     kit = start(home)
     worker = wait_for_worker(kit.pid)
     os.kill(kit.pid, signal.SIGKILL)  # kit only, not its process group
     kit.wait()
     assert gone(worker), "the worker outlived kit"
-    assert list((home / "tmp").iterdir())  # its folder is left behind by the kill ...
+    left = list(root().glob(f"run-{kit.pid}-*"))
+    assert left  # its folder is left behind by the kill ...
     again = subprocess.run(
         [KIT, *PLAN],
         env=dict(os.environ, KIT_HOME=str(home)),
@@ -84,7 +90,8 @@ def test_kill_9_of_kit_takes_its_worker_along_and_the_next_run_sweeps_and_resume
         timeout=600,
     )
     assert again.returncode == 0
-    assert list((home / "tmp").iterdir()) == []  # ... and swept by the next run
+    assert not any(d.exists() for d in left)  # ... and swept by the next run
+    assert list((home / "tmp").iterdir()) == []
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
@@ -99,12 +106,12 @@ def test_sigterm_ends_kit_with_143_a_message_and_no_worker(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads /proc")
-def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path, monkeypatch):
+def test_overlapping_plans_never_run_the_same_spec_twice(tmp_path, monkeypatch, own_tmpdir):
     """Three `kit run`s of one plan at once: each of the 4 runs is made by exactly one of them.
 
     Every worker of this KIT_HOME starts by noting which kit started it for which run (a
-    sitecustomize beside the worker code on its PYTHONPATH), so no run goes unseen: the parent
-    of its parent, its tether."""
+    sitecustomize beside the worker code on its PYTHONPATH: this test's own, own_tmpdir), so
+    no run goes unseen: the parent of its parent, its tether."""
     from kit.envs.launch import worker_root
 
     home, made = tmp_path / "h", tmp_path / "made"

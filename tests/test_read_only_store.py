@@ -109,3 +109,15 @@ def test_a_command_that_writes_says_why_in_one_line(read_only):
     code, out = as_reader(home, ["stacks", "build", "np1-sk152"], warm)
     assert code == 1 and len(out.strip().splitlines()) == 1, out
     assert "kit: error:" in out and "internal" not in out and "KIT_HOME" in out
+
+
+def test_store_check_of_a_read_only_store_reads_it_and_writes_nothing(read_only):
+    """`kit store check` only reads (issue 54): it opened the store for writing, and on a store
+    this user cannot write ended at its lock file (made read-write: "cannot open the store's
+    lock file ...: Permission denied"), as on a full disk at SQLite's first write."""
+    home, warm = read_only
+    before = files(home)
+    code, out = as_reader(home, ["store", "check"], warm)
+    assert code == 0, out
+    assert "every array and dataset file is what its runs recorded" in " ".join(out.split())
+    assert files(home) == before

@@ -183,8 +183,9 @@ def test_host_json_removed_and_an_array_removed_are_both_seen(real_store, tmp_pa
     rep = json.loads(r.stdout)
     assert r.returncode == 1 and len(rep["missing"]) == 1
     assert rep["files"] == rep["arrays"] - 1  # counted on disk
-    assert json.loads((home / "host.json").read_text())["id"] == ident  # made again, same id
+    assert not (home / "host.json").exists()  # a check only reads (the index's id sufficed)
     assert kit(home, "store", "check", "--repair").returncode == 0
+    assert json.loads((home / "host.json").read_text())["id"] == ident  # made again, same id
     assert kit(home, "store", "check").returncode == 0
 
 
@@ -227,15 +228,71 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
-def _fill(mnt):
+def _fill(mnt, leave=0):
+    """Fill the disk, but for ``leave`` bytes."""
     # unbuffered: a buffered file kept what the full disk refused and raised ENOSPC again at
     # close (whether it did followed the free space left to a byte: kit's worker files' size)
     with open(mnt / "filler", "wb", buffering=0) as f:
         try:
-            while f.write(b"\0" * 65536):
+            while (s := os.statvfs(mnt)).f_bavail * s.f_frsize > leave and f.write(
+                b"\0" * min(65536, max(4096, s.f_bavail * s.f_frsize - leave))
+            ):
                 pass
         except OSError:
             pass
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fresh", [(), ("--fresh",)], ids=["warm", "fresh"])
+def test_a_full_disk_under_the_worker_names_the_disk_and_the_folder(
+    fresh, small_disk, tmp_path, monkeypatch
+):
+    """Runs stand in TMPDIR (kit.core.scratch). With that disk filling as the worker wrote an
+    output, the line was "worker failed in stack 'host': OSError: 9600 requested and 1008
+    written" (and with --fresh: "the pipeline ended the worker (exit 1)"), naming no disk."""
+    import tempfile
+
+    from kit.envs.launch import worker_root
+
+    monkeypatch.setenv("TMPDIR", str(small_disk))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    worker_root()  # the worker's code is there before the disk fills
+    home = tmp_path / "home"
+    _fill(small_disk, leave=96 * 1024)  # room for a run's folder, not for its outputs
+    r = kit(home, *RUN, *fresh)
+    said = [ln for ln in r.stderr.splitlines() if ln.startswith("kit: error:")]
+    assert r.returncode == 1 and len(said) == 1 and "Traceback" not in r.stderr, r.stderr
+    line = said[0]
+    assert "requested and" not in line and "ended the worker" not in line, line
+    assert "no space left on the disk writing output " in line, line
+    assert f" in {small_disk}/kit-{os.geteuid()}/run-" in line, line  # the folder
+    assert line.endswith(f"free space on {small_disk} and run the same command again"), line
+    assert not (home / "store.sqlite").exists() or stored(home) == (0, [])
+    (small_disk / "filler").unlink()
+    assert kit(home, *RUN, *fresh).returncode == 0  # the same command, once there is room
+    assert stored(home) == (6, [])
+
+
+@pytest.mark.slow
+def test_an_import_on_a_full_disk_is_a_write_that_failed(real_store, small_disk, tmp_path):
+    """The bundle's arrays are spooled beside the store as they are read: on a full disk that
+    write failed, and import said "cannot read BUNDLE: No space left on device"."""
+    bundle = tmp_path / "b.kit.tgz"
+    r = kit(_copy(real_store, tmp_path / "sender"), "export", "--arrays", "--out", str(bundle))
+    assert r.returncode == 0, r.stderr
+    home = small_disk / "home"
+    assert kit(home, "runs").returncode == 0  # an empty store of its own
+    _fill(small_disk, leave=64 * 1024)  # the index opens; the arrays do not fit
+    line = _one_line(kit(home, "import", str(bundle)))
+    assert "cannot read" not in line, line
+    assert line == (
+        f"kit: error: cannot write the bundle's arrays in {home}: No space left on device; "
+        f"nothing was imported: free space on {small_disk} and run the same command again"
+    )
+    assert stored(home) == (0, []) and not list(home.glob(".bundle-*"))
+    (small_disk / "filler").unlink()
+    assert kit(home, "import", str(bundle)).returncode == 0
+    assert stored(home) == stored(real_store)
 
 
 @pytest.mark.slow
@@ -245,8 +302,16 @@ def test_a_full_disk_is_free_space_in_every_command(real_store, small_disk):
     for f in (home / "arrays").glob("??/*.npy"):  # every check hashes and notes them again
         f.write_bytes(f.read_bytes())
     _fill(small_disk)
+    kept = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    check = kit(home, "store", "check")  # a check only reads: it runs on a full disk
+    assert check.returncode == 0 and "every array" in check.stdout, check.stdout + check.stderr
+    # nothing of kit's written (SQLite's reader keeps its log and shared memory beside the index)
+    assert {
+        p: p.read_bytes()
+        for p in home.rglob("*")
+        if p.is_file() and "-wal" not in p.name and "-shm" not in p.name
+    } == kept
     for args in (
-        ("store", "check"),
         ("store", "check", "--repair"),
         ("export", "--arrays", "--out", str(small_disk / "out.kit.tgz")),
         RUN[:4] + ["0-3", "--n", "150", "--threads", "1"],

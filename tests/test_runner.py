@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kit.core.errors import KitError
+from kit.core.scratch import root
 from kit.core.spec import seeds
 from kit.envs.launch import worker_env, worker_root
 from kit.runs.executing.runner import execute, run_all
@@ -27,6 +28,7 @@ def test_worker_root_holds_only_the_worker():
         "kit/worker/__init__.py",
         "kit/worker/__main__.py",
         "kit/worker/contract.py",
+        "kit/worker/disk.py",
         "kit/worker/dtypes.py",
         "kit/worker/fingerprint.py",
         "kit/worker/kinds.py",
@@ -126,6 +128,7 @@ def test_worker_failure_is_one_clear_error(tiny):
     finally:
         HostStack.runnable = orig
     assert [p.name for p in (Path(os.environ["KIT_HOME"]) / "tmp").iterdir()] == []
+    assert list(root().glob(f"run-{os.getpid()}-*")) == []  # its run's folder is gone
     assert not Store().has_run(bad.run_id)
 
 

@@ -131,7 +131,7 @@ def _kit(*args, how="delete"):
     env = dict(
         os.environ,
         PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-        KIT_TEST_HOME=os.environ["KIT_HOME"],
+        KIT_TEST_HOME_HEX=os.environ["KIT_HOME"].encode().hex(),  # a path would be dropped
         KIT_TEST_HOW=how,
     )
     return subprocess.run(

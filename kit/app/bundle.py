@@ -29,7 +29,7 @@ from ..core.spools import EXPORT, spool
 from ..core.version import __version__
 from ..data import load_dataset
 from ..data.dataset import MAX_SYNTHETIC_N, stored_datasets
-from ..data.pipelines import known_summary
+from ..data.pipelines import known_summary, why_absent
 from ..envs.containers import archives, images
 from ..envs.containers.loaded import is_loaded
 from ..envs.containers.runtime import runtime
@@ -207,18 +207,20 @@ def export(
 
 
 def _pipelines(runs) -> dict:
-    """The files of the runs' lab pipelines. A pipeline whose file is not here (its runs came
-    in a bundle) is refused now, not met at the other end: without its file, what its outputs
-    are (KINDS: the truth, probabilities, protein ids) would not travel."""
+    """The files of the runs' lab pipelines. A pipeline whose verified file is not here (its
+    runs came in a bundle, or its kept file was edited) is refused now, not met at the other
+    end: without its file, what its outputs are (KINDS: the truth, probabilities, protein ids)
+    would not travel."""
     files = carried_files(r.spec.pipeline for r in runs if r.spec.pipeline)
-    lacking = next(
-        (r.spec.pipeline for r in runs if r.spec.pipeline and r.spec.pipeline not in files), None
-    )
+    lacking = [r for r in runs if r.spec.pipeline and r.spec.pipeline not in files]
     if lacking:
+        sha = lacking[0].spec.pipeline
+        here = host()["id"]
+        why = why_absent(sha, any(r.spec.host == here for r in lacking if r.spec.pipeline == sha))
         raise KitError(
-            f"this KIT_HOME has not got the file of pipeline {lacking[:12]} (its runs "
-            "came in a bundle), and without it what the runs' outputs are would not "
-            "travel: `kit export --pipeline FILE.py` with that file carries it"
+            f"cannot carry the file of pipeline {sha[:12]}: {why}. Without it what the runs' "
+            "outputs are would not travel: `kit export --pipeline FILE.py` with the file as "
+            "it was run carries it"
         )
     return files
 

@@ -10,6 +10,7 @@ the store.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
@@ -19,7 +20,8 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.errors import KitError
+from ..core.atomic import mount_of
+from ..core.errors import KitError, one_line
 from ..core.spools import BUNDLE
 from ..core.spools import spool as spool_dir
 from ..envs.containers.archives import max_bytes as max_image
@@ -78,6 +80,11 @@ def opened(path, spool=None):
                 f"{path} is damaged, cut short or not a kit bundle ({e}); copy it again"
             ) from e
         except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):  # the spool's write, not the bundle's read
+                raise KitError(
+                    f"cannot write the bundle's arrays in {tmp.parent}: {e.strerror}; nothing was "
+                    f"imported: free space on {mount_of(tmp)} and run the same command again"
+                ) from e
             raise KitError(f"cannot read {path}: {e.strerror or e}") from e
         yield found
 
@@ -174,11 +181,32 @@ def _spool_image(tar, m, entry, tmp: Path, path) -> Path:
     return out
 
 
+def _kind(m: tarfile.TarInfo) -> str | None:
+    """What a member that is not a plain file is, in words (None for a plain file): a forged
+    bundle's MANIFEST.json as a folder or a link is said as one, not as another member."""
+    if m.isfile():
+        return None
+    target = f" (to {one_line(m.linkname, 80)!r})" if m.linkname else ""
+    if m.issym():
+        return f"a symbolic link{target}"
+    if m.islnk():
+        return f"a hard link{target}"
+    if m.isdir():
+        return "a folder"
+    if m.isfifo():
+        return "a FIFO"
+    if m.isdev():
+        return "a device"
+    return "not a plain file"
+
+
 def _member(tar, m, name, path, bound) -> bytes:
     if m is None:
         raise KitError(f"{path}: not a kit bundle ({name} missing)")
-    if m.name != name or not m.isfile():
-        raise KitError(f"{path}: refusing member {m.name!r} (expected {name})")
+    if m.name != name:
+        raise KitError(f"{path}: refusing member {one_line(m.name, 80)!r} (expected {name})")
+    if kind := _kind(m):
+        raise KitError(f"{path}: refusing the bundle: its {name} is {kind}, not a file")
     if m.size > bound:
         raise KitError(
             f"{path}: member {name} is {m.size / 2**20:,.1f} MiB, above the "
@@ -200,7 +228,9 @@ def _check_sum(manifest, name, sha, size, path):
 def _spool(tar, m, exp: Expected, entry, tmp: Path, path) -> Path:
     """Check a member's size and .npy header against its run, then hash it into a file."""
     where = f"{path}: run {exp.run[:12]} stage {exp.stage} ({m.name})"
-    if not m.isfile() or m.size > NPY_HEADER + exp.nbytes:
+    if kind := _kind(m):
+        raise KitError(f"{where}: the member is {kind}, not an array's file")
+    if m.size > NPY_HEADER + exp.nbytes:
         raise KitError(
             f"{where}: the member is {m.size:,} bytes; at most "
             f"{NPY_HEADER + exp.nbytes:,} fit what its run recorded"

@@ -20,7 +20,11 @@ class Selection:
 
 
 def _base_name(summary: dict) -> str:
-    """The name to load a stored run's dataset by again: synthetic-600 -> synthetic, x[:10] -> x."""
+    """The name to load a stored run's dataset by again: synthetic-600 -> synthetic, x[:10] -> x;
+    "" for a bundle's dataset that is not on this machine (kit.app.bundle.unverified): its
+    "name" is a label to show, never one to load."""
+    if summary.get("verified") is False:
+        return ""
     if summary.get("source") == SYNTHETIC and not summary.get("split"):  # a split: its own name
         return SYNTHETIC
     return str(summary.get("name", "")).split("[:")[0]
@@ -65,6 +69,12 @@ def select_dataset(
             latest, summary, "the most recent run's; --dataset NAME [--n N] chooses" + more
         )
     base = _base_name(summary)
+    if not base and summary.get("verified") is False:
+        raise Refused(
+            f"--n needs --dataset here: the most recent run's dataset, {latest[:12]}, came in a "
+            "bundle and is not on this machine, so there is none to take --n proteins of "
+            "(without --n the command reads its runs)"
+        )
     if not base:
         raise Refused("--n needs --dataset here: the most recent run's dataset has no name")
     ds = load_dataset(base, n, generate=False)

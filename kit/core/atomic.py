@@ -444,12 +444,9 @@ FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
 def mount_of(path) -> Path:
     """The mount point of the file system holding ``path`` (or the nearest folder above it that
     exists): what a user frees space on."""
-    p = Path(os.path.abspath(path))
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    while not os.path.ismount(p) and p != p.parent:
-        p = p.parent
-    return p
+    from ..worker.disk import mount_of as mount  # the worker says a full disk the same way
+
+    return Path(mount(path))
 
 
 def no_space(path) -> str:

@@ -12,13 +12,7 @@ def kit_home(writing: bool = True) -> Path:
     """The folder kit writes to; a one-line KitError when it cannot be that (KIT_HOME names a
     file, a folder without write permission, ...). ``writing=False``: a folder that is there
     and can be read is enough (a reader of a read-only store, kit.runs.store)."""
-    env = os.environ.get("KIT_HOME")
-    if env:
-        home = Path(env).expanduser()
-    else:
-        import platformdirs
-
-        home = Path(platformdirs.user_data_dir("kit", appauthor=False))
+    home = named_home()
     if not writing and home.is_dir() and os.access(home, os.R_OK | os.X_OK):
         return home
     try:
@@ -30,6 +24,16 @@ def kit_home(writing: bool = True) -> Path:
             f"KIT_HOME {home} is not writable by this user; set KIT_HOME to a folder you can write"
         )
     return home
+
+
+def named_home() -> Path:
+    """The folder KIT_HOME names (else the platform's), as named: nothing is made or checked."""
+    env = os.environ.get("KIT_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("kit", appauthor=False))
 
 
 def writable(folder: Path) -> bool:

@@ -183,7 +183,7 @@ def pipeline_file(sha: str) -> Path:
     path = subdir("pipelines") / "by-hash" / f"{sha}.py"
     why = verify(sha)
     if why:
-        raise KitError(f"pipeline file {sha[:12]} is {why}: run it again with --pipeline FILE.py")
+        raise KitError(f"pipeline file {path} {why}: run it again with --pipeline FILE.py")
     return path
 
 
@@ -226,9 +226,19 @@ def present(sha: str) -> bool:
     return verify(sha) is None and (subdir("pipelines") / "by-hash" / f"{sha}.json").is_file()
 
 
+EDITED = "was edited after it was kept (its bytes no longer hash to its name)"
+MISSING = "is missing"
+
+
 def verify(sha: str) -> str | None:
     """Why the stored file of pipeline ``sha`` is not that pipeline (None: it is)."""
-    path = subdir("pipelines") / "by-hash" / f"{sha}.py"
+    return kept_problem(subdir("pipelines") / "by-hash" / f"{sha}.py")
+
+
+def kept_problem(path: Path) -> str | None:
+    """Why the kept file ``path`` (``by-hash/SHA.py``) is not pipeline SHA, said after its name:
+    ``MISSING``, not a file kit writes (a link, a FIFO, too large), or ``EDITED``; None when
+    it is. A file is hashed again once per change of its size or modification time."""
     try:
         st = path.stat()
         ident = (st.st_size, st.st_mtime_ns)
@@ -236,15 +246,30 @@ def verify(sha: str) -> str | None:
             return None
         data = read_home(path, PIPELINE)
         if data is None:
-            return "missing"
-        if hashlib.sha256(data).hexdigest() != sha:
-            return "damaged (its bytes do not hash to its name)"
+            return MISSING
+        if hashlib.sha256(data).hexdigest() != path.stem:
+            return EDITED
     except NotKits as e:
         return e.why
     except OSError:
-        return "missing"
+        return MISSING
     _checked[path] = ident
     return None
+
+
+def why_absent(sha: str, made_here: bool) -> str:
+    """Why this KIT_HOME has no verified file of pipeline ``sha`` to carry, in words: its kept
+    file was edited (or is not a file kit writes), an edited copy was set aside by a repair,
+    it is gone, or (none of these, ``made_here`` false) its runs came in a bundle."""
+    path = subdir("pipelines") / "by-hash" / f"{sha}.py"
+    why = verify(sha)
+    if why not in (None, MISSING):
+        return f"its kept file {path} {why}; `kit store check --repair` sets it aside"
+    if any(path.parent.glob(f"{sha}.py.damaged-*")):
+        return f"its kept file was edited, and `kit store check --repair` set it aside as {path}.damaged-..."
+    if made_here:
+        return f"its kept file {path} is gone"
+    return "this KIT_HOME has not got its file: its runs came in a bundle"
 
 
 class LabData:

@@ -24,11 +24,12 @@ import threading
 import time
 from pathlib import Path
 
-from ..core import tether
+from ..core import scratch, tether
 from ..core.errors import KitError, one_line
-from ..core.paths import subdir
+from ..core.paths import named_home, subdir
 from ..core.processes import alive
 from ..core.spec import RunSpec
+from ..core.spools import discard
 from .containers.command import CONTAINED, container_name
 from .containers.inside import CHANNEL_FD
 
@@ -56,26 +57,63 @@ class TooLong(KitError):
 def worker_root() -> Path:
     """A directory holding only ``kit/worker``: the PYTHONPATH of every worker process.
 
-    Foreign interpreters then see no other kit module and none of kit's dependencies.
+    Foreign interpreters then see no other kit module and none of kit's dependencies. It lies
+    outside KIT_HOME (kit.core.scratch), content-addressed: the worker's PYTHONPATH names no
+    path into the store. A copy found with a file changed or gone (a cleaner of the temporary
+    folder) is made anew; files added beside it (bytecode) are kept.
     """
-    files = sorted(_WORKER_SRC.glob("*.py"))
-    digest = hashlib.sha256(b"".join(f.name.encode() + f.read_bytes() for f in files)).hexdigest()
-    root = subdir("worker") / digest[:16]
-    if not root.exists():
-        tmp = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".tmp-{os.getpid()}-"))
-        (tmp / "kit" / "worker").mkdir(parents=True)
-        (tmp / "kit" / "__init__.py").write_text('"""Worker-only copy of kit."""\n')
-        for f in files:
-            shutil.copy2(f, tmp / "kit" / "worker" / f.name)
-        try:
-            os.replace(tmp, root)
-        except OSError:  # another process won the race with identical content
-            shutil.rmtree(tmp, ignore_errors=True)
+    files = {f.name: f.read_bytes() for f in sorted(_WORKER_SRC.glob("*.py"))}
+    digest = hashlib.sha256(b"".join(n.encode() + b for n, b in files.items())).hexdigest()
+    root = scratch.root() / f"worker-{digest[:16]}"
+    if _whole(root, files):
+        return root
+    tmp = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".tmp-{os.getpid()}-"))
+    (tmp / "kit" / "worker").mkdir(parents=True)
+    (tmp / "kit" / "__init__.py").write_text(_STUB)
+    for name, data in files.items():
+        (tmp / "kit" / "worker" / name).write_bytes(data)
+    if root.exists() or root.is_symlink():
+        discard(root)
+    try:
+        os.replace(tmp, root)
+    except OSError:  # another process won the race with identical content
+        shutil.rmtree(tmp, ignore_errors=True)
     return root
 
 
+_STUB = '"""Worker-only copy of kit."""\n'
+
+
+def _whole(root: Path, files: dict) -> bool:
+    """Whether ``root`` holds every worker file as it is now, and the stub beside them."""
+    try:
+        return (root / "kit" / "__init__.py").read_text() == _STUB and all(
+            (root / "kit" / "worker" / n).read_bytes() == b for n, b in files.items()
+        )
+    except OSError:
+        return False
+
+
+def home_mark(home) -> str:
+    """Which KIT_HOME a worker is of, as a mark and never a path (KIT_WORKER_OF in its
+    environment): ``ps e`` and the tests find a home's workers, and all they started, by it."""
+    return hashlib.sha256(os.path.abspath(home).encode()).hexdigest()[:16]
+
+
+def _into_home(value: str, homes: tuple) -> bool:
+    """Whether ``value`` names the home anywhere in it: a path list (PATH), an option with a
+    path (``--dir=...``), the home itself (a longer path beside it is dropped too: harmless)."""
+    return any(h in value for h in homes)
+
+
 def worker_env(spec: RunSpec) -> dict:
-    env = dict(os.environ)
+    """The environment a worker starts with: kit's own, less KIT_HOME and every variable whose
+    value names a path in it (a lab's code is handed no way into the store), with the thread
+    variables and the run's own fixed."""
+    home = named_home()
+    homes = tuple({os.path.abspath(home), os.path.realpath(home)} - {"/"})
+    env = {k: v for k, v in os.environ.items() if k != "KIT_HOME" and not _into_home(v, homes)}
+    env["KIT_WORKER_OF"] = home_mark(home)
     # threads are fixed at process start, for every BLAS/OpenMP runtime at once
     env.update({v: str(spec.threads) for v in THREAD_VARS})
     env.update(dict(spec.env))

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from typing import BinaryIO
 
 
@@ -283,7 +284,8 @@ def _write(out, arrays, timings, extra, t0):
         )
     for name, a in arrays.items():
         a = canonical(a)  # the one stored form: its hash is its values' (kit.worker.dtypes)
-        np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
+        with _disk(out, f"output {name}.npy", a.nbytes):
+            np.save(os.path.join(out, name + ".npy"), a, allow_pickle=False)
         stages[name] = {"sha256": sha256_of(a), "dtype": a.dtype.str, "shape": list(a.shape)}
     manifest = {
         "stages": stages,
@@ -300,9 +302,25 @@ def _write(out, arrays, timings, extra, t0):
     manifest.update(extra)
     # manifest last: its presence tells the runner that every array before it is complete
     tmp = os.path.join(out, "manifest.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+    text = json.dumps(manifest, indent=1, sort_keys=True)
+    with _disk(out, "its manifest", len(text)), open(tmp, "w") as f:
+        f.write(text)
     os.replace(tmp, os.path.join(out, "manifest.json"))
+
+
+@contextmanager
+def _disk(folder, what, need):
+    """A full disk under a write of the worker's own is one line naming the disk and the folder
+    (numpy said only "9600 requested and 1008 written"); any other OSError is raised as it is."""
+    from .disk import full_disk
+
+    try:
+        yield
+    except OSError as e:
+        said = full_disk(e, folder, what, need)
+        if said is None:
+            raise
+        raise _Usage(said) from None
 
 
 def _serve():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import platform
 
+from ...core import scratch
 from ...core.errors import Failed, KitError
-from ...core.paths import subdir
 from ..containers import bases, images, loaded, pythons, routes
 from ..containers.command import InImage
 from ..containers.routes import InApptainer, InCharliecloud
@@ -42,7 +42,7 @@ def _mounts() -> list:
     folders are made: an HPC image needs a mount point for each."""
     from ..launch import container_mounts
 
-    return [p for p, _ in container_mounts()] + [subdir("tmp")]
+    return [p for p, _ in container_mounts()] + [scratch.root()]
 
 
 class ContainerStack(StackKind):

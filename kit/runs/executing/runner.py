@@ -18,11 +18,12 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
 
 import numpy as np
 
+from ...core import scratch
 from ...core.callbacks import OnDone
 from ...core.errors import KitError
 from ...core.hosts import host_id
@@ -162,11 +163,12 @@ class LocalExecutor(Executor):
     def run(self, spec, dataset, input_npy, out, stop=lambda: False, held=frozenset()):
         stack = stack_kind(spec.stack).runnable()  # its arrays are here: every one is moved
         # the name says whose and which run it is: swept when its process is gone, and visible in ps
-        # a warm container worker sees only its pool's folder: the run's is made there
+        # outside KIT_HOME (kit.core.scratch); a warm worker stands in its pool's folder, and
+        # a container worker sees only that one: the run's is made there
         where = (
             self.warm.folder(stack)
             if self.warm is not None and spec.process != "fresh"
-            else subdir("tmp")
+            else scratch.root()
         )
         with (
             self.cores.hold(spec.threads),
@@ -190,23 +192,24 @@ class LocalExecutor(Executor):
 
 
 def sweep_tmp() -> int:
-    """Remove temporary folders left by processes that no longer run (a kill -9); returns how many."""
+    """Remove temporary folders left by processes that no longer run (a kill -9); returns how many:
+    runs' folders (kit.core.scratch), and in KIT_HOME/tmp those of container builds and probes
+    (and runs' of an older kit)."""
     from ...core.processes import alive
 
-    removed = 0
-    for root in (subdir("tmp"), subdir("worker")):
-        for d in root.iterdir():
-            parts = d.name.lstrip(".").split("-")
-            # run, got: a run's folders; base, image, store, ctr: a container build's or probe's
-            if (
-                len(parts) >= 3
-                and parts[0] in ("run", "tmp", "got", "base", "image", "store", "ctr")
-                and parts[1].isdigit()
-                and int(parts[1]) != os.getpid()
-                and not alive(int(parts[1]))
-            ):
-                shutil.rmtree(d, ignore_errors=True)
-                removed += 1
+    removed = scratch.sweep_runs()
+    for d in subdir("tmp").iterdir():
+        parts = d.name.lstrip(".").split("-")
+        # run, got: a run's folders; base, image, store, ctr: a container build's or probe's
+        if (
+            len(parts) >= 3
+            and parts[0] in ("run", "tmp", "got", "base", "image", "store", "ctr")
+            and parts[1].isdigit()
+            and int(parts[1]) != os.getpid()
+            and not alive(int(parts[1]))
+        ):
+            shutil.rmtree(d, ignore_errors=True)
+            removed += 1
     return removed
 
 
@@ -254,7 +257,9 @@ def execute(
     """
     if store.has_run(spec.run_id):
         return spec.run_id
-    executor = executor or LocalExecutor()
+    if executor is None:  # one made here is closed here: its warm workers end, their folder goes
+        with closing(LocalExecutor()) as own:
+            return execute(spec, dataset, store, should_stop, own, gate)
     executor.check(spec)
     if not _wait_for_claim(store, spec.run_id, should_stop):
         return spec.run_id

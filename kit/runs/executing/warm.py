@@ -16,12 +16,12 @@ import threading
 import time
 from pathlib import Path
 
+from ...core import scratch
 from ...core.errors import one_line
 from ...core.paths import subdir
 from ...core.spec import RunSpec, seeds
 from ...core.spools import discard
 from ...envs import launch
-from ...envs.containers.command import CONTAINED
 from ...envs.stacks import Stack
 from .attempt import ANSWER_CHARS, TRACEBACK, WorkerFailed, answer_of, failed, keep_log, timed_out
 
@@ -109,7 +109,7 @@ class WarmPool:
     """Idle warm workers by what fixes a process at its start; one run at a time each."""
 
     def __init__(self, root: Path | None = None):
-        self.root = root  # where its runs' folders are made (None: KIT_HOME/tmp)
+        self.root = root  # where its runs' folders are made (None: a folder of its own)
         self._idle: dict = {}
         self._all: list = []
         self._lock = threading.Lock()
@@ -117,16 +117,15 @@ class WarmPool:
 
     def folder(self, stack: Stack) -> Path:
         """Where a run in ``stack``'s warm worker has its folder: the pool's root; without one,
-        a container worker's is a folder of the pool's own, its one writable mount (never all
-        of KIT_HOME/tmp, where other runs' folders are)."""
+        a folder of the pool's own outside KIT_HOME (kit.core.scratch), which its workers stand
+        in between runs and a container worker's one writable mount (never all of the folder
+        where other runs' folders are)."""
         if self.root is not None:
             return self.root
-        if not isinstance(stack.command, CONTAINED):
-            return subdir("tmp")
         with self._lock:
             if self._own is None:  # run-PID-...: swept with the runs' folders once kit is gone
                 self._own = Path(
-                    tempfile.mkdtemp(dir=subdir("tmp"), prefix=f"run-{os.getpid()}-warm-")
+                    tempfile.mkdtemp(dir=scratch.root(), prefix=f"{scratch.RUN}{os.getpid()}-warm-")
                 )
             return self._own
 

@@ -25,10 +25,11 @@ from pathlib import Path
 from ...core import home_files
 from ...core.atomic import stale_notes
 from ...core.errors import KitError
-from ...core.hosts import host_id
+from ...core.hosts import host_id, read_record
 from ...core.paths import subdir
 from ...core.small_files import NotKits
 from ...data.dataset import read_dataset_file, verify_worker_file
+from ...data.pipelines import MISSING, kept_problem
 from . import identity, kept, layout, meta
 from .index import Store
 from .locked import DamagedIndex
@@ -41,8 +42,13 @@ def _recorded(store: Store):
     """{blob: (sha, dtype, shape)}, {blob: runs using it}, and the runs made on this machine
     (under this host id, or the one the index recorded: a remade host.json changes nothing)."""
     here = {meta.host(store.db)}
-    try:
-        here.add(host_id())
+    try:  # a check that only reads makes no host.json: the index's record is this machine's
+        if not store.read_only:
+            here.add(host_id())
+        elif got := read_record(store.root / "host.json"):
+            here.add(got["id"])
+    except PermissionError:  # another user's host.json: the index's record is read instead
+        pass
     except NotKits:  # a damaged host.json: reported by the check, set aside by repair
         pass
     local = {i for i, s in store.sound_specs().items() if s.host in here}
@@ -61,6 +67,9 @@ def opened(root: Path, repair: bool) -> tuple[Store, list]:
     index: kit.runs.store.identity)."""
     # the index's shape, then whether it is this store's (a stale log set aside: kit.runs.store.identity)
     moved = [*layout.repair(root), *identity.repair(root)] if repair else []
+    if not repair and (Path(root) / "store.sqlite").exists():
+        # a check only reads: nothing written, so it runs on a full disk and a read-only store
+        return Store(root, read_only=True), moved
     try:
         return Store(root), moved
     except DamagedIndex:  # with records beside the arrays, a new index is made from them
@@ -83,6 +92,17 @@ def _named_datasets(root: Path, seen: set) -> list:
         except KitError as e:
             out.append((path, f"does not read as a dataset ({str(e)[:160]})"))
     return out
+
+
+def _kept_pipelines(root: Path, seen: set) -> list:
+    """(path, why) of each kept pipeline file (``pipelines/by-hash/SHA.py``) that is not
+    pipeline SHA: edited after it was kept (its shape is home_files'; one of ``seen`` is said
+    already, and never opened). Its runs were made from the file as it was."""
+    return [
+        (path, why)
+        for path in sorted(Path(root).glob("pipelines/by-hash/*.py"))
+        if path not in seen and (why := kept_problem(path)) not in (None, MISSING)
+    ]
 
 
 def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
@@ -120,6 +140,7 @@ def check_store(
     lacks = kept.differences(store)
     home = home_files.problems(store.root)
     home += _named_datasets(store.root, {p for p, _ in home})
+    home += _kept_pipelines(store.root, {p for p, _ in home})
     if repair and home:
         set_aside, home = [*set_aside, *home_files.set_aside(home)], []
     # what killed writes outside KIT_HOME left, by their notes: said, never removed (a note may
@@ -132,7 +153,8 @@ def check_store(
         for b, (sha, dtype, shape) in recorded.items()
         if store.blobs.exists(b) and store.blobs.problem(b, sha, dtype, shape, force=full)
     }
-    with store.arrays_lock.maintaining():  # no writer is between moving arrays in and indexing
+    # no writer is between moving arrays in and indexing
+    with store.arrays_lock.maintaining(reading=store.read_only):
         recorded, users, local = _recorded(store)
         files = store.blobs.files()
         damaged = {}
@@ -151,7 +173,7 @@ def check_store(
         shown_home = {p for p, _ in home}  # said once, and never opened
         bad_datasets = {
             p.name: why
-            for p in (subdir("datasets") / "by-hash").glob("*.json")
+            for p in (store.root / "datasets" / "by-hash").glob("*.json")
             if p not in shown_home and (why := verify_worker_file(p))
         }
         records = store.damaged_datasets()  # a summary that is not JSON, or not a summary

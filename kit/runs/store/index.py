@@ -57,13 +57,14 @@ def _where(dataset: str | None, kind: str | None) -> tuple[str, tuple]:
 
 
 class Store(Caches):
-    def __init__(self, root: Path | None = None):
+    def __init__(self, root: Path | None = None, read_only: bool = False):
         self.root = Path(root) if root else kit_home(writing=False)
         path = self.root / "store.sqlite"
         layout.check(self.root)  # an emptied index or a file for arrays/: one line, before SQLite
         # a store this user cannot write (another user's, a shared read-only copy) is read:
-        # every number is computed, nothing cached, and a command that writes says why not
-        self.read_only = self.root.is_dir() and not writable(self.root)
+        # every number is computed, nothing cached, and a command that writes says why not;
+        # ``read_only``: opened so whatever it can write (`kit store check`, which only reads)
+        self.read_only = read_only or (self.root.is_dir() and not writable(self.root))
         identity.refuse_missing(self.root, path)  # before SQLite makes an empty one there
         if self.read_only:
             conn = read_only_index(path)

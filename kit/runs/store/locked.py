@@ -206,13 +206,25 @@ class ArraysLock:
         self.path = Path(path)
 
     @contextmanager
-    def _held(self, how):
+    def _held(self, how, reading: bool = False):
+        """``reading``: a check that only reads waits for the writers as a repair does, but
+        makes no lock file and needs none it can write (flock holds on a file opened for
+        reading); one it cannot open (none yet, or not kit's: the check names it) is not
+        waited on."""
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            if reading:
+                fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            else:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise KitError(
-                f"cannot open the store's lock file {self.path}: {e.strerror or e}"
-            ) from None
+            if not reading:
+                raise KitError(
+                    f"cannot open the store's lock file {self.path}: {e.strerror or e}"
+                ) from None
+            fd = None
+        if fd is None:
+            yield
+            return
         try:
             fcntl.flock(fd, how)
             yield
@@ -223,6 +235,7 @@ class ArraysLock:
         """Held (shared) while arrays are moved in and indexed."""
         return self._held(fcntl.LOCK_SH)
 
-    def maintaining(self):
-        """Held (exclusive) while a repair finds and deletes files no run refers to."""
-        return self._held(fcntl.LOCK_EX)
+    def maintaining(self, reading: bool = False):
+        """Held (exclusive) while a repair finds and deletes files no run refers to, and while
+        a check (``reading``) matches the files with the index."""
+        return self._held(fcntl.LOCK_EX, reading)
