@@ -18,8 +18,11 @@ import re
 import stat
 import tempfile
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .paths import StrPath
 
 _UMASK: list[int] = []
 _UMASK_LOCK = threading.Lock()
@@ -46,13 +49,13 @@ def _read_umask() -> int:
     return old
 
 
-def _as_the_user_would(path) -> None:
+def _as_the_user_would(path: StrPath) -> None:
     """mkstemp makes files 0600; a report, bundle or dataset is the user's file like any other,
     so it gets the mode `open` would give it: 0666 less the umask."""
     os.chmod(path, 0o666 & ~umask())
 
 
-def make_dir(path) -> Path:
+def make_dir(path: StrPath) -> Path:
     """``path`` as a folder that exists (made if need be); one can't be made is a KitError."""
     path = Path(path)
     try:
@@ -96,7 +99,7 @@ _NOT_WRITTEN = {
 }
 
 
-def refuse_special(dest) -> None:
+def refuse_special(dest: StrPath) -> None:
     """KitError, one line, if ``dest`` exists as anything but a regular file or a folder. Read
     with lstat: a link is never followed (nor replaced), and a FIFO never opened."""
     try:
@@ -124,7 +127,7 @@ def refuse_special(dest) -> None:
     )
 
 
-def out_file(path, example: str = "out") -> Path:
+def out_file(path: StrPath, example: str = "out") -> Path:
     """The one rule of every ``--out FILE``: ``path`` (~ expanded) may be a regular file (then
     replaced whole) or nothing yet (its missing folders are made when it is written, by
     atomic_path); a folder, a link, a FIFO, a socket or a device there, a folder's name (one
@@ -152,7 +155,7 @@ def out_file(path, example: str = "out") -> Path:
     return path
 
 
-def _given(path, what: str) -> str:
+def _given(path: StrPath, what: str) -> str:
     """--out's text; KitError for an empty one (an unset shell variable, `--out "$DIR"`),
     which would otherwise name the current folder."""
     text = os.fspath(path)
@@ -193,7 +196,7 @@ def _can_write(folder: Path) -> None:
     os.unlink(probe)
 
 
-def out_folder(path, files=(), make: bool = True) -> Path:
+def out_folder(path: StrPath, files: Iterable[str] = (), make: bool = True) -> Path:
     """The one rule of every ``--out FOLDER``: ``path`` (~ expanded) is a folder, made with any
     missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
     of one line (each file written into it is held to the same rule by atomic_path). ``files``:
@@ -220,11 +223,11 @@ def out_folder(path, files=(), make: bool = True) -> Path:
 # a temporary file's name: its destination's, this kit's pid, mkstemp's random part
 _TMP = re.compile(r"^\..+\.kit(\d{1,9})-[a-z0-9_]+\.tmp$")
 _OLD_TMP = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # an older kit's: no pid, no lock
-_swept: set = set()  # folders this process has swept: once each
+_swept: set[str] = set()  # folders this process has swept: once each
 _swept_lock = threading.Lock()
 
 
-def _temporary(dest: Path) -> tuple:
+def _temporary(dest: Path) -> tuple[int, str, _Note]:
     """A new temporary file beside ``dest``, locked as this writer's: (fd, path, note). The fd
     holds the lock; close it once the file is renamed or removed, then ``_forget`` the note."""
     _sweep_once(dest.parent)
@@ -248,11 +251,12 @@ def _lock(fd: int) -> None:
 
 
 NOTES = "writes"  # under KIT_HOME: a note of each write in progress outside it
+_Note = tuple[int, str] | None  # (fd, path) of a write's note, or None: none was made
 _NOTE = re.compile(r"^(\d{1,9})-[a-z0-9_]+\.note$")
 _NOTE_MAX = 4096  # a path's length, at most (PATH_MAX)
 
 
-def _note(dest: Path):
+def _note(dest: Path) -> _Note:
     """(fd, path) of a note of a write to ``dest`` outside KIT_HOME, else None. A killed write's
     temporary file waits for the next write into its folder, and a user's --out folder may see
     none (`kit export` killed left 115 MB there): so the write is noted first, before its file
@@ -277,14 +281,14 @@ def _note(dest: Path):
     return fd, note
 
 
-def _forget(note) -> None:
+def _forget(note: _Note) -> None:
     """The write's file is renamed or removed: its note goes (then its lock)."""
     if note is not None:
         Path(note[1]).unlink(missing_ok=True)
         os.close(note[0])
 
 
-def sweep_notes(home) -> int:
+def sweep_notes(home: StrPath) -> int:
     """Forget the notes under ``home`` of writes outside KIT_HOME whose writer is gone and that
     left nothing (``_note``); returns how many. Nothing outside KIT_HOME is removed on a note's
     word: a note is a file anyone who can write KIT_HOME can plant, and one naming a user's
@@ -299,7 +303,7 @@ def sweep_notes(home) -> int:
     return forgotten
 
 
-def stale_notes(home) -> list:
+def stale_notes(home: StrPath) -> list[tuple[Path, Path | None, list[str]]]:
     """(note, destination or None, leftovers) of each note under ``home`` whose writer is gone
     (the rule of kit.core.spools): the leftovers are the temporary files of its pid beside the
     destination that sweep_tmp's rule finds abandoned (regular files, unlocked; never a link,
@@ -317,7 +321,7 @@ def stale_notes(home) -> list:
         note = folder / name
         if not mine or not abandoned(note, int(mine.group(1)), note):
             continue
-        dest, left = _noted(note), []
+        dest, left = _noted(note), list[str]()
         if dest is not None:
             prefix = f".{dest.name}.kit{mine.group(1)}-"
             left = [
@@ -343,7 +347,7 @@ def _noted(note: Path) -> Path | None:
     return Path(text)
 
 
-def _names(folder) -> list:
+def _names(folder: StrPath) -> list[str]:
     """The names of temporary files a write may have left in ``folder``."""
     try:
         return [n for n in os.listdir(folder) if n.endswith(".tmp") and n.startswith(".")]
@@ -360,7 +364,7 @@ def _sweep_once(folder: Path) -> None:
     sweep_tmp(folder)
 
 
-def sweep_tmp(folder) -> int:
+def sweep_tmp(folder: StrPath) -> int:
     """Remove what atomic writes killed midway left in ``folder``; returns how many. A file
     ``.NAME.kitPID-*.tmp`` goes once its lock can be taken (its writer held it until the rename:
     the kernel dropped it when the writer died) and its pid is gone, or it is older than
@@ -370,7 +374,7 @@ def sweep_tmp(folder) -> int:
     return _remove_leftovers(folder, _names(folder))
 
 
-def _remove_leftovers(folder, names) -> int:
+def _remove_leftovers(folder: StrPath, names: Iterable[str]) -> int:
     """sweep_tmp's rule, for ``names`` in ``folder``: those whose writer is gone are removed."""
     from .spools import STALE_S, abandoned, age, held
 
@@ -397,7 +401,7 @@ def _remove_leftovers(folder, names) -> int:
 
 
 def _under_kit_home(path: Path) -> bool:
-    home = os.environ.get("KIT_HOME")
+    home: StrPath | None = os.environ.get("KIT_HOME")
     if not home:
         try:
             from .paths import kit_home
@@ -409,7 +413,7 @@ def _under_kit_home(path: Path) -> bool:
 
 
 @contextmanager
-def atomic_path(dest):
+def atomic_path(dest: StrPath) -> Iterator[Path]:
     """Yield a temporary path beside ``dest``; rename it onto ``dest`` only if the block succeeds.
     ``dest`` a link, a FIFO, a socket or a device: a KitError, and nothing is replaced."""
     dest = Path(dest)
@@ -441,7 +445,7 @@ def atomic_path(dest):
 FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
 
 
-def mount_of(path) -> Path:
+def mount_of(path: StrPath) -> Path:
     """The mount point of the file system holding ``path`` (or the nearest folder above it that
     exists): what a user frees space on."""
     p = Path(os.path.abspath(path))
@@ -452,7 +456,7 @@ def mount_of(path) -> Path:
     return p
 
 
-def no_space(path) -> str:
+def no_space(path: StrPath) -> str:
     """The one line for a full disk: free space where ``path`` lives. Never advice to move or
     remove kit's own files: a full disk loses nothing, and the same command resumes."""
     return (
@@ -461,7 +465,7 @@ def no_space(path) -> str:
     )
 
 
-def write_bytes(dest, data: bytes) -> None:
+def write_bytes(dest: StrPath, data: bytes) -> None:
     """Write ``data`` to ``dest`` whole or not at all; a full disk is a one-line KitError."""
     try:
         with atomic_path(dest) as tmp, open(tmp, "wb") as f:
@@ -478,7 +482,7 @@ def write_bytes(dest, data: bytes) -> None:
         ) from None
 
 
-def create_once(dest, data: bytes) -> bytes:
+def create_once(dest: StrPath, data: bytes) -> bytes:
     """Write ``data`` to ``dest`` unless it exists; return what ``dest`` holds afterwards.
 
     Several processes may race to create the same file (three `kit run`s on a fresh KIT_HOME);
