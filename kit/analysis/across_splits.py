@@ -10,12 +10,13 @@ attributed to homologs shared by train and test (docs/data.md).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from ..core.errors import KitError
 from ..runs.store import Store
-from .verdicts import run_verdicts, verdict_sets, without_arrays
+from .verdicts import Verdicts, run_verdicts, verdict_sets, without_arrays
 
 # a change beyond LIMIT split units is more than a change of split gives; the unit is the SD of
 # the change between two random splits (sqrt(2) x one split's SD), and its 95% interval from the
@@ -51,24 +52,24 @@ class AcrossSplits:
     b_runs: int
     removed: int | None  # proteins the disjoint split removed (GraphPart), when it says
     method: str
-    models: list
-    verdicts: list
+    models: list[SplitRow]
+    verdicts: list[SplitRow]
     yardstick: str = "seed:split"  # what a change is judged against
     split_runs: int = 0  # the seed:split runs of a's dataset read for it
     leaked: int | None = None  # test proteins of a with a train homolog (None: not measured)
     nothing: bool = False  # no homolog to remove and none removed: nothing to attribute
     needs: str = ""  # the command that makes (more) split runs, where they would decide
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _runs_here(store: Store, groups: list) -> list:
+def _runs_here(store: Store, groups: list[list[str]]) -> list[str]:
     runs = list(dict.fromkeys(r for g in groups for r in g))
     return [r for r in runs if r not in set(without_arrays(store, runs))]
 
 
-def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list:
+def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list[str]:
     runs = _runs_here(store, verdict_sets(store, sha).get("seeds") or [])
     if len(runs) < 2:
         raise KitError(
@@ -79,19 +80,22 @@ def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list:
     return runs
 
 
-def _sd(xs: list) -> float | None:
+def _sd(xs: list[float]) -> float | None:
     return float(np.std(xs, ddof=1)) if len(xs) > 1 else None
 
 
-def _bounds(sd: float, n: int) -> tuple:
+def _bounds(sd: float, n: int) -> tuple[float, float]:
     """The 95% interval of a standard deviation measured on ``n`` values (chi-square)."""
     from scipy.stats import chi2
 
     df = n - 1
-    return sd * (df / chi2.ppf(0.975, df)) ** 0.5, sd * (df / chi2.ppf(0.025, df)) ** 0.5
+    return (
+        float(sd * (df / chi2.ppf(0.975, df)) ** 0.5),
+        float(sd * (df / chi2.ppf(0.025, df)) ** 0.5),
+    )
 
 
-def _call(change: float, split: list) -> tuple:
+def _call(change: float, split: list[float]) -> tuple[float | None, float | None, str]:
     """(split SD, change in split units, call) of a change b-a against ``split``: the values
     of the same measure across the random re-splits of a's dataset."""
     sd = _sd(split)
@@ -105,7 +109,9 @@ def _call(change: float, split: list) -> tuple:
     return sd, units, RESPLIT if abs(change) <= LIMIT * lo else UNSURE
 
 
-def _row(name: str, a: list, b: list, split: list, nothing: bool, **kw) -> SplitRow:
+def _row(
+    name: str, a: list[float], b: list[float], split: list[float], nothing: bool, **kw: Any
+) -> SplitRow:
     sd, units, call = _call(float(np.median(b) - np.median(a)), split)
     return SplitRow(
         name,
@@ -120,12 +126,12 @@ def _row(name: str, a: list, b: list, split: list, nothing: bool, **kw) -> Split
     )
 
 
-def _says(calls: list) -> str:
+def _says(calls: list[str]) -> str:
     top = max((">", "<", "="), key=calls.count)
     return f"{top} {calls.count(top)}/{len(calls)}"
 
 
-def leaked(summary: dict, meta: dict) -> int | None:
+def leaked(summary: dict[str, Any], meta: dict[str, Any]) -> int | None:
     """How many test proteins of the dataset of ``summary`` have a train homolog: its stored
     clustering at the split's identity and coverage (and its stored leakage search, when run);
     0 where the split's own search found no edge at all; None when nothing measured it."""
@@ -138,15 +144,15 @@ def leaked(summary: dict, meta: dict) -> int | None:
     at = (meta.get("identity"), meta.get("coverage"))
     found = [c for c in stored_clusterings(sha, n, train) if (c.identity, c.coverage) == at]
     counts = [int(c.test_with_train_homolog.sum()) for c in found[:1]]
-    if found:
-        hits = stored_hits_of(sha, train, n - train, *at)
+    if found:  # the clustering's own identity and coverage: the split's
+        hits = stored_hits_of(sha, train, n - train, found[0].identity, found[0].coverage)
         counts += [int(hits[0].sum())] if hits is not None else []
     if not counts and meta.get("edge_count") == 0:
         counts = [0]
     return max(counts) if counts else None
 
 
-def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
+def across_splits(store: Store, a: tuple[Any, ...], b: tuple[Any, ...]) -> AcrossSplits:
     """``a`` and ``b``: (sha256, name, summary[, how the command line names it]) of the random
     split and the homology-disjoint split of the same proteins (b's record names a as its
     source)."""
@@ -169,13 +175,19 @@ def across_splits(store: Store, a: tuple, b: tuple) -> AcrossSplits:
     leak = leaked(dict(summary, sha256=sa), meta)
     nothing = leak == 0 and not removed
     models = sorted(set(va[0]["_scores"]) & set(vb[0]["_scores"]))
-    acc = lambda vs_, m: [v["_scores"][m]["acc"] for v in vs_]  # noqa: E731
+
+    def acc(runs: list[Verdicts], m: str) -> list[float]:
+        return [v["_scores"][m]["acc"] for v in runs]
+
     rows = [_row(f"{m} accuracy", acc(va, m), acc(vb, m), acc(vs, m), nothing) for m in models]
     verdicts = []
     for key in [k for k in va[0] if k != "_scores" and k in vb[0]]:
         ca, cb = [v[key]["verdict"] for v in va], [v[key]["verdict"] for v in vb]
         sa_, sb_ = _says(ca), _says(cb)
-        diff = lambda vs_, key=key: [v[key]["diff"] for v in vs_ if key in v]  # noqa: E731
+
+        def diff(runs: list[Verdicts], key: str = key) -> list[float]:
+            return [v[key]["diff"] for v in runs if key in v]
+
         verdicts.append(
             _row(
                 key,
