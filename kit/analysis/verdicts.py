@@ -16,9 +16,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core import factors
+from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..core.subject import Subject
 from ..runs.store import Store
+from ..worker.names import unknown
 from ..worker.pipeline import MODELS
 from .auc import case_major_auc
 from .by_kind import pairs, unfit
@@ -260,9 +262,6 @@ def stability_report(
     store: Store, dataset: str, only: str | None = None
 ) -> dict[str, list[Verdict]]:
     """What `kit verdicts` shows: per set, the stability of each of the twelve verdicts."""
-    from ..core.errors import KitError
-    from ..worker.names import unknown
-
     sets = verdict_sets(store, dataset)
     if only:
         only = "seeds" if only == "seed" else only  # the factor's name finds its set

@@ -22,7 +22,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .paths import StrPath
+from .errors import KitError
+from .paths import StrPath, kit_home, subdir
+from .small_files import read_small
+from .spools import STALE_S, abandoned, age, held
 
 _UMASK: list[int] = []
 _UMASK_LOCK = threading.Lock()
@@ -61,8 +64,6 @@ def make_dir(path: StrPath) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(f"cannot make the folder {path}: {_why(e, path)}") from None
     return path
 
@@ -107,13 +108,10 @@ def refuse_special(dest: StrPath) -> None:
     except (FileNotFoundError, NotADirectoryError):  # nothing there (a folder above it may
         return  # be a file: said by whoever makes the folders)
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(f"cannot write {dest}: {e.strerror or e}") from None
     what = _NOT_WRITTEN.get(stat.S_IFMT(st.st_mode))
     if what is None:
         return
-    from .errors import KitError
 
     if what == "a symbolic link":
         raise KitError(
@@ -145,8 +143,6 @@ def out_file(path: StrPath, example: str = "out") -> Path:
         else None
     )
     if folder:
-        from .errors import KitError
-
         raise KitError(
             f"cannot write {path if path.is_dir() else text}: it is {folder}: give a "
             f"file's name, e.g. {path / example}"
@@ -160,8 +156,6 @@ def _given(path: StrPath, what: str) -> str:
     which would otherwise name the current folder."""
     text = os.fspath(path)
     if not text.strip():
-        from .errors import KitError
-
         raise KitError(f"--out is empty: give {what}")
     return text
 
@@ -171,8 +165,6 @@ def _can_make(folder: Path) -> Path:
     above it that exists is not a folder. That folder, else."""
     above = _nearest(folder)
     if not above.is_dir():
-        from .errors import KitError
-
         raise KitError(f"cannot make the folder {folder}: {above} is not a folder")
     return above
 
@@ -185,8 +177,6 @@ def _can_write(folder: Path) -> None:
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".kit-probe-", suffix=".tmp")
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(
             no_space(folder)
             if e.errno in FULL
@@ -211,8 +201,6 @@ def out_folder(path: StrPath, files: Iterable[str] = (), make: bool = True) -> P
     for name in files:
         refuse_special(path / name)
     if path.exists() and not path.is_dir():
-        from .errors import KitError
-
         raise KitError(
             f"cannot write into {path}: it is a file: give a folder, e.g. "
             f"{path.parent / 'kit-report'}"
@@ -263,9 +251,6 @@ def _note(dest: Path) -> _Note:
     is made, as ``KIT_HOME/writes/PID-XXXX.note`` holding ``dest``'s path, locked as the file
     is; the next command that opens the store reads it (sweep_notes). Under KIT_HOME, or with
     no KIT_HOME to write, nothing is noted: the write goes on as before."""
-    from .errors import KitError
-    from .paths import subdir
-
     if _under_kit_home(dest):
         return None
     try:
@@ -308,8 +293,6 @@ def stale_notes(home: StrPath) -> list[tuple[Path, Path | None, list[str]]]:
     (the rule of kit.core.spools): the leftovers are the temporary files of its pid beside the
     destination that sweep_tmp's rule finds abandoned (regular files, unlocked; never a link,
     nor a name that merely starts as one)."""
-    from .spools import abandoned
-
     folder = Path(home) / NOTES
     try:
         names = sorted(os.listdir(folder))
@@ -338,8 +321,6 @@ def stale_notes(home: StrPath) -> list[tuple[Path, Path | None, list[str]]]:
 def _noted(note: Path) -> Path | None:
     """The destination a note holds: an absolute path, else None (an empty or foreign note, or
     not a file: read bounded, never through a link or from a FIFO)."""
-    from .small_files import read_small
-
     data = read_small(note, _NOTE_MAX)
     text = os.fsdecode(data or b"")
     if not data or "\0" in text or not os.path.isabs(text):
@@ -376,8 +357,6 @@ def sweep_tmp(folder: StrPath) -> int:
 
 def _remove_leftovers(folder: StrPath, names: Iterable[str]) -> int:
     """sweep_tmp's rule, for ``names`` in ``folder``: those whose writer is gone are removed."""
-    from .spools import STALE_S, abandoned, age, held
-
     removed = 0
     for name in names:
         path = Path(folder) / name
@@ -404,8 +383,6 @@ def _under_kit_home(path: Path) -> bool:
     home: StrPath | None = os.environ.get("KIT_HOME")
     if not home:
         try:
-            from .paths import kit_home
-
             home = kit_home(writing=False)
         except Exception:  # noqa: BLE001 - no usable KIT_HOME: nothing is known to be kit's
             return False
@@ -422,8 +399,6 @@ def atomic_path(dest: StrPath) -> Iterator[Path]:
     try:
         fd, tmp, note = _temporary(dest)
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(
             no_space(dest.parent)
             if e.errno in FULL
@@ -473,8 +448,6 @@ def write_bytes(dest: StrPath, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(
             no_space(dest)
             if e.errno in FULL

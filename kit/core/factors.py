@@ -19,6 +19,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..worker.names import unknown
 from .errors import NotFound
 
 if TYPE_CHECKING:  # spec imports this registry (its env rule): the type only, for annotations
@@ -560,8 +561,6 @@ def confounds(factor: str, env_diff: Mapping[str, Any]) -> dict[str, Any]:
 def unknown_factor(name: str, known: Iterable[str] | None = None) -> str:
     """The one line for a name no factor has: the closest of ``known`` (default: every factor
     `kit run --factor` plans), or all of them listed (kit.worker.names, every typed name's)."""
-    from ..worker.names import unknown
-
     return unknown("unknown factor", name, plannable() if known is None else known)
 
 

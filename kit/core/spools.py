@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .paths import StrPath
+from .processes import alive
 
 OWNER = ".owner"
 STALE_S = 3600.0  # an unlocked folder of unknown owner this old is a leftover
@@ -104,8 +105,6 @@ def held(lock: Path) -> bool | None:
 
 
 def _alive(pid: int) -> bool:
-    from .processes import alive
-
     return alive(pid)
 
 

@@ -27,6 +27,7 @@ from ...core.callbacks import OnDone
 from ...core.errors import KitError
 from ...core.hosts import host_id
 from ...core.paths import subdir
+from ...core.processes import alive
 from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path
 from ...data.pipelines import pipeline_file
@@ -191,8 +192,6 @@ class LocalExecutor(Executor):
 
 def sweep_tmp() -> int:
     """Remove temporary folders left by processes that no longer run (a kill -9); returns how many."""
-    from ...core.processes import alive
-
     removed = 0
     for root in (subdir("tmp"), subdir("worker")):
         for d in root.iterdir():

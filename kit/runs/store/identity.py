@@ -28,10 +28,11 @@ from ...core import home_files
 from ...core.atomic import write_bytes
 from ...core.errors import Damaged, KitError
 from ...core.small_files import NotKits, read_home_json
+from .locked import DamagedIndex, LockedConnection, _Rows, refuse_damaged
 
 if TYPE_CHECKING:  # the store opens through this module: its type only, for annotations
     from .index import Store
-    from .locked import LockedConnection, Params, _Rows
+    from .locked import Params
 
 FILE = "store.json"
 _ID = re.compile(r"[0-9a-f]{32}\Z")
@@ -136,8 +137,6 @@ def hold_checkpoints(conn: sqlite3.Connection, hold: bool) -> None:
 
 def _read_only(path: Path) -> LockedConnection:
     """``path`` opened read-only: its close never writes the log into the index."""
-    from .locked import LockedConnection
-
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
     return LockedConnection(conn, path)
 
@@ -146,8 +145,6 @@ def looked_at(root: Path, path: Path) -> None:
     """Refuse, as the open does, an index that is not this store or is damaged, read through a
     read-only connection: where SQLite cannot be told not to checkpoint on close (Python 3.11),
     the writer's connection is opened only once it passes."""
-    from .locked import refuse_damaged
-
     if not path.exists():
         return
     db = _read_only(path)
@@ -238,8 +235,6 @@ class _Plain:
         self.conn = conn
 
     def execute(self, sql: str, args: Params = ()) -> _Rows:
-        from .locked import _Rows
-
         return _Rows(self.conn.execute(sql, args).fetchall())
 
 
@@ -251,8 +246,6 @@ def repair(root: Path) -> list[str]:
     beside it that it is not behind without: the log is stale and is set aside (kept), and the
     index is the store as it last wrote it. Anything else (another store's index, a restored
     copy): the index is taken as it is and ``store.json`` says so."""
-    from .locked import DamagedIndex
-
     root, stamp = Path(root), time.strftime("%Y%m%d-%H%M%S")
     path = root / "store.sqlite"
     try:

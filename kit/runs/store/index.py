@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -27,11 +28,12 @@ import numpy as np
 
 from ...core import processes
 from ...core.errors import Damaged, KitError
+from ...core.hosts import host_id
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
 from ...core.subject import DATASET, KINDS_OF
 from ...core.sweeps import sweep_store
-from . import identity, kept, layout, meta, rows, schema
+from . import identity, kept, layout, meta, moving, rows, schema
 from .blobs import Blobs, DamagedArray, array_sha256
 from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
@@ -165,9 +167,7 @@ class Store(Caches):
     ) -> str:
         """Move a worker's arrays in, verified, and index them at once (kit.runs.store.moving);
         ``held``: blob keys of arrays not sent back because the store holds them."""
-        from .moving import put_run
-
-        return put_run(self, spec, outdir, manifest, held)
+        return moving.put_run(self, spec, outdir, manifest, held)
 
     def held_blobs(self, dataset: str, runs: int = 8) -> frozenset[str]:
         """The blob keys of the arrays of the last ``runs`` runs stored of ``dataset`` that were
@@ -445,8 +445,6 @@ class Store(Caches):
         )
 
     def _made_here(self, run_id: str) -> bool:
-        from ...core.hosts import host_id
-
         row = self.db.execute("SELECT id, spec FROM runs WHERE id=?", (run_id,)).fetchone()
         return row is not None and rows.verified_spec(*row).host == host_id()
 
@@ -457,8 +455,6 @@ class Store(Caches):
         BEGIN IMMEDIATE takes the database's write lock before the claim is read, so two
         processes cannot both read "no claim" and both take it.
         """
-        import platform
-
         node, pid = platform.node(), os.getpid()
         now = datetime.now(UTC)
         with self._lock:
