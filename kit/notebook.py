@@ -14,6 +14,16 @@ from __future__ import annotations
 import os
 
 from .core.errors import KitError
+from .views.frames import (
+    advice_frame,
+    budget_frame,
+    pairs_frame,
+    records_frame,
+    runs_frame,
+    stages_frame,
+    verdicts_frame,
+)
+from .worker.names import unknown
 
 
 class Kit:
@@ -52,8 +62,6 @@ class Kit:
             return picked.sha256
         hits = [h for h, d in known.items() if d.get("name") == dataset or h.startswith(dataset)]
         if len(hits) != 1:
-            from .worker.names import unknown
-
             names = [d.get("name", h[:12]) for h, d in known.items()]
             raise KitError(
                 unknown(
@@ -96,13 +104,10 @@ class Kit:
         return subject
 
     def datasets(self):
-        from .views.frames import records_frame
-
         return records_frame(list(self.store.datasets().values()), "sha256")
 
     def runs(self, dataset: str | None = None, pipeline: str | None = None):
         from .runs.store.records import as_json
-        from .views.frames import runs_frame
 
         if pipeline is not None:
             from .app.selection import pipeline_runs
@@ -116,7 +121,6 @@ class Kit:
     def pairs(self, factor: str | None = None, dataset: str | None = None):
         from .analysis.budget import pair_details
         from .runs.store.records import as_json
-        from .views.frames import pairs_frame
 
         sha = self._dataset(dataset)
         return self._said(pairs_frame(as_json(pair_details(self.store, sha, factor))))
@@ -126,7 +130,6 @@ class Kit:
         and output of that pipeline, its largest difference in its kind's measures."""
         from .analysis.budget import budget
         from .runs.store.records import as_json
-        from .views.frames import budget_frame
 
         if pipeline is not None:
             import pandas as pd
@@ -158,7 +161,6 @@ class Kit:
         verdict of its models (``.attrs``: models, truth, accuracy spread per factor)."""
         from .analysis.verdicts import stability_report
         from .runs.store.records import as_json
-        from .views.frames import verdicts_frame
 
         if pipeline is not None:
             import pandas as pd
@@ -191,7 +193,6 @@ class Kit:
     def advice(self, dataset: str | None = None, pipeline: str | None = None):
         from .analysis.advice import advise
         from .analysis.budget import budget
-        from .views.frames import advice_frame
 
         if pipeline is not None:
             import pandas as pd
@@ -267,8 +268,6 @@ class Kit:
         return None if h is None else self._said(pd.DataFrame(h.to_json()["models"]).T)
 
     def stages(self, run: str):
-        from .views.frames import stages_frame
-
         hits = [r for r in self.store.runs() if r.id.startswith(run)]
         if len(hits) != 1:
             raise KitError(f"{'no' if not hits else 'more than one'} run {run!r} stored")

@@ -287,6 +287,7 @@ def test_an_image_with_a_fetched_interpreter_runs_the_venvs_hashes(
     assert Store().run(pair.b).spec.stack_id == rec["id"]
 
 
+@pytest.mark.slow  # it runs uv (export, then pip install for the image's platform)
 def test_a_lock_without_the_images_platform_is_one_line_before_any_build(kit_home):
     """np1-sk152's lock resolves for Linux x86_64 and macOS only: an arm64 image of it (a Mac's
     podman machine) is refused before the build, with the reason."""

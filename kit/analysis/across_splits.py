@@ -12,12 +12,13 @@ shared by train and test (docs/data.md).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from ..core.errors import KitError
 from ..runs.store import Store
-from .verdicts import run_verdicts, verdict_sets, without_arrays
+from .verdicts import Verdicts, run_verdicts, verdict_sets, without_arrays
 
 # a change beyond LIMIT split units is more than a change of split gives; the unit is the SD of
 # the change between two random splits (sqrt(2) x one split's SD), and its 95% interval from the
@@ -59,26 +60,28 @@ class AcrossSplits:
     b_runs: int
     removed: int | None  # proteins the disjoint split removed (GraphPart), when it says
     method: str
-    models: list
-    verdicts: list
+    models: list[SplitRow]
+    verdicts: list[SplitRow]
     yardstick: str = SPLIT  # what a change is judged against: SPLIT or PAIRED
     split_runs: int = 0  # the seed:split runs read for it (of a's dataset; paired: of b's)
     leaked: int | None = None  # test proteins of a with a train homolog (None: not measured)
     nothing: bool = False  # no homolog to remove and none removed: nothing to attribute
     needs: str = ""  # the command that makes (more) split runs, where they would decide
     edges: int | None = None  # the pairs b's own search found (GraphPart); 0: it separated none
-    sizes: tuple | None = None  # b's train and test proteins (the paired re-splits' sizes)
+    sizes: tuple[int, int] | None = (
+        None  # b's train and test proteins (the paired re-splits' sizes)
+    )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _runs_here(store: Store, groups: list) -> list:
+def _runs_here(store: Store, groups: list[list[str]]) -> list[str]:
     runs = list(dict.fromkeys(r for g in groups for r in g))
     return [r for r in runs if r not in set(without_arrays(store, runs))]
 
 
-def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list:
+def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list[str]:
     runs = _runs_here(store, verdict_sets(store, sha).get("seeds") or [])
     if len(runs) < 2:
         raise KitError(
@@ -89,19 +92,24 @@ def _seed_runs(store: Store, sha: str, name: str, words: str = "") -> list:
     return runs
 
 
-def _sd(xs: list) -> float | None:
+def _sd(xs: list[float]) -> float | None:
     return float(np.std(xs, ddof=1)) if len(xs) > 1 else None
 
 
-def _bounds(sd: float, n: int) -> tuple:
+def _bounds(sd: float, n: int) -> tuple[float, float]:
     """The 95% interval of a standard deviation measured on ``n`` values (chi-square)."""
     from scipy.stats import chi2
 
     df = n - 1
-    return sd * (df / chi2.ppf(0.975, df)) ** 0.5, sd * (df / chi2.ppf(0.025, df)) ** 0.5
+    return (
+        float(sd * (df / chi2.ppf(0.975, df)) ** 0.5),
+        float(sd * (df / chi2.ppf(0.025, df)) ** 0.5),
+    )
 
 
-def _call(change: float, split: list, paired: bool = False) -> tuple:
+def _call(
+    change: float, split: list[float], paired: bool = False
+) -> tuple[float | None, float | None, str]:
     """(split SD, change in split units, call) of a change b-a against ``split``: the values
     of the same measure across random re-splits (of a's dataset; paired: of b's, and a is
     their mean)."""
@@ -117,7 +125,15 @@ def _call(change: float, split: list, paired: bool = False) -> tuple:
     return sd, units, RESPLIT if abs(change) <= LIMIT * lo else UNSURE
 
 
-def _row(name: str, a: list, b: list, split: list, nothing: bool, paired: bool, **kw) -> SplitRow:
+def _row(
+    name: str,
+    a: list[float],
+    b: list[float],
+    split: list[float],
+    nothing: bool,
+    paired: bool,
+    **kw: Any,
+) -> SplitRow:
     centre = float(np.mean(a) if paired else np.median(a))
     change = float(np.median(b)) - centre
     # a change of a few ulps is no change: said as 0, never as -1.11e-16
@@ -144,12 +160,12 @@ def _risen(r: SplitRow) -> SplitRow:
     return replace(r, call=RISE) if r.call == HOMOLOGS and r.b > r.a else r
 
 
-def _says(calls: list) -> str:
+def _says(calls: list[str]) -> str:
     top = max((">", "<", "="), key=calls.count)
     return f"{top} {calls.count(top)}/{len(calls)}"
 
 
-def leaked(summary: dict, meta: dict) -> int | None:
+def leaked(summary: dict[str, Any], meta: dict[str, Any]) -> int | None:
     """How many test proteins of the dataset of ``summary`` have a train homolog: its stored
     clustering at the split's identity and coverage (and its stored leakage search, when run);
     0 where the split's own search found no edge at all; None when nothing measured it."""
@@ -162,8 +178,8 @@ def leaked(summary: dict, meta: dict) -> int | None:
     at = (meta.get("identity"), meta.get("coverage"))
     found = [c for c in stored_clusterings(sha, n, train) if (c.identity, c.coverage) == at]
     counts = [int(c.test_with_train_homolog.sum()) for c in found[:1]]
-    if found:
-        hits = stored_hits_of(sha, train, n - train, *at)
+    if found:  # the clustering's own identity and coverage: the split's
+        hits = stored_hits_of(sha, train, n - train, found[0].identity, found[0].coverage)
         counts += [int(hits[0].sum())] if hits is not None else []
     if not counts and meta.get("edge_count") == 0:
         counts = [0]
@@ -171,7 +187,11 @@ def leaked(summary: dict, meta: dict) -> int | None:
 
 
 def across_splits(
-    store: Store, a: tuple, b: tuple, paired: bool = False, sizes: tuple | None = None
+    store: Store,
+    a: tuple[Any, ...],
+    b: tuple[Any, ...],
+    paired: bool = False,
+    sizes: tuple[int, int] | None = None,
 ) -> AcrossSplits:
     """``a`` and ``b``: (sha256, name, summary[, how the command line names it]) of the random
     split and the homology-disjoint split of the same proteins (b's record names a as its
@@ -209,7 +229,10 @@ def across_splits(
     # no pair at all (so b separated nothing, whatever a clustering says), and none removed
     nothing = (leak == 0 or edges == 0) and not removed
     models = sorted(set(va[0]["_scores"]) & set(vb[0]["_scores"]))
-    acc = lambda vs_, m: [v["_scores"][m]["acc"] for v in vs_]  # noqa: E731
+
+    def acc(runs: list[Verdicts], m: str) -> list[float]:
+        return [v["_scores"][m]["acc"] for v in runs]
+
     rows = [
         _risen(_row(f"{m} accuracy", acc(va, m), acc(vb, m), acc(vs, m), nothing, paired))
         for m in models
@@ -218,7 +241,10 @@ def across_splits(
     for key in [k for k in va[0] if k != "_scores" and k in vb[0]]:
         ca, cb = [v[key]["verdict"] for v in va], [v[key]["verdict"] for v in vb]
         sa_, sb_ = _says(ca), _says(cb)
-        diff = lambda vs_, key=key: [v[key]["diff"] for v in vs_ if key in v]  # noqa: E731
+
+        def diff(runs: list[Verdicts], key: str = key) -> list[float]:
+            return [v[key]["diff"] for v in runs if key in v]
+
         verdicts.append(
             _row(
                 key,
@@ -250,5 +276,5 @@ def across_splits(
         nothing,
         needs,
         edges,
-        tuple(sizes) if sizes else None,
+        (sizes[0], sizes[1]) if sizes else None,
     )

@@ -6,6 +6,8 @@ carries that figure in its ``basis``; a factor with no stored pairs is listed as
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core import factors
@@ -46,10 +48,12 @@ _MODEL_NAMES = {
 
 
 # what each yardstick is the unit of (kit.analysis.budget: torch-seed's pairs are the torch MLP's)
+# one piece of advice: {"kind", "text", "basis", ...}, as `kit advise --json` writes it
+Rec = dict[str, Any]
 _UNIT_OF = {"seed": "the embedding and the classifiers", "torch-seed": "the PyTorch MLP"}
 
 
-def _z(x):  # a measure not taken (None) counts as 0 in a ranking
+def _z(x: float | None) -> float:  # a measure not taken (None) counts as 0 in a ranking
     return x or 0
 
 
@@ -87,7 +91,8 @@ def _seed_units(row: BudgetRow) -> float | None:
 
 def _reach(row: BudgetRow) -> float:  # size within a level: seed units, else raw flips
     flips = max((m.flips_max for m in row.models.values()), default=0)  # none: digests only
-    return _seed_units(row) if _seed_units(row) is not None else flips / 1e3 + _z(row.emb_rel_max)
+    su = _seed_units(row)
+    return su if su is not None else flips / 1e3 + _z(row.emb_rel_max)
 
 
 def _ranked(name: str) -> bool:
@@ -102,16 +107,18 @@ def _verb(name: str) -> str:
     return "Name and record" if f and f.varies == factors.SEED else "Pin"
 
 
-def _flips_max(row, model: str) -> int:
+def _flips_max(row: BudgetRow, model: str) -> int:
     """Most flips of ``model`` in a row's pairs (0: it was not in them)."""
     return row.models[model].flips_max if model in row.models else 0
 
 
-def _name(row):
+def _name(row: BudgetRow) -> str:
     return row.factor + (f"={row.level}" if row.level else "")
 
 
-def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | None = None) -> dict:
+def advise(
+    store: Store, dataset: str, b: dict[str, Any] | None = None, plat: Platform | None = None
+) -> dict[str, Any]:
     """``b``: the dataset's budget if the caller already has it (computed once, not twice);
     ``plat``: the machine whose reasons explain the factors that cannot be measured on it."""
     b = b or budget(store, dataset)
@@ -159,7 +166,7 @@ def advise(store: Store, dataset: str, b: dict | None = None, plat: Platform | N
         ]
         for m in ALL_MODELS
     }
-    recs: list = []
+    recs: list[Rec] = []
     _null(rows, recs)
     _container(rows, recs)
     _one_class(b, recs)
@@ -202,7 +209,7 @@ MPS_NOTE = (
 )
 
 
-def _mps(store, rows, recs, plat):
+def _mps(store: Store, rows: dict[str, BudgetRow], recs: list[Rec], plat: Platform | None) -> None:
     """On macOS, or wherever MPS runs are stored, the torch rows say what MPS cannot promise."""
     torch_rows = [rows[k] for k in ("torch-device", "torch-deterministic") if k in rows]
     if not torch_rows:
@@ -219,7 +226,7 @@ def _mps(store, rows, recs, plat):
         )
 
 
-def _null(rows, recs):
+def _null(rows: dict[str, BudgetRow], recs: list[Rec]) -> None:
     p = rows.get("process")
     if p is not None and p.all_identical != p.pairs:
         recs.append(
@@ -256,7 +263,7 @@ def _null(rows, recs):
         )
 
 
-def _container(rows, recs):
+def _container(rows: dict[str, BudgetRow], recs: list[Rec]) -> None:
     """The container factor is expected to change nothing: say whether it held, and a
     difference as the finding it is."""
     r = rows.get("container")
@@ -280,9 +287,9 @@ def _container(rows, recs):
     recs.append({"kind": "container", "text": text, "basis": basis})
 
 
-def _one_class(b, recs):
+def _one_class(b: dict[str, Any], recs: list[Rec]) -> None:
     """A model that predicts one class everywhere flips nothing: say so before any row is read."""
-    runs = {}
+    runs: dict[str, set[str]] = {}
     for r in b["rows"]:
         for m, d in r.models.items():
             if d.one_class_runs:
@@ -303,7 +310,7 @@ def _one_class(b, recs):
         )
 
 
-def _factor_advice(r, recs):
+def _factor_advice(r: BudgetRow, recs: list[Rec]) -> None:
     lvl, name = level(r), _name(r)
     f = factors.get(r.factor)
     what = description(f) if f else r.factor
@@ -364,7 +371,7 @@ def _factor_advice(r, recs):
     recs.append({"kind": "factor", "text": text, "basis": basis})
 
 
-def _amplification(b, recs):
+def _amplification(b: dict[str, Any], recs: list[Rec]) -> None:
     """Where a factor flipped more than its embedding difference explains, say so."""
     for name, e in (b.get("amplification") or {}).items():
         odd = {m: d for m, d in e["models"].items() if d["verdict"] == "something else"}
@@ -387,13 +394,13 @@ def _amplification(b, recs):
             )
 
 
-def _svd_seconds(store: Store, runs: list, stage: str = "svd_rand") -> float | None:
+def _svd_seconds(store: Store, runs: list[str], stage: str = "svd_rand") -> float | None:
     t = [store.run(r).manifest["timings"].get(stage, {}).get("wall_s") for r in runs]
     t = [x for x in t if x is not None]
     return float(np.median(t)) if t else None
 
 
-def _solver(store, b, rows, recs):
+def _solver(store: Store, b: dict[str, Any], rows: dict[str, BudgetRow], recs: list[Rec]) -> None:
     seed = rows.get("seed")
     if seed and seed.emb_rel_max is not None:  # None: its runs' arrays are not here
         recs.append(
@@ -447,7 +454,7 @@ def _solver(store, b, rows, recs):
         )
 
 
-def _converged(store, rows, recs):
+def _converged(store: Store, rows: dict[str, BudgetRow], recs: list[Rec]) -> None:
     """The remedy measured, not assumed: the same seed pairs with the models on ARPACK."""
     solver = rows.get("svd-solver")
     ref_name = "svd-iters=5" if "svd-iters=5" in rows else "seed"
@@ -491,7 +498,7 @@ def _converged(store, rows, recs):
     )
 
 
-def _signs(ranked, recs):
+def _signs(ranked: list[BudgetRow], recs: list[Rec]) -> None:
     flips = [(r.sign_flips_max, _name(r)) for r in ranked if _z(r.sign_flips_max) > 0]
     if flips:
         k, name = max(flips)
@@ -507,7 +514,7 @@ def _signs(ranked, recs):
         )
 
 
-def _margins(store, rows, recs):
+def _margins(store: Store, rows: dict[str, BudgetRow], recs: list[Rec]) -> None:
     seed = rows.get("seed")
     if not seed:
         return
@@ -535,7 +542,7 @@ def _margins(store, rows, recs):
 # a pipeline's advice: the loose generator, then each named seed by what it reaches
 
 
-def output_advice(b: dict, v: dict | None = None) -> dict:
+def output_advice(b: dict[str, Any], v: dict[str, Any] | None = None) -> dict[str, Any]:
     """What to fix first in a lab's pipeline: ranked steps from its output_budget ``b`` (and
     output_verdicts ``v``): each {"step", ...}.
 
@@ -641,10 +648,11 @@ _MEASURES = {
 }
 
 
-def _worst_measure(name: str, o: dict, lvl: str) -> dict:
+def _worst_measure(name: str, o: dict[str, Any], lvl: str) -> dict[str, Any]:
     """{"output", "kind", "level", "measure", "value"}: an output's worst measured difference
     across a factor's pairs, in its kind's own measure (ARI for labels, flips for
     probabilities, ...; otherwise the largest relative difference)."""
+    measure: str | None
     measure, most = _MEASURES.get(o["kind"], ("max_rel", True))
     if o["kind"] == "probabilities" and not o["most"].get("flips"):
         measure = "max_dp"  # no prediction changed: how far a probability moved
@@ -656,7 +664,7 @@ def _worst_measure(name: str, o: dict, lvl: str) -> dict:
     return {"output": name, "kind": o["kind"], "level": lvl, "measure": measure, "value": got}
 
 
-def _verdict_changes(v: dict | None) -> dict:
+def _verdict_changes(v: dict[str, Any] | None) -> dict[str, list[str]]:
     """{factor: the verdict keys that change in one of its pairs}."""
     if not v:
         return {}

@@ -10,14 +10,19 @@ difference alone would cause, beside the flips observed.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..core import factors
 from ..runs.planning.options import PRECISION_LEVEL
+from .records import BudgetRow
+
+# a perturbation curve's point: {"eps", "flips_median", "flips_max", "max_dp", ...}
+Point = dict[str, Any]
 
 FACTOR = "perturb"
 
 
-def curves(rows: list) -> dict:
+def curves(rows: list[BudgetRow]) -> dict[str, list[Point]]:
     """{model: [{"eps", "flips_median", "flips_max", "max_dp", "seed_units", "verdicts"}]} by eps."""
     # eps = 0 is the sweep's null check, not a point on a log axis
     points = sorted(
@@ -28,7 +33,7 @@ def curves(rows: list) -> dict:
         ),
         key=lambda x: x[0],
     )
-    out: dict = {}
+    out: dict[str, list[Point]] = {}
     for eps, r in points:
         for m, d in r.models.items():
             out.setdefault(m, []).append(
@@ -45,7 +50,7 @@ def curves(rows: list) -> dict:
     return out
 
 
-def precision_point(rows: list) -> dict | None:
+def precision_point(rows: list[BudgetRow]) -> dict[str, Any] | None:
     """The float32 round-trip's flips per model, for comparison with the precision factor."""
     r = next((r for r in rows if r.factor == FACTOR and r.level == PRECISION_LEVEL), None)
     if r is None:
@@ -53,14 +58,14 @@ def precision_point(rows: list) -> dict | None:
     return {"emb_rel": r.emb_rel_max, "flips": {m: d.flips_median for m, d in r.models.items()}}
 
 
-def first_flip(curve: list, any_draw: bool = False) -> float | None:
+def first_flip(curve: list[Point], any_draw: bool = False) -> float | None:
     """The smallest eps whose median flips are above zero, as the curve's table shows them
     (``any_draw``: at which at least one noise draw flipped a prediction). None: never."""
     key = "flips_max" if any_draw else "flips_median"
     return next((p["eps"] for p in curve if p[key] > 0), None)
 
 
-def predict(curve: list, emb_rel: float | None) -> float | None:
+def predict(curve: list[Point], emb_rel: float | None) -> float | None:
     """Median flips the curve predicts for an embedding difference of ``emb_rel``.
 
     Linear in log10(eps) between the sweep's points; 0 below a zero first point; the last
@@ -73,11 +78,11 @@ def predict(curve: list, emb_rel: float | None) -> float | None:
     x = math.log10(emb_rel)
     pts = [(math.log10(p["eps"]), p["flips_median"]) for p in curve]
     if x <= pts[0][0]:  # below the sweep: what its smallest noise did (usually nothing)
-        return pts[0][1]
+        return float(pts[0][1])
     for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
         if x <= x1:
-            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-    return pts[-1][1]
+            return float(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+    return float(pts[-1][1])
 
 
 def reading(observed: float, predicted: float) -> str:
@@ -93,7 +98,7 @@ def reading(observed: float, predicted: float) -> str:
     return "magnitude"
 
 
-def explain(rows: list) -> dict:
+def explain(rows: list[BudgetRow]) -> dict[str, Any]:
     """For each environment factor: predicted flips from its embedding difference, vs observed.
 
     ``verdict`` per model: ``reading`` of its observed flips beside the predicted ones.
@@ -101,7 +106,7 @@ def explain(rows: list) -> dict:
     cs = curves(rows)
     if not cs:
         return {}
-    out = {}
+    out: dict[str, Any] = {}
     for r in rows:
         f = factors.get(r.factor)
         # only a difference in the environment can be "explained by magnitude"; seeds and the
@@ -109,18 +114,17 @@ def explain(rows: list) -> dict:
         if not (f and f.environmental) or r.emb_rel_max is None:
             continue
         name = r.factor + (f"={r.level}" if r.level else "")
-        per = {}
+        per: dict[str, dict[str, Any]] = {}
         for m, d in r.models.items():
-            pred = predict(cs.get(m, []), r.emb_rel_max)
-            if pred is None:
+            pred, obs = predict(cs.get(m, []), r.emb_rel_max), d.flips_median
+            if pred is None or obs is None:
                 continue
-            obs = d.flips_median
             per[m] = {"predicted": pred, "observed": obs, "verdict": reading(obs, pred)}
         out[name] = {"emb_rel": r.emb_rel_max, "models": per}
     return out
 
 
-def report(rows: list) -> dict:
+def report(rows: list[BudgetRow]) -> dict[str, Any]:
     """What `kit amplify --json` prints: curves, first flips, the float32 point, explanations."""
     cs = curves(rows)
     return {

@@ -9,15 +9,16 @@ result, and one sort serves every resample at once.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def auc(scores, y) -> float:
+def auc(scores: ArrayLike, y: ArrayLike) -> float:
     """The AUC of ``scores`` for labels ``y`` (0/1), ties counting one half; NaN for one class."""
-    scores = np.asarray(scores, np.float64)
-    return float(case_major_auc(scores, y, np.ones((len(scores), 1)))[0])
+    s = np.asarray(scores, np.float64)
+    return float(case_major_auc(s, y, np.ones((len(s), 1)))[0])
 
 
-def case_major_auc(scores, y, Wc) -> np.ndarray:
+def case_major_auc(scores: np.ndarray, y: ArrayLike, Wc: np.ndarray) -> np.ndarray:
     """The AUC under each column of case weights Wc (cases, resamples): case-major, so that a
     case's weights are contiguous and gathering them in score order is cheap. Integer weights
     are summed as integers (the caller keeps each resample's sums below 2**31 for int32)."""
@@ -31,4 +32,5 @@ def case_major_auc(scores, y, Wc) -> np.ndarray:
     pos_w = Wc[order[pos]]
     twice = np.einsum("ij,ij->j", cum[below] + cum[through], pos_w)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return twice / 2 / (pos_w.sum(axis=0) * cum[-1])
+        out: np.ndarray = twice / 2 / (pos_w.sum(axis=0) * cum[-1])
+    return out

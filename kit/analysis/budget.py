@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..core import factors
 from ..core.subject import Subject
 from ..runs.store import Store
+from ..runs.store.records import StoredPair
 from . import splits
 from .amplify import explain
 from .by_kind import compare as compare_outputs
 from .by_kind import pairs, tally, unfit
 from .compare import ALL_MODELS, STAGES, compare_runs, has_arrays
-from .records import BudgetRow, EmbeddingDiff, ModelBudget
+from .records import BudgetRow, Comparison, EmbeddingDiff, ModelBudget
 from .verdicts import changed, has_verdicts, run_verdicts
 
 YARDSTICK = ("seed", "")  # (factor, level) whose pairs define one "seed unit"
@@ -36,34 +39,34 @@ CARRIED = (
 confounds = factors.confounds  # re-exported: the budget is where confounds are read
 
 
-def _median(xs):
+def _median(xs: Sequence[float]) -> float | None:
     return float(np.median(xs)) if len(xs) else None
 
 
-def ratio(x, unit):
+def ratio(x: float | None, unit: float | None) -> float | None:
     """``x`` in units of ``unit`` (None without a unit: no seed pair measured it)."""
     return None if x is None or not unit else x / unit
 
 
-def _models(comps: list) -> list:
+def _models(comps: list[Comparison]) -> list[str]:
     return [m for m in ALL_MODELS if any(m in c.models for c in comps)]
 
 
-def _yardstick(comps: list) -> dict | None:
+def _yardstick(comps: list[Comparison]) -> dict[str, Any] | None:
     """One seed unit per measure: medians over the seed pairs (torch-seed for the torch MLP);
     pairs known by their digests alone (a hash-only bundle's) measure nothing."""
     comps = [c for c in comps if not c.digests_only]
     if not comps:
         return None
     pipe = [c for c in comps if c.svd_rand is not None]
-    acc = {}
+    acc: dict[str, list[float]] = {}
     for m in _models(comps):
         cs = [c.models[m] for c in comps if m in c.models]
         acc[m] = [cs[0].acc_a] + [c.acc_b for c in cs]  # the reference, then each seed
     return {
         "pairs": len(pipe),
         "torch_pairs": len(comps) - len(pipe),
-        "emb_rel": _median([c.svd_rand.rel_fro for c in pipe]),
+        "emb_rel": _median([c.svd_rand.rel_fro for c in pipe if c.svd_rand is not None]),
         "flips": {
             m: _median([c.models[m].flips for c in comps if m in c.models]) for m in _models(comps)
         },
@@ -79,29 +82,33 @@ def _yardstick(comps: list) -> dict | None:
     }
 
 
-def _agg(comps, fn, get):
+def _agg(
+    comps: list[Comparison],
+    fn: Callable[[list[Any]], Any],
+    get: Callable[[Comparison], Any],
+) -> Any:
     """fn over the pairs that have the measure: ``get`` gives None for a pair without it (a
     perturbed run has no k-means, a torch run no embedding); a misspelt one fails at once."""
     vals = [v for v in map(get, comps) if v is not None]
     return fn(vals) if vals else None
 
 
-def _of(emb: EmbeddingDiff | None, measure: str):
+def _of(emb: EmbeddingDiff | None, measure: str) -> Any:
     """A measure of an embedding's comparison (a misspelt one is an AttributeError), or None
     for a pair without that embedding (torch runs have none, perturbed ones no ARPACK)."""
     return None if emb is None else getattr(emb, measure)
 
 
-def _digits(comps: list) -> dict:
+def _digits(comps: list[Comparison]) -> dict[str, float]:
     """{stage: the fewest significant digits any pair kept there (each pair: its median)}."""
-    out: dict = {}
+    out: dict[str, float] = {}
     for c in comps:
         for stage, d in c.digits.items():
             out[stage] = min(out.get(stage, d["digits"]), d["digits"])
     return out
 
 
-def _per_component(comps: list, measure: str) -> list | None:
+def _per_component(comps: list[Comparison], measure: str) -> list[float] | None:
     """The median over the pairs of each SVD component's (or singular value's) difference."""
     lists = [getattr(c.used, measure) for c in comps if c.used]
     lists = [x for x in lists if x]
@@ -113,19 +120,19 @@ def _per_component(comps: list, measure: str) -> list | None:
 def _row(
     factor: str,
     level: str,
-    comps: list,
-    labels: list,
-    unit: dict | None,
-    vchanges: list,
-    pair_ids: list,
-) -> dict:
+    comps: list[Comparison],
+    labels: list[str],
+    unit: dict[str, Any] | None,
+    vchanges: list[list[str]],
+    pair_ids: list[tuple[str, str]],
+) -> BudgetRow:
     n = len(comps)
     pipeline = any(c.svd_rand is not None for c in comps)
     stages = [s for s in STAGES if any(s in c.identical for c in comps)]
     identical = {s: sum(bool(c.identical.get(s)) for c in comps) for s in stages}
     emb = _agg(comps, max, lambda c: _of(c.used, "rel_fro"))
     digits = _digits(comps)
-    models = {}
+    models: dict[str, ModelBudget] = {}
     for m in _models(comps):
         # the pairs that measured it (a pair known by its digests alone measured no model)
         have = [(c, ids) for c, ids in zip(comps, pair_ids) if m in c.models]
@@ -137,7 +144,7 @@ def _row(
             if flag
         }
         med = _median(flips)
-        per_seed = unit and unit["flips"].get(m)
+        per_seed = unit["flips"].get(m) if unit else None
         models[m] = ModelBudget(
             flips_median=med,
             flips_max=int(max(flips)),
@@ -149,7 +156,7 @@ def _row(
         )
     # verdicts are recomputed from the arrays: a pair without them has none to count
     vchanges = [v for c, v in zip(comps, vchanges) if not c.digests_only]
-    conf = defaultdict(set)
+    conf: defaultdict[str, set[str]] = defaultdict(set)
     for c in comps:
         for k, (va, vb) in confounds(factor, c.env_diff).items():
             conf[k].add(f"{va} -> {vb}")
@@ -164,7 +171,7 @@ def _row(
         all_identical=sum(all(c.identical.values()) for c in comps),
         emb_rel_max=emb,
         emb_rel_median=_agg(comps, _median, lambda c: _of(c.used, "rel_fro")),
-        emb_rel_seed_units=ratio(emb, unit and unit["emb_rel"]),
+        emb_rel_seed_units=ratio(emb, unit["emb_rel"] if unit else None),
         arpack_rel_max=_agg(comps, max, lambda c: _of(c.svd_arpack, "rel_fro")),
         runs=list(dict.fromkeys(r for p in pair_ids for r in p)),
         sv_rel_max=_agg(comps, max, lambda c: _of(c.used, "sv_rel_max")),
@@ -187,7 +194,7 @@ def _row(
     )
 
 
-def _verdict_changes(store: Store, a: str, b: str) -> list:
+def _verdict_changes(store: Store, a: str, b: str) -> list[str]:
     """Verdicts that differ between two pipeline runs (torch runs have none, and runs whose
     arrays are not here none that can be recomputed)."""
     if not all(has_verdicts(store.run(r).spec) and has_arrays(store, r) for r in (a, b)):
@@ -195,12 +202,12 @@ def _verdict_changes(store: Store, a: str, b: str) -> list:
     return changed(run_verdicts(store, a), run_verdicts(store, b))
 
 
-def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
+def budget(store: Store, dataset: str, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """Budget rows for every factor with stored pairs on one dataset (by sha256).
 
     ``summary`` describes a dataset the store has not seen yet (no runs on it).
     """
-    groups = defaultdict(list)
+    groups: defaultdict[tuple[str, str], list[StoredPair]] = defaultdict(list)
     for p in store.pairs(dataset):
         groups[(p.factor, p.level)].append(p)
     comps = {key: [compare_runs(store, p.a, p.b) for p in ps] for key, ps in groups.items()}
@@ -235,7 +242,7 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
         else "no seed runs on this dataset, so no seed units: "
         "run `kit run --factor seed` with the same dataset"
     )
-    out = {
+    out: dict[str, Any] = {
         "dataset": store.datasets().get(dataset) or summary or {"sha256": dataset},
         "yardstick": unit,
         "rows": rows,
@@ -252,7 +259,7 @@ def budget(store: Store, dataset: str, summary: dict | None = None) -> dict:
     return out
 
 
-def _order(key):
+def _order(key: tuple[str, str]) -> tuple[int, str, float, str]:
     factor, level = key
     rank = factors.order(factor)
     try:
@@ -262,7 +269,7 @@ def _order(key):
     return (rank, factor, num, level)
 
 
-def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
+def pair_details(store: Store, dataset: str, factor: str | None = None) -> list[dict[str, Any]]:
     """Every stored pair (optionally of one factor) with its comparison and confounds."""
     out = []
     for p in store.pairs(dataset):
@@ -276,7 +283,7 @@ def pair_details(store: Store, dataset: str, factor: str | None = None) -> list:
 # a pipeline's budget: its stored pairs compared output by output, each by its kind (by_kind)
 
 
-def output_budget(store: Store, subject: Subject) -> dict:
+def output_budget(store: Store, subject: Subject) -> dict[str, Any]:
     """Per factor of pipeline ``subject``, its pairs compared output by output by kind: how
     many, and per output how many pairs changed it and the largest difference; ``loose``: the
     outputs a repeat or process pair
@@ -286,9 +293,9 @@ def output_budget(store: Store, subject: Subject) -> dict:
     compares arrays of two shapes, so it is said, never measured; ``not_in_dtype``: floating
     outputs a float32 run of precision returned in another precision."""
     kinds = subject.kinds
-    rows: dict = {}
-    shapes: dict = {}
-    wide: dict = {}
+    rows: dict[str, dict[str, Any]] = {}
+    shapes: dict[tuple[str, str], dict[str, Any]] = {}
+    wide: dict[str, None] = {}
     for factor, a, b in pairs(store, subject):
         diffs = compare_outputs(store, a, b, kinds)
         tally(rows.setdefault(factor, {"pairs": 0, "outputs": {}}), diffs)
@@ -357,7 +364,7 @@ def output_budget(store: Store, subject: Subject) -> dict:
     }
 
 
-def output_pair_details(store: Store, subject: Subject, factor: str) -> list:
+def output_pair_details(store: Store, subject: Subject, factor: str) -> list[dict[str, Any]]:
     """The pairs behind one factor's row, each with its label and compare's {output: ...}."""
     found = set(pairs(store, subject))
     # in the order they were planned (seed 0 vs 1, 0 vs 2 ...), not pairs()' sorted run ids
@@ -374,7 +381,7 @@ def output_pair_details(store: Store, subject: Subject, factor: str) -> list:
     ]
 
 
-def factor_order(name: str, seeds) -> tuple:
+def factor_order(name: str, seeds: Sequence[str]) -> tuple[int, int]:
     """Where a pipeline's factor stands among its rows: kit's table order (repeat, process,
     host, threads, ...), each seed:NAME just after seed in the file's SEEDS order."""
     if name.startswith("seed:") and name.split(":", 1)[1] in seeds:

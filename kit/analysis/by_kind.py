@@ -3,6 +3,9 @@ says (kit's own pipeline declares its kinds as a lab's file does), and a factor'
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
 import numpy as np
 
 from ..core.subject import Subject
@@ -37,11 +40,11 @@ LEAST = ("ari", "jaccard", "digits", "digits_worst")
 MAX_MATCHED = 2000
 
 
-def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict:
+def output_diff(a: np.ndarray, b: np.ndarray, kind: str) -> dict[str, Any]:
     """How far one output differs between two runs, measured as its kind says."""
     if a.shape != b.shape:
         return {"shape": [list(a.shape), list(b.shape)]}
-    out = {}
+    out: dict[str, Any] = {}
     floating = a.dtype.kind == "f" and b.dtype.kind == "f"
     finite = _finite(a, b) if floating else np.ones(a.shape, bool)
     moved = int(np.sum(~finite & ~((a == b) | (np.isnan(a) & np.isnan(b))))) if floating else 0
@@ -102,14 +105,15 @@ def matched_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     cost = ((a[:, None, :].astype(np.float64) - b[None, :, :]) ** 2).sum(axis=2)
     rows, cols = linear_sum_assignment(cost)
-    return cols[np.argsort(rows)]
+    order: np.ndarray = cols[np.argsort(rows)]
+    return order
 
 
 def _finite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.isfinite(a) & np.isfinite(b)
 
 
-def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
+def _elementwise(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     """The largest |a - b| and the largest |a - b| / |x| over the elements, x each side in turn
     (either run may be the reference a lab's test stores): what rtol/atol must cover."""
     a, b = a.astype(np.float64), b.astype(np.float64)
@@ -121,12 +125,20 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> dict:
     }
 
 
-def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = True) -> dict:
+def compare(
+    store: Store,
+    a: str,
+    b: str,
+    kinds: Mapping[str, str],
+    outputs: Sequence[str] | None = None,
+    measure: bool = True,
+) -> dict[str, dict[str, Any]]:
     """{output: {"kind", "identical", ...its measures}}, each output measured as ``kinds`` (the
     subject's declared kinds) says: every output either run returned, in the order run returned
     them; ``outputs``: only these, in this order, of those both runs hold (kit's own stored
     arrays); ``measure``: False, whether each is identical and nothing more (no array read)."""
     ra, rb = store.run(a), store.run(b)
+    names: Iterable[str]
     if outputs is None:
         # every output either run returned: a's order, then those only b returned, in b's order
         names = dict.fromkeys(
@@ -137,7 +149,7 @@ def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = T
         )
     else:
         names = [n for n in outputs if n in ra.stages and n in rb.stages]
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name in names:
         kind = kinds.get(name, "array")
         sa, sb = ra.stages.get(name), rb.stages.get(name)
@@ -168,7 +180,7 @@ def compare(store: Store, a: str, b: str, kinds, outputs=None, measure: bool = T
     return out
 
 
-def tally(row: dict, diffs: dict) -> None:
+def tally(row: dict[str, Any], diffs: dict[str, dict[str, Any]]) -> None:
     """One pair's differences (compare's {output: ...}) into its factor's ``row``: per output
     how many pairs changed it, its worst difference, each MOST measure's largest and each LEAST
     measure's smallest (the worst pair may not hold them all: a row shows these)."""
@@ -188,14 +200,14 @@ def tally(row: dict, diffs: dict) -> None:
                     o["least"][k] = min(o["least"].get(k, d[k]), d[k])
 
 
-def _worse(a: dict | None, b: dict) -> dict:
+def _worse(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
     """The larger of two differences of one output: fewer digits kept, else more changed."""
     if a is None:
         return {k: v for k, v in b.items() if k not in ("kind", "identical", "components")}
 
     # a labels output's ARI before its count of changed labels: k-means may rename every
     # cluster and change nothing (ARI 1), or move a few rows between two (a lower ARI)
-    def key(d):
+    def key(d: dict[str, Any]) -> tuple[Any, ...]:
         return (
             d.get("nonfinite", 0),
             -d.get("digits", 99),
@@ -209,7 +221,7 @@ def _worse(a: dict | None, b: dict) -> dict:
     return a if key(a) >= key(b) else _worse(None, b)
 
 
-def unfit(store: Store, subject: Subject) -> dict:
+def unfit(store: Store, subject: Subject) -> dict[str, str]:
     """{run: one line} of the pipeline's runs whose outputs do not fit what its file's KINDS
     declare: a bundle's runs imported before the file was known here were never checked
     against it, and a reader comparing them by kind would fail on a forged shape."""
@@ -230,7 +242,7 @@ def unfit(store: Store, subject: Subject) -> dict:
     return out
 
 
-def pairs(store: Store, subject: Subject, fit: bool = True) -> list:
+def pairs(store: Store, subject: Subject, fit: bool = True) -> list[tuple[str, str, str]]:
     """The stored pairs of pipeline ``subject``: (factor, run a, run b), sorted. A pair is what
     was planned (kit.runs.planning.plan, recorded by kit.app.audit.run_pairs) or what `kit compare`
     paired (a collaborator's run and its rerun here: host), never guessed again from the specs:

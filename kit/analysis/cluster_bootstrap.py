@@ -12,9 +12,12 @@ cluster count for n), so a clustering of singletons reproduces the protein boots
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core.errors import KitError
 from ..runs.store import Store
@@ -23,7 +26,7 @@ from .records import ClusterVerdict
 from .verdicts import KEYS, RESAMPLES, SEED, VERSION, bootstrap, resample_weights, run_verdicts
 
 
-def ranks(test_clusters) -> np.ndarray:
+def ranks(test_clusters: ArrayLike) -> np.ndarray:
     """Each test protein's cluster, renumbered 0, 1, ... in order of first appearance: what the
     bootstrap depends on (the partition and the test order), not the clustering's own labels."""
     labels = np.asarray(test_clusters)
@@ -33,10 +36,11 @@ def ranks(test_clusters) -> np.ndarray:
     order = np.argsort(first, kind="stable")  # unique's clusters, by first appearance
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    return rank[inverse.ravel()]
+    out: np.ndarray = rank[inverse.ravel()]
+    return out
 
 
-def digest(test_clusters) -> str:
+def digest(test_clusters: ArrayLike) -> str:
     """The clustering's key in the store's verdict cache: sha256 of its ranks."""
     return hashlib.sha256(ranks(test_clusters).tobytes()).hexdigest()
 
@@ -44,37 +48,39 @@ def digest(test_clusters) -> str:
 @lru_cache(maxsize=8)
 def _by_case(rank_bytes: bytes, resamples: int, seed: int) -> np.ndarray:
     rank = np.frombuffer(rank_bytes, np.int64)
-    counts = resample_weights(int(rank.max()) + 1, resamples, seed)  # (resamples, clusters)
+    counts = resample_weights(int(np.max(rank)) + 1, resamples, seed)  # (resamples, clusters)
     w = np.ascontiguousarray(counts.T[rank], dtype=np.float64)  # a member takes its cluster's row
     w.setflags(write=False)
     return w
 
 
-def cluster_weights(test_clusters, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+def cluster_weights(
+    test_clusters: ArrayLike, resamples: int = RESAMPLES, seed: int = SEED
+) -> np.ndarray:
     """(n, resamples) float64 counts, case-major as ``bootstrap`` takes them: how often each test
     protein's cluster is drawn in each resample. Cached per clustering (its ranks)."""
     return _by_case(ranks(test_clusters).tobytes(), resamples, seed)
 
 
 def cluster_bootstrap(
-    probs: dict,
-    y,
-    test_clusters,
+    probs: Mapping[str, np.ndarray],
+    y: ArrayLike,
+    test_clusters: ArrayLike,
     resamples: int = RESAMPLES,
     seed: int = SEED,
-    models: tuple = MODELS,
-) -> dict:
+    models: Sequence[str] = MODELS,
+) -> dict[str, Any]:
     """The verdicts of every pair of ``models`` (kit's four: the twelve) under the cluster
     bootstrap, in ``bootstrap``'s shape."""
-    y = np.asarray(y)
-    if len(np.asarray(test_clusters)) != len(y):
+    labels = np.asarray(y)
+    if len(np.asarray(test_clusters)) != len(labels):
         raise KitError(
             f"the clustering has {len(np.asarray(test_clusters))} test proteins, "
-            f"the run {len(y)}: it belongs to another split of the dataset"
+            f"the run {len(labels)}: it belongs to another split of the dataset"
         )
     return bootstrap(
         probs,
-        y,
+        labels,
         resamples,
         seed,
         weights=cluster_weights(test_clusters, resamples, seed),
@@ -82,7 +88,7 @@ def cluster_bootstrap(
     )
 
 
-def run_cluster_bootstrap(store: Store, run_id: str, test_clusters) -> dict:
+def run_cluster_bootstrap(store: Store, run_id: str, test_clusters: ArrayLike) -> dict[str, Any]:
     """A run's verdicts under the cluster bootstrap, computed once per clustering and kept in
     the store beside (never in place of) its protein bootstrap."""
     key = digest(test_clusters)
@@ -95,14 +101,16 @@ def run_cluster_bootstrap(store: Store, run_id: str, test_clusters) -> dict:
     return v
 
 
-def _width_ratio(protein: dict, cluster: dict) -> float | None:
+def _width_ratio(protein: dict[str, Any], cluster: dict[str, Any]) -> float | None:
     """Cluster width over protein width; None when the protein interval is a point (the two
     models agree on every protein, so no ratio measures anything)."""
     width = protein["hi"] - protein["lo"]
-    return None if not width > 0 else (cluster["hi"] - cluster["lo"]) / width
+    return None if not width > 0 else float((cluster["hi"] - cluster["lo"]) / width)
 
 
-def compare(protein: dict, cluster: dict, keys: tuple = KEYS) -> list[ClusterVerdict]:
+def compare(
+    protein: dict[str, Any], cluster: dict[str, Any], keys: Sequence[str] = KEYS
+) -> list[ClusterVerdict]:
     """The verdicts ``keys`` (kit's twelve) under both bootstraps of one run, side by side."""
     return [
         ClusterVerdict(
@@ -122,6 +130,8 @@ def compare(protein: dict, cluster: dict, keys: tuple = KEYS) -> list[ClusterVer
     ]
 
 
-def run_cluster_verdicts(store: Store, run_id: str, test_clusters) -> list[ClusterVerdict]:
+def run_cluster_verdicts(
+    store: Store, run_id: str, test_clusters: ArrayLike
+) -> list[ClusterVerdict]:
     """A run's twelve verdicts under proteins and under clusters (both cached in the store)."""
     return compare(run_verdicts(store, run_id), run_cluster_bootstrap(store, run_id, test_clusters))

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core.errors import KitError
 from ..core.hosts import host_id
 from ..runs.store import Store
+from ..runs.store.records import Stage
 from ..worker.pipeline import MODELS
 from .auc import auc
-from .digits import agreement
+from .digits import Agreement, agreement
 from .records import Comparison, EmbeddingDiff, ModelDiff
 
 VERSION = 6  # bump when a measure changes: cached comparisons are then recomputed
@@ -53,14 +58,19 @@ def column_signs(E: np.ndarray) -> np.ndarray:
     return np.sign(E[np.argmax(np.abs(E), axis=0), np.arange(E.shape[1])])
 
 
-def aligned(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -> np.ndarray:
+def aligned(
+    Ea: np.ndarray, Eb: np.ndarray, signs: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """``Eb`` with each column's sign turned to match ``Ea``'s (an SVD's sign is arbitrary);
     ``signs``: the column_signs of ``Ea`` and ``Eb`` when the caller has them."""
     sa, sb = signs if signs is not None else (column_signs(Ea), column_signs(Eb))
-    return Eb * sb * sa
+    out: np.ndarray = Eb * sb * sa
+    return out
 
 
-def embedding_diff(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -> dict:
+def embedding_diff(
+    Ea: np.ndarray, Eb: np.ndarray, signs: tuple[np.ndarray, np.ndarray] | None = None
+) -> dict[str, Any]:
     """The whole embedding's relative difference after sign alignment, the sign flips, and the
     relative difference of each component (column) on its own. ``signs``: the column_signs of
     ``Ea`` and ``Eb`` when the caller has them (a float32 embedding's are the same numbers)."""
@@ -76,13 +86,13 @@ def embedding_diff(Ea: np.ndarray, Eb: np.ndarray, signs: tuple | None = None) -
     }
 
 
-def sv_rel(sa: np.ndarray, sb: np.ndarray) -> list:
+def sv_rel(sa: ArrayLike, sb: ArrayLike) -> list[float]:
     """The relative difference of each singular value."""
-    sa, sb = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
-    return [float(x) for x in np.abs(sa - sb) / np.where(sa == 0, 1, np.abs(sa))]
+    a, b = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
+    return [float(x) for x in np.abs(a - b) / np.where(a == 0, 1, np.abs(a))]
 
 
-def identical_structure(sa: dict, sb: dict) -> bool:
+def identical_structure(sa: Mapping[str, Stage], sb: Mapping[str, Stage]) -> bool:
     """Two sparse TF-IDF matrices hold their numbers in the same places (so data compare 1:1)."""
     return all(
         x in sa and x in sb and sa[x].sha256 == sb[x].sha256
@@ -97,14 +107,14 @@ def neighbour_jaccard(na: np.ndarray, nb: np.ndarray) -> float:
     return float(np.mean(inter / (2 * k - inter)))
 
 
-def adjusted_rand(la, lb) -> float:
+def adjusted_rand(la: ArrayLike, lb: ArrayLike) -> float:
     """The adjusted Rand index of two labelings (Hubert and Arabie 1985), from the pair
     confusion counts in whole numbers, as scikit-learn's adjusted_rand_score computes it."""
     _, ia = np.unique(la, return_inverse=True)
     _, ib = np.unique(lb, return_inverse=True)
     ia, ib = ia.ravel().astype(np.int64), ib.ravel().astype(np.int64)
     n = len(ia)
-    cells = np.bincount(ia * (int(ib.max(initial=0)) + 1) + ib)
+    cells = np.bincount(ia * (int(np.max(ib, initial=0)) + 1) + ib)
     same_both = int(np.sum(cells * cells))  # ordered pairs (self-pairs included) together in both
     same_a, same_b = int(np.sum(np.bincount(ia) ** 2)), int(np.sum(np.bincount(ib) ** 2))
     tp, fp, fn = same_both - n, same_b - same_both, same_a - same_both
@@ -114,8 +124,8 @@ def adjusted_rand(la, lb) -> float:
     return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
 
-def model_diff(pa, pb, y) -> ModelDiff:
-    pa, pb = np.asarray(pa, np.float64), np.asarray(pb, np.float64)
+def model_diff(a: ArrayLike, b: ArrayLike, y: np.ndarray) -> ModelDiff:
+    pa, pb = np.asarray(a, np.float64), np.asarray(b, np.float64)
     ca, cb = predictions(pa), predictions(pb)  # as a lab's probabilities outputs are read
     acc_a, acc_b = float(np.mean(ca == y)), float(np.mean(cb == y))
     auc_a, auc_b = auc(pa, y), auc(pb, y)  # NaN when the test set holds one class
@@ -135,10 +145,10 @@ def model_diff(pa, pb, y) -> ModelDiff:
     )
 
 
-def env_diff(ma: dict, mb: dict) -> dict:
+def env_diff(ma: Mapping[str, Any], mb: Mapping[str, Any]) -> dict[str, list[Any]]:
     """Every measured attribute in which two runs' environments differ: {name: [a, b]}."""
 
-    def flat(m):
+    def flat(m: Mapping[str, Any]) -> dict[str, Any]:
         env = m["env"]
         out = {
             k: env.get(k)
@@ -200,15 +210,15 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
     ra, rb = store.run(a), store.run(b)
     if ra.spec.dataset != rb.spec.dataset:
         raise KitError("runs on different datasets cannot be compared stage by stage")
-    identical = {}
+    identical: dict[str, bool] = {}
     sa, sb = ra.stages, rb.stages
     if ra.spec.split != rb.spec.split:
         # different test proteins (seed:split): no stage, probability or flip corresponds, so
         # none is compared; kit.analysis.splits reads such runs one by one instead
-        y = sa.get("y_test") or sb.get("y_test")
+        yst = sa.get("y_test") or sb.get("y_test")
         return Comparison(
             identical={},
-            n_test=int(y.shape[0]) if y and y.shape else 0,
+            n_test=int(yst.shape[0]) if yst and yst.shape else 0,
             embedding="svd_arpack" if ra.spec.embedding == "arpack" else "svd_rand",
             env_diff=env_diff(ra.manifest, rb.manifest),
             different_test=True,
@@ -222,10 +232,10 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
         )
     used = {r.spec.embedding for r in (ra, rb)}
     if not (has_arrays(store, a) and has_arrays(store, b)):
-        y = sa.get("y_test") or sb.get("y_test")
+        yst = sa.get("y_test") or sb.get("y_test")
         return Comparison(
             identical=identical,
-            n_test=int(y.shape[0]) if y and y.shape else 0,
+            n_test=int(yst.shape[0]) if yst and yst.shape else 0,
             embedding="svd_arpack" if used == {"arpack"} else "svd_rand",
             env_diff=env_diff(ra.manifest, rb.manifest),
             digests_only=True,
@@ -233,9 +243,12 @@ def compare_runs(store: Store, a: str, b: str) -> Comparison:
     get = store.array
     y = get(a, "y_test")
     # the embedding k-means, neighbours and the classifiers used: its change is "the embedding's"
-    measured = {}  # what the two runs' kind may lack: an embedding, k-means, neighbours
-    both = lambda x: x in sa and x in sb  # noqa: E731
-    digits = {}
+    measured: dict[str, Any] = {}  # what the runs' kind may lack: an embedding, k-means, knn
+
+    def both(x: str) -> bool:
+        return x in sa and x in sb
+
+    digits: dict[str, Agreement | None] = {}
     for svd in ("svd_rand", "svd_arpack"):  # a perturbed run has an embedding and no more
         if both(svd):
             Ea, Eb = get(a, svd), get(b, svd)

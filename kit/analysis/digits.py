@@ -14,12 +14,25 @@ tests/test_digits.py checks every element against the package itself.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 LOG10_2 = float(np.log10(2.0))
 
 
-def element_bits(a, b) -> np.ndarray:
+class Agreement(TypedDict):
+    """On how many leading bits and digits two runs' stage agrees: median and worst element."""
+
+    bits: float
+    digits: float
+    bits_min: float
+    digits_min: float
+    max_bits: int
+
+
+def element_bits(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Bits on which each element of ``b`` agrees with the reference ``a`` (same shapes)."""
     a, b = np.asarray(a), np.asarray(b)
     m = int(np.finfo(np.result_type(a.dtype, b.dtype, np.float32)).nmant)
@@ -45,7 +58,7 @@ def element_bits(a, b) -> np.ndarray:
     return bits
 
 
-def agreement(a, b) -> dict | None:
+def agreement(a: ArrayLike, b: ArrayLike) -> Agreement | None:
     """{"digits", "bits", "digits_min", "bits_min", "max_bits"} of one stage (None: nothing to
     compare, or shapes that differ)."""
     a, b = np.asarray(a), np.asarray(b)

@@ -9,15 +9,18 @@ here and made by the runner; everything below reads them from the store, like a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from ..core import factors
 from ..core.hosts import host_id
 from ..core.spec import RunSpec
 from ..runs.store import Store
+from ..runs.store.records import StoredPair
 from ..worker.pipeline import MODELS
 from . import amplify
 from .budget import TORCH_YARDSTICK, YARDSTICK, ratio
 from .compare import STAGES, compare_runs, has_arrays
+from .records import BudgetRow
 
 # display stages, in pipeline order, and the feed run that reruns each on a's inputs
 # (one feed per group: the stages of a group all start from the same stored arrays)
@@ -43,14 +46,16 @@ class StageOrigin:
     """One stage of one pair: where its difference comes from, and its flips beside noise's."""
 
     origin: str  # identical | inherited | originates | not measured
-    changes_at: tuple = ()  # releases at which it changes (kit.analysis.releases)
-    back_to: dict = field(default_factory=dict)  # {release: earlier release whose output it gives}
+    changes_at: tuple[str, ...] = ()  # releases at which it changes (kit.analysis.releases)
+    back_to: dict[str, str] = field(
+        default_factory=dict
+    )  # {release: earlier release whose output it gives}
     flips: int | None = None  # a model's observed flips between a and b
     predicted_flips: float | None = None  # what noise of the embedding change's size gives
     reading: str | None = None  # READINGS' words for flips beside predicted_flips
     seed_units: float | None = None  # flips over the flips another seed gives (the budget's unit)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "origin": self.origin,
             "changes_at": list(self.changes_at),
@@ -62,22 +67,32 @@ class StageOrigin:
         }
 
 
+class ReleaseRow(TypedDict):
+    """One release of a scan as a pair's explanation shows it (kit.analysis.releases)."""
+
+    package: str
+    version: str
+    stack: str | None
+    status: str  # built | not run | could not build
+    why: str | None
+
+
 @dataclass(frozen=True)
 class PairExplanation:
     a: str
     b: str
     label: str
     level: str
-    stages: dict = field(default_factory=dict)  # {display stage: StageOrigin}
+    stages: dict[str, StageOrigin] = field(default_factory=dict)  # {display stage: origin}
     first_origin: str | None = None  # the first stage, in pipeline order, that originates
     emb_rel: float | None = None  # the relative change of the embedding the models used
     curve: str | None = None  # why no noise reading (NO_CURVE, not an environment factor)
-    releases: tuple = ()  # the releases scanned between a and b, with their status
+    releases: tuple[ReleaseRow, ...] = ()  # the releases scanned, with their status
     library: str | None = None  # the package whose releases were scanned
-    notes: tuple = ()  # [{"version", "url"}]: release notes where something changes
+    notes: tuple[dict[str, str], ...] = ()  # ({"version", "url"}): notes where it changes
     outputs: bool = False  # a lab file's pair: ``stages`` are its declared outputs
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         if self.outputs:  # no stages, no cross-fed origins, no models' flips: what was measured
             return {
                 "a": self.a,
@@ -116,7 +131,7 @@ def feed_spec(a: RunSpec, b: RunSpec, group: str) -> RunSpec:
     return b.with_(kind="feed", input=a.run_id, feed=group)
 
 
-def rerun_in_stacks(a: RunSpec, stacks: list, groups: tuple) -> list:
+def rerun_in_stacks(a: RunSpec, stacks: list[Any], groups: tuple[str, ...]) -> list[RunSpec]:
     """Feed runs of ``groups`` in each stack (objects with ``name`` and ``identity``: a release
     scan's probe stacks), all on a's upstream arrays, so each stage's change is its own."""
     # run here: this machine's host id, never a's (an imported a would lend the other
@@ -129,7 +144,7 @@ def rerun_in_stacks(a: RunSpec, stacks: list, groups: tuple) -> list:
 
 
 def unexplainable(
-    store: Store, a: str, b: str, where: tuple = (), stored: bool = False
+    store: Store, a: str, b: str, where: tuple[str, ...] = (), stored: bool = False
 ) -> str | None:
     """Why a stored pair cannot be cross-fed (None: it can). Its cross-fed runs are b's, made
     where b was: ``where`` the hosts they can be made on now (this machine's id, a cluster's
@@ -159,7 +174,7 @@ def unexplainable(
     return None
 
 
-def _differing(store: Store, a: str, b: str) -> list:
+def _differing(store: Store, a: str, b: str) -> list[str]:
     c = compare_runs(store, a, b)
     return [s for s in ORDER if s in c.identical and not c.identical[s]]
 
@@ -169,10 +184,12 @@ def _fed(store: Store, a: RunSpec, b: RunSpec) -> bool:
     return any(store.has_run(feed_spec(a, b, g).run_id) for g in dict.fromkeys(GROUP.values()))
 
 
-def feeds_needed(store: Store, pairs: list, where: tuple = ()) -> list:
+def feeds_needed(
+    store: Store, pairs: list[StoredPair], where: tuple[str, ...] = ()
+) -> list[RunSpec]:
     """The feed specs that explain ``pairs`` (StoredPair): one per differing stage group, of
     the pairs whose b run was made ``where`` (unexplainable's)."""
-    out = []
+    out: list[RunSpec] = []
     for p in pairs:
         if unexplainable(store, p.a, p.b, where):
             continue
@@ -190,7 +207,7 @@ def _same(store: Store, x: str, y: str, stage: str) -> bool:
     )
 
 
-def origins(store: Store, a: str, b: str) -> dict:
+def origins(store: Store, a: str, b: str) -> dict[str, str]:
     """{display stage: identical | inherited | originates | not measured} of a stored pair."""
     ra, rb = store.run(a), store.run(b)
     c = compare_runs(store, a, b)
@@ -214,11 +231,12 @@ def origins(store: Store, a: str, b: str) -> dict:
     return out
 
 
-def seed_unit(rows: list | None) -> dict:
+def seed_unit(rows: list[BudgetRow] | None) -> dict[str, float | None]:
     """{model: the median flips another seed gives}: the budget's seed unit, read from its seed
     rows (torch-seed for the torch MLP), without the models the budget flags as predicting one
     class in a seed run (their unit means nothing); {} without seed pairs."""
-    out, flagged = {}, set()
+    out: dict[str, float | None] = {}
+    flagged: set[str] = set()
     for r in rows or []:
         if (r.factor, r.level) in (YARDSTICK, TORCH_YARDSTICK):
             for m, d in r.models.items():
@@ -228,7 +246,10 @@ def seed_unit(rows: list | None) -> dict:
 
 
 def explain_pair(
-    store: Store, pair, curves: dict | None, unit: dict | None = None
+    store: Store,
+    pair: StoredPair,
+    curves: dict[str, list[Any]] | None,
+    unit: dict[str, float | None] | None = None,
 ) -> PairExplanation:
     """One stored pair: each stage's origin, each model's flips (also in seed units, ``unit``:
     seed_unit's), and (an environment factor, with a perturbation curve) the flips beside what
@@ -245,25 +266,30 @@ def explain_pair(
     stages = {}
     for s, origin in origins(store, pair.a, pair.b).items():
         d = c.models.get(s)
-        pred = amplify.predict(curves.get(s, []), emb_rel) if curve is None and d else None
+        pred = (
+            amplify.predict(curves.get(s, []), emb_rel) if curve is None and d and curves else None
+        )
         flips = d.flips if d else None
         stages[s] = StageOrigin(
             origin,
             flips=flips,
             predicted_flips=pred,
-            reading=READINGS[amplify.reading(d.flips, pred)] if pred is not None else None,
+            reading=READINGS[amplify.reading(d.flips, pred)] if d and pred is not None else None,
             seed_units=ratio(flips, (unit or {}).get(s)),
         )
     first = next((s for s, o in stages.items() if o.origin == "originates"), None)
     return PairExplanation(pair.a, pair.b, pair.label, pair.level, stages, first, emb_rel, curve)
 
 
-def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = None) -> dict:
+def explain_factor(
+    store: Store, dataset: str, factor: str, rows: list[BudgetRow] | None = None
+) -> dict[str, Any]:
     """{"factor", "pairs": [PairExplanation], "skipped": [(label, why)]} of a factor's stored
     pairs on ``dataset``; ``rows`` are the budget's rows (their perturbation curves)."""
     curves, unit = amplify.curves(rows or []), seed_unit(rows)
     pairs = [p for p in store.pairs(dataset) if p.factor == factor]
-    out, skipped = [], []
+    out: list[PairExplanation] = []
+    skipped: list[tuple[str, str]] = []
     for p in pairs:
         why = unexplainable(store, p.a, p.b, stored=True)
         if why:
@@ -273,7 +299,7 @@ def explain_factor(store: Store, dataset: str, factor: str, rows: list | None = 
     return {"factor": factor, "pairs": out, "skipped": skipped}
 
 
-def output_origins(store: Store, a: str, b: str) -> dict:
+def output_origins(store: Store, a: str, b: str) -> dict[str, str]:
     """{output: identical | differs} of a stored pair of a lab's pipeline runs: a file declares
     outputs, not stages, so nothing is cross-fed and a differing output's origin is the release
     scan's to find (kit.analysis.releases). An output only one run holds differs."""
@@ -286,7 +312,7 @@ def output_origins(store: Store, a: str, b: str) -> dict:
     }
 
 
-def explain_outputs(store: Store, pipeline: str, factor: str) -> dict:
+def explain_outputs(store: Store, pipeline: str, factor: str) -> dict[str, Any]:
     """explain_factor's answer for a lab's pipeline ``pipeline`` (its sha256): each of the
     factor's stored pairs with each output identical or differing, before any release scan."""
     out = [

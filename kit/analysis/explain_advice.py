@@ -3,11 +3,14 @@ which stage's cause to pin, each figure read from the stored runs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.numbers import fmt
 from ..envs.releases import key
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
-from .explain_stored import stored_explanations
+from .explain import PairExplanation, StageOrigin
+from .explain_stored import StoredExplanation, stored_explanations
 
 _NAMES = {
     "kmer": "the 3-mer counts",
@@ -23,11 +26,11 @@ _NAMES = {
 }
 
 
-def _and(names: list) -> str:
+def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def kept_until(o, base: str) -> str | None:
+def kept_until(o: StageOrigin, base: str) -> str | None:
     """The release from which a stage's output stays off its ``base`` release's output (the
     first change that never goes back to it); None: the last release scanned gives base's."""
     at = None
@@ -36,7 +39,7 @@ def kept_until(o, base: str) -> str | None:
     return at
 
 
-def _cost(m: str, flips: int, yardstick: dict | None) -> tuple:
+def _cost(m: str, flips: int, yardstick: dict[str, Any] | None) -> tuple[str, float | None]:
     """('58 flips, 0.8 seed units', seed units or None) of one model's flips in the pair."""
     unit = ((yardstick or {}).get("flips") or {}).get(m)
     su = flips / unit if unit else None
@@ -46,14 +49,16 @@ def _cost(m: str, flips: int, yardstick: dict | None) -> tuple:
     ), su
 
 
-def _pins(x: dict, e, yardstick) -> list:
+def _pins(
+    x: StoredExplanation, e: PairExplanation, yardstick: dict[str, Any] | None
+) -> list[dict[str, Any]]:
     """One recommendation per release at which models' originating outputs change for good."""
     rows = [r for r in e.releases if r["status"] == "built"]
     if len(rows) < 2:
         return []
     base, last = rows[0]["version"], rows[-1]["version"]
     word = "below" if key(last) > key(base) else "above"
-    at: dict = {}
+    at: dict[str, list[tuple[str, int]]] = {}
     for m in MODELS:
         o = e.stages.get(m)
         if o and o.origin == "originates" and o.flips:
@@ -87,10 +92,10 @@ def _pins(x: dict, e, yardstick) -> list:
     return out
 
 
-def _starts(x: dict) -> list:
+def _starts(x: StoredExplanation) -> list[dict[str, Any]]:
     """Where a factor's stages only inherit: the stage the difference starts in, once per
     distinct reading over its explained pairs."""
-    seen: dict = {}
+    seen: dict[tuple[str, tuple[str, ...]], list[PairExplanation]] = {}
     for e in x["pairs"]:
         inherited = tuple(s for s, o in e.stages.items() if o.origin == "inherited")
         if e.first_origin and inherited:
@@ -120,9 +125,9 @@ def _starts(x: dict) -> list:
     return out
 
 
-def recommendations(store: Store, dataset: str, b: dict) -> list:
+def recommendations(store: Store, dataset: str, b: dict[str, Any]) -> list[dict[str, Any]]:
     """Advice from the stored explanations ([] when `kit explain` stored none)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for x in stored_explanations(store, dataset, b["rows"]):
         for e in x["pairs"]:
             if e.library:

@@ -8,16 +8,42 @@ a's arrays that are stored (the releases that were built and run), in scan order
 
 from __future__ import annotations
 
-from ..core.spec import FEEDS
+from typing import Any, TypedDict
+
+from ..core.spec import RunSpec
 from ..envs.probes import PREFIX, PYTHON
 from ..envs.releases import is_final, key, minor
 from ..runs.store import Store
+from ..runs.store.records import StoredPair, StoredRun
+from ..worker.pipeline import FEEDS
 from . import amplify
-from .explain import GROUP, explain_outputs, explain_pair, feed_spec, seed_unit, unexplainable
+from .explain import (
+    GROUP,
+    PairExplanation,
+    explain_outputs,
+    explain_pair,
+    feed_spec,
+    seed_unit,
+    unexplainable,
+)
+from .records import BudgetRow
 from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index, verified_here
 
 # a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
 _NEVER = ("only whole pipeline runs", "another split")
+
+Fed = dict[str, list[RunSpec]]  # {input run: [feed spec]}
+
+
+class StoredExplanation(TypedDict):
+    """A factor's explanations as the store holds them (``stored_explanation``)."""
+
+    factor: str
+    pairs: list[PairExplanation]
+    missing: list[tuple[str, str]]  # (label, why)
+    skipped: list[tuple[str, str]]  # (label, why)
+    runs: int  # cross-fed runs still to make
+    stored: bool  # whether any is stored
 
 
 def not_yet(factor: str, runs: int) -> str:
@@ -28,16 +54,16 @@ def not_yet(factor: str, runs: int) -> str:
     )
 
 
-def _feeds(store: Store) -> dict:
+def _feeds(store: Store) -> Fed:
     """{input run: [feed spec]} of every stored cross-fed run."""
-    out: dict = {}
+    out: Fed = {}
     for s in store.specs().values():
         if s.kind == "feed":
             out.setdefault(s.input, []).append(s)
     return out
 
 
-def _own(store: Store, pair, fed: dict) -> bool:
+def _own(store: Store, pair: StoredPair, fed: Fed) -> bool:
     """Whether any cross-fed run of this pair is stored (a scan needs them: it reruns the
     stages they found originating)."""
     a, b = store.run(pair.a).spec, store.run(pair.b).spec
@@ -45,27 +71,29 @@ def _own(store: Store, pair, fed: dict) -> bool:
     return any(s.run_id in ids for s in fed.get(pair.a, ()))
 
 
-def measured(run, package: str) -> str | None:
+def measured(run: StoredRun, package: str) -> str | None:
     """The version of ``package`` a stored run measured (python: its interpreter's minor, what a
     Python scan names its releases by); None when its manifest does not say."""
     return measured_in(run.manifest, package)
 
 
-def measured_in(manifest: dict, package: str) -> str | None:
+def measured_in(manifest: object, package: str) -> str | None:
     """What ``measured`` reads, from a manifest (a bundle's run, before it is stored)."""
     env = manifest.get("env", {}) if isinstance(manifest, dict) else {}
     env = env if isinstance(env, dict) else {}
     if package == PYTHON:
         return minor(env["python"]) if isinstance(env.get("python"), str) else None
     packages = env.get("packages")
-    return packages.get(package) if isinstance(packages, dict) else None
+    version = packages.get(package) if isinstance(packages, dict) else None
+    return version if isinstance(version, str) else None
 
 
-def _probed(store: Store, pair, fed: dict) -> dict:
+def _probed(store: Store, pair: StoredPair, fed: Fed) -> dict[str, dict[str, Release]]:
     """{package: {version: Release}} of every stored probe run a scan made on a's arrays (made
     here or read from a bundle), each run measured at the release its probe's name says."""
     a = store.run(pair.a).spec
-    prefix, found = f"{PREFIX}{a.stack}-", {}
+    prefix = f"{PREFIX}{a.stack}-"
+    found: dict[str, dict[str, Release]] = {}
     for s in fed.get(pair.a, ()):
         package, _, version = s.stack[len(prefix) :].rpartition("-")
         if not (
@@ -79,7 +107,9 @@ def _probed(store: Store, pair, fed: dict) -> dict:
     return found
 
 
-def _scan(store: Store, pair, fed: dict, any_package: bool = False) -> tuple:
+def _scan(
+    store: Store, pair: StoredPair, fed: Fed, any_package: bool = False
+) -> tuple[str | None, list[Release]]:
     """(package, [Release]) of the stored probe runs on a's arrays, in scan order (a's version
     of the package towards b's), for a package the pair's two runs measured at different
     versions (a's arrays are shared by its pairs: another factor's pair is not scanned; a lab
@@ -100,7 +130,7 @@ def _scan(store: Store, pair, fed: dict, any_package: bool = False) -> tuple:
     return (package, releases) if len(releases) > 1 else (None, [])
 
 
-def _missing_runs(store: Store, pair, e) -> int:
+def _missing_runs(store: Store, pair: StoredPair, e: PairExplanation) -> int:
     """The cross-fed runs this pair still needs (one per group of its unmeasured stages)."""
     a, b = store.run(pair.a).spec, store.run(pair.b).spec
     groups = {GROUP[s] for s, o in e.stages.items() if o.origin == "not measured"}
@@ -111,17 +141,17 @@ def stored_explanation(
     store: Store,
     dataset: str,
     factor: str,
-    rows: list | None = None,
-    fed: dict | None = None,
+    rows: list[BudgetRow] | None = None,
+    fed: Fed | None = None,
     level: str | None = None,
-) -> dict:
+) -> StoredExplanation:
     """{"factor", "pairs": [PairExplanation], "missing": [(label, why)], "skipped": [(label,
     why)], "runs": cross-fed runs still to make, "stored": whether any is stored} of a
     factor's pairs on ``dataset``, from the stored runs alone; ``rows``: the budget's rows
     (their perturbation curves); ``level``: that level's pairs only (a budget row's)."""
     fed = _feeds(store) if fed is None else fed
     curves, unit = amplify.curves(rows or []), seed_unit(rows)
-    out = {"factor": factor, "pairs": [], "missing": [], "skipped": [], "runs": 0, "stored": False}
+    out = StoredExplanation(factor=factor, pairs=[], missing=[], skipped=[], runs=0, stored=False)
     for p in store.pairs(dataset):
         if p.factor != factor or level not in (None, p.level):
             continue
@@ -146,7 +176,7 @@ def stored_explanation(
     return out
 
 
-def stored_output_explanations(store: Store, pipeline: str) -> list:
+def stored_output_explanations(store: Store, pipeline: str) -> list[dict[str, Any]]:
     """A lab file's explanations the store holds, one per factor with a stored release scan:
     explain_outputs with each pair's scan (the whole file rerun in probe stacks, runs stored
     here or from a bundle with their arrays) applied, read back; nothing is run. [] when no
@@ -170,7 +200,9 @@ def stored_output_explanations(store: Store, pipeline: str) -> list:
     return out
 
 
-def stored_explanations(store: Store, dataset: str, rows: list | None = None) -> list:
+def stored_explanations(
+    store: Store, dataset: str, rows: list[BudgetRow] | None = None
+) -> list[StoredExplanation]:
     """stored_explanation of every factor on ``dataset`` with a stored cross-fed run, in the
     order its pairs were stored ([] when there is none: nothing reads differently)."""
     fed = _feeds(store)
@@ -182,10 +214,10 @@ def stored_explanations(store: Store, dataset: str, rows: list | None = None) ->
     return [stored_explanation(store, dataset, f, rows, fed) for f in touched]
 
 
-def explain_runs(store: Store, pairs: list) -> list:
+def explain_runs(store: Store, pairs: list[StoredPair]) -> list[str]:
     """The stored runs `kit explain` made for ``pairs``: their cross-fed runs and the probe
     runs of their release scans (what a bundle of those pairs carries to explain them)."""
-    fed, out = _feeds(store), []
+    fed, out = _feeds(store), list[str]()
     for p in pairs:
         a, b = store.run(p.a).spec, store.run(p.b).spec
         ids = {feed_spec(a, b, g).run_id for g in FEEDS}

@@ -3,37 +3,51 @@ pipeline on a dataset's clustering, or of a lab's pipeline with its protein ids 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core.errors import KitError
+from ..core.spec import RunSpec
 from ..core.subject import Subject
+from ..data.dataset import Dataset, load_dataset, stored_datasets
+from ..data.homology import Clustering, stored_clusterings
+from ..data.homology_edges import stored_hits_of
 from ..runs.store import Store
 from ..worker.pipeline import MODELS
 from .cluster_bootstrap import cluster_weights, run_cluster_verdicts
 from .cluster_bootstrap import compare as compare_bootstraps
 from .compare import has_arrays
 from .leakage import leakage, run_leakage
-from .records import HomologyModel, HomologySummary, HomologyVerdict
+from .records import ClusterVerdict, HomologyModel, HomologySummary, HomologyVerdict, ModelLeakage
 from .verdicts import KEYS, Unfit, bootstrap, has_verdicts, models_and_truth, scores
 
 
-def _median(xs: list) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return float(np.median(xs)) if xs else None
+def _median(xs: Sequence[float | None]) -> float | None:
+    got = [x for x in xs if x is not None]
+    return float(np.median(got)) if got else None
 
 
-def _range(xs: list) -> list | None:
-    xs = [x for x in xs if x is not None]
-    return [float(min(xs)), float(max(xs))] if xs else None
+def _range(xs: Sequence[float | None]) -> list[float] | None:
+    got = [x for x in xs if x is not None]
+    return [float(min(got)), float(max(got))] if got else None
+
+
+Split = tuple[np.ndarray, np.ndarray]  # a run's test clusters and train-homolog mask
+# {run: {output: its protein ids, or the Unfit saying why not}} (read_ids)
+Read = dict[str, dict[str, list[str] | Unfit]]
 
 
 MIN_CLUSTERS = 20  # fewer test clusters than this and a cluster bootstrap measures nothing
 
 
-def _runs(store: Store, dataset: str, n_test: int) -> tuple[list, list]:
+def _runs(store: Store, dataset: str, n_test: int) -> tuple[list[str], list[str]]:
     """(the runs measured, [run id and why left out]): runs with verdicts whose arrays are here
     and whose test set is the clustering's."""
-    runs, left = [], []
+    runs: list[str] = []
+    left: list[str] = []
     for r in store.runs(dataset):
         if not has_verdicts(r.spec) or r.spec.kind == "feed":  # explain's cross-fed runs
             continue
@@ -49,38 +63,41 @@ def _runs(store: Store, dataset: str, n_test: int) -> tuple[list, list]:
     return runs, left
 
 
-def _own_split(store: Store, run: str, spec, labels, n_train) -> tuple | None:
+def _own_split(
+    store: Store, run: str, spec: RunSpec, labels: ArrayLike | None, n_train: int | None
+) -> Split | None:
     """A re-split run's (seed:split) test clusters and train-homolog mask, or None when its
     stored test positions are not the ones its split seed makes (an imported array is never
     trusted: the permutation is recomputed here, as the worker made it)."""
     if labels is None or n_train is None:
         return None
-    labels = np.asarray(labels, np.int64)
-    want = np.random.default_rng(spec.split).permutation(len(labels))[n_train:]
+    every = np.asarray(labels, np.int64)
+    want = np.random.default_rng(spec.split).permutation(len(every))[n_train:]
     try:
         test = store.array(run, "split.test")
     except KitError:  # a run that says it was re-split but holds no positions
         return None
     if test.shape != want.shape or not np.array_equal(test, want):
         return None
-    return _resplit(labels, test)
+    return _resplit(every, test)
 
 
-def _model(per_run: list) -> HomologyModel:
-    fields = {
-        "acc_with_homolog": "acc_with",
-        "acc_without_homolog": "acc_without",
-        "auc_with_homolog": "auc_with",
-        "auc_without_homolog": "auc_without",
-    }
-    out = {}
-    for name, attr in fields.items():
-        xs = [getattr(x, attr) for x in per_run]
-        out[name], out[name + "_range"] = _median(xs), _range(xs)
-    return HomologyModel(**out)
+def _model(per_run: list[ModelLeakage]) -> HomologyModel:
+    aw, ao = [x.acc_with for x in per_run], [x.acc_without for x in per_run]
+    uw, uo = [x.auc_with for x in per_run], [x.auc_without for x in per_run]
+    return HomologyModel(
+        acc_with_homolog=_median(aw),
+        acc_without_homolog=_median(ao),
+        auc_with_homolog=_median(uw),
+        auc_without_homolog=_median(uo),
+        acc_with_homolog_range=_range(aw),
+        acc_without_homolog_range=_range(ao),
+        auc_with_homolog_range=_range(uw),
+        auc_without_homolog_range=_range(uo),
+    )
 
 
-def _verdict(key: str, rows: list) -> HomologyVerdict:
+def _verdict(key: str, rows: list[ClusterVerdict]) -> HomologyVerdict:
     ratios = [r.width_ratio for r in rows]
     return HomologyVerdict(
         verdict=key,
@@ -101,7 +118,7 @@ def _verdict(key: str, rows: list) -> HomologyVerdict:
     )
 
 
-def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
+def _resplit(labels: np.ndarray, test: np.ndarray) -> Split | None:
     """A re-split run's (seed:split) own test clusters and train-homolog mask, from the
     clustering's labels in the dataset's stored order and the run's test positions in it;
     None when the positions are not distinct proteins of this dataset (an imported run's
@@ -125,10 +142,10 @@ def _resplit(labels: np.ndarray, test: np.ndarray) -> tuple | None:
 def homology_summary(
     store: Store,
     dataset: str,
-    test_clusters,
-    test_with_train_homolog,
-    clustering: dict | None = None,
-    labels=None,
+    test_clusters: ArrayLike,
+    test_with_train_homolog: ArrayLike,
+    clustering: dict[str, Any] | None = None,
+    labels: ArrayLike | None = None,
     n_train: int | None = None,
     min_clusters: int = MIN_CLUSTERS,
 ) -> HomologySummary:
@@ -143,28 +160,30 @@ def homology_summary(
     intervals instead of widening them.
     """
     with_homolog = np.asarray(test_with_train_homolog, bool)
-    runs, left = _runs(store, dataset, len(np.asarray(test_clusters)))
+    clusters = np.asarray(test_clusters)
+    runs, left = _runs(store, dataset, len(clusters))
     specs = store.specs(dataset)
-    own = {}
+    own: dict[str, Split] = {}
     for r in runs:
-        own[r] = (
-            (test_clusters, with_homolog)
+        got = (
+            (clusters, with_homolog)
             if specs[r].split < 0
             else _own_split(store, r, specs[r], labels, n_train)
         )
-        if own[r] is None:
+        if got is None:
             left.append(
                 f"{r[:12]}: its re-split's test positions are not the ones its split seed makes"
                 if labels is not None
                 else f"{r[:12]}: a re-split (seed:split) needs the whole clustering"
             )
-        elif len(np.unique(own[r][0])) < min_clusters:
+        elif len(np.unique(got[0])) < min_clusters:
             left.append(
-                f"{r[:12]}: {len(np.unique(own[r][0]))} test clusters, fewer than "
+                f"{r[:12]}: {len(np.unique(got[0]))} test clusters, fewer than "
                 f"{min_clusters}: a cluster bootstrap needs more"
             )
-            own[r] = None
-    runs = [r for r in runs if own[r] is not None]
+        else:
+            own[r] = got
+    runs = [r for r in runs if r in own]
     leak = [run_leakage(store, r, own[r][1]) for r in runs]
     per_run = [run_cluster_verdicts(store, r, own[r][0]) for r in runs]
     name = store.datasets().get(dataset, {}).get("name", dataset)
@@ -175,28 +194,28 @@ def homology_summary(
 
 def summarise(
     name: str,
-    masks: list,
-    leak: list,
-    per_run: list,
-    keys: tuple,
-    models: tuple,
-    left: list,
-    clustering: dict | None = None,
-    with_homolog=None,
+    masks: list[np.ndarray],
+    leak: list[dict[str, ModelLeakage]],
+    per_run: list[list[ClusterVerdict]],
+    keys: Sequence[str],
+    models: Sequence[str],
+    left: list[str],
+    clustering: dict[str, Any] | None = None,
+    with_homolog: ArrayLike | None = None,
 ) -> HomologySummary:
     """The medians over the runs measured: ``masks`` (each run's train-homolog mask per test
     protein), ``leak`` ({model: ModelLeakage} per run; [] with ``models`` () when no run's
     leakage could be measured), ``per_run`` (each run's [ClusterVerdict] in ``keys`` order);
     ``with_homolog``: the counts shown when no run is measured."""
-    with_homolog = np.asarray([] if with_homolog is None else with_homolog, bool)
+    shown = np.asarray([] if with_homolog is None else with_homolog, bool)
     by_key = {k: [rows[i] for rows in per_run] for i, k in enumerate(keys)}
     n_with = [int(m.sum()) for m in masks]
     n_without = [int((~m).sum()) for m in masks]
     return HomologySummary(
         dataset=name,
         runs=len(per_run),
-        n_with_homolog=int(np.median(n_with)) if masks else int(with_homolog.sum()),
-        n_without_homolog=int(np.median(n_without)) if masks else int((~with_homolog).sum()),
+        n_with_homolog=int(np.median(n_with)) if masks else int(shown.sum()),
+        n_without_homolog=int(np.median(n_without)) if masks else int((~shown).sum()),
         n_with_homolog_range=_range(n_with),
         n_without_homolog_range=_range(n_without),
         models={m: _model([x[m] for x in leak]) for m in models},
@@ -235,10 +254,8 @@ def for_dataset(
     )
 
 
-def _search(c, n_test: int) -> dict:
+def _search(c: Clustering, n_test: int) -> dict[str, Any]:
     """The leakage search's figures (`kit data homology` stores it), or {} when never run."""
-    from ..data.homology_edges import stored_hits_of
-
     found = stored_hits_of(c.dataset, c.n_train, n_test, c.identity, c.coverage)
     if found is None:
         return {}
@@ -252,11 +269,9 @@ def _search(c, n_test: int) -> dict:
 
 def _clusterings(
     sha: str, n: int, n_train: int, identity: float | None, coverage: float | None
-) -> list:
+) -> list[Clustering]:
     """The stored clusterings of dataset ``sha`` (``n`` proteins, ``n_train`` of them train), only
     those at ``identity``/``coverage`` when given: kit's own dataset's and a pipeline's alike."""
-    from ..data.homology import stored_clusterings
-
     return [
         c
         for c in stored_clusterings(sha, n, n_train)
@@ -274,36 +289,40 @@ MAKE = (
 )
 
 
-def protein_outputs(kinds) -> tuple:
+def protein_outputs(kinds: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(the "proteins" output of ``kinds`` (a subject's declared output kinds), its "train
     proteins" output), None where undeclared."""
-    return tuple(
-        next((k for k, v in kinds.items() if v == kind), None)
-        for kind in ("proteins", "train proteins")
-    )
+
+    def first(kind: str) -> str | None:
+        return next((k for k, v in kinds.items() if v == kind), None)
+
+    return first("proteins"), first("train proteins")
 
 
-def _pipeline_runs(store: Store, sha: str) -> list:
+def _pipeline_runs(store: Store, sha: str) -> list[str]:
     return [r.id for r in store.runs(sha) if r.spec.pipeline == sha]
 
 
-def _ids(store: Store, run: str, output: str) -> list:
+def _ids(store: Store, run: str, output: str) -> list[str]:
     """A run's protein ids as str (a fixed-width bytes output, 'S', read as UTF-8), or Unfit:
     an imported or forged run may hold anything under the name (2-d, 0-d, numbers, bad bytes)."""
     a = store.array(run, output)
     if a.ndim != 1 or a.dtype.kind not in "US":
         raise Unfit(f"its {output} is {a.ndim}-d {a.dtype}, not a 1-d string array of ids")
     try:
-        return (np.char.decode(a, "utf-8", "strict") if a.dtype.kind == "S" else a).tolist()
+        ids: list[str] = (
+            np.char.decode(a, "utf-8", "strict") if a.dtype.kind == "S" else a
+        ).tolist()
+        return ids
     except UnicodeDecodeError:
         raise Unfit(f"its {output} holds bytes that are not UTF-8") from None
 
 
-def read_ids(store: Store, subject: Subject) -> dict:
+def read_ids(store: Store, subject: Subject) -> Read:
     """{run: {output: its ids as str, or the Unfit saying why not}} of the pipeline's stored runs
     with arrays, for each protein output a run holds: read once (each read verifies the array's
     hash), to choose the dataset and then to place each run in it (output_homology's ``read``)."""
-    out: dict = {}
+    out: Read = {}
     for r in _pipeline_runs(store, subject.sha256):
         stages = store.run(r).stages
         held = [k for k in protein_outputs(subject.kinds) if k and k in stages]
@@ -323,21 +342,19 @@ def find_clustering(
     data: str | None = None,
     identity: float | None = None,
     coverage: float | None = None,
-) -> tuple:
+) -> tuple[Dataset, Clustering, str, Read | None]:
     """(dataset, its clustering, one line saying which and why, the runs' ids as read_ids read
     them or None): ``data``'s, else among the stored datasets with a clustering (at
     ``identity``/``coverage`` if given) that hold every protein id of the pipeline's runs, the
     smallest (the tightest fit: most likely the lab's own import of these proteins), ties by
     name. KitError, one line, when there is none."""
-    from ..data.dataset import load_dataset, stored_datasets
-
     at = "".join(
         f" --{k} {v:g}"
         for k, v in (("identity", identity), ("coverage", coverage))
         if v is not None
     )
 
-    def clusterings(ds):
+    def clusterings(ds: Dataset) -> list[Clustering]:
         return _clusterings(ds.sha256, ds.n, ds.n_train, identity, coverage)
 
     if not _pipeline_runs(store, subject.sha256):
@@ -355,7 +372,8 @@ def find_clustering(
         return ds, found[0], f"dataset {ds.name} (--data)", None
     read = read_ids(store, subject)
     ids = {x for got in read.values() for v in got.values() if not isinstance(v, Unfit) for x in v}
-    fits, near = [], []
+    fits: list[tuple[int, int, str, Dataset, Clustering, set[str]]] = []
+    near: list[tuple[int, int, str, Dataset, Clustering, set[str]]] = []
     for name in stored_datasets():
         try:
             ds = load_dataset(name, generate=False)
@@ -391,12 +409,12 @@ def find_clustering(
 
 
 def _positions(
-    store: Store, run: str, output: str, index: dict, ds_name: str, read: dict
+    store: Store, run: str, output: str, index: dict[str, int], ds_name: str, read: Read
 ) -> np.ndarray:
     if output not in store.run(run).stages:
         raise Unfit(f"it holds no {output!r} output")
-    ids = read.get(run, {}).get(output)
-    ids = _ids(store, run, output) if ids is None else ids
+    got = read.get(run, {}).get(output)
+    ids = _ids(store, run, output) if got is None else got
     if isinstance(ids, Unfit):
         raise ids
     at = [index.get(x, -1) for x in ids]
@@ -416,10 +434,10 @@ def _positions(
     return np.asarray(at, np.int64)
 
 
-def _index(ds, labels: np.ndarray) -> dict:
+def _index(ds: Dataset, labels: np.ndarray) -> dict[str, int]:
     """{accession: its position in the dataset}; -2 for one the dataset holds twice in two
     clusters (an import keeps repeated accessions: its cluster is then not one)."""
-    index: dict = {}
+    index: dict[str, int] = {}
     for i, a in enumerate(ds.ids):
         j = index.setdefault(a, i)
         if j >= 0 and labels[j] != labels[i]:
@@ -427,13 +445,23 @@ def _index(ds, labels: np.ndarray) -> dict:
     return index
 
 
-def _one(store, run, subject, ds, labels, index, min_clusters, read) -> tuple:
+def _one(
+    store: Store,
+    run: str,
+    outputs: tuple[tuple[str, ...], str, str, str | None],
+    ds: Dataset,
+    labels: np.ndarray,
+    index: dict[str, int],
+    min_clusters: int,
+    read: Read,
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray | None, str]:
     """(probabilities, truth, test clusters, train-homolog mask or None, why it is None with
-    train proteins declared) of one run, or Unfit."""
-    prot, train = protein_outputs(subject.kinds)
+    train proteins declared) of one run, or Unfit. ``outputs``: the subject's (models, truth,
+    proteins, train proteins), as output_homology found them declared."""
+    models, truth, prot, train = outputs
     if not has_arrays(store, run):
         raise Unfit("imported without its arrays")
-    probs, y = scores(store, run, *models_and_truth(subject.kinds))
+    probs, y = scores(store, run, models, truth)
     test = _positions(store, run, prot, index, ds.name, read)
     if len(test) != len(y):
         raise Unfit(f"{prot} holds {len(test):,} ids, the truth {len(y):,} rows")
@@ -453,12 +481,12 @@ def _one(store, run, subject, ds, labels, index, min_clusters, read) -> tuple:
 def output_homology(
     store: Store,
     subject: Subject,
-    ds,
-    c,
+    ds: Dataset,
+    c: Clustering,
     chosen: str = "",
-    read: dict | None = None,
+    read: Read | None = None,
     min_clusters: int = MIN_CLUSTERS,
-) -> dict:
+) -> dict[str, Any]:
     """Pipeline ``subject``'s runs on dataset ``ds``'s clustering ``c`` (kit.data.homology): each
     run's verdicts of every pair of its probabilities outputs under the protein and the cluster
     bootstrap, and with a "train proteins" output each model's leakage split; medians over the
@@ -478,7 +506,13 @@ def output_homology(
         )
     labels = np.asarray(c.labels, np.int64)
     index = _index(ds, labels)
-    masks, leak, per_run, left, keys, seen, unsplit = [], [], [], [], (), set(), []
+    masks: list[np.ndarray] = []
+    leak: list[dict[str, ModelLeakage]] = []
+    per_run: list[list[ClusterVerdict]] = []
+    left: list[str] = []
+    keys: tuple[str, ...] = ()
+    seen: set[tuple[str | None, ...]] = set()
+    unsplit: list[str] = []
     runs = _pipeline_runs(store, subject.sha256)
     for run in runs:
         # a repeat's runs are one measurement: counted once, the medians not weighted by them
@@ -490,13 +524,20 @@ def output_homology(
             continue
         try:
             probs, y, clusters, mask, no_mask = _one(
-                store, run, subject, ds, labels, index, min_clusters, read or {}
+                store,
+                run,
+                (models, truth, prot, train),
+                ds,
+                labels,
+                index,
+                min_clusters,
+                read or {},
             )
         except Unfit as e:
             left.append(f"{run[:12]}: {e}")
             continue
         seen.add(same)  # only once read: an unreadable twin must not hide a readable one
-        rows = []
+        rows: list[ClusterVerdict] = []
         if len(models) > 1:
             protein = bootstrap(probs, y, models=models)
             keys = tuple(k for k in protein if k != "_scores")  # a model may be named "_lr"

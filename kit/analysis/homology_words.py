@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from .records import HomologySummary
 
 MIN_SIDE = 20  # test proteins on each side before advice compares their accuracies
@@ -46,7 +49,7 @@ def counts(h: HomologySummary) -> str:
     """'245 test proteins with a train homolog and 155 without' (medians over the runs, with
     their ranges where the runs' test sets differ: re-splits)."""
 
-    def spread(r) -> str:
+    def spread(r: Sequence[float] | None) -> str:
         return f" ({int(r[0]):,}-{int(r[1]):,} over the runs)" if r and r[0] != r[1] else ""
 
     return (
@@ -55,7 +58,7 @@ def counts(h: HomologySummary) -> str:
     )
 
 
-def recommendations(h: HomologySummary | None) -> list:
+def recommendations(h: HomologySummary | None) -> list[dict[str, Any]]:
     """What advice says of homology: how much too narrow the protein bootstrap is here, how
     many verdicts rest on homologs, and how far accuracy leans on test proteins with a train
     homolog (the leakage a homology-disjoint split removes), each figure with its n."""

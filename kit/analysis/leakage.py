@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core.errors import KitError
 from ..runs.store import Store
@@ -11,7 +14,7 @@ from .auc import auc
 from .records import ModelLeakage
 
 
-def _side(p: np.ndarray, y: np.ndarray) -> tuple:
+def _side(p: np.ndarray, y: np.ndarray) -> tuple[float | None, float | None]:
     """(accuracy, AUC) of one side; None for what it cannot measure (no protein; one class)."""
     if len(y) == 0:
         return None, None
@@ -19,20 +22,25 @@ def _side(p: np.ndarray, y: np.ndarray) -> tuple:
     return acc, (None if len(np.unique(y)) < 2 else auc(p, y))
 
 
-def leakage(probs: dict, y, with_homolog, models: tuple = MODELS) -> dict[str, ModelLeakage]:
+def leakage(
+    probs: Mapping[str, ArrayLike],
+    y: ArrayLike,
+    with_homolog: ArrayLike,
+    models: Sequence[str] = MODELS,
+) -> dict[str, ModelLeakage]:
     """{model: its accuracy and AUC on each side} for one run's test probabilities (``models``:
     kit's four, or a lab pipeline's probabilities outputs)."""
-    y = np.asarray(y).astype(np.int64)
+    labels = np.asarray(y).astype(np.int64)
     side = np.asarray(with_homolog)
-    if side.dtype != bool or side.shape != y.shape:
+    if side.dtype != bool or side.shape != labels.shape:
         raise KitError(
-            f"test_with_train_homolog must be one bool per test protein ({len(y)}); "
+            f"test_with_train_homolog must be one bool per test protein ({len(labels)}); "
             f"got {side.dtype} of shape {side.shape}"
         )
     out = {}
     for m in models:
         p = np.asarray(probs[m], np.float64)
-        (aw, uw), (ao, uo) = _side(p[side], y[side]), _side(p[~side], y[~side])
+        (aw, uw), (ao, uo) = _side(p[side], labels[side]), _side(p[~side], labels[~side])
         out[m] = ModelLeakage(
             n_with=int(side.sum()),
             n_without=int((~side).sum()),
@@ -44,7 +52,7 @@ def leakage(probs: dict, y, with_homolog, models: tuple = MODELS) -> dict[str, M
     return out
 
 
-def run_leakage(store: Store, run_id: str, with_homolog) -> dict[str, ModelLeakage]:
+def run_leakage(store: Store, run_id: str, with_homolog: ArrayLike) -> dict[str, ModelLeakage]:
     """A run's leakage split, from its stored test probabilities and labels."""
     return leakage(
         {m: store.array(run_id, m) for m in MODELS}, store.array(run_id, "y_test"), with_homolog

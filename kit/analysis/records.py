@@ -4,9 +4,13 @@ the JSON edge, ``to_json()``)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # digits imports numpy: its type only, for annotations
+    from .digits import Agreement
 
 
-def _keys(d: dict, sort: bool) -> dict:
+def _keys(d: dict[str, Any], sort: bool) -> dict[str, Any]:
     return dict(sorted(d.items())) if sort else d
 
 
@@ -16,11 +20,11 @@ class EmbeddingDiff:
 
     rel_fro: float  # the whole embedding's relative difference
     sign_flips: int
-    components: list  # each column's relative difference
-    values: list | None  # each singular value's (None: a perturbed run has none)
+    components: list[float]  # each column's relative difference
+    values: list[float] | None  # each singular value's (None: a perturbed run has none)
     sv_rel_max: float | None
 
-    def to_json(self, sort: bool = False) -> dict:
+    def to_json(self, sort: bool = False) -> dict[str, Any]:
         return _keys(asdict(self), sort)
 
 
@@ -39,7 +43,7 @@ class ModelDiff:
     auc_b: float
     d_auc: float
 
-    def to_json(self, sort: bool = False) -> dict:
+    def to_json(self, sort: bool = False) -> dict[str, Any]:
         return _keys(asdict(self), sort)
 
 
@@ -48,19 +52,17 @@ class Comparison:
     """How far two runs differ; a measure their kind of run lacks is None (a torch run has no
     embedding, a perturbed one no ARPACK embedding, k-means or neighbours)."""
 
-    identical: dict  # {display stage: bitwise identical}
+    identical: dict[str, bool]  # {display stage: bitwise identical}
     n_test: int
     embedding: str  # the SVD the models used: "svd_rand" or "svd_arpack"
     svd_rand: EmbeddingDiff | None = None
     svd_arpack: EmbeddingDiff | None = None
-    digits: dict = field(
-        default_factory=dict
-    )  # {stage: significant digits kept (kit.analysis.digits)}
+    digits: dict[str, Agreement] = field(default_factory=dict)  # {stage: digits kept}
     kmeans_ari: float | None = None
     kmeans_inertia_rel: float | None = None
     knn_jaccard: float | None = None
-    models: dict = field(default_factory=dict)  # {model: ModelDiff}
-    env_diff: dict = field(default_factory=dict)  # {attribute: [a, b]}
+    models: dict[str, ModelDiff] = field(default_factory=dict)
+    env_diff: dict[str, list[Any]] = field(default_factory=dict)  # {attribute: [a, b]}
     # True: a run's arrays are not here (a hash-only bundle), so only ``identical`` (from the
     # recorded stage digests), ``n_test`` and ``env_diff`` are known; None (left out) otherwise
     digests_only: bool | None = None
@@ -77,16 +79,18 @@ class Comparison:
         return self.svd_arpack if self.embedding == "svd_arpack" else self.svd_rand
 
     @classmethod
-    def from_cache(cls, d: dict) -> Comparison:
-        emb = {k: EmbeddingDiff(**d[k]) for k in ("svd_rand", "svd_arpack") if k in d}
-        return cls(
-            **{**d, **emb, "models": {m: ModelDiff(**v) for m, v in d["models"].items()}},
-            cached=True,
-        )
+    def from_cache(cls, d: dict[str, Any]) -> Comparison:
+        emb: dict[str, EmbeddingDiff] = {
+            k: EmbeddingDiff(**d[k]) for k in ("svd_rand", "svd_arpack") if k in d
+        }
+        models = {m: ModelDiff(**v) for m, v in d["models"].items()}
+        fields_: dict[str, Any] = {**d, **emb, "models": models}
+        return cls(**fields_, cached=True)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The measures a pair lacks left out, keys in the order described at ``cached``."""
-        out, sort = {}, self.cached
+        out: dict[str, Any] = {}
+        sort = self.cached
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "cached" or (v is None and f.default is None):
@@ -122,35 +126,35 @@ class BudgetRow:
     factor: str
     level: str = ""
     pairs: int = 0
-    labels: list = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
     n_test: int = 0
-    stages: list = field(default_factory=list)
-    identical: dict = field(default_factory=dict)  # {stage: pairs identical there}
+    stages: list[str] = field(default_factory=list)
+    identical: dict[str, int] = field(default_factory=dict)  # {stage: pairs identical there}
     all_identical: int = 0  # pairs identical at every stage
     emb_rel_max: float | None = None
     emb_rel_median: float | None = None
     emb_rel_seed_units: float | None = None
     arpack_rel_max: float | None = None
-    runs: list = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
     sv_rel_max: float | None = None
-    digits_min: dict = field(default_factory=dict)
+    digits_min: dict[str, float] = field(default_factory=dict)
     emb_digits_min: float | None = None
-    components_median: list | None = None
-    values_median: list | None = None
+    components_median: list[float] | None = None
+    values_median: list[float] | None = None
     sign_flips_max: int | None = None
     kmeans_ari_min: float | None = None
     kmeans_ari_median: float | None = None
     knn_jaccard_min: float | None = None
     knn_jaccard_median: float | None = None
-    models: dict = field(default_factory=dict)  # {model: ModelBudget}
+    models: dict[str, ModelBudget] = field(default_factory=dict)
     verdicts_changed_max: int | None = None
-    verdict_changes: dict = field(default_factory=dict)
-    confounds: dict = field(default_factory=dict)
+    verdict_changes: dict[str, int] = field(default_factory=dict)  # {verdict: pairs}
+    confounds: dict[str, list[str]] = field(default_factory=dict)  # {attribute: [a -> b]}
     # a factor that changes what is measured (seed:split): its runs' accuracy spread and verdict
     # stability (kit.analysis.splits); None, and left out of the JSON, for every other row
-    splits: dict | None = None
+    splits: dict[str, Any] | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         if d["splits"] is None:
             del d["splits"]
@@ -169,7 +173,7 @@ class RunVerdict:
     hi: float
     verdict: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -181,11 +185,11 @@ class Verdict:
     runs: int  # distinct runs
     groups: int
     groups_changed: int  # groups whose runs disagree on it
-    counts: dict  # {">": runs, "<": runs, "=": runs}
+    counts: dict[str, int]  # {">": runs, "<": runs, "=": runs}
     stable: bool
-    per_run: list  # [RunVerdict]
+    per_run: list[RunVerdict]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -207,7 +211,7 @@ class ClusterVerdict:
     changed: bool  # the verdict differs under clusters
     lost: bool = False  # ... and what was significant (">" or "<") is not under clusters
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -224,7 +228,7 @@ class ModelLeakage:
     auc_with: float | None
     auc_without: float | None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -237,10 +241,10 @@ class HomologyModel:
     acc_without_homolog: float | None
     auc_with_homolog: float | None
     auc_without_homolog: float | None
-    acc_with_homolog_range: list | None
-    acc_without_homolog_range: list | None
-    auc_with_homolog_range: list | None
-    auc_without_homolog_range: list | None
+    acc_with_homolog_range: list[float] | None  # [min, max]
+    acc_without_homolog_range: list[float] | None
+    auc_with_homolog_range: list[float] | None
+    auc_without_homolog_range: list[float] | None
 
 
 @dataclass(frozen=True)
@@ -249,13 +253,13 @@ class HomologyVerdict:
 
     verdict: str
     width_ratio: float | None  # median over the runs that have one
-    width_ratio_range: list | None
+    width_ratio_range: list[float] | None
     changed: int  # runs whose verdict differs under clusters
     lost: int  # ... runs where a significant verdict is not under clusters
     runs: int
-    diff: float  # median
-    protein: dict  # {"lo", "hi"}: medians
-    cluster: dict
+    diff: float | None  # median (None: no run measured)
+    protein: dict[str, float | None]  # {"lo", "hi"}: medians
+    cluster: dict[str, float | None]
 
 
 @dataclass(frozen=True)
@@ -266,15 +270,17 @@ class HomologySummary:
     runs: int
     n_with_homolog: int  # test proteins whose cluster holds a train protein
     n_without_homolog: int
-    models: dict  # {model: HomologyModel}
-    verdicts: list  # [HomologyVerdict], in kit's order of the twelve
+    models: dict[str, HomologyModel]
+    verdicts: list[HomologyVerdict]  # in kit's order of the twelve
     too_narrow: float | None  # median width ratio over every verdict and run
     rest_on_homologs: int  # significant verdicts that are not under clusters in some run
     significant_only_under_clusters: int = 0  # "=" that turns significant (read with care)
-    n_with_homolog_range: list | None = None  # over the runs (re-splits differ)
-    n_without_homolog_range: list | None = None
-    left_out: list = field(default_factory=list)  # run ids, with why (kit.analysis.homology)
-    clustering: dict = field(default_factory=dict)  # kit.data.homology.Clustering.summary()
+    n_with_homolog_range: list[float] | None = None  # over the runs (re-splits differ)
+    n_without_homolog_range: list[float] | None = None
+    left_out: list[Any] = field(default_factory=list)  # run ids, with why (kit.analysis.homology)
+    clustering: dict[str, Any] = field(
+        default_factory=dict
+    )  # kit.data.homology.Clustering.summary()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)

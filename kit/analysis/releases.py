@@ -14,13 +14,14 @@ group ``WHOLE``) and reads each output's changes the same way. Read from the sto
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core.hosts import host_id
 from ..core.spec import RunSpec
 from ..envs.releases import is_final, key
 from ..runs.store import Store
 from .compare import STAGES
-from .explain import GROUP, PairExplanation, rerun_in_stacks
+from .explain import GROUP, PairExplanation, ReleaseRow, rerun_in_stacks
 
 _NOTES = {
     "scikit-learn": lambda v: f"https://scikit-learn.org/stable/whats_new/v{_minor(v)}.html",
@@ -55,9 +56,13 @@ class Release:
 
 
 WHOLE = ""  # a lab file's one "group": the whole file rerun, every output read
+# {(stack, stack id, feed group): run id} of the stored scan runs on one run's arrays
+ScanIndex = dict[tuple[str | None, str | None, str], str]
+# one output's hashes in one release: (sha256, dtype) per stored array (None: not stored)
+Output = tuple[tuple[str, str] | None, ...]
 
 
-def scan_groups(origins: dict) -> tuple:
+def scan_groups(origins: dict[str, str]) -> tuple[str, ...]:
     """The feed groups a scan reruns: those of the stages that originate (not the 3-mer counts,
     which start from the sequences alone)."""
     return tuple(
@@ -65,7 +70,7 @@ def scan_groups(origins: dict) -> tuple:
     )
 
 
-def scan_specs(a: RunSpec, releases: list, groups: tuple) -> list:
+def scan_specs(a: RunSpec, releases: list[Release], groups: tuple[str, ...]) -> list[RunSpec]:
     """The feed runs of ``groups`` in every built release, all on a's arrays; for a lab's file,
     the file itself run in every built release, made here (as feed runs are)."""
     if a.pipeline:
@@ -78,7 +83,12 @@ def scan_specs(a: RunSpec, releases: list, groups: tuple) -> list:
             if groups
             else []
         )
-    return rerun_in_stacks(a, [_Stack(r.stack, r.stack_id) for r in releases if r.built], groups)
+    stacks = [
+        _Stack(r.stack, r.stack_id)
+        for r in releases
+        if r.stack is not None and r.stack_id is not None  # built
+    ]
+    return rerun_in_stacks(a, stacks, groups)
 
 
 @dataclass(frozen=True)
@@ -109,10 +119,10 @@ def verified_here(store: Store, s: RunSpec) -> bool:
     return s.host == host_id() or store.has_arrays(s.run_id)
 
 
-def scan_index(store: Store, a: RunSpec) -> dict:
+def scan_index(store: Store, a: RunSpec) -> ScanIndex:
     """{(stack, stack id, feed group): run id} of the stored scan runs on a's arrays (this
     machine's own run first when a bundle brought another one's too)."""
-    here, out = host_id(), {}
+    here, out = host_id(), ScanIndex()
     for i, s in store.specs(a.dataset).items():
         k = (s.stack, s.stack_id, s.feed)
         if is_scan_run(a, s) and verified_here(store, s) and (k not in out or s.host == here):
@@ -120,7 +130,9 @@ def scan_index(store: Store, a: RunSpec) -> dict:
     return out
 
 
-def _output(store: Store, index: dict, r: Release, stage: str, whole: bool = False):
+def _output(
+    store: Store, index: ScanIndex, r: Release, stage: str, whole: bool = False
+) -> Output | None:
     """The hashes of ``stage`` (a lab file's output, ``whole``) in release ``r``'s run."""
     run_id = index.get((r.stack, r.stack_id, WHOLE if whole else GROUP[stage]))
     if run_id is None:
@@ -132,7 +144,9 @@ def _output(store: Store, index: dict, r: Release, stage: str, whole: bool = Fal
     )
 
 
-def changes(store: Store, a: RunSpec, releases: list, stage: str, index=None) -> tuple:
+def changes(
+    store: Store, a: RunSpec, releases: list[Release], stage: str, index: ScanIndex | None = None
+) -> tuple[list[str], dict[str, str]]:
     """(changes_at, back_to) of one stage over the scanned releases (kit.analysis.releases's
     ``transitions``), read oldest release first whatever order ``releases`` comes in."""
     index = scan_index(store, a) if index is None else index
@@ -144,7 +158,7 @@ def changes(store: Store, a: RunSpec, releases: list, stage: str, index=None) ->
     )
 
 
-def oldest_first(releases: list) -> list:
+def oldest_first(releases: list[Release]) -> list[Release]:
     """``releases`` sorted by version, so that a change is named at the newer release of its
     transition whichever end of the pair is a (labels that are no versions keep their order)."""
     if all(is_final(r.version) for r in releases):
@@ -152,11 +166,14 @@ def oldest_first(releases: list) -> list:
     return list(releases)
 
 
-def transitions(outputs: list) -> tuple:
+def transitions(outputs: list[tuple[str, Any]]) -> tuple[list[str], dict[str, str]]:
     """(changes_at, back_to) of [(release, output or None: not measured)] in scan order: the
     releases whose output differs from the previous measured one's (each change named at the
     later release of its two), and {release: the earlier release whose output it gives again}."""
-    at, back, seen, prev = [], {}, {}, None
+    at: list[str] = []
+    back: dict[str, str] = {}
+    seen: dict[Any, str] = {}  # {an output: the first release that gave it}
+    prev = None
     for version, out in outputs:
         if out is None:
             continue
@@ -170,30 +187,31 @@ def transitions(outputs: list) -> tuple:
 
 
 def release_rows(
-    store: Store, a: RunSpec, package: str, releases: list, groups: tuple, index=None
-) -> list:
+    store: Store,
+    a: RunSpec,
+    package: str,
+    releases: list[Release],
+    groups: tuple[str, ...],
+    index: ScanIndex | None = None,
+) -> list[ReleaseRow]:
     """Each release's status: built (its feed runs stored), not run, or could not build: why."""
-    rows, index = [], scan_index(store, a) if index is None else index
+    rows: list[ReleaseRow] = []
+    index = scan_index(store, a) if index is None else index
     for r in releases:
+        why: str | None
         if not r.built:
             status, why = "could not build", r.why
         else:
             ran = all((r.stack, r.stack_id, g) in index for g in groups)
             status, why = ("built", None) if ran else ("not run", r.why or "its runs are missing")
         rows.append(
-            {
-                "package": package,
-                "version": r.version,
-                "stack": r.stack,
-                "status": status,
-                "why": why,
-            }
+            ReleaseRow(package=package, version=r.version, stack=r.stack, status=status, why=why)
         )
     return rows
 
 
 def apply_scan(
-    e: PairExplanation, store: Store, a: RunSpec, package: str, releases: list
+    e: PairExplanation, store: Store, a: RunSpec, package: str, releases: list[Release]
 ) -> PairExplanation:
     """``e`` with its releases, each originating stage's changes_at and back_to, and the
     release notes of every release at which something changes, all oldest release first."""

@@ -9,17 +9,20 @@ yardstick), and how many of the twelve verdicts hold on every split.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core import factors
 from ..core.numbers import fmt
 from ..runs.store import Store
+from ..runs.store.records import StoredPair
 from ..worker.pipeline import MODELS
 from .records import BudgetRow
 from .verdicts import KEYS, run_verdicts, stability, without_arrays
 
 
-def _spread(values: list) -> dict:
+def _spread(values: list[float]) -> dict[str, float | None]:
     """max-min and the standard deviation (None below two runs) of a model's accuracies."""
     return {
         "spread": float(max(values) - min(values)) if values else None,
@@ -27,24 +30,24 @@ def _spread(values: list) -> dict:
     }
 
 
-def accuracies(store: Store, runs: list) -> dict:
+def accuracies(store: Store, runs: list[str]) -> dict[str, list[float]]:
     """{model: [accuracy of each run whose arrays are here]}, each run on its own test set."""
     scores = [run_verdicts(store, r)["_scores"] for r in runs]
     return {m: [s[m]["acc"] for s in scores] for m in MODELS}
 
 
-def reading(store: Store, pairs: list, seed_runs: list) -> dict:
+def reading(store: Store, pairs: list[StoredPair], seed_runs: list[str]) -> dict[str, Any]:
     """The runs of a factor's pairs read one by one: accuracy spread per model beside the
     training seeds' (``seed_runs``: the `seed` factor's runs, [] if none are stored), and the
     verdicts that hold across every split (one group per reference run, as `kit verdicts`)."""
-    groups: dict = {}
+    groups: dict[str, list[str]] = {}
     for p in pairs:
         groups.setdefault(p.a, [p.a]).append(p.b)
     runs = [r for r in dict.fromkeys(r for g in groups.values() for r in g)]
     here = [r for r in runs if r not in set(without_arrays(store, runs))]
     seed_here = [r for r in seed_runs if r not in set(without_arrays(store, seed_runs))]
     acc, seed_acc = accuracies(store, here), accuracies(store, seed_here)
-    models = {}
+    models: dict[str, dict[str, Any]] = {}
     for m in MODELS:
         s, y = _spread(acc[m]), _spread(seed_acc[m])
         models[m] = {
@@ -68,7 +71,12 @@ def reading(store: Store, pairs: list, seed_runs: list) -> dict:
 
 
 def row(
-    store: Store, factor: str, level: str, pairs: list, n_test: int, seed_runs: list
+    store: Store,
+    factor: str,
+    level: str,
+    pairs: list[StoredPair],
+    n_test: int,
+    seed_runs: list[str],
 ) -> BudgetRow:
     """The budget row of a factor that changes what is measured: no bits, flips or verdict
     changes between its pairs' runs (they are tested on different proteins), its reading
@@ -84,9 +92,9 @@ def row(
     )
 
 
-def advice(rows: list) -> list:
+def advice(rows: list[BudgetRow]) -> list[dict[str, Any]]:
     """One recommendation per such row: report over several splits, with its numbers."""
-    recs = []
+    recs: list[dict[str, Any]] = []
     for r in rows:
         if not (factors.measures(r.factor) and r.splits and r.splits["runs"]):
             continue

@@ -12,6 +12,9 @@ tolerance: it is flagged "pin, don't tolerate"; so does one as wide as the value
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+from typing import Any
+
 import numpy as np
 
 from ..core import factors
@@ -38,28 +41,30 @@ def is_environment(name: str) -> bool:
     return bool(f and f.tolerated)
 
 
-def tolerances(store: Store, subject: Subject, path: str = "FILE.py", pin=()) -> dict:
+def tolerances(
+    store: Store, subject: Subject, path: str = "FILE.py", pin: Iterable[str] = ()
+) -> dict[str, Any]:
     """The tolerances of ``subject``: a lab's pipeline file's from its budget, kit's own
     pipeline's on a dataset from its stored pairs, each output compared by its declared kind
     alike; ``path``: a pipeline file as the user gave it, for the command that measures one (a
     bare `kit run --factor threads` measures kit's own pipeline, not theirs); ``pin``: factor
     names the lab will pin, left out of every tolerance and named in the result."""
-    pin = tuple(dict.fromkeys(pin))
+    pinned = tuple(dict.fromkeys(pin))
     out = (
-        _of_pipeline(store, subject, path, pin)
+        _of_pipeline(store, subject, path, pinned)
         if subject.is_pipeline
-        else _of_dataset(store, subject, pin)
+        else _of_dataset(store, subject, pinned)
     )
-    out["pinned"] = list(pin)
-    if pin and not out["factors"]:
+    out["pinned"] = list(pinned)
+    if pinned and not out["factors"]:
         out["note"] = (
             f"no environment factor left to tolerate: the lab pins "
-            f"{', '.join(pin)}, and no other is stored"
+            f"{', '.join(pinned)}, and no other is stored"
         )
     return out
 
 
-def _of_pipeline(store: Store, subject: Subject, path: str, pin: tuple) -> dict:
+def _of_pipeline(store: Store, subject: Subject, path: str, pin: tuple[str, ...]) -> dict[str, Any]:
     b = output_budget(store, subject)
     rows = {f: r for f, r in b["factors"].items() if f not in pin}
     runs = {
@@ -75,12 +80,12 @@ def _of_pipeline(store: Store, subject: Subject, path: str, pin: tuple) -> dict:
     )
 
 
-def _spreads(store: Store, runs) -> dict:
+def _spreads(store: Store, runs: Iterable[str]) -> dict[str, float]:
     """{output: the range of values it holds (its largest minus its smallest finite element,
     the widest of ``runs``)}: what a tolerance is measured against, as a test compares
     element by element (one as wide as this passes anything). A single value has no range:
     rtol alone says if its tolerance is too wide."""
-    out: dict = {}
+    out: dict[str, float] = {}
     for run in sorted(runs):
         if not has_arrays(store, run):
             continue
@@ -94,7 +99,7 @@ def _spreads(store: Store, runs) -> dict:
     return out
 
 
-def changed_models(verdicts: dict) -> dict:
+def changed_models(verdicts: dict[str, Any]) -> dict[str, set[str]]:
     """{factor: the models of every verdict its pairs changed}, from output_verdicts (a
     probabilities output can change a verdict without crossing 0.5)."""
     return {
@@ -103,22 +108,24 @@ def changed_models(verdicts: dict) -> dict:
     }
 
 
-def _of_dataset(store: Store, subject: Subject, pin: tuple = ()) -> dict:
+def _of_dataset(store: Store, subject: Subject, pin: tuple[str, ...] = ()) -> dict[str, Any]:
     """kit's own pipeline on one dataset: each stored array an output (its kind the one kit's
     pipeline declares), each stored pair of an environment factor compared as a lab's
     pipeline's outputs are, and a verdict its pairs changed lifting its models' outputs to
     conclusions."""
     dataset = subject.sha256
-    rows: dict = {}
-    ignored, skipped = set(), 0
-    loose: set = set()
-    runs: set = set()
+    rows: dict[str, dict[str, Any]] = {}
+    ignored: set[str] = set()
+    skipped = 0
+    loose: set[str] = set()
+    runs: set[str] = set()
     for p in store.pairs(dataset):
         if p.factor in pin:
             continue
         if not is_environment(p.factor):
             ignored.add(p.factor)
-            if factors.get(p.factor) and factors.get(p.factor).varies == factors.NOTHING:
+            f = factors.get(p.factor)
+            if f and f.varies == factors.NOTHING:
                 # a null pair: the outputs whose bits differ are a loose generator's
                 loose |= {
                     n
@@ -152,11 +159,11 @@ def _of_dataset(store: Store, subject: Subject, pin: tuple = ()) -> dict:
     return out
 
 
-def _conclusions(store: Store, dataset: str, measured: list) -> dict:
+def _conclusions(store: Store, dataset: str, measured: list[str]) -> dict[str, set[str]]:
     """{factor: models named in a verdict its pairs changed}, from kit's budget."""
     if not measured:
         return {}
-    out: dict = {}  # the verdicts are the budget's (and cached with it)
+    out: dict[str, set[str]] = {}  # the verdicts are the budget's (and cached with it)
     for r in budget(store, dataset)["rows"]:
         if r.factor in measured:
             for key in r.verdict_changes:
@@ -165,13 +172,13 @@ def _conclusions(store: Store, dataset: str, measured: list) -> dict:
 
 
 def from_rows(
-    rows: dict,
-    head: dict,
-    conclusions: dict | None = None,
-    loose=(),
+    rows: dict[str, dict[str, Any]],
+    head: dict[str, Any],
+    conclusions: dict[str, set[str]] | None = None,
+    loose: Collection[str] = (),
     measure: str = "kit run --factor threads",
-    spreads: dict | None = None,
-) -> dict:
+    spreads: dict[str, float] | None = None,
+) -> dict[str, Any]:
     """Per output over the environment factors of ``rows`` (kit.analysis.budget.output_budget's
     ``factors``: {factor: {"pairs", "outputs": {name: {"kind", "changed", "most", ...}}}}):
     {"output", "kind", "rtol", "atol", "factor", "level", "pin", "max_abs", "max_rel",
@@ -183,7 +190,7 @@ def from_rows(
     is a pin (WIDE)."""
     conclusions = conclusions or {}
     env = [f for f in rows if is_environment(f)]
-    per: dict = {}
+    per: dict[str, list[tuple[str, int, dict[str, Any], str]]] = {}
     for f in env:
         for name, o in rows[f]["outputs"].items():
             lvl = reach(o, name in conclusions.get(f, ()))
@@ -200,7 +207,7 @@ def from_rows(
     }
 
 
-def reach(o: dict, concluded: bool) -> str:
+def reach(o: dict[str, Any], concluded: bool) -> str:
     """How far one output's differences under one factor travelled (one of LEVELS): read by the
     tolerances and by the pipeline report's plot."""
     most = o.get("most", {})
@@ -221,7 +228,12 @@ def reach(o: dict, concluded: bool) -> str:
     return "magnitudes" if most.get("max_abs", 0) > 0 else "bits"
 
 
-def _one(name: str, got: list, loose: bool = False, spread: float | None = None) -> dict:
+def _one(
+    name: str,
+    got: list[tuple[str, int, dict[str, Any], str]],
+    loose: bool = False,
+    spread: float | None = None,
+) -> dict[str, Any]:
     """One output's tolerance: the largest measured difference of the factor that set it."""
     kind = got[0][2]["kind"]
     worst = max(got, key=lambda g: (LEVELS.index(g[3]), g[2].get("most", {}).get("max_abs", 0)))
@@ -282,7 +294,7 @@ def _one(name: str, got: list, loose: bool = False, spread: float | None = None)
     return row
 
 
-def _why(lvl: str, o: dict, loose: bool) -> str:
+def _why(lvl: str, o: dict[str, Any], loose: bool) -> str:
     """What the level means for a lab's test, in words; the numbers are the row's."""
     m = o.get("most", {})
     if loose:

@@ -7,15 +7,20 @@ from ``default_rng(12345)``), so every run of a dataset is resampled identically
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core import factors
+from ..core.errors import KitError
 from ..core.spec import RunSpec
 from ..core.subject import Subject
 from ..runs.store import Store
+from ..worker.names import unknown
 from ..worker.pipeline import MODELS
 from .auc import case_major_auc
 from .by_kind import pairs, unfit
@@ -30,6 +35,9 @@ METRICS = ("acc", "auc")
 # "b - a" for each pair, later model first, as the paper's "boosting minus MLP"
 PAIRS = tuple((b, a) for a, b in combinations(MODELS, 2))
 KEYS = tuple(f"{b}-{a} {m}" for b, a in PAIRS for m in METRICS)
+# one run's verdicts: {"b-a metric": {"diff", "lo", "hi", "verdict"}}, and "_scores": {model:
+# {metric: value}} (a JSON document: cached in the store as it is)
+Verdicts = dict[str, Any]
 
 
 @lru_cache(maxsize=8)
@@ -64,13 +72,13 @@ def _counts_by_case(n: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def bootstrap(
-    probs: dict,
-    y: np.ndarray,
+    probs: Mapping[str, ArrayLike],
+    y: ArrayLike,
     resamples: int = RESAMPLES,
     seed: int = SEED,
     weights: np.ndarray | None = None,
-    models: tuple = MODELS,
-) -> dict:
+    models: Sequence[str] = MODELS,
+) -> Verdicts:
     """The twelve verdicts for one run's test probabilities.
 
     ``models``: the models compared, each pair later one first (a lab pipeline's own
@@ -81,25 +89,24 @@ def bootstrap(
     under the same columns, so the bootstrap stays paired. A resample's accuracy is over the
     proteins it drew, which the proteins' own weights always number n.
     """
-    y = np.asarray(y).astype(np.int64)
-    Wc = _by_case(len(y), resamples, seed) if weights is None else weights
-    Wa = (
-        _counts_by_case(len(y), resamples, seed) if weights is None and len(y) <= _INT_AUC_N else Wc
-    )
-    drawn = len(y) if weights is None else Wc.sum(axis=0)  # exact: whole-number counts
-    ones = np.ones((len(y), 1))
-    stats = {}
-    pairs = PAIRS if models == MODELS else tuple((b, a) for a, b in combinations(models, 2))
+    labels = np.asarray(y).astype(np.int64)
+    n = len(labels)
+    Wc = _by_case(n, resamples, seed) if weights is None else weights
+    Wa = _counts_by_case(n, resamples, seed) if weights is None and n <= _INT_AUC_N else Wc
+    drawn = n if weights is None else Wc.sum(axis=0)  # exact: whole-number counts
+    ones = np.ones((n, 1))
+    stats: dict[str, dict[str, Any]] = {}
+    pairs = PAIRS if tuple(models) == MODELS else tuple((b, a) for a, b in combinations(models, 2))
     for m in models:
         p = np.asarray(probs[m], np.float64)
-        correct = ((p > 0.5) == y).astype(np.float64)
+        correct = ((p > 0.5) == labels).astype(np.float64)
         stats[m] = {
-            "acc": (correct @ ones / len(y))[0],
+            "acc": (correct @ ones / n)[0],
             "acc_boot": correct @ Wc / drawn,
-            "auc": case_major_auc(p, y, ones)[0],
-            "auc_boot": case_major_auc(p, y, Wa),
+            "auc": case_major_auc(p, labels, ones)[0],
+            "auc_boot": case_major_auc(p, labels, Wa),
         }
-    out = {}
+    out: Verdicts = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
     for b, a in pairs:
         for metric in METRICS:
@@ -123,7 +130,7 @@ def has_verdicts(spec: RunSpec) -> bool:
     return spec.kind != "torch"
 
 
-def run_verdicts(store: Store, run_id: str) -> dict:
+def run_verdicts(store: Store, run_id: str) -> Verdicts:
     """The stored verdicts of a run, computed once and kept in the store."""
     cached = store.verdicts(run_id, VERSION)
     if cached is not None:
@@ -134,18 +141,20 @@ def run_verdicts(store: Store, run_id: str) -> dict:
     return v
 
 
-def without_arrays(store: Store, run_ids) -> list:
+def without_arrays(store: Store, run_ids: Iterable[str]) -> list[str]:
     """The runs among ``run_ids`` whose arrays are not here, so whose verdicts cannot be
     recomputed (runs imported from a bundle exported without --arrays)."""
     return [r for r in dict.fromkeys(run_ids) if not has_arrays(store, r)]
 
 
-def changed(va: dict, vb: dict) -> list:
+def changed(va: Verdicts, vb: Verdicts) -> list[str]:
     """The verdict keys on which two runs disagree."""
     return [k for k in KEYS if va[k]["verdict"] != vb[k]["verdict"]]
 
 
-def stability(store: Store, groups: list, labels: dict | None = None) -> list[Verdict]:
+def stability(
+    store: Store, groups: list[list[str]] | list[str], labels: dict[str, str] | None = None
+) -> list[Verdict]:
     """For each of the twelve verdicts: does it hold within every group of runs?
 
     ``groups`` is a list of run-id lists (a plain list of ids is one group). A group holds runs
@@ -155,27 +164,26 @@ def stability(store: Store, groups: list, labels: dict | None = None) -> list[Ve
     Runs whose arrays are not here (a hash-only bundle's) are left out: their verdicts cannot
     be recomputed, and none is ever taken on trust (``without_arrays`` names them).
     """
-    if groups and isinstance(groups[0], str):
-        groups = [groups]
-    groups = [list(dict.fromkeys(g)) for g in groups]
-    missing = set(without_arrays(store, [r for g in groups for r in g]))
+    given = [groups] if groups and isinstance(groups[0], str) else groups
+    sets = [list(dict.fromkeys(g)) for g in given]
+    missing = set(without_arrays(store, [r for g in sets for r in g]))
     if missing:
-        groups = [g for g in ([r for r in g if r not in missing] for g in groups) if g]
-    if not groups:
+        sets = [g for g in ([r for r in g if r not in missing] for g in sets) if g]
+    if not sets:
         return []
-    runs = list(dict.fromkeys(r for g in groups for r in g))
+    runs = list(dict.fromkeys(r for g in sets for r in g))
     per_run = {r: run_verdicts(store, r) for r in runs}
     rows = []
     for k in KEYS:
         counts = {">": 0, "<": 0, "=": 0}
         for r in runs:
             counts[per_run[r][k]["verdict"]] += 1
-        split = sum(len({per_run[r][k]["verdict"] for r in g}) > 1 for g in groups)
+        split = sum(len({per_run[r][k]["verdict"] for r in g}) > 1 for g in sets)
         rows.append(
             Verdict(
                 verdict=k,
                 runs=len(runs),
-                groups=len(groups),
+                groups=len(sets),
                 groups_changed=split,
                 counts=counts,
                 stable=split == 0,
@@ -224,14 +232,14 @@ def run_label(spec: RunSpec, stack: bool = True) -> str:
     return " ".join(parts)
 
 
-def verdict_sets(store: Store, dataset: str) -> dict:
+def verdict_sets(store: Store, dataset: str) -> dict[str, list[list[str]]]:
     """Named sets of run groups whose verdicts are compared: all seeds, all stacks, each factor.
 
     A group is one reference run and the runs paired with it (pairs sharing their first run):
     within a group only the factor changes. Factors whose runs have no verdicts (the torch
     MLP) have no set.
     """
-    groups: dict = {}
+    groups: dict[str, dict[str, list[str]]] = {}
     kinds = store.kinds(dataset)
     for p in store.pairs(dataset):
         f = factors.get(p.factor)
@@ -239,7 +247,7 @@ def verdict_sets(store: Store, dataset: str) -> dict:
         if f is None or not f.has_verdicts or "torch" in (kinds.get(p.a), kinds.get(p.b)):
             continue
         groups.setdefault(p.factor, {}).setdefault(p.a, [p.a]).append(p.b)
-    sets = {}
+    sets: dict[str, list[list[str]]] = {}
     if "seed" in groups:
         sets["seeds"] = list(groups["seed"].values())
     stacks = [g for name in factors.names(factors.STACKS) for g in groups.get(name, {}).values()]
@@ -250,11 +258,10 @@ def verdict_sets(store: Store, dataset: str) -> dict:
     return sets
 
 
-def stability_report(store: Store, dataset: str, only: str | None = None) -> dict:
+def stability_report(
+    store: Store, dataset: str, only: str | None = None
+) -> dict[str, list[Verdict]]:
     """What `kit verdicts` shows: per set, the stability of each of the twelve verdicts."""
-    from ..core.errors import KitError
-    from ..worker.names import unknown
-
     sets = verdict_sets(store, dataset)
     if only:
         only = "seeds" if only == "seed" else only  # the factor's name finds its set
@@ -290,7 +297,7 @@ class Unfit(Exception):
     """A run whose outputs cannot be scored (one line: which output, which shapes)."""
 
 
-def models_and_truth(kinds) -> tuple:
+def models_and_truth(kinds: Mapping[str, str]) -> tuple[tuple[str, ...], str | None]:
     """(the ``probabilities`` outputs of ``kinds`` (a subject's declared output kinds), in their
     order; the ``truth`` output or None)."""
     truth = [k for k, v in kinds.items() if v == "truth"]
@@ -300,7 +307,9 @@ def models_and_truth(kinds) -> tuple:
 MULTICLASS = ("acc", "bacc")  # k > 2 classes: accuracy and balanced accuracy (mean recall)
 
 
-def scores(store: Store, run: str, models: tuple, truth: str) -> tuple:
+def scores(
+    store: Store, run: str, models: Sequence[str], truth: str
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """(probabilities as 1-d arrays of the positive class, truth as 0/1) of one run; Unfit
     naming the output when a shape cannot be scored against the truth."""
     y = store.array(run, truth)
@@ -327,7 +336,9 @@ def _regression(y: np.ndarray) -> bool:
     return y.dtype.kind == "f" and not np.all(np.isfinite(y) & (y == np.round(y)))
 
 
-def class_predictions(store: Store, run: str, models: tuple, truth: str) -> tuple:
+def class_predictions(
+    store: Store, run: str, models: Sequence[str], truth: str
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """({model: the class each row predicts}, truth) of a run whose truth holds k > 2 classes.
 
     A model's probabilities are n x k, one column per class as scikit-learn's ``classes_``
@@ -366,8 +377,12 @@ def class_predictions(store: Store, run: str, models: tuple, truth: str) -> tupl
 
 
 def class_bootstrap(
-    preds: dict, y: np.ndarray, models: tuple, resamples: int = RESAMPLES, seed: int = SEED
-) -> dict:
+    preds: Mapping[str, np.ndarray],
+    y: np.ndarray,
+    models: Sequence[str],
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Verdicts:
     """The verdicts of k > 2 classes, as bootstrap's for two: for every pair of models, the
     accuracy and the balanced accuracy (the mean of each class's recall, so a rare class
     counts as much as a common one) under the same paired resamples of the test rows."""
@@ -375,12 +390,12 @@ def class_bootstrap(
     ones = np.ones((len(y), 1))
     member = np.stack([y == c for c in np.unique(y)]).astype(np.float64)  # classes x rows
     sizes, sizes_boot = member @ ones, member @ Wc
-    stats = {}
+    stats: dict[str, dict[str, Any]] = {}
     for m in models:
         correct = (preds[m] == y).astype(np.float64)
         hit = member * correct
 
-        def balanced(n_hit, n):  # a class no resample drew counts as absent, not as 0
+        def balanced(n_hit: np.ndarray, n: np.ndarray) -> Any:  # a class no draw has: absent, not 0
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.nanmean(np.where(n > 0, n_hit / n, np.nan), axis=0)
 
@@ -390,7 +405,7 @@ def class_bootstrap(
             "bacc": balanced(hit @ ones, sizes)[0],
             "bacc_boot": balanced(hit @ Wc, sizes_boot),
         }
-    out = {}
+    out: Verdicts = {}
     q = [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100]
     for a, b in combinations(models, 2):
         for metric in MULTICLASS:
@@ -413,7 +428,7 @@ def _two_classes(store: Store, run: str, truth: str) -> bool:
     return y.ndim == 1 and bool(np.isin(np.unique(y), (0, 1)).all())
 
 
-def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
+def _per_run(store: Store, run: str, models: Sequence[str], truth: str) -> Verdicts:
     if not _two_classes(store, run, truth):
         preds, y = class_predictions(store, run, models, truth)
         if len(models) == 1:
@@ -426,10 +441,10 @@ def _per_run(store: Store, run: str, models: tuple, truth: str) -> dict:
     return bootstrap(probs, y, models=models)
 
 
-def _one_line_per_cause(found: list) -> list:
+def _one_line_per_cause(found: list[tuple[str, str]]) -> list[str]:
     """[(run, cause)] as one line per cause, naming how many runs and the first few, so a
     cause every run shares (a 10-class truth) is one line, not one per run."""
-    by: dict = {}
+    by: dict[str, list[str]] = {}
     for run, cause in found:
         by.setdefault(cause, []).append(run[:12])
     return [
@@ -443,14 +458,14 @@ def _one_line_per_cause(found: list) -> list:
     ]
 
 
-def output_verdicts(store: Store, subject: Subject) -> dict:
+def output_verdicts(store: Store, subject: Subject) -> dict[str, Any]:
     """Per factor of pipeline ``subject``: with two or more models, each verdict ("b-a acc|auc"
     for a 0/1 truth, "b-a acc|bacc" for k classes: >, < or =) per run and in how many of the
     factor's pairs it changes; with one model, its accuracy per run and the spread across the
     factor's runs. ``why``: why there are none; ``unfit``: runs whose outputs cannot be
     scored, one line per cause."""
     models, truth = models_and_truth(subject.kinds)
-    out = {
+    out: dict[str, Any] = {
         "pipeline": subject.sha256,
         "name": subject.name,
         "models": list(models),
@@ -466,9 +481,9 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
             f'"probabilities" output'
         )
         return out
-    per_run: dict = {}
+    per_run: dict[str, Verdicts | None] = {}
 
-    def verdicts_of(run):
+    def verdicts_of(run: str) -> Verdicts | None:
         if run not in per_run:
             try:
                 per_run[run] = _per_run(store, run, models, truth)
@@ -477,7 +492,7 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
                 causes.append((run, str(e)))
         return per_run[run]
 
-    causes: list = []
+    causes: list[tuple[str, str]] = []
     out["unfit"] += unfit(store, subject).values()
     for factor, a, b in pairs(store, subject):
         va, vb = verdicts_of(a), verdicts_of(b)
@@ -516,7 +531,7 @@ def output_verdicts(store: Store, subject: Subject) -> dict:
     return out
 
 
-def _models_of(key: str, models: tuple) -> list:
+def _models_of(key: str, models: Sequence[str]) -> list[str]:
     """[b, a] of the verdict "b-a metric" (an output's name may hold a "-" itself)."""
     pair = key.rsplit(" ", 1)[0]
     return next([b, a] for b in models for a in models if f"{b}-{a}" == pair)

@@ -19,6 +19,7 @@ from ..core import factors
 from ..core.callbacks import Confirm, OnBuilt, OnDone, StackLog
 from ..core.errors import KitError, Refused
 from ..core.numbers import is_duration
+from ..core.subject import of_pipeline
 from ..data import Dataset, load_dataset, save_dataset
 from ..data.dataset import find_stored
 from ..data.pipelines import LabData, add_pipeline, pipeline_info, present
@@ -395,7 +396,6 @@ def run_file(
     and return kit.analysis.budget.output_budget's numbers for every pair of the file stored there (None:
     ``confirm``, asked as run_audit asks before more than ASK_ABOVE runs, said no)."""
     from ..analysis.budget import output_budget
-    from ..core.subject import of_pipeline
 
     info = add_pipeline(path)
     if info["requires"] and stack == HOST:  # its packages are added to catalogue stacks only

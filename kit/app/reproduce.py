@@ -24,6 +24,7 @@ from ..data import load_dataset, save_dataset
 from ..data.pipelines import LabData, add_pipeline, file_sha256, pipeline_info, present, verify
 from ..envs.containers import images, loaded
 from ..envs.containers.runtime import runtime
+from ..envs.derived import PREFIX, definition, lock_named
 from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.executing.runner import run_all
@@ -104,8 +105,6 @@ def _derived_here(doc: dict, specs, plat: Platform) -> dict:
     """{stack: why its runs cannot be rerun here} of the bundle's derived stacks (a catalogue
     stack plus its pipeline's REQUIRES, read from the pipeline's file), each locked here first
     (uv's reason when it cannot be); the others are then stacks like any."""
-    from ..envs.derived import PREFIX, definition, lock_named
-
     lost = {}
     for s in specs:
         if s.stack.startswith(PREFIX) and s.stack not in lost and definition(s.stack) is None:

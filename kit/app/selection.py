@@ -4,11 +4,14 @@ one Subject (kit.core.subject), the one place they are read."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..core import factors
 from ..core.errors import KitError, NotFound, Refused
 from ..core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
 from ..data import load_dataset
 from ..data.dataset import SYNTHETIC
+from ..data.pipelines import pipeline_info, read_pipeline
 from ..runs.store import Store
 
 
@@ -57,7 +60,6 @@ def select_dataset(
                 f"no dataset's runs stored, only pipeline files' ("
                 f"{', '.join(h[:12] for h in labs)}): add --pipeline FILE.py|HASH"
             )
-        from ..core import factors
 
         first = first if factors.get(first) is not None else "repeat"
         raise NotFound(f"the store is empty: run `kit run --factor {first}` first")
@@ -100,10 +102,6 @@ def select_pipeline(store: Store, text: str) -> dict:
     """The lab pipeline a read command shows: a file (FILE.py, read without being stored or
     imported) or the hash prefix `kit runs` shows; its info as kit.data.pipelines records it.
     KitError, one line: no such file, or no stored pipeline with that prefix (or two)."""
-    from pathlib import Path
-
-    from ..data.pipelines import pipeline_info, read_pipeline
-
     path = Path(text).expanduser()
     looks_like_hash = len(text) >= 4 and all(c in "0123456789abcdef" for c in text.lower())
     if path.is_file() or (path.exists() and not looks_like_hash):  # a FIFO, a device: refused
@@ -170,8 +168,6 @@ def select(
     "given". Refused, one line: both kinds named (``clash``: the command's own line for it), or
     an option ``only_with_pipeline`` (given) without --pipeline; NotFound: nothing such stored
     (``first``: the factor whose `kit run` an empty store's line names)."""
-    from pathlib import Path
-
     if only_with_pipeline and not pipeline:
         raise Refused(
             f"{only_with_pipeline} goes with --pipeline FILE.py (kit's own runs: --dataset NAME)"

@@ -7,6 +7,8 @@ tolerances) over shared argument helpers (common); ``main`` is the one place err
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import sys
 
 from ..core.errors import KitError
@@ -39,8 +41,6 @@ _signalled: list = []  # the signals received during this command, first first
 
 
 def _on_signal(signum, frame):
-    import signal
-
     _signalled.append(signum)
     raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
 
@@ -53,8 +53,6 @@ def _ended_by_signal(signum: int) -> int:
     """An interrupted command's message and exit status (130 for SIGINT, 143 for SIGTERM). What
     was kept is the command's to say (its parser's ``stopped``): runs for a plan, nothing
     half-made for a data command."""
-    import signal
-
     what = "interrupted" if signum == signal.SIGINT else "terminated"
     kept = getattr(_args[0], "stopped", RESUMES) if _args else RESUMES
     print(f"kit: {what}; {kept}", file=sys.stderr)
@@ -62,8 +60,6 @@ def _ended_by_signal(signum: int) -> int:
 
 
 def main(argv=None) -> int:
-    import signal
-
     from ..views.fit import HINT, para, shortened, unwrapped
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -135,8 +131,6 @@ def _bug(e: Exception) -> int:
 
 def _output_path() -> str | None:
     """The file standard output goes to, where the system says (Linux), else None."""
-    import os
-
     try:
         path = os.readlink("/proc/self/fd/1")
     except OSError:
@@ -146,6 +140,4 @@ def _output_path() -> str | None:
 
 def _quiet_stdout() -> None:
     """Send what is left of the output nowhere, so that exiting does not fail to write it again."""
-    import os
-
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
+from ..core.atomic import out_file
 from .common import (
     bounded,
     confirm,
@@ -99,7 +102,6 @@ def _cmd_export(args) -> int:
 
     from ..app.bundle import export, plan_export
     from ..app.verbs import export_runs, factor_names
-    from ..core.atomic import out_file
     from ..runs.store import Store
     from ..views.verbs import export_head
 
@@ -156,8 +158,6 @@ def _unverified_note(imported: dict, bundle) -> None:
     made here (an import never makes one)."""
     wanted = imported.get("wanted") or {}
     if wanted:
-        import sys
-
         print(
             f"note: the runs need dataset{'s' if len(wanted) > 1 else ''} "
             f"{'; '.join(wanted.values())}; it is not on this machine, so its summary is "

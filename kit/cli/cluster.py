@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
+from ..core.errors import KitError
+from ..envs.catalogue import HOST
 from .common import CLUSTERS, cluster_arg, print_json, prints_tables
 
 
@@ -30,7 +34,6 @@ def add(sub) -> None:
 
 
 def _show(args) -> int:
-    from ..core.errors import KitError
     from ..runs.executing.cluster_kinds import JobQueueKind, cluster_kind
     from ..runs.executing.cluster_settings import settings, settings_path
     from ..views.cluster import job_scripts_text, settings_text
@@ -62,9 +65,6 @@ def _init(args) -> int:
 
 
 def _check(args) -> int:
-    import sys
-
-    from ..envs.catalogue import HOST
     from ..envs.kinds import names
     from ..runs.executing.answers import check_rows
     from ..runs.executing.dask_executor import DaskExecutor

@@ -5,9 +5,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import shutil
 import sys
+import textwrap
 
 from ..core.errors import KitError
+from ..runs.planning.options import (
+    BOUNDS,
+    parse_eps,
+    parse_int,
+    parse_iters,
+    parse_jobs,
+    parse_seeds,
+    parse_thread_counts,
+    parse_threads,
+)
+from ..worker.names import unknown
 
 
 def argtype(parse):
@@ -25,36 +40,26 @@ def argtype(parse):
 
 def int_list(text: str) -> tuple:
     """Seeds: '0-9', '1,2,4' (kit.runs.planning.options.BOUNDS['--seeds'])."""
-    from ..runs.planning.options import parse_seeds
-
     return argtype(parse_seeds)(text)
 
 
 def counts(text: str) -> tuple:
     """Power iteration counts (svd-iters levels)."""
-    from ..runs.planning.options import parse_iters
-
     return argtype(parse_iters)(text)
 
 
 def threads(text: str) -> tuple:
     """Thread counts from 1 to this machine's cores: more would measure oversubscription."""
-    from ..runs.planning.options import parse_threads
-
     return argtype(parse_threads)(text)
 
 
 def thread_counts(text: str) -> tuple:
     """Thread counts of 1 or more: `kit run` holds them to the cores of where runs go."""
-    from ..runs.planning.options import parse_thread_counts
-
     return argtype(parse_thread_counts)(text)
 
 
 def jobs_arg(text: str):
     """--jobs: "auto" or a number of runs at once (at most 4 per core)."""
-    from ..runs.planning.options import parse_jobs
-
     return argtype(parse_jobs)(text)
 
 
@@ -77,8 +82,6 @@ def names_list(text: str) -> tuple:
 
 def floats(text: str) -> tuple:
     """Noise sizes (--eps): finite, 0 to 1."""
-    from ..runs.planning.options import parse_eps
-
     return argtype(parse_eps)(text)
 
 
@@ -97,8 +100,6 @@ def fraction(text: str) -> float:
 
 def bounded(option: str):
     """The argparse type of one whole-number ``option`` within its bound (options.BOUNDS)."""
-    from ..runs.planning.options import BOUNDS, parse_int
-
     assert option in BOUNDS, option  # every numeric option has its row in the one table
     convert = argtype(lambda text: parse_int(text, option))
     convert.__name__ = option.lstrip("-")
@@ -158,9 +159,6 @@ def print_json(obj) -> None:
 
 def help_width() -> int:
     """--help's width: COLUMNS or the terminal's, at most 100 (long lines read badly); 80 piped."""
-    import os
-    import shutil
-
     cols = os.environ.get("COLUMNS", "")
     if cols.isdigit() and int(cols) > 20:
         return min(int(cols), 100)
@@ -176,9 +174,6 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, **kw)
 
     def _fill_text(self, text, width, indent):
-        import re
-        import textwrap
-
         out = []
         for line in text.splitlines():
             lead = re.match(r"\s+\S+\s{2,}|\s*", line).group(0)  # "  name   " of a name table
@@ -243,8 +238,6 @@ class Parser(argparse.ArgumentParser):
         # a command, --kind, --format...: the closest choices, as every typed name's
         # (kit.worker.names); argparse's own line lists them all, and suggests nothing before 3.14
         if action.choices is not None and value not in action.choices:
-            from ..worker.names import unknown
-
             listed = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(
                 action,

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
+from ..core.errors import KitError, Unreachable
+from ..core.numbers import fmt
+from ..data import load_dataset, stored_datasets
+from ..data.dataset import MAX_SYNTHETIC_N, SPLIT_SEED, verify_worker_files
 from .common import Parser, bounded, fraction, path, positive, print_json
 
 
 def add(sub) -> None:
     p = sub.add_parser("data", help="datasets: import, info, list")
     dsub = p.add_subparsers(dest="data_cmd", required=True, metavar="ACTION", parser_class=Parser)
+
     from ..data.importer import FORMATS
 
     q = dsub.add_parser(
@@ -183,16 +189,12 @@ def _homology_args(q) -> None:
 
 
 def _cmd_data(args) -> int:
-    from ..data import load_dataset, stored_datasets
-    from ..data.dataset import MAX_SYNTHETIC_N
-
     if args.data_cmd in ("homology", "split"):
         from .data_homology import run
 
         return run(args)
 
     if args.data_cmd == "import":
-        from ..data.dataset import SPLIT_SEED
         from ..data.importer import import_file
 
         seed = SPLIT_SEED if args.split_seed is None else args.split_seed
@@ -217,7 +219,6 @@ def _cmd_data(args) -> int:
         return _data_fetch(args)
     if args.data_cmd == "verify":
         from ..data import uniprot
-        from ..data.dataset import verify_worker_files
 
         if args.name == uniprot.NAME:
             out = uniprot.verify()
@@ -255,7 +256,6 @@ def _cmd_data(args) -> int:
     if args.json:
         print_json(s)
     else:
-        from ..core.numbers import fmt
         from ..views.fit import table
 
         # a rate reads as kit's other numbers (0.267); --json keeps every digit; fitted as
@@ -286,7 +286,6 @@ def _data_fetch(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..core.errors import KitError, Unreachable
     from ..data import uniprot
 
     err = Console(stderr=True)
@@ -328,8 +327,6 @@ def _data_fetch(args) -> int:
 
 def _skipped(counts: dict) -> str:
     """The malformed rows a fetch skipped (within its bound), said: "" when there were none."""
-    from collections import Counter
-
     from ..data.answer import MALFORMED_SHARE
 
     bad = {name: c.get("malformed", 0) for name, c in counts.items() if c.get("malformed")}

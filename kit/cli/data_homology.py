@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from ..data import load_dataset, save_dataset
+from ..data.dataset import SPLIT_SEED, SYNTHETIC_N
+from ..data.homology import check_parameters, clustering, stored_clustering
 from .common import print_json
 
 
 def run(args) -> int:
-    from ..data.homology import check_parameters
-
     check_parameters(args.identity, args.coverage)  # a bad fraction before any work
     return _homology(args) if args.data_cmd == "homology" else _split(args)
 
@@ -34,8 +35,6 @@ def _spinning(text: str, fn):
 
 def _clustering(ds, args):
     """(clustering, reused): the stored one, else computed now under a spinner."""
-    from ..data.homology import clustering, stored_clustering
-
     found = stored_clustering(ds, args.identity, args.coverage)
     if found is not None:
         return found, True
@@ -73,12 +72,9 @@ def _hits(ds, args):
 
 
 def _homology(args) -> int:
-    from ..data import load_dataset
-
     name, n = args.name, args.n
     if name is None:  # the dataset `kit homology` reads by default: the most recent runs'
         from ..app.selection import opening_dataset
-        from ..data.dataset import SYNTHETIC_N
         from ..runs.store import Store
 
         name, n = opening_dataset(Store(), SYNTHETIC_N) if n is None else ("synthetic", n)
@@ -145,8 +141,6 @@ def _homology(args) -> int:
 
 
 def _split(args) -> int:
-    from ..data import load_dataset, save_dataset
-    from ..data.dataset import SPLIT_SEED
     from ..data.homology_split import check_new
 
     check_new(args.new)  # before minutes of searching

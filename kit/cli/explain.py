@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 
+from ..core.errors import KitError
 from .common import (
     CLUSTERS,
     cluster_arg,
@@ -83,12 +85,9 @@ class _Said:
 
 
 def _cmd_explain(args) -> int:
-    import sys
-
     from rich.console import Console
 
     from ..app.verbs import check_library, explain
-    from ..core.errors import KitError
     from ..runs.store import Store
     from ..views.verbs import explain_page, head
 

@@ -3,7 +3,8 @@ subject (a dataset of kit's own pipeline, or a lab's pipeline): words to a verb 
 
 from __future__ import annotations
 
-from .common import dataset_args, emit, factor_list, fraction, path, pipeline_arg, subject
+from ..core.atomic import out_folder
+from .common import dataset_args, emit, factor_list, fraction, path, pipeline_arg, subject, words
 
 
 def add(sub) -> None:
@@ -151,7 +152,6 @@ def _cmd_report(args) -> int:
     from rich.console import Console
 
     from ..app.verbs import report
-    from ..core.atomic import out_folder
     from ..views.report import write
     from ..views.verbs import report_page
 
@@ -189,7 +189,6 @@ def _cmd_runs(args) -> int:
     from ..app.selection import scope
     from ..app.verbs import factor_names, runs
     from ..views.verbs import runs_page
-    from .common import words
 
     factors = factor_names(args.factor, **words(args))  # said before anything is read
     store = _store()

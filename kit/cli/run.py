@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import contextmanager
+from contextlib import closing, contextmanager, nullcontext
+from dataclasses import replace
 
+from ..core import processes
+from ..core.errors import KitError
+from ..core.numbers import span
 from ..envs.descriptions import descriptions
+from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
 from .common import (
     CLUSTERS,
     add_timeout,
@@ -114,14 +119,9 @@ def add(sub) -> None:
 
 
 def _cmd_run(args) -> int:
-    from dataclasses import replace
-
     from rich.console import Console
 
     from ..app.verbs import to_run
-    from ..core.errors import KitError
-    from ..core.processes import cores
-    from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
     from ..runs.store import Store
 
     err = Console(stderr=True)
@@ -138,7 +138,7 @@ def _cmd_run(args) -> int:
     if args.hosts and not args.cluster:
         raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
     # here, thread counts are held to this machine's cores; a cluster's are its workers'
-    wrong = None if args.cluster else threads_problem(args.threads, cores())
+    wrong = None if args.cluster else threads_problem(args.threads, processes.cores())
     if wrong:
         args.parser.error(f"argument --threads: {wrong}")
     # checked before a cluster starts; on one, the cores are its workers' (1: until they say)
@@ -181,9 +181,6 @@ def _cmd_run(args) -> int:
 def _stored_already(args, store, target, opts, err):
     """With --cluster whose settings name every node class: the unstarted cluster (as a
     context) when every run of the plan is stored, so no job is submitted; else None."""
-    from contextlib import nullcontext
-    from dataclasses import replace
-
     from ..app.verbs.planning import plan
     from ..runs.executing.unstarted import unstarted
 
@@ -205,12 +202,8 @@ def _stored_already(args, store, target, opts, err):
 
 def _executor(args, err):
     """The cluster executor when --cluster is given (closed when the command ends), else None."""
-    from contextlib import nullcontext
-
     if not args.cluster:
         if args.fresh or args.timeout:
-            from contextlib import closing
-
             from ..runs.executing.runner import LocalExecutor
 
             return closing(LocalExecutor(fresh=args.fresh, timeout=args.timeout))
@@ -268,7 +261,6 @@ def _confirm(ask, err, yes: bool) -> bool:
     does). A plan above ASK_ABOVE runs: ask, or refuse without a terminal unless --yes. A no
     raises: nothing runs."""
     from ..app.audit import ASK_ABOVE
-    from ..core.numbers import span
 
     if ask.stacks:
         say_stacks(err, "The plan", ask.stacks)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..core import factors
+from ..core.errors import KitError
+from ..envs.catalogue import definitions
+from ..envs.platforms import detect
 from .common import Parser, known_stack, path, print_json
 
 
@@ -75,7 +79,6 @@ def _container_options(q) -> None:
 
 def _container_names(args, names: list) -> list:
     """The container stacks NAME --container [--base B] names (NAME@container, NAME@B)."""
-    from ..core.errors import KitError
     from ..envs.containers.bases import BASES, DEFAULT, digest_name
     from ..envs.kinds import container_name, split_name
 
@@ -103,9 +106,7 @@ def _container_names(args, names: list) -> list:
 def _cmd_stacks(args) -> int:
     from rich.console import Console
 
-    from ..envs.catalogue import definitions
     from ..envs.kinds import listing, stack_kind
-    from ..envs.platforms import detect
     from ..views.tables import stacks_text
 
     plat = detect()
@@ -150,6 +151,7 @@ def _cmd_stacks(args) -> int:
 
             todo = [stack_kind(n) for n in names or avail]
             todo = [k for k in todo if k.buildable and k.built(plat) is None]
+
             from ..views.fit import para
 
             print("\n".join(para(line, "  ", "") for line in said(estimate(todo, plat))))
@@ -168,7 +170,6 @@ def _cmd_stacks(args) -> int:
             err.print(f"locked stacks/{lk}/uv.lock")
         return 0
     if args.stacks_cmd == "factors":
-        from ..core import factors
         from ..runs.planning.availability import availability
 
         rows = [r for r in availability(plat) if r["factor"] in factors.names(factors.STACKS)]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from .common import Parser, add_timeout, int_list, path, positive, print_json, threads
+from contextlib import closing
+
+from ..core.paths import kit_home
+from ..data.dataset import FIRST_LOOK_N, SYNTHETIC
+from .common import Parser, add_timeout, emit, int_list, path, positive, print_json, threads, words
 
 
 def add(sub) -> None:
@@ -39,7 +43,6 @@ def add(sub) -> None:
     p.set_defaults(func=_cmd_store)
 
     p = sub.add_parser("tui", help="the terminal app: setup, plan, run, budget, verdicts, advice")
-    from ..data.dataset import FIRST_LOOK_N
 
     p.add_argument("--dataset", help="default: the most recent run's dataset, else synthetic")
     p.add_argument(
@@ -59,7 +62,6 @@ def _cmd_doctor(args) -> int:
 
     from ..app.verbs import doctor
     from ..views.verbs import doctor_page
-    from .common import emit, words
 
     file = words(args)["pipeline"]
     if args.timeout and file is None:  # the machine's doctor makes no runs to bound
@@ -72,7 +74,6 @@ def _cmd_doctor(args) -> int:
 def _cmd_store(args) -> int:
     from rich.console import Console
 
-    from ..core.paths import kit_home
     from ..runs.store.check import check_store, opened
     from ..views.health import store_check_text
 
@@ -84,10 +85,7 @@ def _cmd_store(args) -> int:
 
 
 def _cmd_tui(args) -> int:
-    from contextlib import closing
-
     from ..app.selection import opening_dataset
-    from ..data.dataset import FIRST_LOOK_N, SYNTHETIC
     from ..runs.store import Store
     from ..tui.app import KitApp, run_app
 

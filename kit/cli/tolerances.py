@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .common import dataset_args, path
+from ..core.atomic import out_file, write_bytes
+from .common import dataset_args, path, subject
 
 
 def add(sub) -> None:
@@ -46,11 +47,9 @@ def add(sub) -> None:
 
 def _cmd_tolerances(args) -> int:
     from ..app.verbs import tolerances
-    from ..core.atomic import out_file, write_bytes
     from ..runs.store import Store
     from ..views.tolerances import SUFFIX
     from ..views.verbs import tolerances_page
-    from .common import subject
 
     # --out's one rule (kit.core.atomic.out_file), said before anything is read; its example
     # is a file of the format asked for (a YAML file for pytest-regressions, not a .py)

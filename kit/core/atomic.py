@@ -18,8 +18,14 @@ import re
 import stat
 import tempfile
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import KitError
+from .paths import StrPath, kit_home, subdir
+from .small_files import read_small
+from .spools import STALE_S, abandoned, age, held
 
 _UMASK: list[int] = []
 _UMASK_LOCK = threading.Lock()
@@ -46,20 +52,18 @@ def _read_umask() -> int:
     return old
 
 
-def _as_the_user_would(path) -> None:
+def _as_the_user_would(path: StrPath) -> None:
     """mkstemp makes files 0600; a report, bundle or dataset is the user's file like any other,
     so it gets the mode `open` would give it: 0666 less the umask."""
     os.chmod(path, 0o666 & ~umask())
 
 
-def make_dir(path) -> Path:
+def make_dir(path: StrPath) -> Path:
     """``path`` as a folder that exists (made if need be); one can't be made is a KitError."""
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(f"cannot make the folder {path}: {_why(e, path)}") from None
     return path
 
@@ -96,7 +100,7 @@ _NOT_WRITTEN = {
 }
 
 
-def refuse_special(dest) -> None:
+def refuse_special(dest: StrPath) -> None:
     """KitError, one line, if ``dest`` exists as anything but a regular file or a folder. Read
     with lstat: a link is never followed (nor replaced), and a FIFO never opened."""
     try:
@@ -104,13 +108,10 @@ def refuse_special(dest) -> None:
     except (FileNotFoundError, NotADirectoryError):  # nothing there (a folder above it may
         return  # be a file: said by whoever makes the folders)
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(f"cannot write {dest}: {e.strerror or e}") from None
     what = _NOT_WRITTEN.get(stat.S_IFMT(st.st_mode))
     if what is None:
         return
-    from .errors import KitError
 
     if what == "a symbolic link":
         raise KitError(
@@ -124,7 +125,7 @@ def refuse_special(dest) -> None:
     )
 
 
-def out_file(path, example: str = "out") -> Path:
+def out_file(path: StrPath, example: str = "out") -> Path:
     """The one rule of every ``--out FILE``: ``path`` (~ expanded) may be a regular file (then
     replaced whole) or nothing yet (its missing folders are made when it is written, by
     atomic_path); a folder, a link, a FIFO, a socket or a device there, a folder's name (one
@@ -142,8 +143,6 @@ def out_file(path, example: str = "out") -> Path:
         else None
     )
     if folder:
-        from .errors import KitError
-
         raise KitError(
             f"cannot write {path if path.is_dir() else text}: it is {folder}: give a "
             f"file's name, e.g. {path / example}"
@@ -152,13 +151,11 @@ def out_file(path, example: str = "out") -> Path:
     return path
 
 
-def _given(path, what: str) -> str:
+def _given(path: StrPath, what: str) -> str:
     """--out's text; KitError for an empty one (an unset shell variable, `--out "$DIR"`),
     which would otherwise name the current folder."""
     text = os.fspath(path)
     if not text.strip():
-        from .errors import KitError
-
         raise KitError(f"--out is empty: give {what}")
     return text
 
@@ -168,8 +165,6 @@ def _can_make(folder: Path) -> Path:
     above it that exists is not a folder. That folder, else."""
     above = _nearest(folder)
     if not above.is_dir():
-        from .errors import KitError
-
         raise KitError(f"cannot make the folder {folder}: {above} is not a folder")
     return above
 
@@ -182,8 +177,6 @@ def _can_write(folder: Path) -> None:
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".kit-probe-", suffix=".tmp")
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(
             no_space(folder)
             if e.errno in FULL
@@ -193,7 +186,7 @@ def _can_write(folder: Path) -> None:
     os.unlink(probe)
 
 
-def out_folder(path, files=(), make: bool = True) -> Path:
+def out_folder(path: StrPath, files: Iterable[str] = (), make: bool = True) -> Path:
     """The one rule of every ``--out FOLDER``: ``path`` (~ expanded) is a folder, made with any
     missing folders above it; a file, a link, a FIFO, a socket or a device there is a KitError
     of one line (each file written into it is held to the same rule by atomic_path). ``files``:
@@ -208,8 +201,6 @@ def out_folder(path, files=(), make: bool = True) -> Path:
     for name in files:
         refuse_special(path / name)
     if path.exists() and not path.is_dir():
-        from .errors import KitError
-
         raise KitError(
             f"cannot write into {path}: it is a file: give a folder, e.g. "
             f"{path.parent / 'kit-report'}"
@@ -220,11 +211,11 @@ def out_folder(path, files=(), make: bool = True) -> Path:
 # a temporary file's name: its destination's, this kit's pid, mkstemp's random part
 _TMP = re.compile(r"^\..+\.kit(\d{1,9})-[a-z0-9_]+\.tmp$")
 _OLD_TMP = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # an older kit's: no pid, no lock
-_swept: set = set()  # folders this process has swept: once each
+_swept: set[str] = set()  # folders this process has swept: once each
 _swept_lock = threading.Lock()
 
 
-def _temporary(dest: Path) -> tuple:
+def _temporary(dest: Path) -> tuple[int, str, _Note]:
     """A new temporary file beside ``dest``, locked as this writer's: (fd, path, note). The fd
     holds the lock; close it once the file is renamed or removed, then ``_forget`` the note."""
     _sweep_once(dest.parent)
@@ -248,20 +239,18 @@ def _lock(fd: int) -> None:
 
 
 NOTES = "writes"  # under KIT_HOME: a note of each write in progress outside it
+_Note = tuple[int, str] | None  # (fd, path) of a write's note, or None: none was made
 _NOTE = re.compile(r"^(\d{1,9})-[a-z0-9_]+\.note$")
 _NOTE_MAX = 4096  # a path's length, at most (PATH_MAX)
 
 
-def _note(dest: Path):
+def _note(dest: Path) -> _Note:
     """(fd, path) of a note of a write to ``dest`` outside KIT_HOME, else None. A killed write's
     temporary file waits for the next write into its folder, and a user's --out folder may see
     none (`kit export` killed left 115 MB there): so the write is noted first, before its file
     is made, as ``KIT_HOME/writes/PID-XXXX.note`` holding ``dest``'s path, locked as the file
     is; the next command that opens the store reads it (sweep_notes). Under KIT_HOME, or with
     no KIT_HOME to write, nothing is noted: the write goes on as before."""
-    from .errors import KitError
-    from .paths import subdir
-
     if _under_kit_home(dest):
         return None
     try:
@@ -277,14 +266,14 @@ def _note(dest: Path):
     return fd, note
 
 
-def _forget(note) -> None:
+def _forget(note: _Note) -> None:
     """The write's file is renamed or removed: its note goes (then its lock)."""
     if note is not None:
         Path(note[1]).unlink(missing_ok=True)
         os.close(note[0])
 
 
-def sweep_notes(home) -> int:
+def sweep_notes(home: StrPath) -> int:
     """Forget the notes under ``home`` of writes outside KIT_HOME whose writer is gone and that
     left nothing (``_note``); returns how many. Nothing outside KIT_HOME is removed on a note's
     word: a note is a file anyone who can write KIT_HOME can plant, and one naming a user's
@@ -299,13 +288,11 @@ def sweep_notes(home) -> int:
     return forgotten
 
 
-def stale_notes(home) -> list:
+def stale_notes(home: StrPath) -> list[tuple[Path, Path | None, list[str]]]:
     """(note, destination or None, leftovers) of each note under ``home`` whose writer is gone
     (the rule of kit.core.spools): the leftovers are the temporary files of its pid beside the
     destination that sweep_tmp's rule finds abandoned (regular files, unlocked; never a link,
     nor a name that merely starts as one)."""
-    from .spools import abandoned
-
     folder = Path(home) / NOTES
     try:
         names = sorted(os.listdir(folder))
@@ -317,7 +304,7 @@ def stale_notes(home) -> list:
         note = folder / name
         if not mine or not abandoned(note, int(mine.group(1)), note):
             continue
-        dest, left = _noted(note), []
+        dest, left = _noted(note), list[str]()
         if dest is not None:
             prefix = f".{dest.name}.kit{mine.group(1)}-"
             left = [
@@ -334,8 +321,6 @@ def stale_notes(home) -> list:
 def _noted(note: Path) -> Path | None:
     """The destination a note holds: an absolute path, else None (an empty or foreign note, or
     not a file: read bounded, never through a link or from a FIFO)."""
-    from .small_files import read_small
-
     data = read_small(note, _NOTE_MAX)
     text = os.fsdecode(data or b"")
     if not data or "\0" in text or not os.path.isabs(text):
@@ -343,7 +328,7 @@ def _noted(note: Path) -> Path | None:
     return Path(text)
 
 
-def _names(folder) -> list:
+def _names(folder: StrPath) -> list[str]:
     """The names of temporary files a write may have left in ``folder``."""
     try:
         return [n for n in os.listdir(folder) if n.endswith(".tmp") and n.startswith(".")]
@@ -360,7 +345,7 @@ def _sweep_once(folder: Path) -> None:
     sweep_tmp(folder)
 
 
-def sweep_tmp(folder) -> int:
+def sweep_tmp(folder: StrPath) -> int:
     """Remove what atomic writes killed midway left in ``folder``; returns how many. A file
     ``.NAME.kitPID-*.tmp`` goes once its lock can be taken (its writer held it until the rename:
     the kernel dropped it when the writer died) and its pid is gone, or it is older than
@@ -370,10 +355,8 @@ def sweep_tmp(folder) -> int:
     return _remove_leftovers(folder, _names(folder))
 
 
-def _remove_leftovers(folder, names) -> int:
+def _remove_leftovers(folder: StrPath, names: Iterable[str]) -> int:
     """sweep_tmp's rule, for ``names`` in ``folder``: those whose writer is gone are removed."""
-    from .spools import STALE_S, abandoned, age, held
-
     removed = 0
     for name in names:
         path = Path(folder) / name
@@ -397,11 +380,9 @@ def _remove_leftovers(folder, names) -> int:
 
 
 def _under_kit_home(path: Path) -> bool:
-    home = os.environ.get("KIT_HOME")
+    home: StrPath | None = os.environ.get("KIT_HOME")
     if not home:
         try:
-            from .paths import kit_home
-
             home = kit_home(writing=False)
         except Exception:  # noqa: BLE001 - no usable KIT_HOME: nothing is known to be kit's
             return False
@@ -409,7 +390,7 @@ def _under_kit_home(path: Path) -> bool:
 
 
 @contextmanager
-def atomic_path(dest):
+def atomic_path(dest: StrPath) -> Iterator[Path]:
     """Yield a temporary path beside ``dest``; rename it onto ``dest`` only if the block succeeds.
     ``dest`` a link, a FIFO, a socket or a device: a KitError, and nothing is replaced."""
     dest = Path(dest)
@@ -418,8 +399,6 @@ def atomic_path(dest):
     try:
         fd, tmp, note = _temporary(dest)
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(
             no_space(dest.parent)
             if e.errno in FULL
@@ -441,15 +420,15 @@ def atomic_path(dest):
 FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
 
 
-def mount_of(path) -> Path:
+def mount_of(path: StrPath) -> Path:
     """The mount point of the file system holding ``path`` (or the nearest folder above it that
     exists): what a user frees space on."""
     from ..worker.disk import mount_of as mount  # the worker says a full disk the same way
 
-    return Path(mount(path))
+    return Path(mount(os.fspath(path)))
 
 
-def no_space(path) -> str:
+def no_space(path: StrPath) -> str:
     """The one line for a full disk: free space where ``path`` lives. Never advice to move or
     remove kit's own files: a full disk loses nothing, and the same command resumes."""
     return (
@@ -458,7 +437,7 @@ def no_space(path) -> str:
     )
 
 
-def write_bytes(dest, data: bytes) -> None:
+def write_bytes(dest: StrPath, data: bytes) -> None:
     """Write ``data`` to ``dest`` whole or not at all; a full disk is a one-line KitError."""
     try:
         with atomic_path(dest) as tmp, open(tmp, "wb") as f:
@@ -466,8 +445,6 @@ def write_bytes(dest, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
-        from .errors import KitError
-
         raise KitError(
             no_space(dest)
             if e.errno in FULL
@@ -475,7 +452,7 @@ def write_bytes(dest, data: bytes) -> None:
         ) from None
 
 
-def create_once(dest, data: bytes) -> bytes:
+def create_once(dest: StrPath, data: bytes) -> bytes:
     """Write ``data`` to ``dest`` unless it exists; return what ``dest`` holds afterwards.
 
     Several processes may race to create the same file (three `kit run`s on a fresh KIT_HOME);

@@ -9,6 +9,7 @@ bundle is imported: a run whose stage could not travel fails at run time, never 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from .errors import KitError
 
@@ -34,7 +35,7 @@ def stage_cap() -> int:
     return cap(STAGE_VAR, STAGE_MIB)
 
 
-def stage_bytes(dtype: str, shape) -> int:
+def stage_bytes(dtype: str, shape: Sequence[int]) -> int:
     """The bytes of data a stage of ``dtype`` (a known dtype string) and ``shape`` holds."""
     import numpy as np
 

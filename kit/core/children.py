@@ -13,25 +13,28 @@ from __future__ import annotations
 import atexit
 import subprocess
 import threading
+from collections.abc import Mapping
+from typing import IO, Any
 
 from . import tether
+from .paths import StrPath
 
-_running: set = set()  # tethered tools' Popen objects still running
+_running: set[subprocess.Popen[Any]] = set()  # tethered tools' Popen objects still running
 _lock = threading.Lock()
 
 
 def run(
-    cmd: list,
+    cmd: list[Any],
     *,
-    cwd=None,
-    env=None,
-    stdin=subprocess.DEVNULL,
-    stdout=subprocess.PIPE,
-    stderr=subprocess.PIPE,
-    text=True,
-    errors=None,
-    timeout=None,
-) -> subprocess.CompletedProcess:
+    cwd: StrPath | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: int | IO[Any] | None = subprocess.DEVNULL,
+    stdout: int | IO[Any] | None = subprocess.PIPE,
+    stderr: int | IO[Any] | None = subprocess.PIPE,
+    text: bool = True,
+    errors: str | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[Any]:
     """``subprocess.run`` of ``cmd``, tethered: the tool and every process it starts end with
     kit. An OSError (FileNotFoundError, PermissionError) when ``cmd[0]`` cannot be run, as
     ``subprocess.run`` would raise; ``subprocess.TimeoutExpired`` past ``timeout``, its family
@@ -56,7 +59,7 @@ def run(
     except subprocess.TimeoutExpired:
         tether.end(proc)
         proc.communicate()
-        raise subprocess.TimeoutExpired(cmd, timeout) from None
+        raise subprocess.TimeoutExpired(cmd, timeout or 0.0) from None  # set: it raised
     except BaseException:  # an interrupt, SIGTERM (kit.cli raises one): the family goes
         tether.end(proc)
         proc.wait()

@@ -13,13 +13,14 @@ import functools
 import math
 import re
 import unicodedata
-from typing import Annotated, Literal
+from collections.abc import Iterator
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from msgspec import Meta, Struct
 
 from .errors import KitError
-from .spec import DEVICES, DTYPES, EMBEDDINGS, KINDS, PROCESSES, RunSpec
+from .spec import Device, Dtype, Embedding, Kind, Process, RunSpec
 
 __all__ = [
     "DocumentError",
@@ -45,6 +46,7 @@ Name = Annotated[str, Meta(min_length=1, max_length=256)]  # a stage, seed, pack
 Text = Annotated[str, Meta(max_length=4096)]  # a path, a platform string, a cpu
 Small = Annotated[int, Meta(ge=-(2**62), le=2**62)]
 _MANY = 1024  # entries of one mapping or list
+T = TypeVar("T")
 
 
 class DocumentError(KitError):
@@ -60,20 +62,20 @@ class _Spec(Struct, forbid_unknown_fields=True):
     stack_id: Text
     # every field RunSpec.to_json always writes is required: a spec without one has another id
     threads: Annotated[int, Meta(ge=1, le=4096)]
-    dtype: Literal[DTYPES]
+    dtype: Dtype
     svd_iters: Annotated[int, Meta(ge=1, le=10_000)]
     seeds: Annotated[list[tuple[Name, Small]], Meta(max_length=_MANY)]
     env: Annotated[list[tuple[Name, Text]], Meta(max_length=64)]
     replicate: Annotated[int, Meta(ge=0, le=2**31)]
-    kind: Literal[KINDS]
+    kind: Kind
     input: Hex64Or0
-    device: Literal[DEVICES]
+    device: Device
     deterministic: bool
     host: Annotated[str, Meta(max_length=256)]
     perturb: Annotated[str, Meta(max_length=256)]
     # fields added later (spec._LATER_DEFAULTS): absent at their default
-    embedding: Literal[EMBEDDINGS] = "randomized"
-    process: Literal[PROCESSES] = ""
+    embedding: Embedding = "randomized"
+    process: Process = ""
     split: Annotated[int, Meta(ge=-1, le=2**62)] = -1
     feed: Annotated[str, Meta(max_length=64)] = ""
     pipeline: Hex64Or0 = ""
@@ -82,13 +84,13 @@ class _Spec(Struct, forbid_unknown_fields=True):
 SpecDoc = _Spec  # a bundle's run holds one (kit.app.bundle_schema)
 
 
-def spec_from_json(raw) -> RunSpec:
+def spec_from_json(raw: str | bytes) -> RunSpec:
     """A RunSpec from its JSON text (str or bytes), strictly; DocumentError otherwise."""
     doc = decode(raw, _Spec, "spec")
     return _to_spec(doc)
 
 
-def decode_spec(obj) -> RunSpec:
+def decode_spec(obj: object) -> RunSpec:
     """A RunSpec from its JSON form already parsed (a bundle's run), strictly."""
     return _to_spec(convert(obj, _Spec, "spec"))
 
@@ -209,17 +211,18 @@ class Manifest(Struct, forbid_unknown_fields=True):
     ) = None
 
 
-def decode_manifest(raw) -> dict:
+def decode_manifest(raw: object) -> dict[str, Any]:
     """A manifest's JSON text (or its parsed form) checked strictly; returned as the dict
     readers use (the JSON edge), exactly as written, with every name free of control
     characters."""
-    given = raw
+    given: Any = raw
     if isinstance(raw, (str, bytes)):
         try:
             given = msgspec.json.decode(raw)
         except msgspec.DecodeError:
             raise DocumentError("manifest: not JSON") from None
-    doc = convert(given, Manifest, "manifest")
+    doc = convert(given, Manifest, "manifest")  # a JSON object, then
+    assert isinstance(given, dict)
     why = manifest_names(doc, given)
     if why:
         raise DocumentError(f"manifest: {why}")
@@ -229,7 +232,7 @@ def decode_manifest(raw) -> dict:
     return given
 
 
-def manifest_names(doc: Manifest, tree=None) -> str | None:
+def manifest_names(doc: Manifest, tree: object = None) -> str | None:
     """Why a decoded manifest's names may not reach generated text (None: they may): the field
     and the name of the first with a control character. Every string of the manifest counts:
     an environment's host, a thread pool's owner or a variable's value reaches the budget's
@@ -253,7 +256,7 @@ def manifest_names(doc: Manifest, tree=None) -> str | None:
     return None
 
 
-def _strings(obj):
+def _strings(obj: object) -> Iterator[str]:
     """Every string of a JSON value, keys included."""
     if isinstance(obj, str):
         yield obj
@@ -295,7 +298,7 @@ def _where(e: msgspec.ValidationError, what: str) -> str:
     return f"{what}: {str(e)[:200]}"
 
 
-def decode(raw, type_, what: str):
+def decode(raw: str | bytes, type_: type[T], what: str) -> T:
     """``raw`` JSON (str or bytes) as ``type_``, strictly; DocumentError naming ``what``."""
     try:
         return msgspec.json.decode(raw, type=type_, strict=True)
@@ -305,7 +308,7 @@ def decode(raw, type_, what: str):
         raise DocumentError(f"{what}: not JSON") from None
 
 
-def convert(obj, type_, what: str):
+def convert(obj: object, type_: type[T], what: str) -> T:
     """An already parsed JSON value as ``type_``, strictly; DocumentError naming ``what``."""
     try:
         return msgspec.convert(obj, type=type_, strict=True)

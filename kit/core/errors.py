@@ -1,7 +1,9 @@
 """The one exception kit raises for problems a user can fix; the CLI prints it on one line, and
 foreign text it quotes made one line (``one_line``, the worker's own: it says its errors so too)."""
 
-from ..worker.text import LINE_CHARS, one_line  # noqa: F401 (kit's one way to quote foreign text)
+# re-exported (``X as X``): kit's one way to quote foreign text
+from ..worker.text import LINE_CHARS as LINE_CHARS
+from ..worker.text import one_line as one_line
 
 
 class KitError(Exception):

@@ -12,16 +12,18 @@ it is there and what it needs of the subject; kit.runs.planning registers a plan
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from functools import cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..worker.names import unknown
 from .errors import NotFound
 
 if TYPE_CHECKING:  # spec imports this registry (its env rule): the type only, for annotations
-    from .spec import RunSpec
+    from .spec import Env, RunSpec
 
 # what the two runs of a pair differ in, which decides how a factor's rows are read
 NOTHING = "nothing"  # the null experiment: any difference is a defect
@@ -66,11 +68,11 @@ class Moves:
     run of a); ``where`` holds (field, value) both runs have; ``level`` names the spec field its
     budget level is read from. A stack factor's (a, b) stacks are a pair of the catalogue's."""
 
-    fields: tuple = ()
-    also: tuple = ()
-    seeds: object = ()
+    fields: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
+    seeds: tuple[str, ...] | str = ()  # str: ALL, the one string it takes
     kind: str = "pipeline"
-    where: tuple = ()
+    where: tuple[tuple[str, object], ...] = ()
     level: str = ""
 
 
@@ -81,7 +83,7 @@ class Use:
     seeds and the one seed:NAME names) and what it needs of the subject (NEEDS_*)."""
 
     description: str | None = None
-    needs: tuple = ()
+    needs: tuple[str, ...] = ()
 
 
 _OWN = ((DATASET, Use()),)  # kit's own pipeline alone: a factor's default
@@ -89,7 +91,7 @@ _THREADED = Use(needs=(NEEDS_THREADS,))
 _NAMED_SEED = Use("the seed {seed} alone, the others held", (NEEDS_SEED,))  # SEED_NAME's
 
 
-def _both(lab: Use = Use()) -> tuple:
+def _both(lab: Use = Use()) -> tuple[tuple[str, Use], ...]:
     return ((DATASET, Use()), (PIPELINE, lab))
 
 
@@ -115,9 +117,11 @@ class Factor:
     chosen: bool = False
     # the environment variables its pairs set in a spec's ``env``, each with the form of the
     # values it writes (a regex): the only variables a spec may hold (kit.core.spec)
-    sets_env: tuple = ()
+    sets_env: tuple[tuple[str, str], ...] = ()
     moves: Moves | None = None  # what its pairs' specs differ in (None: this kit cannot say)
-    uses: tuple = _OWN  # ((subject kind, Use), ...): the subjects it applies to
+    uses: tuple[tuple[str, Use], ...] = (
+        _OWN  # ((subject kind, Use), ...): the subjects it applies to
+    )
 
     def use(self, kind: str) -> Use | None:
         """How it applies to a subject of ``kind`` (None: it does not)."""
@@ -389,21 +393,25 @@ NAMED_SEED = Factor(
 )
 _FACTORS = {f.name: f for f in _BUILT_IN}  # in table order
 _PATTERNS = {f.name: re.compile(f.explained) for f in _BUILT_IN if f.explained}
-_PLANNERS: dict = {}  # (name, subject kind) -> planner -> [Pair], opaque here (kit.runs.planning's)
+# a factor's planner: its planning context -> [Pair], both kit.runs.planning's (above this floor)
+Planner = Callable[[Any], list[Any]]
+_PLANNERS: dict[tuple[str, str], Planner] = {}  # (name, subject kind) -> planner
 FACTORS = MappingProxyType(_FACTORS)  # a read-only view: ``register`` is the one way in
 
 
-def spec_env() -> dict:
+def spec_env() -> dict[str, re.Pattern[str]]:
     """{variable: compiled form of its values} of every variable a factor sets in a spec."""
     return {var: _env_form(form) for f in _FACTORS.values() for var, form in f.sets_env}
 
 
 @cache
-def _env_form(form: str):
+def _env_form(form: str) -> re.Pattern[str]:
     return re.compile(form)
 
 
-def register(factor: Factor, planner=None, after: str | None = None, kind: str = DATASET) -> None:
+def register(
+    factor: Factor, planner: Planner | None = None, after: str | None = None, kind: str = DATASET
+) -> None:
     """Enter ``factor`` (after the factor named ``after``, else last) with its planner for
     subjects of ``kind``.
 
@@ -443,7 +451,9 @@ def unregister(name: str) -> None:
 
 
 @contextmanager
-def registered(factor: Factor, planner=None, after: str | None = None):
+def registered(
+    factor: Factor, planner: Planner | None = None, after: str | None = None
+) -> Iterator[Factor]:
     """``register`` a new factor for the length of a ``with`` block."""
     if factor.name in _FACTORS:
         raise ValueError(f"factor {factor.name!r} is already registered")
@@ -454,7 +464,7 @@ def registered(factor: Factor, planner=None, after: str | None = None):
         unregister(factor.name)
 
 
-def planner(name: str, kind: str = DATASET):
+def planner(name: str, kind: str = DATASET) -> Planner:
     """The function that plans a factor's pairs for a subject of ``kind`` (registered by
     kit.runs.planning on import; a pipeline file's seed:NAME all share SEED_NAME's).
     NotFound: no factor of that name plans for that kind (kit's own list in the line)."""
@@ -464,11 +474,11 @@ def planner(name: str, kind: str = DATASET):
     return fn
 
 
-def _key(name: str, kind: str) -> tuple:
+def _key(name: str, kind: str) -> tuple[str, str]:
     return (SEED_NAME if kind == PIPELINE and name.startswith("seed:") else name, kind)
 
 
-def use(name: str, kind: str, seeds=()) -> Use | None:
+def use(name: str, kind: str, seeds: Iterable[str] = ()) -> Use | None:
     """How factor ``name`` applies to a subject of ``kind`` declaring ``seeds`` (None: not at
     all). A pipeline file's seed:NAME applies where NAME is one of its SEEDS (kit's own
     seed:svd too, then as the file's seed)."""
@@ -478,12 +488,12 @@ def use(name: str, kind: str, seeds=()) -> Use | None:
     return f.use(kind) if f else None
 
 
-def for_kind(kind: str, seeds=None) -> tuple:
+def for_kind(kind: str, seeds: Iterable[str] | None = None) -> tuple[str, ...]:
     """The names of the plannable factors that apply to a subject of ``kind``, in table order;
     for a pipeline file its own factors first, seed:NAME after seed (each of ``seeds``, or
     SEED_NAME itself when None), then the stacks it is run across as kit's own pipeline is."""
-    out = []
-    rows = table()
+    out: list[str] = []
+    rows: Iterable[Factor] = table()
     if kind == PIPELINE:  # sorted is stable: table order within each part
         rows = sorted(rows, key=lambda f: f.planned == STACKS)
     for f in rows:
@@ -494,16 +504,18 @@ def for_kind(kind: str, seeds=None) -> tuple:
     return tuple(out)
 
 
-def described(name: str, kind: str, seeds=(), own: str | None = None) -> str:
+def described(name: str, kind: str, seeds: Iterable[str] = (), own: str | None = None) -> str:
     """The one line that says what factor ``name`` changes for a subject of ``kind`` declaring
     ``seeds`` (``own``: the factor's own line as kit.envs.descriptions fills it)."""
     u = use(name, kind, seeds)
     if u is None or u.description is None:
         return own if own is not None else _FACTORS[name].what
-    return u.description.format(seeds=", ".join(seeds) or "none", seed=name.split(":", 1)[-1])
+    return u.description.format(
+        seeds=", ".join(tuple(seeds)) or "none", seed=name.split(":", 1)[-1]
+    )
 
 
-def table() -> tuple:
+def table() -> tuple[Factor, ...]:
     """Every factor, in the order of the budget's rows."""
     return tuple(_FACTORS.values())
 
@@ -513,12 +525,12 @@ def get(name: str) -> Factor | None:
     return _FACTORS.get(name)
 
 
-def names(*planned: str) -> tuple:
+def names(*planned: str) -> tuple[str, ...]:
     """Factor names, in table order, optionally only those planned in one of the given ways."""
     return tuple(f.name for f in table() if not planned or f.planned in planned)
 
 
-def plannable() -> dict:
+def plannable() -> dict[str, str]:
     """{name: what it changes} of every factor `kit run --factor` accepts."""
     return {f.name: f.what for f in table() if f.plannable}
 
@@ -540,17 +552,15 @@ def measures(name: str) -> bool:
     return bool(f and f.measures)
 
 
-def confounds(factor: str, env_diff: dict) -> dict:
+def confounds(factor: str, env_diff: Mapping[str, Any]) -> dict[str, Any]:
     """The attributes that differed within a pair beyond what its factor is meant to change."""
     pattern = _PATTERNS.get(factor)
     return {k: v for k, v in env_diff.items() if not (pattern and pattern.search(k))}
 
 
-def unknown_factor(name: str, known=None) -> str:
+def unknown_factor(name: str, known: Iterable[str] | None = None) -> str:
     """The one line for a name no factor has: the closest of ``known`` (default: every factor
     `kit run --factor` plans), or all of them listed (kit.worker.names, every typed name's)."""
-    from ..worker.names import unknown
-
     return unknown("unknown factor", name, plannable() if known is None else known)
 
 
@@ -567,7 +577,9 @@ def moves(name: str, a: RunSpec) -> Moves | None:
     return f.moves if f else None
 
 
-def differs(name: str, a: RunSpec, b: RunSpec, stacks=()) -> bool:
+def differs(
+    name: str, a: RunSpec, b: RunSpec, stacks: Iterable[tuple[str, Env, str, Env]] = ()
+) -> bool:
     """Whether ``a`` and ``b`` differ as a pair of factor ``name`` does, and in nothing else.
     ``stacks``: the (stack a, env a, stack b, env b) the catalogue lists for a stack factor."""
     m = moves(name, a)
@@ -586,7 +598,7 @@ def differs(name: str, a: RunSpec, b: RunSpec, stacks=()) -> bool:
         sa, sb = a.seed_dict, b.seed_dict
         if [k for k, _ in a.seeds] != [k for k, _ in b.seeds]:
             return False
-        want = set(sa) if m.seeds == ALL else set(m.seeds)
+        want = set(sa) if isinstance(m.seeds, str) else set(m.seeds)  # a str is ALL
         if not want or {k for k in sa if sa[k] != sb[k]} != want:
             return False
         moved.discard("seeds")

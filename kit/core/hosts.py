@@ -7,16 +7,25 @@ import os
 import platform
 import sqlite3
 import uuid
+from pathlib import Path
+from typing import TypedDict
 
 from .atomic import create_once
 from .errors import KitError
-from .paths import kit_home, writable
+from .paths import StrPath, kit_home, writable
 from .small_files import NotKits, read_home_json
 
 HOST_BYTES = 4096  # {"id": 16 hex digits, "name": a hostname}
 
 
-def host() -> dict:
+class Host(TypedDict):
+    """host.json: this machine's id in the store (16 hex digits) and its hostname."""
+
+    id: str
+    name: str
+
+
+def host() -> Host:
     """{"id", "name"}: a random id made once per KIT_HOME (hostnames change), and the hostname.
 
     A removed host.json is made again with the id the store index beside it recorded
@@ -39,7 +48,7 @@ def host() -> dict:
     return got
 
 
-def read_record(path) -> dict | None:
+def read_record(path: StrPath) -> Host | None:
     """host.json as kit wrote it ({"id", "name"}), None when absent; read bounded, never
     through a link or from a FIFO (a /dev/zero there was a MemoryError, a FIFO a hang)."""
     doc = read_home_json(path, HOST_BYTES)
@@ -55,13 +64,13 @@ def read_record(path) -> dict | None:
     return {"id": doc["id"], "name": doc["name"]}
 
 
-def _recorded(home, new: bool = False) -> dict:
+def _recorded(home: Path, new: bool = False) -> Host:
     """This machine's record from the index's, or (``new``) a new id where it has none."""
     made = _recorded_id(home / "store.sqlite") or (uuid.uuid4().hex[:16] if new else "unknown")
     return {"id": made, "name": platform.node() or "unknown"}
 
 
-def _recorded_id(index) -> str | None:
+def _recorded_id(index: Path) -> str | None:
     """The host id the store index at ``index`` recorded, read without changing it; None when
     there is no index, no record, or it cannot be read (the index names its own damage)."""
     if not index.exists():
@@ -74,7 +83,8 @@ def _recorded_id(index) -> str | None:
             con.close()
     except sqlite3.Error:
         return None
-    return row[0] if row and isinstance(row[0], str) and row[0].isalnum() else None
+    value = row[0] if row else None
+    return value if isinstance(value, str) and value.isalnum() else None
 
 
 def host_id() -> str:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .paths import StrPath
+
 
 @contextmanager
-def file_lock(path):
+def file_lock(path: StrPath) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` for the block; waits for the holder to finish.
 
     Two builders of one stack (two `kit run`s, or two cluster workers sharing a KIT_HOME) take

@@ -4,10 +4,14 @@ user sees one line and a bug report has the whole story."""
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 import traceback
+import warnings
 from datetime import datetime
+from importlib.util import find_spec
 from pathlib import Path
+from typing import TextIO
 
 from .paths import kit_home
 
@@ -54,7 +58,7 @@ class _ClusterFile(logging.FileHandler):
     handler of distributed's logger to ERROR (a local cluster's to CRITICAL) while it runs, as
     meant for a terminal; on this file it had kept nothing but errors."""
 
-    def setLevel(self, level):
+    def setLevel(self, level: int | str) -> None:
         pass
 
 
@@ -70,8 +74,10 @@ def cluster_logs_to_file() -> str:
         # distributed puts a stderr handler on each logger its config names (distributed.client,
         # tornado.application, ...): a child keeps none and propagates to its parent's file
         for child in [n for n in loggers if n.startswith(name + ".")]:
-            for h in list(getattr(loggers[child], "handlers", [])):
-                loggers[child].removeHandler(h)
+            known = loggers[child]
+            if isinstance(known, logging.Logger):  # not a PlaceHolder (a name's parent only)
+                for h in list(known.handlers):
+                    known.removeHandler(h)
         log = logging.getLogger(name)
         for h in list(log.handlers):
             if not (isinstance(h, logging.FileHandler) and h.baseFilename == str(path)):
@@ -87,37 +93,43 @@ def cluster_logs_to_file() -> str:
     return str(path)
 
 
+_SHOWING: list[object] = []  # the showwarning installed below (installed once)
+
+
 def _warnings_to_logs() -> None:
     """Show a warning that these libraries raise (distributed's "Port 8787 is already in use",
     a version mismatch, ...) in their log, not on stderr; every other warning as before."""
-    import warnings
-
-    if getattr(warnings.showwarning, "_kit_cluster", False):
+    if warnings.showwarning in _SHOWING:
         return
     roots = _library_roots()
     shown = warnings.showwarning
 
-    def showwarning(message, category, filename, lineno, file=None, line=None):
+    def showwarning(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
         whose = next(
             (name for name, root in roots if str(filename).startswith(root)), None
         ) or next((n for n in CLUSTER_LOGGERS if category.__module__.split(".")[0] == n), None)
         if whose is None or file is not None:  # not theirs, or shown where its caller asked
-            return shown(message, category, filename, lineno, file, line)
+            shown(message, category, filename, lineno, file, line)
+            return
         # a logger of its own: a cluster's silence_logs raises the library's level to ERROR
         log = logging.getLogger(f"{whose}.warnings")
         log.setLevel(logging.WARNING)
         log.warning(warnings.formatwarning(message, category, filename, lineno, line).rstrip())
 
-    showwarning._kit_cluster = True
+    _SHOWING.append(showwarning)
     warnings.showwarning = showwarning
 
 
-def _library_roots() -> list:
+def _library_roots() -> list[tuple[str, str]]:
     """[(logger name, the folder of its package + os.sep)] of the cluster libraries here."""
-    import os
-    from importlib.util import find_spec
-
-    out = []
+    out: list[tuple[str, str]] = []
     for name in CLUSTER_LOGGERS:
         try:
             spec = find_spec(name)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 
+from .atomic import mount_of
+
 
 def machine_state(e: OSError, output: str | None = None) -> str | None:
     """The one line every front end says for ``e`` when it is the machine's state (a full disk
@@ -17,8 +19,6 @@ def machine_state(e: OSError, output: str | None = None) -> str | None:
     if e.errno not in (errno.ENOSPC, errno.EDQUOT):
         return None
     # name where to free space, and never advise moving kit's files (that loses runs, not bytes)
-    from .atomic import mount_of
-
     where = e.filename or output
     return (
         f"{e.strerror} ({where or 'the output'}); free space on "

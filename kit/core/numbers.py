@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 
-def fmt(x, digits: int = 3) -> str:
+def fmt(x: float | None, digits: int = 3) -> str:
     """None -> "-"; ints as they are; below 1e-3 and from 1e4 in e-notation (5.3e-05); the rest
     to ``digits`` significant digits without trailing zeros (2.0 flips -> "2", 0.404 seed units
     -> "0.404", 0.0042 -> "0.0042"): one notation from 1e-3 up, so 0.0042 and 0.01026 in one
@@ -43,7 +43,7 @@ def span(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def is_duration(x) -> bool:
+def is_duration(x: object) -> bool:
     """Whether a recorded time is one: a number, finite, not negative (a bundle's may be forged:
     JSON reads -Infinity)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0

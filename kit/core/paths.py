@@ -7,6 +7,9 @@ from pathlib import Path
 
 from .errors import KitError
 
+# a path as callers hand it: a str from the command line or the environment, or a Path
+StrPath = str | os.PathLike[str]
+
 
 def kit_home(writing: bool = True) -> Path:
     """The folder kit writes to; a one-line KitError when it cannot be that (KIT_HOME names a

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 
@@ -35,7 +36,7 @@ def cores() -> int:
 
 
 @contextmanager
-def keeping_signal_handlers():
+def keeping_signal_handlers() -> Iterator[None]:
     """The SIGINT and SIGTERM handlers as they were before the block, whatever it installed
     (a library's import may take them over). Only the main thread may set them."""
     main = threading.current_thread() is threading.main_thread()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+from typing import Any
 
 from .errors import Damaged
+from .paths import StrPath
 
 SMALL = 1 << 20  # a record kit writes is a few KiB
 # a dataset's file: the records of at most 10,000,000 proteins kit imports from 512 MiB of text
@@ -18,7 +20,7 @@ class NotKits(Damaged):
     too large, or (read as JSON) not JSON. ``path`` names it; `kit store check --repair` moves
     it aside."""
 
-    def __init__(self, path, why: str):
+    def __init__(self, path: StrPath, why: str) -> None:
         super().__init__(
             f"{path} {why}, not the file kit writes there; `kit store check "
             "--repair` moves it aside (kept)"
@@ -26,7 +28,7 @@ class NotKits(Damaged):
         self.path, self.why = str(path), why
 
 
-def _kind(path, mode: int) -> str:
+def _kind(path: StrPath, mode: int) -> str:
     if stat.S_ISLNK(mode):
         try:
             return f"is a link (to {os.readlink(path)[:200]!r})"
@@ -41,7 +43,7 @@ def _kind(path, mode: int) -> str:
     }.get(stat.S_IFMT(mode), "is not a regular file")
 
 
-def shape_problem(path, limit: int = SMALL) -> str | None:
+def shape_problem(path: StrPath, limit: int = SMALL) -> str | None:
     """Why ``path`` is not a file kit could have written there (None: a regular file, not a
     link, within ``limit`` bytes, or absent), from its lstat alone: nothing is opened."""
     try:
@@ -55,7 +57,7 @@ def shape_problem(path, limit: int = SMALL) -> str | None:
     return None
 
 
-def read_home(path, limit: int = SMALL) -> bytes | None:
+def read_home(path: StrPath, limit: int = SMALL) -> bytes | None:
     """The bytes of ``path``, a file kit keeps in its home; None when it is absent. Anything
     else there (a link, a FIFO or a device, a folder, more than ``limit`` bytes) is NotKits, in
     one line naming it. The open neither blocks nor follows a link, and the read is bounded,
@@ -81,7 +83,7 @@ def read_home(path, limit: int = SMALL) -> bytes | None:
     return data
 
 
-def read_home_json(path, limit: int = SMALL):
+def read_home_json(path: StrPath, limit: int = SMALL) -> Any:
     """``path``'s JSON (read as ``read_home`` reads), or None when it is absent; empty, cut
     short or garbage is NotKits."""
     data = read_home(path, limit)
@@ -95,7 +97,7 @@ def read_home_json(path, limit: int = SMALL):
         ) from None
 
 
-def read_small(path, limit: int = SMALL) -> bytes | None:
+def read_small(path: StrPath, limit: int = SMALL) -> bytes | None:
     """``read_home``'s bytes, or None for anything but a file kit wrote (for a record that is
     only remembered, where absent and damaged mean the same: made again)."""
     try:
@@ -104,7 +106,7 @@ def read_small(path, limit: int = SMALL) -> bytes | None:
         return None
 
 
-def read_head(path, limit: int = SMALL) -> bytes | None:
+def read_head(path: StrPath, limit: int = SMALL) -> bytes | None:
     """The first ``limit`` bytes of ``path`` if it is a regular file, not a link (a file a
     worker wrote, whatever its size: what follows its head is not read); None otherwise."""
     try:

@@ -5,17 +5,26 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
+from typing import Any, Literal, get_args
 
 from ..worker.pipeline import FEEDS, SEED_NAMES
 from ..worker.torch_mlp import SEED_NAMES as TORCH_SEED_NAMES
 from . import factors
 
-DTYPES = ("float64", "float32")
-KINDS = ("pipeline", "torch", "perturb", "feed")
-DEVICES = ("cpu", "mps", "cuda")
-EMBEDDINGS = ("randomized", "arpack")
+# each field's values as a type (the strict spec document's, kit.core.documents) and as a tuple
+Dtype = Literal["float64", "float32"]
+Kind = Literal["pipeline", "torch", "perturb", "feed"]
+Device = Literal["cpu", "mps", "cuda"]
+Embedding = Literal["randomized", "arpack"]
+Process = Literal["", "fresh", "warm"]  # "": whichever the executor uses (warm by default)
+DTYPES: tuple[str, ...] = get_args(Dtype)
+KINDS: tuple[str, ...] = get_args(Kind)
+DEVICES: tuple[str, ...] = get_args(Device)
+EMBEDDINGS: tuple[str, ...] = get_args(Embedding)
+PROCESSES: tuple[str, ...] = get_args(Process)
 # fields added after runs were first stored: left out of the id at their default, so that every
 # run stored before them keeps its id (and a bundle from an older kit still verifies)
 _LATER_DEFAULTS = {
@@ -25,10 +34,12 @@ _LATER_DEFAULTS = {
     "feed": "",
     "pipeline": "",
 }
-PROCESSES = ("", "fresh", "warm")  # "": whichever the executor uses (warm workers by default)
+
+Seeds = tuple[tuple[str, int], ...]  # ((name, value), ...) in the pipeline's order
+Env = tuple[tuple[str, str], ...]  # ((variable, value), ...)
 
 
-def seeds(value: int = 0, **named) -> tuple:
+def seeds(value: int = 0, **named: int) -> Seeds:
     """All named seeds set to ``value`` (the paper's single "seed"), then any overrides."""
     unknown = set(named) - set(SEED_NAMES)
     if unknown:
@@ -36,7 +47,7 @@ def seeds(value: int = 0, **named) -> tuple:
     return tuple((k, int(named.get(k, value))) for k in SEED_NAMES)
 
 
-def torch_seeds(value: int = 0, **named) -> tuple:
+def torch_seeds(value: int = 0, **named: int) -> Seeds:
     """The torch stage's named seeds: initial weights and batch order."""
     unknown = set(named) - set(TORCH_SEED_NAMES)
     if unknown:
@@ -44,7 +55,7 @@ def torch_seeds(value: int = 0, **named) -> tuple:
     return tuple((k, int(named.get(k, value))) for k in TORCH_SEED_NAMES)
 
 
-def pipeline_seeds(names, value: int = 0, **named) -> tuple:
+def pipeline_seeds(names: Sequence[str], value: int = 0, **named: int) -> Seeds:
     """A lab pipeline's named seeds (its file's SEEDS, in its order) set to ``value``, then any
     overrides."""
     unknown = set(named) - set(names)
@@ -64,10 +75,10 @@ class RunSpec:
     threads: int = 1
     dtype: str = "float64"
     svd_iters: int = 5
-    seeds: tuple = field(
+    seeds: Seeds = field(
         default_factory=seeds
     )  # ((name, value), ...): SEED_NAMES, or the file's SEEDS
-    env: tuple = ()  # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
+    env: Env = ()  # extra environment, e.g. (("OPENBLAS_CORETYPE", "Haswell"),)
     replicate: int = 0  # repeats of an otherwise identical run (the null experiment)
     kind: str = "pipeline"  # "pipeline" (every stage), "torch" (the PyTorch MLP alone), ...
     input: str = ""  # torch, perturb, feed: the run whose stored arrays it starts from
@@ -89,7 +100,7 @@ class RunSpec:
     # reads its own data, so its runs group apart from every dataset's (and every other file's)
     pipeline: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, not {self.dtype!r}")
         if self.threads < 1 or self.svd_iters < 1:
@@ -144,7 +155,7 @@ class RunSpec:
         if self.pipeline:
             self._check_pipeline()
 
-    def _check_pipeline(self):
+    def _check_pipeline(self) -> None:
         if not re.fullmatch(r"[0-9a-f]{64}", self.pipeline) or self.dataset != self.pipeline:
             raise ValueError(
                 "a lab pipeline is named by its file's sha256, which is also its runs' dataset"
@@ -179,10 +190,10 @@ class RunSpec:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     @property
-    def seed_dict(self) -> dict:
+    def seed_dict(self) -> dict[str, int]:
         return dict(self.seeds)
 
-    def with_(self, **changes) -> RunSpec:
+    def with_(self, **changes: Any) -> RunSpec:
         return replace(self, **changes)
 
     def worker_json(self) -> str:
@@ -209,7 +220,7 @@ class RunSpec:
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def from_dict(cls, d: dict) -> RunSpec:
+    def from_dict(cls, d: Mapping[str, Any]) -> RunSpec:
         """A spec from its JSON form; a field an older kit did not write takes its default."""
         d = dict(
             d, seeds=tuple(tuple(p) for p in d["seeds"]), env=tuple(tuple(p) for p in d["env"])

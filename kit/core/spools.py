@@ -17,8 +17,12 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .paths import StrPath
+from .processes import alive
 
 OWNER = ".owner"
 STALE_S = 3600.0  # an unlocked folder of unknown owner this old is a leftover
@@ -27,7 +31,7 @@ EXPORT = ".export-"  # an export's image archives, written before they join the 
 
 
 @contextmanager
-def spool(parent, prefix: str):
+def spool(parent: StrPath, prefix: str) -> Iterator[Path]:
     """A new folder ``parent/PREFIX<pid>-...`` for the block, locked as its owner's and removed
     afterwards; the leftovers of killed owners under ``parent`` are swept first."""
     parent = Path(parent)
@@ -44,7 +48,7 @@ def spool(parent, prefix: str):
         os.close(fd)
 
 
-def sweep(parent, prefix: str) -> int:
+def sweep(parent: StrPath, prefix: str) -> int:
     """Remove the folders ``parent/PREFIX*`` whose owner is gone; returns how many."""
     parent = Path(parent)
     try:
@@ -70,16 +74,16 @@ def abandoned(lock: Path, pid: int | None, made: Path) -> bool:
     file its owner held an flock on, ``pid``: the owner's process id, from its name."""
     if pid == os.getpid():
         return False
-    lock = held(lock)
-    if lock is None:  # no lock (an older kit's, or not locked yet): by pid, else age
+    state = held(lock)
+    if state is None:  # no lock (an older kit's, or not locked yet): by pid, else age
         return not _alive(pid) if pid is not None else age(made) > STALE_S
-    if lock:  # its owner runs
+    if state:  # its owner runs
         return False
     # unlocked: its owner is dead, unless it is between making the file and locking it
     return pid is None or not _alive(pid) or age(made) > STALE_S
 
 
-def held(lock: Path):
+def held(lock: Path) -> bool | None:
     """Whether a live process holds an flock on the file ``lock``: True, False, or None when
     there is no such file. One that cannot be opened (another user's, not a regular file)
     counts as held: it is never anyone's to remove."""
@@ -101,8 +105,6 @@ def held(lock: Path):
 
 
 def _alive(pid: int) -> bool:
-    from .processes import alive
-
     return alive(pid)
 
 
@@ -114,7 +116,7 @@ def age(d: Path) -> float:
         return 0.0
 
 
-def discard(path) -> None:
+def discard(path: StrPath) -> None:
     """Remove a folder, whatever is in it and whoever still writes there: it is first renamed
     aside (one step, so a half-removed folder is never taken for a whole one), then removed
     as far as it can be; what cannot be removed now is swept with ``.trash-`` later."""
@@ -131,6 +133,6 @@ def discard(path) -> None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def sweep_trash(parent) -> int:
+def sweep_trash(parent: StrPath) -> int:
     """Remove what ``discard`` could not under ``parent`` (its process gone)."""
     return sweep(parent, ".trash-")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from ..worker.pipeline import KINDS, SEED_NAMES
 
@@ -25,13 +26,15 @@ class Subject:
     kind: str
     sha256: str
     name: str
-    seeds: tuple = ()
-    kinds: Mapping = field(default_factory=dict, compare=False)  # its seeds and sha256 name it
+    seeds: tuple[str, ...] = ()
+    kinds: Mapping[str, str] = field(
+        default_factory=dict, compare=False
+    )  # its seeds and sha256 name it
     dtype: bool = True  # its run takes a dtype: the precision factor can run
-    summary: Mapping = field(default_factory=dict, compare=False, hash=False)
+    summary: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
     why: str = field(default="", compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS_OF:
             raise ValueError(f"a subject is a {' or a '.join(KINDS_OF)}, not {self.kind!r}")
         if not (len(self.sha256) == 64 and all(c in "0123456789abcdef" for c in self.sha256)):
@@ -72,7 +75,7 @@ def pipeline_head(name: str, sha: str) -> str:
     return f"pipeline {name} ({sha[:12]})"
 
 
-def of_dataset(sha256: str, summary: Mapping, why: str = "") -> Subject:
+def of_dataset(sha256: str, summary: Mapping[str, Any], why: str = "") -> Subject:
     """kit's own pipeline on the dataset ``sha256`` (``summary``: the store's datasets row)."""
     return Subject(
         DATASET,
@@ -86,7 +89,9 @@ def of_dataset(sha256: str, summary: Mapping, why: str = "") -> Subject:
     )
 
 
-def of_pipeline(info: Mapping, why: str = "", summary: Mapping | None = None) -> Subject:
+def of_pipeline(
+    info: Mapping[str, Any], why: str = "", summary: Mapping[str, Any] | None = None
+) -> Subject:
     """A lab's pipeline from its declaration (kit.data.pipelines' info: sha256, name, seeds,
     kinds, dtype)."""
     return Subject(

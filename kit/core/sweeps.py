@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .atomic import sweep_notes
+from .paths import StrPath
 from .spools import BUNDLE, sweep, sweep_trash
 
 
-def sweep_store(root) -> int:
+def sweep_store(root: StrPath) -> int:
     """Remove what killed commands left in a store's folder (a bundle's spool, up to its
     arrays' size; what ``spools.discard`` could not remove): every command that opens the store
     sweeps, not only the next import. Outside the store nothing is removed: the notes of killed

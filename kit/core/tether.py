@@ -27,10 +27,18 @@ gives a user's command.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sys
 import time
+
+TYPE_CHECKING = False  # importing typing would slow the tether (-I -S); mypy reads the name
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Iterable, Mapping, Sequence
+    from types import FrameType
+    from typing import Any
 
 POLL = 0.5  # seconds between looks at the parent (the only way on macOS)
 _ROUNDS = 50  # of kills: a process forked while a round killed is found by the next
@@ -41,7 +49,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 # -- the process table: kit and the tether both read it ------------------------------------------
 
 
-def table() -> list:
+def table() -> list[tuple[int, int, int]]:
     """(pid, parent pid, process group) of every process on this machine but zombies (they
     hold nothing and go when reaped). Linux reads /proc; elsewhere ``ps``."""
     if os.path.exists("/proc/self/stat"):
@@ -72,11 +80,11 @@ def table() -> list:
     return rows
 
 
-def family(root: int) -> set:
+def family(root: int) -> set[int]:
     """The processes of group ``root`` and every process below ``root`` by parent ids (one that
     left the group with setsid() included), ``root`` itself and this process left out."""
     rows = table()
-    below: dict = {}
+    below: dict[int, list[int]] = {}
     for pid, ppid, _ in rows:
         below.setdefault(ppid, []).append(pid)
     found = {pid for pid, _, pgid in rows if pgid == root}
@@ -91,7 +99,7 @@ def family(root: int) -> set:
     return found
 
 
-def end_family(root: int, keep=()) -> int:
+def end_family(root: int, keep: Iterable[int | None] = ()) -> int:
     """SIGKILL the family of ``root`` but ``keep``, round after round until none is left, then
     ``root`` itself unless kept (last: while it lives, the orphans of the others come to it).
     Returns how many kills were sent. ``root`` must be this process, or a child not yet reaped
@@ -137,8 +145,13 @@ def _reap() -> None:
 
 
 def argv(
-    cmd, *, passed=(), pid_fd: int | None = None, dup: tuple | None = None, after=None
-) -> list:
+    cmd: Sequence[object],
+    *,
+    passed: Iterable[int] = (),
+    pid_fd: int | None = None,
+    dup: tuple[int, int] | None = None,
+    after: Sequence[object] | None = None,
+) -> list[str]:
     """The command line that runs ``cmd`` tethered to this process. ``passed``: descriptors the
     command gets (give them to Popen's pass_fds too); ``pid_fd``: the write end of a pipe the
     tether writes the command's pid into, then closes; ``dup``: (fd, number) the command gets
@@ -166,7 +179,9 @@ def argv(
     ]
 
 
-def check_runnable(program: str, cwd, env) -> None:
+def check_runnable(
+    program: str, cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None
+) -> None:
     """The OSError ``subprocess.run`` would raise for a program that cannot be started (the
     tether would only say so on its standard error), raised in kit before the tether starts."""
     import errno
@@ -181,7 +196,7 @@ def check_runnable(program: str, cwd, env) -> None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
-def end(proc, keep=()) -> int:
+def end(proc: subprocess.Popen[Any], keep: Iterable[int | None] = ()) -> int:
     """End a tethered ``subprocess.Popen``'s whole family (``keep`` aside), the tether last,
     while it is not yet reaped (once reaped, its pid may name another process): nothing then.
     Returns how many kills were sent."""
@@ -197,8 +212,8 @@ _DEFAULTED = tuple(getattr(signal, s) for s in ("SIGPIPE", "SIGXFSZ") if hasattr
 
 
 _PARENT = 0  # kit's pid: the tether's parent while kit lives
-_AFTER: list = []  # the command run when the tether ends (a container's removal), once
-_ENDING = None  # held while the tether ends: _end waits for an ending under way
+_AFTER: list[list[str]] = []  # the command run when the tether ends (a container's removal), once
+_ENDING = _thread.allocate_lock()  # held while the tether ends: _end waits for one under way
 AFTER_SECONDS = 60
 
 
@@ -231,7 +246,7 @@ def _run_after() -> None:
         time.sleep(0.02)
 
 
-def _end(signum=None, _frame=None):
+def _end(signum: int | None = None, _frame: FrameType | None = None) -> None:
     """kit is gone (or asked by SIGTERM): everything below goes, then the tether. A SIGTERM
     while kit lives came from elsewhere (the run's own `os.killpg(0, SIGTERM)`, a user's kill):
     the tether then dies of it, so kit says "killed by signal 15", not "exit 137"."""
@@ -271,12 +286,9 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
-def main(args: list) -> None:
-    global _TETHERING, _PARENT, _ENDING
+def main(args: list[str]) -> None:
+    global _TETHERING, _PARENT
     _TETHERING = True
-    import _thread
-
-    _ENDING = _thread.allocate_lock()
     split = args.index("--")
     opts = dict(a[2:].split("=", 1) for a in args[:split])
     cmd = args[split + 1 :]

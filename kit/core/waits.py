@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .errors import KitError
 
+T = TypeVar("T")
 
-def bounded(call, seconds: float, what: str):
+
+def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
     """``call()``'s answer, or KitError once ``seconds`` have passed: Dask's blocking calls
     (scheduler_info, run, cancel) have no bound of their own, and a scheduler or worker that
     stops answering must not hang kit. The call goes on in a daemon thread, which exit ignores."""
-    box: dict = {}
+    box: dict[str, Any] = {}
 
-    def call_it():
+    def call_it() -> None:
         try:
             box["answer"] = call()
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
@@ -26,4 +30,5 @@ def bounded(call, seconds: float, what: str):
         raise KitError(f"{what} did not answer within {seconds:.0f} s")
     if "error" in box:
         raise box["error"]
-    return box["answer"]
+    answer: T = box["answer"]
+    return answer

@@ -23,6 +23,7 @@ from ..core.paths import subdir
 from ..core.small_files import DATASET, read_home_json
 from .dataset import Dataset
 from .homology import COVERAGE, IDENTITY, check_parameters
+from .partition import Graph
 
 FORMAT = 1
 _MAX_EDGES = 200_000_000  # a stored file claiming more is not one kit wrote
@@ -43,8 +44,6 @@ class Edges:
         return edges_digest(self.i, self.j, self.similarity, self.identity, self.coverage)
 
     def graph(self, n: int):
-        from .partition import Graph
-
         return Graph.of(n, self.i, self.j, 1 - self.similarity)
 
 
@@ -73,8 +72,6 @@ def _hits_path(sha: str, identity: float, coverage: float) -> Path:
 def _canonical(n: int, i, j, f) -> tuple:
     """Each pair once as i < j at its highest identity, sorted: the same edges whichever way
     round the search found them."""
-    from .partition import Graph
-
     g = Graph.of(n, i, j, -np.asarray(f, np.float64))  # its smallest "distance": the highest f
     return g.i, g.j, -g.distance
 

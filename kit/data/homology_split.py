@@ -10,9 +10,9 @@ import numpy as np
 
 from ..core.errors import KitError
 from .dataset import SPLIT_SEED, Dataset, check_name, find_stored, make_dataset, n_train_for
-from .homology import Clustering
-from .homology_edges import Edges
-from .partition import REMOVED, graphpart
+from .homology import Clustering, check_parameters
+from .homology_edges import Edges, edges
+from .partition import REMOVED, Graph, graphpart
 
 METHODS = ("graphpart", "clusters")
 PARTITIONS, TRAIN_PARTITIONS = 3, 2  # 2:1: two of three GraphPart partitions make the train side
@@ -131,7 +131,6 @@ def graphpart_split(ds: Dataset, e: Edges, name: str, split_seed: int = SPLIT_SE
     meet = np.random.default_rng(split_seed).permutation(n)  # position k meets protein meet[k]
     at = np.empty(n, dtype=np.int64)
     at[meet] = np.arange(n)
-    from .partition import Graph
 
     g = Graph.of(n, at[e.i], at[e.j], 1 - e.similarity)
     p = graphpart(
@@ -220,9 +219,6 @@ def recompute(record: dict, sha: str, source: Dataset) -> Dataset:
     holds it) and its source dataset ``source``: the search edges recomputed and checked
     against the recorded digest, then the partitioning; a KitError saying what differs when
     the result cannot be dataset ``sha`` (not saved: the caller does)."""
-    from .homology import check_parameters
-    from .homology_edges import edges
-
     rec = record if isinstance(record, dict) else {}
     if rec.get("split") != "homology" or rec.get("method") != "graphpart":
         raise KitError("the bundle's dataset is not a GraphPart split")

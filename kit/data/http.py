@@ -13,6 +13,7 @@ import os
 import time
 import zlib
 from dataclasses import dataclass, replace
+from urllib.parse import urlparse
 
 from ..core.errors import Failed, HttpStatus, KitError, TooSlow, Unreachable
 
@@ -229,7 +230,5 @@ def _retry_after(r) -> float | None:
 
 
 def _origin(url: str) -> str:
-    from urllib.parse import urlparse
-
     u = urlparse(url)
     return f"{u.scheme}://{u.netloc}"

@@ -25,9 +25,10 @@ import numpy as np
 from ..core.atomic import write_bytes
 from ..core.errors import KitError, WrongAnswer
 from ..core.paths import subdir
+from ..core.processes import alive
 from ..worker.pipeline import AMINO_ACIDS
 from .answer import Answer
-from .dataset import MAX_LEN, MIN_LEN, make_dataset, save_dataset
+from .dataset import MAX_LEN, MIN_LEN, load_dataset, make_dataset, save_dataset
 from .http import Fetcher, Limits
 
 DEFAULT_URL = "https://rest.uniprot.org"
@@ -298,8 +299,6 @@ def _check_cached(answer: Answer, taxid: int, name: str, folder: Path, m: dict) 
 
 def sweep(raw: Path) -> None:
     """Remove the temporary folders of fetches whose process is gone (a kill -9 mid-fetch)."""
-    from ..core.processes import alive
-
     for d in raw.glob(".*-*-*"):
         pid = d.name.split("-")[1]
         if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
@@ -421,8 +420,6 @@ def fetch_dataset(
 
 def verify(protocol: Protocol | None = None) -> dict:
     """Re-hash the raw pages and re-derive the dataset; raises KitError on any mismatch."""
-    from .dataset import load_dataset
-
     raw = cache_dir() / "raw"
     stored = load_dataset(NAME)  # checks the dataset file's own hash
     proto = protocol or Protocol(**stored.meta.get("protocol", {}))

@@ -7,6 +7,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..core.errors import KitError, TooSlow
+from ..core.numbers import is_duration, span
+
 PROBE_BYTES = (2 * 2**20, 16 * 2**20)  # the wheel downloaded to measure: 2 to 16 MiB
 PROBE_S = 10.0  # ... within this; a slower network is said as slower than what that would be
 
@@ -33,8 +36,6 @@ def past_rate(kinds) -> tuple | None:
     """(bytes a second, builds) over the earlier builds of ``kinds`` (catalogue stacks) that
     recorded their size and time, or None: download, unpacking and compiling, as they ran here
     (wheels uv had cached made a build quicker)."""
-    from ..core.numbers import is_duration
-
     # a marker is a file under KIT_HOME: what it holds is checked before it is a number
     done = [
         (m["download_bytes"], m["build_s"])
@@ -54,7 +55,6 @@ def probe_rate(wheels) -> tuple:
     """(bytes a second, how) of one of ``wheels`` ([(url, size)]) downloaded now (the smallest
     of PROBE_BYTES's sizes), or (None, why not): no such wheel, the index not answering, or
     slower than PROBE_S allows."""
-    from ..core.errors import KitError, TooSlow
     from ..data.http import Fetcher, Limits
 
     fit = sorted(
@@ -145,6 +145,4 @@ def _mb(n: int) -> str:
 
 
 def _span(seconds: float) -> str:
-    from ..core.numbers import span
-
     return span(max(seconds, 1.0))

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from ..core import children
+from ..core.errors import KitError
 from .platforms import Platform
 
 _PROBE = (
@@ -28,8 +29,6 @@ def uv_bin() -> str:
     except (ImportError, FileNotFoundError):
         found = shutil.which("uv")
         if not found:
-            from ..core.errors import KitError
-
             raise KitError("uv is not installed: run ./bootstrap.sh (or pip install uv)") from None
         return found
 

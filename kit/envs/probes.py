@@ -24,8 +24,8 @@ from ..core.errors import KitError
 from ..core.locks import file_lock
 from ..core.paths import subdir
 from ..core.spools import spool
-from .catalogue import StackDef
-from .interpreters import uv_bin
+from .catalogue import StackDef, definitions
+from .interpreters import find_python, uv_bin
 from .platforms import Platform
 
 PREFIX = "probe-"
@@ -137,8 +137,6 @@ def _probe_def(d: dict) -> ProbeDef:
 
 def _mislabelled(d: ProbeDef, name: str) -> str | None:
     """Why ``d`` is not the probe its name says (None: it is)."""
-    from .catalogue import definitions
-
     if not (d.name == d.lock == name == probe_name(d.base, d.package, d.version)):
         return f"describes {d.name!r}, not the probe of {d.base} at {d.package} {d.version}"
     from .derived_names import base_of
@@ -261,11 +259,9 @@ def prepare(base: StackDef, package: str, version: str, plat: Platform) -> tuple
             f"{name[:60]}...: not a probe name (over {_LONGEST} characters, or not one folder)",
         )
     text = pyproject(base, package, version, plat)
-    if package == PYTHON:  # a probe of an interpreter: it must be had here, never downloaded
-        from .interpreters import find_python
-
-        if find_python(version, base.arch, plat) is None:
-            return None, _no_interpreter(version)
+    # a probe of an interpreter: it must be had here, never downloaded
+    if package == PYTHON and find_python(version, base.arch, plat) is None:
+        return None, _no_interpreter(version)
     folder = _folder(name)
     versions = dict(base.versions)
     if package.lower() in ("numpy", "scipy", "scikit-learn", "torch") or package in versions:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import UTC
+import subprocess
+from datetime import UTC, datetime
 
 from ..core.atomic import write_bytes
 from ..core.errors import HttpStatus, KitError, Unreachable
 from ..core.paths import subdir
 from ..core.small_files import read_small
 from ..worker.names import did_you_mean
+from .catalogue import definitions
 
 PYPI = "https://pypi.org/simple"
 _FINAL = re.compile(r"\d+(\.\d+)*", re.A)  # final releases only: no rc, dev, post or local versions
@@ -94,8 +96,6 @@ _JSON = "application/vnd.pypi.simple.v1+json"
 
 def _pinned() -> list:
     """The packages the catalogue's stacks pin: what a --library NAME most likely meant."""
-    from .catalogue import definitions
-
     return list(dict.fromkeys(p for d in definitions().values() for p in d.versions))
 
 
@@ -113,7 +113,6 @@ def release_list(package: str, limits=None) -> tuple:
         return kept["versions"], (
             f"the package index is not reachable; using the release list of {kept['listed'][:10]}"
         )
-    from datetime import datetime
 
     doc = {
         "index": index_url(),
@@ -217,8 +216,6 @@ def python_releases() -> list:
     release is a bug-fix release of the same language; scanning every micro would ask for
     interpreters no machine keeps (3.12.0 to 3.12.16), to read the same wheels each time.
     """
-    import subprocess
-
     from .interpreters import uv_bin
 
     # downloads allowed for the listing alone (--offline: no network): with

@@ -13,13 +13,14 @@ from textual.message import Message
 from textual.widgets import Button, Input, ProgressBar, Static
 
 from ..core.numbers import fmt
+from ..core.paths import kit_home, subdir
+from ..views.quoting import markdown as md
 from .errors import guarded
 from .pane import Pane
 
 
 def advice_markdown(a: dict) -> str:
     """The advice as Markdown: the ranking as a table, each sentence a list item."""
-    from ..views.quoting import markdown as md
     from ..views.tables import not_measured_lines, unit_lines
 
     # each name and sentence is Markdown text: a `|` or a newline in one breaks no row
@@ -96,7 +97,6 @@ class AdvicePane(Pane):
 
     def _default_folder(self, subject) -> str:
         """kit's own folder for this subject's report, never the current folder (a clone)."""
-        from ..core.paths import kit_home
         from ..views.report import folder_name
 
         name = folder_name(subject) if subject is not None else self.app.dataset_name
@@ -199,8 +199,6 @@ class AdvicePane(Pane):
 
     def _write(self, subject, where: str, own: bool) -> dict:
         if own:
-            from ..core.paths import subdir
-
             subdir("reports")  # kit's own folder: made here, whatever a writer asks of its parent
         from ..app.verbs import report
         from ..views.report import write

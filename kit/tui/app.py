@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
+from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
+from ..app.selection import select
 from ..core.errors import KitError
 from ..core.logs import bug_line, log_traceback
 from ..core.machine_errors import machine_state
@@ -122,8 +126,6 @@ class KitApp(App):
         return subject
 
     def _resolve(self) -> Subject | None:
-        from ..app.selection import select
-
         try:  # the Setup's choice first: a pipeline reads its own data
             return self.pipeline or select(self.store, self.dataset_name, self.n)
         except KitError:
@@ -151,8 +153,6 @@ class KitApp(App):
         """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and
         run, from now on; "" for kit's own dataset again (None returned). KitError: one line,
         and the choice stays as it was."""
-        from ..app.selection import select
-
         self.pipeline = select(self.store, pipeline=text) if text else None
         return self.pipeline
 
@@ -263,10 +263,6 @@ class KitApp(App):
 
 def run_app(app: KitApp, headless: bool = False) -> int:
     """Run an app; its exit status, with the one line about a bug (if any) on stderr."""
-    import io
-    import sys
-
-    from rich.console import Console
 
     # what Textual prints for an exception that reached it (one no handler of kit's caught:
     # a widget's own) goes to a file, as every bug's traceback does: one line on the screen

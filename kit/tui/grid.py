@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.text import Text
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 from ..views.quoting import markup
@@ -23,9 +25,6 @@ class Grid(DataTable):
     or header is ever read cut and the reader sees that there is more to scroll to."""
 
     def _render_line(self, y: int, x1: int, x2: int, base_style):
-        from rich.segment import Segment
-        from textual.strip import Strip
-
         strip = super()._render_line(y, x1, x2, base_style)
         widths = [c.get_render_width(self) for c in self.ordered_columns]
         fixed = sum(widths[: self.fixed_columns])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
+from rich.console import Console
 from rich.segment import Segment
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -25,7 +28,14 @@ from textual.widgets.selection_list import Selection
 
 from ..core.errors import KitError
 from ..core.numbers import span
-from ..runs.planning.options import PlanOptions
+from ..runs.planning.options import (
+    SVD_ITERS,
+    PlanOptions,
+    parse_int,
+    parse_iters,
+    parse_seeds,
+    parse_threads,
+)
 from ..views.quoting import markup
 from .errors import guarded
 from .pane import Pane
@@ -53,8 +63,6 @@ class Asked:
 
 def _numbers(text: str, parse=None) -> tuple:
     """A plan field's numbers, parsed as the CLI parses its flags (empty: the default)."""
-    from ..runs.planning.options import parse_seeds
-
     text = text.strip()
     return (parse or parse_seeds)(text) if text else ()
 
@@ -248,8 +256,6 @@ class PlanPane(Pane):
 
     def _dataset(self) -> tuple:
         """(dataset, proteins) as the fields name them (None: all the proteins)."""
-        from ..runs.planning.options import parse_int
-
         n_text = self.query_one("#n", Input).value.strip()
         try:  # the CLI's --n, bound included
             n = parse_int(n_text, "--n") if n_text else None
@@ -259,8 +265,6 @@ class PlanPane(Pane):
 
     def asked(self) -> Asked:
         """What the fields ask (a KitError, shown in the summary, if they are wrong)."""
-        from ..runs.planning.options import SVD_ITERS, parse_iters, parse_threads
-
         self._follow_setup()
         ticks = self.query_one("#factors", SelectionList)
         ticked = set(ticks.selected)  # in the list's order (the summary names them so)
@@ -353,8 +357,6 @@ def _summary(p, width: int) -> str:
     subject, its pairs by ticked factor, its runs, how many are stored, and the time from past
     timings; or the ticked factors and the stacks to build first. Factors that do not fit are
     counted ("+3 more")."""
-    from collections import Counter
-
     from ..app.verbs.planning import pairs_before_building
 
     # a stack to build (blas ticked) still has its pairs counted: the count stays in its place
@@ -412,8 +414,5 @@ def _fitted(line, items: list, width: int) -> str:
 
 def _lines(text: str, width: int) -> int:
     """How many lines ``text`` (markup) takes at ``width``."""
-    from rich.console import Console
-    from rich.text import Text
-
     console = Console(width=max(width, 20))
     return len(Text.from_markup(text).wrap(console, console.width))

@@ -15,6 +15,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..core.errors import KitError
 from ..core.logs import bug_line
 from ..core.machine_errors import machine_state
+from ..core.numbers import span
+from .dialogs import ConfirmScreen
 from .pane import Pane
 
 
@@ -137,9 +139,6 @@ class RunPane(Pane):
         named them, and r was pressed). A large plan:
         asked on the screen while the worker waits (no: _Declined, raised, as run_audit lets a
         confirm refuse, so nothing is read after; cancelled: no)."""
-        from ..core.numbers import span
-        from .dialogs import ConfirmScreen
-
         if ask.stacks:
             return True
         est = ask.estimate()  # as the CLI asks it (the dialog gave no time)

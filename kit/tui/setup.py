@@ -11,6 +11,8 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
 from ..core.machine_errors import machine_state
+from ..data import load_dataset
+from ..envs.integrity import recheck
 from ..views.quoting import markup
 from .errors import guarded
 from .grid import Grid, fill
@@ -60,7 +62,6 @@ class SetupPane(Pane):
 
     def _read(self) -> tuple:
         """(the dataset's lines, every stack's row): on a worker."""
-        from ..envs.integrity import recheck
         from ..envs.kinds import listing
 
         recheck()  # a stack may have been damaged (or repaired) since the app started
@@ -110,8 +111,6 @@ class SetupPane(Pane):
         )
 
     def _dataset_line(self) -> str:
-        from ..data import load_dataset
-
         app = self.app
         try:
             s = load_dataset(app.dataset_name, app.n).summary()
@@ -221,7 +220,7 @@ class SetupPane(Pane):
                 app.call_from_thread(app.show_dataset, uniprot.NAME, app.n)
                 msg = f"fetched {ds.n} proteins, release {ds.meta.get('release')}"
             elif what == "verify":
-                from ..data import load_dataset, uniprot
+                from ..data import uniprot
 
                 if app.dataset_name == uniprot.NAME:
                     uniprot.verify()

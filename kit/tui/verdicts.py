@@ -8,6 +8,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from ..core.errors import KitError
+from ..views.quoting import markup
 from .grid import Grid, fill
 from .pane import Pane
 
@@ -65,7 +67,6 @@ class VerdictsPane(Pane):
         ("sets", report) or ("homology", reading or None) for its tables."""
         from ..app.verbs import has_protein_ids, verdicts
         from ..app.verbs import homology as under_homology
-        from ..core.errors import KitError
         from ..views.verbs import pane_text
 
         store, subject = self.app.store, self.app.subject()
@@ -125,7 +126,6 @@ class VerdictsPane(Pane):
         fill(t, list(HEAD), [cells(v) for v in h.verdicts])
 
     def _draw_sets(self, rep: dict | None, step: bool = False) -> None:
-        from ..views.quoting import markup
         from ..views.tables import VERDICT_HEAD, verdict_cells
 
         self._show_lab(False)

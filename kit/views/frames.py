@@ -6,6 +6,8 @@ notebook, a spreadsheet (`kit budget --csv`) and the CLI read the same numbers.
 
 from __future__ import annotations
 
+from .quoting import spreadsheet
+
 
 def records_frame(records: list, index: str | None = None):
     """Records (dicts, nested ones flattened with '.') as a frame, indexed by ``index``."""
@@ -92,8 +94,6 @@ def _inert(df):
     """``df`` with each text cell of its values, index and header made inert for a spreadsheet;
     numbers are left as they are (a text column is the only kind that can hold a formula)."""
     import pandas as pd
-
-    from .quoting import spreadsheet
 
     def labels(index):
         if isinstance(index, pd.MultiIndex):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 
+from ..analysis.amplify import curves
 from ..analysis.compare import ALL_MODELS
 from ..analysis.tolerances import changed_models, reach
 from ..core import factors
@@ -250,8 +252,6 @@ def plot_amplification(b: dict) -> bytes | None:
     """Flips against the perturbation's size, one line per model (log eps); where the
     environment factors' embedding differences sit on the same axis, in the legend (inline
     labels at one eps print over each other)."""
-    from ..analysis.amplify import curves
-
     cs = curves(b["rows"])
     if not cs:
         return None
@@ -351,8 +351,6 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     one line of text under the title counts them per factor (a factor of 12 outputs drew 12
     rows of "identical"). None when no difference was measured (no pairs, every output
     identical, or hashes only): a figure would show none."""
-    import textwrap
-
     concluded = changed_models(v)
     rows, labels = [], []  # rows: (y, value, words, level) of output rows; labels: tick texts
     still = {}  # factor: (outputs identical in every pair, outputs)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 
 def probes_text(rows: list) -> str:
     """`kit stacks`'s section of probe stacks (rows marked "probe"): each with the stack it
     changes, the release it pins and its status; their folder named once (a path per row
     wraps into a column of fragments). "" when there is none."""
-    import os
-
     from .fit import table
 
     probes = [r for r in rows if r.get("probe")]
@@ -35,8 +35,6 @@ def probes_text(rows: list) -> str:
 def derived_text(rows: list) -> str:
     """`kit stacks`'s section of derived stacks (rows marked "derived"): each with its base
     stack, the packages a pipeline's REQUIRES adds and its status; "" when there is none."""
-    import os
-
     from .fit import table
 
     derived = [r for r in rows if r.get("derived")]

@@ -8,6 +8,7 @@ file's by output (two), each beside the report.md and report.html they are writt
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ..analysis.compare import ALL_MODELS
 from ..core.atomic import out_folder, write_bytes
@@ -370,7 +371,5 @@ def folder_name(subject) -> str:
     """The folder under kit's reports/ a subject's report goes to by default: a dataset's name,
     or a pipeline's beside its file's stem and hash (never a dataset's)."""
     if subject.is_pipeline:
-        from pathlib import Path
-
         return f"pipeline-{Path(subject.name).stem}-{subject.short}"
     return subject.name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..core.errors import KitError
 from ..core.numbers import fmt
 from ..core.subject import pipeline_head
 from . import quoting
@@ -271,8 +272,6 @@ def render(t: dict, form: str) -> str:
     """``t`` in format ``form``; a file format of no tolerances is refused with the reason the
     table gives (a lab scripting it into CI must not commit an empty tolerance file)."""
     if form != "text" and not t["tolerances"]:
-        from ..core.errors import KitError
-
         raise KitError(empty(t))
     return {
         "text": lambda: text(t) + "\n",

@@ -11,10 +11,30 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..app.verbs import has_protein_ids
 from ..app.verbs.records import Budget, Verdicts
 from ..core.subject import PIPELINE, Subject, pipeline_head
-from .fit import para
-from .tables import dataset_line
+from ..runs.store.records import as_json
+from . import tables
+from .explain import explain_text
+from .fit import fitted, para
+from .frames import budget_frame, csv_text, output_budget_frame, output_pairs_frame, pairs_frame
+from .health import doctor_text, file_doctor_text
+from .pairs import output_pairs_text, pairs_text
+from .ran import file_run_text, run_text
+from .tables import (
+    advice_text,
+    amplify_text,
+    budget_text,
+    compare_text,
+    dataset_line,
+    output_advice_text,
+    output_budget_text,
+    output_compare_text,
+    output_verdicts_text,
+    verdicts_text,
+)
+from .tolerances import render
 
 
 @dataclass(frozen=True)
@@ -28,8 +48,6 @@ class Page:
 
 def json_text(obj) -> str:
     """--json's text: sorted keys, one space of indent, a newline at the end."""
-    from ..runs.store.records import as_json
-
     return json.dumps(as_json(obj), indent=1, sort_keys=True, default=str) + "\n"
 
 
@@ -51,15 +69,8 @@ def _kit_json(subject, obj) -> Page:
 
 def budget_page(rec, form: str = "text") -> Page:
     """`kit budget` in ``form``: text, json or csv (one value a cell)."""
-    from ..runs.store.records import as_json
-    from .frames import budget_frame, csv_text, pairs_frame
-
     s, b = rec.subject, rec.data
     if _by_outputs(s):
-        from .frames import output_budget_frame, output_pairs_frame
-        from .pairs import output_pairs_text
-        from .tables import output_budget_text, output_verdicts_text
-
         if form == "json":
             return Page(json_text(b))
         if form == "csv":  # the file holds rows only: what they are of, on stderr
@@ -77,14 +88,11 @@ def budget_page(rec, form: str = "text") -> Page:
             text += "\n" + output_verdicts_text(v) + "\n"
         return Page(text)
     if rec.factor:
-        from .pairs import pairs_text
-
         if form == "csv":
             return Page(csv_text(pairs_frame(as_json(b))))
         if form == "json":
             return _kit_json(s, b)
         return Page(head(s) + "\n\n" + pairs_text(b) + "\n")
-    from .tables import budget_text
 
     if form == "csv":
         return Page(csv_text(budget_frame(as_json(b))), (head(s),))
@@ -95,9 +103,7 @@ def budget_page(rec, form: str = "text") -> Page:
 
 def verdicts_page(rec, as_json: bool = False) -> Page:
     if _by_outputs(rec.subject):
-        from ..app.verbs import has_protein_ids
         from .homology import homology_pointer
-        from .tables import output_verdicts_text
 
         v = rec.data
         if as_json:
@@ -106,7 +112,6 @@ def verdicts_page(rec, as_json: bool = False) -> Page:
         if has_protein_ids(rec.subject) and v["factors"]:
             text += "\n" + homology_pointer(rec.subject.summary["given"]) + "\n"
         return Page(text)
-    from .tables import verdicts_text
 
     note = (f"note: {rec.note}",) if rec.note else ()
     if as_json:
@@ -121,8 +126,6 @@ def verdicts_page(rec, as_json: bool = False) -> Page:
 
 
 def amplify_page(rec, as_json: bool = False) -> Page:
-    from .tables import amplify_text
-
     if as_json:
         return _kit_json(rec.subject, rec.data)
     return Page(head(rec.subject) + "\n\n" + amplify_text(rec.data) + "\n")
@@ -130,10 +133,7 @@ def amplify_page(rec, as_json: bool = False) -> Page:
 
 def advice_page(rec, as_json: bool = False) -> Page:
     if _by_outputs(rec.subject):
-        from .tables import output_advice_text
-
         return Page(json_text(rec.data) if as_json else output_advice_text(rec.data) + "\n")
-    from .tables import advice_text
 
     if as_json:
         return _kit_json(rec.subject, rec.data)
@@ -161,8 +161,6 @@ def across_page(rec, as_json: bool = False) -> Page:
 
 
 def runs_page(rec, as_json: bool = False) -> Page:
-    from .tables import runs_text
-
     got = list(rec.runs)
     if _by_outputs(rec.subject):
         if as_json:
@@ -171,7 +169,7 @@ def runs_page(rec, as_json: bool = False) -> Page:
         h = pipeline_head(rec.subject.name, rec.subject.sha256)
         return Page(
             (
-                para(f"runs of {h}", "", "") + "\n" + runs_text(got, dataset=False)
+                para(f"runs of {h}", "", "") + "\n" + tables.runs_text(got, dataset=False)
                 if got
                 else para(f"no runs of {h} stored", "", "")
             )
@@ -181,7 +179,7 @@ def runs_page(rec, as_json: bool = False) -> Page:
         return Page(json_text(got), (head(rec.subject),) if rec.subject is not None else ())
     return Page(
         (
-            runs_text(got, rec.datasets)
+            tables.runs_text(got, rec.datasets)
             if got
             else "no runs stored" + (" that match" if rec.filtered else "")
         )
@@ -190,16 +188,12 @@ def runs_page(rec, as_json: bool = False) -> Page:
 
 
 def tolerances_page(rec, form: str = "text") -> Page:
-    from .tolerances import render
-
     return Page(render(rec.data, form))
 
 
 def explain_page(rec, as_json: bool = False, skipped: str | None = None) -> Page:
     """`kit explain`; ``skipped``: the note that the release scan was skipped and how to run
     it (the front end's own words), added to the scans not made."""
-    from .explain import explain_text
-
     result = {
         **rec.result,
         "unscanned": [*rec.result["unscanned"], *([skipped] if skipped else [])],
@@ -225,7 +219,6 @@ def ran_page(rec, as_json: bool = False, dataset: str | None = None, n: int | No
     whole table (``dataset``/``n``: the words it was given, to say it again)."""
     if as_json:
         return Page(json_text(rec.budget))
-    from .ran import file_run_text, run_text
 
     if _by_outputs(rec.subject):
         return Page(file_run_text(rec.budget, rec.asked, rec.subject.summary["given"]) + "\n")
@@ -236,8 +229,6 @@ def ran_page(rec, as_json: bool = False, dataset: str | None = None, n: int | No
 def chosen_line(subject: Subject) -> tuple:
     """(markup style, line) `kit run` says of the dataset it runs on before it runs, or None
     when there is nothing to say (a pipeline, or the dataset asked for by name)."""
-    from .fit import para
-
     s = subject.summary
     if _by_outputs(subject):
         return None
@@ -257,18 +248,13 @@ def doctor_page(rec, as_json: bool = False) -> Page:
     if as_json:
         return Page(json_text(rec.data))
     if rec.subject is None:
-        from .health import doctor_text
-
         return Page(doctor_text(rec.data) + "\n")
-    from .health import file_doctor_text
 
     return Page(file_doctor_text(rec.data) + "\n")
 
 
 def compare_page(rep: dict, as_json: bool = False) -> Page:
     """`kit compare`: a pipeline's bundle by its outputs, kit's own by its stages."""
-    from .tables import compare_text, output_compare_text
-
     if as_json:
         return Page(json_text(rep))
     return Page((output_compare_text if rep.get("pipeline") else compare_text)(rep) + "\n")
@@ -282,8 +268,6 @@ def export_head(rec) -> str | None:
 
 def report_page(rec, wrote: dict) -> Page:
     """What `kit report` prints once kit.views.report's write wrote the Report ``rec``."""
-    from .fit import para
-
     left = wrote.get("not_drawn") or {}
     # a plot with nothing stored to draw is left out, said with what would draw it: the
     # report is written all the same (exit 0)
@@ -305,10 +289,7 @@ def pane_text(rec, homology: bool = False, width: int | None = None) -> str | No
     own: a DataTable, Markdown)."""
     if not _by_outputs(rec.subject):
         return None
-    from ..app.verbs import has_protein_ids
-    from .fit import fitted
     from .homology import output_homology_text
-    from .tables import output_advice_text, output_budget_text, output_verdicts_text
 
     with fitted(width):
         if homology:

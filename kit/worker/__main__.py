@@ -6,9 +6,12 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import BinaryIO
+
+from .text import head_and_tail
 
 
 def _probe(n=1200, repeats=4):
@@ -29,14 +32,12 @@ def _die_with_parent():
 
     Linux: the kernel sends SIGKILL (PR_SET_PDEATHSIG); everywhere: a thread polls the parent.
     """
-    import threading
-
     parent = int(os.environ.get("KIT_PARENT_PID") or 0)
     if not parent:
         return
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
+            import ctypes  # Linux alone
             import signal
 
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -236,7 +237,6 @@ def _run_lab(spec):
     A user's mistake or the pipeline's own exception is a _Usage of one line; the exception's
     traceback goes to the run's log, which the line names."""
     from .contract import ContractError, PipelineFailed, call, load
-    from .text import head_and_tail
 
     t0 = time.time()
     w, c = time.perf_counter(), time.process_time()

@@ -8,8 +8,11 @@ from contextlib import nullcontext
 from ...core.errors import Refused
 from ...core.hosts import host_id
 from ...core.subject import PIPELINE, Subject
+from ...data.pipelines import LabData
+from ...envs.releases import check_name, is_final
 from ...runs.store import Store
-from ..selection import as_selection
+from ..selection import as_selection, pipeline_info_of
+from .reading import known_factor
 from .records import Explanation
 
 
@@ -34,8 +37,6 @@ class ExplainProgress:
 def check_library(library) -> None:
     """--library NAME A B: a name the index takes, final releases (Refused, one line), said
     before the name goes into the index's URL, and before any run."""
-    from ...envs.releases import check_name, is_final
-
     if library:
         check_name(library[0])
     for v in (library or [])[1:]:
@@ -62,7 +63,6 @@ def explain(
     from ..releases import LIBRARY
 
     check_library(library)
-    from .reading import known_factor
 
     # a mistyped name is the command line's usage error, with the closest names (as budget's)
     known_factor(factor, {p.factor for p in store.pairs()}, "FACTOR")
@@ -82,9 +82,7 @@ def explain(
                 f"kit budget --pipeline"
             )
         from ...analysis.explain import explain_outputs
-        from ...data.pipelines import LabData
         from ..audit import file_to_run
-        from ..selection import pipeline_info_of
 
         info = pipeline_info_of(subject)
         left, found = [], lambda: explain_outputs(store, subject.sha256, factor)

@@ -5,9 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...core import factors
+from ...core.errors import KitError
 from ...core.subject import DATASET, PIPELINE, Subject
+from ...envs.catalogue import HOST, definitions
+from ...envs.platforms import detect
+from ...envs.stacks import Stack
 from ...runs.planning.options import PlanOptions
 from ...runs.store import Store
+from ..selection import pipeline_info_of
 
 if TYPE_CHECKING:
     from ..audit import Audit
@@ -87,16 +93,13 @@ def _file(store, target, names, opts, stack, room, plat) -> Plan:
     its pairs planned by its kind's planners on the stacks as named (``plat`` is not read);
     its estimate from its own runs alone."""
     from .. import audit as au
-    from ..selection import pipeline_info_of
 
     subject = target.subject
     info = au.file_to_run(pipeline_info_of(subject), subject.summary.get("file"))
-    from ...envs.platforms import detect
 
     plat = plat or detect()  # the stacks to build are found for this machine, as kit's own
     stacks, notes = None, ()
     if info.get("requires"):  # each stack with the file's packages added: locked here first
-        from ...envs.catalogue import HOST
         from ...envs.derived import for_plan
 
         if stack == HOST:  # the default --stack: the host takes no packages, a catalogue one does
@@ -135,8 +138,6 @@ def _requires_base(plat) -> str:
     """The stack a REQUIRES file's single-stack factors run in when none is named: the host
     cannot take packages, so the catalogue's first stack this platform can have (built ones
     first), the same on every call."""
-    from ...core.errors import KitError
-    from ...envs.catalogue import definitions
     from ...envs.kinds import stack_kind
 
     status = {n: stack_kind(n).status(plat)[0] for n in definitions()}
@@ -156,8 +157,6 @@ def file_stacks(names, stack: str, plat, host: bool = False, built: bool = False
     """The stacks a pipeline file's factors ``names`` run in: the stack factors' catalogue
     pairs (as for kit's own pipeline; ``built``: only those built here), and ``stack`` for
     every other factor; the host (kit's own interpreter, never built) only with ``host``."""
-    from ...core import factors
-    from ...envs.catalogue import HOST
     from ...runs.planning.stack_pairs import stack_pairs
 
     out = []
@@ -175,9 +174,7 @@ def pairs_before_building(p: Plan) -> tuple | None:
     unbuilt stack standing for itself by name (pairs and their count only: a run's id needs the
     built stack's identity, so none of these runs is stored or run). None: a pipeline file's
     plan, or one a stack's planner cannot make before building (the summary names the stacks)."""
-    from ...core.errors import KitError
     from ...envs.kinds import stack_kind
-    from ...envs.stacks import Stack
     from ...runs.planning.plan import plan as plan_factor
 
     if not p.stacks or p.subject.kind != DATASET:

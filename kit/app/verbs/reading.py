@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...core.errors import NotFound, Refused
+from ...core import factors
+from ...core.errors import KitError, NotFound, Refused
 from ...core.subject import DATASET, PIPELINE, Subject
+from ...data import load_dataset
+from ...data.pipelines import add_pipeline
+from ...envs.catalogue import HOST
 from ...runs.store import Store
 from ...worker.names import unknown
-from ..selection import pipeline_runs
+from ..selection import load_name, pipeline_runs
 from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
 
@@ -17,8 +21,6 @@ from .records import kit_factor_names as _kit_factor_names
 def known_factor(name: str, stored: set, option: str = "--factor") -> None:
     """A name no factor has (kit.core.factors' registry, or pairs an older kit stored): unknown,
     with the closest names, not "no pairs"."""
-    from ...core import factors
-
     known = factors.names() + tuple(sorted(stored - set(factors.names())))
     if name in known:
         return
@@ -126,7 +128,6 @@ def homology(
     if data:
         raise Refused("--data goes with --pipeline FILE.py (kit's own runs: --dataset NAME)")
     from ...analysis.homology import for_dataset
-    from ..selection import load_name
 
     h = for_dataset(store, subject.sha256, identity, coverage)
     if h is None:
@@ -148,14 +149,12 @@ def across_splits(store: Store, subject: Subject, against: str, paired: bool = F
     ``against``, a homology-disjoint split of it, in split units (``paired``: ``against``
     beside random re-splits of its own proteins at its own sizes)."""
     from ...analysis.across_splits import across_splits as across
-    from ...data import load_dataset
 
     if subject.kind == PIPELINE:
         raise Refused(
             "--against compares kit's own runs on two datasets: give --dataset NAME "
             "--against NAME-disjoint (a pipeline's runs: run it on each)"
         )
-    from ..selection import load_name
 
     other = load_dataset(against, generate=False)
     mine = (subject.sha256, subject.name, dict(subject.summary), load_name(dict(subject.summary)))
@@ -230,8 +229,6 @@ def _known_stack(store: Store, stack: str) -> None:
     """BadOption (--stack's usage error, with the closest names) for a name that is no stack:
     neither one kit knows (`kit stacks`) nor one a stored run was made in (an imported one's).
     A stack with no runs is a filter that matches none, as a factor's."""
-    from ...core.errors import KitError
-    from ...envs.catalogue import HOST
     from ...envs.kinds import names, stack_kind
 
     stored = sorted({r.spec.stack for r in store.runs()})
@@ -280,8 +277,6 @@ def export_runs(store: Store, subject: Subject, factors: tuple = ()) -> Export:
     if subject.kind == PIPELINE:
         ids = _pipeline_ids(store, subject, factors)
         if subject.summary.get("file"):  # the file itself (the runs' own: they hash to it)
-            from ...data.pipelines import add_pipeline
-
             add_pipeline(Path(subject.summary["file"]))
         return Export(subject, tuple(dict.fromkeys(ids)))
     factors = _kit_factor_names(factors) if factors else ()

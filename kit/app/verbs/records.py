@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...core import factors
 from ...core.errors import Refused
 from ...core.subject import Subject
 
@@ -106,8 +107,6 @@ class Export:
 
 def kit_factor_names(names) -> tuple:
     """``names`` as kit's own factor names; BadOption as --factor's type says it."""
-    from ...core import factors
-
     bad = [f for f in names if f not in factors.plannable()]
     if bad or not names:
         raise BadOption("--factor", factors.unknown_factor(bad[0] if bad else ",".join(names)))

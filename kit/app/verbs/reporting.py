@@ -6,8 +6,10 @@ import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+from ...core.errors import KitError
 from ...core.subject import PIPELINE, Subject
 from ...runs.store import Store
+from ..selection import pipeline_runs
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,6 @@ def _of_outputs(store: Store, subject: Subject, tell) -> Report:
     from ...analysis.advice import output_advice
     from ...analysis.budget import output_budget
     from ...analysis.verdicts import output_verdicts
-    from ..selection import pipeline_runs
 
     tell()
     b = output_budget(store, subject)
@@ -136,7 +137,6 @@ def _homology(store: Store, subject: Subject) -> dict | None:
     """`kit homology --pipeline`'s reading, for a pipeline with protein ids whose runs a stored
     clustering holds (None otherwise: the report leaves the section out)."""
     from ...analysis.homology import find_clustering, output_homology, protein_outputs
-    from ...core.errors import KitError
 
     if protein_outputs(subject.kinds)[0] is None:
         return None

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+import os
+import shutil
+import tempfile
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import Failed, Refused
-from ...core.subject import DATASET, PIPELINE, Subject
+from ...core.paths import kit_home, subdir
+from ...core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
+from ...core.sweeps import sweep_store
+from ...data import load_dataset
+from ...data.dataset import SYNTHETIC, SYNTHETIC_N
+from ...data.pipelines import add_pipeline
+from ...envs.platforms import detect
 from ...runs.store import Store
+from ..selection import opening_dataset, pipeline_or_dataset, select
+from .planning import plan
 from .records import Doctor, Ran
 from .records import kit_factor_names as _kit_factor_names
 
@@ -35,20 +46,12 @@ def to_run(
     runs used, so that `kit budget` after `kit run` shows its runs. ``factors``: kit's own
     names are checked before a dataset is loaded (BadOption: one it has not); a pipeline's as
     its pairs are planned (seed:NAME for its own SEEDS)."""
-    from ...core.subject import of_dataset
-    from ...data import load_dataset
-    from ...data.dataset import SYNTHETIC, SYNTHETIC_N
-    from ..selection import opening_dataset, pipeline_or_dataset, select
-
     factors = tuple(factors)
     if pipeline:
         # the file reads its own data: a dataset named too would be silently ignored
         pipeline_or_dataset(pipeline, dataset, n)
         hexed = len(pipeline) >= 4 and all(c in "0123456789abcdef" for c in pipeline.lower())
         if Path(pipeline).expanduser().is_file() or not hexed:
-            from ...core.subject import of_pipeline
-            from ...data.pipelines import add_pipeline
-
             path = Path(pipeline).expanduser()
             info = add_pipeline(path)  # an edited file is another pipeline
             return ToRun(
@@ -93,8 +96,6 @@ def run(
 
 def _planned(store, target, options, stack, executor, plat=None):
     """``target``'s plan (kit.app.verbs.plan), skipping what ``executor`` cannot make."""
-    from .planning import plan
-
     if executor is None:
         return plan(store, target, target.factors, options, stack=stack, plat=plat)
     return plan(
@@ -145,8 +146,6 @@ def _run_file(
     store, target, options, stack, progress, jobs, executor, confirm, should_stop, plat
 ) -> Ran:
     from ...analysis.budget import output_budget
-    from ...core.subject import of_pipeline
-    from ...envs.platforms import detect
     from ..audit import Ask, Progress, build_named, run_pairs
 
     progress = progress or Progress()
@@ -207,19 +206,11 @@ def doctor(
     after the user seeded a generator outside the file). ``busy(what)``: around the work;
     ``timeout``: seconds each of the file's runs may take (--timeout)."""
     if file is None:
-        from ...envs.platforms import detect
         from ..doctor import machine_doctor
 
         with busy("null experiment, thread probe, BLAS"):
             return Doctor(None, machine_doctor(detect(), n))
-    import os
-    import shutil
-    import tempfile
-    from contextlib import closing
 
-    from ...core.paths import kit_home, subdir
-    from ...core.subject import of_pipeline
-    from ...core.sweeps import sweep_store
     from ..doctor import file_doctor
 
     sweep_store(kit_home())  # as every command that opens the store: its runs go elsewhere

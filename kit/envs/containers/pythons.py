@@ -27,6 +27,7 @@ from ...core.atomic import write_bytes
 from ...core.errors import Failed, KitError, one_line
 from ...core.paths import subdir
 from ...core.small_files import read_head
+from .. import interpreters
 from .runtime import Runtime
 
 # uv's own default (UV_PYTHON_INSTALL_MIRROR replaces it, as it does for uv)
@@ -152,9 +153,14 @@ def version_of(python: str) -> str:
 def release_of(version: str) -> tuple:
     """(release, flavour) of the python-build-standalone build uv installs CPython ``version``
     from: uv's own list names it (its URLs, under a placeholder mirror so that none is local)."""
-    from ..interpreters import uv_bin
-
-    argv = [uv_bin(), "python", "list", "--all-platforms", "--all-versions", "--only-downloads"]
+    argv = [
+        interpreters.uv_bin(),
+        "python",
+        "list",
+        "--all-platforms",
+        "--all-versions",
+        "--only-downloads",
+    ]
     try:
         proc = subprocess.run(
             [*argv, "--output-format", "json", f"cpython@{version}"],

@@ -20,6 +20,7 @@ very image podman built (the same image id names the run):
 from __future__ import annotations
 
 import os
+import pwd
 import shlex
 import shutil
 import subprocess
@@ -32,7 +33,7 @@ from ...core.paths import subdir
 from ...core.small_files import read_small
 from ...core.spools import discard
 from .inside import passed
-from .runtime import last_line, missing
+from .runtime import last_line, missing, runtime
 
 ROUTES = ("podman", "charliecloud", "apptainer")
 _MARK = ".kit-image"  # in a converted image: the id it was made from
@@ -118,7 +119,6 @@ def make(route: str, image: str, ref: str, mounts: list, log=lambda msg: None) -
         if route == "charliecloud":
             log(f"converting image {image[7:19]} for Charliecloud (ch-convert, minutes)")
             out = work / "image"
-            from .runtime import runtime
 
             # ch-convert asks podman for the image: with the options podman needs here
             _call(
@@ -134,7 +134,6 @@ def make(route: str, image: str, ref: str, mounts: list, log=lambda msg: None) -
             out.rename(dest)
             return dest
         from . import archives
-        from .runtime import runtime
 
         log(f"building a SIF of image {image[7:19]} for Apptainer")
         archive = archives.save(runtime(), image, work / "image.tar")
@@ -160,8 +159,6 @@ def _call(argv: list, what: str, env: dict | None = None) -> None:
 
 
 def _user() -> str:
-    import pwd
-
     try:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:

@@ -27,6 +27,7 @@ from ...core import children
 from ...core.atomic import write_bytes
 from ...core.errors import Failed, one_line
 from ...core.paths import subdir
+from ...core.processes import alive
 from ...core.small_files import read_small
 
 _NO_ULIMITS = "[containers]\ndefault_ulimits = []\n"
@@ -280,8 +281,6 @@ def sweep_containers(rt: Runtime) -> int:
     """Remove kit's containers (named kit-PID-...) whose kit process is gone, what a machine's
     crash left that no tether lived to remove, and the build containers of builds whose kit
     was killed (their notes). Returns how many."""
-    from ...core.processes import alive
-
     removed = 0
     for note in subdir("containers").glob("building-*.json"):
         parts = note.name.split("-")

@@ -15,6 +15,12 @@ from ...core.errors import KitError
 from ...core.paths import subdir
 from ...worker.names import unknown
 from ..catalogue import HOST, definitions
+from ..containers import bases
+from ..containers.bases import BASES, DEFAULT, is_digest
+from ..containers.images import recorded
+from ..containers.loaded import is_loaded
+from ..containers.loaded import recorded as loaded
+from ..containers.runtime import missing
 from ..derived import definition as derived_definition
 from ..derived import locked as locked_derived
 from ..external import registry
@@ -62,9 +68,6 @@ def stack_kind(name: str) -> StackKind:
 def _container(name: str, stack: str, base: str) -> ContainerStack:
     """A container stack's kind: a catalogue stack (never a probe, derived or external one,
     whose interpreter kit does not copy into an image) on a known base."""
-    from ..containers.bases import BASES, DEFAULT, is_digest
-    from ..containers.loaded import is_loaded
-
     defs = definitions()
     if stack not in defs:
         raise UnknownStack(
@@ -104,9 +107,6 @@ def _image_rows(plat: Platform) -> list:
     record), the images that can be built from a venv built here (not built), then those loaded
     from bundles (NAME@bundle-ID12), after the venvs; a record whose stack left the catalogue is
     listed as broken."""
-    from ..containers.images import recorded
-    from ..containers.loaded import recorded as loaded
-
     rows = []
     for name in [container_name(*sb) for sb in recorded()] + _offered(plat) + loaded():
         base = split_name(name)[1]
@@ -136,10 +136,6 @@ def _offered(plat: Platform) -> list:
     """NAME@container of each pipeline stack whose venv is built here and whose image is not
     (the image is built from the venv's wheels), where a container can be built at all: what
     `kit stacks` and the TUI's Setup offer to build."""
-    from ..containers import bases
-    from ..containers.images import recorded
-    from ..containers.runtime import missing
-
     if missing() or (bases.record(bases.DEFAULT) is None and bases.unavailable(bases.DEFAULT)):
         return []
     have = {stack for stack, base in recorded() if base == bases.DEFAULT}

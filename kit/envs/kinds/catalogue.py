@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -250,8 +251,6 @@ class CatalogueStack(StackKind):
     def wheels(self, plat: Platform) -> list | None:
         """[(url or path, size)] of the wheel of each package a build here installs, from its
         uv.lock (the largest where several fit); None: no lock to read, or no such platform."""
-        import tomllib
-
         d = self.d
         try:
             doc = tomllib.loads((d.lock_dir() / "uv.lock").read_text())

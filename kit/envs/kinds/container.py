@@ -16,6 +16,7 @@ from ..containers import bases, images, loaded, pythons, routes
 from ..containers.command import InImage
 from ..containers.routes import InApptainer, InCharliecloud
 from ..containers.runtime import Runtime, missing, runtime
+from ..launch import container_mounts
 from ..platforms import Platform, detect
 from ..stacks import Stack
 from .base import StackKind
@@ -40,8 +41,6 @@ def container_name(stack: str, base: str) -> str:
 def _mounts() -> list:
     """The folders a worker in a container is given (kit.envs.launch), and where its runs'
     folders are made: an HPC image needs a mount point for each."""
-    from ..launch import container_mounts
-
     return [p for p, _ in container_mounts()] + [scratch.root()]
 
 

@@ -10,6 +10,7 @@ from ...core.documents import DocumentError, decode_manifest
 from ...core.errors import KitError
 from ...core.spec import RunSpec
 from ...core.waits import bounded
+from ...envs.kinds import stack_kind
 from ..store.blobs import blob_key
 from . import on_node as node
 from .runner import RunFailed
@@ -68,8 +69,6 @@ def unpacked(got, spec: RunSpec, out: Path, held=frozenset()) -> dict:
 def check_rows(executor, stack_names: list) -> list:
     """One row per worker for `kit cluster check`: its node and whether its stacks are the
     driver's (same identity: the same lock, or the same measured versions)."""
-    from ...envs.kinds import stack_kind
-
     mine = {}
     for name in stack_names:
         try:

@@ -11,6 +11,7 @@ import re
 import tomllib
 
 from ...core import processes
+from ...core.atomic import create_once
 from ...core.errors import KitError
 from ...core.paths import kit_home
 from ...core.small_files import read_home
@@ -259,7 +260,5 @@ def shown(value) -> str:
 
 def init_settings() -> str:
     """Write the commented template unless a settings file exists; returns its path."""
-    from ...core.atomic import create_once
-
     create_once(settings_path(), TEMPLATE.encode())
     return str(settings_path())

@@ -15,6 +15,7 @@ import sys
 
 from ...core.errors import KitError
 from ...core.paths import kit_home
+from ...core.processes import keeping_signal_handlers
 from ...worker.names import did_you_mean
 from .cluster_settings import DEFAULTS, node_classes
 
@@ -88,8 +89,6 @@ def quiet_env() -> list:
 
 
 def cluster_class(system: str):
-    from ...core.processes import keeping_signal_handlers
-
     with keeping_signal_handlers():  # its runner module sets SIGINT to sys.exit() on import:
         import dask_jobqueue  # an interrupted plan would end with exit 0
 

@@ -9,7 +9,14 @@ its class again and picks up the class's runs.
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
+import threading
+from dataclasses import replace
+
 from ...core.errors import KitError
+from ...core.logs import cluster_logs_to_file
 from ...core.spec import RunSpec
 from ...worker.names import unknown
 from .job_templates import RESOURCE
@@ -29,9 +36,6 @@ LOCAL_VAR = "KIT_LOCAL_WORKER"  # set for the workers of a local cluster (kit's 
 def dask_setup(worker) -> None:
     """Dask's preload hook: declare this worker's node class before it registers, so the
     scheduler places the class's waiting runs on it the moment it joins."""
-    import os
-    import signal
-
     from .on_node import node_class, sweep
 
     if os.environ.get(LOCAL_VAR) and _main_thread():
@@ -39,10 +43,6 @@ def dask_setup(worker) -> None:
         # them within seconds), not theirs to answer with a traceback each on kit's stderr
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.environ.get(LOCAL_VAR):  # and their logging and warnings go to cluster.log, as kit's
-        import logging
-
-        from ...core.logs import cluster_logs_to_file
-
         cluster_logs_to_file()
         logging.getLogger("distributed").setLevel(logging.WARNING)
 
@@ -55,8 +55,6 @@ def dask_setup(worker) -> None:
 
 
 def _main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 
@@ -100,8 +98,6 @@ class ClassTable:
         """Both runs of ``pair`` on the smallest node class that offers their cores, when the
         class they were planned for cannot; None otherwise (a `host` pair, whose classes differ
         on purpose, stays as it is)."""
-        from dataclasses import replace
-
         if pair.a.host != pair.b.host:
             return None
         to = self.smallest_fitting(max(pair.a.threads, pair.b.threads))

@@ -17,12 +17,17 @@ import tempfile
 from pathlib import Path
 
 from ...core.errors import KitError
-from ...core.processes import cores
+from ...core.processes import alive, cores
 from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path, stored_worker_file, verify_worker_file
-from ...data.pipelines import keep_shipped, pipeline_file, present
+from ...data.pipelines import keep_shipped, pipeline_file, present, read_pipeline
+from ...envs.catalogue import HOST
+from ...envs.derived import base_of, definition, lock_named
 from ...envs.kinds import stack_kind
+from ...envs.launch import fingerprint as interpreter_fingerprint
 from ...envs.platforms import detect
+from ...worker import fingerprint
+from ..store.blobs import blob_key, file_problem
 from .attempt import WorkerFailed, attempt
 from .warm import WarmPool
 
@@ -30,8 +35,6 @@ CLASS_VAR = "KIT_NODE_CLASS"  # a lab's name for a node type, set in the worker'
 
 
 def cpu_model() -> str:
-    from ...worker import fingerprint
-
     return fingerprint.cpu_model() or platform.processor() or "unknown"
 
 
@@ -76,9 +79,6 @@ def _derived_here(spec: RunSpec, where: str, path) -> None:
     """A lab file's derived stack (its base stack plus its REQUIRES) locked on a node whose
     KIT_HOME has not got it (node-local disks): from the file's own REQUIRES, as the driver
     locked it; the identity check that follows says if the lock came out otherwise."""
-    from ...data.pipelines import read_pipeline
-    from ...envs.derived import base_of, definition, lock_named
-
     if not (spec.pipeline and base_of(spec.stack)) or definition(spec.stack) is not None:
         return
     why = lock_named(spec.stack, read_pipeline(path)[0]["requires"], detect())
@@ -119,7 +119,6 @@ def sweep() -> None:
     as it starts, through the preload, else before its first run)."""
     if _swept:
         return
-    from ...core.processes import alive
 
     _swept.append(True)
     for d in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
@@ -142,8 +141,6 @@ def _sent(out: Path, manifest: dict, held) -> dict:
     """{file name: bytes} of the run's arrays the driver's store lacks: an array whose blob key
     is among ``held`` stays here, once its file is checked against its manifest entry (a file
     that is not what the manifest says goes back, for the driver to refuse as it would)."""
-    from ..store.blobs import blob_key, file_problem
-
     sent = {}
     for f in out.iterdir():
         if f.suffix != ".npy":
@@ -215,11 +212,8 @@ def make_run(
 def threadpools():
     """The BLAS/OpenMP pools of kit's own interpreter on this node (its worker's fingerprint),
     or why they could not be read."""
-    from ...envs.catalogue import HOST
-    from ...envs.launch import fingerprint
-
     try:
-        fp = fingerprint(stack_kind(HOST).runnable().command)
+        fp = interpreter_fingerprint(stack_kind(HOST).runnable().command)
         return {"threadpools": fp.get("threadpools"), "blas_build": fp.get("blas_build")}
     except Exception as e:  # noqa: BLE001 - a node that cannot start the worker says so in its row
         return f"cannot start the worker: {e}"

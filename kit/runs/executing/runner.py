@@ -28,6 +28,7 @@ from ...core.callbacks import OnDone
 from ...core.errors import KitError
 from ...core.hosts import host_id
 from ...core.paths import subdir
+from ...core.processes import alive
 from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path
 from ...data.pipelines import pipeline_file
@@ -195,8 +196,6 @@ def sweep_tmp() -> int:
     """Remove temporary folders left by processes that no longer run (a kill -9); returns how many:
     runs' folders (kit.core.scratch), and in KIT_HOME/tmp those of container builds and probes
     (and runs' of an older kit)."""
-    from ...core.processes import alive
-
     removed = scratch.sweep_runs()
     for d in subdir("tmp").iterdir():
         parts = d.name.lstrip(".").split("-")

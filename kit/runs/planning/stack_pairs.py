@@ -3,6 +3,7 @@ devices. Each function plans one kind of factor of the table (kit.core.factors).
 
 from __future__ import annotations
 
+import platform
 import re
 
 from ...core.errors import KitError
@@ -94,8 +95,6 @@ def os_pairs(stack: str) -> tuple:
     """([(base a, base b)] the os factor can run here, [(base, reason)] it cannot): the
     default base against each other one whose glibc runs the interpreter kit copies in (the
     host's, built against this machine's glibc: an older one lacks its symbols)."""
-    import platform
-
     host = platform.libc_ver()[1] or "0"
     runs, cannot = [], []
     for name, b in bases.BASES.items():

@@ -11,12 +11,20 @@ import hashlib
 import io
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...core.errors import Damaged
 from ...worker.dtypes import sha256_of
+
+if TYPE_CHECKING:  # the store holds its blobs: its type only, for annotations
+    from .index import Store
+
+Shape = Sequence[int]  # as a run records it: a manifest's list, a record's tuple
+Noted = list[tuple[str, str | None]]  # (blob key, file identity) for the caller's transaction
 
 
 class DamagedArray(Damaged):
@@ -29,7 +37,7 @@ def array_sha256(a: np.ndarray) -> str:
     return sha256_of(a)
 
 
-def blob_key(sha: str, dtype: str, shape) -> str:
+def blob_key(sha: str, dtype: str, shape: Shape) -> str:
     """Equal bytes with another dtype or shape are another array."""
     return hashlib.sha256(f"{sha}:{dtype}:{tuple(shape)}".encode()).hexdigest()
 
@@ -61,7 +69,7 @@ def _ident(path: str | Path) -> str | None:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
-def _open(path) -> io.BufferedReader:
+def _open(path: str | Path) -> io.BufferedReader:
     """``path`` opened for reading if it is a regular file, else DamagedArray: lstat decides
     before it is opened, and the open neither blocks nor follows a link (a FIFO or link swapped
     in between is refused by fstat)."""
@@ -77,7 +85,7 @@ def _open(path) -> io.BufferedReader:
     return os.fdopen(fd, "rb")
 
 
-def check_array(a: np.ndarray, sha: str, dtype: str, shape) -> str | None:
+def check_array(a: np.ndarray, sha: str, dtype: str, shape: Shape) -> str | None:
     """Why ``a`` is not the recorded array, or None when it is."""
     if a.dtype.str != dtype:
         return f"dtype {a.dtype.str}, recorded {dtype}"
@@ -88,7 +96,7 @@ def check_array(a: np.ndarray, sha: str, dtype: str, shape) -> str | None:
     return None
 
 
-def npy_header(head: bytes, limit: int = 10_000) -> tuple:
+def npy_header(head: bytes, limit: int = 10_000) -> tuple[int, tuple[int, ...], bool, str]:
     """(header length, shape, Fortran order, dtype string) of a .npy file's first bytes (at
     most ``limit`` of header), or ValueError: numpy's own parser, whatever it raises on junk."""
     fp = io.BytesIO(head)
@@ -99,7 +107,9 @@ def npy_header(head: bytes, limit: int = 10_000) -> tuple:
     return fp.tell(), tuple(shape), bool(fortran), dtype.str
 
 
-def _parsed(f, limit: int = 10_000) -> tuple:
+def _parsed(
+    f: io.BufferedIOBase, limit: int = 10_000
+) -> tuple[np.dtype[Any], tuple[int, ...], bool, int]:
     """(dtype, shape, Fortran order, data bytes) the .npy header at ``f`` declares; ``f`` left at
     its first byte of data."""
     fmt = np.lib.format
@@ -111,7 +121,7 @@ def _parsed(f, limit: int = 10_000) -> tuple:
     return dtype, shape, fortran, int(np.prod(shape, dtype=object)) * dtype.itemsize
 
 
-def _header(f) -> tuple:
+def _header(f: io.BufferedIOBase) -> tuple[np.dtype[Any], tuple[int, ...], bool, int]:
     """(dtype, shape, Fortran order, data bytes) a .npy header declares, ``f`` left at its data;
     the file's size is checked against them before a byte of data is read, so a damaged header
     never allocates what it claims. DamagedArray for any header that does not parse or fit
@@ -135,11 +145,11 @@ def _header(f) -> tuple:
     return dtype, shape, fortran, nbytes
 
 
-def _source(data_or_path):
+def _source(data_or_path: bytes | str | Path) -> io.BufferedIOBase:
     return io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else _open(data_or_path)
 
 
-def load_npy(data_or_path) -> np.ndarray:
+def load_npy(data_or_path: bytes | str | Path) -> np.ndarray:
     """np.load without pickles, its header parsed once (np.load would parse it again); a file
     that is not a readable .npy is a DamagedArray."""
     try:
@@ -154,7 +164,9 @@ def load_npy(data_or_path) -> np.ndarray:
         raise DamagedArray(f"not a readable .npy array ({e})") from None
 
 
-def file_problem(data_or_path, sha: str, dtype: str, shape) -> str | None:
+def file_problem(
+    data_or_path: bytes | str | Path, sha: str, dtype: str, shape: Shape
+) -> str | None:
     """Why a .npy file (or its bytes) is not the recorded array, or None when it is: read once,
     its header against the recorded dtype and shape, its data hashed as it streams by, no
     array made (the stage hash is of the C-order bytes, which a C-order file's data is)."""
@@ -180,7 +192,7 @@ class Blobs:
     """The arrays folder of a store; ``index`` (the store) remembers which files were verified
     (``verified_ident``, ``note_verified``, ``forget_verified``)."""
 
-    def __init__(self, root: Path, index):
+    def __init__(self, root: Path, index: Store):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._root = str(self.root)
@@ -198,15 +210,21 @@ class Blobs:
     def _remembered(self, key: str, ident: str) -> bool:
         return self.index.verified_ident(key) == ident
 
-    def _remember(self, key: str, path: str | Path, noted: list | None = None) -> None:
+    def _remember(self, key: str, path: str | Path, noted: Noted | None = None) -> None:
         if noted is None:
             self.index.note_verified(key, _ident(path))
         else:  # written by the caller, in the transaction that indexes the run
             noted.append((key, _ident(path)))
 
     def _verified(
-        self, key: str, sha: str, dtype: str, shape, force: bool = False, noted: list | None = None
-    ) -> tuple:
+        self,
+        key: str,
+        sha: str,
+        dtype: str,
+        shape: Shape,
+        force: bool = False,
+        noted: Noted | None = None,
+    ) -> tuple[bool, str | None]:
         """(whether the file of ``key`` is here, why it is not the recorded array or None),
         hashed unless remembered as verified (``force``: hashed anyway)."""
         path = self._file(key)
@@ -221,20 +239,28 @@ class Blobs:
         return True, why
 
     def problem(
-        self, key: str, sha: str, dtype: str, shape, force: bool = False, noted: list | None = None
+        self,
+        key: str,
+        sha: str,
+        dtype: str,
+        shape: Shape,
+        force: bool = False,
+        noted: Noted | None = None,
     ) -> str | None:
         """Why the stored file of ``key`` is not the recorded array (None: it is, or it is absent
         and that is the caller's to judge). ``force`` hashes it even if remembered; ``noted``:
         as put_file's."""
         return self._verified(key, sha, dtype, shape, force, noted)[1]
 
-    def holds(self, key: str, sha: str, dtype: str, shape, noted: list | None = None) -> bool:
+    def holds(
+        self, key: str, sha: str, dtype: str, shape: Shape, noted: Noted | None = None
+    ) -> bool:
         """Whether the file of ``key`` is here and is the recorded array (hashed unless
         remembered as verified; ``noted``: as put_file's)."""
         here, why = self._verified(key, sha, dtype, shape, noted=noted)
         return here and why is None
 
-    def load(self, key: str, sha: str, dtype: str, shape, what: str) -> np.ndarray | None:
+    def load(self, key: str, sha: str, dtype: str, shape: Shape, what: str) -> np.ndarray | None:
         """The verified array; DamagedArray (naming ``what``, the file and the repair) if not."""
         path = self._file(key)
         ident = _ident(path)
@@ -249,7 +275,7 @@ class Blobs:
         self._judged(key, path, remembered, why, what)
         return a
 
-    def verified_file(self, key: str, sha: str, dtype: str, shape, what: str) -> Path | None:
+    def verified_file(self, key: str, sha: str, dtype: str, shape: Shape, what: str) -> Path | None:
         """The file of ``key`` if it is the recorded array (hashed as it streams by unless
         remembered; never loaded), None when absent; DamagedArray as ``load`` says it."""
         path = self._file(key)
@@ -261,7 +287,7 @@ class Blobs:
         self._judged(key, path, remembered, why, what)
         return Path(path)
 
-    def _judged(self, key: str, path, remembered: bool, why: str | None, what: str) -> None:
+    def _judged(self, key: str, path: str, remembered: bool, why: str | None, what: str) -> None:
         if why:
             raise DamagedArray(
                 f"the stored array of {what} is damaged ({why}; {path}); "
@@ -272,7 +298,13 @@ class Blobs:
             self._remember(key, path)
 
     def put_file(
-        self, src: Path, key: str, sha: str, dtype: str, shape, noted: list | None = None
+        self,
+        src: str | Path,
+        key: str,
+        sha: str,
+        dtype: str,
+        shape: Shape,
+        noted: Noted | None = None,
     ) -> None:
         """Move a verified file in; an existing copy is kept only if it verifies itself.
         ``noted``: the file's verified identity is appended there, for the caller to write in
@@ -285,7 +317,7 @@ class Blobs:
         os.replace(src, dest)  # same file system: atomic; replaces a damaged copy
         self._remember(key, dest, noted)
 
-    def files(self) -> dict:
+    def files(self) -> dict[str, Path]:
         """{key: path} of every array file present."""
         return {p.stem: p for p in self.root.glob("??/*.npy")}
 

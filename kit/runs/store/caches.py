@@ -14,10 +14,16 @@ import hashlib
 import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .locked import LockedConnection
 
 
-def _canonical(obj) -> bytes:
+Key = int | str  # a cache row's version: the measure's, or a cluster bootstrap's text key
+
+
+def _canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
 
 
@@ -25,9 +31,9 @@ class Caches:
     """Mixed into the Store: needs ``self.db`` (the locked connection), ``self._tx`` and
     ``self.read_only`` (nothing is cached in a store this user cannot write)."""
 
-    db: Any  # kit.runs.store.locked.LockedConnection: sqlite3's, behind the store's lock
+    db: LockedConnection  # sqlite3's, behind the store's lock
     read_only: bool
-    _tx: Callable[..., AbstractContextManager[Any]]  # (count=True): Store._tx
+    _tx: Callable[..., AbstractContextManager[LockedConnection]]  # (count=True): Store._tx
 
     def _basis(self, run: str) -> str:
         """What a run's numbers are computed from: its stages' records and its manifest."""
@@ -41,14 +47,16 @@ class Caches:
         h.update(b"manifest:" + (row[0].encode("utf-8", "surrogateescape") if row else b"none"))
         return h.hexdigest()
 
-    def _digest(self, kind: str, version, runs: tuple, result) -> str:
+    def _digest(self, kind: str, version: Key, runs: tuple[str, ...], result: object) -> str:
         h = hashlib.sha256(f"{kind}:{version}".encode())
         for r in runs:
             h.update(self._basis(r).encode())
         h.update(_canonical(result))
         return h.hexdigest()
 
-    def _sealed(self, kind: str, version, runs: tuple, text: str | None):
+    def _sealed(
+        self, kind: str, version: Key, runs: tuple[str, ...], text: str | None
+    ) -> dict[str, Any] | None:
         """The cached result if its digest holds, else None (recompute it)."""
         if text is None:
             return None
@@ -57,22 +65,24 @@ class Caches:
             result, digest = row["result"], row["digest"]
         except (ValueError, TypeError, KeyError):
             return None
-        return result if digest == self._digest(kind, version, runs, result) else None
+        if not isinstance(result, dict) or digest != self._digest(kind, version, runs, result):
+            return None  # every result cached is an object: another is no cache of kit's
+        return result
 
-    def _seal(self, kind: str, version, runs: tuple, result: dict) -> str:
+    def _seal(self, kind: str, version: Key, runs: tuple[str, ...], result: dict[str, Any]) -> str:
         result = json.loads(_canonical(result))  # what a reader will see, digested as read back
         return json.dumps(
             {"digest": self._digest(kind, version, runs, result), "result": result}, sort_keys=True
         )
 
     # -- comparisons: one per ordered pair of runs and measure version --------------------------
-    def comparison(self, a: str, b: str, version: int):
+    def comparison(self, a: str, b: str, version: int) -> dict[str, Any] | None:
         row = self.db.execute(
             "SELECT result FROM comparisons WHERE a=? AND b=? AND version=?", (a, b, version)
         ).fetchone()
         return self._sealed("comparison", version, (a, b), row and row[0])
 
-    def cache_comparison(self, a: str, b: str, version: int, result: dict) -> None:
+    def cache_comparison(self, a: str, b: str, version: int, result: dict[str, Any]) -> None:
         if self.read_only:  # computed again next time: reading needs no write
             return
         sealed = self._seal("comparison", version, (a, b), result)
@@ -86,10 +96,12 @@ class Caches:
     # one text key, "VERSION:cluster:DIGEST" (SQLite keeps text in the INTEGER column as text):
     # the protein bootstrap's rows, keyed by the bare version, are untouched by it.
     @staticmethod
-    def _verdicts_key(version: int, clustering: str | None):
+    def _verdicts_key(version: int, clustering: str | None) -> Key:
         return version if clustering is None else f"{version}:cluster:{clustering}"
 
-    def verdicts(self, run: str, version: int, clustering: str | None = None):
+    def verdicts(
+        self, run: str, version: int, clustering: str | None = None
+    ) -> dict[str, Any] | None:
         key = self._verdicts_key(version, clustering)
         row = self.db.execute(
             "SELECT result FROM verdicts WHERE run=? AND version=?", (run, key)
@@ -97,7 +109,7 @@ class Caches:
         return self._sealed("verdicts", key, (run,), row and row[0])
 
     def cache_verdicts(
-        self, run: str, version: int, result: dict, clustering: str | None = None
+        self, run: str, version: int, result: dict[str, Any], clustering: str | None = None
     ) -> None:
         if self.read_only:
             return

@@ -21,6 +21,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ...core import home_files
 from ...core.atomic import stale_notes
@@ -38,7 +39,10 @@ from .rows import shown
 GRACE_S = 3600  # an unreferenced array file younger than this may be an import's, not indexed yet
 
 
-def _recorded(store: Store):
+Recorded = dict[str, tuple[str, str, list[int]]]  # {blob: (sha, dtype, shape)}
+
+
+def _recorded(store: Store) -> tuple[Recorded, dict[str, set[str]], set[str]]:
     """{blob: (sha, dtype, shape)}, {blob: runs using it}, and the runs made on this machine
     (under this host id, or the one the index recorded: a remade host.json changes nothing)."""
     here = {meta.host(store.db)}
@@ -52,7 +56,7 @@ def _recorded(store: Store):
     except NotKits:  # a damaged host.json: reported by the check, set aside by repair
         pass
     local = {i for i, s in store.sound_specs().items() if s.host in here}
-    recorded: dict[str, tuple[str, str, list]] = {}  # {blob: (sha, dtype, shape)}
+    recorded: Recorded = {}
     users: dict[str, set[str]] = {}
     for run, _, blob, st in store.stage_records():
         recorded[blob] = (st.sha256, st.dtype, list(st.shape))
@@ -60,7 +64,7 @@ def _recorded(store: Store):
     return recorded, users, local
 
 
-def opened(root: Path, repair: bool) -> tuple[Store, list]:
+def opened(root: Path, repair: bool) -> tuple[Store, list[str]]:
     """The store at ``root`` for checking, and what a repair moved aside so that it opens (an
     emptied index, a file for arrays/: kit.runs.store.layout); without repair these are the
     one line the store's opening says (and a stale write-ahead log, a replaced or missing
@@ -79,7 +83,7 @@ def opened(root: Path, repair: bool) -> tuple[Store, list]:
     return Store(root), moved
 
 
-def _named_datasets(root: Path, seen: set) -> list:
+def _named_datasets(root: Path, seen: set[Path]) -> list[tuple[Path, str]]:
     """(path, why) of each named dataset file (``datasets/NAME.json``) that does not read as
     the dataset it records: empty, cut short, garbage, or records that do not hash to its
     sha256 (its shape is home_files'; one of ``seen`` is said already, and never opened)."""
@@ -94,7 +98,7 @@ def _named_datasets(root: Path, seen: set) -> list:
     return out
 
 
-def _kept_pipelines(root: Path, seen: set) -> list:
+def _kept_pipelines(root: Path, seen: set[Path]) -> list[tuple[Path, str]]:
     """(path, why) of each kept pipeline file (``pipelines/by-hash/SHA.py``) that is not
     pipeline SHA: edited after it was kept (its shape is home_files'; one of ``seen`` is said
     already, and never opened). Its runs were made from the file as it was."""
@@ -105,10 +109,12 @@ def _kept_pipelines(root: Path, seen: set) -> list:
     ]
 
 
-def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
+def _unreferenced(store: Store, paths: dict[str, Path]) -> tuple[list[str], list[str], list[str]]:
     """Files no run refers to, as (orphans to delete, older than the index, too recent)."""
     born, now = meta.born(store.db), time.time()
-    orphans, unindexed, recent = [], [], []
+    orphans: list[str] = []
+    unindexed: list[str] = []
+    recent: list[str] = []
     for key, path in paths.items():
         try:
             st = os.stat(path)
@@ -125,8 +131,8 @@ def _unreferenced(store: Store, paths: dict) -> tuple[list, list, list]:
 
 
 def check_store(
-    store: Store, repair: bool = False, full: bool = True, set_aside: Sequence = ()
-) -> dict:
+    store: Store, repair: bool = False, full: bool = True, set_aside: Sequence[str] = ()
+) -> dict[str, Any]:
     """What is damaged in ``store`` (and, with ``repair``, what was dropped because of it).
 
     ``full`` hashes every array again; otherwise arrays verified since their last change are
@@ -233,7 +239,14 @@ def check_store(
     return report
 
 
-def _repair(store: Store, drop, recorded, damaged, orphans, unindexed) -> None:
+def _repair(
+    store: Store,
+    drop: list[str],
+    recorded: Recorded,
+    damaged: dict[str, str],
+    orphans: list[str],
+    unindexed: list[str],
+) -> None:
     """Drop the runs, delete the damaged files, the orphans and the dropped runs' files no
     remaining run refers to; move the files older than the index aside. Under the lock."""
     store.drop_runs(drop)

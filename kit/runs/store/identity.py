@@ -20,12 +20,19 @@ import sqlite3
 import tempfile
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core import home_files
 from ...core.atomic import write_bytes
 from ...core.errors import Damaged, KitError
 from ...core.small_files import NotKits, read_home_json
+from .locked import DamagedIndex, LockedConnection, _Rows, refuse_damaged
+
+if TYPE_CHECKING:  # the store opens through this module: its type only, for annotations
+    from .index import Store
+    from .locked import Params
 
 FILE = "store.json"
 _ID = re.compile(r"[0-9a-f]{32}\Z")
@@ -53,7 +60,7 @@ def recorded(root: Path) -> tuple[str, int] | None:
     return doc["store"], doc["generation"]
 
 
-def in_index(db) -> tuple[str | None, int]:
+def in_index(db: LockedConnection | _Plain) -> tuple[str | None, int]:
     """(store id, writes) that the index on ``db`` holds; (None, 0) for one without an id."""
     if not db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
         return None, 0
@@ -61,7 +68,7 @@ def in_index(db) -> tuple[str | None, int]:
     return known.get("store"), int(known.get("generation") or 0)
 
 
-def problem(root: Path, db) -> str | None:
+def problem(root: Path, db: LockedConnection) -> str | None:
     """Why the index open on ``db`` is not the store ``root/store.json`` names (None: it is)."""
     mine = recorded(root)  # read first: written after each commit, so the index is never behind it
     if mine is None:
@@ -99,7 +106,7 @@ def _logged(wal: Path) -> bool:
         return False
 
 
-def refuse(root: Path, db, path: Path) -> None:
+def refuse(root: Path, db: LockedConnection, path: Path) -> None:
     """Damaged, in one line, for an index that is not the store it should be."""
     why = problem(root, db)
     if why:
@@ -120,7 +127,7 @@ def refuse_missing(root: Path, path: Path) -> None:
 HOLDS = hasattr(sqlite3.Connection, "setconfig")  # Python 3.12 and later
 
 
-def hold_checkpoints(conn, hold: bool) -> None:
+def hold_checkpoints(conn: sqlite3.Connection, hold: bool) -> None:
     """While held, closing ``conn`` never copies the write-ahead log into the index: an index
     refused for a stale log is left exactly as it was found (SQLite would make the rollback
     permanent on the last close). Before Python 3.12, ``looked_at`` does it first instead."""
@@ -128,10 +135,8 @@ def hold_checkpoints(conn, hold: bool) -> None:
         conn.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, hold)  # type: ignore[attr-defined,unused-ignore]  # noqa: E501 (3.12+)
 
 
-def _read_only(path: Path):
+def _read_only(path: Path) -> LockedConnection:
     """``path`` opened read-only: its close never writes the log into the index."""
-    from .locked import LockedConnection
-
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
     return LockedConnection(conn, path)
 
@@ -140,8 +145,6 @@ def looked_at(root: Path, path: Path) -> None:
     """Refuse, as the open does, an index that is not this store or is damaged, read through a
     read-only connection: where SQLite cannot be told not to checkpoint on close (Python 3.11),
     the writer's connection is opened only once it passes."""
-    from .locked import refuse_damaged
-
     if not path.exists():
         return
     db = _read_only(path)
@@ -152,7 +155,7 @@ def looked_at(root: Path, path: Path) -> None:
         db.close()
 
 
-def remember(store) -> None:
+def remember(store: Store) -> None:
     """Give a store without an id (a new one, or one older kits made) its id, and write
     ``store.json`` when it is absent: the index's own record, as it is now."""
     ident, _ = in_index(store.db)
@@ -169,28 +172,30 @@ def write(root: Path, ident: str, writes: int) -> None:
     write_bytes(Path(root) / FILE, json.dumps({"store": ident, "generation": writes}).encode())
 
 
-def counted(store, db) -> int:
+def counted(store: Store, db: LockedConnection) -> int:
     """Count one write in the transaction open on ``db``; the count it now holds."""
     db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
     return in_index(db)[1]
 
 
-def after_commit(store, writes: int) -> None:
+def after_commit(store: Store, writes: int) -> None:
     """``store.json`` says ``writes``, once they are committed. A write that fails (a full disk)
     leaves it behind the index, which is sound: only an index behind it is refused."""
+    if store.identity is None:  # given one as the store opened: only a read-only store lacks it
+        return
     try:
         write(store.root, store.identity, writes)
     except KitError:
         pass
 
 
-def still_here(store) -> None:
+def still_here(store: Store) -> None:
     """KitError unless the index at the store's path is still the one this process opened: a
     run whose store was deleted or replaced under it must not be reported stored."""
     path = store.root / "store.sqlite"
     try:
         st = os.stat(path)
-        now = (st.st_dev, st.st_ino)
+        now: tuple[int, int] | None = (st.st_dev, st.st_ino)
     except FileNotFoundError:
         now = None
     try:
@@ -226,12 +231,10 @@ def _alone(path: Path) -> tuple[str | None, int]:
 class _Plain:
     """A bare connection read as LockedConnection is (rows, fetched whole)."""
 
-    def __init__(self, conn):
+    def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
 
-    def execute(self, sql, args=()):
-        from .locked import _Rows
-
+    def execute(self, sql: str, args: Params = ()) -> _Rows:
         return _Rows(self.conn.execute(sql, args).fetchall())
 
 
@@ -243,8 +246,6 @@ def repair(root: Path) -> list[str]:
     beside it that it is not behind without: the log is stale and is set aside (kept), and the
     index is the store as it last wrote it. Anything else (another store's index, a restored
     copy): the index is taken as it is and ``store.json`` says so."""
-    from .locked import DamagedIndex
-
     root, stamp = Path(root), time.strftime("%Y%m%d-%H%M%S")
     path = root / "store.sqlite"
     try:
@@ -287,7 +288,7 @@ def repair(root: Path) -> list[str]:
     ]
 
 
-def _set_aside(root: Path, names, stamp: str) -> list[str]:
+def _set_aside(root: Path, names: Iterable[str], stamp: str) -> list[str]:
     done = []
     for name in names:
         src = root / name

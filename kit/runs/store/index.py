@@ -16,31 +16,39 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import sqlite3
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...core import processes
 from ...core.errors import Damaged, KitError
+from ...core.hosts import host_id
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
 from ...core.subject import DATASET, KINDS_OF
 from ...core.sweeps import sweep_store
-from . import identity, kept, layout, meta, rows, schema
+from . import identity, kept, layout, meta, moving, rows, schema
 from .blobs import Blobs, DamagedArray, array_sha256
 from .caches import Caches
 from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
 from .records import DatasetSummary, Stage, StoredPair, StoredRun
+from .rows import RunRow, StageRow
+
+if TYPE_CHECKING:  # planning is above the store: its pair's type only, for annotations
+    from ..planning.options import Pair
 
 __all__ = ["Store", "StoredRun", "Stage", "DatasetSummary", "array_sha256", "DamagedArray"]
 _CLAIM_STALE_S = 24 * 3600  # a claim from another node that cannot be checked, after a day
 _SEEN_MAX = 20_000  # verified runs remembered by their rows' bytes (a few KB each)
 
 
-def _where(dataset: str | None, kind: str | None) -> tuple[str, tuple]:
+def _where(dataset: str | None, kind: str | None) -> tuple[str, tuple[str, ...]]:
     """The WHERE clause over runs (or datasets, by ``kind`` alone) and its arguments. A row of
     NULL subject (one the migration could not verify) is kept in every kind's: its reader then
     names it damaged, as it did before the column, instead of leaving it out unsaid."""
@@ -94,7 +102,9 @@ class Store(Caches):
         except BaseException:  # a migration that fails has rolled back: the index is as it was
             self.db.close()
             raise
-        self._seen: dict[tuple, StoredRun] = {}  # {(run row, *stage rows): run}: see _verified
+        self._seen: dict[
+            tuple[Any, ...], StoredRun
+        ] = {}  # {(run row, *stage rows): run}: see _verified
         self._lock = self.db.lock  # runs finish on several threads: one lock for every statement
         self.arrays_lock = ArraysLock(self.root / "store.lock")
         self.blobs = Blobs(self.root / "arrays", self)
@@ -121,15 +131,15 @@ class Store(Caches):
         if not self.read_only:
             schema.migrate(self.db, path)
 
-    def moving_in(self):
+    def moving_in(self) -> AbstractContextManager[None]:
         """Held from moving arrays in until their runs are indexed (locked.ArraysLock)."""
         return self.arrays_lock.writing()
 
-    def close(self):
+    def close(self) -> None:
         self.db.close()
 
     @contextmanager
-    def _tx(self, count: bool = True):
+    def _tx(self, count: bool = True) -> Iterator[LockedConnection]:
         """One transaction; ``count``: it changes what the store holds (runs, pairs, datasets),
         so it counts one write (kit.runs.store.identity), said in store.json once committed."""
         if self.read_only:  # reached only by a command that stores something
@@ -149,14 +159,18 @@ class Store(Caches):
     def has_run(self, run_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
 
-    def put_run(self, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()) -> str:
+    def put_run(
+        self,
+        spec: RunSpec,
+        outdir: Path,
+        manifest: dict[str, Any],
+        held: Collection[str] = frozenset(),
+    ) -> str:
         """Move a worker's arrays in, verified, and index them at once (kit.runs.store.moving);
         ``held``: blob keys of arrays not sent back because the store holds them."""
-        from .moving import put_run
+        return moving.put_run(self, spec, outdir, manifest, held)
 
-        return put_run(self, spec, outdir, manifest, held)
-
-    def held_blobs(self, dataset: str, runs: int = 8) -> frozenset:
+    def held_blobs(self, dataset: str, runs: int = 8) -> frozenset[str]:
         """The blob keys of the arrays of the last ``runs`` runs stored of ``dataset`` that were
         verified here: a cluster node need not send back an array equal to one of them (a seed
         plan's k-mers and TF-IDF, nine tenths of its bytes, are the same in every run)."""
@@ -172,14 +186,20 @@ class Store(Caches):
     def blob_path(self, blob: str) -> Path:
         return self.blobs.path(blob)
 
-    def stage_blobs(self, run_id: str) -> dict:
+    def stage_blobs(self, run_id: str) -> dict[str, str]:
         """{stage: blob key} of a run (the arrays may be absent for an imported run)."""
         return dict(self.db.execute("SELECT stage, blob FROM stages WHERE run=?", (run_id,)))
 
     def has_arrays(self, run_id: str) -> bool:
         return all(self.blobs.exists(b) for b in self.stage_blobs(run_id).values())
 
-    def import_runs(self, runs: list, pairs: list, files: dict, datasets: dict) -> None:
+    def import_runs(
+        self,
+        runs: list[dict[str, Any]],
+        pairs: list[dict[str, Any]],
+        files: dict[str, Path],
+        datasets: dict[str, dict[str, Any]],
+    ) -> None:
         """Add verified runs (from a bundle) with their arrays and pairs, all or nothing.
 
         ``files`` are {blob: verified .npy file} moved in; ``datasets`` are {sha256: summary}
@@ -257,19 +277,20 @@ class Store(Caches):
             raise KitError(f"no run {rows.shown(run_id)} in the store")
         return self._verified(row)
 
-    def _verified(self, row) -> StoredRun:
+    def _verified(self, row: RunRow) -> StoredRun:
         """The run of ``row`` and its stage rows, verified; a row read again with the same bytes
         (a reader takes one run several times) is the run verified from them before."""
-        key = (*row, *self._stage_rows(row[0]))
+        stages = self._stage_rows(row[0])
+        key = (*row, *stages)
         run = self._seen.get(key)
         if run is None:
-            run = rows.verified(*row, key[len(row) :])
+            run = rows.verified(*row, stages)
             if len(self._seen) >= _SEEN_MAX:
                 self._seen.clear()
             self._seen[key] = run
         return run
 
-    def _stage_rows(self, run_id: str):
+    def _stage_rows(self, run_id: str) -> list[StageRow]:
         return self.db.execute(
             "SELECT stage, sha256, dtype, shape, blob FROM stages WHERE run=? ORDER BY rowid",
             (run_id,),
@@ -284,20 +305,24 @@ class Store(Caches):
             for r in self.db.execute(f"{self._RUN_ROW}{where} ORDER BY created, id", args)
         ]
 
-    def damaged_runs(self) -> dict:
+    def damaged_runs(self) -> dict[str, str]:
         """{run id: why} of every run whose rows are not what kit wrote (`kit store check`)."""
         out = {}
+        r: RunRow
         for r in self.db.execute(self._RUN_ROW):
             _, why = rows.problem(*r, self._stage_rows(r[0]), thorough=True)
             if why:
                 out[r[0]] = why
         return out
 
-    def dependents(self, run_ids) -> dict:
+    def dependents(self, run_ids: Iterable[str]) -> dict[str, int]:
         """How many pairs and cached comparisons and verdicts name any of ``run_ids``."""
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
-        count = lambda sql, n: self.db.execute(sql.format(q=q), runs * n).fetchone()[0]  # noqa: E731
+
+        def count(sql: str, n: int) -> int:
+            return int(self.db.execute(sql.format(q=q), runs * n).fetchone()[0])
+
         return {
             "pairs": count("SELECT count(*) FROM pairs WHERE a IN ({q}) OR b IN ({q})", 2),
             "comparisons": count(
@@ -337,17 +362,17 @@ class Store(Caches):
                 out[i] = spec
         return out
 
-    def kinds(self, dataset: str | None = None) -> dict:
+    def kinds(self, dataset: str | None = None) -> dict[str, str]:
         """{run id: kind} (pipeline, torch, perturb or feed)."""
         return {i: s.kind for i, s in self.specs(dataset).items()}
 
-    def runs_trained_on(self, run_ids) -> set:
+    def runs_trained_on(self, run_ids: Iterable[str]) -> set[str]:
         """The torch, perturbed and cross-fed runs whose input is one of ``run_ids`` (damaged
         runs aside: the check names them itself)."""
         ids = set(run_ids)
         return {i for i, s in self.sound_specs().items() if s.input in ids}
 
-    def stage_records(self) -> list:
+    def stage_records(self) -> list[tuple[str, str, str, Stage]]:
         """(run id, stage, blob key, Stage) of every stored stage array."""
         out = []
         for r, st, h, d, sh, blob in self.db.execute(
@@ -359,7 +384,7 @@ class Store(Caches):
                 continue
         return out
 
-    def drop_runs(self, run_ids) -> None:
+    def drop_runs(self, run_ids: Iterable[str]) -> None:
         """Remove runs and everything computed from them (pairs, comparisons, verdicts), at once."""
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
@@ -380,15 +405,21 @@ class Store(Caches):
     def array(self, run_id: str, stage: str) -> np.ndarray:
         """A run's stage array, verified against its recorded hash, dtype and shape."""
         blob, sha, dtype, shape = self._stage_row(run_id, stage)
-        return self.blobs.load(blob, sha, dtype, shape, f"run {run_id[:12]} stage {stage}")
+        a = self.blobs.load(blob, sha, dtype, shape, f"run {run_id[:12]} stage {stage}")
+        if a is None:  # removed since _stage_row saw it
+            raise self._absent(run_id, stage)
+        return a
 
     def array_file(self, run_id: str, stage: str) -> Path:
         """The .npy file of a run's stage array, verified as ``array`` verifies it (hashed as it
         streams by unless remembered), never loaded: what an export copies as it is."""
         blob, sha, dtype, shape = self._stage_row(run_id, stage)
-        return self.blobs.verified_file(blob, sha, dtype, shape, f"run {run_id[:12]} stage {stage}")
+        path = self.blobs.verified_file(blob, sha, dtype, shape, f"run {run_id[:12]} stage {stage}")
+        if path is None:  # removed since _stage_row saw it
+            raise self._absent(run_id, stage)
+        return path
 
-    def _stage_row(self, run_id: str, stage: str) -> tuple:
+    def _stage_row(self, run_id: str, stage: str) -> tuple[str, str, str, list[int]]:
         """(blob, sha256, dtype, shape) of a stage whose array is here, else one line."""
         row = self.db.execute(
             "SELECT blob, sha256, dtype, shape FROM stages WHERE run=? AND stage=?", (run_id, stage)
@@ -397,21 +428,24 @@ class Store(Caches):
             raise KitError(f"run {run_id[:12]} has no stage {stage!r}")
         blob, sha, dtype, shape = row
         if not self.blobs.exists(blob):
-            if self._made_here(run_id):
-                raise DamagedArray(
-                    f"the array of run {run_id[:12]} stage {stage} is missing from "
-                    f"{self.arrays_dir}; `kit store check --repair` drops the run and "
-                    "the next `kit run` makes it again"
-                )
-            raise KitError(
-                f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
-                "export it with --arrays to compare magnitudes"
-            )
+            raise self._absent(run_id, stage)
         return blob, sha, dtype, json.loads(shape)
 
-    def _made_here(self, run_id: str) -> bool:
-        from ...core.hosts import host_id
+    def _absent(self, run_id: str, stage: str) -> KitError:
+        """The one line for a stage whose array is not here: missing (a run made here), or
+        never sent (an imported run)."""
+        if self._made_here(run_id):
+            return DamagedArray(
+                f"the array of run {run_id[:12]} stage {stage} is missing from "
+                f"{self.arrays_dir}; `kit store check --repair` drops the run and "
+                "the next `kit run` makes it again"
+            )
+        return KitError(
+            f"run {run_id[:12]} was imported without its arrays (stage {stage}); "
+            "export it with --arrays to compare magnitudes"
+        )
 
+    def _made_here(self, run_id: str) -> bool:
         row = self.db.execute("SELECT id, spec FROM runs WHERE id=?", (run_id,)).fetchone()
         return row is not None and rows.verified_spec(*row).host == host_id()
 
@@ -422,8 +456,6 @@ class Store(Caches):
         BEGIN IMMEDIATE takes the database's write lock before the claim is read, so two
         processes cannot both read "no claim" and both take it.
         """
-        import platform
-
         node, pid = platform.node(), os.getpid()
         now = datetime.now(UTC)
         with self._lock:
@@ -453,14 +485,14 @@ class Store(Caches):
             db.execute("DELETE FROM claims WHERE run=? AND pid=?", (run_id, os.getpid()))
 
     # -- pairs and comparisons --------------------------------------------------------------
-    def add_pairs(self, pairs) -> None:
+    def add_pairs(self, pairs: Iterable[Pair]) -> None:
         found = [(p.factor, p.level, p.a.run_id, p.b.run_id, p.label) for p in pairs]
         if found:
             kept.write(self.root, kept.pairs_doc(found))
         with self._tx() as db:
             db.executemany("INSERT OR IGNORE INTO pairs VALUES (?,?,?,?,?)", found)
 
-    def pair_factors(self, run_ids) -> list:
+    def pair_factors(self, run_ids: Iterable[str]) -> list[str]:
         """The factors of the pairs in which any of ``run_ids`` takes part, sorted."""
         runs = list(run_ids)
         q = ",".join("?" * len(runs))
@@ -473,7 +505,7 @@ class Store(Caches):
             }
         )
 
-    def pairs(self, dataset: str | None = None) -> list:
+    def pairs(self, dataset: str | None = None) -> list[StoredPair]:
         q = "SELECT p.factor, p.level, p.a, p.b, p.label FROM pairs p JOIN runs r ON r.id = p.a"
         args: tuple[str, ...] = ()
         if dataset:
@@ -481,7 +513,7 @@ class Store(Caches):
         return [StoredPair(*r) for r in self.db.execute(q + " ORDER BY p.rowid", args)]
 
     # -- datasets seen by runs ----------------------------------------------------------------
-    def note_dataset(self, summary: dict) -> None:
+    def note_dataset(self, summary: dict[str, Any]) -> None:
         row = (
             summary["sha256"],
             summary["name"],
@@ -493,7 +525,7 @@ class Store(Caches):
         with self._tx() as db:
             db.execute(f"INSERT OR REPLACE {schema.DATASET_ROW}", row)
 
-    def datasets(self) -> dict:
+    def datasets(self) -> dict[str, dict[str, Any]]:
         """{sha256: summary} of every dataset (and lab pipeline) the runs name; a damaged record
         is one line."""
         return {d.sha256: d.to_json() for d in self.subjects()}
@@ -516,12 +548,12 @@ class Store(Caches):
             out.append(DatasetSummary.from_summary(k, summary or {}))
         return out
 
-    def damaged_datasets(self) -> dict:
+    def damaged_datasets(self) -> dict[str, str]:
         """{sha256: why} of the dataset records that are not what kit wrote (`kit store check`)."""
         records = self.db.execute("SELECT sha256, summary, subject FROM datasets")
         return {h: why for h, s, k in records if (why := rows.dataset_summary(h, s, k)[1])}
 
-    def drop_datasets(self, shas) -> None:
+    def drop_datasets(self, shas: Collection[str]) -> None:
         kept.forget(self.root, datasets=shas)
         with self._tx() as db:
             db.executemany("DELETE FROM datasets WHERE sha256=?", [(h,) for h in shas])

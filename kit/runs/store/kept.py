@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ...core import factors
 from ...core.atomic import write_bytes
@@ -24,14 +25,37 @@ from .layout import RECORDS as DIR
 
 if TYPE_CHECKING:
     from ...core.spec import RunSpec
+    from .index import Store
 LIMIT = 64 << 20  # the pairs record of a migrated store of 100,000 pairs
 
 
-def _bytes(doc: dict) -> bytes:
+class RunDoc(TypedDict):
+    kind: Literal["run"]
+    row: list[Any]  # id, spec, dataset, stack, created, manifest, subject
+    stages: list[list[Any]]  # stage, sha256, dtype, shape, blob
+    at: int
+
+
+class DatasetDoc(TypedDict):
+    kind: Literal["dataset"]
+    row: list[Any]  # sha256, name, summary, subject
+    at: int
+
+
+class PairsDoc(TypedDict):
+    kind: Literal["pairs"]
+    pairs: list[list[Any]]  # factor, level, a, b, label
+    at: int
+
+
+Doc = RunDoc | DatasetDoc | PairsDoc
+
+
+def _bytes(doc: Doc) -> bytes:
     return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
-def write(root: Path, doc: dict) -> None:
+def write(root: Path, doc: Doc) -> None:
     """``doc`` under its own hash; one already there is the same bytes, left as it is."""
     data = _bytes(doc)
     key = hashlib.sha256(data).hexdigest()
@@ -43,7 +67,9 @@ def write(root: Path, doc: dict) -> None:
 
 # ``at``: when the row was written (ns), or its rowid for a migrated store's (before any new
 # one): readers take "the run stored last" by the index's order, which a rebuild keeps
-def run_doc(row: tuple, stage_rows, at: int | None = None) -> dict:
+def run_doc(
+    row: Sequence[Any], stage_rows: Iterable[Sequence[Any]], at: int | None = None
+) -> RunDoc:
     """A run's record from its index row (id, spec, dataset, stack, created, manifest, subject)
     and its stage rows (stage, sha256, dtype, shape, blob)."""
     return {
@@ -54,7 +80,7 @@ def run_doc(row: tuple, stage_rows, at: int | None = None) -> dict:
     }
 
 
-def dataset_doc(row: tuple, at: int | None = None) -> dict:
+def dataset_doc(row: Sequence[Any], at: int | None = None) -> DatasetDoc:
     return {
         "kind": "dataset",
         "row": list(row),  # sha256, name, summary, subject
@@ -62,18 +88,19 @@ def dataset_doc(row: tuple, at: int | None = None) -> dict:
     }
 
 
-def pairs_doc(pairs, at: int | None = None) -> dict:
+def pairs_doc(pairs: Iterable[Sequence[Any]], at: int | None = None) -> PairsDoc:
     return {
         "kind": "pairs",
-        "pairs": [list(p) for p in pairs],  # factor, level, a, b, label
+        "pairs": [list(p) for p in pairs],
         "at": time.time_ns() if at is None else at,
     }
 
 
-def read_all(root: Path) -> tuple[list, list]:
+def read_all(root: Path) -> tuple[list[tuple[Path, Any]], list[tuple[Path, str]]]:
     """(path, record) of each record, and (path, why) of each that is not one kit wrote: its
     bytes not hashing to its name, not JSON, a link or a FIFO (never followed or opened)."""
-    found, bad = [], []
+    found: list[tuple[Path, Any]] = []
+    bad: list[tuple[Path, str]] = []
     for path in sorted((Path(root) / DIR).glob("??/*.json")):
         try:
             data = read_home(path, LIMIT)
@@ -92,28 +119,23 @@ def read_all(root: Path) -> tuple[list, list]:
     return found, bad
 
 
-def forget(root: Path, runs=(), datasets=()) -> None:
+def forget(root: Path, runs: Iterable[str] = (), datasets: Iterable[str] = ()) -> None:
     """Remove the records of ``runs`` (their pairs too) and ``datasets``: dropped by a repair,
     they must not come back at the next one."""
-    runs, datasets = set(runs), set(datasets)
+    gone, sets = set(runs), set(datasets)
     for path, doc in read_all(root)[0]:
         kind = doc.get("kind")
-        if (
-            kind == "run"
-            and doc["row"][0] in runs
-            or kind == "dataset"
-            and doc["row"][0] in datasets
-        ):
+        if kind == "run" and doc["row"][0] in gone or kind == "dataset" and doc["row"][0] in sets:
             path.unlink(missing_ok=True)
-        elif kind == "pairs" and runs:
-            kept = [p for p in doc["pairs"] if p[2] not in runs and p[3] not in runs]
+        elif kind == "pairs" and gone:
+            kept = [p for p in doc["pairs"] if p[2] not in gone and p[3] not in gone]
             if len(kept) < len(doc["pairs"]):
                 if kept:
                     write(root, pairs_doc(kept))
                 path.unlink(missing_ok=True)
 
 
-def migrate(store) -> None:
+def migrate(store: Store) -> None:
     """A store from before the records gets them, once, written from its index."""
     if store.db.execute("SELECT 1 FROM meta WHERE key='records'").fetchone():
         return
@@ -131,14 +153,14 @@ def migrate(store) -> None:
         db.execute("INSERT OR IGNORE INTO meta VALUES ('records', '1')")
 
 
-def differences(store) -> dict:
+def differences(store: Store) -> dict[str, list[Any]]:
     """What the records hold that the index lacks: {"runs": [id], "pairs": [(factor, a, b)],
     "datasets": [sha256]}, and the records that are damaged, as {"damaged": [(path, why)]}."""
     found, bad = read_all(store.root)
     runs = {i for (i,) in store.db.execute("SELECT id FROM runs")}
     pairs = {tuple(p) for p in store.db.execute("SELECT factor, a, b FROM pairs")}
     sets = {h for (h,) in store.db.execute("SELECT sha256 FROM datasets")}
-    out = {"runs": [], "pairs": [], "datasets": [], "damaged": bad}
+    out: dict[str, list[Any]] = {"runs": [], "pairs": [], "datasets": [], "damaged": bad}
     for _, doc in found:
         kind = doc.get("kind")
         if kind == "run" and doc["row"][0] not in runs:
@@ -152,7 +174,7 @@ def differences(store) -> dict:
     return out
 
 
-def restore(store) -> list[str]:
+def restore(store: Store) -> list[str]:
     """Index what the records hold and the index lacks; what was done, as lines. A run whose
     spec does not hash to its id is left out (its record is damaged); a pair whose level its
     specs do not make, or whose runs are not both indexed, too."""
@@ -174,7 +196,9 @@ def restore(store) -> list[str]:
                 [(row[0], *s) for s in doc["stages"]],
             )
             done["runs"] += 1
-        latest = {}  # a dataset's summary is replaced as runs record it anew: the last one's,
+        latest: dict[
+            str, list[Any]
+        ] = {}  # a dataset's summary is replaced as runs record it anew: the last one's,
         for doc in (d for d in found if d.get("kind") == "dataset"):  # where it first came
             sha, summary = doc["row"][0], doc["row"][2]
             if sha not in latest or json.loads(summary).get("verified") is not False:

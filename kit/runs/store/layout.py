@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...core.errors import Damaged
@@ -62,7 +63,7 @@ def check(root: Path) -> None:
         )
 
 
-def set_index_aside(root: Path, why: str, also=()) -> list[str]:
+def set_index_aside(root: Path, why: str, also: Iterable[str] = ()) -> list[str]:
     """Move the index (with its -wal, -shm and ``also``) aside; what was moved, as one line."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     src, moved = Path(root) / INDEX, []

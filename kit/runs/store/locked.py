@@ -7,8 +7,11 @@ import fcntl
 import os
 import sqlite3
 import threading
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
 
 from ...core.atomic import no_space
 from ...core.errors import KitError
@@ -42,7 +45,7 @@ def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
     return _damaged(path, msg)  # rebuilt from the records beside the arrays, where there are any
 
 
-def refuse_damaged(db, path: Path) -> None:
+def refuse_damaged(db: LockedConnection, path: Path) -> None:
     """StoreIndexError when SQLite's own check of the index's pages and their b-trees fails.
 
     Run at every open, so every command refuses a damaged index alike: each reader used to
@@ -70,7 +73,7 @@ def _damaged(path: Path, msg: str) -> StoreIndexError:
     )
 
 
-def read_only_index(path: Path):
+def read_only_index(path: Path) -> sqlite3.Connection:
     """The index opened for reading only, in a folder this user cannot write.
 
     SQLite's mode=ro still needs the WAL's -shm file, which it cannot make there once the last
@@ -107,13 +110,17 @@ def _lenient(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-class _Rows(list):
-    """A query's rows, fetched whole while the connection was held."""
+Params = Sequence[Any] | Mapping[str, Any]  # a statement's arguments, as sqlite3 takes them
 
-    def fetchone(self):
+
+class _Rows(list[Any]):
+    """A query's rows, fetched whole while the connection was held (each a tuple of what
+    SQLite holds: its columns are typed by the reader, kit.runs.store.rows)."""
+
+    def fetchone(self) -> Any:
         return self[0] if self else None
 
-    def fetchall(self):
+    def fetchall(self) -> list[Any]:
         return list(self)
 
 
@@ -126,13 +133,13 @@ class LockedConnection:
     holds the lock until it commits or rolls back. A damaged index or a full disk is one
     KitError naming the file (``index_problem``), wherever in a command it is found."""
 
-    def __init__(self, conn, path: Path):
+    def __init__(self, conn: sqlite3.Connection, path: Path):
         self.conn = conn
         self.path = Path(path)
         self.lock = threading.RLock()
 
     @contextmanager
-    def _said(self):
+    def _said(self) -> Iterator[None]:
         try:
             yield
         except sqlite3.Error as e:
@@ -141,7 +148,7 @@ class LockedConnection:
                 raise
             raise err from None
 
-    def execute(self, sql, args=()):
+    def execute(self, sql: str, args: Params = ()) -> _Rows:
         with self.lock, self._said():
             try:
                 return _Rows(self.conn.execute(sql, args).fetchall())
@@ -157,35 +164,40 @@ class LockedConnection:
             finally:
                 self.conn.text_factory = str
 
-    def executemany(self, sql, rows):
+    def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         with self.lock, self._said():
             self.conn.executemany(sql, rows)
 
-    def executescript(self, script):
+    def executescript(self, script: str) -> None:
         with self.lock, self._said():
             self.conn.executescript(script)
 
-    def commit(self):
+    def commit(self) -> None:
         with self.lock, self._said():
             self.conn.commit()
 
-    def rollback(self):
+    def rollback(self) -> None:
         with self.lock, self._said():
             self.conn.rollback()
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             self.conn.close()
 
-    def __enter__(self):
+    def __enter__(self) -> LockedConnection:
         self.lock.acquire()
         self.conn.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
         try:
             with self._said():
-                return self.conn.__exit__(*exc)
+                return self.conn.__exit__(kind, error, tb)
         finally:
             self.lock.release()
 
@@ -206,7 +218,7 @@ class ArraysLock:
         self.path = Path(path)
 
     @contextmanager
-    def _held(self, how, reading: bool = False):
+    def _held(self, how: int, reading: bool = False) -> Iterator[None]:
         """``reading``: a check that only reads waits for the writers as a repair does, but
         makes no lock file and needs none it can write (flock holds on a file opened for
         reading); one it cannot open (none yet, or not kit's: the check names it) is not
@@ -231,11 +243,11 @@ class ArraysLock:
         finally:
             os.close(fd)  # closing releases the lock
 
-    def writing(self):
+    def writing(self) -> AbstractContextManager[None]:
         """Held (shared) while arrays are moved in and indexed."""
         return self._held(fcntl.LOCK_SH)
 
-    def maintaining(self, reading: bool = False):
+    def maintaining(self, reading: bool = False) -> AbstractContextManager[None]:
         """Held (exclusive) while a repair finds and deletes files no run refers to, and while
         a check (``reading``) matches the files with the index."""
         return self._held(fcntl.LOCK_EX, reading)

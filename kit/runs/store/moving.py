@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...core.caps import stage_bytes, stage_too_big
 from ...core.errors import KitError
@@ -15,8 +17,17 @@ from . import identity, kept, schema
 from .blobs import blob_key, file_problem
 from .rows import run_subject
 
+if TYPE_CHECKING:  # the store calls this: its type only, for annotations
+    from .index import Store
 
-def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()) -> str:
+
+def put_run(
+    store: Store,
+    spec: RunSpec,
+    outdir: Path,
+    manifest: dict[str, Any],
+    held: Collection[str] = frozenset(),
+) -> str:
     """Move a worker's arrays into ``store``, verify their hashes, index them at once.
 
     Each file is read once: its header checked against the manifest and its data hashed as it
@@ -27,7 +38,9 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
     beside it never takes the fresh files for orphans; the run's rows and the identities of
     the files just verified go in one transaction, and it returns only once the run is indexed
     with every array in place: a run reported done is stored."""
-    stages: list[tuple] = []  # (stage, its file or None: held, sha256, dtype, shape, blob key)
+    stages: list[
+        tuple[str, str | None, str, str, list[int], str]
+    ] = []  # (stage, its file or None: held, sha256, dtype, shape, blob key)
     for stage, info in manifest["stages"].items():
         why = recorded_problem(info["dtype"], text=bool(spec.pipeline))
         if why:  # what is stored must travel: export and import hold the same set
@@ -48,7 +61,7 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
             raise KitError(f"stage {stage}: the worker's array does not match its manifest ({why})")
         stages.append((stage, src, sha, dtype, shape, blob))
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    rows: list[tuple] = []
+    rows: list[tuple[str, str, str, str, str, str]] = []
     noted: list[tuple[str, str | None]] = []
     with store.moving_in():
         identity.still_here(store)  # a store deleted or replaced under the run takes none of it
@@ -63,12 +76,12 @@ def put_run(store, spec: RunSpec, outdir: Path, manifest: dict, held=frozenset()
                 "array, which it no longer holds whole; nothing of the run was "
                 "stored, run the same command again to make it"
             )
-        moved = set()
-        for stage, src, sha, dtype, shape, blob in stages:
-            if src is not None and blob in moved:  # two stages of one array (indptr ...)
-                os.unlink(src)
-            elif src is not None:
-                store.blobs.put_file(src, blob, sha, dtype, shape, noted)
+        moved: set[str] = set()
+        for stage, file, sha, dtype, shape, blob in stages:
+            if file is not None and blob in moved:  # two stages of one array (indptr ...)
+                os.unlink(file)
+            elif file is not None:
+                store.blobs.put_file(file, blob, sha, dtype, shape, noted)
                 moved.add(blob)
             rows.append((spec.run_id, stage, sha, dtype, json.dumps(shape), blob))
         row = (

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from ...core.spec import RunSpec
 from ...core.subject import KINDS_OF, PIPELINE
@@ -18,9 +19,9 @@ class Stage:
 
     sha256: str
     dtype: str
-    shape: tuple
+    shape: tuple[int, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"sha256": self.sha256, "dtype": self.dtype, "shape": list(self.shape)}
 
 
@@ -31,13 +32,13 @@ class StoredRun:
     id: str
     spec: RunSpec
     created: str
-    manifest: dict
+    manifest: dict[str, Any]
     stages: Mapping[str, Stage]
     # the spec's JSON as stored: its sha256 is ``id`` (a spec stored by an older kit may lack
     # fields ``spec`` fills with their defaults), and the JSON edge shows it as it is
     spec_json: str = field(repr=False, compare=False, default="")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "spec": json.loads(self.spec_json),
@@ -57,7 +58,7 @@ class StoredPair:
     b: str
     label: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "factor": self.factor,
             "level": self.level,
@@ -80,15 +81,15 @@ class DatasetSummary:
     rows: int | None = None
     source: str | None = None
     verified: bool = True
-    summary: Mapping = field(default_factory=dict, repr=False, compare=False)
+    summary: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS_OF:
             raise ValueError(f"a stored subject is a {' or a '.join(KINDS_OF)}, not {self.kind!r}")
         object.__setattr__(self, "summary", MappingProxyType(copy.deepcopy(dict(self.summary))))
 
     @classmethod
-    def from_summary(cls, kind: str, summary: Mapping) -> DatasetSummary:
+    def from_summary(cls, kind: str, summary: Mapping[str, Any]) -> DatasetSummary:
         """The record of a datasets row's verified summary (kit.runs.store.rows) and subject."""
         rows, source = summary.get("rows"), summary.get("source")
         return cls(
@@ -105,12 +106,12 @@ class DatasetSummary:
     def is_pipeline(self) -> bool:
         return self.kind == PIPELINE
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The summary as stored (what ``Store.datasets()`` maps its sha256 to)."""
         return copy.deepcopy(dict(self.summary))
 
 
-def as_json(obj):
+def as_json(obj: Any) -> Any:
     """``obj`` with every record in it (anything with ``to_json``) in its JSON form, walking
     dicts and lists: what `--json` writes and what the notebook's frames are built from."""
     if hasattr(obj, "to_json"):

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 from ...core.documents import DocumentError, control_free, decode_manifest, spec_from_json
 from ...core.errors import Damaged
@@ -23,6 +25,10 @@ from .blobs import blob_key
 from .records import Stage, StoredRun
 
 REPAIR = "`kit store check --repair` drops it and what depended on it"
+# a stage's index row: (stage, sha256, dtype, shape as JSON, blob key)
+StageRow = tuple[str, str, str, str, str]
+# a run's index row as readers select it: (id, spec, created, manifest, dataset, stack, subject)
+RunRow = tuple[str, str, str, str, str, str, str | None]
 
 
 def shown(run_id: str, n: int = 12) -> str:
@@ -43,14 +49,18 @@ def run_subject(spec: RunSpec) -> str:
     return PIPELINE if spec.pipeline else DATASET
 
 
-def dataset_subject(summary: dict) -> str:
+def dataset_subject(summary: Mapping[str, Any]) -> str:
     """What a datasets record is of: a lab pipeline's summary is marked ``"source": "pipeline"``
     (kit.data.pipelines.LabData); any other is a dataset's (a bundle's unverified one too)."""
     return PIPELINE if summary.get("source") == PIPELINE else DATASET
 
 
 def spec_problem(
-    run_id: str, spec: str, dataset: str | None = None, stack: str | None = None, subject=_UNCHECKED
+    run_id: str,
+    spec: str,
+    dataset: str | None = None,
+    stack: str | None = None,
+    subject: object = _UNCHECKED,
 ) -> tuple[RunSpec | None, str | None]:
     """(the spec, None), or (None, why the row's spec is not its run's).
 
@@ -75,7 +85,9 @@ def spec_problem(
     return s, None
 
 
-def _stages(manifest: dict, rows, thorough: bool) -> tuple[dict | None, str | None]:
+def _stages(
+    manifest: dict[str, Any], rows: Iterable[StageRow], thorough: bool
+) -> tuple[dict[str, Stage] | None, str | None]:
     """{stage: Stage} of the stage rows, or why they are not the manifest's stages; ``thorough``
     also derives each blob key (`kit store check`; a reader's array is hashed when it is read)."""
     recorded = manifest["stages"]
@@ -94,8 +106,16 @@ def _stages(manifest: dict, rows, thorough: bool) -> tuple[dict | None, str | No
 
 
 def problem(
-    run_id, spec, created, manifest, dataset, stack, subject, stage_rows, thorough: bool = False
-) -> tuple:
+    run_id: str,
+    spec: str,
+    created: str,
+    manifest: str,
+    dataset: str,
+    stack: str,
+    subject: str | None,
+    stage_rows: Iterable[StageRow],
+    thorough: bool = False,
+) -> tuple[StoredRun, None] | tuple[None, str]:
     """(StoredRun, None), or (None, why the run's rows are damaged)."""
     s, why = spec_problem(run_id, spec, dataset, stack, subject)
     if why:
@@ -116,22 +136,33 @@ def problem(
     return StoredRun(run_id, s, created, m, stages, spec), None
 
 
-def verified(run_id, spec, created, manifest, dataset, stack, subject, stage_rows) -> StoredRun:
+def verified(
+    run_id: str,
+    spec: str,
+    created: str,
+    manifest: str,
+    dataset: str,
+    stack: str,
+    subject: str | None,
+    stage_rows: Iterable[StageRow],
+) -> StoredRun:
     """The run of these rows; Damaged (one line naming it and the repair) if they are not its."""
     run, why = problem(run_id, spec, created, manifest, dataset, stack, subject, stage_rows)
-    if why:
-        raise damaged(run_id, why)
+    if run is None:
+        raise damaged(run_id, why or "no run")
     return run
 
 
-def verified_spec(run_id: str, spec: str, subject=_UNCHECKED) -> RunSpec:
+def verified_spec(run_id: str, spec: str, subject: object = _UNCHECKED) -> RunSpec:
     s, why = spec_problem(run_id, spec, subject=subject)
     if why or s is None:
         raise damaged(run_id, why or "no spec")
     return s
 
 
-def dataset_summary(sha, text, subject=_UNCHECKED) -> tuple[dict | None, str | None]:
+def dataset_summary(
+    sha: str, text: str, subject: object = _UNCHECKED
+) -> tuple[dict[str, Any] | None, str | None]:
     """(summary, None) of a datasets row as kit writes it, else (None, why): a JSON object
     naming its own sha256 and a name, every string free of control characters (the name
     reaches every table's heading), its subject column what the summary is of."""

@@ -14,6 +14,7 @@ mean.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from ...core.errors import KitError
 from . import rows
@@ -43,7 +44,7 @@ _V0 = [
 ]
 
 
-def _v1(db) -> None:
+def _v1(db: LockedConnection) -> None:
     """Version 0's tables (a new index, or one an older kit left without meta or verified), and
     indexes for the lookups every reader and repair makes: a dataset's runs, a run's pairs."""
     for sql in _V0 + [
@@ -57,7 +58,7 @@ def _v1(db) -> None:
 _SUBJECT = "subject TEXT CHECK (subject IN ('dataset', 'pipeline'))"
 
 
-def _v2(db) -> None:
+def _v2(db: LockedConnection) -> None:
     """What each run and each datasets record is of, as a column (kit.core.subject: a dataset
     kit's own pipeline read, or a lab's pipeline file), filled from the verified spec (a run of
     a pipeline names it) or summary (a pipeline's is marked ``"source": "pipeline"``). A row that
@@ -90,11 +91,11 @@ MIGRATIONS = [_v1, _v2]
 CURRENT = len(MIGRATIONS)
 
 
-def version(db) -> int:
-    return db.execute("PRAGMA user_version").fetchone()[0]
+def version(db: LockedConnection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
-def refuse_newer(db, path) -> None:
+def refuse_newer(db: LockedConnection, path: Path) -> None:
     """A one-line KitError for an index a later kit wrote (nothing was written to it)."""
     v = version(db)
     if v > CURRENT:
@@ -105,7 +106,7 @@ def refuse_newer(db, path) -> None:
         )
 
 
-def migrate(db, path) -> None:
+def migrate(db: LockedConnection, path: Path) -> None:
     """Bring the index to ``CURRENT`` in one transaction (nothing to do: no transaction).
 
     BEGIN IMMEDIATE takes the write lock before the version is read again, so two kits opening
@@ -125,7 +126,7 @@ def migrate(db, path) -> None:
             raise
 
 
-def migrated_copy(db, path):
+def migrated_copy(db: LockedConnection, path: Path) -> LockedConnection:
     """``db`` (an index this user cannot write, older than ``CURRENT``) copied into memory and
     migrated there: its readers read the columns a later version added, the file is untouched."""
     mem = sqlite3.connect(":memory:", check_same_thread=False)
