@@ -11,7 +11,7 @@ shared by train and test (docs/data.md).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -155,8 +155,6 @@ def _row(
 def _risen(r: SplitRow) -> SplitRow:
     """An accuracy beyond the spread is homologs' only where it fell on the disjoint split (a
     verdict's b-a difference may move either way)."""
-    from dataclasses import replace
-
     return replace(r, call=RISE) if r.call == HOMOLOGS and r.b > r.a else r
 
 

@@ -4,6 +4,7 @@ subject (a dataset of kit's own pipeline, or a lab's pipeline): words to a verb 
 from __future__ import annotations
 
 from ..core.atomic import out_folder
+from ..core.errors import KitError
 from .common import dataset_args, emit, factor_list, fraction, path, pipeline_arg, subject, words
 
 
@@ -169,8 +170,6 @@ def _cmd_homology(args) -> int:
     from ..views.verbs import homology_page
 
     if args.yardstick and not args.against:
-        from ..core.errors import KitError
-
         raise KitError("--yardstick judges kit homology --against NAME: give --against")
     store = _store()
     s = subject(args, store, only_with_pipeline="--data" if args.data else None)

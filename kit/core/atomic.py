@@ -22,6 +22,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# the worker says a full disk the same way (it runs alone in foreign interpreters, so the one
+# function lives there)
+from ..worker.disk import mount_of as _mount
 from .errors import KitError
 from .paths import StrPath, kit_home, subdir
 from .small_files import read_small
@@ -423,9 +426,7 @@ FULL = (errno.ENOSPC, errno.EDQUOT)  # the disk, or the user's quota, is full
 def mount_of(path: StrPath) -> Path:
     """The mount point of the file system holding ``path`` (or the nearest folder above it that
     exists): what a user frees space on."""
-    from ..worker.disk import mount_of as mount  # the worker says a full disk the same way
-
-    return Path(mount(os.fspath(path)))
+    return Path(_mount(os.fspath(path)))
 
 
 def no_space(path: StrPath) -> str:
