@@ -235,6 +235,8 @@ def dump(stable: bool = False) -> dict:
     # the folders of this process: its store, its interpreter's environment, the checkout
     places = [
         (os.environ.get("KIT_HOME", ""), "<KIT_HOME>"),
+        # the every-kind store's other homes beside it (the lab's stacks, in its runs' manifests)
+        (str(Path(os.environ["KIT_HOME"]).parent) if os.environ.get("KIT_HOME") else "", "<HOMES>"),
         (sys.prefix, "<PREFIX>"),
         (str(Path(__file__).resolve().parents[1]), "<CHECKOUT>"),
     ]
