@@ -31,7 +31,7 @@ from ...core.small_files import read_small
 from ...core.spools import discard
 from ..interpreters import uv_bin
 from . import bases
-from .pythons import PREFIX, Pin, fetched
+from .pythons import PREFIX, Pin, asked, fetched
 from .runtime import Runtime, last_line
 
 VENV = "/opt/stack"  # the stack's environment inside every image
@@ -158,18 +158,7 @@ def _compiled(interpreter: str, folder: str) -> str:
 
 def interpreter_prefix(python: str) -> str:
     """The installation folder of interpreter ``python`` (sys.base_prefix), resolved."""
-    try:
-        out = subprocess.run(
-            [python, "-I", "-c", "import sys; print(sys.base_prefix)"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise Failed(f"interpreter {python} does not start: {one_line(e)}") from None
-    if out.returncode != 0 or not out.stdout.strip():
-        raise Failed(f"interpreter {python} does not start")
-    return str(Path(out.stdout.strip()).resolve())
+    return str(Path(asked(python, "import sys; print(sys.base_prefix)")).resolve())
 
 
 def build(

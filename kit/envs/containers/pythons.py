@@ -133,19 +133,22 @@ def not_copyable(python: str, arch: str, system: str | None = None) -> str | Non
     return None if choice == "copy" else why
 
 
-def version_of(python: str) -> str:
-    """The full CPython version of the host interpreter ``python`` (the image gets the same)."""
+def asked(python: str, code: str) -> str:
+    """What interpreter ``python`` prints running ``code`` (isolated), stripped; Failed, one
+    line, when it does not start or says nothing."""
     try:
-        out = subprocess.run(
-            [python, "-I", "-c", "import platform; print(platform.python_version())"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise Failed(f"interpreter {python} does not start: {one_line(e)}") from None
-    version = out.stdout.strip()
-    if out.returncode != 0 or not _VERSION.fullmatch(version):
+    if out.returncode != 0 or not out.stdout.strip():
+        raise Failed(f"interpreter {python} does not start")
+    return out.stdout.strip()
+
+
+def version_of(python: str) -> str:
+    """The full CPython version of the host interpreter ``python`` (the image gets the same)."""
+    version = asked(python, "import platform; print(platform.python_version())")
+    if not _VERSION.fullmatch(version):
         raise Failed(f"interpreter {python} does not say its version")
     return version
 
