@@ -141,9 +141,10 @@ def run_chromium(args: list, timeout: float = 60) -> str:
     removed afterwards; what it printed. chromium starts renderer, GPU and zygote processes:
     past ``timeout`` seconds its whole process group is killed (BrowserTimeout), and after a
     normal exit any of them left behind is killed too."""
+    browser = chromium()
     profile = tempfile.mkdtemp(prefix="kit-chromium-")
     argv = [
-        chromium(),
+        browser,
         "--headless",
         "--no-sandbox",  # as root (CI) chromium refuses its sandbox
         "--disable-gpu",
