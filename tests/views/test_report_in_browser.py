@@ -63,7 +63,7 @@ def test_a_pipeline_files_report_loads_every_image_and_fits_the_window(on_every_
 
 def test_the_browser_names_an_image_that_did_not_load_and_an_element_too_wide(tmp_path):
     """The check can fail: a copy of a real report with one image's file missing, one image's
-    bytes cut short and an element wider than the window."""
+    bytes no PNG, and an element wider than the window."""
     out = write(report(budget_store(tmp_path), of_dataset("d" * 64, {})), tmp_path / "rep")
     page = Path(out["html"])
     text = page.read_text()
