@@ -101,9 +101,13 @@ HTML = Writer(
     join="\n",
 )
 
+# the page fits a narrow window (tests/views/test_report_in_browser.py opens it at 800 px): a
+# table wider than the page scrolls sideways in its own box, not the whole page, and a word
+# longer than a line (a sha256) breaks
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
-    "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px "
+    "color:#222;overflow-wrap:break-word}table{display:block;max-width:100%;overflow-x:auto;"
+    "border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px "
     "solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
     "img{max-width:100%}figcaption{font-size:12px;color:#555}"
 )
