@@ -72,7 +72,7 @@ def _machine_state(e: OSError, output: str | None = None) -> str | None:
     # name where to free space, and never advise moving kit's files (that loses runs, not bytes)
     where = e.filename or output
     if where is None:  # a write that did not say its file: kit writes in KIT_HOME and TMPDIR
-        disks = dict.fromkeys(map(mount_of, (named_home(), tempfile.gettempdir())))
+        disks = dict.fromkeys([mount_of(named_home()), mount_of(tempfile.gettempdir())])
         return (
             f"{e.strerror}; free space on {' or '.join(map(str, disks))} (where KIT_HOME and "
             "the temporary folder are) and run the same command again (finished runs are stored)"
