@@ -47,7 +47,7 @@ def test_a_real_full_disk_names_where_to_free_space(tmp_path, monkeypatch):
     assert said.text.startswith("No space left on device; free space on ") and not said.bug
     assert "(where KIT_HOME and the temporary folder are)" in said.text
     named = translate(_raised(write), output="/dev/full")  # the CLI's output, named
-    assert named.text.startswith("No space left on device (/dev/full); free space on /dev")
+    assert named.text.startswith("No space left on device (/dev/full); free space on /")
 
 
 def test_errors_keep_their_exit_status_and_a_bug_names_its_traceback(tmp_path, monkeypatch):
