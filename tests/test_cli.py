@@ -296,6 +296,7 @@ def _own_mounts() -> bool:
         return False
 
 
+@pytest.mark.slow  # it starts kit (under unshare, which the fast tier's guard does not see)
 @pytest.mark.skipif(not _own_mounts(), reason="needs unshare -rm (mounts of its own)")
 def test_a_full_or_read_only_home_is_one_line_naming_it(tmp_path):
     """KIT_HOME on a real full disk (a 16 KiB tmpfs) and on a real read-only one, mounted in a
