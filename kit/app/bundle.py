@@ -23,7 +23,6 @@ from pathlib import Path
 from ..core.atomic import atomic_path
 from ..core.caps import stage_bytes, stage_too_big
 from ..core.errors import KitError
-from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..core.spools import EXPORT, spool
 from ..core.version import __version__
@@ -36,6 +35,7 @@ from ..envs.containers.runtime import runtime
 from ..envs.kinds.container import split_name
 from ..envs.probes import carried
 from ..runs.store import Store
+from ..runs.store.hosts import host
 from ..worker.dtypes import recorded_problem
 from ..worker.kinds import shown
 from .bundle_checks import FORMAT

@@ -18,7 +18,6 @@ from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import KitError
-from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset, save_dataset
 from ..data.pipelines import LabData, add_pipeline, file_sha256, pipeline_info, present, verify
@@ -29,6 +28,7 @@ from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.executing.runner import run_all
 from ..runs.planning.options import Pair
+from ..runs.store.hosts import host
 from .bundle import import_bundle, local_dataset, opened, recorded_rows
 
 FACTOR = "host"

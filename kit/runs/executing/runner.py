@@ -26,7 +26,6 @@ import numpy as np
 from ...core import scratch
 from ...core.callbacks import OnDone
 from ...core.errors import KitError
-from ...core.hosts import host_id
 from ...core.paths import subdir
 from ...core.processes import alive
 from ...core.spec import RunSpec
@@ -36,6 +35,7 @@ from ...envs.kinds import stack_kind
 from ...envs.launch import terminate_workers
 from ...worker.pipeline import FEEDS
 from ..store import Store
+from ..store.hosts import host_id
 from ..store.identity import still_here
 from .attempt import RunTimedOut, attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from ...core import factors
 from ...core.errors import KitError, NotFound, Refused
 from ...core.factors import DATASET, PIPELINE
-from ...core.hosts import host_id
 from ...core.spec import RunSpec, pipeline_seeds, seeds
 from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
 from ...worker.names import did_you_mean, shown, unknown
+from ..store.hosts import host_id
 from .options import (
     DRAWS,
     EPS,
