@@ -114,7 +114,7 @@ def _workdir():
 def _fasta(path: Path, seqs, ids) -> None:
     """Headers are kit's indices, so that no accession's odd characters reach mmseqs."""
     with open(path, "w") as f:
-        for i, s in zip(ids, seqs):
+        for i, s in zip(ids, seqs, strict=True):
             f.write(f">{i}\n{s}\n")
 
 

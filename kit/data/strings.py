@@ -64,6 +64,7 @@ class Strings:
                 (starts[lo:hi] - base).tolist(),
                 (ends[lo:hi] - base).tolist(),
                 place[lo:hi].tolist(),
+                strict=True,
             ):
                 buf[p : p + b - a] = data[a:b]
             lo = hi
@@ -95,7 +96,7 @@ class Strings:
 
     def __iter__(self):
         buf, off = self._buf, self._off.tolist()
-        for a, b in zip(off, off[1:]):
+        for a, b in zip(off, off[1:], strict=False):
             yield buf[a:b].decode()
 
     def __contains__(self, value) -> bool:
@@ -105,7 +106,7 @@ class Strings:
         if isinstance(other, Strings):
             return self._buf == other._buf and np.array_equal(self._off, other._off)
         if isinstance(other, (tuple, list)):
-            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __hash__(self) -> int:  # equal to a tuple of the same strings, so hashes as that tuple
@@ -129,7 +130,9 @@ def _gather(data: bytes, starts, ends, order=None) -> Strings:
     buf, at = bytearray(int(lengths.sum())), 0  # filled in place: never the chunks and a join
     for i in range(0, len(order), _CHUNK):
         o = order[i : i + _CHUNK]
-        part = b"".join([data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist())])
+        part = b"".join(
+            [data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist(), strict=True)]
+        )
         buf[at : at + len(part)] = part
         at += len(part)
     out = Strings.__new__(Strings)

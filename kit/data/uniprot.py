@@ -388,7 +388,7 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
         "protocol": asdict(protocol),
         "counts": counts,
     }
-    acc, seqs, labels, orgs = zip(*pool)
+    acc, seqs, labels, orgs = zip(*pool, strict=True)
     full = make_dataset(
         NAME,
         f"uniprot:{meta['release']}",

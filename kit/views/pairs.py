@@ -42,7 +42,7 @@ def pairs_text(rows: list) -> str:
         table(
             [
                 [factor_label(p["factor"], p["level"])] + [c[h] for h in head]
-                for p, c in zip(rows, cells)
+                for p, c in zip(rows, cells, strict=True)
             ],
             ["factor"] + head,
             wrap=(1, 7, 8),

@@ -392,7 +392,7 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     ax.tick_params(axis="x", top=True, labeltop=True)
     ax.set_ylim(len(labels) - 0.5, -0.5)  # the first factor on top
     ax.set_yticks(range(len(labels)), [t for t, _ in labels], fontsize=8)
-    for tick, (_, head) in zip(ax.get_yticklabels(), labels):
+    for tick, (_, head) in zip(ax.get_yticklabels(), labels, strict=False):
         tick.set_fontweight("bold" if head else "normal")
     from matplotlib.patches import Patch
 
@@ -520,7 +520,7 @@ def plot_output_verdicts(v: dict, order=()) -> bytes | None:
             "bootstrap's verdict)",
             words,
         )
-        for tick, (_, _, row, _) in zip(ax.get_yticklabels(), verdicts):
+        for tick, (_, _, row, _) in zip(ax.get_yticklabels(), verdicts, strict=False):
             tick.set_color("#c44e52" if not row["stable"] else "black")
         from matplotlib.patches import Patch
 
