@@ -213,7 +213,9 @@ def _pairs(text: str, n: int) -> tuple:
         if not (0 <= q < n and 0 <= t < n) or not 0 <= f <= 1:
             raise KitError(f"mmseqs hit table: unknown protein or identity in {line[:60]!r}")
         if q != t:
-            i.append(q), j.append(t), ident.append(f)
+            i.append(q)
+            j.append(t)
+            ident.append(f)
     return (np.asarray(i, np.int64), np.asarray(j, np.int64), np.asarray(ident, np.float64))
 
 

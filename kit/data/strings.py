@@ -42,11 +42,12 @@ class Strings:
         order when None): read ``window`` bytes at a time and each row copied into its place in
         one buffer, so that the peak is that buffer and a window, never the file twice."""
         f.seek(0)
-        ends, at = [], 0
+        blocks: list[np.ndarray] = []  # each window's row ends, as offsets in the file
+        at = 0
         while block := f.read(window):
-            ends.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10) + at)
+            blocks.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10) + at)
             at += len(block)
-        ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        ends = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
         starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
         order = np.arange(len(ends)) if order is None else np.asarray(order, dtype=np.int64)
         lengths = ends - starts
