@@ -227,7 +227,7 @@ def _render(rows, headers, cols, limits=None):
     return text, [max(len(_lines(c)) for c in row) if row else 1 for row in cells]
 
 
-def _shares(widths: dict, wrap, room: int) -> dict:
+def _shares(widths: dict | list, wrap, room: int) -> dict:
     """{column: its width} sharing ``room`` among the ``wrap`` columns: one narrower than an
     equal share keeps its own width and leaves the rest to the others (an equal split wrapped
     kit runs' settings at 13 columns beside a 12-column dataset, 12 columns left unused)."""

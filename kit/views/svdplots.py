@@ -17,7 +17,7 @@ def _rows(b: dict, key: str) -> list:
         for r in b["rows"]
         if getattr(r, key)
         and r.factor not in ("perturb", "svd-iters")
-        and (factors.get(r.factor) is None or not factors.get(r.factor).torch)
+        and ((known := factors.get(r.factor)) is None or not known.torch)
     ]
 
 
