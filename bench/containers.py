@@ -126,7 +126,7 @@ def main() -> None:
         ("fresh (container start included)", fresh),
         ("warm worker, one more run (every start taken out)", warm),
     ):
-        ratios = [b / a for a, b in zip(got[args.stack], got[image])]
+        ratios = [b / a for a, b in zip(got[args.stack], got[image], strict=False)]
         print(
             f"{what}: image / venv per run = {statistics.median(ratios):.3f} "
             f"(rounds {', '.join(f'{x:.3f}' for x in ratios)}); venv "

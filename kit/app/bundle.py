@@ -113,15 +113,14 @@ def image_recipes(runs, archives: bool) -> dict:
     """{container stack: its image's recipe} of the runs' container stacks whose image is the
     one built here (kit.envs.containers.images.carried); ``archives``: each is to be carried
     too, and one that is not here any more is refused (its recipe alone can be exported)."""
-    ran: dict = {}
+    ran: dict[tuple[str, tuple], set] = {}  # {(container stack, (stack, base)): image ids}
     for r in runs:
         parts = split_name(r.spec.stack)
         # a bundle's image loaded here is not passed on: its runs' manifests still name it
         if parts is not None and not is_loaded(parts[1]):
-            ran.setdefault(r.spec.stack, set()).add(r.spec.stack_id)
+            ran.setdefault((r.spec.stack, parts), set()).add(r.spec.stack_id)
     out = {}
-    for name, ids in sorted(ran.items()):
-        stack, base = split_name(name)
+    for (name, (stack, base)), ids in sorted(ran.items()):
         rec = images.record(stack, base) or {}
         if ids == {rec.get("id")}:
             out[name] = {**images.carried(rec), "archive": archives}

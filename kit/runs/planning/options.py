@@ -280,7 +280,7 @@ def parse_eps(text: str) -> tuple:
     tiny = next(
         (
             x.strip()
-            for x, v in zip((x for x in text.split(",") if x.strip()), vals)
+            for x, v in zip((x for x in text.split(",") if x.strip()), vals, strict=True)
             if v < sys.float_info.min and _nonzero(x)
         ),
         None,
