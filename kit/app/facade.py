@@ -21,7 +21,10 @@ from .verbs.records import Verdicts as VerdictsRecord
 from .verbs.reporting import Report, report_steps
 from .verbs.running import HERE, ToRun, Where
 
+__all__ = ["HERE", "Kit", "Store", "ToRun", "Where", "ask_above", "pairs_before_building"]
+
 if TYPE_CHECKING:  # the audit and the platform are read only when a plan is run
+    from ..analysis.explain_stored import StoredExplanation
     from ..envs.platforms import Platform
     from ..runs.store.records import StoredRun
     from .audit import Ask
@@ -186,6 +189,21 @@ class Kit:
             self.store, subject, factor, library, ask_build, ask_scan, progress, cluster
         )
 
+    def stored_explanation(
+        self, subject: Subject, factor: str, rows: list[Any], level: str | None = None
+    ) -> StoredExplanation:
+        """What `kit explain FACTOR` stored of kit's own pairs ``rows`` (``level``: that
+        level's alone); nothing is run."""
+        from ..analysis.explain_stored import stored_explanation
+
+        return stored_explanation(self.store, subject.sha256, factor, rows, level=level)
+
+    def stored_output_explanations(self, subject: Subject) -> list[dict[str, Any]]:
+        """A pipeline file's stored release scans, one per factor; nothing is run."""
+        from ..analysis.explain_stored import stored_output_explanations
+
+        return stored_output_explanations(self.store, subject.sha256)
+
     def report(
         self, subject: Subject, busy: Busy | None = None, step: Callable[[str], None] | None = None
     ) -> Report:
@@ -269,6 +287,19 @@ class Kit:
             say=say,
         )
 
+    def sharing(self, todo: list[Any], jobs: int | str) -> str | None:
+        """How runs ``todo`` share this machine's cores at ``jobs`` (None: nothing to say)."""
+        from ..runs.executing.schedule import note
+
+        return note(todo, jobs)
+
+    def deadline(self, timeout: int | None, todo: list[Any]) -> tuple[float, str]:
+        """(seconds each run of ``todo`` may take here, why): ``timeout``, else from the
+        subject's stored runs (kit.runs.executing.runner.run_deadline)."""
+        from ..runs.executing.runner import run_deadline
+
+        return run_deadline(timeout, self.store.runs(todo[0].dataset) if todo else [])
+
     def doctor(
         self,
         file: str | None = None,
@@ -290,6 +321,7 @@ class Kit:
         confirm: Confirm[list[Any]] = lambda stacks: True,
         trust_image: bool = False,
         trust: Confirm[list[Any]] = lambda images: False,
+        plat: Platform | None = None,
     ) -> Compared:
         return verbs.compare(
             self.store,
@@ -301,6 +333,7 @@ class Kit:
             confirm=confirm,
             trust_image=trust_image,
             trust=trust,
+            plat=plat,
         )
 
     # data and stacks
@@ -319,3 +352,10 @@ class Kit:
     def __repr__(self) -> str:
         where = self._store.root if self._store is not None else "(not opened)"
         return f"<kit.Kit {where}>"
+
+
+def ask_above() -> int:
+    """The runs above which a plan is confirmed first (kit.app.audit.ASK_ABOVE)."""
+    from .audit import ASK_ABOVE
+
+    return ASK_ABOVE
