@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ..core.callbacks import QUIET_EXPLAIN, Busy, Confirm, ExplainProgress, Log, OnDone, Progress
 from ..core.errors import KitError, NotFound
+from ..core.paths import kit_home
 from ..core.subject import Subject, of_dataset
 from ..data import stored_datasets
 from ..runs.planning.options import PlanOptions
@@ -66,6 +67,17 @@ class Kit:
             self._store = Store()
         return self._store
 
+    def close(self) -> None:
+        """Close the store, if it was opened."""
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> Kit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # what a verb is about
 
     def subject(
@@ -106,6 +118,12 @@ class Kit:
     def own_datasets(self) -> dict[str, dict[str, Any]]:
         """{sha256: summary} of the datasets kit's own pipeline ran on."""
         return selection.own_datasets(self.store)
+
+    def opening(self, default_n: int) -> tuple[str, int]:
+        """(dataset, n) a front end opens on: the most recent run's dataset, as the read
+        commands show by default; on an empty store the built-in set at ``default_n``."""
+        name, n = selection.opening_dataset(self.store, default_n)
+        return name, n
 
     def has_dataset_runs(self) -> bool:
         """Whether any of kit's own runs is stored (a dataset's: the default subject)."""
@@ -151,13 +169,13 @@ class Kit:
         subject: Subject | None = None,
         kind: str | None = None,
         stack: str | None = None,
-        factors: tuple[str, ...] = (),
+        factors: Sequence[str] = (),
     ) -> Runs:
-        return verbs.runs(self.store, subject, kind, stack, factors)
+        return verbs.runs(self.store, subject, kind, stack, tuple(factors))
 
     def factor_names(
         self,
-        names: tuple[str, ...] | None,
+        names: Sequence[str] | None,
         dataset: str | None = None,
         n: int | None = None,
         pipeline: str | None = None,
@@ -165,11 +183,36 @@ class Kit:
         """--factor's names checked against the words before anything is read (BadOption)."""
         return verbs.factor_names(names, dataset, n, pipeline)
 
-    def tolerances(self, subject: Subject, pin: tuple[str, ...] = ()) -> Reading:
-        return verbs.tolerances(self.store, subject, pin)
+    def tolerances(self, subject: Subject, pin: Sequence[str] = ()) -> Reading:
+        return verbs.tolerances(self.store, subject, tuple(pin))
 
-    def export_runs(self, subject: Subject, factors: tuple[str, ...] = ()) -> Export:
-        return verbs.export_runs(self.store, subject, factors)
+    def export_runs(self, subject: Subject, factors: Sequence[str] = ()) -> Export:
+        return verbs.export_runs(self.store, subject, tuple(factors))
+
+    def export_plan(self, ids: list[str], arrays: bool, images: bool = False) -> dict[str, Any]:
+        """What an export of runs ``ids`` would write (kit.app.bundle.plan_export)."""
+        from .bundle import plan_export
+
+        return plan_export(self.store, ids, arrays, images)
+
+    def export(
+        self,
+        ids: list[str],
+        out: Any,
+        arrays: bool,
+        images: bool = False,
+        log: Log = lambda msg: None,
+    ) -> dict[str, Any]:
+        """Write runs ``ids`` to the bundle ``out`` (kit.app.bundle.export); what was written."""
+        from .bundle import export
+
+        return export(self.store, ids, out, arrays, images, log=log)
+
+    def import_bundle(self, path: Any) -> dict[str, Any]:
+        """Merge the bundle at ``path`` into the store (idempotent); what was added."""
+        from .bundle import import_bundle
+
+        return import_bundle(self.store, path)
 
     def check_library(self, library: list[str] | None) -> None:
         """--library NAME A B checked before any run (Refused, one line)."""
@@ -232,7 +275,7 @@ class Kit:
 
     def to_run(
         self,
-        factors: tuple[str, ...] = (),
+        factors: Sequence[str] = (),
         dataset: str | None = None,
         n: int | None = None,
         pipeline: str | None = None,
@@ -335,6 +378,14 @@ class Kit:
             trust=trust,
             plat=plat,
         )
+
+    def check_store(self, repair: bool = False) -> dict[str, Any]:
+        """`kit store check`: every stored array and dataset file hashed, read-only unless
+        ``repair`` (damage moved aside); the home's store is opened for it alone."""
+        from ..runs.store.check import check_store, opened
+
+        store, moved = opened(kit_home(writing=False), repair)
+        return check_store(store, repair=repair, set_aside=moved)
 
     # data and stacks
 
