@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from .app.facade import Kit
-from .core.errors import NotFound
+from .core.errors import KitError, NotFound
 from .core.subject import Subject
 from .views.frames import (
     advice_frame,
@@ -28,6 +28,8 @@ from .views.frames import (
     verdicts_frame,
 )
 from .views.verbs import as_json
+
+__all__ = ["KitError", "Notebook", "open"]  # KitError: what every reader raises, one line
 
 # the CLI's line when both kinds are named, in the notebook's words
 _CLASH = "pipeline= and dataset= choose two different things: give one"

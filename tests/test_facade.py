@@ -45,11 +45,13 @@ def test_threads_are_held_to_this_machine_s_cores_whoever_asks(capsys):
     k = kit.Kit()
     target = k.to_run(("threads",), "synthetic", 100)
     with pytest.raises(BadOption) as e:
-        k.run(target, PlanOptions(threads=(many,)))
+        k.options(threads=(many,))
     assert ended.value.code == 2 and e.value.option == "--threads"
     assert f"argument --threads: {e.value}" in said
     # on a cluster the counts are its workers': planned, not refused here
     check_where(Where("local:1"), (many,))
+    assert k.options(Where("local:1"), threads=(many,)).cores == 1
+    del target
 
 
 def test_the_store_is_opened_on_first_use_and_read_as_the_cli_reads_it(capsys, kit_home):

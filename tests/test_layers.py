@@ -171,7 +171,7 @@ BELOW_THE_FACADE = {
     # argument types and options: the parsers and records a command line and the Plan's fields
     # share with planning (their ValueError is a usage error), the names of the factors' help
     ("kit.cli.common", "kit.runs.planning.options"): "argument types (parsers of options)",
-    ("kit.cli.run", "kit.runs.planning.options"): "PlanOptions, built from the command's words",
+    ("kit.cli.run", "kit.runs.planning.options"): "SVD_ITERS, --iters' default levels",
     ("kit.tui.plan", "kit.runs.planning.options"): "PlanOptions, built from the Plan's fields",
     ("kit.cli.run", "kit.envs.descriptions"): "the factors' descriptions in --help",
     ("kit.cli.common", "kit.worker.names"): "the one 'did you mean' of a choice typed",

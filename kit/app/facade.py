@@ -298,6 +298,11 @@ class Kit:
         """The pairs ``p`` will have once its stacks are built (None: not known before)."""
         return pairs_before_building(p)
 
+    def options(self, where: Where = HERE, **fields: Any) -> PlanOptions:
+        """PlanOptions (``fields``: threads, seeds, svd_iters, ...) for runs made ``where``
+        says, under its rules (a Clash or BadOption first, as a command's words are read)."""
+        return verbs.options_for(where, **fields)
+
     def run(
         self,
         target: ToRun,

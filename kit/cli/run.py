@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from ..core.numbers import span
 from ..envs.descriptions import descriptions
-from ..runs.planning.options import SVD_ITERS, PlanOptions
+from ..runs.planning.options import SVD_ITERS
 from .common import (
     CLUSTERS,
     add_timeout,
@@ -128,7 +128,10 @@ def _cmd_run(args) -> int:
     known_stack(args, "--stack", args.stack)
     if args.torch_stack:  # a mistyped name is refused whatever the plan, not only with torch
         known_stack(args, "--torch-stack", args.torch_stack)
-    opts = PlanOptions(
+    where = Where(args.cluster, args.hosts, args.timeout, args.fresh)
+    # the rules of where runs go (--timeout, --hosts, --threads) are the verb's, said first
+    opts = k.options(
+        where,
         threads=args.threads,
         seeds=args.seeds,
         svd_iters=args.iters or SVD_ITERS,
@@ -137,9 +140,7 @@ def _cmd_run(args) -> int:
         torch_stack=args.torch_stack,
         built=args.built,
     )
-    where = Where(args.cluster, args.hosts, args.timeout, args.fresh)
-    # the rules of where runs go (--timeout, --hosts, --threads) are the verb's, said before
-    # anything starts; a large plan is asked first, as the TUI's: a no raises, and nothing runs
+    # a large plan is asked first, as the TUI's: a no raises, and nothing runs
     rec = k.run(
         target,
         opts,

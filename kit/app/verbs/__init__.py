@@ -39,7 +39,17 @@ from .records import (
     factor_names,
 )
 from .reporting import Report, report
-from .running import HERE, ToRun, Where, check_where, doctor, run, run_at, to_run
+from .running import (
+    HERE,
+    ToRun,
+    Where,
+    check_where,
+    doctor,
+    options_for,
+    run,
+    run_at,
+    to_run,
+)
 
 __all__ = [
     "HERE",
@@ -72,6 +82,7 @@ __all__ = [
     "has_protein_ids",
     "homology",
     "pairs",
+    "options_for",
     "plan",
     "report",
     "run",

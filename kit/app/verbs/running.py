@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core import processes
 from ...core.callbacks import QUIET, Busy, Confirm, Log, Progress
@@ -237,6 +237,14 @@ def check_where(where: Where, threads: tuple[int, ...] = ()) -> None:
     wrong = None if where.cluster else threads_problem(threads, processes.cores())
     if wrong:
         raise BadOption("--threads", wrong)
+
+
+def options_for(where: Where, **fields: Any) -> PlanOptions:
+    """The PlanOptions of runs made ``where`` says, its rules checked first (check_where, as
+    a front end's words are read: before a setting's own checks); on a cluster the cores are
+    its workers' (1: until they say)."""
+    check_where(where, tuple(fields.get("threads", ())))
+    return PlanOptions(**fields, cores=1 if where.cluster else 0)
 
 
 def run_at(
