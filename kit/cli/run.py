@@ -217,7 +217,7 @@ class _Bars:
     """An audit's progress (kit.app.audit.Progress) on stderr: a line per stack built, the plan,
     then a bar of runs (logs get one line per run instead of a redrawn bar)."""
 
-    def __init__(self, err, jobs, remote: bool, kit=None, timeout=None):
+    def __init__(self, err, jobs, remote, kit=None, timeout=None):
         self.err, self.jobs, self.remote = err, jobs, remote
         self.kit, self.timeout = kit, timeout
         self.tasks, self.bar = {}, None

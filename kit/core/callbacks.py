@@ -88,15 +88,19 @@ class Progress(Protocol):
 
     def log(self, stack: str, line: str, /) -> None:
         """A line from building ``stack``."""
+        return None
 
     def built(self, stack: str, made: bool, /) -> None:
         """``stack`` is ready (``made``: built just now)."""
+        return None
 
     def noted(self, line: str, /) -> None:
         """What the plan leaves out, and why, in one line (a stack's pairs skipped)."""
+        return None
 
     def planned(self, plan: Counted, todo: list[Any], /) -> None:
         """The runs are planned; ``todo`` are the ones not stored yet."""
+        return None
 
     def running(self, todo: list[Any], /) -> AbstractContextManager[object]:
         """Around running the ``todo`` runs."""
@@ -104,6 +108,7 @@ class Progress(Protocol):
 
     def done(self, spec: RunSpec, /) -> None:
         """A run is stored."""
+        return None
 
 
 class ExplainProgress(Protocol):
@@ -112,9 +117,11 @@ class ExplainProgress(Protocol):
 
     def planned(self, plan: Any, /) -> None:
         """The cross-fed runs are planned (``plan.feeds`` to make, ``plan.stored`` stored)."""
+        return None
 
     def scanning(self, scans: list[Any], builds: int, runs: int, /) -> None:
         """The release scan is planned: ``builds`` probe stacks to build, ``runs`` runs."""
+        return None
 
     def running(self, what: str, total: int, /) -> AbstractContextManager[OnDone]:
         """Around ``total`` runs of ``what`` ("cross-fed runs", "release scan"): a context
@@ -123,6 +130,7 @@ class ExplainProgress(Protocol):
 
     def log(self, line: str, /) -> None:
         """A line from building a stack."""
+        return None
 
 
 def _nothing(spec: RunSpec, /) -> None:
