@@ -146,7 +146,7 @@ class RunPane(Pane):
             + (f" (about {span(est)} from past timings)" if est else "")
             + ". Start them?"
         )
-        answers = Queue()
+        answers: Queue[bool] = Queue()
         self.app.call_from_thread(self.app.push_screen, ConfirmScreen(question), answers.put)
         while not worker.is_cancelled:
             try:
