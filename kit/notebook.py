@@ -11,9 +11,13 @@ stages and advice, computed by the same library functions as the CLI's ``--json`
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
-from .core.errors import KitError
+import pandas as pd
+
+from .app.facade import Kit
+from .core.errors import KitError, NotFound
+from .core.subject import Subject
 from .views.frames import (
     advice_frame,
     budget_frame,
@@ -23,56 +27,57 @@ from .views.frames import (
     stages_frame,
     verdicts_frame,
 )
-from .worker.names import unknown
+from .views.verbs import as_json
+
+__all__ = ["KitError", "Notebook", "open"]  # KitError: what every reader raises, one line
+
+# the CLI's line when both kinds are named, in the notebook's words
+_CLASH = "pipeline= and dataset= choose two different things: give one"
 
 
-class Kit:
-    """One KIT_HOME's store, read as DataFrames. ``dataset``: a stored dataset's name or sha256
-    prefix; by default the most recent run's, as the CLI chooses. Every frame of one dataset or
-    pipeline says which: ``.attrs["dataset"]`` (or ``["pipeline"]``), ``.attrs["chosen"]`` (why
-    that one) and a first column of its name."""
+class Notebook:
+    """One KIT_HOME read as DataFrames: kit.Kit (``.kit``, every verb's record) plus frames of
+    its records, computed as the CLI's ``--json`` is. ``dataset``: a stored dataset's name or
+    sha256 prefix; by default the most recent run's, as the CLI chooses. Every frame of one
+    dataset or pipeline says which: ``.attrs["dataset"]`` (or ``["pipeline"]``),
+    ``.attrs["chosen"]`` (why that one) and a first column of its name."""
 
     def __init__(self, home=None):
-        from .runs.store import Store
+        self.kit = Kit(home)
 
-        if home is not None:  # as if KIT_HOME had been set before Python started
-            os.environ["KIT_HOME"] = str(home)
-        self.store = Store()
+    @property
+    def store(self):
+        """The home's store (kit.Kit's)."""
+        return self.kit.store
 
     def __repr__(self):
-        from .app.selection import own_datasets
+        names = [d.get("name", h[:12]) for h, d in self.kit.own_datasets().items()]
+        runs = len(self.kit.runs().runs)
+        return f"<kit store {self.kit.store.root}: {runs} runs; datasets {names}>"
 
-        names = [d.get("name", h[:12]) for h, d in own_datasets(self.store).items()]
-        return f"<kit store {self.store.root}: {len(self.store.runs())} runs; datasets {names}>"
+    def _dataset(self, dataset: str | None) -> Subject:
+        """Kit's own runs' dataset ``dataset`` (a name or hash prefix), else the CLI's default
+        (a lab pipeline's hash is chosen by pipeline=, not here)."""
+        if dataset is not None:
+            subject = self.kit.dataset(dataset)
+            self._read = ("dataset", subject.summary.get("name") or subject.sha256[:12], "as asked")
+            return subject
+        if not self.kit.has_dataset_runs():
+            raise NotFound("the store is empty: run `kit run --factor repeat` first")
+        picked = self.kit.subject()
+        # the CLI's choice in the CLI's words, said with the keyword a notebook takes
+        self._read = (
+            "dataset",
+            (picked.summary.get("name") or picked.sha256[:12]),
+            picked.why.replace("--dataset NAME [--n N]", "dataset=NAME"),
+        )
+        return picked
 
-    def _dataset(self, dataset: str | None) -> str:
-        from .app.selection import own_datasets, select_dataset
-
-        known = own_datasets(self.store)  # a lab pipeline's hash is chosen by pipeline=, not here
-        if dataset is None:
-            if self.store.latest_dataset() is None:
-                raise KitError("the store is empty: run `kit run --factor repeat` first")
-            # the CLI's choice in the CLI's words, said with the keyword a notebook takes
-            picked = select_dataset(self.store)
-            self._read = (
-                "dataset",
-                (picked.summary.get("name") or picked.sha256[:12]),
-                picked.why.replace("--dataset NAME [--n N]", "dataset=NAME"),
-            )
-            return picked.sha256
-        hits = [h for h, d in known.items() if d.get("name") == dataset or h.startswith(dataset)]
-        if len(hits) != 1:
-            names = [d.get("name", h[:12]) for h, d in known.items()]
-            raise KitError(
-                unknown(
-                    f"{'no' if not hits else 'more than one'} stored dataset",
-                    dataset,
-                    names if not hits else (),
-                    f" (stored: {', '.join(names) or 'none'})",
-                )
-            )
-        self._read = ("dataset", known[hits[0]].get("name") or hits[0][:12], "as asked")
-        return hits[0]
+    def _pipeline(self, pipeline: str, dataset: str | None) -> Subject:
+        """The Subject of a lab pipeline (a file or a stored hash prefix), as the CLI reads it."""
+        subject = self.kit.subject(dataset, pipeline=pipeline, clash=_CLASH)
+        self._read = ("pipeline", subject.name, "as asked")
+        return subject
 
     def _said(self, frame):
         """``frame`` stamped with what it read: ``attrs`` "dataset" or "pipeline" (its name),
@@ -85,128 +90,88 @@ class Kit:
         frame.insert(0, kind, name) if kind not in frame.columns else None
         return frame
 
-    def _lab(self, pipeline: str, dataset: str | None) -> tuple:
-        """(budget, verdicts) of a lab pipeline, as `kit budget --pipeline` reads them."""
-        from .analysis.budget import output_budget
-        from .analysis.verdicts import output_verdicts
-
-        subject = self._pipeline(pipeline, dataset)
-        return output_budget(self.store, subject), output_verdicts(self.store, subject)
-
-    def _pipeline(self, pipeline: str, dataset: str | None):
-        """The Subject of a lab pipeline (a file or a stored hash prefix), as the CLI reads it."""
-        from .app.selection import pipeline_or_dataset, select_pipeline
-        from .core.subject import of_pipeline
-
-        pipeline_or_dataset(pipeline, dataset, words=("pipeline=", "dataset="))
-        subject = of_pipeline(select_pipeline(self.store, pipeline))
-        self._read = ("pipeline", subject.name, "as asked")
-        return subject
-
     def datasets(self):
-        return records_frame(list(self.store.datasets().values()), "sha256")
+        return records_frame(list(self.kit.stored_datasets().values()), "sha256")
 
     def runs(self, dataset: str | None = None, pipeline: str | None = None):
-        from .runs.store.records import as_json
-
         if pipeline is not None:
-            from .app.selection import pipeline_runs
-
-            sha = self._lab(pipeline, dataset)[0]["pipeline"]
-            return self._said(runs_frame(as_json(pipeline_runs(self.store, sha))))
+            rec = self.kit.runs(self._pipeline(pipeline, dataset))
+            return self._said(runs_frame(as_json(list(rec.runs))))
         if dataset is None:  # every stored run: of no one dataset
-            return runs_frame(as_json(self.store.runs()))
-        return self._said(runs_frame(as_json(self.store.runs(self._dataset(dataset)))))
+            return runs_frame(as_json(list(self.kit.runs().runs)))
+        return self._said(runs_frame(as_json(list(self.kit.runs(self._dataset(dataset)).runs))))
 
     def pairs(self, factor: str | None = None, dataset: str | None = None):
-        from .analysis.budget import pair_details
-        from .runs.store.records import as_json
-
-        sha = self._dataset(dataset)
-        return self._said(pairs_frame(as_json(pair_details(self.store, sha, factor))))
+        rows = self.kit.pairs(self._dataset(dataset), factor)
+        return self._said(pairs_frame(as_json(list(rows))))
 
     def budget(self, dataset: str | None = None, pipeline: str | None = None):
         """One row per factor; with ``pipeline`` (a file or hash prefix), one row per factor
         and output of that pipeline, its largest difference in its kind's measures."""
-        from .analysis.budget import budget
-        from .runs.store.records import as_json
-
-        if pipeline is not None:
-            import pandas as pd
-
-            b = self._lab(pipeline, dataset)[0]
-            rows = [
-                {
-                    "factor": f,
-                    "output": n,
-                    "kind": o["kind"],
-                    "pairs": r["pairs"],
-                    "pairs_changed": o["changed"],
-                    **(o["worst"] or {}),
-                }
-                for f, r in b["factors"].items()
-                for n, o in r["outputs"].items()
-            ]
-            frame = pd.DataFrame(rows, columns=None if rows else ["factor", "output"])
-            frame.attrs.update(loose=b["loose"], loose_line=b["loose_line"], shapes=b["shapes"])
-            return self._said(frame.set_index(["factor", "output"]))
-
-        sha = self._dataset(dataset)
-        return self._said(
-            budget_frame(as_json(budget(self.store, sha, self.store.datasets().get(sha))))
-        )
+        if pipeline is None:
+            return self._said(budget_frame(as_json(self.kit.budget(self._dataset(dataset)).data)))
+        b = self.kit.budget(self._pipeline(pipeline, dataset)).data
+        rows = [
+            {
+                "factor": f,
+                "output": n,
+                "kind": o["kind"],
+                "pairs": r["pairs"],
+                "pairs_changed": o["changed"],
+                **(o["worst"] or {}),
+            }
+            for f, r in b["factors"].items()
+            for n, o in r["outputs"].items()
+        ]
+        frame = pd.DataFrame(rows, columns=None if rows else ["factor", "output"])
+        frame.attrs.update(loose=b["loose"], loose_line=b["loose_line"], shapes=b["shapes"])
+        return self._said(frame.set_index(["factor", "output"]))
 
     def verdicts(self, dataset: str | None = None, pipeline: str | None = None):
         """The stability of each verdict per run set; with ``pipeline``, one row per factor and
         verdict of its models (``.attrs``: models, truth, accuracy spread per factor)."""
-        from .analysis.verdicts import stability_report
-        from .runs.store.records import as_json
-
-        if pipeline is not None:
-            import pandas as pd
-
-            v = self._lab(pipeline, dataset)[1]
-            rows = [
-                {
-                    "factor": f,
-                    "verdict": k,
-                    "pairs": r["pairs"],
-                    "changed": row["changed"],
-                    "stable": row["stable"],
-                    **row["counts"],
-                }
-                for f, r in v["factors"].items()
-                for k, row in r["verdicts"].items()
-            ]
-            frame = pd.DataFrame(rows, columns=None if rows else ["factor", "verdict"])
-            frame.attrs.update(
-                models=v["models"],
-                truth=v["truth"],
-                why=v["why"],
-                spread={f: r["spread"] for f, r in v["factors"].items()},
+        if pipeline is None:
+            return self._said(
+                verdicts_frame(as_json(self.kit.verdicts(self._dataset(dataset)).data))
             )
-            return self._said(frame.set_index(["factor", "verdict"]))
-
-        sha = self._dataset(dataset)
-        return self._said(verdicts_frame(as_json(stability_report(self.store, sha))))
+        v = self.kit.verdicts(self._pipeline(pipeline, dataset)).data
+        rows = [
+            {
+                "factor": f,
+                "verdict": k,
+                "pairs": r["pairs"],
+                "changed": row["changed"],
+                "stable": row["stable"],
+                **row["counts"],
+            }
+            for f, r in v["factors"].items()
+            for k, row in r["verdicts"].items()
+        ]
+        frame = pd.DataFrame(rows, columns=None if rows else ["factor", "verdict"])
+        frame.attrs.update(
+            models=v["models"],
+            truth=v["truth"],
+            why=v["why"],
+            spread={f: r["spread"] for f, r in v["factors"].items()},
+        )
+        return self._said(frame.set_index(["factor", "verdict"]))
 
     def advice(self, dataset: str | None = None, pipeline: str | None = None):
-        from .analysis.advice import advise
-        from .analysis.budget import budget
-
         if pipeline is not None:
-            import pandas as pd
+            steps = self.kit.advise(self._pipeline(pipeline, dataset)).data["steps"]
+            return self._said(pd.DataFrame(steps))
+        return self._said(advice_frame(self.kit.advise(self._dataset(dataset)).data))
 
-            from .analysis.advice import output_advice
-
-            return self._said(pd.DataFrame(output_advice(*self._lab(pipeline, dataset))["steps"]))
-
-        sha = self._dataset(dataset)
-        return self._said(
-            advice_frame(
-                advise(self.store, sha, budget(self.store, sha, self.store.datasets().get(sha)))
-            )
-        )
+    def _homology(self, subject: Subject, identity=None, coverage=None, data=None) -> Any:
+        """The summary of the subject's reading under homology; None: kit's own dataset has no
+        clustering stored (`kit data homology` makes it)."""
+        try:
+            r = self.kit.homology(subject, identity, coverage, data).data
+        except NotFound:
+            if subject.kind == "pipeline":
+                raise
+            return None
+        return r["summary"] if subject.kind == "pipeline" else r
 
     def homology(
         self,
@@ -221,20 +186,10 @@ class Kit:
         ``.attrs`` holds the clustering, the leakage split per model and the summary figures.
         With ``pipeline``: its models' verdicts, its runs' protein ids read in ``data``'s
         clustering (default: as `kit homology --pipeline` chooses; KitError without one)."""
-        import pandas as pd
-
-        if pipeline is not None:
-            from .analysis.homology import find_clustering, output_homology
-
-            subject = self._pipeline(pipeline, dataset)
-            r = output_homology(
-                self.store, subject, *find_clustering(self.store, subject, data, identity, coverage)
-            )
-            h = r["summary"]
-        else:
-            from .analysis.homology import for_dataset
-
-            h = for_dataset(self.store, self._dataset(dataset), identity, coverage)
+        subject = (
+            self._pipeline(pipeline, dataset) if pipeline is not None else self._dataset(dataset)
+        )
+        h = self._homology(subject, identity, coverage, data)
         if h is None:
             return None
         j = h.to_json()
@@ -260,23 +215,16 @@ class Kit:
 
     def leakage(self, dataset: str | None = None):
         """Per model: accuracy and AUC on test proteins with and without a train homolog."""
-        import pandas as pd
-
-        from .analysis.homology import for_dataset
-
-        h = for_dataset(self.store, self._dataset(dataset))
+        h = self._homology(self._dataset(dataset))
         return None if h is None else self._said(pd.DataFrame(h.to_json()["models"]).T)
 
     def stages(self, run: str):
-        hits = [r for r in self.store.runs() if r.id.startswith(run)]
-        if len(hits) != 1:
-            raise KitError(f"{'no' if not hits else 'more than one'} run {run!r} stored")
-        return stages_frame(hits[0])
+        return stages_frame(self.kit.stored_run(run))
 
     def array(self, run: str, stage: str):
         """A stored array (verified on read), e.g. ``k.array(run, "svd_rand")``."""
-        return self.store.array(run, stage)
+        return self.kit.array(run, stage)
 
 
-def open(home=None) -> Kit:  # noqa: A001  (kit.open, as the issue and the docs name it)
-    return Kit(home)
+def open(home=None) -> Notebook:  # noqa: A001  (kit.open, as the issue and the docs name it)
+    return Notebook(home)

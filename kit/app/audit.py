@@ -9,14 +9,13 @@ Front ends only render the questions and the progress (kit.app.verbs.run and pla
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from statistics import median
 
 import numpy as np
 
 from ..core import factors
-from ..core.callbacks import Confirm, OnBuilt, OnDone, StackLog
+from ..core.callbacks import QUIET, Confirm, OnBuilt, OnDone, Progress, StackLog
 from ..core.errors import KitError, Refused
 from ..core.numbers import is_duration
 from ..core.subject import of_pipeline
@@ -307,39 +306,11 @@ class Ask:
         return estimate_seconds(self.audit, self.store, self.at_once)
 
 
-class Progress:
-    """What an audit reports as it goes; a renderer overrides what it shows (here: nothing)."""
-
-    def building(self, stacks: list):
-        """Around building the stacks: ``stacks`` [(name, download bytes or None)] are the ones
-        not built yet (maybe none)."""
-        return nullcontext()
-
-    def log(self, stack: str, line: str) -> None:
-        """A line from building ``stack``."""
-
-    def built(self, stack: str, made: bool) -> None:
-        """``stack`` is ready (``made``: built just now)."""
-
-    def noted(self, line: str) -> None:
-        """What the plan leaves out, and why, in one line (a stack's pairs skipped)."""
-
-    def planned(self, plan: Planned, todo: list) -> None:
-        """The runs are planned; ``todo`` are the ones not stored yet."""
-
-    def running(self, todo: list):
-        """Around running the ``todo`` runs."""
-        return nullcontext()
-
-    def done(self, spec) -> None:
-        """A run is stored."""
-
-
 def run_audit(
     audit: Audit,
     store: Store,
     confirm: Confirm[Ask] = lambda ask: True,
-    progress: Progress = Progress(),
+    progress: Progress = QUIET,
     jobs="auto",
     should_stop=None,
     executor=None,
@@ -388,7 +359,7 @@ def run_file(
     stack: str = HOST,
     jobs="auto",
     executor=None,
-    progress: Progress = Progress(),
+    progress: Progress = QUIET,
     confirm=lambda ask: True,
 ) -> dict | None:
     """A pipeline file's audit end to end (`kit doctor --pipeline`'s): keep the file at
@@ -513,7 +484,7 @@ def run_pairs(
     store: Store,
     jobs="auto",
     executor=None,
-    progress: Progress = Progress(),
+    progress: Progress = QUIET,
     should_stop=None,
     confirm=lambda ask: True,
 ) -> bool:

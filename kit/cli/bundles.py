@@ -100,22 +100,20 @@ def add(sub) -> None:
 def _cmd_export(args) -> int:
     from rich.console import Console
 
-    from ..app.bundle import export, plan_export
-    from ..app.verbs import export_runs, factor_names
-    from ..runs.store import Store
+    from ..app.facade import Kit
     from ..views.verbs import export_head
 
     # --out's one rule, as every command's (a folder, a link or a device there: one line),
     # said before any work; missing folders above it are made, as `kit report --out` makes its
     out_path = out_file(args.out, "lab.kit")
-    factors = factor_names(args.factor, **words(args))  # said before anything is read
-    store = Store()
-    rec = export_runs(store, subject(args, store), factors)
+    k = Kit()
+    factors = k.factor_names(args.factor, **words(args))  # said before anything is read
+    rec = k.export_runs(subject(args, k), factors)
     said = export_head(rec)
     if said:
         Console(stderr=True).print(said)
     ids = list(rec.ids)
-    p = plan_export(store, ids, args.arrays, args.image)
+    p = k.export_plan(ids, args.arrays, args.image)
     err = Console(stderr=True)
     err.print(
         f"exporting {len(p['runs'])} runs, {len(p['pairs'])} pairs"
@@ -129,7 +127,7 @@ def _cmd_export(args) -> int:
     if args.image and not p["images"]:
         err.print("note: --image: none of these runs ran in a container stack, so no image travels")
     with err.status("exporting") as status:
-        out = export(store, ids, out_path, args.arrays, args.image, log=status.update)
+        out = k.export(ids, out_path, args.arrays, args.image, log=status.update)
     print(
         f"wrote {out['file']}: {out['runs']} runs, {out['bytes'] / 2**20:.2f} MiB, "
         f"sha256 {out['sha256']}"
@@ -167,10 +165,9 @@ def _unverified_note(imported: dict, bundle) -> None:
 
 
 def _cmd_import(args) -> int:
-    from ..app.bundle import import_bundle
-    from ..runs.store import Store
+    from ..app.facade import Kit
 
-    out = import_bundle(Store(), args.file)
+    out = Kit().import_bundle(args.file)
     print(
         f"imported {out['added']} new of {out['runs']} runs ({out['arrays']} arrays) from "
         f"{out['host']['name']} ({out['created']})"
@@ -182,8 +179,7 @@ def _cmd_import(args) -> int:
 def _cmd_compare(args) -> int:
     from rich.console import Console
 
-    from ..app.verbs import compare
-    from ..runs.store import Store
+    from ..app.facade import Kit
     from ..views.verbs import compare_page
 
     err = Console(stderr=True)
@@ -221,8 +217,7 @@ def _cmd_compare(args) -> int:
         )
 
     with err.status("comparing") as status:
-        rec = compare(
-            Store(),
+        rec = Kit().compare(
             args.file,
             args.files or (),
             jobs=args.jobs,

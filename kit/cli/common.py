@@ -282,11 +282,9 @@ def words(args) -> dict:
     return {k: getattr(args, k, None) for k in ("dataset", "n", "pipeline")}
 
 
-def subject(args, store, **kw):
-    """The Subject a read command's words name (kit.app.selection.select)."""
-    from ..app.selection import select
-
-    return select(store, **words(args), **kw)
+def subject(args, kit, **kw):
+    """The Subject a read command's words name (kit.Kit.subject: kit.app.selection.select)."""
+    return kit.subject(**words(args), **kw)
 
 
 def pipeline_arg(p) -> None:

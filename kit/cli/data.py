@@ -8,7 +8,7 @@ from collections import Counter
 
 from ..core.errors import KitError, Unreachable
 from ..core.numbers import fmt
-from ..data import load_dataset, stored_datasets
+from ..data import load_dataset
 from ..data.dataset import MAX_SYNTHETIC_N, SPLIT_SEED, verify_worker_files
 from .common import Parser, bounded, fraction, path, positive, print_json
 
@@ -231,7 +231,9 @@ def _cmd_data(args) -> int:
         )
         return 0
     if args.data_cmd == "list":
-        names = stored_datasets()
+        from ..app.facade import Kit
+
+        names = Kit().dataset_names()
         if args.json:
             print_json({"builtin": ["synthetic"], "stored": names})
         else:

@@ -47,7 +47,7 @@ def add(sub) -> None:
 
 
 class _Said:
-    """An explanation's progress (kit.app.verbs.ExplainProgress) on stderr: the counts, then a
+    """An explanation's progress (kit.core.callbacks.ExplainProgress) on stderr: the counts, then a
     bar of runs for the cross-fed runs and one for the release scan."""
 
     def __init__(self, err):
@@ -87,13 +87,12 @@ class _Said:
 def _cmd_explain(args) -> int:
     from rich.console import Console
 
-    from ..app.verbs import check_library, explain
-    from ..runs.store import Store
+    from ..app.facade import Kit
     from ..views.verbs import explain_page, head
 
     err = Console(stderr=True)
-    check_library(args.library)  # before the name goes into the index's URL, and before any run
-    store = Store()
+    k = Kit()
+    k.check_library(args.library)  # before the name goes into the index's URL, and before any run
 
     def ask(stacks, who="Cross-feeding"):
         say_stacks(err, who, stacks)
@@ -124,11 +123,10 @@ def _cmd_explain(args) -> int:
             return False
         return True
 
-    s = subject(args, store, first=args.factor)  # an empty store: the run that makes its pairs
+    s = subject(args, k, first=args.factor)  # an empty store: the run that makes its pairs
     if args.json:  # what the answer is of, said first on stderr, as every read command's
         print(head(s), file=sys.stderr)
-    rec = explain(
-        store,
+    rec = k.explain(
         s,
         args.factor,
         args.library,

@@ -106,91 +106,83 @@ def add(sub) -> None:
     p.set_defaults(func=_cmd_runs)
 
 
-def _store():
-    from ..runs.store import Store
-
-    return Store()
-
-
 def _cmd_budget(args) -> int:
-    from ..app.verbs import budget
+    from ..app.facade import Kit
     from ..views.verbs import budget_page
 
-    store = _store()
-    rec = budget(store, subject(args, store), args.factor)
+    k = Kit()
+    rec = k.budget(subject(args, k), args.factor)
     emit(budget_page(rec, "json" if args.json else "csv" if args.csv else "text"))
     return 0
 
 
 def _cmd_verdicts(args) -> int:
-    from ..app.verbs import verdicts
+    from ..app.facade import Kit
     from ..views.verbs import verdicts_page
 
-    store = _store()
-    emit(verdicts_page(verdicts(store, subject(args, store), args.run_set), args.json))
+    k = Kit()
+    emit(verdicts_page(k.verdicts(subject(args, k), args.run_set), args.json))
     return 0
 
 
 def _cmd_amplify(args) -> int:
-    from ..app.verbs import amplify
+    from ..app.facade import Kit
     from ..views.verbs import amplify_page
 
-    store = _store()
-    emit(amplify_page(amplify(store, subject(args, store)), args.json))
+    k = Kit()
+    emit(amplify_page(k.amplify(subject(args, k)), args.json))
     return 0
 
 
 def _cmd_advise(args) -> int:
-    from ..app.verbs import advise
+    from ..app.facade import Kit
     from ..views.verbs import advice_page
 
-    store = _store()
-    emit(advice_page(advise(store, subject(args, store)), args.json))
+    k = Kit()
+    emit(advice_page(k.advise(subject(args, k)), args.json))
     return 0
 
 
 def _cmd_report(args) -> int:
     from rich.console import Console
 
-    from ..app.verbs import report
+    from ..app.facade import Kit
     from ..views.report import write
     from ..views.verbs import report_page
 
     # --out's one rule, said before any work; the folder is made only once the report is
     # written (views.report.write): a report that fails leaves none behind
     folder = out_folder(args.out, make=False)
-    store = _store()
-    rec = report(store, subject(args, store), busy=Console(stderr=True).status)
+    k = Kit()
+    rec = k.report(subject(args, k), busy=Console(stderr=True).status)
     emit(report_page(rec, write(rec, folder)))
     return 0
 
 
 def _cmd_homology(args) -> int:
-    from ..app.verbs import homology
+    from ..app.facade import Kit
     from ..views.verbs import homology_page
 
     if args.yardstick and not args.against:
         raise KitError("--yardstick judges kit homology --against NAME: give --against")
-    store = _store()
-    s = subject(args, store, only_with_pipeline="--data" if args.data else None)
+    k = Kit()
+    s = subject(args, k, only_with_pipeline="--data" if args.data else None)
     if args.against:
-        from ..app.verbs import across_splits
         from ..views.verbs import across_page
 
         paired = args.yardstick == "paired"
-        emit(across_page(across_splits(store, s, args.against, paired), args.json))
+        emit(across_page(k.across_splits(s, args.against, paired), args.json))
         return 0
-    emit(homology_page(homology(store, s, args.identity, args.coverage, args.data), args.json))
+    emit(homology_page(k.homology(s, args.identity, args.coverage, args.data), args.json))
     return 0
 
 
 def _cmd_runs(args) -> int:
-    from ..app.selection import scope
-    from ..app.verbs import factor_names, runs
+    from ..app.facade import Kit
     from ..views.verbs import runs_page
 
-    factors = factor_names(args.factor, **words(args))  # said before anything is read
-    store = _store()
-    rec = runs(store, scope(store, **words(args)), args.kind, args.stack, factors)
+    k = Kit()
+    factors = k.factor_names(args.factor, **words(args))  # said before anything is read
+    rec = k.runs(k.scope(**words(args)), args.kind, args.stack, factors)
     emit(runs_page(rec, args.json))
     return 0

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import closing, contextmanager, nullcontext
-from dataclasses import replace
+from contextlib import contextmanager
 
-from ..core import processes
-from ..core.errors import KitError
 from ..core.numbers import span
 from ..envs.descriptions import descriptions
-from ..runs.planning.options import SVD_ITERS, PlanOptions, threads_problem
+from ..runs.planning.options import SVD_ITERS
 from .common import (
     CLUSTERS,
     add_timeout,
@@ -120,119 +117,40 @@ def add(sub) -> None:
 
 def _cmd_run(args) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
-    from ..app.verbs import to_run
-    from ..runs.store import Store
+    from ..app.facade import Kit, Where
+    from ..views.verbs import ran_page
 
     err = Console(stderr=True)
-    store = Store()
-    target = to_run(store, factor_list(args.factor), **words(args))  # bad factor: usage error
+    k = Kit()
+    target = k.to_run(factor_list(args.factor), **words(args))  # bad factor: usage error
     known_stack(args, "--stack", args.stack)
     if args.torch_stack:  # a mistyped name is refused whatever the plan, not only with torch
         known_stack(args, "--torch-stack", args.torch_stack)
-    if args.timeout and args.cluster:
-        raise KitError(
-            "--timeout bounds runs made on this machine; a cluster's jobs have their "
-            "own walltime (docs/cluster.md)"
-        )
-    if args.hosts and not args.cluster:
-        raise KitError("--hosts names node classes of a cluster: add --cluster (docs/cluster.md)")
-    # here, thread counts are held to this machine's cores; a cluster's are its workers'
-    wrong = None if args.cluster else threads_problem(args.threads, processes.cores())
-    if wrong:
-        args.parser.error(f"argument --threads: {wrong}")
-    # checked before a cluster starts; on one, the cores are its workers' (1: until they say)
-    opts = PlanOptions(
+    where = Where(args.cluster, args.hosts, args.timeout, args.fresh)
+    # the rules of where runs go (--timeout, --hosts, --threads) are the verb's, said first
+    opts = k.options(
+        where,
         threads=args.threads,
         seeds=args.seeds,
         svd_iters=args.iters or SVD_ITERS,
         device=args.device,
         eps=args.eps,
         torch_stack=args.torch_stack,
-        cores=1 if args.cluster else 0,
         built=args.built,
     )
-    # a plan whose runs are all stored starts no cluster, where its classes are known before
-    with _stored_already(args, store, target, opts, err) or _executor(args, err) as ex:
-        if ex is not None and ex.remote:  # a cluster: its node classes decide the plan
-            opts = replace(
-                opts, host=ex.default_host(), hosts=ex.resolve(args.hosts), cores=ex.fewest_cores()
-            )
-            classes = ex.classes()
-            err.print(
-                f"kit: runs go to node class {opts.host} of {args.cluster}"
-                + (
-                    f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
-                    "compares classes)"
-                    if len(classes) > 1 and not args.hosts
-                    else ""
-                )
-            )
-        try:
-            return _run(
-                args, store, target, opts, ex, err, _Bars(err, args.jobs, ex, store, args.timeout)
-            )
-        finally:
-            said = ex.retried_text() if ex is not None and ex.remote else None
-            if said:
-                err.print(f"kit: {said}")
-
-
-def _stored_already(args, store, target, opts, err):
-    """With --cluster whose settings name every node class: the unstarted cluster (as a
-    context) when every run of the plan is stored, so no job is submitted; else None."""
-    from ..app.verbs.planning import plan
-    from ..runs.executing.unstarted import unstarted
-
-    ex = unstarted(args.cluster) if args.cluster else None
-    if ex is None:
-        return None
-    known = replace(
-        opts, host=ex.default_host(), hosts=ex.resolve(args.hosts), cores=ex.fewest_cores()
-    )
-    p = plan(store, target, target.factors, known, stack=args.stack, unfit=ex.unfit, refit=ex.refit)
-    if p.stacks or p.todo or not p.specs:
-        return None
-    err.print(
-        f"kit: every run of the plan is stored ({len(p.specs)} on node class "
-        f"{known.host}): no job of {args.cluster} started"
-    )
-    return nullcontext(ex)
-
-
-def _executor(args, err):
-    """The cluster executor when --cluster is given (closed when the command ends), else None."""
-    if not args.cluster:
-        if args.fresh or args.timeout:
-            from ..runs.executing.runner import LocalExecutor
-
-            return closing(LocalExecutor(fresh=args.fresh, timeout=args.timeout))
-        return nullcontext()
-    from ..runs.executing.dask_executor import DaskExecutor
-
-    return DaskExecutor(args.cluster, log=lambda m: err.print(f"kit: {m}"))
-
-
-def _run(args, store, target, opts, executor, err, bars) -> int:
-    from rich.markup import escape
-
-    from ..app.verbs import run
-    from ..views.verbs import chosen_line, ran_page
-
-    said = chosen_line(target.subject)  # what is run, said before anything is planned
-    if said:
-        style, line = said
-        err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
     # a large plan is asked first, as the TUI's: a no raises, and nothing runs
-    rec = run(
-        store,
+    rec = k.run(
         target,
         opts,
+        where,
         stack=args.stack,
         jobs=args.jobs,
-        executor=executor,
-        progress=bars,
+        progress=_Bars(err, args.jobs, bool(args.cluster), k, args.timeout),
         confirm=lambda ask: _confirm(ask, err, args.yes),
+        chosen=lambda subject: _chosen(err, subject),
+        say=lambda line: err.print(f"kit: {line}"),
     )
     emit(ran_page(rec, args.json, args.dataset, args.n))
     if rec.failure:  # the budget of what was made is said above; then the error, exit 1
@@ -241,8 +159,6 @@ def _run(args, store, target, opts, executor, err, bars) -> int:
         # the runs are stored, but the null experiment failed: every other comparison of the
         # file is a single draw, so a script must not read this as a success (and `kit doctor
         # --pipeline` exits 1 on the same finding)
-        from rich.markup import escape
-
         err.print(
             escape(
                 f"kit: the runs are stored, but a generator is loose (it reaches "
@@ -255,12 +171,24 @@ def _run(args, store, target, opts, executor, err, bars) -> int:
     return 0
 
 
+def _chosen(err, subject) -> None:
+    """What is run, said before anything is planned (after a cluster's node class)."""
+    from rich.markup import escape
+
+    from ..views.verbs import chosen_line
+
+    said = chosen_line(subject)
+    if said:
+        style, line = said
+        err.print(f"[{style}]{escape(line)}[/]" if style else escape(line), soft_wrap=True)
+
+
 def _confirm(ask, err, yes: bool) -> bool:
     """Stacks to build: say which and how big, and ask on a terminal; without one, refuse
     unless --yes (gigabytes are not downloaded on a script's behalf unasked, as `kit compare`
     does). A plan above ASK_ABOVE runs: ask, or refuse without a terminal unless --yes. A no
     raises: nothing runs."""
-    from ..app.audit import ASK_ABOVE
+    from ..app.facade import ask_above
 
     if ask.stacks:
         say_stacks(err, "The plan", ask.stacks)
@@ -280,7 +208,7 @@ def _confirm(ask, err, yes: bool) -> bool:
             f"{ask.runs} runs to do"
             + (f" (about {span(est)} from past timings, {together})" if est else "")
             + ".",
-            f"A plan of more than {ASK_ABOVE} runs needs --yes when there is no terminal to ask.",
+            f"A plan of more than {ask_above()} runs needs --yes when there is no terminal to ask.",
         )
     return True
 
@@ -289,9 +217,9 @@ class _Bars:
     """An audit's progress (kit.app.audit.Progress) on stderr: a line per stack built, the plan,
     then a bar of runs (logs get one line per run instead of a redrawn bar)."""
 
-    def __init__(self, err, jobs, executor, store=None, timeout=None):
-        self.err, self.jobs, self.executor = err, jobs, executor
-        self.store, self.timeout = store, timeout
+    def __init__(self, err, jobs, remote, kit=None, timeout=None):
+        self.err, self.jobs, self.remote = err, jobs, remote
+        self.kit, self.timeout = kit, timeout
         self.tasks, self.bar = {}, None
 
     @contextmanager
@@ -329,8 +257,6 @@ class _Bars:
         self.err.print(f"kit: {escape(line)}", soft_wrap=True)
 
     def planned(self, a, todo):
-        from ..runs.executing.schedule import note
-
         self.err.print(
             f"{len(a.pairs)} pair(s), {len(a.specs)} run(s): "
             f"{len(a.specs) - len(todo)} stored, {len(todo)} to run"
@@ -344,14 +270,11 @@ class _Bars:
                 + (", ..." if len(pairs) > 1 else "")
                 + f"): {why}"
             )
-        dask = self.executor is not None and self.executor.remote
-        shared = None if dask else note(todo, self.jobs)
+        shared = None if self.remote or self.kit is None else self.kit.sharing(todo, self.jobs)
         if shared:
             self.err.print(f"kit: {shared}")
-        if todo and not dask and self.store is not None:
-            from ..runs.executing.runner import run_deadline
-
-            seconds, why = run_deadline(self.timeout, self.store.runs(todo[0].dataset))
+        if todo and not self.remote and self.kit is not None:
+            seconds, why = self.kit.deadline(self.timeout, todo)
             self.err.print(
                 f"kit: a run still going after {seconds:,.0f} s is ended and "
                 f"recorded as failed ({why})"

@@ -106,7 +106,8 @@ def _container_names(args, names: list) -> list:
 def _cmd_stacks(args) -> int:
     from rich.console import Console
 
-    from ..envs.kinds import listing, stack_kind
+    from ..app.facade import Kit
+    from ..envs.kinds import stack_kind
     from ..views.tables import stacks_text
 
     plat = detect()
@@ -141,7 +142,7 @@ def _cmd_stacks(args) -> int:
         # all at once (each is minutes and a Debian base)
         avail = [
             s["name"]
-            for s in listing(plat)
+            for s in Kit().stacks(plat)
             if s["status"] != "unavailable"
             and s.get("kind") != "container"
             and stack_kind(s["name"]).buildable
@@ -191,7 +192,7 @@ def _cmd_stacks(args) -> int:
         report = stack_doctor(names, plat)
         print_json(report) if args.json else print(stacks_text(report, doctor=True))
         return 0
-    rows = listing(plat, probes=True)
+    rows = Kit().stacks(plat, probes=True)
     if args.json:
         print_json(rows)
     else:

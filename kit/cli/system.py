@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import closing
-
-from ..core.paths import kit_home
 from ..data.dataset import FIRST_LOOK_N, SYNTHETIC
 from .common import Parser, add_timeout, emit, int_list, path, positive, print_json, threads, words
 
@@ -60,13 +57,13 @@ def add(sub) -> None:
 def _cmd_doctor(args) -> int:
     from rich.console import Console
 
-    from ..app.verbs import doctor
+    from ..app.facade import Kit
     from ..views.verbs import doctor_page
 
     file = words(args)["pipeline"]
     if args.timeout and file is None:  # the machine's doctor makes no runs to bound
         args.parser.error("argument --timeout: bounds the runs of a --pipeline file")
-    rec = doctor(file, args.n, busy=Console(stderr=True).status, timeout=args.timeout)
+    rec = Kit().doctor(file, args.n, busy=Console(stderr=True).status, timeout=args.timeout)
     emit(doctor_page(rec, args.json))
     return 0 if rec.ok else 1
 
@@ -74,27 +71,25 @@ def _cmd_doctor(args) -> int:
 def _cmd_store(args) -> int:
     from rich.console import Console
 
-    from ..runs.store.check import check_store, opened
+    from ..app.facade import Kit
     from ..views.health import store_check_text
 
     with Console(stderr=True).status("hashing every stored array and dataset file"):
-        store, moved = opened(kit_home(writing=False), args.repair)
-        rep = check_store(store, repair=args.repair, set_aside=moved)
+        rep = Kit().check_store(args.repair)
     print_json(rep) if args.json else print(store_check_text(rep))
     return 0 if rep["ok"] or rep["repaired"] else 1
 
 
 def _cmd_tui(args) -> int:
-    from ..app.selection import opening_dataset
-    from ..runs.store import Store
+    from ..app.facade import Kit
     from ..tui.app import KitApp, run_app
 
-    with closing(Store()) as store:  # the app's for its lifetime: it never opens one itself
+    with Kit() as k:  # the app's store for its lifetime: it never opens one itself
         dataset, n = args.dataset, args.n
         if (
             dataset is None and n is None
         ):  # open where the user's last runs are, as `kit budget` does
-            dataset, n = opening_dataset(store, FIRST_LOOK_N)
+            dataset, n = k.opening(FIRST_LOOK_N)
         elif dataset is None:
             dataset = SYNTHETIC
         if dataset == SYNTHETIC and n is None:
@@ -105,6 +100,6 @@ def _cmd_tui(args) -> int:
                 n,
                 threads=",".join(map(str, args.threads)),
                 seeds=",".join(map(str, args.seeds)),
-                store=store,
+                store=k.store,
             )
         )

@@ -46,21 +46,19 @@ def add(sub) -> None:
 
 
 def _cmd_tolerances(args) -> int:
-    from ..app.verbs import tolerances
-    from ..runs.store import Store
+    from ..app.facade import Kit
     from ..views.tolerances import SUFFIX
     from ..views.verbs import tolerances_page
 
     # --out's one rule (kit.core.atomic.out_file), said before anything is read; its example
     # is a file of the format asked for (a YAML file for pytest-regressions, not a .py)
     out = None if args.out is None else out_file(args.out, f"tolerances{SUFFIX[args.format]}")
-    store = Store()
+    k = Kit()
     pin = [f.strip() for f in args.pin.split(",") if f.strip()]
-    rec = tolerances(
-        store,
+    rec = k.tolerances(
         subject(
             args,
-            store,
+            k,
             clash="--pipeline reads its own data: --dataset and --n are for kit's pipeline",
         ),
         pin=pin,

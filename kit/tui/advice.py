@@ -135,13 +135,12 @@ class AdvicePane(Pane):
 
     def _read_advice(self, width: int) -> tuple:
         """(subject, its advice: kit's text fitted to the pane, or Markdown of its numbers)."""
-        from ..app.verbs import advise
         from ..views.verbs import pane_text
 
         subject = self.app.subject()
         if subject is None:
             return None, "No runs yet: run a plan first (2, then r)."
-        rec = advise(self.app.store, subject, plat=self.app.platform)
+        rec = self.app.kit.advise(subject, plat=self.app.platform)
         text = pane_text(rec, width=width)
         return subject, advice_markdown(rec.data) if text is None else Text(text)
 
@@ -171,7 +170,6 @@ class AdvicePane(Pane):
     @on(Button.Pressed, "#export")
     @guarded
     def action_export(self) -> None:
-        from ..app.verbs.reporting import report_steps
         from ..views.report import write_steps
 
         subject = self.app.subject()
@@ -188,7 +186,7 @@ class AdvicePane(Pane):
         self._writing = True
         # the parts the report reads, then those it draws and writes (a count, cheap: nothing
         # is drawn here); each is named under the field as it begins
-        self._steps = len(report_steps(subject)) + len(write_steps(subject))
+        self._steps = len(self.app.kit.report_steps(subject)) + len(write_steps(subject))
         self.query_one("#report-progress").display = True
         self.query_one("#report-bar", ProgressBar).update(total=self._steps, progress=0)
         self.query_one("#report-step", Static).update("")
@@ -200,13 +198,12 @@ class AdvicePane(Pane):
     def _write(self, subject, where: str, own: bool) -> dict:
         if own:
             subdir("reports")  # kit's own folder: made here, whatever a writer asks of its parent
-        from ..app.verbs import report
         from ..views.report import write
 
         def step(what: str) -> None:  # on this worker: the pane's widgets are the app thread's
             self.post_message(self.Step(what))
 
-        return write(report(self.app.store, subject, step=step), where, step=step)
+        return write(self.app.kit.report(subject, step=step), where, step=step)
 
     def on_advice_pane_step(self, m: Step) -> None:
         m.stop()

@@ -11,14 +11,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
-from ..app.selection import select
+from ..app.facade import Kit, Store
 from ..core.errors import KitError
 from ..core.logs import log_traceback
 from ..core.said import Said
 from ..core.subject import Subject
 from ..data.dataset import FIRST_LOOK_N
 from ..envs.platforms import Platform, detect
-from ..runs.store import Store
 from ..views.quoting import markup
 from .advice import AdvicePane
 from .budget import BudgetPane
@@ -44,7 +43,8 @@ TABS = tuple(PANES)
 
 class KitApp(App):
     """kit's terminal interface over one ``store`` (injected: `kit tui` opens it, tests their
-    own); ``platform`` may be injected too (tests)."""
+    own), read and run through the facade ``self.kit`` (kit.app.facade.Kit) in workers;
+    ``platform`` may be injected too (tests)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "kit: reproducibility budget"
@@ -78,7 +78,7 @@ class KitApp(App):
         store: Store,
     ):
         super().__init__()
-        self.store = store  # its index is safe to read from worker threads
+        self.kit = Kit(store=store)  # its store's index is safe to read from worker threads
         self.dataset_name = dataset
         self.n = n
         self.initial = {"threads": threads, "seeds": seeds}  # prefilled plan settings
@@ -127,7 +127,7 @@ class KitApp(App):
 
     def _resolve(self) -> Subject | None:
         try:  # the Setup's choice first: a pipeline reads its own data
-            return self.pipeline or select(self.store, self.dataset_name, self.n)
+            return self.pipeline or self.kit.subject(self.dataset_name, self.n)
         except KitError:
             return None
 
@@ -135,13 +135,9 @@ class KitApp(App):
         """What Plan and Run run, found as `kit run` finds it (kit.app.verbs.to_run): the
         pipeline Setup chose, from the words typed (a file is kept by its hash as it is now),
         else kit's own pipeline on ``dataset`` (the Plan's fields). KitError: one line."""
-        from ..app.verbs import to_run
-
         words = self.pipeline.summary.get("given") if self.pipeline else None
         # the file reads its own data: the dataset fields are kit's own pipeline's words
-        return to_run(
-            self.store, factors, *((None, None) if words else (dataset, n)), pipeline=words
-        )
+        return self.kit.to_run(factors, *((None, None) if words else (dataset, n)), pipeline=words)
 
     def show_dataset(self, name: str, n: int | None) -> None:
         """The dataset every tab shows from now on (on the app's thread: a worker calls it with
@@ -153,7 +149,7 @@ class KitApp(App):
         """The lab pipeline (a file or hash prefix) every tab shows, and Plan and Run plan and
         run, from now on; "" for kit's own dataset again (None returned). KitError: one line,
         and the choice stays as it was."""
-        self.pipeline = select(self.store, pipeline=text) if text else None
+        self.pipeline = self.kit.subject(pipeline=text) if text else None
         return self.pipeline
 
     def ran(self, started: tuple, subject: Subject) -> None:

@@ -119,14 +119,13 @@ class BudgetPane(Pane):
             self.action_view("explain-scroll")
 
     def _explained(self, name: str, rows: list) -> str:
-        from ..analysis.explain_stored import stored_explanation
         from ..views.explain import stored_lines
 
         app, (factor, _, level) = self.app, name.partition("=")
-        ds = app.subject().sha256
-        x = stored_explanation(app.store, ds, factor, rows, level=level)
+        subject = app.subject()
+        x = app.kit.stored_explanation(subject, factor, rows, level=level)
         if not x["pairs"] and x["runs"]:  # nothing of it stored: what `kit explain` would run
-            n = stored_explanation(app.store, ds, factor, rows)["runs"]  # every level's
+            n = app.kit.stored_explanation(subject, factor, rows)["runs"]  # every level's
             lines = [
                 f"not explained yet: `kit explain {factor}` (it runs {n} cross-fed "
                 f"run{'s' if n != 1 else ''})"
@@ -141,10 +140,9 @@ class BudgetPane(Pane):
     def _file_explained(self) -> str:
         """A lab file's stored release scans (`kit explain FACTOR --pipeline FILE` makes
         them), each factor's pairs with where each output changes; nothing is run."""
-        from ..analysis.explain_stored import stored_output_explanations
         from ..views.explain import stored_lines
 
-        found = stored_output_explanations(self.app.store, self.app.subject().sha256)
+        found = self.app.kit.stored_output_explanations(self.app.subject())
         lines = [ln for x in found for ln in [f"{x['factor']}:"] + stored_lines(x)]
         return (
             "[b]Where your file's outputs change[/] (stored release scans; x: back)\n\n"
@@ -166,13 +164,12 @@ class BudgetPane(Pane):
         """The subject's budget: kit's text fitted to the pane (a pipeline's), or its rows with
         the amplification curves for the table, bars and curves."""
         from ..analysis.amplify import curves
-        from ..app.verbs import budget
         from ..views.verbs import pane_text
 
         subject = self.app.subject()
         if subject is None:
             return NO_BUDGET
-        rec = budget(self.app.store, subject)
+        rec = self.app.kit.budget(subject)
         text = pane_text(rec, width=width)
         return Text(text) if text is not None else {**rec.data, "curves": curves(rec.data["rows"])}
 
@@ -297,13 +294,7 @@ class BudgetPane(Pane):
         self.load(lambda: self._pairs(factor, level), self._draw_pairs, "pairs")
 
     def _pairs(self, factor: str, level: str) -> list:
-        from ..analysis.budget import pair_details
-
-        return [
-            p
-            for p in pair_details(self.app.store, self.app.subject().sha256, factor)
-            if p["level"] == level
-        ]
+        return [p for p in self.app.kit.pairs(self.app.subject(), factor) if p["level"] == level]
 
     def _draw_pairs(self, rows: list) -> None:
         from ..views.pairs import pair_cells

@@ -60,8 +60,6 @@ class ComparePane(Pane):
 
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self, path: str) -> None:
-        from ..app.reproduce import compare_bundle
-
         app = self.app
 
         def refuse(stacks):  # gigabytes are not built behind a keypress: Setup builds them
@@ -72,13 +70,12 @@ class ComparePane(Pane):
             )
 
         try:
-            rep = compare_bundle(
-                app.store,
+            rep = app.kit.compare(
                 path,
                 plat=app.platform,
                 confirm=refuse,
                 log=lambda m: app.call_from_thread(app.notify, markup(m), timeout=2),
-            )
+            ).data
         except Exception as e:  # noqa: BLE001 - a full disk, an unreadable bundle: one line
             said = said_in_worker(app, e)
             if said is not None:

@@ -26,6 +26,7 @@ from textual.widgets import (
 from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
+from ..app.facade import pairs_before_building
 from ..core.errors import KitError
 from ..core.numbers import span
 from ..runs.planning.options import (
@@ -289,11 +290,9 @@ class PlanPane(Pane):
         """The plan ``asked`` describes, by the plan verb for whichever subject is chosen
         (kit.app.verbs.plan, its subject found by to_run as `kit run` finds it). It reads the
         store and asks which stacks are built: on a worker."""
-        from ..app.verbs import plan
-
         app = self.app
         target = app.to_run(asked.factors, asked.dataset, asked.n)
-        return plan(app.store, target, target.factors, asked.options, plat=app.platform)
+        return app.kit.plan(target, asked.options, plat=app.platform)
 
     @on(SelectionList.SelectedChanged)
     def _refuse_unavailable(self) -> None:
@@ -357,8 +356,6 @@ def _summary(p, width: int) -> str:
     subject, its pairs by ticked factor, its runs, how many are stored, and the time from past
     timings; or the ticked factors and the stacks to build first. Factors that do not fit are
     counted ("+3 more")."""
-    from ..app.verbs.planning import pairs_before_building
-
     # a stack to build (blas ticked) still has its pairs counted: the count stays in its place
     planned = pairs_before_building(p) if p.stacks else p.pairs
     pairs = Counter(pair.factor for pair in planned or ())

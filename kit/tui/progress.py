@@ -1,9 +1,9 @@
-"""A run's progress, as kit.app.audit tells it, in the Run tab's messages (imported by the run's
-worker: the audit's modules are not needed before the app's first paint)."""
+"""A run's progress, as kit.app.audit tells it (kit.core.callbacks.Progress), in the Run tab's
+messages (imported by the run's worker)."""
 
 from __future__ import annotations
 
-from ..app.audit import Progress
+from ..core.callbacks import Progress
 from ..views.quoting import markup
 
 

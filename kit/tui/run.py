@@ -95,7 +95,6 @@ class RunPane(Pane):
         here, on the worker (a pipeline's file is kept by its hash now, kit's own dataset
         loaded), its pairs planned by the plan verb, the budget read after; never on the
         app's thread."""
-        from ..app.verbs import run
         from .progress import Messages
 
         worker = get_current_worker()
@@ -104,8 +103,8 @@ class RunPane(Pane):
         try:
             target = app.to_run(asked.factors, asked.dataset, asked.n)
             # one run at a time: the store is shared with the screens that read it meanwhile
-            ran = run(
-                app.store,
+            # under the rules `kit run` meets (kit.app.verbs.run_at): here, at most the cores
+            ran = app.kit.run(
                 target,
                 asked.options,
                 jobs=1,
@@ -142,7 +141,7 @@ class RunPane(Pane):
             + (f" (about {span(est)} from past timings)" if est else "")
             + ". Start them?"
         )
-        answers = Queue()
+        answers: Queue[bool] = Queue()
         self.app.call_from_thread(self.app.push_screen, ConfirmScreen(question), answers.put)
         while not worker.is_cancelled:
             try:

@@ -50,9 +50,9 @@ class VerdictsPane(Pane):
         subject = self.app.subject()
         if subject is None or action not in ("next_set", "homology"):
             return True
-        from ..app.verbs import has_protein_ids
-
-        return has_protein_ids(subject) if action == "homology" else not self._text_shown
+        return (
+            self.app.kit.has_protein_ids(subject) if action == "homology" else not self._text_shown
+        )
 
     _text_shown = False  # kit's text shown (a pipeline's): no run sets to step through
 
@@ -65,16 +65,14 @@ class VerdictsPane(Pane):
         """The subject's verdicts (``homology``: under homology): kit's text fitted to the pane
         (a pipeline's, as `kit verdicts|homology --pipeline` print it), or kit's own numbers
         ("sets", report) or ("homology", reading or None) for its tables."""
-        from ..app.verbs import has_protein_ids, verdicts
-        from ..app.verbs import homology as under_homology
         from ..views.verbs import pane_text
 
-        store, subject = self.app.store, self.app.subject()
+        k, subject = self.app.kit, self.app.subject()
         if subject is None:
             return "sets", None
-        homology = homology and has_protein_ids(subject)
+        homology = homology and k.has_protein_ids(subject)
         try:
-            rec = under_homology(store, subject) if homology else verdicts(store, subject)
+            rec = k.homology(subject) if homology else k.verdicts(subject)
         except KitError as e:
             if not homology:
                 raise

@@ -4,11 +4,12 @@ Each verb reads, plans (or runs) what one Subject (kit.core.subject) is of: kit'
 on a dataset, or a lab's pipeline file. Inside a verb the two may still go to their own reading
 of the one engine (kit.analysis.budget's budget or output_budget); above this module nothing asks
 which kind a subject is. A verb that cannot answer for a kind raises Refused, one line, saying
-what it needs. Progress and questions go through callbacks, as kit.app.audit.run_audit's do.
+what it needs. Progress and questions go through callbacks, the Protocols of kit.core.callbacks;
+front ends call them through kit.app.facade.Kit.
 """
 
 from .comparing import compare
-from .explaining import ExplainProgress, check_library, explain
+from .explaining import check_library, explain
 from .planning import Plan, plan
 from .reading import (
     across_splits,
@@ -18,6 +19,7 @@ from .reading import (
     export_runs,
     has_protein_ids,
     homology,
+    pairs,
     runs,
     tolerances,
     verdicts,
@@ -25,6 +27,7 @@ from .reading import (
 from .records import (
     BadOption,
     Budget,
+    Clash,
     Compared,
     Doctor,
     Explanation,
@@ -36,14 +39,25 @@ from .records import (
     factor_names,
 )
 from .reporting import Report, report
-from .running import ToRun, doctor, run, to_run
+from .running import (
+    HERE,
+    ToRun,
+    Where,
+    check_where,
+    doctor,
+    options_for,
+    run,
+    run_at,
+    to_run,
+)
 
 __all__ = [
+    "HERE",
     "BadOption",
     "Budget",
+    "Clash",
     "Compared",
     "Doctor",
-    "ExplainProgress",
     "Explanation",
     "Export",
     "Plan",
@@ -52,12 +66,14 @@ __all__ = [
     "Report",
     "Runs",
     "ToRun",
+    "Where",
     "Verdicts",
     "across_splits",
     "advise",
     "amplify",
     "budget",
     "check_library",
+    "check_where",
     "compare",
     "doctor",
     "explain",
@@ -65,9 +81,12 @@ __all__ = [
     "factor_names",
     "has_protein_ids",
     "homology",
+    "pairs",
+    "options_for",
     "plan",
     "report",
     "run",
+    "run_at",
     "runs",
     "to_run",
     "tolerances",

@@ -3,8 +3,7 @@ difference starts."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
+from ...core.callbacks import QUIET_EXPLAIN, Confirm, ExplainProgress
 from ...core.errors import Refused
 from ...core.subject import PIPELINE, Subject
 from ...data.pipelines import LabData
@@ -14,24 +13,6 @@ from ...runs.store.hosts import host_id
 from ..selection import as_selection, pipeline_info_of
 from .reading import known_factor
 from .records import Explanation
-
-
-class ExplainProgress:
-    """What `explain` reports as it goes; a front end overrides what it shows (here: nothing)."""
-
-    def planned(self, plan) -> None:
-        """The cross-fed runs are planned (``plan.feeds`` to make, ``plan.stored`` stored)."""
-
-    def scanning(self, scans: list, builds: int, runs: int) -> None:
-        """The release scan is planned: ``builds`` probe stacks to build, ``runs`` runs."""
-
-    def running(self, what: str, total: int):
-        """Around ``total`` runs of ``what`` ("cross-fed runs", "release scan"): a context
-        whose value is called once per run stored."""
-        return nullcontext(lambda spec: None)
-
-    def log(self, line: str) -> None:
-        """A line from building a stack."""
 
 
 def check_library(library) -> None:
@@ -49,9 +30,9 @@ def explain(
     subject: Subject,
     factor: str,
     library=None,
-    ask_build=lambda stacks: True,
-    ask_scan=lambda stacks: True,
-    progress: ExplainProgress = ExplainProgress(),
+    ask_build: Confirm[list] = lambda stacks: True,
+    ask_scan: Confirm[list] = lambda stacks: True,
+    progress: ExplainProgress = QUIET_EXPLAIN,
     cluster: str | None = None,
 ) -> Explanation:
     """Where each of ``factor``'s differences starts, stage by stage: the cross-fed runs it

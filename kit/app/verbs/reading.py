@@ -74,6 +74,19 @@ def budget(store: Store, subject: Subject, factor: str | None = None) -> Budget:
     return Budget(subject, kit_budget(store, subject.sha256, dict(subject.summary)))
 
 
+def pairs(store: Store, subject: Subject, factor: str | None = None) -> tuple:
+    """Kit's own pairs of the subject's dataset, every measure of each (``factor``: its pairs
+    alone; none stored: none), the rows `kit budget --factor` lists."""
+    if subject.kind == PIPELINE:
+        raise Refused(
+            f"{subject.label()} declares outputs, not stages: its pairs by output are in "
+            "kit budget --pipeline FILE.py --factor NAME"
+        )
+    from ...analysis.budget import pair_details
+
+    return tuple(pair_details(store, subject.sha256, factor))
+
+
 def verdicts(store: Store, subject: Subject, run_set: str | None = None) -> Verdicts:
     """The stability of the subject's verdicts (``run_set``: one set, or one factor's pairs)."""
     if subject.kind == PIPELINE:

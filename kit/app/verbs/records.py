@@ -18,6 +18,15 @@ class BadOption(Refused):
         self.option = option
 
 
+class Clash(Refused):
+    """Options that do not go together (``options``: the ones named, as typed), said in one
+    line: --timeout with --cluster, --hosts without one."""
+
+    def __init__(self, options: tuple[str, ...], message: str):
+        super().__init__(message)
+        self.options = options
+
+
 @dataclass(frozen=True)
 class Budget:
     """``data``: the budget (--json's object); kit's own with ``factor``: its pairs' rows.

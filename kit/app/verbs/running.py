@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from contextlib import closing, nullcontext
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from ...core import processes
+from ...core.callbacks import QUIET, Busy, Confirm, Log, Progress
 from ...core.errors import Failed, Refused
 from ...core.paths import kit_home, subdir
 from ...core.subject import DATASET, PIPELINE, Subject, of_dataset, of_pipeline
@@ -17,10 +21,16 @@ from ...data import load_dataset
 from ...data.dataset import SYNTHETIC, SYNTHETIC_N
 from ...data.pipelines import add_pipeline
 from ...envs.platforms import detect
+from ...runs.planning.options import PlanOptions, threads_problem
 from ...runs.store import Store
 from ..selection import opening_dataset, pipeline_or_dataset, select
 from .planning import plan
-from .records import Doctor, Ran
+from .records import BadOption, Clash, Doctor, Ran
+
+if TYPE_CHECKING:  # the runner and the audit are imported only when runs are made
+    from ...envs.platforms import Platform
+    from ...runs.executing.runner import Executor
+    from ..audit import Ask
 from .records import kit_factor_names as _kit_factor_names
 
 
@@ -76,13 +86,13 @@ def run(
     options,
     *,
     stack: str = "host",
-    jobs="auto",
-    executor=None,
-    progress=None,
-    confirm=lambda ask: True,
-    chosen=lambda subject: None,
-    should_stop=None,
-    plat=None,
+    jobs: int | str = "auto",
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    confirm: Confirm[Ask] = lambda ask: True,
+    chosen: Callable[[Subject], None] = lambda subject: None,
+    should_stop: Callable[[], bool] | None = None,
+    plat: Platform | None = None,
 ) -> Ran:
     """Plan ``target``'s factors (kit.app.verbs.plan, for either kind), run what the store
     lacks and return the budget after. ``chosen(subject)`` is told what is run before anything
@@ -115,7 +125,7 @@ def _run_own(
 ) -> Ran:
     from ...analysis.budget import budget as kit_budget
     from ...runs.executing.runner import PlanIncomplete
-    from ..audit import Progress, run_audit
+    from ..audit import run_audit
 
     planned = _planned(store, target, options, stack, executor, plat)
     a, failure = planned.work, None
@@ -124,7 +134,7 @@ def _run_own(
             a,
             store,
             confirm=confirm,
-            progress=progress or Progress(),
+            progress=progress or QUIET,
             jobs=jobs,
             executor=executor,
             planned=not planned.stacks,
@@ -146,9 +156,9 @@ def _run_file(
     store, target, options, stack, progress, jobs, executor, confirm, should_stop, plat
 ) -> Ran:
     from ...analysis.budget import output_budget
-    from ..audit import Ask, Progress, build_named, run_pairs
+    from ..audit import Ask, build_named, run_pairs
 
-    progress = progress or Progress()
+    progress = progress or QUIET
     planned = _planned(store, target, options, stack, executor, plat)
     if planned.stacks:  # asked and built as kit's own plan's are, then planned
         missing = list(planned.stacks)
@@ -194,10 +204,157 @@ def _run_file(
 _RUNS = {DATASET: _run_own, PIPELINE: _run_file}  # one way of running per subject kind
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where ``run_at`` makes its runs: here (``fresh``: a worker process per run; ``timeout``:
+    each run's deadline in seconds, None: kit's default) or on ``cluster`` (`kit run
+    --cluster`'s value; ``hosts``: the node classes the host factor compares)."""
+
+    cluster: str | None = None
+    hosts: tuple[str, ...] = ()
+    timeout: int | None = None
+    fresh: bool = False
+
+
+HERE = Where()
+
+
+def check_where(where: Where, threads: tuple[int, ...] = ()) -> None:
+    """The rules of where runs go, whichever front end asks, before anything starts: a
+    cluster's jobs have their own walltime (Clash), --hosts names a cluster's node classes
+    (Clash), and here thread counts are held to this machine's cores (BadOption --threads; a
+    cluster's are its workers')."""
+    if where.timeout and where.cluster:
+        raise Clash(
+            ("--timeout", "--cluster"),
+            "--timeout bounds runs made on this machine; a cluster's jobs have their "
+            "own walltime (docs/cluster.md)",
+        )
+    if where.hosts and not where.cluster:
+        raise Clash(
+            ("--hosts",), "--hosts names node classes of a cluster: add --cluster (docs/cluster.md)"
+        )
+    wrong = None if where.cluster else threads_problem(threads, processes.cores())
+    if wrong:
+        raise BadOption("--threads", wrong)
+
+
+def options_for(where: Where, **fields: Any) -> PlanOptions:
+    """The PlanOptions of runs made ``where`` says, its rules checked first (check_where, as
+    a front end's words are read: before a setting's own checks); on a cluster the cores are
+    its workers' (1: until they say)."""
+    check_where(where, tuple(fields.get("threads", ())))
+    return PlanOptions(**fields, cores=1 if where.cluster else 0)
+
+
+def run_at(
+    store: Store,
+    target: ToRun,
+    options: PlanOptions,
+    where: Where = HERE,
+    *,
+    stack: str = "host",
+    jobs: int | str = "auto",
+    progress: Progress | None = None,
+    confirm: Confirm[Ask] = lambda ask: True,
+    chosen: Callable[[Subject], None] = lambda subject: None,
+    should_stop: Callable[[], bool] | None = None,
+    plat: Platform | None = None,
+    say: Log = lambda line: None,
+) -> Ran:
+    """``run`` where ``where`` says, under its rules (check_where: a Clash or BadOption before
+    anything starts): on a cluster its node classes decide the plan (the class runs go to is
+    said), and a plan whose runs are all stored starts no job where the cluster's settings name
+    every class; here the executor ``where`` asks (fresh workers, a timeout). ``say(line)``:
+    what kit says of the cluster, one line each."""
+    check_where(where, options.threads)
+    # on a cluster, the cores are its workers' (1: until they say)
+    opts = replace(options, cores=1 if where.cluster else 0)
+    with placed(store, target, opts, where, stack, say) as (ex, opts):
+        return run(
+            store,
+            target,
+            opts,
+            stack=stack,
+            jobs=jobs,
+            executor=ex,
+            progress=progress,
+            confirm=confirm,
+            chosen=chosen,
+            should_stop=should_stop,
+            plat=plat,
+        )
+
+
+@contextmanager
+def placed(
+    store: Store, target: ToRun, opts: PlanOptions, where: Where, stack: str, say: Log
+) -> Iterator[tuple[Executor | None, PlanOptions]]:
+    """(the executor, the options planned with) where ``where`` says: none here unless fresh
+    workers or a timeout are asked; a cluster's, started only when its plan has runs to make,
+    with its node classes in the options. What the cluster submitted again is said last."""
+    with _stored_already(store, target, opts, where, stack, say) or _executor(where, say) as ex:
+        if ex is not None and ex.remote:  # a cluster: its node classes decide the plan
+            opts = replace(
+                opts, host=ex.default_host(), hosts=ex.resolve(where.hosts), cores=ex.fewest_cores()
+            )
+            classes = ex.classes()
+            say(
+                f"runs go to node class {opts.host} of {where.cluster}"
+                + (
+                    f" (it also has {', '.join(list(classes)[1:])}; --factor host --hosts "
+                    "compares classes)"
+                    if len(classes) > 1 and not where.hosts
+                    else ""
+                )
+            )
+        try:
+            yield ex, opts
+        finally:
+            retried = ex.retried_text() if ex is not None and ex.remote else None
+            if retried:
+                say(retried)
+
+
+def _stored_already(store, target, opts, where, stack, say):
+    """On a cluster whose settings name every node class: the unstarted cluster (as a
+    context) when every run of the plan is stored, so no job is submitted; else None."""
+    from ...runs.executing.unstarted import unstarted
+
+    ex = unstarted(where.cluster) if where.cluster else None
+    if ex is None:
+        return None
+    known = replace(
+        opts, host=ex.default_host(), hosts=ex.resolve(where.hosts), cores=ex.fewest_cores()
+    )
+    p = plan(store, target, target.factors, known, stack=stack, unfit=ex.unfit, refit=ex.refit)
+    if p.stacks or p.todo or not p.specs:
+        return None
+    say(
+        f"every run of the plan is stored ({len(p.specs)} on node class "
+        f"{known.host}): no job of {where.cluster} started"
+    )
+    return nullcontext(ex)
+
+
+def _executor(where: Where, say: Log):
+    """The cluster's executor when ``where`` names one (closed when the runs end), the local
+    one for fresh workers or a timeout, else none (the runner's own warm workers)."""
+    if not where.cluster:
+        if where.fresh or where.timeout:
+            from ...runs.executing.runner import LocalExecutor
+
+            return closing(LocalExecutor(fresh=where.fresh, timeout=where.timeout))
+        return nullcontext()
+    from ...runs.executing.dask_executor import DaskExecutor
+
+    return DaskExecutor(where.cluster, log=say)
+
+
 def doctor(
     file: str | None = None,
     n: int = 200,
-    busy=lambda what: nullcontext(),
+    busy: Busy = lambda what: nullcontext(),
     timeout: float | None = None,
 ) -> Doctor:
     """The machine's null experiment, thread probe and BLAS; with ``file``, that pipeline
