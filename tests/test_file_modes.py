@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from places import ROOT, SUPPORT
 
 _WRITE = """
 import sys
@@ -32,7 +31,7 @@ print(subdir("datasets") / "synthetic-120.json")
 
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_written_files_follow_the_umask(tmp_path, mask, mode):
-    code = _WRITE.format(tests=str(ROOT / "tests"), out=str(tmp_path))
+    code = _WRITE.format(tests=str(SUPPORT), out=str(tmp_path))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KIT_HOME": str(tmp_path / "home")}
     proc = subprocess.run(
         [sys.executable, "-c", code],

@@ -3,13 +3,11 @@ names the stacks the catalogue pairs (issue 26, item 8)."""
 
 import re
 import tomllib
-from pathlib import Path
 
+from places import ROOT
 from stored import budget_store
 
 from kit.analysis.verdicts import stability_report, verdict_sets
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_seed_set_is_listed_once_and_found_by_either_name(tmp_path):
