@@ -16,6 +16,8 @@ from kit.analysis.verdicts import (
     resample_weights,
     run_verdicts,
     stability,
+    stability_report,
+    verdict_sets,
 )
 
 
@@ -217,3 +219,11 @@ def test_a_ten_class_truth_gets_verdicts_and_a_regression_truth_one_line(kit_hom
     unfit = [line for line in out.splitlines() if line.startswith("UNFIT")]
     assert len(unfit) == 1, out  # one line for the one cause its three runs share
     assert "3 runs (" in " ".join(out.split()) and "regression target" in " ".join(out.split())
+
+
+# the seed run set is said once (issue 26, item 8)
+def test_the_seed_set_is_listed_once_and_found_by_either_name(tmp_path):
+    st = budget_store(tmp_path)
+    sets = verdict_sets(st, "d" * 64)
+    assert "seeds" in sets and "seed" not in sets
+    assert list(stability_report(st, "d" * 64, "seed")) == ["seeds"]

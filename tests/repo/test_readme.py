@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,17 @@ def test_every_readme_command_works_in_order_after_bootstrap(tmp_path):
         elif proc.returncode != 0:
             failures.append(f"{cmd}: exit {proc.returncode}\n{said[-1500:]}")
     assert not failures, "\n\n".join(failures)
+
+
+# the README says what is true: its sklearn row names the stacks the catalogue pairs (issue 26,
+# item 8)
+def test_the_readme_sklearn_row_is_the_catalogue():
+    cat = tomllib.loads((ROOT / "stacks" / "stacks.toml").read_text())
+    stacks = {s for pair in cat["pairs"]["sklearn"]["linux-x86_64"] for s in pair}
+    versions = sorted({cat["stack"][s]["scikit-learn"] for s in stacks})
+    row = next(
+        ln for ln in (ROOT / "README.md").read_text().splitlines() if ln.startswith("| `sklearn` |")
+    )
+    assert re.findall(r"1\.\d+\.\d+", row.split("at numpy")[0]) == versions
+    words = {2: "two", 3: "three", 4: "four"}
+    assert f"({words[len(stacks)]} stacks" in row
