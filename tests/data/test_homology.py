@@ -32,7 +32,7 @@ from kit.worker.contract import ContractError, check_outputs
 
 # its module fixtures (real runs, MMseqs2 clusterings) are made once: the module's tests share
 # one xdist worker
-pytestmark = pytest.mark.xdist_group("test_homology")
+pytestmark = pytest.mark.xdist_group("data/test_homology")
 
 AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 

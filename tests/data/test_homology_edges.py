@@ -22,7 +22,7 @@ AMINO = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 # its module fixtures (real runs, an MMseqs2 search) are made once: the module's tests share one xdist worker
 pytestmark = [
     pytest.mark.skipif(not _have_mmseqs(), reason="no MMseqs2 on this platform"),
-    pytest.mark.xdist_group("test_homology_edges"),
+    pytest.mark.xdist_group("data/test_homology_edges"),
 ]
 
 

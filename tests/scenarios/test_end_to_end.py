@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 # its module fixtures (real runs, an MMseqs2 search) are made once: the module's tests share one xdist worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_end_to_end")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scenarios/test_end_to_end")]
 KIT = [str(Path(sys.executable).with_name("kit"))]
 N = "300"
 

@@ -16,7 +16,7 @@ from kit.envs.platforms import detect
 
 # one worker builds the module's stacks once (uv's cache makes that quick, not free); each test
 # still makes sure of what it needs, so it passes alone or in any order
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_build")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("envs/kinds/test_catalogue")]
 
 
 @pytest.fixture(scope="module")
