@@ -1,6 +1,6 @@
 """A pipeline that looks where it stands: its environment and its working folder, written to
 the file KIT_TEST_SEEN names (one JSON line a run), for the test to see what a lab's code can
-find of kit's home (tests/test_contain)."""
+find of kit's home (tests/scenarios/test_running_a_pipeline_that_misbehaves.py)."""
 
 import json
 import os

@@ -1,5 +1,6 @@
 """A pipeline that prints as lab code does, on fd 1 every way: print, a tool it starts, a C
-library's printf and a raw os.write. None of it may reach kit's answers (tests/test_contain)."""
+library's printf and a raw os.write. None of it may reach kit's answers
+(tests/scenarios/test_running_a_pipeline_that_misbehaves.py)."""
 
 import ctypes
 import os
