@@ -263,7 +263,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
         )
     row(
         "workers' CPU per run (not above)",
-        [f"{s['kids'] / f['runs']:.2f} s" for s, f in zip(sides, figs)],
+        [f"{s['kids'] / f['runs']:.2f} s" for s, f in zip(sides, figs, strict=False)],
         "psutil: the Dask workers + the runs they waited for",
     )
     row("bytes back per run", [mb(f["back"]) for f in figs], "the arrays' .npy + the manifest")
@@ -289,7 +289,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
         [f"{f['grow'] / 1e6:+.2f} MB" + ("?" if f["runs"] < 8 else "") for f in figs],
         "RSS after each put_run: slope (?: < 8 runs, may hold the first runs' rise)",
     )
-    for n, s in zip(sizes, sides):
+    for n, s in zip(sizes, sides, strict=False):
         big = sorted(s["stage_bytes"].items(), key=lambda kv: -kv[1])[:3]
         print(
             f"{n:,} proteins: largest stages "
@@ -342,7 +342,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
     )
     row(
         "driver cores busy at that rate",
-        [f"{r / f['cap']:,.1f}" for r, f in zip(rate, figs)],
+        [f"{r / f['cap']:,.1f}" for r, f in zip(rate, figs, strict=False)],
         "rate / runs/s one core stores",
     )
     row(
@@ -362,7 +362,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
     )
     row(
         "network in at that rate",
-        [f"{r * f['back'] / 1e9:,.2f} GB/s" for r, f in zip(rate, figs)],
+        [f"{r * f['back'] / 1e9:,.2f} GB/s" for r, f in zip(rate, figs, strict=False)],
         "rate x bytes back",
     )
     for link, bw in LINKS.items():
@@ -376,7 +376,7 @@ def report(sizes: list, figs: list, sides: list, a) -> None:
         [f"{(f['rss1'] + (P - f['runs']) * max(0, f['grow'])) / 1e9:,.1f} GB" for f in figs],
         f"after + {P:,} x growth (linear)",
     )
-    for n, r, f in zip(sizes, rate, figs):
+    for n, r, f in zip(sizes, rate, figs, strict=False):
         caps = {
             "one driver core": f["cap"],
             **{f"a {k} link": bw / f["back"] for k, bw in LINKS.items()},
@@ -444,7 +444,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # its Dask side is one more size measured
         sides = {a.n: compare(a, Path(tmp))} if a.runs else {}
-        for n, k in zip(sizes, counts):
+        for n, k in zip(sizes, counts, strict=False):
             for r in range(a.scale_rounds):
                 order = (
                     ("mine", "theirs")

@@ -33,7 +33,8 @@ def _package(n, e, labels, k, d):
     (d / "in.fa").write_text("".join(f">{x}|label={labels[x]}\nA\n" for x in range(n)))
     (d / "e.csv").write_text(
         "".join(
-            f"{a},{b},{v!r}\n" for a, b, v in zip(e.i.tolist(), e.j.tolist(), e.similarity.tolist())
+            f"{a},{b},{v!r}\n"
+            for a, b, v in zip(e.i.tolist(), e.j.tolist(), e.similarity.tolist(), strict=True)
         )
     )
     config = dict(

@@ -229,7 +229,7 @@ def overhead(n: int, runs: int, tmp: Path) -> None:
     done = sorted((m for _, m in runs_of(home)), key=lambda m: m["started"])
     gaps = [
         b["started"] - a["finished"] - b["timings"]["import"]["wall_s"]
-        for a, b in zip(done, done[1:])
+        for a, b in zip(done, done[1:], strict=False)
     ]
     work = sum(m["finished"] - m["started"] + m["timings"]["import"]["wall_s"] for m in done)
     first = done[0]["started"] - done[0]["timings"]["import"]["wall_s"]

@@ -288,6 +288,44 @@ def test_a_full_disk_under_the_output_is_one_line(tmp_path, kit_home, args):
     assert last.startswith("kit: error: No space left on device") and "internal" not in proc.stderr
 
 
+def _own_mounts() -> bool:
+    """Whether this user may mount in a namespace of its own (unshare -rm: no root needed)."""
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.slow  # it starts kit (under unshare, which the fast tier's guard does not see)
+@pytest.mark.skipif(not _own_mounts(), reason="needs unshare -rm (mounts of its own)")
+def test_a_full_or_read_only_home_is_one_line_naming_it(tmp_path):
+    """KIT_HOME on a real full disk (a 16 KiB tmpfs) and on a real read-only one, mounted in a
+    namespace of the test's own: one line naming where, exit 1, never "a bug in kit". (As root
+    a chmod 0o555 stops nothing: a read-only file system stops root too.)"""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = f"""
+    mount -t tmpfs -o size=16k none "$1"
+    KIT_HOME="$1/home" {KIT} runs; echo "exit $?" >&2
+    umount "$1"; mount -t tmpfs -o size=1m,ro none "$1"
+    KIT_HOME="$1/home" {KIT} runs; echo "exit $?" >&2
+    """
+    proc = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", str(disk)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    home = disk / "home"
+    assert proc.stderr.splitlines() == [
+        f"kit: error: cannot write {home / 'store.sqlite'}: No space left on device; nothing "
+        f"was changed: free space on {disk} and run the same command again",
+        "exit 1",
+        f"kit: error: KIT_HOME {home} cannot be used: Read-only file system",
+        "exit 1",
+    ], proc.stderr
+
+
 @pytest.mark.parametrize(
     "args", [["report", "--out"], ["export", "--out"], ["tolerances", "--out"]]
 )

@@ -79,7 +79,7 @@ def predict(curve: list[Point], emb_rel: float | None) -> float | None:
     pts = [(math.log10(p["eps"]), p["flips_median"]) for p in curve]
     if x <= pts[0][0]:  # below the sweep: what its smallest noise did (usually nothing)
         return float(pts[0][1])
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
         if x <= x1:
             return float(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
     return float(pts[-1][1])

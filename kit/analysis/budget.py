@@ -135,7 +135,7 @@ def _row(
     models: dict[str, ModelBudget] = {}
     for m in _models(comps):
         # the pairs that measured it (a pair known by its digests alone measured no model)
-        have = [(c, ids) for c, ids in zip(comps, pair_ids) if m in c.models]
+        have = [(c, ids) for c, ids in zip(comps, pair_ids, strict=True) if m in c.models]
         flips = [c.models[m].flips for c, _ in have]
         one_class = {
             r
@@ -155,7 +155,7 @@ def _row(
             one_class_runs=len(one_class),
         )
     # verdicts are recomputed from the arrays: a pair without them has none to count
-    vchanges = [v for c, v in zip(comps, vchanges) if not c.digests_only]
+    vchanges = [v for c, v in zip(comps, vchanges, strict=True) if not c.digests_only]
     conf: defaultdict[str, set[str]] = defaultdict(set)
     for c in comps:
         for k, (va, vb) in confounds(factor, c.env_diff).items():

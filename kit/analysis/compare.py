@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.errors import KitError
-from ..core.hosts import host_id
 from ..runs.store import Store
+from ..runs.store.hosts import host_id
 from ..runs.store.records import Stage
 from ..worker.pipeline import MODELS
 from .auc import auc

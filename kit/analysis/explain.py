@@ -9,12 +9,12 @@ here and made by the runner; everything below reads them from the store, like a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from ..core import factors
-from ..core.hosts import host_id
 from ..core.spec import RunSpec
 from ..runs.store import Store
+from ..runs.store.hosts import host_id
 from ..runs.store.records import StoredPair
 from ..worker.pipeline import MODELS
 from . import amplify
@@ -143,34 +143,51 @@ def rerun_in_stacks(a: RunSpec, stacks: list[Any], groups: tuple[str, ...]) -> l
     ]
 
 
+class Uncrossed(NamedTuple):
+    """Why a stored pair cannot be cross-fed; ``never``: not here nor anywhere (not whole
+    pipeline runs, another split), where the rest is this machine's lack (b made elsewhere, a's
+    arrays not here) and the pair's stored cross-fed runs may still explain it."""
+
+    why: str
+    never: bool = False
+
+
 def unexplainable(
     store: Store, a: str, b: str, where: tuple[str, ...] = (), stored: bool = False
-) -> str | None:
+) -> Uncrossed | None:
     """Why a stored pair cannot be cross-fed (None: it can). Its cross-fed runs are b's, made
     where b was: ``where`` the hosts they can be made on now (this machine's id, a cluster's
     node classes; () = here). ``stored``: a pair whose b was made elsewhere reads as
     explainable when cross-fed runs of it are stored (made there before, or imported)."""
     ra, rb = store.run(a), store.run(b)
     if ra.spec.kind != "pipeline" or rb.spec.kind != "pipeline":
-        return (
+        return Uncrossed(
             f"its runs are {ra.spec.kind} and {rb.spec.kind} runs; only whole pipeline runs "
-            "are cross-fed"
+            "are cross-fed",
+            never=True,
         )
     if ra.spec.split != rb.spec.split:  # seed:split: what is measured changed, not how
-        return "its runs predict different test proteins (another split): no stage is compared"
+        return Uncrossed(
+            "its runs predict different test proteins (another split): no stage is compared",
+            never=True,
+        )
     if ra.spec.split >= 0:  # a feed run keeps the dataset's cut: it cannot re-split
-        return "its runs are a re-split (seed:split): cross-fed runs keep the dataset's own cut"
+        return Uncrossed(
+            "its runs are a re-split (seed:split): cross-fed runs keep the dataset's own cut"
+        )
     if rb.spec.host not in (where or (host_id(),)) and not (
         stored and _fed(store, ra.spec, rb.spec)
     ):
         if isinstance(rb.manifest.get("node"), dict):  # made on a cluster's node
-            return (
+            return Uncrossed(
                 f"its b run was made on node class {rb.spec.host} of a cluster: its "
                 "cross-fed runs are made there (kit explain --cluster)"
             )
-        return "its b run was made on another machine: cross-feeding reruns b's stack here"
+        return Uncrossed(
+            "its b run was made on another machine: cross-feeding reruns b's stack here"
+        )
     if not has_arrays(store, a):
-        return "a's arrays are not here (a bundle exported without --arrays)"
+        return Uncrossed("a's arrays are not here (a bundle exported without --arrays)")
     return None
 
 
@@ -291,9 +308,9 @@ def explain_factor(
     out: list[PairExplanation] = []
     skipped: list[tuple[str, str]] = []
     for p in pairs:
-        why = unexplainable(store, p.a, p.b, stored=True)
-        if why:
-            skipped.append((p.label, why))
+        uncrossed = unexplainable(store, p.a, p.b, stored=True)
+        if uncrossed:
+            skipped.append((p.label, uncrossed.why))
         else:
             out.append(explain_pair(store, p, curves, unit))
     return {"factor": factor, "pairs": out, "skipped": skipped}

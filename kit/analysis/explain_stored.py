@@ -29,9 +29,6 @@ from .explain import (
 from .records import BudgetRow
 from .releases import Release, apply_scan, is_scan_run, scan_groups, scan_index, verified_here
 
-# a pair kit explain never cross-feeds (torch or perturbed runs, another split): why, as it says
-_NEVER = ("only whole pipeline runs", "another split")
-
 Fed = dict[str, list[RunSpec]]  # {input run: [feed spec]}
 
 
@@ -155,9 +152,10 @@ def stored_explanation(
     for p in store.pairs(dataset):
         if p.factor != factor or level not in (None, p.level):
             continue
-        why = unexplainable(store, p.a, p.b)
-        if why and any(w in why for w in _NEVER):
-            out["skipped"].append((p.label, why))
+        uncrossed = unexplainable(store, p.a, p.b)
+        why = uncrossed.why if uncrossed else None
+        if uncrossed and uncrossed.never:
+            out["skipped"].append((p.label, uncrossed.why))
             continue
         out["stored"] = out["stored"] or _own(store, p, fed)
         e = explain_pair(store, p, curves, unit)

@@ -418,13 +418,13 @@ def _positions(
     if isinstance(ids, Unfit):
         raise ids
     at = [index.get(x, -1) for x in ids]
-    missing = [x for x, i in zip(ids, at) if i == -1]
+    missing = [x for x, i in zip(ids, at, strict=True) if i == -1]
     if missing:
         raise Unfit(
             f"{len(missing):,} of the {len(ids):,} ids of its {output} are not in "
             f"dataset {ds_name} (first {missing[0]!r})"
         )
-    twice = [x for x, i in zip(ids, at) if i == -2]
+    twice = [x for x, i in zip(ids, at, strict=True) if i == -2]
     if twice:
         raise Unfit(
             f"{len(twice):,} ids of its {output} are in dataset {ds_name} more than "

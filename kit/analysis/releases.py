@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.hosts import host_id
 from ..core.spec import RunSpec
 from ..envs.releases import is_final, key
 from ..runs.store import Store
+from ..runs.store.hosts import host_id
 from .compare import STAGES
 from .explain import GROUP, PairExplanation, ReleaseRow, rerun_in_stacks
 

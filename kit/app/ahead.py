@@ -6,6 +6,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import OrderedDict
+from typing import cast
 
 from threadpoolctl import threadpool_limits
 
@@ -89,7 +90,8 @@ class Ahead:
                     pass
 
     def _analyse(self, run_id: str) -> None:
-        store = self._store
+        # a Store to the analysis: its own array(), every other attribute the store's
+        store = cast(Store, self._store)
         if has_verdicts(store.run(run_id).spec):
             run_verdicts(store, run_id)
         for a, b in self._pairs:

@@ -43,7 +43,7 @@ class Audit:
     factors: tuple
     options: PlanOptions
     stack: str = HOST
-    platform: Platform | None = None
+    platform: Platform = field(default_factory=detect)
     stacks: list = field(default_factory=list)  # stacks to build before planning
     pairs: list = field(default_factory=list)
     specs: list = field(default_factory=list)  # unique run specs, reference embedding first
@@ -197,10 +197,10 @@ def estimate_seconds(audit: Audit, store: Store, at_once: int = 1) -> float | No
             each.append(float(np.median(same)))
             continue
         # other datasets: scale by size (the pipeline is roughly linear in proteins here)
-        sized = [
+        timed = [
             (r.manifest["wall_s"], sizes.get(r.spec.dataset)) for r in runs if r.spec.kind == s.kind
         ]
-        sized = [w * audit.dataset.n / rows for w, rows in sized if rows]
+        sized = [w * audit.dataset.n / rows for w, rows in timed if rows]
         if not sized:
             return None
         each.append(float(np.median(sized)))
@@ -291,7 +291,7 @@ class Ask:
     """What an audit asks before it goes on: to build ``stacks`` [(name, download bytes or
     None)] first, or to do ``runs`` runs (more than ASK_ABOVE)."""
 
-    audit: Audit
+    audit: Audit | None  # None: a pipeline file's plan (its info is no Audit)
     store: Store
     stacks: list = field(default_factory=list)
     runs: int = 0
@@ -440,7 +440,7 @@ def file_pairs(
         f
         for f in factor_names
         if f.startswith("seed:")
-        or (factors.get(f) is not None and factors.get(f).planned != factors.STACKS)
+        or ((known := factors.get(f)) is not None and known.planned != factors.STACKS)
     ]
     for f in single:  # a misspelt seed:NAME is refused, even where its stack is lost
         if (

@@ -23,7 +23,6 @@ from pathlib import Path
 from ..core.atomic import atomic_path
 from ..core.caps import stage_bytes, stage_too_big
 from ..core.errors import KitError
-from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..core.spools import EXPORT, spool
 from ..core.version import __version__
@@ -36,6 +35,7 @@ from ..envs.containers.runtime import runtime
 from ..envs.kinds.container import split_name
 from ..envs.probes import carried
 from ..runs.store import Store
+from ..runs.store.hosts import host
 from ..worker.dtypes import recorded_problem
 from ..worker.kinds import shown
 from .bundle_checks import FORMAT
@@ -113,15 +113,14 @@ def image_recipes(runs, archives: bool) -> dict:
     """{container stack: its image's recipe} of the runs' container stacks whose image is the
     one built here (kit.envs.containers.images.carried); ``archives``: each is to be carried
     too, and one that is not here any more is refused (its recipe alone can be exported)."""
-    ran: dict = {}
+    ran: dict[tuple[str, tuple], set] = {}  # {(container stack, (stack, base)): image ids}
     for r in runs:
         parts = split_name(r.spec.stack)
         # a bundle's image loaded here is not passed on: its runs' manifests still name it
         if parts is not None and not is_loaded(parts[1]):
-            ran.setdefault(r.spec.stack, set()).add(r.spec.stack_id)
+            ran.setdefault((r.spec.stack, parts), set()).add(r.spec.stack_id)
     out = {}
-    for name, ids in sorted(ran.items()):
-        stack, base = split_name(name)
+    for (name, (stack, base)), ids in sorted(ran.items()):
         rec = images.record(stack, base) or {}
         if ids == {rec.get("id")}:
             out[name] = {**images.carried(rec), "archive": archives}

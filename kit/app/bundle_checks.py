@@ -154,7 +154,7 @@ def _check_run(r: Run, path) -> None:
     try:
         spec = run_spec(r.spec)
     except DocumentError as e:
-        raise KitError(f"{name} has a malformed spec ({str(e).removeprefix('spec: ')})") from None
+        raise KitError(f"{name} has a malformed spec ({e.reason})") from None
     if spec.run_id != r.id:
         raise KitError(f"{name}'s id does not match its spec")
     if spec.kind == "feed" and set(r.stages) != set(fed_stages(spec.feed)):

@@ -31,7 +31,9 @@ from ..core.documents import (
 from ..core.errors import KitError
 from ..worker.contract import plain_output_name
 
-FORMAT = "kit-bundle/1"
+# a type names its value once more: mypy takes no variable in Literal[], and checks the two agree
+_FormatName = Literal["kit-bundle/1"]
+FORMAT: _FormatName = "kit-bundle/1"
 MAX_RUNS = 2**16  # 32 MiB of JSON holds ~10,000 runs; the bytes bind first
 MAX_RUN_BYTES = 4 * 2**20  # one run's record: a lab run of 1,024 outputs writes ~0.4 MiB
 MAX_PIPELINE_SOURCE = 4 * 2**20 * 4 // 3 + 4  # a 4 MiB file in base64 (bundle_pipelines)
@@ -158,7 +160,7 @@ _Hint = Annotated[
 class _Head(Struct, forbid_unknown_fields=True):
     """bundle.json with its runs left as bytes: each is decoded on its own (bounded first)."""
 
-    format: Literal[FORMAT]
+    format: _FormatName
     host: Host
     created: _Short
     runs: Annotated[list[Raw], Meta(max_length=MAX_RUNS)]

@@ -5,6 +5,7 @@ experiment alone (``file_doctor``)."""
 from __future__ import annotations
 
 from contextlib import closing
+from typing import Any
 
 from ..analysis.budget import budget
 from ..core import processes
@@ -67,7 +68,8 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
             }
         )
     cores = processes.cores()
-    stacks = [
+    # {"name", "command", "expected_blas"}, and the stack doctor's "measured" fingerprint if any
+    stacks: list[dict[str, Any]] = [
         {"name": "host", "command": stack_kind(HOST).runnable().command, "expected_blas": None}
     ]
     for r in stack_doctor([], plat):
@@ -80,7 +82,7 @@ def machine_doctor(plat: Platform, n: int = 200) -> dict:
                     "measured": r["measured"],
                 }
             )
-    out_stacks = []
+    out_stacks: list[dict[str, Any]] = []
     for s in stacks:
         measured = s["measured"] if "measured" in s else fingerprint(s["command"])
         found = problems(measured, s["expected_blas"], plat.cpu_flags)
@@ -163,6 +165,7 @@ def file_doctor(path, store: Store, timeout: float | None = None) -> dict:
     is new, so two hours)."""
     with closing(LocalExecutor(timeout=timeout)) as ex:
         b = au.run_file(path, ("repeat", "process"), PlanOptions(), store, executor=ex)
+    assert b is not None  # None is a confirm's no; none is asked here
     rows = [b["factors"].get(f, {"outputs": {}, "pairs": 0}) for f in ("repeat", "process")]
     return {
         "pipeline": b["pipeline"],

@@ -14,13 +14,13 @@ from ..analysis.explain import explain_factor, feeds_needed
 from ..core import factors
 from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import KitError
-from ..core.hosts import host_id
 from ..data import Dataset, load_dataset
 from ..data.dataset import SYNTHETIC
 from ..envs.kinds import stack_kind
 from ..envs.platforms import detect
 from ..runs.executing.runner import run_all
 from ..runs.store import Store
+from ..runs.store.hosts import host_id
 from .selection import Selection
 
 

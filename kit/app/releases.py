@@ -46,7 +46,8 @@ def plan_scans(store: Store, factor: str, pairs: list, library: tuple | None = N
     """([Scan], [why a pair is not scanned]) for the pairs whose stages originate a difference
     (a lab file's pairs: whose outputs differ; the whole file is rerun in each release); every
     release is locked here (uv resolves it: cheap, nothing is installed)."""
-    scans, notes, plat, lists = [], [], detect(), {}
+    scans, notes, plat = [], [], detect()
+    lists: dict[str, list | KitError] = {}  # {package: its releases, or why none are listed}
     package = library[0] if library else LIBRARY.get(factor)
     if package is None:
         return [], []

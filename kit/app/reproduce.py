@@ -18,7 +18,6 @@ from ..analysis.records import Comparison
 from ..analysis.verdicts import run_label
 from ..core.callbacks import Confirm, Log, OnDone
 from ..core.errors import KitError
-from ..core.hosts import host
 from ..core.spec import RunSpec
 from ..data import load_dataset, save_dataset
 from ..data.pipelines import LabData, add_pipeline, file_sha256, pipeline_info, present, verify
@@ -29,6 +28,7 @@ from ..envs.kinds import split_name, stack_kind
 from ..envs.platforms import Platform, detect
 from ..runs.executing.runner import run_all
 from ..runs.planning.options import Pair
+from ..runs.store.hosts import host
 from .bundle import import_bundle, local_dataset, opened, recorded_rows
 
 FACTOR = "host"
@@ -185,9 +185,10 @@ def _trusted(doc: dict, path, trust, log) -> dict:
     swap, rt = {}, runtime()
     for stack, p in sorted(carried.items()):
         log(f"checking and loading the image of {stack} the bundle carries")
-        swap[stack] = loaded.load(
-            rt, split_name(stack)[0], p, doc["images"][stack], _bundle_sha(path)
-        )
+        parts = split_name(stack)
+        if parts is None:  # a bundle carries images of container stacks alone
+            raise KitError(f"the bundle carries an image for {stack!r}, not a container stack")
+        swap[stack] = loaded.load(rt, parts[0], p, doc["images"][stack], _bundle_sha(path))
     return swap
 
 
@@ -222,7 +223,8 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
     needed = _to_build(specs.values(), plat, swap)
     if needed and not confirm(needed):
         raise KitError("not compared: the stacks it needs were not built; nothing was written")
-    twins, reasons = {}, {}
+    twins: dict[str, RunSpec | str] = {}  # {run id: its twin here, or why it has none}
+    reasons: dict[str, str] = {}
     for r in runs:
         spec = specs[r["id"]]
         stack = swap.get(spec.stack, spec.stack)
@@ -237,9 +239,10 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
         twins[r["id"]] = twin
         if isinstance(twin, str):
             reasons[r["id"]] = twin
+    made = {i: t for i, t in twins.items() if isinstance(t, RunSpec)}
     by_dataset: dict = {}
     for r in runs:
-        if isinstance(twins[r["id"]], RunSpec):
+        if r["id"] in made:
             by_dataset.setdefault(specs[r["id"]].dataset, []).append(r)
     datasets = {
         sha: pipeline_data(doc, sha)
@@ -251,7 +254,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
     pairs = []
     for sha, rs in by_dataset.items():
         ds = datasets[sha]
-        local = [twins[r["id"]] for r in rs]
+        local = [made[r["id"]] for r in rs]
         ref = [s for s in local if s.kind == "pipeline"]  # embeddings before the torch runs
         run_all(ref, ds, store, jobs=jobs, on_done=on_done)
         run_all(
@@ -268,7 +271,7 @@ def _compare(store, path, found, plat, jobs, on_done, log, confirm, pipelines, s
                     FACTOR,
                     "",
                     a,
-                    twins[r["id"]],
+                    made[r["id"]],
                     f"{doc['host']['name']} vs {host()['name']}: {run_label(a)}",
                 )
             )
@@ -343,7 +346,8 @@ def summarise(store, doc, pairs, reasons, imported) -> dict:
     elif any(not all(d["comparison"].identical.values()) for d in blind):
         # bits differ where only digests are known: how far, and whether it matters, is unknown
         first = sorted(
-            {first_difference(d["comparison"]) for d in blind} - {None}, key=list(STAGES).index
+            {s for d in blind if (s := first_difference(d["comparison"])) is not None},
+            key=list(STAGES).index,
         )
         answer = (
             f"differs in bits: {len(per_run) - identical} of {len(per_run)} runs differ "
@@ -469,7 +473,8 @@ def summarise_outputs(store, doc: dict, pairs: list, reasons: dict, imported: di
     """The answer for a pipeline file's bundle, each pair compared output by output by kind
     (as kit.analysis.by_kind compares a pair): identical outputs, or which outputs differ
     and by how much; a probabilities output's flips are changed predictions."""
-    per_run, flips, differ, probabilities = [], 0, {}, False
+    per_run, flips, probabilities = [], 0, False
+    differ: dict[str, int] = {}  # {output: pairs in which it differs}
     for p in pairs:
         kinds = pipeline_info(p.a.pipeline).get("kinds", {})
         probabilities = probabilities or "probabilities" in kinds.values()

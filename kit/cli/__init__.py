@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 
-from ..core.errors import KitError
-from ..core.logs import bug_line
+from ..core.errors import KitError, Refused
+from ..core.said import RESUMES, Said, translate
 from ..core.version import __version__
 from . import bundles, cluster, data, explain, read, run, stacks, system, tolerances
 from .common import Parser, add_wide
@@ -45,7 +45,6 @@ def _on_signal(signum, frame):
     raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
 
 
-RESUMES = "finished runs are stored, run the same command to resume"
 _args: list = []  # the command being run: its words for what an interrupt kept
 
 
@@ -85,13 +84,11 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # a failed write of the output is handled here, not at exit
         return _ended_by_signal(_signalled[0]) if _signalled else code
     except KitError as e:
-        option = getattr(e, "option", None)  # kit.app.verbs.BadOption: --factor's value
-        if option and getattr(args, "parser", None) is not None:  # said as a usage error
-            args.parser.error(f"argument {option}: {e}")
+        if isinstance(e, Refused) and e.option and getattr(args, "parser", None) is not None:
+            args.parser.error(f"argument {e.option}: {e.reason}")  # said as a usage error
         if _signalled:  # the error an interrupt caused (a cluster closed under a run)
             return _ended_by_signal(_signalled[0])
-        print(f"kit: error: {e}", file=sys.stderr)
-        return e.exit_code
+        return _say(translate(e))
     except KeyboardInterrupt:
         return _ended_by_signal(signal.SIGINT)
     except _Terminated:
@@ -102,31 +99,23 @@ def main(argv=None) -> int:
         # the reader went away (`kit runs | head`): end quietly, as `ls | head` does
         _quiet_stdout()
         return 141
-    except OSError as e:
+    except Exception as e:  # noqa: BLE001 - a bug: one line for the user, the traceback in a file
         if _signalled:  # a connection a signal closed under a run (a cluster's)
             return _ended_by_signal(_signalled[0])
-        from ..core.machine_errors import machine_state
-
-        # a full disk, a folder this user cannot write: the machine's state, not a bug
-        said = machine_state(e, _output_path() if e.errno in (errno.ENOSPC, errno.EDQUOT) else None)
-        if said is None:
-            return _bug(e)
-        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        # a full disk under the output: named, and what is left of the output sent nowhere
+        full = isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
+        said = translate(e, _output_path() if full else None)
+        if full and not said.bug:
             _quiet_stdout()
-        print(f"kit: error: {said}", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - a bug: one line for the user, the traceback in a file
-        if _signalled:
-            return _ended_by_signal(_signalled[0])
-        return _bug(e)
+        return _say(said)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
 
 
-def _bug(e: Exception) -> int:
-    print(f"kit: {bug_line(e)}", file=sys.stderr)
-    return 1
+def _say(said: Said) -> int:
+    print(said.line, file=sys.stderr)
+    return said.exit_code
 
 
 def _output_path() -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..core import factors
-from ..core.errors import KitError
+from ..core.errors import Refused
 from ..envs.catalogue import definitions
 from ..envs.platforms import detect
 from .common import Parser, known_stack, path, print_json
@@ -90,8 +90,8 @@ def _container_names(args, names: list) -> list:
     if base not in BASES:  # REF@sha256:HEX, else a usage error naming both forms
         try:
             base = digest_name(base)
-        except KitError as e:
-            args.parser.error(f"argument --base: {str(e).removeprefix('--base ')}")
+        except Refused as e:
+            args.parser.error(f"argument --base: {e.reason}")
     out = []
     for n in names:
         if split_name(n) is not None:

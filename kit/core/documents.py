@@ -50,7 +50,13 @@ T = TypeVar("T")
 
 
 class DocumentError(KitError):
-    """A document that is not what kit writes: the one line names the first field at fault."""
+    """A document that is not what kit writes: the one line names the first field at fault.
+    ``what``: the document ("spec", "manifest"), where named; ``reason``: what is wrong in it,
+    for a caller that names the document its own way."""
+
+    def __init__(self, reason: str, what: str | None = None):
+        super().__init__(f"{what}: {reason}" if what else reason)
+        self.what, self.reason = what, reason
 
 
 # -- a run's spec ------------------------------------------------------------------------------
@@ -104,11 +110,11 @@ def _to_spec(doc: _Spec) -> RunSpec:
     names = [k for k, _ in doc.seeds] + [k for k, _ in doc.env]
     bad = next((n for n in names if not control_free(n)), None)
     if bad is not None:
-        raise DocumentError(f"spec: the name {bad[:40]!r} holds a control character")
+        raise DocumentError(f"the name {bad[:40]!r} holds a control character", what="spec")
     try:
         return RunSpec.from_dict(msgspec.to_builtins(doc))
     except (TypeError, ValueError) as e:
-        raise DocumentError(f"spec: {e}") from None
+        raise DocumentError(str(e), what="spec") from None
 
 
 # -- a run's stages and manifest ---------------------------------------------------------------
@@ -220,15 +226,15 @@ def decode_manifest(raw: object) -> dict[str, Any]:
         try:
             given = msgspec.json.decode(raw)
         except msgspec.DecodeError:
-            raise DocumentError("manifest: not JSON") from None
+            raise DocumentError("not JSON", what="manifest") from None
     doc = convert(given, Manifest, "manifest")  # a JSON object, then
     assert isinstance(given, dict)
     why = manifest_names(doc, given)
     if why:
-        raise DocumentError(f"manifest: {why}")
+        raise DocumentError(why, what="manifest")
     walls = (doc.wall_s, *(t.wall_s for t in doc.timings.values()))
     if not all(math.isfinite(w) for w in walls):
-        raise DocumentError("manifest: a wall time is not a finite number")
+        raise DocumentError("a wall time is not a finite number", what="manifest")
     return given
 
 
@@ -294,18 +300,14 @@ def control_free(name: str) -> bool:
     )
 
 
-def _where(e: msgspec.ValidationError, what: str) -> str:
-    return f"{what}: {str(e)[:200]}"
-
-
 def decode(raw: str | bytes, type_: type[T], what: str) -> T:
     """``raw`` JSON (str or bytes) as ``type_``, strictly; DocumentError naming ``what``."""
     try:
         return msgspec.json.decode(raw, type=type_, strict=True)
     except msgspec.ValidationError as e:
-        raise DocumentError(_where(e, what)) from None
+        raise DocumentError(str(e)[:200], what=what) from None
     except msgspec.DecodeError:
-        raise DocumentError(f"{what}: not JSON") from None
+        raise DocumentError("not JSON", what=what) from None
 
 
 def convert(obj: object, type_: type[T], what: str) -> T:
@@ -313,4 +315,4 @@ def convert(obj: object, type_: type[T], what: str) -> T:
     try:
         return msgspec.convert(obj, type=type_, strict=True)
     except msgspec.ValidationError as e:
-        raise DocumentError(_where(e, what)) from None
+        raise DocumentError(str(e)[:200], what=what) from None

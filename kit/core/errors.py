@@ -38,7 +38,14 @@ class NotFound(KitError):
 
 class Refused(KitError):
     """Input kit will not take: a document that breaks its schema, an option that does not fit
-    the subject, a path it must not write through. Nothing was read past it or written."""
+    the subject, a path it must not write through. Nothing was read past it or written.
+    ``option``: the command-line option at fault, where one is (the CLI says it as a usage
+    error for that option); ``reason``: what is wrong, without the option's name."""
+
+    def __init__(self, message: str, option: str | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.option = option
+        self.reason = reason if reason is not None else message
 
 
 class Failed(KitError):

@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+from .hosts import read_record
 from .small_files import DATASET, SMALL, NotKits, read_home_json, shape_problem
 
 PIPELINE = 4 << 20  # a lab's pipeline file (kit.worker.contract reads at most this)
@@ -31,8 +32,6 @@ def problems(home: Path) -> list[tuple[Path, str]]:
     """(path, why) of each file kept in ``home`` that is not one kit could have written: a link,
     a FIFO, a device, a folder or too large (from lstat alone: nothing such is opened), a small
     JSON record that is not JSON, and a host.json that is not this machine's record."""
-    from .hosts import read_record
-
     out = []
     for pattern, limit in KEPT:
         for path in sorted(Path(home).glob(pattern)):

@@ -51,7 +51,8 @@ class Clustering:
         leak = self.test_with_train_homolog
         return {
             "clusters": int(sizes.size),
-            "largest": int(sizes.max(initial=0)),
+            # np.max, not sizes.max: numpy's stubs type no argument-free ndarray.max
+            "largest": int(np.max(sizes, initial=0)),
             "singletons": int((sizes == 1).sum()),
             "test_with_train_homolog": float(leak.mean()) if leak.size else 0.0,
             "test_with_train_homolog_count": int(leak.sum()),

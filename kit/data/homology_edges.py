@@ -143,10 +143,10 @@ def _load_edges(path: Path, ds: Dataset, identity: float, coverage: float) -> Ed
             f"hold a pair or identity outside the dataset (edge {k}: proteins "
             f"{i[k]} and {j[k]} of {ds.n}, identity {f[k]})",
         )
-    e = Edges(ds.sha256, identity, coverage, meta["tool"], i, j, f)
-    if e.digest != meta.get("digest"):
+    edges = Edges(ds.sha256, identity, coverage, meta["tool"], i, j, f)
+    if edges.digest != meta.get("digest"):
         raise _refuse(path, "do not match their digest")
-    return e
+    return edges
 
 
 def stored_edges(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> Edges | None:
@@ -230,7 +230,7 @@ def hits(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> tuple:
         return (*found, True)
     from .mmseqs import easy_search, mmseqs_path, tool_name
 
-    found = easy_search(ds.seqs[ds.n_train :], ds.seqs[: ds.n_train], identity, coverage)
+    hit = easy_search(ds.seqs[ds.n_train :], ds.seqs[: ds.n_train], identity, coverage)
     tool = tool_name(mmseqs_path())
     doc = {
         "format": FORMAT,
@@ -240,10 +240,10 @@ def hits(ds: Dataset, identity=IDENTITY, coverage=COVERAGE) -> tuple:
         "identity": identity,
         "coverage": coverage,
         "tool": tool,
-        "test_with_train_hit": sorted(found),
+        "test_with_train_hit": sorted(hit),
     }
     doc["digest"] = _hits_digest(doc)
     write_bytes(_hits_path(ds.sha256, identity, coverage), json.dumps(doc).encode())
     mask = np.zeros(ds.n_test, dtype=bool)
-    mask[sorted(found)] = True
+    mask[sorted(hit)] = True
     return mask, tool, False

@@ -176,7 +176,7 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
     if c.dataset != ds.sha256 or len(c.labels) != ds.n:
         raise KitError(f"the clustering given is not of dataset {ds.name!r}")
     labels = np.asarray(c.labels, dtype=np.int64)
-    sizes = np.bincount(labels)
+    sizes = np.bincount(labels)  # np.max(sizes): numpy's stubs type no argument-free .max()
     n = ds.n
     target_test = n - n_train_for(n)
     test_side = assign(c, split_seed, ds.labels)
@@ -187,7 +187,7 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
         n_test,
         n - n_test,
         target_test,
-        f"its largest cluster holds {sizes.max():,} of {n:,} proteins",
+        f"its largest cluster holds {np.max(sizes):,} of {n:,} proteins",
     )
     meta = {
         "split": "homology",
@@ -202,7 +202,7 @@ def homology_split(ds: Dataset, c: Clustering, name: str, split_seed: int = SPLI
         new,
         n - target_test,
         target_test,
-        int(sizes.max()),
+        int(np.max(sizes)),
         int((~test_side).sum()),
         int(test_side.sum()),
     )

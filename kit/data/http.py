@@ -13,6 +13,7 @@ import os
 import time
 import zlib
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlparse
 
 from ..core.errors import Failed, HttpStatus, KitError, TooSlow, Unreachable
@@ -40,7 +41,7 @@ class Limits:
             "retry_after_max_s": "KIT_FETCH_RETRY_AFTER_MAX",
             "page_s": "KIT_FETCH_PAGE_DEADLINE",
         }
-        values = {}
+        values: dict[str, Any] = {}  # floats from the environment, any field from ``over``
         for field, var in env.items():
             if os.environ.get(var):
                 try:
@@ -180,7 +181,11 @@ class Fetcher:
                 if not chunk:
                     break
                 raw += chunk
-                out += dec.decompress(chunk, lim.page_bytes + 1 - len(out)) if gz else chunk
+                out += (
+                    dec.decompress(chunk, lim.page_bytes + 1 - len(out))
+                    if dec is not None
+                    else chunk
+                )
                 if len(out) > lim.page_bytes:
                     raise KitError(
                         f"a page from {self.what} is larger than "
@@ -195,7 +200,7 @@ class Fetcher:
         length = r.headers.get("Content-Length")
         if length and length.isdigit() and int(length) != len(raw):
             return None, f"the body was cut short ({len(raw)} of {length} bytes)", False
-        if gz and not dec.eof:
+        if dec is not None and not dec.eof:
             return None, "the gzip stream was cut short", False
         return bytes(out), None, False
 

@@ -114,7 +114,7 @@ def _workdir():
 def _fasta(path: Path, seqs, ids) -> None:
     """Headers are kit's indices, so that no accession's odd characters reach mmseqs."""
     with open(path, "w") as f:
-        for i, s in zip(ids, seqs):
+        for i, s in zip(ids, seqs, strict=True):
             f.write(f">{i}\n{s}\n")
 
 
@@ -213,7 +213,9 @@ def _pairs(text: str, n: int) -> tuple:
         if not (0 <= q < n and 0 <= t < n) or not 0 <= f <= 1:
             raise KitError(f"mmseqs hit table: unknown protein or identity in {line[:60]!r}")
         if q != t:
-            i.append(q), j.append(t), ident.append(f)
+            i.append(q)
+            j.append(t)
+            ident.append(f)
     return (np.asarray(i, np.int64), np.asarray(j, np.int64), np.asarray(ident, np.float64))
 
 

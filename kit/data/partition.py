@@ -159,9 +159,10 @@ def merge(g: Graph, part: np.ndarray, k: int, n_train: int) -> np.ndarray:
     """Partitions merged into train (0) and test (1): train the ``n_train`` partitions most
     connected among themselves, test the rest (GraphPart's train/test combination)."""
     conn = connections(g, part, k)
-    best, score = (), -1.0
+    best: tuple[int, ...] = ()
+    score = -1.0
     for comb in combinations(range(k), n_train):
-        s = conn[np.ix_(comb, comb)].sum()
+        s = float(conn[np.ix_(comb, comb)].sum())
         if s > score:
             best, score = comb, s
     return np.where(np.isin(part, best), 0, 1)

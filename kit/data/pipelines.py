@@ -107,7 +107,8 @@ def declared(name: str, data: bytes) -> dict:
     try:
         tree = ast.parse(data, filename=name)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:  # a NUL byte: no line
-        at = f"{name}:{e.lineno}" if getattr(e, "lineno", None) else name
+        lineno = getattr(e, "lineno", None)
+        at = f"{name}:{lineno}" if lineno else name
         why = getattr(e, "msg", None) or str(e) or type(e).__name__
         raise KitError(f"{at}: the pipeline file does not parse ({why})") from None
     found = {}
@@ -118,16 +119,19 @@ def declared(name: str, data: bytes) -> dict:
         ):  # the last def wins, as in Python
             params = [*node.args.posonlyargs, *node.args.args]  # the worker checks the rest
             dtype = len(params) >= 2 and params[1].arg == "dtype"
-        target = (
-            node.targets[0]
-            if isinstance(node, ast.Assign) and len(node.targets) == 1
-            else node.target
-            if isinstance(node, ast.AnnAssign) and node.value
-            else None
-        )
-        if isinstance(target, ast.Name) and target.id in ("SEEDS", "KINDS", "REQUIRES"):
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value:
+            target, value = node.target, node.value
+        if (
+            isinstance(target, ast.Name)
+            and target.id in ("SEEDS", "KINDS", "REQUIRES")
+            and value is not None
+        ):
             try:
-                found[target.id] = ast.literal_eval(node.value)
+                found[target.id] = ast.literal_eval(value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 raise KitError(
                     f"{name}:{node.lineno}: {target.id} must be written out as a "

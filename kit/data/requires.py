@@ -80,4 +80,11 @@ def digest(requires) -> str:
 
 def names(requires) -> list:
     """The project names of normalised requirements (check_requires'): what a run records."""
-    return [re.match(r"[a-z0-9._-]+", r).group(0) for r in requires]
+    return [_name(r) for r in requires]
+
+
+def _name(requirement: str) -> str:
+    m = re.match(r"[a-z0-9._-]+", requirement)
+    if m is None:  # check_requires' normal form starts with its project's name
+        raise ValueError(f"not a normalised requirement: {requirement!r}")
+    return m.group(0)

@@ -81,7 +81,7 @@ class Sink:
                 return self._doom()
         if self.doomed:
             return
-        for col, text in zip(self._batch, (acc, seq, org)):
+        for col, text in zip(self._batch, (acc, seq, org), strict=True):
             col.append(text)
         self.labels.append(label)
         self._lines.append(no)
@@ -98,7 +98,7 @@ class Sink:
                     k: tempfile.TemporaryFile(dir=self.spill_dir)  # noqa: SIM115
                     for k in (*_TEXT, "lines")
                 }
-            for key, col in zip(_TEXT, self._batch):
+            for key, col in zip(_TEXT, self._batch, strict=True):
                 if col:
                     self._files[key].write(("\n".join(col) + "\n").encode())
             self._lines.tofile(self._files["lines"])

@@ -42,11 +42,12 @@ class Strings:
         order when None): read ``window`` bytes at a time and each row copied into its place in
         one buffer, so that the peak is that buffer and a window, never the file twice."""
         f.seek(0)
-        ends, at = [], 0
+        blocks: list[np.ndarray] = []  # each window's row ends, as offsets in the file
+        at = 0
         while block := f.read(window):
-            ends.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10) + at)
+            blocks.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10) + at)
             at += len(block)
-        ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        ends = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
         starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
         order = np.arange(len(ends)) if order is None else np.asarray(order, dtype=np.int64)
         lengths = ends - starts
@@ -64,6 +65,7 @@ class Strings:
                 (starts[lo:hi] - base).tolist(),
                 (ends[lo:hi] - base).tolist(),
                 place[lo:hi].tolist(),
+                strict=True,
             ):
                 buf[p : p + b - a] = data[a:b]
             lo = hi
@@ -95,7 +97,7 @@ class Strings:
 
     def __iter__(self):
         buf, off = self._buf, self._off.tolist()
-        for a, b in zip(off, off[1:]):
+        for a, b in zip(off, off[1:], strict=False):
             yield buf[a:b].decode()
 
     def __contains__(self, value) -> bool:
@@ -105,7 +107,7 @@ class Strings:
         if isinstance(other, Strings):
             return self._buf == other._buf and np.array_equal(self._off, other._off)
         if isinstance(other, (tuple, list)):
-            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __hash__(self) -> int:  # equal to a tuple of the same strings, so hashes as that tuple
@@ -129,7 +131,9 @@ def _gather(data: bytes, starts, ends, order=None) -> Strings:
     buf, at = bytearray(int(lengths.sum())), 0  # filled in place: never the chunks and a join
     for i in range(0, len(order), _CHUNK):
         o = order[i : i + _CHUNK]
-        part = b"".join([data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist())])
+        part = b"".join(
+            [data[a:b] for a, b in zip(starts[o].tolist(), ends[o].tolist(), strict=True)]
+        )
         buf[at : at + len(part)] = part
         at += len(part)
     out = Strings.__new__(Strings)

@@ -143,9 +143,12 @@ def fetch_organism(
     answer = answer or answer_for(protocol)
     name = dict(ORGANISMS).get(taxid, str(taxid))
     params = {"query": query(taxid, protocol), "fields": FIELDS, "format": "tsv", "size": PAGE_SIZE}
-    next_url, pages, rows, total, release, urls = f"{url}/uniprotkb/search", [], 0, None, None, []
-    seen, tally = set(), None
-    while next_url:
+    next_url = f"{url}/uniprotkb/search"
+    pages: list[dict] = []
+    rows, total, release, urls = 0, None, None, []
+    seen: set[str] = set()
+    tally = None
+    while True:  # one page a round; the last names no next page
         r, body = fetcher.get(next_url, params if not pages else None, check=_page_problem)
         urls.append(r.url)
         seen.update((next_url, r.url))
@@ -185,6 +188,8 @@ def fetch_organism(
                 f"organism {taxid}: page {len(pages)} from UniProt holds no rows but "
                 "links to a next page; the server's paging is broken"
             )
+        if not next_url:
+            break
     tally.end(pages[-1]["rows"])
     return {"taxid": taxid, "total": total, "urls": urls, "pages": pages, **(release or {})}
 
@@ -290,7 +295,7 @@ def _check_request(protocol: Protocol) -> None:
 def _check_cached(answer: Answer, taxid: int, name: str, folder: Path, m: dict) -> None:
     """A cached organism's pages through ``answer``, as if they had just been fetched."""
     tally = answer.organism(taxid, name, m["total"])
-    rows = 0
+    rows: list = []
     for p in m["pages"]:
         rows, bad = _parse_rows((folder / p["file"]).read_bytes().decode("utf-8"))
         tally.page(rows, bad)
@@ -356,7 +361,7 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
         tally.end(len(rows))
         # the API's order is not a contract: order by accession before sampling
         accs = sorted(entries)
-        take = (
+        take: np.ndarray | list[int] = (
             np.sort(
                 rng.choice(len(accs), size=min(protocol.per_organism, len(accs)), replace=False)
             )
@@ -388,7 +393,7 @@ def derive(raw_manifest: dict, protocol: Protocol = Protocol()):
         "protocol": asdict(protocol),
         "counts": counts,
     }
-    acc, seqs, labels, orgs = zip(*pool)
+    acc, seqs, labels, orgs = zip(*pool, strict=True)
     full = make_dataset(
         NAME,
         f"uniprot:{meta['release']}",

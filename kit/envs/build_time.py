@@ -129,7 +129,7 @@ def said(e: Estimate) -> list:
             f"time not estimated: the size of {', '.join(unknown)} is unknown (no "
             "readable uv.lock for this platform)"
         ]
-    if e.seconds is None:
+    if e.seconds is None or not e.rate:  # no time without a rate
         return lines + [
             f"{_mb(e.total)} of wheels (their uv.lock files); time not estimated: {e.how}"
         ]

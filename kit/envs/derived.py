@@ -46,8 +46,10 @@ def _folder(name: str) -> Path:
 def definition(name: str) -> DerivedDef | None:
     """The locked derived stack called ``name`` (None: there is none); a damaged derived.json,
     or one that is not the stack its name says, is one KitError line."""
-    path = _folder(name) / META if base_of(name) else None  # a name: one folder, no '..'
-    text = locked_meta(path) if path else None
+    if not base_of(name):  # a name: one folder, no '..'
+        return None
+    path = _folder(name) / META
+    text = locked_meta(path)
     if text is None:
         return None
     try:

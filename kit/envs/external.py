@@ -78,8 +78,9 @@ def add(name: str, python: str) -> dict:
     version = tuple(int(x) for x in facts["python"].split(".")[:2])
     if version < _MIN_PYTHON:
         raise KitError(f"{python} is Python {facts['python']}; the worker needs 3.9 or later")
-    entry = {"python": str(path), "added": datetime.now(UTC).isoformat(), "facts": _summary(facts)}
-    if not uses(entry["facts"]):
+    summary = _summary(facts)
+    entry = {"python": str(path), "added": datetime.now(UTC).isoformat(), "facts": summary}
+    if not uses(summary):
         raise KitError(
             f"{python} has numpy but neither scipy with scikit-learn (the pipeline) "
             "nor torch (the torch stage): no factor could run in it"

@@ -131,7 +131,8 @@ def _found(minor: str, arch: str | None, plat: Platform, install: bool = False) 
     return None
 
 
-find_python.cache_clear = _found.cache_clear
+# mypy has no type for an attribute set on a function (python/mypy#2087); tests forget with it
+find_python.cache_clear = _found.cache_clear  # type: ignore[attr-defined]
 
 
 def _same_machine(a: str, b: str) -> bool:

@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..core import scratch, tether
 from ..core.errors import KitError, one_line
@@ -211,8 +212,8 @@ class Worker:
         said, pid_w = os.pipe()  # where the tether says the worker's pid
         env["KIT_CHANNEL"] = str(write)
         extra: dict = {}
-        self._removal = None  # a container's removal by name, when kit ends it (kill)
-        self._runtime_env = None
+        self._removal: list | None = None  # a container's removal by name, when kit ends it (kill)
+        self._runtime_env: dict | None = None
         if isinstance(command, CONTAINED):  # the runtime starts the worker inside the image
             name = container_name()
             mounts = container_mounts() + [(Path(p), True) for p in writable]
@@ -253,7 +254,7 @@ class Worker:
             os.close(write)  # the worker holds the only write end: its exit is the channel's end
             os.close(pid_w)
         self.args = argv
-        self._channel = read
+        self._channel: int | None = read  # None once stopped
         self._pending = b""
         self._err = _Tail(self.proc.stderr)
         with _live_lock:
@@ -263,8 +264,11 @@ class Worker:
         self.pid = int(got) if got.isdigit() else None
 
     def send(self, request: dict) -> None:
-        self.proc.stdin.write(json.dumps(request).encode() + b"\n")
-        self.proc.stdin.flush()
+        stdin = self.proc.stdin
+        if stdin is None:  # started without ``requests``: it reads none
+            raise ValueError("this worker takes no requests")
+        stdin.write(json.dumps(request).encode() + b"\n")
+        stdin.flush()
 
     def answer(self, deadline: float | None = None) -> bytes:
         """The worker's next line on its channel (b"" when it ended without one), read as it
@@ -286,18 +290,21 @@ class Worker:
     def _read(self, deadline) -> bool:
         """More of the channel into ``_pending``; False at its end."""
         while True:
+            channel = self._channel  # read each round: stop() may close it meanwhile
+            if channel is None:  # stopped: its channel is closed
+                return False
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise PastDeadline("did not answer within its deadline")
-            if _readable(self._channel, min(left or 1.0, 1.0)):
-                chunk = os.read(self._channel, 65536)
+            if _readable(channel, min(left or 1.0, 1.0)):
+                chunk = os.read(channel, 65536)
                 if not chunk:
                     return False
                 self._pending += chunk
                 if len(self._pending) > ANSWER_BYTES:
                     raise TooLong(f"an answer longer than {ANSWER_BYTES // 1024} KiB")
                 return True
-            if self.proc.poll() is not None and not _readable(self._channel, 0):
+            if self.proc.poll() is not None and not _readable(channel, 0):
                 return False  # it ended; a child it forked may still hold the channel open
 
     def wait(self, deadline: float | None = None) -> int:
@@ -345,14 +352,17 @@ class Worker:
         (under load, podman's removal took longer than a warm worker's grace, and the kill cut
         it off, leaving the container half-removed); then kit removes it itself, until the
         runtime no longer knows it."""
+        removal = self._removal
+        if removal is None:  # no daemon keeps its container
+            return
         if tethered and self.pid is not None and not alive(self.pid):
             try:
                 self.proc.wait(timeout=tether.AFTER_SECONDS)
             except subprocess.TimeoutExpired:
                 pass
-        name = self._removal[-1]
-        exists = [*self._removal[: self._removal.index("rm")], "container", "exists", name]
-        quiet = {
+        name = removal[-1]
+        exists = [*removal[: removal.index("rm")], "container", "exists", name]
+        quiet: dict[str, Any] = {
             "env": self._runtime_env,
             "stdin": subprocess.DEVNULL,
             "stdout": subprocess.DEVNULL,
@@ -362,7 +372,7 @@ class Worker:
         end = time.monotonic() + tether.AFTER_SECONDS
         try:
             while subprocess.run(exists, **quiet).returncode == 0 and time.monotonic() < end:
-                subprocess.run(self._removal, **quiet)
+                subprocess.run(removal, **quiet)
                 time.sleep(0.2)
         except (OSError, subprocess.TimeoutExpired):
             pass

@@ -103,7 +103,7 @@ def _native_machine() -> str:
 
 def detect() -> Platform:
     system = sys.platform
-    macos = ()
+    macos: tuple[int, ...] = ()
     if system == "darwin":
         macos = tuple(int(x) for x in _platform.mac_ver()[0].split(".")[:2] if x.isdigit())
     machine = _native_machine()

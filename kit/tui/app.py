@@ -13,8 +13,8 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from ..app.selection import select
 from ..core.errors import KitError
-from ..core.logs import bug_line, log_traceback
-from ..core.machine_errors import machine_state
+from ..core.logs import log_traceback
+from ..core.said import Said
 from ..core.subject import Subject
 from ..data.dataset import FIRST_LOOK_N
 from ..envs.platforms import Platform, detect
@@ -245,18 +245,13 @@ class KitApp(App):
         else:
             self.exit()
 
-    def bug(self, error: Exception) -> None:
-        """A bug (an exception kit did not expect) in a handler or a worker: its traceback in a
-        log file, and the app ends with exit status 1; run_app prints the one line naming the
-        file once the terminal is back (the first bug's, if more follow). A full disk or a
-        folder this user cannot write is the machine's state, not a bug: said as the CLI says
-        it, and the app goes on."""
-        said = machine_state(error) if isinstance(error, OSError) else None
-        if said is not None:
-            self.notify(markup(said), severity="error", timeout=10)
-            return
+    def ended_by(self, said: Said) -> None:
+        """A bug (an exception kit did not expect) in a handler or a worker, said by
+        kit.tui.errors.say: its traceback is in a log file, and the app ends with exit status
+        1; run_app prints the one line naming the file once the terminal is back (the first
+        bug's, if more follow)."""
         if self.bug_line is None:
-            self.bug_line = f"kit tui: {bug_line(error)}"
+            self.bug_line = f"kit tui: {said.text}"
         self.bell()
         self.exit(return_code=1)
 

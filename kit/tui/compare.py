@@ -12,6 +12,7 @@ from textual.widgets import Button, DataTable, Input, Log, Static
 from ..core.errors import KitError
 from ..core.numbers import fmt
 from ..views.quoting import markup
+from .errors import said_in_worker
 from .grid import Grid, fill
 from .pane import Pane
 
@@ -78,8 +79,10 @@ class ComparePane(Pane):
                 confirm=refuse,
                 log=lambda m: app.call_from_thread(app.notify, markup(m), timeout=2),
             )
-        except KitError as e:
-            self.post_message(self.Answered(None, str(e)))
+        except Exception as e:  # noqa: BLE001 - a full disk, an unreadable bundle: one line
+            said = said_in_worker(app, e)
+            if said is not None:
+                self.post_message(self.Answered(None, said))
             return
         self.post_message(self.Answered(rep))
 

@@ -86,7 +86,7 @@ def fill(
                 max(shares[i], _width(head[i])) if i in wrap else w for i, w in enumerate(widths)
             ]
             tall = True
-    for label, w in zip(head, widths):
+    for label, w in zip(head, widths, strict=True):
         table.add_column(label, width=w)
     for i, r in enumerate(rows):
         # height None: as tall as the cells wrap to (Textual wraps a cell of a taller row)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from textual.containers import Vertical
 from textual.message import Message
 
-from ..core.errors import KitError
 from .errors import guarded, say
 
 if TYPE_CHECKING:  # the app imports every pane
@@ -16,8 +15,8 @@ if TYPE_CHECKING:  # the app imports every pane
 
 
 class _Failed:
-    """What a read raised, carried to the app's thread (a KitError is said there, a bug ends
-    the app there: Textual's widgets are the app thread's alone)."""
+    """What a read raised, carried to the app's thread (said there, kit.tui.errors.say: a bug
+    ends the app there, Textual's widgets being the app thread's alone)."""
 
     def __init__(self, error: Exception):
         self.error = error
@@ -80,9 +79,7 @@ class Pane(Vertical):
         if m.choice != self.app.choice():
             return  # read for what the tabs no longer show: the load for what they show draws
         if isinstance(m.result, _Failed):
-            if isinstance(m.result.error, KitError):
-                return say(self.app, m.result.error)
-            return self.app.bug(m.result.error)
+            return say(self.app, m.result.error)
         m.draw(m.result)
         return None
 

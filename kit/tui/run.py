@@ -12,10 +12,8 @@ from textual.message import Message
 from textual.widgets import Button, Log, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ..core.errors import KitError
-from ..core.logs import bug_line
-from ..core.machine_errors import machine_state
 from ..core.numbers import span
+from ..core.said import translate
 from .dialogs import ConfirmScreen
 from .pane import Pane
 
@@ -120,13 +118,10 @@ class RunPane(Pane):
         except _Declined:
             _ended(out, worker, False)
             return
-        except KitError as e:  # the file's contract, an exception in its run: one line
-            out.failed(e)
-            return
-        except Exception as e:  # noqa: BLE001 - as the CLI's: a bug is one line, its traceback
-            # in a file, and the app goes on (a damaged store's index); a full disk is no bug
-            said = machine_state(e) if isinstance(e, OSError) else None
-            out.failed(said or bug_line(e))
+        except Exception as e:  # noqa: BLE001 - as the CLI says it (a full disk, the file's
+            # contract): one line; a bug's names its traceback's file, and the app goes on (a
+            # damaged store's index)
+            out.failed(translate(e).text)
             return
         app.call_from_thread(app.ran, started, ran.subject)
         if ran.failure is not None and not worker.is_cancelled:  # runs that failed, a shape

@@ -10,11 +10,10 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ..core.errors import KitError
-from ..core.machine_errors import machine_state
 from ..data import load_dataset
 from ..envs.integrity import recheck
 from ..views.quoting import markup
-from .errors import guarded
+from .errors import guarded, said_in_worker
 from .grid import Grid, fill
 from .pane import Pane
 
@@ -236,13 +235,10 @@ class SetupPane(Pane):
                 )
                 msg = f"{stack}: {'built' if built else 'already built'}"
             self.post_message(self.JobDone(msg))
-        except KitError as e:
-            self.post_message(self.JobDone(str(e), error=True))
-        except OSError as e:  # a full disk while building: the machine's state, said so
-            said = machine_state(e)
-            if said is None:
-                raise
-            self.post_message(self.JobDone(said, error=True))
+        except Exception as e:  # noqa: BLE001 - a full disk while building: said as the CLI does
+            said = said_in_worker(app, e)
+            if said is not None:
+                self.post_message(self.JobDone(said, error=True))
 
     def on_setup_pane_job_done(self, message: JobDone) -> None:
         self.query_one("#setup-progress").display = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.numbers import fmt
 from .fit import para
 
@@ -178,7 +180,7 @@ def release_text(e) -> str:
     return text
 
 
-def explain_text(result: dict, skipped_runs: list = ()) -> str:
+def explain_text(result: dict, skipped_runs: Sequence = ()) -> str:
     how = (
         "the releases in between" if any(_of_file(e) for e in result["pairs"]) else "cross-fed runs"
     )

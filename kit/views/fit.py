@@ -214,7 +214,7 @@ def _render(rows, headers, cols, limits=None):
         cells.append(row)
     heads = [headers[i] for i in cols]
     if limits:
-        heads = [_wrapped(str(h), limits[i]) for h, i in zip(heads, cols)]
+        heads = [_wrapped(str(h), limits[i]) for h, i in zip(heads, cols, strict=True)]
         _said_short(any(s for _, s in heads))
         heads = [h for h, _ in heads]
     with _PADDING:
@@ -227,7 +227,7 @@ def _render(rows, headers, cols, limits=None):
     return text, [max(len(_lines(c)) for c in row) if row else 1 for row in cells]
 
 
-def _shares(widths: dict, wrap, room: int) -> dict:
+def _shares(widths: dict | list, wrap, room: int) -> dict:
     """{column: its width} sharing ``room`` among the ``wrap`` columns: one narrower than an
     equal share keeps its own width and leaves the rest to the others (an equal split wrapped
     kit runs' settings at 13 columns beside a 12-column dataset, 12 columns left unused)."""
@@ -366,7 +366,7 @@ def _noted(text: str, heights: list, notes) -> str:
     # the header ends at its rule of dashes (a wrapped header takes several lines)
     head = next(i for i, ln in enumerate(lines) if set(ln) <= {"-", " "} and ln.strip()) + 1
     out, at = lines[:head], head
-    for height, note in zip(heights, notes):
+    for height, note in zip(heights, notes, strict=False):
         out += lines[at : at + height]
         at += height
         for line in [note] if isinstance(note, str) else note or []:

@@ -37,7 +37,7 @@ def _intervals(ax, h) -> None:
     ax.set_yticks(
         range(len(rows)), [v.verdict + (" *" if v.lost else "") for v in rows], fontsize=8
     )
-    for label, v in zip(ax.get_yticklabels(), rows):
+    for label, v in zip(ax.get_yticklabels(), rows, strict=False):
         if v.lost:
             label.set_color(_CLUSTER)
     ax.invert_yaxis()

@@ -42,7 +42,7 @@ def pairs_text(rows: list) -> str:
         table(
             [
                 [factor_label(p["factor"], p["level"])] + [c[h] for h in head]
-                for p, c in zip(rows, cells)
+                for p, c in zip(rows, cells, strict=True)
             ],
             ["factor"] + head,
             wrap=(1, 7, 8),
@@ -97,7 +97,7 @@ def output_pairs_text(name: str, sha: str, factor: str, rows: list) -> str:
         for n in outputs
     }
     # the measure below the output's name: six outputs then fit one line at 80 columns
-    heads = [f"{n}\n{dict(_HEADLINE)[keys[n]]}" if keys[n] else n for n in outputs]
+    heads = [f"{n}\n{dict(_HEADLINE)[k]}" if (k := keys[n]) else n for n in outputs]
     cells = [[r["label"]] + [_cell(r["outputs"].get(n), keys[n]) for n in outputs] for r in rows]
     return "\n".join(
         [

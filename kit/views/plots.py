@@ -199,7 +199,7 @@ def plot_svd_iters(b: dict, advice: dict, pair_flips: dict | None = None) -> byt
         + ("; diamonds: the models on ARPACK's embedding)" if solver else ")")
     )
     ax.set_ylabel("flips across seeds")
-    secs = next(
+    secs: dict = next(
         (
             r["basis"]["svd_seconds_by_level"]
             for r in advice["recommendations"]
@@ -381,7 +381,7 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     hi = 10.0 ** (math.ceil(math.log10(max(drawn))) + 2)  # room for the largest value's words
     for y, value, words, level in rows:
         ax.axhline(y, color="#eeeeee", lw=0.6, zorder=0)  # a faint row line, not a bar
-        if value:
+        if value and level is not None:  # a level is given to each measured value
             ax.plot([value], [y], "o", color=_LEVELS[level][0], ms=6, zorder=3)
             ax.text(value * 2, y, words, va="center", fontsize=7)
         else:
@@ -392,7 +392,7 @@ def plot_travel(b: dict, v: dict, sizes: dict) -> bytes | None:
     ax.tick_params(axis="x", top=True, labeltop=True)
     ax.set_ylim(len(labels) - 0.5, -0.5)  # the first factor on top
     ax.set_yticks(range(len(labels)), [t for t, _ in labels], fontsize=8)
-    for tick, (_, head) in zip(ax.get_yticklabels(), labels):
+    for tick, (_, head) in zip(ax.get_yticklabels(), labels, strict=False):
         tick.set_fontweight("bold" if head else "normal")
     from matplotlib.patches import Patch
 
@@ -520,7 +520,7 @@ def plot_output_verdicts(v: dict, order=()) -> bytes | None:
             "bootstrap's verdict)",
             words,
         )
-        for tick, (_, _, row, _) in zip(ax.get_yticklabels(), verdicts):
+        for tick, (_, _, row, _) in zip(ax.get_yticklabels(), verdicts, strict=False):
             tick.set_color("#c44e52" if not row["stable"] else "black")
         from matplotlib.patches import Patch
 

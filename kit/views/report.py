@@ -212,8 +212,8 @@ def _sections(r: dict, w):
     out.append(items([x["text"] for x in a["recommendations"]]))
     out.append(items([line + "." for line in not_measured_lines(a)]))
     out += [heading(2, "The budget"), fmt_table(*_budget_rows(b))]
-    if one_class_note(b["rows"]):
-        out.append(para("Note: " + one_class_note(b["rows"]) + "."))
+    if note := one_class_note(b["rows"]):
+        out.append(para("Note: " + note + "."))
     if b["yardstick"]:
         y = b["yardstick"]
         out.append(
@@ -282,7 +282,7 @@ def write(rec, out_dir, step=None) -> dict:
     ``step(what)``: told as each part begins (write_steps names them)."""
     from ..app.verbs.reporting import teller
 
-    tell = teller(step, write_steps(rec.subject))
+    tell = teller(step, tuple(write_steps(rec.subject)))
     plots, md, page = (_by_outputs if rec.subject.is_pipeline else _by_stages)(rec, tell)
     tell()
     out_dir = out_folder(out_dir, [*plots, "report.md", "report.html"])

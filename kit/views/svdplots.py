@@ -17,7 +17,7 @@ def _rows(b: dict, key: str) -> list:
         for r in b["rows"]
         if getattr(r, key)
         and r.factor not in ("perturb", "svd-iters")
-        and (factors.get(r.factor) is None or not factors.get(r.factor).torch)
+        and ((known := factors.get(r.factor)) is None or not known.torch)
     ]
 
 
@@ -38,6 +38,7 @@ _STYLES = [
         ),
         "osv^Dx+P*h",
         ("-", "--", ":", "-.") * 3,
+        strict=False,
     )
 ]
 _PANELS = (
@@ -60,7 +61,11 @@ def _label(rows: list, j: int) -> str:
     name = factor_label(rows[j].factor, rows[j].level)
     if same[0] and same[0] == same[1]:
         return f"{name} (coincides with {same[0]})"
-    notes = [f"= {s} in {where}" for s, where in zip(same, ("components", "singular values")) if s]
+    notes = [
+        f"= {s} in {where}"
+        for s, where in zip(same, ("components", "singular values"), strict=True)
+        if s
+    ]
     return name + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -98,7 +103,7 @@ def plot_components(b: dict) -> bytes | None:
                 mfc="none" if k % 2 else c,
             )
             ax.plot(xs, [v if v else float("nan") for v in vals], **style)
-            zeros = [x for x, v in zip(xs, vals) if v == 0]
+            zeros = [x for x, v in zip(xs, vals, strict=True) if v == 0]
             strip.plot(zeros, [offset[k]] * len(zeros), **style)
             drawn += [v for v in vals if v]
         ax.set_yscale("log")

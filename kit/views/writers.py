@@ -27,12 +27,8 @@ class Writer:
     bullets: Callable  # bullets([text, ...]) -> a list ("" when empty)
     image: Callable  # image(file name, caption, png bytes) -> the figure
     join: str  # what goes between blocks
-    line: Callable = None  # line(text): a line text keeps unwrapped; a paragraph in a document
+    line: Callable  # line(text): a line text keeps unwrapped; a paragraph in a document
     blank: bool = False  # an empty block is a blank line (text), or nothing (a document)
-
-    def __post_init__(self):
-        if self.line is None:
-            object.__setattr__(self, "line", self.para)
 
     def joined(self, blocks) -> str:
         return self.join.join(b for b in blocks if b or self.blank)
@@ -44,6 +40,14 @@ def _cells(rows: list, quote) -> list:
         [c if c is None else "<br>".join(quote(x) for x in str(c).split("\n")) for c in row]
         for row in rows
     ]
+
+
+def _md_para(t, indent="") -> str:
+    return quoting.markdown(t)
+
+
+def _html_para(t, indent="") -> str:
+    return f"<p>{quoting.html(t)}</p>"
 
 
 def _md_image(name, caption, data) -> str:
@@ -71,7 +75,7 @@ TEXT = Writer(
 )
 
 MARKDOWN = Writer(
-    para=lambda t, indent="": quoting.markdown(t),
+    para=_md_para,
     table=lambda rows, head, wrap=(): tabulate(
         _cells(rows, quoting.markdown),
         [quoting.markdown(h) for h in head],
@@ -82,11 +86,12 @@ MARKDOWN = Writer(
     bullets=lambda xs: "\n".join(f"- {quoting.markdown(x)}" for x in xs),
     image=_md_image,
     join="\n\n",
+    line=_md_para,
 )
 
 # unsafehtml: tabulate writes the cells as given, each one quoted here as every other text
 HTML = Writer(
-    para=lambda t, indent="": f"<p>{quoting.html(t)}</p>",
+    para=_html_para,
     table=lambda rows, head, wrap=(): tabulate(
         _cells(rows, quoting.html),
         [quoting.html(h) for h in head],
@@ -99,11 +104,16 @@ HTML = Writer(
     ),
     image=html_image,
     join="\n",
+    line=_html_para,
 )
 
+# the page fits a narrow window (tests/views/test_report_in_browser.py opens it at 800 px): a
+# table wider than the page scrolls sideways in its own box, not the whole page, and a word
+# longer than a line (a sha256) breaks
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
-    "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px "
+    "color:#222;overflow-wrap:break-word}table{display:block;max-width:100%;overflow-x:auto;"
+    "border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px "
     "solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
     "img{max-width:100%}figcaption{font-size:12px;color:#555}"
 )

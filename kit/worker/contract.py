@@ -161,7 +161,7 @@ def call(c: Contract, seeds: dict, dtype: str = "float64") -> dict:
         raise ContractError(
             unknown(
                 f"{name}: run read seeds[",
-                e.args[0],
+                e.name,
                 c.seeds,
                 f" (SEEDS: {', '.join(map(shown, c.seeds)) or 'none'})",
                 "], which SEEDS does not name",

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 
 class UnknownSeed(KeyError):
-    """run read a seed SEEDS does not name (kit.worker.contract says so in one line)."""
+    """run read a seed SEEDS does not name (kit.worker.contract says so in one line); ``name``
+    is the key it asked for."""
+
+    def __init__(self, name: object):
+        super().__init__(name)
+        self.name = name
 
 
 class Seeds(dict):

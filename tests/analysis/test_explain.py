@@ -212,15 +212,15 @@ def test_a_seed_split_pair_is_not_cross_fed(tmp_path):
     from stored import arrays, put, spec
 
     from kit.analysis.explain import unexplainable
-    from kit.core.hosts import host_id
     from kit.runs.store import Store
+    from kit.runs.store.hosts import host_id
 
     st = Store(tmp_path / "home")
     a = put(st, tmp_path, spec(split=0, host=host_id()), arrays(0))
     b = put(st, tmp_path, spec(split=1, host=host_id()), arrays(1))
-    assert "different test proteins" in unexplainable(st, a, b)
+    assert "different test proteins" in unexplainable(st, a, b).why
     twin = put(st, tmp_path, spec(split=0, host=host_id(), threads=2), arrays(2))
-    assert "re-split" in unexplainable(st, a, twin)  # a host pair of a re-split run
+    assert "re-split" in unexplainable(st, a, twin).why  # a host pair of a re-split run
 
 
 def test_a_release_scan_runs_here_whoever_made_a():
@@ -230,7 +230,7 @@ def test_a_release_scan_runs_here_whoever_made_a():
     from stored import spec
 
     from kit.analysis.explain import rerun_in_stacks
-    from kit.core.hosts import host_id
+    from kit.runs.store.hosts import host_id
 
     a = spec(host="elsewhere")
     runs = rerun_in_stacks(a, [SimpleNamespace(name="probe-x", identity="p" * 64)], ("models",))

@@ -9,9 +9,9 @@ from kit.analysis.explain import feed_spec
 from kit.analysis.explain_advice import kept_until
 from kit.analysis.explain_stored import stored_explanation, stored_explanations
 from kit.app.verbs import report
-from kit.core.hosts import host_id
 from kit.core.subject import of_dataset
 from kit.runs.planning.options import Pair
+from kit.runs.store.hosts import host_id
 from kit.views.report import write
 from kit.worker.pipeline import fed_stages
 

@@ -11,8 +11,8 @@ from kit.analysis.explain_stored import _feeds, _probed, _scan
 from kit.analysis.releases import Release, apply_scan, scan_index, scan_specs
 from kit.app.bundle import export
 from kit.cli import main
-from kit.core.hosts import host_id
 from kit.runs.store import Store
+from kit.runs.store.hosts import host_id
 from kit.runs.store.records import StoredPair
 from kit.worker.pipeline import fed_stages
 from tests.app.test_bundle_derived import forge, members

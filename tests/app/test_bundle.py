@@ -210,8 +210,8 @@ def test_an_array_whose_dtype_disagrees_with_its_run_is_refused(bundle, tmp_path
 def test_runs_claiming_this_machine_are_refused(bundle, tmp_path, monkeypatch):
     """Rewritten to carry this KIT_HOME's host id, a lab's runs looked like this machine's own
     ("4 stored, 0 to run"). Spec ids are recomputed so only the claim gives them away."""
-    from kit.core.hosts import host_id
     from kit.core.spec import RunSpec
+    from kit.runs.store.hosts import host_id
 
     _, _, out = bundle
     monkeypatch.setenv("KIT_HOME", str(tmp_path / "here"))

@@ -38,7 +38,7 @@ def made(tmp_path_factory):
     tsv = root / "prot.tsv"
     tsv.write_text(
         "accession\tsequence\tlabel\n"
-        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels))
+        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels, strict=True))
     )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_HOME", str(root / "a"))

@@ -396,7 +396,7 @@ def _planted_scans(tmp_path):
     from stored import arrays, env, put, spec
 
     from kit.analysis.releases import scan_specs
-    from kit.core.hosts import host_id
+    from kit.runs.store.hosts import host_id
 
     store = Store()
     pins = {"numpy": "1.26.4", "scipy": "1.13.1", "scikit-learn": "1.5.2"}

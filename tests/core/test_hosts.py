@@ -5,9 +5,9 @@ import multiprocessing as mp
 
 import pytest
 
-from kit.core import hosts
 from kit.core.atomic import create_once
 from kit.core.errors import KitError
+from kit.runs.store import hosts
 
 
 def _host_id(home, q):

@@ -74,7 +74,7 @@ def planted(seed=7, families=40):
         rng.integers(0, 2, n),
         ["Human"] * n,
     )
-    by_seq = dict(zip(seqs, fam))
+    by_seq = dict(zip(seqs, fam, strict=True))
     return ds, [by_seq[s] for s in ds.seqs]
 
 
@@ -235,7 +235,7 @@ def test_the_split_shares_no_cluster_and_comes_near_2_to_1():
     ds, fam, c = _planted_clustering()
     s = homology_split(ds, c, "famh", split_seed=3)
     new = s.dataset
-    by_seq = dict(zip(ds.seqs, fam))
+    by_seq = dict(zip(ds.seqs, fam, strict=True))
     f = [by_seq[x] for x in new.seqs]
     assert not set(f[: new.n_train]) & set(f[new.n_train :])
     assert sorted(new.seqs) == sorted(ds.seqs) and new.n == ds.n
@@ -399,7 +399,7 @@ def lab_world(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("lab-homology")
     ids, seqs, labels, _ = generate(300)
-    rows = list(zip(ids, seqs, labels))
+    rows = list(zip(ids, seqs, labels, strict=True))
     full, short = _tsv(root / "prot.tsv", rows), _tsv(root / "short.tsv", rows[1:])
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_HOME", str(root / "home"))

@@ -25,7 +25,7 @@ def read_records(path) -> list:
         _read(Path(path), sink)
         if sink.rejects:
             sink.refuse_rejects()
-        return list(zip(*sink.columns()))
+        return list(zip(*sink.columns(), strict=True))
 
 
 SEQ = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ"  # 66 aa
@@ -64,7 +64,7 @@ def test_a_uniprot_tsv_export_is_read_by_its_column_names(tmp_path):
     p = write(tmp_path, "uniprot.tsv", "\n".join(lines) + "\n")
     ds, dropped = import_file(p, "uni")
     assert dropped == {} and ds.n == N
-    labels = dict(zip(ds.ids, ds.labels))
+    labels = dict(zip(ds.ids, ds.labels, strict=True))
     assert labels["Q00000"] == 1 and labels["Q00001"] == 0  # as `kit data fetch` derives it
     assert set(ds.organisms) == {"Homo sapiens (Human)"}
 
@@ -371,4 +371,4 @@ def test_the_spill_is_gone_after_every_exit_and_repeats_are_found_at_read_back(t
     ds, _ = import_file(ok, "ok")
     assert ds.n == 30_000 and sorted(os.listdir(folder)) == ["ok.json"]
     # read back straight into split order: the same dataset as shuffling the records in memory
-    assert ds == make_dataset("ok", "import:ok.tsv", *zip(*read_records(ok)))
+    assert ds == make_dataset("ok", "import:ok.tsv", *zip(*read_records(ok), strict=True))

@@ -31,7 +31,7 @@ def _world(seed, n=300, families=30, cross=60):
     keys = sorted(pairs)
     ident = [pairs[k] for k in keys]
     g = Graph.of(n, [k[0] for k in keys], [k[1] for k in keys], [1 - v for v in ident])
-    return g, [int(v) for v in rng.random(n) < 0.3], dict(zip(keys, ident))
+    return g, [int(v) for v in rng.random(n) < 0.3], dict(zip(keys, ident, strict=True))
 
 
 def _package(tmp_path, g, labels, ident, k, test_ratio=0.0):

@@ -46,7 +46,7 @@ def test_fetch_survives_429_503_and_a_truncated_body(server):
     s = ds.summary()
     assert (s["rows"], s["train"], s["test"]) == (6000, 4002, 1998)
     truth = server.truth()
-    assert all(truth[a] == lab for a, lab in zip(ds.ids, ds.labels))
+    assert all(truth[a] == lab for a, lab in zip(ds.ids, ds.labels, strict=True))
     assert s["positives"] == sum(truth[a] for a in ds.ids)
     assert s["release"] == "2026_03" and s["release_date"] == "05-Oct-2026"
     assert ds.source == "uniprot:2026_03"

@@ -237,7 +237,7 @@ def test_a_requires_pipeline_runs_in_the_derived_stacks_of_two_stacks(built_home
     rc, out, _ = _run(capsys, "stacks", "--json")
     rows = {r["name"]: r for r in json.loads(out)}
     assert {n: (rows[n]["derived"]["base"], rows[n]["status"]) for n in names} == {
-        n: (b, "built") for n, b in zip(names, PAIR)
+        n: (b, "built") for n, b in zip(names, PAIR, strict=True)
     }
     # planned again: the same locks and stacks, nothing to run
     rc, out, err = _run(

@@ -160,7 +160,7 @@ def test_the_stack_table_reads_at_80_columns(plat):
     assert max(len(ln) for ln in lines) <= 80 and "\n\n" not in text  # one table
     starts = [next(i for i, ln in enumerate(lines) if ln.split()[:1] == [r["name"]]) for r in rows]
     assert starts == sorted(starts)
-    for r, at, end in zip(rows, starts, starts[1:] + [len(lines)]):
+    for r, at, end in zip(rows, starts, starts[1:] + [len(lines)], strict=True):
         assert lines[at].split()[-1] == r["status"].split()[-1]
         under = " ".join(" ".join(lines[at + 1 : end]).split())
         assert end - at <= 3 and (not r["reason"] or " ".join(r["reason"].split()) in under)

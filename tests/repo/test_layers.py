@@ -3,6 +3,7 @@ module imports another that (directly or not) imports it back. Function-level im
 an import under `if TYPE_CHECKING:` counts for the floors but is no circle (it never runs)."""
 
 import ast
+import re
 from pathlib import Path
 
 from places import KIT
@@ -130,15 +131,75 @@ def test_only_the_worker_imports_scikit_learn():
     for name, path in modules().items():
         if name == "kit.worker" or name.startswith("kit.worker."):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom) and not node.level
-                else []
-            )
-            assert not any(n == "sklearn" or n.startswith("sklearn.") for n in names), name
+        assert not _imported("sklearn", path), name
+
+
+def _imported(package: str, path: Path) -> bool:
+    """Whether the module at ``path`` imports ``package`` (or a module of it) anywhere."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and not node.level
+            else []
+        )
+        if any(n == package or n.startswith(f"{package}.") for n in names):
+            return True
+    return False
+
+
+_SQL = re.compile(
+    r"\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|PRAGMA|WITH|BEGIN|VACUUM)\b",
+    re.IGNORECASE,
+)
+
+
+def _sql_run(path: Path) -> list:
+    """The lines of the module at ``path`` that hand SQL text to an ``execute`` call."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("execute", "executemany", "executescript")
+            and node.args
+        ):
+            continue
+        first = node.args[0]
+        text = (
+            first.value
+            if isinstance(first, ast.Constant)
+            else "".join(v.value for v in first.values if isinstance(v, ast.Constant))
+            if isinstance(first, ast.JoinedStr)
+            else ""
+        )
+        if isinstance(text, str) and _SQL.match(text):
+            out.append(node.lineno)
+    return out
+
+
+def test_no_sql_outside_the_store():
+    """The store's SQLite index is kit.runs.store's alone: no other module imports sqlite3 or
+    hands SQL to an execute call (a reader of the index's records asks the store)."""
+    wrong = []
+    for name, path in modules().items():
+        if name == "kit.runs.store" or name.startswith("kit.runs.store."):
+            continue
+        if _imported("sqlite3", path):
+            wrong.append(f"{name} imports sqlite3")
+        wrong += [f"{name}:{line} executes SQL" for line in _sql_run(path)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_sql_check_sees_sql_and_sqlite3(tmp_path):
+    """The check above finds what it looks for: it is not blind."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        'import sqlite3\ncon = sqlite3.connect("x")\ncon.execute("SELECT 1")\n'
+        'con.execute(f"  insert into t values ({1})")\nrun.execute(plan)\n'
+    )
+    assert _imported("sqlite3", module) and _sql_run(module) == [3, 4]
 
 
 def test_every_kit_import_names_a_module_that_exists():

@@ -89,7 +89,7 @@ def _users_files(work: Path) -> None:
 
     ids, seqs, labels, orgs = generate(400, seed=7)
     tm = 'TRANSMEM 5..25; /note="Helical"'
-    rows = [f"{a}\t{s}\t9606\t{tm if y else ''}" for a, s, y in zip(ids, seqs, labels)]
+    rows = [f"{a}\t{s}\t9606\t{tm if y else ''}" for a, s, y in zip(ids, seqs, labels, strict=True)]
     (work / "my.tsv").write_text(
         "Entry\tSequence\tOrganism (ID)\tTransmembrane\n" + "\n".join(rows) + "\n"
     )

@@ -124,7 +124,9 @@ def _protein_pipeline(root: Path, mp) -> str:
     tsv = root / "proteins.tsv"
     tsv.write_text(
         "accession\tsequence\tlabel\n"
-        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ds.ids, ds.seqs, ds.labels))
+        + "".join(
+            f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ds.ids, ds.seqs, ds.labels, strict=True)
+        )
     )
     mp.setenv("KIT_TEST_PROTEINS", str(tsv))
     path = PIPELINES / "proteins.py"

@@ -128,11 +128,11 @@ def text_differences(saved: str, now: str) -> list:
     if len(old) != len(new):
         return [(0, f"{len(old)} lines", f"{len(new)} lines")]
     out = []
-    for i, (a, b) in enumerate(zip(old, new), 1):
+    for i, (a, b) in enumerate(zip(old, new, strict=True), 1):
         if a == b:
             continue
         ta, tb = _tokens(a), _tokens(b)
-        if len(ta) != len(tb) or not all(_same_token(x, y) for x, y in zip(ta, tb)):
+        if len(ta) != len(tb) or not all(_same_token(x, y) for x, y in zip(ta, tb, strict=True)):
             out.append((i, a, b))
     return out
 
@@ -152,7 +152,7 @@ def _json_differences(saved, now, where: str) -> list:
             return [(where, f"{len(saved)} items", f"{len(now)} items")]
         return [
             d
-            for i, (a, b) in enumerate(zip(saved, now))
+            for i, (a, b) in enumerate(zip(saved, now, strict=True))
             for d in _json_differences(a, b, f"{where}[{i}]")
         ]
     if isinstance(saved, str) and isinstance(now, str):

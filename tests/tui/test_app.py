@@ -1,5 +1,6 @@
 """kit tui: the whole flow with Textual's pilot on a tiny real plan, and a snapshot per screen."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -1008,18 +1009,51 @@ async def test_a_table_scrolled_sideways_shows_each_column_whole_or_not_at_all(s
             assert cut_tokens(table) == [], (x, cut_tokens(table))
 
 
-async def test_a_full_disk_is_said_as_the_cli_says_it_and_the_app_goes_on(kit_home):
-    """An OSError that is the machine's state (a full disk, a folder this user cannot write)
-    reaching the app is one line, as `kit` says it, never "a bug in kit" ending the app."""
-    import errno
+def _full_disk(*args) -> None:
+    """A real full disk: a write to /dev/full (ENOSPC, no file named, as a library's write)."""
+    with open("/dev/full", "wb", buffering=0) as full:
+        full.write(b"x")
 
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+async def test_a_full_disk_or_a_file_for_a_folder_is_said_as_the_cli_says_it(
+    kit_home, tmp_path, monkeypatch
+):
+    """A real OSError that is the machine's state, raised in a pane's read (a worker) or in a
+    worker's own work (Compare's), is one line, the CLI's (kit.core.said.translate), and the
+    app goes on; a bug ends the app with the line naming its traceback's file."""
+    from kit.app import reproduce
+    from kit.core.said import translate
+    from kit.tui.budget import BudgetPane
+    from kit.tui.errors import say
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+
+    def not_a_folder(*args, **kw):
+        (a_file / "bundle.json").read_text()  # a real ENOTDIR
+
+    monkeypatch.setattr(BudgetPane, "_read_budget", _full_disk)
+    monkeypatch.setattr(reproduce, "compare_bundle", not_a_folder)
+    try:
+        _full_disk()
+    except OSError as e:
+        full = translate(e).text
     async with app().run_test(size=(120, 40)) as pilot:
-        await idle(pilot)
-        pilot.app.bug(OSError(errno.ENOSPC, "No space left on device", str(kit_home / "x")))
-        await pilot.pause()
+        await settled(pilot, "4")
         said = [n.message for n in pilot.app._notifications]
-        assert any("No space left on device" in m and "free space on" in m for m in said), said
+        assert full in said and full.startswith("No space left on device; free space on "), said
+        assert "a bug" not in " ".join(said)
         assert pilot.app.bug_line is None and pilot.app.is_running
-        pilot.app.bug(ValueError("a bug"))
+        await pilot.press("7")
+        box = pilot.app.query_one("#bundle-path", Input)
+        box.value = str(a_file)
+        box.focus()
+        await pilot.press("enter")
+        await idle(pilot)
+        answer = str(pilot.app.query_one("#compare-answer").render())
+        assert f"Not a directory: {a_file / 'bundle.json'} (a file is where" in answer, answer
+        assert pilot.app.bug_line is None and pilot.app.is_running
+        say(pilot.app, ValueError("a bug"))
         await pilot.pause()
-        assert "internal error" in (pilot.app.bug_line or "")
+        assert "internal error: ValueError: a bug (a bug in kit" in (pilot.app.bug_line or "")

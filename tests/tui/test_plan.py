@@ -462,7 +462,7 @@ def protein_runs(tmp_path, monkeypatch, n=150, cluster=True):
     tsv = tmp_path / "prot.tsv"
     tsv.write_text(
         "accession\tsequence\tlabel\n"
-        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels))
+        + "".join(f"{a}\t{s}\t{int(y)}\n" for a, s, y in zip(ids, seqs, labels, strict=True))
     )
     monkeypatch.setenv("KIT_TEST_PROTEINS", str(tsv))
     argv = [("data", "import", tsv, "--name", "prot")] + [("data", "homology", "prot")] * cluster

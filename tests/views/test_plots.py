@@ -109,7 +109,7 @@ def test_flips_are_bars_from_zero_each_model_its_colour_with_the_seed_row(store,
         assert bar.get_x() == 0  # every bar starts at zero
     legend = {
         t.get_text(): tuple(h.get_facecolor())
-        for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+        for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles, strict=True)
     }
     assert set(legend) == {"lr", "mlp", "hgb", "rf", "torch_mlp"}
     assert len(set(legend.values())) == len(legend)  # lr and torch_mlp were one blue

@@ -6,11 +6,11 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from ...core.errors import Refused
-from ...core.hosts import host_id
 from ...core.subject import PIPELINE, Subject
 from ...data.pipelines import LabData
 from ...envs.releases import check_name, is_final
 from ...runs.store import Store
+from ...runs.store.hosts import host_id
 from ..selection import as_selection, pipeline_info_of
 from .reading import known_factor
 from .records import Explanation

@@ -212,7 +212,7 @@ def _check_layout(path, small, blobs, claim, where, size) -> dict:
         raise KitError(f"{where}: its layers and its config's diff_ids do not match")
     if diff_ids != list(claim.get("diff_ids") or []):
         raise KitError(f"{where}: its layers are not the ones its recipe names")
-    for desc, diff_id in zip(layers, diff_ids):
+    for desc, diff_id in zip(layers, diff_ids, strict=True):
         b = _blob(blobs, desc, "layer", where)
         kind = desc.get("mediaType")
         got = b["diff_id"] if kind == _LAYER + "+gzip" else b["plain"] if kind == _LAYER else None

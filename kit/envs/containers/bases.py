@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ...core import children
 from ...core.atomic import write_bytes
-from ...core.errors import Failed, KitError, NotFound, one_line
+from ...core.errors import Failed, KitError, NotFound, Refused, one_line
 from ...core.locks import file_lock
 from ...core.paths import subdir
 from ...core.small_files import read_small
@@ -101,13 +101,14 @@ DIGEST = "digest-"  # such a base's name: digest-HEX12 (NAME@digest-HEX12 its st
 
 
 def digest_name(ref: str) -> str:
-    """The base name of a digest reference REF@sha256:HEX (KitError when it is not one)."""
+    """The base name of a digest reference REF@sha256:HEX (Refused, for --base, when it is not one)."""
     m = DIGEST_REF.fullmatch(ref)
     if m is None:
-        raise KitError(
-            f"--base {ref[:80]!r}: one of {', '.join(BASES)}, or an image named by "
-            "its digest, REF@sha256:<64 hex digits>"
+        why = (
+            f"{ref[:80]!r}: one of {', '.join(BASES)}, or an image named by its digest, "
+            "REF@sha256:<64 hex digits>"
         )
+        raise Refused(f"--base {why}", option="--base", reason=why)
     return f"{DIGEST}{m.group(2)[:12]}"
 
 

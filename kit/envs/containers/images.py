@@ -321,7 +321,7 @@ def layer_difference(old: dict, new: dict) -> str:
             f"the base differs ({old.get('base_id', '?')[7:19]} against "
             f"{new.get('base_id', '?')[7:19]}: Debian's packages changed on the mirror)"
         )
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             what = names[i] if i < len(names) else f"layer {i + 1}"
             return f"layer {i + 1} of {len(b)} differs: {what} ({x[7:19]} against {y[7:19]})"

@@ -109,7 +109,8 @@ def _image_rows(plat: Platform) -> list:
     listed as broken."""
     rows = []
     for name in [container_name(*sb) for sb in recorded()] + _offered(plat) + loaded():
-        base = split_name(name)[1]
+        parts = split_name(name)  # each is a container stack's name
+        base = parts[1] if parts else None
         try:
             rows.append(stack_kind(name).row(plat))
         except KitError as e:
@@ -166,7 +167,7 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
     rows += _image_rows(plat)
     for n in locked_probes() if probes else []:
         try:
-            d = probe_definition(n)
+            probe = probe_definition(n)
             row = stack_kind(n).row(plat)
         except KitError as e:  # one damaged probe is listed as such; the others as they are
             rows.append(
@@ -183,20 +184,22 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
                 }
             )
             continue
+        if probe is None or row is None:  # removed since it was listed, or not a listed stack
+            continue
         rows.append(
             {
                 **row,
                 "probe": {
-                    "base": d.base,
-                    "package": d.package,
-                    "version": d.version,
-                    "folder": str(d.lock_dir()),
+                    "base": probe.base,
+                    "package": probe.package,
+                    "version": probe.version,
+                    "folder": str(probe.lock_dir()),
                 },
             }
         )
     for n in locked_derived() if probes else []:
         try:
-            d = derived_definition(n)
+            derived = derived_definition(n)
             row = stack_kind(n).row(plat)
         except KitError as e:  # as a damaged probe: listed as such
             rows.append(
@@ -208,13 +211,15 @@ def listing(plat: Platform | None = None, probes: bool = False) -> list:
                 }
             )
             continue
+        if derived is None or row is None:  # removed since it was listed, or not a listed stack
+            continue
         rows.append(
             {
                 **row,
                 "derived": {
-                    "base": d.base,
-                    "requires": list(d.requires),
-                    "folder": str(d.lock_dir()),
+                    "base": derived.base,
+                    "requires": list(derived.requires),
+                    "folder": str(derived.lock_dir()),
                 },
             }
         )

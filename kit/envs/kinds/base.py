@@ -43,6 +43,10 @@ class StackKind:
     def expected_blas(self, plat: Platform) -> str | None:
         return None
 
+    def download_bytes(self, plat: Platform) -> int | None:
+        """What building it downloads here, in bytes (None: unknown, or a kind not built)."""
+        return None
+
     def verify(self, log=lambda msg: None) -> dict:
         """Rebuild it from the same inputs and compare (a container stack's image)."""
         raise KitError(

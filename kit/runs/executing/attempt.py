@@ -41,6 +41,8 @@ ANSWER_CHARS = 2_000  # a worker's error: its own words around foreign text it c
 class WorkerFailed(KitError):
     """A worker process that did not finish its run; ``tail`` holds the end of its stderr."""
 
+    printed = ""  # what the run printed (its stderr's end, for its log), set where it is known
+
     def __init__(self, message: str, tail: str = ""):
         super().__init__(message)
         self.tail = tail
@@ -171,16 +173,16 @@ def _fresh(spec, stack, dataset_file, folder, extra, timeout) -> str:
     if said:  # its answer: ok, or what it could not do, in one line
         answer = answer_of(spec, said.splitlines()[0])
         if not answer.ok:
-            e = WorkerFailed(
+            refused = WorkerFailed(
                 f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
                 "\n".join(answer.tail),
             )
-            e.printed = proc.stderr
-            raise e
+            refused.printed = proc.stderr
+            raise refused
     if proc.returncode != 0 or not said:
-        e = failed(spec, proc)
-        e.printed = proc.stderr
-        raise e
+        err = failed(spec, proc)
+        err.printed = proc.stderr
+        raise err
     return proc.stderr
 
 
@@ -210,9 +212,13 @@ def keep_log(log: Path | None, printed: str, failed: bool, written: Path | None 
     never through a link), else in place of an older attempt's."""
     if log is None:
         return
-    traceback = (read_head(written, 2 * LOG_BYTES + 1) or b"") if failed and written else b""
-    if len(traceback) > 2 * LOG_BYTES:  # more than kit's worker writes: its head, said so
-        traceback = traceback[: 2 * LOG_BYTES] + left_out(written.stat().st_size - 2 * LOG_BYTES)
+    traceback = b""
+    if failed and written:
+        traceback = read_head(written, 2 * LOG_BYTES + 1) or b""
+        if len(traceback) > 2 * LOG_BYTES:  # more than kit's worker writes: its head, said so
+            traceback = traceback[: 2 * LOG_BYTES] + left_out(
+                written.stat().st_size - 2 * LOG_BYTES
+            )
     if not printed.strip() and not traceback:  # a run that printed nothing and worked: no
         if not failed:  # older traceback kept
             log.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from typing import Any
 
 from ...core import processes
 from ...core.atomic import create_once
@@ -18,8 +19,9 @@ from ...core.small_files import read_home
 from ...worker.names import unknown
 from ..planning.options import Bound
 
-# what each kind reads from cluster.toml, with its default; anything else is a typo
-DEFAULTS = {
+# what each kind reads from cluster.toml, with its default (a TOML value: a string, a number, a
+# list or a table); anything else is a typo
+DEFAULTS: dict[str, dict[str, Any]] = {
     "local": {"workers": 2},
     "jobqueue": {
         "queue": "",

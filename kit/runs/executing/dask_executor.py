@@ -17,6 +17,7 @@ import time
 import weakref
 from concurrent.futures import CancelledError
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...core.errors import KitError
 from ...core.spec import RunSpec
@@ -29,6 +30,9 @@ from .job_templates import PRELOAD, QUIET, RESOURCE
 from .node_classes import ClassTable, class_resource
 from .queued_jobs import LOOK_S
 from .runner import Executor, RunFailed
+
+if TYPE_CHECKING:  # distributed is imported as a cluster starts, not with kit
+    from distributed import Client
 
 TRIES = 3  # submissions of one run before it counts as failed
 POLL_S = 0.5  # how often a waiting run looks at the cluster (and at a stop)
@@ -105,9 +109,10 @@ class DaskExecutor(Executor):
     def __init__(self, target: str, log=lambda msg: None):
         self.kind: ClusterKind = cluster_kind(target)
         self.target, self.log = target, log
-        self.cluster = self.client = None
+        self.cluster: Any = None  # the kind's cluster (LocalCluster, a JobQueueCluster, ...)
+        self.client: Client | None = None  # between _connect and close
         self.retried: list = []  # (run id, why) of every resubmission
-        self._seen = (0.0, {})  # (when, {address: resources}) of the last look
+        self._seen: tuple[float, dict] = (0.0, {})  # (when, {address: resources}) of the last look
         self._kept = 0.0  # when lost jobs were last replaced
         self._looking = False  # a thread is asking the scheduler for its workers
         self.jobs = None  # the batch jobs watched until their workers join
@@ -141,6 +146,11 @@ class DaskExecutor(Executor):
         self._first_worker()
         self.refresh()
 
+    def _connected(self) -> Client:
+        if self.client is None:  # closed (a run's thread may outlive a plan's Ctrl-C)
+            raise self._lost(OSError("the client is closed"))
+        return self.client
+
     def _first_worker(self) -> None:
         """Wait for the first worker (the plan takes the others as they come), watching the
         jobs meanwhile: one that leaves the queue is submitted again, and when none is left
@@ -149,7 +159,7 @@ class DaskExecutor(Executor):
         while True:
             try:
                 left = max(0.1, min(LOOK_S, deadline - time.monotonic()))
-                self.client.wait_for_workers(1, timeout=left)
+                self._connected().wait_for_workers(1, timeout=left)
                 return
             except TimeoutError:
                 pass
@@ -195,7 +205,7 @@ class DaskExecutor(Executor):
                     f"--preload {PRELOAD}`"
                 )
         facts = bounded(
-            lambda: self.client.run(node.facts), self.wait_s, f"the workers of {self.target}"
+            lambda: self._connected().run(node.facts), self.wait_s, f"the workers of {self.target}"
         )
         self.workers = {
             a: {**facts[a], "name": str(w.get("name", a)), "slots": int(w["resources"][RESOURCE])}
@@ -246,13 +256,13 @@ class DaskExecutor(Executor):
         have = sorted(held)  # what need not come back: the store holds it
         need = {RESOURCE: spec.threads, class_resource(spec.host): spec.threads}
         while True:
-            fut = self.client.submit(
+            fut = self._connected().submit(
                 node.make_run, spec.to_json(), send, input_npy, have, pure=False, resources=need
             )
             try:
                 got = self._outcome(fut, spec, stop)
             except (KilledWorker, CancelledError) as e:
-                if self.client.status != "running":
+                if self._connected().status != "running":
                     raise self._lost(e) from None
                 if stop():  # the plan is ending (a Ctrl-C reaches a local cluster's workers too)
                     return None
@@ -343,7 +353,7 @@ class DaskExecutor(Executor):
             self._looking = self._looking or look
         if look:
             try:
-                if self.client.status != "running":
+                if self._connected().status != "running":
                     raise self._lost(OSError("the client is closed"))
                 seen = {a: w.get("resources") or {} for a, w in self._workers_info(30).items()}
                 self._seen = (time.monotonic(), seen)
@@ -358,7 +368,7 @@ class DaskExecutor(Executor):
     def _workers_info(self, seconds: float) -> dict:
         try:
             return bounded(
-                lambda: self.client.scheduler_info(n_workers=-1)["workers"],
+                lambda: self._connected().scheduler_info(n_workers=-1)["workers"],
                 seconds,
                 "the scheduler",
             )

@@ -15,6 +15,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from ...core.errors import KitError
 from ...core.processes import alive, cores
@@ -66,7 +67,7 @@ def facts() -> dict:
 
 def stacks(names: list) -> dict:
     """{stack: (identity or None, why not)} of the named stacks as this node has them."""
-    out = {}
+    out: dict[str, tuple[str | None, str]] = {}
     for name in names:
         try:
             out[name] = (stack_kind(name).runnable().identity, "")
@@ -183,11 +184,12 @@ def make_run(
             _derived_here(spec, where, path)  # its REQUIRES read from the file just kept
             stack = _stack(spec, where)
         elif dataset is None:  # the dataset travels once per node, by content
-            path = stored_worker_file(spec.dataset)
-            if path is None:
+            stored = stored_worker_file(spec.dataset)
+            if stored is None:
                 return {"missing": "dataset", "node": me}
-        else:
-            path = dataset_path(dataset)
+            path = stored
+        else:  # a kit dataset's run is sent its Dataset (a dict is a lab file's shipment)
+            path = dataset_path(cast(Dataset, dataset))
             why = verify_worker_file(path)
             if why:
                 raise KitError(f"node {where}: the dataset arrived damaged ({why})")

@@ -23,6 +23,7 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 LOOK_S = 5.0  # how often the queue is asked, while some job's worker has not joined
@@ -88,7 +89,8 @@ def slurm_jobs(jobs: list) -> dict:
 def _pbs_fields(text: str) -> dict:
     """{job number: {attribute: value}} from `qstat -f -1` (one line an attribute, the same in
     OpenPBS, PBS Pro and Torque): "Job Id: 123.server", then "    name = value" lines."""
-    jobs, f = {}, None
+    jobs: dict[str, dict[str, str]] = {}
+    f: dict[str, str] | None = None
     for line in text.splitlines():
         if line.startswith("Job Id:"):
             f = jobs.setdefault(line.split(":", 1)[1].strip().split(".")[0], {})
@@ -245,12 +247,14 @@ def lsf_jobs(jobs: list) -> dict:
             *jobs,
         ]
     )
+    if p is None:  # no answer
+        return {}
     try:  # "Cannot connect to LSF. Please wait ..." may come before the JSON
         records = json.loads(p.stdout[p.stdout.index("{") :])["RECORDS"]
-    except (AttributeError, ValueError, KeyError, TypeError):  # no answer, or an LSF before 10.1
+    except (ValueError, KeyError, TypeError):  # an LSF before 10.1
         return {}
     got = {str(r.get("JOBID")): r for r in records if isinstance(r, dict) and r.get("STAT")}
-    out = {}
+    out: dict[str, str | JobEnd] = {}
     for j in jobs:
         r = got.get(j, {})  # a job LSF no longer knows has a record with an error and no STAT
         stat = r.get("STAT", "")
@@ -404,17 +408,18 @@ class QueuedJobs:
         """Ask the queue about the jobs whose worker has not joined (every LOOK_S at most) and
         submit again each that left it; returns what happened, one line each.
         ``resubmit(slot, job)``: the new job's id (raises when the submission fails)."""
-        if self.ask is None or time.monotonic() - self._last < LOOK_S:
+        ask = self.ask
+        if ask is None or time.monotonic() - self._last < LOOK_S:
             return []
         if not self._busy.acquire(blocking=False):  # another thread is looking
             return []
         try:
             self._last = time.monotonic()
-            return self._look(cluster, resubmit)
+            return self._look(ask, cluster, resubmit)
         finally:
             self._busy.release()
 
-    def _look(self, cluster, resubmit) -> list:
+    def _look(self, ask: Callable[[list], dict], cluster, resubmit) -> list:
         names = {
             str(w.get("name"))
             for w in list(dict(cluster.scheduler_info).get("workers", {}).values())
@@ -433,7 +438,7 @@ class QueuedJobs:
         self.queued = {}
         if not jobs:
             return []
-        states = self.ask(list(jobs))
+        states = ask(list(jobs))
         self.queued = {j: s for j, s in states.items() if isinstance(s, str)}
         out = []
         for jid, end in states.items():

@@ -26,16 +26,16 @@ import numpy as np
 from ...core import scratch
 from ...core.callbacks import OnDone
 from ...core.errors import KitError
-from ...core.hosts import host_id
 from ...core.paths import subdir
 from ...core.processes import alive
 from ...core.spec import RunSpec
 from ...data.dataset import Dataset, dataset_path
-from ...data.pipelines import pipeline_file
+from ...data.pipelines import LabData, pipeline_file
 from ...envs.kinds import stack_kind
 from ...envs.launch import terminate_workers
 from ...worker.pipeline import FEEDS
 from ..store import Store
+from ..store.hosts import host_id
 from ..store.identity import still_here
 from .attempt import RunTimedOut, attempt
 from .schedule import AUTO, CoreBudget, at_once, largest_first
@@ -94,7 +94,8 @@ class Executor:
     remote = False  # True: its runs are made elsewhere; a run that fails the store's checks
     #                 fails alone (RunFailed), as a node's fault, and the plan goes on
 
-    timeout = None  # seconds a run may take as asked (--timeout); None: run_deadline's own
+    # seconds a run may take as asked (--timeout); None: run_deadline's own
+    timeout: float | None = None
 
     def slots(self, specs, jobs: int) -> int:
         return jobs
@@ -117,7 +118,7 @@ class Executor:
     def run(
         self,
         spec: RunSpec,
-        dataset: Dataset,
+        dataset: Dataset | LabData,
         input_npy: bytes | None,
         out: Path,
         stop=lambda: False,
@@ -229,6 +230,7 @@ def _input(spec: RunSpec, store: Store) -> bytes | None:
         used = "svd_arpack" if spec.embedding == "arpack" else "svd_rand"
         np.savez(
             buf,
+            allow_pickle=False,  # as the worker reads it
             **{
                 name: store.array(spec.input, used if name == "embedding" else name)
                 for name in FEEDS[spec.feed]
@@ -243,7 +245,7 @@ def _input(spec: RunSpec, store: Store) -> bytes | None:
 
 def execute(
     spec: RunSpec,
-    dataset: Dataset,
+    dataset: Dataset | LabData,
     store: Store,
     should_stop=lambda: False,
     executor: Executor | None = None,
@@ -302,7 +304,7 @@ def _end_runs(futures: list) -> None:
 
 def run_all(
     specs,
-    dataset: Dataset,
+    dataset: Dataset | LabData,
     store: Store,
     jobs=AUTO,
     on_done: OnDone | None = None,

@@ -65,6 +65,7 @@ class _Warm:
             line = b""
         except launch.PastDeadline:
             self.worker.kill()
+            assert timeout is not None  # a deadline passes only where one was set
             raise self._with_printed(timed_out(spec, timeout)) from None
         except launch.TooLong as e:
             self.worker.kill()  # what follows can no longer be matched to requests
@@ -74,9 +75,9 @@ class _Warm:
         if not line:  # the process is gone: said as a fresh process's failure would be
             self.worker.kill(grace=5)  # its own status, once its tether has ended the rest
             gone = subprocess.CompletedProcess([], self.proc.wait(), "", self.worker.tail(wait=5))
-            e = failed(spec, gone)
-            e.printed = gone.stderr
-            raise e
+            err = failed(spec, gone)
+            err.printed = gone.stderr
+            raise err
         if end and self.worker.end_others():  # what the run forked ends with it
             self.spent = True
         printed = self.worker.tail(settle=True)
@@ -89,12 +90,12 @@ class _Warm:
             e.printed = printed
             raise
         if not answer.ok:
-            e = WorkerFailed(
+            refused = WorkerFailed(
                 f"worker failed in stack {spec.stack!r}: {one_line(answer.error, ANSWER_CHARS)}",
                 "\n".join(answer.tail),
             )
-            e.printed = printed
-            raise e
+            refused.printed = printed
+            raise refused
         return printed
 
     def _with_printed(self, e: WorkerFailed) -> WorkerFailed:

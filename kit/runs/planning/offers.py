@@ -45,6 +45,8 @@ def offered(subject: Subject, plat: Platform | None = None, rows: list | None = 
     for name in factors.for_kind(subject.kind, subject.seeds):
         row = here.get(name)
         use = factors.use(name, subject.kind, subject.seeds)
+        if use is None:  # for_kind names only the factors that apply
+            continue
         what = factors.described(
             name, subject.kind, subject.seeds, own=row["description"] if row else None
         )

@@ -280,7 +280,7 @@ def parse_eps(text: str) -> tuple:
     tiny = next(
         (
             x.strip()
-            for x, v in zip((x for x in text.split(",") if x.strip()), vals)
+            for x, v in zip((x for x in text.split(",") if x.strip()), vals, strict=True)
             if v < sys.float_info.min and _nonzero(x)
         ),
         None,
@@ -306,6 +306,10 @@ def _nonzero(text: str) -> bool:
         return False
 
 
+class _NotANumber(ValueError):
+    """Not a whole number of the option's kind at all (parse_jobs names its other word)."""
+
+
 def parse_int(text: str, option: str) -> int:
     """One whole number for ``option``, within its bound (ValueError naming it otherwise)."""
     bound = BOUNDS[option]
@@ -315,7 +319,7 @@ def parse_int(text: str, option: str) -> int:
         v = None
     if v is None or v < bound.lo:
         kind = "a positive integer" if bound.lo == 1 else "a non-negative integer"
-        raise ValueError(f"expected {kind}, not {_shown(text)}")
+        raise _NotANumber(f"expected {kind}, not {_shown(text)}")
     wrong = bound.value_problem(v)
     if wrong:
         raise ValueError(wrong)
@@ -328,10 +332,8 @@ def parse_jobs(text: str):
         return text
     try:
         return parse_int(text, "--jobs")
-    except ValueError as e:
-        if str(e).startswith("expected"):
-            raise ValueError(f"expected a positive integer or auto, not {_shown(text)}") from None
-        raise
+    except _NotANumber:  # a number out of bounds is said as parse_int says it
+        raise ValueError(f"expected a positive integer or auto, not {_shown(text)}") from None
 
 
 def default_threads(cores: int = 0) -> tuple:

@@ -10,17 +10,19 @@ Adding a factor is one ``register``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...core import factors
 from ...core.errors import KitError, NotFound, Refused
 from ...core.factors import DATASET, PIPELINE
-from ...core.hosts import host_id
 from ...core.spec import RunSpec, pipeline_seeds, seeds
 from ...envs.catalogue import HOST
 from ...envs.kinds import stack_kind
 from ...envs.platforms import Platform, detect
+from ...envs.stacks import Stack
 from ...worker.names import did_you_mean, shown, unknown
+from ..store.hosts import host_id
 from .options import (
     DRAWS,
     EPS,
@@ -46,7 +48,7 @@ class Context:
     opts: PlanOptions
     stack: str
     plat: Platform
-    get: object
+    get: Callable[[str], Stack]
 
     def base(self) -> RunSpec:
         """The first run of a single-stack factor: this stack, the first thread count."""
@@ -76,7 +78,7 @@ class FileContext:
     opts: PlanOptions
     stack: str
     plat: Platform
-    get: object
+    get: Callable[[str], Stack]
 
     @property
     def seed_names(self) -> tuple:

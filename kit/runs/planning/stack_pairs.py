@@ -50,7 +50,8 @@ def _all_pairs(factor: str, plat: Platform, stack: str) -> list:
     if factor in CONTAINER_FACTORS:
         return container_pairs(factor, stack)
     cat = catalogue()
-    out = [
+    # (stack a, a's settings, stack b, b's settings, label); settings: ((variable, value), ...)
+    out: list[tuple] = [
         (a, (), b, (), f"{a} vs {b}")
         for a, b in cat.get("pairs", {}).get(factor, {}).get(plat.key, [])
     ]
@@ -167,7 +168,7 @@ def listed_pairs(factor: str) -> set:
             for b in bases.BASES
             if b != bases.DEFAULT
         }
-    out = {
+    out: set[tuple] = {
         (a, (), b, ()) for pairs in cat.get("pairs", {}).get(factor, {}).values() for a, b in pairs
     }
     if factor == "arch":

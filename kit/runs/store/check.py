@@ -26,12 +26,13 @@ from typing import Any
 from ...core import home_files
 from ...core.atomic import stale_notes
 from ...core.errors import KitError
-from ...core.hosts import host_id, read_record
+from ...core.hosts import read_record
 from ...core.paths import subdir
 from ...core.small_files import NotKits
 from ...data.dataset import read_dataset_file, verify_worker_file
 from ...data.pipelines import MISSING, kept_problem
 from . import identity, kept, layout, meta
+from .hosts import host_id
 from .index import Store
 from .locked import DamagedIndex
 from .rows import shown

@@ -28,7 +28,6 @@ import numpy as np
 
 from ...core import processes
 from ...core.errors import Damaged, KitError
-from ...core.hosts import host_id
 from ...core.paths import kit_home, writable
 from ...core.spec import RunSpec
 from ...core.subject import DATASET, KINDS_OF
@@ -36,6 +35,7 @@ from ...core.sweeps import sweep_store
 from . import identity, kept, layout, meta, moving, rows, schema
 from .blobs import Blobs, DamagedArray, array_sha256
 from .caches import Caches
+from .hosts import host_id
 from .locked import ArraysLock, LockedConnection, read_only_index, refuse_damaged
 from .records import DatasetSummary, Stage, StoredPair, StoredRun
 from .rows import RunRow, StageRow

@@ -19,7 +19,13 @@ from .layout import RECORDS, has_records
 
 
 class StoreIndexError(KitError):
-    """The store index cannot be read or written: damaged, or its disk is full."""
+    """The store index cannot be read or written: damaged, or its disk is full. ``reason``:
+    "damaged", "full" or "locked" (another kit held it past the wait), for a caller that
+    tells them apart."""
+
+    def __init__(self, message: str, reason: str = "damaged"):
+        super().__init__(message)
+        self.reason = reason
 
 
 class DamagedIndex(StoreIndexError):
@@ -30,19 +36,31 @@ class DamagedIndex(StoreIndexError):
 def index_problem(path: Path, e: sqlite3.Error) -> KitError | None:
     """The one-line error for what SQLite says about the index at ``path`` (None: not the
     file's state, e.g. a busy database or a bug, left to the caller)."""
-    msg = str(e)
+    code = _primary(e)
     # SQLITE_FULL, or an I/O error that a full disk explains (a WAL that cannot grow): never
     # advice to move the index aside, which would lose nothing but cost every run
-    if "disk is full" in msg or getattr(e, "sqlite_errorcode", None) == 13 or _full(path):
-        return StoreIndexError(no_space(path))
-    if "database is locked" in msg:
+    if code == _SQLITE_FULL or _full(path):
+        return StoreIndexError(no_space(path), reason="full")
+    if code == _SQLITE_BUSY:
         return StoreIndexError(
             f"the store index {path} stayed locked by another kit for over a "
-            "minute; run the same command again when it is done"
+            "minute; run the same command again when it is done",
+            reason="locked",
         )
-    if isinstance(e, sqlite3.OperationalError) and "disk I/O error" not in msg:
+    if isinstance(e, sqlite3.OperationalError) and code != _SQLITE_IOERR:
         return None
-    return _damaged(path, msg)  # rebuilt from the records beside the arrays, where there are any
+    return _damaged(path, str(e))  # rebuilt from the records beside the arrays, where there are any
+
+
+# SQLite's primary result codes (https://sqlite.org/rescode.html): what kit tells apart by
+_SQLITE_BUSY, _SQLITE_IOERR, _SQLITE_FULL = 5, 10, 13
+
+
+def _primary(e: sqlite3.Error) -> int | None:
+    """SQLite's primary result code of ``e`` (its extended code's low byte); None for an error
+    Python's sqlite3 module raised itself, not SQLite (a text that does not decode as UTF-8)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
 
 
 def refuse_damaged(db: LockedConnection, path: Path) -> None:
@@ -153,7 +171,7 @@ class LockedConnection:
             try:
                 return _Rows(self.conn.execute(sql, args).fetchall())
             except sqlite3.OperationalError as e:
-                if "decode to UTF-8" not in str(e):
+                if _primary(e) is not None:  # SQLite's own error, not a row's text
                     raise
             # a damaged page left a text that is not UTF-8: read again with its bytes kept as
             # lone surrogates, which the row's reader names as damage (kit.runs.store.rows);

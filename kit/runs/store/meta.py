@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ...core.hosts import host_id
+from .hosts import host_id
 
 if TYPE_CHECKING:  # the store opens through this module: its type only, for annotations
     from .index import Store

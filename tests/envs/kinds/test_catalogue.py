@@ -94,7 +94,7 @@ def test_doctor_measures_what_each_stack_has(capsys):
     _built()
     assert main(["stacks", "doctor", "--json", *PAIR]) == 0
     report = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    for n, sk in zip(PAIR, ("1.5.2", "1.9.1")):
+    for n, sk in zip(PAIR, ("1.5.2", "1.9.1"), strict=True):
         pk = report[n]["measured"]["packages"]
         assert pk["numpy"] == "1.26.4" and pk["scikit-learn"] == sk
         assert any(p["internal_api"] == "openblas" for p in report[n]["measured"]["threadpools"])

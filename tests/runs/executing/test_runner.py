@@ -207,5 +207,5 @@ def test_the_next_run_starts_while_the_last_one_is_stored(tiny, monkeypatch):
         s.run_id for s in specs
     )
     assert all(overlapped.values()), overlapped  # storing overlapped the next run ...
-    for before, after in zip(made, made[1:]):
+    for before, after in zip(made, made[1:], strict=False):
         assert after["started"] >= before["finished"]  # ... yet one ran at a time (jobs=1)

@@ -6,7 +6,7 @@ what the real cluster executor says first, and it must not be said."""
 import pytest
 
 from kit.cli import main
-from kit.core.hosts import host_id
+from kit.runs.store.hosts import host_id
 
 RUN = ["run", "--factor", "repeat", "--threads", "1", "--n", "100"]
 

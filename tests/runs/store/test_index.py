@@ -127,8 +127,8 @@ def test_a_damaged_copy_is_replaced_by_a_fresh_one_not_kept(tmp_path):
 
 
 def test_a_missing_array_of_a_local_run_is_not_called_an_import(tmp_path):
-    from kit.core.hosts import host_id
     from kit.runs.store import DamagedArray
+    from kit.runs.store.hosts import host_id
 
     store = Store(tmp_path / "home")
     s = spec(host=host_id())
