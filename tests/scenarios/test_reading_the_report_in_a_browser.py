@@ -1,6 +1,7 @@
-"""report.html read where it is read: in a real browser (headless chromium, tests/browser.py).
-Every image loads and nothing is wider than the window, for kit's own report and a pipeline
-file's, on the store of every kind of run; a screenshot is kept for a reviewer."""
+"""report.html read where it is read: in a real browser (headless chromium,
+tests/support/browser.py). Every image loads and nothing is wider than the window, for kit's own
+report and a pipeline file's, on the store of every kind of run; a screenshot is kept for a
+reviewer."""
 
 import base64
 import re

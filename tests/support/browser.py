@@ -14,14 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+from places import ROOT
 
 INSTALL = "apt-get install -y --no-install-recommends chromium"
 # where a test keeps what a reviewer looks at (a screenshot): outside tmp, so that it is there
 # after the run; build/ is gitignored
-ARTIFACTS = Path(
-    os.environ.get("KIT_TEST_ARTIFACTS")
-    or Path(__file__).resolve().parents[1] / "build" / "test-artifacts"
-)
+ARTIFACTS = Path(os.environ.get("KIT_TEST_ARTIFACTS") or ROOT / "build" / "test-artifacts")
 
 # Run in the page once it has loaded: every <img> and every CSS background image is checked (a
 # background image is loaded anew here: the page's own load event does not wait for it), then
