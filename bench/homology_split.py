@@ -10,7 +10,7 @@ search (test against train, any train protein above 30% identity over 80% covera
 split by whole MMseqs2 clusters. Target (issue 41): the clean split within 10 minutes at 6,000.
 GraphPart's own alignment (needle, or its mmseqs mode) is not rerun here: the issue measured it
 at 53 minutes on this machine. ``--set chains``: about N proteins in chains of CHAIN families,
-each family ~40% identical to the next (tests/test_homology_edges.py's planted set), where
+each family ~40% identical to the next (tests/data/test_homology_edges.py's planted set), where
 whole clusters leak by construction and long chains make GraphPart remove proteins.
 """
 
@@ -84,8 +84,9 @@ def main():
     from kit.data.synthetic import generate
 
     if args.set == "chains":
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from test_homology_edges import chains
+        # the checkout is on sys.path already; the test's helpers are imported by their names
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+        from tests.data.test_homology_edges import chains
 
         ds = chains(n_chains=max(1, round(args.n / (3.5 * args.chain))), length=args.chain)
     else:

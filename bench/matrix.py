@@ -9,8 +9,8 @@
    and against the cores the runs hold (threads x wall time: a run on every core holds them all,
    however few it keeps busy), the least any schedule can take that never shares a core.
 2. versus: `kit run --factor seed --seeds 0,1 --threads 1 --jobs 1` against the paper's
-   appendix code (tests/paper_reference.py) run for seeds 0 and 1 in one process with one BLAS
-   thread, alternating which goes first, ROUNDS times, each in a fresh KIT_HOME holding the
+   appendix code (tests/support/paper_reference.py) run for seeds 0 and 1 in one process with one
+   BLAS thread, alternating which goes first, ROUNDS times, each in a fresh KIT_HOME holding the
    dataset: each run's wall time (kit's worker measures it; the appendix's reference_run call),
    and the whole command's wall, CPU and peak memory (the largest resident set of the process
    tree), medians and their ratios.
@@ -178,7 +178,7 @@ def versus(n: int, rounds: int, tmp: Path) -> None:
                 sides[side].append(measured(argv, env))
                 per_run[side] += [m["wall_s"] for _, m in runs_of(home)]
             else:
-                argv = [sys.executable, "-c", _APPENDIX, str(n), str(ROOT / "tests")]
+                argv = [sys.executable, "-c", _APPENDIX, str(n), str(ROOT / "tests" / "support")]
                 sides[side].append(measured(argv, env))
                 per_run[side] += json.loads(sides[side][-1]["stdout"])
     print(

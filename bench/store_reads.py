@@ -1,6 +1,6 @@
 """The cost of verifying every row a reader takes from the store (issue 37 item 6).
 
-A store of RUNS hand-made runs (tests/stored.py: real put_run, real manifests; run 0 paired
+A store of RUNS hand-made runs (tests/support/stored.py: real put_run, real manifests; run 0 paired
 with each other as a seed pair) is read whole, ROUNDS times, by ``Store.runs()`` (spec, manifest
 and stages of each run), ``Store.specs()``, and ``budget()`` (what `kit budget` computes, its
 comparisons cached by a first call); the median time of each is printed, with the time per run.
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from stored import arrays, put, spec  # noqa: E402
 

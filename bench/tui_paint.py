@@ -1,7 +1,7 @@
 """How long `kit tui` takes to show its first screen, against a bare Textual app (issue 43).
 
 Each round starts, in a real 80x24 terminal (tmux), `kit tui` on a store holding every kind of
-run (tests/stored.py's hand-made one, at 120 synthetic proteins) and a bare Textual app (a
+run (tests/support/stored.py's hand-made one, at 120 synthetic proteins) and a bare Textual app (a
 header, one line, a footer: what any Textual app pays to paint at all), alternating which goes
 first, and reads the screen every 20 ms: the first paint is the time from starting the process
 to its tab bar on the screen; for kit also the time until the Setup tab's data (the dataset
@@ -43,8 +43,8 @@ BARE = (
 
 
 def _store(home: Path) -> None:
-    """tests/stored.py's store of every kind, at 120 synthetic proteins, in ``home``."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    """tests/support/stored.py's store of every kind, at 120 synthetic proteins, in ``home``."""
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     os.environ["KIT_HOME"] = str(home)
     from stored import every_kind_store
 

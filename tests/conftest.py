@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # paper_reference.py, slurm.py, tiers.py
+# the helpers and data of tests/support (every_kind.py, stored.py, tiers.py, places.py ...) are
+# imported by their names from any test folder
+sys.path.insert(0, str(Path(__file__).parent / "support"))
 
 from tiers import add_soak_option, fast_tier_guard, mark_slow_fixtures  # noqa: E402,F401
 
@@ -36,7 +38,8 @@ def own_tmpdir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def slurm_env(tmp_path):
-    """A real single-node Slurm for one test (tests/slurm.py); the environment that reaches it."""
+    """A real single-node Slurm for one test (tests/support/slurm.py); the environment that reaches
+    it."""
     import slurm
 
     why = slurm.unavailable()
@@ -135,7 +138,7 @@ def on_every_kind(every_kind, monkeypatch):
     return every_kind
 
 
-# the two tiers (tests/tiers.py): slow fixtures mark their tests; the fast tier refuses a test
-# that starts a slow process unmarked
+# the two tiers (tests/support/tiers.py): slow fixtures mark their tests; the fast tier refuses a
+# test that starts a slow process unmarked
 pytest_collection_modifyitems = mark_slow_fixtures
 pytest_addoption = add_soak_option

@@ -9,7 +9,7 @@ reference): element i keeps
 where m is the mantissa width of the wider dtype (52 for float64, 23 for float32), and
 digits = bits x log10(2). Bitwise identical numbers keep all m bits. A stage is summarised by
 the median over its elements (what most numbers keep) and the minimum (the worst one).
-tests/test_digits.py checks every element against the package itself.
+tests/analysis/test_digits.py checks every element against the package itself.
 """
 
 from __future__ import annotations

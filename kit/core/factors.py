@@ -217,7 +217,7 @@ _BUILT_IN = (
         STACKS,
         ENVIRONMENT,
         explained=r"^machine$|^rosetta$|:architecture$|^env:(OPENBLAS_CORETYPE|MKL_CBWR)$",
-        # the CPU code paths of stacks/stacks.toml [codepaths] (tests/test_spec.py checks it)
+        # the CPU code paths of stacks/stacks.toml [codepaths] (tests/core/test_spec.py checks it)
         sets_env=(
             ("OPENBLAS_CORETYPE", r"[A-Za-z][A-Za-z0-9]{0,31}"),
             ("MKL_CBWR", r"[A-Z][A-Z0-9_]{0,31}"),

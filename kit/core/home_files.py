@@ -12,8 +12,8 @@ from .small_files import DATASET, SMALL, NotKits, read_home_json, shape_problem
 PIPELINE = 4 << 20  # a lab's pipeline file (kit.worker.contract reads at most this)
 
 # (pattern under KIT_HOME, bound): every file a reader, `kit store check` or a sweep reads there;
-# tests/test_home_damage.py damages each and runs every reader. The arrays (kit.runs.store.blobs)
-# and the index (SQLite) have checks of their own.
+# tests/core/test_home_files.py damages each and runs every reader. The arrays
+# (kit.runs.store.blobs) and the index (SQLite) have checks of their own.
 KEPT = (
     ("host.json", 4096),
     ("cluster.toml", SMALL),

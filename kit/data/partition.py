@@ -1,7 +1,7 @@
 """GraphPart's partitioning (Teufel et al. 2023) on a graph of homology edges, in numpy.
 
 Three steps, each as the `graph-part` package (1.0.2) does them, so that the same edges give the
-same partitions (tests/test_partition.py runs the package beside this module):
+same partitions (tests/data/test_partition.py runs the package beside this module):
 1. restricted nearest-neighbour linkage: edges in order of distance join two groups unless either
    already holds a partition's share of proteins or together they would reach a class's share;
 2. the groups assigned to partitions, each to the one its classes fill least (class-balanced);

@@ -107,9 +107,9 @@ HTML = Writer(
     line=_html_para,
 )
 
-# the page fits a narrow window (tests/views/test_report_in_browser.py opens it at 800 px): a
-# table wider than the page scrolls sideways in its own box, not the whole page, and a word
-# longer than a line (a sha256) breaks
+# the page fits a narrow window (tests/scenarios/test_reading_the_report_in_a_browser.py opens it at
+# 800 px): a table wider than the page scrolls sideways in its own box, not the whole page, and a
+# word longer than a line (a sha256) breaks
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
     "color:#222;overflow-wrap:break-word}table{display:block;max-width:100%;overflow-x:auto;"

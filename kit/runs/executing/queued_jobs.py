@@ -8,10 +8,10 @@ is said in one line ("job 123 was cancelled before it started") and submitted ag
 tries a lost worker's run gets. Slurm is asked through squeue, then sacct where accounting is
 on, else scontrol; PBS (OpenPBS, PBS Pro, Torque) through qstat -f, then its history (qstat -x);
 SGE through qstat, then qacct; LSF through bjobs -json (10.1 or later); HTCondor through condor_q,
-then condor_history. Only the Slurm reader has met a live system (tests/slurm.py); the others are
-checked against the output formats these systems document and print, recorded in
-tests/test_queued_jobs.py. A job still held in its queue (PBS H, SGE Eqw, HTCondor held) has not
-left it: it is waited for, and named with its reason when no worker came.
+then condor_history. Only the Slurm reader has met a live system (tests/support/slurm.py); the
+others are checked against the output formats these systems document and print, recorded in
+tests/runs/executing/test_queued_jobs.py. A job still held in its queue (PBS H, SGE Eqw, HTCondor
+held) has not left it: it is waited for, and named with its reason when no worker came.
 """
 
 from __future__ import annotations
