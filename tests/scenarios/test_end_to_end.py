@@ -128,7 +128,7 @@ def test_killed_run_resumes_without_half_written_runs(tmp_path, monkeypatch, own
     db = home / "store.sqlite"
     deadline = time.time() + 300
     while time.time() < deadline:  # until the first run is indexed
-        if db.exists() and sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]:
+        if db.exists() and _indexed(db):
             break
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)  # worker and all, mid-run
@@ -173,3 +173,16 @@ def test_budget_verdicts_advice_and_report(full_home, tmp_path):
     kit(full_home, "report", "--out", str(tmp_path / "rep"))
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "SYNTHETIC" in md and "svd_iterations.png" in md
+
+
+def _indexed(db) -> int:
+    """How many runs the index holds; 0 while kit is still writing its schema (the file
+    exists from SQLite's first write on, its tables a moment later: this probe is not kit's
+    reader, which waits on the store's lock)."""
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # no such table yet, or the schema's write holds the lock
+        return 0
+    finally:
+        con.close()
