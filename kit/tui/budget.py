@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 from rich.text import Text
 from textual import on
@@ -20,7 +21,13 @@ from .grid import Grid, fill
 from .pane import Pane
 
 # no dataset the tabs can read yet: an empty table, and why
-NO_BUDGET = {"rows": [], "dataset": {}, "yardstick": None, "note": "no dataset yet", "curves": {}}
+NO_BUDGET: dict[str, Any] = {
+    "rows": [],
+    "dataset": {},
+    "yardstick": None,
+    "note": "no dataset yet",
+    "curves": {},
+}
 
 
 def flips_bars(b: dict) -> tuple:
@@ -171,7 +178,10 @@ class BudgetPane(Pane):
             return NO_BUDGET
         rec = self.app.kit.budget(subject)
         text = pane_text(rec, width=width)
-        return Text(text) if text is not None else {**rec.data, "curves": curves(rec.data["rows"])}
+        if text is not None:
+            return Text(text)
+        b = cast(dict[str, Any], rec.data)  # kit's own budget, of every factor: a dict
+        return {**b, "curves": curves(b["rows"])}
 
     def _draw(self, read) -> None:
         (self._draw_text if isinstance(read, Text) else self._draw_budget)(read)

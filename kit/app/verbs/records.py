@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ...core import factors
 from ...core.errors import Refused
@@ -36,7 +36,7 @@ class Budget:
     ``verdicts``: a pipeline's verdicts, shown beside its budget."""
 
     subject: Subject
-    data: object
+    data: dict[str, Any] | list[dict[str, Any]]
     factor: str | None = None
     verdicts: dict | None = None
 
