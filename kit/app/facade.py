@@ -25,7 +25,9 @@ from .verbs.running import HERE, ToRun, Where
 __all__ = ["HERE", "Kit", "Store", "ToRun", "Where", "ask_above", "pairs_before_building"]
 
 if TYPE_CHECKING:  # the audit and the platform are read only when a plan is run
+    from ..analysis.across_splits import AcrossSplits
     from ..analysis.explain_stored import StoredExplanation
+    from ..analysis.records import HomologySummary
     from ..envs.platforms import Platform
     from ..runs.store.records import StoredRun
     from .audit import Ask
@@ -142,10 +144,10 @@ class Kit:
     def verdicts(self, subject: Subject, run_set: str | None = None) -> VerdictsRecord:
         return verbs.verdicts(self.store, subject, run_set)
 
-    def amplify(self, subject: Subject) -> Reading:
+    def amplify(self, subject: Subject) -> Reading[dict]:
         return verbs.amplify(self.store, subject)
 
-    def advise(self, subject: Subject, plat: Platform | None = None) -> Reading:
+    def advise(self, subject: Subject, plat: Platform | None = None) -> Reading[dict]:
         return verbs.advise(self.store, subject, plat)
 
     def homology(
@@ -154,10 +156,12 @@ class Kit:
         identity: float | None = None,
         coverage: float | None = None,
         data: str | None = None,
-    ) -> Reading:
+    ) -> Reading[dict | HomologySummary]:
         return verbs.homology(self.store, subject, identity, coverage, data)
 
-    def across_splits(self, subject: Subject, against: str, paired: bool = False) -> Reading:
+    def across_splits(
+        self, subject: Subject, against: str, paired: bool = False
+    ) -> Reading[AcrossSplits]:
         return verbs.across_splits(self.store, subject, against, paired)
 
     def has_protein_ids(self, subject: Subject) -> bool:
@@ -183,7 +187,7 @@ class Kit:
         """--factor's names checked against the words before anything is read (BadOption)."""
         return verbs.factor_names(names, dataset, n, pipeline)
 
-    def tolerances(self, subject: Subject, pin: Sequence[str] = ()) -> Reading:
+    def tolerances(self, subject: Subject, pin: Sequence[str] = ()) -> Reading[dict]:
         return verbs.tolerances(self.store, subject, tuple(pin))
 
     def export_runs(self, subject: Subject, factors: Sequence[str] = ()) -> Export:

@@ -107,7 +107,7 @@ def _cmd_stacks(args) -> int:
     from rich.console import Console
 
     from ..app.facade import Kit
-    from ..envs.kinds import stack_kind
+    from ..envs.kinds import BuildableStack, CatalogueStack, stack_kind
     from ..views.tables import stacks_text
 
     plat = detect()
@@ -151,7 +151,11 @@ def _cmd_stacks(args) -> int:
             from ..envs.build_time import estimate, said
 
             todo = [stack_kind(n) for n in names or avail]
-            todo = [k for k in todo if k.buildable and k.built(plat) is None]
+            todo = [
+                k
+                for k in todo
+                if isinstance(k, BuildableStack) and k.buildable and k.built(plat) is None
+            ]
 
             from ..views.fit import para
 
@@ -162,12 +166,13 @@ def _cmd_stacks(args) -> int:
     if args.stacks_cmd == "lock":
         defs = definitions()
         for n in names:
-            if n not in defs:  # a container's lock is its stack's; probes lock themselves
-                stack_kind(n).lock()
+            kind = kinds[n]  # buildable: any other kind was refused above
+            if n not in defs and isinstance(kind, BuildableStack):
+                kind.lock()  # a container's lock is its stack's (it says so); probes lock themselves
         for lk in dict.fromkeys(defs[n].lock for n in (names or defs)):
             first = next(n for n, d in defs.items() if d.lock == lk)  # stacks may share a lock
             with err.status(f"locking {lk}"):
-                stack_kind(first).lock(upgrade=args.upgrade)
+                CatalogueStack(defs[first]).lock(upgrade=args.upgrade)
             err.print(f"locked stacks/{lk}/uv.lock")
         return 0
     if args.stacks_cmd == "factors":

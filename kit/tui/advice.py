@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Input, ProgressBar, Static
+from textual.widgets import Button, Input, ProgressBar, Static, TabbedContent
 
 from ..core.numbers import fmt
 from ..core.paths import kit_home, subdir
@@ -223,5 +223,5 @@ class AdvicePane(Pane):
         html = Path(out["html"]).resolve()
         self._written = {**self._written, str(html.parent): str(html)}
         self._say_where()
-        if self.app.query_one("TabbedContent").active != "advice":  # here, the line says it
+        if self.app.query_one(TabbedContent).active != "advice":  # here, the line says it
             self.app.notify("report written: its path is on the Advice tab (6)", timeout=4)

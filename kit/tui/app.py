@@ -86,8 +86,11 @@ class KitApp(App):
         # the pipeline Setup chose, as kit.app.selection.select makes it from the words typed
         # (its summary keeps them, "given", and the file, "file"); None: kit's own on the dataset
         self.pipeline: Subject | None = None
-        self._subject = (None, None)  # (choice, Subject): resolved once per choice
-        self.bug_line = None  # the one line about a bug, printed by run_app once the screen is gone
+        # (choice, Subject): resolved once per choice
+        self._subject: tuple[tuple | None, Subject | None] = (None, None)
+        self.bug_line: str | None = (
+            None  # the one line about a bug, printed by run_app once the screen is gone
+        )
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -210,9 +213,11 @@ class KitApp(App):
     @guarded
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         # each tab opens with its main widget focused: Down and Enter work at once
-        pane = self.pane(event.pane.id)
+        tab = event.pane.id
+        assert tab is not None  # each TabPane is composed with its tab's name as id (compose)
+        pane = self.pane(tab)
         pane.show()
-        self._keep_focus_in(event.pane.id)
+        self._keep_focus_in(tab)
 
     def action_leave_field(self) -> None:
         if isinstance(self.focused, Input):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 from rich.text import Text
 from textual import on
@@ -13,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from ..core import factors
 from ..core.numbers import fmt
+from ..core.subject import Subject
 from ..views.quoting import markup
 from .bars import Bars
 from .errors import guarded
@@ -20,7 +22,13 @@ from .grid import Grid, fill
 from .pane import Pane
 
 # no dataset the tabs can read yet: an empty table, and why
-NO_BUDGET = {"rows": [], "dataset": {}, "yardstick": None, "note": "no dataset yet", "curves": {}}
+NO_BUDGET: dict[str, Any] = {
+    "rows": [],
+    "dataset": {},
+    "yardstick": None,
+    "note": "no dataset yet",
+    "curves": {},
+}
 
 
 def flips_bars(b: dict) -> tuple:
@@ -111,6 +119,7 @@ class BudgetPane(Pane):
         if not t.row_count:
             return None
         name = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        assert name is not None  # each row is added with a key: its factor's label (_draw_budget)
         return self.load(lambda: self._explained(name, self._rows), self._draw_explained, "explain")
 
     def _draw_explained(self, text: str) -> None:
@@ -122,7 +131,7 @@ class BudgetPane(Pane):
         from ..views.explain import stored_lines
 
         app, (factor, _, level) = self.app, name.partition("=")
-        subject = app.subject()
+        subject = self._shown()
         x = app.kit.stored_explanation(subject, factor, rows, level=level)
         if not x["pairs"] and x["runs"]:  # nothing of it stored: what `kit explain` would run
             n = app.kit.stored_explanation(subject, factor, rows)["runs"]  # every level's
@@ -142,7 +151,7 @@ class BudgetPane(Pane):
         them), each factor's pairs with where each output changes; nothing is run."""
         from ..views.explain import stored_lines
 
-        found = self.app.kit.stored_output_explanations(self.app.subject())
+        found = self.app.kit.stored_output_explanations(self._shown())
         lines = [ln for x in found for ln in [f"{x['factor']}:"] + stored_lines(x)]
         return (
             "[b]Where your file's outputs change[/] (stored release scans; x: back)\n\n"
@@ -171,7 +180,10 @@ class BudgetPane(Pane):
             return NO_BUDGET
         rec = self.app.kit.budget(subject)
         text = pane_text(rec, width=width)
-        return Text(text) if text is not None else {**rec.data, "curves": curves(rec.data["rows"])}
+        if text is not None:
+            return Text(text)
+        b = cast(dict[str, Any], rec.data)  # kit's own budget, of every factor: a dict
+        return {**b, "curves": curves(b["rows"])}
 
     def _draw(self, read) -> None:
         (self._draw_text if isinstance(read, Text) else self._draw_budget)(read)
@@ -290,11 +302,19 @@ class BudgetPane(Pane):
     @guarded
     def drill(self, event: DataTable.RowSelected) -> None:
         name = event.row_key.value
+        assert name is not None  # each row is added with a key: its factor's label (_draw_budget)
         factor, _, level = name.partition("=")
         self.load(lambda: self._pairs(factor, level), self._draw_pairs, "pairs")
 
     def _pairs(self, factor: str, level: str) -> list:
-        return [p for p in self.app.kit.pairs(self.app.subject(), factor) if p["level"] == level]
+        return [p for p in self.app.kit.pairs(self._shown(), factor) if p["level"] == level]
+
+    def _shown(self) -> Subject:
+        """The subject whose budget the pane shows, for what its rows or text offer (a row, or
+        a lab file's text, is there only once a subject's budget is)."""
+        subject = self.app.subject()
+        assert subject is not None  # see above; a read for an earlier choice is dropped
+        return subject
 
     def _draw_pairs(self, rows: list) -> None:
         from ..views.pairs import pair_cells

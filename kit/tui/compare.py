@@ -85,10 +85,10 @@ class ComparePane(Pane):
 
     def on_compare_pane_answered(self, m: Answered) -> None:
         answer = self.query_one("#compare-answer", Static)
-        if m.error:
-            answer.update(f"[red]{markup(m.error)}[/]")
-            return
         rep = m.report
+        if m.error or rep is None:  # a report comes without an error, and None with one
+            answer.update(f"[red]{markup(m.error or '')}[/]")
+            return
         # the hosts' names (the bundle's is the sender's word) and the answer are text
         answer.update(
             f"[b]{markup(rep['bundle_host']['name'])} vs "

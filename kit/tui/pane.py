@@ -28,6 +28,10 @@ class Pane(Vertical):
         None  # where Escape from a text field goes (None: MAIN, unless MAIN is that field)
     )
 
+    # each slot's latest load (Pane.load): set on a pane's first load, not in __init__, which a
+    # pane subclass need not call through
+    _tickets: dict[str, int]
+
     if TYPE_CHECKING:  # a pane lives in kit's app alone, whose state (store, subject...) it reads
 
         @property
@@ -36,7 +40,7 @@ class Pane(Vertical):
     class Loaded(Message):
         """From a pane's reading worker to the pane: what ``read`` returned, for ``draw``."""
 
-        def __init__(self, ticket: int, choice: tuple, draw, result):
+        def __init__(self, ticket: tuple[str, int], choice: tuple, draw, result):
             super().__init__()
             self.ticket, self.choice, self.draw, self.result = ticket, choice, draw, result
 
@@ -103,4 +107,6 @@ class Pane(Vertical):
     def leave_field(self) -> None:
         """Escape from a text field: focus a widget that is not one, so that the next keys are
         commands again (a tab whose main widget is the field leaves it for LEAVE)."""
-        self.query_one(self.LEAVE or self.MAIN).focus()
+        selector = self.LEAVE or self.MAIN
+        if selector:
+            self.query_one(selector).focus()

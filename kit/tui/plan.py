@@ -112,8 +112,9 @@ class PlanPane(Pane):
         app = self.app
         # (hash, file) of the pipeline the list shows; None: no list yet (it is read in a worker
         # once the screen is up: what this machine runs takes interpreters started to know)
-        self._lab = None
-        self._about, self._unavailable = {}, set()
+        self._lab: tuple | None = None
+        self._about: dict[str, str] = {}  # each factor's line under the list
+        self._unavailable: set[str] = set()
         with Horizontal():
             with Vertical(id="factor-column"):
                 yield Ticks(id="factors")
@@ -213,7 +214,7 @@ class PlanPane(Pane):
         self.query_one("#lab-note").display = False
         self.show()
 
-    _reading = None  # the choice whose list a worker is reading now
+    _reading: tuple | None = None  # the choice whose list a worker is reading now
 
     def show(self) -> None:
         chosen = self.app.choice()[2:]
@@ -245,14 +246,14 @@ class PlanPane(Pane):
 
     def selected_device(self) -> str | None:
         pressed = self.query_one("#device", RadioSet).pressed_button
-        dev = pressed.id.removeprefix("dev-") if pressed else "cpu"
+        dev = pressed.id.removeprefix("dev-") if pressed is not None and pressed.id else "cpu"
         return None if dev == "cpu" else dev
 
     def selected_torch_stack(self) -> str | None:
         if not self._torch_stacks:
             return None
         pressed = self.query_one("#torch-stack", RadioSet).pressed_button
-        i = int(pressed.id.removeprefix("ts-")) if pressed else 0
+        i = int(pressed.id.removeprefix("ts-")) if pressed is not None and pressed.id else 0
         return self._torch_stacks[i - 1] if i else None
 
     def _dataset(self) -> tuple:
@@ -369,16 +370,21 @@ def _summary(p, width: int) -> str:
             if planned is not None
             else "[b]"
         )
-        line = lambda shown, stacks=stacks: (  # noqa: E731
-            f"{head}{shown}{')' if planned is not None else '[/]'}: running builds {stacks} "
-            f"first (about {mb:,.0f} MB to download)"
-        )
-        text = _fitted(line, items, width)
+
+        def building(shown: str, stacks: str = stacks) -> str:  # the stacks named, or counted
+            return (
+                f"{head}{shown}{')' if planned is not None else '[/]'}: running builds {stacks} "
+                f"first (about {mb:,.0f} MB to download)"
+            )
+
+        text = _fitted(building, items, width)
         if _lines(text, width) <= SUMMARY_LINES:
             return text
         # too many stacks to name beside the factors: counted (the Setup tab lists them)
         return _fitted(
-            lambda shown: line(shown, f"{len(p.stacks)} stacks (Setup lists them)"), items, width
+            lambda shown: building(shown, f"{len(p.stacks)} stacks (Setup lists them)"),
+            items,
+            width,
         )
     else:
         est = p.estimate()

@@ -229,6 +229,7 @@ class SetupPane(Pane):
             else:
                 from ..envs.kinds import stack_kind
 
+                assert stack is not None  # "build" is asked with its row's stack (action_build)
                 built = stack_kind(stack).build(
                     app.platform,
                     log=lambda m: app.call_from_thread(app.notify, markup(m), timeout=2),

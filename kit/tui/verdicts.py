@@ -128,7 +128,8 @@ class VerdictsPane(Pane):
 
         self._show_lab(False)
         head = self.query_one("#verdicts-head", Static)
-        names = list(rep or {})
+        rep = rep or {}
+        names = list(rep)
         if not names:
             head.update("no pairs with verdicts yet: run a plan first (2, then r)")
             return

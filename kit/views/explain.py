@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..core.numbers import fmt
 from .fit import para
@@ -195,7 +196,7 @@ def explain_text(result: dict, skipped_runs: Sequence = ()) -> str:
     return "\n".join(out)
 
 
-def stored_lines(x: dict) -> list:
+def stored_lines(x: Mapping[str, Any]) -> list:
     """A factor's stored explanation (kit.analysis.explain_stored) as paragraphs: each
     explained pair's, then each pair not explained yet (or never cross-fed) with why."""
     return (

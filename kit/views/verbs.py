@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any, cast
 
 from ..app.verbs import has_protein_ids
 from ..app.verbs.records import Budget, Verdicts
@@ -226,7 +227,7 @@ def ran_page(rec, as_json: bool = False, dataset: str | None = None, n: int | No
     return Page(run_text(rec.budget, list(rec.asked), whole) + "\n")
 
 
-def chosen_line(subject: Subject) -> tuple:
+def chosen_line(subject: Subject) -> tuple[str | None, str] | None:
     """(markup style, line) `kit run` says of the dataset it runs on before it runs, or None
     when there is nothing to say (a pipeline, or the dataset asked for by name)."""
     s = subject.summary
@@ -302,7 +303,7 @@ def pane_text(rec, homology: bool = False, width: int | None = None) -> str | No
                     "homology --pipeline)"
                 )
         elif isinstance(rec, Budget):
-            text = output_budget_text(rec.data)
+            text = output_budget_text(cast(dict[str, Any], rec.data))  # a pipeline's: a dict
         else:
             text = output_advice_text(rec.data)
     return text + _CHOSEN

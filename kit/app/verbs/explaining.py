@@ -3,6 +3,9 @@ difference starts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from ...core.callbacks import QUIET_EXPLAIN, Confirm, ExplainProgress
 from ...core.errors import Refused
 from ...core.subject import PIPELINE, Subject
@@ -13,6 +16,9 @@ from ...runs.store.hosts import host_id
 from ..selection import as_selection, pipeline_info_of
 from .reading import known_factor
 from .records import Explanation
+
+if TYPE_CHECKING:
+    from ...data.dataset import Dataset
 
 
 def check_library(library) -> None:
@@ -68,7 +74,7 @@ def explain(
         info = pipeline_info_of(subject)
         left, found = [], lambda: explain_outputs(store, subject.sha256, factor)
         # the file kept here is asked for only when the scan has runs to make
-        data = lambda: LabData(file_to_run(info))  # noqa: E731
+        data: Callable[[], Dataset | LabData] = lambda: LabData(file_to_run(info))  # noqa: E731
     else:
         sel = as_selection(subject)
         plan = plan_explain(store, factor, sel, cluster=bool(cluster))

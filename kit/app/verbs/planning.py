@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,7 @@ class Plan:
     # what runs it (kit.app.audit): kit's own pipeline's Audit, or a pipeline file's info (the
     # two engines' one remaining seam: #55 makes them one)
     work: Audit | dict | None = field(default=None, compare=False, repr=False)
-    seconds: object = field(default=None, compare=False, repr=False)
+    seconds: Callable[[int], float | None] | None = field(default=None, compare=False, repr=False)
 
     def estimate(self, at_once: int = 1) -> float | None:
         return self.seconds(at_once) if self.seconds is not None else None
@@ -98,7 +99,8 @@ def _file(store, target, names, opts, stack, room, plat) -> Plan:
     info = au.file_to_run(pipeline_info_of(subject), subject.summary.get("file"))
 
     plat = plat or detect()  # the stacks to build are found for this machine, as kit's own
-    stacks, notes = None, ()
+    stacks = None
+    notes: tuple[str, ...] = ()
     if info.get("requires"):  # each stack with the file's packages added: locked here first
         from ...envs.derived import for_plan
 

@@ -4,6 +4,7 @@ runs an export carries, each of one Subject."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core import factors
 from ...core.errors import KitError, NotFound, Refused
@@ -16,6 +17,10 @@ from ...worker.names import unknown
 from ..selection import load_name, pipeline_runs
 from .records import BadOption, Budget, Export, Reading, Runs, Verdicts
 from .records import kit_factor_names as _kit_factor_names
+
+if TYPE_CHECKING:
+    from ...analysis.across_splits import AcrossSplits
+    from ...analysis.records import HomologySummary
 
 
 def known_factor(name: str, stored: set, option: str = "--factor") -> None:
@@ -97,7 +102,7 @@ def verdicts(store: Store, subject: Subject, run_set: str | None = None) -> Verd
     return Verdicts(subject, rep, arrays_note(store, subject.sha256))
 
 
-def amplify(store: Store, subject: Subject) -> Reading:
+def amplify(store: Store, subject: Subject) -> Reading[dict]:
     """How each model amplifies a small perturbation of the embedding."""
     if subject.kind == PIPELINE:
         raise Refused(
@@ -111,7 +116,7 @@ def amplify(store: Store, subject: Subject) -> Reading:
     return Reading(subject, report(kit_budget(store, subject.sha256)["rows"]))
 
 
-def advise(store: Store, subject: Subject, plat=None) -> Reading:
+def advise(store: Store, subject: Subject, plat=None) -> Reading[dict]:
     """What to pin first, from the measured budget (``plat``: the machine whose reasons explain
     the factors kit's own cannot measure on it; None: this one)."""
     if subject.kind == PIPELINE:
@@ -133,7 +138,7 @@ def homology(
     identity: float | None = None,
     coverage: float | None = None,
     data: str | None = None,
-) -> Reading:
+) -> Reading[dict | HomologySummary]:
     """Verdicts under a cluster bootstrap and accuracy with and without a train homolog
     (``data``: a pipeline's, the stored dataset whose clustering its protein ids are read in)."""
     if subject.kind == PIPELINE:
@@ -157,7 +162,9 @@ def homology(
     return Reading(subject, h)
 
 
-def across_splits(store: Store, subject: Subject, against: str, paired: bool = False) -> Reading:
+def across_splits(
+    store: Store, subject: Subject, against: str, paired: bool = False
+) -> Reading[AcrossSplits]:
     """Each model's accuracy and each verdict on ``subject``'s dataset (a random split) beside
     ``against``, a homology-disjoint split of it, in split units (``paired``: ``against``
     beside random re-splits of its own proteins at its own sizes)."""
@@ -303,7 +310,7 @@ def export_runs(store: Store, subject: Subject, factors: tuple = ()) -> Export:
     return Export(subject, tuple(dict.fromkeys(ids)))
 
 
-def tolerances(store: Store, subject: Subject, pin=()) -> Reading:
+def tolerances(store: Store, subject: Subject, pin=()) -> Reading[dict]:
     """Per output, the rtol/atol the measured environment factors need; ``pin``: the factors
     the lab will pin, left out (each a factor's name)."""
     from ...analysis.tolerances import tolerances as measured
@@ -311,5 +318,5 @@ def tolerances(store: Store, subject: Subject, pin=()) -> Reading:
     for name in pin:  # kit's own factor names only: they are written into a generated file
         known_factor(name, set(), "--pin")
     # a pipeline: the file as given, when it is one (a hash prefix chooses stored runs, not a file)
-    path = subject.summary.get("given") if subject.summary.get("file") else "FILE.py"
+    path: str = subject.summary["given"] if subject.summary.get("file") else "FILE.py"
     return Reading(subject, measured(store, subject, path, pin))

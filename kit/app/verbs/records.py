@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from ...core import factors
 from ...core.errors import Refused
 from ...core.subject import Subject
+
+T = TypeVar("T")
 
 
 class BadOption(Refused):
@@ -33,7 +36,7 @@ class Budget:
     ``verdicts``: a pipeline's verdicts, shown beside its budget."""
 
     subject: Subject
-    data: object
+    data: dict[str, Any] | list[dict[str, Any]]
     factor: str | None = None
     verdicts: dict | None = None
 
@@ -46,11 +49,13 @@ class Verdicts:
 
 
 @dataclass(frozen=True)
-class Reading:
-    """One verb's answer that is its numbers alone: amplify, advise, homology, tolerances."""
+class Reading(Generic[T]):
+    """One verb's answer that is its numbers alone: amplify, advise, homology, tolerances
+    (``data``: a dict, or the analysis's record where it has one: kit's own homology, a
+    dataset beside its disjoint split)."""
 
     subject: Subject
-    data: dict
+    data: T
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,8 @@ def report_steps(subject: Subject) -> tuple:
 
 def teller(step, names: tuple):
     """A function telling ``step`` the next of ``names`` at each call (nothing without one)."""
-    names = iter(names)
-    return lambda: step(next(names)) if step else None
+    left = iter(names)
+    return lambda: step(next(left)) if step else None
 
 
 def report(store: Store, subject: Subject, busy=None, step=None) -> Report:

@@ -128,7 +128,8 @@ def _run_own(
     from ..audit import run_audit
 
     planned = _planned(store, target, options, stack, executor, plat)
-    a, failure = planned.work, None
+    a = planned.work
+    failure: Exception | None = None
     try:
         run_audit(
             a,
@@ -184,7 +185,7 @@ def _run_file(
         should_stop=should_stop,
     )
     b = output_budget(store, of_pipeline(info))  # the file as run (kept by its hash again)
-    failure = None
+    failure: Exception | None = None
     if planned.notes:  # said above, one line each; the rest of the plan ran
         failure = Failed(
             f"{len(planned.notes)} stack(s) skipped: {info['name']}'s REQUIRES "

@@ -27,6 +27,7 @@ from ..external import registry
 from ..platforms import Platform, detect
 from ..probes import definition as probe_definition
 from ..probes import locked as locked_probes
+from .base import BuildableStack as BuildableStack  # the front ends narrow a kind to it
 from .base import StackKind
 from .catalogue import CatalogueStack
 from .container import ContainerStack, LoadedStack, container_name, split_name

@@ -53,3 +53,19 @@ class StackKind:
             f"{self.name} is not a container stack: kit stacks verify checks an "
             "image (kit stacks verify NAME --container)"
         )
+
+
+class BuildableStack(StackKind):
+    """A kind kit builds from a lock file (a catalogue stack, its image): found built, and
+    locked again."""
+
+    buildable = True
+
+    def built(self, plat: Platform | None = None) -> Stack | None:
+        """The stack as built here (None: not built, or built from another lock)."""
+        raise NotImplementedError
+
+    def lock(self, upgrade: bool = False, python: str | None = None) -> None:
+        """Lock it again (``upgrade``: to the newest versions its pins allow); a KitError
+        where its lock is another stack's."""
+        raise NotImplementedError

@@ -25,7 +25,7 @@ from ..integrity import damage, venv_python
 from ..interpreters import arch_prefix, find_python, probe, uv_bin
 from ..platforms import ROSETTA_HINT, Platform, detect
 from ..stacks import Stack
-from .base import StackKind
+from .base import BuildableStack
 
 
 def _uv(args, cwd=None, env=None, what="uv", stack=""):
@@ -42,7 +42,7 @@ def _uv(args, cwd=None, env=None, what="uv", stack=""):
     return proc
 
 
-class CatalogueStack(StackKind):
+class CatalogueStack(BuildableStack):
     """A stack of stacks/stacks.toml, built with uv from its lock file."""
 
     kind = "catalogue"

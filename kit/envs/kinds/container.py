@@ -19,7 +19,7 @@ from ..containers.runtime import Runtime, missing, runtime
 from ..launch import container_mounts
 from ..platforms import Platform, detect
 from ..stacks import Stack
-from .base import StackKind
+from .base import BuildableStack
 from .catalogue import CatalogueStack
 
 CONTAINER = "container"  # the suffix of a stack on the default base
@@ -44,7 +44,7 @@ def _mounts() -> list:
     return [p for p, _ in container_mounts()] + [scratch.root()]
 
 
-class ContainerStack(StackKind):
+class ContainerStack(BuildableStack):
     """A catalogue stack's image on a Debian base: built with the runtime found here."""
 
     kind = "container"
