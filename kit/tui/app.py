@@ -88,9 +88,8 @@ class KitApp(App):
         self.pipeline: Subject | None = None
         # (choice, Subject): resolved once per choice
         self._subject: tuple[tuple | None, Subject | None] = (None, None)
-        self.bug_line: str | None = (
-            None  # the one line about a bug, printed by run_app once the screen is gone
-        )
+        # the one line about a bug, printed by run_app once the screen is gone
+        self.bug_line: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()

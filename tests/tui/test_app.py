@@ -367,7 +367,7 @@ async def test_the_stacks_table_fits_80_columns_with_every_header_whole():
     wide cells wrap (at spaces, each word whole), the columns sharing the width by need as
     kit's CLI tables do."""
     async with app().run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settled(pilot)  # the stacks are read in a worker: slower where more are built
         table = pilot.app.query_one("#stacks", DataTable)
         header = screen_text(pilot).splitlines()[table.region.y]
         assert header.split() == ["stack", "status", "python", "numpy", "sklearn/torch"], header
