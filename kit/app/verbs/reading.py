@@ -318,5 +318,7 @@ def tolerances(store: Store, subject: Subject, pin=()) -> Reading[dict]:
     for name in pin:  # kit's own factor names only: they are written into a generated file
         known_factor(name, set(), "--pin")
     # a pipeline: the file as given, when it is one (a hash prefix chooses stored runs, not a file)
-    path: str = subject.summary["given"] if subject.summary.get("file") else "FILE.py"
+    path = (
+        str(subject.summary.get("given", "FILE.py")) if subject.summary.get("file") else "FILE.py"
+    )
     return Reading(subject, measured(store, subject, path, pin))
