@@ -127,12 +127,14 @@ def test_killed_run_resumes_without_half_written_runs(tmp_path, monkeypatch, own
     )
     db = home / "store.sqlite"
     deadline = time.time() + 300
-    while time.time() < deadline:  # until the first run is indexed
-        if db.exists() and _indexed(db):
-            break
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)  # worker and all, mid-run
-    proc.wait()
+    try:
+        while time.time() < deadline:  # until the first run is indexed
+            if db.exists() and _indexed(db):
+                break
+            time.sleep(0.2)
+    finally:  # whatever the wait met: kit and its held workers never outlive the test
+        os.killpg(proc.pid, signal.SIGKILL)  # worker and all, mid-run
+        proc.wait()
     hold.unlink()  # the next run's workers run
     con = sqlite3.connect(db)
     done = con.execute("SELECT count(*) FROM runs").fetchone()[0]
